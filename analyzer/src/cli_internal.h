@@ -1,0 +1,69 @@
+/* cli_internal.h: what the command implementations of the analyzer share. */
+#ifndef RD_AN_CLI_INTERNAL_H
+#define RD_AN_CLI_INTERNAL_H
+
+#include "rknn_diag/analyzer.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Exit codes of the design. */
+enum { AN_EXIT_OK = 0, AN_EXIT_GATE = 1, AN_EXIT_USAGE = 2, AN_EXIT_INPUT = 3 };
+
+/** What a command receives: its arguments (argv[0] is the command name) and the two streams. */
+typedef struct an_cmd_ctx {
+    int argc;
+    char **argv;
+    FILE *out;  /* results */
+    FILE *errs; /* progress, warnings, errors */
+    bool color; /* errs is a terminal and NO_COLOR is unset */
+} an_cmd_ctx;
+
+typedef int (*an_cmd_fn)(an_cmd_ctx *ctx);
+
+/* ---- option parsing: long options anywhere, --opt=value or --opt value, short -o value ---- */
+
+typedef struct an_optspec {
+    int id;               /* returned for this option; > 0 */
+    const char *name;     /* long name without "--" */
+    char shrt;            /* short letter or 0 */
+    const char *arg;      /* value placeholder shown in help, NULL for a flag */
+    const char *help;
+} an_optspec;
+
+typedef struct an_opts {
+    const an_optspec *spec;
+    int n_spec;
+    int argc;
+    char **argv;
+    int i;                /* next argv index */
+    bool only_positional; /* after "--" */
+    FILE *errs;
+    const char *cmd;      /* for messages */
+} an_opts;
+
+void an_opts_init(an_opts *p, const an_cmd_ctx *ctx, const an_optspec *spec, int n_spec);
+
+/**
+ * Next option or positional. Returns the option id, 0 for a positional (*value is it), -1 at the end,
+ * -2 on a usage error (already printed).
+ */
+int an_opts_next(an_opts *p, const char **value);
+
+/** Prints "usage" and the option table of a command. */
+void an_print_help(FILE *f, const char *usage, const char *about, const an_optspec *spec, int n_spec);
+
+/** Parses a non-negative integer option value; prints a usage error and returns false when bad. */
+bool an_parse_int(const char *cmd, const char *opt, const char *text, long min, long max, long *out, FILE *errs);
+
+/** Prints "rknn-diag CMD: error: ..." (red on a terminal) and returns the exit code for st. */
+int an_fail(const an_cmd_ctx *ctx, const rd_error *err);
+/** Usage error: prints the message and a hint to --help; returns 2. */
+int an_usage(const an_cmd_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Commands (one file each). */
+#define RD_CMD(name, fn, summary) int fn(an_cmd_ctx *ctx);
+#include "commands.def"
+#undef RD_CMD
+
+#endif

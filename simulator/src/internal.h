@@ -1,0 +1,236 @@
+/*
+ * internal.h: types shared by the simulator's own .c files (never included from outside simulator/).
+ *
+ * The model is held in plain arrays: values (every tensor name of the graph) and nodes (in
+ * topological order once loading finishes). Operators see nodes only through sim_op_ctx and the
+ * attribute helpers below, never through protobuf structs.
+ */
+#ifndef RD_SIM_INTERNAL_H
+#define RD_SIM_INTERNAL_H
+
+#include "rknn_diag/simulator.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------------------
+ * Checked arithmetic and allocation.
+ */
+
+/** a*b into *out; false on overflow. */
+static inline bool sim_mul_ok(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+/** malloc(n*size) with overflow check; NULL on failure or overflow (zero size gives a 1-byte block). */
+void *sim_malloc_array(size_t n, size_t size);
+/** calloc with the same rules. */
+void *sim_calloc_array(size_t n, size_t size);
+/** strdup that returns NULL on NULL. */
+char *sim_strdup(const char *s);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Attributes, as loaded from ONNX (AttributeProto), independent of protobuf.
+ */
+
+typedef enum sim_attr_type {
+    SIM_ATTR_UNDEFINED = 0,
+    SIM_ATTR_FLOAT = 1,
+    SIM_ATTR_INT = 2,
+    SIM_ATTR_STRING = 3,
+    SIM_ATTR_TENSOR = 4,
+    SIM_ATTR_GRAPH = 5,
+    SIM_ATTR_FLOATS = 6,
+    SIM_ATTR_INTS = 7,
+    SIM_ATTR_STRINGS = 8,
+    SIM_ATTR_TENSORS = 9,
+    SIM_ATTR_GRAPHS = 10,
+    SIM_ATTR_SPARSE_TENSOR = 11,
+    SIM_ATTR_TYPE_PROTOS = 13,
+} sim_attr_type;
+
+typedef struct sim_attr {
+    char *name;
+    sim_attr_type type;
+    int64_t i;
+    float f;
+    char *s;              /* NUL-terminated copy of the bytes (s_len excludes the NUL) */
+    size_t s_len;
+    int64_t *ints;
+    size_t n_ints;
+    float *floats;
+    size_t n_floats;
+    char **strings;
+    size_t n_strings;
+    rd_tensor t;          /* SIM_ATTR_TENSOR: owned */
+} sim_attr;
+
+/* ---------------------------------------------------------------------------------------------------
+ * Values and nodes.
+ */
+
+typedef struct sim_value {
+    char *name;
+    rd_dtype dtype;             /* RD_DT_UNDEFINED until inferred */
+    int rank;                   /* -1 unknown */
+    int64_t dims[RD_MAX_RANK];  /* -1 for an unknown dim */
+    char *dim_params[RD_MAX_RANK]; /* symbolic names (graph inputs/outputs), owned, may be NULL */
+    rd_tensor *konst;           /* constant data (initializer, Constant node, folded), owned; or NULL */
+    bool is_initializer;
+    bool is_graph_input;        /* a real input (not an initializer) */
+    bool is_graph_output;
+    int producer;               /* node index, -1 none */
+    int last_use;               /* index of the last node that reads it, -1 none (set by graph pass) */
+} sim_value;
+
+struct sim_op_def;
+
+typedef struct sim_node {
+    char *name;                 /* never NULL ("" if the model gave none) */
+    char *op_type;
+    char *domain;               /* "" for the default domain ("ai.onnx" is normalised to "") */
+    int opset;                  /* opset version imported for the node's domain */
+    int n_in, n_out;
+    int *in;                    /* value indices; -1 for an omitted optional input */
+    int *out;                   /* value indices; -1 for an omitted optional output */
+    int n_attr;
+    sim_attr *attrs;
+    const struct sim_op_def *def; /* NULL when unsupported */
+    void *params;               /* def->params_size bytes filled by def->parse, owned */
+    bool folded;                /* all outputs computed at load time */
+    int64_t macs;
+} sim_node;
+
+typedef struct sim_opset {
+    char *domain;
+    int version;
+} sim_opset;
+
+struct rd_model {
+    char *path;                 /* for messages */
+    char *base_dir;             /* for external data */
+    int ir_version;
+    char *producer;
+    int n_opsets;
+    sim_opset *opsets;
+    int n_values, cap_values;
+    sim_value *values;
+    int n_nodes;
+    sim_node *nodes;            /* topological order after sim_graph_prepare */
+    int n_inputs;
+    int *inputs;                /* real graph inputs (value indices) */
+    int n_outputs;
+    int *outputs;
+};
+
+/** Index of a value by name, -1 if absent. */
+int sim_model_find(const rd_model *m, const char *name);
+/** Index of a value by name, created (unknown shape) if absent; -1 on allocation failure. */
+int sim_model_intern(rd_model *m, const char *name);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Attribute lookup helpers for op parse functions.
+ */
+
+const sim_attr *sim_attr_find(const sim_node *n, const char *name);
+int64_t sim_attr_int(const sim_node *n, const char *name, int64_t def);
+float sim_attr_float(const sim_node *n, const char *name, float def);
+/** The string value, or def. */
+const char *sim_attr_str(const sim_node *n, const char *name, const char *def);
+/** The ints of an INTS attribute; *count set to 0 and NULL returned when absent. */
+const int64_t *sim_attr_ints(const sim_node *n, const char *name, size_t *count);
+const float *sim_attr_floats(const sim_node *n, const char *name, size_t *count);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Operators.
+ *
+ * parse: once at load, fills params from attributes and validates them.
+ * infer: sets dtype, rank and dims of each present output from the inputs. Called at load time
+ *        with in[k]->data == NULL for inputs not known before running (return SIM_DEFER if a value
+ *        is needed), and again at run time with every input's data present.
+ * eval:  computes outputs whose data the executor allocated after infer. No allocation except
+ *        through sim_scratch.
+ */
+
+#define SIM_DEFER ((rd_status)100) /* infer: output shape depends on data not known yet */
+
+enum { SIM_PREC_F32 = 0, SIM_PREC_COUNT = 1 };
+
+enum sim_op_flags {
+    SIM_OP_SHAPE_ONLY = 1u << 0, /* eval needs input shapes only (Shape, Size): foldable early */
+    SIM_OP_NO_FOLD = 1u << 1,    /* never constant-fold (random ops and the like) */
+};
+
+typedef struct sim_op_ctx {
+    const sim_node *node;
+    const void *params;
+    int opset;
+    int n_in;
+    const rd_tensor *const *in; /* in[k] is NULL for an omitted optional input */
+    int n_out;
+    rd_tensor *out;             /* out[k].data allocated by the executor before eval */
+    const bool *out_present;    /* out_present[k] false for an omitted optional output */
+    struct sim_scratch *scratch;
+    int threads;
+} sim_op_ctx;
+
+typedef rd_status (*sim_parse_fn)(const sim_node *n, void *params, rd_error *err);
+typedef rd_status (*sim_infer_fn)(sim_op_ctx *ctx, rd_error *err);
+typedef rd_status (*sim_eval_fn)(sim_op_ctx *ctx, rd_error *err);
+/** MACs of one node given its inputs' and outputs' shapes (data may be NULL). */
+typedef int64_t (*sim_macs_fn)(const sim_op_ctx *ctx);
+
+typedef struct sim_op_def {
+    const char *name;           /* ONNX op_type */
+    const char *domain;         /* "" default domain, "com.microsoft", ... */
+    int since;                  /* first opset version implemented */
+    int min_in, max_in;
+    int min_out, max_out;
+    size_t params_size;
+    sim_parse_fn parse;         /* may be NULL when params_size == 0 */
+    sim_infer_fn infer;
+    sim_eval_fn eval[SIM_PREC_COUNT];
+    sim_macs_fn macs;           /* may be NULL */
+    unsigned flags;
+} sim_op_def;
+
+/** Looks up an operator; NULL if unknown. */
+const sim_op_def *sim_op_find(const char *domain, const char *op_type);
+
+/** Scratch memory valid during one eval; NULL (with err set) on failure. */
+void *sim_scratch_get(sim_op_ctx *ctx, size_t bytes, rd_error *err);
+
+/** Sets out's dtype and shape (no data). */
+void sim_set_shape(rd_tensor *out, rd_dtype dt, int rank, const int64_t *dims);
+
+/** Standard error for an unsupported input dtype of an op. */
+rd_status sim_err_dtype(const sim_op_ctx *ctx, int input, rd_error *err);
+
+/** Numpy-style broadcast of two shapes into out (rank and dims); RD_E_INVAL if incompatible. */
+rd_status sim_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db, int *out_rank,
+                              int64_t *out_dims);
+
+/** Normalises a possibly negative axis against rank; RD_E_INVAL (with message) when out of range. */
+rd_status sim_norm_axis(const sim_op_ctx *ctx, int64_t axis, int rank, int *out, rd_error *err);
+
+/** Reads element i of an integer tensor (any int dtype) as int64. */
+int64_t sim_get_int(const rd_tensor *t, int64_t i);
+/** Reads element i of any numeric tensor as double. */
+double sim_get_f64(const rd_tensor *t, int64_t i);
+/** Writes v into element i of any numeric tensor, converting. */
+void sim_set_f64(rd_tensor *t, int64_t i, double v);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Graph preparation (graph.c): topological order, liveness, static shape inference and folding.
+ */
+rd_status sim_graph_prepare(rd_model *m, const rd_load_options *opt, rd_error *err);
+
+/* Loader entry (onnx_load.c): fills an empty model from protobuf bytes. */
+rd_status sim_onnx_parse(rd_model *m, const void *buf, size_t len, rd_error *err);
+
+/* Frees everything a model owns (model.c). */
+void sim_model_free_contents(rd_model *m);
+void sim_attr_fini(sim_attr *a);
+
+#endif /* RD_SIM_INTERNAL_H */
