@@ -198,7 +198,14 @@ typedef struct sim_op_def {
 /** Looks up an operator; NULL if unknown. */
 const sim_op_def *sim_op_find(const char *domain, const char *op_type);
 
-/** Scratch memory valid during one eval; NULL (with err set) on failure. */
+/** One growable buffer reused by every eval of a run (ops that need two areas ask for the sum). */
+typedef struct sim_scratch {
+    void *buf;
+    size_t cap;
+} sim_scratch;
+void sim_scratch_fini(sim_scratch *s);
+
+/** Scratch memory valid during one eval (16-byte aligned); NULL (with err set) on failure. */
 void *sim_scratch_get(sim_op_ctx *ctx, size_t bytes, rd_error *err);
 
 /** Sets out's dtype and shape (no data). */

@@ -89,3 +89,36 @@ rd_status sim_norm_axis(const sim_op_ctx *ctx, int64_t axis, int rank, int *out,
     *out = (int)a;
     return RD_OK;
 }
+
+void *sim_scratch_get(sim_op_ctx *ctx, size_t bytes, rd_error *err)
+{
+    sim_scratch *s = ctx->scratch;
+    if (!s) {
+        rd_errorf(err, RD_E_INVAL, "node '%s' (%s): no scratch area", ctx->node->name, ctx->node->op_type);
+        return NULL;
+    }
+    if (bytes > RD_MAX_TENSOR_BYTES) {
+        rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch of %zu bytes exceeds the limit", ctx->node->name,
+                  ctx->node->op_type, bytes);
+        return NULL;
+    }
+    if (bytes > s->cap) {
+        void *p = NULL;
+        if (posix_memalign(&p, 64, bytes) != 0) {
+            rd_errorf(err, RD_E_NOMEM, "node '%s' (%s): cannot allocate %zu bytes of scratch", ctx->node->name,
+                      ctx->node->op_type, bytes);
+            return NULL;
+        }
+        free(s->buf);
+        s->buf = p;
+        s->cap = bytes;
+    }
+    return s->buf;
+}
+
+void sim_scratch_fini(sim_scratch *s)
+{
+    free(s->buf);
+    s->buf = NULL;
+    s->cap = 0;
+}
