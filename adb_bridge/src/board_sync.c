@@ -1,0 +1,346 @@
+/*
+ * board_sync.c: the device side of the sync service for the fake board: STAT/STA2/LST2, LIST/LIS2
+ * (with "." and "..", as adbd sends them), RECV (DATA <= 64 KiB, produced as the host OKAYs), SEND, QUIT.
+ * Requests may be split across or packed into WRTEs, so input is reassembled in s->in.
+ */
+#include "board_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utime.h>
+
+#define SYNC_IN_CAP (4u * 1024u * 1024u)
+
+static void sync_fail(bconn *c, bstream *s, const char *fmt, const char *arg)
+{
+    char msg[512];
+    int n = snprintf(msg, sizeof msg, fmt, arg);
+    uint8_t h[8];
+    adb_put_u32(h, SYNC_FAIL);
+    adb_put_u32(h + 4, (uint32_t)n);
+    bstream_out(s, h, 8);
+    bstream_out(s, msg, (size_t)n);
+    s->closing = true; /* adbd ends the whole service after a FAIL */
+    board_log(c->b, "%s: sync FAIL: %s", c->peer, msg);
+}
+
+static void put_stat_v2(uint8_t *r, uint32_t id, int error, const struct stat *st)
+{
+    memset(r, 0, 72);
+    adb_put_u32(r, id);
+    adb_put_u32(r + 4, (uint32_t)error);
+    if (error)
+        return;
+    adb_put_u64(r + 8, (uint64_t)st->st_dev);
+    adb_put_u64(r + 16, (uint64_t)st->st_ino);
+    adb_put_u32(r + 24, (uint32_t)st->st_mode);
+    adb_put_u32(r + 28, (uint32_t)st->st_nlink);
+    adb_put_u32(r + 32, (uint32_t)st->st_uid);
+    adb_put_u32(r + 36, (uint32_t)st->st_gid);
+    adb_put_u64(r + 40, (uint64_t)st->st_size);
+    adb_put_u64(r + 48, (uint64_t)st->st_atime);
+    adb_put_u64(r + 56, (uint64_t)st->st_mtime);
+    adb_put_u64(r + 64, (uint64_t)st->st_ctime);
+}
+
+static void do_stat(bconn *c, bstream *s, uint32_t id, const char *local)
+{
+    struct stat st;
+    int rc = id == SYNC_STA2 ? stat(local, &st) : lstat(local, &st);
+    if (id == SYNC_STAT) {
+        uint8_t r[16] = {0};
+        adb_put_u32(r, SYNC_STAT);
+        if (rc == 0) {
+            adb_put_u32(r + 4, (uint32_t)st.st_mode);
+            adb_put_u32(r + 8, (uint32_t)st.st_size);
+            adb_put_u32(r + 12, (uint32_t)st.st_mtime);
+        }
+        bstream_out(s, r, sizeof r);
+        return;
+    }
+    uint8_t r[72];
+    put_stat_v2(r, id, rc == 0 ? 0 : errno, &st);
+    bstream_out(s, r, sizeof r);
+}
+
+static void dent(bstream *s, bool v2, const char *name, const struct stat *st, int error)
+{
+    size_t nl = strlen(name);
+    if (v2) {
+        uint8_t r[76];
+        put_stat_v2(r, SYNC_DNT2, error, st);
+        adb_put_u32(r + 72, (uint32_t)nl);
+        bstream_out(s, r, sizeof r);
+    } else {
+        uint8_t r[20];
+        adb_put_u32(r, SYNC_DENT);
+        adb_put_u32(r + 4, (uint32_t)st->st_mode);
+        adb_put_u32(r + 8, (uint32_t)st->st_size);
+        adb_put_u32(r + 12, (uint32_t)st->st_mtime);
+        adb_put_u32(r + 16, (uint32_t)nl);
+        bstream_out(s, r, sizeof r);
+    }
+    bstream_out(s, name, nl);
+}
+
+static void do_list(bconn *c, bstream *s, bool v2, const char *local)
+{
+    DIR *d = opendir(local);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            char p[8192];
+            struct stat st;
+            snprintf(p, sizeof p, "%s/%s", local, e->d_name);
+            int rc = lstat(p, &st);
+            if (rc != 0 && !v2)
+                continue;
+            dent(s, v2, e->d_name, &st, rc == 0 ? 0 : errno);
+        }
+        closedir(d);
+        for (int i = 0; i < c->b->faults.n_evil; i++) {
+            struct stat st = {.st_mode = S_IFREG | 0644, .st_size = 5};
+            board_log(c->b, "%s: fault: listing an entry named '%s'", c->peer, c->b->faults.evil[i]);
+            dent(s, v2, c->b->faults.evil[i], &st, 0);
+        }
+    }
+    uint8_t done[76] = {0};
+    adb_put_u32(done, SYNC_DONE);
+    bstream_out(s, done, v2 ? 76 : 20);
+}
+
+static void do_recv(bconn *c, bstream *s, const char *local, const char *remote)
+{
+    rd_board *b = c->b;
+    if (b->faults.stall) {
+        board_log(b, "%s: fault: stalling at RECV %s", c->peer, remote);
+        c->stalled = true;
+        return;
+    }
+    bool fail = false;
+    pthread_mutex_lock(&b->lock);
+    if (b->recv_failed < b->faults.recv_fail) {
+        b->recv_failed++;
+        fail = true;
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (fail) {
+        sync_fail(c, s, "open failed: %s (fault injected)", "Permission denied");
+        return;
+    }
+    int fd = open(local, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        sync_fail(c, s, "open failed: %s", strerror(errno));
+        return;
+    }
+    s->recv_fd = fd;
+}
+
+static void mkdirs_for(const char *root, char *path)
+{
+    size_t rl = strlen(root);
+    for (char *p = path + rl + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        mkdir(path, 0755);
+        *p = '/';
+    }
+}
+
+static void do_send(bconn *c, bstream *s, const char *spec)
+{
+    const char *comma = strrchr(spec, ',');
+    char path[RD_ADB_PATH_MAX + 1];
+    size_t pl = comma ? (size_t)(comma - spec) : strlen(spec);
+    unsigned long mode = comma ? strtoul(comma + 1, NULL, 10) : 0644;
+    snprintf(path, sizeof path, "%.*s", (int)pl, spec);
+    char local[8192];
+    if (!board_map_path(c->b->root, path, local, sizeof local)) {
+        sync_fail(c, s, "refusing path '%s'", path);
+        return;
+    }
+    mkdirs_for(c->b->root, local);
+    int fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)(mode & 0777 ? mode & 0777 : 0644));
+    if (fd < 0) {
+        sync_fail(c, s, "cannot open for writing: %s", strerror(errno));
+        return;
+    }
+    s->send_fd = fd;
+    s->send_path = strdup(local);
+}
+
+/* Handles one DATA/DONE record of a SEND; returns bytes consumed or 0 when more input is needed. */
+static size_t send_record(bconn *c, bstream *s, const uint8_t *p, size_t n)
+{
+    if (n < 8)
+        return 0;
+    uint32_t id = adb_get_u32(p), len = adb_get_u32(p + 4);
+    if (id == SYNC_DATA) {
+        if (len > RD_ADB_SYNC_DATA_MAX) {
+            sync_fail(c, s, "%s", "DATA chunk too large");
+            return n;
+        }
+        if (n < 8 + (size_t)len)
+            return 0;
+        if (write(s->send_fd, p + 8, len) != (ssize_t)len) {
+            sync_fail(c, s, "write failed: %s", strerror(errno));
+            return n;
+        }
+        return 8 + (size_t)len;
+    }
+    if (id == SYNC_DONE) {
+        close(s->send_fd);
+        s->send_fd = -1;
+        struct utimbuf ut = {.actime = (time_t)len, .modtime = (time_t)len};
+        if (s->send_path)
+            utime(s->send_path, &ut);
+        free(s->send_path);
+        s->send_path = NULL;
+        uint8_t ok[8];
+        adb_put_u32(ok, SYNC_OKAY);
+        adb_put_u32(ok + 4, 0);
+        bstream_out(s, ok, 8);
+        return 8;
+    }
+    sync_fail(c, s, "%s", "unexpected record during SEND");
+    return n;
+}
+
+static void process(bconn *c, bstream *s)
+{
+    size_t off = 0;
+    while (!s->closing && s->recv_fd < 0 && !c->stalled && !c->dead) {
+        const uint8_t *p = s->in + off;
+        size_t n = s->in_len - off;
+        if (s->send_fd >= 0) {
+            size_t used = send_record(c, s, p, n);
+            if (!used)
+                break;
+            off += used;
+            continue;
+        }
+        if (n < 8)
+            break;
+        uint32_t id = adb_get_u32(p), len = adb_get_u32(p + 4);
+        if (id == SYNC_QUIT) {
+            s->closing = true;
+            off += 8;
+            break;
+        }
+        bool known = id == SYNC_STAT || id == SYNC_STA2 || id == SYNC_LST2 || id == SYNC_LIST || id == SYNC_LIS2 ||
+                     id == SYNC_RECV || id == SYNC_SEND;
+        if (!known) {
+            char name[12], msg[64];
+            snprintf(msg, sizeof msg, "unknown command %s", adb_command_name(id, name));
+            sync_fail(c, s, "%s", msg);
+            break;
+        }
+        if (len > RD_ADB_PATH_MAX) {
+            sync_fail(c, s, "%s", "path too long");
+            break;
+        }
+        if (n < 8 + (size_t)len)
+            break;
+        char path[RD_ADB_PATH_MAX + 1];
+        memcpy(path, p + 8, len);
+        path[len] = '\0';
+        off += 8 + len;
+        char local[8192];
+        if (id == SYNC_SEND) {
+            do_send(c, s, path);
+            continue;
+        }
+        if (!board_map_path(c->b->root, path, local, sizeof local)) {
+            if (id == SYNC_RECV) {
+                sync_fail(c, s, "open failed: refusing path '%s'", path);
+                break;
+            }
+            /* stat/list of an unmappable path: "does not exist" */
+            snprintf(local, sizeof local, "/nonexistent-rknn-diag-path");
+        }
+        if (id == SYNC_STAT || id == SYNC_STA2 || id == SYNC_LST2)
+            do_stat(c, s, id, local);
+        else if (id == SYNC_LIST || id == SYNC_LIS2)
+            do_list(c, s, id == SYNC_LIS2, local);
+        else
+            do_recv(c, s, local, path);
+    }
+    if (off) {
+        memmove(s->in, s->in + off, s->in_len - off);
+        s->in_len -= off;
+    }
+}
+
+void board_sync_feed(bconn *c, bstream *s, const uint8_t *data, size_t n)
+{
+    if (s->in_len + n > s->in_cap) {
+        size_t cap = s->in_cap ? s->in_cap : 65536;
+        while (cap < s->in_len + n)
+            cap *= 2;
+        uint8_t *ni = cap <= SYNC_IN_CAP ? realloc(s->in, cap) : NULL;
+        if (!ni) {
+            board_log(c->b, "%s: sync input beyond %u bytes: closing", c->peer, SYNC_IN_CAP);
+            c->dead = true;
+            return;
+        }
+        s->in = ni;
+        s->in_cap = cap;
+    }
+    memcpy(s->in + s->in_len, data, n);
+    s->in_len += n;
+    process(c, s);
+}
+
+void board_sync_produce(bconn *c, bstream *s)
+{
+    if (s->recv_fd < 0) {
+        if (s->in_len && !s->closing)
+            process(c, s);
+        return;
+    }
+    size_t target = c->max_send > RD_ADB_SYNC_DATA_MAX + 8 ? c->max_send : RD_ADB_SYNC_DATA_MAX + 8;
+    uint8_t *buf = malloc(8 + RD_ADB_SYNC_DATA_MAX);
+    if (!buf) {
+        c->dead = true;
+        return;
+    }
+    while (s->recv_fd >= 0 && s->out_len - s->out_off < target) {
+        size_t room = target - (s->out_len - s->out_off);
+        size_t want = room > 8 + RD_ADB_SYNC_DATA_MAX ? RD_ADB_SYNC_DATA_MAX : room > 8 ? room - 8 : 0;
+        if (want == 0)
+            break;
+        ssize_t r = read(s->recv_fd, buf + 8, want);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r > 0) {
+            adb_put_u32(buf, SYNC_DATA);
+            adb_put_u32(buf + 4, (uint32_t)r);
+            bstream_out(s, buf, 8 + (size_t)r);
+            continue;
+        }
+        close(s->recv_fd);
+        s->recv_fd = -1;
+        if (r < 0) {
+            sync_fail(c, s, "read failed: %s", strerror(errno));
+            break;
+        }
+        if (c->b->faults.grow) {
+            adb_put_u32(buf, SYNC_DATA);
+            adb_put_u32(buf + 4, 100);
+            memset(buf + 8, 'X', 100);
+            bstream_out(s, buf, 108);
+        }
+        adb_put_u32(buf, SYNC_DONE);
+        adb_put_u32(buf + 4, 0);
+        bstream_out(s, buf, 8);
+        process(c, s); /* requests that arrived while the file was being sent */
+    }
+    free(buf);
+}

@@ -1,0 +1,141 @@
+/*
+ * cmd_board_emulate.c: `rknn-diag board-emulate --port P --root DIR`: the fake board in the foreground
+ * until SIGINT or SIGTERM (or --duration). Prints "listening on 127.0.0.1:PORT" on stdout once ready.
+ */
+#include "cli_adb.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { OPT_HELP = 1, OPT_PORT, OPT_ROOT, OPT_NO_AUTH, OPT_FAULT, OPT_ACCEPT_DELAY, OPT_MAX_PAYLOAD, OPT_V1,
+       OPT_DURATION, OPT_QUIET };
+
+static const an_optspec board_opts[] = {
+    {OPT_HELP, "help", 'h', NULL, "show this help"},
+    {OPT_PORT, "port", 'p', "P", "TCP port on 127.0.0.1 (0: a free one; avoid 5555, adb servers probe it)"},
+    {OPT_ROOT, "root", 'r', "DIR", "folder served as the board's / (remote /userdata/dumps is DIR/userdata/dumps)"},
+    {OPT_NO_AUTH, "no-auth", 0, NULL, "accept hosts without RSA authentication"},
+    {OPT_ACCEPT_DELAY, "accept-delay", 0, "MS", "with auth: accept an offered key after MS ms (default 300)"},
+    {OPT_MAX_PAYLOAD, "max-payload", 0, "N", "announce a maximum payload of N bytes (256..1048576)"},
+    {OPT_V1, "v1", 0, NULL, "speak protocol version 0x01000000 (checksums)"},
+    {OPT_FAULT, "fault", 'f', "F", "inject a fault (repeatable, or comma-separated); see below"},
+    {OPT_DURATION, "duration", 0, "S", "stop by itself after S seconds"},
+    {OPT_QUIET, "quiet", 'q', NULL, "no connection log on stderr"},
+};
+#define N_OPTS ((int)(sizeof board_opts / sizeof board_opts[0]))
+
+static void board_log(void *user, const char *msg)
+{
+    FILE *f = user;
+    fprintf(f, "board-emulate: %s\n", msg);
+    fflush(f);
+}
+
+int an_cmd_board_emulate(an_cmd_ctx *ctx)
+{
+    an_opts p;
+    an_opts_init(&p, ctx, board_opts, N_OPTS);
+    rd_board_options bo = {.auth = true, .accept_delay_ms = 300, .log = board_log, .log_user = ctx->errs};
+    char faults[1024] = "";
+    size_t fl = 0;
+    long port = -1, duration = 0, lv = 0;
+    const char *v;
+    int id;
+    while ((id = an_opts_next(&p, &v)) != -1) {
+        switch (id) {
+        case -2:
+            return AN_EXIT_USAGE;
+        case OPT_HELP:
+            an_print_help(ctx->out, "rknn-diag board-emulate --port P --root DIR [--no-auth] [--fault F]...",
+                          "Runs a fake Rockchip board: an ADB device over TCP (use `adb connect 127.0.0.1:P` or "
+                          "`rknn-diag --connect 127.0.0.1:P`) serving DIR as its file system; shell commands run "
+                          "in DIR with /bin/sh.",
+                          board_opts, N_OPTS);
+            fprintf(ctx->out, "\nfaults:\n%s", rd_board_fault_help());
+            return AN_EXIT_OK;
+        case OPT_PORT:
+            if (!an_parse_int(ctx->argv[0], "--port", v, 0, 65535, &port, ctx->errs))
+                return AN_EXIT_USAGE;
+            break;
+        case OPT_ROOT:
+            bo.root = v;
+            break;
+        case OPT_NO_AUTH:
+            bo.auth = false;
+            break;
+        case OPT_ACCEPT_DELAY:
+            if (!an_parse_int(ctx->argv[0], "--accept-delay", v, 0, 3600000, &lv, ctx->errs))
+                return AN_EXIT_USAGE;
+            bo.accept_delay_ms = (int)lv;
+            break;
+        case OPT_MAX_PAYLOAD:
+            if (!an_parse_int(ctx->argv[0], "--max-payload", v, 256, RD_ADB_MAX_PAYLOAD, &lv, ctx->errs))
+                return AN_EXIT_USAGE;
+            bo.max_payload = (uint32_t)lv;
+            break;
+        case OPT_V1:
+            bo.version = 0x01000000u;
+            break;
+        case OPT_FAULT: {
+            size_t vl = strlen(v);
+            if (fl + vl + 2 > sizeof faults)
+                return an_usage(ctx, "too many faults");
+            if (fl)
+                faults[fl++] = ',';
+            memcpy(faults + fl, v, vl + 1);
+            fl += vl;
+            break;
+        }
+        case OPT_DURATION:
+            if (!an_parse_int(ctx->argv[0], "--duration", v, 1, 86400 * 365, &duration, ctx->errs))
+                return AN_EXIT_USAGE;
+            break;
+        case OPT_QUIET:
+            bo.log = NULL;
+            break;
+        default:
+            return an_usage(ctx, "unexpected argument '%s'", v);
+        }
+    }
+    if (!bo.root || port < 0)
+        return an_usage(ctx, "board-emulate needs --port P and --root DIR");
+    bo.port = (int)port;
+    bo.faults = faults;
+    rd_error err;
+    if (rd_board_faults_check(faults, &err) != RD_OK) {
+        err.code = RD_E_INVAL;
+        return an_fail(ctx, &err);
+    }
+    /* block the stop signals in every thread the board starts, then wait for them here */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigset_t old;
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    rd_board *b = NULL;
+    if (rd_board_start(&bo, &b, &err) != RD_OK) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return an_fail(ctx, &err);
+    }
+    fprintf(ctx->out, "listening on 127.0.0.1:%d\n", rd_board_port(b));
+    fflush(ctx->out);
+    if (duration > 0) {
+        struct timespec ts = {.tv_sec = duration};
+        int64_t end = (int64_t)time(NULL) + duration;
+        for (;;) { /* sigtimedwait returns early on EINTR */
+            int sig = sigtimedwait(&set, NULL, &ts);
+            if (sig > 0 || time(NULL) >= end)
+                break;
+            ts.tv_sec = end - time(NULL);
+        }
+    } else {
+        int sig;
+        sigwait(&set, &sig);
+    }
+    rd_board_stop(b);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return AN_EXIT_OK;
+}
