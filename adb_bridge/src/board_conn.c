@@ -5,6 +5,8 @@
 #include "board_internal.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,11 +73,19 @@ void board_send(bconn *c, uint32_t cmd, uint32_t arg0, uint32_t arg1, const uint
             }
         }
     }
-    uint8_t hdr[ADB_HEADER_SIZE];
-    adb_header_encode(&h, hdr);
-    raw_write(c, hdr, sizeof hdr);
-    if (n)
+    /* header and payload in one write: two small writes would meet Nagle and delayed ACKs (40 ms each) */
+    uint8_t small[ADB_HEADER_SIZE + 8192];
+    if (n <= sizeof small - ADB_HEADER_SIZE) {
+        adb_header_encode(&h, small);
+        if (n)
+            memcpy(small + ADB_HEADER_SIZE, data, n);
+        raw_write(c, small, ADB_HEADER_SIZE + n);
+    } else {
+        uint8_t hdr[ADB_HEADER_SIZE];
+        adb_header_encode(&h, hdr);
+        raw_write(c, hdr, sizeof hdr);
         raw_write(c, data, n);
+    }
     free(pad);
 }
 
@@ -369,6 +379,8 @@ void *board_conn_main(void *arg)
     bconn *c = arg;
     rd_board *b = c->b;
     snprintf(c->peer, sizeof c->peer, "connection %d", c->fd);
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     c->own_max = b->max_payload;
     c->max_send = b->max_payload;
     c->version = ADB_VERSION_MIN;

@@ -1,0 +1,187 @@
+/* adb_test_util.c: see adb_test_util.h. */
+#include "adb_test_util.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *at_join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = malloc(n);
+    snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+bool at_write_file(const char *path, size_t n, unsigned seed)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return false;
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        fputc((int)(x & 0xff), f);
+    }
+    return fclose(f) == 0;
+}
+
+static void mkdirs(const char *path)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(buf, 0755);
+            *p = '/';
+        }
+    }
+    mkdir(buf, 0755);
+}
+
+bool at_make_dump_tree(const char *root)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+    } files[] = {
+        {"000_InputOperator_input_shape_1_3_224_224_uint8.npy", 150656},
+        {"001_ConvRelu_conv1_shape_1_64_112_112_float.npy", 3211392},
+        {"002_empty.npy", 0},
+        {"003_one.npy", 1},
+        {"004_512.npy", 512},
+        {"005_4096.npy", 4096},
+        {"006_65536.npy", 65536},
+        {"007_65537.npy", 65537},
+        {"008_1MiB_plus.npy", 1048576 + 3},
+        {"name with spaces.txt", 77},
+        {"sub/deeper/010_OutputOperator_out_shape_1_1000_float.npy", 4128},
+        {"sub/011_x.txt", 100},
+    };
+    char *dumps = at_join(root, "userdata/dumps");
+    mkdirs(dumps);
+    char *d2 = at_join(dumps, "sub/deeper");
+    mkdirs(d2);
+    free(d2);
+    bool ok = true;
+    for (size_t i = 0; i < sizeof files / sizeof files[0] && ok; i++) {
+        char *p = at_join(dumps, files[i].name);
+        ok = at_write_file(p, files[i].size, (unsigned)i + 1);
+        free(p);
+    }
+    free(dumps);
+    return ok;
+}
+
+static bool files_equal(const char *a, const char *b)
+{
+    size_t la = 0, lb = 0;
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    bool eq = fa && fb;
+    while (eq) {
+        char ba[8192], bb[8192];
+        la = fread(ba, 1, sizeof ba, fa);
+        lb = fread(bb, 1, sizeof bb, fb);
+        if (la != lb || memcmp(ba, bb, la) != 0)
+            eq = false;
+        if (la == 0)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return eq;
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n++;
+    closedir(d);
+    return n;
+}
+
+bool at_trees_equal(const char *a, const char *b)
+{
+    if (count_entries(a) != count_entries(b) || count_entries(a) < 0)
+        return false;
+    DIR *d = opendir(a);
+    if (!d)
+        return false;
+    bool eq = true;
+    struct dirent *e;
+    while (eq && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *pa = at_join(a, e->d_name), *pb = at_join(b, e->d_name);
+        struct stat sa, sb;
+        if (lstat(pa, &sa) != 0 || lstat(pb, &sb) != 0)
+            eq = false;
+        else if (S_ISDIR(sa.st_mode))
+            eq = S_ISDIR(sb.st_mode) && at_trees_equal(pa, pb);
+        else
+            eq = S_ISREG(sb.st_mode) && files_equal(pa, pb);
+        if (!eq)
+            fprintf(stderr, "trees differ at %s\n", pb);
+        free(pa);
+        free(pb);
+    }
+    closedir(d);
+    return eq;
+}
+
+int at_count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *p = at_join(dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0)
+            n += S_ISDIR(st.st_mode) ? at_count_files(p) : 1;
+        free(p);
+    }
+    closedir(d);
+    return n;
+}
+
+void at_rm_rf(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char *p = at_join(path, e->d_name);
+            at_rm_rf(p);
+            free(p);
+        }
+        if (d)
+            closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}

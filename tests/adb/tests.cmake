@@ -1,0 +1,10 @@
+# adb_bridge tests: CUnit (packets, auth, USB with a mock of libusb, the fake board driven by our client)
+# and the end-to-end script against Debian's real adb client and server.
+file(GLOB UNIT_ADB CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.c)
+rd_add_test(test_adb SOURCES ${UNIT_ADB} ${CMAKE_CURRENT_LIST_DIR}/adb_test_util.c
+            LIBS rd::adb_bridge PkgConfig::USB PkgConfig::CRYPTO LABELS unit)
+target_include_directories(test_adb PRIVATE ${PROJECT_SOURCE_DIR}/adb_bridge/src ${CMAKE_CURRENT_LIST_DIR})
+set_tests_properties(test_adb PROPERTIES TIMEOUT 300)
+
+add_test(NAME e2e_adb_real COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e_real_adb.sh $<TARGET_FILE:rknn-diag>)
+set_tests_properties(e2e_adb_real PROPERTIES LABELS e2e SKIP_RETURN_CODE 77 TIMEOUT 900)
