@@ -306,7 +306,8 @@ static rd_status pstream_read(adb_stream *base, uint8_t *buf, size_t cap, size_t
             return st;
     }
     size_t n = s->len - s->off < cap ? s->len - s->off : cap;
-    memcpy(buf, s->buf + s->off, n);
+    if (n)
+        memcpy(buf, s->buf + s->off, n);
     s->off += n;
     *got = n;
     return RD_OK;

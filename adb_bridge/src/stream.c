@@ -73,7 +73,8 @@ static rd_status mem_read(adb_stream *s, uint8_t *buf, size_t cap, size_t *got, 
 {
     mem_stream *m = (mem_stream *)s;
     size_t n = m->len - m->off < cap ? m->len - m->off : cap;
-    memcpy(buf, m->data + m->off, n);
+    if (n)
+        memcpy(buf, m->data + m->off, n);
     m->off += n;
     *got = n;
     return RD_OK;

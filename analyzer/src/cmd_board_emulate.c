@@ -10,7 +10,7 @@
 #include <time.h>
 
 enum { OPT_HELP = 1, OPT_PORT, OPT_ROOT, OPT_NO_AUTH, OPT_FAULT, OPT_ACCEPT_DELAY, OPT_MAX_PAYLOAD, OPT_V1,
-       OPT_DURATION, OPT_QUIET };
+       OPT_DURATION, OPT_QUIET, OPT_FEATURES };
 
 static const an_optspec board_opts[] = {
     {OPT_HELP, "help", 'h', NULL, "show this help"},
@@ -20,6 +20,7 @@ static const an_optspec board_opts[] = {
     {OPT_ACCEPT_DELAY, "accept-delay", 0, "MS", "with auth: accept an offered key after MS ms (default 300)"},
     {OPT_MAX_PAYLOAD, "max-payload", 0, "N", "announce a maximum payload of N bytes (256..1048576)"},
     {OPT_V1, "v1", 0, NULL, "speak protocol version 0x01000000 (checksums)"},
+    {OPT_FEATURES, "features", 0, "LIST", "features announced (default shell_v2,cmd,stat_v2,ls_v2; \"\" for none)"},
     {OPT_FAULT, "fault", 'f', "F", "inject a fault (repeatable, or comma-separated); see below"},
     {OPT_DURATION, "duration", 0, "S", "stop by itself after S seconds"},
     {OPT_QUIET, "quiet", 'q', NULL, "no connection log on stderr"},
@@ -91,6 +92,9 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
         case OPT_DURATION:
             if (!an_parse_int(ctx->argv[0], "--duration", v, 1, 86400 * 365, &duration, ctx->errs))
                 return AN_EXIT_USAGE;
+            break;
+        case OPT_FEATURES:
+            bo.features = v;
             break;
         case OPT_QUIET:
             bo.log = NULL;

@@ -146,6 +146,26 @@ for auth in "" "--no-auth"; do
     done
 done
 
+# An old board: no stat_v2/ls_v2/shell_v2, so adb and we use STAT, LIST and shell: (no exit status).
+start_board "$ROOT" --no-auth --v1 --features cmd --max-payload 4096 && {
+    S=127.0.0.1:$BOARD_PORT
+    timeout 20 adb -P "$SP" connect "$S" >/dev/null 2>&1
+    if wait_device "$SP" "$S"; then
+        out=$work/old
+        mkdir -p "$out/adb" "$out/srv" "$out/tcp"
+        timeout 120 adb -P "$SP" -s "$S" pull /userdata/dumps "$out/adb" >/dev/null 2>&1 && same_tree "$SRC" "$out/adb/dumps" && ok "old board: adb pull (LIST v1)" || fail "old board: adb pull"
+        timeout 120 "$BIN" pull --server --serial "$S" /userdata/dumps "$out/srv" 2>/dev/null && same_tree "$SRC" "$out/srv/dumps" && ok "old board: rknn-diag pull --server" || fail "old board: rknn-diag pull --server"
+        timeout 120 "$BIN" pull --connect "$S" /userdata/dumps "$out/tcp" 2>/dev/null && same_tree "$SRC" "$out/tcp/dumps" && ok "old board: rknn-diag pull --connect" || fail "old board: rknn-diag pull --connect"
+        got=$(timeout 30 "$BIN" shell --connect "$S" 'echo hello; exit 3' 2>/dev/null)
+        rc=$?
+        [ "$got" = hello ] && [ "$rc" = 0 ] && ok "old board: shell: fallback" || fail "old board: shell fallback rc=$rc out=$got"
+        timeout 10 adb -P "$SP" disconnect "$S" >/dev/null 2>&1
+    else
+        fail "old board: adb never saw it"
+    fi
+    stop_board
+}
+
 # A key we create is accepted by the real adb: fresh HOME, our client first, then a new adb server.
 HOME2=$work/home2
 mkdir -p "$HOME2"
