@@ -499,6 +499,38 @@ static void test_unsqueeze_squeeze(void)
     run_fini(&r);
 }
 
+static void test_einsum(void)
+{
+    op_run r;
+    /* implicit output of "ij,jk" is "ik": a matrix product */
+    float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+    int64_t d[2] = {2, 2};
+    rd_tensor ta = tens(RD_DT_F32, 2, d, a), tb = tens(RD_DT_F32, 2, d, b);
+    run_init(&r, "Einsum", 12, 2, 1);
+    attr_str(&r, "equation", "ij,jk");
+    r.in[0] = &ta;
+    r.in[1] = &tb;
+    CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
+    float *o = r.out[0].data;
+    CU_ASSERT(o[0] == 19 && o[1] == 22 && o[2] == 43 && o[3] == 50);
+    run_fini(&r);
+
+    /* trace through a repeated label */
+    run_init(&r, "Einsum", 12, 1, 1);
+    attr_str(&r, "equation", "ii->");
+    r.in[0] = &ta;
+    CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
+    CU_ASSERT_EQUAL(((float *)r.out[0].data)[0], 5.0f);
+    run_fini(&r);
+
+    /* more labels than the operand has dims */
+    run_init(&r, "Einsum", 12, 1, 1);
+    attr_str(&r, "equation", "ijk->i");
+    r.in[0] = &ta;
+    CU_ASSERT_EQUAL(run(&r), RD_E_INVAL);
+    run_fini(&r);
+}
+
 RD_TEST_REGISTER(register_tensor_ops)
 {
     RD_SUITE("tensor_ops", {"reshape", test_reshape}, {"slice negative steps", test_slice_negative_steps},
@@ -506,5 +538,5 @@ RD_TEST_REGISTER(register_tensor_ops)
              {"split uneven", test_split_uneven}, {"topk ties", test_topk_ties},
              {"transpose tile expand", test_transpose_tile_expand}, {"depth to space crd", test_depth_to_space_crd},
              {"range and shape", test_range_and_shape}, {"resize", test_resize},
-             {"unsqueeze squeeze", test_unsqueeze_squeeze});
+             {"unsqueeze squeeze", test_unsqueeze_squeeze}, {"einsum", test_einsum});
 }
