@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct rd_onnx_builder {
@@ -648,6 +649,9 @@ rd_status sim_onnx_save_bytes(const char *path, const void *buf, size_t len, rd_
     if (fd < 0) {
         st = rd_errorf(err, RD_E_IO, "cannot create a temporary file beside '%s': %s", path, strerror(errno));
         goto out;
+    }
+    /* mkstemp creates 0600; a saved model is an ordinary file others may read */
+    if (fchmod(fd, 0644) != 0) { /* not fatal: the data is still right */
     }
     FILE *f = fdopen(fd, "wb");
     if (!f) {
