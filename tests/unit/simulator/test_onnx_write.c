@@ -116,8 +116,67 @@ static void test_tensorproto_round_trip(void)
     rd_tensor_fini(&t);
 }
 
+
+/* A parsed model written back and parsed again keeps nodes, attributes, constants and io. */
+static void test_model_write_round_trip(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(3, 11);
+    rd_onnx_add_opset(b, "com.microsoft", 1);
+    rd_tensor w;
+    rd_tensor_alloc(&w, RD_DT_I8, 1, (const int64_t[]){3}, NULL);
+    ((int8_t *)w.data)[2] = -5;
+    rd_onnx_add_input(b, "x", RD_DT_F32, 2, (const int64_t[]){-1, 3}, (const char *const[]){"N", NULL});
+    rd_onnx_add_input(b, "w", RD_DT_I8, 1, (const int64_t[]){3}, NULL);
+    rd_onnx_add_initializer(b, "w", &w, RD_ONNX_TYPED);
+    rd_onnx_attr_float(rd_onnx_add_node(b, "Constant", "k", NULL, 0, (const char *const[]){"k"}, 1), "value_float",
+                       4.0f);
+    rd_onnx_node *n = rd_onnx_add_node(b, "QFoo", "q", (const char *const[]){"x", NULL, "w", "k"}, 4,
+                                       (const char *const[]){"y"}, 1);
+    rd_onnx_node_set_domain(n, "com.microsoft");
+    rd_onnx_attr_strings(n, "names", (const char *const[]){"p", "q"}, 2);
+    rd_onnx_attr_tensor(n, "t", &w, RD_ONNX_RAW);
+    rd_onnx_attr_ints(n, "axes", (const int64_t[]){0, 1}, 2);
+    rd_onnx_add_output(b, "y", RD_DT_F32, 2, (const int64_t[]){-1, 3}, (const char *const[]){"N", NULL});
+    rd_model m1, m2;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(ot_load(b, NULL, &m1, &err), RD_OK);
+    void *buf = NULL;
+    size_t len = 0;
+    CU_ASSERT_EQUAL_FATAL(rd_onnx_model_write(&m1, &buf, &len, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(ot_parse(buf, len, NULL, &m2, &err), RD_OK);
+    free(buf);
+    CU_ASSERT_EQUAL(m2.ir_version, 3);
+    CU_ASSERT_EQUAL(m2.n_opsets, 2);
+    CU_ASSERT_EQUAL(m2.n_inputs, 1);
+    CU_ASSERT_EQUAL(m2.n_outputs, 1);
+    CU_ASSERT_EQUAL_FATAL(m2.n_nodes, 1);
+    const sim_node *sn = &m2.nodes[0];
+    CU_ASSERT_STRING_EQUAL(sn->op_type, "QFoo");
+    CU_ASSERT_STRING_EQUAL(sn->domain, "com.microsoft");
+    CU_ASSERT_EQUAL(sn->opset, 1);
+    CU_ASSERT_EQUAL(sn->n_in, 4);
+    CU_ASSERT_EQUAL(sn->in[1], -1);
+    CU_ASSERT_EQUAL_FATAL(sn->n_attr, 3);
+    CU_ASSERT_STRING_EQUAL(sn->attrs[0].strings[1], "q");
+    CU_ASSERT_EQUAL(((int8_t *)sn->attrs[1].t.data)[2], -5);
+    CU_ASSERT_EQUAL(sn->attrs[2].ints[1], 1);
+    const sim_value *k = &m2.values[sim_model_find(&m2, "k")];
+    CU_ASSERT_FALSE(k->is_initializer);
+    CU_ASSERT_EQUAL(*(float *)k->konst->data, 4.0f);
+    const sim_value *wv = &m2.values[sim_model_find(&m2, "w")];
+    CU_ASSERT_TRUE(wv->is_initializer);
+    CU_ASSERT_EQUAL(((int8_t *)wv->konst->data)[2], -5);
+    const sim_value *x = &m2.values[m2.inputs[0]];
+    CU_ASSERT_STRING_EQUAL(x->dim_params[0], "N");
+    CU_ASSERT_EQUAL(x->dims[1], 3);
+    rd_tensor_fini(&w);
+    sim_model_free_contents(&m1);
+    sim_model_free_contents(&m2);
+}
+
 RD_TEST_REGISTER(register_onnx_write)
 {
     RD_SUITE("onnx_write", {"sticky errors", test_sticky_errors}, {"save and load file", test_save_and_load_file},
-             {"TensorProto round trip", test_tensorproto_round_trip});
+             {"TensorProto round trip", test_tensorproto_round_trip},
+             {"model write round trip", test_model_write_round_trip});
 }
