@@ -374,6 +374,14 @@ static void test_write_refuses_bad_tensors(void)
     CU_ASSERT_EQUAL(rd_npy_parse(NULL, 4, "x.npy", &t, &err), RD_E_INVAL);
 }
 
+/* An empty tensor's element count is 0 even when its other dims would overflow when multiplied. */
+static void test_numel_of_empty_with_huge_dims(void)
+{
+    rd_tensor t = {.dtype = RD_DT_U8, .rank = 3, .dims = {INT64_MAX / 2, 4, 0}};
+    CU_ASSERT_EQUAL(rd_tensor_numel(&t), 0);
+    CU_ASSERT_EQUAL(rd_tensor_nbytes(&t), 0);
+}
+
 /* Bool bytes other than 0 and 1 are read as true and kept as 1. */
 static void test_bool_is_normalised(void)
 {
@@ -553,6 +561,9 @@ static void test_malformed_headers(void)
          "unsupported dtype '<f16'"},
         {"{'descr': '', 'fortran_order': False, 'shape': (2,), }", 8, RD_E_UNSUPPORTED,
          "unsupported dtype ''"},
+        /* found by fuzz_npy: empty, but the other dims multiply past int64 (numpy refuses it too) */
+        {"{'descr': '>i8', 'fortran_order': True, 'shape': (6669999999999999990, 1, 2, 0, 2), }", 8,
+         RD_E_LIMIT, "x.npy: header 'shape': empty tensor whose non-zero dims multiply past 2^63"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         rd_tensor t;
@@ -638,6 +649,7 @@ RD_TEST_REGISTER(register_npy)
              {"save and load", test_save_and_load},
              {"write refuses bad tensors", test_write_refuses_bad_tensors},
              {"bool is normalised", test_bool_is_normalised},
+             {"numel of empty with huge dims", test_numel_of_empty_with_huge_dims},
              {"tolerant headers", test_tolerant_headers},
              {"malformed headers", test_malformed_headers},
              {"malformed prefix", test_malformed_prefix},
