@@ -272,7 +272,9 @@ static rd_status bin_infer(sim_op_ctx *ctx, rd_error *err)
             return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input %d has dtype %s but input 0 has %s", ctx->node->name,
                              ctx->node->op_type, k, rd_dtype_name(b->dtype), rd_dtype_name(x->dtype));
         }
-        if (sim_broadcast_shape(rank, dims, b->rank, b->dims, &rank, dims) != RD_OK)
+        int64_t prev[RD_MAX_RANK];
+        memcpy(prev, dims, sizeof prev); /* sim_broadcast_shape must not alias its input */
+        if (sim_broadcast_shape(rank, prev, b->rank, b->dims, &rank, dims) != RD_OK)
             return err_shapes(ctx, k, err);
         if (d->kind == BK_PRELU && (rank != x->rank || memcmp(dims, x->dims, (size_t)rank * sizeof dims[0]) != 0))
             return rd_errorf(err, RD_E_INVAL, "node '%s' (PRelu): slope does not broadcast to the shape of X", ctx->node->name);
@@ -448,7 +450,9 @@ static rd_status where_infer(sim_op_ctx *ctx, rd_error *err)
     memcpy(dims, ctx->in[0]->dims, sizeof dims);
     sim_set_shape(&ctx->out[0], x->dtype, rank, dims);
     for (int k = 1; k < 3; k++) {
-        if (sim_broadcast_shape(rank, dims, ctx->in[k]->rank, ctx->in[k]->dims, &rank, dims) != RD_OK)
+        int64_t prev[RD_MAX_RANK];
+        memcpy(prev, dims, sizeof prev); /* sim_broadcast_shape must not alias its input */
+        if (sim_broadcast_shape(rank, prev, ctx->in[k]->rank, ctx->in[k]->dims, &rank, dims) != RD_OK)
             return err_shapes(ctx, k, err);
         sim_set_shape(&ctx->out[0], x->dtype, rank, dims);
     }
