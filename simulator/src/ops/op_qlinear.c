@@ -188,9 +188,10 @@ static rd_status qlmm_infer(sim_op_ctx *ctx, rd_error *err)
         return sim_err_dtype(ctx, 3, err);
     if (!q8(ctx->in[7]->dtype))
         return sim_err_dtype(ctx, 7, err);
-    for (int k = 1; k < 8; k += 3)
-        if (ctx->in[k]->dtype != RD_DT_F32)
-            return sim_err_dtype(ctx, k, err);
+    static const int scales[3] = {1, 4, 6};
+    for (int i = 0; i < 3; i++)
+        if (ctx->in[scales[i]]->dtype != RD_DT_F32)
+            return sim_err_dtype(ctx, scales[i], err);
     mm_geom g;
     rd_status st = mm_geom_make(ctx, a, b, &g, err);
     if (st == RD_OK)
@@ -432,9 +433,10 @@ static rd_status qlconv_infer(sim_op_ctx *ctx, rd_error *err)
         return sim_err_dtype(ctx, 3, err);
     if (!q8(ctx->in[7]->dtype))
         return sim_err_dtype(ctx, 7, err);
-    for (int k = 1; k < 8; k += 3)
-        if (ctx->in[k]->dtype != RD_DT_F32)
-            return sim_err_dtype(ctx, k, err);
+    static const int scales[3] = {1, 4, 6};
+    for (int i = 0; i < 3; i++)
+        if (ctx->in[scales[i]]->dtype != RD_DT_F32)
+            return sim_err_dtype(ctx, scales[i], err);
     if (bias && bias->dtype != RD_DT_I32)
         return sim_err_dtype(ctx, 8, err);
     ref_conv_int_geom g;

@@ -44,8 +44,10 @@ static rd_status q_layout_make(const sim_op_ctx *ctx, const rd_tensor *x, const 
     if (zp && (zp->rank != scale->rank || memcmp(zp->dims, scale->dims, sizeof(int64_t) * (size_t)scale->rank) != 0))
         return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): zero point and scale shapes differ", ctx->node->name,
                          ctx->node->op_type);
-    if (rd_tensor_numel(scale) == 1 && scale->rank <= 1 && block == 0)
+    if (rd_tensor_numel(scale) == 1 && scale->rank <= 1 && block == 0) {
+        q->inner = rd_tensor_numel(x);
         return RD_OK;
+    }
     int ax;
     rd_status st = sim_norm_axis(ctx, axis, x->rank, &ax, err);
     if (st != RD_OK)
