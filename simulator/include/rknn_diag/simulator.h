@@ -185,6 +185,9 @@ rd_status rd_tensorproto_parse(const void *buf, size_t len, const char *name, rd
 /** Loads a TensorProto file; out_name (may be NULL) receives a malloc'ed tensor name. */
 rd_status rd_tensorproto_load(const char *path, rd_tensor *out, char **out_name, rd_error *err);
 
+/** Loads an IDX file (MNIST's format), plain or gzip-compressed. out owns new data. */
+rd_status rd_idx_load(const char *path, rd_tensor *out, rd_error *err);
+
 /* ---------------------------------------------------------------------------------------------------
  * Models: an ONNX graph, loaded, checked, topologically ordered, shape-inferred and constant-folded.
  */
