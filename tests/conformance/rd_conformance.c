@@ -176,8 +176,8 @@ static enum verdict run_case(const char *case_dir, char *why, size_t len)
     for (int set = 0; set < 64; set++) {
         char set_dir[4200];
         snprintf(set_dir, sizeof set_dir, "%s/test_data_set_%d", case_dir, set);
-        struct stat st;
-        if (stat(set_dir, &st) != 0)
+        struct stat sb;
+        if (stat(set_dir, &sb) != 0)
             break;
         rd_tensor in[MAX_IO], want[MAX_IO], got[MAX_IO];
         int n_in = load_set(set_dir, "input", in, &err);
