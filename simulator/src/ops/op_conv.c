@@ -212,13 +212,16 @@ static rd_status convt_geometry(const sim_op_ctx *ctx, conv_geom *g, rd_error *e
         int64_t out, pb = 0, pe = 0;
         if (want || s->auto_pad == NN_PAD_SAME_UPPER || s->auto_pad == NN_PAD_SAME_LOWER) {
             out = want ? want[d] : in * g->stride[d];
+            /* floor division as in the ONNX reference: a negative total (output_shape larger than
+             * natural) leaves the begin pad at 0 and grows the end, like output_padding */
             const int64_t total = natural - out;
+            const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
             if (s->auto_pad == NN_PAD_SAME_UPPER) {
-                pb = total / 2;
-                pe = total - pb;
+                pb = half;
+                pe = total - half;
             } else {
-                pe = total / 2;
-                pb = total - pe;
+                pe = half;
+                pb = total - half;
             }
         } else if (s->auto_pad == NN_PAD_VALID) {
             out = natural;

@@ -1,5 +1,5 @@
 /*
- * op_gemm.c: Gemm (7..21) and MatMul (1..21), float32, on OpenBLAS sgemm.
+ * op_gemm.c: Gemm (1..21; the broadcast attribute of 1-6 is implied) and MatMul (1..21), float32, on OpenBLAS sgemm.
  * Gemm: Y = alpha * op(A) op(B) + beta * C, C unidirectionally broadcast to [M, N] and optional from 11.
  * MatMul: numpy matmul with 1-D operands promoted and removed again, batch dims broadcast; when B has
  * no batch the whole of A is one sgemm. Float accumulation inside BLAS, which splits M and N (never K)
@@ -112,7 +112,7 @@ static int64_t gemm_macs(const sim_op_ctx *ctx)
 }
 
 const sim_op_def op_gemm = {
-    .name = "Gemm", .domain = "", .since = 7, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,
+    .name = "Gemm", .domain = "", .since = 1, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,
     .params_size = sizeof(struct gemm_params), .parse = gemm_parse, .infer = gemm_infer,
     .eval = {[SIM_PREC_F32] = gemm_eval}, .macs = gemm_macs,
 };

@@ -1,5 +1,5 @@
 /*
- * op_norm.c: BatchNormalization (7..15, inference), InstanceNormalization (6..22) and
+ * op_norm.c: BatchNormalization (6..15, inference), InstanceNormalization (6..22) and
  * LayerNormalization (17..22), float32. Statistics are accumulated in double (two passes: mean, then
  * squared deviations) and the normalisation is applied in float.
  */
@@ -17,6 +17,7 @@ static rd_status bn_parse(const sim_node *n, void *params, rd_error *err)
     struct bn_params *p = params;
     (void)err;
     p->epsilon = sim_attr_float(n, "epsilon", 1e-5f);
+    /* opset 6's is_test is ignored as ONNX Runtime does: training shows in the extra outputs */
     p->training = n->opset >= 14 && sim_attr_int(n, "training_mode", 0) != 0;
     return RD_OK;
 }
@@ -97,7 +98,7 @@ static rd_status bn_eval(sim_op_ctx *ctx, rd_error *err)
 }
 
 const sim_op_def op_batch_normalization = {
-    .name = "BatchNormalization", .domain = "", .since = 7, .min_in = 5, .max_in = 5, .min_out = 1, .max_out = 5,
+    .name = "BatchNormalization", .domain = "", .since = 6, .min_in = 5, .max_in = 5, .min_out = 1, .max_out = 5,
     .params_size = sizeof(struct bn_params), .parse = bn_parse, .infer = bn_infer,
     .eval = {[SIM_PREC_F32] = bn_eval},
 };
