@@ -6,6 +6,7 @@
  * between threads, so results do not depend on the thread count.
  */
 #include "../internal.h"
+#include "../kernels/blas_threads.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -96,6 +97,7 @@ static rd_status gemm_eval(sim_op_ctx *ctx, rd_error *err)
             memset(y, 0, (size_t)(m * n) * sizeof(float));
         return RD_OK;
     }
+    blas_use_threads(ctx->threads);
     cblas_sgemm(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans, p->trans_b ? CblasTrans : CblasNoTrans, (int)m,
                 (int)n, (int)k, p->alpha, ctx->in[0]->data, (int)ctx->in[0]->dims[1], ctx->in[1]->data,
                 (int)ctx->in[1]->dims[1], blas_beta, y, (int)n);
@@ -203,6 +205,7 @@ static rd_status matmul_eval(sim_op_ctx *ctx, rd_error *err)
         memset(y, 0, rd_tensor_nbytes(&ctx->out[0]));
         return RD_OK;
     }
+    blas_use_threads(ctx->threads);
     const bool a_full = s.nb == 0 || rd_tensor_numel(ctx->in[0]) == s.n_batch * s.m * s.k;
     if (s.b_shared && a_full) {
         /* one matrix B for all of A: fold A's batch into M */
