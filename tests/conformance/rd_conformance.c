@@ -176,8 +176,8 @@ static enum verdict run_case(const char *case_dir, char *why, size_t len)
     for (int set = 0; set < 64; set++) {
         char set_dir[4200];
         snprintf(set_dir, sizeof set_dir, "%s/test_data_set_%d", case_dir, set);
-        struct stat sb;
-        if (stat(set_dir, &sb) != 0)
+        struct stat set_st;
+        if (stat(set_dir, &set_st) != 0)
             break;
         rd_tensor in[MAX_IO], want[MAX_IO], got[MAX_IO];
         int n_in = load_set(set_dir, "input", in, &err);
@@ -358,7 +358,8 @@ int main(int argc, char **argv)
             names[n++] = strdup(e->d_name);
         }
         closedir(dir);
-        qsort(names, n, sizeof *names, cmp_str);
+        if (n)
+            qsort(names, n, sizeof *names, cmp_str);
         for (size_t i = 0; i < n; i++) {
             char case_dir[4096];
             snprintf(case_dir, sizeof case_dir, "%s/%s", dirs[d], names[i]);
