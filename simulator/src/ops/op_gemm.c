@@ -2,8 +2,8 @@
  * op_gemm.c: Gemm (1..21; the broadcast attribute of 1-6 is implied) and MatMul (1..21), float32, on OpenBLAS sgemm.
  * Gemm: Y = alpha * op(A) op(B) + beta * C, C unidirectionally broadcast to [M, N] and optional from 11.
  * MatMul: numpy matmul with 1-D operands promoted and removed again, batch dims broadcast; when B has
- * no batch the whole of A is one sgemm. Float accumulation inside BLAS, which splits M and N (never K)
- * between threads, so results do not depend on the thread count.
+ * no batch the whole of A is one sgemm. Float accumulation inside BLAS, kept single-threaded so that
+ * results do not depend on the thread count (blas_threads.h).
  */
 #include "../internal.h"
 #include "../kernels/blas_threads.h"
@@ -97,7 +97,7 @@ static rd_status gemm_eval(sim_op_ctx *ctx, rd_error *err)
             memset(y, 0, (size_t)(m * n) * sizeof(float));
         return RD_OK;
     }
-    blas_use_threads(ctx->threads);
+    blas_use_one_thread();
     cblas_sgemm(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans, p->trans_b ? CblasTrans : CblasNoTrans, (int)m,
                 (int)n, (int)k, p->alpha, ctx->in[0]->data, (int)ctx->in[0]->dims[1], ctx->in[1]->data,
                 (int)ctx->in[1]->dims[1], blas_beta, y, (int)n);
@@ -205,7 +205,7 @@ static rd_status matmul_eval(sim_op_ctx *ctx, rd_error *err)
         memset(y, 0, rd_tensor_nbytes(&ctx->out[0]));
         return RD_OK;
     }
-    blas_use_threads(ctx->threads);
+    blas_use_one_thread();
     const bool a_full = s.nb == 0 || rd_tensor_numel(ctx->in[0]) == s.n_batch * s.m * s.k;
     if (s.b_shared && a_full) {
         /* one matrix B for all of A: fold A's batch into M */
