@@ -65,7 +65,7 @@ static rd_status gemm_dims(const sim_op_ctx *ctx, int64_t *m, int64_t *n, int64_
 
 static rd_status gemm_infer(sim_op_ctx *ctx, rd_error *err)
 {
-    int64_t m, n, k;
+    int64_t m = 0, n = 0, k = 0;
     rd_status st = gemm_dims(ctx, &m, &n, &k, err);
     if (st == RD_OK)
         sim_set_shape(&ctx->out[0], RD_DT_F32, 2, (int64_t[]){m, n});
@@ -75,7 +75,7 @@ static rd_status gemm_infer(sim_op_ctx *ctx, rd_error *err)
 static rd_status gemm_eval(sim_op_ctx *ctx, rd_error *err)
 {
     const struct gemm_params *p = ctx->params;
-    int64_t m, n, k;
+    int64_t m = 0, n = 0, k = 0;
     rd_status st = gemm_dims(ctx, &m, &n, &k, err);
     if (st != RD_OK || !ctx->out[0].data)
         return st;
@@ -122,7 +122,7 @@ const sim_op_def op_gemm = {
 /* ------------------------------------------------------------------------------------------------- */
 
 typedef struct matmul_shape {
-    int64_t m, n, k;
+    int64_t m = 0, n = 0, k = 0;
     int nb;                        /* output batch rank */
     int64_t batch[RD_MAX_RANK];    /* output batch dims */
     int64_t a_bs[RD_MAX_RANK];     /* A's batch strides in matrices, 0 where broadcast */
