@@ -106,7 +106,9 @@ static rd_status red_infer(sim_op_ctx *ctx, rd_error *err)
 {
     const struct red_params *p = ctx->params;
     const rd_tensor *x = ctx->in[0];
-    if (!red_dtype_ok(x->dtype))
+    /* bool joined ReduceMax and ReduceMin at opset 20 */
+    bool bool_ok = x->dtype == RD_DT_BOOL && (p->kind == R_MAX || p->kind == R_MIN) && ctx->opset >= 20;
+    if (!red_dtype_ok(x->dtype) && !bool_ok)
         return sim_err_dtype(ctx, 0, err);
     bool mask[RD_MAX_RANK], noop;
     rd_status st = red_axes(ctx, mask, &noop, err);
@@ -278,6 +280,8 @@ static rd_status red_eval(sim_op_ctx *ctx, rd_error *err)
         case R_LSE: v = shift[i] + log(v); break;
         default: break;
         }
+        if (y->dtype == RD_DT_BOOL && isinf(v))
+            v = v > 0; /* an empty set: the dtype's lowest (Max) or highest (Min) value */
         if (y->dtype == RD_DT_F32)
             ((float *)y->data)[i] = (float)v;
         else
