@@ -3,5 +3,5 @@
 # The generator is built with everything else so that it keeps compiling, but CI never runs it.
 add_executable(gen_opset_fixtures ${CMAKE_CURRENT_LIST_DIR}/gen_opset_fixtures.c)
 target_link_libraries(gen_opset_fixtures PRIVATE rd::simulator)
-add_test(NAME conformance_opset18_21 COMMAND rd_conformance -q --dir ${PROJECT_SOURCE_DIR}/fixtures/opset18_21)
+add_test(NAME conformance_opset18_21 COMMAND rd_conformance -q --strict --dir ${PROJECT_SOURCE_DIR}/fixtures/opset18_21)
 set_tests_properties(conformance_opset18_21 PROPERTIES LABELS conformance)
