@@ -4,8 +4,9 @@
  * Layout (numpy's format.py): the magic "\x93NUMPY", a major and minor version byte, the header
  * length (2 bytes little-endian for 1.0, 4 bytes for 2.0 and 3.0), then a Python dict literal,
  *     {'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }
- * padded with spaces and a '\n', then the raw data. 1.0 and 2.0 headers are latin-1, 3.0 headers are utf-8: non-ASCII bytes only ever
- * appear inside strings (field names of structured dtypes, which we refuse as unsupported).
+ * padded with spaces and a '\n', then the raw data. 1.0 and 2.0 headers are latin-1, 3.0 headers
+ * are utf-8: non-ASCII bytes only ever appear inside strings (field names of structured dtypes,
+ * which we refuse as unsupported).
  *
  * The dict is read by a small parser of our own that accepts exactly the three keys in any order,
  * the spacing and trailing commas numpy writes, and nothing that needs a Python evaluator. Every
