@@ -36,8 +36,8 @@
 #define NPY_GROWTH_DIGITS 21 /* numpy's GROWTH_AXIS_MAX_DIGITS: room to grow shape[0] in place */
 #define NPY_DESCR_MAX 64     /* longest descr string kept (longer ones are unsupported anyway) */
 #define NPY_NEST_MAX 32      /* deepest bracket nesting skipped inside a structured descr */
-#define NPY_FILE_SLACK ((uint64_t)64 << 20) /* header room allowed on top of RD_MAX_TENSOR_BYTES   \
-                                             */
+/* header room a file may have on top of RD_MAX_TENSOR_BYTES of data */
+#define NPY_FILE_SLACK ((uint64_t)64 << 20)
 
 /* A read position inside the header dict. */
 typedef struct hdr_cursor {
