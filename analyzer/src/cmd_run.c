@@ -227,8 +227,10 @@ int an_cmd_run(an_cmd_ctx *ctx)
 {
     const char *model_path = NULL, *dump_dir = NULL;
     const char *in_names[AN_MAX_INPUTS], *in_files[AN_MAX_INPUTS];
+    an_name_buf name_bufs[AN_MAX_INPUTS];
     size_t n_given = 0, n_shapes = 0;
     rd_input_shape shapes[AN_MAX_INPUTS];
+    an_name_buf shape_names[AN_MAX_INPUTS];
     bool outputs_only = false, json = false, quiet = false;
     long bench = 0, threads = 1;
     rd_error err = {0};
@@ -254,12 +256,12 @@ int an_cmd_run(an_cmd_ctx *ctx)
         case OPT_INPUT:
             if (n_given == AN_MAX_INPUTS)
                 return an_usage(ctx, "too many --input options");
-            if (an_parse_named_file((char *)v, &in_names[n_given], &in_files[n_given], &err) != RD_OK)
+            if (an_parse_named_file(v, &name_bufs[n_given], &in_names[n_given], &in_files[n_given], &err) != RD_OK)
                 return an_usage(ctx, "%s", err.msg);
             n_given++;
             break;
         case OPT_INPUT_SHAPE:
-            if (an_parse_input_shape((char *)v, shapes, &n_shapes, &err) != RD_OK)
+            if (an_parse_input_shape(v, shape_names, shapes, &n_shapes, &err) != RD_OK)
                 return an_usage(ctx, "%s", err.msg);
             break;
         case OPT_DUMP_DIR:

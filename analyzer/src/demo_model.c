@@ -2,7 +2,7 @@
  * demo_model.c: the built-in demo, a small image classifier written with our own ONNX writer.
  *
  * It is built so that an accuracy analysis has something to find:
- *   - "amplified": a Mul by 4096 whose output passes 65504 (float16 overflow) before a Div undoes it;
+ *   - "amplified": a Mul by 32768 whose output passes 65504 (float16 overflow) before a Div undoes it;
  *   - "conv_outlier": a conv with one output channel whose weights are 200 times larger than the others,
  *     so per-tensor INT8 weight quantization flattens the other channels;
  *   - ordinary Conv/Relu/Clip/MaxPool/GlobalAveragePool/Gemm/Softmax layers around them.
@@ -80,7 +80,7 @@ static rd_status build(rd_onnx_builder *b, rd_error *err)
     add_weights(b, &g, "conv_outlier.b", 1, (const int64_t[]){16}, 0.05f, err);
     add_weights(b, &g, "fc.w", 2, (const int64_t[]){10, 16}, 0.5f, err);
     add_weights(b, &g, "fc.b", 1, (const int64_t[]){10}, 0.1f, err);
-    add_scalar(b, "gain", 4096.0f);
+    add_scalar(b, "gain", 32768.0f);
     add_scalar(b, "clip_min", 0.0f);
     add_scalar(b, "clip_max", 6.0f);
     conv(b, "conv1", "image", "conv1.w", "conv1.b", "conv1_out", 1, 1);

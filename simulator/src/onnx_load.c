@@ -227,10 +227,18 @@ static rd_status apply_value_info(rd_model *m, int v, const Onnx__ValueInfoProto
                                   rd_error *err)
 {
     sim_value *sv = &m->values[v];
+    /* graph inputs and outputs must be tensors of a dtype we hold: say so rather than misread data */
+    if (strict && vi->type && vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+        vi->type->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "'%s' is a sequence, optional, map or sparse type; only tensors are supported",
+                         sv->name);
     if (sv->konst || !vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
         !vi->type->tensor_type)
         return RD_OK;
     const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
+    if (strict && tt->has_elem_type && tt->elem_type > 0 && !rd_dtype_get((rd_dtype)tt->elem_type)->supported)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "'%s' has unsupported dtype %s (%d)", sv->name,
+                         rd_dtype_name((rd_dtype)tt->elem_type), (int)tt->elem_type);
     if (tt->has_elem_type && tt->elem_type > 0 && tt->elem_type < RD_DT_COUNT)
         sv->dtype = (rd_dtype)tt->elem_type;
     if (!tt->shape)

@@ -674,8 +674,8 @@ out:
 
 rd_status rd_onnx_builder_save(const rd_onnx_builder *b, const char *path, rd_error *err)
 {
-    void *buf;
-    size_t len;
+    void *buf = NULL;
+    size_t len = 0;
     rd_status st = rd_onnx_builder_write(b, &buf, &len, err);
     if (st != RD_OK)
         return st;
@@ -699,8 +699,8 @@ rd_status rd_tensorproto_write(const rd_tensor *t, const char *name, void **out_
 
 rd_status rd_tensorproto_save(const char *path, const rd_tensor *t, const char *name, rd_error *err)
 {
-    void *buf;
-    size_t len;
+    void *buf = NULL;
+    size_t len = 0;
     rd_status st = rd_tensorproto_write(t, name, &buf, &len, err);
     if (st != RD_OK)
         return st;

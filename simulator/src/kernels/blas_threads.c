@@ -1,12 +1,10 @@
-/* blas_threads.c: OpenBLAS thread count (see blas_threads.h). */
+/* blas_threads.c: OpenBLAS kept single-threaded (see blas_threads.h for why). */
 #include "blas_threads.h"
 
 #include <cblas.h>
 
-void blas_use_threads(int n)
+void blas_use_one_thread(void)
 {
-    if (n < 1)
-        n = 1;
-    if (openblas_get_num_threads() != n)
-        openblas_set_num_threads(n);
+    if (openblas_get_num_threads() != 1)
+        openblas_set_num_threads(1);
 }

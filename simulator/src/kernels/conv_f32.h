@@ -7,8 +7,8 @@
  *     whose inner loop is contiguous for stride 1 (vectorisable), no scratch;
  *   - otherwise im2col tiled over flattened output positions (im2col_tmpl.h) so the column buffer
  *     stays under CONV_SCRATCH_BUDGET bytes, then sgemm per tile.
- * Results do not depend on the thread count: OpenBLAS splits M and N between threads, never K, and
- * everything else here is single-threaded in a fixed order. Float accumulators throughout.
+ * Results do not depend on the thread count: the ops keep OpenBLAS single-threaded (blas_threads.h)
+ * and everything here runs in a fixed order. Float accumulators throughout.
  */
 #ifndef RD_KERNELS_CONV_F32_H
 #define RD_KERNELS_CONV_F32_H

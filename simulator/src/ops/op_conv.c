@@ -153,7 +153,7 @@ static rd_status conv_eval(sim_op_ctx *ctx, rd_error *err)
             return err ? err->code : RD_E_NOMEM;
     }
     const rd_tensor *b = ctx->n_in > 2 ? ctx->in[2] : NULL;
-    blas_use_threads(ctx->threads);
+    blas_use_one_thread();
     conv_f32(&g, &plan, ctx->in[0]->data, ctx->in[1]->data, b ? b->data : NULL, ctx->out[0].data, scratch);
     return RD_OK;
 }
@@ -270,7 +270,7 @@ static rd_status convt_eval(sim_op_ctx *ctx, rd_error *err)
     const rd_tensor *b = ctx->n_in > 2 ? ctx->in[2] : NULL;
     if (!ctx->in[0]->data) /* empty input: the output is the bias */
         g.batch = 0;
-    blas_use_threads(ctx->threads);
+    blas_use_one_thread();
     conv_transpose_f32(&g, &plan, ctx->in[0]->data, ctx->in[1]->data, b ? b->data : NULL, ctx->out[0].data,
                        scratch);
     return RD_OK;

@@ -2,8 +2,8 @@
  * op_gemm.c: Gemm (1..21; the broadcast attribute of 1-6 is implied) and MatMul (1..21), float32, on OpenBLAS sgemm.
  * Gemm: Y = alpha * op(A) op(B) + beta * C, C unidirectionally broadcast to [M, N] and optional from 11.
  * MatMul: numpy matmul with 1-D operands promoted and removed again, batch dims broadcast; when B has
- * no batch the whole of A is one sgemm. Float accumulation inside BLAS, which splits M and N (never K)
- * between threads, so results do not depend on the thread count.
+ * no batch the whole of A is one sgemm. Float accumulation inside BLAS, kept single-threaded so that
+ * results do not depend on the thread count (blas_threads.h).
  */
 #include "../internal.h"
 #include "../kernels/blas_threads.h"
@@ -65,7 +65,7 @@ static rd_status gemm_dims(const sim_op_ctx *ctx, int64_t *m, int64_t *n, int64_
 
 static rd_status gemm_infer(sim_op_ctx *ctx, rd_error *err)
 {
-    int64_t m, n, k;
+    int64_t m = 0, n = 0, k = 0;
     rd_status st = gemm_dims(ctx, &m, &n, &k, err);
     if (st == RD_OK)
         sim_set_shape(&ctx->out[0], RD_DT_F32, 2, (int64_t[]){m, n});
@@ -75,7 +75,7 @@ static rd_status gemm_infer(sim_op_ctx *ctx, rd_error *err)
 static rd_status gemm_eval(sim_op_ctx *ctx, rd_error *err)
 {
     const struct gemm_params *p = ctx->params;
-    int64_t m, n, k;
+    int64_t m = 0, n = 0, k = 0;
     rd_status st = gemm_dims(ctx, &m, &n, &k, err);
     if (st != RD_OK || !ctx->out[0].data)
         return st;
@@ -97,7 +97,7 @@ static rd_status gemm_eval(sim_op_ctx *ctx, rd_error *err)
             memset(y, 0, (size_t)(m * n) * sizeof(float));
         return RD_OK;
     }
-    blas_use_threads(ctx->threads);
+    blas_use_one_thread();
     cblas_sgemm(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans, p->trans_b ? CblasTrans : CblasNoTrans, (int)m,
                 (int)n, (int)k, p->alpha, ctx->in[0]->data, (int)ctx->in[0]->dims[1], ctx->in[1]->data,
                 (int)ctx->in[1]->dims[1], blas_beta, y, (int)n);
@@ -122,7 +122,7 @@ const sim_op_def op_gemm = {
 /* ------------------------------------------------------------------------------------------------- */
 
 typedef struct matmul_shape {
-    int64_t m, n, k;
+    int64_t m = 0, n = 0, k = 0;
     int nb;                        /* output batch rank */
     int64_t batch[RD_MAX_RANK];    /* output batch dims */
     int64_t a_bs[RD_MAX_RANK];     /* A's batch strides in matrices, 0 where broadcast */
@@ -205,7 +205,7 @@ static rd_status matmul_eval(sim_op_ctx *ctx, rd_error *err)
         memset(y, 0, rd_tensor_nbytes(&ctx->out[0]));
         return RD_OK;
     }
-    blas_use_threads(ctx->threads);
+    blas_use_one_thread();
     const bool a_full = s.nb == 0 || rd_tensor_numel(ctx->in[0]) == s.n_batch * s.m * s.k;
     if (s.b_shared && a_full) {
         /* one matrix B for all of A: fold A's batch into M */

@@ -57,7 +57,7 @@ static rd_status bn_check(const sim_op_ctx *ctx, bool *per_elem, rd_error *err)
 
 static rd_status bn_infer(sim_op_ctx *ctx, rd_error *err)
 {
-    bool per_elem;
+    bool per_elem = false;
     rd_status st = bn_check(ctx, &per_elem, err);
     if (st == RD_OK)
         sim_set_shape(&ctx->out[0], RD_DT_F32, ctx->in[0]->rank, ctx->in[0]->dims);
@@ -68,7 +68,7 @@ static rd_status bn_infer(sim_op_ctx *ctx, rd_error *err)
 static rd_status bn_eval(sim_op_ctx *ctx, rd_error *err)
 {
     const struct bn_params *p = ctx->params;
-    bool per_elem;
+    bool per_elem = false;
     rd_status st = bn_check(ctx, &per_elem, err);
     if (st != RD_OK || !ctx->out[0].data)
         return st;
