@@ -122,7 +122,7 @@ const sim_op_def op_gemm = {
 /* ------------------------------------------------------------------------------------------------- */
 
 typedef struct matmul_shape {
-    int64_t m = 0, n = 0, k = 0;
+    int64_t m, n, k;
     int nb;                        /* output batch rank */
     int64_t batch[RD_MAX_RANK];    /* output batch dims */
     int64_t a_bs[RD_MAX_RANK];     /* A's batch strides in matrices, 0 where broadcast */

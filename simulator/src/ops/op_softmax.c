@@ -82,7 +82,7 @@ static void store(rd_tensor *t, int64_t i, float v)
 static rd_status softmax_eval(sim_op_ctx *ctx, rd_error *err)
 {
     const struct softmax_params *p = ctx->params;
-    int64_t outer, len, inner;
+    int64_t outer = 0, len = 0, inner = 0;
     rd_status st = softmax_view(ctx, &outer, &len, &inner, err);
     if (st != RD_OK || !ctx->out[0].data)
         return st;

@@ -137,7 +137,7 @@ static rd_status walk_elements(const sim_op_ctx *ctx, const rd_tensor *ind, int 
     int64_t str[RD_MAX_RANK], c[RD_MAX_RANK] = {0}, n = rd_tensor_numel(ind);
     tc_strides(r, x->dims, str);
     for (int64_t i = 0; i < n; i++) {
-        int64_t v;
+        int64_t v = 0;
         rd_status st = fetch_index(ctx, ind, i, x->dims[axis], &v, err);
         if (st != RD_OK)
             return st;
@@ -356,7 +356,7 @@ static rd_status nd_offset(const sim_op_ctx *ctx, const struct nd_plan *pl, int6
     const rd_tensor *x = ctx->in[0], *ind = ctx->in[1];
     int64_t base = (bt * pl->tuples + t) * pl->m, o = 0;
     for (int k = 0; k < pl->m; k++) {
-        int64_t v;
+        int64_t v = 0;
         rd_status st = fetch_index(ctx, ind, base + k, x->dims[pl->b + k], &v, err);
         if (st != RD_OK)
             return st;
