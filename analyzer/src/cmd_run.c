@@ -223,6 +223,21 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, const rd_tensor *inputs, size
     return AN_EXIT_OK;
 }
 
+/* True when some graph input dim is symbolic or unknown (fixed from the actual inputs). */
+static bool model_has_open_dims(const rd_model *m)
+{
+    for (size_t k = 0; k < rd_model_input_count(m); k++) {
+        rd_value_info vi;
+        rd_model_value(m, (size_t)rd_model_input(m, k), &vi);
+        if (vi.rank < 0)
+            return true;
+        for (int d = 0; d < vi.rank; d++)
+            if (vi.dims[d] < 0 || vi.dim_params[d])
+                return true;
+    }
+    return false;
+}
+
 int an_cmd_run(an_cmd_ctx *ctx)
 {
     const char *model_path = NULL, *dump_dir = NULL;
@@ -302,6 +317,27 @@ int an_cmd_run(an_cmd_ctx *ctx)
     if (an_load_graph_inputs(m, in_names, in_files, n_given, inputs, &err) != RD_OK) {
         rd_model_destroy(m);
         return err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+    }
+    if (model_has_open_dims(m) && n_shapes == 0) {
+        /* reload with the actual input shapes so that every shape (and MAC count) is known before running */
+        for (size_t k = 0; k < n_in; k++) {
+            rd_value_info vi;
+            rd_model_value(m, (size_t)rd_model_input(m, k), &vi);
+            snprintf(shape_names[k].name, sizeof shape_names[k].name, "%s", vi.name);
+            shapes[k].name = shape_names[k].name;
+            shapes[k].rank = inputs[k].rank;
+            memcpy(shapes[k].dims, inputs[k].dims, sizeof shapes[k].dims);
+        }
+        rd_model *fixed = NULL;
+        lopt.n_input_shapes = n_in;
+        if (rd_model_load(model_path, &lopt, &fixed, &err) != RD_OK) {
+            for (size_t k = 0; k < n_in; k++)
+                rd_tensor_fini(&inputs[k]);
+            rd_model_destroy(m);
+            return an_fail(ctx, &err);
+        }
+        rd_model_destroy(m);
+        m = fixed;
     }
     int rc = AN_EXIT_OK;
     if (bench) {

@@ -12,6 +12,7 @@
 
 typedef struct run_state {
     rd_model *m;
+    const sim_exec_hooks *hooks; /* may be NULL */
     rd_tensor *vals;  /* per value: view of a constant, an input, or an owned activation */
     bool *owned;      /* vals[v].data is ours to free */
     bool *ready;
@@ -89,7 +90,16 @@ static rd_status bind_inputs(run_state *s, const rd_tensor *inputs, size_t n_inp
             rd_shape_str(t, got, sizeof got);
             return rd_errorf(err, RD_E_PARSE, "%s: input '%s' must have shape %s, got %s", m->path, decl->name, want, got);
         }
-        s->vals[v] = *t;
+        if (s->hooks && s->hooks->materialize) { /* the hook changes values: work on a copy */
+            rd_status st = rd_tensor_clone(&s->vals[v], t, err);
+            if (st == RD_OK)
+                st = s->hooks->materialize(s->hooks->user, v, &s->vals[v], err);
+            s->owned[v] = true;
+            if (st != RD_OK)
+                return st;
+        } else {
+            s->vals[v] = *t;
+        }
         s->ready[v] = true;
     }
     return RD_OK;
@@ -143,10 +153,15 @@ static rd_status run_node(run_state *s, int idx, const rd_run_options *opt, rd_e
                             m->values[n->out[k]].name);
     }
     if (st == RD_OK) {
-        st = d->eval[SIM_PREC_F32](&ctx, err);
+        st = s->hooks && s->hooks->eval ? s->hooks->eval(s->hooks->user, idx, &ctx, err) : SIM_DEFER;
+        if (st == SIM_DEFER)
+            st = d->eval[SIM_PREC_F32](&ctx, err);
         if (st != RD_OK)
             rd_error_prefix(err, "%s", m->path);
     }
+    for (int k = 0; k < n->n_out && st == RD_OK && s->hooks && s->hooks->materialize; k++)
+        if (present[k])
+            st = s->hooks->materialize(s->hooks->user, n->out[k], &outs[k], err);
     if (st != RD_OK) {
         for (int k = 0; k < n->n_out; k++)
             rd_tensor_fini(&outs[k]);
@@ -209,12 +224,18 @@ static rd_status observe_constants(run_state *s, const rd_run_options *opt, rd_e
 rd_status rd_model_run(rd_model *m, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
                        rd_tensor *outputs, size_t n_outputs, rd_error *err)
 {
+    return sim_execute(m, NULL, inputs, n_inputs, opt, outputs, n_outputs, err);
+}
+
+rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor *inputs, size_t n_inputs,
+                      const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err)
+{
     if (n_outputs > (size_t)m->n_outputs)
         return rd_errorf(err, RD_E_INVAL, "%s: %zu outputs requested, the model has %d", m->path, n_outputs,
                          m->n_outputs);
     for (size_t o = 0; o < n_outputs; o++)
         memset(&outputs[o], 0, sizeof outputs[o]);
-    run_state s = {.m = m};
+    run_state s = {.m = m, .hooks = hooks};
     s.vals = calloc((size_t)m->n_values + 1, sizeof *s.vals);
     s.owned = calloc((size_t)m->n_values + 1, sizeof *s.owned);
     s.ready = calloc((size_t)m->n_values + 1, sizeof *s.ready);

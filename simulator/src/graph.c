@@ -386,7 +386,7 @@ fail:
     return st;
 }
 
-static void compute_liveness(rd_model *m)
+void sim_graph_liveness(rd_model *m)
 {
     for (int v = 0; v < m->n_values; v++)
         m->values[v].last_use = -1;
@@ -415,6 +415,6 @@ rd_status sim_graph_prepare(rd_model *m, const rd_load_options *opt, rd_error *e
     for (int i = 0; i < m->n_nodes && st == RD_OK; i++)
         st = infer_node(m, i, &scratch, err);
     sim_scratch_fini(&scratch);
-    compute_liveness(m);
+    sim_graph_liveness(m);
     return st;
 }

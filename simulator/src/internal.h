@@ -82,6 +82,9 @@ typedef struct sim_value {
     bool is_graph_output;
     int producer;               /* node index, -1 none */
     int last_use;               /* index of the last node that reads it, -1 none (set by graph pass) */
+    /* set by the compiler passes (passes.c) on a simulation's copy of the model: */
+    int fused_into;             /* value this one was fused into (no longer produced), -1 none */
+    bool virtual_out;           /* produced but not materialised: a fused activation's input */
 } sim_value;
 
 struct sim_op_def;
@@ -232,6 +235,24 @@ void sim_set_f64(rd_tensor *t, int64_t i, double v);
  * Graph preparation (graph.c): topological order, liveness, static shape inference and folding.
  */
 rd_status sim_graph_prepare(rd_model *m, const rd_load_options *opt, rd_error *err);
+/** Recomputes each value's last consumer (after passes changed the node list). */
+void sim_graph_liveness(rd_model *m);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Executor (executor.c) with hooks for the simulators.
+ */
+typedef struct sim_exec_hooks {
+    void *user;
+    /* Computes node `node` instead of its float32 eval; return SIM_DEFER to use the float32 eval. */
+    rd_status (*eval)(void *user, int node, sim_op_ctx *ctx, rd_error *err);
+    /* Transforms a graph input or a freshly produced tensor in place, before consumers and the observer
+       see it (rounding to float16, requantization). Not called for constants. */
+    rd_status (*materialize)(void *user, int value, rd_tensor *t, rd_error *err);
+} sim_exec_hooks;
+
+/** rd_model_run with hooks (NULL hooks: the plain float32 reference). */
+rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor *inputs, size_t n_inputs,
+                      const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
 /* Loader entry (onnx_load.c): fills an empty model from protobuf bytes. */
 rd_status sim_onnx_parse(rd_model *m, const void *buf, size_t len, rd_error *err);

@@ -37,6 +37,7 @@ int sim_model_intern(rd_model *m, const char *name)
     v->rank = -1;
     v->producer = -1;
     v->last_use = -1;
+    v->fused_into = -1;
     return m->n_values++;
 }
 

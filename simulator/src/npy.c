@@ -1,23 +1,24 @@
 /*
  * npy.c: numpy .npy files, read and written without numpy.
  *
- * Layout (numpy's format.py): the magic "\x93NUMPY", a major and minor version byte, the header length
- * (2 bytes little-endian for 1.0, 4 bytes for 2.0 and 3.0), then a Python dict literal such as
- * "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }" padded with spaces and a '\n', then the
- * raw data. 1.0 and 2.0 headers are latin-1, 3.0 headers are utf-8: non-ASCII bytes only ever appear
- * inside strings (field names of structured dtypes, which we refuse as unsupported).
+ * Layout (numpy's format.py): the magic "\x93NUMPY", a major and minor version byte, the header
+ * length (2 bytes little-endian for 1.0, 4 bytes for 2.0 and 3.0), then a Python dict literal,
+ *     {'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }
+ * padded with spaces and a '\n', then the raw data. 1.0 and 2.0 headers are latin-1, 3.0 headers
+ * are utf-8: non-ASCII bytes only ever appear inside strings (field names of structured dtypes,
+ * which we refuse as unsupported).
  *
- * The dict is read by a small parser of our own that accepts exactly the three keys in any order, the
- * spacing and trailing commas numpy writes, and nothing that needs a Python evaluator. Every step is
- * bounded by the header length and every size is checked against the data actually present and
- * against RD_MAX_TENSOR_BYTES before allocating. Byte offsets in messages are offsets in the file, as
- * `xxd` shows them. Big-endian data is swapped to little-endian and Fortran order is transposed to C
- * order on load; bool data is normalised to 0/1 bytes. Bytes after the data are ignored, as np.load
- * does.
+ * The dict is read by a small parser of our own that accepts exactly the three keys in any order,
+ * the spacing and trailing commas numpy writes, and nothing that needs a Python evaluator. Every
+ * step is bounded by the header length and every size is checked against the data actually present
+ * and against RD_MAX_TENSOR_BYTES before allocating. Byte offsets in messages are offsets in the
+ * file, as `xxd` shows them. Big-endian data is swapped to little-endian and Fortran order is
+ * transposed to C order on load; bool data is normalised to 0/1 bytes. Bytes after the data are
+ * ignored, as np.load does.
  *
- * The writer produces what numpy.save produces byte for byte: version 1.0 (2.0 when the header would
- * not fit), C order, the header padded so that the data starts at a multiple of 64 bytes, including the
- * 21-digit growth space numpy reserves after the dict.
+ * The writer produces what numpy.save produces byte for byte: version 1.0 (2.0 when the header
+ * would not fit), C order, the header padded so that the data starts at a multiple of 64 bytes,
+ * including the 21-digit growth space numpy reserves after the dict.
  */
 #include "internal.h"
 
@@ -31,11 +32,12 @@
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
-#define NPY_ALIGN 64          /* numpy's ARRAY_ALIGN: the data starts at a multiple of this */
-#define NPY_GROWTH_DIGITS 21  /* numpy's GROWTH_AXIS_MAX_DIGITS: room to grow shape[0] in place */
-#define NPY_DESCR_MAX 64      /* longest descr string kept (longer ones are unsupported anyway) */
-#define NPY_NEST_MAX 32       /* deepest bracket nesting skipped inside a structured descr */
-#define NPY_FILE_SLACK ((uint64_t)64 << 20) /* header room allowed on top of RD_MAX_TENSOR_BYTES */
+#define NPY_ALIGN 64         /* numpy's ARRAY_ALIGN: the data starts at a multiple of this */
+#define NPY_GROWTH_DIGITS 21 /* numpy's GROWTH_AXIS_MAX_DIGITS: room to grow shape[0] in place */
+#define NPY_DESCR_MAX 64     /* longest descr string kept (longer ones are unsupported anyway) */
+#define NPY_NEST_MAX 32      /* deepest bracket nesting skipped inside a structured descr */
+/* header room a file may have on top of RD_MAX_TENSOR_BYTES of data */
+#define NPY_FILE_SLACK ((uint64_t)64 << 20)
 
 /* A read position inside the header dict. */
 typedef struct hdr_cursor {
@@ -124,7 +126,8 @@ static rd_status expect(hdr_cursor *c, char ch, const char *why)
         return RD_OK;
     }
     char d[32];
-    return hdr_fail(c, RD_E_PARSE, "expected '%c' %s, found %s", ch, why, describe(got, d, sizeof d));
+    return hdr_fail(c, RD_E_PARSE, "expected '%c' %s, found %s", ch, why,
+                    describe(got, d, sizeof d));
 }
 
 /* Fails on a byte no header may hold outside a string (control or non-ASCII). */
@@ -137,9 +140,10 @@ static rd_status check_plain_byte(hdr_cursor *c)
 }
 
 /*
- * Reads a quoted string ('...' or "...") into out (truncated to cap-1 bytes, *truncated set). Escapes
- * are kept as written: no supported descr or key has one. Non-ASCII bytes (latin-1 in 1.0/2.0, utf-8
- * in 3.0) can only be field names of structured dtypes, which are refused later, so they pass here.
+ * Reads a quoted string ('...' or "...") into out (truncated to cap-1 bytes, *truncated set).
+ * Escapes are kept as written: no supported descr or key has one. Non-ASCII bytes (latin-1
+ * in 1.0/2.0, utf-8 in 3.0) can only be field names of structured dtypes, which are refused later,
+ * so they pass here.
  */
 static rd_status parse_string(hdr_cursor *c, char *out, size_t cap, bool *truncated)
 {
@@ -148,7 +152,8 @@ static rd_status parse_string(hdr_cursor *c, char *out, size_t cap, bool *trunca
     int q = peek(c);
     if (q != '\'' && q != '"') {
         char d[32];
-        return hdr_fail(c, RD_E_PARSE, "expected a quoted string, found %s", describe(q, d, sizeof d));
+        return hdr_fail(c, RD_E_PARSE, "expected a quoted string, found %s",
+                        describe(q, d, sizeof d));
     }
     c->pos++;
     size_t n = 0;
@@ -162,8 +167,7 @@ static rd_status parse_string(hdr_cursor *c, char *out, size_t cap, bool *trunca
         if (ch < 0x20)
             return hdr_fail(c, RD_E_PARSE, "control byte 0x%02x in a string", (unsigned)ch);
         c->pos++;
-        if (ch == q)
-            break;
+        if (ch == q) break;
         if (n + 1 < cap)
             out[n++] = (char)ch;
         else
@@ -176,8 +180,7 @@ static rd_status parse_string(hdr_cursor *c, char *out, size_t cap, bool *trunca
             c->pos++;
         }
     }
-    if (cap)
-        out[n] = '\0';
+    if (cap) out[n] = '\0';
     return RD_OK;
 }
 
@@ -197,13 +200,11 @@ static rd_status skip_bracketed(hdr_cursor *c)
             char tmp[1];
             bool trunc;
             rd_status st = parse_string(c, tmp, sizeof tmp, &trunc);
-            if (st != RD_OK)
-                return st;
+            if (st != RD_OK) return st;
             continue;
         }
         rd_status st = check_plain_byte(c);
-        if (st != RD_OK)
-            return st;
+        if (st != RD_OK) return st;
         if (ch == '[' || ch == '(' || ch == '{') {
             if (depth == NPY_NEST_MAX)
                 return hdr_fail(c, RD_E_PARSE, "brackets nested deeper than %d", NPY_NEST_MAX);
@@ -229,7 +230,8 @@ static rd_status parse_descr(hdr_cursor *c, npy_header *h)
     }
     if (ch != '\'' && ch != '"') {
         char d[32];
-        return hdr_fail(c, RD_E_PARSE, "'descr' must be a string, found %s", describe(ch, d, sizeof d));
+        return hdr_fail(c, RD_E_PARSE, "'descr' must be a string, found %s",
+                        describe(ch, d, sizeof d));
     }
     return parse_string(c, h->descr, sizeof h->descr, &h->descr_truncated);
 }
@@ -278,12 +280,12 @@ static rd_status parse_dim(hdr_cursor *c, int64_t *out)
     int64_t v = 0;
     bool overflow = false;
     while ((ch = peek(c)) >= '0' && ch <= '9') {
-        if (!overflow && (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, ch - '0', &v)))
+        if (!overflow &&
+            (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, ch - '0', &v)))
             overflow = true;
         c->pos++;
     }
-    if (peek(c) == 'L' || peek(c) == 'l')
-        c->pos++;
+    if (peek(c) == 'L' || peek(c) == 'l') c->pos++;
     size_t stop = c->pos;
     c->pos = start;
     if (neg && (v || overflow)) /* "-0" is just 0 to Python */
@@ -301,8 +303,7 @@ static rd_status parse_dim(hdr_cursor *c, int64_t *out)
 static rd_status parse_shape(hdr_cursor *c, npy_header *h)
 {
     rd_status st = expect(c, '(', "to start the 'shape' tuple");
-    if (st != RD_OK)
-        return st;
+    if (st != RD_OK) return st;
     h->rank = 0;
     skip_ws(c);
     if (peek(c) == ')') {
@@ -313,20 +314,19 @@ static rd_status parse_shape(hdr_cursor *c, npy_header *h)
         if (h->rank == RD_MAX_RANK)
             return hdr_fail(c, RD_E_LIMIT, "'shape' has more than %d dimensions", RD_MAX_RANK);
         st = parse_dim(c, &h->dims[h->rank]);
-        if (st != RD_OK)
-            return st;
+        if (st != RD_OK) return st;
         h->rank++;
         skip_ws(c);
         int ch = peek(c);
         if (ch == ')') {
             if (h->rank == 1)
-                return hdr_fail(c, RD_E_PARSE, "'shape' (n) is not a tuple: a 1-d shape is written (n,)");
+                return hdr_fail(c, RD_E_PARSE,
+                                "'shape' (n) is not a tuple: a 1-d shape is written (n,)");
             c->pos++;
             return RD_OK;
         }
         st = expect(c, ',', "or ')' after a dimension in 'shape'");
-        if (st != RD_OK)
-            return st;
+        if (st != RD_OK) return st;
         skip_ws(c);
         if (peek(c) == ')') {
             c->pos++;
@@ -343,8 +343,7 @@ static rd_status parse_entry(hdr_cursor *c, npy_header *h)
     skip_ws(c);
     size_t key_pos = c->pos;
     rd_status st = parse_string(c, key, sizeof key, &trunc);
-    if (st != RD_OK)
-        return st;
+    if (st != RD_OK) return st;
     bool *seen;
     if (!trunc && strcmp(key, "descr") == 0)
         seen = &h->have_descr;
@@ -354,8 +353,10 @@ static rd_status parse_entry(hdr_cursor *c, npy_header *h)
         seen = &h->have_shape;
     else {
         c->pos = key_pos;
-        return hdr_fail(c, RD_E_PARSE, "unexpected key '%s%s' (an .npy header has 'descr', "
-                        "'fortran_order' and 'shape')", key, trunc ? "..." : "");
+        return hdr_fail(c, RD_E_PARSE,
+                        "unexpected key '%s%s' (an .npy header has 'descr', "
+                        "'fortran_order' and 'shape')",
+                        key, trunc ? "..." : "");
     }
     if (*seen) {
         c->pos = key_pos;
@@ -365,12 +366,9 @@ static rd_status parse_entry(hdr_cursor *c, npy_header *h)
     char why[64];
     snprintf(why, sizeof why, "after key '%s'", key);
     st = expect(c, ':', why);
-    if (st != RD_OK)
-        return st;
-    if (seen == &h->have_descr)
-        return parse_descr(c, h);
-    if (seen == &h->have_fortran)
-        return parse_fortran(c, h);
+    if (st != RD_OK) return st;
+    if (seen == &h->have_descr) return parse_descr(c, h);
+    if (seen == &h->have_fortran) return parse_fortran(c, h);
     return parse_shape(c, h);
 }
 
@@ -380,23 +378,18 @@ static rd_status parse_dict(hdr_cursor *c, npy_header *h)
     memset(h, 0, sizeof *h);
     size_t dict_pos = c->pos;
     rd_status st = expect(c, '{', "to start the header dict");
-    if (st != RD_OK)
-        return st;
+    if (st != RD_OK) return st;
     skip_ws(c);
     if (peek(c) != '}') {
         for (;;) {
             st = parse_entry(c, h);
-            if (st != RD_OK)
-                return st;
+            if (st != RD_OK) return st;
             skip_ws(c);
-            if (peek(c) == '}')
-                break;
+            if (peek(c) == '}') break;
             st = expect(c, ',', "or '}' after a value");
-            if (st != RD_OK)
-                return st;
+            if (st != RD_OK) return st;
             skip_ws(c);
-            if (peek(c) == '}')
-                break;
+            if (peek(c) == '}') break;
         }
     }
     c->pos++; /* the '}' */
@@ -422,11 +415,9 @@ static bool descr_dtype(const char *descr, rd_dtype *out, bool *swap)
 {
     const char *s = descr;
     char order = '=';
-    if (*s == '<' || *s == '>' || *s == '|' || *s == '=')
-        order = *s++;
+    if (*s == '<' || *s == '>' || *s == '|' || *s == '=') order = *s++;
     char kind = *s++;
-    if (kind == '\0' || s[0] < '1' || s[0] > '8' || s[1] != '\0')
-        return false;
+    if (kind == '\0' || s[0] < '1' || s[0] > '8' || s[1] != '\0') return false;
     int size = s[0] - '0';
     for (size_t i = 0; i < sizeof npy_kinds / sizeof npy_kinds[0]; i++) {
         if (npy_kinds[i].kind == kind && npy_kinds[i].size == size) {
@@ -470,8 +461,7 @@ static void fortran_to_c(uint8_t *dst, const uint8_t *src, int rank, const int64
         memcpy(dst + i * size, src + off * size, size);
         for (int k = rank - 1; k >= 0; k--) {
             off += fstride[k];
-            if (++idx[k] < (size_t)dims[k])
-                break;
+            if (++idx[k] < (size_t)dims[k]) break;
             off -= fstride[k] * (size_t)dims[k];
             idx[k] = 0;
         }
@@ -492,62 +482,72 @@ static uint32_t read_le(const uint8_t *p, int n)
 
 rd_status rd_npy_parse(const void *buf, size_t len, const char *name, rd_tensor *out, rd_error *err)
 {
-    if (!name)
-        name = "<npy>";
+    if (!name) name = "<npy>";
     if (!out || (!buf && len))
-        return rd_errorf(err, RD_E_INVAL, "%s: rd_npy_parse needs a buffer and an output tensor", name);
+        return rd_errorf(err, RD_E_INVAL, "%s: rd_npy_parse needs a buffer and an output tensor",
+                         name);
     memset(out, 0, sizeof *out);
     out->dtype = RD_DT_F32;
     const uint8_t *p = buf;
     if (len < NPY_MAGIC_LEN || memcmp(p, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
-        return rd_errorf(err, RD_E_PARSE, "%s: not an .npy file: bad magic at byte 0 (expected "
-                         "\\x93NUMPY)", name);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: not an .npy file: bad magic at byte 0 (expected "
+                         "\\x93NUMPY)",
+                         name);
     if (len < NPY_MAGIC_LEN + 2)
-        return rd_errorf(err, RD_E_PARSE, "%s: truncated at byte %zu: no format version", name, len);
+        return rd_errorf(err, RD_E_PARSE, "%s: truncated at byte %zu: no format version", name,
+                         len);
     unsigned major = p[6], minor = p[7];
     if (major < 1 || major > 3 || minor != 0)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: byte 6: unsupported .npy format version %u.%u "
-                         "(known: 1.0, 2.0, 3.0)", name, major, minor);
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: byte 6: unsupported .npy format version %u.%u "
+                         "(known: 1.0, 2.0, 3.0)",
+                         name, major, minor);
     size_t len_size = major == 1 ? 2 : 4;
     size_t prefix = NPY_MAGIC_LEN + 2 + len_size;
     if (len < prefix)
-        return rd_errorf(err, RD_E_PARSE, "%s: truncated at byte %zu: the header length needs %zu "
-                         "bytes at byte 8", name, len, len_size);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: truncated at byte %zu: the header length needs %zu "
+                         "bytes at byte 8",
+                         name, len, len_size);
     size_t hlen = read_le(p + 8, (int)len_size);
     if (hlen > len - prefix)
-        return rd_errorf(err, RD_E_PARSE, "%s: byte 8: header length %zu runs past the end of the "
-                         "file (%zu bytes after byte %zu)", name, hlen, len - prefix, prefix);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: byte 8: header length %zu runs past the end of the "
+                         "file (%zu bytes after byte %zu)",
+                         name, hlen, len - prefix, prefix);
     size_t data_off = prefix + hlen;
 
     hdr_cursor c = {.p = p, .pos = prefix, .end = data_off, .name = name, .err = err};
     npy_header h;
     rd_status st = parse_dict(&c, &h);
-    if (st != RD_OK)
-        return st;
+    if (st != RD_OK) return st;
 
     rd_dtype dt = RD_DT_UNDEFINED;
     bool swap = false;
     if (h.structured)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: unsupported structured dtype (descr is a list "
-                         "of fields)", name);
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: unsupported structured dtype (descr is a list "
+                         "of fields)",
+                         name);
     if (h.descr_truncated || !descr_dtype(h.descr, &dt, &swap))
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: unsupported dtype '%s%s' (supported: f2 f4 f8 "
-                         "i1 i2 i4 i8 u1 u2 u4 u8 b1, either byte order)", name, h.descr,
-                         h.descr_truncated ? "..." : "");
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: unsupported dtype '%s%s' (supported: f2 f4 f8 "
+                         "i1 i2 i4 i8 u1 u2 u4 u8 b1, either byte order)",
+                         name, h.descr, h.descr_truncated ? "..." : "");
 
     size_t bytes;
     st = rd_shape_bytes(dt, h.rank, h.dims, &bytes, err);
-    if (st != RD_OK)
-        return rd_error_prefix(err, "%s: header 'shape'", name);
+    if (st != RD_OK) return rd_error_prefix(err, "%s: header 'shape'", name);
     size_t avail = len - data_off;
     if (avail < bytes)
-        return rd_errorf(err, RD_E_PARSE, "%s: truncated data: %s shape needs %zu bytes after the "
-                         "header at byte %zu, the file has %zu", name, rd_dtype_name(dt), bytes,
-                         data_off, avail);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: truncated data: %s shape needs %zu bytes after the "
+                         "header at byte %zu, the file has %zu",
+                         name, rd_dtype_name(dt), bytes, data_off, avail);
 
     st = rd_tensor_alloc(out, dt, h.rank, h.dims, err);
-    if (st != RD_OK)
-        return rd_error_prefix(err, "%s", name);
+    if (st != RD_OK) return rd_error_prefix(err, "%s", name);
     size_t size = rd_dtype_get(dt)->size;
     size_t n = bytes / size;
     const uint8_t *src = p + data_off;
@@ -556,8 +556,7 @@ rd_status rd_npy_parse(const void *buf, size_t len, const char *name, rd_tensor 
             fortran_to_c(out->data, src, h.rank, h.dims, n, size);
         else
             memcpy(out->data, src, bytes);
-        if (swap)
-            byteswap(out->data, n, size);
+        if (swap) byteswap(out->data, n, size);
         if (dt == RD_DT_BOOL) {
             uint8_t *b = out->data;
             for (size_t i = 0; i < n; i++)
@@ -575,8 +574,8 @@ rd_status rd_npy_load(const char *path, rd_tensor *out, rd_error *err)
     out->dtype = RD_DT_F32;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s", path,
-                         strerror(errno));
+        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s",
+                         path, strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         close(fd);
@@ -584,8 +583,9 @@ rd_status rd_npy_load(const char *path, rd_tensor *out, rd_error *err)
     }
     if ((uint64_t)sb.st_size > RD_MAX_TENSOR_BYTES + NPY_FILE_SLACK) {
         close(fd);
-        return rd_errorf(err, RD_E_LIMIT, "%s: file of %lld bytes exceeds the %llu-byte tensor limit",
-                         path, (long long)sb.st_size, (unsigned long long)RD_MAX_TENSOR_BYTES);
+        return rd_errorf(err, RD_E_LIMIT,
+                         "%s: file of %lld bytes exceeds the %llu-byte tensor limit", path,
+                         (long long)sb.st_size, (unsigned long long)RD_MAX_TENSOR_BYTES);
     }
     size_t len = (size_t)sb.st_size;
     uint8_t *buf = malloc(len ? len : 1);
@@ -596,8 +596,7 @@ rd_status rd_npy_load(const char *path, rd_tensor *out, rd_error *err)
     size_t got = 0;
     while (got < len) {
         ssize_t r = read(fd, buf + got, len - got);
-        if (r < 0 && errno == EINTR)
-            continue;
+        if (r < 0 && errno == EINTR) continue;
         if (r <= 0) {
             rd_status code = rd_errorf(err, RD_E_IO, "%s: read failed at byte %zu: %s", path, got,
                                        r < 0 ? strerror(errno) : "file shrank while reading");
@@ -621,14 +620,12 @@ rd_status rd_npy_load(const char *path, rd_tensor *out, rd_error *err)
 __attribute__((format(printf, 4, 5))) static void append(char *buf, size_t cap, size_t *used,
                                                          const char *fmt, ...)
 {
-    if (*used >= cap)
-        return;
+    if (*used >= cap) return;
     va_list ap;
     va_start(ap, fmt);
     int w = vsnprintf(buf + *used, cap - *used, fmt, ap);
     va_end(ap);
-    if (w > 0)
-        *used += (size_t)w < cap - *used ? (size_t)w : cap - *used - 1;
+    if (w > 0) *used += (size_t)w < cap - *used ? (size_t)w : cap - *used - 1;
 }
 
 /* The dict as numpy's _write_array_header writes it: sorted keys, repr values, growth spaces. */
@@ -660,8 +657,7 @@ rd_status rd_npy_write(const rd_tensor *t, void **out_buf, size_t *out_len, rd_e
                          info->name);
     size_t bytes;
     rd_status st = rd_shape_bytes(t->dtype, t->rank, t->dims, &bytes, err);
-    if (st != RD_OK)
-        return st;
+    if (st != RD_OK) return st;
     if (bytes && !t->data)
         return rd_errorf(err, RD_E_INVAL, "cannot write a %zu-byte tensor with no data", bytes);
 
@@ -677,10 +673,10 @@ rd_status rd_npy_write(const rd_tensor *t, void **out_buf, size_t *out_len, rd_e
     size_t header = NPY_MAGIC_LEN + 2 + len_size + hlen + pad;
     size_t total;
     if (__builtin_add_overflow(header, bytes, &total))
-        return rd_errorf(err, RD_E_LIMIT, "an .npy of %zu data bytes does not fit in memory", bytes);
+        return rd_errorf(err, RD_E_LIMIT, "an .npy of %zu data bytes does not fit in memory",
+                         bytes);
     uint8_t *b = malloc(total);
-    if (!b)
-        return rd_errorf(err, RD_E_NOMEM, "cannot allocate %zu bytes for an .npy image", total);
+    if (!b) return rd_errorf(err, RD_E_NOMEM, "cannot allocate %zu bytes for an .npy image", total);
     memcpy(b, NPY_MAGIC, NPY_MAGIC_LEN);
     b[6] = len_size == 2 ? 1 : 2;
     b[7] = 0;
@@ -709,10 +705,8 @@ static int write_all(int fd, const uint8_t *buf, size_t len)
 {
     while (len) {
         ssize_t w = write(fd, buf, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
         buf += w;
         len -= (size_t)w;
     }
@@ -721,13 +715,11 @@ static int write_all(int fd, const uint8_t *buf, size_t len)
 
 rd_status rd_npy_save(const char *path, const rd_tensor *t, rd_error *err)
 {
-    if (!path)
-        return rd_errorf(err, RD_E_INVAL, "rd_npy_save needs a path");
+    if (!path) return rd_errorf(err, RD_E_INVAL, "rd_npy_save needs a path");
     void *img;
     size_t len;
     rd_status st = rd_npy_write(t, &img, &len, err);
-    if (st != RD_OK)
-        return rd_error_prefix(err, "%s", path);
+    if (st != RD_OK) return rd_error_prefix(err, "%s", path);
 
     /* The temporary sits beside the target so that rename() stays within one file system. */
     size_t tmp_cap = strlen(path) + 64;
@@ -743,8 +735,7 @@ rd_status rd_npy_save(const char *path, const rd_tensor *t, rd_error *err)
         snprintf(tmp, tmp_cap, "%s.%ld-%lx.tmp", path, (long)getpid(),
                  (unsigned long)(ts.tv_nsec + attempt * 7919L));
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST)
-            break;
+        if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) {
         st = rd_errorf(err, RD_E_IO, "%s: cannot create temporary file %s: %s", path, tmp,
@@ -763,7 +754,8 @@ rd_status rd_npy_save(const char *path, const rd_tensor *t, rd_error *err)
         goto out;
     }
     if (rename(tmp, path) != 0) {
-        st = rd_errorf(err, RD_E_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
+        st = rd_errorf(err, RD_E_IO, "%s: cannot rename %s into place: %s", path, tmp,
+                       strerror(errno));
         unlink(tmp);
         goto out;
     }

@@ -141,8 +141,83 @@ static void test_demo_run_inspect(void)
     free(dir);
 }
 
+static void write_bytes(const char *path, const void *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fwrite(buf, 1, len, f);
+    fclose(f);
+}
+
+/* Broken models give one clear error naming the file, and exit code 3. */
+static void test_bad_models(void)
+{
+    char *dir = rd_test_tmpdir("cli-bad");
+    char good[4200], path[4200];
+    snprintf(good, sizeof good, "%s/good", dir);
+    cli_result r = cli("demo", "-o", good, NULL);
+    CU_ASSERT_EQUAL_FATAL(r.code, 0);
+    cli_free(&r);
+    snprintf(path, sizeof path, "%s/demo.onnx", good);
+    size_t len;
+    char *bytes = rd_test_read_file(path, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bytes);
+
+    snprintf(path, sizeof path, "%s/truncated.onnx", dir);
+    write_bytes(path, bytes, len / 2);
+    r = cli("inspect", path, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "truncated.onnx"));
+    cli_free(&r);
+
+    snprintf(path, sizeof path, "%s/garbage.onnx", dir);
+    static const char garbage[] = "\xff\xff\xff\xff this is not protobuf";
+    write_bytes(path, garbage, sizeof garbage - 1);
+    r = cli("run", path, "-i", "x.npy", NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "garbage.onnx"));
+    cli_free(&r);
+
+    /* two unknown ops are listed together, with their node names */
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 17);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 1, (const int64_t[]){4}, NULL);
+    rd_onnx_add_node(b, "FancyOp", "first_fancy", (const char *const[]){"x"}, 1, (const char *const[]){"y"}, 1);
+    rd_onnx_add_node(b, "OtherOp", "second_other", (const char *const[]){"y"}, 1, (const char *const[]){"z"}, 1);
+    rd_onnx_add_output(b, "z", RD_DT_F32, -1, NULL, NULL);
+    snprintf(path, sizeof path, "%s/unknown_ops.onnx", dir);
+    rd_error err;
+    CU_ASSERT_EQUAL(rd_onnx_builder_save(b, path, &err), RD_OK);
+    rd_onnx_builder_destroy(b);
+    r = cli("run", path, "-i", "x.npy", NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "first_fancy"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "second_other"));
+    cli_free(&r);
+    r = cli("inspect", path, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "UNSUPPORTED"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "second_other"));
+    cli_free(&r);
+
+    /* an input .npy of the wrong shape */
+    char npy[4200], named[4300];
+    snprintf(npy, sizeof npy, "%s/small.npy", dir);
+    rd_tensor t;
+    CU_ASSERT_EQUAL(rd_tensor_alloc(&t, RD_DT_F32, 4, (const int64_t[]){1, 3, 8, 8}, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_npy_save(npy, &t, &err), RD_OK);
+    rd_tensor_fini(&t);
+    snprintf(path, sizeof path, "%s/demo.onnx", good);
+    snprintf(named, sizeof named, "image=%s", npy);
+    r = cli("run", path, "--input", named, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "must have shape 1x3x32x32, got 1x3x8x8"));
+    cli_free(&r);
+    free(bytes);
+    free(dir);
+}
+
 RD_TEST_REGISTER(register_cli)
 {
     RD_SUITE("cli", {"version and help", test_version_and_help}, {"usage errors", test_usage_errors},
-             {"demo, run, inspect", test_demo_run_inspect});
+             {"demo, run, inspect", test_demo_run_inspect}, {"bad models and inputs", test_bad_models});
 }

@@ -1,10 +1,10 @@
 /*
  * fuzz_npy.c: libFuzzer target for .npy parsing (rd_npy_parse), with a write-then-read oracle.
  *
- * Whatever parses must serialise with rd_npy_write and parse back to the same dtype, shape and bytes;
- * whatever fails must fail with a real status and a message naming the file. Any violation traps, so
- * the fuzzer reports it like a crash. Inputs are capped at 1 MiB: the reader never allocates more than
- * the data present, so the cap bounds memory and time.
+ * Whatever parses must serialise with rd_npy_write and parse back to the same dtype, shape and
+ * bytes; whatever fails must fail with a real status and a message naming the file. Any violation
+ * traps, so the fuzzer reports it like a crash. Inputs are capped at 1 MiB: the reader never
+ * allocates more than the data present, so the cap bounds memory and time.
  */
 #include "rknn_diag/simulator.h"
 
@@ -16,14 +16,11 @@
 
 static bool same_tensor(const rd_tensor *a, const rd_tensor *b)
 {
-    if (a->dtype != b->dtype || a->rank != b->rank)
-        return false;
+    if (a->dtype != b->dtype || a->rank != b->rank) return false;
     for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i])
-            return false;
+        if (a->dims[i] != b->dims[i]) return false;
     size_t n = rd_tensor_nbytes(a);
-    if (n == 0)
-        return a->data == NULL && b->data == NULL;
+    if (n == 0) return a->data == NULL && b->data == NULL;
     return a->data && b->data && memcmp(a->data, b->data, n) == 0;
 }
 
@@ -31,21 +28,17 @@ static bool same_tensor(const rd_tensor *a, const rd_tensor *b)
 static void check_error(rd_status st, const rd_error *err, const rd_tensor *t)
 {
     size_t len = strlen(err->msg);
-    if (st == RD_OK || st != err->code || st >= RD_STATUS_COUNT)
-        __builtin_trap();
+    if (st == RD_OK || st != err->code || st >= RD_STATUS_COUNT) __builtin_trap();
     if (strncmp(err->msg, FUZZ_NAME ": ", sizeof FUZZ_NAME + 1) != 0 || err->msg[len - 1] == '\n')
         __builtin_trap();
-    if (t->data != NULL)
-        __builtin_trap();
+    if (t->data != NULL) __builtin_trap();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > FUZZ_MAX_INPUT)
-        return 0;
+    if (size > FUZZ_MAX_INPUT) return 0;
     uint8_t *buf = malloc(size ? size : 1); /* exact size, so over-reads hit the redzone */
-    if (!buf)
-        return 0;
+    if (!buf) return 0;
     memcpy(buf, data, size);
 
     rd_tensor t;
@@ -63,14 +56,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rd_npy_write(&t, &img, &len, &err) != RD_OK)
         __builtin_trap(); /* everything we read, we can write */
     rd_tensor back;
-    if (rd_npy_parse(img, len, "rewrite.npy", &back, &err) != RD_OK)
-        __builtin_trap();
-    if (!same_tensor(&t, &back))
-        __builtin_trap();
+    if (rd_npy_parse(img, len, "rewrite.npy", &back, &err) != RD_OK) __builtin_trap();
+    if (!same_tensor(&t, &back)) __builtin_trap();
     /* writing is deterministic: the re-read tensor serialises to the same image */
     void *img2 = NULL;
     size_t len2 = 0;
-    if (rd_npy_write(&back, &img2, &len2, &err) != RD_OK || len2 != len || memcmp(img, img2, len) != 0)
+    if (rd_npy_write(&back, &img2, &len2, &err) != RD_OK || len2 != len ||
+        memcmp(img, img2, len) != 0)
         __builtin_trap();
     free(img2);
     free(img);

@@ -1,16 +1,17 @@
 /*
- * replay_main.c: runs a fuzz target without libFuzzer, so that every build (gcc included) exercises it
- * under its sanitizers as a CTest (after zstd's regression_driver.c and SQLite's fuzzcheck).
+ * replay_main.c: runs a fuzz target without libFuzzer, so that every build (gcc included) exercises
+ * it under its sanitizers as a CTest (after zstd's regression_driver.c and SQLite's fuzzcheck).
  *
  *     replay_<name> [-n MUTATIONS] [-s SEED] [-m INDEX [-o OUT]] [-v] PATH...
  *
- * Each PATH is a corpus folder (every regular file in it, in name order) or a single file. A missing
- * folder counts as one empty input. Every input runs as is, then as MUTATIONS (default 300) mutated
- * copies: bit flips, interesting bytes and integers, truncations, insertions, deletions and duplicated
- * spans, drawn from a PRNG seeded by SEED, the file name and the mutation index, so a failing run is
- * repeated exactly by the same command. -v prints each mutation index before running it; -m INDEX runs
- * only that mutation of each input and -o OUT also writes it to OUT (to hand it to a debugger or add
- * it to the corpus). A crash or sanitizer report ends the process with a non-zero status.
+ * Each PATH is a corpus folder (every regular file in it, in name order) or a single file. A
+ * missing folder counts as one empty input. Every input runs as is, then as MUTATIONS (default 300)
+ * mutated copies: bit flips, interesting bytes and integers, truncations, insertions, deletions and
+ * duplicated spans, drawn from a PRNG seeded by SEED, the file name and the mutation index, so a
+ * failing run is repeated exactly by the same command. -v prints each mutation index before running
+ * it; -m INDEX runs only that mutation of each input and -o OUT also writes it to OUT (to hand it
+ * to a debugger or add it to the corpus). A crash or sanitizer report ends the process with a
+ * non-zero status.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,8 +25,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_FILE_BYTES ((size_t)64 << 20) /* corpus files larger than this are refused */
-#define MUTATION_BYTES ((size_t)64 << 20) /* mutated bytes per input, to bound time on big seeds */
-#define MAX_STEPS 4                        /* mutation steps applied to one copy */
+#define MUTATION_BYTES ((size_t)64 << 20) /* bytes mutated per input: bounds time on big seeds */
+#define MAX_STEPS 4                       /* mutation steps applied to one copy */
 
 typedef struct replay_opts {
     long mutations;
@@ -63,20 +64,19 @@ static void insert_at(uint8_t *b, size_t *len, size_t pos, const uint8_t *src, s
 /* One mutation step on b[0..*len), growing at most to cap. */
 static void mutate_step(uint8_t *b, size_t *len, size_t cap, uint64_t *s)
 {
-    static const uint8_t bytes[] = {0, 1, 0x7f, 0x80, 0xff, '0', '9', '-', ',', '(', ')',
-                                    '{', '}', '\'', '"', ':', ' ', '\n', '[', ']', 'L'};
-    static const uint32_t ints[] = {0, 1, 0x7f, 0x80, 0xff, 0x100, 0x7fff, 0x8000, 0xffff, 0x10000,
+    static const uint8_t bytes[] = {0,   1,   0x7f, 0x80, 0xff, '0', '9',  '-', ',', '(', ')',
+                                    '{', '}', '\'', '"',  ':',  ' ', '\n', '[', ']', 'L'};
+    static const uint32_t ints[] = {0,          1,           0x7f,       0x80,   0xff,
+                                    0x100,      0x7fff,      0x8000,     0xffff, 0x10000,
                                     0x7fffffff, 0x80000000u, 0xffffffffu};
     size_t n = *len;
     size_t pos = n ? (size_t)(rnd(s) % n) : 0;
     switch (rnd(s) % 8) {
     case 0: /* flip a bit */
-        if (n)
-            b[pos] ^= (uint8_t)(1u << (rnd(s) % 8));
+        if (n) b[pos] ^= (uint8_t)(1u << (rnd(s) % 8));
         break;
     case 1: /* an interesting byte */
-        if (n)
-            b[pos] = bytes[rnd(s) % sizeof bytes];
+        if (n) b[pos] = bytes[rnd(s) % sizeof bytes];
         break;
     case 2: /* an interesting little-endian integer */
         if (n >= 4) {
@@ -116,8 +116,7 @@ static void mutate_step(uint8_t *b, size_t *len, size_t cap, uint64_t *s)
         break;
     }
     default: /* a random byte */
-        if (n)
-            b[pos] = (uint8_t)rnd(s);
+        if (n) b[pos] = (uint8_t)rnd(s);
         break;
     }
 }
@@ -139,8 +138,7 @@ static int write_file(const char *path, const uint8_t *data, size_t len)
 {
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(data, 1, len, f) != len) {
-        if (f)
-            fclose(f);
+        if (f) fclose(f);
         return -1;
     }
     return fclose(f);
@@ -164,16 +162,14 @@ static long replay_input(const char *label, const uint8_t *data, size_t len, con
     long count = o->mutations < budget ? o->mutations : (budget > 10 ? budget : 10);
     uint64_t base = o->seed ^ hash_str(label);
     for (long j = 0; j < count; j++) {
-        if (o->only >= 0 && j != o->only)
-            continue;
+        if (o->only >= 0 && j != o->only) continue;
         uint64_t s = base + (uint64_t)j * 0x2545f4914f6cdd1dULL;
         memcpy(buf, data, len);
         size_t n = len;
         int steps = 1 + (int)(rnd(&s) % MAX_STEPS);
         for (int k = 0; k < steps; k++)
             mutate_step(buf, &n, cap, &s);
-        if (o->verbose)
-            fprintf(stderr, "%s: mutation %ld (%zu bytes)\n", label, j, n);
+        if (o->verbose) fprintf(stderr, "%s: mutation %ld (%zu bytes)\n", label, j, n);
         if (o->out && write_file(o->out, buf, n) != 0)
             fprintf(stderr, "replay: cannot write %s: %s\n", o->out, strerror(errno));
         run_one(buf, n);
@@ -186,8 +182,7 @@ static long replay_input(const char *label, const uint8_t *data, size_t len, con
 static uint8_t *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || (uint64_t)st.st_size > MAX_FILE_BYTES) {
         fclose(f);
@@ -232,7 +227,8 @@ static long replay_path(const char *path, long *inputs, const replay_opts *o)
             fprintf(stderr, "replay: %s: %s\n", path, strerror(errno));
             exit(2);
         }
-        fprintf(stderr, "replay: no corpus at %s: running the empty input and its mutations\n", path);
+        fprintf(stderr, "replay: no corpus at %s: running the empty input and its mutations\n",
+                path);
         (*inputs)++;
         return replay_input("empty", (const uint8_t *)"", 0, o);
     }
@@ -250,8 +246,7 @@ static long replay_path(const char *path, long *inputs, const replay_opts *o)
     for (int i = 0; i < n; i++) {
         size_t plen = strlen(path) + strlen(names[i]->d_name) + 2;
         char *full = malloc(plen);
-        if (!full)
-            exit(2);
+        if (!full) exit(2);
         snprintf(full, plen, "%s/%s", path, names[i]->d_name);
         if (stat(full, &st) == 0 && S_ISREG(st.st_mode)) {
             (*inputs)++;

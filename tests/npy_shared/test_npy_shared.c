@@ -1,7 +1,8 @@
 /*
  * test_npy_shared.c: the .npy files under ../shared/models, all written by numpy: every
- * inputs/NAME.npy and golden/SET/NAME.npy. Each loads; its dtype and shape match golden/SET/index.json;
- * and rd_npy_write reproduces the file byte for byte, which checks the writer against numpy's output.
+ * inputs/NAME.npy and golden/SET/NAME.npy. Each loads; its dtype and shape match
+ * golden/SET/index.json; and rd_npy_write reproduces the file byte for byte, which checks the
+ * writer against numpy's output.
  */
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
@@ -28,8 +29,8 @@ static bool load_and_rewrite(const char *path, rd_tensor *t)
     CU_ASSERT_EQUAL(rd_npy_write(t, &img, &img_len, &err), RD_OK);
     bool same = file && img && len == img_len && memcmp(file, img, len) == 0;
     if (!same)
-        fprintf(stderr, "\n%s: rd_npy_write gives %zu bytes that differ from the file's %zu\n", path,
-                img_len, len);
+        fprintf(stderr, "\n%s: rd_npy_write gives %zu bytes that differ from the file's %zu\n",
+                path, img_len, len);
     CU_ASSERT_TRUE(same);
     free(file);
     free(img);
@@ -46,8 +47,7 @@ static void test_inputs_load(void)
     CU_ASSERT_TRUE(g.gl_pathc > 0);
     for (size_t i = 0; i < g.gl_pathc; i++) {
         rd_tensor t;
-        if (!load_and_rewrite(g.gl_pathv[i], &t))
-            continue;
+        if (!load_and_rewrite(g.gl_pathv[i], &t)) continue;
         CU_ASSERT_TRUE(t.rank >= 1);
         CU_ASSERT_TRUE(rd_tensor_numel(&t) > 0);
         rd_tensor_fini(&t);
@@ -55,7 +55,8 @@ static void test_inputs_load(void)
     globfree(&g);
 }
 
-/* One golden set: every entry of index.json against its file. Returns the number of files checked. */
+/* One golden set: every entry of index.json against its file. Returns the number of files checked.
+ */
 static size_t check_golden_set(const char *index_path)
 {
     size_t len = 0;
@@ -67,8 +68,7 @@ static size_t check_golden_set(const char *index_path)
     char dir[4200];
     snprintf(dir, sizeof dir, "%s", index_path);
     char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
+    if (slash) *slash = '\0';
     size_t checked = 0;
     const cJSON *entry;
     cJSON_ArrayForEach(entry, root)
@@ -80,8 +80,7 @@ static size_t check_golden_set(const char *index_path)
         char path[8500];
         snprintf(path, sizeof path, "%s/%s", dir, file->valuestring);
         rd_tensor t;
-        if (!load_and_rewrite(path, &t))
-            continue;
+        if (!load_and_rewrite(path, &t)) continue;
         bool ok = strcmp(rd_dtype_name(t.dtype), dtype->valuestring) == 0 &&
                   t.rank == cJSON_GetArraySize(shape);
         for (int d = 0; ok && d < t.rank; d++)

@@ -410,6 +410,114 @@ rd_status rd_model_run(rd_model *m, const rd_tensor *inputs, size_t n_inputs,
                        const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
+ * Simulation: the model after an NPU toolchain's compiler passes, run at FP16, INT8 (w8a8) or hybrid
+ * precision. docs/numerics.md gives every rule. Tensors are observed as float32 (dequantized).
+ *
+ *     rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
+ *     rd_sim *s;
+ *     rd_sim_create(model, &so, &s, &err);
+ *     rd_calibrate(s, dataset_inputs, n_samples, &copt, &err);   // or rd_sim_set_range per tensor
+ *     rd_sim_run(s, inputs, n_in, &ropt, outputs, n_out, &err);
+ */
+
+typedef enum rd_prec {
+    RD_PREC_FP32 = 0,
+    RD_PREC_FP16 = 1,
+    RD_PREC_INT8 = 2,
+    RD_PREC_INT16 = 3,
+} rd_prec;
+
+const char *rd_prec_name(rd_prec p); /* "float32", "float16", "int8", "int16" */
+
+typedef struct rd_sim rd_sim;
+
+typedef struct rd_sim_options {
+    rd_prec precision;          /* RD_PREC_FP16 for a float16 build, RD_PREC_INT8 for w8a8 */
+    int optimization_level;     /* 0..3 (docs/numerics.md); 3 is RKNN's default */
+    bool per_tensor_weights;    /* quantized_method "layer" instead of "channel" */
+} rd_sim_options;
+
+/** Applies the compiler passes to a private copy of m (which the caller keeps and may destroy later). */
+rd_status rd_sim_create(const rd_model *m, const rd_sim_options *opt, rd_sim **out, rd_error *err);
+void rd_sim_destroy(rd_sim *s);
+
+/** The optimised graph (read-only): value and node indices below refer to it. */
+const rd_model *rd_sim_model(const rd_sim *s);
+
+/** What the passes did with a tensor name of the original model. */
+typedef struct rd_sim_tensor {
+    int value;            /* index in the optimised graph, -1 if the tensor no longer exists */
+    int fused_into;       /* value it was fused into (blank row in reports), -1 if not fused */
+    bool materialized;    /* held at its precision (false: a fused producer's output) */
+    rd_prec precision;    /* precision it is held in when materialised */
+    bool quantized;       /* INT8 with parameters set (by calibration, a cfg or rd_sim_set_range) */
+    float scale;          /* activation parameters when quantized */
+    int32_t zero_point;
+    float min, max;       /* the range they came from */
+} rd_sim_tensor;
+
+/** Looks a tensor of the original model up; RD_E_NOTFOUND with the closest names if unknown. */
+rd_status rd_sim_tensor_get(const rd_sim *s, const char *name, rd_sim_tensor *out, rd_error *err);
+
+/** Sets an activation's INT8 parameters from a range (RKNN's rule, docs/numerics.md). */
+rd_status rd_sim_set_range(rd_sim *s, const char *name, float min, float max, rd_error *err);
+/** Sets an activation's INT8 parameters exactly (imported from a .quantization.cfg). */
+rd_status rd_sim_set_qparams(rd_sim *s, const char *name, float scale, int32_t zero_point, rd_error *err);
+/** Forces a tensor (and the layer producing it) to a precision: hybrid quantization. */
+rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error *err);
+
+/** Per-layer facts gathered by the last rd_sim_run (reset at each run). */
+typedef struct rd_sim_layer_stats {
+    int64_t fp16_overflow;      /* values that became inf when rounded to float16 */
+    int64_t fp16_first_index;   /* flat index of the first, -1 if none */
+    double fp16_max_abs;        /* largest magnitude before rounding */
+    int64_t saturated;          /* int8 values clamped at -128 or 127 */
+    int64_t rounded_to_zero;    /* non-zero values that quantized to the zero point */
+    int64_t count;              /* elements */
+} rd_sim_layer_stats;
+
+/** Stats of value (an optimised-graph index) from the last run; zeroed if none. */
+void rd_sim_layer_stats_get(const rd_sim *s, int value, rd_sim_layer_stats *out);
+
+/** Runs the simulation; inputs and outputs as rd_model_run (float32 graph tensors). */
+rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
+                     rd_tensor *outputs, size_t n_outputs, rd_error *err);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Calibration: activation ranges of every materialised tensor of a simulation over a dataset, streamed
+ * (running min/max and histograms, never stored activations), on several threads.
+ */
+
+typedef enum rd_calib_method {
+    RD_CALIB_NORMAL = 0,        /* min/max */
+    RD_CALIB_KL = 1,            /* kl_divergence: histogram threshold minimising KL divergence */
+    RD_CALIB_MMSE = 2,          /* clipping range minimising quantize-dequantize squared error */
+} rd_calib_method;
+
+typedef void (*rd_progress_fn)(void *user, size_t done, size_t total);
+
+typedef struct rd_calib_options {
+    rd_calib_method method;
+    int threads;                /* 0 = all cores */
+    rd_progress_fn progress;    /* may be NULL; called from the calling thread */
+    void *progress_user;
+} rd_calib_options;
+
+/**
+ * Supplies sample k: fills inputs[0..n_inputs-1] (float32 graph tensors, already preprocessed) with
+ * tensors the calibration frees. Called from worker threads: must be thread-safe.
+ */
+typedef rd_status (*rd_sample_fn)(void *user, size_t k, rd_tensor *inputs, rd_error *err);
+
+/**
+ * Calibrates s on n_samples samples: runs the optimised graph in float32 on each, gathers the ranges
+ * (and histograms) of every materialised tensor, graph inputs included, and sets their INT8 parameters
+ * with rd_sim_set_range. Results do not depend on the thread count.
+ */
+rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_samples,
+                       const rd_calib_options *opt, rd_error *err);
+
+/* ---------------------------------------------------------------------------------------------------
  * Operators known to this build (for docs and `inspect`).
  */
 

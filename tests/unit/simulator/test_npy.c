@@ -1,9 +1,10 @@
 /*
  * test_npy.c: .npy reading and writing (simulator/src/npy.c).
  *
- * Reference files in fixtures/npy/ were written by numpy itself (fixtures/npy/make_fixtures.py): the
- * writer must reproduce them byte for byte, and the reader must load them with the values that script
- * puts in (ref_value below mirrors its value()). Malformed headers are built here byte by byte.
+ * Reference files in fixtures/npy/ were written by numpy itself (fixtures/npy/make_fixtures.py):
+ * the writer must reproduce them byte for byte, and the reader must load them with the values that
+ * script puts in (ref_value below mirrors its value()). Malformed headers are built here byte by
+ * byte.
  */
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
@@ -24,23 +25,37 @@ static char *fixture(const char *name)
     return path;
 }
 
-/* Element i of any numeric tensor as a double (the test's own reader, independent of the library). */
+/* Element i of any numeric tensor as a double (the test's own reader, independent of the library).
+ */
 static double elem(const rd_tensor *t, int64_t i)
 {
     switch (t->dtype) {
-    case RD_DT_F16: return rd_f16_to_f32(((const uint16_t *)t->data)[i]);
-    case RD_DT_F32: return ((const float *)t->data)[i];
-    case RD_DT_F64: return ((const double *)t->data)[i];
-    case RD_DT_I8: return ((const int8_t *)t->data)[i];
-    case RD_DT_U8: return ((const uint8_t *)t->data)[i];
-    case RD_DT_I16: return ((const int16_t *)t->data)[i];
-    case RD_DT_U16: return ((const uint16_t *)t->data)[i];
-    case RD_DT_I32: return ((const int32_t *)t->data)[i];
-    case RD_DT_U32: return ((const uint32_t *)t->data)[i];
-    case RD_DT_I64: return (double)((const int64_t *)t->data)[i];
-    case RD_DT_U64: return (double)((const uint64_t *)t->data)[i];
-    case RD_DT_BOOL: return ((const uint8_t *)t->data)[i];
-    default: return -1e300;
+    case RD_DT_F16:
+        return rd_f16_to_f32(((const uint16_t *)t->data)[i]);
+    case RD_DT_F32:
+        return ((const float *)t->data)[i];
+    case RD_DT_F64:
+        return ((const double *)t->data)[i];
+    case RD_DT_I8:
+        return ((const int8_t *)t->data)[i];
+    case RD_DT_U8:
+        return ((const uint8_t *)t->data)[i];
+    case RD_DT_I16:
+        return ((const int16_t *)t->data)[i];
+    case RD_DT_U16:
+        return ((const uint16_t *)t->data)[i];
+    case RD_DT_I32:
+        return ((const int32_t *)t->data)[i];
+    case RD_DT_U32:
+        return ((const uint32_t *)t->data)[i];
+    case RD_DT_I64:
+        return (double)((const int64_t *)t->data)[i];
+    case RD_DT_U64:
+        return (double)((const uint64_t *)t->data)[i];
+    case RD_DT_BOOL:
+        return ((const uint8_t *)t->data)[i];
+    default:
+        return -1e300;
     }
 }
 
@@ -48,12 +63,9 @@ static double elem(const rd_tensor *t, int64_t i)
 static double ref_value(rd_dtype dt, int64_t i)
 {
     const rd_dtype_info *info = rd_dtype_get(dt);
-    if (dt == RD_DT_BOOL)
-        return i % 3 == 1;
-    if (info->is_float)
-        return ((double)i - 2.5) * 0.75;
-    if (info->is_signed)
-        return (double)((i * 37 + 5) % 251 - 125);
+    if (dt == RD_DT_BOOL) return i % 3 == 1;
+    if (info->is_float) return ((double)i - 2.5) * 0.75;
+    if (info->is_signed) return (double)((i * 37 + 5) % 251 - 125);
     return (double)((i * 37 + 5) % 251);
 }
 
@@ -62,18 +74,15 @@ static bool values_are_reference(const rd_tensor *t)
 {
     int64_t n = rd_tensor_numel(t);
     for (int64_t i = 0; i < n; i++)
-        if (elem(t, i) != ref_value(t->dtype, i))
-            return false;
+        if (elem(t, i) != ref_value(t->dtype, i)) return false;
     return true;
 }
 
 static bool same_tensor(const rd_tensor *a, const rd_tensor *b)
 {
-    if (a->dtype != b->dtype || a->rank != b->rank)
-        return false;
+    if (a->dtype != b->dtype || a->rank != b->rank) return false;
     for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i])
-            return false;
+        if (a->dims[i] != b->dims[i]) return false;
     size_t n = rd_tensor_nbytes(a);
     return n == 0 || memcmp(a->data, b->data, n) == 0;
 }
@@ -90,8 +99,7 @@ static void assert_writes_like_numpy(const rd_tensor *t, const char *name)
     CU_ASSERT_EQUAL_FATAL(rd_npy_write(t, &img, &len, &err), RD_OK);
     CU_ASSERT_EQUAL(len, ref_len);
     bool same = len == ref_len && memcmp(img, ref, len) == 0;
-    if (!same)
-        fprintf(stderr, "\n%s: rd_npy_write differs from numpy's bytes\n", name);
+    if (!same) fprintf(stderr, "\n%s: rd_npy_write differs from numpy's bytes\n", name);
     CU_ASSERT_TRUE(same);
     free(img);
     free(ref);
@@ -100,8 +108,7 @@ static void assert_writes_like_numpy(const rd_tensor *t, const char *name)
 static rd_status load_fixture(const char *name, rd_tensor *t, rd_error *err)
 {
     rd_status st = rd_npy_load(fixture(name), t, err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s: %s\n", name, err->msg);
+    if (st != RD_OK) fprintf(stderr, "\n%s: %s\n", name, err->msg);
     return st;
 }
 
@@ -333,8 +340,7 @@ static void test_save_and_load(void)
     int entries = 0;
     struct dirent *de;
     while ((de = readdir(dh)) != NULL)
-        if (de->d_name[0] != '.')
-            entries++;
+        if (de->d_name[0] != '.') entries++;
     closedir(dh);
     CU_ASSERT_EQUAL(entries, 1);
     /* saving into a folder that does not exist names the path */
@@ -401,7 +407,8 @@ static void test_bool_is_normalised(void)
  * Headers built by hand
  */
 
-/* An .npy image: magic, version, header length, the header text as given, then data_len bytes 0x11. */
+/* An .npy image: magic, version, header length, the header text as given, then data_len bytes 0x11.
+ */
 static uint8_t *make_npy(int major, const char *header, size_t data_len, size_t *out_len)
 {
     size_t hlen = strlen(header);
@@ -420,7 +427,8 @@ static uint8_t *make_npy(int major, const char *header, size_t data_len, size_t 
 }
 
 /* Parses a hand-made header; returns the status and leaves the message in err. */
-static rd_status parse_header(int major, const char *header, size_t data_len, rd_tensor *t, rd_error *err)
+static rd_status parse_header(int major, const char *header, size_t data_len, rd_tensor *t,
+                              rd_error *err)
 {
     size_t len;
     uint8_t *b = make_npy(major, header, data_len, &len);
@@ -450,7 +458,8 @@ static void test_tolerant_headers(void)
         {"{'descr': 'u1', 'fortran_order': False, 'shape': (24,), }", RD_DT_U8, 1, 24},
         {"{'descr': '<i1', 'fortran_order': False, 'shape': (24,), }", RD_DT_I8, 1, 24},
         {"{'descr': '>u1', 'fortran_order': False, 'shape': (24,), }", RD_DT_U8, 1, 24},
-        {"{'descr': '<i8', 'fortran_order': False, 'shape': (3L,), }", RD_DT_I64, 1, 3}, /* Python 2 */
+        {"{'descr': '<i8', 'fortran_order': False, 'shape': (3L,), }", RD_DT_I64, 1,
+         3}, /* Python 2 */
         {"{'descr': '<f4', 'fortran_order': True, 'shape': (6,), }", RD_DT_F32, 1, 6},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (-0,), }", RD_DT_F32, 1, 0},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (), }", RD_DT_F32, 0, 0},
@@ -459,9 +468,9 @@ static void test_tolerant_headers(void)
         for (int major = 1; major <= 3; major++) {
             rd_tensor t;
             rd_error err;
-            rd_status st = parse_header(major, cases[k].header, 64, &t, &err); /* extra data ignored */
-            if (st != RD_OK)
-                fprintf(stderr, "\ncase %zu: %s\n", k, err.msg);
+            rd_status st =
+                parse_header(major, cases[k].header, 64, &t, &err); /* extra data ignored */
+            if (st != RD_OK) fprintf(stderr, "\ncase %zu: %s\n", k, err.msg);
             CU_ASSERT_EQUAL(st, RD_OK);
             CU_ASSERT_EQUAL(t.dtype, cases[k].dtype);
             CU_ASSERT_EQUAL(t.rank, cases[k].rank);
@@ -546,8 +555,9 @@ static void test_malformed_headers(void)
         {"{'descr': [('a', '<f4'), 'fortran_order': False, 'shape': (2,), }", 8, RD_E_PARSE,
          "unbalanced '}'"},
         {"{'descr': [('a', '<f4')", 8, RD_E_PARSE, "unterminated bracket"},
-        {"{'descr': [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", 8,
-         RD_E_PARSE, "nested deeper than 32"},
+        {"{'descr': "
+         "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+         8, RD_E_PARSE, "nested deeper than 32"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (10,), }", 8, RD_E_PARSE,
          "x.npy: truncated data: float32 shape needs 40 bytes after the header at byte 68, the "
          "file has 8"},
@@ -561,7 +571,8 @@ static void test_malformed_headers(void)
          "unsupported dtype '<f16'"},
         {"{'descr': '', 'fortran_order': False, 'shape': (2,), }", 8, RD_E_UNSUPPORTED,
          "unsupported dtype ''"},
-        /* found by fuzz_npy: empty, but the other dims multiply past int64 (numpy refuses it too) */
+        /* found by fuzz_npy: empty, but the other dims multiply past int64 (numpy refuses it too)
+         */
         {"{'descr': '>i8', 'fortran_order': True, 'shape': (6669999999999999990, 1, 2, 0, 2), }", 8,
          RD_E_LIMIT, "x.npy: header 'shape': empty tensor whose non-zero dims multiply past 2^63"},
     };
@@ -570,10 +581,11 @@ static void test_malformed_headers(void)
         rd_error err;
         rd_error_clear(&err);
         rd_status st = parse_header(1, cases[k].header, cases[k].data_len, &t, &err);
-        bool ok = st == cases[k].code && strstr(err.msg, cases[k].msg) && strncmp(err.msg, "x.npy: ", 7) == 0;
+        bool ok = st == cases[k].code && strstr(err.msg, cases[k].msg) &&
+                  strncmp(err.msg, "x.npy: ", 7) == 0;
         if (!ok)
-            fprintf(stderr, "\ncase %zu: got %s \"%s\", want %s \"%s\"\n", k, rd_status_str(st), err.msg,
-                    rd_status_str(cases[k].code), cases[k].msg);
+            fprintf(stderr, "\ncase %zu: got %s \"%s\", want %s \"%s\"\n", k, rd_status_str(st),
+                    err.msg, rd_status_str(cases[k].code), cases[k].msg);
         CU_ASSERT_TRUE(ok);
         CU_ASSERT_PTR_NULL(t.data);
     }
@@ -593,14 +605,16 @@ static void test_malformed_prefix(void)
         {"\x93NUMPZ\x01\x00\x04\x00{}  ", 14, RD_E_PARSE, "bad magic"},
         {"PK\x03\x04\x14\x00\x00\x00", 8, RD_E_PARSE, "bad magic"},
         {"\x93NUMPY", 6, RD_E_PARSE, "no format version"},
-        {"\x93NUMPY\x04\x00\x04\x00{}  ", 14, RD_E_UNSUPPORTED, "x.npy: byte 6: unsupported .npy format version 4.0"},
+        {"\x93NUMPY\x04\x00\x04\x00{}  ", 14, RD_E_UNSUPPORTED,
+         "x.npy: byte 6: unsupported .npy format version 4.0"},
         {"\x93NUMPY\x01\x01\x04\x00{}  ", 14, RD_E_UNSUPPORTED, "version 1.1"},
         {"\x93NUMPY\x00\x00\x04\x00{}  ", 14, RD_E_UNSUPPORTED, "version 0.0"},
         {"\x93NUMPY\x01\x00\x04", 9, RD_E_PARSE, "the header length needs 2 bytes at byte 8"},
         {"\x93NUMPY\x02\x00\x04\x00\x00", 11, RD_E_PARSE, "the header length needs 4 bytes"},
         {"\x93NUMPY\x01\x00\x40\x00{}  ", 14, RD_E_PARSE,
          "x.npy: byte 8: header length 64 runs past the end of the file (4 bytes after byte 10)"},
-        {"\x93NUMPY\x02\x00\xff\xff\xff\xff{}", 14, RD_E_PARSE, "header length 4294967295 runs past"},
+        {"\x93NUMPY\x02\x00\xff\xff\xff\xff{}", 14, RD_E_PARSE,
+         "header length 4294967295 runs past"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         rd_tensor t;
@@ -609,8 +623,8 @@ static void test_malformed_prefix(void)
         rd_status st = rd_npy_parse(cases[k].bytes, cases[k].len, "x.npy", &t, &err);
         bool ok = st == cases[k].code && strstr(err.msg, cases[k].msg);
         if (!ok)
-            fprintf(stderr, "\nprefix case %zu: got %s \"%s\", want %s \"%s\"\n", k, rd_status_str(st),
-                    err.msg, rd_status_str(cases[k].code), cases[k].msg);
+            fprintf(stderr, "\nprefix case %zu: got %s \"%s\", want %s \"%s\"\n", k,
+                    rd_status_str(st), err.msg, rd_status_str(cases[k].code), cases[k].msg);
         CU_ASSERT_TRUE(ok);
     }
 }
@@ -636,8 +650,7 @@ static void test_every_truncation_fails_cleanly(void)
 
 RD_TEST_REGISTER(register_npy)
 {
-    RD_SUITE("npy",
-             {"every dtype matches numpy", test_every_dtype_matches_numpy},
+    RD_SUITE("npy", {"every dtype matches numpy", test_every_dtype_matches_numpy},
              {"ranks 0..8 match numpy", test_ranks_0_to_8_match_numpy},
              {"empty arrays match numpy", test_empty_arrays_match_numpy},
              {"big-endian is converted", test_big_endian_is_converted},
