@@ -22,7 +22,7 @@ gen="$build/tests/gen_opset_fixtures"
 
 rm -rf "$scratch"
 if [ -z "$filter" ]; then rm -rf "$out"; fi
-"$gen" "$out" "$scratch" $filter
+"$gen" "$out" "$scratch" ${filter:+"$filter"}
 
 failed=0
 for case_scratch in "$scratch"/*/; do
