@@ -295,4 +295,9 @@ bool sim_yscalar_str(const sim_ynode *n, const char **out);
 /** True for a null scalar (empty plain, ~, null, Null, NULL). */
 bool sim_ynode_is_null(const sim_ynode *n);
 
+
+/* BMP decoding (image_bmp.c), called by rd_image_parse after the "BM" magic. */
+rd_status sim_bmp_parse(const unsigned char *buf, size_t len, const char *name, uint64_t max_pixels, rd_tensor *out,
+                        rd_error *err);
+
 #endif /* RD_SIM_INTERNAL_H */

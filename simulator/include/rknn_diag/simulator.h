@@ -356,7 +356,8 @@ typedef struct rd_input_spec {
  * ITU-R 601 weights) where the model wants it, bilinear resize with half-pixel centres (OpenCV's
  * INTER_LINEAR, align_corners false) when the size differs, each reported through warn; then RGB2BGR,
  * then (x - mean) / std per channel. .npy data is never resized: a shape that fits only the other
- * layout is an RD_E_INVAL naming --input-layout. name is used in messages. out is a new float32 tensor.
+ * layout is an RD_E_PARSE naming --input-layout; mean/std of the wrong length are RD_E_PARSE too.
+ * name is used in messages. out is a new float32 tensor.
  */
 rd_status rd_input_prepare_tensor(const rd_tensor *src, bool is_image, const char *name, const rd_input_spec *spec,
                                   int rank, const int64_t *dims, const rd_warn_sink *warn, rd_tensor *out,
@@ -382,8 +383,8 @@ typedef struct rd_dataset {
 /**
  * Loads a dataset list. n_inputs 0 takes the count of the first sample and requires it everywhere.
  * Checks that every named file exists (RD_E_NOTFOUND naming list, line and path); a line with the
- * wrong number of paths is RD_E_PARSE, a list without samples RD_E_INVAL. out is initialised even on
- * failure (finalise it with rd_dataset_fini either way).
+ * wrong number of paths is RD_E_PARSE, and so is a list without samples. out is empty after a failure
+ * (rd_dataset_fini is harmless either way).
  */
 rd_status rd_dataset_load(const char *path, size_t n_inputs, rd_dataset *out, rd_error *err);
 
