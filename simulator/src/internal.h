@@ -273,6 +273,7 @@ typedef struct sim_ynode {
     bool plain;                  /* scalar written without quotes (so "1.0" quoted is a string) */
     size_t n;                    /* SEQ: items; MAP: pairs (keys in items[2i], values in items[2i+1]) */
     struct sim_ynode **items;
+    size_t n_items;              /* entries of items[] (2n for a mapping) */
     bool flow;                   /* sequence or mapping written in flow form ([..] or {..}) */
 } sim_ynode;
 

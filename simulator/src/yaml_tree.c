@@ -23,7 +23,7 @@ void sim_ynode_free(sim_ynode *n)
 {
     if (!n)
         return;
-    for (size_t i = 0; i < n->n; i++)
+    for (size_t i = 0; i < n->n_items; i++)
         sim_ynode_free(n->items[i]);
     free(n->items);
     free(n->str);
@@ -50,19 +50,21 @@ static rd_status attach(builder *b, sim_ynode *child, rd_error *err)
         return RD_OK;
     }
     sim_ynode *parent = b->stack[b->depth - 1];
-    if ((parent->n & (parent->n - 1)) == 0) { /* grow at powers of two */
-        size_t cap = parent->n ? parent->n * 2 : 4;
+    size_t n = parent->n_items;
+    if (n == 0 || (n >= 4 && (n & (n - 1)) == 0)) { /* capacity 4, then doubled at each power of two */
+        size_t cap = n ? n * 2 : 4;
         sim_ynode **items = sim_malloc_array(cap, sizeof *items);
         if (!items) {
             sim_ynode_free(child);
             return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", b->name);
         }
-        if (parent->n)
-            memcpy(items, parent->items, parent->n * sizeof *items);
+        if (n)
+            memcpy(items, parent->items, n * sizeof *items);
         free(parent->items);
         parent->items = items;
     }
-    parent->items[parent->n++] = child;
+    parent->items[parent->n_items++] = child;
+    parent->n = parent->kind == SIM_Y_MAP ? parent->n_items / 2 : parent->n_items;
     return RD_OK;
 }
 
