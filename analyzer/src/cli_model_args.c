@@ -3,20 +3,23 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-rd_status an_parse_input_shape(char *text, rd_input_shape *shapes, size_t *n, rd_error *err)
+rd_status an_parse_input_shape(const char *text, an_name_buf *names, rd_input_shape *shapes, size_t *n, rd_error *err)
 {
-    char *eq = strrchr(text, '=');
+    const char *eq = strrchr(text, '=');
     if (!eq || eq == text)
         return rd_errorf(err, RD_E_INVAL, "--input-shape expects NAME=D0,D1,... (got '%s')", text);
     if (*n >= AN_MAX_INPUTS)
         return rd_errorf(err, RD_E_INVAL, "too many --input-shape options (at most %d)", AN_MAX_INPUTS);
-    *eq = '\0';
+    if ((size_t)(eq - text) >= sizeof names[*n].name)
+        return rd_errorf(err, RD_E_INVAL, "--input-shape: input name too long");
     rd_input_shape *s = &shapes[*n];
     memset(s, 0, sizeof *s);
-    s->name = text;
+    snprintf(names[*n].name, sizeof names[*n].name, "%.*s", (int)(eq - text), text);
+    s->name = names[*n].name;
     const char *p = eq + 1;
     while (*p) {
         if (s->rank == RD_MAX_RANK)
@@ -33,9 +36,10 @@ rd_status an_parse_input_shape(char *text, rd_input_shape *shapes, size_t *n, rd
     return RD_OK;
 }
 
-rd_status an_parse_named_file(char *text, const char **name, const char **file, rd_error *err)
+rd_status an_parse_named_file(const char *text, an_name_buf *name_buf, const char **name, const char **file,
+                               rd_error *err)
 {
-    char *eq = strchr(text, '=');
+    const char *eq = strchr(text, '=');
     if (!eq) {
         *name = NULL;
         *file = text;
@@ -43,8 +47,10 @@ rd_status an_parse_named_file(char *text, const char **name, const char **file, 
     }
     if (eq == text || eq[1] == '\0')
         return rd_errorf(err, RD_E_INVAL, "--input expects NAME=FILE.npy (got '%s')", text);
-    *eq = '\0';
-    *name = text;
+    if ((size_t)(eq - text) >= sizeof name_buf->name)
+        return rd_errorf(err, RD_E_INVAL, "--input: input name too long");
+    snprintf(name_buf->name, sizeof name_buf->name, "%.*s", (int)(eq - text), text);
+    *name = name_buf->name;
     *file = eq + 1;
     return RD_OK;
 }
@@ -101,27 +107,28 @@ rd_status an_load_graph_inputs(const rd_model *m, const char *const *names, cons
     return RD_OK;
 }
 
-void an_tensor_stats_compute(const rd_tensor *t, an_tensor_stats *s)
+/* One branch-free pass for the common all-finite case; a second pass only when NaN or Inf showed up. */
+static void stats_f32(const float *v, int64_t n, an_tensor_stats *s)
 {
-    memset(s, 0, sizeof *s);
-    s->min = INFINITY;
-    s->max = -INFINITY;
-    int64_t n = rd_tensor_numel(t);
-    s->n = n;
+    float lo = INFINITY, hi = -INFINITY;
     double sum = 0;
-    int64_t finite = 0;
-    rd_tensor f;
-    const float *v = NULL;
-    bool converted = false;
-    if (t->dtype == RD_DT_F32) {
-        v = t->data;
-    } else if (rd_tensor_to_f32(&f, t, NULL) == RD_OK) {
-        v = f.data;
-        converted = true;
-    } else {
-        s->min = s->max = s->mean = NAN;
+    for (int64_t i = 0; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+        sum += v[i];
+    }
+    if (isfinite(sum) && isfinite(lo) && isfinite(hi)) {
+        s->min = lo;
+        s->max = hi;
+        s->mean = n ? sum / (double)n : NAN;
+        if (n == 0)
+            s->min = s->max = NAN;
         return;
     }
+    lo = INFINITY;
+    hi = -INFINITY;
+    sum = 0;
+    int64_t finite = 0;
     for (int64_t i = 0; i < n; i++) {
         float x = v[i];
         if (isnan(x)) {
@@ -130,18 +137,34 @@ void an_tensor_stats_compute(const rd_tensor *t, an_tensor_stats *s)
         }
         if (isinf(x))
             s->n_inf++;
-        if (x < s->min)
-            s->min = x;
-        if (x > s->max)
-            s->max = x;
-        if (!isinf(x)) {
+        else {
             sum += x;
             finite++;
         }
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
     }
+    s->min = lo;
+    s->max = hi;
     s->mean = finite ? sum / (double)finite : NAN;
-    if (n == 0 || s->n_nan == n)
+    if (s->n_nan == n)
         s->min = s->max = NAN;
-    if (converted)
-        rd_tensor_fini(&f);
+}
+
+void an_tensor_stats_compute(const rd_tensor *t, an_tensor_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    int64_t n = rd_tensor_numel(t);
+    s->n = n;
+    if (t->dtype == RD_DT_F32) {
+        stats_f32(t->data, n, s);
+        return;
+    }
+    rd_tensor f;
+    if (rd_tensor_to_f32(&f, t, NULL) != RD_OK) {
+        s->min = s->max = s->mean = NAN;
+        return;
+    }
+    stats_f32(f.data, n, s);
+    rd_tensor_fini(&f);
 }

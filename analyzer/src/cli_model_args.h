@@ -6,11 +6,17 @@
 
 #define AN_MAX_INPUTS 32
 
-/** --input-shape NAME=D0,D1,... into shapes[*n] (the name points into text). */
-rd_status an_parse_input_shape(char *text, rd_input_shape *shapes, size_t *n, rd_error *err);
+/** Storage for an input name taken from an option (the option text itself is left untouched). */
+typedef struct an_name_buf {
+    char name[256];
+} an_name_buf;
 
-/** --input NAME=FILE (or FILE alone) into names/files. */
-rd_status an_parse_named_file(char *text, const char **name, const char **file, rd_error *err);
+/** --input-shape NAME=D0,D1,... into shapes[*n]; the name is copied into names[*n]. */
+rd_status an_parse_input_shape(const char *text, an_name_buf *names, rd_input_shape *shapes, size_t *n, rd_error *err);
+
+/** --input NAME=FILE (or FILE alone); the name is copied into name_buf, file points into text. */
+rd_status an_parse_named_file(const char *text, an_name_buf *name_buf, const char **name, const char **file,
+                               rd_error *err);
 
 /**
  * Loads the .npy given for each graph input (by name, or positionally when names are omitted) into

@@ -195,6 +195,7 @@ int an_cmd_inspect(an_cmd_ctx *ctx)
     const char *model_path = NULL;
     bool json = false;
     rd_input_shape shapes[AN_MAX_INPUTS];
+    an_name_buf shape_names[AN_MAX_INPUTS];
     size_t n_shapes = 0;
     rd_error err = {0};
     an_opts p;
@@ -220,7 +221,7 @@ int an_cmd_inspect(an_cmd_ctx *ctx)
             json = true;
             break;
         case OPT_INPUT_SHAPE:
-            if (an_parse_input_shape((char *)v, shapes, &n_shapes, &err) != RD_OK)
+            if (an_parse_input_shape(v, shape_names, shapes, &n_shapes, &err) != RD_OK)
                 return an_usage(ctx, "%s", err.msg);
             break;
         }

@@ -223,12 +223,29 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, const rd_tensor *inputs, size
     return AN_EXIT_OK;
 }
 
+/* True when some graph input dim is symbolic or unknown (fixed from the actual inputs). */
+static bool model_has_open_dims(const rd_model *m)
+{
+    for (size_t k = 0; k < rd_model_input_count(m); k++) {
+        rd_value_info vi;
+        rd_model_value(m, (size_t)rd_model_input(m, k), &vi);
+        if (vi.rank < 0)
+            return true;
+        for (int d = 0; d < vi.rank; d++)
+            if (vi.dims[d] < 0 || vi.dim_params[d])
+                return true;
+    }
+    return false;
+}
+
 int an_cmd_run(an_cmd_ctx *ctx)
 {
     const char *model_path = NULL, *dump_dir = NULL;
     const char *in_names[AN_MAX_INPUTS], *in_files[AN_MAX_INPUTS];
+    an_name_buf name_bufs[AN_MAX_INPUTS];
     size_t n_given = 0, n_shapes = 0;
     rd_input_shape shapes[AN_MAX_INPUTS];
+    an_name_buf shape_names[AN_MAX_INPUTS];
     bool outputs_only = false, json = false, quiet = false;
     long bench = 0, threads = 1;
     rd_error err = {0};
@@ -254,12 +271,12 @@ int an_cmd_run(an_cmd_ctx *ctx)
         case OPT_INPUT:
             if (n_given == AN_MAX_INPUTS)
                 return an_usage(ctx, "too many --input options");
-            if (an_parse_named_file((char *)v, &in_names[n_given], &in_files[n_given], &err) != RD_OK)
+            if (an_parse_named_file(v, &name_bufs[n_given], &in_names[n_given], &in_files[n_given], &err) != RD_OK)
                 return an_usage(ctx, "%s", err.msg);
             n_given++;
             break;
         case OPT_INPUT_SHAPE:
-            if (an_parse_input_shape((char *)v, shapes, &n_shapes, &err) != RD_OK)
+            if (an_parse_input_shape(v, shape_names, shapes, &n_shapes, &err) != RD_OK)
                 return an_usage(ctx, "%s", err.msg);
             break;
         case OPT_DUMP_DIR:
@@ -300,6 +317,27 @@ int an_cmd_run(an_cmd_ctx *ctx)
     if (an_load_graph_inputs(m, in_names, in_files, n_given, inputs, &err) != RD_OK) {
         rd_model_destroy(m);
         return err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+    }
+    if (model_has_open_dims(m) && n_shapes == 0) {
+        /* reload with the actual input shapes so that every shape (and MAC count) is known before running */
+        for (size_t k = 0; k < n_in; k++) {
+            rd_value_info vi;
+            rd_model_value(m, (size_t)rd_model_input(m, k), &vi);
+            snprintf(shape_names[k].name, sizeof shape_names[k].name, "%s", vi.name);
+            shapes[k].name = shape_names[k].name;
+            shapes[k].rank = inputs[k].rank;
+            memcpy(shapes[k].dims, inputs[k].dims, sizeof shapes[k].dims);
+        }
+        rd_model *fixed = NULL;
+        lopt.n_input_shapes = n_in;
+        if (rd_model_load(model_path, &lopt, &fixed, &err) != RD_OK) {
+            for (size_t k = 0; k < n_in; k++)
+                rd_tensor_fini(&inputs[k]);
+            rd_model_destroy(m);
+            return an_fail(ctx, &err);
+        }
+        rd_model_destroy(m);
+        m = fixed;
     }
     int rc = AN_EXIT_OK;
     if (bench) {

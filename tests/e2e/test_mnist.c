@@ -3,6 +3,7 @@
 #include "rknn_diag/simulator.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_mnist8_top1(void)
