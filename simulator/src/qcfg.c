@@ -647,7 +647,7 @@ static bool plain_ok(const char *s)
         return false;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c == 0x7f || strchr(",[]{}\"'", c))
+        if (c < 0x20 || c >= 0x7f || strchr(",[]{}\"'", c))
             return false;
         if ((c == ':' && s[i + 1] == ' ') || (c == '#' && i > 0 && s[i - 1] == ' '))
             return false;
@@ -661,17 +661,20 @@ static bool plain_ok(const char *s)
              sim_yscalar_int(&probe, &iv) || !strcmp(s, "=") || !strcmp(s, "<<"));
 }
 
+/* Writes s as a YAML scalar: plain when safe, single-quoted (PyYAML's choice) for printable ASCII,
+ * double-quoted with escapes otherwise. Non-ASCII goes double-quoted so that the Unicode line breaks
+ * U+0085, U+2028 and U+2029 can be escaped (libyaml would fold them inside any other style). */
 static void put_scalar(outbuf *o, const char *s)
 {
     if (plain_ok(s)) {
         puts_(o, s);
         return;
     }
-    bool ctrl = false;
+    bool special = false;
     for (const char *c = s; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            ctrl = true;
-    if (!ctrl) { /* PyYAML's choice for printable strings: single quotes, '' for a quote */
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+            special = true;
+    if (!special) {
         put(o, "'", 1);
         for (const char *c = s; *c; c++) {
             put(o, c, 1);
@@ -682,19 +685,33 @@ static void put_scalar(outbuf *o, const char *s)
         return;
     }
     put(o, "\"", 1);
-    for (const char *c = s; *c; c++) {
-        unsigned char u = (unsigned char)*c;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
         char esc[8];
-        if (u < 0x20 || u == 0x7f)
-            snprintf(esc, sizeof esc, "\\x%02x", u);
-        else if (u == '"' || u == '\\')
-            snprintf(esc, sizeof esc, "\\%c", u);
-        else
-            snprintf(esc, sizeof esc, "%c", u);
+        if (c[0] == 0xC2 && c[1] == 0x85) {
+            puts_(o, "\\N");
+            c++;
+            continue;
+        }
+        if (c[0] == 0xE2 && c[1] == 0x80 && (c[2] == 0xA8 || c[2] == 0xA9)) {
+            puts_(o, c[2] == 0xA8 ? "\\L" : "\\P");
+            c += 2;
+            continue;
+        }
+        if (*c < 0x20 || *c == 0x7f)
+            snprintf(esc, sizeof esc, "\\x%02x", *c);
+        else if (*c == '"' || *c == '\\')
+            snprintf(esc, sizeof esc, "\\%c", *c);
+        else {
+            esc[0] = (char)*c;
+            esc[1] = '\0';
+        }
         puts_(o, esc);
     }
     put(o, "\"", 1);
 }
+
+/* libyaml reads implicit keys of at most 1024 characters; longer names cannot be written as keys. */
+#define MAX_KEY_BYTES 1000
 
 #define IND1 "     "      /* PyYAML indent 5, as RKNN writes */
 #define IND2 "          "
@@ -726,6 +743,11 @@ rd_status rd_qcfg_write(const rd_qcfg *q, char **out_buf, size_t *out_len, rd_er
     else
         puts_(&o, "custom_quantize_layers:\n");
     for (size_t i = 0; i < q->n_layers; i++) {
+        if (strlen(q->layers[i].name) > MAX_KEY_BYTES) {
+            free(o.p);
+            return rd_errorf(err, RD_E_INVAL, "a tensor name of %zu bytes is too long for a YAML key (at most %d)",
+                             strlen(q->layers[i].name), MAX_KEY_BYTES);
+        }
         const char *dn = q->layers[i].dtype == RD_DT_F16 ? "float16" : q->layers[i].dtype == RD_DT_I16 ? "int16" : "int8";
         puts_(&o, IND1);
         put_scalar(&o, q->layers[i].name);
@@ -737,6 +759,11 @@ rd_status rd_qcfg_write(const rd_qcfg *q, char **out_buf, size_t *out_len, rd_er
     for (size_t i = 0; i < q->n_params; i++) {
         const rd_qcfg_param *p = &q->params[i];
         const char *dn = param_dtype_name(p->dtype);
+        if (strlen(p->name) > MAX_KEY_BYTES) {
+            free(o.p);
+            return rd_errorf(err, RD_E_INVAL, "a tensor name of %zu bytes is too long for a YAML key (at most %d)",
+                             strlen(p->name), MAX_KEY_BYTES);
+        }
         if (!dn) {
             free(o.p);
             return rd_errorf(err, RD_E_INVAL, "tensor '%s': dtype %s cannot be written in a quantization cfg", p->name,
