@@ -411,6 +411,8 @@ static rd_status read_param(const reader *r, const sim_ynode *k, const sim_ynode
         }
     }
     (void)have_dtype;
+    if (!have_method) /* absent: as the lists imply (several entries can only be per channel) */
+        p->method = p->has && p->n > 1 ? RD_QMETHOD_CHANNEL : RD_QMETHOD_LAYER;
     if (have_method && p->method == RD_QMETHOD_LAYER && p->has && p->n != 1)
         return bad(r, k, RD_E_PARSE, "tensor '%s': qmethod layer takes one entry per list, found %zu", p->name, p->n);
     return RD_OK;
