@@ -205,10 +205,39 @@ static void test_array_layouts(void)
     rd_tensor_fini(&o);
 }
 
+/* .npy files go through rd_npy_parse by content; the layout hint names the file. */
+static void test_npy_file(void)
+{
+    rd_error err;
+    rd_tensor t, x;
+    int64_t hwc[3] = { 2, 2, 3 };
+    CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&t, RD_DT_F32, 3, hwc, &err), RD_OK);
+    ((float *)t.data)[1] = 4.0f; /* h0 w0 c1 */
+    char *dir = rd_test_tmpdir("preprocess");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/x.npy", dir);
+    CU_ASSERT_EQUAL_FATAL(rd_npy_save(path, &t, &err), RD_OK);
+    int64_t dims[4] = { 1, 3, 2, 2 };
+    CU_ASSERT_EQUAL_FATAL(rd_input_prepare(path, NULL, 4, dims, NULL, &x, &err), RD_OK);
+    CU_ASSERT_EQUAL(at(&x, 1, 0, 0), 4.0f);
+    rd_tensor_fini(&x);
+    int64_t other[4] = { 1, 2, 2, 3 };
+    rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
+    spec.layout = RD_LAYOUT_NCHW;
+    CU_ASSERT_EQUAL(rd_input_prepare(path, &spec, 4, other, NULL, &x, &err), RD_OK); /* 2x2x3 is NCHW 1x2x2x3 */
+    rd_tensor_fini(&x);
+    CU_ASSERT_EQUAL(rd_input_prepare(path, &spec, 4, dims, NULL, &x, &err), RD_E_PARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "x.npy: shape 2x2x3 read as NCHW"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--input-layout nhwc"));
+    rd_tensor_fini(&t);
+    free(dir);
+}
+
 RD_TEST_REGISTER(register_preprocess_tests)
 {
     RD_SUITE("preprocess", { "grey image to 3 channels with mean/std", test_grey_image_to_three_channels },
              { "resize warns and averages", test_resize_warns_and_averages },
              { "rgb2bgr before mean", test_rgb2bgr_before_mean },
-             { "mean/std wrong length", test_mean_std_wrong_length }, { "array layouts", test_array_layouts });
+             { "mean/std wrong length", test_mean_std_wrong_length }, { "array layouts", test_array_layouts },
+             { ".npy file", test_npy_file });
 }
