@@ -516,6 +516,8 @@ typedef rd_status (*rd_sample_fn)(void *user, size_t k, rd_tensor *inputs, rd_er
  */
 rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_samples,
                        const rd_calib_options *opt, rd_error *err);
+
+/* ---------------------------------------------------------------------------------------------------
  * RKNN inputs: images and .npy files read as RKNN-Toolkit2 reads calibration and accuracy inputs, and
  * dataset.txt lists. See docs/inputs.md.
  *
