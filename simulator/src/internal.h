@@ -82,6 +82,9 @@ typedef struct sim_value {
     bool is_graph_output;
     int producer;               /* node index, -1 none */
     int last_use;               /* index of the last node that reads it, -1 none (set by graph pass) */
+    /* set by the compiler passes (passes.c) on a simulation's copy of the model: */
+    int fused_into;             /* value this one was fused into (no longer produced), -1 none */
+    bool virtual_out;           /* produced but not materialised: a fused activation's input */
 } sim_value;
 
 struct sim_op_def;
@@ -232,6 +235,24 @@ void sim_set_f64(rd_tensor *t, int64_t i, double v);
  * Graph preparation (graph.c): topological order, liveness, static shape inference and folding.
  */
 rd_status sim_graph_prepare(rd_model *m, const rd_load_options *opt, rd_error *err);
+/** Recomputes each value's last consumer (after passes changed the node list). */
+void sim_graph_liveness(rd_model *m);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Executor (executor.c) with hooks for the simulators.
+ */
+typedef struct sim_exec_hooks {
+    void *user;
+    /* Computes node `node` instead of its float32 eval; return SIM_DEFER to use the float32 eval. */
+    rd_status (*eval)(void *user, int node, sim_op_ctx *ctx, rd_error *err);
+    /* Transforms a graph input or a freshly produced tensor in place, before consumers and the observer
+       see it (rounding to float16, requantization). Not called for constants. */
+    rd_status (*materialize)(void *user, int value, rd_tensor *t, rd_error *err);
+} sim_exec_hooks;
+
+/** rd_model_run with hooks (NULL hooks: the plain float32 reference). */
+rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor *inputs, size_t n_inputs,
+                      const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
 /* Loader entry (onnx_load.c): fills an empty model from protobuf bytes. */
 rd_status sim_onnx_parse(rd_model *m, const void *buf, size_t len, rd_error *err);
@@ -239,5 +260,66 @@ rd_status sim_onnx_parse(rd_model *m, const void *buf, size_t len, rd_error *err
 /* Frees everything a model owns (model.c). */
 void sim_model_free_contents(rd_model *m);
 void sim_attr_fini(sim_attr *a);
+
+
+/* ---------------------------------------------------------------------------------------------------
+ * Whole-file I/O for the small text and image formats (file_io.c).
+ */
+
+/** Reads path into a new malloc'ed buffer (NUL-terminated, *out_len excludes the NUL); refuses files
+ *  above max_bytes with RD_E_LIMIT and a missing file with RD_E_NOTFOUND. */
+rd_status sim_file_read(const char *path, size_t max_bytes, char **out_buf, size_t *out_len, rd_error *err);
+
+/** Writes buf to path through "path.tmp.PID" and rename(), so no partial file is left under path. */
+rd_status sim_file_write_atomic(const char *path, const void *buf, size_t len, rd_error *err);
+
+/** The folder of path ("." when it has none), malloc'ed; NULL on allocation failure. */
+char *sim_path_dir(const char *path);
+
+/** dir + "/" + rel, or a copy of rel when rel is absolute or dir is NULL/""; malloc'ed or NULL. */
+char *sim_path_join(const char *dir, const char *rel);
+
+/* ---------------------------------------------------------------------------------------------------
+ * A small YAML tree (yaml_tree.c) built from libyaml's events, with the line and column of every node.
+ * Aliases are refused (no exponential expansion) and depth and node counts are bounded.
+ */
+
+typedef enum sim_ynode_kind { SIM_Y_SCALAR, SIM_Y_SEQ, SIM_Y_MAP } sim_ynode_kind;
+
+typedef struct sim_ynode {
+    sim_ynode_kind kind;
+    int line, col;               /* 1-based position of the node's start */
+    char *str;                   /* SIM_Y_SCALAR: the text (NUL-terminated, may contain NULs: see len) */
+    size_t len;
+    bool plain;                  /* scalar written without quotes (so "1.0" quoted is a string) */
+    size_t n;                    /* SEQ: items; MAP: pairs (keys in items[2i], values in items[2i+1]) */
+    struct sim_ynode **items;
+    size_t n_items;              /* entries of items[] (2n for a mapping) */
+    bool flow;                   /* sequence or mapping written in flow form ([..] or {..}) */
+} sim_ynode;
+
+#define SIM_YAML_MAX_DEPTH 32
+#define SIM_YAML_MAX_NODES (1u << 24)
+
+/** Parses one YAML document from buf; name is used in messages ("name:line:col: ..."). An empty
+ *  document gives *out == NULL and RD_OK. The tree is freed with sim_ynode_free. */
+rd_status sim_yaml_parse(const char *buf, size_t len, const char *name, sim_ynode **out, rd_error *err);
+void sim_ynode_free(sim_ynode *n);
+/** Human name of a node's kind for messages ("a mapping", "a list", "a scalar"). */
+const char *sim_ynode_kind_name(const sim_ynode *n);
+/** Scalar readers: false when the scalar does not have that type (YAML 1.1 / PyYAML rules for plain
+ *  scalars: true/false/yes/no/on/off, decimal integers, floats with . or exponent, .inf, .nan). */
+bool sim_yscalar_bool(const sim_ynode *n, bool *out);
+bool sim_yscalar_int(const sim_ynode *n, int64_t *out);
+bool sim_yscalar_double(const sim_ynode *n, double *out);
+/** The scalar as a string: any scalar except YAML null (~, null, empty plain). */
+bool sim_yscalar_str(const sim_ynode *n, const char **out);
+/** True for a null scalar (empty plain, ~, null, Null, NULL). */
+bool sim_ynode_is_null(const sim_ynode *n);
+
+
+/* BMP decoding (image_bmp.c), called by rd_image_parse after the "BM" magic. */
+rd_status sim_bmp_parse(const unsigned char *buf, size_t len, const char *name, uint64_t max_pixels, rd_tensor *out,
+                        rd_error *err);
 
 #endif /* RD_SIM_INTERNAL_H */

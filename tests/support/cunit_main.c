@@ -100,11 +100,13 @@ void *rd_test_read_file(const char *path, size_t *len)
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
-    void *buf = malloc(n > 0 ? (size_t)n : 1);
+    char *buf = malloc(n > 0 ? (size_t)n + 1 : 1); /* NUL-terminated so text can be searched */
     if (buf && n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
         free(buf);
         buf = NULL;
     }
+    if (buf)
+        buf[n > 0 ? n : 0] = '\0';
     fclose(f);
     if (buf && len)
         *len = (size_t)(n > 0 ? n : 0);

@@ -1,0 +1,170 @@
+/* cli_model_args.c: --input, --input-shape and per-tensor statistics shared by commands. */
+#include "cli_model_args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+rd_status an_parse_input_shape(const char *text, an_name_buf *names, rd_input_shape *shapes, size_t *n, rd_error *err)
+{
+    const char *eq = strrchr(text, '=');
+    if (!eq || eq == text)
+        return rd_errorf(err, RD_E_INVAL, "--input-shape expects NAME=D0,D1,... (got '%s')", text);
+    if (*n >= AN_MAX_INPUTS)
+        return rd_errorf(err, RD_E_INVAL, "too many --input-shape options (at most %d)", AN_MAX_INPUTS);
+    if ((size_t)(eq - text) >= sizeof names[*n].name)
+        return rd_errorf(err, RD_E_INVAL, "--input-shape: input name too long");
+    rd_input_shape *s = &shapes[*n];
+    memset(s, 0, sizeof *s);
+    snprintf(names[*n].name, sizeof names[*n].name, "%.*s", (int)(eq - text), text);
+    s->name = names[*n].name;
+    const char *p = eq + 1;
+    while (*p) {
+        if (s->rank == RD_MAX_RANK)
+            return rd_errorf(err, RD_E_INVAL, "--input-shape %s: more than %d dims", text, RD_MAX_RANK);
+        char *end = NULL;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (errno || end == p || v < 0 || (*end && *end != ',' && *end != 'x'))
+            return rd_errorf(err, RD_E_INVAL, "--input-shape %s: '%s' is not a list of non-negative integers", text, eq + 1);
+        s->dims[s->rank++] = v;
+        p = *end ? end + 1 : end;
+    }
+    (*n)++;
+    return RD_OK;
+}
+
+rd_status an_parse_named_file(const char *text, an_name_buf *name_buf, const char **name, const char **file,
+                               rd_error *err)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq) {
+        *name = NULL;
+        *file = text;
+        return RD_OK;
+    }
+    if (eq == text || eq[1] == '\0')
+        return rd_errorf(err, RD_E_INVAL, "--input expects NAME=FILE.npy (got '%s')", text);
+    if ((size_t)(eq - text) >= sizeof name_buf->name)
+        return rd_errorf(err, RD_E_INVAL, "--input: input name too long");
+    snprintf(name_buf->name, sizeof name_buf->name, "%.*s", (int)(eq - text), text);
+    *name = name_buf->name;
+    *file = eq + 1;
+    return RD_OK;
+}
+
+rd_status an_load_graph_inputs(const rd_model *m, const char *const *names, const char *const *files, size_t n_given,
+                               rd_tensor *tensors, rd_error *err)
+{
+    size_t n_in = rd_model_input_count(m);
+    for (size_t k = 0; k < n_in; k++)
+        memset(&tensors[k], 0, sizeof tensors[k]);
+    /* every named input must exist */
+    for (size_t g = 0; g < n_given; g++) {
+        if (!names[g])
+            continue;
+        bool found = false;
+        for (size_t k = 0; k < n_in; k++) {
+            rd_value_info vi;
+            rd_model_value(m, (size_t)rd_model_input(m, k), &vi);
+            if (strcmp(vi.name, names[g]) == 0)
+                found = true;
+        }
+        if (!found)
+            return rd_errorf(err, RD_E_INVAL, "--input names '%s', which is not a graph input", names[g]);
+    }
+    size_t positional = 0;
+    for (size_t k = 0; k < n_in; k++) {
+        rd_value_info vi;
+        rd_model_value(m, (size_t)rd_model_input(m, k), &vi);
+        const char *file = NULL;
+        for (size_t g = 0; g < n_given && !file; g++)
+            if (names[g] && strcmp(names[g], vi.name) == 0)
+                file = files[g];
+        if (!file) { /* next unnamed file, in graph input order */
+            size_t seen = 0;
+            for (size_t g = 0; g < n_given && !file; g++)
+                if (!names[g] && seen++ == positional) {
+                    file = files[g];
+                    positional++;
+                }
+        }
+        if (!file) {
+            for (size_t j = 0; j < k; j++)
+                rd_tensor_fini(&tensors[j]);
+            return rd_errorf(err, RD_E_INVAL, "no --input given for graph input '%s' (use --input %s=FILE.npy)", vi.name,
+                             vi.name);
+        }
+        rd_status st = rd_npy_load(file, &tensors[k], err);
+        if (st != RD_OK) {
+            for (size_t j = 0; j < k; j++)
+                rd_tensor_fini(&tensors[j]);
+            return st;
+        }
+    }
+    return RD_OK;
+}
+
+/* One branch-free pass for the common all-finite case; a second pass only when NaN or Inf showed up. */
+static void stats_f32(const float *v, int64_t n, an_tensor_stats *s)
+{
+    float lo = INFINITY, hi = -INFINITY;
+    double sum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+        sum += v[i];
+    }
+    if (isfinite(sum) && isfinite(lo) && isfinite(hi)) {
+        s->min = lo;
+        s->max = hi;
+        s->mean = n ? sum / (double)n : NAN;
+        if (n == 0)
+            s->min = s->max = NAN;
+        return;
+    }
+    lo = INFINITY;
+    hi = -INFINITY;
+    sum = 0;
+    int64_t finite = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float x = v[i];
+        if (isnan(x)) {
+            s->n_nan++;
+            continue;
+        }
+        if (isinf(x))
+            s->n_inf++;
+        else {
+            sum += x;
+            finite++;
+        }
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+    }
+    s->min = lo;
+    s->max = hi;
+    s->mean = finite ? sum / (double)finite : NAN;
+    if (s->n_nan == n)
+        s->min = s->max = NAN;
+}
+
+void an_tensor_stats_compute(const rd_tensor *t, an_tensor_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    int64_t n = rd_tensor_numel(t);
+    s->n = n;
+    if (t->dtype == RD_DT_F32) {
+        stats_f32(t->data, n, s);
+        return;
+    }
+    rd_tensor f;
+    if (rd_tensor_to_f32(&f, t, NULL) != RD_OK) {
+        s->min = s->max = s->mean = NAN;
+        return;
+    }
+    stats_f32(f.data, n, s);
+    rd_tensor_fini(&f);
+}

@@ -1,0 +1,285 @@
+/*
+ * executor.c: runs a prepared model node by node in topological order.
+ *
+ * Each node's outputs are shaped by its op's infer (now with every input's data), allocated, computed
+ * by eval and shown to the observer at once. An activation is freed right after its last consumer
+ * (liveness from graph.c), so peak memory is the largest set of simultaneously live tensors, not the
+ * sum of all activations. Graph outputs are kept for the caller.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+
+typedef struct run_state {
+    rd_model *m;
+    const sim_exec_hooks *hooks; /* may be NULL */
+    rd_tensor *vals;  /* per value: view of a constant, an input, or an owned activation */
+    bool *owned;      /* vals[v].data is ours to free */
+    bool *ready;
+    sim_scratch scratch;
+} run_state;
+
+static void state_fini(run_state *s)
+{
+    if (s->vals) {
+        for (int v = 0; v < s->m->n_values; v++)
+            if (s->owned[v])
+                rd_tensor_fini(&s->vals[v]);
+    }
+    free(s->vals);
+    free(s->owned);
+    free(s->ready);
+    sim_scratch_fini(&s->scratch);
+}
+
+static rd_status observe(const rd_run_options *opt, const rd_model *m, int value, int node, const rd_tensor *t,
+                         rd_error *err)
+{
+    if (!opt || !opt->observer)
+        return RD_OK;
+    const sim_node *n = node >= 0 ? &m->nodes[node] : NULL;
+    rd_observed ev = {.name = m->values[value].name, .value = value, .node = node,
+                      .node_name = n ? n->name : "", .op_type = n ? n->op_type : "", .tensor = t};
+    return opt->observer(opt->user, &ev, err);
+}
+
+static bool shape_matches(const sim_value *decl, const rd_tensor *t)
+{
+    if (decl->rank < 0)
+        return true;
+    if (decl->rank != t->rank)
+        return false;
+    for (int d = 0; d < t->rank; d++)
+        if (decl->dims[d] >= 0 && !decl->dim_params[d] && decl->dims[d] != t->dims[d])
+            return false;
+    return true;
+}
+
+static void declared_shape_str(const sim_value *v, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < v->rank && used < len; d++) {
+        int w = v->dim_params[d] ? snprintf(buf + used, len - used, "%s%s", d ? "x" : "", v->dim_params[d])
+                : v->dims[d] < 0 ? snprintf(buf + used, len - used, "%s?", d ? "x" : "")
+                                 : snprintf(buf + used, len - used, "%s%lld", d ? "x" : "", (long long)v->dims[d]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    if (v->rank == 0)
+        snprintf(buf, len, "scalar");
+}
+
+static rd_status bind_inputs(run_state *s, const rd_tensor *inputs, size_t n_inputs, rd_error *err)
+{
+    rd_model *m = s->m;
+    if (n_inputs != (size_t)m->n_inputs)
+        return rd_errorf(err, RD_E_INVAL, "%s: the model has %d input%s, %zu given", m->path, m->n_inputs,
+                         m->n_inputs == 1 ? "" : "s", n_inputs);
+    for (int k = 0; k < m->n_inputs; k++) {
+        int v = m->inputs[k];
+        const sim_value *decl = &m->values[v];
+        const rd_tensor *t = &inputs[k];
+        if (decl->dtype != RD_DT_UNDEFINED && decl->dtype != t->dtype)
+            return rd_errorf(err, RD_E_PARSE, "%s: input '%s' must be %s, got %s", m->path, decl->name,
+                             rd_dtype_name(decl->dtype), rd_dtype_name(t->dtype));
+        if (!shape_matches(decl, t)) {
+            char want[256], got[256];
+            declared_shape_str(decl, want, sizeof want);
+            rd_shape_str(t, got, sizeof got);
+            return rd_errorf(err, RD_E_PARSE, "%s: input '%s' must have shape %s, got %s", m->path, decl->name, want, got);
+        }
+        if (s->hooks && s->hooks->materialize) { /* the hook changes values: work on a copy */
+            rd_status st = rd_tensor_clone(&s->vals[v], t, err);
+            if (st == RD_OK)
+                st = s->hooks->materialize(s->hooks->user, v, &s->vals[v], err);
+            s->owned[v] = true;
+            if (st != RD_OK)
+                return st;
+        } else {
+            s->vals[v] = *t;
+        }
+        s->ready[v] = true;
+    }
+    return RD_OK;
+}
+
+static rd_status run_node(run_state *s, int idx, const rd_run_options *opt, rd_error *err)
+{
+    rd_model *m = s->m;
+    sim_node *n = &m->nodes[idx];
+    const sim_op_def *d = n->def;
+    if (!d)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' (#%d): operator %s is not implemented", m->path, n->name,
+                         idx, n->op_type);
+    if (!d->eval[SIM_PREC_F32])
+        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' (%s) has no float32 implementation", m->path, n->name,
+                         n->op_type);
+    const rd_tensor *in[16];
+    rd_tensor outs[16];
+    bool present[16];
+    if (n->n_in > 16 || n->n_out > 16)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' has more than 16 inputs or outputs", m->path, n->name);
+    for (int k = 0; k < n->n_in; k++) {
+        int v = n->in[k];
+        in[k] = NULL;
+        if (v < 0)
+            continue;
+        if (!s->ready[v])
+            return rd_errorf(err, RD_E_PARSE, "%s: node '%s' (#%d): input '%s' has no value", m->path, n->name, idx,
+                             m->values[v].name);
+        in[k] = &s->vals[v];
+    }
+    memset(outs, 0, sizeof outs);
+    for (int k = 0; k < n->n_out; k++)
+        present[k] = n->out[k] >= 0;
+    sim_op_ctx ctx = {.node = n, .params = n->params, .opset = n->opset, .n_in = n->n_in, .in = in,
+                      .n_out = n->n_out, .out = outs, .out_present = present, .scratch = &s->scratch,
+                      .threads = opt && opt->threads > 0 ? opt->threads : 1};
+    rd_status st = d->infer(&ctx, err);
+    if (st == SIM_DEFER)
+        st = rd_errorf(err, RD_E_INVAL, "node '%s' (%s): output shape still unknown with all inputs present", n->name,
+                       n->op_type);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s", m->path);
+    for (int k = 0; k < n->n_out && st == RD_OK; k++) {
+        if (!present[k])
+            continue;
+        rd_tensor shape = outs[k];
+        st = rd_tensor_alloc(&outs[k], shape.dtype, shape.rank, shape.dims, err);
+        if (st != RD_OK)
+            rd_error_prefix(err, "%s: node '%s' (%s), output '%s'", m->path, n->name, n->op_type,
+                            m->values[n->out[k]].name);
+    }
+    if (st == RD_OK) {
+        st = s->hooks && s->hooks->eval ? s->hooks->eval(s->hooks->user, idx, &ctx, err) : SIM_DEFER;
+        if (st == SIM_DEFER)
+            st = d->eval[SIM_PREC_F32](&ctx, err);
+        if (st != RD_OK)
+            rd_error_prefix(err, "%s", m->path);
+    }
+    for (int k = 0; k < n->n_out && st == RD_OK && s->hooks && s->hooks->materialize; k++)
+        if (present[k])
+            st = s->hooks->materialize(s->hooks->user, n->out[k], &outs[k], err);
+    if (st != RD_OK) {
+        for (int k = 0; k < n->n_out; k++)
+            rd_tensor_fini(&outs[k]);
+        return st;
+    }
+    for (int k = 0; k < n->n_out; k++) {
+        if (!present[k])
+            continue;
+        int v = n->out[k];
+        s->vals[v] = outs[k];
+        s->owned[v] = true;
+        s->ready[v] = true;
+    }
+    for (int k = 0; k < n->n_out; k++) {
+        if (!present[k])
+            continue;
+        st = observe(opt, m, n->out[k], idx, &s->vals[n->out[k]], err);
+        if (st != RD_OK)
+            return st;
+    }
+    /* free activations whose last consumer was this node */
+    for (int k = 0; k < n->n_in; k++) {
+        int v = n->in[k];
+        if (v >= 0 && s->owned[v] && m->values[v].last_use == idx && !m->values[v].is_graph_output) {
+            rd_tensor_fini(&s->vals[v]);
+            s->owned[v] = false;
+            s->ready[v] = false;
+        }
+    }
+    /* outputs nobody reads are observed and dropped at once */
+    for (int k = 0; k < n->n_out; k++) {
+        int v = n->out[k];
+        if (v >= 0 && m->values[v].last_use < 0 && !m->values[v].is_graph_output) {
+            rd_tensor_fini(&s->vals[v]);
+            s->owned[v] = false;
+            s->ready[v] = false;
+        }
+    }
+    return RD_OK;
+}
+
+static rd_status observe_constants(run_state *s, const rd_run_options *opt, rd_error *err)
+{
+    rd_model *m = s->m;
+    if (!opt || !opt->observer)
+        return RD_OK;
+    for (int v = 0; v < m->n_values; v++) {
+        const sim_value *val = &m->values[v];
+        if (!val->konst)
+            continue;
+        if (val->is_initializer && !opt->report_initializers)
+            continue;
+        rd_status st = observe(opt, m, v, val->producer, val->konst, err);
+        if (st != RD_OK)
+            return st;
+    }
+    return RD_OK;
+}
+
+rd_status rd_model_run(rd_model *m, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
+                       rd_tensor *outputs, size_t n_outputs, rd_error *err)
+{
+    return sim_execute(m, NULL, inputs, n_inputs, opt, outputs, n_outputs, err);
+}
+
+rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor *inputs, size_t n_inputs,
+                      const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err)
+{
+    if (n_outputs > (size_t)m->n_outputs)
+        return rd_errorf(err, RD_E_INVAL, "%s: %zu outputs requested, the model has %d", m->path, n_outputs,
+                         m->n_outputs);
+    for (size_t o = 0; o < n_outputs; o++)
+        memset(&outputs[o], 0, sizeof outputs[o]);
+    run_state s = {.m = m, .hooks = hooks};
+    s.vals = calloc((size_t)m->n_values + 1, sizeof *s.vals);
+    s.owned = calloc((size_t)m->n_values + 1, sizeof *s.owned);
+    s.ready = calloc((size_t)m->n_values + 1, sizeof *s.ready);
+    rd_status st = RD_OK;
+    if (!s.vals || !s.owned || !s.ready) {
+        st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int v = 0; v < m->n_values; v++)
+        if (m->values[v].konst) {
+            s.vals[v] = *m->values[v].konst;
+            s.ready[v] = true;
+        }
+    st = bind_inputs(&s, inputs, n_inputs, err);
+    if (st != RD_OK)
+        goto out;
+    if (opt && opt->observe_inputs)
+        for (int k = 0; k < m->n_inputs && st == RD_OK; k++)
+            st = observe(opt, m, m->inputs[k], -1, &s.vals[m->inputs[k]], err);
+    if (st == RD_OK)
+        st = observe_constants(&s, opt, err);
+    for (int i = 0; i < m->n_nodes && st == RD_OK; i++)
+        if (!m->nodes[i].folded)
+            st = run_node(&s, i, opt, err);
+    for (size_t o = 0; o < n_outputs && st == RD_OK; o++) {
+        int v = m->outputs[o];
+        if (s.owned[v]) { /* hand the buffer over */
+            outputs[o] = s.vals[v];
+            s.owned[v] = false;
+            /* the same tensor may be listed twice as an output: copy for the second */
+            for (size_t p = o + 1; p < n_outputs; p++)
+                if (m->outputs[p] == v) {
+                    st = rd_tensor_clone(&outputs[p], &outputs[o], err);
+                    if (st != RD_OK)
+                        break;
+                }
+        } else if (!outputs[o].data && outputs[o].rank == 0 && outputs[o].dtype == 0) {
+            st = rd_tensor_clone(&outputs[o], &s.vals[v], err);
+        }
+    }
+    if (st != RD_OK)
+        for (size_t o = 0; o < n_outputs; o++)
+            rd_tensor_fini(&outputs[o]);
+out:
+    state_fini(&s);
+    return st;
+}

@@ -1,0 +1,288 @@
+/*
+ * model.c: the rd_model object: loading (ONNX bytes -> values and nodes -> prepared graph), the value
+ * table, the read-only accessors of the public header, and freeing.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+int sim_model_find(const rd_model *m, const char *name)
+{
+    for (int i = 0; i < m->n_values; i++)
+        if (strcmp(m->values[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int sim_model_intern(rd_model *m, const char *name)
+{
+    int found = sim_model_find(m, name);
+    if (found >= 0)
+        return found;
+    if (m->n_values == m->cap_values) {
+        int cap = m->cap_values ? m->cap_values * 2 : 64;
+        sim_value *grown = realloc(m->values, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        m->values = grown;
+        m->cap_values = cap;
+    }
+    sim_value *v = &m->values[m->n_values];
+    memset(v, 0, sizeof *v);
+    v->name = sim_strdup(name);
+    if (!v->name)
+        return -1;
+    v->rank = -1;
+    v->producer = -1;
+    v->last_use = -1;
+    v->fused_into = -1;
+    return m->n_values++;
+}
+
+void sim_attr_fini(sim_attr *a)
+{
+    free(a->name);
+    free(a->s);
+    free(a->ints);
+    free(a->floats);
+    for (size_t i = 0; i < a->n_strings; i++)
+        free(a->strings[i]);
+    free(a->strings);
+    rd_tensor_fini(&a->t);
+}
+
+void sim_model_free_contents(rd_model *m)
+{
+    for (int i = 0; i < m->n_values; i++) {
+        sim_value *v = &m->values[i];
+        free(v->name);
+        for (int d = 0; d < RD_MAX_RANK; d++)
+            free(v->dim_params[d]);
+        if (v->konst) {
+            rd_tensor_fini(v->konst);
+            free(v->konst);
+        }
+    }
+    free(m->values);
+    for (int i = 0; i < m->n_nodes; i++) {
+        sim_node *n = &m->nodes[i];
+        free(n->name);
+        free(n->op_type);
+        free(n->domain);
+        free(n->in);
+        free(n->out);
+        for (int a = 0; a < n->n_attr; a++)
+            sim_attr_fini(&n->attrs[a]);
+        free(n->attrs);
+        free(n->params);
+    }
+    free(m->nodes);
+    for (int i = 0; i < m->n_opsets; i++)
+        free(m->opsets[i].domain);
+    free(m->opsets);
+    free(m->inputs);
+    free(m->outputs);
+    free(m->producer);
+    free(m->path);
+    free(m->base_dir);
+    memset(m, 0, sizeof *m);
+}
+
+void rd_model_destroy(rd_model *m)
+{
+    if (!m)
+        return;
+    sim_model_free_contents(m);
+    free(m);
+}
+
+rd_status rd_model_load_mem(const void *buf, size_t len, const char *name, const char *base_dir,
+                            const rd_load_options *opt, rd_model **out, rd_error *err)
+{
+    *out = NULL;
+    rd_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return rd_errorf(err, RD_E_NOMEM, "cannot allocate a model");
+    m->path = sim_strdup(name ? name : "(memory)");
+    m->base_dir = sim_strdup(base_dir ? base_dir : ".");
+    if (!m->path || !m->base_dir) {
+        rd_model_destroy(m);
+        return rd_errorf(err, RD_E_NOMEM, "cannot allocate a model");
+    }
+    rd_status st = sim_onnx_parse(m, buf, len, err);
+    if (st == RD_OK)
+        st = sim_graph_prepare(m, opt, err);
+    if (st != RD_OK) {
+        rd_model_destroy(m);
+        return st;
+    }
+    *out = m;
+    return RD_OK;
+}
+
+/* The folder of path, for external data ("." for a bare file name). */
+static char *folder_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return sim_strdup(".");
+    size_t n = (size_t)(slash - path);
+    char *d = malloc(n + 2);
+    if (!d)
+        return NULL;
+    if (n == 0) {
+        d[0] = '/';
+        d[1] = '\0';
+    } else {
+        memcpy(d, path, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+rd_status rd_model_load(const char *path, const rd_load_options *opt, rd_model **out, rd_error *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st_buf;
+    if (fstat(fileno(f), &st_buf) != 0 || !S_ISREG(st_buf.st_mode)) {
+        fclose(f);
+        return rd_errorf(err, RD_E_IO, "%s: not a regular file", path);
+    }
+    if ((uint64_t)st_buf.st_size > RD_MAX_MODEL_BYTES) {
+        fclose(f);
+        return rd_errorf(err, RD_E_LIMIT, "%s: %lld bytes is above the model size limit", path, (long long)st_buf.st_size);
+    }
+    size_t len = (size_t)st_buf.st_size;
+    void *buf = malloc(len ? len : 1);
+    if (!buf) {
+        fclose(f);
+        return rd_errorf(err, RD_E_NOMEM, "%s: cannot allocate %zu bytes", path, len);
+    }
+    size_t got = fread(buf, 1, len, f);
+    fclose(f);
+    if (got != len) {
+        free(buf);
+        return rd_errorf(err, RD_E_IO, "%s: short read (%zu of %zu bytes)", path, got, len);
+    }
+    char *dir = folder_of(path);
+    if (!dir) {
+        free(buf);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    rd_status st = rd_model_load_mem(buf, len, path, dir, opt, out, err);
+    free(dir);
+    free(buf);
+    return st;
+}
+
+int rd_model_ir_version(const rd_model *m)
+{
+    return m->ir_version;
+}
+
+int rd_model_opset(const rd_model *m, const char *domain)
+{
+    if (!domain || strcmp(domain, "ai.onnx") == 0)
+        domain = "";
+    for (int i = 0; i < m->n_opsets; i++)
+        if (strcmp(m->opsets[i].domain, domain) == 0)
+            return m->opsets[i].version;
+    return 0;
+}
+
+const char *rd_model_producer(const rd_model *m)
+{
+    return m->producer ? m->producer : "";
+}
+
+size_t rd_model_input_count(const rd_model *m)
+{
+    return (size_t)m->n_inputs;
+}
+
+size_t rd_model_output_count(const rd_model *m)
+{
+    return (size_t)m->n_outputs;
+}
+
+int rd_model_input(const rd_model *m, size_t i)
+{
+    return i < (size_t)m->n_inputs ? m->inputs[i] : -1;
+}
+
+int rd_model_output(const rd_model *m, size_t i)
+{
+    return i < (size_t)m->n_outputs ? m->outputs[i] : -1;
+}
+
+size_t rd_model_value_count(const rd_model *m)
+{
+    return (size_t)m->n_values;
+}
+
+size_t rd_model_node_count(const rd_model *m)
+{
+    return (size_t)m->n_nodes;
+}
+
+void rd_model_value(const rd_model *m, size_t i, rd_value_info *out)
+{
+    memset(out, 0, sizeof *out);
+    if (i >= (size_t)m->n_values)
+        return;
+    const sim_value *v = &m->values[i];
+    out->name = v->name;
+    out->dtype = v->dtype;
+    out->rank = v->rank;
+    for (int d = 0; d < RD_MAX_RANK; d++) {
+        out->dims[d] = v->rank > d ? v->dims[d] : 0;
+        out->dim_params[d] = v->dim_params[d];
+    }
+    out->is_constant = v->konst != NULL;
+    out->producer = v->producer;
+}
+
+void rd_model_node(const rd_model *m, size_t i, rd_node_info *out)
+{
+    memset(out, 0, sizeof *out);
+    if (i >= (size_t)m->n_nodes)
+        return;
+    const sim_node *n = &m->nodes[i];
+    out->name = n->name;
+    out->op_type = n->op_type;
+    out->domain = n->domain;
+    out->opset = n->opset;
+    out->n_inputs = n->n_in;
+    out->n_outputs = n->n_out;
+    out->inputs = n->in;
+    out->outputs = n->out;
+    out->supported = n->def != NULL;
+    out->folded = n->folded;
+    out->macs = n->macs;
+}
+
+int rd_model_find_value(const rd_model *m, const char *name)
+{
+    return sim_model_find(m, name);
+}
+
+int64_t rd_model_param_count(const rd_model *m)
+{
+    int64_t total = 0;
+    for (int i = 0; i < m->n_values; i++) {
+        const sim_value *v = &m->values[i];
+        if (v->konst && v->producer < 0)
+            total += rd_tensor_numel(v->konst);
+    }
+    return total;
+}
+
+const rd_tensor *rd_model_constant(const rd_model *m, size_t value)
+{
+    return value < (size_t)m->n_values ? m->values[value].konst : NULL;
+}

@@ -1,0 +1,223 @@
+/* test_cli.c: the rknn-diag command line driven in-process: help, version, exit codes, run, inspect, demo. */
+#include "rd_test.h"
+#include "rknn_diag/analyzer.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cli_result {
+    int code;
+    char *out;
+    char *errs;
+} cli_result;
+
+/* Runs rknn-diag with the given arguments (NULL-terminated) and captures both streams. */
+static cli_result cli(const char *first, ...)
+{
+    char *argv[64];
+    int argc = 0;
+    argv[argc++] = "rknn-diag";
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    argv[argc] = NULL;
+    cli_result r = {0};
+    size_t out_len = 0, err_len = 0;
+    FILE *out = open_memstream(&r.out, &out_len);
+    FILE *errs = open_memstream(&r.errs, &err_len);
+    r.code = rd_cli_run(argc, argv, out, errs);
+    fclose(out);
+    fclose(errs);
+    return r;
+}
+
+static void cli_free(cli_result *r)
+{
+    free(r->out);
+    free(r->errs);
+}
+
+static void test_version_and_help(void)
+{
+    cli_result r = cli("--version", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "rknn-diag 0."));
+    cli_free(&r);
+    r = cli("--help", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "exit codes"));
+    cli_free(&r);
+    static const char *const cmds[] = {"run", "inspect", "ops", "demo"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        r = cli(cmds[i], "--help", NULL);
+        CU_ASSERT_EQUAL(r.code, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "usage: rknn-diag"));
+        cli_free(&r);
+    }
+}
+
+static void test_usage_errors(void)
+{
+    cli_result r = cli("frobnicate", NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "unknown command"));
+    cli_free(&r);
+    r = cli("run", NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "missing MODEL"));
+    cli_free(&r);
+    r = cli("run", "m.onnx", "--bench", "zero", NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    cli_free(&r);
+    r = cli("run", "m.onnx", "--no-such-option", NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "unknown option"));
+    cli_free(&r);
+    r = cli("inspect", "/nonexistent/model.onnx", NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "/nonexistent/model.onnx"));
+    cli_free(&r);
+}
+
+static void test_demo_run_inspect(void)
+{
+    char *dir = rd_test_tmpdir("cli-demo");
+    cli_result r = cli("demo", "-o", dir, NULL);
+    if (r.code != 0)
+        fprintf(stderr, "%s", r.errs);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "amplified"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "probs"));
+    cli_free(&r);
+
+    char model[4200], input[4200], named[4300], dumps[4200], index[4300];
+    snprintf(model, sizeof model, "%s/demo.onnx", dir);
+    snprintf(input, sizeof input, "%s/image.npy", dir);
+    snprintf(named, sizeof named, "image=%s", input);
+    snprintf(dumps, sizeof dumps, "%s/dump2", dir);
+    snprintf(index, sizeof index, "%s/index.json", dumps);
+
+    /* options after the positional, --opt=value form, JSON summary */
+    r = cli("run", "--json", model, "--input", named, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"layers\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"conv1_out\""));
+    cli_free(&r);
+
+    char dump_opt[4300];
+    snprintf(dump_opt, sizeof dump_opt, "--dump-dir=%s", dumps);
+    r = cli("run", model, "-i", input, dump_opt, "--outputs-only", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    cli_free(&r);
+    size_t len;
+    char *text = rd_test_read_file(index, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"probs\""));
+    CU_ASSERT_PTR_NULL(strstr(text, "\"conv1_out\""));
+    free(text);
+
+    r = cli("inspect", model, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "Conv"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "parameters"));
+    cli_free(&r);
+    r = cli("inspect", model, "--json", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"macs\""));
+    cli_free(&r);
+
+    /* wrong input name, wrong shape */
+    r = cli("run", model, "--input", "nosuch=x.npy", NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "nosuch"));
+    cli_free(&r);
+    r = cli("run", model, "--input-shape", "image=1,3,16,16", "--input", named, NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    cli_free(&r);
+    free(dir);
+}
+
+static void write_bytes(const char *path, const void *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fwrite(buf, 1, len, f);
+    fclose(f);
+}
+
+/* Broken models give one clear error naming the file, and exit code 3. */
+static void test_bad_models(void)
+{
+    char *dir = rd_test_tmpdir("cli-bad");
+    char good[4200], path[4200];
+    snprintf(good, sizeof good, "%s/good", dir);
+    cli_result r = cli("demo", "-o", good, NULL);
+    CU_ASSERT_EQUAL_FATAL(r.code, 0);
+    cli_free(&r);
+    snprintf(path, sizeof path, "%s/demo.onnx", good);
+    size_t len;
+    char *bytes = rd_test_read_file(path, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bytes);
+
+    snprintf(path, sizeof path, "%s/truncated.onnx", dir);
+    write_bytes(path, bytes, len / 2);
+    r = cli("inspect", path, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "truncated.onnx"));
+    cli_free(&r);
+
+    snprintf(path, sizeof path, "%s/garbage.onnx", dir);
+    static const char garbage[] = "\xff\xff\xff\xff this is not protobuf";
+    write_bytes(path, garbage, sizeof garbage - 1);
+    r = cli("run", path, "-i", "x.npy", NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "garbage.onnx"));
+    cli_free(&r);
+
+    /* two unknown ops are listed together, with their node names */
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 17);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 1, (const int64_t[]){4}, NULL);
+    rd_onnx_add_node(b, "FancyOp", "first_fancy", (const char *const[]){"x"}, 1, (const char *const[]){"y"}, 1);
+    rd_onnx_add_node(b, "OtherOp", "second_other", (const char *const[]){"y"}, 1, (const char *const[]){"z"}, 1);
+    rd_onnx_add_output(b, "z", RD_DT_F32, -1, NULL, NULL);
+    snprintf(path, sizeof path, "%s/unknown_ops.onnx", dir);
+    rd_error err;
+    CU_ASSERT_EQUAL(rd_onnx_builder_save(b, path, &err), RD_OK);
+    rd_onnx_builder_destroy(b);
+    r = cli("run", path, "-i", "x.npy", NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "first_fancy"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "second_other"));
+    cli_free(&r);
+    r = cli("inspect", path, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "UNSUPPORTED"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "second_other"));
+    cli_free(&r);
+
+    /* an input .npy of the wrong shape */
+    char npy[4200], named[4300];
+    snprintf(npy, sizeof npy, "%s/small.npy", dir);
+    rd_tensor t;
+    CU_ASSERT_EQUAL(rd_tensor_alloc(&t, RD_DT_F32, 4, (const int64_t[]){1, 3, 8, 8}, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_npy_save(npy, &t, &err), RD_OK);
+    rd_tensor_fini(&t);
+    snprintf(path, sizeof path, "%s/demo.onnx", good);
+    snprintf(named, sizeof named, "image=%s", npy);
+    r = cli("run", path, "--input", named, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "must have shape 1x3x32x32, got 1x3x8x8"));
+    cli_free(&r);
+    free(bytes);
+    free(dir);
+}
+
+RD_TEST_REGISTER(register_cli)
+{
+    RD_SUITE("cli", {"version and help", test_version_and_help}, {"usage errors", test_usage_errors},
+             {"demo, run, inspect", test_demo_run_inspect}, {"bad models and inputs", test_bad_models});
+}
