@@ -344,9 +344,10 @@ rd_status rd_adb_pull(rd_adb *dev, const char *remote_in, const char *local, rd_
             break;
         }
         if (p.items[i].is_dir) {
+            struct stat ls;
             if (mkdir(lp, 0755) != 0 && errno != EEXIST)
                 st = rd_errorf(err, RD_E_IO, "cannot create %s: %s", lp, strerror(errno));
-            else if (!is_local_dir(lp))
+            else if (lstat(lp, &ls) != 0 || !S_ISDIR(ls.st_mode)) /* a symlink here could lead outside */
                 st = rd_errorf(err, RD_E_IO, "%s exists and is not a folder", lp);
         } else {
             st = pull_file(&p, p.items[i].remote, lp, p.items[i].size, p.items[i].mode, v2 || p.items[i].size > 0,

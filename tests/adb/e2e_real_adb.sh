@@ -237,6 +237,16 @@ start_board "$ROOT" --fault unauthorized && {
     rc=$?
     [ "$rc" = 3 ] && grep -q "accept it on the board" "$work/u.err" && ok "unauthorized key: rc 3, message" || fail "unauthorized: rc=$rc $(cat "$work/u.err")"
     [ $((SECONDS - t0)) -le 15 ] || fail "unauthorized: took too long"
+    # through the adb server: `devices` shows the state, pull says what to do
+    S=127.0.0.1:$BOARD_PORT
+    timeout 20 adb -P "$SP" connect "$S" >/dev/null 2>&1
+    sleep 1
+    timeout 30 "$BIN" devices --server | grep -q "^$S  *unauthorized" && ok "devices shows unauthorized" || fail "devices: $(timeout 30 "$BIN" devices --server 2>&1)"
+    timeout 30 "$BIN" devices --server --json | grep -q '"state":[[:space:]]*"unauthorized"' && ok "devices --json" || fail "devices --json"
+    timeout 60 "$BIN" pull --server --serial "$S" --timeout 2 /userdata/dumps "$work/u2" 2>"$work/u2.err"
+    rc=$?
+    [ "$rc" = 3 ] && grep -q "unauthorized" "$work/u2.err" && ok "unauthorized via the server: rc 3, message" || fail "unauthorized via server: rc=$rc $(cat "$work/u2.err")"
+    timeout 10 adb -P "$SP" disconnect "$S" >/dev/null 2>&1
     stop_board
 }
 # missing dump folder: the usual fix in the message
