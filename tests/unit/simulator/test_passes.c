@@ -584,10 +584,10 @@ static void test_fuse_activations(void)
     pair_free(&p);
 }
 
-/* Clip with min/max attributes (opset 10) fuses; refusals: two readers, a graph output, a Mul. */
+/* Clip with min/max attributes (opset 6) fuses; refusals: two readers, a graph output, a Max (no producer). */
 static void test_fuse_clip_attrs(void)
 {
-    rd_onnx_builder *b = rd_onnx_builder_create(5, 10);
+    rd_onnx_builder *b = rd_onnx_builder_create(3, 6);
     rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 2, 3, 3}, NULL);
     init_f32(b, "w", 4, (const int64_t[]){2, 2, 1, 1}, 110, -1.0f, 1.0f);
     node2(b, "Conv", "conv", "x", "w", "c1");
@@ -596,10 +596,10 @@ static void test_fuse_clip_attrs(void)
     rd_onnx_attr_float(c, "max", 6.0f);
     node2(b, "Conv", "conv2", "a1", "w", "c2");
     node1(b, "Relu", "relu2", "c2", "a2");
-    node2(b, "Add", "add", "a2", "c2", "s");           /* c2 read twice */
+    node2(b, "Sum", "sum", "a2", "c2", "s");           /* c2 read twice */
     node2(b, "Conv", "conv3", "s", "w", "c3");         /* c3 is a graph output */
     node1(b, "Sigmoid", "sig", "c3", "a3");
-    node2(b, "Mul", "mul", "a3", "a3", "c4");
+    node2(b, "Max", "max", "a3", "a3", "c4");
     node1(b, "Relu", "relu4", "c4", "y");
     rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
     rd_onnx_add_output(b, "c3", RD_DT_F32, -1, NULL, NULL);
