@@ -210,7 +210,12 @@ rd_status adb_conn_connect(adb_ptransport *t, const rd_adb_options *opt, int tim
             return RD_OK;
         }
         if (h.command == A_AUTH && h.arg0 == ADB_AUTH_TOKEN) {
+            bool had_keys = a.loaded, had_offered = a.pubkey_sent;
             st = answer_token(c, opt, &a, c->rx, h.data_length, err);
+            /* creating a key takes time that is ours, not the board's; the wait for the user starts when the
+             * key is offered. Both happen once, so the handshake stays bounded. */
+            if (a.loaded != had_keys || a.pubkey_sent != had_offered)
+                deadline = adb_now_ms() + timeout_ms;
         } else if (h.command == A_STLS) {
             st = rd_errorf(err, RD_E_UNSUPPORTED,
                            "the board wants TLS (Android 11 wireless debugging), which rknn-diag does not speak; "

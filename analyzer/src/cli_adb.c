@@ -50,7 +50,7 @@ void an_adb_log(void *user, const char *msg)
     fflush(ctx->errs);
 }
 
-void an_progress_init(an_progress *p, const an_cmd_ctx *ctx, const char *verb)
+void an_xfer_init(an_xfer *p, const an_cmd_ctx *ctx, const char *verb)
 {
     p->ctx = ctx;
     p->start_ms = now_ms();
@@ -67,9 +67,9 @@ static void rate(char *buf, size_t cap, uint64_t bytes, int64_t ms)
     snprintf(buf, cap, "%.1f MB/s", bytes / 1e6 / s);
 }
 
-void an_progress_cb(void *user, const rd_adb_progress *pr)
+void an_xfer_cb(void *user, const rd_adb_progress *pr)
 {
-    an_progress *p = user;
+    an_xfer *p = user;
     int64_t t = now_ms();
     p->files = pr->files_done;
     p->bytes = pr->all_done;
@@ -97,7 +97,7 @@ void an_progress_cb(void *user, const rd_adb_progress *pr)
                 (unsigned long long)pr->file_total, r);
 }
 
-void an_progress_done(an_progress *p)
+void an_xfer_done(an_xfer *p)
 {
     unsigned files = p->files;
     uint64_t bytes = p->bytes;

@@ -21,8 +21,8 @@ bool an_adb_option(const an_cmd_ctx *ctx, rd_adb_options *opt, int id, const cha
 /** Logs library notes ("accept the key on the board") on the error stream; user is the an_cmd_ctx. */
 void an_adb_log(void *user, const char *msg);
 
-/** Progress printer state for pull and push. */
-typedef struct an_progress {
+/** Byte progress (files, bytes, rate) for pull and push. */
+typedef struct an_xfer {
     const an_cmd_ctx *ctx;
     int64_t start_ms;
     int64_t last_ms;
@@ -30,10 +30,10 @@ typedef struct an_progress {
     const char *verb; /* "pulled", "pushed" */
     unsigned files;   /* finished so far */
     uint64_t bytes;   /* copied so far */
-} an_progress;
-void an_progress_init(an_progress *p, const an_cmd_ctx *ctx, const char *verb);
-void an_progress_cb(void *user, const rd_adb_progress *pr);
+} an_xfer;
+void an_xfer_init(an_xfer *p, const an_cmd_ctx *ctx, const char *verb);
+void an_xfer_cb(void *user, const rd_adb_progress *pr);
 /** Final line: files, bytes, seconds and rate. */
-void an_progress_done(an_progress *p);
+void an_xfer_done(an_xfer *p);
 
 #endif

@@ -43,13 +43,13 @@ int an_cmd_pull(an_cmd_ctx *ctx)
     rd_adb *dev = NULL;
     if (rd_adb_open(&opt, &dev, &err) != RD_OK)
         return an_fail(ctx, &err);
-    an_progress prog;
-    an_progress_init(&prog, ctx, "pulled");
-    rd_status st = rd_adb_pull(dev, pos[0] ? pos[0] : RD_ADB_DEFAULT_DUMP_DIR, pos[1] ? pos[1] : ".", an_progress_cb,
+    an_xfer prog;
+    an_xfer_init(&prog, ctx, "pulled");
+    rd_status st = rd_adb_pull(dev, pos[0] ? pos[0] : RD_ADB_DEFAULT_DUMP_DIR, pos[1] ? pos[1] : ".", an_xfer_cb,
                                &prog, &err);
     rd_adb_close(dev);
     if (st != RD_OK)
         return an_fail(ctx, &err);
-    an_progress_done(&prog);
+    an_xfer_done(&prog);
     return AN_EXIT_OK;
 }

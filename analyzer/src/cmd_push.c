@@ -43,12 +43,12 @@ int an_cmd_push(an_cmd_ctx *ctx)
     rd_adb *dev = NULL;
     if (rd_adb_open(&opt, &dev, &err) != RD_OK)
         return an_fail(ctx, &err);
-    an_progress prog;
-    an_progress_init(&prog, ctx, "pushed");
-    rd_status st = rd_adb_push(dev, pos[0], pos[1], an_progress_cb, &prog, &err);
+    an_xfer prog;
+    an_xfer_init(&prog, ctx, "pushed");
+    rd_status st = rd_adb_push(dev, pos[0], pos[1], an_xfer_cb, &prog, &err);
     rd_adb_close(dev);
     if (st != RD_OK)
         return an_fail(ctx, &err);
-    an_progress_done(&prog);
+    an_xfer_done(&prog);
     return AN_EXIT_OK;
 }
