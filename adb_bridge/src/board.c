@@ -16,8 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void *board_conn_main(void *arg); /* board_conn.c */
-
 const char *rd_board_fault_help(void)
 {
     return "  drop:N          close the connection after N bytes sent\n"
@@ -35,16 +33,13 @@ const char *rd_board_fault_help(void)
 
 static bool parse_num(const char *s, size_t len, long min, long max, long *out)
 {
-    if (len == 0 || len > 18)
-        return false;
+    if (len == 0 || len > 18) return false;
     long v = 0;
     for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
+        if (s[i] < '0' || s[i] > '9') return false;
         v = v * 10 + (s[i] - '0');
     }
-    if (v < min || v > max)
-        return false;
+    if (v < min || v > max) return false;
     *out = v;
     return true;
 }
@@ -82,16 +77,17 @@ static rd_status parse_faults(const char *text, board_faults *f, rd_error *err)
             f->version = ADB_VERSION_MIN;
         else if (IS("grow") && !arg)
             f->grow = true;
-        else if (IS("evil-name") && arg && al > 0 && al < sizeof f->evil[0] && f->n_evil < BOARD_EVIL_MAX) {
+        else if (IS("evil-name") && arg && al > 0 && al < sizeof f->evil[0] &&
+                 f->n_evil < BOARD_EVIL_MAX) {
             memcpy(f->evil[f->n_evil], arg, al);
             f->evil[f->n_evil++][al] = '\0';
         } else
-            return rd_errorf(err, RD_E_INVAL, "unknown or malformed fault '%.*s'; known faults:\n%s", (int)len, p,
+            return rd_errorf(err, RD_E_INVAL,
+                             "unknown or malformed fault '%.*s'; known faults:\n%s", (int)len, p,
                              rd_board_fault_help());
 #undef IS
         p += len;
-        if (*p == ',')
-            p++;
+        if (*p == ',') p++;
     }
     return RD_OK;
 }
@@ -104,8 +100,7 @@ rd_status rd_board_faults_check(const char *faults, rd_error *err)
 
 void board_log(const rd_board *b, const char *fmt, ...)
 {
-    if (!b->log)
-        return;
+    if (!b->log) return;
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
@@ -122,8 +117,7 @@ bool board_map_path(const char *root, const char *path, char *out, size_t cap)
         while (*p == '/')
             p++;
         size_t l = strcspn(p, "/");
-        if (l == 2 && p[0] == '.' && p[1] == '.')
-            return false;
+        if (l == 2 && p[0] == '.' && p[1] == '.') return false;
         p += l;
     }
     int w = snprintf(out, cap, "%s%s%s", root, path[0] == '/' ? "" : "/", path);
@@ -137,8 +131,7 @@ char *board_map_command(const char *root, const char *cmd)
     for (size_t i = 0; i < cl; i++)
         n_slash += cmd[i] == '/';
     char *out = malloc(cl + n_slash * rl + 1);
-    if (!out)
-        return NULL;
+    if (!out) return NULL;
     size_t o = 0;
     for (size_t i = 0; i < cl; i++) {
         bool word_start = i == 0 || strchr(" \t;&|()'\"=<>`\n", cmd[i - 1]);
@@ -152,8 +145,8 @@ char *board_map_command(const char *root, const char *cmd)
                 char probe[4400];
                 struct stat st;
                 snprintf(probe, sizeof probe, "%s/%s", root, first);
-                map = strcmp(first, "userdata") == 0 || strcmp(first, "data") == 0 || strcmp(first, "tmp") == 0 ||
-                      stat(probe, &st) == 0;
+                map = strcmp(first, "userdata") == 0 || strcmp(first, "data") == 0 ||
+                      strcmp(first, "tmp") == 0 || stat(probe, &st) == 0;
             }
             if (map) {
                 memcpy(out + o, root, rl);
@@ -171,8 +164,7 @@ static void reap_threads(rd_board *b, bool all)
     pthread_mutex_lock(&b->lock);
     for (size_t i = 0; i < b->n_threads; i++) {
         board_thread *t = &b->threads[i];
-        if (t->joined || (!all && !t->done))
-            continue;
+        if (t->joined || (!all && !t->done)) continue;
         pthread_mutex_unlock(&b->lock);
         pthread_join(t->th, NULL);
         pthread_mutex_lock(&b->lock);
@@ -181,25 +173,16 @@ static void reap_threads(rd_board *b, bool all)
     /* compact */
     size_t k = 0;
     for (size_t i = 0; i < b->n_threads; i++)
-        if (!b->threads[i].joined)
-            b->threads[k++] = b->threads[i];
+        if (!b->threads[i].joined) b->threads[k++] = b->threads[i];
     b->n_threads = k;
     pthread_mutex_unlock(&b->lock);
 }
 
-typedef struct conn_arg {
-    rd_board *b;
-    int fd;
-    board_thread *slot_owner; /* unused: slots move when compacted, so threads find theirs by id */
-} conn_arg;
-
-/* Called by a connection thread when it ends. */
 void board_thread_done(rd_board *b, pthread_t self)
 {
     pthread_mutex_lock(&b->lock);
     for (size_t i = 0; i < b->n_threads; i++)
-        if (pthread_equal(b->threads[i].th, self))
-            b->threads[i].done = true;
+        if (pthread_equal(b->threads[i].th, self)) b->threads[i].done = true;
     pthread_mutex_unlock(&b->lock);
 }
 
@@ -207,18 +190,15 @@ static void *accept_main(void *arg)
 {
     rd_board *b = arg;
     for (;;) {
-        struct pollfd pf[2] = {{.fd = b->listen_fd, .events = POLLIN}, {.fd = b->stop_pipe[0], .events = POLLIN}};
+        struct pollfd pf[2] = {{.fd = b->listen_fd, .events = POLLIN},
+                               {.fd = b->stop_pipe[0], .events = POLLIN}};
         int pr = poll(pf, 2, 1000);
-        if (pr < 0 && errno != EINTR)
-            break;
-        if (pf[1].revents)
-            break;
+        if (pr < 0 && errno != EINTR) break;
+        if (pf[1].revents) break;
         reap_threads(b, false);
-        if (pr <= 0 || !(pf[0].revents & POLLIN))
-            continue;
+        if (pr <= 0 || !(pf[0].revents & POLLIN)) continue;
         int fd = accept4(b->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0)
-            continue;
+        if (fd < 0) continue;
         bconn *c = calloc(1, sizeof *c);
         if (!c) {
             close(fd);
@@ -255,14 +235,10 @@ static void *accept_main(void *arg)
 
 static void board_free(rd_board *b)
 {
-    if (!b)
-        return;
-    if (b->listen_fd >= 0)
-        close(b->listen_fd);
-    if (b->stop_pipe[0] >= 0)
-        close(b->stop_pipe[0]);
-    if (b->stop_pipe[1] >= 0)
-        close(b->stop_pipe[1]);
+    if (!b) return;
+    if (b->listen_fd >= 0) close(b->listen_fd);
+    if (b->stop_pipe[0] >= 0) close(b->stop_pipe[0]);
+    if (b->stop_pipe[1] >= 0) close(b->stop_pipe[1]);
     for (size_t i = 0; i < b->n_trusted; i++)
         free(b->trusted[i]);
     free(b->trusted);
@@ -281,8 +257,7 @@ rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *
     if (stat(opt->root, &st) != 0 || !S_ISDIR(st.st_mode))
         return rd_errorf(err, RD_E_NOTFOUND, "board root '%s' is not a folder", opt->root);
     rd_board *b = calloc(1, sizeof *b);
-    if (!b)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (!b) return rd_errorf(err, RD_E_NOMEM, "out of memory");
     b->listen_fd = -1;
     b->stop_pipe[0] = b->stop_pipe[1] = -1;
     pthread_mutex_init(&b->lock, NULL);
@@ -300,7 +275,9 @@ rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *
     b->auth = opt->auth || b->faults.unauthorized;
     b->accept_delay_ms = opt->accept_delay_ms;
     b->version = b->faults.version ? b->faults.version : opt->version ? opt->version : ADB_VERSION;
-    b->max_payload = b->faults.max_payload ? b->faults.max_payload : opt->max_payload ? opt->max_payload : RD_ADB_MAX_PAYLOAD;
+    b->max_payload = b->faults.max_payload ? b->faults.max_payload
+                     : opt->max_payload    ? opt->max_payload
+                                           : RD_ADB_MAX_PAYLOAD;
     if (b->max_payload < 256 || b->max_payload > RD_ADB_MAX_PAYLOAD) {
         board_free(b);
         return rd_errorf(err, RD_E_INVAL, "max payload must be 256..%u bytes", RD_ADB_MAX_PAYLOAD);
@@ -314,11 +291,13 @@ rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *
     b->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     setsockopt(b->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)opt->port),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)opt->port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t sl = sizeof sa;
     if (b->listen_fd < 0 || bind(b->listen_fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-        listen(b->listen_fd, 16) != 0 || getsockname(b->listen_fd, (struct sockaddr *)&sa, &sl) != 0) {
+        listen(b->listen_fd, 16) != 0 ||
+        getsockname(b->listen_fd, (struct sockaddr *)&sa, &sl) != 0) {
         int e = errno;
         board_free(b);
         return rd_errorf(err, RD_E_IO, "cannot listen on 127.0.0.1:%d: %s", opt->port, strerror(e));
@@ -328,8 +307,8 @@ rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *
         board_free(b);
         return rd_errorf(err, RD_E_NOMEM, "cannot start the board thread");
     }
-    board_log(b, "board on 127.0.0.1:%d serving %s (auth %s, version 0x%08x, max payload %u)", b->port, b->root,
-              b->auth ? "on" : "off", b->version, b->max_payload);
+    board_log(b, "board on 127.0.0.1:%d serving %s (auth %s, version 0x%08x, max payload %u)",
+              b->port, b->root, b->auth ? "on" : "off", b->version, b->max_payload);
     *out = b;
     return RD_OK;
 }
@@ -341,8 +320,7 @@ int rd_board_port(const rd_board *b)
 
 void rd_board_stop(rd_board *b)
 {
-    if (!b)
-        return;
+    if (!b) return;
     char x = 1;
     ssize_t w = write(b->stop_pipe[1], &x, 1);
     (void)w;

@@ -1,7 +1,7 @@
 /*
  * board_sync.c: the device side of the sync service for the fake board: STAT/STA2/LST2, LIST/LIS2
- * (with "." and "..", as adbd sends them), RECV (DATA <= 64 KiB, produced as the host OKAYs), SEND, QUIT.
- * Requests may be split across or packed into WRTEs, so input is reassembled in s->in.
+ * (with "." and "..", as adbd sends them), RECV (DATA <= 64 KiB, produced as the host OKAYs), SEND,
+ * QUIT. Requests may be split across or packed into WRTEs, so input is reassembled in s->in.
  */
 #include "board_internal.h"
 
@@ -35,8 +35,7 @@ static void put_stat_v2(uint8_t *r, uint32_t id, int error, const struct stat *s
     memset(r, 0, 72);
     adb_put_u32(r, id);
     adb_put_u32(r + 4, (uint32_t)error);
-    if (error)
-        return;
+    if (error) return;
     adb_put_u64(r + 8, (uint64_t)st->st_dev);
     adb_put_u64(r + 16, (uint64_t)st->st_ino);
     adb_put_u32(r + 24, (uint32_t)st->st_mode);
@@ -99,14 +98,14 @@ static void do_list(bconn *c, bstream *s, bool v2, const char *local)
             struct stat st;
             snprintf(p, sizeof p, "%s/%s", local, e->d_name);
             int rc = lstat(p, &st);
-            if (rc != 0 && !v2)
-                continue;
+            if (rc != 0 && !v2) continue;
             dent(s, v2, e->d_name, &st, rc == 0 ? 0 : errno);
         }
         closedir(d);
         for (int i = 0; i < c->b->faults.n_evil; i++) {
             struct stat st = {.st_mode = S_IFREG | 0644, .st_size = 5};
-            board_log(c->b, "%s: fault: listing an entry named '%s'", c->peer, c->b->faults.evil[i]);
+            board_log(c->b, "%s: fault: listing an entry named '%s'", c->peer,
+                      c->b->faults.evil[i]);
             dent(s, v2, c->b->faults.evil[i], &st, 0);
         }
     }
@@ -146,8 +145,7 @@ static void mkdirs_for(const char *root, char *path)
 {
     size_t rl = strlen(root);
     for (char *p = path + rl + 1; *p; p++) {
-        if (*p != '/')
-            continue;
+        if (*p != '/') continue;
         *p = '\0';
         mkdir(path, 0755);
         *p = '/';
@@ -167,7 +165,8 @@ static void do_send(bconn *c, bstream *s, const char *spec)
         return;
     }
     mkdirs_for(c->b->root, local);
-    int fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)(mode & 0777 ? mode & 0777 : 0644));
+    int fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                  (mode_t)(mode & 0777 ? mode & 0777 : 0644));
     if (fd < 0) {
         sync_fail(c, s, "cannot open for writing: %s", strerror(errno));
         return;
@@ -179,16 +178,14 @@ static void do_send(bconn *c, bstream *s, const char *spec)
 /* Handles one DATA/DONE record of a SEND; returns bytes consumed or 0 when more input is needed. */
 static size_t send_record(bconn *c, bstream *s, const uint8_t *p, size_t n)
 {
-    if (n < 8)
-        return 0;
+    if (n < 8) return 0;
     uint32_t id = adb_get_u32(p), len = adb_get_u32(p + 4);
     if (id == SYNC_DATA) {
         if (len > RD_ADB_SYNC_DATA_MAX) {
             sync_fail(c, s, "%s", "DATA chunk too large");
             return n;
         }
-        if (n < 8 + (size_t)len)
-            return 0;
+        if (n < 8 + (size_t)len) return 0;
         if (write(s->send_fd, p + 8, len) != (ssize_t)len) {
             sync_fail(c, s, "write failed: %s", strerror(errno));
             return n;
@@ -199,8 +196,7 @@ static size_t send_record(bconn *c, bstream *s, const uint8_t *p, size_t n)
         close(s->send_fd);
         s->send_fd = -1;
         struct utimbuf ut = {.actime = (time_t)len, .modtime = (time_t)len};
-        if (s->send_path)
-            utime(s->send_path, &ut);
+        if (s->send_path) utime(s->send_path, &ut);
         free(s->send_path);
         s->send_path = NULL;
         uint8_t ok[8];
@@ -221,21 +217,19 @@ static void process(bconn *c, bstream *s)
         size_t n = s->in_len - off;
         if (s->send_fd >= 0) {
             size_t used = send_record(c, s, p, n);
-            if (!used)
-                break;
+            if (!used) break;
             off += used;
             continue;
         }
-        if (n < 8)
-            break;
+        if (n < 8) break;
         uint32_t id = adb_get_u32(p), len = adb_get_u32(p + 4);
         if (id == SYNC_QUIT) {
             s->closing = true;
             off += 8;
             break;
         }
-        bool known = id == SYNC_STAT || id == SYNC_STA2 || id == SYNC_LST2 || id == SYNC_LIST || id == SYNC_LIS2 ||
-                     id == SYNC_RECV || id == SYNC_SEND;
+        bool known = id == SYNC_STAT || id == SYNC_STA2 || id == SYNC_LST2 || id == SYNC_LIST ||
+                     id == SYNC_LIS2 || id == SYNC_RECV || id == SYNC_SEND;
         if (!known) {
             char name[12], msg[64];
             snprintf(msg, sizeof msg, "unknown command %s", adb_command_name(id, name));
@@ -246,8 +240,7 @@ static void process(bconn *c, bstream *s)
             sync_fail(c, s, "%s", "path too long");
             break;
         }
-        if (n < 8 + (size_t)len)
-            break;
+        if (n < 8 + (size_t)len) break;
         char path[RD_ADB_PATH_MAX + 1];
         memcpy(path, p + 8, len);
         path[len] = '\0';
@@ -301,8 +294,7 @@ void board_sync_feed(bconn *c, bstream *s, const uint8_t *data, size_t n)
 void board_sync_produce(bconn *c, bstream *s)
 {
     if (s->recv_fd < 0) {
-        if (s->in_len && !s->closing)
-            process(c, s);
+        if (s->in_len && !s->closing) process(c, s);
         return;
     }
     size_t target = c->max_send > RD_ADB_SYNC_DATA_MAX + 8 ? c->max_send : RD_ADB_SYNC_DATA_MAX + 8;
@@ -313,12 +305,12 @@ void board_sync_produce(bconn *c, bstream *s)
     }
     while (s->recv_fd >= 0 && s->out_len - s->out_off < target) {
         size_t room = target - (s->out_len - s->out_off);
-        size_t want = room > 8 + RD_ADB_SYNC_DATA_MAX ? RD_ADB_SYNC_DATA_MAX : room > 8 ? room - 8 : 0;
-        if (want == 0)
-            break;
+        size_t want = room > 8 + RD_ADB_SYNC_DATA_MAX ? RD_ADB_SYNC_DATA_MAX
+                      : room > 8                      ? room - 8
+                                                      : 0;
+        if (want == 0) break;
         ssize_t r = read(s->recv_fd, buf + 8, want);
-        if (r < 0 && errno == EINTR)
-            continue;
+        if (r < 0 && errno == EINTR) continue;
         if (r > 0) {
             adb_put_u32(buf, SYNC_DATA);
             adb_put_u32(buf + 4, (uint32_t)r);

@@ -1,5 +1,5 @@
-/* cli_adb.h: what the board commands (devices, pull, push, shell, board-emulate) share: the options that
- * choose a board, as adb has them, and progress printing. */
+/* cli_adb.h: what the board commands (devices, pull, push, shell, board-emulate) share: the options
+ * that choose a board, as adb has them, and progress printing. */
 #ifndef RD_AN_CLI_ADB_H
 #define RD_AN_CLI_ADB_H
 
@@ -8,17 +8,23 @@
 
 enum { AN_OPT_USB = 100, AN_OPT_CONNECT, AN_OPT_SERVER, AN_OPT_SERIAL, AN_OPT_TIMEOUT };
 
-#define AN_ADB_OPTSPECS                                                                                        \
-    {AN_OPT_USB, "usb", 'd', NULL, "use the board on USB (libusb)"},                                           \
-        {AN_OPT_CONNECT, "connect", 0, "HOST:PORT", "use a board with network adb at HOST:PORT"},              \
-        {AN_OPT_SERVER, "server", 0, NULL, "go through the adb server (ANDROID_ADB_SERVER_PORT or 5037)"},     \
-        {AN_OPT_SERIAL, "serial", 's', "SERIAL", "pick this board (default: ANDROID_SERIAL, else the only one)"}, \
-        {AN_OPT_TIMEOUT, "timeout", 0, "S", "bound every wait to S seconds (default 10)"}
+#define AN_ADB_OPTSPECS                                                                            \
+    {AN_OPT_USB, "usb", 'd', NULL, "use the board on USB (libusb)"},                               \
+        {AN_OPT_CONNECT, "connect", 0, "HOST:PORT", "use a board with network adb at HOST:PORT"},  \
+        {AN_OPT_SERVER, "server", 0, NULL,                                                         \
+         "go through the adb server (ANDROID_ADB_SERVER_PORT or 5037)"},                           \
+        {AN_OPT_SERIAL, "serial", 's', "SERIAL",                                                   \
+         "pick this board (default: ANDROID_SERIAL, else the only one)"},                          \
+    {                                                                                              \
+        AN_OPT_TIMEOUT, "timeout", 0, "S", "bound every wait to S seconds (default 10)"            \
+    }
 
 /** Handles one of the AN_ADB_OPTSPECS options; false (with *code set) on a usage error. */
-bool an_adb_option(const an_cmd_ctx *ctx, rd_adb_options *opt, int id, const char *value, int *code);
+bool an_adb_option(const an_cmd_ctx *ctx, rd_adb_options *opt, int id, const char *value,
+                   int *code);
 
-/** Logs library notes ("accept the key on the board") on the error stream; user is the an_cmd_ctx. */
+/** Logs library notes ("accept the key on the board") on the error stream; user is the an_cmd_ctx.
+ */
 void an_adb_log(void *user, const char *msg);
 
 /** Byte progress (files, bytes, rate) for pull and push. */

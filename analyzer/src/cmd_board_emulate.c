@@ -1,6 +1,7 @@
 /*
- * cmd_board_emulate.c: `rknn-diag board-emulate --port P --root DIR`: the fake board in the foreground
- * until SIGINT or SIGTERM (or --duration). Prints "listening on 127.0.0.1:PORT" on stdout once ready.
+ * cmd_board_emulate.c: `rknn-diag board-emulate --port P --root DIR`: the fake board in the
+ * foreground until SIGINT or SIGTERM (or --duration). Prints "listening on 127.0.0.1:PORT" on
+ * stdout once ready.
  */
 #include "cli_adb.h"
 
@@ -9,18 +10,34 @@
 #include <string.h>
 #include <time.h>
 
-enum { OPT_HELP = 1, OPT_PORT, OPT_ROOT, OPT_NO_AUTH, OPT_FAULT, OPT_ACCEPT_DELAY, OPT_MAX_PAYLOAD, OPT_V1,
-       OPT_DURATION, OPT_QUIET, OPT_FEATURES };
+enum {
+    OPT_HELP = 1,
+    OPT_PORT,
+    OPT_ROOT,
+    OPT_NO_AUTH,
+    OPT_FAULT,
+    OPT_ACCEPT_DELAY,
+    OPT_MAX_PAYLOAD,
+    OPT_V1,
+    OPT_DURATION,
+    OPT_QUIET,
+    OPT_FEATURES
+};
 
 static const an_optspec board_opts[] = {
     {OPT_HELP, "help", 'h', NULL, "show this help"},
-    {OPT_PORT, "port", 'p', "P", "TCP port on 127.0.0.1 (0: a free one; avoid 5555, adb servers probe it)"},
-    {OPT_ROOT, "root", 'r', "DIR", "folder served as the board's / (remote /userdata/dumps is DIR/userdata/dumps)"},
+    {OPT_PORT, "port", 'p', "P",
+     "TCP port on 127.0.0.1 (0: a free one; avoid 5555, adb servers probe it)"},
+    {OPT_ROOT, "root", 'r', "DIR",
+     "folder served as the board's / (remote /userdata/dumps is DIR/userdata/dumps)"},
     {OPT_NO_AUTH, "no-auth", 0, NULL, "accept hosts without RSA authentication"},
-    {OPT_ACCEPT_DELAY, "accept-delay", 0, "MS", "with auth: accept an offered key after MS ms (default 300)"},
-    {OPT_MAX_PAYLOAD, "max-payload", 0, "N", "announce a maximum payload of N bytes (256..1048576)"},
+    {OPT_ACCEPT_DELAY, "accept-delay", 0, "MS",
+     "with auth: accept an offered key after MS ms (default 300)"},
+    {OPT_MAX_PAYLOAD, "max-payload", 0, "N",
+     "announce a maximum payload of N bytes (256..1048576)"},
     {OPT_V1, "v1", 0, NULL, "speak protocol version 0x01000000 (checksums)"},
-    {OPT_FEATURES, "features", 0, "LIST", "features announced (default shell_v2,cmd,stat_v2,ls_v2; \"\" for none)"},
+    {OPT_FEATURES, "features", 0, "LIST",
+     "features announced (default shell_v2,cmd,stat_v2,ls_v2; \"\" for none)"},
     {OPT_FAULT, "fault", 'f', "F", "inject a fault (repeatable, or comma-separated); see below"},
     {OPT_DURATION, "duration", 0, "S", "stop by itself after S seconds"},
     {OPT_QUIET, "quiet", 'q', NULL, "no connection log on stderr"},
@@ -38,7 +55,8 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
 {
     an_opts p;
     an_opts_init(&p, ctx, board_opts, N_OPTS);
-    rd_board_options bo = {.auth = true, .accept_delay_ms = 300, .log = board_log, .log_user = ctx->errs};
+    rd_board_options bo = {
+        .auth = true, .accept_delay_ms = 300, .log = board_log, .log_user = ctx->errs};
     char faults[1024] = "";
     size_t fl = 0;
     long port = -1, duration = 0, lv = 0;
@@ -49,9 +67,12 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
         case -2:
             return AN_EXIT_USAGE;
         case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag board-emulate --port P --root DIR [--no-auth] [--fault F]...",
-                          "Runs a fake Rockchip board: an ADB device over TCP (use `adb connect 127.0.0.1:P` or "
-                          "`rknn-diag --connect 127.0.0.1:P`) serving DIR as its file system; shell commands run "
+            an_print_help(ctx->out,
+                          "rknn-diag board-emulate --port P --root DIR [--no-auth] [--fault F]...",
+                          "Runs a fake Rockchip board: an ADB device over TCP (use `adb connect "
+                          "127.0.0.1:P` or "
+                          "`rknn-diag --connect 127.0.0.1:P`) serving DIR as its file system; "
+                          "shell commands run "
                           "in DIR with /bin/sh.",
                           board_opts, N_OPTS);
             fprintf(ctx->out, "\nfaults:\n%s", rd_board_fault_help());
@@ -72,7 +93,8 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
             bo.accept_delay_ms = (int)lv;
             break;
         case OPT_MAX_PAYLOAD:
-            if (!an_parse_int(ctx->argv[0], "--max-payload", v, 256, RD_ADB_MAX_PAYLOAD, &lv, ctx->errs))
+            if (!an_parse_int(ctx->argv[0], "--max-payload", v, 256, RD_ADB_MAX_PAYLOAD, &lv,
+                              ctx->errs))
                 return AN_EXIT_USAGE;
             bo.max_payload = (uint32_t)lv;
             break;
@@ -81,10 +103,8 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
             break;
         case OPT_FAULT: {
             size_t vl = strlen(v);
-            if (fl + vl + 2 > sizeof faults)
-                return an_usage(ctx, "too many faults");
-            if (fl)
-                faults[fl++] = ',';
+            if (fl + vl + 2 > sizeof faults) return an_usage(ctx, "too many faults");
+            if (fl) faults[fl++] = ',';
             memcpy(faults + fl, v, vl + 1);
             fl += vl;
             break;
@@ -103,8 +123,7 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
             return an_usage(ctx, "unexpected argument '%s'", v);
         }
     }
-    if (!bo.root || port < 0)
-        return an_usage(ctx, "board-emulate needs --port P and --root DIR");
+    if (!bo.root || port < 0) return an_usage(ctx, "board-emulate needs --port P and --root DIR");
     bo.port = (int)port;
     bo.faults = faults;
     rd_error err;
@@ -131,8 +150,7 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
         int64_t end = (int64_t)time(NULL) + duration;
         for (;;) { /* sigtimedwait returns early on EINTR */
             int sig = sigtimedwait(&set, NULL, &ts);
-            if (sig > 0 || time(NULL) >= end)
-                break;
+            if (sig > 0 || time(NULL) >= end) break;
             ts.tv_sec = end - time(NULL);
         }
     } else {

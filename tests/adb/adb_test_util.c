@@ -19,8 +19,7 @@ char *at_join(const char *a, const char *b)
 bool at_write_file(const char *path, size_t n, unsigned seed)
 {
     FILE *f = fopen(path, "wb");
-    if (!f)
-        return false;
+    if (!f) return false;
     uint32_t x = seed * 2654435761u + 1;
     for (size_t i = 0; i < n; i++) {
         x ^= x << 13;
@@ -88,44 +87,35 @@ static bool files_equal(const char *a, const char *b)
         char ba[8192], bb[8192];
         la = fread(ba, 1, sizeof ba, fa);
         lb = fread(bb, 1, sizeof bb, fb);
-        if (la != lb || memcmp(ba, bb, la) != 0)
-            eq = false;
-        if (la == 0)
-            break;
+        if (la != lb || memcmp(ba, bb, la) != 0) eq = false;
+        if (la == 0) break;
     }
-    if (fa)
-        fclose(fa);
-    if (fb)
-        fclose(fb);
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
     return eq;
 }
 
 static int count_entries(const char *dir)
 {
     DIR *d = opendir(dir);
-    if (!d)
-        return -1;
+    if (!d) return -1;
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            n++;
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
     closedir(d);
     return n;
 }
 
 bool at_trees_equal(const char *a, const char *b)
 {
-    if (count_entries(a) != count_entries(b) || count_entries(a) < 0)
-        return false;
+    if (count_entries(a) != count_entries(b) || count_entries(a) < 0) return false;
     DIR *d = opendir(a);
-    if (!d)
-        return false;
+    if (!d) return false;
     bool eq = true;
     struct dirent *e;
     while (eq && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         char *pa = at_join(a, e->d_name), *pb = at_join(b, e->d_name);
         struct stat sa, sb;
         if (lstat(pa, &sa) != 0 || lstat(pb, &sb) != 0)
@@ -134,8 +124,7 @@ bool at_trees_equal(const char *a, const char *b)
             eq = S_ISDIR(sb.st_mode) && at_trees_equal(pa, pb);
         else
             eq = S_ISREG(sb.st_mode) && files_equal(pa, pb);
-        if (!eq)
-            fprintf(stderr, "trees differ at %s\n", pb);
+        if (!eq) fprintf(stderr, "trees differ at %s\n", pb);
         free(pa);
         free(pb);
     }
@@ -146,17 +135,14 @@ bool at_trees_equal(const char *a, const char *b)
 int at_count_files(const char *dir)
 {
     DIR *d = opendir(dir);
-    if (!d)
-        return 0;
+    if (!d) return 0;
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         char *p = at_join(dir, e->d_name);
         struct stat st;
-        if (lstat(p, &st) == 0)
-            n += S_ISDIR(st.st_mode) ? at_count_files(p) : 1;
+        if (lstat(p, &st) == 0) n += S_ISDIR(st.st_mode) ? at_count_files(p) : 1;
         free(p);
     }
     closedir(d);
@@ -166,20 +152,17 @@ int at_count_files(const char *dir)
 void at_rm_rf(const char *path)
 {
     struct stat st;
-    if (lstat(path, &st) != 0)
-        return;
+    if (lstat(path, &st) != 0) return;
     if (S_ISDIR(st.st_mode)) {
         DIR *d = opendir(path);
         struct dirent *e;
         while (d && (e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                continue;
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
             char *p = at_join(path, e->d_name);
             at_rm_rf(p);
             free(p);
         }
-        if (d)
-            closedir(d);
+        if (d) closedir(d);
         rmdir(path);
     } else {
         unlink(path);

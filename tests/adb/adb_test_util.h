@@ -1,4 +1,5 @@
-/* adb_test_util.h: helpers shared by the adb_bridge tests: dump-like trees, tree comparison, a board. */
+/* adb_test_util.h: helpers shared by the adb_bridge tests: dump-like trees, tree comparison, a
+ * board. */
 #ifndef RD_ADB_TEST_UTIL_H
 #define RD_ADB_TEST_UTIL_H
 

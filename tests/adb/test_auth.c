@@ -1,4 +1,5 @@
-/* test_auth.c: key creation (mode 0600, Android public key format), signing as adb does, vendor keys. */
+/* test_auth.c: key creation (mode 0600, Android public key format), signing as adb does, vendor
+ * keys. */
 #include "adb_internal.h"
 #include "adb_test_util.h"
 #include "rd_test.h"

@@ -1,4 +1,5 @@
-/* test_packet.c: header encoding and validation, checksums, banner parsing, safe names, sync replies. */
+/* test_packet.c: header encoding and validation, checksums, banner parsing, safe names, sync
+ * replies. */
 #include "adb_internal.h"
 #include "rd_test.h"
 
@@ -6,7 +7,11 @@
 
 static void test_header_roundtrip(void)
 {
-    adb_header h = {.command = A_WRTE, .arg0 = 7, .arg1 = 9, .data_length = 100, .data_check = 0,
+    adb_header h = {.command = A_WRTE,
+                    .arg0 = 7,
+                    .arg1 = 9,
+                    .data_length = 100,
+                    .data_check = 0,
                     .magic = A_WRTE ^ 0xffffffffu};
     uint8_t b[ADB_HEADER_SIZE];
     adb_header_encode(&h, b);
@@ -20,8 +25,9 @@ static void test_header_roundtrip(void)
 static void test_header_bad(void)
 {
     /* the exact CNXN header real adb 29 sends (adb-protocol.md) */
-    static const uint8_t cnxn[] = {0x43, 0x4e, 0x58, 0x4e, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x10, 0x00,
-                                   0x77, 0x00, 0x00, 0x00, 0x40, 0x2e, 0x00, 0x00, 0xbc, 0xb1, 0xa7, 0xb1};
+    static const uint8_t cnxn[] = {0x43, 0x4e, 0x58, 0x4e, 0x01, 0x00, 0x00, 0x01,
+                                   0x00, 0x00, 0x10, 0x00, 0x77, 0x00, 0x00, 0x00,
+                                   0x40, 0x2e, 0x00, 0x00, 0xbc, 0xb1, 0xa7, 0xb1};
     adb_header d;
     rd_error err;
     CU_ASSERT_EQUAL(adb_header_decode(cnxn, 4096, &d, &err), RD_OK);
@@ -43,8 +49,9 @@ static void test_header_bad(void)
 
 static void test_checksum(void)
 {
-    static const char banner[] = "host::features=remount_shell,abb_exec,abb,apex,fixed_push_mkdir,ls_v2,stat_v2,"
-                                 "fixed_push_symlink_timestamp,cmd,shell_v2";
+    static const char banner[] =
+        "host::features=remount_shell,abb_exec,abb,apex,fixed_push_mkdir,ls_v2,stat_v2,"
+        "fixed_push_symlink_timestamp,cmd,shell_v2";
     CU_ASSERT_EQUAL(strlen(banner), 119u);
     CU_ASSERT_EQUAL(adb_checksum((const uint8_t *)banner, 119), 0x2e40u);
     CU_ASSERT_EQUAL(adb_checksum(NULL, 0), 0u);
@@ -53,7 +60,8 @@ static void test_checksum(void)
 static void test_banner(void)
 {
     char f[128], d[128];
-    adb_banner_parse("device::ro.product.name=rk3588;ro.product.model=EVB;ro.product.device=rk;features=shell_v2,ls_v2",
+    adb_banner_parse("device::ro.product.name=rk3588;ro.product.model=EVB;ro.product.device=rk;"
+                     "features=shell_v2,ls_v2",
                      f, sizeof f, d, sizeof d);
     CU_ASSERT_STRING_EQUAL(f, "shell_v2,ls_v2");
     CU_ASSERT_STRING_EQUAL(d, "product:rk3588 model:EVB device:rk");
@@ -115,7 +123,8 @@ static void test_sync_replies(void)
     s = adb_mem_stream_create(buf, (size_t)(p - buf));
     uint64_t got;
     bool failed;
-    CU_ASSERT_EQUAL(adb_sync_recv(s, "/f", UINT64_MAX, NULL, NULL, &got, &failed, &err), RD_E_DEVICE);
+    CU_ASSERT_EQUAL(adb_sync_recv(s, "/f", UINT64_MAX, NULL, NULL, &got, &failed, &err),
+                    RD_E_DEVICE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "DATA chunk"));
     s->ops->close(s);
     /* RECV: FAIL with message */
@@ -124,7 +133,8 @@ static void test_sync_replies(void)
     memcpy(p, "open failed", 11);
     p += 11;
     s = adb_mem_stream_create(buf, (size_t)(p - buf));
-    CU_ASSERT_EQUAL(adb_sync_recv(s, "/f", UINT64_MAX, NULL, NULL, &got, &failed, &err), RD_E_DEVICE);
+    CU_ASSERT_EQUAL(adb_sync_recv(s, "/f", UINT64_MAX, NULL, NULL, &got, &failed, &err),
+                    RD_E_DEVICE);
     CU_ASSERT_TRUE(failed);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "open failed"));
     s->ops->close(s);
@@ -140,7 +150,8 @@ static void test_sync_replies(void)
     s->ops->close(s);
     /* truncated stream */
     s = adb_mem_stream_create(buf, 6);
-    CU_ASSERT_EQUAL(adb_sync_recv(s, "/f", UINT64_MAX, NULL, NULL, &got, &failed, &err), RD_E_DEVICE);
+    CU_ASSERT_EQUAL(adb_sync_recv(s, "/f", UINT64_MAX, NULL, NULL, &got, &failed, &err),
+                    RD_E_DEVICE);
     s->ops->close(s);
 }
 
@@ -150,7 +161,10 @@ static void test_fake_transport_handshake(void)
     uint8_t script[512];
     size_t n = 0;
     static const char banner[] = "device::features=shell_v2,stat_v2";
-    adb_header h = {.command = A_CNXN, .arg0 = 0x01000000, .arg1 = 4096, .data_length = sizeof banner - 1,
+    adb_header h = {.command = A_CNXN,
+                    .arg0 = 0x01000000,
+                    .arg1 = 4096,
+                    .data_length = sizeof banner - 1,
                     .magic = A_CNXN ^ 0xffffffffu};
     h.data_check = adb_checksum((const uint8_t *)banner, sizeof banner - 1);
     adb_header_encode(&h, script);
@@ -176,7 +190,8 @@ static void test_fake_transport_handshake(void)
 
 RD_TEST_REGISTER(register_packet)
 {
-    RD_SUITE("adb_packet", {"header round trip", test_header_roundtrip}, {"bad headers", test_header_bad},
-             {"checksum", test_checksum}, {"banner", test_banner}, {"safe names", test_safe_names},
-             {"sync replies", test_sync_replies}, {"fake transport handshake", test_fake_transport_handshake});
+    RD_SUITE("adb_packet", {"header round trip", test_header_roundtrip},
+             {"bad headers", test_header_bad}, {"checksum", test_checksum}, {"banner", test_banner},
+             {"safe names", test_safe_names}, {"sync replies", test_sync_replies},
+             {"fake transport handshake", test_fake_transport_handshake});
 }

@@ -1,7 +1,8 @@
 /*
- * test_usb.c: the USB transport without hardware, through the libusb seam (usb_internal.h): a scripted
- * device checks interface discovery (class 0xff/0x42/0x01, bulk endpoints), the serial number, exact-size
- * reads, the zero-length-packet rule on writes, and a busy claim (an adb server holds the board).
+ * test_usb.c: the USB transport without hardware, through the libusb seam (usb_internal.h): a
+ * scripted device checks interface discovery (class 0xff/0x42/0x01, bulk endpoints), the serial
+ * number, exact-size reads, the zero-length-packet rule on writes, and a busy claim (an adb server
+ * holds the board).
  */
 #include "rd_test.h"
 #include "usb_internal.h"
@@ -37,9 +38,7 @@ static int mk_init(libusb_context **ctx)
     *ctx = NULL;
     return 0;
 }
-static void mk_exit(libusb_context *ctx)
-{
-}
+static void mk_exit(libusb_context *ctx) {}
 static ssize_t mk_list(libusb_context *ctx, libusb_device ***list)
 {
     devs[0] = (libusb_device *)&dev_other;
@@ -48,9 +47,7 @@ static ssize_t mk_list(libusb_context *ctx, libusb_device ***list)
     *list = devs;
     return 2;
 }
-static void mk_free_list(libusb_device **list, int unref)
-{
-}
+static void mk_free_list(libusb_device **list, int unref) {}
 static int mk_desc(libusb_device *d, struct libusb_device_descriptor *dd)
 {
     memset(dd, 0, sizeof *dd);
@@ -63,9 +60,7 @@ static int mk_cfg(libusb_device *d, struct libusb_config_descriptor **cfg)
     *cfg = (void *)d == (void *)&dev_adb ? &m.cfg : &m.other_cfg;
     return 0;
 }
-static void mk_free_cfg(struct libusb_config_descriptor *cfg)
-{
-}
+static void mk_free_cfg(struct libusb_config_descriptor *cfg) {}
 static int mk_open(libusb_device *d, libusb_device_handle **h)
 {
     m.opened++;
@@ -78,8 +73,7 @@ static void mk_close(libusb_device_handle *h)
 }
 static int mk_claim(libusb_device_handle *h, int ifnum)
 {
-    if (m.claim_rc == 0)
-        m.claimed++;
+    if (m.claim_rc == 0) m.claimed++;
     return m.claim_rc;
 }
 static int mk_release(libusb_device_handle *h, int ifnum)
@@ -93,26 +87,20 @@ static int mk_string(libusb_device_handle *h, uint8_t idx, unsigned char *data, 
     memcpy(data, serial, sizeof serial - 1);
     return (int)sizeof serial - 1;
 }
-static int mk_bulk(libusb_device_handle *h, unsigned char ep, unsigned char *data, int len, int *done,
-                   unsigned timeout)
+static int mk_bulk(libusb_device_handle *h, unsigned char ep, unsigned char *data, int len,
+                   int *done, unsigned timeout)
 {
     if (!(ep & 0x80)) {
-        if (ep != 0x01)
-            return LIBUSB_ERROR_IO;
-        if (m.n_out < MAX_XFER)
-            m.out_len[m.n_out++] = len;
+        if (ep != 0x01) return LIBUSB_ERROR_IO;
+        if (m.n_out < MAX_XFER) m.out_len[m.n_out++] = len;
         *done = len;
         return 0;
     }
-    if (ep != 0x82)
-        return LIBUSB_ERROR_IO;
-    if (m.in_off == m.in_len)
-        return LIBUSB_ERROR_TIMEOUT;
+    if (ep != 0x82) return LIBUSB_ERROR_IO;
+    if (m.in_off == m.in_len) return LIBUSB_ERROR_TIMEOUT;
     size_t n = m.in_len - m.in_off;
-    if (m.in_piece && n > (size_t)m.in_piece)
-        n = (size_t)m.in_piece;
-    if (n > (size_t)len)
-        n = (size_t)len;
+    if (m.in_piece && n > (size_t)m.in_piece) n = (size_t)m.in_piece;
+    if (n > (size_t)len) n = (size_t)len;
     memcpy(data, m.in + m.in_off, n);
     m.in_off += n;
     *done = (int)n;
@@ -134,25 +122,44 @@ static int mk_ports(libusb_device *d, uint8_t *ports, int len)
 }
 
 static const adb_usb_api mock = {
-    .init = mk_init, .exit = mk_exit, .get_device_list = mk_list, .free_device_list = mk_free_list,
-    .get_device_descriptor = mk_desc, .get_active_config_descriptor = mk_cfg,
-    .free_config_descriptor = mk_free_cfg, .open = mk_open, .close = mk_close, .claim_interface = mk_claim,
-    .release_interface = mk_release, .get_string_descriptor_ascii = mk_string, .bulk_transfer = mk_bulk,
-    .clear_halt = mk_clear_halt, .get_bus_number = mk_bus, .get_port_numbers = mk_ports,
+    .init = mk_init,
+    .exit = mk_exit,
+    .get_device_list = mk_list,
+    .free_device_list = mk_free_list,
+    .get_device_descriptor = mk_desc,
+    .get_active_config_descriptor = mk_cfg,
+    .free_config_descriptor = mk_free_cfg,
+    .open = mk_open,
+    .close = mk_close,
+    .claim_interface = mk_claim,
+    .release_interface = mk_release,
+    .get_string_descriptor_ascii = mk_string,
+    .bulk_transfer = mk_bulk,
+    .clear_halt = mk_clear_halt,
+    .get_bus_number = mk_bus,
+    .get_port_numbers = mk_ports,
 };
 
 static void mock_reset(void)
 {
     memset(&m, 0, sizeof m);
-    m.eps[0] = (struct libusb_endpoint_descriptor){.bEndpointAddress = 0x01, .bmAttributes = 2, .wMaxPacketSize = 512};
-    m.eps[1] = (struct libusb_endpoint_descriptor){.bEndpointAddress = 0x82, .bmAttributes = 2, .wMaxPacketSize = 512};
+    m.eps[0] = (struct libusb_endpoint_descriptor){
+        .bEndpointAddress = 0x01, .bmAttributes = 2, .wMaxPacketSize = 512};
+    m.eps[1] = (struct libusb_endpoint_descriptor){
+        .bEndpointAddress = 0x82, .bmAttributes = 2, .wMaxPacketSize = 512};
     /* interface 0: mass storage, interface 1: ADB */
-    m.alts[0] = (struct libusb_interface_descriptor){.bInterfaceNumber = 0, .bInterfaceClass = 8,
-                                                    .bInterfaceSubClass = 6, .bInterfaceProtocol = 0x50,
-                                                    .bNumEndpoints = 2, .endpoint = m.eps};
-    m.alts[1] = (struct libusb_interface_descriptor){.bInterfaceNumber = 1, .bInterfaceClass = 0xff,
-                                                    .bInterfaceSubClass = 0x42, .bInterfaceProtocol = 1,
-                                                    .bNumEndpoints = 2, .endpoint = m.eps};
+    m.alts[0] = (struct libusb_interface_descriptor){.bInterfaceNumber = 0,
+                                                     .bInterfaceClass = 8,
+                                                     .bInterfaceSubClass = 6,
+                                                     .bInterfaceProtocol = 0x50,
+                                                     .bNumEndpoints = 2,
+                                                     .endpoint = m.eps};
+    m.alts[1] = (struct libusb_interface_descriptor){.bInterfaceNumber = 1,
+                                                     .bInterfaceClass = 0xff,
+                                                     .bInterfaceSubClass = 0x42,
+                                                     .bInterfaceProtocol = 1,
+                                                     .bNumEndpoints = 2,
+                                                     .endpoint = m.eps};
     m.itfs[0] = (struct libusb_interface){.altsetting = &m.alts[0], .num_altsetting = 1};
     m.itfs[1] = (struct libusb_interface){.altsetting = &m.alts[1], .num_altsetting = 1};
     m.cfg = (struct libusb_config_descriptor){.bNumInterfaces = 2, .interface = m.itfs};
@@ -182,9 +189,12 @@ static void test_find_iface(void)
     /* protocol 2 is not ADB; DbC 0xdc/0x02/0x01 is */
     m.alts[1].bInterfaceProtocol = 2;
     CU_ASSERT_FALSE(adb_usb_find_iface(&m.cfg, &itf));
-    m.alts[1] = (struct libusb_interface_descriptor){.bInterfaceNumber = 1, .bInterfaceClass = 0xdc,
-                                                    .bInterfaceSubClass = 0x02, .bInterfaceProtocol = 1,
-                                                    .bNumEndpoints = 2, .endpoint = m.eps};
+    m.alts[1] = (struct libusb_interface_descriptor){.bInterfaceNumber = 1,
+                                                     .bInterfaceClass = 0xdc,
+                                                     .bInterfaceSubClass = 0x02,
+                                                     .bInterfaceProtocol = 1,
+                                                     .bNumEndpoints = 2,
+                                                     .endpoint = m.eps};
     CU_ASSERT_TRUE(adb_usb_find_iface(&m.cfg, &itf));
     CU_ASSERT_FALSE(adb_usb_find_iface(NULL, &itf));
 }
@@ -217,14 +227,16 @@ static void test_busy_claim(void)
     bool busy = false;
     char serial[64];
     rd_error err;
-    CU_ASSERT_EQUAL(adb_usb_transport_create_with(&mock, NULL, 1000, &t, &busy, serial, sizeof serial, &err),
-                    RD_E_DEVICE);
+    CU_ASSERT_EQUAL(
+        adb_usb_transport_create_with(&mock, NULL, 1000, &t, &busy, serial, sizeof serial, &err),
+        RD_E_DEVICE);
     CU_ASSERT_TRUE(busy);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "adb kill-server"));
     CU_ASSERT_EQUAL(m.opened, m.closed);
     mock_reset();
-    CU_ASSERT_EQUAL(adb_usb_transport_create_with(&mock, "nope", 1000, &t, &busy, serial, sizeof serial, &err),
-                    RD_E_NOTFOUND);
+    CU_ASSERT_EQUAL(
+        adb_usb_transport_create_with(&mock, "nope", 1000, &t, &busy, serial, sizeof serial, &err),
+        RD_E_NOTFOUND);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "nope"));
 }
 
@@ -234,7 +246,10 @@ static void test_zlp_and_exact_reads(void)
     /* the device's CNXN reply, delivered in pieces of 10 bytes: reads must ask for exact sizes */
     static const char banner[] = "device::features=shell_v2";
     uint8_t script[64 + sizeof banner];
-    adb_header h = {.command = A_CNXN, .arg0 = 0x01000001, .arg1 = 4096, .data_length = sizeof banner - 1,
+    adb_header h = {.command = A_CNXN,
+                    .arg0 = 0x01000001,
+                    .arg1 = 4096,
+                    .data_length = sizeof banner - 1,
                     .magic = A_CNXN ^ 0xffffffffu};
     adb_header_encode(&h, script);
     memcpy(script + 24, banner, sizeof banner - 1);
@@ -245,8 +260,9 @@ static void test_zlp_and_exact_reads(void)
     bool busy = false;
     char serial[64];
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(
-        adb_usb_transport_create_with(&mock, "RK3588EVB01", 1000, &t, &busy, serial, sizeof serial, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(adb_usb_transport_create_with(&mock, "RK3588EVB01", 1000, &t, &busy,
+                                                        serial, sizeof serial, &err),
+                          RD_OK);
     CU_ASSERT_STRING_EQUAL(serial, "RK3588EVB01");
     CU_ASSERT_EQUAL(m.claimed, 1);
     adb_conn *c = NULL;
@@ -282,5 +298,6 @@ static void test_zlp_and_exact_reads(void)
 RD_TEST_REGISTER(register_usb)
 {
     RD_SUITE("adb_usb", {"interface discovery", test_find_iface}, {"list", test_list},
-             {"busy claim", test_busy_claim}, {"zero-length packets, exact reads", test_zlp_and_exact_reads});
+             {"busy claim", test_busy_claim},
+             {"zero-length packets, exact reads", test_zlp_and_exact_reads});
 }

@@ -1,10 +1,12 @@
 /*
  * fuzz_adb_sync.c: the sync reply parser. The input is the byte stream a board sends on a sync:
- * service (a memory stream, adb_bridge/src/stream.c); the first byte chooses v1 or v2 records and the
- * request, the rest are replies to STAT/STA2, LIST/LIS2 and RECV. Lengths inside (names, DATA chunks,
- * FAIL messages) are what the target exercises: each must be checked before it sizes anything.
+ * service (a memory stream, adb_bridge/src/stream.c); the first byte chooses v1 or v2 records and
+ * the request, the rest are replies to STAT/STA2, LIST/LIS2 and RECV. Lengths inside (names, DATA
+ * chunks, FAIL messages) are what the target exercises: each must be checked before it sizes
+ * anything.
  *
- * Build needs (for tests/fuzz/tests.cmake): LIBS rd::adb_bridge, include dir adb_bridge/src (adb_internal.h).
+ * Build needs (for tests/fuzz/tests.cmake): LIBS rd::adb_bridge, include dir adb_bridge/src
+ * (adb_internal.h).
  */
 #include "adb_internal.h"
 
@@ -34,11 +36,9 @@ static rd_status check_dirent(void *user, const rd_adb_dirent *d, rd_error *err)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1 || size > FUZZ_MAX_INPUT)
-        return 0;
+    if (size < 1 || size > FUZZ_MAX_INPUT) return 0;
     uint8_t *buf = malloc(size);
-    if (!buf)
-        return 0;
+    if (!buf) return 0;
     memcpy(buf, data, size);
     uint8_t mode = buf[0];
     adb_stream *s = adb_mem_stream_create(buf + 1, size - 1);
@@ -56,7 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 adb_sync_list(s, v2, "/userdata/dumps/", check_dirent, &n, &err);
             break;
         default:
-            if (adb_sync_recv(s, "/userdata/dumps/x.npy", max, sum_chunk, &total, &got, &failed, &err) == RD_OK &&
+            if (adb_sync_recv(s, "/userdata/dumps/x.npy", max, sum_chunk, &total, &got, &failed,
+                              &err) == RD_OK &&
                 got > max)
                 abort(); /* never more than announced */
             break;

@@ -2,8 +2,9 @@
  * rknn_diag/adb.h: talking to Rockchip boards over ADB without Android's tools.
  *
  * One packet layer over three transports (USB with libusb, TCP host:port, the adb server's smart
- * sockets), RSA authentication with ~/.android/adbkey, the sync service (stat, list, pull, push) and the
- * shell service with exit status; plus the fake board (an ADB device over TCP serving a local folder).
+ * sockets), RSA authentication with ~/.android/adbkey, the sync service (stat, list, pull, push)
+ * and the shell service with exit status; plus the fake board (an ADB device over TCP serving a
+ * local folder).
  *
  *     rd_error err;
  *     rd_adb *dev = NULL;
@@ -14,8 +15,8 @@
  *     rd_adb_close(dev);
  *
  * Conventions are the simulator's (rknn_diag/simulator.h): functions return rd_status and fill the
- * rd_error given last (may be NULL); nothing prints; every wait is bounded by the timeout; no private key
- * material ever appears in a message. Handles are not thread-safe: use one per thread.
+ * rd_error given last (may be NULL); nothing prints; every wait is bounded by the timeout; no
+ * private key material ever appears in a message. Handles are not thread-safe: use one per thread.
  */
 #ifndef RKNN_DIAG_ADB_H
 #define RKNN_DIAG_ADB_H
@@ -90,18 +91,19 @@ const char *rd_adb_features(const rd_adb *dev);
  */
 
 typedef struct rd_adb_device_info {
-    char serial[128];    /* "0123456789ABCDEF", "127.0.0.1:5555", "usb:1-2" */
-    char state[32];      /* "device", "unauthorized", "offline", "busy" (USB claimed by a server) */
-    char transport[16];  /* "usb", "tcp", "server" */
+    char serial[128];   /* "0123456789ABCDEF", "127.0.0.1:5555", "usb:1-2" */
+    char state[32];     /* "device", "unauthorized", "offline", "busy" (USB claimed by a server) */
+    char transport[16]; /* "usb", "tcp", "server" */
     char description[256]; /* product/model details when known */
 } rd_adb_device_info;
 
 /**
- * Lists boards on every transport: USB (libusb), the adb server (if one is running) and opt->connect
- * if set. *out is malloc'ed (caller frees), *n_out its count. A transport that is unavailable (no
- * server running) contributes nothing; only allocation failure is an error.
+ * Lists boards on every transport: USB (libusb), the adb server (if one is running) and
+ * opt->connect if set. *out is malloc'ed (caller frees), *n_out its count. A transport that is
+ * unavailable (no server running) contributes nothing; only allocation failure is an error.
  */
-rd_status rd_adb_devices(const rd_adb_options *opt, rd_adb_device_info **out, size_t *n_out, rd_error *err);
+rd_status rd_adb_devices(const rd_adb_options *opt, rd_adb_device_info **out, size_t *n_out,
+                         rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * Files (the sync service)
@@ -109,58 +111,61 @@ rd_status rd_adb_devices(const rd_adb_options *opt, rd_adb_device_info **out, si
 
 typedef struct rd_adb_stat {
     bool exists;
-    uint32_t mode;  /* st_mode bits as the board reports them (S_IFDIR, S_IFREG, permissions) */
-    uint64_t size;  /* bytes; truncated to 32 bits by boards without stat_v2 */
-    int64_t mtime;  /* seconds since the epoch */
+    uint32_t mode; /* st_mode bits as the board reports them (S_IFDIR, S_IFREG, permissions) */
+    uint64_t size; /* bytes; truncated to 32 bits by boards without stat_v2 */
+    int64_t mtime; /* seconds since the epoch */
 } rd_adb_stat;
 
 typedef struct rd_adb_dirent {
-    char *name;     /* malloc'ed, never "." or ".." */
+    char *name; /* malloc'ed, never "." or ".." */
     uint32_t mode;
     uint64_t size;
     int64_t mtime;
 } rd_adb_dirent;
 
-/** Stats a remote path (follows symlinks where the board supports stat_v2). Missing: exists false, RD_OK. */
+/** Stats a remote path (follows symlinks where the board supports stat_v2). Missing: exists false,
+ * RD_OK. */
 rd_status rd_adb_stat_path(rd_adb *dev, const char *path, rd_adb_stat *out, rd_error *err);
 
 /**
- * Lists a remote folder (without "." and ".."). *out is a malloc'ed array of n entries; free it with
- * rd_adb_dirents_free. Names the board sends that contain '/' or are empty stay in the list: callers
- * that build local paths must check them (rd_adb_pull does).
+ * Lists a remote folder (without "." and ".."). *out is a malloc'ed array of n entries; free it
+ * with rd_adb_dirents_free. Names the board sends that contain '/' or are empty stay in the list:
+ * callers that build local paths must check them (rd_adb_pull does).
  */
 rd_status rd_adb_list(rd_adb *dev, const char *path, rd_adb_dirent **out, size_t *n, rd_error *err);
 void rd_adb_dirents_free(rd_adb_dirent *list, size_t n);
 
-/** Progress: the file being copied, its bytes done and total, and bytes done over the whole copy. */
+/** Progress: the file being copied, its bytes done and total, and bytes done over the whole copy.
+ */
 typedef struct rd_adb_progress {
-    const char *path;      /* remote path of the current file */
+    const char *path; /* remote path of the current file */
     uint64_t file_done;
     uint64_t file_total;
     uint64_t all_done;
-    uint64_t all_total;    /* 0 when unknown */
+    uint64_t all_total; /* 0 when unknown */
     unsigned files_done;
     unsigned files_total;
-    bool file_finished;    /* this call reports the end of a file */
+    bool file_finished; /* this call reports the end of a file */
 } rd_adb_progress;
 typedef void (*rd_adb_progress_fn)(void *user, const rd_adb_progress *p);
 
 /**
- * Copies a remote file or folder (recursively) to local, placed as `adb pull` places it: when local is
- * an existing folder the copy lands in local/<basename of remote>, else at local itself. Each file is
- * written as <name>.part and renamed when complete; names the board lists with '/', "..", or empty
- * are refused, so nothing is written outside the destination. A RECV the board FAILs is retried once
- * on a fresh sync service. A missing remote dump folder gets the usual fix in the message.
+ * Copies a remote file or folder (recursively) to local, placed as `adb pull` places it: when local
+ * is an existing folder the copy lands in local/<basename of remote>, else at local itself. Each
+ * file is written as <name>.part and renamed when complete; names the board lists with '/', "..",
+ * or empty are refused, so nothing is written outside the destination. A RECV the board FAILs is
+ * retried once on a fresh sync service. A missing remote dump folder gets the usual fix in the
+ * message.
  */
-rd_status rd_adb_pull(rd_adb *dev, const char *remote, const char *local, rd_adb_progress_fn progress,
-                      void *user, rd_error *err);
+rd_status rd_adb_pull(rd_adb *dev, const char *remote, const char *local,
+                      rd_adb_progress_fn progress, void *user, rd_error *err);
 
 /**
  * Copies a local file or folder to remote, placed as `adb push` does: when remote is an existing
  * folder the copy lands in remote/<basename of local>.
  */
-rd_status rd_adb_push(rd_adb *dev, const char *local, const char *remote, rd_adb_progress_fn progress,
-                      void *user, rd_error *err);
+rd_status rd_adb_push(rd_adb *dev, const char *local, const char *remote,
+                      rd_adb_progress_fn progress, void *user, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * Shell
@@ -170,33 +175,34 @@ rd_status rd_adb_push(rd_adb *dev, const char *local, const char *remote, rd_adb
 typedef void (*rd_adb_output_fn)(void *user, int stream, const char *data, size_t n);
 
 /**
- * Runs cmd with `sh -c` on the board. Output goes to out_fn (NULL: discarded). *exit_code receives the
- * command's exit status when the board has shell_v2, else 0 (the old protocol has none; *exit_known
- * false then). exit_known may be NULL.
+ * Runs cmd with `sh -c` on the board. Output goes to out_fn (NULL: discarded). *exit_code receives
+ * the command's exit status when the board has shell_v2, else 0 (the old protocol has none;
+ * *exit_known false then). exit_known may be NULL.
  */
-rd_status rd_adb_shell(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn, void *user, int *exit_code,
-                       rd_error *err);
+rd_status rd_adb_shell(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn, void *user,
+                       int *exit_code, rd_error *err);
 rd_status rd_adb_shell_ex(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn, void *user,
                           int *exit_code, bool *exit_known, rd_error *err);
 
-/** Convenience: runs cmd and captures stdout and stderr together in a malloc'ed NUL-terminated string. */
-rd_status rd_adb_shell_capture(rd_adb *dev, const char *cmd, char **out_text, size_t *out_len, int *exit_code,
-                               rd_error *err);
+/** Convenience: runs cmd and captures stdout and stderr together in a malloc'ed NUL-terminated
+ * string. */
+rd_status rd_adb_shell_capture(rd_adb *dev, const char *cmd, char **out_text, size_t *out_len,
+                               int *exit_code, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * The fake board: an ADB device over TCP serving a local folder as the board's file system.
  */
 
 typedef struct rd_board_options {
-    int port;              /* TCP port on 127.0.0.1; 0 picks a free one (see rd_board_port) */
-    const char *root;      /* the board's "/" (remote /userdata/dumps is root/userdata/dumps) */
-    bool auth;             /* require RSA authentication */
-    int accept_delay_ms;   /* with auth: an offered public key is "accepted by the user" after this */
-    uint32_t version;      /* protocol version announced; 0: 0x01000001 */
-    uint32_t max_payload;  /* max payload announced; 0: 1 MiB */
-    const char *features;  /* NULL: "shell_v2,cmd,stat_v2,ls_v2" */
-    const char *faults;    /* comma-separated, see rd_board_fault_help(); NULL or "" for none */
-    rd_adb_log_fn log;     /* connection log, may be NULL */
+    int port;            /* TCP port on 127.0.0.1; 0 picks a free one (see rd_board_port) */
+    const char *root;    /* the board's "/" (remote /userdata/dumps is root/userdata/dumps) */
+    bool auth;           /* require RSA authentication */
+    int accept_delay_ms; /* with auth: an offered public key is "accepted by the user" after this */
+    uint32_t version;    /* protocol version announced; 0: 0x01000001 */
+    uint32_t max_payload; /* max payload announced; 0: 1 MiB */
+    const char *features; /* NULL: "shell_v2,cmd,stat_v2,ls_v2" */
+    const char *faults;   /* comma-separated, see rd_board_fault_help(); NULL or "" for none */
+    rd_adb_log_fn log;    /* connection log, may be NULL */
     void *log_user;
 } rd_board_options;
 
@@ -214,7 +220,8 @@ rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *
 /** The port the board listens on. */
 int rd_board_port(const rd_board *b);
 
-/** Stops listening, closes every connection, ends running shell commands, joins threads and frees. */
+/** Stops listening, closes every connection, ends running shell commands, joins threads and frees.
+ */
 void rd_board_stop(rd_board *b);
 
 #ifdef __cplusplus
