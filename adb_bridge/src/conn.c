@@ -94,6 +94,7 @@ void adb_conn_destroy(adb_conn *c)
 /* Answers AUTH TOKENs: each key signs once, then the public key is offered and we wait for the
  * user. */
 typedef struct auth_state {
+    int wait_ms; /* how long we wait for the user, for the message */
     adb_keys *keys;
     size_t next_key;
     bool pubkey_sent;
@@ -128,7 +129,7 @@ static rd_status answer_token(adb_conn *c, const rd_adb_options *opt, auth_state
              "the board does not know this computer's key yet: accept it on the board (\"Allow USB "
              "debugging?\"); "
              "waiting up to %d s",
-             c->timeout_ms / 1000);
+             a->wait_ms / 1000);
     return RD_OK;
 }
 
@@ -156,7 +157,7 @@ rd_status adb_conn_connect(adb_ptransport *t, const rd_adb_options *opt, int tim
     static const char banner[] = "host::features=" ADB_HOST_FEATURES;
     rd_status st = adb_conn_send(c, A_CNXN, ADB_VERSION, RD_ADB_MAX_PAYLOAD,
                                  (const uint8_t *)banner, sizeof banner - 1, err);
-    auth_state a = {0};
+    auth_state a = {.wait_ms = timeout_ms};
     int64_t deadline = adb_now_ms() + timeout_ms;
     while (st == RD_OK) {
         adb_header h;
