@@ -57,10 +57,10 @@ best() { # label command...: best wall time of RUNS runs, tree checked each time
         t1=$(date +%s.%N)
         (cd "$d" && find . -type f ! -exec cmp -s {} "$work/out/dumps"/{} \; -print | grep -q .) && { echo "$label: pulled tree differs"; exit 1; }
         local t
-        t=$(echo "$t1 - $t0" | bc)
-        if [ -z "$bestt" ] || [ "$(echo "$t < $bestt" | bc)" = 1 ]; then bestt=$t; fi
+        t=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')
+        if [ -z "$bestt" ] || awk -v a="$t" -v b="$bestt" 'BEGIN { exit !(a < b) }'; then bestt=$t; fi
     done
-    printf '| %-44s | %8.2f s | %7.1f MB/s |\n' "$label" "$bestt" "$(echo "$total / 1000000 / $bestt" | bc -l)"
+    printf '| %-44s | %8.2f s | %7.1f MB/s |\n' "$label" "$bestt" "$(awk -v n="$total" -v t="$bestt" 'BEGIN { print n / 1e6 / t }')"
 }
 
 echo "| client | best of $RUNS | rate |"

@@ -88,7 +88,7 @@ void board_send(bconn *c, uint32_t cmd, uint32_t arg0, uint32_t arg1, const uint
     free(pad);
 }
 
-bool bstream_out(bstream *s, const void *data, size_t n)
+uint8_t *bstream_reserve(bstream *s, size_t n)
 {
     if (s->out_off == s->out_len) s->out_off = s->out_len = 0;
     if (s->out_len + n > s->out_cap) {
@@ -102,12 +102,19 @@ bool bstream_out(bstream *s, const void *data, size_t n)
             while (cap < s->out_len + n)
                 cap *= 2;
             uint8_t *nb = realloc(s->out, cap);
-            if (!nb) return false;
+            if (!nb) return NULL;
             s->out = nb;
             s->out_cap = cap;
         }
     }
-    memcpy(s->out + s->out_len, data, n);
+    return s->out + s->out_len;
+}
+
+bool bstream_out(bstream *s, const void *data, size_t n)
+{
+    uint8_t *p = bstream_reserve(s, n);
+    if (!p) return false;
+    memcpy(p, data, n);
     s->out_len += n;
     return true;
 }

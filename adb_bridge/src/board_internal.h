@@ -103,6 +103,9 @@ void board_send(bconn *c, uint32_t cmd, uint32_t arg0, uint32_t arg1, const uint
                 size_t n);
 /** Appends bytes to a stream's output; false on allocation failure (the stream is then closed). */
 bool bstream_out(bstream *s, const void *data, size_t n);
+/** Room for n more output bytes at the returned pointer (commit by adding to out_len); NULL: no
+ * memory. */
+uint8_t *bstream_reserve(bstream *s, size_t n);
 void bstream_free(bstream *s);
 
 /** Maps a board path under root; false when it has a ".." component or is too long. */

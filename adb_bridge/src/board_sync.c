@@ -297,24 +297,25 @@ void board_sync_produce(bconn *c, bstream *s)
         if (s->in_len && !s->closing) process(c, s);
         return;
     }
+    /* fill up to one payload with DATA records, read straight into the output buffer */
     size_t target = c->max_send > RD_ADB_SYNC_DATA_MAX + 8 ? c->max_send : RD_ADB_SYNC_DATA_MAX + 8;
-    uint8_t *buf = malloc(8 + RD_ADB_SYNC_DATA_MAX);
-    if (!buf) {
-        c->dead = true;
-        return;
-    }
     while (s->recv_fd >= 0 && s->out_len - s->out_off < target) {
         size_t room = target - (s->out_len - s->out_off);
         size_t want = room > 8 + RD_ADB_SYNC_DATA_MAX ? RD_ADB_SYNC_DATA_MAX
                       : room > 8                      ? room - 8
                                                       : 0;
         if (want == 0) break;
-        ssize_t r = read(s->recv_fd, buf + 8, want);
+        uint8_t *p = bstream_reserve(s, 8 + want);
+        if (!p) {
+            c->dead = true;
+            return;
+        }
+        ssize_t r = read(s->recv_fd, p + 8, want);
         if (r < 0 && errno == EINTR) continue;
         if (r > 0) {
-            adb_put_u32(buf, SYNC_DATA);
-            adb_put_u32(buf + 4, (uint32_t)r);
-            bstream_out(s, buf, 8 + (size_t)r);
+            adb_put_u32(p, SYNC_DATA);
+            adb_put_u32(p + 4, (uint32_t)r);
+            s->out_len += 8 + (size_t)r;
             continue;
         }
         close(s->recv_fd);
@@ -323,16 +324,16 @@ void board_sync_produce(bconn *c, bstream *s)
             sync_fail(c, s, "read failed: %s", strerror(errno));
             break;
         }
+        uint8_t tail[108];
         if (c->b->faults.grow) {
-            adb_put_u32(buf, SYNC_DATA);
-            adb_put_u32(buf + 4, 100);
-            memset(buf + 8, 'X', 100);
-            bstream_out(s, buf, 108);
+            adb_put_u32(tail, SYNC_DATA);
+            adb_put_u32(tail + 4, 100);
+            memset(tail + 8, 'X', 100);
+            bstream_out(s, tail, 108);
         }
-        adb_put_u32(buf, SYNC_DONE);
-        adb_put_u32(buf + 4, 0);
-        bstream_out(s, buf, 8);
+        adb_put_u32(tail, SYNC_DONE);
+        adb_put_u32(tail + 4, 0);
+        bstream_out(s, tail, 8);
         process(c, s); /* requests that arrived while the file was being sent */
     }
-    free(buf);
 }

@@ -235,8 +235,10 @@ typedef struct pstream {
     adb_stream base;
     adb_conn *c;
     uint32_t lid, rid;
-    uint8_t *buf;
+    uint8_t *buf; /* data received while we were writing (copied: c->rx is reused) */
     size_t len, off, cap;
+    const uint8_t *view; /* the last WRTE, read in place from c->rx until the next receive */
+    size_t view_len, view_off;
     bool eof;
 } pstream;
 
@@ -286,28 +288,47 @@ static rd_status pstream_handle(pstream *s, const adb_header *h, bool *okayed, r
     return RD_OK;
 }
 
+/* Copies the unread part of the in-place view into buf, before c->rx is overwritten. */
+static rd_status materialize(pstream *s, rd_error *err)
+{
+    if (s->view_off == s->view_len) return RD_OK;
+    rd_status st = stash(s, s->view + s->view_off, s->view_len - s->view_off, err);
+    s->view = NULL;
+    s->view_len = s->view_off = 0;
+    return st;
+}
+
 static rd_status pstream_read(adb_stream *base, uint8_t *buf, size_t cap, size_t *got,
                               rd_error *err)
 {
     pstream *s = (pstream *)base;
-    while (s->off == s->len && !s->eof) {
+    while (s->off == s->len && s->view_off == s->view_len && !s->eof) {
         adb_header h;
         rd_status st = adb_conn_recv(s->c, &h, err);
         if (st != RD_OK) return st;
-        if (h.command == A_WRTE && h.arg1 == s->lid && s->off == s->len && h.data_length <= cap) {
-            /* fast path: straight into the caller's buffer */
-            memcpy(buf, s->c->rx, h.data_length);
-            *got = h.data_length;
+        if (h.command == A_WRTE && h.arg1 == s->lid) {
+            /* read in place: the next receive happens only once this view is consumed (or copied
+             * away by a write); the OKAY goes out now so the board prepares the next payload */
+            s->view = s->c->rx;
+            s->view_len = h.data_length;
+            s->view_off = 0;
             st = adb_conn_send(s->c, A_OKAY, s->lid, s->rid, NULL, 0, err);
-            if (st != RD_OK || h.data_length) return st;
+            if (st != RD_OK) return st;
             continue;
         }
         st = pstream_handle(s, &h, NULL, err);
         if (st != RD_OK) return st;
     }
-    size_t n = s->len - s->off < cap ? s->len - s->off : cap;
-    if (n) memcpy(buf, s->buf + s->off, n);
-    s->off += n;
+    size_t n;
+    if (s->off < s->len) {
+        n = s->len - s->off < cap ? s->len - s->off : cap;
+        memcpy(buf, s->buf + s->off, n);
+        s->off += n;
+    } else {
+        n = s->view_len - s->view_off < cap ? s->view_len - s->view_off : cap;
+        if (n) memcpy(buf, s->view + s->view_off, n);
+        s->view_off += n;
+    }
     *got = n;
     return RD_OK;
 }
@@ -316,6 +337,8 @@ static rd_status pstream_write(adb_stream *base, const uint8_t *data, size_t n, 
 {
     pstream *s = (pstream *)base;
     size_t done = 0;
+    rd_status st0 = materialize(s, err);
+    if (st0 != RD_OK) return st0;
     while (done < n) {
         if (s->eof) return rd_errorf(err, RD_E_DEVICE, "the board closed the service");
         size_t chunk = n - done < s->c->max_send ? n - done : s->c->max_send;

@@ -20,17 +20,36 @@ rd_status adb_stream_read_exact(adb_stream *s, void *buf, size_t n, const char *
     return RD_OK;
 }
 
+#define FD_STREAM_BUF (256u * 1024u)
+
 typedef struct fd_stream {
     adb_stream base;
     int fd;
     int timeout_ms;
+    uint8_t *buf; /* read-ahead: small reads (sync headers) are served without a system call each */
+    size_t len, off;
 } fd_stream;
 
 static rd_status fd_read(adb_stream *s, uint8_t *buf, size_t cap, size_t *got, rd_error *err)
 {
     fd_stream *f = (fd_stream *)s;
-    return adb_fd_read_some(f->fd, buf, cap, got, f->timeout_ms, "reading from the adb server",
-                            err);
+    if (f->off == f->len) {
+        f->off = f->len = 0;
+        if (cap >= FD_STREAM_BUF / 4 || !f->buf) /* big reads go straight to the caller */
+            return adb_fd_read_some(f->fd, buf, cap, got, f->timeout_ms,
+                                    "reading from the adb server", err);
+        rd_status st = adb_fd_read_some(f->fd, f->buf, FD_STREAM_BUF, &f->len, f->timeout_ms,
+                                        "reading from the adb server", err);
+        if (st != RD_OK || f->len == 0) {
+            *got = 0;
+            return st;
+        }
+    }
+    size_t n = f->len - f->off < cap ? f->len - f->off : cap;
+    memcpy(buf, f->buf + f->off, n);
+    f->off += n;
+    *got = n;
+    return RD_OK;
 }
 
 static rd_status fd_write(adb_stream *s, const uint8_t *buf, size_t n, rd_error *err)
@@ -44,6 +63,7 @@ static void fd_close(adb_stream *s)
     fd_stream *f = (fd_stream *)s;
     if (!f) return;
     close(f->fd);
+    free(f->buf);
     free(f);
 }
 
@@ -57,6 +77,7 @@ adb_stream *adb_fd_stream_create(int fd, int timeout_ms)
         return NULL;
     }
     f->base.ops = &fd_ops;
+    f->buf = malloc(FD_STREAM_BUF); /* NULL is fine: unbuffered reads */
     f->fd = fd;
     f->timeout_ms = timeout_ms;
     return &f->base;
