@@ -2,7 +2,7 @@
  * device.c: opening a board (automatic choice of USB, TCP or the adb server), the handle, services,
  * and the device list over every transport.
  */
-#include "adb_internal.h"
+#include "usb_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,7 +93,8 @@ static rd_status open_server(rd_adb *dev, const char *serial, rd_error *err)
     return st;
 }
 
-rd_status rd_adb_open(const rd_adb_options *opt, rd_adb **out, rd_error *err)
+rd_status adb_open_with(const adb_usb_api *usb, const rd_adb_options *opt, rd_adb **out,
+                        rd_error *err)
 {
     rd_adb_options defaults = {0};
     if (!opt) opt = &defaults;
@@ -123,8 +124,8 @@ rd_status rd_adb_open(const rd_adb_options *opt, rd_adb **out, rd_error *err)
         adb_ptransport *t = NULL;
         bool busy = false;
         rd_error uerr;
-        st = adb_usb_transport_create(serial, dev->timeout_ms, &t, &busy, dev->serial,
-                                      sizeof dev->serial, &uerr);
+        st = adb_usb_transport_create_with(usb, serial, dev->timeout_ms, &t, &busy, dev->serial,
+                                           sizeof dev->serial, &uerr);
         if (st == RD_OK) {
             dev->kind = RD_ADB_USB;
             st = open_packet(dev, t, opt, err);
@@ -154,6 +155,11 @@ rd_status rd_adb_open(const rd_adb_options *opt, rd_adb **out, rd_error *err)
     }
     *out = dev;
     return RD_OK;
+}
+
+rd_status rd_adb_open(const rd_adb_options *opt, rd_adb **out, rd_error *err)
+{
+    return adb_open_with(&adb_usb_libusb, opt, out, err);
 }
 
 void rd_adb_close(rd_adb *dev)

@@ -52,4 +52,9 @@ rd_status adb_usb_transport_create_with(const adb_usb_api *api, const char *seri
                                         adb_ptransport **out, bool *busy, char *serial_out,
                                         size_t serial_cap, rd_error *err);
 
+/** rd_adb_open with the given libusb table (tests: a busy USB board falls back to the adb server).
+ */
+rd_status adb_open_with(const adb_usb_api *usb, const rd_adb_options *opt, rd_adb **out,
+                        rd_error *err);
+
 #endif

@@ -1,5 +1,9 @@
 /* adb_test_util.c: see adb_test_util.h. */
 #include "adb_test_util.h"
+#include "adb_internal.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <dirent.h>
 #include <stdio.h>
@@ -167,4 +171,80 @@ void at_rm_rf(const char *path)
     } else {
         unlink(path);
     }
+}
+
+/* ---- a scripted adb server ---- */
+
+static bool read_request(int fd, char *out, size_t cap)
+{
+    char h[5] = {0};
+    rd_error err;
+    if (adb_fd_read_exact(fd, h, 4, 2000, "test", &err) != RD_OK) return false;
+    unsigned n = 0;
+    for (int i = 0; i < 4; i++)
+        n = n * 16 + (unsigned)(h[i] <= '9' ? h[i] - '0' : h[i] - 'a' + 10);
+    if (n >= cap || adb_fd_read_exact(fd, out, n, 2000, "test", &err) != RD_OK) return false;
+    out[n] = '\0';
+    return true;
+}
+
+static void reply(int fd, const char *text)
+{
+    rd_error err;
+    adb_fd_write_all(fd, text, strlen(text), 2000, "test", &err);
+}
+
+static void *serve(void *arg)
+{
+    at_server *s = arg;
+    for (int i = 0; i < s->n_conns; i++) {
+        int fd = accept(s->listen_fd, NULL, NULL);
+        if (fd < 0) break;
+        char req[256];
+        while (read_request(fd, req, sizeof req)) {
+            if (strcmp(req, "host:devices") == 0)
+                reply(fd, "OKAY0015board-1\tdevice\nb2\tof\n");
+            else if (strcmp(req, "host:devices-l") == 0)
+                reply(fd, "OKAY001eboard-1  unauthorized usb:1-2\n");
+            else if (strcmp(req, "host-serial:board-1:features") == 0)
+                reply(fd, "OKAY0008shell_v2");
+            else if (strcmp(req, "host-serial:board-1:get-state") == 0)
+                reply(fd, "OKAY0006device");
+            else if (strcmp(req, "host:bad") == 0)
+                reply(fd, "OKAYzz12");
+            else if (strcmp(req, "host:transport:board-1") == 0)
+                reply(fd, "OKAY");
+            else if (strcmp(req, "echo:") == 0) {
+                reply(fd, "OKAYhello");
+                break;
+            } else if (strcmp(req, "host:transport:nope") == 0)
+                reply(fd, "FAIL0017device 'nope' not found");
+            else
+                reply(fd, "FAIL0014unknown host service");
+            if (strncmp(req, "host:transport:", 15) != 0)
+                break; /* one request per connection, except a transport switch */
+        }
+        close(fd);
+    }
+    return NULL;
+}
+
+bool at_server_start(at_server *s, int n_conns)
+{
+    s->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof sa;
+    if (bind(s->listen_fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+        listen(s->listen_fd, 8) != 0 || getsockname(s->listen_fd, (struct sockaddr *)&sa, &sl) != 0)
+        return false;
+    s->port = ntohs(sa.sin_port);
+    s->n_conns = n_conns;
+    return pthread_create(&s->th, NULL, serve, s) == 0;
+}
+
+void at_server_stop(at_server *s)
+{
+    shutdown(s->listen_fd, SHUT_RDWR);
+    pthread_join(s->th, NULL);
+    close(s->listen_fd);
 }

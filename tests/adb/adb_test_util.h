@@ -6,6 +6,7 @@
 #include "rknn_diag/adb.h"
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stddef.h>
 
 /** Writes a file of n pseudo-random bytes (seeded); false on failure. */
@@ -20,5 +21,17 @@ int at_count_files(const char *dir);
 char *at_join(const char *a, const char *b);
 /** Removes a folder tree. */
 void at_rm_rf(const char *path);
+
+/** A scripted adb server on 127.0.0.1 (a thread serving n_conns connections): host:devices,
+ * host:devices-l, host-serial:board-1:features/get-state, host:transport:board-1 + "echo:", FAILs.
+ */
+typedef struct at_server {
+    int listen_fd;
+    int port;
+    int n_conns;
+    pthread_t th;
+} at_server;
+bool at_server_start(at_server *s, int n_conns);
+void at_server_stop(at_server *s);
 
 #endif

@@ -4,6 +4,7 @@
  * number, exact-size reads, the zero-length-packet rule on writes, and a busy claim (an adb server
  * holds the board).
  */
+#include "adb_test_util.h"
 #include "rd_test.h"
 #include "usb_internal.h"
 
@@ -28,6 +29,7 @@ static struct {
     size_t in_len, in_off;
     int in_piece; /* the device delivers at most this many bytes per transfer (0: all requested) */
     int opened, closed, claimed, released;
+    const char *serial; /* NULL: "RK3588EVB01" */
 } m;
 
 static int dev_adb, dev_other; /* addresses stand for libusb_device pointers */
@@ -83,9 +85,10 @@ static int mk_release(libusb_device_handle *h, int ifnum)
 }
 static int mk_string(libusb_device_handle *h, uint8_t idx, unsigned char *data, int len)
 {
-    static const char serial[] = "RK3588EVB01";
-    memcpy(data, serial, sizeof serial - 1);
-    return (int)sizeof serial - 1;
+    const char *serial = m.serial ? m.serial : "RK3588EVB01";
+    int n = (int)strlen(serial);
+    memcpy(data, serial, (size_t)n);
+    return n;
 }
 static int mk_bulk(libusb_device_handle *h, unsigned char ep, unsigned char *data, int len,
                    int *done, unsigned timeout)
@@ -295,9 +298,47 @@ static void test_zlp_and_exact_reads(void)
     CU_ASSERT_EQUAL(m.opened, m.closed);
 }
 
+static void note(void *user, const char *msg)
+{
+    snprintf(user, 512, "%s", msg);
+}
+
+static void test_busy_falls_back_to_server(void)
+{
+    mock_reset();
+    m.claim_rc = LIBUSB_ERROR_BUSY; /* an adb server holds the board */
+    m.serial = "board-1";
+    at_server srv;
+    CU_ASSERT_FATAL(at_server_start(&srv, 2)); /* features, get-state */
+    char log[512] = "";
+    rd_adb_options o = {.serial = "board-1",
+                        .server_port = srv.port,
+                        .timeout_ms = 2000,
+                        .log = note,
+                        .log_user = log};
+    rd_adb *dev = NULL;
+    rd_error err;
+    CU_ASSERT_EQUAL(adb_open_with(&mock, &o, &dev, &err), RD_OK);
+    if (dev) {
+        CU_ASSERT_STRING_EQUAL(rd_adb_transport_name(dev), "server");
+        CU_ASSERT_STRING_EQUAL(rd_adb_features(dev), "shell_v2");
+    }
+    CU_ASSERT_PTR_NOT_NULL(strstr(log, "held by an adb server"));
+    rd_adb_close(dev);
+    at_server_stop(&srv);
+    /* explicit --usb does not fall back: the busy claim is the error */
+    mock_reset();
+    m.claim_rc = LIBUSB_ERROR_BUSY;
+    m.serial = "board-1";
+    o.transport = RD_ADB_USB;
+    CU_ASSERT_EQUAL(adb_open_with(&mock, &o, &dev, &err), RD_E_DEVICE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "claimed by another program"));
+}
+
 RD_TEST_REGISTER(register_usb)
 {
     RD_SUITE("adb_usb", {"interface discovery", test_find_iface}, {"list", test_list},
              {"busy claim", test_busy_claim},
-             {"zero-length packets, exact reads", test_zlp_and_exact_reads});
+             {"zero-length packets, exact reads", test_zlp_and_exact_reads},
+             {"busy board: fallback to the server", test_busy_falls_back_to_server});
 }
