@@ -112,6 +112,7 @@ uint8_t *bstream_reserve(bstream *s, size_t n)
 
 bool bstream_out(bstream *s, const void *data, size_t n)
 {
+    if (n == 0) return true;
     uint8_t *p = bstream_reserve(s, n);
     if (!p) return false;
     memcpy(p, data, n);

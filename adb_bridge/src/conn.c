@@ -244,6 +244,7 @@ typedef struct pstream {
 
 static rd_status stash(pstream *s, const uint8_t *data, size_t n, rd_error *err)
 {
+    if (n == 0) return RD_OK; /* an empty WRTE: nothing to keep (and s->buf may be NULL) */
     if (s->off == s->len) s->off = s->len = 0;
     if (s->len + n > s->cap) {
         if (s->off) {

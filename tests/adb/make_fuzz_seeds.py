@@ -35,6 +35,8 @@ seeds = {
     'shell_v2.bin': cnxn + okay + okay + wrte(b'\x01' + struct.pack('<I', 3) + b'hi\n' + b'\x03' + struct.pack('<I', 1) + b'\x07') + b'\x01',
     'oversize.bin': struct.pack('<6I', 0x4e584e43, 0x01000001, 4096, 0x7fffffff, 0, 0x4e584e43 ^ 0xffffffff) + b'\x00',
     'regression_5_corrupt_magic.bin': cnxn[:20] + b'\x00\x00\x00\x00' + banner + b'\x02',
+    # an empty WRTE while we wait for the OKAY of our request (was: memcpy to a NULL buffer, UBSan)
+    'regression_5_empty_wrte.bin': cnxn + okay + wrte(b'') + okay + wrte(sta2) + b'\x05',
 }
 for name, data in seeds.items():
     open(P + name, 'wb').write(data)
