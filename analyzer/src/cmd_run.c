@@ -245,8 +245,10 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor 
     qsort(times, (size_t)n, sizeof *times, cmp_double);
     double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
     int64_t macs = model_macs(sim ? rd_sim_model(sim) : m);
-    fprintf(ctx->out, "median %.3f ms over %ld runs (min %.3f, max %.3f), threads %d, %.3f GMAC, %.2f GFLOP/s\n",
-            median, n, times[0], times[n - 1], threads, (double)macs / 1e9, 2.0 * (double)macs / (median * 1e6));
+    fprintf(ctx->out,
+            "median %.3f ms over %ld runs (min %.3f, max %.3f), threads %d, %.3f GMAC, %.2f GFLOP/s, OpenBLAS kernel %s%s\n",
+            median, n, times[0], times[n - 1], threads, (double)macs / 1e9, 2.0 * (double)macs / (median * 1e6),
+            rd_blas_kernel(), sim ? ", simulated" : "");
     free(times);
     return AN_EXIT_OK;
 }
