@@ -120,7 +120,7 @@ static rd_status find_value(const rd_sim *s, const char *name, int *out, rd_erro
 rd_status rd_sim_tensor_get(const rd_sim *s, const char *name, rd_sim_tensor *out, rd_error *err)
 {
     memset(out, 0, sizeof *out);
-    int v;
+    int v = -1;
     rd_status st = find_value(s, name, &v, err);
     if (st != RD_OK)
         return st;
@@ -141,7 +141,7 @@ rd_status rd_sim_tensor_get(const rd_sim *s, const char *name, rd_sim_tensor *ou
 
 rd_status rd_sim_set_qparams(rd_sim *s, const char *name, float scale, int32_t zero_point, rd_error *err)
 {
-    int v;
+    int v = -1;
     rd_status st = find_value(s, name, &v, err);
     if (st != RD_OK)
         return st;
@@ -176,7 +176,7 @@ rd_status rd_sim_set_range(rd_sim *s, const char *name, float min, float max, rd
 
 rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error *err)
 {
-    int v;
+    int v = -1;
     rd_status st = find_value(s, name, &v, err);
     if (st != RD_OK)
         return st;
