@@ -19,7 +19,7 @@ static const char *chromium_path(void)
 {
     const char *env = getenv("RD_CHROMIUM");
     if (env && *env)
-        return env;
+        return access(env, X_OK) == 0 ? env : NULL;
     static const char *const candidates[] = {"/usr/bin/chromium", "/usr/bin/chromium-browser"};
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++)
         if (access(candidates[i], X_OK) == 0)
