@@ -46,18 +46,15 @@ static const char *const group_label[RD_GROUP_COUNT] = {
     [RD_GROUP_RT_SINGLE_SIM] = "board vs sim single",
 };
 
+/* The simulator groups always get their columns; the board groups when measured (or present anyway). */
 static bool group_used(const rd_result *r, int g)
 {
-    if ((g == RD_GROUP_RT_ENTIRE || g == RD_GROUP_RT_SINGLE_SIM) && !r->has_runtime) {
-        for (size_t i = 0; i < r->n_layers; i++)
-            if (r->layers[i].groups[g].present)
-                return true;
-        return false;
-    }
+    if (g == RD_GROUP_SIM_ENTIRE || g == RD_GROUP_SIM_SINGLE || r->has_runtime)
+        return true;
     for (size_t i = 0; i < r->n_layers; i++)
         if (r->layers[i].groups[g].present)
             return true;
-    return g == RD_GROUP_SIM_ENTIRE || g == RD_GROUP_SIM_SINGLE;
+    return false;
 }
 
 static const char *cos_class(double c)

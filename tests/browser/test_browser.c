@@ -91,7 +91,8 @@ static void check_report(const rd_result *r, const char *tag, const char *screen
     CU_ASSERT_PTR_NULL(strstr(text, "url("));
     CU_ASSERT_EQUAL(count(text, "<script"), 2); /* ours only: the hostile name stayed text */
     CU_ASSERT_PTR_NULL(strstr(text, RD_SAMPLE_EVIL_NAME));
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "&lt;/script&gt;&lt;script&gt;alert(&quot;x&amp;y&quot;)"));
+    if (r->n_layers > 7)
+        CU_ASSERT_PTR_NOT_NULL(strstr(text, "&lt;/script&gt;&lt;script&gt;alert(&quot;x&amp;y&quot;)"));
     CU_ASSERT_EQUAL(count(text, "<tr data-i="), r->n_layers);
     free(text);
 
@@ -146,13 +147,8 @@ static void test_empty(void)
 {
     rd_result r;
     rd_result_init(&r);
-    /* no layers: the page still loads and its self-test reports what it can (one row per layer = 0) */
-    char *dir = rd_test_tmpdir("browser_empty");
-    char html[1024];
-    snprintf(html, sizeof html, "%s/report.html", dir);
-    rd_error err;
-    CU_ASSERT_EQUAL(rd_report_html_save(&r, html, &err), RD_OK);
-    free(dir);
+    /* no layers, no findings, no config: the page still loads without a script error */
+    check_report(&r, "browser_empty", NULL);
     rd_result_fini(&r);
 }
 
