@@ -201,8 +201,8 @@ static rd_status parse_cells_2x(const parse_ctx *p, rd_layer_result *l, const ch
         while (q < n && s[q] != ' ')
             q++;
         double cos, euc;
-        if (!parse_number(s + a, q - a, &cos))
-            return fail(p, "cosine '%s' is not a number", s + a, q - a);
+        if (!parse_number(s + a, q - a, &cos) || fabs(cos) > 1.00001)
+            return fail(p, "cosine '%s' is not a number in [-1, 1]", s + a, q - a);
         if (q + 3 > n || memcmp(s + q, " | ", 3) != 0)
             return fail(p, "cell '%s' is not 'cos | euc' (truncated?)", s + a, n - a);
         size_t b = q + 3;
@@ -235,8 +235,8 @@ static rd_status parse_cells_legacy(const parse_ctx *p, rd_layer_result *l, cons
         while (q < n && s[q] != ' ')
             q++;
         double cos;
-        if (!parse_number(s + a, q - a, &cos))
-            return fail(p, "cosine '%s' is not a number", s + a, q - a);
+        if (!parse_number(s + a, q - a, &cos) || fabs(cos) > 1.00001)
+            return fail(p, "cosine '%s' is not a number in [-1, 1]", s + a, q - a);
         set_cell(l, cell, cos, NAN);
         cell++;
     }

@@ -23,8 +23,10 @@ void rd_snapshot_file_stem(const char *tensor, char *buf, size_t len)
         buf[o++] = safe ? (char)ch : '_';
     }
     buf[o] = '\0';
-    if (o == 0 || strcmp(buf, ".") == 0 || strcmp(buf, "..") == 0) /* never a path of its own */
-        snprintf(buf, len, "_%s", o ? buf : "");
+    if ((o == 0 || strcmp(buf, ".") == 0 || strcmp(buf, "..") == 0) && o + 2 <= len) { /* never a path of its own */
+        memmove(buf + 1, buf, o + 1);
+        buf[0] = '_';
+    }
 }
 
 /* Opens path.tmp for writing; *tmp is malloc'ed. */

@@ -254,12 +254,20 @@ typedef struct sim_exec_hooks {
 rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor *inputs, size_t n_inputs,
                       const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
+/* ---------------------------------------------------------------------------------------------------
+ * Compiler passes (passes*.c, docs/internals/passes.md).
+ */
+/* Applies the passes of optimization level 0..3 (docs/numerics.md) to m in place. */
+rd_status sim_passes_apply(rd_model *m, int level, rd_error *err);
+
 /* Loader entry (onnx_load.c): fills an empty model from protobuf bytes. */
 rd_status sim_onnx_parse(rd_model *m, const void *buf, size_t len, rd_error *err);
 
 /* Frees everything a model owns (model.c). */
 void sim_model_free_contents(rd_model *m);
 void sim_attr_fini(sim_attr *a);
+/* Frees what one node owns and zeroes it (the node struct itself is the caller's). */
+void sim_node_fini(sim_node *n);
 
 
 /* ---------------------------------------------------------------------------------------------------

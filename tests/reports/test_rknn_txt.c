@@ -374,9 +374,28 @@ static void test_label_unicode_width(void)
     rd_result_fini(&r);
 }
 
+/* The fuzz seeds are valid files: the fuzzer starts from parsing ones. */
+static void test_fuzz_seeds_parse(void)
+{
+    const char *seeds[] = {"seed_sim_fused_nan.txt", "seed_runtime_partial_rows.txt", "seed_legacy.txt"};
+    for (size_t i = 0; i < 3; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/tests/fuzz/corpus/rknn_txt/%s", rd_test_source_dir(), seeds[i]);
+        rd_result r;
+        rd_error err = {0};
+        rd_status st = rd_rknn_txt_load(path, &r, NULL, &err);
+        if (st != RD_OK)
+            fprintf(stderr, "%s\n", err.msg);
+        CU_ASSERT_EQUAL(st, RD_OK);
+        CU_ASSERT(r.n_layers >= 2);
+        rd_result_fini(&r);
+    }
+}
+
 RD_TEST_REGISTER(register_rknn_txt)
 {
     RD_SUITE("rknn_txt", {"python float repr", test_python_repr}, {"cells by hand", test_cells_by_hand},
              {"malformed files", test_malformed}, {"unicode label width", test_label_unicode_width},
-             {"RKNN samples round trip", test_samples_round_trip}, {"RKNN sample values", test_sample_values});
+             {"RKNN samples round trip", test_samples_round_trip}, {"RKNN sample values", test_sample_values},
+             {"fuzz seeds parse", test_fuzz_seeds_parse});
 }
