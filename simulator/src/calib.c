@@ -23,10 +23,16 @@
 #define CALIB_MAX_THREADS 256
 #define CALIB_POLL_NS 10000000L /* progress poll period: 10 ms */
 
-typedef enum calib_pass { PASS_RANGE = 1, PASS_HIST = 2 } calib_pass;
+typedef enum calib_pass { PASS_RANGE = 1, PASS_HIST = 2, PASS_SEARCH = 3 } calib_pass;
+
+struct calib_worker;
+struct calib_ctx;
 
 /* What the workers of a pass share: read-only but for the atomics. */
 typedef struct calib_job {
+    struct calib_ctx *ctx;
+    rd_status (*item)(struct calib_worker *w, size_t k, rd_error *err); /* one unit of work */
+    size_t n_items;              /* samples, or tensors for PASS_SEARCH */
     rd_model *m;
     rd_sample_fn get_sample;
     void *user;
@@ -122,9 +128,10 @@ static void *worker_main(void *arg)
     calib_job *job = w->job;
     while (!atomic_load(&job->stop)) {
         size_t k = atomic_fetch_add(&job->next, 1);
-        if (k >= job->n_samples)
+        if (k >= job->n_items)
             break;
-        if (run_sample(w, k, &w->err) != RD_OK) {
+        rd_error_clear(&w->err);
+        if (job->item(w, k, &w->err) != RD_OK) {
             w->failed = true;
             w->failed_sample = k;
             atomic_store(&job->stop, true);
@@ -142,7 +149,7 @@ typedef struct calib_progress {
     size_t base, total; /* sample-passes before this pass, and in all */
 } calib_progress;
 
-/* Runs one pass over the dataset on nw workers; reports the failure of the lowest sample index. */
+/* Runs job->item on every item on nw workers; reports the failure of the lowest item index. */
 static rd_status run_pass(calib_job *job, calib_worker *workers, int nw, const calib_progress *pr, rd_error *err)
 {
     atomic_store(&job->next, 0);
@@ -212,6 +219,8 @@ static int thread_count(int asked, size_t n_samples)
 /* The calibration's working set, freed by calib_fini. */
 typedef struct calib_ctx {
     calib_job job;
+    rd_calib_method method;
+    float *lo, *hi;      /* per slot: the ranges found */
     int *slot_of;
     int *slot_value;     /* slot -> value index */
     calib_stat *merged;  /* per slot, after pass 1 */
@@ -232,6 +241,8 @@ static void calib_fini(calib_ctx *c)
     free(c->slot_value);
     free(c->merged);
     free(c->amax);
+    free(c->lo);
+    free(c->hi);
 }
 
 /* Chooses the tensors to calibrate: materialised float (or not yet typed) activations and graph inputs. */
@@ -296,7 +307,9 @@ static rd_status merge_ranges(calib_ctx *c, rd_error *err)
     size_t ns = c->job.n_slots;
     c->merged = sim_malloc_array(ns, sizeof *c->merged);
     c->amax = sim_malloc_array(ns, sizeof *c->amax);
-    if (!c->merged || !c->amax)
+    c->lo = sim_malloc_array(ns, sizeof *c->lo);
+    c->hi = sim_malloc_array(ns, sizeof *c->hi);
+    if (!c->merged || !c->amax || !c->lo || !c->hi)
         return rd_errorf(err, RD_E_NOMEM, "calibration: out of memory");
     for (size_t k = 0; k < ns; k++) {
         sim_calib_stat_init(&c->merged[k]);
@@ -307,9 +320,9 @@ static rd_status merge_ranges(calib_ctx *c, rd_error *err)
             rd_value_info vi;
             rd_model_value(c->job.m, (size_t)c->slot_value[k], &vi);
             return rd_errorf(err, RD_E_INVAL,
-                             "calibration: tensor '%s' has no finite range over the dataset (min %g, max %g, %llu NaN): "
-                             "it cannot be quantized",
-                             vi.name, st->min, st->max, (unsigned long long)st->nan);
+                             "calibration: tensor '%s' has no finite range over the dataset (min %g, max %g): it "
+                             "cannot be quantized",
+                             vi.name, st->min, st->max);
         }
         c->amax[k] = st->seen ? sim_calib_amax(st->min, st->max) : 0.0f;
     }
@@ -326,22 +339,35 @@ static void merge_hists(calib_ctx *c)
             dst[i] += c->workers[t].hist[i];
 }
 
-static rd_status set_ranges(calib_ctx *c, rd_sim *s, rd_calib_method method, rd_error *err)
+/* PASS_SEARCH item: the range of tensor slot k from its merged statistics, into ctx->lo/hi. */
+static rd_status search_slot(calib_worker *w, size_t k, rd_error *err)
+{
+    calib_ctx *c = w->job->ctx;
+    const calib_stat *st = &c->merged[k];
+    c->lo[k] = st->min;
+    c->hi[k] = st->max;
+    if (!st->seen || c->method == RD_CALIB_NORMAL)
+        return RD_OK;
+    const uint64_t *hist = c->workers[0].hist + k * CALIB_HIST_BINS;
+    float wlo = st->min < 0 ? st->min : 0, whi = st->max > 0 ? st->max : 0; /* searches work on 0-widened ranges */
+    bool ok = c->method == RD_CALIB_KL ? sim_calib_kl_range(hist, wlo, whi, &c->lo[k], &c->hi[k])
+                                       : sim_calib_mmse_range(hist, wlo, whi, &c->lo[k], &c->hi[k]);
+    if (!ok) {
+        rd_value_info vi;
+        rd_model_value(c->job.m, (size_t)c->slot_value[k], &vi);
+        return rd_errorf(err, RD_E_NOMEM, "calibration: out of memory searching the range of '%s'", vi.name);
+    }
+    return RD_OK;
+}
+
+static rd_status set_ranges(calib_ctx *c, rd_sim *s, rd_error *err)
 {
     for (size_t k = 0; k < c->job.n_slots; k++) {
-        const calib_stat *st = &c->merged[k];
-        if (!st->seen) /* never produced (no sample reached it): left unquantized */
+        if (!c->merged[k].seen) /* never produced (no sample reached it): left unquantized */
             continue;
         rd_value_info vi;
         rd_model_value(c->job.m, (size_t)c->slot_value[k], &vi);
-        float lo = st->min, hi = st->max;
-        const uint64_t *hist = method != RD_CALIB_NORMAL ? c->workers[0].hist + k * CALIB_HIST_BINS : NULL;
-        float wlo = lo < 0 ? lo : 0, whi = hi > 0 ? hi : 0; /* the searches work on the range widened to 0 */
-        if (method == RD_CALIB_KL)
-            sim_calib_kl_range(hist, wlo, whi, &lo, &hi);
-        else if (method == RD_CALIB_MMSE && !sim_calib_mmse_range(hist, wlo, whi, &lo, &hi))
-            return rd_errorf(err, RD_E_NOMEM, "calibration: out of memory searching the range of '%s'", vi.name);
-        rd_status rs = rd_sim_set_range(s, vi.name, lo, hi, err);
+        rd_status rs = rd_sim_set_range(s, vi.name, c->lo[k], c->hi[k], err);
         if (rs != RD_OK)
             return rd_error_prefix(err, "calibration");
     }
@@ -361,8 +387,9 @@ rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_
     if (n_samples == 0)
         return rd_errorf(err, RD_E_INVAL, "calibration: the dataset is empty (0 samples)");
 
-    calib_ctx c = {0};
+    calib_ctx c = {.method = method};
     /* runs never modify the model (the executor keeps per-run state), so workers share it */
+    c.job.ctx = &c;
     c.job.m = (rd_model *)rd_sim_model(s);
     c.job.get_sample = get_sample;
     c.job.user = user;
@@ -376,6 +403,8 @@ rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_
         st = alloc_workers(&c, thread_count(opt ? opt->threads : 0, n_samples), err);
     c.job.slot_of = c.slot_of;
     blas_use_one_thread(); /* before the workers start: a process-wide setting */
+    c.job.item = run_sample;
+    c.job.n_items = n_samples;
     if (st == RD_OK) {
         c.job.pass = PASS_RANGE;
         st = run_pass(&c.job, c.workers, c.nw, &pr, err);
@@ -385,7 +414,7 @@ rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_
     if (st == RD_OK && passes == 2) {
         for (int t = 0; t < c.nw && st == RD_OK; t++) {
             c.workers[t].hist = sim_calloc_array(c.job.n_slots * CALIB_HIST_BINS, sizeof(uint64_t));
-            if (!c.workers[t].hist && c.job.n_slots)
+            if (!c.workers[t].hist)
                 st = rd_errorf(err, RD_E_NOMEM, "calibration: out of memory for %zu histograms", c.job.n_slots);
         }
         c.job.pass = PASS_HIST;
@@ -396,8 +425,15 @@ rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_
         if (st == RD_OK)
             merge_hists(&c);
     }
+    if (st == RD_OK) { /* each tensor's search on the workers: results land in their own slots */
+        calib_progress quiet = {0};
+        c.job.pass = PASS_SEARCH;
+        c.job.item = search_slot;
+        c.job.n_items = c.job.n_slots;
+        st = run_pass(&c.job, c.workers, c.nw, &quiet, err);
+    }
     if (st == RD_OK)
-        st = set_ranges(&c, s, method, err);
+        st = set_ranges(&c, s, err);
     calib_fini(&c);
     return st;
 }

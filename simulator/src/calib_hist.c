@@ -12,7 +12,6 @@ void sim_calib_stat_init(calib_stat *st)
 {
     st->min = INFINITY;
     st->max = -INFINITY;
-    st->nan = 0;
     st->seen = false;
 }
 
@@ -20,16 +19,13 @@ void sim_calib_fold_range(calib_stat *st, const float *x, size_t n)
 {
     /* written as selects so that the compiler can use vector min/max; NaN compares false and is skipped */
     float mn = st->min, mx = st->max;
-    uint64_t nan = 0;
     for (size_t i = 0; i < n; i++) {
         float v = x[i];
         mn = v < mn ? v : mn;
         mx = v > mx ? v : mx;
-        nan += v != v;
     }
     st->min = mn;
     st->max = mx;
-    st->nan += nan;
     st->seen = true;
 }
 
@@ -68,6 +64,5 @@ void sim_calib_stat_merge(calib_stat *dst, const calib_stat *src)
         return;
     dst->min = src->min < dst->min ? src->min : dst->min;
     dst->max = src->max > dst->max ? src->max : dst->max;
-    dst->nan += src->nan;
     dst->seen = true;
 }

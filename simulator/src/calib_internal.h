@@ -25,7 +25,6 @@ static inline float sim_calib_amax(float min, float max)
 /** Running statistics of one tensor in one worker. */
 typedef struct calib_stat {
     float min, max;     /* +inf/-inf until a value is seen; NaN never counts */
-    uint64_t nan;       /* NaN values seen (ignored by every method) */
     bool seen;          /* the tensor was produced at least once */
 } calib_stat;
 
@@ -46,12 +45,15 @@ int sim_calib_bin(float x, float amax);
 
 /**
  * KL-divergence (entropy) calibration: the clipped range [lo, hi] of a tensor with observed range
- * [min, max] (min <= 0 <= max, amax = max(-min, max) > 0) and signed histogram hist.
+ * [min, max] (min <= 0 <= max) and signed histogram hist. false: out of memory.
  */
-void sim_calib_kl_range(const uint64_t *hist, float min, float max, float *out_lo, float *out_hi);
+bool sim_calib_kl_range(const uint64_t *hist, float min, float max, float *out_lo, float *out_hi);
 
-/** The KL threshold (a multiple of the |x| bin width amax / CALIB_ABS_BINS), exposed for tests. */
+/** The KL threshold (a multiple of the |x| bin width amax / CALIB_ABS_BINS); NaN when out of memory. */
 double sim_calib_kl_threshold(const uint64_t *abs_hist, double amax, double min, double max);
+
+/** KL(P || Q) of the candidate of i bins quantized to nq levels (for tests); NaN when out of memory. */
+double sim_calib_kl_divergence(const uint64_t *abs_hist, int i, int nq);
 
 /**
  * MMSE calibration: the range [lo, hi] within [min, max] (min <= 0 <= max) minimising the mean squared

@@ -276,6 +276,69 @@ static void test_kl_clips_outliers(void)
     rd_model_destroy(m);
 }
 
+/* KL(P || Q) bin by bin with exact smoothing, as MXNet's _get_optimal_threshold computes it */
+static double kl_reference(const uint64_t *a, int i, int nq)
+{
+    static double p[CALIB_ABS_BINS], q[CALIB_ABS_BINS];
+    uint64_t outliers = 0;
+    for (int j = i; j < CALIB_ABS_BINS; j++)
+        outliers += a[j];
+    for (int j = 0; j < i; j++)
+        p[j] = (double)a[j] + (j == i - 1 ? (double)outliers : 0);
+    for (int l = 0; l < nq; l++) {
+        int start = l * i / nq, end = (l + 1) * i / nq, nnz = 0;
+        double sum = 0;
+        for (int j = start; j < end; j++) {
+            sum += (double)a[j];
+            nnz += p[j] != 0;
+        }
+        for (int j = start; j < end; j++)
+            q[j] = p[j] != 0 && nnz ? sum / nnz : 0;
+    }
+    for (int pass = 0; pass < 2; pass++) { /* smooth p, then q */
+        double *d = pass ? q : p;
+        int zeros = 0;
+        for (int j = 0; j < i; j++)
+            zeros += d[j] == 0;
+        if (zeros == i)
+            return INFINITY;
+        double e1 = 1e-4 * zeros / (i - zeros);
+        for (int j = 0; j < i; j++)
+            d[j] = d[j] == 0 ? 1e-4 : d[j] - e1;
+    }
+    double sp = 0, sq = 0, kl = 0;
+    for (int j = 0; j < i; j++) {
+        sp += p[j];
+        sq += q[j];
+    }
+    for (int j = 0; j < i; j++)
+        kl += p[j] / sp * log((p[j] / sp) / (q[j] / sq));
+    return kl;
+}
+
+static void test_kl_matches_reference(void)
+{
+    static uint64_t a[CALIB_ABS_BINS];
+    for (int shape = 0; shape < 3; shape++) {
+        for (int j = 0; j < CALIB_ABS_BINS; j++) { /* decaying, sparse, and with zero stretches */
+            double u = unif(40 + (uint64_t)shape, 0, (size_t)j);
+            double v = 5000.0 * exp(-j / (shape == 0 ? 200.0 : 60.0)) * u;
+            a[j] = shape == 2 && (j / 37) % 3 == 1 ? 0 : (uint64_t)v;
+        }
+        a[CALIB_ABS_BINS - 1] = 3; /* an outlier */
+        const int cands[][2] = {{128, 128}, {300, 128}, {300, 255}, {1000, 200}, {2048, 255}, {777, 131}};
+        for (size_t c = 0; c < sizeof cands / sizeof cands[0]; c++) {
+            double want = kl_reference(a, cands[c][0], cands[c][1]);
+            double got = sim_calib_kl_divergence(a, cands[c][0], cands[c][1]);
+            bool close = fabs(got - want) <= 1e-9 + 1e-6 * fabs(want);
+            CU_ASSERT_TRUE(close);
+            if (!close)
+                fprintf(stderr, "\n  shape %d, i %d, nq %d: KL %.12g, reference %.12g\n", shape, cands[c][0],
+                        cands[c][1], got, want);
+        }
+    }
+}
+
 static void test_kl_threshold_direct(void)
 {
     /* all mass in the first bin but a single far outlier: the smallest threshold wins */
@@ -470,6 +533,7 @@ RD_TEST_REGISTER(register_calib)
     RD_SUITE("calib", {"normal min/max by hand", test_normal_minmax},
              {"1, 2 and 3 threads give identical ranges", test_threads_identical},
              {"kl clips outliers", test_kl_clips_outliers}, {"kl threshold", test_kl_threshold_direct},
+             {"kl divergence matches a bin-by-bin reference", test_kl_matches_reference},
              {"mmse error of a uniform histogram", test_mmse_error_uniform},
              {"mmse keeps a uniform range", test_mmse_uniform_keeps_range},
              {"mmse clips rare outliers", test_mmse_rare_outliers_clipped}, {"progress", test_progress},
