@@ -4,4 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-test}
 cmake --build "$build" --target rd_conformance -j"$(nproc)" >/dev/null
-"$build/tests/rd_conformance" -q --markdown docs/operators.md | tail -1
+# the same folders as the CTest conformance_onnx: Debian's three and the project's opset 18-21 fixtures
+data=/usr/share/libonnx-testdata/data
+"$build/tests/rd_conformance" -q --markdown docs/operators.md \
+  --dir "$data/node" --dir "$data/pytorch-converted" --dir "$data/pytorch-operator" --dir fixtures/opset18_21 | tail -1

@@ -254,11 +254,80 @@ typedef struct sim_exec_hooks {
 rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor *inputs, size_t n_inputs,
                       const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
+/* ---------------------------------------------------------------------------------------------------
+ * Compiler passes (passes*.c, docs/internals/passes.md).
+ */
+/* Applies the passes of optimization level 0..3 (docs/numerics.md) to m in place. */
+rd_status sim_passes_apply(rd_model *m, int level, rd_error *err);
+
 /* Loader entry (onnx_load.c): fills an empty model from protobuf bytes. */
 rd_status sim_onnx_parse(rd_model *m, const void *buf, size_t len, rd_error *err);
 
 /* Frees everything a model owns (model.c). */
 void sim_model_free_contents(rd_model *m);
 void sim_attr_fini(sim_attr *a);
+/* Frees what one node owns and zeroes it (the node struct itself is the caller's). */
+void sim_node_fini(sim_node *n);
+
+
+/* ---------------------------------------------------------------------------------------------------
+ * Whole-file I/O for the small text and image formats (file_io.c).
+ */
+
+/** Reads path into a new malloc'ed buffer (NUL-terminated, *out_len excludes the NUL); refuses files
+ *  above max_bytes with RD_E_LIMIT and a missing file with RD_E_NOTFOUND. */
+rd_status sim_file_read(const char *path, size_t max_bytes, char **out_buf, size_t *out_len, rd_error *err);
+
+/** Writes buf to path through "path.tmp.PID" and rename(), so no partial file is left under path. */
+rd_status sim_file_write_atomic(const char *path, const void *buf, size_t len, rd_error *err);
+
+/** The folder of path ("." when it has none), malloc'ed; NULL on allocation failure. */
+char *sim_path_dir(const char *path);
+
+/** dir + "/" + rel, or a copy of rel when rel is absolute or dir is NULL/""; malloc'ed or NULL. */
+char *sim_path_join(const char *dir, const char *rel);
+
+/* ---------------------------------------------------------------------------------------------------
+ * A small YAML tree (yaml_tree.c) built from libyaml's events, with the line and column of every node.
+ * Aliases are refused (no exponential expansion) and depth and node counts are bounded.
+ */
+
+typedef enum sim_ynode_kind { SIM_Y_SCALAR, SIM_Y_SEQ, SIM_Y_MAP } sim_ynode_kind;
+
+typedef struct sim_ynode {
+    sim_ynode_kind kind;
+    int line, col;               /* 1-based position of the node's start */
+    char *str;                   /* SIM_Y_SCALAR: the text (NUL-terminated, may contain NULs: see len) */
+    size_t len;
+    bool plain;                  /* scalar written without quotes (so "1.0" quoted is a string) */
+    size_t n;                    /* SEQ: items; MAP: pairs (keys in items[2i], values in items[2i+1]) */
+    struct sim_ynode **items;
+    size_t n_items;              /* entries of items[] (2n for a mapping) */
+    bool flow;                   /* sequence or mapping written in flow form ([..] or {..}) */
+} sim_ynode;
+
+#define SIM_YAML_MAX_DEPTH 32
+#define SIM_YAML_MAX_NODES (1u << 24)
+
+/** Parses one YAML document from buf; name is used in messages ("name:line:col: ..."). An empty
+ *  document gives *out == NULL and RD_OK. The tree is freed with sim_ynode_free. */
+rd_status sim_yaml_parse(const char *buf, size_t len, const char *name, sim_ynode **out, rd_error *err);
+void sim_ynode_free(sim_ynode *n);
+/** Human name of a node's kind for messages ("a mapping", "a list", "a scalar"). */
+const char *sim_ynode_kind_name(const sim_ynode *n);
+/** Scalar readers: false when the scalar does not have that type (YAML 1.1 / PyYAML rules for plain
+ *  scalars: true/false/yes/no/on/off, decimal integers, floats with . or exponent, .inf, .nan). */
+bool sim_yscalar_bool(const sim_ynode *n, bool *out);
+bool sim_yscalar_int(const sim_ynode *n, int64_t *out);
+bool sim_yscalar_double(const sim_ynode *n, double *out);
+/** The scalar as a string: any scalar except YAML null (~, null, empty plain). */
+bool sim_yscalar_str(const sim_ynode *n, const char **out);
+/** True for a null scalar (empty plain, ~, null, Null, NULL). */
+bool sim_ynode_is_null(const sim_ynode *n);
+
+
+/* BMP decoding (image_bmp.c), called by rd_image_parse after the "BM" magic. */
+rd_status sim_bmp_parse(const unsigned char *buf, size_t len, const char *name, uint64_t max_pixels, rd_tensor *out,
+                        rd_error *err);
 
 #endif /* RD_SIM_INTERNAL_H */

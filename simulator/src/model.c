@@ -53,6 +53,20 @@ void sim_attr_fini(sim_attr *a)
     rd_tensor_fini(&a->t);
 }
 
+void sim_node_fini(sim_node *n)
+{
+    free(n->name);
+    free(n->op_type);
+    free(n->domain);
+    free(n->in);
+    free(n->out);
+    for (int a = 0; a < n->n_attr; a++)
+        sim_attr_fini(&n->attrs[a]);
+    free(n->attrs);
+    free(n->params);
+    memset(n, 0, sizeof *n);
+}
+
 void sim_model_free_contents(rd_model *m)
 {
     for (int i = 0; i < m->n_values; i++) {
@@ -66,18 +80,8 @@ void sim_model_free_contents(rd_model *m)
         }
     }
     free(m->values);
-    for (int i = 0; i < m->n_nodes; i++) {
-        sim_node *n = &m->nodes[i];
-        free(n->name);
-        free(n->op_type);
-        free(n->domain);
-        free(n->in);
-        free(n->out);
-        for (int a = 0; a < n->n_attr; a++)
-            sim_attr_fini(&n->attrs[a]);
-        free(n->attrs);
-        free(n->params);
-    }
+    for (int i = 0; i < m->n_nodes; i++)
+        sim_node_fini(&m->nodes[i]);
     free(m->nodes);
     for (int i = 0; i < m->n_opsets; i++)
         free(m->opsets[i].domain);

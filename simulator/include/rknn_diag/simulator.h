@@ -518,6 +518,296 @@ rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_
                        const rd_calib_options *opt, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
+ * RKNN inputs: images and .npy files read as RKNN-Toolkit2 reads calibration and accuracy inputs, and
+ * dataset.txt lists. See docs/inputs.md.
+ *
+ *     rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;        // NHWC .npy, mean 0, std 1, no RGB2BGR
+ *     spec.n_mean = 3; spec.mean[0] = 123.675f; ...
+ *     int64_t dims[4] = {1, 3, 224, 224};
+ *     rd_tensor x;
+ *     rd_input_prepare("cat.jpg", &spec, 4, dims, NULL, &x, &err);  // float32 1x3x224x224
+ */
+
+#define RD_MAX_IMAGE_PIXELS ((uint64_t)1 << 28) /* 268 M pixels: larger images are refused */
+#define RD_MAX_IMAGE_FILE_BYTES ((size_t)1 << 30)
+#define RD_MAX_INPUT_CHANNELS 64                /* mean_values/std_values entries per input */
+#define RD_MAX_MODEL_INPUTS 32                  /* inputs per model in configs and dataset lines */
+#define RD_MAX_DATASET_BYTES ((size_t)64 << 20)
+#define RD_MAX_DATASET_SAMPLES ((size_t)1 << 20)
+
+/** Callback receiving warnings (a resize, a colour conversion). msg is valid during the call only. */
+typedef void (*rd_warn_fn)(void *user, const char *msg);
+typedef struct rd_warn_sink {
+    rd_warn_fn fn;              /* may be NULL: warnings are dropped */
+    void *user;
+} rd_warn_sink;
+
+/**
+ * Decodes a PNG, JPEG or BMP image (recognised by its first bytes, not its name) into a new uint8
+ * tensor of shape H x W x C in RGB order, C = 1 for grey images and 3 otherwise (alpha is dropped, as
+ * OpenCV's imread does; 16-bit samples keep their high byte). max_pixels bounds W*H (0 means
+ * RD_MAX_IMAGE_PIXELS). name is used in messages. RD_E_PARSE for undecodable or truncated data,
+ * RD_E_LIMIT for absurd dimensions, RD_E_UNSUPPORTED for valid but unhandled variants (CMYK JPEG,
+ * RLE BMP). On success out owns new data.
+ */
+rd_status rd_image_parse(const void *buf, size_t len, const char *name, uint64_t max_pixels, rd_tensor *out,
+                         rd_error *err);
+
+/** rd_image_parse on a file's contents. */
+rd_status rd_image_load(const char *path, rd_tensor *out, rd_error *err);
+
+/** True when path names an image by extension (.png .jpg .jpeg .bmp, any case); .npy is not one. */
+bool rd_path_is_image(const char *path);
+
+typedef enum rd_input_layout {
+    RD_LAYOUT_NHWC = 0,         /* .npy files are NHWC (rank 4) or HWC (rank 3), as RKNN reads them */
+    RD_LAYOUT_NCHW = 1,         /* .npy files are already in the graph's NCHW layout (--input-layout nchw) */
+} rd_input_layout;
+
+/** How one model input is prepared: RKNN's mean_values, std_values and quant_img_RGB2BGR. */
+typedef struct rd_input_spec {
+    rd_input_layout layout;
+    size_t n_mean;              /* 0: all 0; otherwise must equal the input's channel count */
+    float mean[RD_MAX_INPUT_CHANNELS];
+    size_t n_std;               /* 0: all 1; otherwise must equal the input's channel count */
+    float std[RD_MAX_INPUT_CHANNELS];
+    bool rgb2bgr;               /* swap channels 0 and 2 of 3-channel images before mean/std */
+} rd_input_spec;
+
+#define RD_INPUT_SPEC_DEFAULT ((rd_input_spec){ .layout = RD_LAYOUT_NHWC })
+
+/**
+ * Turns a source tensor into the graph input of shape dims (rank 4 NCHW with N == 1 for images;
+ * any rank for .npy data). src is either a decoded image (is_image: uint8 HWC from rd_image_parse)
+ * or .npy data (any numeric dtype, layout per spec). Images: grey to 3 channels (or RGB to grey with
+ * ITU-R 601 weights) where the model wants it, bilinear resize with half-pixel centres (OpenCV's
+ * INTER_LINEAR, align_corners false) when the size differs, each reported through warn; then RGB2BGR,
+ * then (x - mean) / std per channel. .npy data is never resized: a shape that fits only the other
+ * layout is an RD_E_PARSE naming --input-layout; mean/std of the wrong length are RD_E_PARSE too.
+ * name is used in messages. out is a new float32 tensor.
+ */
+rd_status rd_input_prepare_tensor(const rd_tensor *src, bool is_image, const char *name, const rd_input_spec *spec,
+                                  int rank, const int64_t *dims, const rd_warn_sink *warn, rd_tensor *out,
+                                  rd_error *err);
+
+/** Loads path (an image by extension, otherwise .npy) and prepares it as rd_input_prepare_tensor. */
+rd_status rd_input_prepare(const char *path, const rd_input_spec *spec, int rank, const int64_t *dims,
+                           const rd_warn_sink *warn, rd_tensor *out, rd_error *err);
+
+/**
+ * A dataset.txt list: one sample per line, n_inputs paths per sample separated by spaces or tabs,
+ * relative paths resolved against the list's folder. Empty lines and lines whose first non-blank
+ * character is '#' are skipped. lines[i] is the 1-based line of sample i, for messages.
+ */
+typedef struct rd_dataset {
+    char *path;                 /* the list file, for messages */
+    size_t n_samples;
+    size_t n_inputs;            /* paths per sample */
+    char **paths;               /* n_samples * n_inputs resolved paths, sample-major */
+    int *lines;                 /* n_samples line numbers */
+} rd_dataset;
+
+/**
+ * Loads a dataset list. n_inputs 0 takes the count of the first sample and requires it everywhere.
+ * Checks that every named file exists (RD_E_NOTFOUND naming list, line and path); a line with the
+ * wrong number of paths is RD_E_PARSE, and so is a list without samples. out is empty after a failure
+ * (rd_dataset_fini is harmless either way).
+ */
+rd_status rd_dataset_load(const char *path, size_t n_inputs, rd_dataset *out, rd_error *err);
+
+/** Parses a list in memory; base_dir resolves relative paths (NULL: keep them); check_files stats each. */
+rd_status rd_dataset_parse(const char *buf, size_t len, const char *name, const char *base_dir, size_t n_inputs,
+                           bool check_files, rd_dataset *out, rd_error *err);
+
+void rd_dataset_fini(rd_dataset *ds);
+
+/** Path of input i of sample s. */
+const char *rd_dataset_path(const rd_dataset *ds, size_t sample, size_t input);
+
+/* ---------------------------------------------------------------------------------------------------
+ * RKNN configuration: target platforms, quantization dtypes, algorithms and methods, and the
+ * rknn_convert model config (model_config.yml). See docs/config.md.
+ */
+
+/** Quantization dtypes (RKNN's quantized_dtype). RD_QDT_FLOAT32 is our unquantized reference. */
+typedef enum rd_qdtype {
+    RD_QDT_FLOAT32 = 0,
+    RD_QDT_W8A8,
+    RD_QDT_FLOAT16,
+    RD_QDT_W8A16,
+    RD_QDT_W4A16,
+    RD_QDT_W16A16I,
+    RD_QDT_W16A16I_DFP,
+    RD_QDT_COUNT
+} rd_qdtype;
+
+typedef enum rd_qalgo { RD_QALGO_NORMAL = 0, RD_QALGO_KL_DIVERGENCE, RD_QALGO_MMSE, RD_QALGO_GDQ, RD_QALGO_COUNT } rd_qalgo;
+
+typedef enum rd_qmethod { RD_QMETHOD_CHANNEL = 0, RD_QMETHOD_LAYER, RD_QMETHOD_GROUP, RD_QMETHOD_COUNT } rd_qmethod;
+
+/** Canonical names: "w8a8", "float16", ...; "normal", "kl_divergence", ...; "channel", "layer", "group". */
+const char *rd_qdtype_name(rd_qdtype dt);
+const char *rd_qalgo_name(rd_qalgo a);
+const char *rd_qmethod_name(rd_qmethod m);
+
+/** RKNN dtype names and aliases (asymmetric_quantized-8 = w8a8). RD_E_INVAL listing the valid names. */
+rd_status rd_qdtype_parse(const char *name, rd_qdtype *out, rd_error *err);
+/** `run --precision`: fp32, fp16 (= float16), int8 (= w8a8), or any rd_qdtype_parse name. */
+rd_status rd_precision_parse(const char *name, rd_qdtype *out, rd_error *err);
+rd_status rd_qalgo_parse(const char *name, rd_qalgo *out, rd_error *err);
+/** channel, layer, or group{SIZE} (group128); *out_group_size gets SIZE (0 otherwise; may be NULL). */
+rd_status rd_qmethod_parse(const char *name, rd_qmethod *out, int *out_group_size, rd_error *err);
+
+/** A target chip profile (RKNN's target_platform). */
+typedef struct rd_platform_info {
+    const char *name;           /* "rk3588" */
+    unsigned dtypes;            /* bit (1u << rd_qdtype) for each supported dtype */
+    const char *dump_dir;       /* default RKNN_DUMP_DIR on the board */
+    bool dump_dir_inferred;     /* true where rknn-formats.md does not state it for this chip */
+    int c2_int8, c2_f16;        /* NC1HWC2 C2 for int8 and float16/int16 dumps; 0 when not documented */
+} rd_platform_info;
+
+size_t rd_platform_count(void);
+const rd_platform_info *rd_platform_get(size_t i);
+/** Case-insensitive lookup ("RK3588" works); NULL if unknown. */
+const rd_platform_info *rd_platform_find(const char *name);
+bool rd_platform_supports(const rd_platform_info *p, rd_qdtype dt);
+
+/** One shape (input_size_list entries, dynamic_input shapes). */
+typedef struct rd_dims {
+    int rank;
+    int64_t dims[RD_MAX_RANK];
+} rd_dims;
+
+/** Per-channel values of one input (mean_values or std_values). */
+typedef struct rd_channel_values {
+    size_t n;
+    float v[RD_MAX_INPUT_CHANNELS];
+} rd_channel_values;
+
+/** An rknn_convert model config. Lines are 1-based positions in the file (0: key absent). */
+typedef struct rd_rknn_config {
+    char *path;                 /* the .yml file */
+    char *name;                 /* models.name */
+    char *framework;            /* models.platform: "onnx", "pytorch", ... */
+    char *model_file_path;      /* resolved against the .yml's folder */
+    bool quantize;
+    char *dataset;              /* resolved against the .yml's folder; NULL when absent */
+    char *target_platform;      /* configs.target_platform (rknn.config option); NULL when absent */
+    rd_qdtype dtype;            /* quantized_dtype (w8a8 by default when quantize, float16 otherwise) */
+    rd_qalgo algorithm;
+    rd_qmethod method;
+    int group_size;             /* for RD_QMETHOD_GROUP */
+    int optimization_level;     /* 0..3, 3 by default */
+    size_t n_mean;              /* inputs given in mean_values */
+    rd_channel_values mean[RD_MAX_MODEL_INPUTS];
+    size_t n_std;
+    rd_channel_values std[RD_MAX_MODEL_INPUTS];
+    size_t n_rgb2bgr;           /* entries given in quant_img_RGB2BGR (0: absent) */
+    bool rgb2bgr_all;           /* a single bool was given: rgb2bgr[] holds it for every input */
+    bool rgb2bgr[RD_MAX_MODEL_INPUTS];
+    size_t n_input_size_list;   /* subgraphs.input_size_list */
+    rd_dims *input_size_list;
+    size_t n_sub_inputs, n_sub_outputs;
+    char **sub_inputs, **sub_outputs; /* subgraphs.inputs and .outputs */
+    char *custom_string;
+    size_t n_dynamic_sets, n_dynamic_per_set; /* dynamic_input: sets of per-input shapes */
+    rd_dims *dynamic_input;     /* n_dynamic_sets * n_dynamic_per_set */
+    int line_models, line_target_platform, line_dtype, line_algorithm, line_method, line_mean, line_std,
+        line_rgb2bgr, line_dataset, line_optimization_level;
+} rd_rknn_config;
+
+/** Resets c to the defaults (w8a8/normal/channel/level 3, no strings) without freeing. */
+void rd_rknn_config_init(rd_rknn_config *c);
+
+/**
+ * Loads a model_config.yml. Unknown keys, wrong types and YAML syntax errors are RD_E_PARSE with
+ * "file:line[:col]" and the key; bad names (dtype, algorithm, method) RD_E_INVAL. out is initialised
+ * even on failure; finalise with rd_rknn_config_fini.
+ */
+rd_status rd_rknn_config_load(const char *path, rd_rknn_config *out, rd_error *err);
+/** The same from memory; name is used in messages and its folder resolves relative paths. */
+rd_status rd_rknn_config_parse(const char *buf, size_t len, const char *name, rd_rknn_config *out, rd_error *err);
+void rd_rknn_config_fini(rd_rknn_config *c);
+
+/**
+ * Checks a config against a target platform (NULL: configs.target_platform if present, else no
+ * platform check) and the model's input channel counts (channels may be NULL when unknown). Checks
+ * that the platform exists and supports the dtype, mean/std lengths, gdq only with w4a16/w8a16 and
+ * group only with w4a16. RD_E_INVAL or RD_E_UNSUPPORTED naming file and line.
+ */
+rd_status rd_rknn_config_validate(const rd_rknn_config *c, const char *platform, const int64_t *channels,
+                                  size_t n_inputs, rd_error *err);
+
+/** Fills spec (layout left as given) for input i from the config's mean, std and RGB2BGR. */
+rd_status rd_rknn_config_input_spec(const rd_rknn_config *c, size_t input, rd_input_spec *spec, rd_error *err);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Quantization config: RKNN's hybrid quantization file (<model>.quantization.cfg). See
+ * docs/quantization-cfg.md.
+ */
+
+#define RD_MAX_QCFG_BYTES ((size_t)256 << 20)
+
+/** A forced precision in custom_quantize_layers. */
+typedef struct rd_qcfg_layer {
+    char *name;
+    rd_dtype dtype;             /* RD_DT_F16, RD_DT_I8 or RD_DT_I16 */
+    int line;
+} rd_qcfg_layer;
+
+/** Which lists a rd_qcfg_param carries (bits). */
+enum {
+    RD_QCFG_HAS_MIN = 1u << 0,
+    RD_QCFG_HAS_MAX = 1u << 1,
+    RD_QCFG_HAS_SCALE = 1u << 2,
+    RD_QCFG_HAS_ZERO_POINT = 1u << 3,
+    RD_QCFG_HAS_ORI_MIN = 1u << 4,
+    RD_QCFG_HAS_ORI_MAX = 1u << 5,
+};
+
+/** The parameters of one tensor in quantize_parameters. */
+typedef struct rd_qcfg_param {
+    char *name;
+    char *qtype;                /* "asymmetric_quantized", ...; NULL when absent */
+    rd_qmethod method;          /* layer (one entry) or channel (one per channel) */
+    rd_dtype dtype;             /* RD_DT_I8, RD_DT_U8, RD_DT_I16, RD_DT_F16, RD_DT_F32 */
+    unsigned has;               /* RD_QCFG_HAS_* */
+    size_t n;                   /* entries in every present list */
+    float *min, *max, *scale, *ori_min, *ori_max; /* n each or NULL when absent */
+    int32_t *zero_point;
+    int line;
+} rd_qcfg_param;
+
+typedef struct rd_qcfg {
+    size_t n_layers;
+    rd_qcfg_layer *layers;      /* custom_quantize_layers in file order */
+    size_t n_params;
+    rd_qcfg_param *params;      /* quantize_parameters in file order */
+    size_t *sorted;             /* params indices sorted by name (for lookup) */
+} rd_qcfg;
+
+/** Zeroes a qcfg. */
+void rd_qcfg_init(rd_qcfg *q);
+/** Loads a .quantization.cfg. Elision lines made only of "…" or "..." (as in RKNN's manual) are
+ *  skipped. Names given twice, unknown keys, wrong types and list lengths that disagree are RD_E_PARSE
+ *  naming file, line and tensor. q is initialised even on failure. */
+rd_status rd_qcfg_load(const char *path, rd_qcfg *q, rd_error *err);
+rd_status rd_qcfg_parse(const char *buf, size_t len, const char *name, rd_qcfg *q, rd_error *err);
+/** Serialises in RKNN's layout into a new malloc'ed NUL-terminated buffer owned by the caller. */
+rd_status rd_qcfg_write(const rd_qcfg *q, char **out_buf, size_t *out_len, rd_error *err);
+/** Writes to path through a temporary file renamed into place. */
+rd_status rd_qcfg_save(const char *path, const rd_qcfg *q, rd_error *err);
+void rd_qcfg_fini(rd_qcfg *q);
+/** The parameters of a tensor, or NULL. */
+const rd_qcfg_param *rd_qcfg_find(const rd_qcfg *q, const char *name);
+/** The forced precision of a tensor, or NULL. */
+const rd_qcfg_layer *rd_qcfg_find_layer(const rd_qcfg *q, const char *name);
+/** Building: appends a copy of p (name and arrays copied) / a custom layer. Refuses duplicate names. */
+rd_status rd_qcfg_add_param(rd_qcfg *q, const rd_qcfg_param *p, rd_error *err);
+rd_status rd_qcfg_add_layer(rd_qcfg *q, const char *name, rd_dtype dtype, rd_error *err);
+
+/* ---------------------------------------------------------------------------------------------------
  * Operators known to this build (for docs and `inspect`).
  */
 

@@ -4,6 +4,7 @@
  * whose oracles are kernels/ref_conv.c.
  */
 #include "nn_spatial.h"
+#include "linear_shapes.h"
 #include "../kernels/blas_threads.h"
 #include "../kernels/conv_f32.h"
 
@@ -106,7 +107,7 @@ static rd_status check_blas_dims(const sim_op_ctx *ctx, const conv_geom *g, rd_e
     return RD_OK;
 }
 
-static rd_status conv_geometry(const sim_op_ctx *ctx, conv_geom *g, rd_error *err)
+rd_status sim_conv_geometry(const sim_op_ctx *ctx, conv_geom *g, rd_error *err)
 {
     const struct conv_params *p = ctx->params;
     rd_status st = check_operands(ctx, false, g, err);
@@ -130,7 +131,7 @@ static void set_out_shape(sim_op_ctx *ctx, const conv_geom *g)
 static rd_status conv_infer(sim_op_ctx *ctx, rd_error *err)
 {
     conv_geom g;
-    rd_status st = conv_geometry(ctx, &g, err);
+    rd_status st = sim_conv_geometry(ctx, &g, err);
     if (st == RD_OK)
         set_out_shape(ctx, &g);
     return st;
@@ -139,7 +140,7 @@ static rd_status conv_infer(sim_op_ctx *ctx, rd_error *err)
 static rd_status conv_eval(sim_op_ctx *ctx, rd_error *err)
 {
     conv_geom g;
-    rd_status st = conv_geometry(ctx, &g, err);
+    rd_status st = sim_conv_geometry(ctx, &g, err);
     if (st != RD_OK)
         return st;
     if (!ctx->out[0].data)
@@ -181,7 +182,7 @@ static int64_t conv_macs(const sim_op_ctx *ctx)
  *   output_shape given: out = output_shape, total pad = natural - out, split as auto_pad says
  *   SAME_*: out = in * stride, split likewise (SAME_UPPER puts the odd one at the end)
  */
-static rd_status convt_geometry(const sim_op_ctx *ctx, conv_geom *g, rd_error *err)
+rd_status sim_conv_transpose_geometry(const sim_op_ctx *ctx, conv_geom *g, rd_error *err)
 {
     const struct conv_params *p = ctx->params;
     const char *nm = ctx->node->name, *op = ctx->node->op_type;
@@ -245,7 +246,7 @@ static rd_status convt_geometry(const sim_op_ctx *ctx, conv_geom *g, rd_error *e
 static rd_status convt_infer(sim_op_ctx *ctx, rd_error *err)
 {
     conv_geom g;
-    rd_status st = convt_geometry(ctx, &g, err);
+    rd_status st = sim_conv_transpose_geometry(ctx, &g, err);
     if (st == RD_OK)
         set_out_shape(ctx, &g);
     return st;
@@ -254,7 +255,7 @@ static rd_status convt_infer(sim_op_ctx *ctx, rd_error *err)
 static rd_status convt_eval(sim_op_ctx *ctx, rd_error *err)
 {
     conv_geom g;
-    rd_status st = convt_geometry(ctx, &g, err);
+    rd_status st = sim_conv_transpose_geometry(ctx, &g, err);
     if (st != RD_OK)
         return st;
     if (!ctx->out[0].data)

@@ -5,20 +5,15 @@
  * no batch the whole of A is one sgemm. Float accumulation inside BLAS, kept single-threaded so that
  * results do not depend on the thread count (blas_threads.h).
  */
-#include "../internal.h"
+#include "linear_shapes.h"
 #include "../kernels/blas_threads.h"
 
 #include <cblas.h>
 #include <limits.h>
 
-struct gemm_params {
-    float alpha, beta;
-    bool trans_a, trans_b;
-};
-
 static rd_status gemm_parse(const sim_node *n, void *params, rd_error *err)
 {
-    struct gemm_params *p = params;
+    sim_gemm_params *p = params;
     (void)err;
     p->alpha = sim_attr_float(n, "alpha", 1.0f);
     p->beta = sim_attr_float(n, "beta", 1.0f);
@@ -28,9 +23,9 @@ static rd_status gemm_parse(const sim_node *n, void *params, rd_error *err)
 }
 
 /* M, N, K of a Gemm node after checking A, B and C. */
-static rd_status gemm_dims(const sim_op_ctx *ctx, int64_t *m, int64_t *n, int64_t *k, rd_error *err)
+rd_status sim_gemm_dims(const sim_op_ctx *ctx, int64_t *m, int64_t *n, int64_t *k, rd_error *err)
 {
-    const struct gemm_params *p = ctx->params;
+    const sim_gemm_params *p = ctx->params;
     const char *nm = ctx->node->name, *op = ctx->node->op_type;
     const rd_tensor *a = ctx->in[0], *b = ctx->in[1], *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
     for (int i = 0; i < 3 && i < ctx->n_in; i++)
@@ -66,7 +61,7 @@ static rd_status gemm_dims(const sim_op_ctx *ctx, int64_t *m, int64_t *n, int64_
 static rd_status gemm_infer(sim_op_ctx *ctx, rd_error *err)
 {
     int64_t m = 0, n = 0, k = 0;
-    rd_status st = gemm_dims(ctx, &m, &n, &k, err);
+    rd_status st = sim_gemm_dims(ctx, &m, &n, &k, err);
     if (st == RD_OK)
         sim_set_shape(&ctx->out[0], RD_DT_F32, 2, (int64_t[]){m, n});
     return st;
@@ -74,9 +69,9 @@ static rd_status gemm_infer(sim_op_ctx *ctx, rd_error *err)
 
 static rd_status gemm_eval(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct gemm_params *p = ctx->params;
+    const sim_gemm_params *p = ctx->params;
     int64_t m = 0, n = 0, k = 0;
-    rd_status st = gemm_dims(ctx, &m, &n, &k, err);
+    rd_status st = sim_gemm_dims(ctx, &m, &n, &k, err);
     if (st != RD_OK || !ctx->out[0].data)
         return st;
     const rd_tensor *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
@@ -106,7 +101,7 @@ static rd_status gemm_eval(sim_op_ctx *ctx, rd_error *err)
 
 static int64_t gemm_macs(const sim_op_ctx *ctx)
 {
-    const struct gemm_params *p = ctx->params;
+    const sim_gemm_params *p = ctx->params;
     const rd_tensor *a = ctx->in[0];
     if (a->rank != 2 || ctx->out[0].rank != 2)
         return 0;
@@ -115,23 +110,13 @@ static int64_t gemm_macs(const sim_op_ctx *ctx)
 
 const sim_op_def op_gemm = {
     .name = "Gemm", .domain = "", .since = 1, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,
-    .params_size = sizeof(struct gemm_params), .parse = gemm_parse, .infer = gemm_infer,
+    .params_size = sizeof(sim_gemm_params), .parse = gemm_parse, .infer = gemm_infer,
     .eval = {[SIM_PREC_F32] = gemm_eval}, .macs = gemm_macs,
 };
 
 /* ------------------------------------------------------------------------------------------------- */
 
-typedef struct matmul_shape {
-    int64_t m, n, k;
-    int nb;                        /* output batch rank */
-    int64_t batch[RD_MAX_RANK];    /* output batch dims */
-    int64_t a_bs[RD_MAX_RANK];     /* A's batch strides in matrices, 0 where broadcast */
-    int64_t b_bs[RD_MAX_RANK];
-    int64_t n_batch;               /* product of batch */
-    bool b_shared;                 /* B has a single matrix for every batch */
-} matmul_shape;
-
-static rd_status matmul_shape_of(const sim_op_ctx *ctx, matmul_shape *s, rd_error *err)
+rd_status sim_matmul_shape_of(const sim_op_ctx *ctx, sim_matmul_shape *s, rd_error *err)
 {
     const char *nm = ctx->node->name, *op = ctx->node->op_type;
     const rd_tensor *a = ctx->in[0], *b = ctx->in[1];
@@ -175,8 +160,8 @@ static rd_status matmul_shape_of(const sim_op_ctx *ctx, matmul_shape *s, rd_erro
 
 static rd_status matmul_infer(sim_op_ctx *ctx, rd_error *err)
 {
-    matmul_shape s;
-    rd_status st = matmul_shape_of(ctx, &s, err);
+    sim_matmul_shape s;
+    rd_status st = sim_matmul_shape_of(ctx, &s, err);
     if (st != RD_OK)
         return st;
     int64_t dims[RD_MAX_RANK + 2];
@@ -195,8 +180,8 @@ static rd_status matmul_infer(sim_op_ctx *ctx, rd_error *err)
 
 static rd_status matmul_eval(sim_op_ctx *ctx, rd_error *err)
 {
-    matmul_shape s;
-    rd_status st = matmul_shape_of(ctx, &s, err);
+    sim_matmul_shape s;
+    rd_status st = sim_matmul_shape_of(ctx, &s, err);
     if (st != RD_OK || !ctx->out[0].data)
         return st;
     const float *a = ctx->in[0]->data, *b = ctx->in[1]->data;

@@ -3,7 +3,8 @@
  *
  * Axes come from the `axes` attribute before opset 13 (ReduceSum) or 18 (the others) and from the
  * optional second input after; empty axes mean "all axes" unless noop_with_empty_axes is set, in which
- * case the input passes through unchanged. Accumulators are double (one per output element, in
+ * case nothing is reduced but each element still gets the operator's own function (|x| for L1 and L2,
+ * x*x for SumSquare, log x for LogSum), as ONNX settled in onnx/onnx#7394 and ONNX Runtime does. Accumulators are double (one per output element, in
  * scratch), summed in input order, so results do not depend on threads; LogSumExp subtracts the
  * per-output maximum first so that large inputs do not overflow. Integer results of Mean truncate.
  */
@@ -62,7 +63,7 @@ static bool red_dtype_ok(rd_dtype dt)
     return dt == RD_DT_F32 || dt == RD_DT_F64 || dt == RD_DT_F16 || ec_is_int(dt);
 }
 
-/* Reduced-axis mask from the attribute or input; *noop when the input passes through. */
+/* Reduced-axis mask from the attribute or input; *noop when noop_with_empty_axes leaves every axis. */
 static rd_status red_axes(const sim_op_ctx *ctx, bool mask[RD_MAX_RANK], bool *noop, rd_error *err)
 {
     const struct red_params *p = ctx->params;
@@ -105,7 +106,9 @@ static rd_status red_infer(sim_op_ctx *ctx, rd_error *err)
 {
     const struct red_params *p = ctx->params;
     const rd_tensor *x = ctx->in[0];
-    if (!red_dtype_ok(x->dtype))
+    /* bool joined ReduceMax and ReduceMin at opset 20 */
+    bool bool_ok = x->dtype == RD_DT_BOOL && (p->kind == R_MAX || p->kind == R_MIN) && ctx->opset >= 20;
+    if (!red_dtype_ok(x->dtype) && !bool_ok)
         return sim_err_dtype(ctx, 0, err);
     bool mask[RD_MAX_RANK], noop;
     rd_status st = red_axes(ctx, mask, &noop, err);
@@ -216,9 +219,15 @@ static rd_status red_eval(sim_op_ctx *ctx, rd_error *err)
         return st == SIM_DEFER ? rd_errorf(err, RD_E_INVAL, "node '%s': axes unknown at run time", ctx->node->name) : st;
     int64_t nx = rd_tensor_numel(x), ny = rd_tensor_numel(y);
     if (noop) {
-        if (nx)
-            memcpy(y->data, x->data, rd_tensor_nbytes(x));
-        return RD_OK;
+        bool identity = p->kind == R_SUM || p->kind == R_MEAN || p->kind == R_MAX || p->kind == R_MIN ||
+                        p->kind == R_PROD || p->kind == R_LSE;
+        if (identity) {
+            if (nx)
+                memcpy(y->data, x->data, rd_tensor_nbytes(x));
+            return RD_OK;
+        }
+        for (int d = 0; d < RD_MAX_RANK; d++)
+            mask[d] = false; /* a one-element reduction per element applies the operator's function */
     }
     if (ny == 0)
         return RD_OK;
@@ -271,6 +280,8 @@ static rd_status red_eval(sim_op_ctx *ctx, rd_error *err)
         case R_LSE: v = shift[i] + log(v); break;
         default: break;
         }
+        if (y->dtype == RD_DT_BOOL && isinf(v))
+            v = v > 0; /* an empty set: the dtype's lowest (Max) or highest (Min) value */
         if (y->dtype == RD_DT_F32)
             ((float *)y->data)[i] = (float)v;
         else

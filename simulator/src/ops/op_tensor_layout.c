@@ -543,7 +543,8 @@ const sim_op_def op_tile = {.name = "Tile", .domain = "", .since = 6, .min_in = 
                             .max_out = 1, .infer = tile_infer, .eval = {[SIM_PREC_F32] = tile_eval}};
 
 /* ---------------------------------------------------------------------------------------------------
- * Pad (2 attributes, 11 inputs, 13, 18 axes, 19 wrap, 21). Negative pads crop.
+ * Pad (2 attributes, 11 inputs, 13, 18 axes, 19 wrap, 21). Negative pads crop, before the mode pads what
+ * is left (so wrap and reflect fold over the cropped window).
  */
 
 enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
@@ -645,8 +646,9 @@ static rd_status pad_infer(sim_op_ctx *ctx, rd_error *err)
         return st;
     for (int i = 0; i < x->rank; i++) {
         d[i] = x->dims[i] + pb[i] + pe[i];
-        if (p->mode != PAD_CONSTANT && x->dims[i] == 0 && d[i] > 0)
-            return tc_err(ctx, err, RD_E_INVAL, "cannot pad the empty axis %d in this mode", i);
+        int64_t kept = x->dims[i] - (pb[i] < 0 ? -pb[i] : 0) - (pe[i] < 0 ? -pe[i] : 0);
+        if (p->mode != PAD_CONSTANT && kept <= 0 && d[i] > 0)
+            return tc_err(ctx, err, RD_E_INVAL, "cannot pad axis %d in this mode: nothing is left after cropping", i);
     }
     if (tc_has(ctx, 2) && ctx->in[2]->dtype != x->dtype)
         return tc_err(ctx, err, RD_E_INVAL, "constant_value is %s, the data %s", rd_dtype_name(ctx->in[2]->dtype),
@@ -703,10 +705,12 @@ static rd_status pad_eval(sim_op_ctx *ctx, rd_error *err)
     int64_t *m[RD_MAX_RANK];
     int64_t at = 0;
     for (int i = 0; i < r; i++) {
+        /* negative pads crop first; the mode then pads the cropped window (ONNX reference, ORT) */
+        int64_t cb = pb[i] < 0 ? -pb[i] : 0, ce = pe[i] < 0 ? -pe[i] : 0, kept = x->dims[i] - cb - ce;
         m[i] = maps + at;
         for (int64_t j = 0; j < o->dims[i]; j++) {
-            int64_t s = pad_source(p->mode, j - pb[i], x->dims[i]);
-            m[i][j] = s < 0 ? -1 : s * str[i];
+            int64_t s = kept > 0 ? pad_source(p->mode, j - (pb[i] > 0 ? pb[i] : 0), kept) : -1;
+            m[i][j] = s < 0 ? -1 : (s + cb) * str[i];
         }
         at += o->dims[i];
     }

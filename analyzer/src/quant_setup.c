@@ -1,0 +1,370 @@
+/*
+ * quant_setup.c: from RKNN's model config and flags to a calibrated simulation.
+ *
+ * Order of precedence: -c model_config.yml first, then every flag on top of it, whatever their order
+ * on the command line. Calibration reads dataset.txt lines as RKNN does (images, NHWC .npy, mean/std,
+ * RGB2BGR) through the simulator's input functions.
+ */
+#include "quant_setup.h"
+#include "progress.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void an_quant_opts_init(an_quant_opts *q)
+{
+    memset(q, 0, sizeof *q);
+    rd_rknn_config_init(&q->cfg);
+    q->flag_opt_level = -1;
+}
+
+void an_quant_opts_fini(an_quant_opts *q)
+{
+    rd_rknn_config_fini(&q->cfg);
+}
+
+bool an_quant_take(an_quant_opts *q, int id, const char *value)
+{
+    switch (id) {
+    case AN_QOPT_CONFIG:
+        q->config_path = value; /* loaded in an_quant_finish, so flags apply on top whatever their order */
+        return true;
+    case AN_QOPT_DTYPE:
+        q->flag_dtype = value;
+        return true;
+    case AN_QOPT_METHOD:
+        q->flag_method = value;
+        return true;
+    case AN_QOPT_ALGORITHM:
+        q->flag_algorithm = value;
+        return true;
+    case AN_QOPT_MEAN:
+        if (q->n_flag_mean < RD_MAX_MODEL_INPUTS)
+            q->flag_mean[q->n_flag_mean++] = value;
+        return true;
+    case AN_QOPT_STD:
+        if (q->n_flag_std < RD_MAX_MODEL_INPUTS)
+            q->flag_std[q->n_flag_std++] = value;
+        return true;
+    case AN_QOPT_RGB2BGR:
+        q->flag_rgb2bgr = true;
+        return true;
+    case AN_QOPT_DATASET:
+        q->flag_dataset = value;
+        return true;
+    case AN_QOPT_PLATFORM:
+        q->platform = value;
+        return true;
+    case AN_QOPT_OPT_LEVEL:
+        q->flag_opt_level = (value[0] >= '0' && value[0] <= '3' && value[1] == '\0') ? value[0] - '0' : 99;
+        return true;
+    case AN_QOPT_LAYOUT:
+        q->layout = strcmp(value, "nchw") == 0 ? RD_LAYOUT_NCHW : strcmp(value, "nhwc") == 0 ? RD_LAYOUT_NHWC : (rd_input_layout)99;
+        return true;
+    case AN_QOPT_CFG:
+        q->qcfg_path = value;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* "123.675,116.28,103.53" into one input's values. */
+static rd_status parse_channel_values(const char *opt, const char *text, rd_channel_values *out, rd_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *p = text;
+    while (*p) {
+        if (out->n == RD_MAX_INPUT_CHANNELS)
+            return rd_errorf(err, RD_E_INVAL, "%s: more than %d values", opt, RD_MAX_INPUT_CHANNELS);
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (errno || end == p || !isfinite(v) || (*end && *end != ','))
+            return rd_errorf(err, RD_E_INVAL, "%s expects numbers separated by commas, got '%s'", opt, text);
+        out->v[out->n++] = (float)v;
+        p = *end ? end + 1 : end;
+    }
+    if (out->n == 0)
+        return rd_errorf(err, RD_E_INVAL, "%s expects numbers separated by commas, got '%s'", opt, text);
+    return RD_OK;
+}
+
+static rd_status apply_flags(an_quant_opts *q, rd_error *err)
+{
+    rd_rknn_config *c = &q->cfg;
+    rd_status st;
+    if (q->flag_dtype) {
+        st = rd_qdtype_parse(q->flag_dtype, &c->dtype, err);
+        if (st != RD_OK)
+            return rd_error_prefix(err, "--dtype");
+        q->dtype_given = true;
+        c->quantize = c->dtype != RD_QDT_FLOAT16 && c->dtype != RD_QDT_FLOAT32;
+    }
+    if (q->flag_method) {
+        st = rd_qmethod_parse(q->flag_method, &c->method, &c->group_size, err);
+        if (st != RD_OK)
+            return rd_error_prefix(err, "--method");
+    }
+    if (q->flag_algorithm) {
+        st = rd_qalgo_parse(q->flag_algorithm, &c->algorithm, err);
+        if (st != RD_OK)
+            return rd_error_prefix(err, "--algorithm");
+    }
+    if (q->n_flag_mean) {
+        c->n_mean = q->n_flag_mean;
+        for (size_t i = 0; i < q->n_flag_mean; i++)
+            if ((st = parse_channel_values("--mean", q->flag_mean[i], &c->mean[i], err)) != RD_OK)
+                return st;
+    }
+    if (q->n_flag_std) {
+        c->n_std = q->n_flag_std;
+        for (size_t i = 0; i < q->n_flag_std; i++) {
+            if ((st = parse_channel_values("--std", q->flag_std[i], &c->std[i], err)) != RD_OK)
+                return st;
+            for (size_t k = 0; k < c->std[i].n; k++)
+                if (c->std[i].v[k] == 0.0f)
+                    return rd_errorf(err, RD_E_INVAL, "--std: a std value of 0 would divide by zero");
+        }
+    }
+    if (q->flag_rgb2bgr) {
+        c->n_rgb2bgr = 1;
+        c->rgb2bgr_all = true;
+        for (size_t i = 0; i < RD_MAX_MODEL_INPUTS; i++)
+            c->rgb2bgr[i] = true;
+    }
+    if (q->flag_dataset) {
+        free(c->dataset);
+        c->dataset = strdup(q->flag_dataset);
+        if (!c->dataset)
+            return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    if (q->flag_opt_level >= 0) {
+        if (q->flag_opt_level > 3)
+            return rd_errorf(err, RD_E_INVAL, "--optimization-level expects 0, 1, 2 or 3");
+        c->optimization_level = q->flag_opt_level;
+    }
+    if ((int)q->layout == 99)
+        return rd_errorf(err, RD_E_INVAL, "--input-layout expects nhwc or nchw");
+    return RD_OK;
+}
+
+/* Channel count of each graph input (dim 1 of a rank-4 input), 0 when unknown. */
+static void input_channels(const rd_model *m, int64_t *channels, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        rd_value_info vi;
+        rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
+        channels[i] = vi.rank == 4 && vi.dims[1] > 0 ? vi.dims[1] : 0;
+    }
+}
+
+rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err)
+{
+    rd_status st = RD_OK;
+    if (q->config_path) {
+        rd_rknn_config_fini(&q->cfg);
+        st = rd_rknn_config_load(q->config_path, &q->cfg, err);
+        if (st != RD_OK)
+            return st;
+        if (!q->platform && q->cfg.target_platform)
+            q->platform = q->cfg.target_platform;
+    }
+    st = apply_flags(q, err);
+    if (st != RD_OK)
+        return st;
+    if (!m)
+        return rd_rknn_config_validate(&q->cfg, q->platform, NULL, 0, err);
+    int64_t channels[RD_MAX_MODEL_INPUTS];
+    size_t n = rd_model_input_count(m);
+    if (n > RD_MAX_MODEL_INPUTS)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "the model has %zu inputs (at most %d)", n, RD_MAX_MODEL_INPUTS);
+    input_channels(m, channels, n);
+    return rd_rknn_config_validate(&q->cfg, q->platform, channels, n, err);
+}
+
+rd_status an_quant_precision(const an_quant_opts *q, rd_prec *out, rd_error *err)
+{
+    switch (q->cfg.dtype) {
+    case RD_QDT_FLOAT32:
+        *out = RD_PREC_FP32;
+        return RD_OK;
+    case RD_QDT_FLOAT16:
+        *out = RD_PREC_FP16;
+        return RD_OK;
+    case RD_QDT_W8A8:
+        *out = RD_PREC_INT8;
+        return RD_OK;
+    default:
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "dtype %s is not simulated yet: rknn-diag simulates w8a8 and float16 (docs/numerics.md)",
+                         rd_qdtype_name(q->cfg.dtype));
+    }
+}
+
+rd_status an_quant_prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path,
+                                 FILE *errs, rd_tensor *out, rd_error *err)
+{
+    rd_value_info vi;
+    rd_model_value(m, (size_t)rd_model_input(m, input), &vi);
+    if (vi.rank < 0)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "input '%s' has no declared shape: give --input-shape", vi.name);
+    rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
+    spec.layout = q->layout;
+    rd_status st = rd_rknn_config_input_spec(&q->cfg, input, &spec, err);
+    if (st != RD_OK)
+        return st;
+    an_warn_ctx wctx = {.errs = errs};
+    rd_warn_sink warn = {.fn = an_warn_print, .user = &wctx};
+    int64_t dims[RD_MAX_RANK];
+    for (int d = 0; d < vi.rank; d++)
+        dims[d] = vi.dims[d] < 0 ? 1 : vi.dims[d]; /* symbolic batch: one sample */
+    return rd_input_prepare(path, &spec, vi.rank, dims, &warn, out, err);
+}
+
+/* ---- calibration samples from dataset.txt ------------------------------------------------------- */
+
+typedef struct dataset_source {
+    const an_quant_opts *q;
+    const rd_model *m;
+    const rd_dataset *ds;
+    const rd_tensor *fallback; /* one sample: the analysed inputs */
+    FILE *errs;
+} dataset_source;
+
+static rd_status get_dataset_sample(void *user, size_t k, rd_tensor *inputs, rd_error *err)
+{
+    dataset_source *src = user;
+    size_t n = rd_model_input_count(src->m);
+    if (!src->ds) {
+        for (size_t i = 0; i < n; i++) {
+            rd_status st = rd_tensor_clone(&inputs[i], &src->fallback[i], err);
+            if (st != RD_OK)
+                return st;
+        }
+        return RD_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        /* warnings (resizes) are dropped here: workers run concurrently and a resize is expected */
+        rd_status st = an_quant_prepare_input(src->q, src->m, i, rd_dataset_path(src->ds, k, i), NULL, &inputs[i], err);
+        if (st != RD_OK) {
+            for (size_t j = 0; j < i; j++)
+                rd_tensor_fini(&inputs[j]);
+            return rd_error_prefix(err, "%s line %d", src->ds->path, src->ds->lines[k]);
+        }
+    }
+    return RD_OK;
+}
+
+static rd_calib_method calib_method(rd_qalgo a)
+{
+    switch (a) {
+    case RD_QALGO_KL_DIVERGENCE: return RD_CALIB_KL;
+    case RD_QALGO_MMSE: return RD_CALIB_MMSE;
+    default: return RD_CALIB_NORMAL;
+    }
+}
+
+/* Imports a .quantization.cfg: activation parameters and custom_quantize_layers. */
+static rd_status import_qcfg(rd_sim *s, const char *path, FILE *errs, rd_error *err)
+{
+    rd_qcfg cfg;
+    rd_status st = rd_qcfg_load(path, &cfg, err);
+    if (st != RD_OK)
+        return st;
+    size_t imported = 0, skipped = 0;
+    for (size_t i = 0; i < cfg.n_params && st == RD_OK; i++) {
+        const rd_qcfg_param *p = &cfg.params[i];
+        rd_sim_tensor info;
+        rd_error lookup;
+        if (rd_sim_tensor_get(s, p->name, &info, &lookup) != RD_OK || !info.materialized) {
+            skipped++; /* weights and tensors of the toolkit's own graph: not activations of ours */
+            continue;
+        }
+        if (p->dtype != RD_DT_I8 || p->n != 1 || !(p->has & RD_QCFG_HAS_SCALE) || !(p->has & RD_QCFG_HAS_ZERO_POINT)) {
+            skipped++;
+            continue;
+        }
+        st = rd_sim_set_qparams(s, p->name, p->scale[0], p->zero_point[0], err);
+        if (st != RD_OK)
+            rd_error_prefix(err, "%s line %d", path, p->line);
+        imported++;
+    }
+    for (size_t i = 0; i < cfg.n_layers && st == RD_OK; i++) {
+        const rd_qcfg_layer *l = &cfg.layers[i];
+        rd_prec p = l->dtype == RD_DT_F16 ? RD_PREC_FP16 : l->dtype == RD_DT_I16 ? RD_PREC_INT16 : RD_PREC_INT8;
+        st = rd_sim_set_precision(s, l->name, p, err);
+        if (st != RD_OK)
+            rd_error_prefix(err, "%s line %d: custom_quantize_layers", path, l->line);
+    }
+    if (st == RD_OK && errs)
+        fprintf(errs, "cfg: %s: imported parameters of %zu activations (%zu entries are weights or not activations "
+                      "of this graph), %zu custom layers\n",
+                path, imported, skipped, cfg.n_layers);
+    rd_qcfg_fini(&cfg);
+    return st;
+}
+
+/* True when every materialised float activation of s has int8 parameters. */
+static bool fully_quantized(const rd_sim *s)
+{
+    const rd_model *m = rd_sim_model(s);
+    for (size_t v = 0; v < rd_model_value_count(m); v++) {
+        rd_value_info vi;
+        rd_model_value(m, v, &vi);
+        rd_sim_tensor t;
+        if (rd_sim_tensor_get(s, vi.name, &t, NULL) != RD_OK)
+            continue;
+        if (t.materialized && t.precision == RD_PREC_INT8 && !t.quantized)
+            return false;
+    }
+    return true;
+}
+
+rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
+                             FILE *errs, bool color, rd_sim **out, rd_error *err)
+{
+    *out = NULL;
+    rd_prec prec;
+    rd_status st = an_quant_precision(q, &prec, err);
+    if (st != RD_OK)
+        return st;
+    rd_sim_options so = {.precision = prec, .optimization_level = q->cfg.optimization_level,
+                         .per_tensor_weights = q->cfg.method == RD_QMETHOD_LAYER};
+    rd_sim *s = NULL;
+    st = rd_sim_create(m, &so, &s, err);
+    if (st != RD_OK)
+        return st;
+    if (q->qcfg_path)
+        st = import_qcfg(s, q->qcfg_path, errs, err);
+    if (st == RD_OK && prec != RD_PREC_FP32 && !fully_quantized(s)) {
+        rd_dataset ds;
+        memset(&ds, 0, sizeof ds);
+        bool have_ds = q->cfg.dataset != NULL;
+        if (have_ds)
+            st = rd_dataset_load(q->cfg.dataset, rd_model_input_count(m), &ds, err);
+        if (st == RD_OK && !have_ds && !fallback_inputs)
+            st = rd_errorf(err, RD_E_INVAL, "int8 simulation needs calibration: give --dataset FILE (or --cfg FILE)");
+        if (st == RD_OK) {
+            if (!have_ds && errs)
+                fprintf(errs, "warning: no --dataset: calibrating on the analysed input itself, which flatters int8 "
+                              "accuracy; give a calibration set of 20 to 100 samples\n");
+            dataset_source src = {.q = q, .m = m, .ds = have_ds ? &ds : NULL, .fallback = fallback_inputs, .errs = errs};
+            an_progress bar;
+            an_progress_init(&bar, errs, color, "calibrating");
+            rd_calib_options co = {.method = calib_method(q->cfg.algorithm), .threads = 0,
+                                   .progress = an_progress_update, .progress_user = &bar};
+            st = rd_calibrate(s, get_dataset_sample, &src, have_ds ? ds.n_samples : 1, &co, err);
+            an_progress_done(&bar);
+        }
+        rd_dataset_fini(&ds);
+    }
+    if (st != RD_OK) {
+        rd_sim_destroy(s);
+        return st;
+    }
+    *out = s;
+    return RD_OK;
+}

@@ -1,0 +1,85 @@
+/*
+ * quant_setup.h: the quantization options shared by run --precision, quantize, eval, export-qdq and
+ * accuracy: RKNN's model config (-c) and the same settings as flags, and building a calibrated
+ * simulation from them.
+ */
+#ifndef RD_AN_QUANT_SETUP_H
+#define RD_AN_QUANT_SETUP_H
+
+#include "cli_internal.h"
+
+/* Option ids of the shared quantization options (commands keep their own ids below 100). */
+enum {
+    AN_QOPT_CONFIG = 100,
+    AN_QOPT_DTYPE,
+    AN_QOPT_METHOD,
+    AN_QOPT_ALGORITHM,
+    AN_QOPT_MEAN,
+    AN_QOPT_STD,
+    AN_QOPT_RGB2BGR,
+    AN_QOPT_DATASET,
+    AN_QOPT_PLATFORM,
+    AN_QOPT_OPT_LEVEL,
+    AN_QOPT_LAYOUT,
+    AN_QOPT_CFG,
+};
+
+/* The option table entries, to put in a command's an_optspec array. */
+#define AN_QUANT_OPTSPECS                                                                                          \
+    {AN_QOPT_CONFIG, "config", 'c', "FILE", "RKNN rknn_convert model config (model_config.yml)"},                  \
+    {AN_QOPT_DTYPE, "dtype", 0, "T", "w8a8 (default when quantizing), float16, w8a16, w4a16, w16a16i, ..."},        \
+    {AN_QOPT_METHOD, "method", 0, "M", "weights per output channel (channel, default) or per tensor (layer)"},      \
+    {AN_QOPT_ALGORITHM, "algorithm", 0, "A", "calibration: normal (default), kl_divergence, mmse"},                \
+    {AN_QOPT_MEAN, "mean", 0, "V,V,V", "mean_values of one input (repeat per input)"},                            \
+    {AN_QOPT_STD, "std", 0, "V,V,V", "std_values of one input (repeat per input)"},                               \
+    {AN_QOPT_RGB2BGR, "rgb2bgr", 0, NULL, "quant_img_RGB2BGR: swap R and B of images before mean/std"},           \
+    {AN_QOPT_DATASET, "dataset", 0, "FILE", "calibration list (dataset.txt: one sample per line)"},               \
+    {AN_QOPT_PLATFORM, "platform", 0, "CHIP", "target_platform: rk3566, rk3588, rv1106, ..."},                   \
+    {AN_QOPT_OPT_LEVEL, "optimization-level", 0, "N", "compiler fusion rules 0..3 (default 3)"},                  \
+    {AN_QOPT_LAYOUT, "input-layout", 0, "L", ".npy inputs are nhwc (default, as RKNN) or nchw"},                  \
+    {AN_QOPT_CFG, "cfg", 0, "FILE", "import a .quantization.cfg (parameters and custom_quantize_layers)"}
+
+typedef struct an_quant_opts {
+    rd_rknn_config cfg;          /* -c file, then flags on top */
+    const char *config_path;     /* -c */
+    bool dtype_given;
+    const char *platform;
+    const char *qcfg_path;
+    rd_input_layout layout;
+    int threads;
+    /* flags given before -c would be overwritten by loading it: keep them until an_quant_finish */
+    const char *flag_dtype, *flag_method, *flag_algorithm, *flag_dataset;
+    const char *flag_mean[RD_MAX_MODEL_INPUTS], *flag_std[RD_MAX_MODEL_INPUTS];
+    size_t n_flag_mean, n_flag_std;
+    bool flag_rgb2bgr;
+    int flag_opt_level;          /* -1 when not given */
+} an_quant_opts;
+
+void an_quant_opts_init(an_quant_opts *q);
+void an_quant_opts_fini(an_quant_opts *q);
+
+/** Takes an option of AN_QUANT_OPTSPECS; returns true if id was one (false: not ours). */
+bool an_quant_take(an_quant_opts *q, int id, const char *value);
+
+/**
+ * Loads -c, applies the flags over it and checks everything against the model (if given) and the
+ * platform. RD_E_INVAL for bad flag values (exit 2), file errors as they come (exit 3).
+ */
+rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err);
+
+/** The simulator precision a dtype means (float16 -> FP16, w8a8 -> INT8); refuses the others. */
+rd_status an_quant_precision(const an_quant_opts *q, rd_prec *out, rd_error *err);
+
+/**
+ * Builds the simulation the options describe: passes, imported parameters and custom layers (--cfg),
+ * and for INT8 calibration on the dataset (or, without one, on the fallback inputs with a warning).
+ * progress reports calibration on errs.
+ */
+rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
+                             FILE *errs, bool color, rd_sim **out, rd_error *err);
+
+/** Prepares input i of a model from a file as RKNN reads it (images, NHWC .npy, mean/std). */
+rd_status an_quant_prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path,
+                                 FILE *errs, rd_tensor *out, rd_error *err);
+
+#endif

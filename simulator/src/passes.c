@@ -1,0 +1,213 @@
+/*
+ * passes.c: the compiler passes applied to a simulation's copy of a model before quantization
+ * (docs/numerics.md, "Compiler passes"; docs/internals/passes.md).
+ *
+ * Level 0 is what loading did (constant folding); 1 removes Identity and inference Dropout; 2 also
+ * folds BatchNormalization into the Conv or Gemm before it (passes_bn.c); 3 also fuses activations into
+ * their producer. Each rewrite keeps the FP32 result: removed and folded tensors record, in fused_into,
+ * the tensor that now carries their value; fused activations leave both nodes in place and only mark
+ * the producer's output virtual_out. Every pass works on node indices of the topological order, marks
+ * the nodes it drops, and compacts the node list once at its end.
+ */
+#include "passes.h"
+
+rd_status sim_pass_begin(sim_pass *p, rd_model *m, rd_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->m = m;
+    p->removed = sim_calloc_array((size_t)m->n_nodes, sizeof *p->removed);
+    p->uses = sim_calloc_array((size_t)m->n_values, sizeof *p->uses);
+    if (!p->removed || !p->uses) {
+        free(p->removed);
+        free(p->uses);
+        memset(p, 0, sizeof *p);
+        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory for the compiler passes", m->path);
+    }
+    p->n_uses = m->n_values;
+    for (int i = 0; i < m->n_nodes; i++)
+        for (int k = 0; k < m->nodes[i].n_in; k++)
+            if (m->nodes[i].in[k] >= 0)
+                p->uses[m->nodes[i].in[k]]++;
+    return RD_OK;
+}
+
+void sim_pass_end(sim_pass *p)
+{
+    rd_model *m = p->m;
+    if (m && p->removed) {
+        int kept = 0;
+        for (int i = 0; i < m->n_nodes; i++) {
+            if (p->removed[i])
+                sim_node_fini(&m->nodes[i]);
+            else
+                m->nodes[kept++] = m->nodes[i];
+        }
+        m->n_nodes = kept;
+        /* removed nodes' outputs end with no producer; everything else is renumbered */
+        for (int v = 0; v < m->n_values; v++)
+            m->values[v].producer = -1;
+        for (int i = 0; i < m->n_nodes; i++)
+            for (int k = 0; k < m->nodes[i].n_out; k++)
+                if (m->nodes[i].out[k] >= 0)
+                    m->values[m->nodes[i].out[k]].producer = i;
+    }
+    free(p->removed);
+    free(p->uses);
+    memset(p, 0, sizeof *p);
+}
+
+int sim_pass_uses(const sim_pass *p, int v)
+{
+    return v >= 0 && v < p->n_uses ? p->uses[v] : 0;
+}
+
+bool sim_pass_is_live_op(const sim_pass *p, int node, const char *op_type)
+{
+    if (node < 0 || node >= p->m->n_nodes || p->removed[node])
+        return false;
+    const sim_node *n = &p->m->nodes[node];
+    return !n->folded && n->domain[0] == '\0' && strcmp(n->op_type, op_type) == 0;
+}
+
+int sim_pass_fusable_producer(const sim_pass *p, int v)
+{
+    if (v < 0 || v >= p->m->n_values)
+        return -1;
+    const sim_value *val = &p->m->values[v];
+    if (val->is_graph_output || val->konst || sim_pass_uses(p, v) != 1)
+        return -1;
+    int prod = val->producer;
+    if (prod < 0 || p->removed[prod] || p->m->nodes[prod].folded)
+        return -1;
+    return prod;
+}
+
+/* ---- level 1: Identity and inference Dropout -------------------------------------------------- */
+
+/* A Dropout that is the identity and whose removal loses nothing: training_mode absent or a constant
+   false (opset 12+; ratio is irrelevant then), and the mask output absent or unread. */
+static bool dropout_removable(const sim_pass *p, const sim_node *n)
+{
+    const rd_model *m = p->m;
+    if (n->n_in > 2 && n->in[2] >= 0) {
+        const rd_tensor *t = m->values[n->in[2]].konst;
+        if (!t || rd_tensor_numel(t) != 1 || sim_get_int(t, 0) != 0)
+            return false;
+    }
+    if (n->n_out > 1 && n->out[1] >= 0) {
+        int mask = n->out[1];
+        if (sim_pass_uses(p, mask) != 0 || m->values[mask].is_graph_output)
+            return false;
+    }
+    return true;
+}
+
+/* Rewires the readers of node i's output to its input and drops the node. Graph outputs keep their
+   producer (the name is the model's interface), so such a node stays. */
+static void remove_passthrough(sim_pass *p, int i)
+{
+    rd_model *m = p->m;
+    sim_node *n = &m->nodes[i];
+    int x = n->in[0], y = n->out[0];
+    if (x < 0 || y < 0 || m->values[y].is_graph_output)
+        return;
+    for (int j = i + 1; j < m->n_nodes; j++) { /* readers come later in topological order */
+        if (p->removed[j])
+            continue;
+        for (int k = 0; k < m->nodes[j].n_in; k++)
+            if (m->nodes[j].in[k] == y)
+                m->nodes[j].in[k] = x;
+    }
+    p->uses[x] += p->uses[y] - 1;
+    p->uses[y] = 0;
+    m->values[y].fused_into = x;
+    m->values[y].producer = -1;
+    if (n->n_out > 1 && n->out[1] >= 0) /* Dropout's unread mask */
+        m->values[n->out[1]].producer = -1;
+    p->removed[i] = true;
+}
+
+static void remove_identities(sim_pass *p)
+{
+    for (int i = 0; i < p->m->n_nodes; i++) {
+        if (sim_pass_is_live_op(p, i, "Identity") ||
+            (sim_pass_is_live_op(p, i, "Dropout") && dropout_removable(p, &p->m->nodes[i])))
+            remove_passthrough(p, i);
+    }
+}
+
+/* ---- level 3: activations fused into their producer ------------------------------------------- */
+
+static bool is_fusable_activation(const sim_pass *p, int i)
+{
+    static const char *const acts[] = {"Relu", "LeakyRelu", "HardSwish", "HardSigmoid", "Sigmoid"};
+    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++)
+        if (sim_pass_is_live_op(p, i, acts[a]))
+            return true;
+    if (!sim_pass_is_live_op(p, i, "Clip"))
+        return false;
+    /* from opset 11 the bounds are inputs: fusable only when they are constants (Relu6 and the like) */
+    const sim_node *n = &p->m->nodes[i];
+    for (int k = 1; k < n->n_in; k++)
+        if (n->in[k] >= 0 && !p->m->values[n->in[k]].konst)
+            return false;
+    return true;
+}
+
+static bool is_fusable_producer(const sim_pass *p, int i)
+{
+    static const char *const prods[] = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add"};
+    for (size_t a = 0; a < sizeof prods / sizeof prods[0]; a++)
+        if (sim_pass_is_live_op(p, i, prods[a]))
+            return true;
+    return false;
+}
+
+static void fuse_activations(sim_pass *p)
+{
+    rd_model *m = p->m;
+    for (int i = 0; i < m->n_nodes; i++) {
+        if (!is_fusable_activation(p, i))
+            continue;
+        const sim_node *act = &m->nodes[i];
+        int x = act->in[0], y = act->out[0];
+        int prod = sim_pass_fusable_producer(p, x);
+        if (y < 0 || prod < 0 || !is_fusable_producer(p, prod) || m->nodes[prod].out[0] != x)
+            continue;
+        m->values[x].virtual_out = true;
+        m->values[x].fused_into = y;
+    }
+}
+
+/* ---- driver ---------------------------------------------------------------------------------- */
+
+rd_status sim_passes_apply(rd_model *m, int level, rd_error *err)
+{
+    if (level < 0 || level > 3)
+        return rd_errorf(err, RD_E_INVAL, "%s: optimization level %d is not 0, 1, 2 or 3", m->path, level);
+    sim_pass p;
+    rd_status st = RD_OK;
+    if (level >= 1) {
+        st = sim_pass_begin(&p, m, err);
+        if (st != RD_OK)
+            return st;
+        remove_identities(&p);
+        sim_pass_end(&p);
+    }
+    if (level >= 2) {
+        st = sim_pass_begin(&p, m, err);
+        if (st != RD_OK)
+            return st;
+        st = sim_pass_fold_batchnorms(&p, err);
+        sim_pass_end(&p);
+    }
+    if (level >= 3 && st == RD_OK) {
+        st = sim_pass_begin(&p, m, err);
+        if (st != RD_OK)
+            return st;
+        fuse_activations(&p);
+        sim_pass_end(&p);
+    }
+    sim_graph_liveness(m);
+    return st;
+}

@@ -1,0 +1,32 @@
+/*
+ * passes.h: what the compiler passes (passes*.c) share: a per-pass context that marks removed nodes
+ * and counts each value's readers, and the passes themselves. Private to passes*.c.
+ */
+#ifndef RD_SIM_PASSES_H
+#define RD_SIM_PASSES_H
+
+#include "internal.h"
+
+typedef struct sim_pass {
+    rd_model *m;
+    bool *removed;    /* per node: dropped when the pass ends */
+    int *uses;        /* per value existing when the pass began: node input slots reading it */
+    int n_uses;
+} sim_pass;
+
+/* Counts readers; RD_E_NOMEM on failure. */
+rd_status sim_pass_begin(sim_pass *p, rd_model *m, rd_error *err);
+/* Drops the removed nodes (freeing them), renumbers producers, frees the context. */
+void sim_pass_end(sim_pass *p);
+
+/* Node input slots reading v (0 for values created during the pass). */
+int sim_pass_uses(const sim_pass *p, int v);
+/* True when n is the default-domain operator op_type, still in the graph and not folded at load. */
+bool sim_pass_is_live_op(const sim_pass *p, int node, const char *op_type);
+/* The node producing v when v has exactly one reader and is not a graph output; -1 otherwise. */
+int sim_pass_fusable_producer(const sim_pass *p, int v);
+
+/* Level 2: BatchNormalization folded into the preceding Conv or Gemm (passes_bn.c). */
+rd_status sim_pass_fold_batchnorms(sim_pass *p, rd_error *err);
+
+#endif /* RD_SIM_PASSES_H */

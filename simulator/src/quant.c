@@ -1,0 +1,405 @@
+/*
+ * quant.c: quantization parameters, activation fake-quantization, FP16 rounding and weight quantization
+ * (docs/numerics.md; contracts in quant.h). Activations go through here on every layer, so the int8
+ * paths work on four lanes at a time with GCC vector extensions (SSE2/AVX/NEON, whatever the target
+ * has), the float16 path with F16C when the CPU has it.
+ */
+#include "quant.h"
+
+#include <float.h>
+#include <math.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define QUANT_HAVE_F16C 1
+#endif
+
+/* ---------------------------------------------------------------------------------------------------
+ * Parameters
+ */
+
+static float finite_or_zero(float v)
+{
+    if (isnan(v))
+        return 0.0f;
+    if (isinf(v))
+        return v > 0 ? FLT_MAX : -FLT_MAX;
+    return v;
+}
+
+void sim_qparams_from_range(float min, float max, float *scale, int32_t *zero_point)
+{
+    double lo = finite_or_zero(min), hi = finite_or_zero(max);
+    if (lo > 0)
+        lo = 0;
+    if (hi < 0)
+        hi = 0;
+    if (hi - lo <= 0) {
+        *scale = 1.0f;
+        *zero_point = 0;
+        return;
+    }
+    const double s = (hi - lo) / 255.0;
+    double zp = nearbyint(-128.0 - lo / s); /* default rounding mode: half to even */
+    if (zp < -128)
+        zp = -128;
+    if (zp > 127)
+        zp = 127;
+    float sf = (float)s;
+    if (!(sf > 0) || isinf(sf))
+        sf = sf > 0 ? FLT_MAX : FLT_MIN; /* a range below FLT_MIN * 255 or beyond FLT_MAX */
+    *scale = sf;
+    *zero_point = (int32_t)zp;
+}
+
+/* ---------------------------------------------------------------------------------------------------
+ * Activations: four lanes at a time
+ */
+
+/* 16-byte vectors: the SSE2 baseline passes them in registers (32-byte ones would change the ABI) */
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+typedef int8_t v4c __attribute__((vector_size(4)));
+
+#define ZP_LIMIT (1 << 20)
+
+static inline v4f splat(float v)
+{
+    return (v4f){v, v, v, v};
+}
+
+/* Lanes of a where m is all ones, else lanes of b. */
+static inline v4f select_f(v4i m, v4f a, v4f b)
+{
+    return (v4f)(((v4i)a & m) | ((v4i)b & ~m));
+}
+
+typedef struct q8_lanes {
+    v4f scale, lo, hi, lo1, hi1; /* code range minus zp: [lo, hi]; t is first clamped to [lo-1, hi+1] */
+} q8_lanes;
+
+static q8_lanes q8_lanes_make(float scale, int32_t zp)
+{
+    if (zp > ZP_LIMIT)
+        zp = ZP_LIMIT;
+    if (zp < -ZP_LIMIT)
+        zp = -ZP_LIMIT;
+    const float lo = (float)(-128 - zp), hi = (float)(127 - zp);
+    return (q8_lanes){splat(scale), splat(lo), splat(hi), splat(lo - 1.0f), splat(hi + 1.0f)};
+}
+
+/*
+ * r = clamp(round_half_even(x / scale), lo, hi), i.e. q - zp. The rounding adds and subtracts 1.5 * 2^23:
+ * for |t| <= 2^22 the sum's unit is 1, so the FPU's round-to-nearest-even rounds t itself (1.5 * 2^23 is
+ * even) and the subtraction is exact; t is clamped into [lo - 1, hi + 1] first, well inside that bound.
+ * sat: all ones where clamping changed the rounded value. NaN lanes give 0.
+ */
+static inline v4f q8_core(const q8_lanes *l, v4f x, v4i *sat)
+{
+    const v4f magic = splat(12582912.0f);
+    v4f t = x / l->scale;
+    t = select_f(t == t, t, splat(0.0f));
+    t = select_f(t < l->lo1, l->lo1, t);
+    t = select_f(t > l->hi1, l->hi1, t);
+    v4f r = (t + magic) - magic;
+    const v4i below = r < l->lo, above = r > l->hi;
+    *sat = below | above;
+    r = select_f(below, l->lo, r);
+    return select_f(above, l->hi, r);
+}
+
+/* Fake-quantizes 4 lanes of x (valid: lanes counted) and accumulates counts (as -1 per lane). */
+static inline v4f fq_lanes(const q8_lanes *l, v4f x, v4i valid, v4i *sat_acc, v4i *zero_acc)
+{
+    v4i sat;
+    const v4f r = q8_core(l, x, &sat);
+    *sat_acc += sat & valid;
+    *zero_acc += (r == splat(0.0f)) & (x != splat(0.0f)) & (x == x) & valid;
+    return l->scale * r;
+}
+
+static int64_t lanes_count(v4i acc)
+{
+    int64_t s = 0;
+    for (int i = 0; i < 4; i++)
+        s -= acc[i];
+    return s;
+}
+
+void sim_fake_quant_i8(float *x, int64_t n, float scale, int32_t zp, int64_t *saturated, int64_t *rounded_to_zero)
+{
+    const q8_lanes l = q8_lanes_make(scale, zp);
+    const v4i all = {-1, -1, -1, -1};
+    v4i sat = {0}, zero = {0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4f v;
+        memcpy(&v, x + i, sizeof v);
+        v = fq_lanes(&l, v, all, &sat, &zero);
+        memcpy(x + i, &v, sizeof v);
+    }
+    if (i < n) {
+        /* the tail through the same lanes, so every element sees the same arithmetic */
+        float buf[4] = {0};
+        v4i valid = {0};
+        for (int64_t j = 0; j < n - i; j++) {
+            buf[j] = x[i + j];
+            valid[j] = -1;
+        }
+        v4f v;
+        memcpy(&v, buf, sizeof v);
+        v = fq_lanes(&l, v, valid, &sat, &zero);
+        memcpy(buf, &v, sizeof v);
+        memcpy(x + i, buf, (size_t)(n - i) * sizeof(float));
+    }
+    if (saturated)
+        *saturated = lanes_count(sat);
+    if (rounded_to_zero)
+        *rounded_to_zero = lanes_count(zero);
+}
+
+void sim_quantize_i8(const float *x, int64_t n, float scale, int32_t zp, int8_t *q)
+{
+    if (zp > ZP_LIMIT)
+        zp = ZP_LIMIT;
+    if (zp < -ZP_LIMIT)
+        zp = -ZP_LIMIT;
+    const q8_lanes l = q8_lanes_make(scale, zp);
+    const v4f zpv = splat((float)zp);
+    v4i sat;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4f v;
+        memcpy(&v, x + i, sizeof v);
+        const v4c c = __builtin_convertvector(__builtin_convertvector(q8_core(&l, v, &sat) + zpv, v4i), v4c);
+        memcpy(q + i, &c, sizeof c);
+    }
+    if (i < n) {
+        float buf[4] = {0};
+        memcpy(buf, x + i, (size_t)(n - i) * sizeof(float));
+        v4f v;
+        memcpy(&v, buf, sizeof v);
+        const v4c c = __builtin_convertvector(__builtin_convertvector(q8_core(&l, v, &sat) + zpv, v4i), v4c);
+        int8_t cb[4];
+        memcpy(cb, &c, sizeof cb);
+        memcpy(q + i, cb, (size_t)(n - i));
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------
+ * FP16
+ */
+
+#ifdef QUANT_HAVE_F16C
+/* F16C needs CPUID's bit and the OS saving AVX state (as tests/fp16 checks). */
+static bool cpu_has_f16c(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return false;
+    if (!(c & bit_F16C) || !(c & bit_OSXSAVE) || !(c & bit_AVX))
+        return false;
+    unsigned lo, hi;
+    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    return (lo & 6u) == 6u;
+}
+
+__attribute__((target("avx,f16c"))) static void round_f16_f16c(float *x, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
+        _mm256_storeu_ps(x + i, _mm256_cvtph_ps(h));
+    }
+    for (; i < n; i++)
+        x[i] = rd_f16_to_f32(rd_f32_to_f16(x[i]));
+}
+#endif
+
+void sim_round_f16(float *x, int64_t n, int64_t *overflow, int64_t *first_overflow, double *max_abs)
+{
+    /* statistics first, from the values before rounding: |x| >= 65520 (the tie above 65504, which
+       rounds to even = inf) is exactly the set of finite values that overflow */
+    int64_t ov = 0, first = -1;
+    float m = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        const float a = fabsf(x[i]);
+        if (!(a <= FLT_MAX))
+            continue; /* inf or NaN */
+        m = a > m ? a : m;
+        if (a >= 65520.0f) {
+            if (first < 0)
+                first = i;
+            ov++;
+        }
+    }
+#ifdef QUANT_HAVE_F16C
+    if (cpu_has_f16c()) {
+        round_f16_f16c(x, n);
+    } else
+#endif
+    {
+        for (int64_t i = 0; i < n; i++)
+            x[i] = rd_f16_to_f32(rd_f32_to_f16(x[i]));
+    }
+    if (overflow)
+        *overflow = ov;
+    if (first_overflow)
+        *first_overflow = first;
+    if (max_abs)
+        *max_abs = m;
+}
+
+/* ---------------------------------------------------------------------------------------------------
+ * Weights
+ */
+
+typedef struct chan_map {
+    int64_t inner, len, outer_per_group; /* channel of flat i: see chan_of */
+    int64_t n_chan;
+} chan_map;
+
+static rd_status chan_map_make(const rd_tensor *w, int axis, int64_t group, bool per_tensor, chan_map *cm,
+                               rd_error *err)
+{
+    if (w->dtype != RD_DT_F32)
+        return rd_errorf(err, RD_E_INVAL, "weight quantization: tensor is %s, expected float32", rd_dtype_name(w->dtype));
+    if (axis < 0 || axis >= (w->rank > 0 ? w->rank : 1) || group < 1)
+        return rd_errorf(err, RD_E_INVAL, "weight quantization: axis %d with group %lld is invalid for rank %d", axis,
+                         (long long)group, w->rank);
+    memset(cm, 0, sizeof *cm);
+    int64_t outer = 1;
+    cm->inner = 1;
+    cm->len = w->rank > 0 ? w->dims[axis] : 1;
+    for (int d = 0; d < axis; d++)
+        outer *= w->dims[d];
+    for (int d = axis + 1; d < w->rank; d++)
+        cm->inner *= w->dims[d];
+    if (outer % group)
+        return rd_errorf(err, RD_E_INVAL, "weight quantization: %lld leading rows do not split into %lld groups",
+                         (long long)outer, (long long)group);
+    cm->outer_per_group = outer / group > 0 ? outer / group : 1;
+    cm->n_chan = per_tensor ? 1 : group * cm->len;
+    if (cm->n_chan > INT32_MAX / 2)
+        return rd_errorf(err, RD_E_LIMIT, "weight quantization: %lld channels", (long long)cm->n_chan);
+    if (per_tensor)
+        cm->len = 0; /* chan_of gives 0 */
+    return RD_OK;
+}
+
+static int64_t chan_of(const chan_map *cm, int64_t i)
+{
+    if (cm->len == 0)
+        return 0;
+    const int64_t a = (i / cm->inner) % cm->len, o = i / (cm->inner * cm->len);
+    return (o / cm->outer_per_group) * cm->len + a;
+}
+
+static int8_t quant_weight(float w, float scale, int64_t *sat)
+{
+    float r = nearbyintf(w / scale);
+    if (r > 127.0f || r < -127.0f) {
+        (*sat)++;
+        r = r > 0 ? 127.0f : -127.0f;
+    }
+    return (int8_t)r;
+}
+
+static rd_status check_finite(const float *w, int64_t n, rd_error *err)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(w[i]))
+            return rd_errorf(err, RD_E_INVAL, "weight quantization: value %g at flat offset %lld is not finite",
+                             (double)w[i], (long long)i);
+    return RD_OK;
+}
+
+rd_status sim_quant_weights_i8_scaled(const rd_tensor *w, int axis, int64_t group, const float *scale, int n_scale,
+                                      int8_t **out_q, int64_t *saturated, rd_error *err)
+{
+    *out_q = NULL;
+    chan_map cm;
+    rd_status st = chan_map_make(w, axis, group, n_scale == 1, &cm, err);
+    if (st != RD_OK)
+        return st;
+    if (n_scale != cm.n_chan)
+        return rd_errorf(err, RD_E_INVAL, "weight quantization: %d scales given for %lld channels", n_scale,
+                         (long long)cm.n_chan);
+    for (int c = 0; c < n_scale; c++)
+        if (!(scale[c] > 0) || !isfinite(scale[c]))
+            return rd_errorf(err, RD_E_INVAL, "weight quantization: scale %d is %g, expected positive and finite", c,
+                             (double)scale[c]);
+    const int64_t n = rd_tensor_numel(w);
+    const float *wd = w->data;
+    st = check_finite(wd, n, err);
+    if (st != RD_OK)
+        return st;
+    int8_t *q = sim_malloc_array((size_t)n, 1);
+    if (!q)
+        return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld codes", (long long)n);
+    int64_t sat = 0;
+    for (int64_t i = 0; i < n; i++)
+        q[i] = quant_weight(wd[i], scale[chan_of(&cm, i)], &sat);
+    if (saturated)
+        *saturated = sat;
+    *out_q = q;
+    return RD_OK;
+}
+
+rd_status sim_quant_weights_i8_grouped(const rd_tensor *w, int axis, int64_t group, bool per_tensor, int8_t **out_q,
+                                       float **out_scale, int *out_n_scale, rd_error *err)
+{
+    *out_q = NULL;
+    *out_scale = NULL;
+    *out_n_scale = 0;
+    chan_map cm;
+    rd_status st = chan_map_make(w, axis, group, per_tensor, &cm, err);
+    if (st != RD_OK)
+        return st;
+    const int64_t n = rd_tensor_numel(w);
+    const float *wd = w->data;
+    st = check_finite(wd, n, err);
+    if (st != RD_OK)
+        return st;
+    float *scale = sim_calloc_array((size_t)cm.n_chan, sizeof(float));
+    if (!scale)
+        return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld scales", (long long)cm.n_chan);
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t c = chan_of(&cm, i);
+        const float a = fabsf(wd[i]);
+        scale[c] = a > scale[c] ? a : scale[c];
+    }
+    for (int64_t c = 0; c < cm.n_chan; c++) {
+        scale[c] = scale[c] / 127.0f;
+        if (!(scale[c] > 0))
+            scale[c] = 1.0f; /* a channel of zeros (or of values below 127 * FLT_TRUE_MIN) */
+    }
+    st = sim_quant_weights_i8_scaled(w, axis, group, scale, (int)cm.n_chan, out_q, NULL, err);
+    if (st != RD_OK) {
+        free(scale);
+        return st;
+    }
+    *out_scale = scale;
+    *out_n_scale = (int)cm.n_chan;
+    return RD_OK;
+}
+
+rd_status sim_quant_weights_i8(const rd_tensor *w, int axis, bool per_tensor, int8_t **out_q, float **out_scale,
+                               int *out_n_scale, rd_error *err)
+{
+    return sim_quant_weights_i8_grouped(w, axis, 1, per_tensor, out_q, out_scale, out_n_scale, err);
+}
+
+int32_t sim_quant_bias_i32(double b, double scale)
+{
+    const double v = nearbyint(b / scale);
+    if (isnan(v))
+        return 0;
+    if (v >= 2147483647.0)
+        return INT32_MAX;
+    if (v <= -2147483648.0)
+        return INT32_MIN;
+    return (int32_t)v;
+}

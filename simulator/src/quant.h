@@ -1,0 +1,122 @@
+/*
+ * quant.h: quantization math and the integer layer evaluations of the FP16/INT8 simulators
+ * (docs/numerics.md, sections "FP16 simulator" and "INT8 simulator").
+ *
+ * Activations travel between layers as float32 values that are exact dequantized int8 codes
+ * (scale * (q - zp)); the integer layers recover the codes, multiply them in int32 and hand back
+ * float32 = dequantized accumulators. Nothing here keeps state.
+ */
+#ifndef RD_SIM_QUANT_H
+#define RD_SIM_QUANT_H
+
+#include "internal.h"
+
+/* ---------------------------------------------------------------------------------------------------
+ * Quantization math (quant.c)
+ */
+
+/**
+ * Asymmetric int8 parameters of a calibrated range (RKNN's rule): the range is widened to include 0,
+ * scale = (max - min) / 255 and zero_point = round(-128 - min / scale), ties to even, both computed in
+ * double (RKNN's example min -1, max 1 gives -0.5 exactly, hence zero point 0), then the scale is stored
+ * as float and the zero point clamped to [-128, 127]. A zero-width range gets scale 1, zero point 0.
+ * NaN bounds count as 0; infinite ones as +-FLT_MAX.
+ */
+void sim_qparams_from_range(float min, float max, float *scale, int32_t *zero_point);
+
+/**
+ * In place: x = scale * (clamp(round(x / scale) + zp, -128, 127) - zp), the division in float32 and the
+ * rounding half to even. saturated (may be NULL) receives the number of values that had to be clamped
+ * (outside the code range before clamping, infinities included), rounded_to_zero (may be NULL) the
+ * non-zero values that became 0. NaN becomes 0 (code zp) and is counted in neither. scale must be a
+ * positive finite float; zp is meant to lie in [-128, 127] (clamped to +-2^20 if not).
+ */
+void sim_fake_quant_i8(float *x, int64_t n, float scale, int32_t zp, int64_t *saturated, int64_t *rounded_to_zero);
+
+/** The int8 codes of sim_fake_quant_i8 (same arithmetic): q[i] = clamp(round(x[i] / scale) + zp, -128, 127). */
+void sim_quantize_i8(const float *x, int64_t n, float scale, int32_t zp, int8_t *q);
+
+/**
+ * In place: x = half(x) back to float (round to nearest even, overflow to inf). overflow (may be NULL)
+ * receives the count of finite values that became infinite, first_overflow (may be NULL) the flat index
+ * of the first (-1 if none), max_abs (may be NULL) the largest finite magnitude before rounding (0 if
+ * none). Uses F16C when the CPU has it (bit-identical to rd_f32_to_f16: tests/fp16).
+ */
+void sim_round_f16(float *x, int64_t n, int64_t *overflow, int64_t *first_overflow, double *max_abs);
+
+/**
+ * Symmetric int8 weights: per output channel along axis (per_tensor: one scale), zero point 0,
+ * scale = max|w| / 127 in float (a channel of zeros gets 1), q = clamp(round(w / scale), -127, 127)
+ * with the division in float and ties to even. Output channels: Conv axis 0; Gemm axis 1 (transB = 0)
+ * or 0 (transB = 1); MatMul the last axis of B (a 1-D B: per tensor). w must be float32 and finite.
+ * *out_q (numel(w) codes, w's layout) and *out_scale (*out_n_scale entries) are malloc'ed, owned by the
+ * caller. Errors: RD_E_INVAL (bad axis, non-finite weight: the message gives the flat offset), RD_E_NOMEM.
+ */
+rd_status sim_quant_weights_i8(const rd_tensor *w, int axis, bool per_tensor, int8_t **out_q, float **out_scale,
+                               int *out_n_scale, rd_error *err);
+
+/**
+ * The same for weights whose output channels are split by groups over the leading axis: ConvTranspose's
+ * W [C, M/group, k...] with axis 1 and group: channel = (c / (C / group)) * (M / group) + m, M scales.
+ * group 1 is sim_quant_weights_i8.
+ */
+rd_status sim_quant_weights_i8_grouped(const rd_tensor *w, int axis, int64_t group, bool per_tensor, int8_t **out_q,
+                                       float **out_scale, int *out_n_scale, rd_error *err);
+
+/**
+ * Weights quantized with given scales (an imported .quantization.cfg): n_scale is 1 or the channel count
+ * of (axis, group) as above; each scale must be positive and finite. saturated (may be NULL) receives the
+ * count of weights clamped to +-127. *out_q is malloc'ed, owned by the caller.
+ */
+rd_status sim_quant_weights_i8_scaled(const rd_tensor *w, int axis, int64_t group, const float *scale, int n_scale,
+                                      int8_t **out_q, int64_t *saturated, rd_error *err);
+
+/** A bias value quantized to int32 at scale (in_scale * w_scale, in double): round half to even, saturated
+    to the int32 range; NaN gives 0. */
+int32_t sim_quant_bias_i32(double b, double scale);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Integer layer evaluations (quant_eval.c). ctx is the node's context as the executor built it: input 0
+ * holds float32 values that are exact dequantized int8 codes for (in_scale, in_zp); they are recovered
+ * with round(x / scale) + zp, saturating. Output 0 (float32, allocated) receives, per output channel c,
+ *     out = (float)((double)acc * in_scale * w_scale[c])
+ * where acc is the int32 accumulator sum (x_q - in_zp) * w_q (+ the bias quantized by sim_quant_bias_i32
+ * at in_scale * w_scale[c], added into the accumulator, wrapping like an int32 register).
+ */
+
+typedef struct sim_q8_layer {
+    float in_scale;        /* input 0's quantization */
+    int32_t in_zp;         /* in [-128, 127] */
+    const int8_t *w_q;     /* input 1 quantized (sim_quant_weights_i8*), in the float weight's layout;
+                              NULL for MatMul of two activations */
+    const float *w_scale;  /* n_w_scale entries: 1 (per tensor) or one per output channel */
+    int n_w_scale;
+    float b_scale;         /* MatMul with w_q == NULL: input 1's activation scale and zero point */
+    int32_t b_zp;
+    bool c_const;          /* Gemm: input 2 (C) is a constant (it is folded into the accumulator when a vector) */
+} sim_q8_layer;
+
+/**
+ * Conv: every attribute the float Conv handles (groups, depthwise, dilations, pads, strides, auto_pad,
+ * 1-D to 6-D). Bias (input 2) quantized into the accumulator. Scratch bounded by the im2col tile budget
+ * plus one (batch, group) slice of input codes.
+ */
+rd_status sim_q8_conv_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err);
+
+/** ConvTranspose (W [C, M/group, k...], weights quantized with sim_quant_weights_i8_grouped(axis 1)). */
+rd_status sim_q8_conv_transpose_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err);
+
+/**
+ * Gemm: Y = alpha * A B + beta * C. A constant vector C (c_const, broadcast along rows; alpha != 0) is
+ * quantized into the accumulator as beta * C / alpha at in_scale * w_scale[n] and Y = alpha * deq(acc);
+ * any other C is added in double: Y = alpha * deq(acc) + beta * C. Weights: channels along N.
+ */
+rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err);
+
+/**
+ * MatMul with numpy batching and broadcasting. w_q set: B constant, channels along its last axis (n);
+ * w_q NULL: B is an activation quantized with (b_scale, b_zp), out = acc * in_scale * b_scale.
+ */
+rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err);
+
+#endif /* RD_SIM_QUANT_H */

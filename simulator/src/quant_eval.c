@@ -1,0 +1,262 @@
+/*
+ * quant_eval.c: the INT8 simulator's integer Conv, ConvTranspose, Gemm and MatMul (contracts in quant.h).
+ *
+ * Each eval checks the node exactly as the float op does (shared shape rules, ops/linear_shapes.h),
+ * recovers the input codes, runs the integer kernels (kernels/qconv.c, kernels/qgemm.c) into the float
+ * output buffer viewed as int32 accumulators, and dequantizes them in place: the output has the same
+ * element size, so no accumulator copy of the whole output is needed.
+ */
+#include "quant.h"
+#include "kernels/qconv.h"
+#include "kernels/qgemm.h"
+#include "ops/linear_shapes.h"
+
+#include <math.h>
+
+static size_t align64(size_t v)
+{
+    return (v + 63) & ~(size_t)63;
+}
+
+static bool scale_ok(float s)
+{
+    return s > 0 && isfinite(s);
+}
+
+static bool zp_ok(int32_t zp)
+{
+    return zp >= -128 && zp <= 127;
+}
+
+/* The layer's quantization against the node: activation params, weights present, scale count. */
+static rd_status check_layer(const sim_op_ctx *ctx, const sim_q8_layer *q, int64_t n_chan, bool need_w, rd_error *err)
+{
+    const char *nm = ctx->node->name, *op = ctx->node->op_type;
+    if (!scale_ok(q->in_scale) || !zp_ok(q->in_zp))
+        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input scale %g / zero point %d are not valid int8 parameters",
+                         nm, op, (double)q->in_scale, (int)q->in_zp);
+    if (!need_w) {
+        if (!scale_ok(q->b_scale) || !zp_ok(q->b_zp))
+            return rd_errorf(err, RD_E_INVAL,
+                             "node '%s' (%s): input 1 scale %g / zero point %d are not valid int8 parameters", nm, op,
+                             (double)q->b_scale, (int)q->b_zp);
+        return RD_OK;
+    }
+    if (!q->w_q || !q->w_scale)
+        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): no quantized weights", nm, op);
+    if (q->n_w_scale != 1 && q->n_w_scale != n_chan)
+        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): %d weight scales for %lld output channels", nm, op,
+                         q->n_w_scale, (long long)n_chan);
+    for (int c = 0; c < q->n_w_scale; c++)
+        if (!scale_ok(q->w_scale[c]))
+            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): weight scale %d is %g", nm, op, c, (double)q->w_scale[c]);
+    return RD_OK;
+}
+
+static double w_scale_of(const sim_q8_layer *q, int64_t c)
+{
+    return q->w_scale[q->n_w_scale == 1 ? 0 : c];
+}
+
+/* Int32 accumulator read from / float written to the same 4 bytes (memcpy: no aliasing assumptions). */
+static int32_t acc_at(const float *y, int64_t i)
+{
+    int32_t a;
+    memcpy(&a, y + i, sizeof a);
+    return a;
+}
+
+/* Rows of len accumulators in y, channel c0 + r: out = acc * in_scale * w_scale[c]. */
+static void dequant_rows(float *y, int64_t rows, int64_t len, int64_t c0, const sim_q8_layer *q)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const double ws = w_scale_of(q, c0 + r);
+        float *yr = y + r * len;
+        for (int64_t i = 0; i < len; i++)
+            yr[i] = (float)((double)acc_at(yr, i) * q->in_scale * ws);
+    }
+}
+
+static void *get_scratch(sim_op_ctx *ctx, size_t bytes, rd_error *err)
+{
+    return sim_scratch_get(ctx, bytes ? bytes : 64, err);
+}
+
+/* Bias quantized per output channel at in_scale * w_scale[c] into bq (NULL b: returns NULL). */
+static const int32_t *quant_bias(const rd_tensor *b, const sim_q8_layer *q, int64_t n, int32_t *bq)
+{
+    if (!b || !b->data)
+        return NULL;
+    const float *bd = b->data;
+    for (int64_t c = 0; c < n; c++)
+        bq[c] = sim_quant_bias_i32(bd[c], (double)q->in_scale * w_scale_of(q, c));
+    return bq;
+}
+
+typedef void (*qconv_slice_fn)(const conv_geom *g, const conv_plan *plan, const int8_t *xg, int32_t x_zp,
+                               const int8_t *wg, const int32_t *bias_g, int32_t *yg, void *scratch);
+
+/* Shared driver of Conv and ConvTranspose: per (batch, group) slice, codes -> accumulators -> floats. */
+static rd_status conv_run(sim_op_ctx *ctx, const sim_q8_layer *q, const conv_geom *g, const conv_plan *plan,
+                          int64_t w_group_elems, qconv_slice_fn slice, rd_error *err)
+{
+    rd_status st = check_layer(ctx, q, g->out_c, true, err);
+    if (st != RD_OK)
+        return st;
+    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
+    const int64_t in_plane = conv_prod(g->in, g->nsp), out_plane = conv_prod(g->out, g->nsp);
+    const size_t bias_bytes = align64((size_t)g->out_c * sizeof(int32_t)), x_bytes = align64((size_t)(cg * in_plane));
+    char *s = get_scratch(ctx, bias_bytes + x_bytes + plan->scratch, err);
+    if (!s)
+        return err ? err->code : RD_E_NOMEM;
+    const int32_t *bq = quant_bias(ctx->n_in > 2 ? ctx->in[2] : NULL, q, g->out_c, (int32_t *)(void *)s);
+    int8_t *xq = (int8_t *)(s + bias_bytes);
+    const float *x = ctx->in[0]->data;
+    float *y = ctx->out[0].data;
+    for (int64_t n = 0; n < g->batch; n++) {
+        for (int64_t grp = 0; grp < g->group; grp++) {
+            if (x && cg * in_plane > 0)
+                sim_quantize_i8(x + (n * g->in_c + grp * cg) * in_plane, cg * in_plane, q->in_scale, q->in_zp, xq);
+            float *yg = y + (n * g->out_c + grp * mg) * out_plane;
+            slice(g, plan, xq, q->in_zp, q->w_q + grp * w_group_elems, bq ? bq + grp * mg : NULL,
+                  (int32_t *)(void *)yg, s + bias_bytes + x_bytes);
+            dequant_rows(yg, mg, out_plane, grp * mg, q);
+        }
+    }
+    return RD_OK;
+}
+
+rd_status sim_q8_conv_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err)
+{
+    conv_geom g;
+    rd_status st = sim_conv_geometry(ctx, &g, err);
+    if (st != RD_OK || !ctx->out[0].data)
+        return st;
+    conv_plan plan;
+    qconv_plan_s8(&g, &plan);
+    const int64_t w_group = (g.out_c / g.group) * (g.in_c / g.group) * conv_prod(g.k, g.nsp);
+    return conv_run(ctx, q, &g, &plan, w_group, qconv_s8_slice, err);
+}
+
+rd_status sim_q8_conv_transpose_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err)
+{
+    conv_geom g;
+    rd_status st = sim_conv_transpose_geometry(ctx, &g, err);
+    if (st != RD_OK || !ctx->out[0].data)
+        return st;
+    conv_plan plan;
+    qconv_transpose_plan_s8(&g, &plan);
+    const int64_t w_group = (g.out_c / g.group) * (g.in_c / g.group) * conv_prod(g.k, g.nsp);
+    return conv_run(ctx, q, &g, &plan, w_group, qconv_transpose_s8_slice, err);
+}
+
+/* ------------------------------------------------------------------------------------------------- */
+
+rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err)
+{
+    const sim_gemm_params *p = ctx->params;
+    int64_t m = 0, n = 0, k = 0;
+    rd_status st = sim_gemm_dims(ctx, &m, &n, &k, err);
+    if (st != RD_OK || !ctx->out[0].data)
+        return st;
+    st = check_layer(ctx, q, n, true, err);
+    if (st != RD_OK)
+        return st;
+    const rd_tensor *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
+    const float *cd = c ? c->data : NULL;
+    /* C's strides over [M, N] as the float Gemm broadcasts it */
+    const int64_t cs_col = c && c->rank >= 1 && c->dims[c->rank - 1] == n ? 1 : 0;
+    const int64_t cs_row = c && c->rank == 2 && c->dims[0] == m ? c->dims[1] : 0;
+    const bool fold = cd && q->c_const && cs_row == 0 && p->alpha != 0.0f;
+    const size_t a_bytes = align64((size_t)(m * k)), b_bytes = align64((size_t)n * sizeof(int32_t));
+    char *s = get_scratch(ctx, a_bytes + b_bytes + qgemm_workspace_bytes(m, n, k), err);
+    if (!s)
+        return err ? err->code : RD_E_NOMEM;
+    int8_t *aq = (int8_t *)s;
+    int32_t *bq = (int32_t *)(void *)(s + a_bytes);
+    if (m * k > 0)
+        sim_quantize_i8(ctx->in[0]->data, m * k, q->in_scale, q->in_zp, aq);
+    if (fold) /* alpha * (acc + bq) * s_n == alpha * acc * s_n + beta * C[n] up to the rounding of bq */
+        for (int64_t j = 0; j < n; j++)
+            bq[j] = sim_quant_bias_i32((double)p->beta * cd[j * cs_col] / p->alpha,
+                                       (double)q->in_scale * w_scale_of(q, j));
+    const qgemm_mat a = p->trans_a ? (qgemm_mat){.data = aq, .rs = 1, .cs = m, .zp = q->in_zp}
+                                   : (qgemm_mat){.data = aq, .rs = k, .cs = 1, .zp = q->in_zp};
+    const qgemm_mat b = p->trans_b ? (qgemm_mat){.data = q->w_q, .rs = 1, .cs = k, .zp = 0}
+                                   : (qgemm_mat){.data = q->w_q, .rs = n, .cs = 1, .zp = 0};
+    float *y = ctx->out[0].data;
+    sim_qgemm_s8s8s32(m, n, k, &a, &b, fold ? bq : NULL, QGEMM_BIAS_PER_N, (int32_t *)(void *)y, n,
+                      s + a_bytes + b_bytes);
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t j = 0; j < n; j++) {
+            double v = (double)p->alpha * ((double)acc_at(y, i * n + j) * q->in_scale * w_scale_of(q, j));
+            if (cd && !fold)
+                v += (double)p->beta * cd[i * cs_row + j * cs_col];
+            y[i * n + j] = (float)v;
+        }
+    }
+    return RD_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------- */
+
+rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err)
+{
+    sim_matmul_shape s;
+    rd_status st = sim_matmul_shape_of(ctx, &s, err);
+    if (st != RD_OK || !ctx->out[0].data)
+        return st;
+    const bool act_b = q->w_q == NULL;
+    st = check_layer(ctx, q, s.n, !act_b, err);
+    if (st != RD_OK)
+        return st;
+    const int64_t na = rd_tensor_numel(ctx->in[0]), nb = rd_tensor_numel(ctx->in[1]);
+    const bool a_full = s.nb == 0 || na == s.n_batch * s.m * s.k;
+    const bool one_call = s.b_shared && a_full; /* one B for all of A: fold A's batch into M */
+    const int64_t rows = one_call ? s.n_batch * s.m : s.m;
+    const size_t a_bytes = align64((size_t)na), b_bytes = act_b ? align64((size_t)nb) : 0;
+    char *sc = get_scratch(ctx, a_bytes + b_bytes + qgemm_workspace_bytes(rows, s.n, s.k), err);
+    if (!sc)
+        return err ? err->code : RD_E_NOMEM;
+    int8_t *aq = (int8_t *)sc;
+    const int8_t *bq = q->w_q;
+    if (na > 0)
+        sim_quantize_i8(ctx->in[0]->data, na, q->in_scale, q->in_zp, aq);
+    if (act_b) {
+        if (nb > 0)
+            sim_quantize_i8(ctx->in[1]->data, nb, q->b_scale, q->b_zp, (int8_t *)(sc + a_bytes));
+        bq = (const int8_t *)(sc + a_bytes);
+    }
+    void *ws = sc + a_bytes + b_bytes;
+    const int32_t b_zp = act_b ? q->b_zp : 0;
+    float *y = ctx->out[0].data;
+    int32_t *acc = (int32_t *)(void *)y;
+    if (one_call) {
+        const qgemm_mat a = {.data = aq, .rs = s.k, .cs = 1, .zp = q->in_zp};
+        const qgemm_mat b = {.data = bq, .rs = s.n, .cs = 1, .zp = b_zp};
+        sim_qgemm_s8s8s32(rows, s.n, s.k, &a, &b, NULL, QGEMM_BIAS_NONE, acc, s.n, ws);
+    } else {
+        int64_t idx[RD_MAX_RANK] = {0};
+        for (int64_t bi = 0; bi < s.n_batch; bi++) {
+            int64_t oa = 0, ob = 0;
+            for (int i = 0; i < s.nb; i++) {
+                oa += idx[i] * s.a_bs[i];
+                ob += idx[i] * s.b_bs[i];
+            }
+            const qgemm_mat a = {.data = aq + oa * s.m * s.k, .rs = s.k, .cs = 1, .zp = q->in_zp};
+            const qgemm_mat b = {.data = bq + ob * s.k * s.n, .rs = s.n, .cs = 1, .zp = b_zp};
+            sim_qgemm_s8s8s32(s.m, s.n, s.k, &a, &b, NULL, QGEMM_BIAS_NONE, acc + bi * s.m * s.n, s.n, ws);
+            for (int i = s.nb - 1; i >= 0; i--) {
+                if (++idx[i] < s.batch[i])
+                    break;
+                idx[i] = 0;
+            }
+        }
+    }
+    const int64_t total = s.n_batch * s.m * s.n;
+    for (int64_t i = 0; i < total; i++) {
+        const double ws_n = act_b ? (double)q->b_scale : w_scale_of(q, i % s.n);
+        y[i] = (float)((double)acc_at(y, i) * q->in_scale * ws_n);
+    }
+    return RD_OK;
+}

@@ -1,0 +1,643 @@
+/*
+ * test_passes.c: the compiler passes (simulator/src/passes*.c) on small models built with the ONNX
+ * writer. Each model is loaded twice; one copy goes through sim_passes_apply and both run on the same
+ * seeded inputs: outputs must match exactly (levels 0, 1, 3: nothing is recomputed) or to float
+ * rounding of the folded weights (level 2). The rewrites themselves are checked through node counts,
+ * fused_into and virtual_out, and every refusal case keeps the graph as it was.
+ */
+#include "../../../simulator/src/internal.h"
+#include "rd_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- model building -------------------------------------------------------------------------- */
+
+/* Deterministic values in [lo, hi) from a seed (LCG). */
+static void fill(float *d, int64_t n, unsigned seed, float lo, float hi)
+{
+    uint32_t s = 2463534242u ^ (seed * 2654435761u);
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        d[i] = lo + (hi - lo) * (float)(s >> 8) / 16777216.0f;
+    }
+}
+
+/* Adds a float32 initializer of the given shape with values in [lo, hi). */
+static void init_f32(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, unsigned seed, float lo,
+                     float hi)
+{
+    rd_tensor t;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&t, RD_DT_F32, rank, dims, &err), RD_OK);
+    fill(t.data, rd_tensor_numel(&t), seed, lo, hi);
+    rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW);
+    rd_tensor_fini(&t);
+}
+
+static void init_bool(rd_onnx_builder *b, const char *name, bool v)
+{
+    rd_tensor t = {.dtype = RD_DT_BOOL, .rank = 0, .data = &v};
+    rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW);
+}
+
+/* The four BatchNormalization parameters <p>_s, <p>_b, <p>_m, <p>_v of c channels (var > 0). */
+static void bn_params(rd_onnx_builder *b, const char *p, int64_t c, unsigned seed)
+{
+    char name[64];
+    const int64_t dims[1] = {c};
+    snprintf(name, sizeof name, "%s_s", p);
+    init_f32(b, name, 1, dims, seed, 0.5f, 2.0f);
+    snprintf(name, sizeof name, "%s_b", p);
+    init_f32(b, name, 1, dims, seed + 1, -1.0f, 1.0f);
+    snprintf(name, sizeof name, "%s_m", p);
+    init_f32(b, name, 1, dims, seed + 2, -0.5f, 0.5f);
+    snprintf(name, sizeof name, "%s_v", p);
+    init_f32(b, name, 1, dims, seed + 3, 0.25f, 3.0f);
+}
+
+/* A BatchNormalization node x -> y with parameters prefixed p (see bn_params). */
+static rd_onnx_node *bn_node(rd_onnx_builder *b, const char *name, const char *x, const char *p, const char *y)
+{
+    char s[64], bb[64], m[64], v[64];
+    snprintf(s, sizeof s, "%s_s", p);
+    snprintf(bb, sizeof bb, "%s_b", p);
+    snprintf(m, sizeof m, "%s_m", p);
+    snprintf(v, sizeof v, "%s_v", p);
+    return rd_onnx_add_node(b, "BatchNormalization", name, (const char *const[]){x, s, bb, m, v}, 5,
+                            (const char *const[]){y}, 1);
+}
+
+static rd_onnx_node *node1(rd_onnx_builder *b, const char *op, const char *name, const char *x, const char *y)
+{
+    return rd_onnx_add_node(b, op, name, (const char *const[]){x}, 1, (const char *const[]){y}, 1);
+}
+
+static rd_onnx_node *node2(rd_onnx_builder *b, const char *op, const char *name, const char *x0, const char *x1,
+                           const char *y)
+{
+    return rd_onnx_add_node(b, op, name, (const char *const[]){x0, x1}, 2, (const char *const[]){y}, 1);
+}
+
+/* ---- load twice, optimise one, compare ------------------------------------------------------- */
+
+typedef struct pair {
+    rd_model *ref, *opt;
+} pair;
+
+/* Serialises b (destroyed here), loads it twice and applies `level` to the second copy. */
+static pair load_pair(rd_onnx_builder *b, int level)
+{
+    pair p = {0};
+    rd_error err;
+    void *buf = NULL;
+    size_t len = 0;
+    rd_status st = rd_onnx_builder_write(b, &buf, &len, &err);
+    rd_onnx_builder_destroy(b);
+    if (st != RD_OK) {
+        fprintf(stderr, "\nwrite: %s\n", err.msg);
+        CU_FAIL_FATAL("the test model does not serialise");
+    }
+    st = rd_model_load_mem(buf, len, "passes.onnx", ".", NULL, &p.ref, &err);
+    if (st == RD_OK)
+        st = rd_model_load_mem(buf, len, "passes.onnx", ".", NULL, &p.opt, &err);
+    free(buf);
+    if (st == RD_OK)
+        st = sim_passes_apply(p.opt, level, &err);
+    if (st != RD_OK) {
+        fprintf(stderr, "\nload/passes: %s\n", err.msg);
+        rd_model_destroy(p.ref);
+        rd_model_destroy(p.opt);
+        CU_FAIL_FATAL("the test model does not load or optimise");
+    }
+    return p;
+}
+
+static void pair_free(pair *p)
+{
+    rd_model_destroy(p->ref);
+    rd_model_destroy(p->opt);
+}
+
+/* Runs both copies on seeded float inputs (every input of the test models is a fixed-shape float32) and
+   compares every output: bit for bit when exact, else within 1e-5 relative to the output's range. */
+static void check_same_outputs(const pair *p, bool exact)
+{
+    rd_error err;
+    size_t n_in = rd_model_input_count(p->ref), n_out = rd_model_output_count(p->ref);
+    CU_ASSERT_EQUAL_FATAL(n_in, rd_model_input_count(p->opt));
+    CU_ASSERT_EQUAL_FATAL(n_out, rd_model_output_count(p->opt));
+    rd_tensor in[4], out_ref[8], out_opt[8];
+    CU_ASSERT_FATAL(n_in <= 4 && n_out <= 8);
+    for (size_t k = 0; k < n_in; k++) {
+        rd_value_info vi;
+        rd_model_value(p->ref, (size_t)rd_model_input(p->ref, k), &vi);
+        CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&in[k], RD_DT_F32, vi.rank, vi.dims, &err), RD_OK);
+        fill(in[k].data, rd_tensor_numel(&in[k]), 100 + (unsigned)k, -2.0f, 2.0f);
+    }
+    rd_status st_ref = rd_model_run(p->ref, in, n_in, NULL, out_ref, n_out, &err);
+    if (st_ref != RD_OK)
+        fprintf(stderr, "\nreference run: %s\n", err.msg);
+    rd_status st_opt = rd_model_run(p->opt, in, n_in, NULL, out_opt, n_out, &err);
+    if (st_opt != RD_OK)
+        fprintf(stderr, "\noptimised run: %s\n", err.msg);
+    CU_ASSERT_EQUAL(st_ref, RD_OK);
+    CU_ASSERT_EQUAL(st_opt, RD_OK);
+    for (size_t o = 0; o < n_out && st_ref == RD_OK && st_opt == RD_OK; o++) {
+        const rd_tensor *a = &out_ref[o], *b = &out_opt[o];
+        CU_ASSERT_EQUAL(a->dtype, b->dtype);
+        CU_ASSERT_EQUAL(rd_tensor_numel(a), rd_tensor_numel(b));
+        if (a->dtype != b->dtype || rd_tensor_numel(a) != rd_tensor_numel(b))
+            continue;
+        if (exact || a->dtype != RD_DT_F32) {
+            CU_ASSERT_EQUAL(memcmp(a->data, b->data, rd_tensor_nbytes(a)), 0);
+            continue;
+        }
+        const float *x = a->data, *y = b->data;
+        double range = 0, worst = 0;
+        for (int64_t i = 0; i < rd_tensor_numel(a); i++) {
+            range = fmax(range, fabs((double)x[i]));
+            worst = fmax(worst, fabs((double)x[i] - (double)y[i]));
+        }
+        if (worst > 1e-5 * fmax(range, 1.0))
+            fprintf(stderr, "\noutput %zu: max difference %g for a range of %g\n", o, worst, range);
+        CU_ASSERT(worst <= 1e-5 * fmax(range, 1.0));
+    }
+    for (size_t k = 0; k < n_in; k++)
+        rd_tensor_fini(&in[k]);
+    for (size_t o = 0; o < n_out; o++) {
+        if (st_ref == RD_OK)
+            rd_tensor_fini(&out_ref[o]);
+        if (st_opt == RD_OK)
+            rd_tensor_fini(&out_opt[o]);
+    }
+}
+
+/* Nodes of the given op type. */
+static int count_op(const rd_model *m, const char *op)
+{
+    int n = 0;
+    for (int i = 0; i < m->n_nodes; i++)
+        n += strcmp(m->nodes[i].op_type, op) == 0;
+    return n;
+}
+
+static const sim_value *value(const rd_model *m, const char *name)
+{
+    int v = sim_model_find(m, name);
+    CU_ASSERT_FATAL(v >= 0);
+    return &m->values[v];
+}
+
+/* The name of the value `name` was fused into, "" when none. */
+static const char *fused_into(const rd_model *m, const char *name)
+{
+    const sim_value *v = value(m, name);
+    return v->fused_into >= 0 ? m->values[v->fused_into].name : "";
+}
+
+/* Checks a value's pass annotations and that the model's producer indices and liveness are coherent. */
+static void check_value(const rd_model *m, const char *name, const char *into, bool virt)
+{
+    CU_ASSERT_STRING_EQUAL(fused_into(m, name), into);
+    CU_ASSERT_EQUAL(value(m, name)->virtual_out, virt);
+}
+
+static void check_consistent(const rd_model *m)
+{
+    for (int v = 0; v < m->n_values; v++) {
+        const sim_value *val = &m->values[v];
+        int prod = -1, last = -1;
+        for (int i = 0; i < m->n_nodes; i++) {
+            for (int k = 0; k < m->nodes[i].n_out; k++)
+                if (m->nodes[i].out[k] == v)
+                    prod = i;
+            for (int k = 0; k < m->nodes[i].n_in; k++)
+                if (m->nodes[i].in[k] == v)
+                    last = i;
+        }
+        CU_ASSERT_EQUAL(val->producer, prod);
+        CU_ASSERT_EQUAL(val->last_use, last);
+        if (last >= 0) /* anything read has a source */
+            CU_ASSERT(prod >= 0 || val->konst || val->is_graph_input);
+        if (prod >= 0) /* nodes stay in topological order */
+            CU_ASSERT(last < 0 || last > prod);
+    }
+}
+
+/* ---- level checks ------------------------------------------------------------------------------ */
+
+static rd_onnx_builder *conv_bn_relu_model(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 3, 6, 6}, NULL);
+    init_f32(b, "w", 4, (const int64_t[]){4, 3, 3, 3}, 1, -1.0f, 1.0f);
+    init_f32(b, "bias", 1, (const int64_t[]){4}, 2, -1.0f, 1.0f);
+    bn_params(b, "bn", 4, 3);
+    rd_onnx_node *c = rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w", "bias"}, 3,
+                                       (const char *const[]){"c"}, 1);
+    rd_onnx_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    node1(b, "Identity", "id", "c", "c_id");
+    bn_node(b, "bn", "c_id", "bn", "n");
+    node1(b, "Relu", "relu", "n", "y");
+    rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+    return b;
+}
+
+static void test_levels(void)
+{
+    static const int nodes_at[4] = {4, 3, 2, 2};
+    for (int level = 0; level <= 3; level++) {
+        pair p = load_pair(conv_bn_relu_model(), level);
+        CU_ASSERT_EQUAL(p.opt->n_nodes, nodes_at[level]);
+        CU_ASSERT_EQUAL(count_op(p.opt, "BatchNormalization"), level >= 2 ? 0 : 1);
+        check_value(p.opt, "c_id", level >= 1 ? "c" : "", false);
+        check_value(p.opt, "c", level >= 2 ? "n" : "", false);
+        check_value(p.opt, "n", level >= 3 ? "y" : "", level >= 3);
+        if (level >= 2) {
+            CU_ASSERT(sim_model_find(p.opt, "c_folded_w") >= 0);
+            CU_ASSERT(sim_model_find(p.opt, "c_folded_b") >= 0);
+            CU_ASSERT_EQUAL(value(p.opt, "n")->producer, 0);
+            CU_ASSERT_EQUAL(value(p.opt, "c")->producer, -1);
+        }
+        check_consistent(p.opt);
+        check_same_outputs(&p, level != 2 && level != 3);
+        pair_free(&p);
+    }
+}
+
+static void test_bad_level(void)
+{
+    pair p = load_pair(conv_bn_relu_model(), 0);
+    rd_error err;
+    CU_ASSERT_EQUAL(sim_passes_apply(p.opt, 4, &err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "optimization level 4"));
+    CU_ASSERT_EQUAL(sim_passes_apply(p.opt, -1, &err), RD_E_INVAL);
+    CU_ASSERT_EQUAL(p.opt->n_nodes, 4);
+    /* applying a level twice changes nothing more */
+    CU_ASSERT_EQUAL(sim_passes_apply(p.opt, 3, &err), RD_OK);
+    CU_ASSERT_EQUAL(sim_passes_apply(p.opt, 3, &err), RD_OK);
+    CU_ASSERT_EQUAL(p.opt->n_nodes, 2);
+    check_value(p.opt, "n", "y", true);
+    check_consistent(p.opt);
+    check_same_outputs(&p, false);
+    pair_free(&p);
+}
+
+/* ---- level 1 ---------------------------------------------------------------------------------- */
+
+static void test_identity(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 2, (const int64_t[]){2, 3}, NULL);
+    init_f32(b, "k", 2, (const int64_t[]){2, 3}, 5, -1.0f, 1.0f);
+    node1(b, "Identity", "id1", "x", "a");
+    node1(b, "Identity", "id2", "a", "b");
+    node2(b, "Add", "add", "b", "a", "s");
+    node1(b, "Identity", "id_out", "s", "y1");     /* a graph output: kept */
+    node2(b, "Mul", "mul", "s", "b", "y2");
+    node1(b, "Identity", "id_const", "k", "kc");  /* folded at load: left alone */
+    node2(b, "Add", "add_k", "y2", "kc", "y3");
+    rd_onnx_add_output(b, "y1", RD_DT_F32, -1, NULL, NULL);
+    rd_onnx_add_output(b, "y3", RD_DT_F32, -1, NULL, NULL);
+    pair p = load_pair(b, 1);
+    CU_ASSERT_EQUAL(p.opt->n_nodes, 5);
+    CU_ASSERT_EQUAL(count_op(p.opt, "Identity"), 2);
+    check_value(p.opt, "a", "x", false);
+    check_value(p.opt, "b", "x", false);
+    check_value(p.opt, "y1", "", false);
+    check_value(p.opt, "kc", "", false);
+    CU_ASSERT_EQUAL(value(p.opt, "a")->producer, -1);
+    CU_ASSERT(value(p.opt, "y1")->producer >= 0);
+    const sim_node *add = &p.opt->nodes[0];
+    CU_ASSERT_STRING_EQUAL(add->name, "add");
+    CU_ASSERT_EQUAL(add->in[0], sim_model_find(p.opt, "x"));
+    CU_ASSERT_EQUAL(add->in[1], sim_model_find(p.opt, "x"));
+    check_consistent(p.opt);
+    check_same_outputs(&p, true);
+    pair_free(&p);
+}
+
+/* Dropout at opset 13: removed without training_mode or with a constant false one; kept when training
+   with ratio 0, when its mask is read by a node, or when the mask is a graph output. */
+static void test_dropout_13(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 2, (const int64_t[]){2, 3}, NULL);
+    init_f32(b, "ratio", 0, NULL, 7, 0.2f, 0.3f);
+    init_f32(b, "zero", 0, NULL, 7, 0.0f, 0.0f);
+    init_bool(b, "no", false);
+    init_bool(b, "yes", true);
+    node1(b, "Dropout", "d_plain", "x", "a");
+    rd_onnx_add_node(b, "Dropout", "d_false", (const char *const[]){"a", "ratio", "no"}, 3,
+                     (const char *const[]){"b", "b_mask"}, 2);
+    rd_onnx_add_node(b, "Dropout", "d_train0", (const char *const[]){"b", "zero", "yes"}, 3,
+                     (const char *const[]){"c"}, 1);
+    rd_onnx_add_node(b, "Dropout", "d_mask_read", (const char *const[]){"c"}, 1,
+                     (const char *const[]){"d", "d_mask"}, 2);
+    rd_onnx_node *cast = node1(b, "Cast", "cast", "d_mask", "d_maskf");
+    rd_onnx_attr_int(cast, "to", 1);
+    node2(b, "Add", "add", "d", "d_maskf", "e");
+    rd_onnx_add_node(b, "Dropout", "d_mask_out", (const char *const[]){"e"}, 1,
+                     (const char *const[]){"f", "f_mask"}, 2);
+    node1(b, "Relu", "relu", "f", "y");
+    rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+    rd_onnx_add_output(b, "f_mask", RD_DT_BOOL, -1, NULL, NULL);
+    pair p = load_pair(b, 1);
+    CU_ASSERT_EQUAL(count_op(p.opt, "Dropout"), 3);
+    check_value(p.opt, "a", "x", false);
+    check_value(p.opt, "b", "x", false);
+    CU_ASSERT_EQUAL(value(p.opt, "b_mask")->producer, -1);
+    check_value(p.opt, "c", "", false);
+    check_value(p.opt, "d", "", false);
+    check_value(p.opt, "f", "", false);
+    CU_ASSERT_STRING_EQUAL(p.opt->nodes[0].name, "d_train0");
+    CU_ASSERT_EQUAL(p.opt->nodes[0].in[0], sim_model_find(p.opt, "x"));
+    check_consistent(p.opt);
+    check_same_outputs(&p, true);
+    pair_free(&p);
+}
+
+/* Dropout at opset 10: ratio is an attribute, the mask an unread output. */
+static void test_dropout_10(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(6, 10);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 2, (const int64_t[]){2, 3}, NULL);
+    rd_onnx_node *d = rd_onnx_add_node(b, "Dropout", "drop", (const char *const[]){"x"}, 1,
+                                       (const char *const[]){"a", "mask"}, 2);
+    rd_onnx_attr_float(d, "ratio", 0.4f);
+    node1(b, "Sigmoid", "sig", "a", "y");
+    rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+    pair p = load_pair(b, 1);
+    CU_ASSERT_EQUAL(p.opt->n_nodes, 1);
+    check_value(p.opt, "a", "x", false);
+    check_consistent(p.opt);
+    check_same_outputs(&p, true);
+    pair_free(&p);
+}
+
+/* ---- level 2 ---------------------------------------------------------------------------------- */
+
+/* Conv without bias, grouped conv, depthwise conv with bias, and a BN chain folded twice. */
+static void test_bn_conv_variants(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 15);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){2, 4, 5, 5}, NULL);
+    init_f32(b, "w1", 4, (const int64_t[]){6, 4, 1, 1}, 10, -1.0f, 1.0f);
+    init_f32(b, "w2", 4, (const int64_t[]){6, 3, 3, 3}, 11, -1.0f, 1.0f);
+    init_f32(b, "w3", 4, (const int64_t[]){6, 1, 3, 3}, 12, -1.0f, 1.0f);
+    init_f32(b, "b3", 1, (const int64_t[]){6}, 13, -1.0f, 1.0f);
+    bn_params(b, "p1", 6, 20);
+    bn_params(b, "p2", 6, 30);
+    bn_params(b, "p3", 6, 40);
+    bn_params(b, "p4", 6, 50);
+    node2(b, "Conv", "conv1", "x", "w1", "c1");
+    bn_node(b, "bn1", "c1", "p1", "n1");
+    rd_onnx_node *g = node2(b, "Conv", "conv2", "n1", "w2", "c2");
+    rd_onnx_attr_int(g, "group", 2);
+    rd_onnx_attr_ints(g, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    bn_node(b, "bn2", "c2", "p2", "n2");
+    rd_onnx_node *dw = rd_onnx_add_node(b, "Conv", "conv3", (const char *const[]){"n2", "w3", "b3"}, 3,
+                                        (const char *const[]){"c3"}, 1);
+    rd_onnx_attr_int(dw, "group", 6);
+    rd_onnx_node *bn = bn_node(b, "bn3", "c3", "p3", "n3");
+    rd_onnx_attr_float(bn, "epsilon", 1e-3f);
+    bn_node(b, "bn4", "n3", "p4", "y");
+    rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+    pair p = load_pair(b, 2);
+    CU_ASSERT_EQUAL(p.opt->n_nodes, 3);
+    CU_ASSERT_EQUAL(count_op(p.opt, "BatchNormalization"), 0);
+    check_value(p.opt, "c1", "n1", false);
+    check_value(p.opt, "c2", "n2", false);
+    check_value(p.opt, "c3", "n3", false);
+    check_value(p.opt, "n3", "y", false);
+    /* the second fold works on the first one's constants */
+    CU_ASSERT(sim_model_find(p.opt, "n3_folded_w") >= 0);
+    CU_ASSERT_EQUAL(p.opt->nodes[2].in[1], sim_model_find(p.opt, "n3_folded_w"));
+    CU_ASSERT_EQUAL(p.opt->nodes[0].n_in, 3);
+    CU_ASSERT_EQUAL(p.opt->nodes[0].in[2], sim_model_find(p.opt, "c1_folded_b"));
+    check_consistent(p.opt);
+    check_same_outputs(&p, false);
+    pair_free(&p);
+}
+
+/* Two convs share one weight; only one is followed by a BN: the shared initializer stays untouched. */
+static void test_bn_shared_weight(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 3, 4, 4}, NULL);
+    init_f32(b, "w", 4, (const int64_t[]){3, 3, 1, 1}, 60, -1.0f, 1.0f);
+    bn_params(b, "p", 3, 61);
+    node2(b, "Conv", "conv_a", "x", "w", "ca");
+    bn_node(b, "bn", "ca", "p", "na");
+    node2(b, "Conv", "conv_b", "na", "w", "y");
+    /* a value already named like the folded weight: the new one gets another name */
+    init_f32(b, "ca_folded_w", 1, (const int64_t[]){1}, 62, 0.0f, 1.0f);
+    node2(b, "Add", "add", "y", "ca_folded_w", "z");
+    rd_onnx_add_output(b, "z", RD_DT_F32, -1, NULL, NULL);
+    pair p = load_pair(b, 2);
+    CU_ASSERT_EQUAL(count_op(p.opt, "BatchNormalization"), 0);
+    int w = sim_model_find(p.opt, "w");
+    CU_ASSERT_EQUAL(p.opt->nodes[1].in[1], w);
+    CU_ASSERT_EQUAL(p.opt->nodes[0].in[1], sim_model_find(p.opt, "ca_folded_w_2"));
+    const rd_tensor *orig = rd_model_constant(p.ref, (size_t)sim_model_find(p.ref, "w"));
+    CU_ASSERT_EQUAL(memcmp(orig->data, p.opt->values[w].konst->data, rd_tensor_nbytes(orig)), 0);
+    check_consistent(p.opt);
+    check_same_outputs(&p, false);
+    pair_free(&p);
+}
+
+/* Refusals: a conv read by two nodes, a conv output that is a graph output, a BN with a non-constant
+   mean, a BN after a Relu, a conv with a non-constant weight. */
+static void test_bn_refused(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 2, 3, 3}, NULL);
+    rd_onnx_add_input(b, "mean", RD_DT_F32, 1, (const int64_t[]){2}, NULL);
+    rd_onnx_add_input(b, "wx", RD_DT_F32, 4, (const int64_t[]){2, 2, 1, 1}, NULL);
+    init_f32(b, "w", 4, (const int64_t[]){2, 2, 1, 1}, 70, -1.0f, 1.0f);
+    bn_params(b, "p", 2, 71);
+    node2(b, "Conv", "conv_shared", "x", "w", "c1");
+    bn_node(b, "bn_shared", "c1", "p", "n1");
+    node2(b, "Add", "add", "n1", "c1", "s1");                        /* c1 read twice */
+    node2(b, "Conv", "conv_out", "s1", "w", "c2");                   /* c2 is a graph output */
+    bn_node(b, "bn_out", "c2", "p", "n2");
+    node2(b, "Conv", "conv_mean", "n2", "w", "c3");
+    rd_onnx_add_node(b, "BatchNormalization", "bn_mean", (const char *const[]){"c3", "p_s", "p_b", "mean", "p_v"},
+                     5, (const char *const[]){"n3"}, 1);
+    node1(b, "Relu", "relu", "n3", "r");
+    bn_node(b, "bn_relu", "r", "p", "n4");
+    node2(b, "Conv", "conv_wx", "n4", "wx", "c5");
+    bn_node(b, "bn_wx", "c5", "p", "y");
+    rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+    rd_onnx_add_output(b, "c2", RD_DT_F32, -1, NULL, NULL);
+    pair p = load_pair(b, 2);
+    CU_ASSERT_EQUAL(count_op(p.opt, "BatchNormalization"), 5);
+    CU_ASSERT_EQUAL(p.opt->n_nodes, p.ref->n_nodes);
+    for (int v = 0; v < p.opt->n_values; v++)
+        CU_ASSERT_EQUAL(p.opt->values[v].fused_into, -1);
+    check_consistent(p.opt);
+    check_same_outputs(&p, true);
+    pair_free(&p);
+}
+
+/* Gemm with transB 0 and 1, C [N] or absent, alpha != 1; refused with a C of shape [1, N]. */
+static void test_bn_gemm(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 2, (const int64_t[]){3, 4}, NULL);
+    init_f32(b, "b0", 2, (const int64_t[]){4, 5}, 80, -1.0f, 1.0f);   /* [K, N] */
+    init_f32(b, "c0", 1, (const int64_t[]){5}, 81, -1.0f, 1.0f);
+    init_f32(b, "b1", 2, (const int64_t[]){4, 5}, 82, -1.0f, 1.0f);   /* [N, K] with transB */
+    init_f32(b, "b2", 2, (const int64_t[]){4, 4}, 83, -1.0f, 1.0f);
+    init_f32(b, "c2", 2, (const int64_t[]){1, 4}, 84, -1.0f, 1.0f);
+    bn_params(b, "p5", 5, 85);
+    bn_params(b, "p4", 4, 86);
+    rd_onnx_add_node(b, "Gemm", "g0", (const char *const[]){"x", "b0", "c0"}, 3, (const char *const[]){"m0"}, 1);
+    bn_node(b, "bn0", "m0", "p5", "n0");
+    rd_onnx_node *g1 = rd_onnx_add_node(b, "Gemm", "g1", (const char *const[]){"n0", "b1"}, 2,
+                                        (const char *const[]){"m1"}, 1);
+    rd_onnx_attr_int(g1, "transB", 1);
+    rd_onnx_attr_float(g1, "alpha", 0.5f);
+    bn_node(b, "bn1", "m1", "p4", "n1");
+    rd_onnx_add_node(b, "Gemm", "g2", (const char *const[]){"n1", "b2"}, 2, (const char *const[]){"m2"}, 1);
+    bn_node(b, "bn2", "m2", "p4", "n2");
+    rd_onnx_add_node(b, "Gemm", "g3", (const char *const[]){"n2", "b2", "c2"}, 3, (const char *const[]){"m3"}, 1);
+    bn_node(b, "bn3", "m3", "p4", "y");
+    rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+    pair p = load_pair(b, 2);
+    CU_ASSERT_EQUAL(count_op(p.opt, "BatchNormalization"), 1);
+    check_value(p.opt, "m0", "n0", false);
+    check_value(p.opt, "m1", "n1", false);
+    check_value(p.opt, "m2", "n2", false);
+    check_value(p.opt, "m3", "", false);
+    CU_ASSERT_EQUAL(p.opt->nodes[1].n_in, 3);
+    CU_ASSERT_EQUAL(p.opt->nodes[1].in[2], sim_model_find(p.opt, "m1_folded_b"));
+    check_consistent(p.opt);
+    check_same_outputs(&p, false);
+    pair_free(&p);
+}
+
+/* Gemm with beta 0.5 followed by a BN: refused. */
+static void test_bn_gemm_beta(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 2, (const int64_t[]){3, 4}, NULL);
+    init_f32(b, "w", 2, (const int64_t[]){4, 4}, 90, -1.0f, 1.0f);
+    init_f32(b, "c", 1, (const int64_t[]){4}, 91, -1.0f, 1.0f);
+    bn_params(b, "p", 4, 92);
+    rd_onnx_node *g = rd_onnx_add_node(b, "Gemm", "g", (const char *const[]){"x", "w", "c"}, 3,
+                                       (const char *const[]){"m"}, 1);
+    rd_onnx_attr_float(g, "beta", 0.5f);
+    bn_node(b, "bn", "m", "p", "y");
+    rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+    pair p = load_pair(b, 3);
+    CU_ASSERT_EQUAL(count_op(p.opt, "BatchNormalization"), 1);
+    check_value(p.opt, "m", "", false);
+    check_consistent(p.opt);
+    check_same_outputs(&p, true);
+    pair_free(&p);
+}
+
+/* ---- level 3 ---------------------------------------------------------------------------------- */
+
+/* Every producer with every activation kind; Clip with constant inputs (opset 14). */
+static void test_fuse_activations(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 14);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 2, 4, 4}, NULL);
+    rd_onnx_add_input(b, "v", RD_DT_F32, 2, (const int64_t[]){2, 4}, NULL);
+    init_f32(b, "w", 4, (const int64_t[]){2, 2, 1, 1}, 100, -1.0f, 1.0f);
+    init_f32(b, "wt", 4, (const int64_t[]){2, 2, 2, 2}, 101, -1.0f, 1.0f);
+    init_f32(b, "gw", 2, (const int64_t[]){4, 4}, 102, -1.0f, 1.0f);
+    init_f32(b, "lo", 0, NULL, 103, 0.0f, 0.0f);
+    init_f32(b, "hi", 0, NULL, 104, 0.5f, 0.5f);
+    node2(b, "Conv", "conv", "x", "w", "c1");
+    rd_onnx_add_node(b, "Clip", "clip", (const char *const[]){"c1", "lo", "hi"}, 3, (const char *const[]){"a1"}, 1);
+    node2(b, "ConvTranspose", "convt", "a1", "wt", "c2");
+    rd_onnx_node *lk = node1(b, "LeakyRelu", "leaky", "c2", "a2");
+    rd_onnx_attr_float(lk, "alpha", 0.2f);
+    node2(b, "Gemm", "gemm", "v", "gw", "c3");
+    node1(b, "Sigmoid", "sig", "c3", "a3");
+    node2(b, "MatMul", "matmul", "a3", "gw", "c4");
+    node1(b, "HardSigmoid", "hsig", "c4", "a4");
+    node2(b, "Add", "add", "a4", "v", "c5");
+    node1(b, "HardSwish", "hswish", "c5", "a5");
+    node2(b, "Add", "add2", "a5", "a5", "c6");
+    node1(b, "Relu", "relu", "c6", "a6");
+    rd_onnx_add_node(b, "Clip", "clip_min", (const char *const[]){"a6", "lo"}, 2, (const char *const[]){"a7"}, 1);
+    rd_onnx_add_output(b, "a2", RD_DT_F32, -1, NULL, NULL);
+    rd_onnx_add_output(b, "a7", RD_DT_F32, -1, NULL, NULL);
+    pair p = load_pair(b, 3);
+    CU_ASSERT_EQUAL(p.opt->n_nodes, p.ref->n_nodes);
+    check_value(p.opt, "c1", "a1", true);
+    check_value(p.opt, "c2", "a2", true);
+    check_value(p.opt, "c3", "a3", true);
+    check_value(p.opt, "c4", "a4", true);
+    check_value(p.opt, "c5", "a5", true);
+    check_value(p.opt, "c6", "a6", true);
+    check_value(p.opt, "a5", "", false);  /* Add reads it twice */
+    check_value(p.opt, "a6", "", false);  /* Relu is no producer */
+    check_consistent(p.opt);
+    check_same_outputs(&p, true);
+    pair_free(&p);
+}
+
+/* Clip with min/max attributes (opset 6) fuses; refusals: two readers, a graph output, a Max (no producer). */
+static void test_fuse_clip_attrs(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(3, 6);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 2, 3, 3}, NULL);
+    init_f32(b, "w", 4, (const int64_t[]){2, 2, 1, 1}, 110, -1.0f, 1.0f);
+    node2(b, "Conv", "conv", "x", "w", "c1");
+    rd_onnx_node *c = node1(b, "Clip", "relu6", "c1", "a1");
+    rd_onnx_attr_float(c, "min", 0.0f);
+    rd_onnx_attr_float(c, "max", 6.0f);
+    node2(b, "Conv", "conv2", "a1", "w", "c2");
+    node1(b, "Relu", "relu2", "c2", "a2");
+    node2(b, "Sum", "sum", "a2", "c2", "s");           /* c2 read twice */
+    node2(b, "Conv", "conv3", "s", "w", "c3");         /* c3 is a graph output */
+    node1(b, "Sigmoid", "sig", "c3", "a3");
+    node2(b, "Max", "max", "a3", "a3", "c4");
+    node1(b, "Relu", "relu4", "c4", "y");
+    rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+    rd_onnx_add_output(b, "c3", RD_DT_F32, -1, NULL, NULL);
+    pair p = load_pair(b, 3);
+    check_value(p.opt, "c1", "a1", true);
+    check_value(p.opt, "c2", "", false);
+    check_value(p.opt, "c3", "", false);
+    check_value(p.opt, "c4", "", false);
+    check_consistent(p.opt);
+    check_same_outputs(&p, true);
+    pair_free(&p);
+}
+
+/* Clip whose bound is computed (a graph input): not fused. */
+static void test_fuse_clip_dynamic(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 2, (const int64_t[]){2, 4}, NULL);
+    rd_onnx_add_input(b, "hi", RD_DT_F32, 0, NULL, NULL);
+    init_f32(b, "w", 2, (const int64_t[]){4, 4}, 120, -1.0f, 1.0f);
+    node2(b, "MatMul", "mm", "x", "w", "c");
+    rd_onnx_add_node(b, "Clip", "clip", (const char *const[]){"c", "", "hi"}, 3, (const char *const[]){"y"}, 1);
+    rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+    pair p = load_pair(b, 3);
+    check_value(p.opt, "c", "", false);
+    check_consistent(p.opt);
+    check_same_outputs(&p, true);
+    pair_free(&p);
+}
+
+RD_TEST_REGISTER(register_passes)
+{
+    RD_SUITE("passes", {"levels 0 to 3 on Conv, Identity, BN, Relu", test_levels},
+             {"bad level, applying twice", test_bad_level}, {"Identity removal", test_identity},
+             {"Dropout opset 13", test_dropout_13}, {"Dropout opset 10", test_dropout_10},
+             {"BN into plain, grouped, depthwise convs, BN chain", test_bn_conv_variants},
+             {"BN with a shared weight", test_bn_shared_weight}, {"BN refusals", test_bn_refused},
+             {"BN into Gemm", test_bn_gemm}, {"BN after Gemm with beta 0.5", test_bn_gemm_beta},
+             {"activation fusion", test_fuse_activations}, {"Clip attrs, fusion refusals", test_fuse_clip_attrs},
+             {"Clip with a computed bound", test_fuse_clip_dynamic});
+}
