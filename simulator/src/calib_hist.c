@@ -29,16 +29,18 @@ void sim_calib_fold_range(calib_stat *st, const float *x, size_t n)
     st->seen = true;
 }
 
+/* The bin of x: one expression shared by both functions below, so a value never changes bin. NaN: -1. */
+static inline int bin_of(float x, float amax, float inv)
+{
+    float f = (x + amax) * inv;
+    f = f > 0.0f ? f : 0.0f; /* also catches -inf */
+    f = f < (float)(CALIB_HIST_BINS - 1) ? f : (float)(CALIB_HIST_BINS - 1);
+    return x == x ? (int)f : -1;
+}
+
 int sim_calib_bin(float x, float amax)
 {
-    float f = (x + amax) * ((float)CALIB_HIST_BINS / (2.0f * amax));
-    if (f != f)
-        return -1;
-    if (!(f > 0.0f))
-        return 0;
-    if (f >= (float)CALIB_HIST_BINS)
-        return CALIB_HIST_BINS - 1;
-    return (int)f;
+    return bin_of(x, amax, (float)CALIB_HIST_BINS / (2.0f * amax));
 }
 
 void sim_calib_fold_hist(uint64_t *hist, float amax, const float *x, size_t n)
@@ -47,14 +49,16 @@ void sim_calib_fold_hist(uint64_t *hist, float amax, const float *x, size_t n)
         hist[CALIB_HIST_BINS / 2] += n;
         return;
     }
-    /* the same float expression as sim_calib_bin, inlined: the bin of a value never depends on the worker */
+    /* bins of a block first (a loop the compiler vectorises), then the counts (scattered, scalar) */
     const float inv = (float)CALIB_HIST_BINS / (2.0f * amax);
-    for (size_t i = 0; i < n; i++) {
-        float f = (x[i] + amax) * inv;
-        if (f != f)
-            continue;
-        int b = !(f > 0.0f) ? 0 : f >= (float)CALIB_HIST_BINS ? CALIB_HIST_BINS - 1 : (int)f;
-        hist[b]++;
+    int idx[256];
+    for (size_t i = 0; i < n; i += 256) {
+        size_t c = n - i < 256 ? n - i : 256;
+        for (size_t j = 0; j < c; j++)
+            idx[j] = bin_of(x[i + j], amax, inv);
+        for (size_t j = 0; j < c; j++)
+            if (idx[j] >= 0)
+                hist[idx[j]]++;
     }
 }
 

@@ -215,6 +215,31 @@ static void test_normal_minmax(void)
     rd_model_destroy(m);
 }
 
+static void test_bins(void)
+{
+    CU_ASSERT_EQUAL(sim_calib_bin(-1.0f, 1.0f), 0);
+    CU_ASSERT_EQUAL(sim_calib_bin(1.0f, 1.0f), CALIB_HIST_BINS - 1);
+    CU_ASSERT_EQUAL(sim_calib_bin(0.0f, 1.0f), CALIB_HIST_BINS / 2);
+    CU_ASSERT_EQUAL(sim_calib_bin(-1e-4f, 1.0f), CALIB_HIST_BINS / 2 - 1);
+    CU_ASSERT_EQUAL(sim_calib_bin(INFINITY, 1.0f), CALIB_HIST_BINS - 1);
+    CU_ASSERT_EQUAL(sim_calib_bin(-INFINITY, 1.0f), 0);
+    CU_ASSERT_EQUAL(sim_calib_bin(-5.0f, 1.0f), 0);
+    CU_ASSERT_EQUAL(sim_calib_bin(NAN, 1.0f), -1);
+    static uint64_t h[CALIB_HIST_BINS];
+    memset(h, 0, sizeof h);
+    float x[600];
+    for (int i = 0; i < 600; i++) /* more than one block of the fold, NaNs skipped */
+        x[i] = i % 3 == 0 ? NAN : i % 3 == 1 ? 0.5f : -1.0f;
+    sim_calib_fold_hist(h, 1.0f, x, 600);
+    CU_ASSERT_EQUAL(h[sim_calib_bin(0.5f, 1.0f)], 200);
+    CU_ASSERT_EQUAL(h[0], 200);
+    calib_stat st;
+    sim_calib_stat_init(&st);
+    sim_calib_fold_range(&st, x, 600);
+    CU_ASSERT_EQUAL(st.min, -1.0f);
+    CU_ASSERT_EQUAL(st.max, 0.5f);
+}
+
 /* ---------------------------------------------------------------------------------------------------
  * Thread count independence
  */
@@ -530,7 +555,7 @@ static void test_error_second_pass(void)
 
 RD_TEST_REGISTER(register_calib)
 {
-    RD_SUITE("calib", {"normal min/max by hand", test_normal_minmax},
+    RD_SUITE("calib", {"normal min/max by hand", test_normal_minmax}, {"histogram bins", test_bins},
              {"1, 2 and 3 threads give identical ranges", test_threads_identical},
              {"kl clips outliers", test_kl_clips_outliers}, {"kl threshold", test_kl_threshold_direct},
              {"kl divergence matches a bin-by-bin reference", test_kl_matches_reference},
