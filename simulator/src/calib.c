@@ -315,7 +315,9 @@ static rd_status merge_ranges(calib_ctx *c, rd_error *err)
         sim_calib_stat_init(&c->merged[k]);
         for (int t = 0; t < c->nw; t++)
             sim_calib_stat_merge(&c->merged[k], &c->workers[t].stats[k]);
-        const calib_stat *st = &c->merged[k];
+        calib_stat *st = &c->merged[k];
+        st->min += 0.0f; /* -0 becomes +0: which signed zero won depended on the order values came in */
+        st->max += 0.0f;
         if (st->seen && !(isfinite(st->min) && isfinite(st->max))) {
             rd_value_info vi;
             rd_model_value(c->job.m, (size_t)c->slot_value[k], &vi);

@@ -15,17 +15,53 @@ void sim_calib_stat_init(calib_stat *st)
     st->seen = false;
 }
 
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
+/* v < m ? v : m lane by lane: false for a NaN v, which is thus skipped (GCC/clang vector extensions) */
+static inline v4f vmin(v4f v, v4f m)
+{
+    v4i lt = v < m;
+    return (v4f)(((v4i)v & lt) | ((v4i)m & ~lt));
+}
+
+static inline v4f vmax(v4f v, v4f m)
+{
+    v4i gt = v > m;
+    return (v4f)(((v4i)v & gt) | ((v4i)m & ~gt));
+}
+
 void sim_calib_fold_range(calib_stat *st, const float *x, size_t n)
 {
-    /* written as selects so that the compiler can use vector min/max; NaN compares false and is skipped */
-    float mn = st->min, mx = st->max;
-    for (size_t i = 0; i < n; i++) {
-        float v = x[i];
-        mn = v < mn ? v : mn;
-        mx = v > mx ? v : mx;
+    /* 2 x 4 lanes; which of -0 and +0 a lane keeps depends on order: calib.c turns -0 into +0 after merging */
+    v4f mn0, mx0, mn1, mx1;
+    for (int k = 0; k < 4; k++) {
+        mn0[k] = mn1[k] = st->min;
+        mx0[k] = mx1[k] = st->max;
     }
-    st->min = mn;
-    st->max = mx;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        v4f a, b;
+        memcpy(&a, x + i, sizeof a);
+        memcpy(&b, x + i + 4, sizeof b);
+        mn0 = vmin(a, mn0);
+        mx0 = vmax(a, mx0);
+        mn1 = vmin(b, mn1);
+        mx1 = vmax(b, mx1);
+    }
+    float lo = st->min, hi = st->max;
+    for (; i < n; i++) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    for (int k = 0; k < 4; k++) {
+        lo = mn0[k] < lo ? mn0[k] : lo;
+        lo = mn1[k] < lo ? mn1[k] : lo;
+        hi = mx0[k] > hi ? mx0[k] : hi;
+        hi = mx1[k] > hi ? mx1[k] : hi;
+    }
+    st->min = lo;
+    st->max = hi;
     st->seen = true;
 }
 
