@@ -821,6 +821,9 @@ size_t rd_op_count(void);
 void rd_op_get(size_t i, rd_op_info *out);
 bool rd_op_supported(const char *domain, const char *op_type);
 
+/** The OpenBLAS kernel in use ("Haswell", "Zen", ...): benchmarks name it. */
+const char *rd_blas_kernel(void);
+
 /** The library version string ("0.1.0"). */
 const char *rd_version(void);
 
