@@ -7,7 +7,6 @@
  * differs. METHOD is normal, kl_divergence or mmse. Prints the wall time of the calibration alone.
  */
 #include "rknn_diag/simulator.h"
-#include "../tests/unit/simulator/sim_standin.h" /* TEMPORARY until sim.c is on main */
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,6 @@
 #include "../../../simulator/src/calib_internal.h"
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
-#include "sim_standin.h" /* TEMPORARY until sim.c is on main */
 
 #include <math.h>
 #include <stdatomic.h>
