@@ -150,10 +150,25 @@ static rd_status configuration(rd_result *r, const an_accuracy_opts *o, size_t n
     }
     if (worst >= o->warn_cos)
         return RD_OK;
-    char evidence[600];
+    /* small single losses that add up also look like this: count them so the reader can tell */
+    size_t n_small = 0;
+    double lowest = 1.0;
+    const char *lowest_name = NULL;
+    for (size_t i = 0; i < r->n_layers; i++) {
+        double c = single_cos(&r->layers[i]);
+        if (!isnan(c) && c < 0.999)
+            n_small++;
+        if (!isnan(c) && c < lowest) {
+            lowest = c;
+            lowest_name = r->layers[i].name;
+        }
+    }
+    char evidence[900];
     snprintf(evidence, sizeof evidence,
-             "entire cosine reaches %.5f at '%s' while every layer's single cosine stays above %.2f", worst, where,
-             o->warn_cos);
+             "entire cosine reaches %.5f at '%s' while every layer's single cosine stays above %.2f; %zu layers lose "
+             "a little each (single cosine below 0.999), the most '%s' (%.5f): small losses that compound also look "
+             "like this",
+             worst, where, o->warn_cos, n_small, lowest_name ? lowest_name : "-", lowest);
     return add(r, RD_FIND_CONFIG, RD_SEV_WARNING, NULL, 1.0 - worst,
                "Accuracy lost with no lossy layer: likely configuration", evidence,
                "check, as RKNN's guide lists: mean_values/std_values match the model's training, RGB/BGR order "
