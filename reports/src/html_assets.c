@@ -142,7 +142,7 @@ const char rep_html_js_body[] =
     " var first=tbody.rows[0]?tbody.rows[0].cells[1].textContent:'';\n"
     " filter.value=first;applyFilter();\n"
     " var vis=Array.prototype.filter.call(tbody.rows,function(r){return !r.hidden;});\n"
-    " check('text filter',vis.length>=1&&vis.every(function(r){return (r.cells[1].textContent+' '+r.cells[2].textContent).toLowerCase().indexOf(first.toLowerCase())>=0;}));\n"
+    " check('text filter',(n===0||vis.length>=1)&&vis.every(function(r){return (r.cells[1].textContent+' '+r.cells[2].textContent).toLowerCase().indexOf(first.toLowerCase())>=0;}));\n"
     " filter.value='';below.checked=true;applyFilter();\n"
     " vis=Array.prototype.filter.call(tbody.rows,function(r){return !r.hidden;});\n"
     " var nb=table.querySelectorAll('tbody tr[data-below=\"1\"]').length;\n"

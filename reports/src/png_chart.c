@@ -96,10 +96,8 @@ static void draw_series(rep_canvas *c, const plot_area *a, const rep_series *s, 
     for (size_t i = 0; i < s->n; i++) {
         double x = s->x ? s->x[i] : (double)i;
         double y = ty(a, s->y[i]);
-        if (isnan(s->y[i]) || !isfinite(x)) {
-            have_prev = false;
-            continue;
-        }
+        if (isnan(s->y[i]) || !isfinite(x))
+            continue; /* a blank cell (fused layer, NaN): the line bridges it, the markers show it */
         int X = px_x(a, x), Y = px_y(a, y);
         if (s->style == REP_BARS) {
             int half = (int)((bar_width / (a->xhi - a->xlo)) * (a->x1 - a->x0) / 2);
@@ -107,8 +105,7 @@ static void draw_series(rep_canvas *c, const plot_area *a, const rep_series *s, 
             rep_fill_rect(c, X - half, Y, 2 * half, a->y1 - Y + 1, s->rgb);
             continue;
         }
-        bool isolated = (i == 0 || isnan(s->y[i - 1])) && (i + 1 == s->n || isnan(s->y[i + 1]));
-        if (isolated || s->n < 64)
+        if (s->n < 96)
             rep_fill_rect(c, X - 3, Y - 3, 7, 7, s->rgb);
         if (have_prev)
             rep_draw_line(c, px, py, X, Y, s->rgb, thick, 0);
@@ -118,49 +115,39 @@ static void draw_series(rep_canvas *c, const plot_area *a, const rep_series *s, 
     }
 }
 
-static void draw_legend(rep_canvas *c, const rep_chart *ch, const plot_area *a)
+/* The legend: one row of entries (swatch and label) starting at (x, y), above the plot. */
+static void draw_legend(rep_canvas *c, const rep_chart *ch, int x, int y)
 {
-    int th = rep_text_height(TEXT_SCALE), row = th + 10, wmax = 0, n = 0;
-    for (size_t s = 0; s < ch->n_series; s++)
-        if (ch->series[s].label) {
-            int w = rep_text_width(ch->series[s].label, TEXT_SCALE);
-            wmax = w > wmax ? w : wmax;
-            n++;
-        }
-    for (size_t h = 0; h < ch->n_hlines; h++)
-        if (ch->hlines[h].label) {
-            int w = rep_text_width(ch->hlines[h].label, TEXT_SCALE);
-            wmax = w > wmax ? w : wmax;
-            n++;
-        }
-    if (n == 0)
-        return;
-    int bw = wmax + 56, bh = n * row + 10;
-    int bx = a->x1 - bw - 10, by = a->y0 + 10;
-    rep_fill_rect(c, bx, by, bw, bh, 0xfafafau);
-    rep_draw_line(c, bx, by, bx + bw, by, 0xbbbbbbu, 1, 0);
-    rep_draw_line(c, bx, by + bh, bx + bw, by + bh, 0xbbbbbbu, 1, 0);
-    rep_draw_line(c, bx, by, bx, by + bh, 0xbbbbbbu, 1, 0);
-    rep_draw_line(c, bx + bw, by, bx + bw, by + bh, 0xbbbbbbu, 1, 0);
-    int y = by + 8;
+    int th = rep_text_height(TEXT_SCALE);
     for (size_t s = 0; s < ch->n_series; s++) {
         const rep_series *sr = &ch->series[s];
         if (!sr->label)
             continue;
         if (sr->style == REP_BARS)
-            rep_fill_rect(c, bx + 10, y + 1, 30, th - 2, sr->rgb);
+            rep_fill_rect(c, x, y + 1, 26, th - 2, sr->rgb);
         else
-            rep_draw_line(c, bx + 10, y + th / 2, bx + 40, y + th / 2, sr->rgb, 3, 0);
-        rep_draw_text(c, bx + 48, y, sr->label, COL_TEXT, TEXT_SCALE, false);
-        y += row;
+            rep_draw_line(c, x, y + th / 2, x + 26, y + th / 2, sr->rgb, 3, 0);
+        rep_draw_text(c, x + 34, y, sr->label, COL_TEXT, TEXT_SCALE, false);
+        x += 34 + rep_text_width(sr->label, TEXT_SCALE) + 28;
     }
     for (size_t h = 0; h < ch->n_hlines; h++) {
         if (!ch->hlines[h].label)
             continue;
-        rep_draw_line(c, bx + 10, y + th / 2, bx + 40, y + th / 2, ch->hlines[h].rgb, 2, 5);
-        rep_draw_text(c, bx + 48, y, ch->hlines[h].label, COL_TEXT, TEXT_SCALE, false);
-        y += row;
+        rep_draw_line(c, x, y + th / 2, x + 26, y + th / 2, ch->hlines[h].rgb, 2, 5);
+        rep_draw_text(c, x + 34, y, ch->hlines[h].label, COL_TEXT, TEXT_SCALE, false);
+        x += 34 + rep_text_width(ch->hlines[h].label, TEXT_SCALE) + 28;
     }
+}
+
+static bool has_legend(const rep_chart *ch)
+{
+    for (size_t s = 0; s < ch->n_series; s++)
+        if (ch->series[s].label)
+            return true;
+    for (size_t h = 0; h < ch->n_hlines; h++)
+        if (ch->hlines[h].label)
+            return true;
+    return false;
 }
 
 rd_status rep_chart_png(const rep_chart *ch, unsigned char **out, size_t *out_len, rd_error *err)
@@ -173,7 +160,8 @@ rd_status rep_chart_png(const rep_chart *ch, unsigned char **out, size_t *out_le
     plot_area a = {.log_y = ch->log_y};
     a.x0 = 24 + th + 8 * 6 * TEXT_SCALE; /* y title + up to 8 tick characters */
     a.x1 = ch->width - 24;
-    a.y0 = ch->title ? 20 + th + 16 : 20;
+    int legend_y = ch->title ? 20 + th + 12 : 20;
+    a.y0 = legend_y + (has_legend(ch) ? th + 16 : 0);
     a.y1 = ch->height - (20 + 2 * th + 24);
 
     bool have = data_range(ch, true, &a.xlo, &a.xhi);
@@ -254,7 +242,7 @@ rd_status rep_chart_png(const rep_chart *ch, unsigned char **out, size_t *out_le
     if (ch->y_title)
         rep_draw_text(&c, 16, (a.y0 + a.y1 + rep_text_width(ch->y_title, TEXT_SCALE)) / 2, ch->y_title, COL_TEXT,
                       TEXT_SCALE, true);
-    draw_legend(&c, ch, &a);
+    draw_legend(&c, ch, a.x0, legend_y);
     st = rep_png_encode(&c, out, out_len, err);
     rep_canvas_fini(&c);
     return st;

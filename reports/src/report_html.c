@@ -40,24 +40,21 @@ static const char *const group_title[RD_GROUP_COUNT] = {
 
 /* ASCII-only chart legend labels (the bitmap font has ASCII only) */
 static const char *const group_label[RD_GROUP_COUNT] = {
-    [RD_GROUP_SIM_ENTIRE] = "simulator entire",
-    [RD_GROUP_SIM_SINGLE] = "simulator single",
+    [RD_GROUP_SIM_ENTIRE] = "sim entire",
+    [RD_GROUP_SIM_SINGLE] = "sim single",
     [RD_GROUP_RT_ENTIRE] = "board entire",
-    [RD_GROUP_RT_SINGLE_SIM] = "board single (sim)",
+    [RD_GROUP_RT_SINGLE_SIM] = "board vs sim single",
 };
 
+/* The simulator groups always get their columns; the board groups when measured (or present anyway). */
 static bool group_used(const rd_result *r, int g)
 {
-    if ((g == RD_GROUP_RT_ENTIRE || g == RD_GROUP_RT_SINGLE_SIM) && !r->has_runtime) {
-        for (size_t i = 0; i < r->n_layers; i++)
-            if (r->layers[i].groups[g].present)
-                return true;
-        return false;
-    }
+    if (g == RD_GROUP_SIM_ENTIRE || g == RD_GROUP_SIM_SINGLE || r->has_runtime)
+        return true;
     for (size_t i = 0; i < r->n_layers; i++)
         if (r->layers[i].groups[g].present)
             return true;
-    return g == RD_GROUP_SIM_ENTIRE || g == RD_GROUP_SIM_SINGLE;
+    return false;
 }
 
 static const char *cos_class(double c)
@@ -280,8 +277,8 @@ static rd_status put_metric_chart(rep_buf *b, const rd_result *r, const bool use
         series[ns++] = (rep_series){.label = group_label[g], .y = ys[g], .n = r->n_layers, .rgb = group_rgb[g]};
     }
     static const rep_hline thresholds[] = {
-        {RD_REPORT_COS_WARN, 0xd4a72cu, "warn 0.99"},
-        {RD_REPORT_COS_ERROR, 0xd1242fu, "error 0.98"},
+        {RD_REPORT_COS_WARN, 0xd4a72cu, "cos 0.99"},
+        {RD_REPORT_COS_ERROR, 0xd1242fu, "cos 0.98"},
     };
     rep_chart ch = {.width = CHART_W, .height = CHART_H, .series = series, .n_series = ns, .x_integer = true,
                     .x_title = "layer index"};

@@ -3,25 +3,36 @@
  *
  * JSON has no NaN or infinity: such numbers are written as the strings "nan", "inf" and "-inf", and
  * the reader (report_json_read.c) accepts them wherever a number may be. Everything else is a plain
- * JSON number; cJSON prints doubles with 15 or, when that does not read back, 17 significant digits,
- * so every finite double round-trips.
+ * JSON number whose text reads back to the same double.
  */
 #include "report_json.h"
 #include "report_out.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A number, or "nan"/"inf"/"-inf" for what JSON cannot hold. */
+/* A number, or "nan"/"inf"/"-inf" for what JSON cannot hold. Finite values are written with the
+ * shortest digits that read back to the same double (Python's repr, as json.dumps writes them):
+ * cJSON's own printer compares with a tolerance and can drop the last bit. */
 static cJSON *make_double(double v)
 {
     if (isnan(v))
         return cJSON_CreateString("nan");
     if (isinf(v))
         return cJSON_CreateString(v > 0 ? "inf" : "-inf");
-    return cJSON_CreateNumber(v);
+    char buf[40];
+    return cJSON_CreateRaw(rd_py_float_repr(v, buf, sizeof buf));
+}
+
+/* An integer, written exactly (readers limit it to 2^53). */
+static cJSON *make_int(int64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", (long long)v);
+    return cJSON_CreateRaw(buf);
 }
 
 /* Adds item under key; a NULL item (failed allocation) marks the whole tree as failed. */
@@ -61,9 +72,9 @@ static void add_metrics(cJSON *g, const rd_metrics *m, bool *ok)
     add(g, "err_steps", make_double(m->err_steps), ok);
     add(g, "saturated_share", make_double(m->saturated_share), ok);
     add(g, "zero_share", make_double(m->zero_share), ok);
-    add(g, "fp16_overflow", cJSON_CreateNumber((double)m->fp16_overflow), ok);
+    add(g, "fp16_overflow", make_int(m->fp16_overflow), ok);
     add(g, "fp16_max_abs", make_double(m->fp16_max_abs), ok);
-    add(g, "count", cJSON_CreateNumber((double)m->count), ok);
+    add(g, "count", make_int(m->count), ok);
     add(g, "degenerate", cJSON_CreateString(rd_degenerate_name(m->degenerate)), ok);
 }
 
@@ -74,11 +85,11 @@ static cJSON *group_json(const rd_metric_group *g, bool *ok)
         *ok = false;
         return NULL;
     }
-    add(o, "n_samples", cJSON_CreateNumber(g->n_samples), ok);
+    add(o, "n_samples", make_int(g->n_samples), ok);
     add_metrics(o, &g->mean, ok);
     add(o, "cos_min", make_double(g->cos_min), ok);
     add(o, "cos_p5", make_double(g->cos_p5), ok);
-    add(o, "worst_sample", cJSON_CreateNumber(g->worst_sample), ok);
+    add(o, "worst_sample", make_int(g->worst_sample), ok);
     return o;
 }
 
@@ -90,7 +101,7 @@ static cJSON *u64_array(const uint64_t *v, size_t n, bool *ok)
         return NULL;
     }
     for (size_t i = 0; i < n && *ok; i++)
-        push(a, cJSON_CreateNumber((double)v[i]), ok);
+        push(a, make_int(v[i] > INT64_MAX ? INT64_MAX : (int64_t)v[i]), ok);
     return a;
 }
 
@@ -108,7 +119,7 @@ static cJSON *layer_json(const rd_layer_result *l, bool *ok)
     cJSON *shape = cJSON_CreateArray();
     if (add(o, "shape", shape, ok))
         for (int d = 0; d < l->rank && d < 8 && *ok; d++)
-            push(shape, cJSON_CreateNumber((double)l->dims[d]), ok);
+            push(shape, make_int(l->dims[d]), ok);
     cJSON *groups = cJSON_CreateObject();
     if (add(o, "groups", groups, ok))
         for (int g = 0; g < RD_GROUP_COUNT && *ok; g++)
@@ -156,7 +167,7 @@ rd_status rep_json_tree(const rd_result *r, cJSON **out, rd_error *err)
     cJSON *root = cJSON_CreateObject();
     if (!root)
         return rd_errorf(err, RD_E_NOMEM, "report.json: out of memory");
-    add(root, "schema_version", cJSON_CreateNumber(RD_REPORT_SCHEMA_VERSION), &ok);
+    add(root, "schema_version", make_int(RD_REPORT_SCHEMA_VERSION), &ok);
     add(root, "tool", string_or_null(r->tool), &ok);
     add(root, "model", string_or_null(r->model), &ok);
     cJSON *cfg = cJSON_CreateArray();
@@ -168,7 +179,7 @@ rd_status rep_json_tree(const rd_result *r, cJSON **out, rd_error *err)
                 add(kv, "value", string_or_null(r->config[i].value), &ok);
             }
         }
-    add(root, "n_samples", cJSON_CreateNumber(r->n_samples), &ok);
+    add(root, "n_samples", make_int(r->n_samples), &ok);
     add(root, "has_runtime", cJSON_CreateBool(r->has_runtime), &ok);
     cJSON *layers = cJSON_CreateArray();
     if (add(root, "layers", layers, &ok))

@@ -424,7 +424,11 @@ static bool read_array(jctx *c, const cJSON *root, const char *key, size_t elem_
     size_t n = (size_t)cJSON_GetArraySize(a);
     if (n == 0)
         return true;
-    char *items = calloc(n, elem_size);
+    /* result.c's appenders keep no capacity field: they assume 8, then the next power of two */
+    size_t cap = 8;
+    while (cap < n)
+        cap *= 2;
+    char *items = calloc(cap, elem_size);
     if (!items)
         return fail(c, RD_E_NOMEM, "out of memory", NULL);
     *out = items;

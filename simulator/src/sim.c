@@ -215,13 +215,11 @@ rd_prec sim_node_precision(const rd_sim *s, int node)
 
 /* ---- run hooks ------------------------------------------------------------------------------------ */
 
-static rd_status materialize(void *user, int value, rd_tensor *t, rd_error *err)
+rd_status sim_materialize(rd_sim *s, int value, rd_tensor *t, rd_sim_layer_stats *st, rd_error *err)
 {
-    rd_sim *s = user;
     const sim_value *val = &s->m->values[value];
     if (val->virtual_out || t->dtype != RD_DT_F32)
         return RD_OK; /* fused away, or not a float activation (shapes, indices, masks) */
-    rd_sim_layer_stats *st = &s->stats[value];
     int64_t n = rd_tensor_numel(t);
     memset(st, 0, sizeof *st);
     st->fp16_first_index = -1;
@@ -246,7 +244,13 @@ static rd_status materialize(void *user, int value, rd_tensor *t, rd_error *err)
     return rd_errorf(err, RD_E_UNSUPPORTED, "tensor '%s': int16 is not simulated", val->name);
 }
 
-static rd_status eval(void *user, int node, sim_op_ctx *ctx, rd_error *err)
+rd_status sim_entire_materialize(void *user, int value, rd_tensor *t, rd_error *err)
+{
+    rd_sim *s = user;
+    return sim_materialize(s, value, t, &s->stats[value], err);
+}
+
+rd_status sim_hook_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err)
 {
     rd_sim *s = user;
     switch (sim_node_precision(s, node)) {
@@ -266,6 +270,6 @@ rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const 
         memset(&s->stats[v], 0, sizeof s->stats[v]);
         s->stats[v].fp16_first_index = -1;
     }
-    sim_exec_hooks hooks = {.user = s, .eval = eval, .materialize = materialize};
+    sim_exec_hooks hooks = {.user = s, .eval = sim_hook_eval, .materialize = sim_entire_materialize};
     return sim_execute(s->m, &hooks, inputs, n_inputs, opt, outputs, n_outputs, err);
 }

@@ -37,6 +37,13 @@ struct rd_sim {
 };
 
 void sim_node_data_fini(sim_node_data *d);
+
+/** Holds t at value's precision (in place), counting into st: the materialize step of every run. */
+rd_status sim_materialize(rd_sim *s, int value, rd_tensor *t, rd_sim_layer_stats *st, rd_error *err);
+/** The materialize hook of a simulation run: sim_materialize into the run's per-layer stats. */
+rd_status sim_entire_materialize(void *user, int value, rd_tensor *t, rd_error *err);
+/** The eval hook: the node at its precision, SIM_DEFER for the float32 operator. user is the rd_sim. */
+rd_status sim_hook_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err);
 rd_prec sim_node_precision(const rd_sim *s, int node);
 
 /* sim_layers.c: evals at a precision (SIM_DEFER: run the float32 operator on the inputs as they are). */

@@ -181,6 +181,71 @@ static void test_int8(void)
     rd_model_destroy(m);
 }
 
+typedef struct analyze_check {
+    int events;
+    int materialized;
+    double first_single_vs_entire; /* max |single - entire| on the first layer: same inputs, so 0 */
+    double last_single_cos;
+    rd_tensor ref_out;             /* golden of "out" */
+    rd_tensor entire_out;
+} analyze_check;
+
+static rd_status check_event(void *user, const rd_sim_event *ev, rd_error *err)
+{
+    analyze_check *c = user;
+    c->events++;
+    CU_ASSERT_EQUAL(rd_tensor_numel(ev->golden), rd_tensor_numel(ev->entire));
+    CU_ASSERT_EQUAL(rd_tensor_numel(ev->golden), rd_tensor_numel(ev->single));
+    if (!ev->materialized)
+        return RD_OK;
+    c->materialized++;
+    if (strcmp(ev->name, "relu_out") == 0) {
+        double worst = 0;
+        for (int64_t i = 0; i < rd_tensor_numel(ev->entire); i++) {
+            double d = fabs((double)((float *)ev->single->data)[i] - ((float *)ev->entire->data)[i]);
+            worst = d > worst ? d : worst;
+        }
+        c->first_single_vs_entire = worst;
+    }
+    if (strcmp(ev->name, "out") == 0) {
+        c->last_single_cos = cosine(ev->single, ev->golden);
+        rd_tensor_clone(&c->ref_out, ev->golden, err);
+        rd_tensor_clone(&c->entire_out, ev->entire, err);
+    }
+    return RD_OK;
+}
+
+static void test_analyze(void)
+{
+    rd_model *m = build_model(2.0f);
+    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
+    rd_sim *s = NULL;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
+    rd_tensor x, ref, y;
+    make_input(&x);
+    range_acc r = {.s = s};
+    rd_run_options ro = {.observer = set_range_from, .user = &r, .observe_inputs = true};
+    CU_ASSERT_EQUAL_FATAL(rd_model_run((rd_model *)rd_sim_model(s), &x, 1, &ro, &ref, 1, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
+    analyze_check c = {0};
+    CU_ASSERT_EQUAL_FATAL(rd_sim_analyze(s, &x, 1, check_event, &c, &err), RD_OK);
+    CU_ASSERT_EQUAL(c.events, 4);       /* x, conv_out (fused), relu_out, out */
+    CU_ASSERT_EQUAL(c.materialized, 3);
+    CU_ASSERT_EQUAL(c.first_single_vs_entire, 0.0);
+    CU_ASSERT(c.last_single_cos > 0.999);
+    /* golden and entire are exactly what the plain runs give */
+    CU_ASSERT_EQUAL(memcmp(c.ref_out.data, ref.data, rd_tensor_nbytes(&ref)), 0);
+    CU_ASSERT_EQUAL(memcmp(c.entire_out.data, y.data, rd_tensor_nbytes(&y)), 0);
+    rd_tensor_fini(&c.ref_out);
+    rd_tensor_fini(&c.entire_out);
+    rd_tensor_fini(&ref);
+    rd_tensor_fini(&y);
+    rd_tensor_fini(&x);
+    rd_sim_destroy(s);
+    rd_model_destroy(m);
+}
+
 static void test_create_errors(void)
 {
     rd_model *m = build_model(1.0f);
@@ -198,5 +263,5 @@ static void test_create_errors(void)
 RD_TEST_REGISTER(register_sim)
 {
     RD_SUITE("sim", {"fp16 overflow and rounding", test_fp16_overflow}, {"int8 and hybrid", test_int8},
-             {"create errors", test_create_errors});
+             {"analyze: golden, entire, single", test_analyze}, {"create errors", test_create_errors});
 }
