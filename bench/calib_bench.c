@@ -88,15 +88,22 @@ int main(int argc, char **argv)
         return 3;
     }
     size_t calibrated = 0, nv = rd_model_value_count(rd_sim_model(s));
+    uint64_t hash = 1469598103934665603ull; /* FNV-1a over every range's bits: equal across thread counts */
     for (size_t v = 0; v < nv; v++) {
         rd_value_info vi;
         rd_model_value(rd_sim_model(s), v, &vi);
         rd_sim_tensor ti = {0};
-        if (rd_sim_tensor_get(s, vi.name, &ti, NULL) == RD_OK && ti.quantized)
+        if (rd_sim_tensor_get(s, vi.name, &ti, NULL) == RD_OK && ti.quantized) {
             calibrated++;
+            unsigned char bits[2 * sizeof(float)];
+            memcpy(bits, &ti.min, sizeof(float));
+            memcpy(bits + sizeof(float), &ti.max, sizeof(float));
+            for (size_t b = 0; b < sizeof bits; b++)
+                hash = (hash ^ bits[b]) * 1099511628211ull;
+        }
     }
-    printf("%s: %s calibration, %ld samples, %ld threads: %.2f s (%.1f samples/s), %zu tensors\n", argv[1], argv[4],
-           n, threads, t, (double)n / t, calibrated);
+    printf("%s: %s calibration, %ld samples, %ld threads: %.2f s (%.1f samples/s), %zu tensors, ranges hash %016llx\n",
+           argv[1], argv[4], n, threads, t, (double)n / t, calibrated, (unsigned long long)hash);
     rd_sim_destroy(s);
     for (size_t i = 0; i < d.n_files; i++)
         rd_tensor_fini(&d.files[i]);

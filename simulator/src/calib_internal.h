@@ -34,13 +34,16 @@ void sim_calib_stat_init(calib_stat *st);
 /** Folds n float32 values into min/max. */
 void sim_calib_fold_range(calib_stat *st, const float *x, size_t n);
 
-/** Adds n values to hist (CALIB_HIST_BINS counts over [-amax, amax]); values beyond go to the end bins. */
+/**
+ * Adds n values to hist (CALIB_HIST_BINS counts over [-amax, amax]); values beyond go to the end bins,
+ * NaN and exact zeros are not counted.
+ */
 void sim_calib_fold_hist(uint64_t *hist, float amax, const float *x, size_t n);
 
 /** Merges src into dst (order-free: min, max, sums). */
 void sim_calib_stat_merge(calib_stat *dst, const calib_stat *src);
 
-/** Bin of value x in a histogram over [-amax, amax] (amax > 0), clamped to the end bins; -1 for NaN. */
+/** Bin of value x in a histogram over [-amax, amax] (amax > 0), clamped to the end bins; -1 for NaN and 0. */
 int sim_calib_bin(float x, float amax);
 
 /**

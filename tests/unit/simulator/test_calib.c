@@ -218,7 +218,9 @@ static void test_bins(void)
 {
     CU_ASSERT_EQUAL(sim_calib_bin(-1.0f, 1.0f), 0);
     CU_ASSERT_EQUAL(sim_calib_bin(1.0f, 1.0f), CALIB_HIST_BINS - 1);
-    CU_ASSERT_EQUAL(sim_calib_bin(0.0f, 1.0f), CALIB_HIST_BINS / 2);
+    CU_ASSERT_EQUAL(sim_calib_bin(0.0f, 1.0f), -1); /* exact zeros are not counted */
+    CU_ASSERT_EQUAL(sim_calib_bin(-0.0f, 1.0f), -1);
+    CU_ASSERT_EQUAL(sim_calib_bin(1e-6f, 1.0f), CALIB_HIST_BINS / 2);
     CU_ASSERT_EQUAL(sim_calib_bin(-1e-4f, 1.0f), CALIB_HIST_BINS / 2 - 1);
     CU_ASSERT_EQUAL(sim_calib_bin(INFINITY, 1.0f), CALIB_HIST_BINS - 1);
     CU_ASSERT_EQUAL(sim_calib_bin(-INFINITY, 1.0f), 0);
@@ -228,15 +230,24 @@ static void test_bins(void)
     memset(h, 0, sizeof h);
     float x[600];
     for (int i = 0; i < 600; i++) /* more than one block of the fold, NaNs skipped */
-        x[i] = i % 3 == 0 ? NAN : i % 3 == 1 ? 0.5f : -1.0f;
+        x[i] = i % 3 == 0 ? (i % 2 ? NAN : 0.0f) : i % 3 == 1 ? 0.5f : -1.0f;
     sim_calib_fold_hist(h, 1.0f, x, 600);
     CU_ASSERT_EQUAL(h[sim_calib_bin(0.5f, 1.0f)], 200);
     CU_ASSERT_EQUAL(h[0], 200);
+    uint64_t total = 0;
+    for (int k = 0; k < CALIB_HIST_BINS; k++)
+        total += h[k];
+    CU_ASSERT_EQUAL(total, 400); /* NaN and zeros left out */
     calib_stat st;
     sim_calib_stat_init(&st);
     sim_calib_fold_range(&st, x, 600);
     CU_ASSERT_EQUAL(st.min, -1.0f);
     CU_ASSERT_EQUAL(st.max, 0.5f);
+    x[1] = 3.0f;
+    x[596] = -4.0f; /* in the scalar tail: 597 = 74 x 8 + 5 */
+    sim_calib_fold_range(&st, x, 597);
+    CU_ASSERT_EQUAL(st.min, -4.0f);
+    CU_ASSERT_EQUAL(st.max, 3.0f);
 }
 
 /* ---------------------------------------------------------------------------------------------------
