@@ -5,6 +5,7 @@
  */
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "quant_setup.h"
 #include "tensor_dump.h"
 
 #include <cjson/cJSON.h>
@@ -23,6 +24,7 @@ enum {
     OPT_BENCH,
     OPT_THREADS,
     OPT_QUIET,
+    OPT_PRECISION,
 };
 
 static const an_optspec run_opts[] = {
@@ -34,11 +36,14 @@ static const an_optspec run_opts[] = {
     {OPT_BENCH, "bench", 0, "N", "time N inferences (every layer observed) and print the median"},
     {OPT_THREADS, "threads", 0, "N", "threads for the kernels (default 1; results are identical)"},
     {OPT_QUIET, "quiet", 'q', NULL, "print no per-layer table"},
+    {OPT_PRECISION, "precision", 'p', "P", "fp32 (default), fp16 (= float16) or int8 (= w8a8): the simulators"},
+    AN_QUANT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
 #define N_RUN_OPTS ((int)(sizeof run_opts / sizeof run_opts[0]))
 
 typedef struct layer_row {
+    int value;
     char *name;
     const char *op_type; /* points into the model */
     int node;
@@ -50,6 +55,7 @@ typedef struct layer_row {
 
 typedef struct run_observer {
     const rd_model *m;
+    const rd_sim *sim;   /* NULL for the float32 reference */
     layer_row *rows;
     size_t n_rows, cap_rows;
     an_dump *dump; /* NULL: no dump */
@@ -71,6 +77,11 @@ static rd_status observe_tensor(void *user, const rd_observed *ev, rd_error *err
     run_observer *ro = user;
     if (ro->outputs_only && !is_graph_output(ro->m, ev->value))
         return RD_OK;
+    if (ro->sim) { /* a fused producer's output is not materialised: listed apart (fused.json) */
+        rd_sim_tensor info;
+        if (rd_sim_tensor_get(ro->sim, ev->name, &info, NULL) == RD_OK && !info.materialized && info.fused_into >= 0)
+            return RD_OK;
+    }
     an_tensor_stats st;
     an_tensor_stats_compute(ev->tensor, &st);
     if (!ro->collect) {
@@ -91,6 +102,7 @@ static rd_status observe_tensor(void *user, const rd_observed *ev, rd_error *err
         ro->cap_rows = cap;
     }
     layer_row *r = &ro->rows[ro->n_rows];
+    r->value = ev->value;
     r->name = strdup(ev->name);
     if (!r->name)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
@@ -128,6 +140,15 @@ static void print_table(FILE *out, const run_observer *ro)
                 rd_dtype_name(r->dtype), r->stats.min, r->stats.max, r->stats.mean);
         if (r->stats.n_nan || r->stats.n_inf)
             fprintf(out, "  (%lld NaN, %lld Inf)", (long long)r->stats.n_nan, (long long)r->stats.n_inf);
+        if (ro->sim) {
+            rd_sim_layer_stats ls;
+            rd_sim_layer_stats_get(ro->sim, r->value, &ls);
+            if (ls.fp16_overflow)
+                fprintf(out, "  FP16 OVERFLOW: %lld values (max |x| %.6g before rounding)", (long long)ls.fp16_overflow,
+                        ls.fp16_max_abs);
+            if (ls.saturated)
+                fprintf(out, "  int8 saturated: %lld of %lld", (long long)ls.saturated, (long long)ls.count);
+        }
         fputc('\n', out);
     }
 }
@@ -191,22 +212,29 @@ static int64_t model_macs(const rd_model *m)
     return total;
 }
 
-static int run_bench(an_cmd_ctx *ctx, rd_model *m, const rd_tensor *inputs, size_t n_in, long n, int threads)
+static rd_status run_once(rd_model *m, rd_sim *sim, const rd_tensor *inputs, size_t n_in, const rd_run_options *opt,
+                          rd_error *err)
 {
-    run_observer ro = {.m = m, .collect = false};
+    return sim ? rd_sim_run(sim, inputs, n_in, opt, NULL, 0, err) : rd_model_run(m, inputs, n_in, opt, NULL, 0, err);
+}
+
+static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor *inputs, size_t n_in, long n,
+                     int threads)
+{
+    run_observer ro = {.m = sim ? rd_sim_model(sim) : m, .collect = false};
     rd_run_options opt = {.observer = observe_tensor, .user = &ro, .threads = threads};
     double *times = malloc((size_t)n * sizeof *times);
     if (!times)
         return AN_EXIT_INPUT;
     rd_error err = {0};
     /* one warm-up run: page faults and BLAS buffers are not what we measure */
-    if (rd_model_run(m, inputs, n_in, &opt, NULL, 0, &err) != RD_OK) {
+    if (run_once(m, sim, inputs, n_in, &opt, &err) != RD_OK) {
         free(times);
         return an_fail(ctx, &err);
     }
     for (long i = 0; i < n; i++) {
         double t0 = now_ms();
-        if (rd_model_run(m, inputs, n_in, &opt, NULL, 0, &err) != RD_OK) {
+        if (run_once(m, sim, inputs, n_in, &opt, &err) != RD_OK) {
             free(times);
             return an_fail(ctx, &err);
         }
@@ -216,9 +244,11 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, const rd_tensor *inputs, size
     fputc('\n', ctx->errs);
     qsort(times, (size_t)n, sizeof *times, cmp_double);
     double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
-    int64_t macs = model_macs(m);
-    fprintf(ctx->out, "median %.3f ms over %ld runs (min %.3f, max %.3f), threads %d, %.3f GMAC, %.2f GFLOP/s\n",
-            median, n, times[0], times[n - 1], threads, (double)macs / 1e9, 2.0 * (double)macs / (median * 1e6));
+    int64_t macs = model_macs(sim ? rd_sim_model(sim) : m);
+    fprintf(ctx->out,
+            "median %.3f ms over %ld runs (min %.3f, max %.3f), threads %d, %.3f GMAC, %.2f GFLOP/s, OpenBLAS kernel %s%s\n",
+            median, n, times[0], times[n - 1], threads, (double)macs / 1e9, 2.0 * (double)macs / (median * 1e6),
+            rd_blas_kernel(), sim ? ", simulated" : "");
     free(times);
     return AN_EXIT_OK;
 }
@@ -238,142 +268,250 @@ static bool model_has_open_dims(const rd_model *m)
     return false;
 }
 
-int an_cmd_run(an_cmd_ctx *ctx)
+/* Writes DIR/fused.json: the tensors the compiler passes fused away, with the tensor each went into. */
+static rd_status write_fused_list(const char *dir, const rd_sim *sim, size_t *n_out, rd_error *err)
 {
-    const char *model_path = NULL, *dump_dir = NULL;
+    const rd_model *m = rd_sim_model(sim);
+    cJSON *list = cJSON_CreateArray();
+    if (!list)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t v = 0; v < rd_model_value_count(m); v++) {
+        rd_value_info vi;
+        rd_model_value(m, v, &vi);
+        rd_sim_tensor t;
+        if (rd_sim_tensor_get(sim, vi.name, &t, NULL) != RD_OK || t.fused_into < 0 || t.materialized)
+            continue;
+        rd_value_info into;
+        rd_model_value(m, (size_t)t.fused_into, &into);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", vi.name);
+        cJSON_AddStringToObject(o, "fused_into", into.name);
+        cJSON_AddItemToArray(list, o);
+        n++;
+    }
+    char *text = cJSON_Print(list);
+    cJSON_Delete(list);
+    if (!text)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/fused.json", dir);
+    rd_status st = an_write_file_atomic(path, text, strlen(text), err);
+    free(text);
+    *n_out = n;
+    return st;
+}
+
+typedef struct run_args {
+    const char *model_path, *dump_dir, *precision;
     const char *in_names[AN_MAX_INPUTS], *in_files[AN_MAX_INPUTS];
     an_name_buf name_bufs[AN_MAX_INPUTS];
-    size_t n_given = 0, n_shapes = 0;
+    size_t n_given, n_shapes;
     rd_input_shape shapes[AN_MAX_INPUTS];
     an_name_buf shape_names[AN_MAX_INPUTS];
-    bool outputs_only = false, json = false, quiet = false;
-    long bench = 0, threads = 1;
+    bool outputs_only, json, quiet;
+    long bench, threads;
+    an_quant_opts q;
+} run_args;
+
+/* Parses the command line into a; returns -1 to go on, or an exit code. */
+static int parse_args(an_cmd_ctx *ctx, run_args *a)
+{
     rd_error err = {0};
     an_opts p;
     an_opts_init(&p, ctx, run_opts, N_RUN_OPTS);
     const char *v;
     int id;
     while ((id = an_opts_next(&p, &v)) != -1) {
+        if (an_quant_take(&a->q, id, v))
+            continue;
         switch (id) {
         case -2:
             return AN_EXIT_USAGE;
         case 0:
-            if (model_path)
-                return an_usage(ctx, "one model only (got '%s' and '%s')", model_path, v);
-            model_path = v;
+            if (a->model_path)
+                return an_usage(ctx, "one model only (got '%s' and '%s')", a->model_path, v);
+            a->model_path = v;
             break;
         case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag run MODEL.onnx --input NAME=FILE.npy [...] [--dump-dir DIR]",
-                          "Runs the FP32 reference layer by layer. --input is the graph tensor exactly as stored\n"
-                          "(layout, dtype and values untouched). Prints min/max/mean of every tensor produced.",
+            an_print_help(ctx->out, "rknn-diag run MODEL.onnx --input NAME=FILE.npy [...] [--dump-dir DIR] [--precision P]",
+                          "Runs the model layer by layer: the FP32 reference, or with --precision fp16/int8 the\n"
+                          "simulators (after the compiler passes; int8 needs --dataset or --cfg, else it calibrates on\n"
+                          "the input itself). --input is the graph tensor exactly as stored (layout, dtype and values\n"
+                          "untouched). Prints min/max/mean of every tensor produced; simulated tensors are dequantized\n"
+                          "to float32, and tensors fused away are listed apart (fused.json).",
                           run_opts, N_RUN_OPTS);
             return AN_EXIT_OK;
         case OPT_INPUT:
-            if (n_given == AN_MAX_INPUTS)
+            if (a->n_given == AN_MAX_INPUTS)
                 return an_usage(ctx, "too many --input options");
-            if (an_parse_named_file(v, &name_bufs[n_given], &in_names[n_given], &in_files[n_given], &err) != RD_OK)
+            if (an_parse_named_file(v, &a->name_bufs[a->n_given], &a->in_names[a->n_given], &a->in_files[a->n_given],
+                                    &err) != RD_OK)
                 return an_usage(ctx, "%s", err.msg);
-            n_given++;
+            a->n_given++;
             break;
         case OPT_INPUT_SHAPE:
-            if (an_parse_input_shape(v, shape_names, shapes, &n_shapes, &err) != RD_OK)
+            if (an_parse_input_shape(v, a->shape_names, a->shapes, &a->n_shapes, &err) != RD_OK)
                 return an_usage(ctx, "%s", err.msg);
             break;
         case OPT_DUMP_DIR:
-            dump_dir = v;
+            a->dump_dir = v;
             break;
         case OPT_OUTPUTS_ONLY:
-            outputs_only = true;
+            a->outputs_only = true;
             break;
         case OPT_JSON:
-            json = true;
+            a->json = true;
             break;
         case OPT_QUIET:
-            quiet = true;
+            a->quiet = true;
+            break;
+        case OPT_PRECISION:
+            a->precision = v;
             break;
         case OPT_BENCH:
-            if (!an_parse_int(ctx->argv[0], "--bench", v, 1, 100000, &bench, ctx->errs))
+            if (!an_parse_int(ctx->argv[0], "--bench", v, 1, 100000, &a->bench, ctx->errs))
                 return AN_EXIT_USAGE;
             break;
         case OPT_THREADS:
-            if (!an_parse_int(ctx->argv[0], "--threads", v, 1, 256, &threads, ctx->errs))
+            if (!an_parse_int(ctx->argv[0], "--threads", v, 1, 256, &a->threads, ctx->errs))
                 return AN_EXIT_USAGE;
             break;
         }
     }
-    if (!model_path)
+    if (!a->model_path)
         return an_usage(ctx, "missing MODEL.onnx");
-    rd_load_options lopt = {.input_shapes = shapes, .n_input_shapes = n_shapes};
+    return -1;
+}
+
+/* Loads the model; reloads it with the actual input shapes when some input dims are symbolic. */
+static rd_status load_model_and_inputs(run_args *a, rd_model **out_m, rd_tensor *inputs, rd_error *err)
+{
+    rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
     rd_model *m = NULL;
-    if (rd_model_load(model_path, &lopt, &m, &err) != RD_OK)
-        return an_fail(ctx, &err);
+    rd_status st = rd_model_load(a->model_path, &lopt, &m, err);
+    if (st != RD_OK)
+        return st;
     size_t n_in = rd_model_input_count(m);
-    rd_tensor inputs[AN_MAX_INPUTS];
     if (n_in > AN_MAX_INPUTS) {
         rd_model_destroy(m);
-        rd_errorf(&err, RD_E_UNSUPPORTED, "%s: %zu inputs (at most %d supported)", model_path, n_in, AN_MAX_INPUTS);
-        return an_fail(ctx, &err);
+        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: %zu inputs (at most %d supported)", a->model_path, n_in, AN_MAX_INPUTS);
     }
-    if (an_load_graph_inputs(m, in_names, in_files, n_given, inputs, &err) != RD_OK) {
+    st = an_load_graph_inputs(m, a->in_names, a->in_files, a->n_given, inputs, err);
+    if (st != RD_OK) {
         rd_model_destroy(m);
-        return err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        return st;
     }
-    if (model_has_open_dims(m) && n_shapes == 0) {
+    if (model_has_open_dims(m) && a->n_shapes == 0) {
         /* reload with the actual input shapes so that every shape (and MAC count) is known before running */
         for (size_t k = 0; k < n_in; k++) {
             rd_value_info vi;
             rd_model_value(m, (size_t)rd_model_input(m, k), &vi);
-            snprintf(shape_names[k].name, sizeof shape_names[k].name, "%s", vi.name);
-            shapes[k].name = shape_names[k].name;
-            shapes[k].rank = inputs[k].rank;
-            memcpy(shapes[k].dims, inputs[k].dims, sizeof shapes[k].dims);
+            snprintf(a->shape_names[k].name, sizeof a->shape_names[k].name, "%s", vi.name);
+            a->shapes[k].name = a->shape_names[k].name;
+            a->shapes[k].rank = inputs[k].rank;
+            memcpy(a->shapes[k].dims, inputs[k].dims, sizeof a->shapes[k].dims);
         }
         rd_model *fixed = NULL;
         lopt.n_input_shapes = n_in;
-        if (rd_model_load(model_path, &lopt, &fixed, &err) != RD_OK) {
-            for (size_t k = 0; k < n_in; k++)
-                rd_tensor_fini(&inputs[k]);
-            rd_model_destroy(m);
-            return an_fail(ctx, &err);
-        }
+        st = rd_model_load(a->model_path, &lopt, &fixed, err);
         rd_model_destroy(m);
         m = fixed;
+        if (st != RD_OK) {
+            for (size_t k = 0; k < n_in; k++)
+                rd_tensor_fini(&inputs[k]);
+            return st;
+        }
     }
-    int rc = AN_EXIT_OK;
-    if (bench) {
-        rc = run_bench(ctx, m, inputs, n_in, bench, (int)threads);
-        goto out;
-    }
+    *out_m = m;
+    return RD_OK;
+}
+
+static int run_and_report(an_cmd_ctx *ctx, run_args *a, rd_model *m, rd_sim *sim, const rd_tensor *inputs, size_t n_in)
+{
+    rd_error err = {0};
     an_dump dump;
-    bool dumping = dump_dir != NULL;
-    if (dumping && an_dump_open(&dump, dump_dir, &err) != RD_OK) {
-        rc = an_fail(ctx, &err);
-        goto out;
-    }
-    run_observer ro = {.m = m, .dump = dumping ? &dump : NULL, .outputs_only = outputs_only, .collect = true};
-    rd_run_options opt = {.observer = observe_tensor, .user = &ro, .observe_inputs = !outputs_only,
-                          .threads = (int)threads};
-    rd_status st = rd_model_run(m, inputs, n_in, &opt, NULL, 0, &err);
+    bool dumping = a->dump_dir != NULL;
+    if (dumping && an_dump_open(&dump, a->dump_dir, &err) != RD_OK)
+        return an_fail(ctx, &err);
+    run_observer ro = {.m = sim ? rd_sim_model(sim) : m, .sim = sim, .dump = dumping ? &dump : NULL,
+                       .outputs_only = a->outputs_only, .collect = true};
+    rd_run_options opt = {.observer = observe_tensor, .user = &ro, .observe_inputs = !a->outputs_only,
+                          .threads = (int)a->threads};
+    rd_status st = sim ? rd_sim_run(sim, inputs, n_in, &opt, NULL, 0, &err) : rd_model_run(m, inputs, n_in, &opt, NULL, 0, &err);
+    size_t n_fused = 0;
+    if (st == RD_OK && dumping && sim)
+        st = write_fused_list(a->dump_dir, sim, &n_fused, &err);
     if (st == RD_OK && dumping)
         st = an_dump_close(&dump, &err);
+    int rc = AN_EXIT_OK;
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
     } else {
-        if (json)
-            print_json(ctx->out, model_path, &ro);
-        else if (!quiet)
+        if (a->json)
+            print_json(ctx->out, a->model_path, &ro);
+        else if (!a->quiet)
             print_table(ctx->out, &ro);
         if (dumping)
-            fprintf(ctx->errs, "wrote %zu tensors and index.json to %s\n", dump.n, dump_dir);
+            fprintf(ctx->errs, "wrote %zu tensors and index.json to %s%s\n", dump.n, a->dump_dir,
+                    sim ? " (tensors fused away are listed in fused.json)" : "");
     }
     if (dumping)
         an_dump_fini(&dump);
     for (size_t i = 0; i < ro.n_rows; i++)
         free(ro.rows[i].name);
     free(ro.rows);
+    return rc;
+}
+
+int an_cmd_run(an_cmd_ctx *ctx)
+{
+    run_args *a = calloc(1, sizeof *a);
+    if (!a)
+        return AN_EXIT_INPUT;
+    a->threads = 1;
+    an_quant_opts_init(&a->q);
+    int rc = parse_args(ctx, a);
+    rd_error err = {0};
+    rd_model *m = NULL;
+    rd_sim *sim = NULL;
+    rd_tensor inputs[AN_MAX_INPUTS];
+    size_t n_in = 0;
+    if (rc >= 0)
+        goto out_args;
+    if (a->precision) {
+        if (rd_precision_parse(a->precision, &a->q.cfg.dtype, &err) != RD_OK) {
+            rc = an_usage(ctx, "--precision: %s", err.msg);
+            goto out_args;
+        }
+        a->q.flag_dtype = a->precision;
+    }
+    rd_status st = load_model_and_inputs(a, &m, inputs, &err);
+    if (st != RD_OK) {
+        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        goto out_args;
+    }
+    n_in = rd_model_input_count(m);
+    if (a->precision && a->q.cfg.dtype != RD_QDT_FLOAT32) {
+        st = an_quant_finish(&a->q, m, &err);
+        if (st == RD_OK)
+            st = an_quant_build_sim(&a->q, m, inputs, ctx->errs, ctx->color, &sim, &err);
+        if (st != RD_OK) {
+            rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+            goto out;
+        }
+    }
+    if (a->bench)
+        rc = run_bench(ctx, m, sim, inputs, n_in, a->bench, (int)a->threads);
+    else
+        rc = run_and_report(ctx, a, m, sim, inputs, n_in);
 out:
     for (size_t k = 0; k < n_in; k++)
         rd_tensor_fini(&inputs[k]);
+    rd_sim_destroy(sim);
     rd_model_destroy(m);
+out_args:
+    an_quant_opts_fini(&a->q);
+    free(a);
     return rc;
 }

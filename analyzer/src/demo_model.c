@@ -27,19 +27,28 @@ static float lcg_next(lcg *g)
     return (float)((double)(g->state >> 40) / (double)(1ull << 24)) * 2.0f - 1.0f;
 }
 
-static rd_status add_weights(rd_onnx_builder *b, lcg *g, const char *name, int rank, const int64_t *dims,
-                             float scale, rd_error *err)
+/* outlier_channel >= 0 multiplies that output channel (dims[0]) by 200: a per-tensor int8 scale then
+   flattens every other channel to a few codes. */
+static rd_status add_weights_outlier(rd_onnx_builder *b, lcg *g, const char *name, int rank, const int64_t *dims,
+                                     float scale, int outlier_channel, rd_error *err)
 {
     rd_tensor t;
     rd_status st = rd_tensor_alloc(&t, RD_DT_F32, rank, dims, err);
     if (st != RD_OK)
         return st;
     float *w = t.data;
+    int64_t per_channel = rd_tensor_numel(&t) / dims[0];
     for (int64_t i = 0; i < rd_tensor_numel(&t); i++)
-        w[i] = lcg_next(g) * scale;
+        w[i] = lcg_next(g) * scale * (i / per_channel == outlier_channel ? 200.0f : 1.0f);
     st = rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW);
     rd_tensor_fini(&t);
     return st;
+}
+
+static rd_status add_weights(rd_onnx_builder *b, lcg *g, const char *name, int rank, const int64_t *dims,
+                             float scale, rd_error *err)
+{
+    return add_weights_outlier(b, g, name, rank, dims, scale, -1, err);
 }
 
 static rd_status add_scalar(rd_onnx_builder *b, const char *name, float v)
@@ -76,7 +85,7 @@ static rd_status build(rd_onnx_builder *b, rd_error *err)
     add_weights(b, &g, "conv1.b", 1, (const int64_t[]){8}, 0.1f, err);
     add_weights(b, &g, "dw.w", 4, (const int64_t[]){8, 1, 3, 3}, 0.5f, err);
     add_weights(b, &g, "dw.b", 1, (const int64_t[]){8}, 0.1f, err);
-    add_weights(b, &g, "conv_outlier.w", 4, (const int64_t[]){16, 8, 3, 3}, 0.15f, err);
+    add_weights_outlier(b, &g, "conv_outlier.w", 4, (const int64_t[]){16, 8, 3, 3}, 0.15f, 3, err);
     add_weights(b, &g, "conv_outlier.b", 1, (const int64_t[]){16}, 0.05f, err);
     add_weights(b, &g, "fc.w", 2, (const int64_t[]){10, 16}, 0.5f, err);
     add_weights(b, &g, "fc.b", 1, (const int64_t[]){10}, 0.1f, err);

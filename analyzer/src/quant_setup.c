@@ -327,7 +327,7 @@ rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd
                              FILE *errs, bool color, rd_sim **out, rd_error *err)
 {
     *out = NULL;
-    rd_prec prec;
+    rd_prec prec = RD_PREC_FP32;
     rd_status st = an_quant_precision(q, &prec, err);
     if (st != RD_OK)
         return st;

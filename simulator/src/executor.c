@@ -10,16 +10,27 @@
 
 #include <stdio.h>
 
-typedef struct run_state {
-    rd_model *m;
-    const sim_exec_hooks *hooks; /* may be NULL */
-    rd_tensor *vals;  /* per value: view of a constant, an input, or an owned activation */
-    bool *owned;      /* vals[v].data is ours to free */
-    bool *ready;
-    sim_scratch scratch;
-} run_state;
+typedef sim_run_state run_state;
 
-static void state_fini(run_state *s)
+rd_status sim_state_init(sim_run_state *s, rd_model *m, const sim_exec_hooks *hooks, rd_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->m = m;
+    s->hooks = hooks;
+    s->vals = calloc((size_t)m->n_values + 1, sizeof *s->vals);
+    s->owned = calloc((size_t)m->n_values + 1, sizeof *s->owned);
+    s->ready = calloc((size_t)m->n_values + 1, sizeof *s->ready);
+    if (!s->vals || !s->owned || !s->ready)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    for (int v = 0; v < m->n_values; v++)
+        if (m->values[v].konst) {
+            s->vals[v] = *m->values[v].konst;
+            s->ready[v] = true;
+        }
+    return RD_OK;
+}
+
+void sim_state_fini(sim_run_state *s)
 {
     if (s->vals) {
         for (int v = 0; v < s->m->n_values; v++)
@@ -71,7 +82,7 @@ static void declared_shape_str(const sim_value *v, char *buf, size_t len)
         snprintf(buf, len, "scalar");
 }
 
-static rd_status bind_inputs(run_state *s, const rd_tensor *inputs, size_t n_inputs, rd_error *err)
+rd_status sim_state_bind_inputs(sim_run_state *s, const rd_tensor *inputs, size_t n_inputs, rd_error *err)
 {
     rd_model *m = s->m;
     if (n_inputs != (size_t)m->n_inputs)
@@ -105,9 +116,9 @@ static rd_status bind_inputs(run_state *s, const rd_tensor *inputs, size_t n_inp
     return RD_OK;
 }
 
-static rd_status run_node(run_state *s, int idx, const rd_run_options *opt, rd_error *err)
+rd_status sim_node_compute(rd_model *m, int idx, const sim_exec_hooks *hooks, const rd_tensor *const *in,
+                           rd_tensor *outs, sim_scratch *scratch, int threads, rd_error *err)
 {
-    rd_model *m = s->m;
     sim_node *n = &m->nodes[idx];
     const sim_op_def *d = n->def;
     if (!d)
@@ -116,27 +127,16 @@ static rd_status run_node(run_state *s, int idx, const rd_run_options *opt, rd_e
     if (!d->eval[SIM_PREC_F32])
         return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' (%s) has no float32 implementation", m->path, n->name,
                          n->op_type);
-    const rd_tensor *in[16];
-    rd_tensor outs[16];
-    bool present[16];
-    if (n->n_in > 16 || n->n_out > 16)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' has more than 16 inputs or outputs", m->path, n->name);
-    for (int k = 0; k < n->n_in; k++) {
-        int v = n->in[k];
-        in[k] = NULL;
-        if (v < 0)
-            continue;
-        if (!s->ready[v])
-            return rd_errorf(err, RD_E_PARSE, "%s: node '%s' (#%d): input '%s' has no value", m->path, n->name, idx,
-                             m->values[v].name);
-        in[k] = &s->vals[v];
-    }
-    memset(outs, 0, sizeof outs);
+    bool present[SIM_MAX_NODE_IO];
+    if (n->n_in > SIM_MAX_NODE_IO || n->n_out > SIM_MAX_NODE_IO)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' has more than %d inputs or outputs", m->path, n->name,
+                         SIM_MAX_NODE_IO);
+    memset(outs, 0, sizeof *outs * (size_t)n->n_out);
     for (int k = 0; k < n->n_out; k++)
         present[k] = n->out[k] >= 0;
     sim_op_ctx ctx = {.node = n, .params = n->params, .opset = n->opset, .n_in = n->n_in, .in = in,
-                      .n_out = n->n_out, .out = outs, .out_present = present, .scratch = &s->scratch,
-                      .threads = opt && opt->threads > 0 ? opt->threads : 1};
+                      .n_out = n->n_out, .out = outs, .out_present = present, .scratch = scratch,
+                      .threads = threads > 0 ? threads : 1};
     rd_status st = d->infer(&ctx, err);
     if (st == SIM_DEFER)
         st = rd_errorf(err, RD_E_INVAL, "node '%s' (%s): output shape still unknown with all inputs present", n->name,
@@ -153,36 +153,59 @@ static rd_status run_node(run_state *s, int idx, const rd_run_options *opt, rd_e
                             m->values[n->out[k]].name);
     }
     if (st == RD_OK) {
-        st = s->hooks && s->hooks->eval ? s->hooks->eval(s->hooks->user, idx, &ctx, err) : SIM_DEFER;
+        st = hooks && hooks->eval ? hooks->eval(hooks->user, idx, &ctx, err) : SIM_DEFER;
         if (st == SIM_DEFER)
             st = d->eval[SIM_PREC_F32](&ctx, err);
         if (st != RD_OK)
             rd_error_prefix(err, "%s", m->path);
     }
-    for (int k = 0; k < n->n_out && st == RD_OK && s->hooks && s->hooks->materialize; k++)
+    for (int k = 0; k < n->n_out && st == RD_OK && hooks && hooks->materialize; k++)
         if (present[k])
-            st = s->hooks->materialize(s->hooks->user, n->out[k], &outs[k], err);
-    if (st != RD_OK) {
+            st = hooks->materialize(hooks->user, n->out[k], &outs[k], err);
+    if (st != RD_OK)
         for (int k = 0; k < n->n_out; k++)
             rd_tensor_fini(&outs[k]);
-        return st;
-    }
-    for (int k = 0; k < n->n_out; k++) {
-        if (!present[k])
+    return st;
+}
+
+rd_status sim_state_compute(sim_run_state *s, int idx, int threads, rd_error *err)
+{
+    rd_model *m = s->m;
+    sim_node *n = &m->nodes[idx];
+    const rd_tensor *in[SIM_MAX_NODE_IO];
+    rd_tensor outs[SIM_MAX_NODE_IO];
+    if (n->n_in > SIM_MAX_NODE_IO)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' has more than %d inputs", m->path, n->name,
+                         SIM_MAX_NODE_IO);
+    for (int k = 0; k < n->n_in; k++) {
+        int v = n->in[k];
+        in[k] = NULL;
+        if (v < 0)
             continue;
+        if (!s->ready[v])
+            return rd_errorf(err, RD_E_PARSE, "%s: node '%s' (#%d): input '%s' has no value", m->path, n->name, idx,
+                             m->values[v].name);
+        in[k] = &s->vals[v];
+    }
+    rd_status st = sim_node_compute(m, idx, s->hooks, in, outs, &s->scratch, threads, err);
+    if (st != RD_OK)
+        return st;
+    for (int k = 0; k < n->n_out; k++) {
         int v = n->out[k];
+        if (v < 0)
+            continue;
         s->vals[v] = outs[k];
         s->owned[v] = true;
         s->ready[v] = true;
     }
-    for (int k = 0; k < n->n_out; k++) {
-        if (!present[k])
-            continue;
-        st = observe(opt, m, n->out[k], idx, &s->vals[n->out[k]], err);
-        if (st != RD_OK)
-            return st;
-    }
-    /* free activations whose last consumer was this node */
+    return RD_OK;
+}
+
+void sim_state_release(sim_run_state *s, int idx)
+{
+    rd_model *m = s->m;
+    const sim_node *n = &m->nodes[idx];
+    /* activations whose last consumer was this node */
     for (int k = 0; k < n->n_in; k++) {
         int v = n->in[k];
         if (v >= 0 && s->owned[v] && m->values[v].last_use == idx && !m->values[v].is_graph_output) {
@@ -191,7 +214,7 @@ static rd_status run_node(run_state *s, int idx, const rd_run_options *opt, rd_e
             s->ready[v] = false;
         }
     }
-    /* outputs nobody reads are observed and dropped at once */
+    /* outputs nobody reads, once observed */
     for (int k = 0; k < n->n_out; k++) {
         int v = n->out[k];
         if (v >= 0 && m->values[v].last_use < 0 && !m->values[v].is_graph_output) {
@@ -200,7 +223,18 @@ static rd_status run_node(run_state *s, int idx, const rd_run_options *opt, rd_e
             s->ready[v] = false;
         }
     }
-    return RD_OK;
+}
+
+static rd_status run_node(run_state *s, int idx, const rd_run_options *opt, rd_error *err)
+{
+    rd_status st = sim_state_compute(s, idx, opt ? opt->threads : 1, err);
+    const sim_node *n = &s->m->nodes[idx];
+    for (int k = 0; k < n->n_out && st == RD_OK; k++)
+        if (n->out[k] >= 0)
+            st = observe(opt, s->m, n->out[k], idx, &s->vals[n->out[k]], err);
+    if (st == RD_OK)
+        sim_state_release(s, idx);
+    return st;
 }
 
 static rd_status observe_constants(run_state *s, const rd_run_options *opt, rd_error *err)
@@ -235,21 +269,11 @@ rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor 
                          m->n_outputs);
     for (size_t o = 0; o < n_outputs; o++)
         memset(&outputs[o], 0, sizeof outputs[o]);
-    run_state s = {.m = m, .hooks = hooks};
-    s.vals = calloc((size_t)m->n_values + 1, sizeof *s.vals);
-    s.owned = calloc((size_t)m->n_values + 1, sizeof *s.owned);
-    s.ready = calloc((size_t)m->n_values + 1, sizeof *s.ready);
-    rd_status st = RD_OK;
-    if (!s.vals || !s.owned || !s.ready) {
-        st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    run_state s;
+    rd_status st = sim_state_init(&s, m, hooks, err);
+    if (st != RD_OK)
         goto out;
-    }
-    for (int v = 0; v < m->n_values; v++)
-        if (m->values[v].konst) {
-            s.vals[v] = *m->values[v].konst;
-            s.ready[v] = true;
-        }
-    st = bind_inputs(&s, inputs, n_inputs, err);
+    st = sim_state_bind_inputs(&s, inputs, n_inputs, err);
     if (st != RD_OK)
         goto out;
     if (opt && opt->observe_inputs)
@@ -280,6 +304,6 @@ rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor 
         for (size_t o = 0; o < n_outputs; o++)
             rd_tensor_fini(&outputs[o]);
 out:
-    state_fini(&s);
+    sim_state_fini(&s);
     return st;
 }

@@ -250,6 +250,34 @@ typedef struct sim_exec_hooks {
     rd_status (*materialize)(void *user, int value, rd_tensor *t, rd_error *err);
 } sim_exec_hooks;
 
+#define SIM_MAX_NODE_IO 16 /* inputs or outputs of one node */
+
+/** The values of one run in progress: views of constants and inputs, owned activations. */
+typedef struct sim_run_state {
+    rd_model *m;
+    const sim_exec_hooks *hooks; /* may be NULL */
+    rd_tensor *vals;             /* per value */
+    bool *owned;                 /* vals[v].data is ours to free */
+    bool *ready;                 /* vals[v] holds a value */
+    sim_scratch scratch;
+} sim_run_state;
+
+rd_status sim_state_init(sim_run_state *s, rd_model *m, const sim_exec_hooks *hooks, rd_error *err);
+/** Binds (and, with a materialize hook, converts copies of) the graph inputs, checking dtype and shape. */
+rd_status sim_state_bind_inputs(sim_run_state *s, const rd_tensor *inputs, size_t n_inputs, rd_error *err);
+/** Computes node idx from the state's values and stores its outputs in the state. */
+rd_status sim_state_compute(sim_run_state *s, int idx, int threads, rd_error *err);
+/** Frees the activations whose last consumer is node idx, and idx's outputs that nobody reads. */
+void sim_state_release(sim_run_state *s, int idx);
+void sim_state_fini(sim_run_state *s);
+
+/**
+ * Computes node idx from explicit inputs (in[k] NULL for an omitted one) into outs[0..n_out-1]
+ * (allocated here; outs[k] of an omitted output stays empty), through the hooks (may be NULL).
+ */
+rd_status sim_node_compute(rd_model *m, int idx, const sim_exec_hooks *hooks, const rd_tensor *const *in,
+                           rd_tensor *outs, sim_scratch *scratch, int threads, rd_error *err);
+
 /** rd_model_run with hooks (NULL hooks: the plain float32 reference). */
 rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor *inputs, size_t n_inputs,
                       const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err);

@@ -167,7 +167,8 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
     /* C's strides over [M, N] as the float Gemm broadcasts it */
     const int64_t cs_col = c && c->rank >= 1 && c->dims[c->rank - 1] == n ? 1 : 0;
     const int64_t cs_row = c && c->rank == 2 && c->dims[0] == m ? c->dims[1] : 0;
-    const bool fold = cd && q->c_const && cs_row == 0 && p->alpha != 0.0f;
+    const bool row_vector = c && (c->rank < 2 || c->dims[0] == 1); /* the same C for every row */
+    const bool fold = cd && q->c_const && row_vector && p->alpha != 0.0f;
     const size_t a_bytes = align64((size_t)(m * k)), b_bytes = align64((size_t)n * sizeof(int32_t));
     char *s = get_scratch(ctx, a_bytes + b_bytes + qgemm_workspace_bytes(m, n, k), err);
     if (!s)

@@ -8,6 +8,8 @@
 # adds one line here, e.g. set(RD_FUZZ_LIBS_adb_packet rd::adb_bridge rd::simulator).
 set(RD_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(RD_FUZZ_LIBS_DEFAULT rd::simulator)
+set(RD_FUZZ_LIBS_report_json rd::reports)
+set(RD_FUZZ_LIBS_rknn_txt rd::reports rd::simulator)
 set(RD_FUZZ_REPLAY_MUTATIONS 300 CACHE STRING "Mutations of each corpus file that fuzz replays run")
 
 if(RD_FUZZ AND NOT CMAKE_C_COMPILER_ID MATCHES "Clang")

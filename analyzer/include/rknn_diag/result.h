@@ -20,7 +20,7 @@ extern "C" {
 /** Why a comparison has no ordinary cosine (docs/metrics.md). */
 typedef enum rd_degenerate {
     RD_DEG_NONE = 0,     /* ordinary tensors */
-    RD_DEG_BOTH_ZERO,    /* both all zero: identical, cos reported as 1 */
+    RD_DEG_BOTH_ZERO,    /* both all zero: identical; cos stays NaN as RKNN prints it, ranks as 1 (an_cos_effective) */
     RD_DEG_REF_ZERO,     /* the reference is all zero, the tested tensor is not */
     RD_DEG_TEST_ZERO,    /* the tested tensor is all zero, the reference is not */
     RD_DEG_CONSTANT,     /* both constant (non-zero): cosine carries no shape information */
@@ -30,7 +30,7 @@ typedef enum rd_degenerate {
 
 /** The metrics of one comparison (a reference r against a tested tensor t), in double precision. */
 typedef struct rd_metrics {
-    double cos;              /* RKNN: sum(r*t) / sqrt(sum(r*r) * sum(t*t)); NaN when undefined */
+    double cos;              /* RKNN: sum(r*t) / sqrt(sum(r*r) * sum(t*t)), scipy-clipped; NaN when undefined (see degenerate) */
     double euc;              /* RKNN: sqrt(sum((r-t)^2)) */
     double euc_rel;          /* euc / sqrt(sum(r*r)) */
     double sqnr_db;          /* 10 log10(sum(r^2) / sum((r-t)^2)); +inf when identical */

@@ -483,6 +483,34 @@ void rd_sim_layer_stats_get(const rd_sim *s, int value, rd_sim_layer_stats *out)
 rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
                      rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
+/**
+ * One tensor of an analysis (rd_sim_analyze). All three tensors are float32 of the same shape, valid
+ * during the call only: golden (the float32 reference), entire (the simulation end to end) and single
+ * (this layer simulated alone on the golden values of its inputs held at their precision). For graph
+ * inputs single is the input held at its precision. Not materialised tensors (a fused producer's
+ * output) are reported too, with materialized false.
+ */
+typedef struct rd_sim_event {
+    const char *name;
+    int value;                  /* optimised-graph value index (rd_sim_layer_stats_get) */
+    int node;                   /* producing node, -1 for graph inputs */
+    const char *op_type;        /* "" for graph inputs */
+    bool materialized;
+    const rd_tensor *golden;
+    const rd_tensor *entire;
+    const rd_tensor *single;
+} rd_sim_event;
+
+typedef rd_status (*rd_sim_event_fn)(void *user, const rd_sim_event *ev, rd_error *err);
+
+/**
+ * Runs golden, entire and single together, node by node, streaming each tensor to fn and freeing it
+ * after its last consumer (never all activations at once). The golden is computed on the optimised
+ * graph: the original model's values except where BatchNormalization was folded (float rounding).
+ */
+rd_status rd_sim_analyze(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd_sim_event_fn fn, void *user,
+                         rd_error *err);
+
 /* ---------------------------------------------------------------------------------------------------
  * Calibration: activation ranges of every materialised tensor of a simulation over a dataset, streamed
  * (running min/max and histograms, never stored activations), on several threads.
@@ -820,6 +848,9 @@ typedef struct rd_op_info {
 size_t rd_op_count(void);
 void rd_op_get(size_t i, rd_op_info *out);
 bool rd_op_supported(const char *domain, const char *op_type);
+
+/** The OpenBLAS kernel in use ("Haswell", "Zen", ...): benchmarks name it. */
+const char *rd_blas_kernel(void);
 
 /** The library version string ("0.1.0"). */
 const char *rd_version(void);

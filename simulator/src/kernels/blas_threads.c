@@ -8,3 +8,8 @@ void blas_use_one_thread(void)
     if (openblas_get_num_threads() != 1)
         openblas_set_num_threads(1);
 }
+
+const char *rd_blas_kernel(void)
+{
+    return openblas_get_corename();
+}

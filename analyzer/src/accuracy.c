@@ -1,0 +1,327 @@
+/*
+ * accuracy.c: the per-layer accuracy analysis.
+ *
+ * For each sample, rd_sim_analyze streams every tensor with its golden, entire and single values; the
+ * metrics of each comparison are folded into per-layer accumulators at once, and for the dump sample
+ * the golden and simulator tensors are written to the snapshot as they come (text and .npy). Layers are
+ * the tensors of the optimised graph in execution order: the graph inputs first (with an exDataConvert
+ * row for int8 inputs, as RKNN prints), then each layer, with a blank row for every tensor the compiler
+ * passes fused away, placed just before the tensor it was fused into.
+ */
+#include "accuracy.h"
+#include "metrics.h"
+#include "progress.h"
+#include "tensor_dump.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What one row accumulates over the samples. */
+typedef struct row_acc {
+    size_t layer;               /* index in the result */
+    an_group_acc groups[2];     /* entire, single */
+    double rank_cos;            /* lowest effective single cosine seen: picks the worst layers */
+} row_acc;
+
+typedef struct analysis {
+    rd_sim *s;
+    const an_accuracy_opts *o;
+    rd_result *r;
+    int sample;
+    size_t n_values;
+    int *row_of_value;          /* value -> row_acc index (-1 none) */
+    int *int8_row_of_value;     /* graph input value -> its exDataConvert row (-1 none) */
+    row_acc *rows;
+    size_t n_rows, cap_rows;
+    rd_name_map names;          /* map_name_to_file.txt */
+    bool dumping;
+} analysis;
+
+static rd_status add_row(analysis *a, const char *name, const char *op_type, const char *fused_into,
+                         const char *precision, const rd_tensor *shape, int *out_row, rd_error *err)
+{
+    rd_layer_result *l = NULL;
+    rd_status st = rd_result_add_layer(a->r, name, op_type, &l, err);
+    if (st != RD_OK)
+        return st;
+    if (fused_into && (st = rd_result_set_string(&l->fused_into, fused_into, err)) != RD_OK)
+        return st;
+    if (precision && (st = rd_result_set_string(&l->precision, precision, err)) != RD_OK)
+        return st;
+    if (shape) {
+        l->rank = shape->rank < 8 ? shape->rank : 8;
+        for (int d = 0; d < l->rank; d++)
+            l->dims[d] = shape->dims[d];
+    }
+    if (a->n_rows == a->cap_rows) {
+        size_t cap = a->cap_rows ? a->cap_rows * 2 : 64;
+        row_acc *grown = realloc(a->rows, cap * sizeof *grown);
+        if (!grown)
+            return rd_errorf(err, RD_E_NOMEM, "out of memory");
+        a->rows = grown;
+        a->cap_rows = cap;
+    }
+    row_acc *ra = &a->rows[a->n_rows];
+    memset(ra, 0, sizeof *ra);
+    ra->layer = a->r->n_layers - 1;
+    ra->rank_cos = INFINITY;
+    an_group_acc_init(&ra->groups[0]);
+    an_group_acc_init(&ra->groups[1]);
+    *out_row = (int)a->n_rows++;
+    return RD_OK;
+}
+
+/* Blank rows for the tensors the passes removed into value v (a folded conv output before its BN). */
+static rd_status add_removed_rows(analysis *a, int v, rd_error *err)
+{
+    const rd_model *m = rd_sim_model(a->s);
+    rd_value_info target;
+    rd_model_value(m, (size_t)v, &target);
+    for (size_t i = 0; i < a->n_values; i++) {
+        rd_value_info vi;
+        rd_model_value(m, i, &vi);
+        rd_sim_tensor t;
+        if (vi.producer >= 0 || vi.is_constant || rd_sim_tensor_get(a->s, vi.name, &t, NULL) != RD_OK ||
+            t.fused_into != v || t.value >= 0)
+            continue;
+        int row;
+        rd_status st = add_row(a, vi.name, "Removed", target.name, NULL, NULL, &row, err);
+        if (st != RD_OK)
+            return st;
+    }
+    return RD_OK;
+}
+
+static const char *precision_name(const rd_sim_tensor *t)
+{
+    return rd_prec_name(t->precision);
+}
+
+/* The first time a tensor shows up: its row (and, for an int8 graph input, the exDataConvert row). */
+static rd_status create_rows(analysis *a, const rd_sim_event *ev, rd_error *err)
+{
+    rd_sim_tensor t;
+    rd_status st = rd_sim_tensor_get(a->s, ev->name, &t, err);
+    if (st != RD_OK)
+        return st;
+    st = add_removed_rows(a, ev->value, err);
+    if (st != RD_OK)
+        return st;
+    int row;
+    if (ev->node < 0) {
+        st = add_row(a, ev->name, "Input", NULL, "float32", ev->golden, &row, err);
+        a->row_of_value[ev->value] = row;
+        if (st == RD_OK && t.precision != RD_PREC_FP32) {
+            char name[1024];
+            snprintf(name, sizeof name, "%s_%s", ev->name, t.precision == RD_PREC_INT8 ? "int8" : "float16");
+            st = add_row(a, name, "exDataConvert", NULL, precision_name(&t), ev->golden, &row, err);
+            a->int8_row_of_value[ev->value] = row;
+        }
+        return st;
+    }
+    const rd_model *m = rd_sim_model(a->s);
+    const char *fused = NULL;
+    if (!ev->materialized && t.fused_into >= 0) {
+        rd_value_info into;
+        rd_model_value(m, (size_t)t.fused_into, &into);
+        fused = into.name;
+    }
+    st = add_row(a, ev->name, ev->op_type, fused, ev->materialized ? precision_name(&t) : NULL, ev->golden, &row, err);
+    a->row_of_value[ev->value] = row;
+    return st;
+}
+
+static void metrics_ctx(const analysis *a, const rd_sim_event *ev, an_metrics_ctx *q)
+{
+    memset(q, 0, sizeof *q);
+    rd_sim_tensor t;
+    if (rd_sim_tensor_get(a->s, ev->name, &t, NULL) == RD_OK && t.precision == RD_PREC_INT8 && t.quantized) {
+        q->quantized = true;
+        q->scale = t.scale;
+        q->zero_point = t.zero_point;
+    }
+    rd_sim_layer_stats ls;
+    rd_sim_layer_stats_get(a->s, ev->value, &ls);
+    q->fp16_overflow = ls.fp16_overflow;
+    q->fp16_max_abs = ls.fp16_max_abs;
+}
+
+static rd_status fold(analysis *a, int row, const rd_tensor *ref, const rd_tensor *entire, const rd_tensor *single,
+                      const an_metrics_ctx *q, rd_error *err)
+{
+    row_acc *ra = &a->rows[row];
+    const rd_tensor *tested[2] = {entire, single};
+    for (int g = 0; g < 2; g++) {
+        rd_metrics mt;
+        if (rd_tensor_numel(ref) != rd_tensor_numel(tested[g]))
+            an_metrics_shape_mismatch(rd_tensor_numel(ref), rd_tensor_numel(tested[g]), &mt);
+        else
+            an_metrics_compute(ref->data, tested[g]->data, rd_tensor_numel(ref), q, &mt);
+        rd_status st = an_metric_group_add(&ra->groups[g], &mt, a->sample, err);
+        if (st != RD_OK)
+            return st;
+        if (g == 1) {
+            double c = an_cos_effective(&mt);
+            if (!(c >= ra->rank_cos))
+                ra->rank_cos = isnan(c) ? -INFINITY : c;
+        }
+    }
+    return RD_OK;
+}
+
+/* For the dump sample: channel cosines and a histogram, kept for the worst layers at the end. */
+static rd_status detail(analysis *a, int row, const rd_tensor *ref, const rd_tensor *test, rd_error *err)
+{
+    rd_layer_result *l = &a->r->layers[a->rows[row].layer];
+    rd_status st = RD_OK;
+    if (ref->rank >= 2 && l->channels.n == 0)
+        st = an_channel_cos(ref->data, test->data, ref->rank, ref->dims, &l->channels, err);
+    if (st == RD_OK && l->hist.n_bins == 0)
+        st = an_histogram(ref->data, test->data, rd_tensor_numel(ref), 64, &l->hist, err);
+    return st;
+}
+
+/* Writes one tensor into the snapshot: folder/<stem>.txt (unless no_txt) and folder/<stem>.npy. */
+static rd_status snapshot_write(const analysis *a, const char *folder, const char *name, const rd_tensor *t,
+                                char *file, size_t file_len, rd_error *err)
+{
+    char stem[512], path[4800];
+    rd_snapshot_file_stem(name, stem, sizeof stem);
+    snprintf(file, file_len, "%s/%s.txt", folder, stem);
+    rd_status st = RD_OK;
+    if (!a->o->no_txt) {
+        snprintf(path, sizeof path, "%s/%s/%s.txt", a->o->output_dir, folder, stem);
+        st = rd_snapshot_txt_save(path, t->data, rd_tensor_numel(t), err);
+    }
+    if (st == RD_OK) {
+        snprintf(path, sizeof path, "%s/%s/%s.npy", a->o->output_dir, folder, stem);
+        st = rd_npy_save(path, t, err);
+    }
+    return st;
+}
+
+static rd_status dump(analysis *a, const char *name, const rd_tensor *golden, const rd_tensor *sim, rd_error *err)
+{
+    char gfile[600], sfile[600];
+    rd_status st = snapshot_write(a, "golden", name, golden, gfile, sizeof gfile, err);
+    if (st == RD_OK)
+        st = snapshot_write(a, "simulator", name, sim, sfile, sizeof sfile, err);
+    if (st == RD_OK)
+        st = rd_name_map_add(&a->names, name, gfile, sfile, NULL, err);
+    return st;
+}
+
+static rd_status on_event(void *user, const rd_sim_event *ev, rd_error *err)
+{
+    analysis *a = user;
+    rd_status st = RD_OK;
+    if (a->row_of_value[ev->value] < 0 && (st = create_rows(a, ev, err)) != RD_OK)
+        return st;
+    if (!ev->materialized || ev->golden->dtype != RD_DT_F32)
+        return RD_OK; /* a blank row (fused) or not a float tensor */
+    int row = a->row_of_value[ev->value];
+    an_metrics_ctx q;
+    metrics_ctx(a, ev, &q);
+    bool dumping = a->dumping && a->sample == a->o->dump_sample;
+    if (ev->node < 0) {
+        an_metrics_ctx none = {0};
+        st = fold(a, row, ev->golden, ev->golden, ev->golden, &none, err);
+        int conv = a->int8_row_of_value[ev->value];
+        if (st == RD_OK && conv >= 0)
+            st = fold(a, conv, ev->golden, ev->entire, ev->single, &q, err);
+        if (st == RD_OK && dumping)
+            st = dump(a, ev->name, ev->golden, ev->entire, err);
+        return st;
+    }
+    st = fold(a, row, ev->golden, ev->entire, ev->single, &q, err);
+    if (st == RD_OK && a->sample == a->o->dump_sample)
+        st = detail(a, row, ev->golden, ev->single, err);
+    if (st == RD_OK && dumping)
+        st = dump(a, ev->name, ev->golden, ev->entire, err);
+    return st;
+}
+
+/* Keeps channel cosines and histograms for the o->worst_layers layers with the lowest single cosine. */
+static void keep_worst_details(analysis *a)
+{
+    size_t keep = a->o->worst_layers;
+    for (size_t i = 0; i < a->n_rows; i++) {
+        size_t worse = 0;
+        for (size_t j = 0; j < a->n_rows; j++)
+            if (a->rows[j].rank_cos < a->rows[i].rank_cos || (a->rows[j].rank_cos == a->rows[i].rank_cos && j < i))
+                worse++;
+        rd_layer_result *l = &a->r->layers[a->rows[i].layer];
+        if (worse >= keep || isinf(a->rows[i].rank_cos)) {
+            free(l->channels.cos);
+            memset(&l->channels, 0, sizeof l->channels);
+            free(l->hist.golden);
+            free(l->hist.tested);
+            memset(&l->hist, 0, sizeof l->hist);
+        }
+    }
+}
+
+static rd_status prepare_folders(const an_accuracy_opts *o, rd_error *err)
+{
+    char path[4200];
+    rd_status st = an_mkdirs(o->output_dir, err);
+    snprintf(path, sizeof path, "%s/golden", o->output_dir);
+    if (st == RD_OK)
+        st = an_mkdirs(path, err);
+    snprintf(path, sizeof path, "%s/simulator", o->output_dir);
+    if (st == RD_OK)
+        st = an_mkdirs(path, err);
+    return st;
+}
+
+rd_status an_accuracy_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, size_t n_samples,
+                          const an_accuracy_opts *o, rd_result *out, rd_error *err)
+{
+    const rd_model *m = rd_sim_model(s);
+    analysis a = {.s = s, .o = o, .r = out, .n_values = rd_model_value_count(m), .dumping = o->output_dir != NULL};
+    a.row_of_value = malloc((a.n_values + 1) * sizeof(int));
+    a.int8_row_of_value = malloc((a.n_values + 1) * sizeof(int));
+    rd_status st = RD_OK;
+    if (!a.row_of_value || !a.int8_row_of_value)
+        st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    for (size_t v = 0; st == RD_OK && v < a.n_values; v++)
+        a.row_of_value[v] = a.int8_row_of_value[v] = -1;
+    if (st == RD_OK && a.dumping)
+        st = prepare_folders(o, err);
+    an_progress bar;
+    an_progress_init(&bar, o->progress, o->progress_tty, "analysing");
+    for (size_t k = 0; k < n_samples && st == RD_OK; k++) {
+        a.sample = (int)k;
+        st = rd_sim_analyze(s, inputs + k * n_inputs, n_inputs, on_event, &a, err);
+        if (st != RD_OK)
+            rd_error_prefix(err, "sample %zu", k);
+        an_progress_update(&bar, k + 1, n_samples);
+    }
+    an_progress_done(&bar);
+    if (st == RD_OK) {
+        out->n_samples = (int)n_samples;
+        for (size_t i = 0; i < a.n_rows; i++) {
+            rd_layer_result *l = &out->layers[a.rows[i].layer];
+            if (a.rows[i].groups[0].n) {
+                an_metric_group_finish(&a.rows[i].groups[0], &l->groups[RD_GROUP_SIM_ENTIRE]);
+                an_metric_group_finish(&a.rows[i].groups[1], &l->groups[RD_GROUP_SIM_SINGLE]);
+            }
+        }
+        keep_worst_details(&a);
+    }
+    if (st == RD_OK && a.dumping) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/map_name_to_file.txt", o->output_dir);
+        st = rd_name_map_save(&a.names, path, err);
+    }
+    for (size_t i = 0; i < a.n_rows; i++) {
+        an_group_acc_fini(&a.rows[i].groups[0]);
+        an_group_acc_fini(&a.rows[i].groups[1]);
+    }
+    free(a.rows);
+    free(a.row_of_value);
+    free(a.int8_row_of_value);
+    rd_name_map_fini(&a.names);
+    return st;
+}

@@ -1,0 +1,415 @@
+/*
+ * cmd_accuracy.c: `rknn-diag accuracy MODEL`: RKNN's accuracy_analysis in C. Builds the simulation
+ * the options describe (quantization, calibration), analyses one or more samples layer by layer and
+ * writes the snapshot (golden/, simulator/, map_name_to_file.txt, error_analysis.txt, report.json,
+ * report.html), prints RKNN's table and the findings, and applies the CI gate.
+ */
+#include "accuracy.h"
+#include "cli_internal.h"
+#include "cli_model_args.h"
+#include "quant_setup.h"
+#include "tensor_dump.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+    OPT_HELP = 1,
+    OPT_INPUTS,
+    OPT_SAMPLES,
+    OPT_OUTPUT_DIR,
+    OPT_DUMP_SAMPLE,
+    OPT_NO_TXT,
+    OPT_FAIL_UNDER,
+    OPT_GATE,
+    OPT_WARN_COS,
+    OPT_ERROR_COS,
+    OPT_INPUT_SHAPE,
+    OPT_QUIET,
+};
+
+static const an_optspec accuracy_opts[] = {
+    {OPT_INPUTS, "inputs", 'i', "FILE", "the sample analysed: one file per model input, in input order (repeat)"},
+    {OPT_SAMPLES, "samples", 0, "N", "without --inputs: analyse the first N lines of the dataset (default 1)"},
+    {OPT_OUTPUT_DIR, "output-dir", 'o', "DIR", "snapshot folder (default ./snapshot)"},
+    {OPT_DUMP_SAMPLE, "dump-sample", 0, "K", "which sample's tensors go into the snapshot (default 0)"},
+    {OPT_NO_TXT, "no-txt", 0, NULL, "skip the per-tensor text files (the .npy files stay)"},
+    {OPT_FAIL_UNDER, "fail-under-cos", 0, "X", "exit 1 when a cosine of the --gate is below X"},
+    {OPT_GATE, "gate", 0, "G", "outputs (default: graph outputs, entire), entire (every layer) or single"},
+    {OPT_WARN_COS, "warn-cos", 0, "X", "single cosine below which a layer is lossy (default 0.99)"},
+    {OPT_ERROR_COS, "error-cos", 0, "X", "single cosine below which a lossy layer is an error (default 0.98)"},
+    {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
+    {OPT_QUIET, "quiet", 'q', NULL, "print no table"},
+    AN_QUANT_OPTSPECS,
+    {OPT_HELP, "help", 'h', NULL, "show this help"},
+};
+#define N_ACCURACY_OPTS ((int)(sizeof accuracy_opts / sizeof accuracy_opts[0]))
+
+typedef enum gate_kind { GATE_OUTPUTS, GATE_ENTIRE, GATE_SINGLE } gate_kind;
+
+typedef struct acc_args {
+    const char *model_path;
+    const char *inputs[AN_MAX_INPUTS];
+    size_t n_inputs;
+    long samples;
+    long dump_sample;
+    const char *output_dir;
+    bool no_txt, quiet;
+    double fail_under;          /* NAN: no gate */
+    gate_kind gate;
+    double warn_cos, error_cos;
+    rd_input_shape shapes[AN_MAX_INPUTS];
+    an_name_buf shape_names[AN_MAX_INPUTS];
+    size_t n_shapes;
+    an_quant_opts q;
+} acc_args;
+
+static bool parse_cos(const char *text, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (!end || end == text || *end || !(v >= -1.0 && v <= 1.0))
+        return false;
+    *out = v;
+    return true;
+}
+
+static int parse_args(an_cmd_ctx *ctx, acc_args *a)
+{
+    rd_error err = {0};
+    an_opts p;
+    an_opts_init(&p, ctx, accuracy_opts, N_ACCURACY_OPTS);
+    const char *v;
+    int id;
+    while ((id = an_opts_next(&p, &v)) != -1) {
+        if (an_quant_take(&a->q, id, v))
+            continue;
+        switch (id) {
+        case -2:
+            return AN_EXIT_USAGE;
+        case 0:
+            if (a->model_path)
+                return an_usage(ctx, "one model only (got '%s' and '%s'); give samples with --inputs", a->model_path, v);
+            a->model_path = v;
+            break;
+        case OPT_HELP:
+            an_print_help(ctx->out,
+                          "rknn-diag accuracy MODEL.onnx [-c model_config.yml] [--dataset FILE] [--inputs FILE]... [-o DIR]",
+                          "Per-layer accuracy of the simulated NPU against the FP32 golden, as RKNN-Toolkit2's\n"
+                          "accuracy_analysis: simulator_error entire (errors accumulated) and single (the error each\n"
+                          "layer adds by itself), with findings: FP16 overflow, lossy layers, where the error jumps,\n"
+                          "and configuration problems. --dataset is the calibration set; --inputs the sample analysed\n"
+                          "(without it, --samples N lines of the dataset). Writes the snapshot folder with\n"
+                          "error_analysis.txt, report.json and report.html.",
+                          accuracy_opts, N_ACCURACY_OPTS);
+            return AN_EXIT_OK;
+        case OPT_INPUTS:
+            if (a->n_inputs == AN_MAX_INPUTS)
+                return an_usage(ctx, "too many --inputs");
+            a->inputs[a->n_inputs++] = v;
+            break;
+        case OPT_SAMPLES:
+            if (!an_parse_int(ctx->argv[0], "--samples", v, 1, 100000, &a->samples, ctx->errs))
+                return AN_EXIT_USAGE;
+            break;
+        case OPT_DUMP_SAMPLE:
+            if (!an_parse_int(ctx->argv[0], "--dump-sample", v, 0, 100000, &a->dump_sample, ctx->errs))
+                return AN_EXIT_USAGE;
+            break;
+        case OPT_OUTPUT_DIR:
+            a->output_dir = v;
+            break;
+        case OPT_NO_TXT:
+            a->no_txt = true;
+            break;
+        case OPT_QUIET:
+            a->quiet = true;
+            break;
+        case OPT_FAIL_UNDER:
+            if (!parse_cos(v, &a->fail_under))
+                return an_usage(ctx, "--fail-under-cos expects a cosine in -1..1, got '%s'", v);
+            break;
+        case OPT_WARN_COS:
+            if (!parse_cos(v, &a->warn_cos))
+                return an_usage(ctx, "--warn-cos expects a cosine in -1..1, got '%s'", v);
+            break;
+        case OPT_ERROR_COS:
+            if (!parse_cos(v, &a->error_cos))
+                return an_usage(ctx, "--error-cos expects a cosine in -1..1, got '%s'", v);
+            break;
+        case OPT_GATE:
+            if (strcmp(v, "outputs") == 0)
+                a->gate = GATE_OUTPUTS;
+            else if (strcmp(v, "entire") == 0)
+                a->gate = GATE_ENTIRE;
+            else if (strcmp(v, "single") == 0)
+                a->gate = GATE_SINGLE;
+            else
+                return an_usage(ctx, "--gate expects outputs, entire or single, got '%s'", v);
+            break;
+        case OPT_INPUT_SHAPE:
+            if (an_parse_input_shape(v, a->shape_names, a->shapes, &a->n_shapes, &err) != RD_OK)
+                return an_usage(ctx, "%s", err.msg);
+            break;
+        }
+    }
+    if (!a->model_path && !a->q.config_path)
+        return an_usage(ctx, "missing MODEL.onnx (or -c model_config.yml)");
+    if (a->error_cos > a->warn_cos)
+        return an_usage(ctx, "--error-cos %.4f is above --warn-cos %.4f", a->error_cos, a->warn_cos);
+    return -1;
+}
+
+/* The samples analysed: --inputs, or the first N dataset lines, prepared as RKNN reads them. */
+static rd_status load_samples(an_cmd_ctx *ctx, acc_args *a, const rd_model *m, rd_tensor **out, size_t *n_samples,
+                              rd_error *err)
+{
+    size_t n_in = rd_model_input_count(m);
+    rd_dataset ds;
+    memset(&ds, 0, sizeof ds);
+    rd_status st = RD_OK;
+    if (a->n_inputs) {
+        if (a->n_inputs != n_in)
+            return rd_errorf(err, RD_E_INVAL, "--inputs gives %zu files, the model has %zu inputs (one file each, in order)",
+                             a->n_inputs, n_in);
+        *n_samples = 1;
+    } else {
+        if (!a->q.cfg.dataset)
+            return rd_errorf(err, RD_E_INVAL, "nothing to analyse: give --inputs FILE (one per model input) or --dataset FILE");
+        st = rd_dataset_load(a->q.cfg.dataset, n_in, &ds, err);
+        if (st != RD_OK)
+            return st;
+        *n_samples = ds.n_samples < (size_t)a->samples ? ds.n_samples : (size_t)a->samples;
+        if ((size_t)a->samples > ds.n_samples)
+            fprintf(ctx->errs, "warning: --samples %ld but %s has %zu samples: analysing %zu\n", a->samples, ds.path,
+                    ds.n_samples, ds.n_samples);
+    }
+    rd_tensor *t = calloc(*n_samples * n_in + 1, sizeof *t);
+    if (!t) {
+        rd_dataset_fini(&ds);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < *n_samples && st == RD_OK; k++)
+        for (size_t i = 0; i < n_in && st == RD_OK; i++) {
+            const char *path = a->n_inputs ? a->inputs[i] : rd_dataset_path(&ds, k, i);
+            st = an_quant_prepare_input(&a->q, m, i, path, ctx->errs, &t[k * n_in + i], err);
+        }
+    rd_dataset_fini(&ds);
+    if (st != RD_OK) {
+        for (size_t k = 0; k < *n_samples * n_in; k++)
+            rd_tensor_fini(&t[k]);
+        free(t);
+        return st;
+    }
+    *out = t;
+    return RD_OK;
+}
+
+static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples, rd_error *err)
+{
+    char buf[64];
+    rd_status st = rd_result_set_string(&r->tool, "rknn-diag " RD_VERSION, err);
+    if (st == RD_OK)
+        st = rd_result_set_string(&r->model, a->model_path, err);
+    const rd_rknn_config *c = &a->q.cfg;
+    const char *items[][2] = {
+        {"dtype", rd_qdtype_name(c->dtype)},
+        {"platform", a->q.platform ? a->q.platform : "(none)"},
+        {"algorithm", rd_qalgo_name(c->algorithm)},
+        {"method", rd_qmethod_name(c->method)},
+        {"dataset", c->dataset ? c->dataset : "(none: calibrated on the analysed input)"},
+        {"cfg", a->q.qcfg_path ? a->q.qcfg_path : "(none)"},
+    };
+    for (size_t i = 0; i < sizeof items / sizeof items[0] && st == RD_OK; i++)
+        st = rd_result_set_config(r, items[i][0], items[i][1], err);
+    snprintf(buf, sizeof buf, "%d", c->optimization_level);
+    if (st == RD_OK)
+        st = rd_result_set_config(r, "optimization_level", buf, err);
+    snprintf(buf, sizeof buf, "%zu", n_samples);
+    if (st == RD_OK)
+        st = rd_result_set_config(r, "samples", buf, err);
+    return st;
+}
+
+/* RKNN's table on stdout; on a terminal each row is coloured by its worst cosine. */
+static void print_table(an_cmd_ctx *ctx, const rd_result *r, const acc_args *a, bool color)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return;
+    rd_rknn_txt_opts opts = {0};
+    rd_error err;
+    rd_status st = rd_rknn_txt_write(r, &opts, mem, &err);
+    fclose(mem);
+    if (st != RD_OK) {
+        free(text);
+        return;
+    }
+    if (!color) {
+        fwrite(text, 1, len, ctx->out);
+        free(text);
+        return;
+    }
+    /* rows follow the dash rule, one per layer in order */
+    char *line = text;
+    bool in_rows = false;
+    size_t row = 0;
+    while (line && *line) {
+        char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        const char *colour = NULL;
+        if (in_rows && row < r->n_layers) {
+            double worst = 1.0;
+            for (int g = 0; g < RD_GROUP_COUNT; g++)
+                if (r->layers[row].groups[g].present && r->layers[row].groups[g].cos_min < worst)
+                    worst = r->layers[row].groups[g].cos_min;
+            colour = isnan(worst) || worst < a->error_cos ? "\033[31m" : worst < a->warn_cos ? "\033[33m" : NULL;
+            row++;
+        }
+        fprintf(ctx->out, "%s%.*s%s\n", colour ? colour : "", (int)n, line, colour ? "\033[0m" : "");
+        if (n > 0 && line[0] == '-' && line[n - 1] == '-')
+            in_rows = true;
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+}
+
+static void print_findings(an_cmd_ctx *ctx, const rd_result *r, bool color)
+{
+    if (r->n_findings == 0) {
+        fprintf(ctx->out, "\nfindings: none (every layer within the thresholds)\n");
+        return;
+    }
+    fprintf(ctx->out, "\nfindings:\n");
+    for (size_t i = 0; i < r->n_findings; i++) {
+        const rd_finding *f = &r->findings[i];
+        const char *tag = f->severity == RD_SEV_ERROR ? "error" : f->severity == RD_SEV_WARNING ? "warning" : "info";
+        const char *c = !color ? "" : f->severity == RD_SEV_ERROR ? "\033[1;31m" : "\033[1;33m";
+        fprintf(ctx->out, "  %s%s%s: %s\n      %s\n", c, tag, color ? "\033[0m" : "", f->title, f->evidence);
+        if (f->advice)
+            fprintf(ctx->out, "      -> %s\n", f->advice);
+    }
+}
+
+static bool is_output_layer(const rd_model *m, const char *name)
+{
+    for (size_t o = 0; o < rd_model_output_count(m); o++) {
+        rd_value_info vi;
+        rd_model_value(m, (size_t)rd_model_output(m, o), &vi);
+        if (strcmp(vi.name, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Exit 1 and the failing layers when the gate's cosine is below the bound. */
+static int apply_gate(an_cmd_ctx *ctx, const acc_args *a, const rd_model *m, const rd_result *r)
+{
+    if (isnan(a->fail_under))
+        return AN_EXIT_OK;
+    int failing = 0;
+    for (size_t i = 0; i < r->n_layers; i++) {
+        const rd_layer_result *l = &r->layers[i];
+        const rd_metric_group *g = &l->groups[a->gate == GATE_SINGLE ? RD_GROUP_SIM_SINGLE : RD_GROUP_SIM_ENTIRE];
+        if (!g->present || (a->gate == GATE_OUTPUTS && !is_output_layer(m, l->name)))
+            continue;
+        if (isnan(g->cos_min) || g->cos_min < a->fail_under) {
+            if (failing++ == 0)
+                fprintf(ctx->errs, "gate failed: cosine below %.5f (--gate %s, minimum over samples):\n", a->fail_under,
+                        a->gate == GATE_OUTPUTS ? "outputs" : a->gate == GATE_ENTIRE ? "entire" : "single");
+            fprintf(ctx->errs, "  %-40s %.5f (sample %d)\n", l->name, g->cos_min, g->worst_sample);
+        }
+    }
+    return failing ? AN_EXIT_GATE : AN_EXIT_OK;
+}
+
+static rd_status write_reports(const acc_args *a, const rd_result *r, rd_error *err)
+{
+    char path[4200];
+    rd_rknn_txt_opts opts = {0};
+    snprintf(path, sizeof path, "%s/error_analysis.txt", a->output_dir);
+    rd_status st = rd_rknn_txt_save(r, &opts, path, err);
+    snprintf(path, sizeof path, "%s/report.json", a->output_dir);
+    if (st == RD_OK)
+        st = rd_report_json_save(r, path, err);
+    snprintf(path, sizeof path, "%s/report.html", a->output_dir);
+    if (st == RD_OK)
+        st = rd_report_html_save(r, path, err);
+    return st;
+}
+
+int an_cmd_accuracy(an_cmd_ctx *ctx)
+{
+    acc_args *a = calloc(1, sizeof *a);
+    if (!a)
+        return AN_EXIT_INPUT;
+    a->samples = 1;
+    a->output_dir = "snapshot";
+    a->fail_under = NAN;
+    a->warn_cos = 0.99;
+    a->error_cos = 0.98;
+    an_quant_opts_init(&a->q);
+    int rc = parse_args(ctx, a);
+    rd_error err = {0};
+    rd_model *m = NULL;
+    rd_sim *sim = NULL;
+    rd_tensor *samples = NULL;
+    size_t n_samples = 0, n_in = 0;
+    rd_result result;
+    rd_result_init(&result);
+    if (rc >= 0)
+        goto out;
+    rd_status st = an_quant_finish(&a->q, NULL, &err);
+    if (st == RD_OK && !a->model_path)
+        a->model_path = a->q.cfg.model_file_path;
+    rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
+    if (st == RD_OK)
+        st = rd_model_load(a->model_path, &lopt, &m, &err);
+    if (st == RD_OK)
+        st = an_quant_finish(&a->q, m, &err);
+    if (st == RD_OK) {
+        n_in = rd_model_input_count(m);
+        st = load_samples(ctx, a, m, &samples, &n_samples, &err);
+    }
+    if (st == RD_OK && (size_t)a->dump_sample >= n_samples)
+        st = rd_errorf(&err, RD_E_INVAL, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample, n_samples);
+    bool tty_err = isatty(fileno(ctx->errs));
+    if (st == RD_OK)
+        st = an_quant_build_sim(&a->q, m, samples, ctx->errs, tty_err, &sim, &err);
+    an_accuracy_opts ao = {.output_dir = a->output_dir, .dump_sample = (int)a->dump_sample, .no_txt = a->no_txt,
+                           .warn_cos = a->warn_cos, .error_cos = a->error_cos, .worst_layers = 6,
+                           .progress = ctx->errs, .progress_tty = tty_err};
+    if (st == RD_OK)
+        st = an_accuracy_run(sim, samples, n_in, n_samples, &ao, &result, &err);
+    if (st == RD_OK)
+        st = an_findings_add(&result, &ao, &err);
+    if (st == RD_OK)
+        st = describe_run(&result, a, n_samples, &err);
+    if (st == RD_OK)
+        st = write_reports(a, &result, &err);
+    if (st != RD_OK) {
+        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        goto out;
+    }
+    const char *no_color = getenv("NO_COLOR");
+    bool color_out = isatty(fileno(ctx->out)) && !(no_color && *no_color);
+    if (!a->quiet)
+        print_table(ctx, &result, a, color_out);
+    print_findings(ctx, &result, color_out);
+    fprintf(ctx->out, "\nsnapshot: %s (error_analysis.txt, report.json, report.html)\n", a->output_dir);
+    rc = apply_gate(ctx, a, rd_sim_model(sim), &result);
+out:
+    rd_result_fini(&result);
+    for (size_t k = 0; samples && k < n_samples * n_in; k++)
+        rd_tensor_fini(&samples[k]);
+    free(samples);
+    rd_sim_destroy(sim);
+    rd_model_destroy(m);
+    an_quant_opts_fini(&a->q);
+    free(a);
+    return rc;
+}

@@ -1,0 +1,205 @@
+/*
+ * findings.c: what the accuracy table means, in sentences that name the layer and the evidence.
+ *
+ * Kinds, most important first: FP16 overflow (values above 65504 become inf); lossy layers (single
+ * cosine below the warning/error thresholds: the error the layer adds by itself), ranked by the error
+ * they add; the layer where the entire error jumps; and an entire drop that no single layer explains,
+ * which points at configuration (RKNN's checklist).
+ */
+#include "accuracy.h"
+#include "metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LOSSY_FINDINGS 10
+
+static const rd_metric_group *group(const rd_layer_result *l, rd_group_id g)
+{
+    return l->groups[g].present ? &l->groups[g] : NULL;
+}
+
+static double single_cos(const rd_layer_result *l)
+{
+    const rd_metric_group *g = group(l, RD_GROUP_SIM_SINGLE);
+    return g ? g->cos_min : NAN;
+}
+
+static rd_status add(rd_result *r, rd_finding_kind kind, rd_severity sev, const char *layer, double score,
+                     const char *title, const char *evidence, const char *advice, rd_error *err)
+{
+    rd_finding f = {.kind = kind, .severity = sev, .layer = (char *)layer, .title = (char *)title,
+                    .evidence = (char *)evidence, .advice = (char *)advice, .score = score};
+    return rd_result_add_finding(r, &f, err);
+}
+
+static rd_status fp16_overflow(rd_result *r, rd_error *err)
+{
+    for (size_t i = 0; i < r->n_layers; i++) {
+        const rd_layer_result *l = &r->layers[i];
+        const rd_metric_group *g = group(l, RD_GROUP_SIM_ENTIRE);
+        if (!g || g->mean.fp16_overflow <= 0)
+            continue;
+        char title[600], evidence[600];
+        snprintf(title, sizeof title, "FP16 overflow in '%s' (layer %zu)", l->name, i);
+        snprintf(evidence, sizeof evidence,
+                 "%lld of %lld values exceed 65504 and become inf in float16; largest |x| %.6g before rounding",
+                 (long long)g->mean.fp16_overflow, (long long)g->mean.count, g->mean.fp16_max_abs);
+        rd_status st = add(r, RD_FIND_FP16_OVERFLOW, RD_SEV_ERROR, l->name, (double)(r->n_layers - i), title, evidence,
+                           "keep this layer in float32 on the CPU, rescale it (fold a constant gain into the next layer), "
+                           "or quantize it to int8, whose range is calibrated",
+                           err);
+        if (st != RD_OK)
+            return st;
+    }
+    return RD_OK;
+}
+
+typedef struct ranked {
+    size_t layer;
+    double cos;
+} ranked;
+
+static int by_cos(const void *pa, const void *pb)
+{
+    const ranked *a = pa, *b = pb;
+    if (a->cos != b->cos)
+        return a->cos < b->cos ? -1 : 1;
+    return a->layer < b->layer ? -1 : (a->layer > b->layer);
+}
+
+static rd_status lossy_layers(rd_result *r, const an_accuracy_opts *o, size_t *n_lossy, rd_error *err)
+{
+    ranked *list = calloc(r->n_layers + 1, sizeof *list);
+    if (!list)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_layers; i++) {
+        double c = single_cos(&r->layers[i]);
+        if (!isnan(c) && c < o->warn_cos && strcmp(r->layers[i].op_type, "Input") != 0)
+            list[n++] = (ranked){i, c};
+    }
+    *n_lossy = n;
+    qsort(list, n, sizeof *list, by_cos);
+    rd_status st = RD_OK;
+    for (size_t k = 0; k < n && k < MAX_LOSSY_FINDINGS && st == RD_OK; k++) {
+        const rd_layer_result *l = &r->layers[list[k].layer];
+        const rd_metric_group *s = group(l, RD_GROUP_SIM_SINGLE);
+        char title[600], evidence[900];
+        snprintf(title, sizeof title, "Lossy layer '%s' (layer %zu of %zu, %s)", l->name, list[k].layer, r->n_layers,
+                 l->precision ? l->precision : "?");
+        int w = snprintf(evidence, sizeof evidence, "single cosine %.5f (the error this layer adds by itself), SQNR %.1f dB",
+                         list[k].cos, s->mean.sqnr_db);
+        if (w > 0 && (size_t)w < sizeof evidence && !isnan(s->mean.err_steps))
+            w += snprintf(evidence + w, sizeof evidence - (size_t)w, ", %.2f quantization steps RMS (0.29 is ideal)",
+                          s->mean.err_steps);
+        if (w > 0 && (size_t)w < sizeof evidence && s->mean.saturated_share > 0.001)
+            snprintf(evidence + w, sizeof evidence - (size_t)w, ", %.1f%% of values saturated",
+                     100.0 * s->mean.saturated_share);
+        st = add(r, RD_FIND_LOSSY_LAYER, list[k].cos < o->error_cos ? RD_SEV_ERROR : RD_SEV_WARNING, l->name,
+                 1.0 - list[k].cos, title, evidence,
+                 "candidate for float16 in a hybrid quantization config (custom_quantize_layers); earlier layers "
+                 "matter more, as their error reaches every later layer",
+                 err);
+    }
+    free(list);
+    return st;
+}
+
+/* The layer whose entire cosine drops most below the previous materialised layer's. */
+static rd_status entire_jump(rd_result *r, const an_accuracy_opts *o, rd_error *err)
+{
+    double prev = NAN, best_drop = 0;
+    size_t best = 0;
+    for (size_t i = 0; i < r->n_layers; i++) {
+        const rd_metric_group *g = group(&r->layers[i], RD_GROUP_SIM_ENTIRE);
+        if (!g || isnan(g->cos_min))
+            continue;
+        if (!isnan(prev) && prev - g->cos_min > best_drop) {
+            best_drop = prev - g->cos_min;
+            best = i;
+        }
+        prev = g->cos_min;
+    }
+    if (best_drop < 1.0 - o->warn_cos)
+        return RD_OK;
+    const rd_layer_result *l = &r->layers[best];
+    char title[600], evidence[600];
+    snprintf(title, sizeof title, "Entire error jumps at '%s' (layer %zu)", l->name, best);
+    snprintf(evidence, sizeof evidence, "entire cosine falls by %.5f at this layer, to %.5f; single cosine %.5f",
+             best_drop, group(l, RD_GROUP_SIM_ENTIRE)->cos_min, single_cos(l));
+    return add(r, RD_FIND_ENTIRE_JUMP, RD_SEV_WARNING, l->name, best_drop, title, evidence,
+               "look at this layer and the ones just before it", err);
+}
+
+/* An output far from the golden while no layer loses much by itself: configuration, not layers. */
+static rd_status configuration(rd_result *r, const an_accuracy_opts *o, size_t n_lossy, rd_error *err)
+{
+    if (n_lossy > 0 || r->n_layers == 0)
+        return RD_OK;
+    double worst = 1.0;
+    const char *where = NULL;
+    for (size_t i = 0; i < r->n_layers; i++) {
+        const rd_metric_group *g = group(&r->layers[i], RD_GROUP_SIM_ENTIRE);
+        if (g && !isnan(g->cos_min) && g->cos_min < worst) {
+            worst = g->cos_min;
+            where = r->layers[i].name;
+        }
+    }
+    if (worst >= o->warn_cos)
+        return RD_OK;
+    /* small single losses that add up also look like this: count them so the reader can tell */
+    size_t n_small = 0;
+    double lowest = 1.0;
+    const char *lowest_name = NULL;
+    for (size_t i = 0; i < r->n_layers; i++) {
+        double c = single_cos(&r->layers[i]);
+        if (!isnan(c) && c < 0.999)
+            n_small++;
+        if (!isnan(c) && c < lowest) {
+            lowest = c;
+            lowest_name = r->layers[i].name;
+        }
+    }
+    char evidence[900];
+    snprintf(evidence, sizeof evidence,
+             "entire cosine reaches %.5f at '%s' while every layer's single cosine stays above %.2f; %zu layers lose "
+             "a little each (single cosine below 0.999), the most '%s' (%.5f): small losses that compound also look "
+             "like this",
+             worst, where, o->warn_cos, n_small, lowest_name ? lowest_name : "-", lowest);
+    return add(r, RD_FIND_CONFIG, RD_SEV_WARNING, NULL, 1.0 - worst,
+               "Accuracy lost with no lossy layer: likely configuration", evidence,
+               "check, as RKNN's guide lists: mean_values/std_values match the model's training, RGB/BGR order "
+               "(quant_img_RGB2BGR), a calibration set like the real inputs (20 to 100 images), quantized_method "
+               "channel, and quantized_algorithm kl_divergence or mmse instead of normal",
+               err);
+}
+
+static int finding_order(const void *pa, const void *pb)
+{
+    const rd_finding *a = pa, *b = pb;
+    if (a->severity != b->severity)
+        return a->severity > b->severity ? -1 : 1;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    return 0;
+}
+
+rd_status an_findings_add(rd_result *r, const an_accuracy_opts *o, rd_error *err)
+{
+    size_t n_lossy = 0;
+    rd_status st = fp16_overflow(r, err);
+    if (st == RD_OK)
+        st = lossy_layers(r, o, &n_lossy, err);
+    if (st == RD_OK)
+        st = entire_jump(r, o, err);
+    if (st == RD_OK)
+        st = configuration(r, o, n_lossy, err);
+    if (st == RD_OK && r->n_findings > 1)
+        qsort(r->findings, r->n_findings, sizeof *r->findings, finding_order);
+    return st;
+}

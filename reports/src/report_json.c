@@ -1,0 +1,236 @@
+/*
+ * report_json.c: writes report.json (schema: docs/report-schema.md) from an rd_result with cJSON.
+ *
+ * JSON has no NaN or infinity: such numbers are written as the strings "nan", "inf" and "-inf", and
+ * the reader (report_json_read.c) accepts them wherever a number may be. Everything else is a plain
+ * JSON number whose text reads back to the same double.
+ */
+#include "report_json.h"
+#include "report_out.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A number, or "nan"/"inf"/"-inf" for what JSON cannot hold. Finite values are written with the
+ * shortest digits that read back to the same double (Python's repr, as json.dumps writes them):
+ * cJSON's own printer compares with a tolerance and can drop the last bit. */
+static cJSON *make_double(double v)
+{
+    if (isnan(v))
+        return cJSON_CreateString("nan");
+    if (isinf(v))
+        return cJSON_CreateString(v > 0 ? "inf" : "-inf");
+    char buf[40];
+    return cJSON_CreateRaw(rd_py_float_repr(v, buf, sizeof buf));
+}
+
+/* An integer, written exactly (readers limit it to 2^53). */
+static cJSON *make_int(int64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", (long long)v);
+    return cJSON_CreateRaw(buf);
+}
+
+/* Adds item under key; a NULL item (failed allocation) marks the whole tree as failed. */
+static bool add(cJSON *obj, const char *key, cJSON *item, bool *ok)
+{
+    if (!item || !cJSON_AddItemToObject(obj, key, item)) {
+        cJSON_Delete(item);
+        *ok = false;
+        return false;
+    }
+    return true;
+}
+
+static bool push(cJSON *arr, cJSON *item, bool *ok)
+{
+    if (!item || !cJSON_AddItemToArray(arr, item)) {
+        cJSON_Delete(item);
+        *ok = false;
+        return false;
+    }
+    return true;
+}
+
+static cJSON *string_or_null(const char *s) { return s ? cJSON_CreateString(s) : cJSON_CreateNull(); }
+
+static void add_metrics(cJSON *g, const rd_metrics *m, bool *ok)
+{
+    add(g, "cos", make_double(m->cos), ok);
+    add(g, "euc", make_double(m->euc), ok);
+    add(g, "euc_rel", make_double(m->euc_rel), ok);
+    add(g, "sqnr_db", make_double(m->sqnr_db), ok);
+    add(g, "max_abs", make_double(m->max_abs), ok);
+    add(g, "mean_abs", make_double(m->mean_abs), ok);
+    add(g, "gain", make_double(m->gain), ok);
+    add(g, "offset", make_double(m->offset), ok);
+    add(g, "sqnr_affine_db", make_double(m->sqnr_affine_db), ok);
+    add(g, "err_steps", make_double(m->err_steps), ok);
+    add(g, "saturated_share", make_double(m->saturated_share), ok);
+    add(g, "zero_share", make_double(m->zero_share), ok);
+    add(g, "fp16_overflow", make_int(m->fp16_overflow), ok);
+    add(g, "fp16_max_abs", make_double(m->fp16_max_abs), ok);
+    add(g, "count", make_int(m->count), ok);
+    add(g, "degenerate", cJSON_CreateString(rd_degenerate_name(m->degenerate)), ok);
+}
+
+static cJSON *group_json(const rd_metric_group *g, bool *ok)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) {
+        *ok = false;
+        return NULL;
+    }
+    add(o, "n_samples", make_int(g->n_samples), ok);
+    add_metrics(o, &g->mean, ok);
+    add(o, "cos_min", make_double(g->cos_min), ok);
+    add(o, "cos_p5", make_double(g->cos_p5), ok);
+    add(o, "worst_sample", make_int(g->worst_sample), ok);
+    return o;
+}
+
+static cJSON *u64_array(const uint64_t *v, size_t n, bool *ok)
+{
+    cJSON *a = cJSON_CreateArray();
+    if (!a) {
+        *ok = false;
+        return NULL;
+    }
+    for (size_t i = 0; i < n && *ok; i++)
+        push(a, make_int(v[i] > INT64_MAX ? INT64_MAX : (int64_t)v[i]), ok);
+    return a;
+}
+
+static cJSON *layer_json(const rd_layer_result *l, bool *ok)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) {
+        *ok = false;
+        return NULL;
+    }
+    add(o, "name", string_or_null(l->name), ok);
+    add(o, "op_type", string_or_null(l->op_type), ok);
+    add(o, "fused_into", string_or_null(l->fused_into), ok);
+    add(o, "precision", string_or_null(l->precision), ok);
+    cJSON *shape = cJSON_CreateArray();
+    if (add(o, "shape", shape, ok))
+        for (int d = 0; d < l->rank && d < 8 && *ok; d++)
+            push(shape, make_int(l->dims[d]), ok);
+    cJSON *groups = cJSON_CreateObject();
+    if (add(o, "groups", groups, ok))
+        for (int g = 0; g < RD_GROUP_COUNT && *ok; g++)
+            if (l->groups[g].present)
+                add(groups, rd_group_name((rd_group_id)g), group_json(&l->groups[g], ok), ok);
+    if (l->channels.n > 0 && l->channels.cos) {
+        cJSON *ch = cJSON_CreateArray();
+        if (add(o, "channel_cos", ch, ok))
+            for (size_t i = 0; i < l->channels.n && *ok; i++)
+                push(ch, make_double(l->channels.cos[i]), ok);
+    }
+    if (l->hist.n_bins > 0 && l->hist.golden && l->hist.tested) {
+        cJSON *h = cJSON_CreateObject();
+        if (add(o, "histogram", h, ok)) {
+            add(h, "lo", make_double(l->hist.lo), ok);
+            add(h, "hi", make_double(l->hist.hi), ok);
+            add(h, "golden", u64_array(l->hist.golden, l->hist.n_bins, ok), ok);
+            add(h, "tested", u64_array(l->hist.tested, l->hist.n_bins, ok), ok);
+        }
+    }
+    return o;
+}
+
+static cJSON *finding_json(const rd_finding *f, bool *ok)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) {
+        *ok = false;
+        return NULL;
+    }
+    add(o, "kind", cJSON_CreateString(rd_finding_kind_name(f->kind)), ok);
+    add(o, "severity", cJSON_CreateString(rd_severity_name(f->severity)), ok);
+    add(o, "layer", string_or_null(f->layer), ok);
+    add(o, "title", string_or_null(f->title), ok);
+    add(o, "evidence", string_or_null(f->evidence), ok);
+    add(o, "advice", string_or_null(f->advice), ok);
+    add(o, "score", make_double(f->score), ok);
+    return o;
+}
+
+rd_status rep_json_tree(const rd_result *r, cJSON **out, rd_error *err)
+{
+    *out = NULL;
+    bool ok = true;
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return rd_errorf(err, RD_E_NOMEM, "report.json: out of memory");
+    add(root, "schema_version", make_int(RD_REPORT_SCHEMA_VERSION), &ok);
+    add(root, "tool", string_or_null(r->tool), &ok);
+    add(root, "model", string_or_null(r->model), &ok);
+    cJSON *cfg = cJSON_CreateArray();
+    if (add(root, "config", cfg, &ok))
+        for (size_t i = 0; i < r->n_config && ok; i++) {
+            cJSON *kv = cJSON_CreateObject();
+            if (push(cfg, kv, &ok)) {
+                add(kv, "key", string_or_null(r->config[i].key), &ok);
+                add(kv, "value", string_or_null(r->config[i].value), &ok);
+            }
+        }
+    add(root, "n_samples", make_int(r->n_samples), &ok);
+    add(root, "has_runtime", cJSON_CreateBool(r->has_runtime), &ok);
+    cJSON *layers = cJSON_CreateArray();
+    if (add(root, "layers", layers, &ok))
+        for (size_t i = 0; i < r->n_layers && ok; i++)
+            push(layers, layer_json(&r->layers[i], &ok), &ok);
+    cJSON *findings = cJSON_CreateArray();
+    if (add(root, "findings", findings, &ok))
+        for (size_t i = 0; i < r->n_findings && ok; i++)
+            push(findings, finding_json(&r->findings[i], &ok), &ok);
+    if (!ok) {
+        cJSON_Delete(root);
+        return rd_errorf(err, RD_E_NOMEM, "report.json: out of memory");
+    }
+    *out = root;
+    return RD_OK;
+}
+
+rd_status rd_report_json_write(const rd_result *r, char **out_text, size_t *out_len, rd_error *err)
+{
+    *out_text = NULL;
+    *out_len = 0;
+    cJSON *root;
+    rd_status st = rep_json_tree(r, &root, err);
+    if (st != RD_OK)
+        return st;
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return rd_errorf(err, RD_E_NOMEM, "report.json: out of memory");
+    size_t n = strlen(text);
+    /* cJSON allocates with malloc unless hooks were set (we never set any); add the final newline */
+    char *withnl = realloc(text, n + 2);
+    if (!withnl) {
+        free(text);
+        return rd_errorf(err, RD_E_NOMEM, "report.json: out of memory");
+    }
+    withnl[n] = '\n';
+    withnl[n + 1] = '\0';
+    *out_text = withnl;
+    *out_len = n + 1;
+    return RD_OK;
+}
+
+rd_status rd_report_json_save(const rd_result *r, const char *path, rd_error *err)
+{
+    char *text;
+    size_t len;
+    rd_status st = rd_report_json_write(r, &text, &len, err);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s", path);
+    st = rep_out_save_atomic(path, text, len, err);
+    free(text);
+    return st;
+}

@@ -1,0 +1,170 @@
+/*
+ * report_out.c: growable text buffer, HTML escaping and atomic file save for the report writers.
+ */
+#include "report_out.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void rep_buf_fini(rep_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+/* Makes room for n more bytes plus the NUL; sets failed when that exceeds the ceiling or memory. */
+static bool reserve(rep_buf *b, size_t n)
+{
+    if (b->failed)
+        return false;
+    if (n > REP_OUT_MAX_BYTES - b->len - 1 || b->len >= REP_OUT_MAX_BYTES) {
+        b->failed = true;
+        return false;
+    }
+    if (b->len + n + 1 <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + n + 1)
+        cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p) {
+        b->failed = true;
+        return false;
+    }
+    b->data = p;
+    b->cap = cap;
+    return true;
+}
+
+void rep_buf_put(rep_buf *b, const void *s, size_t n)
+{
+    if (!reserve(b, n))
+        return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void rep_buf_puts(rep_buf *b, const char *s)
+{
+    if (s)
+        rep_buf_put(b, s, strlen(s));
+}
+
+void rep_buf_printf(rep_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char small[256];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = true;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        rep_buf_put(b, small, (size_t)n);
+        return;
+    }
+    if (!reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void rep_buf_html(rep_buf *b, const char *s)
+{
+    if (!s)
+        return;
+    const char *run = s;
+    for (const char *p = s; *p; p++) {
+        const char *ent = NULL;
+        switch (*p) {
+        case '&': ent = "&amp;"; break;
+        case '<': ent = "&lt;"; break;
+        case '>': ent = "&gt;"; break;
+        case '"': ent = "&quot;"; break;
+        case '\'': ent = "&#39;"; break;
+        default: continue;
+        }
+        rep_buf_put(b, run, (size_t)(p - run));
+        rep_buf_puts(b, ent);
+        run = p + 1;
+    }
+    rep_buf_puts(b, run);
+}
+
+rd_status rep_out_save_atomic(const char *path, const void *buf, size_t len, rd_error *err)
+{
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", path);
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        rd_errorf(err, RD_E_IO, "%s: cannot create: %s", tmp, strerror(errno));
+        free(tmp);
+        return RD_E_IO;
+    }
+    bool ok = fwrite(buf, 1, len, f) == len;
+    ok = (fflush(f) == 0) && ok;
+    int saved = errno;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) {
+        rd_errorf(err, RD_E_IO, "%s: write failed: %s", tmp, strerror(saved ? saved : errno));
+        unlink(tmp);
+        free(tmp);
+        return RD_E_IO;
+    }
+    if (rename(tmp, path) != 0) {
+        rd_errorf(err, RD_E_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return RD_E_IO;
+    }
+    free(tmp);
+    return RD_OK;
+}
+
+rd_status rep_out_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len, rd_error *err)
+{
+    *out = NULL;
+    *out_len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s", path,
+                         strerror(errno));
+    rep_buf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (b.len + n > max_bytes) {
+            fclose(f);
+            rep_buf_fini(&b);
+            return rd_errorf(err, RD_E_LIMIT, "%s: larger than %zu bytes", path, max_bytes);
+        }
+        rep_buf_put(&b, chunk, n);
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad || b.failed) {
+        rep_buf_fini(&b);
+        return rd_errorf(err, bad ? RD_E_IO : RD_E_NOMEM, "%s: %s", path, bad ? "read error" : "out of memory");
+    }
+    if (!b.data)
+        rep_buf_put(&b, "", 0);
+    if (b.failed) {
+        rep_buf_fini(&b);
+        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", path);
+    }
+    *out = b.data;
+    *out_len = b.len;
+    return RD_OK;
+}

@@ -1,0 +1,225 @@
+/*
+ * rknn_txt_write.c: error_analysis.txt as RKNN-Toolkit2 2.x writes it (and the legacy 1.5 layout), byte for
+ * byte: header comments, W = longest label + 5, cells f"{cos:.5f} | {str(float(euc))[:6]:<10}", trailing
+ * spaces kept, blank rows for fused tensors. Geometry in docs/formats.md and rknn-formats.md section 3.
+ */
+#include "rknn_diag/reports.h"
+#include "rknn_txt_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const rep_comments_sim[3] = {
+    "# simulator_error: calculate the output error of each layer of the simulator (compared to the 'golden' value).",
+    "#              entire: output error of each layer between 'golden' and 'simulator', these errors will accumulate "
+    "layer by layer.",
+    "#              single: single-layer output error between 'golden' and 'simulator', can better reflect the "
+    "single-layer accuracy of the simulator.",
+};
+const char *const rep_comments_runtime[3] = {
+    "# runtime_error: calculate the output error of each layer of the runtime.",
+    "#              entire: output error of each layer between 'golden' and 'runtime', these errors will accumulate "
+    "layer by layer.",
+    "#              single_sim: single-layer output error between 'simulator' and 'runtime', can better reflect the "
+    "single-layer accuracy of runtime.",
+};
+const char *const rep_comments_legacy[4] = {
+    "# simulator_error: calculate the simulator errors.",
+    "#              entire: errors between 'golden' and 'simulator'.",
+    "#              single: single layer errors. (compare to 'entire', the input of each layer is come from "
+    "'golden')!",
+    "# ('nan' means that tensor are 'all zeros', or 'all equal', or 'large values', etc)",
+};
+const char *const rep_header_2x[3][2] = {
+    {"         simulator_error                    ", "         runtime_error                      "},
+    {"     entire              single             ", "     entire           single_sim            "},
+    {"  cos      euc        cos      euc          ", "  cos      euc        cos      euc          "},
+};
+const char *const rep_header_legacy[2] = {"  simulator_error        ", " entire    single        "};
+
+size_t rep_utf8_len(const char *s, size_t bytes)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < bytes; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80)
+            n++;
+    return n;
+}
+
+void rd_rknn_label(const rd_layer_result *l, char *buf, size_t len)
+{
+    snprintf(buf, len, "[%s] %s", l->op_type && l->op_type[0] ? l->op_type : "Unknown", l->name ? l->name : "");
+}
+
+/* Python's f"{x:.{prec}f}": like printf except that NaN is "nan" whatever its sign bit. */
+static void py_fixed(double x, int prec, char *buf, size_t len)
+{
+    if (isnan(x))
+        snprintf(buf, len, "nan");
+    else if (isinf(x))
+        snprintf(buf, len, x < 0 ? "-inf" : "inf");
+    else
+        snprintf(buf, len, "%.*f", prec, x);
+}
+
+static void pad(FILE *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fputc(' ', f);
+}
+
+/* The label left-justified to W code points (Python's ljust never truncates). */
+static void put_label(FILE *f, const char *label, int width)
+{
+    fputs(label, f);
+    size_t n = rep_utf8_len(label, strlen(label));
+    if (n < (size_t)width)
+        pad(f, (size_t)width - n);
+}
+
+static void put_cell_2x(FILE *f, const rd_metric_group *g)
+{
+    char cos[64], euc[64];
+    py_fixed(g->mean.cos, 5, cos, sizeof cos);
+    rd_py_float_repr(g->mean.euc, euc, sizeof euc);
+    euc[REP_EUC_CHARS] = '\0'; /* [:6]: repr is ASCII */
+    fprintf(f, "%s | %-*s", cos, REP_EUC_WIDTH, euc);
+}
+
+static void put_row_2x(FILE *f, const rd_layer_result *l, int width, int n_colgroups)
+{
+    char label[4096];
+    rd_rknn_label(l, label, sizeof label);
+    put_label(f, label, width);
+    int last = -1; /* last cell present */
+    for (int c = 0; c < 2 * n_colgroups; c++)
+        if (l->groups[c].present)
+            last = c;
+    int end = last < 0 ? 0 : (last / 2 + 1) * 2; /* cells up to the end of the last column group used */
+    for (int c = 0; c < end; c++) {
+        if (l->groups[c].present)
+            put_cell_2x(f, &l->groups[c]);
+        else
+            pad(f, REP_CELL_WIDTH);
+        if (c % 2 == 1)
+            pad(f, 4);
+    }
+    fputc('\n', f);
+}
+
+static void put_row_legacy(FILE *f, const rd_layer_result *l, int width)
+{
+    char label[4096], cos[64];
+    rd_rknn_label(l, label, sizeof label);
+    put_label(f, label, width);
+    const rd_metric_group *g = l->groups;
+    if (g[RD_GROUP_SIM_ENTIRE].present || g[RD_GROUP_SIM_SINGLE].present) {
+        for (int c = 0; c < 2; c++) {
+            if (g[c].present) {
+                py_fixed(g[c].mean.cos, 6, cos, sizeof cos);
+                fprintf(f, "%s  ", cos);
+            } else {
+                pad(f, 10);
+            }
+        }
+        pad(f, REP_LEGACY_GROUP_WIDTH - 20);
+    }
+    fputc('\n', f);
+}
+
+static void put_rule(FILE *f, int n)
+{
+    for (int i = 0; i < n; i++)
+        fputc('-', f);
+    fputc('\n', f);
+}
+
+rd_status rd_rknn_txt_write(const rd_result *r, const rd_rknn_txt_opts *opts, FILE *f, rd_error *err)
+{
+    rd_rknn_txt_opts o = {0};
+    if (opts)
+        o = *opts;
+    int width = 0;
+    for (size_t i = 0; i < r->n_layers; i++) {
+        char label[4096];
+        rd_rknn_label(&r->layers[i], label, sizeof label);
+        size_t n = rep_utf8_len(label, strlen(label));
+        if (n > (size_t)width)
+            width = n > 4000 ? 4000 : (int)n;
+    }
+    width += 5;
+    if (o.label_width > width)
+        width = o.label_width;
+
+    if (o.layout == RD_RKNN_LAYOUT_LEGACY_15) {
+        if (!o.no_comments) {
+            for (int i = 0; i < 4; i++)
+                fprintf(f, "%s\n", rep_comments_legacy[i]);
+            fputc('\n', f);
+        }
+        put_label(f, "layer_name", width);
+        fprintf(f, "%s\n", rep_header_legacy[0]);
+        pad(f, (size_t)width);
+        fprintf(f, "%s\n", rep_header_legacy[1]);
+        put_rule(f, width + REP_LEGACY_GROUP_WIDTH);
+        for (size_t i = 0; i < r->n_layers; i++)
+            put_row_legacy(f, &r->layers[i], width);
+    } else {
+        int ng = r->has_runtime ? 2 : 1;
+        if (!o.no_comments) {
+            for (int i = 0; i < 3; i++)
+                fprintf(f, "%s\n", rep_comments_sim[i]);
+            for (int i = 0; r->has_runtime && i < 3; i++)
+                fprintf(f, "%s\n", rep_comments_runtime[i]);
+            fputc('\n', f);
+        }
+        for (int line = 0; line < 3; line++) {
+            if (line == 0)
+                put_label(f, "layer_name", width);
+            else
+                pad(f, (size_t)width);
+            for (int g = 0; g < ng; g++)
+                fputs(rep_header_2x[line][g], f);
+            fputc('\n', f);
+        }
+        put_rule(f, width + 40 * ng);
+        for (size_t i = 0; i < r->n_layers; i++)
+            put_row_2x(f, &r->layers[i], width, ng);
+    }
+    if (ferror(f))
+        return rd_errorf(err, RD_E_IO, "error_analysis.txt: write failed: %s", strerror(errno));
+    return RD_OK;
+}
+
+rd_status rd_rknn_txt_save(const rd_result *r, const rd_rknn_txt_opts *opts, const char *path, rd_error *err)
+{
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 5);
+    if (!tmp)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    memcpy(tmp, path, n);
+    memcpy(tmp + n, ".tmp", 5);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        rd_status st = rd_errorf(err, RD_E_IO, "%s: cannot create: %s", tmp, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    rd_status st = rd_rknn_txt_write(r, opts, f, err);
+    if (fflush(f) != 0 && st == RD_OK)
+        st = rd_errorf(err, RD_E_IO, "%s: write failed: %s", tmp, strerror(errno));
+    if (fclose(f) != 0 && st == RD_OK)
+        st = rd_errorf(err, RD_E_IO, "%s: write failed: %s", tmp, strerror(errno));
+    if (st == RD_OK && rename(tmp, path) != 0)
+        st = rd_errorf(err, RD_E_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+    if (st != RD_OK) {
+        unlink(tmp);
+        if (err && strncmp(err->msg, "error_analysis.txt:", 19) == 0)
+            rd_error_prefix(err, "%s", path);
+    }
+    free(tmp);
+    return st;
+}

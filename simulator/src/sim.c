@@ -1,0 +1,275 @@
+/*
+ * sim.c: the FP16 / INT8 / hybrid simulator (docs/numerics.md).
+ *
+ * A simulation owns a copy of the model to which the compiler passes were applied. It runs through
+ * the ordinary executor with two hooks: `materialize` rounds every materialised float tensor to its
+ * precision (float16, or int8 codes kept as their dequantized float values) and counts overflow and
+ * saturation; `eval` computes INT8 Conv/ConvTranspose/Gemm/MatMul with integer accumulation and feeds
+ * float16 layers their weights rounded to half. Everything else is the float32 reference operator
+ * working on values that are already exactly representable at the layer's precision.
+ */
+#include "sim_internal.h"
+
+#include <stdio.h>
+
+const char *rd_prec_name(rd_prec p)
+{
+    switch (p) {
+    case RD_PREC_FP32: return "float32";
+    case RD_PREC_FP16: return "float16";
+    case RD_PREC_INT8: return "int8";
+    case RD_PREC_INT16: return "int16";
+    }
+    return "unknown";
+}
+
+/* A private copy of a loaded model: written back to ONNX bytes and loaded again. */
+static rd_status clone_model(const rd_model *m, rd_model **out, rd_error *err)
+{
+    void *buf = NULL;
+    size_t len = 0;
+    rd_status st = rd_onnx_model_write(m, &buf, &len, err);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s: copying the model for simulation", m->path);
+    st = rd_model_load_mem(buf, len, m->path, m->base_dir, NULL, out, err);
+    free(buf);
+    return st;
+}
+
+void rd_sim_destroy(rd_sim *s)
+{
+    if (!s)
+        return;
+    if (s->nodes)
+        for (int i = 0; i < s->m->n_nodes; i++)
+            sim_node_data_fini(&s->nodes[i]);
+    free(s->nodes);
+    free(s->vals);
+    free(s->stats);
+    rd_model_destroy(s->m);
+    free(s);
+}
+
+rd_status rd_sim_create(const rd_model *m, const rd_sim_options *opt, rd_sim **out, rd_error *err)
+{
+    *out = NULL;
+    rd_sim_options o = opt ? *opt : (rd_sim_options){.precision = RD_PREC_INT8, .optimization_level = 3};
+    if (o.optimization_level < 0 || o.optimization_level > 3)
+        return rd_errorf(err, RD_E_INVAL, "optimization level %d is outside 0..3", o.optimization_level);
+    if (o.precision == RD_PREC_INT16)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "int16 simulation (w16a16i) is not implemented yet; use w8a8 or float16");
+    rd_sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    s->opt = o;
+    rd_status st = clone_model(m, &s->m, err);
+    if (st == RD_OK)
+        st = sim_passes_apply(s->m, o.optimization_level, err);
+    if (st != RD_OK) {
+        rd_sim_destroy(s);
+        return st;
+    }
+    s->vals = calloc((size_t)s->m->n_values + 1, sizeof *s->vals);
+    s->stats = calloc((size_t)s->m->n_values + 1, sizeof *s->stats);
+    s->nodes = calloc((size_t)s->m->n_nodes + 1, sizeof *s->nodes);
+    if (!s->vals || !s->stats || !s->nodes) {
+        rd_sim_destroy(s);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    for (int v = 0; v < s->m->n_values; v++)
+        s->vals[v].prec = o.precision;
+    *out = s;
+    return RD_OK;
+}
+
+const rd_model *rd_sim_model(const rd_sim *s)
+{
+    return s->m;
+}
+
+/* Value index of a tensor name, or an error listing a few names that look alike. */
+static rd_status find_value(const rd_sim *s, const char *name, int *out, rd_error *err)
+{
+    int v = sim_model_find(s->m, name);
+    if (v >= 0) {
+        *out = v;
+        return RD_OK;
+    }
+    char hints[512] = "";
+    size_t used = 0;
+    int shown = 0;
+    size_t name_len = strlen(name);
+    /* names sharing the longest prefix are the likeliest typos or RKNN-style suffix variants */
+    for (size_t want = name_len; want > 0 && shown < 5; want--) {
+        for (int i = 0; i < s->m->n_values && shown < 5; i++) {
+            const char *cand = s->m->values[i].name;
+            if (strncmp(cand, name, want) != 0 || (want < name_len && strncmp(cand, name, want + 1) == 0))
+                continue;
+            int w = snprintf(hints + used, sizeof hints - used, "%s'%s'", shown ? ", " : "", cand);
+            if (w > 0 && (size_t)w < sizeof hints - used)
+                used += (size_t)w;
+            shown++;
+        }
+        if (want + 3 < name_len)
+            break; /* beyond a few characters the prefix says nothing */
+    }
+    return rd_errorf(err, RD_E_NOTFOUND, "%s: no tensor named '%s'%s%s", s->m->path, name,
+                     shown ? "; closest: " : "", hints);
+}
+
+rd_status rd_sim_tensor_get(const rd_sim *s, const char *name, rd_sim_tensor *out, rd_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int v = -1;
+    rd_status st = find_value(s, name, &v, err);
+    if (st != RD_OK)
+        return st;
+    const sim_value *val = &s->m->values[v];
+    const sim_val_data *d = &s->vals[v];
+    bool exists = val->producer >= 0 || val->is_graph_input || val->konst;
+    out->value = exists ? v : -1;
+    out->fused_into = val->fused_into;
+    out->materialized = exists && !val->virtual_out && !val->konst && rd_dtype_get(val->dtype)->is_float;
+    out->precision = d->prec;
+    out->quantized = d->quantized;
+    out->scale = d->scale;
+    out->zero_point = d->zero_point;
+    out->min = d->min;
+    out->max = d->max;
+    return RD_OK;
+}
+
+rd_status rd_sim_set_qparams(rd_sim *s, const char *name, float scale, int32_t zero_point, rd_error *err)
+{
+    int v = -1;
+    rd_status st = find_value(s, name, &v, err);
+    if (st != RD_OK)
+        return st;
+    if (!(scale > 0) || !isfinite(scale) || zero_point < -128 || zero_point > 127)
+        return rd_errorf(err, RD_E_INVAL, "tensor '%s': scale %g and zero point %d are not valid int8 parameters", name,
+                         (double)scale, (int)zero_point);
+    sim_val_data *d = &s->vals[v];
+    d->quantized = true;
+    d->scale = scale;
+    d->zero_point = zero_point;
+    d->min = scale * (float)(-128 - zero_point);
+    d->max = scale * (float)(127 - zero_point);
+    return RD_OK;
+}
+
+rd_status rd_sim_set_range(rd_sim *s, const char *name, float min, float max, rd_error *err)
+{
+    if (!(min <= max) || !isfinite(min) || !isfinite(max))
+        return rd_errorf(err, RD_E_INVAL, "tensor '%s': range [%g, %g] is not a finite interval", name, (double)min,
+                         (double)max);
+    float scale;
+    int32_t zp;
+    sim_qparams_from_range(min, max, &scale, &zp);
+    rd_status st = rd_sim_set_qparams(s, name, scale, zp, err);
+    if (st == RD_OK) {
+        int v = sim_model_find(s->m, name);
+        s->vals[v].min = min;
+        s->vals[v].max = max;
+    }
+    return st;
+}
+
+rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error *err)
+{
+    int v = -1;
+    rd_status st = find_value(s, name, &v, err);
+    if (st != RD_OK)
+        return st;
+    if (p == RD_PREC_INT16)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "tensor '%s': int16 layers are not simulated yet (use float16 or int8)", name);
+    const sim_value *val = &s->m->values[v];
+    if (val->fused_into >= 0)
+        return rd_errorf(err, RD_E_INVAL, "tensor '%s' was fused into '%s' by the compiler passes: set the precision of '%s'",
+                         name, s->m->values[val->fused_into].name, s->m->values[val->fused_into].name);
+    s->vals[v].prec = p;
+    return RD_OK;
+}
+
+void rd_sim_layer_stats_get(const rd_sim *s, int value, rd_sim_layer_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->fp16_first_index = -1;
+    if (value >= 0 && value < s->m->n_values)
+        *out = s->stats[value];
+}
+
+/* The precision a node computes at: that of the tensor its fused group materialises. */
+rd_prec sim_node_precision(const rd_sim *s, int node)
+{
+    const sim_node *n = &s->m->nodes[node];
+    for (int k = 0; k < n->n_out; k++) {
+        int v = n->out[k];
+        if (v < 0)
+            continue;
+        while (s->m->values[v].virtual_out && s->m->values[v].fused_into >= 0)
+            v = s->m->values[v].fused_into;
+        return s->vals[v].prec;
+    }
+    return s->opt.precision;
+}
+
+/* ---- run hooks ------------------------------------------------------------------------------------ */
+
+rd_status sim_materialize(rd_sim *s, int value, rd_tensor *t, rd_sim_layer_stats *st, rd_error *err)
+{
+    const sim_value *val = &s->m->values[value];
+    if (val->virtual_out || t->dtype != RD_DT_F32)
+        return RD_OK; /* fused away, or not a float activation (shapes, indices, masks) */
+    int64_t n = rd_tensor_numel(t);
+    memset(st, 0, sizeof *st);
+    st->fp16_first_index = -1;
+    st->count = n;
+    const sim_val_data *d = &s->vals[value];
+    switch (d->prec) {
+    case RD_PREC_FP32:
+        return RD_OK;
+    case RD_PREC_FP16:
+        sim_round_f16(t->data, n, &st->fp16_overflow, &st->fp16_first_index, &st->fp16_max_abs);
+        return RD_OK;
+    case RD_PREC_INT8:
+        if (!d->quantized)
+            return rd_errorf(err, RD_E_INVAL,
+                             "tensor '%s' has no int8 parameters: calibrate with a dataset or import a .quantization.cfg",
+                             val->name);
+        sim_fake_quant_i8(t->data, n, d->scale, d->zero_point, &st->saturated, &st->rounded_to_zero);
+        return RD_OK;
+    case RD_PREC_INT16:
+        break;
+    }
+    return rd_errorf(err, RD_E_UNSUPPORTED, "tensor '%s': int16 is not simulated", val->name);
+}
+
+rd_status sim_entire_materialize(void *user, int value, rd_tensor *t, rd_error *err)
+{
+    rd_sim *s = user;
+    return sim_materialize(s, value, t, &s->stats[value], err);
+}
+
+rd_status sim_hook_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err)
+{
+    rd_sim *s = user;
+    switch (sim_node_precision(s, node)) {
+    case RD_PREC_INT8:
+        return sim_eval_int8(s, node, ctx, err);
+    case RD_PREC_FP16:
+        return sim_eval_fp16(s, node, ctx, err);
+    default:
+        return SIM_DEFER;
+    }
+}
+
+rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
+                     rd_tensor *outputs, size_t n_outputs, rd_error *err)
+{
+    for (int v = 0; v < s->m->n_values; v++) {
+        memset(&s->stats[v], 0, sizeof s->stats[v]);
+        s->stats[v].fp16_first_index = -1;
+    }
+    sim_exec_hooks hooks = {.user = s, .eval = sim_hook_eval, .materialize = sim_entire_materialize};
+    return sim_execute(s->m, &hooks, inputs, n_inputs, opt, outputs, n_outputs, err);
+}

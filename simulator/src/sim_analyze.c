@@ -1,0 +1,139 @@
+/*
+ * sim_analyze.c: golden, simulator-entire and simulator-single in one pass over the optimised graph.
+ *
+ * Three computations advance node by node in lockstep: the float32 golden, the simulation end to end
+ * ("entire") and, for each layer, the simulation of that layer alone on the golden values of its inputs
+ * held at their precision ("single": the error the layer adds by itself, as RKNN defines it). A fused
+ * group (Conv then Relu) is one layer: its inner value comes from the single computation of the group,
+ * its outer inputs from the golden. Each tensor is handed to the callback the moment all three exist and
+ * is freed after its last consumer, so memory stays at about three times the live set of one run.
+ */
+#include "sim_internal.h"
+
+typedef struct single_state {
+    rd_tensor *vals;     /* per value: a fused group's inner value, kept for the group's next node */
+    sim_scratch scratch;
+} single_state;
+
+static rd_status single_materialize(void *user, int value, rd_tensor *t, rd_error *err)
+{
+    rd_sim *s = user;
+    rd_sim_layer_stats unused;
+    return sim_materialize(s, value, t, &unused, err);
+}
+
+/* Computes node idx alone: golden inputs held at their precision, a fused group's inner values. */
+static rd_status compute_single(rd_sim *s, int idx, const sim_run_state *golden, single_state *ss, rd_tensor *outs,
+                                rd_error *err)
+{
+    const sim_node *n = &s->m->nodes[idx];
+    const rd_tensor *in[SIM_MAX_NODE_IO];
+    rd_tensor held[SIM_MAX_NODE_IO];
+    memset(held, 0, sizeof held);
+    rd_status st = RD_OK;
+    for (int k = 0; k < n->n_in && st == RD_OK; k++) {
+        int v = n->in[k];
+        in[k] = NULL;
+        if (v < 0)
+            continue;
+        const sim_value *val = &s->m->values[v];
+        if (val->konst) {
+            in[k] = &golden->vals[v];
+        } else if (val->virtual_out) {
+            in[k] = &ss->vals[v];
+        } else {
+            st = rd_tensor_clone(&held[k], &golden->vals[v], err);
+            if (st == RD_OK)
+                st = single_materialize(s, v, &held[k], err);
+            in[k] = &held[k];
+        }
+    }
+    sim_exec_hooks hooks = {.user = s, .eval = sim_hook_eval, .materialize = single_materialize};
+    if (st == RD_OK)
+        st = sim_node_compute(s->m, idx, &hooks, in, outs, &ss->scratch, 1, err);
+    for (int k = 0; k < n->n_in; k++)
+        rd_tensor_fini(&held[k]);
+    return st;
+}
+
+static bool is_materialized(const rd_model *m, int v)
+{
+    const sim_value *val = &m->values[v];
+    return !val->virtual_out && val->dtype == RD_DT_F32;
+}
+
+rd_status rd_sim_analyze(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd_sim_event_fn fn, void *user,
+                         rd_error *err)
+{
+    rd_model *m = s->m;
+    for (int v = 0; v < m->n_values; v++) {
+        memset(&s->stats[v], 0, sizeof s->stats[v]);
+        s->stats[v].fp16_first_index = -1;
+    }
+    /* the entire run materialises through sim.c's hook, which records the per-layer stats */
+    sim_exec_hooks entire_hooks = {.user = s, .eval = sim_hook_eval, .materialize = sim_entire_materialize};
+    sim_run_state golden, entire;
+    single_state ss = {0};
+    rd_status st = sim_state_init(&golden, m, NULL, err);
+    rd_status st2 = sim_state_init(&entire, m, &entire_hooks, err);
+    if (st == RD_OK)
+        st = st2;
+    ss.vals = calloc((size_t)m->n_values + 1, sizeof *ss.vals);
+    if (st == RD_OK && !ss.vals)
+        st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (st == RD_OK)
+        st = sim_state_bind_inputs(&golden, inputs, n_inputs, err);
+    if (st == RD_OK)
+        st = sim_state_bind_inputs(&entire, inputs, n_inputs, err);
+    for (int k = 0; k < m->n_inputs && st == RD_OK; k++) {
+        int v = m->inputs[k];
+        rd_sim_event ev = {.name = m->values[v].name, .value = v, .node = -1, .op_type = "",
+                           .materialized = is_materialized(m, v), .golden = &golden.vals[v],
+                           .entire = &entire.vals[v], .single = &entire.vals[v]};
+        st = fn(user, &ev, err);
+    }
+    for (int i = 0; i < m->n_nodes && st == RD_OK; i++) {
+        const sim_node *n = &m->nodes[i];
+        if (n->folded)
+            continue;
+        rd_tensor single_out[SIM_MAX_NODE_IO];
+        memset(single_out, 0, sizeof single_out);
+        st = compute_single(s, i, &golden, &ss, single_out, err);
+        if (st == RD_OK)
+            st = sim_state_compute(&golden, i, 1, err);
+        if (st == RD_OK)
+            st = sim_state_compute(&entire, i, 1, err);
+        for (int k = 0; k < n->n_out && st == RD_OK; k++) {
+            int v = n->out[k];
+            if (v < 0)
+                continue;
+            rd_sim_event ev = {.name = m->values[v].name, .value = v, .node = i, .op_type = n->op_type,
+                               .materialized = is_materialized(m, v), .golden = &golden.vals[v],
+                               .entire = &entire.vals[v], .single = &single_out[k]};
+            st = fn(user, &ev, err);
+        }
+        for (int k = 0; k < n->n_out; k++) {
+            int v = n->out[k];
+            if (st == RD_OK && v >= 0 && m->values[v].virtual_out) {
+                ss.vals[v] = single_out[k]; /* the next node of the fused group reads it */
+                memset(&single_out[k], 0, sizeof single_out[k]);
+            }
+            rd_tensor_fini(&single_out[k]);
+        }
+        for (int k = 0; k < n->n_in; k++) {
+            int v = n->in[k];
+            if (v >= 0 && m->values[v].last_use == i)
+                rd_tensor_fini(&ss.vals[v]);
+        }
+        sim_state_release(&golden, i);
+        sim_state_release(&entire, i);
+    }
+    if (ss.vals)
+        for (int v = 0; v < m->n_values; v++)
+            rd_tensor_fini(&ss.vals[v]);
+    free(ss.vals);
+    sim_scratch_fini(&ss.scratch);
+    sim_state_fini(&golden);
+    sim_state_fini(&entire);
+    return st;
+}

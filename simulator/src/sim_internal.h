@@ -1,0 +1,53 @@
+/* sim_internal.h: the simulator's state, shared by sim.c and sim_layers.c. */
+#ifndef RD_SIM_SIM_INTERNAL_H
+#define RD_SIM_SIM_INTERNAL_H
+
+#include "internal.h"
+#include "quant.h"
+
+#include <math.h>
+
+/* What the simulation knows about one value of its optimised graph. */
+typedef struct sim_val_data {
+    rd_prec prec;         /* precision when materialised */
+    bool quantized;       /* int8 parameters set */
+    float scale;
+    int32_t zero_point;
+    float min, max;       /* the range the parameters came from */
+} sim_val_data;
+
+/* Per node data prepared on first use (weights quantized or rounded once, not at every run). */
+typedef struct sim_node_data {
+    bool q8_ready;              /* w_q/w_scale hold this node's quantized weights */
+    int8_t *w_q;
+    float *w_scale;
+    int n_w_scale;
+    bool half_ready;            /* half_consts prepared */
+    bool any_half;              /* some input was replaced */
+    rd_tensor *half_consts;     /* float16-rounded copies of float constant inputs (data NULL: not constant) */
+    int n_half;
+} sim_node_data;
+
+struct rd_sim {
+    rd_model *m;                /* owned copy, after the passes */
+    rd_sim_options opt;
+    sim_val_data *vals;         /* per value */
+    rd_sim_layer_stats *stats;  /* per value, from the last run */
+    sim_node_data *nodes;       /* per node */
+};
+
+void sim_node_data_fini(sim_node_data *d);
+
+/** Holds t at value's precision (in place), counting into st: the materialize step of every run. */
+rd_status sim_materialize(rd_sim *s, int value, rd_tensor *t, rd_sim_layer_stats *st, rd_error *err);
+/** The materialize hook of a simulation run: sim_materialize into the run's per-layer stats. */
+rd_status sim_entire_materialize(void *user, int value, rd_tensor *t, rd_error *err);
+/** The eval hook: the node at its precision, SIM_DEFER for the float32 operator. user is the rd_sim. */
+rd_status sim_hook_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err);
+rd_prec sim_node_precision(const rd_sim *s, int node);
+
+/* sim_layers.c: evals at a precision (SIM_DEFER: run the float32 operator on the inputs as they are). */
+rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
+rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
+
+#endif

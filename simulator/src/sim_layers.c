@@ -1,0 +1,175 @@
+/*
+ * sim_layers.c: how one layer computes at float16 or int8 inside a simulation.
+ *
+ * float16: the operator's float32 kernel on inputs that are already half values; float constants
+ * (weights, biases, scales) are rounded to half once, on first use. int8: Conv, ConvTranspose, Gemm and
+ * MatMul accumulate int8 codes in int32 (quant.h); other operators run their float32 kernel on the
+ * dequantized inputs and are requantized where their output materialises (sim.c).
+ */
+#include "sim_internal.h"
+
+void sim_node_data_fini(sim_node_data *d)
+{
+    free(d->w_q);
+    free(d->w_scale);
+    if (d->half_consts) {
+        for (int k = 0; k < d->n_half; k++)
+            rd_tensor_fini(&d->half_consts[k]);
+        free(d->half_consts);
+    }
+    memset(d, 0, sizeof *d);
+}
+
+/* Runs the node's float32 operator with some inputs replaced. */
+static rd_status eval_with(const sim_node *n, sim_op_ctx *ctx, const rd_tensor *const *in, rd_error *err)
+{
+    sim_op_ctx c = *ctx;
+    c.in = in;
+    return n->def->eval[SIM_PREC_F32](&c, err);
+}
+
+/* ---- float16 ------------------------------------------------------------------------------------- */
+
+static rd_status prepare_half_consts(rd_sim *s, int node, rd_error *err)
+{
+    const sim_node *n = &s->m->nodes[node];
+    sim_node_data *d = &s->nodes[node];
+    d->half_consts = calloc((size_t)n->n_in + 1, sizeof *d->half_consts);
+    if (!d->half_consts)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    d->n_half = n->n_in;
+    for (int k = 0; k < n->n_in; k++) {
+        int v = n->in[k];
+        if (v < 0 || !s->m->values[v].konst || s->m->values[v].konst->dtype != RD_DT_F32)
+            continue;
+        rd_status st = rd_tensor_clone(&d->half_consts[k], s->m->values[v].konst, err);
+        if (st != RD_OK)
+            return st;
+        sim_round_f16(d->half_consts[k].data, rd_tensor_numel(&d->half_consts[k]), NULL, NULL, NULL);
+        d->any_half = true;
+    }
+    d->half_ready = true;
+    return RD_OK;
+}
+
+rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
+{
+    sim_node_data *d = &s->nodes[node];
+    if (!d->half_ready) {
+        rd_status st = prepare_half_consts(s, node, err);
+        if (st != RD_OK)
+            return st;
+    }
+    if (!d->any_half)
+        return SIM_DEFER;
+    const rd_tensor *in[16];
+    for (int k = 0; k < ctx->n_in && k < 16; k++)
+        in[k] = d->half_consts[k].data ? &d->half_consts[k] : ctx->in[k];
+    return eval_with(&s->m->nodes[node], ctx, in, err);
+}
+
+/* ---- int8 ------------------------------------------------------------------------------------------ */
+
+typedef enum q8_kind { Q8_NONE, Q8_CONV, Q8_CONV_T, Q8_GEMM, Q8_MATMUL } q8_kind;
+
+static q8_kind q8_kind_of(const sim_node *n)
+{
+    if (n->domain[0])
+        return Q8_NONE;
+    if (strcmp(n->op_type, "Conv") == 0)
+        return Q8_CONV;
+    if (strcmp(n->op_type, "ConvTranspose") == 0)
+        return Q8_CONV_T;
+    if (strcmp(n->op_type, "Gemm") == 0)
+        return Q8_GEMM;
+    if (strcmp(n->op_type, "MatMul") == 0)
+        return Q8_MATMUL;
+    return Q8_NONE;
+}
+
+/* An int8 activation input: materialised at int8 with parameters. */
+static bool is_q8_activation(const rd_sim *s, int v)
+{
+    if (v < 0)
+        return false;
+    const sim_value *val = &s->m->values[v];
+    const sim_val_data *d = &s->vals[v];
+    return !val->konst && !val->virtual_out && d->prec == RD_PREC_INT8 && d->quantized &&
+           val->dtype == RD_DT_F32;
+}
+
+/* Quantizes the node's constant weights once (per channel unless per_tensor_weights). */
+static rd_status prepare_q8_weights(rd_sim *s, int node, q8_kind kind, rd_error *err)
+{
+    const sim_node *n = &s->m->nodes[node];
+    sim_node_data *d = &s->nodes[node];
+    const rd_tensor *w = s->m->values[n->in[1]].konst;
+    bool per_tensor = s->opt.per_tensor_weights;
+    rd_status st;
+    switch (kind) {
+    case Q8_CONV:
+        st = sim_quant_weights_i8(w, 0, per_tensor, &d->w_q, &d->w_scale, &d->n_w_scale, err);
+        break;
+    case Q8_CONV_T:
+        st = sim_quant_weights_i8_grouped(w, 1, sim_attr_int(n, "group", 1), per_tensor, &d->w_q, &d->w_scale,
+                                          &d->n_w_scale, err);
+        break;
+    case Q8_GEMM:
+        st = sim_quant_weights_i8(w, sim_attr_int(n, "transB", 0) ? 0 : 1, per_tensor, &d->w_q, &d->w_scale,
+                                  &d->n_w_scale, err);
+        break;
+    case Q8_MATMUL:
+        st = sim_quant_weights_i8(w, w->rank - 1, per_tensor || w->rank < 2, &d->w_q, &d->w_scale, &d->n_w_scale, err);
+        break;
+    default:
+        return SIM_DEFER;
+    }
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s: node '%s' (%s): quantizing weights '%s'", s->m->path, n->name, n->op_type,
+                               s->m->values[n->in[1]].name);
+    d->q8_ready = true;
+    return RD_OK;
+}
+
+rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
+{
+    const sim_node *n = &s->m->nodes[node];
+    q8_kind kind = q8_kind_of(n);
+    if (kind == Q8_NONE || n->n_in < 2 || !is_q8_activation(s, n->in[0]))
+        return SIM_DEFER; /* float kernel on dequantized values; requantized where it materialises */
+    const sim_val_data *x = &s->vals[n->in[0]];
+    sim_q8_layer q = {.in_scale = x->scale, .in_zp = x->zero_point};
+    const sim_value *wv = &s->m->values[n->in[1]];
+    bool w_const = wv->konst && wv->konst->dtype == RD_DT_F32;
+    if (kind == Q8_MATMUL && !w_const) {
+        if (!is_q8_activation(s, n->in[1]))
+            return SIM_DEFER;
+        q.b_scale = s->vals[n->in[1]].scale;
+        q.b_zp = s->vals[n->in[1]].zero_point;
+        return sim_q8_matmul_eval(ctx, &q, err);
+    }
+    if (!w_const)
+        return SIM_DEFER; /* weights computed at run time: float kernel */
+    sim_node_data *d = &s->nodes[node];
+    if (!d->q8_ready) {
+        rd_status st = prepare_q8_weights(s, node, kind, err);
+        if (st != RD_OK)
+            return st;
+    }
+    q.w_q = d->w_q;
+    q.w_scale = d->w_scale;
+    q.n_w_scale = d->n_w_scale;
+    q.c_const = n->n_in > 2 && n->in[2] >= 0 && s->m->values[n->in[2]].konst != NULL;
+    switch (kind) {
+    case Q8_CONV:
+        return sim_q8_conv_eval(ctx, &q, err);
+    case Q8_CONV_T:
+        return sim_q8_conv_transpose_eval(ctx, &q, err);
+    case Q8_GEMM:
+        return sim_q8_gemm_eval(ctx, &q, err);
+    case Q8_MATMUL:
+        return sim_q8_matmul_eval(ctx, &q, err);
+    default:
+        return SIM_DEFER;
+    }
+}

@@ -1,0 +1,57 @@
+/*
+ * fuzz_report_json.c: libFuzzer target for report.json (rd_report_json_parse) with a write-then-read
+ * oracle: whatever parses is written, read back and written again to the same bytes (so every value
+ * the reader accepts survives the writer: NaN and infinities as strings, doubles exactly). A failed
+ * parse must carry its status in err and a message starting with the file name, and leave the result
+ * empty. Any violation traps. Inputs are capped at 256 KiB.
+ */
+#include "rknn_diag/reports.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FUZZ_MAX_INPUT ((size_t)256 << 10)
+#define FUZZ_NAME "fuzz.report.json"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > FUZZ_MAX_INPUT)
+        return 0;
+    char *buf = malloc(size ? size : 1); /* exact size: no NUL after the data */
+    if (!buf)
+        return 0;
+    memcpy(buf, data, size);
+    rd_result r;
+    rd_error err;
+    rd_error_clear(&err);
+    rd_status st = rd_report_json_parse(buf, size, FUZZ_NAME, &r, &err);
+    free(buf);
+    if (st != RD_OK) {
+        if (st != err.code || strncmp(err.msg, FUZZ_NAME, strlen(FUZZ_NAME)) != 0 || r.n_layers || r.layers ||
+            r.findings || r.config)
+            __builtin_trap();
+        return 0;
+    }
+    char *t1 = NULL, *t2 = NULL;
+    size_t n1, n2;
+    if (rd_report_json_write(&r, &t1, &n1, &err) != RD_OK)
+        __builtin_trap();
+    rd_result back;
+    if (rd_report_json_parse(t1, n1, FUZZ_NAME, &back, &err) != RD_OK)
+        __builtin_trap();
+    if (back.n_layers != r.n_layers || back.n_findings != r.n_findings || back.n_config != r.n_config)
+        __builtin_trap();
+    if (rd_report_json_write(&back, &t2, &n2, &err) != RD_OK || n1 != n2 || memcmp(t1, t2, n1) != 0)
+        __builtin_trap();
+    /* the HTML writer must accept anything the reader accepts */
+    char *html = NULL;
+    size_t nh;
+    if (rd_report_html_write(&back, &html, &nh, &err) != RD_OK)
+        __builtin_trap();
+    free(html);
+    free(t1);
+    free(t2);
+    rd_result_fini(&back);
+    rd_result_fini(&r);
+    return 0;
+}

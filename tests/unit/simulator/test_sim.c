@@ -1,0 +1,267 @@
+/* test_sim.c: the FP16 / INT8 / hybrid simulator on small models built with our ONNX writer. */
+#include "rd_test.h"
+#include "rknn_diag/simulator.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* x -> Conv(3x3, 2->4) -> Relu -> Mul(gain) -> out; gain large enough to overflow float16. */
+static rd_model *build_model(float gain)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 2, 6, 6}, NULL);
+    rd_tensor w, bias, g;
+    rd_tensor_alloc(&w, RD_DT_F32, 4, (const int64_t[]){4, 2, 3, 3}, NULL);
+    rd_tensor_alloc(&bias, RD_DT_F32, 1, (const int64_t[]){4}, NULL);
+    rd_tensor_alloc(&g, RD_DT_F32, 0, NULL, NULL);
+    for (int i = 0; i < 72; i++)
+        ((float *)w.data)[i] = (float)((i * 37 % 17) - 8) / 16.0f;
+    for (int i = 0; i < 4; i++)
+        ((float *)bias.data)[i] = 0.1f * (float)i;
+    *(float *)g.data = gain;
+    rd_onnx_add_initializer(b, "w", &w, RD_ONNX_RAW);
+    rd_onnx_add_initializer(b, "b", &bias, RD_ONNX_RAW);
+    rd_onnx_add_initializer(b, "gain", &g, RD_ONNX_RAW);
+    rd_onnx_node *c = rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w", "b"}, 3,
+                                       (const char *const[]){"conv_out"}, 1);
+    rd_onnx_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"conv_out"}, 1, (const char *const[]){"relu_out"}, 1);
+    rd_onnx_add_node(b, "Mul", "amp", (const char *const[]){"relu_out", "gain"}, 2, (const char *const[]){"out"}, 1);
+    rd_onnx_add_output(b, "out", RD_DT_F32, -1, NULL, NULL);
+    void *buf = NULL;
+    size_t len = 0;
+    rd_error err;
+    CU_ASSERT_EQUAL(rd_onnx_builder_write(b, &buf, &len, &err), RD_OK);
+    rd_onnx_builder_destroy(b);
+    rd_tensor_fini(&w);
+    rd_tensor_fini(&bias);
+    rd_tensor_fini(&g);
+    rd_model *m = NULL;
+    CU_ASSERT_EQUAL(rd_model_load_mem(buf, len, "sim_test.onnx", NULL, NULL, &m, &err), RD_OK);
+    free(buf);
+    return m;
+}
+
+static void make_input(rd_tensor *x)
+{
+    rd_tensor_alloc(x, RD_DT_F32, 4, (const int64_t[]){1, 2, 6, 6}, NULL);
+    for (int i = 0; i < 72; i++)
+        ((float *)x->data)[i] = sinf(0.37f * (float)i) * 3.0f;
+}
+
+static double cosine(const rd_tensor *a, const rd_tensor *b)
+{
+    double d = 0, na = 0, nb = 0;
+    for (int64_t i = 0; i < rd_tensor_numel(a); i++) {
+        double x = ((float *)a->data)[i], y = ((float *)b->data)[i];
+        d += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    return d / sqrt(na * nb);
+}
+
+static void test_fp16_overflow(void)
+{
+    rd_model *m = build_model(40000.0f);
+    rd_sim_options so = {.precision = RD_PREC_FP16, .optimization_level = 3};
+    rd_sim *s = NULL;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
+    rd_tensor x, y;
+    make_input(&x);
+    CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
+    rd_sim_tensor t;
+    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "out", &t, &err), RD_OK);
+    rd_sim_layer_stats st;
+    rd_sim_layer_stats_get(s, t.value, &st);
+    CU_ASSERT(st.fp16_overflow > 0);
+    CU_ASSERT(st.fp16_first_index >= 0);
+    CU_ASSERT(st.fp16_max_abs > 65504.0);
+    CU_ASSERT(isinf(((float *)y.data)[st.fp16_first_index]));
+    /* the fused conv output is not materialised, the relu output is */
+    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "conv_out", &t, &err), RD_OK);
+    CU_ASSERT_FALSE(t.materialized);
+    CU_ASSERT(t.fused_into >= 0);
+    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "relu_out", &t, &err), RD_OK);
+    CU_ASSERT_TRUE(t.materialized);
+    rd_tensor_fini(&y);
+    /* every output value is a float16 value */
+    rd_sim_destroy(s);
+    so.optimization_level = 0;
+    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
+    rd_model_destroy(m);
+    m = build_model(2.0f);
+    rd_sim_destroy(s);
+    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
+    for (int64_t i = 0; i < rd_tensor_numel(&y); i++) {
+        float v = ((float *)y.data)[i];
+        CU_ASSERT_EQUAL(rd_f16_to_f32(rd_f32_to_f16(v)), v);
+    }
+    rd_tensor_fini(&y);
+    rd_tensor_fini(&x);
+    rd_sim_destroy(s);
+    rd_model_destroy(m);
+}
+
+/* Sets every materialised tensor's range from a float32 run (what calibration on one sample does). */
+typedef struct range_acc {
+    rd_sim *s;
+    rd_error err;
+    rd_status st;
+} range_acc;
+
+static rd_status set_range_from(void *user, const rd_observed *ev, rd_error *err)
+{
+    range_acc *r = user;
+    if (ev->tensor->dtype != RD_DT_F32)
+        return RD_OK;
+    float lo = INFINITY, hi = -INFINITY;
+    for (int64_t i = 0; i < rd_tensor_numel(ev->tensor); i++) {
+        float v = ((float *)ev->tensor->data)[i];
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    rd_sim_tensor t;
+    if (rd_sim_tensor_get(r->s, ev->name, &t, err) == RD_OK && t.materialized)
+        return rd_sim_set_range(r->s, ev->name, lo, hi, err);
+    return RD_OK;
+}
+
+static void test_int8(void)
+{
+    rd_model *m = build_model(2.0f);
+    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
+    rd_sim *s = NULL;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
+    rd_tensor x, y, ref;
+    make_input(&x);
+    /* without parameters: a clear error */
+    CU_ASSERT_EQUAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no int8 parameters"));
+    range_acc r = {.s = s};
+    rd_run_options ro = {.observer = set_range_from, .user = &r, .observe_inputs = true};
+    CU_ASSERT_EQUAL_FATAL(rd_model_run((rd_model *)rd_sim_model(s), &x, 1, &ro, &ref, 1, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
+    double c = cosine(&y, &ref);
+    CU_ASSERT(c > 0.999);
+    CU_ASSERT(c < 1.0); /* it is quantized */
+    /* outputs are exact int8 levels of the output's parameters */
+    rd_sim_tensor t;
+    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "out", &t, &err), RD_OK);
+    CU_ASSERT_TRUE(t.quantized);
+    for (int64_t i = 0; i < rd_tensor_numel(&y); i++) {
+        double q = ((float *)y.data)[i] / t.scale + t.zero_point;
+        CU_ASSERT(fabs(q - nearbyint(q)) < 1e-3);
+        CU_ASSERT(nearbyint(q) >= -128 && nearbyint(q) <= 127);
+    }
+    rd_tensor_fini(&y);
+    /* hybrid: the relu output in float16 */
+    CU_ASSERT_EQUAL(rd_sim_set_precision(s, "relu_out", RD_PREC_FP16, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "relu_out", &t, &err), RD_OK);
+    CU_ASSERT_EQUAL(t.precision, RD_PREC_FP16);
+    CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
+    CU_ASSERT(cosine(&y, &ref) > 0.999);
+    rd_tensor_fini(&y);
+    /* refusals */
+    CU_ASSERT_EQUAL(rd_sim_set_precision(s, "conv_out", RD_PREC_FP16, &err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "relu_out"));
+    CU_ASSERT_EQUAL(rd_sim_set_precision(s, "relu_ou", RD_PREC_FP16, &err), RD_E_NOTFOUND);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "relu_out"));
+    CU_ASSERT_EQUAL(rd_sim_set_precision(s, "relu_out", RD_PREC_INT16, &err), RD_E_UNSUPPORTED);
+    CU_ASSERT_EQUAL(rd_sim_set_qparams(s, "out", -1.0f, 0, &err), RD_E_INVAL);
+    CU_ASSERT_EQUAL(rd_sim_set_range(s, "out", 2.0f, 1.0f, &err), RD_E_INVAL);
+    rd_tensor_fini(&ref);
+    rd_tensor_fini(&x);
+    rd_sim_destroy(s);
+    rd_model_destroy(m);
+}
+
+typedef struct analyze_check {
+    int events;
+    int materialized;
+    double first_single_vs_entire; /* max |single - entire| on the first layer: same inputs, so 0 */
+    double last_single_cos;
+    rd_tensor ref_out;             /* golden of "out" */
+    rd_tensor entire_out;
+} analyze_check;
+
+static rd_status check_event(void *user, const rd_sim_event *ev, rd_error *err)
+{
+    analyze_check *c = user;
+    c->events++;
+    CU_ASSERT_EQUAL(rd_tensor_numel(ev->golden), rd_tensor_numel(ev->entire));
+    CU_ASSERT_EQUAL(rd_tensor_numel(ev->golden), rd_tensor_numel(ev->single));
+    if (!ev->materialized)
+        return RD_OK;
+    c->materialized++;
+    if (strcmp(ev->name, "relu_out") == 0) {
+        double worst = 0;
+        for (int64_t i = 0; i < rd_tensor_numel(ev->entire); i++) {
+            double d = fabs((double)((float *)ev->single->data)[i] - ((float *)ev->entire->data)[i]);
+            worst = d > worst ? d : worst;
+        }
+        c->first_single_vs_entire = worst;
+    }
+    if (strcmp(ev->name, "out") == 0) {
+        c->last_single_cos = cosine(ev->single, ev->golden);
+        rd_tensor_clone(&c->ref_out, ev->golden, err);
+        rd_tensor_clone(&c->entire_out, ev->entire, err);
+    }
+    return RD_OK;
+}
+
+static void test_analyze(void)
+{
+    rd_model *m = build_model(2.0f);
+    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
+    rd_sim *s = NULL;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
+    rd_tensor x, ref, y;
+    make_input(&x);
+    range_acc r = {.s = s};
+    rd_run_options ro = {.observer = set_range_from, .user = &r, .observe_inputs = true};
+    CU_ASSERT_EQUAL_FATAL(rd_model_run((rd_model *)rd_sim_model(s), &x, 1, &ro, &ref, 1, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
+    analyze_check c = {0};
+    CU_ASSERT_EQUAL_FATAL(rd_sim_analyze(s, &x, 1, check_event, &c, &err), RD_OK);
+    CU_ASSERT_EQUAL(c.events, 4);       /* x, conv_out (fused), relu_out, out */
+    CU_ASSERT_EQUAL(c.materialized, 3);
+    CU_ASSERT_EQUAL(c.first_single_vs_entire, 0.0);
+    CU_ASSERT(c.last_single_cos > 0.999);
+    /* golden and entire are exactly what the plain runs give */
+    CU_ASSERT_EQUAL(memcmp(c.ref_out.data, ref.data, rd_tensor_nbytes(&ref)), 0);
+    CU_ASSERT_EQUAL(memcmp(c.entire_out.data, y.data, rd_tensor_nbytes(&y)), 0);
+    rd_tensor_fini(&c.ref_out);
+    rd_tensor_fini(&c.entire_out);
+    rd_tensor_fini(&ref);
+    rd_tensor_fini(&y);
+    rd_tensor_fini(&x);
+    rd_sim_destroy(s);
+    rd_model_destroy(m);
+}
+
+static void test_create_errors(void)
+{
+    rd_model *m = build_model(1.0f);
+    rd_sim *s = NULL;
+    rd_error err;
+    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 4};
+    CU_ASSERT_EQUAL(rd_sim_create(m, &so, &s, &err), RD_E_INVAL);
+    so = (rd_sim_options){.precision = RD_PREC_INT16, .optimization_level = 3};
+    CU_ASSERT_EQUAL(rd_sim_create(m, &so, &s, &err), RD_E_UNSUPPORTED);
+    CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT_STRING_EQUAL(rd_prec_name(RD_PREC_FP16), "float16");
+    rd_model_destroy(m);
+}
+
+RD_TEST_REGISTER(register_sim)
+{
+    RD_SUITE("sim", {"fp16 overflow and rounding", test_fp16_overflow}, {"int8 and hybrid", test_int8},
+             {"analyze: golden, entire, single", test_analyze}, {"create errors", test_create_errors});
+}
