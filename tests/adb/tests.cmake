@@ -15,5 +15,3 @@ set_tests_properties(e2e_adb_real PROPERTIES LABELS e2e SKIP_RETURN_CODE 77 TIME
 add_library(rd_adb_internal INTERFACE)
 target_include_directories(rd_adb_internal INTERFACE ${PROJECT_SOURCE_DIR}/adb_bridge/src)
 target_link_libraries(rd_adb_internal INTERFACE rd::adb_bridge PkgConfig::USB PkgConfig::CRYPTO)
-set(RD_FUZZ_LIBS_adb_packet rd_adb_internal)
-set(RD_FUZZ_LIBS_adb_sync rd_adb_internal)

@@ -9,6 +9,9 @@
 set(RD_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(RD_FUZZ_LIBS_DEFAULT rd::simulator)
 set(RD_FUZZ_LIBS_report_json rd::reports)
+# adb targets reach the bridge's internals through rd_adb_internal (defined in tests/adb/tests.cmake)
+set(RD_FUZZ_LIBS_adb_packet rd_adb_internal)
+set(RD_FUZZ_LIBS_adb_sync rd_adb_internal)
 set(RD_FUZZ_LIBS_rknn_txt rd::reports rd::simulator)
 set(RD_FUZZ_REPLAY_MUTATIONS 300 CACHE STRING "Mutations of each corpus file that fuzz replays run")
 
