@@ -9,9 +9,8 @@ set_tests_properties(test_adb PROPERTIES TIMEOUT 300)
 add_test(NAME e2e_adb_real COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e_real_adb.sh $<TARGET_FILE:rknn-diag>)
 set_tests_properties(e2e_adb_real PROPERTIES LABELS e2e SKIP_RETURN_CODE 77 TIMEOUT 900)
 
-# Fuzz targets tests/fuzz/fuzz_adb_packet.c and fuzz_adb_sync.c (built by tests/fuzz/tests.cmake) reach the
-# library's internals: they link this interface target. tests/adb/ is included before tests/fuzz/ (sorted
-# glob in tests/CMakeLists.txt), so the RD_FUZZ_LIBS_* variables are set when the fuzz loop runs.
+# Fuzz targets tests/fuzz/fuzz_adb_packet.c and fuzz_adb_sync.c (built by tests/fuzz/tests.cmake, which names
+# this target in its link lists) reach the library's internals through this interface target.
 add_library(rd_adb_internal INTERFACE)
 target_include_directories(rd_adb_internal INTERFACE ${PROJECT_SOURCE_DIR}/adb_bridge/src)
 target_link_libraries(rd_adb_internal INTERFACE rd::adb_bridge PkgConfig::USB PkgConfig::CRYPTO)
