@@ -22,8 +22,28 @@ static rd_status single_materialize(void *user, int value, rd_tensor *t, rd_erro
     return sim_materialize(s, value, t, &unused, err);
 }
 
-/* Computes node idx alone: golden inputs held at their precision, a fused group's inner values. */
-static rd_status compute_single(rd_sim *s, int idx, const sim_run_state *golden, single_state *ss, rd_tensor *outs,
+/* Where a layer's outer inputs come from: the golden run, or the board. */
+typedef struct input_source {
+    const sim_run_state *golden;
+    rd_runtime_fn runtime;      /* non-NULL: the board's tensors */
+    void *runtime_user;
+} input_source;
+
+static const rd_tensor *outer_input(const input_source *src, int v)
+{
+    if (!src->runtime)
+        return &src->golden->vals[v];
+    const rd_tensor *t = src->runtime(src->runtime_user, v);
+    if (t && t->dtype != RD_DT_F32)
+        return NULL;
+    return t;
+}
+
+/*
+ * Computes node idx alone: outer inputs from src held at their precision, a fused group's inner values
+ * from ss. Returns SIM_DEFER (outs untouched) when the board did not dump an input.
+ */
+static rd_status compute_single(rd_sim *s, int idx, const input_source *src, single_state *ss, rd_tensor *outs,
                                 rd_error *err)
 {
     const sim_node *n = &s->m->nodes[idx];
@@ -38,11 +58,18 @@ static rd_status compute_single(rd_sim *s, int idx, const sim_run_state *golden,
             continue;
         const sim_value *val = &s->m->values[v];
         if (val->konst) {
-            in[k] = &golden->vals[v];
+            in[k] = &src->golden->vals[v];
         } else if (val->virtual_out) {
+            if (!ss->vals[v].data && rd_tensor_numel(&src->golden->vals[v]) > 0)
+                st = SIM_DEFER; /* the group's first node could not run */
             in[k] = &ss->vals[v];
         } else {
-            st = rd_tensor_clone(&held[k], &golden->vals[v], err);
+            const rd_tensor *from = outer_input(src, v);
+            if (!from) {
+                st = SIM_DEFER;
+                break;
+            }
+            st = rd_tensor_clone(&held[k], from, err);
             if (st == RD_OK)
                 st = single_materialize(s, v, &held[k], err);
             in[k] = &held[k];
@@ -65,6 +92,12 @@ static bool is_materialized(const rd_model *m, int v)
 rd_status rd_sim_analyze(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd_sim_event_fn fn, void *user,
                          rd_error *err)
 {
+    return rd_sim_analyze_ex(s, inputs, n_inputs, fn, user, NULL, NULL, err);
+}
+
+rd_status rd_sim_analyze_ex(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd_sim_event_fn fn, void *user,
+                            rd_runtime_fn runtime, void *runtime_user, rd_error *err)
+{
     rd_model *m = s->m;
     for (int v = 0; v < m->n_values; v++) {
         memset(&s->stats[v], 0, sizeof s->stats[v]);
@@ -73,14 +106,17 @@ rd_status rd_sim_analyze(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd
     /* the entire run materialises through sim.c's hook, which records the per-layer stats */
     sim_exec_hooks entire_hooks = {.user = s, .eval = sim_hook_eval, .materialize = sim_entire_materialize};
     sim_run_state golden, entire;
-    single_state ss = {0};
+    single_state ss = {0}, rs = {0}; /* inner values of fused groups: single, single_sim */
     rd_status st = sim_state_init(&golden, m, NULL, err);
     rd_status st2 = sim_state_init(&entire, m, &entire_hooks, err);
     if (st == RD_OK)
         st = st2;
     ss.vals = calloc((size_t)m->n_values + 1, sizeof *ss.vals);
-    if (st == RD_OK && !ss.vals)
+    rs.vals = calloc((size_t)m->n_values + 1, sizeof *rs.vals);
+    if (st == RD_OK && (!ss.vals || !rs.vals))
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    input_source from_golden = {.golden = &golden};
+    input_source from_board = {.golden = &golden, .runtime = runtime, .runtime_user = runtime_user};
     if (st == RD_OK)
         st = sim_state_bind_inputs(&golden, inputs, n_inputs, err);
     if (st == RD_OK)
@@ -89,16 +125,25 @@ rd_status rd_sim_analyze(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd
         int v = m->inputs[k];
         rd_sim_event ev = {.name = m->values[v].name, .value = v, .node = -1, .op_type = "",
                            .materialized = is_materialized(m, v), .golden = &golden.vals[v],
-                           .entire = &entire.vals[v], .single = &entire.vals[v]};
+                           .entire = &entire.vals[v], .single = &entire.vals[v],
+                           .runtime = runtime ? runtime(runtime_user, v) : NULL};
         st = fn(user, &ev, err);
     }
     for (int i = 0; i < m->n_nodes && st == RD_OK; i++) {
         const sim_node *n = &m->nodes[i];
         if (n->folded)
             continue;
-        rd_tensor single_out[SIM_MAX_NODE_IO];
+        rd_tensor single_out[SIM_MAX_NODE_IO], board_out[SIM_MAX_NODE_IO];
         memset(single_out, 0, sizeof single_out);
-        st = compute_single(s, i, &golden, &ss, single_out, err);
+        memset(board_out, 0, sizeof board_out);
+        bool have_board = false;
+        st = compute_single(s, i, &from_golden, &ss, single_out, err);
+        if (st == RD_OK && runtime) {
+            st = compute_single(s, i, &from_board, &rs, board_out, err);
+            have_board = st == RD_OK;
+            if (st == SIM_DEFER)
+                st = RD_OK;
+        }
         if (st == RD_OK)
             st = sim_state_compute(&golden, i, 1, err);
         if (st == RD_OK)
@@ -109,7 +154,9 @@ rd_status rd_sim_analyze(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd
                 continue;
             rd_sim_event ev = {.name = m->values[v].name, .value = v, .node = i, .op_type = n->op_type,
                                .materialized = is_materialized(m, v), .golden = &golden.vals[v],
-                               .entire = &entire.vals[v], .single = &single_out[k]};
+                               .entire = &entire.vals[v], .single = &single_out[k],
+                               .runtime = runtime ? runtime(runtime_user, v) : NULL,
+                               .single_sim = have_board ? &board_out[k] : NULL};
             st = fn(user, &ev, err);
         }
         for (int k = 0; k < n->n_out; k++) {
@@ -117,22 +164,34 @@ rd_status rd_sim_analyze(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd
             if (st == RD_OK && v >= 0 && m->values[v].virtual_out) {
                 ss.vals[v] = single_out[k]; /* the next node of the fused group reads it */
                 memset(&single_out[k], 0, sizeof single_out[k]);
+                if (have_board) {
+                    rs.vals[v] = board_out[k];
+                    memset(&board_out[k], 0, sizeof board_out[k]);
+                }
             }
             rd_tensor_fini(&single_out[k]);
+            rd_tensor_fini(&board_out[k]);
         }
         for (int k = 0; k < n->n_in; k++) {
             int v = n->in[k];
-            if (v >= 0 && m->values[v].last_use == i)
+            if (v >= 0 && m->values[v].last_use == i) {
                 rd_tensor_fini(&ss.vals[v]);
+                rd_tensor_fini(&rs.vals[v]);
+            }
         }
         sim_state_release(&golden, i);
         sim_state_release(&entire, i);
     }
-    if (ss.vals)
-        for (int v = 0; v < m->n_values; v++)
+    for (int v = 0; v < m->n_values; v++) {
+        if (ss.vals)
             rd_tensor_fini(&ss.vals[v]);
+        if (rs.vals)
+            rd_tensor_fini(&rs.vals[v]);
+    }
     free(ss.vals);
+    free(rs.vals);
     sim_scratch_fini(&ss.scratch);
+    sim_scratch_fini(&rs.scratch);
     sim_state_fini(&golden);
     sim_state_fini(&entire);
     return st;

@@ -499,9 +499,17 @@ typedef struct rd_sim_event {
     const rd_tensor *golden;
     const rd_tensor *entire;
     const rd_tensor *single;
+    const rd_tensor *runtime;     /* the board's tensor (rd_sim_analyze_ex with a runtime), NULL if not dumped */
+    const rd_tensor *single_sim;  /* this layer simulated on the board's own inputs, NULL when any is missing */
 } rd_sim_event;
 
 typedef rd_status (*rd_sim_event_fn)(void *user, const rd_sim_event *ev, rd_error *err);
+
+/**
+ * The board's value of an optimised-graph value (float32, the value's shape), or NULL when the board did
+ * not dump it. The tensor must stay valid until the analysis returns.
+ */
+typedef const rd_tensor *(*rd_runtime_fn)(void *user, int value);
 
 /**
  * Runs golden, entire and single together, node by node, streaming each tensor to fn and freeing it
@@ -510,6 +518,14 @@ typedef rd_status (*rd_sim_event_fn)(void *user, const rd_sim_event *ev, rd_erro
  */
 rd_status rd_sim_analyze(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd_sim_event_fn fn, void *user,
                          rd_error *err);
+
+/**
+ * rd_sim_analyze with the board's tensors: each event also carries runtime (runtime(runtime_user, value))
+ * and single_sim, the layer's simulation fed the board's values of its inputs held at their precision
+ * (RKNN's runtime_error.single_sim): where the board departs from the simulator for this layer alone.
+ */
+rd_status rd_sim_analyze_ex(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd_sim_event_fn fn, void *user,
+                            rd_runtime_fn runtime, void *runtime_user, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * Calibration: activation ranges of every materialised tensor of a simulation over a dataset, streamed

@@ -246,6 +246,63 @@ static void test_analyze(void)
     rd_model_destroy(m);
 }
 
+/* The board dumped only the graph input: the first layer's single_sim exists and equals its single. */
+typedef struct board_check {
+    const rd_tensor *x;
+    int x_value;
+    int with_single_sim;
+    double relu_diff;
+} board_check;
+
+static const rd_tensor *board_tensor(void *user, int value)
+{
+    board_check *b = user;
+    return value == b->x_value ? b->x : NULL;
+}
+
+static rd_status check_board_event(void *user, const rd_sim_event *ev, rd_error *err)
+{
+    board_check *b = user;
+    if (ev->single_sim) {
+        b->with_single_sim++;
+        if (strcmp(ev->name, "relu_out") == 0) {
+            double worst = 0;
+            for (int64_t i = 0; i < rd_tensor_numel(ev->single); i++) {
+                double d = fabs((double)((float *)ev->single->data)[i] - ((float *)ev->single_sim->data)[i]);
+                worst = d > worst ? d : worst;
+            }
+            b->relu_diff = worst;
+        }
+    }
+    if (ev->node < 0)
+        CU_ASSERT_PTR_EQUAL(ev->runtime, b->x);
+    return RD_OK;
+}
+
+static void test_analyze_with_board(void)
+{
+    rd_model *m = build_model(2.0f);
+    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
+    rd_sim *s = NULL;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
+    rd_tensor x, ref;
+    make_input(&x);
+    range_acc r = {.s = s};
+    rd_run_options ro = {.observer = set_range_from, .user = &r, .observe_inputs = true};
+    CU_ASSERT_EQUAL_FATAL(rd_model_run((rd_model *)rd_sim_model(s), &x, 1, &ro, &ref, 1, &err), RD_OK);
+    rd_sim_tensor t;
+    CU_ASSERT_EQUAL_FATAL(rd_sim_tensor_get(s, "x", &t, &err), RD_OK);
+    board_check b = {.x = &x, .x_value = t.value, .relu_diff = -1};
+    CU_ASSERT_EQUAL_FATAL(rd_sim_analyze_ex(s, &x, 1, check_board_event, &b, board_tensor, &b, &err), RD_OK);
+    CU_ASSERT_EQUAL(b.with_single_sim, 2); /* conv_out (inner) and relu_out; out's input was not dumped */
+    CU_ASSERT_EQUAL(b.relu_diff, 0.0);
+    rd_tensor_fini(&ref);
+    rd_tensor_fini(&x);
+    rd_sim_destroy(s);
+    rd_model_destroy(m);
+}
+
 static void test_create_errors(void)
 {
     rd_model *m = build_model(1.0f);
@@ -263,5 +320,6 @@ static void test_create_errors(void)
 RD_TEST_REGISTER(register_sim)
 {
     RD_SUITE("sim", {"fp16 overflow and rounding", test_fp16_overflow}, {"int8 and hybrid", test_int8},
-             {"analyze: golden, entire, single", test_analyze}, {"create errors", test_create_errors});
+             {"analyze: golden, entire, single", test_analyze},
+             {"analyze with the board's tensors", test_analyze_with_board}, {"create errors", test_create_errors});
 }
