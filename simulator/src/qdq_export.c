@@ -90,20 +90,52 @@ static const struct {
     const char *op;
     int same_from;
 } changed_ops[] = {
-    {"Softmax", 13}, {"LogSoftmax", 13}, {"Hardmax", 13}, {"Split", 13}, {"Squeeze", 13}, {"Unsqueeze", 13},
-    {"ReduceSum", 13}, {"Clip", 11}, {"Pad", 11}, {"Resize", 11}, {"Upsample", 1000}, {"Slice", 10},
+    {"Clip", 11}, {"Pad", 11}, {"Resize", 11}, {"Upsample", 1000},
     {"TopK", 10}, {"BatchNormalization", 9}, {"Reshape", 5}, {"Gemm", 7}, {"Add", 7}, {"Sub", 7}, {"Mul", 7},
     {"Div", 7}, {"Pow", 7}, {"PRelu", 7}, {"Sum", 8}, {"Max", 8}, {"Min", 8}, {"Mean", 8}, {"Cast", 6},
     {"Concat", 4}, {"Scan", 1000}, {"If", 1000}, {"Loop", 1000},
 };
+
+/* Attributes that became inputs by opset 13: written as int64 initializers when the opset is raised. */
+static const struct {
+    const char *op;
+    int below;                  /* the node's opset is below this: the attribute form */
+    const char *attr[3];        /* attributes taken, in input order from input 1 */
+} attr_to_input[] = {
+    {"Unsqueeze", 13, {"axes"}}, {"Squeeze", 13, {"axes"}}, {"ReduceSum", 13, {"axes"}},
+    {"Split", 13, {"split"}}, {"Slice", 10, {"starts", "ends", "axes"}},
+};
+
+static int attr_form(const sim_node *n, int opset)
+{
+    for (size_t k = 0; k < sizeof attr_to_input / sizeof attr_to_input[0]; k++)
+        if (strcmp(n->op_type, attr_to_input[k].op) == 0 && opset < attr_to_input[k].below)
+            return (int)k;
+    return -1;
+}
+
+/* Softmax, LogSoftmax and Hardmax before 13 flatten to 2-D at axis: the same as 13 only on the last axis. */
+static bool softmax_changes(const rd_model *m, const sim_node *n, int opset)
+{
+    if (opset >= 13 || (strcmp(n->op_type, "Softmax") && strcmp(n->op_type, "LogSoftmax") && strcmp(n->op_type, "Hardmax")))
+        return false;
+    int rank = n->in[0] >= 0 ? m->values[n->in[0]].rank : -1;
+    int64_t axis = sim_attr_int(n, "axis", 1);
+    return rank < 0 || (axis != -1 && axis != rank - 1);
+}
 
 /* Checks that every default-domain node keeps its meaning at opset 13 (those below 13 are raised). */
 static rd_status check_raise(const rd_model *m, int opset, const char *why, rd_error *err)
 {
     for (int i = 0; i < m->n_nodes; i++) {
         const sim_node *n = &m->nodes[i];
-        if (n->domain[0])
+        if (n->domain[0] || n->folded)
             continue;
+        if (softmax_changes(m, n, opset))
+            return rd_errorf(err, RD_E_UNSUPPORTED,
+                             "%s: %s needs opset 13, and node '%s' (%s) on an axis other than the last means something "
+                             "else at opset 13 than at the model's opset %d: not exported (re-export the model at "
+                             "opset 13)", m->path, why, n->name, n->op_type, opset);
         for (size_t k = 0; k < sizeof changed_ops / sizeof changed_ops[0]; k++)
             if (strcmp(n->op_type, changed_ops[k].op) == 0 && opset < changed_ops[k].same_from)
                 return rd_errorf(err, RD_E_UNSUPPORTED,
@@ -364,6 +396,70 @@ static void count_reads(const rd_model *m, int *reads)
                 reads[m->nodes[i].in[k]]++;
 }
 
+/* One node of the optimised graph, its inputs renamed; attributes that became inputs converted. */
+static rd_status write_node(qdq_writer *w, int i, int opset, rd_error *err)
+{
+    const rd_model *m = w->m;
+    const sim_node *n = &m->nodes[i];
+    int form = n->domain[0] || n->opset >= opset ? -1 : attr_form(n, n->opset); /* raised: attributes move */
+    int n_in = n->n_in, extra = 0;
+    const char *extra_names[3] = {NULL, NULL, NULL};
+    if (form >= 0) {
+        for (int k = 0; k < 3 && attr_to_input[form].attr[k]; k++) {
+            size_t count = 0;
+            const int64_t *vals = sim_attr_ints(n, attr_to_input[form].attr[k], &count);
+            if (!vals)
+                continue; /* absent: the input is omitted (or trailing and left out) */
+            char suffix[32];
+            snprintf(suffix, sizeof suffix, "_%s", attr_to_input[form].attr[k]);
+            char *full = fresh_name(w, n->name[0] ? n->name : m->values[n->out[0]].name, suffix);
+            if (!full)
+                return rd_errorf(err, RD_E_NOMEM, "out of memory");
+            rd_tensor t;
+            int64_t d = (int64_t)count;
+            rd_status st = rd_tensor_alloc(&t, RD_DT_I64, 1, &d, err);
+            if (st != RD_OK)
+                return st;
+            if (count)
+                memcpy(t.data, vals, count * sizeof *vals);
+            st = rd_onnx_add_initializer(w->b, full, &t, RD_ONNX_RAW);
+            rd_tensor_fini(&t);
+            if (st != RD_OK)
+                return st;
+            extra_names[k] = full;
+            extra = k + 1;
+        }
+    }
+    n_in = n->n_in + extra;
+    const char **in = sim_calloc_array((size_t)n_in + 1, sizeof *in);
+    const char **out = sim_calloc_array((size_t)n->n_out + 1, sizeof *out);
+    if (!in || !out) {
+        free(in);
+        free(out);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    for (int k = 0; k < n->n_in; k++)
+        in[k] = n->in[k] < 0 ? NULL : k == 1 && w->w_in[i] ? w->w_in[i] : k == 2 && w->b_in[i] ? w->b_in[i]
+                                                                                                : value_use(w, n->in[k]);
+    for (int k = 0; k < extra; k++)
+        in[n->n_in + k] = extra_names[k];
+    for (int k = 0; k < n->n_out; k++)
+        out[k] = n->out[k] < 0 ? NULL : value_src(w, n->out[k]);
+    rd_onnx_node *nn = rd_onnx_add_node(w->b, n->op_type, n->name, in, n_in, out, n->n_out);
+    free(in);
+    free(out);
+    if (*n->domain)
+        rd_onnx_node_set_domain(nn, n->domain);
+    for (int k = 0; k < n->n_attr; k++) {
+        bool moved = false;
+        for (int j = 0; form >= 0 && j < 3 && attr_to_input[form].attr[j]; j++)
+            moved = moved || strcmp(n->attrs[k].name, attr_to_input[form].attr[j]) == 0;
+        if (!moved)
+            sim_onnx_add_attr(nn, &n->attrs[k]);
+    }
+    return RD_OK;
+}
+
 static rd_status write_graph(qdq_writer *w, int opset, const int *reads, rd_error *err)
 {
     const rd_model *m = w->m;
@@ -376,11 +472,13 @@ static rd_status write_graph(qdq_writer *w, int opset, const int *reads, rd_erro
         add_io(w->b, &m->values[m->inputs[i]], false);
     for (int v = 0; v < m->n_values; v++) {
         const sim_value *sv = &m->values[v];
-        if (!sv->konst || sv->producer >= 0 || sv->is_graph_input)
+        if (!sv->konst || sv->is_graph_input)
+            continue;
+        if (sv->producer >= 0 && !m->nodes[sv->producer].folded)
             continue;
         if (reads[v] > 0 && reads[v] == w->replaced_reads[v] && !sv->is_graph_output)
             continue; /* float weights replaced by their int8 codes everywhere */
-        if (sv->is_initializer) {
+        if (sv->is_initializer || sv->producer >= 0) { /* values folded at load are written as constants */
             rd_onnx_add_initializer(w->b, sv->name, sv->konst, RD_ONNX_RAW);
         } else {
             const char *outs[1] = {sv->name};
@@ -400,25 +498,9 @@ static rd_status write_graph(qdq_writer *w, int opset, const int *reads, rd_erro
     }
     for (int i = 0; i < m->n_nodes && st == RD_OK; i++) {
         const sim_node *n = &m->nodes[i];
-        const char **in = sim_calloc_array((size_t)n->n_in + 1, sizeof *in);
-        const char **out = sim_calloc_array((size_t)n->n_out + 1, sizeof *out);
-        if (!in || !out) {
-            free(in);
-            free(out);
-            return rd_errorf(err, RD_E_NOMEM, "out of memory");
-        }
-        for (int k = 0; k < n->n_in; k++)
-            in[k] = n->in[k] < 0 ? NULL : k == 1 && w->w_in[i] ? w->w_in[i] : k == 2 && w->b_in[i] ? w->b_in[i]
-                                                                                                    : value_use(w, n->in[k]);
-        for (int k = 0; k < n->n_out; k++)
-            out[k] = n->out[k] < 0 ? NULL : value_src(w, n->out[k]);
-        rd_onnx_node *nn = rd_onnx_add_node(w->b, n->op_type, n->name, in, n->n_in, out, n->n_out);
-        free(in);
-        free(out);
-        if (*n->domain)
-            rd_onnx_node_set_domain(nn, n->domain);
-        for (int k = 0; k < n->n_attr; k++)
-            sim_onnx_add_attr(nn, &n->attrs[k]);
+        if (n->folded)
+            continue;
+        st = write_node(w, i, opset, err);
         for (int k = 0; k < n->n_out && st == RD_OK; k++) {
             int v = n->out[k];
             if (v < 0 || !w->src[v])
