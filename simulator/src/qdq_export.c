@@ -381,8 +381,8 @@ static rd_status choose_opset(qdq_writer *w, bool per_channel, int *out, rd_erro
                                err);
     if (st != RD_OK)
         return st;
-    note(w, "opset raised from %d to 13 for the QuantizeLinear/DequantizeLinear nodes (no operator of this model "
-            "changed meaning in between)", opset);
+    note(w, "opset raised from %d to 13 for the QuantizeLinear/DequantizeLinear nodes (attributes that became "
+            "inputs were moved; no other operator of this model changed meaning in between)", opset);
     *out = 13;
     return RD_OK;
 }
