@@ -484,7 +484,7 @@ int an_cmd_run(an_cmd_ctx *ctx)
             rc = an_usage(ctx, "--precision: %s", err.msg);
             goto out_args;
         }
-        a->q.flag_dtype = a->precision;
+        a->q.flag_dtype = rd_qdtype_name(a->q.cfg.dtype); /* "int8" is a --precision name, not a --dtype one */
     }
     rd_status st = load_model_and_inputs(a, &m, inputs, &err);
     if (st != RD_OK) {

@@ -267,42 +267,125 @@ static rd_calib_method calib_method(rd_qalgo a)
     }
 }
 
-/* Imports a .quantization.cfg: activation parameters and custom_quantize_layers. */
+/* RKNN's sanitised form of a name: '/' becomes '_'. */
+static bool same_sanitised(const char *ours, const char *key, size_t key_len)
+{
+    size_t i = 0;
+    for (; ours[i] && i < key_len; i++)
+        if ((ours[i] == '/' ? '_' : ours[i]) != key[i])
+            return false;
+    return !ours[i] && i == key_len;
+}
+
+const char *an_quant_match_name(const rd_sim *s, const char *key)
+{
+    const rd_model *m = rd_sim_model(s);
+    int v = rd_model_find_value(m, key);
+    size_t len = strlen(key);
+    size_t stripped = len > 2 && strcmp(key + len - 2, ":0") == 0 ? len - 2 : len;
+    char buf[1024];
+    if (v < 0 && stripped < len && stripped < sizeof buf) {
+        memcpy(buf, key, stripped);
+        buf[stripped] = '\0';
+        v = rd_model_find_value(m, buf);
+    }
+    for (size_t i = 0; v < 0 && i < rd_model_value_count(m); i++) {
+        rd_value_info vi;
+        rd_model_value(m, i, &vi);
+        if (same_sanitised(vi.name, key, len) || same_sanitised(vi.name, key, stripped))
+            v = (int)i;
+    }
+    if (v < 0)
+        return NULL;
+    rd_value_info vi;
+    rd_model_value(m, (size_t)v, &vi);
+    return vi.name;
+}
+
+bool an_quant_is_weight(rd_sim *s, int value, int *n_scale)
+{
+    const rd_model *m = rd_sim_model(s);
+    for (size_t i = 0; i < rd_model_node_count(m); i++) {
+        rd_sim_weights w;
+        if (rd_sim_weights_get(s, (int)i, &w, NULL) == RD_OK && w.value == value) {
+            if (n_scale)
+                *n_scale = w.n_scale;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One quantize_parameters entry: an activation's scale and zero point, or a weight's scales. */
+static rd_status import_param(rd_sim *s, const rd_qcfg_param *p, size_t *n_act, size_t *n_w, rd_error *err)
+{
+    const char *name = an_quant_match_name(s, p->name);
+    rd_sim_tensor info;
+    if (!name)
+        return rd_sim_tensor_get(s, p->name, &info, err); /* RD_E_NOTFOUND with the closest names */
+    rd_status st = rd_sim_tensor_get(s, name, &info, err);
+    if (st != RD_OK)
+        return st;
+    if (p->dtype != RD_DT_I8)
+        return RD_OK; /* float16/int16 entries: the precision comes from custom_quantize_layers */
+    if (!(p->has & RD_QCFG_HAS_SCALE))
+        return rd_errorf(err, RD_E_PARSE, "tensor '%s': no scale", p->name);
+    if (info.value >= 0 && an_quant_is_weight(s, info.value, NULL)) {
+        for (size_t k = 0; (p->has & RD_QCFG_HAS_ZERO_POINT) && k < p->n; k++)
+            if (p->zero_point[k] != 0)
+                return rd_errorf(err, RD_E_UNSUPPORTED,
+                                 "weights '%s': zero point %d: only symmetric weights (zero point 0) are simulated",
+                                 p->name, (int)p->zero_point[k]);
+        if (p->n > INT32_MAX)
+            return rd_errorf(err, RD_E_LIMIT, "weights '%s': too many scales", p->name);
+        (*n_w)++;
+        return rd_sim_set_weight_scales(s, name, p->scale, (int)p->n, err);
+    }
+    if (!info.materialized) {
+        if (info.fused_into >= 0) {
+            rd_value_info into;
+            rd_model_value(rd_sim_model(s), (size_t)info.fused_into, &into);
+            return rd_errorf(err, RD_E_INVAL, "tensor '%s' is not quantizable: the compiler passes fused it into '%s'",
+                             p->name, into.name);
+        }
+        return rd_errorf(err, RD_E_INVAL,
+                         "tensor '%s' is not quantizable: neither a float activation nor the weight of an int8 "
+                         "Conv/ConvTranspose/Gemm/MatMul", p->name);
+    }
+    if (p->n != 1 || !(p->has & RD_QCFG_HAS_ZERO_POINT))
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "activation '%s': %zu entries%s: activations are quantized per tensor (one scale and zero point)",
+                         p->name, p->n, (p->has & RD_QCFG_HAS_ZERO_POINT) ? "" : " and no zero_point");
+    (*n_act)++;
+    return rd_sim_set_qparams(s, name, p->scale[0], p->zero_point[0], err);
+}
+
+/* Imports a .quantization.cfg: activation and weight parameters and custom_quantize_layers. */
 static rd_status import_qcfg(rd_sim *s, const char *path, FILE *errs, rd_error *err)
 {
     rd_qcfg cfg;
     rd_status st = rd_qcfg_load(path, &cfg, err);
     if (st != RD_OK)
         return st;
-    size_t imported = 0, skipped = 0;
+    size_t n_act = 0, n_w = 0;
     for (size_t i = 0; i < cfg.n_params && st == RD_OK; i++) {
-        const rd_qcfg_param *p = &cfg.params[i];
-        rd_sim_tensor info;
-        rd_error lookup;
-        if (rd_sim_tensor_get(s, p->name, &info, &lookup) != RD_OK || !info.materialized) {
-            skipped++; /* weights and tensors of the toolkit's own graph: not activations of ours */
-            continue;
-        }
-        if (p->dtype != RD_DT_I8 || p->n != 1 || !(p->has & RD_QCFG_HAS_SCALE) || !(p->has & RD_QCFG_HAS_ZERO_POINT)) {
-            skipped++;
-            continue;
-        }
-        st = rd_sim_set_qparams(s, p->name, p->scale[0], p->zero_point[0], err);
+        st = import_param(s, &cfg.params[i], &n_act, &n_w, err);
         if (st != RD_OK)
-            rd_error_prefix(err, "%s line %d", path, p->line);
-        imported++;
+            rd_error_prefix(err, "%s:%d: quantize_parameters", path, cfg.params[i].line);
     }
     for (size_t i = 0; i < cfg.n_layers && st == RD_OK; i++) {
         const rd_qcfg_layer *l = &cfg.layers[i];
         rd_prec p = l->dtype == RD_DT_F16 ? RD_PREC_FP16 : l->dtype == RD_DT_I16 ? RD_PREC_INT16 : RD_PREC_INT8;
-        st = rd_sim_set_precision(s, l->name, p, err);
+        const char *name = an_quant_match_name(s, l->name);
+        st = rd_sim_set_precision(s, name ? name : l->name, p, err);
         if (st != RD_OK)
-            rd_error_prefix(err, "%s line %d: custom_quantize_layers", path, l->line);
+            rd_error_prefix(err, "%s:%d: custom_quantize_layers", path, l->line);
     }
+    if (st == RD_E_INVAL && err)
+        err->code = st = RD_E_PARSE; /* a bad entry of an input file: exit code 3, not a usage error */
     if (st == RD_OK && errs)
-        fprintf(errs, "cfg: %s: imported parameters of %zu activations (%zu entries are weights or not activations "
-                      "of this graph), %zu custom layers\n",
-                path, imported, skipped, cfg.n_layers);
+        fprintf(errs, "cfg: %s: imported parameters of %zu activations and %zu weights, %zu custom layers\n", path,
+                n_act, n_w, cfg.n_layers);
     rd_qcfg_fini(&cfg);
     return st;
 }
@@ -326,6 +409,13 @@ static bool fully_quantized(const rd_sim *s)
 rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
                              FILE *errs, bool color, rd_sim **out, rd_error *err)
 {
+    return an_quant_build_sim_from(q, m, fallback_inputs, NULL, NULL, 0, errs, color, out, err);
+}
+
+rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
+                                  rd_sample_fn samples, void *samples_user, size_t n_samples, FILE *errs, bool color,
+                                  rd_sim **out, rd_error *err)
+{
     *out = NULL;
     rd_prec prec = RD_PREC_FP32;
     rd_status st = an_quant_precision(q, &prec, err);
@@ -342,13 +432,13 @@ rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd
     if (st == RD_OK && prec != RD_PREC_FP32 && !fully_quantized(s)) {
         rd_dataset ds;
         memset(&ds, 0, sizeof ds);
-        bool have_ds = q->cfg.dataset != NULL;
+        bool have_ds = q->cfg.dataset != NULL && !samples;
         if (have_ds)
             st = rd_dataset_load(q->cfg.dataset, rd_model_input_count(m), &ds, err);
-        if (st == RD_OK && !have_ds && !fallback_inputs)
+        if (st == RD_OK && !have_ds && !fallback_inputs && !samples)
             st = rd_errorf(err, RD_E_INVAL, "int8 simulation needs calibration: give --dataset FILE (or --cfg FILE)");
         if (st == RD_OK) {
-            if (!have_ds && errs)
+            if (!have_ds && !samples && errs)
                 fprintf(errs, "warning: no --dataset: calibrating on the analysed input itself, which flatters int8 "
                               "accuracy; give a calibration set of 20 to 100 samples\n");
             dataset_source src = {.q = q, .m = m, .ds = have_ds ? &ds : NULL, .fallback = fallback_inputs, .errs = errs};
@@ -356,7 +446,10 @@ rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd
             an_progress_init(&bar, errs, color, "calibrating");
             rd_calib_options co = {.method = calib_method(q->cfg.algorithm), .threads = 0,
                                    .progress = an_progress_update, .progress_user = &bar};
-            st = rd_calibrate(s, get_dataset_sample, &src, have_ds ? ds.n_samples : 1, &co, err);
+            if (samples)
+                st = rd_calibrate(s, samples, samples_user, n_samples, &co, err);
+            else
+                st = rd_calibrate(s, get_dataset_sample, &src, have_ds ? ds.n_samples : 1, &co, err);
             an_progress_done(&bar);
         }
         rd_dataset_fini(&ds);

@@ -78,8 +78,22 @@ rd_status an_quant_precision(const an_quant_opts *q, rd_prec *out, rd_error *err
 rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
                              FILE *errs, bool color, rd_sim **out, rd_error *err);
 
+/** The same, calibrating on n_samples samples from a sample function (IDX images) instead of --dataset. */
+rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
+                                  rd_sample_fn samples, void *samples_user, size_t n_samples, FILE *errs, bool color,
+                                  rd_sim **out, rd_error *err);
+
 /** Prepares input i of a model from a file as RKNN reads it (images, NHWC .npy, mean/std). */
 rd_status an_quant_prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path,
                                  FILE *errs, rd_tensor *out, rd_error *err);
+
+/**
+ * The tensor of s's optimised graph a cfg key names: the exact name, the name without ':0', or a name
+ * whose RKNN-sanitised form ('/' -> '_') is the key (with or without ':0'). NULL when none.
+ */
+const char *an_quant_match_name(const rd_sim *s, const char *key);
+
+/** True when value is the weight of an int8 integer layer of s; *n_scale (may be NULL) its scale count. */
+bool an_quant_is_weight(rd_sim *s, int value, int *n_scale);
 
 #endif

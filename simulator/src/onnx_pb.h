@@ -55,6 +55,9 @@ rd_status sim_onnx_attr(const Onnx__AttributeProto *ap, const char *base_dir, si
 /** The tensor a Constant node defines (value, value_float(s), value_int(s)). */
 rd_status sim_onnx_constant(const Onnx__NodeProto *np, const char *base_dir, rd_tensor *out, rd_error *err);
 
+/** Copies a loaded node attribute onto a builder node (onnx_save.c). */
+void sim_onnx_add_attr(rd_onnx_node *n, const sim_attr *a);
+
 /** Writes buf to path through a temporary file beside it, renamed into place. */
 rd_status sim_onnx_save_bytes(const char *path, const void *buf, size_t len, rd_error *err);
 

@@ -16,7 +16,7 @@ static rd_status add_io(rd_onnx_builder *b, const sim_value *v, bool output)
                   : rd_onnx_add_input(b, v->name, v->dtype, rank, v->dims, params);
 }
 
-static void add_attr(rd_onnx_node *n, const sim_attr *a)
+void sim_onnx_add_attr(rd_onnx_node *n, const sim_attr *a)
 {
     switch (a->type) {
     case SIM_ATTR_FLOAT: rd_onnx_attr_float(n, a->name, a->f); break;
@@ -56,7 +56,7 @@ static bool add_node(rd_onnx_builder *b, const rd_model *m, const sim_node *sn)
     if (*sn->domain)
         rd_onnx_node_set_domain(n, sn->domain);
     for (int k = 0; k < sn->n_attr; k++)
-        add_attr(n, &sn->attrs[k]);
+        sim_onnx_add_attr(n, &sn->attrs[k]);
     return true;
 }
 

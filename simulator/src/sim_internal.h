@@ -22,6 +22,8 @@ typedef struct sim_node_data {
     int8_t *w_q;
     float *w_scale;
     int n_w_scale;
+    float *imported_scale;      /* weight scales from a .quantization.cfg (rd_sim_set_weight_scales), or NULL */
+    int n_imported_scale;
     bool half_ready;            /* half_consts prepared */
     bool any_half;              /* some input was replaced */
     rd_tensor *half_consts;     /* float16-rounded copies of float constant inputs (data NULL: not constant) */
@@ -49,5 +51,14 @@ rd_prec sim_node_precision(const rd_sim *s, int node);
 /* sim_layers.c: evals at a precision (SIM_DEFER: run the float32 operator on the inputs as they are). */
 rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
 rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
+
+/* Weights of the integer layers (sim_layers.c): which nodes have them, their channel axis and groups. */
+typedef enum q8_kind { Q8_NONE, Q8_CONV, Q8_CONV_T, Q8_GEMM, Q8_MATMUL } q8_kind;
+q8_kind sim_q8_kind(const sim_node *n);
+/** The output-channel axis and groups of node's weight (input 1); per_tensor when it has one scale. */
+void sim_q8_weight_axis(const sim_node *n, q8_kind kind, const rd_tensor *w, int *axis, int64_t *group,
+                        bool *force_per_tensor);
+/** Quantizes node's constant weights once (imported scales if any, else per channel or tensor). */
+rd_status sim_q8_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *err);
 
 #endif

@@ -12,6 +12,7 @@ void sim_node_data_fini(sim_node_data *d)
 {
     free(d->w_q);
     free(d->w_scale);
+    free(d->imported_scale);
     if (d->half_consts) {
         for (int k = 0; k < d->n_half; k++)
             rd_tensor_fini(&d->half_consts[k]);
@@ -70,9 +71,7 @@ rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
 
 /* ---- int8 ------------------------------------------------------------------------------------------ */
 
-typedef enum q8_kind { Q8_NONE, Q8_CONV, Q8_CONV_T, Q8_GEMM, Q8_MATMUL } q8_kind;
-
-static q8_kind q8_kind_of(const sim_node *n)
+q8_kind sim_q8_kind(const sim_node *n)
 {
     if (n->domain[0])
         return Q8_NONE;
@@ -98,31 +97,55 @@ static bool is_q8_activation(const rd_sim *s, int v)
            val->dtype == RD_DT_F32;
 }
 
-/* Quantizes the node's constant weights once (per channel unless per_tensor_weights). */
-static rd_status prepare_q8_weights(rd_sim *s, int node, q8_kind kind, rd_error *err)
+void sim_q8_weight_axis(const sim_node *n, q8_kind kind, const rd_tensor *w, int *axis, int64_t *group,
+                        bool *force_per_tensor)
+{
+    *group = 1;
+    *force_per_tensor = false;
+    switch (kind) {
+    case Q8_CONV_T:
+        *axis = 1;
+        *group = sim_attr_int(n, "group", 1);
+        break;
+    case Q8_GEMM:
+        *axis = sim_attr_int(n, "transB", 0) ? 0 : 1;
+        break;
+    case Q8_MATMUL:
+        *axis = w->rank - 1;
+        *force_per_tensor = w->rank < 2;
+        break;
+    default:
+        *axis = 0;
+        break;
+    }
+}
+
+rd_status sim_q8_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
     sim_node_data *d = &s->nodes[node];
-    const rd_tensor *w = s->m->values[n->in[1]].konst;
-    bool per_tensor = s->opt.per_tensor_weights;
-    rd_status st;
-    switch (kind) {
-    case Q8_CONV:
-        st = sim_quant_weights_i8(w, 0, per_tensor, &d->w_q, &d->w_scale, &d->n_w_scale, err);
-        break;
-    case Q8_CONV_T:
-        st = sim_quant_weights_i8_grouped(w, 1, sim_attr_int(n, "group", 1), per_tensor, &d->w_q, &d->w_scale,
-                                          &d->n_w_scale, err);
-        break;
-    case Q8_GEMM:
-        st = sim_quant_weights_i8(w, sim_attr_int(n, "transB", 0) ? 0 : 1, per_tensor, &d->w_q, &d->w_scale,
-                                  &d->n_w_scale, err);
-        break;
-    case Q8_MATMUL:
-        st = sim_quant_weights_i8(w, w->rank - 1, per_tensor || w->rank < 2, &d->w_q, &d->w_scale, &d->n_w_scale, err);
-        break;
-    default:
+    if (kind == Q8_NONE)
         return SIM_DEFER;
+    const rd_tensor *w = s->m->values[n->in[1]].konst;
+    int axis;
+    int64_t group;
+    bool per_tensor;
+    sim_q8_weight_axis(n, kind, w, &axis, &group, &per_tensor);
+    per_tensor = per_tensor || s->opt.per_tensor_weights;
+    free(d->w_q);
+    free(d->w_scale);
+    d->w_q = NULL;
+    d->w_scale = NULL;
+    rd_status st;
+    if (d->imported_scale) {
+        d->w_scale = sim_malloc_array((size_t)d->n_imported_scale, sizeof *d->w_scale);
+        if (!d->w_scale)
+            return rd_errorf(err, RD_E_NOMEM, "out of memory");
+        memcpy(d->w_scale, d->imported_scale, (size_t)d->n_imported_scale * sizeof *d->w_scale);
+        d->n_w_scale = d->n_imported_scale;
+        st = sim_quant_weights_i8_scaled(w, axis, group, d->w_scale, d->n_w_scale, &d->w_q, NULL, err);
+    } else {
+        st = sim_quant_weights_i8_grouped(w, axis, group, per_tensor, &d->w_q, &d->w_scale, &d->n_w_scale, err);
     }
     if (st != RD_OK)
         return rd_error_prefix(err, "%s: node '%s' (%s): quantizing weights '%s'", s->m->path, n->name, n->op_type,
@@ -134,7 +157,7 @@ static rd_status prepare_q8_weights(rd_sim *s, int node, q8_kind kind, rd_error 
 rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
-    q8_kind kind = q8_kind_of(n);
+    q8_kind kind = sim_q8_kind(n);
     if (kind == Q8_NONE || n->n_in < 2 || !is_q8_activation(s, n->in[0]))
         return SIM_DEFER; /* float kernel on dequantized values; requantized where it materialises */
     const sim_val_data *x = &s->vals[n->in[0]];
@@ -152,7 +175,7 @@ rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
         return SIM_DEFER; /* weights computed at run time: float kernel */
     sim_node_data *d = &s->nodes[node];
     if (!d->q8_ready) {
-        rd_status st = prepare_q8_weights(s, node, kind, err);
+        rd_status st = sim_q8_prepare_weights(s, node, kind, err);
         if (st != RD_OK)
             return st;
     }

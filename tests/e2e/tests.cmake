@@ -4,3 +4,7 @@ rd_add_test(test_real_models SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_real_models.
 rd_add_test(test_mnist SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mnist.c LIBS rd::simulator LABELS "e2e;needs-shared")
 rd_add_test(test_accuracy_models SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_accuracy_models.c
   LIBS rd::analyzer LABELS "e2e;needs-shared")
+# quantize / export-qdq / eval on the shared models (the issue's mnist8 and QDQ checks); ~3 min under ASan
+rd_add_test(test_qtools_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_qtools_shared.c
+  LIBS rd::analyzer PkgConfig::CJSON LABELS "e2e;needs-shared")
+set_tests_properties(test_qtools_shared PROPERTIES TIMEOUT 900)

@@ -466,6 +466,39 @@ rd_status rd_sim_set_qparams(rd_sim *s, const char *name, float scale, int32_t z
 /** Forces a tensor (and the layer producing it) to a precision: hybrid quantization. */
 rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error *err);
 
+/** The int8 weights of an integer layer (Conv, ConvTranspose, Gemm, MatMul with a constant float weight). */
+typedef struct rd_sim_weights {
+    int value;                  /* the weight's value index (the node's input 1) */
+    int axis;                   /* output-channel axis of the weight tensor */
+    int64_t group;              /* ConvTranspose: channels split by groups over axis 0 (1 otherwise) */
+    int n_scale;                /* 1 (per tensor) or one per output channel; zero points are all 0 */
+    const float *scale;         /* owned by s: valid until the next rd_sim_set_weight_scales or destroy */
+    const int8_t *q;            /* the codes, in the weight's layout; same lifetime */
+} rd_sim_weights;
+
+/**
+ * The int8 weights of node (an optimised-graph index), quantized on first use as a run would.
+ * RD_E_NOTFOUND when the node is not an int8 Conv/ConvTranspose/Gemm/MatMul with a constant weight.
+ */
+rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error *err);
+
+/**
+ * Imports weight scales (symmetric, zero point 0): name is a weight tensor of the optimised graph (every
+ * integer layer reading it) or the name of such a node. n is 1 (per tensor) or the channel count.
+ */
+rd_status rd_sim_set_weight_scales(rd_sim *s, const char *name, const float *scales, int n, rd_error *err);
+
+/**
+ * Writes the optimised graph as ONNX with QuantizeLinear/DequantizeLinear pairs carrying the
+ * simulation's parameters (docs/numerics.md, "QDQ export"): every materialised int8 activation and graph
+ * input, int8 weights through DequantizeLinear (per channel: opset raised to 13 where safe), Conv biases
+ * as int32, float16 tensors through Cast. The buffer is malloc'ed, owned by the caller; notes (may be
+ * NULL) receives what was changed (opset raised, weights kept in float).
+ */
+struct rd_warn_sink;
+rd_status rd_sim_export_qdq(rd_sim *s, void **out_buf, size_t *out_len, const struct rd_warn_sink *notes,
+                           rd_error *err);
+
 /** Per-layer facts gathered by the last rd_sim_run (reset at each run). */
 typedef struct rd_sim_layer_stats {
     int64_t fp16_overflow;      /* values that became inf when rounded to float16 */

@@ -1,0 +1,122 @@
+/*
+ * cmd_export_qdq.c: `rknn-diag export-qdq MODEL [--cfg FILE | quant options] -o OUT.onnx`: the optimised
+ * graph with QuantizeLinear/DequantizeLinear pairs carrying the simulation's INT8 parameters, for any
+ * ONNX runtime (docs/numerics.md, "QDQ export").
+ */
+#include "cli_internal.h"
+#include "cli_model_args.h"
+#include "quant_setup.h"
+#include "tensor_dump.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_HELP = 1, OPT_OUTPUT, OPT_INPUT_SHAPE };
+
+static const an_optspec export_opts[] = {
+    {OPT_OUTPUT, "output", 'o', "FILE", "the .onnx model to write (required)"},
+    {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
+    AN_QUANT_OPTSPECS,
+    {OPT_HELP, "help", 'h', NULL, "show this help"},
+};
+#define N_EXPORT_OPTS ((int)(sizeof export_opts / sizeof export_opts[0]))
+
+typedef struct export_args {
+    const char *model_path, *out_path;
+    rd_input_shape shapes[AN_MAX_INPUTS];
+    an_name_buf shape_names[AN_MAX_INPUTS];
+    size_t n_shapes;
+    an_quant_opts q;
+} export_args;
+
+static int parse_args(an_cmd_ctx *ctx, export_args *a)
+{
+    rd_error err = {0};
+    an_opts p;
+    an_opts_init(&p, ctx, export_opts, N_EXPORT_OPTS);
+    const char *v;
+    int id;
+    while ((id = an_opts_next(&p, &v)) != -1) {
+        if (an_quant_take(&a->q, id, v))
+            continue;
+        switch (id) {
+        case -2:
+            return AN_EXIT_USAGE;
+        case 0:
+            if (a->model_path)
+                return an_usage(ctx, "one model only (got '%s' and '%s')", a->model_path, v);
+            a->model_path = v;
+            break;
+        case OPT_HELP:
+            an_print_help(ctx->out, "rknn-diag export-qdq MODEL.onnx [--cfg FILE | --dataset FILE ...] -o OUT.onnx",
+                          "Writes the model after the compiler passes with QuantizeLinear/DequantizeLinear pairs\n"
+                          "carrying our INT8 parameters: after every materialised int8 tensor and graph input,\n"
+                          "int8 weights through DequantizeLinear (per channel needs opset 13: the opset is raised\n"
+                          "when no operator of the model changes meaning, otherwise the export is refused), Conv\n"
+                          "biases as int32, float16 tensors of a hybrid --cfg through Cast. Parameters come from\n"
+                          "--cfg or from calibration on --dataset.",
+                          export_opts, N_EXPORT_OPTS);
+            return AN_EXIT_OK;
+        case OPT_OUTPUT:
+            a->out_path = v;
+            break;
+        case OPT_INPUT_SHAPE:
+            if (an_parse_input_shape(v, a->shape_names, a->shapes, &a->n_shapes, &err) != RD_OK)
+                return an_usage(ctx, "%s", err.msg);
+            break;
+        }
+    }
+    if (!a->model_path)
+        return an_usage(ctx, "missing MODEL.onnx");
+    if (!a->out_path)
+        return an_usage(ctx, "missing -o OUT.onnx");
+    return -1;
+}
+
+static void print_note(void *user, const char *msg)
+{
+    fprintf((FILE *)user, "note: %s\n", msg);
+}
+
+int an_cmd_export_qdq(an_cmd_ctx *ctx)
+{
+    export_args *a = calloc(1, sizeof *a);
+    if (!a)
+        return AN_EXIT_INPUT;
+    an_quant_opts_init(&a->q);
+    int rc = parse_args(ctx, a);
+    rd_error err = {0};
+    rd_model *m = NULL;
+    rd_sim *s = NULL;
+    void *buf = NULL;
+    size_t len = 0;
+    if (rc >= 0)
+        goto out;
+    rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
+    rd_status st = rd_model_load(a->model_path, &lopt, &m, &err);
+    if (st == RD_OK)
+        st = an_quant_finish(&a->q, m, &err);
+    if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8)
+        st = rd_errorf(&err, RD_E_INVAL, "export-qdq writes int8 parameters: --dtype must be w8a8 (got %s)",
+                       rd_qdtype_name(a->q.cfg.dtype));
+    if (st == RD_OK)
+        st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, &s, &err);
+    rd_warn_sink notes = {.fn = print_note, .user = ctx->errs};
+    if (st == RD_OK)
+        st = rd_sim_export_qdq(s, &buf, &len, &notes, &err);
+    if (st == RD_OK)
+        st = an_write_file_atomic(a->out_path, buf, len, &err);
+    if (st != RD_OK) {
+        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        goto out;
+    }
+    fprintf(ctx->errs, "wrote %s (%zu bytes)\n", a->out_path, len);
+    rc = AN_EXIT_OK;
+out:
+    free(buf);
+    rd_sim_destroy(s);
+    rd_model_destroy(m);
+    an_quant_opts_fini(&a->q);
+    free(a);
+    return rc;
+}

