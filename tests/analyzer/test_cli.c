@@ -3,7 +3,6 @@
 #include "cli_capture.h"
 #include "rknn_diag/analyzer.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
