@@ -30,21 +30,29 @@ void sim_onnx_add_attr(rd_onnx_node *n, const sim_attr *a)
     }
 }
 
+/* The name value v is written under: opt's override or its own. */
+static const char *value_name(const rd_model *m, const rd_onnx_copy_options *opt, int v)
+{
+    if (opt && opt->value_names && opt->value_names[v])
+        return opt->value_names[v];
+    return m->values[v].name;
+}
+
 /* Names of a node's inputs or outputs, NULL for omitted ones; caller frees the array. */
-static const char **value_names(const rd_model *m, const int *idx, int n)
+static const char **value_names(const rd_model *m, const rd_onnx_copy_options *opt, const int *idx, int n)
 {
     const char **names = sim_calloc_array(n > 0 ? (size_t)n : 0, sizeof *names);
     if (names)
         for (int k = 0; k < n; k++)
-            names[k] = idx[k] >= 0 ? m->values[idx[k]].name : NULL;
+            names[k] = idx[k] >= 0 ? value_name(m, opt, idx[k]) : NULL;
     return names;
 }
 
 /* false only when out of memory before the builder could record it */
-static bool add_node(rd_onnx_builder *b, const rd_model *m, const sim_node *sn)
+static bool add_node(rd_onnx_builder *b, const rd_model *m, const rd_onnx_copy_options *opt, const sim_node *sn)
 {
-    const char **in = value_names(m, sn->in, sn->n_in);
-    const char **out = value_names(m, sn->out, sn->n_out);
+    const char **in = value_names(m, opt, sn->in, sn->n_in);
+    const char **out = value_names(m, opt, sn->out, sn->n_out);
     rd_onnx_node *n = NULL;
     bool ok = in && out;
     if (ok)
@@ -60,15 +68,21 @@ static bool add_node(rd_onnx_builder *b, const rd_model *m, const sim_node *sn)
     return true;
 }
 
-rd_status rd_onnx_model_write(const rd_model *m, void **out_buf, size_t *out_len, rd_error *err)
+static bool node_dropped(const rd_onnx_copy_options *opt, int node)
 {
-    rd_onnx_builder *b = rd_onnx_builder_create(m->ir_version, 0);
-    if (!b)
-        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", m->path ? m->path : "model");
+    return opt && opt->drop_node && node >= 0 && opt->drop_node[node];
+}
+
+rd_status rd_onnx_builder_add_model(rd_onnx_builder *b, const rd_model *m, const rd_onnx_copy_options *opt,
+                                    rd_error *err)
+{
+    if (!b || !m)
+        return rd_errorf(err, RD_E_INVAL, "rd_onnx_builder_add_model: NULL builder or model");
+    bool io = !(opt && opt->no_io);
     rd_onnx_set_producer(b, m->producer, "");
     for (int i = 0; i < m->n_opsets; i++)
         rd_onnx_add_opset(b, m->opsets[i].domain, m->opsets[i].version);
-    for (int i = 0; i < m->n_inputs; i++)
+    for (int i = 0; io && i < m->n_inputs; i++)
         add_io(b, &m->values[m->inputs[i]], false);
     for (int v = 0; v < m->n_values; v++) {
         const sim_value *sv = &m->values[v];
@@ -86,20 +100,37 @@ rd_status rd_onnx_model_write(const rd_model *m, void **out_buf, size_t *out_len
     }
     bool ok = true;
     for (int i = 0; i < m->n_nodes; i++)
-        ok = add_node(b, m, &m->nodes[i]) && ok;
-    for (int i = 0; i < m->n_outputs; i++)
+        if (!node_dropped(opt, i))
+            ok = add_node(b, m, opt, &m->nodes[i]) && ok;
+    for (int i = 0; io && i < m->n_outputs; i++)
         add_io(b, &m->values[m->outputs[i]], true);
     for (int v = 0; v < m->n_values; v++) {
         const sim_value *sv = &m->values[v];
         if (!sv->konst && !sv->is_graph_input && !sv->is_graph_output && sv->rank >= 0 &&
-            sv->dtype != RD_DT_UNDEFINED)
-            rd_onnx_add_value_info(b, sv->name, sv->dtype, sv->rank, sv->dims,
+            sv->dtype != RD_DT_UNDEFINED && !node_dropped(opt, sv->producer))
+            rd_onnx_add_value_info(b, value_name(m, opt, v), sv->dtype, sv->rank, sv->dims,
                                    (const char *const *)sv->dim_params);
     }
-    rd_status st = ok ? rd_onnx_builder_write(b, out_buf, out_len, err) : rd_errorf(err, RD_E_NOMEM, "out of memory");
-    rd_onnx_builder_destroy(b);
+    if (!ok)
+        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", m->path ? m->path : "model");
+    rd_status st = rd_onnx_builder_status(b, err);
     if (st != RD_OK)
         rd_error_prefix(err, "%s", m->path ? m->path : "model");
+    return st;
+}
+
+rd_status rd_onnx_model_write(const rd_model *m, void **out_buf, size_t *out_len, rd_error *err)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(m->ir_version, 0);
+    if (!b)
+        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", m->path ? m->path : "model");
+    rd_status st = rd_onnx_builder_add_model(b, m, NULL, err);
+    if (st == RD_OK) {
+        st = rd_onnx_builder_write(b, out_buf, out_len, err);
+        if (st != RD_OK)
+            rd_error_prefix(err, "%s", m->path ? m->path : "model");
+    }
+    rd_onnx_builder_destroy(b);
     return st;
 }
 

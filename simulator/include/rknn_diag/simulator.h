@@ -367,6 +367,25 @@ rd_status rd_onnx_builder_save(const rd_onnx_builder *b, const char *path, rd_er
 rd_status rd_onnx_model_write(const rd_model *m, void **out_buf, size_t *out_len, rd_error *err);
 rd_status rd_onnx_model_save(const rd_model *m, const char *path, rd_error *err);
 
+/** What rd_onnx_builder_add_model leaves out or renames (a model tool's edit: onnx-edit). */
+typedef struct rd_onnx_copy_options {
+    const bool *drop_node;          /* rd_model_node_count(m) flags: true leaves node i out; may be NULL */
+    const char *const *value_names; /* rd_model_value_count(m) entries: the name value i is written under
+                                       wherever nodes read or write it, NULL to keep; may be NULL */
+    bool no_io;                     /* leave out the graph inputs and outputs: the caller declares them */
+} rd_onnx_copy_options;
+
+/**
+ * Appends a loaded model to b (created with rd_model_ir_version(m) and opset 0), as rd_onnx_model_write
+ * writes it: producer, opset imports, graph inputs and outputs (unless opt->no_io), initializers,
+ * Constant nodes, the nodes not dropped (in execution order, with their attributes) and the known
+ * shapes of intermediate values (not those of dropped nodes' outputs). opt may be NULL (a plain copy).
+ * Nodes the caller adds before or after keep their place, so the node list stays topologically sorted
+ * when inserted layers go before (inputs) or after (outputs) the copy. Returns the builder's status.
+ */
+rd_status rd_onnx_builder_add_model(rd_onnx_builder *b, const rd_model *m, const rd_onnx_copy_options *opt,
+                                    rd_error *err);
+
 /** Serialises t as a TensorProto (raw_data) named name: the test_data_set_*.pb format. */
 rd_status rd_tensorproto_write(const rd_tensor *t, const char *name, void **out_buf, size_t *out_len,
                                rd_error *err);
