@@ -193,8 +193,8 @@ static rd_status load_samples(an_cmd_ctx *ctx, acc_args *a, const rd_model *m, r
     }
     for (size_t k = 0; k < *n_samples && st == RD_OK; k++)
         for (size_t i = 0; i < n_in && st == RD_OK; i++) {
-            const char *path = a->n_inputs ? a->inputs[i] : rd_dataset_path(&ds, k, i);
-            st = an_quant_prepare_input(&a->q, m, i, path, ctx->errs, &t[k * n_in + i], err);
+            st = a->n_inputs ? an_quant_prepare_input(&a->q, m, i, a->inputs[i], ctx->errs, &t[k * n_in + i], err)
+                             : an_quant_prepare_sample(&a->q, m, &ds, k, i, ctx->errs, &t[k * n_in + i], err);
         }
     rd_dataset_fini(&ds);
     if (st != RD_OK) {

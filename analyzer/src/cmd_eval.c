@@ -220,7 +220,7 @@ static rd_status get_sample(void *user, size_t k, rd_tensor *inputs, rd_error *e
     if (!es->idx) {
         size_t n = rd_model_input_count(m);
         for (size_t i = 0; i < n; i++) {
-            rd_status st = an_quant_prepare_input(&es->a->q, m, i, rd_dataset_path(&es->ds, k, i), NULL, &inputs[i], err);
+            rd_status st = an_quant_prepare_sample(&es->a->q, m, &es->ds, k, i, NULL, &inputs[i], err);
             if (st != RD_OK) {
                 for (size_t j = 0; j < i; j++)
                     rd_tensor_fini(&inputs[j]);

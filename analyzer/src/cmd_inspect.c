@@ -4,6 +4,7 @@
  */
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "edit_model.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -138,6 +139,7 @@ static void print_text(FILE *out, const char *path, const rd_model *m, op_count 
     int64_t macs = total_macs(m, &unknown);
     fprintf(out, "\nparameters %lld\nMACs       %lld%s\n", (long long)rd_model_param_count(m), (long long)macs,
             unknown ? " (some layers unknown until the input shapes are fixed: --input-shape)" : "");
+    fprintf(out, "layout layers (Reshape/Transpose) %d\n", an_layout_layer_count(m));
     int n_unsupported = 0;
     for (size_t i = 0; i < rd_model_node_count(m); i++) {
         rd_node_info ni;
@@ -183,6 +185,7 @@ static void print_json(FILE *out, const char *path, const rd_model *m, op_count 
     cJSON_AddNumberToObject(root, "parameters", (double)rd_model_param_count(m));
     cJSON_AddNumberToObject(root, "macs", (double)total_macs(m, &unknown));
     cJSON_AddBoolToObject(root, "macs_complete", !unknown);
+    cJSON_AddNumberToObject(root, "layout_layers", an_layout_layer_count(m));
     char *text = cJSON_Print(root);
     if (text)
         fprintf(out, "%s\n", text);

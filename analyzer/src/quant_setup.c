@@ -204,15 +204,31 @@ rd_status an_quant_precision(const an_quant_opts *q, rd_prec *out, rd_error *err
     }
 }
 
+static rd_status prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path,
+                               rd_input_layout layout, FILE *errs, rd_tensor *out, rd_error *err);
+
 rd_status an_quant_prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path,
                                  FILE *errs, rd_tensor *out, rd_error *err)
+{
+    return prepare_input(q, m, input, path, q->layout, errs, out, err);
+}
+
+rd_status an_quant_prepare_sample(const an_quant_opts *q, const rd_model *m, const rd_dataset *ds, size_t sample,
+                                  size_t input, FILE *errs, rd_tensor *out, rd_error *err)
+{
+    return prepare_input(q, m, input, rd_dataset_path(ds, sample, input), ds->graph_layout ? RD_LAYOUT_NCHW : q->layout,
+                         errs, out, err);
+}
+
+static rd_status prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path,
+                               rd_input_layout layout, FILE *errs, rd_tensor *out, rd_error *err)
 {
     rd_value_info vi;
     rd_model_value(m, (size_t)rd_model_input(m, input), &vi);
     if (vi.rank < 0)
         return rd_errorf(err, RD_E_UNSUPPORTED, "input '%s' has no declared shape: give --input-shape", vi.name);
     rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
-    spec.layout = q->layout;
+    spec.layout = layout;
     rd_status st = rd_rknn_config_input_spec(&q->cfg, input, &spec, err);
     if (st != RD_OK)
         return st;
@@ -248,7 +264,7 @@ static rd_status get_dataset_sample(void *user, size_t k, rd_tensor *inputs, rd_
     }
     for (size_t i = 0; i < n; i++) {
         /* warnings (resizes) are dropped here: workers run concurrently and a resize is expected */
-        rd_status st = an_quant_prepare_input(src->q, src->m, i, rd_dataset_path(src->ds, k, i), NULL, &inputs[i], err);
+        rd_status st = an_quant_prepare_sample(src->q, src->m, src->ds, k, i, NULL, &inputs[i], err);
         if (st != RD_OK) {
             for (size_t j = 0; j < i; j++)
                 rd_tensor_fini(&inputs[j]);

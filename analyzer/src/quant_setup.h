@@ -86,6 +86,10 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
 /** Prepares input i of a model from a file as RKNN reads it (images, NHWC .npy, mean/std). */
 rd_status an_quant_prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path,
                                  FILE *errs, rd_tensor *out, rd_error *err);
+/** an_quant_prepare_input for input `input` of dataset sample `sample`: a list marked layout=graph (written
+ *  by onnx-edit --dataset) holds graph tensors, read as --input-layout nchw whatever q says. */
+rd_status an_quant_prepare_sample(const an_quant_opts *q, const rd_model *m, const rd_dataset *ds, size_t sample,
+                                  size_t input, FILE *errs, rd_tensor *out, rd_error *err);
 
 /**
  * The tensor of s's optimised graph a cfg key names: the exact name, the name without ':0', or a name

@@ -84,6 +84,14 @@ rd_status rd_dataset_parse(const char *buf, size_t len, const char *name, const 
     int line = 0;
     rd_status st = RD_OK;
     char *paths[RD_MAX_MODEL_INPUTS];
+    static const char marker[] = "# rknn-diag: layout=graph";
+    size_t mlen = sizeof marker - 1;
+    if (len - pos >= mlen && memcmp(buf + pos, marker, mlen) == 0) {
+        size_t k = pos + mlen;
+        while (k < len && (is_blank(buf[k]) || buf[k] == '\r'))
+            k++;
+        out->graph_layout = k == len || buf[k] == '\n';
+    }
     while (pos < len && st == RD_OK) {
         line++;
         size_t end = pos;

@@ -270,6 +270,20 @@ void rd_model_node(const rd_model *m, size_t i, rd_node_info *out)
     out->macs = n->macs;
 }
 
+bool rd_model_node_attr_ints(const rd_model *m, size_t node, const char *name, const int64_t **out_v, size_t *out_n)
+{
+    *out_v = NULL;
+    *out_n = 0;
+    if (node >= (size_t)m->n_nodes || !name)
+        return false;
+    const sim_attr *a = sim_attr_find(&m->nodes[node], name);
+    if (!a || a->type != SIM_ATTR_INTS)
+        return false;
+    *out_v = a->ints;
+    *out_n = a->n_ints;
+    return true;
+}
+
 int rd_model_find_value(const rd_model *m, const char *name)
 {
     return sim_model_find(m, name);

@@ -251,6 +251,8 @@ size_t rd_model_node_count(const rd_model *m);     /* nodes in execution (topolo
 void rd_model_value(const rd_model *m, size_t i, rd_value_info *out);
 void rd_model_node(const rd_model *m, size_t i, rd_node_info *out);
 int rd_model_find_value(const rd_model *m, const char *name); /* -1 if absent */
+/** A node's INTS attribute (Transpose's perm): true and *out_v (owned by m) when present with that type. */
+bool rd_model_node_attr_ints(const rd_model *m, size_t node, const char *name, const int64_t **out_v, size_t *out_n);
 /** Total number of weight elements (initializers and Constant nodes). */
 int64_t rd_model_param_count(const rd_model *m);
 /** The constant data of a value, or NULL when it is not constant. */
@@ -693,7 +695,7 @@ rd_status rd_input_prepare(const char *path, const rd_input_spec *spec, int rank
 /**
  * A dataset.txt list: one sample per line, n_inputs paths per sample separated by spaces or tabs,
  * relative paths resolved against the list's folder. Empty lines and lines whose first non-blank
- * character is '#' are skipped. lines[i] is the 1-based line of sample i, for messages.
+ * character is '#' are skipped; a first line "# rknn-diag: layout=graph" sets graph_layout. lines[i] is the 1-based line of sample i, for messages.
  */
 typedef struct rd_dataset {
     char *path;                 /* the list file, for messages */
@@ -701,6 +703,8 @@ typedef struct rd_dataset {
     size_t n_inputs;            /* paths per sample */
     char **paths;               /* n_samples * n_inputs resolved paths, sample-major */
     int *lines;                 /* n_samples line numbers */
+    bool graph_layout;          /* first line "# rknn-diag: layout=graph": .npy files are graph tensors
+                                   (read as --input-layout nchw), as onnx-edit --dataset writes them */
 } rd_dataset;
 
 /**
