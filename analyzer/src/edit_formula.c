@@ -126,6 +126,7 @@ static rd_status parse_brackets(parser *p)
         if (v == 0)
             return caret_error(p->err, p->s, npos, "'%c=0': a size must be at least 1", c);
         p->f->assigned[letter] = v;
+        p->f->assign_pos[letter] = lpos;
         skip_spaces(p);
         if (p->i < p->len && p->s[p->i] == ',') {
             p->i++;
@@ -675,7 +676,8 @@ static rd_status group_sizes(const an_formula *f, const an_formula_group *g, int
             continue;
         }
         if (__builtin_mul_overflow(prod, v, &prod) || prod > dim) {
-            return caret_error(err, f->text, g->pos[j], "the sizes assigned in this group exceed dimension %d (size %lld)",
+            return caret_error(err, f->text, f->assign_pos[g->letter[j]],
+                               "the sizes assigned to this group exceed dimension %d (size %lld)",
                                d, (long long)dim);
         }
         size[g->letter[j]] = v;

@@ -32,6 +32,7 @@ typedef struct an_formula {
     int n_left, n_right;                /* groups on each side, each <= RD_MAX_RANK */
     an_formula_group left[RD_MAX_RANK], right[RD_MAX_RANK];
     int64_t assigned[AN_FORMULA_LETTERS]; /* size given in brackets, 0 when not given */
+    int assign_pos[AN_FORMULA_LETTERS];   /* byte offset of the assignment's letter */
     int arrow;                          /* byte offset of "->" */
 } an_formula;
 
