@@ -96,4 +96,10 @@ const char *an_quant_match_name(const rd_sim *s, const char *key);
 /** True when value is the weight of an int8 integer layer of s; *n_scale (may be NULL) its scale count. */
 bool an_quant_is_weight(rd_sim *s, int value, int *n_scale);
 
+/**
+ * Our parameters under ONNX names, appended to cfg: every quantized activation in graph order, the weights
+ * of every int8 layer, then the float16 layers (custom_quantize_layers). A count goes to errs (may be NULL).
+ */
+rd_status an_quant_collect_params(rd_sim *s, rd_qcfg *cfg, FILE *errs, rd_error *err);
+
 #endif
