@@ -71,13 +71,20 @@ static rd_status measure_variant(rd_model *m, variant *v, const char *const *inp
     return st;
 }
 
-static void set_mean_std(an_quant_opts *q, size_t n_in, float mean, float std)
+/* One mean and std for every channel of every input (channels: axis 1 of the model input). */
+static void set_mean_std(an_quant_opts *q, const rd_model *m, float mean, float std)
 {
+    size_t n_in = rd_model_input_count(m);
     q->cfg.n_mean = q->cfg.n_std = n_in;
     for (size_t i = 0; i < n_in; i++) {
-        q->cfg.mean[i].n = q->cfg.std[i].n = 1;
-        q->cfg.mean[i].v[0] = mean;
-        q->cfg.std[i].v[0] = std;
+        rd_value_info vi;
+        rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
+        size_t ch = vi.rank >= 2 && vi.dims[1] >= 1 && vi.dims[1] <= RD_MAX_INPUT_CHANNELS ? (size_t)vi.dims[1] : 1;
+        q->cfg.mean[i].n = q->cfg.std[i].n = ch;
+        for (size_t c = 0; c < ch; c++) {
+            q->cfg.mean[i].v[c] = mean;
+            q->cfg.std[i].v[c] = std;
+        }
     }
 }
 
@@ -113,7 +120,7 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
     static const float ms[][2] = {{0.0f, 1.0f}, {0.0f, 255.0f}, {127.5f, 127.5f}, {127.5f, 1.0f}};
     for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++) {
         v[nv].q = *q;
-        set_mean_std(&v[nv].q, n_in, ms[k][0], ms[k][1]);
+        set_mean_std(&v[nv].q, m, ms[k][0], ms[k][1]);
         snprintf(v[nv++].name, sizeof v->name, "mean %g, std %g", ms[k][0], ms[k][1]);
     }
     v[nv].q = *q;
