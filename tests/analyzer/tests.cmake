@@ -9,3 +9,7 @@ target_include_directories(test_analyzer PRIVATE ${PROJECT_SOURCE_DIR}/analyzer/
 add_library(rd_analyzer_internal INTERFACE)
 target_include_directories(rd_analyzer_internal INTERFACE ${PROJECT_SOURCE_DIR}/analyzer/src)
 target_link_libraries(rd_analyzer_internal INTERFACE rd::analyzer)
+
+# test_board_run.c runs the built rknn-diag through the fake board's shell (which runs on this host)
+target_compile_definitions(test_analyzer PRIVATE RD_CLI_BINARY="$<TARGET_FILE:rknn-diag>")
+add_dependencies(test_analyzer rknn-diag)
