@@ -6,6 +6,7 @@
  * those inputs into OUT/snapshot. What it cannot honour is refused by key name (docs/convert.md).
  */
 #include "cli_internal.h"
+#include "qcfg_build.h"
 #include "quant_setup.h"
 #include "tensor_dump.h"
 
@@ -236,7 +237,7 @@ static rd_status quantize(const convert_args *a, an_quant_opts *q, const rd_mode
     size_t len = 0;
     rd_status st = an_quant_build_sim(q, m, NULL, ctx->errs, ctx->color, &s, err);
     if (st == RD_OK)
-        st = an_quant_collect_params(s, &params, a->verbose ? ctx->errs : NULL, err);
+        st = an_qcfg_collect(s, &params, ctx->errs, err);
     if (st == RD_OK)
         st = rd_qcfg_save(cfg_path, &params, err);
     rd_warn_sink notes = {.fn = print_note, .user = ctx->errs};

@@ -5,8 +5,10 @@
  */
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "qcfg_build.h"
 #include "quant_setup.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,94 +81,6 @@ static int parse_args(an_cmd_ctx *ctx, quantize_args *a)
     return -1;
 }
 
-/* A copy of p named name. */
-static rd_status add_renamed(rd_qcfg *out, const rd_qcfg_param *p, const char *name, rd_error *err)
-{
-    rd_qcfg_param copy = *p;
-    copy.name = (char *)name;
-    return rd_qcfg_add_param(out, &copy, err);
-}
-
-static void list_names(FILE *errs, const char *what, char **names, size_t n)
-{
-    if (!n)
-        return;
-    fprintf(errs, "  %s (%zu):", what, n);
-    for (size_t i = 0; i < n && i < 12; i++)
-        fprintf(errs, " %s", names[i]);
-    fprintf(errs, "%s\n", n > 12 ? " ..." : "");
-}
-
-/*
- * The toolkit's file with our parameters under its names where they match (by name and parameter
- * count); its other entries as they were. Reports matches on errs.
- */
-static rd_status merge_rknn_cfg(const rd_sim *s, const rd_qcfg *ours, const char *path, rd_qcfg *out, FILE *errs,
-                                rd_error *err)
-{
-    rd_qcfg tk;
-    rd_status st = rd_qcfg_load(path, &tk, err);
-    if (st != RD_OK)
-        return st;
-    bool *used = calloc(ours->n_params + 1, sizeof *used);
-    char **kept = calloc(tk.n_params + 1, sizeof *kept), **missing = calloc(ours->n_params + 1, sizeof *missing);
-    const char **tk_name_of = calloc(ours->n_params + 1, sizeof *tk_name_of);
-    size_t n_kept = 0, n_missing = 0, n_matched = 0;
-    if (!used || !kept || !missing || !tk_name_of)
-        st = rd_errorf(err, RD_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < tk.n_params && st == RD_OK; i++) {
-        const rd_qcfg_param *p = &tk.params[i];
-        const char *name = an_quant_match_name(s, p->name);
-        const rd_qcfg_param *mine = name ? rd_qcfg_find(ours, name) : NULL;
-        size_t k = mine ? (size_t)(mine - ours->params) : 0;
-        bool counts_fit = mine && (p->n == mine->n || p->has == 0 || mine->has == 0);
-        if (counts_fit && !used[k]) {
-            used[k] = true;
-            tk_name_of[k] = p->name;
-            st = add_renamed(out, mine, p->name, err);
-            n_matched++;
-        } else {
-            st = rd_qcfg_add_param(out, p, err);
-            kept[n_kept++] = p->name;
-        }
-        if (st != RD_OK)
-            rd_error_prefix(err, "%s:%d", path, p->line);
-    }
-    for (size_t k = 0; k < ours->n_params && st == RD_OK; k++)
-        if (!used[k])
-            missing[n_missing++] = ours->params[k].name;
-    /* float16 layers: ours under the toolkit's names, the file's own where we have nothing to say */
-    for (size_t i = 0; i < ours->n_layers && st == RD_OK; i++) {
-        const rd_qcfg_param *mine = rd_qcfg_find(ours, ours->layers[i].name);
-        size_t k = mine ? (size_t)(mine - ours->params) : 0;
-        if (mine && used[k])
-            st = rd_qcfg_add_layer(out, tk_name_of[k], ours->layers[i].dtype, err);
-        else
-            fprintf(errs, "warning: float16 tensor '%s' has no entry in %s: left out of custom_quantize_layers\n",
-                    ours->layers[i].name, path);
-    }
-    for (size_t i = 0; i < tk.n_layers && st == RD_OK; i++)
-        if (!rd_qcfg_find_layer(out, tk.layers[i].name)) {
-            const char *name = an_quant_match_name(s, tk.layers[i].name);
-            const rd_qcfg_param *mine = name ? rd_qcfg_find(ours, name) : NULL;
-            if (!mine || !used[mine - ours->params])
-                st = rd_qcfg_add_layer(out, tk.layers[i].name, tk.layers[i].dtype, err);
-        }
-    if (st == RD_OK) {
-        fprintf(errs, "rknn-cfg: %s: %zu of %zu entries matched our tensors (by name, ':0' and '/'->'_' forms, and "
-                      "parameter count) and carry our parameters\n",
-                path, n_matched, tk.n_params);
-        list_names(errs, "kept as the toolkit wrote them", kept, n_kept);
-        list_names(errs, "our tensors without a toolkit entry (not written)", missing, n_missing);
-    }
-    free(used);
-    free(kept);
-    free(missing);
-    free(tk_name_of);
-    rd_qcfg_fini(&tk);
-    return st;
-}
-
 int an_cmd_quantize(an_cmd_ctx *ctx)
 {
     quantize_args *a = calloc(1, sizeof *a);
@@ -192,10 +106,10 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, &s, &err);
     if (st == RD_OK)
-        st = an_quant_collect_params(s, &ours, ctx->errs, &err);
+        st = an_qcfg_collect(s, &ours, ctx->errs, &err);
     const rd_qcfg *result = &ours;
     if (st == RD_OK && a->rknn_cfg) {
-        st = merge_rknn_cfg(s, &ours, a->rknn_cfg, &merged, ctx->errs, &err);
+        st = an_qcfg_merge_rknn(s, &ours, a->rknn_cfg, &merged, ctx->errs, &err);
         result = &merged;
     }
     if (st == RD_OK)
