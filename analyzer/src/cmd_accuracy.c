@@ -162,51 +162,6 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
     return -1;
 }
 
-/* The samples analysed: --inputs, or the first N dataset lines, prepared as RKNN reads them. */
-static rd_status load_samples(an_cmd_ctx *ctx, acc_args *a, const rd_model *m, rd_tensor **out, size_t *n_samples,
-                              rd_error *err)
-{
-    size_t n_in = rd_model_input_count(m);
-    rd_dataset ds;
-    memset(&ds, 0, sizeof ds);
-    rd_status st = RD_OK;
-    if (a->n_inputs) {
-        if (a->n_inputs != n_in)
-            return rd_errorf(err, RD_E_INVAL, "--inputs gives %zu files, the model has %zu inputs (one file each, in order)",
-                             a->n_inputs, n_in);
-        *n_samples = 1;
-    } else {
-        if (!a->q.cfg.dataset)
-            return rd_errorf(err, RD_E_INVAL, "nothing to analyse: give --inputs FILE (one per model input) or --dataset FILE");
-        st = rd_dataset_load(a->q.cfg.dataset, n_in, &ds, err);
-        if (st != RD_OK)
-            return st;
-        *n_samples = ds.n_samples < (size_t)a->samples ? ds.n_samples : (size_t)a->samples;
-        if ((size_t)a->samples > ds.n_samples)
-            fprintf(ctx->errs, "warning: --samples %ld but %s has %zu samples: analysing %zu\n", a->samples, ds.path,
-                    ds.n_samples, ds.n_samples);
-    }
-    rd_tensor *t = calloc(*n_samples * n_in + 1, sizeof *t);
-    if (!t) {
-        rd_dataset_fini(&ds);
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    }
-    for (size_t k = 0; k < *n_samples && st == RD_OK; k++)
-        for (size_t i = 0; i < n_in && st == RD_OK; i++) {
-            st = a->n_inputs ? an_quant_prepare_input(&a->q, m, i, a->inputs[i], ctx->errs, &t[k * n_in + i], err)
-                             : an_quant_prepare_sample(&a->q, m, &ds, k, i, ctx->errs, &t[k * n_in + i], err);
-        }
-    rd_dataset_fini(&ds);
-    if (st != RD_OK) {
-        for (size_t k = 0; k < *n_samples * n_in; k++)
-            rd_tensor_fini(&t[k]);
-        free(t);
-        return st;
-    }
-    *out = t;
-    return RD_OK;
-}
-
 static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples, rd_error *err)
 {
     char buf[64];
@@ -373,7 +328,8 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
         st = an_quant_finish(&a->q, m, &err);
     if (st == RD_OK) {
         n_in = rd_model_input_count(m);
-        st = load_samples(ctx, a, m, &samples, &n_samples, &err);
+        st = an_quant_load_samples(&a->q, m, a->inputs, a->n_inputs, (size_t)a->samples, ctx->errs, &samples, &n_samples,
+                                   &err);
     }
     if (st == RD_OK && (size_t)a->dump_sample >= n_samples)
         st = rd_errorf(&err, RD_E_INVAL, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample, n_samples);

@@ -257,6 +257,9 @@ bool rd_model_node_attr_ints(const rd_model *m, size_t node, const char *name, c
 int64_t rd_model_param_count(const rd_model *m);
 /** The constant data of a value, or NULL when it is not constant. */
 const rd_tensor *rd_model_constant(const rd_model *m, size_t value);
+/** Attribute name of node i as an int / a float; false (out untouched) when absent or of another type. */
+bool rd_model_node_attr_int(const rd_model *m, size_t node, const char *name, int64_t *out);
+bool rd_model_node_attr_float(const rd_model *m, size_t node, const char *name, float *out);
 
 /* ---------------------------------------------------------------------------------------------------
  * ONNX writer: builds a model in memory and serialises it (fixtures, the demo model, QDQ export,
@@ -387,6 +390,30 @@ typedef struct rd_onnx_copy_options {
  */
 rd_status rd_onnx_builder_add_model(rd_onnx_builder *b, const rd_model *m, const rd_onnx_copy_options *opt,
                                     rd_error *err);
+
+/**
+ * What rd_onnx_model_rewrite changes while writing a loaded model back (the model tools: prune,
+ * convert's subgraph cut). All fields may be zero/NULL: the result is then rd_onnx_model_write's.
+ */
+typedef struct rd_onnx_rewrite {
+    const char *const *replace_names;   /* constants (initializers, Constant-node values) written with new data */
+    const rd_tensor *replace_tensors;   /* n_replace tensors, any shape */
+    size_t n_replace;
+    bool drop_shapes;                   /* no value_info for intermediate values (their shapes changed) */
+    const char *const *inputs;          /* cut: these values become the graph inputs (inferred dtype and shape) */
+    size_t n_inputs;
+    const char *const *outputs;         /* cut: these values become the graph outputs */
+    size_t n_outputs;
+} rd_onnx_rewrite;
+
+/**
+ * rd_onnx_model_write with changes. With a cut (n_inputs or n_outputs > 0) only the nodes and constants
+ * the outputs need are written, searching back from the outputs and stopping at the inputs; without
+ * n_inputs the original inputs that are needed stay. RD_E_NOTFOUND for an unknown name, RD_E_INVAL for
+ * a cut input that is a constant or a needed tensor that is neither a cut input nor computable.
+ */
+rd_status rd_onnx_model_rewrite(const rd_model *m, const rd_onnx_rewrite *rw, void **out_buf, size_t *out_len,
+                                rd_error *err);
 
 /** Serialises t as a TensorProto (raw_data) named name: the test_data_set_*.pb format. */
 rd_status rd_tensorproto_write(const rd_tensor *t, const char *name, void **out_buf, size_t *out_len,
@@ -580,6 +607,35 @@ rd_status rd_sim_analyze(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd
  */
 rd_status rd_sim_analyze_ex(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd_sim_event_fn fn, void *user,
                             rd_runtime_fn runtime, void *runtime_user, rd_error *err);
+
+/**
+ * Faults of an emulated board (rknn-diag board-run, docs/board.md): one materialised tensor computed
+ * wrongly, as an NPU runtime bug would. Applied where the tensor materialises, after its normal rounding,
+ * so every later layer (and rd_sim_analyze's single pass) sees the faulty values.
+ */
+typedef enum rd_sim_fault_kind {
+    RD_FAULT_GAIN = 0,          /* values x1.25, then held at the tensor's precision again (int8 grid) */
+    RD_FAULT_SATURATE,          /* clamped to half its int8 range each side of 0: an accumulator saturating early */
+    RD_FAULT_SWAP_CHANNELS,     /* channels 0 and 1 of axis 1 exchanged */
+    RD_FAULT_FP16,              /* rounded to float16 where it should be int8 codes */
+    RD_FAULT_COUNT
+} rd_sim_fault_kind;
+
+/** "gain", "saturate", "swap-channels", "fp16". */
+const char *rd_sim_fault_name(rd_sim_fault_kind k);
+/** The inverse of rd_sim_fault_name; RD_E_INVAL listing the valid names. */
+rd_status rd_sim_fault_parse(const char *name, rd_sim_fault_kind *out, rd_error *err);
+
+/**
+ * Injects a fault into tensor (a name of the original or optimised graph) for every later run.
+ * RD_E_NOTFOUND for an unknown name (with the closest ones); RD_E_INVAL for a tensor that is not a
+ * materialised float activation (fused away: the message names the tensor to use instead). Several
+ * faults on one tensor apply in the order added. A swap needs 2 channels on axis 1: checked at run time.
+ */
+rd_status rd_sim_add_fault(rd_sim *s, const char *tensor, rd_sim_fault_kind kind, rd_error *err);
+
+/** True when value (an optimised-graph index) has a fault of kind. */
+bool rd_sim_has_fault(const rd_sim *s, int value, rd_sim_fault_kind kind);
 
 /* ---------------------------------------------------------------------------------------------------
  * Calibration: activation ranges of every materialised tensor of a simulation over a dataset, streamed
