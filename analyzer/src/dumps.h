@@ -49,7 +49,7 @@ typedef struct an_dump_set an_dump_set; /* opaque */
  * Loads every dump of dir: each name parsed, each file read (.npy, or .txt converted with plat's C2),
  * dequantized with the tensor's parameters from s, and mapped to s's optimised-graph values. A bad file
  * is recorded in the report and skipped; RD_E_NOTFOUND / RD_E_PARSE only when nothing could be read.
- * plat may be NULL (then .txt dumps are reported as unreadable).
+ * plat may be NULL (then .txt dumps are reported as unreadable). s must outlive the set.
  */
 rd_status an_dump_set_load(const char *dir, const rd_platform_info *plat, rd_sim *s, an_dump_set **out,
                            rd_error *err);
@@ -62,6 +62,8 @@ const rd_tensor *an_dump_set_input(const an_dump_set *d, size_t graph_input);
 const rd_tensor *an_dump_set_output(const an_dump_set *d, size_t graph_output);
 /** Number of dumps read successfully. */
 size_t an_dump_set_count(const an_dump_set *d);
+/** Number of layer dumps mapped to a tensor (0: nothing to compare, e.g. dumps from another model). */
+size_t an_dump_set_mapped(const an_dump_set *d);
 /** The mapping report (map_name_to_file.txt): one line per dump and per unmatched tensor. */
 rd_status an_dump_set_report(const an_dump_set *d, FILE *f, rd_error *err);
 void an_dump_set_destroy(an_dump_set *d);
