@@ -279,17 +279,10 @@ static rd_status fold_board(analysis *a, const rd_sim_event *ev, int row, const 
     ra->rt.dumped = true;
     rd_status st = fold_group(a, row, RD_GROUP_RT_ENTIRE, ev->golden, board, q, err);
     if (ev->node < 0) {
-        /* RKNN prints the input's runtime row twice: both cells compare the golden input with the board's */
+        /* RKNN fills both cells of the input row with the golden input against the board's */
         if (st == RD_OK)
             st = fold_group(a, row, RD_GROUP_RT_SINGLE_SIM, ev->golden, board, q, err);
-        int conv = a->int8_row_of_value[ev->value];
-        if (st == RD_OK && conv >= 0) {
-            a->rows[conv].rt.dumped = true;
-            st = fold_group(a, conv, RD_GROUP_RT_ENTIRE, ev->golden, board, q, err);
-            if (st == RD_OK)
-                st = fold_group(a, conv, RD_GROUP_RT_SINGLE_SIM, ev->single, board, q, err);
-        }
-        return st;
+        return st; /* the exDataConvert row: the board dumps no int8 input, so only the simulator group */
     }
     if (st == RD_OK && ev->single_sim)
         st = fold_group(a, row, RD_GROUP_RT_SINGLE_SIM, ev->single_sim, board, q, err);

@@ -5,8 +5,11 @@
  */
 #include "accuracy.h"
 #include "demo_model.h"
+#include "dumps.h"
+#include "rknn_diag/analyzer.h"
 #include "rd_test.h"
 #include "rknn_diag/reports.h"
+#include "tensor_dump.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -244,9 +247,212 @@ static void test_missing_dump_blank(void)
     rig_fini(&r);
 }
 
+/* ---- the command line on dump folders written here ---- */
+
+typedef enum input_mistake { MISTAKE_NONE, MISTAKE_BGR, MISTAKE_NHWC, MISTAKE_NORM_TWICE } input_mistake;
+
+static void save_dump(const char *dir, int index, const char *op, const char *name, const rd_tensor *t)
+{
+    an_dump_name dn = {.index = index, .rank = t->rank, .dtype = t->dtype};
+    snprintf(dn.op_type, sizeof dn.op_type, "%s", op);
+    an_dump_sanitise(name, dn.name, sizeof dn.name);
+    for (int d = 0; d < t->rank; d++)
+        dn.dims[d] = t->dims[d];
+    char file[2048], path[4400];
+    CU_ASSERT_FATAL(an_dump_name_format(&dn, file, sizeof file) > 0);
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    rd_error err;
+    CU_ASSERT_EQUAL(rd_npy_save(path, t, &err), RD_OK);
+}
+
+/* librknnrt-style dumps of the rig's board: InputOperator (the raw input, with a mistake), each layer,
+   OutputOperator. */
+static void write_dumps(rig *r, const char *dir, input_mistake mistake)
+{
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(an_mkdirs(dir, &err), RD_OK);
+    rd_tensor in;
+    CU_ASSERT_EQUAL_FATAL(rd_tensor_clone(&in, &r->input, &err), RD_OK);
+    float *x = in.data, *src = r->input.data;
+    int64_t plane = 32 * 32;
+    for (int64_t c = 0; c < 3; c++)
+        for (int64_t p = 0; p < plane; p++) {
+            if (mistake == MISTAKE_BGR)
+                x[c * plane + p] = src[(2 - c) * plane + p];
+            else if (mistake == MISTAKE_NHWC)
+                x[p * 3 + c] = src[c * plane + p];
+            else if (mistake == MISTAKE_NORM_TWICE)
+                x[c * plane + p] = (src[c * plane + p] - 0.5f) / 2.0f;
+        }
+    save_dump(dir, 0, "InputOperator", "image", &in);
+    rd_tensor_fini(&in);
+    const rd_model *m = rd_sim_model(r->sim);
+    int index = 1;
+    for (size_t v = 0; v < r->board.n; v++) {
+        if (!r->board.vals[v].data || rd_model_input(m, 0) == (int)v)
+            continue;
+        rd_value_info vi;
+        rd_model_value(m, v, &vi);
+        rd_node_info ni;
+        rd_model_node(m, (size_t)vi.producer, &ni);
+        save_dump(dir, index++, ni.op_type, vi.name, &r->board.vals[v]);
+    }
+    save_dump(dir, index, "OutputOperator", "probs", &r->board.vals[rd_model_output(m, 0)]);
+}
+
+typedef struct cli_out {
+    int code;
+    char *out, *errs;
+} cli_out;
+
+static cli_out cli(char **argv)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    cli_out r = {0};
+    size_t ol = 0, el = 0;
+    FILE *out = open_memstream(&r.out, &ol), *errs = open_memstream(&r.errs, &el);
+    r.code = rd_cli_run(argc, argv, out, errs);
+    fclose(out);
+    fclose(errs);
+    return r;
+}
+
+static cli_out accuracy_on_dumps(rig *r, const char *dumps, const char *snap, const char *extra1, const char *extra2)
+{
+    char model[4200], input[4200];
+    snprintf(model, sizeof model, "%s/demo.onnx", r->dir);
+    snprintf(input, sizeof input, "%s/image.npy", r->dir);
+    char *argv[] = {"rknn-diag", "accuracy", model, "-i", input, "--input-layout", "nchw", "--target", "rk3566",
+                    "--runtime-dumps", (char *)dumps, "-o", (char *)snap, "--quiet", (char *)extra1, (char *)extra2,
+                    NULL};
+    cli_out o = cli(argv);
+    if (o.code != 0)
+        fprintf(stderr, "%s\n%s", o.out, o.errs);
+    return o;
+}
+
+static void test_cli_runtime_dumps_fault(void)
+{
+    rig r;
+    rig_init(&r, "rt-cli-fault", "relu6_out", NULL);
+    char dumps[4300], snap[4300], path[4400];
+    snprintf(dumps, sizeof dumps, "%s/dumps", r.dir);
+    snprintf(snap, sizeof snap, "%s/snap", r.dir);
+    write_dumps(&r, dumps, MISTAKE_NONE);
+    cli_out o = accuracy_on_dumps(&r, dumps, snap, NULL, NULL);
+    CU_ASSERT_EQUAL(o.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "Runtime fault, first departure: the board departs from the simulator at "
+                                         "'relu6_out'"));
+    CU_ASSERT_PTR_NULL(strstr(o.out, "Runtime fault:")); /* nothing else named */
+    CU_ASSERT_PTR_NULL(strstr(o.out, "application's input"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "runtime:"));
+    snprintf(path, sizeof path, "%s/runtime/mapping.txt", snap);
+    size_t len = 0;
+    char *text = rd_test_read_file(path, &len);
+    CU_ASSERT_PTR_NOT_NULL(text);
+    free(text);
+    snprintf(path, sizeof path, "%s/error_analysis.txt", snap);
+    text = rd_test_read_file(path, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "# runtime_error"));
+    free(text);
+    free(o.out);
+    free(o.errs);
+    rig_fini(&r);
+}
+
+static void test_cli_input_mistakes(void)
+{
+    static const struct {
+        input_mistake m;
+        const char *expect;
+    } cases[] = {{MISTAKE_BGR, "colour channels 0 and 2 swapped"},
+                 {MISTAKE_NHWC, "NHWC data read as NCHW"},
+                 {MISTAKE_NORM_TWICE, "already normalised"}};
+    rig r;
+    rig_init(&r, "rt-cli-input", NULL, NULL);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char dumps[4300], snap[4300];
+        snprintf(dumps, sizeof dumps, "%s/dumps%zu", r.dir, k);
+        snprintf(snap, sizeof snap, "%s/snap%zu", r.dir, k);
+        write_dumps(&r, dumps, cases[k].m);
+        cli_out o = accuracy_on_dumps(&r, dumps, snap, NULL, NULL);
+        CU_ASSERT_EQUAL(o.code, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "The application's input 'image'"));
+        if (!strstr(o.out, cases[k].expect)) {
+            fprintf(stderr, "case %zu: %s\n", k, o.out);
+            CU_FAIL("input mistake not named");
+        }
+        free(o.out);
+        free(o.errs);
+    }
+    /* the application read its output with a wrong scale */
+    char dumps[4300], snap[4300], app[4300];
+    snprintf(dumps, sizeof dumps, "%s/dumps_ok", r.dir);
+    snprintf(snap, sizeof snap, "%s/snap_ok", r.dir);
+    snprintf(app, sizeof app, "%s/app_out.npy", r.dir);
+    write_dumps(&r, dumps, MISTAKE_NONE);
+    rd_tensor out;
+    rd_error err;
+    const rd_model *m = rd_sim_model(r.sim);
+    CU_ASSERT_EQUAL_FATAL(rd_tensor_clone(&out, &r.board.vals[rd_model_output(m, 0)], &err), RD_OK);
+    for (int64_t i = 0; i < rd_tensor_numel(&out); i++)
+        ((float *)out.data)[i] *= 0.5f;
+    CU_ASSERT_EQUAL(rd_npy_save(app, &out, &err), RD_OK);
+    rd_tensor_fini(&out);
+    cli_out o = accuracy_on_dumps(&r, dumps, snap, "--app-outputs", app);
+    CU_ASSERT_EQUAL(o.code, 0);
+    CU_ASSERT_PTR_NULL(strstr(o.out, "The application's input"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "The application's output 'probs'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "times 0.5"));
+    CU_ASSERT_PTR_NULL(strstr(o.out, "Runtime fault"));
+    free(o.out);
+    free(o.errs);
+    rig_fini(&r);
+}
+
+static void test_cli_bad_dumps(void)
+{
+    rig r;
+    rig_init(&r, "rt-cli-bad", NULL, NULL);
+    char dumps[4300], snap[4300], path[4400];
+    snprintf(dumps, sizeof dumps, "%s/empty", r.dir);
+    snprintf(snap, sizeof snap, "%s/snap", r.dir);
+    rd_error err;
+    CU_ASSERT_EQUAL(an_mkdirs(dumps, &err), RD_OK);
+    cli_out o = accuracy_on_dumps(&r, dumps, snap, NULL, NULL);
+    CU_ASSERT_EQUAL(o.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, dumps));
+    snprintf(path, sizeof path, "%s/error_analysis.txt", snap); /* the simulator's part is still written */
+    size_t len = 0;
+    char *text = rd_test_read_file(path, &len);
+    CU_ASSERT_PTR_NOT_NULL(text);
+    free(text);
+    free(o.out);
+    free(o.errs);
+    /* usage: --run without --target, --target alone */
+    char *argv1[] = {"rknn-diag", "accuracy", "m.onnx", "--run", "x", NULL};
+    o = cli(argv1);
+    CU_ASSERT_EQUAL(o.code, 2);
+    free(o.out);
+    free(o.errs);
+    char *argv2[] = {"rknn-diag", "accuracy", "m.onnx", "--target", "rk3566", NULL};
+    o = cli(argv2);
+    CU_ASSERT_EQUAL(o.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "--run"));
+    free(o.out);
+    free(o.errs);
+    rig_fini(&r);
+}
+
 RD_TEST_REGISTER(register_runtime_groups)
 {
     RD_SUITE("runtime_groups", {"a faithful board", test_faithful_board},
              {"a faulty layer is named exactly", test_fault_named_exactly},
-             {"a layer not dumped is blank", test_missing_dump_blank});
+             {"a layer not dumped is blank", test_missing_dump_blank},
+             {"--runtime-dumps names the faulty layer", test_cli_runtime_dumps_fault},
+             {"input and output mistakes are named", test_cli_input_mistakes},
+             {"empty dump folder and usage", test_cli_bad_dumps});
 }
