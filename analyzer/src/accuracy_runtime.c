@@ -91,11 +91,8 @@ rd_status an_runtime_open(an_runtime *rt, const char *dir, const rd_platform_inf
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
     rd_status st = an_dump_set_load(dir, plat, s, &rt->dumps, err);
-    if (st != RD_OK) {
-        an_runtime_close(rt);
-        return rd_error_prefix(err, "board dumps %s", dir);
-    }
-    return RD_OK;
+    if (st != RD_OK)
+        an_runtime_close(rt); /* the message names the folder already */
 }
 
 /* The InputOperator dump of graph input i, normalised with the model's mean/std; NULL when unusable. */

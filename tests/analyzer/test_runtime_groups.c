@@ -6,6 +6,7 @@
 #include "accuracy.h"
 #include "demo_model.h"
 #include "dumps.h"
+#include "rknn_diag/adb.h"
 #include "rknn_diag/analyzer.h"
 #include "rd_test.h"
 #include "rknn_diag/reports.h"
@@ -447,6 +448,104 @@ static void test_cli_bad_dumps(void)
     rig_fini(&r);
 }
 
+/* ---- the whole --target --run path against the fake board over loopback ---- */
+
+static bool file_exists(const char *dir, const char *name)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (f)
+        fclose(f);
+    return f != NULL;
+}
+
+static void touch(const char *dir, const char *name)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("old\n", f);
+    fclose(f);
+}
+
+static cli_out accuracy_on_board(rig *r, int port, const char *run, const char *snap, const char *extra1,
+                                 const char *extra2)
+{
+    char model[4200], input[4200], connect[64];
+    snprintf(model, sizeof model, "%s/demo.onnx", r->dir);
+    snprintf(input, sizeof input, "%s/image.npy", r->dir);
+    snprintf(connect, sizeof connect, "127.0.0.1:%d", port);
+    char *argv[] = {"rknn-diag", "accuracy", model, "-i", input, "--input-layout", "nchw", "--target", "rk3566",
+                    "--connect", connect, "--run", (char *)run, "-o", (char *)snap, "--quiet", (char *)extra1,
+                    (char *)extra2, NULL};
+    return cli(argv);
+}
+
+static void test_board_end_to_end(void)
+{
+    rig r;
+    rig_init(&r, "rt-board", "relu6_out", NULL);
+    char root[4300], stash[4400], dump_dir[4400], home[4300], snap[4300];
+    snprintf(root, sizeof root, "%s/board", r.dir);
+    snprintf(stash, sizeof stash, "%s/stash", root);
+    snprintf(dump_dir, sizeof dump_dir, "%s/userdata/dumps", root);
+    snprintf(home, sizeof home, "%s/home", r.dir);
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(an_mkdirs(home, &err), RD_OK);
+    setenv("HOME", home, 1); /* keys, if any, go to the test's folder */
+    write_dumps(&r, stash, MISTAKE_NONE);
+    /* the previous run's dumps go, the user's other files stay */
+    CU_ASSERT_EQUAL_FATAL(an_mkdirs(dump_dir, &err), RD_OK);
+    touch(dump_dir, "099_ConvRelu_stale_shape_1_8_float.npy");
+    touch(dump_dir, "notes.txt");
+    rd_board_options bo = {.port = 0, .root = root};
+    rd_board *board = NULL;
+    CU_ASSERT_EQUAL_FATAL(rd_board_start(&bo, &board, &err), RD_OK);
+    int port = rd_board_port(board);
+    snprintf(snap, sizeof snap, "%s/snap", r.dir);
+    cli_out o = accuracy_on_board(&r, port, "test -f {input0} && test -f {input0_preprocessed} && cp /stash/*.npy {dump_dir}/",
+                                  snap, NULL, NULL);
+    if (o.code != 0)
+        fprintf(stderr, "%s\n%s", o.out, o.errs);
+    CU_ASSERT_EQUAL(o.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "first departure: the board departs from the simulator at 'relu6_out'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "removed 1 dump file"));
+    CU_ASSERT(file_exists(dump_dir, "notes.txt"));
+    CU_ASSERT_FALSE(file_exists(dump_dir, "099_ConvRelu_stale_shape_1_8_float.npy"));
+    char pulled[4400];
+    snprintf(pulled, sizeof pulled, "%s/runtime/board_dumps", snap);
+    CU_ASSERT(file_exists(pulled, "004_Clip_relu6_out_shape_1_8_32_32_float.npy"));
+    free(o.out);
+    free(o.errs);
+    /* a dump folder that does not exist is created, and said so */
+    snprintf(snap, sizeof snap, "%s/snap2", r.dir);
+    o = accuracy_on_board(&r, port, "cp /stash/*.npy {dump_dir}/", snap, "--board-dump-dir", "/userdata/other");
+    CU_ASSERT_EQUAL(o.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "does not exist on the board: creating it"));
+    free(o.out);
+    free(o.errs);
+    /* a failing command: its status and output, exit 3, the simulator's part still written */
+    snprintf(snap, sizeof snap, "%s/snap3", r.dir);
+    o = accuracy_on_board(&r, port, "echo model not found >&2; exit 7", snap, NULL, NULL);
+    CU_ASSERT_EQUAL(o.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "exit status 7"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "model not found"));
+    CU_ASSERT(file_exists(snap, "error_analysis.txt"));
+    free(o.out);
+    free(o.errs);
+    rd_board_stop(board);
+    /* no board at all: exit 3, simulator part written */
+    snprintf(snap, sizeof snap, "%s/snap4", r.dir);
+    o = accuracy_on_board(&r, port, "true", snap, "--timeout", "2");
+    CU_ASSERT_EQUAL(o.code, 3);
+    CU_ASSERT(file_exists(snap, "error_analysis.txt"));
+    free(o.out);
+    free(o.errs);
+    rig_fini(&r);
+}
+
 RD_TEST_REGISTER(register_runtime_groups)
 {
     RD_SUITE("runtime_groups", {"a faithful board", test_faithful_board},
@@ -454,5 +553,6 @@ RD_TEST_REGISTER(register_runtime_groups)
              {"a layer not dumped is blank", test_missing_dump_blank},
              {"--runtime-dumps names the faulty layer", test_cli_runtime_dumps_fault},
              {"input and output mistakes are named", test_cli_input_mistakes},
-             {"empty dump folder and usage", test_cli_bad_dumps});
+             {"empty dump folder and usage", test_cli_bad_dumps},
+             {"--target --connect --run against the fake board", test_board_end_to_end});
 }
