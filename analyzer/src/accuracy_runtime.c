@@ -93,6 +93,7 @@ rd_status an_runtime_open(an_runtime *rt, const char *dir, const rd_platform_inf
     rd_status st = an_dump_set_load(dir, plat, s, &rt->dumps, err);
     if (st != RD_OK)
         an_runtime_close(rt); /* the message names the folder already */
+    return st;
 }
 
 /* The InputOperator dump of graph input i, normalised with the model's mean/std; NULL when unusable. */
