@@ -23,7 +23,8 @@ static void print_main_help(FILE *f)
                "Finds which layer of a neural network loses accuracy on a Rockchip NPU, and why.\n\n"
                "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
+        if (commands[i].summary) /* NULL: a tool's command (board-run), documented in docs/ */
+            fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n  rknn-diag <command> --help   options of one command\n"
                "  rknn-diag --version          the version\n\n"
                "exit codes: 0 success, 1 an accuracy gate failed, 2 usage error, 3 input or device error\n");

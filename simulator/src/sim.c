@@ -46,6 +46,7 @@ void rd_sim_destroy(rd_sim *s)
     free(s->nodes);
     free(s->vals);
     free(s->stats);
+    free(s->faults);
     rd_model_destroy(s->m);
     free(s);
 }
@@ -215,17 +216,13 @@ rd_prec sim_node_precision(const rd_sim *s, int node)
 
 /* ---- run hooks ------------------------------------------------------------------------------------ */
 
-rd_status sim_materialize(rd_sim *s, int value, rd_tensor *t, rd_sim_layer_stats *st, rd_error *err)
+/* Rounds t to prec, counting into st. */
+static rd_status hold_at(const rd_sim *s, int value, rd_prec prec, rd_tensor *t, rd_sim_layer_stats *st, rd_error *err)
 {
     const sim_value *val = &s->m->values[value];
-    if (val->virtual_out || t->dtype != RD_DT_F32)
-        return RD_OK; /* fused away, or not a float activation (shapes, indices, masks) */
-    int64_t n = rd_tensor_numel(t);
-    memset(st, 0, sizeof *st);
-    st->fp16_first_index = -1;
-    st->count = n;
     const sim_val_data *d = &s->vals[value];
-    switch (d->prec) {
+    int64_t n = rd_tensor_numel(t);
+    switch (prec) {
     case RD_PREC_FP32:
         return RD_OK;
     case RD_PREC_FP16:
@@ -242,6 +239,21 @@ rd_status sim_materialize(rd_sim *s, int value, rd_tensor *t, rd_sim_layer_stats
         break;
     }
     return rd_errorf(err, RD_E_UNSUPPORTED, "tensor '%s': int16 is not simulated", val->name);
+}
+
+rd_status sim_materialize(rd_sim *s, int value, rd_tensor *t, rd_sim_layer_stats *st, rd_error *err)
+{
+    const sim_value *val = &s->m->values[value];
+    if (val->virtual_out || t->dtype != RD_DT_F32)
+        return RD_OK; /* fused away, or not a float activation (shapes, indices, masks) */
+    memset(st, 0, sizeof *st);
+    st->fp16_first_index = -1;
+    st->count = rd_tensor_numel(t);
+    if (!s->n_faults)
+        return hold_at(s, value, s->vals[value].prec, t, st, err);
+    /* an emulated board's faulty layer: its own rounding, then the fault on top */
+    rd_status rc = hold_at(s, value, sim_fault_precision(s, value, s->vals[value].prec), t, st, err);
+    return rc == RD_OK ? sim_fault_apply(s, value, t, err) : rc;
 }
 
 rd_status sim_entire_materialize(void *user, int value, rd_tensor *t, rd_error *err)

@@ -30,12 +30,20 @@ typedef struct sim_node_data {
     int n_half;
 } sim_node_data;
 
+/* A fault injected into one materialised value (rd_sim_add_fault, sim_fault.c). */
+typedef struct sim_fault {
+    int value;
+    rd_sim_fault_kind kind;
+} sim_fault;
+
 struct rd_sim {
     rd_model *m;                /* owned copy, after the passes */
     rd_sim_options opt;
     sim_val_data *vals;         /* per value */
     rd_sim_layer_stats *stats;  /* per value, from the last run */
     sim_node_data *nodes;       /* per node */
+    sim_fault *faults;          /* emulated board faults, usually none */
+    size_t n_faults;
 };
 
 void sim_node_data_fini(sim_node_data *d);
@@ -47,6 +55,11 @@ rd_status sim_entire_materialize(void *user, int value, rd_tensor *t, rd_error *
 /** The eval hook: the node at its precision, SIM_DEFER for the float32 operator. user is the rd_sim. */
 rd_status sim_hook_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err);
 rd_prec sim_node_precision(const rd_sim *s, int node);
+
+/* sim_fault.c: the precision value is held in with its faults (RD_FAULT_FP16 turns int8 into float16),
+   and the faults applied to a materialised tensor. */
+rd_prec sim_fault_precision(const rd_sim *s, int value, rd_prec p);
+rd_status sim_fault_apply(const rd_sim *s, int value, rd_tensor *t, rd_error *err);
 
 /* sim_layers.c: evals at a precision (SIM_DEFER: run the float32 operator on the inputs as they are). */
 rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);

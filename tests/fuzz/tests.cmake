@@ -13,6 +13,8 @@ set(RD_FUZZ_LIBS_report_json rd::reports)
 set(RD_FUZZ_LIBS_adb_packet rd_adb_internal)
 set(RD_FUZZ_LIBS_adb_sync rd_adb_internal)
 set(RD_FUZZ_LIBS_rknn_txt rd::reports rd::simulator)
+# analyzer targets reach its internals (dumps.h) through rd_analyzer_internal (tests/analyzer/tests.cmake)
+set(RD_FUZZ_LIBS_dump_name rd_analyzer_internal)
 set(RD_FUZZ_REPLAY_MUTATIONS 300 CACHE STRING "Mutations of each corpus file that fuzz replays run")
 
 if(RD_FUZZ AND NOT CMAKE_C_COMPILER_ID MATCHES "Clang")

@@ -560,6 +560,35 @@ rd_status rd_sim_analyze(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd
 rd_status rd_sim_analyze_ex(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, rd_sim_event_fn fn, void *user,
                             rd_runtime_fn runtime, void *runtime_user, rd_error *err);
 
+/**
+ * Faults of an emulated board (rknn-diag board-run, docs/board.md): one materialised tensor computed
+ * wrongly, as an NPU runtime bug would. Applied where the tensor materialises, after its normal rounding,
+ * so every later layer (and rd_sim_analyze's single pass) sees the faulty values.
+ */
+typedef enum rd_sim_fault_kind {
+    RD_FAULT_GAIN = 0,          /* values x1.25, then held at the tensor's precision again (int8 grid) */
+    RD_FAULT_SATURATE,          /* clamped to half its int8 range each side of 0: an accumulator saturating early */
+    RD_FAULT_SWAP_CHANNELS,     /* channels 0 and 1 of axis 1 exchanged */
+    RD_FAULT_FP16,              /* rounded to float16 where it should be int8 codes */
+    RD_FAULT_COUNT
+} rd_sim_fault_kind;
+
+/** "gain", "saturate", "swap-channels", "fp16". */
+const char *rd_sim_fault_name(rd_sim_fault_kind k);
+/** The inverse of rd_sim_fault_name; RD_E_INVAL listing the valid names. */
+rd_status rd_sim_fault_parse(const char *name, rd_sim_fault_kind *out, rd_error *err);
+
+/**
+ * Injects a fault into tensor (a name of the original or optimised graph) for every later run.
+ * RD_E_NOTFOUND for an unknown name (with the closest ones); RD_E_INVAL for a tensor that is not a
+ * materialised float activation (fused away: the message names the tensor to use instead). Several
+ * faults on one tensor apply in the order added. A swap needs 2 channels on axis 1: checked at run time.
+ */
+rd_status rd_sim_add_fault(rd_sim *s, const char *tensor, rd_sim_fault_kind kind, rd_error *err);
+
+/** True when value (an optimised-graph index) has a fault of kind. */
+bool rd_sim_has_fault(const rd_sim *s, int value, rd_sim_fault_kind kind);
+
 /* ---------------------------------------------------------------------------------------------------
  * Calibration: activation ranges of every materialised tensor of a simulation over a dataset, streamed
  * (running min/max and histograms, never stored activations), on several threads.

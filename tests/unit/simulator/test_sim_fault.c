@@ -1,0 +1,304 @@
+/* test_sim_fault.c: faults of the emulated board (rd_sim_add_fault) change exactly the named tensor and,
+ * through it, what comes after. */
+#include "rd_test.h"
+#include "rknn_diag/simulator.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* x[1,C,6,6] -> Conv(3x3, C->4) -> Relu -> Mul(2) -> out: conv_out is fused into relu_out. */
+static rd_model *build_model(int64_t in_channels)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, in_channels, 6, 6}, NULL);
+    rd_tensor w, bias, g;
+    rd_tensor_alloc(&w, RD_DT_F32, 4, (const int64_t[]){4, in_channels, 3, 3}, NULL);
+    rd_tensor_alloc(&bias, RD_DT_F32, 1, (const int64_t[]){4}, NULL);
+    rd_tensor_alloc(&g, RD_DT_F32, 0, NULL, NULL);
+    for (int64_t i = 0; i < rd_tensor_numel(&w); i++)
+        ((float *)w.data)[i] = (float)((i * 37 % 17) - 8) / 16.0f;
+    for (int i = 0; i < 4; i++)
+        ((float *)bias.data)[i] = 0.1f * (float)i;
+    *(float *)g.data = 2.0f;
+    rd_onnx_add_initializer(b, "w", &w, RD_ONNX_RAW);
+    rd_onnx_add_initializer(b, "b", &bias, RD_ONNX_RAW);
+    rd_onnx_add_initializer(b, "gain", &g, RD_ONNX_RAW);
+    rd_onnx_node *c = rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w", "b"}, 3,
+                                       (const char *const[]){"conv_out"}, 1);
+    rd_onnx_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"conv_out"}, 1, (const char *const[]){"relu_out"}, 1);
+    rd_onnx_add_node(b, "Mul", "amp", (const char *const[]){"relu_out", "gain"}, 2, (const char *const[]){"out"}, 1);
+    rd_onnx_add_output(b, "out", RD_DT_F32, -1, NULL, NULL);
+    void *buf = NULL;
+    size_t len = 0;
+    rd_error err;
+    CU_ASSERT_EQUAL(rd_onnx_builder_write(b, &buf, &len, &err), RD_OK);
+    rd_onnx_builder_destroy(b);
+    rd_tensor_fini(&w);
+    rd_tensor_fini(&bias);
+    rd_tensor_fini(&g);
+    rd_model *m = NULL;
+    CU_ASSERT_EQUAL(rd_model_load_mem(buf, len, "fault_test.onnx", NULL, NULL, &m, &err), RD_OK);
+    free(buf);
+    return m;
+}
+
+static void make_input(rd_tensor *x, int64_t channels)
+{
+    rd_tensor_alloc(x, RD_DT_F32, 4, (const int64_t[]){1, channels, 6, 6}, NULL);
+    for (int64_t i = 0; i < rd_tensor_numel(x); i++)
+        ((float *)x->data)[i] = sinf(0.37f * (float)i) * 3.0f;
+}
+
+/* The tensors of one run, by name. */
+#define MAX_SEEN 8
+typedef struct seen {
+    rd_sim *s;
+    int n;
+    char names[MAX_SEEN][32];
+    rd_tensor t[MAX_SEEN];
+} seen;
+
+static rd_status keep_tensor(void *user, const rd_observed *ev, rd_error *err)
+{
+    seen *r = user;
+    if (r->n == MAX_SEEN || ev->tensor->dtype != RD_DT_F32)
+        return RD_OK;
+    snprintf(r->names[r->n], sizeof r->names[r->n], "%s", ev->name);
+    return rd_tensor_clone(&r->t[r->n++], ev->tensor, err);
+}
+
+static const rd_tensor *seen_get(const seen *r, const char *name)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->names[i], name) == 0)
+            return &r->t[i];
+    return NULL;
+}
+
+static void seen_fini(seen *r)
+{
+    for (int i = 0; i < r->n; i++)
+        rd_tensor_fini(&r->t[i]);
+    r->n = 0;
+}
+
+/* Ranges of every materialised tensor from a float32 run (one-sample calibration). */
+static rd_status set_range_from(void *user, const rd_observed *ev, rd_error *err)
+{
+    rd_sim *s = user;
+    if (ev->tensor->dtype != RD_DT_F32)
+        return RD_OK;
+    float lo = INFINITY, hi = -INFINITY;
+    for (int64_t i = 0; i < rd_tensor_numel(ev->tensor); i++) {
+        float v = ((float *)ev->tensor->data)[i];
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    rd_sim_tensor t;
+    if (rd_sim_tensor_get(s, ev->name, &t, err) == RD_OK && t.materialized)
+        return rd_sim_set_range(s, ev->name, lo, hi, err);
+    return RD_OK;
+}
+
+static rd_sim *make_sim(const rd_model *m, const rd_tensor *x)
+{
+    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
+    rd_sim *s = NULL;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
+    rd_run_options calib = {.observer = set_range_from, .user = s, .observe_inputs = true};
+    CU_ASSERT_EQUAL_FATAL(rd_model_run((rd_model *)rd_sim_model(s), x, 1, &calib, NULL, 0, &err), RD_OK);
+    return s;
+}
+
+static void run_sim(rd_sim *s, const rd_tensor *x, seen *out)
+{
+    rd_error err;
+    out->s = s;
+    rd_run_options ro = {.observer = keep_tensor, .user = out, .observe_inputs = true};
+    CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, x, 1, &ro, NULL, 0, &err), RD_OK);
+}
+
+static bool same(const rd_tensor *a, const rd_tensor *b)
+{
+    return a && b && rd_tensor_numel(a) == rd_tensor_numel(b) &&
+           memcmp(a->data, b->data, (size_t)rd_tensor_numel(a) * sizeof(float)) == 0;
+}
+
+static void test_fault_names(void)
+{
+    rd_error err;
+    for (int k = 0; k < RD_FAULT_COUNT; k++) {
+        rd_sim_fault_kind got;
+        CU_ASSERT_EQUAL(rd_sim_fault_parse(rd_sim_fault_name((rd_sim_fault_kind)k), &got, &err), RD_OK);
+        CU_ASSERT_EQUAL(got, k);
+    }
+    rd_sim_fault_kind got;
+    CU_ASSERT_EQUAL(rd_sim_fault_parse("gain2", &got, &err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "swap-channels"));
+    CU_ASSERT_STRING_EQUAL(rd_sim_fault_name(RD_FAULT_COUNT), "unknown");
+}
+
+static void test_fault_refused(void)
+{
+    rd_model *m = build_model(2);
+    rd_tensor x;
+    make_input(&x, 2);
+    rd_sim *s = make_sim(m, &x);
+    rd_error err;
+    CU_ASSERT_EQUAL(rd_sim_add_fault(s, "relu_oot", RD_FAULT_GAIN, &err), RD_E_NOTFOUND);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "relu_out"));
+    CU_ASSERT_EQUAL(rd_sim_add_fault(s, "conv_out", RD_FAULT_GAIN, &err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "put the fault on 'relu_out'"));
+    CU_ASSERT_EQUAL(rd_sim_add_fault(s, "w", RD_FAULT_GAIN, &err), RD_E_INVAL);
+    CU_ASSERT_EQUAL(rd_sim_add_fault(s, "relu_out", RD_FAULT_COUNT, &err), RD_E_INVAL);
+    /* nothing was added: the run is the plain simulation */
+    seen a = {0}, b = {0};
+    run_sim(s, &x, &a);
+    rd_sim_destroy(s);
+    s = make_sim(m, &x);
+    run_sim(s, &x, &b);
+    CU_ASSERT_TRUE(same(seen_get(&a, "out"), seen_get(&b, "out")));
+    seen_fini(&a);
+    seen_fini(&b);
+    rd_sim_destroy(s);
+    rd_tensor_fini(&x);
+    rd_model_destroy(m);
+}
+
+/* Runs the model clean and with one fault on relu_out; checks x unchanged, relu_out and out changed. */
+static void run_pair(rd_sim_fault_kind kind, seen *clean, seen *faulty, rd_sim **faulty_sim)
+{
+    rd_model *m = build_model(2);
+    rd_tensor x;
+    make_input(&x, 2);
+    rd_sim *s = make_sim(m, &x);
+    run_sim(s, &x, clean);
+    rd_sim_destroy(s);
+    s = make_sim(m, &x);
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_sim_add_fault(s, "relu_out", kind, &err), RD_OK);
+    rd_sim_tensor t;
+    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "relu_out", &t, &err), RD_OK);
+    CU_ASSERT_TRUE(rd_sim_has_fault(s, t.value, kind));
+    CU_ASSERT_FALSE(rd_sim_has_fault(s, t.value, (rd_sim_fault_kind)((kind + 1) % RD_FAULT_COUNT)));
+    run_sim(s, &x, faulty);
+    CU_ASSERT_TRUE(same(seen_get(clean, "x"), seen_get(faulty, "x")));
+    CU_ASSERT_FALSE(same(seen_get(clean, "relu_out"), seen_get(faulty, "relu_out")));
+    CU_ASSERT_FALSE(same(seen_get(clean, "out"), seen_get(faulty, "out")));
+    *faulty_sim = s;
+    rd_tensor_fini(&x);
+    rd_model_destroy(m);
+}
+
+static void test_fault_gain(void)
+{
+    seen c = {0}, f = {0};
+    rd_sim *s = NULL;
+    run_pair(RD_FAULT_GAIN, &c, &f, &s);
+    rd_sim_tensor t;
+    rd_error err;
+    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "relu_out", &t, &err), RD_OK);
+    const rd_tensor *a = seen_get(&c, "relu_out"), *b = seen_get(&f, "relu_out");
+    for (int64_t i = 0; a && b && i < rd_tensor_numel(a); i++) {
+        float va = ((float *)a->data)[i], vb = ((float *)b->data)[i];
+        double code = (double)vb / t.scale + t.zero_point;
+        CU_ASSERT(fabs(code - nearbyint(code)) < 1e-3);              /* on the int8 grid */
+        CU_ASSERT(vb <= t.max + t.scale / 2);                        /* clamped to it */
+        if (va * 1.25f < t.max)
+            CU_ASSERT(fabsf(vb - va * 1.25f) <= t.scale * 0.5001f); /* 1.25x, requantized */
+    }
+    seen_fini(&c);
+    seen_fini(&f);
+    rd_sim_destroy(s);
+}
+
+static void test_fault_saturate(void)
+{
+    seen c = {0}, f = {0};
+    rd_sim *s = NULL;
+    run_pair(RD_FAULT_SATURATE, &c, &f, &s);
+    rd_sim_tensor t;
+    rd_error err;
+    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "relu_out", &t, &err), RD_OK);
+    const rd_tensor *a = seen_get(&c, "relu_out"), *b = seen_get(&f, "relu_out");
+    float hi = t.scale * (float)(127 - t.zero_point) / 2;
+    int clamped = 0;
+    for (int64_t i = 0; a && b && i < rd_tensor_numel(a); i++) {
+        float va = ((float *)a->data)[i], vb = ((float *)b->data)[i];
+        CU_ASSERT(vb <= hi + t.scale * 0.5001f); /* half the range, back on the grid */
+        if (va < hi - t.scale)
+            CU_ASSERT_EQUAL(vb, va);              /* small values (zeros included) untouched */
+        clamped += vb < va;
+    }
+    CU_ASSERT(clamped > 0);
+    seen_fini(&c);
+    seen_fini(&f);
+    rd_sim_destroy(s);
+}
+
+static void test_fault_swap(void)
+{
+    seen c = {0}, f = {0};
+    rd_sim *s = NULL;
+    run_pair(RD_FAULT_SWAP_CHANNELS, &c, &f, &s);
+    const rd_tensor *a = seen_get(&c, "relu_out"), *b = seen_get(&f, "relu_out");
+    CU_ASSERT_FATAL(a && b);
+    const float *pa = a->data, *pb = b->data;
+    CU_ASSERT_EQUAL(memcmp(pb, pa + 36, 36 * sizeof(float)), 0);
+    CU_ASSERT_EQUAL(memcmp(pb + 36, pa, 36 * sizeof(float)), 0);
+    CU_ASSERT_EQUAL(memcmp(pb + 72, pa + 72, 72 * sizeof(float)), 0);
+    seen_fini(&c);
+    seen_fini(&f);
+    rd_sim_destroy(s);
+}
+
+static void test_fault_fp16(void)
+{
+    seen c = {0}, f = {0};
+    rd_sim *s = NULL;
+    run_pair(RD_FAULT_FP16, &c, &f, &s);
+    rd_sim_tensor t;
+    rd_error err;
+    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "relu_out", &t, &err), RD_OK);
+    CU_ASSERT_EQUAL(t.precision, RD_PREC_INT8); /* the model still says int8: the board got it wrong */
+    const rd_tensor *a = seen_get(&c, "relu_out"), *b = seen_get(&f, "relu_out");
+    int off_grid = 0;
+    for (int64_t i = 0; a && b && i < rd_tensor_numel(a); i++) {
+        float va = ((float *)a->data)[i], vb = ((float *)b->data)[i];
+        CU_ASSERT_EQUAL(rd_f16_to_f32(rd_f32_to_f16(vb)), vb);
+        CU_ASSERT(fabsf(va - vb) <= t.scale * 0.5001f + fabsf(vb) * 1e-3f); /* slightly different */
+        double code = (double)vb / t.scale + t.zero_point;
+        off_grid += fabs(code - nearbyint(code)) > 1e-2;
+    }
+    CU_ASSERT(off_grid > 0);
+    seen_fini(&c);
+    seen_fini(&f);
+    rd_sim_destroy(s);
+}
+
+static void test_fault_swap_one_channel(void)
+{
+    rd_model *m = build_model(1);
+    rd_tensor x;
+    make_input(&x, 1);
+    rd_sim *s = make_sim(m, &x);
+    rd_error err;
+    CU_ASSERT_EQUAL(rd_sim_add_fault(s, "x", RD_FAULT_SWAP_CHANNELS, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_sim_run(s, &x, 1, NULL, NULL, 0, &err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "needs 2 channels"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'x'"));
+    rd_sim_destroy(s);
+    rd_tensor_fini(&x);
+    rd_model_destroy(m);
+}
+
+RD_TEST_REGISTER(sim_fault)
+{
+    RD_SUITE("sim_fault", {"names", test_fault_names}, {"refused", test_fault_refused}, {"gain", test_fault_gain},
+             {"saturate", test_fault_saturate}, {"swap_channels", test_fault_swap}, {"fp16", test_fault_fp16},
+             {"swap_one_channel", test_fault_swap_one_channel});
+}
