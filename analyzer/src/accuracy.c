@@ -75,6 +75,7 @@ static rd_status add_row(analysis *a, const char *name, const char *op_type, con
     ra->layer = a->r->n_layers - 1;
     ra->rank_cos = INFINITY;
     ra->rt.inputs_cos = NAN;
+    ra->rt.off_grid = NAN;
     for (int g = 0; g < RD_GROUP_COUNT; g++)
         an_group_acc_init(&ra->groups[g]);
     *out_row = (int)a->n_rows++;
@@ -268,6 +269,22 @@ static void inputs_agreement(const analysis *a, int node, int depth, an_layer_ru
     }
 }
 
+/* Share of t's non-zero values that are not on the int8 grid of scale (a layer the board did not run in
+   int8). The grid is k * scale: a dequantized value is (q - zero_point) * scale. */
+static double off_grid_share(const rd_tensor *t, float scale)
+{
+    int64_t n = rd_tensor_numel(t), off = 0, nonzero = 0;
+    const float *v = t->data;
+    for (int64_t i = 0; i < n; i++) {
+        if (v[i] == 0.0f)
+            continue; /* zero is on every grid (Relu outputs are mostly zeros) */
+        double c = (double)v[i] / scale;
+        nonzero++;
+        off += fabs(c - nearbyint(c)) > 1e-3; /* float32 dequantization stays within 1e-5 codes */
+    }
+    return nonzero ? (double)off / (double)nonzero : NAN;
+}
+
 /* The runtime_error cells of a row, and what the findings need. */
 static rd_status fold_board(analysis *a, const rd_sim_event *ev, int row, const an_metrics_ctx *q, rd_error *err)
 {
@@ -286,6 +303,9 @@ static rd_status fold_board(analysis *a, const rd_sim_event *ev, int row, const 
     }
     if (st == RD_OK && ev->single_sim)
         st = fold_group(a, row, RD_GROUP_RT_SINGLE_SIM, ev->single_sim, board, q, err);
+    if (q->quantized && q->scale > 0 && board->dtype == RD_DT_F32 &&
+        rd_tensor_numel(board) == rd_tensor_numel(ev->golden))
+        ra->rt.off_grid = off_grid_share(board, q->scale);
     inputs_agreement(a, ev->node, 0, &ra->rt);
     return st;
 }
@@ -416,7 +436,7 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
         if (!rt)
             st = rd_errorf(err, RD_E_NOMEM, "out of memory");
         for (size_t i = 0; rt && i < out->n_layers; i++)
-            rt[i].inputs_cos = NAN;
+            rt[i].inputs_cos = rt[i].off_grid = NAN;
         for (size_t i = 0; rt && i < a.n_rows; i++)
             rt[a.rows[i].layer] = a.rows[i].rt;
         *rt_out = rt;

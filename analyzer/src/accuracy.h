@@ -30,6 +30,7 @@ typedef struct an_layer_runtime {
     bool dumped;                /* the board dumped this layer */
     double inputs_cos;          /* lowest cosine of the layer's inputs, board against simulator entire (NaN: none) */
     char worst_input[256];      /* the input it belongs to */
+    double off_grid;            /* share of the board's values off the layer's int8 grid (NaN: not an int8 layer) */
 } an_layer_runtime;
 
 /**

@@ -232,7 +232,9 @@ static rd_status runtime_departures(rd_result *r, const an_accuracy_opts *o, con
         const rd_metric_group *ss = group(l, RD_GROUP_RT_SINGLE_SIM);
         double c = cos_eff(ss);
         /* a gain error keeps the cosine: the board's output far from the simulator's (SQNR) counts too */
-        bool departs = ss && (isnan(c) || c < o->warn_cos || ss->mean.sqnr_db < RUNTIME_MIN_SQNR_DB);
+        /* values off the int8 grid: the board ran this layer in another precision, however close */
+        bool off_grid = rt[i].off_grid > 0.5;
+        bool departs = ss && (isnan(c) || c < o->warn_cos || ss->mean.sqnr_db < RUNTIME_MIN_SQNR_DB || off_grid);
         if (!departs || is_input_row(l))
             continue;
         double in_cos = rt[i].inputs_cos;
@@ -252,6 +254,10 @@ static rd_status runtime_departures(rd_result *r, const an_accuracy_opts *o, con
             w += snprintf(evidence + w, sizeof evidence - (size_t)w,
                           "; board = %.4f x simulator %+.4g (least squares), %.1f dB left after that fit", mm->gain,
                           mm->offset, mm->sqnr_affine_db);
+        if (w > 0 && (size_t)w < sizeof evidence && off_grid)
+            w += snprintf(evidence + w, sizeof evidence - (size_t)w,
+                          "; %.0f%% of the board's values are off this int8 layer's grid: the board ran it in another "
+                          "precision (float16?) where the model has int8", 100.0 * rt[i].off_grid);
         if (w > 0 && (size_t)w < sizeof evidence && ent)
             snprintf(evidence + w, sizeof evidence - (size_t)w, "; runtime entire cosine %.5f here", cos_eff(ent));
         rd_status st = add(r, RD_FIND_RUNTIME_DEPARTURE, RD_SEV_ERROR, l->name, (double)(r->n_layers - i), title,

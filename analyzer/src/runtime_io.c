@@ -71,6 +71,31 @@ static void dims_text(const rd_tensor *t, char *buf, size_t len)
         snprintf(buf + w, len - (size_t)w, "]");
 }
 
+/* Sum of (x[i+1] - x[i])^2 along rows of width w: how much fine detail an image has (a blurred edge has
+   the same total variation but spread over more pixels, so less of this energy). */
+static double variation(const float *x, int64_t n, int64_t w)
+{
+    double s = 0;
+    for (int64_t i = 0; i + 1 < n; i++)
+        if ((i + 1) % w != 0) {
+            double d = (double)x[i + 1] - (double)x[i];
+            s += d * d;
+        }
+    return s;
+}
+
+/* b is r smoothed: close in direction and mean, with clearly less fine detail */
+static bool blurred(const float *r, const float *b, int64_t n, int64_t w)
+{
+    double vr = variation(r, n, w), vb = variation(b, n, w), mr = 0, mb = 0;
+    for (int64_t i = 0; i < n; i++) {
+        mr += r[i];
+        mb += b[i];
+    }
+    double c = cosine(r, b, n);
+    return vr > 0 && vb < 0.85 * vr && c > 0.9 && fabs(mr - mb) <= 0.05 * (fabs(mr) + 1e-9 * (double)n + 1.0);
+}
+
 an_input_verdict an_check_input(const rd_tensor *board, const rd_tensor *raw, const rd_input_spec *spec, char *why,
                                 size_t why_len)
 {
@@ -93,7 +118,10 @@ an_input_verdict an_check_input(const rd_tensor *board, const rd_tensor *raw, co
         rd_tensor_fini(&bf);
         return AN_IN_SIZE;
     }
-    double tol = fmax(0.51, 0.002 * range_of(r, n));
+    /* integer dumps hold the raw data rounded; float dumps hold it as it was, up to float rounding */
+    bool integer = board->dtype == RD_DT_U8 || board->dtype == RD_DT_I8 || board->dtype == RD_DT_I16 ||
+                   board->dtype == RD_DT_U16 || board->dtype == RD_DT_I32;
+    double tol = integer ? 0.51 : 1e-3 * range_of(r, n) + 1e-6;
     float *t = malloc((size_t)(n ? n : 1) * sizeof *t);
     if (!t) {
         rd_tensor_fini(&bf);
@@ -147,6 +175,14 @@ an_input_verdict an_check_input(const rd_tensor *board, const rd_tensor *raw, co
                      "RKNN_TENSOR_UINT8 (rknn_input.type) instead of int8", clamp ? "clamped" : "wrapped");
             goto done;
         }
+    }
+    if (img && W > 2 && blurred(r, b, n, W)) {
+        v = AN_IN_SIZE;
+        snprintf(why, why_len, "the board's input is the expected image with its fine detail lost (same mean, %.0f%% of "
+                 "the pixel-to-pixel gradient energy): it was resized from another size (or to another size and back): "
+                 "give the runtime the image at the model's input size %s, resized as the model was trained",
+                 100.0 * variation(b, n, W) / variation(r, n, W), rdims);
+        goto done;
     }
     /* a per-channel affine map: normalisation applied twice, or missing */
     bool fits = true, all_shrink = true, all_grow = true, like_spec = spec && spec->n_std == (size_t)C;

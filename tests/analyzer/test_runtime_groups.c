@@ -10,6 +10,7 @@
 #include "rknn_diag/analyzer.h"
 #include "rd_test.h"
 #include "rknn_diag/reports.h"
+#include "runtime_io.h"
 #include "tensor_dump.h"
 
 #include <math.h>
@@ -546,6 +547,185 @@ static void test_board_end_to_end(void)
     rig_fini(&r);
 }
 
+/* ---- the emulated board's application (board-run) with faults and mistakes ---- */
+
+#ifdef RD_CLI_BINARY
+typedef struct board_rig {
+    char *dir;
+    char root[4300], model[4400], cfg[4400], input[4300], connect[64];
+    rd_board *board;
+} board_rig;
+
+static void board_rig_init(board_rig *b, const char *tag)
+{
+    memset(b, 0, sizeof *b);
+    b->dir = rd_test_tmpdir(tag);
+    char userdata[4400], dataset[4300], home[4300];
+    snprintf(b->root, sizeof b->root, "%s/board", b->dir);
+    snprintf(userdata, sizeof userdata, "%s/userdata", b->root);
+    snprintf(b->model, sizeof b->model, "%s/demo.onnx", userdata);
+    snprintf(b->cfg, sizeof b->cfg, "%s/demo.quantization.cfg", userdata);
+    snprintf(b->input, sizeof b->input, "%s/image.npy", b->dir);
+    snprintf(dataset, sizeof dataset, "%s/dataset.txt", b->dir);
+    snprintf(home, sizeof home, "%s/home", b->dir);
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(an_mkdirs(userdata, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(an_mkdirs(home, &err), RD_OK);
+    setenv("HOME", home, 1);
+    cli_out o = cli((char *[]){"rknn-diag", "demo", "-o", b->dir, "--quiet", NULL});
+    CU_ASSERT_EQUAL_FATAL(o.code, 0);
+    free(o.out);
+    free(o.errs);
+    CU_ASSERT_EQUAL_FATAL(an_demo_model_write(b->model, &err), RD_OK);
+    o = cli((char *[]){"rknn-diag", "quantize", b->model, "--dataset", dataset, "--method", "layer", "--input-layout",
+                       "nchw", "-o", b->cfg, NULL});
+    CU_ASSERT_EQUAL_FATAL(o.code, 0);
+    free(o.out);
+    free(o.errs);
+    rd_board_options bo = {.port = 0, .root = b->root};
+    CU_ASSERT_EQUAL_FATAL(rd_board_start(&bo, &b->board, &err), RD_OK);
+    snprintf(b->connect, sizeof b->connect, "127.0.0.1:%d", rd_board_port(b->board));
+}
+
+static void board_rig_fini(board_rig *b)
+{
+    rd_board_stop(b->board);
+    free(b->dir);
+}
+
+/* accuracy --target rk3566 --run "rknn-diag board-run ... <board_args>" [extra...] */
+static cli_out board_accuracy(board_rig *b, const char *tag, const char *board_args, const char *extra1,
+                              const char *extra2, const char *extra3, const char *extra4)
+{
+    char run[9000], snap[4400];
+    snprintf(run, sizeof run, "'%s' board-run /userdata/demo.onnx --input {input0} --input-layout nchw --cfg "
+             "/userdata/demo.quantization.cfg --method layer --target rk3566 %s", RD_CLI_BINARY, board_args);
+    snprintf(snap, sizeof snap, "%s/snap-%s", b->dir, tag);
+    char *argv[] = {"rknn-diag", "accuracy", b->model, "-i", b->input, "--input-layout", "nchw", "--cfg", b->cfg,
+                    "--method", "layer", "--target", "rk3566", "--connect", b->connect, "--run", run, "-o", snap,
+                    "--quiet", (char *)extra1, (char *)extra2, (char *)extra3, (char *)extra4, NULL};
+    cli_out o = cli(argv);
+    if (o.code != 0)
+        fprintf(stderr, "%s: exit %d\n%s\n%s", tag, o.code, o.out, o.errs);
+    return o;
+}
+
+static size_t occurrences(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+static void test_board_run_faults(void)
+{
+    static const struct {
+        const char *fault, *tensor;
+    } cases[] = {{"gain", "relu6_out"}, {"saturate", "relu6_out"}, {"swap-channels", "pool_out"},
+                 {"fp16", "restored"}, {"gain", "relu1_out"}, {"saturate", "logits"}};
+    board_rig b;
+    board_rig_init(&b, "rt-board-faults");
+    /* a faithful board: no runtime finding at all */
+    cli_out o = board_accuracy(&b, "none", "", NULL, NULL, NULL, NULL);
+    CU_ASSERT_EQUAL(o.code, 0);
+    CU_ASSERT_PTR_NULL(strstr(o.out, "Runtime fault"));
+    CU_ASSERT_PTR_NULL(strstr(o.out, "The application's"));
+    free(o.out);
+    free(o.errs);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char args[256], expect[512];
+        snprintf(args, sizeof args, "--fault %s:%s", cases[k].fault, cases[k].tensor);
+        snprintf(expect, sizeof expect, "first departure: the board departs from the simulator at '%s'", cases[k].tensor);
+        o = board_accuracy(&b, cases[k].fault, args, NULL, NULL, NULL, NULL);
+        CU_ASSERT_EQUAL(o.code, 0);
+        if (!strstr(o.out, expect) || occurrences(o.out, "Runtime fault") != 1) {
+            fprintf(stderr, "fault %s:%s not named exactly once:\n%s\n", cases[k].fault, cases[k].tensor, o.out);
+            CU_FAIL("fault not named exactly");
+        }
+        free(o.out);
+        free(o.errs);
+    }
+    board_rig_fini(&b);
+}
+
+static void test_board_run_app_mistakes(void)
+{
+    static const struct {
+        const char *mistake, *expect;
+    } cases[] = {{"rgb-bgr", "colour channels 0 and 2 swapped"},
+                 {"nhwc-as-nchw", "NHWC data read as NCHW"},
+                 {"wrong-size", "fine detail lost"}};
+    board_rig b;
+    board_rig_init(&b, "rt-board-mistakes");
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char args[256];
+        snprintf(args, sizeof args, "--app-mistake %s", cases[k].mistake);
+        cli_out o = board_accuracy(&b, cases[k].mistake, args, NULL, NULL, NULL, NULL);
+        CU_ASSERT_EQUAL(o.code, 0);
+        if (!strstr(o.out, "The application's input 'image'") || !strstr(o.out, cases[k].expect)) {
+            fprintf(stderr, "mistake %s not named:\n%s\n", cases[k].mistake, o.out);
+            CU_FAIL("input mistake not named");
+        }
+        CU_ASSERT_PTR_NULL(strstr(o.out, "Runtime fault"));
+        free(o.out);
+        free(o.errs);
+    }
+    /* normalisation twice: the model normalises (--mean/--std) and so does the application */
+    cli_out o = board_accuracy(&b, "double-norm", "--app-mistake double-norm --mean 0.5,0.5,0.5 --std 2,2,2", "--mean",
+                               "0.5,0.5,0.5", "--std", "2,2,2");
+    CU_ASSERT_EQUAL(o.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "already normalised"));
+    free(o.out);
+    free(o.errs);
+    /* the application saved its output as int8 codes */
+    char app[4400];
+    snprintf(app, sizeof app, "%s/userdata/rknn-diag/out/output_0.npy", b.root);
+    o = board_accuracy(&b, "output-dtype", "--app-mistake output-dtype --output-dir {work_dir}/out", "--app-outputs", app,
+                       NULL, NULL);
+    CU_ASSERT_EQUAL(o.code, 0);
+    if (!strstr(o.out, "The application's output 'probs'")) {
+        fprintf(stderr, "output mistake not named:\n%s\n", o.out);
+        CU_FAIL("output mistake not named");
+    }
+    free(o.out);
+    free(o.errs);
+    board_rig_fini(&b);
+}
+#endif
+
+/* uint8 values above 127 clamped or wrapped into int8, and a wrong element count */
+static void test_input_check_int8_and_size(void)
+{
+    rd_error err;
+    rd_tensor raw, board;
+    int64_t dims[4] = {1, 3, 4, 4};
+    CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&raw, RD_DT_F32, 4, dims, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&board, RD_DT_I8, 4, dims, &err), RD_OK);
+    for (int i = 0; i < 48; i++) {
+        ((float *)raw.data)[i] = (float)(i * 5);
+        ((int8_t *)board.data)[i] = (int8_t)(i * 5 > 127 ? 127 : i * 5);
+    }
+    rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
+    char why[1024];
+    CU_ASSERT_EQUAL(an_check_input(&board, &raw, &spec, why, sizeof why), AN_IN_INT8_CLAMP);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "clamped"));
+    rd_tensor_fini(&board);
+    int64_t small[4] = {1, 3, 2, 2};
+    CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&board, RD_DT_U8, 4, small, &err), RD_OK);
+    memset(board.data, 0, 12);
+    CU_ASSERT_EQUAL(an_check_input(&board, &raw, &spec, why, sizeof why), AN_IN_SIZE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "wrong size"));
+    rd_tensor_fini(&board);
+    /* the same data as uint8: no mismatch */
+    CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&board, RD_DT_U8, 4, dims, &err), RD_OK);
+    for (int i = 0; i < 48; i++)
+        ((uint8_t *)board.data)[i] = (uint8_t)(i * 5);
+    CU_ASSERT_EQUAL(an_check_input(&board, &raw, &spec, why, sizeof why), AN_IN_OK);
+    rd_tensor_fini(&board);
+    rd_tensor_fini(&raw);
+}
+
 RD_TEST_REGISTER(register_runtime_groups)
 {
     RD_SUITE("runtime_groups", {"a faithful board", test_faithful_board},
@@ -554,5 +734,10 @@ RD_TEST_REGISTER(register_runtime_groups)
              {"--runtime-dumps names the faulty layer", test_cli_runtime_dumps_fault},
              {"input and output mistakes are named", test_cli_input_mistakes},
              {"empty dump folder and usage", test_cli_bad_dumps},
-             {"--target --connect --run against the fake board", test_board_end_to_end});
+             {"--target --connect --run against the fake board", test_board_end_to_end},
+#ifdef RD_CLI_BINARY
+             {"board-run faults are named exactly", test_board_run_faults},
+             {"board-run application mistakes are named", test_board_run_app_mistakes},
+#endif
+             {"input check: int8 clamp and size", test_input_check_int8_and_size});
 }
