@@ -177,7 +177,10 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
                           "layer adds by itself), with findings: FP16 overflow, lossy layers, where the error jumps,\n"
                           "and configuration problems. --dataset is the calibration set; --inputs the sample analysed\n"
                           "(without it, --samples N lines of the dataset). Writes the snapshot folder with\n"
-                          "error_analysis.txt, report.json and report.html.",
+                          "error_analysis.txt, report.json and report.html. With a board (--target T --run CMD, or\n"
+                          "--runtime-dumps DIR) adds RKNN's runtime_error group (entire, single_sim), names the first\n"
+                          "layer where the board departs from the simulator, and checks the application's input and\n"
+                          "output (docs/runtime.md).",
                           accuracy_opts, N_ACCURACY_OPTS);
             return AN_EXIT_OK;
         case OPT_INPUTS:
