@@ -728,6 +728,10 @@ static void test_input_check_int8_and_size(void)
 
 RD_TEST_REGISTER(register_runtime_groups)
 {
+#ifdef RD_CLI_BINARY
+    /* `demo` run in-process (test_cli.c) has its board run the built rknn-diag, not this test binary */
+    setenv("RKNN_DIAG_BINARY", RD_CLI_BINARY, 1);
+#endif
     RD_SUITE("runtime_groups", {"a faithful board", test_faithful_board},
              {"a faulty layer is named exactly", test_fault_named_exactly},
              {"a layer not dumped is blank", test_missing_dump_blank},
