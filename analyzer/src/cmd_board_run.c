@@ -209,6 +209,7 @@ typedef struct board_run {
     FILE *log;
     int next_index, last_node, cur_index;
     struct timespec t_last;
+    double pending_us; /* time of fused producers, counted with their group's layer */
     double total_us;
 } board_run;
 
@@ -247,12 +248,14 @@ static rd_status dump_one(board_run *r, int index, const char *op_type, const ch
 static rd_status observe_layer(void *user, const rd_observed *ev, rd_error *err)
 {
     board_run *r = user;
-    double us = elapsed_us(&r->t_last);
+    r->pending_us += elapsed_us(&r->t_last);
     if (ev->node < 0 || ev->tensor->dtype != RD_DT_F32)
         return RD_OK;
     rd_sim_tensor t;
     if (rd_sim_tensor_get(r->s, ev->name, &t, NULL) != RD_OK || !t.materialized)
         return RD_OK; /* a fused producer's output never leaves the NPU */
+    double us = r->pending_us;
+    r->pending_us = 0;
     if (ev->node != r->last_node) {
         r->cur_index = r->next_index++;
         r->last_node = ev->node;
@@ -382,8 +385,8 @@ static int run_board(an_cmd_ctx *ctx, board_args *a, rd_model *m, rd_sim *s, con
         /* InputOperator: the user's data as handed to the runtime */
         for (size_t i = 0; i < n_in && st == RD_OK; i++) {
             rd_model_value(om, (size_t)rd_model_input(om, i), &vi);
-            st = an_board_dump_write(&r.dumper, (int)i, "InputOperator", vi.name, &raw[i], plat->c2_int8, ctx->errs,
-                                     &err);
+            int c2 = raw[i].dtype == RD_DT_U8 || raw[i].dtype == RD_DT_I8 ? plat->c2_int8 : plat->c2_f16;
+            st = an_board_dump_write(&r.dumper, (int)i, "InputOperator", vi.name, &raw[i], c2, ctx->errs, &err);
         }
     }
     if (st == RD_OK && r.env.log_level >= 4) {
