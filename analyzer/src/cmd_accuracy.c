@@ -256,51 +256,24 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
     return -1;
 }
 
-/* The samples analysed: --inputs, or the first N dataset lines, prepared as RKNN reads them. */
-static rd_status load_samples(an_cmd_ctx *ctx, acc_args *a, const rd_model *m, rd_tensor **out, size_t *n_samples,
-                              rd_error *err)
+/* The dump sample's input files (what the board is given and the input check reads). */
+static rd_status dump_sample_paths(acc_args *a, const rd_model *m, rd_error *err)
 {
     size_t n_in = rd_model_input_count(m);
+    if (n_in > AN_MAX_INPUTS)
+        return rd_errorf(err, RD_E_LIMIT, "the model has %zu inputs, at most %d are supported", n_in, AN_MAX_INPUTS);
     rd_dataset ds;
     memset(&ds, 0, sizeof ds);
     rd_status st = RD_OK;
-    if (a->n_inputs) {
-        if (a->n_inputs != n_in)
-            return rd_errorf(err, RD_E_INVAL, "--inputs gives %zu files, the model has %zu inputs (one file each, in order)",
-                             a->n_inputs, n_in);
-        *n_samples = 1;
-    } else {
-        if (!a->q.cfg.dataset)
-            return rd_errorf(err, RD_E_INVAL, "nothing to analyse: give --inputs FILE (one per model input) or --dataset FILE");
+    if (!a->n_inputs)
         st = rd_dataset_load(a->q.cfg.dataset, n_in, &ds, err);
-        if (st != RD_OK)
-            return st;
-        *n_samples = ds.n_samples < (size_t)a->samples ? ds.n_samples : (size_t)a->samples;
-        if ((size_t)a->samples > ds.n_samples)
-            fprintf(ctx->errs, "warning: --samples %ld but %s has %zu samples: analysing %zu\n", a->samples, ds.path,
-                    ds.n_samples, ds.n_samples);
+    for (size_t i = 0; st == RD_OK && i < n_in; i++) {
+        const char *path = a->n_inputs ? a->inputs[i] : rd_dataset_path(&ds, (size_t)a->dump_sample, i);
+        if (!(a->dump_paths[i] = strdup(path)))
+            st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
-    rd_tensor *t = calloc(*n_samples * n_in + 1, sizeof *t);
-    if (!t) {
-        rd_dataset_fini(&ds);
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    }
-    for (size_t k = 0; k < *n_samples && st == RD_OK; k++)
-        for (size_t i = 0; i < n_in && st == RD_OK; i++) {
-            const char *path = a->n_inputs ? a->inputs[i] : rd_dataset_path(&ds, k, i);
-            st = an_quant_prepare_input(&a->q, m, i, path, ctx->errs, &t[k * n_in + i], err);
-            if (st == RD_OK && k == (size_t)a->dump_sample && i < AN_MAX_INPUTS && !(a->dump_paths[i] = strdup(path)))
-                st = rd_errorf(err, RD_E_NOMEM, "out of memory");
-        }
     rd_dataset_fini(&ds);
-    if (st != RD_OK) {
-        for (size_t k = 0; k < *n_samples * n_in; k++)
-            rd_tensor_fini(&t[k]);
-        free(t);
-        return st;
-    }
-    *out = t;
-    return RD_OK;
+    return st;
 }
 
 static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples, rd_error *err)
@@ -527,10 +500,13 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
         st = an_quant_finish(&a->q, m, &err);
     if (st == RD_OK) {
         n_in = rd_model_input_count(m);
-        st = load_samples(ctx, a, m, &samples, &n_samples, &err);
+        st = an_quant_load_samples(&a->q, m, a->inputs, a->n_inputs, (size_t)a->samples, ctx->errs, &samples, &n_samples,
+                                   &err);
     }
     if (st == RD_OK && (size_t)a->dump_sample >= n_samples)
         st = rd_errorf(&err, RD_E_INVAL, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample, n_samples);
+    if (st == RD_OK && (a->run_cmd || a->runtime_dumps))
+        st = dump_sample_paths(a, m, &err);
     bool tty_err = isatty(fileno(ctx->errs));
     if (st == RD_OK)
         st = an_quant_build_sim(&a->q, m, samples, ctx->errs, tty_err, &sim, &err);

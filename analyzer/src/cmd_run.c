@@ -22,7 +22,6 @@ enum {
     OPT_OUTPUTS_ONLY,
     OPT_JSON,
     OPT_BENCH,
-    OPT_THREADS,
     OPT_QUIET,
     OPT_PRECISION,
 };
@@ -34,7 +33,6 @@ static const an_optspec run_opts[] = {
     {OPT_OUTPUTS_ONLY, "outputs-only", 0, NULL, "dump and print only the graph outputs"},
     {OPT_JSON, "json", 0, NULL, "print the per-layer summary as JSON"},
     {OPT_BENCH, "bench", 0, "N", "time N inferences (every layer observed) and print the median"},
-    {OPT_THREADS, "threads", 0, "N", "threads for the kernels (default 1; results are identical)"},
     {OPT_QUIET, "quiet", 'q', NULL, "print no per-layer table"},
     {OPT_PRECISION, "precision", 'p', "P", "fp32 (default), fp16 (= float16) or int8 (= w8a8): the simulators"},
     AN_QUANT_OPTSPECS,
@@ -218,11 +216,10 @@ static rd_status run_once(rd_model *m, rd_sim *sim, const rd_tensor *inputs, siz
     return sim ? rd_sim_run(sim, inputs, n_in, opt, NULL, 0, err) : rd_model_run(m, inputs, n_in, opt, NULL, 0, err);
 }
 
-static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor *inputs, size_t n_in, long n,
-                     int threads)
+static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor *inputs, size_t n_in, long n)
 {
     run_observer ro = {.m = sim ? rd_sim_model(sim) : m, .collect = false};
-    rd_run_options opt = {.observer = observe_tensor, .user = &ro, .threads = threads};
+    rd_run_options opt = {.observer = observe_tensor, .user = &ro};
     double *times = malloc((size_t)n * sizeof *times);
     if (!times)
         return AN_EXIT_INPUT;
@@ -246,8 +243,8 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor 
     double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
     int64_t macs = model_macs(sim ? rd_sim_model(sim) : m);
     fprintf(ctx->out,
-            "median %.3f ms over %ld runs (min %.3f, max %.3f), threads %d, %.3f GMAC, %.2f GFLOP/s, OpenBLAS kernel %s%s\n",
-            median, n, times[0], times[n - 1], threads, (double)macs / 1e9, 2.0 * (double)macs / (median * 1e6),
+            "median %.3f ms over %ld runs (min %.3f, max %.3f), one thread, %.3f GMAC, %.2f GFLOP/s, OpenBLAS kernel %s%s\n",
+            median, n, times[0], times[n - 1], (double)macs / 1e9, 2.0 * (double)macs / (median * 1e6),
             rd_blas_kernel(), sim ? ", simulated" : "");
     free(times);
     return AN_EXIT_OK;
@@ -310,7 +307,7 @@ typedef struct run_args {
     rd_input_shape shapes[AN_MAX_INPUTS];
     an_name_buf shape_names[AN_MAX_INPUTS];
     bool outputs_only, json, quiet;
-    long bench, threads;
+    long bench;
     an_quant_opts q;
 } run_args;
 
@@ -373,10 +370,6 @@ static int parse_args(an_cmd_ctx *ctx, run_args *a)
             if (!an_parse_int(ctx->argv[0], "--bench", v, 1, 100000, &a->bench, ctx->errs))
                 return AN_EXIT_USAGE;
             break;
-        case OPT_THREADS:
-            if (!an_parse_int(ctx->argv[0], "--threads", v, 1, 256, &a->threads, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
         }
     }
     if (!a->model_path)
@@ -436,8 +429,7 @@ static int run_and_report(an_cmd_ctx *ctx, run_args *a, rd_model *m, rd_sim *sim
         return an_fail(ctx, &err);
     run_observer ro = {.m = sim ? rd_sim_model(sim) : m, .sim = sim, .dump = dumping ? &dump : NULL,
                        .outputs_only = a->outputs_only, .collect = true};
-    rd_run_options opt = {.observer = observe_tensor, .user = &ro, .observe_inputs = !a->outputs_only,
-                          .threads = (int)a->threads};
+    rd_run_options opt = {.observer = observe_tensor, .user = &ro, .observe_inputs = !a->outputs_only};
     rd_status st = sim ? rd_sim_run(sim, inputs, n_in, &opt, NULL, 0, &err) : rd_model_run(m, inputs, n_in, &opt, NULL, 0, &err);
     size_t n_fused = 0;
     if (st == RD_OK && dumping && sim)
@@ -469,7 +461,6 @@ int an_cmd_run(an_cmd_ctx *ctx)
     run_args *a = calloc(1, sizeof *a);
     if (!a)
         return AN_EXIT_INPUT;
-    a->threads = 1;
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     rd_error err = {0};
@@ -502,7 +493,7 @@ int an_cmd_run(an_cmd_ctx *ctx)
         }
     }
     if (a->bench)
-        rc = run_bench(ctx, m, sim, inputs, n_in, a->bench, (int)a->threads);
+        rc = run_bench(ctx, m, sim, inputs, n_in, a->bench);
     else
         rc = run_and_report(ctx, a, m, sim, inputs, n_in);
 out:

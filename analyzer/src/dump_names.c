@@ -64,9 +64,11 @@ static bool parse_uint(const char *p, const char *end, int64_t max, int64_t *out
 static const char *find_last(const char *s, const char *end, const char *needle)
 {
     size_t n = strlen(needle);
-    for (const char *p = end - n; p >= s; p--)
-        if (memcmp(p, needle, n) == 0)
-            return p;
+    if ((size_t)(end - s) < n)
+        return NULL;
+    for (size_t i = (size_t)(end - s) - n + 1; i-- > 0;)
+        if (memcmp(s + i, needle, n) == 0)
+            return s + i;
     return NULL;
 }
 

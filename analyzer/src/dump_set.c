@@ -391,13 +391,14 @@ static void read_entry(an_dump_set *d, const rd_platform_info *plat, dump_entry 
     rd_error_clear(&err);
     int c2 = e->dn.is_txt ? txt_c2(d, plat, e, value) : 0;
     rd_status st = an_dump_read_raw(path, &e->dn, c2, &raw, &err);
+    size_t dlen = strlen(d->dir);
     free(path);
     if (st != RD_OK) {
         if (e->dn.is_txt && c2 == 0 && plat)
             set_reason(e, "%s: the NC1HWC2 C2 of %s for %s dumps is not documented", e->file, plat->name,
                        rd_dtype_get(e->dn.dtype)->name);
-        else
-            set_reason(e, "%s", err.msg);
+        else /* messages name the file; the folder is in the report's header */
+            set_reason(e, "%s", strncmp(err.msg, d->dir, dlen) == 0 && err.msg[dlen] == '/' ? err.msg + dlen + 1 : err.msg);
         return;
     }
     e->read = true;

@@ -78,7 +78,9 @@ void an_metrics_compute(const float *ref, const float *test, int64_t n, const an
             abs_max = isnan(abs_max) ? abs_max : fabs(e);
         sxx += (r - mr) * (r - mr);
         sxy += (r - mr) * (t - mt);
-        if (quant && (fabs(t - lo) <= tol || fabs(t - hi) <= tol))
+        /* saturated: held at a code limit while the reference lies beyond it by more than half a step (a
+           ReLU's zeros sit at the lowest code without being clamped) */
+        if (quant && ((fabs(t - lo) <= tol && r < lo - 0.5 * q->scale) || (fabs(t - hi) <= tol && r > hi + 0.5 * q->scale)))
             n_sat++;
         if (r != 0) {
             n_ref_nonzero++;

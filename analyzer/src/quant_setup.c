@@ -461,3 +461,47 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
     *out = s;
     return RD_OK;
 }
+
+rd_status an_quant_load_samples(const an_quant_opts *q, const rd_model *m, const char *const *inputs, size_t n_inputs,
+                                size_t max_samples, FILE *errs, rd_tensor **out, size_t *n_samples, rd_error *err)
+{
+    size_t n_in = rd_model_input_count(m);
+    rd_dataset ds;
+    memset(&ds, 0, sizeof ds);
+    rd_status st = RD_OK;
+    if (n_inputs) {
+        if (n_inputs != n_in)
+            return rd_errorf(err, RD_E_INVAL, "--inputs gives %zu files, the model has %zu inputs (one file each, in order)",
+                             n_inputs, n_in);
+        *n_samples = 1;
+    } else {
+        if (!q->cfg.dataset)
+            return rd_errorf(err, RD_E_INVAL, "nothing to analyse: give --inputs FILE (one per model input) or --dataset FILE");
+        st = rd_dataset_load(q->cfg.dataset, n_in, &ds, err);
+        if (st != RD_OK)
+            return st;
+        *n_samples = ds.n_samples < max_samples ? ds.n_samples : max_samples;
+        if (max_samples > ds.n_samples)
+            fprintf(errs, "warning: --samples %ld but %s has %zu samples: analysing %zu\n", (long)max_samples, ds.path,
+                    ds.n_samples, ds.n_samples);
+    }
+    rd_tensor *t = calloc(*n_samples * n_in + 1, sizeof *t);
+    if (!t) {
+        rd_dataset_fini(&ds);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < *n_samples && st == RD_OK; k++)
+        for (size_t i = 0; i < n_in && st == RD_OK; i++) {
+            const char *path = n_inputs ? inputs[i] : rd_dataset_path(&ds, k, i);
+            st = an_quant_prepare_input(q, m, i, path, errs, &t[k * n_in + i], err);
+        }
+    rd_dataset_fini(&ds);
+    if (st != RD_OK) {
+        for (size_t k = 0; k < *n_samples * n_in; k++)
+            rd_tensor_fini(&t[k]);
+        free(t);
+        return st;
+    }
+    *out = t;
+    return RD_OK;
+}

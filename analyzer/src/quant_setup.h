@@ -83,6 +83,14 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
                                   rd_sample_fn samples, void *samples_user, size_t n_samples, FILE *errs, bool color,
                                   rd_sim **out, rd_error *err);
 
+/**
+ * The samples analysed (accuracy, hybrid): one file per model input given (a sample of n_inputs files), or the
+ * first max_samples lines of the dataset; prepared as RKNN reads them into *out (n_samples * input count
+ * tensors, sample-major; the caller finalises them and frees the array). RD_E_INVAL when neither is given.
+ */
+rd_status an_quant_load_samples(const an_quant_opts *q, const rd_model *m, const char *const *inputs, size_t n_inputs,
+                                size_t max_samples, FILE *errs, rd_tensor **out, size_t *n_samples, rd_error *err);
+
 /** Prepares input i of a model from a file as RKNN reads it (images, NHWC .npy, mean/std). */
 rd_status an_quant_prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path,
                                  FILE *errs, rd_tensor *out, rd_error *err);

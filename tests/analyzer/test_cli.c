@@ -1,98 +1,64 @@
 /* test_cli.c: the rknn-diag command line driven in-process: help, version, exit codes, run, inspect, demo. */
 #include "rd_test.h"
+#include "cli_capture.h"
 #include "rknn_diag/analyzer.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct cli_result {
-    int code;
-    char *out;
-    char *errs;
-} cli_result;
-
-/* Runs rknn-diag with the given arguments (NULL-terminated) and captures both streams. */
-static cli_result cli(const char *first, ...)
-{
-    char *argv[64];
-    int argc = 0;
-    argv[argc++] = "rknn-diag";
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
-        argv[argc++] = (char *)a;
-    va_end(ap);
-    argv[argc] = NULL;
-    cli_result r = {0};
-    size_t out_len = 0, err_len = 0;
-    FILE *out = open_memstream(&r.out, &out_len);
-    FILE *errs = open_memstream(&r.errs, &err_len);
-    r.code = rd_cli_run(argc, argv, out, errs);
-    fclose(out);
-    fclose(errs);
-    return r;
-}
-
-static void cli_free(cli_result *r)
-{
-    free(r->out);
-    free(r->errs);
-}
-
 static void test_version_and_help(void)
 {
-    cli_result r = cli("--version", NULL);
+    rd_cli_result r = rd_test_cli("--version", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "rknn-diag 0."));
-    cli_free(&r);
-    r = cli("--help", NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("--help", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "exit codes"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
     static const char *const cmds[] = {"run", "inspect", "ops", "demo"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
-        r = cli(cmds[i], "--help", NULL);
+        r = rd_test_cli(cmds[i], "--help", NULL);
         CU_ASSERT_EQUAL(r.code, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "usage: rknn-diag"));
-        cli_free(&r);
+        rd_test_cli_free(&r);
     }
 }
 
 static void test_usage_errors(void)
 {
-    cli_result r = cli("frobnicate", NULL);
+    rd_cli_result r = rd_test_cli("frobnicate", NULL);
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "unknown command"));
-    cli_free(&r);
-    r = cli("run", NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("run", NULL);
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "missing MODEL"));
-    cli_free(&r);
-    r = cli("run", "m.onnx", "--bench", "zero", NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("run", "m.onnx", "--bench", "zero", NULL);
     CU_ASSERT_EQUAL(r.code, 2);
-    cli_free(&r);
-    r = cli("run", "m.onnx", "--no-such-option", NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("run", "m.onnx", "--no-such-option", NULL);
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "unknown option"));
-    cli_free(&r);
-    r = cli("inspect", "/nonexistent/model.onnx", NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("inspect", "/nonexistent/model.onnx", NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "/nonexistent/model.onnx"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
 }
 
 static void test_demo_run_inspect(void)
 {
     char *dir = rd_test_tmpdir("cli-demo");
-    cli_result r = cli("demo", "-o", dir, NULL);
+    rd_cli_result r = rd_test_cli("demo", "-o", dir, NULL);
     if (r.code != 0)
         fprintf(stderr, "%s", r.errs);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "amplified"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "probs"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
 
     char model[4200], input[4200], named[4300], dumps[4200], index[4300];
     snprintf(model, sizeof model, "%s/demo.onnx", dir);
@@ -102,17 +68,17 @@ static void test_demo_run_inspect(void)
     snprintf(index, sizeof index, "%s/index.json", dumps);
 
     /* options after the positional, --opt=value form, JSON summary */
-    r = cli("run", "--json", model, "--input", named, NULL);
+    r = rd_test_cli("run", "--json", model, "--input", named, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"layers\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"conv1_out\""));
-    cli_free(&r);
+    rd_test_cli_free(&r);
 
     char dump_opt[4300];
     snprintf(dump_opt, sizeof dump_opt, "--dump-dir=%s", dumps);
-    r = cli("run", model, "-i", input, dump_opt, "--outputs-only", NULL);
+    r = rd_test_cli("run", model, "-i", input, dump_opt, "--outputs-only", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    cli_free(&r);
+    rd_test_cli_free(&r);
     size_t len;
     char *text = rd_test_read_file(index, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
@@ -120,24 +86,24 @@ static void test_demo_run_inspect(void)
     CU_ASSERT_PTR_NULL(strstr(text, "\"conv1_out\""));
     free(text);
 
-    r = cli("inspect", model, NULL);
+    r = rd_test_cli("inspect", model, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "Conv"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "parameters"));
-    cli_free(&r);
-    r = cli("inspect", model, "--json", NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("inspect", model, "--json", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"macs\""));
-    cli_free(&r);
+    rd_test_cli_free(&r);
 
     /* wrong input name, wrong shape */
-    r = cli("run", model, "--input", "nosuch=x.npy", NULL);
+    r = rd_test_cli("run", model, "--input", "nosuch=x.npy", NULL);
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "nosuch"));
-    cli_free(&r);
-    r = cli("run", model, "--input-shape", "image=1,3,16,16", "--input", named, NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("run", model, "--input-shape", "image=1,3,16,16", "--input", named, NULL);
     CU_ASSERT_EQUAL(r.code, 2);
-    cli_free(&r);
+    rd_test_cli_free(&r);
     free(dir);
 }
 
@@ -155,9 +121,9 @@ static void test_bad_models(void)
     char *dir = rd_test_tmpdir("cli-bad");
     char good[4200], path[4200];
     snprintf(good, sizeof good, "%s/good", dir);
-    cli_result r = cli("demo", "-o", good, NULL);
+    rd_cli_result r = rd_test_cli("demo", "-o", good, NULL);
     CU_ASSERT_EQUAL_FATAL(r.code, 0);
-    cli_free(&r);
+    rd_test_cli_free(&r);
     snprintf(path, sizeof path, "%s/demo.onnx", good);
     size_t len;
     char *bytes = rd_test_read_file(path, &len);
@@ -165,18 +131,18 @@ static void test_bad_models(void)
 
     snprintf(path, sizeof path, "%s/truncated.onnx", dir);
     write_bytes(path, bytes, len / 2);
-    r = cli("inspect", path, NULL);
+    r = rd_test_cli("inspect", path, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "truncated.onnx"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
 
     snprintf(path, sizeof path, "%s/garbage.onnx", dir);
     static const char garbage[] = "\xff\xff\xff\xff this is not protobuf";
     write_bytes(path, garbage, sizeof garbage - 1);
-    r = cli("run", path, "-i", "x.npy", NULL);
+    r = rd_test_cli("run", path, "-i", "x.npy", NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "garbage.onnx"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
 
     /* two unknown ops are listed together, with their node names */
     rd_onnx_builder *b = rd_onnx_builder_create(8, 17);
@@ -188,16 +154,16 @@ static void test_bad_models(void)
     rd_error err;
     CU_ASSERT_EQUAL(rd_onnx_builder_save(b, path, &err), RD_OK);
     rd_onnx_builder_destroy(b);
-    r = cli("run", path, "-i", "x.npy", NULL);
+    r = rd_test_cli("run", path, "-i", "x.npy", NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "first_fancy"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "second_other"));
-    cli_free(&r);
-    r = cli("inspect", path, NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("inspect", path, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "UNSUPPORTED"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "second_other"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
 
     /* an input .npy of the wrong shape */
     char npy[4200], named[4300];
@@ -208,10 +174,10 @@ static void test_bad_models(void)
     rd_tensor_fini(&t);
     snprintf(path, sizeof path, "%s/demo.onnx", good);
     snprintf(named, sizeof named, "image=%s", npy);
-    r = cli("run", path, "--input", named, NULL);
+    r = rd_test_cli("run", path, "--input", named, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "must have shape 1x3x32x32, got 1x3x8x8"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
     free(bytes);
     free(dir);
 }

@@ -1,46 +1,13 @@
 /* test_cmd_accuracy.c: `rknn-diag accuracy` on the demo model, driven in-process. */
 #include "rd_test.h"
+#include "cli_capture.h"
 #include "rknn_diag/analyzer.h"
 #include "rknn_diag/reports.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-typedef struct acc_result {
-    int code;
-    char *out;
-    char *errs;
-} acc_result;
-
-static acc_result run_cli(const char *first, ...)
-{
-    char *argv[64];
-    int argc = 0;
-    argv[argc++] = "rknn-diag";
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
-        argv[argc++] = (char *)a;
-    va_end(ap);
-    argv[argc] = NULL;
-    acc_result r = {0};
-    size_t ol = 0, el = 0;
-    FILE *out = open_memstream(&r.out, &ol);
-    FILE *errs = open_memstream(&r.errs, &el);
-    r.code = rd_cli_run(argc, argv, out, errs);
-    fclose(out);
-    fclose(errs);
-    return r;
-}
-
-static void free_result(acc_result *r)
-{
-    free(r->out);
-    free(r->errs);
-}
 
 static bool exists(const char *dir, const char *file)
 {
@@ -54,9 +21,9 @@ static bool exists(const char *dir, const char *file)
 static char *demo_dir(const char *tag)
 {
     char *dir = rd_test_tmpdir(tag);
-    acc_result r = run_cli("demo", "-o", dir, "--quiet", NULL);
+    rd_cli_result r = rd_test_cli("demo", "-o", dir, "--quiet", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    free_result(&r);
+    rd_test_cli_free(&r);
     return dir;
 }
 
@@ -67,7 +34,7 @@ static void test_fp16_overflow_is_first_finding(void)
     snprintf(model, sizeof model, "%s/demo.onnx", dir);
     snprintf(input, sizeof input, "%s/image.npy", dir);
     snprintf(snap, sizeof snap, "%s/snap", dir);
-    acc_result r = run_cli("accuracy", model, "--inputs", input, "--input-layout", "nchw", "--dtype", "float16", "-o",
+    rd_cli_result r = rd_test_cli("accuracy", model, "--inputs", input, "--input-layout", "nchw", "--dtype", "float16", "-o",
                            snap, NULL);
     if (r.code != 0)
         fprintf(stderr, "%s", r.errs);
@@ -76,7 +43,7 @@ static void test_fp16_overflow_is_first_finding(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(first);
     CU_ASSERT_PTR_NOT_NULL(strstr(first, "FP16 overflow in 'amplified'"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "[exDataConvert] image_float16"));
-    free_result(&r);
+    rd_test_cli_free(&r);
     /* the snapshot: RKNN's layout plus our reports */
     CU_ASSERT(exists(snap, "error_analysis.txt"));
     CU_ASSERT(exists(snap, "report.json"));
@@ -111,49 +78,49 @@ static void test_int8_gate_and_no_txt(void)
     snprintf(input, sizeof input, "%s/image.npy", dir);
     snprintf(snap, sizeof snap, "%s/snap", dir);
     /* an impossible bound fails the gate with exit 1 and names the output */
-    acc_result r = run_cli("accuracy", model, "-i", input, "--input-layout=nchw", "--method", "layer", "-o", snap,
+    rd_cli_result r = rd_test_cli("accuracy", model, "-i", input, "--input-layout=nchw", "--method", "layer", "-o", snap,
                            "--no-txt", "--fail-under-cos", "0.999999", "--quiet", NULL);
     CU_ASSERT_EQUAL(r.code, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "gate failed"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "probs"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "calibrating on the analysed input"));
-    free_result(&r);
+    rd_test_cli_free(&r);
     CU_ASSERT_FALSE(exists(snap, "golden/relu1_out.txt"));
     CU_ASSERT(exists(snap, "golden/relu1_out.npy"));
     /* a reachable bound passes */
-    r = run_cli("accuracy", model, "-i", input, "--input-layout=nchw", "-o", snap, "--fail-under-cos", "0.9",
+    r = rd_test_cli("accuracy", model, "-i", input, "--input-layout=nchw", "-o", snap, "--fail-under-cos", "0.9",
                 "--gate", "single", "--quiet", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    free_result(&r);
+    rd_test_cli_free(&r);
     free(dir);
 }
 
 static void test_usage_errors(void)
 {
-    acc_result r = run_cli("accuracy", NULL);
+    rd_cli_result r = rd_test_cli("accuracy", NULL);
     CU_ASSERT_EQUAL(r.code, 2);
-    free_result(&r);
-    r = run_cli("accuracy", "--help", NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("accuracy", "--help", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "--fail-under-cos"));
-    free_result(&r);
+    rd_test_cli_free(&r);
     char *dir = demo_dir("acc-usage");
     char model[4200];
     snprintf(model, sizeof model, "%s/demo.onnx", dir);
-    r = run_cli("accuracy", model, NULL); /* nothing to analyse */
+    r = rd_test_cli("accuracy", model, NULL); /* nothing to analyse */
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--inputs"));
-    free_result(&r);
-    r = run_cli("accuracy", model, "--gate", "sideways", NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("accuracy", model, "--gate", "sideways", NULL);
     CU_ASSERT_EQUAL(r.code, 2);
-    free_result(&r);
-    r = run_cli("accuracy", model, "-i", "/nonexistent.npy", NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("accuracy", model, "-i", "/nonexistent.npy", NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "/nonexistent.npy"));
-    free_result(&r);
-    r = run_cli("accuracy", model, "-i", "x.npy", "--dtype", "w4a16", NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("accuracy", model, "-i", "x.npy", "--dtype", "w4a16", NULL);
     CU_ASSERT(r.code == 2 || r.code == 3);
-    free_result(&r);
+    rd_test_cli_free(&r);
     free(dir);
 }
 

@@ -1,45 +1,12 @@
 /* test_qtools.c: quantize, export-qdq and run --precision int8 --cfg on a small built model. */
 #include "rd_test.h"
+#include "cli_capture.h"
 #include "rknn_diag/analyzer.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct cli_result {
-    int code;
-    char *out;
-    char *errs;
-} cli_result;
-
-static cli_result cli(const char *first, ...)
-{
-    char *argv[64];
-    int argc = 0;
-    argv[argc++] = "rknn-diag";
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
-        argv[argc++] = (char *)a;
-    va_end(ap);
-    argv[argc] = NULL;
-    cli_result r = {0};
-    size_t out_len = 0, err_len = 0;
-    FILE *out = open_memstream(&r.out, &out_len);
-    FILE *errs = open_memstream(&r.errs, &err_len);
-    r.code = rd_cli_run(argc, argv, out, errs);
-    fclose(out);
-    fclose(errs);
-    return r;
-}
-
-static void cli_free(cli_result *r)
-{
-    free(r->out);
-    free(r->errs);
-}
 
 static uint32_t rng_state = 12345;
 static float rnd(void)
@@ -169,10 +136,10 @@ static void test_quantize_roundtrip(void)
     snprintf(in0, sizeof in0, "%s/s0.npy", dir);
     snprintf(d1, sizeof d1, "%s/dump_calibrated", dir);
     snprintf(d2, sizeof d2, "%s/dump_cfg", dir);
-    cli_result r = cli("quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, NULL);
+    rd_cli_result r = rd_test_cli("quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "may name them differently"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
     rd_qcfg q, back;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_qcfg_load(cfg, &q, &err), RD_OK);
@@ -198,14 +165,14 @@ static void test_quantize_roundtrip(void)
     rd_qcfg_fini(&back);
     rd_qcfg_fini(&q);
     /* the simulation configured from the file reproduces the calibrated one bit for bit */
-    r = cli("run", model, "-i", in0, "-p", "int8", "--dataset", ds, "--input-layout", "nchw", "--outputs-only", "-q",
+    r = rd_test_cli("run", model, "-i", in0, "-p", "int8", "--dataset", ds, "--input-layout", "nchw", "--outputs-only", "-q",
             "-o", d1, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    cli_free(&r);
-    r = cli("run", model, "-i", in0, "-p", "int8", "--cfg", cfg, "--outputs-only", "-q", "-o", d2, NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("run", model, "-i", in0, "-p", "int8", "--cfg", cfg, "--outputs-only", "-q", "-o", d2, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "3 weights"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
     char p1[4300], p2[4300];
     snprintf(p1, sizeof p1, "%s/0.npy", d1);
     snprintf(p2, sizeof p2, "%s/0.npy", d2);
@@ -217,9 +184,9 @@ static void test_quantize_roundtrip(void)
     /* export-qdq: loads in our loader, and our FP32 reference on it agrees with the INT8 simulator */
     char qdq[4200];
     snprintf(qdq, sizeof qdq, "%s/qdq.onnx", dir);
-    r = cli("export-qdq", model, "--cfg", cfg, "-o", qdq, NULL);
+    r = rd_test_cli("export-qdq", model, "--cfg", cfg, "-o", qdq, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    cli_free(&r);
+    rd_test_cli_free(&r);
     rd_model *m = NULL;
     CU_ASSERT_EQUAL_FATAL(rd_model_load(qdq, NULL, &m, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_model_opset(m, ""), 13);
@@ -256,11 +223,11 @@ static void test_rknn_cfg_and_errors(void)
                    " zero_point: [-128]}\n"
                    "    concat:0_before_conv: {qmethod: layer, dtype: int8, min: [0.0], max: [1.0], scale: [0.25],"
                    " zero_point: [-128]}\n");
-    cli_result r = cli("quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, "--rknn-cfg", tk, NULL);
+    rd_cli_result r = rd_test_cli("quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, "--rknn-cfg", tk, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "2 of 3 entries matched"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "concat:0_before_conv"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
     rd_qcfg q;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_qcfg_load(cfg, &q, &err), RD_OK);
@@ -274,36 +241,36 @@ static void test_rknn_cfg_and_errors(void)
     rd_qcfg_fini(&q);
     /* a cfg naming a tensor we do not have: refused with the closest names, exit 3, no file */
     write_text(bad, "quantize_parameters:\n    /relu/Relu_outptu_0: {dtype: int8, scale: [0.1], zero_point: [0]}\n");
-    r = cli("quantize", model, "--cfg", bad, "-o", out, NULL);
+    r = rd_test_cli("quantize", model, "--cfg", bad, "-o", out, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "bad.cfg:2"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "closest"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "/relu/Relu_output_0"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
     /* a fused-away tensor is not quantizable */
     write_text(bad, "quantize_parameters:\n    /conv1/Conv_output_0: {dtype: int8, scale: [0.1], zero_point: [0]}\n");
-    r = cli("export-qdq", model, "--cfg", bad, "-o", out, NULL);
+    r = rd_test_cli("export-qdq", model, "--cfg", bad, "-o", out, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "fused it into"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
     FILE *f = fopen(out, "rb");
     CU_ASSERT_PTR_NULL(f);
     if (f)
         fclose(f);
     /* usage */
-    r = cli("quantize", model, "--dataset", ds, NULL);
+    r = rd_test_cli("quantize", model, "--dataset", ds, NULL);
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "missing -o"));
-    cli_free(&r);
-    r = cli("eval", model, NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("eval", model, NULL);
     CU_ASSERT_EQUAL(r.code, 2);
-    cli_free(&r);
+    rd_test_cli_free(&r);
     static const char *const cmds[] = {"quantize", "export-qdq", "eval"};
     for (size_t i = 0; i < 3; i++) {
-        r = cli(cmds[i], "--help", NULL);
+        r = rd_test_cli(cmds[i], "--help", NULL);
         CU_ASSERT_EQUAL(r.code, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "usage: rknn-diag"));
-        cli_free(&r);
+        rd_test_cli_free(&r);
     }
     char *unused = read_text(out);
     CU_ASSERT_PTR_NULL(unused);
@@ -319,16 +286,16 @@ static void test_eval_dataset(void)
     snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
     snprintf(labels, sizeof labels, "%s/labels.txt", dir);
     write_text(labels, "0\n1\n2\n3\n");
-    cli_result r = cli("eval", model, "--dataset", ds, "--labels", labels, "--input-layout", "nchw", "--json", NULL);
+    rd_cli_result r = rd_test_cli("eval", model, "--dataset", ds, "--labels", labels, "--input-layout", "nchw", "--json", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"int8\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"samples\":\t4"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
     write_text(labels, "0\n1\nseven\n");
-    r = cli("eval", model, "--dataset", ds, "--labels", labels, "--input-layout", "nchw", NULL);
+    r = rd_test_cli("eval", model, "--dataset", ds, "--labels", labels, "--input-layout", "nchw", NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "labels.txt:3"));
-    cli_free(&r);
+    rd_test_cli_free(&r);
     free(dir);
 }
 

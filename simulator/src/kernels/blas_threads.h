@@ -7,7 +7,7 @@
  * Left alone OpenBLAS also starts one spinning thread per core. So every op that calls BLAS asks for
  * one thread here first; parallelism, when added, must split whole sgemm calls (im2col tiles, batch,
  * groups) across our own threads so each call sees the same operands whatever the count.
- * TODO(#nn-threads): parallel tiles.
+ * The kernels run on one thread today; parallel tiles are future work.
  */
 #ifndef RD_KERNELS_BLAS_THREADS_H
 #define RD_KERNELS_BLAS_THREADS_H

@@ -1,0 +1,358 @@
+/*
+ * hybrid.c: measuring float16 sets on the simulation, the candidates and their ranking, latency tables.
+ */
+#include "hybrid.h"
+#include "metrics.h"
+#include "qcfg_build.h"
+#include "quant_setup.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+rd_status an_hyb_init(an_hyb_ctx *c, rd_model *m, rd_sim *s, const rd_tensor *inputs, size_t n_samples,
+                      int threads, rd_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->s = s;
+    c->inputs = inputs;
+    c->n_in = rd_model_input_count(m);
+    c->n_out = rd_model_output_count(m);
+    c->n_samples = n_samples;
+    c->threads = threads;
+    c->golden = calloc(n_samples * c->n_out + 1, sizeof *c->golden);
+    if (!c->golden)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    rd_run_options ro = {.threads = threads};
+    for (size_t k = 0; k < n_samples; k++) {
+        rd_status st = rd_model_run(m, &inputs[k * c->n_in], c->n_in, &ro, &c->golden[k * c->n_out], c->n_out, err);
+        if (st != RD_OK)
+            return rd_error_prefix(err, "golden of sample %zu", k);
+    }
+    return RD_OK;
+}
+
+void an_hyb_fini(an_hyb_ctx *c)
+{
+    for (size_t i = 0; c->golden && i < c->n_samples * c->n_out; i++)
+        rd_tensor_fini(&c->golden[i]);
+    free(c->golden);
+    c->golden = NULL;
+}
+
+static rd_status set_all(rd_sim *s, const char *const *names, size_t n, rd_prec p, rd_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        rd_status st = rd_sim_set_precision(s, names[i], p, err);
+        if (st != RD_OK)
+            return st;
+    }
+    return RD_OK;
+}
+
+rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_hyb_score *out, rd_error *err)
+{
+    out->cos = INFINITY;
+    out->sqnr_db = INFINITY;
+    rd_status st = set_all(c->s, names, n, RD_PREC_FP16, err);
+    rd_tensor *outs = calloc(c->n_out + 1, sizeof *outs);
+    if (!outs)
+        st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    rd_run_options ro = {.threads = c->threads};
+    for (size_t k = 0; k < c->n_samples && st == RD_OK; k++) {
+        st = rd_sim_run(c->s, &c->inputs[k * c->n_in], c->n_in, &ro, outs, c->n_out, err);
+        c->n_runs++;
+        for (size_t o = 0; o < c->n_out && st == RD_OK; o++) {
+            const rd_tensor *g = &c->golden[k * c->n_out + o];
+            rd_metrics mt;
+            if (rd_tensor_numel(g) != rd_tensor_numel(&outs[o]))
+                an_metrics_shape_mismatch(rd_tensor_numel(g), rd_tensor_numel(&outs[o]), &mt);
+            else
+                an_metrics_compute(g->data, outs[o].data, rd_tensor_numel(g), NULL, &mt);
+            double cs = an_cos_effective(&mt);
+            if (isnan(cs))
+                cs = -1.0;
+            double sq = isnan(mt.sqnr_db) ? -INFINITY : mt.sqnr_db;
+            out->cos = fmin(out->cos, cs);
+            out->sqnr_db = fmin(out->sqnr_db, sq);
+        }
+        for (size_t o = 0; o < c->n_out; o++)
+            rd_tensor_fini(&outs[o]);
+    }
+    free(outs);
+    rd_status back = set_all(c->s, names, n, RD_PREC_INT8, st == RD_OK ? err : NULL);
+    return st != RD_OK ? st : back;
+}
+
+/* max|w| of the worst channel over the median channel's; NaN for fewer than two channels. */
+static double outlier_ratio(rd_sim *s, int node)
+{
+    rd_sim_weights sw;
+    if (rd_sim_weights_get(s, node, &sw, NULL) != RD_OK)
+        return NAN;
+    const rd_model *m = rd_sim_model(s);
+    const rd_tensor *w = rd_model_constant(m, (size_t)sw.value);
+    if (!w || w->dtype != RD_DT_F32 || w->rank < 1)
+        return NAN;
+    int64_t channels = w->dims[sw.axis] * (sw.group > 1 ? sw.group : 1);
+    if (channels < 2 || channels > (1 << 20))
+        return NAN;
+    /* per-tensor weights have one scale: measure the channels all the same */
+    rd_sim_weights per_channel = sw;
+    per_channel.n_scale = (int)channels;
+    float *mx = calloc((size_t)channels * 2, sizeof *mx);
+    if (!mx)
+        return NAN;
+    double ratio = NAN;
+    if (an_weight_channel_max_abs(w, &per_channel, mx, NULL) == RD_OK) {
+        float *sorted = mx + channels;
+        memcpy(sorted, mx, (size_t)channels * sizeof *sorted);
+        for (int64_t i = 1; i < channels; i++) /* insertion sort: channel counts are small */
+            for (int64_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+                float t = sorted[j];
+                sorted[j] = sorted[j - 1];
+                sorted[j - 1] = t;
+            }
+        double median = sorted[channels / 2];
+        ratio = median > 0 ? sorted[channels - 1] / median : INFINITY;
+    }
+    free(mx);
+    return ratio;
+}
+
+/* The value a tensor's data is held in: itself, or what the passes fused it into. */
+static int holder(const rd_sim *s, int v)
+{
+    const rd_model *m = rd_sim_model(s);
+    for (int hops = 0; hops < 16; hops++) {
+        rd_value_info vi;
+        rd_model_value(m, (size_t)v, &vi);
+        rd_sim_tensor t;
+        if (rd_sim_tensor_get(s, vi.name, &t, NULL) != RD_OK || t.fused_into < 0 || t.fused_into == v)
+            return v;
+        v = t.fused_into;
+    }
+    return v;
+}
+
+rd_status an_hyb_candidates(rd_sim *s, const rd_result *r, an_hyb_cand **out, size_t *n, rd_error *err)
+{
+    const rd_model *m = rd_sim_model(s);
+    size_t nv = rd_model_value_count(m);
+    double *macs = calloc(nv + 1, sizeof *macs), *outlier = calloc(nv + 1, sizeof *outlier);
+    an_hyb_cand *c = calloc(r->n_layers + 1, sizeof *c);
+    if (!macs || !outlier || !c) {
+        free(macs);
+        free(outlier);
+        free(c);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    for (size_t v = 0; v < nv; v++)
+        outlier[v] = NAN;
+    for (size_t v = 0; v < nv; v++) {
+        rd_value_info vi;
+        rd_model_value(m, v, &vi);
+        if (vi.producer < 0)
+            continue;
+        rd_node_info ni;
+        rd_model_node(m, (size_t)vi.producer, &ni);
+        int h = holder(s, (int)v);
+        if (ni.outputs[0] == (int)v)
+            macs[h] += (double)ni.macs;
+        double ratio = outlier_ratio(s, vi.producer);
+        if (!isnan(ratio) && (isnan(outlier[h]) || ratio > outlier[h]))
+            outlier[h] = ratio;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < r->n_layers; i++) {
+        const rd_layer_result *l = &r->layers[i];
+        const rd_metric_group *se = &l->groups[RD_GROUP_SIM_SINGLE], *en = &l->groups[RD_GROUP_SIM_ENTIRE];
+        if (l->fused_into || !se->present || !l->precision || strcmp(l->precision, "int8") != 0 ||
+            strcmp(l->op_type, "Input") == 0 || strcmp(l->op_type, "exDataConvert") == 0)
+            continue;
+        rd_sim_tensor t;
+        if (rd_sim_tensor_get(s, l->name, &t, NULL) != RD_OK || !t.materialized || t.precision != RD_PREC_INT8 ||
+            t.value < 0)
+            continue;
+        rd_value_info vi;
+        rd_model_value(m, (size_t)t.value, &vi);
+        if (vi.producer < 0)
+            continue; /* graph inputs and constants */
+        an_hyb_cand *cd = &c[k++];
+        cd->name = l->name;
+        cd->op_type = l->op_type;
+        cd->position = (int)i;
+        cd->single_cos = se->cos_min;
+        cd->entire_cos = en->present ? en->cos_min : NAN;
+        cd->single_sqnr = se->mean.sqnr_db;
+        cd->entire_sqnr = en->present ? en->mean.sqnr_db : NAN;
+        cd->saturated = se->mean.saturated_share;
+        cd->w_outlier = outlier[t.value];
+        cd->macs = macs[t.value];
+        cd->cost = cd->macs;
+        cd->alone_cos = cd->alone_sqnr = NAN;
+        cd->allowed = true;
+    }
+    free(macs);
+    free(outlier);
+    *out = c;
+    *n = k;
+    return RD_OK;
+}
+
+/* The error a candidate adds by itself: 1 - single cosine (NaN ranks as the worst). */
+static double single_error(const an_hyb_cand *c)
+{
+    return isnan(c->single_cos) ? 2.0 : 1.0 - c->single_cos;
+}
+
+typedef struct rank_key {
+    const an_hyb_cand *c;
+    size_t i;
+} rank_key;
+
+static int by_single_error(const void *a, const void *b)
+{
+    const rank_key *x = a, *y = b;
+    if (x->c->allowed != y->c->allowed)
+        return x->c->allowed ? -1 : 1;
+    double ex = single_error(x->c), ey = single_error(y->c);
+    return ex > ey ? -1 : ex < ey ? 1 : (x->i > y->i) - (x->i < y->i);
+}
+
+static int by_gain(const void *a, const void *b)
+{
+    const rank_key *x = a, *y = b;
+    bool mx = x->c->allowed && !isnan(x->c->alone_cos), my = y->c->allowed && !isnan(y->c->alone_cos);
+    if (mx != my)
+        return mx ? -1 : 1;
+    if (mx && x->c->alone_cos != y->c->alone_cos)
+        return x->c->alone_cos > y->c->alone_cos ? -1 : 1;
+    if (mx && x->c->alone_sqnr != y->c->alone_sqnr)
+        return x->c->alone_sqnr > y->c->alone_sqnr ? -1 : 1;
+    return by_single_error(a, b);
+}
+
+rd_status an_hyb_rank(an_hyb_ctx *c, an_hyb_cand *cands, size_t n, size_t measure, size_t *order, rd_error *err)
+{
+    rank_key *keys = calloc(n + 1, sizeof *keys);
+    if (!keys)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        keys[i] = (rank_key){&cands[i], i};
+    qsort(keys, n, sizeof *keys, by_single_error);
+    rd_status st = RD_OK;
+    for (size_t i = 0; i < n && i < measure && st == RD_OK; i++) {
+        an_hyb_cand *cd = &cands[keys[i].i];
+        if (!cd->allowed)
+            break;
+        an_hyb_score sc;
+        st = an_hyb_measure(c, &cd->name, 1, &sc, err);
+        cd->alone_cos = sc.cos;
+        cd->alone_sqnr = sc.sqnr_db;
+    }
+    qsort(keys, n, sizeof *keys, by_gain);
+    for (size_t i = 0; i < n; i++)
+        order[i] = keys[i].i;
+    free(keys);
+    return st;
+}
+
+/* One CSV field: trims spaces; returns the next field's start or NULL at the end of the line. */
+static char *csv_field(char *p, char **field)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    char *comma = strchr(p, ',');
+    char *end = comma ? comma : p + strlen(p);
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' || end[-1] == '\n'))
+        end--;
+    *end = '\0';
+    *field = p;
+    return comma ? comma + 1 : NULL;
+}
+
+static bool parse_ms(const char *text, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (!end || end == text || *end || !isfinite(v) || v < 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+rd_status an_hyb_latency_load(const char *path, const rd_sim *s, an_hyb_cand *cands, size_t n, FILE *errs,
+                              rd_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return rd_errorf(err, RD_E_IO, "%s: cannot open the latency table", path);
+    bool *seen = calloc(n + 1, sizeof *seen);
+    if (!seen) {
+        fclose(f);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        cands[i].cost = 0.0;
+    char line[4096];
+    int lineno = 0;
+    size_t rows = 0;
+    rd_status st = RD_OK;
+    while (st == RD_OK && fgets(line, sizeof line, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            st = rd_errorf(err, RD_E_PARSE, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 1);
+            break;
+        }
+        char *name, *a, *b, *extra = NULL;
+        char *p = csv_field(line, &name);
+        if (!*name || name[0] == '#')
+            continue;
+        if (!p) {
+            st = rd_errorf(err, RD_E_PARSE, "%s:%d: expected 'tensor,milliseconds_int8,milliseconds_float16' (a CSV; "
+                                            "the board's RKNN_LOG_LEVEL=4 log is not read yet)", path, lineno);
+            break;
+        }
+        p = csv_field(p, &a);
+        p = p ? csv_field(p, &b) : NULL;
+        if (p)
+            csv_field(p, &extra);
+        double ms8, ms16;
+        if (!b || (extra && *extra) || !parse_ms(a, &ms8) || !parse_ms(b, &ms16)) {
+            if (rows == 0 && lineno == 1)
+                continue; /* a header line */
+            st = rd_errorf(err, RD_E_PARSE, "%s:%d: expected 'tensor,milliseconds_int8,milliseconds_float16' with two "
+                                            "non-negative numbers", path, lineno);
+            break;
+        }
+        const char *ours = an_quant_match_name(s, name);
+        size_t k = 0;
+        while (ours && k < n && strcmp(cands[k].name, ours) != 0)
+            k++;
+        if (!ours) {
+            st = rd_errorf(err, RD_E_NOTFOUND, "%s:%d: tensor '%s' is not in the model (the table does not match it)",
+                           path, lineno, name);
+            break;
+        }
+        rows++;
+        if (k == n) {
+            if (errs)
+                fprintf(errs, "note: %s:%d: '%s' is not an int8 candidate (fused, float or an input): ignored\n", path,
+                        lineno, name);
+            continue;
+        }
+        cands[k].cost = ms16 - ms8;
+        seen[k] = true;
+    }
+    fclose(f);
+    size_t missing = 0;
+    for (size_t i = 0; i < n; i++)
+        missing += cands[i].allowed && !seen[i];
+    free(seen);
+    if (st == RD_OK && rows == 0)
+        st = rd_errorf(err, RD_E_PARSE, "%s: no rows (expected 'tensor,milliseconds_int8,milliseconds_float16')", path);
+    if (st == RD_OK && missing && errs)
+        fprintf(errs, "warning: %zu candidates have no row in %s: their float16 cost counts as 0 ms\n", missing, path);
+    return st;
+}

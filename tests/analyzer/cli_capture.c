@@ -1,0 +1,35 @@
+/* cli_capture.c: runs rknn-diag in-process with arguments and captures stdout and stderr (tests only). */
+#include "cli_capture.h"
+
+#include "rknn_diag/analyzer.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+rd_cli_result rd_test_cli(const char *first, ...)
+{
+    char *argv[64];
+    int argc = 0;
+    argv[argc++] = "rknn-diag";
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    argv[argc] = NULL;
+    rd_cli_result r = {0};
+    size_t out_len = 0, err_len = 0;
+    FILE *out = open_memstream(&r.out, &out_len);
+    FILE *errs = open_memstream(&r.errs, &err_len);
+    r.code = rd_cli_run(argc, argv, out, errs);
+    fclose(out);
+    fclose(errs);
+    return r;
+}
+
+void rd_test_cli_free(rd_cli_result *r)
+{
+    free(r->out);
+    free(r->errs);
+}

@@ -1,0 +1,15 @@
+/* cli_capture.h: runs rknn-diag in-process with arguments and captures stdout and stderr (tests only). */
+#ifndef RD_TEST_CLI_CAPTURE_H
+#define RD_TEST_CLI_CAPTURE_H
+
+typedef struct rd_cli_result {
+    int code;    /* the exit code rknn-diag would return */
+    char *out;   /* everything printed to stdout, NUL-terminated */
+    char *errs;  /* everything printed to stderr */
+} rd_cli_result;
+
+/** rknn-diag first ... (NULL-terminated arguments, at most 62). */
+rd_cli_result rd_test_cli(const char *first, ...);
+void rd_test_cli_free(rd_cli_result *r);
+
+#endif

@@ -1,0 +1,213 @@
+/* test_hybrid.c: hybrid suggest/search/diagnose on a small model with layers that quantize badly. */
+#include "rd_test.h"
+#include "cli_capture.h"
+#include "rknn_diag/analyzer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static uint32_t rng = 777;
+static float rnd(void)
+{
+    rng = rng * 1664525u + 1013904223u;
+    return (float)(rng >> 8) / (float)(1u << 24) * 2.0f - 1.0f;
+}
+
+static void weights(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, float amp, int outlier)
+{
+    rd_tensor t;
+    rd_tensor_alloc(&t, RD_DT_F32, rank, dims, NULL);
+    int64_t per = rd_tensor_numel(&t) / dims[0];
+    for (int64_t i = 0; i < rd_tensor_numel(&t); i++)
+        ((float *)t.data)[i] = amp * rnd() * (i / per == outlier ? 300.0f : 1.0f);
+    rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW);
+    rd_tensor_fini(&t);
+}
+
+static void conv(rd_onnx_builder *b, const char *x, const char *w, const char *y)
+{
+    rd_onnx_node *n = rd_onnx_add_node(b, "Conv", y, (const char *const[]){x, w}, 2, (const char *const[]){y}, 1);
+    rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+}
+
+/*
+ * x [1,3,8,8] -> c1 -> relu1 -> c_outlier (one output channel 300x: bad with per-tensor weights) -> relu2
+ * -> wide (Mul by a per-channel 1..1000 gain: a wide-range activation) -> narrow (Div it back) -> c3 -> y
+ */
+static bool with_wide = true; /* false: only the outlier channel is wrong */
+
+static void write_model(const char *path)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 3, 8, 8}, NULL);
+    weights(b, "w1", 4, (const int64_t[]){8, 3, 3, 3}, 0.5f, -1);
+    weights(b, "w2", 4, (const int64_t[]){8, 8, 3, 3}, 0.2f, 2);
+    weights(b, "w3", 4, (const int64_t[]){4, 8, 3, 3}, 0.3f, -1);
+    rd_tensor g;
+    rd_tensor_alloc(&g, RD_DT_F32, 4, (const int64_t[]){1, 8, 1, 1}, NULL);
+    for (int c = 0; c < 8; c++)
+        ((float *)g.data)[c] = c == 5 && with_wide ? 2000.0f : 1.0f;
+    rd_onnx_add_initializer(b, "gain", &g, RD_ONNX_RAW);
+    ((float *)g.data)[2] = 300.0f; /* the Div also brings the outlier channel back to the others' scale */
+    rd_onnx_add_initializer(b, "gain_back", &g, RD_ONNX_RAW);
+    rd_tensor_fini(&g);
+    conv(b, "x", "w1", "c1");
+    rd_onnx_add_node(b, "Relu", "relu1", (const char *const[]){"c1"}, 1, (const char *const[]){"relu1"}, 1);
+    conv(b, "relu1", "w2", "c_outlier");
+    rd_onnx_add_node(b, "Relu", "relu2", (const char *const[]){"c_outlier"}, 1, (const char *const[]){"relu2"}, 1);
+    rd_onnx_add_node(b, "Mul", "wide", (const char *const[]){"relu2", "gain"}, 2, (const char *const[]){"wide"}, 1);
+    rd_onnx_add_node(b, "Div", "narrow", (const char *const[]){"wide", "gain_back"}, 2, (const char *const[]){"narrow"}, 1);
+    conv(b, "narrow", "w3", "y");
+    rd_onnx_add_output(b, "y", RD_DT_F32, 4, (const int64_t[]){1, 4, 8, 8}, NULL);
+    CU_ASSERT_EQUAL(rd_onnx_builder_save(b, path, NULL), RD_OK);
+    rd_onnx_builder_destroy(b);
+}
+
+static char dir[256], model[300], data[300], ds[300], out[300];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/rd_test_hybrid_%d", (int)getpid());
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    snprintf(model, sizeof model, "%s/m.onnx", dir);
+    snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
+    snprintf(out, sizeof out, "%s/out/h.quantization.cfg", dir);
+    write_model(model);
+    FILE *f = fopen(ds, "w");
+    for (int k = 0; k < 3; k++) {
+        rd_tensor t;
+        rd_tensor_alloc(&t, RD_DT_F32, 4, (const int64_t[]){1, 3, 8, 8}, NULL);
+        for (int64_t i = 0; i < 192; i++)
+            ((float *)t.data)[i] = rnd();
+        snprintf(data, sizeof data, "%s/s%d.npy", dir, k);
+        CU_ASSERT_EQUAL(rd_npy_save(data, &t, NULL), RD_OK);
+        rd_tensor_fini(&t);
+        fprintf(f, "s%d.npy\n", k);
+    }
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/out", dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+static void cleanup(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+/* Output cosine "result: ... output cosine X" of a search. */
+static double result_cos(const char *text)
+{
+    const char *p = strstr(text, "output cosine ");
+    return p ? strtod(p + 14, NULL) : NAN;
+}
+
+static void test_suggest_and_search(void)
+{
+    setup();
+    rd_cli_result r = rd_test_cli("hybrid", "suggest", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer",
+                                  NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "relu2"));
+    rd_test_cli_free(&r);
+
+    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer", "--target-cos",
+                    "0.999", "-o", out, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    if (r.code != 0)
+        fprintf(stderr, "%s\n%s\n", r.out, r.errs);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "float16: relu2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "note: keys are ONNX"));
+    double promised = result_cos(r.out);
+    CU_ASSERT(promised >= 0.999);
+    /* no more than needed: every float16 tensor kept survived the backward pass; here at most two */
+    size_t n_float = 0;
+    for (const char *p = r.out; (p = strstr(p, "  float16: ")); p++)
+        n_float++;
+    CU_ASSERT(n_float >= 1 && n_float <= 3);
+    rd_test_cli_free(&r);
+
+    /* the cfg reloads and reaches the promised cosine */
+    rd_qcfg q;
+    CU_ASSERT_EQUAL(rd_qcfg_load(out, &q, NULL), RD_OK);
+    CU_ASSERT_PTR_NOT_NULL(rd_qcfg_find_layer(&q, "relu2"));
+    CU_ASSERT_EQUAL(q.n_layers, n_float);
+    rd_qcfg_fini(&q);
+    char report[400];
+    snprintf(report, sizeof report, "%s/out/error_analysis.txt", dir);
+    CU_ASSERT_EQUAL(access(report, R_OK), 0);
+    char snap[400];
+    snprintf(snap, sizeof snap, "%s/snap", dir);
+    r = rd_test_cli("accuracy", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer", "--cfg", out, "-o", snap,
+                    "-q", "--no-txt", "--fail-under-cos", "0.999", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    rd_test_cli_free(&r);
+    char run_in[400];
+    snprintf(run_in, sizeof run_in, "x=%s/s0.npy", dir);
+    r = rd_test_cli("run", model, "--precision", "int8", "--cfg", out, "--input", run_in, NULL);
+    if (r.code != 0)
+        fprintf(stderr, "run: %s\n", r.errs);
+    CU_ASSERT_EQUAL(r.code, 0);
+    rd_test_cli_free(&r);
+    cleanup();
+}
+
+static void test_bad_input(void)
+{
+    setup();
+    /* a target above what float16 reaches */
+    rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-cos", "1", "--target-sqnr",
+                                  "200", "-o", out, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "target not reachable"));
+    rd_test_cli_free(&r);
+    /* an empty search space */
+    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--dtype", "float16", "--target-cos", "0.9", "-o", out,
+                    NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "empty search space"));
+    rd_test_cli_free(&r);
+    /* a latency table naming an unknown tensor */
+    char lat[400];
+    snprintf(lat, sizeof lat, "%s/lat.csv", dir);
+    FILE *f = fopen(lat, "w");
+    fputs("tensor,milliseconds_int8,milliseconds_float16\nc1,0.1,0.2\nno_such_tensor,0.1,0.3\n", f);
+    fclose(f);
+    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-cos", "0.99", "--latency-table", lat, "-o",
+                    out, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "no_such_tensor"));
+    rd_test_cli_free(&r);
+    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "-o", out, NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    rd_test_cli_free(&r);
+    cleanup();
+}
+
+static void test_diagnose_per_tensor(void)
+{
+    with_wide = false;
+    setup();
+    with_wide = true;
+    rd_cli_result r = rd_test_cli("hybrid", "diagnose", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "2", "--method", "layer",
+                                  NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "weights per channel (--method channel)"));
+    if (!strstr(r.out, "weights per channel (--method channel)"))
+        fprintf(stderr, "%s\n%s\n", r.out, r.errs);
+    rd_test_cli_free(&r);
+    cleanup();
+}
+
+RD_TEST_REGISTER(hybrid)
+{
+    RD_SUITE("hybrid", {"suggest and search find the bad layers, the cfg reloads", test_suggest_and_search},
+             {"bad input: unreachable target, empty space, latency table", test_bad_input},
+             {"diagnose names per-tensor weights", test_diagnose_per_tensor});
+}
