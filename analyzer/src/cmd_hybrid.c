@@ -9,6 +9,7 @@
 #include "hybrid.h"
 #include "qcfg_build.h"
 #include "quant_setup.h"
+#include "tensor_dump.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -465,17 +466,19 @@ static rd_status write_outputs(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const s
         st = an_qcfg_merge_rknn(r->s, &ours, a->rknn_cfg, &merged, ctx->errs, err);
         result = &merged;
     }
-    if (st == RD_OK)
-        st = rd_qcfg_save(a->out_path, result, err);
-    rd_qcfg_fini(&ours);
-    rd_qcfg_fini(&merged);
-    /* the accuracy report of the chosen config, in OUT's folder */
+    /* the cfg and the accuracy report of the chosen config go in OUT's folder, created if needed */
     char dir[4096];
     const char *slash = strrchr(a->out_path, '/');
     if (slash)
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - a->out_path), a->out_path);
     else
         snprintf(dir, sizeof dir, ".");
+    if (st == RD_OK)
+        st = an_mkdirs(dir, err);
+    if (st == RD_OK)
+        st = rd_qcfg_save(a->out_path, result, err);
+    rd_qcfg_fini(&ours);
+    rd_qcfg_fini(&merged);
     rd_result rep;
     rd_result_init(&rep);
     an_accuracy_opts ao = {.warn_cos = 0.99, .error_cos = 0.98, .worst_layers = 6};
@@ -531,10 +534,11 @@ static int search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *
     print_step(ctx, a, "fp16", "(every candidate in float16)", n_all, set_cost(r, all, n_all), &full);
     if (!meets(a, &full)) {
         fprintf(ctx->out, "\ntarget not reachable: with all %zu candidate tensors in float16 the outputs reach cosine "
-                          "%.5f, SQNR %.2f dB (target: cosine %.5f%s%.2f%s). Float16 alone loses that much: lower the "
-                          "target or look at the float16 error (accuracy --dtype float16).\n",
-                n_all, full.cos, full.sqnr_db, a->target_cos, isnan(a->target_sqnr) ? "" : ", SQNR ",
-                isnan(a->target_sqnr) ? NAN : a->target_sqnr, isnan(a->target_sqnr) ? "" : " dB");
+                          "%.5f, SQNR %.2f dB (target: cosine %.5f", n_all, full.cos, full.sqnr_db, a->target_cos);
+        if (!isnan(a->target_sqnr))
+            fprintf(ctx->out, ", SQNR %.2f dB", a->target_sqnr);
+        fprintf(ctx->out, "). Float16 alone loses that much: lower the target or look at the float16 error "
+                          "(accuracy --dtype float16).\n");
         rc = AN_EXIT_INPUT;
         goto out;
     }

@@ -4,6 +4,7 @@
  */
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "prune.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -138,6 +139,12 @@ static void print_text(FILE *out, const char *path, const rd_model *m, op_count 
     int64_t macs = total_macs(m, &unknown);
     fprintf(out, "\nparameters %lld\nMACs       %lld%s\n", (long long)rd_model_param_count(m), (long long)macs,
             unknown ? " (some layers unknown until the input shapes are fixed: --input-shape)" : "");
+    an_prune_plan plan;
+    if (an_prune_analyze(m, &plan, NULL) == RD_OK) { /* a model the pruner cannot rewrite just gets no line */
+        fprintf(out, "prunable:  %zu channels, %.5f MB, %.5f GFLOPs (rknn-diag prune)\n", plan.n_channels,
+                an_prune_mb(plan.weight_bytes_removed), an_prune_gflops(plan.macs_removed));
+        an_prune_plan_fini(&plan);
+    }
     int n_unsupported = 0;
     for (size_t i = 0; i < rd_model_node_count(m); i++) {
         rd_node_info ni;
@@ -183,6 +190,14 @@ static void print_json(FILE *out, const char *path, const rd_model *m, op_count 
     cJSON_AddNumberToObject(root, "parameters", (double)rd_model_param_count(m));
     cJSON_AddNumberToObject(root, "macs", (double)total_macs(m, &unknown));
     cJSON_AddBoolToObject(root, "macs_complete", !unknown);
+    an_prune_plan plan;
+    if (an_prune_analyze(m, &plan, NULL) == RD_OK) {
+        cJSON *pr = cJSON_AddObjectToObject(root, "prunable");
+        cJSON_AddNumberToObject(pr, "channels", (double)plan.n_channels);
+        cJSON_AddNumberToObject(pr, "weight_bytes", (double)plan.weight_bytes_removed);
+        cJSON_AddNumberToObject(pr, "macs", (double)plan.macs_removed);
+        an_prune_plan_fini(&plan);
+    }
     char *text = cJSON_Print(root);
     if (text)
         fprintf(out, "%s\n", text);

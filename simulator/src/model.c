@@ -290,3 +290,21 @@ const rd_tensor *rd_model_constant(const rd_model *m, size_t value)
 {
     return value < (size_t)m->n_values ? m->values[value].konst : NULL;
 }
+
+bool rd_model_node_attr_int(const rd_model *m, size_t node, const char *name, int64_t *out)
+{
+    const sim_attr *a = node < (size_t)m->n_nodes ? sim_attr_find(&m->nodes[node], name) : NULL;
+    if (!a || a->type != SIM_ATTR_INT)
+        return false;
+    *out = a->i;
+    return true;
+}
+
+bool rd_model_node_attr_float(const rd_model *m, size_t node, const char *name, float *out)
+{
+    const sim_attr *a = node < (size_t)m->n_nodes ? sim_attr_find(&m->nodes[node], name) : NULL;
+    if (!a || a->type != SIM_ATTR_FLOAT)
+        return false;
+    *out = a->f;
+    return true;
+}

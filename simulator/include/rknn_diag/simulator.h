@@ -255,6 +255,9 @@ int rd_model_find_value(const rd_model *m, const char *name); /* -1 if absent */
 int64_t rd_model_param_count(const rd_model *m);
 /** The constant data of a value, or NULL when it is not constant. */
 const rd_tensor *rd_model_constant(const rd_model *m, size_t value);
+/** Attribute name of node i as an int / a float; false (out untouched) when absent or of another type. */
+bool rd_model_node_attr_int(const rd_model *m, size_t node, const char *name, int64_t *out);
+bool rd_model_node_attr_float(const rd_model *m, size_t node, const char *name, float *out);
 
 /* ---------------------------------------------------------------------------------------------------
  * ONNX writer: builds a model in memory and serialises it (fixtures, the demo model, QDQ export,
@@ -366,6 +369,30 @@ rd_status rd_onnx_builder_save(const rd_onnx_builder *b, const char *path, rd_er
  */
 rd_status rd_onnx_model_write(const rd_model *m, void **out_buf, size_t *out_len, rd_error *err);
 rd_status rd_onnx_model_save(const rd_model *m, const char *path, rd_error *err);
+
+/**
+ * What rd_onnx_model_rewrite changes while writing a loaded model back (the model tools: prune,
+ * convert's subgraph cut). All fields may be zero/NULL: the result is then rd_onnx_model_write's.
+ */
+typedef struct rd_onnx_rewrite {
+    const char *const *replace_names;   /* constants (initializers, Constant-node values) written with new data */
+    const rd_tensor *replace_tensors;   /* n_replace tensors, any shape */
+    size_t n_replace;
+    bool drop_shapes;                   /* no value_info for intermediate values (their shapes changed) */
+    const char *const *inputs;          /* cut: these values become the graph inputs (inferred dtype and shape) */
+    size_t n_inputs;
+    const char *const *outputs;         /* cut: these values become the graph outputs */
+    size_t n_outputs;
+} rd_onnx_rewrite;
+
+/**
+ * rd_onnx_model_write with changes. With a cut (n_inputs or n_outputs > 0) only the nodes and constants
+ * the outputs need are written, searching back from the outputs and stopping at the inputs; without
+ * n_inputs the original inputs that are needed stay. RD_E_NOTFOUND for an unknown name, RD_E_INVAL for
+ * a cut input that is a constant or a needed tensor that is neither a cut input nor computable.
+ */
+rd_status rd_onnx_model_rewrite(const rd_model *m, const rd_onnx_rewrite *rw, void **out_buf, size_t *out_len,
+                                rd_error *err);
 
 /** Serialises t as a TensorProto (raw_data) named name: the test_data_set_*.pb format. */
 rd_status rd_tensorproto_write(const rd_tensor *t, const char *name, void **out_buf, size_t *out_len,

@@ -1,0 +1,372 @@
+/*
+ * cmd_convert.c: `rknn-diag convert -t TARGET -i model_config.yml -o OUT [-a "img1 img2"] [-d SERIAL] [-v]`:
+ * rknn_convert's command and YAML. Validates the config against the target, cuts the graph at
+ * subgraphs.inputs/outputs, quantizes on the config's dataset, writes into OUT the float model
+ * (NAME.onnx), our NAME.quantization.cfg and NAME.qdq.onnx, and with -a runs the accuracy analysis on
+ * those inputs into OUT/snapshot. What it cannot honour is refused by key name (docs/convert.md).
+ */
+#include "cli_internal.h"
+#include "qcfg_build.h"
+#include "quant_setup.h"
+#include "tensor_dump.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum { OPT_HELP = 1, OPT_TARGET, OPT_INPUT, OPT_OUTPUT, OPT_ACCURACY, OPT_DEVICE, OPT_VERBOSE };
+
+static const an_optspec convert_opts[] = {
+    {OPT_TARGET, "target_platform", 't', "CHIP", "target platform: rk3588, rk3566, rv1106, ... (required)"},
+    {OPT_INPUT, "input", 'i', "FILE", "the model config, model_config.yml (required)"},
+    {OPT_OUTPUT, "output", 'o', "DIR", "output folder (required; created)"},
+    {OPT_ACCURACY, "accuracy_analysis", 'a', "\"F1 F2\"", "run the accuracy analysis on these inputs (one per model "
+                                                         "input, separated by spaces) into OUT/snapshot"},
+    {OPT_DEVICE, "device_id", 'd', "SERIAL", "run the analysis on this board (not supported yet)"},
+    {OPT_VERBOSE, "verbose", 'v', NULL, "say what each step does"},
+    {OPT_HELP, "help", 'h', NULL, "show this help"},
+};
+#define N_CONVERT_OPTS ((int)(sizeof convert_opts / sizeof convert_opts[0]))
+
+#define MAX_ACC_INPUTS 16
+
+typedef struct convert_args {
+    const char *target, *config, *out_dir, *accuracy, *device;
+    bool verbose;
+} convert_args;
+
+static int parse_args(an_cmd_ctx *ctx, convert_args *a)
+{
+    an_opts p;
+    an_opts_init(&p, ctx, convert_opts, N_CONVERT_OPTS);
+    const char *v;
+    int id;
+    while ((id = an_opts_next(&p, &v)) != -1) {
+        switch (id) {
+        case -2:
+            return AN_EXIT_USAGE;
+        case 0:
+            return an_usage(ctx, "unexpected argument '%s': the model comes from the config (-i)", v);
+        case OPT_HELP:
+            an_print_help(ctx->out, "rknn-diag convert -t TARGET -i model_config.yml -o OUT [-a \"F1 F2\"] [-v]",
+                          "rknn_convert with rknn-diag's simulator: validates the config against the target, cuts\n"
+                          "the graph at subgraphs.inputs/outputs, quantizes (quantize: true) on the config's dataset\n"
+                          "and writes OUT/NAME.onnx (the float model converted), OUT/NAME.quantization.cfg and\n"
+                          "OUT/NAME.qdq.onnx; -a runs the accuracy analysis on those inputs into OUT/snapshot.\n"
+                          "Keys it cannot honour (dynamic_input, another framework) are refused by name.",
+                          convert_opts, N_CONVERT_OPTS);
+            return AN_EXIT_OK;
+        case OPT_TARGET:
+            a->target = v;
+            break;
+        case OPT_INPUT:
+            a->config = v;
+            break;
+        case OPT_OUTPUT:
+            a->out_dir = v;
+            break;
+        case OPT_ACCURACY:
+            a->accuracy = v;
+            break;
+        case OPT_DEVICE:
+            a->device = v;
+            break;
+        case OPT_VERBOSE:
+            a->verbose = true;
+            break;
+        }
+    }
+    if (!a->target)
+        return an_usage(ctx, "missing -t TARGET (rk3588, rk3566, ...)");
+    if (!a->config)
+        return an_usage(ctx, "missing -i model_config.yml");
+    if (!a->out_dir)
+        return an_usage(ctx, "missing -o OUT");
+    if (a->device)
+        return an_usage(ctx, "-d %s: the accuracy analysis on a board is not supported yet (accuracy has no --target); "
+                             "run without -d for the simulator's analysis, or use `rknn-diag accuracy` with dumps pulled "
+                             "from the board",
+                        a->device);
+    return -1;
+}
+
+/* Keys we read but cannot honour, refused by name with the file and line where we know it. */
+static rd_status refuse_unsupported(const rd_rknn_config *c, rd_error *err)
+{
+    if (c->framework && strcasecmp(c->framework, "onnx") != 0)
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: platform '%s': convert reads ONNX models only (export the model to ONNX first)", c->path,
+                         c->framework);
+    if (c->n_dynamic_sets)
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: dynamic_input (%zu shape sets) is not supported: convert builds one fixed shape; give "
+                         "it with subgraphs.input_size_list", c->path, c->n_dynamic_sets);
+    if (!c->model_file_path)
+        return rd_errorf(err, RD_E_PARSE, "%s: model_file_path is missing", c->path);
+    if (c->name && (strchr(c->name, '/') || !strcmp(c->name, "..") || !strcmp(c->name, ".") || !*c->name))
+        return rd_errorf(err, RD_E_PARSE, "%s: name '%s' must be a plain file name", c->path, c->name);
+    return RD_OK;
+}
+
+/* The output name: models.name, else the model file's name without .onnx. */
+static rd_status output_stem(const rd_rknn_config *c, char *buf, size_t len, rd_error *err)
+{
+    const char *base = c->name;
+    size_t n;
+    if (base) {
+        n = strlen(base);
+    } else {
+        const char *slash = strrchr(c->model_file_path, '/');
+        base = slash ? slash + 1 : c->model_file_path;
+        n = strlen(base);
+        if (n > 5 && strcmp(base + n - 5, ".onnx") == 0)
+            n -= 5;
+    }
+    if (n == 0 || n >= len)
+        return rd_errorf(err, RD_E_PARSE, "%s: cannot name the outputs after '%s'", c->path, base);
+    memcpy(buf, base, n);
+    buf[n] = '\0';
+    return RD_OK;
+}
+
+/* input_size_list as load overrides, one shape per input of the model (names given by the caller). */
+static rd_status shape_overrides(const rd_rknn_config *c, const char *const *names, size_t n_names,
+                                 rd_input_shape *out, size_t *n_out, rd_error *err)
+{
+    *n_out = 0;
+    if (!c->n_input_size_list)
+        return RD_OK;
+    if (c->n_input_size_list != n_names)
+        return rd_errorf(err, RD_E_PARSE, "%s: subgraphs.input_size_list has %zu shapes, the model has %zu inputs",
+                         c->path, c->n_input_size_list, n_names);
+    for (size_t i = 0; i < n_names; i++) {
+        out[i].name = names[i];
+        out[i].rank = c->input_size_list[i].rank;
+        memcpy(out[i].dims, c->input_size_list[i].dims, sizeof out[i].dims);
+    }
+    *n_out = n_names;
+    return RD_OK;
+}
+
+/*
+ * The model as the config describes it: the file, cut at subgraphs.inputs/outputs, with input_size_list
+ * applied to its inputs. Written to float_path (what the other outputs and the analysis refer to).
+ */
+static rd_status load_converted(const rd_rknn_config *c, const char *float_path, bool verbose, FILE *errs,
+                                rd_model **out, rd_error *err)
+{
+    rd_model *m = NULL;
+    rd_input_shape shapes[RD_MAX_MODEL_INPUTS];
+    size_t n_shapes = 0;
+    rd_status st = rd_model_load(c->model_file_path, &(rd_load_options){0}, &m, err);
+    if (st != RD_OK)
+        return st;
+    const char *names[RD_MAX_MODEL_INPUTS];
+    size_t n_names = 0;
+    if (c->n_sub_inputs || c->n_sub_outputs) {
+        rd_onnx_rewrite rw = {.inputs = (const char *const *)c->sub_inputs, .n_inputs = c->n_sub_inputs,
+                              .outputs = (const char *const *)c->sub_outputs, .n_outputs = c->n_sub_outputs};
+        void *buf = NULL;
+        size_t len = 0;
+        st = rd_onnx_model_rewrite(m, &rw, &buf, &len, err);
+        if (st != RD_OK) {
+            rd_model_destroy(m);
+            return rd_error_prefix(err, "%s: subgraphs", c->path);
+        }
+        rd_model_destroy(m);
+        m = NULL;
+        st = rd_model_load_mem(buf, len, float_path, NULL, NULL, &m, err);
+        free(buf);
+        if (st != RD_OK)
+            return rd_error_prefix(err, "the cut model");
+        if (verbose)
+            fprintf(errs, "convert: cut at %zu input(s) and %zu output(s): %zu nodes kept\n", c->n_sub_inputs,
+                    c->n_sub_outputs, rd_model_node_count(m));
+    }
+    n_names = rd_model_input_count(m);
+    if (n_names > RD_MAX_MODEL_INPUTS)
+        st = rd_errorf(err, RD_E_UNSUPPORTED, "the model has %zu inputs (at most %d)", n_names, RD_MAX_MODEL_INPUTS);
+    for (size_t i = 0; st == RD_OK && i < n_names; i++) {
+        rd_value_info vi;
+        rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
+        names[i] = vi.name;
+    }
+    if (st == RD_OK)
+        st = shape_overrides(c, names, n_names, shapes, &n_shapes, err);
+    if (st == RD_OK && n_shapes) { /* reload with the shapes fixed: write, then read back with overrides */
+        void *buf = NULL;
+        size_t len = 0;
+        rd_model *fixed = NULL;
+        st = rd_onnx_model_write(m, &buf, &len, err);
+        if (st == RD_OK)
+            st = rd_model_load_mem(buf, len, float_path, NULL,
+                                   &(rd_load_options){.input_shapes = shapes, .n_input_shapes = n_shapes}, &fixed, err);
+        free(buf);
+        if (st == RD_OK) {
+            rd_model_destroy(m);
+            m = fixed;
+        } else {
+            rd_error_prefix(err, "%s: subgraphs.input_size_list", c->path);
+        }
+    }
+    if (st == RD_OK)
+        st = rd_onnx_model_save(m, float_path, err);
+    if (st != RD_OK) {
+        rd_model_destroy(m);
+        return st;
+    }
+    *out = m;
+    return RD_OK;
+}
+
+static void print_note(void *user, const char *msg)
+{
+    fprintf((FILE *)user, "note: %s\n", msg);
+}
+
+/* Quantizes as the config says and writes the .quantization.cfg and the QDQ model. */
+static rd_status quantize(const convert_args *a, an_quant_opts *q, const rd_model *m, const char *cfg_path,
+                          const char *qdq_path, an_cmd_ctx *ctx, rd_error *err)
+{
+    if (!q->cfg.dataset)
+        return rd_errorf(err, RD_E_PARSE, "%s: quantize: true needs a dataset (the calibration list)", a->config);
+    rd_sim *s = NULL;
+    rd_qcfg params;
+    rd_qcfg_init(&params);
+    void *buf = NULL;
+    size_t len = 0;
+    rd_status st = an_quant_build_sim(q, m, NULL, ctx->errs, ctx->color, &s, err);
+    if (st == RD_OK)
+        st = an_qcfg_collect(s, &params, ctx->errs, err);
+    if (st == RD_OK)
+        st = rd_qcfg_save(cfg_path, &params, err);
+    rd_warn_sink notes = {.fn = print_note, .user = ctx->errs};
+    if (st == RD_OK)
+        st = rd_sim_export_qdq(s, &buf, &len, a->verbose ? &notes : NULL, err);
+    if (st == RD_OK)
+        st = an_write_file_atomic(qdq_path, buf, len, err);
+    free(buf);
+    rd_qcfg_fini(&params);
+    rd_sim_destroy(s);
+    return st;
+}
+
+/* `rknn-diag accuracy` on the converted model, with the config and the parameters just written. */
+static int run_accuracy(an_cmd_ctx *ctx, const convert_args *a, const char *float_path, const char *cfg_path,
+                        const char *snapshot)
+{
+    char *list = strdup(a->accuracy);
+    if (!list)
+        return AN_EXIT_INPUT;
+    char *argv[16 + 2 * MAX_ACC_INPUTS];
+    int argc = 0;
+    argv[argc++] = "accuracy";
+    argv[argc++] = (char *)float_path;
+    argv[argc++] = "-c";
+    argv[argc++] = (char *)a->config;
+    argv[argc++] = "--platform";
+    argv[argc++] = (char *)a->target;
+    argv[argc++] = "-o";
+    argv[argc++] = (char *)snapshot;
+    if (cfg_path) {
+        argv[argc++] = "--cfg";
+        argv[argc++] = (char *)cfg_path;
+    }
+    int n_inputs = 0;
+    for (char *tok = strtok(list, " \t"); tok; tok = strtok(NULL, " \t")) {
+        if (n_inputs == MAX_ACC_INPUTS) {
+            free(list);
+            return an_usage(ctx, "-a: at most %d inputs", MAX_ACC_INPUTS);
+        }
+        argv[argc++] = "--inputs";
+        argv[argc++] = tok;
+        n_inputs++;
+    }
+    argv[argc] = NULL;
+    int rc = n_inputs ? -1 : an_usage(ctx, "-a: no input files given");
+    if (rc < 0) {
+        if (a->verbose)
+            fprintf(ctx->errs, "convert: rknn-diag accuracy on %d input(s) into %s\n", n_inputs, snapshot);
+        an_cmd_ctx sub = {.argc = argc, .argv = argv, .out = ctx->out, .errs = ctx->errs, .color = ctx->color};
+        rc = an_cmd_accuracy(&sub);
+    }
+    free(list);
+    return rc;
+}
+
+static char *join(const char *dir, const char *stem, const char *suffix)
+{
+    size_t n = strlen(dir) + strlen(stem) + strlen(suffix) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s%s", dir, stem, suffix);
+    return p;
+}
+
+int an_cmd_convert(an_cmd_ctx *ctx)
+{
+    convert_args a = {0};
+    int rc = parse_args(ctx, &a);
+    if (rc >= 0)
+        return rc;
+    rd_error err = {0};
+    an_quant_opts q;
+    an_quant_opts_init(&q);
+    rd_model *m = NULL;
+    char stem[256];
+    char *float_path = NULL, *cfg_path = NULL, *qdq_path = NULL, *snapshot = NULL;
+    rd_rknn_config cfg;
+    rd_rknn_config_init(&cfg);
+    rd_status st = rd_platform_find(a.target) ? rd_rknn_config_load(a.config, &cfg, &err)
+                   : rd_errorf(&err, RD_E_INVAL, "-t %s: unknown target platform (rk3588, rk3566, rk3568, rv1106, ...)",
+                               a.target);
+    if (st == RD_OK)
+        st = refuse_unsupported(&cfg, &err);
+    if (st == RD_OK)
+        st = output_stem(&cfg, stem, sizeof stem, &err);
+    if (st == RD_OK && cfg.custom_string)
+        fprintf(ctx->errs, "note: custom_string is stored in .rknn models, which convert does not write: not used\n");
+    if (st == RD_OK) {
+        float_path = join(a.out_dir, stem, ".onnx");
+        cfg_path = join(a.out_dir, stem, ".quantization.cfg");
+        qdq_path = join(a.out_dir, stem, ".qdq.onnx");
+        snapshot = join(a.out_dir, "snapshot", "");
+        if (!float_path || !cfg_path || !qdq_path || !snapshot)
+            st = rd_errorf(&err, RD_E_NOMEM, "out of memory");
+    }
+    if (st == RD_OK)
+        st = an_mkdirs(a.out_dir, &err);
+    if (st == RD_OK)
+        st = load_converted(&cfg, float_path, a.verbose, ctx->errs, &m, &err);
+    if (st == RD_OK) {
+        an_quant_take(&q, AN_QOPT_CONFIG, a.config);
+        an_quant_take(&q, AN_QOPT_PLATFORM, a.target); /* -t wins over configs.target_platform */
+        st = an_quant_finish(&q, m, &err);
+    }
+    rd_prec prec = RD_PREC_FP32;
+    if (st == RD_OK)
+        st = an_quant_precision(&q, &prec, &err);
+    if (st == RD_OK && a.verbose)
+        fprintf(ctx->errs, "convert: %s for %s: %s, %s, %s, optimization level %d\n", cfg.model_file_path, a.target,
+                rd_qdtype_name(q.cfg.dtype), rd_qalgo_name(q.cfg.algorithm), rd_qmethod_name(q.cfg.method),
+                q.cfg.optimization_level);
+    bool quantized = st == RD_OK && q.cfg.quantize && prec == RD_PREC_INT8;
+    if (quantized)
+        st = quantize(&a, &q, m, cfg_path, qdq_path, ctx, &err);
+    if (st != RD_OK) {
+        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        goto out;
+    }
+    fprintf(ctx->errs, "wrote %s%s%s%s%s\n", float_path, quantized ? ", " : "", quantized ? cfg_path : "",
+            quantized ? ", " : "", quantized ? qdq_path : "");
+    rc = a.accuracy ? run_accuracy(ctx, &a, float_path, quantized ? cfg_path : NULL, snapshot) : AN_EXIT_OK;
+out:
+    free(float_path);
+    free(cfg_path);
+    free(qdq_path);
+    free(snapshot);
+    rd_model_destroy(m);
+    rd_rknn_config_fini(&cfg);
+    an_quant_opts_fini(&q);
+    return rc;
+}
