@@ -7,6 +7,11 @@
  * the tensors of the optimised graph in execution order: the graph inputs first (with an exDataConvert
  * row for int8 inputs, as RKNN prints), then each layer, with a blank row for every tensor the compiler
  * passes fused away, placed just before the tensor it was fused into.
+ *
+ * With the board (o->runtime), the dump sample runs through rd_sim_analyze_ex: each tensor the board
+ * dumped adds runtime_error entire (golden against the board) and single_sim (the simulator's layer on
+ * the board's inputs as reference, the board's output tested), and how well the layer's inputs on the
+ * board agree with the simulator's, which tells a layer that departs by itself from one fed bad inputs.
  */
 #include "accuracy.h"
 #include "metrics.h"
@@ -20,8 +25,9 @@
 /* What one row accumulates over the samples. */
 typedef struct row_acc {
     size_t layer;               /* index in the result */
-    an_group_acc groups[2];     /* entire, single */
+    an_group_acc groups[RD_GROUP_COUNT]; /* indexed by rd_group_id */
     double rank_cos;            /* lowest effective single cosine seen: picks the worst layers */
+    an_layer_runtime rt;
 } row_acc;
 
 typedef struct analysis {
@@ -36,6 +42,8 @@ typedef struct analysis {
     size_t n_rows, cap_rows;
     rd_name_map names;          /* map_name_to_file.txt */
     bool dumping;
+    bool with_board;            /* this sample runs with the board's tensors */
+    double *agree_of_value;     /* value -> cosine of the board's tensor against the simulator's entire (NaN) */
 } analysis;
 
 static rd_status add_row(analysis *a, const char *name, const char *op_type, const char *fused_into,
@@ -66,8 +74,10 @@ static rd_status add_row(analysis *a, const char *name, const char *op_type, con
     memset(ra, 0, sizeof *ra);
     ra->layer = a->r->n_layers - 1;
     ra->rank_cos = INFINITY;
-    an_group_acc_init(&ra->groups[0]);
-    an_group_acc_init(&ra->groups[1]);
+    ra->rt.inputs_cos = NAN;
+    ra->rt.off_grid = NAN;
+    for (int g = 0; g < RD_GROUP_COUNT; g++)
+        an_group_acc_init(&ra->groups[g]);
     *out_row = (int)a->n_rows++;
     return RD_OK;
 }
@@ -147,27 +157,37 @@ static void metrics_ctx(const analysis *a, const rd_sim_event *ev, an_metrics_ct
     q->fp16_max_abs = ls.fp16_max_abs;
 }
 
+static void compare(const rd_tensor *ref, const rd_tensor *tested, const an_metrics_ctx *q, rd_metrics *mt)
+{
+    if (rd_tensor_numel(ref) != rd_tensor_numel(tested) || tested->dtype != RD_DT_F32)
+        an_metrics_shape_mismatch(rd_tensor_numel(ref), rd_tensor_numel(tested), mt);
+    else
+        an_metrics_compute(ref->data, tested->data, rd_tensor_numel(ref), q, mt);
+}
+
+/* One comparison into one group of a row. */
+static rd_status fold_group(analysis *a, int row, rd_group_id g, const rd_tensor *ref, const rd_tensor *tested,
+                            const an_metrics_ctx *q, rd_error *err)
+{
+    row_acc *ra = &a->rows[row];
+    rd_metrics mt;
+    compare(ref, tested, q, &mt);
+    rd_status st = an_metric_group_add(&ra->groups[g], &mt, a->sample, err);
+    if (st == RD_OK && g == RD_GROUP_SIM_SINGLE) {
+        double c = an_cos_effective(&mt);
+        if (!(c >= ra->rank_cos))
+            ra->rank_cos = isnan(c) ? -INFINITY : c;
+    }
+    return st;
+}
+
 static rd_status fold(analysis *a, int row, const rd_tensor *ref, const rd_tensor *entire, const rd_tensor *single,
                       const an_metrics_ctx *q, rd_error *err)
 {
-    row_acc *ra = &a->rows[row];
-    const rd_tensor *tested[2] = {entire, single};
-    for (int g = 0; g < 2; g++) {
-        rd_metrics mt;
-        if (rd_tensor_numel(ref) != rd_tensor_numel(tested[g]))
-            an_metrics_shape_mismatch(rd_tensor_numel(ref), rd_tensor_numel(tested[g]), &mt);
-        else
-            an_metrics_compute(ref->data, tested[g]->data, rd_tensor_numel(ref), q, &mt);
-        rd_status st = an_metric_group_add(&ra->groups[g], &mt, a->sample, err);
-        if (st != RD_OK)
-            return st;
-        if (g == 1) {
-            double c = an_cos_effective(&mt);
-            if (!(c >= ra->rank_cos))
-                ra->rank_cos = isnan(c) ? -INFINITY : c;
-        }
-    }
-    return RD_OK;
+    rd_status st = fold_group(a, row, RD_GROUP_SIM_ENTIRE, ref, entire, q, err);
+    if (st == RD_OK)
+        st = fold_group(a, row, RD_GROUP_SIM_SINGLE, ref, single, q, err);
+    return st;
 }
 
 /* For the dump sample: channel cosines and a histogram, kept for the worst layers at the end. */
@@ -201,14 +221,92 @@ static rd_status snapshot_write(const analysis *a, const char *folder, const cha
     return st;
 }
 
-static rd_status dump(analysis *a, const char *name, const rd_tensor *golden, const rd_tensor *sim, rd_error *err)
+static rd_status dump(analysis *a, const char *name, const rd_tensor *golden, const rd_tensor *sim,
+                      const rd_tensor *board, rd_error *err)
 {
-    char gfile[600], sfile[600];
+    char gfile[600], sfile[600], rfile[600];
     rd_status st = snapshot_write(a, "golden", name, golden, gfile, sizeof gfile, err);
     if (st == RD_OK)
         st = snapshot_write(a, "simulator", name, sim, sfile, sizeof sfile, err);
+    if (st == RD_OK && board)
+        st = snapshot_write(a, "runtime", name, board, rfile, sizeof rfile, err);
     if (st == RD_OK)
-        st = rd_name_map_add(&a->names, name, gfile, sfile, NULL, err);
+        st = rd_name_map_add(&a->names, name, gfile, sfile, board ? rfile : NULL, err);
+    return st;
+}
+
+/* Lowest agreement (board against simulator entire) over the outer inputs of node, through fused groups. */
+static void inputs_agreement(const analysis *a, int node, int depth, an_layer_runtime *rt)
+{
+    const rd_model *m = rd_sim_model(a->s);
+    rd_node_info ni;
+    rd_model_node(m, (size_t)node, &ni);
+    for (int k = 0; k < ni.n_inputs; k++) {
+        int v = ni.inputs[k];
+        if (v < 0)
+            continue;
+        rd_value_info vi;
+        rd_model_value(m, (size_t)v, &vi);
+        if (vi.is_constant)
+            continue;
+        rd_sim_tensor t;
+        bool inner = rd_sim_tensor_get(a->s, vi.name, &t, NULL) == RD_OK && !t.materialized && vi.producer >= 0;
+        if (inner) {
+            if (depth < 8)
+                inputs_agreement(a, vi.producer, depth + 1, rt);
+            continue;
+        }
+        double c = a->agree_of_value[v];
+        if (isnan(c)) {
+            if (isnan(rt->inputs_cos) && !rt->worst_input[0]) /* an input the board did not dump */
+                snprintf(rt->worst_input, sizeof rt->worst_input, "%s (not dumped)", vi.name);
+            continue;
+        }
+        if (isnan(rt->inputs_cos) || c < rt->inputs_cos) {
+            rt->inputs_cos = c;
+            snprintf(rt->worst_input, sizeof rt->worst_input, "%s", vi.name);
+        }
+    }
+}
+
+/* Share of t's non-zero values that are not on the int8 grid of scale (a layer the board did not run in
+   int8). The grid is k * scale: a dequantized value is (q - zero_point) * scale. */
+static double off_grid_share(const rd_tensor *t, float scale)
+{
+    int64_t n = rd_tensor_numel(t), off = 0, nonzero = 0;
+    const float *v = t->data;
+    for (int64_t i = 0; i < n; i++) {
+        if (v[i] == 0.0f)
+            continue; /* zero is on every grid (Relu outputs are mostly zeros) */
+        double c = (double)v[i] / scale;
+        nonzero++;
+        off += fabs(c - nearbyint(c)) > 1e-3; /* float32 dequantization stays within 1e-5 codes */
+    }
+    return nonzero ? (double)off / (double)nonzero : NAN;
+}
+
+/* The runtime_error cells of a row, and what the findings need. */
+static rd_status fold_board(analysis *a, const rd_sim_event *ev, int row, const an_metrics_ctx *q, rd_error *err)
+{
+    const rd_tensor *board = ev->runtime;
+    rd_metrics mt;
+    compare(ev->entire, board, q, &mt);
+    a->agree_of_value[ev->value] = an_cos_effective(&mt);
+    row_acc *ra = &a->rows[row];
+    ra->rt.dumped = true;
+    rd_status st = fold_group(a, row, RD_GROUP_RT_ENTIRE, ev->golden, board, q, err);
+    if (ev->node < 0) {
+        /* RKNN fills both cells of the input row with the golden input against the board's */
+        if (st == RD_OK)
+            st = fold_group(a, row, RD_GROUP_RT_SINGLE_SIM, ev->golden, board, q, err);
+        return st; /* the exDataConvert row: the board dumps no int8 input, so only the simulator group */
+    }
+    if (st == RD_OK && ev->single_sim)
+        st = fold_group(a, row, RD_GROUP_RT_SINGLE_SIM, ev->single_sim, board, q, err);
+    if (q->quantized && q->scale > 0 && board->dtype == RD_DT_F32 &&
+        rd_tensor_numel(board) == rd_tensor_numel(ev->golden))
+        ra->rt.off_grid = off_grid_share(board, q->scale);
+    inputs_agreement(a, ev->node, 0, &ra->rt);
     return st;
 }
 
@@ -224,21 +322,26 @@ static rd_status on_event(void *user, const rd_sim_event *ev, rd_error *err)
     an_metrics_ctx q;
     metrics_ctx(a, ev, &q);
     bool dumping = a->dumping && a->sample == a->o->dump_sample;
+    const rd_tensor *board = a->with_board ? ev->runtime : NULL;
     if (ev->node < 0) {
         an_metrics_ctx none = {0};
         st = fold(a, row, ev->golden, ev->golden, ev->golden, &none, err);
         int conv = a->int8_row_of_value[ev->value];
         if (st == RD_OK && conv >= 0)
             st = fold(a, conv, ev->golden, ev->entire, ev->single, &q, err);
+        if (st == RD_OK && board)
+            st = fold_board(a, ev, row, &none, err);
         if (st == RD_OK && dumping)
-            st = dump(a, ev->name, ev->golden, ev->entire, err);
+            st = dump(a, ev->name, ev->golden, ev->entire, board, err);
         return st;
     }
     st = fold(a, row, ev->golden, ev->entire, ev->single, &q, err);
+    if (st == RD_OK && board)
+        st = fold_board(a, ev, row, &q, err);
     if (st == RD_OK && a->sample == a->o->dump_sample)
         st = detail(a, row, ev->golden, ev->single, err);
     if (st == RD_OK && dumping)
-        st = dump(a, ev->name, ev->golden, ev->entire, err);
+        st = dump(a, ev->name, ev->golden, ev->entire, board, err);
     return st;
 }
 
@@ -272,28 +375,46 @@ static rd_status prepare_folders(const an_accuracy_opts *o, rd_error *err)
     snprintf(path, sizeof path, "%s/simulator", o->output_dir);
     if (st == RD_OK)
         st = an_mkdirs(path, err);
+    snprintf(path, sizeof path, "%s/runtime", o->output_dir);
+    if (st == RD_OK && o->runtime)
+        st = an_mkdirs(path, err);
     return st;
 }
 
 rd_status an_accuracy_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, size_t n_samples,
                           const an_accuracy_opts *o, rd_result *out, rd_error *err)
 {
+    return an_accuracy_run_rt(s, inputs, n_inputs, n_samples, o, out, NULL, err);
+}
+
+rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, size_t n_samples,
+                             const an_accuracy_opts *o, rd_result *out, an_layer_runtime **rt_out, rd_error *err)
+{
     const rd_model *m = rd_sim_model(s);
     analysis a = {.s = s, .o = o, .r = out, .n_values = rd_model_value_count(m), .dumping = o->output_dir != NULL};
     a.row_of_value = malloc((a.n_values + 1) * sizeof(int));
     a.int8_row_of_value = malloc((a.n_values + 1) * sizeof(int));
+    a.agree_of_value = malloc((a.n_values + 1) * sizeof(double));
     rd_status st = RD_OK;
-    if (!a.row_of_value || !a.int8_row_of_value)
+    if (rt_out)
+        *rt_out = NULL;
+    if (!a.row_of_value || !a.int8_row_of_value || !a.agree_of_value)
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
-    for (size_t v = 0; st == RD_OK && v < a.n_values; v++)
+    for (size_t v = 0; st == RD_OK && v < a.n_values; v++) {
         a.row_of_value[v] = a.int8_row_of_value[v] = -1;
+        a.agree_of_value[v] = NAN;
+    }
     if (st == RD_OK && a.dumping)
         st = prepare_folders(o, err);
     an_progress bar;
     an_progress_init(&bar, o->progress, o->progress_tty, "analysing");
     for (size_t k = 0; k < n_samples && st == RD_OK; k++) {
         a.sample = (int)k;
-        st = rd_sim_analyze(s, inputs + k * n_inputs, n_inputs, on_event, &a, err);
+        a.with_board = o->runtime && (int)k == o->dump_sample;
+        if (a.with_board)
+            st = rd_sim_analyze_ex(s, inputs + k * n_inputs, n_inputs, on_event, &a, o->runtime, o->runtime_user, err);
+        else
+            st = rd_sim_analyze(s, inputs + k * n_inputs, n_inputs, on_event, &a, err);
         if (st != RD_OK)
             rd_error_prefix(err, "sample %zu", k);
         an_progress_update(&bar, k + 1, n_samples);
@@ -301,24 +422,34 @@ rd_status an_accuracy_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, s
     an_progress_done(&bar);
     if (st == RD_OK) {
         out->n_samples = (int)n_samples;
+        out->has_runtime = o->runtime != NULL;
         for (size_t i = 0; i < a.n_rows; i++) {
             rd_layer_result *l = &out->layers[a.rows[i].layer];
-            if (a.rows[i].groups[0].n) {
-                an_metric_group_finish(&a.rows[i].groups[0], &l->groups[RD_GROUP_SIM_ENTIRE]);
-                an_metric_group_finish(&a.rows[i].groups[1], &l->groups[RD_GROUP_SIM_SINGLE]);
-            }
+            for (int g = 0; g < RD_GROUP_COUNT; g++)
+                if (a.rows[i].groups[g].n)
+                    an_metric_group_finish(&a.rows[i].groups[g], &l->groups[g]);
         }
         keep_worst_details(&a);
+    }
+    if (st == RD_OK && rt_out) {
+        an_layer_runtime *rt = calloc(out->n_layers + 1, sizeof *rt);
+        if (!rt)
+            st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+        for (size_t i = 0; rt && i < out->n_layers; i++)
+            rt[i].inputs_cos = rt[i].off_grid = NAN;
+        for (size_t i = 0; rt && i < a.n_rows; i++)
+            rt[a.rows[i].layer] = a.rows[i].rt;
+        *rt_out = rt;
     }
     if (st == RD_OK && a.dumping) {
         char path[4200];
         snprintf(path, sizeof path, "%s/map_name_to_file.txt", o->output_dir);
         st = rd_name_map_save(&a.names, path, err);
     }
-    for (size_t i = 0; i < a.n_rows; i++) {
-        an_group_acc_fini(&a.rows[i].groups[0]);
-        an_group_acc_fini(&a.rows[i].groups[1]);
-    }
+    for (size_t i = 0; i < a.n_rows; i++)
+        for (int g = 0; g < RD_GROUP_COUNT; g++)
+            an_group_acc_fini(&a.rows[i].groups[g]);
+    free(a.agree_of_value);
     free(a.rows);
     free(a.row_of_value);
     free(a.int8_row_of_value);

@@ -20,7 +20,18 @@ typedef struct an_accuracy_opts {
     size_t worst_layers;        /* layers keeping channel cosines and histograms (6) */
     FILE *progress;             /* may be NULL */
     bool progress_tty;
+    /* the board (runtime_error group): its tensor per optimised-graph value for the dump sample, NULL: none */
+    rd_runtime_fn runtime;
+    void *runtime_user;
 } an_accuracy_opts;
+
+/** What the runtime findings need beyond the table, one per result layer (an_accuracy_run fills it). */
+typedef struct an_layer_runtime {
+    bool dumped;                /* the board dumped this layer */
+    double inputs_cos;          /* lowest cosine of the layer's inputs, board against simulator entire (NaN: none) */
+    char worst_input[256];      /* the input it belongs to */
+    double off_grid;            /* share of the board's values off the layer's int8 grid (NaN: not an int8 layer) */
+} an_layer_runtime;
 
 /**
  * Analyses n_samples samples (sample k is inputs[k * n_inputs ...], float32 graph tensors) with the
@@ -30,7 +41,23 @@ typedef struct an_accuracy_opts {
 rd_status an_accuracy_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, size_t n_samples,
                           const an_accuracy_opts *o, rd_result *out, rd_error *err);
 
+/**
+ * an_accuracy_run with the board's facts: with o->runtime, the dump sample runs with the board's tensors,
+ * fills RD_GROUP_RT_ENTIRE and RD_GROUP_RT_SINGLE_SIM for every layer the board dumped, sets
+ * out->has_runtime, writes the board's tensors to the snapshot's runtime/ folder, and (rt_out non-NULL)
+ * returns a malloc'ed array of out->n_layers an_layer_runtime.
+ */
+rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, size_t n_samples,
+                             const an_accuracy_opts *o, rd_result *out, an_layer_runtime **rt_out, rd_error *err);
+
 /** Adds the findings (FP16 overflow, lossy layers, entire jump, configuration) to r, most important first. */
 rd_status an_findings_add(rd_result *r, const an_accuracy_opts *o, rd_error *err);
+
+/**
+ * an_findings_add with the board: the first layer departing from the simulator although its inputs agree
+ * (RD_FIND_RUNTIME_DEPARTURE), and lossy layers told apart as quantization (simulator and board) or
+ * runtime (board only). rt may be NULL (then as an_findings_add).
+ */
+rd_status an_findings_add_rt(rd_result *r, const an_accuracy_opts *o, const an_layer_runtime *rt, rd_error *err);
 
 #endif

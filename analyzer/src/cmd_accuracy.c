@@ -5,6 +5,8 @@
  * report.html), prints RKNN's table and the findings, and applies the CI gate.
  */
 #include "accuracy.h"
+#include "accuracy_runtime.h"
+#include "cli_adb.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
 #include "quant_setup.h"
@@ -13,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 enum {
@@ -28,6 +31,18 @@ enum {
     OPT_ERROR_COS,
     OPT_INPUT_SHAPE,
     OPT_QUIET,
+    OPT_TARGET,
+    OPT_RUN,
+    OPT_RUNTIME_DUMPS,
+    OPT_BOARD_DUMP_DIR,
+    OPT_BOARD_WORK_DIR,
+    OPT_RUN_TIMEOUT,
+    OPT_APP_OUTPUTS,
+    OPT_USB,
+    OPT_CONNECT,
+    OPT_SERVER,
+    OPT_SERIAL,
+    OPT_TIMEOUT,
 };
 
 static const an_optspec accuracy_opts[] = {
@@ -42,6 +57,18 @@ static const an_optspec accuracy_opts[] = {
     {OPT_ERROR_COS, "error-cos", 0, "X", "single cosine below which a lossy layer is an error (default 0.98)"},
     {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
     {OPT_QUIET, "quiet", 'q', NULL, "print no table"},
+    {OPT_TARGET, "target", 0, "T", "board target (rk3566, rk3588, rv1106, ...): adds runtime_error; sets --platform"},
+    {OPT_RUN, "run", 0, "CMD", "the application run on the board ({input0}, {input0_preprocessed}, {work_dir}, {dump_dir})"},
+    {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "compare board dumps already pulled into DIR (no board needed)"},
+    {OPT_BOARD_DUMP_DIR, "board-dump-dir", 0, "DIR", "RKNN_DUMP_DIR on the board (default: the target's)"},
+    {OPT_BOARD_WORK_DIR, "board-work-dir", 0, "DIR", "where inputs go on the board (/userdata/rknn-diag; /tmp/... on rv110x)"},
+    {OPT_RUN_TIMEOUT, "run-timeout", 0, "S", "silence allowed while --run runs (default 600)"},
+    {OPT_APP_OUTPUTS, "app-outputs", 0, "FILE", "what the application received, one .npy per graph output (repeat)"},
+    {OPT_USB, "usb", 'd', NULL, "use the board on USB (libusb)"},
+    {OPT_CONNECT, "connect", 0, "HOST:PORT", "use a board with network adb at HOST:PORT"},
+    {OPT_SERVER, "server", 0, NULL, "go through the adb server"},
+    {OPT_SERIAL, "serial", 's', "SERIAL", "pick this board"},
+    {OPT_TIMEOUT, "timeout", 0, "S", "bound connection and file waits to S seconds (default 10)"},
     AN_QUANT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
@@ -64,6 +91,14 @@ typedef struct acc_args {
     an_name_buf shape_names[AN_MAX_INPUTS];
     size_t n_shapes;
     an_quant_opts q;
+    const char *target, *run_cmd, *runtime_dumps, *board_dump_dir, *board_work_dir;
+    const char *app_outputs[AN_MAX_APP_OUTPUTS];
+    size_t n_app_outputs;
+    long run_timeout;
+    rd_adb_options adb;
+    bool board_opts;            /* a board-choosing option was given */
+    char *dump_paths[AN_MAX_INPUTS]; /* the dump sample's input files (what the board is given) */
+    char board_dir[4200];       /* <snapshot>/runtime/board_dumps */
 } acc_args;
 
 static bool parse_cos(const char *text, double *out)
@@ -86,7 +121,47 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
     while ((id = an_opts_next(&p, &v)) != -1) {
         if (an_quant_take(&a->q, id, v))
             continue;
+        int code = AN_EXIT_USAGE;
+        static const int adb_ids[][2] = {{OPT_USB, AN_OPT_USB}, {OPT_CONNECT, AN_OPT_CONNECT},
+                                         {OPT_SERVER, AN_OPT_SERVER}, {OPT_SERIAL, AN_OPT_SERIAL},
+                                         {OPT_TIMEOUT, AN_OPT_TIMEOUT}};
+        bool adb_opt = false;
+        for (size_t k = 0; k < sizeof adb_ids / sizeof adb_ids[0]; k++)
+            if (adb_ids[k][0] == id) {
+                if (!an_adb_option(ctx, &a->adb, adb_ids[k][1], v, &code))
+                    return code;
+                adb_opt = a->board_opts = true;
+            }
+        if (adb_opt)
+            continue;
         switch (id) {
+        case OPT_TARGET:
+            if (!rd_platform_find(v))
+                return an_usage(ctx, "--target: unknown target '%s' (rk3566, rk3568, rk3588, rk3562, rk3576, rv1103, "
+                                "rv1106, ...)", v);
+            a->target = v;
+            break;
+        case OPT_RUN:
+            a->run_cmd = v;
+            break;
+        case OPT_RUNTIME_DUMPS:
+            a->runtime_dumps = v;
+            break;
+        case OPT_BOARD_DUMP_DIR:
+            a->board_dump_dir = v;
+            break;
+        case OPT_BOARD_WORK_DIR:
+            a->board_work_dir = v;
+            break;
+        case OPT_RUN_TIMEOUT:
+            if (!an_parse_int(ctx->argv[0], "--run-timeout", v, 1, 86400, &a->run_timeout, ctx->errs))
+                return AN_EXIT_USAGE;
+            break;
+        case OPT_APP_OUTPUTS:
+            if (a->n_app_outputs == AN_MAX_APP_OUTPUTS)
+                return an_usage(ctx, "too many --app-outputs");
+            a->app_outputs[a->n_app_outputs++] = v;
+            break;
         case -2:
             return AN_EXIT_USAGE;
         case 0:
@@ -102,7 +177,10 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
                           "layer adds by itself), with findings: FP16 overflow, lossy layers, where the error jumps,\n"
                           "and configuration problems. --dataset is the calibration set; --inputs the sample analysed\n"
                           "(without it, --samples N lines of the dataset). Writes the snapshot folder with\n"
-                          "error_analysis.txt, report.json and report.html.",
+                          "error_analysis.txt, report.json and report.html. With a board (--target T --run CMD, or\n"
+                          "--runtime-dumps DIR) adds RKNN's runtime_error group (entire, single_sim), names the first\n"
+                          "layer where the board departs from the simulator, and checks the application's input and\n"
+                          "output (docs/runtime.md).",
                           accuracy_opts, N_ACCURACY_OPTS);
             return AN_EXIT_OK;
         case OPT_INPUTS:
@@ -159,7 +237,43 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
         return an_usage(ctx, "missing MODEL.onnx (or -c model_config.yml)");
     if (a->error_cos > a->warn_cos)
         return an_usage(ctx, "--error-cos %.4f is above --warn-cos %.4f", a->error_cos, a->warn_cos);
+    if (a->run_cmd && !a->target)
+        return an_usage(ctx, "--run needs --target T (the board's chip: rk3566, rk3588, ...)");
+    if (a->run_cmd && a->runtime_dumps)
+        return an_usage(ctx, "give --run (run on the board) or --runtime-dumps DIR (dumps already pulled), not both");
+    if (a->target && !a->run_cmd && !a->runtime_dumps)
+        return an_usage(ctx, "--target %s needs --run \"CMD\" (the application to run on the board) or --runtime-dumps DIR",
+                        a->target);
+    if ((a->board_opts || a->board_dump_dir || a->board_work_dir) && !a->run_cmd)
+        return an_usage(ctx, "board options (--connect, --serial, --board-dump-dir, ...) need --target T --run CMD");
+    if (a->n_app_outputs && !a->run_cmd && !a->runtime_dumps)
+        return an_usage(ctx, "--app-outputs needs the board's dumps (--target T --run CMD, or --runtime-dumps DIR)");
+    if (a->target) {
+        if (a->q.platform && strcasecmp(a->q.platform, a->target) != 0)
+            return an_usage(ctx, "--target %s and --platform %s disagree", a->target, a->q.platform);
+        a->q.platform = a->target;
+    }
     return -1;
+}
+
+/* The dump sample's input files (what the board is given and the input check reads). */
+static rd_status dump_sample_paths(acc_args *a, const rd_model *m, rd_error *err)
+{
+    size_t n_in = rd_model_input_count(m);
+    if (n_in > AN_MAX_INPUTS)
+        return rd_errorf(err, RD_E_LIMIT, "the model has %zu inputs, at most %d are supported", n_in, AN_MAX_INPUTS);
+    rd_dataset ds;
+    memset(&ds, 0, sizeof ds);
+    rd_status st = RD_OK;
+    if (!a->n_inputs)
+        st = rd_dataset_load(a->q.cfg.dataset, n_in, &ds, err);
+    for (size_t i = 0; st == RD_OK && i < n_in; i++) {
+        const char *path = a->n_inputs ? a->inputs[i] : rd_dataset_path(&ds, (size_t)a->dump_sample, i);
+        if (!(a->dump_paths[i] = strdup(path)))
+            st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    rd_dataset_fini(&ds);
+    return st;
 }
 
 static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples, rd_error *err)
@@ -282,6 +396,63 @@ static int apply_gate(an_cmd_ctx *ctx, const acc_args *a, const rd_model *m, con
     return failing ? AN_EXIT_GATE : AN_EXIT_OK;
 }
 
+/* <snapshot>/runtime/board_dumps: where --run pulls the dumps */
+static const char *board_dir_of(acc_args *a)
+{
+    snprintf(a->board_dir, sizeof a->board_dir, "%s/runtime/board_dumps", a->output_dir);
+    return a->board_dir;
+}
+
+/* With --run: inputs written and pushed, the command run, the dumps pulled into the snapshot. */
+static rd_status board_dumps(an_cmd_ctx *ctx, acc_args *a, const rd_model *m, const rd_tensor *inputs, rd_error *err)
+{
+    if (!a->run_cmd)
+        return RD_OK;
+    const rd_platform_info *plat = rd_platform_find(a->target);
+    char local_inputs[4200];
+    snprintf(local_inputs, sizeof local_inputs, "%s/runtime/inputs", a->output_dir);
+    rd_status st = an_runtime_write_inputs(&a->q, m, (const char *const *)a->dump_paths, inputs, local_inputs, err);
+    if (st != RD_OK)
+        return st;
+    bool small = strncasecmp(a->target, "rv110", 5) == 0;
+    an_board_run r = {.adb = a->adb,
+                      .run_timeout_ms = (int)(a->run_timeout * 1000),
+                      .dump_dir = a->board_dump_dir ? a->board_dump_dir
+                                  : plat && plat->dump_dir ? plat->dump_dir : RD_ADB_DEFAULT_DUMP_DIR,
+                      .work_dir = a->board_work_dir ? a->board_work_dir : small ? "/tmp/rknn-diag" : "/userdata/rknn-diag",
+                      .command = a->run_cmd,
+                      .local_inputs = local_inputs,
+                      .n_inputs = rd_model_input_count(m),
+                      .local_dumps = board_dir_of(a),
+                      .log = ctx->errs};
+    r.adb.log = an_adb_log;
+    r.adb.log_user = ctx;
+    return an_board_run_dumps(&r, err);
+}
+
+/* The mapping report, the application checks and the one-line summary. */
+static rd_status runtime_extras(an_cmd_ctx *ctx, acc_args *a, an_runtime *rt, const rd_tensor *inputs, rd_result *r,
+                                rd_error *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/runtime/mapping.txt", a->output_dir);
+    rd_status st = an_runtime_report(rt, path, err);
+    if (st == RD_OK)
+        st = an_runtime_checks(rt, (const char *const *)a->dump_paths, inputs, a->app_outputs, a->n_app_outputs, r,
+                               ctx->errs, err);
+    size_t compared = 0, n_layers = 0;
+    for (size_t i = 0; i < r->n_layers; i++) {
+        n_layers += r->layers[i].groups[RD_GROUP_SIM_ENTIRE].present;
+        compared += r->layers[i].groups[RD_GROUP_RT_ENTIRE].present;
+    }
+    if (st == RD_OK)
+        fprintf(ctx->errs, "rknn-diag accuracy: runtime: %zu board dumps read from %s, %zu of %zu layers compared "
+                           "(mapping: %s)\n",
+                an_dump_set_count(rt->dumps), a->runtime_dumps ? a->runtime_dumps : board_dir_of(a), compared,
+                n_layers, path);
+    return st;
+}
+
 static rd_status write_reports(const acc_args *a, const rd_result *r, rd_error *err)
 {
     char path[4200];
@@ -307,6 +478,7 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     a->fail_under = NAN;
     a->warn_cos = 0.99;
     a->error_cos = 0.98;
+    a->run_timeout = 600;
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     rd_error err = {0};
@@ -333,20 +505,47 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     }
     if (st == RD_OK && (size_t)a->dump_sample >= n_samples)
         st = rd_errorf(&err, RD_E_INVAL, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample, n_samples);
+    if (st == RD_OK && (a->run_cmd || a->runtime_dumps))
+        st = dump_sample_paths(a, m, &err);
     bool tty_err = isatty(fileno(ctx->errs));
     if (st == RD_OK)
         st = an_quant_build_sim(&a->q, m, samples, ctx->errs, tty_err, &sim, &err);
     an_accuracy_opts ao = {.output_dir = a->output_dir, .dump_sample = (int)a->dump_sample, .no_txt = a->no_txt,
                            .warn_cos = a->warn_cos, .error_cos = a->error_cos, .worst_layers = 6,
                            .progress = ctx->errs, .progress_tty = tty_err};
+    /* the board: run it (or take the pulled dumps), then load its dumps; a failure here keeps the
+       simulator's analysis and ends with exit 3 */
+    an_runtime rt;
+    memset(&rt, 0, sizeof rt);
+    an_layer_runtime *rt_layers = NULL;
+    int board_rc = AN_EXIT_OK;
+    if (st == RD_OK && (a->run_cmd || a->runtime_dumps)) {
+        rd_error berr = {0};
+        rd_status bst = board_dumps(ctx, a, m, samples + (size_t)a->dump_sample * n_in, &berr);
+        if (bst == RD_OK)
+            bst = an_runtime_open(&rt, a->runtime_dumps ? a->runtime_dumps : board_dir_of(a), rd_platform_find(a->q.platform),
+                                  sim, &a->q, &berr);
+        if (bst != RD_OK) {
+            board_rc = an_fail(ctx, &berr);
+            fprintf(ctx->errs, "rknn-diag accuracy: the board's part is missing; the simulator's analysis is still "
+                               "written\n");
+        } else {
+            ao.runtime = an_runtime_tensor;
+            ao.runtime_user = &rt;
+        }
+    }
     if (st == RD_OK)
-        st = an_accuracy_run(sim, samples, n_in, n_samples, &ao, &result, &err);
+        st = an_accuracy_run_rt(sim, samples, n_in, n_samples, &ao, &result, ao.runtime ? &rt_layers : NULL, &err);
+    if (st == RD_OK && ao.runtime)
+        st = runtime_extras(ctx, a, &rt, samples + (size_t)a->dump_sample * n_in, &result, &err);
     if (st == RD_OK)
-        st = an_findings_add(&result, &ao, &err);
+        st = an_findings_add_rt(&result, &ao, rt_layers, &err);
     if (st == RD_OK)
         st = describe_run(&result, a, n_samples, &err);
     if (st == RD_OK)
         st = write_reports(a, &result, &err);
+    free(rt_layers);
+    an_runtime_close(&rt);
     if (st != RD_OK) {
         rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
         goto out;
@@ -358,7 +557,11 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     print_findings(ctx, &result, color_out);
     fprintf(ctx->out, "\nsnapshot: %s (error_analysis.txt, report.json, report.html)\n", a->output_dir);
     rc = apply_gate(ctx, a, rd_sim_model(sim), &result);
+    if (board_rc != AN_EXIT_OK)
+        rc = board_rc;
 out:
+    for (size_t i = 0; i < AN_MAX_INPUTS; i++)
+        free(a->dump_paths[i]);
     rd_result_fini(&result);
     for (size_t k = 0; samples && k < n_samples * n_in; k++)
         rd_tensor_fini(&samples[k]);

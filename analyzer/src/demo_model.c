@@ -4,7 +4,9 @@
  * It is built so that an accuracy analysis has something to find:
  *   - "amplified": a Mul by 32768 whose output passes 65504 (float16 overflow) before a Div undoes it;
  *   - "conv_outlier": a conv with one output channel whose weights are 200 times larger than the others,
- *     so per-tensor INT8 weight quantization flattens the other channels;
+ *     so per-tensor INT8 weight quantization flattens the other channels; that channel's bias is so
+ *     negative that the Relu after it zeroes it, so the flattened channels carry the whole output and the
+ *     loss shows in the cosine;
  *   - ordinary Conv/Relu/Clip/MaxPool/GlobalAveragePool/Gemm/Softmax layers around them.
  * Weights come from a fixed linear congruential sequence: the file is identical on every machine.
  */
@@ -39,7 +41,8 @@ static rd_status add_weights_outlier(rd_onnx_builder *b, lcg *g, const char *nam
     float *w = t.data;
     int64_t per_channel = rd_tensor_numel(&t) / dims[0];
     for (int64_t i = 0; i < rd_tensor_numel(&t); i++)
-        w[i] = lcg_next(g) * scale * (i / per_channel == outlier_channel ? 200.0f : 1.0f);
+        w[i] = i / per_channel == outlier_channel && rank == 1 ? -1000.0f /* a bias: the Relu after it zeroes the channel */
+               : lcg_next(g) * scale * (i / per_channel == outlier_channel ? 200.0f : 1.0f);
     st = rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW);
     rd_tensor_fini(&t);
     return st;
@@ -86,7 +89,7 @@ static rd_status build(rd_onnx_builder *b, rd_error *err)
     add_weights(b, &g, "dw.w", 4, (const int64_t[]){8, 1, 3, 3}, 0.5f, err);
     add_weights(b, &g, "dw.b", 1, (const int64_t[]){8}, 0.1f, err);
     add_weights_outlier(b, &g, "conv_outlier.w", 4, (const int64_t[]){16, 8, 3, 3}, 0.15f, 3, err);
-    add_weights(b, &g, "conv_outlier.b", 1, (const int64_t[]){16}, 0.05f, err);
+    add_weights_outlier(b, &g, "conv_outlier.b", 1, (const int64_t[]){16}, 0.05f, 3, err);
     add_weights(b, &g, "fc.w", 2, (const int64_t[]){10, 16}, 0.5f, err);
     add_weights(b, &g, "fc.b", 1, (const int64_t[]){10}, 0.1f, err);
     add_scalar(b, "gain", 32768.0f);

@@ -4,7 +4,10 @@
  * Kinds, most important first: FP16 overflow (values above 65504 become inf); lossy layers (single
  * cosine below the warning/error thresholds: the error the layer adds by itself), ranked by the error
  * they add; the layer where the entire error jumps; and an entire drop that no single layer explains,
- * which points at configuration (RKNN's checklist).
+ * which points at configuration (RKNN's checklist). With the board: the first layer where the board
+ * departs from the simulator although the board's inputs of that layer agree with the simulator's (its
+ * single_sim cosine drops by itself: a runtime fault there, nothing upstream), and lossy layers told
+ * apart: lossy in the simulator and the same on the board is quantization.
  */
 #include "accuracy.h"
 #include "metrics.h"
@@ -15,6 +18,9 @@
 #include <string.h>
 
 #define MAX_LOSSY_FINDINGS 10
+/* below this the board's layer is not the simulator's, even when the cosine holds (a gain error); a real
+   board differs from the simulator by rounding only, far above it */
+#define RUNTIME_MIN_SQNR_DB 20.0
 
 static const rd_metric_group *group(const rd_layer_result *l, rd_group_id g)
 {
@@ -70,6 +76,31 @@ static int by_cos(const void *pa, const void *pb)
     return a->layer < b->layer ? -1 : (a->layer > b->layer);
 }
 
+static double cos_eff(const rd_metric_group *g)
+{
+    if (!g)
+        return NAN;
+    if (isnan(g->cos_min) && g->mean.degenerate == RD_DEG_BOTH_ZERO)
+        return 1.0;
+    return g->cos_min;
+}
+
+/* ", and the board computes it as the simulator does (...): quantization, not the runtime" */
+static void board_verdict(const rd_layer_result *l, const an_accuracy_opts *o, char *buf, size_t len)
+{
+    const rd_metric_group *ss = group(l, RD_GROUP_RT_SINGLE_SIM);
+    buf[0] = '\0';
+    if (!ss)
+        return;
+    double c = cos_eff(ss);
+    if (!isnan(c) && c >= o->warn_cos)
+        snprintf(buf, len, "; the board loses the same (single_sim %.5f: it computes this layer as the simulator "
+                 "does): quantization, not the runtime", c);
+    else
+        snprintf(buf, len, "; the board also departs from the simulator here (single_sim %.5f): see the runtime "
+                 "finding", c);
+}
+
 static rd_status lossy_layers(rd_result *r, const an_accuracy_opts *o, size_t *n_lossy, rd_error *err)
 {
     ranked *list = calloc(r->n_layers + 1, sizeof *list);
@@ -96,8 +127,12 @@ static rd_status lossy_layers(rd_result *r, const an_accuracy_opts *o, size_t *n
             w += snprintf(evidence + w, sizeof evidence - (size_t)w, ", %.2f quantization steps RMS (0.29 is ideal)",
                           s->mean.err_steps);
         if (w > 0 && (size_t)w < sizeof evidence && s->mean.saturated_share > 0.001)
-            snprintf(evidence + w, sizeof evidence - (size_t)w, ", %.1f%% of values saturated",
-                     100.0 * s->mean.saturated_share);
+            w += snprintf(evidence + w, sizeof evidence - (size_t)w, ", %.1f%% of values saturated",
+                          100.0 * s->mean.saturated_share);
+        char verdict[300];
+        board_verdict(l, o, verdict, sizeof verdict);
+        if (w > 0 && (size_t)w < sizeof evidence)
+            snprintf(evidence + w, sizeof evidence - (size_t)w, "%s", verdict);
         st = add(r, RD_FIND_LOSSY_LAYER, list[k].cos < o->error_cos ? RD_SEV_ERROR : RD_SEV_WARNING, l->name,
                  1.0 - list[k].cos, title, evidence,
                  "candidate for float16 in a hybrid quantization config (custom_quantize_layers); earlier layers "
@@ -177,6 +212,67 @@ static rd_status configuration(rd_result *r, const an_accuracy_opts *o, size_t n
                err);
 }
 
+static bool is_input_row(const rd_layer_result *l)
+{
+    return strcmp(l->op_type, "Input") == 0 || strcmp(l->op_type, "exDataConvert") == 0;
+}
+
+/*
+ * The layers where the board departs from the simulator by itself: single_sim below the warning while
+ * every input of the layer on the board agrees with the simulator's (so the departure starts here). The
+ * first is the fault; later ones whose inputs agree too are independent faults; a layer fed bad inputs
+ * by an earlier departure is never named.
+ */
+static rd_status runtime_departures(rd_result *r, const an_accuracy_opts *o, const an_layer_runtime *rt,
+                                    rd_error *err)
+{
+    int named = 0;
+    for (size_t i = 0; i < r->n_layers; i++) {
+        const rd_layer_result *l = &r->layers[i];
+        const rd_metric_group *ss = group(l, RD_GROUP_RT_SINGLE_SIM);
+        double c = cos_eff(ss);
+        /* a gain error keeps the cosine: the board's output far from the simulator's (SQNR) counts too */
+        /* values off the int8 grid: the board ran this layer in another precision, however close */
+        bool off_grid = rt[i].off_grid > 0.5;
+        bool departs = ss && (isnan(c) || c < o->warn_cos || ss->mean.sqnr_db < RUNTIME_MIN_SQNR_DB || off_grid);
+        if (!departs || is_input_row(l))
+            continue;
+        double in_cos = rt[i].inputs_cos;
+        if (!(in_cos >= o->warn_cos))
+            continue; /* fed inputs that already differ: an earlier layer's doing */
+        const rd_metric_group *sim = group(l, RD_GROUP_SIM_SINGLE), *ent = group(l, RD_GROUP_RT_ENTIRE);
+        char title[700], evidence[1200];
+        snprintf(title, sizeof title, "%s: the board departs from the simulator at '%s' (layer %zu of %zu)",
+                 named ? "Runtime fault" : "Runtime fault, first departure", l->name, i, r->n_layers);
+        int w = snprintf(evidence, sizeof evidence,
+                         "single_sim cosine %.5f, SQNR %.1f dB (the simulator's layer on the board's own inputs against "
+                         "the board's output) while the board's inputs of this layer agree with the simulator's (cosine %.5f, "
+                         "'%s'); simulator single cosine %.5f, so quantization alone does not lose this",
+                         c, ss->mean.sqnr_db, in_cos, rt[i].worst_input, cos_eff(sim));
+        const rd_metrics *mm = &ss->mean;
+        if (w > 0 && (size_t)w < sizeof evidence && isfinite(mm->gain))
+            w += snprintf(evidence + w, sizeof evidence - (size_t)w,
+                          "; board = %.4f x simulator %+.4g (least squares), %.1f dB left after that fit", mm->gain,
+                          mm->offset, mm->sqnr_affine_db);
+        if (w > 0 && (size_t)w < sizeof evidence && off_grid)
+            w += snprintf(evidence + w, sizeof evidence - (size_t)w,
+                          "; %.0f%% of the board's values are off this int8 layer's grid: the board ran it in another "
+                          "precision (float16?) where the model has int8", 100.0 * rt[i].off_grid);
+        if (w > 0 && (size_t)w < sizeof evidence && ent)
+            snprintf(evidence + w, sizeof evidence - (size_t)w, "; runtime entire cosine %.5f here", cos_eff(ent));
+        rd_status st = add(r, RD_FIND_RUNTIME_DEPARTURE, RD_SEV_ERROR, l->name, (double)(r->n_layers - i), title,
+                           evidence,
+                           "a runtime (NPU driver/librknnrt) problem in this layer, not quantization: update librknnrt "
+                           "and the driver to the toolkit's version, try another optimization_level, or run this layer "
+                           "on the CPU / in float16 (custom_quantize_layers) and report it to Rockchip with the dumps",
+                           err);
+        if (st != RD_OK)
+            return st;
+        named++;
+    }
+    return RD_OK;
+}
+
 static int finding_order(const void *pa, const void *pb)
 {
     const rd_finding *a = pa, *b = pb;
@@ -191,8 +287,15 @@ static int finding_order(const void *pa, const void *pb)
 
 rd_status an_findings_add(rd_result *r, const an_accuracy_opts *o, rd_error *err)
 {
+    return an_findings_add_rt(r, o, NULL, err);
+}
+
+rd_status an_findings_add_rt(rd_result *r, const an_accuracy_opts *o, const an_layer_runtime *rt, rd_error *err)
+{
     size_t n_lossy = 0;
-    rd_status st = fp16_overflow(r, err);
+    rd_status st = rt ? runtime_departures(r, o, rt, err) : RD_OK;
+    if (st == RD_OK)
+        st = fp16_overflow(r, err);
     if (st == RD_OK)
         st = lossy_layers(r, o, &n_lossy, err);
     if (st == RD_OK)
