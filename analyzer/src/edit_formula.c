@@ -317,7 +317,7 @@ static void split_atom(an_layout *l, int a, int64_t outer)
 
 rd_status an_layout_reshape(an_layout *l, int rank, const int64_t *dims, rd_error *err)
 {
-    int64_t n;
+    int64_t n = 0;
     rd_status st = check_dims(rank, dims, &n, err);
     if (st != RD_OK)
         return st;
