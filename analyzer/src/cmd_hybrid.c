@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 enum {
@@ -33,6 +34,8 @@ enum {
     OPT_OUTPUT,
     OPT_RKNN_CFG,
     OPT_THREADS,
+    OPT_RUNTIME_DUMPS,
+    OPT_TARGET,
 };
 
 static const an_optspec hybrid_opts[] = {
@@ -50,12 +53,14 @@ static const an_optspec hybrid_opts[] = {
     {OPT_OUTPUT, "output", 'o', "FILE", "search: the .quantization.cfg to write (its folder gets the accuracy report)"},
     {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE", "search: the toolkit's step-1 cfg: only its keys, under its names"},
     {OPT_THREADS, "threads", 0, "N", "threads per simulator run (default 2)"},
+    {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "verify: the board's dump folder (pulled)"},
+    {OPT_TARGET, "target", 0, "T", "verify: the board's chip (reads .txt dumps; sets --platform)"},
     AN_QUANT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
 #define N_HYBRID_OPTS ((int)(sizeof hybrid_opts / sizeof hybrid_opts[0]))
 
-typedef enum sub_kind { SUB_SUGGEST, SUB_SEARCH, SUB_DIAGNOSE } sub_kind;
+typedef enum sub_kind { SUB_SUGGEST, SUB_SEARCH, SUB_DIAGNOSE, SUB_VERIFY } sub_kind;
 
 typedef struct hyb_args {
     sub_kind sub;
@@ -65,7 +70,7 @@ typedef struct hyb_args {
     long samples, measure, top, max_float, threads;
     bool json;
     double target_cos, target_sqnr; /* NaN: not given */
-    const char *latency, *out_path, *rknn_cfg;
+    const char *latency, *out_path, *rknn_cfg, *runtime_dumps, *target;
     rd_input_shape shapes[AN_MAX_INPUTS];
     an_name_buf shape_names[AN_MAX_INPUTS];
     size_t n_shapes;
@@ -89,7 +94,8 @@ static bool parse_double(const char *text, double lo, double hi, double *out)
     return true;
 }
 
-static const char *const USAGE = "rknn-diag hybrid suggest|search|diagnose MODEL.onnx --dataset FILE [options]";
+static const char *const USAGE = "rknn-diag hybrid suggest|search|diagnose MODEL.onnx --dataset FILE [options]\n"
+    "       rknn-diag hybrid verify MODEL.onnx --cfg FILE --runtime-dumps DIR [--target T]";
 static const char *const ABOUT =
     "Hybrid quantization triage: which int8 tensors to keep in float16 (custom_quantize_layers).\n"
     "  suggest   ranks the layers by the error each adds (single) and by how much of it reaches the\n"
@@ -100,13 +106,15 @@ static const char *const ABOUT =
     "            when even float16 everywhere misses the target.\n"
     "  diagnose  re-runs with the usual configuration mistakes fixed (RGB/BGR, mean/std, calibration\n"
     "            set, per-tensor weights, algorithm) and names the one that restores the outputs.\n"
+    "  verify    checks from the board's dumps (RKNN_DUMP_QUANT=1 dtypes, else the int8 grid of float32\n"
+    "            values) that every tensor of --cfg's custom_quantize_layers ran in float16; exit 1 if not.\n"
     "The analysed samples are --inputs, or --samples N lines of --dataset (also the calibration set).";
 
 static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
 {
     rd_error err = {0};
     if (ctx->argc < 2)
-        return an_usage(ctx, "missing subcommand: suggest, search or diagnose");
+        return an_usage(ctx, "missing subcommand: suggest, search, diagnose or verify");
     const char *sub = ctx->argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
         an_print_help(ctx->out, USAGE, ABOUT, hybrid_opts, N_HYBRID_OPTS);
@@ -119,9 +127,9 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
     else if (strcmp(sub, "diagnose") == 0)
         a->sub = SUB_DIAGNOSE;
     else if (strcmp(sub, "verify") == 0)
-        return an_usage(ctx, "hybrid verify (checking board dumps) is not built yet");
+        a->sub = SUB_VERIFY;
     else
-        return an_usage(ctx, "unknown subcommand '%s' (suggest, search or diagnose)", sub);
+        return an_usage(ctx, "unknown subcommand '%s' (suggest, search, diagnose or verify)", sub);
     an_cmd_ctx sub_ctx = *ctx;
     sub_ctx.argc = ctx->argc - 1;
     sub_ctx.argv = ctx->argv + 1;
@@ -192,6 +200,14 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
         case OPT_RKNN_CFG:
             a->rknn_cfg = v;
             break;
+        case OPT_RUNTIME_DUMPS:
+            a->runtime_dumps = v;
+            break;
+        case OPT_TARGET:
+            if (!rd_platform_find(v))
+                return an_usage(ctx, "--target: unknown chip '%s'", v);
+            a->target = v;
+            break;
         case OPT_INPUT_SHAPE:
             if (an_parse_input_shape(v, a->shape_names, a->shapes, &a->n_shapes, &err) != RD_OK)
                 return an_usage(ctx, "%s", err.msg);
@@ -200,6 +216,11 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
     }
     if (!a->model_path)
         return an_usage(ctx, "missing MODEL.onnx");
+    if (a->target) {
+        if (a->q.platform && strcasecmp(a->q.platform, a->target) != 0)
+            return an_usage(ctx, "--target %s and --platform %s disagree", a->target, a->q.platform);
+        a->q.platform = a->target;
+    }
     if (a->sub == SUB_SEARCH) {
         if (isnan(a->target_cos) && isnan(a->target_sqnr))
             return an_usage(ctx, "search needs --target-cos X (and/or --target-sqnr DB)");
@@ -625,6 +646,9 @@ out:
 int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,
                        const char *const *inputs, size_t n_inputs, size_t samples, bool json, int threads);
 
+int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,
+                     const char *dumps_dir, bool json);
+
 int an_cmd_hybrid(an_cmd_ctx *ctx)
 {
     hyb_args *a = calloc(1, sizeof *a);
@@ -648,6 +672,11 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
         rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
         rc = an_hybrid_diagnose(ctx, a->model_path, &a->q, &lopt, a->inputs, a->n_inputs, (size_t)a->samples, a->json,
                                 (int)a->threads);
+        goto out;
+    }
+    if (a->sub == SUB_VERIFY) {
+        rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
+        rc = an_hybrid_verify(ctx, a->model_path, &a->q, &lopt, a->runtime_dumps, a->json);
         goto out;
     }
     double t0 = now_s();

@@ -631,6 +631,16 @@ const rd_tensor *an_dump_set_tensor(void *dump_set, int value)
     return &d->e[d->by_value[value]].t;
 }
 
+const an_dump_name *an_dump_set_name(const an_dump_set *d, int value, const char **file)
+{
+    if (!d || value < 0 || (size_t)value >= rd_model_value_count(d->m) || d->by_value[value] < 0)
+        return NULL;
+    const dump_entry *e = &d->e[d->by_value[value]];
+    if (file)
+        *file = e->file;
+    return &e->dn;
+}
+
 const rd_tensor *an_dump_set_input(const an_dump_set *d, size_t graph_input)
 {
     if (!d || graph_input >= rd_model_input_count(d->m) || d->by_input[graph_input] < 0)

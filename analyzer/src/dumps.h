@@ -60,6 +60,9 @@ const rd_tensor *an_dump_set_tensor(void *dump_set, int value);
 const rd_tensor *an_dump_set_input(const an_dump_set *d, size_t graph_input);
 /** The OutputOperator dump for a graph output (dequantized to float32), NULL if none. */
 const rd_tensor *an_dump_set_output(const an_dump_set *d, size_t graph_output);
+/** The name of the dump chosen for value (its dtype: RKNN_DUMP_QUANT=1 keeps the type the layer ran in) and
+ *  its file name (may be NULL), or NULL when value has no dump. */
+const an_dump_name *an_dump_set_name(const an_dump_set *d, int value, const char **file);
 /** Number of dumps read successfully. */
 size_t an_dump_set_count(const an_dump_set *d);
 /** Number of layer dumps mapped to a tensor (0: nothing to compare, e.g. dumps from another model). */
