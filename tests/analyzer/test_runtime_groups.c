@@ -692,6 +692,41 @@ static void test_board_run_app_mistakes(void)
     free(o.errs);
     board_rig_fini(&b);
 }
+
+/* int8-clamp needs uint8 data: the demo model's own input is float, so a uint8 .npy with values up to 255
+   is given instead, normalised by the model (--std 255) to the demo's 0..1 range. */
+static void test_board_run_int8_clamp(void)
+{
+    board_rig b;
+    board_rig_init(&b, "rt-board-clamp");
+    rd_error err;
+    rd_tensor img;
+    int64_t dims[4] = {1, 3, 32, 32};
+    CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&img, RD_DT_U8, 4, dims, &err), RD_OK);
+    for (int64_t i = 0; i < rd_tensor_numel(&img); i++) /* a gradient per channel, half of it above 127 */
+        ((uint8_t *)img.data)[i] = (uint8_t)((i * 7 + (i / 1024) * 40) % 256);
+    snprintf(b.input, sizeof b.input, "%s/bytes.npy", b.dir);
+    CU_ASSERT_EQUAL_FATAL(rd_npy_save(b.input, &img, &err), RD_OK);
+    rd_tensor_fini(&img);
+    /* the same bytes passed as uint8: no input finding */
+    cli_out o = board_accuracy(&b, "uint8-ok", "--std 255,255,255", "--std", "255,255,255", NULL, NULL);
+    CU_ASSERT_EQUAL(o.code, 0);
+    CU_ASSERT_PTR_NULL(strstr(o.out, "The application's input"));
+    free(o.out);
+    free(o.errs);
+    o = board_accuracy(&b, "int8-clamp", "--app-mistake int8-clamp --std 255,255,255", "--std", "255,255,255", NULL,
+                       NULL);
+    CU_ASSERT_EQUAL(o.code, 0);
+    if (!strstr(o.out, "The application's input 'image'") ||
+        !strstr(o.out, "uint8 input values above 127 were clamped into int8 on the board")) {
+        fprintf(stderr, "int8-clamp not named:\n%s\n%s\n", o.out, o.errs);
+        CU_FAIL("int8-clamp not named");
+    }
+    CU_ASSERT_PTR_NULL(strstr(o.out, "Runtime fault"));
+    free(o.out);
+    free(o.errs);
+    board_rig_fini(&b);
+}
 #endif
 
 /* uint8 values above 127 clamped or wrapped into int8, and a wrong element count */
@@ -742,6 +777,7 @@ RD_TEST_REGISTER(register_runtime_groups)
 #ifdef RD_CLI_BINARY
              {"board-run faults are named exactly", test_board_run_faults},
              {"board-run application mistakes are named", test_board_run_app_mistakes},
+             {"board-run int8-clamp on uint8 data is named", test_board_run_int8_clamp},
 #endif
              {"input check: int8 clamp and size", test_input_check_int8_and_size});
 }
