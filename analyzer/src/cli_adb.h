@@ -6,7 +6,9 @@
 #include "cli_internal.h"
 #include "rknn_diag/adb.h"
 
-enum { AN_OPT_USB = 100, AN_OPT_CONNECT, AN_OPT_SERVER, AN_OPT_SERIAL, AN_OPT_TIMEOUT };
+/* Ids from 200: a command's own options stay below 100 and the quantization options (quant_setup.h) use
+   100 and up, so one command can take all three sets without remapping. */
+enum { AN_OPT_USB = 200, AN_OPT_CONNECT, AN_OPT_SERVER, AN_OPT_SERIAL, AN_OPT_TIMEOUT };
 
 #define AN_ADB_OPTSPECS                                                                            \
     {AN_OPT_USB, "usb", 'd', NULL, "use the board on USB (libusb)"},                               \

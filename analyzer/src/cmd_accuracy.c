@@ -38,11 +38,6 @@ enum {
     OPT_BOARD_WORK_DIR,
     OPT_RUN_TIMEOUT,
     OPT_APP_OUTPUTS,
-    OPT_USB,
-    OPT_CONNECT,
-    OPT_SERVER,
-    OPT_SERIAL,
-    OPT_TIMEOUT,
 };
 
 static const an_optspec accuracy_opts[] = {
@@ -64,11 +59,11 @@ static const an_optspec accuracy_opts[] = {
     {OPT_BOARD_WORK_DIR, "board-work-dir", 0, "DIR", "where inputs go on the board (/userdata/rknn-diag; /tmp/... on rv110x)"},
     {OPT_RUN_TIMEOUT, "run-timeout", 0, "S", "silence allowed while --run runs (default 600)"},
     {OPT_APP_OUTPUTS, "app-outputs", 0, "FILE", "what the application received, one .npy per graph output (repeat)"},
-    {OPT_USB, "usb", 'd', NULL, "use the board on USB (libusb)"},
-    {OPT_CONNECT, "connect", 0, "HOST:PORT", "use a board with network adb at HOST:PORT"},
-    {OPT_SERVER, "server", 0, NULL, "go through the adb server"},
-    {OPT_SERIAL, "serial", 's', "SERIAL", "pick this board"},
-    {OPT_TIMEOUT, "timeout", 0, "S", "bound connection and file waits to S seconds (default 10)"},
+    {AN_OPT_USB, "usb", 'd', NULL, "use the board on USB (libusb)"},
+    {AN_OPT_CONNECT, "connect", 0, "HOST:PORT", "use a board with network adb at HOST:PORT"},
+    {AN_OPT_SERVER, "server", 0, NULL, "go through the adb server"},
+    {AN_OPT_SERIAL, "serial", 's', "SERIAL", "pick this board"},
+    {AN_OPT_TIMEOUT, "timeout", 0, "S", "bound connection and file waits to S seconds (default 10)"},
     AN_QUANT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
@@ -122,18 +117,12 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
         if (an_quant_take(&a->q, id, v))
             continue;
         int code = AN_EXIT_USAGE;
-        static const int adb_ids[][2] = {{OPT_USB, AN_OPT_USB}, {OPT_CONNECT, AN_OPT_CONNECT},
-                                         {OPT_SERVER, AN_OPT_SERVER}, {OPT_SERIAL, AN_OPT_SERIAL},
-                                         {OPT_TIMEOUT, AN_OPT_TIMEOUT}};
-        bool adb_opt = false;
-        for (size_t k = 0; k < sizeof adb_ids / sizeof adb_ids[0]; k++)
-            if (adb_ids[k][0] == id) {
-                if (!an_adb_option(ctx, &a->adb, adb_ids[k][1], v, &code))
-                    return code;
-                adb_opt = a->board_opts = true;
-            }
-        if (adb_opt)
+        if (id >= AN_OPT_USB && id <= AN_OPT_TIMEOUT) {
+            if (!an_adb_option(ctx, &a->adb, id, v, &code))
+                return code;
+            a->board_opts = true;
             continue;
+        }
         switch (id) {
         case OPT_TARGET:
             if (!rd_platform_find(v))
