@@ -256,11 +256,129 @@ void an_diag_weight_spread(rd_sim *s, an_diag_wspread *out)
             if (isnan(out->worst) || ratio > out->worst) {
                 rd_node_info ni;
                 rd_model_node(g, i, &ni);
+                rd_value_info oi;
+                rd_model_value(g, (size_t)ni.outputs[0], &oi);
                 out->worst = ratio;
-                snprintf(out->layer, sizeof out->layer, "%s", ni.name[0] ? ni.name : ni.op_type);
+                snprintf(out->layer, sizeof out->layer, "%s", oi.name);
             }
         }
         free(mx);
         free(sorted);
     }
+}
+
+typedef struct bn_all {
+    const rd_model *m;
+    int *site_of;               /* value -> BatchNormalization node reading it, -1 */
+    double **sum, **sum2, *count; /* per BatchNormalization node */
+} bn_all;
+
+static rd_status bn_all_observe(void *user, const rd_observed *ev, rd_error *err)
+{
+    (void)err;
+    bn_all *a = user;
+    int bn = a->site_of[ev->value];
+    const rd_tensor *t = ev->tensor;
+    if (bn < 0 || !a->sum[bn] || t->dtype != RD_DT_F32 || t->rank < 2)
+        return RD_OK;
+    rd_node_info bi;
+    rd_model_node(a->m, (size_t)bn, &bi);
+    rd_value_info mi;
+    rd_model_value(a->m, (size_t)bi.inputs[3], &mi);
+    int64_t ch = t->dims[1], outer = t->dims[0], inner = 1;
+    if (mi.rank != 1 || mi.dims[0] != ch)
+        return RD_OK;
+    for (int d = 2; d < t->rank; d++)
+        inner *= t->dims[d];
+    const float *p = t->data;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t c = 0; c < ch; c++) {
+            const float *q = p + (o * ch + c) * inner;
+            for (int64_t k = 0; k < inner; k++) {
+                a->sum[bn][c] += q[k];
+                a->sum2[bn][c] += (double)q[k] * q[k];
+            }
+        }
+    a->count[bn] += (double)(outer * inner);
+    return RD_OK;
+}
+
+rd_status an_diag_bn_fit_all(rd_model *m, const rd_tensor *x, size_t n_samples, double *fit, size_t *n_layers,
+                             rd_error *err)
+{
+    *fit = NAN;
+    *n_layers = 0;
+    size_t nn = rd_model_node_count(m), nv = rd_model_value_count(m), n_in = rd_model_input_count(m);
+    bn_all a = {.m = m};
+    a.site_of = malloc((nv + 1) * sizeof *a.site_of);
+    a.sum = calloc(nn + 1, sizeof *a.sum);
+    a.sum2 = calloc(nn + 1, sizeof *a.sum2);
+    a.count = calloc(nn + 1, sizeof *a.count);
+    rd_status st = a.site_of && a.sum && a.sum2 && a.count ? RD_OK : rd_errorf(err, RD_E_NOMEM, "out of memory");
+    for (size_t v = 0; a.site_of && v < nv; v++)
+        a.site_of[v] = -1;
+    for (size_t i = 0; i < nn && st == RD_OK; i++) {
+        rd_node_info ni;
+        rd_model_node(m, i, &ni);
+        if (strcmp(ni.op_type, "BatchNormalization") != 0 || ni.n_inputs < 5 || ni.inputs[0] < 0)
+            continue;
+        rd_value_info mi;
+        rd_model_value(m, (size_t)ni.inputs[3], &mi);
+        if (mi.rank != 1 || mi.dims[0] < 1 || !f32_vector(m, ni.inputs[3], mi.dims[0]) ||
+            !f32_vector(m, ni.inputs[4], mi.dims[0]))
+            continue;
+        a.site_of[ni.inputs[0]] = (int)i;
+        a.sum[i] = calloc((size_t)mi.dims[0], sizeof **a.sum);
+        a.sum2[i] = calloc((size_t)mi.dims[0], sizeof **a.sum2);
+        if (!a.sum[i] || !a.sum2[i])
+            st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    rd_run_options ro = {.observer = bn_all_observe, .user = &a, .observe_inputs = true};
+    for (size_t k = 0; k < n_samples && st == RD_OK; k++)
+        st = rd_model_run(m, &x[k * n_in], n_in, &ro, NULL, 0, err);
+    double total = 0;
+    for (size_t i = 0; i < nn && st == RD_OK; i++) {
+        if (!a.sum || !a.sum[i] || a.count[i] <= 0)
+            continue;
+        rd_node_info ni;
+        rd_model_node(m, i, &ni);
+        rd_value_info mi;
+        rd_model_value(m, (size_t)ni.inputs[3], &mi);
+        an_diag_bn_site site = {.mean = f32_vector(m, ni.inputs[3], mi.dims[0]),
+                                .var = f32_vector(m, ni.inputs[4], mi.dims[0]),
+                                .epsilon = 1e-5f,
+                                .n_ch = mi.dims[0]};
+        rd_model_node_attr_float(m, i, "epsilon", &site.epsilon);
+        double *kl = calloc((size_t)site.n_ch, sizeof *kl);
+        if (!kl) {
+            st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+            break;
+        }
+        size_t used = 0;
+        for (int64_t c = 0; c < site.n_ch; c++) {
+            double var = (double)site.var[c] + site.epsilon;
+            if (!(var > 0))
+                continue;
+            double mo = a.sum[i][c] / a.count[i], s2 = fmax(a.sum2[i][c] / a.count[i] - mo * mo, 1e-6 * var);
+            double d = mo - site.mean[c];
+            kl[used++] = 0.5 * (log(var / s2) + (s2 + d * d) / var - 1.0);
+        }
+        if (used > 0) {
+            qsort(kl, used, sizeof *kl, cmp_double);
+            total += kl[used / 2];
+            (*n_layers)++;
+        }
+        free(kl);
+    }
+    if (st == RD_OK && *n_layers > 0)
+        *fit = total / (double)*n_layers;
+    for (size_t i = 0; i < nn && a.sum; i++) {
+        free(a.sum[i]);
+        free(a.sum2[i]);
+    }
+    free(a.site_of);
+    free(a.sum);
+    free(a.sum2);
+    free(a.count);
+    return st;
 }

@@ -30,6 +30,13 @@ bool an_diag_bn_find(const rd_model *m, size_t input, an_diag_bn_site *out);
 rd_status an_diag_bn_fit(rd_model *m, const an_diag_bn_site *site, const rd_tensor *x, size_t n_samples,
                          double *fit, rd_error *err);
 
+/**
+ * The same over every BatchNormalization of the model whose statistics are float constants: the mean over
+ * those layers of their median channel KL (*n_layers of them). One full float32 run per sample.
+ */
+rd_status an_diag_bn_fit_all(rd_model *m, const rd_tensor *x, size_t n_samples, double *fit, size_t *n_layers,
+                             rd_error *err);
+
 /** What the calibrated int8 ranges of s do to the analysed samples, from s's own int8 runs. */
 typedef struct an_diag_clip {
     double share;               /* values clipped (beyond the int8 range) / all int8 activation values */

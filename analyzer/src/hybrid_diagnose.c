@@ -140,7 +140,6 @@ static void values_str(const rd_channel_values *v, char *buf, size_t len)
 #define PREP_MAX 12
 typedef struct prep_cand {
     an_quant_opts q;
-    bool swapped;               /* RGB/BGR toggled against the given setting */
     bool given_ms;              /* the given mean/std */
     char ms[96];                /* "mean 127, std 128" */
     double fit[RD_MAX_MODEL_INPUTS]; /* median KL per channel, NaN: no site for that input */
@@ -153,6 +152,11 @@ typedef struct prep_eval {
     an_diag_bn_site site[RD_MAX_MODEL_INPUTS];
     bool has_site[RD_MAX_MODEL_INPUTS];
     size_t best[RD_MAX_MODEL_INPUTS];
+    /* RGB/BGR over every BatchNormalization, with the best mean/std: as given and swapped */
+    bool rgb_checked;
+    double rgb_fit[2];
+    size_t rgb_layers;
+    char rgb_ms[96];
 } prep_eval;
 
 static void ms_label(const an_quant_opts *q, char *buf, size_t len)
@@ -179,11 +183,9 @@ static rd_status prep_evaluate(rd_model *m, const an_quant_opts *q, const char *
     if (!pe->any_site)
         return RD_OK;
     static const float ms[][2] = {{0.0f, 1.0f}, {0.0f, 255.0f}, {127.5f, 127.5f}, {127.5f, 1.0f}};
-    for (int swap = 0; swap <= (three ? 1 : 0); swap++)
-        for (size_t k = 0; k < 2 + sizeof ms / sizeof ms[0] && pe->n < PREP_MAX; k++) {
+    for (size_t k = 0; k < 2 + sizeof ms / sizeof ms[0] && pe->n < PREP_MAX; k++) {
             prep_cand *c = &pe->c[pe->n];
             c->q = *q;
-            c->swapped = swap;
             c->given_ms = k == 0;
             if (k == 1 && !three)
                 continue;
@@ -191,8 +193,6 @@ static rd_status prep_evaluate(rd_model *m, const an_quant_opts *q, const char *
                 set_imagenet(&c->q, m);
             else if (k >= 2)
                 set_mean_std(&c->q, m, ms[k - 2][0], ms[k - 2][1]);
-            if (swap)
-                toggle_rgb2bgr(&c->q, q, n_in);
             ms_label(&c->q, c->ms, sizeof c->ms);
             rd_tensor *x = NULL;
             size_t n = 0;
@@ -215,6 +215,33 @@ static rd_status prep_evaluate(rd_model *m, const an_quant_opts *q, const char *
             if (pe->c[k].fit[i] < pe->c[pe->best[i]].fit[i])
                 pe->best[i] = k;
     }
+    if (!three)
+        return RD_OK;
+    /* the first layer hardly tells R from B (its filters are mostly luminance): every BatchNormalization can */
+    size_t first = 0;
+    for (size_t i = 0; i < n_in && i < RD_MAX_MODEL_INPUTS; i++)
+        if (pe->has_site[i]) {
+            first = i;
+            break;
+        }
+    const prep_cand *ms_best = &pe->c[pe->best[first]];
+    snprintf(pe->rgb_ms, sizeof pe->rgb_ms, "%s", ms_best->ms);
+    for (int swap = 0; swap <= 1; swap++) {
+        an_quant_opts qq = ms_best->q;
+        if (swap)
+            toggle_rgb2bgr(&qq, q, n_in);
+        rd_tensor *x = NULL;
+        size_t n = 0;
+        rd_status st = an_quant_load_samples(&qq, m, inputs, n_inputs, samples, NULL, &x, &n, err);
+        if (st == RD_OK)
+            st = an_diag_bn_fit_all(m, x, n, &pe->rgb_fit[swap], &pe->rgb_layers, err);
+        for (size_t j = 0; x && j < n * n_in; j++)
+            rd_tensor_fini(&x[j]);
+        free(x);
+        if (st != RD_OK)
+            return rd_error_prefix(err, "RGB/BGR check");
+    }
+    pe->rgb_checked = true;
     return RD_OK;
 }
 
@@ -235,7 +262,7 @@ typedef struct finding {
 static size_t prep_findings(const prep_eval *pe, const rd_model *m, const an_quant_opts *q, finding *f, size_t nf)
 {
     size_t n = 0;
-    for (size_t i = 0; i < rd_model_input_count(m) && i < RD_MAX_MODEL_INPUTS && n + 2 <= nf; i++) {
+    for (size_t i = 0; i < rd_model_input_count(m) && i < RD_MAX_MODEL_INPUTS && n < nf; i++) {
         if (!pe->has_site[i] || pe->n == 0)
             continue;
         const prep_cand *given = &pe->c[0], *best = &pe->c[pe->best[i]];
@@ -243,35 +270,24 @@ static size_t prep_findings(const prep_eval *pe, const rd_model *m, const an_qua
             continue;
         rd_value_info vi;
         rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
-        /* the best mean/std in the given channel order, then whether the order matters on top */
-        const prep_cand *same_order = given;
-        for (size_t k = 0; k < pe->n; k++)
-            if (!pe->c[k].swapped && pe->c[k].fit[i] < same_order->fit[i])
-                same_order = &pe->c[k];
-        const prep_cand *ms_ref = best->swapped ? NULL : best;
-        for (size_t k = 0; best->swapped && k < pe->n; k++) /* the same mean/std, not swapped */
-            if (!pe->c[k].swapped && strcmp(pe->c[k].ms, best->ms) == 0)
-                ms_ref = &pe->c[k];
-        if (!best->given_ms && ms_ref && ms_ref->fit[i] * PREP_FIT_RATIO < given->fit[i]) {
-            snprintf(f[n].what, sizeof f[n].what, "mean/std");
-            snprintf(f[n].evidence, sizeof f[n].evidence,
-                     "input '%s' with %s fits the BatchNormalization after '%s' at %.3g nats (median KL per "
-                     "channel); with %s at %.3g",
-                     vi.name, given->ms, pe->site[i].conv_name, given->fit[i], same_order->ms, same_order->fit[i]);
-            snprintf(f[n].fix, sizeof f[n].fix, "%s (mean_values/std_values)", same_order->ms);
-            n++;
-        }
-        if (best->swapped && ms_ref && best->fit[i] * PREP_FIT_RATIO < ms_ref->fit[i]) {
-            snprintf(f[n].what, sizeof f[n].what, "RGB/BGR swapped");
-            snprintf(f[n].evidence, sizeof f[n].evidence,
-                     "input '%s' with %s fits the BatchNormalization after '%s' at %.3g nats with the channels "
-                     "as given (--rgb2bgr %s), at %.3g with R and B swapped",
-                     vi.name, best->ms, pe->site[i].conv_name, ms_ref->fit[i], q->cfg.rgb2bgr[i] ? "on" : "off",
-                     best->fit[i]);
-            snprintf(f[n].fix, sizeof f[n].fix, "%s (quant_img_RGB2BGR: %s)",
-                     q->cfg.rgb2bgr[i] ? "drop --rgb2bgr" : "--rgb2bgr", q->cfg.rgb2bgr[i] ? "false" : "true");
-            n++;
-        }
+        snprintf(f[n].what, sizeof f[n].what, "mean/std");
+        snprintf(f[n].evidence, sizeof f[n].evidence,
+                 "input '%s' with %s fits the BatchNormalization after '%s' at %.3g nats (median KL per channel); "
+                 "with %s at %.3g",
+                 vi.name, given->ms, pe->site[i].conv_name, given->fit[i], best->ms, best->fit[i]);
+        snprintf(f[n].fix, sizeof f[n].fix, "%s (mean_values/std_values)", best->ms);
+        n++;
+    }
+    if (pe->rgb_checked && n < nf && pe->rgb_fit[1] * PREP_FIT_RATIO < pe->rgb_fit[0]) {
+        bool on = q->cfg.rgb2bgr[0];
+        snprintf(f[n].what, sizeof f[n].what, "RGB/BGR swapped");
+        snprintf(f[n].evidence, sizeof f[n].evidence,
+                 "with %s the %zu BatchNormalizations fit at %.3g nats (mean of their median KL) with the channels as "
+                 "given (--rgb2bgr %s), at %.3g with R and B swapped",
+                 pe->rgb_ms, pe->rgb_layers, pe->rgb_fit[0], on ? "on" : "off", pe->rgb_fit[1]);
+        snprintf(f[n].fix, sizeof f[n].fix, "%s (quant_img_RGB2BGR: %s)", on ? "drop --rgb2bgr" : "--rgb2bgr",
+                 on ? "false" : "true");
+        n++;
     }
     return n;
 }
@@ -399,19 +415,21 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
         snprintf(fd[nf].fix, sizeof fd[nf].fix, "--method channel (quantized_method: channel)");
         nf++;
     }
-    /* the algorithm: only the outputs can tell whether clipping the tails pays */
-    for (size_t i = v_algo; i < nv && nf < 8; i++) {
-        if (q->cfg.algorithm != RD_QALGO_NORMAL || !removes_half(&v[0], &v[i]))
-            continue;
-        double narrow = an_diag_range_log2_ratio(v[i].sim, v[0].sim);
-        snprintf(fd[nf].what, sizeof fd[nf].what, "normal calibration (min/max)");
+    /* the algorithm: only the outputs can tell whether clipping the tails pays (the golden is the given one) */
+    size_t algo_best = 0;
+    for (size_t i = v_algo; i < nv; i++)
+        if (removes_half(&v[0], &v[i]) && (algo_best == 0 || v[i].score.cos > v[algo_best].score.cos))
+            algo_best = i;
+    if (algo_best && nf < 8) {
+        double ratio = an_diag_range_log2_ratio(v[algo_best].sim, v[0].sim);
+        snprintf(fd[nf].what, sizeof fd[nf].what, "calibration algorithm %s", rd_qalgo_name(q->cfg.algorithm));
         snprintf(fd[nf].evidence, sizeof fd[nf].evidence,
-                 "%s's ranges are %.3gx the min/max ones at the median tensor (tails clipped); output cosine "
-                 "%.5f -> %.5f",
-                 rd_qalgo_name(v[i].q.cfg.algorithm), exp2(narrow), v[0].score.cos, v[i].score.cos);
-        snprintf(fd[nf].fix, sizeof fd[nf].fix, "--algorithm %s (quantized_algorithm)", rd_qalgo_name(v[i].q.cfg.algorithm));
+                 "%s's ranges are %.3gx %s's at the median tensor; output cosine %.5f -> %.5f (SQNR %.1f -> %.1f dB)",
+                 rd_qalgo_name(v[algo_best].q.cfg.algorithm), exp2(ratio), rd_qalgo_name(q->cfg.algorithm),
+                 v[0].score.cos, v[algo_best].score.cos, v[0].score.sqnr_db, v[algo_best].score.sqnr_db);
+        snprintf(fd[nf].fix, sizeof fd[nf].fix, "--algorithm %s (quantized_algorithm)",
+                 rd_qalgo_name(v[algo_best].q.cfg.algorithm));
         nf++;
-        break;
     }
     (void)golden_same;
 
@@ -440,12 +458,20 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
                 rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
                 cJSON_AddStringToObject(o, "input", vi.name);
                 cJSON_AddStringToObject(o, "mean_std", pe->c[k].ms);
-                cJSON_AddBoolToObject(o, "rgb2bgr", pe->c[k].q.cfg.rgb2bgr[i]);
                 cJSON_AddNumberToObject(o, "kl_nats", pe->c[k].fit[i]);
                 cJSON_AddItemToArray(pre, o);
             }
+        if (pe->rgb_checked) {
+            cJSON *rgb = cJSON_AddObjectToObject(root, "rgb_bgr_fit");
+            cJSON_AddStringToObject(rgb, "mean_std", pe->rgb_ms);
+            cJSON_AddNumberToObject(rgb, "batchnorm_layers", (double)pe->rgb_layers);
+            cJSON_AddNumberToObject(rgb, "kl_as_given", pe->rgb_fit[0]);
+            cJSON_AddNumberToObject(rgb, "kl_swapped", pe->rgb_fit[1]);
+        }
         cJSON *cal = cJSON_AddObjectToObject(root, "calibration");
         cJSON_AddNumberToObject(cal, "clipped_share", v[0].clip.share);
+        cJSON_AddNumberToObject(cal, "clipped_share_worst_tensor", v[0].clip.worst_share);
+        cJSON_AddStringToObject(cal, "worst_tensor", v[0].clip.worst);
         if (v[v_self].ok)
             cJSON_AddNumberToObject(cal, "clipped_share_self_calibrated", v[v_self].clip.share);
         if (isfinite(range_log2))
@@ -487,15 +513,19 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
         for (size_t k = 0; k < pe->n; k++)
             for (size_t i = 0; i < n_in && i < RD_MAX_MODEL_INPUTS; i++)
                 if (pe->has_site[i])
-                    fprintf(ctx->out, "  %-34s %-12s %10.4g%s\n", pe->c[k].ms,
-                            pe->c[k].q.cfg.rgb2bgr[i] ? "--rgb2bgr" : "", pe->c[k].fit[i],
+                    fprintf(ctx->out, "  %-60s %10.4g%s\n", pe->c[k].ms, pe->c[k].fit[i],
                             k == 0 ? "  (as given)" : "");
+        if (pe->rgb_checked)
+            fprintf(ctx->out, "  every BatchNormalization (%zu, mean of their median KL) with %s: %.4g channels as "
+                              "given, %.4g R and B swapped\n",
+                    pe->rgb_layers, pe->rgb_ms, pe->rgb_fit[0], pe->rgb_fit[1]);
     } else
         fprintf(ctx->out, "\npreprocessing: no Conv + BatchNormalization right after an input, so mean/std and "
                           "RGB/BGR cannot be checked\n");
-    fprintf(ctx->out, "\ncalibration: %.3g%% of the analysed int8 activation values clipped (%.3g%% when calibrated "
-                      "on them), median range %.3gx theirs\n",
-            100 * v[0].clip.share, v[v_self].ok ? 100 * v[v_self].clip.share : NAN, exp2(range_log2));
+    fprintf(ctx->out, "\ncalibration: %.3g%% of the analysed int8 activation values clipped (worst '%s' %.3g%%; %.3g%% "
+                      "when calibrated on them), median range %.3gx theirs\n",
+            100 * v[0].clip.share, v[0].clip.worst, 100 * v[0].clip.worst_share,
+            v[v_self].ok ? 100 * v[v_self].clip.share : NAN, exp2(range_log2));
     if (isfinite(ws.worst))
         fprintf(ctx->out, "weights: widest channel spread %.3gx (%s); %zu of %zu layers above %gx\n", ws.worst, ws.layer,
                 ws.n_over, ws.n_layers, AN_DIAG_WSPREAD_HIGH);
