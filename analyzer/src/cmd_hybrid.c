@@ -105,7 +105,8 @@ static const char *const ABOUT =
     "            OUT.quantization.cfg plus the accuracy report of that config in OUT's folder. Exit 3\n"
     "            when even float16 everywhere misses the target.\n"
     "  diagnose  re-runs with the usual configuration mistakes fixed (RGB/BGR, mean/std, calibration\n"
-    "            set, per-tensor weights, algorithm) and names the one that restores the outputs.\n"
+    "            set, per-tensor weights, algorithm) and names each mistake the evidence shows (input\n"
+    "            statistics against BatchNormalization, clipping, weight spread, output cosine).\n"
     "  verify    checks from the board's dumps (RKNN_DUMP_QUANT=1 dtypes, else the int8 grid of float32\n"
     "            values) that every tensor of --cfg's custom_quantize_layers ran in float16; exit 1 if not.\n"
     "The analysed samples are --inputs, or --samples N lines of --dataset (also the calibration set).";

@@ -137,7 +137,7 @@ static void values_str(const rd_channel_values *v, char *buf, size_t len)
 }
 
 /* Preprocessing candidates judged by the first BatchNormalization (golden-independent evidence). */
-#define PREP_MAX 12
+#define PREP_MAX 8
 typedef struct prep_cand {
     an_quant_opts q;
     bool given_ms;              /* the given mean/std */
@@ -167,48 +167,61 @@ static void ms_label(const an_quant_opts *q, char *buf, size_t len)
     snprintf(buf, len, "mean %s, std %s", q->cfg.n_mean ? m : "0", q->cfg.n_std ? s : "1");
 }
 
+/* The analysed samples prepared with q: the first-layer fit of every input with a site, or the fit of every
+ * BatchNormalization (all_fit non-NULL). */
+static rd_status load_and_fit(rd_model *m, const an_quant_opts *q, const char *const *inputs, size_t n_inputs,
+                              size_t samples, const prep_eval *pe, double *fit, double *all_fit, size_t *n_layers,
+                              rd_error *err)
+{
+    size_t n_in = rd_model_input_count(m), n = 0;
+    rd_tensor *x = NULL;
+    rd_status st = an_quant_load_samples(q, m, inputs, n_inputs, samples, NULL, &x, &n, err);
+    for (size_t i = 0; !all_fit && i < n_in && i < RD_MAX_MODEL_INPUTS; i++) {
+        fit[i] = NAN;
+        if (st == RD_OK && pe->has_site[i])
+            st = an_diag_bn_fit(m, &pe->site[i], x, n, &fit[i], err);
+    }
+    if (st == RD_OK && all_fit)
+        st = an_diag_bn_fit_all(m, x, n, all_fit, n_layers, err);
+    for (size_t j = 0; x && j < n * n_in; j++)
+        rd_tensor_fini(&x[j]);
+    free(x);
+    return st;
+}
+
 static rd_status prep_evaluate(rd_model *m, const an_quant_opts *q, const char *const *inputs, size_t n_inputs,
                                size_t samples, prep_eval *pe, rd_error *err)
 {
-    size_t n_in = rd_model_input_count(m);
-    bool three = false;
-    for (size_t i = 0; i < n_in && i < RD_MAX_MODEL_INPUTS; i++) {
+    size_t n_in = rd_model_input_count(m), first = 0;
+    bool three = false; /* a 3-channel input with a site: ImageNet's values and RGB/BGR apply */
+    for (size_t i = n_in < RD_MAX_MODEL_INPUTS ? n_in : RD_MAX_MODEL_INPUTS; i-- > 0;) {
         pe->has_site[i] = an_diag_bn_find(m, i, &pe->site[i]);
-        pe->any_site = pe->any_site || pe->has_site[i];
-        three = three || (pe->has_site[i] && pe->site[i].n_ch > 0 && q->cfg.mean[i].n == 3);
+        if (!pe->has_site[i])
+            continue;
+        pe->any_site = true;
+        first = i;
         rd_value_info vi;
         rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
-        three = three || (pe->has_site[i] && vi.rank >= 2 && vi.dims[1] == 3);
+        three = three || (vi.rank >= 2 && vi.dims[1] == 3);
     }
     if (!pe->any_site)
         return RD_OK;
     static const float ms[][2] = {{0.0f, 1.0f}, {0.0f, 255.0f}, {127.5f, 127.5f}, {127.5f, 1.0f}};
     for (size_t k = 0; k < 2 + sizeof ms / sizeof ms[0] && pe->n < PREP_MAX; k++) {
-            prep_cand *c = &pe->c[pe->n];
-            c->q = *q;
-            c->given_ms = k == 0;
-            if (k == 1 && !three)
-                continue;
-            if (k == 1)
-                set_imagenet(&c->q, m);
-            else if (k >= 2)
-                set_mean_std(&c->q, m, ms[k - 2][0], ms[k - 2][1]);
-            ms_label(&c->q, c->ms, sizeof c->ms);
-            rd_tensor *x = NULL;
-            size_t n = 0;
-            rd_status st = an_quant_load_samples(&c->q, m, inputs, n_inputs, samples, NULL, &x, &n, err);
-            for (size_t i = 0; i < n_in && i < RD_MAX_MODEL_INPUTS; i++) {
-                c->fit[i] = NAN;
-                if (st == RD_OK && pe->has_site[i])
-                    st = an_diag_bn_fit(m, &pe->site[i], x, n, &c->fit[i], err);
-            }
-            for (size_t j = 0; x && j < n * n_in; j++)
-                rd_tensor_fini(&x[j]);
-            free(x);
-            if (st != RD_OK)
-                return rd_error_prefix(err, "preprocessing check (%s)", c->ms);
-            pe->n++;
-        }
+        if (k == 1 && !three)
+            continue;
+        prep_cand *c = &pe->c[pe->n];
+        c->q = *q;
+        c->given_ms = k == 0;
+        if (k == 1)
+            set_imagenet(&c->q, m);
+        else if (k >= 2)
+            set_mean_std(&c->q, m, ms[k - 2][0], ms[k - 2][1]);
+        ms_label(&c->q, c->ms, sizeof c->ms);
+        if (load_and_fit(m, &c->q, inputs, n_inputs, samples, pe, c->fit, NULL, NULL, err) != RD_OK)
+            return rd_error_prefix(err, "preprocessing check (%s)", c->ms);
+        pe->n++;
+    }
     for (size_t i = 0; i < n_in && i < RD_MAX_MODEL_INPUTS; i++) {
         pe->best[i] = 0;
         for (size_t k = 1; k < pe->n; k++)
@@ -218,27 +231,14 @@ static rd_status prep_evaluate(rd_model *m, const an_quant_opts *q, const char *
     if (!three)
         return RD_OK;
     /* the first layer hardly tells R from B (its filters are mostly luminance): every BatchNormalization can */
-    size_t first = 0;
-    for (size_t i = 0; i < n_in && i < RD_MAX_MODEL_INPUTS; i++)
-        if (pe->has_site[i]) {
-            first = i;
-            break;
-        }
     const prep_cand *ms_best = &pe->c[pe->best[first]];
     snprintf(pe->rgb_ms, sizeof pe->rgb_ms, "%s", ms_best->ms);
     for (int swap = 0; swap <= 1; swap++) {
         an_quant_opts qq = ms_best->q;
         if (swap)
             toggle_rgb2bgr(&qq, q, n_in);
-        rd_tensor *x = NULL;
-        size_t n = 0;
-        rd_status st = an_quant_load_samples(&qq, m, inputs, n_inputs, samples, NULL, &x, &n, err);
-        if (st == RD_OK)
-            st = an_diag_bn_fit_all(m, x, n, &pe->rgb_fit[swap], &pe->rgb_layers, err);
-        for (size_t j = 0; x && j < n * n_in; j++)
-            rd_tensor_fini(&x[j]);
-        free(x);
-        if (st != RD_OK)
+        if (load_and_fit(m, &qq, inputs, n_inputs, samples, pe, NULL, &pe->rgb_fit[swap], &pe->rgb_layers, err) !=
+            RD_OK)
             return rd_error_prefix(err, "RGB/BGR check");
     }
     pe->rgb_checked = true;
@@ -431,7 +431,6 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
                  rd_qalgo_name(v[algo_best].q.cfg.algorithm));
         nf++;
     }
-    (void)golden_same;
 
     if (json) {
         cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray();
