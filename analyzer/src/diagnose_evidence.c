@@ -320,7 +320,8 @@ rd_status an_diag_bn_fit_all(rd_model *m, const rd_tensor *x, size_t n_samples, 
     for (size_t i = 0; i < nn && st == RD_OK; i++) {
         rd_node_info ni;
         rd_model_node(m, i, &ni);
-        if (strcmp(ni.op_type, "BatchNormalization") != 0 || ni.n_inputs < 5 || ni.inputs[0] < 0)
+        if (strcmp(ni.op_type, "BatchNormalization") != 0 || ni.n_inputs < 5 || ni.inputs[0] < 0 ||
+            ni.inputs[3] < 0 || ni.inputs[4] < 0)
             continue;
         rd_value_info mi;
         rd_model_value(m, (size_t)ni.inputs[3], &mi);

@@ -367,6 +367,8 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
         v[i].ok = measure_variant(m, &v[i], inputs, n_inputs, samples, threads, &e) == RD_OK;
         if (!v[i].ok)
             snprintf(v[i].error, sizeof v[i].error, "%s", e.msg);
+        if (i == 0 && !v[i].ok)
+            break; /* the configuration as given fails: nothing to compare with */
     }
     int rc = AN_EXIT_OK;
     if (!v[0].ok) {
