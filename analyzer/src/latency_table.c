@@ -271,8 +271,9 @@ static rd_status load_log(const char *path, const char *text, size_t len, const 
         st = rd_errorf(err, RD_E_NOTFOUND, "%s: none of the %zu layer rows names a node or tensor of the model (the log "
                        "of another model?): %s", path, log.n_rows, ignored);
     if (st == RD_OK && errs) {
-        fprintf(errs, "latency: %s: board log, %d run%s (times averaged), %zu rows matched (%zu int8 and %zu float16 "
-                "times of candidates", path, log.n_tables, log.n_tables == 1 ? "" : "s", matched, times[P8], times[P16]);
+        fprintf(errs, "latency: %s: board log, %d run%s, %zu rows matched (%zu int8 and %zu float16 times of "
+                "candidates", path, log.n_tables, log.n_tables == 1 ? "" : "s (times averaged)", matched, times[P8],
+                times[P16]);
         if (count[FATE_MATCHED_BASE])
             fprintf(errs, "; %zu through the node before '#'", count[FATE_MATCHED_BASE]);
         if (count[FATE_NOT_CAND])
