@@ -49,8 +49,7 @@ static const an_optspec hybrid_opts[] = {
     {OPT_TARGET_SQNR, "target-sqnr", 0, "DB", "search: and its SQNR must reach DB"},
     {OPT_MAX_FLOAT, "max-float", 0, "N", "search: at most N float16 tensors (default 64)"},
     {OPT_COST, "cost", 0, "macs", "search: cost of a float16 tensor: MACs run in float16 (default)"},
-    {OPT_LATENCY, "latency-table", 0, "FILE", "search: cost in ms from the board's RKNN_LOG_LEVEL=4 log, or a CSV "
-     "tensor,milliseconds_int8,milliseconds_float16 (repeat: the int8 and the float16 build's logs are merged)"},
+    {OPT_LATENCY, "latency-table", 0, "FILE", "search: cost in ms: a board RKNN_LOG_LEVEL=4 log or a CSV (repeat: int8 + fp16 logs)"},
     {OPT_OUTPUT, "output", 'o', "FILE", "search: the .quantization.cfg to write (its folder gets the accuracy report)"},
     {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE", "search: the toolkit's step-1 cfg: only its keys, under its names"},
     {OPT_THREADS, "threads", 0, "N", "threads per simulator run (default 2)"},
