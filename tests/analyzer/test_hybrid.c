@@ -265,6 +265,26 @@ static void test_search_latency_log(void)
     CU_ASSERT_PTR_NULL(strstr(r.out, "estimated"));
     rd_test_cli_free(&r);
 
+    /* the float16 log without relu2's group: its cost is estimated (median float16/int8 ratio of the others,
+       1.5, 1.8, 3, 3 -> 2.4: 0.2 ms x 1.4) and the result says so */
+    fp16_rows[2].op = "Reshape";
+    fp16_rows[2].full_name = "Reshape:relu2_rs_sw"; /* a compiler-made op instead: ignored */
+    f = fopen(log16, "w");
+    lat_fx_write_old(f, fp16_rows, 7);
+    fclose(f);
+    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer",
+                    "--target-cos", "0.999", "--latency-table", log8, "--latency-table", log16, "-o", out, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "float16: relu2 (cost estimated: timed one way only)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "; 1 of these costs estimated)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "estimated cost of 1 candidates timed one way only (relu2)"));
+    const char *add = strstr(r.out, "add      relu2");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(add);
+    char *after = NULL;
+    strtol(add + strlen("add      relu2"), &after, 10);
+    CU_ASSERT_DOUBLE_EQUAL(strtod(after, NULL), 0.2 * 1.4, 1e-6);
+    rd_test_cli_free(&r);
+
     /* the int8 log alone: exit 3, asking for the float16 build's log */
     r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer",
                     "--target-cos", "0.999", "--latency-table", log8, "-o", out, NULL);
