@@ -120,8 +120,9 @@ static rd_status load_csv(const char *path, char *text, const rd_sim *s, const a
         if (!*name || name[0] == '#')
             continue;
         if (!p)
-            return rd_errorf(err, RD_E_PARSE, "%s:%d: expected 'tensor,milliseconds_int8,milliseconds_float16' (a CSV) "
-                             "or the board's RKNN_LOG_LEVEL=4 log with its 'ID OpType ... FullName' table", path, lineno);
+            return rd_errorf(err, RD_E_PARSE, "%s:%d: expected 'tensor,milliseconds_int8,milliseconds_float16' (a "
+                             "CSV) or the board's RKNN_LOG_LEVEL=4 log with its 'ID OpType ... FullName' table",
+                             path, lineno);
         p = csv_field(p, &a);
         p = p ? csv_field(p, &b) : NULL;
         if (p)
@@ -130,8 +131,8 @@ static rd_status load_csv(const char *path, char *text, const rd_sim *s, const a
         if (!b || (extra && *extra) || !parse_ms(a, &ms8) || !parse_ms(b, &ms16)) {
             if (rows == 0 && lineno == 1)
                 continue; /* a header line */
-            return rd_errorf(err, RD_E_PARSE, "%s:%d: expected 'tensor,milliseconds_int8,milliseconds_float16' with two "
-                             "non-negative numbers", path, lineno);
+            return rd_errorf(err, RD_E_PARSE, "%s:%d: expected 'tensor,milliseconds_int8,milliseconds_float16' with "
+                             "two non-negative numbers", path, lineno);
         }
         const char *ours = an_quant_match_name(s, name);
         if (!ours)
@@ -268,8 +269,8 @@ static rd_status load_log(const char *path, const char *text, size_t len, const 
     size_t matched = count[FATE_MATCHED] + count[FATE_MATCHED_BASE] + count[FATE_NOT_CAND];
     size_t n_ignored = log.n_rows - matched;
     if (st == RD_OK && matched == 0)
-        st = rd_errorf(err, RD_E_NOTFOUND, "%s: none of the %zu layer rows names a node or tensor of the model (the log "
-                       "of another model?): %s", path, log.n_rows, ignored);
+        st = rd_errorf(err, RD_E_NOTFOUND, "%s: none of the %zu layer rows names a node or tensor of the model "
+                       "(the log of another model?): %s", path, log.n_rows, ignored);
     if (st == RD_OK && errs) {
         fprintf(errs, "latency: %s: board log, %d run%s, %zu rows matched (%zu int8 and %zu float16 times of "
                 "candidates", path, log.n_tables, log.n_tables == 1 ? "" : "s (times averaged)", matched, times[P8],

@@ -242,9 +242,10 @@ static rd_status parse_row(const char *s, size_t n, const header *h, int lineno,
     copy_word(s, w[h->c_dtype], r->data_type, sizeof r->data_type);
     r->prec = prec_of(r->data_type);
     r->on_npu = h->c_target < 0 || strncasecmp(s + w[h->c_target].start, "NPU", 3) == 0;
-    /* aligned with the header and ending before its FullName column: a blank FullName (seen on some Conv rows) */
-    size_t name_len = t != h->c_time || w[t].start != h->col_start[h->c_time] || last.start >= h->col_start[h->n_cols - 1]
-                          ? last.len : 0;
+    /* a row aligned with the header whose last word starts before the FullName column has a blank
+       FullName (seen on some Conv rows of build logs) */
+    bool aligned = w[t].start == h->col_start[h->c_time];
+    size_t name_len = aligned && last.start < h->col_start[h->n_cols - 1] ? 0 : last.len;
     r->full_name = malloc(name_len + 1);
     if (!r->full_name)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
