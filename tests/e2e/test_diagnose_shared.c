@@ -1,7 +1,8 @@
 /*
- * test_diagnose_shared.c: `rknn-diag hybrid diagnose` names configuration mistakes made on purpose on the real
- * models of ../shared (docs/hybrid.md): ultraface_rfb320 (real weights, expects mean 127, std 128, RGB) analysed
- * on astronaut.png and calibrated on two other photos, and mnist8 on digits written as .npy files.
+ * test_diagnose_shared.c: `rknn-diag hybrid diagnose` names configuration mistakes made on purpose
+ * on the real models of ../shared (docs/hybrid.md): ultraface_rfb320 (real weights, expects mean
+ * 127, std 128, RGB) analysed on astronaut.png and calibrated on two other photos, and mnist8 on
+ * digits written as .npy files.
  */
 #include "../analyzer/cli_capture.h"
 #include "rd_test.h"
@@ -11,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char uf_model[4096], mn_model[4096], astronaut[4096], photos_ds[4200], dark_ds[4200], digit[4200],
-    digits_ds[4200];
+static char uf_model[4096], mn_model[4096], astronaut[4096], photos_ds[4200], dark_ds[4200],
+    digit[4200], digits_ds[4200];
 
 static void write_list(const char *path, const char *const *lines, size_t n)
 {
@@ -64,10 +65,11 @@ static void setup(void)
 }
 
 /* ultraface on astronaut.png, calibrated on ds, with four more arguments */
-static rd_cli_result ultraface(const char *ds, const char *x1, const char *x2, const char *x3, const char *x4)
+static rd_cli_result ultraface(const char *ds, const char *x1, const char *x2, const char *x3,
+                               const char *x4)
 {
-    rd_cli_result r = rd_test_cli("hybrid", "diagnose", uf_model, "--dataset", ds, "-i", astronaut, x1, x2, x3, x4,
-                                  NULL);
+    rd_cli_result r = rd_test_cli("hybrid", "diagnose", uf_model, "--dataset", ds, "-i", astronaut,
+                                  x1, x2, x3, x4, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     return r;
 }
@@ -76,16 +78,14 @@ static void expect(const rd_cli_result *r, const char *what)
 {
     bool found = strstr(r->out, what) != NULL;
     CU_ASSERT(found);
-    if (!found)
-        fprintf(stderr, "expected '%s' in:\n%s\n%s\n", what, r->out, r->errs);
+    if (!found) fprintf(stderr, "expected '%s' in:\n%s\n%s\n", what, r->out, r->errs);
 }
 
 static void expect_none(const rd_cli_result *r)
 {
     bool none = strstr(r->out, "likely mistake:") == NULL;
     CU_ASSERT(none);
-    if (!none)
-        fprintf(stderr, "expected no mistake named:\n%s\n", r->out);
+    if (!none) fprintf(stderr, "expected no mistake named:\n%s\n", r->out);
     expect(r, "no likely configuration mistake");
 }
 
@@ -110,7 +110,8 @@ static void test_mean_std(void)
 static void test_calibration_set(void)
 {
     setup();
-    /* one dark image (the Hubble deep field) calibrates a face detector analysed on a daylight portrait */
+    /* one dark image (the Hubble deep field) calibrates a face detector analysed on a daylight
+     * portrait */
     rd_cli_result r = ultraface(dark_ds, "--mean", "127,127,127", "--std", "128,128,128");
     expect(&r, "likely mistake: calibration set unlike the analysed inputs");
     rd_test_cli_free(&r);
@@ -119,8 +120,9 @@ static void test_calibration_set(void)
 static void test_per_tensor(void)
 {
     setup();
-    rd_cli_result r = rd_test_cli("hybrid", "diagnose", uf_model, "--dataset", photos_ds, "-i", astronaut, "--mean", "127,127,127",
-                    "--std", "128,128,128", "--method", "layer", NULL);
+    rd_cli_result r =
+        rd_test_cli("hybrid", "diagnose", uf_model, "--dataset", photos_ds, "-i", astronaut,
+                    "--mean", "127,127,127", "--std", "128,128,128", "--method", "layer", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     expect(&r, "likely mistake: weights per tensor");
     expect(&r, "Fix: --method channel");
@@ -130,9 +132,11 @@ static void test_per_tensor(void)
 static void test_rgb_bgr_not_claimed(void)
 {
     setup();
-    /* ultraface's BatchNormalizations barely tell R from B (docs/hybrid.md): the check runs, names nothing */
-    rd_cli_result r = rd_test_cli("hybrid", "diagnose", uf_model, "--dataset", photos_ds, "-i", astronaut, "--mean",
-                                  "127,127,127", "--std", "128,128,128", "--rgb2bgr", NULL);
+    /* ultraface's BatchNormalizations barely tell R from B (docs/hybrid.md): the check runs, names
+     * nothing */
+    rd_cli_result r =
+        rd_test_cli("hybrid", "diagnose", uf_model, "--dataset", photos_ds, "-i", astronaut,
+                    "--mean", "127,127,127", "--std", "128,128,128", "--rgb2bgr", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     expect(&r, "every BatchNormalization (35");
     CU_ASSERT_PTR_NULL(strstr(r.out, "likely mistake: RGB/BGR"));
@@ -142,8 +146,8 @@ static void test_rgb_bgr_not_claimed(void)
 static void test_algorithm(void)
 {
     setup();
-    rd_cli_result r = rd_test_cli("hybrid", "diagnose", mn_model, "--dataset", digits_ds, "-i", digit, "--algorithm",
-                                  "kl_divergence", NULL);
+    rd_cli_result r = rd_test_cli("hybrid", "diagnose", mn_model, "--dataset", digits_ds, "-i",
+                                  digit, "--algorithm", "kl_divergence", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     expect(&r, "likely mistake: calibration algorithm kl_divergence");
     expect(&r, "no Conv + BatchNormalization right after an input");
@@ -156,10 +160,12 @@ static void test_algorithm(void)
 
 RD_TEST_REGISTER(diagnose_shared)
 {
-    RD_SUITE("diagnose_shared", {"ultraface configured right: no mistake named", test_correct_names_none},
-             {"ultraface mean 0, std 1: named, fix 127.5/127.5", test_mean_std},
-             {"ultraface calibrated on one dark image: calibration set named", test_calibration_set},
-             {"ultraface per-tensor weights: named", test_per_tensor},
-             {"ultraface --rgb2bgr: checked, not claimed", test_rgb_bgr_not_claimed},
-             {"mnist8 kl_divergence: algorithm named; normal: none", test_algorithm});
+    RD_SUITE(
+        "diagnose_shared",
+        {"ultraface configured right: no mistake named", test_correct_names_none},
+        {"ultraface mean 0, std 1: named, fix 127.5/127.5", test_mean_std},
+        {"ultraface calibrated on one dark image: calibration set named", test_calibration_set},
+        {"ultraface per-tensor weights: named", test_per_tensor},
+        {"ultraface --rgb2bgr: checked, not claimed", test_rgb_bgr_not_claimed},
+        {"mnist8 kl_divergence: algorithm named; normal: none", test_algorithm});
 }
