@@ -211,6 +211,8 @@ static rd_status prep_evaluate(rd_model *m, const an_quant_opts *q, const char *
         else if (k >= 2)
             set_mean_std(&c->q, m, ms[k - 2][0], ms[k - 2][1]);
         ms_label(&c->q, c->ms, sizeof c->ms);
+        if (k > 0 && strcmp(c->ms, pe->c[0].ms) == 0)
+            continue; /* the given values are already row 0 */
         if (load_and_fit(m, &c->q, inputs, n_inputs, samples, pe, c->fit, NULL, NULL, err) != RD_OK)
             return rd_error_prefix(err, "preprocessing check (%s)", c->ms);
         pe->n++;
