@@ -114,7 +114,7 @@ static rd_status load_csv(const char *path, char *text, const rd_sim *s, const a
             *nl = '\0';
         char *next = nl ? nl + 1 : NULL;
         lineno++;
-        char *name, *a, *b, *extra = NULL;
+        char *name, *a = NULL, *b = NULL, *extra = NULL;
         char *p = csv_field(line, &name);
         line = next;
         if (!*name || name[0] == '#')
