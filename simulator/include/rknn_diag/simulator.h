@@ -547,6 +547,20 @@ struct rd_warn_sink;
 rd_status rd_sim_export_qdq(rd_sim *s, void **out_buf, size_t *out_len, const struct rd_warn_sink *notes,
                            rd_error *err);
 
+/** How rd_sim_export_qdq_form writes the layers the INT8 simulator computes in int32. */
+typedef enum rd_qdq_form {
+    RD_QDQ_FORM_QDQ = 0,  /* Conv/Gemm/MatMul on DequantizeLinear weights: the runtime accumulates in float */
+    RD_QDQ_FORM_INTEGER,  /* ConvInteger/MatMulInteger on uint8 codes, int32 bias Added, the accumulator
+                             scaled back in double as the simulator does: the runtime reproduces it exactly */
+} rd_qdq_form;
+
+/**
+ * rd_sim_export_qdq in the given form. In RD_QDQ_FORM_INTEGER, a layer that has no integer ONNX
+ * operator (ConvTranspose, Gemm with transA, ...) stays in QDQ form, and notes says which and why.
+ */
+rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, size_t *out_len,
+                                 const struct rd_warn_sink *notes, rd_error *err);
+
 /** Per-layer facts gathered by the last rd_sim_run (reset at each run). */
 typedef struct rd_sim_layer_stats {
     int64_t fp16_overflow;      /* values that became inf when rounded to float16 */
