@@ -155,10 +155,9 @@ rd_status qdq_scalar_init(qdq_writer *w, const char *name, rd_dtype dt, double v
     return st;
 }
 
-/* from -> QuantizeLinear -> DequantizeLinear -> to, with one activation's parameters; as uint8 with the
-   zero point + 128 (the same values) when u8 is set, which then receives the codes' name. */
+/* from -> QuantizeLinear -> DequantizeLinear -> to, with one activation's parameters. */
 static rd_status add_qdq(qdq_writer *w, const char *base, const char *from, const char *to, float scale, int32_t zp,
-                         char **u8, char **u8_zp, rd_error *err)
+                         rd_error *err)
 {
     char *sn = qdq_fresh_name(w, base, "_scale"), *zn = qdq_fresh_name(w, base, "_zero_point");
     char *qn = qdq_fresh_name(w, base, "_quantized");
@@ -167,13 +166,9 @@ static rd_status add_qdq(qdq_writer *w, const char *base, const char *from, cons
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     rd_status st = qdq_scalar_init(w, sn, RD_DT_F32, scale, err);
     if (st == RD_OK)
-        st = u8 ? qdq_scalar_init(w, zn, RD_DT_U8, zp + 128, err) : qdq_scalar_init(w, zn, RD_DT_I8, zp, err);
+        st = qdq_scalar_init(w, zn, RD_DT_I8, zp, err);
     if (st != RD_OK)
         return st;
-    if (u8) {
-        *u8 = qn;
-        *u8_zp = zn;
-    }
     rd_onnx_add_node(w->b, "QuantizeLinear", qnode, (const char *const[]){from, sn, zn}, 3, (const char *const[]){qn}, 1);
     rd_onnx_add_node(w->b, "DequantizeLinear", dqnode, (const char *const[]){qn, sn, zn}, 3, (const char *const[]){to},
                      1);
@@ -216,9 +211,7 @@ static int tensor_kind(const qdq_writer *w, int v, rd_error *err, rd_status *st)
 static rd_status add_conversion(qdq_writer *w, int v, int kind, const char *from, const char *to, rd_error *err)
 {
     const sim_val_data *d = &w->s->vals[v];
-    bool u8 = w->form == RD_QDQ_FORM_INTEGER; /* integer nodes read the codes: uint8 as ConvInteger wants */
-    return kind == 1 ? add_qdq(w, w->m->values[v].name, from, to, d->scale, d->zero_point, u8 ? &w->u8[v] : NULL,
-                               u8 ? &w->u8_zp[v] : NULL, err)
+    return kind == 1 ? add_qdq(w, w->m->values[v].name, from, to, d->scale, d->zero_point, err)
                      : add_half(w, w->m->values[v].name, from, to, err);
 }
 

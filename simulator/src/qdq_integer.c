@@ -2,7 +2,7 @@
  * qdq_integer.c: the integer form of the QDQ export (RD_QDQ_FORM_INTEGER, docs/numerics.md). Each
  * Conv/Gemm/MatMul that the INT8 simulator accumulates in int32 is written as
  *
- *     QuantizeLinear(x, s_x, zp_x + 128) -> uint8 codes           (the activation's own Q/DQ pair)
+ *     QuantizeLinear(x, s_x, zp_x + 128) -> uint8 codes           (once per activation)
  *     ConvInteger / MatMulInteger(x codes, w codes + 128, zp_x + 128, 128) -> int32
  *     Add(int32 bias)                                             (Conv bias, Gemm's folded C)
  *     Cast(double) -> Mul(s_x) -> Mul(s_w per channel) [-> Mul(alpha) -> Add(beta * C)] -> Cast(float)
@@ -145,13 +145,24 @@ static rd_onnx_node *add_op(qdq_writer *w, const char *op, const char *base, con
     return rd_onnx_add_node(w->b, op, nn, in, n_in, out, 1);
 }
 
-/* The uint8 codes of int8 activation v: its QuantizeLinear, written as uint8 in the integer form. */
+/* The uint8 codes of int8 activation v (QuantizeLinear with zero point + 128: q + 128 exactly). */
 static rd_status codes_of(qdq_writer *w, int v, rd_error *err)
 {
     if (w->u8[v])
         return RD_OK;
-    return rd_errorf(err, RD_E_UNSUPPORTED, "tensor '%s' read by an integer layer has no QuantizeLinear before it",
-                     w->m->values[v].name);
+    const sim_value *val = &w->m->values[v];
+    const sim_val_data *d = &w->s->vals[v];
+    const char *sn, *zn, *out = NULL;
+    rd_status st = add_scalar(w, val->name, "_uint8_scale", RD_DT_F32, d->scale, &sn, err);
+    if (st == RD_OK)
+        st = add_scalar(w, val->name, "_uint8_zero_point", RD_DT_U8, d->zero_point + 128, &zn, err);
+    if (st != RD_OK)
+        return st;
+    if (!add_op(w, "QuantizeLinear", val->name, "_uint8", (const char *const[]){qdq_value_use(w, v), sn, zn}, 3, &out))
+        return nomem(err);
+    w->u8[v] = (char *)out;
+    w->u8_zp[v] = (char *)zn;
+    return RD_OK;
 }
 
 /* The weight codes + 128 as uint8, Gemm's transB=1 [N, K] transposed to MatMulInteger's [K, N]. */
