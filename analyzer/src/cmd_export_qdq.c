@@ -17,8 +17,7 @@ static const an_optspec export_opts[] = {
     {OPT_OUTPUT, "output", 'o', "FILE", "the .onnx model to write (required)"},
     {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
     {OPT_INTEGER, "integer", 0, NULL,
-     "write int8 Conv/Gemm/MatMul as ConvInteger/MatMulInteger with our int32 bias and double rescale, "
-     "so a runtime reproduces our integer arithmetic exactly (default: float Conv on DequantizeLinear)"},
+     "write int8 Conv/Gemm/MatMul as ConvInteger/MatMulInteger (exact in any runtime)"},
     AN_QUANT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
@@ -52,18 +51,20 @@ static int parse_args(an_cmd_ctx *ctx, export_args *a)
             a->model_path = v;
             break;
         case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag export-qdq MODEL.onnx [--cfg FILE | --dataset FILE ...] -o OUT.onnx",
+            an_print_help(ctx->out,
+                          "rknn-diag export-qdq MODEL.onnx [--cfg FILE | --dataset FILE ...] [--integer] -o OUT.onnx",
                           "Writes the model after the compiler passes with QuantizeLinear/DequantizeLinear pairs\n"
                           "carrying our INT8 parameters: after every materialised int8 tensor and graph input,\n"
                           "int8 weights through DequantizeLinear (per channel needs opset 13: the opset is raised\n"
                           "when no operator of the model changes meaning, otherwise the export is refused), Conv\n"
                           "biases as int32, float16 tensors of a hybrid --cfg through Cast. Parameters come from\n"
-                          "--cfg or from calibration on --dataset.\n"
-                          "A runtime then computes Conv/Gemm/MatMul in float on the dequantized values, which\n"
-                          "can flip a code where we accumulate in int32; --integer writes them as\n"
-                          "ConvInteger/MatMulInteger on uint8 codes (opset 10) followed by our rescaling in\n"
-                          "double, so the runtime's result is ours bit for bit. Layers with no integer ONNX\n"
-                          "operator (ConvTranspose, Gemm with transA) stay in QDQ form, with a note.",
+                          "--cfg or from calibration on --dataset.\n\n"
+                          "A runtime computes that Conv/Gemm/MatMul in float on the dequantized values, which\n"
+                          "can flip a code where we accumulate in int32. --integer writes them as\n"
+                          "ConvInteger/MatMulInteger on uint8 codes (opset 10), the int32 bias added, then\n"
+                          "our rescaling in double (Cast, Mul, Cast), so the runtime's result is ours bit for\n"
+                          "bit. Layers with no integer ONNX operator (ConvTranspose, Gemm with transA) stay\n"
+                          "in QDQ form, named in a note. docs/numerics.md has both forms against ONNX Runtime.",
                           export_opts, N_EXPORT_OPTS);
             return AN_EXIT_OK;
         case OPT_OUTPUT:

@@ -432,8 +432,10 @@ static rd_status write_node(qdq_writer *w, int i, int opset, rd_error *err)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
     for (int k = 0; k < n->n_in; k++)
-        in[k] = n->in[k] < 0 ? NULL : k == 1 && w->w_in[i] ? w->w_in[i] : k == 2 && w->b_in[i] ? w->b_in[i]
-                                                                                                : qdq_value_use(w, n->in[k]);
+        in[k] = n->in[k] < 0                ? NULL
+                : k == 1 && w->w_in[i] ? w->w_in[i]
+                : k == 2 && w->b_in[i] ? w->b_in[i]
+                                       : qdq_value_use(w, n->in[k]);
     for (int k = 0; k < extra; k++)
         in[n->n_in + k] = extra_names[k];
     for (int k = 0; k < n->n_out; k++)

@@ -238,7 +238,8 @@ static void write_int_model(const char *path)
         rd_tensor_fini(&t);
     }
     const float lo = 0.0f, hi = 6.0f;
-    rd_tensor tlo = {.dtype = RD_DT_F32, .rank = 0, .data = (void *)&lo}, thi = {.dtype = RD_DT_F32, .rank = 0, .data = (void *)&hi};
+    rd_tensor tlo = {.dtype = RD_DT_F32, .rank = 0, .data = (void *)&lo};
+    rd_tensor thi = {.dtype = RD_DT_F32, .rank = 0, .data = (void *)&hi};
     rd_onnx_add_initializer(b, "lo", &tlo, RD_ONNX_RAW);
     rd_onnx_add_initializer(b, "hi", &thi, RD_ONNX_RAW);
     const int64_t s1[3] = {1, 4, 9}, s2[2] = {4, 4};

@@ -155,8 +155,8 @@ static void test_conv_integer_paths(void)
         rd_tensor tx = H_T(RD_DT_U8, x, 1, C, H, H), tw = H_T(RD_DT_U8, w, M, C / G, K, K);
         rd_tensor txz = H_SCALAR(RD_DT_U8, &xzp), twz = H_SCALAR(RD_DT_U8, &wzp);
         h_run run;
-        CU_ASSERT_EQUAL_FATAL(h_exec(&run, "ConvInteger", 10, attrs, 3, (const rd_tensor *[]){&tx, &tw, &txz, &twz}, 4, 1),
-                              RD_OK);
+        const rd_tensor *in[4] = {&tx, &tw, &txz, &twz};
+        CU_ASSERT_EQUAL_FATAL(h_exec(&run, "ConvInteger", 10, attrs, 3, in, 4, 1), RD_OK);
         CU_ASSERT_FATAL(run.out[0].dims[1] == M && run.out[0].dims[2] == O && run.out[0].dims[3] == O);
         const int32_t *y = run.out[0].data;
         int bad = 0;
