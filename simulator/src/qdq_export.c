@@ -226,10 +226,11 @@ bool qdq_int8_activation(const qdq_writer *w, int v)
     return !val->konst && !val->virtual_out && d->prec == RD_PREC_INT8 && d->quantized && val->dtype == RD_DT_F32;
 }
 
-/* Input 0 of an integer layer is an int8 activation: the simulation computes it with int8 weights. */
-static bool runs_int8(const qdq_writer *w, const sim_node *n)
+/* Node i reads an int8 activation and runs at int8 (not a float16 layer of a hybrid model): the
+   simulation computes it with int8 weights. */
+static bool runs_int8(const qdq_writer *w, int i)
 {
-    return qdq_int8_activation(w, n->in[0]);
+    return qdq_int8_activation(w, w->m->nodes[i].in[0]) && sim_node_precision(w->s, i) == RD_PREC_INT8;
 }
 
 /* Int8 weights of node i as initializer + DequantizeLinear, and a Conv's bias as int32. */
@@ -237,7 +238,7 @@ static rd_status add_weights(qdq_writer *w, int i, bool *fake_quant_note, rd_err
 {
     const sim_node *n = &w->m->nodes[i];
     rd_sim_weights sw;
-    if (w->integer[i] || !runs_int8(w, n) || rd_sim_weights_get(w->s, i, &sw, NULL) != RD_OK)
+    if (w->integer[i] || !runs_int8(w, i) || rd_sim_weights_get(w->s, i, &sw, NULL) != RD_OK)
         return RD_OK;
     const sim_value *wv = &w->m->values[sw.value];
     const rd_tensor *wf = wv->konst;
@@ -348,6 +349,49 @@ static rd_status add_weights(qdq_writer *w, int i, bool *fake_quant_note, rd_err
     return RD_OK;
 }
 
+/* ---- float16 layers' constants ------------------------------------------------------------------ */
+
+/* A float16 layer of a hybrid model reads a float32 constant (weights, bias, ...) rounded to half, as the
+   simulation does: written as a float16 initializer + Cast to float, once per constant. */
+static bool reads_half(const qdq_writer *w, int i, int k)
+{
+    const sim_node *n = &w->m->nodes[i];
+    int v = n->in[k];
+    return v >= 0 && !n->folded && w->m->values[v].konst && w->m->values[v].konst->dtype == RD_DT_F32 &&
+           sim_node_precision(w->s, i) == RD_PREC_FP16;
+}
+
+static rd_status add_half_consts(qdq_writer *w, int i, rd_error *err)
+{
+    const sim_node *n = &w->m->nodes[i];
+    for (int k = 0; k < n->n_in; k++) {
+        if (!reads_half(w, i, k))
+            continue;
+        int v = n->in[k];
+        w->replaced_reads[v]++;
+        if (w->half[v])
+            continue;
+        const sim_value *val = &w->m->values[v];
+        rd_tensor t;
+        rd_status st = rd_tensor_alloc(&t, RD_DT_F16, val->konst->rank, val->konst->dims, err);
+        if (st != RD_OK)
+            return st;
+        int64_t count = rd_tensor_numel(&t);
+        for (int64_t j = 0; j < count; j++)
+            ((uint16_t *)t.data)[j] = rd_f32_to_f16(((const float *)val->konst->data)[j]);
+        char *hn = qdq_fresh_name(w, val->name, "_float16"), *cn = qdq_fresh_name(w, val->name, "_CastToFloat"),
+             *out = qdq_fresh_name(w, val->name, "_float16_as_float");
+        st = hn && cn && out ? rd_onnx_add_initializer(w->b, hn, &t, RD_ONNX_RAW) : rd_errorf(err, RD_E_NOMEM, "out of memory");
+        rd_tensor_fini(&t);
+        if (st != RD_OK)
+            return st;
+        rd_onnx_attr_int(rd_onnx_add_node(w->b, "Cast", cn, (const char *const[]){hn}, 1, (const char *const[]){out}, 1),
+                         "to", RD_DT_F32);
+        w->half[v] = out;
+    }
+    return RD_OK;
+}
+
 /* ---- the model ---------------------------------------------------------------------------------- */
 
 static rd_status add_io(rd_onnx_builder *b, const sim_value *v, bool output)
@@ -435,6 +479,7 @@ static rd_status write_node(qdq_writer *w, int i, int opset, rd_error *err)
         in[k] = n->in[k] < 0                ? NULL
                 : k == 1 && w->w_in[i] ? w->w_in[i]
                 : k == 2 && w->b_in[i] ? w->b_in[i]
+                : reads_half(w, i, k)  ? w->half[n->in[k]]
                                        : qdq_value_use(w, n->in[k]);
     for (int k = 0; k < extra; k++)
         in[n->n_in + k] = extra_names[k];
@@ -540,9 +585,10 @@ rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, si
     w.integer = sim_calloc_array(nn, sizeof *w.integer);
     w.u8 = sim_calloc_array(nv, sizeof *w.u8);
     w.u8_zp = sim_calloc_array(nv, sizeof *w.u8_zp);
+    w.half = sim_calloc_array(nv, sizeof *w.half);
     int *reads = sim_calloc_array(nv, sizeof *reads);
     rd_status st = RD_OK;
-    if (!w.src || !w.use || !w.w_in || !w.b_in || !w.replaced_reads || !w.integer || !w.u8 || !w.u8_zp ||
+    if (!w.src || !w.use || !w.w_in || !w.b_in || !w.replaced_reads || !w.integer || !w.u8 || !w.u8_zp || !w.half ||
         !reads)
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     if (st == RD_OK && form == RD_QDQ_FORM_INTEGER)
@@ -560,7 +606,7 @@ rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, si
     if (st == RD_OK) {
         rd_sim_weights sw;
         for (int i = 0; i < m->n_nodes; i++)
-            if (!w.integer[i] && runs_int8(&w, &m->nodes[i]) && rd_sim_weights_get(s, i, &sw, NULL) == RD_OK &&
+            if (!w.integer[i] && runs_int8(&w, i) && rd_sim_weights_get(s, i, &sw, NULL) == RD_OK &&
                 sw.n_scale > 1 &&
                 sw.group == 1)
                 per_channel = true;
@@ -573,6 +619,8 @@ rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, si
     /* weights first: their DequantizeLinear nodes and initializers precede every reader */
     for (int i = 0; i < m->n_nodes && st == RD_OK; i++)
         st = add_weights(&w, i, &fake_quant, err);
+    for (int i = 0; i < m->n_nodes && st == RD_OK; i++)
+        st = add_half_consts(&w, i, err);
     if (st == RD_OK) {
         count_reads(m, reads);
         st = write_graph(&w, opset, reads, err);
@@ -596,6 +644,7 @@ rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, si
     free(w.integer);
     free(w.u8);
     free(w.u8_zp);
+    free(w.half);
     free(reads);
     return st;
 }

@@ -273,17 +273,56 @@ static void write_int_model(const char *path)
     rd_onnx_builder_destroy(b);
 }
 
+/* Exports model with cfg in the integer form and runs it with our FP32 reference against the INT8 simulator
+   on three samples: the first `exact` outputs must be bit-identical, all cosine >= 0.9999. */
+static void check_int_export(const char *dir, const char *model, const char *cfg, const char *qdq, int exact)
+{
+    char dump[4200], path[4300];
+    snprintf(dump, sizeof dump, "%s/sim", dir);
+    rd_cli_result r = rd_test_cli("export-qdq", model, "--cfg", cfg, "-o", qdq, "--integer", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    rd_test_cli_free(&r);
+    rd_error err;
+    rd_model *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(rd_model_load(qdq, NULL, &m, &err), RD_OK);
+    for (int k = 0; k < 3; k++) { /* two calibration samples and one the calibration never saw */
+        snprintf(path, sizeof path, "%s/s%d.npy", dir, k);
+        r = rd_test_cli("run", model, "-i", path, "-p", "int8", "--cfg", cfg, "--outputs-only", "-q", "-o", dump, NULL);
+        CU_ASSERT_EQUAL_FATAL(r.code, 0);
+        rd_test_cli_free(&r);
+        rd_tensor x, y[3], want;
+        CU_ASSERT_EQUAL_FATAL(rd_npy_load(path, &x, &err), RD_OK);
+        CU_ASSERT_EQUAL_FATAL(rd_model_run(m, &x, 1, NULL, y, 3, &err), RD_OK);
+        for (int o = 0; o < 3; o++) {
+            snprintf(path, sizeof path, "%s/%d.npy", dump, o);
+            CU_ASSERT_EQUAL_FATAL(rd_npy_load(path, &want, &err), RD_OK);
+            CU_ASSERT_EQUAL_FATAL(rd_tensor_nbytes(&want), rd_tensor_nbytes(&y[o]));
+            double c = cosine(&want, &y[o]);
+            bool same = memcmp(want.data, y[o].data, rd_tensor_nbytes(&want)) == 0;
+            if (o < exact)
+                CU_ASSERT(same); /* integer layers only: exact */
+            CU_ASSERT(c >= 0.9999); /* y3 of the int8 model: a ConvTranspose the runtime computes in float */
+            if (!same)
+                fprintf(stderr, "export-qdq --integer, sample %d, output y%d: cos %.7f\n", k, o + 1, c);
+            rd_tensor_fini(&want);
+            rd_tensor_fini(&y[o]);
+        }
+        rd_tensor_fini(&x);
+    }
+    rd_model_destroy(m);
+}
+
 /* export-qdq --integer: ConvInteger/MatMulInteger in place of every integer layer but the ConvTranspose,
-   and our FP32 reference running it equals the INT8 simulator bit for bit where the layers are integer. */
+   and our FP32 reference running it equals the INT8 simulator bit for bit where the layers are integer;
+   with d in float16 (hybrid), where the float16 layers read their constants rounded to half, everywhere. */
 static void test_export_integer(void)
 {
     char *dir = rd_test_tmpdir("qtools_int");
-    char model[4200], ds[4200], cfg[4200], qdq[4200], dump[4200], path[4300];
+    char model[4200], ds[4200], cfg[4200], qdq[4200], path[4300];
     snprintf(model, sizeof model, "%s/model.onnx", dir);
     snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
     snprintf(cfg, sizeof cfg, "%s/m.cfg", dir);
     snprintf(qdq, sizeof qdq, "%s/int.onnx", dir);
-    snprintf(dump, sizeof dump, "%s/sim", dir);
     write_int_model(model);
     for (int k = 0; k < 3; k++) {
         rd_tensor x;
@@ -308,34 +347,18 @@ static void test_export_integer(void)
     CU_ASSERT_PTR_NULL(strstr(r.out, "Gemm"));
     CU_ASSERT_PTR_NULL(strstr(r.out, "UNSUPPORTED"));
     rd_test_cli_free(&r);
-    rd_error err;
-    rd_model *m = NULL;
-    CU_ASSERT_EQUAL_FATAL(rd_model_load(qdq, NULL, &m, &err), RD_OK);
-    for (int k = 0; k < 3; k++) { /* two calibration samples and one the calibration never saw */
-        snprintf(path, sizeof path, "%s/s%d.npy", dir, k);
-        r = rd_test_cli("run", model, "-i", path, "-p", "int8", "--cfg", cfg, "--outputs-only", "-q", "-o", dump, NULL);
-        CU_ASSERT_EQUAL_FATAL(r.code, 0);
-        rd_test_cli_free(&r);
-        rd_tensor x, y[3], want;
-        CU_ASSERT_EQUAL_FATAL(rd_npy_load(path, &x, &err), RD_OK);
-        CU_ASSERT_EQUAL_FATAL(rd_model_run(m, &x, 1, NULL, y, 3, &err), RD_OK);
-        for (int o = 0; o < 3; o++) {
-            snprintf(path, sizeof path, "%s/%d.npy", dump, o);
-            CU_ASSERT_EQUAL_FATAL(rd_npy_load(path, &want, &err), RD_OK);
-            CU_ASSERT_EQUAL_FATAL(rd_tensor_nbytes(&want), rd_tensor_nbytes(&y[o]));
-            double c = cosine(&want, &y[o]);
-            bool same = memcmp(want.data, y[o].data, rd_tensor_nbytes(&want)) == 0;
-            if (o < 2)
-                CU_ASSERT(same); /* integer layers only: exact */
-            CU_ASSERT(c >= 0.9999); /* y3 comes from a ConvTranspose the runtime accumulates in float */
-            if (!same)
-                fprintf(stderr, "export-qdq --integer, sample %d, output y%d: cos %.7f\n", k, o + 1, c);
-            rd_tensor_fini(&want);
-            rd_tensor_fini(&y[o]);
-        }
-        rd_tensor_fini(&x);
-    }
-    rd_model_destroy(m);
+    check_int_export(dir, model, cfg, qdq, 2);
+    /* hybrid: d in float16 (the depthwise Conv then runs on half weights), read by int8 and float layers */
+    char *text = read_text(cfg);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    const char *head = "custom_quantize_layers: {}\n";
+    CU_ASSERT_FATAL(strncmp(text, head, strlen(head)) == 0);
+    char *hybrid = malloc(strlen(text) + 64);
+    snprintf(hybrid, strlen(text) + 64, "custom_quantize_layers:\n    d: float16\n%s", text + strlen(head));
+    write_text(cfg, hybrid);
+    free(hybrid);
+    free(text);
+    check_int_export(dir, model, cfg, qdq, 3);
     free(dir);
 }
 
