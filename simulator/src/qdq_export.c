@@ -6,7 +6,8 @@
  * tensors the simulation materialises: a Conv and its fused Relu run on float values in between, as
  * our integer Conv hands its unrequantized result to the activation. A materialised tensor keeps its
  * name on the dequantized side (the producer writes NAME_prequant), so consumers and graph outputs are
- * untouched; graph inputs keep theirs and consumers read NAME_dequantized.
+ * untouched; graph inputs keep theirs and consumers read NAME_dequantized. The integer form
+ * (qdq_integer.c) writes the layers the simulation accumulates in int32 as ConvInteger/MatMulInteger.
  */
 #include "onnx_pb.h"
 #include "qdq_internal.h"

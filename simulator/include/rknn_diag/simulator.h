@@ -540,7 +540,7 @@ rd_status rd_sim_set_weight_scales(rd_sim *s, const char *name, const float *sca
  * Writes the optimised graph as ONNX with QuantizeLinear/DequantizeLinear pairs carrying the
  * simulation's parameters (docs/numerics.md, "QDQ export"): every materialised int8 activation and graph
  * input, int8 weights through DequantizeLinear (per channel: opset raised to 13 where safe), Conv biases
- * as int32, float16 tensors through Cast. The buffer is malloc'ed, owned by the caller; notes (may be
+ * as int32, float16 tensors through Cast (float16 layers read their constants rounded to half). The buffer is malloc'ed, owned by the caller; notes (may be
  * NULL) receives what was changed (opset raised, weights kept in float).
  */
 struct rd_warn_sink;
