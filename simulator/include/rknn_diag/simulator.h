@@ -540,8 +540,9 @@ rd_status rd_sim_set_weight_scales(rd_sim *s, const char *name, const float *sca
  * Writes the optimised graph as ONNX with QuantizeLinear/DequantizeLinear pairs carrying the
  * simulation's parameters (docs/numerics.md, "QDQ export"): every materialised int8 activation and graph
  * input, int8 weights through DequantizeLinear (per channel: opset raised to 13 where safe), Conv biases
- * as int32, float16 tensors through Cast (float16 layers read their constants rounded to half). The buffer is malloc'ed, owned by the caller; notes (may be
- * NULL) receives what was changed (opset raised, weights kept in float).
+ * as int32, float16 tensors through Cast (float16 layers read their constants rounded to half). The
+ * buffer is malloc'ed, owned by the caller; notes (may be NULL) receives what was changed (opset raised,
+ * weights kept in float).
  */
 struct rd_warn_sink;
 rd_status rd_sim_export_qdq(rd_sim *s, void **out_buf, size_t *out_len, const struct rd_warn_sink *notes,
