@@ -298,6 +298,65 @@ static bool value_shape_known(const sim_value *v)
     return true;
 }
 
+/* Infers node n's output types and ranks on a probe where each unknown input dim is `fill`. */
+static bool probe_outputs(const rd_model *m, sim_node *n, int64_t fill, sim_scratch *scratch, rd_tensor *outs)
+{
+    rd_tensor views[16];
+    const rd_tensor *in[16];
+    bool present[16];
+    for (int k = 0; k < n->n_in; k++) {
+        in[k] = NULL;
+        if (n->in[k] < 0)
+            continue;
+        const sim_value *v = &m->values[n->in[k]];
+        if (v->konst) {
+            views[k] = *v->konst;
+        } else {
+            if (v->rank < 0 || v->dtype == RD_DT_UNDEFINED)
+                return false;
+            int64_t dims[RD_MAX_RANK];
+            for (int d = 0; d < v->rank; d++)
+                dims[d] = v->dims[d] < 0 ? fill : v->dims[d];
+            memset(&views[k], 0, sizeof views[k]);
+            sim_set_shape(&views[k], v->dtype, v->rank, dims);
+        }
+        in[k] = &views[k];
+    }
+    for (int k = 0; k < n->n_out; k++) {
+        memset(&outs[k], 0, sizeof outs[k]);
+        present[k] = n->out[k] >= 0;
+    }
+    sim_op_ctx ctx = {.node = n, .params = n->params, .opset = n->opset, .n_in = n->n_in, .in = in,
+                      .n_out = n->n_out, .out = outs, .out_present = present, .scratch = scratch, .threads = 1};
+    rd_error ignored;
+    return n->def->infer(&ctx, &ignored) == RD_OK;
+}
+
+/*
+ * A node whose input dims are not all known (a symbolic batch size) still has known output types and
+ * ranks: they are inferred on two probes where each unknown dim is 1, then 2, and kept where both agree
+ * (a rank that depends on the dims, as Squeeze without axes, stays unknown). The dims stay unknown until
+ * run time. Without the types the simulators would not know which tensors are float activations.
+ */
+static void infer_types_only(rd_model *m, sim_node *n, sim_scratch *scratch)
+{
+    rd_tensor a[16], b[16];
+    if (!probe_outputs(m, n, 1, scratch, a) || !probe_outputs(m, n, 2, scratch, b))
+        return; /* the probe's dims did not fit: the types stay unknown until run time */
+    for (int k = 0; k < n->n_out; k++) {
+        if (n->out[k] < 0 || a[k].dtype != b[k].dtype || a[k].rank != b[k].rank)
+            continue;
+        sim_value *v = &m->values[n->out[k]];
+        if (v->dtype == RD_DT_UNDEFINED)
+            v->dtype = a[k].dtype;
+        if (v->rank < 0) {
+            v->rank = a[k].rank;
+            for (int d = 0; d < v->rank; d++)
+                v->dims[d] = a[k].dims[d] == b[k].dims[d] ? a[k].dims[d] : -1;
+        }
+    }
+}
+
 /* Infers one node's outputs from what is known at load time and folds it when it can. */
 static rd_status infer_node(rd_model *m, int idx, sim_scratch *scratch, rd_error *err)
 {
@@ -317,8 +376,10 @@ static rd_status infer_node(rd_model *m, int idx, sim_scratch *scratch, rd_error
         if (n->in[k] < 0)
             continue;
         const sim_value *v = &m->values[n->in[k]];
-        if (!value_shape_known(v))
-            return RD_OK; /* stays unknown until run time */
+        if (!value_shape_known(v)) {
+            infer_types_only(m, n, scratch);
+            return RD_OK; /* dims stay unknown until run time */
+        }
         if (v->konst) {
             views[k] = *v->konst;
         } else {

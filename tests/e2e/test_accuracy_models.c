@@ -3,7 +3,8 @@
  * 20-image calibration set made from ../shared/images (the 10 photos and their mirror images, written
  * as BMP files into the build tree). ultraface's int8 outputs stay within 1e-3 of the golden;
  * mobilenet_v2's weights are random (../shared/models/mobilenet_v2/SOURCE.md), so errors compound and its
- * output drops below 0.99: the analysis must then explain it with findings.
+ * output drops below 0.99: the analysis must then explain it with findings. super_resolution checks a model
+ * whose batch size is symbolic.
  */
 #include "rd_test.h"
 #include "rknn_diag/analyzer.h"
@@ -148,8 +149,33 @@ static void test_mobilenet(void)
     analyse("mobilenet_v2/model.onnx", "chelsea.png", "123.675,116.28,103.53", "58.395,57.12,57.375", outs, 1, 60, 0.9);
 }
 
+/* super_resolution's batch size is symbolic: every activation must still be calibrated and analysed
+   without --input-shape (it once stopped at "tensor '10' has no int8 parameters"). */
+static void test_super_resolution_symbolic_batch(void)
+{
+    const char *shared = rd_test_shared_dir();
+    char *dir = rd_test_tmpdir("accuracy-sr");
+    char model[4200], input[4200], snap[4200], json[4400];
+    snprintf(model, sizeof model, "%s/models/super_resolution/model.onnx", shared);
+    snprintf(input, sizeof input, "%s/models/super_resolution/inputs/set0.npy", shared);
+    snprintf(snap, sizeof snap, "%s/snapshot", dir);
+    CU_ASSERT_EQUAL_FATAL(cli("accuracy", model, "--inputs", input, "--input-layout", "nchw", "-o", snap, "--no-txt", NULL), 0);
+    snprintf(json, sizeof json, "%s/report.json", snap);
+    rd_result r;
+    rd_result_init(&r);
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_report_json_load(json, &r, &err), RD_OK);
+    double c = entire_cos(&r, "output");
+    fprintf(stderr, "super_resolution: %zu layers, output entire cos %.5f\n", r.n_layers, c);
+    CU_ASSERT(c >= 0.99);
+    CU_ASSERT_FALSE(isnan(entire_cos(&r, "10"))); /* the first Relu, once without parameters */
+    rd_result_fini(&r);
+    free(dir);
+}
+
 RD_TEST_REGISTER(register_accuracy_models)
 {
     RD_SUITE("accuracy_models", {"ultraface_rfb320, 20-image calibration", test_ultraface},
-             {"mobilenet_v2, 20-image calibration", test_mobilenet});
+             {"mobilenet_v2, 20-image calibration", test_mobilenet},
+             {"super_resolution, symbolic batch", test_super_resolution_symbolic_batch});
 }
