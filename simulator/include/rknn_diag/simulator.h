@@ -564,6 +564,51 @@ void rd_sim_layer_stats_get(const rd_sim *s, int value, rd_sim_layer_stats *out)
 rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
                      rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
+/*
+ * Prefix reuse: a search that measures many configurations of one simulation on the same inputs need not
+ * recompute what did not change. A recording (rd_sim_prefix, one per input sample) keeps the activations
+ * of one run as the following nodes read them, with the configuration they were made with; a later run
+ * starts at the first node (in topological order) that reads or writes a tensor whose precision or int8
+ * parameters differ from the recording's, seeding the live tensors from it. Outputs and layer stats are
+ * bit-identical to rd_sim_run's. Weight scales and faults set after the recording, other inputs, another
+ * thread count or another simulation void it (a full run).
+ *
+ * Memory: the recording holds the float32 outputs of a prefix of the nodes, up to max_bytes (outputs nobody
+ * reads are not kept). At most the sum of all activations of one run (38.7 MB for ultraface_rfb320);
+ * a smaller cap records only the first nodes, and runs then resume no later than where it stops.
+ *
+ *     rd_sim_prefix *p;
+ *     rd_sim_prefix_create(256u << 20, &p, &err);
+ *     rd_sim_run_prefix(s, p, true, in, n_in, &ro, outs, n_out, &err);   // baseline, recorded
+ *     rd_sim_set_precision(s, "late_tensor", RD_PREC_FP16, &err);
+ *     rd_sim_run_prefix(s, p, false, in, n_in, &ro, outs, n_out, &err);  // from late_tensor's producer
+ */
+typedef struct rd_sim_prefix rd_sim_prefix;
+
+/** An empty recording holding at most max_bytes of activations (0: never records). Free with destroy. */
+rd_status rd_sim_prefix_create(size_t max_bytes, rd_sim_prefix **out, rd_error *err);
+/** Frees the recording. NULL is allowed. Destroy it before the simulation it recorded. */
+void rd_sim_prefix_destroy(rd_sim_prefix *p);
+
+typedef struct rd_sim_prefix_stats {
+    size_t bytes;               /* activations held now */
+    int nodes_recorded;         /* resume is possible at nodes 0..this (optimised-graph node indices) */
+    uint64_t runs;              /* rd_sim_run_prefix calls so far */
+    uint64_t nodes_computed;    /* nodes those runs computed */
+    uint64_t nodes_reused;      /* nodes they took from the recording (computed + reused: full runs' count) */
+} rd_sim_prefix_stats;
+
+void rd_sim_prefix_stats_get(const rd_sim_prefix *p, rd_sim_prefix_stats *out);
+
+/**
+ * rd_sim_run, starting from p's recording where it matches (see above). record: the run replaces the
+ * recording (it becomes the baseline later runs resume from); otherwise p is only read (counters aside).
+ * p NULL, or an observer in opt (every node must be shown): a plain rd_sim_run. On failure outputs are
+ * freed and a recording run leaves p empty (the next run is a full one).
+ */
+rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, bool record, const rd_tensor *inputs, size_t n_inputs,
+                            const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err);
+
 /**
  * One tensor of an analysis (rd_sim_analyze). All three tensors are float32 of the same shape, valid
  * during the call only: golden (the float32 reference), entire (the simulation end to end) and single
