@@ -20,6 +20,7 @@ rd_status an_hyb_init(an_hyb_ctx *c, rd_model *m, rd_sim *s, const rd_tensor *in
     c->n_out = rd_model_output_count(m);
     c->n_samples = n_samples;
     c->threads = threads;
+    c->reuse_bytes = (size_t)AN_HYB_REUSE_DEFAULT_MB << 20;
     c->golden = calloc(n_samples * c->n_out + 1, sizeof *c->golden);
     if (!c->golden)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
@@ -38,6 +39,38 @@ void an_hyb_fini(an_hyb_ctx *c)
         rd_tensor_fini(&c->golden[i]);
     free(c->golden);
     c->golden = NULL;
+    for (size_t k = 0; c->prefix && k < c->n_samples; k++)
+        rd_sim_prefix_destroy(c->prefix[k]);
+    free(c->prefix);
+    c->prefix = NULL;
+}
+
+/* One recording per sample, sharing reuse_bytes. */
+static rd_status prefix_ready(an_hyb_ctx *c, rd_error *err)
+{
+    if (c->prefix || c->reuse_bytes == 0)
+        return RD_OK;
+    c->prefix = calloc(c->n_samples + 1, sizeof *c->prefix);
+    if (!c->prefix)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    for (size_t k = 0; k < c->n_samples; k++) {
+        rd_status st = rd_sim_prefix_create(c->reuse_bytes / c->n_samples, &c->prefix[k], err);
+        if (st != RD_OK)
+            return st;
+    }
+    return RD_OK;
+}
+
+void an_hyb_reuse_get(const an_hyb_ctx *c, an_hyb_reuse *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t k = 0; c->prefix && k < c->n_samples; k++) {
+        rd_sim_prefix_stats ps;
+        rd_sim_prefix_stats_get(c->prefix[k], &ps);
+        out->nodes_computed += ps.nodes_computed;
+        out->nodes_full += ps.nodes_computed + ps.nodes_reused;
+        out->bytes += ps.bytes;
+    }
 }
 
 static rd_status set_all(rd_sim *s, const char *const *names, size_t n, rd_prec p, rd_error *err)
@@ -50,17 +83,23 @@ static rd_status set_all(rd_sim *s, const char *const *names, size_t n, rd_prec 
     return RD_OK;
 }
 
-rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_hyb_score *out, rd_error *err)
+/* record: the runs become the baseline; the first measurement always does. */
+static rd_status measure(an_hyb_ctx *c, const char *const *names, size_t n, bool record, an_hyb_score *out,
+                         rd_error *err)
 {
     out->cos = INFINITY;
     out->sqnr_db = INFINITY;
-    rd_status st = set_all(c->s, names, n, RD_PREC_FP16, err);
+    bool first = !c->prefix;
+    rd_status st = prefix_ready(c, err);
+    if (st == RD_OK)
+        st = set_all(c->s, names, n, RD_PREC_FP16, err);
     rd_tensor *outs = calloc(c->n_out + 1, sizeof *outs);
     if (!outs)
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     rd_run_options ro = {.threads = c->threads};
     for (size_t k = 0; k < c->n_samples && st == RD_OK; k++) {
-        st = rd_sim_run(c->s, &c->inputs[k * c->n_in], c->n_in, &ro, outs, c->n_out, err);
+        st = rd_sim_run_prefix(c->s, c->prefix ? c->prefix[k] : NULL, record || first, &c->inputs[k * c->n_in],
+                               c->n_in, &ro, outs, c->n_out, err);
         c->n_runs++;
         for (size_t o = 0; o < c->n_out && st == RD_OK; o++) {
             const rd_tensor *g = &c->golden[k * c->n_out + o];
@@ -82,6 +121,16 @@ rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_h
     free(outs);
     rd_status back = set_all(c->s, names, n, RD_PREC_INT8, st == RD_OK ? err : NULL);
     return st != RD_OK ? st : back;
+}
+
+rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_hyb_score *out, rd_error *err)
+{
+    return measure(c, names, n, false, out, err);
+}
+
+rd_status an_hyb_rebase(an_hyb_ctx *c, const char *const *names, size_t n, an_hyb_score *out, rd_error *err)
+{
+    return measure(c, names, n, true, out, err);
 }
 
 /* max|w| of the worst channel over the median channel's; NaN for fewer than two channels. */
