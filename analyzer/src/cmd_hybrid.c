@@ -420,17 +420,6 @@ static rd_status measure_set(hyb_run *r, const size_t *set, size_t n, const char
     return an_hyb_measure(&r->hc, names, n, out, err);
 }
 
-/* The set becomes the baseline the next measurements resume from (an extra run from its first change). */
-static rd_status keep_base(hyb_run *r, const size_t *set, size_t n, const char **names, rd_error *err)
-{
-    if (r->hc.reuse_bytes == 0)
-        return RD_OK;
-    for (size_t i = 0; i < n; i++)
-        names[i] = r->cands[set[i]].name;
-    an_hyb_score sc;
-    return an_hyb_rebase(&r->hc, names, n, &sc, err);
-}
-
 /* The toolkit's names: candidates without a changeable key are excluded, with the reason and a neighbour. */
 static rd_status restrict_to_rknn_cfg(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err)
 {
@@ -595,7 +584,7 @@ static int search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *
             in_set[k] = true;
             n++;
             print_step(ctx, a, "add", r->cands[k].name, n, set_cost(r, set, n), &cur);
-            st = keep_base(r, set, n, names, err);
+            an_hyb_keep(&r->hc);
         }
     }
     /* layers that help only together: add the rest in rank order until the target is met */
@@ -605,9 +594,8 @@ static int search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *
             continue;
         set[n++] = k;
         in_set[k] = true;
-        for (size_t j = 0; j < n; j++)
-            names[j] = r->cands[set[j]].name;
-        st = an_hyb_rebase(&r->hc, names, n, &cur, err);
+        st = measure_set(r, set, n, names, &cur, err);
+        an_hyb_keep(&r->hc);
         if (st == RD_OK)
             print_step(ctx, a, "add*", r->cands[k].name, n, set_cost(r, set, n), &cur);
     }
@@ -628,7 +616,7 @@ static int search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *
             cur = sc;
             print_step(ctx, a, "drop", r->cands[k].name, n, set_cost(r, set, n), &cur);
             if (i > 0)
-                st = keep_base(r, set, n, names, err);
+                an_hyb_keep(&r->hc);
         } else {
             memmove(&set[i + 1], &set[i], (n - i - 1) * sizeof *set);
             set[i] = k;

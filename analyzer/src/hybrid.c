@@ -54,7 +54,8 @@ static rd_status prefix_ready(an_hyb_ctx *c, rd_error *err)
     if (!c->prefix)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     for (size_t k = 0; k < c->n_samples; k++) {
-        rd_status st = rd_sim_prefix_create(c->reuse_bytes / c->n_samples, &c->prefix[k], err);
+        /* the recording and a tentative run each hold up to this */
+        rd_status st = rd_sim_prefix_create(c->reuse_bytes / c->n_samples / 2, &c->prefix[k], err);
         if (st != RD_OK)
             return st;
     }
@@ -83,13 +84,10 @@ static rd_status set_all(rd_sim *s, const char *const *names, size_t n, rd_prec 
     return RD_OK;
 }
 
-/* record: the runs become the baseline; the first measurement always does. */
-static rd_status measure(an_hyb_ctx *c, const char *const *names, size_t n, bool record, an_hyb_score *out,
-                         rd_error *err)
+rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_hyb_score *out, rd_error *err)
 {
     out->cos = INFINITY;
     out->sqnr_db = INFINITY;
-    bool first = !c->prefix;
     rd_status st = prefix_ready(c, err);
     if (st == RD_OK)
         st = set_all(c->s, names, n, RD_PREC_FP16, err);
@@ -98,7 +96,8 @@ static rd_status measure(an_hyb_ctx *c, const char *const *names, size_t n, bool
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     rd_run_options ro = {.threads = c->threads};
     for (size_t k = 0; k < c->n_samples && st == RD_OK; k++) {
-        st = rd_sim_run_prefix(c->s, c->prefix ? c->prefix[k] : NULL, record || first, &c->inputs[k * c->n_in],
+        /* tentative: an_hyb_keep makes it the baseline (the first one is the baseline at once) */
+        st = rd_sim_run_prefix(c->s, c->prefix ? c->prefix[k] : NULL, RD_PREFIX_TRY, &c->inputs[k * c->n_in],
                                c->n_in, &ro, outs, c->n_out, err);
         c->n_runs++;
         for (size_t o = 0; o < c->n_out && st == RD_OK; o++) {
@@ -123,14 +122,10 @@ static rd_status measure(an_hyb_ctx *c, const char *const *names, size_t n, bool
     return st != RD_OK ? st : back;
 }
 
-rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_hyb_score *out, rd_error *err)
+void an_hyb_keep(an_hyb_ctx *c)
 {
-    return measure(c, names, n, false, out, err);
-}
-
-rd_status an_hyb_rebase(an_hyb_ctx *c, const char *const *names, size_t n, an_hyb_score *out, rd_error *err)
-{
-    return measure(c, names, n, true, out, err);
+    for (size_t k = 0; c->prefix && k < c->n_samples; k++)
+        rd_sim_prefix_commit(c->prefix[k]);
 }
 
 /* max|w| of the worst channel over the median channel's; NaN for fewer than two channels. */

@@ -30,7 +30,7 @@ typedef struct an_hyb_ctx {
     size_t n_runs;              /* simulator runs so far */
     size_t reuse_bytes;         /* activations kept for prefix reuse, all samples together (0: full runs);
                                    set before the first measurement */
-    rd_sim_prefix **prefix;     /* per sample: the baseline's recording (an_hyb_rebase), made on first use */
+    rd_sim_prefix **prefix;     /* per sample: the baseline's recording (an_hyb_keep), made on first use */
 } an_hyb_ctx;
 
 /** Nodes the measurements computed, and what full runs would have (prefix reuse: docs/hybrid.md). */
@@ -45,13 +45,13 @@ void an_hyb_fini(an_hyb_ctx *c);
 
 /**
  * Runs every sample with the tensors names[0..n-1] in float16 (int8 again afterwards). Each run starts at
- * the first node whose configuration differs from the baseline's (the first measurement's, or the last
- * an_hyb_rebase's); the scores are those of full runs, bit for bit.
+ * the first node whose configuration differs from the baseline's (the first measurement's, or the one
+ * last kept with an_hyb_keep); the scores are those of full runs, bit for bit.
  */
 rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_hyb_score *out, rd_error *err);
 
-/** an_hyb_measure that also makes this set the baseline later measurements resume from. */
-rd_status an_hyb_rebase(an_hyb_ctx *c, const char *const *names, size_t n, an_hyb_score *out, rd_error *err);
+/** The set of the last an_hyb_measure becomes the baseline later measurements resume from (no run). */
+void an_hyb_keep(an_hyb_ctx *c);
 
 void an_hyb_reuse_get(const an_hyb_ctx *c, an_hyb_reuse *out);
 

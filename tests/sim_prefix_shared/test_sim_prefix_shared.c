@@ -38,10 +38,11 @@ static void test_ultraface(void)
     rd_sim_prefix *p = NULL;
     CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create((size_t)256 << 20, &p, &err), RD_OK);
     uint32_t seed = 2026;
-    prefix_check_run(s, p, true, &in.t[0], 1, 2);
+    prefix_check_run(s, p, RD_PREFIX_RECORD, &in.t[0], 1, 2);
     rd_sim_prefix_stats ps;
     rd_sim_prefix_stats_get(p, &ps);
     uint64_t full = ps.nodes_computed;
+    CU_ASSERT_EQUAL((size_t)ps.nodes_recorded, rd_model_node_count(rd_sim_model(s))); /* folded nodes included */
     fprintf(stderr, "ultraface: %zu candidates, %llu nodes, recording %.1f MB\n", n, (unsigned long long)full,
             (double)ps.bytes / 1e6);
     uint64_t reused = 0;
@@ -49,29 +50,29 @@ static void test_ultraface(void)
     for (int k = 0; k < 6; k++) {
         if (k == 3) {
             prefix_random_set(s, names, n, &seed, 20);
-            prefix_check_run(s, p, true, &in.t[0], 1, 2);
+            prefix_check_run(s, p, RD_PREFIX_RECORD, &in.t[0], 1, 2);
         }
         const char *flip = names[prefix_rand(&seed) % n];
         rd_sim_tensor t;
         CU_ASSERT_EQUAL(rd_sim_tensor_get(s, flip, &t, &err), RD_OK);
         rd_prec other = t.precision == RD_PREC_FP16 ? RD_PREC_INT8 : RD_PREC_FP16;
         CU_ASSERT_EQUAL(rd_sim_set_precision(s, flip, other, &err), RD_OK);
-        reused += prefix_check_run(s, p, false, &in.t[0], 1, 2);
+        reused += prefix_check_run(s, p, RD_PREFIX_USE, &in.t[0], 1, 2);
         CU_ASSERT_EQUAL(rd_sim_set_precision(s, flip, t.precision, &err), RD_OK);
     }
     for (int k = 0; k < 3; k++) {
         prefix_random_set(s, names, n, &seed, 8);
-        reused += prefix_check_run(s, p, false, &in.t[0], 1, 2);
+        reused += prefix_check_run(s, p, RD_PREFIX_USE, &in.t[0], 1, 2);
     }
     /* a cap of 4 MB: the first nodes only */
     rd_sim_prefix *small = NULL;
     CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create((size_t)4 << 20, &small, &err), RD_OK);
-    prefix_check_run(s, small, true, &in.t[0], 1, 2);
+    prefix_check_run(s, small, RD_PREFIX_RECORD, &in.t[0], 1, 2);
     rd_sim_prefix_stats_get(small, &ps);
     CU_ASSERT(ps.bytes <= (size_t)4 << 20);
     CU_ASSERT(ps.nodes_recorded > 0 && (uint64_t)ps.nodes_recorded < full);
     CU_ASSERT_EQUAL(rd_sim_set_precision(s, names[n - 1], RD_PREC_FP16, &err), RD_OK);
-    CU_ASSERT(prefix_check_run(s, small, false, &in.t[0], 1, 2) > 0);
+    CU_ASSERT(prefix_check_run(s, small, RD_PREFIX_USE, &in.t[0], 1, 2) > 0);
     rd_sim_prefix_stats_get(p, &ps);
     fprintf(stderr, "ultraface: %llu runs, %llu nodes computed, %llu reused\n", (unsigned long long)ps.runs,
             (unsigned long long)ps.nodes_computed, (unsigned long long)ps.nodes_reused);

@@ -574,14 +574,17 @@ rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const 
  * thread count or another simulation void it (a full run).
  *
  * Memory: the recording holds the float32 outputs of a prefix of the nodes, up to max_bytes (outputs nobody
- * reads are not kept). At most the sum of all activations of one run (38.7 MB for ultraface_rfb320);
- * a smaller cap records only the first nodes, and runs then resume no later than where it stops.
+ * reads are not kept): at most the sum of one run's activations (22 MB for ultraface_rfb320). A smaller
+ * cap records only the first nodes, and runs then resume no later than where it stops. A tentative run
+ * (RD_PREFIX_TRY) holds what it computed in a second area of up to max_bytes until the next run, so the
+ * peak is twice max_bytes.
  *
  *     rd_sim_prefix *p;
  *     rd_sim_prefix_create(256u << 20, &p, &err);
- *     rd_sim_run_prefix(s, p, true, in, n_in, &ro, outs, n_out, &err);   // baseline, recorded
+ *     rd_sim_run_prefix(s, p, RD_PREFIX_RECORD, in, n_in, &ro, outs, n_out, &err);  // the baseline
  *     rd_sim_set_precision(s, "late_tensor", RD_PREC_FP16, &err);
- *     rd_sim_run_prefix(s, p, false, in, n_in, &ro, outs, n_out, &err);  // from late_tensor's producer
+ *     rd_sim_run_prefix(s, p, RD_PREFIX_TRY, in, n_in, &ro, outs, n_out, &err);     // from its producer
+ *     rd_sim_prefix_commit(p);   // keep it: the baseline is now the set with late_tensor in float16
  */
 typedef struct rd_sim_prefix rd_sim_prefix;
 
@@ -591,7 +594,7 @@ rd_status rd_sim_prefix_create(size_t max_bytes, rd_sim_prefix **out, rd_error *
 void rd_sim_prefix_destroy(rd_sim_prefix *p);
 
 typedef struct rd_sim_prefix_stats {
-    size_t bytes;               /* activations held now */
+    size_t bytes;               /* activations held now (recording and tentative run) */
     int nodes_recorded;         /* resume is possible at nodes 0..this (optimised-graph node indices) */
     uint64_t runs;              /* rd_sim_run_prefix calls so far */
     uint64_t nodes_computed;    /* nodes those runs computed */
@@ -600,14 +603,27 @@ typedef struct rd_sim_prefix_stats {
 
 void rd_sim_prefix_stats_get(const rd_sim_prefix *p, rd_sim_prefix_stats *out);
 
+typedef enum rd_prefix_mode {
+    RD_PREFIX_USE = 0,          /* resume from the recording, leave it as it is */
+    RD_PREFIX_RECORD,           /* resume, and this run replaces the recording */
+    RD_PREFIX_TRY,              /* resume, and keep this run aside for rd_sim_prefix_commit (a RECORD when
+                                   there is no usable recording) */
+} rd_prefix_mode;
+
 /**
- * rd_sim_run, starting from p's recording where it matches (see above). record: the run replaces the
- * recording (it becomes the baseline later runs resume from); otherwise p is only read (counters aside).
- * p NULL, or an observer in opt (every node must be shown): a plain rd_sim_run. On failure outputs are
- * freed and a recording run leaves p empty (the next run is a full one).
+ * rd_sim_run, starting from p's recording where it matches (see above). Every call first drops the
+ * previous tentative run. p NULL, or an observer in opt (every node must be shown): a plain rd_sim_run.
+ * On failure outputs are freed; a failed RECORD leaves p without a recording (the next run is a full one).
  */
-rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, bool record, const rd_tensor *inputs, size_t n_inputs,
-                            const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err);
+rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, const rd_tensor *inputs,
+                            size_t n_inputs, const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs,
+                            rd_error *err);
+
+/**
+ * Makes the last run, if it was a successful RD_PREFIX_TRY, the recording (its activations are moved, not
+ * copied). Returns false when there was none to keep (then the recording is unchanged). NULL is allowed.
+ */
+bool rd_sim_prefix_commit(rd_sim_prefix *p);
 
 /**
  * One tensor of an analysis (rd_sim_analyze). All three tensors are float32 of the same shape, valid

@@ -73,11 +73,11 @@ static bool prefix_same_bits(const rd_tensor *a, const rd_tensor *b)
 }
 
 /*
- * Runs s on the inputs through p (recording or not) and with rd_sim_run, and asserts both give the same
+ * Runs s on the inputs through p (in mode) and with rd_sim_run, and asserts both give the same
  * outputs and stats. Returns how many nodes the prefix run took from the recording.
  */
-static uint64_t prefix_check_run(rd_sim *s, rd_sim_prefix *p, bool record, const rd_tensor *in, size_t n_in,
-                                 int threads)
+static uint64_t prefix_check_run(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, const rd_tensor *in,
+                                 size_t n_in, int threads)
 {
     const rd_model *m = rd_sim_model(s);
     size_t n_out = rd_model_output_count(m), nv = rd_model_value_count(m);
@@ -88,13 +88,13 @@ static uint64_t prefix_check_run(rd_sim *s, rd_sim_prefix *p, bool record, const
     rd_error err;
     rd_sim_prefix_stats before, after;
     rd_sim_prefix_stats_get(p, &before);
-    rd_status st = rd_sim_run_prefix(s, p, record, in, n_in, &ro, a, n_out, &err);
+    rd_status st = rd_sim_run_prefix(s, p, mode, in, n_in, &ro, a, n_out, &err);
     if (st != RD_OK)
         fprintf(stderr, "prefix run: %s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     rd_sim_prefix_stats_get(p, &after);
     rd_sim_layer_stats *sa = prefix_stats_copy(s);
-    CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, in, n_in, &ro, b, n_out, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, in, n_in, &ro, b, n_out, &err), RD_OK); /* does not touch p */
     rd_sim_layer_stats *sb = prefix_stats_copy(s);
     for (size_t o = 0; o < n_out; o++) {
         CU_ASSERT(prefix_same_bits(&a[o], &b[o]));

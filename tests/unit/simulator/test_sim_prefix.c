@@ -97,7 +97,7 @@ static void test_random_sets(void)
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(64u << 20, &p, &err), RD_OK);
     uint32_t seed = 12345;
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, true, &x, 1, 1), 0); /* nothing recorded yet */
+    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1), 0); /* nothing recorded yet */
     rd_sim_prefix_stats ps;
     rd_sim_prefix_stats_get(p, &ps);
     uint64_t full = ps.nodes_computed;
@@ -106,22 +106,82 @@ static void test_random_sets(void)
     uint64_t reused = 0;
     for (int k = 0; k < 40; k++) {
         prefix_random_set(s, names, n, &seed, 3);
-        reused += prefix_check_run(s, p, k % 4 == 3, &x, 1, 1);
+        reused += prefix_check_run(s, p, k % 4 == 3 ? RD_PREFIX_RECORD : RD_PREFIX_USE, &x, 1, 1);
     }
     rd_sim_prefix_stats_get(p, &ps);
     CU_ASSERT_EQUAL(ps.nodes_computed + ps.nodes_reused, full * 41);
     CU_ASSERT(reused > 0);
     /* the same configuration again: everything from the recording */
     prefix_random_set(s, names, n, &seed, 2);
-    prefix_check_run(s, p, true, &x, 1, 1);
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, false, &x, 1, 1), full);
+    prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
+    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), full);
     /* only the last candidate changed: only its producer on is computed */
     rd_sim_tensor t;
     CU_ASSERT_EQUAL(rd_sim_tensor_get(s, names[n - 1], &t, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_sim_set_precision(s, names[n - 1], t.precision == RD_PREC_FP16 ? RD_PREC_INT8 : RD_PREC_FP16,
                                          &err), RD_OK);
-    CU_ASSERT(prefix_check_run(s, p, false, &x, 1, 1) >= full - 2);
+    CU_ASSERT(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1) >= full - 2);
     rd_sim_prefix_destroy(p);
+    rd_tensor_fini(&x);
+    free(names);
+    rd_sim_destroy(s);
+    rd_model_destroy(m);
+}
+
+/* Tentative runs: kept by a commit (the next run of the same set reuses everything), dropped otherwise. */
+static void test_try_and_commit(void)
+{
+    rd_model *m;
+    const char **names;
+    size_t n;
+    rd_sim *s = calibrated(&m, &names, &n);
+    rd_tensor x;
+    make_input(&x, 0.2f);
+    rd_sim_prefix *p = NULL;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(64u << 20, &p, &err), RD_OK);
+    CU_ASSERT_FALSE(rd_sim_prefix_commit(p)); /* nothing run yet */
+    /* a TRY without a recording records */
+    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_TRY, &x, 1, 1), 0);
+    CU_ASSERT_FALSE(rd_sim_prefix_commit(p));
+    rd_sim_prefix_stats ps;
+    rd_sim_prefix_stats_get(p, &ps);
+    uint64_t full = ps.nodes_computed;
+    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), full);
+    uint32_t seed = 99;
+    for (int k = 0; k < 30; k++) {
+        /* flip one or two candidates, try, keep every other one */
+        for (int f = 0; f < 1 + k % 2; f++) {
+            const char *flip = names[prefix_rand(&seed) % n];
+            rd_sim_tensor t;
+            CU_ASSERT_EQUAL(rd_sim_tensor_get(s, flip, &t, &err), RD_OK);
+            CU_ASSERT_EQUAL(rd_sim_set_precision(s, flip, t.precision == RD_PREC_FP16 ? RD_PREC_INT8 : RD_PREC_FP16, &err),
+                            RD_OK);
+        }
+        prefix_check_run(s, p, RD_PREFIX_TRY, &x, 1, 1);
+        if (k % 2 == 0) {
+            CU_ASSERT_TRUE(rd_sim_prefix_commit(p));
+            CU_ASSERT_FALSE(rd_sim_prefix_commit(p));
+            /* the kept set is the baseline now: all of it from the recording */
+            CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), full);
+        } else {
+            /* not kept: the baseline is the previous set, and a USE run drops the tentative one */
+            prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1);
+            CU_ASSERT_FALSE(rd_sim_prefix_commit(p));
+            prefix_random_set(s, names, n, &seed, 3);
+            prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
+        }
+    }
+    /* a graph input's parameters changed: a tentative full run, kept, then reused whole */
+    rd_sim_tensor xt;
+    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "x", &xt, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_sim_set_qparams(s, "x", xt.scale * 1.5f, xt.zero_point, &err), RD_OK);
+    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_TRY, &x, 1, 1), 0);
+    CU_ASSERT_TRUE(rd_sim_prefix_commit(p));
+    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), full);
+    CU_ASSERT_EQUAL(rd_sim_run_prefix(s, p, (rd_prefix_mode)7, &x, 1, NULL, NULL, 0, &err), RD_E_INVAL);
+    rd_sim_prefix_destroy(p);
+    CU_ASSERT_FALSE(rd_sim_prefix_commit(NULL));
     rd_tensor_fini(&x);
     free(names);
     rd_sim_destroy(s);
@@ -141,20 +201,20 @@ static void test_invalidation_and_cap(void)
     rd_sim_prefix *p = NULL;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(64u << 20, &p, &err), RD_OK);
-    prefix_check_run(s, p, true, &x, 1, 1);
+    prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
     rd_sim_prefix_stats ps;
     rd_sim_prefix_stats_get(p, &ps);
     uint64_t full = ps.nodes_computed;
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, false, &x2, 1, 1), 0); /* another sample */
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, false, &x, 1, 2), 0);  /* another thread count */
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, false, &x, 1, 1), full);
+    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x2, 1, 1), 0); /* another sample */
+    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 2), 0);  /* another thread count */
+    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), full);
     /* new weight scales on conv3: a full run, then a fresh recording is used again */
     float scales[3] = {0.01f, 0.02f, 0.03f};
     CU_ASSERT_EQUAL(rd_sim_set_weight_scales(s, "conv3_w", scales, 3, &err), RD_OK);
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, false, &x, 1, 1), 0);
-    prefix_check_run(s, p, true, &x, 1, 1);
+    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), 0);
+    prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
     CU_ASSERT_EQUAL(rd_sim_add_fault(s, names[0], RD_FAULT_GAIN, &err), RD_OK);
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, false, &x, 1, 1), 0);
+    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), 0);
     rd_sim_prefix_destroy(p);
 
     /* a cap below one run's activations: a prefix of the nodes, later resumes stop where it ends */
@@ -163,14 +223,19 @@ static void test_invalidation_and_cap(void)
     for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
         CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(caps[c], &p, &err), RD_OK);
         prefix_random_set(s, names, n, &seed, 3);
-        prefix_check_run(s, p, true, &x, 1, 1);
+        prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
         rd_sim_prefix_stats_get(p, &ps);
         CU_ASSERT(ps.bytes <= caps[c]);
         for (int k = 0; k < 8; k++) {
             prefix_random_set(s, names, n, &seed, 3);
-            uint64_t r = prefix_check_run(s, p, k == 4, &x, 1, 1);
+            uint64_t r = prefix_check_run(s, p, k == 4 ? RD_PREFIX_RECORD : k % 2 ? RD_PREFIX_TRY : RD_PREFIX_USE, &x, 1, 1);
             if (caps[c] == 0)
                 CU_ASSERT_EQUAL(r, 0);
+            if (k == 3 || k == 5) { /* keep a tentative run: still within the cap */
+                rd_sim_prefix_commit(p);
+                rd_sim_prefix_stats_get(p, &ps);
+                CU_ASSERT(ps.bytes <= caps[c]);
+            }
         }
         rd_sim_prefix_destroy(p);
     }
@@ -202,19 +267,19 @@ static void test_observer_and_errors(void)
     rd_sim_prefix *p = NULL;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(64u << 20, &p, &err), RD_OK);
-    prefix_check_run(s, p, true, &x, 1, 1);
+    prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
     int events = 0;
     rd_run_options ro = {.observer = count_events, .user = &events};
     rd_tensor y[2];
-    CU_ASSERT_EQUAL(rd_sim_run_prefix(s, p, false, &x, 1, &ro, y, 2, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_sim_run_prefix(s, p, RD_PREFIX_USE, &x, 1, &ro, y, 2, &err), RD_OK);
     CU_ASSERT(events >= 5);
     rd_tensor_fini(&y[0]);
     rd_tensor_fini(&y[1]);
     /* a wrong input shape: an error naming the input, the recording dropped, then a full run again */
-    CU_ASSERT_EQUAL(rd_sim_run_prefix(s, p, true, &bad, 1, NULL, y, 2, &err), RD_E_PARSE);
+    CU_ASSERT_EQUAL(rd_sim_run_prefix(s, p, RD_PREFIX_RECORD, &bad, 1, NULL, y, 2, &err), RD_E_PARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'x'"));
-    CU_ASSERT_EQUAL(rd_sim_run_prefix(s, p, false, &x, 1, NULL, y, 3, &err), RD_E_INVAL);
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, false, &x, 1, 1), 0);
+    CU_ASSERT_EQUAL(rd_sim_run_prefix(s, p, RD_PREFIX_USE, &x, 1, NULL, y, 3, &err), RD_E_INVAL);
+    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), 0);
     rd_sim_prefix_stats ps;
     rd_sim_prefix_stats_get(p, &ps);
     CU_ASSERT_EQUAL(ps.bytes, 0);
@@ -231,6 +296,7 @@ static void test_observer_and_errors(void)
 RD_TEST_REGISTER(register_sim_prefix)
 {
     RD_SUITE("sim_prefix", {"random float16 sets: bits of a full run", test_random_sets},
+             {"tentative runs and commits", test_try_and_commit},
              {"invalidation and memory caps", test_invalidation_and_cap},
              {"observer and errors", test_observer_and_errors});
 }
