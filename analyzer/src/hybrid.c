@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 rd_status an_hyb_init(an_hyb_ctx *c, rd_model *m, rd_sim *s, const rd_tensor *inputs, size_t n_samples,
                       int threads, rd_error *err)
@@ -74,6 +75,13 @@ void an_hyb_reuse_get(const an_hyb_ctx *c, an_hyb_reuse *out)
     }
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static rd_status set_all(rd_sim *s, const char *const *names, size_t n, rd_prec p, rd_error *err)
 {
     for (size_t i = 0; i < n; i++) {
@@ -95,6 +103,7 @@ rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_h
     if (!outs)
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     rd_run_options ro = {.threads = c->threads};
+    double t0 = now_s();
     for (size_t k = 0; k < c->n_samples && st == RD_OK; k++) {
         /* tentative: an_hyb_keep makes it the baseline (the first one is the baseline at once) */
         st = rd_sim_run_prefix(c->s, c->prefix ? c->prefix[k] : NULL, RD_PREFIX_TRY, &c->inputs[k * c->n_in],
@@ -118,6 +127,7 @@ rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_h
             rd_tensor_fini(&outs[o]);
     }
     free(outs);
+    c->run_seconds += now_s() - t0;
     rd_status back = set_all(c->s, names, n, RD_PREC_INT8, st == RD_OK ? err : NULL);
     return st != RD_OK ? st : back;
 }

@@ -28,6 +28,7 @@ typedef struct an_hyb_ctx {
     rd_tensor *golden;          /* n_samples * n_out FP32 outputs of the original model */
     int threads;
     size_t n_runs;              /* simulator runs so far */
+    double run_seconds;         /* wall time spent in them */
     size_t reuse_bytes;         /* activations kept for prefix reuse, all samples together (0: full runs);
                                    set before the first measurement */
     rd_sim_prefix **prefix;     /* per sample: the baseline's recording (an_hyb_keep), made on first use */

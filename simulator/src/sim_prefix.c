@@ -355,6 +355,8 @@ rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, co
                             size_t n_inputs, const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs,
                             rd_error *err)
 {
+    if (p)
+        try_clear(p);
     if (!p || (opt && (opt->observer || opt->observe_inputs)))
         return rd_sim_run(s, inputs, n_inputs, opt, outputs, n_outputs, err); /* every node must be shown */
     rd_model *m = s->m;
@@ -368,7 +370,6 @@ rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, co
     rd_status rc = prefix_fit(p, s, err);
     if (rc != RD_OK)
         return rc;
-    try_clear(p);
     int threads = opt && opt->threads > 0 ? opt->threads : 1;
     bool usable = recording_matches(p, s, inputs, n_inputs, threads);
     int start = usable ? resume_point(p, s) : 0;

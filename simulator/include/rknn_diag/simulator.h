@@ -574,7 +574,7 @@ rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const 
  * thread count or another simulation void it (a full run).
  *
  * Memory: the recording holds the float32 outputs of a prefix of the nodes, up to max_bytes (outputs nobody
- * reads are not kept): at most the sum of one run's activations (22 MB for ultraface_rfb320). A smaller
+ * reads are not kept): at most the sum of one run's activations (27 MB for ultraface_rfb320). A smaller
  * cap records only the first nodes, and runs then resume no later than where it stops. A tentative run
  * (RD_PREFIX_TRY) holds what it computed in a second area of up to max_bytes until the next run, so the
  * peak is twice max_bytes.

@@ -268,11 +268,14 @@ static void test_observer_and_errors(void)
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(64u << 20, &p, &err), RD_OK);
     prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
+    CU_ASSERT_EQUAL(rd_sim_set_precision(s, names[n - 1], RD_PREC_FP16, &err), RD_OK);
+    prefix_check_run(s, p, RD_PREFIX_TRY, &x, 1, 1);
     int events = 0;
     rd_run_options ro = {.observer = count_events, .user = &events};
     rd_tensor y[2];
     CU_ASSERT_EQUAL(rd_sim_run_prefix(s, p, RD_PREFIX_USE, &x, 1, &ro, y, 2, &err), RD_OK);
     CU_ASSERT(events >= 5);
+    CU_ASSERT_FALSE(rd_sim_prefix_commit(p)); /* the observed run was not a tentative one */
     rd_tensor_fini(&y[0]);
     rd_tensor_fini(&y[1]);
     /* a wrong input shape: an error naming the input, the recording dropped, then a full run again */
