@@ -640,7 +640,7 @@ static int search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *
     an_hyb_reuse_get(&r->hc, &ru);
     fprintf(ctx->out, "search: %zu simulator runs over %zu samples in %.1f s, %.1f s in all", r->hc.n_runs,
             r->n_samples, r->hc.run_seconds, now_s() - t0);
-    if (ru.nodes_full)
+    if (r->hc.reuse_bytes && ru.nodes_full)
         fprintf(ctx->out, " (prefix reuse: %llu of %llu nodes computed, %.1f MB kept)",
                 (unsigned long long)ru.nodes_computed, (unsigned long long)ru.nodes_full, (double)ru.bytes / 1e6);
     fputc('\n', ctx->out);

@@ -42,6 +42,7 @@ struct rd_sim_prefix {
     int try_start;
     sim_val_data *try_cfg;
     rd_sim_layer_stats *try_stats;
+    rd_sim_layer_stats *run_stats; /* per value: the stats of the last run (its own, for concurrent runs) */
     rd_sim_prefix_stats counters;
 };
 
@@ -108,8 +109,9 @@ static void prefix_free_arrays(rd_sim_prefix *p)
     free(p->stats);
     free(p->try_cfg);
     free(p->try_stats);
+    free(p->run_stats);
     p->cfg = p->try_cfg = NULL;
-    p->stats = p->try_stats = NULL;
+    p->stats = p->try_stats = p->run_stats = NULL;
     p->n_values = p->n_nodes = 0;
 }
 
@@ -143,8 +145,9 @@ static rd_status prefix_fit(rd_sim_prefix *p, const rd_sim *s, rd_error *err)
     p->stats = calloc(nv, sizeof *p->stats);
     p->try_cfg = calloc(nv, sizeof *p->try_cfg);
     p->try_stats = calloc(nv, sizeof *p->try_stats);
+    p->run_stats = calloc(nv, sizeof *p->run_stats);
     if (!p->base.vals || !p->base.has || !p->try_.vals || !p->try_.has || !p->cfg || !p->stats || !p->try_cfg ||
-        !p->try_stats) {
+        !p->try_stats || !p->run_stats) {
         prefix_free_arrays(p);
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
@@ -341,6 +344,32 @@ static rd_status run_from(rd_sim *s, sim_run_state *st, int start, int threads, 
     return RD_OK;
 }
 
+/* The run's hooks: the simulation's, with the layer stats going to the recording's own array. */
+typedef struct prefix_hook {
+    rd_sim *s;
+    rd_sim_layer_stats *stats;
+} prefix_hook;
+
+static rd_status prefix_materialize(void *user, int value, rd_tensor *t, rd_error *err)
+{
+    prefix_hook *h = user;
+    return sim_materialize(h->s, value, t, &h->stats[value], err);
+}
+
+static rd_status prefix_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err)
+{
+    prefix_hook *h = user;
+    return sim_hook_eval(h->s, node, ctx, err);
+}
+
+void rd_sim_prefix_layer_stats_get(const rd_sim_prefix *p, int value, rd_sim_layer_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->fp16_first_index = -1;
+    if (p->run_stats && value >= 0 && value < p->n_values)
+        *out = p->run_stats[value];
+}
+
 /* Bytes of the recording's activations produced before start (what a commit from start keeps). */
 static size_t bytes_before(const rd_sim_prefix *p, const rd_model *m, int start)
 {
@@ -357,6 +386,8 @@ rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, co
 {
     if (p)
         try_clear(p);
+    bool concurrent = (mode & RD_PREFIX_CONCURRENT) != 0;
+    mode &= ~RD_PREFIX_CONCURRENT;
     if (!p || (opt && (opt->observer || opt->observe_inputs)))
         return rd_sim_run(s, inputs, n_inputs, opt, outputs, n_outputs, err); /* every node must be shown */
     rd_model *m = s->m;
@@ -392,13 +423,14 @@ rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, co
     }
     for (int v = 0; v < m->n_values; v++) {
         if (start > 0 && produced_before(m, v, start)) {
-            s->stats[v] = p->stats[v];
+            p->run_stats[v] = p->stats[v];
         } else {
-            memset(&s->stats[v], 0, sizeof s->stats[v]);
-            s->stats[v].fp16_first_index = -1;
+            memset(&p->run_stats[v], 0, sizeof p->run_stats[v]);
+            p->run_stats[v].fp16_first_index = -1;
         }
     }
-    sim_exec_hooks hooks = {.user = s, .eval = sim_hook_eval, .materialize = sim_entire_materialize};
+    prefix_hook hk = {.s = s, .stats = p->run_stats};
+    sim_exec_hooks hooks = {.user = &hk, .eval = prefix_eval, .materialize = prefix_materialize};
     sim_run_state st;
     rc = sim_state_init(&st, m, &hooks, err);
     if (rc == RD_OK && start == 0) {
@@ -425,19 +457,21 @@ rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, co
     if (rc == RD_OK)
         rc = sim_state_take_outputs(&st, outputs, n_outputs, err);
     sim_state_fini(&st);
+    if (!concurrent) /* what rd_sim_layer_stats_get shows, as after rd_sim_run */
+        memcpy(s->stats, p->run_stats, (size_t)m->n_values * sizeof *s->stats);
     if (rc != RD_OK) {
         try_clear(p);
         return rc;
     }
     if (mode == RD_PREFIX_RECORD) {
         memcpy(p->cfg, s->vals, (size_t)m->n_values * sizeof *p->cfg);
-        memcpy(p->stats, s->stats, (size_t)m->n_values * sizeof *p->stats);
+        memcpy(p->stats, p->run_stats, (size_t)m->n_values * sizeof *p->stats);
         p->epoch = s->epoch;
         p->threads = threads;
         p->valid = p->base.upto >= 0;
     } else if (mode == RD_PREFIX_TRY) {
         memcpy(p->try_cfg, s->vals, (size_t)m->n_values * sizeof *p->try_cfg);
-        memcpy(p->try_stats, s->stats, (size_t)m->n_values * sizeof *p->try_stats);
+        memcpy(p->try_stats, p->run_stats, (size_t)m->n_values * sizeof *p->try_stats);
         p->try_valid = true;
     }
     return RD_OK;

@@ -170,7 +170,7 @@ static char *without_timing(const char *text)
     return copy;
 }
 
-/* Prefix reuse (the default) and full runs (--reuse-mb 0) make the same search, step by step. */
+/* Prefix reuse (the default), full runs (--reuse-mb 0) and samples in turn make the same search, step by step. */
 static void test_search_reuse_same_result(void)
 {
     setup();
@@ -190,14 +190,22 @@ static void test_search_reuse_same_result(void)
     if (end)
         total = strtoull(end + 4, NULL, 10);
     CU_ASSERT(computed > 0 && computed < total);
-    char *a = without_timing(full.out), *b = without_timing(reuse.out);
+    /* and the samples one after another (--threads 1; two threads measure two samples at once) */
+    rd_cli_result serial = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples",
+                                       "3", "--method", "layer", "--target-cos", "0.9999", "--threads", "1", "-o", out,
+                                       NULL);
+    CU_ASSERT_EQUAL(serial.code, reuse.code);
+    char *a = without_timing(full.out), *b = without_timing(reuse.out), *c = without_timing(serial.out);
     CU_ASSERT_STRING_EQUAL(a, b);
-    if (strcmp(a, b) != 0)
-        fprintf(stderr, "full runs:\n%s\nwith reuse:\n%s\n", a, b);
+    CU_ASSERT_STRING_EQUAL(a, c);
+    if (strcmp(a, b) != 0 || strcmp(a, c) != 0)
+        fprintf(stderr, "full runs:\n%s\nwith reuse:\n%s\none thread:\n%s\n", a, b, c);
     free(a);
     free(b);
+    free(c);
     rd_test_cli_free(&full);
     rd_test_cli_free(&reuse);
+    rd_test_cli_free(&serial);
     /* a negative or absurd cap is a usage error */
     rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-cos",
                                   "0.99", "--reuse-mb", "-1", "-o", out, NULL);

@@ -608,6 +608,10 @@ typedef enum rd_prefix_mode {
     RD_PREFIX_RECORD,           /* resume, and this run replaces the recording */
     RD_PREFIX_TRY,              /* resume, and keep this run aside for rd_sim_prefix_commit (a RECORD when
                                    there is no usable recording) */
+    /* or'ed with one of the above: the run leaves the simulation's layer stats alone (read them with
+       rd_sim_prefix_layer_stats_get), so runs through different recordings may proceed on several threads
+       at once, after rd_sim_prepare and while nobody changes the simulation */
+    RD_PREFIX_CONCURRENT = 0x100,
 } rd_prefix_mode;
 
 /**
@@ -618,6 +622,16 @@ typedef enum rd_prefix_mode {
 rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, const rd_tensor *inputs,
                             size_t n_inputs, const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs,
                             rd_error *err);
+
+/** Stats of value from the last rd_sim_run_prefix through p (as rd_sim_layer_stats_get); zeroed if none. */
+void rd_sim_prefix_layer_stats_get(const rd_sim_prefix *p, int value, rd_sim_layer_stats *out);
+
+/**
+ * Prepares what runs otherwise prepare on first use, for every node at its present precision (float16
+ * copies of constants, int8 weights). Afterwards runs only read the simulation until its configuration
+ * changes: RD_PREFIX_CONCURRENT runs may then share it across threads.
+ */
+rd_status rd_sim_prepare(rd_sim *s, rd_error *err);
 
 /**
  * Makes the last run, if it was a successful RD_PREFIX_TRY, the recording (its activations are moved, not

@@ -2,6 +2,7 @@
 #include "prefix_check.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 
 static void add_conv(rd_onnx_builder *b, const char *name, const char *in, const char *out, int cin, int cout,
@@ -296,10 +297,91 @@ static void test_observer_and_errors(void)
     rd_model_destroy(m);
 }
 
+typedef struct worker {
+    rd_sim *s;
+    rd_sim_prefix *p;
+    rd_tensor x, y[2];
+    rd_status st;
+    int rounds;
+} worker;
+
+/* Tentative runs of the same configuration, kept every other time, on this worker's own sample. */
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    rd_error err;
+    for (int r = 0; r < w->rounds && w->st == RD_OK; r++) {
+        rd_tensor_fini(&w->y[0]);
+        rd_tensor_fini(&w->y[1]);
+        w->st = rd_sim_run_prefix(w->s, w->p, RD_PREFIX_TRY | RD_PREFIX_CONCURRENT, &w->x, 1, NULL, w->y, 2, &err);
+        if (r % 2)
+            rd_sim_prefix_commit(w->p);
+    }
+    return NULL;
+}
+
+/* Two threads run one prepared simulation through their own recordings: the bits of sequential runs. */
+static void test_concurrent(void)
+{
+    rd_model *m;
+    const char **names;
+    size_t n;
+    rd_sim *s = calibrated(&m, &names, &n);
+    uint32_t seed = 4242;
+    rd_error err;
+    worker w[2];
+    memset(w, 0, sizeof w);
+    for (int t = 0; t < 2; t++) {
+        w[t].s = s;
+        w[t].rounds = 6;
+        make_input(&w[t].x, 0.3f + (float)t);
+        CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(64u << 20, &w[t].p, &err), RD_OK);
+    }
+    for (int k = 0; k < 5; k++) {
+        prefix_random_set(s, names, n, &seed, 3);
+        CU_ASSERT_EQUAL_FATAL(rd_sim_prepare(s, &err), RD_OK);
+        pthread_t th[2];
+        for (int t = 0; t < 2; t++)
+            CU_ASSERT_EQUAL_FATAL(pthread_create(&th[t], NULL, worker_main, &w[t]), 0);
+        for (int t = 0; t < 2; t++)
+            pthread_join(th[t], NULL);
+        for (int t = 0; t < 2; t++) {
+            CU_ASSERT_EQUAL(w[t].st, RD_OK);
+            rd_sim_layer_stats *mine = calloc(rd_model_value_count(rd_sim_model(s)) + 1, sizeof *mine);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(mine);
+            for (size_t v = 0; v < rd_model_value_count(rd_sim_model(s)); v++)
+                rd_sim_prefix_layer_stats_get(w[t].p, (int)v, &mine[v]);
+            rd_tensor ref[2];
+            CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &w[t].x, 1, NULL, ref, 2, &err), RD_OK);
+            for (int o = 0; o < 2; o++) {
+                CU_ASSERT(prefix_same_bits(&w[t].y[o], &ref[o]));
+                rd_tensor_fini(&ref[o]);
+            }
+            rd_sim_layer_stats *theirs = prefix_stats_copy(s);
+            size_t differ = 0;
+            for (size_t v = 0; v < rd_model_value_count(rd_sim_model(s)); v++)
+                differ += memcmp(&mine[v], &theirs[v], sizeof mine[v]) != 0;
+            CU_ASSERT_EQUAL(differ, 0);
+            free(mine);
+            free(theirs);
+        }
+    }
+    for (int t = 0; t < 2; t++) {
+        rd_tensor_fini(&w[t].x);
+        rd_tensor_fini(&w[t].y[0]);
+        rd_tensor_fini(&w[t].y[1]);
+        rd_sim_prefix_destroy(w[t].p);
+    }
+    free(names);
+    rd_sim_destroy(s);
+    rd_model_destroy(m);
+}
+
 RD_TEST_REGISTER(register_sim_prefix)
 {
     RD_SUITE("sim_prefix", {"random float16 sets: bits of a full run", test_random_sets},
              {"tentative runs and commits", test_try_and_commit},
              {"invalidation and memory caps", test_invalidation_and_cap},
-             {"observer and errors", test_observer_and_errors});
+             {"observer and errors", test_observer_and_errors},
+             {"concurrent runs on a prepared simulation", test_concurrent});
 }
