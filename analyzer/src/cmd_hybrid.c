@@ -53,8 +53,8 @@ static const an_optspec hybrid_opts[] = {
     {OPT_LATENCY, "latency-table", 0, "FILE", "search: cost from a CSV tensor,milliseconds_int8,milliseconds_float16"},
     {OPT_OUTPUT, "output", 'o', "FILE", "search: the .quantization.cfg to write (its folder gets the accuracy report)"},
     {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE", "search: the toolkit's step-1 cfg: only its keys, under its names"},
-    {OPT_THREADS, "threads", 0, "N", "threads per simulator run (default 2)"},
-    {OPT_REUSE_MB, "reuse-mb", 0, "MB", "search: memory for resuming runs where the float16 set changed, all samples "
+    {OPT_THREADS, "threads", 0, "N", "analysed samples measured at once (default 2)"},
+    {OPT_REUSE_MB, "reuse-mb", 0, "MB", "suggest, search: memory for resuming runs where the float16 set changed, all samples "
                                         "(default 512; 0: full runs, same results)"},
     {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "verify: the board's dump folder (pulled)"},
     {OPT_TARGET, "target", 0, "T", "verify: the board's chip (reads .txt dumps; sets --platform)"},
