@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_HELP = 1, OPT_OUTPUT, OPT_INPUT_SHAPE };
+enum { OPT_HELP = 1, OPT_OUTPUT, OPT_INPUT_SHAPE, OPT_INTEGER };
 
 static const an_optspec export_opts[] = {
     {OPT_OUTPUT, "output", 'o', "FILE", "the .onnx model to write (required)"},
     {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
+    {OPT_INTEGER, "integer", 0, NULL,
+     "write int8 Conv/Gemm/MatMul as ConvInteger/MatMulInteger (exact in any runtime)"},
     AN_QUANT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
@@ -27,6 +29,7 @@ typedef struct export_args {
     an_name_buf shape_names[AN_MAX_INPUTS];
     size_t n_shapes;
     an_quant_opts q;
+    bool integer;
 } export_args;
 
 static int parse_args(an_cmd_ctx *ctx, export_args *a)
@@ -48,17 +51,27 @@ static int parse_args(an_cmd_ctx *ctx, export_args *a)
             a->model_path = v;
             break;
         case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag export-qdq MODEL.onnx [--cfg FILE | --dataset FILE ...] -o OUT.onnx",
+            an_print_help(ctx->out,
+                          "rknn-diag export-qdq MODEL.onnx [--cfg FILE | --dataset FILE ...] [--integer] -o OUT.onnx",
                           "Writes the model after the compiler passes with QuantizeLinear/DequantizeLinear pairs\n"
                           "carrying our INT8 parameters: after every materialised int8 tensor and graph input,\n"
                           "int8 weights through DequantizeLinear (per channel needs opset 13: the opset is raised\n"
                           "when no operator of the model changes meaning, otherwise the export is refused), Conv\n"
                           "biases as int32, float16 tensors of a hybrid --cfg through Cast. Parameters come from\n"
-                          "--cfg or from calibration on --dataset.",
+                          "--cfg or from calibration on --dataset.\n\n"
+                          "A runtime computes that Conv/Gemm/MatMul in float on the dequantized values, which\n"
+                          "can flip a code where we accumulate in int32. --integer writes them as\n"
+                          "ConvInteger/MatMulInteger on uint8 codes (opset 10), the int32 bias added, then\n"
+                          "our rescaling in double (Cast, Mul, Cast), so the runtime's result is ours bit for\n"
+                          "bit. Layers with no integer ONNX operator (ConvTranspose, Gemm with transA) stay\n"
+                          "in QDQ form, named in a note. docs/numerics.md has both forms against ONNX Runtime.",
                           export_opts, N_EXPORT_OPTS);
             return AN_EXIT_OK;
         case OPT_OUTPUT:
             a->out_path = v;
+            break;
+        case OPT_INTEGER:
+            a->integer = true;
             break;
         case OPT_INPUT_SHAPE:
             if (an_parse_input_shape(v, a->shape_names, a->shapes, &a->n_shapes, &err) != RD_OK)
@@ -103,7 +116,7 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
         st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, &s, &err);
     rd_warn_sink notes = {.fn = print_note, .user = ctx->errs};
     if (st == RD_OK)
-        st = rd_sim_export_qdq(s, &buf, &len, &notes, &err);
+        st = rd_sim_export_qdq_form(s, a->integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len, &notes, &err);
     if (st == RD_OK)
         st = an_write_file_atomic(a->out_path, buf, len, &err);
     if (st != RD_OK) {

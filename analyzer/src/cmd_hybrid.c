@@ -50,7 +50,8 @@ static const an_optspec hybrid_opts[] = {
     {OPT_TARGET_SQNR, "target-sqnr", 0, "DB", "search: and its SQNR must reach DB"},
     {OPT_MAX_FLOAT, "max-float", 0, "N", "search: at most N float16 tensors (default 64)"},
     {OPT_COST, "cost", 0, "macs", "search: cost of a float16 tensor: MACs run in float16 (default)"},
-    {OPT_LATENCY, "latency-table", 0, "FILE", "search: cost from a CSV tensor,milliseconds_int8,milliseconds_float16"},
+    {OPT_LATENCY, "latency-table", 0, "FILE",
+     "search: cost in ms: a board RKNN_LOG_LEVEL=4 log or a CSV (repeat: int8 + fp16 logs)"},
     {OPT_OUTPUT, "output", 'o', "FILE", "search: the .quantization.cfg to write (its folder gets the accuracy report)"},
     {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE", "search: the toolkit's step-1 cfg: only its keys, under its names"},
     {OPT_THREADS, "threads", 0, "N", "analysed samples measured at once (default 2)"},
@@ -73,7 +74,9 @@ typedef struct hyb_args {
     long samples, measure, top, max_float, threads, reuse_mb;
     bool json;
     double target_cos, target_sqnr; /* NaN: not given */
-    const char *latency, *out_path, *rknn_cfg, *runtime_dumps, *target;
+    const char *latency, *out_path, *rknn_cfg, *runtime_dumps, *target; /* latency: the first table, if any */
+    const char *latency_paths[16];
+    size_t n_latency;
     rd_input_shape shapes[AN_MAX_INPUTS];
     an_name_buf shape_names[AN_MAX_INPUTS];
     size_t n_shapes;
@@ -106,9 +109,12 @@ static const char *const ABOUT =
     "  search    finds a small float16 set meeting --target-cos (and --target-sqnr) on every output,\n"
     "            measured on the simulation (greedy forward, then backward removal), and writes -o\n"
     "            OUT.quantization.cfg plus the accuracy report of that config in OUT's folder. Exit 3\n"
-    "            when even float16 everywhere misses the target.\n"
+    "            when even float16 everywhere misses the target. Cost: MACs in float16, or the added ms\n"
+    "            of --latency-table: the board's RKNN_LOG_LEVEL=4 logs of the int8 and of the float16\n"
+    "            build (per-layer table; rows map by node name), or a CSV (docs/hybrid.md).\n"
     "  diagnose  re-runs with the usual configuration mistakes fixed (RGB/BGR, mean/std, calibration\n"
-    "            set, per-tensor weights, algorithm) and names the one that restores the outputs.\n"
+    "            set, per-tensor weights, algorithm) and names each mistake the evidence shows (input\n"
+    "            statistics against BatchNormalization, clipping, weight spread, output cosine).\n"
     "  verify    checks from the board's dumps (RKNN_DUMP_QUANT=1 dtypes, else the int8 grid of float32\n"
     "            values) that every tensor of --cfg's custom_quantize_layers ran in float16; exit 1 if not.\n"
     "The analysed samples are --inputs, or --samples N lines of --dataset (also the calibration set).";
@@ -199,7 +205,10 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
                 return an_usage(ctx, "--cost expects macs (or give --latency-table FILE), got '%s'", v);
             break;
         case OPT_LATENCY:
-            a->latency = v;
+            if (a->n_latency == sizeof a->latency_paths / sizeof a->latency_paths[0])
+                return an_usage(ctx, "too many --latency-table (at most %zu)", a->n_latency);
+            a->latency_paths[a->n_latency++] = v;
+            a->latency = a->latency_paths[0];
             break;
         case OPT_OUTPUT:
             a->out_path = v;
@@ -303,7 +312,7 @@ static rd_status analyse(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err
         st = rd_errorf(err, RD_E_PARSE, "empty search space: no int8 layer output of %s can move to float16",
                        a->model_path);
     if (st == RD_OK && a->latency)
-        st = an_hyb_latency_load(a->latency, r->s, r->cands, r->n_cands, ctx->errs, err);
+        st = an_hyb_latency_load(a->latency_paths, a->n_latency, r->s, r->cands, r->n_cands, ctx->errs, err);
     return st;
 }
 
@@ -629,13 +638,22 @@ static int search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *
         model_macs += r->cands[k].macs;
     fprintf(ctx->out, "\nresult: %zu float16 tensor%s, output cosine %.5f, SQNR %.2f dB (int8: %.5f, all float16: %.5f)\n",
             n, n == 1 ? "" : "s", cur.cos, cur.sqnr_db, base->cos, full.cos);
-    if (a->latency)
-        fprintf(ctx->out, "cost: %.4g ms added (latency table %s)\n", set_cost(r, set, n), a->latency);
-    else
+    if (a->latency) {
+        fprintf(ctx->out, "cost: %.4g ms added (latency table%s", set_cost(r, set, n), a->n_latency > 1 ? "s" : "");
+        for (size_t i = 0; i < a->n_latency; i++)
+            fprintf(ctx->out, "%s%s", i ? ", " : " ", a->latency_paths[i]);
+        size_t estimated = 0;
+        for (size_t i = 0; i < n; i++)
+            estimated += r->cands[set[i]].cost_estimated;
+        if (estimated)
+            fprintf(ctx->out, "; %zu of these costs estimated", estimated);
+        fprintf(ctx->out, ")\n");
+    } else
         fprintf(ctx->out, "cost: %.4g MMACs in float16 (%.1f%% of the int8 layers' MACs)\n", set_cost(r, set, n) / 1e6,
                 model_macs > 0 ? 100.0 * set_cost(r, set, n) / model_macs : 0.0);
     for (size_t i = 0; i < n; i++)
-        fprintf(ctx->out, "  float16: %s\n", r->cands[set[i]].name);
+        fprintf(ctx->out, "  float16: %s%s\n", r->cands[set[i]].name,
+                r->cands[set[i]].cost_estimated ? " (cost estimated: timed one way only)" : "");
     an_hyb_reuse ru;
     an_hyb_reuse_get(&r->hc, &ru);
     fprintf(ctx->out, "search: %zu simulator runs over %zu samples in %.1f s, %.1f s in all", r->hc.n_runs,

@@ -1,5 +1,6 @@
 /*
- * hybrid.c: measuring float16 sets on the simulation, the candidates and their ranking, latency tables.
+ * hybrid.c: measuring float16 sets on the simulation, the candidates and their ranking (latency tables:
+ * latency_table.c).
  */
 #include "hybrid.h"
 #include "metrics.h"
@@ -416,104 +417,5 @@ rd_status an_hyb_rank(an_hyb_ctx *c, an_hyb_cand *cands, size_t n, size_t measur
     for (size_t i = 0; i < n; i++)
         order[i] = keys[i].i;
     free(keys);
-    return st;
-}
-
-/* One CSV field: trims spaces; returns the next field's start or NULL at the end of the line. */
-static char *csv_field(char *p, char **field)
-{
-    while (*p == ' ' || *p == '\t')
-        p++;
-    char *comma = strchr(p, ',');
-    char *end = comma ? comma : p + strlen(p);
-    while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' || end[-1] == '\n'))
-        end--;
-    *end = '\0';
-    *field = p;
-    return comma ? comma + 1 : NULL;
-}
-
-static bool parse_ms(const char *text, double *out)
-{
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (!end || end == text || *end || !isfinite(v) || v < 0)
-        return false;
-    *out = v;
-    return true;
-}
-
-rd_status an_hyb_latency_load(const char *path, const rd_sim *s, an_hyb_cand *cands, size_t n, FILE *errs,
-                              rd_error *err)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return rd_errorf(err, RD_E_IO, "%s: cannot open the latency table", path);
-    bool *seen = calloc(n + 1, sizeof *seen);
-    if (!seen) {
-        fclose(f);
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < n; i++)
-        cands[i].cost = 0.0;
-    char line[4096];
-    int lineno = 0;
-    size_t rows = 0;
-    rd_status st = RD_OK;
-    while (st == RD_OK && fgets(line, sizeof line, f)) {
-        lineno++;
-        if (!strchr(line, '\n') && !feof(f)) {
-            st = rd_errorf(err, RD_E_PARSE, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 1);
-            break;
-        }
-        char *name, *a, *b, *extra = NULL;
-        char *p = csv_field(line, &name);
-        if (!*name || name[0] == '#')
-            continue;
-        if (!p) {
-            st = rd_errorf(err, RD_E_PARSE, "%s:%d: expected 'tensor,milliseconds_int8,milliseconds_float16' (a CSV; "
-                                            "the board's RKNN_LOG_LEVEL=4 log is not read yet)", path, lineno);
-            break;
-        }
-        p = csv_field(p, &a);
-        p = p ? csv_field(p, &b) : NULL;
-        if (p)
-            csv_field(p, &extra);
-        double ms8, ms16;
-        if (!b || (extra && *extra) || !parse_ms(a, &ms8) || !parse_ms(b, &ms16)) {
-            if (rows == 0 && lineno == 1)
-                continue; /* a header line */
-            st = rd_errorf(err, RD_E_PARSE, "%s:%d: expected 'tensor,milliseconds_int8,milliseconds_float16' with two "
-                                            "non-negative numbers", path, lineno);
-            break;
-        }
-        const char *ours = an_quant_match_name(s, name);
-        size_t k = 0;
-        while (ours && k < n && strcmp(cands[k].name, ours) != 0)
-            k++;
-        if (!ours) {
-            st = rd_errorf(err, RD_E_NOTFOUND, "%s:%d: tensor '%s' is not in the model (the table does not match it)",
-                           path, lineno, name);
-            break;
-        }
-        rows++;
-        if (k == n) {
-            if (errs)
-                fprintf(errs, "note: %s:%d: '%s' is not an int8 candidate (fused, float or an input): ignored\n", path,
-                        lineno, name);
-            continue;
-        }
-        cands[k].cost = ms16 - ms8;
-        seen[k] = true;
-    }
-    fclose(f);
-    size_t missing = 0;
-    for (size_t i = 0; i < n; i++)
-        missing += cands[i].allowed && !seen[i];
-    free(seen);
-    if (st == RD_OK && rows == 0)
-        st = rd_errorf(err, RD_E_PARSE, "%s: no rows (expected 'tensor,milliseconds_int8,milliseconds_float16')", path);
-    if (st == RD_OK && missing && errs)
-        fprintf(errs, "warning: %zu candidates have no row in %s: their float16 cost counts as 0 ms\n", missing, path);
     return st;
 }

@@ -66,6 +66,7 @@ typedef struct an_hyb_cand {
     double w_outlier;           /* max|w| of the worst channel / the median channel's; NaN: no weight */
     double macs;                /* MACs of the nodes computing it (fused ones included) */
     double cost;                /* cost of keeping it in float16 (MACs or added milliseconds) */
+    bool cost_estimated;        /* latency tables timed it one way only: cost from the others' ratio */
     double alone_cos;           /* output cosine with it alone in float16; NaN: not measured */
     double alone_sqnr;
     bool allowed;               /* false: excluded (reason says why) */
@@ -85,8 +86,13 @@ rd_status an_hyb_candidates(rd_sim *s, const rd_result *r, an_hyb_cand **out, si
  */
 rd_status an_hyb_rank(an_hyb_ctx *c, an_hyb_cand *cands, size_t n, size_t measure, size_t *order, rd_error *err);
 
-/** Costs from a latency table (CSV or the board's per-layer log): docs/hybrid.md. Unknown names fail. */
-rd_status an_hyb_latency_load(const char *path, const rd_sim *s, an_hyb_cand *cands, size_t n, FILE *errs,
-                              rd_error *err);
+/**
+ * Costs (added milliseconds) from latency tables, merged: CSVs and the board's RKNN_LOG_LEVEL=4 logs, told
+ * apart by content (latency_table.c, docs/hybrid.md). A CSV row naming an unknown tensor fails; log rows
+ * that name nothing of the model are ignored and counted (the log must match something). Notes go to
+ * errs (may be NULL).
+ */
+rd_status an_hyb_latency_load(const char *const *paths, size_t n_paths, const rd_sim *s, an_hyb_cand *cands, size_t n,
+                              FILE *errs, rd_error *err);
 
 #endif

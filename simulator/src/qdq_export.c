@@ -6,30 +6,16 @@
  * tensors the simulation materialises: a Conv and its fused Relu run on float values in between, as
  * our integer Conv hands its unrequantized result to the activation. A materialised tensor keeps its
  * name on the dequantized side (the producer writes NAME_prequant), so consumers and graph outputs are
- * untouched; graph inputs keep theirs and consumers read NAME_dequantized.
+ * untouched; graph inputs keep theirs and consumers read NAME_dequantized. The integer form
+ * (qdq_integer.c) writes the layers the simulation accumulates in int32 as ConvInteger/MatMulInteger.
  */
 #include "onnx_pb.h"
-#include "sim_internal.h"
+#include "qdq_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
-typedef struct qdq_writer {
-    rd_sim *s;
-    const rd_model *m;
-    rd_onnx_builder *b;
-    char **src;            /* per value: the name its producer writes (NULL: its own) */
-    char **use;            /* per value: the name its readers use (NULL: its own) */
-    char **w_in;           /* per node: replacement of input 1 (dequantized weights), NULL: none */
-    char **b_in;           /* per node: replacement of input 2 (dequantized int32 bias), NULL: none */
-    int *replaced_reads;   /* per value: reads taken over by w_in/b_in */
-    char **made;           /* names created here, to keep them unique */
-    size_t n_made, cap_made;
-    const struct rd_warn_sink *notes;
-} qdq_writer;
-
-static void note(const qdq_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(const qdq_writer *w, const char *fmt, ...)
+void qdq_note(const qdq_writer *w, const char *fmt, ...)
 {
     if (!w->notes || !w->notes->fn)
         return;
@@ -52,7 +38,7 @@ static bool name_taken(const qdq_writer *w, const char *name)
 }
 
 /* A new name base+suffix (then base+suffix_2, ...) that no value of the model and no earlier one has. */
-static char *fresh_name(qdq_writer *w, const char *base, const char *suffix)
+char *qdq_fresh_name(qdq_writer *w, const char *base, const char *suffix)
 {
     if (w->n_made == w->cap_made) {
         size_t cap = w->cap_made ? w->cap_made * 2 : 256;
@@ -73,12 +59,12 @@ static char *fresh_name(qdq_writer *w, const char *base, const char *suffix)
     return name;
 }
 
-static const char *value_use(const qdq_writer *w, int v)
+const char *qdq_value_use(const qdq_writer *w, int v)
 {
     return w->use[v] ? w->use[v] : w->m->values[v].name;
 }
 
-static const char *value_src(const qdq_writer *w, int v)
+const char *qdq_value_src(const qdq_writer *w, int v)
 {
     return w->src[v] ? w->src[v] : w->m->values[v].name;
 }
@@ -149,7 +135,7 @@ static rd_status check_raise(const rd_model *m, int opset, const char *why, rd_e
 
 /* ---- the Q/DQ nodes ----------------------------------------------------------------------------- */
 
-static rd_status scalar_init(qdq_writer *w, const char *name, rd_dtype dt, double v, rd_error *err)
+rd_status qdq_scalar_init(qdq_writer *w, const char *name, rd_dtype dt, double v, rd_error *err)
 {
     rd_tensor t;
     rd_status st = rd_tensor_alloc(&t, dt, 0, NULL, err);
@@ -157,8 +143,12 @@ static rd_status scalar_init(qdq_writer *w, const char *name, rd_dtype dt, doubl
         return st;
     if (dt == RD_DT_F32)
         *(float *)t.data = (float)v;
+    else if (dt == RD_DT_F64)
+        *(double *)t.data = v;
     else if (dt == RD_DT_I8)
         *(int8_t *)t.data = (int8_t)v;
+    else if (dt == RD_DT_U8)
+        *(uint8_t *)t.data = (uint8_t)v;
     else
         *(int32_t *)t.data = (int32_t)v;
     st = rd_onnx_add_initializer(w->b, name, &t, RD_ONNX_RAW);
@@ -170,14 +160,14 @@ static rd_status scalar_init(qdq_writer *w, const char *name, rd_dtype dt, doubl
 static rd_status add_qdq(qdq_writer *w, const char *base, const char *from, const char *to, float scale, int32_t zp,
                          rd_error *err)
 {
-    char *sn = fresh_name(w, base, "_scale"), *zn = fresh_name(w, base, "_zero_point");
-    char *qn = fresh_name(w, base, "_quantized");
-    char *qnode = fresh_name(w, base, "_QuantizeLinear"), *dqnode = fresh_name(w, base, "_DequantizeLinear");
+    char *sn = qdq_fresh_name(w, base, "_scale"), *zn = qdq_fresh_name(w, base, "_zero_point");
+    char *qn = qdq_fresh_name(w, base, "_quantized");
+    char *qnode = qdq_fresh_name(w, base, "_QuantizeLinear"), *dqnode = qdq_fresh_name(w, base, "_DequantizeLinear");
     if (!sn || !zn || !qn || !qnode || !dqnode)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    rd_status st = scalar_init(w, sn, RD_DT_F32, scale, err);
+    rd_status st = qdq_scalar_init(w, sn, RD_DT_F32, scale, err);
     if (st == RD_OK)
-        st = scalar_init(w, zn, RD_DT_I8, zp, err);
+        st = qdq_scalar_init(w, zn, RD_DT_I8, zp, err);
     if (st != RD_OK)
         return st;
     rd_onnx_add_node(w->b, "QuantizeLinear", qnode, (const char *const[]){from, sn, zn}, 3, (const char *const[]){qn}, 1);
@@ -189,8 +179,8 @@ static rd_status add_qdq(qdq_writer *w, const char *base, const char *from, cons
 /* from -> Cast(float16) -> Cast(float) -> to: a float16 tensor of a hybrid model. */
 static rd_status add_half(qdq_writer *w, const char *base, const char *from, const char *to, rd_error *err)
 {
-    char *hn = fresh_name(w, base, "_float16"), *c1 = fresh_name(w, base, "_CastToFloat16"),
-         *c2 = fresh_name(w, base, "_CastToFloat");
+    char *hn = qdq_fresh_name(w, base, "_float16"), *c1 = qdq_fresh_name(w, base, "_CastToFloat16"),
+         *c2 = qdq_fresh_name(w, base, "_CastToFloat");
     if (!hn || !c1 || !c2)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     rd_onnx_attr_int(rd_onnx_add_node(w->b, "Cast", c1, (const char *const[]){from}, 1, (const char *const[]){hn}, 1),
@@ -228,15 +218,20 @@ static rd_status add_conversion(qdq_writer *w, int v, int kind, const char *from
 
 /* ---- weights and biases ------------------------------------------------------------------------- */
 
-/* Input 0 of an integer layer is an int8 activation: the simulation computes it with int8 weights. */
-static bool runs_int8(const qdq_writer *w, const sim_node *n)
+bool qdq_int8_activation(const qdq_writer *w, int v)
 {
-    int x = n->in[0];
-    if (x < 0)
+    if (v < 0)
         return false;
-    const sim_value *val = &w->m->values[x];
-    const sim_val_data *d = &w->s->vals[x];
+    const sim_value *val = &w->m->values[v];
+    const sim_val_data *d = &w->s->vals[v];
     return !val->konst && !val->virtual_out && d->prec == RD_PREC_INT8 && d->quantized && val->dtype == RD_DT_F32;
+}
+
+/* Node i reads an int8 activation and runs at int8 (not a float16 layer of a hybrid model): the
+   simulation computes it with int8 weights. */
+static bool runs_int8(const qdq_writer *w, int i)
+{
+    return qdq_int8_activation(w, w->m->nodes[i].in[0]) && sim_node_precision(w->s, i) == RD_PREC_INT8;
 }
 
 /* Int8 weights of node i as initializer + DequantizeLinear, and a Conv's bias as int32. */
@@ -244,13 +239,13 @@ static rd_status add_weights(qdq_writer *w, int i, bool *fake_quant_note, rd_err
 {
     const sim_node *n = &w->m->nodes[i];
     rd_sim_weights sw;
-    if (!runs_int8(w, n) || rd_sim_weights_get(w->s, i, &sw, NULL) != RD_OK)
+    if (w->integer[i] || !runs_int8(w, i) || rd_sim_weights_get(w->s, i, &sw, NULL) != RD_OK)
         return RD_OK;
     const sim_value *wv = &w->m->values[sw.value];
     const rd_tensor *wf = wv->konst;
     int64_t numel = rd_tensor_numel(wf);
     rd_status st;
-    char *dq_out = fresh_name(w, wv->name, "_dequantized");
+    char *dq_out = qdq_fresh_name(w, wv->name, "_dequantized");
     if (!dq_out)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     bool per_channel = sw.n_scale > 1;
@@ -274,8 +269,8 @@ static rd_status add_weights(qdq_writer *w, int i, bool *fake_quant_note, rd_err
     } else {
         rd_tensor q = {.dtype = RD_DT_I8, .rank = wf->rank, .data = (void *)sw.q};
         memcpy(q.dims, wf->dims, sizeof q.dims);
-        char *qn = fresh_name(w, wv->name, "_quantized"), *sn = fresh_name(w, wv->name, "_scale"),
-             *zn = fresh_name(w, wv->name, "_zero_point"), *dqn = fresh_name(w, wv->name, "_DequantizeLinear");
+        char *qn = qdq_fresh_name(w, wv->name, "_quantized"), *sn = qdq_fresh_name(w, wv->name, "_scale"),
+             *zn = qdq_fresh_name(w, wv->name, "_zero_point"), *dqn = qdq_fresh_name(w, wv->name, "_DequantizeLinear");
         if (!qn || !sn || !zn || !dqn)
             return rd_errorf(err, RD_E_NOMEM, "out of memory");
         st = rd_onnx_add_initializer(w->b, qn, &q, RD_ONNX_RAW);
@@ -330,9 +325,9 @@ static rd_status add_weights(qdq_writer *w, int i, bool *fake_quant_note, rd_err
         if (ns || c == 0)
             ((float *)bs.data)[ns ? c : 0] = (float)sc;
     }
-    char *qn = fresh_name(w, bv->name, "_quantized"), *sn = fresh_name(w, bv->name, "_scale"),
-         *zn = fresh_name(w, bv->name, "_zero_point"), *dqn = fresh_name(w, bv->name, "_DequantizeLinear"),
-         *out = fresh_name(w, bv->name, "_dequantized");
+    char *qn = qdq_fresh_name(w, bv->name, "_quantized"), *sn = qdq_fresh_name(w, bv->name, "_scale"),
+         *zn = qdq_fresh_name(w, bv->name, "_zero_point"), *dqn = qdq_fresh_name(w, bv->name, "_DequantizeLinear"),
+         *out = qdq_fresh_name(w, bv->name, "_dequantized");
     if (!qn || !sn || !zn || !dqn || !out)
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     if (st == RD_OK)
@@ -352,6 +347,49 @@ static rd_status add_weights(qdq_writer *w, int i, bool *fake_quant_note, rd_err
         rd_onnx_attr_int(dq, "axis", 0);
     w->b_in[i] = out;
     w->replaced_reads[n->in[2]]++;
+    return RD_OK;
+}
+
+/* ---- float16 layers' constants ------------------------------------------------------------------ */
+
+/* A float16 layer of a hybrid model reads a float32 constant (weights, bias, ...) rounded to half, as the
+   simulation does: written as a float16 initializer + Cast to float, once per constant. */
+static bool reads_half(const qdq_writer *w, int i, int k)
+{
+    const sim_node *n = &w->m->nodes[i];
+    int v = n->in[k];
+    return v >= 0 && !n->folded && w->m->values[v].konst && w->m->values[v].konst->dtype == RD_DT_F32 &&
+           sim_node_precision(w->s, i) == RD_PREC_FP16;
+}
+
+static rd_status add_half_consts(qdq_writer *w, int i, rd_error *err)
+{
+    const sim_node *n = &w->m->nodes[i];
+    for (int k = 0; k < n->n_in; k++) {
+        if (!reads_half(w, i, k))
+            continue;
+        int v = n->in[k];
+        w->replaced_reads[v]++;
+        if (w->half[v])
+            continue;
+        const sim_value *val = &w->m->values[v];
+        rd_tensor t;
+        rd_status st = rd_tensor_alloc(&t, RD_DT_F16, val->konst->rank, val->konst->dims, err);
+        if (st != RD_OK)
+            return st;
+        int64_t count = rd_tensor_numel(&t);
+        for (int64_t j = 0; j < count; j++)
+            ((uint16_t *)t.data)[j] = rd_f32_to_f16(((const float *)val->konst->data)[j]);
+        char *hn = qdq_fresh_name(w, val->name, "_float16"), *cn = qdq_fresh_name(w, val->name, "_CastToFloat"),
+             *out = qdq_fresh_name(w, val->name, "_float16_as_float");
+        st = hn && cn && out ? rd_onnx_add_initializer(w->b, hn, &t, RD_ONNX_RAW) : rd_errorf(err, RD_E_NOMEM, "out of memory");
+        rd_tensor_fini(&t);
+        if (st != RD_OK)
+            return st;
+        rd_onnx_attr_int(rd_onnx_add_node(w->b, "Cast", cn, (const char *const[]){hn}, 1, (const char *const[]){out}, 1),
+                         "to", RD_DT_F32);
+        w->half[v] = out;
+    }
     return RD_OK;
 }
 
@@ -381,7 +419,7 @@ static rd_status choose_opset(qdq_writer *w, bool per_channel, int *out, rd_erro
                                err);
     if (st != RD_OK)
         return st;
-    note(w, "opset raised from %d to 13 for the QuantizeLinear/DequantizeLinear nodes (attributes that became "
+    qdq_note(w, "opset raised from %d to 13 for the QuantizeLinear/DequantizeLinear nodes (attributes that became "
             "inputs were moved; no other operator of this model changed meaning in between)", opset);
     *out = 13;
     return RD_OK;
@@ -412,7 +450,7 @@ static rd_status write_node(qdq_writer *w, int i, int opset, rd_error *err)
                 continue; /* absent: the input is omitted (or trailing and left out) */
             char suffix[32];
             snprintf(suffix, sizeof suffix, "_%s", attr_to_input[form].attr[k]);
-            char *full = fresh_name(w, n->name[0] ? n->name : m->values[n->out[0]].name, suffix);
+            char *full = qdq_fresh_name(w, n->name[0] ? n->name : m->values[n->out[0]].name, suffix);
             if (!full)
                 return rd_errorf(err, RD_E_NOMEM, "out of memory");
             rd_tensor t;
@@ -439,12 +477,15 @@ static rd_status write_node(qdq_writer *w, int i, int opset, rd_error *err)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
     for (int k = 0; k < n->n_in; k++)
-        in[k] = n->in[k] < 0 ? NULL : k == 1 && w->w_in[i] ? w->w_in[i] : k == 2 && w->b_in[i] ? w->b_in[i]
-                                                                                                : value_use(w, n->in[k]);
+        in[k] = n->in[k] < 0                ? NULL
+                : k == 1 && w->w_in[i] ? w->w_in[i]
+                : k == 2 && w->b_in[i] ? w->b_in[i]
+                : reads_half(w, i, k)  ? w->half[n->in[k]]
+                                       : qdq_value_use(w, n->in[k]);
     for (int k = 0; k < extra; k++)
         in[n->n_in + k] = extra_names[k];
     for (int k = 0; k < n->n_out; k++)
-        out[k] = n->out[k] < 0 ? NULL : value_src(w, n->out[k]);
+        out[k] = n->out[k] < 0 ? NULL : qdq_value_src(w, n->out[k]);
     rd_onnx_node *nn = rd_onnx_add_node(w->b, n->op_type, n->name, in, n_in, out, n->n_out);
     free(in);
     free(out);
@@ -491,7 +532,7 @@ static rd_status write_graph(qdq_writer *w, int opset, const int *reads, rd_erro
         int v = m->inputs[i];
         int kind = tensor_kind(w, v, err, &st);
         if (kind > 0) {
-            if (!(w->use[v] = fresh_name(w, m->values[v].name, "_dequantized")))
+            if (!(w->use[v] = qdq_fresh_name(w, m->values[v].name, "_dequantized")))
                 return rd_errorf(err, RD_E_NOMEM, "out of memory");
             st = add_conversion(w, v, kind, m->values[v].name, w->use[v], err);
         }
@@ -500,7 +541,7 @@ static rd_status write_graph(qdq_writer *w, int opset, const int *reads, rd_erro
         const sim_node *n = &m->nodes[i];
         if (n->folded)
             continue;
-        st = write_node(w, i, opset, err);
+        st = w->integer[i] ? qdq_integer_write(w, i, err) : write_node(w, i, opset, err);
         for (int k = 0; k < n->n_out && st == RD_OK; k++) {
             int v = n->out[k];
             if (v < 0 || !w->src[v])
@@ -526,34 +567,48 @@ static rd_status write_graph(qdq_writer *w, int opset, const int *reads, rd_erro
 rd_status rd_sim_export_qdq(rd_sim *s, void **out_buf, size_t *out_len, const struct rd_warn_sink *notes,
                             rd_error *err)
 {
+    return rd_sim_export_qdq_form(s, RD_QDQ_FORM_QDQ, out_buf, out_len, notes, err);
+}
+
+rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, size_t *out_len,
+                                 const struct rd_warn_sink *notes, rd_error *err)
+{
     *out_buf = NULL;
     *out_len = 0;
     const rd_model *m = s->m;
     size_t nv = (size_t)m->n_values + 1, nn = (size_t)m->n_nodes + 1;
-    qdq_writer w = {.s = s, .m = m, .notes = notes};
+    qdq_writer w = {.s = s, .m = m, .notes = notes, .form = form};
     w.src = sim_calloc_array(nv, sizeof *w.src);
     w.use = sim_calloc_array(nv, sizeof *w.use);
     w.w_in = sim_calloc_array(nn, sizeof *w.w_in);
     w.b_in = sim_calloc_array(nn, sizeof *w.b_in);
     w.replaced_reads = sim_calloc_array(nv, sizeof *w.replaced_reads);
+    w.integer = sim_calloc_array(nn, sizeof *w.integer);
+    w.u8 = sim_calloc_array(nv, sizeof *w.u8);
+    w.u8_zp = sim_calloc_array(nv, sizeof *w.u8_zp);
+    w.half = sim_calloc_array(nv, sizeof *w.half);
     int *reads = sim_calloc_array(nv, sizeof *reads);
     rd_status st = RD_OK;
-    if (!w.src || !w.use || !w.w_in || !w.b_in || !w.replaced_reads || !reads)
+    if (!w.src || !w.use || !w.w_in || !w.b_in || !w.replaced_reads || !w.integer || !w.u8 || !w.u8_zp || !w.half ||
+        !reads)
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (st == RD_OK && form == RD_QDQ_FORM_INTEGER)
+        st = qdq_integer_plan(&w, err);
     /* producers of materialised tensors write NAME_prequant; the conversion then gives back NAME */
     for (int v = 0; v < m->n_values && st == RD_OK; v++) {
         const sim_value *val = &m->values[v];
         if (val->producer < 0 || m->nodes[val->producer].folded)
             continue;
         int kind = tensor_kind(&w, v, err, &st);
-        if (kind > 0 && !(w.src[v] = fresh_name(&w, val->name, kind == 1 ? "_prequant" : "_float32")))
+        if (kind > 0 && !(w.src[v] = qdq_fresh_name(&w, val->name, kind == 1 ? "_prequant" : "_float32")))
             st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
     bool per_channel = false, fake_quant = false;
     if (st == RD_OK) {
         rd_sim_weights sw;
         for (int i = 0; i < m->n_nodes; i++)
-            if (runs_int8(&w, &m->nodes[i]) && rd_sim_weights_get(s, i, &sw, NULL) == RD_OK && sw.n_scale > 1 &&
+            if (!w.integer[i] && runs_int8(&w, i) && rd_sim_weights_get(s, i, &sw, NULL) == RD_OK &&
+                sw.n_scale > 1 &&
                 sw.group == 1)
                 per_channel = true;
     }
@@ -565,12 +620,14 @@ rd_status rd_sim_export_qdq(rd_sim *s, void **out_buf, size_t *out_len, const st
     /* weights first: their DequantizeLinear nodes and initializers precede every reader */
     for (int i = 0; i < m->n_nodes && st == RD_OK; i++)
         st = add_weights(&w, i, &fake_quant, err);
+    for (int i = 0; i < m->n_nodes && st == RD_OK; i++)
+        st = add_half_consts(&w, i, err);
     if (st == RD_OK) {
         count_reads(m, reads);
         st = write_graph(&w, opset, reads, err);
     }
     if (st == RD_OK && fake_quant)
-        note(&w, "grouped ConvTranspose weights are written as float values of their int8 codes (their channels do "
+        qdq_note(&w, "grouped ConvTranspose weights are written as float values of their int8 codes (their channels do "
                  "not follow one axis, which DequantizeLinear needs)");
     if (st == RD_OK)
         st = rd_onnx_builder_write(w.b, out_buf, out_len, err);
@@ -585,6 +642,10 @@ rd_status rd_sim_export_qdq(rd_sim *s, void **out_buf, size_t *out_len, const st
     free(w.w_in);
     free(w.b_in);
     free(w.replaced_reads);
+    free(w.integer);
+    free(w.u8);
+    free(w.u8_zp);
+    free(w.half);
     free(reads);
     return st;
 }

@@ -1,6 +1,7 @@
 /* test_hybrid.c: hybrid suggest/search/diagnose on a small model with layers that quantize badly. */
 #include "rd_test.h"
 #include "cli_capture.h"
+#include "latency_fixtures.h"
 #include "rknn_diag/analyzer.h"
 
 #include <math.h>
@@ -246,6 +247,109 @@ static void test_bad_input(void)
     cleanup();
 }
 
+/* Float16 cost of each candidate in the logs below, in ms: float16 time - int8 time. */
+static double log_cost(const char *name)
+{
+    static const char *const names[] = {"relu1", "relu2", "wide", "narrow", "y"};
+    static const double ms[] = {0.05, 1.5, 0.02, 0.02, 0.04};
+    for (int i = 0; i < 5; i++)
+        if (strcmp(name, names[i]) == 0)
+            return ms[i];
+    return NAN;
+}
+
+/* search --latency-table with the board logs of the int8 and the float16 build: costs are the logs' times. */
+static void test_search_latency_log(void)
+{
+    setup();
+    static const lat_fx_row int8_rows[] = {
+        {"InputOperator", "INT8", "CPU", "\\", "(1,3,8,8)", 12, "InputOperator:x"},
+        {"ConvRelu", "INT8", "NPU", "(1,3,8,8),(8,3,3,3),(8)", "(1,8,8,8)", 100, "Conv:c1"},
+        {"ConvRelu", "INT8", "NPU", "(1,8,8,8),(8,8,3,3),(8)", "(1,8,8,8)", 200, "Conv:c_outlier"},
+        {"Mul", "INT8", "NPU", "(1,8,8,8),(1,8,1,1)", "(1,8,8,8)", 10, "Mul:wide"},
+        {"Div", "INT8", "NPU", "(1,8,8,8),(1,8,1,1)", "(1,8,8,8)", 10, "Div:narrow"},
+        {"Conv", "INT8", "NPU", "(1,8,8,8),(4,8,3,3),(4)", "(1,4,8,8)", 50, "Conv:y"},
+        {"OutputOperator", "INT8", "CPU", "(1,4,8,8)", "\\", 3, "OutputOperator:y"},
+    };
+    static const double fp16_us[] = {12, 150, 1700, 30, 30, 90, 3};
+    lat_fx_row fp16_rows[7];
+    for (int i = 0; i < 7; i++) {
+        fp16_rows[i] = int8_rows[i];
+        fp16_rows[i].dtype = "FLOAT16";
+        fp16_rows[i].us = fp16_us[i];
+    }
+    char log8[400], log16[400];
+    snprintf(log8, sizeof log8, "%s/int8_run.log", dir);
+    snprintf(log16, sizeof log16, "%s/fp16_run.log", dir);
+    FILE *f = fopen(log8, "w");
+    lat_fx_write_v2(f, int8_rows, 7);
+    fclose(f);
+    f = fopen(log16, "w");
+    lat_fx_write_old(f, fp16_rows, 7);
+    fclose(f);
+    rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method",
+                                  "layer", "--target-cos", "0.999", "--latency-table", log8, "--latency-table", log16, "-o", out,
+                                  NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    if (r.code != 0)
+        fprintf(stderr, "%s\n%s\n", r.out, r.errs);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "ms added"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "rows matched"));
+    /* every candidate in float16 costs the sum of the logs' differences */
+    const char *all = strstr(r.out, "(every candidate in float16)");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(all);
+    char *after_count = NULL;
+    strtol(all + strlen("(every candidate in float16)"), &after_count, 10); /* the float count */
+    double all_cost = strtod(after_count, NULL);
+    CU_ASSERT_DOUBLE_EQUAL(all_cost, 0.05 + 1.5 + 0.02 + 0.02 + 0.04, 1e-6);
+    /* the chosen set's cost is the sum of its tensors' */
+    double want = 0;
+    for (const char *p = r.out; (p = strstr(p, "  float16: ")); p++) {
+        char name[64] = "";
+        size_t k = 0;
+        for (const char *q = p + 11; *q && *q != '\n' && *q != ' ' && k + 1 < sizeof name; q++)
+            name[k++] = *q;
+        name[k] = '\0';
+        want += log_cost(name);
+    }
+    const char *cost = strstr(r.out, "cost: ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cost);
+    CU_ASSERT(want >= 1.5); /* relu2 is in the set */
+    CU_ASSERT_DOUBLE_EQUAL(strtod(cost + 6, NULL), want, 1e-3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cost, "ms added (latency tables "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(cost, "fp16_run.log"));
+    CU_ASSERT_PTR_NULL(strstr(r.out, "estimated"));
+    rd_test_cli_free(&r);
+
+    /* the float16 log without relu2's group: its cost is estimated (median float16/int8 ratio of the others,
+       1.5, 1.8, 3, 3 -> 2.4: 0.2 ms x 1.4) and the result says so */
+    fp16_rows[2].op = "Reshape";
+    fp16_rows[2].full_name = "Reshape:relu2_rs_sw"; /* a compiler-made op instead: ignored */
+    f = fopen(log16, "w");
+    lat_fx_write_old(f, fp16_rows, 7);
+    fclose(f);
+    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer",
+                    "--target-cos", "0.999", "--latency-table", log8, "--latency-table", log16, "-o", out, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "float16: relu2 (cost estimated: timed one way only)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "; 1 of these costs estimated)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "estimated cost of 1 candidates timed one way only (relu2)"));
+    const char *add = strstr(r.out, "add      relu2");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(add);
+    char *after = NULL;
+    strtol(add + strlen("add      relu2"), &after, 10);
+    CU_ASSERT_DOUBLE_EQUAL(strtod(after, NULL), 0.2 * 1.4, 1e-6);
+    rd_test_cli_free(&r);
+
+    /* the int8 log alone: exit 3, asking for the float16 build's log */
+    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer",
+                    "--target-cos", "0.999", "--latency-table", log8, "-o", out, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "run the float16 (do_quantization=False) build"));
+    rd_test_cli_free(&r);
+    cleanup();
+}
+
 static void test_diagnose_per_tensor(void)
 {
     with_wide = false;
@@ -266,5 +370,6 @@ RD_TEST_REGISTER(hybrid)
     RD_SUITE("hybrid", {"suggest and search find the bad layers, the cfg reloads", test_suggest_and_search},
              {"search with prefix reuse: the same steps as full runs", test_search_reuse_same_result},
              {"bad input: unreachable target, empty space, latency table", test_bad_input},
+             {"search --latency-table with the int8 and float16 builds' board logs", test_search_latency_log},
              {"diagnose names per-tensor weights", test_diagnose_per_tensor});
 }

@@ -1,4 +1,4 @@
-/* test_qtools.c: quantize, export-qdq and run --precision int8 --cfg on a small built model. */
+/* test_qtools.c: quantize, export-qdq (both forms) and run --precision int8 --cfg on small built models. */
 #include "rd_test.h"
 #include "cli_capture.h"
 #include "rknn_diag/analyzer.h"
@@ -204,6 +204,164 @@ static void test_quantize_roundtrip(void)
     free(dir);
 }
 
+/* A node of up to three inputs (NULL: fewer) and one output. */
+static rd_onnx_node *node(rd_onnx_builder *b, const char *op, const char *name, const char *in0, const char *in1,
+                          const char *in2, const char *out)
+{
+    const char *in[3] = {in0, in1, in2};
+    int n_in = in2 ? 3 : in1 ? 2 : 1;
+    return rd_onnx_add_node(b, op, name, in, n_in, (const char *const[]){out}, 1);
+}
+
+/* Every way the simulator accumulates in int32, plus a ConvTranspose (no integer ONNX op):
+ *   x [1,4,6,6] -> Conv 3x3 + bias -> Clip(0, 6) (fused) -> depthwise Conv stride 2 + bias -> d [1,4,3,3]
+ *   d -> Reshape [1,4,9] -> MatMul W [9,8] (batched A) -> a [1,4,8]; a -> Transpose -> t [1,8,4]
+ *   a x t (MatMul of two activations) -> p [1,4,4] -> Flatten -> Gemm transB alpha 0.5 beta 2 C [5] -> y1 [1,5]
+ *   p -> Reshape [4,4] -> Gemm W [4,3] C [4,3] beta 0.5 (C not folded) -> y2 [4,3]
+ *   d -> ConvTranspose 2x2 stride 2 -> y3 [1,2,6,6] */
+static void write_int_model(const char *path)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 4, 6, 6}, NULL);
+    struct {
+        const char *name;
+        int rank;
+        int64_t dims[4];
+        float amp;
+    } inits[] = {{"c1.w", 4, {4, 4, 3, 3}, 0.4f}, {"c1.b", 1, {4}, 0.2f}, {"dw.w", 4, {4, 1, 3, 3}, 0.6f},
+                 {"dw.b", 1, {4}, 0.2f}, {"mm.w", 2, {9, 8}, 0.5f}, {"g1.w", 2, {5, 16}, 0.3f}, {"g1.c", 1, {5}, 0.2f},
+                 {"g2.w", 2, {4, 3}, 0.5f}, {"g2.c", 2, {4, 3}, 0.3f}, {"ct.w", 4, {4, 2, 2, 2}, 0.5f}};
+    for (size_t i = 0; i < sizeof inits / sizeof inits[0]; i++) {
+        rd_tensor t;
+        fill(&t, RD_DT_F32, inits[i].rank, inits[i].dims, inits[i].amp);
+        rd_onnx_add_initializer(b, inits[i].name, &t, RD_ONNX_RAW);
+        rd_tensor_fini(&t);
+    }
+    const float lo = 0.0f, hi = 6.0f;
+    rd_tensor tlo = {.dtype = RD_DT_F32, .rank = 0, .data = (void *)&lo};
+    rd_tensor thi = {.dtype = RD_DT_F32, .rank = 0, .data = (void *)&hi};
+    rd_onnx_add_initializer(b, "lo", &tlo, RD_ONNX_RAW);
+    rd_onnx_add_initializer(b, "hi", &thi, RD_ONNX_RAW);
+    const int64_t s1[3] = {1, 4, 9}, s2[2] = {4, 4};
+    rd_tensor ts1 = {.dtype = RD_DT_I64, .rank = 1, .dims = {3}, .data = (void *)s1};
+    rd_tensor ts2 = {.dtype = RD_DT_I64, .rank = 1, .dims = {2}, .data = (void *)s2};
+    rd_onnx_add_initializer(b, "shape1", &ts1, RD_ONNX_RAW);
+    rd_onnx_add_initializer(b, "shape2", &ts2, RD_ONNX_RAW);
+    rd_onnx_node *n = node(b, "Conv", "c1", "x", "c1.w", "c1.b", "c1.out");
+    rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    node(b, "Clip", "clip", "c1.out", "lo", "hi", "clip.out");
+    n = node(b, "Conv", "dw", "clip.out", "dw.w", "dw.b", "d");
+    rd_onnx_attr_int(n, "group", 4);
+    rd_onnx_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
+    rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    node(b, "Reshape", "r1", "d", "shape1", NULL, "r1.out");
+    node(b, "MatMul", "mm", "r1.out", "mm.w", NULL, "a");
+    rd_onnx_attr_ints(node(b, "Transpose", "tr", "a", NULL, NULL, "t"), "perm", (const int64_t[]){0, 2, 1}, 3);
+    node(b, "MatMul", "mm2", "a", "t", NULL, "p");
+    node(b, "Flatten", "fl", "p", NULL, NULL, "f");
+    n = node(b, "Gemm", "g1", "f", "g1.w", "g1.c", "y1");
+    rd_onnx_attr_int(n, "transB", 1);
+    rd_onnx_attr_float(n, "alpha", 0.5f);
+    rd_onnx_attr_float(n, "beta", 2.0f);
+    node(b, "Reshape", "r2", "p", "shape2", NULL, "r2.out");
+    rd_onnx_attr_float(node(b, "Gemm", "g2", "r2.out", "g2.w", "g2.c", "y2"), "beta", 0.5f);
+    rd_onnx_attr_ints(node(b, "ConvTranspose", "ct", "d", "ct.w", NULL, "y3"), "strides", (const int64_t[]){2, 2}, 2);
+    rd_onnx_add_output(b, "y1", RD_DT_F32, 2, (const int64_t[]){1, 5}, NULL);
+    rd_onnx_add_output(b, "y2", RD_DT_F32, 2, (const int64_t[]){4, 3}, NULL);
+    rd_onnx_add_output(b, "y3", RD_DT_F32, 4, (const int64_t[]){1, 2, 6, 6}, NULL);
+    CU_ASSERT_EQUAL(rd_onnx_builder_save(b, path, NULL), RD_OK);
+    rd_onnx_builder_destroy(b);
+}
+
+/* Exports model with cfg in the integer form and runs it with our FP32 reference against the INT8 simulator
+   on three samples: the first `exact` outputs must be bit-identical, all cosine >= 0.9999. */
+static void check_int_export(const char *dir, const char *model, const char *cfg, const char *qdq, int exact)
+{
+    char dump[4200], path[4300];
+    snprintf(dump, sizeof dump, "%s/sim", dir);
+    rd_cli_result r = rd_test_cli("export-qdq", model, "--cfg", cfg, "-o", qdq, "--integer", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    rd_test_cli_free(&r);
+    rd_error err;
+    rd_model *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(rd_model_load(qdq, NULL, &m, &err), RD_OK);
+    for (int k = 0; k < 3; k++) { /* two calibration samples and one the calibration never saw */
+        snprintf(path, sizeof path, "%s/s%d.npy", dir, k);
+        r = rd_test_cli("run", model, "-i", path, "-p", "int8", "--cfg", cfg, "--outputs-only", "-q", "-o", dump, NULL);
+        CU_ASSERT_EQUAL_FATAL(r.code, 0);
+        rd_test_cli_free(&r);
+        rd_tensor x, y[3], want;
+        CU_ASSERT_EQUAL_FATAL(rd_npy_load(path, &x, &err), RD_OK);
+        CU_ASSERT_EQUAL_FATAL(rd_model_run(m, &x, 1, NULL, y, 3, &err), RD_OK);
+        for (int o = 0; o < 3; o++) {
+            snprintf(path, sizeof path, "%s/%d.npy", dump, o);
+            CU_ASSERT_EQUAL_FATAL(rd_npy_load(path, &want, &err), RD_OK);
+            CU_ASSERT_EQUAL_FATAL(rd_tensor_nbytes(&want), rd_tensor_nbytes(&y[o]));
+            double c = cosine(&want, &y[o]);
+            bool same = memcmp(want.data, y[o].data, rd_tensor_nbytes(&want)) == 0;
+            if (o < exact)
+                CU_ASSERT(same); /* integer layers only: exact */
+            CU_ASSERT(c >= 0.9999); /* y3 of the int8 model: a ConvTranspose the runtime computes in float */
+            if (!same)
+                fprintf(stderr, "export-qdq --integer, sample %d, output y%d: cos %.7f\n", k, o + 1, c);
+            rd_tensor_fini(&want);
+            rd_tensor_fini(&y[o]);
+        }
+        rd_tensor_fini(&x);
+    }
+    rd_model_destroy(m);
+}
+
+/* export-qdq --integer: ConvInteger/MatMulInteger in place of every integer layer but the ConvTranspose,
+   and our FP32 reference running it equals the INT8 simulator bit for bit where the layers are integer;
+   with d in float16 (hybrid), where the float16 layers read their constants rounded to half, everywhere. */
+static void test_export_integer(void)
+{
+    char *dir = rd_test_tmpdir("qtools_int");
+    char model[4200], ds[4200], cfg[4200], qdq[4200], path[4300];
+    snprintf(model, sizeof model, "%s/model.onnx", dir);
+    snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
+    snprintf(cfg, sizeof cfg, "%s/m.cfg", dir);
+    snprintf(qdq, sizeof qdq, "%s/int.onnx", dir);
+    write_int_model(model);
+    for (int k = 0; k < 3; k++) {
+        rd_tensor x;
+        fill(&x, RD_DT_F32, 4, (const int64_t[]){1, 4, 6, 6}, 2.0f);
+        snprintf(path, sizeof path, "%s/s%d.npy", dir, k);
+        CU_ASSERT_EQUAL(rd_npy_save(path, &x, NULL), RD_OK);
+        rd_tensor_fini(&x);
+    }
+    write_text(ds, "s0.npy\ns1.npy\n");
+    rd_cli_result r = rd_test_cli("quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, NULL);
+    CU_ASSERT_EQUAL_FATAL(r.code, 0);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("export-qdq", model, "--cfg", cfg, "-o", qdq, "--integer", NULL);
+    CU_ASSERT_EQUAL_FATAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "node 'ct' (ConvTranspose) stays in QDQ form"));
+    CU_ASSERT_PTR_NULL(strstr(r.errs, "node 'c1'"));
+    rd_test_cli_free(&r);
+    r = rd_test_cli("inspect", qdq, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "ConvInteger                  2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "MatMulInteger                4"));
+    CU_ASSERT_PTR_NULL(strstr(r.out, "Gemm"));
+    CU_ASSERT_PTR_NULL(strstr(r.out, "UNSUPPORTED"));
+    rd_test_cli_free(&r);
+    check_int_export(dir, model, cfg, qdq, 2);
+    /* hybrid: d in float16 (the depthwise Conv then runs on half weights), read by int8 and float layers */
+    char *text = read_text(cfg);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    const char *head = "custom_quantize_layers: {}\n";
+    CU_ASSERT_FATAL(strncmp(text, head, strlen(head)) == 0);
+    char *hybrid = malloc(strlen(text) + 64);
+    snprintf(hybrid, strlen(text) + 64, "custom_quantize_layers:\n    d: float16\n%s", text + strlen(head));
+    write_text(cfg, hybrid);
+    free(hybrid);
+    free(text);
+    check_int_export(dir, model, cfg, qdq, 3);
+    free(dir);
+}
+
 static void test_rknn_cfg_and_errors(void)
 {
     char *dir = setup();
@@ -302,5 +460,6 @@ static void test_eval_dataset(void)
 RD_TEST_REGISTER(register_qtools)
 {
     RD_SUITE("qtools", {"quantize: round trip, run --cfg, export-qdq", test_quantize_roundtrip},
+             {"export-qdq --integer: integer layers exact", test_export_integer},
              {"quantize --rknn-cfg, bad cfgs, usage", test_rknn_cfg_and_errors}, {"eval on a dataset", test_eval_dataset});
 }

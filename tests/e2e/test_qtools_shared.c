@@ -1,7 +1,7 @@
 /*
  * test_qtools_shared.c: the issue's checks on ../shared models: mnist8 evaluated with `rknn-diag eval`
- * (100 calibration digits, w8a8, normal, channel) and the QDQ export of ultraface_rfb320 run by our
- * FP32 reference against the INT8 simulator.
+ * (100 calibration digits, w8a8, normal, channel) and the QDQ exports of ultraface_rfb320 (both forms) and
+ * mobilenet_v2 (integer form) run by our FP32 reference against the INT8 simulator.
  */
 #include "rd_test.h"
 #include "rknn_diag/analyzer.h"
@@ -71,27 +71,33 @@ static double cosine(const rd_tensor *a, const rd_tensor *b)
     return d / sqrt(x * y);
 }
 
-static void test_ultraface_qdq(void)
+/* Calibrates MODEL on its two inputs, exports it (--integer when integer), and runs the export with our FP32
+   reference against the INT8 simulator configured from the same cfg, on every input listed. Returns the
+   smallest cosine over all outputs; *identical says whether every output was equal bit for bit. */
+static double qdq_vs_sim(const char *name, const char *const *inputs, int n_inputs, int n_out, bool integer,
+                         bool *identical)
 {
     const char *shared = rd_test_shared_dir();
     char *dir = rd_test_tmpdir("qdq_shared");
-    char model[4096], in0[4096], in1[4096], ds[4200], cfg[4200], qdq[4200];
-    snprintf(model, sizeof model, "%s/models/ultraface_rfb320/model.onnx", shared);
-    snprintf(in0, sizeof in0, "%s/models/ultraface_rfb320/inputs/astronaut.npy", shared);
-    snprintf(in1, sizeof in1, "%s/models/ultraface_rfb320/inputs/chelsea.npy", shared);
+    char model[4096], in[2][4096], ds[4200], cfg[4200], qdq[4200];
+    snprintf(model, sizeof model, "%s/models/%s/model.onnx", shared, name);
+    for (int k = 0; k < 2; k++)
+        snprintf(in[k], sizeof in[k], "%s/models/%s/inputs/%s.npy", shared, name, inputs[k]);
     snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
-    snprintf(cfg, sizeof cfg, "%s/uf.quantization.cfg", dir);
-    snprintf(qdq, sizeof qdq, "%s/uf_qdq.onnx", dir);
+    snprintf(cfg, sizeof cfg, "%s/m.quantization.cfg", dir);
+    snprintf(qdq, sizeof qdq, "%s/m_qdq.onnx", dir);
+    *identical = false;
+    double worst = -2;
     FILE *f = fopen(ds, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fprintf(f, "%s\n%s\n", in0, in1);
+    fprintf(f, "%s\n%s\n", in[0], in[1]);
     fclose(f);
     char *q_argv[] = {"rknn-diag", "quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, NULL};
     char *out = NULL;
     CU_ASSERT_EQUAL_FATAL(cli(q_argv, 9, &out), 0);
     free(out);
-    char *e_argv[] = {"rknn-diag", "export-qdq", model, "--cfg", cfg, "-o", qdq, NULL};
-    CU_ASSERT_EQUAL_FATAL(cli(e_argv, 7, &out), 0);
+    char *e_argv[] = {"rknn-diag", "export-qdq", model, "--cfg", cfg, "-o", qdq, integer ? "--integer" : NULL, NULL};
+    CU_ASSERT_EQUAL_FATAL(cli(e_argv, integer ? 8 : 7, &out), 0);
     free(out);
     /* our FP32 reference on the QDQ model against the INT8 simulator configured from the same cfg */
     rd_error err;
@@ -112,26 +118,60 @@ static void test_ultraface_qdq(void)
         CU_ASSERT_EQUAL(st, RD_OK);
     }
     rd_qcfg_fini(&q);
-    rd_tensor x, a[2], b[2];
-    CU_ASSERT_EQUAL_FATAL(rd_npy_load(in1, &x, &err), RD_OK);
-    CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, a, 2, &err), RD_OK);
-    CU_ASSERT_EQUAL_FATAL(rd_model_run(qm, &x, 1, NULL, b, 2, &err), RD_OK);
-    for (int k = 0; k < 2; k++) {
-        double c = cosine(&a[k], &b[k]);
-        fprintf(stderr, "ultraface QDQ output %d: cos %.7f\n", k, c);
-        CU_ASSERT(c >= 0.9999);
-        rd_tensor_fini(&a[k]);
-        rd_tensor_fini(&b[k]);
+    *identical = true;
+    for (int i = 0; i < n_inputs; i++) {
+        rd_tensor x, a[2], b[2];
+        CU_ASSERT_EQUAL_FATAL(rd_npy_load(in[i], &x, &err), RD_OK);
+        CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, a, (size_t)n_out, &err), RD_OK);
+        CU_ASSERT_EQUAL_FATAL(rd_model_run(qm, &x, 1, NULL, b, (size_t)n_out, &err), RD_OK);
+        for (int k = 0; k < n_out; k++) {
+            double c = cosine(&a[k], &b[k]);
+            bool same = rd_tensor_nbytes(&a[k]) == rd_tensor_nbytes(&b[k]) &&
+                        memcmp(a[k].data, b[k].data, rd_tensor_nbytes(&a[k])) == 0;
+            fprintf(stderr, "%s export-qdq%s, %s, output %d: cos %.7f%s\n", name, integer ? " --integer" : "",
+                    inputs[i], k, c, same ? " (bit-identical)" : "");
+            worst = worst < -1 || c < worst ? c : worst;
+            *identical = *identical && same;
+            rd_tensor_fini(&a[k]);
+            rd_tensor_fini(&b[k]);
+        }
+        rd_tensor_fini(&x);
     }
-    rd_tensor_fini(&x);
     rd_sim_destroy(s);
     rd_model_destroy(qm);
     rd_model_destroy(orig);
     free(dir);
+    return worst;
+}
+
+static const char *const ultraface_inputs[] = {"chelsea", "astronaut"};
+static const char *const mobilenet_inputs[] = {"chelsea", "coffee"};
+
+static void test_ultraface_qdq(void)
+{
+    bool same;
+    CU_ASSERT(qdq_vs_sim("ultraface_rfb320", ultraface_inputs, 1, 2, false, &same) >= 0.9999);
+}
+
+/* The integer form reproduces the simulator's integer arithmetic exactly: equal bit for bit. */
+static void test_ultraface_qdq_integer(void)
+{
+    bool same;
+    CU_ASSERT(qdq_vs_sim("ultraface_rfb320", ultraface_inputs, 2, 2, true, &same) >= 0.9999);
+    CU_ASSERT(same);
+}
+
+static void test_mobilenet_qdq_integer(void)
+{
+    bool same;
+    CU_ASSERT(qdq_vs_sim("mobilenet_v2", mobilenet_inputs, 2, 1, true, &same) >= 0.9999);
+    CU_ASSERT(same);
 }
 
 RD_TEST_REGISTER(register_qtools_shared)
 {
     RD_SUITE("qtools_shared", {"mnist8 eval (w8a8, 100 calibration digits)", test_mnist8_eval},
-             {"ultraface export-qdq vs int8 simulator", test_ultraface_qdq});
+             {"ultraface export-qdq vs int8 simulator", test_ultraface_qdq},
+             {"ultraface export-qdq --integer vs int8 simulator", test_ultraface_qdq_integer},
+             {"mobilenet_v2 export-qdq --integer vs int8 simulator", test_mobilenet_qdq_integer});
 }

@@ -8,3 +8,7 @@ rd_add_test(test_accuracy_models SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_accuracy
 rd_add_test(test_qtools_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_qtools_shared.c
   LIBS rd::analyzer PkgConfig::CJSON LABELS "e2e;needs-shared")
 set_tests_properties(test_qtools_shared PROPERTIES TIMEOUT 900)
+# hybrid diagnose names configuration mistakes made on purpose on ultraface and mnist8 (~2 min under ASan)
+rd_add_test(test_diagnose_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_diagnose_shared.c
+  ${CMAKE_CURRENT_LIST_DIR}/../analyzer/cli_capture.c LIBS rd::analyzer LABELS "e2e;needs-shared")
+set_tests_properties(test_diagnose_shared PROPERTIES TIMEOUT 900)

@@ -540,12 +540,27 @@ rd_status rd_sim_set_weight_scales(rd_sim *s, const char *name, const float *sca
  * Writes the optimised graph as ONNX with QuantizeLinear/DequantizeLinear pairs carrying the
  * simulation's parameters (docs/numerics.md, "QDQ export"): every materialised int8 activation and graph
  * input, int8 weights through DequantizeLinear (per channel: opset raised to 13 where safe), Conv biases
- * as int32, float16 tensors through Cast. The buffer is malloc'ed, owned by the caller; notes (may be
- * NULL) receives what was changed (opset raised, weights kept in float).
+ * as int32, float16 tensors through Cast (float16 layers read their constants rounded to half). The
+ * buffer is malloc'ed, owned by the caller; notes (may be NULL) receives what was changed (opset raised,
+ * weights kept in float).
  */
 struct rd_warn_sink;
 rd_status rd_sim_export_qdq(rd_sim *s, void **out_buf, size_t *out_len, const struct rd_warn_sink *notes,
                            rd_error *err);
+
+/** How rd_sim_export_qdq_form writes the layers the INT8 simulator computes in int32. */
+typedef enum rd_qdq_form {
+    RD_QDQ_FORM_QDQ = 0,  /* Conv/Gemm/MatMul on DequantizeLinear weights: the runtime accumulates in float */
+    RD_QDQ_FORM_INTEGER,  /* ConvInteger/MatMulInteger on uint8 codes, int32 bias Added, the accumulator
+                             scaled back in double as the simulator does: the runtime reproduces it exactly */
+} rd_qdq_form;
+
+/**
+ * rd_sim_export_qdq in the given form. In RD_QDQ_FORM_INTEGER, a layer that has no integer ONNX
+ * operator (ConvTranspose, Gemm with transA, ...) stays in QDQ form, and notes says which and why.
+ */
+rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, size_t *out_len,
+                                 const struct rd_warn_sink *notes, rd_error *err);
 
 /** Per-layer facts gathered by the last rd_sim_run (reset at each run). */
 typedef struct rd_sim_layer_stats {

@@ -8,6 +8,7 @@
  * (1-D operands promoted and the added dim removed, batch dims broadcast).
  */
 #include "../kernels/broadcast.h"
+#include "../kernels/qconv.h"
 #include "../kernels/ref_conv_int.h"
 #include "elem_common.h"
 
@@ -384,6 +385,65 @@ static rd_status convi_infer(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
+static size_t align64(size_t v)
+{
+    return (v + 63) & ~(size_t)63;
+}
+
+/*
+ * ConvInteger through the INT8 simulator's kernels (kernels/qconv.c) instead of the plain loops: x as
+ * int8 codes (uint8 shifted by 128, its zero point too), w - w_zp as int8. The sums are the same modulo
+ * 2^32. Taken when x's zero point is per tensor and every w - w_zp fits int8 (always for symmetric int8
+ * weights written as uint8 with zero point 128, as export-qdq --integer does); returns false otherwise.
+ */
+static bool convi_fast(sim_op_ctx *ctx, const ref_conv_int_geom *rg, rd_status *st, rd_error *err)
+{
+    const rd_tensor *x = ctx->in[0], *w = ctx->in[1];
+    const rd_tensor *xzp = ctx->n_in > 2 ? ctx->in[2] : NULL, *wzp = ctx->n_in > 3 ? ctx->in[3] : NULL;
+    if (xzp && rd_tensor_numel(xzp) != 1)
+        return false;
+    int64_t nx = rd_tensor_numel(x), nw = rd_tensor_numel(w), per_m = rg->m ? nw / rg->m : 1;
+    conv_geom g = {.nsp = x->rank - 2, .batch = rg->n, .in_c = rg->c, .out_c = rg->m, .group = rg->group};
+    for (int i = 0; i < g.nsp; i++) {
+        int d = 3 - g.nsp + i;
+        g.in[i] = rg->in[d];
+        g.out[i] = rg->out[d];
+        g.k[i] = rg->k[d];
+        g.stride[i] = rg->stride[d];
+        g.dil[i] = rg->dil[d];
+        g.pad[i] = rg->pad[d];
+    }
+    conv_plan plan;
+    qconv_plan_s8(&g, &plan);
+    size_t xb = align64((size_t)nx), wb = align64((size_t)nw);
+    char *scr = sim_scratch_get(ctx, xb + wb + plan.scratch + 64, err);
+    if (!scr) {
+        *st = err ? err->code : RD_E_NOMEM;
+        return true;
+    }
+    int8_t *x8 = (int8_t *)scr, *w8 = (int8_t *)(scr + xb);
+    for (int64_t i = 0; i < nw; i++) {
+        int64_t v = ec_ld_i64(w->data, w->dtype, i) - zp_at(wzp, i / per_m);
+        if (v < -128 || v > 127)
+            return false;
+        w8[i] = (int8_t)v;
+    }
+    int32_t shift = x->dtype == RD_DT_U8 ? 128 : 0;
+    for (int64_t i = 0; i < nx; i++)
+        x8[i] = (int8_t)(ec_ld_i64(x->data, x->dtype, i) - shift);
+    int32_t x_zp = (int32_t)zp_at(xzp, 0) - shift;
+    const int64_t cg = g.in_c / g.group, mg = g.out_c / g.group;
+    const int64_t in_plane = conv_prod(g.in, g.nsp), out_plane = conv_prod(g.out, g.nsp);
+    const int64_t w_group = mg * cg * conv_prod(g.k, g.nsp);
+    int32_t *y = ctx->out[0].data;
+    for (int64_t n = 0; n < g.batch; n++)
+        for (int64_t grp = 0; grp < g.group; grp++)
+            qconv_s8_slice(&g, &plan, x8 + (n * g.in_c + grp * cg) * in_plane, x_zp, w8 + grp * w_group, NULL,
+                           y + (n * g.out_c + grp * mg) * out_plane, scr + xb + wb);
+    *st = RD_OK;
+    return true;
+}
+
 static rd_status convi_eval(sim_op_ctx *ctx, rd_error *err)
 {
     const rd_tensor *x = ctx->in[0], *w = ctx->in[1];
@@ -392,6 +452,8 @@ static rd_status convi_eval(sim_op_ctx *ctx, rd_error *err)
     int64_t od[RD_MAX_RANK];
     rd_status st = qconv_geom(ctx, x, w, &g, od, err);
     if (st != RD_OK || !ctx->out[0].data)
+        return st;
+    if (convi_fast(ctx, &g, &st, err))
         return st;
     int64_t nx = rd_tensor_numel(x);
     int32_t *scr = int_scratch(ctx, nx + rd_tensor_numel(w), err);

@@ -136,6 +136,51 @@ static void test_conv_integer(void)
     h_fini(&r);
 }
 
+/* ConvInteger with groups, stride and padding against a plain loop: weights whose w - w_zp fit int8 take
+   the int8 simulator kernels, others the int32 loops; both must give the same sums. */
+static void test_conv_integer_paths(void)
+{
+    enum { C = 4, M = 6, G = 2, H = 7, K = 3, S = 2, P = 1, O = (H + 2 * P - K) / S + 1 };
+    uint8_t x[C * H * H], w[M * (C / G) * K * K];
+    uint32_t r = 7;
+    for (int i = 0; i < C * H * H; i++)
+        x[i] = (uint8_t)((r = r * 1103515245u + 12345u) >> 24);
+    for (int i = 0; i < M * (C / G) * K * K; i++)
+        w[i] = (uint8_t)((r = r * 1103515245u + 12345u) >> 24);
+    const uint8_t xzp = 3;
+    const int64_t strides[2] = {S, S}, pads[4] = {P, P, P, P};
+    sim_attr attrs[3] = {h_int("group", G), h_ints("strides", strides, 2), h_ints("pads", pads, 4)};
+    for (int wzp_v = 0; wzp_v <= 128; wzp_v += 128) { /* 128: fast path; 0: w up to 255, the int32 loops */
+        const uint8_t wzp = (uint8_t)wzp_v;
+        rd_tensor tx = H_T(RD_DT_U8, x, 1, C, H, H), tw = H_T(RD_DT_U8, w, M, C / G, K, K);
+        rd_tensor txz = H_SCALAR(RD_DT_U8, &xzp), twz = H_SCALAR(RD_DT_U8, &wzp);
+        h_run run;
+        const rd_tensor *in[4] = {&tx, &tw, &txz, &twz};
+        CU_ASSERT_EQUAL_FATAL(h_exec(&run, "ConvInteger", 10, attrs, 3, in, 4, 1), RD_OK);
+        CU_ASSERT_FATAL(run.out[0].dims[1] == M && run.out[0].dims[2] == O && run.out[0].dims[3] == O);
+        const int32_t *y = run.out[0].data;
+        int bad = 0;
+        for (int m = 0; m < M; m++)
+            for (int oy = 0; oy < O; oy++)
+                for (int ox = 0; ox < O; ox++) {
+                    int32_t acc = 0;
+                    int g = m / (M / G);
+                    for (int c = 0; c < C / G; c++)
+                        for (int ky = 0; ky < K; ky++)
+                            for (int kx = 0; kx < K; kx++) {
+                                int iy = oy * S + ky - P, ix = ox * S + kx - P;
+                                if (iy < 0 || iy >= H || ix < 0 || ix >= H)
+                                    continue;
+                                acc += ((int32_t)x[((g * (C / G) + c) * H + iy) * H + ix] - xzp) *
+                                       ((int32_t)w[((m * (C / G) + c) * K + ky) * K + kx] - wzp);
+                            }
+                    bad += y[(m * O + oy) * O + ox] != acc;
+                }
+        CU_ASSERT_EQUAL(bad, 0);
+        h_fini(&run);
+    }
+}
+
 static void test_qlinear_conv(void)
 {
     const uint8_t x[4] = {10, 20, 30, 40}, xzp = 10, yzp = 0;
@@ -165,5 +210,6 @@ RD_TEST_REGISTER(register_quant_ops)
     RD_SUITE("quant_ops", {"quantize", test_quantize}, {"dequantize", test_dequantize},
              {"dynamic quantize", test_dynamic_quantize}, {"matmul integer", test_matmul_integer},
              {"qlinear matmul", test_qlinear_matmul}, {"conv integer", test_conv_integer},
+             {"conv integer: int8 kernels and int32 loops", test_conv_integer_paths},
              {"qlinear conv", test_qlinear_conv});
 }
