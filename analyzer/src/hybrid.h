@@ -26,7 +26,7 @@ typedef struct an_hyb_ctx {
     const rd_tensor *inputs;    /* n_samples * n_in, sample-major */
     size_t n_in, n_samples, n_out;
     rd_tensor *golden;          /* n_samples * n_out FP32 outputs of the original model */
-    int threads;
+    int threads;                /* samples measured at once (each run is single-threaded then) */
     size_t n_runs;              /* simulator runs so far */
     double run_seconds;         /* wall time spent in them */
     size_t reuse_bytes;         /* activations kept for prefix reuse, all samples together (0: full runs);
@@ -47,7 +47,8 @@ void an_hyb_fini(an_hyb_ctx *c);
 /**
  * Runs every sample with the tensors names[0..n-1] in float16 (int8 again afterwards). Each run starts at
  * the first node whose configuration differs from the baseline's (the first measurement's, or the one
- * last kept with an_hyb_keep); the scores are those of full runs, bit for bit.
+ * last kept with an_hyb_keep); the scores are those of full runs, bit for bit. Up to `threads` samples
+ * run at once.
  */
 rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_hyb_score *out, rd_error *err);
 
