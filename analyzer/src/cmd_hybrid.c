@@ -36,6 +36,7 @@ enum {
     OPT_THREADS,
     OPT_RUNTIME_DUMPS,
     OPT_TARGET,
+    OPT_REUSE_MB,
 };
 
 static const an_optspec hybrid_opts[] = {
@@ -53,7 +54,9 @@ static const an_optspec hybrid_opts[] = {
      "search: cost in ms: a board RKNN_LOG_LEVEL=4 log or a CSV (repeat: int8 + fp16 logs)"},
     {OPT_OUTPUT, "output", 'o', "FILE", "search: the .quantization.cfg to write (its folder gets the accuracy report)"},
     {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE", "search: the toolkit's step-1 cfg: only its keys, under its names"},
-    {OPT_THREADS, "threads", 0, "N", "threads per simulator run (default 2)"},
+    {OPT_THREADS, "threads", 0, "N", "analysed samples measured at once (default 2)"},
+    {OPT_REUSE_MB, "reuse-mb", 0, "MB", "suggest, search: memory for resuming runs where the float16 set changed, all samples "
+                                        "(default 512; 0: full runs, same results)"},
     {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "verify: the board's dump folder (pulled)"},
     {OPT_TARGET, "target", 0, "T", "verify: the board's chip (reads .txt dumps; sets --platform)"},
     AN_QUANT_OPTSPECS,
@@ -68,7 +71,7 @@ typedef struct hyb_args {
     const char *model_path;
     const char *inputs[AN_MAX_INPUTS];
     size_t n_inputs;
-    long samples, measure, top, max_float, threads;
+    long samples, measure, top, max_float, threads, reuse_mb;
     bool json;
     double target_cos, target_sqnr; /* NaN: not given */
     const char *latency, *out_path, *rknn_cfg, *runtime_dumps, *target; /* latency: the first table, if any */
@@ -182,6 +185,10 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
             if (!an_parse_int("hybrid", "--threads", v, 1, 256, &a->threads, ctx->errs))
                 return AN_EXIT_USAGE;
             break;
+        case OPT_REUSE_MB:
+            if (!an_parse_int("hybrid", "--reuse-mb", v, 0, 1L << 20, &a->reuse_mb, ctx->errs))
+                return AN_EXIT_USAGE;
+            break;
         case OPT_JSON:
             a->json = true;
             break;
@@ -288,6 +295,7 @@ static rd_status setup(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err)
     if (st == RD_OK)
         st = an_hyb_init(&r->hc, r->m, r->s, r->samples, r->n_samples, (int)a->threads, err);
     r->hc_ready = st == RD_OK;
+    r->hc.reuse_bytes = (size_t)a->reuse_mb << 20;
     return st;
 }
 
@@ -585,6 +593,7 @@ static int search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *
             in_set[k] = true;
             n++;
             print_step(ctx, a, "add", r->cands[k].name, n, set_cost(r, set, n), &cur);
+            an_hyb_keep(&r->hc);
         }
     }
     /* layers that help only together: add the rest in rank order until the target is met */
@@ -595,6 +604,7 @@ static int search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *
         set[n++] = k;
         in_set[k] = true;
         st = measure_set(r, set, n, names, &cur, err);
+        an_hyb_keep(&r->hc);
         if (st == RD_OK)
             print_step(ctx, a, "add*", r->cands[k].name, n, set_cost(r, set, n), &cur);
     }
@@ -614,6 +624,8 @@ static int search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *
             n--;
             cur = sc;
             print_step(ctx, a, "drop", r->cands[k].name, n, set_cost(r, set, n), &cur);
+            if (i > 0)
+                an_hyb_keep(&r->hc);
         } else {
             memmove(&set[i + 1], &set[i], (n - i - 1) * sizeof *set);
             set[i] = k;
@@ -642,8 +654,14 @@ static int search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *
     for (size_t i = 0; i < n; i++)
         fprintf(ctx->out, "  float16: %s%s\n", r->cands[set[i]].name,
                 r->cands[set[i]].cost_estimated ? " (cost estimated: timed one way only)" : "");
-    fprintf(ctx->out, "search: %zu simulator runs over %zu samples, %.1f s\n", r->hc.n_runs, r->n_samples,
-            now_s() - t0);
+    an_hyb_reuse ru;
+    an_hyb_reuse_get(&r->hc, &ru);
+    fprintf(ctx->out, "search: %zu simulator runs over %zu samples in %.1f s, %.1f s in all", r->hc.n_runs,
+            r->n_samples, r->hc.run_seconds, now_s() - t0);
+    if (r->hc.reuse_bytes && ru.nodes_full)
+        fprintf(ctx->out, " (prefix reuse: %llu of %llu nodes computed, %.1f MB kept)",
+                (unsigned long long)ru.nodes_computed, (unsigned long long)ru.nodes_full, (double)ru.bytes / 1e6);
+    fputc('\n', ctx->out);
     st = write_outputs(ctx, a, r, set, n, err);
     if (st == RD_OK) {
         if (!a->rknn_cfg)
@@ -677,6 +695,7 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     a->top = 20;
     a->max_float = 64;
     a->threads = 2;
+    a->reuse_mb = AN_HYB_REUSE_DEFAULT_MB;
     a->target_cos = a->target_sqnr = NAN;
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);

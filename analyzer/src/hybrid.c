@@ -8,8 +8,11 @@
 #include "quant_setup.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 rd_status an_hyb_init(an_hyb_ctx *c, rd_model *m, rd_sim *s, const rd_tensor *inputs, size_t n_samples,
                       int threads, rd_error *err)
@@ -21,6 +24,7 @@ rd_status an_hyb_init(an_hyb_ctx *c, rd_model *m, rd_sim *s, const rd_tensor *in
     c->n_out = rd_model_output_count(m);
     c->n_samples = n_samples;
     c->threads = threads;
+    c->reuse_bytes = (size_t)AN_HYB_REUSE_DEFAULT_MB << 20;
     c->golden = calloc(n_samples * c->n_out + 1, sizeof *c->golden);
     if (!c->golden)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
@@ -39,6 +43,46 @@ void an_hyb_fini(an_hyb_ctx *c)
         rd_tensor_fini(&c->golden[i]);
     free(c->golden);
     c->golden = NULL;
+    for (size_t k = 0; c->prefix && k < c->n_samples; k++)
+        rd_sim_prefix_destroy(c->prefix[k]);
+    free(c->prefix);
+    c->prefix = NULL;
+}
+
+/* One recording per sample, sharing reuse_bytes (0: they never record, but keep each run's own stats). */
+static rd_status prefix_ready(an_hyb_ctx *c, rd_error *err)
+{
+    if (c->prefix)
+        return RD_OK;
+    c->prefix = calloc(c->n_samples + 1, sizeof *c->prefix);
+    if (!c->prefix)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    for (size_t k = 0; k < c->n_samples; k++) {
+        /* the recording and a tentative run each hold up to this */
+        rd_status st = rd_sim_prefix_create(c->reuse_bytes / c->n_samples / 2, &c->prefix[k], err);
+        if (st != RD_OK)
+            return st;
+    }
+    return RD_OK;
+}
+
+void an_hyb_reuse_get(const an_hyb_ctx *c, an_hyb_reuse *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t k = 0; c->prefix && k < c->n_samples; k++) {
+        rd_sim_prefix_stats ps;
+        rd_sim_prefix_stats_get(c->prefix[k], &ps);
+        out->nodes_computed += ps.nodes_computed;
+        out->nodes_full += ps.nodes_computed + ps.nodes_reused;
+        out->bytes += ps.bytes;
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static rd_status set_all(rd_sim *s, const char *const *names, size_t n, rd_prec p, rd_error *err)
@@ -51,38 +95,155 @@ static rd_status set_all(rd_sim *s, const char *const *names, size_t n, rd_prec 
     return RD_OK;
 }
 
+/* One sample's run (tentative: an_hyb_keep makes it the baseline) and its score over the outputs. */
+static rd_status measure_sample(an_hyb_ctx *c, size_t k, int threads, rd_prefix_mode concurrency, rd_tensor *outs,
+                                an_hyb_score *sc, rd_error *err)
+{
+    sc->cos = INFINITY;
+    sc->sqnr_db = INFINITY;
+    rd_run_options ro = {.threads = threads};
+    rd_status st = rd_sim_run_prefix(c->s, c->prefix[k], RD_PREFIX_TRY | concurrency, &c->inputs[k * c->n_in], c->n_in,
+                                     &ro, outs, c->n_out, err);
+    for (size_t o = 0; o < c->n_out && st == RD_OK; o++) {
+        const rd_tensor *g = &c->golden[k * c->n_out + o];
+        rd_metrics mt;
+        if (rd_tensor_numel(g) != rd_tensor_numel(&outs[o]))
+            an_metrics_shape_mismatch(rd_tensor_numel(g), rd_tensor_numel(&outs[o]), &mt);
+        else
+            an_metrics_compute(g->data, outs[o].data, rd_tensor_numel(g), NULL, &mt);
+        double cs = an_cos_effective(&mt);
+        if (isnan(cs))
+            cs = -1.0;
+        double sq = isnan(mt.sqnr_db) ? -INFINITY : mt.sqnr_db;
+        sc->cos = fmin(sc->cos, cs);
+        sc->sqnr_db = fmin(sc->sqnr_db, sq);
+    }
+    for (size_t o = 0; o < c->n_out; o++)
+        rd_tensor_fini(&outs[o]);
+    return st;
+}
+
+/* Samples on several threads: each takes the next sample; the lowest failing sample's error is reported. */
+typedef struct sample_job {
+    an_hyb_ctx *c;
+    an_hyb_score *scores;
+    atomic_size_t next;
+    atomic_bool stop;
+} sample_job;
+
+typedef struct sample_worker {
+    sample_job *job;
+    pthread_t thread;
+    bool started, failed;
+    size_t failed_sample;
+    rd_error err;
+} sample_worker;
+
+static void *sample_worker_main(void *arg)
+{
+    sample_worker *w = arg;
+    sample_job *job = w->job;
+    rd_tensor *outs = calloc(job->c->n_out + 1, sizeof *outs);
+    if (!outs) {
+        rd_errorf(&w->err, RD_E_NOMEM, "out of memory");
+        w->failed = true;
+        w->failed_sample = 0;
+        atomic_store(&job->stop, true);
+        return NULL;
+    }
+    while (!atomic_load(&job->stop)) {
+        size_t k = atomic_fetch_add(&job->next, 1);
+        if (k >= job->c->n_samples)
+            break;
+        if (measure_sample(job->c, k, 1, RD_PREFIX_CONCURRENT, outs, &job->scores[k], &w->err) != RD_OK) {
+            rd_error_prefix(&w->err, "sample %zu", k);
+            w->failed = true;
+            w->failed_sample = k;
+            atomic_store(&job->stop, true);
+        }
+    }
+    free(outs);
+    return NULL;
+}
+
+static rd_status measure_parallel(an_hyb_ctx *c, int n_workers, an_hyb_score *scores, rd_error *err)
+{
+    rd_status st = rd_sim_prepare(c->s, err); /* the runs then only read the simulation */
+    if (st != RD_OK)
+        return st;
+    sample_job job = {.c = c, .scores = scores};
+    atomic_init(&job.next, 0);
+    atomic_init(&job.stop, false);
+    sample_worker *w = calloc((size_t)n_workers, sizeof *w);
+    if (!w)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    for (int t = 0; t < n_workers; t++) {
+        w[t].job = &job;
+        int e = pthread_create(&w[t].thread, NULL, sample_worker_main, &w[t]);
+        if (e != 0) {
+            st = rd_errorf(err, RD_E_NOMEM, "hybrid: cannot start measuring thread %d of %d: %s", t + 1, n_workers,
+                           strerror(e));
+            atomic_store(&job.stop, true);
+            break;
+        }
+        w[t].started = true;
+    }
+    for (int t = 0; t < n_workers; t++)
+        if (w[t].started)
+            pthread_join(w[t].thread, NULL);
+    const sample_worker *bad = NULL;
+    for (int t = 0; t < n_workers && st == RD_OK; t++)
+        if (w[t].failed && (!bad || w[t].failed_sample < bad->failed_sample))
+            bad = &w[t];
+    if (bad) {
+        if (err)
+            *err = bad->err;
+        st = bad->err.code;
+    }
+    free(w);
+    return st;
+}
+
 rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_hyb_score *out, rd_error *err)
 {
     out->cos = INFINITY;
     out->sqnr_db = INFINITY;
-    rd_status st = set_all(c->s, names, n, RD_PREC_FP16, err);
+    rd_status st = prefix_ready(c, err);
+    if (st == RD_OK)
+        st = set_all(c->s, names, n, RD_PREC_FP16, err);
+    an_hyb_score *scores = calloc(c->n_samples + 1, sizeof *scores);
     rd_tensor *outs = calloc(c->n_out + 1, sizeof *outs);
-    if (!outs)
+    if (st == RD_OK && (!scores || !outs))
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
-    rd_run_options ro = {.threads = c->threads};
+    double t0 = now_s();
+    /* samples side by side when there are threads for them (the kernels are single-threaded) */
+    int workers = c->threads > 1 && c->n_samples > 1 ? (int)(c->n_samples < (size_t)c->threads ? c->n_samples
+                                                                                                 : (size_t)c->threads)
+                                                     : 1;
+    if (st == RD_OK && workers > 1)
+        st = measure_parallel(c, workers, scores, err);
+    for (size_t k = 0; k < c->n_samples && st == RD_OK && workers == 1; k++) {
+        st = measure_sample(c, k, c->threads, 0, outs, &scores[k], err);
+        if (st != RD_OK)
+            rd_error_prefix(err, "sample %zu", k);
+    }
+    if (st == RD_OK)
+        c->n_runs += c->n_samples;
     for (size_t k = 0; k < c->n_samples && st == RD_OK; k++) {
-        st = rd_sim_run(c->s, &c->inputs[k * c->n_in], c->n_in, &ro, outs, c->n_out, err);
-        c->n_runs++;
-        for (size_t o = 0; o < c->n_out && st == RD_OK; o++) {
-            const rd_tensor *g = &c->golden[k * c->n_out + o];
-            rd_metrics mt;
-            if (rd_tensor_numel(g) != rd_tensor_numel(&outs[o]))
-                an_metrics_shape_mismatch(rd_tensor_numel(g), rd_tensor_numel(&outs[o]), &mt);
-            else
-                an_metrics_compute(g->data, outs[o].data, rd_tensor_numel(g), NULL, &mt);
-            double cs = an_cos_effective(&mt);
-            if (isnan(cs))
-                cs = -1.0;
-            double sq = isnan(mt.sqnr_db) ? -INFINITY : mt.sqnr_db;
-            out->cos = fmin(out->cos, cs);
-            out->sqnr_db = fmin(out->sqnr_db, sq);
-        }
-        for (size_t o = 0; o < c->n_out; o++)
-            rd_tensor_fini(&outs[o]);
+        out->cos = fmin(out->cos, scores[k].cos);
+        out->sqnr_db = fmin(out->sqnr_db, scores[k].sqnr_db);
     }
     free(outs);
+    free(scores);
+    c->run_seconds += now_s() - t0;
     rd_status back = set_all(c->s, names, n, RD_PREC_INT8, st == RD_OK ? err : NULL);
     return st != RD_OK ? st : back;
+}
+
+void an_hyb_keep(an_hyb_ctx *c)
+{
+    for (size_t k = 0; c->prefix && k < c->n_samples; k++)
+        rd_sim_prefix_commit(c->prefix[k]);
 }
 
 /* max|w| of the worst channel over the median channel's; NaN for fewer than two channels. */

@@ -17,22 +17,45 @@ typedef struct an_hyb_score {
     double sqnr_db;
 } an_hyb_score;
 
+/** Default memory for prefix reuse over all samples (docs/hybrid.md; --reuse-mb). */
+#define AN_HYB_REUSE_DEFAULT_MB 512
+
 /** What the measurements share: the samples, their golden outputs (computed once) and the simulation. */
 typedef struct an_hyb_ctx {
     rd_sim *s;                  /* calibrated once; candidates are switched to float16 and back */
     const rd_tensor *inputs;    /* n_samples * n_in, sample-major */
     size_t n_in, n_samples, n_out;
     rd_tensor *golden;          /* n_samples * n_out FP32 outputs of the original model */
-    int threads;
+    int threads;                /* samples measured at once (each run is single-threaded then) */
     size_t n_runs;              /* simulator runs so far */
+    double run_seconds;         /* wall time spent in them */
+    size_t reuse_bytes;         /* activations kept for prefix reuse, all samples together (0: full runs);
+                                   set before the first measurement */
+    rd_sim_prefix **prefix;     /* per sample: the baseline's recording (an_hyb_keep), made on first use */
 } an_hyb_ctx;
+
+/** Nodes the measurements computed, and what full runs would have (prefix reuse: docs/hybrid.md). */
+typedef struct an_hyb_reuse {
+    uint64_t nodes_computed, nodes_full;
+    size_t bytes;               /* recordings held now */
+} an_hyb_reuse;
 
 rd_status an_hyb_init(an_hyb_ctx *c, rd_model *m, rd_sim *s, const rd_tensor *inputs, size_t n_samples,
                       int threads, rd_error *err);
 void an_hyb_fini(an_hyb_ctx *c);
 
-/** Runs every sample with the tensors names[0..n-1] in float16 (int8 again afterwards). */
+/**
+ * Runs every sample with the tensors names[0..n-1] in float16 (int8 again afterwards). Each run starts at
+ * the first node whose configuration differs from the baseline's (the first measurement's, or the one
+ * last kept with an_hyb_keep); the scores are those of full runs, bit for bit. Up to `threads` samples
+ * run at once.
+ */
 rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_hyb_score *out, rd_error *err);
+
+/** The set of the last an_hyb_measure becomes the baseline later measurements resume from (no run). */
+void an_hyb_keep(an_hyb_ctx *c);
+
+void an_hyb_reuse_get(const an_hyb_ctx *c, an_hyb_reuse *out);
 
 /** One int8 tensor that could go to float16, with the evidence. */
 typedef struct an_hyb_cand {

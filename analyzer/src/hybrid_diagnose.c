@@ -65,6 +65,7 @@ static rd_status measure_variant(rd_model *m, variant *v, const char *const *inp
     else if (st == RD_OK)
         st = an_quant_build_sim(&v->q, m, x, NULL, false, &s, err);
     if (st == RD_OK) st = an_hyb_init(&hc, m, s, x, n, threads, err);
+    hc.reuse_bytes = 0; /* one measurement per variant: nothing to resume from */
     if (st == RD_OK) st = an_hyb_measure(&hc, NULL, 0, &v->score, err);
     if (st == RD_OK && v->keep) st = an_diag_clip_measure(s, x, n, n_in, threads, &v->clip, err);
     an_hyb_fini(&hc);

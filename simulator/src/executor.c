@@ -255,6 +255,32 @@ static rd_status observe_constants(run_state *s, const rd_run_options *opt, rd_e
     return RD_OK;
 }
 
+rd_status sim_state_take_outputs(sim_run_state *s, rd_tensor *outputs, size_t n_outputs, rd_error *err)
+{
+    rd_model *m = s->m;
+    rd_status st = RD_OK;
+    for (size_t o = 0; o < n_outputs && st == RD_OK; o++) {
+        int v = m->outputs[o];
+        if (s->owned[v]) { /* hand the buffer over */
+            outputs[o] = s->vals[v];
+            s->owned[v] = false;
+            /* the same tensor may be listed twice as an output: copy for the second */
+            for (size_t p = o + 1; p < n_outputs; p++)
+                if (m->outputs[p] == v) {
+                    st = rd_tensor_clone(&outputs[p], &outputs[o], err);
+                    if (st != RD_OK)
+                        break;
+                }
+        } else if (!outputs[o].data && outputs[o].rank == 0 && outputs[o].dtype == 0) {
+            st = rd_tensor_clone(&outputs[o], &s->vals[v], err);
+        }
+    }
+    if (st != RD_OK)
+        for (size_t o = 0; o < n_outputs; o++)
+            rd_tensor_fini(&outputs[o]);
+    return st;
+}
+
 rd_status rd_model_run(rd_model *m, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
                        rd_tensor *outputs, size_t n_outputs, rd_error *err)
 {
@@ -284,25 +310,8 @@ rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor 
     for (int i = 0; i < m->n_nodes && st == RD_OK; i++)
         if (!m->nodes[i].folded)
             st = run_node(&s, i, opt, err);
-    for (size_t o = 0; o < n_outputs && st == RD_OK; o++) {
-        int v = m->outputs[o];
-        if (s.owned[v]) { /* hand the buffer over */
-            outputs[o] = s.vals[v];
-            s.owned[v] = false;
-            /* the same tensor may be listed twice as an output: copy for the second */
-            for (size_t p = o + 1; p < n_outputs; p++)
-                if (m->outputs[p] == v) {
-                    st = rd_tensor_clone(&outputs[p], &outputs[o], err);
-                    if (st != RD_OK)
-                        break;
-                }
-        } else if (!outputs[o].data && outputs[o].rank == 0 && outputs[o].dtype == 0) {
-            st = rd_tensor_clone(&outputs[o], &s.vals[v], err);
-        }
-    }
-    if (st != RD_OK)
-        for (size_t o = 0; o < n_outputs; o++)
-            rd_tensor_fini(&outputs[o]);
+    if (st == RD_OK)
+        st = sim_state_take_outputs(&s, outputs, n_outputs, err);
 out:
     sim_state_fini(&s);
     return st;

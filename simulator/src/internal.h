@@ -270,6 +270,11 @@ rd_status sim_state_compute(sim_run_state *s, int idx, int threads, rd_error *er
 /** Frees the activations whose last consumer is node idx, and idx's outputs that nobody reads. */
 void sim_state_release(sim_run_state *s, int idx);
 void sim_state_fini(sim_run_state *s);
+/**
+ * Moves the graph outputs 0..n_outputs-1 to outputs (copies of values the state does not own, and of a
+ * tensor listed twice). On failure every outputs[o] is freed. outputs must start zeroed.
+ */
+rd_status sim_state_take_outputs(sim_run_state *s, rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
 /**
  * Computes node idx from explicit inputs (in[k] NULL for an omitted one) into outs[0..n_out-1]

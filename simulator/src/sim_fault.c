@@ -54,6 +54,7 @@ rd_status rd_sim_add_fault(rd_sim *s, const char *tensor, rd_sim_fault_kind kind
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     s->faults = grown;
     s->faults[s->n_faults++] = (sim_fault){.value = t.value, .kind = kind};
+    s->epoch++;
     return RD_OK;
 }
 

@@ -44,6 +44,8 @@ struct rd_sim {
     sim_node_data *nodes;       /* per node */
     sim_fault *faults;          /* emulated board faults, usually none */
     size_t n_faults;
+    unsigned long epoch;        /* bumped by changes a value's sim_val_data does not show (weights, faults):
+                                   voids every rd_sim_prefix recording */
 };
 
 void sim_node_data_fini(sim_node_data *d);

@@ -196,3 +196,35 @@ rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
         return SIM_DEFER;
     }
 }
+
+/* ---- preparing every node at once (concurrent runs) ----------------------------------------------- */
+
+rd_status rd_sim_prepare(rd_sim *s, rd_error *err)
+{
+    for (int i = 0; i < s->m->n_nodes; i++) {
+        const sim_node *n = &s->m->nodes[i];
+        if (n->folded)
+            continue;
+        sim_node_data *d = &s->nodes[i];
+        rd_status st = RD_OK;
+        switch (sim_node_precision(s, i)) {
+        case RD_PREC_FP16:
+            if (!d->half_ready)
+                st = prepare_half_consts(s, i, err);
+            break;
+        case RD_PREC_INT8: {
+            q8_kind kind = sim_q8_kind(n);
+            bool w_const = n->n_in >= 2 && n->in[1] >= 0 && s->m->values[n->in[1]].konst &&
+                           s->m->values[n->in[1]].konst->dtype == RD_DT_F32;
+            if (kind != Q8_NONE && w_const && !d->q8_ready)
+                st = sim_q8_prepare_weights(s, i, kind, err);
+            break;
+        }
+        default:
+            break;
+        }
+        if (st != RD_OK)
+            return st;
+    }
+    return RD_OK;
+}

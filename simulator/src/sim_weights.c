@@ -62,6 +62,7 @@ static rd_status import_for_node(rd_sim *s, int node, q8_kind kind, const char *
     d->imported_scale = copy;
     d->n_imported_scale = n;
     d->q8_ready = false;
+    s->epoch++;
     return RD_OK;
 }
 

@@ -159,6 +159,62 @@ static void test_suggest_and_search(void)
     cleanup();
 }
 
+/* stdout without the timing line: the trade-off table, the result and the chosen set */
+static char *without_timing(const char *text)
+{
+    char *copy = strdup(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(copy);
+    char *line = strstr(copy, "\nsearch: ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+    char *end = strchr(line + 1, '\n');
+    memmove(line, end ? end : line + strlen(line), strlen(end ? end : line) + 1);
+    return copy;
+}
+
+/* Prefix reuse (the default), full runs (--reuse-mb 0) and samples in turn make the same search, step by step. */
+static void test_search_reuse_same_result(void)
+{
+    setup();
+    rd_cli_result full = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples",
+                                     "3", "--method", "layer", "--target-cos", "0.9999", "--reuse-mb", "0", "-o", out,
+                                     NULL);
+    rd_cli_result reuse = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples",
+                                      "3", "--method", "layer", "--target-cos", "0.9999", "-o", out, NULL);
+    CU_ASSERT_EQUAL(full.code, reuse.code);
+    CU_ASSERT_PTR_NULL(strstr(full.out, "prefix reuse"));
+    const char *line = strstr(reuse.out, "prefix reuse: ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+    unsigned long long computed = 0, total = 0;
+    char *end = NULL;
+    computed = strtoull(line + 14, &end, 10);
+    CU_ASSERT(end && strncmp(end, " of ", 4) == 0);
+    if (end)
+        total = strtoull(end + 4, NULL, 10);
+    CU_ASSERT(computed > 0 && computed < total);
+    /* and the samples one after another (--threads 1; two threads measure two samples at once) */
+    rd_cli_result serial = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples",
+                                       "3", "--method", "layer", "--target-cos", "0.9999", "--threads", "1", "-o", out,
+                                       NULL);
+    CU_ASSERT_EQUAL(serial.code, reuse.code);
+    char *a = without_timing(full.out), *b = without_timing(reuse.out), *c = without_timing(serial.out);
+    CU_ASSERT_STRING_EQUAL(a, b);
+    CU_ASSERT_STRING_EQUAL(a, c);
+    if (strcmp(a, b) != 0 || strcmp(a, c) != 0)
+        fprintf(stderr, "full runs:\n%s\nwith reuse:\n%s\none thread:\n%s\n", a, b, c);
+    free(a);
+    free(b);
+    free(c);
+    rd_test_cli_free(&full);
+    rd_test_cli_free(&reuse);
+    rd_test_cli_free(&serial);
+    /* a negative or absurd cap is a usage error */
+    rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-cos",
+                                  "0.99", "--reuse-mb", "-1", "-o", out, NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    rd_test_cli_free(&r);
+    cleanup();
+}
+
 static void test_bad_input(void)
 {
     setup();
@@ -312,6 +368,7 @@ static void test_diagnose_per_tensor(void)
 RD_TEST_REGISTER(hybrid)
 {
     RD_SUITE("hybrid", {"suggest and search find the bad layers, the cfg reloads", test_suggest_and_search},
+             {"search with prefix reuse: the same steps as full runs", test_search_reuse_same_result},
              {"bad input: unreachable target, empty space, latency table", test_bad_input},
              {"search --latency-table with the int8 and float16 builds' board logs", test_search_latency_log},
              {"diagnose names per-tensor weights", test_diagnose_per_tensor});

@@ -579,6 +579,81 @@ void rd_sim_layer_stats_get(const rd_sim *s, int value, rd_sim_layer_stats *out)
 rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
                      rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
+/*
+ * Prefix reuse: a search that measures many configurations of one simulation on the same inputs need not
+ * recompute what did not change. A recording (rd_sim_prefix, one per input sample) keeps the activations
+ * of one run as the following nodes read them, with the configuration they were made with; a later run
+ * starts at the first node (in topological order) that reads or writes a tensor whose precision or int8
+ * parameters differ from the recording's, seeding the live tensors from it. Outputs and layer stats are
+ * bit-identical to rd_sim_run's. Weight scales and faults set after the recording, other inputs, another
+ * thread count or another simulation void it (a full run).
+ *
+ * Memory: the recording holds the float32 outputs of a prefix of the nodes, up to max_bytes (outputs nobody
+ * reads are not kept): at most the sum of one run's activations (27 MB for ultraface_rfb320). A smaller
+ * cap records only the first nodes, and runs then resume no later than where it stops. A tentative run
+ * (RD_PREFIX_TRY) holds what it computed in a second area of up to max_bytes until the next run, so the
+ * peak is twice max_bytes.
+ *
+ *     rd_sim_prefix *p;
+ *     rd_sim_prefix_create(256u << 20, &p, &err);
+ *     rd_sim_run_prefix(s, p, RD_PREFIX_RECORD, in, n_in, &ro, outs, n_out, &err);  // the baseline
+ *     rd_sim_set_precision(s, "late_tensor", RD_PREC_FP16, &err);
+ *     rd_sim_run_prefix(s, p, RD_PREFIX_TRY, in, n_in, &ro, outs, n_out, &err);     // from its producer
+ *     rd_sim_prefix_commit(p);   // keep it: the baseline is now the set with late_tensor in float16
+ */
+typedef struct rd_sim_prefix rd_sim_prefix;
+
+/** An empty recording holding at most max_bytes of activations (0: never records). Free with destroy. */
+rd_status rd_sim_prefix_create(size_t max_bytes, rd_sim_prefix **out, rd_error *err);
+/** Frees the recording. NULL is allowed. Destroy it before the simulation it recorded. */
+void rd_sim_prefix_destroy(rd_sim_prefix *p);
+
+typedef struct rd_sim_prefix_stats {
+    size_t bytes;               /* activations held now (recording and tentative run) */
+    int nodes_recorded;         /* resume is possible at nodes 0..this (optimised-graph node indices) */
+    uint64_t runs;              /* rd_sim_run_prefix calls so far */
+    uint64_t nodes_computed;    /* nodes those runs computed */
+    uint64_t nodes_reused;      /* nodes they took from the recording (computed + reused: full runs' count) */
+} rd_sim_prefix_stats;
+
+void rd_sim_prefix_stats_get(const rd_sim_prefix *p, rd_sim_prefix_stats *out);
+
+typedef enum rd_prefix_mode {
+    RD_PREFIX_USE = 0,          /* resume from the recording, leave it as it is */
+    RD_PREFIX_RECORD,           /* resume, and this run replaces the recording */
+    RD_PREFIX_TRY,              /* resume, and keep this run aside for rd_sim_prefix_commit (a RECORD when
+                                   there is no usable recording) */
+    /* or'ed with one of the above: the run leaves the simulation's layer stats alone (read them with
+       rd_sim_prefix_layer_stats_get), so runs through different recordings may proceed on several threads
+       at once, after rd_sim_prepare and while nobody changes the simulation */
+    RD_PREFIX_CONCURRENT = 0x100,
+} rd_prefix_mode;
+
+/**
+ * rd_sim_run, starting from p's recording where it matches (see above). Every call first drops the
+ * previous tentative run. p NULL, or an observer in opt (every node must be shown): a plain rd_sim_run.
+ * On failure outputs are freed; a failed RECORD leaves p without a recording (the next run is a full one).
+ */
+rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, const rd_tensor *inputs,
+                            size_t n_inputs, const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs,
+                            rd_error *err);
+
+/** Stats of value from the last rd_sim_run_prefix through p (as rd_sim_layer_stats_get); zeroed if none. */
+void rd_sim_prefix_layer_stats_get(const rd_sim_prefix *p, int value, rd_sim_layer_stats *out);
+
+/**
+ * Prepares what runs otherwise prepare on first use, for every node at its present precision (float16
+ * copies of constants, int8 weights). Afterwards runs only read the simulation until its configuration
+ * changes: RD_PREFIX_CONCURRENT runs may then share it across threads.
+ */
+rd_status rd_sim_prepare(rd_sim *s, rd_error *err);
+
+/**
+ * Makes the last run, if it was a successful RD_PREFIX_TRY, the recording (its activations are moved, not
+ * copied). Returns false when there was none to keep (then the recording is unchanged). NULL is allowed.
+ */
+bool rd_sim_prefix_commit(rd_sim_prefix *p);
+
 /**
  * One tensor of an analysis (rd_sim_analyze). All three tensors are float32 of the same shape, valid
  * during the call only: golden (the float32 reference), entire (the simulation end to end) and single
