@@ -543,11 +543,10 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
             ctx->out,
             "\npreprocessing: no Conv + BatchNormalization right after an input, so mean/std and "
             "RGB/BGR cannot be checked\n");
-    fprintf(ctx->out,
-            "\ncalibration: %.3g%% of the analysed int8 activation values clipped (worst '%s' "
-            "%.3g%%; %.3g%% "
-            "when calibrated on them), median range %.3gx theirs\n",
-            100 * v[0].clip.share, v[0].clip.worst, 100 * v[0].clip.worst_share,
+    fprintf(ctx->out, "\ncalibration: %.3g%% of the analysed int8 activation values clipped", 100 * v[0].clip.share);
+    if (v[0].clip.worst[0])
+        fprintf(ctx->out, " (worst '%s' %.3g%%)", v[0].clip.worst, 100 * v[0].clip.worst_share);
+    fprintf(ctx->out, "; %.3g%% when calibrated on them; median range %.3gx theirs\n",
             v[v_self].ok ? 100 * v[v_self].clip.share : NAN, exp2(range_log2));
     if (isfinite(ws.worst))
         fprintf(ctx->out,
