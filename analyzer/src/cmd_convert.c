@@ -14,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-enum { OPT_HELP = 1, OPT_TARGET, OPT_INPUT, OPT_OUTPUT, OPT_ACCURACY, OPT_DEVICE, OPT_VERBOSE };
+enum { OPT_HELP = 1, OPT_TARGET, OPT_INPUT, OPT_OUTPUT, OPT_ACCURACY, OPT_DEVICE, OPT_VERBOSE, OPT_INTEGER };
 
 static const an_optspec convert_opts[] = {
     {OPT_TARGET, "target_platform", 't', "CHIP", "target platform: rk3588, rk3566, rv1106, ... (required)"},
@@ -22,7 +22,9 @@ static const an_optspec convert_opts[] = {
     {OPT_OUTPUT, "output", 'o', "DIR", "output folder (required; created)"},
     {OPT_ACCURACY, "accuracy_analysis", 'a', "\"F1 F2\"", "run the accuracy analysis on these inputs (one per model "
                                                          "input, separated by spaces) into OUT/snapshot"},
-    {OPT_DEVICE, "device_id", 'd', "SERIAL", "run the analysis on this board (not supported yet)"},
+    {OPT_DEVICE, "device_id", 'd', "SERIAL", "refused: needs the toolkit's .rknn model (see --help)"},
+    {OPT_INTEGER, "integer", 0, NULL, "write NAME.qdq.onnx in export-qdq's integer form (ConvInteger/MatMulInteger: "
+                                      "any ONNX runtime reproduces the int8 simulator bit for bit)"},
     {OPT_VERBOSE, "verbose", 'v', NULL, "say what each step does"},
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
@@ -32,7 +34,7 @@ static const an_optspec convert_opts[] = {
 
 typedef struct convert_args {
     const char *target, *config, *out_dir, *accuracy, *device;
-    bool verbose;
+    bool verbose, integer;
 } convert_args;
 
 static int parse_args(an_cmd_ctx *ctx, convert_args *a)
@@ -48,7 +50,7 @@ static int parse_args(an_cmd_ctx *ctx, convert_args *a)
         case 0:
             return an_usage(ctx, "unexpected argument '%s': the model comes from the config (-i)", v);
         case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag convert -t TARGET -i model_config.yml -o OUT [-a \"F1 F2\"] [-v]",
+            an_print_help(ctx->out, "rknn-diag convert -t TARGET -i model_config.yml -o OUT [-a \"F1 F2\"] [--integer] [-v]",
                           "rknn_convert with rknn-diag's simulator: validates the config against the target, cuts\n"
                           "the graph at subgraphs.inputs/outputs, quantizes (quantize: true) on the config's dataset\n"
                           "and writes OUT/NAME.onnx (the float model converted), OUT/NAME.quantization.cfg and\n"
@@ -74,6 +76,9 @@ static int parse_args(an_cmd_ctx *ctx, convert_args *a)
         case OPT_VERBOSE:
             a->verbose = true;
             break;
+        case OPT_INTEGER:
+            a->integer = true;
+            break;
         }
     }
     if (!a->target)
@@ -83,9 +88,9 @@ static int parse_args(an_cmd_ctx *ctx, convert_args *a)
     if (!a->out_dir)
         return an_usage(ctx, "missing -o OUT");
     if (a->device)
-        return an_usage(ctx, "-d %s: the accuracy analysis on a board is not supported yet (accuracy has no --target); "
-                             "run without -d for the simulator's analysis, or use `rknn-diag accuracy` with dumps pulled "
-                             "from the board",
+        return an_usage(ctx, "-d %s: running on the board needs the .rknn model that only RKNN-Toolkit2 builds; run "
+                             "without -d for the simulator's analysis, then `rknn-diag accuracy MODEL --target CHIP --run "
+                             "CMD` (or --runtime-dumps DIR) to compare with the board",
                         a->device);
     return -1;
 }
@@ -242,7 +247,8 @@ static rd_status quantize(const convert_args *a, an_quant_opts *q, const rd_mode
         st = rd_qcfg_save(cfg_path, &params, err);
     rd_warn_sink notes = {.fn = print_note, .user = ctx->errs};
     if (st == RD_OK)
-        st = rd_sim_export_qdq(s, &buf, &len, a->verbose ? &notes : NULL, err);
+        st = rd_sim_export_qdq_form(s, a->integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len,
+                                    a->verbose ? &notes : NULL, err);
     if (st == RD_OK)
         st = an_write_file_atomic(qdq_path, buf, len, err);
     free(buf);
