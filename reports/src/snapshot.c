@@ -1,12 +1,13 @@
 /*
- * snapshot.c: the snapshot folder's text files: one value per line (np.genfromtxt reads them), shortest
- * float32 round-trip digits, written through a temporary name; RKNN-style file stems; map_name_to_file.txt
- * (syntax in docs/formats.md: name TAB golden TAB simulator TAB runtime, '-' for none, backslash escapes).
+ * snapshot.c: the snapshot folder's text files: one value per line (np.genfromtxt reads them), in the
+ * 6/8/9-digit %g form of snapshot_format.c, written through a temporary name; RKNN-style file stems;
+ * map_name_to_file.txt (syntax in docs/formats.md: name TAB golden TAB simulator TAB runtime, '-' for none,
+ * backslash escapes).
  */
 #include "rknn_diag/reports.h"
+#include "snapshot_format.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -63,38 +64,32 @@ static rd_status close_tmp(const char *path, char *tmp, FILE *f, rd_status st, r
     return st;
 }
 
-/*
- * One value as text that reads back to the same float32: 6 significant digits when they suffice (short
- * values such as 0.1 or 1e-05 print short), else 8, else 9, which always do. Not Python's shortest repr
- * (up to nine trial formattings per value: it made a detector's snapshot take 25 s).
- */
-static int format_f32(float x, char *buf, size_t len)
-{
-    if (isnan(x))
-        return snprintf(buf, len, "nan");
-    if (isinf(x))
-        return snprintf(buf, len, x < 0 ? "-inf" : "inf");
-    int n = snprintf(buf, len, "%.6g", (double)x);
-    if (strtof(buf, NULL) != x)
-        n = snprintf(buf, len, "%.8g", (double)x);
-    if (strtof(buf, NULL) != x)
-        n = snprintf(buf, len, "%.9g", (double)x);
-    return n;
-}
-
 rd_status rd_snapshot_txt_save(const char *path, const float *v, int64_t n, rd_error *err)
 {
+    enum { CHUNK = 1 << 16 }; /* text handed to fwrite at once */
+    char *text = malloc(CHUNK + REP_SNAPSHOT_VALUE_MAX + 1);
+    if (!text)
+        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", path);
     char *tmp;
     FILE *f;
     rd_status st = open_tmp(path, &tmp, &f, err);
-    if (st != RD_OK)
+    if (st != RD_OK) {
+        free(text);
         return st;
-    char buf[48];
-    for (int64_t i = 0; i < n && !ferror(f); i++) {
-        int w = format_f32(v[i], buf, sizeof buf - 1);
-        buf[w] = '\n';
-        fwrite(buf, 1, (size_t)w + 1, f);
     }
+    size_t used = 0;
+    for (int64_t i = 0; i < n; i++) {
+        used += (size_t)rep_snapshot_format_f32(v[i], text + used);
+        text[used++] = '\n';
+        if (used >= CHUNK) {
+            if (fwrite(text, 1, used, f) != used)
+                break;
+            used = 0;
+        }
+    }
+    if (used && !ferror(f))
+        fwrite(text, 1, used, f);
+    free(text);
     return close_tmp(path, tmp, f, RD_OK, err);
 }
 
