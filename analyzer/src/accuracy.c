@@ -3,7 +3,8 @@
  *
  * For each sample, rd_sim_analyze streams every tensor with its golden, entire and single values; the
  * metrics of each comparison are folded into per-layer accumulators at once, and for the dump sample
- * the golden and simulator tensors are written to the snapshot as they come (text and .npy). Layers are
+ * the golden and simulator tensors are written to the snapshot as they come (.npy at once, text through
+ * the writer thread of txt_writer.c, which formats while the analysis goes on). Layers are
  * the tensors of the optimised graph in execution order: the graph inputs first (with an exDataConvert
  * row for int8 inputs, as RKNN prints), then each layer, with a blank row for every tensor the compiler
  * passes fused away, placed just before the tensor it was fused into.
@@ -17,6 +18,7 @@
 #include "metrics.h"
 #include "progress.h"
 #include "tensor_dump.h"
+#include "txt_writer.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -41,6 +43,7 @@ typedef struct analysis {
     row_acc *rows;
     size_t n_rows, cap_rows;
     rd_name_map names;          /* map_name_to_file.txt */
+    an_txt_writer *txt;         /* the text files (NULL with no_txt or no output folder) */
     bool dumping;
     bool with_board;            /* this sample runs with the board's tensors */
     double *agree_of_value;     /* value -> cosine of the board's tensor against the simulator's entire (NaN) */
@@ -210,9 +213,9 @@ static rd_status snapshot_write(const analysis *a, const char *folder, const cha
     rd_snapshot_file_stem(name, stem, sizeof stem);
     snprintf(file, file_len, "%s/%s.txt", folder, stem);
     rd_status st = RD_OK;
-    if (!a->o->no_txt) {
+    if (a->txt) {
         snprintf(path, sizeof path, "%s/%s/%s.txt", a->o->output_dir, folder, stem);
-        st = rd_snapshot_txt_save(path, t->data, rd_tensor_numel(t), err);
+        st = an_txt_writer_add(a->txt, path, t->data, rd_tensor_numel(t), err);
     }
     if (st == RD_OK) {
         snprintf(path, sizeof path, "%s/%s/%s.npy", a->o->output_dir, folder, stem);
@@ -406,6 +409,8 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
     }
     if (st == RD_OK && a.dumping)
         st = prepare_folders(o, err);
+    if (st == RD_OK && a.dumping && !o->no_txt)
+        st = an_txt_writer_create(!o->txt_inline, AN_TXT_WRITER_CAP, &a.txt, err);
     an_progress bar;
     an_progress_init(&bar, o->progress, o->progress_tty, "analysing");
     for (size_t k = 0; k < n_samples && st == RD_OK; k++) {
@@ -420,6 +425,8 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
         an_progress_update(&bar, k + 1, n_samples);
     }
     an_progress_done(&bar);
+    if (st == RD_OK && a.txt)
+        st = an_txt_writer_finish(a.txt, err); /* every text file in place before map_name_to_file.txt */
     if (st == RD_OK) {
         out->n_samples = (int)n_samples;
         out->has_runtime = o->runtime != NULL;
@@ -449,6 +456,7 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
     for (size_t i = 0; i < a.n_rows; i++)
         for (int g = 0; g < RD_GROUP_COUNT; g++)
             an_group_acc_fini(&a.rows[i].groups[g]);
+    an_txt_writer_destroy(a.txt);
     free(a.agree_of_value);
     free(a.rows);
     free(a.row_of_value);

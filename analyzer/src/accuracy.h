@@ -15,6 +15,7 @@ typedef struct an_accuracy_opts {
     const char *output_dir;     /* snapshot folder; NULL writes no files */
     int dump_sample;            /* sample whose tensors go to golden/ and simulator/ */
     bool no_txt;                /* skip the per-tensor text files (the .npy files stay) */
+    bool txt_inline;            /* write them on the analysis thread, not on a writer thread (same files) */
     double warn_cos;            /* single cosine below this warns (0.99) */
     double error_cos;           /* below this is an error (0.98) */
     size_t worst_layers;        /* layers keeping channel cosines and histograms (6) */

@@ -12,3 +12,7 @@ set_tests_properties(test_qtools_shared PROPERTIES TIMEOUT 900)
 rd_add_test(test_diagnose_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_diagnose_shared.c
   ${CMAKE_CURRENT_LIST_DIR}/../analyzer/cli_capture.c LIBS rd::analyzer LABELS "e2e;needs-shared")
 set_tests_properties(test_diagnose_shared PROPERTIES TIMEOUT 900)
+# the snapshot's text files on the writer thread and inline are the same files (ultraface_rfb320)
+rd_add_test(test_txt_writer_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_txt_writer_shared.c
+  ${CMAKE_CURRENT_LIST_DIR}/../analyzer/snapshot_compare.c LIBS rd_analyzer_internal LABELS "e2e;needs-shared")
+target_include_directories(test_txt_writer_shared PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../analyzer)
