@@ -46,34 +46,36 @@ static bool pow10_of(int e, double *out)
     return true;
 }
 
-/* A positive finite float as m * 2^e with m odd. */
+/* A positive finite float as m * 2^e with m odd, and its binary exponent (a in [2^e2, 2^(e2+1))). */
 typedef struct binary_parts {
     uint32_t bits;
     uint32_t m;
     int e;
+    int e2;
 } binary_parts;
 
-static binary_parts split(float f)
+static binary_parts split(uint32_t bits)
 {
-    binary_parts b;
-    memcpy(&b.bits, &f, sizeof b.bits);
-    uint32_t biased = b.bits >> 23;
-    b.m = b.bits & 0x7fffffu;
-    b.e = -149;
+    binary_parts b = {.bits = bits, .m = bits & 0x7fffffu, .e = -149};
+    uint32_t biased = bits >> 23;
     if (biased) {
         b.m |= 0x800000u;
         b.e = (int)biased - 150;
     }
-    while (!(b.m & 1)) {
-        b.m >>= 1;
-        b.e++;
-    }
+    b.e2 = b.e + 23;
+    for (uint32_t top = b.m; top < 0x800000u; top <<= 1)
+        b.e2--; /* subnormals */
     return b;
 }
 
-/* Whether m * 2^e * 10^n is exactly w + 1/2, i.e. m * 2^(e+1) * 10^n == 2w + 1. */
-static bool exact_tie(const binary_parts *b, int n, uint32_t w)
+/* Whether a = m * 2^e is such that a * 10^n is exactly w + 1/2: m * 2^(e+1) * 10^n == 2w + 1. */
+static bool exact_tie(const binary_parts *parts, int n, uint32_t w)
 {
+    binary_parts odd_m = *parts, *b = &odd_m;
+    while (!(b->m & 1)) {
+        b->m >>= 1;
+        b->e++;
+    }
     uint64_t odd = 2 * (uint64_t)w + 1, five = 1;
     if (n >= 0) { /* m * 5^n * 2^(e+n+1) is odd only when e + n + 1 == 0 */
         if (b->e + n + 1 != 0 || n > 13) /* 5^14 > 2w + 1 */
@@ -111,8 +113,8 @@ static bool round_digits(double a, const binary_parts *b, int p, int k, uint32_t
         else
             break;
     }
-    double whole = floor(s), frac = s - whole;
-    uint32_t d = (uint32_t)whole;
+    uint32_t d = (uint32_t)s; /* s is positive: the floor */
+    double frac = s - (double)d;
     if (fabs(frac - 0.5) >= 1e-5)
         d += frac > 0.5;
     else if (exact_tie(b, p - 1 - k, d))
@@ -234,10 +236,10 @@ int rep_snapshot_format_f32(float x, char *buf)
         return o;
     }
     double a = (double)x;
-    binary_parts b = split(x);
-    int e2;
-    frexp(a, &e2);                                     /* a in [2^(e2-1), 2^e2) */
-    int k = (int)floor((e2 - 1) * 0.30102999566398120); /* floor(log10(a)) or one less */
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    binary_parts b = split(bits);
+    int k = (b.e2 * 78913 - (b.e2 < 0 ? 262143 : 0)) / 262144; /* floor(e2 log10(2)): floor(log10(a)) or one less */
     static const int precisions[3] = {6, 8, 9};
     for (int i = 0; i < 3; i++) {
         int p = precisions[i], e;
