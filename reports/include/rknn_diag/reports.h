@@ -133,7 +133,7 @@ const char *rd_float32_repr(float v, char *buf, size_t len);
 /** RKNN-style file stem of a tensor: '/', '\\', ':' and other unsafe characters become '_'. */
 void rd_snapshot_file_stem(const char *tensor, char *buf, size_t len);
 
-/** Writes n values, one per line in rd_float32_repr form, through path.tmp and a rename. */
+/** Writes n values, one per line (%g at 6, 8 or 9 digits: docs/formats.md), through path.tmp and a rename. */
 rd_status rd_snapshot_txt_save(const char *path, const float *v, int64_t n, rd_error *err);
 
 /** Reads a one-value-per-line text file (np.savetxt or ours); *out_v is malloc'ed, caller frees. */
