@@ -156,10 +156,13 @@ static int reads_back(uint32_t bits, uint32_t n, int x, int p)
     return -1;
 }
 
-/* %.{p}g of n * 10^(x-p+1), n having exactly p digits, after the sign. */
+/*
+ * %.{p}g of n * 10^(x-p+1), n having exactly p digits, after the sign. Copies are of fixed sizes (no
+ * memcpy call per value): out may be written up to 20 bytes past its start, beyond the length returned.
+ */
 static int print_g(uint32_t n, int x, int p, char *out)
 {
-    char dig[10];
+    char dig[20] = {0};
     for (int i = p - 1; i >= 0; i--) {
         dig[i] = (char)('0' + n % 10);
         n /= 10;
@@ -167,38 +170,29 @@ static int print_g(uint32_t n, int x, int p, char *out)
     int nd = p; /* significant digits without trailing zeros */
     while (nd > 1 && dig[nd - 1] == '0')
         nd--;
-    int o = 0;
     if (x < -4 || x >= p) {
-        out[o++] = dig[0];
-        if (nd > 1) {
-            out[o++] = '.';
-            memcpy(out + o, dig + 1, (size_t)nd - 1);
-            o += nd - 1;
-        }
+        out[0] = dig[0];
+        out[1] = '.';
+        memcpy(out + 2, dig + 1, 8);
+        int o = nd > 1 ? nd + 1 : 1;
         out[o++] = 'e';
         out[o++] = x < 0 ? '-' : '+';
         int ax = x < 0 ? -x : x;
-        if (ax >= 100)
-            out[o++] = (char)('0' + ax / 100);
-        out[o++] = (char)('0' + ax / 10 % 10);
+        out[o++] = (char)('0' + ax / 10); /* float exponents have two digits */
         out[o++] = (char)('0' + ax % 10);
-    } else if (x >= 0) {
-        memcpy(out + o, dig, (size_t)x + 1);
-        o += x + 1;
-        if (nd > x + 1) {
-            out[o++] = '.';
-            memcpy(out + o, dig + x + 1, (size_t)(nd - x - 1));
-            o += nd - x - 1;
-        }
-    } else {
-        out[o++] = '0';
-        out[o++] = '.';
-        for (int i = 0; i < -x - 1; i++)
-            out[o++] = '0';
-        memcpy(out + o, dig, (size_t)nd);
-        o += nd;
+        return o;
     }
-    return o;
+    if (x >= 0) {
+        memcpy(out, dig, 10);
+        if (nd <= x + 1)
+            return x + 1;
+        out[x + 1] = '.';
+        memcpy(out + x + 2, dig + x + 1, 9);
+        return nd + 1;
+    }
+    memcpy(out, "0.0000", 6);
+    memcpy(out + 1 - x, dig, 10);
+    return 1 - x + nd;
 }
 
 /* What the format always did, for the values the fast path cannot settle. */

@@ -10,7 +10,8 @@
 #define REP_SNAPSHOT_VALUE_MAX 24
 
 /**
- * Writes x into buf (at least REP_SNAPSHOT_VALUE_MAX bytes, not NUL-terminated) and returns the length.
+ * Writes x into buf (at least REP_SNAPSHOT_VALUE_MAX bytes, not NUL-terminated, possibly written past the
+ * length returned) and returns the length.
  * Byte for byte what snprintf's "%.6g"/"%.8g"/"%.9g" and the strtof round-trip checks produce, without
  * calling them for all but about one value in 10^4 (a decimal tie or a value at the edge of the float's
  * rounding interval, which fall back to them). Thread-safe, no state.
