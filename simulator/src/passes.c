@@ -3,13 +3,16 @@
  * (docs/numerics.md, "Compiler passes"; docs/internals/passes.md).
  *
  * Level 0 is what loading did (constant folding); 1 removes Identity and inference Dropout; 2 also
- * folds BatchNormalization into the Conv or Gemm before it (passes_bn.c); 3 also fuses activations into
+ * folds BatchNormalization into the Conv or Gemm before it (passes_bn.c) and constant bias Adds into the
+ * Conv, ConvTranspose, Gemm or MatMul before them (passes_bias.c); 3 also fuses activations into
  * their producer. Each rewrite keeps the FP32 result: removed and folded tensors record, in fused_into,
  * the tensor that now carries their value; fused activations leave both nodes in place and only mark
  * the producer's output virtual_out. Every pass works on node indices of the topological order, marks
  * the nodes it drops, and compacts the node list once at its end.
  */
 #include "passes.h"
+
+#include <stdio.h>
 
 rd_status sim_pass_begin(sim_pass *p, rd_model *m, rd_error *err)
 {
@@ -80,6 +83,46 @@ int sim_pass_fusable_producer(const sim_pass *p, int v)
     if (prod < 0 || p->removed[prod] || p->m->nodes[prod].folded)
         return -1;
     return prod;
+}
+
+/* One reader fewer for v (values created by this pass are not counted). */
+void sim_pass_drop_use(sim_pass *p, int v)
+{
+    if (v >= 0 && v < p->n_uses)
+        p->uses[v]--;
+}
+
+/* Adds a float32 constant named base + suffix (made unique); takes t. *out is the value index. */
+rd_status sim_pass_add_constant(rd_model *m, const char *base, const char *suffix, rd_tensor *t, int *out,
+                                rd_error *err)
+{
+    size_t len = strlen(base) + strlen(suffix) + 16;
+    char *name = malloc(len);
+    rd_tensor *keep = malloc(sizeof *keep);
+    int v = -1;
+    if (name && keep) {
+        snprintf(name, len, "%s%s", base, suffix);
+        for (int n = 2; sim_model_find(m, name) >= 0 && n < 1000000; n++)
+            snprintf(name, len, "%s%s_%d", base, suffix, n);
+        v = sim_model_find(m, name) < 0 ? sim_model_intern(m, name) : -1;
+    }
+    free(name);
+    if (v < 0) {
+        free(keep);
+        rd_tensor_fini(t);
+        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory adding the folded constant %s%s", m->path, base, suffix);
+    }
+    *keep = *t;
+    memset(t, 0, sizeof *t);
+    sim_value *val = &m->values[v];
+    val->konst = keep;
+    val->is_initializer = true;
+    val->dtype = keep->dtype;
+    val->rank = keep->rank;
+    for (int d = 0; d < keep->rank; d++)
+        val->dims[d] = keep->dims[d];
+    *out = v;
+    return RD_OK;
 }
 
 /* ---- level 1: Identity and inference Dropout -------------------------------------------------- */
@@ -198,7 +241,12 @@ rd_status sim_passes_apply(rd_model *m, int level, rd_error *err)
         st = sim_pass_begin(&p, m, err);
         if (st != RD_OK)
             return st;
-        st = sim_pass_fold_batchnorms(&p, err);
+        /* a bias Add may come before or after a BatchNormalization */
+        st = sim_pass_fold_biases(&p, err);
+        if (st == RD_OK)
+            st = sim_pass_fold_batchnorms(&p, err);
+        if (st == RD_OK)
+            st = sim_pass_fold_biases(&p, err);
         sim_pass_end(&p);
     }
     if (level >= 3 && st == RD_OK) {

@@ -26,6 +26,16 @@ bool sim_pass_is_live_op(const sim_pass *p, int node, const char *op_type);
 /* The node producing v when v has exactly one reader and is not a graph output; -1 otherwise. */
 int sim_pass_fusable_producer(const sim_pass *p, int v);
 
+/* One reader fewer for v (values created by this pass are not counted). */
+void sim_pass_drop_use(sim_pass *p, int v);
+/* Adds a float32 constant named base + suffix (made unique); takes t. *out is the value index. */
+rd_status sim_pass_add_constant(rd_model *m, const char *base, const char *suffix, rd_tensor *t, int *out,
+                                rd_error *err);
+
+/* Level 2: a constant Add/Sub folded into the bias of the Conv, ConvTranspose or Gemm before it, and
+   MatMul + Add made a Gemm (passes_bias.c). */
+rd_status sim_pass_fold_biases(sim_pass *p, rd_error *err);
+
 /* Level 2: BatchNormalization folded into the preceding Conv or Gemm (passes_bn.c). */
 rd_status sim_pass_fold_batchnorms(sim_pass *p, rd_error *err);
 

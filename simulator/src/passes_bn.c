@@ -78,46 +78,6 @@ static bool producer_accepts(const sim_pass *p, int prod, int64_t c)
     return false;
 }
 
-/* One reader fewer for v (values created by this pass are not counted). */
-static void drop_use(sim_pass *p, int v)
-{
-    if (v >= 0 && v < p->n_uses)
-        p->uses[v]--;
-}
-
-/* Adds a float32 constant named base + suffix (made unique); takes t. *out is the value index. */
-static rd_status add_constant(rd_model *m, const char *base, const char *suffix, rd_tensor *t, int *out,
-                              rd_error *err)
-{
-    size_t len = strlen(base) + strlen(suffix) + 16;
-    char *name = malloc(len);
-    rd_tensor *keep = malloc(sizeof *keep);
-    int v = -1;
-    if (name && keep) {
-        snprintf(name, len, "%s%s", base, suffix);
-        for (int n = 2; sim_model_find(m, name) >= 0 && n < 1000000; n++)
-            snprintf(name, len, "%s%s_%d", base, suffix, n);
-        v = sim_model_find(m, name) < 0 ? sim_model_intern(m, name) : -1;
-    }
-    free(name);
-    if (v < 0) {
-        free(keep);
-        rd_tensor_fini(t);
-        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory adding the folded constant %s%s", m->path, base, suffix);
-    }
-    *keep = *t;
-    memset(t, 0, sizeof *t);
-    sim_value *val = &m->values[v];
-    val->konst = keep;
-    val->is_initializer = true;
-    val->dtype = keep->dtype;
-    val->rank = keep->rank;
-    for (int d = 0; d < keep->rank; d++)
-        val->dims[d] = keep->dims[d];
-    *out = v;
-    return RD_OK;
-}
-
 /* Folds BN node `bn` (c channels) into node `prod`. Leaves the model unchanged on failure. */
 static rd_status fold_one(sim_pass *p, int prod, int bn, int64_t c, rd_error *err)
 {
@@ -173,10 +133,10 @@ static rd_status fold_one(sim_pass *p, int prod, int bn, int64_t c, rd_error *er
     const int x = n->out[0], y = b->out[0];
     char *base = sim_strdup(m->values[x].name);
     int wv = -1, bv = -1;
-    st = base ? add_constant(m, base, "_folded_w", &nw, &wv, err)
+    st = base ? sim_pass_add_constant(m, base, "_folded_w", &nw, &wv, err)
               : rd_errorf(err, RD_E_NOMEM, "%s: out of memory", m->path);
     if (st == RD_OK)
-        st = add_constant(m, base, "_folded_b", &nb, &bv, err);
+        st = sim_pass_add_constant(m, base, "_folded_b", &nb, &bv, err);
     free(base);
     rd_tensor_fini(&nw);
     rd_tensor_fini(&nb);
@@ -185,9 +145,9 @@ static rd_status fold_one(sim_pass *p, int prod, int bn, int64_t c, rd_error *er
 
     /* commit: the producer reads the new constants and writes the BN's output */
     for (int k = 1; k < 3 && k < n->n_in; k++)
-        drop_use(p, n->in[k]);
+        sim_pass_drop_use(p, n->in[k]);
     for (int k = 1; k < 5; k++)
-        drop_use(p, b->in[k]);
+        sim_pass_drop_use(p, b->in[k]);
     n->in[1] = wv;
     n->in[2] = bv;
     if (n->n_in < 3)

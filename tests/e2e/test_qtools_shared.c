@@ -51,8 +51,8 @@ static void test_mnist8_eval(void)
     double fp32 = precision_top1(root, "fp32"), fp16 = precision_top1(root, "fp16"), int8 = precision_top1(root, "int8");
     fprintf(stderr, "mnist8 top-1 over 10000: fp32 %.0f, fp16 %.0f, int8 %.0f\n", fp32, fp16, int8);
     CU_ASSERT_EQUAL(fp32, 9933);
-    /* the issue says 99.33 %; our float16 simulation gets digit 8929 right where fp32 says 1 (a near tie):
-       9934. Allow that one digit either way. */
+    /* the issue says 99.33 %; float16 gives 9932: near-tie digits flip with the rounding points (without
+       the bias-Add fold it was 9934, ONNX Runtime agreeing: docs/numerics.md). Allow one digit either way. */
     CU_ASSERT(fabs(fp16 - 9933) <= 1);
     CU_ASSERT(int8 >= 9920);
     cJSON_Delete(root);

@@ -540,6 +540,93 @@ static void test_bn_gemm_beta(void)
     pair_free(&p);
 }
 
+/* ---- level 2: bias Adds --------------------------------------------------------------------- */
+
+/* Conv (no bias) + Add [C,1,1]; Conv (bias) - [1,C,1,1]; scalar + ConvTranspose; Add -> BN -> Add chain. */
+static void test_bias_conv_variants(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 3, 5, 5}, NULL);
+    init_f32(b, "w0", 4, (const int64_t[]){4, 3, 3, 3}, 110, -1.0f, 1.0f);
+    init_f32(b, "a0", 3, (const int64_t[]){4, 1, 1}, 111, -1.0f, 1.0f);
+    init_f32(b, "w1", 4, (const int64_t[]){4, 4, 1, 1}, 112, -1.0f, 1.0f);
+    init_f32(b, "b1", 1, (const int64_t[]){4}, 113, -1.0f, 1.0f);
+    init_f32(b, "a1", 4, (const int64_t[]){1, 4, 1, 1}, 114, -1.0f, 1.0f);
+    init_f32(b, "wt", 4, (const int64_t[]){4, 2, 2, 2}, 115, -1.0f, 1.0f); /* ConvTranspose: 2 outputs */
+    init_f32(b, "s", 0, NULL, 116, -1.0f, 1.0f);
+    init_f32(b, "w3", 4, (const int64_t[]){3, 2, 1, 1}, 117, -1.0f, 1.0f);
+    init_f32(b, "a3", 1, (const int64_t[]){6}, 118, -1.0f, 1.0f);
+    init_f32(b, "a4", 3, (const int64_t[]){3, 1, 1}, 119, -1.0f, 1.0f);
+    bn_params(b, "p3", 3, 120);
+    rd_onnx_node *c0 = rd_onnx_add_node(b, "Conv", "c0", (const char *const[]){"x", "w0"}, 2,
+                                        (const char *const[]){"m0"}, 1);
+    rd_onnx_attr_ints(c0, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    node2(b, "Add", "add0", "m0", "a0", "y0");
+    rd_onnx_add_node(b, "Conv", "c1", (const char *const[]){"y0", "w1", "b1"}, 3, (const char *const[]){"m1"}, 1);
+    node2(b, "Sub", "sub1", "m1", "a1", "y1");
+    rd_onnx_add_node(b, "ConvTranspose", "ct", (const char *const[]){"y1", "wt"}, 2, (const char *const[]){"m2"}, 1);
+    node2(b, "Add", "add2", "s", "m2", "y2"); /* constant first */
+    rd_onnx_add_node(b, "Conv", "c3", (const char *const[]){"y2", "w3"}, 2, (const char *const[]){"m3"}, 1);
+    node2(b, "Add", "add3", "m3", "a3", "y3"); /* [6] on a 4-D output: along the width, not the channels */
+    rd_onnx_add_node(b, "Conv", "c4", (const char *const[]){"y2", "w3"}, 2, (const char *const[]){"m4"}, 1);
+    node2(b, "Add", "add4", "m4", "a4", "y4");
+    bn_node(b, "bn4", "y4", "p3", "n4");
+    node2(b, "Add", "add5", "n4", "a4", "y5");
+    node2(b, "Add", "join", "y3", "y5", "y");
+    rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+    pair p = load_pair(b, 2);
+    check_value(p.opt, "m0", "y0", false);
+    check_value(p.opt, "m1", "y1", false);
+    check_value(p.opt, "m2", "y2", false);
+    check_value(p.opt, "m3", "", false); /* refused: a3 would broadcast along the width */
+    check_value(p.opt, "m4", "y4", false);
+    check_value(p.opt, "y4", "n4", false); /* the BN folded after the bias */
+    check_value(p.opt, "n4", "y5", false); /* and the Add after the BN */
+    CU_ASSERT_EQUAL(count_op(p.opt, "Sub"), 0);
+    CU_ASSERT_EQUAL(count_op(p.opt, "Add"), 2); /* add3 and join */
+    CU_ASSERT_EQUAL(count_op(p.opt, "BatchNormalization"), 0);
+    CU_ASSERT(sim_model_find(p.opt, "m0_folded_b") >= 0);
+    check_consistent(p.opt);
+    check_same_outputs(&p, false);
+    pair_free(&p);
+}
+
+/* MatMul [M,K] x constant [K,N] + [N] becomes a Gemm; Gemm + [1,N]; refusals: a MatMul whose weight is not
+   constant, an Add of two activations, a Conv output that is also a graph output, Gemm with beta 0.5. */
+static void test_bias_matmul_gemm(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 2, (const int64_t[]){3, 4}, NULL);
+    rd_onnx_add_input(b, "z", RD_DT_F32, 2, (const int64_t[]){4, 4}, NULL);
+    init_f32(b, "k", 2, (const int64_t[]){4, 4}, 130, -1.0f, 1.0f);
+    init_f32(b, "a", 1, (const int64_t[]){4}, 131, -1.0f, 1.0f);
+    init_f32(b, "a2", 2, (const int64_t[]){1, 4}, 132, -1.0f, 1.0f);
+    node2(b, "MatMul", "mm", "x", "k", "m0");
+    node2(b, "Add", "add0", "m0", "a", "y0");
+    rd_onnx_add_node(b, "Gemm", "g", (const char *const[]){"y0", "k", "a"}, 3, (const char *const[]){"m1"}, 1);
+    node2(b, "Add", "add1", "m1", "a2", "y1");
+    rd_onnx_node *gb = rd_onnx_add_node(b, "Gemm", "gb", (const char *const[]){"y1", "k"}, 2,
+                                        (const char *const[]){"m2"}, 1);
+    rd_onnx_attr_float(gb, "beta", 0.5f);
+    node2(b, "Add", "add2", "m2", "a", "y2");
+    node2(b, "MatMul", "mz", "y2", "z", "m3"); /* weight is an input */
+    node2(b, "Add", "add3", "m3", "a", "y3");
+    node2(b, "Add", "add4", "y3", "y2", "y");
+    rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+    rd_onnx_add_output(b, "m3", RD_DT_F32, -1, NULL, NULL);
+    pair p = load_pair(b, 2);
+    check_value(p.opt, "m0", "y0", false);
+    CU_ASSERT_STRING_EQUAL(p.opt->nodes[value(p.opt, "y0")->producer].op_type, "Gemm");
+    check_value(p.opt, "m1", "y1", false);
+    check_value(p.opt, "m2", "", false);
+    check_value(p.opt, "m3", "", false);
+    CU_ASSERT_EQUAL(count_op(p.opt, "MatMul"), 1);
+    CU_ASSERT_EQUAL(count_op(p.opt, "Add"), 3);
+    check_consistent(p.opt);
+    check_same_outputs(&p, false);
+    pair_free(&p);
+}
+
 /* ---- level 3 ---------------------------------------------------------------------------------- */
 
 /* Every producer with every activation kind; Clip with constant inputs (opset 14). */
@@ -638,6 +725,8 @@ RD_TEST_REGISTER(register_passes)
              {"BN into plain, grouped, depthwise convs, BN chain", test_bn_conv_variants},
              {"BN with a shared weight", test_bn_shared_weight}, {"BN refusals", test_bn_refused},
              {"BN into Gemm", test_bn_gemm}, {"BN after Gemm with beta 0.5", test_bn_gemm_beta},
+             {"bias Adds into Conv, ConvTranspose, around a BN", test_bias_conv_variants},
+             {"bias Adds: MatMul to Gemm, refusals", test_bias_matmul_gemm},
              {"activation fusion", test_fuse_activations}, {"Clip attrs, fusion refusals", test_fuse_clip_attrs},
              {"Clip with a computed bound", test_fuse_clip_dynamic});
 }
