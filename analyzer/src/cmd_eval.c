@@ -84,7 +84,7 @@ static int parse_args(an_cmd_ctx *ctx, eval_args *a)
                           "[--limit N] [quant options]",
                           "Top-1 and top-5 accuracy of a classifier (output 0, highest score wins) at fp32 (the\n"
                           "reference), fp16 and int8 (the simulators) side by side, and the samples where the\n"
-                          "precisions disagree; --dtype w16a16i, w8a16 or w16a16i_dfp replaces the int8 column.\n"
+                          "precisions disagree; --dtype w16a16i, w8a16, w4a16 or w16a16i_dfp replaces the int8 column.\n"
                           "With --dataset, samples are read as RKNN reads them (mean/std, ...) and the integer\n"
                           "column is calibrated on the same list. IDX images become the graph input as float\n"
                           "pixel values 0..255 (then --mean/--std if given); calibration uses the first\n"
@@ -417,10 +417,10 @@ int an_cmd_eval(an_cmd_ctx *ctx)
         st = an_quant_finish(&a->q, m, &err);
     /* fp16 is always evaluated; the dtype picks the integer column (w8a8 unless an integer dtype is given) */
     const rd_qdtype dt = a->q.cfg.dtype;
-    const bool integer = dt == RD_QDT_W8A8 || dt == RD_QDT_W16A16I || dt == RD_QDT_W8A16 || dt == RD_QDT_W16A16I_DFP;
+    const bool integer = dt != RD_QDT_FLOAT16 && dt != RD_QDT_FLOAT32;
     if (st == RD_OK && !integer && dtype_given)
         st = rd_errorf(&err, RD_E_INVAL,
-                       "eval compares fp32, fp16 and one integer dtype: --dtype must be w8a8, w16a16i, w8a16 or "
+                       "eval compares fp32, fp16 and one integer dtype: --dtype must be w8a8, w16a16i, w8a16, w4a16 or "
                        "w16a16i_dfp (got %s)", rd_qdtype_name(dt));
     if (st == RD_OK && !integer) {
         a->q.cfg.dtype = RD_QDT_W8A8;

@@ -44,6 +44,10 @@ static rd_status add_weights(rd_sim *s, rd_qcfg *cfg, size_t *n_w, rd_error *err
             continue;
         rd_value_info vi;
         rd_model_value(m, (size_t)sw.value, &vi);
+        if (sw.bits != 8 && sw.bits != 16)
+            return rd_errorf(err, RD_E_UNSUPPORTED,
+                             "weights '%s' are %d-bit: a .quantization.cfg has no dtype for them (int8 or int16 only)",
+                             vi.name, sw.bits);
         if (rd_qcfg_find(cfg, vi.name))
             continue; /* a weight shared by several layers */
         size_t n = (size_t)sw.n_scale;

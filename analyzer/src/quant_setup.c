@@ -430,6 +430,14 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
     rd_status st = rd_sim_options_for_dtype(q->cfg.dtype, &so, err);
     if (st != RD_OK)
         return st;
+    if (q->cfg.method == RD_QMETHOD_GROUP)
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "quantized_method group%d (weights in groups along the input) is not simulated: use channel "
+                         "or layer", q->cfg.group_size);
+    if (q->cfg.algorithm == RD_QALGO_GDQ)
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "quantized_algorithm gdq is not simulated (RKNN does not document it): use normal, "
+                         "kl_divergence or mmse");
     const rd_prec prec = so.precision;
     rd_sim *s = NULL;
     st = rd_sim_create(m, &so, &s, err);

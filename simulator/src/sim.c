@@ -57,8 +57,8 @@ rd_status rd_sim_create(const rd_model *m, const rd_sim_options *opt, rd_sim **o
     rd_sim_options o = opt ? *opt : (rd_sim_options){.precision = RD_PREC_INT8, .optimization_level = 3};
     if (o.optimization_level < 0 || o.optimization_level > 3)
         return rd_errorf(err, RD_E_INVAL, "optimization level %d is outside 0..3", o.optimization_level);
-    if (o.weight_bits != 0 && o.weight_bits != 8 && o.weight_bits != 16)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "int16 layers with %d-bit weights are not simulated (8 or 16)",
+    if (o.weight_bits != 0 && o.weight_bits != 4 && o.weight_bits != 8 && o.weight_bits != 16)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "int16 layers with %d-bit weights are not simulated (4, 8 or 16)",
                          o.weight_bits);
     if ((unsigned)o.precision > RD_PREC_INT16)
         return rd_errorf(err, RD_E_INVAL, "precision %d is not one of rd_prec", (int)o.precision);
@@ -106,6 +106,7 @@ rd_status rd_sim_options_for_dtype(rd_qdtype dt, rd_sim_options *o, rd_error *er
     case RD_QDT_W8A8: o->precision = RD_PREC_INT8; return RD_OK;
     case RD_QDT_W16A16I: o->precision = RD_PREC_INT16; o->weight_bits = 16; return RD_OK;
     case RD_QDT_W8A16: o->precision = RD_PREC_INT16; o->weight_bits = 8; return RD_OK;
+    case RD_QDT_W4A16: o->precision = RD_PREC_INT16; o->weight_bits = 4; return RD_OK;
     case RD_QDT_W16A16I_DFP:
         o->precision = RD_PREC_INT16;
         o->weight_bits = 16;
@@ -113,8 +114,8 @@ rd_status rd_sim_options_for_dtype(rd_qdtype dt, rd_sim_options *o, rd_error *er
         return RD_OK;
     default:
         return rd_errorf(err, RD_E_UNSUPPORTED,
-                         "dtype %s is not simulated: rknn-diag simulates float16, w8a8, w8a16, w16a16i and w16a16i_dfp "
-                         "(docs/numerics.md)", rd_qdtype_name(dt));
+                         "dtype %s is not simulated: rknn-diag simulates float16, w8a8, w8a16, w4a16, w16a16i and "
+                         "w16a16i_dfp (docs/numerics.md)", rd_qdtype_name(dt));
     }
 }
 

@@ -1,8 +1,8 @@
 /*
  * test_int16.c: int16 through the command line: run --precision w16a16i / w8a16 / w16a16i_dfp / int16,
  * quantize writing int16 parameters that reproduce the run bit for bit, a hybrid cfg with an int16 layer
- * that reloads and reproduces, accuracy --dtype w16a16i, and the refusals (platform without the dtype,
- * w4a16).
+ * that reloads and reproduces, accuracy --dtype w16a16i, w4a16, and the refusals (platform without the
+ * dtype, group weights, gdq, export-qdq).
  */
 #include "rd_test.h"
 #include "cli_capture.h"
@@ -279,9 +279,26 @@ static void test_int16_refusals(void)
     CU_ASSERT_EQUAL(run_to(&p, "w8a16", NULL, "rv1106", d, &errs), 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(errs, "(it supports w8a8, float16, w16a16i, w16a16i_dfp)"));
     free(errs);
-    CU_ASSERT_EQUAL(run_to(&p, "w4a16", NULL, "rk3576", d, &errs), 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(errs, "dtype w4a16 is not simulated"));
-    free(errs);
+    /* w4a16 runs with int4 weights per channel; group{SIZE} weights and gdq are refused */
+    CU_ASSERT_EQUAL(run_to(&p, "w4a16", NULL, "rk3576", d, NULL), 0);
+    rd_cli_result g = rd_test_cli("run", p.model, "-i", p.in0, "-p", "w4a16", "--method", "group32", "--dataset", p.ds,
+                                  "--input-layout", "nchw", "--platform", "rk3576", "-q", NULL);
+    CU_ASSERT_EQUAL(g.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g.errs, "quantized_method group32 (weights in groups along the input) is not simulated"));
+    rd_test_cli_free(&g);
+    g = rd_test_cli("run", p.model, "-i", p.in0, "-p", "w8a16", "--algorithm", "gdq", "--dataset", p.ds,
+                    "--input-layout", "nchw", "--platform", "rk3562", "-q", NULL);
+    CU_ASSERT_EQUAL(g.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g.errs, "quantized_algorithm gdq is not simulated"));
+    rd_test_cli_free(&g);
+    /* quantize: a .quantization.cfg has no int4 dtype */
+    char cfg4[4300];
+    snprintf(cfg4, sizeof cfg4, "%s/w4.cfg", p.dir);
+    g = rd_test_cli("quantize", p.model, "--dataset", p.ds, "--input-layout", "nchw", "--dtype", "w4a16", "-o", cfg4,
+                    NULL);
+    CU_ASSERT_EQUAL(g.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g.errs, "(got w4a16)"));
+    rd_test_cli_free(&g);
     /* export-qdq does not write int16 tensors yet: a clear refusal */
     char qdq[4300];
     snprintf(qdq, sizeof qdq, "%s/q.onnx", p.dir);
@@ -321,6 +338,6 @@ RD_TEST_REGISTER(register_int16)
 {
     RD_SUITE("int16 cli", {"w16a16i: quantize writes int16, reload reproduces; dfp; w8a16", test_w16a16i_quantize_reload},
              {"hybrid cfg with an int16 layer reloads and reproduces", test_hybrid_int16_cfg},
-             {"refusals: platform, w4a16, export-qdq", test_int16_refusals},
+             {"w4a16; refusals: platform, group, gdq, export-qdq", test_int16_refusals},
              {"accuracy --dtype w16a16i", test_accuracy_w16a16i});
 }

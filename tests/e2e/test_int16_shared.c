@@ -1,6 +1,6 @@
 /*
  * test_int16_shared.c: the int16 dtypes on ../shared models: ultraface_rfb320's outputs at w8a8, w8a16,
- * w16a16i, w16a16i_dfp and float16 against the FP32 reference (calibrated on its two photos), and mnist8's
+ * w4a16, w16a16i, w16a16i_dfp and float16 against the FP32 reference (calibrated on its two photos), and mnist8's
  * top-1 with `eval --dtype w16a16i` (docs/numerics.md, "INT16").
  */
 #include "rd_test.h"
@@ -41,9 +41,9 @@ static double one_minus_cos(const rd_tensor *a, const rd_tensor *b)
     return 1 - d / sqrt(x * y);
 }
 
-enum { D_FP32, D_INT8, D_W8A16, D_W16, D_DFP, D_FP16, N_D };
-static const char *const dtypes[N_D] = {"fp32", "int8", "w8a16", "w16a16i", "w16a16i_dfp", "fp16"};
-static const char *const platforms[N_D] = {"rv1106", "rv1106", "rk3562", "rv1106", "rv1106", "rv1106"};
+enum { D_FP32, D_INT8, D_W8A16, D_W16, D_DFP, D_FP16, D_W4, N_D };
+static const char *const dtypes[N_D] = {"fp32", "int8", "w8a16", "w16a16i", "w16a16i_dfp", "fp16", "w4a16"};
+static const char *const platforms[N_D] = {"rv1106", "rv1106", "rk3562", "rv1106", "rv1106", "rv1106", "rk3576"};
 
 static void test_ultraface(void)
 {
@@ -85,13 +85,15 @@ static void test_ultraface(void)
         }
         for (int o = 0; o < 2; o++) {
             fprintf(stderr, "ultraface %s output %d, 1 - cos: w8a8 %.3g, w8a16 %.3g, w16a16i %.3g, w16a16i_dfp %.3g, "
-                            "float16 %.3g\n", k ? "chelsea" : "astronaut", o, err[D_INT8][o], err[D_W8A16][o],
-                    err[D_W16][o], err[D_DFP][o], err[D_FP16][o]);
+                            "float16 %.3g, w4a16 %.3g\n", k ? "chelsea" : "astronaut", o, err[D_INT8][o], err[D_W8A16][o],
+                    err[D_W16][o], err[D_DFP][o], err[D_FP16][o], err[D_W4][o]);
             /* int16 is far closer than int8, and closer than float16 on this model */
             CU_ASSERT(err[D_W16][o] < err[D_INT8][o] / 100);
             CU_ASSERT(err[D_W16][o] < err[D_FP16][o]);
             CU_ASSERT(err[D_DFP][o] < err[D_FP16][o]);
             CU_ASSERT(err[D_W8A16][o] < err[D_INT8][o]);
+            CU_ASSERT(err[D_W4][o] > err[D_INT8][o]); /* int4 weights: coarser than int8 ones */
+            CU_ASSERT(err[D_W4][o] < 5e-3); /* measured 1.9e-4 .. 1.2e-3 */
             rd_tensor_fini(&ref[o]);
         }
     }

@@ -484,7 +484,7 @@ typedef struct rd_sim_options {
                                    w16a16i / w8a16 / w16a16i_dfp (rd_sim_options_for_dtype) */
     int optimization_level;     /* 0..3 (docs/numerics.md); 3 is RKNN's default */
     bool per_tensor_weights;    /* quantized_method "layer" instead of "channel" */
-    int weight_bits;            /* weights of the int16 layers: 16 (0 means 16) or 8 (w8a16) */
+    int weight_bits;            /* weights of the int16 layers: 16 (0 means 16), 8 (w8a16) or 4 (w4a16) */
     bool dfp;                   /* int16 tensors and weights on power-of-two scales, zero point 0 (w16a16i_dfp) */
 } rd_sim_options;
 
@@ -531,7 +531,8 @@ typedef struct rd_sim_weights {
     const float *scale;         /* owned by s: valid until the next rd_sim_set_weight_scales or destroy */
     const int8_t *q;            /* the int8 codes, in the weight's layout; same lifetime (NULL when bits > 8
                                    or the layer is an int16 one: see q16) */
-    int bits;                   /* 8 for an int8 layer; an int16 layer's weight width (16, or 8 for w8a16) */
+    int bits;                   /* 8 for an int8 layer; an int16 layer's weight width (16, 8 for w8a16, 4 for
+                                   w4a16) */
     const int16_t *q16;         /* an int16 layer's codes (any width), in the weight's layout; NULL otherwise */
 } rd_sim_weights;
 
@@ -918,7 +919,7 @@ const char *rd_qmethod_name(rd_qmethod m);
 rd_status rd_qdtype_parse(const char *name, rd_qdtype *out, rd_error *err);
 /**
  * The simulation options of a dtype (precision, weight_bits, dfp; the other fields left as they are):
- * float32, float16, w8a8, w16a16i, w8a16, w16a16i_dfp. RD_E_UNSUPPORTED for w4a16 (not simulated).
+ * float32, float16, w8a8, w16a16i, w8a16, w4a16 (int4 weights per channel or tensor), w16a16i_dfp.
  */
 rd_status rd_sim_options_for_dtype(rd_qdtype dt, rd_sim_options *o, rd_error *err);
 /** The options s was created with. */

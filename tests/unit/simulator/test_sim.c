@@ -310,10 +310,10 @@ static void test_create_errors(void)
     rd_error err;
     rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 4};
     CU_ASSERT_EQUAL(rd_sim_create(m, &so, &s, &err), RD_E_INVAL);
-    so = (rd_sim_options){.precision = RD_PREC_INT16, .optimization_level = 3, .weight_bits = 4};
+    so = (rd_sim_options){.precision = RD_PREC_INT16, .optimization_level = 3, .weight_bits = 5};
     CU_ASSERT_EQUAL(rd_sim_create(m, &so, &s, &err), RD_E_UNSUPPORTED);
     CU_ASSERT_PTR_NULL(s);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "4-bit"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "5-bit"));
     CU_ASSERT_STRING_EQUAL(rd_prec_name(RD_PREC_FP16), "float16");
     rd_model_destroy(m);
 }
