@@ -203,14 +203,15 @@ rd_status an_qcfg_merge_rknn(const rd_sim *s, const rd_qcfg *ours, const char *p
     for (size_t k = 0; k < ours->n_params && st == RD_OK; k++)
         if (!used[k])
             missing[n_missing++] = ours->params[k].name;
-    /* float16 layers: ours under the toolkit's names, the file's own where we have nothing to say */
+    /* custom layers: ours under the toolkit's names, the file's own where we have nothing to say */
     for (size_t i = 0; i < ours->n_layers && st == RD_OK; i++) {
         const rd_qcfg_param *mine = rd_qcfg_find(ours, ours->layers[i].name);
         size_t k = mine ? (size_t)(mine - ours->params) : 0;
         if (mine && used[k])
             st = rd_qcfg_add_layer(out, tk_name_of[k], ours->layers[i].dtype, err);
         else
-            fprintf(errs, "warning: float16 tensor '%s' has no entry in %s: left out of custom_quantize_layers\n",
+            fprintf(errs, "warning: %s tensor '%s' has no entry in %s: left out of custom_quantize_layers\n",
+                    ours->layers[i].dtype == RD_DT_F16 ? "float16" : ours->layers[i].dtype == RD_DT_I16 ? "int16" : "int8",
                     ours->layers[i].name, path);
     }
     for (size_t i = 0; i < tk.n_layers && st == RD_OK; i++)

@@ -511,7 +511,8 @@ typedef struct rd_sim_tensor {
 /** Looks a tensor of the original model up; RD_E_NOTFOUND with the closest names if unknown. */
 rd_status rd_sim_tensor_get(const rd_sim *s, const char *name, rd_sim_tensor *out, rd_error *err);
 
-/** Sets an activation's INT8 parameters from a range (RKNN's rule, docs/numerics.md). */
+/** Sets an activation's INT8 and INT16 parameters from a range (RKNN's rule and its int16 widening, dfp in a
+    w16a16i_dfp simulation; docs/numerics.md) and keeps the range. */
 rd_status rd_sim_set_range(rd_sim *s, const char *name, float min, float max, rd_error *err);
 /** Sets an activation's INT8 parameters exactly (imported from a .quantization.cfg); its int16 parameters
     are derived from the int8 grid's range [scale * (-128 - zp), scale * (127 - zp)]. */
@@ -522,7 +523,8 @@ rd_status rd_sim_set_qparams16(rd_sim *s, const char *name, float scale, int32_t
 /** Forces a tensor (and the layer producing it) to a precision: hybrid quantization. */
 rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error *err);
 
-/** The int8 weights of an integer layer (Conv, ConvTranspose, Gemm, MatMul with a constant float weight). */
+/** The weights of an integer layer (Conv, ConvTranspose, Gemm, MatMul with a constant float weight): int8
+    ones, or those of an int16 layer (bits, q16). */
 typedef struct rd_sim_weights {
     int value;                  /* the weight's value index (the node's input 1) */
     int axis;                   /* output-channel axis of the weight tensor */
@@ -537,8 +539,8 @@ typedef struct rd_sim_weights {
 } rd_sim_weights;
 
 /**
- * The int8 weights of node (an optimised-graph index), quantized on first use as a run would.
- * RD_E_NOTFOUND when the node is not an int8 Conv/ConvTranspose/Gemm/MatMul with a constant weight.
+ * The weights of node (an optimised-graph index), quantized on first use as a run would.
+ * RD_E_NOTFOUND when the node is not an int8 or int16 Conv/ConvTranspose/Gemm/MatMul with a constant weight.
  */
 rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error *err);
 
