@@ -349,9 +349,9 @@ static double pct(size_t a, size_t n)
 
 static void print_text(FILE *out, const eval_args *a, const eval_result *r)
 {
-    fprintf(out, "%s: %zu samples\n\n%-10s %10s %10s\n", a->model_path, r->n, "precision", "top-1", "top-5");
+    fprintf(out, "%s: %zu samples\n\n%-12s %10s %10s\n", a->model_path, r->n, "precision", "top-1", "top-5");
     for (int p = 0; p < N_PREC; p++)
-        fprintf(out, "%-10s %9.2f%% %9.2f%%\n", col_name(a, p), pct(r->correct1[p], r->n), pct(r->correct5[p], r->n));
+        fprintf(out, "%-12s %9.2f%% %9.2f%%\n", col_name(a, p), pct(r->correct1[p], r->n), pct(r->correct5[p], r->n));
     fprintf(out, "\nprecisions disagree on %zu samples (top-1)%s\n", r->n_disagree, r->n_shown ? ":" : "");
     if (r->n_shown)
         fprintf(out, "%10s %6s %6s %6s %6s\n", "sample", "label", "fp32", "fp16", col_name(a, P_INT8));
