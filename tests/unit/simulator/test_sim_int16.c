@@ -329,8 +329,51 @@ static void test_int16_stats_and_errors(void)
     rd_model_destroy(m);
 }
 
+static rd_status sample(void *user, size_t k, rd_tensor *inputs, rd_error *err)
+{
+    (void)user;
+    (void)err;
+    make_input(&inputs[0]);
+    for (int i = 0; i < 256; i++)
+        ((float *)inputs[0].data)[i] *= 1.0f + 0.25f * (float)k;
+    if (k == 3)
+        ((float *)inputs[0].data)[17] = 400.0f; /* an outlier KL and MMSE clip for int8 */
+    return RD_OK;
+}
+
+/* kl_divergence and mmse search for int8's 255 steps: int16 tensors keep their min/max. */
+static void test_int16_calibration_methods(void)
+{
+    rd_model *m = build_model();
+    rd_error err;
+    const rd_calib_method methods[] = {RD_CALIB_NORMAL, RD_CALIB_KL, RD_CALIB_MMSE};
+    rd_sim_tensor t16[3], t8[3];
+    for (int k = 0; k < 3; k++) {
+        rd_calib_options co = {.method = methods[k], .threads = 1};
+        rd_sim *s = NULL;
+        CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &(rd_sim_options){.precision = RD_PREC_INT16, .optimization_level = 3}, &s,
+                                            &err), RD_OK);
+        CU_ASSERT_EQUAL_FATAL(rd_calibrate(s, sample, NULL, 4, &co, &err), RD_OK);
+        CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "x", &t16[k], &err), RD_OK);
+        rd_sim_destroy(s);
+        CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &(rd_sim_options){.precision = RD_PREC_INT8, .optimization_level = 3}, &s,
+                                            &err), RD_OK);
+        CU_ASSERT_EQUAL_FATAL(rd_calibrate(s, sample, NULL, 4, &co, &err), RD_OK);
+        CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "x", &t8[k], &err), RD_OK);
+        rd_sim_destroy(s);
+    }
+    for (int k = 1; k < 3; k++) {
+        CU_ASSERT_EQUAL(t16[k].max, t16[0].max);
+        CU_ASSERT_EQUAL(t16[k].min, t16[0].min);
+    }
+    CU_ASSERT(t8[1].max < t8[0].max); /* where KL clips the int8 tensor */
+    CU_ASSERT_EQUAL(t16[0].max, 400.0f);
+    rd_model_destroy(m);
+}
+
 RD_TEST_REGISTER(register_sim_int16)
 {
     RD_SUITE("sim int16", {"hybrid int16 layers: parameters, accuracy against int8/float16", test_hybrid_int16},
-             {"w8a16, w4a16 and w16a16i_dfp", test_w16_variants}, {"int16 statistics and errors", test_int16_stats_and_errors});
+             {"w8a16, w4a16 and w16a16i_dfp", test_w16_variants}, {"int16 statistics and errors", test_int16_stats_and_errors},
+             {"int16 tensors keep min/max under kl_divergence and mmse", test_int16_calibration_methods});
 }
