@@ -127,7 +127,7 @@ static rd_status create_rows(analysis *a, const rd_sim_event *ev, rd_error *err)
         a->row_of_value[ev->value] = row;
         if (st == RD_OK && t.precision != RD_PREC_FP32) {
             char name[1024];
-            snprintf(name, sizeof name, "%s_%s", ev->name, t.precision == RD_PREC_INT8 ? "int8" : "float16");
+            snprintf(name, sizeof name, "%s_%s", ev->name, rd_prec_name(t.precision));
             st = add_row(a, name, "exDataConvert", NULL, precision_name(&t), ev->golden, &row, err);
             a->int8_row_of_value[ev->value] = row;
         }
@@ -149,10 +149,15 @@ static void metrics_ctx(const analysis *a, const rd_sim_event *ev, an_metrics_ct
 {
     memset(q, 0, sizeof *q);
     rd_sim_tensor t;
-    if (rd_sim_tensor_get(a->s, ev->name, &t, NULL) == RD_OK && t.precision == RD_PREC_INT8 && t.quantized) {
+    if (rd_sim_tensor_get(a->s, ev->name, &t, NULL) == RD_OK && t.quantized &&
+        (t.precision == RD_PREC_INT8 || t.precision == RD_PREC_INT16)) {
         q->quantized = true;
         q->scale = t.scale;
         q->zero_point = t.zero_point;
+        if (t.precision == RD_PREC_INT16) {
+            q->qmin = -32768;
+            q->qmax = 32767;
+        }
     }
     rd_sim_layer_stats ls;
     rd_sim_layer_stats_get(a->s, ev->value, &ls);

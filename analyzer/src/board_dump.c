@@ -15,6 +15,9 @@ rd_status an_board_encode(const rd_tensor *values, const an_held *held, bool qua
 {
     if (!quant || held->prec == RD_PREC_FP32)
         return rd_tensor_clone(out, values, err);
+    if (held->prec == RD_PREC_INT16)
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "int16 tensors are not emulated in board dumps yet (their dump layout is not documented)");
     rd_dtype dt = held->prec == RD_PREC_INT8 ? RD_DT_I8 : RD_DT_F16;
     rd_status st = rd_tensor_alloc(out, dt, values->rank, values->dims, err);
     if (st != RD_OK)

@@ -352,6 +352,11 @@ int an_cmd_convert(an_cmd_ctx *ctx)
     rd_prec prec = RD_PREC_FP32;
     if (st == RD_OK)
         st = an_quant_precision(&q, &prec, &err);
+    if (st == RD_OK && prec == RD_PREC_INT16)
+        st = rd_errorf(&err, RD_E_UNSUPPORTED,
+                       "convert writes a QDQ model, which has no int16 form yet: %s is simulated by run, accuracy, "
+                       "quantize and eval (--dtype %s), not converted", rd_qdtype_name(q.cfg.dtype),
+                       rd_qdtype_name(q.cfg.dtype));
     if (st == RD_OK && a.verbose)
         fprintf(ctx->errs, "convert: %s for %s: %s, %s, %s, optimization level %d\n", cfg.model_file_path, a.target,
                 rd_qdtype_name(q.cfg.dtype), rd_qalgo_name(q.cfg.algorithm), rd_qmethod_name(q.cfg.method),

@@ -36,7 +36,13 @@ typedef struct eval_args {
     long limit, calib, show;
     bool json;
     an_quant_opts q;
+    const char *int_name;       /* the integer column: "int8" for w8a8, else the dtype (--dtype w16a16i, ...) */
 } eval_args;
+
+static const char *col_name(const eval_args *a, int p)
+{
+    return p == P_INT8 && a->int_name ? a->int_name : prec_names[p];
+}
 
 /* The labelled samples: a dataset list or IDX tensors. */
 typedef struct eval_set {
@@ -78,9 +84,10 @@ static int parse_args(an_cmd_ctx *ctx, eval_args *a)
                           "[--limit N] [quant options]",
                           "Top-1 and top-5 accuracy of a classifier (output 0, highest score wins) at fp32 (the\n"
                           "reference), fp16 and int8 (the simulators) side by side, and the samples where the\n"
-                          "precisions disagree. With --dataset, samples are read as RKNN reads them (mean/std, ...)\n"
-                          "and int8 is calibrated on the same list. IDX images become the graph input as float\n"
-                          "pixel values 0..255 (then --mean/--std if given); int8 is calibrated on the first\n"
+                          "precisions disagree; --dtype w16a16i, w8a16, w4a16 or w16a16i_dfp replaces the int8 column.\n"
+                          "With --dataset, samples are read as RKNN reads them (mean/std, ...) and the integer\n"
+                          "column is calibrated on the same list. IDX images become the graph input as float\n"
+                          "pixel values 0..255 (then --mean/--std if given); calibration uses the first\n"
                           "--calib images.",
                           eval_opts, N_EVAL_OPTS);
             return AN_EXIT_OK;
@@ -311,7 +318,7 @@ static rd_status evaluate(an_cmd_ctx *ctx, rd_model *m, rd_sim *sims[N_PREC], co
                 rd_tensor_fini(&out);
             }
             if (st != RD_OK) {
-                rd_error_prefix(err, "sample %zu (%s)", k, prec_names[p]);
+                rd_error_prefix(err, "sample %zu (%s)", k, col_name(es->a, p));
                 break;
             }
             r->correct1[p] += top1[p] == es->labels[k];
@@ -342,12 +349,12 @@ static double pct(size_t a, size_t n)
 
 static void print_text(FILE *out, const eval_args *a, const eval_result *r)
 {
-    fprintf(out, "%s: %zu samples\n\n%-10s %10s %10s\n", a->model_path, r->n, "precision", "top-1", "top-5");
+    fprintf(out, "%s: %zu samples\n\n%-12s %10s %10s\n", a->model_path, r->n, "precision", "top-1", "top-5");
     for (int p = 0; p < N_PREC; p++)
-        fprintf(out, "%-10s %9.2f%% %9.2f%%\n", prec_names[p], pct(r->correct1[p], r->n), pct(r->correct5[p], r->n));
+        fprintf(out, "%-12s %9.2f%% %9.2f%%\n", col_name(a, p), pct(r->correct1[p], r->n), pct(r->correct5[p], r->n));
     fprintf(out, "\nprecisions disagree on %zu samples (top-1)%s\n", r->n_disagree, r->n_shown ? ":" : "");
     if (r->n_shown)
-        fprintf(out, "%10s %6s %6s %6s %6s\n", "sample", "label", "fp32", "fp16", "int8");
+        fprintf(out, "%10s %6s %6s %6s %6s\n", "sample", "label", "fp32", "fp16", col_name(a, P_INT8));
     for (size_t i = 0; i < r->n_shown; i++) {
         const disagreement *d = &r->shown[i];
         fprintf(out, "%10zu %6lld %6lld %6lld %6lld\n", d->sample, (long long)d->label, (long long)d->top1[P_FP32],
@@ -362,7 +369,7 @@ static void print_json(FILE *out, const eval_args *a, const eval_result *r)
     cJSON_AddNumberToObject(root, "samples", (double)r->n);
     cJSON *prec = cJSON_AddObjectToObject(root, "precisions");
     for (int p = 0; p < N_PREC; p++) {
-        cJSON *o = cJSON_AddObjectToObject(prec, prec_names[p]);
+        cJSON *o = cJSON_AddObjectToObject(prec, col_name(a, p));
         cJSON_AddNumberToObject(o, "top1", pct(r->correct1[p], r->n));
         cJSON_AddNumberToObject(o, "top5", pct(r->correct5[p], r->n));
         cJSON_AddNumberToObject(o, "correct1", (double)r->correct1[p]);
@@ -375,7 +382,7 @@ static void print_json(FILE *out, const eval_args *a, const eval_result *r)
         cJSON_AddNumberToObject(o, "sample", (double)r->shown[i].sample);
         cJSON_AddNumberToObject(o, "label", (double)r->shown[i].label);
         for (int p = 0; p < N_PREC; p++)
-            cJSON_AddNumberToObject(o, prec_names[p], (double)r->shown[i].top1[p]);
+            cJSON_AddNumberToObject(o, col_name(a, p), (double)r->shown[i].top1[p]);
         cJSON_AddItemToArray(list, o);
     }
     char *text = cJSON_Print(root);
@@ -404,10 +411,22 @@ int an_cmd_eval(an_cmd_ctx *ctx)
     memset(&r, 0, sizeof r);
     if (rc >= 0)
         goto out;
-    a->q.flag_dtype = "w8a8"; /* fp16 and int8 are both evaluated; the dtype option does not choose */
+    const bool dtype_given = a->q.flag_dtype != NULL;
     rd_status st = rd_model_load(a->model_path, NULL, &m, &err);
     if (st == RD_OK)
         st = an_quant_finish(&a->q, m, &err);
+    /* fp16 is always evaluated; the dtype picks the integer column (w8a8 unless an integer dtype is given) */
+    const rd_qdtype dt = a->q.cfg.dtype;
+    const bool integer = dt != RD_QDT_FLOAT16 && dt != RD_QDT_FLOAT32;
+    if (st == RD_OK && !integer && dtype_given)
+        st = rd_errorf(&err, RD_E_INVAL,
+                       "eval compares fp32, fp16 and one integer dtype: --dtype must be w8a8, w16a16i, w8a16, w4a16 or "
+                       "w16a16i_dfp (got %s)", rd_qdtype_name(dt));
+    if (st == RD_OK && !integer) {
+        a->q.cfg.dtype = RD_QDT_W8A8;
+        a->q.cfg.quantize = true;
+    }
+    a->int_name = a->q.cfg.dtype == RD_QDT_W8A8 ? "int8" : rd_qdtype_name(a->q.cfg.dtype);
     if (st == RD_OK && !es.idx && !a->q.cfg.dataset)
         st = rd_errorf(&err, RD_E_INVAL, "give --dataset FILE (or a -c config naming one) with --labels");
     if (st == RD_OK)

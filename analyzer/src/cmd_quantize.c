@@ -54,10 +54,11 @@ static int parse_args(an_cmd_ctx *ctx, quantize_args *a)
             an_print_help(ctx->out,
                           "rknn-diag quantize MODEL.onnx --dataset FILE [quant options] -o OUT.quantization.cfg "
                           "[--rknn-cfg STEP1.cfg]",
-                          "Calibrates the INT8 (w8a8) simulation and writes its parameters in RKNN's hybrid\n"
-                          "quantization file layout: every materialised activation (scale, zero point, range) and\n"
-                          "the weights of Conv, ConvTranspose, Gemm and MatMul (symmetric, per channel or per\n"
-                          "tensor), plus the float16 tensors of a hybrid --cfg in custom_quantize_layers. Names are\n"
+                          "Calibrates the INT8 (w8a8) or INT16 (--dtype w16a16i, w8a16, w16a16i_dfp) simulation\n"
+                          "and writes its parameters in RKNN's hybrid quantization file layout: every materialised\n"
+                          "activation (scale, zero point, range; dtype int8 or int16) and the weights of Conv,\n"
+                          "ConvTranspose, Gemm and MatMul (symmetric, per channel or per tensor), plus the float16\n"
+                          "and int16 tensors of a hybrid --cfg in custom_quantize_layers. Names are\n"
                           "ONNX tensor names of the optimised graph unless --rknn-cfg gives the toolkit's. The file\n"
                           "can be read back with --cfg by run, accuracy, eval and export-qdq.",
                           quantize_opts, N_QUANTIZE_OPTS);
@@ -100,9 +101,11 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
     rd_status st = rd_model_load(a->model_path, &lopt, &m, &err);
     if (st == RD_OK)
         st = an_quant_finish(&a->q, m, &err);
-    if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8)
-        st = rd_errorf(&err, RD_E_INVAL, "quantize writes int8 parameters: --dtype must be w8a8 (got %s)",
-                       rd_qdtype_name(a->q.cfg.dtype));
+    if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8 && a->q.cfg.dtype != RD_QDT_W16A16I &&
+        a->q.cfg.dtype != RD_QDT_W8A16 && a->q.cfg.dtype != RD_QDT_W16A16I_DFP)
+        st = rd_errorf(&err, RD_E_INVAL,
+                       "quantize writes int8/int16 parameters: --dtype must be w8a8, w16a16i, w8a16 or w16a16i_dfp "
+                       "(got %s)", rd_qdtype_name(a->q.cfg.dtype));
     if (st == RD_OK)
         st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, &s, &err);
     if (st == RD_OK)

@@ -34,7 +34,7 @@ static const an_optspec run_opts[] = {
     {OPT_JSON, "json", 0, NULL, "print the per-layer summary as JSON"},
     {OPT_BENCH, "bench", 0, "N", "time N inferences (every layer observed) and print the median"},
     {OPT_QUIET, "quiet", 'q', NULL, "print no per-layer table"},
-    {OPT_PRECISION, "precision", 'p', "P", "fp32 (default), fp16 (= float16) or int8 (= w8a8): the simulators"},
+    {OPT_PRECISION, "precision", 'p', "P", "fp32 (default), fp16 (= float16), int8 (= w8a8), int16 (= w16a16i), w8a16, w16a16i_dfp"},
     AN_QUANT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
@@ -144,8 +144,10 @@ static void print_table(FILE *out, const run_observer *ro)
             if (ls.fp16_overflow)
                 fprintf(out, "  FP16 OVERFLOW: %lld values (max |x| %.6g before rounding)", (long long)ls.fp16_overflow,
                         ls.fp16_max_abs);
-            if (ls.saturated)
-                fprintf(out, "  int8 saturated: %lld of %lld", (long long)ls.saturated, (long long)ls.count);
+            rd_sim_tensor t;
+            if (ls.saturated && rd_sim_tensor_get(ro->sim, r->name, &t, NULL) == RD_OK)
+                fprintf(out, "  %s saturated: %lld of %lld", rd_prec_name(t.precision), (long long)ls.saturated,
+                        (long long)ls.count);
         }
         fputc('\n', out);
     }
@@ -332,11 +334,12 @@ static int parse_args(an_cmd_ctx *ctx, run_args *a)
             break;
         case OPT_HELP:
             an_print_help(ctx->out, "rknn-diag run MODEL.onnx --input NAME=FILE.npy [...] [--dump-dir DIR] [--precision P]",
-                          "Runs the model layer by layer: the FP32 reference, or with --precision fp16/int8 the\n"
-                          "simulators (after the compiler passes; int8 needs --dataset or --cfg, else it calibrates on\n"
-                          "the input itself). --input is the graph tensor exactly as stored (layout, dtype and values\n"
-                          "untouched). Prints min/max/mean of every tensor produced; simulated tensors are dequantized\n"
-                          "to float32, and tensors fused away are listed apart (fused.json).",
+                          "Runs the model layer by layer: the FP32 reference, or with --precision fp16/int8/int16\n"
+                          "the simulators (after the compiler passes; int8 and int16 need --dataset or --cfg, else\n"
+                          "they calibrate on the input itself). --input is the graph tensor exactly as stored\n"
+                          "(layout, dtype and values untouched). Prints min/max/mean of every tensor produced;\n"
+                          "simulated tensors are dequantized to float32, and tensors fused away are listed apart\n"
+                          "(fused.json).",
                           run_opts, N_RUN_OPTS);
             return AN_EXIT_OK;
         case OPT_INPUT:

@@ -44,6 +44,10 @@ static rd_status add_weights(rd_sim *s, rd_qcfg *cfg, size_t *n_w, rd_error *err
             continue;
         rd_value_info vi;
         rd_model_value(m, (size_t)sw.value, &vi);
+        if (sw.bits != 8 && sw.bits != 16)
+            return rd_errorf(err, RD_E_UNSUPPORTED,
+                             "weights '%s' are %d-bit: a .quantization.cfg has no dtype for them (int8 or int16 only)",
+                             vi.name, sw.bits);
         if (rd_qcfg_find(cfg, vi.name))
             continue; /* a weight shared by several layers */
         size_t n = (size_t)sw.n_scale;
@@ -60,8 +64,10 @@ static rd_status add_weights(rd_sim *s, rd_qcfg *cfg, size_t *n_w, rd_error *err
             mn[c] = -mx[c];
             scale[c] = sw.scale[c];
         }
-        rd_qcfg_param p = {.name = (char *)vi.name, .qtype = "asymmetric_quantized",
-                           .method = n > 1 ? RD_QMETHOD_CHANNEL : RD_QMETHOD_LAYER, .dtype = RD_DT_I8,
+        const bool dfp = rd_sim_get_options(s)->dfp && sw.bits == 16;
+        rd_qcfg_param p = {.name = (char *)vi.name, .qtype = dfp ? "dynamic_fixed_point" : "asymmetric_quantized",
+                           .method = n > 1 ? RD_QMETHOD_CHANNEL : RD_QMETHOD_LAYER,
+                           .dtype = sw.bits == 16 ? RD_DT_I16 : RD_DT_I8,
                            .has = RD_QCFG_HAS_MIN | RD_QCFG_HAS_MAX | RD_QCFG_HAS_SCALE | RD_QCFG_HAS_ZERO_POINT |
                                   RD_QCFG_HAS_ORI_MIN | RD_QCFG_HAS_ORI_MAX,
                            .n = n, .min = mn, .max = mx, .scale = scale, .zero_point = zp, .ori_min = mn, .ori_max = mx};
@@ -76,11 +82,24 @@ static rd_status add_weights(rd_sim *s, rd_qcfg *cfg, size_t *n_w, rd_error *err
     return RD_OK;
 }
 
-/* Our parameters under ONNX names: activations in graph order, then weights, then float16 layers. */
+/* A tensor RKNN lists in custom_quantize_layers: float16 ones, and int8/int16 ones that differ from the dtype's. */
+static bool custom_layer(const rd_sim *s, const rd_sim_tensor *t)
+{
+    if (!t->materialized)
+        return false;
+    if (t->precision == RD_PREC_FP16)
+        return true;
+    const rd_prec base = rd_sim_get_options(s)->precision;
+    return (t->precision == RD_PREC_INT16 || t->precision == RD_PREC_INT8) && t->precision != base &&
+           (base == RD_PREC_INT8 || base == RD_PREC_INT16);
+}
+
+/* Our parameters under ONNX names: activations in graph order, then weights, then the custom layers. */
 rd_status an_qcfg_collect(rd_sim *s, rd_qcfg *cfg, FILE *errs, rd_error *err)
 {
     const rd_model *m = rd_sim_model(s);
-    size_t n_act = 0, n_w = 0, n_half = 0;
+    size_t n_act = 0, n_w = 0, n_half = 0, n_int16 = 0;
+    const bool dfp = rd_sim_get_options(s)->dfp;
     rd_status st = RD_OK;
     for (size_t v = 0; v < rd_model_value_count(m) && st == RD_OK; v++) {
         rd_value_info vi;
@@ -97,8 +116,11 @@ rd_status an_qcfg_collect(rd_sim *s, rd_qcfg *cfg, FILE *errs, rd_error *err)
             continue;
         }
         float mn = t.min, mx = t.max;
-        rd_qcfg_param p = {.name = (char *)vi.name, .qtype = "asymmetric_quantized", .method = RD_QMETHOD_LAYER,
-                           .dtype = RD_DT_I8,
+        const bool wide = t.precision == RD_PREC_INT16;
+        n_int16 += wide;
+        rd_qcfg_param p = {.name = (char *)vi.name,
+                           .qtype = wide && dfp ? "dynamic_fixed_point" : "asymmetric_quantized",
+                           .method = RD_QMETHOD_LAYER, .dtype = wide ? RD_DT_I16 : RD_DT_I8,
                            .has = RD_QCFG_HAS_MIN | RD_QCFG_HAS_MAX | RD_QCFG_HAS_SCALE | RD_QCFG_HAS_ZERO_POINT |
                                   RD_QCFG_HAS_ORI_MIN | RD_QCFG_HAS_ORI_MAX,
                            .n = 1, .min = &mn, .max = &mx, .scale = &t.scale, .zero_point = &t.zero_point,
@@ -112,11 +134,16 @@ rd_status an_qcfg_collect(rd_sim *s, rd_qcfg *cfg, FILE *errs, rd_error *err)
         rd_value_info vi;
         rd_model_value(m, v, &vi);
         rd_sim_tensor t;
-        if (rd_sim_tensor_get(s, vi.name, &t, NULL) == RD_OK && t.materialized && t.precision == RD_PREC_FP16)
-            st = rd_qcfg_add_layer(cfg, vi.name, RD_DT_F16, err);
+        if (rd_sim_tensor_get(s, vi.name, &t, NULL) == RD_OK && custom_layer(s, &t))
+            st = rd_qcfg_add_layer(cfg, vi.name,
+                                   t.precision == RD_PREC_FP16   ? RD_DT_F16
+                                   : t.precision == RD_PREC_INT16 ? RD_DT_I16
+                                                                  : RD_DT_I8,
+                                   err);
     }
     if (st == RD_OK)
-        fprintf(errs, "quantize: %zu activations, %zu weights, %zu float16 tensors\n", n_act, n_w, n_half);
+        fprintf(errs, "quantize: %zu activations (%zu int16), %zu weights, %zu float16 tensors\n", n_act, n_int16, n_w,
+                n_half);
     return st;
 }
 
@@ -176,14 +203,15 @@ rd_status an_qcfg_merge_rknn(const rd_sim *s, const rd_qcfg *ours, const char *p
     for (size_t k = 0; k < ours->n_params && st == RD_OK; k++)
         if (!used[k])
             missing[n_missing++] = ours->params[k].name;
-    /* float16 layers: ours under the toolkit's names, the file's own where we have nothing to say */
+    /* custom layers: ours under the toolkit's names, the file's own where we have nothing to say */
     for (size_t i = 0; i < ours->n_layers && st == RD_OK; i++) {
         const rd_qcfg_param *mine = rd_qcfg_find(ours, ours->layers[i].name);
         size_t k = mine ? (size_t)(mine - ours->params) : 0;
         if (mine && used[k])
             st = rd_qcfg_add_layer(out, tk_name_of[k], ours->layers[i].dtype, err);
         else
-            fprintf(errs, "warning: float16 tensor '%s' has no entry in %s: left out of custom_quantize_layers\n",
+            fprintf(errs, "warning: %s tensor '%s' has no entry in %s: left out of custom_quantize_layers\n",
+                    ours->layers[i].dtype == RD_DT_F16 ? "float16" : ours->layers[i].dtype == RD_DT_I16 ? "int16" : "int8",
                     ours->layers[i].name, path);
     }
     for (size_t i = 0; i < tk.n_layers && st == RD_OK; i++)

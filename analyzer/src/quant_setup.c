@@ -187,21 +187,11 @@ rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err)
 
 rd_status an_quant_precision(const an_quant_opts *q, rd_prec *out, rd_error *err)
 {
-    switch (q->cfg.dtype) {
-    case RD_QDT_FLOAT32:
-        *out = RD_PREC_FP32;
-        return RD_OK;
-    case RD_QDT_FLOAT16:
-        *out = RD_PREC_FP16;
-        return RD_OK;
-    case RD_QDT_W8A8:
-        *out = RD_PREC_INT8;
-        return RD_OK;
-    default:
-        return rd_errorf(err, RD_E_UNSUPPORTED,
-                         "dtype %s is not simulated yet: rknn-diag simulates w8a8 and float16 (docs/numerics.md)",
-                         rd_qdtype_name(q->cfg.dtype));
-    }
+    rd_sim_options so = {0};
+    rd_status st = rd_sim_options_for_dtype(q->cfg.dtype, &so, err);
+    if (st == RD_OK)
+        *out = so.precision;
+    return st;
 }
 
 static rd_status prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path,
@@ -342,8 +332,9 @@ static rd_status import_param(rd_sim *s, const rd_qcfg_param *p, size_t *n_act, 
     rd_status st = rd_sim_tensor_get(s, name, &info, err);
     if (st != RD_OK)
         return st;
-    if (p->dtype != RD_DT_I8)
-        return RD_OK; /* float16/int16 entries: the precision comes from custom_quantize_layers */
+    if (p->dtype != RD_DT_I8 && p->dtype != RD_DT_I16)
+        return RD_OK; /* float16 entries: the precision comes from custom_quantize_layers */
+    const bool wide = p->dtype == RD_DT_I16;
     if (!(p->has & RD_QCFG_HAS_SCALE))
         return rd_errorf(err, RD_E_PARSE, "tensor '%s': no scale", p->name);
     if (info.value >= 0 && an_quant_is_weight(s, info.value, NULL)) {
@@ -355,7 +346,7 @@ static rd_status import_param(rd_sim *s, const rd_qcfg_param *p, size_t *n_act, 
         if (p->n > INT32_MAX)
             return rd_errorf(err, RD_E_LIMIT, "weights '%s': too many scales", p->name);
         (*n_w)++;
-        return rd_sim_set_weight_scales(s, name, p->scale, (int)p->n, err);
+        return rd_sim_set_weight_scales_bits(s, name, p->scale, (int)p->n, wide ? 16 : 8, err);
     }
     if (!info.materialized) {
         if (info.fused_into >= 0) {
@@ -373,7 +364,8 @@ static rd_status import_param(rd_sim *s, const rd_qcfg_param *p, size_t *n_act, 
                          "activation '%s': %zu entries%s: activations are quantized per tensor (one scale and zero point)",
                          p->name, p->n, (p->has & RD_QCFG_HAS_ZERO_POINT) ? "" : " and no zero_point");
     (*n_act)++;
-    return rd_sim_set_qparams(s, name, p->scale[0], p->zero_point[0], err);
+    return wide ? rd_sim_set_qparams16(s, name, p->scale[0], p->zero_point[0], err)
+                : rd_sim_set_qparams(s, name, p->scale[0], p->zero_point[0], err);
 }
 
 /* Imports a .quantization.cfg: activation and weight parameters and custom_quantize_layers. */
@@ -416,7 +408,7 @@ static bool fully_quantized(const rd_sim *s)
         rd_sim_tensor t;
         if (rd_sim_tensor_get(s, vi.name, &t, NULL) != RD_OK)
             continue;
-        if (t.materialized && t.precision == RD_PREC_INT8 && !t.quantized)
+        if (t.materialized && (t.precision == RD_PREC_INT8 || t.precision == RD_PREC_INT16) && !t.quantized)
             return false;
     }
     return true;
@@ -433,12 +425,20 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
                                   rd_sim **out, rd_error *err)
 {
     *out = NULL;
-    rd_prec prec = RD_PREC_FP32;
-    rd_status st = an_quant_precision(q, &prec, err);
+    rd_sim_options so = {.optimization_level = q->cfg.optimization_level,
+                         .per_tensor_weights = q->cfg.method == RD_QMETHOD_LAYER};
+    rd_status st = rd_sim_options_for_dtype(q->cfg.dtype, &so, err);
     if (st != RD_OK)
         return st;
-    rd_sim_options so = {.precision = prec, .optimization_level = q->cfg.optimization_level,
-                         .per_tensor_weights = q->cfg.method == RD_QMETHOD_LAYER};
+    if (q->cfg.method == RD_QMETHOD_GROUP)
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "quantized_method group%d (weights in groups along the input) is not simulated: use channel "
+                         "or layer", q->cfg.group_size);
+    if (q->cfg.algorithm == RD_QALGO_GDQ)
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "quantized_algorithm gdq is not simulated (RKNN does not document it): use normal, "
+                         "kl_divergence or mmse");
+    const rd_prec prec = so.precision;
     rd_sim *s = NULL;
     st = rd_sim_create(m, &so, &s, err);
     if (st != RD_OK)
@@ -452,7 +452,8 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
         if (have_ds)
             st = rd_dataset_load(q->cfg.dataset, rd_model_input_count(m), &ds, err);
         if (st == RD_OK && !have_ds && !fallback_inputs && !samples)
-            st = rd_errorf(err, RD_E_INVAL, "int8 simulation needs calibration: give --dataset FILE (or --cfg FILE)");
+            st = rd_errorf(err, RD_E_INVAL, "%s simulation needs calibration: give --dataset FILE (or --cfg FILE)",
+                           rd_qdtype_name(q->cfg.dtype));
         if (st == RD_OK) {
             if (!have_ds && !samples && errs)
                 fprintf(errs, "warning: no --dataset: calibrating on the analysed input itself, which flatters int8 "

@@ -67,7 +67,8 @@ bool an_quant_take(an_quant_opts *q, int id, const char *value);
  */
 rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err);
 
-/** The simulator precision a dtype means (float16 -> FP16, w8a8 -> INT8); refuses the others. */
+/** The simulator precision a dtype means (float16 -> FP16, w8a8 -> INT8, w16a16i/w8a16/w16a16i_dfp -> INT16);
+    refuses w4a16 (RD_E_UNSUPPORTED). */
 rd_status an_quant_precision(const an_quant_opts *q, rd_prec *out, rd_error *err);
 
 /**

@@ -223,6 +223,7 @@ typedef struct calib_ctx {
     float *lo, *hi;      /* per slot: the ranges found */
     int *slot_of;
     int *slot_value;     /* slot -> value index */
+    bool *slot_wide;     /* per slot: held at int16 when calibrating (kl/mmse keep its min/max) */
     calib_stat *merged;  /* per slot, after pass 1 */
     float *amax;
     calib_worker *workers;
@@ -239,6 +240,7 @@ static void calib_fini(calib_ctx *c)
     free(c->workers);
     free(c->slot_of);
     free(c->slot_value);
+    free(c->slot_wide);
     free(c->merged);
     free(c->amax);
     free(c->lo);
@@ -252,7 +254,8 @@ static rd_status select_tensors(calib_ctx *c, rd_sim *s, rd_error *err)
     size_t nv = rd_model_value_count(m);
     c->slot_of = sim_malloc_array(nv, sizeof *c->slot_of);
     c->slot_value = sim_malloc_array(nv, sizeof *c->slot_value);
-    if (!c->slot_of || !c->slot_value)
+    c->slot_wide = sim_calloc_array(nv, sizeof *c->slot_wide);
+    if (!c->slot_of || !c->slot_value || !c->slot_wide)
         return rd_errorf(err, RD_E_NOMEM, "calibration: out of memory for %zu tensors", nv);
     c->job.n_values = nv;
     for (size_t v = 0; v < nv; v++) {
@@ -276,6 +279,7 @@ static rd_status select_tensors(calib_ctx *c, rd_sim *s, rd_error *err)
         if (!info.materialized || info.value != (int)v)
             continue;
         c->slot_of[v] = (int)c->job.n_slots;
+        c->slot_wide[c->job.n_slots] = info.precision == RD_PREC_INT16;
         c->slot_value[c->job.n_slots++] = (int)v;
     }
     return RD_OK;
@@ -348,7 +352,8 @@ static rd_status search_slot(calib_worker *w, size_t k, rd_error *err)
     const calib_stat *st = &c->merged[k];
     c->lo[k] = st->min;
     c->hi[k] = st->max;
-    if (!st->seen || c->method == RD_CALIB_NORMAL)
+    /* the searches trade clipping against int8's 255 steps; an int16 tensor keeps its min/max (our choice) */
+    if (!st->seen || c->method == RD_CALIB_NORMAL || c->slot_wide[k])
         return RD_OK;
     const uint64_t *hist = c->workers[0].hist + k * CALIB_HIST_BINS;
     float wlo = st->min < 0 ? st->min : 0, whi = st->max > 0 ? st->max : 0; /* searches work on 0-widened ranges */

@@ -199,6 +199,12 @@ static int tensor_kind(const qdq_writer *w, int v, rd_error *err, rd_status *st)
     const sim_val_data *d = &w->s->vals[v];
     if (d->prec == RD_PREC_FP16)
         return 2;
+    if (d->prec == RD_PREC_INT16) {
+        *st = rd_errorf(err, RD_E_UNSUPPORTED,
+                        "tensor '%s' is int16: the QDQ export writes int8 and float16 tensors only (not yet int16)",
+                        val->name);
+        return -1;
+    }
     if (d->prec != RD_PREC_INT8)
         return 0;
     if (!d->quantized) {

@@ -53,6 +53,50 @@ void sim_qparams_from_range(float min, float max, float *scale, int32_t *zero_po
     *zero_point = (int32_t)zp;
 }
 
+/* The smallest power of two p with amax <= qmax * p (amax > 0, finite), computed exactly. */
+static double pow2_scale_for(double amax, double qmax)
+{
+    int e;
+    (void)frexp(amax / qmax, &e); /* amax / qmax in [2^(e-1), 2^e) */
+    double p = ldexp(1.0, e);
+    while (p > DBL_MIN && amax <= qmax * (p / 2))
+        p /= 2;
+    while (amax > qmax * p)
+        p *= 2;
+    return p;
+}
+
+void sim_qparams16_from_range(float min, float max, bool dfp, float *scale, int32_t *zero_point)
+{
+    double lo = finite_or_zero(min), hi = finite_or_zero(max);
+    if (lo > 0)
+        lo = 0;
+    if (hi < 0)
+        hi = 0;
+    *zero_point = 0;
+    *scale = 1.0f;
+    if (hi - lo <= 0)
+        return;
+    if (dfp) {
+        const double amax = hi > -lo ? hi : -lo;
+        double p = pow2_scale_for(amax, 32767.0);
+        /* float keeps every power of two between 2^-149 and 2^127 exactly */
+        *scale = p < 0x1p-149 ? 0x1p-149f : p > 0x1p127 ? 0x1p127f : (float)p;
+        return;
+    }
+    const double s = (hi - lo) / 65535.0;
+    double zp = nearbyint(-32768.0 - lo / s); /* ties to even, as for int8 */
+    if (zp < -32768)
+        zp = -32768;
+    if (zp > 32767)
+        zp = 32767;
+    float sf = (float)s;
+    if (!(sf > 0) || isinf(sf))
+        sf = sf > 0 ? FLT_MAX : FLT_MIN;
+    *scale = sf;
+    *zero_point = (int32_t)zp;
+}
+
 /* ---------------------------------------------------------------------------------------------------
  * Activations: four lanes at a time
  */
@@ -79,13 +123,13 @@ typedef struct q8_lanes {
     v4f scale, lo, hi, lo1, hi1; /* code range minus zp: [lo, hi]; t is first clamped to [lo-1, hi+1] */
 } q8_lanes;
 
-static q8_lanes q8_lanes_make(float scale, int32_t zp)
+static q8_lanes q_lanes_make(float scale, int32_t zp, int32_t qmin, int32_t qmax)
 {
     if (zp > ZP_LIMIT)
         zp = ZP_LIMIT;
     if (zp < -ZP_LIMIT)
         zp = -ZP_LIMIT;
-    const float lo = (float)(-128 - zp), hi = (float)(127 - zp);
+    const float lo = (float)(qmin - zp), hi = (float)(qmax - zp);
     return (q8_lanes){splat(scale), splat(lo), splat(hi), splat(lo - 1.0f), splat(hi + 1.0f)};
 }
 
@@ -127,9 +171,8 @@ static int64_t lanes_count(v4i acc)
     return s;
 }
 
-void sim_fake_quant_i8(float *x, int64_t n, float scale, int32_t zp, int64_t *saturated, int64_t *rounded_to_zero)
+static void fake_quant(float *x, int64_t n, const q8_lanes l, int64_t *saturated, int64_t *rounded_to_zero)
 {
-    const q8_lanes l = q8_lanes_make(scale, zp);
     const v4i all = {-1, -1, -1, -1};
     v4i sat = {0}, zero = {0};
     int64_t i = 0;
@@ -159,13 +202,39 @@ void sim_fake_quant_i8(float *x, int64_t n, float scale, int32_t zp, int64_t *sa
         *rounded_to_zero = lanes_count(zero);
 }
 
+void sim_fake_quant_i8(float *x, int64_t n, float scale, int32_t zp, int64_t *saturated, int64_t *rounded_to_zero)
+{
+    fake_quant(x, n, q_lanes_make(scale, zp, -128, 127), saturated, rounded_to_zero);
+}
+
+void sim_fake_quant_i16(float *x, int64_t n, float scale, int32_t zp, int64_t *saturated, int64_t *rounded_to_zero)
+{
+    fake_quant(x, n, q_lanes_make(scale, zp, -32768, 32767), saturated, rounded_to_zero);
+}
+
+void sim_quantize_centered(const float *x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, double *out)
+{
+    const q8_lanes l = q_lanes_make(scale, zp, qmin, qmax);
+    v4i sat;
+    for (int64_t i = 0; i < n; i += 4) {
+        float buf[4] = {0};
+        const int64_t c = n - i < 4 ? n - i : 4;
+        memcpy(buf, x + i, (size_t)c * sizeof(float));
+        v4f v;
+        memcpy(&v, buf, sizeof v);
+        v = q8_core(&l, v, &sat);
+        for (int64_t j = 0; j < c; j++)
+            out[i + j] = v[j];
+    }
+}
+
 void sim_quantize_i8(const float *x, int64_t n, float scale, int32_t zp, int8_t *q)
 {
     if (zp > ZP_LIMIT)
         zp = ZP_LIMIT;
     if (zp < -ZP_LIMIT)
         zp = -ZP_LIMIT;
-    const q8_lanes l = q8_lanes_make(scale, zp);
+    const q8_lanes l = q_lanes_make(scale, zp, -128, 127);
     const v4f zpv = splat((float)zp);
     v4i sat;
     int64_t i = 0;
@@ -402,4 +471,103 @@ int32_t sim_quant_bias_i32(double b, double scale)
     if (v <= -2147483648.0)
         return INT32_MIN;
     return (int32_t)v;
+}
+
+/* ---------------------------------------------------------------------------------------------------
+ * Weights of any width up to 16 bits (int16 layers, w8a16, dfp)
+ */
+
+rd_status sim_quant_weights_wide_scaled(const rd_tensor *w, int axis, int64_t group, int bits, const float *scale,
+                                        int n_scale, int16_t **out_q, int64_t *saturated, rd_error *err)
+{
+    *out_q = NULL;
+    if (bits < 2 || bits > 16)
+        return rd_errorf(err, RD_E_INVAL, "weight quantization: %d bits is outside 2..16", bits);
+    chan_map cm;
+    rd_status st = chan_map_make(w, axis, group, n_scale == 1, &cm, err);
+    if (st != RD_OK)
+        return st;
+    if (n_scale != cm.n_chan)
+        return rd_errorf(err, RD_E_INVAL, "weight quantization: %d scales given for %lld channels", n_scale,
+                         (long long)cm.n_chan);
+    for (int c = 0; c < n_scale; c++)
+        if (!(scale[c] > 0) || !isfinite(scale[c]))
+            return rd_errorf(err, RD_E_INVAL, "weight quantization: scale %d is %g, expected positive and finite", c,
+                             (double)scale[c]);
+    const int64_t n = rd_tensor_numel(w);
+    const float *wd = w->data;
+    st = check_finite(wd, n, err);
+    if (st != RD_OK)
+        return st;
+    int16_t *q = sim_malloc_array((size_t)n, sizeof *q);
+    if (!q)
+        return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld codes", (long long)n);
+    const float qmax = (float)((1 << (bits - 1)) - 1);
+    int64_t sat = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float r = nearbyintf(wd[i] / scale[chan_of(&cm, i)]);
+        if (r > qmax || r < -qmax) {
+            sat++;
+            r = r > 0 ? qmax : -qmax;
+        }
+        q[i] = (int16_t)r;
+    }
+    if (saturated)
+        *saturated = sat;
+    *out_q = q;
+    return RD_OK;
+}
+
+rd_status sim_quant_weights_wide(const rd_tensor *w, int axis, int64_t group, bool per_tensor, int bits, bool pow2,
+                                 int16_t **out_q, float **out_scale, int *out_n_scale, rd_error *err)
+{
+    *out_q = NULL;
+    *out_scale = NULL;
+    *out_n_scale = 0;
+    if (bits < 2 || bits > 16)
+        return rd_errorf(err, RD_E_INVAL, "weight quantization: %d bits is outside 2..16", bits);
+    chan_map cm;
+    rd_status st = chan_map_make(w, axis, group, per_tensor, &cm, err);
+    if (st != RD_OK)
+        return st;
+    const int64_t n = rd_tensor_numel(w);
+    const float *wd = w->data;
+    st = check_finite(wd, n, err);
+    if (st != RD_OK)
+        return st;
+    float *scale = sim_calloc_array((size_t)cm.n_chan, sizeof(float));
+    if (!scale)
+        return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld scales", (long long)cm.n_chan);
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t c = chan_of(&cm, i);
+        const float a = fabsf(wd[i]);
+        scale[c] = a > scale[c] ? a : scale[c];
+    }
+    const int qmax = (1 << (bits - 1)) - 1;
+    for (int64_t c = 0; c < cm.n_chan; c++) {
+        if (pow2 && scale[c] > 0) {
+            const double p = pow2_scale_for(scale[c], qmax);
+            scale[c] = p < 0x1p-149 ? 0x1p-149f : (float)p;
+        } else {
+            scale[c] = scale[c] / (float)qmax;
+        }
+        if (!(scale[c] > 0))
+            scale[c] = 1.0f; /* a channel of zeros (or of values below qmax * FLT_TRUE_MIN) */
+    }
+    st = sim_quant_weights_wide_scaled(w, axis, group, bits, scale, (int)cm.n_chan, out_q, NULL, err);
+    if (st != RD_OK) {
+        free(scale);
+        return st;
+    }
+    *out_scale = scale;
+    *out_n_scale = (int)cm.n_chan;
+    return RD_OK;
+}
+
+double sim_quant_bias_wide(double b, double scale)
+{
+    const double v = nearbyint(b / scale);
+    if (isnan(v))
+        return 0;
+    return v > SIM_ACC16_LIMIT ? SIM_ACC16_LIMIT : v < -SIM_ACC16_LIMIT ? -SIM_ACC16_LIMIT : v;
 }

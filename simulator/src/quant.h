@@ -33,6 +33,24 @@ void sim_qparams_from_range(float min, float max, float *scale, int32_t *zero_po
  */
 void sim_fake_quant_i8(float *x, int64_t n, float scale, int32_t zp, int64_t *saturated, int64_t *rounded_to_zero);
 
+/**
+ * int16 activations: the int8 rule widened. Asymmetric (dfp false): range widened to include 0,
+ * scale = (max - min) / 65535, zero_point = round(-32768 - min / scale) ties to even, clamped to
+ * [-32768, 32767]. Dynamic fixed point (dfp true, w16a16i_dfp): zero point 0 and scale = 2^-fl, the
+ * smallest power of two with max(|min|, |max|) <= 32767 * scale (the largest fl whose grid holds the
+ * range). A zero-width range gets scale 1, zero point 0.
+ */
+void sim_qparams16_from_range(float min, float max, bool dfp, float *scale, int32_t *zero_point);
+
+/** sim_fake_quant_i8 on the int16 grid: codes clamped to [-32768, 32767]. */
+void sim_fake_quant_i16(float *x, int64_t n, float scale, int32_t zp, int64_t *saturated, int64_t *rounded_to_zero);
+
+/**
+ * The centred codes q - zp as doubles, q = clamp(round(x / scale) + zp, qmin, qmax) with the arithmetic of
+ * sim_fake_quant_i8 (the wide integer layers: int16 or int8 inputs of an int16 layer).
+ */
+void sim_quantize_centered(const float *x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, double *out);
+
 /** The int8 codes of sim_fake_quant_i8 (same arithmetic): q[i] = clamp(round(x[i] / scale) + zp, -128, 127). */
 void sim_quantize_i8(const float *x, int64_t n, float scale, int32_t zp, int8_t *q);
 
@@ -70,6 +88,31 @@ rd_status sim_quant_weights_i8_grouped(const rd_tensor *w, int axis, int64_t gro
  */
 rd_status sim_quant_weights_i8_scaled(const rd_tensor *w, int axis, int64_t group, const float *scale, int n_scale,
                                       int8_t **out_q, int64_t *saturated, rd_error *err);
+
+/**
+ * Symmetric weights of `bits` bits (2..16; 16 for int16 layers, 8 for w8a16): qmax = 2^(bits-1) - 1,
+ * scale = max|w| / qmax per channel (or tensor), or with pow2 (dfp) the smallest power of two with
+ * max|w| <= qmax * scale; q = clamp(round(w / scale), -qmax, qmax) ties to even. Channel map as
+ * sim_quant_weights_i8_grouped. *out_q and *out_scale are malloc'ed, owned by the caller.
+ */
+rd_status sim_quant_weights_wide(const rd_tensor *w, int axis, int64_t group, bool per_tensor, int bits, bool pow2,
+                                 int16_t **out_q, float **out_scale, int *out_n_scale, rd_error *err);
+/** The same with given scales (imported); saturated (may be NULL) counts weights clamped to +-qmax. */
+rd_status sim_quant_weights_wide_scaled(const rd_tensor *w, int axis, int64_t group, int bits, const float *scale,
+                                        int n_scale, int16_t **out_q, int64_t *saturated, rd_error *err);
+
+/*
+ * The int16 layers accumulate in double: every operand is an integer (codes minus zero point below 2^16,
+ * weights below 2^15), so every product is an integer below 2^31 and every partial sum is exact while
+ * it stays below 2^53, whatever order BLAS sums in. Layers are refused beyond SIM_ACC16_MAX_K taps
+ * (2^21 * 2^31 = 2^52), and a bias is clamped to +-SIM_ACC16_LIMIT, so no sum can leave the exact range.
+ */
+#define SIM_ACC16_MAX_K ((int64_t)1 << 21)
+#define SIM_ACC16_LIMIT 4503599627370496.0 /* 2^52 */
+
+/** A bias value as an integer at scale (in_scale * w_scale) for the wide accumulator: round half to even,
+    clamped to +-SIM_ACC16_LIMIT; NaN gives 0. */
+double sim_quant_bias_wide(double b, double scale);
 
 /** A bias value quantized to int32 at scale (in_scale * w_scale, in double): round half to even, saturated
     to the int32 range; NaN gives 0. */
@@ -118,5 +161,33 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
  * w_q NULL: B is an activation quantized with (b_scale, b_zp), out = acc * in_scale * b_scale.
  */
 rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Wide integer layer evaluations (quant16_eval.c): the layers of int16 tensors (custom_quantize_layers
+ * int16, w16a16i, w8a16, w16a16i_dfp). Input 0 holds exact dequantized codes of its own grid (int16, or
+ * int8 when the producer is an int8 layer: the codes are taken as they are, no requantization); they are
+ * recovered as centred codes (q - zp). The accumulator is the exact integer sum of (x_q - x_zp) * w_q
+ * (+ the bias as an integer at in_scale * w_scale[c], sim_quant_bias_wide), computed in double (exact:
+ * see SIM_ACC16_MAX_K), and out = (float)(acc * in_scale * w_scale[c]) as in the int8 layers.
+ */
+
+typedef struct sim_q16_layer {
+    float in_scale;
+    int32_t in_zp;
+    int in_bits;           /* 8 or 16: the grid input 0 is held on */
+    const double *w_c;     /* weight codes as doubles, in the float weight's layout; NULL for MatMul of two
+                              activations */
+    const float *w_scale;  /* 1 or one per output channel */
+    int n_w_scale;
+    float b_scale;         /* MatMul of two activations: input 1's grid */
+    int32_t b_zp;
+    int b_bits;
+    bool c_const;          /* Gemm: C is a constant (a vector C is folded into the accumulator) */
+} sim_q16_layer;
+
+rd_status sim_q16_conv_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *err);
+rd_status sim_q16_conv_transpose_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *err);
+rd_status sim_q16_gemm_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *err);
+rd_status sim_q16_matmul_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *err);
 
 #endif /* RD_SIM_QUANT_H */

@@ -492,8 +492,15 @@ rd_status rd_rknn_config_validate(const rd_rknn_config *c, const char *platform,
         }
         if (!rd_platform_supports(p, c->dtype)) {
             where(c, c->line_dtype, at, sizeof at);
-            return rd_errorf(err, RD_E_UNSUPPORTED, "%s: target platform %s does not support quantized_dtype %s", at,
-                             p->name, rd_qdtype_name(c->dtype));
+            char list[256] = "";
+            size_t k = 0;
+            for (int i = RD_QDT_W8A8; i < RD_QDT_COUNT; i++)
+                if (rd_platform_supports(p, (rd_qdtype)i))
+                    k += (size_t)snprintf(list + k, k < sizeof list ? sizeof list - k : 0, "%s%s", k ? ", " : "",
+                                          rd_qdtype_name((rd_qdtype)i));
+            return rd_errorf(err, RD_E_UNSUPPORTED,
+                             "%s: target platform %s does not support quantized_dtype %s (it supports %s)", at, p->name,
+                             rd_qdtype_name(c->dtype), list);
         }
     }
     if (c->algorithm == RD_QALGO_GDQ && c->dtype != RD_QDT_W4A16 && c->dtype != RD_QDT_W8A16) {

@@ -121,9 +121,13 @@ rd_status rd_precision_parse(const char *name, rd_qdtype *out, rd_error *err)
         *out = RD_QDT_W8A8;
         return RD_OK;
     }
+    if (!strcmp(name, "int16")) {
+        *out = RD_QDT_W16A16I;
+        return RD_OK;
+    }
     rd_status st = rd_qdtype_parse(name, out, err);
     if (st != RD_OK)
-        rd_errorf(err, st, "unknown precision '%s' (expected fp32, fp16, int8 or a dtype: w8a8, float16, w8a16, "
+        rd_errorf(err, st, "unknown precision '%s' (expected fp32, fp16, int8, int16 or a dtype: w8a8, float16, w8a16, "
                   "w4a16, w16a16i, w16a16i_dfp)", name);
     return st;
 }

@@ -1,10 +1,10 @@
 /*
- * sim.c: the FP16 / INT8 / hybrid simulator (docs/numerics.md).
+ * sim.c: the FP16 / INT8 / INT16 / hybrid simulator (docs/numerics.md).
  *
  * A simulation owns a copy of the model to which the compiler passes were applied. It runs through
  * the ordinary executor with two hooks: `materialize` rounds every materialised float tensor to its
- * precision (float16, or int8 codes kept as their dequantized float values) and counts overflow and
- * saturation; `eval` computes INT8 Conv/ConvTranspose/Gemm/MatMul with integer accumulation and feeds
+ * precision (float16, or int8/int16 codes kept as their dequantized float values) and counts overflow and
+ * saturation; `eval` computes INT8 and INT16 Conv/ConvTranspose/Gemm/MatMul with integer accumulation and feeds
  * float16 layers their weights rounded to half. Everything else is the float32 reference operator
  * working on values that are already exactly representable at the layer's precision.
  */
@@ -57,8 +57,11 @@ rd_status rd_sim_create(const rd_model *m, const rd_sim_options *opt, rd_sim **o
     rd_sim_options o = opt ? *opt : (rd_sim_options){.precision = RD_PREC_INT8, .optimization_level = 3};
     if (o.optimization_level < 0 || o.optimization_level > 3)
         return rd_errorf(err, RD_E_INVAL, "optimization level %d is outside 0..3", o.optimization_level);
-    if (o.precision == RD_PREC_INT16)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "int16 simulation (w16a16i) is not implemented yet; use w8a8 or float16");
+    if (o.weight_bits != 0 && o.weight_bits != 4 && o.weight_bits != 8 && o.weight_bits != 16)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "int16 layers with %d-bit weights are not simulated (4, 8 or 16)",
+                         o.weight_bits);
+    if ((unsigned)o.precision > RD_PREC_INT16)
+        return rd_errorf(err, RD_E_INVAL, "precision %d is not one of rd_prec", (int)o.precision);
     rd_sim *s = calloc(1, sizeof *s);
     if (!s)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
@@ -86,6 +89,34 @@ rd_status rd_sim_create(const rd_model *m, const rd_sim_options *opt, rd_sim **o
 const rd_model *rd_sim_model(const rd_sim *s)
 {
     return s->m;
+}
+
+const rd_sim_options *rd_sim_get_options(const rd_sim *s)
+{
+    return &s->opt;
+}
+
+rd_status rd_sim_options_for_dtype(rd_qdtype dt, rd_sim_options *o, rd_error *err)
+{
+    o->weight_bits = 0;
+    o->dfp = false;
+    switch (dt) {
+    case RD_QDT_FLOAT32: o->precision = RD_PREC_FP32; return RD_OK;
+    case RD_QDT_FLOAT16: o->precision = RD_PREC_FP16; return RD_OK;
+    case RD_QDT_W8A8: o->precision = RD_PREC_INT8; return RD_OK;
+    case RD_QDT_W16A16I: o->precision = RD_PREC_INT16; o->weight_bits = 16; return RD_OK;
+    case RD_QDT_W8A16: o->precision = RD_PREC_INT16; o->weight_bits = 8; return RD_OK;
+    case RD_QDT_W4A16: o->precision = RD_PREC_INT16; o->weight_bits = 4; return RD_OK;
+    case RD_QDT_W16A16I_DFP:
+        o->precision = RD_PREC_INT16;
+        o->weight_bits = 16;
+        o->dfp = true;
+        return RD_OK;
+    default:
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "dtype %s is not simulated: rknn-diag simulates float16, w8a8, w8a16, w4a16, w16a16i and "
+                         "w16a16i_dfp (docs/numerics.md)", rd_qdtype_name(dt));
+    }
 }
 
 /* Value index of a tensor name, or an error listing a few names that look alike. */
@@ -132,9 +163,9 @@ rd_status rd_sim_tensor_get(const rd_sim *s, const char *name, rd_sim_tensor *ou
     out->fused_into = val->fused_into;
     out->materialized = exists && !val->virtual_out && !val->konst && rd_dtype_get(val->dtype)->is_float;
     out->precision = d->prec;
-    out->quantized = d->quantized;
-    out->scale = d->scale;
-    out->zero_point = d->zero_point;
+    out->quantized = d->prec == RD_PREC_INT16 ? d->quantized16 : d->quantized;
+    out->scale = d->prec == RD_PREC_INT16 ? d->scale16 : d->scale;
+    out->zero_point = d->prec == RD_PREC_INT16 ? d->zero_point16 : d->zero_point;
     out->min = d->min;
     out->max = d->max;
     return RD_OK;
@@ -155,6 +186,28 @@ rd_status rd_sim_set_qparams(rd_sim *s, const char *name, float scale, int32_t z
     d->zero_point = zero_point;
     d->min = scale * (float)(-128 - zero_point);
     d->max = scale * (float)(127 - zero_point);
+    d->quantized16 = true;
+    sim_qparams16_from_range(d->min, d->max, s->opt.dfp, &d->scale16, &d->zero_point16);
+    return RD_OK;
+}
+
+rd_status rd_sim_set_qparams16(rd_sim *s, const char *name, float scale, int32_t zero_point, rd_error *err)
+{
+    int v = -1;
+    rd_status st = find_value(s, name, &v, err);
+    if (st != RD_OK)
+        return st;
+    if (!(scale > 0) || !isfinite(scale) || zero_point < -32768 || zero_point > 32767)
+        return rd_errorf(err, RD_E_INVAL, "tensor '%s': scale %g and zero point %d are not valid int16 parameters", name,
+                         (double)scale, (int)zero_point);
+    sim_val_data *d = &s->vals[v];
+    d->quantized16 = true;
+    d->scale16 = scale;
+    d->zero_point16 = zero_point;
+    d->min = scale * (float)(-32768 - zero_point);
+    d->max = scale * (float)(32767 - zero_point);
+    d->quantized = true;
+    sim_qparams_from_range(d->min, d->max, &d->scale, &d->zero_point);
     return RD_OK;
 }
 
@@ -168,9 +221,10 @@ rd_status rd_sim_set_range(rd_sim *s, const char *name, float min, float max, rd
     sim_qparams_from_range(min, max, &scale, &zp);
     rd_status st = rd_sim_set_qparams(s, name, scale, zp, err);
     if (st == RD_OK) {
-        int v = sim_model_find(s->m, name);
-        s->vals[v].min = min;
-        s->vals[v].max = max;
+        sim_val_data *d = &s->vals[sim_model_find(s->m, name)];
+        d->min = min;
+        d->max = max;
+        sim_qparams16_from_range(min, max, s->opt.dfp, &d->scale16, &d->zero_point16);
     }
     return st;
 }
@@ -181,8 +235,8 @@ rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error 
     rd_status st = find_value(s, name, &v, err);
     if (st != RD_OK)
         return st;
-    if (p == RD_PREC_INT16)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "tensor '%s': int16 layers are not simulated yet (use float16 or int8)", name);
+    if ((unsigned)p > RD_PREC_INT16)
+        return rd_errorf(err, RD_E_INVAL, "tensor '%s': precision %d is not one of rd_prec", name, (int)p);
     const sim_value *val = &s->m->values[v];
     if (val->fused_into >= 0)
         return rd_errorf(err, RD_E_INVAL, "tensor '%s' was fused into '%s' by the compiler passes: set the precision of '%s'",
@@ -236,9 +290,14 @@ static rd_status hold_at(const rd_sim *s, int value, rd_prec prec, rd_tensor *t,
         sim_fake_quant_i8(t->data, n, d->scale, d->zero_point, &st->saturated, &st->rounded_to_zero);
         return RD_OK;
     case RD_PREC_INT16:
-        break;
+        if (!d->quantized16)
+            return rd_errorf(err, RD_E_INVAL,
+                             "tensor '%s' has no int16 parameters: calibrate with a dataset or import a .quantization.cfg",
+                             val->name);
+        sim_fake_quant_i16(t->data, n, d->scale16, d->zero_point16, &st->saturated, &st->rounded_to_zero);
+        return RD_OK;
     }
-    return rd_errorf(err, RD_E_UNSUPPORTED, "tensor '%s': int16 is not simulated", val->name);
+    return rd_errorf(err, RD_E_INVAL, "tensor '%s': precision %d is unknown", val->name, (int)prec);
 }
 
 rd_status sim_materialize(rd_sim *s, int value, rd_tensor *t, rd_sim_layer_stats *st, rd_error *err)
@@ -270,6 +329,8 @@ rd_status sim_hook_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err)
         return sim_eval_int8(s, node, ctx, err);
     case RD_PREC_FP16:
         return sim_eval_fp16(s, node, ctx, err);
+    case RD_PREC_INT16:
+        return sim_eval_int16(s, node, ctx, err);
     default:
         return SIM_DEFER;
     }

@@ -80,6 +80,10 @@ static void hold_again(const rd_sim *s, int value, float *x, int64_t n)
         if (d->quantized)
             sim_fake_quant_i8(x, n, d->scale, d->zero_point, NULL, NULL);
         break;
+    case RD_PREC_INT16:
+        if (d->quantized16)
+            sim_fake_quant_i16(x, n, d->scale16, d->zero_point16, NULL, NULL);
+        break;
     case RD_PREC_FP16:
         sim_round_f16(x, n, NULL, NULL, NULL);
         break;
@@ -97,7 +101,10 @@ static void saturate(const rd_sim *s, int value, float *x, int64_t n)
 {
     const sim_val_data *d = &s->vals[value];
     float lo, hi;
-    if (d->quantized) {
+    if (d->prec == RD_PREC_INT16 && d->quantized16) {
+        lo = d->scale16 * (float)(-32768 - d->zero_point16) / 2;
+        hi = d->scale16 * (float)(32767 - d->zero_point16) / 2;
+    } else if (d->quantized) {
         lo = d->scale * (float)(-128 - d->zero_point) / 2;
         hi = d->scale * (float)(127 - d->zero_point) / 2;
     } else {

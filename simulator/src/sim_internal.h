@@ -14,6 +14,9 @@ typedef struct sim_val_data {
     float scale;
     int32_t zero_point;
     float min, max;       /* the range the parameters came from */
+    bool quantized16;     /* int16 parameters set (from the same range, or imported) */
+    float scale16;
+    int32_t zero_point16;
 } sim_val_data;
 
 /* Per node data prepared on first use (weights quantized or rounded once, not at every run). */
@@ -24,6 +27,12 @@ typedef struct sim_node_data {
     int n_w_scale;
     float *imported_scale;      /* weight scales from a .quantization.cfg (rd_sim_set_weight_scales), or NULL */
     int n_imported_scale;
+    bool q16_ready;             /* w_q16/w_c/w_scale16 hold the wide layer's weights */
+    int16_t *w_q16;             /* weight codes of an int16 layer (16 or 8 bits, sim_weight_bits) */
+    double *w_c;                /* the same codes as doubles, for the exact double accumulation */
+    float *w_scale16;
+    int n_w_scale16;
+    int imported_bits;          /* width the imported scales were written for (8 or 16) */
     bool half_ready;            /* half_consts prepared */
     bool any_half;              /* some input was replaced */
     rd_tensor *half_consts;     /* float16-rounded copies of float constant inputs (data NULL: not constant) */
@@ -66,6 +75,9 @@ rd_status sim_fault_apply(const rd_sim *s, int value, rd_tensor *t, rd_error *er
 /* sim_layers.c: evals at a precision (SIM_DEFER: run the float32 operator on the inputs as they are). */
 rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
 rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
+rd_status sim_eval_int16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
+/** Weight width of the int16 layers: opt.weight_bits, 16 when 0. */
+int sim_weight_bits(const rd_sim *s);
 
 /* Weights of the integer layers (sim_layers.c): which nodes have them, their channel axis and groups. */
 typedef enum q8_kind { Q8_NONE, Q8_CONV, Q8_CONV_T, Q8_GEMM, Q8_MATMUL } q8_kind;
@@ -75,5 +87,7 @@ void sim_q8_weight_axis(const sim_node *n, q8_kind kind, const rd_tensor *w, int
                         bool *force_per_tensor);
 /** Quantizes node's constant weights once (imported scales if any, else per channel or tensor). */
 rd_status sim_q8_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *err);
+/** Quantizes an int16 layer's constant weights once (imported scales of the same width if any). */
+rd_status sim_q16_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *err);
 
 #endif

@@ -4,7 +4,9 @@
  * float16: the operator's float32 kernel on inputs that are already half values; float constants
  * (weights, biases, scales) are rounded to half once, on first use. int8: Conv, ConvTranspose, Gemm and
  * MatMul accumulate int8 codes in int32 (quant.h); other operators run their float32 kernel on the
- * dequantized inputs and are requantized where their output materialises (sim.c).
+ * dequantized inputs and are requantized where their output materialises (sim.c). int16: the same
+ * four ops accumulate exactly in double (quant16_eval.c) on int16 (or int8) input codes and int16 (or,
+ * for w8a16, int8) weight codes.
  */
 #include "sim_internal.h"
 
@@ -13,6 +15,9 @@ void sim_node_data_fini(sim_node_data *d)
     free(d->w_q);
     free(d->w_scale);
     free(d->imported_scale);
+    free(d->w_q16);
+    free(d->w_c);
+    free(d->w_scale16);
     if (d->half_consts) {
         for (int k = 0; k < d->n_half; k++)
             rd_tensor_fini(&d->half_consts[k]);
@@ -137,7 +142,7 @@ rd_status sim_q8_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *er
     d->w_q = NULL;
     d->w_scale = NULL;
     rd_status st;
-    if (d->imported_scale) {
+    if (d->imported_scale && d->imported_bits == 8) {
         d->w_scale = sim_malloc_array((size_t)d->n_imported_scale, sizeof *d->w_scale);
         if (!d->w_scale)
             return rd_errorf(err, RD_E_NOMEM, "out of memory");
@@ -197,6 +202,123 @@ rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
     }
 }
 
+/* ---- int16 --------------------------------------------------------------------------------------- */
+
+int sim_weight_bits(const rd_sim *s)
+{
+    return s->opt.weight_bits ? s->opt.weight_bits : 16;
+}
+
+/* An activation input of an int16 layer: held at int16 or int8 with parameters; *bits its grid. */
+static bool wide_activation(const rd_sim *s, int v, float *scale, int32_t *zp, int *bits)
+{
+    if (v < 0)
+        return false;
+    const sim_value *val = &s->m->values[v];
+    const sim_val_data *d = &s->vals[v];
+    if (val->konst || val->virtual_out || val->dtype != RD_DT_F32)
+        return false;
+    if (d->prec == RD_PREC_INT16 && d->quantized16) {
+        *scale = d->scale16;
+        *zp = d->zero_point16;
+        *bits = 16;
+        return true;
+    }
+    if (d->prec == RD_PREC_INT8 && d->quantized) {
+        *scale = d->scale;
+        *zp = d->zero_point;
+        *bits = 8;
+        return true;
+    }
+    return false;
+}
+
+rd_status sim_q16_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *err)
+{
+    const sim_node *n = &s->m->nodes[node];
+    sim_node_data *d = &s->nodes[node];
+    if (kind == Q8_NONE)
+        return SIM_DEFER;
+    const rd_tensor *w = s->m->values[n->in[1]].konst;
+    int axis;
+    int64_t group;
+    bool per_tensor;
+    sim_q8_weight_axis(n, kind, w, &axis, &group, &per_tensor);
+    per_tensor = per_tensor || s->opt.per_tensor_weights;
+    free(d->w_q16);
+    free(d->w_c);
+    free(d->w_scale16);
+    d->w_q16 = NULL;
+    d->w_c = NULL;
+    d->w_scale16 = NULL;
+    const int bits = sim_weight_bits(s);
+    rd_status st;
+    if (d->imported_scale && d->imported_bits == bits) {
+        d->w_scale16 = sim_malloc_array((size_t)d->n_imported_scale, sizeof *d->w_scale16);
+        if (!d->w_scale16)
+            return rd_errorf(err, RD_E_NOMEM, "out of memory");
+        memcpy(d->w_scale16, d->imported_scale, (size_t)d->n_imported_scale * sizeof *d->w_scale16);
+        d->n_w_scale16 = d->n_imported_scale;
+        st = sim_quant_weights_wide_scaled(w, axis, group, bits, d->w_scale16, d->n_w_scale16, &d->w_q16, NULL, err);
+    } else {
+        st = sim_quant_weights_wide(w, axis, group, per_tensor, bits, s->opt.dfp, &d->w_q16, &d->w_scale16,
+                                    &d->n_w_scale16, err);
+    }
+    const int64_t numel = rd_tensor_numel(w);
+    if (st == RD_OK) {
+        d->w_c = sim_malloc_array((size_t)numel, sizeof *d->w_c);
+        if (!d->w_c)
+            st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s: node '%s' (%s): quantizing weights '%s'", s->m->path, n->name, n->op_type,
+                               s->m->values[n->in[1]].name);
+    for (int64_t i = 0; i < numel; i++)
+        d->w_c[i] = d->w_q16[i];
+    d->q16_ready = true;
+    return RD_OK;
+}
+
+rd_status sim_eval_int16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
+{
+    const sim_node *n = &s->m->nodes[node];
+    q8_kind kind = sim_q8_kind(n);
+    sim_q16_layer q = {0};
+    if (kind == Q8_NONE || n->n_in < 2 || !wide_activation(s, n->in[0], &q.in_scale, &q.in_zp, &q.in_bits))
+        return SIM_DEFER; /* float kernel on dequantized values; requantized where it materialises */
+    const sim_value *wv = &s->m->values[n->in[1]];
+    bool w_const = wv->konst && wv->konst->dtype == RD_DT_F32;
+    if (kind == Q8_MATMUL && !w_const) {
+        if (!wide_activation(s, n->in[1], &q.b_scale, &q.b_zp, &q.b_bits))
+            return SIM_DEFER;
+        return sim_q16_matmul_eval(ctx, &q, err);
+    }
+    if (!w_const)
+        return SIM_DEFER;
+    sim_node_data *d = &s->nodes[node];
+    if (!d->q16_ready) {
+        rd_status st = sim_q16_prepare_weights(s, node, kind, err);
+        if (st != RD_OK)
+            return st;
+    }
+    q.w_c = d->w_c;
+    q.w_scale = d->w_scale16;
+    q.n_w_scale = d->n_w_scale16;
+    q.c_const = n->n_in > 2 && n->in[2] >= 0 && s->m->values[n->in[2]].konst != NULL;
+    switch (kind) {
+    case Q8_CONV:
+        return sim_q16_conv_eval(ctx, &q, err);
+    case Q8_CONV_T:
+        return sim_q16_conv_transpose_eval(ctx, &q, err);
+    case Q8_GEMM:
+        return sim_q16_gemm_eval(ctx, &q, err);
+    case Q8_MATMUL:
+        return sim_q16_matmul_eval(ctx, &q, err);
+    default:
+        return SIM_DEFER;
+    }
+}
+
 /* ---- preparing every node at once (concurrent runs) ----------------------------------------------- */
 
 rd_status rd_sim_prepare(rd_sim *s, rd_error *err)
@@ -218,6 +340,14 @@ rd_status rd_sim_prepare(rd_sim *s, rd_error *err)
                            s->m->values[n->in[1]].konst->dtype == RD_DT_F32;
             if (kind != Q8_NONE && w_const && !d->q8_ready)
                 st = sim_q8_prepare_weights(s, i, kind, err);
+            break;
+        }
+        case RD_PREC_INT16: {
+            q8_kind kind = sim_q8_kind(n);
+            bool w_const = n->n_in >= 2 && n->in[1] >= 0 && s->m->values[n->in[1]].konst &&
+                           s->m->values[n->in[1]].konst->dtype == RD_DT_F32;
+            if (kind != Q8_NONE && w_const && !d->q16_ready)
+                st = sim_q16_prepare_weights(s, i, kind, err);
             break;
         }
         default:

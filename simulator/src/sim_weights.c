@@ -12,7 +12,8 @@ static bool has_q8_weights(const rd_sim *s, int node, q8_kind *kind)
     if (*kind == Q8_NONE || n->n_in < 2 || n->in[1] < 0 || n->folded)
         return false;
     const rd_tensor *w = s->m->values[n->in[1]].konst;
-    return w && w->dtype == RD_DT_F32 && sim_node_precision(s, node) == RD_PREC_INT8;
+    const rd_prec p = sim_node_precision(s, node);
+    return w && w->dtype == RD_DT_F32 && (p == RD_PREC_INT8 || p == RD_PREC_INT16);
 }
 
 rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error *err)
@@ -20,26 +21,42 @@ rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error 
     memset(out, 0, sizeof *out);
     q8_kind kind;
     if (node < 0 || node >= s->m->n_nodes || !has_q8_weights(s, node, &kind))
-        return rd_errorf(err, RD_E_NOTFOUND, "%s: node %d is not an int8 layer with constant weights", s->m->path, node);
+        return rd_errorf(err, RD_E_NOTFOUND, "%s: node %d is not an int8 or int16 layer with constant weights",
+                         s->m->path, node);
     sim_node_data *d = &s->nodes[node];
+    const sim_node *n = &s->m->nodes[node];
+    bool force_pt;
+    if (sim_node_precision(s, node) == RD_PREC_INT16) {
+        if (!d->q16_ready) {
+            rd_status st = sim_q16_prepare_weights(s, node, kind, err);
+            if (st != RD_OK)
+                return st;
+        }
+        sim_q8_weight_axis(n, kind, s->m->values[n->in[1]].konst, &out->axis, &out->group, &force_pt);
+        out->value = n->in[1];
+        out->n_scale = d->n_w_scale16;
+        out->scale = d->w_scale16;
+        out->bits = sim_weight_bits(s);
+        out->q16 = d->w_q16;
+        return RD_OK;
+    }
     if (!d->q8_ready) {
         rd_status st = sim_q8_prepare_weights(s, node, kind, err);
         if (st != RD_OK)
             return st;
     }
-    const sim_node *n = &s->m->nodes[node];
-    bool force_pt;
     sim_q8_weight_axis(n, kind, s->m->values[n->in[1]].konst, &out->axis, &out->group, &force_pt);
     out->value = n->in[1];
     out->n_scale = d->n_w_scale;
     out->scale = d->w_scale;
     out->q = d->w_q;
+    out->bits = 8;
     return RD_OK;
 }
 
 /* Stores scales for one node after checking them against its weight; quantized again on next use. */
 static rd_status import_for_node(rd_sim *s, int node, q8_kind kind, const char *name, const float *scales, int n,
-                                 rd_error *err)
+                                 int bits, rd_error *err)
 {
     const sim_node *nd = &s->m->nodes[node];
     const rd_tensor *w = s->m->values[nd->in[1]].konst;
@@ -48,8 +65,8 @@ static rd_status import_for_node(rd_sim *s, int node, q8_kind kind, const char *
     bool force_pt;
     sim_q8_weight_axis(nd, kind, w, &axis, &group, &force_pt);
     /* a trial quantization checks the count and every scale, with the message of the quantizer */
-    int8_t *q = NULL;
-    rd_status st = sim_quant_weights_i8_scaled(w, axis, group, scales, n, &q, NULL, err);
+    int16_t *q = NULL;
+    rd_status st = sim_quant_weights_wide_scaled(w, axis, group, bits, scales, n, &q, NULL, err);
     free(q);
     if (st != RD_OK)
         return rd_error_prefix(err, "weights '%s' of node '%s'", name, nd->name);
@@ -61,13 +78,23 @@ static rd_status import_for_node(rd_sim *s, int node, q8_kind kind, const char *
     free(d->imported_scale);
     d->imported_scale = copy;
     d->n_imported_scale = n;
+    d->imported_bits = bits;
     d->q8_ready = false;
+    d->q16_ready = false;
     s->epoch++;
     return RD_OK;
 }
 
 rd_status rd_sim_set_weight_scales(rd_sim *s, const char *name, const float *scales, int n, rd_error *err)
 {
+    return rd_sim_set_weight_scales_bits(s, name, scales, n, 8, err);
+}
+
+rd_status rd_sim_set_weight_scales_bits(rd_sim *s, const char *name, const float *scales, int n, int bits,
+                                        rd_error *err)
+{
+    if (bits != 8 && bits != 16)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "weights '%s': %d-bit weights are not simulated (8 or 16)", name, bits);
     if (n < 1 || !scales)
         return rd_errorf(err, RD_E_INVAL, "weights '%s': no scales given", name);
     int v = sim_model_find(s->m, name);
@@ -79,7 +106,7 @@ rd_status rd_sim_set_weight_scales(rd_sim *s, const char *name, const float *sca
         q8_kind kind;
         if (!(named || reads) || !has_q8_weights(s, i, &kind))
             continue;
-        rd_status st = import_for_node(s, i, kind, name, scales, n, err);
+        rd_status st = import_for_node(s, i, kind, name, scales, n, bits, err);
         if (st != RD_OK)
             return st;
         found++;

@@ -16,3 +16,7 @@ set_tests_properties(test_diagnose_shared PROPERTIES TIMEOUT 900)
 rd_add_test(test_txt_writer_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_txt_writer_shared.c
   ${CMAKE_CURRENT_LIST_DIR}/../analyzer/snapshot_compare.c LIBS rd_analyzer_internal LABELS "e2e;needs-shared")
 target_include_directories(test_txt_writer_shared PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../analyzer)
+# the int16 dtypes on ultraface_rfb320 and mnist8 (~1 min under ASan)
+rd_add_test(test_int16_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_int16_shared.c
+  LIBS rd::analyzer PkgConfig::CJSON LABELS "e2e;needs-shared")
+set_tests_properties(test_int16_shared PROPERTIES TIMEOUT 600)

@@ -480,9 +480,12 @@ const char *rd_prec_name(rd_prec p); /* "float32", "float16", "int8", "int16" */
 typedef struct rd_sim rd_sim;
 
 typedef struct rd_sim_options {
-    rd_prec precision;          /* RD_PREC_FP16 for a float16 build, RD_PREC_INT8 for w8a8 */
+    rd_prec precision;          /* RD_PREC_FP16 for a float16 build, RD_PREC_INT8 for w8a8, RD_PREC_INT16 for
+                                   w16a16i / w8a16 / w16a16i_dfp (rd_sim_options_for_dtype) */
     int optimization_level;     /* 0..3 (docs/numerics.md); 3 is RKNN's default */
     bool per_tensor_weights;    /* quantized_method "layer" instead of "channel" */
+    int weight_bits;            /* weights of the int16 layers: 16 (0 means 16), 8 (w8a16) or 4 (w4a16) */
+    bool dfp;                   /* int16 tensors and weights on power-of-two scales, zero point 0 (w16a16i_dfp) */
 } rd_sim_options;
 
 /** Applies the compiler passes to a private copy of m (which the caller keeps and may destroy later). */
@@ -498,8 +501,9 @@ typedef struct rd_sim_tensor {
     int fused_into;       /* value it was fused into (blank row in reports), -1 if not fused */
     bool materialized;    /* held at its precision (false: a fused producer's output) */
     rd_prec precision;    /* precision it is held in when materialised */
-    bool quantized;       /* INT8 with parameters set (by calibration, a cfg or rd_sim_set_range) */
-    float scale;          /* activation parameters when quantized */
+    bool quantized;       /* parameters of its precision set (by calibration, a cfg or rd_sim_set_range):
+                             int8 ones, or int16 ones when precision is RD_PREC_INT16 */
+    float scale;          /* activation parameters when quantized (of the tensor's precision) */
     int32_t zero_point;
     float min, max;       /* the range they came from */
 } rd_sim_tensor;
@@ -507,26 +511,36 @@ typedef struct rd_sim_tensor {
 /** Looks a tensor of the original model up; RD_E_NOTFOUND with the closest names if unknown. */
 rd_status rd_sim_tensor_get(const rd_sim *s, const char *name, rd_sim_tensor *out, rd_error *err);
 
-/** Sets an activation's INT8 parameters from a range (RKNN's rule, docs/numerics.md). */
+/** Sets an activation's INT8 and INT16 parameters from a range (RKNN's rule and its int16 widening, dfp in a
+    w16a16i_dfp simulation; docs/numerics.md) and keeps the range. */
 rd_status rd_sim_set_range(rd_sim *s, const char *name, float min, float max, rd_error *err);
-/** Sets an activation's INT8 parameters exactly (imported from a .quantization.cfg). */
+/** Sets an activation's INT8 parameters exactly (imported from a .quantization.cfg); its int16 parameters
+    are derived from the int8 grid's range [scale * (-128 - zp), scale * (127 - zp)]. */
 rd_status rd_sim_set_qparams(rd_sim *s, const char *name, float scale, int32_t zero_point, rd_error *err);
+/** Sets an activation's INT16 parameters exactly (zero point in [-32768, 32767]); its int8 parameters are
+    derived from the int16 grid's range. */
+rd_status rd_sim_set_qparams16(rd_sim *s, const char *name, float scale, int32_t zero_point, rd_error *err);
 /** Forces a tensor (and the layer producing it) to a precision: hybrid quantization. */
 rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error *err);
 
-/** The int8 weights of an integer layer (Conv, ConvTranspose, Gemm, MatMul with a constant float weight). */
+/** The weights of an integer layer (Conv, ConvTranspose, Gemm, MatMul with a constant float weight): int8
+    ones, or those of an int16 layer (bits, q16). */
 typedef struct rd_sim_weights {
     int value;                  /* the weight's value index (the node's input 1) */
     int axis;                   /* output-channel axis of the weight tensor */
     int64_t group;              /* ConvTranspose: channels split by groups over axis 0 (1 otherwise) */
     int n_scale;                /* 1 (per tensor) or one per output channel; zero points are all 0 */
     const float *scale;         /* owned by s: valid until the next rd_sim_set_weight_scales or destroy */
-    const int8_t *q;            /* the codes, in the weight's layout; same lifetime */
+    const int8_t *q;            /* the int8 codes, in the weight's layout; same lifetime (NULL when bits > 8
+                                   or the layer is an int16 one: see q16) */
+    int bits;                   /* 8 for an int8 layer; an int16 layer's weight width (16, 8 for w8a16, 4 for
+                                   w4a16) */
+    const int16_t *q16;         /* an int16 layer's codes (any width), in the weight's layout; NULL otherwise */
 } rd_sim_weights;
 
 /**
- * The int8 weights of node (an optimised-graph index), quantized on first use as a run would.
- * RD_E_NOTFOUND when the node is not an int8 Conv/ConvTranspose/Gemm/MatMul with a constant weight.
+ * The weights of node (an optimised-graph index), quantized on first use as a run would.
+ * RD_E_NOTFOUND when the node is not an int8 or int16 Conv/ConvTranspose/Gemm/MatMul with a constant weight.
  */
 rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error *err);
 
@@ -535,6 +549,13 @@ rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error 
  * integer layer reading it) or the name of such a node. n is 1 (per tensor) or the channel count.
  */
 rd_status rd_sim_set_weight_scales(rd_sim *s, const char *name, const float *scales, int n, rd_error *err);
+/**
+ * The same for scales written for `bits`-bit weights (8 or 16, the cfg entry's dtype): a layer whose
+ * weights end up with another width (a tensor moved to int16 after the file was written) ignores them and
+ * quantizes its weights from their values.
+ */
+rd_status rd_sim_set_weight_scales_bits(rd_sim *s, const char *name, const float *scales, int n, int bits,
+                                        rd_error *err);
 
 /**
  * Writes the optimised graph as ONNX with QuantizeLinear/DequantizeLinear pairs carrying the
@@ -898,7 +919,15 @@ const char *rd_qmethod_name(rd_qmethod m);
 
 /** RKNN dtype names and aliases (asymmetric_quantized-8 = w8a8). RD_E_INVAL listing the valid names. */
 rd_status rd_qdtype_parse(const char *name, rd_qdtype *out, rd_error *err);
-/** `run --precision`: fp32, fp16 (= float16), int8 (= w8a8), or any rd_qdtype_parse name. */
+/**
+ * The simulation options of a dtype (precision, weight_bits, dfp; the other fields left as they are):
+ * float32, float16, w8a8, w16a16i, w8a16, w4a16 (int4 weights per channel or tensor), w16a16i_dfp.
+ */
+rd_status rd_sim_options_for_dtype(rd_qdtype dt, rd_sim_options *o, rd_error *err);
+/** The options s was created with. */
+const rd_sim_options *rd_sim_get_options(const rd_sim *s);
+
+/** `run --precision`: fp32, fp16 (= float16), int8 (= w8a8), int16 (= w16a16i), or any rd_qdtype_parse name. */
 rd_status rd_precision_parse(const char *name, rd_qdtype *out, rd_error *err);
 rd_status rd_qalgo_parse(const char *name, rd_qalgo *out, rd_error *err);
 /** channel, layer, or group{SIZE} (group128); *out_group_size gets SIZE (0 otherwise; may be NULL). */

@@ -120,6 +120,7 @@ static void test_platform_dtype_checks(void)
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, "rv1126b", NULL, 0, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, "rk3588", NULL, 0, &err), RD_E_UNSUPPORTED);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "dir/bad.yml:7: target platform rk3588 does not support quantized_dtype w4a16"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "(it supports w8a8, float16)"));
     rd_rknn_config_fini(&c);
     CU_ASSERT_EQUAL_FATAL(parse("  configs:\n    target_platform: rk3562\n    quantized_dtype: w8a16\n"
                                 "    quantized_algorithm: gdq\n", &c, &err), RD_OK);
@@ -226,6 +227,8 @@ static void test_tables_and_names(void)
     CU_ASSERT_EQUAL(rd_precision_parse("fp32", &dt, &err), RD_OK);
     CU_ASSERT_EQUAL(dt, RD_QDT_FLOAT32);
     CU_ASSERT_EQUAL(rd_precision_parse("w16a16i", &dt, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_precision_parse("int16", &dt, &err), RD_OK);
+    CU_ASSERT_EQUAL(dt, RD_QDT_W16A16I);
     CU_ASSERT_EQUAL(rd_precision_parse("int4", &dt, &err), RD_E_INVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "expected fp32, fp16, int8"));
     rd_qmethod m;

@@ -172,7 +172,7 @@ static void test_int8(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "relu_out"));
     CU_ASSERT_EQUAL(rd_sim_set_precision(s, "relu_ou", RD_PREC_FP16, &err), RD_E_NOTFOUND);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "relu_out"));
-    CU_ASSERT_EQUAL(rd_sim_set_precision(s, "relu_out", RD_PREC_INT16, &err), RD_E_UNSUPPORTED);
+    CU_ASSERT_EQUAL(rd_sim_set_precision(s, "relu_out", (rd_prec)7, &err), RD_E_INVAL);
     CU_ASSERT_EQUAL(rd_sim_set_qparams(s, "out", -1.0f, 0, &err), RD_E_INVAL);
     CU_ASSERT_EQUAL(rd_sim_set_range(s, "out", 2.0f, 1.0f, &err), RD_E_INVAL);
     rd_tensor_fini(&ref);
@@ -310,9 +310,10 @@ static void test_create_errors(void)
     rd_error err;
     rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 4};
     CU_ASSERT_EQUAL(rd_sim_create(m, &so, &s, &err), RD_E_INVAL);
-    so = (rd_sim_options){.precision = RD_PREC_INT16, .optimization_level = 3};
+    so = (rd_sim_options){.precision = RD_PREC_INT16, .optimization_level = 3, .weight_bits = 5};
     CU_ASSERT_EQUAL(rd_sim_create(m, &so, &s, &err), RD_E_UNSUPPORTED);
     CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "5-bit"));
     CU_ASSERT_STRING_EQUAL(rd_prec_name(RD_PREC_FP16), "float16");
     rd_model_destroy(m);
 }

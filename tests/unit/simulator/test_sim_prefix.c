@@ -129,6 +129,44 @@ static void test_random_sets(void)
     rd_model_destroy(m);
 }
 
+/* Sets with int16 tensors (and their parameters changed) resume to the same bits as full runs. */
+static void test_random_int16_sets(void)
+{
+    rd_model *m;
+    const char **names;
+    size_t n;
+    rd_sim *s = calibrated(&m, &names, &n);
+    rd_tensor x;
+    make_input(&x, 0.7f);
+    rd_sim_prefix *p = NULL;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(64u << 20, &p, &err), RD_OK);
+    uint32_t seed = 777;
+    prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
+    uint64_t reused = 0;
+    for (int k = 0; k < 30; k++) {
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t r = prefix_rand(&seed) % 4;
+            const rd_prec pr = r == 0 ? RD_PREC_INT16 : r == 1 ? RD_PREC_FP16 : RD_PREC_INT8;
+            CU_ASSERT_EQUAL(rd_sim_set_precision(s, names[i], pr, NULL), RD_OK);
+        }
+        if (k % 5 == 4) { /* new int16 parameters on one tensor: its readers and producer compute again */
+            rd_sim_tensor t;
+            const char *nm = names[prefix_rand(&seed) % n];
+            CU_ASSERT_EQUAL(rd_sim_set_precision(s, nm, RD_PREC_INT16, NULL), RD_OK);
+            CU_ASSERT_EQUAL(rd_sim_tensor_get(s, nm, &t, &err), RD_OK);
+            CU_ASSERT_EQUAL(rd_sim_set_qparams16(s, nm, t.scale * 1.5f, t.zero_point / 2, &err), RD_OK);
+        }
+        reused += prefix_check_run(s, p, k % 3 == 2 ? RD_PREFIX_RECORD : RD_PREFIX_USE, &x, 1, 1);
+    }
+    CU_ASSERT(reused > 0);
+    rd_sim_prefix_destroy(p);
+    rd_tensor_fini(&x);
+    free(names);
+    rd_sim_destroy(s);
+    rd_model_destroy(m);
+}
+
 /* Tentative runs: kept by a commit (the next run of the same set reuses everything), dropped otherwise. */
 static void test_try_and_commit(void)
 {
@@ -380,6 +418,7 @@ static void test_concurrent(void)
 RD_TEST_REGISTER(register_sim_prefix)
 {
     RD_SUITE("sim_prefix", {"random float16 sets: bits of a full run", test_random_sets},
+             {"random int8/int16/float16 sets and int16 parameters", test_random_int16_sets},
              {"tentative runs and commits", test_try_and_commit},
              {"invalidation and memory caps", test_invalidation_and_cap},
              {"observer and errors", test_observer_and_errors},

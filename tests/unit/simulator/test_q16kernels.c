@@ -1,0 +1,725 @@
+/*
+ * test_q16kernels.c: the int16 layers (quant16_eval.c, kernels/conv_f64.c) against naive int64 loops, and
+ * the int16 quantization math (parameters from ranges, fake-quantization, wide weights).
+ *
+ * The evals' float outputs must equal, bit for bit, (float)(acc * in_scale * w_scale[c]) with acc the exact
+ * int64 sum of (x_q - zp) * w_q (+ the integer bias). Inputs are int16 codes (zero points at both extremes
+ * of [-32768, 32767]) or int8 codes; weights 16-bit or 8-bit (w8a16), per channel or per tensor. Shapes are
+ * drawn from a seeded generator: groups, depthwise, dilations, pads, strides, auto_pad, 1-D to 3-D.
+ */
+#include "rd_test.h"
+#include "op_harness.h"
+#include "../../../simulator/src/quant.h"
+#include "../../../simulator/src/ops/linear_shapes.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+
+static uint32_t rng(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+static int64_t rr(uint32_t *s, int64_t lo, int64_t hi) /* inclusive */
+{
+    return lo + (int64_t)(rng(s) % (uint32_t)(hi - lo + 1));
+}
+
+typedef struct grid {
+    int bits;
+    int32_t zp, lo, hi;
+    float scale;
+} grid;
+
+static grid pick_grid(uint32_t *s, int bits)
+{
+    static const int32_t z16[] = {-32768, 32767, 0, -1, 12345};
+    static const int32_t z8[] = {-128, 127, 0, 55, -7};
+    grid g = {.bits = bits, .lo = bits == 8 ? -128 : -32768, .hi = bits == 8 ? 127 : 32767};
+    g.zp = bits == 8 ? z8[rng(s) % 5] : z16[rng(s) % 5];
+    g.scale = (bits == 8 ? 0.02f : 0.0003f) + (float)rr(s, 0, 100) / (bits == 8 ? 1000.0f : 300000.0f);
+    return g;
+}
+
+/* Float activations that are exact dequantized codes of g; codes in q. */
+static void make_act(uint32_t *s, int64_t n, const grid *g, int32_t *q, float *x)
+{
+    for (int64_t i = 0; i < n; i++) {
+        q[i] = (int32_t)rr(s, g->lo, g->hi);
+        x[i] = g->scale * (float)(q[i] - g->zp);
+    }
+}
+
+static void make_f32(uint32_t *s, int64_t n, float amp, float *w)
+{
+    for (int64_t i = 0; i < n; i++)
+        w[i] = amp * ((float)rr(s, -10000, 10000) / 10000.0f);
+}
+
+static int compare_out(const float *got, const float *want, int64_t n, const char *what, int case_no)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
+            fprintf(stderr, "%s case %d: element %lld: got %.9g, want %.9g\n", what, case_no, (long long)i,
+                    (double)got[i], (double)want[i]);
+            return 1;
+        }
+    return 0;
+}
+
+/* Running an op's wide eval by hand: parse, infer, allocate (as op_harness.h does for float). */
+typedef struct q_run {
+    sim_node node;
+    void *params;
+    sim_scratch scratch;
+    bool present[1];
+    sim_op_ctx ctx;
+    rd_tensor out;
+    rd_error err;
+} q_run;
+
+static rd_status q_setup(q_run *r, const char *op, const sim_attr *attrs, int n_attr, const rd_tensor *const *in,
+                         int n_in)
+{
+    memset(r, 0, sizeof *r);
+    const sim_op_def *d = sim_op_find("", op);
+    r->node = (sim_node){.name = "q", .op_type = (char *)op, .domain = "", .opset = 13, .n_in = n_in, .n_out = 1,
+                         .n_attr = n_attr, .attrs = (sim_attr *)attrs, .def = d};
+    r->params = d->params_size ? calloc(1, d->params_size) : NULL;
+    r->present[0] = true;
+    r->ctx = (sim_op_ctx){.node = &r->node, .params = r->params, .opset = 13, .n_in = n_in, .in = in, .n_out = 1,
+                          .out = &r->out, .out_present = r->present, .scratch = &r->scratch, .threads = 1};
+    rd_status st = d->parse ? d->parse(&r->node, r->params, &r->err) : RD_OK;
+    if (st == RD_OK)
+        st = d->infer(&r->ctx, &r->err);
+    if (st == RD_OK) {
+        rd_tensor shape = r->out;
+        st = rd_tensor_alloc(&r->out, RD_DT_F32, shape.rank, shape.dims, &r->err);
+    }
+    return st;
+}
+
+static void q_fini(q_run *r)
+{
+    sim_scratch_fini(&r->scratch);
+    free(r->params);
+    rd_tensor_fini(&r->out);
+}
+
+static double *as_doubles(const int16_t *q, int64_t n)
+{
+    double *d = malloc((size_t)n * sizeof *d + 8);
+    for (int64_t i = 0; i < n; i++)
+        d[i] = q[i];
+    return d;
+}
+
+/* ------------------------------------------------------------------------------------------------- */
+/* Conv and ConvTranspose */
+
+static bool next_index(int64_t *idx, const int64_t *dims, int nsp)
+{
+    for (int d = nsp - 1; d >= 0; d--) {
+        if (++idx[d] < dims[d])
+            return true;
+        idx[d] = 0;
+    }
+    return false;
+}
+
+static int64_t flat(const int64_t *idx, const int64_t *dims, int nsp)
+{
+    int64_t f = 0;
+    for (int d = 0; d < nsp; d++)
+        f = f * dims[d] + idx[d];
+    return f;
+}
+
+static void ref_conv(const conv_geom *g, const int32_t *x, int32_t zp, const int16_t *w, const int64_t *bq,
+                     int64_t *y)
+{
+    const int nsp = g->nsp;
+    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
+    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp), ksz = conv_prod(g->k, nsp);
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t m = 0; m < g->out_c; m++) {
+            const int64_t grp = m / mg;
+            int64_t o[CONV_MAX_SP] = {0};
+            do {
+                int64_t acc = bq ? bq[m] : 0;
+                for (int64_t c = 0; c < cg; c++) {
+                    int64_t kk[CONV_MAX_SP] = {0};
+                    do {
+                        int64_t i[CONV_MAX_SP];
+                        bool inside = true;
+                        for (int d = 0; d < nsp; d++) {
+                            i[d] = o[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
+                            inside = inside && i[d] >= 0 && i[d] < g->in[d];
+                        }
+                        if (inside)
+                            acc += (int64_t)(x[(n * g->in_c + grp * cg + c) * in_plane + flat(i, g->in, nsp)] - zp) *
+                                   w[(m * cg + c) * ksz + flat(kk, g->k, nsp)];
+                    } while (next_index(kk, g->k, nsp));
+                }
+                y[(n * g->out_c + m) * out_plane + flat(o, g->out, nsp)] = acc;
+            } while (out_plane > 0 && next_index(o, g->out, nsp));
+        }
+}
+
+static void ref_conv_transpose(const conv_geom *g, const int32_t *x, int32_t zp, const int16_t *w, const int64_t *bq,
+                               int64_t *acc)
+{
+    const int nsp = g->nsp;
+    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
+    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp), ksz = conv_prod(g->k, nsp);
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t m = 0; m < g->out_c; m++)
+            for (int64_t p = 0; p < out_plane; p++)
+                acc[(n * g->out_c + m) * out_plane + p] = bq ? bq[m] : 0;
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t c = 0; c < g->in_c; c++) {
+            const int64_t grp = c / cg;
+            int64_t i[CONV_MAX_SP] = {0};
+            do {
+                const int64_t xv = x[(n * g->in_c + c) * in_plane + flat(i, g->in, nsp)] - zp;
+                for (int64_t m = 0; m < mg; m++) {
+                    int64_t kk[CONV_MAX_SP] = {0};
+                    do {
+                        int64_t o[CONV_MAX_SP];
+                        bool inside = true;
+                        for (int d = 0; d < nsp; d++) {
+                            o[d] = i[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
+                            inside = inside && o[d] >= 0 && o[d] < g->out[d];
+                        }
+                        if (inside)
+                            acc[(n * g->out_c + grp * mg + m) * out_plane + flat(o, g->out, nsp)] +=
+                                xv * w[(c * mg + m) * ksz + flat(kk, g->k, nsp)];
+                    } while (next_index(kk, g->k, nsp));
+                }
+            } while (in_plane > 0 && next_index(i, g->in, nsp));
+        }
+}
+
+typedef struct conv_case {
+    int nsp;
+    int64_t batch, c, m, group;
+    int64_t in[3], k[3], stride[3], dil[3], pads[6];
+    const char *auto_pad;
+    bool bias, per_tensor;
+    int in_bits, w_bits;
+} conv_case;
+
+static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int case_no)
+{
+    const int nsp = cc->nsp;
+    int64_t xd[5] = {cc->batch, cc->c}, wd[5];
+    wd[0] = transpose ? cc->c : cc->m;
+    wd[1] = transpose ? cc->m / cc->group : cc->c / cc->group;
+    for (int d = 0; d < nsp; d++) {
+        xd[2 + d] = cc->in[d];
+        wd[2 + d] = cc->k[d];
+    }
+    int64_t nx = 1, nw = 1;
+    for (int d = 0; d < nsp + 2; d++) {
+        nx *= xd[d];
+        nw *= wd[d];
+    }
+    const grid gr = pick_grid(s, cc->in_bits);
+    int32_t *xq = malloc((size_t)nx * 4 + 4);
+    float *x = malloc((size_t)nx * 4 + 4), *w = malloc((size_t)nw * 4 + 4), *b = malloc((size_t)cc->m * 4);
+    make_act(s, nx, &gr, xq, x);
+    make_f32(s, nw, 0.5f, w);
+    make_f32(s, cc->m, 3.0f, b);
+    rd_tensor tx = h_t(RD_DT_F32, x, nsp + 2, xd), tw = h_t(RD_DT_F32, w, nsp + 2, wd);
+    rd_tensor tb = H_T(RD_DT_F32, b, cc->m);
+    const rd_tensor *in[3] = {&tx, &tw, &tb};
+    sim_attr attrs[8];
+    int na = 0;
+    attrs[na++] = h_int("group", cc->group);
+    attrs[na++] = h_ints("strides", cc->stride, (size_t)nsp);
+    attrs[na++] = h_ints("dilations", cc->dil, (size_t)nsp);
+    if (cc->auto_pad)
+        attrs[na++] = h_str("auto_pad", cc->auto_pad);
+    else
+        attrs[na++] = h_ints("pads", cc->pads, (size_t)(2 * nsp));
+    const char *op = transpose ? "ConvTranspose" : "Conv";
+    q_run r;
+    int fails = 0;
+    rd_status st = q_setup(&r, op, attrs, na, in, cc->bias ? 3 : 2);
+    if (st != RD_OK) {
+        fprintf(stderr, "%s case %d: setup: %s\n", op, case_no, r.err.msg);
+        q_fini(&r);
+        free(xq), free(x), free(w), free(b);
+        return 1;
+    }
+    int16_t *wq = NULL;
+    float *ws = NULL;
+    int nws = 0;
+    rd_error err;
+    st = sim_quant_weights_wide(&tw, transpose ? 1 : 0, transpose ? cc->group : 1, cc->per_tensor, cc->w_bits, false,
+                                &wq, &ws, &nws, &err);
+    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    double *wc = as_doubles(wq, nw);
+    const sim_q16_layer q = {.in_scale = gr.scale, .in_zp = gr.zp, .in_bits = gr.bits, .w_c = wc, .w_scale = ws,
+                             .n_w_scale = nws};
+    conv_geom g;
+    st = transpose ? sim_conv_transpose_geometry(&r.ctx, &g, &err) : sim_conv_geometry(&r.ctx, &g, &err);
+    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    int64_t *bq = malloc((size_t)cc->m * 8);
+    for (int64_t c = 0; c < cc->m; c++)
+        bq[c] = (int64_t)sim_quant_bias_wide(b[c], (double)gr.scale * ws[nws == 1 ? 0 : c]);
+    const int64_t ny = rd_tensor_numel(&r.out), out_plane = conv_prod(g.out, nsp);
+    int64_t *want = malloc((size_t)ny * 8 + 8);
+    if (transpose)
+        ref_conv_transpose(&g, xq, gr.zp, wq, cc->bias ? bq : NULL, want);
+    else
+        ref_conv(&g, xq, gr.zp, wq, cc->bias ? bq : NULL, want);
+    st = transpose ? sim_q16_conv_transpose_eval(&r.ctx, &q, &r.err) : sim_q16_conv_eval(&r.ctx, &q, &r.err);
+    if (st != RD_OK) {
+        fprintf(stderr, "%s case %d: eval: %s\n", op, case_no, r.err.msg);
+        fails++;
+    } else {
+        float *yf = malloc((size_t)ny * 4 + 4);
+        for (int64_t i = 0; i < ny; i++) {
+            const int64_t c = (i / out_plane) % g.out_c;
+            yf[i] = (float)((double)want[i] * gr.scale * ws[nws == 1 ? 0 : c]);
+        }
+        fails += compare_out(r.out.data, yf, ny, op, case_no);
+        free(yf);
+    }
+    free(want);
+    free(bq);
+    free(wq);
+    free(wc);
+    free(ws);
+    free(xq);
+    free(x);
+    free(w);
+    free(b);
+    q_fini(&r);
+    return fails;
+}
+
+static void random_conv_case(uint32_t *s, bool transpose, conv_case *cc)
+{
+    memset(cc, 0, sizeof *cc);
+    cc->nsp = (int)rr(s, 1, 10) <= 4 ? 1 : (rr(s, 1, 10) <= 8 ? 2 : 3);
+    cc->batch = rr(s, 1, 2);
+    const int kind = (int)rr(s, 0, 3);
+    if (kind == 0 && !transpose) { /* depthwise, maybe with a channel multiplier */
+        cc->group = rr(s, 2, 5);
+        cc->c = cc->group;
+        cc->m = cc->group * rr(s, 1, 2);
+    } else {
+        cc->group = kind == 1 ? rr(s, 2, 3) : 1;
+        cc->c = cc->group * rr(s, 1, 4);
+        cc->m = cc->group * rr(s, 1, 4);
+    }
+    for (int d = 0; d < cc->nsp; d++) {
+        cc->k[d] = rr(s, 1, 3);
+        cc->stride[d] = rr(s, 1, 3);
+        cc->dil[d] = rr(s, 1, 2);
+        cc->in[d] = rr(s, 1, cc->nsp == 3 ? 5 : 11);
+        cc->pads[d] = rr(s, 0, 2);
+        cc->pads[cc->nsp + d] = rr(s, 0, 2);
+        const int64_t ek = (cc->k[d] - 1) * cc->dil[d] + 1;
+        if (!transpose && cc->in[d] + cc->pads[d] + cc->pads[cc->nsp + d] < ek)
+            cc->in[d] = ek;
+        if (transpose) {
+            cc->pads[d] = rr(s, 0, 1);
+            cc->pads[cc->nsp + d] = 0;
+        }
+    }
+    const int ap = (int)rr(s, 0, 5);
+    if (ap == 0)
+        cc->auto_pad = "SAME_UPPER";
+    else if (ap == 1)
+        cc->auto_pad = "SAME_LOWER";
+    else if (ap == 2 && !transpose) {
+        cc->auto_pad = "VALID";
+        for (int d = 0; d < cc->nsp; d++)
+            if (cc->in[d] < (cc->k[d] - 1) * cc->dil[d] + 1)
+                cc->in[d] = (cc->k[d] - 1) * cc->dil[d] + 1;
+    }
+    cc->bias = rng(s) & 1;
+    cc->per_tensor = (rng(s) % 4) == 0;
+    cc->in_bits = (rng(s) % 4) == 0 ? 8 : 16;
+    cc->w_bits = (rng(s) % 4) == 0 ? 8 : 16;
+}
+
+static void test_conv_random(void)
+{
+    uint32_t s = 4242;
+    int fails = 0;
+    for (int t = 0; t < 120; t++) {
+        conv_case cc;
+        random_conv_case(&s, false, &cc);
+        fails += run_conv_case(&cc, false, &s, t);
+    }
+    /* pointwise (straight dgemm), depthwise with pads, and several im2col tiles */
+    conv_case pw = {.nsp = 2, .batch = 2, .c = 20, .m = 13, .group = 1, .in = {7, 9}, .k = {1, 1},
+                    .stride = {1, 1}, .dil = {1, 1}, .bias = true, .in_bits = 16, .w_bits = 16};
+    fails += run_conv_case(&pw, false, &s, 1000);
+    conv_case dw = {.nsp = 2, .batch = 1, .c = 8, .m = 8, .group = 8, .in = {13, 10}, .k = {3, 3},
+                    .stride = {2, 2}, .dil = {1, 1}, .pads = {1, 1, 1, 1}, .bias = true, .in_bits = 16, .w_bits = 16};
+    fails += run_conv_case(&dw, false, &s, 1001);
+    conv_case big = {.nsp = 2, .batch = 1, .c = 32, .m = 2, .group = 1, .in = {100, 100}, .k = {3, 3},
+                     .stride = {1, 1}, .dil = {1, 1}, .pads = {1, 1, 1, 1}, .bias = true, .in_bits = 16, .w_bits = 16};
+    fails += run_conv_case(&big, false, &s, 1002);
+    CU_ASSERT_EQUAL(fails, 0);
+}
+
+static void test_conv_transpose_random(void)
+{
+    uint32_t s = 99;
+    int fails = 0;
+    for (int t = 0; t < 60; t++) {
+        conv_case cc;
+        random_conv_case(&s, true, &cc);
+        fails += run_conv_case(&cc, true, &s, t);
+    }
+    conv_case pw = {.nsp = 2, .batch = 1, .c = 6, .m = 4, .group = 2, .in = {5, 4}, .k = {1, 1},
+                    .stride = {1, 1}, .dil = {1, 1}, .bias = true, .in_bits = 16, .w_bits = 16};
+    fails += run_conv_case(&pw, true, &s, 1000);
+    CU_ASSERT_EQUAL(fails, 0);
+}
+
+/* ------------------------------------------------------------------------------------------------- */
+/* Gemm */
+
+static int run_gemm_case(uint32_t *s, int case_no)
+{
+    const int64_t m = rr(s, 1, 9), n = rr(s, 1, 40), k = rr(s, 1, 300);
+    const bool ta = rng(s) & 1, tb = rng(s) & 1;
+    const int c_kind = (int)rr(s, 0, 4); /* none, const [N], const [1, N], matrix [M, N], activation [N] */
+    const float alpha = (rng(s) & 1) ? 1.0f : 0.75f, beta = (rng(s) & 1) ? 1.0f : -1.5f;
+    const grid gr = pick_grid(s, (rng(s) % 4) == 0 ? 8 : 16);
+    const int w_bits = (rng(s) % 3) == 0 ? 8 : 16;
+    int32_t *aq = malloc((size_t)(m * k) * 4);
+    float *a = malloc((size_t)(m * k) * 4), *w = malloc((size_t)(k * n) * 4), *c = malloc((size_t)(m * n) * 4);
+    make_act(s, m * k, &gr, aq, a);
+    make_f32(s, k * n, 1.0f, w);
+    make_f32(s, m * n, 2.0f, c);
+    rd_tensor ta_t = ta ? H_T(RD_DT_F32, a, k, m) : H_T(RD_DT_F32, a, m, k);
+    rd_tensor tb_t = tb ? H_T(RD_DT_F32, w, n, k) : H_T(RD_DT_F32, w, k, n);
+    rd_tensor tc = c_kind == 2 ? H_T(RD_DT_F32, c, 1, n) : c_kind == 3 ? H_T(RD_DT_F32, c, m, n) : H_T(RD_DT_F32, c, n);
+    const rd_tensor *in[3] = {&ta_t, &tb_t, &tc};
+    const sim_attr attrs[] = {h_float("alpha", alpha), h_float("beta", beta), h_int("transA", ta), h_int("transB", tb)};
+    q_run r;
+    int fails = 0;
+    CU_ASSERT_EQUAL_FATAL(q_setup(&r, "Gemm", attrs, 4, in, c_kind ? 3 : 2), RD_OK);
+    int16_t *wq;
+    float *ws;
+    int nws;
+    rd_error err;
+    const bool per_tensor = (rng(s) % 3) == 0;
+    CU_ASSERT_EQUAL_FATAL(sim_quant_weights_wide(&tb_t, tb ? 0 : 1, 1, per_tensor, w_bits, false, &wq, &ws, &nws, &err),
+                          RD_OK);
+    double *wc = as_doubles(wq, k * n);
+    const sim_q16_layer q = {.in_scale = gr.scale, .in_zp = gr.zp, .in_bits = gr.bits, .w_c = wc, .w_scale = ws,
+                             .n_w_scale = nws, .c_const = c_kind != 4};
+    rd_status st = sim_q16_gemm_eval(&r.ctx, &q, &r.err);
+    if (st != RD_OK) {
+        fprintf(stderr, "Gemm case %d: %s\n", case_no, r.err.msg);
+        fails++;
+    } else {
+        const bool fold = (c_kind == 1 || c_kind == 2 || (c_kind == 3 && m == 1)) && alpha != 0;
+        float *want = malloc((size_t)(m * n) * 4);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                const double sn = ws[nws == 1 ? 0 : j];
+                int64_t acc = 0;
+                for (int64_t p = 0; p < k; p++)
+                    acc += (int64_t)(aq[ta ? p * m + i : i * k + p] - gr.zp) * wq[tb ? j * k + p : p * n + j];
+                const double cv = c_kind == 3 ? c[i * n + j] : c[j];
+                if (fold)
+                    acc += (int64_t)sim_quant_bias_wide((double)beta * cv / alpha, (double)gr.scale * sn);
+                double v = (double)alpha * ((double)acc * gr.scale * sn);
+                if (c_kind && !fold)
+                    v += (double)beta * cv;
+                want[i * n + j] = (float)v;
+            }
+        fails += compare_out(r.out.data, want, m * n, "Gemm", case_no);
+        free(want);
+    }
+    free(wq);
+    free(wc);
+    free(ws);
+    free(aq);
+    free(a);
+    free(w);
+    free(c);
+    q_fini(&r);
+    return fails;
+}
+
+static void test_gemm_random(void)
+{
+    uint32_t s = 1616;
+    int fails = 0;
+    for (int t = 0; t < 80; t++)
+        fails += run_gemm_case(&s, t);
+    CU_ASSERT_EQUAL(fails, 0);
+}
+
+/* ------------------------------------------------------------------------------------------------- */
+/* MatMul */
+
+typedef struct mm_case {
+    int ra, rb;
+    int64_t ad[4], bd[4];
+    bool act_b;
+} mm_case;
+
+static int run_matmul_case(const mm_case *mc, uint32_t *s, int case_no)
+{
+    rd_tensor ta = {.dtype = RD_DT_F32, .rank = mc->ra}, tb = {.dtype = RD_DT_F32, .rank = mc->rb};
+    memcpy(ta.dims, mc->ad, sizeof mc->ad);
+    memcpy(tb.dims, mc->bd, sizeof mc->bd);
+    const int64_t na = rd_tensor_numel(&ta), nb = rd_tensor_numel(&tb);
+    const grid ga = pick_grid(s, 16), gb = pick_grid(s, (rng(s) & 1) ? 16 : 8);
+    int32_t *aq = malloc((size_t)na * 4), *bq = malloc((size_t)nb * 4);
+    float *a = malloc((size_t)na * 4), *b = malloc((size_t)nb * 4);
+    make_act(s, na, &ga, aq, a);
+    ta.data = a;
+    tb.data = b;
+    int16_t *wq = NULL;
+    double *wc = NULL;
+    float *ws = NULL;
+    int nws = 1;
+    rd_error err;
+    if (mc->act_b) {
+        make_act(s, nb, &gb, bq, b);
+    } else {
+        make_f32(s, nb, 1.0f, b);
+        CU_ASSERT_EQUAL_FATAL(sim_quant_weights_wide(&tb, mc->rb - 1, 1, mc->rb == 1, 16, false, &wq, &ws, &nws, &err),
+                              RD_OK);
+        for (int64_t i = 0; i < nb; i++)
+            bq[i] = wq[i];
+        wc = as_doubles(wq, nb);
+    }
+    const rd_tensor *in[2] = {&ta, &tb};
+    q_run r;
+    int fails = 0;
+    CU_ASSERT_EQUAL_FATAL(q_setup(&r, "MatMul", NULL, 0, in, 2), RD_OK);
+    const sim_q16_layer q = {.in_scale = ga.scale, .in_zp = ga.zp, .in_bits = 16, .w_c = wc, .w_scale = ws,
+                             .n_w_scale = nws, .b_scale = gb.scale, .b_zp = gb.zp, .b_bits = gb.bits};
+    rd_status st = sim_q16_matmul_eval(&r.ctx, &q, &r.err);
+    if (st != RD_OK) {
+        fprintf(stderr, "MatMul case %d: %s\n", case_no, r.err.msg);
+        fails++;
+    } else {
+        sim_matmul_shape sh;
+        CU_ASSERT_EQUAL_FATAL(sim_matmul_shape_of(&r.ctx, &sh, &err), RD_OK);
+        const int32_t eff_bzp = mc->act_b ? gb.zp : 0;
+        float *want = malloc((size_t)(sh.n_batch * sh.m * sh.n) * 4 + 4);
+        const int rba = mc->ra > 2 ? mc->ra - 2 : 0, rbb = mc->rb > 2 ? mc->rb - 2 : 0;
+        for (int64_t bi = 0; bi < sh.n_batch; bi++) {
+            int64_t rem = bi, oa = 0, ob = 0, sa = 1, sb = 1;
+            for (int d = sh.nb - 1; d >= 0; d--) {
+                const int64_t id = rem % sh.batch[d];
+                rem /= sh.batch[d];
+                const int da = d - (sh.nb - rba), db = d - (sh.nb - rbb);
+                if (da >= 0) {
+                    oa += (mc->ad[da] == 1 ? 0 : id) * sa;
+                    sa *= mc->ad[da];
+                }
+                if (db >= 0) {
+                    ob += (mc->bd[db] == 1 ? 0 : id) * sb;
+                    sb *= mc->bd[db];
+                }
+            }
+            for (int64_t i = 0; i < sh.m; i++)
+                for (int64_t j = 0; j < sh.n; j++) {
+                    int64_t acc = 0;
+                    for (int64_t p = 0; p < sh.k; p++)
+                        acc += (int64_t)(aq[(oa * sh.m + i) * sh.k + p] - ga.zp) *
+                               (bq[(ob * sh.k + p) * sh.n + j] - eff_bzp);
+                    const double sc = mc->act_b ? (double)gb.scale : (double)ws[nws == 1 ? 0 : j];
+                    want[(bi * sh.m + i) * sh.n + j] = (float)((double)acc * ga.scale * sc);
+                }
+        }
+        fails += compare_out(r.out.data, want, sh.n_batch * sh.m * sh.n, "MatMul", case_no);
+        free(want);
+    }
+    free(wq);
+    free(wc);
+    free(ws);
+    free(aq);
+    free(bq);
+    free(a);
+    free(b);
+    q_fini(&r);
+    return fails;
+}
+
+static void test_matmul(void)
+{
+    static const mm_case cases[] = {
+        {4, 2, {2, 3, 5, 7}, {7, 4}, false}, {2, 3, {5, 7}, {3, 7, 4}, false}, {4, 3, {2, 1, 5, 7}, {3, 7, 4}, true},
+        {1, 2, {7}, {7, 4}, false},          {2, 1, {5, 7}, {7}, false},       {3, 3, {4, 9, 300}, {4, 300, 17}, true},
+        {2, 2, {1, 1}, {1, 1}, true},
+    };
+    uint32_t s = 8;
+    int fails = 0;
+    for (int rep = 0; rep < 3; rep++)
+        for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++)
+            fails += run_matmul_case(&cases[t], &s, (int)t);
+    CU_ASSERT_EQUAL(fails, 0);
+}
+
+/* ------------------------------------------------------------------------------------------------- */
+/* Quantization math */
+
+static void test_qparams16(void)
+{
+    float s;
+    int32_t zp;
+    /* the int8 rule widened: [-1, 1] gives scale 2/65535 and zero point round(-0.5) = 0 (ties to even) */
+    sim_qparams16_from_range(-1.0f, 1.0f, false, &s, &zp);
+    CU_ASSERT_EQUAL(s, (float)(2.0 / 65535.0));
+    CU_ASSERT_EQUAL(zp, 0);
+    /* [0, 6] (a Relu6): zero point at the bottom */
+    sim_qparams16_from_range(0.0f, 6.0f, false, &s, &zp);
+    CU_ASSERT_EQUAL(s, (float)(6.0 / 65535.0));
+    CU_ASSERT_EQUAL(zp, -32768);
+    /* widened to include 0 */
+    sim_qparams16_from_range(2.0f, 4.0f, false, &s, &zp);
+    CU_ASSERT_EQUAL(s, (float)(4.0 / 65535.0));
+    CU_ASSERT_EQUAL(zp, -32768);
+    sim_qparams16_from_range(-4.0f, -2.0f, false, &s, &zp);
+    CU_ASSERT_EQUAL(zp, 32767);
+    /* -3 .. 1: zp = round(-32768 + 3 * 65535 / 4) = round(16383.25) */
+    sim_qparams16_from_range(-3.0f, 1.0f, false, &s, &zp);
+    CU_ASSERT_EQUAL(zp, (int32_t)nearbyint(-32768.0 - -3.0 / (double)(4.0 / 65535.0)));
+    /* zero width */
+    sim_qparams16_from_range(0.0f, 0.0f, false, &s, &zp);
+    CU_ASSERT_EQUAL(s, 1.0f);
+    CU_ASSERT_EQUAL(zp, 0);
+    /* dfp: the smallest power of two holding max|x| in 32767 steps, zero point 0 */
+    sim_qparams16_from_range(-1.0f, 0.5f, true, &s, &zp);
+    CU_ASSERT_EQUAL(zp, 0);
+    CU_ASSERT_EQUAL(s, 0x1p-14f); /* 32767 * 2^-15 < 1 <= 32767 * 2^-14 */
+    sim_qparams16_from_range(0.0f, 32767.0f, true, &s, &zp);
+    CU_ASSERT_EQUAL(s, 1.0f);
+    sim_qparams16_from_range(0.0f, 32768.0f, true, &s, &zp);
+    CU_ASSERT_EQUAL(s, 2.0f);
+    sim_qparams16_from_range(-3e-3f, 0.0f, true, &s, &zp);
+    CU_ASSERT(s >= 3e-3f / 32767.0f && s / 2 < 3e-3f / 32767.0f);
+    CU_ASSERT_EQUAL(frexpf(s, &zp), 0.5f); /* a power of two */
+}
+
+static void test_fake_quant16(void)
+{
+    const float scale = 0.5f;
+    float x[] = {0.25f, 0.75f, -0.25f, 1.25f, 20000.0f, -20000.0f, NAN, 16383.25f, 0.1f};
+    int64_t sat = 0, zero = 0;
+    sim_fake_quant_i16(x, 9, scale, 0, &sat, &zero);
+    CU_ASSERT_EQUAL(x[0], 0.0f);     /* 0.5 -> 0 (even) */
+    CU_ASSERT_EQUAL(x[1], 1.0f);     /* 1.5 -> 2 */
+    CU_ASSERT_EQUAL(x[2], -0.0f);    /* -0.5 -> 0 */
+    CU_ASSERT_EQUAL(x[3], 1.0f);     /* 2.5 -> 2 */
+    CU_ASSERT_EQUAL(x[4], 16383.5f); /* 40000 -> 32767 */
+    CU_ASSERT_EQUAL(x[5], -16384.0f); /* -40000 -> -32768 */
+    CU_ASSERT_EQUAL(x[6], 0.0f);
+    CU_ASSERT_EQUAL(x[7], 16383.0f); /* 32766.5 -> 32766 (even) */
+    CU_ASSERT_EQUAL(sat, 2);
+    CU_ASSERT_EQUAL(zero, 3);        /* 0.25, -0.25, 0.1 */
+    /* an asymmetric grid saturates at its own ends */
+    float y[] = {-1.0f, 100.0f};
+    sim_fake_quant_i16(y, 2, 1.0f / 65535.0f * 10.0f, -32768, &sat, NULL);
+    CU_ASSERT_EQUAL(y[0], 0.0f);
+    CU_ASSERT(fabsf(y[1] - 10.0f) < 1e-3f);
+    CU_ASSERT_EQUAL(sat, 2);
+    /* centred codes */
+    const float z[] = {-3.0f, 0.0f, 3.0f, 1e9f, 0.75f};
+    double c[5];
+    sim_quantize_centered(z, 5, 0.5f, -32768, -32768, 32767, c);
+    CU_ASSERT_EQUAL(c[0], 0.0);      /* -6 + zp clamps to -32768: centred 0 */
+    CU_ASSERT_EQUAL(c[1], 0.0);
+    CU_ASSERT_EQUAL(c[2], 6.0);
+    CU_ASSERT_EQUAL(c[3], 65535.0);
+    CU_ASSERT_EQUAL(c[4], 2.0);      /* 1.5 -> 2 */
+}
+
+static void test_wide_weights(void)
+{
+    float w[] = {1.0f, -0.5f, 0.25f, 0.0f, 0.0f, 0.0f, 3.0f, -3.0f};
+    rd_tensor t = H_T(RD_DT_F32, w, 4, 2);
+    int16_t *q;
+    float *s;
+    int n;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(sim_quant_weights_wide(&t, 0, 1, false, 16, false, &q, &s, &n, &err), RD_OK);
+    CU_ASSERT_EQUAL(n, 4);
+    CU_ASSERT_EQUAL(s[0], 1.0f / 32767.0f);
+    CU_ASSERT_EQUAL(s[2], 1.0f); /* a channel of zeros */
+    CU_ASSERT_EQUAL(q[0], 32767);
+    CU_ASSERT_EQUAL(q[1], -16384); /* -16383.5 -> even */
+    CU_ASSERT_EQUAL(q[6], 32767);
+    CU_ASSERT_EQUAL(q[7], -32767);
+    free(q);
+    free(s);
+    CU_ASSERT_EQUAL_FATAL(sim_quant_weights_wide(&t, 0, 1, true, 8, false, &q, &s, &n, &err), RD_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_EQUAL(s[0], 3.0f / 127.0f);
+    CU_ASSERT_EQUAL(q[6], 127);
+    free(q);
+    free(s);
+    /* dfp: powers of two */
+    CU_ASSERT_EQUAL_FATAL(sim_quant_weights_wide(&t, 0, 1, false, 16, true, &q, &s, &n, &err), RD_OK);
+    CU_ASSERT_EQUAL(s[0], 0x1p-14f); /* 32767 * 2^-15 < 1 */
+    CU_ASSERT_EQUAL(q[0], 16384);
+    CU_ASSERT_EQUAL(s[3], 0x1p-13f); /* 3 <= 32767 * 2^-13 = 3.9999 */
+    free(q);
+    free(s);
+    /* imported scales that clip */
+    const float sc[1] = {1.0f / 32767.0f};
+    int64_t sat = 0;
+    CU_ASSERT_EQUAL_FATAL(sim_quant_weights_wide_scaled(&t, 0, 1, 16, sc, 1, &q, &sat, &err), RD_OK);
+    CU_ASSERT_EQUAL(sat, 2);
+    free(q);
+    CU_ASSERT_EQUAL(sim_quant_weights_wide_scaled(&t, 0, 1, 17, sc, 1, &q, NULL, &err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "17 bits"));
+}
+
+static void test_bad_layer(void)
+{
+    float x[4 * 9] = {0}, w[2 * 4 * 9] = {0};
+    rd_tensor tx = H_T(RD_DT_F32, x, 1, 4, 3, 3), tw = H_T(RD_DT_F32, w, 2, 4, 3, 3);
+    const rd_tensor *in[2] = {&tx, &tw};
+    q_run r;
+    CU_ASSERT_EQUAL_FATAL(q_setup(&r, "Conv", NULL, 0, in, 2), RD_OK);
+    double wc[72] = {0};
+    const float ws[3] = {1, 1, 1};
+    sim_q16_layer q = {.in_scale = 0.1f, .in_zp = 40000, .in_bits = 16, .w_c = wc, .w_scale = ws, .n_w_scale = 2};
+    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "int16 parameters"));
+    q.in_zp = 200;
+    q.in_bits = 8;
+    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "int8 parameters"));
+    q.in_zp = 0;
+    q.n_w_scale = 3;
+    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "3 weight scales for 2"));
+    q.n_w_scale = 2;
+    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r.ctx, &q, &r.err), RD_OK);
+    q_fini(&r);
+}
+
+RD_TEST_REGISTER(register_q16kernels)
+{
+    RD_SUITE("q16kernels", {"Conv int16: random geometries", test_conv_random},
+             {"ConvTranspose int16: random geometries", test_conv_transpose_random},
+             {"Gemm int16: transposes, alpha/beta, C", test_gemm_random},
+             {"MatMul int16: batched, broadcast, activations", test_matmul},
+             {"int16 parameters from ranges (asymmetric, dfp)", test_qparams16},
+             {"int16 fake-quantization: rounding, saturation", test_fake_quant16},
+             {"wide weights: 16/8 bits, dfp, imported", test_wide_weights},
+             {"int16 evals: invalid layers", test_bad_layer});
+}
