@@ -422,8 +422,8 @@ static void where_row(void *user, int64_t n, const int64_t *off, const int64_t *
     const char *x = s->x + off[2] * sz, *y = s->y + off[3] * sz;
     char *o = s->out + off[0] * sz;
     if (sz == 4 && inner[1] && inner[2] && inner[3]) {
-        const float *xf = (const float *)x, *yf = (const float *)y;
-        float *of = (float *)o;
+        const uint32_t *xf = (const uint32_t *)x, *yf = (const uint32_t *)y; /* bits, any 4-byte dtype */
+        uint32_t *of = (uint32_t *)o;
         for (int64_t i = 0; i < n; i++)
             of[i] = c[i] ? xf[i] : yf[i];
         return;
