@@ -81,13 +81,13 @@ static rd_status bind_inputs(run_state *s, const rd_tensor *inputs, size_t n_inp
         const sim_value *decl = &m->values[v];
         const rd_tensor *t = &inputs[k];
         if (decl->dtype != RD_DT_UNDEFINED && decl->dtype != t->dtype)
-            return rd_errorf(err, RD_E_INVAL, "%s: input '%s' must be %s, got %s", m->path, decl->name,
+            return rd_errorf(err, RD_E_PARSE, "%s: input '%s' must be %s, got %s", m->path, decl->name,
                              rd_dtype_name(decl->dtype), rd_dtype_name(t->dtype));
         if (!shape_matches(decl, t)) {
             char want[256], got[256];
             declared_shape_str(decl, want, sizeof want);
             rd_shape_str(t, got, sizeof got);
-            return rd_errorf(err, RD_E_INVAL, "%s: input '%s' must have shape %s, got %s", m->path, decl->name, want, got);
+            return rd_errorf(err, RD_E_PARSE, "%s: input '%s' must have shape %s, got %s", m->path, decl->name, want, got);
         }
         s->vals[v] = *t;
         s->ready[v] = true;

@@ -30,8 +30,12 @@ char *sim_strdup(const char *s)
     return d;
 }
 
+/* A zero dim is looked for first: an empty tensor may have other dims whose product overflows. */
 int64_t rd_tensor_numel(const rd_tensor *t)
 {
+    for (int i = 0; i < t->rank; i++)
+        if (t->dims[i] == 0)
+            return 0;
     int64_t n = 1;
     for (int i = 0; i < t->rank; i++)
         n *= t->dims[i];
@@ -59,6 +63,12 @@ rd_status rd_shape_bytes(rd_dtype dt, int rank, const int64_t *dims, size_t *out
             zero = true;
     }
     if (zero) {
+        /* empty, but strides (products of trailing dims) must still fit in int64, as numpy demands */
+        int64_t prod = 1;
+        for (int i = 0; i < rank; i++)
+            if (dims[i] && __builtin_mul_overflow(prod, dims[i], &prod))
+                return rd_errorf(err, RD_E_LIMIT, "empty tensor whose non-zero dims multiply past "
+                                 "2^63 (dim %d = %lld)", i, (long long)dims[i]);
         *out_bytes = 0;
         return RD_OK;
     }

@@ -358,7 +358,8 @@ int main(int argc, char **argv)
             names[n++] = strdup(e->d_name);
         }
         closedir(dir);
-        qsort(names, n, sizeof *names, cmp_str);
+        if (n)
+            qsort(names, n, sizeof *names, cmp_str);
         for (size_t i = 0; i < n; i++) {
             char case_dir[4096];
             snprintf(case_dir, sizeof case_dir, "%s/%s", dirs[d], names[i]);

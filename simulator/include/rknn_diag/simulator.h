@@ -257,6 +257,125 @@ int64_t rd_model_param_count(const rd_model *m);
 const rd_tensor *rd_model_constant(const rd_model *m, size_t value);
 
 /* ---------------------------------------------------------------------------------------------------
+ * ONNX writer: builds a model in memory and serialises it (fixtures, the demo model, QDQ export,
+ * onnx-edit). It writes what it is given without validating the graph, so tests can build broken
+ * models on purpose; rd_model_load is the checker.
+ *
+ *     rd_onnx_builder *b = rd_onnx_builder_create(8, 17);
+ *     const int64_t xdims[4] = {-1, 3, 224, 224};
+ *     const char *const xparams[4] = {"batch", NULL, NULL, NULL};
+ *     rd_onnx_add_input(b, "x", RD_DT_F32, 4, xdims, xparams);
+ *     rd_onnx_add_initializer(b, "w", &w, RD_ONNX_RAW);
+ *     rd_onnx_node *n = rd_onnx_add_node(b, "Conv", "conv1", (const char *const[]){"x", "w"}, 2,
+ *                                        (const char *const[]){"y"}, 1);
+ *     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+ *     rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+ *     rd_status st = rd_onnx_builder_save(b, "model.onnx", &err);
+ *     rd_onnx_builder_destroy(b);
+ *
+ * Errors are sticky: every add/attr/set function returns a status and the builder keeps the first
+ * failure (out of memory, a NULL name, an unsupported dtype), which rd_onnx_builder_write and
+ * rd_onnx_builder_save report. Callers may check once, at the end. Functions accept a NULL builder or
+ * node (after a failed add) and then do nothing but return an error.
+ */
+
+typedef struct rd_onnx_builder rd_onnx_builder;
+typedef struct rd_onnx_node rd_onnx_node; /* a node of a builder, owned by it */
+
+/** Where tensor data is written. */
+typedef enum rd_onnx_storage {
+    RD_ONNX_RAW = 0,   /* raw_data, little-endian (what exporters write) */
+    RD_ONNX_TYPED = 1, /* the typed field the spec assigns: float_data, int32_data (also int8/16, uint8/16,
+                          bool, float16 and bfloat16 bits), int64_data, double_data, uint64_data */
+} rd_onnx_storage;
+
+/**
+ * A new empty model with the given IR version and default-domain opset (0: no opset_import entry,
+ * as in IR 1/2 files). Producer is "rknn-diag". NULL when out of memory. Free with _destroy.
+ */
+rd_onnx_builder *rd_onnx_builder_create(int ir_version, int opset);
+void rd_onnx_builder_destroy(rd_onnx_builder *b);
+
+rd_status rd_onnx_set_producer(rd_onnx_builder *b, const char *name, const char *version);
+rd_status rd_onnx_set_graph_name(rd_onnx_builder *b, const char *name);
+/** Imports another operator set ("com.microsoft", 1). */
+rd_status rd_onnx_add_opset(rd_onnx_builder *b, const char *domain, int version);
+
+/**
+ * Declares a graph input, output or intermediate value. rank -1 writes no shape; otherwise dims[i]
+ * >= 0 is a fixed dim, and a negative dims[i] is symbolic when dim_params[i] names it, unknown when
+ * not. dtype is written as its ONNX number. dim_params may be NULL; dims may be NULL when rank <= 0.
+ */
+rd_status rd_onnx_add_input(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank, const int64_t *dims,
+                            const char *const *dim_params);
+rd_status rd_onnx_add_output(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank,
+                             const int64_t *dims, const char *const *dim_params);
+rd_status rd_onnx_add_value_info(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank,
+                                 const int64_t *dims, const char *const *dim_params);
+
+/** Adds an initializer holding a copy of t (any supported dtype but string). */
+rd_status rd_onnx_add_initializer(rd_onnx_builder *b, const char *name, const rd_tensor *t,
+                                  rd_onnx_storage storage);
+
+/**
+ * Adds an initializer written exactly as given: any ONNX data_type number (int4, float8, ...), any
+ * dims (negative ones included) and len bytes of raw_data (data may be NULL when len is 0). For dtypes
+ * rd_tensor cannot hold, and for deliberately malformed test models.
+ */
+rd_status rd_onnx_add_initializer_raw(rd_onnx_builder *b, const char *name, int data_type, int rank,
+                                      const int64_t *dims, const void *data, size_t len);
+
+/**
+ * Adds an initializer whose data lives in an external file (data_location EXTERNAL). Only the
+ * reference is written; the caller writes the file. offset or length < 0 leaves that key out.
+ */
+rd_status rd_onnx_add_initializer_external(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank,
+                                           const int64_t *dims, const char *location, int64_t offset,
+                                           int64_t length);
+
+/**
+ * Appends a node. NULL entries of inputs/outputs are written as "" (an omitted optional input or
+ * output); name may be NULL. Returns the node for attributes, or NULL on failure (sticky).
+ */
+rd_onnx_node *rd_onnx_add_node(rd_onnx_builder *b, const char *op_type, const char *name,
+                               const char *const *inputs, int n_inputs, const char *const *outputs,
+                               int n_outputs);
+rd_status rd_onnx_node_set_domain(rd_onnx_node *n, const char *domain);
+
+rd_status rd_onnx_attr_int(rd_onnx_node *n, const char *name, int64_t v);
+rd_status rd_onnx_attr_float(rd_onnx_node *n, const char *name, float v);
+rd_status rd_onnx_attr_string(rd_onnx_node *n, const char *name, const char *v);
+rd_status rd_onnx_attr_ints(rd_onnx_node *n, const char *name, const int64_t *v, size_t count);
+rd_status rd_onnx_attr_floats(rd_onnx_node *n, const char *name, const float *v, size_t count);
+rd_status rd_onnx_attr_strings(rd_onnx_node *n, const char *name, const char *const *v, size_t count);
+rd_status rd_onnx_attr_tensor(rd_onnx_node *n, const char *name, const rd_tensor *t, rd_onnx_storage storage);
+
+/** The builder's sticky status, with its message copied into err. */
+rd_status rd_onnx_builder_status(const rd_onnx_builder *b, rd_error *err);
+
+/** Serialises the model into a new malloc'ed buffer owned by the caller. */
+rd_status rd_onnx_builder_write(const rd_onnx_builder *b, void **out_buf, size_t *out_len, rd_error *err);
+
+/** Saves the model to path, through a temporary file renamed into place. */
+rd_status rd_onnx_builder_save(const rd_onnx_builder *b, const char *path, rd_error *err);
+
+/**
+ * Writes a loaded model back as ONNX: opsets, inputs, outputs and known value shapes, initializers,
+ * Constant-node values (as Constant nodes) and every node with its attributes, in execution order.
+ * Values folded at load are not written as constants: the nodes that compute them are kept.
+ */
+rd_status rd_onnx_model_write(const rd_model *m, void **out_buf, size_t *out_len, rd_error *err);
+rd_status rd_onnx_model_save(const rd_model *m, const char *path, rd_error *err);
+
+/** Serialises t as a TensorProto (raw_data) named name: the test_data_set_*.pb format. */
+rd_status rd_tensorproto_write(const rd_tensor *t, const char *name, void **out_buf, size_t *out_len,
+                               rd_error *err);
+rd_status rd_tensorproto_save(const char *path, const rd_tensor *t, const char *name, rd_error *err);
+
+/* End of the ONNX writer section.
+ * --------------------------------------------------------------------------------------------------- */
+
+/* ---------------------------------------------------------------------------------------------------
  * Running. The observer is called for every tensor the moment it exists: first for every constant
  * value that a node produced or that was folded at load (node index of its producer, or -1 for
  * initializers when report_initializers is set), then for each node output in execution order. The

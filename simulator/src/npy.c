@@ -1,0 +1,775 @@
+/*
+ * npy.c: numpy .npy files, read and written without numpy.
+ *
+ * Layout (numpy's format.py): the magic "\x93NUMPY", a major and minor version byte, the header length
+ * (2 bytes little-endian for 1.0, 4 bytes for 2.0 and 3.0), then a Python dict literal such as
+ * "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }" padded with spaces and a '\n', then the
+ * raw data. 1.0 and 2.0 headers are latin-1, 3.0 headers are utf-8: non-ASCII bytes only ever appear
+ * inside strings (field names of structured dtypes, which we refuse as unsupported).
+ *
+ * The dict is read by a small parser of our own that accepts exactly the three keys in any order, the
+ * spacing and trailing commas numpy writes, and nothing that needs a Python evaluator. Every step is
+ * bounded by the header length and every size is checked against the data actually present and
+ * against RD_MAX_TENSOR_BYTES before allocating. Byte offsets in messages are offsets in the file, as
+ * `xxd` shows them. Big-endian data is swapped to little-endian and Fortran order is transposed to C
+ * order on load; bool data is normalised to 0/1 bytes. Bytes after the data are ignored, as np.load
+ * does.
+ *
+ * The writer produces what numpy.save produces byte for byte: version 1.0 (2.0 when the header would
+ * not fit), C order, the header padded so that the data starts at a multiple of 64 bytes, including the
+ * 21-digit growth space numpy reserves after the dict.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NPY_MAGIC "\x93NUMPY"
+#define NPY_MAGIC_LEN 6
+#define NPY_ALIGN 64          /* numpy's ARRAY_ALIGN: the data starts at a multiple of this */
+#define NPY_GROWTH_DIGITS 21  /* numpy's GROWTH_AXIS_MAX_DIGITS: room to grow shape[0] in place */
+#define NPY_DESCR_MAX 64      /* longest descr string kept (longer ones are unsupported anyway) */
+#define NPY_NEST_MAX 32       /* deepest bracket nesting skipped inside a structured descr */
+#define NPY_FILE_SLACK ((uint64_t)64 << 20) /* header room allowed on top of RD_MAX_TENSOR_BYTES */
+
+/* A read position inside the header dict. */
+typedef struct hdr_cursor {
+    const uint8_t *p; /* the whole file image */
+    size_t pos;       /* current offset in the file */
+    size_t end;       /* one past the last header byte */
+    const char *name; /* file name for messages */
+    rd_error *err;
+} hdr_cursor;
+
+/* What the dict said. */
+typedef struct npy_header {
+    char descr[NPY_DESCR_MAX]; /* the descr string when it is one */
+    bool descr_truncated;      /* longer than NPY_DESCR_MAX - 1 */
+    bool structured;           /* descr was a list of fields */
+    bool fortran;
+    int rank;
+    int64_t dims[RD_MAX_RANK];
+    bool have_descr, have_fortran, have_shape;
+} npy_header;
+
+/* The dtypes .npy can carry for us: numpy kind letter and size. */
+typedef struct npy_kind {
+    char kind;
+    int size;
+    rd_dtype dtype;
+} npy_kind;
+
+static const npy_kind npy_kinds[] = {
+    {'f', 2, RD_DT_F16}, {'f', 4, RD_DT_F32}, {'f', 8, RD_DT_F64}, {'i', 1, RD_DT_I8},
+    {'i', 2, RD_DT_I16}, {'i', 4, RD_DT_I32}, {'i', 8, RD_DT_I64}, {'u', 1, RD_DT_U8},
+    {'u', 2, RD_DT_U16}, {'u', 4, RD_DT_U32}, {'u', 8, RD_DT_U64}, {'b', 1, RD_DT_BOOL},
+};
+
+/* ---------------------------------------------------------------------------------------------------
+ * Header dict parser.
+ */
+
+/* "name: header byte N: <what>" at the cursor's position. */
+__attribute__((format(printf, 3, 4))) static rd_status hdr_fail(const hdr_cursor *c, rd_status code,
+                                                                const char *fmt, ...)
+{
+    char what[RD_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return rd_errorf(c->err, code, "%s: header byte %zu: %s", c->name, c->pos, what);
+}
+
+/* The next byte, or -1 at the end of the header. */
+static int peek(const hdr_cursor *c)
+{
+    return c->pos < c->end ? c->p[c->pos] : -1;
+}
+
+/* Describes a byte for messages: "'x'", "byte 0x93" or "the end of the header". */
+static const char *describe(int ch, char *buf, size_t len)
+{
+    if (ch < 0)
+        snprintf(buf, len, "the end of the header");
+    else if (ch >= 0x20 && ch < 0x7f)
+        snprintf(buf, len, "'%c'", ch);
+    else if (ch >= 0x80)
+        snprintf(buf, len, "non-ASCII byte 0x%02x", (unsigned)ch);
+    else
+        snprintf(buf, len, "byte 0x%02x", (unsigned)ch);
+    return buf;
+}
+
+/* Skips the whitespace Python allows between tokens inside brackets. */
+static void skip_ws(hdr_cursor *c)
+{
+    int ch;
+    while ((ch = peek(c)) == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f')
+        c->pos++;
+}
+
+/* Consumes ch or fails naming what was expected and why. */
+static rd_status expect(hdr_cursor *c, char ch, const char *why)
+{
+    skip_ws(c);
+    int got = peek(c);
+    if (got == ch) {
+        c->pos++;
+        return RD_OK;
+    }
+    char d[32];
+    return hdr_fail(c, RD_E_PARSE, "expected '%c' %s, found %s", ch, why, describe(got, d, sizeof d));
+}
+
+/* Fails on a byte no header may hold outside a string (control or non-ASCII). */
+static rd_status check_plain_byte(hdr_cursor *c)
+{
+    int ch = peek(c);
+    if (ch >= 0x80)
+        return hdr_fail(c, RD_E_PARSE, "non-ASCII byte 0x%02x outside a string", (unsigned)ch);
+    return RD_OK;
+}
+
+/*
+ * Reads a quoted string ('...' or "...") into out (truncated to cap-1 bytes, *truncated set). Escapes
+ * are kept as written: no supported descr or key has one. Non-ASCII bytes (latin-1 in 1.0/2.0, utf-8
+ * in 3.0) can only be field names of structured dtypes, which are refused later, so they pass here.
+ */
+static rd_status parse_string(hdr_cursor *c, char *out, size_t cap, bool *truncated)
+{
+    skip_ws(c);
+    size_t start = c->pos;
+    int q = peek(c);
+    if (q != '\'' && q != '"') {
+        char d[32];
+        return hdr_fail(c, RD_E_PARSE, "expected a quoted string, found %s", describe(q, d, sizeof d));
+    }
+    c->pos++;
+    size_t n = 0;
+    *truncated = false;
+    for (;;) {
+        int ch = peek(c);
+        if (ch < 0 || ch == '\n') {
+            c->pos = start;
+            return hdr_fail(c, RD_E_PARSE, "unterminated string");
+        }
+        if (ch < 0x20)
+            return hdr_fail(c, RD_E_PARSE, "control byte 0x%02x in a string", (unsigned)ch);
+        c->pos++;
+        if (ch == q)
+            break;
+        if (n + 1 < cap)
+            out[n++] = (char)ch;
+        else
+            *truncated = true;
+        if (ch == '\\' && peek(c) >= 0x20) { /* keep the escaped byte, so \' does not end it */
+            if (n + 1 < cap)
+                out[n++] = (char)peek(c);
+            else
+                *truncated = true;
+            c->pos++;
+        }
+    }
+    if (cap)
+        out[n] = '\0';
+    return RD_OK;
+}
+
+/* Skips a bracketed value ([...], (...) or {...}, nested) such as a structured descr. */
+static rd_status skip_bracketed(hdr_cursor *c)
+{
+    char closers[NPY_NEST_MAX];
+    int depth = 0;
+    size_t start = c->pos;
+    do {
+        int ch = peek(c);
+        if (ch < 0) {
+            c->pos = start;
+            return hdr_fail(c, RD_E_PARSE, "unterminated bracket");
+        }
+        if (ch == '\'' || ch == '"') {
+            char tmp[1];
+            bool trunc;
+            rd_status st = parse_string(c, tmp, sizeof tmp, &trunc);
+            if (st != RD_OK)
+                return st;
+            continue;
+        }
+        rd_status st = check_plain_byte(c);
+        if (st != RD_OK)
+            return st;
+        if (ch == '[' || ch == '(' || ch == '{') {
+            if (depth == NPY_NEST_MAX)
+                return hdr_fail(c, RD_E_PARSE, "brackets nested deeper than %d", NPY_NEST_MAX);
+            closers[depth++] = ch == '[' ? ']' : ch == '(' ? ')' : '}';
+        } else if (ch == ']' || ch == ')' || ch == '}') {
+            if (depth == 0 || closers[depth - 1] != ch)
+                return hdr_fail(c, RD_E_PARSE, "unbalanced '%c'", ch);
+            depth--;
+        }
+        c->pos++;
+    } while (depth > 0);
+    return RD_OK;
+}
+
+/* Reads the descr value: a dtype string, or a list for structured dtypes (skipped, unsupported). */
+static rd_status parse_descr(hdr_cursor *c, npy_header *h)
+{
+    skip_ws(c);
+    int ch = peek(c);
+    if (ch == '[') {
+        h->structured = true;
+        return skip_bracketed(c);
+    }
+    if (ch != '\'' && ch != '"') {
+        char d[32];
+        return hdr_fail(c, RD_E_PARSE, "'descr' must be a string, found %s", describe(ch, d, sizeof d));
+    }
+    return parse_string(c, h->descr, sizeof h->descr, &h->descr_truncated);
+}
+
+/* Reads True or False. */
+static rd_status parse_fortran(hdr_cursor *c, npy_header *h)
+{
+    skip_ws(c);
+    size_t left = c->end - c->pos;
+    const char *s = (const char *)c->p + c->pos;
+    if (left >= 4 && memcmp(s, "True", 4) == 0) {
+        h->fortran = true;
+        c->pos += 4;
+    } else if (left >= 5 && memcmp(s, "False", 5) == 0) {
+        h->fortran = false;
+        c->pos += 5;
+    } else {
+        char d[32];
+        return hdr_fail(c, RD_E_PARSE, "'fortran_order' must be True or False, found %s",
+                        describe(peek(c), d, sizeof d));
+    }
+    int next = peek(c);
+    if ((next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') || next == '_' ||
+        (next >= '0' && next <= '9'))
+        return hdr_fail(c, RD_E_PARSE, "'fortran_order' must be True or False");
+    return RD_OK;
+}
+
+/* Reads one dimension: a non-negative decimal integer (Python 2's 'L' suffix allowed). */
+static rd_status parse_dim(hdr_cursor *c, int64_t *out)
+{
+    skip_ws(c);
+    size_t start = c->pos;
+    bool neg = false;
+    if (peek(c) == '-') {
+        neg = true;
+        c->pos++;
+    }
+    int ch = peek(c);
+    if (ch < '0' || ch > '9') {
+        char d[32];
+        c->pos = start;
+        return hdr_fail(c, RD_E_PARSE, "expected a dimension in 'shape', found %s",
+                        describe(peek(c), d, sizeof d));
+    }
+    int64_t v = 0;
+    bool overflow = false;
+    while ((ch = peek(c)) >= '0' && ch <= '9') {
+        if (!overflow && (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, ch - '0', &v)))
+            overflow = true;
+        c->pos++;
+    }
+    if (peek(c) == 'L' || peek(c) == 'l')
+        c->pos++;
+    size_t stop = c->pos;
+    c->pos = start;
+    if (neg && (v || overflow)) /* "-0" is just 0 to Python */
+        return hdr_fail(c, RD_E_PARSE, "negative dimension %.*s in 'shape'", (int)(stop - start),
+                        (const char *)c->p + start);
+    if (overflow)
+        return hdr_fail(c, RD_E_PARSE, "dimension %.*s in 'shape' does not fit in 64 bits",
+                        (int)(stop - start), (const char *)c->p + start);
+    c->pos = stop;
+    *out = v;
+    return RD_OK;
+}
+
+/* Reads the shape tuple: (), (3,), (2, 3) or (2, 3,), as Python writes tuples. */
+static rd_status parse_shape(hdr_cursor *c, npy_header *h)
+{
+    rd_status st = expect(c, '(', "to start the 'shape' tuple");
+    if (st != RD_OK)
+        return st;
+    h->rank = 0;
+    skip_ws(c);
+    if (peek(c) == ')') {
+        c->pos++;
+        return RD_OK;
+    }
+    for (;;) {
+        if (h->rank == RD_MAX_RANK)
+            return hdr_fail(c, RD_E_LIMIT, "'shape' has more than %d dimensions", RD_MAX_RANK);
+        st = parse_dim(c, &h->dims[h->rank]);
+        if (st != RD_OK)
+            return st;
+        h->rank++;
+        skip_ws(c);
+        int ch = peek(c);
+        if (ch == ')') {
+            if (h->rank == 1)
+                return hdr_fail(c, RD_E_PARSE, "'shape' (n) is not a tuple: a 1-d shape is written (n,)");
+            c->pos++;
+            return RD_OK;
+        }
+        st = expect(c, ',', "or ')' after a dimension in 'shape'");
+        if (st != RD_OK)
+            return st;
+        skip_ws(c);
+        if (peek(c) == ')') {
+            c->pos++;
+            return RD_OK;
+        }
+    }
+}
+
+/* Reads one "'key': value" pair into h. */
+static rd_status parse_entry(hdr_cursor *c, npy_header *h)
+{
+    char key[32];
+    bool trunc;
+    skip_ws(c);
+    size_t key_pos = c->pos;
+    rd_status st = parse_string(c, key, sizeof key, &trunc);
+    if (st != RD_OK)
+        return st;
+    bool *seen;
+    if (!trunc && strcmp(key, "descr") == 0)
+        seen = &h->have_descr;
+    else if (!trunc && strcmp(key, "fortran_order") == 0)
+        seen = &h->have_fortran;
+    else if (!trunc && strcmp(key, "shape") == 0)
+        seen = &h->have_shape;
+    else {
+        c->pos = key_pos;
+        return hdr_fail(c, RD_E_PARSE, "unexpected key '%s%s' (an .npy header has 'descr', "
+                        "'fortran_order' and 'shape')", key, trunc ? "..." : "");
+    }
+    if (*seen) {
+        c->pos = key_pos;
+        return hdr_fail(c, RD_E_PARSE, "duplicate key '%s'", key);
+    }
+    *seen = true;
+    char why[64];
+    snprintf(why, sizeof why, "after key '%s'", key);
+    st = expect(c, ':', why);
+    if (st != RD_OK)
+        return st;
+    if (seen == &h->have_descr)
+        return parse_descr(c, h);
+    if (seen == &h->have_fortran)
+        return parse_fortran(c, h);
+    return parse_shape(c, h);
+}
+
+/* Parses the whole dict between c->pos and c->end. */
+static rd_status parse_dict(hdr_cursor *c, npy_header *h)
+{
+    memset(h, 0, sizeof *h);
+    size_t dict_pos = c->pos;
+    rd_status st = expect(c, '{', "to start the header dict");
+    if (st != RD_OK)
+        return st;
+    skip_ws(c);
+    if (peek(c) != '}') {
+        for (;;) {
+            st = parse_entry(c, h);
+            if (st != RD_OK)
+                return st;
+            skip_ws(c);
+            if (peek(c) == '}')
+                break;
+            st = expect(c, ',', "or '}' after a value");
+            if (st != RD_OK)
+                return st;
+            skip_ws(c);
+            if (peek(c) == '}')
+                break;
+        }
+    }
+    c->pos++; /* the '}' */
+    skip_ws(c);
+    if (c->pos < c->end) {
+        char d[32];
+        return hdr_fail(c, RD_E_PARSE, "unexpected %s after the header dict",
+                        describe(peek(c), d, sizeof d));
+    }
+    const char *missing = !h->have_descr     ? "descr"
+                          : !h->have_fortran ? "fortran_order"
+                          : !h->have_shape   ? "shape"
+                                             : NULL;
+    if (missing) {
+        c->pos = dict_pos;
+        return hdr_fail(c, RD_E_PARSE, "the header dict has no '%s' key", missing);
+    }
+    return RD_OK;
+}
+
+/* Maps a descr string to a dtype; *swap when the data is big-endian and wider than a byte. */
+static bool descr_dtype(const char *descr, rd_dtype *out, bool *swap)
+{
+    const char *s = descr;
+    char order = '=';
+    if (*s == '<' || *s == '>' || *s == '|' || *s == '=')
+        order = *s++;
+    char kind = *s++;
+    if (kind == '\0' || s[0] < '1' || s[0] > '8' || s[1] != '\0')
+        return false;
+    int size = s[0] - '0';
+    for (size_t i = 0; i < sizeof npy_kinds / sizeof npy_kinds[0]; i++) {
+        if (npy_kinds[i].kind == kind && npy_kinds[i].size == size) {
+            *out = npy_kinds[i].dtype;
+            *swap = order == '>' && size > 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------------------------------------------------
+ * Data conversion.
+ */
+
+/* Reverses the bytes of each of n elements of the given size (2, 4 or 8). */
+static void byteswap(uint8_t *d, size_t n, size_t size)
+{
+    for (size_t i = 0; i < n; i++, d += size) {
+        for (size_t a = 0, b = size - 1; a < b; a++, b--) {
+            uint8_t t = d[a];
+            d[a] = d[b];
+            d[b] = t;
+        }
+    }
+}
+
+/* Copies Fortran-ordered src into C-ordered dst: walks dst in order, tracking the source offset. */
+static void fortran_to_c(uint8_t *dst, const uint8_t *src, int rank, const int64_t *dims, size_t n,
+                         size_t size)
+{
+    size_t fstride[RD_MAX_RANK];
+    size_t idx[RD_MAX_RANK] = {0};
+    size_t s = 1;
+    for (int k = 0; k < rank; k++) { /* the first axis varies fastest in Fortran order */
+        fstride[k] = s;
+        s *= (size_t)dims[k];
+    }
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(dst + i * size, src + off * size, size);
+        for (int k = rank - 1; k >= 0; k--) {
+            off += fstride[k];
+            if (++idx[k] < (size_t)dims[k])
+                break;
+            off -= fstride[k] * (size_t)dims[k];
+            idx[k] = 0;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------
+ * Reading.
+ */
+
+static uint32_t read_le(const uint8_t *p, int n)
+{
+    uint32_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+rd_status rd_npy_parse(const void *buf, size_t len, const char *name, rd_tensor *out, rd_error *err)
+{
+    if (!name)
+        name = "<npy>";
+    if (!out || (!buf && len))
+        return rd_errorf(err, RD_E_INVAL, "%s: rd_npy_parse needs a buffer and an output tensor", name);
+    memset(out, 0, sizeof *out);
+    out->dtype = RD_DT_F32;
+    const uint8_t *p = buf;
+    if (len < NPY_MAGIC_LEN || memcmp(p, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
+        return rd_errorf(err, RD_E_PARSE, "%s: not an .npy file: bad magic at byte 0 (expected "
+                         "\\x93NUMPY)", name);
+    if (len < NPY_MAGIC_LEN + 2)
+        return rd_errorf(err, RD_E_PARSE, "%s: truncated at byte %zu: no format version", name, len);
+    unsigned major = p[6], minor = p[7];
+    if (major < 1 || major > 3 || minor != 0)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: byte 6: unsupported .npy format version %u.%u "
+                         "(known: 1.0, 2.0, 3.0)", name, major, minor);
+    size_t len_size = major == 1 ? 2 : 4;
+    size_t prefix = NPY_MAGIC_LEN + 2 + len_size;
+    if (len < prefix)
+        return rd_errorf(err, RD_E_PARSE, "%s: truncated at byte %zu: the header length needs %zu "
+                         "bytes at byte 8", name, len, len_size);
+    size_t hlen = read_le(p + 8, (int)len_size);
+    if (hlen > len - prefix)
+        return rd_errorf(err, RD_E_PARSE, "%s: byte 8: header length %zu runs past the end of the "
+                         "file (%zu bytes after byte %zu)", name, hlen, len - prefix, prefix);
+    size_t data_off = prefix + hlen;
+
+    hdr_cursor c = {.p = p, .pos = prefix, .end = data_off, .name = name, .err = err};
+    npy_header h;
+    rd_status st = parse_dict(&c, &h);
+    if (st != RD_OK)
+        return st;
+
+    rd_dtype dt = RD_DT_UNDEFINED;
+    bool swap = false;
+    if (h.structured)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: unsupported structured dtype (descr is a list "
+                         "of fields)", name);
+    if (h.descr_truncated || !descr_dtype(h.descr, &dt, &swap))
+        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: unsupported dtype '%s%s' (supported: f2 f4 f8 "
+                         "i1 i2 i4 i8 u1 u2 u4 u8 b1, either byte order)", name, h.descr,
+                         h.descr_truncated ? "..." : "");
+
+    size_t bytes;
+    st = rd_shape_bytes(dt, h.rank, h.dims, &bytes, err);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s: header 'shape'", name);
+    size_t avail = len - data_off;
+    if (avail < bytes)
+        return rd_errorf(err, RD_E_PARSE, "%s: truncated data: %s shape needs %zu bytes after the "
+                         "header at byte %zu, the file has %zu", name, rd_dtype_name(dt), bytes,
+                         data_off, avail);
+
+    st = rd_tensor_alloc(out, dt, h.rank, h.dims, err);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s", name);
+    size_t size = rd_dtype_get(dt)->size;
+    size_t n = bytes / size;
+    const uint8_t *src = p + data_off;
+    if (n) {
+        if (h.fortran && h.rank > 1)
+            fortran_to_c(out->data, src, h.rank, h.dims, n, size);
+        else
+            memcpy(out->data, src, bytes);
+        if (swap)
+            byteswap(out->data, n, size);
+        if (dt == RD_DT_BOOL) {
+            uint8_t *b = out->data;
+            for (size_t i = 0; i < n; i++)
+                b[i] = b[i] != 0;
+        }
+    }
+    return RD_OK;
+}
+
+rd_status rd_npy_load(const char *path, rd_tensor *out, rd_error *err)
+{
+    if (!path || !out)
+        return rd_errorf(err, RD_E_INVAL, "rd_npy_load needs a path and an output tensor");
+    memset(out, 0, sizeof *out);
+    out->dtype = RD_DT_F32;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s", path,
+                         strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return rd_errorf(err, RD_E_IO, "%s: not a regular file", path);
+    }
+    if ((uint64_t)sb.st_size > RD_MAX_TENSOR_BYTES + NPY_FILE_SLACK) {
+        close(fd);
+        return rd_errorf(err, RD_E_LIMIT, "%s: file of %lld bytes exceeds the %llu-byte tensor limit",
+                         path, (long long)sb.st_size, (unsigned long long)RD_MAX_TENSOR_BYTES);
+    }
+    size_t len = (size_t)sb.st_size;
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf) {
+        close(fd);
+        return rd_errorf(err, RD_E_NOMEM, "%s: cannot allocate %zu bytes to read it", path, len);
+    }
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = read(fd, buf + got, len - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            rd_status code = rd_errorf(err, RD_E_IO, "%s: read failed at byte %zu: %s", path, got,
+                                       r < 0 ? strerror(errno) : "file shrank while reading");
+            free(buf);
+            close(fd);
+            return code;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    rd_status st = rd_npy_parse(buf, len, path, out, err);
+    free(buf);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------
+ * Writing.
+ */
+
+/* Appends formatted text to buf at *used (bounded; callers size buf for the worst case). */
+__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t cap, size_t *used,
+                                                         const char *fmt, ...)
+{
+    if (*used >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + *used, cap - *used, fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        *used += (size_t)w < cap - *used ? (size_t)w : cap - *used - 1;
+}
+
+/* The dict as numpy's _write_array_header writes it: sorted keys, repr values, growth spaces. */
+static size_t format_dict(const rd_tensor *t, const char *descr, char *buf, size_t cap)
+{
+    size_t used = 0;
+    append(buf, cap, &used, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    for (int i = 0; i < t->rank; i++)
+        append(buf, cap, &used, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+    append(buf, cap, &used, "%s), }", t->rank == 1 ? "," : "");
+    if (t->rank > 0) {
+        char first[32];
+        int digits = snprintf(first, sizeof first, "%lld", (long long)t->dims[0]);
+        for (int i = digits; i < NPY_GROWTH_DIGITS; i++)
+            append(buf, cap, &used, " ");
+    }
+    return used;
+}
+
+rd_status rd_npy_write(const rd_tensor *t, void **out_buf, size_t *out_len, rd_error *err)
+{
+    if (!t || !out_buf || !out_len)
+        return rd_errorf(err, RD_E_INVAL, "rd_npy_write needs a tensor and output pointers");
+    *out_buf = NULL;
+    *out_len = 0;
+    const rd_dtype_info *info = rd_dtype_get(t->dtype);
+    if (!info->supported || !info->npy)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "cannot write %s as .npy: numpy has no such dtype",
+                         info->name);
+    size_t bytes;
+    rd_status st = rd_shape_bytes(t->dtype, t->rank, t->dims, &bytes, err);
+    if (st != RD_OK)
+        return st;
+    if (bytes && !t->data)
+        return rd_errorf(err, RD_E_INVAL, "cannot write a %zu-byte tensor with no data", bytes);
+
+    char dict[512]; /* worst case: 8 dims of 20 characters plus the fixed text, well under this */
+    size_t dlen = format_dict(t, info->npy, dict, sizeof dict);
+    size_t hlen = dlen + 1; /* the final '\n' */
+    size_t len_size = 2;
+    size_t pad = NPY_ALIGN - (NPY_MAGIC_LEN + 2 + len_size + hlen) % NPY_ALIGN;
+    if (hlen + pad > 0xffff) { /* numpy falls back to 2.0 only when 1.0's length cannot hold it */
+        len_size = 4;
+        pad = NPY_ALIGN - (NPY_MAGIC_LEN + 2 + len_size + hlen) % NPY_ALIGN;
+    }
+    size_t header = NPY_MAGIC_LEN + 2 + len_size + hlen + pad;
+    size_t total;
+    if (__builtin_add_overflow(header, bytes, &total))
+        return rd_errorf(err, RD_E_LIMIT, "an .npy of %zu data bytes does not fit in memory", bytes);
+    uint8_t *b = malloc(total);
+    if (!b)
+        return rd_errorf(err, RD_E_NOMEM, "cannot allocate %zu bytes for an .npy image", total);
+    memcpy(b, NPY_MAGIC, NPY_MAGIC_LEN);
+    b[6] = len_size == 2 ? 1 : 2;
+    b[7] = 0;
+    uint32_t field = (uint32_t)(hlen + pad);
+    for (size_t i = 0; i < len_size; i++)
+        b[8 + i] = (uint8_t)(field >> (8 * i));
+    size_t pos = NPY_MAGIC_LEN + 2 + len_size;
+    memcpy(b + pos, dict, dlen);
+    pos += dlen;
+    memset(b + pos, ' ', pad);
+    pos += pad;
+    b[pos++] = '\n';
+    if (bytes) {
+        memcpy(b + pos, t->data, bytes);
+        if (t->dtype == RD_DT_BOOL)
+            for (size_t i = 0; i < bytes; i++)
+                b[pos + i] = b[pos + i] != 0;
+    }
+    *out_buf = b;
+    *out_len = total;
+    return RD_OK;
+}
+
+/* Writes all of buf to fd, retrying short writes. */
+static int write_all(int fd, const uint8_t *buf, size_t len)
+{
+    while (len) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        buf += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+rd_status rd_npy_save(const char *path, const rd_tensor *t, rd_error *err)
+{
+    if (!path)
+        return rd_errorf(err, RD_E_INVAL, "rd_npy_save needs a path");
+    void *img;
+    size_t len;
+    rd_status st = rd_npy_write(t, &img, &len, err);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s", path);
+
+    /* The temporary sits beside the target so that rename() stays within one file system. */
+    size_t tmp_cap = strlen(path) + 64;
+    char *tmp = malloc(tmp_cap);
+    if (!tmp) {
+        free(img);
+        return rd_errorf(err, RD_E_NOMEM, "%s: cannot allocate a temporary name", path);
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int fd = -1;
+    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+        snprintf(tmp, tmp_cap, "%s.%ld-%lx.tmp", path, (long)getpid(),
+                 (unsigned long)(ts.tv_nsec + attempt * 7919L));
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        st = rd_errorf(err, RD_E_IO, "%s: cannot create temporary file %s: %s", path, tmp,
+                       strerror(errno));
+        goto out;
+    }
+    if (write_all(fd, img, len) != 0) {
+        st = rd_errorf(err, RD_E_IO, "%s: cannot write %s: %s", path, tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        goto out;
+    }
+    if (close(fd) != 0) {
+        st = rd_errorf(err, RD_E_IO, "%s: cannot write %s: %s", path, tmp, strerror(errno));
+        unlink(tmp);
+        goto out;
+    }
+    if (rename(tmp, path) != 0) {
+        st = rd_errorf(err, RD_E_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
+        unlink(tmp);
+        goto out;
+    }
+    st = RD_OK;
+out:
+    free(tmp);
+    free(img);
+    return st;
+}

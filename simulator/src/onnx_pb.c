@@ -1,0 +1,181 @@
+/*
+ * onnx_pb.c: guarded protobuf-c unpacking (a byte budget for allocations, a nesting depth check run
+ * on the wire bytes before protobuf-c recurses) and whole-file reads for the ONNX loaders.
+ */
+#include "onnx_pb.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+/* Each block carries its size in a header so that free can give the budget back. */
+typedef union budget_header {
+    size_t size;
+    max_align_t align;
+} budget_header;
+
+static void *budget_alloc(void *data, size_t size)
+{
+    sim_pb_budget *b = data;
+    size_t total = size + sizeof(budget_header);
+    if (total < size || total > b->limit - b->used) {
+        b->exceeded = true;
+        return NULL;
+    }
+    budget_header *h = malloc(total);
+    if (!h)
+        return NULL;
+    h->size = total;
+    b->used += total;
+    return h + 1;
+}
+
+static void budget_free(void *data, void *ptr)
+{
+    sim_pb_budget *b = data;
+    if (!ptr)
+        return;
+    budget_header *h = (budget_header *)ptr - 1;
+    b->used -= h->size;
+    free(h);
+}
+
+void sim_pb_budget_init(sim_pb_budget *b, size_t limit)
+{
+    memset(b, 0, sizeof *b);
+    b->alloc.alloc = budget_alloc;
+    b->alloc.free = budget_free;
+    b->alloc.allocator_data = b;
+    b->limit = limit;
+}
+
+/* Reads a varint at *pos; false when truncated or longer than 10 bytes. */
+static bool read_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70 && *pos < len; shift += 7) {
+        uint8_t byte = p[(*pos)++];
+        v |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *out = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Walks the wire format and descends only into fields the descriptor declares as messages. Malformed
+ * bytes end the walk quietly: protobuf-c then rejects them with its own checks. Each byte is parsed
+ * once per level it is nested in, and the levels are bounded, so this is linear in len.
+ */
+static rd_status check_depth(const ProtobufCMessageDescriptor *desc, const uint8_t *p, size_t len, int depth,
+                             rd_error *err)
+{
+    if (depth > SIM_PB_MAX_DEPTH)
+        return rd_errorf(err, RD_E_LIMIT, "messages nest deeper than %d levels", SIM_PB_MAX_DEPTH);
+    size_t pos = 0;
+    while (pos < len) {
+        uint64_t key, v;
+        if (!read_varint(p, len, &pos, &key))
+            return RD_OK;
+        switch (key & 7) {
+        case 0:
+            if (!read_varint(p, len, &pos, &v))
+                return RD_OK;
+            break;
+        case 1:
+            if (len - pos < 8)
+                return RD_OK;
+            pos += 8;
+            break;
+        case 5:
+            if (len - pos < 4)
+                return RD_OK;
+            pos += 4;
+            break;
+        case 2: {
+            if (!read_varint(p, len, &pos, &v) || v > len - pos)
+                return RD_OK;
+            uint64_t number = key >> 3;
+            const ProtobufCFieldDescriptor *f =
+                number <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(desc, (unsigned)number) : NULL;
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+                rd_status st = check_depth(f->descriptor, p + pos, (size_t)v, depth + 1, err);
+                if (st != RD_OK)
+                    return st;
+            }
+            pos += (size_t)v;
+            break;
+        }
+        default:
+            return RD_OK; /* groups and invalid wire types: protobuf-c refuses them */
+        }
+    }
+    return RD_OK;
+}
+
+rd_status sim_pb_unpack(const ProtobufCMessageDescriptor *desc, const void *buf, size_t len, sim_pb_budget *b,
+                        ProtobufCMessage **out, rd_error *err)
+{
+    *out = NULL;
+    if (len > RD_MAX_MODEL_BYTES)
+        return rd_errorf(err, RD_E_LIMIT, "%zu bytes exceed the %llu-byte limit", len,
+                         (unsigned long long)RD_MAX_MODEL_BYTES);
+    rd_status st = check_depth(desc, buf, len, 1, err);
+    if (st != RD_OK)
+        return st;
+    *out = protobuf_c_message_unpack(desc, &b->alloc, len, buf);
+    if (*out)
+        return RD_OK;
+    if (b->exceeded)
+        return rd_errorf(err, RD_E_LIMIT, "unpacking needs more than %zu bytes of memory (input of %zu bytes)",
+                         b->limit, len);
+    return rd_errorf(err, RD_E_PARSE, "not a valid ONNX protobuf (truncated or corrupt)");
+}
+
+rd_status sim_read_file(const char *path, uint64_t max, void **out_buf, size_t *out_len, rd_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "cannot open '%s': %s", path,
+                         strerror(errno));
+    struct stat sb;
+    rd_status st = RD_OK;
+    void *buf = NULL;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        st = rd_errorf(err, RD_E_IO, "'%s' is not a regular file", path);
+        goto out;
+    }
+    if ((uint64_t)sb.st_size > max) {
+        st = rd_errorf(err, RD_E_LIMIT, "'%s' has %lld bytes, more than the %llu-byte limit", path,
+                       (long long)sb.st_size, (unsigned long long)max);
+        goto out;
+    }
+    size_t n = (size_t)sb.st_size;
+    buf = malloc(n ? n : 1);
+    if (!buf) {
+        st = rd_errorf(err, RD_E_NOMEM, "cannot allocate %zu bytes to read '%s'", n, path);
+        goto out;
+    }
+    if (n && fread(buf, 1, n, f) != n) {
+        st = rd_errorf(err, RD_E_IO, "cannot read %zu bytes from '%s'", n, path);
+        free(buf);
+        buf = NULL;
+        goto out;
+    }
+    *out_buf = buf;
+    *out_len = n;
+out:
+    fclose(f);
+    return st;
+}
+
+const char *sim_node_label(const char *name, int index, const char *op_type, char *buf, size_t len)
+{
+    if (name && *name)
+        snprintf(buf, len, "node '%s' (#%d, %s)", name, index, op_type ? op_type : "?");
+    else
+        snprintf(buf, len, "node #%d (%s)", index, op_type ? op_type : "?");
+    return buf;
+}

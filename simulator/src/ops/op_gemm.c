@@ -1,0 +1,246 @@
+/*
+ * op_gemm.c: Gemm (1..21; the broadcast attribute of 1-6 is implied) and MatMul (1..21), float32, on OpenBLAS sgemm.
+ * Gemm: Y = alpha * op(A) op(B) + beta * C, C unidirectionally broadcast to [M, N] and optional from 11.
+ * MatMul: numpy matmul with 1-D operands promoted and removed again, batch dims broadcast; when B has
+ * no batch the whole of A is one sgemm. Float accumulation inside BLAS, which splits M and N (never K)
+ * between threads, so results do not depend on the thread count.
+ */
+#include "../internal.h"
+#include "../kernels/blas_threads.h"
+
+#include <cblas.h>
+#include <limits.h>
+
+struct gemm_params {
+    float alpha, beta;
+    bool trans_a, trans_b;
+};
+
+static rd_status gemm_parse(const sim_node *n, void *params, rd_error *err)
+{
+    struct gemm_params *p = params;
+    (void)err;
+    p->alpha = sim_attr_float(n, "alpha", 1.0f);
+    p->beta = sim_attr_float(n, "beta", 1.0f);
+    p->trans_a = sim_attr_int(n, "transA", 0) != 0;
+    p->trans_b = sim_attr_int(n, "transB", 0) != 0;
+    return RD_OK;
+}
+
+/* M, N, K of a Gemm node after checking A, B and C. */
+static rd_status gemm_dims(const sim_op_ctx *ctx, int64_t *m, int64_t *n, int64_t *k, rd_error *err)
+{
+    const struct gemm_params *p = ctx->params;
+    const char *nm = ctx->node->name, *op = ctx->node->op_type;
+    const rd_tensor *a = ctx->in[0], *b = ctx->in[1], *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
+    for (int i = 0; i < 3 && i < ctx->n_in; i++)
+        if (ctx->in[i] && ctx->in[i]->dtype != RD_DT_F32)
+            return sim_err_dtype(ctx, i, err);
+    if (a->rank != 2 || b->rank != 2)
+        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): A and B must be 2-D (ranks %d and %d)", nm, op, a->rank,
+                         b->rank);
+    *m = p->trans_a ? a->dims[1] : a->dims[0];
+    *k = p->trans_a ? a->dims[0] : a->dims[1];
+    const int64_t kb = p->trans_b ? b->dims[1] : b->dims[0];
+    *n = p->trans_b ? b->dims[0] : b->dims[1];
+    if (kb != *k)
+        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): inner dims differ (A gives K = %lld, B gives %lld)", nm, op,
+                         (long long)*k, (long long)kb);
+    if (*m > INT_MAX || *n > INT_MAX || *k > INT_MAX)
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): a matrix dimension exceeds the BLAS limit", nm, op);
+    if (c) {
+        bool ok = c->rank <= 2;
+        if (ok && c->rank >= 1)
+            ok = c->dims[c->rank - 1] == *n || c->dims[c->rank - 1] == 1;
+        if (ok && c->rank == 2)
+            ok = c->dims[0] == *m || c->dims[0] == 1;
+        if (!ok)
+            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): C of rank %d cannot broadcast to %lldx%lld", nm, op,
+                             c->rank, (long long)*m, (long long)*n);
+    } else if (ctx->opset < 11) {
+        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input C is required before opset 11", nm, op);
+    }
+    return RD_OK;
+}
+
+static rd_status gemm_infer(sim_op_ctx *ctx, rd_error *err)
+{
+    int64_t m, n, k;
+    rd_status st = gemm_dims(ctx, &m, &n, &k, err);
+    if (st == RD_OK)
+        sim_set_shape(&ctx->out[0], RD_DT_F32, 2, (int64_t[]){m, n});
+    return st;
+}
+
+static rd_status gemm_eval(sim_op_ctx *ctx, rd_error *err)
+{
+    const struct gemm_params *p = ctx->params;
+    int64_t m, n, k;
+    rd_status st = gemm_dims(ctx, &m, &n, &k, err);
+    if (st != RD_OK || !ctx->out[0].data)
+        return st;
+    const rd_tensor *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
+    float *y = ctx->out[0].data;
+    float blas_beta = 0.0f;
+    if (c) {
+        /* Y starts as beta * C broadcast; BLAS then adds alpha * A B onto it */
+        const float *cd = c->data;
+        const int64_t cs_col = c->rank >= 1 && c->dims[c->rank - 1] == n ? 1 : 0;
+        const int64_t cs_row = c->rank == 2 && c->dims[0] == m ? c->dims[1] : 0;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++)
+                y[i * n + j] = p->beta * cd[i * cs_row + j * cs_col];
+        blas_beta = 1.0f;
+    }
+    if (k == 0) {
+        if (!c)
+            memset(y, 0, (size_t)(m * n) * sizeof(float));
+        return RD_OK;
+    }
+    blas_use_threads(ctx->threads);
+    cblas_sgemm(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans, p->trans_b ? CblasTrans : CblasNoTrans, (int)m,
+                (int)n, (int)k, p->alpha, ctx->in[0]->data, (int)ctx->in[0]->dims[1], ctx->in[1]->data,
+                (int)ctx->in[1]->dims[1], blas_beta, y, (int)n);
+    return RD_OK;
+}
+
+static int64_t gemm_macs(const sim_op_ctx *ctx)
+{
+    const struct gemm_params *p = ctx->params;
+    const rd_tensor *a = ctx->in[0];
+    if (a->rank != 2 || ctx->out[0].rank != 2)
+        return 0;
+    return ctx->out[0].dims[0] * ctx->out[0].dims[1] * (p->trans_a ? a->dims[0] : a->dims[1]);
+}
+
+const sim_op_def op_gemm = {
+    .name = "Gemm", .domain = "", .since = 1, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,
+    .params_size = sizeof(struct gemm_params), .parse = gemm_parse, .infer = gemm_infer,
+    .eval = {[SIM_PREC_F32] = gemm_eval}, .macs = gemm_macs,
+};
+
+/* ------------------------------------------------------------------------------------------------- */
+
+typedef struct matmul_shape {
+    int64_t m, n, k;
+    int nb;                        /* output batch rank */
+    int64_t batch[RD_MAX_RANK];    /* output batch dims */
+    int64_t a_bs[RD_MAX_RANK];     /* A's batch strides in matrices, 0 where broadcast */
+    int64_t b_bs[RD_MAX_RANK];
+    int64_t n_batch;               /* product of batch */
+    bool b_shared;                 /* B has a single matrix for every batch */
+} matmul_shape;
+
+static rd_status matmul_shape_of(const sim_op_ctx *ctx, matmul_shape *s, rd_error *err)
+{
+    const char *nm = ctx->node->name, *op = ctx->node->op_type;
+    const rd_tensor *a = ctx->in[0], *b = ctx->in[1];
+    for (int i = 0; i < 2; i++)
+        if (ctx->in[i]->dtype != RD_DT_F32)
+            return sim_err_dtype(ctx, i, err);
+    if (a->rank < 1 || b->rank < 1)
+        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): operands must have rank >= 1 (got %d and %d)", nm, op,
+                         a->rank, b->rank);
+    memset(s, 0, sizeof *s);
+    s->m = a->rank == 1 ? 1 : a->dims[a->rank - 2];
+    s->k = a->dims[a->rank - 1];
+    const int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+    s->n = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+    if (kb != s->k)
+        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): inner dims differ (%lld vs %lld)", nm, op, (long long)s->k,
+                         (long long)kb);
+    const int ra = a->rank > 2 ? a->rank - 2 : 0, rb = b->rank > 2 ? b->rank - 2 : 0;
+    if (sim_broadcast_shape(ra, a->dims, rb, b->dims, &s->nb, s->batch) != RD_OK)
+        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): batch dims of A and B do not broadcast", nm, op);
+    /* strides in whole matrices, right-aligned, 0 on broadcast dims */
+    int64_t sa = 1, sb = 1;
+    s->b_shared = true;
+    for (int i = s->nb - 1; i >= 0; i--) {
+        const int ia = i - (s->nb - ra), ib = i - (s->nb - rb);
+        const int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        s->a_bs[i] = da == 1 ? 0 : sa;
+        s->b_bs[i] = db == 1 ? 0 : sb;
+        if (db != 1)
+            s->b_shared = false;
+        sa *= da;
+        sb *= db;
+    }
+    s->n_batch = 1;
+    for (int i = 0; i < s->nb; i++)
+        s->n_batch *= s->batch[i];
+    if (s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX || s->m * s->n_batch > INT_MAX)
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): a matrix dimension exceeds the BLAS limit", nm, op);
+    return RD_OK;
+}
+
+static rd_status matmul_infer(sim_op_ctx *ctx, rd_error *err)
+{
+    matmul_shape s;
+    rd_status st = matmul_shape_of(ctx, &s, err);
+    if (st != RD_OK)
+        return st;
+    int64_t dims[RD_MAX_RANK + 2];
+    int r = s.nb;
+    memcpy(dims, s.batch, (size_t)r * sizeof(int64_t));
+    if (ctx->in[0]->rank > 1)
+        dims[r++] = s.m;
+    if (ctx->in[1]->rank > 1)
+        dims[r++] = s.n;
+    if (r > RD_MAX_RANK)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "node '%s' (%s): output rank %d exceeds %d", ctx->node->name,
+                         ctx->node->op_type, r, RD_MAX_RANK);
+    sim_set_shape(&ctx->out[0], RD_DT_F32, r, dims);
+    return RD_OK;
+}
+
+static rd_status matmul_eval(sim_op_ctx *ctx, rd_error *err)
+{
+    matmul_shape s;
+    rd_status st = matmul_shape_of(ctx, &s, err);
+    if (st != RD_OK || !ctx->out[0].data)
+        return st;
+    const float *a = ctx->in[0]->data, *b = ctx->in[1]->data;
+    float *y = ctx->out[0].data;
+    if (s.k == 0) {
+        memset(y, 0, rd_tensor_nbytes(&ctx->out[0]));
+        return RD_OK;
+    }
+    blas_use_threads(ctx->threads);
+    const bool a_full = s.nb == 0 || rd_tensor_numel(ctx->in[0]) == s.n_batch * s.m * s.k;
+    if (s.b_shared && a_full) {
+        /* one matrix B for all of A: fold A's batch into M */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(s.n_batch * s.m), (int)s.n, (int)s.k, 1.0f, a,
+                    (int)s.k, b, (int)s.n, 0.0f, y, (int)s.n);
+        return RD_OK;
+    }
+    int64_t idx[RD_MAX_RANK] = {0};
+    for (int64_t bi = 0; bi < s.n_batch; bi++) {
+        int64_t oa = 0, ob = 0;
+        for (int i = 0; i < s.nb; i++) {
+            oa += idx[i] * s.a_bs[i];
+            ob += idx[i] * s.b_bs[i];
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s.m, (int)s.n, (int)s.k, 1.0f,
+                    a + oa * s.m * s.k, (int)s.k, b + ob * s.k * s.n, (int)s.n, 0.0f, y + bi * s.m * s.n, (int)s.n);
+        for (int i = s.nb - 1; i >= 0; i--) {
+            if (++idx[i] < s.batch[i])
+                break;
+            idx[i] = 0;
+        }
+    }
+    return RD_OK;
+}
+
+static int64_t matmul_macs(const sim_op_ctx *ctx)
+{
+    const rd_tensor *a = ctx->in[0];
+    if (a->rank < 1)
+        return 0;
+    /* every output element is one K-long dot product */
+    return rd_tensor_numel(&ctx->out[0]) * a->dims[a->rank - 1];
+}
+
+const sim_op_def op_matmul = {
+    .name = "MatMul", .domain = "", .since = 1, .min_in = 2, .max_in = 2, .min_out = 1, .max_out = 1,
+    .infer = matmul_infer, .eval = {[SIM_PREC_F32] = matmul_eval}, .macs = matmul_macs,
+};

@@ -1,0 +1,53 @@
+/*
+ * tensor_common.h: helpers shared by the tensor family's operators (op_tensor_*.c): error wording,
+ * reading small integer vectors from inputs, dtype checks and an N-d strided copy.
+ */
+#ifndef RD_SIM_TENSOR_COMMON_H
+#define RD_SIM_TENSOR_COMMON_H
+
+#include "../internal.h"
+
+/* Room for shapes of rank up to RD_MAX_RANK doubled (Tile, DepthToSpace views use more axes). */
+#define TC_MAX_VIEW_RANK (2 * RD_MAX_RANK)
+
+/** Sets err to "node 'n' (Op): <message>" and returns code. */
+rd_status tc_err(const sim_op_ctx *ctx, rd_error *err, rd_status code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/** Same wording for parse functions, which see the node only. */
+rd_status tc_node_err(const sim_node *n, rd_error *err, rd_status code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/** Bytes per element of a dtype the data-moving ops handle (any fixed-size supported type); 0 if none. */
+size_t tc_elem_size(rd_dtype dt);
+
+/** RD_E_UNSUPPORTED unless input k has a dtype that tc_elem_size handles. */
+rd_status tc_check_movable(const sim_op_ctx *ctx, int k, rd_error *err);
+
+/** True when input k is present and holds at least one element or is a known empty tensor. */
+static inline bool tc_has(const sim_op_ctx *ctx, int k)
+{
+    return k < ctx->n_in && ctx->in[k] != NULL;
+}
+
+/**
+ * Reads input k (a 1-D or scalar integer tensor) into out[0..max-1]; *n receives its element count.
+ * RD_E_INVAL when it has more than max elements or a non-integer dtype. Data must be present.
+ */
+rd_status tc_read_ints(const sim_op_ctx *ctx, int k, int64_t *out, size_t max, size_t *n, rd_error *err);
+
+/** Checks the output shape against the tensor limits (rd_shape_bytes), with the node in the message. */
+rd_status tc_check_shape(const sim_op_ctx *ctx, rd_dtype dt, int rank, const int64_t *dims, rd_error *err);
+
+/** Row-major element strides of dims. */
+void tc_strides(int rank, const int64_t *dims, int64_t *strides);
+
+/**
+ * Copies an N-d view: for every output index vector i (row-major over dims[0..rank-1]), the element
+ * at src + (base + sum_k i[k]*step[k]) * esize goes to the next dst element. Steps may be zero or
+ * negative (broadcast, reversed slices); the caller guarantees every address is inside src.
+ */
+void tc_view_copy(size_t esize, int rank, const int64_t *dims, const void *src, int64_t base,
+                  const int64_t *step, void *dst);
+
+#endif
