@@ -218,6 +218,9 @@ static const bin_desc bin_table[] = {
 struct bin_params {
     const bin_desc *desc;
     bool fmod;
+    bool legacy;        /* opset < 7: broadcast attribute (B only, aligned at `axis`) */
+    bool has_axis;
+    int64_t axis;
 };
 
 static rd_status bin_parse(const sim_node *n, void *params, rd_error *err)
@@ -233,10 +236,33 @@ static rd_status bin_parse(const sim_node *n, void *params, rd_error *err)
         return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): fmod must be 0 or 1, got %lld", n->name, n->op_type,
                          (long long)f);
     p->fmod = f != 0;
-    if (n->opset < 7 && sim_attr_int(n, "broadcast", 0) != 0)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "node '%s' (%s): the legacy broadcast attribute (opset %d) is not supported",
-                         n->name, n->op_type, n->opset);
+    p->legacy = n->opset < 7;
+    p->has_axis = sim_attr_find(n, "axis") != NULL;
+    p->axis = sim_attr_int(n, "axis", 0);
     return RD_OK;
+}
+
+/*
+ * Input 1 as the numpy rules should see it. Before opset 7, B broadcast to A from position `axis`
+ * (suffix-aligned without it, which numpy already does), so B gets trailing 1s; and PRelu took a
+ * per-channel slope of shape [C] for X of shape [N, C, ...], which becomes [C, 1, ...].
+ */
+static const rd_tensor *legacy_view(const struct bin_params *p, const rd_tensor *a, const rd_tensor *b, rd_tensor *tmp)
+{
+    if (!p->legacy || !b || !a)
+        return b;
+    int rank = -1;
+    if (p->desc->kind == BK_PRELU && b->rank == 1 && a->rank > 2 && b->dims[0] == a->dims[1] && b->dims[0] != 1)
+        rank = a->rank - 1;
+    else if (p->has_axis && p->axis >= 0 && p->axis < a->rank && a->rank - p->axis >= b->rank)
+        rank = (int)(a->rank - p->axis);
+    if (rank < 0)
+        return b;
+    *tmp = *b;
+    for (int d = b->rank; d < rank; d++)
+        tmp->dims[d] = 1;
+    tmp->rank = rank;
+    return tmp;
 }
 
 static rd_status err_shapes(const sim_op_ctx *ctx, int k, rd_error *err)
@@ -262,7 +288,8 @@ static rd_status bin_infer(sim_op_ctx *ctx, rd_error *err)
     memcpy(dims, x->dims, sizeof dims);
     sim_set_shape(&ctx->out[0], ty, rank, dims);
     for (int k = 1; k < ctx->n_in; k++) {
-        const rd_tensor *b = ctx->in[k];
+        rd_tensor view;
+        const rd_tensor *b = k == 1 ? legacy_view(p, x, ctx->in[k], &view) : ctx->in[k];
         if (!b)
             return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input %d is missing", ctx->node->name, ctx->node->op_type, k);
         if (d->kind == BK_POW) {
@@ -370,7 +397,8 @@ static rd_status bin_eval(sim_op_ctx *ctx, rd_error *err)
     bin_row_fn fn = d->rows[aux.ta];
     if (d->kind == BK_POW && (aux.ta != aux.tb || !fn))
         fn = pow_mixed;
-    bin_apply(fn, &aux, ctx->in[0], ctx->in[1], y);
+    rd_tensor view;
+    bin_apply(fn, &aux, ctx->in[0], legacy_view(p, ctx->in[0], ctx->in[1], &view), y);
     return RD_OK;
 }
 
@@ -383,21 +411,21 @@ static rd_status bin_eval(sim_op_ctx *ctx, rd_error *err)
                             .min_out = 1, .max_out = 1, .params_size = sizeof(struct bin_params),      \
                             .parse = bin_parse, .infer = bin_infer, .eval = {[SIM_PREC_F32] = bin_eval}};
 
-BIN_OP(op_add, "Add", 7, 2)
-BIN_OP(op_sub, "Sub", 7, 2)
-BIN_OP(op_mul, "Mul", 7, 2)
-BIN_OP(op_div, "Div", 7, 2)
+BIN_OP(op_add, "Add", 1, 2)
+BIN_OP(op_sub, "Sub", 1, 2)
+BIN_OP(op_mul, "Mul", 1, 2)
+BIN_OP(op_div, "Div", 1, 2)
 BIN_OP(op_mod, "Mod", 10, 2)
-BIN_OP(op_pow, "Pow", 7, 2)
-BIN_OP(op_prelu, "PRelu", 7, 2)
-BIN_OP(op_equal, "Equal", 7, 2)
-BIN_OP(op_greater, "Greater", 7, 2)
+BIN_OP(op_pow, "Pow", 1, 2)
+BIN_OP(op_prelu, "PRelu", 1, 2)
+BIN_OP(op_equal, "Equal", 1, 2)
+BIN_OP(op_greater, "Greater", 1, 2)
 BIN_OP(op_greater_or_equal, "GreaterOrEqual", 12, 2)
-BIN_OP(op_less, "Less", 7, 2)
+BIN_OP(op_less, "Less", 1, 2)
 BIN_OP(op_less_or_equal, "LessOrEqual", 12, 2)
-BIN_OP(op_and, "And", 7, 2)
-BIN_OP(op_or, "Or", 7, 2)
-BIN_OP(op_xor, "Xor", 7, 2)
+BIN_OP(op_and, "And", 1, 2)
+BIN_OP(op_or, "Or", 1, 2)
+BIN_OP(op_xor, "Xor", 1, 2)
 VAR_OP(op_max, "Max", 6)
 VAR_OP(op_min, "Min", 6)
 VAR_OP(op_sum, "Sum", 6)
@@ -422,8 +450,8 @@ static void where_row(void *user, int64_t n, const int64_t *off, const int64_t *
     const char *x = s->x + off[2] * sz, *y = s->y + off[3] * sz;
     char *o = s->out + off[0] * sz;
     if (sz == 4 && inner[1] && inner[2] && inner[3]) {
-        const float *xf = (const float *)x, *yf = (const float *)y;
-        float *of = (float *)o;
+        const uint32_t *xf = (const uint32_t *)x, *yf = (const uint32_t *)y; /* bits, any 4-byte dtype */
+        uint32_t *of = (uint32_t *)o;
         for (int64_t i = 0; i < n; i++)
             of[i] = c[i] ? xf[i] : yf[i];
         return;

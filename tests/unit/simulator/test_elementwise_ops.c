@@ -70,6 +70,18 @@ static void test_add_broadcast(void)
     h_fini(&r);
 }
 
+static void test_legacy_broadcast(void)
+{
+    /* opset 6: B [3] aligned at axis 1 of A [2,3,2] */
+    const float a[12] = {0}, b[3] = {1, 2, 3};
+    rd_tensor ta = H_T(RD_DT_F32, a, 2, 3, 2), tb = H_T(RD_DT_F32, b, 3);
+    sim_attr at[2] = {h_int("broadcast", 1), h_int("axis", 1)};
+    h_run r;
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "Add", 6, at, 2, (const rd_tensor *[]){&ta, &tb}, 2, 1), RD_OK);
+    CU_ASSERT(r.out[0].rank == 3 && F(r, 0)[1] == 1 && F(r, 0)[2] == 2 && F(r, 0)[11] == 3);
+    h_fini(&r);
+}
+
 static void test_integer_div_mod(void)
 {
     const int32_t a[4] = {7, -7, 7, 5}, b[4] = {2, 2, -2, 0};
@@ -363,6 +375,7 @@ static void test_argmax(void)
 RD_TEST_REGISTER(register_elementwise_ops)
 {
     RD_SUITE("elementwise_ops", {"broadcast plan", test_broadcast_plan}, {"add broadcast", test_add_broadcast},
+             {"legacy broadcast", test_legacy_broadcast},
              {"integer div mod", test_integer_div_mod}, {"pow mixed", test_pow_mixed},
              {"variadic and where", test_variadic_and_where}, {"compare logic prelu", test_compare_logic_prelu},
              {"unary", test_unary}, {"clip", test_clip}, {"cast", test_cast}, {"reduce", test_reduce},
