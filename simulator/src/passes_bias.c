@@ -154,6 +154,8 @@ rd_status sim_pass_fold_biases(sim_pass *p, rd_error *err)
         bool is_add = sim_pass_is_live_op(p, i, "Add");
         if ((!is_add && !sim_pass_is_live_op(p, i, "Sub")) || m->nodes[i].n_in != 2 || m->nodes[i].out[0] < 0)
             continue;
+        if (m->nodes[i].opset < 7) /* legacy broadcast (`axis`) does not align as numpy's rules here assume */
+            continue;
         const sim_node *a = &m->nodes[i];
         /* x + c, c + x, or x - c: k is the constant's slot */
         for (int k = is_add ? 0 : 1; k < 2; k++) {
