@@ -29,32 +29,30 @@ int64_t conv_tile_cols(int64_t rows, int64_t total, int64_t row_len, size_t elem
     return cols < floor_cols ? floor_cols : cols;
 }
 
-/* True when every kernel dim is 1, strides 1 and pads 0, so positions map one to one. */
-static bool is_pointwise(const conv_geom *g)
+void conv_plan_sized(const conv_geom *g, size_t elem_size, bool transpose, conv_plan *out)
 {
-    for (int d = 0; d < g->nsp; d++)
-        if (g->k[d] != 1 || g->stride[d] != 1 || g->pad[d] != 0 || g->in[d] != g->out[d])
-            return false;
-    return true;
+    memset(out, 0, sizeof *out);
+    if (conv_is_pointwise(g)) {
+        out->kind = CONV_KIND_GEMM;
+        return;
+    }
+    /* Conv tiles output positions over its (C/group * taps) rows; ConvTranspose input positions over
+       (M/group * taps) */
+    const int64_t per_group = transpose ? g->out_c / g->group : g->in_c / g->group;
+    const int64_t rows = per_group * conv_prod(g->k, g->nsp);
+    const int64_t *tiled = transpose ? g->in : g->out;
+    out->kind = CONV_KIND_TILED;
+    out->tile = conv_tile_cols(rows, conv_prod(tiled, g->nsp), tiled[g->nsp - 1], elem_size, CONV_SCRATCH_BUDGET);
+    out->scratch = (size_t)rows * (size_t)out->tile * elem_size;
 }
 
 void conv_plan_f32(const conv_geom *g, conv_plan *out)
 {
-    const int64_t cg = g->in_c / g->group;
-    memset(out, 0, sizeof *out);
-    if (is_pointwise(g)) {
-        out->kind = CONV_KIND_GEMM;
-        return;
-    }
-    if (cg == 1 && g->group > 1 && g->nsp <= 2) {
+    conv_plan_sized(g, sizeof(float), false, out);
+    if (out->kind == CONV_KIND_TILED && g->in_c / g->group == 1 && g->group > 1 && g->nsp <= 2) {
+        memset(out, 0, sizeof *out);
         out->kind = CONV_KIND_DEPTHWISE;
-        return;
     }
-    const int64_t rows = cg * conv_prod(g->k, g->nsp);
-    const int64_t total = conv_prod(g->out, g->nsp);
-    out->kind = CONV_KIND_TILED;
-    out->tile = conv_tile_cols(rows, total, g->out[g->nsp - 1], sizeof(float), CONV_SCRATCH_BUDGET);
-    out->scratch = (size_t)rows * (size_t)out->tile * sizeof(float);
 }
 
 /* Every row of y[rows, len] set to its bias (or 0). */
@@ -174,16 +172,7 @@ void conv_f32(const conv_geom *g, const conv_plan *plan, const float *x, const f
 
 void conv_transpose_plan_f32(const conv_geom *g, conv_plan *out)
 {
-    memset(out, 0, sizeof *out);
-    if (is_pointwise(g)) {
-        out->kind = CONV_KIND_GEMM;
-        return;
-    }
-    const int64_t rows = (g->out_c / g->group) * conv_prod(g->k, g->nsp);
-    const int64_t total = conv_prod(g->in, g->nsp);
-    out->kind = CONV_KIND_TILED;
-    out->tile = conv_tile_cols(rows, total, g->in[g->nsp - 1], sizeof(float), CONV_SCRATCH_BUDGET);
-    out->scratch = (size_t)rows * (size_t)out->tile * sizeof(float);
+    conv_plan_sized(g, sizeof(float), true, out);
 }
 
 void conv_transpose_f32(const conv_geom *g, const conv_plan *plan, const float *x, const float *w,

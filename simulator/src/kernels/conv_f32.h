@@ -34,7 +34,13 @@ typedef struct conv_plan {
 /** Positions per tile so that rows * tile * elem_size <= budget (at least min(total, 16)). */
 int64_t conv_tile_cols(int64_t rows, int64_t total, int64_t row_len, size_t elem_size, size_t budget);
 
-/** Chooses the strategy for Conv with geometry g (float elements). */
+/**
+ * GEMM when pointwise, else im2col (Conv) or col2im (ConvTranspose) tiles of elements of elem_size bytes
+ * under CONV_SCRATCH_BUDGET: the plan of every float and double kernel.
+ */
+void conv_plan_sized(const conv_geom *g, size_t elem_size, bool transpose, conv_plan *out);
+
+/** Chooses the strategy for Conv with geometry g (float elements): conv_plan_sized, or depthwise. */
 void conv_plan_f32(const conv_geom *g, conv_plan *out);
 /** Y = conv(X, W) + B (b may be NULL); scratch has plan->scratch bytes (may be NULL when 0). */
 void conv_f32(const conv_geom *g, const conv_plan *plan, const float *x, const float *w, const float *b,

@@ -16,26 +16,9 @@
 #undef IM2COL_NAME
 #undef COL2IM_NAME
 
-static bool is_pointwise(const conv_geom *g)
-{
-    for (int d = 0; d < g->nsp; d++)
-        if (g->k[d] != 1 || g->stride[d] != 1 || g->pad[d] != 0 || g->in[d] != g->out[d])
-            return false;
-    return true;
-}
-
 void conv_plan_f64(const conv_geom *g, conv_plan *out)
 {
-    memset(out, 0, sizeof *out);
-    if (is_pointwise(g)) {
-        out->kind = CONV_KIND_GEMM;
-        return;
-    }
-    const int64_t rows = (g->in_c / g->group) * conv_prod(g->k, g->nsp);
-    const int64_t total = conv_prod(g->out, g->nsp);
-    out->kind = CONV_KIND_TILED;
-    out->tile = conv_tile_cols(rows, total, g->out[g->nsp - 1], sizeof(double), CONV_SCRATCH_BUDGET);
-    out->scratch = (size_t)rows * (size_t)out->tile * sizeof(double);
+    conv_plan_sized(g, sizeof(double), false, out);
 }
 
 static void fill_rows(double *y, int64_t rows, int64_t len, const double *b)
@@ -80,16 +63,7 @@ void conv_f64(const conv_geom *g, const conv_plan *plan, const double *x, const 
 
 void conv_transpose_plan_f64(const conv_geom *g, conv_plan *out)
 {
-    memset(out, 0, sizeof *out);
-    if (is_pointwise(g)) {
-        out->kind = CONV_KIND_GEMM;
-        return;
-    }
-    const int64_t rows = (g->out_c / g->group) * conv_prod(g->k, g->nsp);
-    const int64_t total = conv_prod(g->in, g->nsp);
-    out->kind = CONV_KIND_TILED;
-    out->tile = conv_tile_cols(rows, total, g->in[g->nsp - 1], sizeof(double), CONV_SCRATCH_BUDGET);
-    out->scratch = (size_t)rows * (size_t)out->tile * sizeof(double);
+    conv_plan_sized(g, sizeof(double), true, out);
 }
 
 void conv_transpose_f64(const conv_geom *g, const conv_plan *plan, const double *x, const double *w,

@@ -9,6 +9,7 @@
 #ifndef RD_KERNELS_CONV_GEOM_H
 #define RD_KERNELS_CONV_GEOM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define CONV_MAX_SP 6 /* spatial dims: RD_MAX_RANK minus batch and channel */
@@ -34,6 +35,15 @@ static inline int64_t conv_prod(const int64_t *v, int nsp)
     for (int i = 0; i < nsp; i++)
         p *= v[i];
     return p;
+}
+
+/** True when every kernel dim is 1, strides 1 and pads 0, so positions map one to one (a plain GEMM). */
+static inline bool conv_is_pointwise(const conv_geom *g)
+{
+    for (int d = 0; d < g->nsp; d++)
+        if (g->k[d] != 1 || g->stride[d] != 1 || g->pad[d] != 0 || g->in[d] != g->out[d])
+            return false;
+    return true;
 }
 
 #endif

@@ -36,20 +36,11 @@ static size_t align64(size_t v)
     return (v + 63) & ~(size_t)63;
 }
 
-/* True when every kernel dim is 1, strides 1 and pads 0, so positions map one to one. */
-static bool is_pointwise(const conv_geom *g)
-{
-    for (int d = 0; d < g->nsp; d++)
-        if (g->k[d] != 1 || g->stride[d] != 1 || g->pad[d] != 0 || g->in[d] != g->out[d])
-            return false;
-    return true;
-}
-
 void qconv_plan_s8(const conv_geom *g, conv_plan *out)
 {
     const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
     memset(out, 0, sizeof *out);
-    if (is_pointwise(g)) {
+    if (conv_is_pointwise(g)) {
         out->kind = CONV_KIND_GEMM;
         out->scratch = qgemm_workspace_bytes(mg, conv_prod(g->out, g->nsp), cg);
         return;
@@ -163,7 +154,7 @@ void qconv_transpose_plan_s8(const conv_geom *g, conv_plan *out)
     const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
     const int64_t in_plane = conv_prod(g->in, g->nsp);
     memset(out, 0, sizeof *out);
-    if (is_pointwise(g)) {
+    if (conv_is_pointwise(g)) {
         out->kind = CONV_KIND_GEMM;
         out->scratch = qgemm_workspace_bytes(mg, in_plane, cg);
         return;
