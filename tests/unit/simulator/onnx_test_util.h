@@ -37,6 +37,26 @@ static inline rd_status ot_load(rd_onnx_builder *b, const char *base_dir, rd_mod
     return st;
 }
 
+/* Serialises the builder, destroys it and loads the bytes as a user would (rd_model_load_mem: inference,
+   folding); asserts both steps and prints the loader's message on failure. */
+static inline rd_model *ot_model_load(rd_onnx_builder *b, const char *name)
+{
+    void *buf = NULL;
+    size_t len = 0;
+    rd_error err;
+    rd_status st = rd_onnx_builder_write(b, &buf, &len, &err);
+    CU_ASSERT_EQUAL(st, RD_OK);
+    rd_onnx_builder_destroy(b);
+    rd_model *m = NULL;
+    if (st == RD_OK)
+        st = rd_model_load_mem(buf, len, name, NULL, NULL, &m, &err);
+    free(buf);
+    if (st != RD_OK)
+        fprintf(stderr, "\n  %s: %s\n", name, err.msg);
+    CU_ASSERT_EQUAL(st, RD_OK);
+    return m;
+}
+
 /* Asserts a status and that the message contains every given substring. */
 #define OT_ASSERT_ERR(st, err, want, ...)                                                           \
     do {                                                                                           \

@@ -3,6 +3,7 @@
  * (rd_sim_set_precision), w16a16i, w8a16 and w16a16i_dfp simulations, their parameters, statistics and
  * accuracy against int8 and float16.
  */
+#include "onnx_test_util.h"
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
 #include "../../../simulator/src/quant.h"
@@ -36,17 +37,10 @@ static rd_model *build_model(void)
     rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"c1"}, 1, (const char *const[]){"r"}, 1);
     rd_onnx_add_node(b, "Conv", "conv2", (const char *const[]){"r", "w2"}, 2, (const char *const[]){"out"}, 1);
     rd_onnx_add_output(b, "out", RD_DT_F32, -1, NULL, NULL);
-    void *buf = NULL;
-    size_t len = 0;
-    rd_error err;
-    CU_ASSERT_EQUAL(rd_onnx_builder_write(b, &buf, &len, &err), RD_OK);
-    rd_onnx_builder_destroy(b);
     rd_tensor_fini(&w1);
     rd_tensor_fini(&b1);
     rd_tensor_fini(&w2);
-    rd_model *m = NULL;
-    CU_ASSERT_EQUAL(rd_model_load_mem(buf, len, "int16_test.onnx", NULL, NULL, &m, &err), RD_OK);
-    free(buf);
+    rd_model *m = ot_model_load(b, "int16_test.onnx");
     return m;
 }
 

@@ -1,4 +1,5 @@
 /* test_sim_prefix.c: runs resumed from a recording (rd_sim_run_prefix) give rd_sim_run's bits. */
+#include "onnx_test_util.h"
 #include "prefix_check.h"
 
 #include <math.h>
@@ -44,14 +45,7 @@ static rd_model *build_branchy(void)
     rd_onnx_add_node(b, "Tanh", "tanh", (const char *const[]){"c3"}, 1, (const char *const[]){"y1"}, 1);
     rd_onnx_add_output(b, "y1", RD_DT_F32, -1, NULL, NULL);
     rd_onnx_add_output(b, "y2", RD_DT_F32, -1, NULL, NULL);
-    void *buf = NULL;
-    size_t len = 0;
-    rd_error err;
-    CU_ASSERT_EQUAL(rd_onnx_builder_write(b, &buf, &len, &err), RD_OK);
-    rd_onnx_builder_destroy(b);
-    rd_model *m = NULL;
-    CU_ASSERT_EQUAL(rd_model_load_mem(buf, len, "prefix_test.onnx", NULL, NULL, &m, &err), RD_OK);
-    free(buf);
+    rd_model *m = ot_model_load(b, "prefix_test.onnx");
     return m;
 }
 
