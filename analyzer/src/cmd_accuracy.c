@@ -38,6 +38,7 @@ enum {
     OPT_BOARD_WORK_DIR,
     OPT_RUN_TIMEOUT,
     OPT_APP_OUTPUTS,
+    OPT_APP_API,
 };
 
 static const an_optspec accuracy_opts[] = {
@@ -59,6 +60,8 @@ static const an_optspec accuracy_opts[] = {
     {OPT_BOARD_WORK_DIR, "board-work-dir", 0, "DIR", "where inputs go on the board (/userdata/rknn-diag; /tmp/... on rv110x)"},
     {OPT_RUN_TIMEOUT, "run-timeout", 0, "S", "silence allowed while --run runs (default 600)"},
     {OPT_APP_OUTPUTS, "app-outputs", 0, "FILE", "what the application received, one .npy per graph output (repeat)"},
+    {OPT_APP_API, "app-api", 0, "API", "how the application feeds its input: normal (rknn_inputs_set: the InputOperator "
+                                       "dump is after mean/std; default) or zero-copy (rknn_set_io_mem: before them)"},
     {AN_OPT_USB, "usb", 'd', NULL, "use the board on USB (libusb)"},
     {AN_OPT_CONNECT, "connect", 0, "HOST:PORT", "use a board with network adb at HOST:PORT"},
     {AN_OPT_SERVER, "server", 0, NULL, "go through the adb server"},
@@ -90,6 +93,8 @@ typedef struct acc_args {
     const char *app_outputs[AN_MAX_APP_OUTPUTS];
     size_t n_app_outputs;
     long run_timeout;
+    an_app_api app_api;         /* --app-api: the input-dump rule */
+    bool app_api_given;
     rd_adb_options adb;
     bool board_opts;            /* a board-choosing option was given */
     char *dump_paths[AN_MAX_INPUTS]; /* the dump sample's input files (what the board is given) */
@@ -146,6 +151,11 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
             if (!an_parse_int(ctx->argv[0], "--run-timeout", v, 1, 86400, &a->run_timeout, ctx->errs))
                 return AN_EXIT_USAGE;
             break;
+        case OPT_APP_API:
+            if (an_app_api_parse(v, &a->app_api, &err) != RD_OK)
+                return an_usage(ctx, "--app-api: %s", err.msg);
+            a->app_api_given = true;
+            break;
         case OPT_APP_OUTPUTS:
             if (a->n_app_outputs == AN_MAX_APP_OUTPUTS)
                 return an_usage(ctx, "too many --app-outputs");
@@ -169,7 +179,8 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
                           "error_analysis.txt, report.json and report.html. With a board (--target T --run CMD, or\n"
                           "--runtime-dumps DIR) adds RKNN's runtime_error group (entire, single_sim), names the first\n"
                           "layer where the board departs from the simulator, and checks the application's input and\n"
-                          "output (docs/runtime.md).",
+                          "output (docs/runtime.md); --app-api says how the application feeds its input, which decides\n"
+                          "what the board's InputOperator dump holds (normal: after mean/std; zero-copy: before).",
                           accuracy_opts, N_ACCURACY_OPTS);
             return AN_EXIT_OK;
         case OPT_INPUTS:
@@ -235,6 +246,8 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
                         a->target);
     if ((a->board_opts || a->board_dump_dir || a->board_work_dir) && !a->run_cmd)
         return an_usage(ctx, "board options (--connect, --serial, --board-dump-dir, ...) need --target T --run CMD");
+    if (a->app_api_given && !a->run_cmd && !a->runtime_dumps)
+        return an_usage(ctx, "--app-api needs the board's dumps (--target T --run CMD, or --runtime-dumps DIR)");
     if (a->n_app_outputs && !a->run_cmd && !a->runtime_dumps)
         return an_usage(ctx, "--app-outputs needs the board's dumps (--target T --run CMD, or --runtime-dumps DIR)");
     if (a->target) {
@@ -427,8 +440,7 @@ static rd_status runtime_extras(an_cmd_ctx *ctx, acc_args *a, an_runtime *rt, co
     snprintf(path, sizeof path, "%s/runtime/mapping.txt", a->output_dir);
     rd_status st = an_runtime_report(rt, path, err);
     if (st == RD_OK)
-        st = an_runtime_checks(rt, (const char *const *)a->dump_paths, inputs, a->app_outputs, a->n_app_outputs, r,
-                               ctx->errs, err);
+        st = an_runtime_checks(rt, inputs, a->app_outputs, a->n_app_outputs, r, err);
     size_t compared = 0, n_layers = 0;
     for (size_t i = 0; i < r->n_layers; i++) {
         n_layers += r->layers[i].groups[RD_GROUP_SIM_ENTIRE].present;
@@ -513,7 +525,8 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
         rd_status bst = board_dumps(ctx, a, m, samples + (size_t)a->dump_sample * n_in, &berr);
         if (bst == RD_OK)
             bst = an_runtime_open(&rt, a->runtime_dumps ? a->runtime_dumps : board_dir_of(a), rd_platform_find(a->q.platform),
-                                  sim, &a->q, &berr);
+                                  sim, &a->q, a->app_api, (const char *const *)a->dump_paths,
+                                  samples + (size_t)a->dump_sample * n_in, ctx->errs, &berr);
         if (bst != RD_OK) {
             board_rc = an_fail(ctx, &berr);
             fprintf(ctx->errs, "rknn-diag accuracy: the board's part is missing; the simulator's analysis is still "

@@ -372,7 +372,7 @@ static void test_cli_input_mistakes(void)
         const char *expect;
     } cases[] = {{MISTAKE_BGR, "colour channels 0 and 2 swapped"},
                  {MISTAKE_NHWC, "NHWC data read as NCHW"},
-                 {MISTAKE_NORM_TWICE, "already normalised"}};
+                 {MISTAKE_NORM_TWICE, "normalisation applied twice"}};
     rig r;
     rig_init(&r, "rt-cli-input", NULL, NULL);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -675,7 +675,7 @@ static void test_board_run_app_mistakes(void)
     cli_out o = board_accuracy(&b, "double-norm", "--app-mistake double-norm --mean 0.5,0.5,0.5 --std 2,2,2", "--mean",
                                "0.5,0.5,0.5", "--std", "2,2,2");
     CU_ASSERT_EQUAL(o.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "already normalised"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "normalisation applied twice"));
     free(o.out);
     free(o.errs);
     /* the application saved its output as int8 codes */
@@ -742,21 +742,22 @@ static void test_input_check_int8_and_size(void)
         ((int8_t *)board.data)[i] = (int8_t)(i * 5 > 127 ? 127 : i * 5);
     }
     rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
+    an_input_expect x = {.raw = &raw, .spec = &spec, .api = AN_API_ZERO_COPY};
     char why[1024];
-    CU_ASSERT_EQUAL(an_check_input(&board, &raw, &spec, why, sizeof why), AN_IN_INT8_CLAMP);
+    CU_ASSERT_EQUAL(an_check_input(&board, &x, why, sizeof why), AN_IN_INT8_CLAMP);
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "clamped"));
     rd_tensor_fini(&board);
     int64_t small[4] = {1, 3, 2, 2};
     CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&board, RD_DT_U8, 4, small, &err), RD_OK);
     memset(board.data, 0, 12);
-    CU_ASSERT_EQUAL(an_check_input(&board, &raw, &spec, why, sizeof why), AN_IN_SIZE);
+    CU_ASSERT_EQUAL(an_check_input(&board, &x, why, sizeof why), AN_IN_SIZE);
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "wrong size"));
     rd_tensor_fini(&board);
     /* the same data as uint8: no mismatch */
     CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&board, RD_DT_U8, 4, dims, &err), RD_OK);
     for (int i = 0; i < 48; i++)
         ((uint8_t *)board.data)[i] = (uint8_t)(i * 5);
-    CU_ASSERT_EQUAL(an_check_input(&board, &raw, &spec, why, sizeof why), AN_IN_OK);
+    CU_ASSERT_EQUAL(an_check_input(&board, &x, why, sizeof why), AN_IN_OK);
     rd_tensor_fini(&board);
     rd_tensor_fini(&raw);
 }
