@@ -541,7 +541,7 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     if (st == RD_OK && ao.runtime)
         st = runtime_extras(ctx, a, &rt, samples + (size_t)a->dump_sample * n_in, &result, &err);
     if (st == RD_OK)
-        st = an_findings_add_rt(&result, &ao, rt_layers, &err);
+        st = an_findings_add_sim(&result, &ao, rt_layers, sim, &err);
     if (st == RD_OK)
         st = describe_run(&result, a, n_samples, &err);
     if (st == RD_OK)

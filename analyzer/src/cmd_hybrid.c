@@ -305,7 +305,7 @@ static rd_status analyse(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err
     an_accuracy_opts ao = {.warn_cos = 0.99, .error_cos = 0.98, .worst_layers = 0, .progress = ctx->errs};
     rd_status st = an_accuracy_run(r->s, r->samples, r->n_in, r->n_samples, &ao, &r->result, err);
     if (st == RD_OK)
-        st = an_findings_add(&r->result, &ao, err);
+        st = an_findings_add_sim(&r->result, &ao, NULL, r->s, err);
     if (st == RD_OK)
         st = an_hyb_candidates(r->s, &r->result, &r->cands, &r->n_cands, err);
     if (st == RD_OK && r->n_cands == 0)
@@ -523,7 +523,7 @@ static rd_status write_outputs(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const s
     if (st == RD_OK)
         st = an_accuracy_run(r->s, r->samples, r->n_in, r->n_samples, &ao, &rep, err);
     if (st == RD_OK)
-        st = an_findings_add(&rep, &ao, err);
+        st = an_findings_add_sim(&rep, &ao, NULL, r->s, err);
     if (st == RD_OK)
         st = rd_result_set_string(&rep.tool, "rknn-diag " RD_VERSION " (hybrid search)", err);
     if (st == RD_OK)

@@ -3,6 +3,7 @@
  * Prints per-layer min/max/mean (or JSON), optionally writes every tensor as .npy plus index.json, and
  * with --bench N times N observed inferences.
  */
+#include "accuracy.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
 #include "quant_setup.h"
@@ -185,6 +186,18 @@ static void print_json(FILE *out, const char *model, const run_observer *ro)
         fprintf(out, "%s\n", text);
     free(text);
     cJSON_Delete(root);
+}
+
+/* float16 constants beyond 65504 (inf before the layer computes): the same finding as accuracy's, on stderr. */
+static void warn_fp16_constants(an_cmd_ctx *ctx, const rd_sim *sim)
+{
+    rd_result r;
+    rd_result_init(&r);
+    rd_error err;
+    if (an_findings_numeric(&r, sim, &err) == RD_OK)
+        for (size_t i = 0; i < r.n_findings; i++)
+            fprintf(ctx->errs, "warning: %s: %s\n", r.findings[i].title, r.findings[i].evidence);
+    rd_result_fini(&r);
 }
 
 static double now_ms(void)
@@ -447,6 +460,8 @@ static int run_and_report(an_cmd_ctx *ctx, run_args *a, rd_model *m, rd_sim *sim
             print_json(ctx->out, a->model_path, &ro);
         else if (!a->quiet)
             print_table(ctx->out, &ro);
+        if (sim)
+            warn_fp16_constants(ctx, sim);
         if (dumping)
             fprintf(ctx->errs, "wrote %zu tensors and index.json to %s%s\n", dump.n, a->dump_dir,
                     sim ? " (tensors fused away are listed in fused.json)" : "");

@@ -140,6 +140,10 @@ static void cos_cell(rep_buf *b, const rd_metric_group *g)
                    (long long)m->count, g->n_samples);
     if (g->n_samples > 1)
         rep_buf_printf(b, ", min %.5f, p5 %.5f, worst sample %d", g->cos_min, g->cos_p5, g->worst_sample);
+    if (m->nan || m->inf || m->ref_nan || m->ref_inf)
+        rep_buf_printf(b, "; %lld NaN and %lld Inf tested, %lld NaN and %lld Inf in the reference: the metrics "
+                          "above are not numbers of the tensor", (long long)m->nan, (long long)m->inf,
+                       (long long)m->ref_nan, (long long)m->ref_inf);
     rep_buf_puts(b, "\">");
     if (isnan(m->cos))
         rep_buf_puts(b, "nan");

@@ -76,6 +76,10 @@ static void add_metrics(cJSON *g, const rd_metrics *m, bool *ok)
     add(g, "fp16_max_abs", make_double(m->fp16_max_abs), ok);
     add(g, "count", make_int(m->count), ok);
     add(g, "degenerate", cJSON_CreateString(rd_degenerate_name(m->degenerate)), ok);
+    add(g, "nan", make_int(m->nan), ok);
+    add(g, "inf", make_int(m->inf), ok);
+    add(g, "ref_nan", make_int(m->ref_nan), ok);
+    add(g, "ref_inf", make_int(m->ref_inf), ok);
 }
 
 static cJSON *group_json(const rd_metric_group *g, bool *ok)

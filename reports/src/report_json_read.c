@@ -175,6 +175,13 @@ static bool get_int(jctx *c, const cJSON *obj, const char *key, double lo, doubl
     return ok;
 }
 
+/* An integer added within schema version 1: absent (a file from an older writer) reads as 0. */
+static bool get_int_added(jctx *c, const cJSON *obj, const char *key, double lo, double hi, int64_t *out)
+{
+    *out = 0;
+    return !member(c, obj, key, false) || get_int(c, obj, key, lo, hi, out);
+}
+
 /* Looks a string member up in a name table (index found in *out). */
 static bool get_enum(jctx *c, const cJSON *obj, const char *key, const char *(*name_of)(int), int n, int *out)
 {
@@ -241,7 +248,10 @@ static bool read_group(jctx *c, const cJSON *o, rd_metric_group *g)
               get_enum(c, o, "degenerate", deg_name, RD_DEG_SHAPE + 1, &deg) &&
               ((m->degenerate = (rd_degenerate)deg), true) && get_double(c, o, "cos_min", &g->cos_min) &&
               get_double(c, o, "cos_p5", &g->cos_p5) && get_int(c, o, "worst_sample", -1, INT32_MAX, &v) &&
-              ((g->worst_sample = (int)v), true);
+              ((g->worst_sample = (int)v), true) && get_int_added(c, o, "nan", 0, MAX_JSON_INT, &m->nan) &&
+              get_int_added(c, o, "inf", 0, MAX_JSON_INT, &m->inf) &&
+              get_int_added(c, o, "ref_nan", 0, MAX_JSON_INT, &m->ref_nan) &&
+              get_int_added(c, o, "ref_inf", 0, MAX_JSON_INT, &m->ref_inf);
     return ok;
 }
 
