@@ -988,17 +988,25 @@ typedef struct rd_rknn_config {
     char *custom_string;
     size_t n_dynamic_sets, n_dynamic_per_set; /* dynamic_input: sets of per-input shapes */
     rd_dims *dynamic_input;     /* n_dynamic_sets * n_dynamic_per_set */
+    bool model_pruning;         /* configs.model_pruning: lossless pruning before the analysis */
+    char **notes;               /* "file:line: ..." for keys accepted without effect and unknown keys (ignored) */
+    size_t n_notes;             /* at most RD_RKNN_CONFIG_MAX_NOTES */
     int line_models, line_target_platform, line_dtype, line_algorithm, line_method, line_mean, line_std,
-        line_rgb2bgr, line_dataset, line_optimization_level;
+        line_rgb2bgr, line_dataset, line_optimization_level, line_dynamic_input, line_input_size_list,
+        line_subgraphs, line_model_pruning;
 } rd_rknn_config;
+
+#define RD_RKNN_CONFIG_MAX_NOTES 64
 
 /** Resets c to the defaults (w8a8/normal/channel/level 3, no strings) without freeing. */
 void rd_rknn_config_init(rd_rknn_config *c);
 
 /**
- * Loads a model_config.yml. Unknown keys, wrong types and YAML syntax errors are RD_E_PARSE with
- * "file:line[:col]" and the key; bad names (dtype, algorithm, method) RD_E_INVAL. out is initialised
- * even on failure; finalise with rd_rknn_config_fini.
+ * Loads a model_config.yml. Wrong types and YAML syntax errors are RD_E_PARSE with "file:line[:col]" and
+ * the key; bad names (dtype, algorithm, method) RD_E_PARSE too. Every rknn.config() option of
+ * RKNN-Toolkit2 is known: applied, accepted with a note when it cannot change a result, or refused
+ * (RD_E_UNSUPPORTED, saying why) when set to something that is not simulated. Unknown keys are notes
+ * (out->notes), not errors. out is initialised even on failure; finalise with rd_rknn_config_fini.
  */
 rd_status rd_rknn_config_load(const char *path, rd_rknn_config *out, rd_error *err);
 /** The same from memory; name is used in messages and its folder resolves relative paths. */
