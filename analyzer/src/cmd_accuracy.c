@@ -9,6 +9,7 @@
 #include "cli_adb.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "config_model.h"
 #include "quant_setup.h"
 #include "tensor_dump.h"
 
@@ -278,7 +279,7 @@ static rd_status dump_sample_paths(acc_args *a, const rd_model *m, rd_error *err
     return st;
 }
 
-static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples, rd_error *err)
+static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples, size_t set, rd_error *err)
 {
     char buf[64];
     rd_status st = rd_result_set_string(&r->tool, "rknn-diag " RD_VERSION, err);
@@ -301,6 +302,15 @@ static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples,
     snprintf(buf, sizeof buf, "%zu", n_samples);
     if (st == RD_OK)
         st = rd_result_set_config(r, "samples", buf, err);
+    if (st == RD_OK && an_dynamic_sets(&a->q)) {
+        char name[256];
+        an_dynamic_set_name(&a->q, set, name, sizeof name);
+        st = rd_result_set_config(r, "dynamic_input", name, err);
+    }
+    if (st == RD_OK && c->model_pruning)
+        st = rd_result_set_config(r, "model_pruning", "true", err);
+    if (st == RD_OK && c->custom_string)
+        st = rd_result_set_string(&r->custom_string, c->custom_string, err);
     return st;
 }
 
@@ -469,36 +479,26 @@ static rd_status write_reports(const acc_args *a, const rd_result *r, rd_error *
     return st;
 }
 
-int an_cmd_accuracy(an_cmd_ctx *ctx)
+/* One analysis: the model (dynamic_input set `set` when the config has them) into a->output_dir. */
+static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
 {
-    acc_args *a = calloc(1, sizeof *a);
-    if (!a)
-        return AN_EXIT_INPUT;
-    a->samples = 1;
-    a->output_dir = "snapshot";
-    a->fail_under = NAN;
-    a->warn_cos = 0.99;
-    a->error_cos = 0.98;
-    a->run_timeout = 600;
-    an_quant_opts_init(&a->q);
-    int rc = parse_args(ctx, a);
     rd_error err = {0};
     rd_model *m = NULL;
     rd_sim *sim = NULL;
     rd_tensor *samples = NULL;
     size_t n_samples = 0, n_in = 0;
+    int rc = AN_EXIT_OK;
     rd_result result;
     rd_result_init(&result);
-    if (rc >= 0)
-        goto out;
-    rd_status st = an_quant_finish(&a->q, NULL, &err);
+    an_model_request req = {.command = "accuracy", .path = a->model_path, .shapes = a->shapes,
+                            .n_shapes = a->n_shapes, .dynamic_set = set, .errs = ctx->errs,
+                            .dynamic_refusal = a->run_cmd || a->runtime_dumps
+                                                   ? "the board runs the application on one input shape: give it "
+                                                     "with --input-shape (or subgraphs.input_size_list)"
+                                                   : NULL};
+    rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
     if (st == RD_OK && !a->model_path)
         a->model_path = a->q.cfg.model_file_path;
-    rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
-    if (st == RD_OK)
-        st = rd_model_load(a->model_path, &lopt, &m, &err);
-    if (st == RD_OK)
-        st = an_quant_finish(&a->q, m, &err);
     if (st == RD_OK) {
         n_in = rd_model_input_count(m);
         st = an_quant_load_samples(&a->q, m, a->inputs, a->n_inputs, (size_t)a->samples, ctx->errs, &samples, &n_samples,
@@ -543,7 +543,7 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = an_findings_add_sim(&result, &ao, rt_layers, sim, &err);
     if (st == RD_OK)
-        st = describe_run(&result, a, n_samples, &err);
+        st = describe_run(&result, a, n_samples, set, &err);
     if (st == RD_OK)
         st = write_reports(a, &result, &err);
     free(rt_layers);
@@ -562,14 +562,60 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     if (board_rc != AN_EXIT_OK)
         rc = board_rc;
 out:
-    for (size_t i = 0; i < AN_MAX_INPUTS; i++)
+    for (size_t i = 0; i < AN_MAX_INPUTS; i++) {
         free(a->dump_paths[i]);
+        a->dump_paths[i] = NULL;
+    }
     rd_result_fini(&result);
     for (size_t k = 0; samples && k < n_samples * n_in; k++)
         rd_tensor_fini(&samples[k]);
     free(samples);
     rd_sim_destroy(sim);
     rd_model_destroy(m);
+    return rc;
+}
+
+/* Exit codes by severity: an input error (3) outranks a usage error (2), a failed gate (1), success. */
+static int worse(int a, int b)
+{
+    static const int rank[] = {[AN_EXIT_OK] = 0, [AN_EXIT_GATE] = 1, [AN_EXIT_USAGE] = 2, [AN_EXIT_INPUT] = 3};
+    int ra = a >= 0 && a <= AN_EXIT_INPUT ? rank[a] : 3, rb = b >= 0 && b <= AN_EXIT_INPUT ? rank[b] : 3;
+    return ra >= rb ? a : b;
+}
+
+int an_cmd_accuracy(an_cmd_ctx *ctx)
+{
+    acc_args *a = calloc(1, sizeof *a);
+    if (!a)
+        return AN_EXIT_INPUT;
+    a->samples = 1;
+    a->output_dir = "snapshot";
+    a->fail_under = NAN;
+    a->warn_cos = 0.99;
+    a->error_cos = 0.98;
+    a->run_timeout = 600;
+    an_quant_opts_init(&a->q);
+    int rc = parse_args(ctx, a);
+    if (rc < 0) {
+        rd_error err = {0};
+        /* dynamic_input: one analysis per shape set, each into its own folder of the snapshot */
+        rd_status st = an_quant_finish(&a->q, NULL, &err);
+        size_t n_sets = st == RD_OK ? an_dynamic_sets(&a->q) : 0;
+        const char *top = a->output_dir;
+        rc = st != RD_OK ? (err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err)) : AN_EXIT_OK;
+        for (size_t k = 0; st == RD_OK && k < (n_sets ? n_sets : 1); k++) {
+            char dir[4300], name[256];
+            if (n_sets) {
+                an_dynamic_set_name(&a->q, k, name, sizeof name);
+                snprintf(dir, sizeof dir, "%s/dynamic_%zu_%s", top, k, name);
+                a->output_dir = dir;
+                fprintf(ctx->out, "%s== dynamic_input set %zu of %zu: %s (snapshot %s)\n", k ? "\n" : "", k + 1, n_sets,
+                        name, dir);
+            }
+            rc = worse(rc, analyse_once(ctx, a, k));
+        }
+        a->output_dir = top;
+    }
     an_quant_opts_fini(&a->q);
     free(a);
     return rc;

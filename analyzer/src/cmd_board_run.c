@@ -10,6 +10,7 @@
 #include "board_dump.h"
 #include "cli_internal.h"
 #include "quant_setup.h"
+#include "config_model.h"
 #include "runtime_io.h"
 
 #include <errno.h>
@@ -474,9 +475,12 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
     const rd_platform_info *plat = rd_platform_find(a->target);
     if (!a->q.platform)
         a->q.platform = plat->name;
-    rd_status st = rd_model_load(a->model_path, NULL, &m, &err);
+    an_model_request req = {.command = "board-run", .path = a->model_path, .errs = ctx->errs,
+                            .dynamic_refusal = "the application runs one input shape: give it with "
+                                               "subgraphs.input_size_list"};
+    rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
     if (st != RD_OK) {
-        rc = an_fail(ctx, &err);
+        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
         goto out;
     }
     size_t n_in = rd_model_input_count(m);

@@ -9,6 +9,7 @@
 #include "hybrid.h"
 #include "qcfg_build.h"
 #include "quant_setup.h"
+#include "config_model.h"
 #include "tensor_dump.h"
 
 #include <cjson/cJSON.h>
@@ -278,10 +279,9 @@ static void run_fini(hyb_run *r)
 /* Model, samples, calibrated simulation, golden outputs. */
 static rd_status setup(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err)
 {
-    rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
-    rd_status st = rd_model_load(a->model_path, &lopt, &r->m, err);
-    if (st == RD_OK)
-        st = an_quant_finish(&a->q, r->m, err);
+    an_model_request req = {.command = "hybrid", .path = a->model_path, .shapes = a->shapes, .n_shapes = a->n_shapes,
+                            .errs = ctx->errs, .dynamic_refusal = "the search " "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)"};
+    rd_status st = an_model_load_configured(&a->q, &req, &r->m, err);
     if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8)
         st = rd_errorf(err, RD_E_PARSE, "empty search space: --dtype %s has no int8 tensor to move to float16 "
                                         "(hybrid works on w8a8)", rd_qdtype_name(a->q.cfg.dtype));

@@ -6,6 +6,7 @@
 #include "accuracy.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "config_model.h"
 #include "quant_setup.h"
 #include "tensor_dump.h"
 
@@ -393,12 +394,16 @@ static int parse_args(an_cmd_ctx *ctx, run_args *a)
     return -1;
 }
 
-/* Loads the model; reloads it with the actual input shapes when some input dims are symbolic. */
-static rd_status load_model_and_inputs(run_args *a, rd_model **out_m, rd_tensor *inputs, rd_error *err)
+/* Loads the model (as -c describes it); reloads it with the actual input shapes when some input dims are
+   symbolic. */
+static rd_status load_model_and_inputs(run_args *a, FILE *errs, rd_model **out_m, rd_tensor *inputs, rd_error *err)
 {
-    rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
+    an_model_request req = {.command = "run", .path = a->model_path, .shapes = a->shapes, .n_shapes = a->n_shapes,
+                            .errs = errs,
+                            .dynamic_refusal = "it runs the graph tensors given with --input, of one shape: give "
+                                               "it with --input-shape (or subgraphs.input_size_list)"};
     rd_model *m = NULL;
-    rd_status st = rd_model_load(a->model_path, &lopt, &m, err);
+    rd_status st = an_model_load_configured(&a->q, &req, &m, err);
     if (st != RD_OK)
         return st;
     size_t n_in = rd_model_input_count(m);
@@ -422,8 +427,9 @@ static rd_status load_model_and_inputs(run_args *a, rd_model **out_m, rd_tensor 
             memcpy(a->shapes[k].dims, inputs[k].dims, sizeof a->shapes[k].dims);
         }
         rd_model *fixed = NULL;
-        lopt.n_input_shapes = n_in;
-        st = rd_model_load(a->model_path, &lopt, &fixed, err);
+        req.shapes = a->shapes;
+        req.n_shapes = n_in;
+        st = an_model_load_configured(&a->q, &req, &fixed, err);
         rd_model_destroy(m);
         m = fixed;
         if (st != RD_OK) {
@@ -493,9 +499,10 @@ int an_cmd_run(an_cmd_ctx *ctx)
             rc = an_usage(ctx, "--precision: %s", err.msg);
             goto out_args;
         }
-        a->q.flag_dtype = rd_qdtype_name(a->q.cfg.dtype); /* "int8" is a --precision name, not a --dtype one */
+        if (a->q.cfg.dtype != RD_QDT_FLOAT32) /* the reference builds no simulation: nothing for --dtype */
+            a->q.flag_dtype = rd_qdtype_name(a->q.cfg.dtype); /* "int8" is a --precision name, not a --dtype one */
     }
-    rd_status st = load_model_and_inputs(a, &m, inputs, &err);
+    rd_status st = load_model_and_inputs(a, ctx->errs, &m, inputs, &err);
     if (st != RD_OK) {
         rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
         goto out_args;

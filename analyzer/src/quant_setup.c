@@ -30,6 +30,7 @@ bool an_quant_take(an_quant_opts *q, int id, const char *value)
     switch (id) {
     case AN_QOPT_CONFIG:
         q->config_path = value; /* loaded in an_quant_finish, so flags apply on top whatever their order */
+        q->config_loaded = false;
         return true;
     case AN_QOPT_DTYPE:
         q->flag_dtype = value;
@@ -164,11 +165,12 @@ static void input_channels(const rd_model *m, int64_t *channels, size_t n)
 rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err)
 {
     rd_status st = RD_OK;
-    if (q->config_path) {
+    if (q->config_path && !q->config_loaded) {
         rd_rknn_config_fini(&q->cfg);
         st = rd_rknn_config_load(q->config_path, &q->cfg, err);
         if (st != RD_OK)
             return st;
+        q->config_loaded = true;
         if (!q->platform && q->cfg.target_platform)
             q->platform = q->cfg.target_platform;
     }

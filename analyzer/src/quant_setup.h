@@ -42,6 +42,8 @@ enum {
 typedef struct an_quant_opts {
     rd_rknn_config cfg;          /* -c file, then flags on top */
     const char *config_path;     /* -c */
+    bool config_loaded;          /* -c read (an_quant_finish reads it once) */
+    bool notes_shown;            /* its notes printed (an_model_load_configured) */
     bool dtype_given;
     const char *platform;
     const char *qcfg_path;

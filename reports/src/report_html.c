@@ -465,6 +465,10 @@ static void put_summary(rep_buf *b, const rd_result *r)
     }
     rep_buf_puts(b, "<section id=\"summary\"><h2>Summary</h2><dl class=\"summary\">\n<div><dt>Model</dt><dd>");
     rep_buf_html(b, r->model ? r->model : "(unnamed)");
+    if (r->custom_string) { /* model_config.yml's custom_string, as the .rknn file would carry it */
+        rep_buf_puts(b, "</dd></div>\n<div><dt>Custom string</dt><dd>");
+        rep_buf_html(b, r->custom_string);
+    }
     rep_buf_puts(b, "</dd></div>\n<div><dt>Tool</dt><dd>");
     rep_buf_html(b, r->tool ? r->tool : "(unknown)");
     rep_buf_printf(b, "</dd></div>\n<div><dt>Samples</dt><dd>%d</dd></div>\n"

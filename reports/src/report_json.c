@@ -174,6 +174,7 @@ rd_status rep_json_tree(const rd_result *r, cJSON **out, rd_error *err)
     add(root, "schema_version", make_int(RD_REPORT_SCHEMA_VERSION), &ok);
     add(root, "tool", string_or_null(r->tool), &ok);
     add(root, "model", string_or_null(r->model), &ok);
+    add(root, "custom_string", string_or_null(r->custom_string), &ok);
     cJSON *cfg = cJSON_CreateArray();
     if (add(root, "config", cfg, &ok))
         for (size_t i = 0; i < r->n_config && ok; i++) {

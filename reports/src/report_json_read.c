@@ -504,6 +504,7 @@ static bool read_root(jctx *c, const cJSON *root, rd_result *out)
     int64_t ns;
     const cJSON *rt;
     if (!get_string(c, root, "tool", true, &out->tool) || !get_string(c, root, "model", true, &out->model) ||
+        (member(c, root, "custom_string", false) && !get_string(c, root, "custom_string", true, &out->custom_string)) ||
         !read_array(c, root, "config", sizeof *out->config, (void **)&out->config, &out->n_config, config_fn) ||
         !get_int(c, root, "n_samples", 0, INT32_MAX, &ns) || !(rt = member(c, root, "has_runtime", true)))
         return false;

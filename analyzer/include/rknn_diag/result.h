@@ -127,6 +127,7 @@ typedef struct rd_config_item {
 typedef struct rd_result {
     char *tool;              /* "rknn-diag 0.1.0" or "RKNN-Toolkit2 (imported)" */
     char *model;             /* model path or name */
+    char *custom_string;     /* model_config.yml's configs.custom_string, NULL when none */
     rd_config_item *config;
     size_t n_config;
     int n_samples;
