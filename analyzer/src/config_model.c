@@ -115,10 +115,13 @@ static rd_status fix_shapes(const an_quant_opts *q, const an_model_request *req,
     }
     if (!changes)
         return RD_OK;
+    /* RKNN's input_size_list replaces even a fixed input shape: written without the intermediate shapes,
+       which the new input shape changes, and inferred again */
     void *buf = NULL;
     size_t len = 0;
-    rd_status st = rd_onnx_model_write(*m, &buf, &len, err);
-    rd_load_options lopt = {.input_shapes = shapes, .n_input_shapes = n_in};
+    rd_onnx_rewrite rw = {.drop_shapes = true};
+    rd_status st = rd_onnx_model_rewrite(*m, &rw, &buf, &len, err);
+    rd_load_options lopt = {.input_shapes = shapes, .n_input_shapes = n_in, .replace_fixed_dims = true};
     if (st == RD_OK)
         st = reload(path, buf, len, &lopt, m, err);
     if (st != RD_OK)

@@ -26,7 +26,8 @@ enum {
 
 /* The option table entries, to put in a command's an_optspec array. */
 #define AN_QUANT_OPTSPECS                                                                                          \
-    {AN_QOPT_CONFIG, "config", 'c', "FILE", "RKNN rknn_convert model config (model_config.yml)"},                  \
+    {AN_QOPT_CONFIG, "config", 'c', "FILE", "RKNN rknn_convert model config (model_config.yml; subgraphs, "         \
+                                           "input_size_list, dynamic_input, model_pruning apply: docs/config.md)"},   \
     {AN_QOPT_DTYPE, "dtype", 0, "T", "w8a8 (default when quantizing), float16, w8a16, w4a16, w16a16i, ..."},        \
     {AN_QOPT_METHOD, "method", 0, "M", "weights per output channel (channel, default) or per tensor (layer)"},      \
     {AN_QOPT_ALGORITHM, "algorithm", 0, "A", "calibration: normal (default), kl_divergence, mmse"},                \

@@ -204,6 +204,9 @@ typedef struct rd_load_options {
     const rd_input_shape *input_shapes; /* overrides for symbolic or fixed input dims (may be NULL) */
     size_t n_input_shapes;
     bool allow_unsupported_ops;         /* load even if some ops are unknown (for inspect) */
+    bool replace_fixed_dims;            /* input_shapes may change fixed dims too, as RKNN's input_size_list does
+                                           (else only symbolic ones; the model's own value_info must not pin the
+                                           old shapes: write it with rd_onnx_rewrite.drop_shapes) */
 } rd_load_options;
 
 /** Loads an ONNX model file; external data is read relative to the file's folder. */
