@@ -596,14 +596,12 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     a->run_timeout = 600;
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
-    if (rc < 0) {
-        rd_error err = {0};
+    size_t n_sets = 0;
+    if (rc < 0 && (rc = an_dynamic_prepare(ctx, &a->q, &n_sets)) < 0) {
         /* dynamic_input: one analysis per shape set, each into its own folder of the snapshot */
-        rd_status st = an_quant_finish(&a->q, NULL, &err);
-        size_t n_sets = st == RD_OK ? an_dynamic_sets(&a->q) : 0;
         const char *top = a->output_dir;
-        rc = st != RD_OK ? (err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err)) : AN_EXIT_OK;
-        for (size_t k = 0; st == RD_OK && k < (n_sets ? n_sets : 1); k++) {
+        rc = AN_EXIT_OK;
+        for (size_t k = 0; k < (n_sets ? n_sets : 1); k++) {
             char dir[4300], name[256];
             if (n_sets) {
                 an_dynamic_set_name(&a->q, k, name, sizeof name);

@@ -472,13 +472,11 @@ int an_cmd_eval(an_cmd_ctx *ctx)
     a->show = 10;
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
-    if (rc < 0) {
+    size_t n_sets = 0;
+    if (rc < 0 && (rc = an_dynamic_prepare(ctx, &a->q, &n_sets)) < 0) {
         /* dynamic_input: one evaluation per shape set (with --json, an array of them) */
-        rd_error err = {0};
-        rd_status st = an_quant_finish(&a->q, NULL, &err);
-        size_t n_sets = st == RD_OK ? an_dynamic_sets(&a->q) : 0;
-        rc = st != RD_OK ? (err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err)) : AN_EXIT_OK;
-        for (size_t k = 0; st == RD_OK && rc == AN_EXIT_OK && k < (n_sets ? n_sets : 1); k++) {
+        rc = AN_EXIT_OK;
+        for (size_t k = 0; rc == AN_EXIT_OK && k < (n_sets ? n_sets : 1); k++) {
             if (n_sets)
                 an_dynamic_set_name(&a->q, k, a->dynamic_name, sizeof a->dynamic_name);
             if (n_sets && !a->json && k)

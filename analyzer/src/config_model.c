@@ -200,6 +200,16 @@ size_t an_dynamic_sets(const an_quant_opts *q)
     return q->cfg.n_dynamic_sets;
 }
 
+int an_dynamic_prepare(an_cmd_ctx *ctx, an_quant_opts *q, size_t *n_sets)
+{
+    rd_error err = {0};
+    *n_sets = 0;
+    if (an_quant_finish(q, NULL, &err) != RD_OK)
+        return err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+    *n_sets = an_dynamic_sets(q);
+    return -1;
+}
+
 void an_dynamic_set_name(const an_quant_opts *q, size_t k, char *buf, size_t len)
 {
     const rd_rknn_config *c = &q->cfg;

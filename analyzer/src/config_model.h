@@ -33,6 +33,12 @@ rd_status an_model_load_configured(an_quant_opts *q, const an_model_request *req
 /** Number of configs.dynamic_input shape sets of q's config (0: none); call after an_quant_finish. */
 size_t an_dynamic_sets(const an_quant_opts *q);
 
+/**
+ * For the commands that run once per dynamic_input set: reads q's config (an_quant_finish without the
+ * model) into *n_sets (0: no sets, one run). Returns -1 to go on, or the exit code of the error it printed.
+ */
+int an_dynamic_prepare(an_cmd_ctx *ctx, an_quant_opts *q, size_t *n_sets);
+
 /** "1x3x224x224" (and "+" between inputs) of dynamic_input set k, for headings and folder names. */
 void an_dynamic_set_name(const an_quant_opts *q, size_t k, char *buf, size_t len);
 

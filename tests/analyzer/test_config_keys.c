@@ -170,6 +170,21 @@ static void report(const char *tag, const rd_cli_result *o)
             report(tag, &(o));                                                                                     \
     } while (0)
 
+/* accuracy (float16) of the fixture's demo model with config cfg on input, then its report.json into r;
+   extra: one more option and its value, or NULL. */
+static void accuracy_report(const fixture *f, const char *cfg, const char *input, const char *snap, const char *tag,
+                            const char *extra, const char *extra_value, rd_result *r)
+{
+    rd_cli_result o = rd_test_cli("accuracy", f->model, "-c", cfg, "-i", input, "--dtype", "float16", "-o", snap,
+                                  "--quiet", extra, extra_value, NULL);
+    CHECK_EXIT(o, 0, tag);
+    rd_test_cli_free(&o);
+    char path[4400];
+    rd_error err;
+    snprintf(path, sizeof path, "%s/report.json", snap);
+    CU_ASSERT_EQUAL_FATAL(rd_report_json_load(path, r, &err), RD_OK);
+}
+
 /* subgraphs.inputs/outputs: accuracy, quantize, run and eval analyse the cut model. */
 static void test_subgraphs_per_command(void)
 {
@@ -178,16 +193,8 @@ static void test_subgraphs_per_command(void)
     char cfg[4300], snap[4300], out[4300], err_cfg[4300];
     config(&f, "cut", "  subgraphs:\n    inputs: [relu1_out]\n    outputs: [relu6_out]\n", cfg, sizeof cfg);
     snprintf(snap, sizeof snap, "%s/snap-cut", f.dir);
-    rd_cli_result o = rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.cut_in, "--dtype", "float16", "-o", snap,
-                                  "--quiet", NULL);
-    CHECK_EXIT(o, 0, "accuracy cut");
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "config: cut at subgraphs (1 input, 1 output)"));
-    rd_test_cli_free(&o);
     rd_result r;
-    rd_error err;
-    char path[4400];
-    snprintf(path, sizeof path, "%s/report.json", snap);
-    CU_ASSERT_EQUAL_FATAL(rd_report_json_load(path, &r, &err), RD_OK);
+    accuracy_report(&f, cfg, f.cut_in, snap, "accuracy cut", NULL, NULL, &r);
     CU_ASSERT_STRING_EQUAL(r.layers[0].name, "relu1_out");
     CU_ASSERT_STRING_EQUAL(r.layers[r.n_layers - 1].name, "relu6_out");
     for (size_t i = 0; i < r.n_layers; i++)
@@ -195,7 +202,8 @@ static void test_subgraphs_per_command(void)
     rd_result_fini(&r);
 
     snprintf(out, sizeof out, "%s/cut.quantization.cfg", f.dir);
-    o = rd_test_cli("quantize", f.model, "-c", cfg, "--dataset", f.cut_ds, "-o", out, NULL);
+    rd_cli_result o = rd_test_cli("quantize", f.model, "-c", cfg, "--dataset", f.cut_ds, "-o", out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "config: cut at subgraphs (1 input, 1 output)"));
     CHECK_EXIT(o, 0, "quantize cut");
     rd_test_cli_free(&o);
     char *q = read_text(f.dir, "cut.quantization.cfg");
@@ -239,28 +247,21 @@ static void test_input_size_list_per_command(void)
 {
     fixture f;
     fx_init(&f, "cfg-sizes");
-    char cfg[4300], snap[4300], out[4300], path[4400];
+    char cfg[4300], snap[4300], out[4300];
     config(&f, "sizes", "  subgraphs:\n    input_size_list:\n      - 1,3,16,16\n", cfg, sizeof cfg);
     snprintf(snap, sizeof snap, "%s/snap-16", f.dir);
-    rd_cli_result o = rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.image, "--dtype", "float16", "-o", snap,
-                                  "--quiet", NULL);
-    CHECK_EXIT(o, 0, "accuracy sizes");
-    rd_test_cli_free(&o);
     rd_result r;
-    rd_error err;
-    snprintf(path, sizeof path, "%s/report.json", snap);
-    CU_ASSERT_EQUAL_FATAL(rd_report_json_load(path, &r, &err), RD_OK);
+    accuracy_report(&f, cfg, f.image, snap, "accuracy sizes", NULL, NULL, &r);
     CU_ASSERT_EQUAL(r.layers[0].rank, 4);
     CU_ASSERT_EQUAL(r.layers[0].dims[2], 16);
     CU_ASSERT_EQUAL(r.layers[0].dims[3], 16);
     rd_result_fini(&r);
     /* --input-shape wins, and says so */
-    o = rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.image, "--dtype", "float16", "-o", snap, "--quiet",
-                    "--input-shape", "image=1,3,24,24", NULL);
-    CHECK_EXIT(o, 0, "accuracy sizes overridden");
+    rd_cli_result o = rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.image, "--dtype", "float16", "-o", snap,
+                                  "--quiet", "--input-shape", "image=1,3,24,24", NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "--input-shape image overrides subgraphs.input_size_list"));
     rd_test_cli_free(&o);
-    CU_ASSERT_EQUAL_FATAL(rd_report_json_load(path, &r, &err), RD_OK);
+    accuracy_report(&f, cfg, f.image, snap, "accuracy sizes overridden", "--input-shape", "image=1,3,24,24", &r);
     CU_ASSERT_EQUAL(r.layers[0].dims[2], 24);
     rd_result_fini(&r);
 
@@ -311,7 +312,7 @@ static void test_dynamic_input_per_command(void)
     rd_test_cli_free(&o);
     rd_result r;
     rd_error err;
-    snprintf(path, sizeof path, "%s/dynamic_1_1x3x16x16/report.json", snap);
+    snprintf(path, sizeof path, "%s/dynamic_1_1x3x16x16/report.json", snap); /* the second set's own snapshot */
     CU_ASSERT_EQUAL_FATAL(rd_report_json_load(path, &r, &err), RD_OK);
     CU_ASSERT_EQUAL(r.layers[0].dims[2], 16);
     bool named = false;
@@ -416,10 +417,10 @@ static void test_custom_string_in_reports(void)
     char cfg[4300], snap[4300];
     config(&f, "custom", "  configs:\n    custom_string: \"built by CI <42>\"\n", cfg, sizeof cfg);
     snprintf(snap, sizeof snap, "%s/snap-custom", f.dir);
-    rd_cli_result o = rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.image, "--dtype", "float16", "-o", snap,
-                                  "--quiet", NULL);
-    CHECK_EXIT(o, 0, "accuracy custom_string");
-    rd_test_cli_free(&o);
+    rd_result r;
+    accuracy_report(&f, cfg, f.image, snap, "accuracy custom_string", NULL, NULL, &r);
+    CU_ASSERT_STRING_EQUAL(r.custom_string, "built by CI <42>");
+    rd_result_fini(&r);
     char *json = read_text(snap, "report.json"), *html = read_text(snap, "report.html"),
          *txt = read_text(snap, "error_analysis.txt");
     CU_ASSERT_PTR_NOT_NULL_FATAL(json);
@@ -431,13 +432,6 @@ static void test_custom_string_in_reports(void)
     free(json);
     free(html);
     free(txt);
-    rd_result r;
-    rd_error err;
-    char path[4400];
-    snprintf(path, sizeof path, "%s/report.json", snap);
-    CU_ASSERT_EQUAL_FATAL(rd_report_json_load(path, &r, &err), RD_OK);
-    CU_ASSERT_STRING_EQUAL(r.custom_string, "built by CI <42>");
-    rd_result_fini(&r);
     fx_fini(&f);
 }
 
