@@ -341,8 +341,9 @@ static rd_status prepare_input(an_cmd_ctx *ctx, const board_args *a, const rd_mo
 
 static rd_status write_outputs(const board_args *a, const rd_sim *s, const rd_tensor *outs, size_t n, rd_error *err)
 {
-    if (mkdir(a->output_dir, 0777) != 0 && errno != EEXIST)
-        return rd_errorf(err, RD_E_IO, "cannot create %s: %s", a->output_dir, strerror(errno));
+    rd_status made = rd_dir_make(a->output_dir, 0, err);
+    if (made != RD_OK)
+        return made;
     const rd_model *m = rd_sim_model(s);
     for (size_t k = 0; k < n; k++) {
         rd_value_info vi;

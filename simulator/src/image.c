@@ -25,14 +25,25 @@ static rd_status alloc_image(rd_tensor *out, uint64_t w, uint64_t h, int c, uint
     if (w == 0 || h == 0)
         return rd_errorf(err, RD_E_PARSE, "%s: %s image with a zero dimension (%llux%llu)", name, fmt,
                          (unsigned long long)w, (unsigned long long)h);
-    if (w > max_pixels || h > max_pixels || w * h > max_pixels)
-        return rd_errorf(err, RD_E_LIMIT, "%s: %s image of %llux%llu pixels is above the limit of %llu pixels", name, fmt,
-                         (unsigned long long)w, (unsigned long long)h, (unsigned long long)max_pixels);
+    rd_status st = sim_image_check_size(w, h, max_pixels, name, fmt, err);
+    if (st != RD_OK)
+        return st;
     int64_t dims[3] = { (int64_t)h, (int64_t)w, c };
-    rd_status st = rd_tensor_alloc(out, RD_DT_U8, 3, dims, err);
+    st = rd_tensor_alloc(out, RD_DT_U8, 3, dims, err);
     if (st != RD_OK)
         rd_error_prefix(err, "%s", name);
     return st;
+}
+
+rd_status sim_image_check_size(uint64_t w, uint64_t h, uint64_t max_pixels, const char *name, const char *fmt,
+                               rd_error *err)
+{
+    if (w > max_pixels || h > max_pixels || w * h > max_pixels)
+        return rd_errorf(err, RD_E_LIMIT,
+                         "%s: %s image of %llux%llu pixels is above the limit of %llu pixels (a larger picture than a "
+                         "camera's; raise the bound with --max-image-pixels if it is real)",
+                         name, fmt, (unsigned long long)w, (unsigned long long)h, (unsigned long long)max_pixels);
+    return RD_OK;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -88,9 +99,14 @@ static rd_status png_decode(const unsigned char *buf, size_t len, const char *na
         goto out;
     }
     png_set_read_fn(png, &c, png_read_mem);
-    png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
+    /* libpng itself refuses wider or taller images before it sizes a row buffer */
+    png_uint_32 side = max_pixels < 0x7fffffff ? (png_uint_32)max_pixels : 0x7fffffff;
+    png_set_user_limits(png, side, side);
     png_read_info(png, info);
     png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
+    st = sim_image_check_size(w, h, max_pixels, name, "PNG", err);
+    if (st != RD_OK)
+        goto out;
     int depth = png_get_bit_depth(png, info), type = png_get_color_type(png, info);
     if (depth == 16)
         png_set_strip_16(png);
@@ -228,7 +244,9 @@ rd_status rd_image_parse(const void *buf, size_t len, const char *name, uint64_t
 {
     static const unsigned char png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
     const unsigned char *b = buf;
-    if (max_pixels == 0 || max_pixels > RD_MAX_IMAGE_PIXELS)
+    if (max_pixels == 0)
+        max_pixels = RD_DEFAULT_IMAGE_PIXELS;
+    if (max_pixels > RD_MAX_IMAGE_PIXELS)
         max_pixels = RD_MAX_IMAGE_PIXELS;
     if (len >= 8 && !memcmp(b, png_sig, 8))
         return png_decode(b, len, name, max_pixels, out, err);
@@ -246,7 +264,7 @@ rd_status rd_image_load(const char *path, rd_tensor *out, rd_error *err)
 {
     char *buf;
     size_t len;
-    rd_status st = sim_file_read(path, RD_MAX_IMAGE_FILE_BYTES, &buf, &len, err);
+    rd_status st = rd_file_read_all(NULL, path, RD_MAX_IMAGE_FILE_BYTES, &buf, &len, err);
     if (st != RD_OK)
         return st;
     st = rd_image_parse(buf, len, path, 0, out, err);
