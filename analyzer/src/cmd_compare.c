@@ -33,10 +33,12 @@ typedef struct delta_row {
     double moved; /* |cos_b - cos_a|, NaN-aware: a NaN on one side only counts as 2 */
 } delta_row;
 
+/* A folder, or (dir false) anything else that exists: the reader then refuses what is not a regular file
+   (a FIFO) with a message saying what it is. */
 static bool path_is(const char *path, bool dir)
 {
     struct stat st;
-    return stat(path, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
+    return stat(path, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : !S_ISDIR(st.st_mode));
 }
 
 static bool ends_with(const char *s, const char *suffix)

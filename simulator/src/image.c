@@ -99,10 +99,8 @@ static rd_status png_decode(const unsigned char *buf, size_t len, const char *na
         goto out;
     }
     png_set_read_fn(png, &c, png_read_mem);
-    /* libpng itself refuses wider or taller images before it sizes a row buffer */
-    png_uint_32 side = max_pixels < 0x7fffffff ? (png_uint_32)max_pixels : 0x7fffffff;
-    png_set_user_limits(png, side, side);
-    png_read_info(png, info);
+    png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
+    png_read_info(png, info); /* the header only: rows are sized by png_read_update_info, after our check */
     png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
     st = sim_image_check_size(w, h, max_pixels, name, "PNG", err);
     if (st != RD_OK)
