@@ -7,15 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void test_fifo_keys(void)
 {
@@ -29,7 +21,7 @@ static void test_fifo_keys(void)
     CU_ASSERT_EQUAL_FATAL(mkfifo(key, 0600), 0);
     CU_ASSERT_EQUAL_FATAL(mkfifo(vendor, 0600), 0);
     alarm(30); /* a regression that blocks on a FIFO ends the binary instead of hanging CTest */
-    double t0 = seconds();
+    double t0 = rd_test_seconds();
     adb_keys *k = NULL;
     rd_error err;
     setenv("ADB_VENDOR_KEYS", vendor, 1);
@@ -41,7 +33,7 @@ static void test_fifo_keys(void)
     unlink(key);
     CU_ASSERT_EQUAL(adb_keys_load(dir, &k, &err), RD_OK);
     CU_ASSERT_EQUAL(adb_keys_count(k), 1u);
-    CU_ASSERT(seconds() - t0 < 20.0);
+    CU_ASSERT(rd_test_seconds() - t0 < 20.0);
     alarm(0);
     unsetenv("ADB_VENDOR_KEYS");
     adb_keys_free(k);

@@ -15,27 +15,9 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define FS_PROMPT_SECONDS 2.0 /* a refusal must come at once, not after a wait */
-
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static bool file_is(const char *path, const char *text)
-{
-    size_t len;
-    char *got = rd_test_read_file(path, &len);
-    bool same = got && len == strlen(text) && memcmp(got, text, len) == 0;
-    free(got);
-    return same;
-}
 
 /* Entries of dir whose name starts with '.' (other than . and ..): our temporary files. */
 static int hidden_entries(const char *dir)
@@ -50,28 +32,13 @@ static int hidden_entries(const char *dir)
     return n;
 }
 
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *p = malloc(n);
-    snprintf(p, n, "%s/%s", a, b);
-    return p;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void test_write_basics(void)
 {
     char *dir = rd_test_tmpdir("fs-write");
-    char *path = join(dir, "out.txt");
+    char *path = rd_test_join(dir, "out.txt");
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_file_write_atomic(path, "hello\n", 6, NULL, &err), RD_OK);
-    CU_ASSERT_TRUE(file_is(path, "hello\n"));
+    CU_ASSERT_TRUE(rd_test_file_is(path, "hello\n"));
     struct stat sb;
     mode_t mask = umask(022);
     umask(mask);
@@ -83,11 +50,11 @@ static void test_write_basics(void)
     rd_write_options priv = {.mode = 0600, .durable = true};
     CU_ASSERT_EQUAL_FATAL(rd_atomic_file_open(path, &priv, &f, &err), RD_OK);
     CU_ASSERT_EQUAL(hidden_entries(dir), 1);
-    CU_ASSERT_TRUE(file_is(path, "hello\n")); /* nothing under the final name before commit */
+    CU_ASSERT_TRUE(rd_test_file_is(path, "hello\n")); /* nothing under the final name before commit */
     fprintf(rd_atomic_file_stream(f), "%d layers\n", 3);
     CU_ASSERT_EQUAL(rd_atomic_file_write(f, "end\n", 4, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_atomic_file_commit(f, &err), RD_OK);
-    CU_ASSERT_TRUE(file_is(path, "3 layers\nend\n"));
+    CU_ASSERT_TRUE(rd_test_file_is(path, "3 layers\nend\n"));
     CU_ASSERT_EQUAL(stat(path, &sb), 0);
     CU_ASSERT_EQUAL(sb.st_mode & 0777, 0600 & ~mask);
     CU_ASSERT_EQUAL(hidden_entries(dir), 0);
@@ -95,27 +62,27 @@ static void test_write_basics(void)
     CU_ASSERT_EQUAL_FATAL(rd_atomic_file_open(path, NULL, &f, &err), RD_OK);
     fputs("half", rd_atomic_file_stream(f));
     rd_atomic_file_abort(f);
-    CU_ASSERT_TRUE(file_is(path, "3 layers\nend\n"));
+    CU_ASSERT_TRUE(rd_test_file_is(path, "3 layers\nend\n"));
     CU_ASSERT_EQUAL(hidden_entries(dir), 0);
     /* exclusive: never replaces */
     rd_write_options once = {.exclusive = true};
     CU_ASSERT_EQUAL(rd_file_write_atomic(path, "new", 3, &once, &err), RD_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "exists already"));
-    CU_ASSERT_TRUE(file_is(path, "3 layers\nend\n"));
+    CU_ASSERT_TRUE(rd_test_file_is(path, "3 layers\nend\n"));
     CU_ASSERT_EQUAL(hidden_entries(dir), 0);
     /* a name of 255 bytes still gets a temporary file that fits */
     char name[256];
     memset(name, 'n', 255);
     name[255] = '\0';
-    char *longp = join(dir, name);
+    char *longp = rd_test_join(dir, name);
     CU_ASSERT_EQUAL(rd_file_write_atomic(longp, "x", 1, NULL, &err), RD_OK);
-    CU_ASSERT_TRUE(file_is(longp, "x"));
+    CU_ASSERT_TRUE(rd_test_file_is(longp, "x"));
     /* bad targets */
-    char *missing = join(dir, "no/such/x.txt");
+    char *missing = rd_test_join(dir, "no/such/x.txt");
     CU_ASSERT_EQUAL(rd_file_write_atomic(missing, "x", 1, NULL, &err), RD_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no/such/x.txt"));
     CU_ASSERT_EQUAL(rd_file_write_atomic(dir, "x", 1, NULL, &err), RD_E_IO); /* a folder is in the way */
-    char *slash = join(dir, "");
+    char *slash = rd_test_join(dir, "");
     CU_ASSERT_EQUAL(rd_file_write_atomic(slash, "x", 1, NULL, &err), RD_E_INVAL);
     CU_ASSERT_EQUAL(hidden_entries(dir), 0);
     free(slash);
@@ -130,33 +97,33 @@ static void test_write_basics(void)
 static void test_planted_links(void)
 {
     char *dir = rd_test_tmpdir("fs-links");
-    char *victim = join(dir, "victim");
-    char *out = join(dir, "out");
+    char *victim = rd_test_join(dir, "victim");
+    char *out = rd_test_join(dir, "out");
     mkdir(out, 0755);
-    put(victim, "precious");
+    rd_test_write_text(victim, "precious");
     static const char *const traps[] = {"error_analysis.txt.tmp", "error_analysis.txt.tmp.1234", "error_analysis.txt"};
     char pidname[64];
     snprintf(pidname, sizeof pidname, "error_analysis.txt.tmp.%ld", (long)getpid());
     for (size_t i = 0; i < sizeof traps / sizeof traps[0] + 1; i++) {
-        char *link = join(out, i < 3 ? traps[i] : pidname);
+        char *link = rd_test_join(out, i < 3 ? traps[i] : pidname);
         CU_ASSERT_EQUAL(symlink(victim, link), 0);
         free(link);
     }
-    char *path = join(out, "error_analysis.txt");
+    char *path = rd_test_join(out, "error_analysis.txt");
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_file_write_atomic(path, "table\n", 6, NULL, &err), RD_OK);
-    CU_ASSERT_TRUE(file_is(victim, "precious"));
+    CU_ASSERT_TRUE(rd_test_file_is(victim, "precious"));
     struct stat sb;
     CU_ASSERT_EQUAL(lstat(path, &sb), 0);
     CU_ASSERT_TRUE(S_ISREG(sb.st_mode)); /* the link under the final name was replaced, not followed */
-    CU_ASSERT_TRUE(file_is(path, "table\n"));
+    CU_ASSERT_TRUE(rd_test_file_is(path, "table\n"));
     /* a folder rknn-diag makes inside an output folder is never a planted link */
-    char *golden = join(out, "golden");
+    char *golden = rd_test_join(out, "golden");
     CU_ASSERT_EQUAL(symlink(dir, golden), 0);
     CU_ASSERT_EQUAL(rd_dir_make(golden, RD_DIR_OWN, &err), RD_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "symbolic link"));
     CU_ASSERT_EQUAL(rd_dir_make(golden, 0, &err), RD_OK); /* the user's own path may be a link */
-    char *deep = join(out, "a/b/c");
+    char *deep = rd_test_join(out, "a/b/c");
     CU_ASSERT_EQUAL(rd_dir_make(deep, RD_DIR_PARENTS | RD_DIR_OWN, &err), RD_OK);
     CU_ASSERT_EQUAL(stat(deep, &sb), 0);
     CU_ASSERT_TRUE(S_ISDIR(sb.st_mode));
@@ -196,7 +163,7 @@ static void *write_big(void *p)
 static void test_concurrent_writers(void)
 {
     char *dir = rd_test_tmpdir("fs-concurrent");
-    char *path = join(dir, "report.json");
+    char *path = rd_test_join(dir, "report.json");
     writer_arg w[2] = {{.path = path, .fill = 'a'}, {.path = path, .fill = 'b'}};
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_atomic_file_open(path, NULL, &w[0].f, &err), RD_OK);
@@ -228,8 +195,8 @@ static void test_concurrent_writers(void)
 static void test_failed_write_leaves_nothing(void)
 {
     char *dir = rd_test_tmpdir("fs-fail");
-    char *fresh = join(dir, "fresh.npy"), *old = join(dir, "old.npy");
-    put(old, "old version");
+    char *fresh = rd_test_join(dir, "fresh.npy"), *old = rd_test_join(dir, "old.npy");
+    rd_test_write_text(old, "old version");
     pid_t pid = fork();
     CU_ASSERT_FATAL(pid >= 0);
     if (pid == 0) {
@@ -257,7 +224,7 @@ static void test_failed_write_leaves_nothing(void)
     CU_ASSERT_TRUE(WIFEXITED(status));
     CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
     CU_ASSERT_NOT_EQUAL(access(fresh, F_OK), 0);
-    CU_ASSERT_TRUE(file_is(old, "old version"));
+    CU_ASSERT_TRUE(rd_test_file_is(old, "old version"));
     CU_ASSERT_EQUAL(hidden_entries(dir), 0);
     free(fresh);
     free(old);
@@ -268,15 +235,15 @@ static void test_failed_write_leaves_nothing(void)
 static void test_open_read_refusals(void)
 {
     char *dir = rd_test_tmpdir("fs-read");
-    char *fifo = join(dir, "model.onnx"), *file = join(dir, "data.bin"), *link = join(dir, "link.bin");
+    char *fifo = rd_test_join(dir, "model.onnx"), *file = rd_test_join(dir, "data.bin"), *link = rd_test_join(dir, "link.bin");
     CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
-    put(file, "0123456789");
+    rd_test_write_text(file, "0123456789");
     CU_ASSERT_EQUAL(symlink(file, link), 0);
     rd_error err;
     int fd = -1;
     uint64_t size = 0;
     alarm(20); /* a regression that blocks on the FIFO ends the binary instead of hanging CTest */
-    double t0 = now_s();
+    double t0 = rd_test_seconds();
     CU_ASSERT_EQUAL(rd_file_open_read(fifo, 0, 1 << 20, &fd, &size, &err), RD_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, fifo));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "FIFO"));
@@ -285,7 +252,7 @@ static void test_open_read_refusals(void)
     CU_ASSERT_EQUAL(rd_file_read_all(NULL, fifo, 1 << 20, &buf, &len, &err), RD_E_IO);
     CU_ASSERT_EQUAL(rd_file_read_all(dir, "model.onnx", 1 << 20, &buf, &len, &err), RD_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "FIFO"));
-    CU_ASSERT(now_s() - t0 < FS_PROMPT_SECONDS);
+    CU_ASSERT(rd_test_seconds() - t0 < FS_PROMPT_SECONDS);
     alarm(0);
     CU_ASSERT_EQUAL(rd_file_open_read(dir, 0, 1 << 20, &fd, NULL, &err), RD_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "a folder"));
@@ -295,7 +262,7 @@ static void test_open_read_refusals(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "10 bytes"));
     CU_ASSERT_EQUAL(rd_file_open_read(link, RD_FILE_NOFOLLOW, 100, &fd, NULL, &err), RD_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "symbolic link"));
-    char *missing = join(dir, "missing");
+    char *missing = rd_test_join(dir, "missing");
     CU_ASSERT_EQUAL(rd_file_open_read(missing, 0, 100, &fd, NULL, &err), RD_E_NOTFOUND);
     /* the good cases */
     CU_ASSERT_EQUAL_FATAL(rd_file_open_read(link, 0, 100, &fd, &size, &err), RD_OK);
@@ -322,13 +289,13 @@ static void test_open_read_refusals(void)
 static void test_open_within(void)
 {
     char *dir = rd_test_tmpdir("fs-within");
-    char *root = join(dir, "model"), *outside = join(dir, "secret.bin"), *sub = join(dir, "model/weights");
+    char *root = rd_test_join(dir, "model"), *outside = rd_test_join(dir, "secret.bin"), *sub = rd_test_join(dir, "model/weights");
     mkdir(root, 0755);
     mkdir(sub, 0755);
-    put(outside, "secret");
-    char *w = join(sub, "w.bin");
-    put(w, "weights");
-    char *l1 = join(root, "escape.bin"), *l2 = join(root, "linkdir"), *l3 = join(sub, "inner.bin");
+    rd_test_write_text(outside, "secret");
+    char *w = rd_test_join(sub, "w.bin");
+    rd_test_write_text(w, "weights");
+    char *l1 = rd_test_join(root, "escape.bin"), *l2 = rd_test_join(root, "linkdir"), *l3 = rd_test_join(sub, "inner.bin");
     CU_ASSERT_EQUAL(symlink(outside, l1), 0);
     CU_ASSERT_EQUAL(symlink(dir, l2), 0);
     CU_ASSERT_EQUAL(symlink("w.bin", l3), 0); /* even a link that stays inside is not followed */
@@ -380,29 +347,29 @@ static void test_open_within(void)
 static void test_remove_tree(void)
 {
     char *dir = rd_test_tmpdir("fs-tree");
-    char *keep = join(dir, "keep"), *kept = join(dir, "keep/file.npy");
+    char *keep = rd_test_join(dir, "keep"), *kept = rd_test_join(dir, "keep/file.npy");
     mkdir(keep, 0755);
-    put(kept, "keep me");
-    char *tree = join(dir, "board_dumps");
+    rd_test_write_text(kept, "keep me");
+    char *tree = rd_test_join(dir, "board_dumps");
     mkdir(tree, 0755);
-    char *a = join(tree, "000_InputOperator.npy"), *sub = join(tree, "dumps"), *deep = join(tree, "dumps/x.npy");
-    put(a, "a");
+    char *a = rd_test_join(tree, "000_InputOperator.npy"), *sub = rd_test_join(tree, "dumps"), *deep = rd_test_join(tree, "dumps/x.npy");
+    rd_test_write_text(a, "a");
     mkdir(sub, 0755);
-    put(deep, "x");
-    char *l1 = join(tree, "to_keep"), *l2 = join(tree, "dumps/to_file"), *fifo = join(tree, "pipe");
+    rd_test_write_text(deep, "x");
+    char *l1 = rd_test_join(tree, "to_keep"), *l2 = rd_test_join(tree, "dumps/to_file"), *fifo = rd_test_join(tree, "pipe");
     CU_ASSERT_EQUAL(symlink(keep, l1), 0);
     CU_ASSERT_EQUAL(symlink(kept, l2), 0);
     CU_ASSERT_EQUAL(mkfifo(fifo, 0600), 0);
     rd_error err;
     CU_ASSERT_EQUAL(rd_dir_remove_tree(tree, &err), RD_OK);
     CU_ASSERT_NOT_EQUAL(access(tree, F_OK), 0);
-    CU_ASSERT_TRUE(file_is(kept, "keep me"));
+    CU_ASSERT_TRUE(rd_test_file_is(kept, "keep me"));
     CU_ASSERT_EQUAL(rd_dir_remove_tree(tree, &err), RD_OK); /* missing is fine */
     /* the folder itself a link: refused, its target untouched */
     CU_ASSERT_EQUAL(symlink(keep, tree), 0);
     CU_ASSERT_EQUAL(rd_dir_remove_tree(tree, &err), RD_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "symbolic link"));
-    CU_ASSERT_TRUE(file_is(kept, "keep me"));
+    CU_ASSERT_TRUE(rd_test_file_is(kept, "keep me"));
     /* deeper than the bound: refused, not recursed forever */
     unlink(tree);
     char path[8192];
