@@ -331,7 +331,7 @@ static rd_status prepare_input(an_cmd_ctx *ctx, const board_args *a, const rd_mo
     bool is_image = false;
     rd_status st = rd_rknn_config_input_spec(&a->q.cfg, i, &spec, err);
     if (st == RD_OK)
-        st = an_app_raw_input(a->inputs[i], a->q.layout, vi.rank, dims, raw, &is_image, err);
+        st = an_app_raw_input(a->inputs[i], a->q.layout, a->q.max_image_pixels, vi.rank, dims, raw, &is_image, err);
     if (st == RD_OK && an_app_mistake_on_input(a->mistake))
         st = an_app_apply_mistake(a->mistake, raw, is_image, &spec, a->inputs[i], ctx->errs, err);
     if (st == RD_OK)

@@ -258,16 +258,21 @@ rd_status rd_image_parse(const void *buf, size_t len, const char *name, uint64_t
                      len > 1 ? b[1] : 0, len > 2 ? b[2] : 0, len > 3 ? b[3] : 0);
 }
 
-rd_status rd_image_load(const char *path, rd_tensor *out, rd_error *err)
+rd_status rd_image_load_max(const char *path, uint64_t max_pixels, rd_tensor *out, rd_error *err)
 {
     char *buf;
     size_t len;
     rd_status st = rd_file_read_all(NULL, path, RD_MAX_IMAGE_FILE_BYTES, &buf, &len, err);
     if (st != RD_OK)
         return st;
-    st = rd_image_parse(buf, len, path, 0, out, err);
+    st = rd_image_parse(buf, len, path, max_pixels, out, err);
     free(buf);
     return st;
+}
+
+rd_status rd_image_load(const char *path, rd_tensor *out, rd_error *err)
+{
+    return rd_image_load_max(path, 0, out, err);
 }
 
 bool rd_path_is_image(const char *path)

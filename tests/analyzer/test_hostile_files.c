@@ -352,6 +352,50 @@ static void test_external_data_link(void)
     free(dir);
 }
 
+/* ---- images claiming huge sizes ------------------------------------------------------------------ */
+
+/* A 60-byte BMP claiming 9000 x 9000 pixels (243 MB decoded): refused from its header by default, exit 3
+   with the way out; with --max-image-pixels raised it is read on and found truncated, still without
+   allocating; a bad bound is a usage error. */
+static void test_image_bound_cli(void)
+{
+    char *dir = rd_test_demo_dir("hostile-image");
+    char *model = rd_test_join(dir, "demo.onnx"), *bmp = rd_test_join(dir, "big.bmp"), *snap = rd_test_join(dir, "snap");
+    unsigned char b[60] = {'B', 'M'};
+    const uint32_t fields[][2] = {{2, 60}, {10, 54}, {14, 40}, {18, 9000}, {22, 9000}};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        for (int k = 0; k < 4; k++)
+            b[fields[i][0] + k] = (unsigned char)(fields[i][1] >> (8 * k));
+    b[26] = 1;  /* planes */
+    b[28] = 24; /* bits per pixel */
+    FILE *f = fopen(bmp, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fwrite(b, 1, sizeof b, f);
+    fclose(f);
+    rd_cli_result r = rd_test_cli("accuracy", model, "--inputs", bmp, "--dtype", "float16", "-o", snap, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "9000x9000"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--max-image-pixels"));
+    rd_test_cli_free(&r);
+    r = rd_test_cli("accuracy", model, "--inputs", bmp, "--dtype", "float16", "-o", snap, "--max-image-pixels", "9000x9000",
+                    NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "BMP is truncated"));
+    rd_test_cli_free(&r);
+    static const char *const bad[] = {"0", "12x", "1e9", "300M", "-5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = rd_test_cli("accuracy", model, "--inputs", bmp, "--dtype", "float16", "-o", snap, "--max-image-pixels",
+                        bad[i], NULL);
+        CU_ASSERT_EQUAL(r.code, 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--max-image-pixels expects a pixel count"));
+        rd_test_cli_free(&r);
+    }
+    free(snap);
+    free(bmp);
+    free(model);
+    free(dir);
+}
+
 /* ---- snapshot file names that clash ------------------------------------------------------------- */
 
 /* in -> Relu -> "x/y" -> Sigmoid -> "x_y" -> Neg -> "X_Y": three tensors with one RKNN stem (ignoring case). */
@@ -499,5 +543,6 @@ RD_TEST_REGISTER(register_hostile_files)
              {"planted links in a snapshot folder", test_planted_links_in_snapshot},
              {"index.json entries stay inside", test_compare_index_confined},
              {"external data links refused", test_external_data_link},
+             {"huge image claims and --max-image-pixels", test_image_bound_cli},
              {"snapshot names unique", test_snapshot_names_unique}, {"stem set", test_stem_set});
 }

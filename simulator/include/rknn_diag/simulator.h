@@ -930,6 +930,8 @@ rd_status rd_image_parse(const void *buf, size_t len, const char *name, uint64_t
 
 /** rd_image_parse on a file's contents, with the default pixel bound. */
 rd_status rd_image_load(const char *path, rd_tensor *out, rd_error *err);
+/** The same with a pixel bound (0: RD_DEFAULT_IMAGE_PIXELS), as rd_image_parse. */
+rd_status rd_image_load_max(const char *path, uint64_t max_pixels, rd_tensor *out, rd_error *err);
 
 /** True when path names an image by extension (.png .jpg .jpeg .bmp, any case); .npy is not one. */
 bool rd_path_is_image(const char *path);
