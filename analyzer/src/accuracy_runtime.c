@@ -22,6 +22,7 @@ static rd_status input_spec(const an_quant_opts *q, size_t i, rd_input_spec *spe
 {
     *spec = RD_INPUT_SPEC_DEFAULT;
     spec->layout = q->layout;
+    spec->max_image_pixels = q->max_image_pixels;
     return rd_rknn_config_input_spec(&q->cfg, i, spec, err);
 }
 
@@ -63,7 +64,7 @@ static rd_status as_pushed(const rd_tensor *raw, rd_tensor *out, rd_error *err)
 rd_status an_runtime_write_inputs(const an_quant_opts *q, const rd_model *m, const char *const *paths,
                                   const rd_tensor *preprocessed, const char *dir, rd_error *err)
 {
-    rd_status st = an_mkdirs(dir, err);
+    rd_status st = rd_dir_make(dir, RD_DIR_OWN, err);
     for (size_t i = 0; st == RD_OK && i < rd_model_input_count(m); i++) {
         char path[4400];
         rd_tensor raw = {0}, pushed = {0};
@@ -369,13 +370,16 @@ rd_status an_runtime_checks(an_runtime *rt, const rd_tensor *inputs, const char 
 
 rd_status an_runtime_report(const an_runtime *rt, const char *path, rd_error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return rd_errorf(err, RD_E_IO, "cannot write %s", path);
-    rd_status st = an_dump_set_report(rt->dumps, f, err);
-    if (fclose(f) != 0 && st == RD_OK)
-        st = rd_errorf(err, RD_E_IO, "cannot write %s", path);
-    return st;
+    rd_atomic_file *f;
+    rd_status st = rd_atomic_file_open(path, NULL, &f, err);
+    if (st != RD_OK)
+        return st;
+    st = an_dump_set_report(rt->dumps, rd_atomic_file_stream(f), err);
+    if (st != RD_OK) {
+        rd_atomic_file_abort(f);
+        return st;
+    }
+    return rd_atomic_file_commit(f, err);
 }
 
 void an_runtime_close(an_runtime *rt)

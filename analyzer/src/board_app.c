@@ -63,13 +63,13 @@ static rd_status from_f32(const rd_tensor *f, rd_dtype dt, rd_tensor *out, rd_er
     return RD_OK;
 }
 
-rd_status an_app_raw_input(const char *path, rd_input_layout layout, int rank, const int64_t *dims, rd_tensor *out,
-                           bool *is_image, rd_error *err)
+rd_status an_app_raw_input(const char *path, rd_input_layout layout, uint64_t max_image_pixels, int rank,
+                           const int64_t *dims, rd_tensor *out, bool *is_image, rd_error *err)
 {
     memset(out, 0, sizeof *out);
     *is_image = rd_path_is_image(path);
     rd_tensor src = {0};
-    rd_status st = *is_image ? rd_image_load(path, &src, err) : rd_npy_load(path, &src, err);
+    rd_status st = *is_image ? rd_image_load_max(path, max_image_pixels, &src, err) : rd_npy_load(path, &src, err);
     if (st != RD_OK)
         return st;
     /* the host's own preparation without mean/std: the application's resize and layout, values untouched */

@@ -31,12 +31,12 @@ bool an_app_mistake_on_input(an_app_mistake k);
 
 /**
  * The raw input of a model input of shape dims (rank 4 NCHW for images) as the application holds it:
- * an image decoded, turned grey or RGB and resized to the model's size (uint8, NCHW); a .npy file in
- * layout (NHWC files transposed to NCHW), uint8 and int8 kept, other dtypes as float32. New tensor.
- * *is_image tells which.
+ * an image decoded (at most max_image_pixels, 0 for the default bound), turned grey or RGB and resized
+ * to the model's size (uint8, NCHW); a .npy file in layout (NHWC files transposed to NCHW), uint8 and
+ * int8 kept, other dtypes as float32. New tensor. *is_image tells which.
  */
-rd_status an_app_raw_input(const char *path, rd_input_layout layout, int rank, const int64_t *dims, rd_tensor *out,
-                           bool *is_image, rd_error *err);
+rd_status an_app_raw_input(const char *path, rd_input_layout layout, uint64_t max_image_pixels, int rank,
+                           const int64_t *dims, rd_tensor *out, bool *is_image, rd_error *err);
 
 /**
  * What the runtime feeds the first layer from a raw NCHW input: RGB2BGR (images only), then

@@ -422,8 +422,13 @@ static rd_status board_dumps(an_cmd_ctx *ctx, acc_args *a, const rd_model *m, co
         return RD_OK;
     const rd_platform_info *plat = rd_platform_find(a->target);
     char local_inputs[4200];
+    snprintf(local_inputs, sizeof local_inputs, "%s/runtime", a->output_dir);
+    rd_status st = an_mkdirs(a->output_dir, err);
+    if (st == RD_OK)
+        st = rd_dir_make(local_inputs, RD_DIR_OWN, err);
     snprintf(local_inputs, sizeof local_inputs, "%s/runtime/inputs", a->output_dir);
-    rd_status st = an_runtime_write_inputs(&a->q, m, (const char *const *)a->dump_paths, inputs, local_inputs, err);
+    if (st == RD_OK)
+        st = an_runtime_write_inputs(&a->q, m, (const char *const *)a->dump_paths, inputs, local_inputs, err);
     if (st != RD_OK)
         return st;
     bool small = strncasecmp(a->target, "rv110", 5) == 0;

@@ -357,7 +357,7 @@ static rd_status prepare_input(an_cmd_ctx *ctx, const board_args *a, const rd_mo
     bool is_image = false;
     rd_status st = rd_rknn_config_input_spec(&a->q.cfg, i, &spec, err);
     if (st == RD_OK)
-        st = an_app_raw_input(a->inputs[i], a->q.layout, vi.rank, dims, raw, &is_image, err);
+        st = an_app_raw_input(a->inputs[i], a->q.layout, a->q.max_image_pixels, vi.rank, dims, raw, &is_image, err);
     if (st == RD_OK && an_app_mistake_on_input(a->mistake))
         st = an_app_apply_mistake(a->mistake, raw, is_image, &spec, a->inputs[i], ctx->errs, err);
     if (st == RD_OK && a->mistake == AN_MISTAKE_NO_NORM)
@@ -369,8 +369,9 @@ static rd_status prepare_input(an_cmd_ctx *ctx, const board_args *a, const rd_mo
 
 static rd_status write_outputs(const board_args *a, const rd_sim *s, const rd_tensor *outs, size_t n, rd_error *err)
 {
-    if (mkdir(a->output_dir, 0777) != 0 && errno != EEXIST)
-        return rd_errorf(err, RD_E_IO, "cannot create %s: %s", a->output_dir, strerror(errno));
+    rd_status made = rd_dir_make(a->output_dir, 0, err);
+    if (made != RD_OK)
+        return made;
     const rd_model *m = rd_sim_model(s);
     for (size_t k = 0; k < n; k++) {
         rd_value_info vi;

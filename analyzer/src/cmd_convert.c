@@ -161,7 +161,7 @@ static rd_status quantize(const convert_args *a, an_quant_opts *q, const rd_mode
         st = rd_sim_export_qdq_form(s, a->integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len,
                                     a->verbose ? &notes : NULL, err);
     if (st == RD_OK)
-        st = an_write_file_atomic(qdq_path, buf, len, err);
+        st = rd_file_write_atomic(qdq_path, buf, len, NULL, err);
     free(buf);
     rd_qcfg_fini(&params);
     rd_sim_destroy(s);

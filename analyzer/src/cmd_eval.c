@@ -133,12 +133,15 @@ static int parse_args(an_cmd_ctx *ctx, eval_args *a)
     return -1;
 }
 
+#define AN_LABELS_MAX_BYTES ((uint64_t)64 << 20)
+
 /* Labels file: one integer per line (blank lines and '#' comments skipped). */
 static rd_status load_labels(const char *path, size_t want, int64_t **out, rd_error *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return rd_errorf(err, RD_E_NOTFOUND, "%s: %s", path, strerror(errno));
+    FILE *f;
+    rd_status opened = rd_file_fopen_read(path, 0, AN_LABELS_MAX_BYTES, &f, err);
+    if (opened != RD_OK)
+        return opened;
     int64_t *labels = calloc(want + 1, sizeof *labels);
     if (!labels) {
         fclose(f);

@@ -119,7 +119,7 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = rd_sim_export_qdq_form(s, a->integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len, &notes, &err);
     if (st == RD_OK)
-        st = an_write_file_atomic(a->out_path, buf, len, &err);
+        st = rd_file_write_atomic(a->out_path, buf, len, NULL, &err);
     if (st != RD_OK) {
         rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
         goto out;

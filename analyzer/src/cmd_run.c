@@ -309,7 +309,7 @@ static rd_status write_fused_list(const char *dir, const rd_sim *sim, size_t *n_
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     char path[4200];
     snprintf(path, sizeof path, "%s/fused.json", dir);
-    rd_status st = an_write_file_atomic(path, text, strlen(text), err);
+    rd_status st = rd_file_write_atomic(path, text, strlen(text), NULL, err);
     free(text);
     *n_out = n;
     return st;

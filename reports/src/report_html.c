@@ -572,7 +572,7 @@ rd_status rd_report_html_save(const rd_result *r, const char *path, rd_error *er
     rd_status st = rd_report_html_write(r, &html, &len, err);
     if (st != RD_OK)
         return rd_error_prefix(err, "%s", path);
-    st = rep_out_save_atomic(path, html, len, err);
+    st = rd_file_write_atomic(path, html, len, NULL, err);
     free(html);
     return st;
 }

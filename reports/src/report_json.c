@@ -235,7 +235,7 @@ rd_status rd_report_json_save(const rd_result *r, const char *path, rd_error *er
     rd_status st = rd_report_json_write(r, &text, &len, err);
     if (st != RD_OK)
         return rd_error_prefix(err, "%s", path);
-    st = rep_out_save_atomic(path, text, len, err);
+    st = rd_file_write_atomic(path, text, len, NULL, err);
     free(text);
     return st;
 }

@@ -558,7 +558,7 @@ rd_status rd_report_json_load(const char *path, rd_result *out, rd_error *err)
     rd_result_init(out);
     char *text;
     size_t len;
-    rd_status st = rep_out_read_file(path, RD_REPORT_JSON_MAX_BYTES, &text, &len, err);
+    rd_status st = rd_file_read_all(NULL, path, RD_REPORT_JSON_MAX_BYTES, &text, &len, err);
     if (st != RD_OK)
         return st;
     st = rd_report_json_parse(text, len, path, out, err);

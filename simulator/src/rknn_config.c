@@ -624,7 +624,7 @@ rd_status rd_rknn_config_load(const char *path, rd_rknn_config *out, rd_error *e
     rd_rknn_config_init(out);
     char *buf;
     size_t len;
-    rd_status st = sim_file_read(path, MAX_CONFIG_BYTES, &buf, &len, err);
+    rd_status st = rd_file_read_all(NULL, path, MAX_CONFIG_BYTES, &buf, &len, err);
     if (st != RD_OK)
         return st;
     st = rd_rknn_config_parse(buf, len, path, out, err);
