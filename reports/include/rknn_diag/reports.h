@@ -198,6 +198,10 @@ rd_status rd_read_text_file(const char *path, size_t max, char **out_text, size_
 /** Serialises r as report.json text into a new malloc'ed NUL-terminated buffer (caller frees). */
 rd_status rd_report_json_write(const rd_result *r, char **out_text, size_t *out_len, rd_error *err);
 
+/** The "sweep" member of report.json alone (r->sweep, with tensor names from r->layers), as a new malloc'ed
+    NUL-terminated JSON object (caller frees); "null" when r has no sweep. */
+rd_status rd_report_json_sweep_write(const rd_result *r, char **out_text, size_t *out_len, rd_error *err);
+
 /** Writes r to path as report.json (atomically). RD_E_IO names the path on failure. */
 rd_status rd_report_json_save(const rd_result *r, const char *path, rd_error *err);
 
