@@ -318,7 +318,7 @@ int an_hyb_cli_search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_sco
     if (st != RD_OK) {
         /* the path so far is on stdout and in search.json */
         rd_error jerr = {0};
-        if (p.n > 0 && write_search_json(dir, a, &p, r, &res, err->msg, &jerr) == RD_OK)
+        if (write_search_json(dir, a, &p, r, &res, err->msg, &jerr) == RD_OK)
             fprintf(ctx->errs, "the search's steps so far are in %s/search.json\n", dir);
         rc = an_fail(ctx, err);
         goto out;

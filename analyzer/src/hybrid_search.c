@@ -33,7 +33,7 @@
 
 /* A single's alone gain must cut this share of the all-int8 deficit to be tried, and each addition this share
    of the current one to be kept (smaller gains are noise next to what a window gains). */
-#define SINGLE_MIN_CUT 0.05
+#define SINGLE_MIN_CUT 0.10
 /* Gaps merged: at most this many tensors, costing at most this share of the set. */
 #define MERGE_MAX_GAP 8
 #define MERGE_MAX_COST_SHARE 0.0
@@ -363,8 +363,10 @@ static rd_status remove_chunks(srch *s, size_t size, const char *phase, bool *cu
         if (count(s, cur) <= ch[k].to - ch[k].from)
             continue; /* the empty set is all-int8, which fails */
         size_t i = members[ch[k].from];
-        if (size == 1 && ch[k].cost == 0 && i > 0 && i + 1 < s->m && cur[i - 1] && cur[i + 1])
-            continue; /* free inside a window: dropping it would only add two conversions (merge() fills such gaps) */
+        if (size == 1 && ch[k].cost == 0 && i > 0 && i + 1 < s->m && cur[i - 1] && cur[i + 1] &&
+            count(s, cur) <= s->o->max_float)
+            continue; /* free inside a window: dropping it would only add two conversions (merge() fills such
+                         gaps), unless the count is above --max-float */
         memcpy(f, cur, s->m * sizeof *f);
         for (size_t j = ch[k].from; j < ch[k].to; j++)
             f[members[j]] = false;
@@ -421,7 +423,8 @@ static rd_status merge(srch *s, bool *cur, an_hyb_score *cur_score, rd_error *er
         double gap_cost = 0;
         for (size_t j = gap_start; j < gap_end; j++)
             gap_cost += s->cands[s->sp[j]].cost;
-        if (gap_end - gap_start <= MERGE_MAX_GAP && gap_cost <= MERGE_MAX_COST_SHARE * cost_of(s, cur)) {
+        if (gap_end - gap_start <= MERGE_MAX_GAP && gap_cost <= MERGE_MAX_COST_SHARE * cost_of(s, cur) &&
+            count(s, cur) + (gap_end - gap_start) <= s->o->max_float) {
             with_window(s, cur, gap_start, gap_end, f);
             char what[240];
             window_name(s, gap_start, gap_end, what, sizeof what);
