@@ -303,16 +303,8 @@ static rd_status write_fused_list(const char *dir, const rd_sim *sim, size_t *n_
         cJSON_AddItemToArray(list, o);
         n++;
     }
-    char *text = cJSON_Print(list);
-    cJSON_Delete(list);
-    if (!text)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    char path[4200];
-    snprintf(path, sizeof path, "%s/fused.json", dir);
-    rd_status st = rd_file_write_atomic(path, text, strlen(text), NULL, err);
-    free(text);
     *n_out = n;
-    return st;
+    return an_json_save(list, dir, "fused.json", false, err);
 }
 
 typedef struct run_args {

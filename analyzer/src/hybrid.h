@@ -187,6 +187,7 @@ typedef struct an_hyb_step {
     an_hyb_score score;
     bool meets;
     bool kept;                  /* the set became the search's current one */
+    bool cached;                /* measured before: the score comes from the cache, no run */
 } an_hyb_step;
 
 typedef void (*an_hyb_step_fn)(void *user, const an_hyb_step *step);

@@ -40,14 +40,14 @@ static void print_header(const printer *p)
 static void print_step(const printer *p, const an_hyb_step *s)
 {
     FILE *f = p->ctx->out;
-    fprintf(f, "%-7s %-48s %6zu %14.6g %9.5f", s->phase, s->what, s->n_float, p->a->latency ? s->cost : s->cost / 1e6,
+    fprintf(f, "%-7s %-48s %6zu %14.6g %9.6f", s->phase, s->what, s->n_float, p->a->latency ? s->cost : s->cost / 1e6,
             s->score.cos);
     if (p->means)
-        fprintf(f, " %9.5f", s->score.cos_mean);
+        fprintf(f, " %9.6f", s->score.cos_mean);
     fprintf(f, " %9.2f", s->score.sqnr_db);
     if (p->score)
         fprintf(f, " %12.6g", s->score.score);
-    fprintf(f, " %s\n", s->meets ? "meets" : "");
+    fprintf(f, " %s%s\n", s->meets ? "meets" : "", s->cached ? (s->meets ? " (cached)" : "(cached)") : "");
     fflush(f); /* the path so far stays visible when a later step fails or hangs */
 }
 
@@ -112,6 +112,7 @@ static rd_status write_search_json(const char *dir, const hyb_args *a, const pri
         cJSON_AddItemToObject(o, "score", score_json(&s->score));
         cJSON_AddBoolToObject(o, "meets", s->meets);
         cJSON_AddBoolToObject(o, "kept", s->kept);
+        cJSON_AddBoolToObject(o, "cached", s->cached);
         cJSON_AddItemToArray(steps, o);
     }
     if (!error && !res->unreachable) {
@@ -129,17 +130,7 @@ static rd_status write_search_json(const char *dir, const hyb_args *a, const pri
     }
     if (!error)
         cJSON_AddItemToObject(root, "all_float16", score_json(&res->full));
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory writing search.json");
-    char path[4200];
-    snprintf(path, sizeof path, "%s/search.json", dir);
-    size_t len = strlen(text);
-    text[len] = '\n'; /* cJSON's NUL becomes the final newline */
-    rd_status st = rd_file_write_atomic(path, text, len + 1, NULL, err);
-    free(text);
-    return st;
+    return an_json_save(root, dir, "search.json", true, err);
 }
 
 /* Writes the cfg of the chosen float16 set and the accuracy report beside it. */

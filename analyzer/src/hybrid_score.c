@@ -14,6 +14,7 @@
  * own slots); begin and finish run on the caller's thread.
  */
 #include "hybrid.h"
+#include "tensor_dump.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -269,15 +270,7 @@ static rd_status write_index(const an_hyb_scorer *sc, rd_error *err)
         }
         cJSON_AddItemToArray(samples, s);
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory writing index.json");
-    char path[4400];
-    snprintf(path, sizeof path, "%s/index.json", sc->dir);
-    rd_status st = rd_file_write_atomic(path, text, strlen(text), NULL, err);
-    free(text);
-    return st;
+    return an_json_save(root, sc->dir, "index.json", false, err);
 }
 
 /* The last TAIL_BYTES of a stream. */

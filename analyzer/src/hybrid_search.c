@@ -124,12 +124,13 @@ static rd_status cache_grow(srch *s, rd_error *err)
 }
 
 /* Reports a measurement to the caller. */
-static void report(srch *s, const char *phase, const char *what, const bool *f, const an_hyb_score *sc, bool kept)
+static void report(srch *s, const char *phase, const char *what, const bool *f, const an_hyb_score *sc, bool kept,
+                   bool cached)
 {
     if (!s->o->on_step)
         return;
     an_hyb_step st = {.phase = phase, .n_float = count(s, f), .cost = cost_of(s, f), .score = *sc,
-                      .meets = an_hyb_meets(&s->o->target, sc), .kept = kept};
+                      .meets = an_hyb_meets(&s->o->target, sc), .kept = kept, .cached = cached};
     snprintf(st.what, sizeof st.what, "%s", what);
     s->o->on_step(s->o->user, &st);
 }
@@ -187,7 +188,7 @@ static rd_status try_set(srch *s, const char *phase, const char *what, const boo
     *ok = an_hyb_meets(&s->o->target, sc);
     if (*ok && !hit)
         an_hyb_keep(s->c);
-    report(s, phase, what, f, sc, *ok);
+    report(s, phase, what, f, sc, *ok, hit);
     return RD_OK;
 }
 
@@ -249,7 +250,7 @@ static rd_status singles(srch *s, const size_t *order, size_t n_cands, const an_
             if (!hit)
                 an_hyb_keep(s->c);
         }
-        report(s, "single", cd->name, f, &sc, keep);
+        report(s, "single", cd->name, f, &sc, keep, hit);
     }
     free(pos);
     free(f);
@@ -474,7 +475,7 @@ static rd_status add_capped(srch *s, const size_t *order, size_t n_cands, bool *
                 an_hyb_keep(s->c);
         }
         if (st == RD_OK)
-            report(s, "add", s->cands[order[r]].name, f, &sc, keep);
+            report(s, "add", s->cands[order[r]].name, f, &sc, keep, hit);
     }
     free(f);
     return st;
@@ -520,7 +521,7 @@ rd_status an_hyb_search(an_hyb_ctx *c, const an_hyb_cand *cands, size_t n_cands,
     an_hyb_score cur_score = *base;
     bool hit;
     if (st == RD_OK) {
-        report(&s, "int8", "(all int8)", cur, base, false);
+        report(&s, "int8", "(all int8)", cur, base, false, false);
         s.best_capped_deficit = an_hyb_deficit(&o->target, base);
         s.best_capped_score = *base;
         for (size_t i = 0; i < s.m; i++)
@@ -528,7 +529,7 @@ rd_status an_hyb_search(an_hyb_ctx *c, const an_hyb_cand *cands, size_t n_cands,
         st = measure(&s, all, &out->full, &hit, err);
     }
     if (st == RD_OK)
-        report(&s, "fp16", "(every candidate in float16)", all, &out->full, false);
+        report(&s, "fp16", "(every candidate in float16)", all, &out->full, false, hit);
     out->unreachable = st == RD_OK && !an_hyb_meets(&o->target, &out->full);
     if (st == RD_OK && !out->unreachable && !an_hyb_meets(&o->target, base)) {
         st = singles(&s, order, n_cands, base, cur, &cur_score, err);

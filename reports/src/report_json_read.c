@@ -505,7 +505,7 @@ static bool read_block(jctx *c, const cJSON *b, rd_result *r)
     if (end <= start) {
         size_t s = path_push_key(c, "end");
         char what[96];
-        snprintf(what, sizeof what, "an end above the start %lld, got %lld", (long long)start, (long long)end);
+        snprintf(what, sizeof what, "expected an end above the start %lld, got %lld", (long long)start, (long long)end);
         fail(c, RD_E_PARSE, what, NULL);
         path_pop(c, s);
         return false;
@@ -532,7 +532,7 @@ static bool read_sweep(jctx *c, const cJSON *root, rd_result *r)
     ok = ok && pts;
     size_t np = ok ? (size_t)cJSON_GetArraySize(pts) : 0;
     if (ok && (np < 2 || np > (size_t)n + 1))
-        ok = fail(c, RD_E_PARSE, "a points array of 2 to n_candidates + 1 points", NULL);
+        ok = fail(c, RD_E_PARSE, "expected a points array of 2 to n_candidates + 1 points", NULL);
     if (ok && !(sw->points = calloc(np, sizeof *sw->points)))
         ok = fail(c, RD_E_NOMEM, "out of memory", NULL);
     size_t sp = ok ? path_push_key(c, "points") : 0, i = 0;
@@ -540,7 +540,7 @@ static bool read_sweep(jctx *c, const cJSON *root, rd_result *r)
         size_t si = path_push_index(c, i);
         ok = read_sweep_point(c, e, r, &sw->points[i]);
         if (ok && i > 0 && sw->points[i].k <= sw->points[i - 1].k)
-            ok = fail(c, RD_E_PARSE, "points in increasing k", NULL);
+            ok = fail(c, RD_E_PARSE, "expected points in increasing k", NULL);
         path_pop(c, si);
         sw->n_points = i + 1;
     }

@@ -156,24 +156,37 @@ static int add_index(const char *name)
     return sscanf(name, "add%d%c", &i, &rest) == 1 ? i : -1;
 }
 
+/* The JSON a command printed (it must have succeeded); the caller deletes it. */
+static cJSON *json_out(const rd_cli_result *r)
+{
+    CU_ASSERT_EQUAL(r->code, 0);
+    if (r->code != 0)
+        fprintf(stderr, "%s\n", r->errs);
+    cJSON *j = cJSON_Parse(r->out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    return j;
+}
+
+/* prefix_cos of point i of a sweep's JSON */
+static double prefix_cos(const cJSON *sw, int i)
+{
+    return cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(sw, "points"), i), "prefix_cos")->valuedouble;
+}
+
 /* The sweep's block lies in the chain and explains the loss; checked on the JSON of hybrid sweep. */
 static void test_sweep_finds_block(void)
 {
     setup();
     rd_cli_result r = rd_test_cli("hybrid", "sweep", model, "--dataset", ds, "--input-layout", "nchw", "--json",
                                   "--sweep-points", "17", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    cJSON *sw = cJSON_Parse(r.out);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(sw);
-    cJSON *pts = cJSON_GetObjectItem(sw, "points"), *block = cJSON_GetObjectItem(sw, "block");
-    CU_ASSERT_EQUAL(cJSON_GetArraySize(pts), 17);
-    double int8 = cJSON_GetObjectItem(cJSON_GetArrayItem(pts, 0), "prefix_cos")->valuedouble;
-    double all = cJSON_GetObjectItem(cJSON_GetArrayItem(pts, 16), "prefix_cos")->valuedouble;
+    cJSON *sw = json_out(&r), *block = cJSON_GetObjectItem(sw, "block");
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(sw, "points")), 17);
+    double int8 = prefix_cos(sw, 0), all = prefix_cos(sw, 16);
     CU_ASSERT(int8 < 0.98);      /* the chain's small errors add up */
     CU_ASSERT(all > 0.9995);     /* float16 everywhere recovers them */
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(sw, "objective")->valuestring, "min-cos-over-outputs");
     /* the prefix curve climbs: float16 on more of the chain is better, at both ends of the range */
-    double mid = cJSON_GetObjectItem(cJSON_GetArrayItem(pts, 8), "prefix_cos")->valuedouble;
+    double mid = prefix_cos(sw, 8);
     CU_ASSERT(mid > int8 + 0.005 && mid < all - 0.005);
     CU_ASSERT_FATAL(cJSON_IsObject(block));
     const char *first = cJSON_GetObjectItem(block, "first_tensor")->valuestring,
@@ -269,9 +282,7 @@ static void test_search_window(void)
     setup();
     rd_cli_result r = rd_test_cli("hybrid", "suggest", model, "--dataset", ds, "--input-layout", "nchw", "--json",
                                   "--measure", "8", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    cJSON *sg = cJSON_Parse(r.out);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(sg);
+    cJSON *sg = json_out(&r);
     double int8 = cJSON_GetObjectItem(sg, "output_cos_int8")->valuedouble, best_gain = 0;
     cJSON *layers = cJSON_GetObjectItem(sg, "layers");
     for (cJSON *l = layers->child; l; l = l->next) {
@@ -344,15 +355,9 @@ static void test_objectives(void)
                                   "--sweep-points", "2", NULL);
     rd_cli_result b = rd_test_cli("hybrid", "sweep", model, "--dataset", ds, "--input-layout", "nchw", "--json",
                                   "--sweep-points", "2", "--objective", "cos", NULL);
-    CU_ASSERT_EQUAL(a.code, 0);
-    CU_ASSERT_EQUAL(b.code, 0);
-    cJSON *ja = cJSON_Parse(a.out), *jb = cJSON_Parse(b.out);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(ja);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(jb);
+    cJSON *ja = json_out(&a), *jb = json_out(&b);
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(jb, "objective")->valuestring, "cos");
-    double ca = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(ja, "points"), 0), "prefix_cos")->valuedouble;
-    double cb = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(jb, "points"), 0), "prefix_cos")->valuedouble;
-    CU_ASSERT(cb > ca);
+    CU_ASSERT(prefix_cos(jb, 0) > prefix_cos(ja, 0));
     cJSON_Delete(ja);
     cJSON_Delete(jb);
     rd_test_cli_free(&a);
