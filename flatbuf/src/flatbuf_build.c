@@ -78,7 +78,7 @@ static fbb_obj *new_obj(rd_fbb *b, int kind, rd_fbb_ref *ref)
     *ref = 0;
     if (!b || b->failed)
         return NULL;
-    if (b->n == b->cap) {
+    if (b->n >= b->cap) { /* objs[0] is reserved, so n starts at 1 */
         size_t cap = b->cap ? b->cap * 2 : 16;
         fbb_obj *grown = realloc(b->objs, cap * sizeof *grown);
         if (!grown) {

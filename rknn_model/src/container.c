@@ -139,10 +139,6 @@ static rd_status read_header(rd_rknn_model *m, rd_error *err)
     m->data_off = header;
     size_t jpos = header + (size_t)data;
     m->info.json_offset = jpos;
-    if (jpos == len) {
-        rk_warn(m, "byte %zu: the file ends after the model data, without the JSON section", jpos);
-        return RD_OK;
-    }
     if (len - jpos < 8)
         return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: %zu bytes where the u64 JSON length was expected (8 bytes): "
                          "cut short?", path, jpos, len - jpos);

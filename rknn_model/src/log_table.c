@@ -6,9 +6,9 @@
  * ID (a number), OpType (an identifier), DataType (INT8, UINT8, FLOAT16, ...), Target (CPU, NPU, GPU),
  * InputShape and OutputShape ("(1,3,224,224),(32,3,3,3),(32)", "\" for none, ",..." when cut). So rows
  * are read with or without a header (public excerpts often lack it). With a header, Time(us) is the cell
- * at its column index (two-word names such as "DDR Cycles" count as one column) and FullName the last
- * word when it starts at or after the header's FullName column (rows whose FullName is blank end earlier).
- * Without one, FullName is the last word when it holds ':' and is not a number.
+ * at its column index (two-word names such as "DDR Cycles" count as one column). FullName is the last
+ * word when it is not a number and either holds ':' ("Conv:Conv_0"; not the "Up:0.0%" of a WorkLoad cell)
+ * or starts at the header's FullName column (rows whose FullName is blank end before it).
  *
  * Blank lines and "..." (the table was elided) keep a table open; any other line ends it, as does a rule
  * of dashes after its rows.
@@ -235,9 +235,9 @@ static rd_status layer_row(lg_tables *t, const lg_line *l, const lg_word *w, siz
         r->has_time = parse_number(s, w[t->time_col], &r->time_us);
     lg_word last = w[nw - 1];
     double num;
-    bool name = nw > 6 && !parse_number(s, last, &num) && !word_is(s, last, "\\") &&
-                (t->header && t->name_start != SIZE_MAX ? last.start + 1 >= t->name_start
-                                                        : memchr(s + last.start, ':', last.len) != NULL);
+    bool has_colon = memchr(s + last.start, ':', last.len) && s[last.start + last.len - 1] != '%'; /* not "Up:0%" */
+    bool aligned = t->header && t->name_start != SIZE_MAX && last.start + 1 >= t->name_start;
+    bool name = nw > 6 && !parse_number(s, last, &num) && !word_is(s, last, "\\") && (has_colon || aligned);
     r->full_name = rk_strndup(&log->arena, s + last.start, name ? last.len : 0, err);
     if (!r->full_name)
         return err->code;
