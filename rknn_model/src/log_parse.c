@@ -23,17 +23,23 @@ static const char *keep(rd_rknn_log *log, const char *s, size_t n, rd_error *err
     return rk_strndup(&log->arena, s, n, err);
 }
 
-/* The word after key in s ("librknnc version: 1.5.2 (...)" -> "1.5.2"); NULL when key is absent. */
-static const char *word_after(rd_rknn_log *log, const char *s, const char *key, rd_error *err)
+/* The word after key in s ("librknnc version: 1.5.2 (...)" -> "1.5.2") into *out; untouched when absent. */
+static rd_status word_after(rd_rknn_log *log, const char *s, const char *key, const char **out, rd_error *err)
 {
     const char *k = strstr(s, key);
     if (!k)
-        return NULL;
+        return RD_OK;
     k += strlen(key);
     while (*k == ' ')
         k++;
     size_t n = strcspn(k, " \t,()'\"");
-    return n ? keep(log, k, n, err) : NULL;
+    if (!n)
+        return RD_OK;
+    const char *v = keep(log, k, n, err);
+    if (!v)
+        return err->code;
+    *out = v;
+    return RD_OK;
 }
 
 /* A Python list of strings at s: names into the arena; *end after it. RD_E_PARSE naming the line. */
@@ -168,14 +174,11 @@ static rd_status versions(lp *p, const char *s, rd_error *err)
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const char **slot = (const char **)((char *)b + keys[i].off);
-        if ((*slot)[0])
-            continue;
-        const char *v = word_after(p->log, s, keys[i].key, err);
-        if (v)
-            *slot = v;
-        else if (err && err->code != RD_OK)
-            return err->code;
+        rd_status st = (*slot)[0] ? RD_OK : word_after(p->log, s, keys[i].key, slot, err);
+        if (st != RD_OK)
+            return st;
     }
+    /* 'target_platform': 'rk3588', target_platform='rk3588', target_platform: rk3588 */
     const char *tp = b->target_platform[0] ? NULL : strstr(s, "target_platform");
     if (tp) {
         tp += strlen("target_platform");
@@ -183,10 +186,8 @@ static rd_status versions(lp *p, const char *s, rd_error *err)
         tp += strspn(tp, " :=[");
         tp += strspn(tp, "'\" ");
         size_t n = strspn(tp, "abcdefghijklmnopqrstuvwxyz0123456789_");
-        if (n >= 4 && (tp[0] == 'r' || tp[0] == 'R') && !(b->target_platform = keep(p->log, tp, n, err)))
+        if (n >= 4 && tp[0] == 'r' && !(b->target_platform = keep(p->log, tp, n, err)))
             return err->code;
-        if (n < 4 || (tp[0] != 'r' && tp[0] != 'R'))
-            b->target_platform = "";
     }
     return RD_OK;
 }
@@ -286,6 +287,7 @@ rd_status rd_rknn_log_parse(const char *text, size_t len, const char *what, rd_r
     rd_error local;
     if (!err)
         err = &local;
+    rd_error_clear(err);
     *out = NULL;
     what = what ? what : "log";
     if (len > RD_RKNN_LOG_MAX_BYTES)

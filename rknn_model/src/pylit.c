@@ -424,6 +424,10 @@ typedef struct pylit_box {
 rd_status rd_rknn_pylit_parse(const char *text, size_t len, const char *what, unsigned max_depth,
                               rd_rknn_value **out, rd_error *err)
 {
+    rd_error local;
+    if (!err)
+        err = &local;
+    rd_error_clear(err);
     *out = NULL;
     pylit_box *box = calloc(1, sizeof *box);
     if (!box)
