@@ -100,16 +100,8 @@ static void print_table(FILE *out, const rd_rknn_build_log *b, size_t t, size_t 
         fprintf(out, ", header at line %d", tab->header_line);
     else if (tab->n_rows)
         fprintf(out, " from line %d (no header)", b->rows[tab->first_row].line);
-    fprintf(out, "%s\n  %-22s %6s %5s %5s %8s %5s\n", tab->elided ? " (elided in the log: rows are missing)" : "",
-            "OpType", "count", "NPU", "CPU", "float16", "int8");
-    for (size_t i = 0; i < tab->n_ops; i++) {
-        const rd_rknn_op_count *c = &tab->ops[i];
-        fputs("  ", out);
-        an_rk_put(out, c->op_type);
-        int pad = 22 - (int)strlen(c->op_type);
-        fprintf(out, "%*s %6zu %5zu %5zu %8zu %5zu\n", pad > 0 ? pad : 0, "", c->total, c->on_npu, c->on_cpu,
-                c->float16, c->int8);
-    }
+    fprintf(out, "%s\n", tab->elided ? " (elided in the log: rows are missing)" : "");
+    an_rk_print_ops(out, tab->ops, tab->n_ops);
     size_t shown = tab->n_rows < max ? tab->n_rows : max;
     for (size_t i = 0; i < shown; i++) {
         const rd_rknn_layer_row *r = &b->rows[tab->first_row + i];
@@ -189,10 +181,8 @@ void an_rk_print_log(FILE *out, const rd_rknn_build_log *b, const an_rk_text_opt
     for (size_t i = 0; i < b->n_rank_rows; i++) {
         const rd_rknn_rank_row *r = &b->rank_rows[i];
         fputs("  ", out);
-        an_rk_put(out, r->op_type);
-        int pad = 18 - (int)strlen(r->op_type);
-        fprintf(out, "%*s %6ld %10g %10g %10g %7g\n", pad > 0 ? pad : 0, "", r->calls, r->cpu_us, r->npu_us,
-                r->total_us, r->ratio_pct);
+        an_rk_put_pad(out, r->op_type, 18);
+        fprintf(out, " %6ld %10g %10g %10g %7g\n", r->calls, r->cpu_us, r->npu_us, r->total_us, r->ratio_pct);
     }
 }
 

@@ -29,6 +29,10 @@ typedef struct an_rk_text_opts {
 void an_rk_print_model(FILE *out, const rd_rknn_model *m, const an_rk_text_opts *o);
 /** Writes s with control bytes as \xNN (names come from hostile files). */
 void an_rk_put(FILE *out, const char *s);
+/** an_rk_put, then blanks up to width columns. */
+void an_rk_put_pad(FILE *out, const char *s, int width);
+/** The per-op-type table (OpType, count, NPU, CPU, float16, int8). */
+void an_rk_print_ops(FILE *out, const rd_rknn_op_count *ops, size_t n_ops);
 
 /* inspect_rknn_json.c */
 cJSON *an_rk_model_json(const rd_rknn_model *m);

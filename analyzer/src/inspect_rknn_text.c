@@ -105,16 +105,21 @@ static void print_io(FILE *out, const rd_rknn_info *in, const rd_rknn_graph *g, 
     }
 }
 
-static void print_ops(FILE *out, const rd_rknn_op_count *ops, size_t n_ops, size_t n_nodes)
+void an_rk_put_pad(FILE *out, const char *s, int width)
 {
-    fprintf(out, "\nop types (%zu nodes):\n  %-22s %6s %5s %5s %8s %5s\n", n_nodes, "OpType", "count", "NPU", "CPU",
-            "float16", "int8");
+    an_rk_put(out, s);
+    int pad = width - (int)strlen(s);
+    fprintf(out, "%*s", pad > 0 ? pad : 0, "");
+}
+
+void an_rk_print_ops(FILE *out, const rd_rknn_op_count *ops, size_t n_ops)
+{
+    fprintf(out, "  %-22s %6s %5s %5s %8s %5s\n", "OpType", "count", "NPU", "CPU", "float16", "int8");
     for (size_t i = 0; i < n_ops; i++) {
         fputs("  ", out);
-        an_rk_put(out, ops[i].op_type);
-        int pad = 22 - (int)strlen(ops[i].op_type);
-        fprintf(out, "%*s %6zu %5zu %5zu %8zu %5zu\n", pad > 0 ? pad : 0, "", ops[i].total, ops[i].on_npu,
-                ops[i].on_cpu, ops[i].float16, ops[i].int8);
+        an_rk_put_pad(out, ops[i].op_type, 22);
+        fprintf(out, " %6zu %5zu %5zu %8zu %5zu\n", ops[i].total, ops[i].on_npu, ops[i].on_cpu, ops[i].float16,
+                ops[i].int8);
     }
 }
 
@@ -137,9 +142,8 @@ static void print_nodes(FILE *out, const rd_rknn_graph *g, size_t max)
         const rd_rknn_node *n = &g->nodes[i];
         char buf[32];
         fprintf(out, "  %-4zu ", i);
-        an_rk_put(out, n->op_type);
-        int pad = 18 - (int)strlen(n->op_type);
-        fprintf(out, "%*s %-6s %-8s ", pad > 0 ? pad : 0, "", rd_rknn_target_name(n->target),
+        an_rk_put_pad(out, n->op_type, 18);
+        fprintf(out, " %-6s %-8s ", rd_rknn_target_name(n->target),
                 rd_rknn_dtype_name(rd_rknn_node_dtype(g, n), buf, sizeof buf));
         an_rk_put(out, n->name[0] ? n->name : "-");
         fputs(" | ", out);
@@ -218,7 +222,8 @@ void an_rk_print_model(FILE *out, const rd_rknn_model *m, const an_rk_text_opts 
         fputc('\n', out);
         print_io(out, in, g, false);
         print_io(out, in, g, true);
-        print_ops(out, g->ops, g->n_ops, g->n_nodes);
+        fprintf(out, "\nop types (%zu nodes):\n", g->n_nodes);
+        an_rk_print_ops(out, g->ops, g->n_ops);
         print_nodes(out, g, o->max_rows);
         print_tensors(out, g, o->max_rows);
     }

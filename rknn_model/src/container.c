@@ -208,9 +208,7 @@ rd_status rd_rknn_parse(const void *buf, size_t len, const char *name, const rd_
                         rd_rknn_model **out, rd_error *err)
 {
     rd_error local;
-    if (!err)
-        err = &local;
-    rd_error_clear(err);
+    err = rk_err(err, &local);
     *out = NULL;
     rd_rknn_limits l;
     limits_or_default(lim, &l);
@@ -230,9 +228,7 @@ rd_status rd_rknn_parse(const void *buf, size_t len, const char *name, const rd_
 rd_status rd_rknn_load(const char *path, const rd_rknn_limits *lim, rd_rknn_model **out, rd_error *err)
 {
     rd_error local;
-    if (!err)
-        err = &local;
-    rd_error_clear(err);
+    err = rk_err(err, &local);
     *out = NULL;
     rd_rknn_limits l;
     limits_or_default(lim, &l);

@@ -67,6 +67,10 @@ void rk_warn(rd_rknn_model *m, const char *fmt, ...) __attribute__((format(print
 /* model_fb.c: the FlatBuffer Model table (everything but the graphs' nodes) */
 rd_status rk_read_model(rd_rknn_model *m, rd_error *err);
 
+/** An [int] of tensor indices (graph inputs/outputs, node inputs/outputs), at most max, each < n_tensors. */
+rd_status rk_index_list(rd_rknn_model *m, const rd_fb_table *t, unsigned slot, size_t max, size_t n_tensors,
+                        const char *what, const int32_t **out, size_t *n, rd_error *err);
+
 /* node_fb.c: the nodes of graph g (tensors already read) */
 rd_status rk_read_nodes(rd_rknn_model *m, const rd_fb_table *graph, rd_rknn_graph *g, size_t gi, rd_error *err);
 
@@ -96,6 +100,15 @@ typedef struct rk_op_sample {
 /** Counts per op type into the arena, most frequent first, then by name. */
 rd_status rk_count_ops(rk_arena *a, const rk_op_sample *s, size_t n, rd_rknn_op_count **out, size_t *n_out,
                        rd_error *err);
+
+/** What every public entry point reports through: err, or local when err is NULL; cleared. */
+static inline rd_error *rk_err(rd_error *err, rd_error *local)
+{
+    if (!err)
+        err = local;
+    rd_error_clear(err);
+    return err;
+}
 
 /* file reading shared by the model and the log: a regular file, at most max bytes, plus a NUL */
 rd_status rk_read_file(const char *path, uint64_t max, const char *kind, uint8_t **out, size_t *out_len,

@@ -285,9 +285,7 @@ static bool read_anything(const rd_rknn_build_log *b)
 rd_status rd_rknn_log_parse(const char *text, size_t len, const char *what, rd_rknn_log **out, rd_error *err)
 {
     rd_error local;
-    if (!err)
-        err = &local;
-    rd_error_clear(err);
+    err = rk_err(err, &local);
     *out = NULL;
     what = what ? what : "log";
     if (len > RD_RKNN_LOG_MAX_BYTES)
@@ -334,8 +332,7 @@ rd_status rd_rknn_log_parse(const char *text, size_t len, const char *what, rd_r
 rd_status rd_rknn_log_load(const char *path, rd_rknn_log **out, rd_error *err)
 {
     rd_error local;
-    if (!err)
-        err = &local;
+    err = rk_err(err, &local);
     *out = NULL;
     uint8_t *buf;
     size_t len;

@@ -8,8 +8,7 @@
 
 #define MAX_JOINS 256
 
-/* Removes '\r' and ESC sequences (CSI "ESC [ ... final", or ESC and one byte); returns the new length. */
-static size_t strip_escapes(const char *p, size_t n, char *out)
+size_t rd_rknn_log_strip_escapes(const char *p, size_t n, char *out)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -193,7 +192,7 @@ rd_status lg_scan(const char *text, size_t len, const char *what, lg_line_fn fn,
         lineno++;
         if (plen > RD_RKNN_LOG_MAX_LINE)
             continue; /* no line of interest is that long: not ours */
-        size_t k = strip_escapes(raw, plen, buf);
+        size_t k = rd_rknn_log_strip_escapes(raw, plen, buf);
         bool rknn = false;
         size_t at = strip_prefix(buf, k, &rknn);
         while (k > at && (buf[k - 1] == ' ' || buf[k - 1] == '\t'))

@@ -134,19 +134,29 @@ static rd_status read_tensor(rd_rknn_model *m, const rd_fb_table *t, rd_rknn_ten
     return RD_OK;
 }
 
-/* A graph's [int] of tensor indices (inputs, outputs), each checked against the tensor count. */
-static rd_status get_index_list(rd_rknn_model *m, const rd_fb_table *t, unsigned slot, const rd_rknn_graph *g,
-                                const char *what, const int32_t **out, size_t *n, rd_error *err)
+rd_status rk_index_list(rd_rknn_model *m, const rd_fb_table *t, unsigned slot, size_t max, size_t n_tensors,
+                        const char *what, const int32_t **out, size_t *n, rd_error *err)
 {
-    const void *v;
-    rd_status st = get_vec4(m, t, slot, what, &v, n, err);
+    rd_fb_vec v;
+    *out = NULL;
+    *n = 0;
+    rd_status st = rd_fb_vector(t, slot, 4, &v, err);
     if (st != RD_OK)
-        return st;
-    *out = v;
-    for (size_t i = 0; i < *n; i++)
-        if ((*out)[i] < 0 || (size_t)(*out)[i] >= g->n_tensors)
-            return rd_errorf(err, RD_E_PARSE, "%s (byte %zu): entry %zu is tensor %d, the graph has %zu tensors", what,
-                             rd_fb_field_offset(t, slot), i, (*out)[i], g->n_tensors);
+        return rd_error_prefix(err, "%s", what);
+    if (v.n > max)
+        return rd_errorf(err, RD_E_LIMIT, "%s (byte %zu): %u tensors, more than the %zu allowed", what,
+                         rd_fb_field_offset(t, slot), v.n, max);
+    int32_t *a = rk_alloc_array(&m->arena, v.n, sizeof *a, what, err);
+    if (!a)
+        return err->code;
+    for (uint32_t i = 0; i < v.n; i++) {
+        a[i] = rd_fb_vec_i32(&v, i);
+        if (a[i] < 0 || (size_t)a[i] >= n_tensors)
+            return rd_errorf(err, RD_E_PARSE, "%s (byte %zu): entry %u is tensor %d, the graph has %zu tensors", what,
+                             rd_fb_field_offset(t, slot), i, a[i], n_tensors);
+    }
+    *out = a;
+    *n = v.n;
     return RD_OK;
 }
 
@@ -174,10 +184,12 @@ static rd_status read_graph(rd_rknn_model *m, const rd_fb_table *gt, size_t gi, 
     }
     char what[64];
     snprintf(what, sizeof what, "graph %zu: inputs (slot 2)", gi);
-    if ((st = get_index_list(m, gt, G_INPUTS, g, what, &g->inputs, &g->n_inputs, err)) != RD_OK)
+    if ((st = rk_index_list(m, gt, G_INPUTS, m->lim.max_tensors, g->n_tensors, what, &g->inputs, &g->n_inputs,
+                            err)) != RD_OK)
         return st;
     snprintf(what, sizeof what, "graph %zu: outputs (slot 3)", gi);
-    if ((st = get_index_list(m, gt, G_OUTPUTS, g, what, &g->outputs, &g->n_outputs, err)) != RD_OK)
+    if ((st = rk_index_list(m, gt, G_OUTPUTS, m->lim.max_tensors, g->n_tensors, what, &g->outputs, &g->n_outputs,
+                            err)) != RD_OK)
         return st;
     if ((st = rk_read_nodes(m, gt, g, gi, err)) != RD_OK)
         return st;

@@ -206,32 +206,6 @@ static rd_status read_attrs(rd_rknn_model *m, const rd_fb_table *t, rd_rknn_node
     return RD_OK;
 }
 
-/* A node's [int] of tensor indices, each checked against the graph's tensor count. */
-static rd_status io_list(rd_rknn_model *m, const rd_fb_table *t, unsigned slot, const rd_rknn_graph *g,
-                         const int32_t **out, size_t *n, rd_error *err)
-{
-    rd_fb_vec v;
-    rd_status st = rd_fb_vector(t, slot, 4, &v, err);
-    if (st != RD_OK)
-        return st;
-    if (v.n > m->lim.max_node_io)
-        return rd_errorf(err, RD_E_LIMIT, "%s (byte %zu): %u tensors, more than the %zu allowed",
-                         slot == N_INPUTS ? "inputs" : "outputs", rd_fb_field_offset(t, slot), v.n, m->lim.max_node_io);
-    int32_t *a = rk_alloc_array(&m->arena, v.n, sizeof *a, "node inputs", err);
-    if (!a)
-        return err->code;
-    for (uint32_t i = 0; i < v.n; i++) {
-        a[i] = rd_fb_vec_i32(&v, i);
-        if (a[i] < 0 || (size_t)a[i] >= g->n_tensors)
-            return rd_errorf(err, RD_E_PARSE, "%s (byte %zu): entry %u is tensor %d, the graph has %zu tensors",
-                             slot == N_INPUTS ? "inputs" : "outputs", rd_fb_field_offset(t, slot), i, a[i],
-                             g->n_tensors);
-    }
-    *out = a;
-    *n = v.n;
-    return RD_OK;
-}
-
 static rd_status read_node(rd_rknn_model *m, const rd_fb_table *t, const rd_rknn_graph *g, rd_rknn_node *x,
                            rd_error *err)
 {
@@ -250,8 +224,10 @@ static rd_status read_node(rd_rknn_model *m, const rd_fb_table *t, const rd_rknn
         return st;
     x->target = !x->has_target_code ? RD_RKNN_TARGET_CPU
                 : x->target_code == 2 ? RD_RKNN_TARGET_NPU : RD_RKNN_TARGET_OTHER;
-    if ((st = io_list(m, t, N_INPUTS, g, &x->inputs, &x->n_inputs, err)) != RD_OK ||
-        (st = io_list(m, t, N_OUTPUTS, g, &x->outputs, &x->n_outputs, err)) != RD_OK)
+    if ((st = rk_index_list(m, t, N_INPUTS, m->lim.max_node_io, g->n_tensors, "inputs", &x->inputs, &x->n_inputs,
+                            err)) != RD_OK ||
+        (st = rk_index_list(m, t, N_OUTPUTS, m->lim.max_node_io, g->n_tensors, "outputs", &x->outputs,
+                            &x->n_outputs, err)) != RD_OK)
         return st;
     if ((st = read_params(m, t, x, err)) != RD_OK || (st = read_attrs(m, t, x, err)) != RD_OK)
         return st;

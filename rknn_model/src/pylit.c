@@ -425,9 +425,7 @@ rd_status rd_rknn_pylit_parse(const char *text, size_t len, const char *what, un
                               rd_rknn_value **out, rd_error *err)
 {
     rd_error local;
-    if (!err)
-        err = &local;
-    rd_error_clear(err);
+    err = rk_err(err, &local);
     *out = NULL;
     pylit_box *box = calloc(1, sizeof *box);
     if (!box)

@@ -511,6 +511,12 @@ void rd_rknn_log_destroy(rd_rknn_log *log);
 
 const rd_rknn_build_log *rd_rknn_log_get(const rd_rknn_log *log);
 
+/**
+ * Copies a log line (n bytes) to out without '\r' and ANSI escape sequences (CSI "ESC [ ... final byte",
+ * or ESC and one byte), NUL-terminated; out needs n + 1 bytes. Returns the new length.
+ */
+size_t rd_rknn_log_strip_escapes(const char *line, size_t n, char *out);
+
 #ifdef __cplusplus
 }
 #endif
