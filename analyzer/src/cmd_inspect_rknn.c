@@ -71,8 +71,34 @@ void an_inspect_rknn_help(FILE *out)
                   rknn_opts, N_RKNN_OPTS);
 }
 
+/* Broken UTF-8 in names (a corrupt or hostile file) would make the JSON unreadable: each such byte
+   becomes '?', in place (never longer). */
+static void fix_utf8(char *s)
+{
+    for (unsigned char *p = (unsigned char *)s; p && *p;) {
+        size_t n = an_rk_utf8_len(p);
+        if (n == 0)
+            *p++ = '?';
+        else
+            p += n;
+    }
+}
+
+static void sanitize(cJSON *item)
+{
+    for (cJSON *c = item; c; c = c->next) {
+        fix_utf8(c->string);
+        if (cJSON_IsString(c))
+            fix_utf8(c->valuestring);
+        if (c->child)
+            sanitize(c->child);
+    }
+}
+
 static void print_json(FILE *out, cJSON *root)
 {
+    if (root)
+        sanitize(root->child);
     char *text = root ? cJSON_Print(root) : NULL;
     if (text)
         fprintf(out, "%s\n", text);

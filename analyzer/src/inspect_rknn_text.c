@@ -6,13 +6,31 @@
 
 #include <string.h>
 
+size_t an_rk_utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    if (n == 0 || (n == 2 && c < 0xc2) || (n == 4 && c > 0xf4))
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((n == 3 && c == 0xe0 && p[1] < 0xa0) || (n == 3 && c == 0xed && p[1] >= 0xa0) ||
+        (n == 4 && c == 0xf0 && p[1] < 0x90) || (n == 4 && c == 0xf4 && p[1] >= 0x90))
+        return 0; /* overlong, surrogate, beyond U+10FFFF */
+    return n;
+}
+
 void an_rk_put(FILE *out, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            fprintf(out, "\\x%02x", *p);
-        else
-            fputc(*p, out);
+    for (const unsigned char *p = (const unsigned char *)s; p && *p;) {
+        size_t n = an_rk_utf8_len(p);
+        if (n == 0 || *p < 0x20 || *p == 0x7f) { /* control bytes and broken UTF-8 are shown, not sent */
+            fprintf(out, "\\x%02x", *p++);
+            continue;
+        }
+        fwrite(p, 1, n, out);
+        p += n;
     }
 }
 
@@ -42,7 +60,11 @@ static void put_quant(FILE *out, const rd_rknn_tensor *t)
 {
     if (!t->n_scale && !t->n_zero_point && !t->n_min)
         return;
-    fprintf(out, "  %s %s scale ", t->qmethod[0] ? t->qmethod : "-", t->qtype[0] ? t->qtype : "-");
+    fputs("  ", out);
+    an_rk_put(out, t->qmethod[0] ? t->qmethod : "-");
+    fputc(' ', out);
+    an_rk_put(out, t->qtype[0] ? t->qtype : "-");
+    fputs(" scale ", out);
     put_nums(out, t->scale, t->n_scale, 'f');
     fputs(" zp ", out);
     put_nums(out, t->zero_point, t->n_zero_point, 'i');

@@ -167,8 +167,8 @@ static rd_status read_graph(rd_rknn_model *m, const rd_fb_table *gt, size_t gi, 
     if (st != RD_OK)
         return rd_error_prefix(err, "graph %zu: tensors (slot 0)", gi);
     if (tv.n > m->lim.max_tensors)
-        return rd_errorf(err, RD_E_LIMIT, "%s: graph %zu: %u tensors, more than the %zu allowed", m->info.path, gi,
-                         tv.n, m->lim.max_tensors);
+        return rd_errorf(err, RD_E_LIMIT, "graph %zu: %u tensors, more than the %zu allowed", gi, tv.n,
+                         m->lim.max_tensors);
     rd_rknn_tensor *ts = rk_alloc_array(&m->arena, tv.n, sizeof *ts, "tensors", err);
     if (!ts)
         return err->code;
@@ -277,13 +277,14 @@ static rd_status read_versions(rd_rknn_model *m, const rd_fb_table *root, rd_err
 rd_status rk_read_model(rd_rknn_model *m, rd_error *err)
 {
     rd_fb fb;
-    rd_status st = rd_fb_init(&fb, m->file + m->data_off, (size_t)m->info.model_bytes, m->info.path, m->data_off, err);
+    /* FlatBuffer messages name the file offset; the file name is added as a prefix below */
+    rd_status st = rd_fb_init(&fb, m->file + m->data_off, (size_t)m->info.model_bytes, "FlatBuffer", m->data_off, err);
     if (st != RD_OK)
-        return st;
+        return rd_error_prefix(err, "%s", m->info.path);
     fb.max_depth = m->lim.max_depth;
     rd_fb_table root;
     if ((st = rd_fb_root(&fb, "RKNN", &root, err)) != RD_OK)
-        return rd_error_prefix(err, "model data");
+        return rd_error_prefix(err, "%s: model data", m->info.path);
     if ((st = read_versions(m, &root, err)) != RD_OK)
         return rd_error_prefix(err, "%s", m->info.path);
     const char *dict;

@@ -96,6 +96,33 @@ static void test_json(void)
     free(path);
 }
 
+/* A name with broken UTF-8 and a terminal escape: shown escaped in the text, '?' in the JSON. */
+static void test_hostile_names(void)
+{
+    rs_model sm;
+    rs_demo(&sm);
+    sm.tensors[4].name = "r\xff\x1b[31m";
+    uint8_t *buf;
+    size_t len;
+    CU_ASSERT_FATAL(rs_write(&sm, &buf, &len, NULL) == RD_OK);
+    char *path = write_file("inspect_rknn_names", "names.rknn", buf, len);
+    free(buf);
+    rd_cli_result r = rd_test_cli("inspect", path, "--all", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "r\\xff\\x1b[31m"));
+    CU_ASSERT_PTR_NULL(strchr(r.out, '\x1b'));
+    rd_test_cli_free(&r);
+    r = rd_test_cli("inspect", path, "--json", NULL);
+    cJSON *root = cJSON_Parse(r.out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "graphs"), 0),
+                                                      "tensors"), 4);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(t, "name")->valuestring, "r?\x1b[31m");
+    cJSON_Delete(root);
+    rd_test_cli_free(&r);
+    free(path);
+}
+
 static void test_refused_and_help(void)
 {
     char *enc = write_file("inspect_rknn_enc", "secret.rknn", "CYPTRKNN\0\0\0\0\0\0\0\0", 16);
@@ -159,6 +186,6 @@ static void test_build_log(void)
 
 RD_TEST_REGISTER(reg_inspect_rknn)
 {
-    RD_SUITE("inspect_rknn", {"text", test_text}, {"--json", test_json},
+    RD_SUITE("inspect_rknn", {"text", test_text}, {"--json", test_json}, {"hostile names", test_hostile_names},
              {"refused files, --help, usage", test_refused_and_help}, {"--build-log", test_build_log});
 }
