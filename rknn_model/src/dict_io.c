@@ -187,8 +187,19 @@ static rd_status parse_json(const char *text, size_t len, size_t file_off, const
 {
     const char *end = NULL;
     *out = cJSON_ParseWithLengthOpts(text, len, &end, false);
-    if (*out)
-        return RD_OK;
+    if (*out && end >= text && end <= text + len) { /* only blanks may follow the value */
+        size_t at = (size_t)(end - text);
+        while (at < len && (text[at] == ' ' || text[at] == '\n' || text[at] == '\r' || text[at] == '\t'))
+            at++;
+        if (at == len)
+            return RD_OK;
+        cJSON_Delete(*out);
+        *out = NULL;
+        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: text after the JSON value (%zu bytes in all)", what,
+                         file_off + at, len);
+    }
+    cJSON_Delete(*out);
+    *out = NULL;
     size_t at = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
     return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: not valid JSON there (%zu bytes in all)%s", what, file_off + at,
                      len, at + 1 >= len ? ": cut short?" : "");

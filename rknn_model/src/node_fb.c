@@ -13,6 +13,8 @@ enum {
     N_TASKS = 10
 };
 
+#define MAX_PARAM_SLOTS 256
+
 typedef enum { PK_STR, PK_INTS, PK_INT } param_kind;
 
 typedef struct param_field {
@@ -157,6 +159,9 @@ static rd_status read_params(rd_rknn_model *m, const rd_fb_table *t, rd_rknn_nod
     const param_layout *l = layout_of(x->param_type);
     x->param_type_name = l ? l->type_name : NULL;
     unsigned slots = rd_fb_slot_count(&p);
+    if (slots > MAX_PARAM_SLOTS) /* real tables have at most 7; guessing each is linear in the slots */
+        return rd_errorf(err, RD_E_LIMIT, "parameter table (type %u) with %u slots, more than the %d allowed",
+                         x->param_type, slots, MAX_PARAM_SLOTS);
     size_t n = 0;
     for (unsigned s = 0; s < slots; s++)
         n += rd_fb_has(&p, s);

@@ -184,6 +184,11 @@ static void test_sections_cut_short(void)
     expect(buf, len, RD_E_PARSE, "JSON section: byte");
     free(buf);
     rs_demo(&sm);
+    sm.json = "{\"version\": \"1.6.2\"} {\"more\": 1}";
+    CU_ASSERT_FATAL(rs_write(&sm, &buf, &len, NULL) == RD_OK);
+    expect(buf, len, RD_E_PARSE, "text after the JSON value");
+    free(buf);
+    rs_demo(&sm);
     sm.input_json = "{\"x\": {\"dtype\": ";
     CU_ASSERT_FATAL(rs_write(&sm, &buf, &len, NULL) == RD_OK);
     expect(buf, len, RD_E_PARSE, "Model slot 12 (input_json)");
