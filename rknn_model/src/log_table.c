@@ -135,8 +135,8 @@ static rd_status end_table(lg_tables *t, rd_error *err)
     t->open = false;
     rd_rknn_log *log = t->log;
     rd_rknn_layer_table *tab = (rd_rknn_layer_table *)log->tables.items + log->tables.n - 1;
-    const rd_rknn_layer_row *rows = (const rd_rknn_layer_row *)log->rows.items + tab->first_row;
     tab->n_rows = log->rows.n - tab->first_row;
+    const rd_rknn_layer_row *rows = tab->n_rows ? (const rd_rknn_layer_row *)log->rows.items + tab->first_row : NULL;
     if (t->workload)
         tab->kind = RD_RKNN_TABLE_RUNTIME;
     else if (tab->n_rows && (rows[0].id == 0 || tab->kind == RD_RKNN_TABLE_BUILD))

@@ -178,7 +178,8 @@ static rd_status flush(pending *p, lg_line_fn fn, void *ctx, rd_error *err)
 
 rd_status lg_scan(const char *text, size_t len, const char *what, lg_line_fn fn, void *ctx, rd_error *err)
 {
-    char *buf = malloc(RD_RKNN_LOG_MAX_LINE + 1);
+    size_t cap = len < RD_RKNN_LOG_MAX_LINE ? len : RD_RKNN_LOG_MAX_LINE; /* no line is longer than the text */
+    char *buf = malloc(cap + 1);
     pending p = {0};
     if (!buf)
         return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", what);
