@@ -4,10 +4,8 @@
  */
 #include "inspect_rknn.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 enum { OPT_HELP = 1, OPT_JSON, OPT_ALL, OPT_MAX, OPT_BUILD_LOG };
@@ -23,14 +21,13 @@ static const an_optspec rknn_opts[] = {
 
 #define DEFAULT_MAX_ROWS 20
 
-/* Reads up to 16 bytes of a regular file (no FIFO waits); 0 when it cannot. */
+/* Reads up to n bytes of a regular file (a FIFO is refused, not waited on); 0 when it cannot. */
 static size_t peek(const char *path, unsigned char *buf, size_t n)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
+    int fd;
+    if (rd_file_open_read(path, 0, UINT64_MAX, &fd, NULL, NULL) != RD_OK)
         return 0;
-    struct stat sb;
-    ssize_t got = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? read(fd, buf, n) : -1;
+    ssize_t got = read(fd, buf, n);
     close(fd);
     return got > 0 ? (size_t)got : 0;
 }

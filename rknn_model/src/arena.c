@@ -1,14 +1,10 @@
 /*
- * arena.c: the allocation arena of a model or a log (one lifetime, one free), its growable arrays, the
- * warning list and the bounded whole-file read both readers use.
+ * arena.c: the allocation arena of a model or a log (one lifetime, one free), its growable arrays and
+ * the warning list.
  */
 #include "internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define CHUNK_BYTES ((size_t)64 << 10)
 
@@ -123,50 +119,4 @@ void rk_warn(rd_rknn_model *m, const char *fmt, ...)
         m->warnings[m->n_warnings++] = copy;
     else
         m->n_warn_dropped++;
-}
-
-rd_status rk_read_file(const char *path, uint64_t max, const char *kind, uint8_t **out, size_t *out_len,
-                       rd_error *err)
-{
-    *out = NULL;
-    *out_len = 0;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s", path,
-                         strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return rd_errorf(err, RD_E_IO, "%s: not a regular file (expected %s)", path, kind);
-    }
-    if ((uint64_t)sb.st_size > max) {
-        close(fd);
-        return rd_errorf(err, RD_E_LIMIT, "%s: %lld bytes, more than the %llu a %s may have", path,
-                         (long long)sb.st_size, (unsigned long long)max, kind);
-    }
-    size_t len = (size_t)sb.st_size;
-    uint8_t *buf = malloc(len + 1);
-    if (!buf) {
-        close(fd);
-        return rd_errorf(err, RD_E_NOMEM, "%s: cannot allocate %zu bytes", path, len + 1);
-    }
-    size_t got = 0;
-    while (got < len) {
-        ssize_t r = read(fd, buf + got, len - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    if (got != len) {
-        free(buf);
-        return rd_errorf(err, RD_E_IO, "%s: short read (%zu of %zu bytes): did the file change?", path, got, len);
-    }
-    buf[len] = 0;
-    *out = buf;
-    *out_len = len;
-    return RD_OK;
 }

@@ -232,10 +232,10 @@ rd_status rd_rknn_load(const char *path, const rd_rknn_limits *lim, rd_rknn_mode
     *out = NULL;
     rd_rknn_limits l;
     limits_or_default(lim, &l);
-    uint8_t *buf = NULL;
+    char *buf = NULL;
     size_t len = 0;
-    rd_status st = rk_read_file(path, l.max_file_bytes, "an RKNN model", &buf, &len, err);
-    return st != RD_OK ? st : parse_taken(buf, len, path, &l, out, err);
+    rd_status st = rd_file_read_all(NULL, path, l.max_file_bytes, &buf, &len, err); /* FIFOs refused, size capped */
+    return st != RD_OK ? st : parse_taken((uint8_t *)buf, len, path, &l, out, err);
 }
 
 void rd_rknn_destroy(rd_rknn_model *m)

@@ -110,8 +110,4 @@ static inline rd_error *rk_err(rd_error *err, rd_error *local)
     return err;
 }
 
-/* file reading shared by the model and the log: a regular file, at most max bytes, plus a NUL */
-rd_status rk_read_file(const char *path, uint64_t max, const char *kind, uint8_t **out, size_t *out_len,
-                       rd_error *err);
-
 #endif

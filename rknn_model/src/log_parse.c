@@ -334,12 +334,12 @@ rd_status rd_rknn_log_load(const char *path, rd_rknn_log **out, rd_error *err)
     rd_error local;
     err = rk_err(err, &local);
     *out = NULL;
-    uint8_t *buf;
+    char *buf;
     size_t len;
-    rd_status st = rk_read_file(path, RD_RKNN_LOG_MAX_BYTES, "build log", &buf, &len, err);
+    rd_status st = rd_file_read_all(NULL, path, RD_RKNN_LOG_MAX_BYTES, &buf, &len, err);
     if (st != RD_OK)
         return st;
-    st = rd_rknn_log_parse((const char *)buf, len, path, out, err);
+    st = rd_rknn_log_parse(buf, len, path, out, err);
     free(buf);
     return st;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# check_file_io.sh CC SOURCE_DIR: fails when a source of simulator/, reports/, analyzer/ or adb_bridge/ opens,
-# creates, renames or removes a file other than through the helpers of simulator/src/fs_*.c (rd_file_open_read,
-# rd_file_open_within, rd_file_read_all, rd_atomic_file, rd_dir_make, rd_dir_remove_tree; docs/security.md).
+# check_file_io.sh CC SOURCE_DIR: fails when a source of simulator/, reports/, analyzer/, adb_bridge/, rknn_model/
+# or flatbuf/ opens, creates, renames or removes a file other than through the helpers of simulator/src/fs_*.c
+# (rd_file_open_read, rd_file_open_within, rd_file_read_all, rd_atomic_file, rd_dir_make, rd_dir_remove_tree; docs/security.md).
 # Those helpers refuse FIFOs, never follow a planted link, never share a temporary file and never leave a
 # partial file under a final name; a direct fopen/open/rename/unlink/mkdir brings those bugs back.
 # Comments are stripped first (GCC's preprocessor with -fpreprocessed), so prose may name the calls.
@@ -59,7 +59,7 @@ while IFS= read -r -d '' file; do
     done <<<"$hits"
     bad=1
   fi
-done < <(find simulator reports analyzer adb_bridge -name '*.c' -print0 | sort -z)
+done < <(find simulator reports analyzer adb_bridge rknn_model flatbuf -name '*.c' -print0 | sort -z)
 
 if [ "$checked" -lt 20 ]; then
   echo "check_file_io: only $checked sources found under $src: wrong folder?" >&2

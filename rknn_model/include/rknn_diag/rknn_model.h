@@ -320,7 +320,8 @@ typedef struct rd_rknn_info {
 } rd_rknn_info;
 
 /**
- * Loads a `.rknn` file (read whole; a FIFO, a device or a file above lim->max_file_bytes is refused).
+ * Loads a `.rknn` file (read whole with rd_file_read_all: a FIFO, a device or a file above
+ * lim->max_file_bytes is refused).
  * lim may be NULL. Statuses: RD_E_UNSUPPORTED for an encrypted model and for the containers this reader
  * does not read (RKNX, OpenVX, bare FlatBuffer, toolkit1 JSON), each named; RD_E_PARSE for a truncated or
  * corrupt file (naming the byte offset and what was expected); RD_E_LIMIT; RD_E_IO; RD_E_NOTFOUND;
