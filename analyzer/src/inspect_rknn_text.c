@@ -56,14 +56,20 @@ static void put_nums(FILE *out, const void *v, size_t n, char kind)
     fputc(']', out);
 }
 
+/* "  layer int8": the quantization method and type, "-" for an empty one. */
+static void put_method(FILE *out, const char *qmethod, const char *qtype)
+{
+    fputs("  ", out);
+    an_rk_put(out, qmethod[0] ? qmethod : "-");
+    fputc(' ', out);
+    an_rk_put(out, qtype[0] ? qtype : "-");
+}
+
 static void put_quant(FILE *out, const rd_rknn_tensor *t)
 {
     if (!t->n_scale && !t->n_zero_point && !t->n_min)
         return;
-    fputs("  ", out);
-    an_rk_put(out, t->qmethod[0] ? t->qmethod : "-");
-    fputc(' ', out);
-    an_rk_put(out, t->qtype[0] ? t->qtype : "-");
+    put_method(out, t->qmethod, t->qtype);
     fputs(" scale ", out);
     put_nums(out, t->scale, t->n_scale, 'f');
     fputs(" zp ", out);
@@ -257,10 +263,7 @@ void an_rk_print_model(FILE *out, const rd_rknn_model *m, const an_rk_text_opts 
             an_rk_put(out, q->name);
             fputs("  ", out);
             an_rk_put(out, q->dtype);
-            fputc(' ', out);
-            an_rk_put(out, q->qmethod[0] ? q->qmethod : "-");
-            fputc(' ', out);
-            an_rk_put(out, q->qtype[0] ? q->qtype : "-");
+            put_method(out, q->qmethod, q->qtype);
             fputs(" range ", out);
             put_nums(out, q->min, q->n_min, 'd');
             fputs("..", out);
