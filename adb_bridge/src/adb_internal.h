@@ -175,8 +175,27 @@ void adb_banner_parse(const char *banner, char *features, size_t fcap, char *des
 
 /* ---- auth (auth.c) ---- */
 
-/** Loads ADB_VENDOR_KEYS then <home>/.android/adbkey, creating the latter (0600) when absent. */
-rd_status adb_keys_load(const char *home, adb_keys **out, rd_error *err);
+/**
+ * Loads ADB_VENDOR_KEYS then <home>/.android/adbkey (home NULL: $HOME), creating the latter (0600,
+ * with adbkey.pub; both or neither) when absent. Unusable vendor keys are skipped with a log line;
+ * an unusable user key is skipped too when vendor keys loaded (it is then not offered), else it is
+ * the error (RD_E_AUTH saying what is wrong with the file and what to do). Never prompts.
+ */
+rd_status adb_keys_load(const char *home, rd_adb_log_fn log, void *user, adb_keys **out,
+                        rd_error *err);
+/** <home>/.android/adbkey into buf (home NULL: $HOME). */
+rd_status adb_user_key_path(const char *home, char *buf, size_t cap, rd_error *err);
+/** The user's public key in Android's text form, from adbkey (created with adbkey.pub when
+ * absent); malloc'ed. */
+rd_status adb_user_public_key(const char *home, char **out, rd_error *err);
+/**
+ * Reads public keys in adbd's adb_keys format (one "<base64 RSAPublicKey> comment" per line, what
+ * adbkey.pub holds; blank lines and '#' comments allowed). Other lines are skipped with a log line;
+ * a file with no key is RD_E_INVAL. *out: n malloc'ed base64 strings, freed by adb_pubkeys_free.
+ */
+rd_status adb_pubkeys_read(const char *path, rd_adb_log_fn log, void *user, char ***out,
+                           size_t *n_out, rd_error *err);
+void adb_pubkeys_free(char **keys, size_t n);
 void adb_keys_free(adb_keys *k);
 size_t adb_keys_count(const adb_keys *k);
 /** Signs a token with key i as adb does; sig has room for 512 bytes. */
@@ -224,8 +243,38 @@ rd_status adb_sync_send(adb_stream *s, const char *path, uint32_t mode, int64_t 
                         adb_fill_fn fill, void *user, rd_error *err);
 rd_status adb_sync_quit(adb_stream *s, rd_error *err);
 
-/** True when name can be joined under a local folder: not empty, ".", "..", and has no '/'. */
+/** True when name can be joined under a local folder: not empty, ".", "..", and has no '/', '\\' or
+ * NUL. Says nothing about length: whether the local file system stores the name is found out when
+ * the file is created. */
 bool adb_safe_name(const char *name, size_t len);
+/** The last component of a '/'-separated path (trailing '/' ignored) into buf. */
+const char *adb_base_name(const char *path, char *buf, size_t cap);
+
+/* ---- files written on the host (local_file.c): every file adb_bridge creates goes through here
+ * ---- */
+
+#define ADB_LOCAL_PATH_MAX 4096
+
+typedef struct adb_local_file {
+    int fd;                            /* -1 when not open */
+    char tmp[ADB_LOCAL_PATH_MAX + 32]; /* the temporary file, "" when none */
+    char path[ADB_LOCAL_PATH_MAX];     /* the name it gets when complete */
+} adb_local_file;
+
+/** Creates a temporary file with a short unique name (".rd-XXXXXXXXXX.part") in path's folder
+ * (O_CREAT|O_EXCL|O_NOFOLLOW, mode less the umask). RD_E_IO naming the folder, RD_E_LIMIT when the
+ * path is too long. */
+rd_status adb_local_begin(adb_local_file *f, const char *path, unsigned mode, rd_error *err);
+rd_status adb_local_write(adb_local_file *f, const void *data, size_t n, rd_error *err);
+/** fsyncs, closes and renames the file to its name; replace false keeps an existing file (then
+ * RD_E_INVAL, *sys_errno EEXIST). On failure the temporary file is gone and *sys_errno (may be
+ * NULL) holds the system's reason (ENAMETOOLONG, EILSEQ, ...: a name this file system refuses). */
+rd_status adb_local_commit(adb_local_file *f, bool replace, int *sys_errno, rd_error *err);
+/** Removes the temporary file; safe to call twice or after a failed begin. */
+void adb_local_abort(adb_local_file *f);
+/** The whole sequence for a file held in memory. */
+rd_status adb_local_write_file(const char *path, const void *data, size_t n, unsigned mode,
+                               bool replace, int *sys_errno, rd_error *err);
 
 /* ---- the handle (device.c) ---- */
 

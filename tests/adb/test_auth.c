@@ -18,7 +18,7 @@ static void test_create_and_sign(void)
     adb_keys *k = NULL;
     rd_error err;
     unsetenv("ADB_VENDOR_KEYS");
-    CU_ASSERT_EQUAL_FATAL(adb_keys_load(dir, &k, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(adb_keys_load(dir, NULL, NULL, &k, &err), RD_OK);
     CU_ASSERT_EQUAL(adb_keys_count(k), 1u);
     char *key = at_join(dir, ".android/adbkey");
     struct stat st;
@@ -62,14 +62,14 @@ static void test_create_and_sign(void)
     CU_ASSERT_EQUAL(adb_keys_sign(k, 0, token, 19, sig, &sl, &err), RD_E_DEVICE);
     /* the key is reused, not recreated */
     adb_keys *k2 = NULL;
-    CU_ASSERT_EQUAL(adb_keys_load(dir, &k2, &err), RD_OK);
+    CU_ASSERT_EQUAL(adb_keys_load(dir, NULL, NULL, &k2, &err), RD_OK);
     char *pub2 = NULL;
     adb_keys_public_text(k2, &pub2, &err);
     CU_ASSERT_TRUE(pub2 && strncmp(pub, pub2, 700) == 0);
     /* a vendor key comes first; the user key is still the one offered */
     setenv("ADB_VENDOR_KEYS", key, 1);
     adb_keys *k3 = NULL;
-    CU_ASSERT_EQUAL(adb_keys_load(dir, &k3, &err), RD_OK);
+    CU_ASSERT_EQUAL(adb_keys_load(dir, NULL, NULL, &k3, &err), RD_OK);
     CU_ASSERT_EQUAL(adb_keys_count(k3), 2u);
     unsetenv("ADB_VENDOR_KEYS");
     /* a broken key file: an error naming the file, and no key material */
@@ -77,7 +77,7 @@ static void test_create_and_sign(void)
     fputs("-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n", f);
     fclose(f);
     adb_keys *k4 = NULL;
-    CU_ASSERT_EQUAL(adb_keys_load(dir, &k4, &err), RD_E_AUTH);
+    CU_ASSERT_EQUAL(adb_keys_load(dir, NULL, NULL, &k4, &err), RD_E_AUTH);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "adbkey"));
     CU_ASSERT_PTR_NULL(strstr(err.msg, "not a key"));
     adb_keys_free(k), adb_keys_free(k2), adb_keys_free(k3);

@@ -114,6 +114,8 @@ typedef struct rd_adb_stat {
     uint32_t mode; /* st_mode bits as the board reports them (S_IFDIR, S_IFREG, permissions) */
     uint64_t size; /* bytes; truncated to 32 bits by boards without stat_v2 */
     int64_t mtime; /* seconds since the epoch */
+    uint64_t dev;  /* device and inode on the board (stat_v2 only; both 0 when unknown) */
+    uint64_t ino;
 } rd_adb_stat;
 
 typedef struct rd_adb_dirent {
@@ -121,6 +123,8 @@ typedef struct rd_adb_dirent {
     uint32_t mode;
     uint64_t size;
     int64_t mtime;
+    uint64_t dev; /* of the entry itself (lstat), ls_v2 only; both 0 when unknown */
+    uint64_t ino;
 } rd_adb_dirent;
 
 /** Stats a remote path (follows symlinks where the board supports stat_v2). Missing: exists false,
@@ -151,11 +155,24 @@ typedef void (*rd_adb_progress_fn)(void *user, const rd_adb_progress *p);
 
 /**
  * Copies a remote file or folder (recursively) to local, placed as `adb pull` places it: when local
- * is an existing folder the copy lands in local/<basename of remote>, else at local itself. Each
- * file is written as <name>.part and renamed when complete; names the board lists with '/', "..",
- * or empty are refused, so nothing is written outside the destination. A RECV the board FAILs is
- * retried once on a fresh sync service. A missing remote dump folder gets the usual fix in the
- * message.
+ * is an existing folder the copy lands in local/<basename of remote>, else at local itself.
+ *
+ * - Each file is received into a temporary file with a short unique name in its folder and renamed
+ *   to its name only when exactly the announced number of bytes arrived (a board sending fewer or
+ *   more is an error, and nothing is kept under the file's name). Boards without stat_v2 announce
+ *   32-bit sizes: their files are held to that size too, and a file whose size is unknown (a link
+ *   followed on such a board) to at most 4 GiB.
+ * - Names the board lists with '/', "..", NUL or empty are refused (RD_E_DEVICE), so nothing is
+ *   written outside the destination.
+ * - The listing follows links to folders as adb does, but visits each folder once (device and inode
+ *   from stat_v2/ls_v2): a link back to a folder already visited is skipped with a log line. Depth
+ *   (64), entries (1,000,000) and the time of the whole listing (the handle's timeout) are bounded.
+ * - A file that cannot be stored under its name here (longer than 255 bytes, refused by the local
+ *   file system) or that arrives short fails alone: it is logged, the other files are still pulled,
+ *   and the call then returns the first such failure with the count. Transport and protocol errors
+ *   stop the pull at once.
+ * - A RECV the board FAILs is retried once on a fresh sync service. A missing remote dump folder
+ *   gets the usual fix in the message.
  */
 rd_status rd_adb_pull(rd_adb *dev, const char *remote, const char *local,
                       rd_adb_progress_fn progress, void *user, rd_error *err);
