@@ -339,7 +339,8 @@ static bool is_local_dir(const char *path)
 
 static rd_status missing_remote(const char *remote, rd_error *err)
 {
-    if (strstr(remote, "dumps"))
+    char base[512];
+    if (strstr(adb_base_name(remote, base, sizeof base), "dumps"))
         return rd_errorf(
             err, RD_E_NOTFOUND,
             "remote folder '%s' does not exist on the board: the runtime writes per-layer dumps "

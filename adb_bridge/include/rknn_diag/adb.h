@@ -208,18 +208,31 @@ rd_status rd_adb_shell_capture(rd_adb *dev, const char *cmd, char **out_text, si
 
 /* ---------------------------------------------------------------------------------------------------
  * The fake board: an ADB device over TCP serving a local folder as the board's file system.
+ *
+ * Safe by default (docs/board.md, "Security"): it listens on 127.0.0.1, accepts only hosts that
+ * sign with a key it was given (default: this user's ~/.android/adbkey.pub, as a real adbd's
+ * adb_keys), resolves the sync service's paths inside the folder (links and ".." never leave it),
+ * and runs shell commands never as root, without new privileges and, where the system allows, with
+ * the folder as the only writable place.
  */
 
 typedef struct rd_board_options {
-    int port;            /* TCP port on 127.0.0.1; 0 picks a free one (see rd_board_port) */
-    const char *root;    /* the board's "/" (remote /userdata/dumps is root/userdata/dumps) */
-    bool auth;           /* require RSA authentication */
-    int accept_delay_ms; /* with auth: an offered public key is "accepted by the user" after this */
-    uint32_t version;    /* protocol version announced; 0: 0x01000001 */
-    uint32_t max_payload; /* max payload announced; 0: 1 MiB */
-    const char *features; /* NULL: "shell_v2,cmd,stat_v2,ls_v2" */
-    const char *faults;   /* comma-separated, see rd_board_fault_help(); NULL or "" for none */
-    rd_adb_log_fn log;    /* connection log, may be NULL */
+    int port;               /* TCP port; 0 picks a free one (see rd_board_port) */
+    const char *bind;       /* IPv4 or IPv6 address to listen on; NULL: "127.0.0.1" */
+    const char *root;       /* the board's "/" (remote /userdata/dumps is root/userdata/dumps) */
+    bool no_auth;           /* accept every host without a key: anyone who reaches the port runs
+                               shell commands (logged as a warning) */
+    const char *adb_keys;   /* public keys accepted, one per line as in adbkey.pub (adbd's adb_keys
+                               format); NULL: <home>/.android/adbkey.pub, created with the key pair
+                               when absent */
+    const char *home;       /* for the default key; NULL: $HOME */
+    int accept_new_keys_ms; /* > 0: a public key a host offers is "accepted by the user" after this
+                               long (tests of the prompt flow; lets anyone in); 0: never */
+    uint32_t version;       /* protocol version announced; 0: 0x01000001 */
+    uint32_t max_payload;   /* max payload announced; 0: 1 MiB */
+    const char *features;   /* NULL: "shell_v2,cmd,stat_v2,ls_v2" */
+    const char *faults;     /* comma-separated, see rd_board_fault_help(); NULL or "" for none */
+    rd_adb_log_fn log; /* connection log, warnings and how commands are confined; may be NULL */
     void *log_user;
 } rd_board_options;
 
@@ -231,11 +244,19 @@ const char *rd_board_fault_help(void);
 /** Checks a fault list without starting anything (RD_E_INVAL with the bad item named). */
 rd_status rd_board_faults_check(const char *faults, rd_error *err);
 
-/** Starts the board in a background thread; it listens before this returns. */
+/**
+ * Starts the board in a background thread; it listens before this returns. Started as root, it
+ * hands the served folder's root-owned entries to the id its commands run as (see docs/board.md).
+ * RD_E_INVAL: bad options or a keys file without a key; RD_E_IO: cannot listen, or commands could
+ * not run confined; RD_E_AUTH: the default key is unusable (the message says what to do).
+ */
 rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *err);
 
 /** The port the board listens on. */
 int rd_board_port(const rd_board *b);
+
+/** "ADDRESS:PORT" the board listens on ("[::1]:PORT" for IPv6), owned by b. */
+const char *rd_board_address(const rd_board *b);
 
 /** Stops listening, closes every connection, ends running shell commands, joins threads and frees.
  */
