@@ -102,6 +102,23 @@ int board_sandbox_enter(const board_sandbox *sb, const char *root)
 
 /* ---- at start ---- */
 
+/* Whether a file can be created (and is removed again) in the current folder; system calls only
+ * (access() would check without the capabilities commands may keep). */
+static int can_create_here(void)
+{
+    char name[32] = ".rd-sandbox-probe-";
+    size_t n = strlen(name);
+    for (unsigned v = (unsigned)getpid(); n < sizeof name - 1; v /= 10) {
+        name[n++] = (char)('0' + v % 10);
+        if (v < 10) break;
+    }
+    name[n] = '\0';
+    int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return errno;
+    close(fd);
+    return unlink(name) == 0 ? 0 : errno;
+}
+
 /* A child that confines itself and checks it can still work: 0 when it can. */
 static int probe(const board_sandbox *sb, const char *root, const char *self)
 {
@@ -109,8 +126,14 @@ static int probe(const board_sandbox *sb, const char *root, const char *self)
     if (pid < 0) return errno;
     if (pid == 0) {
         int rc = board_sandbox_enter(sb, root);
-        if (!rc && (access(".", W_OK | X_OK) != 0 || (self[0] && access(self, X_OK) != 0)))
-            rc = errno;
+        if (!rc) rc = can_create_here();
+        if (!rc && self[0]) { /* this program, which commands run, is reachable */
+            int fd = open(self, O_PATH | O_CLOEXEC);
+            if (fd < 0)
+                rc = errno;
+            else
+                close(fd);
+        }
         if (!rc && sb->mount_ns && sb->probe_outside[0] && access(sb->probe_outside, W_OK) == 0)
             rc = EEXIST; /* the namespace did not make the outside read-only */
         _exit(rc & 0xff);
