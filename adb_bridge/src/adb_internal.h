@@ -276,6 +276,16 @@ void adb_local_abort(adb_local_file *f);
 rd_status adb_local_write_file(const char *path, const void *data, size_t n, unsigned mode,
                                bool replace, int *sys_errno, rd_error *err);
 
+/* ---- growing text (text.c) ---- */
+
+typedef struct adb_text {
+    char *buf; /* NUL-terminated once anything was added; malloc'ed */
+    size_t len, cap;
+    bool oom; /* an allocation failed or the text would pass its limit: nothing more is added */
+} adb_text;
+/** Appends n bytes, keeping the text at most limit bytes of storage. */
+void adb_text_add(adb_text *t, const void *data, size_t n, size_t limit);
+
 /* ---- the handle (device.c) ---- */
 
 struct rd_adb {

@@ -17,34 +17,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-typedef struct obuf {
-    char *p;
-    size_t n, cap;
-    bool oom;
-} obuf;
+#define MAPPED_MAX (16u << 20) /* a rewritten command; commands are at most 4 KiB (one OPEN) */
 
-static void put(obuf *b, const char *s, size_t n)
+static void put(adb_text *b, const char *s, size_t n)
 {
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *g = realloc(b->p, cap);
-        if (!g) {
-            b->oom = true;
-            return;
-        }
-        b->p = g;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
+    adb_text_add(b, s, n, MAPPED_MAX);
 }
 
 /* The root, quoted for where it lands: outside quotes, inside '...' or inside "...". */
-static void put_root(obuf *b, const char *root, char quote)
+static void put_root(adb_text *b, const char *root, char quote)
 {
     if (quote == 0) put(b, "'", 1);
     for (const char *r = root; *r; r++) {
@@ -84,7 +65,7 @@ static size_t path_end(const char *cmd, size_t i, char quote)
 
 char *board_map_command(const char *root, const char *cmd)
 {
-    obuf b = {0};
+    adb_text b = {0};
     put(&b, "", 0);
     char quote = 0;
     bool word_start = true;
@@ -118,8 +99,8 @@ char *board_map_command(const char *root, const char *cmd)
         i++;
     }
     if (b.oom) {
-        free(b.p);
+        free(b.buf);
         return NULL;
     }
-    return b.p;
+    return b.buf;
 }
