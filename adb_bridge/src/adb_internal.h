@@ -196,6 +196,13 @@ rd_status adb_user_public_key(const char *home, char **out, rd_error *err);
 rd_status adb_pubkeys_read(const char *path, rd_adb_log_fn log, void *user, char ***out,
                            size_t *n_out, rd_error *err);
 void adb_pubkeys_free(char **keys, size_t n);
+/** adb_pubkeys_read's parser, on text of len bytes (name for messages). */
+rd_status adb_pubkeys_parse(const char *text, size_t len, const char *name, rd_adb_log_fn log,
+                            void *user, char ***out, size_t *n_out, rd_error *err);
+/** Parses a PEM RSA private key (an EVP_PKEY * in *out, the caller frees it); never asks for a
+ * passphrase. RD_E_AUTH saying what is wrong (empty, encrypted, not PEM, not RSA) and what to do.
+ */
+rd_status adb_key_parse(const char *text, size_t len, const char *name, void **out, rd_error *err);
 void adb_keys_free(adb_keys *k);
 size_t adb_keys_count(const adb_keys *k);
 /** Signs a token with key i as adb does; sig has room for 512 bytes. */

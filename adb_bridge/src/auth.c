@@ -106,41 +106,36 @@ static int no_passphrase(char *buf, int size, int rwflag, void *user)
     return -1;
 }
 
-/* Loads a PEM RSA private key; every failure says what is wrong with the file and what to do. */
-static rd_status load_key(const char *path, EVP_PKEY **out, rd_error *err)
+rd_status adb_key_parse(const char *text, size_t len, const char *name, void **out, rd_error *err)
 {
-    char *text = NULL;
-    size_t len = 0;
-    rd_status st = read_key_file(path, KEY_FILE_MAX, &text, &len, err);
-    if (st != RD_OK) return st;
     static const char *fix = "delete it (and its .pub) to have a new key created, or restore it "
                              "from a backup; boards that trusted the old key ask to accept the "
                              "new one";
     EVP_PKEY *pk = NULL;
+    rd_status st = RD_OK;
     if (len == 0) {
         st = rd_errorf(err, RD_E_AUTH,
-                       "%s is empty (0 bytes; the disk was full when it was "
-                       "written?): %s",
-                       path, fix);
-    } else if (strstr(text, "ENCRYPTED")) {
-        st = rd_errorf(err, RD_E_AUTH,
-                       "%s is encrypted with a passphrase, which ADB keys never are: decrypt it "
-                       "(openssl pkey -in KEY -out PLAIN, then put PLAIN in its place with mode "
-                       "600) or %s",
-                       path, fix);
+                       "%s is empty (0 bytes; the disk was full when it was written?): %s", name,
+                       fix);
+    } else if (len > KEY_FILE_MAX || memmem(text, len, "ENCRYPTED", 9)) {
+        st = len > KEY_FILE_MAX
+                 ? rd_errorf(err, RD_E_LIMIT, "%s is %zu bytes, too large for a key", name, len)
+                 : rd_errorf(err, RD_E_AUTH,
+                             "%s is encrypted with a passphrase, which ADB keys never are: "
+                             "decrypt it (openssl pkey -in KEY -out PLAIN, then put PLAIN in its "
+                             "place with mode 600) or %s",
+                             name, fix);
     } else {
         BIO *bio = BIO_new_mem_buf(text, (int)len);
         pk = bio ? PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL) : NULL;
         BIO_free(bio);
         if (!pk)
-            st = rd_errorf(err, RD_E_AUTH, "%s is not a PEM private key (damaged?): %s", path, fix);
+            st = rd_errorf(err, RD_E_AUTH, "%s is not a PEM private key (damaged?): %s", name, fix);
         else if (EVP_PKEY_get_base_id(pk) != EVP_PKEY_RSA)
-            st = rd_errorf(err, RD_E_AUTH, "%s holds a %s key; ADB signs with RSA: %s", path,
+            st = rd_errorf(err, RD_E_AUTH, "%s holds a %s key; ADB signs with RSA: %s", name,
                            EVP_PKEY_get0_type_name(pk) ? EVP_PKEY_get0_type_name(pk) : "non-RSA",
                            fix);
     }
-    OPENSSL_cleanse(text, len);
-    free(text);
     ERR_clear_error();
     if (st != RD_OK) {
         EVP_PKEY_free(pk);
@@ -148,6 +143,21 @@ static rd_status load_key(const char *path, EVP_PKEY **out, rd_error *err)
     }
     *out = pk;
     return RD_OK;
+}
+
+/* Loads a PEM RSA private key file; every failure says what is wrong with it and what to do. */
+static rd_status load_key(const char *path, EVP_PKEY **out, rd_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    rd_status st = read_key_file(path, KEY_FILE_MAX, &text, &len, err);
+    if (st != RD_OK) return st;
+    void *pk = NULL;
+    st = adb_key_parse(text, len, path, &pk, err);
+    if (st == RD_OK) *out = pk;
+    OPENSSL_cleanse(text, len);
+    free(text);
+    return st;
 }
 
 static void add_key(adb_keys *k, EVP_PKEY *pk, const char *path, rd_adb_log_fn log, void *user)
@@ -419,40 +429,49 @@ static bool pubkey_decode(const char *text, unsigned char raw[PUBKEY_ENCODED_SIZ
     return true;
 }
 
-rd_status adb_pubkeys_read(const char *path, rd_adb_log_fn log, void *user, char ***out,
-                           size_t *n_out, rd_error *err)
+rd_status adb_pubkeys_parse(const char *text, size_t len, const char *name, rd_adb_log_fn log,
+                            void *user, char ***out, size_t *n_out, rd_error *err)
 {
-    char *text = NULL;
-    size_t len = 0;
-    rd_status st = read_key_file(path, PUBKEYS_FILE_MAX, &text, &len, err);
-    if (st != RD_OK) return st;
     char **keys = NULL;
     size_t n = 0, line_no = 0;
-    for (char *line = text; line && *line && st == RD_OK;) {
-        char *nl = strchr(line, '\n');
-        if (nl) *nl = '\0';
+    rd_status st = RD_OK;
+    for (size_t pos = 0; pos < len && st == RD_OK;) {
+        const char *line = text + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t ll = nl ? (size_t)(nl - line) : len - pos;
+        pos += ll + 1;
         line_no++;
-        line += strspn(line, " \t\r");
+        size_t skip = 0;
+        while (skip < ll && (line[skip] == ' ' || line[skip] == '\t' || line[skip] == '\r'))
+            skip++;
+        line += skip;
+        ll -= skip;
+        if (ll == 0 || line[0] == '#') continue;
+        size_t word = 0;
+        while (word < ll && line[word] != ' ' && line[word] != '\t' && line[word] != '\r' &&
+               line[word] != '\0')
+            word++;
+        char *k = strndup(line, word);
         unsigned char raw[PUBKEY_ENCODED_SIZE + 4];
-        if (*line && *line != '#' && !pubkey_decode(line, raw)) {
-            adb_logf(log, user, "%s: line %zu is not an ADB public key; skipped", path, line_no);
-        } else if (*line && *line != '#') {
-            char **nk = realloc(keys, (n + 1) * sizeof *nk);
-            char *k = nk ? strndup(line, strcspn(line, " \t\r")) : NULL;
-            if (nk) keys = nk;
-            if (!k)
-                st = rd_errorf(err, RD_E_NOMEM, "out of memory");
-            else
-                keys[n++] = k;
+        if (k && !pubkey_decode(k, raw)) {
+            adb_logf(log, user, "%s: line %zu is not an ADB public key; skipped", name, line_no);
+            free(k);
+            continue;
         }
-        line = nl ? nl + 1 : NULL;
+        char **nk = k ? realloc(keys, (n + 1) * sizeof *nk) : NULL;
+        if (!nk) {
+            free(k);
+            st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+            break;
+        }
+        keys = nk;
+        keys[n++] = k;
     }
-    free(text);
     if (st == RD_OK && n == 0)
         st = rd_errorf(err, RD_E_INVAL,
                        "%s holds no ADB public key (expected lines like the one in "
                        "~/.android/adbkey.pub)",
-                       path);
+                       name);
     if (st != RD_OK) {
         adb_pubkeys_free(keys, n);
         return st;
@@ -460,6 +479,18 @@ rd_status adb_pubkeys_read(const char *path, rd_adb_log_fn log, void *user, char
     *out = keys;
     *n_out = n;
     return RD_OK;
+}
+
+rd_status adb_pubkeys_read(const char *path, rd_adb_log_fn log, void *user, char ***out,
+                           size_t *n_out, rd_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    rd_status st = read_key_file(path, PUBKEYS_FILE_MAX, &text, &len, err);
+    if (st != RD_OK) return st;
+    st = adb_pubkeys_parse(text, len, path, log, user, out, n_out, err);
+    free(text);
+    return st;
 }
 
 void adb_pubkeys_free(char **keys, size_t n)
