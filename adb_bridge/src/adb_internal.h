@@ -257,8 +257,7 @@ bool adb_safe_name(const char *name, size_t len);
 /** The last component of a '/'-separated path (trailing '/' ignored) into buf. */
 const char *adb_base_name(const char *path, char *buf, size_t cap);
 
-/* ---- files written on the host (local_file.c): every file adb_bridge creates goes through here
- * ---- */
+/* ---- files written on the host (local_file.c): every file adb_bridge creates ---- */
 
 #define ADB_LOCAL_PATH_MAX 4096
 

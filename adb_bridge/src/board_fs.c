@@ -1,11 +1,10 @@
 /*
  * board_fs.c: the fake board's file system for its sync service. Board paths are resolved inside
  * the served folder as if it were '/': with openat2(RESOLVE_IN_ROOT) an absolute link, a relative
- * link or ".." never leaves it, as in a chroot, and links inside it work as on a board. On kernels
- * without openat2 (before 5.6, or where a seccomp filter hides it) links are not followed at all
- * and
- * ".." is refused. Files the service creates are handed to the shell's user (board_sandbox.c), so
- * commands can change them.
+ * link or ".." never leaves it, as in a chroot, and links inside it work as on a board. Kernels
+ * without openat2 (before 5.6, or where a seccomp filter hides it) get no link following at all,
+ * and ".." is refused. The service writes only regular files with a single link, and hands the
+ * files it creates to the shell's user (board_sandbox.c), so commands can change them.
  */
 #include "board_internal.h"
 
@@ -140,7 +139,21 @@ int board_fs_create(const rd_board *b, const char *path, unsigned mode)
         }
         dir[i] = saved;
     }
-    int fd = board_fs_open(b, path, O_WRONLY | O_CREAT | O_TRUNC, mode);
-    if (fd >= 0) board_sandbox_adopt(&b->sandbox, fd);
+    /* not O_TRUNC yet: a FIFO must not block, and a file with other hard links (a system file
+     * linked in) must not be written */
+    int fd = board_fs_open(b, path, O_WRONLY | O_CREAT | O_NONBLOCK, mode);
+    if (fd < 0) return -1;
+    struct stat st;
+    int e = fstat(fd, &st) != 0     ? errno
+            : !S_ISREG(st.st_mode)  ? EINVAL
+            : st.st_nlink > 1       ? EMLINK
+            : ftruncate(fd, 0) != 0 ? errno
+                                    : 0;
+    if (e) {
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    board_sandbox_adopt(&b->sandbox, fd);
     return fd;
 }

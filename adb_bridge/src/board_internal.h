@@ -39,7 +39,7 @@ typedef struct board_sandbox {
     bool drop; /* started as root: commands run as uid/gid */
     uid_t uid;
     gid_t gid;
-    bool adopt;       /* uid is a throwaway id: files the board creates are handed to it */
+    bool adopt;       /* uid is a throwaway id: the tree's root-owned entries were handed to it */
     bool read_search; /* commands keep CAP_DAC_READ_SEARCH (the folder is out of uid's reach) */
     bool mount_ns;    /* everything but the served folder is read-only for commands */
     bool user_ns;     /* the mount namespace needs a user namespace (not root) */
@@ -148,7 +148,7 @@ int board_fs_create(const rd_board *b, const char *path, unsigned mode);
 rd_status board_sandbox_init(board_sandbox *sb, const char *root, rd_error *err);
 /** In a child between fork and exec (system calls only): 0, or the errno of what failed. */
 int board_sandbox_enter(const board_sandbox *sb, const char *root);
-/** Hands a file the board created to the shell's user (when that is a throwaway id). */
+/** Hands a file the board (as root) created to the shell's user. */
 void board_sandbox_adopt(const board_sandbox *sb, int fd);
 void board_sandbox_adopt_at(const board_sandbox *sb, int dir, const char *name);
 

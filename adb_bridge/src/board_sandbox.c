@@ -150,7 +150,7 @@ static bool id_is_free(unsigned id)
 }
 
 /* Hands root-owned entries of the served tree to the shell's user (no link followed, one file
- * system, bounded). */
+ * system, bounded; files with several hard links stay root's). */
 static void adopt_tree(const board_sandbox *sb, int dir, dev_t dev, int depth, unsigned *count)
 {
     DIR *d = fdopendir(dir);
@@ -165,7 +165,8 @@ static void adopt_tree(const board_sandbox *sb, int dir, dev_t dev, int depth, u
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev)
             continue;
         (*count)++;
-        if (st.st_uid == 0)
+        /* a file with other links may be a system file linked in: never handed over */
+        if (st.st_uid == 0 && (S_ISDIR(st.st_mode) || st.st_nlink == 1))
             if (fchownat(dirfd(d), e->d_name, sb->uid, st.st_gid == 0 ? sb->gid : (gid_t)-1,
                          AT_SYMLINK_NOFOLLOW) != 0)
                 continue;
@@ -179,14 +180,14 @@ static void adopt_tree(const board_sandbox *sb, int dir, dev_t dev, int depth, u
 
 void board_sandbox_adopt(const board_sandbox *sb, int fd)
 {
-    if (sb->drop && sb->adopt && fchown(fd, sb->uid, sb->gid) != 0) { /* best effort */
+    if (sb->drop && fchown(fd, sb->uid, sb->gid) != 0) { /* best effort */
     }
 }
 
 void board_sandbox_adopt_at(const board_sandbox *sb, int dir, const char *name)
 {
-    if (sb->drop && sb->adopt &&
-        fchownat(dir, name, sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) != 0) { /* best effort */
+    if (sb->drop && fchownat(dir, name, sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) != 0) {
+        /* best effort */
     }
 }
 
