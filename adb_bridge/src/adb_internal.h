@@ -183,7 +183,7 @@ void adb_banner_parse(const char *banner, char *features, size_t fcap, char *des
  */
 rd_status adb_keys_load(const char *home, rd_adb_log_fn log, void *user, adb_keys **out,
                         rd_error *err);
-/** <home>/.android/adbkey into buf (home NULL: $HOME). */
+/** <home>/.android/adbkey into buf (home NULL: $HOME, else the user's home folder, as adb). */
 rd_status adb_user_key_path(const char *home, char *buf, size_t cap, rd_error *err);
 /** The user's public key in Android's text form, from adbkey (created with adbkey.pub when
  * absent); malloc'ed. */

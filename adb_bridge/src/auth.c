@@ -23,6 +23,7 @@
 #include <openssl/param_build.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,9 +339,14 @@ out:
 rd_status adb_user_key_path(const char *home, char *buf, size_t cap, rd_error *err)
 {
     if (!home) home = getenv("HOME");
+    char pwbuf[4096];
+    struct passwd pw, *found = NULL;
+    if ((!home || !*home) && getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &found) == 0 && found)
+        home = found->pw_dir; /* as adb does when HOME is not set */
     if (!home || !*home)
         return rd_errorf(err, RD_E_AUTH,
-                         "HOME is not set, so there is no ~/.android/adbkey to sign with");
+                         "HOME is not set and this user has no home folder, so there is no "
+                         "~/.android/adbkey to sign with: set HOME");
     if ((size_t)snprintf(buf, cap, "%s/.android/adbkey", home) >= cap)
         return rd_errorf(err, RD_E_LIMIT, "HOME is too long for a key path");
     return RD_OK;

@@ -7,6 +7,7 @@
 #include <openssl/bn.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -267,11 +268,34 @@ static void test_pub_write_error(void)
     free(dir), free(key), free(pub);
 }
 
+/* HOME unset: the user's home folder from the password database, as adb does. */
+static void test_home_fallback(void)
+{
+    const char *home = getenv("HOME");
+    char *saved = home ? strdup(home) : NULL;
+    unsetenv("HOME");
+    char path[4200];
+    rd_error err;
+    rd_status st = adb_user_key_path(NULL, path, sizeof path, &err);
+    if (saved) setenv("HOME", saved, 1);
+    struct passwd *pw = getpwuid(getuid());
+    if (pw && pw->pw_dir && *pw->pw_dir) {
+        CU_ASSERT_EQUAL(st, RD_OK);
+        char want[4200];
+        snprintf(want, sizeof want, "%s/.android/adbkey", pw->pw_dir);
+        CU_ASSERT_STRING_EQUAL(path, want);
+    } else {
+        CU_ASSERT_EQUAL(st, RD_E_AUTH);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "set HOME"));
+    }
+    free(saved);
+}
+
 RD_TEST_REGISTER(register_auth)
 {
     RD_SUITE("adb_auth", {"create, format, sign", test_create_and_sign},
              {"0-byte key", test_empty_key}, {"encrypted key: no prompt", test_encrypted_key},
              {"FIFO key", test_fifo_key}, {"vendor keys survive", test_vendor_keys_survive},
              {"key creation on a full disk", test_key_creation_full_disk},
-             {"adbkey.pub write error", test_pub_write_error});
+             {"adbkey.pub write error", test_pub_write_error}, {"HOME unset", test_home_fallback});
 }
