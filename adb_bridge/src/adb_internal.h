@@ -257,30 +257,10 @@ bool adb_safe_name(const char *name, size_t len);
 /** The last component of a '/'-separated path (trailing '/' ignored) into buf. */
 const char *adb_base_name(const char *path, char *buf, size_t cap);
 
-/* ---- files written on the host (local_file.c): every file adb_bridge creates ---- */
-
+/* Files written on the host (pulled files, adbkey, adbkey.pub) go through rd_atomic_file
+ * (rknn_diag/simulator.h); folders through rd_dir_make. */
 #define ADB_LOCAL_PATH_MAX 4096
-
-typedef struct adb_local_file {
-    int fd;                            /* -1 when not open */
-    char tmp[ADB_LOCAL_PATH_MAX + 32]; /* the temporary file, "" when none */
-    char path[ADB_LOCAL_PATH_MAX];     /* the name it gets when complete */
-} adb_local_file;
-
-/** Creates a temporary file with a short unique name (".rd-XXXXXXXXXX.part") in path's folder
- * (O_CREAT|O_EXCL|O_NOFOLLOW, mode less the umask). RD_E_IO naming the folder, RD_E_LIMIT when the
- * path is too long. */
-rd_status adb_local_begin(adb_local_file *f, const char *path, unsigned mode, rd_error *err);
-rd_status adb_local_write(adb_local_file *f, const void *data, size_t n, rd_error *err);
-/** fsyncs, closes and renames the file to its name; replace false keeps an existing file (then
- * RD_E_INVAL, *sys_errno EEXIST). On failure the temporary file is gone and *sys_errno (may be
- * NULL) holds the system's reason (ENAMETOOLONG, EILSEQ, ...: a name this file system refuses). */
-rd_status adb_local_commit(adb_local_file *f, bool replace, int *sys_errno, rd_error *err);
-/** Removes the temporary file; safe to call twice or after a failed begin. */
-void adb_local_abort(adb_local_file *f);
-/** The whole sequence for a file held in memory. */
-rd_status adb_local_write_file(const char *path, const void *data, size_t n, unsigned mode,
-                               bool replace, int *sys_errno, rd_error *err);
+#define ADB_NAME_MAX 255 /* the longest file name Linux file systems store */
 
 /* ---- growing text (text.c) ---- */
 

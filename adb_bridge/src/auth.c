@@ -58,46 +58,11 @@ void adb_keys_free(adb_keys *k)
     free(k);
 }
 
-/* Reads a key file: a regular file (never a FIFO or device, which could block) of at most cap
- * bytes, NUL-terminated. RD_E_NOTFOUND when it does not exist. */
+/* Reads a key file through the project's reader (a regular file only, so a FIFO never blocks; at
+ * most cap bytes), NUL-terminated. RD_E_NOTFOUND when it does not exist. */
 static rd_status read_key_file(const char *path, size_t cap, char **out, size_t *len, rd_error *err)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0)
-        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "cannot open %s: %s", path,
-                         strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)cap) {
-        bool reg = S_ISREG(st.st_mode);
-        close(fd);
-        return reg ? rd_errorf(err, RD_E_LIMIT,
-                               "%s is %lld bytes, too large for a key file (%zu at most)", path,
-                               (long long)st.st_size, cap)
-                   : rd_errorf(err, RD_E_INVAL,
-                               "%s is not a regular file (a FIFO, device or folder)", path);
-    }
-    char *buf = malloc(cap + 1);
-    size_t n = 0;
-    while (buf && n < cap) {
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            if (r < 0) {
-                int e = errno;
-                free(buf);
-                close(fd);
-                return rd_errorf(err, RD_E_IO, "cannot read %s: %s", path, strerror(e));
-            }
-            break;
-        }
-        n += (size_t)r;
-    }
-    close(fd);
-    if (!buf) return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return RD_OK;
+    return rd_file_read_all(NULL, path, cap, out, len, err);
 }
 
 /* The passphrase callback: never asks (OpenSSL's default would prompt on the terminal). */
@@ -152,7 +117,11 @@ static rd_status load_key(const char *path, EVP_PKEY **out, rd_error *err)
     char *text = NULL;
     size_t len = 0;
     rd_status st = read_key_file(path, KEY_FILE_MAX, &text, &len, err);
-    if (st != RD_OK) return st;
+    if (st == RD_E_NOTFOUND) return st;
+    if (st != RD_OK) { /* a FIFO, a folder, too large, unreadable: an unusable key */
+        if (err) err->code = RD_E_AUTH;
+        return RD_E_AUTH;
+    }
     void *pk = NULL;
     st = adb_key_parse(text, len, path, &pk, err);
     if (st == RD_OK) *out = pk;
@@ -285,46 +254,47 @@ rd_status adb_keys_public_text(const adb_keys *k, char **out, rd_error *err)
     return public_text(k->key[k->user], out, err);
 }
 
-/* Creates <dir>/adbkey (PKCS#8 PEM, 0600) and adbkey.pub, as adb does on first start: the key is
- * written whole under its name or not at all, never over a key another program created meanwhile
- * (then that key is used), and when adbkey.pub cannot be written the new key is removed again, so
- * the next run starts clean. */
+/* Creates <dir>/adbkey (PKCS#8 PEM, 0600) and adbkey.pub, as adb does on first start, each written
+ * whole or not at all (rd_atomic_file). adbkey.pub goes first: when it cannot be written, no key is
+ * made and the next run starts clean; the key is then created exclusively, never over one another
+ * program made meanwhile (that key is used, and adbkey.pub written again to match it). */
 static rd_status create_user_key(const char *dir, const char *path, EVP_PKEY **out, rd_error *err)
 {
-    if (mkdir(dir, 0750) != 0 && errno != EEXIST)
-        return rd_errorf(err, RD_E_IO, "cannot create %s: %s", dir, strerror(errno));
+    rd_status st = rd_dir_make(dir, 0, err);
+    if (st != RD_OK) return rd_error_prefix(err, "creating the ADB key");
     EVP_PKEY *pk = EVP_RSA_gen(2048);
     if (!pk) return rd_errorf(err, RD_E_NOMEM, "cannot generate an RSA key");
     BIO *mem = BIO_new(BIO_s_mem());
     char *pem = NULL, *pub = NULL;
     long pem_len = 0;
-    rd_status st = RD_OK;
+    char pub_path[4200];
+    snprintf(pub_path, sizeof pub_path, "%s.pub", path);
+    const rd_write_options pub_opt = {.mode = 0644, .durable = true};
+    const rd_write_options key_opt = {.mode = 0600, .durable = true, .exclusive = true};
     if (!mem || !PEM_write_bio_PrivateKey(mem, pk, NULL, NULL, 0, NULL, NULL) ||
         (pem_len = BIO_get_mem_data(mem, &pem)) <= 0) {
         st = rd_errorf(err, RD_E_NOMEM, "cannot encode the new key");
         goto out;
     }
     st = public_text(pk, &pub, err);
-    if (st != RD_OK) goto out;
-    char pub_path[4200];
-    snprintf(pub_path, sizeof pub_path, "%s.pub", path);
-    int e = 0;
-    st = adb_local_write_file(path, pem, (size_t)pem_len, 0600, false, &e, err);
-    if (st != RD_OK && e == EEXIST) { /* another adb or rknn-diag made one meanwhile: use it */
-        EVP_PKEY_free(pk);
-        pk = NULL;
-        st = load_key(path, &pk, err);
-        goto out;
-    }
+    if (st == RD_OK) st = rd_file_write_atomic(pub_path, pub, strlen(pub), &pub_opt, err);
     if (st != RD_OK) {
-        rd_error_prefix(err, "creating the ADB key");
-        goto out;
-    }
-    st = adb_local_write_file(pub_path, pub, strlen(pub), 0644, true, NULL, err);
-    if (st != RD_OK) {
-        unlink(path);
         rd_error_prefix(err,
                         "creating the ADB key (nothing was kept; run again once this is fixed)");
+        goto out;
+    }
+    st = rd_file_write_atomic(path, pem, (size_t)pem_len, &key_opt, err);
+    if (st != RD_OK && access(path, F_OK) == 0) { /* made meanwhile by adb or rknn-diag: use it */
+        EVP_PKEY_free(pk);
+        pk = NULL;
+        free(pub);
+        pub = NULL;
+        st = load_key(path, &pk, err);
+        if (st == RD_OK) st = public_text(pk, &pub, err);
+        if (st == RD_OK) st = rd_file_write_atomic(pub_path, pub, strlen(pub), &pub_opt, err);
+    } else if (st != RD_OK) {
+        rd_error_prefix(err,
+                        "creating the ADB key (no key was kept; run again once this is fixed)");
     }
 out:
     free(pub);

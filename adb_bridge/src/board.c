@@ -227,8 +227,9 @@ static rd_status load_trusted(rd_board *b, const rd_board_options *opt, rd_error
                                 err);
     rd_status st = adb_user_key_path(opt->home, path, sizeof path - 4, err);
     if (st != RD_OK) return rd_error_prefix(err, "the board's default key (give --adb-keys FILE)");
+    bool have_key = access(path, F_OK) == 0; /* a .pub without its key is left from a failure */
     strcat(path, ".pub");
-    if (access(path, F_OK) == 0)
+    if (have_key && access(path, F_OK) == 0)
         return adb_pubkeys_read(path, b->log, b->log_user, &b->trusted, &b->n_trusted, err);
     char *pub = NULL;
     st = adb_user_public_key(opt->home, &pub, err);

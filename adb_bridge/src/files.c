@@ -124,8 +124,9 @@ static rd_status fill_from_fd(void *user, uint8_t *buf, size_t cap, size_t *got,
 static rd_status push_file(rd_adb *dev, const char *local, const char *remote,
                            rd_adb_progress *prog, rd_adb_progress_fn fn, void *user, rd_error *err)
 {
-    int fd = open(local, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return rd_errorf(err, RD_E_IO, "cannot open %s: %s", local, strerror(errno));
+    int fd = -1; /* a regular file only: a FIFO would block the push */
+    rd_status st0 = rd_file_open_read(local, 0, UINT64_MAX, &fd, NULL, err);
+    if (st0 != RD_OK) return st0;
     struct stat st_;
     if (fstat(fd, &st_) != 0) {
         close(fd);

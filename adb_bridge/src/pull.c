@@ -6,7 +6,7 @@
  * from stat_v2/ls_v2, so `l1 -> .` loops end), depth <= 64, entries <= 1,000,000, and the listing
  * as a whole within the handle's timeout. Listed names that would leave the destination stop the
  * pull. A file must arrive with exactly the size the board announced; it is written through
- * local_file.c (short unique temporary name, renamed when complete), so a short or over-long file
+ * rd_atomic_file (unique temporary name that fits, renamed when complete), so a short or long file
  * never appears under its name. Problems of one file alone (a name the local file system refuses, a
  * short file) are logged and counted, the other files are still pulled, and the pull then fails
  * with the first.
@@ -51,8 +51,8 @@ typedef struct pull_ctx {
     rd_adb_progress prog;
     rd_adb_progress_fn fn;
     void *user;
-    adb_local_file file; /* the file being received */
-    unsigned n_failed;   /* files that failed alone */
+    rd_atomic_file *file; /* the file being received, NULL between files */
+    unsigned n_failed;    /* files that failed alone */
     rd_error first_failure;
 } pull_ctx;
 
@@ -228,7 +228,7 @@ static rd_status walk(pull_ctx *p, const char *remote, const char *rel, int dept
 static rd_status write_chunk(void *user, const uint8_t *data, size_t n, rd_error *err)
 {
     pull_ctx *p = user;
-    rd_status st = adb_local_write(&p->file, data, n, err);
+    rd_status st = rd_atomic_file_write(p->file, data, n, err);
     if (st != RD_OK) return st;
     p->prog.file_done += n;
     p->prog.all_done += n;
@@ -236,12 +236,27 @@ static rd_status write_chunk(void *user, const uint8_t *data, size_t n, rd_error
     return RD_OK;
 }
 
-/* A local error that concerns this name alone (the file system refuses the name, or something else
- * is in the way), as opposed to one every file would meet (no space, no permission). */
+/* Whether this name can be stored here at all: longer names fail alone, before anything is
+ * received. */
+static bool name_fits(pull_ctx *p, const pull_item *it, const char *local, rd_error *err)
+{
+    const char *slash = strrchr(local, '/');
+    size_t len = strlen(slash ? slash + 1 : local);
+    if (len <= ADB_NAME_MAX) return true;
+    rd_errorf(err, RD_E_IO,
+              "%s: its name is %zu bytes, longer than file names here can be (%d); skipped",
+              it->remote, len, ADB_NAME_MAX);
+    fail_alone(p, err);
+    return false;
+}
+
+/* A file system error that concerns this name alone (the name is refused here, or something else
+ * is in the way), as opposed to one every file would meet (no space, no permission). The helpers
+ * report the failing call's errno last, so errno still holds it when they return. */
 static bool name_refused(int e)
 {
     return e == ENAMETOOLONG || e == EILSEQ || e == EINVAL || e == EISDIR || e == ENOTDIR ||
-           e == EEXIST;
+           e == EEXIST || e == ENOTEMPTY;
 }
 
 /*
@@ -250,15 +265,13 @@ static bool name_refused(int e)
  */
 static rd_status pull_file(pull_ctx *p, const pull_item *it, const char *local, rd_error *err)
 {
+    if (!name_fits(p, it, local, err)) return RD_OK;
     uint64_t base_all = p->prog.all_done;
     uint64_t limit = it->size_known ? it->size : PULL_UNKNOWN_SIZE_MAX;
+    const rd_write_options wo = {.mode = 0644 | (it->mode & 0111)};
     rd_status st = RD_OK;
     for (int attempt = 0; attempt < 2; attempt++) {
-        st = adb_local_begin(&p->file, local, 0644 | (it->mode & 0111), err);
-        if (st == RD_E_LIMIT) {
-            fail_alone(p, err);
-            return RD_OK;
-        }
+        st = rd_atomic_file_open(local, &wo, &p->file, err);
         if (st != RD_OK) return st;
         p->prog.path = it->remote;
         p->prog.file_done = 0;
@@ -276,12 +289,14 @@ static rd_status pull_file(pull_ctx *p, const pull_item *it, const char *local, 
                       "%s: the board sent %llu of the %llu bytes it announced (the file shrank "
                       "while it was pulled, or the board cut it short); not kept",
                       it->remote, (unsigned long long)got, (unsigned long long)it->size);
-            adb_local_abort(&p->file);
+            rd_atomic_file_abort(p->file);
+            p->file = NULL;
             fail_alone(p, err);
             return RD_OK;
         }
         if (st == RD_OK) break;
-        adb_local_abort(&p->file);
+        rd_atomic_file_abort(p->file);
+        p->file = NULL;
         adb_sync_drop(p->dev); /* after FAIL the board ended the service; after anything else its
                                   state is unknown */
         if (!failed) return st;
@@ -290,9 +305,12 @@ static rd_status pull_file(pull_ctx *p, const pull_item *it, const char *local, 
                      err ? err->msg : "RECV failed");
     }
     if (st != RD_OK) return st;
-    int e = 0;
-    st = adb_local_commit(&p->file, true, &e, err);
+    rd_atomic_file *f = p->file;
+    p->file = NULL;
+    errno = 0;
+    st = rd_atomic_file_commit(f, err);
     if (st != RD_OK) {
+        int e = errno;
         if (!name_refused(e)) return st;
         rd_errorf(err, RD_E_IO, "%s: cannot be stored as %s here (%s); skipped", it->remote, local,
                   strerror(e));
@@ -310,21 +328,16 @@ static rd_status pull_file(pull_ctx *p, const pull_item *it, const char *local, 
 static rd_status make_folder(pull_ctx *p, const pull_item *it, const char *local, bool *alone,
                              rd_error *err)
 {
-    *alone = false;
-    struct stat ls;
-    if (mkdir(local, 0755) != 0 && errno != EEXIST) {
+    *alone = !name_fits(p, it, local, err);
+    if (*alone) return RD_OK;
+    errno = 0;
+    /* RD_DIR_OWN: a link in its place is refused, never followed out of the destination */
+    if (rd_dir_make(local, RD_DIR_OWN, err) != RD_OK) {
         int e = errno;
-        if (!name_refused(e))
-            return rd_errorf(err, RD_E_IO, "cannot create %s: %s", local, strerror(e));
-        rd_errorf(err, RD_E_IO, "%s: cannot be stored as %s here (%s); skipped with its content",
-                  it->remote, local, strerror(e));
-        fail_alone(p, err);
-        *alone = true;
-        return RD_OK;
-    }
-    if (lstat(local, &ls) != 0 || !S_ISDIR(ls.st_mode)) { /* a symlink here could lead outside */
-        rd_errorf(err, RD_E_IO, "%s exists and is not a folder; %s skipped with its content", local,
-                  it->remote);
+        struct stat ls;
+        bool in_the_way = lstat(local, &ls) == 0 && !S_ISDIR(ls.st_mode);
+        if (!name_refused(e) && !in_the_way) return err ? err->code : RD_E_IO;
+        rd_error_prefix(err, "%s: skipped with its content", it->remote);
         fail_alone(p, err);
         *alone = true;
     }
@@ -412,7 +425,7 @@ rd_status rd_adb_pull(rd_adb *dev, const char *remote_in, const char *local,
     } else if ((size_t)snprintf(dest, sizeof dest, "%s", local) >= sizeof dest) {
         return rd_errorf(err, RD_E_LIMIT, "%.200s...: local path too long", local);
     }
-    pull_ctx p = {.dev = dev, .fn = progress, .user = user, .file = {.fd = -1}};
+    pull_ctx p = {.dev = dev, .fn = progress, .user = user};
     p.list_deadline = adb_now_ms() + dev->timeout_ms;
     if (!S_ISDIR(sb.mode)) {
         /* a single file; an old board's STAT does not follow a link, so its size is unknown */
@@ -426,13 +439,10 @@ rd_status rd_adb_pull(rd_adb *dev, const char *remote_in, const char *local,
     } else {
         visit(&p, sb.dev, sb.ino, remote);
         st = walk(&p, remote, "", 0, err);
-        if (st == RD_OK && mkdir(dest, 0755) != 0 && errno != EEXIST)
-            st = rd_errorf(err, RD_E_IO, "cannot create %s: %s", dest, strerror(errno));
-        if (st == RD_OK && !is_local_dir(dest))
-            st = rd_errorf(err, RD_E_IO, "%s exists and is not a folder", dest);
+        if (st == RD_OK) st = rd_dir_make(dest, 0, err); /* the destination the user named */
         if (st == RD_OK) st = copy_items(&p, dest, err);
     }
-    adb_local_abort(&p.file);
+    rd_atomic_file_abort(p.file);
     for (size_t i = 0; i < p.n; i++) {
         free(p.items[i].remote);
         free(p.items[i].rel);

@@ -13,7 +13,7 @@
 bool at_write_file(const char *path, size_t n, unsigned seed);
 /** Creates root/userdata/dumps with files of edge-case sizes and a nested folder. */
 bool at_make_dump_tree(const char *root);
-/** True when every file under a is identical in b and b has nothing more (no .part left behind). */
+/** True when every file under a is identical in b and b has nothing more (no temporary file left behind). */
 bool at_trees_equal(const char *a, const char *b);
 /** Counts regular files under dir, recursively. */
 int at_count_files(const char *dir);

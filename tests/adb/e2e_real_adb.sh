@@ -238,7 +238,7 @@ fault_case() { # label want_rc message_part mode fault_args...
     msg=$(tail -1 "$dst.err")
     if [ "$rc" = "$want" ] && grep -q -- "$part" "$dst.err"; then ok "$label ($mode): rc $rc"; else fail "$label ($mode): rc=$rc want $want, '$msg'"; fi
     [ $((SECONDS - t0)) -le 20 ] || fail "$label: took $((SECONDS - t0)) s"
-    [ -z "$(find "$dst" -name '*.part')" ] || fail "$label: .part left behind"
+    [ -z "$(find "$dst" -name '*.part' -o -name '.*.tmp')" ] || fail "$label: a temporary file left behind"
     if [ -d "$dst/dumps" ]; then
         bad=$(cd "$dst/dumps" && find . -type f ! -exec cmp -s {} "$SRC"/{} \; -print)
         [ -z "$bad" ] || fail "$label: partial file under its final name: $bad"

@@ -159,20 +159,6 @@ static void test_encrypted_key(void)
     free(dir), free(key);
 }
 
-static void test_fifo_key(void)
-{
-    char *key = NULL, *dir = key_dir("auth-fifo", &key);
-    CU_ASSERT_EQUAL(mkfifo(key, 0600), 0);
-    adb_keys *k = NULL;
-    rd_error err;
-    int64_t t0 = adb_now_ms();
-    CU_ASSERT_NOT_EQUAL(adb_keys_load(dir, NULL, NULL, &k, &err), RD_OK);
-    CU_ASSERT_TRUE(adb_now_ms() - t0 < 5000);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a regular file"));
-    at_rm_rf(dir);
-    free(dir), free(key);
-}
-
 static void collect(void *user, const char *msg)
 {
     char *buf = user;
@@ -295,7 +281,7 @@ RD_TEST_REGISTER(register_auth)
 {
     RD_SUITE("adb_auth", {"create, format, sign", test_create_and_sign},
              {"0-byte key", test_empty_key}, {"encrypted key: no prompt", test_encrypted_key},
-             {"FIFO key", test_fifo_key}, {"vendor keys survive", test_vendor_keys_survive},
+             {"vendor keys survive", test_vendor_keys_survive},
              {"key creation on a full disk", test_key_creation_full_disk},
              {"adbkey.pub write error", test_pub_write_error}, {"HOME unset", test_home_fallback});
 }

@@ -203,7 +203,8 @@ static void test_api(void)
     fx_stop(&fx);
 }
 
-/* A fault: the pull fails (or succeeds) with a message, leaves no .part and no partial final file.
+/* A fault: the pull fails (or succeeds) with a message, leaves no temporary and no partial final
+ * file.
  */
 static void run_fault(const char *tag, const char *faults, rd_status want, const char *msg_part,
                       int timeout_ms)
@@ -221,11 +222,12 @@ static void run_fault(const char *tag, const char *faults, rd_status want, const
     if (st != want || (msg_part && !strstr(err.msg, msg_part)))
         fprintf(stderr, "fault %s: status %s, message: %s\n", faults, rd_status_str(st), err.msg);
     if (msg_part) CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, msg_part));
-    /* every file that exists under its final name is complete; no .part survives; nothing escaped
+    /* every file that exists under its final name is complete; no temporary file survives; nothing
+     * escaped
      */
     char *out = at_join(fx.dir, "out/dumps");
     char cmd[8400];
-    snprintf(cmd, sizeof cmd, "test -z \"$(find '%s' -name '*.part')\"", fx.dir);
+    snprintf(cmd, sizeof cmd, "test -z \"$(find '%s' -name '*.part' -o -name '.*.tmp')\"", fx.dir);
     CU_ASSERT_EQUAL(system(cmd), 0);
     snprintf(cmd, sizeof cmd,
              "cd '%s' 2>/dev/null || exit 0; find . -type f ! -exec cmp -s {} '%s'/{} \\; -print | "

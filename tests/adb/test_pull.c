@@ -43,11 +43,11 @@ static bool exists(const char *dir, const char *name)
     return e;
 }
 
-/* No temporary file (".rd-*.part") anywhere under dir. */
+/* No temporary file (rd_atomic_file's ".NAME.XXXXXXXX.tmp") anywhere under dir. */
 static bool no_temp_left(const char *dir)
 {
     char cmd[4400];
-    snprintf(cmd, sizeof cmd, "test -z \"$(find '%s' -name '.rd-*' -o -name '*.part')\"", dir);
+    snprintf(cmd, sizeof cmd, "test -z \"$(find '%s' -name '.*.tmp' -o -name '*.part')\"", dir);
     return system(cmd) == 0;
 }
 
@@ -243,8 +243,7 @@ static void test_unstorable_name(void)
     rd_error err;
     CU_ASSERT_EQUAL(pull(&fx, 5000, &log, "/userdata/dumps", out, &err), RD_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "could not be pulled"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, strerror(ENAMETOOLONG)));
-    CU_ASSERT_TRUE(at_log_has(&log, "cannot be stored as"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "longer than file names here can be (255)"));
     /* everything else arrived */
     CU_ASSERT_TRUE(exists(out, "008_1MiB_plus.npy"));
     CU_ASSERT_TRUE(exists(out, "sub/deeper/010_OutputOperator_out_shape_1_1000_float.npy"));
