@@ -12,6 +12,8 @@ set(RD_FUZZ_LIBS_report_json rd::reports)
 # adb targets reach the bridge's internals through rd_adb_internal (defined in tests/adb/tests.cmake)
 set(RD_FUZZ_LIBS_adb_packet rd_adb_internal)
 set(RD_FUZZ_LIBS_adb_sync rd_adb_internal)
+set(RD_FUZZ_LIBS_adb_keys rd_adb_internal)
+set(RD_FUZZ_LIBS_board_command rd_adb_internal)
 set(RD_FUZZ_LIBS_rknn_txt rd::reports rd::simulator)
 set(RD_FUZZ_LIBS_snapshot_names rd::reports rd::simulator)
 # analyzer targets reach its internals (dumps.h, edit_formula.h) through rd_analyzer_internal

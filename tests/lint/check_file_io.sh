@@ -19,12 +19,13 @@ allowed=(
   simulator/src/fs_read.c    # the helpers themselves
   simulator/src/fs_write.c
   simulator/src/fs_dir.c
-  # adb_bridge: pull and push, the emulated board's sync service and the key files are switched to the helpers by
-  # the adb-hardening work (issue 16, items 8-10); until then they keep their own file code. Remove each line
-  # as its file is switched.
-  adb_bridge/src/files.c
-  adb_bridge/src/board_sync.c
-  adb_bridge/src/auth.c
+  # the emulated board is a device, not an output folder: its file service resolves paths inside its root
+  # with openat2(RESOLVE_IN_ROOT) (links inside it followed, none out; docs/board.md, Security)
+  adb_bridge/src/board_fs.c
+  # ... and its shell commands are confined by system calls in a forked child, where only system calls may
+  # run (the /proc maps of a user namespace, a probe file in the root, /dev/null as stdin)
+  adb_bridge/src/board_sandbox.c
+  adb_bridge/src/board_shell.c
 )
 
 calls='fopen|freopen|open|openat|open64|creat|rename|renameat|renameat2|link|linkat|symlink|symlinkat|unlink|unlinkat'
