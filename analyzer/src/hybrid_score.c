@@ -467,18 +467,19 @@ rd_status an_hyb_scorer_finish(an_hyb_scorer *sc, double *score, rd_error *err)
     describe(sc, who, sizeof who);
     excerpt(&rr, said, sizeof said);
     if (rr.timed_out)
-        return rd_errorf(err, RD_E_TIMEOUT, "--score-cmd ran past --score-timeout %g s on %s and was killed; its last "
-                         "output: %s; the candidate's outputs stay in %s", sc->timeout_s, who, said, sc->dir);
+        return rd_errorf(err, RD_E_TIMEOUT, "--score-cmd ran past --score-timeout %g s on %s and was killed ('%.80s'); "
+                         "its last output: %s; the candidate's outputs stay in %s", sc->timeout_s, who, sc->cmd, said,
+                         sc->dir);
     if (rr.status != 0)
-        return rd_errorf(err, RD_E_IO, "--score-cmd failed (exit status %d) on %s; its last output: %s; the "
-                         "candidate's outputs stay in %s", rr.status, who, said, sc->dir);
+        return rd_errorf(err, RD_E_IO, "--score-cmd failed (exit status %d) on %s ('%.80s'); its last output: %s; the "
+                         "candidate's outputs stay in %s", rr.status, who, sc->cmd, said, sc->dir);
     last_line(rr.out.buf, line, sizeof line);
     char *end = NULL;
     double v = strtod(line, &end);
     if (!line[0] || !end || end == line || *end || !isfinite(v))
-        return rd_errorf(err, RD_E_PARSE, "--score-cmd printed no number on %s (the last line of its output must be "
-                         "one number, higher is better); its last output: %s; the candidate's outputs stay in %s",
-                         who, said, sc->dir);
+        return rd_errorf(err, RD_E_PARSE, "--score-cmd printed no number on %s ('%.80s'; the last line of its output "
+                         "must be one number, higher is better); its last output: %s; the candidate's outputs stay in "
+                         "%s", who, sc->cmd, said, sc->dir);
     *score = v;
     return rd_dir_remove_tree(sc->dir, err);
 }

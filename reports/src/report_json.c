@@ -164,6 +164,15 @@ static cJSON *finding_json(const rd_finding *f, bool *ok)
     return o;
 }
 
+/* A new object; a failed allocation marks the tree as failed. */
+static cJSON *new_object(bool *ok)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        *ok = false;
+    return o;
+}
+
 /* The row's name, or null for a row outside the table. */
 static cJSON *row_name(const rd_result *r, int row)
 {
@@ -172,20 +181,20 @@ static cJSON *row_name(const rd_result *r, int row)
 
 static cJSON *sweep_point_json(const rd_result *r, const rd_sweep_point *p, bool *ok)
 {
-    cJSON *o = cJSON_CreateObject();
-    if (!o) {
-        *ok = false;
+    cJSON *o = new_object(ok);
+    if (!o)
         return NULL;
-    }
     add(o, "k", make_int(p->k), ok);
     add(o, "layer", make_int(p->layer), ok);
     add(o, "tensor", row_name(r, p->layer), ok);
-    add(o, "prefix_cos", make_double(p->prefix_cos), ok);
-    add(o, "prefix_sqnr_db", make_double(p->prefix_sqnr_db), ok);
-    add(o, "prefix_mac_share", make_double(p->prefix_mac_share), ok);
-    add(o, "suffix_cos", make_double(p->suffix_cos), ok);
-    add(o, "suffix_sqnr_db", make_double(p->suffix_sqnr_db), ok);
-    add(o, "suffix_mac_share", make_double(p->suffix_mac_share), ok);
+    const struct {
+        const char *key;
+        double v;
+    } nums[] = {{"prefix_cos", p->prefix_cos},         {"prefix_sqnr_db", p->prefix_sqnr_db},
+                {"prefix_mac_share", p->prefix_mac_share}, {"suffix_cos", p->suffix_cos},
+                {"suffix_sqnr_db", p->suffix_sqnr_db},     {"suffix_mac_share", p->suffix_mac_share}};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        add(o, nums[i].key, make_double(nums[i].v), ok);
     return o;
 }
 
@@ -211,7 +220,7 @@ static cJSON *sweep_json(const rd_result *r, bool *ok)
         add(o, "block", cJSON_CreateNull(), ok);
         return o;
     }
-    cJSON *b = cJSON_CreateObject();
+    cJSON *b = new_object(ok);
     if (add(o, "block", b, ok)) {
         add(b, "start", make_int(sw->block_start), ok);
         add(b, "end", make_int(sw->block_end), ok);

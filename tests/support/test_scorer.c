@@ -22,25 +22,6 @@ static int bad(const char *what, const char *detail)
     return 2;
 }
 
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf)
-        buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* Loads DIR/rel as float32 and checks its shape against the index entry. */
 static int load(const char *dir, const char *rel, const cJSON *shape, rd_tensor *out)
 {
@@ -67,9 +48,11 @@ int main(int argc, char **argv)
     const char *dir = argv[argc - 1];
     char path[8192];
     snprintf(path, sizeof path, "%s/index.json", dir);
-    char *text = read_all(path);
-    if (!text)
-        return bad("no index.json in", dir);
+    char *text = NULL;
+    size_t len = 0;
+    rd_error err = {0};
+    if (rd_file_read_all(NULL, path, 1u << 26, &text, &len, &err) != RD_OK)
+        return bad("no index.json", err.msg);
     cJSON *root = cJSON_Parse(text);
     free(text);
     const cJSON *samples = cJSON_GetObjectItem(root, "samples"), *set = cJSON_GetObjectItem(root, "float16"),
