@@ -72,6 +72,14 @@ bool sim_pass_is_live_op(const sim_pass *p, int node, const char *op_type)
     return !n->folded && n->domain[0] == '\0' && strcmp(n->op_type, op_type) == 0;
 }
 
+rd_op_weight sim_pass_weight_rule(const sim_pass *p, int node)
+{
+    if (node < 0 || node >= p->m->n_nodes || p->removed[node])
+        return RD_OP_WEIGHT_NONE;
+    const sim_node *n = &p->m->nodes[node];
+    return !n->folded && n->domain[0] == '\0' && n->def ? n->def->weight : RD_OP_WEIGHT_NONE;
+}
+
 int sim_pass_fusable_producer(const sim_pass *p, int v)
 {
     if (v < 0 || v >= p->m->n_values)
@@ -181,15 +189,20 @@ static void remove_identities(sim_pass *p)
 
 /* ---- level 3: activations fused into their producer ------------------------------------------- */
 
+/* A live default-domain node whose table entry has one of the fusion roles in mask. */
+static bool has_role(const sim_pass *p, int i, unsigned mask)
+{
+    if (i < 0 || i >= p->m->n_nodes || p->removed[i])
+        return false;
+    const sim_node *n = &p->m->nodes[i];
+    return !n->folded && n->domain[0] == '\0' && n->def && (n->def->fuse & mask);
+}
+
 static bool is_fusable_activation(const sim_pass *p, int i)
 {
-    static const char *const acts[] = {"Relu", "LeakyRelu", "HardSwish", "HardSigmoid", "Sigmoid"};
-    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++)
-        if (sim_pass_is_live_op(p, i, acts[a]))
-            return true;
-    if (!sim_pass_is_live_op(p, i, "Clip"))
+    if (!has_role(p, i, SIM_FUSE_ACTS))
         return false;
-    /* from opset 11 the bounds are inputs: fusable only when they are constants (Relu6 and the like) */
+    /* bounds given as inputs (Clip from opset 11) must be constants (Relu6 and the like) */
     const sim_node *n = &p->m->nodes[i];
     for (int k = 1; k < n->n_in; k++)
         if (n->in[k] >= 0 && !p->m->values[n->in[k]].konst)
@@ -199,11 +212,7 @@ static bool is_fusable_activation(const sim_pass *p, int i)
 
 static bool is_fusable_producer(const sim_pass *p, int i)
 {
-    static const char *const prods[] = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add"};
-    for (size_t a = 0; a < sizeof prods / sizeof prods[0]; a++)
-        if (sim_pass_is_live_op(p, i, prods[a]))
-            return true;
-    return false;
+    return has_role(p, i, SIM_FUSE_HEADS);
 }
 
 static void fuse_activations(sim_pass *p)

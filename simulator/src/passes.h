@@ -23,6 +23,8 @@ void sim_pass_end(sim_pass *p);
 int sim_pass_uses(const sim_pass *p, int v);
 /* True when n is the default-domain operator op_type, still in the graph and not folded at load. */
 bool sim_pass_is_live_op(const sim_pass *p, int node, const char *op_type);
+/* The weight rule of a live default-domain node (sim_pass_is_live_op), RD_OP_WEIGHT_NONE for any other. */
+rd_op_weight sim_pass_weight_rule(const sim_pass *p, int node);
 /* The node producing v when v has exactly one reader and is not a graph output; -1 otherwise. */
 int sim_pass_fusable_producer(const sim_pass *p, int v);
 

@@ -79,15 +79,14 @@ rd_status sim_eval_int16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
 /** Weight width of the int16 layers: opt.weight_bits, 16 when 0. */
 int sim_weight_bits(const rd_sim *s);
 
-/* Weights of the integer layers (sim_layers.c): which nodes have them, their channel axis and groups. */
-typedef enum q8_kind { Q8_NONE, Q8_CONV, Q8_CONV_T, Q8_GEMM, Q8_MATMUL } q8_kind;
-q8_kind sim_q8_kind(const sim_node *n);
-/** The output-channel axis and groups of node's weight (input 1); per_tensor when it has one scale. */
-void sim_q8_weight_axis(const sim_node *n, q8_kind kind, const rd_tensor *w, int *axis, int64_t *group,
-                        bool *force_per_tensor);
+/* Weights of the integer layers (sim_layers.c): the op table's weight input and channel rule. */
+/** The node's weight (its table entry's weight_in) when it is a float32 constant, else NULL. */
+const rd_tensor *sim_const_weight(const rd_sim *s, int node);
+/** The output-channel axis and groups of node's weight w; per_tensor when it has one scale. */
+void sim_q8_weight_axis(const sim_node *n, const rd_tensor *w, int *axis, int64_t *group, bool *force_per_tensor);
 /** Quantizes node's constant weights once (imported scales if any, else per channel or tensor). */
-rd_status sim_q8_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *err);
+rd_status sim_q8_prepare_weights(rd_sim *s, int node, rd_error *err);
 /** Quantizes an int16 layer's constant weights once (imported scales of the same width if any). */
-rd_status sim_q16_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *err);
+rd_status sim_q16_prepare_weights(rd_sim *s, int node, rd_error *err);
 
 #endif

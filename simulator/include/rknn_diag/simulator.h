@@ -1083,17 +1083,62 @@ rd_status rd_qcfg_add_param(rd_qcfg *q, const rd_qcfg_param *p, rd_error *err);
 rd_status rd_qcfg_add_layer(rd_qcfg *q, const char *name, rd_dtype dtype, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
- * Operators known to this build (for docs and `inspect`).
+ * Operators known to this build: the operator table (docs/internals/ops.md), sorted by domain and name.
+ * Every fact about an operator lives in its table entry; tools (pruning, `inspect`, `ops`) ask it here.
  */
+
+/** The weight input of an operator with integer kernels, and where its output channels lie. */
+typedef enum rd_op_weight {
+    RD_OP_WEIGHT_NONE = 0,
+    RD_OP_WEIGHT_CONV,          /* input 1 [M, C/group, k...]: output channels on axis 0 */
+    RD_OP_WEIGHT_CONV_T,        /* input 1 [C, M/group, k...]: output channels on axis 1, split by `group` */
+    RD_OP_WEIGHT_GEMM,          /* input 1 [K, N] (transB 0: channels on axis 1) or [N, K] (transB 1: axis 0) */
+    RD_OP_WEIGHT_MATMUL,        /* input 1 [..., K, N]: channels on the last axis, one scale when 1-D; input 1
+                                   may also be an activation (a product of two int8 tensors) */
+} rd_op_weight;
+
+/** How an operator's float outputs are held in an int8 model: its int8 boundary rule (docs/numerics.md). */
+typedef enum rd_op_qrule {
+    RD_OP_Q_REQUANT = 0,        /* its own calibrated parameters; requantized where it materialises */
+    RD_OP_Q_PASS,               /* input 0's parameters: the values stay on that grid (MaxPool, Resize, layout) */
+    RD_OP_Q_UNION,              /* the union of its inputs' ranges; each input is rescaled into it (Concat) */
+    RD_OP_Q_FLOAT16,            /* computed in float16 with int8 -> float16 -> int8 conversions around (Softmax) */
+    RD_OP_Q_NONE,               /* its outputs are never float (shapes, indices, masks): nothing to quantize */
+} rd_op_qrule;
+
+/** What an operator does to channels (axis 1), for lossless pruning (docs/prune.md). */
+typedef enum rd_op_prune {
+    RD_OP_PRUNE_STOP = 0,       /* keeps every channel of its inputs and outputs */
+    RD_OP_PRUNE_CHANNELWISE,    /* output channel c comes from input 0's channel c alone, and 0 stays 0 */
+    RD_OP_PRUNE_CHANNELWISE_BOUNDED, /* the same while its bounds (min, max) hold 0 (Clip) */
+    RD_OP_PRUNE_WEIGHTS,        /* all-zero weights make zero channels; input channels drop with their weights */
+    RD_OP_PRUNE_AFFINE,         /* one scale and shift per channel (BatchNormalization) */
+    RD_OP_PRUNE_ADD,            /* output channel c from channel c of both inputs */
+    RD_OP_PRUNE_CONCAT,         /* concatenates its inputs' channels (on axis 1) */
+} rd_op_prune;
 
 typedef struct rd_op_info {
     const char *name;
     const char *domain;
     int since;                  /* first opset version covered */
+    int until;                  /* last opset version the operator exists in, 0 while it is current */
+    bool fp16_kernel;           /* a float16 kernel of its own (otherwise float32 on half values) */
+    bool int8_kernel;           /* an integer kernel at int8 (otherwise float32 on dequantized values) */
+    bool int16_kernel;          /* an integer kernel at int16 */
+    bool has_macs;              /* MACs are counted (rd_node_info.macs; 0 means the shapes are unknown) */
+    int weight_input;           /* input holding the quantized weight, 0 when none */
+    rd_op_weight weight;        /* that weight's channel rule */
+    rd_op_qrule qrule;          /* int8 boundary rule */
+    rd_op_prune prune;          /* channel rule for pruning */
+    const char *npu_op;         /* the op type RKNN's compiler makes of it ("Conv" for Gemm, "Reshape" for
+                                   Squeeze); the name itself when it keeps it */
 } rd_op_info;
 
 size_t rd_op_count(void);
+/** Entry i of the table (sorted by domain, then name); zeroed when i is out of range. */
 void rd_op_get(size_t i, rd_op_info *out);
+/** The entry of an operator ("" or "ai.onnx" for the default domain); false (out zeroed) when unknown. */
+bool rd_op_find(const char *domain, const char *op_type, rd_op_info *out);
 bool rd_op_supported(const char *domain, const char *op_type);
 
 /** The OpenBLAS kernel in use ("Haswell", "Zen", ...): benchmarks name it. */
