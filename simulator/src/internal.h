@@ -103,7 +103,10 @@ typedef struct sim_node {
     void *params;               /* def->params_size bytes filled by def->parse, owned */
     bool folded;                /* all outputs computed at load time */
     int64_t macs;
-    /* set by RKNN's passes (passes_rknn.c) on a simulation's copy of the model: */
+    /* set by RKNN's passes (passes_rknn.c) or rd_sim_set_group on a simulation's copy of the model
+       (NULL: the node's own op_type): */
+    char *npu_op;               /* NPU op type of the fused group the node belongs to ("ConvExSwish"), owned */
+    char *row_op;               /* op type of its output's row in RKNN's accuracy table ("exSwish"), owned */
     bool lowered;               /* computed in the NPU form its op lowers to (GlobalAveragePool as a Conv) */
 } sim_node;
 
@@ -347,6 +350,10 @@ rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor 
  */
 /* Applies the passes of optimization level 0..3 (docs/numerics.md) to m in place. */
 rd_status sim_passes_apply(rd_model *m, int level, rd_error *err);
+
+/* The op table's int8 boundary rules applied after calibration (sim.c, docs/numerics.md): outputs of ops that
+   pass their input's scale take input 0's parameters; a union op's output covers its inputs' ranges. */
+rd_status sim_qrules_apply(rd_sim *s, rd_error *err);
 
 /* Loader entry (onnx_load.c): fills an empty model from protobuf bytes. */
 rd_status sim_onnx_parse(rd_model *m, const void *buf, size_t len, rd_error *err);

@@ -4,11 +4,12 @@
  *
  * Level 0 is what loading did (constant folding); 1 removes Identity and inference Dropout; 2 also
  * folds BatchNormalization into the Conv or Gemm before it (passes_bn.c) and constant bias Adds into the
- * Conv, ConvTranspose, Gemm or MatMul before them (passes_bias.c); 3 also fuses activations into
- * their producer. Each rewrite keeps the FP32 result: removed and folded tensors record, in fused_into,
- * the tensor that now carries their value; fused activations leave both nodes in place and only mark
- * the producer's output virtual_out. Every pass works on node indices of the topological order, marks
- * the nodes it drops, and compacts the node list once at its end.
+ * Conv, ConvTranspose, Gemm or MatMul before them (passes_bias.c); 3 also applies RKNN's rewrites and
+ * fusions (passes_rknn.c: exSwish, ConvRelu, ConvAdd, ... groups). Each rewrite keeps the FP32 result:
+ * removed and folded tensors record, in fused_into, the tensor that now carries their value; fusions
+ * leave every node in place and only mark the inner tensors of a group virtual_out. Every pass works on
+ * node indices of the topological order, marks the nodes it drops, and compacts the node list once at its
+ * end.
  */
 #include "passes.h"
 
@@ -187,50 +188,6 @@ static void remove_identities(sim_pass *p)
     }
 }
 
-/* ---- level 3: activations fused into their producer ------------------------------------------- */
-
-/* A live default-domain node whose table entry has one of the fusion roles in mask. */
-static bool has_role(const sim_pass *p, int i, unsigned mask)
-{
-    if (i < 0 || i >= p->m->n_nodes || p->removed[i])
-        return false;
-    const sim_node *n = &p->m->nodes[i];
-    return !n->folded && n->domain[0] == '\0' && n->def && (n->def->fuse & mask);
-}
-
-static bool is_fusable_activation(const sim_pass *p, int i)
-{
-    if (!has_role(p, i, SIM_FUSE_ACTS))
-        return false;
-    /* bounds given as inputs (Clip from opset 11) must be constants (Relu6 and the like) */
-    const sim_node *n = &p->m->nodes[i];
-    for (int k = 1; k < n->n_in; k++)
-        if (n->in[k] >= 0 && !p->m->values[n->in[k]].konst)
-            return false;
-    return true;
-}
-
-static bool is_fusable_producer(const sim_pass *p, int i)
-{
-    return has_role(p, i, SIM_FUSE_HEADS);
-}
-
-static void fuse_activations(sim_pass *p)
-{
-    rd_model *m = p->m;
-    for (int i = 0; i < m->n_nodes; i++) {
-        if (!is_fusable_activation(p, i))
-            continue;
-        const sim_node *act = &m->nodes[i];
-        int x = act->in[0], y = act->out[0];
-        int prod = sim_pass_fusable_producer(p, x);
-        if (y < 0 || prod < 0 || !is_fusable_producer(p, prod) || m->nodes[prod].out[0] != x)
-            continue;
-        m->values[x].virtual_out = true;
-        m->values[x].fused_into = y;
-    }
-}
-
 /* ---- driver ---------------------------------------------------------------------------------- */
 
 rd_status sim_passes_apply(rd_model *m, int level, rd_error *err)
@@ -262,7 +219,7 @@ rd_status sim_passes_apply(rd_model *m, int level, rd_error *err)
         st = sim_pass_begin(&p, m, err);
         if (st != RD_OK)
             return st;
-        fuse_activations(&p);
+        st = sim_pass_rknn(&p, err);
         sim_pass_end(&p);
     }
     sim_graph_liveness(m);

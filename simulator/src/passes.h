@@ -38,6 +38,9 @@ rd_status sim_pass_add_constant(rd_model *m, const char *base, const char *suffi
    MatMul + Add made a Gemm (passes_bias.c). */
 rd_status sim_pass_fold_biases(sim_pass *p, rd_error *err);
 
+/* Level 3: RKNN's rewrites and fusion groups (passes_rknn.c). */
+rd_status sim_pass_rknn(sim_pass *p, rd_error *err);
+
 /* Level 2: BatchNormalization folded into the preceding Conv or Gemm (passes_bn.c). */
 rd_status sim_pass_fold_batchnorms(sim_pass *p, rd_error *err);
 

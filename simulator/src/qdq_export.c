@@ -176,7 +176,8 @@ static rd_status add_half(qdq_writer *w, const char *base, const char *from, con
     return RD_OK;
 }
 
-/* What a materialised float tensor needs: 0 nothing, 1 Q/DQ, 2 float16 Casts. */
+/* What a materialised float tensor needs: 0 nothing, 1 Q/DQ, 2 float16 Casts, 3 float16 Casts then Q/DQ (the
+   output of one of RKNN's float16 ops in an int8 model, converted back for its readers). */
 static int tensor_kind(const qdq_writer *w, int v, rd_error *err, rd_status *st)
 {
     const sim_value *val = &w->m->values[v];
@@ -185,6 +186,7 @@ static int tensor_kind(const qdq_writer *w, int v, rd_error *err, rd_status *st)
     const sim_val_data *d = &w->s->vals[v];
     if (d->prec == RD_PREC_FP16)
         return 2;
+    const int int8_kind = d->via_f16 ? 3 : 1;
     if (d->prec == RD_PREC_INT16) {
         *st = rd_errorf(err, RD_E_UNSUPPORTED,
                         "tensor '%s' is int16: the QDQ export writes int8 and float16 tensors only (not yet int16)",
@@ -198,14 +200,23 @@ static int tensor_kind(const qdq_writer *w, int v, rd_error *err, rd_status *st)
                         val->name);
         return -1;
     }
-    return 1;
+    return int8_kind;
 }
 
 static rd_status add_conversion(qdq_writer *w, int v, int kind, const char *from, const char *to, rd_error *err)
 {
     const sim_val_data *d = &w->s->vals[v];
-    return kind == 1 ? add_qdq(w, w->m->values[v].name, from, to, d->scale, d->zero_point, err)
-                     : add_half(w, w->m->values[v].name, from, to, err);
+    const char *base = w->m->values[v].name;
+    if (kind == 2)
+        return add_half(w, base, from, to, err);
+    if (kind == 3) { /* computed in float16 (rounded to half), then exDataConvert to int8 */
+        const char *half = qdq_fresh_name(w, base, "_as_float16");
+        rd_status st = half ? add_half(w, base, from, half, err) : rd_errorf(err, RD_E_NOMEM, "out of memory");
+        if (st != RD_OK)
+            return st;
+        from = half;
+    }
+    return add_qdq(w, base, from, to, d->scale, d->zero_point, err);
 }
 
 /* ---- weights and biases ------------------------------------------------------------------------- */
@@ -354,6 +365,32 @@ static bool reads_half(const qdq_writer *w, int i, int k)
            sim_node_precision(w->s, i) == RD_PREC_FP16;
 }
 
+/* A float16 layer reads an int8 activation converted to half, as the simulation does (exDataConvert int8 ->
+   float16, sim_layers.c): Cast to float16 and back, once per activation, written before its first such reader. */
+static bool reads_half_activation(const qdq_writer *w, int i, int k)
+{
+    const sim_node *n = &w->m->nodes[i];
+    int v = n->in[k];
+    return v >= 0 && !n->folded && qdq_int8_activation(w, v) && sim_node_precision(w->s, i) == RD_PREC_FP16;
+}
+
+static rd_status add_half_activations(qdq_writer *w, int i, rd_error *err)
+{
+    const sim_node *n = &w->m->nodes[i];
+    for (int k = 0; k < n->n_in; k++) {
+        int v = n->in[k];
+        if (!reads_half_activation(w, i, k) || w->half[v])
+            continue;
+        char *out = qdq_fresh_name(w, w->m->values[v].name, "_as_float16");
+        rd_status st = out ? add_half(w, w->m->values[v].name, qdq_value_use(w, v), out, err)
+                           : rd_errorf(err, RD_E_NOMEM, "out of memory");
+        if (st != RD_OK)
+            return st;
+        w->half[v] = out;
+    }
+    return RD_OK;
+}
+
 static rd_status add_half_consts(qdq_writer *w, int i, rd_error *err)
 {
     const sim_node *n = &w->m->nodes[i];
@@ -472,7 +509,7 @@ static rd_status write_node(qdq_writer *w, int i, int opset, rd_error *err)
         in[k] = n->in[k] < 0                ? NULL
                 : k == 1 && w->w_in[i] ? w->w_in[i]
                 : k == 2 && w->b_in[i] ? w->b_in[i]
-                : reads_half(w, i, k)  ? w->half[n->in[k]]
+                : reads_half(w, i, k) || reads_half_activation(w, i, k) ? w->half[n->in[k]]
                                        : qdq_value_use(w, n->in[k]);
     for (int k = 0; k < extra; k++)
         in[n->n_in + k] = extra_names[k];
@@ -533,7 +570,9 @@ static rd_status write_graph(qdq_writer *w, int opset, const int *reads, rd_erro
         const sim_node *n = &m->nodes[i];
         if (n->folded)
             continue;
-        st = w->integer[i] ? qdq_integer_write(w, i, err) : write_node(w, i, opset, err);
+        st = add_half_activations(w, i, err);
+        if (st == RD_OK)
+            st = w->integer[i] ? qdq_integer_write(w, i, err) : write_node(w, i, opset, err);
         for (int k = 0; k < n->n_out && st == RD_OK; k++) {
             int v = n->out[k];
             if (v < 0 || !w->src[v])
@@ -592,7 +631,7 @@ rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, si
         if (val->producer < 0 || m->nodes[val->producer].folded)
             continue;
         int kind = tensor_kind(&w, v, err, &st);
-        if (kind > 0 && !(w.src[v] = qdq_fresh_name(&w, val->name, kind == 1 ? "_prequant" : "_float32")))
+        if (kind > 0 && !(w.src[v] = qdq_fresh_name(&w, val->name, kind == 2 ? "_float32" : "_prequant")))
             st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
     bool per_channel = false, fake_quant = false;
@@ -607,6 +646,7 @@ rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, si
     int opset = 0;
     if (st == RD_OK)
         st = choose_opset(&w, per_channel, &opset, err);
+    w.opset = opset;
     if (st == RD_OK && !(w.b = rd_onnx_builder_create(m->ir_version > 7 ? m->ir_version : 7, 0)))
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     /* weights first: their DequantizeLinear nodes and initializers precede every reader */

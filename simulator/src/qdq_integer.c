@@ -13,6 +13,7 @@
  * Everything is uint8 because ONNX Runtime's CPU ConvInteger takes nothing else; shifting codes and zero
  * points by 128 leaves every (x - zp_x) and (w - 128) unchanged, so the sum is exact and identical.
  */
+#include "kernels/gap_conv.h"
 #include "onnx_pb.h"
 #include "qdq_internal.h"
 
@@ -21,7 +22,7 @@
 
 /* ---- the plan ---------------------------------------------------------------------------------- */
 
-typedef enum int_kind { INT_NONE, INT_WEIGHTS, INT_ACT_MATMUL } int_kind;
+typedef enum int_kind { INT_NONE, INT_WEIGHTS, INT_ACT_MATMUL, INT_LOWERED_GAP } int_kind;
 
 static bool const_f32(const qdq_writer *w, int v)
 {
@@ -32,9 +33,12 @@ static bool const_f32(const qdq_writer *w, int v)
 static int_kind int_kind_of(const qdq_writer *w, int i)
 {
     const sim_node *n = &w->m->nodes[i];
-    if (n->folded || !n->def || !n->def->eval_i8 || n->def->weight_in != 1 || n->n_in < 2 || n->in[1] < 0 ||
-        n->n_out < 1 || n->out[0] < 0 || !qdq_int8_activation(w, n->in[0]) ||
-        sim_node_precision(w->s, i) != RD_PREC_INT8)
+    if (n->folded || !n->def || !n->def->eval_i8 || n->n_in < 1 || n->n_out < 1 || n->out[0] < 0 ||
+        !qdq_int8_activation(w, n->in[0]) || sim_node_precision(w->s, i) != RD_PREC_INT8)
+        return INT_NONE;
+    if (n->def->weight_in == 0) /* GlobalAveragePool that RKNN's passes lowered to a depthwise conv */
+        return n->lowered && w->m->values[n->in[0]].rank == 4 ? INT_LOWERED_GAP : INT_NONE;
+    if (n->def->weight_in != 1 || n->n_in < 2 || n->in[1] < 0)
         return INT_NONE;
     if (const_f32(w, n->in[1]))
         return INT_WEIGHTS;
@@ -49,6 +53,14 @@ static const char *refusal(const qdq_writer *w, int i, int_kind ik)
     const rd_model *m = w->m;
     const sim_node *n = &m->nodes[i];
     int xr = m->values[n->in[0]].rank;
+    if (ik == INT_LOWERED_GAP) {
+        gap_plan plan;
+        const sim_value *x = &m->values[n->in[0]];
+        if (x->dims[2] <= 0 || x->dims[3] <= 0)
+            return "its map size is not known";
+        gap_plan_make(x->dims[2], x->dims[3], &plan);
+        return plan.n_stages == 1 ? NULL : "a GlobalAveragePool lowered to two convs is not rewritten";
+    }
     const rd_tensor *wt = ik == INT_WEIGHTS ? m->values[n->in[1]].konst : NULL;
     switch (n->def->weight) {
     case RD_OP_WEIGHT_CONV_T:
@@ -312,8 +324,70 @@ static rd_status weight_scales(qdq_writer *w, const sim_node *n, const rd_sim_we
     return add_init(w, base, "_scale_float64", &t, name, err);
 }
 
+/* A lowered GlobalAveragePool (one stage) as the simulation computes it (quant_eval.c, kernels/gap_conv.c):
+   the centred codes summed over the map in double (exact), times the weight code, times the input scale,
+   times the weight scale, then float. */
+static rd_status gap_write(qdq_writer *w, int i, rd_error *err)
+{
+    const rd_model *m = w->m;
+    const sim_node *n = &m->nodes[i];
+    const char *base = n->name[0] ? n->name : m->values[n->out[0]].name;
+    const int x = n->in[0];
+    const sim_value *xv = &m->values[x];
+    float w_scale;
+    int32_t w_code;
+    sim_quant_weight_one(1.0f / (float)(xv->dims[2] * xv->dims[3]), 8, false, &w_scale, &w_code);
+    rd_status st = codes_of(w, x, err);
+    if (st != RD_OK)
+        return st;
+    const char *dbl = NULL, *zp, *cur = NULL, *sum = NULL, *code, *sx, *sw;
+    rd_onnx_node *cast = add_op(w, "Cast", m->values[x].name, "_uint8_float64", (const char *const[]){w->u8[x]}, 1,
+                                &dbl);
+    if (!cast || rd_onnx_attr_int(cast, "to", RD_DT_F64) != RD_OK)
+        return nomem(err);
+    if ((st = add_scalar(w, m->values[x].name, "_uint8_zero_point_float64", RD_DT_F64,
+                         w->s->vals[x].zero_point + 128, &zp, err)) != RD_OK)
+        return st;
+    if (!add_op(w, "Sub", base, "_centred", (const char *const[]){dbl, zp}, 2, &cur))
+        return nomem(err);
+    rd_onnx_node *red;
+    if (w->opset >= 13) { /* axes became an input of ReduceSum at opset 13 */
+        rd_tensor axes;
+        const int64_t two = 2;
+        const char *an = NULL;
+        if ((st = rd_tensor_alloc(&axes, RD_DT_I64, 1, &two, err)) != RD_OK)
+            return st;
+        ((int64_t *)axes.data)[0] = 2;
+        ((int64_t *)axes.data)[1] = 3;
+        if ((st = add_init(w, base, "_axes", &axes, &an, err)) != RD_OK)
+            return st;
+        red = add_op(w, "ReduceSum", base, "_sum", (const char *const[]){cur, an}, 2, &sum);
+    } else {
+        red = add_op(w, "ReduceSum", base, "_sum", (const char *const[]){cur}, 1, &sum);
+        if (red && rd_onnx_attr_ints(red, "axes", (const int64_t[]){2, 3}, 2) != RD_OK)
+            return nomem(err);
+    }
+    if (!red || rd_onnx_attr_int(red, "keepdims", 1) != RD_OK)
+        return nomem(err);
+    cur = sum;
+    if ((st = add_scalar(w, base, "_weight_code", RD_DT_F64, w_code, &code, err)) != RD_OK ||
+        (st = mul_by(w, base, "_weighted", code, &cur, err)) != RD_OK ||
+        (st = add_scalar(w, m->values[x].name, "_scale_float64", RD_DT_F64, w->s->vals[x].scale, &sx, err)) != RD_OK ||
+        (st = mul_by(w, base, "_float64_in_scaled", sx, &cur, err)) != RD_OK ||
+        (st = add_scalar(w, base, "_weight_scale_float64", RD_DT_F64, w_scale, &sw, err)) != RD_OK ||
+        (st = mul_by(w, base, "_float64_scaled", sw, &cur, err)) != RD_OK)
+        return st;
+    const char *y = qdq_value_src(w, n->out[0]);
+    rd_onnx_node *back = add_op(w, "Cast", base, "", (const char *const[]){cur}, 1, &y);
+    if (!back || rd_onnx_attr_int(back, "to", RD_DT_F32) != RD_OK)
+        return nomem(err);
+    return RD_OK;
+}
+
 rd_status qdq_integer_write(qdq_writer *w, int i, rd_error *err)
 {
+    if (w->m->nodes[i].def->weight_in == 0)
+        return gap_write(w, i, err);
     const rd_model *m = w->m;
     const sim_node *n = &m->nodes[i];
     const char *base = n->name[0] ? n->name : m->values[n->out[0]].name;

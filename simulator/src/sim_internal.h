@@ -17,6 +17,9 @@ typedef struct sim_val_data {
     bool quantized16;     /* int16 parameters set (from the same range, or imported) */
     float scale16;
     int32_t zero_point16;
+    bool via_f16;         /* output of a float16 op inside an int8 model (rd_op_qrule FLOAT16): computed in
+                             float16, rounded to half, then held at prec (int8 for its readers: exDataConvert;
+                             float16 for a graph output) */
 } sim_val_data;
 
 /* Per node data prepared on first use (weights quantized or rounded once, not at every run). */
@@ -66,6 +69,10 @@ rd_status sim_entire_materialize(void *user, int value, rd_tensor *t, rd_error *
 /** The eval hook: the node at its precision, SIM_DEFER for the float32 operator. user is the rd_sim. */
 rd_status sim_hook_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err);
 rd_prec sim_node_precision(const rd_sim *s, int node);
+/** Value index of a tensor name, or RD_E_NOTFOUND naming the closest names. */
+rd_status sim_find_value(const rd_sim *s, const char *name, int *out, rd_error *err);
+/** The value holding v's data: v itself, or the tensor its fused group (or a fold) materialises. */
+int sim_value_holder(const rd_model *m, int v);
 
 /* sim_fault.c: the precision value is held in with its faults (RD_FAULT_FP16 turns int8 into float16),
    and the faults applied to a materialised tensor. */

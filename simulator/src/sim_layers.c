@@ -67,6 +67,17 @@ static rd_status prepare_half_consts(rd_sim *s, int node, rd_error *err)
     return RD_OK;
 }
 
+/* An activation held on an integer grid (int8 or int16): a float16 layer reads it converted to half, as
+   RKNN's exDataConvert (int8 -> float16) before a float16 op does. */
+static bool held_on_grid(const rd_sim *s, int v)
+{
+    if (v < 0)
+        return false;
+    const sim_value *val = &s->m->values[v];
+    const rd_prec p = s->vals[v].prec;
+    return !val->konst && !val->virtual_out && val->dtype == RD_DT_F32 && (p == RD_PREC_INT8 || p == RD_PREC_INT16);
+}
+
 rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
 {
     sim_node_data *d = &s->nodes[node];
@@ -77,12 +88,29 @@ rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
     }
     const sim_node *n = &s->m->nodes[node];
     sim_eval_fn f16 = kernels_apply(n) ? n->def->eval[SIM_PREC_F16] : NULL;
-    if (!d->any_half && !f16)
-        return SIM_DEFER;
-    const rd_tensor *in[SIM_MAX_NODE_IO];
-    for (int k = 0; k < ctx->n_in && k < SIM_MAX_NODE_IO; k++)
-        in[k] = d->half_consts[k].data ? &d->half_consts[k] : ctx->in[k];
-    return eval_with(f16 ? f16 : n->def->eval[SIM_PREC_F32], ctx, in, err);
+    rd_tensor half_in[SIM_MAX_NODE_IO]; /* int8/int16 activations converted to half for this layer */
+    memset(half_in, 0, sizeof half_in);
+    bool converted = false;
+    rd_status st = RD_OK;
+    for (int k = 0; k < ctx->n_in && k < SIM_MAX_NODE_IO && st == RD_OK; k++) {
+        if (d->half_consts[k].data || !ctx->in[k] || !ctx->in[k]->data || !held_on_grid(s, n->in[k]))
+            continue;
+        st = rd_tensor_clone(&half_in[k], ctx->in[k], err);
+        if (st == RD_OK)
+            sim_round_f16(half_in[k].data, rd_tensor_numel(&half_in[k]), NULL, NULL, NULL);
+        converted = true;
+    }
+    if (st == RD_OK && !d->any_half && !f16 && !converted)
+        st = SIM_DEFER;
+    if (st == RD_OK) {
+        const rd_tensor *in[SIM_MAX_NODE_IO];
+        for (int k = 0; k < ctx->n_in && k < SIM_MAX_NODE_IO; k++)
+            in[k] = d->half_consts[k].data ? &d->half_consts[k] : half_in[k].data ? &half_in[k] : ctx->in[k];
+        st = eval_with(f16 ? f16 : n->def->eval[SIM_PREC_F32], ctx, in, err);
+    }
+    for (int k = 0; k < SIM_MAX_NODE_IO; k++)
+        rd_tensor_fini(&half_in[k]);
+    return st;
 }
 
 /* ---- integer layers: the op table's kernels -------------------------------------------------------- */
@@ -175,11 +203,12 @@ rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
     const sim_op_def *def = n->def;
-    if (!kernels_apply(n) || !def->eval_i8 || def->weight_in <= 0 || n->n_in <= def->weight_in ||
-        !is_q8_activation(s, n->in[0]))
+    if (!kernels_apply(n) || !def->eval_i8 || n->n_in <= def->weight_in || !is_q8_activation(s, n->in[0]))
         return SIM_DEFER; /* float kernel on dequantized values; requantized where it materialises */
     const sim_val_data *x = &s->vals[n->in[0]];
     sim_q8_layer q = {.in_scale = x->scale, .in_zp = x->zero_point};
+    if (def->weight_in == 0)
+        return def->eval_i8(ctx, &q, err); /* a lowered op's own constant weights (GlobalAveragePool) */
     const int wv = n->in[def->weight_in];
     if (!sim_const_weight(s, node)) {
         /* weights computed at run time: an integer product of two int8 activations where the op allows it */
@@ -284,9 +313,14 @@ rd_status sim_eval_int16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
     const sim_node *n = &s->m->nodes[node];
     const sim_op_def *def = n->def;
     sim_q16_layer q = {0};
-    if (!kernels_apply(n) || !def->eval_i16 || def->weight_in <= 0 || n->n_in <= def->weight_in ||
+    if (!kernels_apply(n) || !def->eval_i16 || n->n_in <= def->weight_in ||
         !wide_activation(s, n->in[0], &q.in_scale, &q.in_zp, &q.in_bits))
         return SIM_DEFER; /* float kernel on dequantized values; requantized where it materialises */
+    if (def->weight_in == 0) { /* a lowered op's own constant weights (GlobalAveragePool) */
+        q.w_bits = sim_weight_bits(s);
+        q.w_pow2 = s->opt.dfp;
+        return def->eval_i16(ctx, &q, err);
+    }
     if (!sim_const_weight(s, node)) {
         if (def->weight != RD_OP_WEIGHT_MATMUL ||
             !wide_activation(s, n->in[def->weight_in], &q.b_scale, &q.b_zp, &q.b_bits))

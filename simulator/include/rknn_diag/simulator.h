@@ -506,10 +506,46 @@ typedef struct rd_sim_tensor {
     float scale;          /* activation parameters when quantized (of the tensor's precision) */
     int32_t zero_point;
     float min, max;       /* the range they came from */
+    bool via_float16;     /* output of one of RKNN's float16 ops inside an int8 model (Softmax): computed in
+                             float16 and rounded to half, then held at `precision` (int8 for its readers, RKNN's
+                             exDataConvert; float16 for a graph output) */
+    /* Fusion groups (RKNN's passes at optimization level 3, or rd_sim_set_group). The strings are owned by
+       s and stay valid until the next rd_sim_set_group, rd_sim_clear_groups, rd_sim_set_row_op or
+       rd_sim_destroy. */
+    int group_out;        /* the value holding the result of the group computing this tensor: the tensor itself
+                             when materialised, the group's output for a fused-away one; -1 for a tensor that
+                             no longer exists */
+    const char *npu_op;   /* the NPU op type of that group, as the board's layer table and dump names print it
+                             (ConvExSwish, ConvAdd, ConvClip, Conv, exSoftmax13, ...); NULL for graph inputs and
+                             constants */
+    const char *row_op;   /* the op type RKNN's accuracy_analysis prints in this tensor's [OpType] row: the
+                             producer after RKNN's graph rewrites (Conv for a Gemm or a GlobalAveragePool,
+                             Reshape for a Squeeze, exSwish, exSoftmax13); NULL for graph inputs, constants and
+                             tensors folded away */
 } rd_sim_tensor;
 
 /** Looks a tensor of the original model up; RD_E_NOTFOUND with the closest names if unknown. */
 rd_status rd_sim_tensor_get(const rd_sim *s, const char *name, rd_sim_tensor *out, rd_error *err);
+
+/**
+ * Declares one fused group as a built model has it (the next step: a .rknn's nodes, a build log's layer
+ * table), replacing what the passes decided for those tensors: `out` is the tensor the group materialises,
+ * inner[0..n_inner) the tensors inside it that are never materialised (not rounded to int8 or float16), npu_op
+ * its NPU op type. The group's nodes are the producers of out and of the inner tensors; each of them takes
+ * npu_op and computes at out's precision. Checks: every name exists and is produced by a node of the graph;
+ * no inner tensor is a graph output or read by a node outside the group; out is not inside another group.
+ * A tensor already inside another group must be released first (rd_sim_clear_groups). RD_E_NOTFOUND for an
+ * unknown name (with the closest ones), RD_E_INVAL naming the tensor and the reader for a group that is not
+ * closed. Invalidates rd_sim_prefix recordings.
+ */
+rd_status rd_sim_set_group(rd_sim *s, const char *npu_op, const char *out, const char *const *inner, size_t n_inner,
+                           rd_error *err);
+/** Makes every tensor of the optimised graph materialised again and every node its own group (NPU op = the
+    op type of its row): the starting point for rd_sim_set_group from a built model. Folds (BatchNormalization,
+    bias Adds) and row op types stay. */
+rd_status rd_sim_clear_groups(rd_sim *s, rd_error *err);
+/** Sets the op type of the row of tensor (that of its producer, shared by the producer's other outputs). */
+rd_status rd_sim_set_row_op(rd_sim *s, const char *tensor, const char *op_type, rd_error *err);
 
 /** Sets an activation's INT8 and INT16 parameters from a range (RKNN's rule and its int16 widening, dfp in a
     w16a16i_dfp simulation; docs/numerics.md) and keeps the range. */
