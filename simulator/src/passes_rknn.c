@@ -199,12 +199,13 @@ static bool head_ok(const rknn_pass *r, int h, unsigned role)
     return wi > 0 && wi < n->n_in && is_const(p->m, n->in[wi]);
 }
 
+/* Same rank and dims; a dim unknown on both sides (a symbolic batch) counts as the same. */
 static bool same_shape(const sim_value *a, const sim_value *b)
 {
     if (a->rank < 0 || a->rank != b->rank)
         return false;
     for (int d = 0; d < a->rank; d++)
-        if (a->dims[d] < 0 || a->dims[d] != b->dims[d])
+        if (a->dims[d] != b->dims[d])
             return false;
     return true;
 }

@@ -324,6 +324,16 @@ static rd_status weight_scales(qdq_writer *w, const sim_node *n, const rd_sim_we
     return add_init(w, base, "_scale_float64", &t, name, err);
 }
 
+/* The float64 result cur written, as float, under the name node n's output is produced as. */
+static rd_status cast_to_output(qdq_writer *w, const sim_node *n, const char *base, const char *cur, rd_error *err)
+{
+    const char *y = qdq_value_src(w, n->out[0]);
+    rd_onnx_node *back = add_op(w, "Cast", base, "", (const char *const[]){cur}, 1, &y);
+    if (!back || rd_onnx_attr_int(back, "to", RD_DT_F32) != RD_OK)
+        return nomem(err);
+    return RD_OK;
+}
+
 /* A lowered GlobalAveragePool (one stage) as the simulation computes it (quant_eval.c, kernels/gap_conv.c):
    the centred codes summed over the map in double (exact), times the weight code, times the input scale,
    times the weight scale, then float. */
@@ -377,11 +387,7 @@ static rd_status gap_write(qdq_writer *w, int i, rd_error *err)
         (st = add_scalar(w, base, "_weight_scale_float64", RD_DT_F64, w_scale, &sw, err)) != RD_OK ||
         (st = mul_by(w, base, "_float64_scaled", sw, &cur, err)) != RD_OK)
         return st;
-    const char *y = qdq_value_src(w, n->out[0]);
-    rd_onnx_node *back = add_op(w, "Cast", base, "", (const char *const[]){cur}, 1, &y);
-    if (!back || rd_onnx_attr_int(back, "to", RD_DT_F32) != RD_OK)
-        return nomem(err);
-    return RD_OK;
+    return cast_to_output(w, n, base, cur, err);
 }
 
 rd_status qdq_integer_write(qdq_writer *w, int i, rd_error *err)
@@ -464,9 +470,5 @@ rd_status qdq_integer_write(qdq_writer *w, int i, rd_error *err)
         if (!fold && n->n_in > 2 && n->in[2] >= 0 && (st = gemm_add_c(w, n, base, &cur, err)) != RD_OK)
             return st;
     }
-    const char *y = qdq_value_src(w, n->out[0]);
-    rd_onnx_node *back = add_op(w, "Cast", base, "", (const char *const[]){cur}, 1, &y);
-    if (!back || rd_onnx_attr_int(back, "to", RD_DT_F32) != RD_OK)
-        return nomem(err);
-    return RD_OK;
+    return cast_to_output(w, n, base, cur, err);
 }
