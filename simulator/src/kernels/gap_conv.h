@@ -33,6 +33,7 @@ void gap_plan_make(int64_t h, int64_t w, gap_plan *p);
  */
 typedef double (*gap_requant_fn)(float v, const void *user);
 void gap_conv_int(const double *x, int64_t planes, int64_t h, int64_t w, const gap_plan *p, const double *w_code,
-                  const float *w_scale, float in_scale, gap_requant_fn requant, const void *user, double *mid, float *y);
+                  const float *w_scale, float in_scale, gap_requant_fn requant, const void *user, double *mid,
+                  float *y);
 
 #endif

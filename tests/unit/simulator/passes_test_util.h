@@ -26,8 +26,8 @@ static inline void fill(float *d, int64_t n, unsigned seed, float lo, float hi)
 }
 
 /* Adds a float32 initializer of the given shape with values in [lo, hi). */
-static inline void init_f32(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, unsigned seed, float lo,
-                     float hi)
+static inline void init_f32(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, unsigned seed,
+                            float lo, float hi)
 {
     rd_tensor t;
     rd_error err;
