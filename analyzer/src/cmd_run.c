@@ -3,8 +3,10 @@
  * Prints per-layer min/max/mean (or JSON), optionally writes every tensor as .npy plus index.json, and
  * with --bench N times N observed inferences.
  */
+#include "accuracy.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "config_model.h"
 #include "quant_setup.h"
 #include "tensor_dump.h"
 
@@ -187,6 +189,18 @@ static void print_json(FILE *out, const char *model, const run_observer *ro)
     cJSON_Delete(root);
 }
 
+/* float16 constants beyond 65504 (inf before the layer computes): the same finding as accuracy's, on stderr. */
+static void warn_fp16_constants(an_cmd_ctx *ctx, const rd_sim *sim)
+{
+    rd_result r;
+    rd_result_init(&r);
+    rd_error err;
+    if (an_findings_numeric(&r, sim, &err) == RD_OK)
+        for (size_t i = 0; i < r.n_findings; i++)
+            fprintf(ctx->errs, "warning: %s: %s\n", r.findings[i].title, r.findings[i].evidence);
+    rd_result_fini(&r);
+}
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -295,7 +309,7 @@ static rd_status write_fused_list(const char *dir, const rd_sim *sim, size_t *n_
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     char path[4200];
     snprintf(path, sizeof path, "%s/fused.json", dir);
-    rd_status st = an_write_file_atomic(path, text, strlen(text), err);
+    rd_status st = rd_file_write_atomic(path, text, strlen(text), NULL, err);
     free(text);
     *n_out = n;
     return st;
@@ -380,12 +394,16 @@ static int parse_args(an_cmd_ctx *ctx, run_args *a)
     return -1;
 }
 
-/* Loads the model; reloads it with the actual input shapes when some input dims are symbolic. */
-static rd_status load_model_and_inputs(run_args *a, rd_model **out_m, rd_tensor *inputs, rd_error *err)
+/* Loads the model (as -c describes it); reloads it with the actual input shapes when some input dims are
+   symbolic. */
+static rd_status load_model_and_inputs(run_args *a, FILE *errs, rd_model **out_m, rd_tensor *inputs, rd_error *err)
 {
-    rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
+    an_model_request req = {.command = "run", .path = a->model_path, .shapes = a->shapes, .n_shapes = a->n_shapes,
+                            .errs = errs,
+                            .dynamic_refusal = "it runs the graph tensors given with --input, of one shape: give "
+                                               "it with --input-shape (or subgraphs.input_size_list)"};
     rd_model *m = NULL;
-    rd_status st = rd_model_load(a->model_path, &lopt, &m, err);
+    rd_status st = an_model_load_configured(&a->q, &req, &m, err);
     if (st != RD_OK)
         return st;
     size_t n_in = rd_model_input_count(m);
@@ -409,8 +427,9 @@ static rd_status load_model_and_inputs(run_args *a, rd_model **out_m, rd_tensor 
             memcpy(a->shapes[k].dims, inputs[k].dims, sizeof a->shapes[k].dims);
         }
         rd_model *fixed = NULL;
-        lopt.n_input_shapes = n_in;
-        st = rd_model_load(a->model_path, &lopt, &fixed, err);
+        req.shapes = a->shapes;
+        req.n_shapes = n_in;
+        st = an_model_load_configured(&a->q, &req, &fixed, err);
         rd_model_destroy(m);
         m = fixed;
         if (st != RD_OK) {
@@ -447,6 +466,8 @@ static int run_and_report(an_cmd_ctx *ctx, run_args *a, rd_model *m, rd_sim *sim
             print_json(ctx->out, a->model_path, &ro);
         else if (!a->quiet)
             print_table(ctx->out, &ro);
+        if (sim)
+            warn_fp16_constants(ctx, sim);
         if (dumping)
             fprintf(ctx->errs, "wrote %zu tensors and index.json to %s%s\n", dump.n, a->dump_dir,
                     sim ? " (tensors fused away are listed in fused.json)" : "");
@@ -478,9 +499,10 @@ int an_cmd_run(an_cmd_ctx *ctx)
             rc = an_usage(ctx, "--precision: %s", err.msg);
             goto out_args;
         }
-        a->q.flag_dtype = rd_qdtype_name(a->q.cfg.dtype); /* "int8" is a --precision name, not a --dtype one */
+        if (a->q.cfg.dtype != RD_QDT_FLOAT32) /* the reference builds no simulation: nothing for --dtype */
+            a->q.flag_dtype = rd_qdtype_name(a->q.cfg.dtype); /* "int8" is a --precision name, not a --dtype one */
     }
-    rd_status st = load_model_and_inputs(a, &m, inputs, &err);
+    rd_status st = load_model_and_inputs(a, ctx->errs, &m, inputs, &err);
     if (st != RD_OK) {
         rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
         goto out_args;

@@ -7,6 +7,7 @@
 #include "cli_internal.h"
 #include "diagnose_evidence.h"
 #include "hybrid.h"
+#include "config_model.h"
 #include "quant_setup.h"
 
 #include <cjson/cJSON.h>
@@ -302,8 +303,11 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
 {
     rd_error err = {0};
     rd_model *m = NULL;
-    rd_status st = rd_model_load(model_path, lopt, &m, &err);
-    if (st == RD_OK) st = an_quant_finish(q, m, &err);
+    an_model_request req = {.command = "hybrid diagnose", .path = model_path, .shapes = lopt->input_shapes,
+                            .n_shapes = lopt->n_input_shapes, .errs = ctx->errs,
+                            .dynamic_refusal = "the diagnosis analyses one input shape: give it with --input-shape "
+                                               "(or subgraphs.input_size_list)"};
+    rd_status st = an_model_load_configured(q, &req, &m, &err);
     if (st != RD_OK) {
         int rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
         rd_model_destroy(m);

@@ -277,7 +277,8 @@ static rd_status apply_input_shapes(rd_model *m, const rd_load_options *opt, rd_
         for (int d = 0; d < s->rank; d++) {
             if (s->dims[d] < 0)
                 return rd_errorf(err, RD_E_INVAL, "%s: --input-shape %s: dim %d is negative", m->path, s->name, d);
-            if (v->rank >= 0 && v->dims[d] >= 0 && v->dims[d] != s->dims[d] && !v->dim_params[d])
+            if (v->rank >= 0 && v->dims[d] >= 0 && v->dims[d] != s->dims[d] && !v->dim_params[d] &&
+                !opt->replace_fixed_dims)
                 return rd_errorf(err, RD_E_INVAL, "%s: --input-shape %s: dim %d is %lld but the model fixes it to %lld",
                                  m->path, s->name, d, (long long)s->dims[d], (long long)v->dims[d]);
             v->dims[d] = s->dims[d];

@@ -274,7 +274,7 @@ rd_status rd_input_prepare(const char *path, const rd_input_spec *spec, int rank
     memset(out, 0, sizeof *out);
     char *buf;
     size_t len;
-    rd_status st = sim_file_read(path, (size_t)RD_MAX_TENSOR_BYTES, &buf, &len, err);
+    rd_status st = rd_file_read_all(NULL, path, (size_t)RD_MAX_TENSOR_BYTES, &buf, &len, err);
     if (st != RD_OK)
         return st;
     rd_tensor src = { 0 };
@@ -283,7 +283,7 @@ rd_status rd_input_prepare(const char *path, const rd_input_spec *spec, int rank
     if (is_npy)
         st = rd_npy_parse(buf, len, path, &src, err);
     else
-        st = rd_image_parse(buf, len, path, 0, &src, err);
+        st = rd_image_parse(buf, len, path, spec->max_image_pixels, &src, err);
     free(buf);
     if (st != RD_OK)
         return st;
