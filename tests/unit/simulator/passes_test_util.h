@@ -238,4 +238,12 @@ static inline int groups_of(const rd_model *m, const char *npu)
     return n;
 }
 
+/* The end of most pass tests: the model still coherent, the outputs bit for bit, the pair freed. */
+static inline void check_and_free(pair *p)
+{
+    check_consistent(p->opt);
+    check_same_outputs(p, true);
+    pair_free(p);
+}
+
 #endif

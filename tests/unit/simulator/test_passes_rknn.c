@@ -14,6 +14,22 @@ static const sim_node *producer_of(const rd_model *m, const char *name)
     return &m->nodes[v->producer];
 }
 
+/* What one tensor should be after the passes: fused into `into` ("" none, virtual when set), its group's NPU
+   op and its producer's row op. */
+typedef struct expect {
+    const char *tensor, *into, *npu, *row;
+} expect;
+
+static void check_labels(const rd_model *m, const char *name, const char *npu, const char *row);
+
+static void check_expect(const rd_model *m, const expect *e, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        check_value(m, e[k].tensor, e[k].into, e[k].into[0] != '\0');
+        check_labels(m, e[k].tensor, e[k].npu, e[k].row);
+    }
+}
+
 /* The NPU op of the group computing tensor name and the row op type of its producer. */
 static void check_labels(const rd_model *m, const char *name, const char *npu, const char *row)
 {
@@ -44,6 +60,17 @@ static void conv(rd_onnx_builder *b, const char *name, const char *x, const char
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
 }
 
+/* The int64 initializer sq_axes = [2, 3]: a Squeeze of the spatial dims. */
+static void spatial_axes(rd_onnx_builder *b)
+{
+    rd_tensor axes;
+    rd_tensor_alloc(&axes, RD_DT_I64, 1, (const int64_t[]){2}, NULL);
+    ((int64_t *)axes.data)[0] = 2;
+    ((int64_t *)axes.data)[1] = 3;
+    rd_onnx_add_initializer(b, "sq_axes", &axes, RD_ONNX_RAW);
+    rd_tensor_fini(&axes);
+}
+
 static void output(rd_onnx_builder *b, const char *name)
 {
     rd_onnx_add_output(b, name, RD_DT_F32, -1, NULL, NULL);
@@ -62,15 +89,11 @@ static void test_conv_exswish(void)
         node2(b, "Mul", "mul", order ? "g" : "c", order ? "c" : "g", "y");
         output(b, "y");
         pair p = load_pair(b, 3);
-        check_value(p.opt, "c", "y", true);
-        check_value(p.opt, "g", "y", true);
-        check_value(p.opt, "y", "", false);
-        check_labels(p.opt, "c", "ConvExSwish", "Conv");
-        check_labels(p.opt, "g", "ConvExSwish", "exSwish");
-        check_labels(p.opt, "y", "ConvExSwish", "exSwish");
-        check_consistent(p.opt);
-        check_same_outputs(&p, true);
-        pair_free(&p);
+        static const expect e[] = {{"c", "y", "ConvExSwish", "Conv"},
+                                   {"g", "y", "ConvExSwish", "exSwish"},
+                                   {"y", "", "ConvExSwish", "exSwish"}};
+        check_expect(p.opt, e, 3);
+        check_and_free(&p);
     }
 }
 
@@ -83,14 +106,9 @@ static void test_lone_exswish(void)
     node2(b, "Mul", "mul", "a", "g", "y");
     output(b, "y");
     pair p = load_pair(b, 3);
-    check_value(p.opt, "a", "", false);
-    check_value(p.opt, "g", "y", true);
-    check_labels(p.opt, "a", "Add", "Add");
-    check_labels(p.opt, "g", "exSwish", "exSwish");
-    check_labels(p.opt, "y", "exSwish", "exSwish");
-    check_consistent(p.opt);
-    check_same_outputs(&p, true);
-    pair_free(&p);
+    static const expect e[] = {{"a", "", "Add", "Add"}, {"g", "y", "exSwish", "exSwish"}, {"y", "", "exSwish", "exSwish"}};
+    check_expect(p.opt, e, 3);
+    check_and_free(&p);
 }
 
 /* Refusals: a sigmoid that is a graph output, a Mul by another tensor, a conv output read elsewhere too. */
@@ -120,9 +138,7 @@ static void test_exswish_refused(void)
     check_labels(p.opt, "c", "Conv", "Conv");
     check_labels(p.opt, "y3", "exSwish", "exSwish");
     check_labels(p.opt, "y4", "Relu", "Relu");
-    check_consistent(p.opt);
-    check_same_outputs(&p, true);
-    pair_free(&p);
+    check_and_free(&p);
 }
 
 /* ---- residual Adds --------------------------------------------------------------------------------- */
@@ -161,9 +177,7 @@ static void test_residual_groups(void)
         check_value(p.opt, "y", "", false);
         check_value(p.opt, "r", "", false); /* the shortcut keeps its own tensor */
         check_labels(p.opt, "y", want[k].npu, producer_of(p.opt, "y")->op_type);
-        check_consistent(p.opt);
-        check_same_outputs(&p, true);
-        pair_free(&p);
+        check_and_free(&p);
     }
 }
 
@@ -183,9 +197,7 @@ static void test_two_convs_into_add(void)
         check_labels(p.opt, fused, "ConvAdd", "Conv");
         check_labels(p.opt, kept, "Conv", "Conv");
         check_labels(p.opt, "y", "ConvAdd", "Add");
-        check_consistent(p.opt);
-        check_same_outputs(&p, true);
-        pair_free(&p);
+        check_and_free(&p);
     }
 }
 
@@ -223,9 +235,7 @@ static void test_residual_refused(void)
     check_value(p.opt, "s5", "", false);
     check_labels(p.opt, "s5", "ConvExSwish", "exSwish");
     check_labels(p.opt, "y5", "Add", "Add");
-    check_consistent(p.opt);
-    check_same_outputs(&p, true);
-    pair_free(&p);
+    check_and_free(&p);
 }
 
 /* ---- activations and labels ----------------------------------------------------------------------- */
@@ -270,9 +280,7 @@ static void test_activations(void)
     check_value(p.opt, "t2", "", false);
     check_value(p.opt, "c6", "a6", true);
     check_labels(p.opt, "a6", "ConvExGelu", "exGelu");
-    check_consistent(p.opt);
-    check_same_outputs(&p, true);
-    pair_free(&p);
+    check_and_free(&p);
 }
 
 /* Squeeze prints as Reshape, Softmax over the last axis as exSoftmax13 (over another axis: Softmax),
@@ -287,12 +295,7 @@ static void test_rewrite_labels(void)
         rd_onnx_node *sm = node1(b, "Softmax", "sm_c", "x", "s1");
         rd_onnx_attr_int(sm, "axis", 1);
         node1(b, "Softmax", "sm_last", "s1", "s2");
-        rd_tensor axes;
-        rd_tensor_alloc(&axes, RD_DT_I64, 1, (const int64_t[]){2}, NULL);
-        ((int64_t *)axes.data)[0] = 2;
-        ((int64_t *)axes.data)[1] = 3;
-        rd_onnx_add_initializer(b, "sq_axes", &axes, RD_ONNX_RAW);
-        rd_tensor_fini(&axes);
+        spatial_axes(b);
         node2(b, "Squeeze", "squeeze", "p", "sq_axes", "q");
         node2(b, "Conv", "conv", "x", "w", "c");
         node1(b, "Sigmoid", "sig", "c", "y");
@@ -314,9 +317,7 @@ static void test_rewrite_labels(void)
             check_value(p.opt, "c", "y", true);
             check_labels(p.opt, "y", "ConvSigmoid", "Sigmoid");
         }
-        check_consistent(p.opt);
-        check_same_outputs(&p, true);
-        pair_free(&p);
+        check_and_free(&p);
     }
 }
 
@@ -415,9 +416,37 @@ static void test_yolov8_like(void)
     CU_ASSERT_EQUAL(groups_of(p.opt, "ConvSigmoid"), 1);
     CU_ASSERT_EQUAL(groups_of(p.opt, "exSwish"), 0);
     check_value(p.opt, "b2", "", false); /* the bottleneck's output feeds the shortcut Add unfused */
-    check_consistent(p.opt);
-    check_same_outputs(&p, true);
-    pair_free(&p);
+    check_and_free(&p);
+}
+
+/* MobileNetV1's tail as the RV1106 build log shows it (../shared/rknn/logs/log-mobilenetv1-tflite-rv1106-
+   build-1.5.2.txt): Conv + Relu6 -> ConvClip, the average pool -> Conv, the 1x1 classifier -> Conv, the squeeze
+   -> Reshape, the softmax over the classes -> exSoftmax13. */
+static void test_mobilenetv1_tail(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 4, 7, 7}, NULL);
+    init_f32(b, "w", 4, (const int64_t[]){4, 4, 3, 3}, 50, -0.5f, 0.5f);
+    init_f32(b, "wc", 4, (const int64_t[]){5, 4, 1, 1}, 51, -0.5f, 0.5f);
+    init_f32(b, "lo", 0, NULL, 52, 0.0f, 0.0f);
+    init_f32(b, "hi", 0, NULL, 53, 6.0f, 6.0f);
+    spatial_axes(b);
+    rd_onnx_node *c = node2(b, "Conv", "Conv2d_13_pointwise", "x", "w", "c");
+    rd_onnx_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    rd_onnx_add_node(b, "Clip", "Relu6", (const char *const[]){"c", "lo", "hi"}, 3, (const char *const[]){"r"}, 1);
+    node1(b, "GlobalAveragePool", "AvgPool", "r", "p");
+    node2(b, "Conv", "Conv2d_1c_1x1", "p", "wc", "l");
+    node2(b, "Squeeze", "SpatialSqueeze", "l", "sq_axes", "q");
+    node1(b, "Softmax", "Predictions", "q", "prob");
+    output(b, "prob");
+    pair pr = load_pair(b, 3);
+    static const char *const want[] = {"ConvClip", "Conv", "Conv", "Reshape", "exSoftmax13"};
+    static const char *const tensors[] = {"r", "p", "l", "q", "prob"};
+    for (int k = 0; k < 5; k++)
+        check_labels(pr.opt, tensors[k], want[k], k == 0 ? "Clip" : want[k]);
+    CU_ASSERT_EQUAL(groups_of(pr.opt, "Conv"), 2);
+    check_value(pr.opt, "c", "r", true);
+    check_and_free(&pr);
 }
 
 RD_TEST_REGISTER(register_passes_rknn)
@@ -428,5 +457,6 @@ RD_TEST_REGISTER(register_passes_rknn)
              {"two convs into one Add", test_two_convs_into_add}, {"residual refusals", test_residual_refused},
              {"activations after Gemm, MatMul, ConvTranspose, Conv", test_activations},
              {"Reshape, exSoftmax13, GlobalAveragePool as Conv; level 2", test_rewrite_labels},
-             {"a YOLOv8n-like graph: the op types of its layer table", test_yolov8_like});
+             {"a YOLOv8n-like graph: the op types of its layer table", test_yolov8_like},
+             {"MobileNetV1's tail: the op types of the RV1106 build table", test_mobilenetv1_tail});
 }
