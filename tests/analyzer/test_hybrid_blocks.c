@@ -4,7 +4,8 @@
  * one outlier channel (x20), so each stream tensor quantizes to about 0.999 single cosine and the next int8
  * layer quantizes a float16 stream tensor again: no single float16 tensor helps, a window of the chain does.
  * Four clean blocks before and after it quantize well (0.9999+). The assertions hold whether or not the
- * simulator fuses Conv+Sigmoid+Mul (every block keeps its Add output as an int8 tensor either way).
+ * simulator fuses Conv+Sigmoid+Mul into ConvExSwish (every block keeps its Add output as an int8 tensor
+ * either way).
  * Also: the objectives, --over, and --score-cmd (a scorer that works, and ones that fail, hang or print no
  * number).
  */
@@ -148,6 +149,17 @@ static double number_after(const char *text, const char *key)
     return p ? strtod(p + strlen(key), NULL) : NAN;
 }
 
+/* The block a tensor belongs to: N of convN, sigN, siluN, addN; the chain's ends for the outlier scales. */
+static int block_of(const char *name)
+{
+    if (strcmp(name, "scale_in") == 0)
+        return HEAD;
+    if (strcmp(name, "scale_out") == 0)
+        return HEAD + CHAIN;
+    const char *digits = strpbrk(name, "0123456789");
+    return digits ? atoi(digits) : -1;
+}
+
 /* Index of "addN" in the block numbering, -1 for other names. */
 static int add_index(const char *name)
 {
@@ -195,10 +207,7 @@ static void test_sweep_finds_block(void)
     fprintf(stderr, "sweep block: %s .. %s, cos %.5f (int8 %.5f, all %.5f)\n", first, last, bcos, int8, all);
     CU_ASSERT(bcos >= int8 + 0.7 * (all - int8));
     /* inside the chain (give or take one tensor at the edges), covering most of it */
-    const char *num_first = strpbrk(first, "0123456789"), *num_last = strpbrk(last, "0123456789");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(num_first);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(num_last);
-    int a = atoi(num_first), z = atoi(num_last);
+    int a = block_of(first), z = block_of(last);
     CU_ASSERT(a >= HEAD - 1 && z <= HEAD + CHAIN && z - a >= CHAIN / 2);
     cJSON_Delete(sw);
     rd_test_cli_free(&r);
@@ -291,7 +300,9 @@ static void test_search_window(void)
             best_gain = g->valuedouble;
     }
     fprintf(stderr, "int8 output cosine %.5f, best single float16 gain %.5f\n", int8, best_gain);
-    CU_ASSERT(best_gain < 0.15 * (0.99 - int8)); /* one tensor alone: a small part of what the target needs */
+    /* one tensor alone: a small part of what the target needs (with Conv+Sigmoid+Mul fused, the gains are
+       noise of either sign, up to a quarter of the way) */
+    CU_ASSERT(best_gain < 0.4 * (0.99 - int8));
     cJSON_Delete(sg);
     rd_test_cli_free(&r);
 
