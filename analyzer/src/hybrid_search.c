@@ -33,7 +33,7 @@
 
 /* A single's alone gain must cut this share of the all-int8 deficit to be tried, and each addition this share
    of the current one to be kept (smaller gains are noise next to what a window gains). */
-#define SINGLE_MIN_CUT 0.10
+#define SINGLE_MIN_CUT 0.05
 /* Gaps merged: at most this many tensors, costing at most this share of the set. */
 #define MERGE_MAX_GAP 8
 #define MERGE_MAX_COST_SHARE 0.0
