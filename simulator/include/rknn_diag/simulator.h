@@ -79,6 +79,8 @@ int rd_status_exit_code(rd_status code);
 #define RD_MAX_RANK 8
 #define RD_MAX_TENSOR_BYTES ((uint64_t)4 << 30) /* 4 GiB for one tensor */
 #define RD_MAX_MODEL_BYTES ((uint64_t)4 << 30)  /* 4 GiB for one .onnx file */
+#define RD_MAX_NODES (1 << 21)                  /* 2,097,152 nodes in one graph (Constant nodes included) */
+#define RD_MAX_VALUES (1 << 23)                 /* 8,388,608 distinct tensor names in one graph */
 
 /* ---------------------------------------------------------------------------------------------------
  * Dtypes. Values are ONNX's TensorProto.DataType numbers so that they map one to one.
@@ -204,6 +206,8 @@ typedef struct rd_load_options {
     const rd_input_shape *input_shapes; /* overrides for symbolic or fixed input dims (may be NULL) */
     size_t n_input_shapes;
     bool allow_unsupported_ops;         /* load even if some ops are unknown (for inspect) */
+    size_t max_nodes;                   /* 0: RD_MAX_NODES; a lower limit (tests, fuzzers), never a higher one */
+    size_t max_values;                  /* 0: RD_MAX_VALUES; likewise */
 } rd_load_options;
 
 /** Loads an ONNX model file; external data is read relative to the file's folder. */
