@@ -86,7 +86,7 @@ rd_status an_board_expand(const char *cmd, const char *work_dir, const char *dum
         const char *end = strchr(p, '}');
         if (!end) {
             free(b.p);
-            return rd_errorf(err, RD_E_INVAL, "--run: '{' without '}' at offset %zu of \"%s\"", (size_t)(p - cmd), cmd);
+            return rd_errorf(err, RD_E_USAGE, "--run: '{' without '}' at offset %zu of \"%s\"", (size_t)(p - cmd), cmd);
         }
         char key[64];
         size_t kn = (size_t)(end - p - 1);
@@ -105,14 +105,14 @@ rd_status an_board_expand(const char *cmd, const char *work_dir, const char *dum
             bool pre = strcmp(rest, "_preprocessed") == 0;
             if ((*rest && !pre) || i < 0 || (size_t)i >= n_inputs) {
                 free(b.p);
-                return rd_errorf(err, RD_E_INVAL, "--run: {%s}: the model has %zu input(s): {input0}..{input%zu} "
+                return rd_errorf(err, RD_E_USAGE, "--run: {%s}: the model has %zu input(s): {input0}..{input%zu} "
                                  "(raw) and {input0_preprocessed}.. (after mean/std)", key, n_inputs,
                                  n_inputs ? n_inputs - 1 : 0);
             }
             snprintf(path, sizeof path, "%s/input%ld%s.npy", work_dir, i, pre ? "_preprocessed" : "");
         } else {
             free(b.p);
-            return rd_errorf(err, RD_E_INVAL, "--run: unknown placeholder {%s} (known: {input0}, {input0_preprocessed}, "
+            return rd_errorf(err, RD_E_USAGE, "--run: unknown placeholder {%s} (known: {input0}, {input0_preprocessed}, "
                              "..., {work_dir}, {dump_dir})", key);
         }
         sb_quoted(&b, path);

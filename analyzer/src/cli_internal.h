@@ -56,7 +56,8 @@ void an_print_help(FILE *f, const char *usage, const char *about, const an_optsp
 /** Parses a non-negative integer option value; prints a usage error and returns false when bad. */
 bool an_parse_int(const char *cmd, const char *opt, const char *text, long min, long max, long *out, FILE *errs);
 
-/** Prints "rknn-diag CMD: error: ..." (red on a terminal) and returns the exit code for st. */
+/** Prints "rknn-diag CMD: error: ..." (red on a terminal; RD_E_USAGE adds the hint to --help) and returns
+    the exit code of err->code. */
 int an_fail(const an_cmd_ctx *ctx, const rd_error *err);
 /** Usage error: prints the message and a hint to --help; returns 2. */
 int an_usage(const an_cmd_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

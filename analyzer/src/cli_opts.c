@@ -119,8 +119,11 @@ bool an_parse_int(const char *cmd, const char *opt, const char *text, long min, 
 
 int an_fail(const an_cmd_ctx *ctx, const rd_error *err)
 {
-    fprintf(ctx->errs, "%srknn-diag %s: error:%s %s\n", ctx->color ? "\033[1;31m" : "", ctx->argv[0],
+    fprintf(ctx->errs, "%srknn-diag %s: error:%s %s", ctx->color ? "\033[1;31m" : "", ctx->argv[0],
             ctx->color ? "\033[0m" : "", err->msg[0] ? err->msg : rd_status_str(err->code));
+    if (err->code == RD_E_USAGE) /* the command line is wrong: say where the right one is */
+        fprintf(ctx->errs, " (see rknn-diag %s --help)", ctx->argv[0]);
+    fputc('\n', ctx->errs);
     return rd_status_exit_code(err->code);
 }
 

@@ -493,7 +493,7 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
                                    &err);
     }
     if (st == RD_OK && (size_t)a->dump_sample >= n_samples)
-        st = rd_errorf(&err, RD_E_INVAL, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample, n_samples);
+        st = rd_errorf(&err, RD_E_USAGE, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample, n_samples);
     if (st == RD_OK && (a->run_cmd || a->runtime_dumps))
         st = dump_sample_paths(a, m, &err);
     bool tty_err = isatty(fileno(ctx->errs));
@@ -536,7 +536,7 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     free(rt_layers);
     an_runtime_close(&rt);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     const char *no_color = getenv("NO_COLOR");

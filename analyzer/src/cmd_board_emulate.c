@@ -128,7 +128,7 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
     bo.faults = faults;
     rd_error err;
     if (rd_board_faults_check(faults, &err) != RD_OK) {
-        err.code = RD_E_INVAL;
+        err.code = RD_E_USAGE; /* --fault is the command line */
         return an_fail(ctx, &err);
     }
     /* block the stop signals in every thread the board starts, then wait for them here */

@@ -294,14 +294,14 @@ static rd_status check_dump_dir(const board_run *r, const char *first_name, cons
 static rd_status build_board_sim(an_cmd_ctx *ctx, board_args *a, const rd_model *m, rd_sim **out, rd_error *err)
 {
     if (!a->q.qcfg_path && !a->q.cfg.dataset)
-        return rd_errorf(err, RD_E_INVAL, "give --cfg QCFG (the .quantization.cfg of `rknn-diag quantize`): the board "
+        return rd_errorf(err, RD_E_USAGE, "give --cfg QCFG (the .quantization.cfg of `rknn-diag quantize`): the board "
                                           "runs the quantized model the host analyses");
     rd_status st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, out, err);
     for (size_t i = 0; st == RD_OK && i < a->n_faults; i++) {
         const char *colon = strchr(a->faults[i], ':');
         char kind[32];
         if (!colon || colon == a->faults[i] || !colon[1] || (size_t)(colon - a->faults[i]) >= sizeof kind)
-            return rd_errorf(err, RD_E_INVAL, "--fault expects KIND:TENSOR (e.g. gain:/conv1/Conv_output_0), got '%s'",
+            return rd_errorf(err, RD_E_USAGE, "--fault expects KIND:TENSOR (e.g. gain:/conv1/Conv_output_0), got '%s'",
                              a->faults[i]);
         memcpy(kind, a->faults[i], (size_t)(colon - a->faults[i]));
         kind[colon - a->faults[i]] = '\0';
@@ -309,8 +309,10 @@ static rd_status build_board_sim(an_cmd_ctx *ctx, board_args *a, const rd_model 
         st = rd_sim_fault_parse(kind, &k, err);
         if (st == RD_OK)
             st = rd_sim_add_fault(*out, colon + 1, k, err);
-        if (st != RD_OK)
+        if (st != RD_OK) { /* an unknown kind or tensor: the option is wrong, whatever the library's status */
             rd_error_prefix(err, "--fault %s", a->faults[i]);
+            st = err ? (err->code = RD_E_USAGE) : RD_E_USAGE;
+        }
     }
     return st;
 }
@@ -464,7 +466,7 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = build_board_sim(ctx, a, m, &s, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL || err.code == RD_E_NOTFOUND ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     rc = run_board(ctx, a, m, s, plat);

@@ -376,7 +376,7 @@ int an_cmd_compare(an_cmd_ctx *ctx)
     }
     int code;
     if (dump_a != dump_b) {
-        rd_errorf(&err, RD_E_INVAL, "%s and %s are not the same kind: a dump folder compares only with a dump folder",
+        rd_errorf(&err, RD_E_USAGE, "%s and %s are not the same kind: a dump folder compares only with a dump folder",
                   paths[0], paths[1]);
         code = an_fail(ctx, &err);
     } else if (dump_a) {

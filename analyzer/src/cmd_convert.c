@@ -205,7 +205,9 @@ static rd_status load_converted(const rd_rknn_config *c, const char *float_path,
         st = rd_onnx_model_write(m, &buf, &len, err);
         if (st == RD_OK)
             st = rd_model_load_mem(buf, len, float_path, NULL,
-                                   &(rd_load_options){.input_shapes = shapes, .n_input_shapes = n_shapes}, &fixed, err);
+                                   &(rd_load_options){.input_shapes = shapes, .n_input_shapes = n_shapes,
+                                                      .input_shapes_from = "input_size_list"},
+                                   &fixed, err);
         free(buf);
         if (st == RD_OK) {
             rd_model_destroy(m);
@@ -324,7 +326,7 @@ int an_cmd_convert(an_cmd_ctx *ctx)
     rd_rknn_config cfg;
     rd_rknn_config_init(&cfg);
     rd_status st = rd_platform_find(a.target) ? rd_rknn_config_load(a.config, &cfg, &err)
-                   : rd_errorf(&err, RD_E_INVAL, "-t %s: unknown target platform (rk3588, rk3566, rk3568, rv1106, ...)",
+                   : rd_errorf(&err, RD_E_USAGE, "-t %s: unknown target platform (rk3588, rk3566, rk3568, rv1106, ...)",
                                a.target);
     if (st == RD_OK)
         st = refuse_unsupported(&cfg, &err);
@@ -365,7 +367,7 @@ int an_cmd_convert(an_cmd_ctx *ctx)
     if (quantized)
         st = quantize(&a, &q, m, cfg_path, qdq_path, ctx, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     fprintf(ctx->errs, "wrote %s%s%s%s%s\n", float_path, quantized ? ", " : "", quantized ? cfg_path : "",

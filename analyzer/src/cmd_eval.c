@@ -419,7 +419,7 @@ int an_cmd_eval(an_cmd_ctx *ctx)
     const rd_qdtype dt = a->q.cfg.dtype;
     const bool integer = dt != RD_QDT_FLOAT16 && dt != RD_QDT_FLOAT32;
     if (st == RD_OK && !integer && dtype_given)
-        st = rd_errorf(&err, RD_E_INVAL,
+        st = rd_errorf(&err, RD_E_USAGE,
                        "eval compares fp32, fp16 and one integer dtype: --dtype must be w8a8, w16a16i, w8a16, w4a16 or "
                        "w16a16i_dfp (got %s)", rd_qdtype_name(dt));
     if (st == RD_OK && !integer) {
@@ -428,7 +428,7 @@ int an_cmd_eval(an_cmd_ctx *ctx)
     }
     a->int_name = a->q.cfg.dtype == RD_QDT_W8A8 ? "int8" : rd_qdtype_name(a->q.cfg.dtype);
     if (st == RD_OK && !es.idx && !a->q.cfg.dataset)
-        st = rd_errorf(&err, RD_E_INVAL, "give --dataset FILE (or a -c config naming one) with --labels");
+        st = rd_errorf(&err, RD_E_USAGE, "give --dataset FILE (or a -c config naming one) with --labels");
     if (st == RD_OK)
         st = open_set(a, m, &es, &err);
     if (st == RD_OK) {
@@ -444,7 +444,7 @@ int an_cmd_eval(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = evaluate(ctx, m, sims, &es, n, (size_t)a->show, &r, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     if (a->json)

@@ -110,7 +110,7 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = an_quant_finish(&a->q, m, &err);
     if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8)
-        st = rd_errorf(&err, RD_E_INVAL, "export-qdq writes int8 parameters: --dtype must be w8a8 (got %s)",
+        st = rd_errorf(&err, RD_E_USAGE, "export-qdq writes int8 parameters: --dtype must be w8a8 (got %s)",
                        rd_qdtype_name(a->q.cfg.dtype));
     if (st == RD_OK)
         st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, &s, &err);
@@ -120,7 +120,7 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = an_write_file_atomic(a->out_path, buf, len, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     fprintf(ctx->errs, "wrote %s (%zu bytes)\n", a->out_path, len);

@@ -728,7 +728,7 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = rank(a, &r, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     rc = a->sub == SUB_SUGGEST ? suggest(ctx, a, &r, &base) : search(ctx, a, &r, &base, t0, &err);

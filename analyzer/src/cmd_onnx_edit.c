@@ -198,7 +198,7 @@ static rd_status convert_dataset(const edit_args *a, const rd_model *m, const an
     free(src_real);
     free(dst_real);
     if (same) {
-        st = rd_errorf(err, RD_E_INVAL, "%s would overwrite the --dataset list itself: write OUT in another folder",
+        st = rd_errorf(err, RD_E_USAGE, "%s would overwrite the --dataset list itself: write OUT in another folder",
                        list);
         goto out;
     }

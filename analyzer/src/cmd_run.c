@@ -482,7 +482,7 @@ int an_cmd_run(an_cmd_ctx *ctx)
     }
     rd_status st = load_model_and_inputs(a, &m, inputs, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out_args;
     }
     n_in = rd_model_input_count(m);
@@ -491,7 +491,7 @@ int an_cmd_run(an_cmd_ctx *ctx)
         if (st == RD_OK)
             st = an_quant_build_sim(&a->q, m, inputs, ctx->errs, ctx->color, &sim, &err);
         if (st != RD_OK) {
-            rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+            rc = an_fail(ctx, &err);
             goto out;
         }
     }

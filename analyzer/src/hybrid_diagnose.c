@@ -305,7 +305,7 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
     rd_status st = rd_model_load(model_path, lopt, &m, &err);
     if (st == RD_OK) st = an_quant_finish(q, m, &err);
     if (st != RD_OK) {
-        int rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        int rc = an_fail(ctx, &err);
         rd_model_destroy(m);
         return rc;
     }

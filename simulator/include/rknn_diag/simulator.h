@@ -34,7 +34,7 @@ extern "C" {
 
 typedef enum rd_status {
     RD_OK = 0,
-    RD_E_INVAL,       /* invalid argument or usage */
+    RD_E_INVAL,       /* invalid argument or content found in an input (a model, a file, an API call): exit 3 */
     RD_E_PARSE,       /* malformed outside data (model, .npy, YAML, packet, ...) */
     RD_E_UNSUPPORTED, /* valid input that this version does not implement (op, dtype, feature) */
     RD_E_NOMEM,       /* allocation failed */
@@ -45,6 +45,9 @@ typedef enum rd_status {
     RD_E_AUTH,        /* the board refused our key */
     RD_E_NOTFOUND,    /* a named thing (file, tensor, device) does not exist */
     RD_E_GATE,        /* an accuracy gate failed (exit code 1) */
+    RD_E_USAGE,       /* the command line itself is wrong: an unknown, malformed, missing or conflicting option
+                         or argument, found without reading any input (exit code 2); raised by option parsers
+                         and by library functions that parse option text (HOST:PORT, a fault list) */
     RD_STATUS_COUNT
 } rd_status;
 
@@ -68,7 +71,8 @@ rd_status rd_error_prefix(rd_error *err, const char *fmt, ...) __attribute__((fo
 /** Clears err to RD_OK and an empty message. */
 void rd_error_clear(rd_error *err);
 
-/** The process exit code the design gives a status: 0 ok, 1 gate, 2 usage, 3 input or device. */
+/** The process exit code the design gives a status: 0 ok, 1 RD_E_GATE, 2 RD_E_USAGE, 3 every other failure
+    (an input file, a model, a board). */
 int rd_status_exit_code(rd_status code);
 
 /* ---------------------------------------------------------------------------------------------------
@@ -81,6 +85,34 @@ int rd_status_exit_code(rd_status code);
 #define RD_MAX_MODEL_BYTES ((uint64_t)4 << 30)  /* 4 GiB for one .onnx file */
 #define RD_MAX_NODES (1 << 21)                  /* 2,097,152 nodes in one graph (Constant nodes included) */
 #define RD_MAX_VALUES (1 << 23)                 /* 8,388,608 distinct tensor names in one graph */
+
+/* ---------------------------------------------------------------------------------------------------
+ * Names from outside (tensor and node names of a model, file names on a board) made safe to show: the
+ * escapes of docs/security.md. Printable characters of any language stay; C0 and C1 controls, DEL, the
+ * bidirectional controls and invalid UTF-8 bytes are spelled \n \r \t \xHH \uHHHH.
+ */
+
+typedef enum rd_escape_style {
+    RD_ESC_DISPLAY = 0, /* for terminals, logs and HTML: a backslash stays a backslash */
+    RD_ESC_QUOTED = 1,  /* also \\ and \": the inside of a "..." that rd_text_unescape reads back exactly */
+} rd_escape_style;
+
+#define RD_TEXT_SHOWN_MAX 512 /* a good size for rd_text_shown's buffer */
+
+/** True when s (len bytes) changes under style. */
+bool rd_text_needs_escape(const char *s, size_t len, rd_escape_style style);
+
+/** Writes s (len bytes) escaped into out (cap bytes, always NUL-terminated when cap > 0, cut before the
+    first escape or character that does not fit whole); returns the full escaped length, as snprintf. */
+size_t rd_text_escape(const char *s, size_t len, rd_escape_style style, char *out, size_t cap);
+
+/** The display form of the NUL-terminated s in buf, ending in "..." when cut; returns buf ("(null)" for NULL).
+    For printf arguments: printf("%s", rd_text_shown(name, buf, sizeof buf)). */
+const char *rd_text_shown(const char *s, char *buf, size_t cap);
+
+/** Reads back the inside of a quoted name (RD_ESC_QUOTED) into a new malloc'ed string owned by the caller
+    (*out_len bytes, may be NULL). RD_E_PARSE for an unknown or malformed escape or a NUL byte. */
+rd_status rd_text_unescape(const char *s, size_t len, char **out, size_t *out_len, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * Dtypes. Values are ONNX's TensorProto.DataType numbers so that they map one to one.
@@ -205,6 +237,8 @@ typedef struct rd_input_shape {
 typedef struct rd_load_options {
     const rd_input_shape *input_shapes; /* overrides for symbolic or fixed input dims (may be NULL) */
     size_t n_input_shapes;
+    const char *input_shapes_from;      /* what messages call them; NULL: "--input-shape", the command line, whose
+                                           mistakes are RD_E_USAGE; otherwise (a config file's list) RD_E_INVAL */
     bool allow_unsupported_ops;         /* load even if some ops are unknown (for inspect) */
     size_t max_nodes;                   /* 0: RD_MAX_NODES; a lower limit (tests, fuzzers), never a higher one */
     size_t max_values;                  /* 0: RD_MAX_VALUES; likewise */
