@@ -97,7 +97,13 @@ rd_status an_load_graph_inputs(const rd_model *m, const char *const *names, cons
             return rd_errorf(err, RD_E_USAGE, "no --input given for graph input '%s' (use --input %s=FILE.npy)", vi.name,
                              vi.name);
         }
-        rd_status st = rd_npy_load(file, &tensors[k], err);
+        /* the graph tensor exactly as stored: a file of another dtype or shape is refused on its header */
+        char what[300];
+        snprintf(what, sizeof what, "graph input '%s'", vi.name);
+        rd_npy_expect want = {.dtype = vi.dtype, .rank = vi.rank, .what = what};
+        for (int d = 0; d < vi.rank; d++) /* a symbolic dim takes any size, as the executor allows */
+            want.dims[d] = vi.dims[d] >= 0 && !vi.dim_params[d] ? vi.dims[d] : -1;
+        rd_status st = rd_npy_load_expect(file, &want, &tensors[k], err);
         if (st != RD_OK) {
             for (size_t j = 0; j < k; j++)
                 rd_tensor_fini(&tensors[j]);

@@ -200,11 +200,25 @@ const char *rd_shape_str(const rd_tensor *t, char *buf, size_t len);
  * 0-d and empty arrays.
  */
 
-/** Parses an .npy image in memory. On success out owns new data. name is used in messages. */
+/** Parses an .npy image in memory. On success out owns new data. name is used in messages. The data must
+    end where buf ends (bytes after it are RD_E_PARSE). */
 rd_status rd_npy_parse(const void *buf, size_t len, const char *name, rd_tensor *out, rd_error *err);
 
-/** Loads an .npy file. On success out owns new data. */
+/** Loads an .npy file: the header is read and checked first (dtype and shape held, data size equal to what
+    is left in the file), then the data once, into out's own buffer. On success out owns new data. */
 rd_status rd_npy_load(const char *path, rd_tensor *out, rd_error *err);
+
+/** What a caller that knows the tensor expects of an .npy, checked on the header before the data is read. */
+typedef struct rd_npy_expect {
+    rd_dtype dtype;             /* RD_DT_UNDEFINED: any */
+    int rank;                   /* -1: any */
+    int64_t dims[RD_MAX_RANK];  /* dims[0..rank-1]; -1: any */
+    const char *what;           /* for messages ("graph input 'image'"); NULL: "the caller" */
+} rd_npy_expect;
+
+/** rd_npy_load refusing, before reading the data, a file whose dtype or shape differs from want (RD_E_INVAL,
+    naming the file, both shapes and want->what). want may be NULL. */
+rd_status rd_npy_load_expect(const char *path, const rd_npy_expect *want, rd_tensor *out, rd_error *err);
 
 /** Serialises t as an .npy (version 1.0, C order) into a new malloc'ed buffer owned by the caller. */
 rd_status rd_npy_write(const rd_tensor *t, void **out_buf, size_t *out_len, rd_error *err);
