@@ -155,7 +155,7 @@ static rd_status check_inputs(an_runtime *rt, const char *const *paths, rd_resul
         if (!board) {
             if (log)
                 fprintf(log, "rknn-diag accuracy: note: no InputOperator dump for input '%s': its check is skipped\n",
-                        vi.name);
+                        RD_TEXT_SHOWN(vi.name));
             continue;
         }
         rd_tensor raw = {0};

@@ -4,6 +4,7 @@
  * writes the snapshot (golden/, simulator/, map_name_to_file.txt, error_analysis.txt, report.json,
  * report.html), prints RKNN's table and the findings, and applies the CI gate.
  */
+#include "term_text.h"
 #include "accuracy.h"
 #include "accuracy_runtime.h"
 #include "cli_adb.h"
@@ -347,9 +348,16 @@ static void print_findings(an_cmd_ctx *ctx, const rd_result *r, bool color)
         const rd_finding *f = &r->findings[i];
         const char *tag = f->severity == RD_SEV_ERROR ? "error" : f->severity == RD_SEV_WARNING ? "warning" : "info";
         const char *c = !color ? "" : f->severity == RD_SEV_ERROR ? "\033[1;31m" : "\033[1;33m";
-        fprintf(ctx->out, "  %s%s%s: %s\n      %s\n", c, tag, color ? "\033[0m" : "", f->title, f->evidence);
-        if (f->advice)
-            fprintf(ctx->out, "      -> %s\n", f->advice);
+        fprintf(ctx->out, "  %s%s%s: ", c, tag, color ? "\033[0m" : ""); /* findings quote the model's names */
+        an_put_text(ctx->out, f->title);
+        fputs("\n      ", ctx->out);
+        an_put_text(ctx->out, f->evidence);
+        fputc('\n', ctx->out);
+        if (f->advice) {
+            fputs("      -> ", ctx->out);
+            an_put_text(ctx->out, f->advice);
+            fputc('\n', ctx->out);
+        }
     }
 }
 
@@ -379,7 +387,7 @@ static int apply_gate(an_cmd_ctx *ctx, const acc_args *a, const rd_model *m, con
             if (failing++ == 0)
                 fprintf(ctx->errs, "gate failed: cosine below %.5f (--gate %s, minimum over samples):\n", a->fail_under,
                         a->gate == GATE_OUTPUTS ? "outputs" : a->gate == GATE_ENTIRE ? "entire" : "single");
-            fprintf(ctx->errs, "  %-40s %.5f (sample %d)\n", l->name, g->cos_min, g->worst_sample);
+            fprintf(ctx->errs, "  %-40s %.5f (sample %d)\n", RD_TEXT_SHOWN(l->name), g->cos_min, g->worst_sample);
         }
     }
     return failing ? AN_EXIT_GATE : AN_EXIT_OK;

@@ -3,6 +3,7 @@
  * foreground until SIGINT or SIGTERM (or --duration). Prints "listening on 127.0.0.1:PORT" on
  * stdout once ready.
  */
+#include "term_text.h"
 #include "cli_adb.h"
 
 #include <signal.h>
@@ -47,7 +48,9 @@ static const an_optspec board_opts[] = {
 static void board_log(void *user, const char *msg)
 {
     FILE *f = user;
-    fprintf(f, "board-emulate: %s\n", msg);
+    fputs("board-emulate: ", f);
+    an_put_text(f, msg); /* what a peer sent can show up in it */
+    fputc('\n', f);
     fflush(f);
 }
 

@@ -6,6 +6,7 @@
  * host and the board agree bit for bit), with faults (--fault) and application mistakes
  * (--app-mistake) on demand.
  */
+#include "term_text.h"
 #include "board_app.h"
 #include "board_dump.h"
 #include "cli_internal.h"
@@ -269,8 +270,8 @@ static rd_status observe_layer(void *user, const rd_observed *ev, rd_error *err)
         char shape[128];
         shape_paren(ev->tensor, shape, sizeof shape);
         log_prefix(r->log);
-        fprintf(r->log, "%-4d %-18s %-8s %-6s %-28s %-10.0f %s\n", r->cur_index, op, dtype_label(held.prec), "NPU", shape,
-                us, ev->name);
+        fprintf(r->log, "%-4d %-18s %-8s %-6s %-28s %-10.0f %s\n", r->cur_index, RD_TEXT_SHOWN(op), dtype_label(held.prec),
+                "NPU", shape, us, RD_TEXT_SHOWN(ev->name));
     }
     if (r->env.log_level < 5)
         return RD_OK;
@@ -421,7 +422,9 @@ static int run_board(an_cmd_ctx *ctx, board_args *a, rd_model *m, rd_sim *s, con
     }
     if (st != RD_OK) {
         if (strncmp(err.msg, "failed open dump path", 21) == 0) {
-            fprintf(ctx->errs, "E RKNN: %s\n", err.msg);
+            fputs("E RKNN: ", ctx->errs);
+            an_put_text(ctx->errs, err.msg);
+            fputc('\n', ctx->errs);
             return AN_EXIT_INPUT;
         }
         return an_fail(ctx, &err);

@@ -5,6 +5,7 @@
  * (NAME.onnx), our NAME.quantization.cfg and NAME.qdq.onnx, and with -a runs the accuracy analysis on
  * those inputs into OUT/snapshot. What it cannot honour is refused by key name (docs/convert.md).
  */
+#include "term_text.h"
 #include "cli_internal.h"
 #include "qcfg_build.h"
 #include "quant_setup.h"
@@ -226,10 +227,6 @@ static rd_status load_converted(const rd_rknn_config *c, const char *float_path,
     return RD_OK;
 }
 
-static void print_note(void *user, const char *msg)
-{
-    fprintf((FILE *)user, "note: %s\n", msg);
-}
 
 /* Quantizes as the config says and writes the .quantization.cfg and the QDQ model. */
 static rd_status quantize(const convert_args *a, an_quant_opts *q, const rd_model *m, const char *cfg_path,
@@ -247,7 +244,7 @@ static rd_status quantize(const convert_args *a, an_quant_opts *q, const rd_mode
         st = an_qcfg_collect(s, &params, ctx->errs, err);
     if (st == RD_OK)
         st = rd_qcfg_save(cfg_path, &params, err);
-    rd_warn_sink notes = {.fn = print_note, .user = ctx->errs};
+    rd_warn_sink notes = {.fn = an_note_print, .user = ctx->errs};
     if (st == RD_OK)
         st = rd_sim_export_qdq_form(s, a->integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len,
                                     a->verbose ? &notes : NULL, err);
@@ -360,7 +357,8 @@ int an_cmd_convert(an_cmd_ctx *ctx)
                        "quantize and eval (--dtype %s), not converted", rd_qdtype_name(q.cfg.dtype),
                        rd_qdtype_name(q.cfg.dtype));
     if (st == RD_OK && a.verbose)
-        fprintf(ctx->errs, "convert: %s for %s: %s, %s, %s, optimization level %d\n", cfg.model_file_path, a.target,
+        fprintf(ctx->errs, "convert: %s for %s: %s, %s, %s, optimization level %d\n", RD_TEXT_SHOWN(cfg.model_file_path),
+                a.target,
                 rd_qdtype_name(q.cfg.dtype), rd_qalgo_name(q.cfg.algorithm), rd_qmethod_name(q.cfg.method),
                 q.cfg.optimization_level);
     bool quantized = st == RD_OK && q.cfg.quantize && prec == RD_PREC_INT8;

@@ -3,6 +3,7 @@
  * top-1 and top-5 of a classifier at fp32 (the reference), fp16 and int8 (the simulators) side by side,
  * with the samples where the precisions disagree.
  */
+#include "json_out.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
 #include "progress.h"
@@ -385,11 +386,7 @@ static void print_json(FILE *out, const eval_args *a, const eval_result *r)
             cJSON_AddNumberToObject(o, col_name(a, p), (double)r->shown[i].top1[p]);
         cJSON_AddItemToArray(list, o);
     }
-    char *text = cJSON_Print(root);
-    if (text)
-        fprintf(out, "%s\n", text);
-    free(text);
-    cJSON_Delete(root);
+    an_json_print(out, root);
 }
 
 int an_cmd_eval(an_cmd_ctx *ctx)

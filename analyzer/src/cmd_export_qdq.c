@@ -3,6 +3,7 @@
  * graph with QuantizeLinear/DequantizeLinear pairs carrying the simulation's INT8 parameters, for any
  * ONNX runtime (docs/numerics.md, "QDQ export").
  */
+#include "term_text.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
 #include "quant_setup.h"
@@ -86,10 +87,6 @@ static int parse_args(an_cmd_ctx *ctx, export_args *a)
     return -1;
 }
 
-static void print_note(void *user, const char *msg)
-{
-    fprintf((FILE *)user, "note: %s\n", msg);
-}
 
 int an_cmd_export_qdq(an_cmd_ctx *ctx)
 {
@@ -114,7 +111,7 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
                        rd_qdtype_name(a->q.cfg.dtype));
     if (st == RD_OK)
         st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, &s, &err);
-    rd_warn_sink notes = {.fn = print_note, .user = ctx->errs};
+    rd_warn_sink notes = {.fn = an_note_print, .user = ctx->errs};
     if (st == RD_OK)
         st = rd_sim_export_qdq_form(s, a->integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len, &notes, &err);
     if (st == RD_OK)

@@ -3,6 +3,8 @@
  * Prints per-layer min/max/mean (or JSON), optionally writes every tensor as .npy plus index.json, and
  * with --bench N times N observed inferences.
  */
+#include "term_text.h"
+#include "json_out.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
 #include "quant_setup.h"
@@ -134,8 +136,8 @@ static void print_table(FILE *out, const run_observer *ro)
             snprintf(idx, sizeof idx, "%d", r->node);
         else
             snprintf(idx, sizeof idx, "-");
-        fprintf(out, "%-5s %-18s %-40s %-18s %-8s %13.6g %13.6g %13.6g", idx, r->op_type, r->name, shape,
-                rd_dtype_name(r->dtype), r->stats.min, r->stats.max, r->stats.mean);
+        fprintf(out, "%-5s %-18s %-40s %-18s %-8s %13.6g %13.6g %13.6g", idx, RD_TEXT_SHOWN(r->op_type),
+                RD_TEXT_SHOWN(r->name), shape, rd_dtype_name(r->dtype), r->stats.min, r->stats.max, r->stats.mean);
         if (r->stats.n_nan || r->stats.n_inf)
             fprintf(out, "  (%lld NaN, %lld Inf)", (long long)r->stats.n_nan, (long long)r->stats.n_inf);
         if (ro->sim) {
@@ -180,11 +182,7 @@ static void print_json(FILE *out, const char *model, const run_observer *ro)
         cJSON_AddNumberToObject(o, "inf", (double)r->stats.n_inf);
         cJSON_AddItemToArray(layers, o);
     }
-    char *text = cJSON_Print(root);
-    if (text)
-        fprintf(out, "%s\n", text);
-    free(text);
-    cJSON_Delete(root);
+    an_json_print(out, root);
 }
 
 static double now_ms(void)
@@ -289,7 +287,7 @@ static rd_status write_fused_list(const char *dir, const rd_sim *sim, size_t *n_
         cJSON_AddItemToArray(list, o);
         n++;
     }
-    char *text = cJSON_Print(list);
+    char *text = an_json_text(list);
     cJSON_Delete(list);
     if (!text)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");

@@ -329,11 +329,11 @@ void sim_node_fini(sim_node *n);
  *  above max_bytes with RD_E_LIMIT and a missing file with RD_E_NOTFOUND. */
 rd_status sim_file_read(const char *path, size_t max_bytes, char **out_buf, size_t *out_len, rd_error *err);
 
-/** An input that may be an .npy (by its first bytes, not its name): an .npy is loaded as rd_npy_load does
- *  into npy (*is_npy true); anything else is read whole (at most max_other bytes) into *other for its own
- *  decoder (an image), NUL-terminated. One open of the file (npy.c). */
-rd_status sim_input_file_load(const char *path, size_t max_other, bool *is_npy, rd_tensor *npy, char **other,
-                              size_t *other_len, rd_error *err);
+/** An input that may be an .npy (by its first bytes, not its name): an .npy is loaded as rd_npy_load_expect
+ *  does (want may be NULL) into npy (*is_npy true); anything else is read whole (at most max_other bytes)
+ *  into *other for its own decoder (an image), NUL-terminated. One open of the file (npy.c). */
+rd_status sim_input_file_load(const char *path, size_t max_other, const rd_npy_expect *want, bool *is_npy,
+                              rd_tensor *npy, char **other, size_t *other_len, rd_error *err);
 
 /** Writes buf to path through "path.tmp.PID" and rename(), so no partial file is left under path. */
 rd_status sim_file_write_atomic(const char *path, const void *buf, size_t len, rd_error *err);

@@ -598,13 +598,17 @@ static rd_status npy_check_expect(const npy_layout *h, const rd_npy_expect *w, c
     bool ok = w->rank < 0 || w->rank == h->rank;
     for (int d = 0; ok && w->rank > 0 && d < w->rank; d++)
         ok = w->dims[d] < 0 || w->dims[d] == h->dims[d];
-    if (ok)
-        return RD_OK;
     char got[RD_MAX_RANK * 21 + 8], want[RD_MAX_RANK * 21 + 8];
     rd_tensor shape = {.dtype = h->dtype, .rank = h->rank};
     memcpy(shape.dims, h->dims, sizeof shape.dims);
-    return rd_errorf(err, RD_E_INVAL, "%s: the header's shape is %s, %s must have shape %s", name,
-                     rd_shape_str(&shape, got, sizeof got), what, want_shape_str(w, want, sizeof want));
+    if (!ok)
+        return rd_errorf(err, RD_E_INVAL, "%s: the header's shape is %s, %s must have shape %s", name,
+                         rd_shape_str(&shape, got, sizeof got), what, want_shape_str(w, want, sizeof want));
+    int64_t numel = rd_tensor_numel(&shape);
+    if (w->numel > 0 && numel != w->numel)
+        return rd_errorf(err, RD_E_INVAL, "%s: the header's shape is %s (%lld elements), %s has %lld", name,
+                         rd_shape_str(&shape, got, sizeof got), (long long)numel, what, (long long)w->numel);
+    return RD_OK;
 }
 
 /* Byte order and bool normalisation of n elements in place. */
@@ -763,8 +767,8 @@ rd_status rd_npy_load(const char *path, rd_tensor *out, rd_error *err)
     return rd_npy_load_expect(path, NULL, out, err);
 }
 
-rd_status sim_input_file_load(const char *path, size_t max_other, bool *is_npy, rd_tensor *npy, char **other,
-                              size_t *other_len, rd_error *err)
+rd_status sim_input_file_load(const char *path, size_t max_other, const rd_npy_expect *want, bool *is_npy,
+                              rd_tensor *npy, char **other, size_t *other_len, rd_error *err)
 {
     *is_npy = false;
     *other = NULL;
@@ -783,7 +787,7 @@ rd_status sim_input_file_load(const char *path, size_t max_other, bool *is_npy, 
         st = size > RD_MAX_TENSOR_BYTES + NPY_FILE_SLACK
                  ? rd_errorf(err, RD_E_LIMIT, "%s: file of %llu bytes exceeds the %llu-byte tensor limit", path,
                              (unsigned long long)size, (unsigned long long)RD_MAX_TENSOR_BYTES)
-                 : npy_load_fd(fd, size, path, NULL, npy, err);
+                 : npy_load_fd(fd, size, path, want, npy, err);
     } else if (st == RD_OK && size > max_other) {
         st = rd_errorf(err, RD_E_LIMIT, "%s: %llu bytes is above the limit of %zu bytes for this kind of file", path,
                        (unsigned long long)size, max_other);

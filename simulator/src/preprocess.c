@@ -276,8 +276,12 @@ rd_status rd_input_prepare(const char *path, const rd_input_spec *spec, int rank
     size_t len = 0;
     bool is_npy = false;
     rd_tensor src = {0};
-    /* by content, not by name: a .jpg that is really a PNG still reads; an .npy is read straight into src */
-    rd_status st = sim_input_file_load(path, RD_MAX_IMAGE_FILE_BYTES, &is_npy, &src, &buf, &len, err);
+    /* by content, not by name: a .jpg that is really a PNG still reads; an .npy is read straight into src,
+       after its header showed as many elements as the model input takes (in either layout) */
+    rd_npy_expect want = {.rank = -1, .numel = 1, .what = "the model input"};
+    for (int d = 0; d < rank && want.numel > 0; d++)
+        want.numel = dims[d] > 0 && !__builtin_mul_overflow(want.numel, dims[d], &want.numel) ? want.numel : 0;
+    rd_status st = sim_input_file_load(path, RD_MAX_IMAGE_FILE_BYTES, &want, &is_npy, &src, &buf, &len, err);
     if (st == RD_OK && !is_npy)
         st = rd_image_parse(buf, len, path, 0, &src, err);
     free(buf);

@@ -126,6 +126,55 @@ size_t rd_text_escape(const char *s, size_t len, rd_escape_style style, char *ou
     return o;
 }
 
+/* A copy of s with each invalid UTF-8 byte as U+FFFD and, with json, each hidden code point as \uHHHH. */
+static char *repaired(const char *s, size_t len, bool json, size_t *out_len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t total = len + 1;
+    for (size_t i = 0; i < len;) { /* an invalid byte grows by 2 (EF BF BD), a hidden code point to 6 bytes */
+        uint32_t cp;
+        size_t n = utf8_seq(p + i, len - i, &cp);
+        size_t grow = !n ? 2 : json && hidden_cp(cp) ? 6 - n : 0;
+        if (__builtin_add_overflow(total, grow, &total))
+            return NULL;
+        i += n ? n : 1;
+    }
+    char *o = malloc(total);
+    if (!o)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        size_t n = utf8_seq(p + i, len - i, &cp);
+        if (!n) {
+            memcpy(o + k, "\xef\xbf\xbd", 3); /* U+FFFD REPLACEMENT CHARACTER */
+            k += 3;
+            i++;
+        } else if (json && hidden_cp(cp)) {
+            k += (size_t)snprintf(o + k, 7, "\\u%04x", (unsigned)cp);
+            i += n;
+        } else {
+            memcpy(o + k, s + i, n);
+            k += n;
+            i += n;
+        }
+    }
+    o[k] = '\0';
+    if (out_len)
+        *out_len = k;
+    return o;
+}
+
+char *rd_text_utf8_repaired(const char *s, size_t len, size_t *out_len)
+{
+    return repaired(s, len, false, out_len);
+}
+
+char *rd_text_json_safe(const char *json, size_t len, size_t *out_len)
+{
+    return repaired(json, len, true, out_len);
+}
+
 const char *rd_text_shown(const char *s, char *buf, size_t cap)
 {
     if (!cap)

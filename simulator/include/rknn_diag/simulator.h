@@ -110,6 +110,20 @@ size_t rd_text_escape(const char *s, size_t len, rd_escape_style style, char *ou
     For printf arguments: printf("%s", rd_text_shown(name, buf, sizeof buf)). */
 const char *rd_text_shown(const char *s, char *buf, size_t cap);
 
+/** rd_text_shown into a buffer that lives until the end of the enclosing block (a compound literal):
+    printf("layer %s\n", RD_TEXT_SHOWN(name)). Names longer than RD_TEXT_SHOWN_MAX - 4 bytes end in "...". */
+#define RD_TEXT_SHOWN(s) rd_text_shown((s), (char[RD_TEXT_SHOWN_MAX]){0}, RD_TEXT_SHOWN_MAX)
+
+/** A copy of s (len bytes) in which each byte of an invalid UTF-8 sequence is U+FFFD, the replacement
+    character: what JSON output needs (docs/report-schema.md). malloc'ed, NUL-terminated, *out_len bytes (may
+    be NULL); NULL on allocation failure. */
+char *rd_text_utf8_repaired(const char *s, size_t len, size_t *out_len);
+
+/** JSON text (a writer's output, where anything but ASCII is inside strings) made valid UTF-8 and safe to
+    print: rd_text_utf8_repaired, and each C1 control, bidirectional control and line separator written as
+    the JSON escape \uHHHH (the same string to every JSON reader). malloc'ed as rd_text_utf8_repaired. */
+char *rd_text_json_safe(const char *json, size_t len, size_t *out_len);
+
 /** Reads back the inside of a quoted name (RD_ESC_QUOTED) into a new malloc'ed string owned by the caller
     (*out_len bytes, may be NULL). RD_E_PARSE for an unknown or malformed escape or a NUL byte. */
 rd_status rd_text_unescape(const char *s, size_t len, char **out, size_t *out_len, rd_error *err);
@@ -213,6 +227,7 @@ typedef struct rd_npy_expect {
     rd_dtype dtype;             /* RD_DT_UNDEFINED: any */
     int rank;                   /* -1: any */
     int64_t dims[RD_MAX_RANK];  /* dims[0..rank-1]; -1: any */
+    int64_t numel;              /* 0: any; else the element count in whatever arrangement (a layout to convert) */
     const char *what;           /* for messages ("graph input 'image'"); NULL: "the caller" */
 } rd_npy_expect;
 
