@@ -48,8 +48,8 @@ void adb_keys_free(adb_keys *k)
 
 static EVP_PKEY *read_key(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
+    FILE *f; /* a FIFO or device under a key's name is refused at once, not waited on */
+    if (rd_file_fopen_read(path, 0, (uint64_t)1 << 20, &f, NULL) != RD_OK) return NULL;
     EVP_PKEY *pk = PEM_read_PrivateKey(f, NULL, NULL, NULL);
     fclose(f);
     if (pk && EVP_PKEY_get_base_id(pk) != EVP_PKEY_RSA) {

@@ -43,6 +43,7 @@ typedef struct analysis {
     row_acc *rows;
     size_t n_rows, cap_rows;
     rd_name_map names;          /* map_name_to_file.txt */
+    rd_stem_set *stems;         /* the snapshot's file stems, unique (tensors x/y and x_y) */
     an_txt_writer *txt;         /* the text files (NULL with no_txt or no output folder) */
     bool dumping;
     bool with_board;            /* this sample runs with the board's tensors */
@@ -250,11 +251,10 @@ static rd_status detail(analysis *a, int row, const rd_tensor *ref, const rd_ten
 }
 
 /* Writes one tensor into the snapshot: folder/<stem>.txt (unless no_txt) and folder/<stem>.npy. */
-static rd_status snapshot_write(const analysis *a, const char *folder, const char *name, const rd_tensor *t,
+static rd_status snapshot_write(const analysis *a, const char *folder, const char *stem, const rd_tensor *t,
                                 char *file, size_t file_len, rd_error *err)
 {
-    char stem[512], path[4800];
-    rd_snapshot_file_stem(name, stem, sizeof stem);
+    char path[4800];
     snprintf(file, file_len, "%s/%s.txt", folder, stem);
     rd_status st = RD_OK;
     if (a->txt) {
@@ -271,12 +271,14 @@ static rd_status snapshot_write(const analysis *a, const char *folder, const cha
 static rd_status dump(analysis *a, const char *name, const rd_tensor *golden, const rd_tensor *sim,
                       const rd_tensor *board, rd_error *err)
 {
-    char gfile[600], sfile[600], rfile[600];
-    rd_status st = snapshot_write(a, "golden", name, golden, gfile, sizeof gfile, err);
+    char stem[RD_SNAPSHOT_STEM_MAX + 32], gfile[600], sfile[600], rfile[600];
+    rd_status st = rd_stem_set_take(a->stems, name, stem, sizeof stem, err);
     if (st == RD_OK)
-        st = snapshot_write(a, "simulator", name, sim, sfile, sizeof sfile, err);
+        st = snapshot_write(a, "golden", stem, golden, gfile, sizeof gfile, err);
+    if (st == RD_OK)
+        st = snapshot_write(a, "simulator", stem, sim, sfile, sizeof sfile, err);
     if (st == RD_OK && board)
-        st = snapshot_write(a, "runtime", name, board, rfile, sizeof rfile, err);
+        st = snapshot_write(a, "runtime", stem, board, rfile, sizeof rfile, err);
     if (st == RD_OK)
         st = rd_name_map_add(&a->names, name, gfile, sfile, board ? rfile : NULL, err);
     return st;
@@ -447,15 +449,16 @@ static rd_status prepare_folders(const an_accuracy_opts *o, rd_error *err)
 {
     char path[4200];
     rd_status st = an_mkdirs(o->output_dir, err);
+    /* our own folders inside the user's: never a link that would take the files elsewhere */
     snprintf(path, sizeof path, "%s/golden", o->output_dir);
     if (st == RD_OK)
-        st = an_mkdirs(path, err);
+        st = rd_dir_make(path, RD_DIR_OWN, err);
     snprintf(path, sizeof path, "%s/simulator", o->output_dir);
     if (st == RD_OK)
-        st = an_mkdirs(path, err);
+        st = rd_dir_make(path, RD_DIR_OWN, err);
     snprintf(path, sizeof path, "%s/runtime", o->output_dir);
     if (st == RD_OK && o->runtime)
-        st = an_mkdirs(path, err);
+        st = rd_dir_make(path, RD_DIR_OWN, err);
     return st;
 }
 
@@ -486,6 +489,8 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
         st = index_removed(&a, err);
     if (st == RD_OK && a.dumping)
         st = prepare_folders(o, err);
+    if (st == RD_OK && a.dumping)
+        st = rd_stem_set_create(&a.stems, err);
     if (st == RD_OK && a.dumping && !o->no_txt)
         st = an_txt_writer_create(!o->txt_inline, AN_TXT_WRITER_CAP, &a.txt, err);
     an_progress bar;
@@ -541,5 +546,6 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
     free(a.row_of_value);
     free(a.int8_row_of_value);
     rd_name_map_fini(&a.names);
+    rd_stem_set_destroy(a.stems);
     return st;
 }

@@ -61,4 +61,19 @@ rd_status an_findings_add(rd_result *r, const an_accuracy_opts *o, rd_error *err
  */
 rd_status an_findings_add_rt(rd_result *r, const an_accuracy_opts *o, const an_layer_runtime *rt, rd_error *err);
 
+/**
+ * an_findings_add_rt with what the simulation s knows (s may be NULL): float16 constants and weights
+ * beyond 65504 (RD_FIND_FP16_OVERFLOW naming the constant, the node reading it and its max |value|), which
+ * also tell the cause of NaN/Inf downstream.
+ */
+rd_status an_findings_add_sim(rd_result *r, const an_accuracy_opts *o, const an_layer_runtime *rt, const rd_sim *s,
+                              rd_error *err);
+
+/**
+ * The numeric findings alone (findings_numeric.c): float16 constants beyond 65504 (with s), and NaN/Inf in
+ * the golden, simulator or board tensors (RD_FIND_NONFINITE: the first tensor in execution order, the
+ * counts, the likely cause). Unsorted.
+ */
+rd_status an_findings_numeric(rd_result *r, const rd_sim *s, rd_error *err);
+
 #endif

@@ -1,11 +1,16 @@
 /*
  * accuracy_runtime.c: the board's dumps in the accuracy analysis (accuracy_runtime.h).
  *
- * librknnrt dumps the user's raw input (InputOperator, uint8 for an image) but no normalised input, so
- * when the dump set has no float tensor for a graph input, its InputOperator dump normalised with the
- * model's mean/std stands in: the first layer's single_sim then runs on what the board really fed it.
+ * The input-dump rule (docs/runtime.md): with the normal API (rknn_inputs_set) the InputOperator dump is
+ * the input after the model's mean/std, with zero-copy (rknn_set_io_mem) the application's buffer before
+ * them. The input check reads each dump by the rule --app-api names; what the board fed its first layer
+ * (the dump itself, or the dump normalised) stands in for the graph input, so the first layer's
+ * single_sim runs on what the board really computed with.
  */
 #include "accuracy_runtime.h"
+#include "board_app.h"
+#include "dump_read.h"
+#include "metrics.h"
 #include "runtime_io.h"
 #include "tensor_dump.h"
 
@@ -17,6 +22,7 @@ static rd_status input_spec(const an_quant_opts *q, size_t i, rd_input_spec *spe
 {
     *spec = RD_INPUT_SPEC_DEFAULT;
     spec->layout = q->layout;
+    spec->max_image_pixels = q->max_image_pixels;
     return rd_rknn_config_input_spec(&q->cfg, i, spec, err);
 }
 
@@ -58,7 +64,7 @@ static rd_status as_pushed(const rd_tensor *raw, rd_tensor *out, rd_error *err)
 rd_status an_runtime_write_inputs(const an_quant_opts *q, const rd_model *m, const char *const *paths,
                                   const rd_tensor *preprocessed, const char *dir, rd_error *err)
 {
-    rd_status st = an_mkdirs(dir, err);
+    rd_status st = rd_dir_make(dir, RD_DIR_OWN, err);
     for (size_t i = 0; st == RD_OK && i < rd_model_input_count(m); i++) {
         char path[4400];
         rd_tensor raw = {0}, pushed = {0};
@@ -77,59 +83,206 @@ rd_status an_runtime_write_inputs(const an_quant_opts *q, const rd_model *m, con
     return st;
 }
 
+/* ---- the application's input: the input-dump rule ------------------------------------------------ */
+
+/* The board's InputOperator dump of input i as float32 on the dump's side of the normalisation. Under
+   the normal API an integer dump that is not the graph input's int8 codes can only be the data before
+   the normalisation (the runtime folded mean/std into the first layer): *api becomes zero-copy. */
+static rd_status dump_values(an_runtime *rt, size_t i, const rd_tensor *board, const rd_sim_tensor *t, an_app_api *api,
+                             FILE *log, rd_tensor *out, rd_error *err)
+{
+    bool int8_codes = board->dtype == RD_DT_I8 && t->quantized && t->precision == RD_PREC_INT8;
+    bool integer = board->dtype != RD_DT_F32 && board->dtype != RD_DT_F16;
+    rd_value_info vi;
+    rd_model_value(rd_sim_model(rt->sim), (size_t)rd_model_input(rd_sim_model(rt->sim), i), &vi);
+    if (*api == AN_API_NORMAL && integer && !int8_codes) {
+        *api = AN_API_ZERO_COPY;
+        if (log)
+            fprintf(log, "rknn-diag accuracy: note: input '%s': its InputOperator dump holds %s data, which the normal "
+                    "API would have normalised: the runtime folded mean/std into the first layer, so the dump is "
+                    "read as the data before the normalisation\n", vi.name, rd_dtype_name(board->dtype));
+    }
+    if (*api == AN_API_ZERO_COPY)
+        return rd_tensor_to_f32(out, board, err);
+    return an_dump_dequantize(board, t, vi.name, out, err);
+}
+
+/* f reshaped to graph input i's dims (the dump's name carries NCHW dims of the same count). */
+static bool to_graph_shape(const an_runtime *rt, size_t i, rd_tensor *f)
+{
+    const rd_model *m = rd_sim_model(rt->sim);
+    rd_value_info vi;
+    rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
+    int64_t want = 1;
+    for (int d = 0; d < vi.rank; d++)
+        want *= vi.dims[d] < 0 ? 1 : vi.dims[d];
+    if (vi.rank < 1 || rd_tensor_numel(f) != want)
+        return false;
+    f->rank = vi.rank;
+    for (int d = 0; d < vi.rank; d++)
+        f->dims[d] = vi.dims[d] < 0 ? 1 : vi.dims[d];
+    return true;
+}
+
+/* The first layer after the graph inputs that the board dumped, as the simulator computes it from given
+   inputs: the run stops there. */
+typedef struct first_layer {
+    const an_runtime *rt;
+    int value;                /* -1: the first dumped materialised layer, whichever it is */
+    rd_tensor got;
+} first_layer;
+
+static rd_status first_layer_observe(void *user, const rd_observed *ev, rd_error *err)
+{
+    first_layer *p = user;
+    rd_sim_tensor t;
+    if (ev->node < 0 || p->got.data || ev->tensor->dtype != RD_DT_F32 || (p->value >= 0 && ev->value != p->value) ||
+        !an_dump_set_tensor(p->rt->dumps, ev->value) || rd_sim_tensor_get(p->rt->sim, ev->name, &t, NULL) != RD_OK ||
+        !t.materialized)
+        return RD_OK;
+    p->value = ev->value;
+    rd_status st = rd_tensor_clone(&p->got, ev->tensor, err);
+    return st == RD_OK ? rd_errorf(err, RD_E_INVAL, "stop after the first dumped layer") : st;
+}
+
+static double first_layer_cos(an_runtime *rt, const rd_tensor *inputs, first_layer *p)
+{
+    rd_run_options ro = {.observer = first_layer_observe, .user = p};
+    rd_error e;
+    rd_sim_run(rt->sim, inputs, rt->n_in, &ro, NULL, 0, &e);
+    const rd_tensor *board = p->got.data ? an_dump_set_tensor(rt->dumps, p->value) : NULL;
+    if (!board || rd_tensor_numel(board) != rd_tensor_numel(&p->got))
+        return NAN;
+    rd_metrics mt;
+    an_metrics_compute(board->data, p->got.data, rd_tensor_numel(board), NULL, &mt);
+    return an_cos_effective(&mt);
+}
+
+/* Zero-copy dumps are the data before the normalisation, so a runtime that skipped it (pass_through with
+   raw data) leaves a perfect dump: its first layer tells. Compares the board's first dumped layer with the
+   simulator's on the normalised input (fed) and on the data as dumped (raw); true when only raw agrees. */
+static bool skipped_normalisation(an_runtime *rt, size_t i, const rd_tensor *inputs, const rd_tensor *raw,
+                                  char *why, size_t why_len)
+{
+    rd_tensor *in = calloc(rt->n_in + 1, sizeof *in);
+    if (!in)
+        return false;
+    for (size_t j = 0; j < rt->n_in; j++)
+        in[j] = rt->fed[j].data ? rt->fed[j] : inputs[j];
+    first_layer normal = {.rt = rt, .value = -1}, skipped = {.rt = rt};
+    double c_norm = first_layer_cos(rt, in, &normal);
+    in[i] = *raw;
+    skipped.value = normal.value;
+    double c_raw = normal.value >= 0 ? first_layer_cos(rt, in, &skipped) : NAN;
+    bool skipped_norm = c_raw >= 0.999 && !(c_norm >= 0.99);
+    if (skipped_norm) {
+        rd_value_info vi;
+        rd_model_value(rd_sim_model(rt->sim), (size_t)normal.value, &vi);
+        snprintf(why, why_len, "the board's input was not normalised: its InputOperator dump is right, but its first "
+                 "layer '%s' is what the simulator computes from that data without the model's mean_values/"
+                 "std_values (cosine %.5f; %.5f with them): the runtime skipped the normalisation (the input's "
+                 "rknn_tensor_attr.pass_through = 1 hands the buffer to the NPU as it is: set pass_through = 0, or "
+                 "normalise and quantize the data yourself)", vi.name, c_raw, c_norm);
+    }
+    rd_tensor_fini(&normal.got);
+    rd_tensor_fini(&skipped.got);
+    free(in);
+    return skipped_norm;
+}
+
+/* Appends how the dump was read to the explanation. */
+static rd_status keep_why(an_runtime *rt, size_t i, const char *why, an_app_api api, rd_error *err)
+{
+    char full[1600];
+    snprintf(full, sizeof full, "%s [InputOperator dump read by the %s API's rule: %s]", why, an_app_api_name(api),
+             api == AN_API_NORMAL ? "the input after mean/std, as rknn_inputs_set feeds it"
+                                  : "the application's buffer, before mean/std");
+    if (!(rt->why[i] = strdup(full)))
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    return RD_OK;
+}
+
+/* Checks graph input i and decides what the board fed the model through it. */
+static rd_status check_input(an_runtime *rt, size_t i, const char *path, const rd_tensor *inputs, FILE *log,
+                             rd_error *err)
+{
+    const rd_model *m = rd_sim_model(rt->sim);
+    rd_value_info vi;
+    rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
+    const rd_tensor *board = an_dump_set_input(rt->dumps, i);
+    rd_sim_tensor t;
+    if (!board || rd_sim_tensor_get(rt->sim, vi.name, &t, NULL) != RD_OK) {
+        if (log)
+            fprintf(log, "rknn-diag accuracy: note: no InputOperator dump for input '%s': its check is skipped\n",
+                    vi.name);
+        return RD_OK;
+    }
+    an_app_api api = rt->api;
+    rd_tensor values = {0}, raw = {0}, normalised = {0};
+    rd_input_spec spec;
+    rd_status st = input_spec(rt->q, i, &spec, err);
+    if (st == RD_OK)
+        st = an_runtime_raw_input(rt->q, m, i, path, &raw, err);
+    char why[1400] = "";
+    rd_error derr;
+    if (st == RD_OK && dump_values(rt, i, board, &t, &api, log, &values, &derr) != RD_OK) {
+        rt->verdict[i] = AN_IN_OTHER; /* a dump the reader cannot take is the check's result, not a failure */
+        snprintf(why, sizeof why, "the InputOperator dump cannot be read as the %s API's: %s", an_app_api_name(api),
+                 derr.msg);
+        rd_tensor_fini(&raw);
+        return keep_why(rt, i, why, api, err);
+    }
+    bool is_image = rd_path_is_image(path);
+    if (st == RD_OK) {
+        an_input_expect x = {.raw = &raw, .spec = &spec, .is_image = is_image, .api = api};
+        if (api == AN_API_NORMAL && t.quantized && t.precision == RD_PREC_INT8) {
+            x.scale = t.scale;
+            x.zero_point = t.zero_point;
+        }
+        rt->verdict[i] = an_check_input(api == AN_API_NORMAL ? &values : board, &x, why, sizeof why);
+    }
+    bool shaped = st == RD_OK && to_graph_shape(rt, i, &values);
+    if (shaped && api == AN_API_NORMAL) {
+        rt->fed[i] = values; /* the normalised input itself */
+        values = (rd_tensor){0};
+    } else if (shaped && an_app_normalise(&values, is_image, &spec, path, &normalised, NULL) == RD_OK) {
+        rt->fed[i] = normalised;
+        if (rt->verdict[i] == AN_IN_OK && skipped_normalisation(rt, i, inputs, &values, why, sizeof why)) {
+            rt->verdict[i] = AN_IN_NORM_MISSING;
+            rd_tensor_fini(&rt->fed[i]);
+            rt->fed[i] = values; /* what the first layer really got */
+            values = (rd_tensor){0};
+        }
+    }
+    if (st == RD_OK && rt->verdict[i] != AN_IN_OK)
+        st = keep_why(rt, i, why, api, err);
+    rd_tensor_fini(&values);
+    rd_tensor_fini(&raw);
+    return st;
+}
+
 rd_status an_runtime_open(an_runtime *rt, const char *dir, const rd_platform_info *plat, rd_sim *s,
-                          const an_quant_opts *q, rd_error *err)
+                          const an_quant_opts *q, an_app_api api, const char *const *paths, const rd_tensor *inputs,
+                          FILE *log, rd_error *err)
 {
     memset(rt, 0, sizeof *rt);
     rt->sim = s;
     rt->q = q;
+    rt->api = api;
     rt->n_in = rd_model_input_count(rd_sim_model(s));
-    rt->norm_inputs = calloc(rt->n_in + 1, sizeof *rt->norm_inputs);
-    rt->norm_tried = calloc(rt->n_in + 1, sizeof *rt->norm_tried);
-    if (!rt->norm_inputs || !rt->norm_tried) {
+    rt->fed = calloc(rt->n_in + 1, sizeof *rt->fed);
+    rt->verdict = calloc(rt->n_in + 1, sizeof *rt->verdict);
+    rt->why = calloc(rt->n_in + 1, sizeof *rt->why);
+    if (!rt->fed || !rt->verdict || !rt->why) {
         an_runtime_close(rt);
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
-    rd_status st = an_dump_set_load(dir, plat, s, &rt->dumps, err);
+    rd_status st = an_dump_set_load(dir, plat, s, &rt->dumps, err); /* the message names the folder already */
+    for (size_t i = 0; st == RD_OK && i < rt->n_in; i++)
+        st = check_input(rt, i, paths[i], inputs, log, err);
     if (st != RD_OK)
-        an_runtime_close(rt); /* the message names the folder already */
+        an_runtime_close(rt);
     return st;
-}
-
-/* The InputOperator dump of graph input i, normalised with the model's mean/std; NULL when unusable. */
-static const rd_tensor *normalised_input(an_runtime *rt, size_t i)
-{
-    if (rt->norm_tried[i])
-        return rt->norm_inputs[i].data ? &rt->norm_inputs[i] : NULL;
-    rt->norm_tried[i] = true;
-    const rd_tensor *raw = an_dump_set_input(rt->dumps, i);
-    const rd_model *m = rd_sim_model(rt->sim);
-    rd_value_info vi;
-    rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
-    rd_input_spec spec;
-    rd_tensor f = {0};
-    if (!raw || vi.rank < 1 || input_spec(rt->q, i, &spec, NULL) != RD_OK || rd_tensor_to_f32(&f, raw, NULL) != RD_OK)
-        return NULL;
-    int64_t want = 1;
-    for (int d = 0; d < vi.rank; d++)
-        want *= vi.dims[d] < 0 ? 1 : vi.dims[d];
-    if (rd_tensor_numel(&f) != want) {
-        rd_tensor_fini(&f);
-        return NULL;
-    }
-    f.rank = vi.rank;
-    for (int d = 0; d < vi.rank; d++)
-        f.dims[d] = vi.dims[d] < 0 ? 1 : vi.dims[d];
-    int64_t c_n = vi.rank >= 2 ? f.dims[1] : 1, plane = c_n ? want / (f.dims[0] * c_n) : 0;
-    float *x = f.data;
-    for (int64_t k = 0; k < want; k++) {
-        int64_t c = plane ? (k / plane) % c_n : 0;
-        float mean = spec.n_mean == (size_t)c_n ? spec.mean[c] : 0.0f;
-        float sd = spec.n_std == (size_t)c_n ? spec.std[c] : 1.0f;
-        x[k] = (x[k] - mean) / sd;
-    }
-    rt->norm_inputs[i] = f;
-    return &rt->norm_inputs[i];
 }
 
 const rd_tensor *an_runtime_tensor(void *user, int value)
@@ -141,37 +294,23 @@ const rd_tensor *an_runtime_tensor(void *user, int value)
     const rd_model *m = rd_sim_model(rt->sim);
     for (size_t i = 0; i < rt->n_in; i++)
         if (rd_model_input(m, i) == value)
-            return normalised_input(rt, i);
+            return rt->fed[i].data ? &rt->fed[i] : NULL;
     return NULL;
 }
 
-static rd_status check_inputs(an_runtime *rt, const char *const *paths, rd_result *r, FILE *log, rd_error *err)
+static rd_status input_findings(an_runtime *rt, rd_result *r, rd_error *err)
 {
     const rd_model *m = rd_sim_model(rt->sim);
-    for (size_t i = 0; i < rt->n_in; i++) {
+    rd_status st = RD_OK;
+    for (size_t i = 0; i < rt->n_in && st == RD_OK; i++) {
+        if (rt->verdict[i] == AN_IN_OK || !rt->why[i])
+            continue;
         rd_value_info vi;
         rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
-        const rd_tensor *board = an_dump_set_input(rt->dumps, i);
-        if (!board) {
-            if (log)
-                fprintf(log, "rknn-diag accuracy: note: no InputOperator dump for input '%s': its check is skipped\n",
-                        RD_TEXT_SHOWN(vi.name));
-            continue;
-        }
-        rd_tensor raw = {0};
-        rd_input_spec spec;
-        rd_status st = input_spec(rt->q, i, &spec, err);
-        if (st == RD_OK)
-            st = an_runtime_raw_input(rt->q, rd_sim_model(rt->sim), i, paths[i], &raw, err);
-        if (st != RD_OK)
-            return st;
-        char why[1024];
-        an_input_verdict v = an_check_input(board, &raw, &spec, why, sizeof why);
-        rd_tensor_fini(&raw);
-        if (v != AN_IN_OK && (st = an_io_finding(r, RD_FIND_INPUT_MISMATCH, vi.name, why, err)) != RD_OK)
-            return st;
+        st = an_io_finding(r, RD_FIND_INPUT_MISMATCH, vi.name, an_input_verdict_name(rt->verdict[i]), rt->why[i],
+                           err);
     }
-    return RD_OK;
+    return st;
 }
 
 static rd_status check_outputs(an_runtime *rt, const rd_tensor *inputs, const char *const *app_outputs, size_t n_app,
@@ -210,7 +349,7 @@ static rd_status check_outputs(an_runtime *rt, const rd_tensor *inputs, const ch
             char full[1400];
             snprintf(full, sizeof full, "%s (%s against the board's %s)", why, app_outputs[o],
                      board == &sim_out[o] ? "output as the simulator computes it" : "OutputOperator dump");
-            st = an_io_finding(r, RD_FIND_OUTPUT_MISMATCH, vi.name, full, err);
+            st = an_io_finding(r, RD_FIND_OUTPUT_MISMATCH, vi.name, NULL, full, err);
         }
         rd_tensor_fini(&app);
     }
@@ -220,11 +359,10 @@ static rd_status check_outputs(an_runtime *rt, const rd_tensor *inputs, const ch
     return st;
 }
 
-rd_status an_runtime_checks(an_runtime *rt, const char *const *paths, const rd_tensor *inputs,
-                            const char *const *app_outputs, size_t n_app_outputs, rd_result *r, FILE *log,
-                            rd_error *err)
+rd_status an_runtime_checks(an_runtime *rt, const rd_tensor *inputs, const char *const *app_outputs,
+                            size_t n_app_outputs, rd_result *r, rd_error *err)
 {
-    rd_status st = check_inputs(rt, paths, r, log, err);
+    rd_status st = input_findings(rt, r, err);
     if (st == RD_OK)
         st = check_outputs(rt, inputs, app_outputs, n_app_outputs, r, err);
     return st;
@@ -232,22 +370,30 @@ rd_status an_runtime_checks(an_runtime *rt, const char *const *paths, const rd_t
 
 rd_status an_runtime_report(const an_runtime *rt, const char *path, rd_error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return rd_errorf(err, RD_E_IO, "cannot write %s", path);
-    rd_status st = an_dump_set_report(rt->dumps, f, err);
-    if (fclose(f) != 0 && st == RD_OK)
-        st = rd_errorf(err, RD_E_IO, "cannot write %s", path);
-    return st;
+    rd_atomic_file *f;
+    rd_status st = rd_atomic_file_open(path, NULL, &f, err);
+    if (st != RD_OK)
+        return st;
+    st = an_dump_set_report(rt->dumps, rd_atomic_file_stream(f), err);
+    if (st != RD_OK) {
+        rd_atomic_file_abort(f);
+        return st;
+    }
+    return rd_atomic_file_commit(f, err);
 }
 
 void an_runtime_close(an_runtime *rt)
 {
     if (rt->dumps)
         an_dump_set_destroy(rt->dumps);
-    for (size_t i = 0; rt->norm_inputs && i < rt->n_in; i++)
-        rd_tensor_fini(&rt->norm_inputs[i]);
-    free(rt->norm_inputs);
-    free(rt->norm_tried);
+    for (size_t i = 0; i < rt->n_in; i++) {
+        if (rt->fed)
+            rd_tensor_fini(&rt->fed[i]);
+        if (rt->why)
+            free(rt->why[i]);
+    }
+    free(rt->fed);
+    free(rt->verdict);
+    free(rt->why);
     memset(rt, 0, sizeof *rt);
 }

@@ -13,6 +13,7 @@ static const char *const mistake_names[AN_MISTAKE_COUNT] = {
     [AN_MISTAKE_NONE] = "none",
     [AN_MISTAKE_RGB_BGR] = "rgb-bgr",
     [AN_MISTAKE_DOUBLE_NORM] = "double-norm",
+    [AN_MISTAKE_NO_NORM] = "no-norm",
     [AN_MISTAKE_NHWC_AS_NCHW] = "nhwc-as-nchw",
     [AN_MISTAKE_INT8_CLAMP] = "int8-clamp",
     [AN_MISTAKE_WRONG_SIZE] = "wrong-size",
@@ -32,8 +33,8 @@ rd_status an_app_mistake_parse(const char *name, an_app_mistake *out, rd_error *
             return RD_OK;
         }
     return rd_errorf(err, RD_E_USAGE,
-                     "unknown application mistake '%s' (expected rgb-bgr, double-norm, nhwc-as-nchw, int8-clamp, "
-                     "wrong-size or output-dtype)",
+                     "unknown application mistake '%s' (expected rgb-bgr, double-norm, no-norm, nhwc-as-nchw, "
+                     "int8-clamp, wrong-size or output-dtype)",
                      name);
 }
 
@@ -62,13 +63,13 @@ static rd_status from_f32(const rd_tensor *f, rd_dtype dt, rd_tensor *out, rd_er
     return RD_OK;
 }
 
-rd_status an_app_raw_input(const char *path, rd_input_layout layout, int rank, const int64_t *dims, rd_tensor *out,
-                           bool *is_image, rd_error *err)
+rd_status an_app_raw_input(const char *path, rd_input_layout layout, uint64_t max_image_pixels, int rank,
+                           const int64_t *dims, rd_tensor *out, bool *is_image, rd_error *err)
 {
     memset(out, 0, sizeof *out);
     *is_image = rd_path_is_image(path);
     rd_tensor src = {0};
-    rd_status st = *is_image ? rd_image_load(path, &src, err) : rd_npy_load(path, &src, err);
+    rd_status st = *is_image ? rd_image_load_max(path, max_image_pixels, &src, err) : rd_npy_load(path, &src, err);
     if (st != RD_OK)
         return st;
     /* the host's own preparation without mean/std: the application's resize and layout, values untouched */
@@ -232,6 +233,10 @@ rd_status an_app_apply_mistake(an_app_mistake k, rd_tensor *raw, bool is_image, 
         }
         return st;
     }
+    case AN_MISTAKE_NO_NORM: /* the data stays as it is: the runtime skips the normalisation (board-run feeds it raw) */
+        if (!spec->n_mean && !spec->n_std && errs)
+            fprintf(errs, "warning: %s: no-norm without --mean/--std changes nothing (mean 0, std 1)\n", name);
+        return RD_OK;
     case AN_MISTAKE_NHWC_AS_NCHW:
         if (!nchw4)
             return rd_errorf(err, RD_E_USAGE, "%s: nhwc-as-nchw needs a rank-4 input", name);

@@ -14,6 +14,7 @@ typedef enum an_app_mistake {
     AN_MISTAKE_NONE = 0,
     AN_MISTAKE_RGB_BGR,      /* colour channels 0 and 2 swapped before the model */
     AN_MISTAKE_DOUBLE_NORM,  /* the application normalises itself; the runtime normalises again */
+    AN_MISTAKE_NO_NORM,      /* the runtime skips the model's normalisation (pass_through with raw data) */
     AN_MISTAKE_NHWC_AS_NCHW, /* an NHWC buffer declared NCHW: its bytes reinterpreted */
     AN_MISTAKE_INT8_CLAMP,   /* uint8 values above 127 clamped into int8 */
     AN_MISTAKE_WRONG_SIZE,   /* resized to half the size, then back */
@@ -21,7 +22,7 @@ typedef enum an_app_mistake {
     AN_MISTAKE_COUNT
 } an_app_mistake;
 
-/** "rgb-bgr", "double-norm", ...; "none" for AN_MISTAKE_NONE. */
+/** "rgb-bgr", "double-norm", "no-norm", ...; "none" for AN_MISTAKE_NONE. */
 const char *an_app_mistake_name(an_app_mistake k);
 /** RD_E_USAGE listing the valid names. */
 rd_status an_app_mistake_parse(const char *name, an_app_mistake *out, rd_error *err);
@@ -30,12 +31,12 @@ bool an_app_mistake_on_input(an_app_mistake k);
 
 /**
  * The raw input of a model input of shape dims (rank 4 NCHW for images) as the application holds it:
- * an image decoded, turned grey or RGB and resized to the model's size (uint8, NCHW); a .npy file in
- * layout (NHWC files transposed to NCHW), uint8 and int8 kept, other dtypes as float32. New tensor.
- * *is_image tells which.
+ * an image decoded (at most max_image_pixels, 0 for the default bound), turned grey or RGB and resized
+ * to the model's size (uint8, NCHW); a .npy file in layout (NHWC files transposed to NCHW), uint8 and
+ * int8 kept, other dtypes as float32. New tensor. *is_image tells which.
  */
-rd_status an_app_raw_input(const char *path, rd_input_layout layout, int rank, const int64_t *dims, rd_tensor *out,
-                           bool *is_image, rd_error *err);
+rd_status an_app_raw_input(const char *path, rd_input_layout layout, uint64_t max_image_pixels, int rank,
+                           const int64_t *dims, rd_tensor *out, bool *is_image, rd_error *err);
 
 /**
  * What the runtime feeds the first layer from a raw NCHW input: RGB2BGR (images only), then

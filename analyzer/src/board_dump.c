@@ -79,13 +79,13 @@ static rd_status write_txt(const char *path, const rd_tensor *t, int c2, rd_erro
     }
     st = an_nchw_to_nc1hwc2(f.data, nchw, c2, native, err);
     rd_tensor_fini(&f);
-    FILE *out = st == RD_OK ? fopen(path, "w") : NULL;
-    if (st == RD_OK && !out)
-        st = rd_errorf(err, RD_E_IO, "failed open dump path: %s", path);
+    rd_atomic_file *out = NULL;
+    if (st == RD_OK && rd_atomic_file_open(path, NULL, &out, err) != RD_OK)
+        st = rd_error_prefix(err, "failed open dump path");
     for (size_t i = 0; out && i < n; i++)
-        fprintf(out, "%.9g\n", (double)native[i]);
-    if (out && fclose(out) != 0)
-        st = rd_errorf(err, RD_E_IO, "%s: write failed (disk full?)", path);
+        fprintf(rd_atomic_file_stream(out), "%.9g\n", (double)native[i]);
+    if (out)
+        st = rd_atomic_file_commit(out, err);
     free(native);
     return st;
 }

@@ -8,7 +8,6 @@
 #include "board_session.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -330,24 +329,6 @@ static rd_status run_command(const an_board_run *r, rd_error *err)
     return RD_OK;
 }
 
-/* Removes a local folder's files (one level: the pulled dumps) so a rerun never mixes two runs. */
-static void clear_local(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 rd_status an_board_run_dumps(const an_board_run *r, rd_error *err)
 {
     rd_adb *dev = NULL;
@@ -366,8 +347,11 @@ rd_status an_board_run_dumps(const an_board_run *r, rd_error *err)
         st = run_command(r, err);
     if (st == RD_OK)
         st = rd_adb_open(&r->adb, &dev, err);
+    /* the old dumps go, whole and without following links, so a rerun never mixes two runs and the pull
+       makes the folder afresh (into an existing one it would land a level down) */
+    if (st == RD_OK && (st = rd_dir_remove_tree(r->local_dumps, err)) != RD_OK)
+        rd_error_prefix(err, "clearing the local dump folder");
     if (st == RD_OK) {
-        clear_local(r->local_dumps);
         st = rd_adb_pull(dev, r->dump_dir, r->local_dumps, NULL, NULL, err);
         if (st != RD_OK)
             rd_error_prefix(err, "pulling the dumps");

@@ -16,7 +16,8 @@ typedef struct an_board_run {
     const char *command;         /* CMD with {input0}, {input0_preprocessed}, ..., {work_dir}, {dump_dir} */
     const char *local_inputs;    /* local folder holding input<i>.npy and input<i>_preprocessed.npy */
     size_t n_inputs;
-    const char *local_dumps;     /* where the dumps are pulled to (created; previous content removed) */
+    const char *local_dumps;     /* where the dumps are pulled to: removed whole first (links inside removed, not
+                                    followed; the folder itself a link is refused), then made afresh by the pull */
     FILE *log;                   /* progress lines ("rknn-diag accuracy: ...") */
 } an_board_run;
 

@@ -56,6 +56,12 @@ void an_print_help(FILE *f, const char *usage, const char *about, const an_optsp
 /** Parses a non-negative integer option value; prints a usage error and returns false when bad. */
 bool an_parse_int(const char *cmd, const char *opt, const char *text, long min, long max, long *out, FILE *errs);
 
+/**
+ * Parses a pixel count for --max-image-pixels: N, N with a K or M suffix (thousands, millions) or WxH,
+ * in 1..RD_MAX_IMAGE_PIXELS. RD_E_USAGE naming opt otherwise.
+ */
+rd_status an_parse_pixel_count(const char *opt, const char *text, uint64_t *out, rd_error *err);
+
 /** Prints "rknn-diag CMD: error: ..." (red on a terminal; RD_E_USAGE adds the hint to --help) and returns
     the exit code of err->code. */
 int an_fail(const an_cmd_ctx *ctx, const rd_error *err);

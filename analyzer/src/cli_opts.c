@@ -118,6 +118,38 @@ bool an_parse_int(const char *cmd, const char *opt, const char *text, long min, 
     return true;
 }
 
+/* A decimal number of at most 12 digits at *p, advancing p; false when there is none. */
+static bool read_count(const char **p, uint64_t *out)
+{
+    uint64_t v = 0;
+    int n = 0;
+    for (; **p >= '0' && **p <= '9' && n < 12; (*p)++, n++)
+        v = v * 10 + (uint64_t)(**p - '0');
+    *out = v;
+    return n > 0 && !(**p >= '0' && **p <= '9');
+}
+
+rd_status an_parse_pixel_count(const char *opt, const char *text, uint64_t *out, rd_error *err)
+{
+    const char *p = text;
+    uint64_t v = 0, h = 0;
+    bool ok = read_count(&p, &v);
+    if (ok && (*p == 'x' || *p == 'X')) {
+        p++;
+        ok = read_count(&p, &h);
+        v *= h;
+    } else if (ok && (*p == 'K' || *p == 'k' || *p == 'M' || *p == 'm')) {
+        v *= (*p == 'K' || *p == 'k') ? 1000 : 1000000;
+        p++;
+    }
+    if (!ok || *p || v == 0 || v > RD_MAX_IMAGE_PIXELS)
+        return rd_errorf(err, RD_E_USAGE,
+                         "%s expects a pixel count in 1..%llu (N, 120M or WxH such as 16000x16000), got '%s'", opt,
+                         (unsigned long long)RD_MAX_IMAGE_PIXELS, text);
+    *out = v;
+    return RD_OK;
+}
+
 int an_fail(const an_cmd_ctx *ctx, const rd_error *err)
 {
     fprintf(ctx->errs, "%srknn-diag %s: error:%s ", ctx->color ? "\033[1;31m" : "", ctx->argv[0],

@@ -10,6 +10,7 @@
 #include "cli_adb.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "config_model.h"
 #include "quant_setup.h"
 #include "tensor_dump.h"
 
@@ -39,6 +40,7 @@ enum {
     OPT_BOARD_WORK_DIR,
     OPT_RUN_TIMEOUT,
     OPT_APP_OUTPUTS,
+    OPT_APP_API,
 };
 
 static const an_optspec accuracy_opts[] = {
@@ -60,6 +62,8 @@ static const an_optspec accuracy_opts[] = {
     {OPT_BOARD_WORK_DIR, "board-work-dir", 0, "DIR", "where inputs go on the board (/userdata/rknn-diag; /tmp/... on rv110x)"},
     {OPT_RUN_TIMEOUT, "run-timeout", 0, "S", "silence allowed while --run runs (default 600)"},
     {OPT_APP_OUTPUTS, "app-outputs", 0, "FILE", "what the application received, one .npy per graph output (repeat)"},
+    {OPT_APP_API, "app-api", 0, "API", "how the application feeds its input: normal (rknn_inputs_set: the InputOperator "
+                                       "dump is after mean/std; default) or zero-copy (rknn_set_io_mem: before them)"},
     {AN_OPT_USB, "usb", 'd', NULL, "use the board on USB (libusb)"},
     {AN_OPT_CONNECT, "connect", 0, "HOST:PORT", "use a board with network adb at HOST:PORT"},
     {AN_OPT_SERVER, "server", 0, NULL, "go through the adb server"},
@@ -91,6 +95,8 @@ typedef struct acc_args {
     const char *app_outputs[AN_MAX_APP_OUTPUTS];
     size_t n_app_outputs;
     long run_timeout;
+    an_app_api app_api;         /* --app-api: the input-dump rule */
+    bool app_api_given;
     rd_adb_options adb;
     bool board_opts;            /* a board-choosing option was given */
     char *dump_paths[AN_MAX_INPUTS]; /* the dump sample's input files (what the board is given) */
@@ -147,6 +153,11 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
             if (!an_parse_int(ctx->argv[0], "--run-timeout", v, 1, 86400, &a->run_timeout, ctx->errs))
                 return AN_EXIT_USAGE;
             break;
+        case OPT_APP_API:
+            if (an_app_api_parse(v, &a->app_api, &err) != RD_OK)
+                return an_usage(ctx, "--app-api: %s", err.msg);
+            a->app_api_given = true;
+            break;
         case OPT_APP_OUTPUTS:
             if (a->n_app_outputs == AN_MAX_APP_OUTPUTS)
                 return an_usage(ctx, "too many --app-outputs");
@@ -170,7 +181,8 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
                           "error_analysis.txt, report.json and report.html. With a board (--target T --run CMD, or\n"
                           "--runtime-dumps DIR) adds RKNN's runtime_error group (entire, single_sim), names the first\n"
                           "layer where the board departs from the simulator, and checks the application's input and\n"
-                          "output (docs/runtime.md).",
+                          "output (docs/runtime.md); --app-api says how the application feeds its input, which decides\n"
+                          "what the board's InputOperator dump holds (normal: after mean/std; zero-copy: before).",
                           accuracy_opts, N_ACCURACY_OPTS);
             return AN_EXIT_OK;
         case OPT_INPUTS:
@@ -236,6 +248,8 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
                         a->target);
     if ((a->board_opts || a->board_dump_dir || a->board_work_dir) && !a->run_cmd)
         return an_usage(ctx, "board options (--connect, --serial, --board-dump-dir, ...) need --target T --run CMD");
+    if (a->app_api_given && !a->run_cmd && !a->runtime_dumps)
+        return an_usage(ctx, "--app-api needs the board's dumps (--target T --run CMD, or --runtime-dumps DIR)");
     if (a->n_app_outputs && !a->run_cmd && !a->runtime_dumps)
         return an_usage(ctx, "--app-outputs needs the board's dumps (--target T --run CMD, or --runtime-dumps DIR)");
     if (a->target) {
@@ -266,7 +280,7 @@ static rd_status dump_sample_paths(acc_args *a, const rd_model *m, rd_error *err
     return st;
 }
 
-static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples, rd_error *err)
+static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples, size_t set, rd_error *err)
 {
     char buf[64];
     rd_status st = rd_result_set_string(&r->tool, "rknn-diag " RD_VERSION, err);
@@ -289,6 +303,15 @@ static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples,
     snprintf(buf, sizeof buf, "%zu", n_samples);
     if (st == RD_OK)
         st = rd_result_set_config(r, "samples", buf, err);
+    if (st == RD_OK && an_dynamic_sets(&a->q)) {
+        char name[256];
+        an_dynamic_set_name(&a->q, set, name, sizeof name);
+        st = rd_result_set_config(r, "dynamic_input", name, err);
+    }
+    if (st == RD_OK && c->model_pruning)
+        st = rd_result_set_config(r, "model_pruning", "true", err);
+    if (st == RD_OK && c->custom_string)
+        st = rd_result_set_string(&r->custom_string, c->custom_string, err);
     return st;
 }
 
@@ -407,8 +430,13 @@ static rd_status board_dumps(an_cmd_ctx *ctx, acc_args *a, const rd_model *m, co
         return RD_OK;
     const rd_platform_info *plat = rd_platform_find(a->target);
     char local_inputs[4200];
+    snprintf(local_inputs, sizeof local_inputs, "%s/runtime", a->output_dir);
+    rd_status st = an_mkdirs(a->output_dir, err);
+    if (st == RD_OK)
+        st = rd_dir_make(local_inputs, RD_DIR_OWN, err);
     snprintf(local_inputs, sizeof local_inputs, "%s/runtime/inputs", a->output_dir);
-    rd_status st = an_runtime_write_inputs(&a->q, m, (const char *const *)a->dump_paths, inputs, local_inputs, err);
+    if (st == RD_OK)
+        st = an_runtime_write_inputs(&a->q, m, (const char *const *)a->dump_paths, inputs, local_inputs, err);
     if (st != RD_OK)
         return st;
     bool small = strncasecmp(a->target, "rv110", 5) == 0;
@@ -435,8 +463,7 @@ static rd_status runtime_extras(an_cmd_ctx *ctx, acc_args *a, an_runtime *rt, co
     snprintf(path, sizeof path, "%s/runtime/mapping.txt", a->output_dir);
     rd_status st = an_runtime_report(rt, path, err);
     if (st == RD_OK)
-        st = an_runtime_checks(rt, (const char *const *)a->dump_paths, inputs, a->app_outputs, a->n_app_outputs, r,
-                               ctx->errs, err);
+        st = an_runtime_checks(rt, inputs, a->app_outputs, a->n_app_outputs, r, err);
     size_t compared = 0, n_layers = 0;
     for (size_t i = 0; i < r->n_layers; i++) {
         n_layers += r->layers[i].groups[RD_GROUP_SIM_ENTIRE].present;
@@ -465,36 +492,26 @@ static rd_status write_reports(const acc_args *a, const rd_result *r, rd_error *
     return st;
 }
 
-int an_cmd_accuracy(an_cmd_ctx *ctx)
+/* One analysis: the model (dynamic_input set `set` when the config has them) into a->output_dir. */
+static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
 {
-    acc_args *a = calloc(1, sizeof *a);
-    if (!a)
-        return AN_EXIT_INPUT;
-    a->samples = 1;
-    a->output_dir = "snapshot";
-    a->fail_under = NAN;
-    a->warn_cos = 0.99;
-    a->error_cos = 0.98;
-    a->run_timeout = 600;
-    an_quant_opts_init(&a->q);
-    int rc = parse_args(ctx, a);
     rd_error err = {0};
     rd_model *m = NULL;
     rd_sim *sim = NULL;
     rd_tensor *samples = NULL;
     size_t n_samples = 0, n_in = 0;
+    int rc = AN_EXIT_OK;
     rd_result result;
     rd_result_init(&result);
-    if (rc >= 0)
-        goto out;
-    rd_status st = an_quant_finish(&a->q, NULL, &err);
+    an_model_request req = {.command = "accuracy", .path = a->model_path, .shapes = a->shapes,
+                            .n_shapes = a->n_shapes, .dynamic_set = set, .errs = ctx->errs,
+                            .dynamic_refusal = a->run_cmd || a->runtime_dumps
+                                                   ? "the board runs the application on one input shape: give it "
+                                                     "with --input-shape (or subgraphs.input_size_list)"
+                                                   : NULL};
+    rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
     if (st == RD_OK && !a->model_path)
         a->model_path = a->q.cfg.model_file_path;
-    rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
-    if (st == RD_OK)
-        st = rd_model_load(a->model_path, &lopt, &m, &err);
-    if (st == RD_OK)
-        st = an_quant_finish(&a->q, m, &err);
     if (st == RD_OK) {
         n_in = rd_model_input_count(m);
         st = an_quant_load_samples(&a->q, m, a->inputs, a->n_inputs, (size_t)a->samples, ctx->errs, &samples, &n_samples,
@@ -521,7 +538,8 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
         rd_status bst = board_dumps(ctx, a, m, samples + (size_t)a->dump_sample * n_in, &berr);
         if (bst == RD_OK)
             bst = an_runtime_open(&rt, a->runtime_dumps ? a->runtime_dumps : board_dir_of(a), rd_platform_find(a->q.platform),
-                                  sim, &a->q, &berr);
+                                  sim, &a->q, a->app_api, (const char *const *)a->dump_paths,
+                                  samples + (size_t)a->dump_sample * n_in, ctx->errs, &berr);
         if (bst != RD_OK) {
             board_rc = an_fail(ctx, &berr);
             fprintf(ctx->errs, "rknn-diag accuracy: the board's part is missing; the simulator's analysis is still "
@@ -536,9 +554,9 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     if (st == RD_OK && ao.runtime)
         st = runtime_extras(ctx, a, &rt, samples + (size_t)a->dump_sample * n_in, &result, &err);
     if (st == RD_OK)
-        st = an_findings_add_rt(&result, &ao, rt_layers, &err);
+        st = an_findings_add_sim(&result, &ao, rt_layers, sim, &err);
     if (st == RD_OK)
-        st = describe_run(&result, a, n_samples, &err);
+        st = describe_run(&result, a, n_samples, set, &err);
     if (st == RD_OK)
         st = write_reports(a, &result, &err);
     free(rt_layers);
@@ -557,14 +575,58 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     if (board_rc != AN_EXIT_OK)
         rc = board_rc;
 out:
-    for (size_t i = 0; i < AN_MAX_INPUTS; i++)
+    for (size_t i = 0; i < AN_MAX_INPUTS; i++) {
         free(a->dump_paths[i]);
+        a->dump_paths[i] = NULL;
+    }
     rd_result_fini(&result);
     for (size_t k = 0; samples && k < n_samples * n_in; k++)
         rd_tensor_fini(&samples[k]);
     free(samples);
     rd_sim_destroy(sim);
     rd_model_destroy(m);
+    return rc;
+}
+
+/* Exit codes by severity: an input error (3) outranks a usage error (2), a failed gate (1), success. */
+static int worse(int a, int b)
+{
+    static const int rank[] = {[AN_EXIT_OK] = 0, [AN_EXIT_GATE] = 1, [AN_EXIT_USAGE] = 2, [AN_EXIT_INPUT] = 3};
+    int ra = a >= 0 && a <= AN_EXIT_INPUT ? rank[a] : 3, rb = b >= 0 && b <= AN_EXIT_INPUT ? rank[b] : 3;
+    return ra >= rb ? a : b;
+}
+
+int an_cmd_accuracy(an_cmd_ctx *ctx)
+{
+    acc_args *a = calloc(1, sizeof *a);
+    if (!a)
+        return AN_EXIT_INPUT;
+    a->samples = 1;
+    a->output_dir = "snapshot";
+    a->fail_under = NAN;
+    a->warn_cos = 0.99;
+    a->error_cos = 0.98;
+    a->run_timeout = 600;
+    an_quant_opts_init(&a->q);
+    int rc = parse_args(ctx, a);
+    size_t n_sets = 0;
+    if (rc < 0 && (rc = an_dynamic_prepare(ctx, &a->q, &n_sets)) < 0) {
+        /* dynamic_input: one analysis per shape set, each into its own folder of the snapshot */
+        const char *top = a->output_dir;
+        rc = AN_EXIT_OK;
+        for (size_t k = 0; k < (n_sets ? n_sets : 1); k++) {
+            char dir[4300], name[256];
+            if (n_sets) {
+                an_dynamic_set_name(&a->q, k, name, sizeof name);
+                snprintf(dir, sizeof dir, "%s/dynamic_%zu_%s", top, k, name);
+                a->output_dir = dir;
+                fprintf(ctx->out, "%s== dynamic_input set %zu of %zu: %s (snapshot %s)\n", k ? "\n" : "", k + 1, n_sets,
+                        name, dir);
+            }
+            rc = worse(rc, analyse_once(ctx, a, k));
+        }
+        a->output_dir = top;
+    }
     an_quant_opts_fini(&a->q);
     free(a);
     return rc;

@@ -11,6 +11,8 @@
 #include "board_dump.h"
 #include "cli_internal.h"
 #include "quant_setup.h"
+#include "config_model.h"
+#include "runtime_io.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,14 +21,17 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OPT_HELP = 1, OPT_INPUT, OPT_TARGET, OPT_DUMP_DIR, OPT_FAULT, OPT_MISTAKE, OPT_OUTPUT_DIR, OPT_THREADS };
+enum { OPT_HELP = 1, OPT_INPUT, OPT_TARGET, OPT_DUMP_DIR, OPT_FAULT, OPT_MISTAKE, OPT_OUTPUT_DIR, OPT_THREADS, OPT_APP_API };
 
 static const an_optspec board_run_opts[] = {
     {OPT_INPUT, "input", 'i', "FILE", "the application's input: an image or .npy (repeat per graph input, in order)"},
     {OPT_TARGET, "target", 't', "CHIP", "the board's chip: rk3566, rk3588, rv1106, ... (dump folder, C2 of .txt dumps)"},
     {OPT_DUMP_DIR, "dump-dir", 0, "DIR", "dump folder (default: $RKNN_DUMP_DIR, else the target's, /userdata/dumps)"},
     {OPT_FAULT, "fault", 'f', "KIND:TENSOR", "the NPU computes TENSOR wrongly: gain, saturate, swap-channels, fp16 (repeat)"},
-    {OPT_MISTAKE, "app-mistake", 0, "KIND", "rgb-bgr, double-norm, nhwc-as-nchw, int8-clamp, wrong-size, output-dtype"},
+    {OPT_MISTAKE, "app-mistake", 0, "KIND", "rgb-bgr, double-norm, no-norm, nhwc-as-nchw, int8-clamp, wrong-size, "
+                                            "output-dtype"},
+    {OPT_APP_API, "app-api", 0, "API", "the application's API: normal (rknn_inputs_set: the InputOperator dump is the "
+                                       "input after mean/std; default) or zero-copy (rknn_set_io_mem: the buffer before)"},
     {OPT_OUTPUT_DIR, "output-dir", 'o', "DIR", "write the outputs as the application received them (output_K.npy)"},
     {OPT_THREADS, "threads", 0, "N", "threads for the kernels (default 1; results are identical)"},
     AN_QUANT_OPTSPECS,
@@ -44,6 +49,7 @@ typedef struct board_args {
     const char *faults[MAX_FAULTS];
     size_t n_faults;
     an_app_mistake mistake;
+    an_app_api api;
     long threads;
     an_quant_opts q;
 } board_args;
@@ -76,14 +82,16 @@ static int parse_args(an_cmd_ctx *ctx, board_args *a)
         case OPT_HELP:
             an_print_help(ctx->out,
                           "rknn-diag board-run MODEL.onnx --input FILE --cfg QCFG --target CHIP [--fault KIND:TENSOR]... "
-                          "[--app-mistake KIND] [--output-dir DIR]",
+                          "[--app-mistake KIND] [--app-api normal|zero-copy] [--output-dir DIR]",
                           "What the emulated board runs (rknn-diag board-emulate; docs/board.md): an application on a\n"
                           "Rockchip board with librknnrt, played by the INT8 simulator configured from QCFG (the\n"
                           ".quantization.cfg the host analysis uses too, so both agree bit for bit). Like librknnrt it\n"
                           "reads RKNN_LOG_LEVEL (4: per-layer timing; 5: a .npy dump per layer; 6: also .txt in\n"
                           "NC1HWC2), RKNN_DUMP_DIR (the dump folder, which must exist) and RKNN_DUMP_QUANT (1: dumps\n"
                           "in the layer's own dtype). --fault makes the NPU compute one tensor wrongly; --app-mistake\n"
-                          "makes the application's classic mistakes before or after the model.",
+                          "makes the application's classic mistakes before or after the model. --app-api says how the\n"
+                          "application feeds its input, which decides what the InputOperator dump holds: normal\n"
+                          "(rknn_inputs_set) the input after mean/std, zero-copy (rknn_set_io_mem) the buffer before.",
                           board_run_opts, N_OPTS);
             return AN_EXIT_OK;
         case OPT_INPUT:
@@ -108,6 +116,10 @@ static int parse_args(an_cmd_ctx *ctx, board_args *a)
             break;
         case OPT_OUTPUT_DIR:
             a->output_dir = v;
+            break;
+        case OPT_APP_API:
+            if (an_app_api_parse(v, &a->api, &err) != RD_OK)
+                return an_usage(ctx, "--app-api: %s", err.msg);
             break;
         case OPT_THREADS:
             if (!an_parse_int(ctx->argv[0], "--threads", v, 1, 256, &a->threads, ctx->errs))
@@ -205,6 +217,7 @@ static void shape_paren(const rd_tensor *t, char *buf, size_t len)
 typedef struct board_run {
     const rd_sim *s;
     const rd_platform_info *plat;
+    an_app_api api;
     board_env env;
     an_board_dumper dumper;
     FILE *log;
@@ -246,10 +259,23 @@ static rd_status dump_one(board_run *r, int index, const char *op_type, const ch
     return st;
 }
 
+/* The normal API's InputOperator dump: graph input value as the runtime feeds it to the first layer, after
+   mean/std and on the input's own grid. Other values without a node (initializers) are not dumped. */
+static rd_status dump_graph_input(board_run *r, const rd_observed *ev, rd_error *err)
+{
+    const rd_model *m = rd_sim_model(r->s);
+    for (size_t k = 0; k < rd_model_input_count(m); k++)
+        if (rd_model_input(m, k) == ev->value && r->env.log_level >= 5)
+            return dump_one(r, (int)k, "InputOperator", ev->name, ev->value, ev->tensor, err);
+    return RD_OK;
+}
+
 static rd_status observe_layer(void *user, const rd_observed *ev, rd_error *err)
 {
     board_run *r = user;
     r->pending_us += elapsed_us(&r->t_last);
+    if (ev->node < 0 && r->api == AN_API_NORMAL && ev->tensor->dtype == RD_DT_F32)
+        return dump_graph_input(r, ev, err);
     if (ev->node < 0 || ev->tensor->dtype != RD_DT_F32)
         return RD_OK;
     rd_sim_tensor t;
@@ -334,18 +360,21 @@ static rd_status prepare_input(an_cmd_ctx *ctx, const board_args *a, const rd_mo
     bool is_image = false;
     rd_status st = rd_rknn_config_input_spec(&a->q.cfg, i, &spec, err);
     if (st == RD_OK)
-        st = an_app_raw_input(a->inputs[i], a->q.layout, vi.rank, dims, raw, &is_image, err);
+        st = an_app_raw_input(a->inputs[i], a->q.layout, a->q.max_image_pixels, vi.rank, dims, raw, &is_image, err);
     if (st == RD_OK && an_app_mistake_on_input(a->mistake))
         st = an_app_apply_mistake(a->mistake, raw, is_image, &spec, a->inputs[i], ctx->errs, err);
-    if (st == RD_OK)
+    if (st == RD_OK && a->mistake == AN_MISTAKE_NO_NORM)
+        st = rd_tensor_to_f32(graph_in, raw, err); /* pass_through: the first layer reads the data as it is */
+    else if (st == RD_OK)
         st = an_app_normalise(raw, is_image, &spec, a->inputs[i], graph_in, err);
     return st;
 }
 
 static rd_status write_outputs(const board_args *a, const rd_sim *s, const rd_tensor *outs, size_t n, rd_error *err)
 {
-    if (mkdir(a->output_dir, 0777) != 0 && errno != EEXIST)
-        return rd_errorf(err, RD_E_IO, "cannot create %s: %s", a->output_dir, strerror(errno));
+    rd_status made = rd_dir_make(a->output_dir, 0, err);
+    if (made != RD_OK)
+        return made;
     const rd_model *m = rd_sim_model(s);
     for (size_t k = 0; k < n; k++) {
         rd_value_info vi;
@@ -369,7 +398,7 @@ static int run_board(an_cmd_ctx *ctx, board_args *a, rd_model *m, rd_sim *s, con
 {
     rd_error err = {0};
     size_t n_in = rd_model_input_count(m), n_out = rd_model_output_count(m);
-    board_run r = {.s = s, .plat = plat, .log = ctx->errs, .last_node = -1, .next_index = (int)n_in};
+    board_run r = {.s = s, .plat = plat, .api = a->api, .log = ctx->errs, .last_node = -1, .next_index = (int)n_in};
     read_env(a, plat, &r.env, ctx->errs);
     r.dumper = (an_board_dumper){.dir = r.env.dump_dir, .log_level = r.env.log_level, .quant = r.env.dump_quant,
                                  .plat = plat};
@@ -385,8 +414,9 @@ static int run_board(an_cmd_ctx *ctx, board_args *a, rd_model *m, rd_sim *s, con
         rd_value_info vi;
         rd_model_value(om, (size_t)rd_model_input(om, 0), &vi);
         st = check_dump_dir(&r, vi.name, &raw[0], &err);
-        /* InputOperator: the user's data as handed to the runtime */
-        for (size_t i = 0; i < n_in && st == RD_OK; i++) {
+        /* zero-copy: InputOperator is the user's buffer as handed to the runtime (the normal API's is the
+           normalised input, dumped as the run reaches it) */
+        for (size_t i = 0; i < n_in && st == RD_OK && a->api == AN_API_ZERO_COPY; i++) {
             rd_model_value(om, (size_t)rd_model_input(om, i), &vi);
             int c2 = raw[i].dtype == RD_DT_U8 || raw[i].dtype == RD_DT_I8 ? plat->c2_int8 : plat->c2_f16;
             st = an_board_dump_write(&r.dumper, (int)i, "InputOperator", vi.name, &raw[i], c2, ctx->errs, &err);
@@ -398,7 +428,8 @@ static int run_board(an_cmd_ctx *ctx, board_args *a, rd_model *m, rd_sim *s, con
                 "Time(us)", "FullName");
     }
     if (st == RD_OK) {
-        rd_run_options ro = {.observer = observe_layer, .user = &r, .threads = (int)a->threads};
+        rd_run_options ro = {.observer = observe_layer, .user = &r, .threads = (int)a->threads,
+                             .observe_inputs = a->api == AN_API_NORMAL};
         clock_gettime(CLOCK_MONOTONIC, &r.t_last);
         st = rd_sim_run(s, in, n_in, &ro, outs, n_out, &err);
     }
@@ -450,7 +481,10 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
     const rd_platform_info *plat = rd_platform_find(a->target);
     if (!a->q.platform)
         a->q.platform = plat->name;
-    rd_status st = rd_model_load(a->model_path, NULL, &m, &err);
+    an_model_request req = {.command = "board-run", .path = a->model_path, .errs = ctx->errs,
+                            .dynamic_refusal = "the application runs one input shape: give it with "
+                                               "subgraphs.input_size_list"};
+    rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;

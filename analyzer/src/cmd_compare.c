@@ -34,10 +34,12 @@ typedef struct delta_row {
     double moved; /* |cos_b - cos_a|, NaN-aware: a NaN on one side only counts as 2 */
 } delta_row;
 
+/* A folder, or (dir false) anything else that exists: the reader then refuses what is not a regular file
+   (a FIFO) with a message saying what it is. */
 static bool path_is(const char *path, bool dir)
 {
     struct stat st;
-    return stat(path, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
+    return stat(path, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : !S_ISDIR(st.st_mode));
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -180,13 +182,20 @@ static int compare_results(an_cmd_ctx *ctx, const char *pa, const char *pb, cons
     return AN_EXIT_OK;
 }
 
-/* Loads DIR/file (an .npy named in index.json) as float32. */
+/* Loads DIR/file (an .npy named in index.json) as float32; file must stay inside DIR (no '..', no absolute
+   path, no symbolic link followed), whatever index.json says. */
 static rd_status load_npy_f32(const char *dir, const char *file, rd_tensor *out, rd_error *err)
 {
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", dir, file);
+    char *buf;
+    size_t len;
+    rd_status st = rd_file_read_all(dir, file, RD_MAX_TENSOR_BYTES + ((uint64_t)64 << 20), &buf, &len, err);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s/index.json", dir);
+    char name[4200];
+    snprintf(name, sizeof name, "%s/%s", dir, file);
     rd_tensor raw = {0};
-    rd_status st = rd_npy_load(p, &raw, err);
+    st = rd_npy_parse(buf, len, name, &raw, err);
+    free(buf);
     if (st == RD_OK) {
         st = rd_tensor_to_f32(out, &raw, err);
         rd_tensor_fini(&raw);

@@ -9,6 +9,7 @@
 #include "cli_internal.h"
 #include "qcfg_build.h"
 #include "quant_setup.h"
+#include "config_model.h"
 #include "tensor_dump.h"
 
 #include <stdlib.h>
@@ -135,98 +136,6 @@ static rd_status output_stem(const rd_rknn_config *c, char *buf, size_t len, rd_
     return RD_OK;
 }
 
-/* input_size_list as load overrides, one shape per input of the model (names given by the caller). */
-static rd_status shape_overrides(const rd_rknn_config *c, const char *const *names, size_t n_names,
-                                 rd_input_shape *out, size_t *n_out, rd_error *err)
-{
-    *n_out = 0;
-    if (!c->n_input_size_list)
-        return RD_OK;
-    if (c->n_input_size_list != n_names)
-        return rd_errorf(err, RD_E_PARSE, "%s: subgraphs.input_size_list has %zu shapes, the model has %zu inputs",
-                         c->path, c->n_input_size_list, n_names);
-    for (size_t i = 0; i < n_names; i++) {
-        out[i].name = names[i];
-        out[i].rank = c->input_size_list[i].rank;
-        memcpy(out[i].dims, c->input_size_list[i].dims, sizeof out[i].dims);
-    }
-    *n_out = n_names;
-    return RD_OK;
-}
-
-/*
- * The model as the config describes it: the file, cut at subgraphs.inputs/outputs, with input_size_list
- * applied to its inputs. Written to float_path (what the other outputs and the analysis refer to).
- */
-static rd_status load_converted(const rd_rknn_config *c, const char *float_path, bool verbose, FILE *errs,
-                                rd_model **out, rd_error *err)
-{
-    rd_model *m = NULL;
-    rd_input_shape shapes[RD_MAX_MODEL_INPUTS];
-    size_t n_shapes = 0;
-    rd_status st = rd_model_load(c->model_file_path, &(rd_load_options){0}, &m, err);
-    if (st != RD_OK)
-        return st;
-    const char *names[RD_MAX_MODEL_INPUTS];
-    size_t n_names = 0;
-    if (c->n_sub_inputs || c->n_sub_outputs) {
-        rd_onnx_rewrite rw = {.inputs = (const char *const *)c->sub_inputs, .n_inputs = c->n_sub_inputs,
-                              .outputs = (const char *const *)c->sub_outputs, .n_outputs = c->n_sub_outputs};
-        void *buf = NULL;
-        size_t len = 0;
-        st = rd_onnx_model_rewrite(m, &rw, &buf, &len, err);
-        if (st != RD_OK) {
-            rd_model_destroy(m);
-            return rd_error_prefix(err, "%s: subgraphs", c->path);
-        }
-        rd_model_destroy(m);
-        m = NULL;
-        st = rd_model_load_mem(buf, len, float_path, NULL, NULL, &m, err);
-        free(buf);
-        if (st != RD_OK)
-            return rd_error_prefix(err, "the cut model");
-        if (verbose)
-            fprintf(errs, "convert: cut at %zu input(s) and %zu output(s): %zu nodes kept\n", c->n_sub_inputs,
-                    c->n_sub_outputs, rd_model_node_count(m));
-    }
-    n_names = rd_model_input_count(m);
-    if (n_names > RD_MAX_MODEL_INPUTS)
-        st = rd_errorf(err, RD_E_UNSUPPORTED, "the model has %zu inputs (at most %d)", n_names, RD_MAX_MODEL_INPUTS);
-    for (size_t i = 0; st == RD_OK && i < n_names; i++) {
-        rd_value_info vi;
-        rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
-        names[i] = vi.name;
-    }
-    if (st == RD_OK)
-        st = shape_overrides(c, names, n_names, shapes, &n_shapes, err);
-    if (st == RD_OK && n_shapes) { /* reload with the shapes fixed: write, then read back with overrides */
-        void *buf = NULL;
-        size_t len = 0;
-        rd_model *fixed = NULL;
-        st = rd_onnx_model_write(m, &buf, &len, err);
-        if (st == RD_OK)
-            st = rd_model_load_mem(buf, len, float_path, NULL,
-                                   &(rd_load_options){.input_shapes = shapes, .n_input_shapes = n_shapes,
-                                                      .input_shapes_from = "input_size_list"},
-                                   &fixed, err);
-        free(buf);
-        if (st == RD_OK) {
-            rd_model_destroy(m);
-            m = fixed;
-        } else {
-            rd_error_prefix(err, "%s: subgraphs.input_size_list", c->path);
-        }
-    }
-    if (st == RD_OK)
-        st = rd_onnx_model_save(m, float_path, err);
-    if (st != RD_OK) {
-        rd_model_destroy(m);
-        return st;
-    }
-    *out = m;
-    return RD_OK;
-}
-
 
 /* Quantizes as the config says and writes the .quantization.cfg and the QDQ model. */
 static rd_status quantize(const convert_args *a, an_quant_opts *q, const rd_model *m, const char *cfg_path,
@@ -249,7 +158,7 @@ static rd_status quantize(const convert_args *a, an_quant_opts *q, const rd_mode
         st = rd_sim_export_qdq_form(s, a->integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len,
                                     a->verbose ? &notes : NULL, err);
     if (st == RD_OK)
-        st = an_write_file_atomic(qdq_path, buf, len, err);
+        st = rd_file_write_atomic(qdq_path, buf, len, NULL, err);
     free(buf);
     rd_qcfg_fini(&params);
     rd_sim_destroy(s);
@@ -330,7 +239,8 @@ int an_cmd_convert(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = output_stem(&cfg, stem, sizeof stem, &err);
     if (st == RD_OK && cfg.custom_string)
-        fprintf(ctx->errs, "note: custom_string is stored in .rknn models, which convert does not write: not used\n");
+        fprintf(ctx->errs, "note: custom_string goes into the -a analysis's report.json and report.html; convert "
+                           "writes no .rknn file to store it in\n");
     if (st == RD_OK) {
         float_path = join(a.out_dir, stem, ".onnx");
         cfg_path = join(a.out_dir, stem, ".quantization.cfg");
@@ -341,13 +251,14 @@ int an_cmd_convert(an_cmd_ctx *ctx)
     }
     if (st == RD_OK)
         st = an_mkdirs(a.out_dir, &err);
+    an_quant_take(&q, AN_QOPT_CONFIG, a.config);
+    an_quant_take(&q, AN_QOPT_PLATFORM, a.target); /* -t wins over configs.target_platform */
+    an_model_request req = {.command = "convert", .errs = ctx->errs,
+                            .dynamic_refusal = "it builds one fixed shape: give it with subgraphs.input_size_list"};
+    if (st == RD_OK) /* the model as converted: cut, shapes fixed, pruned; what the other outputs refer to */
+        st = an_model_load_configured(&q, &req, &m, &err);
     if (st == RD_OK)
-        st = load_converted(&cfg, float_path, a.verbose, ctx->errs, &m, &err);
-    if (st == RD_OK) {
-        an_quant_take(&q, AN_QOPT_CONFIG, a.config);
-        an_quant_take(&q, AN_QOPT_PLATFORM, a.target); /* -t wins over configs.target_platform */
-        st = an_quant_finish(&q, m, &err);
-    }
+        st = rd_onnx_model_save(m, float_path, &err);
     rd_prec prec = RD_PREC_FP32;
     if (st == RD_OK)
         st = an_quant_precision(&q, &prec, &err);

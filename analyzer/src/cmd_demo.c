@@ -35,11 +35,13 @@ static rd_status write_calibration(const char *dir, const char *input, rd_error 
         return st;
     char list[4200], path[4200];
     snprintf(list, sizeof list, "%s/dataset.txt", dir);
-    FILE *f = fopen(list, "w");
-    if (!f) {
+    rd_atomic_file *af;
+    st = rd_atomic_file_open(list, NULL, &af, err);
+    if (st != RD_OK) {
         rd_tensor_fini(&x);
-        return rd_errorf(err, RD_E_IO, "cannot write %s", list);
+        return st;
     }
+    FILE *f = rd_atomic_file_stream(af);
     rd_tensor y;
     st = rd_tensor_clone(&y, &x, err);
     for (int k = 0; k < DEMO_CALIB_SAMPLES && st == RD_OK; k++) {
@@ -50,7 +52,10 @@ static rd_status write_calibration(const char *dir, const char *input, rd_error 
         st = rd_npy_save(path, &y, err);
         fprintf(f, "calib/%02d.npy\n", k);
     }
-    fclose(f);
+    if (st == RD_OK)
+        st = rd_atomic_file_commit(af, err);
+    else
+        rd_atomic_file_abort(af);
     rd_tensor_fini(&y);
     rd_tensor_fini(&x);
     return st;

@@ -8,6 +8,7 @@
 #include "cli_model_args.h"
 #include "progress.h"
 #include "quant_setup.h"
+#include "config_model.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -38,6 +39,7 @@ typedef struct eval_args {
     bool json;
     an_quant_opts q;
     const char *int_name;       /* the integer column: "int8" for w8a8, else the dtype (--dtype w16a16i, ...) */
+    char dynamic_name[256];     /* the dynamic_input set evaluated ("" without one) */
 } eval_args;
 
 static const char *col_name(const eval_args *a, int p)
@@ -132,12 +134,15 @@ static int parse_args(an_cmd_ctx *ctx, eval_args *a)
     return -1;
 }
 
+#define AN_LABELS_MAX_BYTES ((uint64_t)64 << 20)
+
 /* Labels file: one integer per line (blank lines and '#' comments skipped). */
 static rd_status load_labels(const char *path, size_t want, int64_t **out, rd_error *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return rd_errorf(err, RD_E_NOTFOUND, "%s: %s", path, strerror(errno));
+    FILE *f;
+    rd_status opened = rd_file_fopen_read(path, 0, AN_LABELS_MAX_BYTES, &f, err);
+    if (opened != RD_OK)
+        return opened;
     int64_t *labels = calloc(want + 1, sizeof *labels);
     if (!labels) {
         fclose(f);
@@ -350,7 +355,8 @@ static double pct(size_t a, size_t n)
 
 static void print_text(FILE *out, const eval_args *a, const eval_result *r)
 {
-    fprintf(out, "%s: %zu samples\n\n%-12s %10s %10s\n", a->model_path, r->n, "precision", "top-1", "top-5");
+    fprintf(out, "%s%s%s: %zu samples\n\n%-12s %10s %10s\n", a->model_path, a->dynamic_name[0] ? ", dynamic_input " : "",
+            a->dynamic_name, r->n, "precision", "top-1", "top-5");
     for (int p = 0; p < N_PREC; p++)
         fprintf(out, "%-12s %9.2f%% %9.2f%%\n", col_name(a, p), pct(r->correct1[p], r->n), pct(r->correct5[p], r->n));
     fprintf(out, "\nprecisions disagree on %zu samples (top-1)%s\n", r->n_disagree, r->n_shown ? ":" : "");
@@ -367,6 +373,8 @@ static void print_json(FILE *out, const eval_args *a, const eval_result *r)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "model", a->model_path);
+    if (a->dynamic_name[0])
+        cJSON_AddStringToObject(root, "dynamic_input", a->dynamic_name);
     cJSON_AddNumberToObject(root, "samples", (double)r->n);
     cJSON *prec = cJSON_AddObjectToObject(root, "precisions");
     for (int p = 0; p < N_PREC; p++) {
@@ -389,15 +397,11 @@ static void print_json(FILE *out, const eval_args *a, const eval_result *r)
     an_json_print(out, root);
 }
 
-int an_cmd_eval(an_cmd_ctx *ctx)
+/* One evaluation: the model (dynamic_input set `set` when the config has them), printed (json_sep: printed
+   before the JSON object, NULL for a lone object). */
+static int eval_once(an_cmd_ctx *ctx, eval_args *a, size_t set, const char *json_sep)
 {
-    eval_args *a = calloc(1, sizeof *a);
-    if (!a)
-        return AN_EXIT_INPUT;
-    a->calib = 100;
-    a->show = 10;
-    an_quant_opts_init(&a->q);
-    int rc = parse_args(ctx, a);
+    int rc = AN_EXIT_OK;
     rd_error err = {0};
     rd_model *m = NULL;
     rd_sim *sims[N_PREC] = {NULL, NULL, NULL};
@@ -406,12 +410,11 @@ int an_cmd_eval(an_cmd_ctx *ctx)
     es.idx = a->idx_images != NULL;
     eval_result r;
     memset(&r, 0, sizeof r);
-    if (rc >= 0)
-        goto out;
     const bool dtype_given = a->q.flag_dtype != NULL;
-    rd_status st = rd_model_load(a->model_path, NULL, &m, &err);
-    if (st == RD_OK)
-        st = an_quant_finish(&a->q, m, &err);
+    an_model_request req = {.command = "eval", .path = a->model_path, .dynamic_set = set, .errs = ctx->errs};
+    rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
+    if (st == RD_OK && !a->model_path)
+        a->model_path = a->q.cfg.model_file_path;
     /* fp16 is always evaluated; the dtype picks the integer column (w8a8 unless an integer dtype is given) */
     const rd_qdtype dt = a->q.cfg.dtype;
     const bool integer = dt != RD_QDT_FLOAT16 && dt != RD_QDT_FLOAT32;
@@ -444,6 +447,8 @@ int an_cmd_eval(an_cmd_ctx *ctx)
         rc = an_fail(ctx, &err);
         goto out;
     }
+    if (a->json && json_sep)
+        fputs(json_sep, ctx->out);
     if (a->json)
         print_json(ctx->out, a, &r);
     else
@@ -455,6 +460,32 @@ out:
     for (int p = 0; p < N_PREC; p++)
         rd_sim_destroy(sims[p]);
     rd_model_destroy(m);
+    return rc;
+}
+
+int an_cmd_eval(an_cmd_ctx *ctx)
+{
+    eval_args *a = calloc(1, sizeof *a);
+    if (!a)
+        return AN_EXIT_INPUT;
+    a->calib = 100;
+    a->show = 10;
+    an_quant_opts_init(&a->q);
+    int rc = parse_args(ctx, a);
+    size_t n_sets = 0;
+    if (rc < 0 && (rc = an_dynamic_prepare(ctx, &a->q, &n_sets)) < 0) {
+        /* dynamic_input: one evaluation per shape set (with --json, an array of them) */
+        rc = AN_EXIT_OK;
+        for (size_t k = 0; rc == AN_EXIT_OK && k < (n_sets ? n_sets : 1); k++) {
+            if (n_sets)
+                an_dynamic_set_name(&a->q, k, a->dynamic_name, sizeof a->dynamic_name);
+            if (n_sets && !a->json && k)
+                fputc('\n', ctx->out);
+            rc = eval_once(ctx, a, k, !n_sets ? NULL : k ? "," : "[");
+        }
+        if (n_sets && a->json && rc == AN_EXIT_OK)
+            fputs("]\n", ctx->out);
+    }
     an_quant_opts_fini(&a->q);
     free(a);
     return rc;

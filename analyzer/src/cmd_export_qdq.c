@@ -7,6 +7,7 @@
 #include "cli_internal.h"
 #include "cli_model_args.h"
 #include "quant_setup.h"
+#include "config_model.h"
 #include "tensor_dump.h"
 
 #include <stdlib.h>
@@ -102,10 +103,10 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
     size_t len = 0;
     if (rc >= 0)
         goto out;
-    rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
-    rd_status st = rd_model_load(a->model_path, &lopt, &m, &err);
-    if (st == RD_OK)
-        st = an_quant_finish(&a->q, m, &err);
+    an_model_request req = {.command = "export-qdq", .path = a->model_path, .shapes = a->shapes,
+                            .n_shapes = a->n_shapes, .errs = ctx->errs,
+                            .dynamic_refusal = "an ONNX model written with fixed shapes " "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)"};
+    rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
     if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8)
         st = rd_errorf(&err, RD_E_USAGE, "export-qdq writes int8 parameters: --dtype must be w8a8 (got %s)",
                        rd_qdtype_name(a->q.cfg.dtype));
@@ -115,7 +116,7 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = rd_sim_export_qdq_form(s, a->integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len, &notes, &err);
     if (st == RD_OK)
-        st = an_write_file_atomic(a->out_path, buf, len, &err);
+        st = rd_file_write_atomic(a->out_path, buf, len, NULL, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;

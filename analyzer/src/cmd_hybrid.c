@@ -10,6 +10,7 @@
 #include "hybrid.h"
 #include "qcfg_build.h"
 #include "quant_setup.h"
+#include "config_model.h"
 #include "tensor_dump.h"
 
 #include <cjson/cJSON.h>
@@ -279,10 +280,9 @@ static void run_fini(hyb_run *r)
 /* Model, samples, calibrated simulation, golden outputs. */
 static rd_status setup(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err)
 {
-    rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
-    rd_status st = rd_model_load(a->model_path, &lopt, &r->m, err);
-    if (st == RD_OK)
-        st = an_quant_finish(&a->q, r->m, err);
+    an_model_request req = {.command = "hybrid", .path = a->model_path, .shapes = a->shapes, .n_shapes = a->n_shapes,
+                            .errs = ctx->errs, .dynamic_refusal = "the search " "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)"};
+    rd_status st = an_model_load_configured(&a->q, &req, &r->m, err);
     if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8)
         st = rd_errorf(err, RD_E_PARSE, "empty search space: --dtype %s has no int8 tensor to move to float16 "
                                         "(hybrid works on w8a8)", rd_qdtype_name(a->q.cfg.dtype));
@@ -306,7 +306,7 @@ static rd_status analyse(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err
     an_accuracy_opts ao = {.warn_cos = 0.99, .error_cos = 0.98, .worst_layers = 0, .progress = ctx->errs};
     rd_status st = an_accuracy_run(r->s, r->samples, r->n_in, r->n_samples, &ao, &r->result, err);
     if (st == RD_OK)
-        st = an_findings_add(&r->result, &ao, err);
+        st = an_findings_add_sim(&r->result, &ao, NULL, r->s, err);
     if (st == RD_OK)
         st = an_hyb_candidates(r->s, &r->result, &r->cands, &r->n_cands, err);
     if (st == RD_OK && r->n_cands == 0)
@@ -372,7 +372,8 @@ static int suggest(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score 
         }
         if (!isnan(c->w_outlier))
             snprintf(outl, sizeof outl, "%.1fx", c->w_outlier);
-        fprintf(ctx->out, "%-4zu %-44s %-14s %5d %9.5f %9.5f %8.2f %6.2f %8s %10s %9s\n", i + 1, c->name, c->op_type,
+        fprintf(ctx->out, "%-4zu %-44s %-14s %5d %9.5f %9.5f %8.2f %6.2f %8s %10s %9s\n", i + 1, RD_TEXT_SHOWN(c->name),
+                RD_TEXT_SHOWN(c->op_type),
                 c->position, c->single_cos, c->entire_cos, c->single_sqnr, 100.0 * c->saturated, outl, alone, gain);
     }
     fprintf(ctx->out, "\nsingle/entire: cosine of the layer alone / accumulated (minimum over samples); w_outl: max|w| of "
@@ -521,7 +522,7 @@ static rd_status write_outputs(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const s
     if (st == RD_OK)
         st = an_accuracy_run(r->s, r->samples, r->n_in, r->n_samples, &ao, &rep, err);
     if (st == RD_OK)
-        st = an_findings_add(&rep, &ao, err);
+        st = an_findings_add_sim(&rep, &ao, NULL, r->s, err);
     if (st == RD_OK)
         st = rd_result_set_string(&rep.tool, "rknn-diag " RD_VERSION " (hybrid search)", err);
     if (st == RD_OK)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { OPT_HELP = 1, OPT_OUT, OPT_INPUT, OPT_OUTPUT, OPT_DATASET, OPT_LAYOUT, OPT_INPUT_SHAPE };
+enum { OPT_HELP = 1, OPT_OUT, OPT_INPUT, OPT_OUTPUT, OPT_DATASET, OPT_LAYOUT, OPT_INPUT_SHAPE, OPT_MAX_PIXELS };
 
 static const an_optspec edit_opts[] = {
     {OPT_OUT, "out", 'o', "OUT.onnx", "the edited model (required)"},
@@ -22,6 +22,7 @@ static const an_optspec edit_opts[] = {
     {OPT_DATASET, "dataset", 0, "FILE", "dataset.txt to carry over: writes dataset.txt and dataset/ beside OUT"},
     {OPT_LAYOUT, "input-layout", 0, "L", "how the dataset's .npy files are read: nhwc (default, as RKNN) or nchw"},
     {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
+    {OPT_MAX_PIXELS, "max-image-pixels", 0, "N", "refuse larger dataset images (default 67108864 = 8192x8192)"},
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
 #define N_EDIT_OPTS ((int)(sizeof edit_opts / sizeof edit_opts[0]))
@@ -31,6 +32,7 @@ static const an_optspec edit_opts[] = {
 typedef struct edit_args {
     const char *model, *out, *dataset;
     rd_input_layout layout;
+    uint64_t max_image_pixels;  /* 0: the default bound */
     const char *specs[MAX_EDITS];
     bool spec_is_output[MAX_EDITS];
     int n_specs;
@@ -96,6 +98,10 @@ static int parse_args(an_cmd_ctx *ctx, edit_args *a)
             else
                 return an_usage(ctx, "--input-layout expects nhwc or nchw, got '%s'", v);
             break;
+        case OPT_MAX_PIXELS:
+            if (an_parse_pixel_count("--max-image-pixels", v, &a->max_image_pixels, &err) != RD_OK)
+                return an_usage(ctx, "%s", err.msg);
+            break;
         case OPT_INPUT_SHAPE:
             if (an_parse_input_shape(v, a->shape_names, a->shapes, &a->n_shapes, &err) != RD_OK)
                 return an_usage(ctx, "%s", err.msg);
@@ -109,30 +115,6 @@ static int parse_args(an_cmd_ctx *ctx, edit_args *a)
     if (!a->n_specs)
         return an_usage(ctx, "nothing to edit: give --input NAME=FORMULA or --output NAME=FORMULA");
     return -1;
-}
-
-/* Writes buf to path through a temporary file renamed into place. */
-static rd_status save_bytes(const char *path, const void *buf, size_t len, rd_error *err)
-{
-    size_t plen = strlen(path) + 8;
-    char *tmp = malloc(plen);
-    if (!tmp)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    snprintf(tmp, plen, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    rd_status st = RD_OK;
-    if (!f)
-        st = rd_errorf(err, RD_E_IO, "%s: %s", tmp, strerror(errno));
-    else {
-        bool ok = fwrite(buf, 1, len, f) == len;
-        ok = fclose(f) == 0 && ok;
-        if (!ok || rename(tmp, path) != 0) {
-            st = rd_errorf(err, RD_E_IO, "%s: %s", path, strerror(errno));
-            remove(tmp);
-        }
-    }
-    free(tmp);
-    return st;
 }
 
 /* The folder of path ("." when it has none), malloc'ed. */
@@ -186,7 +168,7 @@ static rd_status convert_dataset(const edit_args *a, const rd_model *m, const an
     char *dir = dir_of(a->out);
     size_t cap = dir ? strlen(dir) + 64 : 0;
     char *list = malloc(cap), *sub = malloc(cap), *file = malloc(cap + 32);
-    FILE *f = NULL;
+    rd_atomic_file *af = NULL;
     if (!dir || !list || !sub || !file) {
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
         goto out;
@@ -202,15 +184,12 @@ static rd_status convert_dataset(const edit_args *a, const rd_model *m, const an
                        list);
         goto out;
     }
-    if (mkdir(sub, 0777) != 0 && errno != EEXIST) {
-        st = rd_errorf(err, RD_E_IO, "%s: %s", sub, strerror(errno));
+    st = rd_dir_make(sub, RD_DIR_OWN, err);
+    if (st == RD_OK)
+        st = rd_atomic_file_open(list, NULL, &af, err);
+    if (st != RD_OK)
         goto out;
-    }
-    snprintf(file, cap + 32, "%s.tmp", list);
-    if (!(f = fopen(file, "w"))) {
-        st = rd_errorf(err, RD_E_IO, "%s: %s", file, strerror(errno));
-        goto out;
-    }
+    FILE *f = rd_atomic_file_stream(af);
     fprintf(f, "# rknn-diag: layout=graph\n# written by rknn-diag onnx-edit from %s: float32 .npy in the edited "
                "model's own input layouts\n", a->dataset);
     for (size_t k = 0; k < ds.n_samples && st == RD_OK; k++) {
@@ -222,6 +201,7 @@ static rd_status convert_dataset(const edit_args *a, const rd_model *m, const an
                 dims[d] = vi.dims[d] < 0 ? 1 : vi.dims[d];
             rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
             spec.layout = a->layout;
+            spec.max_image_pixels = a->max_image_pixels;
             rd_tensor t, e;
             memset(&e, 0, sizeof e);
             st = rd_input_prepare(rd_dataset_path(&ds, k, i), &spec, vi.rank, dims, NULL, &t, err);
@@ -245,17 +225,14 @@ static rd_status convert_dataset(const edit_args *a, const rd_model *m, const an
         }
         fprintf(f, "\n");
     }
-    bool ok = fclose(f) == 0;
-    f = NULL;
-    snprintf(file, cap + 32, "%s.tmp", list);
-    if (st == RD_OK && (!ok || rename(file, list) != 0))
-        st = rd_errorf(err, RD_E_IO, "%s: %s", list, strerror(errno));
-    if (st != RD_OK)
-        remove(file);
+    if (st == RD_OK)
+        st = rd_atomic_file_commit(af, err);
+    else
+        rd_atomic_file_abort(af);
+    af = NULL;
     *n_written = ds.n_samples;
 out:
-    if (f)
-        fclose(f);
+    rd_atomic_file_abort(af);
     free(dir);
     free(list);
     free(sub);
@@ -315,7 +292,7 @@ int an_cmd_onnx_edit(an_cmd_ctx *ctx)
     if (st == RD_OK && (st = rd_model_load_mem(buf, len, a.out, NULL, NULL, &edited, &err)) != RD_OK)
         rd_error_prefix(&err, "the edited model does not load (a bug: please report it)");
     if (st == RD_OK)
-        st = save_bytes(a.out, buf, len, &err);
+        st = rd_file_write_atomic(a.out, buf, len, NULL, &err);
     size_t n_samples = 0;
     if (st == RD_OK && a.dataset)
         st = convert_dataset(&a, m, ins, &n_samples, &err);

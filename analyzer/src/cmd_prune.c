@@ -87,7 +87,7 @@ int an_cmd_prune(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = an_prune_write(m, &plan, &buf, &len, &err);
     if (st == RD_OK)
-        st = an_write_file_atomic(a->out_path, buf, len, &err);
+        st = rd_file_write_atomic(a->out_path, buf, len, NULL, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;

@@ -7,6 +7,7 @@
 #include "cli_model_args.h"
 #include "qcfg_build.h"
 #include "quant_setup.h"
+#include "config_model.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -97,10 +98,12 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
     rd_qcfg_init(&merged);
     if (rc >= 0)
         goto out;
-    rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
-    rd_status st = rd_model_load(a->model_path, &lopt, &m, &err);
-    if (st == RD_OK)
-        st = an_quant_finish(&a->q, m, &err);
+    an_model_request req = {.command = "quantize", .path = a->model_path, .shapes = a->shapes,
+                            .n_shapes = a->n_shapes, .errs = ctx->errs,
+                            .dynamic_refusal = "a .quantization.cfg holds one set of parameters per tensor for every "
+                                               "shape, and how RKNN calibrates a dynamic model is not documented: "
+                                               "quantize once per shape with --input-shape (or input_size_list)"};
+    rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
     if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8 && a->q.cfg.dtype != RD_QDT_W16A16I &&
         a->q.cfg.dtype != RD_QDT_W8A16 && a->q.cfg.dtype != RD_QDT_W16A16I_DFP)
         st = rd_errorf(&err, RD_E_USAGE,

@@ -30,26 +30,30 @@ static bool is_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The text file of a tensor in DIR/sub: our map first, else the RKNN-style stem. */
+/* The text file of a tensor in DIR/sub, relative to DIR: our map first, else the RKNN-style stem. */
 static bool tensor_file(const char *dir, const char *sub, const char *name, const rd_name_map *map, char *out,
                         size_t len)
 {
+    char full[4400];
     for (size_t i = 0; map && i < map->n; i++) {
         const rd_name_map_entry *e = &map->entries[i];
         const char *f = strcmp(sub, "golden") == 0 ? e->golden : strcmp(sub, "simulator") == 0 ? e->simulator : e->runtime;
         if (f && strcmp(e->name, name) == 0) {
-            snprintf(out, len, "%s/%s", dir, f);
-            if (is_file(out))
+            snprintf(out, len, "%s", f);
+            snprintf(full, sizeof full, "%s/%s", dir, f);
+            if (is_file(full))
                 return true;
         }
     }
     char stem[1024];
     rd_snapshot_file_stem(name, stem, sizeof stem);
-    snprintf(out, len, "%s/%s/%s.txt", dir, sub, stem);
-    return is_file(out);
+    snprintf(out, len, "%s/%s.txt", sub, stem);
+    snprintf(full, sizeof full, "%s/%s", dir, out);
+    return is_file(full);
 }
 
-/* Recomputes group g of layer l from golden and the tested side's text files. Counts what it did. */
+/* Recomputes group g of layer l from golden and the tested side's text files. Counts what it did. The files
+   are read inside DIR only: a map naming '../x' or a link out of the folder is refused (with a warning). */
 static rd_status enrich_layer(an_cmd_ctx *ctx, const char *dir, const rd_name_map *map, rd_layer_result *l,
                               const char *sub, int g, int *n_done, rd_error *err)
 {
@@ -58,9 +62,9 @@ static rd_status enrich_layer(an_cmd_ctx *ctx, const char *dir, const rd_name_ma
         return RD_OK;
     float *ref = NULL, *test = NULL;
     int64_t nr = 0, nt = 0;
-    rd_status st = rd_snapshot_txt_load(gp, &ref, &nr, err);
+    rd_status st = rd_snapshot_txt_load_in(dir, gp, &ref, &nr, err);
     if (st == RD_OK)
-        st = rd_snapshot_txt_load(tp, &test, &nt, err);
+        st = rd_snapshot_txt_load_in(dir, tp, &test, &nt, err);
     if (st == RD_OK) {
         rd_metrics m;
         if (nr != nt)

@@ -5,8 +5,10 @@
  */
 #include "term_text.h"
 #include "json_out.h"
+#include "accuracy.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "config_model.h"
 #include "quant_setup.h"
 #include "tensor_dump.h"
 
@@ -185,6 +187,23 @@ static void print_json(FILE *out, const char *model, const run_observer *ro)
     an_json_print(out, root);
 }
 
+/* float16 constants beyond 65504 (inf before the layer computes): the same finding as accuracy's, on stderr. */
+static void warn_fp16_constants(an_cmd_ctx *ctx, const rd_sim *sim)
+{
+    rd_result r;
+    rd_result_init(&r);
+    rd_error err;
+    if (an_findings_numeric(&r, sim, &err) == RD_OK)
+        for (size_t i = 0; i < r.n_findings; i++) {
+            fputs("warning: ", ctx->errs); /* findings quote the model's names */
+            an_put_text(ctx->errs, r.findings[i].title);
+            fputs(": ", ctx->errs);
+            an_put_text(ctx->errs, r.findings[i].evidence);
+            fputc('\n', ctx->errs);
+        }
+    rd_result_fini(&r);
+}
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -293,7 +312,7 @@ static rd_status write_fused_list(const char *dir, const rd_sim *sim, size_t *n_
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     char path[4200];
     snprintf(path, sizeof path, "%s/fused.json", dir);
-    rd_status st = an_write_file_atomic(path, text, strlen(text), err);
+    rd_status st = rd_file_write_atomic(path, text, strlen(text), NULL, err);
     free(text);
     *n_out = n;
     return st;
@@ -378,12 +397,16 @@ static int parse_args(an_cmd_ctx *ctx, run_args *a)
     return -1;
 }
 
-/* Loads the model; reloads it with the actual input shapes when some input dims are symbolic. */
-static rd_status load_model_and_inputs(run_args *a, rd_model **out_m, rd_tensor *inputs, rd_error *err)
+/* Loads the model (as -c describes it); reloads it with the actual input shapes when some input dims are
+   symbolic. */
+static rd_status load_model_and_inputs(run_args *a, FILE *errs, rd_model **out_m, rd_tensor *inputs, rd_error *err)
 {
-    rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
+    an_model_request req = {.command = "run", .path = a->model_path, .shapes = a->shapes, .n_shapes = a->n_shapes,
+                            .errs = errs,
+                            .dynamic_refusal = "it runs the graph tensors given with --input, of one shape: give "
+                                               "it with --input-shape (or subgraphs.input_size_list)"};
     rd_model *m = NULL;
-    rd_status st = rd_model_load(a->model_path, &lopt, &m, err);
+    rd_status st = an_model_load_configured(&a->q, &req, &m, err);
     if (st != RD_OK)
         return st;
     size_t n_in = rd_model_input_count(m);
@@ -407,8 +430,9 @@ static rd_status load_model_and_inputs(run_args *a, rd_model **out_m, rd_tensor 
             memcpy(a->shapes[k].dims, inputs[k].dims, sizeof a->shapes[k].dims);
         }
         rd_model *fixed = NULL;
-        lopt.n_input_shapes = n_in;
-        st = rd_model_load(a->model_path, &lopt, &fixed, err);
+        req.shapes = a->shapes;
+        req.n_shapes = n_in;
+        st = an_model_load_configured(&a->q, &req, &fixed, err);
         rd_model_destroy(m);
         m = fixed;
         if (st != RD_OK) {
@@ -445,6 +469,8 @@ static int run_and_report(an_cmd_ctx *ctx, run_args *a, rd_model *m, rd_sim *sim
             print_json(ctx->out, a->model_path, &ro);
         else if (!a->quiet)
             print_table(ctx->out, &ro);
+        if (sim)
+            warn_fp16_constants(ctx, sim);
         if (dumping)
             fprintf(ctx->errs, "wrote %zu tensors and index.json to %s%s\n", dump.n, a->dump_dir,
                     sim ? " (tensors fused away are listed in fused.json)" : "");
@@ -476,9 +502,10 @@ int an_cmd_run(an_cmd_ctx *ctx)
             rc = an_usage(ctx, "--precision: %s", err.msg);
             goto out_args;
         }
-        a->q.flag_dtype = rd_qdtype_name(a->q.cfg.dtype); /* "int8" is a --precision name, not a --dtype one */
+        if (a->q.cfg.dtype != RD_QDT_FLOAT32) /* the reference builds no simulation: nothing for --dtype */
+            a->q.flag_dtype = rd_qdtype_name(a->q.cfg.dtype); /* "int8" is a --precision name, not a --dtype one */
     }
-    rd_status st = load_model_and_inputs(a, &m, inputs, &err);
+    rd_status st = load_model_and_inputs(a, ctx->errs, &m, inputs, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out_args;

@@ -23,48 +23,6 @@ static int64_t numel_of(int rank, const int64_t *dims)
     return n;
 }
 
-/* Reads at most max bytes of path into a NUL-terminated buffer. */
-static rd_status read_text(const char *path, const char *file, size_t max, char **out, rd_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rd_errorf(err, RD_E_IO, "%s: cannot open: %s", file, strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    rd_status st = RD_OK;
-    while (buf) {
-        if (len + 1 >= cap) {
-            if (cap > max) {
-                st = rd_errorf(err, RD_E_PARSE, "%s: larger than %zu bytes, too large for the shape in its name", file,
-                               max);
-                break;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb)
-                break;
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f))
-                st = rd_errorf(err, RD_E_IO, "%s: read error", file);
-            break;
-        }
-    }
-    fclose(f);
-    if (!buf)
-        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", file);
-    if (st != RD_OK) {
-        free(buf);
-        return st;
-    }
-    buf[len] = '\0';
-    *out = buf;
-    return RD_OK;
-}
-
 static bool is_sep(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' || c == ',' || c == '[' ||
@@ -152,7 +110,8 @@ static rd_status read_txt(const char *path, const char *file, const an_dump_name
         return rd_errorf(err, RD_E_LIMIT, "%s: shape too large", file);
 
     char *text = NULL;
-    st = read_text(path, file, n_padded * TXT_MAX_CHARS_PER_NUMBER + 4096, &text, err);
+    size_t text_len;
+    st = rd_file_read_all(NULL, path, n_padded * TXT_MAX_CHARS_PER_NUMBER + 4096, &text, &text_len, err);
     if (st != RD_OK)
         return st;
     size_t n = (size_t)numel_of(4, nchw);

@@ -7,7 +7,8 @@
  * which points at configuration (RKNN's checklist). With the board: the first layer where the board
  * departs from the simulator although the board's inputs of that layer agree with the simulator's (its
  * single_sim cosine drops by itself: a runtime fault there, nothing upstream), and lossy layers told
- * apart: lossy in the simulator and the same on the board is quantization.
+ * apart: lossy in the simulator and the same on the board is quantization. NaN/Inf and float16
+ * constants beyond 65504: findings_numeric.c.
  */
 #include "accuracy.h"
 #include "metrics.h"
@@ -292,8 +293,16 @@ rd_status an_findings_add(rd_result *r, const an_accuracy_opts *o, rd_error *err
 
 rd_status an_findings_add_rt(rd_result *r, const an_accuracy_opts *o, const an_layer_runtime *rt, rd_error *err)
 {
+    return an_findings_add_sim(r, o, rt, NULL, err);
+}
+
+rd_status an_findings_add_sim(rd_result *r, const an_accuracy_opts *o, const an_layer_runtime *rt, const rd_sim *s,
+                              rd_error *err)
+{
     size_t n_lossy = 0;
     rd_status st = rt ? runtime_departures(r, o, rt, err) : RD_OK;
+    if (st == RD_OK)
+        st = an_findings_numeric(r, s, err);
     if (st == RD_OK)
         st = fp16_overflow(r, err);
     if (st == RD_OK)

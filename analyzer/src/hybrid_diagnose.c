@@ -9,6 +9,7 @@
 #include "cli_internal.h"
 #include "diagnose_evidence.h"
 #include "hybrid.h"
+#include "config_model.h"
 #include "quant_setup.h"
 
 #include <cjson/cJSON.h>
@@ -304,8 +305,11 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
 {
     rd_error err = {0};
     rd_model *m = NULL;
-    rd_status st = rd_model_load(model_path, lopt, &m, &err);
-    if (st == RD_OK) st = an_quant_finish(q, m, &err);
+    an_model_request req = {.command = "hybrid diagnose", .path = model_path, .shapes = lopt->input_shapes,
+                            .n_shapes = lopt->n_input_shapes, .errs = ctx->errs,
+                            .dynamic_refusal = "the diagnosis analyses one input shape: give it with --input-shape "
+                                               "(or subgraphs.input_size_list)"};
+    rd_status st = an_model_load_configured(q, &req, &m, &err);
     if (st != RD_OK) {
         int rc = an_fail(ctx, &err);
         rd_model_destroy(m);
@@ -514,7 +518,7 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
     fprintf(ctx->out, "%-52s %10s %9s\n", "variant", "out_cos", "sqnr_dB");
     for (size_t i = 0; i < nv; i++) {
         if (v[i].ok)
-            fprintf(ctx->out, "%-52s %10.5f %9.2f\n", v[i].name, v[i].score.cos,
+            fprintf(ctx->out, "%-52s %10.5f %9.2f\n", RD_TEXT_SHOWN(v[i].name), v[i].score.cos,
                     v[i].score.sqnr_db);
         else
             fprintf(ctx->out, "%-52s %10s %9s  (%s)\n", RD_TEXT_SHOWN(v[i].name), "-", "-", RD_TEXT_SHOWN(v[i].error));

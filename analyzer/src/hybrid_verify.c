@@ -8,6 +8,7 @@
 #include "json_out.h"
 #include "cli_internal.h"
 #include "dumps.h"
+#include "config_model.h"
 #include "quant_setup.h"
 
 #include <cjson/cJSON.h>
@@ -237,10 +238,12 @@ int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, 
     size_t n = 0, n_extra = 0;
     int rc = AN_EXIT_INPUT;
     rd_status st = rd_qcfg_load(q->qcfg_path, &cfg, &err);
+    an_model_request mreq = {.command = "hybrid verify", .path = model_path, .shapes = lopt->input_shapes,
+                             .n_shapes = lopt->n_input_shapes, .errs = ctx->errs,
+                             .dynamic_refusal = "the board's dumps are of one input shape: give it with --input-shape "
+                                                "(or subgraphs.input_size_list)"};
     if (st == RD_OK)
-        st = rd_model_load(model_path, lopt, &m, &err);
-    if (st == RD_OK)
-        st = an_quant_finish(q, m, &err);
+        st = an_model_load_configured(q, &mreq, &m, &err);
     if (st == RD_OK)
         st = an_quant_build_sim(q, m, NULL, ctx->errs, false, &s, &err);
     if (st == RD_OK) {

@@ -28,48 +28,6 @@ typedef struct run_acc {
     int n_tables[2];
 } run_acc;
 
-static rd_status read_text(const char *path, char **out, size_t *len, rd_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rd_errorf(err, RD_E_IO, "%s: cannot open the latency table", path);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    rd_status st = buf ? RD_OK : rd_errorf(err, RD_E_NOMEM, "out of memory");
-    while (st == RD_OK) {
-        if (n == cap) {
-            if (cap >= AN_PERF_LOG_MAX_BYTES) {
-                st = rd_errorf(err, RD_E_LIMIT, "%s: larger than the %zu bytes a latency table may have", path,
-                               AN_PERF_LOG_MAX_BYTES);
-                break;
-            }
-            cap *= 2;
-            char *grown = realloc(buf, cap + 1);
-            if (!grown) {
-                st = rd_errorf(err, RD_E_NOMEM, "out of memory");
-                break;
-            }
-            buf = grown;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                st = rd_errorf(err, RD_E_IO, "%s: read error", path);
-            break;
-        }
-    }
-    fclose(f);
-    if (st != RD_OK) {
-        free(buf);
-        return st;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return RD_OK;
-}
-
 static long find_cand(const an_hyb_cand *cands, size_t n, const char *name)
 {
     for (size_t k = 0; name && k < n; k++)
@@ -410,7 +368,7 @@ rd_status an_hyb_latency_load(const char *const *paths, size_t n_paths, const rd
     for (size_t i = 0; i < n_paths && st == RD_OK; i++) {
         char *text = NULL;
         size_t len = 0;
-        st = read_text(paths[i], &text, &len, err);
+        st = rd_file_read_all(NULL, paths[i], AN_PERF_LOG_MAX_BYTES, &text, &len, err);
         if (st != RD_OK)
             break;
         const char *nul = memchr(text, '\0', len);

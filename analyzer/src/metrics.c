@@ -119,18 +119,27 @@ void an_metrics_compute(const float *ref, const float *test, int64_t n, const an
     m->fp16_overflow = q ? q->fp16_overflow : 0;
     m->fp16_max_abs = q ? q->fp16_max_abs : 0;
 
-    if (!finite)
+    if (!finite) {
+        /* how many, on which side; shares counted past NaN/Inf would read as ordinary numbers */
+        for (int64_t i = 0; i < n; i++) {
+            m->nan += isnan(test[i]);
+            m->inf += isinf(test[i]);
+            m->ref_nan += isnan(ref[i]);
+            m->ref_inf += isinf(ref[i]);
+        }
+        m->saturated_share = m->zero_share = NAN;
         m->degenerate = RD_DEG_NONFINITE;
-    else if (r_zero && t_zero)
+    } else if (r_zero && t_zero) {
         m->degenerate = RD_DEG_BOTH_ZERO;
-    else if (r_zero)
+    } else if (r_zero) {
         m->degenerate = RD_DEG_REF_ZERO;
-    else if (t_zero)
+    } else if (t_zero) {
         m->degenerate = RD_DEG_TEST_ZERO;
-    else if (r_const && t_const)
+    } else if (r_const && t_const) {
         m->degenerate = RD_DEG_CONSTANT;
-    else
+    } else {
         m->degenerate = RD_DEG_NONE;
+    }
 }
 
 double an_cos_effective(const rd_metrics *m)
@@ -188,13 +197,16 @@ static int cmp_cos(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Mean of the dB values that are finite; when none is, the first value (all +inf: identical). */
+/* Mean of the dB values that are finite; when none is, the first value (all +inf: identical). A NaN in
+   any sample makes it NaN: the others' mean would read as the layer's. */
 static double mean_db(const rd_metrics *s, size_t n, size_t offset)
 {
     double sum = 0;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         double v = *(const double *)((const char *)&s[i] + offset);
+        if (isnan(v))
+            return NAN;
         if (isfinite(v)) {
             sum += v;
             k++;
@@ -241,6 +253,10 @@ void an_metric_group_finish(const an_group_acc *acc, rd_metric_group *out)
             m->fp16_overflow = s[i].fp16_overflow;
         if (s[i].fp16_max_abs > m->fp16_max_abs)
             m->fp16_max_abs = s[i].fp16_max_abs;
+        m->nan = s[i].nan > m->nan ? s[i].nan : m->nan;
+        m->inf = s[i].inf > m->inf ? s[i].inf : m->inf;
+        m->ref_nan = s[i].ref_nan > m->ref_nan ? s[i].ref_nan : m->ref_nan;
+        m->ref_inf = s[i].ref_inf > m->ref_inf ? s[i].ref_inf : m->ref_inf;
         if (m->degenerate == RD_DEG_NONE)
             m->degenerate = s[i].degenerate;
     }

@@ -30,6 +30,7 @@ bool an_quant_take(an_quant_opts *q, int id, const char *value)
     switch (id) {
     case AN_QOPT_CONFIG:
         q->config_path = value; /* loaded in an_quant_finish, so flags apply on top whatever their order */
+        q->config_loaded = false;
         return true;
     case AN_QOPT_DTYPE:
         q->flag_dtype = value;
@@ -65,6 +66,9 @@ bool an_quant_take(an_quant_opts *q, int id, const char *value)
         return true;
     case AN_QOPT_CFG:
         q->qcfg_path = value;
+        return true;
+    case AN_QOPT_MAX_IMAGE_PIXELS:
+        q->flag_max_pixels = value;
         return true;
     default:
         return false;
@@ -158,6 +162,8 @@ static rd_status apply_flags(an_quant_opts *q, rd_error *err)
     }
     if ((int)q->layout == 99)
         return rd_errorf(err, RD_E_USAGE, "--input-layout expects nhwc or nchw");
+    if (q->flag_max_pixels)
+        return an_parse_pixel_count("--max-image-pixels", q->flag_max_pixels, &q->max_image_pixels, err);
     return RD_OK;
 }
 
@@ -174,11 +180,12 @@ static void input_channels(const rd_model *m, int64_t *channels, size_t n)
 rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err)
 {
     rd_status st = RD_OK;
-    if (q->config_path) {
+    if (q->config_path && !q->config_loaded) {
         rd_rknn_config_fini(&q->cfg);
         st = rd_rknn_config_load(q->config_path, &q->cfg, err);
         if (st != RD_OK)
             return st;
+        q->config_loaded = true;
         if (!q->platform && q->cfg.target_platform)
             q->platform = q->cfg.target_platform;
     }
@@ -229,6 +236,7 @@ static rd_status prepare_input(const an_quant_opts *q, const rd_model *m, size_t
         return rd_errorf(err, RD_E_UNSUPPORTED, "input '%s' has no declared shape: give --input-shape", vi.name);
     rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
     spec.layout = layout;
+    spec.max_image_pixels = q->max_image_pixels;
     rd_status st = rd_rknn_config_input_spec(&q->cfg, input, &spec, err);
     if (st != RD_OK)
         return st;

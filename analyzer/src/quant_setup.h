@@ -22,11 +22,13 @@ enum {
     AN_QOPT_OPT_LEVEL,
     AN_QOPT_LAYOUT,
     AN_QOPT_CFG,
+    AN_QOPT_MAX_IMAGE_PIXELS,
 };
 
 /* The option table entries, to put in a command's an_optspec array. */
 #define AN_QUANT_OPTSPECS                                                                                          \
-    {AN_QOPT_CONFIG, "config", 'c', "FILE", "RKNN rknn_convert model config (model_config.yml)"},                  \
+    {AN_QOPT_CONFIG, "config", 'c', "FILE", "RKNN rknn_convert model config (model_config.yml; subgraphs, "         \
+                                           "input_size_list, dynamic_input, model_pruning apply: docs/config.md)"},   \
     {AN_QOPT_DTYPE, "dtype", 0, "T", "w8a8 (default when quantizing), float16, w8a16, w4a16, w16a16i, ..."},        \
     {AN_QOPT_METHOD, "method", 0, "M", "weights per output channel (channel, default) or per tensor (layer)"},      \
     {AN_QOPT_ALGORITHM, "algorithm", 0, "A", "calibration: normal (default), kl_divergence, mmse"},                \
@@ -37,11 +39,15 @@ enum {
     {AN_QOPT_PLATFORM, "platform", 0, "CHIP", "target_platform: rk3566, rk3588, rv1106, ..."},                   \
     {AN_QOPT_OPT_LEVEL, "optimization-level", 0, "N", "compiler fusion rules 0..3 (default 3)"},                  \
     {AN_QOPT_LAYOUT, "input-layout", 0, "L", ".npy inputs are nhwc (default, as RKNN) or nchw"},                  \
-    {AN_QOPT_CFG, "cfg", 0, "FILE", "import a .quantization.cfg (parameters and custom_quantize_layers)"}
+    {AN_QOPT_CFG, "cfg", 0, "FILE", "import a .quantization.cfg (parameters and custom_quantize_layers)"},         \
+    {AN_QOPT_MAX_IMAGE_PIXELS, "max-image-pixels", 0, "N",                                                         \
+     "refuse larger images (default 67108864 = 8192x8192; N, 120M or WxH)"}
 
 typedef struct an_quant_opts {
     rd_rknn_config cfg;          /* -c file, then flags on top */
     const char *config_path;     /* -c */
+    bool config_loaded;          /* -c read (an_quant_finish reads it once) */
+    bool notes_shown;            /* its notes printed (an_model_load_configured) */
     bool dtype_given;
     const char *platform;
     const char *qcfg_path;
@@ -53,6 +59,8 @@ typedef struct an_quant_opts {
     size_t n_flag_mean, n_flag_std;
     bool flag_rgb2bgr;
     int flag_opt_level;          /* -1 when not given */
+    const char *flag_max_pixels; /* --max-image-pixels as given */
+    uint64_t max_image_pixels;   /* its value (0: RD_DEFAULT_IMAGE_PIXELS) */
 } an_quant_opts;
 
 void an_quant_opts_init(an_quant_opts *q);

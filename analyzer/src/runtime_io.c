@@ -6,6 +6,7 @@
  * none is reported with the cosine and a per-channel gain/offset fit, so the reader still has numbers.
  */
 #include "runtime_io.h"
+#include "board_app.h"
 #include "rknn_diag/reports.h"
 
 #include <math.h>
@@ -96,8 +97,224 @@ static bool blurred(const float *r, const float *b, int64_t n, int64_t w)
     return vr > 0 && vb < 0.85 * vr && c > 0.9 && fabs(mr - mb) <= 0.05 * (fabs(mr) + 1e-9 * (double)n + 1.0);
 }
 
-an_input_verdict an_check_input(const rd_tensor *board, const rd_tensor *raw, const rd_input_spec *spec, char *why,
-                                size_t why_len)
+const char *an_app_api_name(an_app_api api)
+{
+    return api == AN_API_ZERO_COPY ? "zero-copy" : "normal";
+}
+
+rd_status an_app_api_parse(const char *text, an_app_api *out, rd_error *err)
+{
+    if (strcmp(text, "normal") == 0)
+        *out = AN_API_NORMAL;
+    else if (strcmp(text, "zero-copy") == 0)
+        *out = AN_API_ZERO_COPY;
+    else
+        return rd_errorf(err, RD_E_USAGE,
+                         "'%s' is not an application API: normal (rknn_inputs_set) or zero-copy (rknn_create_mem and "
+                         "rknn_set_io_mem)", text);
+    return RD_OK;
+}
+
+/* One input check: the board's values and scratch room for the candidates. */
+typedef struct in_check {
+    const an_input_expect *x;
+    const float *b;   /* the board's dump, float32 */
+    int64_t n;        /* elements of the input */
+    bool img;         /* rank-4 NCHW */
+    int64_t N, C, H, W, plane;
+    double tol;       /* how far a matching candidate may be from the dump, per element */
+    float *cand;      /* a candidate on the raw side */
+    float *side;      /* a candidate on the dump's side */
+} in_check;
+
+/* The runtime's normalisation of src (RGB2BGR for images, then (x - mean) / std) into dst. */
+static bool normalise_into(const in_check *k, const float *src, float *dst)
+{
+    const rd_tensor *r = k->x->raw;
+    rd_tensor t = {.dtype = RD_DT_F32, .rank = r->rank, .data = (void *)src}, out = {0};
+    memcpy(t.dims, r->dims, sizeof t.dims);
+    if (an_app_normalise(&t, k->x->is_image, k->x->spec, "input", &out, NULL) != RD_OK)
+        return false;
+    memcpy(dst, out.data, (size_t)k->n * sizeof *dst);
+    rd_tensor_fini(&out);
+    return true;
+}
+
+/* A raw-side candidate on the dump's side of the normalisation: the zero-copy dump is the buffer itself;
+   the normal API's is the normalised input (normalise false: the runtime skipped it) on the graph input's
+   int8 grid when it has one. */
+static bool to_dump_side(const in_check *k, const float *src, bool normalise, float *dst)
+{
+    if (k->x->api == AN_API_ZERO_COPY) {
+        memcpy(dst, src, (size_t)k->n * sizeof *dst);
+        return true;
+    }
+    if (normalise) {
+        if (!normalise_into(k, src, dst))
+            return false;
+    } else {
+        memcpy(dst, src, (size_t)k->n * sizeof *dst);
+    }
+    float scale = k->x->scale;
+    if (scale > 0)
+        for (int64_t i = 0; i < k->n; i++) {
+            float q = isfinite(dst[i]) ? nearbyintf(dst[i] / scale) + (float)k->x->zero_point : (float)k->x->zero_point;
+            q = q < -128.0f ? -128.0f : q > 127.0f ? 127.0f : q;
+            dst[i] = (q - (float)k->x->zero_point) * scale;
+        }
+    return true;
+}
+
+static bool matches(in_check *k, const float *src, bool normalise)
+{
+    return to_dump_side(k, src, normalise, k->side) && close_all(k->side, k->b, k->n, k->tol);
+}
+
+/* The model's normalisation changes the data (mean, std or RGB2BGR other than identity). */
+static bool normalisation_changes(const in_check *k)
+{
+    const rd_input_spec *s = k->x->spec;
+    for (size_t c = 0; c < s->n_mean; c++)
+        if (s->mean[c] != 0.0f)
+            return true;
+    for (size_t c = 0; c < s->n_std; c++)
+        if (s->std[c] != 1.0f)
+            return true;
+    return k->x->is_image && s->rgb2bgr && k->img && k->C == 3;
+}
+
+/* Where the fix goes, by API. */
+static const char *where_fed(const an_input_expect *x)
+{
+    return x->api == AN_API_ZERO_COPY ? "before writing it into the rknn_create_mem buffer" : "before rknn_inputs_set";
+}
+
+/* Candidates made on the raw input: the first that matches names the mistake. */
+static an_input_verdict known_mistakes(in_check *k, const char *bd, char *why, size_t why_len)
+{
+    const an_input_expect *x = k->x;
+    const float *r = x->raw->data;
+    float *t = k->cand;
+    int64_t n = k->n, N = k->N, C = k->C, plane = k->plane;
+    bool zc = x->api == AN_API_ZERO_COPY;
+    if (k->img && C == 3) { /* channels 0 and 2 swapped */
+        for (int64_t b = 0; b < N; b++)
+            for (int64_t c = 0; c < 3; c++)
+                memcpy(t + (b * 3 + c) * plane, r + (b * 3 + (2 - c)) * plane, (size_t)plane * sizeof *t);
+        if (matches(k, t, true)) {
+            snprintf(why, why_len, "the board's input is the simulator's with colour channels 0 and 2 swapped: the "
+                     "application feeds BGR where the model was converted for RGB (or the reverse): convert with "
+                     "cv2.cvtColor(img, cv2.COLOR_BGR2RGB) %s", where_fed(x));
+            return AN_IN_BGR;
+        }
+    }
+    if (k->img && C > 1) { /* NHWC bytes in a buffer the runtime reads as NCHW */
+        for (int64_t b = 0; b < N; b++)
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t p = 0; p < plane; p++)
+                    t[b * C * plane + p * C + c] = r[(b * C + c) * plane + p];
+        if (matches(k, t, true)) {
+            snprintf(why, why_len, "the board's input %s holds NHWC data read as NCHW: %s (or transpose the data to "
+                     "NCHW) in the application", bd,
+                     zc ? "set the input's rknn_tensor_attr.fmt = RKNN_TENSOR_NHWC before rknn_set_io_mem"
+                        : "set rknn_input.fmt = RKNN_TENSOR_NHWC");
+            return AN_IN_NHWC;
+        }
+    }
+    bool above127 = false;
+    for (int64_t i = 0; i < n; i++)
+        above127 |= r[i] > 127.5f;
+    for (int wrap = 0; above127 && wrap < 2; wrap++) {
+        for (int64_t i = 0; i < n; i++)
+            t[i] = r[i] <= 127.0f ? r[i] : wrap ? (r[i] > 127.5f ? r[i] - 256.0f : r[i]) : 127.0f;
+        if (matches(k, t, true)) {
+            snprintf(why, why_len, "uint8 input values above 127 were %s into int8 on the board: give the image as "
+                     "RKNN_TENSOR_UINT8 (%s) instead of int8", wrap ? "wrapped" : "clamped",
+                     zc ? "rknn_tensor_attr.type before rknn_set_io_mem" : "rknn_input.type");
+            return AN_IN_INT8_CLAMP;
+        }
+    }
+    if (!normalisation_changes(k))
+        return AN_IN_OK;
+    /* the application's own (x - mean) / std, then the runtime's */
+    if (normalise_into(k, r, t) && matches(k, t, true)) {
+        snprintf(why, why_len, "the board's input is the image normalised %s: the application normalises and the "
+                 "model's mean_values/std_values normalise again: give the runtime the raw image%s", zc ? "already" :
+                 "twice", zc ? " (if the application feeds it with rknn_inputs_set, whose InputOperator dump holds "
+                 "the normalised input, this is no mistake: analyse with --app-api normal)" : "");
+        return AN_IN_NORM_TWICE;
+    }
+    if (!zc && matches(k, r, false)) {
+        snprintf(why, why_len, "the board's input was not normalised: with the normal API (rknn_inputs_set) the "
+                 "InputOperator dump holds the input after mean_values/std_values, and this one holds it as the "
+                 "application gave it: the runtime skipped the normalisation (rknn_input.pass_through = 1 hands the "
+                 "data to the NPU as it is: set pass_through = 0). If the application uses the zero-copy API "
+                 "(rknn_create_mem, rknn_set_io_mem), whose dump is the data before normalisation, this is no "
+                 "mistake: analyse with --app-api zero-copy");
+        return AN_IN_NORM_MISSING;
+    }
+    return AN_IN_OK;
+}
+
+/* No known mistake matched exactly: a blurred image, a per-channel affine map (normalisation twice or
+   missing), else the cosine and a fit, on the dump's side. */
+static an_input_verdict approximate(in_check *k, const float *e, const char *rdims, char *why, size_t why_len)
+{
+    const an_input_expect *x = k->x;
+    const float *b = k->b;
+    int64_t n = k->n, N = k->N, C = k->C, W = k->W, plane = k->plane;
+    bool zc = x->api == AN_API_ZERO_COPY;
+    if (k->img && W > 2 && blurred(e, b, n, W)) {
+        snprintf(why, why_len, "the board's input is the expected image with its fine detail lost (same mean, %.0f%% of "
+                 "the pixel-to-pixel gradient energy): it was resized from another size (or to another size and back): "
+                 "give the runtime the image at the model's input size %s, resized as the model was trained",
+                 100.0 * variation(b, n, W) / variation(e, n, W), rdims);
+        return AN_IN_SIZE;
+    }
+    const rd_input_spec *spec = x->spec;
+    bool fits = true, all_shrink = true, all_grow = true, like_spec = spec->n_std == (size_t)C,
+         like_inverse = !zc && spec->n_std == (size_t)C;
+    double g0 = NAN, o0 = NAN;
+    for (int64_t c = 0; c < C && fits; c++) {
+        double g = 0, o = 0, r2 = 0, sum_r2 = 0, sum_g = 0, sum_o = 0;
+        for (int64_t s = 0; s < N; s++) {
+            affine_fit(e + (s * C + c) * plane, b + (s * C + c) * plane, plane, &g, &o, &r2);
+            sum_r2 += r2;
+            sum_g += g;
+            sum_o += o;
+        }
+        g = sum_g / (double)N;
+        o = sum_o / (double)N;
+        fits = isfinite(g) && sum_r2 / (double)N > 0.999;
+        all_shrink &= g < 0.67;
+        all_grow &= g > 1.5;
+        double sd = like_spec ? spec->std[c] : 1.0, mean = spec->n_mean == (size_t)C ? spec->mean[c] : 0;
+        like_spec = like_spec && fabs(g * sd - 1.0) < 0.02 && fabs(o + mean / sd) < 0.02 * (fabs(mean / sd) + 1.0);
+        like_inverse = like_inverse && fabs(g / sd - 1.0) < 0.02 && fabs(o - mean) < 0.02 * (fabs(mean) + 1.0);
+        if (c == 0) {
+            g0 = g;
+            o0 = o;
+        }
+    }
+    if (fits && (like_spec || all_shrink)) {
+        snprintf(why, why_len, "the board's input is the image normalised %s (channel 0: x %.4g %+.4g)%s: the "
+                 "application normalises and the model's mean_values/std_values normalise again: give the runtime "
+                 "the raw image", zc ? "already" : "twice", g0, o0, like_spec ? ", exactly the model's mean/std" : "");
+        return AN_IN_NORM_TWICE;
+    }
+    if (fits && (like_inverse || all_grow)) {
+        snprintf(why, why_len, "the board's input is the expected input scaled (channel 0: x %.4g %+.4g)%s: it was not "
+                 "normalised: apply the training mean/std in the application, or set mean_values/std_values when "
+                 "converting the model", g0, o0, like_inverse ? ", exactly the model's mean/std undone" : "");
+        return AN_IN_NORM_MISSING;
+    }
+    snprintf(why, why_len, "the board's input differs from the simulator's (cosine %.5f, channel 0 fit x %.4g %+.4g): "
+             "check the application's preprocessing (size, colour order, layout, dtype, mean/std)",
+             cosine(e, b, n), g0, o0);
+    return AN_IN_OTHER;
+}
+
+an_input_verdict an_check_input(const rd_tensor *board, const an_input_expect *x, char *why, size_t why_len)
 {
     rd_tensor bf = {0};
     why[0] = '\0';
@@ -105,9 +322,8 @@ an_input_verdict an_check_input(const rd_tensor *board, const rd_tensor *raw, co
         snprintf(why, why_len, "the board's input dump could not be read as numbers");
         return AN_IN_OTHER;
     }
+    const rd_tensor *raw = x->raw;
     int64_t n = rd_tensor_numel(raw);
-    const float *b = bf.data, *r = raw->data;
-    an_input_verdict v = AN_IN_OTHER;
     char bd[128], rdims[128];
     dims_text(board, bd, sizeof bd);
     dims_text(raw, rdims, sizeof rdims);
@@ -118,114 +334,39 @@ an_input_verdict an_check_input(const rd_tensor *board, const rd_tensor *raw, co
         rd_tensor_fini(&bf);
         return AN_IN_SIZE;
     }
-    /* integer dumps hold the raw data rounded; float dumps hold it as it was, up to float rounding */
+    bool img = raw->rank == 4;
+    in_check k = {.x = x, .b = bf.data, .n = n, .img = img, .N = img ? raw->dims[0] : 1, .C = img ? raw->dims[1] : 1,
+                  .H = img ? raw->dims[2] : 1, .W = img ? raw->dims[3] : n};
+    k.plane = k.H * k.W;
+    size_t bytes = (size_t)(n ? n : 1) * sizeof(float);
+    float *e = malloc(bytes);
+    k.cand = malloc(bytes);
+    k.side = malloc(bytes);
+    an_input_verdict v = AN_IN_OTHER;
+    if (!e || !k.cand || !k.side || !to_dump_side(&k, raw->data, true, e)) {
+        snprintf(why, why_len, "out of memory (or the model's mean/std do not fit the input) checking the board's input");
+        goto done;
+    }
+    /* integer buffers hold the raw data rounded; the normal API's dump is on the input's int8 grid, where a
+       runtime normalising in fixed point may land one code off; float dumps hold the data up to rounding */
     bool integer = board->dtype == RD_DT_U8 || board->dtype == RD_DT_I8 || board->dtype == RD_DT_I16 ||
                    board->dtype == RD_DT_U16 || board->dtype == RD_DT_I32;
-    double tol = integer ? 0.51 : 1e-3 * range_of(r, n) + 1e-6;
-    float *t = malloc((size_t)(n ? n : 1) * sizeof *t);
-    if (!t) {
-        rd_tensor_fini(&bf);
-        snprintf(why, why_len, "out of memory");
-        return AN_IN_OTHER;
-    }
-    bool img = raw->rank == 4;
-    int64_t N = img ? raw->dims[0] : 1, C = img ? raw->dims[1] : 1, H = img ? raw->dims[2] : 1,
-            W = img ? raw->dims[3] : n;
-    int64_t plane = H * W;
-    if (close_all(r, b, n, tol)) {
+    k.tol = 1e-3 * range_of(e, n) + 1e-6;
+    if (x->api == AN_API_ZERO_COPY && integer)
+        k.tol = 0.51;
+    else if (x->api == AN_API_NORMAL && x->scale > 0 && 1.01 * x->scale > k.tol)
+        k.tol = 1.01 * x->scale;
+    if (close_all(e, k.b, n, k.tol)) {
         v = AN_IN_OK;
         goto done;
     }
-    if (img && C == 3) { /* channels 0 and 2 swapped */
-        for (int64_t k = 0; k < N; k++)
-            for (int64_t c = 0; c < 3; c++)
-                memcpy(t + (k * 3 + c) * plane, r + (k * 3 + (2 - c)) * plane, (size_t)plane * sizeof *t);
-        if (close_all(t, b, n, tol)) {
-            v = AN_IN_BGR;
-            snprintf(why, why_len, "the board's input is the simulator's with colour channels 0 and 2 swapped: the "
-                     "application feeds BGR where the model was converted for RGB (or the reverse): convert with "
-                     "cv2.cvtColor(img, cv2.COLOR_BGR2RGB) before rknn_inputs_set");
-            goto done;
-        }
-    }
-    if (img && C > 1) { /* NHWC bytes in a buffer the runtime reads as NCHW */
-        for (int64_t k = 0; k < N; k++)
-            for (int64_t c = 0; c < C; c++)
-                for (int64_t p = 0; p < plane; p++)
-                    t[k * C * plane + p * C + c] = r[(k * C + c) * plane + p];
-        if (close_all(t, b, n, tol)) {
-            v = AN_IN_NHWC;
-            snprintf(why, why_len, "the board's input %s holds NHWC data read as NCHW: set rknn_input.fmt = "
-                     "RKNN_TENSOR_NHWC (or transpose the data to NCHW) in the application", bd);
-            goto done;
-        }
-    }
-    bool above127 = false;
-    for (int64_t i = 0; i < n; i++)
-        above127 |= r[i] > 127.5f;
-    if (above127) {
-        for (int64_t i = 0; i < n; i++)
-            t[i] = r[i] > 127.0f ? 127.0f : r[i];
-        bool clamp = close_all(t, b, n, tol);
-        for (int64_t i = 0; i < n; i++)
-            t[i] = r[i] > 127.5f ? r[i] - 256.0f : r[i];
-        if (clamp || close_all(t, b, n, tol)) {
-            v = AN_IN_INT8_CLAMP;
-            snprintf(why, why_len, "uint8 input values above 127 were %s into int8 on the board: pass the image as "
-                     "RKNN_TENSOR_UINT8 (rknn_input.type) instead of int8", clamp ? "clamped" : "wrapped");
-            goto done;
-        }
-    }
-    if (img && W > 2 && blurred(r, b, n, W)) {
-        v = AN_IN_SIZE;
-        snprintf(why, why_len, "the board's input is the expected image with its fine detail lost (same mean, %.0f%% of "
-                 "the pixel-to-pixel gradient energy): it was resized from another size (or to another size and back): "
-                 "give the runtime the image at the model's input size %s, resized as the model was trained",
-                 100.0 * variation(b, n, W) / variation(r, n, W), rdims);
-        goto done;
-    }
-    /* a per-channel affine map: normalisation applied twice, or missing */
-    bool fits = true, all_shrink = true, all_grow = true, like_spec = spec && spec->n_std == (size_t)C;
-    double g0 = NAN, o0 = NAN;
-    for (int64_t c = 0; c < C && fits; c++) {
-        double g = 0, o = 0, r2 = 0, sum_r2 = 0, sum_g = 0, sum_o = 0;
-        for (int64_t k = 0; k < N; k++) {
-            affine_fit(r + (k * C + c) * plane, b + (k * C + c) * plane, plane, &g, &o, &r2);
-            sum_r2 += r2;
-            sum_g += g;
-            sum_o += o;
-        }
-        g = sum_g / (double)N;
-        o = sum_o / (double)N;
-        fits = isfinite(g) && sum_r2 / (double)N > 0.999;
-        all_shrink &= g < 0.67;
-        all_grow &= g > 1.5;
-        if (like_spec) {
-            double sd = spec->std[c], mean = spec->n_mean == (size_t)C ? spec->mean[c] : 0;
-            like_spec = fabs(g * sd - 1.0) < 0.02 && fabs(o + mean / sd) < 0.02 * (fabs(mean / sd) + 1.0);
-        }
-        if (c == 0) {
-            g0 = g;
-            o0 = o;
-        }
-    }
-    if (fits && (like_spec || all_shrink)) {
-        v = AN_IN_NORM_TWICE;
-        snprintf(why, why_len, "the board's input is the image already normalised (channel 0: x %.4g %+.4g)%s: the "
-                 "application normalises and the model's mean_values/std_values normalise again: pass the raw image",
-                 g0, o0, like_spec ? ", exactly the model's mean/std" : "");
-    } else if (fits && all_grow) {
-        v = AN_IN_NORM_MISSING;
-        snprintf(why, why_len, "the board's input is the expected input scaled (channel 0: x %.4g %+.4g): it was not "
-                 "normalised: apply the training mean/std in the application, or set mean_values/std_values when "
-                 "converting the model", g0, o0);
-    } else {
-        snprintf(why, why_len, "the board's input differs from the simulator's (cosine %.5f, channel 0 fit x %.4g %+.4g): "
-                 "check the application's preprocessing (size, colour order, layout, dtype, mean/std)",
-                 cosine(r, b, n), g0, o0);
-    }
+    v = known_mistakes(&k, bd, why, why_len);
+    if (v == AN_IN_OK)
+        v = approximate(&k, e, rdims, why, why_len);
 done:
-    free(t);
+    free(e);
+    free(k.cand);
+    free(k.side);
     rd_tensor_fini(&bf);
     return v;
 }
@@ -289,12 +430,31 @@ done:
     return bad;
 }
 
-rd_status an_io_finding(rd_result *r, rd_finding_kind kind, const char *tensor, const char *why, rd_error *err)
+const char *an_input_verdict_name(an_input_verdict v)
+{
+    static const char *const names[] = {
+        [AN_IN_OK] = "",
+        [AN_IN_SIZE] = "wrong size",
+        [AN_IN_BGR] = "RGB/BGR swapped",
+        [AN_IN_NORM_TWICE] = "normalisation applied twice",
+        [AN_IN_NORM_MISSING] = "normalisation not applied",
+        [AN_IN_NHWC] = "wrong layout (NHWC read as NCHW)",
+        [AN_IN_INT8_CLAMP] = "uint8 data clamped into int8",
+        [AN_IN_OTHER] = "different data",
+    };
+    return (unsigned)v < sizeof names / sizeof names[0] ? names[v] : "different data";
+}
+
+rd_status an_io_finding(rd_result *r, rd_finding_kind kind, const char *tensor, const char *mistake, const char *why,
+                        rd_error *err)
 {
     char title[700];
     bool in = kind == RD_FIND_INPUT_MISMATCH;
-    snprintf(title, sizeof title, "The application's %s '%s' is not what the simulator %s", in ? "input" : "output",
-             tensor, in ? "used" : "computed");
+    if (mistake && *mistake)
+        snprintf(title, sizeof title, "The application's %s '%s': %s", in ? "input" : "output", tensor, mistake);
+    else
+        snprintf(title, sizeof title, "The application's %s '%s' is not what the simulator %s", in ? "input" : "output",
+                 tensor, in ? "used" : "computed");
     rd_finding f = {.kind = kind, .severity = RD_SEV_ERROR, .layer = (char *)tensor, .title = title,
                     .evidence = (char *)why, .score = 1.0,
                     .advice = in ? "fix the application's preprocessing; the per-layer comparison above is only "

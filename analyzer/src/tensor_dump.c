@@ -3,53 +3,13 @@
 #include "tensor_dump.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 rd_status an_mkdirs(const char *path, rd_error *err)
 {
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return rd_errorf(err, RD_E_INVAL, "path too long: %s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return rd_errorf(err, RD_E_IO, "cannot create folder %s: %s", buf, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-        return rd_errorf(err, RD_E_IO, "cannot create folder %s: %s", buf, strerror(errno));
-    struct stat st;
-    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-        return rd_errorf(err, RD_E_IO, "%s exists and is not a folder", buf);
-    return RD_OK;
-}
-
-rd_status an_write_file_atomic(const char *path, const void *buf, size_t len, rd_error *err)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return rd_errorf(err, RD_E_IO, "cannot write %s: %s", tmp, strerror(errno));
-    bool ok = fwrite(buf, 1, len, f) == len;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        int e = errno;
-        remove(tmp);
-        return rd_errorf(err, RD_E_IO, "cannot write %s: %s", path, strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        return rd_errorf(err, RD_E_IO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
-    }
-    return RD_OK;
+    return rd_dir_make(path, RD_DIR_PARENTS, err);
 }
 
 rd_status an_dump_open(an_dump *d, const char *dir, rd_error *err)
@@ -115,7 +75,7 @@ rd_status an_dump_close(an_dump *d, rd_error *err)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     char path[4200];
     snprintf(path, sizeof path, "%s/index.json", d->dir);
-    rd_status st = an_write_file_atomic(path, text, strlen(text), err);
+    rd_status st = rd_file_write_atomic(path, text, strlen(text), NULL, err);
     free(text);
     return st;
 }

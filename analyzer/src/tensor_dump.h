@@ -23,15 +23,13 @@ typedef struct an_dump {
 
 /** Creates dir (and parents) and prepares an empty index. */
 rd_status an_dump_open(an_dump *d, const char *dir, rd_error *err);
-/** Writes one tensor as <n>.npy at once (temporary name, then rename). */
+/** Writes one tensor as <n>.npy at once (rd_atomic_file). */
 rd_status an_dump_add(an_dump *d, const char *name, const rd_tensor *t, rd_error *err);
-/** Writes index.json (temporary name, then rename). */
+/** Writes index.json (rd_atomic_file). */
 rd_status an_dump_close(an_dump *d, rd_error *err);
 void an_dump_fini(an_dump *d);
 
-/** mkdir -p. */
+/** mkdir -p of a folder the user named: rd_dir_make(path, RD_DIR_PARENTS). */
 rd_status an_mkdirs(const char *path, rd_error *err);
-/** Writes a whole buffer to path through path.tmp and a rename. */
-rd_status an_write_file_atomic(const char *path, const void *buf, size_t len, rd_error *err);
 
 #endif

@@ -140,6 +140,10 @@ static void cos_cell(rep_buf *b, const rd_metric_group *g)
                    (long long)m->count, g->n_samples);
     if (g->n_samples > 1)
         rep_buf_printf(b, ", min %.5f, p5 %.5f, worst sample %d", g->cos_min, g->cos_p5, g->worst_sample);
+    if (m->nan || m->inf || m->ref_nan || m->ref_inf)
+        rep_buf_printf(b, "; %lld NaN and %lld Inf tested, %lld NaN and %lld Inf in the reference: the metrics "
+                          "above are not numbers of the tensor", (long long)m->nan, (long long)m->inf,
+                       (long long)m->ref_nan, (long long)m->ref_inf);
     rep_buf_puts(b, "\">");
     if (isnan(m->cos))
         rep_buf_puts(b, "nan");
@@ -461,6 +465,10 @@ static void put_summary(rep_buf *b, const rd_result *r)
     }
     rep_buf_puts(b, "<section id=\"summary\"><h2>Summary</h2><dl class=\"summary\">\n<div><dt>Model</dt><dd>");
     rep_buf_html(b, r->model ? r->model : "(unnamed)");
+    if (r->custom_string) { /* model_config.yml's custom_string, as the .rknn file would carry it */
+        rep_buf_puts(b, "</dd></div>\n<div><dt>Custom string</dt><dd>");
+        rep_buf_html(b, r->custom_string);
+    }
     rep_buf_puts(b, "</dd></div>\n<div><dt>Tool</dt><dd>");
     rep_buf_html(b, r->tool ? r->tool : "(unknown)");
     rep_buf_printf(b, "</dd></div>\n<div><dt>Samples</dt><dd>%d</dd></div>\n"
@@ -564,7 +572,7 @@ rd_status rd_report_html_save(const rd_result *r, const char *path, rd_error *er
     rd_status st = rd_report_html_write(r, &html, &len, err);
     if (st != RD_OK)
         return rd_error_prefix(err, "%s", path);
-    st = rep_out_save_atomic(path, html, len, err);
+    st = rd_file_write_atomic(path, html, len, NULL, err);
     free(html);
     return st;
 }

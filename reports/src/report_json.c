@@ -76,6 +76,10 @@ static void add_metrics(cJSON *g, const rd_metrics *m, bool *ok)
     add(g, "fp16_max_abs", make_double(m->fp16_max_abs), ok);
     add(g, "count", make_int(m->count), ok);
     add(g, "degenerate", cJSON_CreateString(rd_degenerate_name(m->degenerate)), ok);
+    add(g, "nan", make_int(m->nan), ok);
+    add(g, "inf", make_int(m->inf), ok);
+    add(g, "ref_nan", make_int(m->ref_nan), ok);
+    add(g, "ref_inf", make_int(m->ref_inf), ok);
 }
 
 static cJSON *group_json(const rd_metric_group *g, bool *ok)
@@ -170,6 +174,7 @@ rd_status rep_json_tree(const rd_result *r, cJSON **out, rd_error *err)
     add(root, "schema_version", make_int(RD_REPORT_SCHEMA_VERSION), &ok);
     add(root, "tool", string_or_null(r->tool), &ok);
     add(root, "model", string_or_null(r->model), &ok);
+    add(root, "custom_string", string_or_null(r->custom_string), &ok);
     cJSON *cfg = cJSON_CreateArray();
     if (add(root, "config", cfg, &ok))
         for (size_t i = 0; i < r->n_config && ok; i++) {
@@ -235,7 +240,7 @@ rd_status rd_report_json_save(const rd_result *r, const char *path, rd_error *er
     rd_status st = rd_report_json_write(r, &text, &len, err);
     if (st != RD_OK)
         return rd_error_prefix(err, "%s", path);
-    st = rep_out_save_atomic(path, text, len, err);
+    st = rd_file_write_atomic(path, text, len, NULL, err);
     free(text);
     return st;
 }

@@ -175,6 +175,13 @@ static bool get_int(jctx *c, const cJSON *obj, const char *key, double lo, doubl
     return ok;
 }
 
+/* An integer added within schema version 1: absent (a file from an older writer) reads as 0. */
+static bool get_int_added(jctx *c, const cJSON *obj, const char *key, double lo, double hi, int64_t *out)
+{
+    *out = 0;
+    return !member(c, obj, key, false) || get_int(c, obj, key, lo, hi, out);
+}
+
 /* Looks a string member up in a name table (index found in *out). */
 static bool get_enum(jctx *c, const cJSON *obj, const char *key, const char *(*name_of)(int), int n, int *out)
 {
@@ -241,7 +248,10 @@ static bool read_group(jctx *c, const cJSON *o, rd_metric_group *g)
               get_enum(c, o, "degenerate", deg_name, RD_DEG_SHAPE + 1, &deg) &&
               ((m->degenerate = (rd_degenerate)deg), true) && get_double(c, o, "cos_min", &g->cos_min) &&
               get_double(c, o, "cos_p5", &g->cos_p5) && get_int(c, o, "worst_sample", -1, INT32_MAX, &v) &&
-              ((g->worst_sample = (int)v), true);
+              ((g->worst_sample = (int)v), true) && get_int_added(c, o, "nan", 0, MAX_JSON_INT, &m->nan) &&
+              get_int_added(c, o, "inf", 0, MAX_JSON_INT, &m->inf) &&
+              get_int_added(c, o, "ref_nan", 0, MAX_JSON_INT, &m->ref_nan) &&
+              get_int_added(c, o, "ref_inf", 0, MAX_JSON_INT, &m->ref_inf);
     return ok;
 }
 
@@ -494,6 +504,7 @@ static bool read_root(jctx *c, const cJSON *root, rd_result *out)
     int64_t ns;
     const cJSON *rt;
     if (!get_string(c, root, "tool", true, &out->tool) || !get_string(c, root, "model", true, &out->model) ||
+        (member(c, root, "custom_string", false) && !get_string(c, root, "custom_string", true, &out->custom_string)) ||
         !read_array(c, root, "config", sizeof *out->config, (void **)&out->config, &out->n_config, config_fn) ||
         !get_int(c, root, "n_samples", 0, INT32_MAX, &ns) || !(rt = member(c, root, "has_runtime", true)))
         return false;
@@ -547,7 +558,7 @@ rd_status rd_report_json_load(const char *path, rd_result *out, rd_error *err)
     rd_result_init(out);
     char *text;
     size_t len;
-    rd_status st = rep_out_read_file(path, RD_REPORT_JSON_MAX_BYTES, &text, &len, err);
+    rd_status st = rd_file_read_all(NULL, path, RD_REPORT_JSON_MAX_BYTES, &text, &len, err);
     if (st != RD_OK)
         return st;
     st = rd_report_json_parse(text, len, path, out, err);

@@ -1,13 +1,11 @@
 /*
- * report_out.c: growable text buffer, HTML escaping and atomic file save for the report writers.
+ * report_out.c: growable text buffer and HTML escaping for the report writers.
  */
 #include "report_out.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 void rep_buf_fini(rep_buf *b)
 {
@@ -112,73 +110,4 @@ void rep_buf_html(rep_buf *b, const char *s)
     }
     rep_buf_puts(b, run);
     free(shown);
-}
-
-rd_status rep_out_save_atomic(const char *path, const void *buf, size_t len, rd_error *err)
-{
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", path);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        rd_errorf(err, RD_E_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
-        return RD_E_IO;
-    }
-    bool ok = fwrite(buf, 1, len, f) == len;
-    ok = (fflush(f) == 0) && ok;
-    int saved = errno;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        rd_errorf(err, RD_E_IO, "%s: write failed: %s", tmp, strerror(saved ? saved : errno));
-        unlink(tmp);
-        free(tmp);
-        return RD_E_IO;
-    }
-    if (rename(tmp, path) != 0) {
-        rd_errorf(err, RD_E_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return RD_E_IO;
-    }
-    free(tmp);
-    return RD_OK;
-}
-
-rd_status rep_out_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len, rd_error *err)
-{
-    *out = NULL;
-    *out_len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s", path,
-                         strerror(errno));
-    rep_buf b = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (b.len + n > max_bytes) {
-            fclose(f);
-            rep_buf_fini(&b);
-            return rd_errorf(err, RD_E_LIMIT, "%s: larger than %zu bytes", path, max_bytes);
-        }
-        rep_buf_put(&b, chunk, n);
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad || b.failed) {
-        rep_buf_fini(&b);
-        return rd_errorf(err, bad ? RD_E_IO : RD_E_NOMEM, "%s: %s", path, bad ? "read error" : "out of memory");
-    }
-    if (!b.data)
-        rep_buf_put(&b, "", 0);
-    if (b.failed) {
-        rep_buf_fini(&b);
-        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", path);
-    }
-    *out = b.data;
-    *out_len = b.len;
-    return RD_OK;
 }

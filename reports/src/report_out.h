@@ -1,6 +1,6 @@
 /*
  * report_out.h: what the JSON and HTML writers of reports/ share: a growable text buffer with a
- * ceiling, the atomic file save and small number formatting helpers (report_out.c).
+ * ceiling and small number formatting helpers (report_out.c).
  */
 #ifndef RD_REPORT_OUT_H
 #define RD_REPORT_OUT_H
@@ -28,11 +28,5 @@ void rep_buf_puts(rep_buf *b, const char *s);
 void rep_buf_printf(rep_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Appends s with & < > " ' replaced by entities (NULL appends nothing). */
 void rep_buf_html(rep_buf *b, const char *s);
-
-/** Writes buf to path through "path.tmp.PID" and rename(), so no half-written file is left under path. */
-rd_status rep_out_save_atomic(const char *path, const void *buf, size_t len, rd_error *err);
-
-/** Reads a whole file (at most max_bytes) into a new NUL-terminated buffer. */
-rd_status rep_out_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len, rd_error *err);
 
 #endif

@@ -35,6 +35,7 @@ void rd_result_fini(rd_result *r)
         return;
     free(r->tool);
     free(r->model);
+    free(r->custom_string);
     for (size_t i = 0; i < r->n_config; i++) {
         free(r->config[i].key);
         free(r->config[i].value);

@@ -422,49 +422,7 @@ rd_status rd_rknn_txt_parse(const char *text, size_t len, const char *name, rd_r
 
 rd_status rd_read_text_file(const char *path, size_t max, char **out_text, size_t *out_len, rd_error *err)
 {
-    *out_text = NULL;
-    *out_len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    rd_status st = RD_OK;
-    while (buf) {
-        if (n + 1 >= cap) {
-            if (cap > max) {
-                st = rd_errorf(err, RD_E_LIMIT, "%s: larger than %zu bytes", path, max);
-                break;
-            }
-            char *g = realloc(buf, cap * 2);
-            if (!g) {
-                st = rd_errorf(err, RD_E_NOMEM, "%s: out of memory reading %zu bytes", path, cap * 2);
-                break;
-            }
-            buf = g;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - 1 - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                st = rd_errorf(err, RD_E_IO, "%s: read failed", path);
-            break;
-        }
-    }
-    fclose(f);
-    if (!buf || st != RD_OK) {
-        free(buf);
-        return st != RD_OK ? st : rd_errorf(err, RD_E_NOMEM, "%s: out of memory", path);
-    }
-    if (n > max) {
-        free(buf);
-        return rd_errorf(err, RD_E_LIMIT, "%s: larger than %zu bytes", path, max);
-    }
-    buf[n] = '\0';
-    *out_text = buf;
-    *out_len = n;
-    return RD_OK;
+    return rd_file_read_all(NULL, path, max, out_text, out_len, err);
 }
 
 rd_status rd_rknn_txt_load(const char *path, rd_result *out, rd_rknn_txt_info *info, rd_error *err)

@@ -239,30 +239,16 @@ rd_status rd_rknn_txt_write(const rd_result *r, const rd_rknn_txt_opts *opts, FI
 
 rd_status rd_rknn_txt_save(const rd_result *r, const rd_rknn_txt_opts *opts, const char *path, rd_error *err)
 {
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 5);
-    if (!tmp)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        rd_status st = rd_errorf(err, RD_E_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
+    rd_atomic_file *f;
+    rd_status st = rd_atomic_file_open(path, NULL, &f, err);
+    if (st != RD_OK)
         return st;
-    }
-    rd_status st = rd_rknn_txt_write(r, opts, f, err);
-    if (fflush(f) != 0 && st == RD_OK)
-        st = rd_errorf(err, RD_E_IO, "%s: write failed: %s", tmp, strerror(errno));
-    if (fclose(f) != 0 && st == RD_OK)
-        st = rd_errorf(err, RD_E_IO, "%s: write failed: %s", tmp, strerror(errno));
-    if (st == RD_OK && rename(tmp, path) != 0)
-        st = rd_errorf(err, RD_E_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+    st = rd_rknn_txt_write(r, opts, rd_atomic_file_stream(f), err);
     if (st != RD_OK) {
-        unlink(tmp);
+        rd_atomic_file_abort(f);
         if (err && strncmp(err->msg, "error_analysis.txt:", 19) == 0)
             rd_error_prefix(err, "%s", path);
+        return st;
     }
-    free(tmp);
-    return st;
+    return rd_atomic_file_commit(f, err);
 }

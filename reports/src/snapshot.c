@@ -30,53 +30,19 @@ void rd_snapshot_file_stem(const char *tensor, char *buf, size_t len)
     }
 }
 
-/* Opens path.tmp for writing; *tmp is malloc'ed. */
-static rd_status open_tmp(const char *path, char **tmp, FILE **f, rd_error *err)
-{
-    size_t n = strlen(path);
-    *tmp = malloc(n + 5);
-    if (!*tmp)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    memcpy(*tmp, path, n);
-    memcpy(*tmp + n, ".tmp", 5);
-    *f = fopen(*tmp, "wb");
-    if (!*f) {
-        rd_status st = rd_errorf(err, RD_E_IO, "%s: cannot create: %s", *tmp, strerror(errno));
-        free(*tmp);
-        *tmp = NULL;
-        return st;
-    }
-    return RD_OK;
-}
-
-/* Closes f, renames tmp to path on success, removes it otherwise; frees tmp. */
-static rd_status close_tmp(const char *path, char *tmp, FILE *f, rd_status st, rd_error *err)
-{
-    if (ferror(f) && st == RD_OK)
-        st = rd_errorf(err, RD_E_IO, "%s: write failed: %s", tmp, strerror(errno));
-    if (fclose(f) != 0 && st == RD_OK)
-        st = rd_errorf(err, RD_E_IO, "%s: write failed: %s", tmp, strerror(errno));
-    if (st == RD_OK && rename(tmp, path) != 0)
-        st = rd_errorf(err, RD_E_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
-    if (st != RD_OK)
-        unlink(tmp);
-    free(tmp);
-    return st;
-}
-
 rd_status rd_snapshot_txt_save(const char *path, const float *v, int64_t n, rd_error *err)
 {
     enum { CHUNK = 1 << 16 }; /* text handed to fwrite at once */
     char *text = malloc(CHUNK + REP_SNAPSHOT_VALUE_MAX + 1);
     if (!text)
         return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", path);
-    char *tmp;
-    FILE *f;
-    rd_status st = open_tmp(path, &tmp, &f, err);
+    rd_atomic_file *af;
+    rd_status st = rd_atomic_file_open(path, NULL, &af, err);
     if (st != RD_OK) {
         free(text);
         return st;
     }
+    FILE *f = rd_atomic_file_stream(af);
     size_t used = 0;
     for (int64_t i = 0; i < n; i++) {
         used += (size_t)rep_snapshot_format_f32(v[i], text + used);
@@ -90,16 +56,21 @@ rd_status rd_snapshot_txt_save(const char *path, const float *v, int64_t n, rd_e
     if (used && !ferror(f))
         fwrite(text, 1, used, f);
     free(text);
-    return close_tmp(path, tmp, f, RD_OK, err);
+    return rd_atomic_file_commit(af, err);
 }
 
 rd_status rd_snapshot_txt_load(const char *path, float **out_v, int64_t *out_n, rd_error *err)
+{
+    return rd_snapshot_txt_load_in(NULL, path, out_v, out_n, err);
+}
+
+rd_status rd_snapshot_txt_load_in(const char *dir, const char *path, float **out_v, int64_t *out_n, rd_error *err)
 {
     *out_v = NULL;
     *out_n = 0;
     char *text;
     size_t len;
-    rd_status st = rd_read_text_file(path, RD_MAX_SNAPSHOT_TXT_BYTES, &text, &len, err);
+    rd_status st = rd_file_read_all(dir, path, RD_MAX_SNAPSHOT_TXT_BYTES, &text, &len, err);
     if (st != RD_OK)
         return st;
     size_t cap = 1024, n = 0;
@@ -215,11 +186,11 @@ static void put_field(FILE *f, const char *s)
 
 rd_status rd_name_map_save(const rd_name_map *m, const char *path, rd_error *err)
 {
-    char *tmp;
-    FILE *f;
-    rd_status st = open_tmp(path, &tmp, &f, err);
+    rd_atomic_file *af;
+    rd_status st = rd_atomic_file_open(path, NULL, &af, err);
     if (st != RD_OK)
         return st;
+    FILE *f = rd_atomic_file_stream(af);
     fputs("# rknn-diag map_name_to_file v1: tensor<TAB>golden<TAB>simulator<TAB>runtime ('-' = none)\n", f);
     for (size_t i = 0; i < m->n; i++) {
         const rd_name_map_entry *e = &m->entries[i];
@@ -232,7 +203,7 @@ rd_status rd_name_map_save(const rd_name_map *m, const char *path, rd_error *err
         put_field(f, e->runtime);
         fputc('\n', f);
     }
-    return close_tmp(path, tmp, f, RD_OK, err);
+    return rd_atomic_file_commit(af, err);
 }
 
 /* Unescapes s[0..n) into a new string; NULL for the field "-". *bad is set on a bad escape. */

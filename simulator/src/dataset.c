@@ -179,7 +179,7 @@ rd_status rd_dataset_load(const char *path, size_t n_inputs, rd_dataset *out, rd
     memset(out, 0, sizeof *out);
     char *buf;
     size_t len;
-    rd_status st = sim_file_read(path, RD_MAX_DATASET_BYTES, &buf, &len, err);
+    rd_status st = rd_file_read_all(NULL, path, RD_MAX_DATASET_BYTES, &buf, &len, err);
     if (st != RD_OK)
         return st;
     char *dir = sim_path_dir(path);

@@ -278,7 +278,8 @@ static rd_status apply_input_shapes(rd_model *m, const rd_load_options *opt, rd_
         for (int d = 0; d < s->rank; d++) {
             if (s->dims[d] < 0)
                 return rd_errorf(err, code, "%s: %s %s: dim %d is negative", m->path, from, s->name, d);
-            if (v->rank >= 0 && v->dims[d] >= 0 && v->dims[d] != s->dims[d] && !v->dim_params[d])
+            if (v->rank >= 0 && v->dims[d] >= 0 && v->dims[d] != s->dims[d] && !v->dim_params[d] &&
+                !opt->replace_fixed_dims)
                 return rd_errorf(err, code, "%s: %s %s: dim %d is %lld but the model fixes it to %lld", m->path, from,
                                  s->name, d, (long long)s->dims[d], (long long)v->dims[d]);
             v->dims[d] = s->dims[d];

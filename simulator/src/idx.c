@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <zlib.h>
 
 static rd_dtype idx_dtype(unsigned code, size_t *size)
@@ -41,9 +42,15 @@ static void swap_to_host(void *data, size_t n, size_t size)
 rd_status rd_idx_load(const char *path, rd_tensor *out, rd_error *err)
 {
     memset(out, 0, sizeof *out);
-    gzFile f = gzopen(path, "rb");
-    if (!f)
-        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    int fd;
+    rd_status opened = rd_file_open_read(path, 0, RD_MAX_TENSOR_BYTES, &fd, NULL, err);
+    if (opened != RD_OK)
+        return opened;
+    gzFile f = gzdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return rd_errorf(err, RD_E_NOMEM, "%s: cannot start decompressing: out of memory", path);
+    }
     unsigned char head[4];
     rd_status st = RD_OK;
     if (gzread(f, head, 4) != 4) {

@@ -25,14 +25,25 @@ static rd_status alloc_image(rd_tensor *out, uint64_t w, uint64_t h, int c, uint
     if (w == 0 || h == 0)
         return rd_errorf(err, RD_E_PARSE, "%s: %s image with a zero dimension (%llux%llu)", name, fmt,
                          (unsigned long long)w, (unsigned long long)h);
-    if (w > max_pixels || h > max_pixels || w * h > max_pixels)
-        return rd_errorf(err, RD_E_LIMIT, "%s: %s image of %llux%llu pixels is above the limit of %llu pixels", name, fmt,
-                         (unsigned long long)w, (unsigned long long)h, (unsigned long long)max_pixels);
+    rd_status st = sim_image_check_size(w, h, max_pixels, name, fmt, err);
+    if (st != RD_OK)
+        return st;
     int64_t dims[3] = { (int64_t)h, (int64_t)w, c };
-    rd_status st = rd_tensor_alloc(out, RD_DT_U8, 3, dims, err);
+    st = rd_tensor_alloc(out, RD_DT_U8, 3, dims, err);
     if (st != RD_OK)
         rd_error_prefix(err, "%s", name);
     return st;
+}
+
+rd_status sim_image_check_size(uint64_t w, uint64_t h, uint64_t max_pixels, const char *name, const char *fmt,
+                               rd_error *err)
+{
+    if (w > max_pixels || h > max_pixels || w * h > max_pixels)
+        return rd_errorf(err, RD_E_LIMIT,
+                         "%s: %s image of %llux%llu pixels is above the limit of %llu pixels (a larger picture than a "
+                         "camera's; raise the bound with --max-image-pixels if it is real)",
+                         name, fmt, (unsigned long long)w, (unsigned long long)h, (unsigned long long)max_pixels);
+    return RD_OK;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -89,8 +100,11 @@ static rd_status png_decode(const unsigned char *buf, size_t len, const char *na
     }
     png_set_read_fn(png, &c, png_read_mem);
     png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
-    png_read_info(png, info);
+    png_read_info(png, info); /* the header only: rows are sized by png_read_update_info, after our check */
     png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
+    st = sim_image_check_size(w, h, max_pixels, name, "PNG", err);
+    if (st != RD_OK)
+        goto out;
     int depth = png_get_bit_depth(png, info), type = png_get_color_type(png, info);
     if (depth == 16)
         png_set_strip_16(png);
@@ -228,7 +242,9 @@ rd_status rd_image_parse(const void *buf, size_t len, const char *name, uint64_t
 {
     static const unsigned char png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
     const unsigned char *b = buf;
-    if (max_pixels == 0 || max_pixels > RD_MAX_IMAGE_PIXELS)
+    if (max_pixels == 0)
+        max_pixels = RD_DEFAULT_IMAGE_PIXELS;
+    if (max_pixels > RD_MAX_IMAGE_PIXELS)
         max_pixels = RD_MAX_IMAGE_PIXELS;
     if (len >= 8 && !memcmp(b, png_sig, 8))
         return png_decode(b, len, name, max_pixels, out, err);
@@ -242,16 +258,21 @@ rd_status rd_image_parse(const void *buf, size_t len, const char *name, uint64_t
                      len > 1 ? b[1] : 0, len > 2 ? b[2] : 0, len > 3 ? b[3] : 0);
 }
 
-rd_status rd_image_load(const char *path, rd_tensor *out, rd_error *err)
+rd_status rd_image_load_max(const char *path, uint64_t max_pixels, rd_tensor *out, rd_error *err)
 {
     char *buf;
     size_t len;
-    rd_status st = sim_file_read(path, RD_MAX_IMAGE_FILE_BYTES, &buf, &len, err);
+    rd_status st = rd_file_read_all(NULL, path, RD_MAX_IMAGE_FILE_BYTES, &buf, &len, err);
     if (st != RD_OK)
         return st;
-    st = rd_image_parse(buf, len, path, 0, out, err);
+    st = rd_image_parse(buf, len, path, max_pixels, out, err);
     free(buf);
     return st;
+}
+
+rd_status rd_image_load(const char *path, rd_tensor *out, rd_error *err)
+{
+    return rd_image_load_max(path, 0, out, err);
 }
 
 bool rd_path_is_image(const char *path)

@@ -85,9 +85,9 @@ rd_status sim_bmp_parse(const unsigned char *b, size_t len, const char *name, ui
     if (w <= 0 || ht <= 0)
         return rd_errorf(err, RD_E_PARSE, "%s: BMP has invalid dimensions %lldx%lld", name, (long long)w,
                          (long long)(top_down ? -ht : ht));
-    if ((uint64_t)w > max_pixels || (uint64_t)ht > max_pixels || (uint64_t)w * (uint64_t)ht > max_pixels)
-        return rd_errorf(err, RD_E_LIMIT, "%s: BMP image of %lldx%lld pixels is above the limit of %llu pixels", name,
-                         (long long)w, (long long)ht, (unsigned long long)max_pixels);
+    rd_status st = sim_image_check_size((uint64_t)w, (uint64_t)ht, max_pixels, name, "BMP", err);
+    if (st != RD_OK)
+        return st;
     if (compression == 1 || compression == 2)
         return rd_errorf(err, RD_E_UNSUPPORTED, "%s: RLE-compressed BMP is not supported", name);
     if (compression != 0 && !(compression == 3 && bpp == 32))
@@ -154,7 +154,7 @@ rd_status sim_bmp_parse(const unsigned char *b, size_t len, const char *name, ui
 
     int c = grey ? 1 : 3;
     int64_t dims[3] = { ht, w, c };
-    rd_status st = rd_tensor_alloc(out, RD_DT_U8, 3, dims, err);
+    st = rd_tensor_alloc(out, RD_DT_U8, 3, dims, err);
     if (st != RD_OK)
         return rd_error_prefix(err, "%s", name);
     unsigned char *dst = out->data;

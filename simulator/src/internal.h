@@ -322,21 +322,14 @@ void sim_node_fini(sim_node *n);
 
 
 /* ---------------------------------------------------------------------------------------------------
- * Whole-file I/O for the small text and image formats (file_io.c).
+ * Paths (file_io.c). Files are read and written through the public rd_file_* and rd_atomic_file_*.
  */
-
-/** Reads path into a new malloc'ed buffer (NUL-terminated, *out_len excludes the NUL); refuses files
- *  above max_bytes with RD_E_LIMIT and a missing file with RD_E_NOTFOUND. */
-rd_status sim_file_read(const char *path, size_t max_bytes, char **out_buf, size_t *out_len, rd_error *err);
 
 /** An input that may be an .npy (by its first bytes, not its name): an .npy is loaded as rd_npy_load_expect
  *  does (want may be NULL) into npy (*is_npy true); anything else is read whole (at most max_other bytes)
  *  into *other for its own decoder (an image), NUL-terminated. One open of the file (npy.c). */
 rd_status sim_input_file_load(const char *path, size_t max_other, const rd_npy_expect *want, bool *is_npy,
                               rd_tensor *npy, char **other, size_t *other_len, rd_error *err);
-
-/** Writes buf to path through "path.tmp.PID" and rename(), so no partial file is left under path. */
-rd_status sim_file_write_atomic(const char *path, const void *buf, size_t len, rd_error *err);
 
 /** The folder of path ("." when it has none), malloc'ed; NULL on allocation failure. */
 char *sim_path_dir(const char *path);
@@ -382,6 +375,10 @@ bool sim_yscalar_str(const sim_ynode *n, const char **out);
 /** True for a null scalar (empty plain, ~, null, Null, NULL). */
 bool sim_ynode_is_null(const sim_ynode *n);
 
+
+/* RD_E_LIMIT naming the image and how to raise the bound when w x h pixels exceed max_pixels (image.c). */
+rd_status sim_image_check_size(uint64_t w, uint64_t h, uint64_t max_pixels, const char *name, const char *fmt,
+                               rd_error *err);
 
 /* BMP decoding (image_bmp.c), called by rd_image_parse after the "BM" magic. */
 rd_status sim_bmp_parse(const unsigned char *buf, size_t len, const char *name, uint64_t max_pixels, rd_tensor *out,

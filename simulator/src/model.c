@@ -169,36 +169,17 @@ static char *folder_of(const char *path)
 rd_status rd_model_load(const char *path, const rd_load_options *opt, rd_model **out, rd_error *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st_buf;
-    if (fstat(fileno(f), &st_buf) != 0 || !S_ISREG(st_buf.st_mode)) {
-        fclose(f);
-        return rd_errorf(err, RD_E_IO, "%s: not a regular file", path);
-    }
-    if ((uint64_t)st_buf.st_size > RD_MAX_MODEL_BYTES) {
-        fclose(f);
-        return rd_errorf(err, RD_E_LIMIT, "%s: %lld bytes is above the model size limit", path, (long long)st_buf.st_size);
-    }
-    size_t len = (size_t)st_buf.st_size;
-    void *buf = malloc(len ? len : 1);
-    if (!buf) {
-        fclose(f);
-        return rd_errorf(err, RD_E_NOMEM, "%s: cannot allocate %zu bytes", path, len);
-    }
-    size_t got = fread(buf, 1, len, f);
-    fclose(f);
-    if (got != len) {
-        free(buf);
-        return rd_errorf(err, RD_E_IO, "%s: short read (%zu of %zu bytes)", path, got, len);
-    }
+    char *buf;
+    size_t len;
+    rd_status st = rd_file_read_all(NULL, path, RD_MAX_MODEL_BYTES, &buf, &len, err);
+    if (st != RD_OK)
+        return st;
     char *dir = folder_of(path);
     if (!dir) {
         free(buf);
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
-    rd_status st = rd_model_load_mem(buf, len, path, dir, opt, out, err);
+    st = rd_model_load_mem(buf, len, path, dir, opt, out, err);
     free(dir);
     free(buf);
     return st;

@@ -669,28 +669,6 @@ static rd_status read_at(int fd, void *buf, size_t n, uint64_t off, const char *
     return RD_OK;
 }
 
-/* Opens an input file: a regular file of at most max_bytes (0: any size); *size is its length. */
-static rd_status npy_open(const char *path, uint64_t max_bytes, int *fd, uint64_t *size, rd_error *err)
-{
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (*fd < 0)
-        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(*fd);
-        *fd = -1;
-        return rd_errorf(err, RD_E_IO, "%s: not a regular file", path);
-    }
-    *size = (uint64_t)sb.st_size;
-    if (max_bytes && *size > max_bytes) {
-        close(*fd);
-        *fd = -1;
-        return rd_errorf(err, RD_E_LIMIT, "%s: file of %llu bytes exceeds the %llu-byte limit", path,
-                         (unsigned long long)*size, (unsigned long long)max_bytes);
-    }
-    return RD_OK;
-}
-
 /*
  * Loads the .npy open as fd (size bytes): the prefix and the header first (a header above NPY_HEADER_MAX is
  * refused: numpy writes a few hundred bytes), every check, then the data read once into the tensor (C
@@ -754,7 +732,7 @@ rd_status rd_npy_load_expect(const char *path, const rd_npy_expect *want, rd_ten
     out->dtype = RD_DT_F32;
     int fd = -1;
     uint64_t size = 0;
-    rd_status st = npy_open(path, RD_MAX_TENSOR_BYTES + NPY_FILE_SLACK, &fd, &size, err);
+    rd_status st = rd_file_open_read(path, 0, RD_MAX_TENSOR_BYTES + NPY_FILE_SLACK, &fd, &size, err);
     if (st != RD_OK)
         return st;
     st = npy_load_fd(fd, size, path, want, out, err);
@@ -776,7 +754,7 @@ rd_status sim_input_file_load(const char *path, size_t max_other, const rd_npy_e
     memset(npy, 0, sizeof *npy);
     int fd = -1;
     uint64_t size = 0;
-    rd_status st = npy_open(path, 0, &fd, &size, err);
+    rd_status st = rd_file_open_read(path, 0, UINT64_MAX, &fd, &size, err);
     if (st != RD_OK)
         return st;
     uint8_t magic[NPY_MAGIC_LEN] = {0};
@@ -895,19 +873,6 @@ rd_status rd_npy_write(const rd_tensor *t, void **out_buf, size_t *out_len, rd_e
     return RD_OK;
 }
 
-/* Writes all of buf to fd, retrying short writes. */
-static int write_all(int fd, const uint8_t *buf, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, buf, len);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        buf += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 rd_status rd_npy_save(const char *path, const rd_tensor *t, rd_error *err)
 {
     if (!path) return rd_errorf(err, RD_E_INVAL, "rd_npy_save needs a path");
@@ -916,47 +881,7 @@ rd_status rd_npy_save(const char *path, const rd_tensor *t, rd_error *err)
     rd_status st = rd_npy_write(t, &img, &len, err);
     if (st != RD_OK) return rd_error_prefix(err, "%s", path);
 
-    /* The temporary sits beside the target so that rename() stays within one file system. */
-    size_t tmp_cap = strlen(path) + 64;
-    char *tmp = malloc(tmp_cap);
-    if (!tmp) {
-        free(img);
-        return rd_errorf(err, RD_E_NOMEM, "%s: cannot allocate a temporary name", path);
-    }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int fd = -1;
-    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
-        snprintf(tmp, tmp_cap, "%s.%ld-%lx.tmp", path, (long)getpid(),
-                 (unsigned long)(ts.tv_nsec + attempt * 7919L));
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0) {
-        st = rd_errorf(err, RD_E_IO, "%s: cannot create temporary file %s: %s", path, tmp,
-                       strerror(errno));
-        goto out;
-    }
-    if (write_all(fd, img, len) != 0) {
-        st = rd_errorf(err, RD_E_IO, "%s: cannot write %s: %s", path, tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        goto out;
-    }
-    if (close(fd) != 0) {
-        st = rd_errorf(err, RD_E_IO, "%s: cannot write %s: %s", path, tmp, strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    if (rename(tmp, path) != 0) {
-        st = rd_errorf(err, RD_E_IO, "%s: cannot rename %s into place: %s", path, tmp,
-                       strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    st = RD_OK;
-out:
-    free(tmp);
+    st = rd_file_write_atomic(path, img, len, NULL, err);
     free(img);
     return st;
 }

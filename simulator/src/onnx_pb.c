@@ -1,12 +1,10 @@
 /*
  * onnx_pb.c: guarded protobuf-c unpacking (a byte budget for allocations, a nesting depth check run
- * on the wire bytes before protobuf-c recurses) and whole-file reads for the ONNX loaders.
+ * on the wire bytes before protobuf-c recurses).
  */
 #include "onnx_pb.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <sys/stat.h>
 
 /* Each block carries its size in a header so that free can give the budget back. */
 typedef union budget_header {
@@ -132,43 +130,6 @@ rd_status sim_pb_unpack(const ProtobufCMessageDescriptor *desc, const void *buf,
         return rd_errorf(err, RD_E_LIMIT, "unpacking needs more than %zu bytes of memory (input of %zu bytes)",
                          b->limit, len);
     return rd_errorf(err, RD_E_PARSE, "not a valid ONNX protobuf (truncated or corrupt)");
-}
-
-rd_status sim_read_file(const char *path, uint64_t max, void **out_buf, size_t *out_len, rd_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "cannot open '%s': %s", path,
-                         strerror(errno));
-    struct stat sb;
-    rd_status st = RD_OK;
-    void *buf = NULL;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = rd_errorf(err, RD_E_IO, "'%s' is not a regular file", path);
-        goto out;
-    }
-    if ((uint64_t)sb.st_size > max) {
-        st = rd_errorf(err, RD_E_LIMIT, "'%s' has %lld bytes, more than the %llu-byte limit", path,
-                       (long long)sb.st_size, (unsigned long long)max);
-        goto out;
-    }
-    size_t n = (size_t)sb.st_size;
-    buf = malloc(n ? n : 1);
-    if (!buf) {
-        st = rd_errorf(err, RD_E_NOMEM, "cannot allocate %zu bytes to read '%s'", n, path);
-        goto out;
-    }
-    if (n && fread(buf, 1, n, f) != n) {
-        st = rd_errorf(err, RD_E_IO, "cannot read %zu bytes from '%s'", n, path);
-        free(buf);
-        buf = NULL;
-        goto out;
-    }
-    *out_buf = buf;
-    *out_len = n;
-out:
-    fclose(f);
-    return st;
 }
 
 const char *sim_node_label(const char *name, int index, const char *op_type, char *buf, size_t len)

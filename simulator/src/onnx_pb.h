@@ -39,9 +39,6 @@ void sim_pb_budget_init(sim_pb_budget *b, size_t limit);
 rd_status sim_pb_unpack(const ProtobufCMessageDescriptor *desc, const void *buf, size_t len, sim_pb_budget *b,
                         ProtobufCMessage **out, rd_error *err);
 
-/** Reads a whole regular file of at most max bytes into a malloc'ed buffer (1 byte when empty). */
-rd_status sim_read_file(const char *path, uint64_t max, void **out_buf, size_t *out_len, rd_error *err);
-
 /**
  * Converts a TensorProto into out (which then owns its data). Messages carry no tensor name: the
  * caller prefixes its own context ("initializer 'w'"). base_dir (may be NULL) is where external
@@ -57,9 +54,6 @@ rd_status sim_onnx_constant(const Onnx__NodeProto *np, const char *base_dir, rd_
 
 /** Copies a loaded node attribute onto a builder node (onnx_save.c). */
 void sim_onnx_add_attr(rd_onnx_node *n, const sim_attr *a);
-
-/** Writes buf to path through a temporary file beside it, renamed into place. */
-rd_status sim_onnx_save_bytes(const char *path, const void *buf, size_t len, rd_error *err);
 
 /** A short label for a node in messages: "node 'conv1' (#3, Conv)" or "node #3 (Conv)". */
 const char *sim_node_label(const char *name, int index, const char *op_type, char *buf, size_t len);

@@ -290,7 +290,7 @@ rd_status rd_onnx_model_save(const rd_model *m, const char *path, rd_error *err)
     rd_status st = rd_onnx_model_write(m, &buf, &len, err);
     if (st != RD_OK)
         return st;
-    st = sim_onnx_save_bytes(path, buf, len, err);
+    st = rd_file_write_atomic(path, buf, len, NULL, err);
     free(buf);
     return st;
 }

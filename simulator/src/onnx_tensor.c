@@ -9,7 +9,7 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "raw_data is little-endian; add byte swaps");
 
@@ -26,24 +26,6 @@ static bool parse_u64(const char *s, uint64_t *out)
             return false;
     }
     *out = v;
-    return true;
-}
-
-/* A location must stay inside the model's folder: relative, without '..' components. */
-static bool location_is_safe(const char *loc)
-{
-    if (!*loc || loc[0] == '/')
-        return false;
-    const char *p = loc;
-    while (*p) {
-        const char *end = strchr(p, '/');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n == 2 && p[0] == '.' && p[1] == '.')
-            return false;
-        p += n;
-        if (*p == '/')
-            p++;
-    }
     return true;
 }
 
@@ -69,10 +51,6 @@ static rd_status read_external(const Onnx__TensorProto *tp, const char *base_dir
     }
     if (!location)
         return rd_errorf(err, RD_E_PARSE, "external data has no 'location'");
-    if (!location_is_safe(location))
-        return rd_errorf(err, RD_E_PARSE,
-                         "external data location '%s' is not a relative path inside the model's folder",
-                         location);
     if (!base_dir)
         return rd_errorf(err, RD_E_IO,
                          "external data file '%s' cannot be read: the model was loaded without a folder",
@@ -81,28 +59,30 @@ static rd_status read_external(const Onnx__TensorProto *tp, const char *base_dir
         return rd_errorf(err, RD_E_PARSE, "external data length is %llu bytes, expected %zu",
                          (unsigned long long)length, bytes);
 
-    size_t plen = strlen(base_dir) + strlen(location) + 2;
-    char *path = malloc(plen);
-    if (!path)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    snprintf(path, plen, "%s/%s", base_dir, location);
-    rd_status st = RD_OK;
-    FILE *f = fopen(path, "rb");
-    struct stat sb;
-    if (!f) {
-        st = rd_errorf(err, RD_E_IO, "external data file '%s' cannot be opened: %s", path, strerror(errno));
-    } else if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = rd_errorf(err, RD_E_IO, "external data file '%s' is not a regular file", path);
-    } else if (offset > (uint64_t)sb.st_size || bytes > (uint64_t)sb.st_size - offset) {
-        st = rd_errorf(err, RD_E_PARSE, "external data file '%s' has %lld bytes, too short for %zu at offset %llu",
-                       path, (long long)sb.st_size, bytes, (unsigned long long)offset);
-    } else if (fseeko(f, (off_t)offset, SEEK_SET) != 0 || fread(data, 1, bytes, f) != bytes) {
-        st = rd_errorf(err, RD_E_IO, "cannot read %zu bytes at offset %llu of '%s'", bytes,
-                       (unsigned long long)offset, path);
+    /* confined to the model's folder: no absolute path, no '..', no symbolic link followed */
+    int fd;
+    uint64_t size;
+    rd_status st = rd_file_open_within(base_dir, location, UINT64_MAX, &fd, &size, err);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "external data");
+    if (offset > size || bytes > size - offset) {
+        st = rd_errorf(err, RD_E_PARSE, "external data file '%s' in %s has %llu bytes, too short for %zu at offset %llu",
+                       location, base_dir, (unsigned long long)size, bytes, (unsigned long long)offset);
+    } else {
+        size_t got = 0;
+        while (got < bytes) {
+            ssize_t r = pread(fd, (char *)data + got, bytes - got, (off_t)(offset + got));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                st = rd_errorf(err, RD_E_IO, "cannot read %zu bytes at offset %llu of '%s' in %s", bytes,
+                               (unsigned long long)offset, location, base_dir);
+                break;
+            }
+            got += (size_t)r;
+        }
     }
-    if (f)
-        fclose(f);
-    free(path);
+    close(fd);
     return st;
 }
 
@@ -241,11 +221,11 @@ rd_status rd_tensorproto_parse(const void *buf, size_t len, const char *name, rd
 
 rd_status rd_tensorproto_load(const char *path, rd_tensor *out, char **out_name, rd_error *err)
 {
-    void *buf;
+    char *buf;
     size_t len;
     if (out_name)
         *out_name = NULL;
-    rd_status st = sim_read_file(path, RD_MAX_MODEL_BYTES, &buf, &len, err);
+    rd_status st = rd_file_read_all(NULL, path, RD_MAX_MODEL_BYTES, &buf, &len, err);
     if (st != RD_OK)
         return st;
     /* external data of a .pb file is relative to its folder */

@@ -653,41 +653,6 @@ rd_status rd_onnx_builder_write(const rd_onnx_builder *b, void **out_buf, size_t
     return st != RD_OK ? st : pack_message(&b->model->base, out_buf, out_len, err);
 }
 
-rd_status sim_onnx_save_bytes(const char *path, const void *buf, size_t len, rd_error *err)
-{
-    size_t plen = strlen(path) + 16;
-    char *tmp = malloc(plen);
-    if (!tmp)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    snprintf(tmp, plen, "%s.tmp.XXXXXX", path);
-    rd_status st = RD_OK;
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        st = rd_errorf(err, RD_E_IO, "cannot create a temporary file beside '%s': %s", path, strerror(errno));
-        goto out;
-    }
-    /* mkstemp creates 0600; a saved model is an ordinary file others may read */
-    if (fchmod(fd, 0644) != 0) { /* not fatal: the data is still right */
-    }
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        close(fd);
-        st = rd_errorf(err, RD_E_IO, "cannot open '%s': %s", tmp, strerror(errno));
-    } else {
-        bool ok = fwrite(buf, 1, len, f) == len;
-        ok = fclose(f) == 0 && ok;
-        if (!ok)
-            st = rd_errorf(err, RD_E_IO, "cannot write %zu bytes to '%s': %s", len, tmp, strerror(errno));
-        else if (rename(tmp, path) != 0)
-            st = rd_errorf(err, RD_E_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-    }
-    if (st != RD_OK)
-        unlink(tmp);
-out:
-    free(tmp);
-    return st;
-}
-
 rd_status rd_onnx_builder_save(const rd_onnx_builder *b, const char *path, rd_error *err)
 {
     void *buf = NULL;
@@ -695,7 +660,7 @@ rd_status rd_onnx_builder_save(const rd_onnx_builder *b, const char *path, rd_er
     rd_status st = rd_onnx_builder_write(b, &buf, &len, err);
     if (st != RD_OK)
         return st;
-    st = sim_onnx_save_bytes(path, buf, len, err);
+    st = rd_file_write_atomic(path, buf, len, NULL, err);
     free(buf);
     return st;
 }
@@ -720,7 +685,7 @@ rd_status rd_tensorproto_save(const char *path, const rd_tensor *t, const char *
     rd_status st = rd_tensorproto_write(t, name, &buf, &len, err);
     if (st != RD_OK)
         return st;
-    st = sim_onnx_save_bytes(path, buf, len, err);
+    st = rd_file_write_atomic(path, buf, len, NULL, err);
     free(buf);
     return st;
 }

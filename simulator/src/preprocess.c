@@ -283,7 +283,7 @@ rd_status rd_input_prepare(const char *path, const rd_input_spec *spec, int rank
         want.numel = dims[d] > 0 && !__builtin_mul_overflow(want.numel, dims[d], &want.numel) ? want.numel : 0;
     rd_status st = sim_input_file_load(path, RD_MAX_IMAGE_FILE_BYTES, &want, &is_npy, &src, &buf, &len, err);
     if (st == RD_OK && !is_npy)
-        st = rd_image_parse(buf, len, path, 0, &src, err);
+        st = rd_image_parse(buf, len, path, spec ? spec->max_image_pixels : 0, &src, err);
     free(buf);
     if (st != RD_OK)
         return st;

@@ -569,7 +569,7 @@ rd_status rd_qcfg_load(const char *path, rd_qcfg *q, rd_error *err)
     rd_qcfg_init(q);
     char *buf;
     size_t len;
-    rd_status st = sim_file_read(path, RD_MAX_QCFG_BYTES, &buf, &len, err);
+    rd_status st = rd_file_read_all(NULL, path, RD_MAX_QCFG_BYTES, &buf, &len, err);
     if (st != RD_OK)
         return st;
     st = rd_qcfg_parse(buf, len, path, q, err);
@@ -821,7 +821,7 @@ rd_status rd_qcfg_save(const char *path, const rd_qcfg *q, rd_error *err)
     rd_status st = rd_qcfg_write(q, &buf, &len, err);
     if (st != RD_OK)
         return rd_error_prefix(err, "%s", path);
-    st = sim_file_write_atomic(path, buf, len, err);
+    st = rd_file_write_atomic(path, buf, len, NULL, err);
     free(buf);
     return st;
 }

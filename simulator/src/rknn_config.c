@@ -1,12 +1,14 @@
 /* rknn_config.c: the rknn_convert model config (model_config.yml), read with libyaml, and its checks.
  *
  * Layout (docs/config.md): models: {name, platform, model_file_path, quantize, dataset, configs: {...},
- * subgraphs: {input_size_list, inputs, outputs}}. configs holds rknn.config() options; we know
- * quantized_dtype, mean_values, std_values, quant_img_RGB2BGR, quantized_algorithm, quantized_method,
- * optimization_level, target_platform, custom_string and dynamic_input. Any other key is an error
- * naming it and its line, so that an option never goes silently unapplied. */
+ * subgraphs: {input_size_list, inputs, outputs}}. configs holds rknn.config() options. Every option
+ * RKNN-Toolkit2 2.x knows is read: the ones the simulation applies into the struct, the ones that cannot
+ * change a result as notes saying why, the ones set to something not simulated refused with the reason
+ * (RD_E_UNSUPPORTED). A key nobody knows is a note too ("ignored", with the closest known key), so an
+ * option never goes unapplied without a word. */
 #include "internal.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -41,6 +43,7 @@ void rd_rknn_config_fini(rd_rknn_config *c)
     free(c->custom_string);
     free(c->input_size_list);
     free(c->dynamic_input);
+    free_strings(c->notes, c->n_notes);
     free_strings(c->sub_inputs, c->n_sub_inputs);
     free_strings(c->sub_outputs, c->n_sub_outputs);
     rd_rknn_config_init(c);
@@ -65,6 +68,73 @@ static rd_status bad(const reader *r, const sim_ynode *at, rd_status code, const
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return rd_errorf(r->err, code, "%s:%d: %s", r->name, at ? at->line : 0, msg);
+}
+
+static rd_status note(const reader *r, const sim_ynode *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Keeps a "file:line: ..." note for the caller to show (library code never prints). */
+static rd_status note(const reader *r, const sim_ynode *at, const char *fmt, ...)
+{
+    rd_rknn_config *c = r->c;
+    if (c->n_notes >= RD_RKNN_CONFIG_MAX_NOTES)
+        return RD_OK;
+    char msg[RD_ERROR_MSG_MAX], full[RD_ERROR_MSG_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(full, sizeof full, "%s:%d: %s", r->name, at ? at->line : 0, msg);
+    char **grown = realloc(c->notes, (c->n_notes + 1) * sizeof *grown);
+    if (!grown)
+        return bad(r, at, RD_E_NOMEM, "out of memory");
+    c->notes = grown;
+    if (!(c->notes[c->n_notes] = sim_strdup(full)))
+        return bad(r, at, RD_E_NOMEM, "out of memory");
+    c->n_notes++;
+    return RD_OK;
+}
+
+/* Levenshtein distance of a and b, capped at 9 (close enough to suggest when small). */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 40 || lb > 40)
+        return 9;
+    int prev[41], cur[41];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            int del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, sizeof prev);
+    }
+    return prev[lb] < 9 ? prev[lb] : 9;
+}
+
+/* An unknown key: a note with the known keys of its section and the closest one. */
+static rd_status unknown_key(const reader *r, const sim_ynode *k, const char *key, const char *section,
+                             const char *const *known, size_t n_known)
+{
+    const char *best = NULL;
+    int best_d = 4; /* a suggestion only within 3 edits */
+    char list[900] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n_known; i++) {
+        int d = edit_distance(key, known[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = known[i];
+        }
+        if (used < sizeof list)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", known[i]);
+    }
+    if (best)
+        return note(r, k, "unknown key '%s' in %s: ignored; did you mean '%s'? (known: %s)", key, section, best, list);
+    return note(r, k, "unknown key '%s' in %s: ignored (known: %s)", key, section, list);
 }
 
 static rd_status get_string(const reader *r, const char *key, const sim_ynode *v, char **out)
@@ -148,10 +218,46 @@ static rd_status get_per_input(const reader *r, const char *key, const sim_ynode
     return RD_OK;
 }
 
+/* A shape written as the guide writes it: "1,3,512,512" (commas, optional spaces). */
+static rd_status get_dims_text(const reader *r, const char *key, const sim_ynode *v, const char *text, rd_dims *out)
+{
+    const char *p = text;
+    out->rank = 0;
+    for (;;) {
+        while (*p == ' ')
+            p++;
+        char *end = NULL;
+        errno = 0;
+        long long d = strtoll(p, &end, 10);
+        if (end == p || errno || d < 0)
+            return bad(r, v, RD_E_PARSE, "%s: '%s' is not a shape (integers separated by commas, like 1,3,224,224)",
+                       key, text);
+        if (out->rank == RD_MAX_RANK)
+            return bad(r, v, RD_E_LIMIT, "%s: the shape '%s' has a rank above the limit of %d", key, text,
+                       RD_MAX_RANK);
+        out->dims[out->rank++] = d;
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            return RD_OK;
+        if (*p++ != ',')
+            return bad(r, v, RD_E_PARSE, "%s: '%s' is not a shape (integers separated by commas, like 1,3,224,224)",
+                       key, text);
+    }
+}
+
 static rd_status get_dims(const reader *r, const char *key, const sim_ynode *v, rd_dims *out)
 {
+    const char *text;
+    if (v->kind == SIM_Y_SCALAR && sim_yscalar_str(v, &text) && !strchr(text, ','))
+        return bad(r, v, RD_E_PARSE, "%s: '%s' is not a shape: give a list of shapes, one per input, as [[1,3,224,224]] "
+                   "or as lines '- 1,3,224,224'", key, text);
+    if (v->kind == SIM_Y_SCALAR && sim_yscalar_str(v, &text))
+        return get_dims_text(r, key, v, text, out);
     if (v->kind != SIM_Y_SEQ)
-        return bad(r, v, RD_E_PARSE, "%s: each shape must be a list of integers, not %s", key, sim_ynode_kind_name(v));
+        return bad(r, v, RD_E_PARSE, "%s: each shape must be a list of integers or a string like 1,3,224,224, not %s",
+                   key, sim_ynode_kind_name(v));
     if (v->n > RD_MAX_RANK)
         return bad(r, v, RD_E_LIMIT, "%s: a shape of rank %zu is above the limit of %d", key, v->n, RD_MAX_RANK);
     out->rank = (int)v->n;
@@ -238,6 +344,74 @@ static rd_status key_name(const reader *r, const sim_ynode *k, const char *where
     return RD_OK;
 }
 
+/* The keys each section knows, for the unknown-key notes. */
+static const char *const config_keys[] = {
+    "quantized_dtype", "quantized_algorithm", "quantized_method", "mean_values", "std_values", "quant_img_RGB2BGR",
+    "optimization_level", "target_platform", "custom_string", "dynamic_input", "model_pruning", "float_dtype",
+    "quantized_hybrid_level", "quantize_weight", "remove_reshape", "inputs_yuv_fmt", "op_target", "sparse_infer",
+    "remove_weight", "compress_weight", "single_core_mode", "enable_flash_attention", "auto_hybrid_cos_thresh",
+    "auto_hybrid_euc_thresh"};
+static const char *const model_keys[] = {"name", "platform", "model_file_path", "quantize", "dataset", "configs",
+                                         "subgraphs"};
+static const char *const subgraph_keys[] = {"input_size_list", "inputs", "outputs"};
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* rknn.config() options the simulation has no use for: with no effect on any result (a note says why), or
+   accepted only at their default (another value is refused, saying why). */
+static const struct other_key {
+    const char *name;
+    bool default_only;
+    const char *why;
+} other_keys[] = {
+    {"remove_weight", false, "it leaves the weights out of the .rknn file (weight sharing between models)"},
+    {"compress_weight", false, "the .rknn file's weight compression is lossless"},
+    {"single_core_mode", false, "it chooses the NPU cores a layer runs on, not what the layer computes"},
+    {"enable_flash_attention", false, "the simulator computes attention as its ONNX operators whether or not the "
+                                      "NPU fuses them"},
+    {"auto_hybrid_cos_thresh", false, "it steers RKNN's automatic hybrid quantization (rknn.build(auto_hybrid=True)), "
+                                      "which rknn_convert does not run"},
+    {"auto_hybrid_euc_thresh", false, "it steers RKNN's automatic hybrid quantization (rknn.build(auto_hybrid=True)), "
+                                      "which rknn_convert does not run"},
+    {"quantized_hybrid_level", true, "RKNN's automatic hybrid levels are not simulated: find the layers to keep in "
+                                     "float16 with `rknn-diag hybrid suggest` and give them with --cfg"},
+    {"quantize_weight", true, "weight-only quantization of an unquantized build is not simulated"},
+    {"remove_reshape", true, "it removes Reshape layers at the model's inputs and outputs, changing their shapes: "
+                             "cut the model with subgraphs or `rknn-diag onnx-edit` instead"},
+    {"inputs_yuv_fmt", true, "YUV inputs (nv12, ...) and their conversion on the NPU are not simulated: give RGB "
+                             "images or .npy files"},
+    {"op_target", true, "placing operators on the CPU or the NPU is not simulated (which dtype a CPU operator "
+                        "computes in is not documented)"},
+    {"sparse_infer", true, "sparse inference is not simulated"},
+};
+
+/* The value an option has by default: null, false, 0, or an empty list or mapping. */
+static bool is_default_value(const sim_ynode *v)
+{
+    bool b;
+    int64_t i;
+    if (sim_ynode_is_null(v))
+        return true;
+    if (v->kind != SIM_Y_SCALAR)
+        return v->n == 0;
+    return (sim_yscalar_bool(v, &b) && !b) || (sim_yscalar_int(v, &i) && i == 0);
+}
+
+/* A configs key other than those the simulation applies: noted, refused or unknown. */
+static rd_status other_option(const reader *r, const sim_ynode *k, const sim_ynode *v, const char *key)
+{
+    for (size_t i = 0; i < N_OF(other_keys); i++) {
+        const struct other_key *o = &other_keys[i];
+        if (strcmp(key, o->name) != 0)
+            continue;
+        if (!o->default_only)
+            return note(r, k, "configs.%s: accepted, no effect on the analysis: %s", key, o->why);
+        if (is_default_value(v))
+            return RD_OK;
+        return bad(r, v, RD_E_UNSUPPORTED, "configs.%s: %s (leave it out, or at its default)", key, o->why);
+    }
+    return unknown_key(r, k, key, "configs", config_keys, N_OF(config_keys));
+}
+
 static rd_status read_configs(reader *r, const sim_ynode *m)
 {
     rd_rknn_config *c = r->c;
@@ -306,11 +480,18 @@ static rd_status read_configs(reader *r, const sim_ynode *m)
             st = sim_ynode_is_null(v) ? RD_OK : get_string(r, key, v, &c->custom_string);
         } else if (!strcmp(key, "dynamic_input")) {
             st = get_dynamic(r, v);
+            c->line_dynamic_input = v->line;
+        } else if (!strcmp(key, "model_pruning")) {
+            st = sim_ynode_is_null(v) ? RD_OK : get_bool(r, key, v, &c->model_pruning);
+            c->line_model_pruning = v->line;
+        } else if (!strcmp(key, "float_dtype")) {
+            if ((st = sim_ynode_is_null(v) ? RD_OK : get_string(r, key, v, &s)) == RD_OK && s &&
+                strcmp(s, "float16") != 0)
+                st = bad(r, v, RD_E_UNSUPPORTED, "float_dtype '%s' is not simulated: the float layers of an RKNN "
+                         "build run in float16 here (float_dtype: float16)", s);
+            free(s);
         } else {
-            return bad(r, k, RD_E_PARSE,
-                       "unknown key '%s' in configs (known: quantized_dtype, mean_values, std_values, "
-                       "quant_img_RGB2BGR, quantized_algorithm, quantized_method, optimization_level, "
-                       "target_platform, custom_string, dynamic_input)", key);
+            st = other_option(r, k, v, key);
         }
         if (st != RD_OK)
             return st;
@@ -331,14 +512,16 @@ static rd_status read_subgraphs(reader *r, const sim_ynode *m)
         rd_status st = key_name(r, k, "subgraphs", &key);
         if (st != RD_OK)
             return st;
-        if (!strcmp(key, "input_size_list"))
+        if (!strcmp(key, "input_size_list")) {
             st = get_dims_list(r, key, v, &c->input_size_list, &c->n_input_size_list);
-        else if (!strcmp(key, "inputs"))
+            c->line_input_size_list = v->line;
+        } else if (!strcmp(key, "inputs")) {
             st = get_strings(r, key, v, &c->sub_inputs, &c->n_sub_inputs);
-        else if (!strcmp(key, "outputs"))
+        } else if (!strcmp(key, "outputs")) {
             st = get_strings(r, key, v, &c->sub_outputs, &c->n_sub_outputs);
-        else
-            return bad(r, k, RD_E_PARSE, "unknown key '%s' in subgraphs (known: input_size_list, inputs, outputs)", key);
+        } else {
+            st = unknown_key(r, k, key, "subgraphs", subgraph_keys, N_OF(subgraph_keys));
+        }
         if (st != RD_OK)
             return st;
     }
@@ -370,12 +553,11 @@ static rd_status read_model(reader *r, const sim_ynode *m)
             c->line_dataset = v->line;
         } else if (!strcmp(key, "configs"))
             st = read_configs(r, v);
-        else if (!strcmp(key, "subgraphs"))
+        else if (!strcmp(key, "subgraphs")) {
             st = read_subgraphs(r, v);
-        else
-            return bad(r, k, RD_E_PARSE,
-                       "unknown key '%s' in models (known: name, platform, model_file_path, quantize, dataset, "
-                       "configs, subgraphs)", key);
+            c->line_subgraphs = k->line;
+        } else
+            st = unknown_key(r, k, key, "models", model_keys, N_OF(model_keys));
         if (st != RD_OK)
             return st;
     }
@@ -408,8 +590,10 @@ rd_status rd_rknn_config_parse(const char *buf, size_t len, const char *name, rd
         if ((st = key_name(&r, k, "top level", &key)) != RD_OK)
             goto out;
         if (strcmp(key, "models")) {
-            st = bad(&r, k, RD_E_PARSE, "unknown key '%s' at the top level (expected models)", key);
-            goto out;
+            static const char *const top_keys[] = {"models"};
+            if ((st = unknown_key(&r, k, key, "the top level", top_keys, 1)) != RD_OK)
+                goto out;
+            continue;
         }
         if (models) {
             st = bad(&r, k, RD_E_PARSE, "key 'models' given twice (first at line %d)", models->line);
@@ -440,7 +624,7 @@ rd_status rd_rknn_config_load(const char *path, rd_rknn_config *out, rd_error *e
     rd_rknn_config_init(out);
     char *buf;
     size_t len;
-    rd_status st = sim_file_read(path, MAX_CONFIG_BYTES, &buf, &len, err);
+    rd_status st = rd_file_read_all(NULL, path, MAX_CONFIG_BYTES, &buf, &len, err);
     if (st != RD_OK)
         return st;
     st = rd_rknn_config_parse(buf, len, path, out, err);

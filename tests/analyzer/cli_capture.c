@@ -1,6 +1,7 @@
 /* cli_capture.c: runs rknn-diag in-process with arguments and captures stdout and stderr (tests only). */
 #include "cli_capture.h"
 
+#include "rd_test.h"
 #include "rknn_diag/analyzer.h"
 
 #include <stdarg.h>
@@ -41,4 +42,13 @@ void rd_test_cli_free(rd_cli_result *r)
 {
     free(r->out);
     free(r->errs);
+}
+
+char *rd_test_demo_dir(const char *tag)
+{
+    char *dir = rd_test_tmpdir(tag);
+    rd_cli_result r = rd_test_cli("demo", "-o", dir, "--quiet", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    rd_test_cli_free(&r);
+    return dir;
 }

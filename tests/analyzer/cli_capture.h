@@ -14,4 +14,7 @@ rd_cli_result rd_test_cli(const char *first, ...);
 rd_cli_result rd_test_cli_argv(int n, const char *const *args);
 void rd_test_cli_free(rd_cli_result *r);
 
+/** A fresh temporary folder (rd_test_tmpdir(tag)) holding `rknn-diag demo --quiet`'s model and data; caller frees. */
+char *rd_test_demo_dir(const char *tag);
+
 #endif

@@ -17,19 +17,9 @@ static bool exists(const char *dir, const char *file)
     return stat(path, &st) == 0;
 }
 
-/* demo model and input in a fresh folder; returns the folder */
-static char *demo_dir(const char *tag)
-{
-    char *dir = rd_test_tmpdir(tag);
-    rd_cli_result r = rd_test_cli("demo", "-o", dir, "--quiet", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
-    return dir;
-}
-
 static void test_fp16_overflow_is_first_finding(void)
 {
-    char *dir = demo_dir("acc-fp16");
+    char *dir = rd_test_demo_dir("acc-fp16");
     char model[4200], input[4200], snap[4200];
     snprintf(model, sizeof model, "%s/demo.onnx", dir);
     snprintf(input, sizeof input, "%s/image.npy", dir);
@@ -72,7 +62,7 @@ static void test_fp16_overflow_is_first_finding(void)
 
 static void test_int8_gate_and_no_txt(void)
 {
-    char *dir = demo_dir("acc-int8");
+    char *dir = rd_test_demo_dir("acc-int8");
     char model[4200], input[4200], snap[4200];
     snprintf(model, sizeof model, "%s/demo.onnx", dir);
     snprintf(input, sizeof input, "%s/image.npy", dir);
@@ -104,7 +94,7 @@ static void test_usage_errors(void)
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "--fail-under-cos"));
     rd_test_cli_free(&r);
-    char *dir = demo_dir("acc-usage");
+    char *dir = rd_test_demo_dir("acc-usage");
     char model[4200];
     snprintf(model, sizeof model, "%s/demo.onnx", dir);
     r = rd_test_cli("accuracy", model, NULL); /* nothing to analyse */

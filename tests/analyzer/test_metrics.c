@@ -140,10 +140,14 @@ static void test_degenerate(void)
     an_metrics_compute(one, with_nan, 3, NULL, &m);
     CU_ASSERT_EQUAL(m.degenerate, RD_DEG_NONFINITE);
     CU_ASSERT(isnan(m.cos) && isnan(m.euc) && isnan(an_cos_effective(&m)));
+    CU_ASSERT(m.nan == 1 && m.inf == 0 && m.ref_nan == 0 && m.ref_inf == 0);
+    /* shares counted past a NaN would read as the layer's: they are NaN too */
+    CU_ASSERT(isnan(m.saturated_share) && isnan(m.zero_share));
     an_metrics_compute(with_inf, one, 3, NULL, &m);
     CU_ASSERT_EQUAL(m.degenerate, RD_DEG_NONFINITE);
     CU_ASSERT(isnan(m.cos));
     CU_ASSERT(isinf(m.euc));
+    CU_ASSERT(m.nan == 0 && m.inf == 0 && m.ref_nan == 0 && m.ref_inf == 1);
 
     an_metrics_shape_mismatch(3, 4, &m);
     CU_ASSERT_EQUAL(m.degenerate, RD_DEG_SHAPE);
@@ -197,6 +201,7 @@ static void test_aggregation(void)
     CU_ASSERT_EQUAL(g.worst_sample, 15);
     CU_ASSERT_EQUAL(g.mean.degenerate, RD_DEG_NONFINITE);
     CU_ASSERT(isnan(g.mean.cos)); /* RKNN's cos of those samples is nan: so is the mean */
+    CU_ASSERT(isnan(g.mean.sqnr_db)); /* not the mean of the other samples' dB */
     an_group_acc_fini(&acc);
 
     /* nearest rank on 40 samples: the 2nd smallest */

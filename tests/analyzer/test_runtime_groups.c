@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct fake_board {
     rd_tensor *vals;  /* per optimised-graph value, data NULL when not "dumped" */
@@ -372,7 +374,7 @@ static void test_cli_input_mistakes(void)
         const char *expect;
     } cases[] = {{MISTAKE_BGR, "colour channels 0 and 2 swapped"},
                  {MISTAKE_NHWC, "NHWC data read as NCHW"},
-                 {MISTAKE_NORM_TWICE, "already normalised"}};
+                 {MISTAKE_NORM_TWICE, "normalisation applied twice"}};
     rig r;
     rig_init(&r, "rt-cli-input", NULL, NULL);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -547,6 +549,66 @@ static void test_board_end_to_end(void)
     rig_fini(&r);
 }
 
+/* accuracy --run clears its local dump folder without following links: a subfolder left there (named as the
+   board's dump folder, where the pull used to land a level down) and links to the user's files go, the
+   files they point to stay; a dump folder that is itself a link is refused and its target left alone. */
+static void test_board_local_dumps_cleared_safely(void)
+{
+    rig r;
+    rig_init(&r, "rt-board-clear", "relu6_out", NULL);
+    char root[4300], stash[4400], dump_dir[4400], home[4300], snap[4300], local[4400], victim[4300], path[4500];
+    snprintf(root, sizeof root, "%s/board", r.dir);
+    snprintf(stash, sizeof stash, "%s/stash", root);
+    snprintf(dump_dir, sizeof dump_dir, "%s/userdata/dumps", root);
+    snprintf(home, sizeof home, "%s/home", r.dir);
+    snprintf(victim, sizeof victim, "%s/victim", r.dir);
+    snprintf(snap, sizeof snap, "%s/snap", r.dir);
+    snprintf(local, sizeof local, "%s/runtime/board_dumps", snap);
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(an_mkdirs(home, &err), RD_OK);
+    setenv("HOME", home, 1);
+    write_dumps(&r, stash, MISTAKE_NONE);
+    CU_ASSERT_EQUAL_FATAL(an_mkdirs(dump_dir, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(an_mkdirs(victim, &err), RD_OK);
+    touch(victim, "precious.npy");
+    snprintf(path, sizeof path, "%s/dumps", local);
+    CU_ASSERT_EQUAL_FATAL(an_mkdirs(path, &err), RD_OK);
+    touch(path, "000_InputOperator_old_shape_1_3_32_32_uint8.npy");
+    snprintf(path, sizeof path, "%s/to_victim", local);
+    CU_ASSERT_EQUAL(symlink(victim, path), 0);
+    snprintf(path, sizeof path, "%s/precious.npy", local);
+    char target[4500];
+    snprintf(target, sizeof target, "%s/precious.npy", victim);
+    CU_ASSERT_EQUAL(symlink(target, path), 0);
+    rd_board_options bo = {.port = 0, .root = root};
+    rd_board *board = NULL;
+    CU_ASSERT_EQUAL_FATAL(rd_board_start(&bo, &board, &err), RD_OK);
+    int port = rd_board_port(board);
+    cli_out o = accuracy_on_board(&r, port, "cp /stash/*.npy {dump_dir}/", snap, NULL, NULL);
+    if (o.code != 0)
+        fprintf(stderr, "%s\n%s", o.out, o.errs);
+    CU_ASSERT_EQUAL(o.code, 0);
+    CU_ASSERT(file_exists(victim, "precious.npy"));
+    CU_ASSERT(file_exists(local, "004_Clip_relu6_out_shape_1_8_32_32_float.npy")); /* at the right level */
+    CU_ASSERT_FALSE(file_exists(local, "dumps/000_InputOperator_old_shape_1_3_32_32_uint8.npy"));
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/to_victim", local);
+    CU_ASSERT_NOT_EQUAL(lstat(path, &sb), 0);
+    free(o.out);
+    free(o.errs);
+    /* the folder itself a link: refused, exit 3, nothing of its target removed */
+    CU_ASSERT_EQUAL_FATAL(rd_dir_remove_tree(local, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(symlink(victim, local), 0);
+    o = accuracy_on_board(&r, port, "cp /stash/*.npy {dump_dir}/", snap, NULL, NULL);
+    CU_ASSERT_EQUAL(o.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "board_dumps: is a symbolic link"));
+    CU_ASSERT(file_exists(victim, "precious.npy"));
+    free(o.out);
+    free(o.errs);
+    rd_board_stop(board);
+    rig_fini(&r);
+}
+
 /* ---- the emulated board's application (board-run) with faults and mistakes ---- */
 
 #ifdef RD_CLI_BINARY
@@ -675,7 +737,7 @@ static void test_board_run_app_mistakes(void)
     cli_out o = board_accuracy(&b, "double-norm", "--app-mistake double-norm --mean 0.5,0.5,0.5 --std 2,2,2", "--mean",
                                "0.5,0.5,0.5", "--std", "2,2,2");
     CU_ASSERT_EQUAL(o.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "already normalised"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "normalisation applied twice"));
     free(o.out);
     free(o.errs);
     /* the application saved its output as int8 codes */
@@ -742,21 +804,22 @@ static void test_input_check_int8_and_size(void)
         ((int8_t *)board.data)[i] = (int8_t)(i * 5 > 127 ? 127 : i * 5);
     }
     rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
+    an_input_expect x = {.raw = &raw, .spec = &spec, .api = AN_API_ZERO_COPY};
     char why[1024];
-    CU_ASSERT_EQUAL(an_check_input(&board, &raw, &spec, why, sizeof why), AN_IN_INT8_CLAMP);
+    CU_ASSERT_EQUAL(an_check_input(&board, &x, why, sizeof why), AN_IN_INT8_CLAMP);
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "clamped"));
     rd_tensor_fini(&board);
     int64_t small[4] = {1, 3, 2, 2};
     CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&board, RD_DT_U8, 4, small, &err), RD_OK);
     memset(board.data, 0, 12);
-    CU_ASSERT_EQUAL(an_check_input(&board, &raw, &spec, why, sizeof why), AN_IN_SIZE);
+    CU_ASSERT_EQUAL(an_check_input(&board, &x, why, sizeof why), AN_IN_SIZE);
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "wrong size"));
     rd_tensor_fini(&board);
     /* the same data as uint8: no mismatch */
     CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&board, RD_DT_U8, 4, dims, &err), RD_OK);
     for (int i = 0; i < 48; i++)
         ((uint8_t *)board.data)[i] = (uint8_t)(i * 5);
-    CU_ASSERT_EQUAL(an_check_input(&board, &raw, &spec, why, sizeof why), AN_IN_OK);
+    CU_ASSERT_EQUAL(an_check_input(&board, &x, why, sizeof why), AN_IN_OK);
     rd_tensor_fini(&board);
     rd_tensor_fini(&raw);
 }
@@ -774,6 +837,7 @@ RD_TEST_REGISTER(register_runtime_groups)
              {"input and output mistakes are named", test_cli_input_mistakes},
              {"empty dump folder and usage", test_cli_bad_dumps},
              {"--target --connect --run against the fake board", test_board_end_to_end},
+             {"--run clears its dump folder without following links", test_board_local_dumps_cleared_safely},
 #ifdef RD_CLI_BINARY
              {"board-run faults are named exactly", test_board_run_faults},
              {"board-run application mistakes are named", test_board_run_app_mistakes},

@@ -13,6 +13,7 @@ set(RD_FUZZ_LIBS_report_json rd::reports)
 set(RD_FUZZ_LIBS_adb_packet rd_adb_internal)
 set(RD_FUZZ_LIBS_adb_sync rd_adb_internal)
 set(RD_FUZZ_LIBS_rknn_txt rd::reports rd::simulator)
+set(RD_FUZZ_LIBS_snapshot_names rd::reports rd::simulator)
 # analyzer targets reach its internals (dumps.h, edit_formula.h) through rd_analyzer_internal
 # (tests/analyzer/tests.cmake)
 set(RD_FUZZ_LIBS_dump_name rd_analyzer_internal)

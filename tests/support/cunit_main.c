@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_REGISTER 256
@@ -111,6 +112,39 @@ void *rd_test_read_file(const char *path, size_t *len)
     if (buf && len)
         *len = (size_t)(n > 0 ? n : 0);
     return buf;
+}
+
+void rd_test_write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+bool rd_test_file_is(const char *path, const char *text)
+{
+    size_t len;
+    char *got = rd_test_read_file(path, &len);
+    bool same = got && len == strlen(text) && memcmp(got, text, len) == 0;
+    free(got);
+    return same;
+}
+
+char *rd_test_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+double rd_test_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int main(int argc, char **argv)

@@ -44,6 +44,18 @@ char *rd_test_tmpdir(const char *tag);
 /** Reads a whole file into a malloc'ed buffer; NULL if it cannot. */
 void *rd_test_read_file(const char *path, size_t *len);
 
+/** Writes text to path (replacing it); a CUnit fatal failure if it cannot. */
+void rd_test_write_text(const char *path, const char *text);
+
+/** True when the file at path holds exactly text. */
+bool rd_test_file_is(const char *path, const char *text);
+
+/** dir + "/" + name, malloc'ed; caller frees. */
+char *rd_test_join(const char *dir, const char *name);
+
+/** A monotonic clock in seconds, for tests that bound how long a refusal takes. */
+double rd_test_seconds(void);
+
 /** Skips the whole binary with a reason (exit 77), or fails when CI is set. */
 void rd_test_skip_all(const char *why);
 

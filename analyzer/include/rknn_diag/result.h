@@ -45,6 +45,8 @@ typedef struct rd_metrics {
     double fp16_max_abs;     /* largest magnitude before float16 rounding */
     int64_t count;           /* elements compared */
     rd_degenerate degenerate;
+    int64_t nan, inf;        /* NaN and +-Inf values in the tested tensor (maximum over samples) */
+    int64_t ref_nan, ref_inf; /* the same in the reference */
 } rd_metrics;
 
 /** One column group cell (entire, single, ...) of a layer, over the analysed samples. */
@@ -101,6 +103,7 @@ typedef enum rd_finding_kind {
     RD_FIND_RUNTIME_DEPARTURE,   /* the board departs from the simulator although its inputs agree */
     RD_FIND_INPUT_MISMATCH,      /* the application's input differs from the simulator's */
     RD_FIND_OUTPUT_MISMATCH,     /* the application read an output with the wrong dtype or scale */
+    RD_FIND_NONFINITE,           /* NaN or Inf in an analysed tensor: the first one, the count, the likely cause */
     RD_FIND_OTHER,
     RD_FIND_COUNT
 } rd_finding_kind;
@@ -124,6 +127,7 @@ typedef struct rd_config_item {
 typedef struct rd_result {
     char *tool;              /* "rknn-diag 0.1.0" or "RKNN-Toolkit2 (imported)" */
     char *model;             /* model path or name */
+    char *custom_string;     /* model_config.yml's configs.custom_string, NULL when none */
     rd_config_item *config;
     size_t n_config;
     int n_samples;

@@ -98,7 +98,7 @@ void rd_rknn_label(const rd_layer_result *l, char *buf, size_t len);
  */
 rd_status rd_rknn_txt_write(const rd_result *r, const rd_rknn_txt_opts *opts, FILE *f, rd_error *err);
 
-/** rd_rknn_txt_write to path, through path.tmp renamed into place (no half-written file on failure). */
+/** rd_rknn_txt_write to path, through rd_atomic_file (no half-written file under path on failure). */
 rd_status rd_rknn_txt_save(const rd_result *r, const rd_rknn_txt_opts *opts, const char *path, rd_error *err);
 
 /**
@@ -133,12 +133,29 @@ const char *rd_float32_repr(float v, char *buf, size_t len);
 /** RKNN-style file stem of a tensor: '/', '\\', ':' and other unsafe characters become '_'. */
 void rd_snapshot_file_stem(const char *tensor, char *buf, size_t len);
 
-/** Writes n values, one per line (%g at 6, 8 or 9 digits: docs/formats.md), through path.tmp and a rename. */
+/**
+ * The stems of one snapshot folder, unique (snapshot_names.c, docs/formats.md). A tensor gets its
+ * RKNN-style stem, cut to RD_SNAPSHOT_STEM_MAX bytes at a character boundary, unless another tensor of the
+ * set has it already (compared ignoring ASCII case, so the folder survives a copy to a case-insensitive file
+ * system); then the first free of "stem~2", "stem~3", ... '~' never occurs in a plain stem, so a suffixed
+ * stem is never another tensor's own. Give each tensor once (in graph order, so the stems are the same on
+ * every run). map_name_to_file.txt is how a reader goes back from a file to its tensor.
+ */
+#define RD_SNAPSHOT_STEM_MAX 200
+typedef struct rd_stem_set rd_stem_set;
+rd_status rd_stem_set_create(rd_stem_set **out, rd_error *err);
+/** The stem of tensor into buf (len > RD_SNAPSHOT_STEM_MAX + 16). RD_E_NOMEM, or RD_E_LIMIT past 1e6 clashes. */
+rd_status rd_stem_set_take(rd_stem_set *s, const char *tensor, char *buf, size_t len, rd_error *err);
+void rd_stem_set_destroy(rd_stem_set *s);
+
+/** Writes n values, one per line (%g at 6, 8 or 9 digits: docs/formats.md), through rd_atomic_file. */
 rd_status rd_snapshot_txt_save(const char *path, const float *v, int64_t n, rd_error *err);
 
 /** Reads a one-value-per-line text file (np.savetxt or ours); *out_v is malloc'ed, caller frees. */
 #define RD_MAX_SNAPSHOT_TXT_BYTES ((size_t)2 << 30)
 rd_status rd_snapshot_txt_load(const char *path, float **out_v, int64_t *out_n, rd_error *err);
+/** The same for path inside folder dir, confined to it as rd_file_open_within (paths read from a map). */
+rd_status rd_snapshot_txt_load_in(const char *dir, const char *path, float **out_v, int64_t *out_n, rd_error *err);
 
 /** One line of map_name_to_file.txt: a tensor and its files (NULL: none). */
 typedef struct rd_name_map_entry {
@@ -157,7 +174,7 @@ typedef struct rd_name_map {
 rd_status rd_name_map_add(rd_name_map *m, const char *name, const char *golden, const char *simulator,
                           const char *runtime, rd_error *err);
 void rd_name_map_fini(rd_name_map *m);
-/** Writes the map (docs/formats.md syntax) through path.tmp and a rename. */
+/** Writes the map (docs/formats.md syntax) through rd_atomic_file. */
 rd_status rd_name_map_save(const rd_name_map *m, const char *path, rd_error *err);
 /** Parses the map; out must be zeroed. RD_E_PARSE naming the line on malformed input. */
 rd_status rd_name_map_parse(const char *text, size_t len, const char *name, rd_name_map *out, rd_error *err);

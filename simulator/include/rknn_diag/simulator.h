@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,6 +86,7 @@ int rd_status_exit_code(rd_status code);
 #define RD_MAX_MODEL_BYTES ((uint64_t)4 << 30)  /* 4 GiB for one .onnx file */
 #define RD_MAX_NODES (1 << 21)                  /* 2,097,152 nodes in one graph (Constant nodes included) */
 #define RD_MAX_VALUES (1 << 23)                 /* 8,388,608 distinct tensor names in one graph */
+#define RD_MAX_TREE_DEPTH 64                    /* folders below a folder rd_dir_remove_tree walks */
 
 /* ---------------------------------------------------------------------------------------------------
  * Names from outside (tensor and node names of a model, file names on a board) made safe to show: the
@@ -127,6 +129,110 @@ char *rd_text_json_safe(const char *json, size_t len, size_t *out_len);
 /** Reads back the inside of a quoted name (RD_ESC_QUOTED) into a new malloc'ed string owned by the caller
     (*out_len bytes, may be NULL). RD_E_PARSE for an unknown or malformed escape or a NUL byte. */
 rd_status rd_text_unescape(const char *s, size_t len, char **out, size_t *out_len, rd_error *err);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Files (fs_read.c, fs_write.c, fs_dir.c; docs/security.md). Every outside file rknn-diag reads is
+ * opened through rd_file_open_read (or a function built on it), and every file it writes goes through
+ * rd_atomic_file: a unique temporary file beside the target, created with O_EXCL|O_NOFOLLOW, written,
+ * fsync'ed and renamed over the final name, so a planted symbolic link is never followed, two runs into
+ * one folder never share a temporary file, and a failed write leaves nothing under the final name. The
+ * test check_file_io fails when a source of simulator/, reports/ or analyzer/ opens, renames or
+ * removes files another way.
+ *
+ *     rd_atomic_file *f;
+ *     if (rd_atomic_file_open("out/notes.txt", NULL, &f, &err) != RD_OK) return err.code;
+ *     fprintf(rd_atomic_file_stream(f), "%d layers\n", n);
+ *     return rd_atomic_file_commit(f, &err);      // or rd_atomic_file_abort(f) on a failure of yours
+ */
+
+#define RD_FILE_NOFOLLOW 1u /* rd_file_open_read: refuse a path whose last component is a symbolic link */
+
+/**
+ * Opens path for reading without ever blocking: open(O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), then
+ * fstat; anything but a regular file is refused with RD_E_IO and a message naming the file and what it
+ * is ("a FIFO (named pipe)", "a folder", "a character device", ...), so a FIFO given as an input never
+ * hangs; then O_NONBLOCK is cleared. A file above max_bytes is RD_E_LIMIT, a missing one RD_E_NOTFOUND.
+ * With RD_FILE_NOFOLLOW a symbolic link is refused (RD_E_IO). *out_fd (close it) and *out_size (may be
+ * NULL) are set on success only.
+ */
+rd_status rd_file_open_read(const char *path, unsigned flags, uint64_t max_bytes, int *out_fd, uint64_t *out_size,
+                            rd_error *err);
+
+/**
+ * Opens rel inside folder dir for reading without leaving it: rel must be relative and free of ".."
+ * components (RD_E_PARSE otherwise), and every component is opened with O_NOFOLLOW from dir, so no
+ * symbolic link inside dir is followed (RD_E_IO naming the link). dir itself is the caller's and may be a
+ * link. Then the checks of rd_file_open_read. Used for paths that come from data (ONNX external data,
+ * index.json, map_name_to_file.txt).
+ */
+rd_status rd_file_open_within(const char *dir, const char *rel, uint64_t max_bytes, int *out_fd, uint64_t *out_size,
+                              rd_error *err);
+
+/** rd_file_open_read as a stdio stream (fclose it). */
+rd_status rd_file_fopen_read(const char *path, unsigned flags, uint64_t max_bytes, FILE **out, rd_error *err);
+
+/**
+ * Reads a whole file into a new malloc'ed buffer with a NUL after the last byte (*out_len excludes it);
+ * dir NULL reads path as given (rd_file_open_read), otherwise path is confined to dir
+ * (rd_file_open_within). The caller frees *out_buf.
+ */
+rd_status rd_file_read_all(const char *dir, const char *path, uint64_t max_bytes, char **out_buf, size_t *out_len,
+                           rd_error *err);
+
+typedef struct rd_write_options {
+    unsigned mode;  /* permission bits, before the umask; 0 means 0644 */
+    bool durable;   /* also fsync the folder after the rename (keys, files a later run relies on) */
+    bool exclusive; /* never replace: RD_E_IO when the final name exists (a key created once) */
+} rd_write_options;
+
+typedef struct rd_atomic_file rd_atomic_file;
+
+/**
+ * Starts writing path: creates a temporary file ".NAME.XXXXXXXX.tmp" in path's folder (unique, O_EXCL |
+ * O_NOFOLLOW, mode 0644 or opt->mode less the umask). opt may be NULL. Nothing appears under path until
+ * rd_atomic_file_commit. *out is freed by commit or abort, whichever comes first.
+ */
+rd_status rd_atomic_file_open(const char *path, const rd_write_options *opt, rd_atomic_file **out, rd_error *err);
+
+/** The stdio stream of the temporary file, for writers that format with fprintf. Valid until commit/abort. */
+FILE *rd_atomic_file_stream(rd_atomic_file *f);
+
+/** Appends len bytes; RD_E_IO naming the final path on failure (the file must then be aborted). */
+rd_status rd_atomic_file_write(rd_atomic_file *f, const void *buf, size_t len, rd_error *err);
+
+/**
+ * Flushes, checks every earlier write, fsyncs, and renames the temporary file over path (fsync of the
+ * folder with opt->durable). On any failure the temporary file is removed and path is left as it was.
+ * Frees f in every case.
+ */
+rd_status rd_atomic_file_commit(rd_atomic_file *f, rd_error *err);
+
+/** Removes the temporary file and frees f; path is left as it was. NULL does nothing. */
+void rd_atomic_file_abort(rd_atomic_file *f);
+
+/** Writes a whole buffer to path through rd_atomic_file (opt may be NULL). */
+rd_status rd_file_write_atomic(const char *path, const void *buf, size_t len, const rd_write_options *opt,
+                               rd_error *err);
+
+#define RD_DIR_PARENTS 1u /* rd_dir_make: create missing parents too (mkdir -p) */
+#define RD_DIR_OWN 2u     /* rd_dir_make: a folder rknn-diag makes inside an output folder: when the name
+                             exists as a symbolic link it is refused, not followed */
+
+/**
+ * Creates folder path (mode 0777 less the umask); an existing folder is fine, an existing file is
+ * RD_E_IO. Parents (RD_DIR_PARENTS) and a path given by the user may go through links; with RD_DIR_OWN
+ * the last component must be a real folder.
+ */
+rd_status rd_dir_make(const char *path, unsigned flags, rd_error *err);
+
+/**
+ * Removes path and everything under it without following symbolic links: a link inside is removed,
+ * never what it points to; files are removed relative to an open folder (unlinkat), so a folder swapped
+ * for a link while we work is not entered. path itself being a symbolic link is refused (RD_E_IO: a
+ * folder rknn-diag clears must be its own). A missing path is fine. Deeper than RD_MAX_TREE_DEPTH
+ * is RD_E_LIMIT.
+ */
+rd_status rd_dir_remove_tree(const char *path, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * Dtypes. Values are ONNX's TensorProto.DataType numbers so that they map one to one.
@@ -271,6 +377,9 @@ typedef struct rd_load_options {
     bool allow_unsupported_ops;         /* load even if some ops are unknown (for inspect) */
     size_t max_nodes;                   /* 0: RD_MAX_NODES; a lower limit (tests, fuzzers), never a higher one */
     size_t max_values;                  /* 0: RD_MAX_VALUES; likewise */
+    bool replace_fixed_dims;            /* input_shapes may change fixed dims too, as RKNN's input_size_list does
+                                           (else only symbolic ones; the model's own value_info must not pin the
+                                           old shapes: write it with rd_onnx_rewrite.drop_shapes) */
 } rd_load_options;
 
 /** Loads an ONNX model file; external data is read relative to the file's folder. */
@@ -860,7 +969,9 @@ rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_
  *     rd_input_prepare("cat.jpg", &spec, 4, dims, NULL, &x, &err);  // float32 1x3x224x224
  */
 
-#define RD_MAX_IMAGE_PIXELS ((uint64_t)1 << 28) /* 268 M pixels: larger images are refused */
+#define RD_DEFAULT_IMAGE_PIXELS ((uint64_t)1 << 26) /* 67 M pixels (8192 x 8192): photos of phones and cameras;
+                                                     larger images are refused unless the caller raises it */
+#define RD_MAX_IMAGE_PIXELS ((uint64_t)1 << 28)     /* 268 M pixels: the most any caller may allow */
 #define RD_MAX_IMAGE_FILE_BYTES ((size_t)1 << 30)
 #define RD_MAX_INPUT_CHANNELS 64                /* mean_values/std_values entries per input */
 #define RD_MAX_MODEL_INPUTS 32                  /* inputs per model in configs and dataset lines */
@@ -878,15 +989,19 @@ typedef struct rd_warn_sink {
  * Decodes a PNG, JPEG or BMP image (recognised by its first bytes, not its name) into a new uint8
  * tensor of shape H x W x C in RGB order, C = 1 for grey images and 3 otherwise (alpha is dropped, as
  * OpenCV's imread does; 16-bit samples keep their high byte). max_pixels bounds W*H (0 means
- * RD_MAX_IMAGE_PIXELS). name is used in messages. RD_E_PARSE for undecodable or truncated data,
+ * RD_DEFAULT_IMAGE_PIXELS, larger values are capped at RD_MAX_IMAGE_PIXELS); the dimensions in the
+ * header are checked before any pixel buffer exists, so a small file claiming a huge picture costs
+ * nothing. name is used in messages. RD_E_PARSE for undecodable or truncated data,
  * RD_E_LIMIT for absurd dimensions, RD_E_UNSUPPORTED for valid but unhandled variants (CMYK JPEG,
  * RLE BMP). On success out owns new data.
  */
 rd_status rd_image_parse(const void *buf, size_t len, const char *name, uint64_t max_pixels, rd_tensor *out,
                          rd_error *err);
 
-/** rd_image_parse on a file's contents. */
+/** rd_image_parse on a file's contents, with the default pixel bound. */
 rd_status rd_image_load(const char *path, rd_tensor *out, rd_error *err);
+/** The same with a pixel bound (0: RD_DEFAULT_IMAGE_PIXELS), as rd_image_parse. */
+rd_status rd_image_load_max(const char *path, uint64_t max_pixels, rd_tensor *out, rd_error *err);
 
 /** True when path names an image by extension (.png .jpg .jpeg .bmp, any case); .npy is not one. */
 bool rd_path_is_image(const char *path);
@@ -904,6 +1019,7 @@ typedef struct rd_input_spec {
     size_t n_std;               /* 0: all 1; otherwise must equal the input's channel count */
     float std[RD_MAX_INPUT_CHANNELS];
     bool rgb2bgr;               /* swap channels 0 and 2 of 3-channel images before mean/std */
+    uint64_t max_image_pixels;  /* bound on W*H of images (0: RD_DEFAULT_IMAGE_PIXELS; --max-image-pixels) */
 } rd_input_spec;
 
 #define RD_INPUT_SPEC_DEFAULT ((rd_input_spec){ .layout = RD_LAYOUT_NHWC })
@@ -1055,17 +1171,25 @@ typedef struct rd_rknn_config {
     char *custom_string;
     size_t n_dynamic_sets, n_dynamic_per_set; /* dynamic_input: sets of per-input shapes */
     rd_dims *dynamic_input;     /* n_dynamic_sets * n_dynamic_per_set */
+    bool model_pruning;         /* configs.model_pruning: lossless pruning before the analysis */
+    char **notes;               /* "file:line: ..." for keys accepted without effect and unknown keys (ignored) */
+    size_t n_notes;             /* at most RD_RKNN_CONFIG_MAX_NOTES */
     int line_models, line_target_platform, line_dtype, line_algorithm, line_method, line_mean, line_std,
-        line_rgb2bgr, line_dataset, line_optimization_level;
+        line_rgb2bgr, line_dataset, line_optimization_level, line_dynamic_input, line_input_size_list,
+        line_subgraphs, line_model_pruning;
 } rd_rknn_config;
+
+#define RD_RKNN_CONFIG_MAX_NOTES 64
 
 /** Resets c to the defaults (w8a8/normal/channel/level 3, no strings) without freeing. */
 void rd_rknn_config_init(rd_rknn_config *c);
 
 /**
- * Loads a model_config.yml. Unknown keys, wrong types and YAML syntax errors are RD_E_PARSE with
- * "file:line[:col]" and the key; bad names (dtype, algorithm, method) RD_E_INVAL. out is initialised
- * even on failure; finalise with rd_rknn_config_fini.
+ * Loads a model_config.yml. Wrong types and YAML syntax errors are RD_E_PARSE with "file:line[:col]" and
+ * the key; bad names (dtype, algorithm, method) RD_E_PARSE too. Every rknn.config() option of
+ * RKNN-Toolkit2 is known: applied, accepted with a note when it cannot change a result, or refused
+ * (RD_E_UNSUPPORTED, saying why) when set to something that is not simulated. Unknown keys are notes
+ * (out->notes), not errors. out is initialised even on failure; finalise with rd_rknn_config_fini.
  */
 rd_status rd_rknn_config_load(const char *path, rd_rknn_config *out, rd_error *err);
 /** The same from memory; name is used in messages and its folder resolves relative paths. */

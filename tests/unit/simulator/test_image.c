@@ -269,6 +269,105 @@ static void test_malformed(void)
     CU_ASSERT_EQUAL(rd_image_load("/nonexistent/x.png", &t, &err), RD_E_NOTFOUND);
 }
 
+/* CRC-32 of PNG chunks (ISO 3309, as zlib's crc32). */
+static uint32_t png_crc(const unsigned char *p, size_t n)
+{
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+    }
+    return ~c;
+}
+
+static void put_be32(unsigned char *b, uint32_t v)
+{
+    b[0] = (unsigned char)(v >> 24);
+    b[1] = (unsigned char)(v >> 16);
+    b[2] = (unsigned char)(v >> 8);
+    b[3] = (unsigned char)v;
+}
+
+/* Appends a chunk (length, type, data, CRC) at b + *len. */
+static void png_chunk(unsigned char *b, size_t *len, const char *type, const unsigned char *data, uint32_t n)
+{
+    put_be32(b + *len, n);
+    memcpy(b + *len + 4, type, 4);
+    if (n)
+        memcpy(b + *len + 8, data, n);
+    put_be32(b + *len + 8 + n, png_crc(b + *len + 4, 4 + n));
+    *len += 12 + n;
+}
+
+/* A small PNG whose header claims w x h RGB pixels, with a few bytes of pixel data. */
+static size_t make_claiming_png(unsigned char *b, uint32_t w, uint32_t h)
+{
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    memcpy(b, sig, 8);
+    size_t len = 8;
+    unsigned char ihdr[13] = {0};
+    put_be32(ihdr, w);
+    put_be32(ihdr + 4, h);
+    ihdr[8] = 8; /* bit depth */
+    ihdr[9] = 2; /* RGB */
+    png_chunk(b, &len, "IHDR", ihdr, 13);
+    static const unsigned char idat[] = {0x78, 0x9c, 0x63, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01}; /* zlib of one 0 */
+    png_chunk(b, &len, "IDAT", idat, sizeof idat);
+    png_chunk(b, &len, "IEND", NULL, 0);
+    return len;
+}
+
+/* A baseline JPEG header (SOI, DQT, SOF0, SOS) claiming w x h grey pixels, and no real scan. */
+static size_t make_claiming_jpeg(unsigned char *b, unsigned w, unsigned h)
+{
+    size_t n = 0;
+    b[n++] = 0xff, b[n++] = 0xd8;
+    b[n++] = 0xff, b[n++] = 0xdb, b[n++] = 0, b[n++] = 67, b[n++] = 0;
+    for (int i = 0; i < 64; i++)
+        b[n++] = 1;
+    b[n++] = 0xff, b[n++] = 0xc0, b[n++] = 0, b[n++] = 11, b[n++] = 8;
+    b[n++] = (unsigned char)(h >> 8), b[n++] = (unsigned char)h, b[n++] = (unsigned char)(w >> 8),
+    b[n++] = (unsigned char)w;
+    b[n++] = 1, b[n++] = 1, b[n++] = 0x11, b[n++] = 0;
+    b[n++] = 0xff, b[n++] = 0xda, b[n++] = 0, b[n++] = 8, b[n++] = 1, b[n++] = 1, b[n++] = 0, b[n++] = 0,
+    b[n++] = 63, b[n++] = 0;
+    b[n++] = 0x00, b[n++] = 0xff, b[n++] = 0xd9;
+    return n;
+}
+
+/* Small files claiming huge pictures are refused from their header, before any pixel buffer exists, under
+   the default bound of 67 M pixels; a caller may raise it (--max-image-pixels). */
+static void test_huge_claims(void)
+{
+    unsigned char b[512];
+    size_t len = make_claiming_png(b, 16000, 16000); /* 768 MB of RGB from 70 bytes */
+    CU_ASSERT(len < 100);
+    expect_error(b, len, "huge.png", RD_E_LIMIT, "16000x16000");
+    expect_error(b, len, "huge.png", RD_E_LIMIT, "--max-image-pixels");
+    len = make_claiming_png(b, 1, 0x7fffffff); /* one side alone */
+    expect_error(b, len, "tall.png", RD_E_LIMIT, "above the limit");
+    /* just above the default: refused; with the bound raised, decoding starts and meets the missing data */
+    len = make_claiming_png(b, 8200, 8200);
+    expect_error(b, len, "big.png", RD_E_LIMIT, "67108864 pixels");
+    rd_error err;
+    rd_tensor t;
+    CU_ASSERT_EQUAL(rd_image_parse(b, len, "big.png", 70000000, &t, &err), RD_E_PARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot decode PNG"));
+    /* a bound above the hard maximum is capped */
+    len = make_claiming_png(b, 20000, 20000);
+    CU_ASSERT_EQUAL(rd_image_parse(b, len, "cap.png", UINT64_MAX, &t, &err), RD_E_LIMIT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "268435456 pixels"));
+    len = make_claiming_jpeg(b, 20000, 20000);
+    expect_error(b, len, "huge.jpg", RD_E_LIMIT, "20000x20000");
+    unsigned char rgb[3] = {0};
+    unsigned char *bmp = make_bmp(rgb, 1, 1, 24, false, false, &len);
+    put32(bmp + 18, 9000);
+    put32(bmp + 22, 9000);
+    expect_error(bmp, len, "huge.bmp", RD_E_LIMIT, "9000x9000");
+    free(bmp);
+}
+
 static void test_path_is_image(void)
 {
     CU_ASSERT_TRUE(rd_path_is_image("a/b.PNG"));
@@ -282,5 +381,6 @@ RD_TEST_REGISTER(register_image_tests)
 {
     RD_SUITE("image", { "png known pixels", test_png_known_pixels }, { "jpeg decodes", test_jpeg_decodes },
              { "bmp variants", test_bmp_variants }, { "bmp file equals png", test_bmp_file_matches_png },
-             { "malformed images", test_malformed }, { "path is image", test_path_is_image });
+             { "malformed images", test_malformed }, { "huge claims", test_huge_claims },
+             { "path is image", test_path_is_image });
 }

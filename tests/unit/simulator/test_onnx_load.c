@@ -348,7 +348,7 @@ static void test_external_data(void)
         rd_status want;
         const char *sub1, *sub2;
     } bad[] = {
-        {"weights/missing.bin", -1, -1, RD_E_IO, "missing.bin", "No such file"},
+        {"weights/missing.bin", -1, -1, RD_E_NOTFOUND, "missing.bin", "No such file"},
         {"../escape.bin", -1, -1, RD_E_PARSE, "../escape.bin", "not a relative path"},
         {"weights/../../escape.bin", -1, -1, RD_E_PARSE, "escape.bin", "not a relative path"},
         {"/etc/passwd", -1, -1, RD_E_PARSE, "/etc/passwd", "not a relative path"},

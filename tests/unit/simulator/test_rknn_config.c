@@ -84,10 +84,6 @@ static void test_errors(void)
     expect("  configs:\n    mean_values: [1, 2\n", RD_E_PARSE, 
            "dir/bad.yml:8:1: YAML syntax error: did not find expected ',' or ']' (while parsing a flow sequence at line 7)");
     expect("  configs: {\n", RD_E_PARSE, "YAML syntax error");
-    expect("  foo: 1\n", RD_E_PARSE, "dir/bad.yml:6: unknown key 'foo' in models");
-    expect("  configs:\n    quantized_dtype: w8a8\n    mean_value: [1]\n", RD_E_PARSE,
-           "dir/bad.yml:8: unknown key 'mean_value' in configs");
-    expect("  subgraphs:\n    input_shapes: []\n", RD_E_PARSE, "dir/bad.yml:7: unknown key 'input_shapes' in subgraphs");
     expect("  dataset: [a]\n", RD_E_PARSE, "dir/bad.yml:6: dataset must be a string, not a list");
     expect("  configs:\n    quant_img_RGB2BGR: maybe\n", RD_E_PARSE,
            "dir/bad.yml:7: quant_img_RGB2BGR must be true or false, not 'maybe'");
@@ -106,8 +102,116 @@ static void test_errors(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "list.yml:1: expected a mapping with the key 'models'"));
     CU_ASSERT_EQUAL(rd_rknn_config_parse("", 0, "empty.yml", &c, &err), RD_E_PARSE);
     CU_ASSERT_EQUAL(rd_rknn_config_parse("x: 1\n", 5, "top.yml", &c, &err), RD_E_PARSE);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "top.yml:1: unknown key 'x' at the top level"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "the key 'models' is missing"));
     CU_ASSERT_EQUAL(rd_rknn_config_load("/nonexistent.yml", &c, &err), RD_E_NOTFOUND);
+}
+
+/* The note of c holding substr, or NULL. */
+static const char *note_with(const rd_rknn_config *c, const char *substr)
+{
+    for (size_t i = 0; i < c->n_notes; i++)
+        if (strstr(c->notes[i], substr))
+            return c->notes[i];
+    return NULL;
+}
+
+/* Unknown keys are noted (ignored, with the closest known key), never silently dropped. */
+static void test_unknown_keys_noted(void)
+{
+    rd_rknn_config c;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(parse("  foo: 1\n  configs:\n    quantized_dtype: w8a8\n    mean_value: [1]\n"
+                                "  subgraphs:\n    input_shapes: []\n", &c, &err), RD_OK);
+    CU_ASSERT_EQUAL(c.n_notes, 3);
+    CU_ASSERT_PTR_NOT_NULL(note_with(&c, "dir/bad.yml:6: unknown key 'foo' in models: ignored"));
+    CU_ASSERT_PTR_NOT_NULL(note_with(&c, "dir/bad.yml:9: unknown key 'mean_value' in configs: ignored; did you mean "
+                                         "'mean_values'?"));
+    CU_ASSERT_PTR_NOT_NULL(note_with(&c, "dir/bad.yml:11: unknown key 'input_shapes' in subgraphs: ignored"));
+    CU_ASSERT_EQUAL(c.n_mean, 0); /* the misspelt key applied nothing */
+    rd_rknn_config_fini(&c);
+    const char top[] = "models:\n  name: m\nextra: 1\n";
+    CU_ASSERT_EQUAL_FATAL(rd_rknn_config_parse(top, sizeof top - 1, "t.yml", &c, &err), RD_OK);
+    CU_ASSERT_PTR_NOT_NULL(note_with(&c, "t.yml:3: unknown key 'extra' in the top level: ignored"));
+    rd_rknn_config_fini(&c);
+}
+
+/* Every other rknn.config() option: a note when it cannot change a result, a refusal when set to something
+   not simulated, nothing at its default. */
+static void test_other_options(void)
+{
+    static const char *const no_effect[] = {"remove_weight: true", "compress_weight: true", "single_core_mode: true",
+                                            "enable_flash_attention: true", "auto_hybrid_cos_thresh: 0.98",
+                                            "auto_hybrid_euc_thresh: 3.0"};
+    static const struct {
+        const char *line, *why;
+    } refused[] = {{"quantized_hybrid_level: 3", "hybrid suggest"},
+                   {"quantize_weight: true", "weight-only quantization"},
+                   {"remove_reshape: true", "onnx-edit"},
+                   {"inputs_yuv_fmt: [nv12]", "YUV inputs"},
+                   {"op_target: {Conv_0: cpu}", "CPU or the NPU"},
+                   {"sparse_infer: true", "sparse inference"},
+                   {"float_dtype: bfloat16", "float_dtype 'bfloat16' is not simulated"}};
+    static const char *const defaults[] = {"quantized_hybrid_level: 0", "quantize_weight: false", "remove_reshape: false",
+                                           "inputs_yuv_fmt: null", "op_target: {}", "sparse_infer: false",
+                                           "float_dtype: float16", "model_pruning: false"};
+    char text[512];
+    rd_rknn_config c;
+    rd_error err;
+    for (size_t i = 0; i < sizeof no_effect / sizeof no_effect[0]; i++) {
+        snprintf(text, sizeof text, "  configs:\n    %s\n", no_effect[i]);
+        CU_ASSERT_EQUAL_FATAL(parse(text, &c, &err), RD_OK);
+        CU_ASSERT_EQUAL(c.n_notes, 1);
+        CU_ASSERT_PTR_NOT_NULL(note_with(&c, "dir/bad.yml:7: configs."));
+        CU_ASSERT_PTR_NOT_NULL(note_with(&c, ": accepted, no effect on the analysis: "));
+        rd_rknn_config_fini(&c);
+    }
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        snprintf(text, sizeof text, "  configs:\n    %s\n", refused[i].line);
+        expect(text, RD_E_UNSUPPORTED, refused[i].why);
+        expect(text, RD_E_UNSUPPORTED, "dir/bad.yml:7:");
+    }
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+        snprintf(text, sizeof text, "  configs:\n    %s\n", defaults[i]);
+        CU_ASSERT_EQUAL_FATAL(parse(text, &c, &err), RD_OK);
+        CU_ASSERT_EQUAL(c.n_notes, 0);
+        CU_ASSERT_FALSE(c.model_pruning);
+        rd_rknn_config_fini(&c);
+    }
+    CU_ASSERT_EQUAL_FATAL(parse("  configs:\n    model_pruning: true\n", &c, &err), RD_OK);
+    CU_ASSERT_TRUE(c.model_pruning);
+    CU_ASSERT_EQUAL(c.line_model_pruning, 7);
+    rd_rknn_config_fini(&c);
+    expect("  configs:\n    model_pruning: sometimes\n", RD_E_PARSE, "model_pruning must be true or false");
+}
+
+/* input_size_list as the guide writes it: one string per input. */
+static void test_input_size_list_forms(void)
+{
+    rd_rknn_config c;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(parse("  subgraphs:\n    input_size_list:\n      - 1,3,512,512\n      - 1, 1, 8, 8\n", &c,
+                                &err), RD_OK);
+    CU_ASSERT_EQUAL(c.n_input_size_list, 2);
+    CU_ASSERT_EQUAL(c.input_size_list[0].rank, 4);
+    CU_ASSERT_EQUAL(c.input_size_list[0].dims[3], 512);
+    CU_ASSERT_EQUAL(c.input_size_list[1].dims[1], 1);
+    CU_ASSERT_EQUAL(c.line_input_size_list, 8);
+    rd_rknn_config_fini(&c);
+    CU_ASSERT_EQUAL_FATAL(parse("  subgraphs:\n    input_size_list: ['1,3,224,224']\n", &c, &err), RD_OK);
+    CU_ASSERT_EQUAL(c.input_size_list[0].dims[2], 224);
+    rd_rknn_config_fini(&c);
+    /* dynamic_input takes the same string shapes */
+    CU_ASSERT_EQUAL_FATAL(parse("  configs:\n    dynamic_input:\n      - ['1,3,224,224']\n      - ['1,3,160,160']\n",
+                                &c, &err), RD_OK);
+    CU_ASSERT_EQUAL(c.n_dynamic_sets, 2);
+    CU_ASSERT_EQUAL(c.dynamic_input[1].dims[3], 160);
+    rd_rknn_config_fini(&c);
+    expect("  subgraphs:\n    input_size_list: [1, 3, 224, 224]\n", RD_E_PARSE,
+           "'1' is not a shape: give a list of shapes, one per input");
+    expect("  subgraphs:\n    input_size_list:\n      - 1,3,x,224\n", RD_E_PARSE, "'1,3,x,224' is not a shape");
+    expect("  subgraphs:\n    input_size_list:\n      - 1,3,,224\n", RD_E_PARSE, "is not a shape");
+    expect("  subgraphs:\n    input_size_list:\n      - 1,-3,4\n", RD_E_PARSE, "is not a shape");
+    expect("  subgraphs:\n    input_size_list:\n      - 1,1,1,1,1,1,1,1,1\n", RD_E_LIMIT, "rank above the limit");
 }
 
 static void test_platform_dtype_checks(void)
@@ -255,5 +359,8 @@ RD_TEST_REGISTER(register_rknn_config_tests)
     RD_SUITE("rknn_config", { "shared model_config.yml", test_shared_sample }, { "errors", test_errors },
              { "platform and dtype checks", test_platform_dtype_checks },
              { "multi-input and plain fields", test_multi_input_and_plain_fields },
-             { "tables and names", test_tables_and_names });
+             { "tables and names", test_tables_and_names },
+             { "unknown keys are noted", test_unknown_keys_noted },
+             { "other rknn.config options", test_other_options },
+             { "input_size_list as the guide writes it", test_input_size_list_forms });
 }
