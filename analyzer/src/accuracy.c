@@ -394,26 +394,13 @@ static rd_status on_event(void *user, const rd_sim_event *ev, rd_error *err)
     return st;
 }
 
-typedef struct rank_key {
-    double cos;
-    size_t row;
-} rank_key;
-
-static int rank_key_cmp(const void *pa, const void *pb)
-{
-    const rank_key *a = pa, *b = pb;
-    if (a->cos != b->cos)
-        return a->cos < b->cos ? -1 : 1;
-    return a->row < b->row ? -1 : a->row > b->row;
-}
-
 /*
  * Keeps channel cosines and histograms for the o->worst_layers layers with the lowest single cosine (ties:
  * the earlier row), found by one sort. A row never ranked (NaN) keeps its details, as no row is worse.
  */
 static rd_status keep_worst_details(analysis *a, rd_error *err)
 {
-    rank_key *keys = malloc((a->n_rows + 1) * sizeof *keys);
+    an_ranked *keys = malloc((a->n_rows + 1) * sizeof *keys); /* .layer: the row */
     bool *worst = calloc(a->n_rows + 1, sizeof *worst);
     if (!keys || !worst) {
         free(keys);
@@ -425,11 +412,11 @@ static rd_status keep_worst_details(analysis *a, rd_error *err)
         if (isnan(a->rows[i].rank_cos))
             worst[i] = a->o->worst_layers > 0;
         else
-            keys[n++] = (rank_key){a->rows[i].rank_cos, i};
+            keys[n++] = (an_ranked){i, a->rows[i].rank_cos};
     }
-    qsort(keys, n, sizeof *keys, rank_key_cmp);
+    qsort(keys, n, sizeof *keys, an_ranked_by_cos);
     for (size_t k = 0; k < n && k < a->o->worst_layers; k++)
-        worst[keys[k].row] = true;
+        worst[keys[k].layer] = true;
     for (size_t i = 0; i < a->n_rows; i++) {
         rd_layer_result *l = &a->r->layers[a->rows[i].layer];
         if (!worst[i] || isinf(a->rows[i].rank_cos)) {

@@ -271,6 +271,23 @@ typedef struct tail_buf {
     size_t n;
 } tail_buf;
 
+/* The board's lines as continuation lines of a message (each after a newline and four spaces: the only line
+   break an_put_text shows as one), without the final newline. */
+static void indent_lines(const char *in, char *out, size_t cap)
+{
+    size_t o = 0, n = strlen(in);
+    while (n && (in[n - 1] == '\n' || in[n - 1] == '\r'))
+        n--;
+    for (size_t i = 0; i < n && o + 6 < cap; i++) {
+        out[o++] = in[i];
+        if (in[i] == '\n') {
+            memcpy(out + o, "    ", 4);
+            o += 4;
+        }
+    }
+    out[o] = '\0';
+}
+
 static void keep_tail(void *user, int stream, const char *data, size_t n)
 {
     (void)stream;
@@ -323,9 +340,12 @@ static rd_status run_command(const an_board_run *r, rd_error *err)
     free(cmd);
     if (st != RD_OK)
         return rd_error_prefix(err, "--run command (bound: --run-timeout %d s)", r->run_timeout_ms / 1000);
-    if (known && code != 0)
+    if (known && code != 0) {
+        char shown[sizeof tail.text * 2];
+        indent_lines(tail.n ? tail.text : "(no output)", shown, sizeof shown);
         return rd_errorf(err, RD_E_DEVICE, "the --run command failed on the board with exit status %d; its output "
-                         "ends with:\n%s", code, tail.n ? tail.text : "(no output)");
+                         "ends with:\n    %s", code, shown);
+    }
     return RD_OK;
 }
 
