@@ -126,6 +126,19 @@ size_t rd_text_escape(const char *s, size_t len, rd_escape_style style, char *ou
     return o;
 }
 
+bool rd_text_utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        size_t n = utf8_seq(p + i, len - i, &cp);
+        if (!n)
+            return false;
+        i += n;
+    }
+    return true;
+}
+
 /* A copy of s with each invalid UTF-8 byte as U+FFFD and, with json, each hidden code point as \uHHHH. */
 static char *repaired(const char *s, size_t len, bool json, size_t *out_len)
 {

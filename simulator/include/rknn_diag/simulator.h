@@ -116,6 +116,9 @@ const char *rd_text_shown(const char *s, char *buf, size_t cap);
     printf("layer %s\n", RD_TEXT_SHOWN(name)). Names longer than RD_TEXT_SHOWN_MAX - 4 bytes end in "...". */
 #define RD_TEXT_SHOWN(s) rd_text_shown((s), (char[RD_TEXT_SHOWN_MAX]){0}, RD_TEXT_SHOWN_MAX)
 
+/** True when s (len bytes) is valid UTF-8 (no stray, overlong, surrogate or cut sequence). */
+bool rd_text_utf8_valid(const char *s, size_t len);
+
 /** A copy of s (len bytes) in which each byte of an invalid UTF-8 sequence is U+FFFD, the replacement
     character: what JSON output needs (docs/report-schema.md). malloc'ed, NUL-terminated, *out_len bytes (may
     be NULL); NULL on allocation failure. */
