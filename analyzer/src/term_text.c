@@ -38,6 +38,12 @@ void an_put_text(FILE *f, const char *msg)
     put_shown(f, msg, strlen(msg));
 }
 
+void an_put_name(FILE *f, const char *name)
+{
+    if (name)
+        put_shown(f, name, strlen(name));
+}
+
 void an_note_print(void *user, const char *msg)
 {
     FILE *f = user;

@@ -14,6 +14,9 @@
  */
 void an_put_text(FILE *f, const char *msg);
 
+/** Writes one name from outside in display form (rd_text_escape's RD_ESC_DISPLAY), whole, at any length. */
+void an_put_name(FILE *f, const char *name);
+
 /** An rd_warn_sink function printing "note: MSG" (an_put_text) to the FILE * given as user. */
 void an_note_print(void *user, const char *msg);
 
