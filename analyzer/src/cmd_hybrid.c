@@ -4,6 +4,7 @@
  * an error no layer does. The options, the shared setup and suggest; search: hybrid_cli_search.c; sweep:
  * hybrid_cli_sweep.c. docs/hybrid.md.
  */
+#include "json_out.h"
 #include "accuracy.h"
 #include "config_model.h"
 #include "hybrid_cli.h"
@@ -387,11 +388,7 @@ static int suggest(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score 
             cJSON_AddItemToObject(o, "output_cos_gain", num(c->alone_cos - base->cos));
             cJSON_AddItemToArray(arr, o);
         }
-        char *text = cJSON_Print(root);
-        if (text)
-            fprintf(ctx->out, "%s\n", text);
-        free(text);
-        cJSON_Delete(root);
+        an_json_print(ctx->out, root);
         return AN_EXIT_OK;
     }
     fprintf(ctx->out, "int8 outputs: cosine %.5f, SQNR %.2f dB (minimum over outputs and %zu samples)\n\n", base->cos,
@@ -407,7 +404,8 @@ static int suggest(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score 
         }
         if (!isnan(c->w_outlier))
             snprintf(outl, sizeof outl, "%.1fx", c->w_outlier);
-        fprintf(ctx->out, "%-4zu %-44s %-14s %5d %9.5f %9.5f %8.2f %6.2f %8s %10s %9s\n", i + 1, c->name, c->op_type,
+        fprintf(ctx->out, "%-4zu %-44s %-14s %5d %9.5f %9.5f %8.2f %6.2f %8s %10s %9s\n", i + 1, RD_TEXT_SHOWN(c->name),
+                RD_TEXT_SHOWN(c->op_type),
                 c->position, c->single_cos, c->entire_cos, c->single_sqnr, 100.0 * c->saturated, outl, alone, gain);
     }
     fprintf(ctx->out, "\nsingle/entire: cosine of the layer alone / accumulated (minimum over samples); w_outl: max|w| of "
@@ -471,8 +469,8 @@ static rd_status restrict_to_rknn_cfg(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, 
                 near = &r->cands[k + d];
         }
         if (excluded <= 20)
-            fprintf(ctx->errs, "excluded: '%s': %s; a neighbour that can change: %s\n", c->name, c->reason,
-                    near ? near->name : "(none)");
+            fprintf(ctx->errs, "excluded: '%s': %s; a neighbour that can change: %s\n", RD_TEXT_SHOWN(c->name),
+                    RD_TEXT_SHOWN(c->reason), near ? RD_TEXT_SHOWN(near->name) : "(none)");
     }
     if (excluded > 20)
         fprintf(ctx->errs, "excluded: ... %zu tensors in all\n", excluded);
@@ -539,7 +537,7 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = rank(a, &r, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     rc = a->sub == SUB_SUGGEST ? suggest(ctx, a, &r, &base) : an_hyb_cli_search(ctx, a, &r, &base, t0, &err);

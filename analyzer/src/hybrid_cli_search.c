@@ -40,7 +40,7 @@ static void print_header(const printer *p)
 static void print_step(const printer *p, const an_hyb_step *s)
 {
     FILE *f = p->ctx->out;
-    fprintf(f, "%-7s %-48s %6zu %14.6g %9.6f", s->phase, s->what, s->n_float, p->a->latency ? s->cost : s->cost / 1e6,
+    fprintf(f, "%-7s %-48s %6zu %14.6g %9.6f", s->phase, RD_TEXT_SHOWN(s->what), s->n_float, p->a->latency ? s->cost : s->cost / 1e6,
             s->score.cos);
     if (p->means)
         fprintf(f, " %9.6f", s->score.cos_mean);
@@ -253,7 +253,7 @@ static void print_result(an_cmd_ctx *ctx, const hyb_args *a, const hyb_run *r, c
                 model_macs > 0 ? 100.0 * cost / model_macs : 0.0);
     }
     for (size_t i = 0; i < res->n; i++)
-        fprintf(ctx->out, "  float16: %s%s\n", r->cands[res->set[i]].name,
+        fprintf(ctx->out, "  float16: %s%s\n", RD_TEXT_SHOWN(r->cands[res->set[i]].name),
                 r->cands[res->set[i]].cost_estimated ? " (cost estimated: timed one way only)" : "");
 }
 

@@ -42,7 +42,8 @@ static void print_table(an_cmd_ctx *ctx, const hyb_run *r, const rd_sweep *sw)
         fprintf(f, "\nblock: float16 on tensors %d..%d (rows %d..%d, '%s' .. '%s'), %.1f%% of the MACs: output cosine "
                    "%.5f, SQNR %.2f dB (int8 %.5f, float16 everywhere %.5f)\n",
                 sw->block_start, sw->block_end - 1, sw->block_first_layer, sw->block_last_layer,
-                r->result.layers[sw->block_first_layer].name, r->result.layers[sw->block_last_layer].name,
+                RD_TEXT_SHOWN(r->result.layers[sw->block_first_layer].name),
+                RD_TEXT_SHOWN(r->result.layers[sw->block_last_layer].name),
                 100.0 * sw->block_mac_share, sw->block_cos, sw->block_sqnr_db, sw->points[0].prefix_cos,
                 sw->points[sw->n_points - 1].prefix_cos);
     else

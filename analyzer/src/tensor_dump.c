@@ -1,4 +1,5 @@
 /* tensor_dump.c: numbered .npy files plus index.json, written as tensors are produced. */
+#include "json_out.h"
 #include "tensor_dump.h"
 
 #include <cjson/cJSON.h>
@@ -73,7 +74,7 @@ rd_status an_dump_close(an_dump *d, rd_error *err)
 
 rd_status an_json_save(cJSON *root, const char *dir, const char *name, bool final_newline, rd_error *err)
 {
-    char *text = root ? cJSON_Print(root) : NULL;
+    char *text = an_json_text(root); /* valid UTF-8, as every JSON output */
     cJSON_Delete(root);
     if (!text)
         return rd_errorf(err, RD_E_NOMEM, "out of memory writing %s", name);
