@@ -238,8 +238,8 @@ static void classify_print(FILE *out, const cJSON *r, size_t show)
     size_t nc = an_eval_columns(r, cols);
     const cJSON *dyn = cJSON_GetObjectItemCaseSensitive(r, "dynamic_input");
     const double n = cJSON_GetObjectItemCaseSensitive(r, "samples")->valuedouble;
-    fprintf(out, "%s%s%s: %.0f samples\n\n%-12s %10s %10s\n", cJSON_GetObjectItemCaseSensitive(r, "model")->valuestring,
-            dyn ? ", dynamic_input " : "", dyn ? dyn->valuestring : "", n, "precision", "top-1", "top-5");
+    fprintf(out, "%s%s%s: %.0f samples\n\n%-12s %10s %10s\n", an_json_str(r, "model"),
+            dyn ? ", dynamic_input " : "", an_json_str(r, "dynamic_input"), n, "precision", "top-1", "top-5");
     const cJSON *prec = cJSON_GetObjectItemCaseSensitive(r, "precisions");
     for (size_t j = 0; j < nc; j++) {
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(prec, cols[j]);

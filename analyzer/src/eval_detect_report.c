@@ -278,10 +278,10 @@ void an_eval_detect_print(FILE *out, const cJSON *r, size_t show)
     const char *cols[AN_EVAL_MAX_COLS];
     size_t nc = an_eval_columns(r, cols);
     const cJSON *dyn = cJSON_GetObjectItemCaseSensitive(r, "dynamic_input");
-    fprintf(out, "%s%s%s: %.0f images, %.0f objects (%s), decoder %s\n\n", cJSON_GetObjectItemCaseSensitive(r, "model")->valuestring,
-            dyn ? ", dynamic_input " : "", dyn ? dyn->valuestring : "", get(r, "samples"), get(r, "objects"),
-            cJSON_GetObjectItemCaseSensitive(r, "ground_truth")->valuestring,
-            cJSON_GetObjectItemCaseSensitive(r, "decoder")->valuestring);
+    fprintf(out, "%s%s%s: %.0f images, %.0f objects (%s), decoder %s\n\n", an_json_str(r, "model"),
+            dyn ? ", dynamic_input " : "", an_json_str(r, "dynamic_input"), get(r, "samples"), get(r, "objects"),
+            an_json_str(r, "ground_truth"),
+            an_json_str(r, "decoder"));
     fprintf(out, "%-14s %9s %9s %9s %9s %11s %9s\n", "precision", "mAP50-95", "mAP50", "mAP75", "AR100", "drop50-95",
             "drop50");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "metrics");

@@ -40,6 +40,12 @@ rd_status an_json_add_exact(cJSON *o, const char *key, double v, rd_error *err)
     return RD_OK;
 }
 
+const char *an_json_str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
+}
+
 size_t an_eval_columns(const cJSON *doc, const char **names)
 {
     const cJSON *cols = cJSON_GetObjectItemCaseSensitive(doc, "columns");
@@ -229,26 +235,11 @@ out:
 
 /* ---- reading and merging ---------------------------------------------------------------------------- */
 
-rd_status an_eval_partial_load(const char *path, cJSON **out, rd_error *err)
+rd_status an_eval_partial_parse(const char *buf, size_t len, const char *name, cJSON **out, rd_error *err)
 {
     *out = NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    rd_status st = rd_file_read_all(path, "partial.json", AN_EVAL_MAX_PARTIAL_BYTES, &buf, &len, err);
-    const char *name = path;
-    char joined[4200];
-    if (st != RD_OK && err && (err->code == RD_E_IO || err->code == RD_E_NOTFOUND || err->code == RD_E_PARSE)) {
-        /* not a folder holding partial.json: the file itself */
-        rd_error_clear(err);
-        st = rd_file_read_all(NULL, path, AN_EVAL_MAX_PARTIAL_BYTES, &buf, &len, err);
-    } else if (st == RD_OK) {
-        snprintf(joined, sizeof joined, "%s/partial.json", path);
-        name = joined;
-    }
-    if (st != RD_OK)
-        return st;
+    rd_status st = RD_OK;
     cJSON *p = cJSON_ParseWithLength(buf, len);
-    free(buf);
     if (!p)
         return rd_errorf(err, RD_E_PARSE, "%s: not valid JSON (a partial.json of rknn-diag eval --shard?)", name);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(p, "format");
@@ -257,16 +248,25 @@ rd_status an_eval_partial_load(const char *path, cJSON **out, rd_error *err)
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(p, "shard");
     const cJSON *total = cJSON_GetObjectItemCaseSensitive(p, "samples_total");
     const cJSON *hash = cJSON_GetObjectItemCaseSensitive(p, "run_hash");
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(p, "model");
+    const cJSON *cols = cJSON_GetObjectItemCaseSensitive(p, "columns");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, AN_EVAL_PARTIAL_FORMAT) != 0)
         st = rd_errorf(err, RD_E_PARSE, "%s: \"format\" is not \"%s\"", name, AN_EVAL_PARTIAL_FORMAT);
     else if (!cJSON_IsString(task) || !an_eval_task_find(task->valuestring))
         st = rd_errorf(err, RD_E_PARSE, "%s: \"task\" is not one of classify, detect, segment, score", name);
     else if (!cJSON_IsArray(recs) || !cJSON_IsObject(sh) || !cJSON_IsNumber(total) || !cJSON_IsString(hash) ||
+             !cJSON_IsString(model) || !cJSON_IsArray(cols) ||
              !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sh, "index")) ||
              !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sh, "count")))
-        st = rd_errorf(err, RD_E_PARSE, "%s: missing records, shard {index, count}, samples_total or run_hash", name);
+        st = rd_errorf(err, RD_E_PARSE, "%s: missing model, columns, records, shard {index, count}, samples_total or "
+                       "run_hash", name);
     else if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "complete")))
         st = rd_errorf(err, RD_E_PARSE, "%s: the shard did not finish (\"complete\" is not true): run it again", name);
+    for (int i = 0; st == RD_OK && i < cJSON_GetArraySize(cols); i++)
+        if (!cJSON_IsString(cJSON_GetArrayItem(cols, i)) || i >= AN_EVAL_MAX_COLS)
+            st = rd_errorf(err, RD_E_PARSE, "%s: columns: at most %d names", name, AN_EVAL_MAX_COLS);
+    if (st == RD_OK && (total->valuedouble < 0 || total->valuedouble > (double)RD_MAX_DATASET_SAMPLES * 64))
+        st = rd_errorf(err, RD_E_PARSE, "%s: samples_total %g", name, total->valuedouble);
     if (st == RD_OK) {
         const cJSON *r;
         size_t i = 0;
@@ -289,6 +289,29 @@ rd_status an_eval_partial_load(const char *path, cJSON **out, rd_error *err)
     cJSON_AddStringToObject(p, "_path", name);
     *out = p;
     return RD_OK;
+}
+
+rd_status an_eval_partial_load(const char *path, cJSON **out, rd_error *err)
+{
+    *out = NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    rd_status st = rd_file_read_all(path, "partial.json", AN_EVAL_MAX_PARTIAL_BYTES, &buf, &len, err);
+    const char *name = path;
+    char joined[4200];
+    if (st != RD_OK && err && (err->code == RD_E_IO || err->code == RD_E_NOTFOUND || err->code == RD_E_PARSE)) {
+        /* not a folder holding partial.json: the file itself */
+        rd_error_clear(err);
+        st = rd_file_read_all(NULL, path, AN_EVAL_MAX_PARTIAL_BYTES, &buf, &len, err);
+    } else if (st == RD_OK) {
+        snprintf(joined, sizeof joined, "%s/partial.json", path);
+        name = joined;
+    }
+    if (st != RD_OK)
+        return st;
+    st = an_eval_partial_parse(buf, len, name, out, err);
+    free(buf);
+    return st;
 }
 
 static int cmp_rec(const void *a, const void *b)

@@ -21,11 +21,15 @@ static rd_status score_open(an_eval_ctx *c, rd_error *err)
     if (!s)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     c->state = s;
+    return rd_dir_make(c->o->out_dir, RD_DIR_PARENTS, err);
+}
+
+/* The columns' folders, made at the first sample (the columns exist only after open). */
+static rd_status make_dirs(an_eval_ctx *c, score_state *s, rd_error *err)
+{
     char base[4200];
     snprintf(base, sizeof base, "%s/outputs", c->o->out_dir);
-    rd_status st = rd_dir_make(c->o->out_dir, RD_DIR_PARENTS, err);
-    if (st == RD_OK)
-        st = rd_dir_make(base, RD_DIR_OWN, err);
+    rd_status st = rd_dir_make(base, RD_DIR_OWN, err);
     for (size_t j = 0; j < c->n_cols && st == RD_OK; j++) {
         snprintf(s->paths[j], sizeof s->paths[j], "%s/%s", base, c->cols[j].name);
         st = rd_dir_make(s->paths[j], RD_DIR_OWN, err);
@@ -53,6 +57,11 @@ static rd_status score_sample(an_eval_ctx *c, size_t k, const an_eval_geom *g, r
     (void)rec;
     score_state *s = c->state;
     const char *input = c->ds.n_samples ? rd_dataset_path(&c->ds, k, 0) : "";
+    if (!s->dirs[0]) {
+        rd_status st = make_dirs(c, s, err);
+        if (st != RD_OK)
+            return st;
+    }
     for (size_t j = 0; j < c->n_cols; j++) {
         rd_status st = an_outputs_dir_add(s->dirs[j], k, input, outs[j], err);
         if (st != RD_OK)
@@ -66,6 +75,8 @@ static rd_status score_finish(an_eval_ctx *c, cJSON *partial, rd_error *err)
     score_state *s = c->state;
     cJSON *scores = cJSON_AddObjectToObject(partial, "scores");
     cJSON_AddStringToObject(partial, "score_cmd", c->o->score_cmd);
+    if (!s->dirs[0])
+        return rd_errorf(err, RD_E_INVAL, "no sample was evaluated: nothing to score");
     for (size_t j = 0; j < c->n_cols; j++) {
         rd_status st = an_outputs_dir_finish(s->dirs[j], err);
         double v = 0;
@@ -115,7 +126,7 @@ static void score_print(FILE *out, const cJSON *r, size_t show)
     size_t nc = an_eval_columns(r, cols);
     const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(r, "score_cmd");
     fprintf(out, "%s: %.0f samples scored by %s\n\n%-14s %14s %14s\n",
-            cJSON_GetObjectItemCaseSensitive(r, "model")->valuestring,
+            an_json_str(r, "model"),
             cJSON_GetObjectItemCaseSensitive(r, "samples")->valuedouble, cJSON_IsString(cmd) ? cmd->valuestring : "?",
             "precision", "score", "drop");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "metrics");

@@ -251,7 +251,7 @@ static void segment_print(FILE *out, const cJSON *r, size_t show)
     const char *cols[AN_EVAL_MAX_COLS];
     size_t nc = an_eval_columns(r, cols);
     fprintf(out, "%s: %.0f images, %.0f classes, %.0f scored pixels\n\n%-14s %9s %9s %10s %10s\n",
-            cJSON_GetObjectItemCaseSensitive(r, "model")->valuestring, get(r, "samples"), get(r, "classes"),
+            an_json_str(r, "model"), get(r, "samples"), get(r, "classes"),
             get(r, "pixels"), "precision", "mIoU", "pixel acc", "drop mIoU", "drop acc");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "metrics");
     for (size_t j = 0; j < nc; j++) {
@@ -269,7 +269,7 @@ static void segment_print(FILE *out, const cJSON *r, size_t show)
         fprintf(out, "\nimages whose pixel accuracy falls most:\n");
     cJSON_ArrayForEach(c, list)
     {
-        fprintf(out, "%8.0f  %-40s", get(c, "sample"), cJSON_GetObjectItemCaseSensitive(c, "input")->valuestring);
+        fprintf(out, "%8.0f  %-40s", get(c, "sample"), an_json_str(c, "input"));
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, "pixel_accuracy");
         for (size_t j = 0; j < nc; j++)
             fprintf(out, " %s %.4f", cols[j], get(a, cols[j]));

@@ -118,6 +118,9 @@ const an_eval_task *an_eval_task_find(const char *name);
 cJSON *an_json_exact(double v);
 rd_status an_json_add_exact(cJSON *o, const char *key, double v, rd_error *err);
 
+/** The string member k of o, or "" when it is absent or not a string. */
+const char *an_json_str(const cJSON *o, const char *k);
+
 /** The column names of a partial or report ("columns": [...]); at most AN_EVAL_MAX_COLS. */
 size_t an_eval_columns(const cJSON *doc, const char **names);
 
@@ -145,6 +148,9 @@ rd_status an_eval_partial_header(an_eval_ctx *c, const char *dynamic_name, cJSON
  * all samples present. RD_E_PARSE naming the file for the rest.
  */
 rd_status an_eval_partials_merge(const char *const *paths, size_t n, cJSON **out, rd_error *err);
+
+/** Parses a partial.json held in buf (name for messages): header members and record sample indexes checked. */
+rd_status an_eval_partial_parse(const char *buf, size_t len, const char *name, cJSON **out, rd_error *err);
 
 /** Reads one partial.json (a path or a folder holding one). */
 rd_status an_eval_partial_load(const char *path, cJSON **out, rd_error *err);
