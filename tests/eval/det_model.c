@@ -1,5 +1,8 @@
 /* det_model.c: see det_model.h. */
 #include "det_model.h"
+#include "rd_test.h"
+
+#include <png.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,3 +64,21 @@ rd_status det_model_write(const char *path, int in_h, int in_w, const det_out *o
     rd_onnx_builder_destroy(b);
     return st;
 }
+
+void write_grey_png(const char *path, const uint8_t *px, int w, int h)
+{
+    png_image img;
+    memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    img.width = (png_uint_32)w;
+    img.height = (png_uint_32)h;
+    img.format = PNG_FORMAT_GRAY;
+    png_alloc_size_t len = 0;
+    CU_ASSERT_FATAL(png_image_write_to_memory(&img, NULL, &len, 0, px, 0, NULL));
+    void *buf = malloc(len);
+    CU_ASSERT_FATAL(png_image_write_to_memory(&img, buf, &len, 0, px, 0, NULL));
+    rd_error err = {0};
+    CU_ASSERT_EQUAL(rd_file_write_atomic(path, buf, len, NULL, &err), RD_OK);
+    free(buf);
+}
+

@@ -20,4 +20,7 @@ typedef struct det_out {
  */
 rd_status det_model_write(const char *path, int in_h, int in_w, const det_out *outs, int n_outs, rd_error *err);
 
+/** Writes a greyscale 8-bit PNG of w x h pixels (CUnit fatal failure if it cannot). */
+void write_grey_png(const char *path, const uint8_t *px, int w, int h);
+
 #endif

@@ -227,39 +227,103 @@ static void test_bad_input(void)
     fix_free(&f);
 }
 
-/* YOLO txt labels: the same objects as the COCO file (class 0 = a, class 1 = b), the same figures. */
+/* YOLO txt labels on PNG images: the same objects as a COCO file naming the same images, the same
+   figures; a bad line and a missing label file are exit 3. */
 static void test_yolo_labels(void)
 {
     fix f;
     make_fixture(&f);
-    char labels[4300];
+    char labels[4300], ds[4300], annot[4300], list[4096] = "";
     snprintf(labels, sizeof labels, "%s/labels", f.dir);
+    snprintf(ds, sizeof ds, "%s/png.txt", f.dir);
+    snprintf(annot, sizeof annot, "%s/png.json", f.dir);
     rd_error err = {0};
     CU_ASSERT_EQUAL_FATAL(rd_dir_make(labels, 0, &err), RD_OK);
+    char json[8192];
+    size_t used = (size_t)snprintf(json, sizeof json, "{\"categories\": [{\"id\": 0}, {\"id\": 1}], \"images\": [");
     for (int i = 0; i < N_IMG; i++) {
         char path[4400];
+        uint8_t px[256];
+        memset(px, (i * 37) % 200, sizeof px);
+        snprintf(path, sizeof path, "%s/img%d.png", f.dir, i);
+        write_grey_png(path, px, 16, 16);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "img%d.png\n", i);
         snprintf(path, sizeof path, "%s/img%d.txt", labels, i);
         rd_test_write_text(path, i % 2 == 0 ? "0 0.5 0.5 0.375 0.375\n1 0.25 0.75 0.25 0.25\n" : "0 0.5 0.5 0.375 0.375\n");
+        used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"id\": %d, \"file_name\": \"img%d.png\", "
+                                 "\"width\": 16, \"height\": 16}", i ? ", " : "", i, i);
     }
-    rd_cli_result a = rd_test_cli(EVAL_ARGS(&f), "--json", NULL);
+    used += (size_t)snprintf(json + used, sizeof json - used, "], \"annotations\": [");
+    for (int i = 0; i < N_IMG; i++) {
+        used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"image_id\": %d, \"category_id\": 0, "
+                                 "\"bbox\": [5, 5, 6, 6]}", i ? ", " : "", i);
+        if (i % 2 == 0)
+            used += (size_t)snprintf(json + used, sizeof json - used, ", {\"image_id\": %d, \"category_id\": 1, "
+                                     "\"bbox\": [2, 10, 4, 4]}", i);
+    }
+    snprintf(json + used, sizeof json - used, "]}\n");
+    rd_test_write_text(ds, list);
+    rd_test_write_text(annot, json);
+    rd_cli_result a = rd_test_cli("eval", f.model, "--task", "detect", "--decoder", "yolov8", "--annotations", annot,
+                                  "--dataset", ds, "--json", NULL);
     rd_cli_result b = rd_test_cli("eval", f.model, "--task", "detect", "--decoder", "yolov8", "--yolo-labels", labels,
-                                  "--classes", "2", "--dataset", f.ds, "--json", NULL);
+                                  "--classes", "2", "--dataset", ds, "--json", NULL);
     CU_ASSERT_EQUAL(a.code, 0);
-    /* .npy samples have no image size: YOLO labels need images */
-    CU_ASSERT_EQUAL(b.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(b.errs, "YOLO labels need the image"));
+    CU_ASSERT_EQUAL(b.code, 0);
+    const char *ma = strstr(a.out, "\"metrics\""), *mb = strstr(b.out, "\"metrics\"");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ma);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mb);
+    const char *ea = strstr(ma, "\"per_class\""), *eb = strstr(mb, "\"per_class\"");
+    CU_ASSERT_FATAL(ea && eb && ea - ma == eb - mb);
+    CU_ASSERT_EQUAL(memcmp(ma, mb, (size_t)(ea - ma)), 0);
     rd_test_cli_free(&a);
     rd_test_cli_free(&b);
-    /* a missing label file and a bad line */
     char path[4400];
     snprintf(path, sizeof path, "%s/img3.txt", labels);
     rd_test_write_text(path, "0 0.5 0.5 1.5 0.2\n");
-    (void)err;
+    b = rd_test_cli("eval", f.model, "--task", "detect", "--decoder", "yolov8", "--yolo-labels", labels, "--classes",
+                    "2", "--dataset", ds, NULL);
+    CU_ASSERT_EQUAL(b.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(b.errs, "img3.txt:1: box (cx 0.5, cy 0.5, w 1.5, h 0.2) lies outside the image"));
+    rd_test_cli_free(&b);
+    rd_test_write_text(path, "0 0.5 0.5 0.375 0.375\n");
+    snprintf(path, sizeof path, "%s/img5.txt", labels);
+    char moved[4400];
+    snprintf(moved, sizeof moved, "%s/img5.txt", f.dir);
+    CU_ASSERT_EQUAL(rename(path, moved), 0);
+    b = rd_test_cli("eval", f.model, "--task", "detect", "--decoder", "yolov8", "--yolo-labels", labels, "--classes",
+                    "2", "--dataset", ds, NULL);
+    CU_ASSERT_EQUAL(b.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(b.errs, "its YOLO label file"));
+    rd_test_cli_free(&b);
+    fix_free(&f);
+}
+
+/* --hybrid adds a column named after the cfg (here the w8a8 parameters quantize writes, imported) */
+static void test_hybrid_column(void)
+{
+    fix f;
+    make_fixture(&f);
+    char cfg[4300];
+    snprintf(cfg, sizeof cfg, "%s/head.quantization.cfg", f.dir);
+    rd_cli_result r = rd_test_cli("quantize", f.model, "--dataset", f.ds, "-o", cfg, NULL);
+    CU_ASSERT_EQUAL_FATAL(r.code, 0);
+    rd_test_cli_free(&r);
+    r = rd_test_cli(EVAL_ARGS(&f), "--hybrid", cfg, "--json", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"columns\":\t[\"fp32\", \"fp16\", \"int8\", \"head\"]"));
+    /* imported parameters equal to the int8 column's calibration: the same figures */
+    rd_test_cli_free(&r);
+    r = rd_test_cli(EVAL_ARGS(&f), "--hybrid", "/nonexistent.cfg", NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--hybrid /nonexistent.cfg"));
+    rd_test_cli_free(&r);
     fix_free(&f);
 }
 
 RD_TEST_REGISTER(reg_eval_cli)
 {
     RD_SUITE("eval_cli", {"detect: one run, 1/2/4 shards merged, resume, merge refusals", test_detect_and_merge},
-             {"detect: bad annotations and decoders", test_bad_input}, {"detect: YOLO labels", test_yolo_labels});
+             {"detect: bad annotations and decoders", test_bad_input}, {"detect: YOLO labels", test_yolo_labels},
+             {"--hybrid columns", test_hybrid_column});
 }

@@ -5,7 +5,6 @@
 #include "det_model.h"
 #include "rd_test.h"
 
-#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,23 +15,6 @@ static int pred_class(int cx, int cy)
     if (cx == 0 && cy == 0)
         return 0;
     return cx < 2 ? 1 : 2;
-}
-
-static void write_grey_png(const char *path, const uint8_t *px, int w, int h)
-{
-    png_image img;
-    memset(&img, 0, sizeof img);
-    img.version = PNG_IMAGE_VERSION;
-    img.width = (png_uint_32)w;
-    img.height = (png_uint_32)h;
-    img.format = PNG_FORMAT_GRAY;
-    png_alloc_size_t len = 0;
-    CU_ASSERT_FATAL(png_image_write_to_memory(&img, NULL, &len, 0, px, 0, NULL));
-    void *buf = malloc(len);
-    CU_ASSERT_FATAL(png_image_write_to_memory(&img, buf, &len, 0, px, 0, NULL));
-    rd_error err = {0};
-    CU_ASSERT_EQUAL(rd_file_write_atomic(path, buf, len, NULL, &err), RD_OK);
-    free(buf);
 }
 
 static void test_segment(void)
