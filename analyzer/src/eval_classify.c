@@ -122,19 +122,11 @@ static rd_status idx_input(an_eval_ctx *c, size_t k, rd_tensor *in, rd_error *er
 
 static rd_status classify_input(an_eval_ctx *c, size_t k, rd_tensor *in, an_eval_geom *g, rd_error *err)
 {
-    memset(g, 0, sizeof *g);
-    if (c->o->idx_images)
+    if (c->o->idx_images) {
+        memset(g, 0, sizeof *g);
         return idx_input(c, k, in, err);
-    size_t n = rd_model_input_count(c->m);
-    for (size_t i = 0; i < n; i++) {
-        rd_status st = an_quant_prepare_sample(c->q, c->m, &c->ds, k, i, NULL, &in[i], err);
-        if (st != RD_OK) {
-            for (size_t j = 0; j < i; j++)
-                rd_tensor_fini(&in[j]);
-            return rd_error_prefix(err, "%s line %d", c->ds.path, c->ds.lines[k]);
-        }
     }
-    return RD_OK;
+    return an_eval_default_input(c, k, in, g, err);
 }
 
 /* Top-1 class and whether label is among the 5 highest scores of output 0. */

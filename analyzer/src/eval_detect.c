@@ -31,12 +31,7 @@ static int cmp_gt_image(const void *a, const void *b)
 /* YOLO's label file of an image: DIR/<image name without extension>.txt */
 static void yolo_label_path(const an_eval_ctx *c, size_t k, char *buf, size_t len)
 {
-    const char *p = rd_dataset_path(&c->ds, k, 0);
-    const char *base = strrchr(p, '/');
-    base = base ? base + 1 : p;
-    const char *dot = strrchr(base, '.');
-    int n = dot ? (int)(dot - base) : (int)strlen(base);
-    snprintf(buf, len, "%s/%.*s.txt", c->o->yolo_labels, n, base);
+    an_eval_sibling_path(c, k, c->o->yolo_labels, ".txt", buf, len);
 }
 
 static rd_status detect_open(an_eval_ctx *c, rd_error *err)

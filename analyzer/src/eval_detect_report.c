@@ -266,12 +266,6 @@ rd_status an_eval_detect_report(const cJSON *partial, cJSON *const *recs, size_t
     return st;
 }
 
-static double get(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
 void an_eval_detect_print(FILE *out, const cJSON *r, size_t show)
 {
     (void)show;
@@ -279,7 +273,7 @@ void an_eval_detect_print(FILE *out, const cJSON *r, size_t show)
     size_t nc = an_eval_columns(r, cols);
     const cJSON *dyn = cJSON_GetObjectItemCaseSensitive(r, "dynamic_input");
     fprintf(out, "%s%s%s: %.0f images, %.0f objects (%s), decoder %s\n\n", an_json_str(r, "model"),
-            dyn ? ", dynamic_input " : "", an_json_str(r, "dynamic_input"), get(r, "samples"), get(r, "objects"),
+            dyn ? ", dynamic_input " : "", an_json_str(r, "dynamic_input"), an_json_num(r, "samples"), an_json_num(r, "objects"),
             an_json_str(r, "ground_truth"),
             an_json_str(r, "decoder"));
     fprintf(out, "%-14s %9s %9s %9s %9s %11s %9s\n", "precision", "mAP50-95", "mAP50", "mAP75", "AR100", "drop50-95",
@@ -288,14 +282,14 @@ void an_eval_detect_print(FILE *out, const cJSON *r, size_t show)
     for (size_t j = 0; j < nc; j++) {
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(m, cols[j]);
         fprintf(out, "%-14s", cols[j]);
-        an_eval_print_metric(out, 9, get(o, "map"));
-        an_eval_print_metric(out, 9, get(o, "map50"));
-        an_eval_print_metric(out, 9, get(o, "map75"));
-        an_eval_print_metric(out, 9, get(o, "mar100"));
+        an_eval_print_metric(out, 9, an_json_num(o, "map"));
+        an_eval_print_metric(out, 9, an_json_num(o, "map50"));
+        an_eval_print_metric(out, 9, an_json_num(o, "map75"));
+        an_eval_print_metric(out, 9, an_json_num(o, "mar100"));
         if (j == 0)
             fprintf(out, " %11s %9s\n", "-", "-");
         else
-            fprintf(out, " %+11.4f %+9.4f\n", get(o, "drop_map"), get(o, "drop_map50"));
+            fprintf(out, " %+11.4f %+9.4f\n", an_json_num(o, "drop_map"), an_json_num(o, "drop_map50"));
     }
     fprintf(out, "\nAP50-95 per class (classes with objects):\n%-24s %7s", "class", "objects");
     for (size_t j = 0; j < nc; j++)
@@ -306,16 +300,16 @@ void an_eval_detect_print(FILE *out, const cJSON *r, size_t show)
     {
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(c, "name");
         char label[64];
-        snprintf(label, sizeof label, "%.0f %s", get(c, "id"), cJSON_IsString(nm) ? nm->valuestring : "");
-        fprintf(out, "%-24.24s %7.0f", label, get(c, "objects"));
+        snprintf(label, sizeof label, "%.0f %s", an_json_num(c, "id"), cJSON_IsString(nm) ? nm->valuestring : "");
+        fprintf(out, "%-24.24s %7.0f", label, an_json_num(c, "objects"));
         const cJSON *ap = cJSON_GetObjectItemCaseSensitive(c, "ap");
         for (size_t j = 0; j < nc; j++)
-            an_eval_print_metric(out, 9, get(ap, cols[j]));
+            an_eval_print_metric(out, 9, an_json_num(ap, cols[j]));
         fputc('\n', out);
     }
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(r, "changed_images");
-    fprintf(out, "\nimages whose F1 (IoU 0.5, score >= %g) falls against %s: %.0f%s\n", get(r, "show_score"),
-            nc ? cols[0] : "fp32", get(r, "images_changed"), cJSON_GetArraySize(list) ? ", most first:" : "");
+    fprintf(out, "\nimages whose F1 (IoU 0.5, score >= %g) falls against %s: %.0f%s\n", an_json_num(r, "show_score"),
+            nc ? cols[0] : "fp32", an_json_num(r, "images_changed"), cJSON_GetArraySize(list) ? ", most first:" : "");
     if (cJSON_GetArraySize(list)) {
         fprintf(out, "%8s  %-32s", "sample", "input");
         for (size_t j = 0; j < nc; j++)
@@ -327,10 +321,10 @@ void an_eval_detect_print(FILE *out, const cJSON *r, size_t show)
         const cJSON *inp = cJSON_GetObjectItemCaseSensitive(c, "input");
         const char *s = cJSON_IsString(inp) ? inp->valuestring : "";
         size_t len = strlen(s);
-        fprintf(out, "%8.0f  %-32s", get(c, "sample"), len > 32 ? s + len - 32 : s);
+        fprintf(out, "%8.0f  %-32s", an_json_num(c, "sample"), len > 32 ? s + len - 32 : s);
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(c, "f1");
         for (size_t j = 0; j < nc; j++)
-            fprintf(out, " %7.3f", get(f, cols[j]));
+            fprintf(out, " %7.3f", an_json_num(f, cols[j]));
         fputc('\n', out);
     }
 }

@@ -8,6 +8,7 @@
 #include "eval_image.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,4 +112,14 @@ rd_status an_eval_image_input(an_eval_ctx *c, size_t k, bool lbox, rd_tensor *in
     }
     rd_tensor_fini(&img);
     return st == RD_OK ? RD_OK : rd_error_prefix(err, "%s line %d", c->ds.path, c->ds.lines[k]);
+}
+
+void an_eval_sibling_path(const an_eval_ctx *c, size_t k, const char *dir, const char *ext, char *buf, size_t len)
+{
+    const char *p = rd_dataset_path(&c->ds, k, 0);
+    const char *base = strrchr(p, '/');
+    base = base ? base + 1 : p;
+    const char *dot = strrchr(base, '.');
+    int n = dot ? (int)(dot - base) : (int)strlen(base);
+    snprintf(buf, len, "%s/%.*s%s", dir, n, base, ext);
 }

@@ -46,6 +46,12 @@ const char *an_json_str(const cJSON *o, const char *k)
     return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
 }
 
+double an_json_num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
 size_t an_eval_columns(const cJSON *doc, const char **names)
 {
     const cJSON *cols = cJSON_GetObjectItemCaseSensitive(doc, "columns");

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Sample k as RKNN reads its dataset line (images resized, mean/std); geometry from the image header. */
-static rd_status default_input(an_eval_ctx *c, size_t k, rd_tensor *in, an_eval_geom *g, rd_error *err)
+/* Sample k as RKNN reads its dataset line (images resized, mean/std); no geometry. */
+rd_status an_eval_default_input(an_eval_ctx *c, size_t k, rd_tensor *in, an_eval_geom *g, rd_error *err)
 {
     memset(g, 0, sizeof *g);
     size_t n = rd_model_input_count(c->m);
@@ -27,7 +27,7 @@ static rd_status default_input(an_eval_ctx *c, size_t k, rd_tensor *in, an_eval_
 
 rd_status an_eval_input(an_eval_ctx *c, size_t k, rd_tensor *in, an_eval_geom *g, rd_error *err)
 {
-    return c->task->input ? c->task->input(c, k, in, g, err) : default_input(c, k, in, g, err);
+    return c->task->input ? c->task->input(c, k, in, g, err) : an_eval_default_input(c, k, in, g, err);
 }
 
 /* Same run, same shard, finished: nothing to do. */

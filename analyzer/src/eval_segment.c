@@ -17,12 +17,7 @@
 
 static void mask_path(const an_eval_ctx *c, size_t k, char *buf, size_t len)
 {
-    const char *p = rd_dataset_path(&c->ds, k, 0);
-    const char *base = strrchr(p, '/');
-    base = base ? base + 1 : p;
-    const char *dot = strrchr(base, '.');
-    int n = dot ? (int)(dot - base) : (int)strlen(base);
-    snprintf(buf, len, "%s/%.*s.png", c->o->masks, n, base);
+    an_eval_sibling_path(c, k, c->o->masks, ".png", buf, len);
 }
 
 static rd_status segment_open(an_eval_ctx *c, rd_error *err)
@@ -239,40 +234,34 @@ static rd_status segment_report(const cJSON *partial, cJSON *const *recs, size_t
     return st;
 }
 
-static double get(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
 static void segment_print(FILE *out, const cJSON *r, size_t show)
 {
     (void)show;
     const char *cols[AN_EVAL_MAX_COLS];
     size_t nc = an_eval_columns(r, cols);
     fprintf(out, "%s: %.0f images, %.0f classes, %.0f scored pixels\n\n%-14s %9s %9s %10s %10s\n",
-            an_json_str(r, "model"), get(r, "samples"), get(r, "classes"),
-            get(r, "pixels"), "precision", "mIoU", "pixel acc", "drop mIoU", "drop acc");
+            an_json_str(r, "model"), an_json_num(r, "samples"), an_json_num(r, "classes"),
+            an_json_num(r, "pixels"), "precision", "mIoU", "pixel acc", "drop mIoU", "drop acc");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "metrics");
     for (size_t j = 0; j < nc; j++) {
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(m, cols[j]);
         fprintf(out, "%-14s", cols[j]);
-        an_eval_print_metric(out, 9, get(o, "miou"));
-        an_eval_print_metric(out, 9, get(o, "pixel_accuracy"));
+        an_eval_print_metric(out, 9, an_json_num(o, "miou"));
+        an_eval_print_metric(out, 9, an_json_num(o, "pixel_accuracy"));
         if (j == 0)
             fprintf(out, " %10s %10s\n", "-", "-");
         else
-            fprintf(out, " %+10.4f %+10.4f\n", get(o, "drop_miou"), get(o, "drop_pixel_accuracy"));
+            fprintf(out, " %+10.4f %+10.4f\n", an_json_num(o, "drop_miou"), an_json_num(o, "drop_pixel_accuracy"));
     }
     const cJSON *c, *list = cJSON_GetObjectItemCaseSensitive(r, "changed_images");
     if (cJSON_GetArraySize(list))
         fprintf(out, "\nimages whose pixel accuracy falls most:\n");
     cJSON_ArrayForEach(c, list)
     {
-        fprintf(out, "%8.0f  %-40s", get(c, "sample"), an_json_str(c, "input"));
+        fprintf(out, "%8.0f  %-40s", an_json_num(c, "sample"), an_json_str(c, "input"));
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, "pixel_accuracy");
         for (size_t j = 0; j < nc; j++)
-            fprintf(out, " %s %.4f", cols[j], get(a, cols[j]));
+            fprintf(out, " %s %.4f", cols[j], an_json_num(a, cols[j]));
         fputc('\n', out);
     }
 }

@@ -129,6 +129,15 @@ void an_eval_print_metric(FILE *out, int width, double v);
 
 /* ---- runs and merges (eval_run.c, eval_partial.c) ---------------------------------------------------- */
 
+/** Sample k of the dataset as RKNN reads its line (images resized, mean/std); g zeroed. */
+rd_status an_eval_default_input(an_eval_ctx *c, size_t k, rd_tensor *in, an_eval_geom *g, rd_error *err);
+
+/** The file beside sample k's image in folder dir: dir/<image name without extension><ext>. */
+void an_eval_sibling_path(const an_eval_ctx *c, size_t k, const char *dir, const char *ext, char *buf, size_t len);
+
+/** The number member k of o, or -1 when it is absent or not a number. */
+double an_json_num(const cJSON *o, const char *k);
+
 /** Sample k as graph inputs: the task's input hook, or the dataset line as RKNN reads it. */
 rd_status an_eval_input(an_eval_ctx *c, size_t k, rd_tensor *in, an_eval_geom *g, rd_error *err);
 

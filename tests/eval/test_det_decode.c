@@ -60,6 +60,19 @@ static void expect_box(const an_det_box *b, float x0, float y0, float x1, float 
     CU_ASSERT_EQUAL(b->cls, cls);
 }
 
+/* Decodes with default options and expects exactly one box. */
+static void expect_one(const char *dec, run_out *r, float x0, float y0, float x1, float y1, float score, int cls)
+{
+    an_det_opts opt;
+    an_det_opts_init(&opt);
+    an_det_list l;
+    rd_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(decode(dec, &opt, r, &l, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(l.n, 1);
+    expect_box(&l.v[0], x0, y0, x1, y1, score, cls);
+    an_det_list_fini(&l);
+}
+
 /* YOLOv5 decoded rows: one box, one below the threshold, one duplicate that NMS removes. */
 static void test_yolov5_rows(void)
 {
@@ -69,14 +82,11 @@ static void test_yolov5_rows(void)
     det_out o = {"output0", 3, {1, 3, 7}, rows, 0};
     run_out r;
     run_model(&o, 1, &r);
+    expect_one("yolov5", &r, 40, 35, 60, 45, 0.72f, 1);
     an_det_opts opt;
     an_det_opts_init(&opt);
     an_det_list l;
     rd_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(decode("yolov5", &opt, &r, &l, &err), RD_OK);
-    CU_ASSERT_EQUAL_FATAL(l.n, 1);
-    expect_box(&l.v[0], 40, 35, 60, 45, 0.72f, 1);
-    an_det_list_fini(&l);
     /* --classes that do not fit: named */
     opt.n_classes = 80;
     CU_ASSERT_EQUAL(decode("yolov5", &opt, &r, &l, &err), RD_E_INVAL);
@@ -130,14 +140,7 @@ static void test_yolov8_rows(void)
     det_out o = {"output0", 3, {1, 6, 8}, x, 0};
     run_out r;
     run_model(&o, 1, &r);
-    an_det_opts opt;
-    an_det_opts_init(&opt);
-    an_det_list l;
-    rd_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(decode("yolov8", &opt, &r, &l, &err), RD_OK);
-    CU_ASSERT_EQUAL_FATAL(l.n, 1);
-    expect_box(&l.v[0], 12, 14, 20, 18, 0.9f, 0);
-    an_det_list_fini(&l);
+    expect_one("yolov8", &r, 12, 14, 20, 18, 0.9f, 0);
     run_free(&r);
 }
 
@@ -194,15 +197,8 @@ static void test_yolox(void)
     det_out o = {"output", 3, {1, 21, 7}, rows, 0};
     run_out r;
     run_model(&o, 1, &r);
-    an_det_opts opt;
-    an_det_opts_init(&opt);
-    an_det_list l;
-    rd_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(decode("yolox", &opt, &r, &l, &err), RD_OK);
-    CU_ASSERT_EQUAL_FATAL(l.n, 1);
     /* cx = (0.5 + 1) * 16 = 24, cy = (0.25 + 1) * 16 = 20, w = 2 * 16, h = 16 */
-    expect_box(&l.v[0], 8, 12, 40, 28, 0.72f, 1);
-    an_det_list_fini(&l);
+    expect_one("yolox", &r, 8, 12, 40, 28, 0.72f, 1);
     run_free(&r);
 
     float h0[7 * 16] = {0}, h1[7 * 4] = {0}, h2[7] = {0};
@@ -210,10 +206,7 @@ static void test_yolox(void)
         h1[c * 4 + 3] = v[c];
     det_out heads[3] = {{"h0", 4, {1, 7, 4, 4}, h0, 0}, {"h1", 4, {1, 7, 2, 2}, h1, 0}, {"h2", 4, {1, 7, 1, 1}, h2, 0}};
     run_model(heads, 3, &r);
-    CU_ASSERT_EQUAL_FATAL(decode("yolox", &opt, &r, &l, &err), RD_OK);
-    CU_ASSERT_EQUAL_FATAL(l.n, 1);
-    expect_box(&l.v[0], 8, 12, 40, 28, 0.72f, 1);
-    an_det_list_fini(&l);
+    expect_one("yolox", &r, 8, 12, 40, 28, 0.72f, 1);
     run_free(&r);
 }
 
