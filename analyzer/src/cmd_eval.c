@@ -20,7 +20,7 @@ enum {
     OPT_HELP = 1, OPT_LABELS, OPT_IDX_IMAGES, OPT_IDX_LABELS, OPT_LIMIT, OPT_CALIB, OPT_JSON, OPT_SHOW, OPT_TASK,
     OPT_ANNOT, OPT_YOLO, OPT_DECODER, OPT_CLASSES, OPT_ANCHORS, OPT_STRIDES, OPT_SCORE_THR, OPT_NMS, OPT_MAX_DET,
     OPT_LETTERBOX, OPT_DEC_OPT, OPT_SHOW_SCORE, OPT_MASKS, OPT_IGNORE, OPT_SCORE_CMD, OPT_SCORE_TIMEOUT, OPT_HYBRID,
-    OPT_SHARD, OPT_OUT,
+    OPT_SHARD, OPT_OUT, OPT_NO_FP16,
 };
 
 static const an_optspec eval_opts[] = {
@@ -45,6 +45,7 @@ static const an_optspec eval_opts[] = {
     {OPT_SCORE_CMD, "score-cmd", 0, "CMD", "score the outputs with CMD OUT/outputs/<column> (needs -o; docs/score-cmd.md)"},
     {OPT_SCORE_TIMEOUT, "score-timeout", 0, "S", "stop the scorer after S seconds (default 600)"},
     {OPT_HYBRID, "hybrid", 0, "FILE", "add a column: a hybrid .quantization.cfg (repeat for more)"},
+    {OPT_NO_FP16, "no-fp16", 0, NULL, "leave out the fp16 column (fp32 and the integer columns only)"},
     {OPT_SHARD, "shard", 0, "K/N", "evaluate part K of N of the dataset into -o DIR/partial.json (merge them)"},
     {OPT_OUT, "output", 'o', "DIR", "write partial.json and report.json (and outputs/ for --score-cmd) in DIR"},
     {OPT_LIMIT, "limit", 0, "N", "evaluate the first N samples only"},
@@ -119,6 +120,7 @@ static int take_option(an_cmd_ctx *ctx, eval_args *a, int id, const char *v)
     case OPT_OUT: o->out_dir = v; break;
     case OPT_JSON: o->json = true; break;
     case OPT_LETTERBOX: o->letterbox = true; break;
+    case OPT_NO_FP16: o->no_fp16 = true; break;
     case OPT_DECODER:
         if (!an_decoder_find(v))
             return an_usage(ctx, "--decoder %s: expected yolov5, yolov7, yolov8, yolo11, yolox or ssd", v);
@@ -182,7 +184,7 @@ static int take_option(an_cmd_ctx *ctx, eval_args *a, int id, const char *v)
             return an_usage(ctx, "%s", err.msg);
         break;
     case OPT_HYBRID:
-        if (o->n_hybrid + 3 >= AN_EVAL_MAX_COLS)
+        if (o->n_hybrid + 3 > AN_EVAL_MAX_COLS)
             return an_usage(ctx, "at most %d --hybrid columns", AN_EVAL_MAX_COLS - 3);
         o->hybrid_cfgs[o->n_hybrid++] = v;
         break;
@@ -381,20 +383,25 @@ static rd_status setup(an_cmd_ctx *ctx, eval_args *a, size_t set, an_eval_ctx *c
         return st;
     /* the columns */
     snprintf(c->cols[0].name, sizeof c->cols[0].name, "fp32");
-    snprintf(c->cols[1].name, sizeof c->cols[1].name, "fp16");
-    snprintf(c->cols[2].name, sizeof c->cols[2].name, "%s",
+    c->n_cols = 1;
+    if (!o->no_fp16) {
+        snprintf(c->cols[1].name, sizeof c->cols[1].name, "fp16");
+        rd_sim_options so = {.precision = RD_PREC_FP16, .optimization_level = a->q.cfg.optimization_level};
+        if ((st = rd_sim_create(c->m, &so, &c->cols[c->n_cols++].sim, err)) != RD_OK)
+            return st;
+    }
+    an_eval_col *int_col = &c->cols[c->n_cols];
+    snprintf(int_col->name, sizeof int_col->name, "%s",
              a->q.cfg.dtype == RD_QDT_W8A8 ? "int8" : rd_qdtype_name(a->q.cfg.dtype));
-    c->n_cols = 3;
-    rd_sim_options so = {.precision = RD_PREC_FP16, .optimization_level = a->q.cfg.optimization_level};
-    if ((st = rd_sim_create(c->m, &so, &c->cols[1].sim, err)) != RD_OK)
-        return st;
     size_t n_calib = o->idx_images ? 100 : n_all;
     if (o->calib > 0)
         n_calib = (size_t)o->calib;
     if (n_calib > n_all)
         n_calib = n_all;
-    st = an_quant_build_sim_from(&a->q, c->m, NULL, calib_sample, c, n_calib, ctx->errs, ctx->color, &c->cols[2].sim,
+    st = an_quant_build_sim_from(&a->q, c->m, NULL, calib_sample, c, n_calib, ctx->errs, ctx->color, &int_col->sim,
                                  err);
+    if (st == RD_OK)
+        c->n_cols++;
     for (size_t h = 0; h < o->n_hybrid && st == RD_OK; h++) {
         an_quant_opts hq = a->q; /* the same options with this cfg */
         hq.qcfg_path = o->hybrid_cfgs[h];

@@ -162,8 +162,8 @@ static rd_status classify_sample(an_eval_ctx *c, size_t k, const an_eval_geom *g
     cJSON_AddItemToObject(rec, "top1", t1);
     cJSON_AddItemToObject(rec, "top5", t5);
     for (size_t j = 0; j < c->n_cols; j++) {
-        int64_t top1;
-        bool top5;
+        int64_t top1 = 0;
+        bool top5 = false;
         rd_status st = classify_one(&outs[j][0], s->labels[k], &top1, &top5, err);
         if (st != RD_OK)
             return rd_error_prefix(err, "sample %zu (%s)", k, c->cols[j].name);

@@ -30,6 +30,7 @@ typedef struct an_eval_opts {
     const char *yolo_labels;            /* detect: folder of YOLO txt files */
     const char *decoder;                /* detect: decoder name */
     an_det_opts det;
+    bool no_fp16;                       /* --no-fp16: no fp16 column */
     bool letterbox;                     /* detect: keep the aspect ratio, pad with 114 (Ultralytics) */
     double show_score;                  /* detect: score of a shown box, for the per-image F1 (0.25) */
     const char *masks;                  /* segment: folder of PNG label masks */
