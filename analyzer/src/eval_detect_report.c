@@ -112,7 +112,10 @@ static rd_status parse_records(cJSON *const *recs, size_t n, size_t nc, parsed *
 static double image_f1(const an_gt *g, size_t ng, const an_det *d, size_t nd, double min_score)
 {
     size_t tp = 0, n_det = 0, n_gt = 0;
-    bool taken[256] = {false};
+    bool small[256] = {false};
+    bool *taken = ng <= 256 ? small : calloc(ng, sizeof *taken);
+    if (!taken)
+        return -1; /* out of memory: the image is not ranked */
     for (size_t i = 0; i < ng; i++)
         n_gt += !g[i].crowd;
     /* detections are in descending score order (NMS output) */
@@ -122,7 +125,7 @@ static double image_f1(const an_gt *g, size_t ng, const an_det *d, size_t nd, do
         n_det++;
         double best = 0.5;
         size_t m = SIZE_MAX;
-        for (size_t k = 0; k < ng && k < 256; k++) {
+        for (size_t k = 0; k < ng; k++) {
             if (taken[k] || g[k].crowd || g[k].category != d[i].category)
                 continue;
             double iou = an_box_iou(&d[i].box, &g[k].box, false);
@@ -136,6 +139,8 @@ static double image_f1(const an_gt *g, size_t ng, const an_det *d, size_t nd, do
             tp++;
         }
     }
+    if (taken != small)
+        free(taken);
     size_t denom = 2 * tp + (n_det - tp) + (n_gt - tp);
     return denom ? 2.0 * (double)tp / (double)denom : 1.0;
 }

@@ -309,6 +309,8 @@ rd_status an_eval_partial_load(const char *path, cJSON **out, rd_error *err)
         /* not a folder holding partial.json: the file itself */
         rd_error_clear(err);
         st = rd_file_read_all(NULL, path, AN_EVAL_MAX_PARTIAL_BYTES, &buf, &len, err);
+        if (st != RD_OK)
+            rd_error_prefix(err, "%s is neither a partial.json nor a folder holding one", path);
     } else if (st == RD_OK) {
         snprintf(joined, sizeof joined, "%s/partial.json", path);
         name = joined;
