@@ -175,8 +175,34 @@ void adb_banner_parse(const char *banner, char *features, size_t fcap, char *des
 
 /* ---- auth (auth.c) ---- */
 
-/** Loads ADB_VENDOR_KEYS then <home>/.android/adbkey, creating the latter (0600) when absent. */
-rd_status adb_keys_load(const char *home, adb_keys **out, rd_error *err);
+/**
+ * Loads ADB_VENDOR_KEYS then <home>/.android/adbkey (home NULL: $HOME), creating the latter (0600,
+ * with adbkey.pub; both or neither) when absent. Unusable vendor keys are skipped with a log line;
+ * an unusable user key is skipped too when vendor keys loaded (it is then not offered), else it is
+ * the error (RD_E_AUTH saying what is wrong with the file and what to do). Never prompts.
+ */
+rd_status adb_keys_load(const char *home, rd_adb_log_fn log, void *user, adb_keys **out,
+                        rd_error *err);
+/** <home>/.android/adbkey into buf (home NULL: $HOME, else the user's home folder, as adb). */
+rd_status adb_user_key_path(const char *home, char *buf, size_t cap, rd_error *err);
+/** The user's public key in Android's text form, from adbkey (created with adbkey.pub when
+ * absent); malloc'ed. */
+rd_status adb_user_public_key(const char *home, char **out, rd_error *err);
+/**
+ * Reads public keys in adbd's adb_keys format (one "<base64 RSAPublicKey> comment" per line, what
+ * adbkey.pub holds; blank lines and '#' comments allowed). Other lines are skipped with a log line;
+ * a file with no key is RD_E_INVAL. *out: n malloc'ed base64 strings, freed by adb_pubkeys_free.
+ */
+rd_status adb_pubkeys_read(const char *path, rd_adb_log_fn log, void *user, char ***out,
+                           size_t *n_out, rd_error *err);
+void adb_pubkeys_free(char **keys, size_t n);
+/** adb_pubkeys_read's parser, on text of len bytes (name for messages). */
+rd_status adb_pubkeys_parse(const char *text, size_t len, const char *name, rd_adb_log_fn log,
+                            void *user, char ***out, size_t *n_out, rd_error *err);
+/** Parses a PEM RSA private key (an EVP_PKEY * in *out, the caller frees it); never asks for a
+ * passphrase. RD_E_AUTH saying what is wrong (empty, encrypted, not PEM, not RSA) and what to do.
+ */
+rd_status adb_key_parse(const char *text, size_t len, const char *name, void **out, rd_error *err);
 void adb_keys_free(adb_keys *k);
 size_t adb_keys_count(const adb_keys *k);
 /** Signs a token with key i as adb does; sig has room for 512 bytes. */
@@ -224,8 +250,27 @@ rd_status adb_sync_send(adb_stream *s, const char *path, uint32_t mode, int64_t 
                         adb_fill_fn fill, void *user, rd_error *err);
 rd_status adb_sync_quit(adb_stream *s, rd_error *err);
 
-/** True when name can be joined under a local folder: not empty, ".", "..", and has no '/'. */
+/** True when name can be joined under a local folder: not empty, ".", "..", and has no '/', '\\' or
+ * NUL. Says nothing about length: whether the local file system stores the name is found out when
+ * the file is created. */
 bool adb_safe_name(const char *name, size_t len);
+/** The last component of a '/'-separated path (trailing '/' ignored) into buf. */
+const char *adb_base_name(const char *path, char *buf, size_t cap);
+
+/* Files written on the host (pulled files, adbkey, adbkey.pub) go through rd_atomic_file
+ * (rknn_diag/simulator.h); folders through rd_dir_make. */
+#define ADB_LOCAL_PATH_MAX 4096
+#define ADB_NAME_MAX 255 /* the longest file name Linux file systems store */
+
+/* ---- growing text (text.c) ---- */
+
+typedef struct adb_text {
+    char *buf; /* NUL-terminated once anything was added; malloc'ed */
+    size_t len, cap;
+    bool oom; /* an allocation failed or the text would pass its limit: nothing more is added */
+} adb_text;
+/** Appends n bytes, keeping the text at most limit bytes of storage. */
+void adb_text_add(adb_text *t, const void *data, size_t n, size_t limit);
 
 /* ---- the handle (device.c) ---- */
 

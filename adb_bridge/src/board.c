@@ -1,11 +1,12 @@
 /*
- * board.c: the fake board's life cycle: options and faults, the listening socket on 127.0.0.1, the
- * accept thread, connection threads, and the mapping of board paths under the served folder.
+ * board.c: the fake board's life cycle: options and faults, the keys it accepts, the listening
+ * socket (127.0.0.1 unless told), the accept thread and connection threads.
  */
 #include "board_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -28,7 +29,12 @@ const char *rd_board_fault_help(void)
            "  unauthorized    require a key and never accept one\n"
            "  v1              speak protocol version 0x01000000 (checksums on every packet)\n"
            "  evil-name:NAME  add an entry NAME to every folder listing (e.g. ../../x, a/b, /abs)\n"
-           "  grow            send 100 bytes more than each file holds\n";
+           "  grow            send 100 bytes more than each file holds\n"
+           "  short[:N]       send only the first N bytes of each file (default 1000)\n"
+           "  zero-size       announce 0 bytes for every file (as a broken old board)\n"
+           "  no-inode        leave device and inode out of stat_v2/ls_v2 answers\n"
+           "  long-name:N     add an entry with an N-byte name (1..1024) to every listing\n"
+           "  slow-list:MS    wait MS ms (1..10000) before answering each folder listing\n";
 }
 
 static bool parse_num(const char *s, size_t len, long min, long max, long *out)
@@ -48,6 +54,7 @@ static rd_status parse_faults(const char *text, board_faults *f, rd_error *err)
 {
     memset(f, 0, sizeof *f);
     f->drop_after = -1;
+    f->short_after = -1;
     const char *p = text ? text : "";
     while (*p) {
         size_t len = strcspn(p, ",");
@@ -77,10 +84,22 @@ static rd_status parse_faults(const char *text, board_faults *f, rd_error *err)
             f->version = ADB_VERSION_MIN;
         else if (IS("grow") && !arg)
             f->grow = true;
+        else if (IS("short") && (!arg || parse_num(arg, al, 0, 1L << 40, &v)))
+            f->short_after = arg ? v : 1000;
+        else if (IS("zero-size") && !arg)
+            f->zero_size = true;
+        else if (IS("no-inode") && !arg)
+            f->no_inode = true;
+        else if (IS("slow-list") && arg && parse_num(arg, al, 1, 10000, &v))
+            f->slow_list_ms = (int)v;
         else if (IS("evil-name") && arg && al > 0 && al < sizeof f->evil[0] &&
                  f->n_evil < BOARD_EVIL_MAX) {
             memcpy(f->evil[f->n_evil], arg, al);
             f->evil[f->n_evil++][al] = '\0';
+        } else if (IS("long-name") && arg && parse_num(arg, al, 1, RD_ADB_PATH_MAX, &v) &&
+                   f->n_evil < BOARD_EVIL_MAX) {
+            memset(f->evil[f->n_evil], 'L', (size_t)v);
+            f->evil[f->n_evil++][v] = '\0';
         } else
             return rd_errorf(err, RD_E_INVAL,
                              "unknown or malformed fault '%.*s'; known faults:\n%s", (int)len, p,
@@ -107,56 +126,6 @@ void board_log(const rd_board *b, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     b->log(b->log_user, msg);
-}
-
-bool board_map_path(const char *root, const char *path, char *out, size_t cap)
-{
-    /* refuse any ".." component */
-    const char *p = path;
-    while (*p) {
-        while (*p == '/')
-            p++;
-        size_t l = strcspn(p, "/");
-        if (l == 2 && p[0] == '.' && p[1] == '.') return false;
-        p += l;
-    }
-    int w = snprintf(out, cap, "%s%s%s", root, path[0] == '/' ? "" : "/", path);
-    return w > 0 && (size_t)w < cap;
-}
-
-char *board_map_command(const char *root, const char *cmd)
-{
-    size_t rl = strlen(root), cl = strlen(cmd);
-    size_t n_slash = 0;
-    for (size_t i = 0; i < cl; i++)
-        n_slash += cmd[i] == '/';
-    char *out = malloc(cl + n_slash * rl + 1);
-    if (!out) return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < cl; i++) {
-        bool word_start = i == 0 || strchr(" \t;&|()'\"=<>`\n", cmd[i - 1]);
-        if (cmd[i] == '/' && word_start) {
-            size_t l = strcspn(cmd + i + 1, "/ \t;&|()'\"<>`\n");
-            char first[256];
-            bool map = false;
-            if (l > 0 && l < sizeof first) {
-                memcpy(first, cmd + i + 1, l);
-                first[l] = '\0';
-                char probe[4400];
-                struct stat st;
-                snprintf(probe, sizeof probe, "%s/%s", root, first);
-                map = strcmp(first, "userdata") == 0 || strcmp(first, "data") == 0 ||
-                      strcmp(first, "tmp") == 0 || stat(probe, &st) == 0;
-            }
-            if (map) {
-                memcpy(out + o, root, rl);
-                o += rl;
-            }
-        }
-        out[o++] = cmd[i];
-    }
-    out[o] = '\0';
-    return out;
 }
 
 static void reap_threads(rd_board *b, bool all)
@@ -239,14 +208,74 @@ static void board_free(rd_board *b)
     if (b->listen_fd >= 0) close(b->listen_fd);
     if (b->stop_pipe[0] >= 0) close(b->stop_pipe[0]);
     if (b->stop_pipe[1] >= 0) close(b->stop_pipe[1]);
-    for (size_t i = 0; i < b->n_trusted; i++)
-        free(b->trusted[i]);
-    free(b->trusted);
+    if (b->root_fd >= 0) close(b->root_fd);
+    adb_pubkeys_free(b->trusted, b->n_trusted);
     free(b->threads);
     free(b->root);
     free(b->features);
     pthread_mutex_destroy(&b->lock);
     free(b);
+}
+
+/* The keys the board accepts: the given file, or the user's own adbkey.pub (as adbd's adb_keys),
+ * made with the key pair when there is none. */
+static rd_status load_trusted(rd_board *b, const rd_board_options *opt, rd_error *err)
+{
+    char path[4200];
+    if (opt->adb_keys)
+        return adb_pubkeys_read(opt->adb_keys, b->log, b->log_user, &b->trusted, &b->n_trusted,
+                                err);
+    rd_status st = adb_user_key_path(opt->home, path, sizeof path - 4, err);
+    if (st != RD_OK) return rd_error_prefix(err, "the board's default key (give --adb-keys FILE)");
+    bool have_key = access(path, F_OK) == 0; /* a .pub without its key is left from a failure */
+    strcat(path, ".pub");
+    if (have_key && access(path, F_OK) == 0)
+        return adb_pubkeys_read(path, b->log, b->log_user, &b->trusted, &b->n_trusted, err);
+    char *pub = NULL;
+    st = adb_user_public_key(opt->home, &pub, err);
+    if (st != RD_OK) return rd_error_prefix(err, "the board's default key (give --adb-keys FILE)");
+    b->trusted = malloc(sizeof *b->trusted);
+    char *k = b->trusted ? strndup(pub, strcspn(pub, " ")) : NULL;
+    free(pub);
+    if (!k) return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    b->trusted[b->n_trusted++] = k;
+    return RD_OK;
+}
+
+/* Binds the listening socket to addr (an IPv4 or IPv6 literal) and port. */
+static rd_status listen_on(rd_board *b, const char *addr, int port, rd_error *err)
+{
+    struct sockaddr_storage ss = {0};
+    socklen_t sl;
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        sl = sizeof *v4;
+    } else if (inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        sl = sizeof *v6;
+    } else {
+        return rd_errorf(err, RD_E_INVAL,
+                         "--bind '%s' is not an IPv4 or IPv6 address (such as 127.0.0.1 or ::1)",
+                         addr);
+    }
+    b->listen_fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (b->listen_fd >= 0) setsockopt(b->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (b->listen_fd < 0 || bind(b->listen_fd, (struct sockaddr *)&ss, sl) != 0 ||
+        listen(b->listen_fd, 16) != 0 ||
+        getsockname(b->listen_fd, (struct sockaddr *)&ss, &sl) != 0)
+        return rd_errorf(err, RD_E_IO, "cannot listen on %s port %d: %s", addr, port,
+                         strerror(errno));
+    b->port = ntohs(ss.ss_family == AF_INET ? v4->sin_port : v6->sin6_port);
+    snprintf(b->bind_text, sizeof b->bind_text, ss.ss_family == AF_INET ? "%s:%d" : "[%s]:%d", addr,
+             b->port);
+    b->loopback = ss.ss_family == AF_INET ? (ntohl(v4->sin_addr.s_addr) >> 24) == 127
+                                          : IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
+    return RD_OK;
 }
 
 rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *err)
@@ -258,9 +287,11 @@ rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *
         return rd_errorf(err, RD_E_NOTFOUND, "board root '%s' is not a folder", opt->root);
     rd_board *b = calloc(1, sizeof *b);
     if (!b) return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    b->listen_fd = -1;
+    b->listen_fd = b->root_fd = -1;
     b->stop_pipe[0] = b->stop_pipe[1] = -1;
     pthread_mutex_init(&b->lock, NULL);
+    b->log = opt->log;
+    b->log_user = opt->log_user;
     rd_status rs = parse_faults(opt->faults, &b->faults, err);
     if (rs != RD_OK) {
         board_free(b);
@@ -272,8 +303,8 @@ rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *
         board_free(b);
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
-    b->auth = opt->auth || b->faults.unauthorized;
-    b->accept_delay_ms = opt->accept_delay_ms;
+    b->auth = !opt->no_auth || b->faults.unauthorized;
+    b->accept_new_keys_ms = opt->accept_new_keys_ms > 0 ? opt->accept_new_keys_ms : 0;
     b->version = b->faults.version ? b->faults.version : opt->version ? opt->version : ADB_VERSION;
     b->max_payload = b->faults.max_payload ? b->faults.max_payload
                      : opt->max_payload    ? opt->max_payload
@@ -282,33 +313,36 @@ rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *
         board_free(b);
         return rd_errorf(err, RD_E_INVAL, "max payload must be 256..%u bytes", RD_ADB_MAX_PAYLOAD);
     }
-    b->log = opt->log;
-    b->log_user = opt->log_user;
-    if (pipe2(b->stop_pipe, O_CLOEXEC) != 0) {
+    if ((b->auth && !b->faults.unauthorized && (rs = load_trusted(b, opt, err)) != RD_OK) ||
+        !board_fs_init(b, err) || (rs = board_sandbox_init(&b->sandbox, b->root, err)) != RD_OK ||
+        (rs = listen_on(b, opt->bind ? opt->bind : "127.0.0.1", opt->port, err)) != RD_OK) {
         board_free(b);
-        return rd_errorf(err, RD_E_IO, "pipe: %s", strerror(errno));
+        return rs != RD_OK ? rs : RD_E_IO;
     }
-    b->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(b->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in sa = {.sin_family = AF_INET,
-                             .sin_port = htons((uint16_t)opt->port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t sl = sizeof sa;
-    if (b->listen_fd < 0 || bind(b->listen_fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-        listen(b->listen_fd, 16) != 0 ||
-        getsockname(b->listen_fd, (struct sockaddr *)&sa, &sl) != 0) {
-        int e = errno;
+    if (pipe2(b->stop_pipe, O_CLOEXEC) != 0 ||
+        pthread_create(&b->accept_th, NULL, accept_main, b) != 0) {
         board_free(b);
-        return rd_errorf(err, RD_E_IO, "cannot listen on 127.0.0.1:%d: %s", opt->port, strerror(e));
+        return rd_errorf(err, RD_E_IO, "cannot start the board's thread");
     }
-    b->port = ntohs(sa.sin_port);
-    if (pthread_create(&b->accept_th, NULL, accept_main, b) != 0) {
-        board_free(b);
-        return rd_errorf(err, RD_E_NOMEM, "cannot start the board thread");
-    }
-    board_log(b, "board on 127.0.0.1:%d serving %s (auth %s, version 0x%08x, max payload %u)",
-              b->port, b->root, b->auth ? "on" : "off", b->version, b->max_payload);
+    board_log(b, "board on %s serving %s (version 0x%08x, max payload %u)", b->bind_text, b->root,
+              b->version, b->max_payload);
+    if (!b->auth)
+        board_log(b,
+                  "WARNING: authentication is off: any program that can reach %s runs shell "
+                  "commands and reads and writes %s",
+                  b->bind_text, b->root);
+    else if (!b->faults.unauthorized)
+        board_log(b, "accepting %zu key%s%s%s", b->n_trusted, b->n_trusted == 1 ? "" : "s",
+                  opt->adb_keys ? " from " : " (this user's ~/.android/adbkey.pub)",
+                  opt->adb_keys ? opt->adb_keys : "");
+    if (b->accept_new_keys_ms)
+        board_log(b,
+                  "WARNING: a key a host offers is accepted after %d ms (--accept-new-keys): "
+                  "any program that can reach %s gets in",
+                  b->accept_new_keys_ms, b->bind_text);
+    if (!b->loopback)
+        board_log(b, "WARNING: listening on %s: other machines can reach this board", b->bind_text);
+    board_log(b, "%s", b->sandbox.note);
     *out = b;
     return RD_OK;
 }
@@ -316,6 +350,11 @@ rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *
 int rd_board_port(const rd_board *b)
 {
     return b ? b->port : 0;
+}
+
+const char *rd_board_address(const rd_board *b)
+{
+    return b ? b->bind_text : "";
 }
 
 void rd_board_stop(rd_board *b)

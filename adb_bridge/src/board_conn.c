@@ -126,7 +126,6 @@ void bstream_free(bstream *s)
     if (s->recv_fd >= 0) close(s->recv_fd);
     if (s->send_fd >= 0) close(s->send_fd);
     board_shell_kill(s);
-    free(s->send_path);
     free(s->out);
     free(s->in);
     free(s);
@@ -167,6 +166,7 @@ static bool key_trusted(bconn *c, const uint8_t *sig, size_t n)
 
 static void trust_key(rd_board *b, char *key)
 {
+    key[strcspn(key, " \t\r\n")] = '\0'; /* the base64 word, as the accepted keys are kept */
     pthread_mutex_lock(&b->lock);
     char **nt = realloc(b->trusted, (b->n_trusted + 1) * sizeof *nt);
     if (nt) {
@@ -286,9 +286,17 @@ static void handle_packet(bconn *c, const adb_header *h)
                 board_log(b, "%s: public key offered; fault: never accepting it", c->peer);
                 return;
             }
-            c->accept_at = adb_now_ms() + b->accept_delay_ms;
+            if (!b->accept_new_keys_ms) { /* nobody at this board taps "Allow" */
+                board_log(b,
+                          "%s: refused: the host signed with no accepted key and offered a new "
+                          "one; to let it in, add its adbkey.pub line to the file given with "
+                          "--adb-keys",
+                          c->peer);
+                return;
+            }
+            c->accept_at = adb_now_ms() + b->accept_new_keys_ms;
             board_log(b, "%s: public key offered; the \"user\" accepts it in %d ms", c->peer,
-                      b->accept_delay_ms);
+                      b->accept_new_keys_ms);
         }
         return;
     default:

@@ -1,57 +1,72 @@
 /*
- * board_shell.c: shell commands on the fake board: /bin/sh -c CMD with the served folder as working
- * directory, absolute board paths (/userdata/...) mapped under it, stdin from /dev/null. shell,v2
- * frames stdout (1), stderr (2) and the exit status (3, one byte); shell: and exec: merge both
- * streams.
+ * board_shell.c: shell commands on the fake board: /bin/sh -c CMD in the served folder, with the
+ * board paths of CMD mapped under it (board_paths.c), stdin from /dev/null, confined as
+ * board_sandbox.c decided (never root, no new privileges, where possible a read-only file system
+ * but for the folder), in a session of its own so that stopping the board ends everything it
+ * started. shell,v2 frames stdout (1), stderr (2) and the exit status (3, one byte); shell: and
+ * exec: merge both streams.
  */
 #include "board_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
+
+static void child_write(const char *text)
+{
+    ssize_t w = write(2, text, strlen(text));
+    (void)w;
+}
+
+/* The child between fork and exec: system calls only (the board has threads). */
+static void child_exec(const rd_board *b, int in, int out, int err, char *const argv[])
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL); /* the CLI blocks SIGINT/SIGTERM to sigwait for them */
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigaction(SIGINT, &dfl, NULL);
+    sigaction(SIGTERM, &dfl, NULL);
+    sigaction(SIGPIPE, &dfl, NULL);
+    setsid();
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
+    if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
+        for (int fd = 3; fd < 4096; fd++)
+            close(fd);
+    int rc = board_sandbox_enter(&b->sandbox, b->root);
+    if (rc != 0) {
+        child_write("board-emulate: cannot confine the shell command; not running it\n");
+        _exit(126);
+    }
+    execve("/bin/sh", argv, environ);
+    child_write("board-emulate: cannot run /bin/sh\n");
+    _exit(127);
+}
 
 bool board_shell_start(bconn *c, bstream *s, const char *cmd, bool v2)
 {
     char *mapped = board_map_command(c->b->root, *cmd ? cmd : "exit 0");
     if (!mapped) return false;
     int out[2] = {-1, -1}, errp[2] = {-1, -1};
-    bool ok = pipe2(out, O_CLOEXEC) == 0 && (!v2 || pipe2(errp, O_CLOEXEC) == 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
+    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    bool ok = in >= 0 && pipe2(out, O_CLOEXEC) == 0 && (!v2 || pipe2(errp, O_CLOEXEC) == 0);
+    pid_t pid = -1;
     if (ok) {
-        posix_spawn_file_actions_addchdir_np(&fa, c->b->root);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-        posix_spawn_file_actions_adddup2(&fa, v2 ? errp[1] : out[1], 2);
         char *argv[] = {"/bin/sh", "-c", mapped, NULL};
-        pid_t pid;
-        /* the CLI blocks SIGINT/SIGTERM in its threads to sigwait for them: the command gets a
-         * clean mask */
-        posix_spawnattr_t attr;
-        posix_spawnattr_init(&attr);
-        sigset_t none, dfl;
-        sigemptyset(&none);
-        sigemptyset(&dfl);
-        sigaddset(&dfl, SIGINT);
-        sigaddset(&dfl, SIGTERM);
-        sigaddset(&dfl, SIGPIPE);
-        posix_spawnattr_setsigmask(&attr, &none);
-        posix_spawnattr_setsigdefault(&attr, &dfl);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-        ok = posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, environ) == 0;
-        posix_spawnattr_destroy(&attr);
-        if (ok) s->pid = pid;
+        pid = fork();
+        if (pid == 0) child_exec(c->b, in, out[1], v2 ? errp[1] : out[1], argv);
+        ok = pid > 0;
     }
-    posix_spawn_file_actions_destroy(&fa);
     free(mapped);
+    if (in >= 0) close(in);
     if (out[1] >= 0) close(out[1]);
     if (errp[1] >= 0) close(errp[1]);
     if (!ok) {
@@ -59,6 +74,7 @@ bool board_shell_start(bconn *c, bstream *s, const char *cmd, bool v2)
         if (errp[0] >= 0) close(errp[0]);
         return false;
     }
+    s->pid = pid;
     s->out_fd = out[0];
     s->err_fd = errp[0];
     s->v2 = v2;
@@ -111,6 +127,7 @@ void board_shell_kill(bstream *s)
     if (s->err_fd >= 0) close(s->err_fd);
     s->out_fd = s->err_fd = -1;
     if (s->pid > 0) {
+        kill(-s->pid, SIGKILL); /* its session: the command and what it started */
         kill(s->pid, SIGKILL);
         waitpid(s->pid, NULL, 0);
         s->pid = -1;

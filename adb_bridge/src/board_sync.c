@@ -1,7 +1,9 @@
 /*
  * board_sync.c: the device side of the sync service for the fake board: STAT/STA2/LST2, LIST/LIS2
  * (with "." and "..", as adbd sends them), RECV (DATA <= 64 KiB, produced as the host OKAYs), SEND,
- * QUIT. Requests may be split across or packed into WRTEs, so input is reassembled in s->in.
+ * QUIT. Requests may be split across or packed into WRTEs, so input is reassembled in s->in. Paths
+ * are resolved inside the served folder by board_fs.c; only regular files are sent (a FIFO there
+ * never blocks the board).
  */
 #include "board_internal.h"
 
@@ -13,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <utime.h>
+#include <time.h>
 
 #define SYNC_IN_CAP (4u * 1024u * 1024u)
 
@@ -30,57 +32,62 @@ static void sync_fail(bconn *c, bstream *s, const char *fmt, const char *arg)
     board_log(c->b, "%s: sync FAIL: %s", c->peer, msg);
 }
 
-static void put_stat_v2(uint8_t *r, uint32_t id, int error, const struct stat *st)
+static void put_stat_v2(const board_faults *f, uint8_t *r, uint32_t id, int error,
+                        const struct stat *st)
 {
     memset(r, 0, 72);
     adb_put_u32(r, id);
     adb_put_u32(r + 4, (uint32_t)error);
     if (error) return;
-    adb_put_u64(r + 8, (uint64_t)st->st_dev);
-    adb_put_u64(r + 16, (uint64_t)st->st_ino);
+    if (!f->no_inode) {
+        adb_put_u64(r + 8, (uint64_t)st->st_dev);
+        adb_put_u64(r + 16, (uint64_t)st->st_ino);
+    }
     adb_put_u32(r + 24, (uint32_t)st->st_mode);
     adb_put_u32(r + 28, (uint32_t)st->st_nlink);
     adb_put_u32(r + 32, (uint32_t)st->st_uid);
     adb_put_u32(r + 36, (uint32_t)st->st_gid);
-    adb_put_u64(r + 40, (uint64_t)st->st_size);
+    adb_put_u64(r + 40, f->zero_size ? 0 : (uint64_t)st->st_size);
     adb_put_u64(r + 48, (uint64_t)st->st_atime);
     adb_put_u64(r + 56, (uint64_t)st->st_mtime);
     adb_put_u64(r + 64, (uint64_t)st->st_ctime);
 }
 
-static void do_stat(bconn *c, bstream *s, uint32_t id, const char *local)
+static void do_stat(bconn *c, bstream *s, uint32_t id, const char *path)
 {
+    const board_faults *f = &c->b->faults;
     struct stat st;
-    int rc = id == SYNC_STA2 ? stat(local, &st) : lstat(local, &st);
+    int rc = board_fs_stat(c->b, path, id == SYNC_STA2, &st);
     if (id == SYNC_STAT) {
         uint8_t r[16] = {0};
         adb_put_u32(r, SYNC_STAT);
         if (rc == 0) {
             adb_put_u32(r + 4, (uint32_t)st.st_mode);
-            adb_put_u32(r + 8, (uint32_t)st.st_size);
+            adb_put_u32(r + 8, f->zero_size ? 0 : (uint32_t)st.st_size);
             adb_put_u32(r + 12, (uint32_t)st.st_mtime);
         }
         bstream_out(s, r, sizeof r);
         return;
     }
     uint8_t r[72];
-    put_stat_v2(r, id, rc == 0 ? 0 : errno, &st);
+    put_stat_v2(f, r, id, rc == 0 ? 0 : errno, &st);
     bstream_out(s, r, sizeof r);
 }
 
-static void dent(bstream *s, bool v2, const char *name, const struct stat *st, int error)
+static void dent(const board_faults *f, bstream *s, bool v2, const char *name,
+                 const struct stat *st, int error)
 {
     size_t nl = strlen(name);
     if (v2) {
         uint8_t r[76];
-        put_stat_v2(r, SYNC_DNT2, error, st);
+        put_stat_v2(f, r, SYNC_DNT2, error, st);
         adb_put_u32(r + 72, (uint32_t)nl);
         bstream_out(s, r, sizeof r);
     } else {
         uint8_t r[20];
         adb_put_u32(r, SYNC_DENT);
         adb_put_u32(r + 4, (uint32_t)st->st_mode);
-        adb_put_u32(r + 8, (uint32_t)st->st_size);
+        adb_put_u32(r + 8, f->zero_size ? 0 : (uint32_t)st->st_size);
         adb_put_u32(r + 12, (uint32_t)st->st_mtime);
         adb_put_u32(r + 16, (uint32_t)nl);
         bstream_out(s, r, sizeof r);
@@ -88,25 +95,31 @@ static void dent(bstream *s, bool v2, const char *name, const struct stat *st, i
     bstream_out(s, name, nl);
 }
 
-static void do_list(bconn *c, bstream *s, bool v2, const char *local)
+static void do_list(bconn *c, bstream *s, bool v2, const char *path)
 {
-    DIR *d = opendir(local);
+    const board_faults *f = &c->b->faults;
+    if (f->slow_list_ms) {
+        struct timespec ts = {.tv_sec = f->slow_list_ms / 1000,
+                              .tv_nsec = (long)(f->slow_list_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL); /* this connection's thread only */
+    }
+    int fd = board_fs_open(c->b, path, O_RDONLY | O_DIRECTORY, 0);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0) close(fd);
     if (d) {
         struct dirent *e;
         while ((e = readdir(d))) {
-            char p[8192];
             struct stat st;
-            snprintf(p, sizeof p, "%s/%s", local, e->d_name);
-            int rc = lstat(p, &st);
+            int rc = fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW);
             if (rc != 0 && !v2) continue;
-            dent(s, v2, e->d_name, &st, rc == 0 ? 0 : errno);
+            dent(f, s, v2, e->d_name, &st, rc == 0 ? 0 : errno);
         }
         closedir(d);
-        for (int i = 0; i < c->b->faults.n_evil; i++) {
+        for (int i = 0; i < f->n_evil; i++) {
             struct stat st = {.st_mode = S_IFREG | 0644, .st_size = 5};
-            board_log(c->b, "%s: fault: listing an entry named '%s'", c->peer,
-                      c->b->faults.evil[i]);
-            dent(s, v2, c->b->faults.evil[i], &st, 0);
+            board_log(c->b, "%s: fault: listing an extra entry (%zu bytes) named '%.60s'", c->peer,
+                      strlen(f->evil[i]), f->evil[i]);
+            dent(f, s, v2, f->evil[i], &st, 0);
         }
     }
     uint8_t done[76] = {0};
@@ -114,11 +127,30 @@ static void do_list(bconn *c, bstream *s, bool v2, const char *local)
     bstream_out(s, done, v2 ? 76 : 20);
 }
 
-static void do_recv(bconn *c, bstream *s, const char *local, const char *remote)
+/* A RECV of an entry the evil-name or long-name fault listed: its 5 bytes. */
+static bool recv_evil(bconn *c, bstream *s, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    for (int i = 0; i < c->b->faults.n_evil; i++) {
+        if (strcmp(base, c->b->faults.evil[i]) != 0) continue;
+        uint8_t r[8 + 5 + 8];
+        adb_put_u32(r, SYNC_DATA);
+        adb_put_u32(r + 4, 5);
+        memcpy(r + 8, "evil\n", 5);
+        adb_put_u32(r + 13, SYNC_DONE);
+        adb_put_u32(r + 17, 0);
+        bstream_out(s, r, sizeof r);
+        return true;
+    }
+    return false;
+}
+
+static void do_recv(bconn *c, bstream *s, const char *path)
 {
     rd_board *b = c->b;
     if (b->faults.stall) {
-        board_log(b, "%s: fault: stalling at RECV %s", c->peer, remote);
+        board_log(b, "%s: fault: stalling at RECV %s", c->peer, path);
         c->stalled = true;
         return;
     }
@@ -133,23 +165,20 @@ static void do_recv(bconn *c, bstream *s, const char *local, const char *remote)
         sync_fail(c, s, "open failed: %s (fault injected)", "Permission denied");
         return;
     }
-    int fd = open(local, O_RDONLY | O_CLOEXEC);
+    if (recv_evil(c, s, path)) return;
+    int fd = board_fs_open(b, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    struct stat st;
     if (fd < 0) {
         sync_fail(c, s, "open failed: %s", strerror(errno));
         return;
     }
-    s->recv_fd = fd;
-}
-
-static void mkdirs_for(const char *root, char *path)
-{
-    size_t rl = strlen(root);
-    for (char *p = path + rl + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        mkdir(path, 0755);
-        *p = '/';
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        sync_fail(c, s, "open failed: %s", "not a regular file");
+        return;
     }
+    s->recv_fd = fd;
+    s->recv_sent = 0;
 }
 
 static void do_send(bconn *c, bstream *s, const char *spec)
@@ -159,20 +188,12 @@ static void do_send(bconn *c, bstream *s, const char *spec)
     size_t pl = comma ? (size_t)(comma - spec) : strlen(spec);
     unsigned long mode = comma ? strtoul(comma + 1, NULL, 10) : 0644;
     snprintf(path, sizeof path, "%.*s", (int)pl, spec);
-    char local[8192];
-    if (!board_map_path(c->b->root, path, local, sizeof local)) {
-        sync_fail(c, s, "refusing path '%s'", path);
-        return;
-    }
-    mkdirs_for(c->b->root, local);
-    int fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                  (mode_t)(mode & 0777 ? mode & 0777 : 0644));
+    int fd = board_fs_create(c->b, path, (unsigned)(mode & 0777 ? mode & 0777 : 0644));
     if (fd < 0) {
         sync_fail(c, s, "cannot open for writing: %s", strerror(errno));
         return;
     }
     s->send_fd = fd;
-    s->send_path = strdup(local);
 }
 
 /* Handles one DATA/DONE record of a SEND; returns bytes consumed or 0 when more input is needed. */
@@ -193,12 +214,10 @@ static size_t send_record(bconn *c, bstream *s, const uint8_t *p, size_t n)
         return 8 + (size_t)len;
     }
     if (id == SYNC_DONE) {
+        struct timespec ts[2] = {{.tv_sec = (time_t)len}, {.tv_sec = (time_t)len}};
+        futimens(s->send_fd, ts);
         close(s->send_fd);
         s->send_fd = -1;
-        struct utimbuf ut = {.actime = (time_t)len, .modtime = (time_t)len};
-        if (s->send_path) utime(s->send_path, &ut);
-        free(s->send_path);
-        s->send_path = NULL;
         uint8_t ok[8];
         adb_put_u32(ok, SYNC_OKAY);
         adb_put_u32(ok + 4, 0);
@@ -245,25 +264,14 @@ static void process(bconn *c, bstream *s)
         memcpy(path, p + 8, len);
         path[len] = '\0';
         off += 8 + len;
-        char local[8192];
-        if (id == SYNC_SEND) {
+        if (id == SYNC_SEND)
             do_send(c, s, path);
-            continue;
-        }
-        if (!board_map_path(c->b->root, path, local, sizeof local)) {
-            if (id == SYNC_RECV) {
-                sync_fail(c, s, "open failed: refusing path '%s'", path);
-                break;
-            }
-            /* stat/list of an unmappable path: "does not exist" */
-            snprintf(local, sizeof local, "/nonexistent-rknn-diag-path");
-        }
-        if (id == SYNC_STAT || id == SYNC_STA2 || id == SYNC_LST2)
-            do_stat(c, s, id, local);
+        else if (id == SYNC_STAT || id == SYNC_STA2 || id == SYNC_LST2)
+            do_stat(c, s, id, path);
         else if (id == SYNC_LIST || id == SYNC_LIS2)
-            do_list(c, s, id == SYNC_LIS2, local);
+            do_list(c, s, id == SYNC_LIS2, path);
         else
-            do_recv(c, s, local, path);
+            do_recv(c, s, path);
     }
     if (off) {
         memmove(s->in, s->in + off, s->in_len - off);
@@ -304,20 +312,27 @@ void board_sync_produce(bconn *c, bstream *s)
         size_t want = room > 8 + RD_ADB_SYNC_DATA_MAX ? RD_ADB_SYNC_DATA_MAX
                       : room > 8                      ? room - 8
                                                       : 0;
-        if (want == 0) break;
-        uint8_t *p = bstream_reserve(s, 8 + want);
-        if (!p) {
+        int64_t short_after = c->b->faults.short_after;
+        if (short_after >= 0 && (uint64_t)short_after - s->recv_sent < want)
+            want = (size_t)((uint64_t)short_after - s->recv_sent);
+        uint8_t *p = want ? bstream_reserve(s, 8 + want) : NULL;
+        if (want && !p) {
             c->dead = true;
             return;
         }
-        ssize_t r = read(s->recv_fd, p + 8, want);
+        ssize_t r = want ? read(s->recv_fd, p + 8, want) : 0;
         if (r < 0 && errno == EINTR) continue;
         if (r > 0) {
             adb_put_u32(p, SYNC_DATA);
             adb_put_u32(p + 4, (uint32_t)r);
             s->out_len += 8 + (size_t)r;
+            s->recv_sent += (uint64_t)r;
             continue;
         }
+        if (want == 0 && room <= 8) break; /* no room for a record: the next WRTE */
+        if (want == 0 && short_after >= 0)
+            board_log(c->b, "%s: fault: cutting a file short after %lld bytes", c->peer,
+                      (long long)short_after);
         close(s->recv_fd);
         s->recv_fd = -1;
         if (r < 0) {

@@ -105,7 +105,7 @@ static rd_status answer_token(adb_conn *c, const rd_adb_options *opt, auth_state
                               const uint8_t *token, size_t n, rd_error *err)
 {
     if (!a->loaded) {
-        rd_status st = adb_keys_load(opt ? opt->home : NULL, &a->keys, err);
+        rd_status st = adb_keys_load(opt ? opt->home : NULL, c->log, c->log_user, &a->keys, err);
         if (st != RD_OK) return rd_error_prefix(err, "the board asks for authentication");
         a->loaded = true;
     }

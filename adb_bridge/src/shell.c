@@ -120,41 +120,17 @@ rd_status rd_adb_shell(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn, vo
     return rd_adb_shell_ex(dev, cmd, out_fn, user, exit_code, NULL, err);
 }
 
-typedef struct capture {
-    char *buf;
-    size_t len, cap;
-    bool oom;
-} capture;
+#define CAPTURE_MAX (64u << 20)
 
 static void capture_out(void *user, int stream, const char *data, size_t n)
 {
-    capture *c = user;
-    if (c->oom) return;
-    if (c->len + n + 1 > c->cap) {
-        size_t cap = c->cap ? c->cap : 4096;
-        while (cap < c->len + n + 1)
-            cap *= 2;
-        if (cap > (64u << 20)) {
-            c->oom = true;
-            return;
-        }
-        char *nb = realloc(c->buf, cap);
-        if (!nb) {
-            c->oom = true;
-            return;
-        }
-        c->buf = nb;
-        c->cap = cap;
-    }
-    memcpy(c->buf + c->len, data, n);
-    c->len += n;
-    c->buf[c->len] = '\0';
+    adb_text_add(user, data, n, CAPTURE_MAX);
 }
 
 rd_status rd_adb_shell_capture(rd_adb *dev, const char *cmd, char **out_text, size_t *out_len,
                                int *exit_code, rd_error *err)
 {
-    capture c = {0};
+    adb_text c = {0};
     rd_status st = rd_adb_shell(dev, cmd, capture_out, &c, exit_code, err);
     if (st == RD_OK && c.oom) st = rd_errorf(err, RD_E_LIMIT, "shell output larger than 64 MiB");
     if (st != RD_OK) {

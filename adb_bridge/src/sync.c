@@ -15,7 +15,7 @@
 
 bool adb_safe_name(const char *name, size_t len)
 {
-    if (len == 0 || len > 255) return false;
+    if (len == 0) return false;
     if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
         return false;
     for (size_t i = 0; i < len; i++)
@@ -82,6 +82,8 @@ rd_status adb_sync_stat(adb_stream *s, bool v2, const char *path, rd_adb_stat *o
     uint32_t error = adb_get_u32(r + 4);
     if (error) return RD_OK; /* exists stays false */
     out->exists = true;
+    out->dev = adb_get_u64(r + 8);
+    out->ino = adb_get_u64(r + 16);
     out->mode = adb_get_u32(r + 24);
     out->size = adb_get_u64(r + 40);
     out->mtime = (int64_t)adb_get_u64(r + 56);
@@ -130,6 +132,8 @@ rd_status adb_sync_list(adb_stream *s, bool v2, const char *path, adb_dirent_fn 
         rd_adb_dirent d = {.name = name};
         if (v2) {
             if (adb_get_u32(r + 4) != 0) continue; /* lstat failed on the board */
+            d.dev = adb_get_u64(r + 8);
+            d.ino = adb_get_u64(r + 16);
             d.mode = adb_get_u32(r + 24);
             d.size = adb_get_u64(r + 40);
             d.mtime = (int64_t)adb_get_u64(r + 56);

@@ -1,7 +1,8 @@
 /*
  * cmd_board_emulate.c: `rknn-diag board-emulate --port P --root DIR`: the fake board in the
- * foreground until SIGINT or SIGTERM (or --duration). Prints "listening on 127.0.0.1:PORT" on
- * stdout once ready.
+ * foreground until SIGINT or SIGTERM (or --duration). Prints "listening on ADDRESS:PORT" on stdout
+ * once ready. Safe by default (docs/board.md): loopback, keys checked, commands confined; whatever
+ * weakens that is said on stderr even with --quiet.
  */
 #include "cli_adb.h"
 
@@ -16,7 +17,9 @@ enum {
     OPT_ROOT,
     OPT_NO_AUTH,
     OPT_FAULT,
-    OPT_ACCEPT_DELAY,
+    OPT_ACCEPT_NEW_KEYS,
+    OPT_ADB_KEYS,
+    OPT_BIND,
     OPT_MAX_PAYLOAD,
     OPT_V1,
     OPT_DURATION,
@@ -26,13 +29,17 @@ enum {
 
 static const an_optspec board_opts[] = {
     {OPT_HELP, "help", 'h', NULL, "show this help"},
-    {OPT_PORT, "port", 'p', "P",
-     "TCP port on 127.0.0.1 (0: a free one; avoid 5555, adb servers probe it)"},
+    {OPT_PORT, "port", 'p', "P", "TCP port (0: a free one; avoid 5555, adb servers probe it)"},
     {OPT_ROOT, "root", 'r', "DIR",
      "folder served as the board's / (remote /userdata/dumps is DIR/userdata/dumps)"},
-    {OPT_NO_AUTH, "no-auth", 0, NULL, "accept hosts without RSA authentication"},
-    {OPT_ACCEPT_DELAY, "accept-delay", 0, "MS",
-     "with auth: accept an offered key after MS ms (default 300)"},
+    {OPT_BIND, "bind", 0, "ADDR",
+     "address to listen on (default 127.0.0.1; another lets other machines in)"},
+    {OPT_ADB_KEYS, "adb-keys", 0, "FILE",
+     "public keys accepted, one per line as in adbkey.pub (default ~/.android/adbkey.pub)"},
+    {OPT_NO_AUTH, "no-auth", 0, NULL,
+     "DANGEROUS: accept any host without a key (anyone reaching the port runs commands)"},
+    {OPT_ACCEPT_NEW_KEYS, "accept-new-keys", 0, "MS",
+     "DANGEROUS, for tests: accept a key a host offers after MS ms, as a user tapping Allow"},
     {OPT_MAX_PAYLOAD, "max-payload", 0, "N",
      "announce a maximum payload of N bytes (256..1048576)"},
     {OPT_V1, "v1", 0, NULL, "speak protocol version 0x01000000 (checksums)"},
@@ -40,7 +47,7 @@ static const an_optspec board_opts[] = {
      "features announced (default shell_v2,cmd,stat_v2,ls_v2; \"\" for none)"},
     {OPT_FAULT, "fault", 'f', "F", "inject a fault (repeatable, or comma-separated); see below"},
     {OPT_DURATION, "duration", 0, "S", "stop by itself after S seconds"},
-    {OPT_QUIET, "quiet", 'q', NULL, "no connection log on stderr"},
+    {OPT_QUIET, "quiet", 'q', NULL, "no connection log on stderr (warnings stay)"},
 };
 #define N_OPTS ((int)(sizeof board_opts / sizeof board_opts[0]))
 
@@ -55,8 +62,7 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
 {
     an_opts p;
     an_opts_init(&p, ctx, board_opts, N_OPTS);
-    rd_board_options bo = {
-        .auth = true, .accept_delay_ms = 300, .log = board_log, .log_user = ctx->errs};
+    rd_board_options bo = {.log = board_log, .log_user = ctx->errs};
     char faults[1024] = "";
     size_t fl = 0;
     long port = -1, duration = 0, lv = 0;
@@ -68,12 +74,16 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
             return AN_EXIT_USAGE;
         case OPT_HELP:
             an_print_help(ctx->out,
-                          "rknn-diag board-emulate --port P --root DIR [--no-auth] [--fault F]...",
+                          "rknn-diag board-emulate --port P --root DIR [--adb-keys FILE] "
+                          "[--fault F]...",
                           "Runs a fake Rockchip board: an ADB device over TCP (use `adb connect "
-                          "127.0.0.1:P` or "
-                          "`rknn-diag --connect 127.0.0.1:P`) serving DIR as its file system; "
-                          "shell commands run "
-                          "in DIR with /bin/sh.",
+                          "127.0.0.1:P` or `rknn-diag ... --connect 127.0.0.1:P`) serving DIR as "
+                          "its file system. It accepts only hosts that sign with a key it was "
+                          "given (as adbd's adb_keys; by default this user's own key, so adb and "
+                          "rknn-diag of this user get in). Shell commands run in DIR with /bin/sh "
+                          "on this computer, never as root, without new privileges, and where "
+                          "the system allows with DIR as the only writable place; the start log "
+                          "says how they are confined (docs/board.md, Security).",
                           board_opts, N_OPTS);
             fprintf(ctx->out, "\nfaults:\n%s", rd_board_fault_help());
             return AN_EXIT_OK;
@@ -85,12 +95,18 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
             bo.root = v;
             break;
         case OPT_NO_AUTH:
-            bo.auth = false;
+            bo.no_auth = true;
             break;
-        case OPT_ACCEPT_DELAY:
-            if (!an_parse_int(ctx->argv[0], "--accept-delay", v, 0, 3600000, &lv, ctx->errs))
+        case OPT_ACCEPT_NEW_KEYS:
+            if (!an_parse_int(ctx->argv[0], "--accept-new-keys", v, 1, 3600000, &lv, ctx->errs))
                 return AN_EXIT_USAGE;
-            bo.accept_delay_ms = (int)lv;
+            bo.accept_new_keys_ms = (int)lv;
+            break;
+        case OPT_ADB_KEYS:
+            bo.adb_keys = v;
+            break;
+        case OPT_BIND:
+            bo.bind = v;
             break;
         case OPT_MAX_PAYLOAD:
             if (!an_parse_int(ctx->argv[0], "--max-payload", v, 256, RD_ADB_MAX_PAYLOAD, &lv,
@@ -124,6 +140,9 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
         }
     }
     if (!bo.root || port < 0) return an_usage(ctx, "board-emulate needs --port P and --root DIR");
+    if (bo.no_auth && (bo.adb_keys || bo.accept_new_keys_ms))
+        return an_usage(ctx, "--no-auth accepts every host: --adb-keys and --accept-new-keys "
+                             "make no sense with it");
     bo.port = (int)port;
     bo.faults = faults;
     rd_error err;
@@ -143,7 +162,21 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return an_fail(ctx, &err);
     }
-    fprintf(ctx->out, "listening on 127.0.0.1:%d\n", rd_board_port(b));
+    if (!bo.log) { /* --quiet: what weakens the board is still said */
+        if (bo.no_auth)
+            fprintf(ctx->errs, "board-emulate: WARNING: --no-auth: any program that can reach "
+                               "%s runs shell commands on this computer\n",
+                    rd_board_address(b));
+        if (bo.accept_new_keys_ms)
+            fprintf(ctx->errs, "board-emulate: WARNING: --accept-new-keys: any program that can "
+                               "reach %s gets in\n",
+                    rd_board_address(b));
+        if (bo.bind && strncmp(bo.bind, "127.", 4) != 0 && strcmp(bo.bind, "::1") != 0)
+            fprintf(ctx->errs, "board-emulate: WARNING: listening on %s: other machines can "
+                               "reach this board\n",
+                    rd_board_address(b));
+    }
+    fprintf(ctx->out, "listening on %s\n", rd_board_address(b));
     fflush(ctx->out);
     if (duration > 0) {
         struct timespec ts = {.tv_sec = duration};

@@ -14,6 +14,7 @@
 #include "runtime_io.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -307,7 +308,10 @@ static rd_status observe_layer(void *user, const rd_observed *ev, rd_error *err)
 static rd_status check_dump_dir(const board_run *r, const char *first_name, const rd_tensor *first, rd_error *err)
 {
     struct stat st;
-    if (stat(r->dumper.dir, &st) == 0 && S_ISDIR(st.st_mode) && access(r->dumper.dir, W_OK) == 0)
+    /* AT_EACCESS: with this process's own rights (access() would drop the capability the emulated
+       board may leave its commands to reach a folder under /root: docs/board.md) */
+    if (stat(r->dumper.dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+        faccessat(AT_FDCWD, r->dumper.dir, W_OK, AT_EACCESS) == 0)
         return RD_OK;
     char path[4400];
     if (an_board_dump_path(&r->dumper, 0, "InputOperator", first_name, first, false, path, sizeof path, err) != RD_OK)

@@ -5,6 +5,7 @@
 #include "cli_internal.h"
 #include "cli_model_args.h"
 #include "edit_model.h"
+#include "inspect_rknn.h"
 #include "prune.h"
 
 #include <cjson/cJSON.h>
@@ -212,6 +213,8 @@ static void print_json(FILE *out, const char *path, const rd_model *m, op_count 
 
 int an_cmd_inspect(an_cmd_ctx *ctx)
 {
+    if (an_inspect_rknn_wanted(ctx)) /* a .rknn model or --build-log: inspect_rknn.h */
+        return an_inspect_rknn(ctx);
     const char *model_path = NULL;
     bool json = false;
     rd_input_shape shapes[AN_MAX_INPUTS];
@@ -236,6 +239,8 @@ int an_cmd_inspect(an_cmd_ctx *ctx)
                           "Shows the model's inputs and outputs, opsets, op histogram, unsupported ops (all of\n"
                           "them, with node names), parameter count and multiply-accumulates.",
                           inspect_opts, N_INSPECT_OPTS);
+            fputc('\n', ctx->out);
+            an_inspect_rknn_help(ctx->out);
             return AN_EXIT_OK;
         case OPT_JSON:
             json = true;

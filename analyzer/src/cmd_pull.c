@@ -28,8 +28,11 @@ int an_cmd_pull(an_cmd_ctx *ctx)
                 ") from the board to LOCAL (default .), "
                 "recursively, placed as `adb pull` places it: a remote folder lands in "
                 "LOCAL/<name> "
-                "when LOCAL exists. Files are written as <name>.part and renamed when complete. "
-                "Progress goes to stderr.",
+                "when LOCAL exists. A file gets its name only once exactly the size the board "
+                "announced has arrived; one that arrives short, or whose name this computer cannot "
+                "store, is logged and the others are still pulled (exit 3 at the end). Links to "
+                "folders are followed, each folder once; --timeout also bounds the listing as a "
+                "whole. Progress goes to stderr (docs/adb.md).",
                 pull_opts, N_OPTS);
             return AN_EXIT_OK;
         }

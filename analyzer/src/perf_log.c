@@ -7,6 +7,7 @@
  * for at the header's character position (exact), else by word index.
  */
 #include "perf_log.h"
+#include "rknn_diag/rknn_model.h"
 
 #include <errno.h>
 #include <math.h>
@@ -39,24 +40,6 @@ void an_perf_log_fini(an_perf_log *log)
         free(log->rows[i].full_name);
     free(log->rows);
     memset(log, 0, sizeof *log);
-}
-
-/* Copies a raw line without '\r' and terminal colour sequences (ESC [ ... letter); returns its length. */
-static size_t clean_line(const char *p, size_t n, char *out)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] == '\x1b' && i + 1 < n && p[i + 1] == '[') {
-            i += 2;
-            while (i < n && !((p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= 'a' && p[i] <= 'z')))
-                i++;
-            continue;
-        }
-        if (p[i] != '\r')
-            out[k++] = p[i];
-    }
-    out[k] = '\0';
-    return k;
 }
 
 /*
@@ -295,7 +278,7 @@ bool an_perf_log_detect(const char *text, size_t len)
         const char *nl = memchr(text + pos, '\n', len - pos);
         size_t n = nl ? (size_t)(nl - text) - pos : len - pos;
         if (n <= AN_PERF_LOG_MAX_LINE) {
-            size_t k = clean_line(text + pos, n, buf);
+            size_t k = rd_rknn_log_strip_escapes(text + pos, n, buf);
             size_t p = prefix_len(buf, k);
             header h;
             found = parse_header(buf + p, k - p, &h);
@@ -340,7 +323,7 @@ rd_status an_perf_log_parse(const char *text, size_t len, const char *what, an_p
                                lineno, n, AN_PERF_LOG_MAX_LINE);
             continue; /* outside a table: not ours */
         }
-        size_t k = clean_line(raw, n, buf);
+        size_t k = rd_rknn_log_strip_escapes(raw, n, buf);
         size_t p = prefix_len(buf, k);
         const char *s = buf + p;
         size_t sn = k - p;

@@ -1,6 +1,7 @@
 /* adb_test_util.c: see adb_test_util.h. */
 #include "adb_test_util.h"
 #include "adb_internal.h"
+#include "rd_test.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -171,6 +172,79 @@ void at_rm_rf(const char *path)
     } else {
         unlink(path);
     }
+}
+
+/* ---- logs and a board ---- */
+
+void at_log_init(at_log *l)
+{
+    pthread_mutex_init(&l->lock, NULL);
+    l->text[0] = '\0';
+}
+
+void at_log_cb(void *user, const char *msg)
+{
+    at_log *l = user;
+    pthread_mutex_lock(&l->lock);
+    size_t n = strlen(l->text);
+    snprintf(l->text + n, sizeof l->text - n, "%s\n", msg);
+    pthread_mutex_unlock(&l->lock);
+}
+
+bool at_log_has(at_log *l, const char *part)
+{
+    pthread_mutex_lock(&l->lock);
+    bool has = strstr(l->text, part) != NULL;
+    pthread_mutex_unlock(&l->lock);
+    return has;
+}
+
+bool at_board_start(at_board *fx, const char *tag, rd_board_options *opt, bool tree)
+{
+    memset(fx, 0, sizeof *fx);
+    at_log_init(&fx->log);
+    fx->dir = rd_test_tmpdir(tag);
+    if (!fx->dir) return false;
+    fx->root = at_join(fx->dir, "root");
+    fx->home = at_join(fx->dir, "home");
+    fx->dumps = at_join(fx->root, "userdata/dumps");
+    mkdir(fx->root, 0755);
+    mkdir(fx->home, 0755);
+    if (tree && !at_make_dump_tree(fx->root)) return false;
+    opt->root = fx->root;
+    if (!opt->home) opt->home = fx->home;
+    opt->log = at_log_cb;
+    opt->log_user = &fx->log;
+    rd_error err;
+    if (rd_board_start(opt, &fx->board, &err) != RD_OK) {
+        fprintf(stderr, "board: %s\n", err.msg);
+        return false;
+    }
+    snprintf(fx->addr, sizeof fx->addr, "%s", rd_board_address(fx->board));
+    return true;
+}
+
+void at_board_stop(at_board *fx)
+{
+    rd_board_stop(fx->board);
+    fx->board = NULL;
+    if (fx->dir) at_rm_rf(fx->dir);
+    free(fx->dir);
+    free(fx->root);
+    free(fx->home);
+    free(fx->dumps);
+    pthread_mutex_destroy(&fx->log.lock);
+}
+
+rd_status at_board_open(at_board *fx, int timeout_ms, at_log *log, rd_adb **dev, rd_error *err)
+{
+    rd_adb_options o = {.transport = RD_ADB_TCP,
+                        .connect = fx->addr,
+                        .timeout_ms = timeout_ms,
+                        .home = fx->home,
+                        .log = log ? at_log_cb : NULL,
+                        .log_user = log};
+    return rd_adb_open(&o, dev, err);
 }
 
 /* ---- a scripted adb server ---- */

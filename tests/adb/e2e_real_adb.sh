@@ -166,25 +166,55 @@ start_board "$ROOT" --no-auth --v1 --features cmd --max-payload 4096 && {
     stop_board
 }
 
-# A key we create is accepted by the real adb: fresh HOME, our client first, then a new adb server.
+# The board accepts only the keys it was given (by default this user's adbkey.pub, which the adb
+# server above created): a stranger's key is refused, as adbd refuses it with nobody at the board.
 HOME2=$work/home2
 mkdir -p "$HOME2"
+ACCEPTED_KEY=$HOME/.android/adbkey
 start_board "$ROOT" && {
     S=127.0.0.1:$BOARD_PORT
-    HOME=$HOME2 timeout 30 "$BIN" pull --connect "$S" /userdata/dumps/003_ConvRelu_t3_shape_1_512_float.npy "$work/k.npy" 2>"$work/key.log"
-    grep -q "accept it on the board" "$work/key.log" && ok "our client asks to accept the key" || fail "no accept-the-key message"
+    t0=$SECONDS
+    HOME=$HOME2 timeout 30 "$BIN" pull --connect "$S" --timeout 2 /userdata/dumps/002_ConvRelu_t2_shape_1_512_float.npy "$work/k.npy" 2>"$work/key.log"
+    rc=$?
+    [ "$rc" = 3 ] && grep -q "accept it on the board" "$work/key.log" && ok "a stranger's key is refused: rc 3, accept-it message" || fail "stranger key: rc=$rc $(cat "$work/key.log")"
+    [ $((SECONDS - t0)) -le 15 ] || fail "stranger key: took $((SECONDS - t0)) s"
+    [ ! -e "$work/k.npy" ] || fail "stranger key: a file was pulled"
     mode=$(stat -c %a "$HOME2/.android/adbkey" 2>/dev/null)
     [ "$mode" = 600 ] && ok "adbkey created with mode 600" || fail "adbkey mode '$mode'"
+    [ -s "$HOME2/.android/adbkey.pub" ] && ok "adbkey.pub created" || fail "no adbkey.pub"
     grep -q PRIVATE "$work/key.log" && fail "private key material in the log"
+    # the real adb with a stranger's key: refused, shown as unauthorized
+    SP3=$(free_port)
+    servers+=("$SP3")
+    HOME=$HOME2 timeout 30 adb -P "$SP3" start-server >/dev/null 2>&1
+    HOME=$HOME2 timeout 20 adb -P "$SP3" connect "$S" >/dev/null 2>&1
+    sleep 1
+    HOME=$HOME2 timeout 10 adb -P "$SP3" devices | grep -q "^$S[[:space:]]*unauthorized" && ok "adb with a stranger's key: unauthorized" || fail "adb stranger: $(HOME=$HOME2 timeout 10 adb -P "$SP3" devices 2>&1)"
+    timeout 10 adb -P "$SP3" kill-server >/dev/null 2>&1
+    # ... and it falls back to the next key as adb does: ADB_VENDOR_KEYS holding an accepted key gets in
+    SP4=$(free_port)
+    servers+=("$SP4")
+    HOME=$HOME2 ADB_VENDOR_KEYS=$ACCEPTED_KEY timeout 30 adb -P "$SP4" start-server >/dev/null 2>&1
+    msg=$(HOME=$HOME2 timeout 20 adb -P "$SP4" connect "$S" 2>&1)
+    HOME=$HOME2 wait_device "$SP4" "$S" && ok "adb falls back to a vendor key the board accepts ($msg)" || fail "adb vendor key: $msg"
+    timeout 10 adb -P "$SP4" kill-server >/dev/null 2>&1
+    HOME=$HOME2 ADB_VENDOR_KEYS=$ACCEPTED_KEY timeout 30 "$BIN" pull --connect "$S" --timeout 5 /userdata/dumps/002_ConvRelu_t2_shape_1_512_float.npy "$work/k2.npy" 2>"$work/key2.log" && cmp -s "$work/k2.npy" "$SRC/002_ConvRelu_t2_shape_1_512_float.npy" && ok "our client falls back to a vendor key too" || fail "our client with a vendor key: $(cat "$work/key2.log")"
+    stop_board
+}
+# A key we create is accepted by the real adb: a board given it with --adb-keys lets adb in with it.
+start_board "$ROOT" --adb-keys "$HOME2/.android/adbkey.pub" && {
+    S=127.0.0.1:$BOARD_PORT
     SP2=$(free_port)
     servers+=("$SP2")
     HOME=$HOME2 timeout 30 adb -P "$SP2" start-server >/dev/null 2>&1
     msg=$(HOME=$HOME2 timeout 20 adb -P "$SP2" connect "$S" 2>&1)
     case "$msg" in
-        "connected to"*) ok "adb signs with the key rknn-diag generated (board trusted it)" ;;
+        "connected to"*) ok "adb signs with the key rknn-diag generated (board given it with --adb-keys)" ;;
         *) fail "adb with our key: $msg" ;;
     esac
     timeout 10 adb -P "$SP2" kill-server >/dev/null 2>&1
+    timeout 30 "$BIN" pull --connect "$S" --timeout 2 /userdata/dumps/002_ConvRelu_t2_shape_1_512_float.npy "$work/k3.npy" 2>/dev/null
+    [ $? = 3 ] && ok "--adb-keys replaces the default key" || fail "--adb-keys: this user's key still got in"
     stop_board
 }
 
@@ -208,7 +238,7 @@ fault_case() { # label want_rc message_part mode fault_args...
     msg=$(tail -1 "$dst.err")
     if [ "$rc" = "$want" ] && grep -q -- "$part" "$dst.err"; then ok "$label ($mode): rc $rc"; else fail "$label ($mode): rc=$rc want $want, '$msg'"; fi
     [ $((SECONDS - t0)) -le 20 ] || fail "$label: took $((SECONDS - t0)) s"
-    [ -z "$(find "$dst" -name '*.part')" ] || fail "$label: .part left behind"
+    [ -z "$(find "$dst" -name '*.part' -o -name '.*.tmp')" ] || fail "$label: a temporary file left behind"
     if [ -d "$dst/dumps" ]; then
         bad=$(cd "$dst/dumps" && find . -type f ! -exec cmp -s {} "$SRC"/{} \; -print)
         [ -z "$bad" ] || fail "$label: partial file under its final name: $bad"

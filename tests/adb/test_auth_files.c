@@ -25,13 +25,13 @@ static void test_fifo_keys(void)
     adb_keys *k = NULL;
     rd_error err;
     setenv("ADB_VENDOR_KEYS", vendor, 1);
-    CU_ASSERT_EQUAL(adb_keys_load(dir, &k, &err), RD_E_AUTH); /* the user key: an error naming it */
+    CU_ASSERT_EQUAL(adb_keys_load(dir, NULL, NULL, &k, &err), RD_E_AUTH); /* the user key: an error naming it */
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "adbkey"));
     adb_keys_free(k);
     k = NULL;
     /* a FIFO among the vendor keys is skipped; a fresh user key is made and used */
     unlink(key);
-    CU_ASSERT_EQUAL(adb_keys_load(dir, &k, &err), RD_OK);
+    CU_ASSERT_EQUAL(adb_keys_load(dir, NULL, NULL, &k, &err), RD_OK);
     CU_ASSERT_EQUAL(adb_keys_count(k), 1u);
     CU_ASSERT(rd_test_seconds() - t0 < 20.0);
     alarm(0);

@@ -13,75 +13,43 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct fixture {
-    char *dir;   /* test folder */
-    char *root;  /* the board's / */
-    char *home;  /* HOME for keys */
-    char *dumps; /* root/userdata/dumps */
-    rd_board *board;
-    char addr[64];
-} fixture;
+typedef at_board fixture;
 
 static const char *fx_features; /* NULL: the board's default */
 
 static bool fx_start(fixture *fx, const char *tag, bool auth, uint32_t version,
                      uint32_t max_payload, const char *faults)
 {
-    memset(fx, 0, sizeof *fx);
-    fx->dir = rd_test_tmpdir(tag);
-    if (!fx->dir) return false;
-    fx->root = at_join(fx->dir, "root");
-    fx->home = at_join(fx->dir, "home");
-    mkdir(fx->root, 0755);
-    mkdir(fx->home, 0755);
-    fx->dumps = at_join(fx->root, "userdata/dumps");
-    if (!at_make_dump_tree(fx->root)) return false;
-    rd_board_options bo = {.root = fx->root,
-                           .auth = auth,
-                           .accept_delay_ms = 50,
+    /* with auth, the board knows a stranger's key only, so our client's key goes through the
+     * "accept it on the board" flow (accepted after 50 ms) */
+    char *stranger = rd_test_tmpdir("stranger-key");
+    char *keys = stranger ? at_join(stranger, ".android/adbkey.pub") : NULL;
+    char *pub = NULL;
+    rd_error kerr;
+    if (!keys || (auth && adb_user_public_key(stranger, &pub, &kerr) != RD_OK)) {
+        fprintf(stderr, "a stranger's key: %s\n", keys ? kerr.msg : "no folder");
+        free(stranger);
+        free(keys);
+        return false;
+    }
+    free(pub);
+    rd_board_options bo = {.no_auth = !auth,
+                           .adb_keys = auth ? keys : NULL,
+                           .accept_new_keys_ms = 50,
                            .version = version,
                            .max_payload = max_payload,
                            .faults = faults,
                            .features = fx_features};
-    rd_error err;
-    if (rd_board_start(&bo, &fx->board, &err) != RD_OK) {
-        fprintf(stderr, "board: %s\n", err.msg);
-        return false;
-    }
-    snprintf(fx->addr, sizeof fx->addr, "127.0.0.1:%d", rd_board_port(fx->board));
-    return true;
+    bool ok = at_board_start(fx, tag, &bo, true);
+    at_rm_rf(stranger);
+    free(stranger);
+    free(keys);
+    return ok;
 }
 
 static void fx_stop(fixture *fx)
 {
-    rd_board_stop(fx->board);
-    if (fx->dir) at_rm_rf(fx->dir);
-    free(fx->dir);
-    free(fx->root);
-    free(fx->home);
-    free(fx->dumps);
-}
-
-typedef struct logbuf {
-    char text[4096];
-} logbuf;
-
-static void log_to_buf(void *user, const char *msg)
-{
-    logbuf *l = user;
-    size_t n = strlen(l->text);
-    snprintf(l->text + n, sizeof l->text - n, "%s\n", msg);
-}
-
-static rd_status fx_open(fixture *fx, int timeout_ms, logbuf *log, rd_adb **dev, rd_error *err)
-{
-    rd_adb_options o = {.transport = RD_ADB_TCP,
-                        .connect = fx->addr,
-                        .timeout_ms = timeout_ms,
-                        .home = fx->home,
-                        .log = log ? log_to_buf : NULL,
-                        .log_user = log};
-    return rd_adb_open(&o, dev, err);
+    at_board_stop(fx);
 }
 
 /* Pulls /userdata/dumps into dir/out and checks the tree; returns the status of the pull. */
@@ -104,13 +72,14 @@ static void run_config(const char *tag, bool auth, uint32_t version, uint32_t ma
     CU_ASSERT_FATAL(fx_start(&fx, tag, auth, version, max_payload, NULL));
     rd_adb *dev = NULL;
     rd_error err;
-    logbuf log = {{0}};
-    rd_status st = fx_open(&fx, 5000, &log, &dev, &err);
+    at_log log;
+    at_log_init(&log);
+    rd_status st = at_board_open(&fx, 5000, &log, &dev, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     CU_ASSERT_STRING_EQUAL(rd_adb_transport_name(dev), "tcp");
     bool v2shell = adb_has_feature(rd_adb_features(dev), "shell_v2");
     CU_ASSERT_EQUAL(v2shell, fx_features == NULL);
-    if (auth) CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "accept it on the board"));
+    if (auth) CU_ASSERT_TRUE(at_log_has(&log, "accept it on the board"));
     CU_ASSERT_EQUAL(pull_and_compare(&fx, dev, true, &err), RD_OK);
     /* shell: output and exit status */
     char *text = NULL;
@@ -125,9 +94,10 @@ static void run_config(const char *tag, bool auth, uint32_t version, uint32_t ma
     rd_adb_close(dev);
     if (auth) { /* the key is now trusted: the second connection signs and gets in without an offer
                  */
-        logbuf log2 = {{0}};
-        CU_ASSERT_EQUAL(fx_open(&fx, 5000, &log2, &dev, &err), RD_OK);
-        CU_ASSERT_PTR_NULL(strstr(log2.text, "accept it"));
+        at_log log2;
+        at_log_init(&log2);
+        CU_ASSERT_EQUAL(at_board_open(&fx, 5000, &log2, &dev, &err), RD_OK);
+        CU_ASSERT_FALSE(at_log_has(&log2, "accept it"));
         rd_adb_close(dev);
     }
     fx_stop(&fx);
@@ -171,7 +141,7 @@ static void test_api(void)
     CU_ASSERT_FATAL(fx_start(&fx, "board-api", false, 0, 0, NULL));
     rd_adb *dev = NULL;
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(fx_open(&fx, 5000, NULL, &dev, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(at_board_open(&fx, 5000, NULL, &dev, &err), RD_OK);
     rd_adb_stat sb;
     CU_ASSERT_EQUAL(rd_adb_stat_path(dev, "/userdata/dumps/004_512.npy", &sb, &err), RD_OK);
     CU_ASSERT_TRUE(sb.exists);
@@ -233,7 +203,8 @@ static void test_api(void)
     fx_stop(&fx);
 }
 
-/* A fault: the pull fails (or succeeds) with a message, leaves no .part and no partial final file.
+/* A fault: the pull fails (or succeeds) with a message, leaves no temporary and no partial final
+ * file.
  */
 static void run_fault(const char *tag, const char *faults, rd_status want, const char *msg_part,
                       int timeout_ms)
@@ -242,7 +213,7 @@ static void run_fault(const char *tag, const char *faults, rd_status want, const
     CU_ASSERT_FATAL(fx_start(&fx, tag, false, 0, 0, faults));
     rd_adb *dev = NULL;
     rd_error err;
-    rd_status st = fx_open(&fx, timeout_ms, NULL, &dev, &err);
+    rd_status st = at_board_open(&fx, timeout_ms, NULL, &dev, &err);
     if (st == RD_OK) {
         st = pull_and_compare(&fx, dev, want == RD_OK, &err);
         rd_adb_close(dev);
@@ -251,11 +222,12 @@ static void run_fault(const char *tag, const char *faults, rd_status want, const
     if (st != want || (msg_part && !strstr(err.msg, msg_part)))
         fprintf(stderr, "fault %s: status %s, message: %s\n", faults, rd_status_str(st), err.msg);
     if (msg_part) CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, msg_part));
-    /* every file that exists under its final name is complete; no .part survives; nothing escaped
+    /* every file that exists under its final name is complete; no temporary file survives; nothing
+     * escaped
      */
     char *out = at_join(fx.dir, "out/dumps");
     char cmd[8400];
-    snprintf(cmd, sizeof cmd, "test -z \"$(find '%s' -name '*.part')\"", fx.dir);
+    snprintf(cmd, sizeof cmd, "test -z \"$(find '%s' -name '*.part' -o -name '.*.tmp')\"", fx.dir);
     CU_ASSERT_EQUAL(system(cmd), 0);
     snprintf(cmd, sizeof cmd,
              "cd '%s' 2>/dev/null || exit 0; find . -type f ! -exec cmp -s {} '%s'/{} \\; -print | "
@@ -315,7 +287,7 @@ static void test_fault_unauthorized(void)
     rd_adb *dev = NULL;
     rd_error err;
     int64_t t0 = adb_now_ms();
-    CU_ASSERT_EQUAL(fx_open(&fx, 1000, NULL, &dev, &err), RD_E_AUTH);
+    CU_ASSERT_EQUAL(at_board_open(&fx, 1000, NULL, &dev, &err), RD_E_AUTH);
     CU_ASSERT_TRUE(adb_now_ms() - t0 < 5000);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "accept it on the board"));
     CU_ASSERT_PTR_NULL(strstr(err.msg, "PRIVATE"));

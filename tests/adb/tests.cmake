@@ -14,3 +14,8 @@ set_tests_properties(e2e_adb_real PROPERTIES LABELS e2e SKIP_RETURN_CODE 77 TIME
 add_library(rd_adb_internal INTERFACE)
 target_include_directories(rd_adb_internal INTERFACE ${PROJECT_SOURCE_DIR}/adb_bridge/src)
 target_link_libraries(rd_adb_internal INTERFACE rd::adb_bridge PkgConfig::USB PkgConfig::CRYPTO)
+
+# The README demo from clones under /tmp, /srv and a folder with a space (the board's path mapping).
+add_test(NAME e2e_demo_paths COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e_demo_paths.sh ${PROJECT_SOURCE_DIR}
+         $<TARGET_FILE:rknn-diag>)
+set_tests_properties(e2e_demo_paths PROPERTIES LABELS e2e TIMEOUT 900)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# check_file_io.sh CC SOURCE_DIR: fails when a source of simulator/, reports/, analyzer/ or adb_bridge/ opens,
-# creates, renames or removes a file other than through the helpers of simulator/src/fs_*.c (rd_file_open_read,
-# rd_file_open_within, rd_file_read_all, rd_atomic_file, rd_dir_make, rd_dir_remove_tree; docs/security.md).
+# check_file_io.sh CC SOURCE_DIR: fails when a source of simulator/, reports/, analyzer/, adb_bridge/, rknn_model/
+# or flatbuf/ opens, creates, renames or removes a file other than through the helpers of simulator/src/fs_*.c
+# (rd_file_open_read, rd_file_open_within, rd_file_read_all, rd_atomic_file, rd_dir_make, rd_dir_remove_tree; docs/security.md).
 # Those helpers refuse FIFOs, never follow a planted link, never share a temporary file and never leave a
 # partial file under a final name; a direct fopen/open/rename/unlink/mkdir brings those bugs back.
 # Comments are stripped first (GCC's preprocessor with -fpreprocessed), so prose may name the calls.
@@ -19,12 +19,13 @@ allowed=(
   simulator/src/fs_read.c    # the helpers themselves
   simulator/src/fs_write.c
   simulator/src/fs_dir.c
-  # adb_bridge: pull and push, the emulated board's sync service and the key files are switched to the helpers by
-  # the adb-hardening work (issue 16, items 8-10); until then they keep their own file code. Remove each line
-  # as its file is switched.
-  adb_bridge/src/files.c
-  adb_bridge/src/board_sync.c
-  adb_bridge/src/auth.c
+  # the emulated board is a device, not an output folder: its file service resolves paths inside its root
+  # with openat2(RESOLVE_IN_ROOT) (links inside it followed, none out; docs/board.md, Security)
+  adb_bridge/src/board_fs.c
+  # ... and its shell commands are confined by system calls in a forked child, where only system calls may
+  # run (the /proc maps of a user namespace, a probe file in the root, /dev/null as stdin)
+  adb_bridge/src/board_sandbox.c
+  adb_bridge/src/board_shell.c
 )
 
 calls='fopen|freopen|open|openat|open64|creat|rename|renameat|renameat2|link|linkat|symlink|symlinkat|unlink|unlinkat'
@@ -59,7 +60,7 @@ while IFS= read -r -d '' file; do
     done <<<"$hits"
     bad=1
   fi
-done < <(find simulator reports analyzer adb_bridge -name '*.c' -print0 | sort -z)
+done < <(find simulator reports analyzer adb_bridge rknn_model flatbuf -name '*.c' -print0 | sort -z)
 
 if [ "$checked" -lt 20 ]; then
   echo "check_file_io: only $checked sources found under $src: wrong folder?" >&2

@@ -114,6 +114,8 @@ typedef struct rd_adb_stat {
     uint32_t mode; /* st_mode bits as the board reports them (S_IFDIR, S_IFREG, permissions) */
     uint64_t size; /* bytes; truncated to 32 bits by boards without stat_v2 */
     int64_t mtime; /* seconds since the epoch */
+    uint64_t dev;  /* device and inode on the board (stat_v2 only; both 0 when unknown) */
+    uint64_t ino;
 } rd_adb_stat;
 
 typedef struct rd_adb_dirent {
@@ -121,6 +123,8 @@ typedef struct rd_adb_dirent {
     uint32_t mode;
     uint64_t size;
     int64_t mtime;
+    uint64_t dev; /* of the entry itself (lstat), ls_v2 only; both 0 when unknown */
+    uint64_t ino;
 } rd_adb_dirent;
 
 /** Stats a remote path (follows symlinks where the board supports stat_v2). Missing: exists false,
@@ -151,11 +155,24 @@ typedef void (*rd_adb_progress_fn)(void *user, const rd_adb_progress *p);
 
 /**
  * Copies a remote file or folder (recursively) to local, placed as `adb pull` places it: when local
- * is an existing folder the copy lands in local/<basename of remote>, else at local itself. Each
- * file is written as <name>.part and renamed when complete; names the board lists with '/', "..",
- * or empty are refused, so nothing is written outside the destination. A RECV the board FAILs is
- * retried once on a fresh sync service. A missing remote dump folder gets the usual fix in the
- * message.
+ * is an existing folder the copy lands in local/<basename of remote>, else at local itself.
+ *
+ * - Each file is received into a temporary file with a short unique name in its folder and renamed
+ *   to its name only when exactly the announced number of bytes arrived (a board sending fewer or
+ *   more is an error, and nothing is kept under the file's name). Boards without stat_v2 announce
+ *   32-bit sizes: their files are held to that size too, and a file whose size is unknown (a link
+ *   followed on such a board) to at most 4 GiB.
+ * - Names the board lists with '/', "..", NUL or empty are refused (RD_E_DEVICE), so nothing is
+ *   written outside the destination.
+ * - The listing follows links to folders as adb does, but visits each folder once (device and inode
+ *   from stat_v2/ls_v2): a link back to a folder already visited is skipped with a log line. Depth
+ *   (64), entries (1,000,000) and the time of the whole listing (the handle's timeout) are bounded.
+ * - A file that cannot be stored under its name here (longer than 255 bytes, refused by the local
+ *   file system) or that arrives short fails alone: it is logged, the other files are still pulled,
+ *   and the call then returns the first such failure with the count. Transport and protocol errors
+ *   stop the pull at once.
+ * - A RECV the board FAILs is retried once on a fresh sync service. A missing remote dump folder
+ *   gets the usual fix in the message.
  */
 rd_status rd_adb_pull(rd_adb *dev, const char *remote, const char *local,
                       rd_adb_progress_fn progress, void *user, rd_error *err);
@@ -191,18 +208,31 @@ rd_status rd_adb_shell_capture(rd_adb *dev, const char *cmd, char **out_text, si
 
 /* ---------------------------------------------------------------------------------------------------
  * The fake board: an ADB device over TCP serving a local folder as the board's file system.
+ *
+ * Safe by default (docs/board.md, "Security"): it listens on 127.0.0.1, accepts only hosts that
+ * sign with a key it was given (default: this user's ~/.android/adbkey.pub, as a real adbd's
+ * adb_keys), resolves the sync service's paths inside the folder (links and ".." never leave it),
+ * and runs shell commands never as root, without new privileges and, where the system allows, with
+ * the folder as the only writable place.
  */
 
 typedef struct rd_board_options {
-    int port;            /* TCP port on 127.0.0.1; 0 picks a free one (see rd_board_port) */
-    const char *root;    /* the board's "/" (remote /userdata/dumps is root/userdata/dumps) */
-    bool auth;           /* require RSA authentication */
-    int accept_delay_ms; /* with auth: an offered public key is "accepted by the user" after this */
-    uint32_t version;    /* protocol version announced; 0: 0x01000001 */
-    uint32_t max_payload; /* max payload announced; 0: 1 MiB */
-    const char *features; /* NULL: "shell_v2,cmd,stat_v2,ls_v2" */
-    const char *faults;   /* comma-separated, see rd_board_fault_help(); NULL or "" for none */
-    rd_adb_log_fn log;    /* connection log, may be NULL */
+    int port;               /* TCP port; 0 picks a free one (see rd_board_port) */
+    const char *bind;       /* IPv4 or IPv6 address to listen on; NULL: "127.0.0.1" */
+    const char *root;       /* the board's "/" (remote /userdata/dumps is root/userdata/dumps) */
+    bool no_auth;           /* accept every host without a key: anyone who reaches the port runs
+                               shell commands (logged as a warning) */
+    const char *adb_keys;   /* public keys accepted, one per line as in adbkey.pub (adbd's adb_keys
+                               format); NULL: <home>/.android/adbkey.pub, created with the key pair
+                               when absent */
+    const char *home;       /* for the default key; NULL: $HOME */
+    int accept_new_keys_ms; /* > 0: a public key a host offers is "accepted by the user" after this
+                               long (tests of the prompt flow; lets anyone in); 0: never */
+    uint32_t version;       /* protocol version announced; 0: 0x01000001 */
+    uint32_t max_payload;   /* max payload announced; 0: 1 MiB */
+    const char *features;   /* NULL: "shell_v2,cmd,stat_v2,ls_v2" */
+    const char *faults;     /* comma-separated, see rd_board_fault_help(); NULL or "" for none */
+    rd_adb_log_fn log; /* connection log, warnings and how commands are confined; may be NULL */
     void *log_user;
 } rd_board_options;
 
@@ -214,11 +244,19 @@ const char *rd_board_fault_help(void);
 /** Checks a fault list without starting anything (RD_E_INVAL with the bad item named). */
 rd_status rd_board_faults_check(const char *faults, rd_error *err);
 
-/** Starts the board in a background thread; it listens before this returns. */
+/**
+ * Starts the board in a background thread; it listens before this returns. Started as root, it
+ * hands the served folder's root-owned entries to the id its commands run as (see docs/board.md).
+ * RD_E_INVAL: bad options or a keys file without a key; RD_E_IO: cannot listen, or commands could
+ * not run confined; RD_E_AUTH: the default key is unusable (the message says what to do).
+ */
 rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *err);
 
 /** The port the board listens on. */
 int rd_board_port(const rd_board *b);
+
+/** "ADDRESS:PORT" the board listens on ("[::1]:PORT" for IPv6), owned by b. */
+const char *rd_board_address(const rd_board *b);
 
 /** Stops listening, closes every connection, ends running shell commands, joins threads and frees.
  */

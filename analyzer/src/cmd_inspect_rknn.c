@@ -1,0 +1,176 @@
+/*
+ * cmd_inspect_rknn.c: `rknn-diag inspect MODEL.rknn [--json] [--all | --max N]` and
+ * `rknn-diag inspect --build-log FILE [--json] [--all | --max N]` (inspect_rknn.h).
+ */
+#include "inspect_rknn.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { OPT_HELP = 1, OPT_JSON, OPT_ALL, OPT_MAX, OPT_BUILD_LOG };
+
+static const an_optspec rknn_opts[] = {
+    {OPT_BUILD_LOG, "build-log", 0, "FILE", "read a verbose RKNN-Toolkit2 build log or a board's layer table"},
+    {OPT_JSON, "json", 0, NULL, "print everything as JSON (docs/rknn-model.md)"},
+    {OPT_ALL, "all", 0, NULL, "list every node, tensor and row (text)"},
+    {OPT_MAX, "max", 0, "N", "list at most N nodes, tensors and rows (text; default 20)"},
+    {OPT_HELP, "help", 'h', NULL, "show this help"},
+};
+#define N_RKNN_OPTS ((int)(sizeof rknn_opts / sizeof rknn_opts[0]))
+
+#define DEFAULT_MAX_ROWS 20
+
+/* Reads up to n bytes of a regular file (a FIFO is refused, not waited on); 0 when it cannot. */
+static size_t peek(const char *path, unsigned char *buf, size_t n)
+{
+    int fd;
+    if (rd_file_open_read(path, 0, UINT64_MAX, &fd, NULL, NULL) != RD_OK)
+        return 0;
+    ssize_t got = read(fd, buf, n);
+    close(fd);
+    return got > 0 ? (size_t)got : 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+bool an_inspect_rknn_wanted(const an_cmd_ctx *ctx)
+{
+    for (int i = 1; i < ctx->argc; i++) {
+        const char *a = ctx->argv[i];
+        if (strcmp(a, "--build-log") == 0 || strncmp(a, "--build-log=", 12) == 0)
+            return true;
+        if (a[0] == '-')
+            continue;
+        unsigned char head[16];
+        size_t n = peek(a, head, sizeof head);
+        if (ends_with(a, ".rknn") || (n && rd_rknn_detect(head, n) != RD_RKNN_FILE_UNKNOWN))
+            return true;
+    }
+    return false;
+}
+
+void an_inspect_rknn_help(FILE *out)
+{
+    an_print_help(out, "rknn-diag inspect MODEL.rknn [--json] [--all | --max N]\n"
+                       "       rknn-diag inspect --build-log FILE [--json] [--all | --max N]",
+                  "A .rknn model (told by its first bytes): header and format versions, target platform,\n"
+                  "toolkit and compiler versions, inputs and outputs with runtime dtype and layout,\n"
+                  "quantization and mean/std, per-op-type counts (NPU, CPU, float16), then the nodes and\n"
+                  "tensors (the first 20 of each; --all or --max N for more). --json gives everything.\n"
+                  "Encrypted (CYPTRKNN), RKNX, OpenVX and header-less files are refused by name (exit 3).\n"
+                  "A build log: versions, option line, fold_constant and fuse_ops rewrites, quant_optimizer,\n"
+                  "hybrid float16 tensors, layer tables with their per-op-type counts, ranking table.",
+                  rknn_opts, N_RKNN_OPTS);
+}
+
+/* Broken UTF-8 in names (a corrupt or hostile file) would make the JSON unreadable: each such byte
+   becomes '?', in place (never longer). */
+static void fix_utf8(char *s)
+{
+    for (unsigned char *p = (unsigned char *)s; p && *p;) {
+        size_t n = an_rk_utf8_len(p);
+        if (n == 0)
+            *p++ = '?';
+        else
+            p += n;
+    }
+}
+
+static void sanitize(cJSON *item)
+{
+    for (cJSON *c = item; c; c = c->next) {
+        fix_utf8(c->string);
+        if (cJSON_IsString(c))
+            fix_utf8(c->valuestring);
+        if (c->child)
+            sanitize(c->child);
+    }
+}
+
+static void print_json(FILE *out, cJSON *root)
+{
+    if (root)
+        sanitize(root->child);
+    char *text = root ? cJSON_Print(root) : NULL;
+    if (text)
+        fprintf(out, "%s\n", text);
+    free(text);
+    cJSON_Delete(root);
+}
+
+int an_inspect_rknn(an_cmd_ctx *ctx)
+{
+    const char *model = NULL, *log_path = NULL;
+    bool json = false;
+    an_rk_text_opts to = {DEFAULT_MAX_ROWS};
+    an_opts p;
+    an_opts_init(&p, ctx, rknn_opts, N_RKNN_OPTS);
+    const char *v;
+    int id;
+    long max;
+    while ((id = an_opts_next(&p, &v)) != -1) {
+        switch (id) {
+        case -2:
+            return AN_EXIT_USAGE;
+        case 0:
+            if (model)
+                return an_usage(ctx, "one model only");
+            model = v;
+            break;
+        case OPT_HELP:
+            an_inspect_rknn_help(ctx->out);
+            return AN_EXIT_OK;
+        case OPT_JSON:
+            json = true;
+            break;
+        case OPT_ALL:
+            to.max_rows = SIZE_MAX;
+            break;
+        case OPT_MAX:
+            if (!an_parse_int(ctx->argv[0], "--max", v, 0, 100000000, &max, ctx->errs))
+                return AN_EXIT_USAGE;
+            to.max_rows = (size_t)max;
+            break;
+        case OPT_BUILD_LOG:
+            if (log_path)
+                return an_usage(ctx, "one --build-log only");
+            log_path = v;
+            break;
+        }
+    }
+    if (model && log_path)
+        return an_usage(ctx, "give a .rknn model or --build-log FILE, not both");
+    if (!model && !log_path)
+        return an_usage(ctx, "missing MODEL.rknn or --build-log FILE");
+    rd_error err = {0};
+    if (log_path) {
+        rd_rknn_log *log = NULL;
+        if (rd_rknn_log_load(log_path, &log, &err) != RD_OK)
+            return an_fail(ctx, &err);
+        if (json)
+            print_json(ctx->out, an_rk_log_json(rd_rknn_log_get(log)));
+        else
+            an_rk_print_log(ctx->out, rd_rknn_log_get(log), &to);
+        rd_rknn_log_destroy(log);
+        return AN_EXIT_OK;
+    }
+    rd_rknn_model *m = NULL;
+    if (rd_rknn_load(model, NULL, &m, &err) != RD_OK)
+        return an_fail(ctx, &err);
+    for (size_t i = 0; i < rd_rknn_warning_count(m); i++) {
+        fprintf(ctx->errs, "rknn-diag inspect: warning: %s: ", model);
+        an_rk_put(ctx->errs, rd_rknn_warning(m, i));
+        fputc('\n', ctx->errs);
+    }
+    if (json)
+        print_json(ctx->out, an_rk_model_json(m));
+    else
+        an_rk_print_model(ctx->out, m, &to);
+    rd_rknn_destroy(m);
+    return AN_EXIT_OK;
+}

@@ -1,0 +1,48 @@
+/*
+ * inspect_rknn.h: `rknn-diag inspect` for what RKNN-Toolkit2 built: a `.rknn` model (told by its first
+ * bytes, not its name) and `--build-log FILE`. cmd_inspect.c hands over to an_inspect_rknn when
+ * an_inspect_rknn_wanted says so. Output layouts: docs/rknn-model.md.
+ */
+#ifndef RD_AN_INSPECT_RKNN_H
+#define RD_AN_INSPECT_RKNN_H
+
+#include "cli_internal.h"
+#include "rknn_diag/rknn_model.h"
+
+#include <cjson/cJSON.h>
+
+/** True when the arguments name a file of the RKNN family (by magic or a .rknn name) or --build-log. */
+bool an_inspect_rknn_wanted(const an_cmd_ctx *ctx);
+
+/** The command for those arguments. */
+int an_inspect_rknn(an_cmd_ctx *ctx);
+
+/** The RKNN part of `inspect --help` (printed after the ONNX one). */
+void an_inspect_rknn_help(FILE *out);
+
+/** How many nodes, tensors or rows the text output lists (SIZE_MAX: all). */
+typedef struct an_rk_text_opts {
+    size_t max_rows;
+} an_rk_text_opts;
+
+/* inspect_rknn_text.c */
+void an_rk_print_model(FILE *out, const rd_rknn_model *m, const an_rk_text_opts *o);
+/** Bytes of the valid UTF-8 sequence at p (1 to 4), 0 when it is not one. */
+size_t an_rk_utf8_len(const unsigned char *p);
+/** Writes s with control bytes and broken UTF-8 as \xNN (names come from hostile files). */
+void an_rk_put(FILE *out, const char *s);
+/** an_rk_put, then blanks up to width columns. */
+void an_rk_put_pad(FILE *out, const char *s, int width);
+/** The per-op-type table (OpType, count, NPU, CPU, float16, int8). */
+void an_rk_print_ops(FILE *out, const rd_rknn_op_count *ops, size_t n_ops);
+
+/* inspect_rknn_json.c */
+cJSON *an_rk_model_json(const rd_rknn_model *m);
+cJSON *an_rk_value_json(const rd_rknn_value *v);
+cJSON *an_rk_ops_json(const rd_rknn_op_count *ops, size_t n);
+
+/* inspect_build_log.c */
+void an_rk_print_log(FILE *out, const rd_rknn_build_log *b, const an_rk_text_opts *o);
+cJSON *an_rk_log_json(const rd_rknn_build_log *b);
+
+#endif
