@@ -57,6 +57,10 @@ static rd_status add_row(analysis *a, const char *name, const char *op_type, con
     rd_status st = rd_result_add_layer(a->r, name, op_type, &l, err);
     if (st != RD_OK)
         return st;
+    rd_sim_tensor t; /* the NPU op of the group computing the tensor (none for inputs and their conversions) */
+    if (rd_sim_tensor_get(a->s, name, &t, NULL) == RD_OK && t.npu_op &&
+        (st = rd_result_set_string(&l->npu_op, t.npu_op, err)) != RD_OK)
+        return st;
     if (fused_into && (st = rd_result_set_string(&l->fused_into, fused_into, err)) != RD_OK)
         return st;
     if (precision && (st = rd_result_set_string(&l->precision, precision, err)) != RD_OK)
@@ -141,7 +145,9 @@ static rd_status create_rows(analysis *a, const rd_sim_event *ev, rd_error *err)
         rd_model_value(m, (size_t)t.fused_into, &into);
         fused = into.name;
     }
-    st = add_row(a, ev->name, ev->op_type, fused, ev->materialized ? precision_name(&t) : NULL, ev->golden, &row, err);
+    /* the row is labelled as RKNN's accuracy_analysis prints it: the op after the compiler's rewrites */
+    st = add_row(a, ev->name, t.row_op ? t.row_op : ev->op_type, fused, ev->materialized ? precision_name(&t) : NULL,
+                 ev->golden, &row, err);
     a->row_of_value[ev->value] = row;
     return st;
 }

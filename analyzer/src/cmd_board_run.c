@@ -156,28 +156,6 @@ static void read_env(const board_args *a, const rd_platform_info *plat, board_en
     e->dump_dir = a->dump_dir ? a->dump_dir : dir && *dir ? dir : plat->dump_dir;
 }
 
-/* The fused runtime op type of the layer producing a value through node: the op types of the nodes
- * fused into it, in order (Conv + Relu = ConvRelu). */
-static void runtime_op_type(const rd_sim *s, int node, int depth, char *buf, size_t len)
-{
-    const rd_model *m = rd_sim_model(s);
-    rd_node_info ni;
-    rd_model_node(m, (size_t)node, &ni);
-    buf[0] = '\0';
-    for (int k = 0; k < ni.n_inputs && depth < 8; k++) {
-        if (ni.inputs[k] < 0)
-            continue;
-        rd_value_info vi;
-        rd_model_value(m, (size_t)ni.inputs[k], &vi);
-        rd_sim_tensor t;
-        if (vi.producer < 0 || rd_sim_tensor_get(s, vi.name, &t, NULL) != RD_OK || t.materialized || t.fused_into < 0)
-            continue;
-        runtime_op_type(s, vi.producer, depth + 1, buf, len); /* the fused producer comes first */
-        break;
-    }
-    size_t used = strlen(buf);
-    snprintf(buf + used, len - used, "%s", ni.op_type);
-}
 
 /* How the board holds value: the model's precision, or float16 where an fp16 fault says so. */
 static void held_of(const rd_sim *s, int value, const char *name, an_held *h)
@@ -287,8 +265,8 @@ static rd_status observe_layer(void *user, const rd_observed *ev, rd_error *err)
         r->cur_index = r->next_index++;
         r->last_node = ev->node;
     }
-    char op[64];
-    runtime_op_type(r->s, ev->node, 0, op, sizeof op);
+    char op[64]; /* the NPU op of the value's fused group, as RKNN names layers and dumps (ConvRelu, Conv) */
+    snprintf(op, sizeof op, "%s", t.npu_op ? t.npu_op : "");
     r->total_us += us;
     if (r->env.log_level >= 4) {
         an_held held;

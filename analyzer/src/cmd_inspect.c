@@ -107,9 +107,9 @@ static int64_t total_macs(const rd_model *m, bool *unknown)
         if (ni.folded)
             continue;
         total += ni.macs;
-        if (ni.macs == 0 && (strcmp(ni.op_type, "Conv") == 0 || strcmp(ni.op_type, "MatMul") == 0 ||
-                             strcmp(ni.op_type, "Gemm") == 0 || strcmp(ni.op_type, "ConvTranspose") == 0))
-            *unknown = true;
+        rd_op_info op;
+        if (ni.macs == 0 && rd_op_find(ni.domain, ni.op_type, &op) && op.has_macs && op.weight_input)
+            *unknown = true; /* a weighted layer's MACs need shapes fixed only at run time */
     }
     return total;
 }

@@ -8,7 +8,8 @@
  * shrinks until every node agrees: a one-to-one op removes the same channels on both sides, Add the same
  * on its inputs and output, Concat the matching ones; a Conv or Gemm consumer can drop any input channel
  * (its weight column goes); any other reader, graph inputs and outputs keep every channel. No value loses
- * all its channels. Everything is conservative: an op not listed stops pruning (docs/prune.md).
+ * all its channels. Each op's role comes from the op table (rd_op_info.prune); everything is conservative: an
+ * op with no channel rule stops pruning (docs/prune.md).
  */
 #include "prune.h"
 
@@ -35,10 +36,6 @@ typedef struct pruner {
     int *uses;         /* per value: node inputs reading it */
 } pruner;
 
-static const char *const ONE_TO_ONE_OPS[] = {"Relu", "LeakyRelu", "Elu", "Selu", "Tanh", "HardSwish", "Softsign",
-                                             "Identity", "Neg", "Abs", "MaxPool", "AveragePool", "GlobalAveragePool",
-                                             "GlobalMaxPool", "Clip"};
-
 static const float *f32_const(const rd_model *m, int value, int rank)
 {
     const rd_tensor *t = value >= 0 ? rd_model_constant(m, (size_t)value) : NULL;
@@ -60,7 +57,8 @@ static int64_t chans(const pruner *p, int value)
     return value >= 0 ? p->channels[value] : 0;
 }
 
-/* Clip keeps 0 at 0 when min <= 0 <= max (attributes below opset 11, scalar constant inputs from 11). */
+/* A bounded channelwise op (Clip) keeps 0 at 0 when min <= 0 <= max (attributes below opset 11, scalar
+   constant inputs from 11). */
 static bool clip_keeps_zero(const pruner *p, size_t i, const rd_node_info *ni)
 {
     float lo = -1.0f, hi = 1.0f;
@@ -130,50 +128,63 @@ static node_kind classify_bn(const pruner *p, const rd_node_info *ni)
     return K_BN;
 }
 
+static node_kind classify_add(const pruner *p, const rd_node_info *ni)
+{
+    int64_t c = chans(p, ni->outputs[0]);
+    rd_value_info a, b, y;
+    if (ni->n_inputs != 2 || ni->inputs[1] < 0 || !c || chans(p, ni->inputs[0]) != c || chans(p, ni->inputs[1]) != c)
+        return K_OTHER;
+    rd_model_value(p->m, (size_t)ni->inputs[0], &a);
+    rd_model_value(p->m, (size_t)ni->inputs[1], &b);
+    rd_model_value(p->m, (size_t)ni->outputs[0], &y);
+    return a.rank == y.rank && b.rank == y.rank ? K_ADD : K_OTHER; /* no broadcast onto the channel axis */
+}
+
+static node_kind classify_concat(const pruner *p, size_t i, const rd_node_info *ni)
+{
+    rd_value_info y;
+    rd_model_value(p->m, (size_t)ni->outputs[0], &y);
+    int64_t axis = 0, sum = 0;
+    bool all = true;
+    rd_model_node_attr_int(p->m, i, "axis", &axis);
+    if (axis < 0)
+        axis += y.rank;
+    for (int k = 0; k < ni->n_inputs; k++) {
+        all = all && chans(p, ni->inputs[k]) > 0;
+        sum += chans(p, ni->inputs[k]);
+    }
+    return all && axis == 1 && chans(p, ni->outputs[0]) && sum == chans(p, ni->outputs[0]) ? K_CONCAT : K_OTHER;
+}
+
+/* What node i is for pruning: its operator's channel rule (the op table, rd_op_find), checked on the node. */
 static node_kind classify(const pruner *p, size_t i)
 {
     rd_node_info ni;
     rd_model_node(p->m, i, &ni);
-    if (ni.folded || *ni.domain || ni.n_inputs < 1 || ni.n_outputs < 1 || ni.inputs[0] < 0)
+    rd_op_info op;
+    if (ni.folded || ni.n_inputs < 1 || ni.n_outputs < 1 || ni.inputs[0] < 0 || !rd_op_find(ni.domain, ni.op_type, &op))
         return K_OTHER;
-    const char *op = ni.op_type;
-    if (!strcmp(op, "Conv"))
-        return classify_conv(p, i, &ni);
-    if (!strcmp(op, "Gemm"))
-        return classify_gemm(p, i, &ni);
-    if (!strcmp(op, "BatchNormalization"))
+    switch (op.prune) {
+    case RD_OP_PRUNE_WEIGHTS:
+        if (op.weight == RD_OP_WEIGHT_CONV)
+            return classify_conv(p, i, &ni);
+        return op.weight == RD_OP_WEIGHT_GEMM ? classify_gemm(p, i, &ni) : K_OTHER;
+    case RD_OP_PRUNE_AFFINE:
         return classify_bn(p, &ni);
-    if (!strcmp(op, "Add")) {
-        int64_t c = chans(p, ni.outputs[0]);
-        rd_value_info a, b, y;
-        if (ni.n_inputs != 2 || ni.inputs[1] < 0 || !c || chans(p, ni.inputs[0]) != c || chans(p, ni.inputs[1]) != c)
+    case RD_OP_PRUNE_ADD:
+        return classify_add(p, &ni);
+    case RD_OP_PRUNE_CONCAT:
+        return classify_concat(p, i, &ni);
+    case RD_OP_PRUNE_CHANNELWISE:
+    case RD_OP_PRUNE_CHANNELWISE_BOUNDED: {
+        int64_t c = chans(p, ni.inputs[0]);
+        if (ni.n_outputs != 1 || !c || chans(p, ni.outputs[0]) != c)
             return K_OTHER;
-        rd_model_value(p->m, (size_t)ni.inputs[0], &a);
-        rd_model_value(p->m, (size_t)ni.inputs[1], &b);
-        rd_model_value(p->m, (size_t)ni.outputs[0], &y);
-        return a.rank == y.rank && b.rank == y.rank ? K_ADD : K_OTHER; /* no broadcast onto the channel axis */
+        return op.prune == RD_OP_PRUNE_CHANNELWISE || clip_keeps_zero(p, i, &ni) ? K_ONE_TO_ONE : K_OTHER;
     }
-    if (!strcmp(op, "Concat")) {
-        rd_value_info y;
-        rd_model_value(p->m, (size_t)ni.outputs[0], &y);
-        int64_t axis = 0, sum = 0;
-        bool all = true;
-        rd_model_node_attr_int(p->m, i, "axis", &axis);
-        if (axis < 0)
-            axis += y.rank;
-        for (int k = 0; k < ni.n_inputs; k++) {
-            all = all && chans(p, ni.inputs[k]) > 0;
-            sum += chans(p, ni.inputs[k]);
-        }
-        return all && axis == 1 && chans(p, ni.outputs[0]) && sum == chans(p, ni.outputs[0]) ? K_CONCAT : K_OTHER;
+    case RD_OP_PRUNE_STOP:
+        break;
     }
-    for (size_t k = 0; k < sizeof ONE_TO_ONE_OPS / sizeof ONE_TO_ONE_OPS[0]; k++)
-        if (!strcmp(op, ONE_TO_ONE_OPS[k])) {
-            int64_t c = chans(p, ni.inputs[0]);
-            if (ni.n_outputs != 1 || !c || chans(p, ni.outputs[0]) != c)
-                return K_OTHER;
-            return strcmp(op, "Clip") || clip_keeps_zero(p, i, &ni) ? K_ONE_TO_ONE : K_OTHER;
-        }
     return K_OTHER;
 }
 

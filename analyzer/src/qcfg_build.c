@@ -85,7 +85,7 @@ static rd_status add_weights(rd_sim *s, rd_qcfg *cfg, size_t *n_w, rd_error *err
 /* A tensor RKNN lists in custom_quantize_layers: float16 ones, and int8/int16 ones that differ from the dtype's. */
 static bool custom_layer(const rd_sim *s, const rd_sim_tensor *t)
 {
-    if (!t->materialized)
+    if (!t->materialized || t->via_float16) /* RKNN's own float16 ops are no choice of the user's */
         return false;
     if (t->precision == RD_PREC_FP16)
         return true;

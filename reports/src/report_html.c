@@ -212,6 +212,11 @@ static void put_table(rep_buf *b, const rd_result *r, const bool used[RD_GROUP_C
         rep_buf_html(b, l->name);
         rep_buf_puts(b, "</td><td>");
         rep_buf_html(b, l->op_type);
+        if (l->npu_op && (!l->op_type || strcmp(l->npu_op, l->op_type) != 0)) {
+            rep_buf_puts(b, " <span class=\"note\">NPU ");
+            rep_buf_html(b, l->npu_op);
+            rep_buf_puts(b, "</span>");
+        }
         if (l->fused_into) {
             rep_buf_puts(b, " <span class=\"note\">fused into ");
             rep_buf_html(b, l->fused_into);

@@ -118,6 +118,7 @@ static cJSON *layer_json(const rd_layer_result *l, bool *ok)
     }
     add(o, "name", string_or_null(l->name), ok);
     add(o, "op_type", string_or_null(l->op_type), ok);
+    add(o, "npu_op", string_or_null(l->npu_op), ok);
     add(o, "fused_into", string_or_null(l->fused_into), ok);
     add(o, "precision", string_or_null(l->precision), ok);
     cJSON *shape = cJSON_CreateArray();

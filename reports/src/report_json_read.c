@@ -315,6 +315,9 @@ static bool read_layer(jctx *c, const cJSON *o, rd_layer_result *l)
         !get_string(c, o, "fused_into", true, &l->fused_into) ||
         !get_string(c, o, "precision", true, &l->precision))
         return false;
+    /* npu_op came later: reports written before it have none */
+    if (cJSON_GetObjectItemCaseSensitive(o, "npu_op") && !get_string(c, o, "npu_op", true, &l->npu_op))
+        return false;
     const cJSON *shape = get_container(c, o, "shape", false);
     if (!shape)
         return false;

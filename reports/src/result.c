@@ -14,6 +14,7 @@ static void layer_fini(rd_layer_result *l)
 {
     free(l->name);
     free(l->op_type);
+    free(l->npu_op);
     free(l->fused_into);
     free(l->precision);
     free(l->channels.cos);

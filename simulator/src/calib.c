@@ -441,6 +441,8 @@ rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_
     }
     if (st == RD_OK)
         st = set_ranges(&c, s, err);
+    if (st == RD_OK)
+        st = sim_qrules_apply(s, err);
     calib_fini(&c);
     return st;
 }

@@ -56,6 +56,9 @@ static rd_status bind_ops(rd_model *m, const rd_load_options *opt, rd_error *err
         if (n->opset && n->opset < d->since)
             return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' (%s) uses opset %d; versions before %d are not supported",
                              m->path, n->name, n->op_type, n->opset, d->since);
+        if (n->opset && d->until && n->opset > d->until)
+            return rd_errorf(err, RD_E_PARSE, "%s: node '%s' (%s) uses opset %d, but ONNX dropped %s after opset %d",
+                             m->path, n->name, n->op_type, n->opset, n->op_type, d->until);
         if (d->params_size) {
             n->params = calloc(1, d->params_size);
             if (!n->params)

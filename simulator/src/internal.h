@@ -103,6 +103,11 @@ typedef struct sim_node {
     void *params;               /* def->params_size bytes filled by def->parse, owned */
     bool folded;                /* all outputs computed at load time */
     int64_t macs;
+    /* set by RKNN's passes (passes_rknn.c) or rd_sim_set_group on a simulation's copy of the model
+       (NULL: the node's own op_type): */
+    char *npu_op;               /* NPU op type of the fused group the node belongs to ("ConvExSwish"), owned */
+    char *row_op;               /* op type of its output's row in RKNN's accuracy table ("exSwish"), owned */
+    bool lowered;               /* computed in the NPU form its op lowers to (GlobalAveragePool as a Conv) */
 } sim_node;
 
 typedef struct sim_opset {
@@ -158,12 +163,31 @@ const float *sim_attr_floats(const sim_node *n, const char *name, size_t *count)
 
 #define SIM_DEFER ((rd_status)100) /* infer: output shape depends on data not known yet */
 
-enum { SIM_PREC_F32 = 0, SIM_PREC_COUNT = 1 };
+/* Float kernels by precision: eval[SIM_PREC_F32] always; eval[SIM_PREC_F16] where float16 computes
+   differently from float32 on half values (otherwise the simulator runs the float32 kernel on them). */
+enum { SIM_PREC_F32 = 0, SIM_PREC_F16 = 1, SIM_PREC_COUNT = 2 };
 
 enum sim_op_flags {
     SIM_OP_SHAPE_ONLY = 1u << 0, /* eval needs input shapes only (Shape, Size): foldable early */
     SIM_OP_NO_FOLD = 1u << 1,    /* never constant-fold (random ops and the like) */
+    SIM_OP_LOWERED_KERNELS = 1u << 2, /* its fp16/int8/int16 kernels compute the NPU form RKNN's passes lower it
+                                         to (npu_op): used only on nodes those passes lowered (sim_node.lowered) */
 };
+
+/* Roles in RKNN's fusions (passes_rknn.c, docs/numerics.md): the group's NPU op type is the head's npu_op
+   followed by each member's, capitalised (Conv + Add + Relu = ConvAddRelu). */
+enum sim_fuse_role {
+    SIM_FUSE_CONV = 1u << 0,       /* a convolution on the NPU (Conv, Gemm, MatMul of a constant weight) */
+    SIM_FUSE_DECONV = 1u << 1,     /* ConvTranspose */
+    SIM_FUSE_ADD = 1u << 2,        /* the element-wise Add of ConvAdd / AddRelu */
+    SIM_FUSE_CONV_ACT = 1u << 3,   /* an activation that fuses into a conv (ConvRelu, ConvClip, ConvSigmoid...) */
+    SIM_FUSE_DECONV_ACT = 1u << 4, /* an activation that fuses into a ConvTranspose */
+    SIM_FUSE_ADD_ACT = 1u << 5,    /* an activation that fuses with an Add (ConvAddRelu, ConvReluAdd, AddRelu) */
+    SIM_FUSE_SWISH_GATE = 1u << 6, /* Sigmoid: with a Mul(x, sigmoid(x)) it is one exSwish (replace_exswish) */
+    SIM_FUSE_SWISH_MUL = 1u << 7,  /* Mul: the product of an exSwish */
+};
+#define SIM_FUSE_HEADS (SIM_FUSE_CONV | SIM_FUSE_DECONV | SIM_FUSE_ADD)
+#define SIM_FUSE_ACTS (SIM_FUSE_CONV_ACT | SIM_FUSE_DECONV_ACT | SIM_FUSE_ADD_ACT)
 
 typedef struct sim_op_ctx {
     const sim_node *node;
@@ -178,16 +202,30 @@ typedef struct sim_op_ctx {
     int threads;
 } sim_op_ctx;
 
+struct sim_q8_layer;
+struct sim_q16_layer;
+
 typedef rd_status (*sim_parse_fn)(const sim_node *n, void *params, rd_error *err);
 typedef rd_status (*sim_infer_fn)(sim_op_ctx *ctx, rd_error *err);
 typedef rd_status (*sim_eval_fn)(sim_op_ctx *ctx, rd_error *err);
 /** MACs of one node given its inputs' and outputs' shapes (data may be NULL). */
 typedef int64_t (*sim_macs_fn)(const sim_op_ctx *ctx);
+/** Integer kernels (contracts in quant.h): the layer's quantization comes with the context. */
+typedef rd_status (*sim_q8_eval_fn)(sim_op_ctx *ctx, const struct sim_q8_layer *q, rd_error *err);
+typedef rd_status (*sim_q16_eval_fn)(sim_op_ctx *ctx, const struct sim_q16_layer *q, rd_error *err);
+/** The NPU op type of one node when it depends on the node (MatMul: Conv only for a constant weight). */
+typedef const char *(*sim_npu_op_fn)(const sim_node *n, const rd_model *m);
 
+/*
+ * One operator: everything the simulator, the passes and the tools know about it (docs/internals/ops.md).
+ * Listed once in ops/ops.def, sorted by name; registry.c checks nothing at run time, the registry test
+ * checks the table (sorted, unique, traits consistent).
+ */
 typedef struct sim_op_def {
     const char *name;           /* ONNX op_type */
     const char *domain;         /* "" default domain, "com.microsoft", ... */
     int since;                  /* first opset version implemented */
+    int until;                  /* last opset version the op exists in (removed or deprecated after); 0: current */
     int min_in, max_in;
     int min_out, max_out;
     size_t params_size;
@@ -196,10 +234,30 @@ typedef struct sim_op_def {
     sim_eval_fn eval[SIM_PREC_COUNT];
     sim_macs_fn macs;           /* may be NULL */
     unsigned flags;
+    /* quantization (sim_layers.c, calib.c, sim_weights.c) */
+    sim_q8_eval_fn eval_i8;     /* integer kernel at int8; NULL: float kernel on dequantized values */
+    sim_q16_eval_fn eval_i16;   /* integer kernel at int16 (int16 or int8 inputs, exact accumulation) */
+    int weight_in;              /* input holding the weight the integer kernels quantize; 0: none */
+    rd_op_weight weight;        /* its output-channel rule */
+    rd_op_qrule qrule;          /* int8 boundary rule of the outputs */
+    /* lossless pruning (analyzer/src/prune.c, through rd_op_find) */
+    rd_op_prune prune;
+    /* RKNN's compiler (passes_rknn.c) */
+    const char *npu_op;         /* its NPU op type and accuracy-row op type (NULL: name) */
+    sim_npu_op_fn npu_op_of;    /* when that depends on the node (NULL: npu_op) */
+    unsigned fuse;              /* enum sim_fuse_role */
+    /* opset history, for raising a model to opset 13 (qdq_export.c) */
+    int same_from;              /* first opset whose meaning is that of opset 13 (0: every version) */
+    bool same_on_last_axis;     /* before same_from, the same when its axis is the last one (Softmax) */
+    int attrs_to_inputs_at;     /* opset where attrs_to_inputs became inputs 1, 2, ... (0: none) */
+    const char *attrs_to_inputs[3];
 } sim_op_def;
 
-/** Looks up an operator; NULL if unknown. */
+/** Looks up an operator by bsearch in the sorted table; NULL if unknown. */
 const sim_op_def *sim_op_find(const char *domain, const char *op_type);
+/** Entry i of the table (sorted by name; rd_op_count entries) and its ops.def key (may be NULL); NULL past
+    the end. For the registry test. */
+const sim_op_def *sim_op_table_entry(size_t i, const char **key);
 
 /** One growable buffer reused by every eval of a run (ops that need two areas ask for the sum). */
 typedef struct sim_scratch {
@@ -292,6 +350,10 @@ rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor 
  */
 /* Applies the passes of optimization level 0..3 (docs/numerics.md) to m in place. */
 rd_status sim_passes_apply(rd_model *m, int level, rd_error *err);
+
+/* The op table's int8 boundary rules applied after calibration (sim.c, docs/numerics.md): outputs of ops that
+   pass their input's scale take input 0's parameters; a union op's output covers its inputs' ranges. */
+rd_status sim_qrules_apply(rd_sim *s, rd_error *err);
 
 /* Loader entry (onnx_load.c): fills an empty model from protobuf bytes. */
 rd_status sim_onnx_parse(rd_model *m, const void *buf, size_t len, rd_error *err);

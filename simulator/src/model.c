@@ -64,6 +64,8 @@ void sim_node_fini(sim_node *n)
         sim_attr_fini(&n->attrs[a]);
     free(n->attrs);
     free(n->params);
+    free(n->npu_op);
+    free(n->row_op);
     memset(n, 0, sizeof *n);
 }
 

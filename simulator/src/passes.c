@@ -4,11 +4,12 @@
  *
  * Level 0 is what loading did (constant folding); 1 removes Identity and inference Dropout; 2 also
  * folds BatchNormalization into the Conv or Gemm before it (passes_bn.c) and constant bias Adds into the
- * Conv, ConvTranspose, Gemm or MatMul before them (passes_bias.c); 3 also fuses activations into
- * their producer. Each rewrite keeps the FP32 result: removed and folded tensors record, in fused_into,
- * the tensor that now carries their value; fused activations leave both nodes in place and only mark
- * the producer's output virtual_out. Every pass works on node indices of the topological order, marks
- * the nodes it drops, and compacts the node list once at its end.
+ * Conv, ConvTranspose, Gemm or MatMul before them (passes_bias.c); 3 also applies RKNN's rewrites and
+ * fusions (passes_rknn.c: exSwish, ConvRelu, ConvAdd, ... groups). Each rewrite keeps the FP32 result:
+ * removed and folded tensors record, in fused_into, the tensor that now carries their value; fusions
+ * leave every node in place and only mark the inner tensors of a group virtual_out. Every pass works on
+ * node indices of the topological order, marks the nodes it drops, and compacts the node list once at its
+ * end.
  */
 #include "passes.h"
 
@@ -70,6 +71,14 @@ bool sim_pass_is_live_op(const sim_pass *p, int node, const char *op_type)
         return false;
     const sim_node *n = &p->m->nodes[node];
     return !n->folded && n->domain[0] == '\0' && strcmp(n->op_type, op_type) == 0;
+}
+
+rd_op_weight sim_pass_weight_rule(const sim_pass *p, int node)
+{
+    if (node < 0 || node >= p->m->n_nodes || p->removed[node])
+        return RD_OP_WEIGHT_NONE;
+    const sim_node *n = &p->m->nodes[node];
+    return !n->folded && n->domain[0] == '\0' && n->def ? n->def->weight : RD_OP_WEIGHT_NONE;
 }
 
 int sim_pass_fusable_producer(const sim_pass *p, int v)
@@ -179,49 +188,6 @@ static void remove_identities(sim_pass *p)
     }
 }
 
-/* ---- level 3: activations fused into their producer ------------------------------------------- */
-
-static bool is_fusable_activation(const sim_pass *p, int i)
-{
-    static const char *const acts[] = {"Relu", "LeakyRelu", "HardSwish", "HardSigmoid", "Sigmoid"};
-    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++)
-        if (sim_pass_is_live_op(p, i, acts[a]))
-            return true;
-    if (!sim_pass_is_live_op(p, i, "Clip"))
-        return false;
-    /* from opset 11 the bounds are inputs: fusable only when they are constants (Relu6 and the like) */
-    const sim_node *n = &p->m->nodes[i];
-    for (int k = 1; k < n->n_in; k++)
-        if (n->in[k] >= 0 && !p->m->values[n->in[k]].konst)
-            return false;
-    return true;
-}
-
-static bool is_fusable_producer(const sim_pass *p, int i)
-{
-    static const char *const prods[] = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add"};
-    for (size_t a = 0; a < sizeof prods / sizeof prods[0]; a++)
-        if (sim_pass_is_live_op(p, i, prods[a]))
-            return true;
-    return false;
-}
-
-static void fuse_activations(sim_pass *p)
-{
-    rd_model *m = p->m;
-    for (int i = 0; i < m->n_nodes; i++) {
-        if (!is_fusable_activation(p, i))
-            continue;
-        const sim_node *act = &m->nodes[i];
-        int x = act->in[0], y = act->out[0];
-        int prod = sim_pass_fusable_producer(p, x);
-        if (y < 0 || prod < 0 || !is_fusable_producer(p, prod) || m->nodes[prod].out[0] != x)
-            continue;
-        m->values[x].virtual_out = true;
-        m->values[x].fused_into = y;
-    }
-}
-
 /* ---- driver ---------------------------------------------------------------------------------- */
 
 rd_status sim_passes_apply(rd_model *m, int level, rd_error *err)
@@ -253,7 +219,7 @@ rd_status sim_passes_apply(rd_model *m, int level, rd_error *err)
         st = sim_pass_begin(&p, m, err);
         if (st != RD_OK)
             return st;
-        fuse_activations(&p);
+        st = sim_pass_rknn(&p, err);
         sim_pass_end(&p);
     }
     sim_graph_liveness(m);

@@ -23,6 +23,8 @@ void sim_pass_end(sim_pass *p);
 int sim_pass_uses(const sim_pass *p, int v);
 /* True when n is the default-domain operator op_type, still in the graph and not folded at load. */
 bool sim_pass_is_live_op(const sim_pass *p, int node, const char *op_type);
+/* The weight rule of a live default-domain node (sim_pass_is_live_op), RD_OP_WEIGHT_NONE for any other. */
+rd_op_weight sim_pass_weight_rule(const sim_pass *p, int node);
 /* The node producing v when v has exactly one reader and is not a graph output; -1 otherwise. */
 int sim_pass_fusable_producer(const sim_pass *p, int v);
 
@@ -35,6 +37,9 @@ rd_status sim_pass_add_constant(rd_model *m, const char *base, const char *suffi
 /* Level 2: a constant Add/Sub folded into the bias of the Conv, ConvTranspose or Gemm before it, and
    MatMul + Add made a Gemm (passes_bias.c). */
 rd_status sim_pass_fold_biases(sim_pass *p, rd_error *err);
+
+/* Level 3: RKNN's rewrites and fusion groups (passes_rknn.c). */
+rd_status sim_pass_rknn(sim_pass *p, rd_error *err);
 
 /* Level 2: BatchNormalization folded into the preceding Conv or Gemm (passes_bn.c). */
 rd_status sim_pass_fold_batchnorms(sim_pass *p, rd_error *err);

@@ -24,16 +24,17 @@ static int64_t bias_channels(const sim_pass *p, int prod, int *rank)
     const rd_tensor *w = m->values[n->in[1]].konst;
     *rank = m->values[n->out[0]].rank;
     int64_t c = 0;
-    if (sim_pass_is_live_op(p, prod, "Conv") && w && w->rank >= 3) {
+    const rd_op_weight rule = sim_pass_weight_rule(p, prod);
+    if (rule == RD_OP_WEIGHT_CONV && w && w->rank >= 3) {
         c = w->dims[0];
-    } else if (sim_pass_is_live_op(p, prod, "ConvTranspose") && w && w->rank >= 3) {
+    } else if (rule == RD_OP_WEIGHT_CONV_T && w && w->rank >= 3) {
         c = w->dims[1] * sim_attr_int(n, "group", 1);
-    } else if (sim_pass_is_live_op(p, prod, "Gemm") && w && w->rank == 2) {
+    } else if (rule == RD_OP_WEIGHT_GEMM && w && w->rank == 2) {
         if (sim_attr_float(n, "beta", 1.0f) != 1.0f) /* the new C would be scaled */
             return 0;
         c = sim_attr_int(n, "transB", 0) ? w->dims[0] : w->dims[1];
         *rank = 2;
-    } else if (sim_pass_is_live_op(p, prod, "MatMul") && w && w->rank == 2 && w->dtype == RD_DT_F32 &&
+    } else if (rule == RD_OP_WEIGHT_MATMUL && w && w->rank == 2 && w->dtype == RD_DT_F32 &&
                n->in[0] >= 0 && m->values[n->in[0]].rank == 2 && n->opset >= 7) {
         c = w->dims[1]; /* becomes a Gemm (transB = 0) */
         *rank = 2;

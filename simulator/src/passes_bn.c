@@ -61,12 +61,13 @@ static bool producer_accepts(const sim_pass *p, int prod, int64_t c)
     if (w->dtype != RD_DT_F32 || w->rank < 1)
         return false;
     bool has_bias = n->n_in > 2 && n->in[2] >= 0;
-    if (sim_pass_is_live_op(p, prod, "Conv")) {
+    const rd_op_weight rule = sim_pass_weight_rule(p, prod);
+    if (rule == RD_OP_WEIGHT_CONV) {
         if (w->dims[0] != c || !f32_const(m, n->in[1], rd_tensor_numel(w)))
             return false;
         return !has_bias || f32_const(m, n->in[2], c);
     }
-    if (sim_pass_is_live_op(p, prod, "Gemm")) {
+    if (rule == RD_OP_WEIGHT_GEMM) {
         if (w->rank != 2 || sim_attr_float(n, "beta", 1.0f) != 1.0f)
             return false;
         int64_t cols = sim_attr_int(n, "transB", 0) ? w->dims[0] : w->dims[1];

@@ -71,43 +71,31 @@ const char *qdq_value_src(const qdq_writer *w, int v)
 
 /* ---- opset -------------------------------------------------------------------------------------- */
 
-/* Operators whose meaning changed before opset 13: raising a model below `same_from` would change it. */
-static const struct {
-    const char *op;
-    int same_from;
-} changed_ops[] = {
-    {"Clip", 11}, {"Pad", 11}, {"Resize", 11}, {"Upsample", 1000},
-    {"TopK", 10}, {"BatchNormalization", 9}, {"Reshape", 5}, {"Gemm", 7}, {"Add", 7}, {"Sub", 7}, {"Mul", 7},
-    {"Div", 7}, {"Pow", 7}, {"PRelu", 7}, {"Sum", 8}, {"Max", 8}, {"Min", 8}, {"Mean", 8}, {"Cast", 6},
-    {"Concat", 4}, {"Scan", 1000}, {"If", 1000}, {"Loop", 1000},
-};
-
-/* Attributes that became inputs by opset 13: written as int64 initializers when the opset is raised. */
-static const struct {
-    const char *op;
-    int below;                  /* the node's opset is below this: the attribute form */
-    const char *attr[3];        /* attributes taken, in input order from input 1 */
-} attr_to_input[] = {
-    {"Unsqueeze", 13, {"axes"}}, {"Squeeze", 13, {"axes"}}, {"ReduceSum", 13, {"axes"}},
-    {"Split", 13, {"split"}}, {"Slice", 10, {"starts", "ends", "axes"}},
-};
-
-static int attr_form(const sim_node *n, int opset)
+/* The attributes of node n that are inputs at opset `to` (its table entry's attrs_to_inputs), or NULL when
+   raising it to `to` moves none. */
+static const char *const *moved_attrs(const sim_node *n, int to)
 {
-    for (size_t k = 0; k < sizeof attr_to_input / sizeof attr_to_input[0]; k++)
-        if (strcmp(n->op_type, attr_to_input[k].op) == 0 && opset < attr_to_input[k].below)
-            return (int)k;
-    return -1;
+    const sim_op_def *d = n->def;
+    if (n->domain[0] || !d || !d->attrs_to_inputs_at || n->opset >= d->attrs_to_inputs_at ||
+        to < d->attrs_to_inputs_at)
+        return NULL;
+    return d->attrs_to_inputs;
 }
 
-/* Softmax, LogSoftmax and Hardmax before 13 flatten to 2-D at axis: the same as 13 only on the last axis. */
-static bool softmax_changes(const rd_model *m, const sim_node *n, int opset)
+/* Whether node n (of opset `opset`) means at opset 13 what it meant, by its table entry's opset history. */
+static bool same_at_13(const rd_model *m, const sim_node *n, int opset)
 {
-    if (opset >= 13 || (strcmp(n->op_type, "Softmax") && strcmp(n->op_type, "LogSoftmax") && strcmp(n->op_type, "Hardmax")))
+    const sim_op_def *d = n->def;
+    if (!d || (d->until && d->until < 13))
+        return false; /* unknown here, or gone by opset 13 (Upsample) */
+    if (!d->same_from || opset >= d->same_from)
+        return true;
+    if (!d->same_on_last_axis)
         return false;
+    /* the Softmax family before 13 flattens to 2-D at axis: the same as 13 only on the last axis */
     int rank = n->in[0] >= 0 ? m->values[n->in[0]].rank : -1;
     int64_t axis = sim_attr_int(n, "axis", 1);
-    return rank < 0 || (axis != -1 && axis != rank - 1);
+    return rank >= 0 && (axis == -1 || axis == rank - 1);
 }
 
 /* Checks that every default-domain node keeps its meaning at opset 13 (those below 13 are raised). */
@@ -115,20 +103,18 @@ static rd_status check_raise(const rd_model *m, int opset, const char *why, rd_e
 {
     for (int i = 0; i < m->n_nodes; i++) {
         const sim_node *n = &m->nodes[i];
-        if (n->domain[0] || n->folded)
+        if (n->domain[0] || n->folded || same_at_13(m, n, opset))
             continue;
-        if (softmax_changes(m, n, opset))
+        if (n->def && n->def->same_on_last_axis)
             return rd_errorf(err, RD_E_UNSUPPORTED,
                              "%s: %s needs opset 13, and node '%s' (%s) on an axis other than the last means something "
                              "else at opset 13 than at the model's opset %d: not exported (re-export the model at "
                              "opset 13)", m->path, why, n->name, n->op_type, opset);
-        for (size_t k = 0; k < sizeof changed_ops / sizeof changed_ops[0]; k++)
-            if (strcmp(n->op_type, changed_ops[k].op) == 0 && opset < changed_ops[k].same_from)
-                return rd_errorf(err, RD_E_UNSUPPORTED,
-                                 "%s: %s needs opset 13, and node '%s' (%s) means something else at opset 13 than at "
-                                 "the model's opset %d: not exported (re-export the model at opset 13%s)",
-                                 m->path, why, n->name, n->op_type, opset,
-                                 strcmp(why, "QuantizeLinear") ? ", or quantize weights per tensor: --method layer" : "");
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: %s needs opset 13, and node '%s' (%s) means something else at opset 13 than at "
+                         "the model's opset %d: not exported (re-export the model at opset 13%s)",
+                         m->path, why, n->name, n->op_type, opset,
+                         strcmp(why, "QuantizeLinear") ? ", or quantize weights per tensor: --method layer" : "");
     }
     return RD_OK;
 }
@@ -190,7 +176,8 @@ static rd_status add_half(qdq_writer *w, const char *base, const char *from, con
     return RD_OK;
 }
 
-/* What a materialised float tensor needs: 0 nothing, 1 Q/DQ, 2 float16 Casts. */
+/* What a materialised float tensor needs: 0 nothing, 1 Q/DQ, 2 float16 Casts, 3 float16 Casts then Q/DQ (the
+   output of one of RKNN's float16 ops in an int8 model, converted back for its readers). */
 static int tensor_kind(const qdq_writer *w, int v, rd_error *err, rd_status *st)
 {
     const sim_value *val = &w->m->values[v];
@@ -199,6 +186,7 @@ static int tensor_kind(const qdq_writer *w, int v, rd_error *err, rd_status *st)
     const sim_val_data *d = &w->s->vals[v];
     if (d->prec == RD_PREC_FP16)
         return 2;
+    const int int8_kind = d->via_f16 ? 3 : 1;
     if (d->prec == RD_PREC_INT16) {
         *st = rd_errorf(err, RD_E_UNSUPPORTED,
                         "tensor '%s' is int16: the QDQ export writes int8 and float16 tensors only (not yet int16)",
@@ -212,14 +200,23 @@ static int tensor_kind(const qdq_writer *w, int v, rd_error *err, rd_status *st)
                         val->name);
         return -1;
     }
-    return 1;
+    return int8_kind;
 }
 
 static rd_status add_conversion(qdq_writer *w, int v, int kind, const char *from, const char *to, rd_error *err)
 {
     const sim_val_data *d = &w->s->vals[v];
-    return kind == 1 ? add_qdq(w, w->m->values[v].name, from, to, d->scale, d->zero_point, err)
-                     : add_half(w, w->m->values[v].name, from, to, err);
+    const char *base = w->m->values[v].name;
+    if (kind == 2)
+        return add_half(w, base, from, to, err);
+    if (kind == 3) { /* computed in float16 (rounded to half), then exDataConvert to int8 */
+        const char *half = qdq_fresh_name(w, base, "_as_float16");
+        rd_status st = half ? add_half(w, base, from, half, err) : rd_errorf(err, RD_E_NOMEM, "out of memory");
+        if (st != RD_OK)
+            return st;
+        from = half;
+    }
+    return add_qdq(w, base, from, to, d->scale, d->zero_point, err);
 }
 
 /* ---- weights and biases ------------------------------------------------------------------------- */
@@ -368,6 +365,32 @@ static bool reads_half(const qdq_writer *w, int i, int k)
            sim_node_precision(w->s, i) == RD_PREC_FP16;
 }
 
+/* A float16 layer reads an int8 activation converted to half, as the simulation does (exDataConvert int8 ->
+   float16, sim_layers.c): Cast to float16 and back, once per activation, written before its first such reader. */
+static bool reads_half_activation(const qdq_writer *w, int i, int k)
+{
+    const sim_node *n = &w->m->nodes[i];
+    int v = n->in[k];
+    return v >= 0 && !n->folded && qdq_int8_activation(w, v) && sim_node_precision(w->s, i) == RD_PREC_FP16;
+}
+
+static rd_status add_half_activations(qdq_writer *w, int i, rd_error *err)
+{
+    const sim_node *n = &w->m->nodes[i];
+    for (int k = 0; k < n->n_in; k++) {
+        int v = n->in[k];
+        if (!reads_half_activation(w, i, k) || w->half[v])
+            continue;
+        char *out = qdq_fresh_name(w, w->m->values[v].name, "_as_float16");
+        rd_status st = out ? add_half(w, w->m->values[v].name, qdq_value_use(w, v), out, err)
+                           : rd_errorf(err, RD_E_NOMEM, "out of memory");
+        if (st != RD_OK)
+            return st;
+        w->half[v] = out;
+    }
+    return RD_OK;
+}
+
 static rd_status add_half_consts(qdq_writer *w, int i, rd_error *err)
 {
     const sim_node *n = &w->m->nodes[i];
@@ -445,17 +468,17 @@ static rd_status write_node(qdq_writer *w, int i, int opset, rd_error *err)
 {
     const rd_model *m = w->m;
     const sim_node *n = &m->nodes[i];
-    int form = n->domain[0] || n->opset >= opset ? -1 : attr_form(n, n->opset); /* raised: attributes move */
+    const char *const *moved = n->opset >= opset ? NULL : moved_attrs(n, opset); /* raised: attributes move */
     int n_in = n->n_in, extra = 0;
     const char *extra_names[3] = {NULL, NULL, NULL};
-    if (form >= 0) {
-        for (int k = 0; k < 3 && attr_to_input[form].attr[k]; k++) {
+    if (moved) {
+        for (int k = 0; k < 3 && moved[k]; k++) {
             size_t count = 0;
-            const int64_t *vals = sim_attr_ints(n, attr_to_input[form].attr[k], &count);
+            const int64_t *vals = sim_attr_ints(n, moved[k], &count);
             if (!vals)
                 continue; /* absent: the input is omitted (or trailing and left out) */
             char suffix[32];
-            snprintf(suffix, sizeof suffix, "_%s", attr_to_input[form].attr[k]);
+            snprintf(suffix, sizeof suffix, "_%s", moved[k]);
             char *full = qdq_fresh_name(w, n->name[0] ? n->name : m->values[n->out[0]].name, suffix);
             if (!full)
                 return rd_errorf(err, RD_E_NOMEM, "out of memory");
@@ -486,7 +509,7 @@ static rd_status write_node(qdq_writer *w, int i, int opset, rd_error *err)
         in[k] = n->in[k] < 0                ? NULL
                 : k == 1 && w->w_in[i] ? w->w_in[i]
                 : k == 2 && w->b_in[i] ? w->b_in[i]
-                : reads_half(w, i, k)  ? w->half[n->in[k]]
+                : reads_half(w, i, k) || reads_half_activation(w, i, k) ? w->half[n->in[k]]
                                        : qdq_value_use(w, n->in[k]);
     for (int k = 0; k < extra; k++)
         in[n->n_in + k] = extra_names[k];
@@ -498,10 +521,10 @@ static rd_status write_node(qdq_writer *w, int i, int opset, rd_error *err)
     if (*n->domain)
         rd_onnx_node_set_domain(nn, n->domain);
     for (int k = 0; k < n->n_attr; k++) {
-        bool moved = false;
-        for (int j = 0; form >= 0 && j < 3 && attr_to_input[form].attr[j]; j++)
-            moved = moved || strcmp(n->attrs[k].name, attr_to_input[form].attr[j]) == 0;
-        if (!moved)
+        bool is_input = false;
+        for (int j = 0; moved && j < 3 && moved[j]; j++)
+            is_input = is_input || strcmp(n->attrs[k].name, moved[j]) == 0;
+        if (!is_input)
             sim_onnx_add_attr(nn, &n->attrs[k]);
     }
     return RD_OK;
@@ -547,7 +570,9 @@ static rd_status write_graph(qdq_writer *w, int opset, const int *reads, rd_erro
         const sim_node *n = &m->nodes[i];
         if (n->folded)
             continue;
-        st = w->integer[i] ? qdq_integer_write(w, i, err) : write_node(w, i, opset, err);
+        st = add_half_activations(w, i, err);
+        if (st == RD_OK)
+            st = w->integer[i] ? qdq_integer_write(w, i, err) : write_node(w, i, opset, err);
         for (int k = 0; k < n->n_out && st == RD_OK; k++) {
             int v = n->out[k];
             if (v < 0 || !w->src[v])
@@ -606,7 +631,7 @@ rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, si
         if (val->producer < 0 || m->nodes[val->producer].folded)
             continue;
         int kind = tensor_kind(&w, v, err, &st);
-        if (kind > 0 && !(w.src[v] = qdq_fresh_name(&w, val->name, kind == 1 ? "_prequant" : "_float32")))
+        if (kind > 0 && !(w.src[v] = qdq_fresh_name(&w, val->name, kind == 2 ? "_float32" : "_prequant")))
             st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
     bool per_channel = false, fake_quant = false;
@@ -621,6 +646,7 @@ rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, si
     int opset = 0;
     if (st == RD_OK)
         st = choose_opset(&w, per_channel, &opset, err);
+    w.opset = opset;
     if (st == RD_OK && !(w.b = rd_onnx_builder_create(m->ir_version > 7 ? m->ir_version : 7, 0)))
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     /* weights first: their DequantizeLinear nodes and initializers precede every reader */

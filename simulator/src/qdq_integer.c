@@ -13,6 +13,7 @@
  * Everything is uint8 because ONNX Runtime's CPU ConvInteger takes nothing else; shifting codes and zero
  * points by 128 leaves every (x - zp_x) and (w - 128) unchanged, so the sum is exact and identical.
  */
+#include "kernels/gap_conv.h"
 #include "onnx_pb.h"
 #include "qdq_internal.h"
 
@@ -21,7 +22,7 @@
 
 /* ---- the plan ---------------------------------------------------------------------------------- */
 
-typedef enum int_kind { INT_NONE, INT_WEIGHTS, INT_ACT_MATMUL } int_kind;
+typedef enum int_kind { INT_NONE, INT_WEIGHTS, INT_ACT_MATMUL, INT_LOWERED_GAP } int_kind;
 
 static bool const_f32(const qdq_writer *w, int v)
 {
@@ -32,13 +33,16 @@ static bool const_f32(const qdq_writer *w, int v)
 static int_kind int_kind_of(const qdq_writer *w, int i)
 {
     const sim_node *n = &w->m->nodes[i];
-    q8_kind kind = sim_q8_kind(n);
-    if (n->folded || kind == Q8_NONE || n->n_in < 2 || n->in[1] < 0 || n->n_out < 1 || n->out[0] < 0 ||
+    if (n->folded || !n->def || !n->def->eval_i8 || n->n_in < 1 || n->n_out < 1 || n->out[0] < 0 ||
         !qdq_int8_activation(w, n->in[0]) || sim_node_precision(w->s, i) != RD_PREC_INT8)
+        return INT_NONE;
+    if (n->def->weight_in == 0) /* GlobalAveragePool that RKNN's passes lowered to a depthwise conv */
+        return n->lowered && w->m->values[n->in[0]].rank == 4 ? INT_LOWERED_GAP : INT_NONE;
+    if (n->def->weight_in != 1 || n->n_in < 2 || n->in[1] < 0)
         return INT_NONE;
     if (const_f32(w, n->in[1]))
         return INT_WEIGHTS;
-    if (kind == Q8_MATMUL && qdq_int8_activation(w, n->in[1]))
+    if (n->def->weight == RD_OP_WEIGHT_MATMUL && qdq_int8_activation(w, n->in[1]))
         return INT_ACT_MATMUL;
     return INT_NONE;
 }
@@ -49,11 +53,19 @@ static const char *refusal(const qdq_writer *w, int i, int_kind ik)
     const rd_model *m = w->m;
     const sim_node *n = &m->nodes[i];
     int xr = m->values[n->in[0]].rank;
+    if (ik == INT_LOWERED_GAP) {
+        gap_plan plan;
+        const sim_value *x = &m->values[n->in[0]];
+        if (x->dims[2] <= 0 || x->dims[3] <= 0)
+            return "its map size is not known";
+        gap_plan_make(x->dims[2], x->dims[3], &plan);
+        return plan.n_stages == 1 ? NULL : "a GlobalAveragePool lowered to two convs is not rewritten";
+    }
     const rd_tensor *wt = ik == INT_WEIGHTS ? m->values[n->in[1]].konst : NULL;
-    switch (sim_q8_kind(n)) {
-    case Q8_CONV_T:
+    switch (n->def->weight) {
+    case RD_OP_WEIGHT_CONV_T:
         return "ONNX has no integer ConvTranspose";
-    case Q8_CONV:
+    case RD_OP_WEIGHT_CONV:
         if (wt->rank < 3 || wt->rank > 5)
             return "ConvInteger is written for 1 to 3 spatial dims only";
         if (n->n_in > 2 && n->in[2] >= 0 &&
@@ -61,19 +73,20 @@ static const char *refusal(const qdq_writer *w, int i, int_kind ik)
              m->values[n->in[2]].konst->dims[0] != wt->dims[0]))
             return "its bias is not a constant vector of one value per output channel";
         return NULL;
-    case Q8_GEMM:
+    case RD_OP_WEIGHT_GEMM:
         if (sim_attr_int(n, "transA", 0))
             return "Gemm with transA is not rewritten";
         if (wt->rank != 2)
             return "its weight is not 2-D";
         return NULL;
-    case Q8_MATMUL:
+    case RD_OP_WEIGHT_MATMUL:
         if (xr < 2 || (wt ? wt->rank : m->values[n->in[1]].rank) < 2)
             return "a 1-D (or unknown-rank) MatMul operand is not rewritten";
         return NULL;
-    default:
-        return "not an integer layer";
+    case RD_OP_WEIGHT_NONE:
+        break;
     }
+    return "not an integer layer";
 }
 
 rd_status qdq_integer_plan(qdq_writer *w, rd_error *err)
@@ -171,7 +184,7 @@ static rd_status weight_codes(qdq_writer *w, int i, const rd_sim_weights *sw, co
     const sim_node *n = &w->m->nodes[i];
     const sim_value *wv = &w->m->values[sw->value];
     const rd_tensor *wf = wv->konst;
-    bool transpose = sim_q8_kind(n) == Q8_GEMM && sim_attr_int(n, "transB", 0);
+    bool transpose = n->def->weight == RD_OP_WEIGHT_GEMM && sim_attr_int(n, "transB", 0);
     int64_t dims[RD_MAX_RANK];
     memcpy(dims, wf->dims, sizeof dims);
     if (transpose) {
@@ -302,7 +315,8 @@ static rd_status weight_scales(qdq_writer *w, const sim_node *n, const rd_sim_we
     if (sw->n_scale == 1)
         return add_scalar(w, base, "_scale_float64", RD_DT_F64, sw->scale[0], name, err);
     rd_tensor t;
-    rd_status st = channel_tensor(&t, RD_DT_F64, sw->n_scale, sim_q8_kind(n) == Q8_CONV ? wf->rank - 1 : 1, err);
+    const int rank = n->def->weight == RD_OP_WEIGHT_CONV ? wf->rank - 1 : 1;
+    rd_status st = channel_tensor(&t, RD_DT_F64, sw->n_scale, rank, err);
     if (st != RD_OK)
         return st;
     for (int c = 0; c < sw->n_scale; c++)
@@ -310,13 +324,81 @@ static rd_status weight_scales(qdq_writer *w, const sim_node *n, const rd_sim_we
     return add_init(w, base, "_scale_float64", &t, name, err);
 }
 
-rd_status qdq_integer_write(qdq_writer *w, int i, rd_error *err)
+/* The float64 result cur written, as float, under the name node n's output is produced as. */
+static rd_status cast_to_output(qdq_writer *w, const sim_node *n, const char *base, const char *cur, rd_error *err)
+{
+    const char *y = qdq_value_src(w, n->out[0]);
+    rd_onnx_node *back = add_op(w, "Cast", base, "", (const char *const[]){cur}, 1, &y);
+    if (!back || rd_onnx_attr_int(back, "to", RD_DT_F32) != RD_OK)
+        return nomem(err);
+    return RD_OK;
+}
+
+/* A lowered GlobalAveragePool (one stage) as the simulation computes it (quant_eval.c, kernels/gap_conv.c):
+   the centred codes summed over the map in double (exact), times the weight code, times the input scale,
+   times the weight scale, then float. */
+static rd_status gap_write(qdq_writer *w, int i, rd_error *err)
 {
     const rd_model *m = w->m;
     const sim_node *n = &m->nodes[i];
     const char *base = n->name[0] ? n->name : m->values[n->out[0]].name;
+    const int x = n->in[0];
+    const sim_value *xv = &m->values[x];
+    float w_scale;
+    int32_t w_code;
+    sim_quant_weight_one(1.0f / (float)(xv->dims[2] * xv->dims[3]), 8, false, &w_scale, &w_code);
+    rd_status st = codes_of(w, x, err);
+    if (st != RD_OK)
+        return st;
+    const char *dbl = NULL, *zp, *cur = NULL, *sum = NULL, *code, *sx, *sw;
+    rd_onnx_node *cast = add_op(w, "Cast", m->values[x].name, "_uint8_float64", (const char *const[]){w->u8[x]}, 1,
+                                &dbl);
+    if (!cast || rd_onnx_attr_int(cast, "to", RD_DT_F64) != RD_OK)
+        return nomem(err);
+    if ((st = add_scalar(w, m->values[x].name, "_uint8_zero_point_float64", RD_DT_F64,
+                         w->s->vals[x].zero_point + 128, &zp, err)) != RD_OK)
+        return st;
+    if (!add_op(w, "Sub", base, "_centred", (const char *const[]){dbl, zp}, 2, &cur))
+        return nomem(err);
+    rd_onnx_node *red;
+    if (w->opset >= 13) { /* axes became an input of ReduceSum at opset 13 */
+        rd_tensor axes;
+        const int64_t two = 2;
+        const char *an = NULL;
+        if ((st = rd_tensor_alloc(&axes, RD_DT_I64, 1, &two, err)) != RD_OK)
+            return st;
+        ((int64_t *)axes.data)[0] = 2;
+        ((int64_t *)axes.data)[1] = 3;
+        if ((st = add_init(w, base, "_axes", &axes, &an, err)) != RD_OK)
+            return st;
+        red = add_op(w, "ReduceSum", base, "_sum", (const char *const[]){cur, an}, 2, &sum);
+    } else {
+        red = add_op(w, "ReduceSum", base, "_sum", (const char *const[]){cur}, 1, &sum);
+        if (red && rd_onnx_attr_ints(red, "axes", (const int64_t[]){2, 3}, 2) != RD_OK)
+            return nomem(err);
+    }
+    if (!red || rd_onnx_attr_int(red, "keepdims", 1) != RD_OK)
+        return nomem(err);
+    cur = sum;
+    if ((st = add_scalar(w, base, "_weight_code", RD_DT_F64, w_code, &code, err)) != RD_OK ||
+        (st = mul_by(w, base, "_weighted", code, &cur, err)) != RD_OK ||
+        (st = add_scalar(w, m->values[x].name, "_scale_float64", RD_DT_F64, w->s->vals[x].scale, &sx, err)) != RD_OK ||
+        (st = mul_by(w, base, "_float64_in_scaled", sx, &cur, err)) != RD_OK ||
+        (st = add_scalar(w, base, "_weight_scale_float64", RD_DT_F64, w_scale, &sw, err)) != RD_OK ||
+        (st = mul_by(w, base, "_float64_scaled", sw, &cur, err)) != RD_OK)
+        return st;
+    return cast_to_output(w, n, base, cur, err);
+}
+
+rd_status qdq_integer_write(qdq_writer *w, int i, rd_error *err)
+{
+    if (w->m->nodes[i].def->weight_in == 0)
+        return gap_write(w, i, err);
+    const rd_model *m = w->m;
+    const sim_node *n = &m->nodes[i];
+    const char *base = n->name[0] ? n->name : m->values[n->out[0]].name;
     int x = n->in[0];
-    q8_kind kind = sim_q8_kind(n);
+    const rd_op_weight kind = n->def->weight;
     float in_scale = w->s->vals[x].scale;
     rd_status st = codes_of(w, x, err);
     if (st != RD_OK)
@@ -343,20 +425,21 @@ rd_status qdq_integer_write(qdq_writer *w, int i, rd_error *err)
     /* the int32 accumulator */
     const char *cur = NULL;
     const char *const ops_in[4] = {w->u8[x], b_codes, w->u8_zp[x], b_zp};
-    rd_onnx_node *core = add_op(w, kind == Q8_CONV ? "ConvInteger" : "MatMulInteger", base, "_int32", ops_in, 4, &cur);
+    const char *int_op = kind == RD_OP_WEIGHT_CONV ? "ConvInteger" : "MatMulInteger";
+    rd_onnx_node *core = add_op(w, int_op, base, "_int32", ops_in, 4, &cur);
     if (!core)
         return nomem(err);
-    if (kind == Q8_CONV)
+    if (kind == RD_OP_WEIGHT_CONV)
         for (int k = 0; k < n->n_attr; k++)
             sim_onnx_add_attr(core, &n->attrs[k]);
     const char *bias = NULL;
-    bool fold = kind == Q8_GEMM && gemm_folds_c(w, n);
+    bool fold = kind == RD_OP_WEIGHT_GEMM && gemm_folds_c(w, n);
     int64_t nn = 0;
-    if (kind == Q8_GEMM) {
+    if (kind == RD_OP_WEIGHT_GEMM) {
         const rd_tensor *wf = m->values[sw.value].konst;
         nn = sim_attr_int(n, "transB", 0) ? wf->dims[0] : wf->dims[1];
     }
-    if (kind == Q8_CONV && n->n_in > 2 && n->in[2] >= 0)
+    if (kind == RD_OP_WEIGHT_CONV && n->n_in > 2 && n->in[2] >= 0)
         st = conv_bias(w, n, &sw, in_scale, &bias, err);
     else if (fold)
         st = gemm_bias(w, n, &sw, in_scale, nn, &bias, err);
@@ -378,7 +461,7 @@ rd_status qdq_integer_write(qdq_writer *w, int i, rd_error *err)
         (st = mul_by(w, base, "_float64_in_scaled", sx, &cur, err)) != RD_OK ||
         (st = mul_by(w, base, "_float64_scaled", w_scales, &cur, err)) != RD_OK)
         return st;
-    if (kind == Q8_GEMM) {
+    if (kind == RD_OP_WEIGHT_GEMM) {
         float alpha = sim_attr_float(n, "alpha", 1.0f);
         const char *an;
         if (alpha != 1.0f && ((st = add_scalar(w, base, "_alpha", RD_DT_F64, alpha, &an, err)) != RD_OK ||
@@ -387,9 +470,5 @@ rd_status qdq_integer_write(qdq_writer *w, int i, rd_error *err)
         if (!fold && n->n_in > 2 && n->in[2] >= 0 && (st = gemm_add_c(w, n, base, &cur, err)) != RD_OK)
             return st;
     }
-    const char *y = qdq_value_src(w, n->out[0]);
-    rd_onnx_node *back = add_op(w, "Cast", base, "", (const char *const[]){cur}, 1, &y);
-    if (!back || rd_onnx_attr_int(back, "to", RD_DT_F32) != RD_OK)
-        return nomem(err);
-    return RD_OK;
+    return cast_to_output(w, n, base, cur, err);
 }

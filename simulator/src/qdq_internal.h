@@ -23,7 +23,9 @@ typedef struct qdq_writer {
     bool *integer;         /* per node: written as ConvInteger/MatMulInteger (integer form only) */
     char **u8;             /* per value: its uint8 codes, once an integer node has made them */
     char **u8_zp;          /* per value: their zero point (the int8 one + 128) */
-    char **half;           /* per value: a float constant rounded to half for float16 layers, NULL: none */
+    char **half;           /* per value: a float constant (or an int8 activation) rounded to half for float16
+                              layers, NULL: none */
+    int opset;             /* the default domain's opset written (set before the graph is) */
 } qdq_writer;
 
 void qdq_note(const qdq_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -564,6 +564,24 @@ rd_status sim_quant_weights_wide(const rd_tensor *w, int axis, int64_t group, bo
     return RD_OK;
 }
 
+void sim_quant_weight_one(float w, int bits, bool pow2, float *scale, int32_t *code)
+{
+    const int qmax = (1 << (bits - 1)) - 1;
+    float sc = fabsf(w);
+    if (pow2 && sc > 0) {
+        const double p = pow2_scale_for(sc, qmax);
+        sc = p < 0x1p-149 ? 0x1p-149f : (float)p;
+    } else {
+        sc = sc / (float)qmax;
+    }
+    if (!(sc > 0))
+        sc = 1.0f;
+    float r = nearbyintf(w / sc);
+    r = r > (float)qmax ? (float)qmax : r < (float)-qmax ? (float)-qmax : r;
+    *scale = sc;
+    *code = (int32_t)r;
+}
+
 double sim_quant_bias_wide(double b, double scale)
 {
     const double v = nearbyint(b / scale);

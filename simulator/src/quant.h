@@ -110,6 +110,14 @@ rd_status sim_quant_weights_wide_scaled(const rd_tensor *w, int axis, int64_t gr
 #define SIM_ACC16_MAX_K ((int64_t)1 << 21)
 #define SIM_ACC16_LIMIT 4503599627370496.0 /* 2^52 */
 
+/**
+ * One weight value w quantized as a channel holding only w is (sim_quant_weights_i8_grouped for bits 8,
+ * sim_quant_weights_wide otherwise): *scale = |w| / qmax in float (with pow2 the power of two of
+ * sim_quant_weights_wide; 1 for w = 0), *code = clamp(round(w / scale), -qmax, qmax), ties to even. For
+ * the constant weights of a lowered op (GlobalAveragePool's 1 / (h * w)).
+ */
+void sim_quant_weight_one(float w, int bits, bool pow2, float *scale, int32_t *code);
+
 /** A bias value as an integer at scale (in_scale * w_scale) for the wide accumulator: round half to even,
     clamped to +-SIM_ACC16_LIMIT; NaN gives 0. */
 double sim_quant_bias_wide(double b, double scale);
@@ -162,6 +170,19 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
  */
 rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err);
 
+/**
+ * GlobalAveragePool lowered to depthwise convs (kernels/gap_conv.h; only in_scale and in_zp are used): the
+ * input's int8 codes, each stage's weight 1 / (kh * kw) quantized by the int8 weight rule
+ * (sim_quant_weight_one), the intermediate of a two-stage plan requantized to the input's own parameters
+ * (a guess: RKNN does not publish that tensor's calibration). A rank other than 4: SIM_DEFER (float kernel).
+ */
+rd_status sim_q8_gap_conv_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err);
+
+/** The lowered GlobalAveragePool of both widths: input codes on the (in_scale, in_zp) grid of in_bits bits,
+    weights of w_bits bits (w_pow2: power-of-two scales). */
+rd_status sim_gap_conv_codes(sim_op_ctx *ctx, float in_scale, int32_t in_zp, int in_bits, int w_bits, bool w_pow2,
+                             rd_error *err);
+
 /* ---------------------------------------------------------------------------------------------------
  * Wide integer layer evaluations (quant16_eval.c): the layers of int16 tensors (custom_quantize_layers
  * int16, w16a16i, w8a16, w16a16i_dfp). Input 0 holds exact dequantized codes of its own grid (int16, or
@@ -183,11 +204,15 @@ typedef struct sim_q16_layer {
     int32_t b_zp;
     int b_bits;
     bool c_const;          /* Gemm: C is a constant (a vector C is folded into the accumulator) */
+    int w_bits;            /* a lowered op's constant weights (GlobalAveragePool): their width */
+    bool w_pow2;           /* and power-of-two scales (w16a16i_dfp) */
 } sim_q16_layer;
 
 rd_status sim_q16_conv_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *err);
 rd_status sim_q16_conv_transpose_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *err);
 rd_status sim_q16_gemm_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *err);
 rd_status sim_q16_matmul_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *err);
+/** sim_q8_gap_conv_eval on the input's int16 (or int8) grid with w_bits-bit weights, summed exactly. */
+rd_status sim_q16_gap_conv_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *err);
 
 #endif /* RD_SIM_QUANT_H */

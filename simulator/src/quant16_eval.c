@@ -221,3 +221,11 @@ rd_status sim_q16_matmul_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error 
     }
     return RD_OK;
 }
+
+rd_status sim_q16_gap_conv_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *err)
+{
+    if (!grid_ok(q->in_scale, q->in_zp, q->in_bits))
+        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input scale %g / zero point %d are not valid int%d parameters",
+                         ctx->node->name, ctx->node->op_type, (double)q->in_scale, (int)q->in_zp, q->in_bits);
+    return sim_gap_conv_codes(ctx, q->in_scale, q->in_zp, q->in_bits, q->w_bits, q->w_pow2, err);
+}

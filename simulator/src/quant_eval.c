@@ -7,6 +7,7 @@
  * element size, so no accumulator copy of the whole output is needed.
  */
 #include "quant.h"
+#include "kernels/gap_conv.h"
 #include "kernels/qconv.h"
 #include "kernels/qgemm.h"
 #include "ops/linear_shapes.h"
@@ -260,4 +261,62 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
         y[i] = (float)((double)acc_at(y, i) * q->in_scale * ws_n);
     }
     return RD_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------- */
+
+typedef struct grid {
+    float scale;
+    int32_t zp, qmin, qmax;
+} grid;
+
+/* The centred code of v on grid g (sim_quantize_centered's arithmetic). */
+static double centred_code(float v, const void *user)
+{
+    const grid *g = user;
+    double c;
+    sim_quantize_centered(&v, 1, g->scale, g->zp, g->qmin, g->qmax, &c);
+    return c;
+}
+
+rd_status sim_gap_conv_codes(sim_op_ctx *ctx, float in_scale, int32_t in_zp, int in_bits, int w_bits, bool w_pow2,
+                             rd_error *err)
+{
+    const rd_tensor *x = ctx->in[0];
+    if (x->dtype != RD_DT_F32 || x->rank != 4 || ctx->out[0].dtype != RD_DT_F32)
+        return SIM_DEFER;
+    if (!ctx->out[0].data)
+        return RD_OK;
+    const int64_t planes = x->dims[0] * x->dims[1], h = x->dims[2], w = x->dims[3];
+    if (planes == 0 || h == 0 || w == 0)
+        return SIM_DEFER; /* the float kernel's empty-map rules */
+    gap_plan plan;
+    gap_plan_make(h, w, &plan);
+    double w_code[2];
+    float w_scale[2];
+    for (int s = 0; s < plan.n_stages; s++) {
+        int32_t code;
+        sim_quant_weight_one(1.0f / (float)(plan.kh[s] * plan.kw[s]), w_bits, w_pow2, &w_scale[s], &code);
+        w_code[s] = code;
+    }
+    const size_t xb = align64((size_t)(planes * h * w) * sizeof(double));
+    const size_t mb = (size_t)((h / plan.kh[0]) * (w / plan.kw[0])) * sizeof(double);
+    char *sc = get_scratch(ctx, xb + mb, err);
+    if (!sc)
+        return err ? err->code : RD_E_NOMEM;
+    const grid g = {.scale = in_scale, .zp = in_zp, .qmin = in_bits == 8 ? -128 : -32768,
+                    .qmax = in_bits == 8 ? 127 : 32767};
+    double *codes = (double *)(void *)sc;
+    sim_quantize_centered(x->data, planes * h * w, in_scale, in_zp, g.qmin, g.qmax, codes);
+    gap_conv_int(codes, planes, h, w, &plan, w_code, w_scale, in_scale, centred_code, &g, (double *)(void *)(sc + xb),
+                 ctx->out[0].data);
+    return RD_OK;
+}
+
+rd_status sim_q8_gap_conv_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err)
+{
+    if (!scale_ok(q->in_scale) || !zp_ok(q->in_zp))
+        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input scale %g / zero point %d are not valid int8 parameters",
+                         ctx->node->name, ctx->node->op_type, (double)q->in_scale, (int)q->in_zp);
+    return sim_gap_conv_codes(ctx, q->in_scale, q->in_zp, 8, 8, false, err);
 }

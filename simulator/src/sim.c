@@ -36,6 +36,29 @@ static rd_status clone_model(const rd_model *m, rd_model **out, rd_error *err)
     return st;
 }
 
+/* RKNN's float16 ops inside an int8 model (rd_op_qrule FLOAT16: Softmax, LayerNormalization) compute in
+   float16 with exDataConvert around them: their outputs are rounded to half and converted back to int8 for
+   their readers, except a graph output, which stays float16 ("softmax fp16 out do not need fpToint").
+   docs/numerics.md gives the evidence. */
+static void mark_float16_ops(rd_sim *s)
+{
+    if (s->opt.precision != RD_PREC_INT8)
+        return;
+    for (int i = 0; i < s->m->n_nodes; i++) {
+        const sim_node *n = &s->m->nodes[i];
+        if (n->folded || !n->def || n->def->qrule != RD_OP_Q_FLOAT16)
+            continue;
+        for (int k = 0; k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0 || s->m->values[v].virtual_out || s->m->values[v].dtype != RD_DT_F32)
+                continue;
+            s->vals[v].via_f16 = true;
+            if (s->m->values[v].is_graph_output)
+                s->vals[v].prec = RD_PREC_FP16;
+        }
+    }
+}
+
 void rd_sim_destroy(rd_sim *s)
 {
     if (!s)
@@ -82,6 +105,7 @@ rd_status rd_sim_create(const rd_model *m, const rd_sim_options *opt, rd_sim **o
     }
     for (int v = 0; v < s->m->n_values; v++)
         s->vals[v].prec = o.precision;
+    mark_float16_ops(s);
     *out = s;
     return RD_OK;
 }
@@ -120,7 +144,7 @@ rd_status rd_sim_options_for_dtype(rd_qdtype dt, rd_sim_options *o, rd_error *er
 }
 
 /* Value index of a tensor name, or an error listing a few names that look alike. */
-static rd_status find_value(const rd_sim *s, const char *name, int *out, rd_error *err)
+rd_status sim_find_value(const rd_sim *s, const char *name, int *out, rd_error *err)
 {
     int v = sim_model_find(s->m, name);
     if (v >= 0) {
@@ -149,11 +173,24 @@ static rd_status find_value(const rd_sim *s, const char *name, int *out, rd_erro
                      shown ? "; closest: " : "", hints);
 }
 
+/* The value holding v's data: v, or what the passes fused or folded it into (through a group's inner values). */
+int sim_value_holder(const rd_model *m, int v)
+{
+    for (int hops = 0; hops < m->n_values; hops++) {
+        const sim_value *val = &m->values[v];
+        const bool gone = val->producer < 0 && !val->is_graph_input && !val->konst;
+        if (!(val->virtual_out || gone) || val->fused_into < 0 || val->fused_into == v)
+            break;
+        v = val->fused_into;
+    }
+    return v;
+}
+
 rd_status rd_sim_tensor_get(const rd_sim *s, const char *name, rd_sim_tensor *out, rd_error *err)
 {
     memset(out, 0, sizeof *out);
     int v = -1;
-    rd_status st = find_value(s, name, &v, err);
+    rd_status st = sim_find_value(s, name, &v, err);
     if (st != RD_OK)
         return st;
     const sim_value *val = &s->m->values[v];
@@ -168,13 +205,25 @@ rd_status rd_sim_tensor_get(const rd_sim *s, const char *name, rd_sim_tensor *ou
     out->zero_point = d->prec == RD_PREC_INT16 ? d->zero_point16 : d->zero_point;
     out->min = d->min;
     out->max = d->max;
+    out->via_float16 = d->via_f16;
+    const int holder = sim_value_holder(s->m, v);
+    const int prod = s->m->values[holder].producer;
+    out->group_out = exists || holder != v ? holder : -1;
+    if (prod >= 0) {
+        const sim_node *gn = &s->m->nodes[prod];
+        out->npu_op = gn->npu_op ? gn->npu_op : gn->op_type;
+    }
+    if (val->producer >= 0) {
+        const sim_node *n = &s->m->nodes[val->producer];
+        out->row_op = n->row_op ? n->row_op : n->op_type;
+    }
     return RD_OK;
 }
 
 rd_status rd_sim_set_qparams(rd_sim *s, const char *name, float scale, int32_t zero_point, rd_error *err)
 {
     int v = -1;
-    rd_status st = find_value(s, name, &v, err);
+    rd_status st = sim_find_value(s, name, &v, err);
     if (st != RD_OK)
         return st;
     if (!(scale > 0) || !isfinite(scale) || zero_point < -128 || zero_point > 127)
@@ -194,7 +243,7 @@ rd_status rd_sim_set_qparams(rd_sim *s, const char *name, float scale, int32_t z
 rd_status rd_sim_set_qparams16(rd_sim *s, const char *name, float scale, int32_t zero_point, rd_error *err)
 {
     int v = -1;
-    rd_status st = find_value(s, name, &v, err);
+    rd_status st = sim_find_value(s, name, &v, err);
     if (st != RD_OK)
         return st;
     if (!(scale > 0) || !isfinite(scale) || zero_point < -32768 || zero_point > 32767)
@@ -229,10 +278,70 @@ rd_status rd_sim_set_range(rd_sim *s, const char *name, float min, float max, rd
     return st;
 }
 
+/* A calibrated activation: materialised, float32, with parameters. */
+static bool calibrated(const rd_sim *s, int v)
+{
+    if (v < 0)
+        return false;
+    const sim_value *val = &s->m->values[v];
+    return !val->konst && !val->virtual_out && val->dtype == RD_DT_F32 && s->vals[v].quantized;
+}
+
+/* Concat (RD_OP_Q_UNION): the union of the activation inputs' ranges, when every one of them has parameters. */
+static bool union_range(const rd_sim *s, const sim_node *n, float *lo, float *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    int seen = 0;
+    for (int k = 0; k < n->n_in; k++) {
+        const int x = n->in[k];
+        if (x < 0 || s->m->values[x].konst)
+            continue;
+        if (!calibrated(s, x))
+            return false;
+        *lo = fminf(*lo, s->vals[x].min);
+        *hi = fmaxf(*hi, s->vals[x].max);
+        seen++;
+    }
+    return seen > 0;
+}
+
+rd_status sim_qrules_apply(rd_sim *s, rd_error *err)
+{
+    for (int i = 0; i < s->m->n_nodes; i++) { /* in order: a chain sees its inputs' final parameters */
+        const sim_node *n = &s->m->nodes[i];
+        if (n->folded || !n->def || (n->def->qrule != RD_OP_Q_PASS && n->def->qrule != RD_OP_Q_UNION))
+            continue;
+        for (int k = 0; k < n->n_out; k++) {
+            const int v = n->out[k];
+            if (v < 0 || !calibrated(s, v))
+                continue;
+            if (n->def->qrule == RD_OP_Q_PASS) {
+                const int x = n->in[0];
+                if (x < 0 || !calibrated(s, x))
+                    continue;
+                const bool f16 = s->vals[v].via_f16;
+                const rd_prec p = s->vals[v].prec;
+                s->vals[v] = s->vals[x]; /* input 0's grid, both widths, and its range */
+                s->vals[v].via_f16 = f16;
+                s->vals[v].prec = p;
+                continue;
+            }
+            float lo, hi;
+            if (!union_range(s, n, &lo, &hi))
+                continue;
+            rd_status st = rd_sim_set_range(s, s->m->values[v].name, lo, hi, err);
+            if (st != RD_OK)
+                return st;
+        }
+    }
+    return RD_OK;
+}
+
 rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error *err)
 {
     int v = -1;
-    rd_status st = find_value(s, name, &v, err);
+    rd_status st = sim_find_value(s, name, &v, err);
     if (st != RD_OK)
         return st;
     if ((unsigned)p > RD_PREC_INT16)
@@ -242,6 +351,7 @@ rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error 
         return rd_errorf(err, RD_E_INVAL, "tensor '%s' was fused into '%s' by the compiler passes: set the precision of '%s'",
                          name, s->m->values[val->fused_into].name, s->m->values[val->fused_into].name);
     s->vals[v].prec = p;
+    s->vals[v].via_f16 = false; /* the user's choice replaces RKNN's float16 op */
     return RD_OK;
 }
 
@@ -263,7 +373,7 @@ rd_prec sim_node_precision(const rd_sim *s, int node)
             continue;
         while (s->m->values[v].virtual_out && s->m->values[v].fused_into >= 0)
             v = s->m->values[v].fused_into;
-        return s->vals[v].prec;
+        return s->vals[v].via_f16 ? RD_PREC_FP16 : s->vals[v].prec;
     }
     return s->opt.precision;
 }
@@ -308,10 +418,15 @@ rd_status sim_materialize(rd_sim *s, int value, rd_tensor *t, rd_sim_layer_stats
     memset(st, 0, sizeof *st);
     st->fp16_first_index = -1;
     st->count = rd_tensor_numel(t);
+    rd_status rc = RD_OK;
+    if (s->vals[value].via_f16) /* computed in float16, then exDataConvert to the tensor's precision */
+        rc = hold_at(s, value, RD_PREC_FP16, t, st, err);
+    if (rc != RD_OK)
+        return rc;
     if (!s->n_faults)
         return hold_at(s, value, s->vals[value].prec, t, st, err);
     /* an emulated board's faulty layer: its own rounding, then the fault on top */
-    rd_status rc = hold_at(s, value, sim_fault_precision(s, value, s->vals[value].prec), t, st, err);
+    rc = hold_at(s, value, sim_fault_precision(s, value, s->vals[value].prec), t, st, err);
     return rc == RD_OK ? sim_fault_apply(s, value, t, err) : rc;
 }
 

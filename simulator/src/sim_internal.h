@@ -17,6 +17,9 @@ typedef struct sim_val_data {
     bool quantized16;     /* int16 parameters set (from the same range, or imported) */
     float scale16;
     int32_t zero_point16;
+    bool via_f16;         /* output of a float16 op inside an int8 model (rd_op_qrule FLOAT16): computed in
+                             float16, rounded to half, then held at prec (int8 for its readers: exDataConvert;
+                             float16 for a graph output) */
 } sim_val_data;
 
 /* Per node data prepared on first use (weights quantized or rounded once, not at every run). */
@@ -66,6 +69,10 @@ rd_status sim_entire_materialize(void *user, int value, rd_tensor *t, rd_error *
 /** The eval hook: the node at its precision, SIM_DEFER for the float32 operator. user is the rd_sim. */
 rd_status sim_hook_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err);
 rd_prec sim_node_precision(const rd_sim *s, int node);
+/** Value index of a tensor name, or RD_E_NOTFOUND naming the closest names. */
+rd_status sim_find_value(const rd_sim *s, const char *name, int *out, rd_error *err);
+/** The value holding v's data: v itself, or the tensor its fused group (or a fold) materialises. */
+int sim_value_holder(const rd_model *m, int v);
 
 /* sim_fault.c: the precision value is held in with its faults (RD_FAULT_FP16 turns int8 into float16),
    and the faults applied to a materialised tensor. */
@@ -79,15 +86,14 @@ rd_status sim_eval_int16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
 /** Weight width of the int16 layers: opt.weight_bits, 16 when 0. */
 int sim_weight_bits(const rd_sim *s);
 
-/* Weights of the integer layers (sim_layers.c): which nodes have them, their channel axis and groups. */
-typedef enum q8_kind { Q8_NONE, Q8_CONV, Q8_CONV_T, Q8_GEMM, Q8_MATMUL } q8_kind;
-q8_kind sim_q8_kind(const sim_node *n);
-/** The output-channel axis and groups of node's weight (input 1); per_tensor when it has one scale. */
-void sim_q8_weight_axis(const sim_node *n, q8_kind kind, const rd_tensor *w, int *axis, int64_t *group,
-                        bool *force_per_tensor);
+/* Weights of the integer layers (sim_layers.c): the op table's weight input and channel rule. */
+/** The node's weight (its table entry's weight_in) when it is a float32 constant, else NULL. */
+const rd_tensor *sim_const_weight(const rd_sim *s, int node);
+/** The output-channel axis and groups of node's weight w; per_tensor when it has one scale. */
+void sim_q8_weight_axis(const sim_node *n, const rd_tensor *w, int *axis, int64_t *group, bool *force_per_tensor);
 /** Quantizes node's constant weights once (imported scales if any, else per channel or tensor). */
-rd_status sim_q8_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *err);
+rd_status sim_q8_prepare_weights(rd_sim *s, int node, rd_error *err);
 /** Quantizes an int16 layer's constant weights once (imported scales of the same width if any). */
-rd_status sim_q16_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *err);
+rd_status sim_q16_prepare_weights(rd_sim *s, int node, rd_error *err);
 
 #endif

@@ -1,12 +1,14 @@
 /*
  * sim_layers.c: how one layer computes at float16 or int8 inside a simulation.
  *
- * float16: the operator's float32 kernel on inputs that are already half values; float constants
- * (weights, biases, scales) are rounded to half once, on first use. int8: Conv, ConvTranspose, Gemm and
- * MatMul accumulate int8 codes in int32 (quant.h); other operators run their float32 kernel on the
- * dequantized inputs and are requantized where their output materialises (sim.c). int16: the same
- * four ops accumulate exactly in double (quant16_eval.c) on int16 (or int8) input codes and int16 (or,
- * for w8a16, int8) weight codes.
+ * float16: the operator's float16 kernel if the op table gives one, else its float32 kernel, on inputs
+ * that are already half values; float constants (weights, biases, scales) are rounded to half once, on
+ * first use. int8: the ops whose table entry has an int8 kernel (Conv, ConvTranspose, Gemm, MatMul)
+ * accumulate int8 codes in int32 (quant.h); other operators run their float32 kernel on the dequantized
+ * inputs and are requantized where their output materialises (sim.c). int16: the ops with an int16
+ * kernel accumulate exactly in double (quant16_eval.c) on int16 (or int8) input codes and int16 (or, for
+ * w8a16, int8) weight codes. Which input is the weight and where its channels lie: the table's weight_in
+ * and weight rule.
  */
 #include "sim_internal.h"
 
@@ -26,12 +28,19 @@ void sim_node_data_fini(sim_node_data *d)
     memset(d, 0, sizeof *d);
 }
 
-/* Runs the node's float32 operator with some inputs replaced. */
-static rd_status eval_with(const sim_node *n, sim_op_ctx *ctx, const rd_tensor *const *in, rd_error *err)
+/* Whether node's precision kernels apply to it: an op whose kernels compute its lowered NPU form
+   (SIM_OP_LOWERED_KERNELS) only when the passes lowered it. */
+static bool kernels_apply(const sim_node *n)
+{
+    return n->def && (!(n->def->flags & SIM_OP_LOWERED_KERNELS) || n->lowered);
+}
+
+/* Runs kernel fn of the node with some inputs replaced. */
+static rd_status eval_with(sim_eval_fn fn, sim_op_ctx *ctx, const rd_tensor *const *in, rd_error *err)
 {
     sim_op_ctx c = *ctx;
     c.in = in;
-    return n->def->eval[SIM_PREC_F32](&c, err);
+    return fn(&c, err);
 }
 
 /* ---- float16 ------------------------------------------------------------------------------------- */
@@ -58,6 +67,17 @@ static rd_status prepare_half_consts(rd_sim *s, int node, rd_error *err)
     return RD_OK;
 }
 
+/* An activation held on an integer grid (int8 or int16): a float16 layer reads it converted to half, as
+   RKNN's exDataConvert (int8 -> float16) before a float16 op does. */
+static bool held_on_grid(const rd_sim *s, int v)
+{
+    if (v < 0)
+        return false;
+    const sim_value *val = &s->m->values[v];
+    const rd_prec p = s->vals[v].prec;
+    return !val->konst && !val->virtual_out && val->dtype == RD_DT_F32 && (p == RD_PREC_INT8 || p == RD_PREC_INT16);
+}
+
 rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
 {
     sim_node_data *d = &s->nodes[node];
@@ -66,29 +86,43 @@ rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
         if (st != RD_OK)
             return st;
     }
-    if (!d->any_half)
-        return SIM_DEFER;
-    const rd_tensor *in[16];
-    for (int k = 0; k < ctx->n_in && k < 16; k++)
-        in[k] = d->half_consts[k].data ? &d->half_consts[k] : ctx->in[k];
-    return eval_with(&s->m->nodes[node], ctx, in, err);
+    const sim_node *n = &s->m->nodes[node];
+    sim_eval_fn f16 = kernels_apply(n) ? n->def->eval[SIM_PREC_F16] : NULL;
+    rd_tensor half_in[SIM_MAX_NODE_IO]; /* int8/int16 activations converted to half for this layer */
+    memset(half_in, 0, sizeof half_in);
+    bool converted = false;
+    rd_status st = RD_OK;
+    for (int k = 0; k < ctx->n_in && k < SIM_MAX_NODE_IO && st == RD_OK; k++) {
+        if (d->half_consts[k].data || !ctx->in[k] || !ctx->in[k]->data || !held_on_grid(s, n->in[k]))
+            continue;
+        st = rd_tensor_clone(&half_in[k], ctx->in[k], err);
+        if (st == RD_OK)
+            sim_round_f16(half_in[k].data, rd_tensor_numel(&half_in[k]), NULL, NULL, NULL);
+        converted = true;
+    }
+    if (st == RD_OK && !d->any_half && !f16 && !converted)
+        st = SIM_DEFER;
+    if (st == RD_OK) {
+        const rd_tensor *in[SIM_MAX_NODE_IO];
+        for (int k = 0; k < ctx->n_in && k < SIM_MAX_NODE_IO; k++)
+            in[k] = d->half_consts[k].data ? &d->half_consts[k] : half_in[k].data ? &half_in[k] : ctx->in[k];
+        st = eval_with(f16 ? f16 : n->def->eval[SIM_PREC_F32], ctx, in, err);
+    }
+    for (int k = 0; k < SIM_MAX_NODE_IO; k++)
+        rd_tensor_fini(&half_in[k]);
+    return st;
 }
 
-/* ---- int8 ------------------------------------------------------------------------------------------ */
+/* ---- integer layers: the op table's kernels -------------------------------------------------------- */
 
-q8_kind sim_q8_kind(const sim_node *n)
+const rd_tensor *sim_const_weight(const rd_sim *s, int node)
 {
-    if (n->domain[0])
-        return Q8_NONE;
-    if (strcmp(n->op_type, "Conv") == 0)
-        return Q8_CONV;
-    if (strcmp(n->op_type, "ConvTranspose") == 0)
-        return Q8_CONV_T;
-    if (strcmp(n->op_type, "Gemm") == 0)
-        return Q8_GEMM;
-    if (strcmp(n->op_type, "MatMul") == 0)
-        return Q8_MATMUL;
-    return Q8_NONE;
+    const sim_node *n = &s->m->nodes[node];
+    const int wi = n->def ? n->def->weight_in : 0;
+    if (wi <= 0 || wi >= n->n_in || n->in[wi] < 0)
+        return NULL;
+    const rd_tensor *w = s->m->values[n->in[wi]].konst;
+    return w && w->dtype == RD_DT_F32 ? w : NULL;
 }
 
 /* An int8 activation input: materialised at int8 with parameters. */
@@ -102,40 +136,40 @@ static bool is_q8_activation(const rd_sim *s, int v)
            val->dtype == RD_DT_F32;
 }
 
-void sim_q8_weight_axis(const sim_node *n, q8_kind kind, const rd_tensor *w, int *axis, int64_t *group,
-                        bool *force_per_tensor)
+void sim_q8_weight_axis(const sim_node *n, const rd_tensor *w, int *axis, int64_t *group, bool *force_per_tensor)
 {
+    *axis = 0;
     *group = 1;
     *force_per_tensor = false;
-    switch (kind) {
-    case Q8_CONV_T:
+    switch (n->def ? n->def->weight : RD_OP_WEIGHT_NONE) {
+    case RD_OP_WEIGHT_CONV_T:
         *axis = 1;
         *group = sim_attr_int(n, "group", 1);
         break;
-    case Q8_GEMM:
+    case RD_OP_WEIGHT_GEMM:
         *axis = sim_attr_int(n, "transB", 0) ? 0 : 1;
         break;
-    case Q8_MATMUL:
+    case RD_OP_WEIGHT_MATMUL:
         *axis = w->rank - 1;
         *force_per_tensor = w->rank < 2;
         break;
-    default:
-        *axis = 0;
+    case RD_OP_WEIGHT_CONV:
+    case RD_OP_WEIGHT_NONE:
         break;
     }
 }
 
-rd_status sim_q8_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *err)
+rd_status sim_q8_prepare_weights(rd_sim *s, int node, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
     sim_node_data *d = &s->nodes[node];
-    if (kind == Q8_NONE)
+    const rd_tensor *w = sim_const_weight(s, node);
+    if (!w)
         return SIM_DEFER;
-    const rd_tensor *w = s->m->values[n->in[1]].konst;
     int axis;
     int64_t group;
     bool per_tensor;
-    sim_q8_weight_axis(n, kind, w, &axis, &group, &per_tensor);
+    sim_q8_weight_axis(n, w, &axis, &group, &per_tensor);
     per_tensor = per_tensor || s->opt.per_tensor_weights;
     free(d->w_q);
     free(d->w_scale);
@@ -154,52 +188,47 @@ rd_status sim_q8_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *er
     }
     if (st != RD_OK)
         return rd_error_prefix(err, "%s: node '%s' (%s): quantizing weights '%s'", s->m->path, n->name, n->op_type,
-                               s->m->values[n->in[1]].name);
+                               s->m->values[n->in[n->def->weight_in]].name);
     d->q8_ready = true;
     return RD_OK;
+}
+
+/* The bias (input 2) is a constant the integer kernel may fold into its accumulator. */
+static bool bias_const(const rd_sim *s, const sim_node *n)
+{
+    return n->n_in > 2 && n->in[2] >= 0 && s->m->values[n->in[2]].konst != NULL;
 }
 
 rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
-    q8_kind kind = sim_q8_kind(n);
-    if (kind == Q8_NONE || n->n_in < 2 || !is_q8_activation(s, n->in[0]))
+    const sim_op_def *def = n->def;
+    if (!kernels_apply(n) || !def->eval_i8 || n->n_in <= def->weight_in || !is_q8_activation(s, n->in[0]))
         return SIM_DEFER; /* float kernel on dequantized values; requantized where it materialises */
     const sim_val_data *x = &s->vals[n->in[0]];
     sim_q8_layer q = {.in_scale = x->scale, .in_zp = x->zero_point};
-    const sim_value *wv = &s->m->values[n->in[1]];
-    bool w_const = wv->konst && wv->konst->dtype == RD_DT_F32;
-    if (kind == Q8_MATMUL && !w_const) {
-        if (!is_q8_activation(s, n->in[1]))
+    if (def->weight_in == 0)
+        return def->eval_i8(ctx, &q, err); /* a lowered op's own constant weights (GlobalAveragePool) */
+    const int wv = n->in[def->weight_in];
+    if (!sim_const_weight(s, node)) {
+        /* weights computed at run time: an integer product of two int8 activations where the op allows it */
+        if (def->weight != RD_OP_WEIGHT_MATMUL || !is_q8_activation(s, wv))
             return SIM_DEFER;
-        q.b_scale = s->vals[n->in[1]].scale;
-        q.b_zp = s->vals[n->in[1]].zero_point;
-        return sim_q8_matmul_eval(ctx, &q, err);
+        q.b_scale = s->vals[wv].scale;
+        q.b_zp = s->vals[wv].zero_point;
+        return def->eval_i8(ctx, &q, err);
     }
-    if (!w_const)
-        return SIM_DEFER; /* weights computed at run time: float kernel */
     sim_node_data *d = &s->nodes[node];
     if (!d->q8_ready) {
-        rd_status st = sim_q8_prepare_weights(s, node, kind, err);
+        rd_status st = sim_q8_prepare_weights(s, node, err);
         if (st != RD_OK)
             return st;
     }
     q.w_q = d->w_q;
     q.w_scale = d->w_scale;
     q.n_w_scale = d->n_w_scale;
-    q.c_const = n->n_in > 2 && n->in[2] >= 0 && s->m->values[n->in[2]].konst != NULL;
-    switch (kind) {
-    case Q8_CONV:
-        return sim_q8_conv_eval(ctx, &q, err);
-    case Q8_CONV_T:
-        return sim_q8_conv_transpose_eval(ctx, &q, err);
-    case Q8_GEMM:
-        return sim_q8_gemm_eval(ctx, &q, err);
-    case Q8_MATMUL:
-        return sim_q8_matmul_eval(ctx, &q, err);
-    default:
-        return SIM_DEFER;
-    }
+    q.c_const = bias_const(s, n);
+    return def->eval_i8(ctx, &q, err);
 }
 
 /* ---- int16 --------------------------------------------------------------------------------------- */
@@ -233,17 +262,17 @@ static bool wide_activation(const rd_sim *s, int v, float *scale, int32_t *zp, i
     return false;
 }
 
-rd_status sim_q16_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *err)
+rd_status sim_q16_prepare_weights(rd_sim *s, int node, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
     sim_node_data *d = &s->nodes[node];
-    if (kind == Q8_NONE)
+    const rd_tensor *w = sim_const_weight(s, node);
+    if (!w)
         return SIM_DEFER;
-    const rd_tensor *w = s->m->values[n->in[1]].konst;
     int axis;
     int64_t group;
     bool per_tensor;
-    sim_q8_weight_axis(n, kind, w, &axis, &group, &per_tensor);
+    sim_q8_weight_axis(n, w, &axis, &group, &per_tensor);
     per_tensor = per_tensor || s->opt.per_tensor_weights;
     free(d->w_q16);
     free(d->w_c);
@@ -272,7 +301,7 @@ rd_status sim_q16_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *e
     }
     if (st != RD_OK)
         return rd_error_prefix(err, "%s: node '%s' (%s): quantizing weights '%s'", s->m->path, n->name, n->op_type,
-                               s->m->values[n->in[1]].name);
+                               s->m->values[n->in[n->def->weight_in]].name);
     for (int64_t i = 0; i < numel; i++)
         d->w_c[i] = d->w_q16[i];
     d->q16_ready = true;
@@ -282,41 +311,33 @@ rd_status sim_q16_prepare_weights(rd_sim *s, int node, q8_kind kind, rd_error *e
 rd_status sim_eval_int16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
-    q8_kind kind = sim_q8_kind(n);
+    const sim_op_def *def = n->def;
     sim_q16_layer q = {0};
-    if (kind == Q8_NONE || n->n_in < 2 || !wide_activation(s, n->in[0], &q.in_scale, &q.in_zp, &q.in_bits))
+    if (!kernels_apply(n) || !def->eval_i16 || n->n_in <= def->weight_in ||
+        !wide_activation(s, n->in[0], &q.in_scale, &q.in_zp, &q.in_bits))
         return SIM_DEFER; /* float kernel on dequantized values; requantized where it materialises */
-    const sim_value *wv = &s->m->values[n->in[1]];
-    bool w_const = wv->konst && wv->konst->dtype == RD_DT_F32;
-    if (kind == Q8_MATMUL && !w_const) {
-        if (!wide_activation(s, n->in[1], &q.b_scale, &q.b_zp, &q.b_bits))
-            return SIM_DEFER;
-        return sim_q16_matmul_eval(ctx, &q, err);
+    if (def->weight_in == 0) { /* a lowered op's own constant weights (GlobalAveragePool) */
+        q.w_bits = sim_weight_bits(s);
+        q.w_pow2 = s->opt.dfp;
+        return def->eval_i16(ctx, &q, err);
     }
-    if (!w_const)
-        return SIM_DEFER;
+    if (!sim_const_weight(s, node)) {
+        if (def->weight != RD_OP_WEIGHT_MATMUL ||
+            !wide_activation(s, n->in[def->weight_in], &q.b_scale, &q.b_zp, &q.b_bits))
+            return SIM_DEFER;
+        return def->eval_i16(ctx, &q, err);
+    }
     sim_node_data *d = &s->nodes[node];
     if (!d->q16_ready) {
-        rd_status st = sim_q16_prepare_weights(s, node, kind, err);
+        rd_status st = sim_q16_prepare_weights(s, node, err);
         if (st != RD_OK)
             return st;
     }
     q.w_c = d->w_c;
     q.w_scale = d->w_scale16;
     q.n_w_scale = d->n_w_scale16;
-    q.c_const = n->n_in > 2 && n->in[2] >= 0 && s->m->values[n->in[2]].konst != NULL;
-    switch (kind) {
-    case Q8_CONV:
-        return sim_q16_conv_eval(ctx, &q, err);
-    case Q8_CONV_T:
-        return sim_q16_conv_transpose_eval(ctx, &q, err);
-    case Q8_GEMM:
-        return sim_q16_gemm_eval(ctx, &q, err);
-    case Q8_MATMUL:
-        return sim_q16_matmul_eval(ctx, &q, err);
-    default:
-        return SIM_DEFER;
-    }
+    q.c_const = bias_const(s, n);
+    return def->eval_i16(ctx, &q, err);
 }
 
 /* ---- preparing every node at once (concurrent runs) ----------------------------------------------- */
@@ -334,22 +355,14 @@ rd_status rd_sim_prepare(rd_sim *s, rd_error *err)
             if (!d->half_ready)
                 st = prepare_half_consts(s, i, err);
             break;
-        case RD_PREC_INT8: {
-            q8_kind kind = sim_q8_kind(n);
-            bool w_const = n->n_in >= 2 && n->in[1] >= 0 && s->m->values[n->in[1]].konst &&
-                           s->m->values[n->in[1]].konst->dtype == RD_DT_F32;
-            if (kind != Q8_NONE && w_const && !d->q8_ready)
-                st = sim_q8_prepare_weights(s, i, kind, err);
+        case RD_PREC_INT8:
+            if (n->def && n->def->eval_i8 && sim_const_weight(s, i) && !d->q8_ready)
+                st = sim_q8_prepare_weights(s, i, err);
             break;
-        }
-        case RD_PREC_INT16: {
-            q8_kind kind = sim_q8_kind(n);
-            bool w_const = n->n_in >= 2 && n->in[1] >= 0 && s->m->values[n->in[1]].konst &&
-                           s->m->values[n->in[1]].konst->dtype == RD_DT_F32;
-            if (kind != Q8_NONE && w_const && !d->q16_ready)
-                st = sim_q16_prepare_weights(s, i, kind, err);
+        case RD_PREC_INT16:
+            if (n->def && n->def->eval_i16 && sim_const_weight(s, i) && !d->q16_ready)
+                st = sim_q16_prepare_weights(s, i, err);
             break;
-        }
         default:
             break;
         }

@@ -187,7 +187,8 @@ static bool cfg_differs(const sim_val_data *a, const sim_val_data *b)
 {
     return a->prec != b->prec || a->quantized != b->quantized || memcmp(&a->scale, &b->scale, sizeof a->scale) != 0 ||
            a->zero_point != b->zero_point || a->quantized16 != b->quantized16 ||
-           memcmp(&a->scale16, &b->scale16, sizeof a->scale16) != 0 || a->zero_point16 != b->zero_point16;
+           memcmp(&a->scale16, &b->scale16, sizeof a->scale16) != 0 || a->zero_point16 != b->zero_point16 ||
+           a->via_f16 != b->via_f16;
 }
 
 static bool value_changed(const rd_sim_prefix *p, const rd_sim *s, int v)

@@ -4,23 +4,20 @@
  */
 #include "sim_internal.h"
 
-/* True when node computes with integer accumulation on a constant float weight at int8. */
-static bool has_q8_weights(const rd_sim *s, int node, q8_kind *kind)
+/* True when node computes with integer accumulation on a constant float weight at int8 or int16. */
+static bool has_q8_weights(const rd_sim *s, int node)
 {
     const sim_node *n = &s->m->nodes[node];
-    *kind = sim_q8_kind(n);
-    if (*kind == Q8_NONE || n->n_in < 2 || n->in[1] < 0 || n->folded)
+    if (n->folded || !n->def || !sim_const_weight(s, node))
         return false;
-    const rd_tensor *w = s->m->values[n->in[1]].konst;
     const rd_prec p = sim_node_precision(s, node);
-    return w && w->dtype == RD_DT_F32 && (p == RD_PREC_INT8 || p == RD_PREC_INT16);
+    return (p == RD_PREC_INT8 && n->def->eval_i8) || (p == RD_PREC_INT16 && n->def->eval_i16);
 }
 
 rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error *err)
 {
     memset(out, 0, sizeof *out);
-    q8_kind kind;
-    if (node < 0 || node >= s->m->n_nodes || !has_q8_weights(s, node, &kind))
+    if (node < 0 || node >= s->m->n_nodes || !has_q8_weights(s, node))
         return rd_errorf(err, RD_E_NOTFOUND, "%s: node %d is not an int8 or int16 layer with constant weights",
                          s->m->path, node);
     sim_node_data *d = &s->nodes[node];
@@ -28,12 +25,12 @@ rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error 
     bool force_pt;
     if (sim_node_precision(s, node) == RD_PREC_INT16) {
         if (!d->q16_ready) {
-            rd_status st = sim_q16_prepare_weights(s, node, kind, err);
+            rd_status st = sim_q16_prepare_weights(s, node, err);
             if (st != RD_OK)
                 return st;
         }
-        sim_q8_weight_axis(n, kind, s->m->values[n->in[1]].konst, &out->axis, &out->group, &force_pt);
-        out->value = n->in[1];
+        sim_q8_weight_axis(n, sim_const_weight(s, node), &out->axis, &out->group, &force_pt);
+        out->value = n->in[n->def->weight_in];
         out->n_scale = d->n_w_scale16;
         out->scale = d->w_scale16;
         out->bits = sim_weight_bits(s);
@@ -41,12 +38,12 @@ rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error 
         return RD_OK;
     }
     if (!d->q8_ready) {
-        rd_status st = sim_q8_prepare_weights(s, node, kind, err);
+        rd_status st = sim_q8_prepare_weights(s, node, err);
         if (st != RD_OK)
             return st;
     }
-    sim_q8_weight_axis(n, kind, s->m->values[n->in[1]].konst, &out->axis, &out->group, &force_pt);
-    out->value = n->in[1];
+    sim_q8_weight_axis(n, sim_const_weight(s, node), &out->axis, &out->group, &force_pt);
+    out->value = n->in[n->def->weight_in];
     out->n_scale = d->n_w_scale;
     out->scale = d->w_scale;
     out->q = d->w_q;
@@ -55,15 +52,15 @@ rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error 
 }
 
 /* Stores scales for one node after checking them against its weight; quantized again on next use. */
-static rd_status import_for_node(rd_sim *s, int node, q8_kind kind, const char *name, const float *scales, int n,
-                                 int bits, rd_error *err)
+static rd_status import_for_node(rd_sim *s, int node, const char *name, const float *scales, int n, int bits,
+                                 rd_error *err)
 {
     const sim_node *nd = &s->m->nodes[node];
-    const rd_tensor *w = s->m->values[nd->in[1]].konst;
+    const rd_tensor *w = sim_const_weight(s, node);
     int axis;
     int64_t group;
     bool force_pt;
-    sim_q8_weight_axis(nd, kind, w, &axis, &group, &force_pt);
+    sim_q8_weight_axis(nd, w, &axis, &group, &force_pt);
     /* a trial quantization checks the count and every scale, with the message of the quantizer */
     int16_t *q = NULL;
     rd_status st = sim_quant_weights_wide_scaled(w, axis, group, bits, scales, n, &q, NULL, err);
@@ -102,11 +99,11 @@ rd_status rd_sim_set_weight_scales_bits(rd_sim *s, const char *name, const float
     for (int i = 0; i < s->m->n_nodes; i++) {
         const sim_node *nd = &s->m->nodes[i];
         bool named = strcmp(nd->name, name) == 0 && nd->name[0];
-        bool reads = v >= 0 && nd->n_in >= 2 && nd->in[1] == v;
-        q8_kind kind;
-        if (!(named || reads) || !has_q8_weights(s, i, &kind))
+        bool reads = v >= 0 && nd->def && nd->def->weight_in > 0 && nd->n_in > nd->def->weight_in &&
+                     nd->in[nd->def->weight_in] == v;
+        if (!(named || reads) || !has_q8_weights(s, i))
             continue;
-        rd_status st = import_for_node(s, i, kind, name, scales, n, bits, err);
+        rd_status st = import_for_node(s, i, name, scales, n, bits, err);
         if (st != RD_OK)
             return st;
         found++;

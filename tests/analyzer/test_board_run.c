@@ -261,9 +261,9 @@ static const char *const expected_names[] = {
     "000_InputOperator_image_shape_1_3_32_32_float.npy", "001_ConvRelu_relu1_out_shape_1_8_32_32_float.npy",
     "002_Mul_amplified_shape_1_8_32_32_float.npy",        "003_Div_restored_shape_1_8_32_32_float.npy",
     "004_ConvClip_relu6_out_shape_1_8_32_32_float.npy",   "005_MaxPool_pool_out_shape_1_8_16_16_float.npy",
-    "006_ConvRelu_relu2_out_shape_1_16_16_16_float.npy",  "007_GlobalAveragePool_gap_out_shape_1_16_1_1_float.npy",
-    "008_Flatten_features_shape_1_16_float.npy",          "009_Gemm_logits_shape_1_10_float.npy",
-    "010_Softmax_probs_shape_1_10_float.npy",             "011_OutputOperator_probs_shape_1_10_float.npy",
+    "006_ConvRelu_relu2_out_shape_1_16_16_16_float.npy",  "007_Conv_gap_out_shape_1_16_1_1_float.npy",
+    "008_Flatten_features_shape_1_16_float.npy",          "009_Conv_logits_shape_1_10_float.npy",
+    "010_exSoftmax13_probs_shape_1_10_float.npy",        "011_OutputOperator_probs_shape_1_10_float.npy",
 };
 #define N_EXPECTED (sizeof expected_names / sizeof expected_names[0])
 

@@ -78,7 +78,11 @@ static void test_verify(void)
         rd_cli_result r = verify(&f, d, false);
         CU_ASSERT_EQUAL(r.code, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "all 1 requested tensors ran in float16"));
-        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, quant ? "dumped as float16" : "0.0% of the non-zero values"));
+        /* float32 dumps: a float16 tensor lands on the int8 grid by chance only (within 1e-3 of a code: ~0.2%) */
+        const char *share = strstr(r.out, "float32 dump: ");
+        const bool as_float16 = quant ? strstr(r.out, "dumped as float16") != NULL
+                                      : share && strtod(share + strlen("float32 dump: "), NULL) < 1.0;
+        CU_ASSERT(as_float16);
         if (r.code)
             fprintf(stderr, "%s%s", r.out, r.errs);
         rd_test_cli_free(&r);

@@ -3,16 +3,13 @@
  * optimization level the outputs still match ONNX Runtime's golden ones (cosine >= 0.99999 and
  * max|a-b| <= 1e-4 * max|golden|, as tests/e2e/test_real_models.c); levels 1 and 3 change no arithmetic,
  * so they equal levels 0 and 2 bit for bit. The rewrites the models call for happen: ultraface's
- * BatchNormalization nodes are folded away at level 2, mobilenet_v2's Conv + Clip chains fused at 3.
+ * BatchNormalization nodes are folded away at level 2, mobilenet_v2's Conv + Clip chains fused at 3, and
+ * its groups at 3 are those of RKNN's public layer table for MobileNetV2 (ConvClip, ConvAdd, Conv).
  */
-#include "../../simulator/src/internal.h"
-#include "rd_test.h"
+#include "../unit/simulator/passes_test_util.h"
 
 #include <cjson/cJSON.h>
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* The tensor called name in the golden folder dir (an index.json of {name, file}); false if absent. */
 static bool load_golden(const char *dir, const char *name, rd_tensor *out)
@@ -62,14 +59,6 @@ static bool close_to_golden(const rd_tensor *got, const rd_tensor *want, char *w
     double cos = (na == 0 && nb == 0) ? 1.0 : dot / sqrt(na * nb);
     snprintf(why, why_len, "cos %.7f, max|diff| %.3g vs max|golden| %.3g", cos, maxdiff, maxref);
     return cos >= 0.99999 && maxdiff <= 1e-4 * maxref;
-}
-
-static int count_op(const rd_model *m, const char *op)
-{
-    int n = 0;
-    for (int i = 0; i < m->n_nodes; i++)
-        n += strcmp(m->nodes[i].op_type, op) == 0;
-    return n;
 }
 
 /* Values produced by op_from and fused into the output of op_into (virtual_out set). */
@@ -149,9 +138,16 @@ static void same_bits(const rd_tensor *a, const rd_tensor *b, size_t n)
     }
 }
 
-/* Runs levels 0..3; per level: nodes, BatchNormalization nodes and Conv outputs fused into an `act`. */
-static void check_model(const model_case *mc, const char *act, int node_counts[4], int bn_counts[4],
-                        int fused[4])
+/* NPU op types whose groups are counted at level 3 (the ops RKNN's public layer tables show). */
+static const char *const npu_ops[] = {"ConvRelu", "ConvClip", "ConvAdd", "ConvAddRelu", "ConvReluAdd", "AddRelu",
+                                      "Conv", "ConvSigmoid", "ConvExSwish", "Add", "Concat", "MaxPool", "Reshape",
+                                      "exSoftmax13", "Softmax"};
+#define N_NPU_OPS (sizeof npu_ops / sizeof npu_ops[0])
+
+/* Runs levels 0..3; per level: nodes, BatchNormalization nodes and Conv outputs fused into an `act`; the groups
+   of each of npu_ops at level 3. */
+static void check_model(const model_case *mc, const char *act, int node_counts[4], int bn_counts[4], int fused[4],
+                        int groups[N_NPU_OPS])
 {
     rd_tensor outs[4][MAX_OUT];
     size_t n_out = 0;
@@ -160,6 +156,8 @@ static void check_model(const model_case *mc, const char *act, int node_counts[4
         node_counts[level] = m->n_nodes;
         bn_counts[level] = count_op(m, "BatchNormalization");
         fused[level] = count_fused(m, "Conv", act);
+        for (size_t k = 0; level == 3 && k < N_NPU_OPS; k++)
+            groups[k] = groups_of(m, npu_ops[k]);
         rd_model_destroy(m);
     }
     same_bits(outs[0], outs[1], n_out);
@@ -167,16 +165,28 @@ static void check_model(const model_case *mc, const char *act, int node_counts[4
     for (int level = 0; level <= 3; level++)
         for (size_t o = 0; o < n_out; o++)
             rd_tensor_fini(&outs[level][o]);
-    fprintf(stderr, "\n%s: nodes per level %d %d %d %d, BatchNormalization %d %d %d %d, Conv + %s fused at 3: %d ",
-            mc->dir, node_counts[0], node_counts[1], node_counts[2], node_counts[3], bn_counts[0], bn_counts[1],
-            bn_counts[2], bn_counts[3], act, fused[3]);
+    fprintf(stderr, "\n%s: nodes per level %d %d %d %d, BatchNormalization %d %d %d %d, Conv + %s fused at 3: %d; "
+            "groups at 3:", mc->dir, node_counts[0], node_counts[1], node_counts[2], node_counts[3], bn_counts[0],
+            bn_counts[1], bn_counts[2], bn_counts[3], act, fused[3]);
+    for (size_t k = 0; k < N_NPU_OPS; k++)
+        if (groups[k])
+            fprintf(stderr, " %s %d", npu_ops[k], groups[k]);
+    fputc(' ', stderr);
+}
+
+static int group_count(const int groups[N_NPU_OPS], const char *npu)
+{
+    for (size_t k = 0; k < N_NPU_OPS; k++)
+        if (strcmp(npu_ops[k], npu) == 0)
+            return groups[k];
+    return -1;
 }
 
 static void test_ultraface(void)
 {
     static const model_case mc = {"ultraface_rfb320", {"astronaut", "chelsea", NULL}};
-    int nodes[4], bns[4], relus[4];
-    check_model(&mc, "Relu", nodes, bns, relus);
+    int nodes[4], bns[4], relus[4], groups[N_NPU_OPS];
+    check_model(&mc, "Relu", nodes, bns, relus, groups);
     CU_ASSERT(bns[0] > 0);
     CU_ASSERT_EQUAL(bns[1], bns[0]);
     CU_ASSERT_EQUAL(bns[2], 0);
@@ -185,22 +195,33 @@ static void test_ultraface(void)
     CU_ASSERT_EQUAL(nodes[3], nodes[2]);
     CU_ASSERT_EQUAL(relus[2], 0);
     CU_ASSERT(relus[3] > 0);
+    /* every conv with its ReLU: ConvRelu, or ConvAddRelu where an RFB block's shortcut Add comes between */
+    CU_ASSERT_EQUAL(group_count(groups, "ConvRelu") + group_count(groups, "ConvAddRelu"), relus[3]);
+    CU_ASSERT(group_count(groups, "ConvAddRelu") > 0);
+    CU_ASSERT_EQUAL(group_count(groups, "exSoftmax13"), 1); /* the scores: a softmax over the last axis */
 }
 
+/* MobileNetV2 as the official npu_device_test table shows it (Caffe's, with ReLU6 as Relu there, Clip here):
+   every expand and depthwise conv with its activation, ConvAdd for the 10 inverted-residual shortcuts, and
+   Conv for the 7 projections without a shortcut, the pooling (a conv) and the classifier. */
 static void test_mobilenet(void)
 {
     static const model_case mc = {"mobilenet_v2", {"chelsea", "coffee", NULL}};
-    int nodes[4], bns[4], clips[4];
-    check_model(&mc, "Clip", nodes, bns, clips);
+    int nodes[4], bns[4], clips[4], groups[N_NPU_OPS];
+    check_model(&mc, "Clip", nodes, bns, clips, groups);
     CU_ASSERT_EQUAL(clips[2], 0);
     CU_ASSERT(clips[3] > 0);
+    CU_ASSERT_EQUAL(group_count(groups, "ConvClip"), clips[3]);
+    CU_ASSERT_EQUAL(group_count(groups, "ConvAdd"), 10);
+    CU_ASSERT_EQUAL(group_count(groups, "Conv"), 9);
+    CU_ASSERT_EQUAL(group_count(groups, "Add"), 0);
 }
 
 static void test_mnist8(void)
 {
     static const model_case mc = {"mnist8", {"set0", NULL, NULL}};
-    int nodes[4], bns[4], relus[4];
-    check_model(&mc, "Relu", nodes, bns, relus);
+    int nodes[4], bns[4], relus[4], groups[N_NPU_OPS];
+    check_model(&mc, "Relu", nodes, bns, relus, groups);
 }
 
 RD_TEST_REGISTER(register_passes_shared)

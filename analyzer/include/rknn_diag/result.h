@@ -83,7 +83,10 @@ typedef enum rd_group_id {
 
 typedef struct rd_layer_result {
     char *name;              /* tensor name as RKNN prints it */
-    char *op_type;           /* the label's op type: "Input", "exDataConvert", "Conv", "Clip", ... */
+    char *op_type;           /* the label's op type, as RKNN's accuracy_analysis prints it: "Input", "exDataConvert",
+                                "Conv" (also a Gemm or a GlobalAveragePool), "Clip", "exSwish", "exSoftmax13", ... */
+    char *npu_op;            /* the NPU op of the fused group computing the tensor ("ConvExSwish", "ConvAdd"), as
+                                the board's layer table and dumps name it; NULL when unknown (inputs, snapshots) */
     char *fused_into;        /* non-NULL for a tensor fused away (a blank row) */
     char *precision;         /* "int8", "float16", "float32" */
     int rank;

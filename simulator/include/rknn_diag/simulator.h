@@ -615,10 +615,46 @@ typedef struct rd_sim_tensor {
     float scale;          /* activation parameters when quantized (of the tensor's precision) */
     int32_t zero_point;
     float min, max;       /* the range they came from */
+    bool via_float16;     /* output of one of RKNN's float16 ops inside an int8 model (Softmax): computed in
+                             float16 and rounded to half, then held at `precision` (int8 for its readers, RKNN's
+                             exDataConvert; float16 for a graph output) */
+    /* Fusion groups (RKNN's passes at optimization level 3, or rd_sim_set_group). The strings are owned by
+       s and stay valid until the next rd_sim_set_group, rd_sim_clear_groups, rd_sim_set_row_op or
+       rd_sim_destroy. */
+    int group_out;        /* the value holding the result of the group computing this tensor: the tensor itself
+                             when materialised, the group's output for a fused-away one; -1 for a tensor that
+                             no longer exists */
+    const char *npu_op;   /* the NPU op type of that group, as the board's layer table and dump names print it
+                             (ConvExSwish, ConvAdd, ConvClip, Conv, exSoftmax13, ...); NULL for graph inputs and
+                             constants */
+    const char *row_op;   /* the op type RKNN's accuracy_analysis prints in this tensor's [OpType] row: the
+                             producer after RKNN's graph rewrites (Conv for a Gemm or a GlobalAveragePool,
+                             Reshape for a Squeeze, exSwish, exSoftmax13); NULL for graph inputs, constants and
+                             tensors folded away */
 } rd_sim_tensor;
 
 /** Looks a tensor of the original model up; RD_E_NOTFOUND with the closest names if unknown. */
 rd_status rd_sim_tensor_get(const rd_sim *s, const char *name, rd_sim_tensor *out, rd_error *err);
+
+/**
+ * Declares one fused group as a built model has it (the next step: a .rknn's nodes, a build log's layer
+ * table), replacing what the passes decided for those tensors: `out` is the tensor the group materialises,
+ * inner[0..n_inner) the tensors inside it that are never materialised (not rounded to int8 or float16), npu_op
+ * its NPU op type. The group's nodes are the producers of out and of the inner tensors; each of them takes
+ * npu_op and computes at out's precision. Checks: every name exists and is produced by a node of the graph;
+ * no inner tensor is a graph output or read by a node outside the group; out is not inside another group.
+ * A tensor already inside another group must be released first (rd_sim_clear_groups). RD_E_NOTFOUND for an
+ * unknown name (with the closest ones), RD_E_INVAL naming the tensor and the reader for a group that is not
+ * closed. Invalidates rd_sim_prefix recordings.
+ */
+rd_status rd_sim_set_group(rd_sim *s, const char *npu_op, const char *out, const char *const *inner, size_t n_inner,
+                           rd_error *err);
+/** Makes every tensor of the optimised graph materialised again and every node its own group (NPU op = the
+    op type of its row): the starting point for rd_sim_set_group from a built model. Folds (BatchNormalization,
+    bias Adds) and row op types stay. */
+rd_status rd_sim_clear_groups(rd_sim *s, rd_error *err);
+/** Sets the op type of the row of tensor (that of its producer, shared by the producer's other outputs). */
+rd_status rd_sim_set_row_op(rd_sim *s, const char *tensor, const char *op_type, rd_error *err);
 
 /** Sets an activation's INT8 and INT16 parameters from a range (RKNN's rule and its int16 widening, dfp in a
     w16a16i_dfp simulation; docs/numerics.md) and keeps the range. */
@@ -1207,17 +1243,62 @@ rd_status rd_qcfg_add_param(rd_qcfg *q, const rd_qcfg_param *p, rd_error *err);
 rd_status rd_qcfg_add_layer(rd_qcfg *q, const char *name, rd_dtype dtype, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
- * Operators known to this build (for docs and `inspect`).
+ * Operators known to this build: the operator table (docs/internals/ops.md), sorted by domain and name.
+ * Every fact about an operator lives in its table entry; tools (pruning, `inspect`, `ops`) ask it here.
  */
+
+/** The weight input of an operator with integer kernels, and where its output channels lie. */
+typedef enum rd_op_weight {
+    RD_OP_WEIGHT_NONE = 0,
+    RD_OP_WEIGHT_CONV,          /* input 1 [M, C/group, k...]: output channels on axis 0 */
+    RD_OP_WEIGHT_CONV_T,        /* input 1 [C, M/group, k...]: output channels on axis 1, split by `group` */
+    RD_OP_WEIGHT_GEMM,          /* input 1 [K, N] (transB 0: channels on axis 1) or [N, K] (transB 1: axis 0) */
+    RD_OP_WEIGHT_MATMUL,        /* input 1 [..., K, N]: channels on the last axis, one scale when 1-D; input 1
+                                   may also be an activation (a product of two int8 tensors) */
+} rd_op_weight;
+
+/** How an operator's float outputs are held in an int8 model: its int8 boundary rule (docs/numerics.md). */
+typedef enum rd_op_qrule {
+    RD_OP_Q_REQUANT = 0,        /* its own calibrated parameters; requantized where it materialises */
+    RD_OP_Q_PASS,               /* input 0's parameters: the values stay on that grid (MaxPool, Resize, layout) */
+    RD_OP_Q_UNION,              /* the union of its inputs' ranges; each input is rescaled into it (Concat) */
+    RD_OP_Q_FLOAT16,            /* computed in float16 with int8 -> float16 -> int8 conversions around (Softmax) */
+    RD_OP_Q_NONE,               /* its outputs are never float (shapes, indices, masks): nothing to quantize */
+} rd_op_qrule;
+
+/** What an operator does to channels (axis 1), for lossless pruning (docs/prune.md). */
+typedef enum rd_op_prune {
+    RD_OP_PRUNE_STOP = 0,       /* keeps every channel of its inputs and outputs */
+    RD_OP_PRUNE_CHANNELWISE,    /* output channel c comes from input 0's channel c alone, and 0 stays 0 */
+    RD_OP_PRUNE_CHANNELWISE_BOUNDED, /* the same while its bounds (min, max) hold 0 (Clip) */
+    RD_OP_PRUNE_WEIGHTS,        /* all-zero weights make zero channels; input channels drop with their weights */
+    RD_OP_PRUNE_AFFINE,         /* one scale and shift per channel (BatchNormalization) */
+    RD_OP_PRUNE_ADD,            /* output channel c from channel c of both inputs */
+    RD_OP_PRUNE_CONCAT,         /* concatenates its inputs' channels (on axis 1) */
+} rd_op_prune;
 
 typedef struct rd_op_info {
     const char *name;
     const char *domain;
     int since;                  /* first opset version covered */
+    int until;                  /* last opset version the operator exists in, 0 while it is current */
+    bool fp16_kernel;           /* a float16 kernel of its own (otherwise float32 on half values) */
+    bool int8_kernel;           /* an integer kernel at int8 (otherwise float32 on dequantized values) */
+    bool int16_kernel;          /* an integer kernel at int16 */
+    bool has_macs;              /* MACs are counted (rd_node_info.macs; 0 means the shapes are unknown) */
+    int weight_input;           /* input holding the quantized weight, 0 when none */
+    rd_op_weight weight;        /* that weight's channel rule */
+    rd_op_qrule qrule;          /* int8 boundary rule */
+    rd_op_prune prune;          /* channel rule for pruning */
+    const char *npu_op;         /* the op type RKNN's compiler makes of it ("Conv" for Gemm, "Reshape" for
+                                   Squeeze); the name itself when it keeps it */
 } rd_op_info;
 
 size_t rd_op_count(void);
+/** Entry i of the table (sorted by domain, then name); zeroed when i is out of range. */
 void rd_op_get(size_t i, rd_op_info *out);
+/** The entry of an operator ("" or "ai.onnx" for the default domain); false (out zeroed) when unknown. */
+bool rd_op_find(const char *domain, const char *op_type, rd_op_info *out);
 bool rd_op_supported(const char *domain, const char *op_type);
 
 /** The OpenBLAS kernel in use ("Haswell", "Zen", ...): benchmarks name it. */

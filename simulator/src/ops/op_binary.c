@@ -402,30 +402,34 @@ static rd_status bin_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-#define BIN_OP(sym, nm, since_, nin)                                                               \
-    const sim_op_def sym = {.name = nm, .domain = "", .since = since_, .min_in = 2, .max_in = nin,     \
+/* One binary (BIN_OP) or variadic (VAR_OP) operator; the trailing arguments are its table traits
+   (docs/internals/ops.md). Before opset 7 (8 for the variadic ones) broadcasting was the legacy form. */
+#define BIN_OP(sym, nm, since_, ...)                                                               \
+    const sim_op_def sym = {.name = nm, .domain = "", .since = since_, .min_in = 2, .max_in = 2,       \
                             .min_out = 1, .max_out = 1, .params_size = sizeof(struct bin_params),      \
-                            .parse = bin_parse, .infer = bin_infer, .eval = {[SIM_PREC_F32] = bin_eval}};
-#define VAR_OP(sym, nm, since_)                                                                    \
+                            .parse = bin_parse, .infer = bin_infer, .eval = {[SIM_PREC_F32] = bin_eval}, \
+                            __VA_ARGS__};
+#define VAR_OP(sym, nm, since_, ...)                                                               \
     const sim_op_def sym = {.name = nm, .domain = "", .since = since_, .min_in = 1, .max_in = 2147483647, \
                             .min_out = 1, .max_out = 1, .params_size = sizeof(struct bin_params),      \
-                            .parse = bin_parse, .infer = bin_infer, .eval = {[SIM_PREC_F32] = bin_eval}};
+                            .parse = bin_parse, .infer = bin_infer, .eval = {[SIM_PREC_F32] = bin_eval}, \
+                            .same_from = 8, __VA_ARGS__};
 
-BIN_OP(op_add, "Add", 1, 2)
-BIN_OP(op_sub, "Sub", 1, 2)
-BIN_OP(op_mul, "Mul", 1, 2)
-BIN_OP(op_div, "Div", 1, 2)
-BIN_OP(op_mod, "Mod", 10, 2)
-BIN_OP(op_pow, "Pow", 1, 2)
-BIN_OP(op_prelu, "PRelu", 1, 2)
-BIN_OP(op_equal, "Equal", 1, 2)
-BIN_OP(op_greater, "Greater", 1, 2)
-BIN_OP(op_greater_or_equal, "GreaterOrEqual", 12, 2)
-BIN_OP(op_less, "Less", 1, 2)
-BIN_OP(op_less_or_equal, "LessOrEqual", 12, 2)
-BIN_OP(op_and, "And", 1, 2)
-BIN_OP(op_or, "Or", 1, 2)
-BIN_OP(op_xor, "Xor", 1, 2)
+BIN_OP(op_add, "Add", 1, .prune = RD_OP_PRUNE_ADD, .fuse = SIM_FUSE_ADD, .same_from = 7)
+BIN_OP(op_sub, "Sub", 1, .same_from = 7)
+BIN_OP(op_mul, "Mul", 1, .fuse = SIM_FUSE_SWISH_MUL, .same_from = 7)
+BIN_OP(op_div, "Div", 1, .same_from = 7)
+BIN_OP(op_mod, "Mod", 10)
+BIN_OP(op_pow, "Pow", 1, .same_from = 7)
+BIN_OP(op_prelu, "PRelu", 1, .same_from = 7)
+BIN_OP(op_equal, "Equal", 1, .qrule = RD_OP_Q_NONE)
+BIN_OP(op_greater, "Greater", 1, .qrule = RD_OP_Q_NONE)
+BIN_OP(op_greater_or_equal, "GreaterOrEqual", 12, .qrule = RD_OP_Q_NONE)
+BIN_OP(op_less, "Less", 1, .qrule = RD_OP_Q_NONE)
+BIN_OP(op_less_or_equal, "LessOrEqual", 12, .qrule = RD_OP_Q_NONE)
+BIN_OP(op_and, "And", 1, .qrule = RD_OP_Q_NONE)
+BIN_OP(op_or, "Or", 1, .qrule = RD_OP_Q_NONE)
+BIN_OP(op_xor, "Xor", 1, .qrule = RD_OP_Q_NONE)
 VAR_OP(op_max, "Max", 6)
 VAR_OP(op_min, "Min", 6)
 VAR_OP(op_sum, "Sum", 6)

@@ -4,6 +4,7 @@
  * whose oracles are kernels/ref_conv.c.
  */
 #include "nn_spatial.h"
+#include "../quant.h"
 #include "linear_shapes.h"
 #include "../kernels/blas_threads.h"
 #include "../kernels/conv_f32.h"
@@ -293,10 +294,14 @@ const sim_op_def op_conv = {
     .name = "Conv", .domain = "", .since = 1, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,
     .params_size = sizeof(struct conv_params), .parse = conv_parse, .infer = conv_infer,
     .eval = {[SIM_PREC_F32] = conv_eval}, .macs = conv_macs,
+    .eval_i8 = sim_q8_conv_eval, .eval_i16 = sim_q16_conv_eval, .weight_in = 1, .weight = RD_OP_WEIGHT_CONV,
+    .prune = RD_OP_PRUNE_WEIGHTS, .fuse = SIM_FUSE_CONV,
 };
 
 const sim_op_def op_conv_transpose = {
     .name = "ConvTranspose", .domain = "", .since = 1, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,
     .params_size = sizeof(struct conv_params), .parse = conv_parse, .infer = convt_infer,
     .eval = {[SIM_PREC_F32] = convt_eval}, .macs = convt_macs,
+    .eval_i8 = sim_q8_conv_transpose_eval, .eval_i16 = sim_q16_conv_transpose_eval, .weight_in = 1,
+    .weight = RD_OP_WEIGHT_CONV_T, .fuse = SIM_FUSE_DECONV,
 };

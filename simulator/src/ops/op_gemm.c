@@ -6,6 +6,7 @@
  * results do not depend on the thread count (blas_threads.h).
  */
 #include "linear_shapes.h"
+#include "../quant.h"
 #include "../kernels/blas_threads.h"
 
 #include <cblas.h>
@@ -112,6 +113,8 @@ const sim_op_def op_gemm = {
     .name = "Gemm", .domain = "", .since = 1, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,
     .params_size = sizeof(sim_gemm_params), .parse = gemm_parse, .infer = gemm_infer,
     .eval = {[SIM_PREC_F32] = gemm_eval}, .macs = gemm_macs,
+    .eval_i8 = sim_q8_gemm_eval, .eval_i16 = sim_q16_gemm_eval, .weight_in = 1, .weight = RD_OP_WEIGHT_GEMM,
+    .prune = RD_OP_PRUNE_WEIGHTS, .npu_op = "Conv", .fuse = SIM_FUSE_CONV, .same_from = 7,
 };
 
 /* ------------------------------------------------------------------------------------------------- */
@@ -225,7 +228,16 @@ static int64_t matmul_macs(const sim_op_ctx *ctx)
     return rd_tensor_numel(&ctx->out[0]) * a->dims[a->rank - 1];
 }
 
+/* RKNN runs a MatMul of a constant weight as a 1x1 Conv (convert_gemm_by_conv, exmatmul -> conv); a product of
+   two activations stays a MatMul. */
+static const char *matmul_npu_op(const sim_node *n, const rd_model *m)
+{
+    return n->n_in > 1 && n->in[1] >= 0 && m->values[n->in[1]].konst ? "Conv" : "MatMul";
+}
+
 const sim_op_def op_matmul = {
     .name = "MatMul", .domain = "", .since = 1, .min_in = 2, .max_in = 2, .min_out = 1, .max_out = 1,
     .infer = matmul_infer, .eval = {[SIM_PREC_F32] = matmul_eval}, .macs = matmul_macs,
+    .eval_i8 = sim_q8_matmul_eval, .eval_i16 = sim_q16_matmul_eval, .weight_in = 1, .weight = RD_OP_WEIGHT_MATMUL,
+    .npu_op_of = matmul_npu_op, .fuse = SIM_FUSE_CONV,
 };

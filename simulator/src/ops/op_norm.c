@@ -100,7 +100,7 @@ static rd_status bn_eval(sim_op_ctx *ctx, rd_error *err)
 const sim_op_def op_batch_normalization = {
     .name = "BatchNormalization", .domain = "", .since = 6, .min_in = 5, .max_in = 5, .min_out = 1, .max_out = 5,
     .params_size = sizeof(struct bn_params), .parse = bn_parse, .infer = bn_infer,
-    .eval = {[SIM_PREC_F32] = bn_eval},
+    .eval = {[SIM_PREC_F32] = bn_eval}, .prune = RD_OP_PRUNE_AFFINE, .same_from = 9,
 };
 
 /* ------------------------------------------------------------------------------------------------- */
@@ -293,5 +293,5 @@ static rd_status ln_eval(sim_op_ctx *ctx, rd_error *err)
 const sim_op_def op_layer_normalization = {
     .name = "LayerNormalization", .domain = "", .since = 17, .min_in = 2, .max_in = 3, .min_out = 1,
     .max_out = 3, .params_size = sizeof(struct eps_params), .parse = ln_parse, .infer = ln_infer,
-    .eval = {[SIM_PREC_F32] = ln_eval},
+    .eval = {[SIM_PREC_F32] = ln_eval}, .qrule = RD_OP_Q_FLOAT16, .npu_op = "exNorm",
 };

@@ -4,6 +4,8 @@
  * for MaxPool, exact in float) through a converted copy in scratch, outputs rounded back.
  */
 #include "nn_spatial.h"
+#include "../kernels/gap_conv.h"
+#include "../quant.h"
 #include "../kernels/pool_f32.h"
 
 struct pool_params {
@@ -152,13 +154,14 @@ static int64_t pool_macs(const sim_op_ctx *ctx)
 const sim_op_def op_max_pool = {
     .name = "MaxPool", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 2,
     .params_size = sizeof(struct pool_params), .parse = maxpool_parse, .infer = pool_infer,
-    .eval = {[SIM_PREC_F32] = pool_eval}, .macs = pool_macs,
+    .eval = {[SIM_PREC_F32] = pool_eval}, .macs = pool_macs, .qrule = RD_OP_Q_PASS,
+    .prune = RD_OP_PRUNE_CHANNELWISE,
 };
 
 const sim_op_def op_average_pool = {
     .name = "AveragePool", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
     .params_size = sizeof(struct pool_params), .parse = avgpool_parse, .infer = pool_infer,
-    .eval = {[SIM_PREC_F32] = pool_eval}, .macs = pool_macs,
+    .eval = {[SIM_PREC_F32] = pool_eval}, .macs = pool_macs, .prune = RD_OP_PRUNE_CHANNELWISE,
 };
 
 /* ------------------------------------------------------------------------------------------------- */
@@ -206,6 +209,49 @@ static rd_status global_max_eval(sim_op_ctx *ctx, rd_error *err)
     return global_eval(ctx, true, err);
 }
 
+/* GlobalAveragePool as the NPU computes it in float16 once RKNN lowered it to depthwise convs
+   (kernels/gap_conv.h): weights 1 / (kh * kw) rounded to half, products summed in float32 in window order
+   (float16 layers accumulate in float32 here: docs/numerics.md), the intermediate of a two-stage plan
+   rounded to half. Other ranks and empty maps: the float32 kernel. */
+static rd_status global_avg_f16_eval(sim_op_ctx *ctx, rd_error *err)
+{
+    const rd_tensor *x = ctx->in[0];
+    if (x->dtype != RD_DT_F32 || x->rank != 4 || rd_tensor_numel(x) == 0 || !ctx->out[0].data)
+        return global_avg_eval(ctx, err);
+    const int64_t planes = x->dims[0] * x->dims[1], h = x->dims[2], w = x->dims[3];
+    gap_plan plan;
+    gap_plan_make(h, w, &plan);
+    float wt[2];
+    for (int s = 0; s < plan.n_stages; s++)
+        wt[s] = rd_f16_to_f32(rd_f32_to_f16(1.0f / (float)(plan.kh[s] * plan.kw[s])));
+    const int64_t mh = h / plan.kh[0], mw = w / plan.kw[0];
+    float *mid = sim_scratch_get(ctx, (size_t)(mh * mw) * sizeof(float), err);
+    if (!mid)
+        return err ? err->code : RD_E_NOMEM;
+    const float *xf = x->data;
+    float *y = ctx->out[0].data;
+    for (int64_t p = 0; p < planes; p++) {
+        const float *xp = xf + p * h * w;
+        for (int64_t i = 0; i < mh; i++)
+            for (int64_t j = 0; j < mw; j++) {
+                float s = 0.0f;
+                for (int64_t a = 0; a < plan.kh[0]; a++)
+                    for (int64_t b = 0; b < plan.kw[0]; b++)
+                        s += xp[(i * plan.kh[0] + a) * w + j * plan.kw[0] + b] * wt[0];
+                mid[i * mw + j] = plan.n_stages == 1 ? s : rd_f16_to_f32(rd_f32_to_f16(s));
+            }
+        if (plan.n_stages == 1) {
+            y[p] = mid[0];
+            continue;
+        }
+        float s = 0.0f;
+        for (int64_t i = 0; i < mh * mw; i++)
+            s += mid[i] * wt[1];
+        y[p] = s;
+    }
+    return RD_OK;
+}
+
 static int64_t global_macs(const sim_op_ctx *ctx)
 {
     return rd_tensor_numel(ctx->in[0]);
@@ -213,10 +259,13 @@ static int64_t global_macs(const sim_op_ctx *ctx)
 
 const sim_op_def op_global_average_pool = {
     .name = "GlobalAveragePool", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-    .infer = global_infer, .eval = {[SIM_PREC_F32] = global_avg_eval}, .macs = global_macs,
+    .infer = global_infer, .eval = {[SIM_PREC_F32] = global_avg_eval, [SIM_PREC_F16] = global_avg_f16_eval},
+    .macs = global_macs, .flags = SIM_OP_LOWERED_KERNELS, .eval_i8 = sim_q8_gap_conv_eval,
+    .eval_i16 = sim_q16_gap_conv_eval, .prune = RD_OP_PRUNE_CHANNELWISE, .npu_op = "Conv",
 };
 
 const sim_op_def op_global_max_pool = {
     .name = "GlobalMaxPool", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
     .infer = global_infer, .eval = {[SIM_PREC_F32] = global_max_eval}, .macs = global_macs,
+    .qrule = RD_OP_Q_PASS, .prune = RD_OP_PRUNE_CHANNELWISE,
 };

@@ -173,7 +173,8 @@ static rd_status mmi_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_matmul_integer = {.name = "MatMulInteger", .domain = "", .since = 10, .min_in = 2, .max_in = 4,
                                       .min_out = 1, .max_out = 1, .infer = mmi_infer,
-                                      .eval = {[SIM_PREC_F32] = mmi_eval}};
+                                      .eval = {[SIM_PREC_F32] = mmi_eval},
+                                      .qrule = RD_OP_Q_NONE};
 
 static rd_status qlmm_infer(sim_op_ctx *ctx, rd_error *err)
 {
@@ -244,7 +245,8 @@ static rd_status qlmm_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_qlinear_matmul = {.name = "QLinearMatMul", .domain = "", .since = 10, .min_in = 8, .max_in = 8,
                                       .min_out = 1, .max_out = 1, .infer = qlmm_infer,
-                                      .eval = {[SIM_PREC_F32] = qlmm_eval}};
+                                      .eval = {[SIM_PREC_F32] = qlmm_eval},
+                                      .qrule = RD_OP_Q_NONE};
 
 /* ---------------------------------------------------------------------------------------------------
  * ConvInteger(x, w, x_zp?, w_zp?) and QLinearConv(x, xs, xzp, w, ws, wzp, ys, yzp, B?).
@@ -479,7 +481,8 @@ static int64_t qconv_macs(const sim_op_ctx *ctx)
 const sim_op_def op_conv_integer = {.name = "ConvInteger", .domain = "", .since = 10, .min_in = 2, .max_in = 4,
                                     .min_out = 1, .max_out = 1, .params_size = sizeof(struct qconv_params),
                                     .parse = qconv_parse, .infer = convi_infer,
-                                    .eval = {[SIM_PREC_F32] = convi_eval}, .macs = qconv_macs};
+                                    .eval = {[SIM_PREC_F32] = convi_eval}, .macs = qconv_macs,
+                                    .qrule = RD_OP_Q_NONE};
 
 static rd_status qlconv_infer(sim_op_ctx *ctx, rd_error *err)
 {
@@ -559,4 +562,5 @@ static rd_status qlconv_eval(sim_op_ctx *ctx, rd_error *err)
 const sim_op_def op_qlinear_conv = {.name = "QLinearConv", .domain = "", .since = 10, .min_in = 8, .max_in = 9,
                                     .min_out = 1, .max_out = 1, .params_size = sizeof(struct qconv_params),
                                     .parse = qconv_parse, .infer = qlconv_infer,
-                                    .eval = {[SIM_PREC_F32] = qlconv_eval}, .macs = qconv_macs};
+                                    .eval = {[SIM_PREC_F32] = qlconv_eval}, .macs = qconv_macs,
+                                    .qrule = RD_OP_Q_NONE};

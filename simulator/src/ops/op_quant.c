@@ -191,7 +191,8 @@ static rd_status dequant_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_quantize_linear = {.name = "QuantizeLinear", .domain = "", .since = 10, .min_in = 2, .max_in = 3,
                                        .min_out = 1, .max_out = 1, .params_size = sizeof(struct qdq_params),
-                                       .parse = qdq_parse, .infer = quant_infer, .eval = {[SIM_PREC_F32] = quant_eval}};
+                                       .parse = qdq_parse, .infer = quant_infer, .eval = {[SIM_PREC_F32] = quant_eval},
+                                       .qrule = RD_OP_Q_NONE};
 const sim_op_def op_dequantize_linear = {.name = "DequantizeLinear", .domain = "", .since = 10, .min_in = 2,
                                          .max_in = 3, .min_out = 1, .max_out = 1,
                                          .params_size = sizeof(struct qdq_params), .parse = qdq_parse,
@@ -240,4 +241,5 @@ static rd_status dynq_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_dynamic_quantize_linear = {.name = "DynamicQuantizeLinear", .domain = "", .since = 11,
                                                .min_in = 1, .max_in = 1, .min_out = 3, .max_out = 3,
-                                               .infer = dynq_infer, .eval = {[SIM_PREC_F32] = dynq_eval}};
+                                               .infer = dynq_infer, .eval = {[SIM_PREC_F32] = dynq_eval},
+                                               .qrule = RD_OP_Q_NONE};

@@ -290,11 +290,12 @@ static rd_status red_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-#define RED_OP(sym, nm)                                                                            \
+/* One reduction; the optional trailing arguments are its table traits (docs/internals/ops.md). */
+#define RED_OP(sym, nm, ...)                                                                       \
     const sim_op_def sym = {.name = nm, .domain = "", .since = 1, .min_in = 1, .max_in = 2, .min_out = 1,    \
                             .max_out = 1, .params_size = sizeof(struct red_params), .parse = red_parse,      \
-                            .infer = red_infer, .eval = {[SIM_PREC_F32] = red_eval}};
-RED_OP(op_reduce_sum, "ReduceSum")
+                            .infer = red_infer, .eval = {[SIM_PREC_F32] = red_eval}, __VA_ARGS__};
+RED_OP(op_reduce_sum, "ReduceSum", .attrs_to_inputs_at = 13, .attrs_to_inputs = {"axes"})
 RED_OP(op_reduce_mean, "ReduceMean")
 RED_OP(op_reduce_max, "ReduceMax")
 RED_OP(op_reduce_min, "ReduceMin")
@@ -389,7 +390,9 @@ static rd_status arg_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_argmax = {.name = "ArgMax", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1,
                               .max_out = 1, .params_size = sizeof(struct arg_params), .parse = arg_parse,
-                              .infer = arg_infer, .eval = {[SIM_PREC_F32] = arg_eval}};
+                              .infer = arg_infer, .eval = {[SIM_PREC_F32] = arg_eval},
+                              .qrule = RD_OP_Q_NONE};
 const sim_op_def op_argmin = {.name = "ArgMin", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1,
                               .max_out = 1, .params_size = sizeof(struct arg_params), .parse = arg_parse,
-                              .infer = arg_infer, .eval = {[SIM_PREC_F32] = arg_eval}};
+                              .infer = arg_infer, .eval = {[SIM_PREC_F32] = arg_eval},
+                              .qrule = RD_OP_Q_NONE};

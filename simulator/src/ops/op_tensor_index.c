@@ -297,7 +297,8 @@ const sim_op_def op_scatter_elements = {.name = "ScatterElements", .domain = "",
 
 const sim_op_def op_scatter = {.name = "Scatter", .domain = "", .since = 9, .min_in = 3, .max_in = 3, .min_out = 1,
                                .max_out = 1, .params_size = sizeof(struct scatter_params), .parse = scatter_parse,
-                               .infer = scatter_elements_infer, .eval = {[SIM_PREC_F32] = scatter_elements_eval}};
+                               .infer = scatter_elements_infer, .eval = {[SIM_PREC_F32] = scatter_elements_eval},
+                               .until = 11};
 
 /* ---------------------------------------------------------------------------------------------------
  * GatherND (11, 12 batch_dims, 13) and ScatterND (11, 16 reduction, 18 min/max)
@@ -607,7 +608,8 @@ static rd_status topk_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_topk = {.name = "TopK", .domain = "", .since = 1, .min_in = 1, .max_in = 2, .min_out = 1,
                             .max_out = 2, .params_size = sizeof(struct topk_params), .parse = topk_parse,
-                            .infer = topk_infer, .eval = {[SIM_PREC_F32] = topk_eval}};
+                            .infer = topk_infer, .eval = {[SIM_PREC_F32] = topk_eval},
+                            .same_from = 10};
 
 /* ---------------------------------------------------------------------------------------------------
  * NonZero (9, 13): [rank, count] int64 coordinates of the non-zero elements in row-major order.
@@ -655,4 +657,5 @@ static rd_status nonzero_eval(sim_op_ctx *ctx, rd_error *err)
 }
 
 const sim_op_def op_nonzero = {.name = "NonZero", .domain = "", .since = 9, .min_in = 1, .max_in = 1, .min_out = 1,
-                               .max_out = 1, .infer = nonzero_infer, .eval = {[SIM_PREC_F32] = nonzero_eval}};
+                               .max_out = 1, .infer = nonzero_infer, .eval = {[SIM_PREC_F32] = nonzero_eval},
+                               .qrule = RD_OP_Q_NONE};

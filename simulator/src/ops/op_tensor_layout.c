@@ -84,7 +84,8 @@ static rd_status concat_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_concat = {.name = "Concat", .domain = "", .since = 4, .min_in = 1, .max_in = 4096,
                               .min_out = 1, .max_out = 1, .params_size = sizeof(struct axis_params),
-                              .parse = concat_parse, .infer = concat_infer, .eval = {[SIM_PREC_F32] = concat_eval}};
+                              .parse = concat_parse, .infer = concat_infer, .eval = {[SIM_PREC_F32] = concat_eval},
+                              .qrule = RD_OP_Q_UNION, .prune = RD_OP_PRUNE_CONCAT, .same_from = 4};
 
 /* ---------------------------------------------------------------------------------------------------
  * Split (2, 11, 13 split as input, 18 num_outputs with a smaller last chunk)
@@ -218,7 +219,8 @@ static rd_status split_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_split = {.name = "Split", .domain = "", .since = 2, .min_in = 1, .max_in = 2, .min_out = 1,
                              .max_out = 4096, .params_size = sizeof(struct split_params), .parse = split_parse,
-                             .infer = split_infer, .eval = {[SIM_PREC_F32] = split_eval}};
+                             .infer = split_infer, .eval = {[SIM_PREC_F32] = split_eval},
+                             .attrs_to_inputs_at = 13, .attrs_to_inputs = {"split"}};
 
 /* ---------------------------------------------------------------------------------------------------
  * Slice (1 attributes, 10 inputs, 11 negative steps and axes, 13)
@@ -354,7 +356,8 @@ static rd_status slice_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_slice = {.name = "Slice", .domain = "", .since = 1, .min_in = 1, .max_in = 5, .min_out = 1,
                              .max_out = 1, .params_size = sizeof(struct slice_params), .parse = slice_parse,
-                             .infer = slice_infer, .eval = {[SIM_PREC_F32] = slice_eval}};
+                             .infer = slice_infer, .eval = {[SIM_PREC_F32] = slice_eval},
+                             .attrs_to_inputs_at = 10, .attrs_to_inputs = {"starts", "ends", "axes"}};
 
 /* ---------------------------------------------------------------------------------------------------
  * Transpose (1, 13, 21): perm defaults to reversing the axes.
@@ -438,7 +441,8 @@ static rd_status transpose_eval(sim_op_ctx *ctx, rd_error *err)
 const sim_op_def op_transpose = {.name = "Transpose", .domain = "", .since = 1, .min_in = 1, .max_in = 1,
                                  .min_out = 1, .max_out = 1, .params_size = sizeof(struct transpose_params),
                                  .parse = transpose_parse, .infer = transpose_infer,
-                                 .eval = {[SIM_PREC_F32] = transpose_eval}};
+                                 .eval = {[SIM_PREC_F32] = transpose_eval},
+                                 .qrule = RD_OP_Q_PASS};
 
 /* ---------------------------------------------------------------------------------------------------
  * Expand (8, 13): bidirectional broadcast of the input to a shape.
@@ -748,7 +752,8 @@ static rd_status pad_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_pad = {.name = "Pad", .domain = "", .since = 2, .min_in = 1, .max_in = 4, .min_out = 1,
                            .max_out = 1, .params_size = sizeof(struct pad_params), .parse = pad_parse,
-                           .infer = pad_infer, .eval = {[SIM_PREC_F32] = pad_eval}};
+                           .infer = pad_infer, .eval = {[SIM_PREC_F32] = pad_eval},
+                           .same_from = 11};
 
 /* ---------------------------------------------------------------------------------------------------
  * DepthToSpace (1, 11 mode DCR/CRD, 13) and SpaceToDepth (1, 13): 4-D, as 6-D transposed views.
@@ -842,8 +847,10 @@ static rd_status d2s_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_depth_to_space = {.name = "DepthToSpace", .domain = "", .since = 1, .min_in = 1, .max_in = 1,
                                       .min_out = 1, .max_out = 1, .params_size = sizeof(struct d2s_params),
-                                      .parse = d2s_parse, .infer = d2s_infer, .eval = {[SIM_PREC_F32] = d2s_eval}};
+                                      .parse = d2s_parse, .infer = d2s_infer, .eval = {[SIM_PREC_F32] = d2s_eval},
+                                      .qrule = RD_OP_Q_PASS};
 
 const sim_op_def op_space_to_depth = {.name = "SpaceToDepth", .domain = "", .since = 1, .min_in = 1, .max_in = 1,
                                       .min_out = 1, .max_out = 1, .params_size = sizeof(struct d2s_params),
-                                      .parse = d2s_parse, .infer = d2s_infer, .eval = {[SIM_PREC_F32] = d2s_eval}};
+                                      .parse = d2s_parse, .infer = d2s_infer, .eval = {[SIM_PREC_F32] = d2s_eval},
+                                      .qrule = RD_OP_Q_PASS};

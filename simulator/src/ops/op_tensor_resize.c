@@ -349,8 +349,10 @@ static rd_status resize_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_resize = {.name = "Resize", .domain = "", .since = 10, .min_in = 1, .max_in = 4, .min_out = 1,
                               .max_out = 1, .params_size = sizeof(struct resize_params), .parse = resize_parse,
-                              .infer = resize_infer, .eval = {[SIM_PREC_F32] = resize_eval}};
+                              .infer = resize_infer, .eval = {[SIM_PREC_F32] = resize_eval},
+                              .qrule = RD_OP_Q_PASS, .same_from = 11};
 
 const sim_op_def op_upsample = {.name = "Upsample", .domain = "", .since = 7, .min_in = 1, .max_in = 2,
                                 .min_out = 1, .max_out = 1, .params_size = sizeof(struct resize_params),
-                                .parse = resize_parse, .infer = resize_infer, .eval = {[SIM_PREC_F32] = resize_eval}};
+                                .parse = resize_parse, .infer = resize_infer, .eval = {[SIM_PREC_F32] = resize_eval},
+                                .until = 10, .qrule = RD_OP_Q_PASS};

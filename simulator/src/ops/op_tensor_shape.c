@@ -83,7 +83,8 @@ static rd_status reshape_infer(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_reshape = {.name = "Reshape", .domain = "", .since = 5, .min_in = 2, .max_in = 2,
                                .min_out = 1, .max_out = 1, .params_size = sizeof(struct reshape_params),
-                               .parse = reshape_parse, .infer = reshape_infer, .eval = {[SIM_PREC_F32] = copy_eval}};
+                               .parse = reshape_parse, .infer = reshape_infer, .eval = {[SIM_PREC_F32] = copy_eval},
+                               .qrule = RD_OP_Q_PASS, .same_from = 5};
 
 /* ---------------------------------------------------------------------------------------------------
  * Flatten (1, 9, 11 negative axis, 13, 21)
@@ -120,7 +121,8 @@ static rd_status flatten_infer(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_flatten = {.name = "Flatten", .domain = "", .since = 1, .min_in = 1, .max_in = 1,
                                .min_out = 1, .max_out = 1, .params_size = sizeof(struct flatten_params),
-                               .parse = flatten_parse, .infer = flatten_infer, .eval = {[SIM_PREC_F32] = copy_eval}};
+                               .parse = flatten_parse, .infer = flatten_infer, .eval = {[SIM_PREC_F32] = copy_eval},
+                               .qrule = RD_OP_Q_PASS};
 
 /* ---------------------------------------------------------------------------------------------------
  * Squeeze and Unsqueeze: axes attribute before 13, second input from 13.
@@ -208,7 +210,9 @@ static rd_status squeeze_infer(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_squeeze = {.name = "Squeeze", .domain = "", .since = 1, .min_in = 1, .max_in = 2,
                                .min_out = 1, .max_out = 1, .params_size = sizeof(struct axes_params),
-                               .parse = axes_parse, .infer = squeeze_infer, .eval = {[SIM_PREC_F32] = copy_eval}};
+                               .parse = axes_parse, .infer = squeeze_infer, .eval = {[SIM_PREC_F32] = copy_eval},
+                               .qrule = RD_OP_Q_PASS, .npu_op = "Reshape", .attrs_to_inputs_at = 13,
+                               .attrs_to_inputs = {"axes"}};
 
 static rd_status unsqueeze_infer(sim_op_ctx *ctx, rd_error *err)
 {
@@ -247,7 +251,8 @@ static rd_status unsqueeze_infer(sim_op_ctx *ctx, rd_error *err)
 const sim_op_def op_unsqueeze = {.name = "Unsqueeze", .domain = "", .since = 1, .min_in = 1, .max_in = 2,
                                  .min_out = 1, .max_out = 1, .params_size = sizeof(struct axes_params),
                                  .parse = axes_parse, .infer = unsqueeze_infer,
-                                 .eval = {[SIM_PREC_F32] = copy_eval}};
+                                 .eval = {[SIM_PREC_F32] = copy_eval},
+                                 .qrule = RD_OP_Q_PASS, .attrs_to_inputs_at = 13, .attrs_to_inputs = {"axes"}};
 
 /* ---------------------------------------------------------------------------------------------------
  * Identity and Dropout (inference: the output is the input; the mask, when asked for, is all true).
@@ -264,7 +269,8 @@ static rd_status identity_infer(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_identity = {.name = "Identity", .domain = "", .since = 1, .min_in = 1, .max_in = 1,
                                 .min_out = 1, .max_out = 1, .infer = identity_infer,
-                                .eval = {[SIM_PREC_F32] = copy_eval}};
+                                .eval = {[SIM_PREC_F32] = copy_eval},
+                                .qrule = RD_OP_Q_PASS, .prune = RD_OP_PRUNE_CHANNELWISE};
 
 struct dropout_params {
     float ratio; /* attribute before 12 */
@@ -319,7 +325,8 @@ static rd_status dropout_eval(sim_op_ctx *ctx, rd_error *err)
 const sim_op_def op_dropout = {.name = "Dropout", .domain = "", .since = 7, .min_in = 1, .max_in = 3,
                                .min_out = 1, .max_out = 2, .params_size = sizeof(struct dropout_params),
                                .parse = dropout_parse, .infer = dropout_infer,
-                               .eval = {[SIM_PREC_F32] = dropout_eval}};
+                               .eval = {[SIM_PREC_F32] = dropout_eval},
+                               .qrule = RD_OP_Q_PASS};
 
 /* ---------------------------------------------------------------------------------------------------
  * Shape (1, 13, 15 start/end, 19, 21) and Size: need only the input's shape.
@@ -375,7 +382,8 @@ static rd_status shape_eval(sim_op_ctx *ctx, rd_error *err)
 const sim_op_def op_shape = {.name = "Shape", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1,
                              .max_out = 1, .params_size = sizeof(struct shape_params), .parse = shape_parse,
                              .infer = shape_infer, .eval = {[SIM_PREC_F32] = shape_eval},
-                             .flags = SIM_OP_SHAPE_ONLY};
+                             .flags = SIM_OP_SHAPE_ONLY,
+                             .qrule = RD_OP_Q_NONE};
 
 static rd_status size_infer(sim_op_ctx *ctx, rd_error *err)
 {
@@ -393,7 +401,8 @@ static rd_status size_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_size = {.name = "Size", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1,
                             .max_out = 1, .infer = size_infer, .eval = {[SIM_PREC_F32] = size_eval},
-                            .flags = SIM_OP_SHAPE_ONLY};
+                            .flags = SIM_OP_SHAPE_ONLY,
+                            .qrule = RD_OP_Q_NONE};
 
 /* ---------------------------------------------------------------------------------------------------
  * Constant (1, 9, 11 sparse_value, 12 value_float(s)/value_int(s)/value_string(s), 13, 19, 21)

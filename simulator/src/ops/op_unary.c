@@ -228,30 +228,33 @@ static rd_status un_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-#define UN_OP(sym, nm, since_)                                                                     \
+/* One unary operator; the optional trailing arguments are its table traits (docs/internals/ops.md). */
+#define UN_OP(sym, nm, since_, ...)                                                                \
     const sim_op_def sym = {.name = nm, .domain = "", .since = since_, .min_in = 1, .max_in = 1,      \
                             .min_out = 1, .max_out = 1, .params_size = sizeof(un_params),             \
-                            .parse = un_parse, .infer = un_infer, .eval = {[SIM_PREC_F32] = un_eval}};
-UN_OP(op_relu, "Relu", 6)
-UN_OP(op_leaky_relu, "LeakyRelu", 6)
-UN_OP(op_sigmoid, "Sigmoid", 6)
-UN_OP(op_hard_sigmoid, "HardSigmoid", 6)
-UN_OP(op_hard_swish, "HardSwish", 14)
-UN_OP(op_tanh, "Tanh", 6)
-UN_OP(op_elu, "Elu", 6)
-UN_OP(op_selu, "Selu", 6)
+                            .parse = un_parse, .infer = un_infer, .eval = {[SIM_PREC_F32] = un_eval}, \
+                            __VA_ARGS__};
+UN_OP(op_relu, "Relu", 6, .prune = RD_OP_PRUNE_CHANNELWISE,
+      .fuse = SIM_FUSE_CONV_ACT | SIM_FUSE_DECONV_ACT | SIM_FUSE_ADD_ACT)
+UN_OP(op_leaky_relu, "LeakyRelu", 6, .prune = RD_OP_PRUNE_CHANNELWISE, .fuse = SIM_FUSE_CONV_ACT | SIM_FUSE_DECONV_ACT)
+UN_OP(op_sigmoid, "Sigmoid", 6, .fuse = SIM_FUSE_CONV_ACT | SIM_FUSE_DECONV_ACT | SIM_FUSE_SWISH_GATE)
+UN_OP(op_hard_sigmoid, "HardSigmoid", 6, .fuse = SIM_FUSE_CONV_ACT)
+UN_OP(op_hard_swish, "HardSwish", 14, .prune = RD_OP_PRUNE_CHANNELWISE, .fuse = SIM_FUSE_CONV_ACT)
+UN_OP(op_tanh, "Tanh", 6, .prune = RD_OP_PRUNE_CHANNELWISE)
+UN_OP(op_elu, "Elu", 6, .prune = RD_OP_PRUNE_CHANNELWISE)
+UN_OP(op_selu, "Selu", 6, .prune = RD_OP_PRUNE_CHANNELWISE)
 UN_OP(op_celu, "Celu", 12)
 UN_OP(op_thresholded_relu, "ThresholdedRelu", 10)
 UN_OP(op_softplus, "Softplus", 1)
-UN_OP(op_softsign, "Softsign", 1)
+UN_OP(op_softsign, "Softsign", 1, .prune = RD_OP_PRUNE_CHANNELWISE)
 UN_OP(op_mish, "Mish", 18)
-UN_OP(op_gelu, "Gelu", 20)
+UN_OP(op_gelu, "Gelu", 20, .npu_op = "exGelu", .fuse = SIM_FUSE_CONV_ACT)
 UN_OP(op_erf, "Erf", 9)
 UN_OP(op_exp, "Exp", 6)
 UN_OP(op_log, "Log", 6)
 UN_OP(op_sqrt, "Sqrt", 6)
-UN_OP(op_neg, "Neg", 6)
-UN_OP(op_abs, "Abs", 6)
+UN_OP(op_neg, "Neg", 6, .prune = RD_OP_PRUNE_CHANNELWISE)
+UN_OP(op_abs, "Abs", 6, .prune = RD_OP_PRUNE_CHANNELWISE)
 UN_OP(op_reciprocal, "Reciprocal", 6)
 UN_OP(op_floor, "Floor", 6)
 UN_OP(op_ceil, "Ceil", 6)
@@ -268,8 +271,8 @@ UN_OP(op_cosh, "Cosh", 9)
 UN_OP(op_asinh, "Asinh", 9)
 UN_OP(op_acosh, "Acosh", 9)
 UN_OP(op_atanh, "Atanh", 9)
-UN_OP(op_isnan, "IsNaN", 9)
-UN_OP(op_isinf, "IsInf", 10)
+UN_OP(op_isnan, "IsNaN", 9, .qrule = RD_OP_Q_NONE)
+UN_OP(op_isinf, "IsInf", 10, .qrule = RD_OP_Q_NONE)
 
 /* ---------------------------------------------------------------------------------------------------
  * Not: bool only.
@@ -295,7 +298,8 @@ static rd_status not_eval(sim_op_ctx *ctx, rd_error *err)
 }
 
 const sim_op_def op_not = {.name = "Not", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1,
-                           .max_out = 1, .infer = not_infer, .eval = {[SIM_PREC_F32] = not_eval}};
+                           .max_out = 1, .infer = not_infer, .eval = {[SIM_PREC_F32] = not_eval},
+                           .qrule = RD_OP_Q_NONE};
 
 /* ---------------------------------------------------------------------------------------------------
  * Clip: min/max attributes before opset 11, optional scalar inputs from 11 (integers from 12).
@@ -385,4 +389,5 @@ static rd_status clip_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_clip = {.name = "Clip", .domain = "", .since = 6, .min_in = 1, .max_in = 3, .min_out = 1,
                             .max_out = 1, .params_size = sizeof(struct clip_params), .parse = clip_parse,
-                            .infer = clip_infer, .eval = {[SIM_PREC_F32] = clip_eval}};
+                            .infer = clip_infer, .eval = {[SIM_PREC_F32] = clip_eval},
+                            .prune = RD_OP_PRUNE_CHANNELWISE_BOUNDED, .fuse = SIM_FUSE_CONV_ACT, .same_from = 11};

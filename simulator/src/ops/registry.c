@@ -1,49 +1,94 @@
 /*
- * registry.c: the operator table, built from the X-macro lists ops_*.def (one per op family).
- * Adding an operator: one RD_OP(symbol) line in its family's .def and one op_*.c defining the symbol.
+ * registry.c: the operator table, built from the X-macro list ops.def (sorted by name) and searched with
+ * bsearch. Adding an operator: one RD_OP line in ops.def and the op_*.c file defining its sim_op_def, plus
+ * one integer kernel file per quantized precision it has (docs/internals/ops.md).
  */
 #include "../internal.h"
 
-#define RD_OP(sym) extern const sim_op_def sym;
-#include "ops_nn.def"
-#include "ops_elementwise.def"
-#include "ops_tensor.def"
-#include "ops_quant.def"
+#define RD_OP(name, sym) extern const sim_op_def sym;
+#include "ops.def"
 #undef RD_OP
 
-#define RD_OP(sym) &sym,
-static const sim_op_def *const all_ops[] = {
-#include "ops_nn.def"
-#include "ops_elementwise.def"
-#include "ops_tensor.def"
-#include "ops_quant.def"
-    NULL};
+typedef struct op_entry {
+    const char *name;           /* the ops.def line's name: the search key (the registry test checks it is
+                                   the definition's own name) */
+    const sim_op_def *def;
+} op_entry;
+
+#define RD_OP(name, sym) {name, &sym},
+static const op_entry table[] = {
+#include "ops.def"
+};
 #undef RD_OP
 
+#define N_OPS (sizeof table / sizeof table[0])
+
+/* Every definition in the table is in the default domain (the test checks it), so the key is the name. */
+static int cmp_entry(const void *key, const void *elem)
+{
+    return strcmp(key, ((const op_entry *)elem)->name);
+}
 
 const sim_op_def *sim_op_find(const char *domain, const char *op_type)
 {
-    if (!domain || strcmp(domain, "ai.onnx") == 0)
-        domain = "";
-    for (size_t i = 0; all_ops[i]; i++)
-        if (strcmp(all_ops[i]->name, op_type) == 0 && strcmp(all_ops[i]->domain ? all_ops[i]->domain : "", domain) == 0)
-            return all_ops[i];
-    return NULL;
+    if (domain && domain[0] && strcmp(domain, "ai.onnx") != 0)
+        return NULL; /* no operator of another domain is implemented */
+    if (!op_type)
+        return NULL;
+    const op_entry *e = bsearch(op_type, table, N_OPS, sizeof table[0], cmp_entry);
+    return e ? e->def : NULL;
+}
+
+const sim_op_def *sim_op_table_entry(size_t i, const char **key)
+{
+    if (i >= N_OPS)
+        return NULL;
+    if (key)
+        *key = table[i].name;
+    return table[i].def;
+}
+
+static void info_of(const sim_op_def *d, rd_op_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name = d->name;
+    out->domain = d->domain ? d->domain : "";
+    out->since = d->since;
+    out->until = d->until;
+    out->fp16_kernel = d->eval[SIM_PREC_F16] != NULL;
+    out->int8_kernel = d->eval_i8 != NULL;
+    out->int16_kernel = d->eval_i16 != NULL;
+    out->has_macs = d->macs != NULL;
+    out->weight_input = d->weight_in;
+    out->weight = d->weight;
+    out->qrule = d->qrule;
+    out->prune = d->prune;
+    out->npu_op = d->npu_op ? d->npu_op : d->name;
 }
 
 size_t rd_op_count(void)
 {
-    return sizeof all_ops / sizeof all_ops[0] - 1; /* the table ends with NULL */
+    return N_OPS;
 }
 
 void rd_op_get(size_t i, rd_op_info *out)
 {
-    memset(out, 0, sizeof *out);
-    if (i >= rd_op_count())
+    if (i >= N_OPS) {
+        memset(out, 0, sizeof *out);
         return;
-    out->name = all_ops[i]->name;
-    out->domain = all_ops[i]->domain ? all_ops[i]->domain : "";
-    out->since = all_ops[i]->since;
+    }
+    info_of(table[i].def, out);
+}
+
+bool rd_op_find(const char *domain, const char *op_type, rd_op_info *out)
+{
+    const sim_op_def *d = sim_op_find(domain, op_type);
+    if (!d) {
+        memset(out, 0, sizeof *out);
+        return false;
+    }
+    info_of(d, out);
+    return true;
 }
 
 bool rd_op_supported(const char *domain, const char *op_type)

@@ -1,5 +1,5 @@
 /*
- * test_tensor_ops.c: the tensor operator family (ops_tensor.def) on hand-computed cases, driven
+ * test_tensor_ops.c: the tensor operator family (ops/op_tensor_*.c) on hand-computed cases, driven
  * directly through sim_op_def parse/infer/eval as the executor does, including malformed index data
  * that must fail with a clear RD_E_INVAL naming the node.
  */
