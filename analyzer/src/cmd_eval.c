@@ -339,13 +339,13 @@ static rd_status setup(an_cmd_ctx *ctx, eval_args *a, size_t set, an_eval_ctx *c
     const rd_qdtype dt = a->q.cfg.dtype;
     if (dt == RD_QDT_FLOAT16 || dt == RD_QDT_FLOAT32) {
         if (dtype_given)
-            return rd_errorf(err, RD_E_INVAL, "eval compares fp32, fp16 and one integer dtype: --dtype must be w8a8, "
+            return rd_errorf(err, RD_E_USAGE, "eval compares fp32, fp16 and one integer dtype: --dtype must be w8a8, "
                              "w16a16i, w8a16, w4a16 or w16a16i_dfp (got %s)", rd_qdtype_name(dt));
         a->q.cfg.dtype = RD_QDT_W8A8;
         a->q.cfg.quantize = true;
     }
     if (!o->idx_images && !a->q.cfg.dataset)
-        return rd_errorf(err, RD_E_INVAL, "give --dataset FILE (or a -c config naming one)");
+        return rd_errorf(err, RD_E_USAGE, "give --dataset FILE (or a -c config naming one)");
     c->n_outputs = rd_model_output_count(c->m);
     if (c->n_outputs > sizeof c->output_names / sizeof c->output_names[0])
         return rd_errorf(err, RD_E_UNSUPPORTED, "the model has %zu outputs: eval takes at most 64", c->n_outputs);
@@ -438,8 +438,8 @@ static int eval_once(an_cmd_ctx *ctx, eval_args *a, size_t set, const char *json
     rd_error err = {0};
     int rc;
     rd_status st = setup(ctx, a, set, c, &err);
-    if (st != RD_OK) /* options that do not fit the model are usage errors; files and data exit 3 */
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+    if (st != RD_OK) /* RD_E_USAGE exits 2, everything about the inputs 3 */
+        rc = an_fail(ctx, &err);
     else
         rc = an_eval_execute(ctx, c, a->dynamic_name, json_sep);
     teardown(c);

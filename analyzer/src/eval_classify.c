@@ -3,6 +3,7 @@
  * sample (--labels with --dataset, or IDX files), and the samples whose top-1 differs between columns.
  */
 #include "eval_task.h"
+#include "term_text.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -228,10 +229,9 @@ static void classify_print(FILE *out, const cJSON *r, size_t show)
     (void)show;
     const char *cols[AN_EVAL_MAX_COLS];
     size_t nc = an_eval_columns(r, cols);
-    const cJSON *dyn = cJSON_GetObjectItemCaseSensitive(r, "dynamic_input");
     const double n = cJSON_GetObjectItemCaseSensitive(r, "samples")->valuedouble;
-    fprintf(out, "%s%s%s: %.0f samples\n\n%-12s %10s %10s\n", an_json_str(r, "model"),
-            dyn ? ", dynamic_input " : "", an_json_str(r, "dynamic_input"), n, "precision", "top-1", "top-5");
+    an_eval_print_model(out, r);
+    fprintf(out, ": %.0f samples\n\n%-12s %10s %10s\n", n, "precision", "top-1", "top-5");
     const cJSON *prec = cJSON_GetObjectItemCaseSensitive(r, "precisions");
     for (size_t j = 0; j < nc; j++) {
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(prec, cols[j]);

@@ -5,6 +5,7 @@
  */
 #include "det_metrics.h"
 #include "eval_task.h"
+#include "term_text.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -276,11 +277,12 @@ void an_eval_detect_print(FILE *out, const cJSON *r, size_t show)
     (void)show;
     const char *cols[AN_EVAL_MAX_COLS];
     size_t nc = an_eval_columns(r, cols);
-    const cJSON *dyn = cJSON_GetObjectItemCaseSensitive(r, "dynamic_input");
-    fprintf(out, "%s%s%s: %.0f images, %.0f objects (%s), decoder %s\n\n", an_json_str(r, "model"),
-            dyn ? ", dynamic_input " : "", an_json_str(r, "dynamic_input"), an_json_num(r, "samples"), an_json_num(r, "objects"),
-            an_json_str(r, "ground_truth"),
-            an_json_str(r, "decoder"));
+    an_eval_print_model(out, r);
+    fprintf(out, ": %.0f images, %.0f objects (", an_json_num(r, "samples"), an_json_num(r, "objects"));
+    an_put_name(out, an_json_str(r, "ground_truth"));
+    fputs("), decoder ", out);
+    an_put_name(out, an_json_str(r, "decoder"));
+    fputs("\n\n", out);
     fprintf(out, "%-14s %9s %9s %9s %9s %11s %9s\n", "precision", "mAP50-95", "mAP50", "mAP75", "AR100", "drop50-95",
             "drop50");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "metrics");
@@ -304,9 +306,12 @@ void an_eval_detect_print(FILE *out, const cJSON *r, size_t show)
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "per_class"))
     {
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(c, "name");
-        char label[64];
-        snprintf(label, sizeof label, "%.0f %s", an_json_num(c, "id"), cJSON_IsString(nm) ? nm->valuestring : "");
-        fprintf(out, "%-24.24s %7.0f", label, an_json_num(c, "objects"));
+        char id[24];
+        snprintf(id, sizeof id, "%.0f ", an_json_num(c, "id"));
+        fputs(id, out);
+        an_put_name(out, cJSON_IsString(nm) ? nm->valuestring : "");
+        int used = (int)strlen(id) + (cJSON_IsString(nm) ? (int)strlen(nm->valuestring) : 0);
+        fprintf(out, "%*s %7.0f", used < 24 ? 24 - used : 0, "", an_json_num(c, "objects"));
         const cJSON *ap = cJSON_GetObjectItemCaseSensitive(c, "ap");
         for (size_t j = 0; j < nc; j++)
             an_eval_print_metric(out, 9, an_json_num(ap, cols[j]));
@@ -326,7 +331,9 @@ void an_eval_detect_print(FILE *out, const cJSON *r, size_t show)
         const cJSON *inp = cJSON_GetObjectItemCaseSensitive(c, "input");
         const char *s = cJSON_IsString(inp) ? inp->valuestring : "";
         size_t len = strlen(s);
-        fprintf(out, "%8.0f  %-32s", an_json_num(c, "sample"), len > 32 ? s + len - 32 : s);
+        fprintf(out, "%8.0f  ", an_json_num(c, "sample"));
+        an_put_name(out, len > 32 ? s + len - 32 : s);
+        fprintf(out, "%*s", len < 32 ? (int)(32 - len) : 0, "");
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(c, "f1");
         for (size_t j = 0; j < nc; j++)
             fprintf(out, " %7.3f", an_json_num(f, cols[j]));

@@ -3,6 +3,8 @@
  * the report computed from records, the same for one process and for merged shards.
  */
 #include "eval_task.h"
+#include "json_out.h"
+#include "term_text.h"
 
 #include <math.h>
 #include <openssl/evp.h>
@@ -66,6 +68,15 @@ size_t an_eval_columns(const cJSON *doc, const char **names)
     return n;
 }
 
+void an_eval_print_model(FILE *out, const cJSON *report)
+{
+    an_put_name(out, an_json_str(report, "model"));
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(report, "dynamic_input"))) {
+        fputs(", dynamic_input ", out);
+        an_put_name(out, an_json_str(report, "dynamic_input"));
+    }
+}
+
 void an_eval_print_metric(FILE *out, int width, double v)
 {
     if (v < 0 || !isfinite(v))
@@ -76,7 +87,7 @@ void an_eval_print_metric(FILE *out, int width, double v)
 
 rd_status an_json_save(const char *path, const cJSON *doc, rd_error *err)
 {
-    char *text = cJSON_Print(doc);
+    char *text = an_json_text(doc);
     if (!text)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     size_t n = strlen(text);
@@ -482,10 +493,8 @@ int an_eval_report(an_cmd_ctx *ctx, const cJSON *partial, const char *out_dir, b
     } else if (json) {
         if (json_sep)
             fputs(json_sep, ctx->out);
-        char *text = cJSON_Print(report);
-        if (text)
-            fprintf(ctx->out, "%s\n", text);
-        free(text);
+        an_json_print(ctx->out, report);
+        report = NULL; /* an_json_print deleted it */
     } else {
         task->print(ctx->out, report, show);
     }

@@ -138,8 +138,7 @@ int an_eval_execute(an_cmd_ctx *ctx, an_eval_ctx *c, const char *dynamic_name, c
             st = an_json_save(path, partial, &err);
     }
     if (st != RD_OK) {
-        int frc = an_fail(ctx, &err);
-        rc = err.code == RD_E_INVAL ? AN_EXIT_INPUT : frc; /* a decoder that does not fit the outputs: input */
+        rc = an_fail(ctx, &err);
         goto out;
     }
     if (o->shard_n > 1) {

@@ -6,6 +6,7 @@
  */
 #include "eval_task.h"
 #include "score_cmd.h"
+#include "term_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,10 +126,10 @@ static void score_print(FILE *out, const cJSON *r, size_t show)
     const char *cols[AN_EVAL_MAX_COLS];
     size_t nc = an_eval_columns(r, cols);
     const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(r, "score_cmd");
-    fprintf(out, "%s: %.0f samples scored by %s\n\n%-14s %14s %14s\n",
-            an_json_str(r, "model"),
-            cJSON_GetObjectItemCaseSensitive(r, "samples")->valuedouble, cJSON_IsString(cmd) ? cmd->valuestring : "?",
-            "precision", "score", "drop");
+    an_eval_print_model(out, r);
+    fprintf(out, ": %.0f samples scored by ", an_json_num(r, "samples"));
+    an_put_name(out, cJSON_IsString(cmd) ? cmd->valuestring : "?");
+    fprintf(out, "\n\n%-14s %14s %14s\n", "precision", "score", "drop");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "metrics");
     for (size_t j = 0; j < nc; j++) {
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(m, cols[j]);

@@ -7,6 +7,7 @@
  */
 #include "eval_image.h"
 #include "eval_task.h"
+#include "term_text.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -239,9 +240,10 @@ static void segment_print(FILE *out, const cJSON *r, size_t show)
     (void)show;
     const char *cols[AN_EVAL_MAX_COLS];
     size_t nc = an_eval_columns(r, cols);
-    fprintf(out, "%s: %.0f images, %.0f classes, %.0f scored pixels\n\n%-14s %9s %9s %10s %10s\n",
-            an_json_str(r, "model"), an_json_num(r, "samples"), an_json_num(r, "classes"),
-            an_json_num(r, "pixels"), "precision", "mIoU", "pixel acc", "drop mIoU", "drop acc");
+    an_eval_print_model(out, r);
+    fprintf(out, ": %.0f images, %.0f classes, %.0f scored pixels\n\n%-14s %9s %9s %10s %10s\n", an_json_num(r, "samples"),
+            an_json_num(r, "classes"), an_json_num(r, "pixels"), "precision", "mIoU", "pixel acc", "drop mIoU",
+            "drop acc");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "metrics");
     for (size_t j = 0; j < nc; j++) {
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(m, cols[j]);
@@ -258,7 +260,8 @@ static void segment_print(FILE *out, const cJSON *r, size_t show)
         fprintf(out, "\nimages whose pixel accuracy falls most:\n");
     cJSON_ArrayForEach(c, list)
     {
-        fprintf(out, "%8.0f  %-40s", an_json_num(c, "sample"), an_json_str(c, "input"));
+        fprintf(out, "%8.0f  ", an_json_num(c, "sample"));
+        an_put_name(out, an_json_str(c, "input"));
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, "pixel_accuracy");
         for (size_t j = 0; j < nc; j++)
             fprintf(out, " %s %.4f", cols[j], an_json_num(a, cols[j]));

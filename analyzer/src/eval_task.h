@@ -125,6 +125,9 @@ const char *an_json_str(const cJSON *o, const char *k);
 /** The column names of a partial or report ("columns": [...]); at most AN_EVAL_MAX_COLS. */
 size_t an_eval_columns(const cJSON *doc, const char **names);
 
+/** Prints the report's model path (and dynamic_input set) as names from outside (escaped). */
+void an_eval_print_model(FILE *out, const cJSON *report);
+
 /** Prints a float with the given decimals, or "-" for a negative (undefined) value. */
 void an_eval_print_metric(FILE *out, int width, double v);
 

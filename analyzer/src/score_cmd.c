@@ -3,6 +3,7 @@
  * timeout in its own process group, reading its one number.
  */
 #include "score_cmd.h"
+#include "json_out.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -312,7 +313,7 @@ rd_status an_outputs_dir_finish(an_outputs_dir *d, rd_error *err)
     char path[4096];
     if ((size_t)snprintf(path, sizeof path, "%s/index.json", d->dir) >= sizeof path)
         return rd_errorf(err, RD_E_INVAL, "%s: path too long", d->dir);
-    char *text = cJSON_Print(d->root);
+    char *text = an_json_text(d->root);
     if (!text)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     size_t n = strlen(text);
