@@ -310,7 +310,7 @@ static rd_status write_fused_list(const char *dir, const rd_sim *sim, size_t *n_
         n++;
     }
     *n_out = n;
-    return an_json_save(list, dir, "fused.json", false, err);
+    return an_json_save_in(list, dir, "fused.json", err);
 }
 
 typedef struct run_args {

@@ -3,6 +3,7 @@
  * as it is measured, and writes OUT.quantization.cfg, the accuracy report of that config and search.json
  * (the path and the result, also when the search fails half-way) in OUT's folder. docs/hybrid.md.
  */
+#include "json_out.h"
 #include "accuracy.h"
 #include "hybrid_cli.h"
 #include "qcfg_build.h"
@@ -130,7 +131,7 @@ static rd_status write_search_json(const char *dir, const hyb_args *a, const pri
     }
     if (!error)
         cJSON_AddItemToObject(root, "all_float16", score_json(&res->full));
-    return an_json_save(root, dir, "search.json", true, err);
+    return an_json_save_in(root, dir, "search.json", err);
 }
 
 /* Writes the cfg of the chosen float16 set and the accuracy report beside it. */

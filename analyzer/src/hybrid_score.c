@@ -13,6 +13,7 @@
  * Thread safety: an_hyb_scorer_put is called by the measuring threads, each for its own sample (own files,
  * own slots); begin and finish run on the caller's thread.
  */
+#include "json_out.h"
 #include "hybrid.h"
 #include "tensor_dump.h"
 
@@ -270,7 +271,7 @@ static rd_status write_index(const an_hyb_scorer *sc, rd_error *err)
         }
         cJSON_AddItemToArray(samples, s);
     }
-    return an_json_save(root, sc->dir, "index.json", false, err);
+    return an_json_save_in(root, sc->dir, "index.json", err);
 }
 
 /* The last TAIL_BYTES of a stream. */

@@ -69,23 +69,7 @@ rd_status an_dump_close(an_dump *d, rd_error *err)
             cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)e->dims[k]));
         cJSON_AddItemToObject(o, "shape", shape);
     }
-    return an_json_save(list, d->dir, "index.json", false, err);
-}
-
-rd_status an_json_save(cJSON *root, const char *dir, const char *name, bool final_newline, rd_error *err)
-{
-    char *text = an_json_text(root); /* valid UTF-8, as every JSON output */
-    cJSON_Delete(root);
-    if (!text)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory writing %s", name);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    size_t len = strlen(text);
-    if (final_newline)
-        text[len++] = '\n'; /* over cJSON's NUL, which is not written */
-    rd_status st = rd_file_write_atomic(path, text, len, NULL, err);
-    free(text);
-    return st;
+    return an_json_save_in(list, d->dir, "index.json", err);
 }
 
 void an_dump_fini(an_dump *d)

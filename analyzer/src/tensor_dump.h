@@ -30,11 +30,6 @@ rd_status an_dump_close(an_dump *d, rd_error *err);
 void an_dump_fini(an_dump *d);
 
 struct cJSON;
-/**
- * Writes a cJSON tree as dir/name (pretty-printed, rd_atomic_file), with a final newline when asked, and
- * deletes the tree in every case. RD_E_NOMEM naming the file when printing fails.
- */
-rd_status an_json_save(struct cJSON *root, const char *dir, const char *name, bool final_newline, rd_error *err);
 
 /** mkdir -p of a folder the user named: rd_dir_make(path, RD_DIR_PARENTS). */
 rd_status an_mkdirs(const char *path, rd_error *err);
