@@ -180,9 +180,6 @@ rd_status rd_name_map_save(const rd_name_map *m, const char *path, rd_error *err
 rd_status rd_name_map_parse(const char *text, size_t len, const char *name, rd_name_map *out, rd_error *err);
 rd_status rd_name_map_load(const char *path, rd_name_map *out, rd_error *err);
 
-/** Reads a whole file of at most max bytes into a NUL-terminated malloc'ed buffer. */
-rd_status rd_read_text_file(const char *path, size_t max, char **out_text, size_t *out_len, rd_error *err);
-
 /* ---------------------------------------------------------------------------------------------------
  * report.json and report.html (rhtml: report_json.c, report_json_read.c, report_html.c). The JSON schema is
  * docs/report-schema.md.
