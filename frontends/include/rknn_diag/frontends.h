@@ -1,0 +1,81 @@
+/*
+ * rknn_diag/frontends.h: models of every framework RKNN-Toolkit2 loads, read into the graph rknn-diag runs.
+ *
+ * A frontend reads a model file of its framework and writes the equivalent ONNX graph with the ONNX writer of
+ * the simulator (rd_onnx_builder), keeping the model's own tensor names; rd_model_load_mem then turns it into
+ * the same internal graph an .onnx file gives (values and nodes bound to the operator table), so every command
+ * that takes a model takes every format. docs/formats.md, "Model formats", says what each frontend reads and
+ * how (layouts, quantization, names).
+ *
+ *     rd_frontend_info info;
+ *     rd_model *m;
+ *     if (rd_frontend_load("person_detect.tflite", NULL, NULL, &m, &info, &err) != RD_OK) { puts(err.msg); ... }
+ *     printf("%s\n", rd_model_format_name(info.format));              // "tflite"
+ *
+ * The format is recognised by content (rd_model_format_detect), never by the file name; a caller that knows
+ * which format it expects (a model_config.yml's `platform:`) says so and a file of another format is refused
+ * naming both. Errors name the file and the byte offset, line, layer or node; every unsupported operator or
+ * layer of a model is listed in one message. Inputs are bounded (RD_MAX_MODEL_BYTES, RD_FE_MAX_* below).
+ */
+#ifndef RKNN_DIAG_FRONTENDS_H
+#define RKNN_DIAG_FRONTENDS_H
+
+#include "rknn_diag/simulator.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rd_model_format {
+    RD_FORMAT_UNKNOWN = 0,
+    RD_FORMAT_ONNX,             /* .onnx (protobuf ModelProto) */
+    RD_FORMAT_TFLITE,           /* .tflite (FlatBuffer, identifier "TFL3") */
+    RD_FORMAT_COUNT
+} rd_model_format;
+
+#define RD_FE_MAX_TENSORS (1u << 20)   /* tensors, operators or layers of one model */
+#define RD_FE_MAX_OP_IO 4096           /* inputs or outputs of one operator, graph inputs or outputs */
+
+/** "onnx", "tflite", ...: the names of RKNN's model_config.yml `platform:` key. "unknown" for others. */
+const char *rd_model_format_name(rd_model_format f);
+
+/** The inverse of rd_model_format_name (any case); RD_E_INVAL listing the known names. */
+rd_status rd_model_format_parse(const char *name, rd_model_format *out, rd_error *err);
+
+/** The format of a model file's first bytes (len may be short: what was read); RD_FORMAT_UNKNOWN when none
+    matches (an ONNX protobuf has no magic: callers treat unknown bytes as ONNX and let its parser judge). */
+rd_model_format rd_model_format_detect(const void *buf, size_t len);
+
+typedef struct rd_frontend_options {
+    rd_model_format expect;     /* RD_FORMAT_UNKNOWN: any; else a file of another format is RD_E_PARSE */
+    bool model_precision;       /* a quantized model (TFLite int8, int16x8) as its own integer arithmetic
+                                   (`--precision model`) instead of its dequantized float32 form */
+} rd_frontend_options;
+
+typedef struct rd_frontend_info {
+    rd_model_format format;
+    bool quantized;             /* the model carries its own quantization (int8 / int16 tensors with scales) */
+    bool model_precision;       /* the graph loaded is the model's integer arithmetic (rd_frontend_options) */
+    char detail[160];           /* one line for `inspect`: "TFLite schema 3, 31 operators, int8 quantized" */
+} rd_frontend_info;
+
+/**
+ * Loads a model of any supported format (fo may be NULL: detect, float form), with lo applied as rd_model_load
+ * applies it (input shapes, unsupported ops for inspect). info (may be NULL) says what was read. *out is NULL
+ * on failure. RD_E_UNSUPPORTED for a valid model with operators not supported (all of them named), or
+ * model_precision asked of a float model; RD_E_PARSE for a malformed one (file and offset named).
+ */
+rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, const rd_load_options *lo, rd_model **out,
+                           rd_frontend_info *info, rd_error *err);
+
+/**
+ * A .tflite model in memory as ONNX bytes (malloc'ed, the caller frees *out_buf): what rd_frontend_load
+ * loads. name is used in messages. For tests and fuzzers.
+ */
+rd_status rd_tflite_to_onnx(const void *buf, size_t len, const char *name, const rd_frontend_options *fo,
+                            void **out_buf, size_t *out_len, rd_frontend_info *info, rd_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RKNN_DIAG_FRONTENDS_H */
