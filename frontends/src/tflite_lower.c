@@ -309,6 +309,9 @@ void tl_to_nhwc(tl_ctx *L, const char *nchw, const char *out)
     rd_onnx_node *n = tl_node(L, "Transpose", out, (const char *const[]){nchw}, 1, (const char *const[]){out}, 1);
     if (n)
         rd_onnx_attr_ints(n, "perm", (const int64_t[]){0, 2, 3, 1}, 4);
+    /* the next NCHW operator reads nchw itself: no Transpose pair between two convolutions */
+    if (n && !fe_map_put(&L->nchw, out, (void *)nchw, NULL))
+        tl_fail(L, RD_E_NOMEM, "out of memory");
 }
 
 void tl_activation(tl_ctx *L, int act, const char *x, const char *out)

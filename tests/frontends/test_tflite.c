@@ -539,6 +539,92 @@ static void test_format_detection(void)
     free(dir);
 }
 
+/* Every tensor of the model keeps its name and its declared (NHWC) shape in the loaded graph. */
+static void check_declared_shapes(tfs_model *tm, bool model_precision)
+{
+    uint8_t *buf;
+    size_t len;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(tfs_finish(tm, &buf, &len, &err), RD_OK);
+    rd_model *m = load_tflite(tm, model_precision, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    static const char *const names[] = {"pad", "avgpool", "add", "sub", "mul", "concat", "leaky", "hswish", "d2s",
+                                        "bilinear", "out_a", "transpose", "slice", "out_b", "mean", "flat", "softmax",
+                                        "out_c", "half1", "out_d"};
+    static const int64_t dims[][4] = {{1, 6, 6, 4}, {1, 4, 4, 4}, {1, 4, 4, 4}, {1, 4, 4, 4}, {1, 4, 4, 4},
+                                      {1, 4, 4, 8}, {1, 4, 4, 8}, {1, 4, 4, 8}, {1, 8, 8, 2}, {1, 16, 12, 2},
+                                      {1, 5, 7, 2}, {1, 8, 4, 4}, {1, 3, 4}, {1, 3, 4}, {1, 1, 1, 8}, {1, 8},
+                                      {1, 8}, {1, 4}, {1, 4}, {1, 2}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        int v = rd_model_find_value(m, names[i]);
+        CU_ASSERT_FATAL(v >= 0);
+        rd_value_info vi;
+        rd_model_value(m, (size_t)v, &vi);
+        int rank = dims[i][3] ? 4 : dims[i][2] ? 3 : 2;
+        if (vi.rank != rank || memcmp(vi.dims, dims[i], (size_t)rank * sizeof(int64_t)) != 0)
+            fprintf(stderr, "\n%s: rank %d, dims %lld %lld %lld %lld\n", names[i], vi.rank, (long long)vi.dims[0],
+                    (long long)vi.dims[1], (long long)vi.dims[2], (long long)vi.dims[3]);
+        CU_ASSERT_EQUAL(vi.rank, rank);
+        CU_ASSERT_EQUAL(memcmp(vi.dims, dims[i], (size_t)rank * sizeof(int64_t)), 0);
+    }
+    float x[64];
+    fill(x, 64, 11);
+    rd_tensor in = {.dtype = RD_DT_F32, .rank = 4, .dims = {1, 4, 4, 4}, .data = x};
+    rd_tensor out[4] = {0};
+    CU_ASSERT_EQUAL_FATAL(rd_model_run(m, &in, 1, NULL, out, 4, &err), RD_OK);
+    /* the first SPLIT half of a softmax holds part of its mass */
+    float sum = 0.0f;
+    for (int i = 0; i < 4; i++)
+        sum += ((float *)out[2].data)[i];
+    CU_ASSERT(sum > 0.0f && sum < 1.0f);
+    for (int i = 0; i < 4; i++)
+        rd_tensor_fini(&out[i]);
+    rd_model_destroy(m);
+    free(buf);
+}
+
+static void test_zoo(void)
+{
+    tfs_model *tm = tfs_example_zoo();
+    check_declared_shapes(tm, false);
+    tfs_destroy(tm);
+}
+
+static void test_int16_model(void)
+{
+    rd_error err;
+    rd_frontend_info info;
+    tfs_model *tm = tfs_example_int16();
+    rd_model *mq = load_tflite(tm, true, &info, &err), *mf = load_tflite(tm, false, NULL, &err);
+    tfs_destroy(tm);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mq);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mf);
+    int16_t xq[90];
+    float xf[90];
+    for (int i = 0; i < 90; i++) {
+        xq[i] = (int16_t)((i * 997) % 8000 - 4000);
+        xf[i] = (float)xq[i] / 4096.0f;
+    }
+    rd_tensor inq = {.dtype = RD_DT_I16, .rank = 4, .dims = {1, 5, 6, 3}, .data = xq};
+    rd_tensor inf = {.dtype = RD_DT_F32, .rank = 4, .dims = {1, 5, 6, 3}, .data = xf};
+    /* observe "y" in both runs through the graph outputs: out is DEQUANTIZE(fc) */
+    rd_tensor oq = {0}, of = {0};
+    CU_ASSERT_EQUAL_FATAL(rd_model_run(mq, &inq, 1, NULL, &oq, 1, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_model_run(mf, &inf, 1, NULL, &of, 1, &err), RD_OK);
+    CU_ASSERT_EQUAL(oq.dtype, RD_DT_F32);
+    for (int i = 0; i < 2; i++) /* four requantizations of 1/512..1/4096 steps apart: a few fc codes at most */
+        CU_ASSERT(fabsf(((float *)oq.data)[i] - ((float *)of.data)[i]) < 8.0f / 512);
+    int v = rd_model_find_value(mq, "y");
+    CU_ASSERT_FATAL(v >= 0);
+    rd_value_info vi;
+    rd_model_value(mq, (size_t)v, &vi);
+    CU_ASSERT_EQUAL(vi.dtype, RD_DT_I16);
+    rd_tensor_fini(&oq);
+    rd_tensor_fini(&of);
+    rd_model_destroy(mq);
+    rd_model_destroy(mf);
+}
+
 RD_TEST_REGISTER(register_tflite)
 {
     RD_SUITE("tflite", {"float network vs ONNX Runtime", test_float_net}, {"float16 weights", test_float16_weights},
@@ -546,5 +632,6 @@ RD_TEST_REGISTER(register_tflite)
              {"model precision of a float model", test_model_precision_of_float_model},
              {"every truncation", test_truncated}, {"bad indices and sizes", test_bad_indices_and_sizes},
              {"unsupported operators listed at once", test_unsupported_all_listed},
-             {"format detection", test_format_detection});
+             {"format detection", test_format_detection}, {"operator zoo: names and NHWC shapes", test_zoo},
+             {"int16x8 model", test_int16_model});
 }

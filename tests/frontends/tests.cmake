@@ -2,7 +2,8 @@
 # TFLite models of ../shared/tflite read in place (skipped when ../shared is absent, failed under CI).
 rd_add_test(test_frontends
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tflite.c ${CMAKE_CURRENT_LIST_DIR}/tflite_synth.c
-  LIBS rd::frontends rd::flatbuf rd::simulator
+          ${CMAKE_CURRENT_LIST_DIR}/test_frontends_cli.c ${PROJECT_SOURCE_DIR}/tests/analyzer/cli_capture.c
+  LIBS rd::frontends rd::flatbuf rd::analyzer rd::simulator
   LABELS unit)
 rd_add_test(test_frontends_shared
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tflite_shared.c

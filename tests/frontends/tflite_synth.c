@@ -222,3 +222,130 @@ rd_status tfs_finish(tfs_model *m, uint8_t **buf, size_t *len, rd_error *err)
     rd_fbb_destroy(b);
     return st;
 }
+
+/* ---- example models ------------------------------------------------------------------------------------- */
+
+static int act(tfs_model *m, const char *name, int type, int rank, const int32_t *dims)
+{
+    return tfs_tensor(m, name, type, rank, dims, NULL, 0);
+}
+
+static int ivec(tfs_model *m, const char *name, const int32_t *v, int n)
+{
+    return tfs_tensor(m, name, TFS_INT32, 1, (const int32_t[]){n}, v, (size_t)n * 4);
+}
+
+tfs_model *tfs_example_zoo(void)
+{
+    tfs_model *m = tfs_create();
+    const int32_t d4[4] = {1, 4, 4, 4};
+    int x = act(m, "x", TFS_FLOAT32, 4, d4);
+    /* PAD 1 on H and W, AVERAGE_POOL_2D 3x3 VALID -> 4x4 */
+    int pads = tfs_tensor(m, "pad/paddings", TFS_INT32, 2, (const int32_t[]){4, 2},
+                          (const int32_t[]){0, 0, 1, 1, 1, 1, 0, 0}, 32);
+    int p = act(m, "pad", TFS_FLOAT32, 4, (const int32_t[]){1, 6, 6, 4});
+    tfs_op(m, 34, (const int[]){x, pads}, 2, &p, 1, 22, NULL, 0);
+    int ap = act(m, "avgpool", TFS_FLOAT32, 4, d4);
+    tfs_op(m, 1, &p, 1, &ap, 1, 5, (const tfs_field[]){{0, 1, 1}, {1, 4, 1}, {2, 4, 1}, {3, 4, 3}, {4, 4, 3}}, 5);
+    /* ADD with RELU, SUB with RELU_N1_TO_1, MUL: broadcasting a [4] constant */
+    float c4[4] = {0.5f, -0.25f, 1.5f, -1.0f};
+    int c = tfs_tensor(m, "scale4", TFS_FLOAT32, 1, (const int32_t[]){4}, c4, sizeof c4);
+    int a = act(m, "add", TFS_FLOAT32, 4, d4);
+    tfs_op(m, 0, (const int[]){ap, x}, 2, &a, 1, 11, (const tfs_field[]){{0, 1, 1}}, 1);
+    int s = act(m, "sub", TFS_FLOAT32, 4, d4);
+    tfs_op(m, 41, (const int[]){a, c}, 2, &s, 1, 28, (const tfs_field[]){{0, 1, 2}}, 1);
+    int mu = act(m, "mul", TFS_FLOAT32, 4, d4);
+    tfs_op(m, 18, (const int[]){s, c}, 2, &mu, 1, 21, NULL, 0);
+    /* CONCATENATION on channels, LEAKY_RELU, HARD_SWISH, LOGISTIC */
+    int cat = act(m, "concat", TFS_FLOAT32, 4, (const int32_t[]){1, 4, 4, 8});
+    tfs_op(m, 2, (const int[]){mu, x}, 2, &cat, 1, 10, (const tfs_field[]){{0, 4, 3}}, 1);
+    int lr = act(m, "leaky", TFS_FLOAT32, 4, (const int32_t[]){1, 4, 4, 8});
+    tfs_op(m, 98, &cat, 1, &lr, 1, 75, (const tfs_field[]){{0, 4, tfs_f32(0.1f)}}, 1);
+    int hs = act(m, "hswish", TFS_FLOAT32, 4, (const int32_t[]){1, 4, 4, 8});
+    tfs_op(m, 117, &lr, 1, &hs, 1, 0, NULL, 0);
+    /* DEPTH_TO_SPACE 2: [1, 8, 8, 2]; RESIZE_BILINEAR (half pixel) to 16x16; RESIZE_NEAREST (align corners) */
+    int d2s = act(m, "d2s", TFS_FLOAT32, 4, (const int32_t[]){1, 8, 8, 2});
+    tfs_op(m, 5, &hs, 1, &d2s, 1, 94, (const tfs_field[]){{0, 4, 2}}, 1);
+    int size = ivec(m, "resize/size", (const int32_t[]){16, 12}, 2);
+    int rb = act(m, "bilinear", TFS_FLOAT32, 4, (const int32_t[]){1, 16, 12, 2});
+    tfs_op(m, 23, (const int[]){d2s, size}, 2, &rb, 1, 15, (const tfs_field[]){{3, 1, 1}}, 1);
+    int size2 = ivec(m, "resize2/size", (const int32_t[]){5, 7}, 2);
+    int rn = act(m, "out_a", TFS_FLOAT32, 4, (const int32_t[]){1, 5, 7, 2});
+    tfs_op(m, 97, (const int[]){rb, size2}, 2, &rn, 1, 74, (const tfs_field[]){{0, 1, 1}}, 1);
+    /* TRANSPOSE, STRIDED_SLICE with a shrunk axis, MEAN keep_dims, LOGISTIC */
+    int perm = ivec(m, "transpose/perm", (const int32_t[]){0, 3, 1, 2}, 4);
+    int tr = act(m, "transpose", TFS_FLOAT32, 4, (const int32_t[]){1, 8, 4, 4});
+    tfs_op(m, 39, (const int[]){hs, perm}, 2, &tr, 1, 26, NULL, 0);
+    int b = ivec(m, "ss/begin", (const int32_t[]){0, 1, 0, 3}, 4);
+    int e = ivec(m, "ss/end", (const int32_t[]){1, 7, 4, 4}, 4);
+    int st = ivec(m, "ss/strides", (const int32_t[]){1, 2, 1, 1}, 4);
+    int ss = act(m, "slice", TFS_FLOAT32, 3, (const int32_t[]){1, 3, 4});
+    tfs_op(m, 45, (const int[]){tr, b, e, st}, 4, &ss, 1, 32, (const tfs_field[]){{0, 4, 0}, {1, 4, 4}, {4, 4, 8}}, 3);
+    int sig = act(m, "out_b", TFS_FLOAT32, 3, (const int32_t[]){1, 3, 4});
+    tfs_op(m, 14, &ss, 1, &sig, 1, 0, NULL, 0);
+    int axes = ivec(m, "mean/axes", (const int32_t[]){1, 2}, 2);
+    int mean = act(m, "mean", TFS_FLOAT32, 4, (const int32_t[]){1, 1, 1, 8});
+    tfs_op(m, 40, (const int[]){hs, axes}, 2, &mean, 1, 27, (const tfs_field[]){{0, 1, 1}}, 1);
+    /* SOFTMAX beta 2 on [1, 8]; SPLIT in two; GATHER */
+    int rs = ivec(m, "flat/shape", (const int32_t[]){1, 8}, 2);
+    int flat = act(m, "flat", TFS_FLOAT32, 2, (const int32_t[]){1, 8});
+    tfs_op(m, 22, (const int[]){mean, rs}, 2, &flat, 1, 17, NULL, 0);
+    int sm = act(m, "softmax", TFS_FLOAT32, 2, (const int32_t[]){1, 8});
+    tfs_op(m, 25, &flat, 1, &sm, 1, 9, (const tfs_field[]){{0, 4, tfs_f32(2.0f)}}, 1);
+    int ax = tfs_tensor(m, "split/axis", TFS_INT32, 0, NULL, (const int32_t[]){1}, 4);
+    int h0 = act(m, "out_c", TFS_FLOAT32, 2, (const int32_t[]){1, 4});
+    int h1 = act(m, "half1", TFS_FLOAT32, 2, (const int32_t[]){1, 4});
+    tfs_op(m, 49, (const int[]){ax, sm}, 2, (const int[]){h0, h1}, 2, 35, (const tfs_field[]){{0, 4, 2}}, 1);
+    int idx = ivec(m, "gather/indices", (const int32_t[]){3, 0}, 2);
+    int g = act(m, "out_d", TFS_FLOAT32, 2, (const int32_t[]){1, 2});
+    tfs_op(m, 36, (const int[]){h1, idx}, 2, &g, 1, 23, (const tfs_field[]){{0, 4, 1}}, 1);
+    tfs_io(m, &x, 1, (const int[]){rn, sig, h0, g}, 4);
+    return m;
+}
+
+tfs_model *tfs_example_int16(void)
+{
+    tfs_model *m = tfs_create();
+    int x = act(m, "x", TFS_INT16, 4, (const int32_t[]){1, 5, 6, 3});
+    tfs_quant(m, x, (const float[]){1.0f / 4096}, (const int64_t[]){0}, 1, 0);
+    int8_t w[4 * 2 * 2 * 3];
+    for (int i = 0; i < 48; i++)
+        w[i] = (int8_t)((i * 53) % 251 - 125);
+    int wt = tfs_tensor(m, "conv/w", TFS_INT8, 4, (const int32_t[]){4, 2, 2, 3}, w, sizeof w);
+    tfs_quant(m, wt, (const float[]){0.004f, 0.002f, 0.003f, 0.001f}, (const int64_t[]){0, 0, 0, 0}, 4, 0);
+    int64_t bias[4] = {1000, -30000, 5, 123456};
+    int bt = tfs_tensor(m, "conv/b", TFS_INT64, 1, (const int32_t[]){4}, bias, sizeof bias);
+    tfs_quant(m, bt, (const float[]){0.004f / 4096, 0.002f / 4096, 0.003f / 4096, 0.001f / 4096},
+              (const int64_t[]){0, 0, 0, 0}, 4, 0);
+    int y = act(m, "y", TFS_INT16, 4, (const int32_t[]){1, 3, 5, 4});
+    tfs_quant(m, y, (const float[]){1.0f / 2048}, (const int64_t[]){0}, 1, 0);
+    /* VALID, stride 1, dilation h 2: 5 - 2 -> 3 rows, 6 - 1 -> 5 columns; RELU6 */
+    tfs_op(m, 3, (const int[]){x, wt, bt}, 3, &y, 1, 1,
+           (const tfs_field[]){{0, 1, 1}, {1, 4, 1}, {2, 4, 1}, {3, 1, 3}, {4, 4, 1}, {5, 4, 2}}, 6);
+    int8_t dw[1 * 3 * 3 * 4];
+    for (int i = 0; i < 36; i++)
+        dw[i] = (int8_t)((i * 71) % 241 - 120);
+    int dwt = tfs_tensor(m, "dw/w", TFS_INT8, 4, (const int32_t[]){1, 3, 3, 4}, dw, sizeof dw);
+    tfs_quant(m, dwt, (const float[]){0.01f}, (const int64_t[]){0}, 1, 3);
+    int z = act(m, "z", TFS_INT16, 4, (const int32_t[]){1, 2, 3, 4});
+    tfs_quant(m, z, (const float[]){1.0f / 1024}, (const int64_t[]){0}, 1, 0);
+    tfs_op(m, 4, (const int[]){y, dwt, -1}, 3, &z, 1, 2,
+           (const tfs_field[]){{0, 1, 0}, {1, 4, 2}, {2, 4, 2}, {3, 4, 1}, {4, 1, 0}}, 5);
+    int ap = act(m, "pool", TFS_INT16, 4, (const int32_t[]){1, 1, 1, 4});
+    tfs_quant(m, ap, (const float[]){1.0f / 1024}, (const int64_t[]){0}, 1, 0);
+    tfs_op(m, 1, &z, 1, &ap, 1, 5, (const tfs_field[]){{0, 1, 1}, {1, 4, 1}, {2, 4, 1}, {3, 4, 3}, {4, 4, 2}}, 5);
+    int shape = ivec(m, "flat/shape", (const int32_t[]){1, 4}, 2);
+    int flat = act(m, "flat", TFS_INT16, 2, (const int32_t[]){1, 4});
+    tfs_quant(m, flat, (const float[]){1.0f / 1024}, (const int64_t[]){0}, 1, 0);
+    tfs_op(m, 22, (const int[]){ap, shape}, 2, &flat, 1, 17, NULL, 0);
+    int8_t fw[2 * 4] = {10, -20, 30, -40, 50, 60, -70, 80};
+    int fwt = tfs_tensor(m, "fc/w", TFS_INT8, 2, (const int32_t[]){2, 4}, fw, sizeof fw);
+    tfs_quant(m, fwt, (const float[]){0.02f}, (const int64_t[]){0}, 1, 0);
+    int fc = act(m, "fc", TFS_INT16, 2, (const int32_t[]){1, 2});
+    tfs_quant(m, fc, (const float[]){1.0f / 512}, (const int64_t[]){0}, 1, 0);
+    tfs_op(m, 9, (const int[]){flat, fwt, -1}, 3, &fc, 1, 8, NULL, 0);
+    int out = act(m, "out", TFS_FLOAT32, 2, (const int32_t[]){1, 2});
+    tfs_op(m, 6, &fc, 1, &out, 1, 0, NULL, 0);
+    tfs_io(m, &x, 1, &out, 1);
+    return m;
+}

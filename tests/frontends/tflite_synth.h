@@ -45,3 +45,15 @@ void tfs_io(tfs_model *m, const int *in, int n_in, const int *out, int n_out);
 rd_status tfs_finish(tfs_model *m, uint8_t **buf, size_t *len, rd_error *err);
 
 #endif
+
+/* Example models shared by the unit tests and the fuzz seeds (tests/fuzz/gen_corpus_tflite.c). */
+
+/** float32: PAD, CONCATENATION, RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR, TRANSPOSE, STRIDED_SLICE,
+    MEAN, LEAKY_RELU, HARD_SWISH, LOGISTIC, SOFTMAX with beta, SPLIT, GATHER, DEPTH_TO_SPACE, ADD/SUB/MUL
+    with fused activations, AVERAGE_POOL_2D: input "x" [1, 4, 4, 4], outputs "out_a" .. "out_d". */
+tfs_model *tfs_example_zoo(void);
+
+/** int16x8: input "x" int16 [1, 5, 6, 3] -> CONV_2D (per-channel int8 weights, int64 bias, VALID, stride 1,
+    dilation 2 x 1) -> "y" int16 -> DEPTHWISE_CONV_2D (SAME, stride 2) -> "z" int16 -> AVERAGE_POOL_2D ->
+    RESHAPE -> FULLY_CONNECTED -> "fc" int16 -> DEQUANTIZE -> "out" float32. */
+tfs_model *tfs_example_int16(void);
