@@ -4,6 +4,7 @@
  * .onnx file would be (rknn_diag/frontends.h). ONNX files go straight to rd_model_load.
  */
 #include "fe_internal.h"
+#include "darknet.h"
 #include "tflite.h"
 
 #include <stdio.h>
@@ -13,6 +14,7 @@ static const char *const format_names[RD_FORMAT_COUNT] = {
     [RD_FORMAT_UNKNOWN] = "unknown",
     [RD_FORMAT_ONNX] = "onnx",
     [RD_FORMAT_TFLITE] = "tflite",
+    [RD_FORMAT_DARKNET] = "darknet",
 };
 
 const char *rd_model_format_name(rd_model_format f)
@@ -41,6 +43,8 @@ rd_model_format rd_model_format_detect(const void *buf, size_t len)
         return RD_FORMAT_TFLITE;
     if (len >= 2 && b[0] == 0x08) /* ModelProto field 1 (ir_version), a varint: what every exporter writes first */
         return RD_FORMAT_ONNX;
+    if (dn_looks_like_cfg(buf, len))
+        return RD_FORMAT_DARKNET;
     return RD_FORMAT_UNKNOWN;
 }
 
@@ -81,6 +85,53 @@ rd_status rd_tflite_to_onnx(const void *buf, size_t len, const char *name, const
     return st;
 }
 
+rd_status rd_darknet_to_onnx(const void *cfg, size_t cfg_len, const char *cfg_name, const void *weights,
+                             size_t weights_len, const char *weights_name, void **out_buf, size_t *out_len,
+                             rd_frontend_info *info, rd_error *err)
+{
+    *out_buf = NULL;
+    *out_len = 0;
+    dn_cfg c;
+    rd_status st = dn_cfg_parse(cfg, cfg_len, cfg_name, &c, err);
+    if (st != RD_OK)
+        return st;
+    char detail[160] = "";
+    st = dn_lower(&c, weights, weights_len, weights_name, out_buf, out_len, detail, sizeof detail, err);
+    dn_cfg_fini(&c);
+    info_set(info, RD_FORMAT_DARKNET, false, false, detail);
+    return st;
+}
+
+/* The weights beside a model: its name with ext instead of its extension (or with ext appended). */
+static char *beside(const char *path, const char *ext)
+{
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - path) : strlen(path);
+    size_t n = stem + strlen(ext) + 1;
+    char *w = malloc(n);
+    if (w)
+        snprintf(w, n, "%.*s%s", (int)stem, path, ext);
+    return w;
+}
+
+static rd_status load_darknet(const char *path, const char *cfg, size_t cfg_len, const rd_frontend_options *fo,
+                              void **onnx, size_t *onnx_len, rd_frontend_info *info, rd_error *err)
+{
+    char *wpath = fo && fo->weights ? strdup(fo->weights) : beside(path, ".weights");
+    if (!wpath)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    char *w = NULL;
+    size_t wlen = 0;
+    rd_status st = rd_file_read_all(NULL, wpath, RD_MAX_MODEL_BYTES, &w, &wlen, err);
+    if (st != RD_OK)
+        rd_error_prefix(err, "%s: its weights%s", path, fo && fo->weights ? "" : " (the .weights beside the .cfg)");
+    else
+        st = rd_darknet_to_onnx(cfg, cfg_len, path, w, wlen, wpath, onnx, onnx_len, info, err);
+    free(w);
+    free(wpath);
+    return st;
+}
+
 /* The folder of path, for ONNX external data ("." for a bare name). */
 static char *folder_of(const char *path)
 {
@@ -113,8 +164,13 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
     }
     void *onnx = NULL;
     size_t onnx_len = 0;
-    if (as == RD_FORMAT_TFLITE) {
+    if (as != RD_FORMAT_ONNX && as != RD_FORMAT_TFLITE && fo && fo->model_precision) {
+        st = rd_errorf(err, RD_E_UNSUPPORTED, "%s: --precision model needs a quantized TFLite model; a %s model runs at "
+                       "fp32, fp16, int8 or int16", path, rd_model_format_name(as));
+    } else if (as == RD_FORMAT_TFLITE) {
         st = rd_tflite_to_onnx(buf, len, path, fo, &onnx, &onnx_len, info, err);
+    } else if (as == RD_FORMAT_DARKNET) {
+        st = load_darknet(path, buf, len, fo, &onnx, &onnx_len, info, err);
     } else {
         if (fo && fo->model_precision)
             st = rd_errorf(err, RD_E_UNSUPPORTED, "%s: --precision model needs a quantized TFLite model; an ONNX "

@@ -404,22 +404,30 @@ static bool quantized_act(const tfl_tensor *t)
     return t->n_q == 1 && (t->dtype == RD_DT_I8 || t->dtype == RD_DT_U8 || t->dtype == RD_DT_I16);
 }
 
+/* zp + round(v / scale), clamped to [lo, hi] before any conversion (a hostile scale may be tiny). */
+static int64_t code_of(double v, double scale, int64_t zp, int64_t lo, int64_t hi)
+{
+    double q = (double)zp + round(v / scale);
+    return !(q > (double)lo) ? lo : q > (double)hi ? hi : (int64_t)q;
+}
+
 /* Fused activation range in output codes (TFLite's CalculateActivationRangeQuantized). */
 static void act_range(const tfl_tensor *y, int act, int64_t *lo, int64_t *hi)
 {
     *lo = y->dtype == RD_DT_I16 ? INT16_MIN : y->dtype == RD_DT_U8 ? 0 : INT8_MIN;
     *hi = y->dtype == RD_DT_I16 ? INT16_MAX : y->dtype == RD_DT_U8 ? UINT8_MAX : INT8_MAX;
     double s = y->scale[0];
-    int64_t zp = y->zero_point[0];
-    int64_t q0 = zp, q6 = zp + (int64_t)round(6.0 / s), qm1 = zp + (int64_t)round(-1.0 / s), q1 = zp + (int64_t)round(1.0 / s);
-    if (act == TFL_ACT_RELU || act == TFL_ACT_RELU6 || act == TFL_ACT_RELU_N1_TO_1) {
-        int64_t a = act == TFL_ACT_RELU_N1_TO_1 ? qm1 : q0;
-        *lo = a > *lo ? a : *lo;
+    int64_t zp = y->zero_point[0], l = *lo, h = *hi;
+    if (!(s > 0.0))
+        return;
+    if (act == TFL_ACT_RELU || act == TFL_ACT_RELU6)
+        *lo = code_of(0.0, s, zp, l, h) > l ? code_of(0.0, s, zp, l, h) : l;
+    if (act == TFL_ACT_RELU_N1_TO_1) {
+        *lo = code_of(-1.0, s, zp, l, h);
+        *hi = code_of(1.0, s, zp, l, h);
     }
-    if (act == TFL_ACT_RELU6 || act == TFL_ACT_RELU_N1_TO_1) {
-        int64_t a = act == TFL_ACT_RELU6 ? q6 : q1;
-        *hi = a < *hi ? a : *hi;
-    }
+    if (act == TFL_ACT_RELU6)
+        *hi = code_of(6.0, s, zp, l, h);
 }
 
 /* CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED on codes; false when the operator does not fit (then the

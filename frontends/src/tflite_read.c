@@ -182,6 +182,9 @@ static rd_status read_tensor(tfl_model *m, const rd_fb_vec *tensors, const rd_fb
     if (has_sparse)
         return rd_errorf(err, RD_E_UNSUPPORTED, "%s: tensor #%u '%s': sparse tensors are not supported", m->path, i,
                          t->name);
+    size_t bytes = 0; /* every declared shape within RD_MAX_TENSOR_BYTES, activations too */
+    if (t->dtype != RD_DT_UNDEFINED && (st = rd_shape_bytes(t->dtype, t->rank, t->dims, &bytes, err)) != RD_OK)
+        return rd_error_prefix(err, "%s: tensor #%u '%s' (offset %zu)", m->path, i, t->name, t->offset);
     if (has_q && (st = read_quant(m, &qt, t, i, err)) != RD_OK)
         return st;
     if (t->n_q && (t->dtype == RD_DT_I8 || t->dtype == RD_DT_I16 || t->dtype == RD_DT_U8))

@@ -24,6 +24,7 @@ set(RD_FUZZ_LIBS_perf_log rd_analyzer_internal)
 set(RD_FUZZ_LIBS_rknn rd::rknn_model rd::simulator)
 set(RD_FUZZ_LIBS_rknn_build_log rd::rknn_model rd::simulator)
 set(RD_FUZZ_LIBS_tflite rd::frontends rd::simulator)
+set(RD_FUZZ_LIBS_darknet rd::frontends rd::simulator)
 set(RD_FUZZ_REPLAY_MUTATIONS 300 CACHE STRING "Mutations of each corpus file that fuzz replays run")
 
 if(RD_FUZZ AND NOT CMAKE_C_COMPILER_ID MATCHES "Clang")

@@ -30,6 +30,7 @@ typedef enum rd_model_format {
     RD_FORMAT_UNKNOWN = 0,
     RD_FORMAT_ONNX,             /* .onnx (protobuf ModelProto) */
     RD_FORMAT_TFLITE,           /* .tflite (FlatBuffer, identifier "TFL3") */
+    RD_FORMAT_DARKNET,          /* .cfg text (first section [net]) + .weights */
     RD_FORMAT_COUNT
 } rd_model_format;
 
@@ -50,6 +51,8 @@ typedef struct rd_frontend_options {
     rd_model_format expect;     /* RD_FORMAT_UNKNOWN: any; else a file of another format is RD_E_PARSE */
     bool model_precision;       /* a quantized model (TFLite int8, int16x8) as its own integer arithmetic
                                    (`--precision model`) instead of its dequantized float32 form */
+    const char *weights;        /* the weights file of a two-file format (Darknet .weights); NULL: beside the
+                                   model, the same name with the weights' extension (yolov3.cfg -> yolov3.weights) */
 } rd_frontend_options;
 
 typedef struct rd_frontend_info {
@@ -74,6 +77,14 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
  */
 rd_status rd_tflite_to_onnx(const void *buf, size_t len, const char *name, const rd_frontend_options *fo,
                             void **out_buf, size_t *out_len, rd_frontend_info *info, rd_error *err);
+
+/**
+ * A Darknet .cfg and its .weights in memory as ONNX bytes (malloc'ed, the caller frees *out_buf). cfg_name and
+ * weights_name are used in messages. For tests and fuzzers.
+ */
+rd_status rd_darknet_to_onnx(const void *cfg, size_t cfg_len, const char *cfg_name, const void *weights,
+                             size_t weights_len, const char *weights_name, void **out_buf, size_t *out_len,
+                             rd_frontend_info *info, rd_error *err);
 
 #ifdef __cplusplus
 }
