@@ -4,6 +4,7 @@
  * .onnx file would be (rknn_diag/frontends.h). ONNX files go straight to rd_model_load.
  */
 #include "fe_internal.h"
+#include "caffe.h"
 #include "darknet.h"
 #include "tflite.h"
 
@@ -15,6 +16,7 @@ static const char *const format_names[RD_FORMAT_COUNT] = {
     [RD_FORMAT_ONNX] = "onnx",
     [RD_FORMAT_TFLITE] = "tflite",
     [RD_FORMAT_DARKNET] = "darknet",
+    [RD_FORMAT_CAFFE] = "caffe",
 };
 
 const char *rd_model_format_name(rd_model_format f)
@@ -45,6 +47,8 @@ rd_model_format rd_model_format_detect(const void *buf, size_t len)
         return RD_FORMAT_ONNX;
     if (dn_looks_like_cfg(buf, len))
         return RD_FORMAT_DARKNET;
+    if (ct_looks_like_text(buf, len))
+        return RD_FORMAT_CAFFE;
     return RD_FORMAT_UNKNOWN;
 }
 
@@ -102,6 +106,23 @@ rd_status rd_darknet_to_onnx(const void *cfg, size_t cfg_len, const char *cfg_na
     return st;
 }
 
+rd_status rd_caffe_to_onnx(const void *prototxt, size_t prototxt_len, const char *prototxt_name, const void *caffemodel,
+                           size_t caffemodel_len, const char *caffemodel_name, void **out_buf, size_t *out_len,
+                           rd_frontend_info *info, rd_error *err)
+{
+    *out_buf = NULL;
+    *out_len = 0;
+    ct_doc d;
+    rd_status st = ct_parse(prototxt, prototxt_len, prototxt_name, &d, err);
+    if (st != RD_OK)
+        return st;
+    char detail[160] = "";
+    st = caffe_lower(&d, caffemodel, caffemodel_len, caffemodel_name, out_buf, out_len, detail, sizeof detail, err);
+    ct_fini(&d);
+    info_set(info, RD_FORMAT_CAFFE, false, false, detail);
+    return st;
+}
+
 /* The weights beside a model: its name with ext instead of its extension (or with ext appended). */
 static char *beside(const char *path, const char *ext)
 {
@@ -114,19 +135,26 @@ static char *beside(const char *path, const char *ext)
     return w;
 }
 
-static rd_status load_darknet(const char *path, const char *cfg, size_t cfg_len, const rd_frontend_options *fo,
-                              void **onnx, size_t *onnx_len, rd_frontend_info *info, rd_error *err)
+/* A two-file format: the weights given or beside the model, then its converter. */
+static rd_status load_pair(rd_model_format f, const char *path, const char *model, size_t model_len,
+                           const rd_frontend_options *fo, void **onnx, size_t *onnx_len, rd_frontend_info *info,
+                           rd_error *err)
 {
-    char *wpath = fo && fo->weights ? strdup(fo->weights) : beside(path, ".weights");
+    const char *ext = f == RD_FORMAT_DARKNET ? ".weights" : ".caffemodel";
+    char *wpath = fo && fo->weights ? strdup(fo->weights) : beside(path, ext);
     if (!wpath)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     char *w = NULL;
     size_t wlen = 0;
     rd_status st = rd_file_read_all(NULL, wpath, RD_MAX_MODEL_BYTES, &w, &wlen, err);
     if (st != RD_OK)
-        rd_error_prefix(err, "%s: its weights%s", path, fo && fo->weights ? "" : " (the .weights beside the .cfg)");
+        rd_error_prefix(err, "%s: its weights%s", path,
+                        fo && fo->weights ? "" : f == RD_FORMAT_DARKNET ? " (the .weights beside the .cfg)"
+                                                                      : " (the .caffemodel beside the .prototxt)");
+    else if (f == RD_FORMAT_DARKNET)
+        st = rd_darknet_to_onnx(model, model_len, path, w, wlen, wpath, onnx, onnx_len, info, err);
     else
-        st = rd_darknet_to_onnx(cfg, cfg_len, path, w, wlen, wpath, onnx, onnx_len, info, err);
+        st = rd_caffe_to_onnx(model, model_len, path, w, wlen, wpath, onnx, onnx_len, info, err);
     free(w);
     free(wpath);
     return st;
@@ -169,8 +197,8 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
                        "fp32, fp16, int8 or int16", path, rd_model_format_name(as));
     } else if (as == RD_FORMAT_TFLITE) {
         st = rd_tflite_to_onnx(buf, len, path, fo, &onnx, &onnx_len, info, err);
-    } else if (as == RD_FORMAT_DARKNET) {
-        st = load_darknet(path, buf, len, fo, &onnx, &onnx_len, info, err);
+    } else if (as == RD_FORMAT_DARKNET || as == RD_FORMAT_CAFFE) {
+        st = load_pair(as, path, buf, len, fo, &onnx, &onnx_len, info, err);
     } else {
         if (fo && fo->model_precision)
             st = rd_errorf(err, RD_E_UNSUPPORTED, "%s: --precision model needs a quantized TFLite model; an ONNX "

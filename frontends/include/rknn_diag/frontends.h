@@ -31,6 +31,7 @@ typedef enum rd_model_format {
     RD_FORMAT_ONNX,             /* .onnx (protobuf ModelProto) */
     RD_FORMAT_TFLITE,           /* .tflite (FlatBuffer, identifier "TFL3") */
     RD_FORMAT_DARKNET,          /* .cfg text (first section [net]) + .weights */
+    RD_FORMAT_CAFFE,            /* .prototxt (protobuf text) + .caffemodel */
     RD_FORMAT_COUNT
 } rd_model_format;
 
@@ -51,8 +52,9 @@ typedef struct rd_frontend_options {
     rd_model_format expect;     /* RD_FORMAT_UNKNOWN: any; else a file of another format is RD_E_PARSE */
     bool model_precision;       /* a quantized model (TFLite int8, int16x8) as its own integer arithmetic
                                    (`--precision model`) instead of its dequantized float32 form */
-    const char *weights;        /* the weights file of a two-file format (Darknet .weights); NULL: beside the
-                                   model, the same name with the weights' extension (yolov3.cfg -> yolov3.weights) */
+    const char *weights;        /* the weights file of a two-file format (Darknet .weights, Caffe .caffemodel);
+                                   NULL: beside the model, the same name with the weights' extension
+                                   (yolov3.cfg -> yolov3.weights, net.prototxt -> net.caffemodel) */
 } rd_frontend_options;
 
 typedef struct rd_frontend_info {
@@ -85,6 +87,11 @@ rd_status rd_tflite_to_onnx(const void *buf, size_t len, const char *name, const
 rd_status rd_darknet_to_onnx(const void *cfg, size_t cfg_len, const char *cfg_name, const void *weights,
                              size_t weights_len, const char *weights_name, void **out_buf, size_t *out_len,
                              rd_frontend_info *info, rd_error *err);
+
+/** A Caffe .prototxt and .caffemodel in memory as ONNX bytes, as rd_darknet_to_onnx. */
+rd_status rd_caffe_to_onnx(const void *prototxt, size_t prototxt_len, const char *prototxt_name, const void *caffemodel,
+                           size_t caffemodel_len, const char *caffemodel_name, void **out_buf, size_t *out_len,
+                           rd_frontend_info *info, rd_error *err);
 
 #ifdef __cplusplus
 }
