@@ -1,10 +1,14 @@
 /*
  * test_frontends_cli.c: the frontends through the command line, in-process: inspect names the format, run
  * takes a .tflite (its float32 form, and --precision model with the model's int8 codes), and -c
- * model_config.yml's platform: key is checked against the file's content.
+ * model_config.yml's platform: key is checked against the file's content; a Caffe .prototxt and a Darknet
+ * .cfg with their weights beside them: inspect names the format, and a missing weights file or unknown layers
+ * are exit 3 naming the files and every unknown layer.
  */
 #include "../analyzer/cli_capture.h"
 #include "rd_test.h"
+#include "caffe_synth.h"
+#include "darknet_synth.h"
 #include "tflite_synth.h"
 
 #include <stdio.h>
@@ -113,8 +117,70 @@ static void test_model_config_platform(void)
     free(dir);
 }
 
+static void write_bytes(const char *path, const void *buf, size_t len)
+{
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_file_write_atomic(path, buf, len, NULL, &err), RD_OK);
+}
+
+static void test_two_file_formats(void)
+{
+    char *dir = rd_test_tmpdir("fe_two");
+    char *proto = rd_test_join(dir, "net.prototxt"), *cmodel = rd_test_join(dir, "net.caffemodel");
+    size_t len = 0;
+    uint8_t *w = csy_net_weights(&len);
+    rd_test_write_text(proto, csy_net);
+    write_bytes(cmodel, w, len);
+    free(w);
+    rd_cli_result r = rd_test_cli("inspect", proto, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "format     caffe: Caffe, 19 layers, weights "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "net.caffemodel"));
+    rd_test_cli_free(&r);
+    r = rd_test_cli("inspect", proto, "--json", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"format\":\t\"caffe\""));
+    rd_test_cli_free(&r);
+    /* unknown layers: every kind in one message */
+    rd_test_write_text(proto, "input: \"x\"\ninput_shape { dim: 1 dim: 3 dim: 8 dim: 8 }\n"
+                              "layer { name: \"p\" type: \"PriorBox\" bottom: \"x\" top: \"p\" }\n"
+                              "layer { name: \"q\" type: \"Python\" bottom: \"x\" top: \"q\" }\n");
+    r = rd_test_cli("run", proto, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "2 layers are of 2 kinds not supported"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "PriorBox"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "Python (layer 'q', "));
+    rd_test_cli_free(&r);
+    remove(cmodel);
+    r = rd_test_cli("inspect", proto, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "net.prototxt: its weights (the .caffemodel beside the .prototxt)"));
+    rd_test_cli_free(&r);
+
+    char *cfg = rd_test_join(dir, "tiny.cfg"), *dw = rd_test_join(dir, "tiny.weights");
+    w = dns_weights(dns_tiny_layers, 0, 2, 5, &len);
+    rd_test_write_text(cfg, dns_tiny_cfg);
+    write_bytes(dw, w, len);
+    free(w);
+    r = rd_test_cli("inspect", cfg, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "format     darknet: "));
+    rd_test_cli_free(&r);
+    write_bytes(dw, "short", 5);
+    r = rd_test_cli("inspect", cfg, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "tiny.weights"));
+    rd_test_cli_free(&r);
+    free(cfg);
+    free(dw);
+    free(proto);
+    free(cmodel);
+    free(dir);
+}
+
 RD_TEST_REGISTER(register_frontends_cli)
 {
     RD_SUITE("frontends_cli", {"inspect and run a .tflite", test_inspect_and_run},
-             {"model_config.yml platform", test_model_config_platform});
+             {"model_config.yml platform", test_model_config_platform},
+             {"Caffe and Darknet: inspect, missing weights, unknown layers", test_two_file_formats});
 }

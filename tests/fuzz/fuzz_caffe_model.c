@@ -1,0 +1,49 @@
+/*
+ * fuzz_caffe_model.c: .caffemodel bytes (a protobuf NetParameter) through the Caffe frontend with the .prototxt
+ * of the test net (tests/frontends/caffe_synth.c): the protobuf-c decoding under the loader's memory budget,
+ * the matching of layers by name, every blob's shape (BlobShape or the legacy 4-D fields), size and values
+ * against what the .prototxt needs; the ONNX written goes through rd_model_load_mem. Inputs capped at 1 MiB.
+ *
+ * Oracles (trap on failure): a refusal is an input error with a message naming one of the two files; an
+ * accepted model yields ONNX bytes that load or fail naming the file.
+ * Seeds: tests/fuzz/corpus/caffe_model/, written by tests/fuzz/gen_corpus_caffe.c.
+ */
+#include "caffe_synth.h"
+#include "rknn_diag/frontends.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FUZZ_CAFFE_MAX_INPUT ((size_t)1 << 20)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > FUZZ_CAFFE_MAX_INPUT)
+        return 0;
+    uint8_t *w = malloc(size ? size : 1); /* an exact-size copy: reads past the end are caught */
+    if (!w)
+        return 0;
+    if (size)
+        memcpy(w, data, size);
+    void *onnx = NULL;
+    size_t len = 0;
+    rd_error err = {0};
+    rd_status st = rd_caffe_to_onnx(csy_net, strlen(csy_net), "fuzz.prototxt", w, size, "fuzz.caffemodel", &onnx,
+                                    &len, NULL, &err);
+    if (st != RD_OK) {
+        if ((st != RD_E_PARSE && st != RD_E_UNSUPPORTED && st != RD_E_LIMIT && st != RD_E_NOMEM) || onnx ||
+            (!strstr(err.msg, "fuzz.prototxt") && !strstr(err.msg, "fuzz.caffemodel")))
+            __builtin_trap();
+    } else {
+        rd_model *m = NULL;
+        st = rd_model_load_mem(onnx, len, "fuzz.prototxt", "/nonexistent-rknn-diag-fuzz", NULL, &m, &err);
+        if (st != RD_OK && st != RD_E_NOMEM && st != RD_E_LIMIT && !strstr(err.msg, "fuzz.prototxt"))
+            __builtin_trap();
+        rd_model_destroy(m);
+    }
+    free(onnx);
+    free(w);
+    return 0;
+}
