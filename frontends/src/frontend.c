@@ -211,6 +211,11 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
     if (st == RD_OK)
         st = onnx ? rd_model_load_mem(onnx, onnx_len, path, dir, lo, out, err)
                   : rd_model_load_mem(buf, len, path, dir, lo, out, err);
+    if (st == RD_E_PARSE && f == RD_FORMAT_UNKNOWN && err) { /* bytes of no format we know: say which we read */
+        size_t n = strlen(err->msg);
+        snprintf(err->msg + n, sizeof err->msg - n, "; nor is it TFLite, a Darknet .cfg or a Caffe .prototxt "
+                 "(docs/frontends.md lists the formats rknn-diag reads)");
+    }
     if (st == RD_OK && info && as == RD_FORMAT_ONNX)
         snprintf(info->detail, sizeof info->detail, "ONNX (IR %d, opset %d)", rd_model_ir_version(*out),
                  rd_model_opset(*out, ""));

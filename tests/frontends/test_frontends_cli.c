@@ -157,6 +157,16 @@ static void test_two_file_formats(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "net.prototxt: its weights (the .caffemodel beside the .prototxt)"));
     rd_test_cli_free(&r);
 
+    /* bytes of no known format: the ONNX parser's verdict and the formats rknn-diag reads */
+    char *junk = rd_test_join(dir, "junk.bin");
+    write_bytes(junk, "\x12\x34garbage", 9);
+    r = rd_test_cli("inspect", junk, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "junk.bin: not a valid ONNX protobuf"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "nor is it TFLite, a Darknet .cfg or a Caffe .prototxt"));
+    rd_test_cli_free(&r);
+    free(junk);
+
     char *cfg = rd_test_join(dir, "tiny.cfg"), *dw = rd_test_join(dir, "tiny.weights");
     w = dns_weights(dns_tiny_layers, 0, 2, 5, &len);
     rd_test_write_text(cfg, dns_tiny_cfg);
