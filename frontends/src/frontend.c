@@ -17,6 +17,7 @@ static const char *const format_names[RD_FORMAT_COUNT] = {
     [RD_FORMAT_TFLITE] = "tflite",
     [RD_FORMAT_DARKNET] = "darknet",
     [RD_FORMAT_CAFFE] = "caffe",
+    [RD_FORMAT_PYTORCH] = "pytorch",
 };
 
 const char *rd_model_format_name(rd_model_format f)
@@ -43,6 +44,10 @@ rd_model_format rd_model_format_detect(const void *buf, size_t len)
     const unsigned char *b = buf;
     if (len >= 8 && memcmp(b + 4, "TFL3", 4) == 0)
         return RD_FORMAT_TFLITE;
+    if (len >= 4 && memcmp(b, "PK\x03\x04", 4) == 0) /* TorchScript is a ZIP archive (torch.jit.save) */
+        return RD_FORMAT_PYTORCH;
+    if (len >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5) /* a pickle: torch.save's legacy format */
+        return RD_FORMAT_PYTORCH;
     if (len >= 2 && b[0] == 0x08) /* ModelProto field 1 (ir_version), a varint: what every exporter writes first */
         return RD_FORMAT_ONNX;
     if (dn_looks_like_cfg(buf, len))
@@ -199,6 +204,9 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
         st = rd_tflite_to_onnx(buf, len, path, fo, &onnx, &onnx_len, info, err);
     } else if (as == RD_FORMAT_DARKNET || as == RD_FORMAT_CAFFE) {
         st = load_pair(as, path, buf, len, fo, &onnx, &onnx_len, info, err);
+    } else if (as == RD_FORMAT_PYTORCH) {
+        st = rd_pytorch_to_onnx(path, fo, lo ? lo->input_shapes : NULL, lo ? lo->n_input_shapes : 0, &onnx, &onnx_len,
+                                info, err);
     } else {
         if (fo && fo->model_precision)
             st = rd_errorf(err, RD_E_UNSUPPORTED, "%s: --precision model needs a quantized TFLite model; an ONNX "
@@ -213,8 +221,8 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
                   : rd_model_load_mem(buf, len, path, dir, lo, out, err);
     if (st == RD_E_PARSE && f == RD_FORMAT_UNKNOWN && err) { /* bytes of no format we know: say which we read */
         size_t n = strlen(err->msg);
-        snprintf(err->msg + n, sizeof err->msg - n, "; nor is it TFLite, a Darknet .cfg or a Caffe .prototxt "
-                 "(docs/frontends.md lists the formats rknn-diag reads)");
+        snprintf(err->msg + n, sizeof err->msg - n, "; nor is it TFLite, a Darknet .cfg, a Caffe .prototxt or a "
+                 "TorchScript .pt (docs/frontends.md lists the formats rknn-diag reads)");
     }
     if (st == RD_OK && info && as == RD_FORMAT_ONNX)
         snprintf(info->detail, sizeof info->detail, "ONNX (IR %d, opset %d)", rd_model_ir_version(*out),

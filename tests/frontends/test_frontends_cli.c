@@ -163,7 +163,7 @@ static void test_two_file_formats(void)
     r = rd_test_cli("inspect", junk, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "junk.bin: not a valid ONNX protobuf"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "nor is it TFLite, a Darknet .cfg or a Caffe .prototxt"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "nor is it TFLite, a Darknet .cfg, a Caffe .prototxt or a TorchScript .pt"));
     rd_test_cli_free(&r);
     free(junk);
 

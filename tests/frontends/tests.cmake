@@ -34,3 +34,9 @@ else()
     "echo 'skip: needs Debian darknet package (libdarknet.so): tools/setup.sh installs it'; [ -z \"$CI\" ] && exit 77; exit 1")
   set_tests_properties(test_darknet_oracle PROPERTIES SKIP_RETURN_CODE 77 LABELS unit)
 endif()
+# PyTorch itself as the oracle: Debian's python3-torch for /usr/bin/python3 (tools/setup.sh installs it) writes
+# TorchScript models and their outputs; without it the test reports SKIP, and fails under CI.
+rd_add_test(test_pytorch_oracle
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pytorch_oracle.c ${PROJECT_SOURCE_DIR}/tests/analyzer/cli_capture.c
+  LIBS rd::frontends rd::analyzer rd::simulator
+  LABELS unit)

@@ -32,6 +32,7 @@ typedef enum rd_model_format {
     RD_FORMAT_TFLITE,           /* .tflite (FlatBuffer, identifier "TFL3") */
     RD_FORMAT_DARKNET,          /* .cfg text (first section [net]) + .weights */
     RD_FORMAT_CAFFE,            /* .prototxt (protobuf text) + .caffemodel */
+    RD_FORMAT_PYTORCH,          /* TorchScript .pt (a ZIP archive), exported to ONNX by the user's PyTorch */
     RD_FORMAT_COUNT
 } rd_model_format;
 
@@ -55,6 +56,8 @@ typedef struct rd_frontend_options {
     const char *weights;        /* the weights file of a two-file format (Darknet .weights, Caffe .caffemodel);
                                    NULL: beside the model, the same name with the weights' extension
                                    (yolov3.cfg -> yolov3.weights, net.prototxt -> net.caffemodel) */
+    const char *python;         /* the Python whose torch exports a TorchScript model; NULL: $RKNN_DIAG_PYTHON,
+                                   else python3 from PATH */
 } rd_frontend_options;
 
 typedef struct rd_frontend_info {
@@ -92,6 +95,15 @@ rd_status rd_darknet_to_onnx(const void *cfg, size_t cfg_len, const char *cfg_na
 rd_status rd_caffe_to_onnx(const void *prototxt, size_t prototxt_len, const char *prototxt_name, const void *caffemodel,
                            size_t caffemodel_len, const char *caffemodel_name, void **out_buf, size_t *out_len,
                            rd_frontend_info *info, rd_error *err);
+
+/**
+ * A TorchScript .pt file exported to ONNX bytes by PyTorch (`python3 -c`, in a temporary folder; opset 13):
+ * shapes give every argument of forward by name (float32 zeros are traced). RD_E_UNSUPPORTED when Python cannot
+ * import torch (the message says what to install) or the export fails, RD_E_PARSE when torch.jit.load refuses
+ * the file, RD_E_INVAL for missing or unknown shapes (forward's arguments named), RD_E_LIMIT after a timeout.
+ */
+rd_status rd_pytorch_to_onnx(const char *path, const rd_frontend_options *fo, const rd_input_shape *shapes,
+                             size_t n_shapes, void **out_buf, size_t *out_len, rd_frontend_info *info, rd_error *err);
 
 #ifdef __cplusplus
 }
