@@ -33,6 +33,15 @@ static bool hw_param(cf_ctx *C, int p, const char *key, const char *hw, int64_t 
     return true;
 }
 
+/* num_output has no default in Caffe: a layer without it is refused. */
+static bool has_num_output(cf_ctx *C, int p, int64_t num)
+{
+    if (num >= 1)
+        return true;
+    cf_fail(C, RD_E_PARSE, "%s:%d: layer '%s' has no num_output", C->d->path, C->d->nodes[p].line, cf_layer_name(C));
+    return false;
+}
+
 static bool conv(cf_ctx *C, bool deconv)
 {
     int p = ct_find(C->d, C->layer, "convolution_param", -1);
@@ -45,6 +54,8 @@ static bool conv(cf_ctx *C, bool deconv)
     if (ct_int(C->d, p, "num_output", 0, 1, 1 << 24, &num, &le) || ct_int(C->d, p, "group", 1, 1, 1 << 24, &group, &le) ||
         ct_bool(C->d, p, "bias_term", true, &bias_term, &le))
         return cf_opt_fail(C, &le);
+    if (!has_num_output(C, p, num))
+        return true;
     if (!hw_param(C, p, "kernel_size", "kernel", 0, 1, k) || !hw_param(C, p, "stride", "stride", 1, 1, s) ||
         !hw_param(C, p, "pad", "pad", 0, 0, pad))
         return true;
@@ -130,6 +141,8 @@ static bool inner_product(cf_ctx *C)
         ct_bool(C->d, p, "bias_term", true, &bias_term, &le) || ct_bool(C->d, p, "transpose", false, &transpose, &le))
         return p < 0 ? cf_fail(C, RD_E_PARSE, "%s:%d: layer '%s' has no inner_product_param", C->d->path,
                             C->d->nodes[C->layer].line, cf_layer_name(C)), true : cf_opt_fail(C, &le);
+    if (!has_num_output(C, p, num))
+        return true;
     const char *x = cf_bottom(C, 0);
     rd_tensor w;
     if (!cf_blob(C, 0, -1, &w))

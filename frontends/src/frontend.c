@@ -6,6 +6,7 @@
 #include "fe_internal.h"
 #include "caffe.h"
 #include "darknet.h"
+#include "tf_lower.h"
 #include "tflite.h"
 
 #include <stdio.h>
@@ -18,6 +19,7 @@ static const char *const format_names[RD_FORMAT_COUNT] = {
     [RD_FORMAT_DARKNET] = "darknet",
     [RD_FORMAT_CAFFE] = "caffe",
     [RD_FORMAT_PYTORCH] = "pytorch",
+    [RD_FORMAT_TENSORFLOW] = "tensorflow",
 };
 
 const char *rd_model_format_name(rd_model_format f)
@@ -50,6 +52,8 @@ rd_model_format rd_model_format_detect(const void *buf, size_t len)
         return RD_FORMAT_PYTORCH;
     if (len >= 2 && b[0] == 0x08) /* ModelProto field 1 (ir_version), a varint: what every exporter writes first */
         return RD_FORMAT_ONNX;
+    if (tf_looks_like_graphdef(buf, len))
+        return RD_FORMAT_TENSORFLOW;
     if (dn_looks_like_cfg(buf, len))
         return RD_FORMAT_DARKNET;
     if (ct_looks_like_text(buf, len))
@@ -204,6 +208,8 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
         st = rd_tflite_to_onnx(buf, len, path, fo, &onnx, &onnx_len, info, err);
     } else if (as == RD_FORMAT_DARKNET || as == RD_FORMAT_CAFFE) {
         st = load_pair(as, path, buf, len, fo, &onnx, &onnx_len, info, err);
+    } else if (as == RD_FORMAT_TENSORFLOW) {
+        st = rd_tf_to_onnx(buf, len, path, &onnx, &onnx_len, info, err);
     } else if (as == RD_FORMAT_PYTORCH) {
         st = rd_pytorch_to_onnx(path, fo, lo ? lo->input_shapes : NULL, lo ? lo->n_input_shapes : 0, &onnx, &onnx_len,
                                 info, err);
@@ -221,8 +227,8 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
                   : rd_model_load_mem(buf, len, path, dir, lo, out, err);
     if (st == RD_E_PARSE && f == RD_FORMAT_UNKNOWN && err) { /* bytes of no format we know: say which we read */
         size_t n = strlen(err->msg);
-        snprintf(err->msg + n, sizeof err->msg - n, "; nor is it TFLite, a Darknet .cfg, a Caffe .prototxt or a "
-                 "TorchScript .pt (docs/frontends.md lists the formats rknn-diag reads)");
+        snprintf(err->msg + n, sizeof err->msg - n, "; nor is it TFLite, a TensorFlow GraphDef, a Darknet .cfg, a "
+                 "Caffe .prototxt or a TorchScript .pt (docs/frontends.md lists the formats rknn-diag reads)");
     }
     if (st == RD_OK && info && as == RD_FORMAT_ONNX)
         snprintf(info->detail, sizeof info->detail, "ONNX (IR %d, opset %d)", rd_model_ir_version(*out),

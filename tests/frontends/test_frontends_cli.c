@@ -9,6 +9,7 @@
 #include "rd_test.h"
 #include "caffe_synth.h"
 #include "darknet_synth.h"
+#include "tf_synth.h"
 #include "tflite_synth.h"
 
 #include <stdio.h>
@@ -157,13 +158,25 @@ static void test_two_file_formats(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "net.prototxt: its weights (the .caffemodel beside the .prototxt)"));
     rd_test_cli_free(&r);
 
+    /* a frozen TensorFlow graph */
+    char *pb = rd_test_join(dir, "graph.pb");
+    w = tgs_test_graph(7, &len);
+    write_bytes(pb, w, len);
+    free(w);
+    r = rd_test_cli("inspect", pb, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "format     tensorflow: TensorFlow GraphDef (producer 27), 36 nodes"));
+    rd_test_cli_free(&r);
+    free(pb);
+
     /* bytes of no known format: the ONNX parser's verdict and the formats rknn-diag reads */
     char *junk = rd_test_join(dir, "junk.bin");
     write_bytes(junk, "\x12\x34garbage", 9);
     r = rd_test_cli("inspect", junk, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "junk.bin: not a valid ONNX protobuf"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "nor is it TFLite, a Darknet .cfg, a Caffe .prototxt or a TorchScript .pt"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(r.errs, "nor is it TFLite, a TensorFlow GraphDef, a Darknet .cfg, a Caffe .prototxt or a TorchScript .pt"));
     rd_test_cli_free(&r);
     free(junk);
 

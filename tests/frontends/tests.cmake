@@ -1,18 +1,18 @@
-# Caffe models for tests and the caffe fuzz targets: .caffemodel files written with the protobuf-c code
-# generated from frontends/proto/caffe.proto.
-add_library(rd_test_caffe_synth STATIC ${CMAKE_CURRENT_LIST_DIR}/caffe_synth.c)
-target_include_directories(rd_test_caffe_synth PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(rd_test_caffe_synth PUBLIC rd_frontends_caffe_pb PkgConfig::PROTOBUF_C)
-add_dependencies(rd_test_caffe_synth rd_frontends)
+# Caffe and TensorFlow models for tests and their fuzz targets: .caffemodel files written with the protobuf-c
+# code generated from frontends/proto/caffe.proto, GraphDefs with tf_synth.c's own protobuf encoder.
+add_library(rd_test_frontend_synth STATIC ${CMAKE_CURRENT_LIST_DIR}/caffe_synth.c ${CMAKE_CURRENT_LIST_DIR}/tf_synth.c)
+target_include_directories(rd_test_frontend_synth PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(rd_test_frontend_synth PUBLIC rd_frontends_caffe_pb PkgConfig::PROTOBUF_C)
+add_dependencies(rd_test_frontend_synth rd_frontends)
 
 # The model frontends (TFLite, ...): unit tests on models the tests write (tflite_synth.c), and the real
 # TFLite models of ../shared/tflite read in place (skipped when ../shared is absent, failed under CI).
 rd_add_test(test_frontends
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tflite.c ${CMAKE_CURRENT_LIST_DIR}/tflite_synth.c
           ${CMAKE_CURRENT_LIST_DIR}/test_darknet.c ${CMAKE_CURRENT_LIST_DIR}/darknet_synth.c
-          ${CMAKE_CURRENT_LIST_DIR}/test_caffe.c
+          ${CMAKE_CURRENT_LIST_DIR}/test_caffe.c ${CMAKE_CURRENT_LIST_DIR}/test_tf.c
           ${CMAKE_CURRENT_LIST_DIR}/test_frontends_cli.c ${PROJECT_SOURCE_DIR}/tests/analyzer/cli_capture.c
-  LIBS rd::frontends rd::flatbuf rd::analyzer rd::simulator rd_test_caffe_synth
+  LIBS rd::frontends rd::flatbuf rd::analyzer rd::simulator rd_test_frontend_synth
   LABELS unit)
 rd_add_test(test_frontends_shared
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tflite_shared.c

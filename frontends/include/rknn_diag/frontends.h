@@ -33,6 +33,7 @@ typedef enum rd_model_format {
     RD_FORMAT_DARKNET,          /* .cfg text (first section [net]) + .weights */
     RD_FORMAT_CAFFE,            /* .prototxt (protobuf text) + .caffemodel */
     RD_FORMAT_PYTORCH,          /* TorchScript .pt (a ZIP archive), exported to ONNX by the user's PyTorch */
+    RD_FORMAT_TENSORFLOW,       /* frozen GraphDef .pb (protobuf) */
     RD_FORMAT_COUNT
 } rd_model_format;
 
@@ -95,6 +96,10 @@ rd_status rd_darknet_to_onnx(const void *cfg, size_t cfg_len, const char *cfg_na
 rd_status rd_caffe_to_onnx(const void *prototxt, size_t prototxt_len, const char *prototxt_name, const void *caffemodel,
                            size_t caffemodel_len, const char *caffemodel_name, void **out_buf, size_t *out_len,
                            rd_frontend_info *info, rd_error *err);
+
+/** A frozen TensorFlow GraphDef (.pb) in memory as ONNX bytes, as rd_tflite_to_onnx. */
+rd_status rd_tf_to_onnx(const void *buf, size_t len, const char *name, void **out_buf, size_t *out_len,
+                        rd_frontend_info *info, rd_error *err);
 
 /**
  * A TorchScript .pt file exported to ONNX bytes by PyTorch (`python3 -c`, in a temporary folder; opset 13):
