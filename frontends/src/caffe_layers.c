@@ -575,34 +575,18 @@ bool cf_lower_layer(cf_ctx *C, const char *type)
     static const struct { const char *type, *op; } unaries[] = {
         {"Dropout", "Identity"}, {"Sigmoid", "Sigmoid"}, {"TanH", "Tanh"}, {"AbsVal", "Abs"}, {"Split", NULL},
     };
-    if (!strcmp(type, "Input"))
-        return input_layer(C);
+    static const struct { const char *type; bool (*lower)(cf_ctx *); } layers[] = {
+        {"Input", input_layer}, {"Pooling", pooling}, {"InnerProduct", inner_product}, {"BatchNorm", batch_norm},
+        {"Scale", scale},       {"ReLU", relu},       {"PReLU", prelu},               {"Eltwise", eltwise},
+        {"Concat", concat},     {"Slice", slice},     {"Upsample", upsample},         {"Interp", interp},
+    };
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
+        if (!strcmp(type, layers[i].type))
+            return layers[i].lower(C);
     if (!strcmp(type, "Convolution") || !strcmp(type, "Deconvolution"))
         return conv(C, !strcmp(type, "Deconvolution"));
-    if (!strcmp(type, "Pooling"))
-        return pooling(C);
-    if (!strcmp(type, "InnerProduct"))
-        return inner_product(C);
-    if (!strcmp(type, "BatchNorm"))
-        return batch_norm(C);
-    if (!strcmp(type, "Scale"))
-        return scale(C);
-    if (!strcmp(type, "ReLU"))
-        return relu(C);
-    if (!strcmp(type, "PReLU"))
-        return prelu(C);
-    if (!strcmp(type, "Eltwise"))
-        return eltwise(C);
-    if (!strcmp(type, "Concat"))
-        return concat(C);
     if (!strcmp(type, "Softmax") || !strcmp(type, "Flatten") || !strcmp(type, "Permute") || !strcmp(type, "Reshape"))
         return shape_layer(C, type);
-    if (!strcmp(type, "Slice"))
-        return slice(C);
-    if (!strcmp(type, "Upsample"))
-        return upsample(C);
-    if (!strcmp(type, "Interp"))
-        return interp(C);
     for (size_t i = 0; i < sizeof unaries / sizeof unaries[0]; i++)
         if (!strcmp(type, unaries[i].type)) {
             if (unaries[i].op)

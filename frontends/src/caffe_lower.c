@@ -16,14 +16,10 @@
 
 rd_status cf_fail(cf_ctx *C, rd_status code, const char *fmt, ...)
 {
-    if (C->st != RD_OK)
-        return C->st;
-    char msg[RD_ERROR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    fe_vfail(&C->st, C->err, code, NULL, fmt, ap);
     va_end(ap);
-    C->st = rd_errorf(C->err, code, "%s", msg);
     return C->st;
 }
 

@@ -328,19 +328,23 @@ rd_status ct_float(const ct_doc *d, int m, const char *key, float def, float *ou
     return st != RD_OK || !n ? st : to_float(d, n, out, err);
 }
 
+/* Node k as value number n (of at most max) of the repeated field key. */
+static rd_status list_value(const ct_doc *d, int k, const char *key, int n, int max, rd_error *err)
+{
+    if (!d->nodes[k].value)
+        return rd_errorf(err, RD_E_PARSE, "%s:%d: %s is a message, expected a value", d->path, d->nodes[k].line, key);
+    if (n == max)
+        return rd_errorf(err, RD_E_LIMIT, "%s:%d: more than %d values of %s", d->path, d->nodes[k].line, max, key);
+    return RD_OK;
+}
+
 rd_status ct_floats(const ct_doc *d, int m, const char *key, float *out, int max, int *n, rd_error *err)
 {
     *n = 0;
-    for (int k = ct_find(d, m, key, -1); k >= 0; k = ct_find(d, m, key, k)) {
-        if (!d->nodes[k].value)
-            return rd_errorf(err, RD_E_PARSE, "%s:%d: %s is a message, expected a value", d->path, d->nodes[k].line,
-                             key);
-        if (*n == max)
-            return rd_errorf(err, RD_E_LIMIT, "%s:%d: more than %d values of %s", d->path, d->nodes[k].line, max, key);
-        rd_status st = to_float(d, &d->nodes[k], &out[*n], err);
-        if (st != RD_OK)
+    for (int k = ct_find(d, m, key, -1); k >= 0; k = ct_find(d, m, key, k), (*n)++) {
+        rd_status st = list_value(d, k, key, *n, max, err);
+        if (st != RD_OK || (st = to_float(d, &d->nodes[k], &out[*n], err)) != RD_OK)
             return st;
-        (*n)++;
     }
     return RD_OK;
 }
@@ -371,16 +375,10 @@ rd_status ct_ints(const ct_doc *d, int m, const char *key, int64_t lo, int64_t h
                   rd_error *err)
 {
     *n = 0;
-    for (int k = ct_find(d, m, key, -1); k >= 0; k = ct_find(d, m, key, k)) {
-        if (!d->nodes[k].value)
-            return rd_errorf(err, RD_E_PARSE, "%s:%d: %s is a message, expected a value", d->path, d->nodes[k].line,
-                             key);
-        if (*n == max)
-            return rd_errorf(err, RD_E_LIMIT, "%s:%d: more than %d values of %s", d->path, d->nodes[k].line, max, key);
-        rd_status st = to_int(d, &d->nodes[k], lo, hi, &out[*n], err);
-        if (st != RD_OK)
+    for (int k = ct_find(d, m, key, -1); k >= 0; k = ct_find(d, m, key, k), (*n)++) {
+        rd_status st = list_value(d, k, key, *n, max, err);
+        if (st != RD_OK || (st = to_int(d, &d->nodes[k], lo, hi, &out[*n], err)) != RD_OK)
             return st;
-        (*n)++;
     }
     return RD_OK;
 }

@@ -47,14 +47,10 @@ typedef struct dn_ctx {
 static rd_status fail(dn_ctx *D, rd_status code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static rd_status fail(dn_ctx *D, rd_status code, const char *fmt, ...)
 {
-    if (D->st != RD_OK)
-        return D->st;
-    char msg[RD_ERROR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    fe_vfail(&D->st, D->err, code, NULL, fmt, ap);
     va_end(ap);
-    D->st = rd_errorf(D->err, code, "%s", msg);
     return D->st;
 }
 

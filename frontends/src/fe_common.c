@@ -162,3 +162,13 @@ float fe_load_float(rd_dtype dt, const void *data, int64_t i)
     default: return 0.0f;
     }
 }
+
+rd_status fe_vfail(rd_status *sticky, rd_error *err, rd_status code, const char *prefix, const char *fmt, va_list ap)
+{
+    if (*sticky != RD_OK)
+        return *sticky;
+    char msg[RD_ERROR_MSG_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    *sticky = prefix ? rd_errorf(err, code, "%s: %s", prefix, msg) : rd_errorf(err, code, "%s", msg);
+    return *sticky;
+}

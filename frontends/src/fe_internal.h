@@ -7,6 +7,7 @@
 
 #include "rknn_diag/frontends.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,12 @@ void fe_unsupported_add(fe_unsupported *u, const char *kind, const char *where);
 rd_status fe_unsupported_finish(fe_unsupported *u, const char *file, const char *what, rd_error *err);
 
 /* ---- small helpers --------------------------------------------------------------------------------- */
+
+/**
+ * The frontends' sticky failure: the first failure of a translation wins. When *sticky is RD_OK, sets it to
+ * code and err to prefix (NULL: none) and the formatted message; returns *sticky.
+ */
+rd_status fe_vfail(rd_status *sticky, rd_error *err, rd_status code, const char *prefix, const char *fmt, va_list ap);
 
 /** The float of a float32 / float16 / bfloat16 / float64 element. */
 float fe_load_float(rd_dtype dt, const void *data, int64_t i);

@@ -18,14 +18,10 @@ enum { DT_FLOAT = 1, DT_DOUBLE = 2, DT_INT32 = 3, DT_INT64 = 9, DT_HALF = 19 };
 
 rd_status tf_fail(tf_ctx *C, rd_status code, const char *fmt, ...)
 {
-    if (C->st != RD_OK)
-        return C->st;
-    char msg[RD_ERROR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    fe_vfail(&C->st, C->err, code, NULL, fmt, ap);
     va_end(ap);
-    C->st = rd_errorf(C->err, code, "%s", msg);
     return C->st;
 }
 

@@ -22,14 +22,10 @@
 
 rd_status tl_fail(tl_ctx *L, rd_status code, const char *fmt, ...)
 {
-    if (L->st != RD_OK)
-        return L->st;
-    char msg[RD_ERROR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    fe_vfail(&L->st, L->err, code, L->m->path, fmt, ap);
     va_end(ap);
-    L->st = rd_errorf(L->err, code, "%s: %s", L->m->path, msg);
     return L->st;
 }
 

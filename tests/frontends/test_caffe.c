@@ -15,6 +15,7 @@
  *    every truncation of both files without a crash.
  */
 #include "caffe_synth.h"
+#include "fe_check.h"
 #include "rd_test.h"
 #include "rknn_diag/frontends.h"
 
@@ -157,17 +158,6 @@ static void input_values(float *x, size_t n)
     }
 }
 
-static void run(rd_model *m, const float *x, rd_tensor out[3])
-{
-    rd_tensor in = {.dtype = RD_DT_F32, .rank = 4, .dims = {1, 3, 8, 8}, .data = (void *)x};
-    rd_error err;
-    memset(out, 0, 3 * sizeof *out);
-    rd_status st = rd_model_run(m, &in, 1, NULL, out, 3, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-}
-
 static void test_net_vs_onnx_runtime(void)
 {
     size_t wlen = 0;
@@ -208,49 +198,9 @@ static void test_net_vs_onnx_runtime(void)
     }
     static float x[192];
     input_values(x, 192);
-    rd_tensor got[3], ref[3];
-    run(m, x, got);
-
-    rd_onnx_builder *b = equivalent_onnx();
-    void *buf = NULL;
-    size_t len = 0;
-    CU_ASSERT_EQUAL_FATAL(rd_onnx_builder_write(b, &buf, &len, &err), RD_OK);
-    char *dir = rd_test_tmpdir("caffe");
-    char *path = rd_test_join(dir, "caffe_equiv.onnx"), *xpath = rd_test_join(dir, "caffe_input.npy");
-    rd_onnx_builder_save(b, path, &err);
     rd_tensor xt = {.dtype = RD_DT_F32, .rank = 4, .dims = {1, 3, 8, 8}, .data = x};
-    rd_npy_save(xpath, &xt, &err);
-    rd_onnx_builder_destroy(b);
-    rd_model *e = NULL;
-    st = rd_model_load_mem(buf, len, "equiv.onnx", NULL, NULL, &e, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    run(e, x, ref);
-    double max_ref = 0.0, max_ort = 0.0;
-    for (int o = 0, k = 0; o < 3; o++) {
-        CU_ASSERT_EQUAL_FATAL(rd_tensor_numel(&got[o]), rd_tensor_numel(&ref[o]));
-        for (int64_t i = 0; i < rd_tensor_numel(&got[o]); i++, k++) {
-            float g = ((float *)got[o].data)[i];
-            max_ref = fmax(max_ref, fabs(g - ((float *)ref[o].data)[i]));
-            max_ort = fmax(max_ort, fabs(g - ort_golden[k]));
-        }
-    }
-    CU_ASSERT(max_ref < 1e-5);
-    CU_ASSERT(max_ort < 1e-5);
-    if (max_ort >= 1e-5 || max_ref >= 1e-5)
-        fprintf(stderr, "\nCaffe run vs ONNX Runtime: max |diff| %g, vs our ONNX run %g (model and input in %s)\n",
-                max_ort, max_ref, dir);
-    for (int o = 0; o < 3; o++) {
-        rd_tensor_fini(&got[o]);
-        rd_tensor_fini(&ref[o]);
-    }
-    rd_model_destroy(e);
+    fe_check_equivalent(m, equivalent_onnx(), &xt, 3, ort_golden, 1e-5, "caffe", "caffe_equiv.onnx", "caffe_input.npy");
     rd_model_destroy(m);
-    free(buf);
-    free(path);
-    free(xpath);
-    free(dir);
     free(w);
 }
 
@@ -290,49 +240,36 @@ static void expect(const char *what, const rd_tensor *y, int h, int w, const flo
    window would start at or after in + pad; an average divides by the window clipped to [-pad, in + pad). */
 static void test_pooling_rounding(void)
 {
-    float x5[25], x4[16];
+    static const struct {
+        const char *what, *param; /* pooling_param's fields */
+        int in;                    /* input in x in, values 0, 1, 2, ... */
+        int out;                   /* output out x out */
+        float want[9];
+    } cases[] = {
+        /* 5x5, k2 s2: ceil 3x3 (floor would be 2x2); the last row and column windows hold one input each */
+        {"max ceil", "pool: MAX kernel_size: 2 stride: 2", 5, 3, {6, 8, 9, 16, 18, 19, 21, 23, 24}},
+        {"ave ceil", "pool: AVE kernel_size: 2 stride: 2", 5, 3, {3, 5, 6.5f, 13, 15, 16.5f, 20.5f, 22.5f, 24}},
+        {"max floor", "pool: MAX kernel_size: 2 stride: 2 round_mode: FLOOR", 5, 2, {6, 8, 16, 18}},
+        /* 4x4, k3 s2 pad 1: ceil 3x3; divisors 9, 9, 6 / 9, 9, 6 / 6, 6, 4 (windows clipped to [-1, 5)) */
+        {"ave pad", "pool: AVE kernel_size: 3 stride: 2 pad: 1", 4, 3,
+         {10.0f / 9, 24.0f / 9, 10.0f / 6, 51.0f / 9, 90.0f / 9, 33.0f / 6, 25.0f / 6, 42.0f / 6, 15.0f / 4}},
+        /* 5x5, k2 s2 pad 1: ceil((5 + 2 - 2) / 2) + 1 = 4, but the 4th window would start at 6 = in + pad: 3 */
+        {"max pad dropped window", "pool: MAX kernel_size: 2 stride: 2 pad: 1", 5, 3, {0, 2, 4, 10, 12, 14, 20, 22, 24}},
+        {"global", "pool: AVE global_pooling: true", 4, 1, {7.5f}},
+    };
+    float x[25];
     for (int i = 0; i < 25; i++)
-        x5[i] = (float)i;
-    for (int i = 0; i < 16; i++)
-        x4[i] = (float)i;
-    rd_tensor y;
-    rd_error err;
-    /* 5x5, k2 s2: ceil 3x3 (floor would be 2x2); the last row and column windows hold one input each */
-    CU_ASSERT_EQUAL_FATAL(one_layer("layer { name: \"p\" type: \"Pooling\" bottom: \"x\" top: \"y\" "
-                                    "pooling_param { pool: MAX kernel_size: 2 stride: 2 } }",
-                                    1, 5, 5, x5, NULL, 0, &y, &err), RD_OK);
-    expect("max ceil", &y, 3, 3, (const float[]){6, 8, 9, 16, 18, 19, 21, 23, 24});
-    rd_tensor_fini(&y);
-    CU_ASSERT_EQUAL_FATAL(one_layer("layer { name: \"p\" type: \"Pooling\" bottom: \"x\" top: \"y\" "
-                                    "pooling_param { pool: AVE kernel_size: 2 stride: 2 } }",
-                                    1, 5, 5, x5, NULL, 0, &y, &err), RD_OK);
-    expect("ave ceil", &y, 3, 3, (const float[]){3, 5, 6.5f, 13, 15, 16.5f, 20.5f, 22.5f, 24});
-    rd_tensor_fini(&y);
-    CU_ASSERT_EQUAL_FATAL(one_layer("layer { name: \"p\" type: \"Pooling\" bottom: \"x\" top: \"y\" "
-                                    "pooling_param { pool: MAX kernel_size: 2 stride: 2 round_mode: FLOOR } }",
-                                    1, 5, 5, x5, NULL, 0, &y, &err), RD_OK);
-    expect("max floor", &y, 2, 2, (const float[]){6, 8, 16, 18});
-    rd_tensor_fini(&y);
-    /* 4x4, k3 s2 pad 1: ceil 3x3; divisors 9, 9, 6 / 9, 9, 6 / 6, 6, 4 (windows clipped to [-1, 5)) */
-    CU_ASSERT_EQUAL_FATAL(one_layer("layer { name: \"p\" type: \"Pooling\" bottom: \"x\" top: \"y\" "
-                                    "pooling_param { pool: AVE kernel_size: 3 stride: 2 pad: 1 } }",
-                                    1, 4, 4, x4, NULL, 0, &y, &err), RD_OK);
-    expect("ave pad", &y, 3, 3,
-           (const float[]){10.0f / 9, 24.0f / 9, 10.0f / 6, 51.0f / 9, 90.0f / 9, 33.0f / 6, 25.0f / 6, 42.0f / 6,
-                           15.0f / 4});
-    rd_tensor_fini(&y);
-    /* 5x5, k2 s2 pad 1: ceil((5 + 2 - 2) / 2) + 1 = 4, but the 4th window would start at 6 = in + pad: 3 */
-    CU_ASSERT_EQUAL_FATAL(one_layer("layer { name: \"p\" type: \"Pooling\" bottom: \"x\" top: \"y\" "
-                                    "pooling_param { pool: MAX kernel_size: 2 stride: 2 pad: 1 } }",
-                                    1, 5, 5, x5, NULL, 0, &y, &err), RD_OK);
-    expect("max pad dropped window", &y, 3, 3, (const float[]){0, 2, 4, 10, 12, 14, 20, 22, 24});
-    rd_tensor_fini(&y);
-    /* global pooling */
-    CU_ASSERT_EQUAL_FATAL(one_layer("layer { name: \"p\" type: \"Pooling\" bottom: \"x\" top: \"y\" "
-                                    "pooling_param { pool: AVE global_pooling: true } }",
-                                    1, 4, 4, x4, NULL, 0, &y, &err), RD_OK);
-    expect("global", &y, 1, 1, (const float[]){7.5f});
-    rd_tensor_fini(&y);
+        x[i] = (float)i;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char layer[256];
+        snprintf(layer, sizeof layer, "layer { name: \"p\" type: \"Pooling\" bottom: \"x\" top: \"y\" "
+                 "pooling_param { %s } }", cases[i].param);
+        rd_tensor y;
+        rd_error err;
+        CU_ASSERT_EQUAL_FATAL(one_layer(layer, 1, cases[i].in, cases[i].in, x, NULL, 0, &y, &err), RD_OK);
+        expect(cases[i].what, &y, cases[i].out, cases[i].out, cases[i].want);
+        rd_tensor_fini(&y);
+    }
 }
 
 /* Caffe's deconv_layer.cpp: out = s (in - 1) + d (k - 1) + 1 - 2 pad; each input adds its kernel at s * i - pad. */

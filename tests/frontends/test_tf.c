@@ -10,6 +10,7 @@
  *  - malformed graphs: every truncation, unknown ops (all listed at once), a cycle, an unknown input, two nodes
  *    of one name, a constant of the wrong size, a training-mode BatchNorm, a computed filter, output 1 of a node.
  */
+#include "fe_check.h"
 #include "rd_test.h"
 #include "rknn_diag/frontends.h"
 #include "tf_synth.h"
@@ -128,17 +129,6 @@ static const float ort_golden[8 + 5 + 120] = {
 #include "tf_equiv_ort.inc"
 };
 
-static void run(rd_model *m, const float *x, rd_tensor out[3])
-{
-    rd_tensor in = {.dtype = RD_DT_F32, .rank = 4, .dims = {1, 8, 8, 3}, .data = (void *)x};
-    rd_error err;
-    memset(out, 0, 3 * sizeof *out);
-    rd_status st = rd_model_run(m, &in, 1, NULL, out, 3, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-}
-
 static void test_graph_vs_onnx_runtime(void)
 {
     size_t len = 0;
@@ -177,45 +167,10 @@ static void test_graph_vs_onnx_runtime(void)
         s = s * 1664525u + 1013904223u;
         x[i] = (float)(s >> 8) / 8388608.0f - 1.0f;
     }
-    rd_tensor got[3], ref[3];
-    run(m, x, got);
-    rd_onnx_builder *b = equivalent_onnx(7);
-    void *buf = NULL;
-    size_t blen = 0;
-    CU_ASSERT_EQUAL_FATAL(rd_onnx_builder_write(b, &buf, &blen, &err), RD_OK);
-    char *dir = rd_test_tmpdir("tf");
-    char *path = rd_test_join(dir, "tf_equiv.onnx"), *xpath = rd_test_join(dir, "tf_input.npy");
-    rd_onnx_builder_save(b, path, &err);
     rd_tensor xt = {.dtype = RD_DT_F32, .rank = 4, .dims = {1, 8, 8, 3}, .data = x};
-    rd_npy_save(xpath, &xt, &err);
-    rd_onnx_builder_destroy(b);
-    rd_model *e = NULL;
-    st = rd_model_load_mem(buf, blen, "equiv.onnx", NULL, NULL, &e, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    run(e, x, ref);
-    double max_ref = 0.0, max_ort = 0.0;
-    for (int o = 0, k = 0; o < 3; o++) {
-        CU_ASSERT_EQUAL_FATAL(rd_tensor_numel(&got[o]), rd_tensor_numel(&ref[o]));
-        for (int64_t i = 0; i < rd_tensor_numel(&got[o]); i++, k++) {
-            float g = ((float *)got[o].data)[i];
-            max_ref = fmax(max_ref, fabs(g - ((float *)ref[o].data)[i]));
-            max_ort = fmax(max_ort, fabs(g - ort_golden[k]));
-        }
-    }
-    CU_ASSERT(max_ref < 1e-5);
-    CU_ASSERT(max_ort < 1e-5);
-    if (max_ort >= 1e-5 || max_ref >= 1e-5)
-        fprintf(stderr, "\nTensorFlow graph vs ONNX Runtime: max |diff| %g, vs our ONNX run %g (files in %s)\n",
-                max_ort, max_ref, dir);
-    for (int o = 0; o < 3; o++) {
-        rd_tensor_fini(&got[o]);
-        rd_tensor_fini(&ref[o]);
-    }
-    rd_model_destroy(e);
+    fe_check_equivalent(m, equivalent_onnx(7), &xt, 3, ort_golden, 1e-5, "tf", "tf_equiv.onnx", "tf_input.npy");
     rd_model_destroy(m);
-    free(buf), free(path), free(xpath), free(dir), free(pb);
+    free(pb);
 }
 
 #define IN(...) (const char *const[]){__VA_ARGS__}, (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))

@@ -11,6 +11,7 @@
  *  - malformed files: every truncation, bad identifier, tensor index, buffer size, options type, and all
  *    unsupported operators named in one message.
  */
+#include "fe_check.h"
 #include "rd_test.h"
 #include "rknn_diag/frontends.h"
 #include "tflite_synth.h"
@@ -233,48 +234,10 @@ static void test_float_net(void)
         CU_ASSERT_EQUAL(vi.rank, names[i].rank);
         CU_ASSERT_EQUAL(memcmp(vi.dims, names[i].dims, (size_t)vi.rank * sizeof(int64_t)), 0);
     }
-    rd_tensor got[2];
-    run_net(m, &w, got);
-
-    /* our own run of the equivalent ONNX model, written to the build tree for ONNX Runtime */
-    rd_onnx_builder *b = equivalent_onnx(&w);
-    void *buf = NULL;
-    size_t len = 0;
-    CU_ASSERT_EQUAL_FATAL(rd_onnx_builder_write(b, &buf, &len, &err), RD_OK);
-    char *dir = rd_test_tmpdir("tflite");
-    char *path = rd_test_join(dir, "tflite_equiv.onnx");
-    rd_onnx_builder_save(b, path, &err);
+    /* against our own run of the equivalent ONNX model and ONNX Runtime's outputs for it */
     rd_tensor x = {.dtype = RD_DT_F32, .rank = 4, .dims = {1, 8, 8, 3}, .data = w.x};
-    char *xpath = rd_test_join(dir, "input.npy");
-    rd_npy_save(xpath, &x, &err);
-    rd_onnx_builder_destroy(b);
-    rd_model *e = NULL;
-    CU_ASSERT_EQUAL_FATAL(rd_model_load_mem(buf, len, "equiv.onnx", NULL, NULL, &e, &err), RD_OK);
-    rd_tensor ref[2];
-    run_net(e, &w, ref);
-    double max_ref = 0.0, max_ort = 0.0;
-    for (int o = 0, k = 0; o < 2; o++) {
-        CU_ASSERT_EQUAL_FATAL(rd_tensor_numel(&got[o]), rd_tensor_numel(&ref[o]));
-        for (int64_t i = 0; i < rd_tensor_numel(&got[o]); i++, k++) {
-            float g = ((float *)got[o].data)[i];
-            max_ref = fmax(max_ref, fabs(g - ((float *)ref[o].data)[i]));
-            max_ort = fmax(max_ort, fabs(g - ort_golden[k]));
-        }
-    }
-    CU_ASSERT(max_ref < 1e-5);
-    CU_ASSERT(max_ort < 1e-5);
-    if (max_ort >= 1e-5)
-        fprintf(stderr, "\nTFLite run vs ONNX Runtime: max |diff| %g (model and input in %s)\n", max_ort, dir);
-    for (int o = 0; o < 2; o++) {
-        rd_tensor_fini(&got[o]);
-        rd_tensor_fini(&ref[o]);
-    }
-    rd_model_destroy(e);
+    fe_check_equivalent(m, equivalent_onnx(&w), &x, 2, ort_golden, 1e-5, "tflite", "tflite_equiv.onnx", "input.npy");
     rd_model_destroy(m);
-    free(buf);
-    free(path);
-    free(xpath);
-    free(dir);
 }
 
 static void test_float16_weights(void)

@@ -10,7 +10,7 @@ add_dependencies(rd_test_frontend_synth rd_frontends)
 rd_add_test(test_frontends
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tflite.c ${CMAKE_CURRENT_LIST_DIR}/tflite_synth.c
           ${CMAKE_CURRENT_LIST_DIR}/test_darknet.c ${CMAKE_CURRENT_LIST_DIR}/darknet_synth.c
-          ${CMAKE_CURRENT_LIST_DIR}/test_caffe.c ${CMAKE_CURRENT_LIST_DIR}/test_tf.c
+          ${CMAKE_CURRENT_LIST_DIR}/test_caffe.c ${CMAKE_CURRENT_LIST_DIR}/test_tf.c ${CMAKE_CURRENT_LIST_DIR}/fe_check.c
           ${CMAKE_CURRENT_LIST_DIR}/test_frontends_cli.c ${PROJECT_SOURCE_DIR}/tests/analyzer/cli_capture.c
   LIBS rd::frontends rd::flatbuf rd::analyzer rd::simulator rd_test_frontend_synth
   LABELS unit)

@@ -9,7 +9,7 @@
  * Seeds: tests/fuzz/corpus/caffe_prototxt/, written by tests/fuzz/gen_corpus_caffe.c.
  */
 #include "caffe_synth.h"
-#include "rknn_diag/frontends.h"
+#include "fuzz_frontend.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,18 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = 0;
     rd_error err = {0};
     rd_status st = rd_caffe_to_onnx(text, size, "fuzz.prototxt", w, wlen, "fuzz.caffemodel", &onnx, &len, NULL, &err);
-    if (st != RD_OK) {
-        if ((st != RD_E_PARSE && st != RD_E_UNSUPPORTED && st != RD_E_LIMIT && st != RD_E_NOMEM) || onnx ||
-            (!strstr(err.msg, "fuzz.prototxt") && !strstr(err.msg, "fuzz.caffemodel")))
-            __builtin_trap();
-    } else {
-        rd_model *m = NULL;
-        st = rd_model_load_mem(onnx, len, "fuzz.prototxt", "/nonexistent-rknn-diag-fuzz", NULL, &m, &err);
-        if (st != RD_OK && st != RD_E_NOMEM && st != RD_E_LIMIT && !strstr(err.msg, "fuzz.prototxt"))
-            __builtin_trap();
-        rd_model_destroy(m);
-    }
-    free(onnx);
+    fuzz_frontend_check(st, onnx, len, &err, "fuzz.prototxt", "fuzz.caffemodel");
     free(text);
     free(w);
     return 0;

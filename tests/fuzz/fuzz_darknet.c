@@ -7,7 +7,7 @@
  * the two files; an accepted model yields ONNX bytes that load or fail with a message naming the .cfg.
  * Seeds: tests/fuzz/corpus/darknet/, written by tests/fuzz/gen_corpus_darknet.c.
  */
-#include "rknn_diag/frontends.h"
+#include "fuzz_frontend.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,18 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = 0;
     rd_error err = {0};
     rd_status st = rd_darknet_to_onnx(cfg, n, "fuzz.cfg", w, wlen, "fuzz.weights", &onnx, &len, NULL, &err);
-    if (st != RD_OK) {
-        if ((st != RD_E_PARSE && st != RD_E_UNSUPPORTED && st != RD_E_LIMIT && st != RD_E_NOMEM) || onnx ||
-            (!strstr(err.msg, "fuzz.cfg") && !strstr(err.msg, "fuzz.weights")))
-            __builtin_trap();
-    } else {
-        rd_model *m = NULL;
-        st = rd_model_load_mem(onnx, len, "fuzz.cfg", "/nonexistent-rknn-diag-fuzz", NULL, &m, &err);
-        if (st != RD_OK && st != RD_E_NOMEM && st != RD_E_LIMIT && !strstr(err.msg, "fuzz.cfg"))
-            __builtin_trap();
-        rd_model_destroy(m);
-    }
-    free(onnx);
+    fuzz_frontend_check(st, onnx, len, &err, "fuzz.cfg", "fuzz.weights");
     free(cfg);
     free(w);
     return 0;

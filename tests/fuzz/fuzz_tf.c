@@ -7,7 +7,7 @@
  * message naming the file; an accepted graph yields ONNX bytes that load or fail naming the file.
  * Seeds: tests/fuzz/corpus/tf/, written by tests/fuzz/gen_corpus_tf.c.
  */
-#include "rknn_diag/frontends.h"
+#include "fuzz_frontend.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,18 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = 0;
     rd_error err = {0};
     rd_status st = rd_tf_to_onnx(copy, size, "fuzz.pb", &onnx, &len, NULL, &err);
-    if (st != RD_OK) {
-        if ((st != RD_E_PARSE && st != RD_E_UNSUPPORTED && st != RD_E_LIMIT && st != RD_E_NOMEM) || onnx ||
-            !strstr(err.msg, "fuzz.pb"))
-            __builtin_trap();
-    } else {
-        rd_model *m = NULL;
-        st = rd_model_load_mem(onnx, len, "fuzz.pb", "/nonexistent-rknn-diag-fuzz", NULL, &m, &err);
-        if (st != RD_OK && st != RD_E_NOMEM && st != RD_E_LIMIT && !strstr(err.msg, "fuzz.pb"))
-            __builtin_trap();
-        rd_model_destroy(m);
-    }
-    free(onnx);
+    fuzz_frontend_check(st, onnx, len, &err, "fuzz.pb", NULL);
     free(copy);
     return 0;
 }
