@@ -244,7 +244,9 @@ int an_cmd_inspect(an_cmd_ctx *ctx)
             an_print_help(ctx->out, "rknn-diag inspect MODEL [--json]",
                           "Shows the model's format, inputs and outputs, opsets, op histogram, unsupported ops\n"
                           "(all of them, with node names), parameter count and multiply-accumulates. MODEL is\n"
-                          "any format rknn-diag reads (.onnx, .tflite; docs/formats.md), recognised by content.",
+                          "any format rknn-diag reads, recognised by content (docs/frontends.md): MODEL.onnx, .tflite,\n"
+                          "a TensorFlow frozen .pb, a Darknet .cfg or Caffe .prototxt with its weights beside it, a\n"
+                          "TorchScript .pt (with --input-shape for every argument of forward).",
                           inspect_opts, N_INSPECT_OPTS);
             fputc('\n', ctx->out);
             an_inspect_rknn_help(ctx->out);

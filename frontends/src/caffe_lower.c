@@ -60,18 +60,7 @@ int cf_rank_of(const cf_ctx *C, const char *v)
 rd_onnx_node *cf_node(cf_ctx *C, const char *op, const char *const *in, int n_in, const char *const *out,
                           int n_out)
 {
-    if (C->st != RD_OK)
-        return NULL;
-    for (int i = 0; i < n_in; i++)
-        if (!in[i])
-            return NULL;
-    for (int i = 0; i < n_out; i++)
-        if (!out[i])
-            return NULL;
-    rd_onnx_node *n = rd_onnx_add_node(C->b, op, cf_layer_name(C), in, n_in, out, n_out);
-    if (!n)
-        cf_fail(C, RD_E_NOMEM, "out of memory");
-    return n;
+    return fe_node(C->b, &C->st, C->err, op, cf_layer_name(C), in, n_in, out, n_out);
 }
 
 const char *cf_init(cf_ctx *C, const char *base, const char *suffix, rd_tensor *t)

@@ -144,7 +144,7 @@ rd_status fe_unsupported_finish(fe_unsupported *u, const char *file, const char 
     rd_status st = RD_OK;
     if (u->n_kinds)
         st = rd_errorf(err, RD_E_UNSUPPORTED,
-                       "%s: %zu %s%s of %zu kind%s not supported (first of each): %s%s; docs/formats.md lists what "
+                       "%s: %zu %s%s of %zu kind%s not supported (first of each): %s%s; docs/frontends.md lists what "
                        "is", file, u->n_total, what, u->n_total == 1 ? " is" : "s are", u->n_kinds,
                        u->n_kinds == 1 ? "" : "s", u->text, u->used >= sizeof u->text - 1 ? "..." : "");
     fe_map_fini(&u->seen);
@@ -171,4 +171,21 @@ rd_status fe_vfail(rd_status *sticky, rd_error *err, rd_status code, const char 
     vsnprintf(msg, sizeof msg, fmt, ap);
     *sticky = prefix ? rd_errorf(err, code, "%s: %s", prefix, msg) : rd_errorf(err, code, "%s", msg);
     return *sticky;
+}
+
+rd_onnx_node *fe_node(rd_onnx_builder *b, rd_status *sticky, rd_error *err, const char *op, const char *name,
+                      const char *const *in, int n_in, const char *const *out, int n_out)
+{
+    if (*sticky != RD_OK)
+        return NULL;
+    for (int i = 0; i < n_in; i++)
+        if (!in[i])
+            return NULL;
+    for (int i = 0; i < n_out; i++)
+        if (!out[i])
+            return NULL;
+    rd_onnx_node *n = rd_onnx_add_node(b, op, name, in, n_in, out, n_out);
+    if (!n)
+        *sticky = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    return n;
 }

@@ -244,18 +244,7 @@ const char *tf_init_scalar(tf_ctx *C, const char *suffix, float v)
 
 rd_onnx_node *tf_add(tf_ctx *C, const char *op, const char *const *in, int n_in, const char *const *out, int n_out)
 {
-    if (C->st != RD_OK)
-        return NULL;
-    for (int i = 0; i < n_in; i++)
-        if (!in[i])
-            return NULL;
-    for (int i = 0; i < n_out; i++)
-        if (!out[i])
-            return NULL;
-    rd_onnx_node *n = rd_onnx_add_node(C->b, op, tf_node_def(C)->name, in, n_in, out, n_out);
-    if (!n)
-        tf_fail(C, RD_E_NOMEM, "out of memory");
-    return n;
+    return fe_node(C->b, &C->st, C->err, op, tf_node_def(C)->name, in, n_in, out, n_out);
 }
 
 static const char *transpose(tf_ctx *C, const char *v, const char *out, const int64_t perm[4])

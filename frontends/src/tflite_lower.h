@@ -6,7 +6,7 @@
  * one "name:2"); values the translation adds are named after the tensor they serve with a suffix
  * (":nchw", ":act", ":dq", ":float", ...), also unique. NHWC stays the layout of every model tensor: an
  * operator that ONNX defines on NCHW (Conv, pools, Resize, DepthToSpace) reads a Transpose of its input made
- * once per tensor and writes a Transpose back to the model's tensor (docs/formats.md says why).
+ * once per tensor and writes a Transpose back to the model's tensor (docs/frontends.md says why).
  */
 #ifndef RD_FE_TFLITE_LOWER_H
 #define RD_FE_TFLITE_LOWER_H

@@ -65,3 +65,17 @@ void fe_check_equivalent(rd_model *m, rd_onnx_builder *b, const rd_tensor *x, in
     free(xpath);
     free(dir);
 }
+
+void fe_add_f32(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, const float *v)
+{
+    rd_tensor t = {.dtype = RD_DT_F32, .rank = rank, .data = (void *)v};
+    if (rank)
+        memcpy(t.dims, dims, (size_t)rank * sizeof *dims);
+    CU_ASSERT_EQUAL(rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW), RD_OK);
+}
+
+void fe_add_i64(rd_onnx_builder *b, const char *name, int n, const int64_t *v)
+{
+    rd_tensor t = {.dtype = RD_DT_I64, .rank = 1, .dims = {n}, .data = (void *)v};
+    CU_ASSERT_EQUAL(rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW), RD_OK);
+}

@@ -16,4 +16,8 @@
 void fe_check_equivalent(rd_model *m, rd_onnx_builder *b, const rd_tensor *x, int n_out, const float *golden,
                          double tol, const char *tag, const char *onnx_name, const char *npy_name);
 
+/** Initializers of the equivalent ONNX models the tests write (v is copied). */
+void fe_add_f32(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, const float *v);
+void fe_add_i64(rd_onnx_builder *b, const char *name, int n, const int64_t *v);
+
 #endif

@@ -39,20 +39,6 @@ static rd_status convert(const char *net, const void *w, size_t wlen, rd_model *
     return st;
 }
 
-static void add_f32(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, const float *v)
-{
-    rd_tensor t = {.dtype = RD_DT_F32, .rank = rank, .data = (void *)v};
-    if (rank)
-        memcpy(t.dims, dims, (size_t)rank * sizeof *dims);
-    rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW);
-}
-
-static void add_i64(rd_onnx_builder *b, const char *name, int n, const int64_t *v)
-{
-    rd_tensor t = {.dtype = RD_DT_I64, .rank = 1, .dims = {n}, .data = (void *)v};
-    rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW);
-}
-
 /* Blob b of csy_net_layers[l] (n values). */
 static float *blob_values(size_t l, int b, size_t n)
 {
@@ -79,23 +65,23 @@ static rd_onnx_builder *equivalent_onnx(void)
         mean[i] /= fac[0];
         var[i] /= fac[0];
     }
-    add_f32(b, "w1", 4, (const int64_t[]){4, 3, 3, 3}, w1);
-    add_f32(b, "b1", 1, (const int64_t[]){4}, b1);
-    add_f32(b, "gamma", 1, (const int64_t[]){4}, gamma);
-    add_f32(b, "beta", 1, (const int64_t[]){4}, beta);
-    add_f32(b, "mean", 1, (const int64_t[]){4}, mean);
-    add_f32(b, "var", 1, (const int64_t[]){4}, var);
-    add_f32(b, "wd", 4, (const int64_t[]){4, 2, 4, 4}, wd);
-    add_f32(b, "bd", 1, (const int64_t[]){2}, bd);
-    add_f32(b, "slope", 3, (const int64_t[]){2, 1, 1}, slope);
-    add_f32(b, "wip", 2, (const int64_t[]){5, 192}, wip);
-    add_f32(b, "bip", 1, (const int64_t[]){5}, bip);
-    add_f32(b, "up_scales", 1, (const int64_t[]){4}, (const float[]){1, 1, 2, 2});
-    add_f32(b, "minus_half", 0, NULL, (const float[]){-0.5f});
-    add_i64(b, "pad1", 8, (const int64_t[]){0, 0, 1, 1, 0, 0, 1, 1});
-    add_i64(b, "interp_sizes", 4, (const int64_t[]){1, 4, 9, 9});
-    add_i64(b, "split", 2, (const int64_t[]){3, 3});
-    add_i64(b, "shape", 3, (const int64_t[]){1, 8, 8});
+    fe_add_f32(b, "w1", 4, (const int64_t[]){4, 3, 3, 3}, w1);
+    fe_add_f32(b, "b1", 1, (const int64_t[]){4}, b1);
+    fe_add_f32(b, "gamma", 1, (const int64_t[]){4}, gamma);
+    fe_add_f32(b, "beta", 1, (const int64_t[]){4}, beta);
+    fe_add_f32(b, "mean", 1, (const int64_t[]){4}, mean);
+    fe_add_f32(b, "var", 1, (const int64_t[]){4}, var);
+    fe_add_f32(b, "wd", 4, (const int64_t[]){4, 2, 4, 4}, wd);
+    fe_add_f32(b, "bd", 1, (const int64_t[]){2}, bd);
+    fe_add_f32(b, "slope", 3, (const int64_t[]){2, 1, 1}, slope);
+    fe_add_f32(b, "wip", 2, (const int64_t[]){5, 192}, wip);
+    fe_add_f32(b, "bip", 1, (const int64_t[]){5}, bip);
+    fe_add_f32(b, "up_scales", 1, (const int64_t[]){4}, (const float[]){1, 1, 2, 2});
+    fe_add_f32(b, "minus_half", 0, NULL, (const float[]){-0.5f});
+    fe_add_i64(b, "pad1", 8, (const int64_t[]){0, 0, 1, 1, 0, 0, 1, 1});
+    fe_add_i64(b, "interp_sizes", 4, (const int64_t[]){1, 4, 9, 9});
+    fe_add_i64(b, "split", 2, (const int64_t[]){3, 3});
+    fe_add_i64(b, "shape", 3, (const int64_t[]){1, 8, 8});
     rd_onnx_node *n = NODE("Conv", "conv1", L("data", "w1", "b1"), L("conv1"));
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     n = NODE("BatchNormalization", "bn_scale", L("conv1", "gamma", "beta", "mean", "var"), L("scale1"));

@@ -35,20 +35,6 @@ static rd_status convert(const void *pb, size_t len, rd_model **m, rd_error *err
     return st;
 }
 
-static void add_f32(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, const float *v)
-{
-    rd_tensor t = {.dtype = RD_DT_F32, .rank = rank, .data = (void *)v};
-    if (rank)
-        memcpy(t.dims, dims, (size_t)rank * sizeof *dims);
-    rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW);
-}
-
-static void add_i64(rd_onnx_builder *b, const char *name, int n, const int64_t *v)
-{
-    rd_tensor t = {.dtype = RD_DT_I64, .rank = 1, .dims = {n}, .data = (void *)v};
-    rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW);
-}
-
 #define NODE(op, name, ins, outs) rd_onnx_add_node(b, op, name, (const char *const[])ins, \
     sizeof((const char *const[])ins) / sizeof(char *), (const char *const[])outs, 1)
 #define L(...) {__VA_ARGS__}
@@ -67,20 +53,20 @@ static rd_onnx_builder *equivalent_onnx(uint32_t seed)
             }
     rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
     rd_onnx_add_input(b, "input", RD_DT_F32, 4, (const int64_t[]){1, 8, 8, 3}, NULL);
-    add_f32(b, "w1", 4, (const int64_t[]){4, 3, 3, 3}, w1);
-    add_f32(b, "b1", 1, (const int64_t[]){4}, w + 108);
+    fe_add_f32(b, "w1", 4, (const int64_t[]){4, 3, 3, 3}, w1);
+    fe_add_f32(b, "b1", 1, (const int64_t[]){4}, w + 108);
     static const char *const bn[4] = {"gamma", "beta", "mean", "var"};
     for (int i = 0; i < 4; i++)
-        add_f32(b, bn[i], 1, (const int64_t[]){4}, w + 112 + 4 * i);
-    add_f32(b, "dw", 4, (const int64_t[]){4, 1, 3, 3}, dw);
-    add_f32(b, "fc", 2, (const int64_t[]){16, 5}, w + 164);
-    add_f32(b, "fcb", 1, (const int64_t[]){5}, w + 244);
-    add_f32(b, "zero", 0, NULL, (const float[]){0});
-    add_f32(b, "six", 0, NULL, (const float[]){6});
-    add_f32(b, "scales", 1, (const int64_t[]){4}, (const float[]){1, 1, 2, 2});
-    add_i64(b, "flat_shape", 2, (const int64_t[]){1, 16});
-    add_i64(b, "sq_shape", 2, (const int64_t[]){10, 12});
-    add_i64(b, "pads", 8, (const int64_t[]){0, 1, 2, 0, 0, 1, 2, 0});
+        fe_add_f32(b, bn[i], 1, (const int64_t[]){4}, w + 112 + 4 * i);
+    fe_add_f32(b, "dw", 4, (const int64_t[]){4, 1, 3, 3}, dw);
+    fe_add_f32(b, "fc", 2, (const int64_t[]){16, 5}, w + 164);
+    fe_add_f32(b, "fcb", 1, (const int64_t[]){5}, w + 244);
+    fe_add_f32(b, "zero", 0, NULL, (const float[]){0});
+    fe_add_f32(b, "six", 0, NULL, (const float[]){6});
+    fe_add_f32(b, "scales", 1, (const int64_t[]){4}, (const float[]){1, 1, 2, 2});
+    fe_add_i64(b, "flat_shape", 2, (const int64_t[]){1, 16});
+    fe_add_i64(b, "sq_shape", 2, (const int64_t[]){10, 12});
+    fe_add_i64(b, "pads", 8, (const int64_t[]){0, 1, 2, 0, 0, 1, 2, 0});
     rd_onnx_node *n = NODE("Transpose", "t", L("input"), L("x"));
     rd_onnx_attr_ints(n, "perm", (const int64_t[]){0, 3, 1, 2}, 4);
     n = NODE("Conv", "c1", L("x", "w1", "b1"), L("c1"));

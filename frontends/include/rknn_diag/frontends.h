@@ -4,7 +4,7 @@
  * A frontend reads a model file of its framework and writes the equivalent ONNX graph with the ONNX writer of
  * the simulator (rd_onnx_builder), keeping the model's own tensor names; rd_model_load_mem then turns it into
  * the same internal graph an .onnx file gives (values and nodes bound to the operator table), so every command
- * that takes a model takes every format. docs/formats.md, "Model formats", says what each frontend reads and
+ * that takes a model takes every format. docs/frontends.md says what each frontend reads and
  * how (layouts, quantization, names).
  *
  *     rd_frontend_info info;
