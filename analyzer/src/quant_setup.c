@@ -346,15 +346,19 @@ static rd_status import_param(rd_sim *s, const rd_qcfg_param *p, size_t *n_act, 
     if (!(p->has & RD_QCFG_HAS_SCALE))
         return rd_errorf(err, RD_E_PARSE, "tensor '%s': no scale", p->name);
     if (info.value >= 0 && an_quant_is_weight(s, info.value, NULL)) {
+        bool asymmetric = false;
         for (size_t k = 0; (p->has & RD_QCFG_HAS_ZERO_POINT) && k < p->n; k++)
-            if (p->zero_point[k] != 0)
-                return rd_errorf(err, RD_E_UNSUPPORTED,
-                                 "weights '%s': zero point %d: only symmetric weights (zero point 0) are simulated",
-                                 p->name, (int)p->zero_point[k]);
+            asymmetric = asymmetric || p->zero_point[k] != 0;
+        if (asymmetric && wide)
+            return rd_errorf(err, RD_E_UNSUPPORTED,
+                             "weights '%s': int16 weights with zero points: int16 weights are simulated symmetric",
+                             p->name);
         if (p->n > INT32_MAX)
             return rd_errorf(err, RD_E_LIMIT, "weights '%s': too many scales", p->name);
         (*n_w)++;
-        return rd_sim_set_weight_scales_bits(s, name, p->scale, (int)p->n, wide ? 16 : 8, err);
+        if (!asymmetric)
+            return rd_sim_set_weight_scales_bits(s, name, p->scale, (int)p->n, wide ? 16 : 8, err);
+        return rd_sim_set_weight_quant(s, name, p->scale, p->zero_point, (int)p->n, NULL, 0, err);
     }
     if (!info.materialized) {
         if (info.fused_into >= 0) {

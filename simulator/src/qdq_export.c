@@ -264,7 +264,7 @@ static rd_status add_weights(qdq_writer *w, int i, bool *fake_quant_note, rd_err
         for (int64_t k = 0; k < numel; k++) {
             int64_t c = k / (m_per_g * inner), mm = (k / inner) % m_per_g;
             int64_t ch = (c / per_g_in) * m_per_g + mm;
-            ((float *)t.data)[k] = (float)sw.q[k] * sw.scale[ch];
+            ((float *)t.data)[k] = (float)(sw.q[k] - (sw.zero_point ? sw.zero_point[ch] : 0)) * sw.scale[ch];
         }
         st = rd_onnx_add_initializer(w->b, dq_out, &t, RD_ONNX_RAW);
         rd_tensor_fini(&t);
@@ -282,6 +282,8 @@ static rd_status add_weights(qdq_writer *w, int i, bool *fake_quant_note, rd_err
         if (st == RD_OK && (st = rd_tensor_alloc(&scale, RD_DT_F32, per_channel ? 1 : 0, &nd, err)) == RD_OK) {
             if ((st = rd_tensor_alloc(&zp, RD_DT_I8, per_channel ? 1 : 0, &nd, err)) == RD_OK) {
                 memcpy(scale.data, sw.scale, (size_t)sw.n_scale * sizeof(float));
+                for (int c = 0; sw.zero_point && c < sw.n_scale; c++) /* asymmetric weights */
+                    ((int8_t *)zp.data)[c] = (int8_t)sw.zero_point[c];
                 st = rd_onnx_add_initializer(w->b, sn, &scale, RD_ONNX_RAW);
                 if (st == RD_OK)
                     st = rd_onnx_add_initializer(w->b, zn, &zp, RD_ONNX_RAW);

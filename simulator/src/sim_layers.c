@@ -16,7 +16,10 @@ void sim_node_data_fini(sim_node_data *d)
 {
     free(d->w_q);
     free(d->w_scale);
+    free(d->w_zp);
     free(d->imported_scale);
+    free(d->imported_zp);
+    free(d->imported_codes);
     free(d->w_q16);
     free(d->w_c);
     free(d->w_scale16);
@@ -173,16 +176,27 @@ rd_status sim_q8_prepare_weights(rd_sim *s, int node, rd_error *err)
     per_tensor = per_tensor || s->opt.per_tensor_weights;
     free(d->w_q);
     free(d->w_scale);
+    free(d->w_zp);
     d->w_q = NULL;
     d->w_scale = NULL;
+    d->w_zp = NULL;
     rd_status st;
     if (d->imported_scale && d->imported_bits == 8) {
-        d->w_scale = sim_malloc_array((size_t)d->n_imported_scale, sizeof *d->w_scale);
-        if (!d->w_scale)
+        const size_t n_chan = (size_t)d->n_imported_scale;
+        d->w_scale = sim_malloc_array(n_chan, sizeof *d->w_scale);
+        d->w_zp = d->imported_zp ? sim_malloc_array(n_chan, sizeof *d->w_zp) : NULL;
+        if (!d->w_scale || (d->imported_zp && !d->w_zp))
             return rd_errorf(err, RD_E_NOMEM, "out of memory");
-        memcpy(d->w_scale, d->imported_scale, (size_t)d->n_imported_scale * sizeof *d->w_scale);
+        memcpy(d->w_scale, d->imported_scale, n_chan * sizeof *d->w_scale);
+        if (d->w_zp)
+            memcpy(d->w_zp, d->imported_zp, n_chan * sizeof *d->w_zp);
         d->n_w_scale = d->n_imported_scale;
-        st = sim_quant_weights_i8_scaled(w, axis, group, d->w_scale, d->n_w_scale, &d->w_q, NULL, err);
+        st = sim_quant_weights_i8_scaled_zp(w, axis, group, d->w_scale, d->w_zp, d->n_w_scale, &d->w_q, NULL, err);
+        if (st == RD_OK && d->imported_codes) /* a built model's own codes replace ours */
+            memcpy(d->w_q, d->imported_codes, (size_t)rd_tensor_numel(w));
+    } else if (s->opt.asymmetric_weights) {
+        st = sim_quant_weights_i8_asym(w, axis, group, per_tensor, &d->w_q, &d->w_scale, &d->w_zp, &d->n_w_scale,
+                                       err);
     } else {
         st = sim_quant_weights_i8_grouped(w, axis, group, per_tensor, &d->w_q, &d->w_scale, &d->n_w_scale, err);
     }
@@ -226,6 +240,7 @@ rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
     }
     q.w_q = d->w_q;
     q.w_scale = d->w_scale;
+    q.w_zp = d->w_zp;
     q.n_w_scale = d->n_w_scale;
     q.c_const = bias_const(s, n);
     return def->eval_i8(ctx, &q, err);
