@@ -23,6 +23,8 @@ void an_quant_opts_init(an_quant_opts *q)
 void an_quant_opts_fini(an_quant_opts *q)
 {
     rd_rknn_config_fini(&q->cfg);
+    an_built_destroy(q->built);
+    q->built = NULL;
 }
 
 bool an_quant_take(an_quant_opts *q, int id, const char *value)
@@ -69,6 +71,12 @@ bool an_quant_take(an_quant_opts *q, int id, const char *value)
         return true;
     case AN_QOPT_MAX_IMAGE_PIXELS:
         q->flag_max_pixels = value;
+        return true;
+    case AN_QOPT_RKNN:
+        q->rknn_path = value;
+        return true;
+    case AN_QOPT_RKNN_LOG:
+        q->rknn_log_path = value;
         return true;
     default:
         return false;
@@ -188,6 +196,18 @@ rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err)
     size_t n = rd_model_input_count(m);
     if (n > RD_MAX_MODEL_INPUTS)
         return rd_errorf(err, RD_E_UNSUPPORTED, "the model has %zu inputs (at most %d)", n, RD_MAX_MODEL_INPUTS);
+    if (q->rknn_path || q->rknn_log_path) { /* again for each model: a dynamic_input set is another shape */
+        an_built_destroy(q->built);
+        q->built = NULL;
+        const an_built_request req = {.rknn_path = q->rknn_path, .log_path = q->rknn_log_path,
+                                      .model_path = q->model_path ? q->model_path : q->cfg.model_file_path,
+                                      .platform = q->platform, .mean_std_from_flags = q->n_flag_mean || q->n_flag_std,
+                                      .dtype_given = q->dtype_given || q->cfg.line_dtype > 0};
+        if ((st = an_built_load(&req, m, &q->cfg, &q->built, err)) != RD_OK)
+            return st;
+        if (!q->platform && an_built_platform(q->built)[0])
+            q->platform = an_built_platform(q->built);
+    }
     input_channels(m, channels, n);
     return rd_rknn_config_validate(&q->cfg, q->platform, channels, n, err);
 }
@@ -439,6 +459,11 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
     *out = NULL;
     rd_sim_options so = {.optimization_level = q->cfg.optimization_level,
                          .per_tensor_weights = q->cfg.method == RD_QMETHOD_LAYER};
+    if (q->built) { /* the built model's groups replace ours; its weights are asymmetric per channel */
+        so.optimization_level = 3;
+        so.per_tensor_weights = false;
+        so.asymmetric_weights = an_built_has_rknn(q->built);
+    }
     rd_status st = rd_sim_options_for_dtype(q->cfg.dtype, &so, err);
     if (st != RD_OK)
         return st;
@@ -457,6 +482,13 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
         return st;
     if (q->qcfg_path)
         st = import_qcfg(s, q->qcfg_path, errs, err);
+    size_t uncovered = 0;
+    if (st == RD_OK && q->built) {
+        st = an_built_apply(q->built, s, &uncovered, err);
+        if (st == RD_OK && uncovered && errs)
+            fprintf(errs, "built model: %zu tensors get their int8 parameters from calibration (%s)\n", uncovered,
+                    an_built_has_rknn(q->built) ? "the .rknn stores none for them" : "a build log has no scales");
+    }
     if (st == RD_OK && prec != RD_PREC_FP32 && !fully_quantized(s)) {
         rd_dataset ds;
         memset(&ds, 0, sizeof ds);
@@ -482,6 +514,8 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
             an_progress_done(&bar);
         }
         rd_dataset_fini(&ds);
+        if (st == RD_OK && q->built) /* calibration set every tensor's: the built model's again */
+            st = an_built_reapply(q->built, s, err);
     }
     if (st != RD_OK) {
         rd_sim_destroy(s);
@@ -489,6 +523,27 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
     }
     *out = s;
     return RD_OK;
+}
+
+rd_status an_quant_built_outputs(const an_quant_opts *q, const rd_sim *s, const char *dir, FILE *errs, rd_result *r,
+                                 rd_error *err)
+{
+    if (!q->built)
+        return RD_OK;
+    rd_status st = RD_OK;
+    char path[4200];
+    if (dir) {
+        snprintf(path, sizeof path, "%s/rknn_mapping.txt", dir);
+        st = an_built_report_save(q->built, s, path, err);
+    }
+    if (st == RD_OK && errs) {
+        an_built_summary(q->built, errs);
+        fprintf(errs, "built model: mapping %s%s\n", dir ? "written to " : "not written (give an output folder)",
+                dir ? path : "");
+    }
+    if (st == RD_OK && r)
+        st = an_built_fidelity(q->built, r, err);
+    return st;
 }
 
 rd_status an_quant_load_samples(const an_quant_opts *q, const rd_model *m, const char *const *inputs, size_t n_inputs,

@@ -508,6 +508,25 @@ static void put_config(rep_buf *b, const rd_result *r)
     rep_buf_puts(b, "</table></section>\n");
 }
 
+/* Which decisions of a built-model run came from the built model and which from our passes or guesses. */
+static void put_fidelity(rep_buf *b, const rd_result *r)
+{
+    if (r->n_fidelity == 0)
+        return;
+    rep_buf_puts(b, "<section id=\"fidelity\"><h2>Fidelity: what came from the built model</h2>\n"
+                    "<table class=\"config\">\n");
+    for (size_t i = 0; i < r->n_fidelity; i++) {
+        rep_buf_puts(b, "<tr><td>");
+        rep_buf_html(b, r->fidelity[i].decision);
+        rep_buf_puts(b, "</td><td>");
+        rep_buf_html(b, r->fidelity[i].source);
+        rep_buf_puts(b, "</td><td>");
+        rep_buf_html(b, r->fidelity[i].detail ? r->fidelity[i].detail : "");
+        rep_buf_puts(b, "</td></tr>\n");
+    }
+    rep_buf_puts(b, "</table></section>\n");
+}
+
 rd_status rd_report_html_write(const rd_result *r, char **out_html, size_t *out_len, rd_error *err)
 {
     *out_html = NULL;
@@ -558,6 +577,7 @@ rd_status rd_report_html_write(const rd_result *r, char **out_html, size_t *out_
         return st;
     }
     put_config(&b, r);
+    put_fidelity(&b, r);
     rep_buf_puts(&b, "</main>\n<script>\n");
     rep_buf_puts(&b, rep_html_js_body);
     rep_buf_puts(&b, "</script>\n</body></html>\n");

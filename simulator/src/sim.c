@@ -355,6 +355,19 @@ rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error 
     return RD_OK;
 }
 
+rd_status rd_sim_set_via_float16(rd_sim *s, const char *name, bool on, rd_error *err)
+{
+    int v = -1;
+    rd_status st = sim_find_value(s, name, &v, err);
+    if (st != RD_OK)
+        return st;
+    const sim_value *val = &s->m->values[v];
+    if (val->virtual_out || val->konst || val->producer < 0)
+        return rd_errorf(err, RD_E_INVAL, "tensor '%s' is not a materialised tensor a node computes", name);
+    s->vals[v].via_f16 = on;
+    return RD_OK;
+}
+
 void rd_sim_layer_stats_get(const rd_sim *s, int value, rd_sim_layer_stats *out)
 {
     memset(out, 0, sizeof *out);

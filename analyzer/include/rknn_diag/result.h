@@ -127,6 +127,14 @@ typedef struct rd_config_item {
     char *value;
 } rd_config_item;
 
+/** Where one kind of decision of the simulation came from, in a run that simulated a built model
+    (--rknn, --rknn-build-log): "fusion groups" from "the .rknn", "activation scales" from "calibration", ... */
+typedef struct rd_fidelity_item {
+    char *decision;
+    char *source;
+    char *detail;            /* the counts and what they cover; may be "" */
+} rd_fidelity_item;
+
 typedef struct rd_result {
     char *tool;              /* "rknn-diag 0.1.0" or "RKNN-Toolkit2 (imported)" */
     char *model;             /* model path or name */
@@ -139,6 +147,8 @@ typedef struct rd_result {
     size_t n_layers;
     rd_finding *findings;    /* most important first */
     size_t n_findings;
+    rd_fidelity_item *fidelity; /* empty unless the run simulated a built model */
+    size_t n_fidelity;
 } rd_result;
 
 #ifdef __cplusplus

@@ -670,6 +670,10 @@ rd_status rd_sim_set_qparams(rd_sim *s, const char *name, float scale, int32_t z
 rd_status rd_sim_set_qparams16(rd_sim *s, const char *name, float scale, int32_t zero_point, rd_error *err);
 /** Forces a tensor (and the layer producing it) to a precision: hybrid quantization. */
 rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error *err);
+/** Makes the layer producing a tensor compute in float16 (rounded to half) before the tensor is held at its
+    precision (set it first with rd_sim_set_precision, which clears this): RKNN's float16 op with an
+    exDataConvert after it, as a built model has it (rd_sim_tensor.via_float16). */
+rd_status rd_sim_set_via_float16(rd_sim *s, const char *name, bool on, rd_error *err);
 
 /** The weights of an integer layer (Conv, ConvTranspose, Gemm, MatMul with a constant float weight): int8
     ones, or those of an int16 layer (bits, q16). */
