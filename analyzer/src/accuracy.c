@@ -40,6 +40,8 @@ typedef struct analysis {
     size_t n_values;
     int *row_of_value;          /* value -> row_acc index (-1 none) */
     int *int8_row_of_value;     /* graph input value -> its exDataConvert row (-1 none) */
+    int *f16_row_of_value;      /* value -> its exDataConvert row to float16 for float16 readers (-1 none) */
+    int *i8_row_of_value;       /* value -> its exDataConvert row to int8 for int8 readers (-1 none) */
     row_acc *rows;
     size_t n_rows, cap_rows;
     rd_name_map names;          /* map_name_to_file.txt */
@@ -116,6 +118,41 @@ static const char *precision_name(const rd_sim_tensor *t)
     return rd_prec_name(t->precision);
 }
 
+/* RKNN's exDataConvert rows after a tensor, one per precision its readers compute in that differs from the
+   one it is held in: int8 read by a float16 layer (X__float16), float16 read by an int8 layer (X__int8), as
+   accuracy_analysis prints them around float16 islands. */
+static rd_status add_convert_rows(analysis *a, const rd_sim_event *ev, const rd_sim_tensor *t, rd_error *err)
+{
+    const rd_model *m = rd_sim_model(a->s);
+    bool to_f16 = false, to_i8 = false;
+    for (size_t i = 0; i < rd_model_node_count(m); i++) {
+        rd_node_info ni;
+        rd_model_node(m, i, &ni);
+        bool reads = false;
+        for (int k = 0; k < ni.n_inputs && !reads; k++)
+            reads = ni.inputs[k] == ev->value;
+        if (!reads)
+            continue;
+        rd_prec p = rd_sim_node_precision(a->s, (int)i);
+        to_f16 = to_f16 || (p == RD_PREC_FP16 && t->precision == RD_PREC_INT8);
+        to_i8 = to_i8 || (p == RD_PREC_INT8 && t->precision == RD_PREC_FP16 && !t->via_float16 && t->quantized);
+    }
+    rd_status st = RD_OK;
+    char name[1100];
+    int row;
+    if (to_f16) {
+        snprintf(name, sizeof name, "%s__float16", ev->name);
+        st = add_row(a, name, "exDataConvert", NULL, "float16", ev->golden, &row, err);
+        a->f16_row_of_value[ev->value] = row;
+    }
+    if (st == RD_OK && to_i8) {
+        snprintf(name, sizeof name, "%s__int8", ev->name);
+        st = add_row(a, name, "exDataConvert", NULL, "int8", ev->golden, &row, err);
+        a->i8_row_of_value[ev->value] = row;
+    }
+    return st;
+}
+
 /* The first time a tensor shows up: its row (and, for an int8 graph input, the exDataConvert row). */
 static rd_status create_rows(analysis *a, const rd_sim_event *ev, rd_error *err)
 {
@@ -149,6 +186,8 @@ static rd_status create_rows(analysis *a, const rd_sim_event *ev, rd_error *err)
     st = add_row(a, ev->name, t.row_op ? t.row_op : ev->op_type, fused, ev->materialized ? precision_name(&t) : NULL,
                  ev->golden, &row, err);
     a->row_of_value[ev->value] = row;
+    if (st == RD_OK && ev->materialized && ev->golden->dtype == RD_DT_F32)
+        st = add_convert_rows(a, ev, &t, err);
     return st;
 }
 
@@ -326,6 +365,37 @@ static rd_status fold_board(analysis *a, const rd_sim_event *ev, int row, const 
     return st;
 }
 
+/* An exDataConvert row: entire converts the simulator's tensor; single the golden one held at the tensor's
+   own precision first (the conversion alone on its golden input, quantized as that input is). */
+static rd_status fold_convert(analysis *a, const rd_sim_event *ev, rd_prec to, int row, rd_error *err)
+{
+    rd_sim_tensor t;
+    rd_status st = rd_sim_tensor_get(a->s, ev->name, &t, err);
+    rd_tensor e = {0}, g = {0};
+    if (st == RD_OK)
+        st = rd_tensor_clone(&e, ev->entire, err);
+    if (st == RD_OK)
+        st = rd_tensor_clone(&g, ev->golden, err);
+    const int64_t n = rd_tensor_numel(ev->golden);
+    if (st == RD_OK)
+        st = rd_sim_convert(a->s, ev->name, to, e.data, n, err);
+    if (st == RD_OK)
+        st = rd_sim_convert(a->s, ev->name, t.precision, g.data, n, err);
+    if (st == RD_OK)
+        st = rd_sim_convert(a->s, ev->name, to, g.data, n, err);
+    an_metrics_ctx q = {0};
+    if (st == RD_OK && to == RD_PREC_INT8) {
+        q.quantized = true;
+        q.scale = t.scale;
+        q.zero_point = t.zero_point;
+    }
+    if (st == RD_OK)
+        st = fold(a, row, ev->golden, &e, &g, &q, err);
+    rd_tensor_fini(&e);
+    rd_tensor_fini(&g);
+    return st;
+}
+
 static rd_status on_event(void *user, const rd_sim_event *ev, rd_error *err)
 {
     analysis *a = user;
@@ -352,6 +422,10 @@ static rd_status on_event(void *user, const rd_sim_event *ev, rd_error *err)
         return st;
     }
     st = fold(a, row, ev->golden, ev->entire, ev->single, &q, err);
+    if (st == RD_OK && a->f16_row_of_value[ev->value] >= 0)
+        st = fold_convert(a, ev, RD_PREC_FP16, a->f16_row_of_value[ev->value], err);
+    if (st == RD_OK && a->i8_row_of_value[ev->value] >= 0)
+        st = fold_convert(a, ev, RD_PREC_INT8, a->i8_row_of_value[ev->value], err);
     if (st == RD_OK && board)
         st = fold_board(a, ev, row, &q, err);
     if (st == RD_OK && a->sample == a->o->dump_sample)
@@ -411,14 +485,16 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
     analysis a = {.s = s, .o = o, .r = out, .n_values = rd_model_value_count(m), .dumping = o->output_dir != NULL};
     a.row_of_value = malloc((a.n_values + 1) * sizeof(int));
     a.int8_row_of_value = malloc((a.n_values + 1) * sizeof(int));
+    a.f16_row_of_value = malloc((a.n_values + 1) * sizeof(int));
+    a.i8_row_of_value = malloc((a.n_values + 1) * sizeof(int));
     a.agree_of_value = malloc((a.n_values + 1) * sizeof(double));
     rd_status st = RD_OK;
     if (rt_out)
         *rt_out = NULL;
-    if (!a.row_of_value || !a.int8_row_of_value || !a.agree_of_value)
+    if (!a.row_of_value || !a.int8_row_of_value || !a.f16_row_of_value || !a.i8_row_of_value || !a.agree_of_value)
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     for (size_t v = 0; st == RD_OK && v < a.n_values; v++) {
-        a.row_of_value[v] = a.int8_row_of_value[v] = -1;
+        a.row_of_value[v] = a.int8_row_of_value[v] = a.f16_row_of_value[v] = a.i8_row_of_value[v] = -1;
         a.agree_of_value[v] = NAN;
     }
     if (st == RD_OK && a.dumping)
@@ -477,6 +553,8 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
     free(a.rows);
     free(a.row_of_value);
     free(a.int8_row_of_value);
+    free(a.f16_row_of_value);
+    free(a.i8_row_of_value);
     rd_name_map_fini(&a.names);
     rd_stem_set_destroy(a.stems);
     return st;

@@ -748,6 +748,17 @@ typedef enum rd_qdq_form {
 rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, size_t *out_len,
                                  const struct rd_warn_sink *notes, rd_error *err);
 
+/** The precision node (an optimised-graph index) computes in: that of the tensor its fused group
+    materialises, float16 for RKNN's float16 ops inside an int8 model (rd_sim_tensor.via_float16). */
+rd_prec rd_sim_node_precision(const rd_sim *s, int node);
+
+/**
+ * RKNN's exDataConvert of tensor name to precision p, in place on n values x, as the simulation converts
+ * it for a reader computing at p: RD_PREC_FP16 rounds to half; RD_PREC_INT8 puts the values on the tensor's
+ * own int8 grid (its parameters must be set: RD_E_INVAL otherwise); other precisions change nothing.
+ */
+rd_status rd_sim_convert(const rd_sim *s, const char *name, rd_prec p, float *x, int64_t n, rd_error *err);
+
 /** Per-layer facts gathered by the last rd_sim_run (reset at each run). */
 typedef struct rd_sim_layer_stats {
     int64_t fp16_overflow;      /* values that became inf when rounded to float16 */
