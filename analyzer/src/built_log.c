@@ -18,9 +18,11 @@
 static const rd_rknn_layer_table *pick_table(const an_built *b)
 {
     const rd_rknn_build_log *l = b->bl;
-    for (int want = RD_RKNN_TABLE_BUILD; want >= RD_RKNN_TABLE_UNKNOWN; want--)
+    /* the build-time table first, then the board's (same groups and precisions), then rows without a header */
+    static const rd_rknn_table_kind order[] = {RD_RKNN_TABLE_BUILD, RD_RKNN_TABLE_RUNTIME, RD_RKNN_TABLE_UNKNOWN};
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         for (size_t i = 0; i < l->n_tables; i++)
-            if ((int)l->tables[i].kind == want)
+            if (l->tables[i].kind == order[k])
                 return &l->tables[i];
     return NULL;
 }
