@@ -175,6 +175,11 @@ static void input_channels(const rd_model *m, int64_t *channels, size_t n)
     }
 }
 
+bool an_quant_wants_built(const an_quant_opts *q)
+{
+    return q->rknn_path || q->rknn_log_path;
+}
+
 rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err)
 {
     rd_status st = RD_OK;
@@ -205,8 +210,10 @@ rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err)
                                       .dtype_given = q->dtype_given || q->cfg.line_dtype > 0};
         if ((st = an_built_load(&req, m, &q->cfg, &q->built, err)) != RD_OK)
             return st;
-        if (!q->platform && an_built_platform(q->built)[0])
-            q->platform = an_built_platform(q->built);
+        if (!q->platform && an_built_platform(q->built)[0]) {
+            snprintf(q->built_platform, sizeof q->built_platform, "%s", an_built_platform(q->built));
+            q->platform = q->built_platform;
+        }
     }
     input_channels(m, channels, n);
     return rd_rknn_config_validate(&q->cfg, q->platform, channels, n, err);
@@ -452,19 +459,47 @@ rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd
     return an_quant_build_sim_from(q, m, fallback_inputs, NULL, NULL, 0, errs, color, out, err);
 }
 
+/* The simulator options q describes (the built model's, when there is one). */
+static rd_status sim_options(const an_quant_opts *q, rd_sim_options *so, rd_error *err)
+{
+    *so = (rd_sim_options){.optimization_level = q->cfg.optimization_level,
+                           .per_tensor_weights = q->cfg.method == RD_QMETHOD_LAYER};
+    if (q->built) { /* the built model's groups replace ours; its weights are asymmetric per channel */
+        so->optimization_level = 3;
+        so->per_tensor_weights = false;
+        so->asymmetric_weights = an_built_has_rknn(q->built);
+    }
+    return rd_sim_options_for_dtype(q->cfg.dtype, so, err);
+}
+
+rd_status an_quant_built_graph(const an_quant_opts *q, const rd_model *m, rd_sim **out, rd_error *err)
+{
+    *out = NULL;
+    if (!q->built)
+        return rd_errorf(err, RD_E_INVAL, "no --rknn or --rknn-build-log given");
+    rd_sim_options so;
+    rd_status st = sim_options(q, &so, err);
+    rd_sim *s = NULL;
+    if (st == RD_OK)
+        st = rd_sim_create(m, &so, &s, err);
+    size_t uncovered = 0;
+    if (st == RD_OK)
+        st = an_built_apply(q->built, s, &uncovered, err);
+    if (st != RD_OK) {
+        rd_sim_destroy(s);
+        return st;
+    }
+    *out = s;
+    return RD_OK;
+}
+
 rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
                                   rd_sample_fn samples, void *samples_user, size_t n_samples, FILE *errs, bool color,
                                   rd_sim **out, rd_error *err)
 {
     *out = NULL;
-    rd_sim_options so = {.optimization_level = q->cfg.optimization_level,
-                         .per_tensor_weights = q->cfg.method == RD_QMETHOD_LAYER};
-    if (q->built) { /* the built model's groups replace ours; its weights are asymmetric per channel */
-        so.optimization_level = 3;
-        so.per_tensor_weights = false;
-        so.asymmetric_weights = an_built_has_rknn(q->built);
-    }
-    rd_status st = rd_sim_options_for_dtype(q->cfg.dtype, &so, err);
+    rd_sim_options so;
+    rd_status st = sim_options(q, &so, err);
     if (st != RD_OK)
         return st;
     if (q->cfg.method == RD_QMETHOD_GROUP)
@@ -538,8 +573,11 @@ rd_status an_quant_built_outputs(const an_quant_opts *q, const rd_sim *s, const 
     }
     if (st == RD_OK && errs) {
         an_built_summary(q->built, errs);
-        fprintf(errs, "built model: mapping %s%s\n", dir ? "written to " : "not written (give an output folder)",
-                dir ? path : "");
+        if (dir)
+            fprintf(errs, "built model: mapping written to %s\n", path);
+        else
+            fprintf(errs, "built model: mapping not written (accuracy -o DIR and run --dump-dir DIR write "
+                          "rknn_mapping.txt)\n");
     }
     if (st == RD_OK && r)
         st = an_built_fidelity(q->built, r, err);

@@ -75,13 +75,18 @@ typedef struct an_quant_opts {
     const char *rknn_log_path;   /* --rknn-build-log */
     const char *model_path;      /* the model as the command names it (messages of the built-model checks) */
     an_built *built;             /* loaded by an_quant_finish with the model; applied by an_quant_build_sim */
+    char built_platform[32];     /* the platform the built model names, when it set `platform` (it outlives
+                                    `built`: an_quant_finish may run again) */
 } an_quant_opts;
 
 void an_quant_opts_init(an_quant_opts *q);
 void an_quant_opts_fini(an_quant_opts *q);
 
-/** Takes an option of AN_QUANT_OPTSPECS; returns true if id was one (false: not ours). */
+/** Takes an option of AN_QUANT_OPTSPECS or AN_BUILT_OPTSPECS; returns true if id was one (false: not ours). */
 bool an_quant_take(an_quant_opts *q, int id, const char *value);
+
+/** True when --rknn or --rknn-build-log was given: the command simulates the built model. */
+bool an_quant_wants_built(const an_quant_opts *q);
 
 /**
  * Loads -c, applies the flags over it and checks everything against the model (if given) and the
@@ -108,6 +113,13 @@ rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd
 rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
                                   rd_sample_fn samples, void *samples_user, size_t n_samples, FILE *errs, bool color,
                                   rd_sim **out, rd_error *err);
+
+/**
+ * The built model's decisions on m without parameters or calibration (q->built loaded by an_quant_finish):
+ * its groups and precisions, for questions that need no numbers (hybrid verify --rknn). Not runnable where
+ * the files give no scales. RD_E_INVAL without a built model.
+ */
+rd_status an_quant_built_graph(const an_quant_opts *q, const rd_model *m, rd_sim **out, rd_error *err);
 
 /**
  * The samples analysed (accuracy, hybrid): one file per model input given (a sample of n_inputs files), or the

@@ -377,6 +377,189 @@ static void test_public_log_refused(void)
     expect_refused("--rknn-build-log", log, onnx, "31 layer-table rows name no node of", "a log of another model?");
 }
 
+/* ---- run, quantize, hybrid: the same options through the same handler ------------------------------- */
+
+/* Graph tensors of test.onnx for run -i (NCHW, as stored). */
+static void graph_inputs(char *ga, char *gb, size_t cap)
+{
+    snprintf(ga, cap, "%s/ga.npy", dir);
+    snprintf(gb, cap, "%s/gb.npy", dir);
+    const char *paths[2] = {ga, gb};
+    rd_error err = {0};
+    for (int k = 0; k < 2; k++) {
+        rd_tensor t;
+        CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&t, RD_DT_F32, 4, (const int64_t[]){1, k ? 3 : 1, 128, 128}, &err), RD_OK);
+        float *x = t.data;
+        for (int64_t i = 0; i < rd_tensor_numel(&t); i++)
+            x[i] = (float)((i * 53 + k * 7) % 256);
+        CU_ASSERT_EQUAL_FATAL(rd_npy_save(paths[k], &t, &err), RD_OK);
+        rd_tensor_fini(&t);
+    }
+}
+
+static void test_run(void)
+{
+    setup();
+    char ga[4300], gb[4300], ia[4400], ib[4400], out[4300];
+    graph_inputs(ga, gb, sizeof ga);
+    snprintf(ia, sizeof ia, "input.1=%s", ga);
+    snprintf(ib, sizeof ib, "input=%s", gb);
+    snprintf(out, sizeof out, "%s/run_rknn", dir);
+    rd_cli_result r = rd_test_cli("run", onnx, "--rknn", rk3566, "-i", ia, "-i", ib, "-o", out, NULL);
+    if (r.code != 0)
+        fprintf(stderr, "%s\n", r.errs);
+    CU_ASSERT_EQUAL_FATAL(r.code, 0);
+    /* the table lists the materialised tensors only: 6 is inside the ConvAdd */
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, " 7 "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "4 tensors with its scales, 0 calibrated"));
+    CU_ASSERT_PTR_NULL(strstr(r.errs, "calibrating on the analysed input"));
+    char *map = read_text(out, "rknn_mapping.txt");
+    CU_ASSERT_PTR_NOT_NULL(strstr(map, "fused inside: 6"));
+    free(map);
+    char *fused = read_text(out, "fused.json");
+    CU_ASSERT_PTR_NOT_NULL(strstr(fused, "\"6\""));
+    free(fused);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("run", onnx, "--rknn", rk3566, "-p", "fp32", "-i", ia, "-i", ib, NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "drop one of them"));
+    rd_test_cli_free(&r);
+}
+
+static void test_quantize(void)
+{
+    setup();
+    char cfg[4300];
+    snprintf(cfg, sizeof cfg, "%s/built.quantization.cfg", dir);
+    rd_cli_result r = rd_test_cli("quantize", onnx, "--rknn", rk3566, "-o", cfg, NULL);
+    if (r.code != 0)
+        fprintf(stderr, "%s\n", r.errs);
+    CU_ASSERT_EQUAL_FATAL(r.code, 0);
+    rd_test_cli_free(&r);
+    /* the .rknn's scales and zero points, not a calibration's (there is no --dataset) */
+    rd_qcfg q;
+    rd_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(rd_qcfg_load(cfg, &q, &err), RD_OK);
+    const rd_qcfg_param *p7 = rd_qcfg_find(&q, "7"), *p8 = rd_qcfg_find(&q, "8");
+    CU_ASSERT_FATAL(p7 && p8 && p7->n == 1 && p8->n == 1);
+    CU_ASSERT_DOUBLE_EQUAL(p7->scale[0], 2.61823416, 1e-6);
+    CU_ASSERT_EQUAL(p7->zero_point[0], 16);
+    CU_ASSERT_DOUBLE_EQUAL(p8->scale[0], 4.14237452, 1e-6);
+    CU_ASSERT_EQUAL(p8->zero_point[0], 20);
+    CU_ASSERT_PTR_NULL(rd_qcfg_find(&q, "6")); /* inside the ConvAdd */
+    rd_qcfg_fini(&q);
+}
+
+static void test_hybrid(void)
+{
+    setup();
+    rd_cli_result r = rd_test_cli("hybrid", "suggest", onnx, "--rknn", rk3562, "-i", in_a, "-i", in_b, NULL);
+    if (r.code != 0)
+        fprintf(stderr, "%s\n", r.errs);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "built model: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "int8 outputs: cosine"));
+    for (const char *line = r.out; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        int rank;
+        char tensor[64];
+        if (sscanf(line, "%d %63s", &rank, tensor) == 2)
+            CU_ASSERT_STRING_NOT_EQUAL(tensor, "6"); /* inside the ConvAdd: no candidate */
+    }
+    rd_test_cli_free(&r);
+    char cfg[4300];
+    snprintf(cfg, sizeof cfg, "%s/search/out.quantization.cfg", dir);
+    r = rd_test_cli("hybrid", "search", onnx, "--rknn", rk3566, "-i", in_a, "-i", in_b, "--target-cos", "0.9",
+                    "-o", cfg, NULL);
+    if (r.code != 0)
+        fprintf(stderr, "%s\n", r.errs);
+    CU_ASSERT_EQUAL(r.code, 0);
+    rd_test_cli_free(&r);
+    char sdir[4300];
+    snprintf(sdir, sizeof sdir, "%s/search", dir);
+    char *map = read_text(sdir, "rknn_mapping.txt");
+    CU_ASSERT_PTR_NOT_NULL(strstr(map, "#3 ConvAdd"));
+    free(map);
+    char *json = read_text(sdir, "report.json");
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"fidelity\""));
+    free(json);
+    r = rd_test_cli("hybrid", "diagnose", onnx, "--rknn", rk3566, "-i", in_a, "-i", in_b, NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "a .rknn's scales are fixed"));
+    rd_test_cli_free(&r);
+}
+
+/* test_build_log's table with Conv_1 built in float16 (hybrid), the exDataConvert rows around it */
+static const char *const hybrid_log =
+    "I rknn-toolkit2 version: 1.6.2-source_code\n"
+    "D RKNN: [10:00:00.001] ID   OpType           DataType Target InputShape                               "
+    "OutputShape            DDR Cycles     NPU Cycles     Total Cycles   Time(us)       MacUsage(%)    Task Number    "
+    "Lut Number     RW(KB)         FullName        \n"
+    "D RKNN: [10:00:00.001] 0    InputOperator    INT8     CPU    \\                                        "
+    "(1,1,128,128)          0 0 0 0 \\ 0 0 16.00 InputOperator:input.1\n"
+    "D RKNN: [10:00:00.001] 1    InputOperator    INT8     CPU    \\                                        "
+    "(1,3,128,128)          0 0 0 0 \\ 0 0 48.00 InputOperator:input\n"
+    "D RKNN: [10:00:00.001] 2    exDataConvert    INT8     NPU    (1,3,128,128)                            "
+    "(1,3,128,128)          0 0 0 0 \\ 0 0 48.00 exDataConvert:input__cvt_int8_float16\n"
+    "D RKNN: [10:00:00.001] 3    Conv             FLOAT16  NPU    (1,3,128,128),(8,3,3,3),(8)              "
+    "(1,8,128,128)          0 0 0 0 \\ 1 0 176.00 Conv:Conv_1\n"
+    "D RKNN: [10:00:00.001] 4    exDataConvert    FLOAT16  NPU    (1,8,128,128)                            "
+    "(1,8,128,128)          0 0 0 0 \\ 0 0 48.00 exDataConvert:7__cvt_float16_int8\n"
+    "D RKNN: [10:00:00.001] 5    ConvAdd          INT8     NPU    (1,1,128,128),(8,1,3,3),(8),(1,8,128,128) "
+    "(1,8,128,128)          0 0 0 0 \\ 1 0 272.00 Conv:Conv_0\n"
+    "D RKNN: [10:00:00.001] 6    OutputOperator   INT8     NPU    (1,8,128,128),(1,1,128,128)              "
+    "\\                      0 0 0 0 \\ 0 0 256.00 OutputOperator:8\n";
+
+/* A cfg for test.onnx asking for `float16` tensors in custom_quantize_layers (parameters from the .rknn). */
+static void write_cfg(const char *path, const char *float16)
+{
+    rd_cli_result r = rd_test_cli("quantize", onnx, "--rknn", rk3566, "-o", path, NULL);
+    CU_ASSERT_EQUAL_FATAL(r.code, 0);
+    rd_test_cli_free(&r);
+    size_t len = 0;
+    char *text = rd_test_read_file(path, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    const char *head = "custom_quantize_layers: {}\n";
+    CU_ASSERT_FATAL(strncmp(text, head, strlen(head)) == 0);
+    char *out = malloc(len + 256);
+    snprintf(out, len + 256, "custom_quantize_layers:\n    %s: float16\n%s", float16, text + strlen(head));
+    rd_test_write_text(path, out);
+    free(out);
+    free(text);
+}
+
+static void test_hybrid_verify(void)
+{
+    setup();
+    char cfg7[4300], cfg8[4300], log[4300];
+    snprintf(cfg7, sizeof cfg7, "%s/ask7.cfg", dir);
+    snprintf(cfg8, sizeof cfg8, "%s/ask8.cfg", dir);
+    snprintf(log, sizeof log, "%s/hybrid.log", dir);
+    write_cfg(cfg7, "'7'");
+    write_cfg(cfg8, "'8'");
+    rd_test_write_text(log, hybrid_log);
+    /* the w8a8 .rknn runs 7 in int8 */
+    rd_cli_result r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg7, "--rknn", rk3566, NULL);
+    CU_ASSERT_EQUAL(r.code, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "NOT float16: int8 in the build: node #2 Conv 'Conv:Conv_1'"));
+    rd_test_cli_free(&r);
+    /* the hybrid build runs 7 in float16, as asked */
+    r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg7, "--rknn-build-log", log, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "result: all 1 requested tensors are built in float16"));
+    rd_test_cli_free(&r);
+    /* asked 8, built 7: both directions named */
+    r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg8, "--rknn-build-log", log, "--json", NULL);
+    CU_ASSERT_EQUAL(r.code, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"evidence\":\t\"int8 in the build: log line 8: ConvAdd INT8\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"tensor\":\t\"7\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "float16 in the build (held in int8 for its readers: exDataConvert): log line 6"));
+    rd_test_cli_free(&r);
+    r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg7, NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--rknn MODEL.rknn or --rknn-build-log FILE"));
+    rd_test_cli_free(&r);
+}
+
 RD_TEST_REGISTER(built_shared_tests)
 {
     static const rd_test_case cases[] = {
@@ -389,6 +572,10 @@ RD_TEST_REGISTER(built_shared_tests)
         {"encrypted_refused", test_encrypted_refused},
         {"build_log", test_build_log},
         {"public_log_refused", test_public_log_refused},
+        {"run", test_run},
+        {"quantize", test_quantize},
+        {"hybrid", test_hybrid},
+        {"hybrid_verify", test_hybrid_verify},
     };
     rd_test_add_suite("built_shared", cases, (int)(sizeof cases / sizeof cases[0]));
 }
