@@ -173,6 +173,8 @@ static rd_status create_rows(analysis *a, const rd_sim_event *ev, rd_error *err)
             st = add_row(a, name, "exDataConvert", NULL, precision_name(&t), ev->golden, &row, err);
             a->int8_row_of_value[ev->value] = row;
         }
+        if (st == RD_OK && ev->golden->dtype == RD_DT_F32)
+            st = add_convert_rows(a, ev, &t, err);
         return st;
     }
     const rd_model *m = rd_sim_model(a->s);
@@ -396,6 +398,17 @@ static rd_status fold_convert(analysis *a, const rd_sim_event *ev, rd_prec to, i
     return st;
 }
 
+/* The exDataConvert rows after the tensor of ev, if any. */
+static rd_status fold_converts(analysis *a, const rd_sim_event *ev, rd_error *err)
+{
+    rd_status st = RD_OK;
+    if (a->f16_row_of_value[ev->value] >= 0)
+        st = fold_convert(a, ev, RD_PREC_FP16, a->f16_row_of_value[ev->value], err);
+    if (st == RD_OK && a->i8_row_of_value[ev->value] >= 0)
+        st = fold_convert(a, ev, RD_PREC_INT8, a->i8_row_of_value[ev->value], err);
+    return st;
+}
+
 static rd_status on_event(void *user, const rd_sim_event *ev, rd_error *err)
 {
     analysis *a = user;
@@ -415,6 +428,8 @@ static rd_status on_event(void *user, const rd_sim_event *ev, rd_error *err)
         int conv = a->int8_row_of_value[ev->value];
         if (st == RD_OK && conv >= 0)
             st = fold(a, conv, ev->golden, ev->entire, ev->single, &q, err);
+        if (st == RD_OK)
+            st = fold_converts(a, ev, err);
         if (st == RD_OK && board)
             st = fold_board(a, ev, row, &none, err);
         if (st == RD_OK && dumping)
@@ -422,10 +437,8 @@ static rd_status on_event(void *user, const rd_sim_event *ev, rd_error *err)
         return st;
     }
     st = fold(a, row, ev->golden, ev->entire, ev->single, &q, err);
-    if (st == RD_OK && a->f16_row_of_value[ev->value] >= 0)
-        st = fold_convert(a, ev, RD_PREC_FP16, a->f16_row_of_value[ev->value], err);
-    if (st == RD_OK && a->i8_row_of_value[ev->value] >= 0)
-        st = fold_convert(a, ev, RD_PREC_INT8, a->i8_row_of_value[ev->value], err);
+    if (st == RD_OK)
+        st = fold_converts(a, ev, err);
     if (st == RD_OK && board)
         st = fold_board(a, ev, row, &q, err);
     if (st == RD_OK && a->sample == a->o->dump_sample)

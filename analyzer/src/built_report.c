@@ -207,6 +207,14 @@ rd_status an_built_fidelity(const an_built *b, rd_result *r, rd_error *err)
                                     "nothing rounded inside a group, a ConvAdd's residual at its own scale, activations "
                                     "computed exactly (RKNN's LUTs and internal rescaling are not public: "
                                     "docs/numerics.md)", err);
+    size_t via_f16 = 0;
+    for (size_t i = 0; i < b->n_decisions; i++)
+        via_f16 += b->decisions[i].via_f16;
+    if (st == RD_OK && via_f16) {
+        snprintf(d, sizeof d, "%zu tensors computed in float16 and held in int8 have one row each, with their int8 "
+                 "values (RKNN prints the float16 row and an X__int8 exDataConvert row)", via_f16);
+        st = rd_result_add_fidelity(r, "rows of float16 ops", "our simplification", d, err);
+    }
     return st;
 }
 

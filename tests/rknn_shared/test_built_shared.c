@@ -560,6 +560,49 @@ static void test_hybrid_verify(void)
     rd_test_cli_free(&r);
 }
 
+/* The exDataConvert rows RKNN prints around a float16 island: X__float16 where an int8 tensor goes into a
+   float16 layer, X__int8 where a float16 tensor goes into an int8 one; from a hybrid cfg and from a build. */
+static void test_convert_rows(void)
+{
+    setup();
+    char cfg7[4300], log[4300], out[4300];
+    snprintf(cfg7, sizeof cfg7, "%s/rows7.cfg", dir);
+    snprintf(log, sizeof log, "%s/rows.log", dir);
+    write_cfg(cfg7, "'7'");
+    rd_test_write_text(log, hybrid_log);
+    snprintf(out, sizeof out, "%s/acc_cfg16", dir);
+    rd_cli_result r = rd_test_cli("accuracy", onnx, "--cfg", cfg7, "--inputs", in_a, "--inputs", in_b, "-o", out,
+                                  "--quiet", NULL);
+    CU_ASSERT_EQUAL_FATAL(r.code, 0);
+    rd_test_cli_free(&r);
+    char *table = read_text(out, "error_analysis.txt");
+    const char *f16 = strstr(table, "[exDataConvert] input__float16 "), *c7 = strstr(table, "[Conv] 7 "),
+               *i8 = strstr(table, "[exDataConvert] 7__int8 "), *add = strstr(table, "[Add] 8 ");
+    CU_ASSERT_FATAL(f16 && c7 && i8 && add);
+    CU_ASSERT(f16 < c7 && c7 < i8 && i8 < add); /* each after the tensor it converts, as the toolkit prints them */
+    CU_ASSERT_PTR_NULL(strstr(table, "input.1__float16")); /* read by the int8 ConvAdd only */
+    free(table);
+    char *json = read_text(out, "report.json");
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"name\":\t\"7__int8\""));
+    free(json);
+    snprintf(out, sizeof out, "%s/acc_log16", dir);
+    r = rd_test_cli("accuracy", onnx, "--rknn-build-log", log, "--inputs", in_a, "--inputs", in_b, "-o", out, "--quiet",
+                    NULL);
+    CU_ASSERT_EQUAL_FATAL(r.code, 0);
+    rd_test_cli_free(&r);
+    table = read_text(out, "error_analysis.txt");
+    char line[512];
+    line_of(table, "[exDataConvert] input__float16 ", line, sizeof line);
+    CU_ASSERT_PTR_NOT_NULL(strchr(line, '|'));
+    free(table);
+    char *map = read_text(out, "rknn_mapping.txt");
+    CU_ASSERT_PTR_NOT_NULL(strstr(map, "exDataConvert 'exDataConvert:7__cvt_float16_int8' -> 7, float16 to int8"));
+    free(map);
+    json = read_text(out, "report.json"); /* the simplification is said, not hidden */
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "1 tensors computed in float16 and held in int8 have one row each"));
+    free(json);
+}
+
 RD_TEST_REGISTER(built_shared_tests)
 {
     static const rd_test_case cases[] = {
@@ -576,6 +619,7 @@ RD_TEST_REGISTER(built_shared_tests)
         {"quantize", test_quantize},
         {"hybrid", test_hybrid},
         {"hybrid_verify", test_hybrid_verify},
+        {"convert_rows", test_convert_rows},
     };
     rd_test_add_suite("built_shared", cases, (int)(sizeof cases / sizeof cases[0]));
 }
