@@ -351,6 +351,23 @@ rd_status an_bt_apply_decisions(an_built *b, rd_sim *s, bool params, rd_error *e
     return st;
 }
 
+bt_convert *an_bt_add_convert(an_built *b, const rd_model *m, int value, const char *name, rd_error *err)
+{
+    bt_convert *grown = realloc(b->converts, (b->n_converts + 1) * sizeof *grown);
+    if (!grown) {
+        rd_errorf(err, RD_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    b->converts = grown;
+    bt_convert *c = &b->converts[b->n_converts++];
+    memset(c, 0, sizeof *c);
+    c->name = name;
+    rd_value_info vi;
+    rd_model_value(m, (size_t)value, &vi);
+    snprintf(c->value, sizeof c->value, "%s", vi.name);
+    return c;
+}
+
 void an_bt_clear_mapping(an_built *b)
 {
     for (size_t i = 0; i < b->n_groups; i++)

@@ -110,6 +110,8 @@ rd_status an_bt_apply_groups(an_built *b, rd_sim *s, rd_error *err);
 /** Precisions and parameters of every decision on s. */
 rd_status an_bt_apply_decisions(an_built *b, rd_sim *s, bool params, rd_error *err);
 void an_bt_clear_mapping(an_built *b);
+/** Appends a conversion of ONNX value `value` named `name` (zeroed otherwise); NULL when out of memory. */
+bt_convert *an_bt_add_convert(an_built *b, const rd_model *m, int value, const char *name, rd_error *err);
 
 /* built_rknn.c / built_log.c */
 rd_status an_bt_rknn_check(an_built *b, const rd_model *m, rd_error *err);

@@ -289,18 +289,11 @@ static rd_status add_convert_row(an_built *b, const rd_model *m, const rd_rknn_l
     int v = tensor_of(m, row->full_name, NULL);
     if (v < 0)
         return RD_OK;
-    bt_convert *grown = realloc(b->converts, (b->n_converts + 1) * sizeof *grown);
-    if (!grown)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    b->converts = grown;
-    bt_convert *c = &b->converts[b->n_converts++];
-    memset(c, 0, sizeof *c);
+    bt_convert *c = an_bt_add_convert(b, m, v, row->full_name, err);
+    if (!c)
+        return RD_E_NOMEM;
     c->src = (int)idx;
     c->line = row->line;
-    c->name = row->full_name;
-    rd_value_info vi;
-    rd_model_value(m, (size_t)v, &vi);
-    snprintf(c->value, sizeof c->value, "%s", vi.name);
     bool to_f16 = strstr(row->full_name, "_float16") != NULL && strstr(row->full_name, "float16_int8") == NULL;
     c->from = to_f16 ? RD_PREC_INT8 : RD_PREC_FP16;
     c->to = to_f16 ? RD_PREC_FP16 : RD_PREC_INT8;

@@ -320,17 +320,10 @@ static rd_status add_convert(an_built *b, const rd_model *m, const rd_rknn_node 
     if (v < 0)
         return an_bt_note(b, "%s converts no ONNX tensor", n->name) == RD_OK ? RD_OK
                                                                            : rd_errorf(err, RD_E_NOMEM, "out of memory");
-    bt_convert *grown = realloc(b->converts, (b->n_converts + 1) * sizeof *grown);
-    if (!grown)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    b->converts = grown;
-    bt_convert *c = &b->converts[b->n_converts++];
-    memset(c, 0, sizeof *c);
+    bt_convert *c = an_bt_add_convert(b, m, v, rd_rknn_tensor_name(b->g, n->outputs[0]), err);
+    if (!c)
+        return RD_E_NOMEM;
     c->src = n->index;
-    c->name = rd_rknn_tensor_name(b->g, n->outputs[0]);
-    rd_value_info vi;
-    rd_model_value(m, (size_t)v, &vi);
-    snprintf(c->value, sizeof c->value, "%s", vi.name);
     bool known;
     c->from = an_bt_prec_of_dtype(b->g->tensors[n->inputs[0]].dtype, &known);
     c->to = an_bt_prec_of_dtype(b->g->tensors[n->outputs[0]].dtype, &known);

@@ -490,6 +490,18 @@ static void put_summary(rep_buf *b, const rd_result *r)
                    RD_REPORT_COS_WARN);
 }
 
+/* One table row of text cells, escaped. */
+static void put_cells(rep_buf *b, const char *const *cells, size_t n)
+{
+    rep_buf_puts(b, "<tr>");
+    for (size_t k = 0; k < n; k++) {
+        rep_buf_puts(b, "<td>");
+        rep_buf_html(b, cells[k]);
+        rep_buf_puts(b, "</td>");
+    }
+    rep_buf_puts(b, "</tr>\n");
+}
+
 static void put_config(rep_buf *b, const rd_result *r)
 {
     rep_buf_puts(b, "<section id=\"config\"><h2>Run configuration</h2>\n");
@@ -498,13 +510,8 @@ static void put_config(rep_buf *b, const rd_result *r)
         return;
     }
     rep_buf_puts(b, "<table class=\"config\">\n");
-    for (size_t i = 0; i < r->n_config; i++) {
-        rep_buf_puts(b, "<tr><td>");
-        rep_buf_html(b, r->config[i].key);
-        rep_buf_puts(b, "</td><td>");
-        rep_buf_html(b, r->config[i].value);
-        rep_buf_puts(b, "</td></tr>\n");
-    }
+    for (size_t i = 0; i < r->n_config; i++)
+        put_cells(b, (const char *const[]){r->config[i].key, r->config[i].value}, 2);
     rep_buf_puts(b, "</table></section>\n");
 }
 
@@ -516,13 +523,8 @@ static void put_fidelity(rep_buf *b, const rd_result *r)
     rep_buf_puts(b, "<section id=\"fidelity\"><h2>Fidelity: what came from the built model</h2>\n"
                     "<table class=\"config\">\n");
     for (size_t i = 0; i < r->n_fidelity; i++) {
-        rep_buf_puts(b, "<tr><td>");
-        rep_buf_html(b, r->fidelity[i].decision);
-        rep_buf_puts(b, "</td><td>");
-        rep_buf_html(b, r->fidelity[i].source);
-        rep_buf_puts(b, "</td><td>");
-        rep_buf_html(b, r->fidelity[i].detail ? r->fidelity[i].detail : "");
-        rep_buf_puts(b, "</td></tr>\n");
+        const rd_fidelity_item *f = &r->fidelity[i];
+        put_cells(b, (const char *const[]){f->decision, f->source, f->detail ? f->detail : ""}, 3);
     }
     rep_buf_puts(b, "</table></section>\n");
 }

@@ -441,6 +441,14 @@ rd_status sim_quant_weights_i8_scaled_zp(const rd_tensor *w, int axis, int64_t g
     return RD_OK;
 }
 
+/* The channel map of weights w, all of whose values must be finite (quantizers computing their own scales). */
+static rd_status chan_map_finite(const rd_tensor *w, int axis, int64_t group, bool per_tensor, chan_map *cm,
+                                 rd_error *err)
+{
+    rd_status st = chan_map_make(w, axis, group, per_tensor, cm, err);
+    return st == RD_OK ? check_finite(w->data, rd_tensor_numel(w), err) : st;
+}
+
 rd_status sim_quant_weights_i8_grouped(const rd_tensor *w, int axis, int64_t group, bool per_tensor, int8_t **out_q,
                                        float **out_scale, int *out_n_scale, rd_error *err)
 {
@@ -448,14 +456,11 @@ rd_status sim_quant_weights_i8_grouped(const rd_tensor *w, int axis, int64_t gro
     *out_scale = NULL;
     *out_n_scale = 0;
     chan_map cm;
-    rd_status st = chan_map_make(w, axis, group, per_tensor, &cm, err);
+    rd_status st = chan_map_finite(w, axis, group, per_tensor, &cm, err);
     if (st != RD_OK)
         return st;
     const int64_t n = rd_tensor_numel(w);
     const float *wd = w->data;
-    st = check_finite(wd, n, err);
-    if (st != RD_OK)
-        return st;
     float *scale = sim_calloc_array((size_t)cm.n_chan, sizeof(float));
     if (!scale)
         return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld scales", (long long)cm.n_chan);
@@ -487,13 +492,11 @@ rd_status sim_quant_weights_i8_asym(const rd_tensor *w, int axis, int64_t group,
     *out_zp = NULL;
     *out_n = 0;
     chan_map cm;
-    rd_status st = chan_map_make(w, axis, group, per_tensor, &cm, err);
+    rd_status st = chan_map_finite(w, axis, group, per_tensor, &cm, err);
     if (st != RD_OK)
         return st;
     const int64_t n = rd_tensor_numel(w);
     const float *wd = w->data;
-    if ((st = check_finite(wd, n, err)) != RD_OK)
-        return st;
     float *lo = sim_calloc_array((size_t)cm.n_chan * 2, sizeof(float));
     int32_t *zp = sim_calloc_array((size_t)cm.n_chan, sizeof(int32_t));
     float *scale = sim_calloc_array((size_t)cm.n_chan, sizeof(float));
@@ -596,14 +599,11 @@ rd_status sim_quant_weights_wide(const rd_tensor *w, int axis, int64_t group, bo
     if (bits < 2 || bits > 16)
         return rd_errorf(err, RD_E_INVAL, "weight quantization: %d bits is outside 2..16", bits);
     chan_map cm;
-    rd_status st = chan_map_make(w, axis, group, per_tensor, &cm, err);
+    rd_status st = chan_map_finite(w, axis, group, per_tensor, &cm, err);
     if (st != RD_OK)
         return st;
     const int64_t n = rd_tensor_numel(w);
     const float *wd = w->data;
-    st = check_finite(wd, n, err);
-    if (st != RD_OK)
-        return st;
     float *scale = sim_calloc_array((size_t)cm.n_chan, sizeof(float));
     if (!scale)
         return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld scales", (long long)cm.n_chan);
