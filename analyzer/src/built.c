@@ -517,7 +517,7 @@ static rd_status take_mean_std(an_built *b, const rd_model *m, rd_rknn_config *c
                 char mb[256], sb[256];
                 list_values(at->mean, at->n_mean, mb, sizeof mb);
                 list_values(at->std, at->n_std, sb, sizeof sb);
-                return rd_errorf(err, b->req.mean_std_from_flags ? RD_E_INVAL : RD_E_PARSE,
+                return rd_errorf(err, b->req.mean_std_from_flags ? RD_E_USAGE : RD_E_PARSE,
                                  "%s was built with mean %s and std %s for input '%s'; %s gives other values: the "
                                  "simulation would not be the built model. Drop them (the .rknn's are used) or give "
                                  "--mean %s --std %s", b->rknn_path, mb, sb, vi.name,

@@ -38,7 +38,7 @@ typedef struct an_built_request {
 /**
  * Loads the .rknn and/or the build log and checks them against m (inputs, outputs and every stored tensor:
  * names and shapes), the platform and each other (toolkit version, target). Fills cfg's mean/std from the
- * .rknn's attrs when none were given and its dtype when not given; refuses differing ones (RD_E_INVAL when
+ * .rknn's attrs when none were given and its dtype when not given; refuses differing ones (RD_E_USAGE when
  * they came from flags: exit 2; RD_E_PARSE from -c: exit 3). RD_E_PARSE / RD_E_UNSUPPORTED for files
  * that are not this model's or cannot be read (exit 3). *out is freed with an_built_destroy.
  */

@@ -3,6 +3,7 @@
  * top-1 and top-5 of a classifier at fp32 (the reference), fp16 and int8 (the simulators) side by side,
  * with the samples where the precisions disagree.
  */
+#include "json_out.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
 #include "progress.h"
@@ -393,11 +394,7 @@ static void print_json(FILE *out, const eval_args *a, const eval_result *r)
             cJSON_AddNumberToObject(o, col_name(a, p), (double)r->shown[i].top1[p]);
         cJSON_AddItemToArray(list, o);
     }
-    char *text = cJSON_Print(root);
-    if (text)
-        fprintf(out, "%s\n", text);
-    free(text);
-    cJSON_Delete(root);
+    an_json_print(out, root);
 }
 
 /* One evaluation: the model (dynamic_input set `set` when the config has them), printed (json_sep: printed
@@ -422,7 +419,7 @@ static int eval_once(an_cmd_ctx *ctx, eval_args *a, size_t set, const char *json
     const rd_qdtype dt = a->q.cfg.dtype;
     const bool integer = dt != RD_QDT_FLOAT16 && dt != RD_QDT_FLOAT32;
     if (st == RD_OK && !integer && dtype_given)
-        st = rd_errorf(&err, RD_E_INVAL,
+        st = rd_errorf(&err, RD_E_USAGE,
                        "eval compares fp32, fp16 and one integer dtype: --dtype must be w8a8, w16a16i, w8a16, w4a16 or "
                        "w16a16i_dfp (got %s)", rd_qdtype_name(dt));
     if (st == RD_OK && !integer) {
@@ -431,7 +428,7 @@ static int eval_once(an_cmd_ctx *ctx, eval_args *a, size_t set, const char *json
     }
     a->int_name = a->q.cfg.dtype == RD_QDT_W8A8 ? "int8" : rd_qdtype_name(a->q.cfg.dtype);
     if (st == RD_OK && !es.idx && !a->q.cfg.dataset)
-        st = rd_errorf(&err, RD_E_INVAL, "give --dataset FILE (or a -c config naming one) with --labels");
+        st = rd_errorf(&err, RD_E_USAGE, "give --dataset FILE (or a -c config naming one) with --labels");
     if (st == RD_OK)
         st = open_set(a, m, &es, &err);
     if (st == RD_OK) {
@@ -447,7 +444,7 @@ static int eval_once(an_cmd_ctx *ctx, eval_args *a, size_t set, const char *json
     if (st == RD_OK)
         st = evaluate(ctx, m, sims, &es, n, (size_t)a->show, &r, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     if (a->json && json_sep)

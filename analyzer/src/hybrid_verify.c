@@ -6,6 +6,8 @@
  * --rknn-build-log instead of dumps, the evidence is what the toolkit built (built.h: each tensor's dtype in
  * the .rknn, the DataType of the log's layer table). docs/hybrid.md.
  */
+#include "term_text.h"
+#include "json_out.h"
 #include "cli_internal.h"
 #include "dumps.h"
 #include "config_model.h"
@@ -187,19 +189,21 @@ static void print_text(an_cmd_ctx *ctx, const char *cfg_path, const char *source
     for (size_t i = 0; i < n; i++) {
         const req *r = &reqs[i];
         bad += r->v.ran != RAN_FP16;
-        fprintf(ctx->out, "%-40s %-8s %s%s%s%s%s\n", r->key, ran_name(r->v.ran), r->v.ran == RAN_FP16 ? "" : "NOT float16: ",
-                r->v.evidence, r->v.file ? " [" : "", r->v.file ? r->v.file : "", r->v.file ? "]" : "");
+        fprintf(ctx->out, "%-40s %-8s %s%s%s%s%s\n", RD_TEXT_SHOWN(r->key), ran_name(r->v.ran),
+                r->v.ran == RAN_FP16 ? "" : "NOT float16: ", RD_TEXT_SHOWN(r->v.evidence), r->v.file ? " [" : "",
+                r->v.file ? RD_TEXT_SHOWN(r->v.file) : "", r->v.file ? "]" : "");
         if (r->carried_by[0])
             fprintf(ctx->out, "%-40s %-8s fused: its data is %s with its group's last tensor '%s'\n", "", "",
-                    built ? "held" : "dumped", r->carried_by);
+                    built ? "held" : "dumped", RD_TEXT_SHOWN(r->carried_by));
     }
     if (n_extra) {
         fprintf(ctx->out, "\n%s in float16 although the cfg did not ask for it:\n", built ? "built" : "ran");
         for (size_t i = 0; i < n_extra; i++) {
             rd_value_info vi;
             rd_model_value(rd_sim_model(s), (size_t)extra[i], &vi);
-            fprintf(ctx->out, "%-40s %-8s %s%s%s%s\n", vi.name, "float16", extra_v[i].evidence,
-                    extra_v[i].file ? " [" : "", extra_v[i].file ? extra_v[i].file : "", extra_v[i].file ? "]" : "");
+            fprintf(ctx->out, "%-40s %-8s %s%s%s%s\n", RD_TEXT_SHOWN(vi.name), "float16",
+                    RD_TEXT_SHOWN(extra_v[i].evidence), extra_v[i].file ? " [" : "",
+                    extra_v[i].file ? RD_TEXT_SHOWN(extra_v[i].file) : "", extra_v[i].file ? "]" : "");
         }
     }
     fprintf(ctx->out, "\n");
@@ -214,7 +218,7 @@ static void print_text(an_cmd_ctx *ctx, const char *cfg_path, const char *source
     fprintf(ctx->out, "result: %zu of %zu requested tensors not shown to %s float16:", bad, n, built ? "be built in" : "run in");
     for (size_t i = 0; i < n; i++)
         if (reqs[i].v.ran != RAN_FP16)
-            fprintf(ctx->out, " %s (%s)", reqs[i].key, ran_name(reqs[i].v.ran));
+            fprintf(ctx->out, " %s (%s)", RD_TEXT_SHOWN(reqs[i].key), ran_name(reqs[i].v.ran));
     if (built)
         fprintf(ctx->out, "\n(the build did not take the cfg? rebuild with hybrid_quantization_step2 from this cfg, "
                           "under the toolkit's tensor names: `quantize --rknn-cfg` / `hybrid search --rknn-cfg`)\n");
@@ -256,11 +260,7 @@ static void print_json(an_cmd_ctx *ctx, const char *cfg_path, const char *dir, c
     cJSON_AddItemToObject(root, "requested", arr);
     cJSON_AddNumberToObject(root, "not_float16", (double)bad);
     cJSON_AddItemToObject(root, "float16_not_requested", ex);
-    char *text = cJSON_Print(root);
-    if (text)
-        fprintf(ctx->out, "%s\n", text);
-    free(text);
-    cJSON_Delete(root);
+    an_json_print(ctx->out, root);
 }
 
 int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,

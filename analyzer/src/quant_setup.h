@@ -91,7 +91,7 @@ bool an_quant_wants_built(const an_quant_opts *q);
 /**
  * Loads -c, applies the flags over it and checks everything against the model (if given) and the
  * platform. With the model, loads --rknn / --rknn-build-log and checks them against it (built.h), taking
- * mean/std and the dtype from the .rknn. RD_E_INVAL for bad flag values (exit 2), file errors as they come
+ * mean/std and the dtype from the .rknn. RD_E_USAGE for bad flag values (exit 2), file errors as they come
  * (exit 3).
  */
 rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err);
@@ -124,7 +124,7 @@ rd_status an_quant_built_graph(const an_quant_opts *q, const rd_model *m, rd_sim
 /**
  * The samples analysed (accuracy, hybrid): one file per model input given (a sample of n_inputs files), or the
  * first max_samples lines of the dataset; prepared as RKNN reads them into *out (n_samples * input count
- * tensors, sample-major; the caller finalises them and frees the array). RD_E_INVAL when neither is given.
+ * tensors, sample-major; the caller finalises them and frees the array). RD_E_USAGE when neither is given.
  */
 rd_status an_quant_load_samples(const an_quant_opts *q, const rd_model *m, const char *const *inputs, size_t n_inputs,
                                 size_t max_samples, FILE *errs, rd_tensor **out, size_t *n_samples, rd_error *err);
