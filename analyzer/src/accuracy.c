@@ -42,6 +42,7 @@ typedef struct analysis {
     int *int8_row_of_value;     /* graph input value -> its exDataConvert row (-1 none) */
     int *f16_row_of_value;      /* value -> its exDataConvert row to float16 for float16 readers (-1 none) */
     int *i8_row_of_value;       /* value -> its exDataConvert row to int8 for int8 readers (-1 none) */
+    unsigned char *read_at;     /* value -> READ_BY_FP16 | READ_BY_INT8: the precisions its readers compute in */
     row_acc *rows;
     size_t n_rows, cap_rows;
     rd_name_map names;          /* map_name_to_file.txt */
@@ -160,22 +161,30 @@ static const char *precision_name(const rd_sim_tensor *t)
 /* RKNN's exDataConvert rows after a tensor, one per precision its readers compute in that differs from the
    one it is held in: int8 read by a float16 layer (X__float16), float16 read by an int8 layer (X__int8), as
    accuracy_analysis prints them around float16 islands. */
-static rd_status add_convert_rows(analysis *a, const rd_sim_event *ev, const rd_sim_tensor *t, rd_error *err)
+enum { READ_BY_FP16 = 1, READ_BY_INT8 = 2 };
+
+/* a->read_at for the precisions of this run (one pass over the nodes: a row must not scan the graph). */
+static void note_readers(analysis *a)
 {
     const rd_model *m = rd_sim_model(a->s);
-    bool to_f16 = false, to_i8 = false;
     for (size_t i = 0; i < rd_model_node_count(m); i++) {
         rd_node_info ni;
         rd_model_node(m, i, &ni);
-        bool reads = false;
-        for (int k = 0; k < ni.n_inputs && !reads; k++)
-            reads = ni.inputs[k] == ev->value;
-        if (!reads)
+        if (ni.folded)
             continue;
         rd_prec p = rd_sim_node_precision(a->s, (int)i);
-        to_f16 = to_f16 || (p == RD_PREC_FP16 && t->precision == RD_PREC_INT8);
-        to_i8 = to_i8 || (p == RD_PREC_INT8 && t->precision == RD_PREC_FP16 && !t->via_float16 && t->quantized);
+        unsigned char bit = p == RD_PREC_FP16 ? READ_BY_FP16 : p == RD_PREC_INT8 ? READ_BY_INT8 : 0;
+        for (int k = 0; k < ni.n_inputs; k++)
+            if (ni.inputs[k] >= 0 && (size_t)ni.inputs[k] < a->n_values)
+                a->read_at[ni.inputs[k]] |= bit;
     }
+}
+
+static rd_status add_convert_rows(analysis *a, const rd_sim_event *ev, const rd_sim_tensor *t, rd_error *err)
+{
+    const unsigned char readers = a->read_at[ev->value];
+    const bool to_f16 = (readers & READ_BY_FP16) && t->precision == RD_PREC_INT8;
+    const bool to_i8 = (readers & READ_BY_INT8) && t->precision == RD_PREC_FP16 && !t->via_float16 && t->quantized;
     rd_status st = RD_OK;
     char name[1100];
     int row;
@@ -557,12 +566,16 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
     a.int8_row_of_value = malloc((a.n_values + 1) * sizeof(int));
     a.f16_row_of_value = malloc((a.n_values + 1) * sizeof(int));
     a.i8_row_of_value = malloc((a.n_values + 1) * sizeof(int));
+    a.read_at = calloc(a.n_values + 1, 1);
     a.agree_of_value = malloc((a.n_values + 1) * sizeof(double));
     rd_status st = RD_OK;
     if (rt_out)
         *rt_out = NULL;
-    if (!a.row_of_value || !a.int8_row_of_value || !a.f16_row_of_value || !a.i8_row_of_value || !a.agree_of_value)
+    if (!a.row_of_value || !a.int8_row_of_value || !a.f16_row_of_value || !a.i8_row_of_value || !a.read_at ||
+        !a.agree_of_value)
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (st == RD_OK)
+        note_readers(&a);
     for (size_t v = 0; st == RD_OK && v < a.n_values; v++) {
         a.row_of_value[v] = a.int8_row_of_value[v] = a.f16_row_of_value[v] = a.i8_row_of_value[v] = -1;
         a.agree_of_value[v] = NAN;
@@ -629,6 +642,7 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
     free(a.int8_row_of_value);
     free(a.f16_row_of_value);
     free(a.i8_row_of_value);
+    free(a.read_at);
     rd_name_map_fini(&a.names);
     rd_stem_set_destroy(a.stems);
     return st;
