@@ -5,6 +5,7 @@
 #include "json_out.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "config_model.h"
 #include "edit_model.h"
 #include "inspect_rknn.h"
 #include "prune.h"
@@ -115,10 +116,12 @@ static int64_t total_macs(const rd_model *m, bool *unknown)
     return total;
 }
 
-static void print_text(FILE *out, const char *path, const rd_model *m, op_count *ops, int n_ops)
+static void print_text(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m, op_count *ops,
+                       int n_ops)
 {
-    fprintf(out, "model      %s\nIR         %d\nopset      %d\nproducer   %s\n", RD_TEXT_SHOWN(path),
-            rd_model_ir_version(m), rd_model_opset(m, ""), RD_TEXT_SHOWN(rd_model_producer(m)));
+    fprintf(out, "model      %s\nformat     %s: %s\nIR         %d\nopset      %d\nproducer   %s\n", RD_TEXT_SHOWN(path),
+            rd_model_format_name(info->format), RD_TEXT_SHOWN(info->detail), rd_model_ir_version(m),
+            rd_model_opset(m, ""), RD_TEXT_SHOWN(rd_model_producer(m)));
     fprintf(out, "\ninputs:\n");
     for (size_t i = 0; i < rd_model_input_count(m); i++) {
         rd_value_info vi;
@@ -164,10 +167,14 @@ static void print_text(FILE *out, const char *path, const rd_model *m, op_count 
     }
 }
 
-static void print_json(FILE *out, const char *path, const rd_model *m, op_count *ops, int n_ops)
+static void print_json(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m, op_count *ops,
+                       int n_ops)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "model", path);
+    cJSON_AddStringToObject(root, "format", rd_model_format_name(info->format));
+    cJSON_AddStringToObject(root, "format_detail", info->detail);
+    cJSON_AddBoolToObject(root, "quantized", info->quantized);
     cJSON_AddNumberToObject(root, "ir_version", rd_model_ir_version(m));
     cJSON_AddNumberToObject(root, "opset", rd_model_opset(m, ""));
     cJSON_AddStringToObject(root, "producer", rd_model_producer(m));
@@ -234,9 +241,12 @@ int an_cmd_inspect(an_cmd_ctx *ctx)
             model_path = v;
             break;
         case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag inspect MODEL.onnx [--json]",
-                          "Shows the model's inputs and outputs, opsets, op histogram, unsupported ops (all of\n"
-                          "them, with node names), parameter count and multiply-accumulates.",
+            an_print_help(ctx->out, "rknn-diag inspect MODEL [--json]",
+                          "Shows the model's format, inputs and outputs, opsets, op histogram, unsupported ops\n"
+                          "(all of them, with node names), parameter count and multiply-accumulates. MODEL is\n"
+                          "any format rknn-diag reads, recognised by content (docs/frontends.md): MODEL.onnx, .tflite,\n"
+                          "a TensorFlow frozen .pb, a Darknet .cfg or Caffe .prototxt with its weights beside it, a\n"
+                          "TorchScript .pt (with --input-shape for every argument of forward).",
                           inspect_opts, N_INSPECT_OPTS);
             fputc('\n', ctx->out);
             an_inspect_rknn_help(ctx->out);
@@ -254,15 +264,16 @@ int an_cmd_inspect(an_cmd_ctx *ctx)
         return an_usage(ctx, "missing MODEL.onnx");
     rd_load_options lopt = {.input_shapes = shapes, .n_input_shapes = n_shapes, .allow_unsupported_ops = true};
     rd_model *m = NULL;
-    if (rd_model_load(model_path, &lopt, &m, &err) != RD_OK)
+    rd_frontend_info info;
+    if (an_model_open(model_path, NULL, false, &lopt, &m, &info, &err) != RD_OK)
         return an_fail(ctx, &err);
     op_count ops[512];
     int n_ops = collect_ops(m, ops, 512);
     qsort(ops, (size_t)n_ops, sizeof ops[0], cmp_count);
     if (json)
-        print_json(ctx->out, model_path, m, ops, n_ops);
+        print_json(ctx->out, model_path, &info, m, ops, n_ops);
     else
-        print_text(ctx->out, model_path, m, ops, n_ops);
+        print_text(ctx->out, model_path, &info, m, ops, n_ops);
     rd_model_destroy(m);
     return AN_EXIT_OK;
 }

@@ -2,6 +2,8 @@
 #ifndef RD_AN_JSON_OUT_H
 #define RD_AN_JSON_OUT_H
 
+#include "rknn_diag/simulator.h"
+
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,5 +16,11 @@ char *an_json_text(const cJSON *root);
 /** Prints an_json_text(root) and a newline to f and deletes root (NULL: nothing printed). False when the text
     could not be made (out of memory). */
 bool an_json_print(FILE *f, cJSON *root);
+
+/** Writes an_json_text(doc) and a newline to path through the atomic writer; doc stays the caller's. */
+rd_status an_json_save(const char *path, const cJSON *doc, rd_error *err);
+
+/** an_json_save to dir/name, then deletes root (in every case). */
+rd_status an_json_save_in(cJSON *root, const char *dir, const char *name, rd_error *err);
 
 #endif

@@ -77,6 +77,8 @@ typedef struct an_quant_opts {
     an_built *built;             /* loaded by an_quant_finish with the model; applied by an_quant_build_sim */
     char built_platform[32];     /* the platform the built model names, when it set `platform` (it outlives
                                     `built`: an_quant_finish may run again) */
+    bool graph_nhwc;             /* the model's 4-D inputs are NHWC (a TFLite model: an_model_load_configured sets
+                                    it): images and .npy files are prepared as for NCHW, then transposed */
 } an_quant_opts;
 
 void an_quant_opts_init(an_quant_opts *q);

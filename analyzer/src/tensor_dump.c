@@ -69,15 +69,7 @@ rd_status an_dump_close(an_dump *d, rd_error *err)
             cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)e->dims[k]));
         cJSON_AddItemToObject(o, "shape", shape);
     }
-    char *text = an_json_text(list);
-    cJSON_Delete(list);
-    if (!text)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    char path[4200];
-    snprintf(path, sizeof path, "%s/index.json", d->dir);
-    rd_status st = rd_file_write_atomic(path, text, strlen(text), NULL, err);
-    free(text);
-    return st;
+    return an_json_save_in(list, d->dir, "index.json", err);
 }
 
 void an_dump_fini(an_dump *d)

@@ -54,6 +54,8 @@ void rd_result_fini(rd_result *r)
         free(r->fidelity[i].detail);
     }
     free(r->fidelity);
+    free(r->sweep.objective);
+    free(r->sweep.points);
     rd_result_init(r);
 }
 
