@@ -120,7 +120,7 @@ static const char *const ABOUT =
     "            tensor's dtype in the .rknn, the log's layer table), and the reverse: tensors the build\n"
     "            runs in float16 that the cfg does not ask for.\n"
     "The analysed samples are --inputs, or --samples N lines of --dataset (also the calibration set).\n"
-    "suggest and search take --rknn / --rknn-build-log to start from what the toolkit built (its fused\n"
+    "suggest, search and sweep take --rknn / --rknn-build-log to start from what the toolkit built (its fused\n"
     "ops, scales and float16 islands: docs/rknn-model.md); diagnose takes --rknn-build-log only (it\n"
     "re-calibrates with other settings, and a .rknn's scales are fixed).";
 
