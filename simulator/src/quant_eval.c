@@ -67,17 +67,6 @@ static int32_t acc_at(const float *y, int64_t i)
     return a;
 }
 
-/* Rows of len accumulators in y, channel c0 + r: out = acc * in_scale * w_scale[c]. */
-static void dequant_rows(float *y, int64_t rows, int64_t len, int64_t c0, const sim_q8_layer *q)
-{
-    for (int64_t r = 0; r < rows; r++) {
-        const double ws = w_scale_of(q, c0 + r);
-        float *yr = y + r * len;
-        for (int64_t i = 0; i < len; i++)
-            yr[i] = (float)((double)acc_at(yr, i) * q->in_scale * ws);
-    }
-}
-
 static void *get_scratch(sim_op_ctx *ctx, size_t bytes, rd_error *err)
 {
     return sim_scratch_get(ctx, bytes ? bytes : 64, err);
@@ -94,36 +83,99 @@ static const int32_t *quant_bias(const rd_tensor *b, const sim_q8_layer *q, int6
     return bq;
 }
 
-typedef void (*qconv_slice_fn)(const conv_geom *g, const conv_plan *plan, const int8_t *xg, int32_t x_zp,
-                               const int8_t *wg, const int32_t *bias_g, int32_t *yg, void *scratch);
+/* ---- Conv and ConvTranspose ------------------------------------------------------------------------ */
 
-/* Shared driver of Conv and ConvTranspose: per (batch, group) slice, codes -> accumulators -> floats. */
+#define CODE_CHUNK 65536 /* input values quantized per task */
+
+typedef struct codes_job {
+    const float *x;
+    int64_t n;
+    float scale;
+    int32_t zp;
+    int8_t *q;   /* int8 codes, or */
+    float *c;    /* centred codes as floats */
+} codes_job;
+
+static void codes_task(void *arg, int64_t task, int worker)
+{
+    (void)worker;
+    const codes_job *j = arg;
+    const int64_t i0 = task * CODE_CHUNK, len = j->n - i0 < CODE_CHUNK ? j->n - i0 : CODE_CHUNK;
+    if (j->q)
+        sim_quantize_i8(j->x + i0, len, j->scale, j->zp, j->q + i0);
+    else
+        sim_quantize_centered_f32(j->x + i0, len, j->scale, j->zp, -128, 127, j->c + i0);
+}
+
+/* Codes of n values (int8 into q, or centred floats into c) in chunks over the pool. */
+static void codes_of(sim_op_ctx *ctx, codes_job *j)
+{
+    if (j->x && j->n > 0)
+        sim_parallel(ctx->pool, sim_blocks(j->n, CODE_CHUNK), codes_task, j);
+}
+
+static void quantize_codes(sim_op_ctx *ctx, const float *x, int64_t n, float scale, int32_t zp, int8_t *q)
+{
+    codes_job j = {.x = x, .n = n, .scale = scale, .zp = zp, .q = q};
+    codes_of(ctx, &j);
+}
+
+/* The layer's output regions from accumulators to floats: out = (float)(acc * in_scale * w_scale[c]). */
+typedef struct dequant_job {
+    const sim_q8_layer *q;
+    float *y;
+    int64_t channels, plane;
+} dequant_job;
+
+static void dequant_tile(void *user, const sim_tile *t, int worker)
+{
+    (void)worker;
+    const dequant_job *j = user;
+    for (int64_t c = t->c0; c < t->c1; c++) {
+        const double ws = w_scale_of(j->q, c);
+        float *yr = j->y + (t->n * j->channels + c) * j->plane;
+        for (int64_t i = t->p0; i < t->p1; i++)
+            yr[i] = (float)((double)acc_at(yr, i) * j->q->in_scale * ws);
+    }
+}
+
+/* Shared driver of Conv and ConvTranspose: input codes, then the kernel's regions dequantized as they finish. */
 static rd_status conv_run(sim_op_ctx *ctx, const sim_q8_layer *q, const conv_geom *g, const conv_plan *plan,
-                          int64_t w_group_elems, qconv_slice_fn slice, rd_error *err)
+                          bool transpose, rd_error *err)
 {
     rd_status st = check_layer(ctx, q, g->out_c, true, err);
     if (st != RD_OK)
         return st;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, g->nsp), out_plane = conv_prod(g->out, g->nsp);
-    const size_t bias_bytes = align64((size_t)g->out_c * sizeof(int32_t)), x_bytes = align64((size_t)(cg * in_plane));
-    char *s = get_scratch(ctx, bias_bytes + x_bytes + plan->scratch, err);
+    const bool direct = plan->kind == CONV_KIND_DEPTHWISE;
+    const int64_t nx = rd_tensor_numel(ctx->in[0]), nw = g->out_c * (g->in_c / g->group) * conv_prod(g->k, g->nsp);
+    const size_t bias_bytes = align64((size_t)g->out_c * sizeof(int32_t));
+    const size_t x_bytes = align64((size_t)nx * (direct ? sizeof(float) : 1));
+    const size_t w_bytes = direct ? align64((size_t)nw * sizeof(float)) : 0;
+    size_t work;
+    if (!sim_mul_ok(plan->scratch, (size_t)sim_pool_width(ctx->pool), &work))
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+    char *s = get_scratch(ctx, bias_bytes + x_bytes + w_bytes + work, err);
     if (!s)
         return err ? err->code : RD_E_NOMEM;
-    const int32_t *bq = quant_bias(ctx->n_in > 2 ? ctx->in[2] : NULL, q, g->out_c, (int32_t *)(void *)s);
-    int8_t *xq = (int8_t *)(s + bias_bytes);
-    const float *x = ctx->in[0]->data;
-    float *y = ctx->out[0].data;
-    for (int64_t n = 0; n < g->batch; n++) {
-        for (int64_t grp = 0; grp < g->group; grp++) {
-            if (x && cg * in_plane > 0)
-                sim_quantize_i8(x + (n * g->in_c + grp * cg) * in_plane, cg * in_plane, q->in_scale, q->in_zp, xq);
-            float *yg = y + (n * g->out_c + grp * mg) * out_plane;
-            slice(g, plan, xq, q->in_zp, q->w_q + grp * w_group_elems, bq ? bq + grp * mg : NULL,
-                  (int32_t *)(void *)yg, s + bias_bytes + x_bytes);
-            dequant_rows(yg, mg, out_plane, grp * mg, q);
-        }
+    qconv_args a = {.x_zp = q->in_zp, .wq = q->w_q, .y = (int32_t *)ctx->out[0].data};
+    a.bias = quant_bias(ctx->n_in > 2 ? ctx->in[2] : NULL, q, g->out_c, (int32_t *)(void *)s);
+    codes_job cj = {.x = ctx->in[0]->data, .n = nx, .scale = q->in_scale, .zp = q->in_zp};
+    if (direct) {
+        float *wc = (float *)(void *)(s + bias_bytes + x_bytes);
+        for (int64_t i = 0; i < nw; i++)
+            wc[i] = q->w_q[i];
+        a.wc = wc;
+        a.xc = cj.c = (float *)(void *)(s + bias_bytes);
+    } else {
+        a.xq = cj.q = (int8_t *)(s + bias_bytes);
     }
+    codes_of(ctx, &cj);
+    dequant_job dj = {.q = q, .y = ctx->out[0].data, .channels = g->out_c, .plane = conv_prod(g->out, g->nsp)};
+    void *scratch = s + bias_bytes + x_bytes + w_bytes;
+    if (transpose)
+        qconv_transpose_s8(g, plan, &a, scratch, ctx->pool, dequant_tile, &dj);
+    else
+        qconv_s8(g, plan, &a, scratch, ctx->pool, dequant_tile, &dj);
     return RD_OK;
 }
 
@@ -135,8 +187,7 @@ rd_status sim_q8_conv_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
         return st;
     conv_plan plan;
     qconv_plan_s8(&g, &plan);
-    const int64_t w_group = (g.out_c / g.group) * (g.in_c / g.group) * conv_prod(g.k, g.nsp);
-    return conv_run(ctx, q, &g, &plan, w_group, qconv_s8_slice, err);
+    return conv_run(ctx, q, &g, &plan, false, err);
 }
 
 rd_status sim_q8_conv_transpose_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err)
@@ -147,8 +198,7 @@ rd_status sim_q8_conv_transpose_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_
         return st;
     conv_plan plan;
     qconv_transpose_plan_s8(&g, &plan);
-    const int64_t w_group = (g.out_c / g.group) * (g.in_c / g.group) * conv_prod(g.k, g.nsp);
-    return conv_run(ctx, q, &g, &plan, w_group, qconv_transpose_s8_slice, err);
+    return conv_run(ctx, q, &g, &plan, true, err);
 }
 
 /* ------------------------------------------------------------------------------------------------- */
@@ -171,13 +221,15 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
     const bool row_vector = c && (c->rank < 2 || c->dims[0] == 1); /* the same C for every row */
     const bool fold = cd && q->c_const && row_vector && p->alpha != 0.0f;
     const size_t a_bytes = align64((size_t)(m * k)), b_bytes = align64((size_t)n * sizeof(int32_t));
-    char *s = get_scratch(ctx, a_bytes + b_bytes + qgemm_workspace_bytes(m, n, k), err);
+    size_t work;
+    if (!sim_mul_ok(qgemm_parallel_scratch(m, n, k), (size_t)sim_pool_width(ctx->pool), &work))
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+    char *s = get_scratch(ctx, a_bytes + b_bytes + work, err);
     if (!s)
         return err ? err->code : RD_E_NOMEM;
     int8_t *aq = (int8_t *)s;
     int32_t *bq = (int32_t *)(void *)(s + a_bytes);
-    if (m * k > 0)
-        sim_quantize_i8(ctx->in[0]->data, m * k, q->in_scale, q->in_zp, aq);
+    quantize_codes(ctx, ctx->in[0]->data, m * k, q->in_scale, q->in_zp, aq);
     if (fold) /* alpha * (acc + bq) * s_n == alpha * acc * s_n + beta * C[n] up to the rounding of bq */
         for (int64_t j = 0; j < n; j++)
             bq[j] = sim_quant_bias_i32((double)p->beta * cd[j * cs_col] / p->alpha,
@@ -187,8 +239,8 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
     const qgemm_mat b = p->trans_b ? (qgemm_mat){.data = q->w_q, .rs = 1, .cs = k, .zp = 0}
                                    : (qgemm_mat){.data = q->w_q, .rs = n, .cs = 1, .zp = 0};
     float *y = ctx->out[0].data;
-    sim_qgemm_s8s8s32(m, n, k, &a, &b, fold ? bq : NULL, QGEMM_BIAS_PER_N, (int32_t *)(void *)y, n,
-                      s + a_bytes + b_bytes);
+    sim_qgemm_s8s8s32_parallel(m, n, k, &a, &b, fold ? bq : NULL, QGEMM_BIAS_PER_N, (int32_t *)(void *)y, n,
+                               s + a_bytes + b_bytes, ctx->pool);
     for (int64_t i = 0; i < m; i++) {
         for (int64_t j = 0; j < n; j++) {
             double v = (double)p->alpha * ((double)acc_at(y, i * n + j) * q->in_scale * w_scale_of(q, j));
@@ -217,16 +269,17 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
     const bool one_call = s.b_shared && a_full; /* one B for all of A: fold A's batch into M */
     const int64_t rows = one_call ? s.n_batch * s.m : s.m;
     const size_t a_bytes = align64((size_t)na), b_bytes = act_b ? align64((size_t)nb) : 0;
-    char *sc = get_scratch(ctx, a_bytes + b_bytes + qgemm_workspace_bytes(rows, s.n, s.k), err);
+    size_t work;
+    if (!sim_mul_ok(qgemm_parallel_scratch(rows, s.n, s.k), (size_t)sim_pool_width(ctx->pool), &work))
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+    char *sc = get_scratch(ctx, a_bytes + b_bytes + work, err);
     if (!sc)
         return err ? err->code : RD_E_NOMEM;
     int8_t *aq = (int8_t *)sc;
     const int8_t *bq = q->w_q;
-    if (na > 0)
-        sim_quantize_i8(ctx->in[0]->data, na, q->in_scale, q->in_zp, aq);
+    quantize_codes(ctx, ctx->in[0]->data, na, q->in_scale, q->in_zp, aq);
     if (act_b) {
-        if (nb > 0)
-            sim_quantize_i8(ctx->in[1]->data, nb, q->b_scale, q->b_zp, (int8_t *)(sc + a_bytes));
+        quantize_codes(ctx, ctx->in[1]->data, nb, q->b_scale, q->b_zp, (int8_t *)(sc + a_bytes));
         bq = (const int8_t *)(sc + a_bytes);
     }
     void *ws = sc + a_bytes + b_bytes;
@@ -236,7 +289,7 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
     if (one_call) {
         const qgemm_mat a = {.data = aq, .rs = s.k, .cs = 1, .zp = q->in_zp};
         const qgemm_mat b = {.data = bq, .rs = s.n, .cs = 1, .zp = b_zp};
-        sim_qgemm_s8s8s32(rows, s.n, s.k, &a, &b, NULL, QGEMM_BIAS_NONE, acc, s.n, ws);
+        sim_qgemm_s8s8s32_parallel(rows, s.n, s.k, &a, &b, NULL, QGEMM_BIAS_NONE, acc, s.n, ws, ctx->pool);
     } else {
         int64_t idx[RD_MAX_RANK] = {0};
         for (int64_t bi = 0; bi < s.n_batch; bi++) {
@@ -247,7 +300,8 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
             }
             const qgemm_mat a = {.data = aq + oa * s.m * s.k, .rs = s.k, .cs = 1, .zp = q->in_zp};
             const qgemm_mat b = {.data = bq + ob * s.k * s.n, .rs = s.n, .cs = 1, .zp = b_zp};
-            sim_qgemm_s8s8s32(s.m, s.n, s.k, &a, &b, NULL, QGEMM_BIAS_NONE, acc + bi * s.m * s.n, s.n, ws);
+            sim_qgemm_s8s8s32_parallel(s.m, s.n, s.k, &a, &b, NULL, QGEMM_BIAS_NONE, acc + bi * s.m * s.n, s.n, ws,
+                                       ctx->pool);
             for (int i = s.nb - 1; i >= 0; i--) {
                 if (++idx[i] < s.batch[i])
                     break;
