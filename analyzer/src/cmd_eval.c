@@ -294,13 +294,15 @@ typedef struct eval_result {
     size_t n_shown;
 } eval_result;
 
-static rd_status run_one(rd_model *m, rd_sim *s, const rd_tensor *in, size_t n_in, rd_tensor *out, rd_error *err)
+static rd_status run_one(rd_model *m, rd_sim *s, rd_pool *pool, const rd_tensor *in, size_t n_in, rd_tensor *out,
+                         rd_error *err)
 {
-    return s ? rd_sim_run(s, in, n_in, NULL, out, 1, err) : rd_model_run(m, in, n_in, NULL, out, 1, err);
+    rd_run_options ro = {.pool = pool};
+    return s ? rd_sim_run(s, in, n_in, &ro, out, 1, err) : rd_model_run(m, in, n_in, &ro, out, 1, err);
 }
 
-static rd_status evaluate(an_cmd_ctx *ctx, rd_model *m, rd_sim *sims[N_PREC], const eval_set *es, size_t n,
-                          size_t show, eval_result *r, rd_error *err)
+static rd_status evaluate(an_cmd_ctx *ctx, rd_model *m, rd_sim *sims[N_PREC], rd_pool *pool, const eval_set *es,
+                          size_t n, size_t show, eval_result *r, rd_error *err)
 {
     r->shown = calloc(show + 1, sizeof *r->shown);
     if (!r->shown)
@@ -316,7 +318,7 @@ static rd_status evaluate(an_cmd_ctx *ctx, rd_model *m, rd_sim *sims[N_PREC], co
         int64_t top1[N_PREC];
         for (int p = 0; p < N_PREC && st == RD_OK; p++) {
             rd_tensor out;
-            st = run_one(m, sims[p], in, n_in, &out, err);
+            st = run_one(m, sims[p], pool, in, n_in, &out, err);
             bool top5 = false;
             if (st == RD_OK) {
                 st = classify(&out, es->labels[k], &top1[p], &top5, err);
@@ -437,6 +439,8 @@ static int eval_once(an_cmd_ctx *ctx, eval_args *a, size_t set, const char *json
     if (st == RD_OK) {
         rd_sim_options so = {.precision = RD_PREC_FP16, .optimization_level = a->q.cfg.optimization_level};
         st = rd_sim_create(m, &so, &sims[P_FP16], &err);
+        if (st == RD_OK)
+            rd_sim_set_pool(sims[P_FP16], a->q.pool);
     }
     if (st == RD_OK) {
         size_t n_calib = es.idx ? ((size_t)a->calib < es.n ? (size_t)a->calib : es.n) : 0;
@@ -445,7 +449,7 @@ static int eval_once(an_cmd_ctx *ctx, eval_args *a, size_t set, const char *json
     }
     size_t n = a->limit && (size_t)a->limit < es.n ? (size_t)a->limit : es.n;
     if (st == RD_OK)
-        st = evaluate(ctx, m, sims, &es, n, (size_t)a->show, &r, &err);
+        st = evaluate(ctx, m, sims, a->q.pool, &es, n, (size_t)a->show, &r, &err);
     if (st != RD_OK) {
         rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
         goto out;

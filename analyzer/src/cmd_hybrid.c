@@ -34,7 +34,6 @@ enum {
     OPT_LATENCY,
     OPT_OUTPUT,
     OPT_RKNN_CFG,
-    OPT_THREADS,
     OPT_RUNTIME_DUMPS,
     OPT_TARGET,
     OPT_REUSE_MB,
@@ -55,7 +54,6 @@ static const an_optspec hybrid_opts[] = {
      "search: cost in ms: a board RKNN_LOG_LEVEL=4 log or a CSV (repeat: int8 + fp16 logs)"},
     {OPT_OUTPUT, "output", 'o', "FILE", "search: the .quantization.cfg to write (its folder gets the accuracy report)"},
     {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE", "search: the toolkit's step-1 cfg: only its keys, under its names"},
-    {OPT_THREADS, "threads", 0, "N", "analysed samples measured at once (default 2)"},
     {OPT_REUSE_MB, "reuse-mb", 0, "MB", "suggest, search: memory for resuming runs where the float16 set changed, all samples "
                                         "(default 512; 0: full runs, same results)"},
     {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "verify: the board's dump folder (pulled)"},
@@ -72,7 +70,7 @@ typedef struct hyb_args {
     const char *model_path;
     const char *inputs[AN_MAX_INPUTS];
     size_t n_inputs;
-    long samples, measure, top, max_float, threads, reuse_mb;
+    long samples, measure, top, max_float, reuse_mb;
     bool json;
     double target_cos, target_sqnr; /* NaN: not given */
     const char *latency, *out_path, *rknn_cfg, *runtime_dumps, *target; /* latency: the first table, if any */
@@ -182,10 +180,6 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
             if (!an_parse_int("hybrid", "--max-float", v, 1, 100000, &a->max_float, ctx->errs))
                 return AN_EXIT_USAGE;
             break;
-        case OPT_THREADS:
-            if (!an_parse_int("hybrid", "--threads", v, 1, 256, &a->threads, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
         case OPT_REUSE_MB:
             if (!an_parse_int("hybrid", "--reuse-mb", v, 0, 1L << 20, &a->reuse_mb, ctx->errs))
                 return AN_EXIT_USAGE;
@@ -293,7 +287,7 @@ static rd_status setup(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err)
     if (st == RD_OK)
         st = an_quant_build_sim(&a->q, r->m, r->samples, ctx->errs, false, &r->s, err);
     if (st == RD_OK)
-        st = an_hyb_init(&r->hc, r->m, r->s, r->samples, r->n_samples, (int)a->threads, err);
+        st = an_hyb_init(&r->hc, r->m, r->s, r->samples, r->n_samples, rd_pool_threads(a->q.pool), err);
     r->hc_ready = st == RD_OK;
     r->hc.reuse_bytes = (size_t)a->reuse_mb << 20;
     return st;
@@ -694,7 +688,6 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     a->measure = 16;
     a->top = 20;
     a->max_float = 64;
-    a->threads = 2;
     a->reuse_mb = AN_HYB_REUSE_DEFAULT_MB;
     a->target_cos = a->target_sqnr = NAN;
     an_quant_opts_init(&a->q);
@@ -705,10 +698,14 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     rd_error err = {0};
     if (rc >= 0)
         goto out;
+    if (an_quant_pool(&a->q, NULL, &err) != RD_OK) { /* one pool for every run; samples measured at once */
+        rc = an_usage(ctx, "%s", err.msg);
+        goto out;
+    }
     if (a->sub == SUB_DIAGNOSE) {
         rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
         rc = an_hybrid_diagnose(ctx, a->model_path, &a->q, &lopt, a->inputs, a->n_inputs, (size_t)a->samples, a->json,
-                                (int)a->threads);
+                                rd_pool_threads(a->q.pool));
         goto out;
     }
     if (a->sub == SUB_VERIFY) {

@@ -548,6 +548,11 @@ void rd_sim_set_pool(rd_sim *s, rd_pool *pool)
     s->pool = pool;
 }
 
+rd_pool *rd_sim_pool(const rd_sim *s)
+{
+    return s->pool;
+}
+
 rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
                      rd_tensor *outputs, size_t n_outputs, rd_error *err)
 {

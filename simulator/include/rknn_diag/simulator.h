@@ -774,6 +774,8 @@ rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const 
  * depend on it.
  */
 void rd_sim_set_pool(rd_sim *s, rd_pool *pool);
+/** The pool set by rd_sim_set_pool (NULL: none), for the caller's float32 reference runs of the same command. */
+rd_pool *rd_sim_pool(const rd_sim *s);
 
 /*
  * Prefix reuse: a search that measures many configurations of one simulation on the same inputs need not
