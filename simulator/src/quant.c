@@ -228,6 +228,16 @@ void sim_quantize_centered(const float *x, int64_t n, float scale, int32_t zp, i
     }
 }
 
+/* The last len < 4 values of a row as lanes (the others 0). */
+static v4f load_tail(const float *x, int64_t len)
+{
+    float buf[4] = {0};
+    memcpy(buf, x, (size_t)len * sizeof(float));
+    v4f v;
+    memcpy(&v, buf, sizeof v);
+    return v;
+}
+
 void sim_quantize_centered_f32(const float *x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax,
                                float *out)
 {
@@ -241,11 +251,8 @@ void sim_quantize_centered_f32(const float *x, int64_t n, float scale, int32_t z
         memcpy(out + i, &v, sizeof v);
     }
     if (i < n) {
-        float buf[4] = {0};
-        memcpy(buf, x + i, (size_t)(n - i) * sizeof(float));
-        v4f v;
-        memcpy(&v, buf, sizeof v);
-        v = q8_core(&l, v, &sat);
+        float buf[4];
+        const v4f v = q8_core(&l, load_tail(x + i, n - i), &sat);
         memcpy(buf, &v, sizeof v);
         memcpy(out + i, buf, (size_t)(n - i) * sizeof(float));
     }
@@ -268,10 +275,7 @@ void sim_quantize_i8(const float *x, int64_t n, float scale, int32_t zp, int8_t 
         memcpy(q + i, &c, sizeof c);
     }
     if (i < n) {
-        float buf[4] = {0};
-        memcpy(buf, x + i, (size_t)(n - i) * sizeof(float));
-        v4f v;
-        memcpy(&v, buf, sizeof v);
+        const v4f v = load_tail(x + i, n - i);
         const v4c c = __builtin_convertvector(__builtin_convertvector(q8_core(&l, v, &sat) + zpv, v4i), v4c);
         int8_t cb[4];
         memcpy(cb, &c, sizeof cb);

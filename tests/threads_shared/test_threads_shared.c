@@ -4,9 +4,13 @@
  *
  * The one-thread run records, per observed tensor, its name, byte count and a 64-bit FNV-1a hash of its bytes;
  * the runs on pools of 2, 3 and 8 threads must report the same tensors in the same order with the same hashes.
+ * The float32 reference is also run unfused (through empty executor hooks, which turn the fusion of
+ * Conv + BatchNormalization + activation off): the fused run must give the same bits.
  */
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
+
+#include "../../simulator/src/internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -55,15 +59,19 @@ static rd_status keep(void *user, const rd_observed *ev, rd_error *err)
     return RD_OK;
 }
 
-/* Runs once on pool (NULL: one thread) and records every tensor; the simulator s when not NULL, else m. */
-static void run_recorded(rd_model *m, rd_sim *s, const rd_tensor *in, rd_pool *pool, record *r)
+/* Runs once on pool (NULL: one thread) and records every tensor; the simulator s when not NULL, else m (unfused:
+   the float32 reference through empty hooks, which computes node by node). */
+static void run_recorded(rd_model *m, rd_sim *s, const rd_tensor *in, rd_pool *pool, bool unfused, record *r)
 {
     rd_error err;
     rd_run_options ro = {.observer = keep, .user = r, .observe_inputs = true, .pool = pool};
     size_t n_out = rd_model_output_count(s ? rd_sim_model(s) : m);
     rd_tensor *outs = calloc(n_out, sizeof *outs);
     CU_ASSERT_PTR_NOT_NULL_FATAL(outs);
-    rd_status st = s ? rd_sim_run(s, in, 1, &ro, outs, n_out, &err) : rd_model_run(m, in, 1, &ro, outs, n_out, &err);
+    const sim_exec_hooks none = {0};
+    rd_status st = s         ? rd_sim_run(s, in, 1, &ro, outs, n_out, &err)
+                   : unfused ? sim_execute(m, &none, NULL, in, 1, &ro, outs, n_out, &err)
+                             : rd_model_run(m, in, 1, &ro, outs, n_out, &err);
     if (st != RD_OK)
         fprintf(stderr, "run failed: %s\n", err.msg);
     CU_ASSERT_EQUAL(st, RD_OK);
@@ -131,11 +139,21 @@ static void check_model(const char *model, const char *input)
     for (int kind = 0; kind < N_KINDS; kind++) {
         rd_sim *s = kind == REF_F32 ? NULL : make_sim(m, (run_kind)kind, &in);
         record one = {0};
-        run_recorded(m, s, &in, NULL, &one);
+        run_recorded(m, s, &in, NULL, false, &one);
         CU_ASSERT(one.n > 2);
+        if (kind == REF_F32) {
+            record plain = {0};
+            run_recorded(m, NULL, &in, NULL, true, &plain);
+            long d = first_difference(&one, &plain);
+            if (d >= 0)
+                fprintf(stderr, "%s: tensor %ld ('%s') differs between the fused and the unfused reference\n", model,
+                        d, (size_t)d < one.n ? one.v[d].name : "(missing)");
+            CU_ASSERT_EQUAL(d, -1);
+            free(plain.v);
+        }
         for (int c = 0; c < 3; c++) {
             record many = {0};
-            run_recorded(m, s, &in, pools[c], &many);
+            run_recorded(m, s, &in, pools[c], false, &many);
             long d = first_difference(&one, &many);
             if (d >= 0)
                 fprintf(stderr, "%s, %s: tensor %ld ('%s') differs between 1 and %d threads\n", model,

@@ -174,12 +174,10 @@ static void gemm_task(void *arg, int64_t task, int worker)
 static void direct_task(void *arg, int64_t task, int worker)
 {
     const conv_job *j = arg;
-    const int64_t blocks = sim_blocks(j->g->out_c, j->plan->ch_block);
-    const int64_t n = task / blocks, m0 = task % blocks * j->plan->ch_block;
-    const int64_t m1 = min64(m0 + j->plan->ch_block, j->g->out_c);
-    conv_direct_f32(j->g, j->x, j->w, j->b, j->y, n, m0, m1,
+    const conv_task_span t = conv_direct_span(j->g, j->plan, task);
+    conv_direct_f32(j->g, j->x, j->w, j->b, j->y, t.n, t.m0, t.m1,
                     (float *)(void *)(j->scratch + (size_t)worker * j->plan->scratch));
-    finish(j, n, m0, m1, 0, j->out_plane, worker);
+    finish(j, t.n, t.m0, t.m1, 0, j->out_plane, worker);
 }
 
 /* im2col: task = (batch, group, tile of output positions), all channels of the group. */
@@ -187,10 +185,8 @@ static void tiled_task(void *arg, int64_t task, int worker)
 {
     const conv_job *j = arg;
     const conv_geom *g = j->g;
-    const int64_t tiles = sim_blocks(j->out_plane, j->plan->tile);
-    const int64_t slice = task / tiles, n = slice / g->group, grp = slice % g->group;
-    const int64_t p0 = task % tiles * j->plan->tile, np = min64(j->plan->tile, j->out_plane - p0);
-    const int64_t rows = j->cg * j->ksz;
+    const conv_task_span t = conv_tiled_span(g, j->plan, j->out_plane, task);
+    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->cg * j->ksz;
     char *s = j->scratch + (size_t)worker * j->plan->scratch;
     float *col = (float *)(void *)s;
     float *work = (float *)(void *)(s + align64((size_t)rows * (size_t)j->plan->tile * sizeof(float)));

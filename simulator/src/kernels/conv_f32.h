@@ -44,6 +44,28 @@ typedef struct conv_plan {
     bool transpose;      /* a ConvTranspose plan (tasks are channel blocks over column tiles) */
 } conv_plan;
 
+/** Where a task of a conv plan writes: batch n, group grp, output channels [m0, m1), positions [p0, p0 + np). */
+typedef struct conv_task_span {
+    int64_t n, grp, m0, m1, p0, np;
+} conv_task_span;
+
+/** Task `task` of a tiled plan (tasks ordered batch, group, tile of plan->tile positions of out_plane). */
+static inline conv_task_span conv_tiled_span(const conv_geom *g, const conv_plan *plan, int64_t out_plane,
+                                             int64_t task)
+{
+    const int64_t tiles = sim_blocks(out_plane, plan->tile), slice = task / tiles, p0 = task % tiles * plan->tile;
+    const int64_t np = out_plane - p0 < plan->tile ? out_plane - p0 : plan->tile;
+    return (conv_task_span){.n = slice / g->group, .grp = slice % g->group, .p0 = p0, .np = np};
+}
+
+/** Task `task` of a direct plan (tasks ordered batch, block of plan->ch_block of the g->out_c channels). */
+static inline conv_task_span conv_direct_span(const conv_geom *g, const conv_plan *plan, int64_t task)
+{
+    const int64_t blocks = sim_blocks(g->out_c, plan->ch_block), m0 = task % blocks * plan->ch_block;
+    const int64_t m1 = m0 + plan->ch_block < g->out_c ? m0 + plan->ch_block : g->out_c;
+    return (conv_task_span){.n = task / blocks, .m0 = m0, .m1 = m1};
+}
+
 /** Positions per tile so that rows * tile * elem_size <= budget (at least min(total, 16)). */
 int64_t conv_tile_cols(int64_t rows, int64_t total, int64_t row_len, size_t elem_size, size_t budget);
 

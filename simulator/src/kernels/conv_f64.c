@@ -68,10 +68,8 @@ static void conv_task(void *arg, int64_t task, int worker)
 {
     const f64_job *j = arg;
     const conv_geom *g = j->g;
-    const int64_t tiles = sim_blocks(j->out_plane, j->plan->tile);
-    const int64_t slice = task / tiles, n = slice / g->group, grp = slice % g->group;
-    const int64_t p0 = task % tiles * j->plan->tile, np = min64(j->plan->tile, j->out_plane - p0);
-    const int64_t rows = j->cg * j->ksz;
+    const conv_task_span t = conv_tiled_span(g, j->plan, j->out_plane, task);
+    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->cg * j->ksz;
     const double *xg = j->x + (n * g->in_c + grp * j->cg) * j->in_plane;
     const double *wg = j->w + grp * j->mg * rows;
     double *yt = j->y + (n * g->out_c + grp * j->mg) * j->out_plane + p0;

@@ -128,9 +128,8 @@ static void direct_task(void *arg, int64_t task, int worker)
 {
     const qconv_job *j = arg;
     const conv_geom *g = j->g;
-    const int64_t blocks = sim_blocks(g->out_c, j->plan->ch_block);
-    const int64_t n = task / blocks, m0 = task % blocks * j->plan->ch_block;
-    const int64_t m1 = min64(m0 + j->plan->ch_block, g->out_c);
+    const conv_task_span t = conv_direct_span(g, j->plan, task);
+    const int64_t n = t.n, m0 = t.m0, m1 = t.m1;
     float *yf = (float *)(void *)j->a->y;
     conv_direct_f32(g, j->a->xc, j->a->wc, NULL, yf, n, m0, m1, worker_scratch(j, worker));
     for (int64_t m = m0; m < m1; m++) {
@@ -149,10 +148,8 @@ static void tiled_task(void *arg, int64_t task, int worker)
 {
     const qconv_job *j = arg;
     const conv_geom *g = j->g;
-    const int64_t tiles = sim_blocks(j->out_plane, j->plan->tile);
-    const int64_t slice = task / tiles, n = slice / g->group, grp = slice % g->group;
-    const int64_t p0 = task % tiles * j->plan->tile, np = min64(j->plan->tile, j->out_plane - p0);
-    const int64_t rows = j->cg * j->ksz;
+    const conv_task_span t = conv_tiled_span(g, j->plan, j->out_plane, task);
+    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->cg * j->ksz;
     char *s = worker_scratch(j, worker);
     int8_t *col = (int8_t *)s;
     void *ws = s + align64((size_t)rows * (size_t)j->plan->tile);
