@@ -47,3 +47,29 @@ while read -r model name file; do
         echo "$model ORT $mode (one thread): ${ms:-failed}"
     done
 done <<<"$models"
+
+# wall time and peak RSS (/usr/bin/time) of whole commands: super_resolution's float32 run, and the accuracy
+# analysis of ultraface_rfb320 (w8a8 calibrated on the analysed photo itself, no text files)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+timed() { # label command...: prints "label: wall s, peak RSS MB"
+    local label=$1
+    shift
+    if /usr/bin/time -f '%e %M' -o "$out/time" "$@" >/dev/null 2>&1; then
+        read -r wall kb <"$out/time"
+        echo "$label: $wall s, peak RSS $((kb / 1024)) MB"
+    else
+        echo "$label: failed"
+    fi
+}
+sr=$shared/models/super_resolution
+uf=$shared/models/ultraface_rfb320
+for t in 1 2; do
+    timed "super_resolution run fp32 threads=$t" "$new" run "$sr/model.onnx" -i "$sr/inputs/set0.npy" -q --threads "$t"
+done
+[ -z "$old" ] || timed "super_resolution run fp32 before" "$old" run "$sr/model.onnx" -i "$sr/inputs/set0.npy" -q
+acc=(accuracy "$uf/model.onnx" --inputs "$shared/images/astronaut.png" --mean 127,127,127 --std 128,128,128 --no-txt -q)
+for t in 1 2; do
+    timed "ultraface_rfb320 accuracy threads=$t" "$new" "${acc[@]}" -o "$out/acc$t" --threads "$t"
+done
+[ -z "$old" ] || timed "ultraface_rfb320 accuracy before" "$old" "${acc[@]}" -o "$out/acc0"
