@@ -101,7 +101,7 @@ static rd_status parse_faults(const char *text, board_faults *f, rd_error *err)
             memset(f->evil[f->n_evil], 'L', (size_t)v);
             f->evil[f->n_evil++][v] = '\0';
         } else
-            return rd_errorf(err, RD_E_INVAL,
+            return rd_errorf(err, RD_E_USAGE,
                              "unknown or malformed fault '%.*s'; known faults:\n%s", (int)len, p,
                              rd_board_fault_help());
 #undef IS

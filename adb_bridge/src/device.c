@@ -112,7 +112,7 @@ rd_status adb_open_with(const adb_usb_api *usb, const rd_adb_options *opt, rd_ad
     if (kind == RD_ADB_TCP || (kind == RD_ADB_AUTO && opt->connect && *opt->connect)) {
         if (!opt->connect || !*opt->connect) {
             free(dev);
-            return rd_errorf(err, RD_E_INVAL, "the TCP transport needs --connect HOST:PORT");
+            return rd_errorf(err, RD_E_USAGE, "the TCP transport needs --connect HOST:PORT");
         }
         dev->kind = RD_ADB_TCP;
         snprintf(dev->serial, sizeof dev->serial, "%s", opt->connect);

@@ -46,14 +46,14 @@ rd_status adb_split_host_port(const char *text, char *host_buf, size_t host_cap,
 {
     const char *colon = text ? strrchr(text, ':') : NULL;
     if (!colon || colon == text)
-        return rd_errorf(err, RD_E_INVAL, "'%s' is not HOST:PORT", text ? text : "");
+        return rd_errorf(err, RD_E_USAGE, "'%s' is not HOST:PORT", text ? text : "");
     size_t hl = (size_t)(colon - text);
-    if (hl >= host_cap) return rd_errorf(err, RD_E_INVAL, "host name in '%s' is too long", text);
+    if (hl >= host_cap) return rd_errorf(err, RD_E_USAGE, "host name in '%s' is too long", text);
     char *end = NULL;
     errno = 0;
     long p = strtol(colon + 1, &end, 10);
     if (errno || end == colon + 1 || *end || p < 1 || p > 65535)
-        return rd_errorf(err, RD_E_INVAL, "'%s': port must be 1..65535", text);
+        return rd_errorf(err, RD_E_USAGE, "'%s': port must be 1..65535", text);
     memcpy(host_buf, text, hl);
     host_buf[hl] = '\0';
     *port = (int)p;

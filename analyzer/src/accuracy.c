@@ -48,6 +48,8 @@ typedef struct analysis {
     bool dumping;
     bool with_board;            /* this sample runs with the board's tensors */
     double *agree_of_value;     /* value -> cosine of the board's tensor against the simulator's entire (NaN) */
+    size_t *removed_start;      /* the tensors removed into value v: removed[removed_start[v]..[v+1]) */
+    int *removed;
 } analysis;
 
 static rd_status add_row(analysis *a, const char *name, const char *op_type, const char *fused_into,
@@ -90,19 +92,56 @@ static rd_status add_row(analysis *a, const char *name, const char *op_type, con
     return RD_OK;
 }
 
+/*
+ * Which tensors the passes removed into which value, as lists per value built once (the rows are made
+ * as tensors show up; scanning every value for each would make the analysis quadratic in the layers).
+ * A removed tensor has no producer left, is no constant, and is absent from the optimised graph.
+ */
+static rd_status index_removed(analysis *a, rd_error *err)
+{
+    const rd_model *m = rd_sim_model(a->s);
+    a->removed_start = calloc(a->n_values + 2, sizeof *a->removed_start);
+    int *target = malloc((a->n_values + 1) * sizeof *target);
+    if (!a->removed_start || !target) {
+        free(target);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < a->n_values; i++) {
+        rd_value_info vi;
+        rd_model_value(m, i, &vi);
+        rd_sim_tensor t;
+        target[i] = -1;
+        if (vi.producer >= 0 || vi.is_constant || rd_sim_tensor_get(a->s, vi.name, &t, NULL) != RD_OK ||
+            t.fused_into < 0 || (size_t)t.fused_into >= a->n_values || t.value >= 0)
+            continue;
+        target[i] = t.fused_into;
+        a->removed_start[(size_t)t.fused_into + 2]++;
+        total++;
+    }
+    for (size_t v = 2; v < a->n_values + 2; v++)
+        a->removed_start[v] += a->removed_start[v - 1];
+    a->removed = malloc((total + 1) * sizeof *a->removed);
+    if (!a->removed) {
+        free(target);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < a->n_values; i++) /* ascending, so each list keeps the graph's value order */
+        if (target[i] >= 0)
+            a->removed[a->removed_start[(size_t)target[i] + 1]++] = (int)i;
+    free(target);
+    return RD_OK;
+}
+
 /* Blank rows for the tensors the passes removed into value v (a folded conv output before its BN). */
 static rd_status add_removed_rows(analysis *a, int v, rd_error *err)
 {
     const rd_model *m = rd_sim_model(a->s);
     rd_value_info target;
     rd_model_value(m, (size_t)v, &target);
-    for (size_t i = 0; i < a->n_values; i++) {
+    for (size_t k = a->removed_start[v]; k < a->removed_start[v + 1]; k++) {
         rd_value_info vi;
-        rd_model_value(m, i, &vi);
-        rd_sim_tensor t;
-        if (vi.producer >= 0 || vi.is_constant || rd_sim_tensor_get(a->s, vi.name, &t, NULL) != RD_OK ||
-            t.fused_into != v || t.value >= 0)
-            continue;
+        rd_model_value(m, (size_t)a->removed[k], &vi);
         int row;
         rd_status st = add_row(a, vi.name, "Removed", target.name, NULL, NULL, &row, err);
         if (st != RD_OK)
@@ -361,17 +400,32 @@ static rd_status on_event(void *user, const rd_sim_event *ev, rd_error *err)
     return st;
 }
 
-/* Keeps channel cosines and histograms for the o->worst_layers layers with the lowest single cosine. */
-static void keep_worst_details(analysis *a)
+/*
+ * Keeps channel cosines and histograms for the o->worst_layers layers with the lowest single cosine (ties:
+ * the earlier row), found by one sort. A row never ranked (NaN) keeps its details, as no row is worse.
+ */
+static rd_status keep_worst_details(analysis *a, rd_error *err)
 {
-    size_t keep = a->o->worst_layers;
+    an_ranked *keys = malloc((a->n_rows + 1) * sizeof *keys); /* .layer: the row */
+    bool *worst = calloc(a->n_rows + 1, sizeof *worst);
+    if (!keys || !worst) {
+        free(keys);
+        free(worst);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    size_t n = 0;
     for (size_t i = 0; i < a->n_rows; i++) {
-        size_t worse = 0;
-        for (size_t j = 0; j < a->n_rows; j++)
-            if (a->rows[j].rank_cos < a->rows[i].rank_cos || (a->rows[j].rank_cos == a->rows[i].rank_cos && j < i))
-                worse++;
+        if (isnan(a->rows[i].rank_cos))
+            worst[i] = a->o->worst_layers > 0;
+        else
+            keys[n++] = (an_ranked){i, a->rows[i].rank_cos};
+    }
+    qsort(keys, n, sizeof *keys, an_ranked_by_cos);
+    for (size_t k = 0; k < n && k < a->o->worst_layers; k++)
+        worst[keys[k].layer] = true;
+    for (size_t i = 0; i < a->n_rows; i++) {
         rd_layer_result *l = &a->r->layers[a->rows[i].layer];
-        if (worse >= keep || isinf(a->rows[i].rank_cos)) {
+        if (!worst[i] || isinf(a->rows[i].rank_cos)) {
             free(l->channels.cos);
             memset(&l->channels, 0, sizeof l->channels);
             free(l->hist.golden);
@@ -379,6 +433,9 @@ static void keep_worst_details(analysis *a)
             memset(&l->hist, 0, sizeof l->hist);
         }
     }
+    free(keys);
+    free(worst);
+    return RD_OK;
 }
 
 static rd_status prepare_folders(const an_accuracy_opts *o, rd_error *err)
@@ -421,6 +478,8 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
         a.row_of_value[v] = a.int8_row_of_value[v] = -1;
         a.agree_of_value[v] = NAN;
     }
+    if (st == RD_OK)
+        st = index_removed(&a, err);
     if (st == RD_OK && a.dumping)
         st = prepare_folders(o, err);
     if (st == RD_OK && a.dumping)
@@ -452,7 +511,7 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
                 if (a.rows[i].groups[g].n)
                     an_metric_group_finish(&a.rows[i].groups[g], &l->groups[g]);
         }
-        keep_worst_details(&a);
+        st = keep_worst_details(&a, err);
     }
     if (st == RD_OK && rt_out) {
         an_layer_runtime *rt = calloc(out->n_layers + 1, sizeof *rt);
@@ -474,6 +533,8 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
             an_group_acc_fini(&a.rows[i].groups[g]);
     an_txt_writer_destroy(a.txt);
     free(a.agree_of_value);
+    free(a.removed_start);
+    free(a.removed);
     free(a.rows);
     free(a.row_of_value);
     free(a.int8_row_of_value);

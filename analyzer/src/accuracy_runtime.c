@@ -321,7 +321,7 @@ static rd_status check_outputs(an_runtime *rt, const rd_tensor *inputs, const ch
     if (n_app == 0)
         return RD_OK;
     if (n_app != n_out)
-        return rd_errorf(err, RD_E_INVAL, "--app-outputs gives %zu files, the model has %zu outputs (one .npy each, in "
+        return rd_errorf(err, RD_E_USAGE, "--app-outputs gives %zu files, the model has %zu outputs (one .npy each, in "
                          "output order)", n_app, n_out);
     rd_tensor *sim_out = calloc(n_out + 1, sizeof *sim_out);
     if (!sim_out)

@@ -32,7 +32,7 @@ rd_status an_app_mistake_parse(const char *name, an_app_mistake *out, rd_error *
             *out = (an_app_mistake)k;
             return RD_OK;
         }
-    return rd_errorf(err, RD_E_INVAL,
+    return rd_errorf(err, RD_E_USAGE,
                      "unknown application mistake '%s' (expected rgb-bgr, double-norm, no-norm, nhwc-as-nchw, "
                      "int8-clamp, wrong-size or output-dtype)",
                      name);
@@ -194,7 +194,7 @@ static rd_status nhwc_as_nchw(rd_tensor *raw, rd_error *err)
 static rd_status int8_clamp(rd_tensor *raw, const char *name, rd_error *err)
 {
     if (raw->dtype != RD_DT_U8)
-        return rd_errorf(err, RD_E_INVAL,
+        return rd_errorf(err, RD_E_USAGE,
                          "%s: int8-clamp clamps uint8 values into int8, but this input is %s (give an image or a uint8 .npy)",
                          name, rd_dtype_name(raw->dtype));
     rd_tensor t;
@@ -217,7 +217,7 @@ rd_status an_app_apply_mistake(an_app_mistake k, rd_tensor *raw, bool is_image, 
     switch (k) {
     case AN_MISTAKE_RGB_BGR:
         if (!nchw4 || raw->dims[1] != 3)
-            return rd_errorf(err, RD_E_INVAL, "%s: rgb-bgr needs a 3-channel NCHW input", name);
+            return rd_errorf(err, RD_E_USAGE, "%s: rgb-bgr needs a 3-channel NCHW input", name);
         swap_planes(raw, 0, 2);
         return RD_OK;
     case AN_MISTAKE_DOUBLE_NORM: {
@@ -239,7 +239,7 @@ rd_status an_app_apply_mistake(an_app_mistake k, rd_tensor *raw, bool is_image, 
         return RD_OK;
     case AN_MISTAKE_NHWC_AS_NCHW:
         if (!nchw4)
-            return rd_errorf(err, RD_E_INVAL, "%s: nhwc-as-nchw needs a rank-4 input", name);
+            return rd_errorf(err, RD_E_USAGE, "%s: nhwc-as-nchw needs a rank-4 input", name);
         if ((raw->dims[1] == 1 || raw->dims[2] * raw->dims[3] == 1) && errs)
             fprintf(errs, "warning: %s: nhwc-as-nchw changes nothing on a single channel or pixel\n", name);
         return nhwc_as_nchw(raw, err);
@@ -247,7 +247,7 @@ rd_status an_app_apply_mistake(an_app_mistake k, rd_tensor *raw, bool is_image, 
         return int8_clamp(raw, name, err);
     case AN_MISTAKE_WRONG_SIZE:
         if (!nchw4 || raw->dims[2] < 2 || raw->dims[3] < 2)
-            return rd_errorf(err, RD_E_INVAL, "%s: wrong-size needs a rank-4 input of at least 2x2 pixels", name);
+            return rd_errorf(err, RD_E_USAGE, "%s: wrong-size needs a rank-4 input of at least 2x2 pixels", name);
         return wrong_size(raw, err);
     default:
         (void)is_image;

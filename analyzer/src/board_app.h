@@ -24,7 +24,7 @@ typedef enum an_app_mistake {
 
 /** "rgb-bgr", "double-norm", "no-norm", ...; "none" for AN_MISTAKE_NONE. */
 const char *an_app_mistake_name(an_app_mistake k);
-/** RD_E_INVAL listing the valid names. */
+/** RD_E_USAGE listing the valid names. */
 rd_status an_app_mistake_parse(const char *name, an_app_mistake *out, rd_error *err);
 /** True for the mistakes made on the input (all but output-dtype). */
 bool an_app_mistake_on_input(an_app_mistake k);
@@ -47,7 +47,7 @@ rd_status an_app_normalise(const rd_tensor *raw, bool is_image, const rd_input_s
 
 /**
  * Makes an input mistake on raw (in place, or replaced by a new tensor of another dtype). spec is the
- * model's normalisation (double-norm applies it once more). RD_E_INVAL when the mistake cannot be made
+ * model's normalisation (double-norm applies it once more). RD_E_USAGE when the mistake cannot be made
  * on this input (rgb-bgr on 1 channel, int8-clamp on float data, ...); warns on errs when it changes
  * nothing (double-norm without mean/std).
  */

@@ -105,7 +105,7 @@ rd_status an_board_dump_write(an_board_dumper *d, int index, const char *op_type
         return RD_OK;
     if (c2 <= 0 || file_tensor->rank > 4) {
         if (!d->warned_txt && errs)
-            fprintf(errs, "W RKNN: no .txt dump for %s%s (%s)\n", tensor_name, " and others like it",
+            fprintf(errs, "W RKNN: no .txt dump for %s%s (%s)\n", RD_TEXT_SHOWN(tensor_name), " and others like it",
                     c2 <= 0 ? "C2 of this target is not documented" : "rank above 4");
         d->warned_txt = true;
         return RD_OK;

@@ -85,7 +85,7 @@ rd_status an_board_expand(const char *cmd, const char *work_dir, const char *dum
         const char *end = strchr(p, '}');
         if (!end) {
             free(b.p);
-            return rd_errorf(err, RD_E_INVAL, "--run: '{' without '}' at offset %zu of \"%s\"", (size_t)(p - cmd), cmd);
+            return rd_errorf(err, RD_E_USAGE, "--run: '{' without '}' at offset %zu of \"%s\"", (size_t)(p - cmd), cmd);
         }
         char key[64];
         size_t kn = (size_t)(end - p - 1);
@@ -104,14 +104,14 @@ rd_status an_board_expand(const char *cmd, const char *work_dir, const char *dum
             bool pre = strcmp(rest, "_preprocessed") == 0;
             if ((*rest && !pre) || i < 0 || (size_t)i >= n_inputs) {
                 free(b.p);
-                return rd_errorf(err, RD_E_INVAL, "--run: {%s}: the model has %zu input(s): {input0}..{input%zu} "
+                return rd_errorf(err, RD_E_USAGE, "--run: {%s}: the model has %zu input(s): {input0}..{input%zu} "
                                  "(raw) and {input0_preprocessed}.. (after mean/std)", key, n_inputs,
                                  n_inputs ? n_inputs - 1 : 0);
             }
             snprintf(path, sizeof path, "%s/input%ld%s.npy", work_dir, i, pre ? "_preprocessed" : "");
         } else {
             free(b.p);
-            return rd_errorf(err, RD_E_INVAL, "--run: unknown placeholder {%s} (known: {input0}, {input0_preprocessed}, "
+            return rd_errorf(err, RD_E_USAGE, "--run: unknown placeholder {%s} (known: {input0}, {input0_preprocessed}, "
                              "..., {work_dir}, {dump_dir})", key);
         }
         sb_quoted(&b, path);
@@ -271,6 +271,23 @@ typedef struct tail_buf {
     size_t n;
 } tail_buf;
 
+/* The board's lines as continuation lines of a message (each after a newline and four spaces: the only line
+   break an_put_text shows as one), without the final newline. */
+static void indent_lines(const char *in, char *out, size_t cap)
+{
+    size_t o = 0, n = strlen(in);
+    while (n && (in[n - 1] == '\n' || in[n - 1] == '\r'))
+        n--;
+    for (size_t i = 0; i < n && o + 6 < cap; i++) {
+        out[o++] = in[i];
+        if (in[i] == '\n') {
+            memcpy(out + o, "    ", 4);
+            o += 4;
+        }
+    }
+    out[o] = '\0';
+}
+
 static void keep_tail(void *user, int stream, const char *data, size_t n)
 {
     (void)stream;
@@ -323,9 +340,12 @@ static rd_status run_command(const an_board_run *r, rd_error *err)
     free(cmd);
     if (st != RD_OK)
         return rd_error_prefix(err, "--run command (bound: --run-timeout %d s)", r->run_timeout_ms / 1000);
-    if (known && code != 0)
+    if (known && code != 0) {
+        char shown[sizeof tail.text * 2];
+        indent_lines(tail.n ? tail.text : "(no output)", shown, sizeof shown);
         return rd_errorf(err, RD_E_DEVICE, "the --run command failed on the board with exit status %d; its output "
-                         "ends with:\n%s", code, tail.n ? tail.text : "(no output)");
+                         "ends with:\n    %s", code, shown);
+    }
     return RD_OK;
 }
 

@@ -30,7 +30,7 @@ typedef struct an_board_run {
 rd_status an_board_run_dumps(const an_board_run *r, rd_error *err);
 
 /**
- * Replaces {input<i>}, {input<i>_preprocessed}, {work_dir} and {dump_dir} in cmd. RD_E_INVAL for an
+ * Replaces {input<i>}, {input<i>_preprocessed}, {work_dir} and {dump_dir} in cmd. RD_E_USAGE for an
  * unknown placeholder or an input index out of range; out is malloc'ed.
  */
 rd_status an_board_expand(const char *cmd, const char *work_dir, const char *dump_dir, size_t n_inputs, char **out,

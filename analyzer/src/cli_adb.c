@@ -1,4 +1,5 @@
 /* cli_adb.c: board selection options and progress lines shared by the board commands. */
+#include "term_text.h"
 #include "cli_adb.h"
 
 #include <stdio.h>
@@ -46,7 +47,9 @@ bool an_adb_option(const an_cmd_ctx *ctx, rd_adb_options *opt, int id, const cha
 void an_adb_log(void *user, const char *msg)
 {
     const an_cmd_ctx *ctx = user;
-    fprintf(ctx->errs, "rknn-diag %s: %s\n", ctx->argv[0], msg);
+    fprintf(ctx->errs, "rknn-diag %s: ", ctx->argv[0]);
+    an_put_text(ctx->errs, msg); /* the board's own words: file names, banners */
+    fputc('\n', ctx->errs);
     fflush(ctx->errs);
 }
 
@@ -80,7 +83,7 @@ void an_xfer_cb(void *user, const rd_adb_progress *pr)
         p->last_ms = t;
         fprintf(p->ctx->errs, "\r[%u/%u] %llu / %llu bytes, %s  %.60s\033[K", pr->files_done,
                 pr->files_total, (unsigned long long)pr->all_done,
-                (unsigned long long)pr->all_total, r, pr->path);
+                (unsigned long long)pr->all_total, r, RD_TEXT_SHOWN(pr->path)); /* the board names its files */
         fflush(p->ctx->errs);
         return;
     }
@@ -88,11 +91,11 @@ void an_xfer_cb(void *user, const rd_adb_progress *pr)
     if (!pr->file_finished && t - p->last_ms < 2000) return;
     p->last_ms = t;
     if (pr->file_finished)
-        fprintf(p->ctx->errs, "%s %s (%llu bytes) [%u/%u, %llu bytes, %s]\n", p->verb, pr->path,
+        fprintf(p->ctx->errs, "%s %s (%llu bytes) [%u/%u, %llu bytes, %s]\n", p->verb, RD_TEXT_SHOWN(pr->path),
                 (unsigned long long)pr->file_total, pr->files_done, pr->files_total,
                 (unsigned long long)pr->all_done, r);
     else
-        fprintf(p->ctx->errs, "... %s: %llu / %llu bytes [%s]\n", pr->path,
+        fprintf(p->ctx->errs, "... %s: %llu / %llu bytes [%s]\n", RD_TEXT_SHOWN(pr->path),
                 (unsigned long long)pr->file_done, (unsigned long long)pr->file_total, r);
 }
 

@@ -58,11 +58,12 @@ bool an_parse_int(const char *cmd, const char *opt, const char *text, long min, 
 
 /**
  * Parses a pixel count for --max-image-pixels: N, N with a K or M suffix (thousands, millions) or WxH,
- * in 1..RD_MAX_IMAGE_PIXELS. RD_E_INVAL naming opt otherwise.
+ * in 1..RD_MAX_IMAGE_PIXELS. RD_E_USAGE naming opt otherwise.
  */
 rd_status an_parse_pixel_count(const char *opt, const char *text, uint64_t *out, rd_error *err);
 
-/** Prints "rknn-diag CMD: error: ..." (red on a terminal) and returns the exit code for st. */
+/** Prints "rknn-diag CMD: error: ..." (red on a terminal; RD_E_USAGE adds the hint to --help) and returns
+    the exit code of err->code. */
 int an_fail(const an_cmd_ctx *ctx, const rd_error *err);
 /** Usage error: prints the message and a hint to --help; returns 2. */
 int an_usage(const an_cmd_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

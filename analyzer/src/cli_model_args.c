@@ -14,11 +14,11 @@ rd_status an_parse_input_shape(const char *text, an_name_buf *names, rd_input_sh
 {
     const char *eq = strrchr(text, '=');
     if (!eq || eq == text)
-        return rd_errorf(err, RD_E_INVAL, "--input-shape expects NAME=D0,D1,... (got '%s')", text);
+        return rd_errorf(err, RD_E_USAGE, "--input-shape expects NAME=D0,D1,... (got '%s')", text);
     if (*n >= AN_MAX_INPUTS)
-        return rd_errorf(err, RD_E_INVAL, "too many --input-shape options (at most %d)", AN_MAX_INPUTS);
+        return rd_errorf(err, RD_E_USAGE, "too many --input-shape options (at most %d)", AN_MAX_INPUTS);
     if ((size_t)(eq - text) >= sizeof names[*n].name)
-        return rd_errorf(err, RD_E_INVAL, "--input-shape: input name too long");
+        return rd_errorf(err, RD_E_USAGE, "--input-shape: input name too long");
     rd_input_shape *s = &shapes[*n];
     memset(s, 0, sizeof *s);
     snprintf(names[*n].name, sizeof names[*n].name, "%.*s", (int)(eq - text), text);
@@ -26,12 +26,12 @@ rd_status an_parse_input_shape(const char *text, an_name_buf *names, rd_input_sh
     const char *p = eq + 1;
     while (*p) {
         if (s->rank == RD_MAX_RANK)
-            return rd_errorf(err, RD_E_INVAL, "--input-shape %s: more than %d dims", text, RD_MAX_RANK);
+            return rd_errorf(err, RD_E_USAGE, "--input-shape %s: more than %d dims", text, RD_MAX_RANK);
         char *end = NULL;
         errno = 0;
         long long v = strtoll(p, &end, 10);
         if (errno || end == p || v < 0 || (*end && *end != ',' && *end != 'x'))
-            return rd_errorf(err, RD_E_INVAL, "--input-shape %s: '%s' is not a list of non-negative integers", text, eq + 1);
+            return rd_errorf(err, RD_E_USAGE, "--input-shape %s: '%s' is not a list of non-negative integers", text, eq + 1);
         s->dims[s->rank++] = v;
         p = *end ? end + 1 : end;
     }
@@ -49,9 +49,9 @@ rd_status an_parse_named_file(const char *text, an_name_buf *name_buf, const cha
         return RD_OK;
     }
     if (eq == text || eq[1] == '\0')
-        return rd_errorf(err, RD_E_INVAL, "--input expects NAME=FILE.npy (got '%s')", text);
+        return rd_errorf(err, RD_E_USAGE, "--input expects NAME=FILE.npy (got '%s')", text);
     if ((size_t)(eq - text) >= sizeof name_buf->name)
-        return rd_errorf(err, RD_E_INVAL, "--input: input name too long");
+        return rd_errorf(err, RD_E_USAGE, "--input: input name too long");
     snprintf(name_buf->name, sizeof name_buf->name, "%.*s", (int)(eq - text), text);
     *name = name_buf->name;
     *file = eq + 1;
@@ -76,7 +76,7 @@ rd_status an_load_graph_inputs(const rd_model *m, const char *const *names, cons
                 found = true;
         }
         if (!found)
-            return rd_errorf(err, RD_E_INVAL, "--input names '%s', which is not a graph input", names[g]);
+            return rd_errorf(err, RD_E_USAGE, "--input names '%s', which is not a graph input", names[g]);
     }
     size_t positional = 0;
     for (size_t k = 0; k < n_in; k++) {
@@ -97,10 +97,16 @@ rd_status an_load_graph_inputs(const rd_model *m, const char *const *names, cons
         if (!file) {
             for (size_t j = 0; j < k; j++)
                 rd_tensor_fini(&tensors[j]);
-            return rd_errorf(err, RD_E_INVAL, "no --input given for graph input '%s' (use --input %s=FILE.npy)", vi.name,
+            return rd_errorf(err, RD_E_USAGE, "no --input given for graph input '%s' (use --input %s=FILE.npy)", vi.name,
                              vi.name);
         }
-        rd_status st = rd_npy_load(file, &tensors[k], err);
+        /* the graph tensor exactly as stored: a file of another dtype or shape is refused on its header */
+        char what[300];
+        snprintf(what, sizeof what, "graph input '%s'", vi.name);
+        rd_npy_expect want = {.dtype = vi.dtype, .rank = vi.rank, .what = what};
+        for (int d = 0; d < vi.rank; d++) /* a symbolic dim takes any size, as the executor allows */
+            want.dims[d] = vi.dims[d] >= 0 && !vi.dim_params[d] ? vi.dims[d] : -1;
+        rd_status st = rd_npy_load_expect(file, &want, &tensors[k], err);
         if (st != RD_OK) {
             for (size_t j = 0; j < k; j++)
                 rd_tensor_fini(&tensors[j]);

@@ -1,4 +1,5 @@
 /* cli_opts.c: option parsing shared by all commands (long options anywhere, --a=b and --a b). */
+#include "term_text.h"
 #include "cli_internal.h"
 
 #include <errno.h>
@@ -142,7 +143,7 @@ rd_status an_parse_pixel_count(const char *opt, const char *text, uint64_t *out,
         p++;
     }
     if (!ok || *p || v == 0 || v > RD_MAX_IMAGE_PIXELS)
-        return rd_errorf(err, RD_E_INVAL,
+        return rd_errorf(err, RD_E_USAGE,
                          "%s expects a pixel count in 1..%llu (N, 120M or WxH such as 16000x16000), got '%s'", opt,
                          (unsigned long long)RD_MAX_IMAGE_PIXELS, text);
     *out = v;
@@ -151,18 +152,24 @@ rd_status an_parse_pixel_count(const char *opt, const char *text, uint64_t *out,
 
 int an_fail(const an_cmd_ctx *ctx, const rd_error *err)
 {
-    fprintf(ctx->errs, "%srknn-diag %s: error:%s %s\n", ctx->color ? "\033[1;31m" : "", ctx->argv[0],
-            ctx->color ? "\033[0m" : "", err->msg[0] ? err->msg : rd_status_str(err->code));
+    fprintf(ctx->errs, "%srknn-diag %s: error:%s ", ctx->color ? "\033[1;31m" : "", ctx->argv[0],
+            ctx->color ? "\033[0m" : "");
+    an_put_text(ctx->errs, err->msg[0] ? err->msg : rd_status_str(err->code)); /* it names things from outside */
+    if (err->code == RD_E_USAGE) /* the command line is wrong: say where the right one is */
+        fprintf(ctx->errs, " (see rknn-diag %s --help)", ctx->argv[0]);
+    fputc('\n', ctx->errs);
     return rd_status_exit_code(err->code);
 }
 
 int an_usage(const an_cmd_ctx *ctx, const char *fmt, ...)
 {
     fprintf(ctx->errs, "rknn-diag %s: ", ctx->argv[0]);
+    char msg[RD_ERROR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(ctx->errs, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    an_put_text(ctx->errs, msg); /* may quote a model's names */
     fprintf(ctx->errs, " (see rknn-diag %s --help)\n", ctx->argv[0]);
     return AN_EXIT_USAGE;
 }

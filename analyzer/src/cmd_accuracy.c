@@ -4,6 +4,7 @@
  * writes the snapshot (golden/, simulator/, map_name_to_file.txt, error_analysis.txt, report.json,
  * report.html), prints RKNN's table and the findings, and applies the CI gate.
  */
+#include "term_text.h"
 #include "accuracy.h"
 #include "accuracy_runtime.h"
 #include "cli_adb.h"
@@ -370,9 +371,16 @@ static void print_findings(an_cmd_ctx *ctx, const rd_result *r, bool color)
         const rd_finding *f = &r->findings[i];
         const char *tag = f->severity == RD_SEV_ERROR ? "error" : f->severity == RD_SEV_WARNING ? "warning" : "info";
         const char *c = !color ? "" : f->severity == RD_SEV_ERROR ? "\033[1;31m" : "\033[1;33m";
-        fprintf(ctx->out, "  %s%s%s: %s\n      %s\n", c, tag, color ? "\033[0m" : "", f->title, f->evidence);
-        if (f->advice)
-            fprintf(ctx->out, "      -> %s\n", f->advice);
+        fprintf(ctx->out, "  %s%s%s: ", c, tag, color ? "\033[0m" : ""); /* findings quote the model's names */
+        an_put_text(ctx->out, f->title);
+        fputs("\n      ", ctx->out);
+        an_put_text(ctx->out, f->evidence);
+        fputc('\n', ctx->out);
+        if (f->advice) {
+            fputs("      -> ", ctx->out);
+            an_put_text(ctx->out, f->advice);
+            fputc('\n', ctx->out);
+        }
     }
 }
 
@@ -402,7 +410,7 @@ static int apply_gate(an_cmd_ctx *ctx, const acc_args *a, const rd_model *m, con
             if (failing++ == 0)
                 fprintf(ctx->errs, "gate failed: cosine below %.5f (--gate %s, minimum over samples):\n", a->fail_under,
                         a->gate == GATE_OUTPUTS ? "outputs" : a->gate == GATE_ENTIRE ? "entire" : "single");
-            fprintf(ctx->errs, "  %-40s %.5f (sample %d)\n", l->name, g->cos_min, g->worst_sample);
+            fprintf(ctx->errs, "  %-40s %.5f (sample %d)\n", RD_TEXT_SHOWN(l->name), g->cos_min, g->worst_sample);
         }
     }
     return failing ? AN_EXIT_GATE : AN_EXIT_OK;
@@ -510,7 +518,7 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
                                    &err);
     }
     if (st == RD_OK && (size_t)a->dump_sample >= n_samples)
-        st = rd_errorf(&err, RD_E_INVAL, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample, n_samples);
+        st = rd_errorf(&err, RD_E_USAGE, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample, n_samples);
     if (st == RD_OK && (a->run_cmd || a->runtime_dumps))
         st = dump_sample_paths(a, m, &err);
     bool tty_err = isatty(fileno(ctx->errs));
@@ -554,7 +562,7 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
     free(rt_layers);
     an_runtime_close(&rt);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     const char *no_color = getenv("NO_COLOR");

@@ -4,6 +4,7 @@
  * once ready. Safe by default (docs/board.md): loopback, keys checked, commands confined; whatever
  * weakens that is said on stderr even with --quiet.
  */
+#include "term_text.h"
 #include "cli_adb.h"
 
 #include <signal.h>
@@ -54,7 +55,9 @@ static const an_optspec board_opts[] = {
 static void board_log(void *user, const char *msg)
 {
     FILE *f = user;
-    fprintf(f, "board-emulate: %s\n", msg);
+    fputs("board-emulate: ", f);
+    an_put_text(f, msg); /* what a peer sent can show up in it */
+    fputc('\n', f);
     fflush(f);
 }
 
@@ -147,7 +150,7 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
     bo.faults = faults;
     rd_error err;
     if (rd_board_faults_check(faults, &err) != RD_OK) {
-        err.code = RD_E_INVAL;
+        err.code = RD_E_USAGE; /* --fault is the command line */
         return an_fail(ctx, &err);
     }
     /* block the stop signals in every thread the board starts, then wait for them here */

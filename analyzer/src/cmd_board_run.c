@@ -6,6 +6,7 @@
  * host and the board agree bit for bit), with faults (--fault) and application mistakes
  * (--app-mistake) on demand.
  */
+#include "term_text.h"
 #include "board_app.h"
 #include "board_dump.h"
 #include "cli_internal.h"
@@ -268,8 +269,8 @@ static rd_status observe_layer(void *user, const rd_observed *ev, rd_error *err)
         char shape[128];
         shape_paren(ev->tensor, shape, sizeof shape);
         log_prefix(r->log);
-        fprintf(r->log, "%-4d %-18s %-8s %-6s %-28s %-10.0f %s\n", r->cur_index, op, dtype_label(held.prec), "NPU", shape,
-                us, ev->name);
+        fprintf(r->log, "%-4d %-18s %-8s %-6s %-28s %-10.0f %s\n", r->cur_index, RD_TEXT_SHOWN(op), dtype_label(held.prec),
+                "NPU", shape, us, RD_TEXT_SHOWN(ev->name));
     }
     if (r->env.log_level < 5)
         return RD_OK;
@@ -296,14 +297,14 @@ static rd_status check_dump_dir(const board_run *r, const char *first_name, cons
 static rd_status build_board_sim(an_cmd_ctx *ctx, board_args *a, const rd_model *m, rd_sim **out, rd_error *err)
 {
     if (!a->q.qcfg_path && !a->q.cfg.dataset)
-        return rd_errorf(err, RD_E_INVAL, "give --cfg QCFG (the .quantization.cfg of `rknn-diag quantize`): the board "
+        return rd_errorf(err, RD_E_USAGE, "give --cfg QCFG (the .quantization.cfg of `rknn-diag quantize`): the board "
                                           "runs the quantized model the host analyses");
     rd_status st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, out, err);
     for (size_t i = 0; st == RD_OK && i < a->n_faults; i++) {
         const char *colon = strchr(a->faults[i], ':');
         char kind[32];
         if (!colon || colon == a->faults[i] || !colon[1] || (size_t)(colon - a->faults[i]) >= sizeof kind)
-            return rd_errorf(err, RD_E_INVAL, "--fault expects KIND:TENSOR (e.g. gain:/conv1/Conv_output_0), got '%s'",
+            return rd_errorf(err, RD_E_USAGE, "--fault expects KIND:TENSOR (e.g. gain:/conv1/Conv_output_0), got '%s'",
                              a->faults[i]);
         memcpy(kind, a->faults[i], (size_t)(colon - a->faults[i]));
         kind[colon - a->faults[i]] = '\0';
@@ -311,8 +312,10 @@ static rd_status build_board_sim(an_cmd_ctx *ctx, board_args *a, const rd_model 
         st = rd_sim_fault_parse(kind, &k, err);
         if (st == RD_OK)
             st = rd_sim_add_fault(*out, colon + 1, k, err);
-        if (st != RD_OK)
+        if (st != RD_OK) { /* an unknown kind or tensor: the option is wrong, whatever the library's status */
             rd_error_prefix(err, "--fault %s", a->faults[i]);
+            st = err ? (err->code = RD_E_USAGE) : RD_E_USAGE;
+        }
     }
     return st;
 }
@@ -426,7 +429,9 @@ static int run_board(an_cmd_ctx *ctx, board_args *a, rd_model *m, rd_sim *s, con
     }
     if (st != RD_OK) {
         if (strncmp(err.msg, "failed open dump path", 21) == 0) {
-            fprintf(ctx->errs, "E RKNN: %s\n", err.msg);
+            fputs("E RKNN: ", ctx->errs);
+            an_put_text(ctx->errs, err.msg);
+            fputc('\n', ctx->errs);
             return AN_EXIT_INPUT;
         }
         return an_fail(ctx, &err);
@@ -456,7 +461,7 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
                                                "subgraphs.input_size_list"};
     rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     size_t n_in = rd_model_input_count(m);
@@ -473,7 +478,7 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = build_board_sim(ctx, a, m, &s, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL || err.code == RD_E_NOTFOUND ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     rc = run_board(ctx, a, m, s, plat);

@@ -4,6 +4,7 @@
  * layer and group by group and the cos/euc deltas (B - A) printed with the layers that moved most; dump
  * folders are compared tensor by tensor (A as the reference).
  */
+#include "json_out.h"
 #include "cli_internal.h"
 #include "metrics.h"
 
@@ -100,7 +101,8 @@ static void print_rows(an_cmd_ctx *ctx, const delta_row *rows, size_t n)
             "euc B", "deuc");
     for (size_t i = 0; i < n; i++) {
         const delta_row *d = &rows[i];
-        fprintf(ctx->out, "%-48s %-13s %9.5f %9.5f %+9.5f %11.5g %11.5g %+11.5g\n", d->name, group_names[d->group],
+        fprintf(ctx->out, "%-48s %-13s %9.5f %9.5f %+9.5f %11.5g %11.5g %+11.5g\n", RD_TEXT_SHOWN(d->name),
+                group_names[d->group],
                 d->cos_a, d->cos_b, d->cos_b - d->cos_a, d->euc_a, d->euc_b, d->euc_b - d->euc_a);
     }
 }
@@ -167,11 +169,7 @@ static int compare_results(an_cmd_ctx *ctx, const char *pa, const char *pb, cons
         }
         cJSON_AddNumberToObject(root, "only_in_a", (double)only_a);
         cJSON_AddNumberToObject(root, "only_in_b", (double)only_b);
-        char *text = cJSON_Print(root);
-        if (text)
-            fprintf(ctx->out, "%s\n", text);
-        free(text);
-        cJSON_Delete(root);
+        an_json_print(ctx->out, root);
     } else {
         fprintf(ctx->out, "A: %s\nB: %s\n%zu layer groups in both; %zu layers only in A, %zu only in B\n\n", pa, pb, n,
                 only_a, only_b);
@@ -317,22 +315,20 @@ static int print_dump_comparison(an_cmd_ctx *ctx, const char *pa, const char *pb
         cJSON *most = cJSON_AddArrayToObject(root, "moved_most");
         for (size_t i = 0; i < k; i++)
             cJSON_AddItemToArray(most, cJSON_CreateString(r->layers[order[i]].name));
-        char *text = cJSON_Print(root);
-        if (text)
-            fprintf(ctx->out, "%s\n", text);
-        free(text);
-        cJSON_Delete(root);
+        an_json_print(ctx->out, root);
     } else {
         fprintf(ctx->out, "A: %s (reference)\nB: %s\n%zu tensors in both\n\n%-48s %9s %11s %11s %9s %11s %s\n", pa, pb, n,
                 "tensor", "cos", "euc", "euc_rel", "sqnr_db", "max_abs", "class");
         for (size_t i = 0; i < n; i++) {
             const rd_metrics *m = &r->layers[i].groups[0].mean;
-            fprintf(ctx->out, "%-48s %9.5f %11.5g %11.5g %9.2f %11.5g %s\n", r->layers[i].name, m->cos, m->euc,
+            fprintf(ctx->out, "%-48s %9.5f %11.5g %11.5g %9.2f %11.5g %s\n", RD_TEXT_SHOWN(r->layers[i].name), m->cos,
+                    m->euc,
                     m->euc_rel, m->sqnr_db, m->max_abs, rd_degenerate_name(m->degenerate));
         }
         fprintf(ctx->out, "\nmoved most (lowest cosine):\n");
         for (size_t i = 0; i < k; i++)
-            fprintf(ctx->out, "  %-48s %9.5f\n", r->layers[order[i]].name, r->layers[order[i]].groups[0].mean.cos);
+            fprintf(ctx->out, "  %-48s %9.5f\n", RD_TEXT_SHOWN(r->layers[order[i]].name),
+                    r->layers[order[i]].groups[0].mean.cos);
     }
     free(order);
     return AN_EXIT_OK;
@@ -385,7 +381,7 @@ int an_cmd_compare(an_cmd_ctx *ctx)
     }
     int code;
     if (dump_a != dump_b) {
-        rd_errorf(&err, RD_E_INVAL, "%s and %s are not the same kind: a dump folder compares only with a dump folder",
+        rd_errorf(&err, RD_E_USAGE, "%s and %s are not the same kind: a dump folder compares only with a dump folder",
                   paths[0], paths[1]);
         code = an_fail(ctx, &err);
     } else if (dump_a) {

@@ -5,6 +5,7 @@
  * (NAME.onnx), our NAME.quantization.cfg and NAME.qdq.onnx, and with -a runs the accuracy analysis on
  * those inputs into OUT/snapshot. What it cannot honour is refused by key name (docs/convert.md).
  */
+#include "term_text.h"
 #include "cli_internal.h"
 #include "qcfg_build.h"
 #include "quant_setup.h"
@@ -139,10 +140,6 @@ static rd_status output_stem(const rd_rknn_config *c, char *buf, size_t len, rd_
     return RD_OK;
 }
 
-static void print_note(void *user, const char *msg)
-{
-    fprintf((FILE *)user, "note: %s\n", msg);
-}
 
 /* Quantizes as the config says and writes the .quantization.cfg and the QDQ model. */
 static rd_status quantize(const convert_args *a, an_quant_opts *q, const rd_model *m, const char *cfg_path,
@@ -160,7 +157,7 @@ static rd_status quantize(const convert_args *a, an_quant_opts *q, const rd_mode
         st = an_qcfg_collect(s, &params, ctx->errs, err);
     if (st == RD_OK)
         st = rd_qcfg_save(cfg_path, &params, err);
-    rd_warn_sink notes = {.fn = print_note, .user = ctx->errs};
+    rd_warn_sink notes = {.fn = an_note_print, .user = ctx->errs};
     if (st == RD_OK)
         st = rd_sim_export_qdq_form(s, a->integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len,
                                     a->verbose ? &notes : NULL, err);
@@ -198,7 +195,8 @@ static int run_accuracy(an_cmd_ctx *ctx, const convert_args *a, const char *floa
         argv[argc++] = (char *)a->threads;
     }
     int n_inputs = 0;
-    for (char *tok = strtok(list, " \t"); tok; tok = strtok(NULL, " \t")) {
+    char *save = NULL;
+    for (char *tok = strtok_r(list, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
         if (n_inputs == MAX_ACC_INPUTS) {
             free(list);
             return an_usage(ctx, "-a: at most %d inputs", MAX_ACC_INPUTS);
@@ -243,7 +241,7 @@ int an_cmd_convert(an_cmd_ctx *ctx)
     rd_rknn_config cfg;
     rd_rknn_config_init(&cfg);
     rd_status st = rd_platform_find(a.target) ? rd_rknn_config_load(a.config, &cfg, &err)
-                   : rd_errorf(&err, RD_E_INVAL, "-t %s: unknown target platform (rk3588, rk3566, rk3568, rv1106, ...)",
+                   : rd_errorf(&err, RD_E_USAGE, "-t %s: unknown target platform (rk3588, rk3566, rk3568, rv1106, ...)",
                                a.target);
     if (st == RD_OK)
         st = refuse_unsupported(&cfg, &err);
@@ -281,14 +279,15 @@ int an_cmd_convert(an_cmd_ctx *ctx)
                        "quantize and eval (--dtype %s), not converted", rd_qdtype_name(q.cfg.dtype),
                        rd_qdtype_name(q.cfg.dtype));
     if (st == RD_OK && a.verbose)
-        fprintf(ctx->errs, "convert: %s for %s: %s, %s, %s, optimization level %d\n", cfg.model_file_path, a.target,
+        fprintf(ctx->errs, "convert: %s for %s: %s, %s, %s, optimization level %d\n", RD_TEXT_SHOWN(cfg.model_file_path),
+                a.target,
                 rd_qdtype_name(q.cfg.dtype), rd_qalgo_name(q.cfg.algorithm), rd_qmethod_name(q.cfg.method),
                 q.cfg.optimization_level);
     bool quantized = st == RD_OK && q.cfg.quantize && prec == RD_PREC_INT8;
     if (quantized)
         st = quantize(&a, &q, m, cfg_path, qdq_path, ctx, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     fprintf(ctx->errs, "wrote %s%s%s%s%s\n", float_path, quantized ? ", " : "", quantized ? cfg_path : "",

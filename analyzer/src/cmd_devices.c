@@ -1,5 +1,7 @@
 /* cmd_devices.c: `rknn-diag devices`: boards on every transport (USB, the adb server, --connect)
  * and their state. */
+#include "term_text.h"
+#include "json_out.h"
 #include "cli_adb.h"
 
 #include <cjson/cJSON.h>
@@ -26,7 +28,7 @@ static int print_json(const an_cmd_ctx *ctx, const rd_adb_device_info *v, size_t
         cJSON_AddStringToObject(o, "description", v[i].description);
         cJSON_AddItemToArray(arr, o);
     }
-    char *text = arr ? cJSON_Print(arr) : NULL;
+    char *text = an_json_text(arr);
     cJSON_Delete(arr);
     if (!text) {
         rd_error err;
@@ -75,8 +77,8 @@ int an_cmd_devices(an_cmd_ctx *ctx)
     } else {
         fprintf(ctx->out, "List of devices attached\n");
         for (size_t i = 0; i < n; i++)
-            fprintf(ctx->out, "%-24s %-13s %-7s %s\n", list[i].serial, list[i].state,
-                    list[i].transport, list[i].description);
+            fprintf(ctx->out, "%-24s %-13s %-7s %s\n", RD_TEXT_SHOWN(list[i].serial), RD_TEXT_SHOWN(list[i].state),
+                    list[i].transport, RD_TEXT_SHOWN(list[i].description)); /* the board's own words */
     }
     free(list);
     return rc;

@@ -3,6 +3,7 @@
  * graph with QuantizeLinear/DequantizeLinear pairs carrying the simulation's INT8 parameters, for any
  * ONNX runtime (docs/numerics.md, "QDQ export").
  */
+#include "term_text.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
 #include "quant_setup.h"
@@ -87,10 +88,6 @@ static int parse_args(an_cmd_ctx *ctx, export_args *a)
     return -1;
 }
 
-static void print_note(void *user, const char *msg)
-{
-    fprintf((FILE *)user, "note: %s\n", msg);
-}
 
 int an_cmd_export_qdq(an_cmd_ctx *ctx)
 {
@@ -111,17 +108,17 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
                             .dynamic_refusal = "an ONNX model written with fixed shapes " "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)"};
     rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
     if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8)
-        st = rd_errorf(&err, RD_E_INVAL, "export-qdq writes int8 parameters: --dtype must be w8a8 (got %s)",
+        st = rd_errorf(&err, RD_E_USAGE, "export-qdq writes int8 parameters: --dtype must be w8a8 (got %s)",
                        rd_qdtype_name(a->q.cfg.dtype));
     if (st == RD_OK)
         st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, &s, &err);
-    rd_warn_sink notes = {.fn = print_note, .user = ctx->errs};
+    rd_warn_sink notes = {.fn = an_note_print, .user = ctx->errs};
     if (st == RD_OK)
         st = rd_sim_export_qdq_form(s, a->integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len, &notes, &err);
     if (st == RD_OK)
         st = rd_file_write_atomic(a->out_path, buf, len, NULL, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     fprintf(ctx->errs, "wrote %s (%zu bytes)\n", a->out_path, len);

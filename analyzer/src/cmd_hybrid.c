@@ -3,6 +3,7 @@
  * (RKNN's custom_quantize_layers), proven on the simulation, and which configuration mistake explains an
  * error no layer does. docs/hybrid.md.
  */
+#include "json_out.h"
 #include "accuracy.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
@@ -349,11 +350,7 @@ static int suggest(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score 
             cJSON_AddItemToObject(o, "output_cos_gain", num(c->alone_cos - base->cos));
             cJSON_AddItemToArray(arr, o);
         }
-        char *text = cJSON_Print(root);
-        if (text)
-            fprintf(ctx->out, "%s\n", text);
-        free(text);
-        cJSON_Delete(root);
+        an_json_print(ctx->out, root);
         return AN_EXIT_OK;
     }
     fprintf(ctx->out, "int8 outputs: cosine %.5f, SQNR %.2f dB (minimum over outputs and %zu samples)\n\n", base->cos,
@@ -369,7 +366,8 @@ static int suggest(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score 
         }
         if (!isnan(c->w_outlier))
             snprintf(outl, sizeof outl, "%.1fx", c->w_outlier);
-        fprintf(ctx->out, "%-4zu %-44s %-14s %5d %9.5f %9.5f %8.2f %6.2f %8s %10s %9s\n", i + 1, c->name, c->op_type,
+        fprintf(ctx->out, "%-4zu %-44s %-14s %5d %9.5f %9.5f %8.2f %6.2f %8s %10s %9s\n", i + 1, RD_TEXT_SHOWN(c->name),
+                RD_TEXT_SHOWN(c->op_type),
                 c->position, c->single_cos, c->entire_cos, c->single_sqnr, 100.0 * c->saturated, outl, alone, gain);
     }
     fprintf(ctx->out, "\nsingle/entire: cosine of the layer alone / accumulated (minimum over samples); w_outl: max|w| of "
@@ -403,7 +401,8 @@ static double deficit(const hyb_args *a, const an_hyb_score *s)
 static void print_step(an_cmd_ctx *ctx, const hyb_args *a, const char *what, const char *name, size_t n_float,
                        double cost, const an_hyb_score *s)
 {
-    fprintf(ctx->out, "%-8s %-44s %6zu %14.6g %9.5f %9.2f %s\n", what, name, n_float, a->latency ? cost : cost / 1e6,
+    fprintf(ctx->out, "%-8s %-44s %6zu %14.6g %9.5f %9.2f %s\n", what, RD_TEXT_SHOWN(name), n_float,
+            a->latency ? cost : cost / 1e6,
             s->cos, s->sqnr_db, meets(a, s) ? "meets" : "");
 }
 
@@ -471,8 +470,8 @@ static rd_status restrict_to_rknn_cfg(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, 
                 near = &r->cands[k + d];
         }
         if (excluded <= 20)
-            fprintf(ctx->errs, "excluded: '%s': %s; a neighbour that can change: %s\n", c->name, c->reason,
-                    near ? near->name : "(none)");
+            fprintf(ctx->errs, "excluded: '%s': %s; a neighbour that can change: %s\n", RD_TEXT_SHOWN(c->name),
+                    RD_TEXT_SHOWN(c->reason), near ? RD_TEXT_SHOWN(near->name) : "(none)");
     }
     if (excluded > 20)
         fprintf(ctx->errs, "excluded: ... %zu tensors in all\n", excluded);
@@ -646,7 +645,7 @@ static int search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *
         fprintf(ctx->out, "cost: %.4g MMACs in float16 (%.1f%% of the int8 layers' MACs)\n", set_cost(r, set, n) / 1e6,
                 model_macs > 0 ? 100.0 * set_cost(r, set, n) / model_macs : 0.0);
     for (size_t i = 0; i < n; i++)
-        fprintf(ctx->out, "  float16: %s%s\n", r->cands[set[i]].name,
+        fprintf(ctx->out, "  float16: %s%s\n", RD_TEXT_SHOWN(r->cands[set[i]].name),
                 r->cands[set[i]].cost_estimated ? " (cost estimated: timed one way only)" : "");
     an_hyb_reuse ru;
     an_hyb_reuse_get(&r->hc, &ru);
@@ -725,7 +724,7 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = rank(a, &r, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     rc = a->sub == SUB_SUGGEST ? suggest(ctx, a, &r, &base) : search(ctx, a, &r, &base, t0, &err);

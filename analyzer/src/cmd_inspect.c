@@ -2,6 +2,7 @@
  * cmd_inspect.c: `rknn-diag inspect MODEL`: inputs and outputs with shapes, opsets, an op histogram,
  * every unsupported op with its nodes, parameter count and MACs (text or --json).
  */
+#include "json_out.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
 #include "edit_model.h"
@@ -116,15 +117,15 @@ static int64_t total_macs(const rd_model *m, bool *unknown)
 
 static void print_text(FILE *out, const char *path, const rd_model *m, op_count *ops, int n_ops)
 {
-    fprintf(out, "model      %s\nIR         %d\nopset      %d\nproducer   %s\n", path, rd_model_ir_version(m),
-            rd_model_opset(m, ""), rd_model_producer(m));
+    fprintf(out, "model      %s\nIR         %d\nopset      %d\nproducer   %s\n", RD_TEXT_SHOWN(path),
+            rd_model_ir_version(m), rd_model_opset(m, ""), RD_TEXT_SHOWN(rd_model_producer(m)));
     fprintf(out, "\ninputs:\n");
     for (size_t i = 0; i < rd_model_input_count(m); i++) {
         rd_value_info vi;
         rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
         char shape[128];
         value_shape(&vi, shape, sizeof shape);
-        fprintf(out, "  %-32s %-8s %s\n", vi.name, rd_dtype_name(vi.dtype), shape);
+        fprintf(out, "  %-32s %-8s %s\n", RD_TEXT_SHOWN(vi.name), rd_dtype_name(vi.dtype), shape);
     }
     fprintf(out, "outputs:\n");
     for (size_t i = 0; i < rd_model_output_count(m); i++) {
@@ -132,11 +133,12 @@ static void print_text(FILE *out, const char *path, const rd_model *m, op_count 
         rd_model_value(m, (size_t)rd_model_output(m, i), &vi);
         char shape[128];
         value_shape(&vi, shape, sizeof shape);
-        fprintf(out, "  %-32s %-8s %s\n", vi.name, rd_dtype_name(vi.dtype), shape);
+        fprintf(out, "  %-32s %-8s %s\n", RD_TEXT_SHOWN(vi.name), rd_dtype_name(vi.dtype), shape);
     }
     fprintf(out, "\n%zu nodes, ops:\n", rd_model_node_count(m));
     for (int k = 0; k < n_ops; k++)
-        fprintf(out, "  %-24s %5d%s\n", ops[k].op_type, ops[k].count, ops[k].supported ? "" : "   UNSUPPORTED");
+        fprintf(out, "  %-24s %5d%s\n", RD_TEXT_SHOWN(ops[k].op_type), ops[k].count,
+                ops[k].supported ? "" : "   UNSUPPORTED");
     bool unknown;
     int64_t macs = total_macs(m, &unknown);
     fprintf(out, "\nparameters %lld\nMACs       %lld%s\n", (long long)rd_model_param_count(m), (long long)macs,
@@ -157,7 +159,8 @@ static void print_text(FILE *out, const char *path, const rd_model *m, op_count 
             continue;
         if (n_unsupported++ == 0)
             fprintf(out, "\nunsupported ops (the FP32 reference cannot run this model yet):\n");
-        fprintf(out, "  %s%s%s  node '%s'\n", ni.domain, ni.domain[0] ? "." : "", ni.op_type, ni.name);
+        fprintf(out, "  %s%s%s  node '%s'\n", RD_TEXT_SHOWN(ni.domain), ni.domain[0] ? "." : "", RD_TEXT_SHOWN(ni.op_type),
+                RD_TEXT_SHOWN(ni.name));
     }
 }
 
@@ -204,11 +207,7 @@ static void print_json(FILE *out, const char *path, const rd_model *m, op_count 
         cJSON_AddNumberToObject(pr, "macs", (double)plan.macs_removed);
         an_prune_plan_fini(&plan);
     }
-    char *text = cJSON_Print(root);
-    if (text)
-        fprintf(out, "%s\n", text);
-    free(text);
-    cJSON_Delete(root);
+    an_json_print(out, root);
 }
 
 int an_cmd_inspect(an_cmd_ctx *ctx)

@@ -2,6 +2,7 @@
  * cmd_inspect_rknn.c: `rknn-diag inspect MODEL.rknn [--json] [--all | --max N]` and
  * `rknn-diag inspect --build-log FILE [--json] [--all | --max N]` (inspect_rknn.h).
  */
+#include "json_out.h"
 #include "inspect_rknn.h"
 
 #include <stdlib.h>
@@ -68,41 +69,6 @@ void an_inspect_rknn_help(FILE *out)
                   rknn_opts, N_RKNN_OPTS);
 }
 
-/* Broken UTF-8 in names (a corrupt or hostile file) would make the JSON unreadable: each such byte
-   becomes '?', in place (never longer). */
-static void fix_utf8(char *s)
-{
-    for (unsigned char *p = (unsigned char *)s; p && *p;) {
-        size_t n = an_rk_utf8_len(p);
-        if (n == 0)
-            *p++ = '?';
-        else
-            p += n;
-    }
-}
-
-static void sanitize(cJSON *item)
-{
-    for (cJSON *c = item; c; c = c->next) {
-        fix_utf8(c->string);
-        if (cJSON_IsString(c))
-            fix_utf8(c->valuestring);
-        if (c->child)
-            sanitize(c->child);
-    }
-}
-
-static void print_json(FILE *out, cJSON *root)
-{
-    if (root)
-        sanitize(root->child);
-    char *text = root ? cJSON_Print(root) : NULL;
-    if (text)
-        fprintf(out, "%s\n", text);
-    free(text);
-    cJSON_Delete(root);
-}
-
 int an_inspect_rknn(an_cmd_ctx *ctx)
 {
     const char *model = NULL, *log_path = NULL;
@@ -153,7 +119,7 @@ int an_inspect_rknn(an_cmd_ctx *ctx)
         if (rd_rknn_log_load(log_path, &log, &err) != RD_OK)
             return an_fail(ctx, &err);
         if (json)
-            print_json(ctx->out, an_rk_log_json(rd_rknn_log_get(log)));
+            an_json_print(ctx->out, an_rk_log_json(rd_rknn_log_get(log)));
         else
             an_rk_print_log(ctx->out, rd_rknn_log_get(log), &to);
         rd_rknn_log_destroy(log);
@@ -168,7 +134,7 @@ int an_inspect_rknn(an_cmd_ctx *ctx)
         fputc('\n', ctx->errs);
     }
     if (json)
-        print_json(ctx->out, an_rk_model_json(m));
+        an_json_print(ctx->out, an_rk_model_json(m)); /* valid UTF-8, safe to print */
     else
         an_rk_print_model(ctx->out, m, &to);
     rd_rknn_destroy(m);

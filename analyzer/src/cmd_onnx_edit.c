@@ -145,8 +145,8 @@ static int describe_io(FILE *out, const rd_model *m, const an_edit_io *io, bool 
         rd_tensor a = {.rank = io[i].plan.in_rank}, b = {.rank = io[i].plan.out_rank};
         memcpy(a.dims, io[i].plan.in_dims, (size_t)a.rank * sizeof *a.dims);
         memcpy(b.dims, io[i].plan.out_dims, (size_t)b.rank * sizeof *b.dims);
-        fprintf(out, "%-6s %-24s %s -> %s\n", output ? "output" : "input", vi.name, rd_shape_str(&a, from, sizeof from),
-                rd_shape_str(&b, to, sizeof to));
+        fprintf(out, "%-6s %-24s %s -> %s\n", output ? "output" : "input", RD_TEXT_SHOWN(vi.name),
+                rd_shape_str(&a, from, sizeof from), rd_shape_str(&b, to, sizeof to));
         edited++;
     }
     return edited;
@@ -180,7 +180,7 @@ static rd_status convert_dataset(const edit_args *a, const rd_model *m, const an
     free(src_real);
     free(dst_real);
     if (same) {
-        st = rd_errorf(err, RD_E_INVAL, "%s would overwrite the --dataset list itself: write OUT in another folder",
+        st = rd_errorf(err, RD_E_USAGE, "%s would overwrite the --dataset list itself: write OUT in another folder",
                        list);
         goto out;
     }

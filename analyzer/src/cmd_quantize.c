@@ -106,7 +106,7 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
     rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
     if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8 && a->q.cfg.dtype != RD_QDT_W16A16I &&
         a->q.cfg.dtype != RD_QDT_W8A16 && a->q.cfg.dtype != RD_QDT_W16A16I_DFP)
-        st = rd_errorf(&err, RD_E_INVAL,
+        st = rd_errorf(&err, RD_E_USAGE,
                        "quantize writes int8/int16 parameters: --dtype must be w8a8, w16a16i, w8a16 or w16a16i_dfp "
                        "(got %s)", rd_qdtype_name(a->q.cfg.dtype));
     if (st == RD_OK)
@@ -121,7 +121,7 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = rd_qcfg_save(a->out_path, result, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out;
     }
     if (!a->rknn_cfg)

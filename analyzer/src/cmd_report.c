@@ -4,6 +4,7 @@
  * becomes report.json and report.html. Where both text files of a layer exist, the metrics are recomputed
  * from them (euc_rel, SQNR, gain, ... which the table lacks); the table's own numbers stay otherwise.
  */
+#include "term_text.h"
 #include "cli_internal.h"
 #include "metrics.h"
 #include "tensor_dump.h"
@@ -73,7 +74,9 @@ static rd_status enrich_layer(an_cmd_ctx *ctx, const char *dir, const rd_name_ma
         rd_metric_group_single(&l->groups[g], &m);
         (*n_done)++;
     } else {
-        fprintf(ctx->errs, "rknn-diag report: warning: %s (the table's numbers are kept)\n", err->msg);
+        fputs("rknn-diag report: warning: ", ctx->errs);
+        an_put_text(ctx->errs, err->msg);
+        fputs(" (the table's numbers are kept)\n", ctx->errs);
         st = RD_OK;
     }
     free(ref);

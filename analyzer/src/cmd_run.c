@@ -3,8 +3,11 @@
  * Prints per-layer min/max/mean (or JSON), optionally writes every tensor as .npy plus index.json, and
  * with --bench N times N observed inferences.
  */
+#include "term_text.h"
+#include "json_out.h"
 #include "accuracy.h"
 #include "cli_internal.h"
+#include "progress.h"
 #include "cli_model_args.h"
 #include "config_model.h"
 #include "quant_setup.h"
@@ -136,8 +139,8 @@ static void print_table(FILE *out, const run_observer *ro)
             snprintf(idx, sizeof idx, "%d", r->node);
         else
             snprintf(idx, sizeof idx, "-");
-        fprintf(out, "%-5s %-18s %-40s %-18s %-8s %13.6g %13.6g %13.6g", idx, r->op_type, r->name, shape,
-                rd_dtype_name(r->dtype), r->stats.min, r->stats.max, r->stats.mean);
+        fprintf(out, "%-5s %-18s %-40s %-18s %-8s %13.6g %13.6g %13.6g", idx, RD_TEXT_SHOWN(r->op_type),
+                RD_TEXT_SHOWN(r->name), shape, rd_dtype_name(r->dtype), r->stats.min, r->stats.max, r->stats.mean);
         if (r->stats.n_nan || r->stats.n_inf)
             fprintf(out, "  (%lld NaN, %lld Inf)", (long long)r->stats.n_nan, (long long)r->stats.n_inf);
         if (ro->sim) {
@@ -182,11 +185,7 @@ static void print_json(FILE *out, const char *model, const run_observer *ro)
         cJSON_AddNumberToObject(o, "inf", (double)r->stats.n_inf);
         cJSON_AddItemToArray(layers, o);
     }
-    char *text = cJSON_Print(root);
-    if (text)
-        fprintf(out, "%s\n", text);
-    free(text);
-    cJSON_Delete(root);
+    an_json_print(out, root);
 }
 
 /* float16 constants beyond 65504 (inf before the layer computes): the same finding as accuracy's, on stderr. */
@@ -196,8 +195,13 @@ static void warn_fp16_constants(an_cmd_ctx *ctx, const rd_sim *sim)
     rd_result_init(&r);
     rd_error err;
     if (an_findings_numeric(&r, sim, &err) == RD_OK)
-        for (size_t i = 0; i < r.n_findings; i++)
-            fprintf(ctx->errs, "warning: %s: %s\n", r.findings[i].title, r.findings[i].evidence);
+        for (size_t i = 0; i < r.n_findings; i++) {
+            fputs("warning: ", ctx->errs); /* findings quote the model's names */
+            an_put_text(ctx->errs, r.findings[i].title);
+            fputs(": ", ctx->errs);
+            an_put_text(ctx->errs, r.findings[i].evidence);
+            fputc('\n', ctx->errs);
+        }
     rd_result_fini(&r);
 }
 
@@ -246,6 +250,8 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor 
         free(times);
         return an_fail(ctx, &err);
     }
+    an_progress bar; /* a bar on a terminal, a line every few seconds elsewhere */
+    an_progress_init(&bar, ctx->errs, ctx->color, "bench");
     for (long i = 0; i < n; i++) {
         double t0 = now_ms();
         if (run_once(m, sim, inputs, n_in, &opt, &err) != RD_OK) {
@@ -253,9 +259,9 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor 
             return an_fail(ctx, &err);
         }
         times[i] = now_ms() - t0;
-        fprintf(ctx->errs, "\rbench: %ld/%ld", i + 1, n);
+        an_progress_update(&bar, (size_t)i + 1, (size_t)n);
     }
-    fputc('\n', ctx->errs);
+    an_progress_done(&bar);
     qsort(times, (size_t)n, sizeof *times, cmp_double);
     double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
     int64_t macs = model_macs(sim ? rd_sim_model(sim) : m);
@@ -305,7 +311,7 @@ static rd_status write_fused_list(const char *dir, const rd_sim *sim, size_t *n_
         cJSON_AddItemToArray(list, o);
         n++;
     }
-    char *text = cJSON_Print(list);
+    char *text = an_json_text(list);
     cJSON_Delete(list);
     if (!text)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
@@ -507,7 +513,7 @@ int an_cmd_run(an_cmd_ctx *ctx)
     }
     rd_status st = load_model_and_inputs(a, ctx->errs, &m, inputs, &err);
     if (st != RD_OK) {
-        rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        rc = an_fail(ctx, &err);
         goto out_args;
     }
     n_in = rd_model_input_count(m);
@@ -521,7 +527,7 @@ int an_cmd_run(an_cmd_ctx *ctx)
         if (st == RD_OK)
             st = an_quant_build_sim(&a->q, m, inputs, ctx->errs, ctx->color, &sim, &err);
         if (st != RD_OK) {
-            rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+            rc = an_fail(ctx, &err);
             goto out;
         }
     }

@@ -5,6 +5,7 @@
  * what every command analyses is an ordinary loaded model; a model already in that form (convert's
  * output given to accuracy with the same config) goes through unchanged.
  */
+#include "term_text.h"
 #include "config_model.h"
 #include "prune.h"
 
@@ -88,7 +89,7 @@ static rd_status fix_shapes(const an_quant_opts *q, const an_model_request *req,
             known = strcmp(req->shapes[k].name, vi.name) == 0;
         }
         if (!known)
-            return rd_errorf(err, RD_E_INVAL, "--input-shape %s: the model has no input of that name", req->shapes[k].name);
+            return rd_errorf(err, RD_E_USAGE, "--input-shape %s: the model has no input of that name", req->shapes[k].name);
     }
     if (n_cfg != n_in)
         return rd_errorf(err, RD_E_PARSE, "%s:%d: %s gives %zu shape%s, the model%s has %zu input%s", c->path, line, key,
@@ -107,7 +108,7 @@ static rd_status fix_shapes(const an_quant_opts *q, const an_model_request *req,
             if (strcmp(req->shapes[k].name, vi.name) == 0) {
                 shapes[i] = req->shapes[k]; /* --input-shape wins */
                 if (req->errs)
-                    fprintf(req->errs, "config: --input-shape %s overrides %s\n", vi.name, key);
+                    fprintf(req->errs, "config: --input-shape %s overrides %s\n", RD_TEXT_SHOWN(vi.name), key);
             }
         changes |= vi.rank != shapes[i].rank;
         for (int d = 0; d < vi.rank && !changes; d++)
@@ -121,7 +122,9 @@ static rd_status fix_shapes(const an_quant_opts *q, const an_model_request *req,
     size_t len = 0;
     rd_onnx_rewrite rw = {.drop_shapes = true};
     rd_status st = rd_onnx_model_rewrite(*m, &rw, &buf, &len, err);
-    rd_load_options lopt = {.input_shapes = shapes, .n_input_shapes = n_in, .replace_fixed_dims = true};
+    /* the config's list (mistakes in it are input errors, exit 3; its file and line prefix them) */
+    rd_load_options lopt = {.input_shapes = shapes, .n_input_shapes = n_in, .replace_fixed_dims = true,
+                            .input_shapes_from = key};
     if (st == RD_OK)
         st = reload(path, buf, len, &lopt, m, err);
     if (st != RD_OK)
@@ -159,17 +162,20 @@ rd_status an_model_load_configured(an_quant_opts *q, const an_model_request *req
     if (st != RD_OK)
         return st;
     const rd_rknn_config *c = &q->cfg;
-    for (size_t i = 0; req->errs && !q->notes_shown && i < c->n_notes; i++)
-        fprintf(req->errs, "warning: %s\n", c->notes[i]);
+    for (size_t i = 0; req->errs && !q->notes_shown && i < c->n_notes; i++) {
+        fputs("warning: ", req->errs); /* notes quote the config file */
+        an_put_text(req->errs, c->notes[i]);
+        fputc('\n', req->errs);
+    }
     q->notes_shown = true;
     const char *path = req->path ? req->path : c->model_file_path;
     if (!path)
-        return rd_errorf(err, RD_E_INVAL, "missing MODEL.onnx (or models.model_file_path in -c model_config.yml)");
+        return rd_errorf(err, RD_E_USAGE, "missing MODEL.onnx (or models.model_file_path in -c model_config.yml)");
     if (c->n_dynamic_sets && req->dynamic_refusal)
         return rd_errorf(err, RD_E_UNSUPPORTED, "%s:%d: dynamic_input (%zu shape sets) is not supported by %s: %s",
                          c->path, c->line_dynamic_input, c->n_dynamic_sets, req->command, req->dynamic_refusal);
     if (c->n_dynamic_sets && req->n_shapes)
-        return rd_errorf(err, RD_E_INVAL, "--input-shape and %s's dynamic_input both give the input shapes: give "
+        return rd_errorf(err, RD_E_USAGE, "--input-shape and %s's dynamic_input both give the input shapes: give "
                          "one of them", c->path);
     if (c->n_dynamic_sets && req->dynamic_set >= c->n_dynamic_sets)
         return rd_errorf(err, RD_E_INVAL, "dynamic_input set %zu of %zu", req->dynamic_set, c->n_dynamic_sets);
@@ -205,7 +211,7 @@ int an_dynamic_prepare(an_cmd_ctx *ctx, an_quant_opts *q, size_t *n_sets)
     rd_error err = {0};
     *n_sets = 0;
     if (an_quant_finish(q, NULL, &err) != RD_OK)
-        return err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        return an_fail(ctx, &err);
     *n_sets = an_dynamic_sets(q);
     return -1;
 }

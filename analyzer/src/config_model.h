@@ -26,7 +26,7 @@ typedef struct an_model_request {
  * Loads the model req describes into *out, applying q's model_config.yml (loaded here if not yet), and
  * finishes q against it (an_quant_finish). RD_E_UNSUPPORTED for a dynamic_input the command refuses,
  * RD_E_PARSE naming the file and line for a subgraphs/input_size_list that does not fit the model,
- * RD_E_INVAL for command-line conflicts (no model, --input-shape with dynamic_input).
+ * RD_E_USAGE for command-line conflicts (no model, --input-shape with dynamic_input).
  */
 rd_status an_model_load_configured(an_quant_opts *q, const an_model_request *req, rd_model **out, rd_error *err);
 

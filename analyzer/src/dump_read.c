@@ -23,22 +23,6 @@ static int64_t numel_of(int rank, const int64_t *dims)
     return n;
 }
 
-static rd_status check_npy(const char *file, const an_dump_name *dn, const rd_tensor *t, rd_error *err)
-{
-    if (t->dtype != dn->dtype)
-        return rd_errorf(err, RD_E_PARSE, "%s: holds %s data but its name says %s", file, rd_dtype_get(t->dtype)->name,
-                         rd_dtype_get(dn->dtype)->name);
-    bool same = t->rank == dn->rank;
-    for (int i = 0; same && i < t->rank; i++)
-        same = t->dims[i] == dn->dims[i];
-    if (!same) {
-        char got[128];
-        return rd_errorf(err, RD_E_PARSE, "%s: holds shape %s, not the shape in its name", file,
-                         rd_shape_str(t, got, sizeof got));
-    }
-    return RD_OK;
-}
-
 static bool is_sep(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' || c == ',' || c == '[' ||
@@ -159,13 +143,10 @@ rd_status an_dump_read_raw(const char *path, const an_dump_name *dn, int c2, rd_
     memset(out, 0, sizeof *out);
     if (dn->is_txt)
         return read_txt(path, file, dn, c2, out, err);
-    rd_status st = rd_npy_load(path, out, err);
-    if (st == RD_OK) {
-        st = check_npy(file, dn, out, err);
-        if (st != RD_OK)
-            rd_tensor_fini(out);
-    }
-    return st;
+    /* the name gives dtype and shape: a file holding others is refused on its header, before its data is read */
+    rd_npy_expect want = {.dtype = dn->dtype, .rank = dn->rank, .what = "the dump's name"};
+    memcpy(want.dims, dn->dims, sizeof want.dims);
+    return rd_npy_load_expect(path, &want, out, err);
 }
 
 rd_status an_dump_dequantize(const rd_tensor *raw, const rd_sim_tensor *info, const char *tensor, rd_tensor *out,

@@ -697,22 +697,22 @@ static void report_entry(const an_dump_set *d, const dump_entry *e, FILE *f)
 {
     rd_value_info vi;
     if (!e->chosen) {
-        fprintf(f, "%s -> none: %s\n", e->file, e->reason ? e->reason : "not used");
+        fprintf(f, "%s -> none: %s\n", RD_TEXT_SHOWN(e->file), e->reason ? RD_TEXT_SHOWN(e->reason) : "not used");
         return;
     }
     if (e->kind != KIND_LAYER) {
         bool in = e->kind == KIND_INPUT;
         value_info(d, in ? rd_model_input(d->m, (size_t)e->io) : rd_model_output(d->m, (size_t)e->io), &vi);
-        fprintf(f, "%s -> graph %s %d '%s'%s\n", e->file, in ? "input" : "output", e->io, vi.name,
-                in ? " (raw)" : "");
+        fprintf(f, "%s -> graph %s %d '%s'%s\n", RD_TEXT_SHOWN(e->file), in ? "input" : "output", e->io,
+                RD_TEXT_SHOWN(vi.name), in ? " (raw)" : "");
         return;
     }
     value_info(d, e->value, &vi);
-    fprintf(f, "%s -> %s", e->file, vi.name);
+    fprintf(f, "%s -> %s", RD_TEXT_SHOWN(e->file), RD_TEXT_SHOWN(vi.name)); /* the board names its files */
     if (e->named_value >= 0 && e->named_value != e->value) {
         rd_value_info nv;
         value_info(d, e->named_value, &nv);
-        fprintf(f, " (named '%s', fused into the group's last tensor)", nv.name);
+        fprintf(f, " (named '%s', fused into the group's last tensor)", RD_TEXT_SHOWN(nv.name));
     }
     if (e->strips > 0)
         fprintf(f, " (compiler suffix stripped)");
@@ -727,6 +727,15 @@ rd_status an_dump_set_report(const an_dump_set *d, FILE *f, rd_error *err)
         report_entry(d, &d->e[i], f);
     fprintf(f, "# materialised tensors without a dump\n");
     size_t nv = rd_model_value_count(d->m);
+    /* the first dump that was tried for each value and rejected: one pass, not one per value */
+    size_t *rejected_of = malloc((nv + 1) * sizeof *rejected_of);
+    if (!rejected_of)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory for the dump mapping report");
+    for (size_t v = 0; v < nv; v++)
+        rejected_of[v] = d->n;
+    for (size_t i = d->n; i-- > 0;)
+        if (d->e[i].tried_value >= 0 && (size_t)d->e[i].tried_value < nv)
+            rejected_of[d->e[i].tried_value] = i;
     for (size_t v = 0; v < nv; v++) {
         rd_value_info vi;
         value_info(d, (int)v, &vi);
@@ -735,16 +744,14 @@ rd_status an_dump_set_report(const an_dump_set *d, FILE *f, rd_error *err)
         if (d->by_value[v] >= 0 || vi.producer < 0 || rd_sim_tensor_get(d->s, vi.name, &info, &e2) != RD_OK ||
             !info.materialized || info.value != (int)v)
             continue;
-        const dump_entry *rejected = NULL;
-        for (size_t i = 0; i < d->n && !rejected; i++)
-            if (d->e[i].tried_value == (int)v)
-                rejected = &d->e[i];
+        const dump_entry *rejected = rejected_of[v] < d->n ? &d->e[rejected_of[v]] : NULL;
         if (rejected)
-            fprintf(f, "%s -> none: its dump %s was rejected: %s\n", vi.name, rejected->file,
-                    rejected->reason ? rejected->reason : "not used");
+            fprintf(f, "%s -> none: its dump %s was rejected: %s\n", RD_TEXT_SHOWN(vi.name), RD_TEXT_SHOWN(rejected->file),
+                    rejected->reason ? RD_TEXT_SHOWN(rejected->reason) : "not used");
         else
-            fprintf(f, "%s -> none: no dump names it\n", vi.name);
+            fprintf(f, "%s -> none: no dump names it\n", RD_TEXT_SHOWN(vi.name));
     }
+    free(rejected_of);
     if (ferror(f))
         return rd_errorf(err, RD_E_IO, "writing the dump mapping report failed");
     return RD_OK;

@@ -64,19 +64,6 @@ static rd_status fp16_overflow(rd_result *r, rd_error *err)
     return RD_OK;
 }
 
-typedef struct ranked {
-    size_t layer;
-    double cos;
-} ranked;
-
-static int by_cos(const void *pa, const void *pb)
-{
-    const ranked *a = pa, *b = pb;
-    if (a->cos != b->cos)
-        return a->cos < b->cos ? -1 : 1;
-    return a->layer < b->layer ? -1 : (a->layer > b->layer);
-}
-
 static double cos_eff(const rd_metric_group *g)
 {
     if (!g)
@@ -104,17 +91,17 @@ static void board_verdict(const rd_layer_result *l, const an_accuracy_opts *o, c
 
 static rd_status lossy_layers(rd_result *r, const an_accuracy_opts *o, size_t *n_lossy, rd_error *err)
 {
-    ranked *list = calloc(r->n_layers + 1, sizeof *list);
+    an_ranked *list = calloc(r->n_layers + 1, sizeof *list);
     if (!list)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     size_t n = 0;
     for (size_t i = 0; i < r->n_layers; i++) {
         double c = single_cos(&r->layers[i]);
         if (!isnan(c) && c < o->warn_cos && strcmp(r->layers[i].op_type, "Input") != 0)
-            list[n++] = (ranked){i, c};
+            list[n++] = (an_ranked){i, c};
     }
     *n_lossy = n;
-    qsort(list, n, sizeof *list, by_cos);
+    qsort(list, n, sizeof *list, an_ranked_by_cos);
     rd_status st = RD_OK;
     for (size_t k = 0; k < n && k < MAX_LOSSY_FINDINGS && st == RD_OK; k++) {
         const rd_layer_result *l = &r->layers[list[k].layer];

@@ -4,6 +4,8 @@
  * inputs), and the direct evidence that names a mistake where the cosine cannot see it
  * (docs/hybrid.md).
  */
+#include "term_text.h"
+#include "json_out.h"
 #include "cli_internal.h"
 #include "diagnose_evidence.h"
 #include "hybrid.h"
@@ -309,7 +311,7 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
                                                "(or subgraphs.input_size_list)"};
     rd_status st = an_model_load_configured(q, &req, &m, &err);
     if (st != RD_OK) {
-        int rc = err.code == RD_E_INVAL ? an_usage(ctx, "%s", err.msg) : an_fail(ctx, &err);
+        int rc = an_fail(ctx, &err);
         rd_model_destroy(m);
         return rc;
     }
@@ -363,7 +365,7 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
         snprintf(v[nv++].name, sizeof v->name, "--algorithm %s", rd_qalgo_name(algos[k]));
     }
     for (size_t i = 0; i < nv; i++) {
-        if (ctx->errs && !json) fprintf(ctx->errs, "diagnose: %zu/%zu %s\n", i + 1, nv, v[i].name);
+        if (ctx->errs && !json) fprintf(ctx->errs, "diagnose: %zu/%zu %s\n", i + 1, nv, RD_TEXT_SHOWN(v[i].name));
         rd_error e = {0};
         v[i].ok = measure_variant(m, &v[i], inputs, n_inputs, samples, threads, &e) == RD_OK;
         if (!v[i].ok) snprintf(v[i].error, sizeof v[i].error, "%s", e.msg);
@@ -372,7 +374,9 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
     }
     int rc = AN_EXIT_OK;
     if (!v[0].ok) {
-        fprintf(ctx->errs, "rknn-diag hybrid: error: %s\n", v[0].error);
+        fputs("rknn-diag hybrid: error: ", ctx->errs);
+        an_put_text(ctx->errs, v[0].error);
+        fputc('\n', ctx->errs);
         rc = AN_EXIT_INPUT;
         goto out;
     }
@@ -508,19 +512,16 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
             cJSON_AddStringToObject(o, "fix", fd[k].fix);
             cJSON_AddItemToArray(mk, o);
         }
-        char *text = cJSON_Print(root);
-        if (text) fprintf(ctx->out, "%s\n", text);
-        free(text);
-        cJSON_Delete(root);
+        an_json_print(ctx->out, root);
         goto out;
     }
     fprintf(ctx->out, "%-52s %10s %9s\n", "variant", "out_cos", "sqnr_dB");
     for (size_t i = 0; i < nv; i++) {
         if (v[i].ok)
-            fprintf(ctx->out, "%-52s %10.5f %9.2f\n", v[i].name, v[i].score.cos,
+            fprintf(ctx->out, "%-52s %10.5f %9.2f\n", RD_TEXT_SHOWN(v[i].name), v[i].score.cos,
                     v[i].score.sqnr_db);
         else
-            fprintf(ctx->out, "%-52s %10s %9s  (%s)\n", v[i].name, "-", "-", v[i].error);
+            fprintf(ctx->out, "%-52s %10s %9s  (%s)\n", RD_TEXT_SHOWN(v[i].name), "-", "-", RD_TEXT_SHOWN(v[i].error));
     }
     fprintf(ctx->out, "\nout_cos: int8 outputs against FP32 on that variant's own inputs (minimum "
                       "over outputs and "
@@ -549,16 +550,16 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
             "RGB/BGR cannot be checked\n");
     fprintf(ctx->out, "\ncalibration: %.3g%% of the analysed int8 activation values clipped", 100 * v[0].clip.share);
     if (v[0].clip.worst[0])
-        fprintf(ctx->out, " (worst '%s' %.3g%%)", v[0].clip.worst, 100 * v[0].clip.worst_share);
+        fprintf(ctx->out, " (worst '%s' %.3g%%)", RD_TEXT_SHOWN(v[0].clip.worst), 100 * v[0].clip.worst_share);
     fprintf(ctx->out, "; %.3g%% when calibrated on them; median range %.3gx theirs\n",
             v[v_self].ok ? 100 * v[v_self].clip.share : NAN, exp2(range_log2));
     if (isfinite(ws.worst))
         fprintf(ctx->out,
                 "weights: widest channel spread %.3gx (%s); %zu of %zu layers above %gx\n",
-                ws.worst, ws.layer, ws.n_over, ws.n_layers, AN_DIAG_WSPREAD_HIGH);
+                ws.worst, RD_TEXT_SHOWN(ws.layer), ws.n_over, ws.n_layers, AN_DIAG_WSPREAD_HIGH);
     fprintf(ctx->out, "\n");
     for (size_t k = 0; k < nf; k++)
-        fprintf(ctx->out, "likely mistake: %s: %s. Fix: %s\n", fd[k].what, fd[k].evidence,
+        fprintf(ctx->out, "likely mistake: %s: %s. Fix: %s\n", fd[k].what, RD_TEXT_SHOWN(fd[k].evidence),
                 fd[k].fix);
     if (nf == 0)
         fprintf(ctx->out, "no likely configuration mistake: look at the layers (hybrid suggest)\n");

@@ -4,6 +4,8 @@
  * of an RKNN_DUMP_QUANT=1 dump (float16 vs int8), and for float32 dumps the values themselves (on the
  * tensor's int8 grid scale*(q-zp) for more than 99% of the non-zero values: it ran in int8). docs/hybrid.md.
  */
+#include "term_text.h"
+#include "json_out.h"
 #include "cli_internal.h"
 #include "dumps.h"
 #include "config_model.h"
@@ -153,18 +155,20 @@ static void print_text(an_cmd_ctx *ctx, const char *cfg_path, const char *dir, c
     for (size_t i = 0; i < n; i++) {
         const req *r = &reqs[i];
         bad += r->v.ran != RAN_FP16;
-        fprintf(ctx->out, "%-40s %-8s %s%s%s%s%s\n", r->key, ran_name(r->v.ran), r->v.ran == RAN_FP16 ? "" : "NOT float16: ",
-                r->v.evidence, r->v.file ? " [" : "", r->v.file ? r->v.file : "", r->v.file ? "]" : "");
+        fprintf(ctx->out, "%-40s %-8s %s%s%s%s%s\n", RD_TEXT_SHOWN(r->key), ran_name(r->v.ran),
+                r->v.ran == RAN_FP16 ? "" : "NOT float16: ", RD_TEXT_SHOWN(r->v.evidence), r->v.file ? " [" : "",
+                r->v.file ? RD_TEXT_SHOWN(r->v.file) : "", r->v.file ? "]" : "");
         if (r->carried_by[0])
             fprintf(ctx->out, "%-40s %-8s fused: its data is dumped with its group's last tensor '%s'\n", "", "",
-                    r->carried_by);
+                    RD_TEXT_SHOWN(r->carried_by));
     }
     if (n_extra) {
         fprintf(ctx->out, "\nran in float16 although the cfg did not ask for it:\n");
         for (size_t i = 0; i < n_extra; i++) {
             rd_value_info vi;
             rd_model_value(rd_sim_model(s), (size_t)extra[i], &vi);
-            fprintf(ctx->out, "%-40s %-8s %s [%s]\n", vi.name, "float16", extra_v[i].evidence, extra_v[i].file);
+            fprintf(ctx->out, "%-40s %-8s %s [%s]\n", RD_TEXT_SHOWN(vi.name), "float16", RD_TEXT_SHOWN(extra_v[i].evidence),
+                    RD_TEXT_SHOWN(extra_v[i].file));
         }
     }
     fprintf(ctx->out, "\n");
@@ -175,7 +179,7 @@ static void print_text(an_cmd_ctx *ctx, const char *cfg_path, const char *dir, c
     fprintf(ctx->out, "result: %zu of %zu requested tensors not shown to run in float16:", bad, n);
     for (size_t i = 0; i < n; i++)
         if (reqs[i].v.ran != RAN_FP16)
-            fprintf(ctx->out, " %s (%s)", reqs[i].key, ran_name(reqs[i].v.ran));
+            fprintf(ctx->out, " %s (%s)", RD_TEXT_SHOWN(reqs[i].key), ran_name(reqs[i].v.ran));
     fprintf(ctx->out, "\n(the board ignored the cfg? rebuild the .rknn with hybrid_quantization_step2 from this cfg, "
                       "and dump with RKNN_DUMP_QUANT=1 for the clearest evidence)\n");
 }
@@ -212,11 +216,7 @@ static void print_json(an_cmd_ctx *ctx, const char *cfg_path, const char *dir, c
     cJSON_AddItemToObject(root, "requested", arr);
     cJSON_AddNumberToObject(root, "not_float16", (double)bad);
     cJSON_AddItemToObject(root, "float16_not_requested", ex);
-    char *text = cJSON_Print(root);
-    if (text)
-        fprintf(ctx->out, "%s\n", text);
-    free(text);
-    cJSON_Delete(root);
+    an_json_print(ctx->out, root);
 }
 
 int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,

@@ -27,9 +27,8 @@ typedef struct an_rk_text_opts {
 
 /* inspect_rknn_text.c */
 void an_rk_print_model(FILE *out, const rd_rknn_model *m, const an_rk_text_opts *o);
-/** Bytes of the valid UTF-8 sequence at p (1 to 4), 0 when it is not one. */
-size_t an_rk_utf8_len(const unsigned char *p);
-/** Writes s with control bytes and broken UTF-8 as \xNN (names come from hostile files). */
+/** Writes s in display form (an_put_name: controls, bidirectional controls and broken UTF-8 as \xNN, \uNNNN;
+    names come from hostile files). */
 void an_rk_put(FILE *out, const char *s);
 /** an_rk_put, then blanks up to width columns. */
 void an_rk_put_pad(FILE *out, const char *s, int width);

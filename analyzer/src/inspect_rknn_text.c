@@ -2,36 +2,15 @@
  * inspect_rknn_text.c: the text of `rknn-diag inspect MODEL.rknn`: header facts, inputs and outputs with
  * layouts, quantization and mean/std, per-op-type counts, then nodes and tensors (bounded by --max).
  */
+#include "term_text.h"
 #include "inspect_rknn.h"
 
 #include <string.h>
 
-size_t an_rk_utf8_len(const unsigned char *p)
-{
-    unsigned c = p[0];
-    size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-    if (n == 0 || (n == 2 && c < 0xc2) || (n == 4 && c > 0xf4))
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    if ((n == 3 && c == 0xe0 && p[1] < 0xa0) || (n == 3 && c == 0xed && p[1] >= 0xa0) ||
-        (n == 4 && c == 0xf0 && p[1] < 0x90) || (n == 4 && c == 0xf4 && p[1] >= 0x90))
-        return 0; /* overlong, surrogate, beyond U+10FFFF */
-    return n;
-}
-
+/* Names in a .rknn file or a build log are shown, not sent: the project's one escaper (term_text.h). */
 void an_rk_put(FILE *out, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; p && *p;) {
-        size_t n = an_rk_utf8_len(p);
-        if (n == 0 || *p < 0x20 || *p == 0x7f) { /* control bytes and broken UTF-8 are shown, not sent */
-            fprintf(out, "\\x%02x", *p++);
-            continue;
-        }
-        fwrite(p, 1, n, out);
-        p += n;
-    }
+    an_put_name(out, s);
 }
 
 static void put_dims(FILE *out, const int64_t *d, size_t n)

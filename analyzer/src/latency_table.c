@@ -4,6 +4,7 @@
  * RKNN_LOG_LEVEL=4 logs (perf_log.h), told apart by content. docs/hybrid.md says how rows map to tensors
  * and when a cost is estimated.
  */
+#include "term_text.h"
 #include "hybrid.h"
 #include "perf_log.h"
 #include "quant_setup.h"
@@ -101,7 +102,7 @@ static rd_status load_csv(const char *path, char *text, const rd_sim *s, const a
         if (k < 0) {
             if (errs)
                 fprintf(errs, "note: %s:%d: '%s' is not an int8 candidate (fused, float or an input): ignored\n", path,
-                        lineno, name);
+                        lineno, RD_TEXT_SHOWN(name));
             continue;
         }
         acc[k].ms[P8] += ms8;
@@ -237,7 +238,7 @@ static rd_status load_log(const char *path, const char *text, size_t len, const 
             fprintf(errs, "; %zu through the node before '#'", count[FATE_MATCHED_BASE]);
         if (count[FATE_NOT_CAND])
             fprintf(errs, "; %zu of layers that are not candidates", count[FATE_NOT_CAND]);
-        fprintf(errs, "), %zu ignored%s%s%s\n", n_ignored, n_ignored ? ": " : "", ignored,
+        fprintf(errs, "), %zu ignored%s%s%s\n", n_ignored, n_ignored ? ": " : "", RD_TEXT_SHOWN(ignored),
                 n_ignored > listed ? ", ..." : "");
         if (log.n_untimed)
             fprintf(errs, "latency: %s:%d: a layer table without times (build-time) skipped\n", path,
@@ -342,13 +343,13 @@ static rd_status settle(const char *const *paths, size_t n_paths, const lat_acc 
         name_list(cands, n, only8, names, sizeof names);
         if (errs)
             fprintf(errs, "latency: estimated cost of %zu candidates timed one way only (%s): the other time is the "
-                    "median float16/int8 ratio %.3g of the %zu layers timed both ways\n", n8 + n16, names, ratio,
+                    "median float16/int8 ratio %.3g of the %zu layers timed both ways\n", n8 + n16, RD_TEXT_SHOWN(names), ratio,
                     n_ratio);
     }
     if (st == RD_OK && n_none && errs) {
         name_list(cands, n, none, names, sizeof names);
         fprintf(errs, "warning: %zu candidates have no time in %s (%s): their float16 cost counts as 0 ms (fused into "
-                "another layer by the runtime?)\n", n_none, sources, names);
+                "another layer by the runtime?)\n", n_none, sources, RD_TEXT_SHOWN(names));
     }
     free(ratios);
     free(only8);

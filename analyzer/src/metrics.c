@@ -161,6 +161,14 @@ void an_group_acc_init(an_group_acc *acc)
     memset(acc, 0, sizeof *acc);
 }
 
+int an_ranked_by_cos(const void *pa, const void *pb)
+{
+    const an_ranked *a = pa, *b = pb;
+    if (a->cos != b->cos)
+        return a->cos < b->cos ? -1 : 1;
+    return a->layer < b->layer ? -1 : (a->layer > b->layer);
+}
+
 void an_group_acc_fini(an_group_acc *acc)
 {
     free(acc->samples);

@@ -66,4 +66,13 @@ rd_status an_channel_cos(const float *ref, const float *test, int rank, const in
 rd_status an_histogram(const float *ref, const float *test, int64_t n, size_t n_bins, rd_histogram *out,
                        rd_error *err);
 
+/** A layer (or row) and its cosine, to rank by. */
+typedef struct an_ranked {
+    size_t layer;
+    double cos;
+} an_ranked;
+
+/** qsort order of an_ranked: lowest cosine first, ties by layer (NaN cosines must be left out). */
+int an_ranked_by_cos(const void *a, const void *b);
+
 #endif

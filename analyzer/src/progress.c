@@ -1,4 +1,5 @@
 /* progress.c: progress bars and plain progress lines on stderr, and library warnings. */
+#include "term_text.h"
 #include "progress.h"
 
 #include <time.h>
@@ -56,6 +57,9 @@ void an_progress_done(an_progress *p)
 void an_warn_print(void *user, const char *msg)
 {
     an_warn_ctx *w = user;
-    if (w && w->errs)
-        fprintf(w->errs, "warning: %s\n", msg);
+    if (w && w->errs) {
+        fputs("warning: ", w->errs);
+        an_put_text(w->errs, msg); /* warnings quote the model's names */
+        fputc('\n', w->errs);
+    }
 }

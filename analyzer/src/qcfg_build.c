@@ -2,6 +2,7 @@
  * qcfg_build.c: a simulation's INT8 parameters as RKNN's .quantization.cfg (what `quantize` and
  * `hybrid search` write), under ONNX names or merged into the toolkit's step-1 file.
  */
+#include "term_text.h"
 #include "qcfg_build.h"
 #include "quant_setup.h"
 
@@ -161,7 +162,7 @@ static void list_names(FILE *errs, const char *what, char **names, size_t n)
         return;
     fprintf(errs, "  %s (%zu):", what, n);
     for (size_t i = 0; i < n && i < 12; i++)
-        fprintf(errs, " %s", names[i]);
+        fprintf(errs, " %s", RD_TEXT_SHOWN(names[i]));
     fprintf(errs, "%s\n", n > 12 ? " ..." : "");
 }
 
@@ -212,7 +213,7 @@ rd_status an_qcfg_merge_rknn(const rd_sim *s, const rd_qcfg *ours, const char *p
         else
             fprintf(errs, "warning: %s tensor '%s' has no entry in %s: left out of custom_quantize_layers\n",
                     ours->layers[i].dtype == RD_DT_F16 ? "float16" : ours->layers[i].dtype == RD_DT_I16 ? "int16" : "int8",
-                    ours->layers[i].name, path);
+                    RD_TEXT_SHOWN(ours->layers[i].name), path);
     }
     for (size_t i = 0; i < tk.n_layers && st == RD_OK; i++)
         if (!rd_qcfg_find_layer(out, tk.layers[i].name)) {

@@ -108,18 +108,28 @@ static rd_status parse_channel_values(const char *opt, const char *text, rd_chan
     const char *p = text;
     while (*p) {
         if (out->n == RD_MAX_INPUT_CHANNELS)
-            return rd_errorf(err, RD_E_INVAL, "%s: more than %d values", opt, RD_MAX_INPUT_CHANNELS);
+            return rd_errorf(err, RD_E_USAGE, "%s: more than %d values", opt, RD_MAX_INPUT_CHANNELS);
         char *end = NULL;
         errno = 0;
         double v = strtod(p, &end);
         if (errno || end == p || !isfinite(v) || (*end && *end != ','))
-            return rd_errorf(err, RD_E_INVAL, "%s expects numbers separated by commas, got '%s'", opt, text);
+            return rd_errorf(err, RD_E_USAGE, "%s expects numbers separated by commas, got '%s'", opt, text);
         out->v[out->n++] = (float)v;
         p = *end ? end + 1 : end;
     }
     if (out->n == 0)
-        return rd_errorf(err, RD_E_INVAL, "%s expects numbers separated by commas, got '%s'", opt, text);
+        return rd_errorf(err, RD_E_USAGE, "%s expects numbers separated by commas, got '%s'", opt, text);
     return RD_OK;
+}
+
+/* A flag's value the shared parsers refused (they also read model_config.yml, whose errors are input
+   errors): on the command line it is a usage error. */
+static rd_status flag_error(rd_error *err, const char *flag)
+{
+    rd_error_prefix(err, "%s", flag);
+    if (err)
+        err->code = RD_E_USAGE;
+    return RD_E_USAGE;
 }
 
 static rd_status apply_flags(an_quant_opts *q, rd_error *err)
@@ -129,19 +139,19 @@ static rd_status apply_flags(an_quant_opts *q, rd_error *err)
     if (q->flag_dtype) {
         st = rd_qdtype_parse(q->flag_dtype, &c->dtype, err);
         if (st != RD_OK)
-            return rd_error_prefix(err, "--dtype");
+            return flag_error(err, "--dtype");
         q->dtype_given = true;
         c->quantize = c->dtype != RD_QDT_FLOAT16 && c->dtype != RD_QDT_FLOAT32;
     }
     if (q->flag_method) {
         st = rd_qmethod_parse(q->flag_method, &c->method, &c->group_size, err);
         if (st != RD_OK)
-            return rd_error_prefix(err, "--method");
+            return flag_error(err, "--method");
     }
     if (q->flag_algorithm) {
         st = rd_qalgo_parse(q->flag_algorithm, &c->algorithm, err);
         if (st != RD_OK)
-            return rd_error_prefix(err, "--algorithm");
+            return flag_error(err, "--algorithm");
     }
     if (q->n_flag_mean) {
         c->n_mean = q->n_flag_mean;
@@ -156,7 +166,7 @@ static rd_status apply_flags(an_quant_opts *q, rd_error *err)
                 return st;
             for (size_t k = 0; k < c->std[i].n; k++)
                 if (c->std[i].v[k] == 0.0f)
-                    return rd_errorf(err, RD_E_INVAL, "--std: a std value of 0 would divide by zero");
+                    return rd_errorf(err, RD_E_USAGE, "--std: a std value of 0 would divide by zero");
         }
     }
     if (q->flag_rgb2bgr) {
@@ -173,11 +183,11 @@ static rd_status apply_flags(an_quant_opts *q, rd_error *err)
     }
     if (q->flag_opt_level >= 0) {
         if (q->flag_opt_level > 3)
-            return rd_errorf(err, RD_E_INVAL, "--optimization-level expects 0, 1, 2 or 3");
+            return rd_errorf(err, RD_E_USAGE, "--optimization-level expects 0, 1, 2 or 3");
         c->optimization_level = q->flag_opt_level;
     }
     if ((int)q->layout == 99)
-        return rd_errorf(err, RD_E_INVAL, "--input-layout expects nhwc or nchw");
+        return rd_errorf(err, RD_E_USAGE, "--input-layout expects nhwc or nchw");
     if (q->flag_max_pixels)
         return an_parse_pixel_count("--max-image-pixels", q->flag_max_pixels, &q->max_image_pixels, err);
     return RD_OK;
@@ -489,7 +499,7 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
         if (have_ds)
             st = rd_dataset_load(q->cfg.dataset, rd_model_input_count(m), &ds, err);
         if (st == RD_OK && !have_ds && !fallback_inputs && !samples)
-            st = rd_errorf(err, RD_E_INVAL, "%s simulation needs calibration: give --dataset FILE (or --cfg FILE)",
+            st = rd_errorf(err, RD_E_USAGE, "%s simulation needs calibration: give --dataset FILE (or --cfg FILE)",
                            rd_qdtype_name(q->cfg.dtype));
         if (st == RD_OK) {
             if (!have_ds && !samples && errs)
@@ -506,6 +516,8 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
             else
                 st = rd_calibrate(s, get_dataset_sample, &src, have_ds ? ds.n_samples : 1, &co, err);
             an_progress_done(&bar);
+            if (st == RD_E_INVAL && have_ds) /* the data cannot be calibrated: name the input file it came from */
+                rd_error_prefix(err, "%s", q->cfg.dataset);
         }
         rd_dataset_fini(&ds);
     }
@@ -526,12 +538,12 @@ rd_status an_quant_load_samples(const an_quant_opts *q, const rd_model *m, const
     rd_status st = RD_OK;
     if (n_inputs) {
         if (n_inputs != n_in)
-            return rd_errorf(err, RD_E_INVAL, "--inputs gives %zu files, the model has %zu inputs (one file each, in order)",
+            return rd_errorf(err, RD_E_USAGE, "--inputs gives %zu files, the model has %zu inputs (one file each, in order)",
                              n_inputs, n_in);
         *n_samples = 1;
     } else {
         if (!q->cfg.dataset)
-            return rd_errorf(err, RD_E_INVAL, "nothing to analyse: give --inputs FILE (one per model input) or --dataset FILE");
+            return rd_errorf(err, RD_E_USAGE, "nothing to analyse: give --inputs FILE (one per model input) or --dataset FILE");
         st = rd_dataset_load(q->cfg.dataset, n_in, &ds, err);
         if (st != RD_OK)
             return st;

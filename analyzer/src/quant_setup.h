@@ -79,13 +79,13 @@ bool an_quant_take(an_quant_opts *q, int id, const char *value);
 
 /**
  * The command's thread pool (--threads N, default rd_cpu_count()), made on the first call and kept in q->pool:
- * one pool per command, handed to every run and simulation. RD_E_INVAL for a bad --threads (exit 2).
+ * one pool per command, handed to every run and simulation. RD_E_USAGE for a bad --threads (exit 2).
  */
 rd_status an_quant_pool(an_quant_opts *q, rd_pool **out, rd_error *err);
 
 /**
  * Loads -c, applies the flags over it and checks everything against the model (if given) and the
- * platform, and makes the thread pool (an_quant_pool). RD_E_INVAL for bad flag values (exit 2), file errors as
+ * platform, and makes the thread pool (an_quant_pool). RD_E_USAGE for bad flag values (exit 2), file errors as
  * they come (exit 3).
  */
 rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err);
@@ -111,7 +111,7 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
 /**
  * The samples analysed (accuracy, hybrid): one file per model input given (a sample of n_inputs files), or the
  * first max_samples lines of the dataset; prepared as RKNN reads them into *out (n_samples * input count
- * tensors, sample-major; the caller finalises them and frees the array). RD_E_INVAL when neither is given.
+ * tensors, sample-major; the caller finalises them and frees the array). RD_E_USAGE when neither is given.
  */
 rd_status an_quant_load_samples(const an_quant_opts *q, const rd_model *m, const char *const *inputs, size_t n_inputs,
                                 size_t max_samples, FILE *errs, rd_tensor **out, size_t *n_samples, rd_error *err);

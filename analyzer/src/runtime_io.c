@@ -109,7 +109,7 @@ rd_status an_app_api_parse(const char *text, an_app_api *out, rd_error *err)
     else if (strcmp(text, "zero-copy") == 0)
         *out = AN_API_ZERO_COPY;
     else
-        return rd_errorf(err, RD_E_INVAL,
+        return rd_errorf(err, RD_E_USAGE,
                          "'%s' is not an application API: normal (rknn_inputs_set) or zero-copy (rknn_create_mem and "
                          "rknn_set_io_mem)", text);
     return RD_OK;

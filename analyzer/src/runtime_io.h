@@ -24,7 +24,7 @@ typedef enum an_app_api {
 
 /** "normal" or "zero-copy". */
 const char *an_app_api_name(an_app_api api);
-/** RD_E_INVAL naming the valid values. */
+/** RD_E_USAGE naming the valid values. */
 rd_status an_app_api_parse(const char *text, an_app_api *out, rd_error *err);
 
 /** What the input check found. */

@@ -1,4 +1,5 @@
 /* tensor_dump.c: numbered .npy files plus index.json, written as tensors are produced. */
+#include "json_out.h"
 #include "tensor_dump.h"
 
 #include <cjson/cJSON.h>
@@ -68,7 +69,7 @@ rd_status an_dump_close(an_dump *d, rd_error *err)
             cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)e->dims[k]));
         cJSON_AddItemToObject(o, "shape", shape);
     }
-    char *text = cJSON_Print(list);
+    char *text = an_json_text(list);
     cJSON_Delete(list);
     if (!text)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");

@@ -211,12 +211,17 @@ rd_status rd_report_json_write(const rd_result *r, char **out_text, size_t *out_
     rd_status st = rep_json_tree(r, &root, err);
     if (st != RD_OK)
         return st;
-    char *text = cJSON_Print(root);
+    char *raw = cJSON_Print(root);
     cJSON_Delete(root);
+    /* names from outside may hold any byte and cJSON copies them as they are: each byte of an invalid UTF-8
+       sequence becomes U+FFFD, so the file is always valid UTF-8, and C1 and bidirectional controls are
+       written \uHHHH (docs/report-schema.md, "Names") */
+    size_t n = 0;
+    char *text = raw ? rd_text_json_safe(raw, strlen(raw), &n) : NULL;
+    free(raw);
     if (!text)
         return rd_errorf(err, RD_E_NOMEM, "report.json: out of memory");
-    size_t n = strlen(text);
-    /* cJSON allocates with malloc unless hooks were set (we never set any); add the final newline */
+    /* add the final newline */
     char *withnl = realloc(text, n + 2);
     if (!withnl) {
         free(text);

@@ -80,6 +80,19 @@ void rep_buf_html(rep_buf *b, const char *s)
 {
     if (!s)
         return;
+    /* names from outside: controls, bidirectional overrides and invalid UTF-8 shown as the terminal shows them
+       (\x1b, \u202e, \xff), so the page is valid UTF-8 and reads the same as the other reports */
+    char *shown = NULL;
+    size_t len = strlen(s);
+    if (rd_text_needs_escape(s, len, RD_ESC_DISPLAY)) {
+        size_t need = rd_text_escape(s, len, RD_ESC_DISPLAY, NULL, 0);
+        if (!(shown = malloc(need + 1))) {
+            b->failed = true;
+            return;
+        }
+        rd_text_escape(s, len, RD_ESC_DISPLAY, shown, need + 1);
+        s = shown;
+    }
     const char *run = s;
     for (const char *p = s; *p; p++) {
         const char *ent = NULL;
@@ -96,4 +109,5 @@ void rep_buf_html(rep_buf *b, const char *s)
         run = p + 1;
     }
     rep_buf_puts(b, run);
+    free(shown);
 }

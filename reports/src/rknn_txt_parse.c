@@ -142,13 +142,52 @@ static rd_status fail(const parse_ctx *p, const char *fmt, const char *what, siz
     return rd_errorf(p->err, RD_E_PARSE, "%s:%zu: %s", p->name, p->lineno, msg);
 }
 
-/* "[OpType] name" into a new layer. */
+/* End (one past the closing quote) of the quoted text starting at s[0] == '"', or 0 when it is not closed. */
+static size_t quoted_end(const char *s, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        if (s[i] == '\\')
+            i++;
+        else if (s[i] == '"')
+            return i + 1;
+    }
+    return 0;
+}
+
+/*
+ * A label part as written by rd_rknn_label: quoted and escaped when it held what a text table cannot (our
+ * writer: controls, invalid UTF-8, a leading quote, a trailing blank, ']' in an op type), else as it is.
+ * Quoted text that does not read back (RKNN's own file with a name that merely starts with a quote) is
+ * taken as it is. *out is malloc'ed.
+ */
+static rd_status label_part(const parse_ctx *p, const char *s, size_t n, char **out)
+{
+    *out = NULL;
+    if (n >= 2 && s[0] == '"' && quoted_end(s, n) == n) {
+        rd_error ignored;
+        if (rd_text_unescape(s + 1, n - 2, out, NULL, &ignored) == RD_OK)
+            return RD_OK;
+    }
+    if (!(*out = strndup(s, n)))
+        return rd_errorf(p->err, RD_E_NOMEM, "%s:%zu: out of memory", p->name, p->lineno);
+    return RD_OK;
+}
+
+/* "[OpType] name" into a new layer (either part may be quoted: label_part). */
 static rd_status add_labelled_layer(const parse_ctx *p, rd_result *out, const char *s, size_t n,
                                     rd_layer_result **layer)
 {
     if (n < 4 || s[0] != '[')
         return fail(p, "row label '%s' is not '[OpType] name'", s, n);
-    const char *close = memchr(s, ']', n);
+    if (memchr(s, '\0', n))
+        return fail(p, "row label '%s' contains a NUL byte", s, n);
+    const char *close = NULL;
+    if (s[1] == '"') { /* a quoted op type: its ']' is the one after the closing quote */
+        size_t q = quoted_end(s + 1, n - 1);
+        close = q && q + 1 < n && s[1 + q] == ']' ? s + 1 + q : NULL;
+    }
+    if (!close)
+        close = memchr(s, ']', n);
     if (!close || close == s + 1 || (size_t)(close - s) + 2 >= n + 1 || close[1] != ' ')
         return fail(p, "row label '%s' is not '[OpType] name'", s, n);
     size_t op_len = (size_t)(close - s) - 1;
@@ -156,14 +195,11 @@ static rd_status add_labelled_layer(const parse_ctx *p, rd_result *out, const ch
     size_t nm_len = n - (size_t)(nm - s);
     if (nm_len == 0)
         return fail(p, "row label '%s' has no tensor name", s, n);
-    if (memchr(s, '\0', n))
-        return fail(p, "row label '%s' contains a NUL byte", s, n);
-    char *op = strndup(s + 1, op_len);
-    char *name = strndup(nm, nm_len);
-    rd_status st = RD_OK;
-    if (!op || !name)
-        st = rd_errorf(p->err, RD_E_NOMEM, "%s:%zu: out of memory", p->name, p->lineno);
-    else
+    char *op = NULL, *name = NULL;
+    rd_status st = label_part(p, s + 1, op_len, &op);
+    if (st == RD_OK)
+        st = label_part(p, nm, nm_len, &name);
+    if (st == RD_OK)
         st = rd_result_add_layer(out, name, op, layer, p->err);
     free(op);
     free(name);

@@ -49,9 +49,52 @@ size_t rep_utf8_len(const char *s, size_t bytes)
     return n;
 }
 
+bool rep_label_needs_quotes(const char *s, bool is_op)
+{
+    size_t n = strlen(s);
+    if (n == 0 || s[0] == '"' || rd_text_needs_escape(s, n, RD_ESC_DISPLAY))
+        return true;
+    if (is_op)
+        return strchr(s, ']') != NULL;  /* it would end the [OpType] early */
+    return s[n - 1] == ' ' || s[n - 1] == '\t'; /* the reader strips trailing blanks */
+}
+
+/* Appends s to buf at *used as it is (cut to len). */
+static void put_raw(char *buf, size_t len, size_t *used, const char *s)
+{
+    if (*used + 1 >= len)
+        return;
+    int w = snprintf(buf + *used, len - *used, "%s", s);
+    *used += w < 0 ? 0 : (size_t)w < len - *used ? (size_t)w : len - *used - 1;
+}
+
+/* Appends s to buf at *used, as it is or quoted and escaped (always closed, even when cut to len). */
+static void put_label_part(char *buf, size_t len, size_t *used, const char *s, bool is_op)
+{
+    if (!rep_label_needs_quotes(s, is_op)) {
+        put_raw(buf, len, used, s);
+        return;
+    }
+    if (*used + 3 > len) /* no room for "" */
+        return;
+    buf[(*used)++] = '"';
+    size_t room = len - *used - 1; /* keep one byte for the closing quote */
+    size_t n = rd_text_escape(s, strlen(s), RD_ESC_QUOTED, buf + *used, room);
+    *used += n < room ? n : strlen(buf + *used);
+    buf[(*used)++] = '"';
+    buf[*used] = '\0';
+}
+
 void rd_rknn_label(const rd_layer_result *l, char *buf, size_t len)
 {
-    snprintf(buf, len, "[%s] %s", l->op_type && l->op_type[0] ? l->op_type : "Unknown", l->name ? l->name : "");
+    if (len == 0)
+        return;
+    size_t used = 0;
+    buf[0] = '\0';
+    put_raw(buf, len, &used, "[");
+    put_label_part(buf, len, &used, l->op_type && l->op_type[0] ? l->op_type : "Unknown", true);
+    put_raw(buf, len, &used, "] ");
+    put_label_part(buf, len, &used, l->name ? l->name : "", false);
 }
 
 /* Python's f"{x:.{prec}f}": like printf except that NaN is "nan" whatever its sign bit. */

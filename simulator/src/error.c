@@ -17,6 +17,7 @@ static const char *const status_names[RD_STATUS_COUNT] = {
     [RD_E_AUTH] = "authentication refused",
     [RD_E_NOTFOUND] = "not found",
     [RD_E_GATE] = "accuracy gate failed",
+    [RD_E_USAGE] = "command-line usage error",
 };
 
 const char *rd_status_str(rd_status code)
@@ -68,7 +69,7 @@ int rd_status_exit_code(rd_status code)
         return 0;
     case RD_E_GATE:
         return 1;
-    case RD_E_INVAL:
+    case RD_E_USAGE:
         return 2;
     default:
         return 3;

@@ -249,10 +249,14 @@ out:
 
 /* ---- input shape overrides ---------------------------------------------------------------------- */
 
+/* Applies the caller's input shapes. Errors name the shapes as the caller calls them (opt->input_shapes_from):
+   the command line's --input-shape is a usage error, a config file's list an input error. */
 static rd_status apply_input_shapes(rd_model *m, const rd_load_options *opt, rd_error *err)
 {
     if (!opt)
         return RD_OK;
+    const char *from = opt->input_shapes_from ? opt->input_shapes_from : "--input-shape";
+    rd_status code = opt->input_shapes_from ? RD_E_INVAL : RD_E_USAGE;
     for (size_t i = 0; i < opt->n_input_shapes; i++) {
         const rd_input_shape *s = &opt->input_shapes[i];
         int found = -1;
@@ -267,20 +271,20 @@ static rd_status apply_input_shapes(rd_model *m, const rd_load_options *opt, rd_
                 if (w > 0)
                     used += (size_t)w;
             }
-            return rd_errorf(err, RD_E_INVAL, "%s: --input-shape names '%s', which is not a graph input (inputs: %s)",
-                             m->path, s->name, names);
+            return rd_errorf(err, code, "%s: %s names '%s', which is not a graph input (inputs: %s)", m->path, from,
+                             s->name, names);
         }
         sim_value *v = &m->values[found];
         if (v->rank >= 0 && v->rank != s->rank)
-            return rd_errorf(err, RD_E_INVAL, "%s: --input-shape %s has %d dims, the model declares %d", m->path,
-                             s->name, s->rank, v->rank);
+            return rd_errorf(err, code, "%s: %s %s has %d dims, the model declares %d", m->path, from, s->name,
+                             s->rank, v->rank);
         for (int d = 0; d < s->rank; d++) {
             if (s->dims[d] < 0)
-                return rd_errorf(err, RD_E_INVAL, "%s: --input-shape %s: dim %d is negative", m->path, s->name, d);
+                return rd_errorf(err, code, "%s: %s %s: dim %d is negative", m->path, from, s->name, d);
             if (v->rank >= 0 && v->dims[d] >= 0 && v->dims[d] != s->dims[d] && !v->dim_params[d] &&
                 !opt->replace_fixed_dims)
-                return rd_errorf(err, RD_E_INVAL, "%s: --input-shape %s: dim %d is %lld but the model fixes it to %lld",
-                                 m->path, s->name, d, (long long)s->dims[d], (long long)v->dims[d]);
+                return rd_errorf(err, code, "%s: %s %s: dim %d is %lld but the model fixes it to %lld", m->path, from,
+                                 s->name, d, (long long)s->dims[d], (long long)v->dims[d]);
             v->dims[d] = s->dims[d];
         }
         v->rank = s->rank;

@@ -116,6 +116,19 @@ typedef struct sim_opset {
     int version;
 } sim_opset;
 
+/* The value-name hash table of a model (name_index.c); zeroed means empty (created on first add). */
+typedef struct sim_name_index {
+    uint64_t *slots;            /* 0 empty, else (32-bit hash << 32) | (value index + 1) */
+    size_t mask;                /* capacity - 1 (a power of two, at least twice the entries) */
+    uint64_t key[2];            /* SipHash key, random per table */
+} sim_name_index;
+
+/** Index of the value named name, -1 if absent (values: the model's value array). */
+int sim_name_index_find(const sim_name_index *ix, const sim_value *values, const char *name);
+/** Adds values[value] (whose name must be absent); false on allocation failure. */
+bool sim_name_index_add(sim_name_index *ix, const sim_value *values, int value);
+void sim_name_index_fini(sim_name_index *ix);
+
 struct rd_model {
     char *path;                 /* for messages */
     char *base_dir;             /* for external data */
@@ -123,8 +136,10 @@ struct rd_model {
     char *producer;
     int n_opsets;
     sim_opset *opsets;
-    int n_values, cap_values;
+    int n_values, cap_values;   /* n_values <= RD_MAX_VALUES */
     sim_value *values;
+    sim_name_index names;       /* every value by name: only sim_model_intern adds to it */
+    size_t max_nodes, max_values; /* load limits (0: RD_MAX_NODES, RD_MAX_VALUES) */
     int n_nodes;
     sim_node *nodes;            /* topological order after sim_graph_prepare */
     int n_inputs;
@@ -133,10 +148,13 @@ struct rd_model {
     int *outputs;
 };
 
-/** Index of a value by name, -1 if absent. */
+/** Index of a value by name, -1 if absent (a hash lookup). */
 int sim_model_find(const rd_model *m, const char *name);
-/** Index of a value by name, created (unknown shape) if absent; -1 on allocation failure. */
+/** Index of a value by name, created (unknown shape) if absent; -1 on allocation failure, -2 when the
+    model already holds its limit of values (m->max_values, else RD_MAX_VALUES). */
 int sim_model_intern(rd_model *m, const char *name);
+/** sim_model_intern with the failure as a message naming the tensor (callers add the file); *out is the index. */
+rd_status sim_model_intern_err(rd_model *m, const char *name, int *out, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * Attribute lookup helpers for op parse functions.
@@ -415,6 +433,12 @@ void sim_node_fini(sim_node *n);
 /* ---------------------------------------------------------------------------------------------------
  * Paths (file_io.c). Files are read and written through the public rd_file_* and rd_atomic_file_*.
  */
+
+/** An input that may be an .npy (by its first bytes, not its name): an .npy is loaded as rd_npy_load_expect
+ *  does (want may be NULL) into npy (*is_npy true); anything else is read whole (at most max_other bytes)
+ *  into *other for its own decoder (an image), NUL-terminated. One open of the file (npy.c). */
+rd_status sim_input_file_load(const char *path, size_t max_other, const rd_npy_expect *want, bool *is_npy,
+                              rd_tensor *npy, char **other, size_t *other_len, rd_error *err);
 
 /** The folder of path ("." when it has none), malloc'ed; NULL on allocation failure. */
 char *sim_path_dir(const char *path);

@@ -10,10 +10,7 @@
 
 int sim_model_find(const rd_model *m, const char *name)
 {
-    for (int i = 0; i < m->n_values; i++)
-        if (strcmp(m->values[i].name, name) == 0)
-            return i;
-    return -1;
+    return sim_name_index_find(&m->names, m->values, name);
 }
 
 int sim_model_intern(rd_model *m, const char *name)
@@ -21,6 +18,8 @@ int sim_model_intern(rd_model *m, const char *name)
     int found = sim_model_find(m, name);
     if (found >= 0)
         return found;
+    if ((size_t)m->n_values >= (m->max_values ? m->max_values : (size_t)RD_MAX_VALUES))
+        return -2;
     if (m->n_values == m->cap_values) {
         int cap = m->cap_values ? m->cap_values * 2 : 64;
         sim_value *grown = realloc(m->values, (size_t)cap * sizeof *grown);
@@ -38,7 +37,23 @@ int sim_model_intern(rd_model *m, const char *name)
     v->producer = -1;
     v->last_use = -1;
     v->fused_into = -1;
+    if (!sim_name_index_add(&m->names, m->values, m->n_values)) {
+        free(v->name);
+        return -1;
+    }
     return m->n_values++;
+}
+
+rd_status sim_model_intern_err(rd_model *m, const char *name, int *out, rd_error *err)
+{
+    *out = sim_model_intern(m, name);
+    if (*out == -2)
+        return rd_errorf(err, RD_E_LIMIT, "tensor '%s' is one name too many: a model may name at most %zu tensors "
+                         "(RD_MAX_VALUES, docs/user-guide.md)", name,
+                         m->max_values ? m->max_values : (size_t)RD_MAX_VALUES);
+    if (*out < 0)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory adding tensor '%s'", name);
+    return RD_OK;
 }
 
 void sim_attr_fini(sim_attr *a)
@@ -82,6 +97,7 @@ void sim_model_free_contents(rd_model *m)
         }
     }
     free(m->values);
+    sim_name_index_fini(&m->names);
     for (int i = 0; i < m->n_nodes; i++)
         sim_node_fini(&m->nodes[i]);
     free(m->nodes);
@@ -117,6 +133,10 @@ rd_status rd_model_load_mem(const void *buf, size_t len, const char *name, const
         rd_model_destroy(m);
         return rd_errorf(err, RD_E_NOMEM, "cannot allocate a model");
     }
+    if (opt && opt->max_nodes < (size_t)RD_MAX_NODES) /* options only lower the limits */
+        m->max_nodes = opt->max_nodes;
+    if (opt && opt->max_values < (size_t)RD_MAX_VALUES)
+        m->max_values = opt->max_values;
     rd_status st = sim_onnx_parse(m, buf, len, err);
     if (st == RD_OK)
         st = sim_graph_prepare(m, opt, err);

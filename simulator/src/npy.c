@@ -13,8 +13,10 @@
  * step is bounded by the header length and every size is checked against the data actually present
  * and against RD_MAX_TENSOR_BYTES before allocating. Byte offsets in messages are offsets in the
  * file, as `xxd` shows them. Big-endian data is swapped to little-endian and Fortran order is
- * transposed to C order on load; bool data is normalised to 0/1 bytes. Bytes after the data are
- * ignored, as np.load does.
+ * transposed to C order on load; bool data is normalised to 0/1 bytes. The data must fill the rest of the
+ * file exactly: np.load ignores bytes after it, but no writer puts any there, and a huge (sparse) file must
+ * not pass for a small tensor. Files are read header first: every check is made before the data is
+ * read, and the data is read once, into the tensor's own buffer (peak memory: the tensor).
  *
  * The writer produces what numpy.save produces byte for byte: version 1.0 (2.0 when the header
  * would not fit), C order, the header padded so that the data starts at a multiple of 64 bytes,
@@ -38,6 +40,8 @@
 #define NPY_NEST_MAX 32      /* deepest bracket nesting skipped inside a structured descr */
 /* header room a file may have on top of RD_MAX_TENSOR_BYTES of data */
 #define NPY_FILE_SLACK ((uint64_t)64 << 20)
+/* longest header a file may have (numpy writes a few hundred bytes; its own reader stops at 10,000) */
+#define NPY_HEADER_MAX (1 << 20)
 
 /* A read position inside the header dict. */
 typedef struct hdr_cursor {
@@ -469,7 +473,8 @@ static void fortran_to_c(uint8_t *dst, const uint8_t *src, int rank, const int64
 }
 
 /* ---------------------------------------------------------------------------------------------------
- * Reading.
+ * Reading: the header first, checked against the file's size (and what the caller expects) before any
+ * allocation; then the data once, straight into the tensor's own buffer.
  */
 
 static uint32_t read_le(const uint8_t *p, int n)
@@ -480,125 +485,303 @@ static uint32_t read_le(const uint8_t *p, int n)
     return v;
 }
 
+/* What a header says about the data that follows it. */
+typedef struct npy_layout {
+    rd_dtype dtype;
+    bool swap;                 /* big-endian data wider than a byte */
+    bool fortran;              /* Fortran order with rank > 1: transposed on load */
+    int rank;
+    int64_t dims[RD_MAX_RANK];
+    size_t data_off;           /* file offset of the first data byte */
+    size_t bytes;              /* data bytes the shape needs */
+} npy_layout;
+
+/* Checks the magic and version in p (the first bytes of a file of file_len bytes); *prefix is the length of
+   what comes before the header dict (magic, version, header length). */
+static rd_status npy_prefix(const uint8_t *p, uint64_t file_len, const char *name, size_t *prefix, rd_error *err)
+{
+    if (file_len < NPY_MAGIC_LEN || memcmp(p, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
+        return rd_errorf(err, RD_E_PARSE, "%s: not an .npy file: bad magic at byte 0 (expected \\x93NUMPY)", name);
+    if (file_len < NPY_MAGIC_LEN + 2)
+        return rd_errorf(err, RD_E_PARSE, "%s: truncated at byte %llu: no format version", name,
+                         (unsigned long long)file_len);
+    unsigned major = p[6], minor = p[7];
+    if (major < 1 || major > 3 || minor != 0)
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: byte 6: unsupported .npy format version %u.%u (known: 1.0, 2.0, 3.0)", name, major,
+                         minor);
+    size_t len_size = major == 1 ? 2 : 4;
+    *prefix = NPY_MAGIC_LEN + 2 + len_size;
+    if (file_len < *prefix)
+        return rd_errorf(err, RD_E_PARSE, "%s: truncated at byte %llu: the header length needs %zu bytes at byte 8",
+                         name, (unsigned long long)file_len, len_size);
+    return RD_OK;
+}
+
+/*
+ * Parses the header in p (the file's first bytes, at least up to the end of the header) of a file of
+ * file_len bytes: the dtype and shape must be ones we hold, and the data must fill the rest of the file
+ * exactly (a shorter file is truncated; a longer one carries bytes no writer puts there, and a huge sparse
+ * file must not pass for a small tensor).
+ */
+static rd_status npy_read_header(const uint8_t *p, uint64_t file_len, const char *name, npy_layout *h, rd_error *err)
+{
+    memset(h, 0, sizeof *h);
+    size_t prefix;
+    rd_status st = npy_prefix(p, file_len, name, &prefix, err);
+    if (st != RD_OK)
+        return st;
+    size_t hlen = read_le(p + 8, prefix == 10 ? 2 : 4);
+    if (hlen > file_len - prefix)
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: byte 8: header length %zu runs past the end of the file (%llu bytes after byte %zu)",
+                         name, hlen, (unsigned long long)(file_len - prefix), prefix);
+    h->data_off = prefix + hlen;
+
+    hdr_cursor c = {.p = p, .pos = prefix, .end = h->data_off, .name = name, .err = err};
+    npy_header dict;
+    st = parse_dict(&c, &dict);
+    if (st != RD_OK)
+        return st;
+    if (dict.structured)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: unsupported structured dtype (descr is a list of fields)", name);
+    if (dict.descr_truncated || !descr_dtype(dict.descr, &h->dtype, &h->swap))
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: unsupported dtype '%s%s' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, either byte "
+                         "order)",
+                         name, dict.descr, dict.descr_truncated ? "..." : "");
+    h->fortran = dict.fortran && dict.rank > 1;
+    h->rank = dict.rank;
+    memcpy(h->dims, dict.dims, sizeof h->dims);
+    st = rd_shape_bytes(h->dtype, h->rank, h->dims, &h->bytes, err);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s: header 'shape'", name);
+    uint64_t avail = file_len - h->data_off;
+    if (avail < h->bytes)
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: truncated data: %s shape needs %zu bytes after the header at byte %zu, the file has %llu",
+                         name, rd_dtype_name(h->dtype), h->bytes, h->data_off, (unsigned long long)avail);
+    if (avail > h->bytes)
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: %llu bytes after the data: the %s shape in the header needs %zu bytes after byte %zu, the "
+                         "file has %llu (a damaged file, or a header that understates its data)",
+                         name, (unsigned long long)(avail - h->bytes), rd_dtype_name(h->dtype), h->bytes, h->data_off,
+                         (unsigned long long)avail);
+    return RD_OK;
+}
+
+/* "1x3x?x?" for an expected shape (-1: any). */
+static const char *want_shape_str(const rd_npy_expect *w, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    if (w->rank == 0)
+        snprintf(buf, len, "scalar");
+    for (int d = 0; d < w->rank && used < len; d++) {
+        int k = w->dims[d] < 0 ? snprintf(buf + used, len - used, "%s?", d ? "x" : "")
+                               : snprintf(buf + used, len - used, "%s%lld", d ? "x" : "", (long long)w->dims[d]);
+        if (k > 0)
+            used += (size_t)k;
+    }
+    return buf;
+}
+
+/* The caller's expectation (may be NULL) against the header. */
+static rd_status npy_check_expect(const npy_layout *h, const rd_npy_expect *w, const char *name, rd_error *err)
+{
+    if (!w)
+        return RD_OK;
+    const char *what = w->what ? w->what : "the caller";
+    if (w->dtype != RD_DT_UNDEFINED && h->dtype != w->dtype)
+        return rd_errorf(err, RD_E_INVAL, "%s: the header's dtype is %s, %s needs %s", name, rd_dtype_name(h->dtype),
+                         what, rd_dtype_name(w->dtype));
+    bool ok = w->rank < 0 || w->rank == h->rank;
+    for (int d = 0; ok && w->rank > 0 && d < w->rank; d++)
+        ok = w->dims[d] < 0 || w->dims[d] == h->dims[d];
+    char got[RD_MAX_RANK * 21 + 8], want[RD_MAX_RANK * 21 + 8];
+    rd_tensor shape = {.dtype = h->dtype, .rank = h->rank};
+    memcpy(shape.dims, h->dims, sizeof shape.dims);
+    if (!ok)
+        return rd_errorf(err, RD_E_INVAL, "%s: the header's shape is %s, %s must have shape %s", name,
+                         rd_shape_str(&shape, got, sizeof got), what, want_shape_str(w, want, sizeof want));
+    int64_t numel = rd_tensor_numel(&shape);
+    if (w->numel > 0 && numel != w->numel)
+        return rd_errorf(err, RD_E_INVAL, "%s: the header's shape is %s (%lld elements), %s has %lld", name,
+                         rd_shape_str(&shape, got, sizeof got), (long long)numel, what, (long long)w->numel);
+    return RD_OK;
+}
+
+/* Byte order and bool normalisation of n elements in place. */
+static void npy_fix_data(uint8_t *d, const npy_layout *h, size_t n)
+{
+    size_t size = rd_dtype_get(h->dtype)->size;
+    if (h->swap)
+        byteswap(d, n, size);
+    if (h->dtype == RD_DT_BOOL)
+        for (size_t i = 0; i < n; i++)
+            d[i] = d[i] != 0;
+}
+
+/* A tensor for the header's shape, filled from src (C or Fortran order). */
+static rd_status npy_fill(const npy_layout *h, const uint8_t *src, const char *name, rd_tensor *out, rd_error *err)
+{
+    rd_status st = rd_tensor_alloc(out, h->dtype, h->rank, h->dims, err);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s", name);
+    size_t size = rd_dtype_get(h->dtype)->size, n = h->bytes / size;
+    if (!n)
+        return RD_OK;
+    if (h->fortran)
+        fortran_to_c(out->data, src, h->rank, h->dims, n, size);
+    else
+        memcpy(out->data, src, h->bytes);
+    npy_fix_data(out->data, h, n);
+    return RD_OK;
+}
+
 rd_status rd_npy_parse(const void *buf, size_t len, const char *name, rd_tensor *out, rd_error *err)
 {
     if (!name) name = "<npy>";
     if (!out || (!buf && len))
-        return rd_errorf(err, RD_E_INVAL, "%s: rd_npy_parse needs a buffer and an output tensor",
-                         name);
+        return rd_errorf(err, RD_E_INVAL, "%s: rd_npy_parse needs a buffer and an output tensor", name);
     memset(out, 0, sizeof *out);
     out->dtype = RD_DT_F32;
-    const uint8_t *p = buf;
-    if (len < NPY_MAGIC_LEN || memcmp(p, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
-        return rd_errorf(err, RD_E_PARSE,
-                         "%s: not an .npy file: bad magic at byte 0 (expected "
-                         "\\x93NUMPY)",
-                         name);
-    if (len < NPY_MAGIC_LEN + 2)
-        return rd_errorf(err, RD_E_PARSE, "%s: truncated at byte %zu: no format version", name,
-                         len);
-    unsigned major = p[6], minor = p[7];
-    if (major < 1 || major > 3 || minor != 0)
-        return rd_errorf(err, RD_E_UNSUPPORTED,
-                         "%s: byte 6: unsupported .npy format version %u.%u "
-                         "(known: 1.0, 2.0, 3.0)",
-                         name, major, minor);
-    size_t len_size = major == 1 ? 2 : 4;
-    size_t prefix = NPY_MAGIC_LEN + 2 + len_size;
-    if (len < prefix)
-        return rd_errorf(err, RD_E_PARSE,
-                         "%s: truncated at byte %zu: the header length needs %zu "
-                         "bytes at byte 8",
-                         name, len, len_size);
-    size_t hlen = read_le(p + 8, (int)len_size);
-    if (hlen > len - prefix)
-        return rd_errorf(err, RD_E_PARSE,
-                         "%s: byte 8: header length %zu runs past the end of the "
-                         "file (%zu bytes after byte %zu)",
-                         name, hlen, len - prefix, prefix);
-    size_t data_off = prefix + hlen;
+    npy_layout h;
+    rd_status st = npy_read_header(buf ? buf : "", len, name, &h, err);
+    if (st != RD_OK)
+        return st;
+    return npy_fill(&h, (const uint8_t *)buf + h.data_off, name, out, err);
+}
 
-    hdr_cursor c = {.p = p, .pos = prefix, .end = data_off, .name = name, .err = err};
-    npy_header h;
-    rd_status st = parse_dict(&c, &h);
-    if (st != RD_OK) return st;
-
-    rd_dtype dt = RD_DT_UNDEFINED;
-    bool swap = false;
-    if (h.structured)
-        return rd_errorf(err, RD_E_UNSUPPORTED,
-                         "%s: unsupported structured dtype (descr is a list "
-                         "of fields)",
-                         name);
-    if (h.descr_truncated || !descr_dtype(h.descr, &dt, &swap))
-        return rd_errorf(err, RD_E_UNSUPPORTED,
-                         "%s: unsupported dtype '%s%s' (supported: f2 f4 f8 "
-                         "i1 i2 i4 i8 u1 u2 u4 u8 b1, either byte order)",
-                         name, h.descr, h.descr_truncated ? "..." : "");
-
-    size_t bytes;
-    st = rd_shape_bytes(dt, h.rank, h.dims, &bytes, err);
-    if (st != RD_OK) return rd_error_prefix(err, "%s: header 'shape'", name);
-    size_t avail = len - data_off;
-    if (avail < bytes)
-        return rd_errorf(err, RD_E_PARSE,
-                         "%s: truncated data: %s shape needs %zu bytes after the "
-                         "header at byte %zu, the file has %zu",
-                         name, rd_dtype_name(dt), bytes, data_off, avail);
-
-    st = rd_tensor_alloc(out, dt, h.rank, h.dims, err);
-    if (st != RD_OK) return rd_error_prefix(err, "%s", name);
-    size_t size = rd_dtype_get(dt)->size;
-    size_t n = bytes / size;
-    const uint8_t *src = p + data_off;
-    if (n) {
-        if (h.fortran && h.rank > 1)
-            fortran_to_c(out->data, src, h.rank, h.dims, n, size);
-        else
-            memcpy(out->data, src, bytes);
-        if (swap) byteswap(out->data, n, size);
-        if (dt == RD_DT_BOOL) {
-            uint8_t *b = out->data;
-            for (size_t i = 0; i < n; i++)
-                b[i] = b[i] != 0;
-        }
+/* Reads exactly n bytes at offset off of fd into buf. */
+static rd_status read_at(int fd, void *buf, size_t n, uint64_t off, const char *path, rd_error *err)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return rd_errorf(err, RD_E_IO, "%s: read failed at byte %llu: %s", path,
+                             (unsigned long long)(off + got), r < 0 ? strerror(errno) : "the file shrank while reading");
+        got += (size_t)r;
     }
     return RD_OK;
 }
 
-rd_status rd_npy_load(const char *path, rd_tensor *out, rd_error *err)
+/*
+ * Loads the .npy open as fd (size bytes): the prefix and the header first (a header above NPY_HEADER_MAX is
+ * refused: numpy writes a few hundred bytes), every check, then the data read once into the tensor (C
+ * order) or through one buffer of the data's size (Fortran order, which numpy writes only when asked).
+ */
+static rd_status npy_load_fd(int fd, uint64_t size, const char *path, const rd_npy_expect *want, rd_tensor *out,
+                             rd_error *err)
+{
+    uint8_t first[12] = {0};
+    rd_status st = read_at(fd, first, size < sizeof first ? (size_t)size : sizeof first, 0, path, err);
+    size_t prefix = 0;
+    if (st == RD_OK)
+        st = npy_prefix(first, size, path, &prefix, err);
+    if (st != RD_OK)
+        return st;
+    size_t hlen = read_le(first + 8, prefix == 10 ? 2 : 4);
+    if (hlen <= size - prefix && hlen > NPY_HEADER_MAX) /* (past the end: npy_read_header says so) */
+        return rd_errorf(err, RD_E_LIMIT, "%s: byte 8: a header of %zu bytes is above the %d-byte limit", path, hlen,
+                         NPY_HEADER_MAX);
+    uint64_t head_len = prefix + hlen < size ? prefix + hlen : size;
+    uint8_t *head = malloc((size_t)head_len + 1);
+    if (!head)
+        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory for the header", path);
+    npy_layout h;
+    st = read_at(fd, head, (size_t)head_len, 0, path, err);
+    if (st == RD_OK)
+        st = npy_read_header(head, size, path, &h, err);
+    free(head);
+    if (st == RD_OK)
+        st = npy_check_expect(&h, want, path, err);
+    if (st != RD_OK)
+        return st;
+    if (h.fortran) {
+        uint8_t *src = malloc(h.bytes);
+        if (!src)
+            return rd_errorf(err, RD_E_NOMEM, "%s: cannot allocate %zu bytes to read it", path, h.bytes);
+        st = read_at(fd, src, h.bytes, h.data_off, path, err);
+        if (st == RD_OK)
+            st = npy_fill(&h, src, path, out, err);
+        free(src);
+        return st;
+    }
+    st = rd_tensor_alloc(out, h.dtype, h.rank, h.dims, err);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s", path);
+    if (h.bytes)
+        st = read_at(fd, out->data, h.bytes, h.data_off, path, err);
+    if (st != RD_OK) {
+        rd_tensor_fini(out);
+        return st;
+    }
+    npy_fix_data(out->data, &h, h.bytes / rd_dtype_get(h.dtype)->size);
+    return RD_OK;
+}
+
+rd_status rd_npy_load_expect(const char *path, const rd_npy_expect *want, rd_tensor *out, rd_error *err)
 {
     if (!path || !out)
         return rd_errorf(err, RD_E_INVAL, "rd_npy_load needs a path and an output tensor");
     memset(out, 0, sizeof *out);
     out->dtype = RD_DT_F32;
-    int fd;
-    uint64_t size;
-    rd_status opened = rd_file_open_read(path, 0, RD_MAX_TENSOR_BYTES + NPY_FILE_SLACK, &fd, &size, err);
-    if (opened != RD_OK)
-        return opened;
-    size_t len = (size_t)size;
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf) {
-        close(fd);
-        return rd_errorf(err, RD_E_NOMEM, "%s: cannot allocate %zu bytes to read it", path, len);
-    }
-    size_t got = 0;
-    while (got < len) {
-        ssize_t r = read(fd, buf + got, len - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            rd_status code = rd_errorf(err, RD_E_IO, "%s: read failed at byte %zu: %s", path, got,
-                                       r < 0 ? strerror(errno) : "file shrank while reading");
-            free(buf);
-            close(fd);
-            return code;
+    int fd = -1;
+    uint64_t size = 0;
+    rd_status st = rd_file_open_read(path, 0, RD_MAX_TENSOR_BYTES + NPY_FILE_SLACK, &fd, &size, err);
+    if (st != RD_OK)
+        return st;
+    st = npy_load_fd(fd, size, path, want, out, err);
+    close(fd);
+    return st;
+}
+
+rd_status rd_npy_load(const char *path, rd_tensor *out, rd_error *err)
+{
+    return rd_npy_load_expect(path, NULL, out, err);
+}
+
+rd_status sim_input_file_load(const char *path, size_t max_other, const rd_npy_expect *want, bool *is_npy,
+                              rd_tensor *npy, char **other, size_t *other_len, rd_error *err)
+{
+    *is_npy = false;
+    *other = NULL;
+    *other_len = 0;
+    memset(npy, 0, sizeof *npy);
+    int fd = -1;
+    uint64_t size = 0;
+    rd_status st = rd_file_open_read(path, 0, UINT64_MAX, &fd, &size, err);
+    if (st != RD_OK)
+        return st;
+    uint8_t magic[NPY_MAGIC_LEN] = {0};
+    if (size >= NPY_MAGIC_LEN)
+        st = read_at(fd, magic, NPY_MAGIC_LEN, 0, path, err);
+    *is_npy = st == RD_OK && memcmp(magic, NPY_MAGIC, NPY_MAGIC_LEN) == 0;
+    if (st == RD_OK && *is_npy) {
+        st = size > RD_MAX_TENSOR_BYTES + NPY_FILE_SLACK
+                 ? rd_errorf(err, RD_E_LIMIT, "%s: file of %llu bytes exceeds the %llu-byte tensor limit", path,
+                             (unsigned long long)size, (unsigned long long)RD_MAX_TENSOR_BYTES)
+                 : npy_load_fd(fd, size, path, want, npy, err);
+    } else if (st == RD_OK && size > max_other) {
+        st = rd_errorf(err, RD_E_LIMIT, "%s: %llu bytes is above the limit of %zu bytes for this kind of file", path,
+                       (unsigned long long)size, max_other);
+    } else if (st == RD_OK) {
+        *other = malloc((size_t)size + 1);
+        if (!*other)
+            st = rd_errorf(err, RD_E_NOMEM, "%s: cannot allocate %llu bytes", path, (unsigned long long)size + 1);
+        else if ((st = read_at(fd, *other, (size_t)size, 0, path, err)) == RD_OK) {
+            (*other)[size] = '\0';
+            *other_len = (size_t)size;
+        } else {
+            free(*other);
+            *other = NULL;
         }
-        got += (size_t)r;
     }
     close(fd);
-    rd_status st = rd_npy_parse(buf, len, path, out, err);
-    free(buf);
     return st;
 }
 

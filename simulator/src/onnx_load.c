@@ -72,9 +72,10 @@ static int opset_of(const rd_model *m, const char *domain)
 /* Interns name (a constant-to-be) and gives it the tensor; fails if it already had one. */
 static rd_status add_constant(rd_model *m, const char *name, rd_tensor *t, bool is_initializer, rd_error *err)
 {
-    int v = sim_model_intern(m, name);
-    if (v < 0)
-        return nomem(err);
+    int v;
+    rd_status st = sim_model_intern_err(m, name, &v, err);
+    if (st != RD_OK)
+        return st;
     sim_value *sv = &m->values[v];
     if (sv->konst)
         return rd_errorf(err, RD_E_PARSE, "'%s' is defined twice (initializer or Constant)", name);
@@ -141,8 +142,9 @@ static rd_status intern_names(rd_model *m, char **names, size_t n, int **out, rd
         return nomem(err);
     for (size_t k = 0; k < n; k++) {
         (*out)[k] = -1;
-        if (names[k] && *names[k] && ((*out)[k] = sim_model_intern(m, names[k])) < 0)
-            return nomem(err);
+        rd_status st = names[k] && *names[k] ? sim_model_intern_err(m, names[k], &(*out)[k], err) : RD_OK;
+        if (st != RD_OK)
+            return st;
     }
     return RD_OK;
 }
@@ -185,8 +187,10 @@ static rd_status load_nodes(load_ctx *c, rd_error *err)
 {
     rd_model *m = c->m;
     const Onnx__GraphProto *g = c->g;
-    if (g->n_node > INT32_MAX)
-        return rd_errorf(err, RD_E_LIMIT, "%zu nodes are too many", g->n_node);
+    size_t max_nodes = m->max_nodes ? m->max_nodes : (size_t)RD_MAX_NODES;
+    if (g->n_node > max_nodes)
+        return rd_errorf(err, RD_E_LIMIT, "the graph has %zu nodes; at most %zu are loaded (RD_MAX_NODES, "
+                         "docs/user-guide.md)", g->n_node, max_nodes);
     m->nodes = sim_calloc_array(g->n_node, sizeof(sim_node));
     if (!m->nodes)
         return nomem(err);
@@ -278,16 +282,17 @@ static rd_status load_io(load_ctx *c, rd_error *err)
         const Onnx__ValueInfoProto *vi = g->input[i];
         if (!vi->name || !*vi->name)
             return rd_errorf(err, RD_E_PARSE, "graph input #%zu has no name", i);
-        int v = sim_model_intern(m, vi->name);
-        if (v < 0)
-            return nomem(err);
+        int v;
+        rd_status st = sim_model_intern_err(m, vi->name, &v, err);
+        if (st != RD_OK)
+            return st;
         if (m->values[v].is_graph_input)
             return rd_errorf(err, RD_E_PARSE, "graph input '%s' is listed twice", vi->name);
         if (m->values[v].konst)
             continue; /* an initializer's declaration, not a real input */
         m->values[v].is_graph_input = true;
         m->inputs[m->n_inputs++] = v;
-        rd_status st = apply_value_info(m, v, vi, true, err);
+        st = apply_value_info(m, v, vi, true, err);
         if (st != RD_OK) {
             rd_error_prefix(err, "graph input '%s'", vi->name);
             return st;
@@ -297,12 +302,13 @@ static rd_status load_io(load_ctx *c, rd_error *err)
         const Onnx__ValueInfoProto *vi = g->output[i];
         if (!vi->name || !*vi->name)
             return rd_errorf(err, RD_E_PARSE, "graph output #%zu has no name", i);
-        int v = sim_model_intern(m, vi->name);
-        if (v < 0)
-            return nomem(err);
+        int v;
+        rd_status st = sim_model_intern_err(m, vi->name, &v, err);
+        if (st != RD_OK)
+            return st;
         m->values[v].is_graph_output = true;
         m->outputs[m->n_outputs++] = v;
-        rd_status st = apply_value_info(m, v, vi, true, err);
+        st = apply_value_info(m, v, vi, true, err);
         if (st != RD_OK) {
             rd_error_prefix(err, "graph output '%s'", vi->name);
             return st;
@@ -312,10 +318,10 @@ static rd_status load_io(load_ctx *c, rd_error *err)
         const Onnx__ValueInfoProto *vi = g->value_info[i];
         if (!vi->name || !*vi->name)
             continue;
-        int v = sim_model_intern(m, vi->name);
-        if (v < 0)
-            return nomem(err);
-        rd_status st = apply_value_info(m, v, vi, false, err);
+        int v;
+        rd_status st = sim_model_intern_err(m, vi->name, &v, err);
+        if (st == RD_OK)
+            st = apply_value_info(m, v, vi, false, err);
         if (st != RD_OK)
             return st;
     }

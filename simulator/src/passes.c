@@ -154,8 +154,9 @@ static bool dropout_removable(const sim_pass *p, const sim_node *n)
     return true;
 }
 
-/* Rewires the readers of node i's output to its input and drops the node. Graph outputs keep their
-   producer (the name is the model's interface), so such a node stays. */
+/* Drops node i, a passthrough, recording that its output now lives in its input; the readers are
+   rewired as the sweep of remove_identities reaches them. Graph outputs keep their producer (the name
+   is the model's interface), so such a node stays. */
 static void remove_passthrough(sim_pass *p, int i)
 {
     rd_model *m = p->m;
@@ -163,13 +164,6 @@ static void remove_passthrough(sim_pass *p, int i)
     int x = n->in[0], y = n->out[0];
     if (x < 0 || y < 0 || m->values[y].is_graph_output)
         return;
-    for (int j = i + 1; j < m->n_nodes; j++) { /* readers come later in topological order */
-        if (p->removed[j])
-            continue;
-        for (int k = 0; k < m->nodes[j].n_in; k++)
-            if (m->nodes[j].in[k] == y)
-                m->nodes[j].in[k] = x;
-    }
     p->uses[x] += p->uses[y] - 1;
     p->uses[y] = 0;
     m->values[y].fused_into = x;
@@ -179,9 +173,27 @@ static void remove_passthrough(sim_pass *p, int i)
     p->removed[i] = true;
 }
 
+/* Points node i's inputs that a removed passthrough wrote at the tensor it passed through. That tensor
+   is final: its own producer came earlier in the sweep and was resolved then. */
+static void follow_passthroughs(sim_pass *p, int i)
+{
+    rd_model *m = p->m;
+    sim_node *n = &m->nodes[i];
+    for (int k = 0; k < n->n_in; k++) {
+        int v = n->in[k];
+        if (v >= 0 && m->values[v].fused_into >= 0 && m->values[v].producer < 0 && !m->values[v].konst &&
+            !m->values[v].is_graph_input)
+            n->in[k] = m->values[v].fused_into;
+    }
+}
+
+/* One sweep in topological order (a scan of the later nodes per removal made chains quadratic). */
 static void remove_identities(sim_pass *p)
 {
     for (int i = 0; i < p->m->n_nodes; i++) {
+        if (p->removed[i])
+            continue;
+        follow_passthroughs(p, i);
         if (sim_pass_is_live_op(p, i, "Identity") ||
             (sim_pass_is_live_op(p, i, "Dropout") && dropout_removable(p, &p->m->nodes[i])))
             remove_passthrough(p, i);

@@ -272,18 +272,18 @@ rd_status rd_input_prepare(const char *path, const rd_input_spec *spec, int rank
                            const rd_warn_sink *warn, rd_tensor *out, rd_error *err)
 {
     memset(out, 0, sizeof *out);
-    char *buf;
-    size_t len;
-    rd_status st = rd_file_read_all(NULL, path, (size_t)RD_MAX_TENSOR_BYTES, &buf, &len, err);
-    if (st != RD_OK)
-        return st;
-    rd_tensor src = { 0 };
-    /* by content, not by name: a .jpg that is really a PNG still reads */
-    bool is_npy = len >= 6 && !memcmp(buf, "\x93NUMPY", 6);
-    if (is_npy)
-        st = rd_npy_parse(buf, len, path, &src, err);
-    else
-        st = rd_image_parse(buf, len, path, spec->max_image_pixels, &src, err);
+    char *buf = NULL;
+    size_t len = 0;
+    bool is_npy = false;
+    rd_tensor src = {0};
+    /* by content, not by name: a .jpg that is really a PNG still reads; an .npy is read straight into src,
+       after its header showed as many elements as the model input takes (in either layout) */
+    rd_npy_expect want = {.rank = -1, .numel = 1, .what = "the model input"};
+    for (int d = 0; d < rank && want.numel > 0; d++)
+        want.numel = dims[d] > 0 && !__builtin_mul_overflow(want.numel, dims[d], &want.numel) ? want.numel : 0;
+    rd_status st = sim_input_file_load(path, (size_t)RD_MAX_TENSOR_BYTES, &want, &is_npy, &src, &buf, &len, err);
+    if (st == RD_OK && !is_npy)
+        st = rd_image_parse(buf, len, path, spec ? spec->max_image_pixels : 0, &src, err);
     free(buf);
     if (st != RD_OK)
         return st;

@@ -735,6 +735,20 @@ static void put_list(outbuf *o, const char *key, const float *f, const int32_t *
     }
 }
 
+/* A tensor name YAML can hold as a key: at most MAX_KEY_BYTES, and valid UTF-8 (YAML is Unicode text: a name
+   with a byte such as 0xff would make a file that no YAML reader, ours included, can read back). */
+static rd_status check_key(const char *name, rd_error *err)
+{
+    size_t n = strlen(name);
+    if (n > MAX_KEY_BYTES)
+        return rd_errorf(err, RD_E_INVAL, "a tensor name of %zu bytes is too long for a YAML key (at most %d)", n,
+                         MAX_KEY_BYTES);
+    if (!rd_text_utf8_valid(name, n))
+        return rd_errorf(err, RD_E_UNSUPPORTED, "tensor '%s' has a name that is not valid UTF-8, which a "
+                         ".quantization.cfg (YAML) cannot hold", RD_TEXT_SHOWN(name));
+    return RD_OK;
+}
+
 rd_status rd_qcfg_write(const rd_qcfg *q, char **out_buf, size_t *out_len, rd_error *err)
 {
     *out_buf = NULL;
@@ -745,10 +759,9 @@ rd_status rd_qcfg_write(const rd_qcfg *q, char **out_buf, size_t *out_len, rd_er
     else
         puts_(&o, "custom_quantize_layers:\n");
     for (size_t i = 0; i < q->n_layers; i++) {
-        if (strlen(q->layers[i].name) > MAX_KEY_BYTES) {
+        if (check_key(q->layers[i].name, err) != RD_OK) {
             free(o.p);
-            return rd_errorf(err, RD_E_INVAL, "a tensor name of %zu bytes is too long for a YAML key (at most %d)",
-                             strlen(q->layers[i].name), MAX_KEY_BYTES);
+            return err ? err->code : RD_E_INVAL;
         }
         const char *dn = q->layers[i].dtype == RD_DT_F16 ? "float16" : q->layers[i].dtype == RD_DT_I16 ? "int16" : "int8";
         puts_(&o, IND1);
@@ -761,10 +774,9 @@ rd_status rd_qcfg_write(const rd_qcfg *q, char **out_buf, size_t *out_len, rd_er
     for (size_t i = 0; i < q->n_params; i++) {
         const rd_qcfg_param *p = &q->params[i];
         const char *dn = param_dtype_name(p->dtype);
-        if (strlen(p->name) > MAX_KEY_BYTES) {
+        if (check_key(p->name, err) != RD_OK) {
             free(o.p);
-            return rd_errorf(err, RD_E_INVAL, "a tensor name of %zu bytes is too long for a YAML key (at most %d)",
-                             strlen(p->name), MAX_KEY_BYTES);
+            return err ? err->code : RD_E_INVAL;
         }
         if (!dn) {
             free(o.p);

@@ -10,7 +10,6 @@
 #include <math.h>
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
 #include <immintrin.h>
 #define QUANT_HAVE_F16C 1
 #endif
@@ -288,18 +287,12 @@ void sim_quantize_i8(const float *x, int64_t n, float scale, int32_t zp, int8_t 
  */
 
 #ifdef QUANT_HAVE_F16C
-/* F16C needs CPUID's bit and the OS saving AVX state (as tests/fp16 checks). */
+/* F16C needs CPUID's bit and the OS saving AVX state: libgcc's CPU model (read once at start-up) has
+   both, since it sets "f16c" only when xgetbv shows AVX state saved. Not a CPUID per call: under a
+   hypervisor each one traps, which cost 20 us per float16 tensor (docs/benchmarks.md). */
 static bool cpu_has_f16c(void)
 {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d))
-        return false;
-    if (!(c & bit_F16C) || !(c & bit_OSXSAVE) || !(c & bit_AVX))
-        return false;
-    unsigned lo, hi;
-    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    (void)hi;
-    return (lo & 6u) == 6u;
+    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
 }
 
 /*

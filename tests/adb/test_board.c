@@ -301,11 +301,11 @@ static void test_no_board(void)
     CU_ASSERT_EQUAL(rd_adb_open(&o, &dev, &err), RD_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "127.0.0.1:1"));
     o.connect = "nonsense";
-    CU_ASSERT_EQUAL(rd_adb_open(&o, &dev, &err), RD_E_INVAL);
+    CU_ASSERT_EQUAL(rd_adb_open(&o, &dev, &err), RD_E_USAGE);
     rd_board_options bo = {.root = "/nonexistent/root"};
     rd_board *b = NULL;
     CU_ASSERT_EQUAL(rd_board_start(&bo, &b, &err), RD_E_NOTFOUND);
-    CU_ASSERT_EQUAL(rd_board_faults_check("drop:x", &err), RD_E_INVAL);
+    CU_ASSERT_EQUAL(rd_board_faults_check("drop:x", &err), RD_E_USAGE);
     CU_ASSERT_EQUAL(rd_board_faults_check("stall,recv-fail:2,evil-name:a/b", &err), RD_OK);
 }
 

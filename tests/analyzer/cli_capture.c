@@ -10,14 +10,23 @@
 
 rd_cli_result rd_test_cli(const char *first, ...)
 {
+    const char *args[63];
+    int n = 0;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && n < 62; a = va_arg(ap, const char *))
+        args[n++] = a;
+    va_end(ap);
+    return rd_test_cli_argv(n, args);
+}
+
+rd_cli_result rd_test_cli_argv(int n, const char *const *args)
+{
     char *argv[64];
     int argc = 0;
     argv[argc++] = "rknn-diag";
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
-        argv[argc++] = (char *)a;
-    va_end(ap);
+    for (int i = 0; i < n && argc < 63; i++)
+        argv[argc++] = (char *)args[i];
     argv[argc] = NULL;
     rd_cli_result r = {0};
     size_t out_len = 0, err_len = 0;

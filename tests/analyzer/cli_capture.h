@@ -10,6 +10,8 @@ typedef struct rd_cli_result {
 
 /** rknn-diag first ... (NULL-terminated arguments, at most 62). */
 rd_cli_result rd_test_cli(const char *first, ...);
+/** The same with an array of n arguments (at most 62). */
+rd_cli_result rd_test_cli_argv(int n, const char *const *args);
 void rd_test_cli_free(rd_cli_result *r);
 
 /** A fresh temporary folder (rd_test_tmpdir(tag)) holding `rknn-diag demo --quiet`'s model and data; caller frees. */

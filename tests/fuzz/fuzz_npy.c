@@ -1,15 +1,20 @@
 /*
- * fuzz_npy.c: libFuzzer target for .npy parsing (rd_npy_parse), with a write-then-read oracle.
+ * fuzz_npy.c: libFuzzer target for .npy parsing (rd_npy_parse), with a write-then-read oracle and the
+ * file reader as a second oracle.
  *
  * Whatever parses must serialise with rd_npy_write and parse back to the same dtype, shape and
- * bytes; whatever fails must fail with a real status and a message naming the file. Any violation
- * traps, so the fuzzer reports it like a crash. Inputs are capped at 1 MiB: the reader never
- * allocates more than the data present, so the cap bounds memory and time.
+ * bytes; whatever fails must fail with a real status and a message naming the file. The same bytes
+ * as a file (a memfd) must give rd_npy_load, which reads the header first and then the data, the same
+ * status and tensor. Any violation traps, so the fuzzer reports it like a crash. Inputs are capped at
+ * 1 MiB: the reader never allocates more than the data present, so the cap bounds memory and time.
  */
 #include "rknn_diag/simulator.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define FUZZ_MAX_INPUT ((size_t)1 << 20)
 #define FUZZ_NAME "fuzz.npy"
@@ -34,6 +39,28 @@ static void check_error(rd_status st, const rd_error *err, const rd_tensor *t)
     if (t->data != NULL) __builtin_trap();
 }
 
+/* rd_npy_load of the same bytes as a file agrees with rd_npy_parse (st and t). */
+static void check_file_reader(const uint8_t *data, size_t size, rd_status st, const rd_tensor *t)
+{
+    int fd = memfd_create("fuzz_npy", MFD_CLOEXEC);
+    if (fd < 0) return; /* no memfd here: nothing to compare */
+    if (write(fd, data, size) != (ssize_t)size) {
+        close(fd);
+        return;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    rd_tensor f;
+    rd_error err;
+    rd_status fst = rd_npy_load(path, &f, &err);
+    close(fd);
+    if (fst != st) __builtin_trap();
+    if (fst == RD_OK) {
+        if (!same_tensor(t, &f)) __builtin_trap();
+        rd_tensor_fini(&f);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > FUZZ_MAX_INPUT) return 0;
@@ -46,6 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rd_error_clear(&err);
     rd_status st = rd_npy_parse(buf, size, FUZZ_NAME, &t, &err);
     free(buf);
+    check_file_reader(data, size, st, &t);
     if (st != RD_OK) {
         check_error(st, &err, &t);
         return 0;

@@ -35,7 +35,7 @@ extern "C" {
 
 typedef enum rd_status {
     RD_OK = 0,
-    RD_E_INVAL,       /* invalid argument or usage */
+    RD_E_INVAL,       /* invalid argument or content found in an input (a model, a file, an API call): exit 3 */
     RD_E_PARSE,       /* malformed outside data (model, .npy, YAML, packet, ...) */
     RD_E_UNSUPPORTED, /* valid input that this version does not implement (op, dtype, feature) */
     RD_E_NOMEM,       /* allocation failed */
@@ -46,6 +46,9 @@ typedef enum rd_status {
     RD_E_AUTH,        /* the board refused our key */
     RD_E_NOTFOUND,    /* a named thing (file, tensor, device) does not exist */
     RD_E_GATE,        /* an accuracy gate failed (exit code 1) */
+    RD_E_USAGE,       /* the command line itself is wrong: an unknown, malformed, missing or conflicting option
+                         or argument, found without reading any input (exit code 2); raised by option parsers
+                         and by library functions that parse option text (HOST:PORT, a fault list) */
     RD_STATUS_COUNT
 } rd_status;
 
@@ -69,7 +72,8 @@ rd_status rd_error_prefix(rd_error *err, const char *fmt, ...) __attribute__((fo
 /** Clears err to RD_OK and an empty message. */
 void rd_error_clear(rd_error *err);
 
-/** The process exit code the design gives a status: 0 ok, 1 gate, 2 usage, 3 input or device. */
+/** The process exit code the design gives a status: 0 ok, 1 RD_E_GATE, 2 RD_E_USAGE, 3 every other failure
+    (an input file, a model, a board). */
 int rd_status_exit_code(rd_status code);
 
 /* ---------------------------------------------------------------------------------------------------
@@ -80,7 +84,54 @@ int rd_status_exit_code(rd_status code);
 #define RD_MAX_RANK 8
 #define RD_MAX_TENSOR_BYTES ((uint64_t)4 << 30) /* 4 GiB for one tensor */
 #define RD_MAX_MODEL_BYTES ((uint64_t)4 << 30)  /* 4 GiB for one .onnx file */
+#define RD_MAX_NODES (1 << 21)                  /* 2,097,152 nodes in one graph (Constant nodes included) */
+#define RD_MAX_VALUES (1 << 23)                 /* 8,388,608 distinct tensor names in one graph */
 #define RD_MAX_TREE_DEPTH 64                    /* folders below a folder rd_dir_remove_tree walks */
+
+/* ---------------------------------------------------------------------------------------------------
+ * Names from outside (tensor and node names of a model, file names on a board) made safe to show: the
+ * escapes of docs/security.md. Printable characters of any language stay; C0 and C1 controls, DEL, the
+ * bidirectional controls and invalid UTF-8 bytes are spelled \n \r \t \xHH \uHHHH.
+ */
+
+typedef enum rd_escape_style {
+    RD_ESC_DISPLAY = 0, /* for terminals, logs and HTML: a backslash stays a backslash */
+    RD_ESC_QUOTED = 1,  /* also \\ and \": the inside of a "..." that rd_text_unescape reads back exactly */
+} rd_escape_style;
+
+#define RD_TEXT_SHOWN_MAX 512 /* a good size for rd_text_shown's buffer */
+
+/** True when s (len bytes) changes under style. */
+bool rd_text_needs_escape(const char *s, size_t len, rd_escape_style style);
+
+/** Writes s (len bytes) escaped into out (cap bytes, always NUL-terminated when cap > 0, cut before the
+    first escape or character that does not fit whole); returns the full escaped length, as snprintf. */
+size_t rd_text_escape(const char *s, size_t len, rd_escape_style style, char *out, size_t cap);
+
+/** The display form of the NUL-terminated s in buf, ending in "..." when cut; returns buf ("(null)" for NULL).
+    For printf arguments: printf("%s", rd_text_shown(name, buf, sizeof buf)). */
+const char *rd_text_shown(const char *s, char *buf, size_t cap);
+
+/** rd_text_shown into a buffer that lives until the end of the enclosing block (a compound literal):
+    printf("layer %s\n", RD_TEXT_SHOWN(name)). Names longer than RD_TEXT_SHOWN_MAX - 4 bytes end in "...". */
+#define RD_TEXT_SHOWN(s) rd_text_shown((s), (char[RD_TEXT_SHOWN_MAX]){0}, RD_TEXT_SHOWN_MAX)
+
+/** True when s (len bytes) is valid UTF-8 (no stray, overlong, surrogate or cut sequence). */
+bool rd_text_utf8_valid(const char *s, size_t len);
+
+/** A copy of s (len bytes) in which each byte of an invalid UTF-8 sequence is U+FFFD, the replacement
+    character: what JSON output needs (docs/report-schema.md). malloc'ed, NUL-terminated, *out_len bytes (may
+    be NULL); NULL on allocation failure. */
+char *rd_text_utf8_repaired(const char *s, size_t len, size_t *out_len);
+
+/** JSON text (a writer's output, where anything but ASCII is inside strings) made valid UTF-8 and safe to
+    print: rd_text_utf8_repaired, and each C1 control, bidirectional control and line separator written as
+    the JSON escape \uHHHH (the same string to every JSON reader). malloc'ed as rd_text_utf8_repaired. */
+char *rd_text_json_safe(const char *json, size_t len, size_t *out_len);
+
+/** Reads back the inside of a quoted name (RD_ESC_QUOTED) into a new malloc'ed string owned by the caller
+    (*out_len bytes, may be NULL). RD_E_PARSE for an unknown or malformed escape or a NUL byte. */
+rd_status rd_text_unescape(const char *s, size_t len, char **out, size_t *out_len, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * Files (fs_read.c, fs_write.c, fs_dir.c; docs/security.md). Every outside file rknn-diag reads is
@@ -272,11 +323,26 @@ const char *rd_shape_str(const rd_tensor *t, char *buf, size_t len);
  * 0-d and empty arrays.
  */
 
-/** Parses an .npy image in memory. On success out owns new data. name is used in messages. */
+/** Parses an .npy image in memory. On success out owns new data. name is used in messages. The data must
+    end where buf ends (bytes after it are RD_E_PARSE). */
 rd_status rd_npy_parse(const void *buf, size_t len, const char *name, rd_tensor *out, rd_error *err);
 
-/** Loads an .npy file. On success out owns new data. */
+/** Loads an .npy file: the header is read and checked first (dtype and shape held, data size equal to what
+    is left in the file), then the data once, into out's own buffer. On success out owns new data. */
 rd_status rd_npy_load(const char *path, rd_tensor *out, rd_error *err);
+
+/** What a caller that knows the tensor expects of an .npy, checked on the header before the data is read. */
+typedef struct rd_npy_expect {
+    rd_dtype dtype;             /* RD_DT_UNDEFINED: any */
+    int rank;                   /* -1: any */
+    int64_t dims[RD_MAX_RANK];  /* dims[0..rank-1]; -1: any */
+    int64_t numel;              /* 0: any; else the element count in whatever arrangement (a layout to convert) */
+    const char *what;           /* for messages ("graph input 'image'"); NULL: "the caller" */
+} rd_npy_expect;
+
+/** rd_npy_load refusing, before reading the data, a file whose dtype or shape differs from want (RD_E_INVAL,
+    naming the file, both shapes and want->what). want may be NULL. */
+rd_status rd_npy_load_expect(const char *path, const rd_npy_expect *want, rd_tensor *out, rd_error *err);
 
 /** Serialises t as an .npy (version 1.0, C order) into a new malloc'ed buffer owned by the caller. */
 rd_status rd_npy_write(const rd_tensor *t, void **out_buf, size_t *out_len, rd_error *err);
@@ -309,7 +375,11 @@ typedef struct rd_input_shape {
 typedef struct rd_load_options {
     const rd_input_shape *input_shapes; /* overrides for symbolic or fixed input dims (may be NULL) */
     size_t n_input_shapes;
+    const char *input_shapes_from;      /* what messages call them; NULL: "--input-shape", the command line, whose
+                                           mistakes are RD_E_USAGE; otherwise (a config file's list) RD_E_INVAL */
     bool allow_unsupported_ops;         /* load even if some ops are unknown (for inspect) */
+    size_t max_nodes;                   /* 0: RD_MAX_NODES; a lower limit (tests, fuzzers), never a higher one */
+    size_t max_values;                  /* 0: RD_MAX_VALUES; likewise */
     bool replace_fixed_dims;            /* input_shapes may change fixed dims too, as RKNN's input_size_list does
                                            (else only symbolic ones; the model's own value_info must not pin the
                                            old shapes: write it with rd_onnx_rewrite.drop_shapes) */

@@ -465,11 +465,12 @@ static void test_tolerant_headers(void)
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (), }", RD_DT_F32, 0, 0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        /* the data fills the rest exactly: 24 bytes for every shape above but (-0,) and () */
+        size_t data_len = cases[k].rank == 0 ? 4 : cases[k].dim0 == 0 ? 0 : 24;
         for (int major = 1; major <= 3; major++) {
             rd_tensor t;
             rd_error err;
-            rd_status st =
-                parse_header(major, cases[k].header, 64, &t, &err); /* extra data ignored */
+            rd_status st = parse_header(major, cases[k].header, data_len, &t, &err);
             if (st != RD_OK) fprintf(stderr, "\ncase %zu: %s\n", k, err.msg);
             CU_ASSERT_EQUAL(st, RD_OK);
             CU_ASSERT_EQUAL(t.dtype, cases[k].dtype);

@@ -254,6 +254,12 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(rd_qcfg_write(&q, &buf, &len, &err), RD_E_INVAL);
     CU_ASSERT_EQUAL(rd_qcfg_add_layer(&q, "g", RD_DT_F32, &err), RD_E_INVAL);
     rd_qcfg_fini(&q);
+    /* a name with an invalid UTF-8 byte: YAML cannot hold it, so no unreadable file is written */
+    rd_qcfg_init(&q);
+    CU_ASSERT_EQUAL(rd_qcfg_add_layer(&q, "bad\xffname", RD_DT_F16, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_qcfg_write(&q, &buf, &len, &err), RD_E_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "tensor 'bad\\xffname' has a name that is not valid UTF-8"));
+    rd_qcfg_fini(&q);
 }
 
 RD_TEST_REGISTER(register_qcfg_tests)

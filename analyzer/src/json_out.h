@@ -1,0 +1,18 @@
+/* json_out.h: JSON text out of cJSON trees, always valid UTF-8 (docs/report-schema.md, "Names"). */
+#ifndef RD_AN_JSON_OUT_H
+#define RD_AN_JSON_OUT_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/** The indented JSON text of root, valid UTF-8 and safe on a terminal (rd_text_json_safe: a name from outside
+    keeps its bytes in cJSON; an invalid one becomes U+FFFD, a C1 or bidirectional control \uHHHH). malloc'ed,
+    NULL on allocation failure. */
+char *an_json_text(const cJSON *root);
+
+/** Prints an_json_text(root) and a newline to f and deletes root (NULL: nothing printed). False when the text
+    could not be made (out of memory). */
+bool an_json_print(FILE *f, cJSON *root);
+
+#endif
