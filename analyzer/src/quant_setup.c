@@ -36,7 +36,7 @@ rd_status an_quant_pool(an_quant_opts *q, rd_pool **out, rd_error *err)
             errno = 0;
             threads = strtol(q->flag_threads, &end, 10);
             if (errno || end == q->flag_threads || *end || threads < 1 || threads > 1024)
-                return rd_errorf(err, RD_E_INVAL, "--threads expects a count from 1 to 1024, got '%s'",
+                return rd_errorf(err, RD_E_USAGE, "--threads expects a count from 1 to 1024, got '%s'",
                                  q->flag_threads);
         }
         rd_status st = rd_pool_create((int)threads, &q->pool, err);
