@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OPT_HELP = 1, OPT_INPUT, OPT_TARGET, OPT_DUMP_DIR, OPT_FAULT, OPT_MISTAKE, OPT_OUTPUT_DIR, OPT_THREADS, OPT_APP_API };
+enum { OPT_HELP = 1, OPT_INPUT, OPT_TARGET, OPT_DUMP_DIR, OPT_FAULT, OPT_MISTAKE, OPT_OUTPUT_DIR, OPT_APP_API };
 
 static const an_optspec board_run_opts[] = {
     {OPT_INPUT, "input", 'i', "FILE", "the application's input: an image or .npy (repeat per graph input, in order)"},
@@ -34,7 +34,6 @@ static const an_optspec board_run_opts[] = {
     {OPT_APP_API, "app-api", 0, "API", "the application's API: normal (rknn_inputs_set: the InputOperator dump is the "
                                        "input after mean/std; default) or zero-copy (rknn_set_io_mem: the buffer before)"},
     {OPT_OUTPUT_DIR, "output-dir", 'o', "DIR", "write the outputs as the application received them (output_K.npy)"},
-    {OPT_THREADS, "threads", 0, "N", "threads for the kernels (default 1; results are identical)"},
     AN_QUANT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
@@ -51,7 +50,6 @@ typedef struct board_args {
     size_t n_faults;
     an_app_mistake mistake;
     an_app_api api;
-    long threads;
     an_quant_opts q;
 } board_args;
 
@@ -121,10 +119,6 @@ static int parse_args(an_cmd_ctx *ctx, board_args *a)
         case OPT_APP_API:
             if (an_app_api_parse(v, &a->api, &err) != RD_OK)
                 return an_usage(ctx, "--app-api: %s", err.msg);
-            break;
-        case OPT_THREADS:
-            if (!an_parse_int(ctx->argv[0], "--threads", v, 1, 256, &a->threads, ctx->errs))
-                return AN_EXIT_USAGE;
             break;
         }
     }
@@ -410,7 +404,7 @@ static int run_board(an_cmd_ctx *ctx, board_args *a, rd_model *m, rd_sim *s, con
                 "Time(us)", "FullName");
     }
     if (st == RD_OK) {
-        rd_run_options ro = {.observer = observe_layer, .user = &r, .threads = (int)a->threads,
+        rd_run_options ro = {.observer = observe_layer, .user = &r,
                              .observe_inputs = a->api == AN_API_NORMAL};
         clock_gettime(CLOCK_MONOTONIC, &r.t_last);
         st = rd_sim_run(s, in, n_in, &ro, outs, n_out, &err);
@@ -452,7 +446,6 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
     board_args *a = calloc(1, sizeof *a);
     if (!a)
         return AN_EXIT_INPUT;
-    a->threads = 1;
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     rd_error err = {0};

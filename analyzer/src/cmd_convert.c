@@ -29,6 +29,7 @@ static const an_optspec convert_opts[] = {
     {OPT_INTEGER, "integer", 0, NULL, "write NAME.qdq.onnx in export-qdq's integer form (ConvInteger/MatMulInteger: "
                                       "any ONNX runtime reproduces the int8 simulator bit for bit)"},
     {OPT_VERBOSE, "verbose", 'v', NULL, "say what each step does"},
+    AN_THREADS_OPTSPEC,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
 #define N_CONVERT_OPTS ((int)(sizeof convert_opts / sizeof convert_opts[0]))
@@ -36,7 +37,7 @@ static const an_optspec convert_opts[] = {
 #define MAX_ACC_INPUTS 16
 
 typedef struct convert_args {
-    const char *target, *config, *out_dir, *accuracy, *device;
+    const char *target, *config, *out_dir, *accuracy, *device, *threads;
     bool verbose, integer;
 } convert_args;
 
@@ -82,6 +83,9 @@ static int parse_args(an_cmd_ctx *ctx, convert_args *a)
             break;
         case OPT_INTEGER:
             a->integer = true;
+            break;
+        case AN_QOPT_THREADS:
+            a->threads = v;
             break;
         }
     }
@@ -189,6 +193,10 @@ static int run_accuracy(an_cmd_ctx *ctx, const convert_args *a, const char *floa
         argv[argc++] = "--cfg";
         argv[argc++] = (char *)cfg_path;
     }
+    if (a->threads) {
+        argv[argc++] = "--threads";
+        argv[argc++] = (char *)a->threads;
+    }
     int n_inputs = 0;
     char *save = NULL;
     for (char *tok = strtok_r(list, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
@@ -257,6 +265,8 @@ int an_cmd_convert(an_cmd_ctx *ctx)
         st = an_mkdirs(a.out_dir, &err);
     an_quant_take(&q, AN_QOPT_CONFIG, a.config);
     an_quant_take(&q, AN_QOPT_PLATFORM, a.target); /* -t wins over configs.target_platform */
+    if (a.threads)
+        an_quant_take(&q, AN_QOPT_THREADS, a.threads);
     an_model_request req = {.command = "convert", .errs = ctx->errs,
                             .dynamic_refusal = "it builds one fixed shape: give it with subgraphs.input_size_list"};
     if (st == RD_OK) /* the model as converted: cut, shapes fixed, pruned; what the other outputs refer to */

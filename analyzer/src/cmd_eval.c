@@ -387,8 +387,9 @@ static rd_status setup(an_cmd_ctx *ctx, eval_args *a, size_t set, an_eval_ctx *c
     if (!o->no_fp16) {
         snprintf(c->cols[1].name, sizeof c->cols[1].name, "fp16");
         rd_sim_options so = {.precision = RD_PREC_FP16, .optimization_level = a->q.cfg.optimization_level};
-        if ((st = rd_sim_create(c->m, &so, &c->cols[c->n_cols++].sim, err)) != RD_OK)
+        if ((st = rd_sim_create(c->m, &so, &c->cols[c->n_cols].sim, err)) != RD_OK)
             return st;
+        rd_sim_set_pool(c->cols[c->n_cols++].sim, a->q.pool);
     }
     an_eval_col *int_col = &c->cols[c->n_cols];
     snprintf(int_col->name, sizeof int_col->name, "%s",

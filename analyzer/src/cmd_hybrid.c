@@ -31,7 +31,6 @@ enum {
     OPT_LATENCY,
     OPT_OUTPUT,
     OPT_RKNN_CFG,
-    OPT_THREADS,
     OPT_RUNTIME_DUMPS,
     OPT_TARGET,
     OPT_REUSE_MB,
@@ -66,7 +65,6 @@ static const an_optspec hybrid_opts[] = {
      "search: cost in ms: a board RKNN_LOG_LEVEL=4 log or a CSV (repeat: int8 + fp16 logs)"},
     {OPT_OUTPUT, "output", 'o', "FILE", "search: the .quantization.cfg to write (its folder gets the accuracy report)"},
     {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE", "search: the toolkit's step-1 cfg: only its keys, under its names"},
-    {OPT_THREADS, "threads", 0, "N", "analysed samples measured at once (default 2)"},
     {OPT_REUSE_MB, "reuse-mb", 0, "MB", "suggest, search: memory for resuming runs where the float16 set changed, all samples "
                                         "(default 512; 0: full runs, same results)"},
     {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "verify: the board's dump folder (pulled)"},
@@ -186,10 +184,6 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
             break;
         case OPT_MAX_FLOAT:
             if (!an_parse_int("hybrid", "--max-float", v, 1, 100000, &a->max_float, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_THREADS:
-            if (!an_parse_int("hybrid", "--threads", v, 1, 256, &a->threads, ctx->errs))
                 return AN_EXIT_USAGE;
             break;
         case OPT_REUSE_MB:
@@ -340,7 +334,7 @@ static rd_status setup(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err)
     if (st == RD_OK)
         st = an_quant_built_outputs(&a->q, r->s, NULL, ctx->errs, NULL, err);
     if (st == RD_OK)
-        st = an_hyb_init(&r->hc, r->m, r->s, r->samples, r->n_samples, (int)a->threads, err);
+        st = an_hyb_init(&r->hc, r->m, r->s, r->samples, r->n_samples, rd_pool_threads(a->q.pool), err);
     r->hc_ready = st == RD_OK;
     r->hc.reuse_bytes = (size_t)a->reuse_mb << 20;
     r->hc.objective = a->objective;
@@ -512,7 +506,6 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     a->measure = 16;
     a->top = 20;
     a->max_float = 64;
-    a->threads = 2;
     a->reuse_mb = AN_HYB_REUSE_DEFAULT_MB;
     a->sweep_points = AN_HYB_SWEEP_POINTS_DEFAULT;
     a->score_timeout = 600;
@@ -525,10 +518,14 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     rd_error err = {0};
     if (rc >= 0)
         goto out;
+    if (an_quant_pool(&a->q, NULL, &err) != RD_OK) { /* one pool for every run; samples measured at once */
+        rc = an_usage(ctx, "%s", err.msg);
+        goto out;
+    }
     if (a->sub == SUB_DIAGNOSE) {
         rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
         rc = an_hybrid_diagnose(ctx, a->model_path, &a->q, &lopt, a->inputs, a->n_inputs, (size_t)a->samples, a->json,
-                                (int)a->threads);
+                                rd_pool_threads(a->q.pool));
         goto out;
     }
     if (a->sub == SUB_VERIFY) {

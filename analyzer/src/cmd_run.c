@@ -237,10 +237,11 @@ static rd_status run_once(rd_model *m, rd_sim *sim, const rd_tensor *inputs, siz
     return sim ? rd_sim_run(sim, inputs, n_in, opt, NULL, 0, err) : rd_model_run(m, inputs, n_in, opt, NULL, 0, err);
 }
 
-static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor *inputs, size_t n_in, long n)
+static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor *inputs, size_t n_in, long n,
+                     rd_pool *pool)
 {
     run_observer ro = {.m = sim ? rd_sim_model(sim) : m, .collect = false};
-    rd_run_options opt = {.observer = observe_tensor, .user = &ro};
+    rd_run_options opt = {.observer = observe_tensor, .user = &ro, .pool = pool};
     double *times = malloc((size_t)n * sizeof *times);
     if (!times)
         return AN_EXIT_INPUT;
@@ -266,9 +267,10 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor 
     double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
     int64_t macs = model_macs(sim ? rd_sim_model(sim) : m);
     fprintf(ctx->out,
-            "median %.3f ms over %ld runs (min %.3f, max %.3f), one thread, %.3f GMAC, %.2f GFLOP/s, OpenBLAS kernel %s%s\n",
-            median, n, times[0], times[n - 1], (double)macs / 1e9, 2.0 * (double)macs / (median * 1e6),
-            rd_blas_kernel(), sim ? ", simulated" : "");
+            "median %.3f ms over %ld runs (min %.3f, max %.3f), %d thread%s, %.3f GMAC, %.2f GFLOP/s, OpenBLAS kernel "
+            "%s%s\n",
+            median, n, times[0], times[n - 1], rd_pool_threads(pool), rd_pool_threads(pool) == 1 ? "" : "s",
+            (double)macs / 1e9, 2.0 * (double)macs / (median * 1e6), rd_blas_kernel(), sim ? ", simulated" : "");
     free(times);
     return AN_EXIT_OK;
 }
@@ -458,8 +460,9 @@ static int run_and_report(an_cmd_ctx *ctx, run_args *a, rd_model *m, rd_sim *sim
         return an_fail(ctx, &err);
     run_observer ro = {.m = sim ? rd_sim_model(sim) : m, .sim = sim, .dump = dumping ? &dump : NULL,
                        .outputs_only = a->outputs_only, .collect = true};
-    rd_run_options opt = {.observer = observe_tensor, .user = &ro, .observe_inputs = !a->outputs_only};
-    rd_status st = sim ? rd_sim_run(sim, inputs, n_in, &opt, NULL, 0, &err) : rd_model_run(m, inputs, n_in, &opt, NULL, 0, &err);
+    rd_run_options opt = {.observer = observe_tensor, .user = &ro, .observe_inputs = !a->outputs_only,
+                          .pool = a->q.pool};
+    rd_status st = run_once(m, sim, inputs, n_in, &opt, &err);
     size_t n_fused = 0;
     if (st == RD_OK && dumping && sim)
         st = write_fused_list(a->dump_dir, sim, &n_fused, &err);
@@ -522,7 +525,12 @@ int an_cmd_run(an_cmd_ctx *ctx)
         goto out_args;
     }
     n_in = rd_model_input_count(m);
-    if ((a->precision && !a->model_precision && a->q.cfg.dtype != RD_QDT_FLOAT32) || built) {
+    if (!((a->precision && !a->model_precision && a->q.cfg.dtype != RD_QDT_FLOAT32) || built)) {
+        if (an_quant_pool(&a->q, NULL, &err) != RD_OK) {
+            rc = an_usage(ctx, "%s", err.msg);
+            goto out;
+        }
+    } else {
         st = an_quant_finish(&a->q, m, &err);
         if (st == RD_OK)
             st = an_quant_build_sim(&a->q, m, inputs, ctx->errs, ctx->color, &sim, &err);
@@ -532,7 +540,7 @@ int an_cmd_run(an_cmd_ctx *ctx)
         }
     }
     if (a->bench)
-        rc = run_bench(ctx, m, sim, inputs, n_in, a->bench);
+        rc = run_bench(ctx, m, sim, inputs, n_in, a->bench, a->q.pool);
     else
         rc = run_and_report(ctx, a, m, sim, inputs, n_in);
     if (rc == AN_EXIT_OK && (st = an_quant_built_outputs(&a->q, sim, a->bench ? NULL : a->dump_dir,

@@ -161,7 +161,8 @@ rd_status an_diag_clip_measure(rd_sim *s, const rd_tensor *x, size_t n_samples, 
     rd_tensor *outs = calloc(n_out + 1, sizeof *outs);
     rd_status st = clip && outs ? RD_OK : rd_errorf(err, RD_E_NOMEM, "out of memory");
     double *count = clip + nv;
-    rd_run_options ro = {.threads = threads};
+    (void)threads;
+    rd_run_options ro = {0}; /* the simulation's pool (rd_sim_set_pool) */
     for (size_t k = 0; k < n_samples && st == RD_OK; k++) {
         st = rd_sim_run(s, &x[k * n_in], n_in, &ro, outs, n_out, err);
         for (size_t o = 0; o < n_out; o++)

@@ -63,10 +63,11 @@ static rd_status run_sample(an_eval_ctx *c, size_t k, cJSON *rec, rd_error *err)
     if (!outs)
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     size_t done = 0;
+    const rd_run_options ro = {.pool = c->q->pool}; /* the command's threads (--threads) */
     for (size_t j = 0; j < c->n_cols && st == RD_OK; j++) {
         per_col[j] = outs + j * c->n_outputs;
-        st = c->cols[j].sim ? rd_sim_run(c->cols[j].sim, in, n_in, NULL, per_col[j], c->n_outputs, err)
-                            : rd_model_run(c->m, in, n_in, NULL, per_col[j], c->n_outputs, err);
+        st = c->cols[j].sim ? rd_sim_run(c->cols[j].sim, in, n_in, &ro, per_col[j], c->n_outputs, err)
+                            : rd_model_run(c->m, in, n_in, &ro, per_col[j], c->n_outputs, err);
         if (st != RD_OK)
             rd_error_prefix(err, "sample %zu (%s)", k, c->cols[j].name);
         else

@@ -28,7 +28,7 @@ rd_status an_hyb_init(an_hyb_ctx *c, rd_model *m, rd_sim *s, const rd_tensor *in
     c->golden = calloc(n_samples * c->n_out + 1, sizeof *c->golden);
     if (!c->golden)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    rd_run_options ro = {.threads = threads};
+    rd_run_options ro = {.pool = rd_sim_pool(s)};
     for (size_t k = 0; k < n_samples; k++) {
         rd_status st = rd_model_run(m, &inputs[k * c->n_in], c->n_in, &ro, &c->golden[k * c->n_out], c->n_out, err);
         if (st != RD_OK)
@@ -139,13 +139,13 @@ static double sums_sqnr(const out_sums *a)
  * One sample's run (tentative: an_hyb_keep makes it the baseline) and its cosine and SQNR per the
  * objective; the outputs go to the scorer first when there is one.
  */
-static rd_status measure_sample(an_hyb_ctx *c, size_t k, int threads, rd_prefix_mode concurrency, rd_tensor *outs,
+static rd_status measure_sample(an_hyb_ctx *c, size_t k, rd_prefix_mode concurrency, rd_tensor *outs,
                                 an_hyb_score *sc, rd_error *err)
 {
     sc->cos = INFINITY;
     sc->sqnr_db = INFINITY;
     out_sums all = {0};
-    rd_run_options ro = {.threads = threads};
+    rd_run_options ro = {0}; /* the simulation's pool; busy with another sample's run, this one computes inline */
     rd_status st = rd_sim_run_prefix(c->s, c->prefix[k], RD_PREFIX_TRY | concurrency, &c->inputs[k * c->n_in], c->n_in,
                                      &ro, outs, c->n_out, err);
     if (st == RD_OK && c->scorer)
@@ -209,7 +209,7 @@ static void *sample_worker_main(void *arg)
         size_t k = atomic_fetch_add(&job->next, 1);
         if (k >= job->c->n_samples)
             break;
-        if (measure_sample(job->c, k, 1, RD_PREFIX_CONCURRENT, outs, &job->scores[k], &w->err) != RD_OK) {
+        if (measure_sample(job->c, k, RD_PREFIX_CONCURRENT, outs, &job->scores[k], &w->err) != RD_OK) {
             rd_error_prefix(&w->err, "sample %zu", k);
             w->failed = true;
             w->failed_sample = k;
@@ -285,14 +285,14 @@ rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_h
     if (st == RD_OK && c->scorer)
         st = an_hyb_scorer_begin(c->scorer, names, n, err);
     double t0 = now_s();
-    /* samples side by side when there are threads for them (the kernels are single-threaded) */
+    /* samples side by side when there are threads for them (each run then mostly computes on its own thread) */
     int workers = c->threads > 1 && c->n_samples > 1 ? (int)(c->n_samples < (size_t)c->threads ? c->n_samples
                                                                                                  : (size_t)c->threads)
                                                      : 1;
     if (st == RD_OK && workers > 1)
         st = measure_parallel(c, workers, scores, err);
     for (size_t k = 0; k < c->n_samples && st == RD_OK && workers == 1; k++) {
-        st = measure_sample(c, k, c->threads, 0, outs, &scores[k], err);
+        st = measure_sample(c, k, 0, outs, &scores[k], err);
         if (st != RD_OK)
             rd_error_prefix(err, "sample %zu", k);
     }

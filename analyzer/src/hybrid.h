@@ -85,7 +85,8 @@ typedef struct an_hyb_ctx {
     const rd_tensor *inputs;    /* n_samples * n_in, sample-major */
     size_t n_in, n_samples, n_out;
     rd_tensor *golden;          /* n_samples * n_out FP32 outputs of the original model */
-    int threads;                /* samples measured at once (each run is single-threaded then) */
+    int threads;                /* samples measured at once (sharing the simulation's pool: a run that finds it
+                                   busy computes on its own thread) */
     size_t n_runs;              /* simulator runs so far */
     double run_seconds;         /* wall time spent in them */
     size_t reuse_bytes;         /* activations kept for prefix reuse, all samples together (0: full runs);

@@ -18,7 +18,7 @@ typedef struct hyb_args {
     const char *model_path;
     const char *inputs[AN_MAX_INPUTS];
     size_t n_inputs;
-    long samples, measure, top, max_float, threads, reuse_mb, sweep_points, score_timeout;
+    long samples, measure, top, max_float, reuse_mb, sweep_points, score_timeout;
     bool json;
     double target_cos, target_sqnr, target_score; /* NaN: not given */
     an_hyb_objective objective;

@@ -25,6 +25,29 @@ void an_quant_opts_fini(an_quant_opts *q)
     rd_rknn_config_fini(&q->cfg);
     an_built_destroy(q->built);
     q->built = NULL;
+    rd_pool_destroy(q->pool);
+    q->pool = NULL;
+}
+
+rd_status an_quant_pool(an_quant_opts *q, rd_pool **out, rd_error *err)
+{
+    if (!q->pool) {
+        long threads = 0;
+        if (q->flag_threads) {
+            char *end = NULL;
+            errno = 0;
+            threads = strtol(q->flag_threads, &end, 10);
+            if (errno || end == q->flag_threads || *end || threads < 1 || threads > 1024)
+                return rd_errorf(err, RD_E_USAGE, "--threads expects a count from 1 to 1024, got '%s'",
+                                 q->flag_threads);
+        }
+        rd_status st = rd_pool_create((int)threads, &q->pool, err);
+        if (st != RD_OK)
+            return st;
+    }
+    if (out)
+        *out = q->pool;
+    return RD_OK;
 }
 
 bool an_quant_take(an_quant_opts *q, int id, const char *value)
@@ -77,6 +100,9 @@ bool an_quant_take(an_quant_opts *q, int id, const char *value)
         return true;
     case AN_QOPT_RKNN_LOG:
         q->rknn_log_path = value;
+        return true;
+    case AN_QOPT_THREADS:
+        q->flag_threads = value;
         return true;
     default:
         return false;
@@ -204,6 +230,8 @@ rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err)
             q->platform = q->cfg.target_platform;
     }
     st = apply_flags(q, err);
+    if (st == RD_OK)
+        st = an_quant_pool(q, NULL, err);
     if (st != RD_OK)
         return st;
     if (!m)
@@ -544,6 +572,7 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
     st = rd_sim_create(m, &so, &s, err);
     if (st != RD_OK)
         return st;
+    rd_sim_set_pool(s, q->pool);
     if (q->qcfg_path)
         st = import_qcfg(s, q->qcfg_path, errs, err);
     size_t uncovered = 0;
@@ -569,7 +598,8 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
             dataset_source src = {.q = q, .m = m, .ds = have_ds ? &ds : NULL, .fallback = fallback_inputs, .errs = errs};
             an_progress bar;
             an_progress_init(&bar, errs, color, "calibrating");
-            rd_calib_options co = {.method = calib_method(q->cfg.algorithm), .threads = 0,
+            rd_calib_options co = {.method = calib_method(q->cfg.algorithm),
+                                   .threads = q->pool ? rd_pool_threads(q->pool) : 0,
                                    .progress = an_progress_update, .progress_user = &bar};
             if (samples)
                 st = rd_calibrate(s, samples, samples_user, n_samples, &co, err);

@@ -26,6 +26,7 @@ enum {
     AN_QOPT_MAX_IMAGE_PIXELS,
     AN_QOPT_RKNN,
     AN_QOPT_RKNN_LOG,
+    AN_QOPT_THREADS,
 };
 
 /* The option table entries, to put in a command's an_optspec array. */
@@ -44,7 +45,13 @@ enum {
     {AN_QOPT_LAYOUT, "input-layout", 0, "L", ".npy inputs are nhwc (default, as RKNN) or nchw"},                  \
     {AN_QOPT_CFG, "cfg", 0, "FILE", "import a .quantization.cfg (parameters and custom_quantize_layers)"},         \
     {AN_QOPT_MAX_IMAGE_PIXELS, "max-image-pixels", 0, "N",                                                         \
-     "refuse larger images (default 67108864 = 8192x8192; N, 120M or WxH)"}
+     "refuse larger images (default 67108864 = 8192x8192; N, 120M or WxH)"},                                   \
+    AN_THREADS_OPTSPEC
+
+/* --threads alone, for commands that run a model without the quantization options (convert). */
+#define AN_THREADS_OPTSPEC                                                                                         \
+    {AN_QOPT_THREADS, "threads", 0, "N", "threads for the kernels (default: the CPUs this process may use; "     \
+                                         "results are bit-identical for any N)"}
 
 /* The built-model options (accuracy, run, quantize, hybrid): the simulation takes its decisions from them. */
 #define AN_BUILT_OPTSPECS                                                                                          \
@@ -62,7 +69,8 @@ typedef struct an_quant_opts {
     const char *platform;
     const char *qcfg_path;
     rd_input_layout layout;
-    int threads;
+    const char *flag_threads;    /* --threads as given (NULL: rd_cpu_count()) */
+    rd_pool *pool;               /* the kernels' threads, made once by an_quant_pool (owned; freed by fini) */
     /* flags given before -c would be overwritten by loading it: keep them until an_quant_finish */
     const char *flag_dtype, *flag_method, *flag_algorithm, *flag_dataset;
     const char *flag_mean[RD_MAX_MODEL_INPUTS], *flag_std[RD_MAX_MODEL_INPUTS];
@@ -91,10 +99,16 @@ bool an_quant_take(an_quant_opts *q, int id, const char *value);
 bool an_quant_wants_built(const an_quant_opts *q);
 
 /**
+ * The command's thread pool (--threads N, default rd_cpu_count()), made on the first call and kept in q->pool:
+ * one pool per command, handed to every run and simulation. RD_E_USAGE for a bad --threads (exit 2).
+ */
+rd_status an_quant_pool(an_quant_opts *q, rd_pool **out, rd_error *err);
+
+/**
  * Loads -c, applies the flags over it and checks everything against the model (if given) and the
- * platform. With the model, loads --rknn / --rknn-build-log and checks them against it (built.h), taking
- * mean/std and the dtype from the .rknn. RD_E_USAGE for bad flag values (exit 2), file errors as they come
- * (exit 3).
+ * platform, and makes the thread pool (an_quant_pool). With the model, loads --rknn / --rknn-build-log and
+ * checks them against it (built.h), taking mean/std and the dtype from the .rknn. RD_E_USAGE for bad flag values
+ * (exit 2), file errors as they come (exit 3).
  */
 rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err);
 
@@ -106,6 +120,7 @@ rd_status an_quant_precision(const an_quant_opts *q, rd_prec *out, rd_error *err
  * Builds the simulation the options describe: passes, imported parameters and custom layers (--cfg), the
  * built model's decisions (--rknn, --rknn-build-log: they win over --cfg), and for INT8 calibration on the
  * dataset (or, without one, on the fallback inputs with a warning) of what nothing else gave parameters.
+ * The simulation runs on q->pool (when made) and calibrates as many samples at once as it has threads.
  * progress reports calibration on errs.
  */
 rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,

@@ -206,7 +206,7 @@ static rd_status run_pass(calib_job *job, calib_worker *workers, int nw, const c
 
 static int thread_count(int asked, size_t n_samples)
 {
-    long n = asked > 0 ? asked : sysconf(_SC_NPROCESSORS_ONLN);
+    long n = asked > 0 ? asked : rd_cpu_count();
     if (n < 1)
         n = 1;
     if (n > CALIB_MAX_THREADS)

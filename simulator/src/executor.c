@@ -17,6 +17,7 @@ rd_status sim_state_init(sim_run_state *s, rd_model *m, const sim_exec_hooks *ho
     memset(s, 0, sizeof *s);
     s->m = m;
     s->hooks = hooks;
+    s->fused_head = s->fused_last = -1;
     s->vals = calloc((size_t)m->n_values + 1, sizeof *s->vals);
     s->owned = calloc((size_t)m->n_values + 1, sizeof *s->owned);
     s->ready = calloc((size_t)m->n_values + 1, sizeof *s->ready);
@@ -116,8 +117,8 @@ rd_status sim_state_bind_inputs(sim_run_state *s, const rd_tensor *inputs, size_
     return RD_OK;
 }
 
-rd_status sim_node_compute(rd_model *m, int idx, const sim_exec_hooks *hooks, const rd_tensor *const *in,
-                           rd_tensor *outs, sim_scratch *scratch, int threads, rd_error *err)
+rd_status sim_node_begin(rd_model *m, int idx, const rd_tensor *const *in, rd_tensor *outs, sim_scratch *scratch,
+                         rd_pool *pool, sim_node_call *call, rd_error *err)
 {
     sim_node *n = &m->nodes[idx];
     const sim_op_def *d = n->def;
@@ -127,40 +128,51 @@ rd_status sim_node_compute(rd_model *m, int idx, const sim_exec_hooks *hooks, co
     if (!d->eval[SIM_PREC_F32])
         return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' (%s) has no float32 implementation", m->path, n->name,
                          n->op_type);
-    bool present[SIM_MAX_NODE_IO];
     if (n->n_in > SIM_MAX_NODE_IO || n->n_out > SIM_MAX_NODE_IO)
         return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' has more than %d inputs or outputs", m->path, n->name,
                          SIM_MAX_NODE_IO);
     memset(outs, 0, sizeof *outs * (size_t)n->n_out);
     for (int k = 0; k < n->n_out; k++)
-        present[k] = n->out[k] >= 0;
-    sim_op_ctx ctx = {.node = n, .params = n->params, .opset = n->opset, .n_in = n->n_in, .in = in,
-                      .n_out = n->n_out, .out = outs, .out_present = present, .scratch = scratch,
-                      .threads = threads > 0 ? threads : 1};
-    rd_status st = d->infer(&ctx, err);
+        call->present[k] = n->out[k] >= 0;
+    call->ctx = (sim_op_ctx){.node = n, .params = n->params, .opset = n->opset, .n_in = n->n_in, .in = in,
+                             .n_out = n->n_out, .out = outs, .out_present = call->present, .scratch = scratch,
+                             .pool = pool};
+    rd_status st = d->infer(&call->ctx, err);
     if (st == SIM_DEFER)
         st = rd_errorf(err, RD_E_INVAL, "node '%s' (%s): output shape still unknown with all inputs present", n->name,
                        n->op_type);
     if (st != RD_OK)
         return rd_error_prefix(err, "%s", m->path);
     for (int k = 0; k < n->n_out && st == RD_OK; k++) {
-        if (!present[k])
+        if (!call->present[k])
             continue;
         rd_tensor shape = outs[k];
-        st = rd_tensor_alloc(&outs[k], shape.dtype, shape.rank, shape.dims, err);
+        st = sim_tensor_alloc(&outs[k], shape.dtype, shape.rank, shape.dims, !(d->flags & SIM_OP_FULL_WRITE), err);
         if (st != RD_OK)
             rd_error_prefix(err, "%s: node '%s' (%s), output '%s'", m->path, n->name, n->op_type,
                             m->values[n->out[k]].name);
     }
-    if (st == RD_OK) {
-        st = hooks && hooks->eval ? hooks->eval(hooks->user, idx, &ctx, err) : SIM_DEFER;
-        if (st == SIM_DEFER)
-            st = d->eval[SIM_PREC_F32](&ctx, err);
-        if (st != RD_OK)
-            rd_error_prefix(err, "%s", m->path);
-    }
+    if (st != RD_OK)
+        for (int k = 0; k < n->n_out; k++)
+            rd_tensor_fini(&outs[k]);
+    return st;
+}
+
+rd_status sim_node_compute(rd_model *m, int idx, const sim_exec_hooks *hooks, const rd_tensor *const *in,
+                           rd_tensor *outs, sim_scratch *scratch, rd_pool *pool, rd_error *err)
+{
+    const sim_node *n = &m->nodes[idx];
+    sim_node_call call;
+    rd_status st = sim_node_begin(m, idx, in, outs, scratch, pool, &call, err);
+    if (st != RD_OK)
+        return st;
+    st = hooks && hooks->eval ? hooks->eval(hooks->user, idx, &call.ctx, err) : SIM_DEFER;
+    if (st == SIM_DEFER)
+        st = sim_eval_f32(&call.ctx, err);
+    if (st != RD_OK)
+        rd_error_prefix(err, "%s", m->path);
     for (int k = 0; k < n->n_out && st == RD_OK && hooks && hooks->materialize; k++)
-        if (present[k])
+        if (call.present[k])
             st = hooks->materialize(hooks->user, n->out[k], &outs[k], err);
     if (st != RD_OK)
         for (int k = 0; k < n->n_out; k++)
@@ -168,12 +180,10 @@ rd_status sim_node_compute(rd_model *m, int idx, const sim_exec_hooks *hooks, co
     return st;
 }
 
-rd_status sim_state_compute(sim_run_state *s, int idx, int threads, rd_error *err)
+rd_status sim_state_inputs(const sim_run_state *s, int idx, const rd_tensor **in, rd_error *err)
 {
-    rd_model *m = s->m;
-    sim_node *n = &m->nodes[idx];
-    const rd_tensor *in[SIM_MAX_NODE_IO];
-    rd_tensor outs[SIM_MAX_NODE_IO];
+    const rd_model *m = s->m;
+    const sim_node *n = &m->nodes[idx];
     if (n->n_in > SIM_MAX_NODE_IO)
         return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' has more than %d inputs", m->path, n->name,
                          SIM_MAX_NODE_IO);
@@ -187,9 +197,12 @@ rd_status sim_state_compute(sim_run_state *s, int idx, int threads, rd_error *er
                              m->values[v].name);
         in[k] = &s->vals[v];
     }
-    rd_status st = sim_node_compute(m, idx, s->hooks, in, outs, &s->scratch, threads, err);
-    if (st != RD_OK)
-        return st;
+    return RD_OK;
+}
+
+void sim_state_store(sim_run_state *s, int idx, rd_tensor *outs)
+{
+    const sim_node *n = &s->m->nodes[idx];
     for (int k = 0; k < n->n_out; k++) {
         int v = n->out[k];
         if (v < 0)
@@ -198,7 +211,26 @@ rd_status sim_state_compute(sim_run_state *s, int idx, int threads, rd_error *er
         s->owned[v] = true;
         s->ready[v] = true;
     }
-    return RD_OK;
+}
+
+rd_status sim_state_compute(sim_run_state *s, int idx, rd_pool *pool, rd_error *err)
+{
+    if (idx > s->fused_head && idx <= s->fused_last)
+        return RD_OK; /* computed with its head (sim_fused_compute) */
+    const sim_node *n = &s->m->nodes[idx];
+    if (!s->hooks && n->def && (n->def->flags & SIM_OP_TILE_DONE)) {
+        rd_status st = sim_fused_compute(s, idx, pool, err);
+        if (st != SIM_DEFER)
+            return st;
+    }
+    const rd_tensor *in[SIM_MAX_NODE_IO];
+    rd_tensor outs[SIM_MAX_NODE_IO];
+    rd_status st = sim_state_inputs(s, idx, in, err);
+    if (st == RD_OK)
+        st = sim_node_compute(s->m, idx, s->hooks, in, outs, &s->scratch, pool, err);
+    if (st == RD_OK)
+        sim_state_store(s, idx, outs);
+    return st;
 }
 
 void sim_state_release(sim_run_state *s, int idx)
@@ -225,9 +257,9 @@ void sim_state_release(sim_run_state *s, int idx)
     }
 }
 
-static rd_status run_node(run_state *s, int idx, const rd_run_options *opt, rd_error *err)
+static rd_status run_node(run_state *s, int idx, const rd_run_options *opt, rd_pool *pool, rd_error *err)
 {
-    rd_status st = sim_state_compute(s, idx, opt ? opt->threads : 1, err);
+    rd_status st = sim_state_compute(s, idx, pool, err);
     const sim_node *n = &s->m->nodes[idx];
     for (int k = 0; k < n->n_out && st == RD_OK; k++)
         if (n->out[k] >= 0)
@@ -284,19 +316,23 @@ rd_status sim_state_take_outputs(sim_run_state *s, rd_tensor *outputs, size_t n_
 rd_status rd_model_run(rd_model *m, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
                        rd_tensor *outputs, size_t n_outputs, rd_error *err)
 {
-    return sim_execute(m, NULL, inputs, n_inputs, opt, outputs, n_outputs, err);
+    return sim_execute(m, NULL, NULL, inputs, n_inputs, opt, outputs, n_outputs, err);
 }
 
-rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor *inputs, size_t n_inputs,
-                      const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err)
+rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, rd_pool *fallback, const rd_tensor *inputs,
+                      size_t n_inputs, const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err)
 {
     if (n_outputs > (size_t)m->n_outputs)
         return rd_errorf(err, RD_E_INVAL, "%s: %zu outputs requested, the model has %d", m->path, n_outputs,
                          m->n_outputs);
     for (size_t o = 0; o < n_outputs; o++)
         memset(&outputs[o], 0, sizeof outputs[o]);
+    rd_pool *pool = NULL, *owned = NULL;
+    rd_status st = sim_run_pool(opt, fallback, &pool, &owned, err);
+    if (st != RD_OK)
+        return st;
     run_state s;
-    rd_status st = sim_state_init(&s, m, hooks, err);
+    st = sim_state_init(&s, m, hooks, err);
     if (st != RD_OK)
         goto out;
     st = sim_state_bind_inputs(&s, inputs, n_inputs, err);
@@ -309,10 +345,11 @@ rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor 
         st = observe_constants(&s, opt, err);
     for (int i = 0; i < m->n_nodes && st == RD_OK; i++)
         if (!m->nodes[i].folded)
-            st = run_node(&s, i, opt, err);
+            st = run_node(&s, i, opt, pool, err);
     if (st == RD_OK)
         st = sim_state_take_outputs(&s, outputs, n_outputs, err);
 out:
     sim_state_fini(&s);
+    rd_pool_destroy(owned);
     return st;
 }

@@ -335,7 +335,7 @@ static bool probe_outputs(const rd_model *m, sim_node *n, int64_t fill, sim_scra
         present[k] = n->out[k] >= 0;
     }
     sim_op_ctx ctx = {.node = n, .params = n->params, .opset = n->opset, .n_in = n->n_in, .in = in,
-                      .n_out = n->n_out, .out = outs, .out_present = present, .scratch = scratch, .threads = 1};
+                      .n_out = n->n_out, .out = outs, .out_present = present, .scratch = scratch};
     rd_error ignored;
     return n->def->infer(&ctx, &ignored) == RD_OK;
 }
@@ -402,7 +402,7 @@ static rd_status infer_node(rd_model *m, int idx, sim_scratch *scratch, rd_error
     for (int k = 0; k < n->n_out; k++)
         present[k] = n->out[k] >= 0;
     sim_op_ctx ctx = {.node = n, .params = n->params, .opset = n->opset, .n_in = n->n_in, .in = in,
-                      .n_out = n->n_out, .out = outs, .out_present = present, .scratch = scratch, .threads = 1};
+                      .n_out = n->n_out, .out = outs, .out_present = present, .scratch = scratch};
     rd_status st = d->infer(&ctx, err);
     if (st == SIM_DEFER)
         return RD_OK;

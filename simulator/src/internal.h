@@ -8,6 +8,7 @@
 #ifndef RD_SIM_INTERNAL_H
 #define RD_SIM_INTERNAL_H
 
+#include "kernels/parallel.h"
 #include "rknn_diag/simulator.h"
 
 #include <stdlib.h>
@@ -190,6 +191,13 @@ enum sim_op_flags {
     SIM_OP_NO_FOLD = 1u << 1,    /* never constant-fold (random ops and the like) */
     SIM_OP_LOWERED_KERNELS = 1u << 2, /* its fp16/int8/int16 kernels compute the NPU form RKNN's passes lower it
                                          to (npu_op): used only on nodes those passes lowered (sim_node.lowered) */
+    SIM_OP_TILE_DONE = 1u << 3,  /* its float32 eval calls ctx->tile_done for each finished region of output 0
+                                    (a fusion head: the executor computes the following nodes on the region) */
+    SIM_OP_ELEMENTWISE = 1u << 4, /* output element i is computed from element i of every input shaped like it,
+                                     and from inputs of one element: any slice computes alone */
+    SIM_OP_CHANNELWISE = 1u << 5, /* elementwise along axis 1 with inputs 1.. holding one value per channel
+                                     (BatchNormalization): any block of channels computes alone */
+    SIM_OP_FULL_WRITE = 1u << 6, /* its float32 eval writes every element of its outputs: they are not zeroed */
 };
 
 /* Roles in RKNN's fusions (passes_rknn.c, docs/numerics.md): the group's NPU op type is the head's npu_op
@@ -217,7 +225,9 @@ typedef struct sim_op_ctx {
     rd_tensor *out;             /* out[k].data allocated by the executor before eval */
     const bool *out_present;    /* out_present[k] false for an omitted optional output */
     struct sim_scratch *scratch;
-    int threads;
+    rd_pool *pool;              /* threads for the kernels' tiles (kernels/parallel.h); NULL: this thread */
+    sim_tile_fn tile_done;      /* SIM_OP_TILE_DONE ops: called per finished region of output 0 (may be NULL) */
+    void *tile_user;
 } sim_op_ctx;
 
 struct sim_q8_layer;
@@ -287,6 +297,9 @@ void sim_scratch_fini(sim_scratch *s);
 /** Scratch memory valid during one eval (16-byte aligned); NULL (with err set) on failure. */
 void *sim_scratch_get(sim_op_ctx *ctx, size_t bytes, rd_error *err);
 
+/** rd_tensor_alloc, leaving the data uninitialised unless zero (outputs of SIM_OP_FULL_WRITE ops). */
+rd_status sim_tensor_alloc(rd_tensor *t, rd_dtype dt, int rank, const int64_t *dims, bool zero, rd_error *err);
+
 /** Sets out's dtype and shape (no data). */
 void sim_set_shape(rd_tensor *out, rd_dtype dt, int rank, const int64_t *dims);
 
@@ -336,13 +349,25 @@ typedef struct sim_run_state {
     bool *owned;                 /* vals[v].data is ours to free */
     bool *ready;                 /* vals[v] holds a value */
     sim_scratch scratch;
+    int fused_head, fused_last;  /* nodes fused_head + 1 .. fused_last were computed with fused_head (-1: none) */
 } sim_run_state;
 
 rd_status sim_state_init(sim_run_state *s, rd_model *m, const sim_exec_hooks *hooks, rd_error *err);
 /** Binds (and, with a materialize hook, converts copies of) the graph inputs, checking dtype and shape. */
 rd_status sim_state_bind_inputs(sim_run_state *s, const rd_tensor *inputs, size_t n_inputs, rd_error *err);
-/** Computes node idx from the state's values and stores its outputs in the state. */
-rd_status sim_state_compute(sim_run_state *s, int idx, int threads, rd_error *err);
+/** Computes node idx from the state's values and stores its outputs in the state (kernels split over pool). */
+rd_status sim_state_compute(sim_run_state *s, int idx, rd_pool *pool, rd_error *err);
+/** The state's values of node idx's inputs into in[] (NULL for omitted ones); an error when one has none. */
+rd_status sim_state_inputs(const sim_run_state *s, int idx, const rd_tensor **in, rd_error *err);
+/** Stores node idx's computed outputs outs[] in the state (owned, ready). */
+void sim_state_store(sim_run_state *s, int idx, rd_tensor *outs);
+/**
+ * The float32 reference's fusion (exec_fuse.c): computes node idx, a SIM_OP_TILE_DONE head, together with
+ * the elementwise and channelwise nodes that follow it, each on the head's finished regions while they are
+ * in cache; every tensor is still written whole (the observer sees them all). The followers are marked in
+ * s (fused_head, fused_last). SIM_DEFER when nothing follows that can fuse.
+ */
+rd_status sim_fused_compute(sim_run_state *s, int idx, rd_pool *pool, rd_error *err);
 /** Frees the activations whose last consumer is node idx, and idx's outputs that nobody reads. */
 void sim_state_release(sim_run_state *s, int idx);
 void sim_state_fini(sim_run_state *s);
@@ -352,16 +377,38 @@ void sim_state_fini(sim_run_state *s);
  */
 rd_status sim_state_take_outputs(sim_run_state *s, rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
+/** A node being computed: its context and which outputs it has (sim_node_begin). */
+typedef struct sim_node_call {
+    sim_op_ctx ctx;
+    bool present[SIM_MAX_NODE_IO];
+} sim_node_call;
+
+/**
+ * Sets up call for node idx over inputs in: checks the node, runs its infer and allocates its present outputs
+ * into outs[0..n_out-1] (freed again on failure).
+ */
+rd_status sim_node_begin(rd_model *m, int idx, const rd_tensor *const *in, rd_tensor *outs, sim_scratch *scratch,
+                         rd_pool *pool, sim_node_call *call, rd_error *err);
+
+/** The node's float32 eval; an elementwise or channelwise op on a large tensor runs in slices over ctx->pool. */
+rd_status sim_eval_f32(sim_op_ctx *ctx, rd_error *err);
+
 /**
  * Computes node idx from explicit inputs (in[k] NULL for an omitted one) into outs[0..n_out-1]
  * (allocated here; outs[k] of an omitted output stays empty), through the hooks (may be NULL).
  */
 rd_status sim_node_compute(rd_model *m, int idx, const sim_exec_hooks *hooks, const rd_tensor *const *in,
-                           rd_tensor *outs, sim_scratch *scratch, int threads, rd_error *err);
+                           rd_tensor *outs, sim_scratch *scratch, rd_pool *pool, rd_error *err);
 
-/** rd_model_run with hooks (NULL hooks: the plain float32 reference). */
-rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, const rd_tensor *inputs, size_t n_inputs,
-                      const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err);
+/**
+ * The pool of a run: opt->pool, else fallback, else (opt->threads > 1) a new pool put in *owned for the
+ * caller to destroy after the run. NULL (one thread) when none applies.
+ */
+rd_status sim_run_pool(const rd_run_options *opt, rd_pool *fallback, rd_pool **pool, rd_pool **owned, rd_error *err);
+
+/** rd_model_run with hooks (NULL hooks: the plain float32 reference); fallback: the pool when opt names none. */
+rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, rd_pool *fallback, const rd_tensor *inputs,
+                      size_t n_inputs, const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * Compiler passes (passes*.c, docs/internals/passes.md).

@@ -227,6 +227,36 @@ void sim_quantize_centered(const float *x, int64_t n, float scale, int32_t zp, i
     }
 }
 
+/* The last len < 4 values of a row as lanes (the others 0). */
+static v4f load_tail(const float *x, int64_t len)
+{
+    float buf[4] = {0};
+    memcpy(buf, x, (size_t)len * sizeof(float));
+    v4f v;
+    memcpy(&v, buf, sizeof v);
+    return v;
+}
+
+void sim_quantize_centered_f32(const float *x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax,
+                               float *out)
+{
+    const q8_lanes l = q_lanes_make(scale, zp, qmin, qmax);
+    v4i sat;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4f v;
+        memcpy(&v, x + i, sizeof v);
+        v = q8_core(&l, v, &sat);
+        memcpy(out + i, &v, sizeof v);
+    }
+    if (i < n) {
+        float buf[4];
+        const v4f v = q8_core(&l, load_tail(x + i, n - i), &sat);
+        memcpy(buf, &v, sizeof v);
+        memcpy(out + i, buf, (size_t)(n - i) * sizeof(float));
+    }
+}
+
 void sim_quantize_i8(const float *x, int64_t n, float scale, int32_t zp, int8_t *q)
 {
     if (zp > ZP_LIMIT)
@@ -244,10 +274,7 @@ void sim_quantize_i8(const float *x, int64_t n, float scale, int32_t zp, int8_t 
         memcpy(q + i, &c, sizeof c);
     }
     if (i < n) {
-        float buf[4] = {0};
-        memcpy(buf, x + i, (size_t)(n - i) * sizeof(float));
-        v4f v;
-        memcpy(&v, buf, sizeof v);
+        const v4f v = load_tail(x + i, n - i);
         const v4c c = __builtin_convertvector(__builtin_convertvector(q8_core(&l, v, &sat) + zpv, v4i), v4c);
         int8_t cb[4];
         memcpy(cb, &c, sizeof cb);
@@ -268,43 +295,76 @@ static bool cpu_has_f16c(void)
     return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
 }
 
-__attribute__((target("avx,f16c"))) static void round_f16_f16c(float *x, int64_t n)
+/*
+ * One pass of 8 lanes: the statistics of sim_round_f16 (largest finite magnitude, finite values with
+ * |x| >= 65520, the first of them) and the rounding through F16C; the tail by the scalar rules.
+ */
+__attribute__((target("avx,f16c"))) static void round_f16_f16c(float *x, int64_t n, int64_t *ov_out,
+                                                                 int64_t *first_out, float *max_out)
 {
-    int64_t i = 0;
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 big = _mm256_set1_ps(FLT_MAX), limit = _mm256_set1_ps(65520.0f);
+    __m256 m8 = _mm256_setzero_ps();
+    int64_t ov = 0, first = -1, i = 0;
     for (; i + 8 <= n; i += 8) {
-        const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
-        _mm256_storeu_ps(x + i, _mm256_cvtph_ps(h));
+        const __m256 v = _mm256_loadu_ps(x + i), a = _mm256_and_ps(v, abs_mask);
+        const __m256 finite = _mm256_cmp_ps(a, big, _CMP_LE_OQ); /* false for inf and NaN */
+        m8 = _mm256_max_ps(m8, _mm256_and_ps(a, finite));
+        const int over = _mm256_movemask_ps(_mm256_and_ps(finite, _mm256_cmp_ps(a, limit, _CMP_GE_OQ)));
+        if (over) {
+            if (first < 0)
+                first = i + __builtin_ctz((unsigned)over);
+            ov += __builtin_popcount((unsigned)over);
+        }
+        _mm256_storeu_ps(x + i, _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)));
     }
-    for (; i < n; i++)
+    float lanes[8];
+    _mm256_storeu_ps(lanes, m8);
+    float m = 0.0f;
+    for (int k = 0; k < 8; k++)
+        m = lanes[k] > m ? lanes[k] : m;
+    for (; i < n; i++) {
+        const float a = fabsf(x[i]);
+        if (a <= FLT_MAX) {
+            m = a > m ? a : m;
+            if (a >= 65520.0f) {
+                if (first < 0)
+                    first = i;
+                ov++;
+            }
+        }
         x[i] = rd_f16_to_f32(rd_f32_to_f16(x[i]));
+    }
+    *ov_out = ov;
+    *first_out = first;
+    *max_out = m;
 }
 #endif
 
 void sim_round_f16(float *x, int64_t n, int64_t *overflow, int64_t *first_overflow, double *max_abs)
 {
-    /* statistics first, from the values before rounding: |x| >= 65520 (the tie above 65504, which
-       rounds to even = inf) is exactly the set of finite values that overflow */
+    /* statistics from the values before rounding: |x| >= 65520 (the tie above 65504, which rounds to
+       even = inf) is exactly the set of finite values that overflow */
     int64_t ov = 0, first = -1;
     float m = 0.0f;
-    for (int64_t i = 0; i < n; i++) {
-        const float a = fabsf(x[i]);
-        if (!(a <= FLT_MAX))
-            continue; /* inf or NaN */
-        m = a > m ? a : m;
-        if (a >= 65520.0f) {
-            if (first < 0)
-                first = i;
-            ov++;
-        }
-    }
 #ifdef QUANT_HAVE_F16C
     if (cpu_has_f16c()) {
-        round_f16_f16c(x, n);
+        round_f16_f16c(x, n, &ov, &first, &m);
     } else
 #endif
     {
-        for (int64_t i = 0; i < n; i++)
+        for (int64_t i = 0; i < n; i++) {
+            const float a = fabsf(x[i]);
+            if (a <= FLT_MAX) { /* not inf or NaN */
+                m = a > m ? a : m;
+                if (a >= 65520.0f) {
+                    if (first < 0)
+                        first = i;
+                    ov++;
+                }
+            }
             x[i] = rd_f16_to_f32(rd_f32_to_f16(x[i]));
+        }
     }
     if (overflow)
         *overflow = ov;

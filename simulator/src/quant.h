@@ -51,6 +51,10 @@ void sim_fake_quant_i16(float *x, int64_t n, float scale, int32_t zp, int64_t *s
  */
 void sim_quantize_centered(const float *x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, double *out);
 
+/** sim_quantize_centered with float results (exact: the codes are small integers). */
+void sim_quantize_centered_f32(const float *x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax,
+                               float *out);
+
 /** The int8 codes of sim_fake_quant_i8 (same arithmetic): q[i] = clamp(round(x[i] / scale) + zp, -128, 127). */
 void sim_quantize_i8(const float *x, int64_t n, float scale, int32_t zp, int8_t *q);
 

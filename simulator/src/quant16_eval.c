@@ -5,6 +5,7 @@
  * rules the float ops use (ops/linear_shapes.h).
  */
 #include "quant.h"
+#include "kernels/blas_threads.h"
 #include "kernels/conv_f64.h"
 #include "ops/linear_shapes.h"
 
@@ -88,7 +89,10 @@ static rd_status conv_eval(sim_op_ctx *ctx, const sim_q16_layer *q, conv_dir dir
     const int64_t nx = rd_tensor_numel(ctx->in[0]), ny = rd_tensor_numel(&ctx->out[0]);
     const size_t xb = align64((size_t)nx * sizeof(double)), yb = align64((size_t)ny * sizeof(double)),
                  bb = align64((size_t)g.out_c * sizeof(double));
-    char *s = get_scratch(ctx, xb + yb + bb + plan.scratch, err);
+    size_t work;
+    if (!sim_mul_ok(plan.scratch, (size_t)sim_pool_width(ctx->pool), &work))
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+    char *s = get_scratch(ctx, xb + yb + bb + work, err);
     if (!s)
         return err ? err->code : RD_E_NOMEM;
     double *xc = (double *)(void *)s, *acc = (double *)(void *)(s + xb), *bias = NULL;
@@ -102,9 +106,9 @@ static rd_status conv_eval(sim_op_ctx *ctx, const sim_q16_layer *q, conv_dir dir
     }
     double *scratch = (double *)(void *)(s + xb + yb + bb);
     if (dir == CONV_FWD)
-        conv_f64(&g, &plan, xc, q->w_c, bias, acc, scratch);
+        conv_f64(&g, &plan, xc, q->w_c, bias, acc, scratch, ctx->pool);
     else
-        conv_transpose_f64(&g, &plan, xc, q->w_c, bias, acc, scratch);
+        conv_transpose_f64(&g, &plan, xc, q->w_c, bias, acc, scratch, ctx->pool);
     const int64_t plane = conv_prod(g.out, g.nsp);
     float *y = ctx->out[0].data;
     for (int64_t i = 0; i < ny; i++)
@@ -150,6 +154,7 @@ rd_status sim_q16_gemm_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *e
             acc[i * n + j] = fold ? sim_quant_bias_wide((double)p->beta * cd[j * cs_col] / p->alpha,
                                                         (double)q->in_scale * w_scale_of(q, j))
                                   : 0.0;
+    blas_use_one_thread();
     if (m > 0 && n > 0 && k > 0)
         cblas_dgemm(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans, p->trans_b ? CblasTrans : CblasNoTrans,
                     (int)m, (int)n, (int)k, 1.0, a, p->trans_a ? (int)m : (int)k, q->w_c, p->trans_b ? (int)k : (int)n,
@@ -193,6 +198,7 @@ rd_status sim_q16_matmul_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error 
             centred(ctx->in[1]->data, nb, q->b_scale, q->b_zp, q->b_bits, bc);
         b = bc;
     }
+    blas_use_one_thread();
     int64_t idx[RD_MAX_RANK] = {0};
     for (int64_t bi = 0; bi < s.n_batch; bi++) {
         int64_t oa = 0, ob = 0;

@@ -99,17 +99,6 @@ static int32_t acc_at(const float *y, int64_t i)
     return a;
 }
 
-/* Rows of len accumulators in y, channel c0 + r: out = acc * in_scale * w_scale[c]. */
-static void dequant_rows(float *y, int64_t rows, int64_t len, int64_t c0, const sim_q8_layer *q)
-{
-    for (int64_t r = 0; r < rows; r++) {
-        const double ws = w_scale_of(q, c0 + r);
-        float *yr = y + r * len;
-        for (int64_t i = 0; i < len; i++)
-            yr[i] = (float)((double)acc_at(yr, i) * q->in_scale * ws);
-    }
-}
-
 static void *get_scratch(sim_op_ctx *ctx, size_t bytes, rd_error *err)
 {
     return sim_scratch_get(ctx, bytes ? bytes : 64, err);
@@ -126,70 +115,180 @@ static const int32_t *quant_bias(const rd_tensor *b, const sim_q8_layer *q, int6
     return bq;
 }
 
-typedef void (*qconv_slice_fn)(const conv_geom *g, const conv_plan *plan, const int8_t *xg, int32_t x_zp,
-                               const int8_t *wg, const int32_t *bias_g, int32_t *yg, void *scratch);
-typedef void (*qconv_plan_fn)(const conv_geom *g, conv_plan *out);
+/* ---- Conv and ConvTranspose ------------------------------------------------------------------------ */
 
-/* How a weight zero point is applied to one (batch, group) slice: the same slice kernel with one output
-   channel of all-one weights gives, per output position, the sum of the centred input codes over exactly
-   the taps that position reads; each channel's accumulators then lose zp[c] times it (quant.h). */
+#define CODE_CHUNK 65536 /* input values quantized per task */
+
+typedef struct codes_job {
+    const float *x;
+    int64_t n;
+    float scale;
+    int32_t zp;
+    int8_t *q;   /* int8 codes, or */
+    float *c;    /* centred codes as floats */
+} codes_job;
+
+static void codes_task(void *arg, int64_t task, int worker)
+{
+    (void)worker;
+    const codes_job *j = arg;
+    const int64_t i0 = task * CODE_CHUNK, len = j->n - i0 < CODE_CHUNK ? j->n - i0 : CODE_CHUNK;
+    if (j->q)
+        sim_quantize_i8(j->x + i0, len, j->scale, j->zp, j->q + i0);
+    else
+        sim_quantize_centered_f32(j->x + i0, len, j->scale, j->zp, -128, 127, j->c + i0);
+}
+
+/* Codes of n values (int8 into q, or centred floats into c) in chunks over the pool. */
+static void codes_of(sim_op_ctx *ctx, codes_job *j)
+{
+    if (j->x && j->n > 0)
+        sim_parallel(ctx->pool, sim_blocks(j->n, CODE_CHUNK), codes_task, j);
+}
+
+static void quantize_codes(sim_op_ctx *ctx, const float *x, int64_t n, float scale, int32_t zp, int8_t *q)
+{
+    codes_job j = {.x = x, .n = n, .scale = scale, .zp = zp, .q = q};
+    codes_of(ctx, &j);
+}
+
+/* The layer's output regions from accumulators to floats: out = (float)(acc * in_scale * w_scale[c]). */
+typedef struct dequant_job {
+    const sim_q8_layer *q;
+    float *y;
+    int64_t channels, plane;
+} dequant_job;
+
+static void dequant_tile(void *user, const sim_tile *t, int worker)
+{
+    (void)worker;
+    const dequant_job *j = user;
+    for (int64_t c = t->c0; c < t->c1; c++) {
+        const double ws = w_scale_of(j->q, c);
+        float *yr = j->y + (t->n * j->channels + c) * j->plane;
+        for (int64_t i = t->p0; i < t->p1; i++)
+            yr[i] = (float)((double)acc_at(yr, i) * j->q->in_scale * ws);
+    }
+}
+
+/* How a weight zero point is applied: the same kernel with one output channel of all-one weights per group
+   gives, per output position, the sum of the centred input codes over exactly the taps that position reads;
+   each channel's accumulators then lose zp[c] times it (quant.h). */
 typedef struct zp_pass {
-    conv_geom g1;               /* the geometry with one output channel per group */
+    conv_geom g1;   /* the geometry with one output channel per group */
     conv_plan plan1;
-    size_t ones_bytes, sums_bytes;
+    int64_t n_ones; /* weight codes of g1: in_c * taps, for Conv and ConvTranspose alike */
+    size_t ones_bytes, ones_c_bytes, sums_bytes;
 } zp_pass;
 
-static void zp_pass_make(const conv_geom *g, qconv_plan_fn plan_fn, zp_pass *z)
+static void zp_pass_make(const conv_geom *g, bool transpose, zp_pass *z)
 {
     z->g1 = *g;
     z->g1.out_c = g->group;
-    plan_fn(&z->g1, &z->plan1);
-    z->ones_bytes = align64((size_t)((g->in_c / g->group) * conv_prod(g->k, g->nsp)));
-    z->sums_bytes = align64((size_t)conv_prod(g->out, g->nsp) * sizeof(int32_t));
+    if (transpose)
+        qconv_transpose_plan_s8(&z->g1, &z->plan1);
+    else
+        qconv_plan_s8(&z->g1, &z->plan1);
+    z->n_ones = g->in_c * conv_prod(g->k, g->nsp);
+    z->ones_bytes = align64((size_t)z->n_ones);
+    z->ones_c_bytes = align64((size_t)z->n_ones * sizeof(float));
+    z->sums_bytes = align64((size_t)(g->batch * g->group * conv_prod(g->out, g->nsp)) * sizeof(int32_t));
 }
 
-/* Shared driver of Conv and ConvTranspose: per (batch, group) slice, codes -> accumulators -> floats. */
+/* Asymmetric weights: the accumulators in y (bias included) lose each channel's zero point times the tap
+   sums, then become floats as dequant_tile makes them. */
+static void zp_correct_and_dequant(const conv_geom *g, const sim_q8_layer *q, const int32_t *sums, float *y)
+{
+    const int64_t mg = g->out_c / g->group, plane = conv_prod(g->out, g->nsp);
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t c = 0; c < g->out_c; c++) {
+            float *yr = y + (n * g->out_c + c) * plane;
+            const int32_t *sr = sums + (n * g->group + c / mg) * plane;
+            const double ws = w_scale_of(q, c);
+            for (int64_t p = 0; p < plane; p++) {
+                zp_correct(yr, p, w_zp_of(q, c), (uint32_t)sr[p]);
+                yr[p] = (float)((double)acc_at(yr, p) * q->in_scale * ws);
+            }
+        }
+}
+
+static void conv_kernel(const conv_geom *g, const conv_plan *plan, const qconv_args *a, void *scratch, rd_pool *pool,
+                        bool transpose, sim_tile_fn done, void *done_user)
+{
+    if (transpose)
+        qconv_transpose_s8(g, plan, a, scratch, pool, done, done_user);
+    else
+        qconv_s8(g, plan, a, scratch, pool, done, done_user);
+}
+
+/* Shared driver of Conv and ConvTranspose: input codes, then the kernel's regions dequantized as they finish
+   (with asymmetric weights: after the zero point's correction). */
 static rd_status conv_run(sim_op_ctx *ctx, const sim_q8_layer *q, const conv_geom *g, const conv_plan *plan,
-                          qconv_plan_fn plan_fn, int64_t w_group_elems, qconv_slice_fn slice, rd_error *err)
+                          bool transpose, rd_error *err)
 {
     rd_status st = check_layer(ctx, q, g->out_c, true, err);
     if (st != RD_OK)
         return st;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, g->nsp), out_plane = conv_prod(g->out, g->nsp);
-    const size_t bias_bytes = align64((size_t)g->out_c * sizeof(int32_t)), x_bytes = align64((size_t)(cg * in_plane));
     zp_pass z = {0};
     if (q->w_zp)
-        zp_pass_make(g, plan_fn, &z);
-    const size_t kernel_bytes = plan->scratch > z.plan1.scratch ? plan->scratch : z.plan1.scratch;
-    char *s = get_scratch(ctx, bias_bytes + x_bytes + z.ones_bytes + z.sums_bytes + kernel_bytes, err);
+        zp_pass_make(g, transpose, &z);
+    const bool direct = plan->kind == CONV_KIND_DEPTHWISE, direct1 = q->w_zp && z.plan1.kind == CONV_KIND_DEPTHWISE;
+    const bool need_q = !direct || (q->w_zp && !direct1), need_c = direct || direct1;
+    const int64_t nx = rd_tensor_numel(ctx->in[0]), nw = g->out_c * (g->in_c / g->group) * conv_prod(g->k, g->nsp);
+    const size_t bias_bytes = align64((size_t)g->out_c * sizeof(int32_t));
+    const size_t xq_bytes = need_q ? align64((size_t)nx) : 0, xc_bytes = need_c ? align64((size_t)nx * sizeof(float)) : 0;
+    const size_t w_bytes = direct ? align64((size_t)nw * sizeof(float)) : 0;
+    const size_t zp_bytes = q->w_zp ? z.ones_bytes + (direct1 ? z.ones_c_bytes : 0) + z.sums_bytes : 0;
+    const size_t per_worker = plan->scratch > z.plan1.scratch ? plan->scratch : z.plan1.scratch;
+    size_t work;
+    if (!sim_mul_ok(per_worker, (size_t)sim_pool_width(ctx->pool), &work))
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+    char *s = get_scratch(ctx, bias_bytes + xq_bytes + xc_bytes + w_bytes + zp_bytes + work, err);
     if (!s)
         return err ? err->code : RD_E_NOMEM;
-    const int32_t *bq = quant_bias(ctx->n_in > 2 ? ctx->in[2] : NULL, q, g->out_c, (int32_t *)(void *)s);
-    int8_t *xq = (int8_t *)(s + bias_bytes);
-    int8_t *ones = (int8_t *)(s + bias_bytes + x_bytes);
-    uint32_t *sums = (uint32_t *)(void *)(s + bias_bytes + x_bytes + z.ones_bytes);
-    void *kernel_scratch = s + bias_bytes + x_bytes + z.ones_bytes + z.sums_bytes;
-    if (q->w_zp)
-        memset(ones, 1, z.ones_bytes);
-    const float *x = ctx->in[0]->data;
-    float *y = ctx->out[0].data;
-    for (int64_t n = 0; n < g->batch; n++) {
-        for (int64_t grp = 0; grp < g->group; grp++) {
-            if (x && cg * in_plane > 0)
-                sim_quantize_i8(x + (n * g->in_c + grp * cg) * in_plane, cg * in_plane, q->in_scale, q->in_zp, xq);
-            float *yg = y + (n * g->out_c + grp * mg) * out_plane;
-            slice(g, plan, xq, q->in_zp, q->w_q + grp * w_group_elems, bq ? bq + grp * mg : NULL,
-                  (int32_t *)(void *)yg, kernel_scratch);
-            if (q->w_zp) {
-                slice(&z.g1, &z.plan1, xq, q->in_zp, ones, NULL, (int32_t *)(void *)sums, kernel_scratch);
-                for (int64_t m = 0; m < mg; m++)
-                    for (int64_t p = 0; p < out_plane; p++)
-                        zp_correct(yg, m * out_plane + p, w_zp_of(q, grp * mg + m), sums[p]);
-            }
-            dequant_rows(yg, mg, out_plane, grp * mg, q);
-        }
+    char *at = s + bias_bytes;
+    qconv_args a = {.x_zp = q->in_zp, .wq = q->w_q, .y = (int32_t *)ctx->out[0].data};
+    a.bias = quant_bias(ctx->n_in > 2 ? ctx->in[2] : NULL, q, g->out_c, (int32_t *)(void *)s);
+    if (need_q) {
+        codes_job cj = {.x = ctx->in[0]->data, .n = nx, .scale = q->in_scale, .zp = q->in_zp, .q = (int8_t *)at};
+        codes_of(ctx, &cj);
+        a.xq = cj.q;
+        at += xq_bytes;
     }
+    if (need_c) {
+        codes_job cj = {.x = ctx->in[0]->data, .n = nx, .scale = q->in_scale, .zp = q->in_zp, .c = (float *)(void *)at};
+        codes_of(ctx, &cj);
+        a.xc = cj.c;
+        at += xc_bytes;
+    }
+    if (direct) {
+        float *wc = (float *)(void *)at;
+        for (int64_t i = 0; i < nw; i++)
+            wc[i] = q->w_q[i];
+        a.wc = wc;
+        at += w_bytes;
+    }
+    void *scratch = s + bias_bytes + xq_bytes + xc_bytes + w_bytes + zp_bytes;
+    if (!q->w_zp) {
+        dequant_job dj = {.q = q, .y = ctx->out[0].data, .channels = g->out_c, .plane = conv_prod(g->out, g->nsp)};
+        conv_kernel(g, plan, &a, scratch, ctx->pool, transpose, dequant_tile, &dj);
+        return RD_OK;
+    }
+    conv_kernel(g, plan, &a, scratch, ctx->pool, transpose, NULL, NULL);
+    int8_t *ones = (int8_t *)at;
+    memset(ones, 1, (size_t)z.n_ones);
+    at += z.ones_bytes;
+    qconv_args a1 = {.xq = a.xq, .xc = a.xc, .x_zp = q->in_zp, .wq = ones};
+    if (direct1) {
+        float *ones_c = (float *)(void *)at;
+        for (int64_t i = 0; i < z.n_ones; i++)
+            ones_c[i] = 1.0f;
+        a1.wc = ones_c;
+        at += z.ones_c_bytes;
+    }
+    a1.y = (int32_t *)(void *)at;
+    conv_kernel(&z.g1, &z.plan1, &a1, scratch, ctx->pool, transpose, NULL, NULL);
+    zp_correct_and_dequant(g, q, a1.y, ctx->out[0].data);
     return RD_OK;
 }
 
@@ -201,8 +300,7 @@ rd_status sim_q8_conv_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
         return st;
     conv_plan plan;
     qconv_plan_s8(&g, &plan);
-    const int64_t w_group = (g.out_c / g.group) * (g.in_c / g.group) * conv_prod(g.k, g.nsp);
-    return conv_run(ctx, q, &g, &plan, qconv_plan_s8, w_group, qconv_s8_slice, err);
+    return conv_run(ctx, q, &g, &plan, false, err);
 }
 
 rd_status sim_q8_conv_transpose_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err)
@@ -213,8 +311,7 @@ rd_status sim_q8_conv_transpose_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_
         return st;
     conv_plan plan;
     qconv_transpose_plan_s8(&g, &plan);
-    const int64_t w_group = (g.out_c / g.group) * (g.in_c / g.group) * conv_prod(g.k, g.nsp);
-    return conv_run(ctx, q, &g, &plan, qconv_transpose_plan_s8, w_group, qconv_transpose_s8_slice, err);
+    return conv_run(ctx, q, &g, &plan, true, err);
 }
 
 /* ------------------------------------------------------------------------------------------------- */
@@ -238,14 +335,16 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
     const bool fold = cd && q->c_const && row_vector && p->alpha != 0.0f;
     const size_t a_bytes = align64((size_t)(m * k)), b_bytes = align64((size_t)n * sizeof(int32_t));
     const size_t sum_bytes = q->w_zp ? align64((size_t)m * sizeof(uint32_t)) : 0;
-    char *s = get_scratch(ctx, a_bytes + b_bytes + sum_bytes + qgemm_workspace_bytes(m, n, k), err);
+    size_t work;
+    if (!sim_mul_ok(qgemm_parallel_scratch(m, n, k), (size_t)sim_pool_width(ctx->pool), &work))
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+    char *s = get_scratch(ctx, a_bytes + b_bytes + sum_bytes + work, err);
     if (!s)
         return err ? err->code : RD_E_NOMEM;
     int8_t *aq = (int8_t *)s;
     int32_t *bq = (int32_t *)(void *)(s + a_bytes);
     uint32_t *row_sums = (uint32_t *)(void *)(s + a_bytes + b_bytes);
-    if (m * k > 0)
-        sim_quantize_i8(ctx->in[0]->data, m * k, q->in_scale, q->in_zp, aq);
+    quantize_codes(ctx, ctx->in[0]->data, m * k, q->in_scale, q->in_zp, aq);
     if (fold) /* alpha * (acc + bq) * s_n == alpha * acc * s_n + beta * C[n] up to the rounding of bq */
         for (int64_t j = 0; j < n; j++)
             bq[j] = sim_quant_bias_i32((double)p->beta * cd[j * cs_col] / p->alpha,
@@ -255,8 +354,8 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
     const qgemm_mat b = p->trans_b ? (qgemm_mat){.data = q->w_q, .rs = 1, .cs = k, .zp = 0}
                                    : (qgemm_mat){.data = q->w_q, .rs = n, .cs = 1, .zp = 0};
     float *y = ctx->out[0].data;
-    sim_qgemm_s8s8s32(m, n, k, &a, &b, fold ? bq : NULL, QGEMM_BIAS_PER_N, (int32_t *)(void *)y, n,
-                      s + a_bytes + b_bytes + sum_bytes);
+    sim_qgemm_s8s8s32_parallel(m, n, k, &a, &b, fold ? bq : NULL, QGEMM_BIAS_PER_N, (int32_t *)(void *)y, n,
+                               s + a_bytes + b_bytes + sum_bytes, ctx->pool);
     if (q->w_zp)
         centred_row_sums(aq, m, k, a.rs, a.cs, q->in_zp, row_sums);
     for (int64_t i = 0; i < m; i++) {
@@ -291,16 +390,17 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
     const bool wzp = !act_b && q->w_zp;
     const size_t a_bytes = align64((size_t)na), b_bytes = act_b ? align64((size_t)nb) : 0;
     const size_t sum_bytes = wzp ? align64((size_t)(rows > s.m ? rows : s.m) * sizeof(uint32_t)) : 0;
-    char *sc = get_scratch(ctx, a_bytes + b_bytes + sum_bytes + qgemm_workspace_bytes(rows, s.n, s.k), err);
+    size_t work;
+    if (!sim_mul_ok(qgemm_parallel_scratch(rows, s.n, s.k), (size_t)sim_pool_width(ctx->pool), &work))
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+    char *sc = get_scratch(ctx, a_bytes + b_bytes + sum_bytes + work, err);
     if (!sc)
         return err ? err->code : RD_E_NOMEM;
     int8_t *aq = (int8_t *)sc;
     const int8_t *bq = q->w_q;
-    if (na > 0)
-        sim_quantize_i8(ctx->in[0]->data, na, q->in_scale, q->in_zp, aq);
+    quantize_codes(ctx, ctx->in[0]->data, na, q->in_scale, q->in_zp, aq);
     if (act_b) {
-        if (nb > 0)
-            sim_quantize_i8(ctx->in[1]->data, nb, q->b_scale, q->b_zp, (int8_t *)(sc + a_bytes));
+        quantize_codes(ctx, ctx->in[1]->data, nb, q->b_scale, q->b_zp, (int8_t *)(sc + a_bytes));
         bq = (const int8_t *)(sc + a_bytes);
     }
     uint32_t *row_sums = (uint32_t *)(void *)(sc + a_bytes + b_bytes);
@@ -311,7 +411,7 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
     if (one_call) {
         const qgemm_mat a = {.data = aq, .rs = s.k, .cs = 1, .zp = q->in_zp};
         const qgemm_mat b = {.data = bq, .rs = s.n, .cs = 1, .zp = b_zp};
-        sim_qgemm_s8s8s32(rows, s.n, s.k, &a, &b, NULL, QGEMM_BIAS_NONE, acc, s.n, ws);
+        sim_qgemm_s8s8s32_parallel(rows, s.n, s.k, &a, &b, NULL, QGEMM_BIAS_NONE, acc, s.n, ws, ctx->pool);
         if (wzp) {
             centred_row_sums(aq, rows, s.k, s.k, 1, q->in_zp, row_sums);
             for (int64_t i = 0; i < rows; i++)
@@ -328,7 +428,8 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
             }
             const qgemm_mat a = {.data = aq + oa * s.m * s.k, .rs = s.k, .cs = 1, .zp = q->in_zp};
             const qgemm_mat b = {.data = bq + ob * s.k * s.n, .rs = s.n, .cs = 1, .zp = b_zp};
-            sim_qgemm_s8s8s32(s.m, s.n, s.k, &a, &b, NULL, QGEMM_BIAS_NONE, acc + bi * s.m * s.n, s.n, ws);
+            sim_qgemm_s8s8s32_parallel(s.m, s.n, s.k, &a, &b, NULL, QGEMM_BIAS_NONE, acc + bi * s.m * s.n, s.n, ws,
+                                       ctx->pool);
             if (wzp) {
                 centred_row_sums(aq + oa * s.m * s.k, s.m, s.k, s.k, 1, q->in_zp, row_sums);
                 for (int64_t i = 0; i < s.m; i++)

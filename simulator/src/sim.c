@@ -415,7 +415,92 @@ rd_status rd_sim_convert(const rd_sim *s, const char *name, rd_prec p, float *x,
 
 /* ---- run hooks ------------------------------------------------------------------------------------ */
 
-/* Rounds t to prec, counting into st. */
+/* ---- holding a tensor at its precision, in chunks over the pool ------------------------------------- */
+
+#define HOLD_CHUNK 65536 /* values per task */
+
+typedef struct hold_part {
+    int64_t saturated, rounded_to_zero, overflow, first;
+    double max_abs;
+} hold_part;
+
+typedef struct hold_job {
+    rd_prec prec;
+    float scale;
+    int32_t zp;
+    float *x;
+    int64_t n;
+    hold_part *part; /* per worker */
+} hold_job;
+
+static void hold_chunk(const hold_job *j, int64_t i0, int64_t len, hold_part *p)
+{
+    float *x = j->x + i0;
+    int64_t a = 0, b = 0, first = -1;
+    double m = 0;
+    switch (j->prec) {
+    case RD_PREC_FP16:
+        sim_round_f16(x, len, &a, &first, &m);
+        if (first >= 0 && (p->first < 0 || i0 + first < p->first))
+            p->first = i0 + first;
+        p->overflow += a;
+        p->max_abs = m > p->max_abs ? m : p->max_abs;
+        return;
+    case RD_PREC_INT8:
+        sim_fake_quant_i8(x, len, j->scale, j->zp, &a, &b);
+        break;
+    case RD_PREC_INT16:
+        sim_fake_quant_i16(x, len, j->scale, j->zp, &a, &b);
+        break;
+    default:
+        return;
+    }
+    p->saturated += a;
+    p->rounded_to_zero += b;
+}
+
+static void hold_task(void *arg, int64_t task, int worker)
+{
+    const hold_job *j = arg;
+    const int64_t i0 = task * HOLD_CHUNK;
+    hold_chunk(j, i0, j->n - i0 < HOLD_CHUNK ? j->n - i0 : HOLD_CHUNK, &j->part[worker]);
+}
+
+/* The rounding of one precision over x[0..n) with its counts: sums, the smallest overflow index and the largest
+   magnitude do not depend on how the chunks were shared out. */
+static void hold_values(rd_pool *pool, rd_prec prec, float scale, int32_t zp, float *x, int64_t n,
+                        rd_sim_layer_stats *st)
+{
+    const int width = sim_pool_width(pool);
+    hold_part one = {.first = -1}, *part = &one;
+    if (width > 1 && n >= 2 * HOLD_CHUNK) {
+        part = calloc((size_t)width, sizeof *part);
+        if (!part)
+            part = &one;
+    }
+    const int used = part == &one ? 1 : width;
+    for (int w = 0; w < used; w++)
+        part[w].first = -1;
+    hold_job j = {.prec = prec, .scale = scale, .zp = zp, .x = x, .n = n, .part = part};
+    if (part == &one)
+        hold_chunk(&j, 0, n, &one);
+    else
+        sim_parallel(pool, sim_blocks(n, HOLD_CHUNK), hold_task, &j);
+    for (int w = 0; w < used; w++) {
+        st->saturated += part[w].saturated;
+        st->rounded_to_zero += part[w].rounded_to_zero;
+        if (prec == RD_PREC_FP16) {
+            st->fp16_overflow += part[w].overflow;
+            if (part[w].first >= 0 && (st->fp16_first_index < 0 || part[w].first < st->fp16_first_index))
+                st->fp16_first_index = part[w].first;
+            st->fp16_max_abs = part[w].max_abs > st->fp16_max_abs ? part[w].max_abs : st->fp16_max_abs;
+        }
+    }
+    if (part != &one)
+        free(part);
+}
+
+/* Rounds t to prec, counting into st (whose counts start at 0). */
 static rd_status hold_at(const rd_sim *s, int value, rd_prec prec, rd_tensor *t, rd_sim_layer_stats *st, rd_error *err)
 {
     const sim_value *val = &s->m->values[value];
@@ -424,22 +509,29 @@ static rd_status hold_at(const rd_sim *s, int value, rd_prec prec, rd_tensor *t,
     switch (prec) {
     case RD_PREC_FP32:
         return RD_OK;
-    case RD_PREC_FP16:
-        sim_round_f16(t->data, n, &st->fp16_overflow, &st->fp16_first_index, &st->fp16_max_abs);
+    case RD_PREC_FP16: {
+        rd_sim_layer_stats f = {.fp16_first_index = -1};
+        hold_values(s->pool, prec, 0, 0, t->data, n, &f);
+        st->fp16_overflow = f.fp16_overflow;
+        st->fp16_first_index = f.fp16_first_index;
+        st->fp16_max_abs = f.fp16_max_abs;
         return RD_OK;
+    }
     case RD_PREC_INT8:
         if (!d->quantized)
             return rd_errorf(err, RD_E_INVAL,
                              "tensor '%s' has no int8 parameters: calibrate with a dataset or import a .quantization.cfg",
                              val->name);
-        sim_fake_quant_i8(t->data, n, d->scale, d->zero_point, &st->saturated, &st->rounded_to_zero);
+        st->saturated = st->rounded_to_zero = 0;
+        hold_values(s->pool, prec, d->scale, d->zero_point, t->data, n, st);
         return RD_OK;
     case RD_PREC_INT16:
         if (!d->quantized16)
             return rd_errorf(err, RD_E_INVAL,
                              "tensor '%s' has no int16 parameters: calibrate with a dataset or import a .quantization.cfg",
                              val->name);
-        sim_fake_quant_i16(t->data, n, d->scale16, d->zero_point16, &st->saturated, &st->rounded_to_zero);
+        st->saturated = st->rounded_to_zero = 0;
+        hold_values(s->pool, prec, d->scale16, d->zero_point16, t->data, n, st);
         return RD_OK;
     }
     return rd_errorf(err, RD_E_INVAL, "tensor '%s': precision %d is unknown", val->name, (int)prec);
@@ -486,6 +578,16 @@ rd_status sim_hook_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err)
     }
 }
 
+void rd_sim_set_pool(rd_sim *s, rd_pool *pool)
+{
+    s->pool = pool;
+}
+
+rd_pool *rd_sim_pool(const rd_sim *s)
+{
+    return s->pool;
+}
+
 rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
                      rd_tensor *outputs, size_t n_outputs, rd_error *err)
 {
@@ -494,5 +596,5 @@ rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const 
         s->stats[v].fp16_first_index = -1;
     }
     sim_exec_hooks hooks = {.user = s, .eval = sim_hook_eval, .materialize = sim_entire_materialize};
-    return sim_execute(s->m, &hooks, inputs, n_inputs, opt, outputs, n_outputs, err);
+    return sim_execute(s->m, &hooks, s->pool, inputs, n_inputs, opt, outputs, n_outputs, err);
 }

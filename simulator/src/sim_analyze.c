@@ -77,7 +77,7 @@ static rd_status compute_single(rd_sim *s, int idx, const input_source *src, sin
     }
     sim_exec_hooks hooks = {.user = s, .eval = sim_hook_eval, .materialize = single_materialize};
     if (st == RD_OK)
-        st = sim_node_compute(s->m, idx, &hooks, in, outs, &ss->scratch, 1, err);
+        st = sim_node_compute(s->m, idx, &hooks, in, outs, &ss->scratch, s->pool, err);
     for (int k = 0; k < n->n_in; k++)
         rd_tensor_fini(&held[k]);
     return st;
@@ -145,9 +145,9 @@ rd_status rd_sim_analyze_ex(rd_sim *s, const rd_tensor *inputs, size_t n_inputs,
                 st = RD_OK;
         }
         if (st == RD_OK)
-            st = sim_state_compute(&golden, i, 1, err);
+            st = sim_state_compute(&golden, i, s->pool, err);
         if (st == RD_OK)
-            st = sim_state_compute(&entire, i, 1, err);
+            st = sim_state_compute(&entire, i, s->pool, err);
         for (int k = 0; k < n->n_out && st == RD_OK; k++) {
             int v = n->out[k];
             if (v < 0)

@@ -61,6 +61,7 @@ struct rd_sim {
     size_t n_faults;
     unsigned long epoch;        /* bumped by changes a value's sim_val_data does not show (weights, faults):
                                    voids every rd_sim_prefix recording */
+    rd_pool *pool;              /* threads of runs that name none (rd_sim_set_pool), not owned */
 };
 
 void sim_node_data_fini(sim_node_data *d);

@@ -30,7 +30,6 @@ struct rd_sim_prefix {
     const rd_sim *sim;          /* the simulation recorded: p must not outlive it */
     const rd_model *m;          /* its model */
     unsigned long epoch;
-    int threads;
     int n_values, n_nodes;
     rd_tensor *inputs;          /* the raw inputs of the recorded run */
     size_t n_inputs;
@@ -169,11 +168,10 @@ static bool same_tensor(const rd_tensor *a, const rd_tensor *b)
     return n == 0 || (a->data && b->data && memcmp(a->data, b->data, n) == 0);
 }
 
-/* The recording was made by s in its present epoch, on these inputs, with this thread count. */
-static bool recording_matches(const rd_sim_prefix *p, const rd_sim *s, const rd_tensor *inputs, size_t n_inputs,
-                              int threads)
+/* The recording was made by s in its present epoch, on these inputs (any thread count gives the same bits). */
+static bool recording_matches(const rd_sim_prefix *p, const rd_sim *s, const rd_tensor *inputs, size_t n_inputs)
 {
-    if (!p->valid || p->sim != s || p->epoch != s->epoch || p->threads != threads || p->n_inputs != n_inputs ||
+    if (!p->valid || p->sim != s || p->epoch != s->epoch || p->n_inputs != n_inputs ||
         p->n_values != s->m->n_values || p->n_nodes != s->m->n_nodes)
         return false;
     for (size_t k = 0; k < n_inputs; k++)
@@ -326,7 +324,7 @@ static rd_status record_inputs(rd_sim_prefix *p, const sim_run_state *st, const 
 }
 
 /* Runs nodes start..end of the state, keeping their outputs in sl when it is not NULL. */
-static rd_status run_from(rd_sim *s, sim_run_state *st, int start, int threads, prefix_slot *sl,
+static rd_status run_from(rd_sim *s, sim_run_state *st, int start, rd_pool *pool, prefix_slot *sl,
                           rd_sim_prefix_stats *counters, rd_error *err)
 {
     for (int i = start; i < s->m->n_nodes; i++) {
@@ -335,7 +333,7 @@ static rd_status run_from(rd_sim *s, sim_run_state *st, int start, int threads, 
                 sl->upto = i + 1;
             continue;
         }
-        rd_status rc = sim_state_compute(st, i, threads, err);
+        rd_status rc = sim_state_compute(st, i, pool, err);
         if (rc == RD_OK && sl)
             rc = record_node(sl, st, i, err);
         if (rc != RD_OK)
@@ -403,8 +401,7 @@ rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, co
     rd_status rc = prefix_fit(p, s, err);
     if (rc != RD_OK)
         return rc;
-    int threads = opt && opt->threads > 0 ? opt->threads : 1;
-    bool usable = recording_matches(p, s, inputs, n_inputs, threads);
+    bool usable = recording_matches(p, s, inputs, n_inputs);
     int start = usable ? resume_point(p, s) : 0;
     if (mode == RD_PREFIX_TRY && !usable)
         mode = RD_PREFIX_RECORD; /* nothing to keep: this run may as well be the recording */
@@ -454,8 +451,12 @@ rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, co
     p->counters.runs++;
     for (int i = 0; i < start; i++)
         p->counters.nodes_reused += !m->nodes[i].folded;
+    rd_pool *pool = NULL, *owned = NULL;
     if (rc == RD_OK)
-        rc = run_from(s, &st, start, threads, sl, &p->counters, err);
+        rc = sim_run_pool(opt, s->pool, &pool, &owned, err);
+    if (rc == RD_OK)
+        rc = run_from(s, &st, start, pool, sl, &p->counters, err);
+    rd_pool_destroy(owned);
     if (rc == RD_OK)
         rc = sim_state_take_outputs(&st, outputs, n_outputs, err);
     sim_state_fini(&st);
@@ -469,7 +470,6 @@ rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, co
         memcpy(p->cfg, s->vals, (size_t)m->n_values * sizeof *p->cfg);
         memcpy(p->stats, p->run_stats, (size_t)m->n_values * sizeof *p->stats);
         p->epoch = s->epoch;
-        p->threads = threads;
         p->valid = p->base.upto >= 0;
     } else if (mode == RD_PREFIX_TRY) {
         memcpy(p->try_cfg, s->vals, (size_t)m->n_values * sizeof *p->try_cfg);

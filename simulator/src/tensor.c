@@ -83,6 +83,11 @@ rd_status rd_shape_bytes(rd_dtype dt, int rank, const int64_t *dims, size_t *out
 
 rd_status rd_tensor_alloc(rd_tensor *t, rd_dtype dt, int rank, const int64_t *dims, rd_error *err)
 {
+    return sim_tensor_alloc(t, dt, rank, dims, true, err);
+}
+
+rd_status sim_tensor_alloc(rd_tensor *t, rd_dtype dt, int rank, const int64_t *dims, bool zero, rd_error *err)
+{
     size_t bytes;
     memset(t, 0, sizeof *t);
     t->dtype = dt;
@@ -93,7 +98,7 @@ rd_status rd_tensor_alloc(rd_tensor *t, rd_dtype dt, int rank, const int64_t *di
     for (int i = 0; i < rank; i++)
         t->dims[i] = dims[i];
     if (bytes) {
-        t->data = calloc(bytes, 1);
+        t->data = zero ? calloc(bytes, 1) : malloc(bytes);
         if (!t->data)
             return rd_errorf(err, RD_E_NOMEM, "cannot allocate %zu bytes for a tensor", bytes);
     }

@@ -74,6 +74,25 @@ static void test_demo_run_inspect(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"conv1_out\""));
     rd_test_cli_free(&r);
 
+    /* --threads: the same summary (min, max, mean of every tensor) for 1 and 3 threads, fp32 and int8 */
+    for (int p = 0; p < 2; p++) {
+        const char *prec = p ? "int8" : "fp32";
+        rd_cli_result one = rd_test_cli("run", "--json", model, "-i", input, "-p", prec, "--threads", "1", NULL);
+        rd_cli_result three = rd_test_cli("run", "--json", model, "-i", input, "-p", prec, "--threads", "3", NULL);
+        CU_ASSERT_EQUAL(one.code, 0);
+        CU_ASSERT_EQUAL(three.code, 0);
+        CU_ASSERT_STRING_EQUAL(one.out, three.out);
+        rd_test_cli_free(&one);
+        rd_test_cli_free(&three);
+    }
+    static const char *const bad_threads[] = {"0", "1025", "two", "-3"};
+    for (int k = 0; k < 4; k++) {
+        r = rd_test_cli("run", model, "-i", input, "--threads", bad_threads[k], NULL);
+        CU_ASSERT_EQUAL(r.code, 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--threads expects a count from 1 to 1024"));
+        rd_test_cli_free(&r);
+    }
+
     char dump_opt[4300];
     snprintf(dump_opt, sizeof dump_opt, "--dump-dir=%s", dumps);
     r = rd_test_cli("run", model, "-i", input, dump_opt, "--outputs-only", NULL);

@@ -635,12 +635,35 @@ typedef struct rd_observed {
 
 typedef rd_status (*rd_observer_fn)(void *user, const rd_observed *ev, rd_error *err);
 
+/*
+ * Threads. The kernels split each layer into tiles (output channel blocks, rows, GEMM column blocks) whose
+ * bounds depend on the layer's shape only, and each output element is computed by the same operations
+ * whatever thread runs its tile: results are bit-identical for any thread count. A pool is made once (per
+ * command) and handed to every run; a pool busy with another run makes the second run compute on its own
+ * thread, so one pool may be shared by concurrent runs.
+ */
+typedef struct rd_pool rd_pool;
+
+/** CPUs this process may run on (sched_getaffinity), at least 1: the default thread count. */
+int rd_cpu_count(void);
+
+/**
+ * A pool of `threads` threads in all, the caller included (threads - 1 are started; 0 means rd_cpu_count(),
+ * 1 starts none). Destroy it with rd_pool_destroy once no run uses it. RD_E_INVAL beyond 1024 threads,
+ * RD_E_NOMEM when a thread cannot be started.
+ */
+rd_status rd_pool_create(int threads, rd_pool **out, rd_error *err);
+void rd_pool_destroy(rd_pool *p);
+/** The thread count of p (1 for NULL). */
+int rd_pool_threads(const rd_pool *p);
+
 typedef struct rd_run_options {
     rd_observer_fn observer;    /* may be NULL */
     void *user;
     bool observe_inputs;        /* also report the graph inputs */
     bool report_initializers;   /* also report initializers (weights) */
-    int threads;                /* 0 = default (one thread) */
+    int threads;                /* without a pool: 0 or 1 = one thread, N > 1 = a pool made for this run */
+    rd_pool *pool;              /* the kernels' threads (may be NULL); wins over threads */
 } rd_run_options;
 
 /**
@@ -861,14 +884,23 @@ void rd_sim_layer_stats_get(const rd_sim *s, int value, rd_sim_layer_stats *out)
 rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
                      rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
+/**
+ * The threads of s's runs whose options name no pool, and of rd_sim_analyze (NULL: one thread; rd_calibrate
+ * has its own, rd_calib_options.threads, one sample per thread). s does not own pool: destroy it after s, or set another first. Results do not
+ * depend on it.
+ */
+void rd_sim_set_pool(rd_sim *s, rd_pool *pool);
+/** The pool set by rd_sim_set_pool (NULL: none), for the caller's float32 reference runs of the same command. */
+rd_pool *rd_sim_pool(const rd_sim *s);
+
 /*
  * Prefix reuse: a search that measures many configurations of one simulation on the same inputs need not
  * recompute what did not change. A recording (rd_sim_prefix, one per input sample) keeps the activations
  * of one run as the following nodes read them, with the configuration they were made with; a later run
  * starts at the first node (in topological order) that reads or writes a tensor whose precision or int8
  * parameters differ from the recording's, seeding the live tensors from it. Outputs and layer stats are
- * bit-identical to rd_sim_run's. Weight scales and faults set after the recording, other inputs, another
- * thread count or another simulation void it (a full run).
+ * bit-identical to rd_sim_run's. Weight scales and faults set after the recording, other inputs or another
+ * simulation void it (a full run); the thread count does not matter (results do not depend on it).
  *
  * Memory: the recording holds the float32 outputs of a prefix of the nodes, up to max_bytes (outputs nobody
  * reads are not kept): at most the sum of one run's activations (27 MB for ultraface_rfb320). A smaller
@@ -1024,7 +1056,7 @@ typedef void (*rd_progress_fn)(void *user, size_t done, size_t total);
 
 typedef struct rd_calib_options {
     rd_calib_method method;
-    int threads;                /* 0 = all cores */
+    int threads;                /* samples at once; 0 = rd_cpu_count() */
     rd_progress_fn progress;    /* may be NULL; called from the calling thread */
     void *progress_user;
 } rd_calib_options;

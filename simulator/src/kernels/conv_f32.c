@@ -1,10 +1,10 @@
 /*
- * conv_f32.c: fast float Conv and ConvTranspose (strategies in conv_f32.h).
- * Workload: every conv layer of the models; 2-D 3x3 and 1x1 dominate.
+ * conv_f32.c: fast float Conv and ConvTranspose (strategies and contract in conv_f32.h), split into tasks
+ * over the run's pool. Workload: every conv layer of the models; 2-D 3x3, 1x1 and depthwise dominate.
  */
 #include "conv_f32.h"
+#include "sgemm_f32.h"
 
-#include <cblas.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -15,6 +15,20 @@
 #undef IM2COL_T
 #undef IM2COL_NAME
 #undef COL2IM_NAME
+
+#define GEMM_ROWS 96           /* output channels of a pointwise task (a multiple of SGEMM_MR) */
+#define GEMM_COLS 256          /* output positions of a pointwise task (a multiple of SGEMM_NR) */
+#define DIRECT_ELEMS 16384     /* outputs of a direct task, in whole channels */
+
+static size_t align64(size_t v)
+{
+    return (v + 63) & ~(size_t)63;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
 
 int64_t conv_tile_cols(int64_t rows, int64_t total, int64_t row_len, size_t elem_size, size_t budget)
 {
@@ -48,167 +62,211 @@ void conv_plan_sized(const conv_geom *g, size_t elem_size, bool transpose, conv_
 
 void conv_plan_f32(const conv_geom *g, conv_plan *out)
 {
-    conv_plan_sized(g, sizeof(float), false, out);
-    if (out->kind == CONV_KIND_TILED && g->in_c / g->group == 1 && g->group > 1 && g->nsp <= 2) {
-        memset(out, 0, sizeof *out);
+    memset(out, 0, sizeof *out);
+    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
+    const int64_t out_plane = conv_prod(g->out, g->nsp), slices = g->batch * g->group;
+    if (conv_is_pointwise(g)) {
+        out->kind = CONV_KIND_GEMM;
+        out->ch_block = mg < GEMM_ROWS ? mg : GEMM_ROWS;
+        out->col_block = out_plane < GEMM_COLS ? out_plane : GEMM_COLS;
+        out->tasks = slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block);
+        out->scratch = align64(sgemm_f32_work_bytes(cg, out->col_block));
+    } else if (conv_direct_applies(g)) {
         out->kind = CONV_KIND_DEPTHWISE;
+        const int64_t per = out_plane > 0 ? DIRECT_ELEMS / out_plane : 1;
+        out->ch_block = per < 1 ? 1 : per;
+        out->tasks = g->batch * sim_blocks(g->out_c, out->ch_block);
+        out->scratch = align64(conv_direct_scratch(g));
+    } else {
+        const int64_t rows = cg * conv_prod(g->k, g->nsp);
+        out->kind = CONV_KIND_TILED;
+        conv_plan_set_tile(g, conv_tile_cols(rows, out_plane, g->out[g->nsp - 1], sizeof(float), CONV_TILE_BUDGET),
+                           out);
     }
+    if (out_plane == 0 || mg == 0)
+        out->tasks = 0;
 }
 
-/* Every row of y[rows, len] set to its bias (or 0). */
-static void fill_bias(float *y, int64_t rows, int64_t len, const float *b)
+/* ConvTranspose's column tile: rows (channel block x taps) by `tile` input positions, and the GEMM's packing. */
+static void transpose_tile(const conv_geom *g, int64_t tile, conv_plan *plan)
+{
+    const int64_t cg = g->in_c / g->group, rows = plan->ch_block * conv_prod(g->k, g->nsp);
+    plan->tile = tile;
+    plan->scratch = align64((size_t)rows * (size_t)tile * sizeof(float)) + align64(sgemm_f32_work_bytes(cg, tile));
+}
+
+void conv_plan_set_tile(const conv_geom *g, int64_t tile, conv_plan *plan)
+{
+    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, rows = cg * conv_prod(g->k, g->nsp);
+    const int64_t out_plane = conv_prod(g->out, g->nsp);
+    if (tile < 1)
+        return;
+    if (plan->transpose) {
+        transpose_tile(g, tile, plan);
+        return;
+    }
+    if (plan->kind != CONV_KIND_TILED)
+        return;
+    plan->tile = tile;
+    plan->tasks = out_plane > 0 && mg > 0 ? g->batch * g->group * sim_blocks(out_plane, tile) : 0;
+    plan->scratch = align64((size_t)rows * (size_t)tile * sizeof(float)) + align64(sgemm_f32_work_bytes(rows, tile));
+}
+
+/* Rows [0, rows) x columns [0, cols) of y (row stride ld) set to their bias (or 0). */
+static void fill_bias(float *y, int64_t rows, int64_t cols, int64_t ld, const float *b)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float v = b ? b[r] : 0.0f;
-        float *yr = y + r * len;
-        for (int64_t i = 0; i < len; i++)
+        float *yr = y + r * ld;
+        for (int64_t i = 0; i < cols; i++)
             yr[i] = v;
     }
 }
 
-typedef float v8f __attribute__((vector_size(32)));
+typedef struct conv_job {
+    const conv_geom *g;
+    const conv_plan *plan;
+    const float *x, *w, *b;
+    float *y;
+    char *scratch;
+    sim_tile_fn done;
+    void *done_user;
+    int64_t cg, mg, in_plane, out_plane, ksz;
+} conv_job;
 
-/*
- * y[i] += a * x[i] for i < n, eight lanes at a time with GCC vector extensions (SSE/AVX or NEON,
- * whatever the target has; -O2 does not vectorise this loop by itself). Same product and sum per
- * element as the scalar tail, so results do not depend on n's alignment.
- */
-static void axpy_f32(float *restrict y, const float *restrict x, float a, int64_t n)
+static conv_job job_of(const conv_geom *g, const conv_plan *plan, const float *x, const float *w, const float *b,
+                       float *y, float *scratch, sim_tile_fn done, void *done_user)
 {
-    const v8f av = {a, a, a, a, a, a, a, a};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        v8f xv, yv;
-        memcpy(&xv, x + i, sizeof xv);
-        memcpy(&yv, y + i, sizeof yv);
-        yv += av * xv;
-        memcpy(y + i, &yv, sizeof yv);
-    }
-    for (; i < n; i++)
-        y[i] += a * x[i];
+    return (conv_job){.g = g, .plan = plan, .x = x, .w = w, .b = b, .y = y, .scratch = (char *)scratch, .done = done,
+                      .done_user = done_user, .cg = g->in_c / g->group, .mg = g->out_c / g->group,
+                      .in_plane = conv_prod(g->in, g->nsp), .out_plane = conv_prod(g->out, g->nsp),
+                      .ksz = conv_prod(g->k, g->nsp)};
 }
 
-/*
- * Depthwise 1-D/2-D: y[m] = b[m] + sum over taps (kh, kw) in that order, each tap a pass over the
- * valid output columns of a row. 1-D is the 2-D case with height 1.
- */
-static void depthwise_f32(const conv_geom *g, const float *x, const float *w, const float *b, float *y)
+static void finish(const conv_job *j, int64_t n, int64_t c0, int64_t c1, int64_t p0, int64_t p1, int worker)
 {
-    const bool two = g->nsp == 2;
-    const int64_t ih_n = two ? g->in[0] : 1, iw_n = g->in[g->nsp - 1];
-    const int64_t oh_n = two ? g->out[0] : 1, ow_n = g->out[g->nsp - 1];
-    const int64_t kh_n = two ? g->k[0] : 1, kw_n = g->k[g->nsp - 1];
-    const int64_t sh = two ? g->stride[0] : 1, sw = g->stride[g->nsp - 1];
-    const int64_t dh = two ? g->dil[0] : 1, dw = g->dil[g->nsp - 1];
-    const int64_t ph = two ? g->pad[0] : 0, pw = g->pad[g->nsp - 1];
-    const int64_t mult = g->out_c / g->group;
-    for (int64_t n = 0; n < g->batch; n++) {
-        for (int64_t m = 0; m < g->out_c; m++) {
-            const float *xc = x + (n * g->in_c + m / mult) * ih_n * iw_n;
-            const float *wm = w + m * kh_n * kw_n;
-            float *ym = y + (n * g->out_c + m) * oh_n * ow_n;
-            fill_bias(ym, 1, oh_n * ow_n, b ? b + m : NULL);
-            for (int64_t oh = 0; oh < oh_n; oh++) {
-                float *yr = ym + oh * ow_n;
-                for (int64_t kh = 0; kh < kh_n; kh++) {
-                    const int64_t ih = oh * sh + kh * dh - ph;
-                    if (ih < 0 || ih >= ih_n)
-                        continue;
-                    const float *xr = xc + ih * iw_n;
-                    for (int64_t kw = 0; kw < kw_n; kw++) {
-                        const float wv = wm[kh * kw_n + kw];
-                        const int64_t koff = kw * dw - pw;
-                        int64_t lo = koff >= 0 ? 0 : (-koff + sw - 1) / sw;
-                        int64_t hi = iw_n - koff <= 0 ? 0 : (iw_n - koff - 1) / sw + 1;
-                        if (hi > ow_n)
-                            hi = ow_n;
-                        if (sw == 1) {
-                            if (hi > lo)
-                                axpy_f32(yr + lo, xr + koff + lo, wv, hi - lo);
-                        } else {
-                            for (int64_t ow = lo; ow < hi; ow++)
-                                yr[ow] += wv * xr[ow * sw + koff];
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-void conv_f32(const conv_geom *g, const conv_plan *plan, const float *x, const float *w, const float *b,
-              float *y, float *scratch)
-{
-    if (plan->kind == CONV_KIND_DEPTHWISE) {
-        depthwise_f32(g, x, w, b, y);
+    if (!j->done)
         return;
-    }
-    const int nsp = g->nsp;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp);
-    const int64_t rows = cg * conv_prod(g->k, nsp);
-    for (int64_t n = 0; n < g->batch; n++) {
-        for (int64_t grp = 0; grp < g->group; grp++) {
-            const float *xg = x + (n * g->in_c + grp * cg) * in_plane;
-            const float *wg = w + grp * mg * rows;
-            float *yg = y + (n * g->out_c + grp * mg) * out_plane;
-            fill_bias(yg, mg, out_plane, b ? b + grp * mg : NULL);
-            if (rows == 0 || out_plane == 0)
-                continue;
-            if (plan->kind == CONV_KIND_GEMM) {
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mg, (int)out_plane, (int)cg, 1.0f,
-                            wg, (int)cg, xg, (int)in_plane, 1.0f, yg, (int)out_plane);
-                continue;
-            }
-            for (int64_t p0 = 0; p0 < out_plane; p0 += plan->tile) {
-                const int64_t np = out_plane - p0 < plan->tile ? out_plane - p0 : plan->tile;
-                im2col_f32(g, xg, cg, p0, np, 0.0f, scratch);
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mg, (int)np, (int)rows, 1.0f, wg,
-                            (int)rows, scratch, (int)np, 1.0f, yg + p0, (int)out_plane);
-            }
-        }
-    }
+    const sim_tile t = {.n = n, .c0 = c0, .c1 = c1, .p0 = p0, .p1 = p1};
+    j->done(j->done_user, &t, worker);
 }
+
+/* Pointwise: task = (batch, group, channel block, position block). */
+static void gemm_task(void *arg, int64_t task, int worker)
+{
+    const conv_job *j = arg;
+    const conv_geom *g = j->g;
+    const int64_t rb = sim_blocks(j->mg, j->plan->ch_block), cb = sim_blocks(j->out_plane, j->plan->col_block);
+    const int64_t col = task % cb, row = task / cb % rb, slice = task / cb / rb;
+    const int64_t n = slice / g->group, grp = slice % g->group;
+    const int64_t r0 = row * j->plan->ch_block, r1 = min64(r0 + j->plan->ch_block, j->mg);
+    const int64_t p0 = col * j->plan->col_block, p1 = min64(p0 + j->plan->col_block, j->out_plane);
+    float *yt = j->y + (n * g->out_c + grp * j->mg + r0) * j->out_plane + p0;
+    fill_bias(yt, r1 - r0, p1 - p0, j->out_plane, j->b ? j->b + grp * j->mg + r0 : NULL);
+    const sgemm_mat a = {.data = j->w + (grp * j->mg + r0) * j->cg, .rs = j->cg, .cs = 1};
+    const sgemm_mat bm = {.data = j->x + (n * g->in_c + grp * j->cg) * j->in_plane + p0, .rs = j->in_plane, .cs = 1};
+    sim_sgemm_f32(r1 - r0, p1 - p0, j->cg, &a, &bm, yt, j->out_plane,
+                  (float *)(void *)(j->scratch + (size_t)worker * j->plan->scratch));
+    finish(j, n, grp * j->mg + r0, grp * j->mg + r1, p0, p1, worker);
+}
+
+/* Direct: task = (batch, block of output channels). */
+static void direct_task(void *arg, int64_t task, int worker)
+{
+    const conv_job *j = arg;
+    const conv_task_span t = conv_direct_span(j->g, j->plan, task);
+    conv_direct_f32(j->g, j->x, j->w, j->b, j->y, t.n, t.m0, t.m1,
+                    (float *)(void *)(j->scratch + (size_t)worker * j->plan->scratch));
+    finish(j, t.n, t.m0, t.m1, 0, j->out_plane, worker);
+}
+
+/* im2col: task = (batch, group, tile of output positions), all channels of the group. */
+static void tiled_task(void *arg, int64_t task, int worker)
+{
+    const conv_job *j = arg;
+    const conv_geom *g = j->g;
+    const conv_task_span t = conv_tiled_span(g, j->plan, j->out_plane, task);
+    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->cg * j->ksz;
+    char *s = j->scratch + (size_t)worker * j->plan->scratch;
+    float *col = (float *)(void *)s;
+    float *work = (float *)(void *)(s + align64((size_t)rows * (size_t)j->plan->tile * sizeof(float)));
+    float *yt = j->y + (n * g->out_c + grp * j->mg) * j->out_plane + p0;
+    fill_bias(yt, j->mg, np, j->out_plane, j->b ? j->b + grp * j->mg : NULL);
+    if (rows > 0) {
+        im2col_f32(g, j->x + (n * g->in_c + grp * j->cg) * j->in_plane, j->cg, p0, np, 0.0f, col);
+        const sgemm_mat a = {.data = j->w + grp * j->mg * rows, .rs = rows, .cs = 1};
+        const sgemm_mat bm = {.data = col, .rs = np, .cs = 1};
+        sim_sgemm_f32(j->mg, np, rows, &a, &bm, yt, j->out_plane, work);
+    }
+    finish(j, n, grp * j->mg, grp * j->mg + j->mg, p0, p0 + np, worker);
+}
+
+void conv_f32(const conv_geom *g, const conv_plan *plan, const float *x, const float *w, const float *b, float *y,
+              float *scratch, struct rd_pool *pool, sim_tile_fn done, void *done_user)
+{
+    conv_job j = job_of(g, plan, x, w, b, y, scratch, done, done_user);
+    sim_task_fn fn = plan->kind == CONV_KIND_GEMM ? gemm_task : plan->kind == CONV_KIND_DEPTHWISE ? direct_task
+                                                                                                 : tiled_task;
+    sim_parallel(pool, plan->tasks, fn, &j);
+}
+
+/* ------------------------------------------------------------------------------------------------- */
 
 void conv_transpose_plan_f32(const conv_geom *g, conv_plan *out)
 {
-    conv_plan_sized(g, sizeof(float), true, out);
+    memset(out, 0, sizeof *out);
+    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, ksz = conv_prod(g->k, g->nsp);
+    const int64_t in_plane = conv_prod(g->in, g->nsp), out_plane = conv_prod(g->out, g->nsp);
+    out->kind = conv_is_pointwise(g) ? CONV_KIND_GEMM : CONV_KIND_TILED;
+    /* blocks of output channels so that a column tile of at least one input row stays small */
+    out->ch_block = mg < GEMM_ROWS / SGEMM_MR ? mg : GEMM_ROWS / SGEMM_MR;
+    if (out->ch_block < 1)
+        out->ch_block = 1;
+    out->transpose = true;
+    out->tasks = out_plane > 0 && mg > 0 && cg >= 0 ? g->batch * g->group * sim_blocks(mg, out->ch_block) : 0;
+    transpose_tile(g, conv_tile_cols(out->ch_block * ksz, in_plane, g->in[g->nsp - 1], sizeof(float), CONV_TILE_BUDGET),
+                   out);
 }
 
-void conv_transpose_f32(const conv_geom *g, const conv_plan *plan, const float *x, const float *w,
-                        const float *b, float *y, float *scratch)
+/* ConvTranspose: task = (batch, group, block of output channels): GEMM into columns, col2im, then the bias. */
+static void transpose_task(void *arg, int64_t task, int worker)
 {
-    const int nsp = g->nsp;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp);
-    const int64_t rows = mg * conv_prod(g->k, nsp);
-    for (int64_t n = 0; n < g->batch; n++) {
-        for (int64_t grp = 0; grp < g->group; grp++) {
-            const float *xg = x + (n * g->in_c + grp * cg) * in_plane;
-            const float *wg = w + grp * cg * rows; /* W is [C, M/group, k...] */
-            float *yg = y + (n * g->out_c + grp * mg) * out_plane;
-            if (plan->kind == CONV_KIND_GEMM) {
-                fill_bias(yg, mg, out_plane, b ? b + grp * mg : NULL);
-                if (cg > 0 && out_plane > 0)
-                    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)mg, (int)in_plane, (int)cg, 1.0f,
-                                wg, (int)mg, xg, (int)in_plane, 1.0f, yg, (int)out_plane);
-                continue;
-            }
-            fill_bias(yg, mg, out_plane, NULL);
-            for (int64_t p0 = 0; p0 < in_plane && rows > 0 && cg > 0; p0 += plan->tile) {
-                const int64_t np = in_plane - p0 < plan->tile ? in_plane - p0 : plan->tile;
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)rows, (int)np, (int)cg, 1.0f, wg,
-                            (int)rows, xg + p0, (int)in_plane, 0.0f, scratch, (int)np);
-                col2im_f32(g, scratch, mg, p0, np, yg);
-            }
-            if (b) {
-                for (int64_t m = 0; m < mg; m++) {
-                    float *ym = yg + m * out_plane;
-                    const float v = b[grp * mg + m];
-                    for (int64_t i = 0; i < out_plane; i++)
-                        ym[i] += v;
-                }
-            }
+    const conv_job *j = arg;
+    const conv_geom *g = j->g;
+    const int64_t blocks = sim_blocks(j->mg, j->plan->ch_block);
+    const int64_t slice = task / blocks, n = slice / g->group, grp = slice % g->group;
+    const int64_t m0 = task % blocks * j->plan->ch_block, m1 = min64(m0 + j->plan->ch_block, j->mg);
+    const int64_t rows = (m1 - m0) * j->ksz, row_stride = j->mg * j->ksz;
+    char *s = j->scratch + (size_t)worker * j->plan->scratch;
+    float *col = (float *)(void *)s;
+    float *work = (float *)(void *)(s + align64((size_t)j->plan->ch_block * j->ksz * (size_t)j->plan->tile *
+                                                sizeof(float)));
+    float *ym = j->y + (n * g->out_c + grp * j->mg + m0) * j->out_plane;
+    fill_bias(ym, m1 - m0, j->out_plane, j->out_plane, NULL);
+    const float *xg = j->x ? j->x + (n * g->in_c + grp * j->cg) * j->in_plane : NULL;
+    /* A(r, c) = W[c, m0 * taps + r]: W is [C, M/group, k...] */
+    const sgemm_mat a = {.data = j->w + grp * j->cg * row_stride + m0 * j->ksz, .rs = 1, .cs = row_stride};
+    for (int64_t p0 = 0; xg && j->cg > 0 && rows > 0 && p0 < j->in_plane; p0 += j->plan->tile) {
+        const int64_t np = min64(j->plan->tile, j->in_plane - p0);
+        memset(col, 0, (size_t)(rows * np) * sizeof(float));
+        const sgemm_mat bm = {.data = xg + p0, .rs = j->in_plane, .cs = 1};
+        sim_sgemm_f32(rows, np, j->cg, &a, &bm, col, np, work);
+        col2im_f32(g, col, m1 - m0, p0, np, ym);
+    }
+    if (j->b) {
+        for (int64_t m = m0; m < m1; m++) {
+            float *yr = ym + (m - m0) * j->out_plane;
+            const float v = j->b[grp * j->mg + m];
+            for (int64_t i = 0; i < j->out_plane; i++)
+                yr[i] += v;
         }
     }
+    finish(j, n, grp * j->mg + m0, grp * j->mg + m1, 0, j->out_plane, worker);
+}
+
+void conv_transpose_f32(const conv_geom *g, const conv_plan *plan, const float *x, const float *w, const float *b,
+                        float *y, float *scratch, struct rd_pool *pool, sim_tile_fn done, void *done_user)
+{
+    conv_job j = job_of(g, plan, x, w, b, y, scratch, done, done_user);
+    sim_parallel(pool, plan->tasks, transpose_task, &j);
 }

@@ -1,5 +1,5 @@
 /*
- * qconv.c: integer Conv and ConvTranspose slices (strategies and contract in qconv.h).
+ * qconv.c: integer Conv and ConvTranspose (strategies and contract in qconv.h).
  * All accumulation is uint32 (wrapping, no undefined behaviour), read back as int32.
  */
 #include "qconv.h"
@@ -27,176 +27,203 @@
 #undef COL2IM_NAME
 #pragma GCC diagnostic pop
 
-typedef uint32_t v8u __attribute__((vector_size(32)));
-typedef int32_t v8i __attribute__((vector_size(32)));
-typedef int8_t v8c __attribute__((vector_size(8)));
+#define QGEMM_TASK_ROWS 96      /* output channels of a pointwise task (a multiple of QGEMM_MR) */
+#define QGEMM_TASK_COLS 512     /* output positions of a pointwise task */
+#define QDIRECT_ELEMS 16384     /* outputs of a direct task, in whole channels */
+#define QTRANSPOSE_CHANNELS 16  /* output channels of a ConvTranspose task */
 
 static size_t align64(size_t v)
 {
     return (v + 63) & ~(size_t)63;
 }
 
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
 void qconv_plan_s8(const conv_geom *g, conv_plan *out)
 {
     const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
+    const int64_t out_plane = conv_prod(g->out, g->nsp), slices = g->batch * g->group;
     memset(out, 0, sizeof *out);
     if (conv_is_pointwise(g)) {
         out->kind = CONV_KIND_GEMM;
-        out->scratch = qgemm_workspace_bytes(mg, conv_prod(g->out, g->nsp), cg);
-        return;
-    }
-    if (cg == 1 && g->group > 1 && g->nsp <= 2) {
+        out->ch_block = mg < QGEMM_TASK_ROWS ? mg : QGEMM_TASK_ROWS;
+        out->col_block = out_plane < QGEMM_TASK_COLS ? out_plane : QGEMM_TASK_COLS;
+        out->tasks = slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block);
+        out->scratch = align64(qgemm_workspace_bytes(out->ch_block, out->col_block, cg));
+    } else if (conv_direct_applies(g)) {
         out->kind = CONV_KIND_DEPTHWISE;
+        const int64_t per = out_plane > 0 ? QDIRECT_ELEMS / out_plane : 1;
+        out->ch_block = per < 1 ? 1 : per;
+        out->tasks = g->batch * sim_blocks(g->out_c, out->ch_block);
+        out->scratch = align64(conv_direct_scratch(g));
+    } else {
+        const int64_t rows = cg * conv_prod(g->k, g->nsp);
+        out->kind = CONV_KIND_TILED;
+        out->tile = conv_tile_cols(rows, out_plane, g->out[g->nsp - 1], 1, CONV_TILE_BUDGET);
+        out->tasks = slices * sim_blocks(out_plane, out->tile);
+        out->scratch = align64((size_t)rows * (size_t)out->tile) + align64(qgemm_workspace_bytes(mg, out->tile, rows));
+    }
+    if (out_plane == 0 || mg == 0)
+        out->tasks = 0;
+}
+
+typedef struct qconv_job {
+    const conv_geom *g;
+    const conv_plan *plan;
+    const qconv_args *a;
+    char *scratch;
+    sim_tile_fn done;
+    void *done_user;
+    int64_t cg, mg, in_plane, out_plane, ksz;
+} qconv_job;
+
+static qconv_job job_of(const conv_geom *g, const conv_plan *plan, const qconv_args *a, void *scratch, sim_tile_fn done,
+                        void *done_user)
+{
+    return (qconv_job){.g = g, .plan = plan, .a = a, .scratch = scratch, .done = done, .done_user = done_user,
+                       .cg = g->in_c / g->group, .mg = g->out_c / g->group, .in_plane = conv_prod(g->in, g->nsp),
+                       .out_plane = conv_prod(g->out, g->nsp), .ksz = conv_prod(g->k, g->nsp)};
+}
+
+static void finish(const qconv_job *j, int64_t n, int64_t c0, int64_t c1, int64_t p0, int64_t p1, int worker)
+{
+    if (!j->done)
         return;
-    }
-    const int64_t rows = cg * conv_prod(g->k, g->nsp);
-    const int64_t total = conv_prod(g->out, g->nsp);
-    out->kind = CONV_KIND_TILED;
-    out->tile = conv_tile_cols(rows, total, g->out[g->nsp - 1], 1, CONV_SCRATCH_BUDGET);
-    out->scratch = align64((size_t)rows * (size_t)out->tile) + qgemm_workspace_bytes(mg, out->tile, rows);
+    const sim_tile t = {.n = n, .c0 = c0, .c1 = c1, .p0 = p0, .p1 = p1};
+    j->done(j->done_user, &t, worker);
 }
 
-/* y[i] += w * (x[i] - zp) for i < n, eight lanes at a time; the tail does the same per element. */
-static void axpy_s8(uint32_t *restrict y, const int8_t *restrict x, int32_t w, int32_t zp, int64_t n)
+static void *worker_scratch(const qconv_job *j, int worker)
 {
-    const uint32_t wu = (uint32_t)w, zu = (uint32_t)zp;
-    const v8u wv = {wu, wu, wu, wu, wu, wu, wu, wu}, zv = {zu, zu, zu, zu, zu, zu, zu, zu};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        v8c xc;
-        v8u yv;
-        memcpy(&xc, x + i, sizeof xc);
-        memcpy(&yv, y + i, sizeof yv);
-        yv += wv * ((v8u)__builtin_convertvector(xc, v8i) - zv);
-        memcpy(y + i, &yv, sizeof yv);
-    }
-    for (; i < n; i++)
-        y[i] += wu * ((uint32_t)(int32_t)x[i] - zu);
+    return j->scratch + (size_t)worker * j->plan->scratch;
 }
 
-/* Depthwise 1-D/2-D slice: one input channel xc, mg outputs; taps outside the input add nothing. */
-static void depthwise_s8(const conv_geom *g, const int8_t *xc, int32_t zp, const int8_t *wg, const int32_t *bias,
-                         int32_t *yg)
+/* Pointwise: task = (batch, group, channel block, position block). */
+static void gemm_task(void *arg, int64_t task, int worker)
 {
-    const bool two = g->nsp == 2;
-    const int64_t ih_n = two ? g->in[0] : 1, iw_n = g->in[g->nsp - 1];
-    const int64_t oh_n = two ? g->out[0] : 1, ow_n = g->out[g->nsp - 1];
-    const int64_t kh_n = two ? g->k[0] : 1, kw_n = g->k[g->nsp - 1];
-    const int64_t sh = two ? g->stride[0] : 1, sw = g->stride[g->nsp - 1];
-    const int64_t dh = two ? g->dil[0] : 1, dw = g->dil[g->nsp - 1];
-    const int64_t ph = two ? g->pad[0] : 0, pw = g->pad[g->nsp - 1];
-    const int64_t mg = g->out_c / g->group;
-    for (int64_t m = 0; m < mg; m++) {
-        const int8_t *wm = wg + m * kh_n * kw_n;
-        uint32_t *ym = (uint32_t *)yg + m * oh_n * ow_n;
-        const uint32_t b0 = bias ? (uint32_t)bias[m] : 0;
-        for (int64_t i = 0; i < oh_n * ow_n; i++)
-            ym[i] = b0;
-        for (int64_t oh = 0; oh < oh_n; oh++) {
-            uint32_t *yr = ym + oh * ow_n;
-            for (int64_t kh = 0; kh < kh_n; kh++) {
-                const int64_t ih = oh * sh + kh * dh - ph;
-                if (ih < 0 || ih >= ih_n)
-                    continue;
-                const int8_t *xr = xc + ih * iw_n;
-                for (int64_t kw = 0; kw < kw_n; kw++) {
-                    const int32_t wv = wm[kh * kw_n + kw];
-                    const int64_t koff = kw * dw - pw;
-                    int64_t lo = koff >= 0 ? 0 : (-koff + sw - 1) / sw;
-                    int64_t hi = iw_n - koff <= 0 ? 0 : (iw_n - koff - 1) / sw + 1;
-                    if (hi > ow_n)
-                        hi = ow_n;
-                    if (wv == 0 || hi <= lo)
-                        continue;
-                    if (sw == 1) {
-                        axpy_s8(yr + lo, xr + koff + lo, wv, zp, hi - lo);
-                    } else {
-                        for (int64_t ow = lo; ow < hi; ow++)
-                            yr[ow] += (uint32_t)wv * ((uint32_t)(int32_t)xr[ow * sw + koff] - (uint32_t)zp);
-                    }
-                }
-            }
+    const qconv_job *j = arg;
+    const conv_geom *g = j->g;
+    const int64_t rb = sim_blocks(j->mg, j->plan->ch_block), cb = sim_blocks(j->out_plane, j->plan->col_block);
+    const int64_t col = task % cb, row = task / cb % rb, slice = task / cb / rb;
+    const int64_t n = slice / g->group, grp = slice % g->group;
+    const int64_t r0 = row * j->plan->ch_block, r1 = min64(r0 + j->plan->ch_block, j->mg);
+    const int64_t p0 = col * j->plan->col_block, p1 = min64(p0 + j->plan->col_block, j->out_plane);
+    const int64_t c0 = grp * j->mg + r0;
+    const qgemm_mat a = {.data = j->a->wq + c0 * j->cg, .rs = j->cg, .cs = 1, .zp = 0};
+    const qgemm_mat b = {.data = j->a->xq + (n * g->in_c + grp * j->cg) * j->in_plane + p0, .rs = j->in_plane, .cs = 1,
+                         .zp = j->a->x_zp};
+    sim_qgemm_s8s8s32(r1 - r0, p1 - p0, j->cg, &a, &b, j->a->bias ? j->a->bias + c0 : NULL, QGEMM_BIAS_PER_M,
+                      j->a->y + (n * g->out_c + c0) * j->out_plane + p0, j->out_plane, worker_scratch(j, worker));
+    finish(j, n, c0, grp * j->mg + r1, p0, p1, worker);
+}
+
+/*
+ * Direct: task = (batch, block of output channels). The float loop leaves exact integer sums (qconv.h) in y's
+ * memory; they become int32 and take the bias (wrapping like the register).
+ */
+static void direct_task(void *arg, int64_t task, int worker)
+{
+    const qconv_job *j = arg;
+    const conv_geom *g = j->g;
+    const conv_task_span t = conv_direct_span(g, j->plan, task);
+    const int64_t n = t.n, m0 = t.m0, m1 = t.m1;
+    float *yf = (float *)(void *)j->a->y;
+    conv_direct_f32(g, j->a->xc, j->a->wc, NULL, yf, n, m0, m1, worker_scratch(j, worker));
+    for (int64_t m = m0; m < m1; m++) {
+        const uint32_t b = j->a->bias ? (uint32_t)j->a->bias[m] : 0;
+        float *row = yf + (n * g->out_c + m) * j->out_plane;
+        for (int64_t i = 0; i < j->out_plane; i++) {
+            const uint32_t v = (uint32_t)(int32_t)row[i] + b;
+            memcpy(row + i, &v, sizeof v);
         }
     }
+    finish(j, n, m0, m1, 0, j->out_plane, worker);
 }
 
-void qconv_s8_slice(const conv_geom *g, const conv_plan *plan, const int8_t *xg, int32_t x_zp, const int8_t *wg,
-                    const int32_t *bias_g, int32_t *yg, void *scratch)
+/* im2col: task = (batch, group, tile of output positions), all channels of the group. */
+static void tiled_task(void *arg, int64_t task, int worker)
 {
-    if (plan->kind == CONV_KIND_DEPTHWISE) {
-        depthwise_s8(g, xg, x_zp, wg, bias_g, yg);
-        return;
-    }
-    const int nsp = g->nsp;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp);
-    const int64_t rows = cg * conv_prod(g->k, nsp);
-    const qgemm_mat a = {.data = wg, .rs = rows, .cs = 1, .zp = 0};
-    if (plan->kind == CONV_KIND_GEMM) {
-        const qgemm_mat b = {.data = xg, .rs = in_plane, .cs = 1, .zp = x_zp};
-        sim_qgemm_s8s8s32(mg, out_plane, cg, &a, &b, bias_g, QGEMM_BIAS_PER_M, yg, out_plane, scratch);
-        return;
-    }
-    int8_t *col = scratch;
-    void *ws = (char *)scratch + align64((size_t)rows * (size_t)plan->tile);
-    if (out_plane == 0)
-        return;
-    for (int64_t p0 = 0; p0 < out_plane; p0 += plan->tile) {
-        const int64_t np = out_plane - p0 < plan->tile ? out_plane - p0 : plan->tile;
-        im2col_s8(g, xg, cg, p0, np, (int8_t)x_zp, col);
-        const qgemm_mat b = {.data = col, .rs = np, .cs = 1, .zp = x_zp};
-        sim_qgemm_s8s8s32(mg, np, rows, &a, &b, bias_g, QGEMM_BIAS_PER_M, yg + p0, out_plane, ws);
-    }
+    const qconv_job *j = arg;
+    const conv_geom *g = j->g;
+    const conv_task_span t = conv_tiled_span(g, j->plan, j->out_plane, task);
+    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->cg * j->ksz;
+    char *s = worker_scratch(j, worker);
+    int8_t *col = (int8_t *)s;
+    void *ws = s + align64((size_t)rows * (size_t)j->plan->tile);
+    im2col_s8(g, j->a->xq + (n * g->in_c + grp * j->cg) * j->in_plane, j->cg, p0, np, (int8_t)j->a->x_zp, col);
+    const qgemm_mat a = {.data = j->a->wq + grp * j->mg * rows, .rs = rows, .cs = 1, .zp = 0};
+    const qgemm_mat b = {.data = col, .rs = np, .cs = 1, .zp = j->a->x_zp};
+    sim_qgemm_s8s8s32(j->mg, np, rows, &a, &b, j->a->bias ? j->a->bias + grp * j->mg : NULL, QGEMM_BIAS_PER_M,
+                      j->a->y + (n * g->out_c + grp * j->mg) * j->out_plane + p0, j->out_plane, ws);
+    finish(j, n, grp * j->mg, grp * j->mg + j->mg, p0, p0 + np, worker);
 }
+
+void qconv_s8(const conv_geom *g, const conv_plan *plan, const qconv_args *a, void *scratch, struct rd_pool *pool,
+              sim_tile_fn done, void *done_user)
+{
+    qconv_job j = job_of(g, plan, a, scratch, done, done_user);
+    sim_task_fn fn = plan->kind == CONV_KIND_GEMM ? gemm_task : plan->kind == CONV_KIND_DEPTHWISE ? direct_task
+                                                                                                 : tiled_task;
+    sim_parallel(pool, plan->tasks, fn, &j);
+}
+
+/* ------------------------------------------------------------------------------------------------- */
 
 void qconv_transpose_plan_s8(const conv_geom *g, conv_plan *out)
 {
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, g->nsp);
+    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, ksz = conv_prod(g->k, g->nsp);
+    const int64_t in_plane = conv_prod(g->in, g->nsp), out_plane = conv_prod(g->out, g->nsp);
     memset(out, 0, sizeof *out);
-    if (conv_is_pointwise(g)) {
-        out->kind = CONV_KIND_GEMM;
-        out->scratch = qgemm_workspace_bytes(mg, in_plane, cg);
-        return;
-    }
-    const int64_t rows = mg * conv_prod(g->k, g->nsp);
     out->kind = CONV_KIND_TILED;
-    out->tile = conv_tile_cols(rows, in_plane, g->in[g->nsp - 1], sizeof(int32_t), CONV_SCRATCH_BUDGET);
+    out->transpose = true;
+    out->ch_block = mg < QTRANSPOSE_CHANNELS ? (mg > 0 ? mg : 1) : QTRANSPOSE_CHANNELS;
+    const int64_t rows = out->ch_block * ksz;
+    out->tile = conv_tile_cols(rows, in_plane, g->in[g->nsp - 1], sizeof(int32_t), CONV_TILE_BUDGET);
+    out->tasks = out_plane > 0 && mg > 0 ? g->batch * g->group * sim_blocks(mg, out->ch_block) : 0;
     out->scratch = align64((size_t)rows * (size_t)out->tile * sizeof(int32_t)) +
-                   qgemm_workspace_bytes(rows, out->tile, cg);
+                   align64(qgemm_workspace_bytes(rows, out->tile, cg));
 }
 
-void qconv_transpose_s8_slice(const conv_geom *g, const conv_plan *plan, const int8_t *xg, int32_t x_zp,
-                              const int8_t *wg, const int32_t *bias_g, int32_t *yg, void *scratch)
+/* ConvTranspose: task = (batch, group, block of output channels): GEMM into columns, col2im, then the bias. */
+static void transpose_task(void *arg, int64_t task, int worker)
 {
-    const int nsp = g->nsp;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp);
-    const int64_t rows = mg * conv_prod(g->k, nsp);
-    if (plan->kind == CONV_KIND_GEMM) {
-        /* A(m, c) = W[c, m]: the transposed weight through strides */
-        const qgemm_mat a = {.data = wg, .rs = 1, .cs = mg, .zp = 0};
-        const qgemm_mat b = {.data = xg, .rs = in_plane, .cs = 1, .zp = x_zp};
-        sim_qgemm_s8s8s32(mg, in_plane, cg, &a, &b, bias_g, QGEMM_BIAS_PER_M, yg, out_plane, scratch);
-        return;
+    const qconv_job *j = arg;
+    const conv_geom *g = j->g;
+    const int64_t blocks = sim_blocks(j->mg, j->plan->ch_block);
+    const int64_t slice = task / blocks, n = slice / g->group, grp = slice % g->group;
+    const int64_t m0 = task % blocks * j->plan->ch_block, m1 = min64(m0 + j->plan->ch_block, j->mg);
+    const int64_t rows = (m1 - m0) * j->ksz, row_stride = j->mg * j->ksz;
+    char *s = worker_scratch(j, worker);
+    int32_t *col = (int32_t *)(void *)s;
+    void *ws = s + align64((size_t)(j->plan->ch_block * j->ksz) * (size_t)j->plan->tile * sizeof(int32_t));
+    uint32_t *y = (uint32_t *)(j->a->y + (n * g->out_c + grp * j->mg + m0) * j->out_plane);
+    memset(y, 0, (size_t)((m1 - m0) * j->out_plane) * sizeof(uint32_t));
+    const int8_t *xg = j->a->xq + (n * g->in_c + grp * j->cg) * j->in_plane;
+    /* A(r, c) = W[c, m0 * taps + r]: W is [C, M/group, k...] */
+    const qgemm_mat a = {.data = j->a->wq + grp * j->cg * row_stride + m0 * j->ksz, .rs = 1, .cs = row_stride, .zp = 0};
+    for (int64_t p0 = 0; p0 < j->in_plane && rows > 0; p0 += j->plan->tile) {
+        const int64_t np = min64(j->plan->tile, j->in_plane - p0);
+        const qgemm_mat b = {.data = xg + p0, .rs = j->in_plane, .cs = 1, .zp = j->a->x_zp};
+        sim_qgemm_s8s8s32(rows, np, j->cg, &a, &b, NULL, QGEMM_BIAS_NONE, col, np, ws);
+        col2im_u32(g, (const uint32_t *)col, m1 - m0, p0, np, y);
     }
-    uint32_t *y = (uint32_t *)yg;
-    memset(y, 0, (size_t)(mg * out_plane) * sizeof(uint32_t));
-    int32_t *col = scratch;
-    void *ws = (char *)scratch + align64((size_t)rows * (size_t)plan->tile * sizeof(int32_t));
-    const qgemm_mat a = {.data = wg, .rs = 1, .cs = rows, .zp = 0}; /* A(r, c) = W[c, r], r = (m, tap) */
-    for (int64_t p0 = 0; p0 < in_plane && rows > 0; p0 += plan->tile) {
-        const int64_t np = in_plane - p0 < plan->tile ? in_plane - p0 : plan->tile;
-        const qgemm_mat b = {.data = xg + p0, .rs = in_plane, .cs = 1, .zp = x_zp};
-        sim_qgemm_s8s8s32(rows, np, cg, &a, &b, NULL, QGEMM_BIAS_NONE, col, np, ws);
-        col2im_u32(g, (const uint32_t *)col, mg, p0, np, y);
-    }
-    if (bias_g) {
-        for (int64_t m = 0; m < mg; m++) {
-            uint32_t *ym = y + m * out_plane;
-            const uint32_t v = (uint32_t)bias_g[m];
-            for (int64_t i = 0; i < out_plane; i++)
+    if (j->a->bias) {
+        for (int64_t m = m0; m < m1; m++) {
+            uint32_t *ym = y + (m - m0) * j->out_plane;
+            const uint32_t v = (uint32_t)j->a->bias[grp * j->mg + m];
+            for (int64_t i = 0; i < j->out_plane; i++)
                 ym[i] += v;
         }
     }
+    finish(j, n, grp * j->mg + m0, grp * j->mg + m1, 0, j->out_plane, worker);
+}
+
+void qconv_transpose_s8(const conv_geom *g, const conv_plan *plan, const qconv_args *a, void *scratch,
+                        struct rd_pool *pool, sim_tile_fn done, void *done_user)
+{
+    qconv_job j = job_of(g, plan, a, scratch, done, done_user);
+    sim_parallel(pool, plan->tasks, transpose_task, &j);
 }

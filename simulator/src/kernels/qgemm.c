@@ -7,6 +7,7 @@
  * Rows, columns and the odd last k beyond the matrix are packed as 0, which adds nothing.
  */
 #include "qgemm.h"
+#include "parallel.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -305,4 +306,52 @@ void sim_qgemm_s8s8s32_portable(int64_t m, int64_t n, int64_t k, const qgemm_mat
                                 const int32_t *bias, qgemm_bias mode, int32_t *c, int64_t ldc, void *work)
 {
     qgemm_run(m, n, k, a, b, bias, mode, c, ldc, work, ukr_portable, false);
+}
+
+/* ------------------------------------------------------------------------------------------------- */
+/* Tasks over a pool */
+
+#define QGEMM_TASK_ROWS 96  /* rows of C per task (a multiple of QGEMM_MR) */
+#define QGEMM_TASK_COLS 512 /* columns of C per task */
+
+size_t qgemm_parallel_scratch(int64_t m, int64_t n, int64_t k)
+{
+    return align64(qgemm_workspace_bytes(min64(m, QGEMM_TASK_ROWS), min64(n, QGEMM_TASK_COLS), k));
+}
+
+typedef struct qgemm_job {
+    int64_t m, n, k;
+    const qgemm_mat *a, *b;
+    const int32_t *bias;
+    qgemm_bias mode;
+    int32_t *c;
+    int64_t ldc;
+    char *work;
+    size_t per_worker;
+    int64_t col_blocks;
+} qgemm_job;
+
+static void qgemm_task(void *arg, int64_t task, int worker)
+{
+    const qgemm_job *j = arg;
+    const int64_t i0 = task / j->col_blocks * QGEMM_TASK_ROWS, j0 = task % j->col_blocks * QGEMM_TASK_COLS;
+    const int64_t mb = min64(QGEMM_TASK_ROWS, j->m - i0), nb = min64(QGEMM_TASK_COLS, j->n - j0);
+    qgemm_mat a = *j->a, b = *j->b;
+    a.data += i0 * a.rs;
+    b.data += j0 * b.cs;
+    const int32_t *bias = j->bias ? j->bias + (j->mode == QGEMM_BIAS_PER_N ? j0 : i0) : NULL;
+    sim_qgemm_s8s8s32(mb, nb, j->k, &a, &b, bias, j->mode, j->c + i0 * j->ldc + j0, j->ldc,
+                      j->work + (size_t)worker * j->per_worker);
+}
+
+void sim_qgemm_s8s8s32_parallel(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const qgemm_mat *b,
+                                const int32_t *bias, qgemm_bias mode, int32_t *c, int64_t ldc, void *work,
+                                struct rd_pool *pool)
+{
+    if (m <= 0 || n <= 0)
+        return;
+    qgemm_job j = {.m = m, .n = n, .k = k, .a = a, .b = b, .bias = bias, .mode = mode, .c = c, .ldc = ldc,
+                   .work = work, .per_worker = qgemm_parallel_scratch(m, n, k),
+                   .col_blocks = (n + QGEMM_TASK_COLS - 1) / QGEMM_TASK_COLS};
+    sim_parallel(pool, (m + QGEMM_TASK_ROWS - 1) / QGEMM_TASK_ROWS * j.col_blocks, qgemm_task, &j);
 }

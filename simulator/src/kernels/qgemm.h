@@ -52,6 +52,19 @@ size_t qgemm_workspace_bytes(int64_t m, int64_t n, int64_t k);
 void sim_qgemm_s8s8s32(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const qgemm_mat *b,
                        const int32_t *bias, qgemm_bias mode, int32_t *c, int64_t ldc, void *work);
 
+struct rd_pool;
+
+/** Workspace bytes per worker of sim_qgemm_s8s8s32_parallel. */
+size_t qgemm_parallel_scratch(int64_t m, int64_t n, int64_t k);
+
+/**
+ * sim_qgemm_s8s8s32 in blocks of rows and columns of C over pool's threads (integer sums: the same C whatever
+ * the split); work holds qgemm_parallel_scratch(m, n, k) bytes per worker (sim_pool_width).
+ */
+void sim_qgemm_s8s8s32_parallel(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const qgemm_mat *b,
+                                const int32_t *bias, qgemm_bias mode, int32_t *c, int64_t ldc, void *work,
+                                struct rd_pool *pool);
+
 /** Same product by the portable micro-kernel only (tests compare it with the dispatched one). */
 void sim_qgemm_s8s8s32_portable(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const qgemm_mat *b,
                                 const int32_t *bias, qgemm_bias mode, int32_t *c, int64_t ldc, void *work);

@@ -408,12 +408,12 @@ static rd_status bin_eval(sim_op_ctx *ctx, rd_error *err)
     const sim_op_def sym = {.name = nm, .domain = "", .since = since_, .min_in = 2, .max_in = 2,       \
                             .min_out = 1, .max_out = 1, .params_size = sizeof(struct bin_params),      \
                             .parse = bin_parse, .infer = bin_infer, .eval = {[SIM_PREC_F32] = bin_eval}, \
-                            __VA_ARGS__};
+                            .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE, __VA_ARGS__};
 #define VAR_OP(sym, nm, since_, ...)                                                               \
     const sim_op_def sym = {.name = nm, .domain = "", .since = since_, .min_in = 1, .max_in = 2147483647, \
                             .min_out = 1, .max_out = 1, .params_size = sizeof(struct bin_params),      \
                             .parse = bin_parse, .infer = bin_infer, .eval = {[SIM_PREC_F32] = bin_eval}, \
-                            .same_from = 8, __VA_ARGS__};
+                            .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE, .same_from = 8, __VA_ARGS__};
 
 BIN_OP(op_add, "Add", 1, .prune = RD_OP_PRUNE_ADD, .fuse = SIM_FUSE_ADD, .same_from = 7)
 BIN_OP(op_sub, "Sub", 1, .same_from = 7)

@@ -1,12 +1,11 @@
 /*
  * op_conv.c: Conv (1..22) and ConvTranspose (1..22), float32, 1-D to 6-D kernels, groups, dilations,
- * pads and auto_pad. Geometry is resolved in infer; eval hands it to the kernels in conv_f32.c (BLAS)
- * whose oracles are kernels/ref_conv.c.
+ * pads and auto_pad. Geometry is resolved in infer; eval hands it to the kernels in conv_f32.c (tiles over the
+ * run's threads, every region reported to ctx->tile_done for fusion) whose oracles are kernels/ref_conv.c.
  */
 #include "nn_spatial.h"
 #include "../quant.h"
 #include "linear_shapes.h"
-#include "../kernels/blas_threads.h"
 #include "../kernels/conv_f32.h"
 
 #include <limits.h>
@@ -138,6 +137,19 @@ static rd_status conv_infer(sim_op_ctx *ctx, rd_error *err)
     return st;
 }
 
+/* Scratch of every worker of the pool (plan->scratch bytes each); NULL with nothing to allocate. */
+static rd_status plan_scratch(sim_op_ctx *ctx, const conv_plan *plan, float **out, rd_error *err)
+{
+    *out = NULL;
+    if (!plan->scratch)
+        return RD_OK;
+    size_t bytes;
+    if (!sim_mul_ok(plan->scratch, (size_t)sim_pool_width(ctx->pool), &bytes))
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+    *out = sim_scratch_get(ctx, bytes, err);
+    return *out ? RD_OK : err ? err->code : RD_E_NOMEM;
+}
+
 static rd_status conv_eval(sim_op_ctx *ctx, rd_error *err)
 {
     conv_geom g;
@@ -149,14 +161,12 @@ static rd_status conv_eval(sim_op_ctx *ctx, rd_error *err)
     conv_plan plan;
     conv_plan_f32(&g, &plan);
     float *scratch = NULL;
-    if (plan.scratch) {
-        scratch = sim_scratch_get(ctx, plan.scratch, err);
-        if (!scratch)
-            return err ? err->code : RD_E_NOMEM;
-    }
+    st = plan_scratch(ctx, &plan, &scratch, err);
+    if (st != RD_OK)
+        return st;
     const rd_tensor *b = ctx->n_in > 2 ? ctx->in[2] : NULL;
-    blas_use_one_thread();
-    conv_f32(&g, &plan, ctx->in[0]->data, ctx->in[1]->data, b ? b->data : NULL, ctx->out[0].data, scratch);
+    conv_f32(&g, &plan, ctx->in[0]->data, ctx->in[1]->data, b ? b->data : NULL, ctx->out[0].data, scratch, ctx->pool,
+             ctx->tile_done, ctx->tile_user);
     return RD_OK;
 }
 
@@ -261,20 +271,17 @@ static rd_status convt_eval(sim_op_ctx *ctx, rd_error *err)
         return st;
     if (!ctx->out[0].data)
         return RD_OK;
+    if (!ctx->in[0]->data) /* empty input: the output is the bias */
+        g.batch = 0;
     conv_plan plan;
     conv_transpose_plan_f32(&g, &plan);
     float *scratch = NULL;
-    if (plan.scratch) {
-        scratch = sim_scratch_get(ctx, plan.scratch, err);
-        if (!scratch)
-            return err ? err->code : RD_E_NOMEM;
-    }
+    st = plan_scratch(ctx, &plan, &scratch, err);
+    if (st != RD_OK)
+        return st;
     const rd_tensor *b = ctx->n_in > 2 ? ctx->in[2] : NULL;
-    if (!ctx->in[0]->data) /* empty input: the output is the bias */
-        g.batch = 0;
-    blas_use_one_thread();
-    conv_transpose_f32(&g, &plan, ctx->in[0]->data, ctx->in[1]->data, b ? b->data : NULL, ctx->out[0].data,
-                       scratch);
+    conv_transpose_f32(&g, &plan, ctx->in[0]->data, ctx->in[1]->data, b ? b->data : NULL, ctx->out[0].data, scratch,
+                       ctx->pool, ctx->tile_done, ctx->tile_user);
     return RD_OK;
 }
 
@@ -293,7 +300,7 @@ static int64_t convt_macs(const sim_op_ctx *ctx)
 const sim_op_def op_conv = {
     .name = "Conv", .domain = "", .since = 1, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,
     .params_size = sizeof(struct conv_params), .parse = conv_parse, .infer = conv_infer,
-    .eval = {[SIM_PREC_F32] = conv_eval}, .macs = conv_macs,
+    .eval = {[SIM_PREC_F32] = conv_eval}, .macs = conv_macs, .flags = SIM_OP_TILE_DONE | SIM_OP_FULL_WRITE,
     .eval_i8 = sim_q8_conv_eval, .eval_i16 = sim_q16_conv_eval, .weight_in = 1, .weight = RD_OP_WEIGHT_CONV,
     .prune = RD_OP_PRUNE_WEIGHTS, .fuse = SIM_FUSE_CONV,
 };
@@ -301,7 +308,7 @@ const sim_op_def op_conv = {
 const sim_op_def op_conv_transpose = {
     .name = "ConvTranspose", .domain = "", .since = 1, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,
     .params_size = sizeof(struct conv_params), .parse = conv_parse, .infer = convt_infer,
-    .eval = {[SIM_PREC_F32] = convt_eval}, .macs = convt_macs,
+    .eval = {[SIM_PREC_F32] = convt_eval}, .macs = convt_macs, .flags = SIM_OP_TILE_DONE,
     .eval_i8 = sim_q8_conv_transpose_eval, .eval_i16 = sim_q16_conv_transpose_eval, .weight_in = 1,
     .weight = RD_OP_WEIGHT_CONV_T, .fuse = SIM_FUSE_DECONV,
 };

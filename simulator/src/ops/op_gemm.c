@@ -1,15 +1,14 @@
 /*
- * op_gemm.c: Gemm (1..21; the broadcast attribute of 1-6 is implied) and MatMul (1..21), float32, on OpenBLAS sgemm.
+ * op_gemm.c: Gemm (1..21; the broadcast attribute of 1-6 is implied) and MatMul (1..21), float32.
  * Gemm: Y = alpha * op(A) op(B) + beta * C, C unidirectionally broadcast to [M, N] and optional from 11.
  * MatMul: numpy matmul with 1-D operands promoted and removed again, batch dims broadcast; when B has
- * no batch the whole of A is one sgemm. Float accumulation inside BLAS, kept single-threaded so that
- * results do not depend on the thread count (blas_threads.h).
+ * no batch the whole of A is one product. Both run kernels/matmul_f32.c over the run's threads: every
+ * element is one fma chain, so results do not depend on the thread count.
  */
 #include "linear_shapes.h"
 #include "../quant.h"
-#include "../kernels/blas_threads.h"
+#include "../kernels/matmul_f32.h"
 
-#include <cblas.h>
 #include <limits.h>
 
 static rd_status gemm_parse(const sim_node *n, void *params, rd_error *err)
@@ -68,6 +67,21 @@ static rd_status gemm_infer(sim_op_ctx *ctx, rd_error *err)
     return st;
 }
 
+/* Runs the products of mm on the pool with every worker's scratch, after extra bytes for the caller (*extra). */
+static rd_status mm_run(sim_op_ctx *ctx, const mm_f32 *mm, size_t extra_bytes, void **extra, rd_error *err)
+{
+    const size_t lead = (extra_bytes + 63) & ~(size_t)63;
+    size_t per = mm_f32_scratch(mm), bytes;
+    if (!sim_mul_ok(per, (size_t)sim_pool_width(ctx->pool), &bytes) || bytes > SIZE_MAX - lead)
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+    char *s = sim_scratch_get(ctx, lead + bytes, err);
+    if (!s)
+        return err ? err->code : RD_E_NOMEM;
+    if (extra)
+        *extra = s;
+    return RD_OK;
+}
+
 static rd_status gemm_eval(sim_op_ctx *ctx, rd_error *err)
 {
     const sim_gemm_params *p = ctx->params;
@@ -75,29 +89,20 @@ static rd_status gemm_eval(sim_op_ctx *ctx, rd_error *err)
     rd_status st = sim_gemm_dims(ctx, &m, &n, &k, err);
     if (st != RD_OK || !ctx->out[0].data)
         return st;
-    const rd_tensor *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
-    float *y = ctx->out[0].data;
-    float blas_beta = 0.0f;
-    if (c) {
-        /* Y starts as beta * C broadcast; BLAS then adds alpha * A B onto it */
-        const float *cd = c->data;
-        const int64_t cs_col = c->rank >= 1 && c->dims[c->rank - 1] == n ? 1 : 0;
-        const int64_t cs_row = c->rank == 2 && c->dims[0] == m ? c->dims[1] : 0;
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++)
-                y[i * n + j] = p->beta * cd[i * cs_row + j * cs_col];
-        blas_beta = 1.0f;
+    const rd_tensor *a = ctx->in[0], *b = ctx->in[1], *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
+    mm_f32 mm = {.m = m, .n = n, .k = k, .n_batch = 1, .y = ctx->out[0].data, .alpha = p->alpha, .beta = p->beta};
+    mm.a = p->trans_a ? (sgemm_mat){.data = a->data, .rs = 1, .cs = m} : (sgemm_mat){.data = a->data, .rs = k, .cs = 1};
+    mm.b = p->trans_b ? (sgemm_mat){.data = b->data, .rs = 1, .cs = k} : (sgemm_mat){.data = b->data, .rs = n, .cs = 1};
+    if (c && c->data) { /* C broadcast to [M, N] */
+        mm.c = c->data;
+        mm.c_cs = c->rank >= 1 && c->dims[c->rank - 1] == n ? 1 : 0;
+        mm.c_rs = c->rank == 2 && c->dims[0] == m ? c->dims[1] : 0;
     }
-    if (k == 0) {
-        if (!c)
-            memset(y, 0, (size_t)(m * n) * sizeof(float));
-        return RD_OK;
-    }
-    blas_use_one_thread();
-    cblas_sgemm(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans, p->trans_b ? CblasTrans : CblasNoTrans, (int)m,
-                (int)n, (int)k, p->alpha, ctx->in[0]->data, (int)ctx->in[0]->dims[1], ctx->in[1]->data,
-                (int)ctx->in[1]->dims[1], blas_beta, y, (int)n);
-    return RD_OK;
+    void *s = NULL;
+    st = mm_run(ctx, &mm, 0, &s, err);
+    if (st == RD_OK)
+        mm_f32_run(&mm, s, ctx->pool);
+    return st;
 }
 
 static int64_t gemm_macs(const sim_op_ctx *ctx)
@@ -187,20 +192,25 @@ static rd_status matmul_eval(sim_op_ctx *ctx, rd_error *err)
     rd_status st = sim_matmul_shape_of(ctx, &s, err);
     if (st != RD_OK || !ctx->out[0].data)
         return st;
-    const float *a = ctx->in[0]->data, *b = ctx->in[1]->data;
-    float *y = ctx->out[0].data;
-    if (s.k == 0) {
-        memset(y, 0, rd_tensor_nbytes(&ctx->out[0]));
-        return RD_OK;
-    }
-    blas_use_one_thread();
+    mm_f32 mm = {.m = s.m, .n = s.n, .k = s.k, .n_batch = s.n_batch, .y = ctx->out[0].data, .alpha = 1.0f,
+                 .a = {.data = ctx->in[0]->data, .rs = s.k, .cs = 1}, .b = {.data = ctx->in[1]->data, .rs = s.n, .cs = 1}};
     const bool a_full = s.nb == 0 || rd_tensor_numel(ctx->in[0]) == s.n_batch * s.m * s.k;
-    if (s.b_shared && a_full) {
-        /* one matrix B for all of A: fold A's batch into M */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(s.n_batch * s.m), (int)s.n, (int)s.k, 1.0f, a,
-                    (int)s.k, b, (int)s.n, 0.0f, y, (int)s.n);
-        return RD_OK;
+    if (s.b_shared && a_full) { /* one matrix B for all of A: fold A's batch into M */
+        mm.m = s.n_batch * s.m;
+        mm.n_batch = 1;
+        void *sc = NULL;
+        st = mm_run(ctx, &mm, 0, &sc, err);
+        if (st == RD_OK)
+            mm_f32_run(&mm, sc, ctx->pool);
+        return st;
     }
+    int64_t *off = NULL;
+    size_t off_bytes;
+    if (!sim_mul_ok((size_t)s.n_batch, 2 * sizeof(int64_t), &off_bytes))
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): too many batch elements", ctx->node->name, ctx->node->op_type);
+    st = mm_run(ctx, &mm, off_bytes, (void **)&off, err);
+    if (st != RD_OK)
+        return st;
     int64_t idx[RD_MAX_RANK] = {0};
     for (int64_t bi = 0; bi < s.n_batch; bi++) {
         int64_t oa = 0, ob = 0;
@@ -208,14 +218,17 @@ static rd_status matmul_eval(sim_op_ctx *ctx, rd_error *err)
             oa += idx[i] * s.a_bs[i];
             ob += idx[i] * s.b_bs[i];
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s.m, (int)s.n, (int)s.k, 1.0f,
-                    a + oa * s.m * s.k, (int)s.k, b + ob * s.k * s.n, (int)s.n, 0.0f, y + bi * s.m * s.n, (int)s.n);
+        off[bi] = oa * s.m * s.k;
+        off[s.n_batch + bi] = ob * s.k * s.n;
         for (int i = s.nb - 1; i >= 0; i--) {
             if (++idx[i] < s.batch[i])
                 break;
             idx[i] = 0;
         }
     }
+    mm.a_off = off;
+    mm.b_off = off + s.n_batch;
+    mm_f32_run(&mm, (float *)(void *)((char *)off + ((off_bytes + 63) & ~(size_t)63)), ctx->pool);
     return RD_OK;
 }
 

@@ -100,7 +100,7 @@ static rd_status bn_eval(sim_op_ctx *ctx, rd_error *err)
 const sim_op_def op_batch_normalization = {
     .name = "BatchNormalization", .domain = "", .since = 6, .min_in = 5, .max_in = 5, .min_out = 1, .max_out = 5,
     .params_size = sizeof(struct bn_params), .parse = bn_parse, .infer = bn_infer,
-    .eval = {[SIM_PREC_F32] = bn_eval}, .prune = RD_OP_PRUNE_AFFINE, .same_from = 9,
+    .eval = {[SIM_PREC_F32] = bn_eval}, .flags = SIM_OP_CHANNELWISE | SIM_OP_FULL_WRITE, .prune = RD_OP_PRUNE_AFFINE, .same_from = 9,
 };
 
 /* ------------------------------------------------------------------------------------------------- */

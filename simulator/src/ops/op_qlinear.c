@@ -417,8 +417,13 @@ static bool convi_fast(sim_op_ctx *ctx, const ref_conv_int_geom *rg, rd_status *
     }
     conv_plan plan;
     qconv_plan_s8(&g, &plan);
-    size_t xb = align64((size_t)nx), wb = align64((size_t)nw);
-    char *scr = sim_scratch_get(ctx, xb + wb + plan.scratch + 64, err);
+    const bool direct = plan.kind == CONV_KIND_DEPTHWISE; /* the float loop on centred codes (qconv.h) */
+    const size_t xb = align64((size_t)nx), wb = align64((size_t)nw);
+    const size_t fb = direct ? align64((size_t)(nx + nw) * sizeof(float)) : 0;
+    size_t work;
+    if (!sim_mul_ok(plan.scratch, (size_t)sim_pool_width(ctx->pool), &work))
+        return false;
+    char *scr = sim_scratch_get(ctx, xb + wb + fb + work + 64, err);
     if (!scr) {
         *st = err ? err->code : RD_E_NOMEM;
         return true;
@@ -434,14 +439,17 @@ static bool convi_fast(sim_op_ctx *ctx, const ref_conv_int_geom *rg, rd_status *
     for (int64_t i = 0; i < nx; i++)
         x8[i] = (int8_t)(ec_ld_i64(x->data, x->dtype, i) - shift);
     int32_t x_zp = (int32_t)zp_at(xzp, 0) - shift;
-    const int64_t cg = g.in_c / g.group, mg = g.out_c / g.group;
-    const int64_t in_plane = conv_prod(g.in, g.nsp), out_plane = conv_prod(g.out, g.nsp);
-    const int64_t w_group = mg * cg * conv_prod(g.k, g.nsp);
-    int32_t *y = ctx->out[0].data;
-    for (int64_t n = 0; n < g.batch; n++)
-        for (int64_t grp = 0; grp < g.group; grp++)
-            qconv_s8_slice(&g, &plan, x8 + (n * g.in_c + grp * cg) * in_plane, x_zp, w8 + grp * w_group, NULL,
-                           y + (n * g.out_c + grp * mg) * out_plane, scr + xb + wb);
+    qconv_args a = {.xq = x8, .x_zp = x_zp, .wq = w8, .y = ctx->out[0].data};
+    if (direct) {
+        float *xc = (float *)(void *)(scr + xb + wb), *wc = xc + nx;
+        for (int64_t i = 0; i < nx; i++)
+            xc[i] = (float)(x8[i] - x_zp);
+        for (int64_t i = 0; i < nw; i++)
+            wc[i] = w8[i];
+        a.xc = xc;
+        a.wc = wc;
+    }
+    qconv_s8(&g, &plan, &a, scr + xb + wb + fb, ctx->pool, NULL, NULL);
     *st = RD_OK;
     return true;
 }

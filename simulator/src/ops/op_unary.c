@@ -233,7 +233,7 @@ static rd_status un_eval(sim_op_ctx *ctx, rd_error *err)
     const sim_op_def sym = {.name = nm, .domain = "", .since = since_, .min_in = 1, .max_in = 1,      \
                             .min_out = 1, .max_out = 1, .params_size = sizeof(un_params),             \
                             .parse = un_parse, .infer = un_infer, .eval = {[SIM_PREC_F32] = un_eval}, \
-                            __VA_ARGS__};
+                            .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE, __VA_ARGS__};
 UN_OP(op_relu, "Relu", 6, .prune = RD_OP_PRUNE_CHANNELWISE,
       .fuse = SIM_FUSE_CONV_ACT | SIM_FUSE_DECONV_ACT | SIM_FUSE_ADD_ACT)
 UN_OP(op_leaky_relu, "LeakyRelu", 6, .prune = RD_OP_PRUNE_CHANNELWISE, .fuse = SIM_FUSE_CONV_ACT | SIM_FUSE_DECONV_ACT)
@@ -389,5 +389,5 @@ static rd_status clip_eval(sim_op_ctx *ctx, rd_error *err)
 
 const sim_op_def op_clip = {.name = "Clip", .domain = "", .since = 6, .min_in = 1, .max_in = 3, .min_out = 1,
                             .max_out = 1, .params_size = sizeof(struct clip_params), .parse = clip_parse,
-                            .infer = clip_infer, .eval = {[SIM_PREC_F32] = clip_eval},
+                            .infer = clip_infer, .eval = {[SIM_PREC_F32] = clip_eval}, .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE,
                             .prune = RD_OP_PRUNE_CHANNELWISE_BOUNDED, .fuse = SIM_FUSE_CONV_ACT, .same_from = 11};

@@ -63,7 +63,7 @@ static inline rd_status h_exec(h_run *r, const char *op, int opset, const sim_at
         present[k] = true;
     sim_scratch scratch = {0};
     sim_op_ctx ctx = {.node = &node, .params = params, .opset = opset, .n_in = n_in, .in = in, .n_out = n_out,
-                      .out = r->out, .out_present = present, .scratch = &scratch, .threads = 1};
+                      .out = r->out, .out_present = present, .scratch = &scratch};
     if (st == RD_OK)
         st = d->infer(&ctx, &r->err);
     for (int k = 0; k < n_out && st == RD_OK; k++) {

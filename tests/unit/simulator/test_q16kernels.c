@@ -92,7 +92,7 @@ static rd_status q_setup(q_run *r, const char *op, const sim_attr *attrs, int n_
     r->params = d->params_size ? calloc(1, d->params_size) : NULL;
     r->present[0] = true;
     r->ctx = (sim_op_ctx){.node = &r->node, .params = r->params, .opset = 13, .n_in = n_in, .in = in, .n_out = 1,
-                          .out = &r->out, .out_present = r->present, .scratch = &r->scratch, .threads = 1};
+                          .out = &r->out, .out_present = r->present, .scratch = &r->scratch};
     rd_status st = d->parse ? d->parse(&r->node, r->params, &r->err) : RD_OK;
     if (st == RD_OK)
         st = d->infer(&r->ctx, &r->err);

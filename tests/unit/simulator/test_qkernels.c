@@ -121,7 +121,7 @@ static rd_status q8_setup(q8_run *r, const char *op, const sim_attr *attrs, int 
     r->params = d->params_size ? calloc(1, d->params_size) : NULL;
     r->present[0] = true;
     r->ctx = (sim_op_ctx){.node = &r->node, .params = r->params, .opset = 13, .n_in = n_in, .in = in, .n_out = 1,
-                          .out = &r->out, .out_present = r->present, .scratch = &r->scratch, .threads = 1};
+                          .out = &r->out, .out_present = r->present, .scratch = &r->scratch};
     rd_status st = d->parse ? d->parse(&r->node, r->params, &r->err) : RD_OK;
     if (st == RD_OK)
         st = d->infer(&r->ctx, &r->err);
@@ -336,7 +336,7 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
     int32_t *bq = malloc((size_t)cc->m * 4);
     for (int64_t c = 0; c < cc->m; c++)
         bq[c] = sim_quant_bias_i32(b[c], (double)in_scale * ws[nws == 1 ? 0 : c]);
-    const int64_t ny = rd_tensor_numel(&r.out), out_plane = conv_prod(g.out, nsp), in_plane = conv_prod(g.in, nsp);
+    const int64_t ny = rd_tensor_numel(&r.out), out_plane = conv_prod(g.out, nsp);
     int32_t *want = malloc((size_t)ny * 4 + 4), *got = malloc((size_t)ny * 4 + 4), *want_sym = malloc((size_t)ny * 4 + 4);
     if (transpose) {
         ref_qconv_transpose(&g, xq, cc->zp, wq, wzp, nws, cc->bias ? bq : NULL, want);
@@ -345,25 +345,42 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
         ref_qconv(&g, xq, cc->zp, wq, wzp, nws, cc->bias ? bq : NULL, want);
         ref_qconv(&g, xq, cc->zp, wq, NULL, nws, cc->bias ? bq : NULL, want_sym);
     }
-    /* accumulators straight from the slice kernels */
+    /* accumulators straight from the kernels, on one thread and on a pool of three */
     conv_plan plan;
     if (transpose)
         qconv_transpose_plan_s8(&g, &plan);
     else
         qconv_plan_s8(&g, &plan);
-    void *scratch = aligned_alloc(64, (plan.scratch + 64) / 64 * 64);
-    const int64_t cg = g.in_c / g.group, mg = g.out_c / g.group, ksz = conv_prod(g.k, nsp);
-    for (int64_t n = 0; n < g.batch; n++)
-        for (int64_t grp = 0; grp < g.group; grp++) {
-            const int8_t *xg = xq + (n * g.in_c + grp * cg) * in_plane;
-            const int8_t *wg = wq + grp * mg * cg * ksz;
-            int32_t *yg = got + (n * g.out_c + grp * mg) * out_plane;
-            if (transpose)
-                qconv_transpose_s8_slice(&g, &plan, xg, cc->zp, wg, cc->bias ? bq + grp * mg : NULL, yg, scratch);
-            else
-                qconv_s8_slice(&g, &plan, xg, cc->zp, wg, cc->bias ? bq + grp * mg : NULL, yg, scratch);
-        }
-    /* the slices compute the symmetric product: the zero point is the eval's correction */
+    const int64_t nwq = transpose ? g.in_c * (g.out_c / g.group) * conv_prod(g.k, nsp)
+                                  : g.out_c * (g.in_c / g.group) * conv_prod(g.k, nsp);
+    void *scratch = aligned_alloc(64, (3 * plan.scratch + 64) / 64 * 64);
+    float *xc = malloc((size_t)(nx + nwq) * sizeof(float) + 4), *wc = xc + nx;
+    for (int64_t i = 0; i < nx; i++)
+        xc[i] = (float)(xq[i] - cc->zp);
+    for (int64_t i = 0; i < nwq; i++)
+        wc[i] = wq[i];
+    const qconv_args qa = {.xq = xq, .xc = xc, .x_zp = cc->zp, .wq = wq, .wc = wc, .bias = cc->bias ? bq : NULL,
+                           .y = got};
+    int32_t *got3 = malloc((size_t)ny * 4 + 4);
+    rd_pool *pool3 = NULL;
+    CU_ASSERT_EQUAL_FATAL(rd_pool_create(3, &pool3, NULL), RD_OK);
+    const qconv_args qa3 = {.xq = xq, .xc = xc, .x_zp = cc->zp, .wq = wq, .wc = wc, .bias = cc->bias ? bq : NULL,
+                            .y = got3};
+    if (transpose) {
+        qconv_transpose_s8(&g, &plan, &qa, scratch, NULL, NULL, NULL);
+        qconv_transpose_s8(&g, &plan, &qa3, scratch, pool3, NULL, NULL);
+    } else {
+        qconv_s8(&g, &plan, &qa, scratch, NULL, NULL, NULL);
+        qconv_s8(&g, &plan, &qa3, scratch, pool3, NULL, NULL);
+    }
+    if (memcmp(got, got3, (size_t)ny * 4) != 0) {
+        fprintf(stderr, "%s case %d (kind %d): accumulators differ on three threads\n", op, case_no, (int)plan.kind);
+        fails++;
+    }
+    free(got3);
+    free(xc);
+    rd_pool_destroy(pool3);
+    /* the kernels compute the symmetric product: the zero point is the eval's correction */
     if (memcmp(got, want_sym, (size_t)ny * 4) != 0) {
         fprintf(stderr, "%s case %d (kind %d): accumulators differ\n", op, case_no, (int)plan.kind);
         fails++;

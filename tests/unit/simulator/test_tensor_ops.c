@@ -78,7 +78,7 @@ static rd_status run(op_run *r)
     }
     r->ctx = (sim_op_ctx){.node = &r->node, .params = r->params, .opset = r->node.opset, .n_in = r->node.n_in,
                           .in = r->in, .n_out = r->node.n_out, .out = r->out, .out_present = r->present,
-                          .scratch = &r->scratch, .threads = 1};
+                          .scratch = &r->scratch};
     rd_status st = def->infer(&r->ctx, &r->err);
     if (st != RD_OK)
         return st;

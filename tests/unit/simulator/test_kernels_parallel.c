@@ -1,0 +1,166 @@
+/*
+ * test_kernels_parallel.c: the float kernels give the same bits on one thread and on a pool of three, and
+ * their AVX2 paths the same bits as the portable ones, over seeded random shapes (Conv of every strategy:
+ * pointwise GEMM, direct depthwise/small-channel, im2col tiles; ConvTranspose; GEMM with strided operands).
+ */
+#include "rd_test.h"
+
+#include "../../../simulator/src/internal.h"
+#include "../../../simulator/src/kernels/conv_f32.h"
+#include "../../../simulator/src/kernels/sgemm_f32.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static uint32_t rng = 7;
+
+static int64_t pick(int64_t lo, int64_t hi) /* inclusive */
+{
+    rng = rng * 1664525u + 1013904223u;
+    return lo + (int64_t)((rng >> 8) % (uint32_t)(hi - lo + 1));
+}
+
+static float *random_floats(int64_t n)
+{
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++)
+        p[i] = (float)pick(-30000, 30000) / 7919.0f;
+    return p;
+}
+
+/* kind: 0 any, 1 depthwise, 2 pointwise, 3 few input channels (the direct loop's other case) */
+static void random_geom(conv_geom *g, int nsp, int kind)
+{
+    memset(g, 0, sizeof *g);
+    g->nsp = nsp;
+    g->batch = pick(1, 2);
+    g->group = kind == 1 ? pick(3, 24) : kind == 3 ? 1 : pick(1, 2);
+    const int64_t cg = kind == 1 ? 1 : kind == 3 ? pick(1, 3) : pick(1, 24), mg = kind == 1 ? 1 : pick(1, 40);
+    g->in_c = g->group * cg;
+    g->out_c = g->group * mg;
+    for (int d = 0; d < nsp; d++) {
+        g->in[d] = pick(5, nsp == 1 ? 90 : 40);
+        g->k[d] = kind == 2 ? 1 : pick(1, 5);
+        g->stride[d] = kind == 2 ? 1 : pick(1, 3);
+        g->dil[d] = kind == 2 ? 1 : pick(1, 2);
+        g->pad[d] = kind == 2 ? 0 : pick(0, 2);
+        g->pad_end[d] = kind == 2 ? 0 : pick(0, 2);
+        const int64_t ek = (g->k[d] - 1) * g->dil[d] + 1;
+        while (g->in[d] + g->pad[d] + g->pad_end[d] < ek)
+            g->in[d]++;
+        g->out[d] = (g->in[d] + g->pad[d] + g->pad_end[d] - ek) / g->stride[d] + 1;
+    }
+}
+
+static int64_t prod(const int64_t *v, int n)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++)
+        p *= v[i];
+    return p;
+}
+
+static void *scratch_for(const conv_plan *plan, int workers)
+{
+    size_t bytes = (plan->scratch + 63) / 64 * 64 * (size_t)workers;
+    return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+/* Conv or ConvTranspose of g on no pool and on pool; 1 when the outputs differ in any bit. */
+static int conv_case(const conv_geom *g, bool transpose, rd_pool *pool, int case_no, int *kinds)
+{
+    const int64_t in_sp = prod(g->in, g->nsp), out_sp = prod(g->out, g->nsp), taps = prod(g->k, g->nsp);
+    const int64_t nx = g->batch * g->in_c * in_sp, ny = g->batch * g->out_c * out_sp;
+    const int64_t nw = transpose ? g->in_c * (g->out_c / g->group) * taps : g->out_c * (g->in_c / g->group) * taps;
+    float *x = random_floats(nx), *w = random_floats(nw), *b = random_floats(g->out_c);
+    float *y1 = malloc((size_t)ny * sizeof(float)), *y3 = malloc((size_t)ny * sizeof(float));
+    conv_plan plan;
+    if (transpose)
+        conv_transpose_plan_f32(g, &plan);
+    else
+        conv_plan_f32(g, &plan);
+    kinds[plan.kind]++;
+    float *s1 = scratch_for(&plan, 1), *s3 = scratch_for(&plan, sim_pool_width(pool));
+    if (transpose) {
+        conv_transpose_f32(g, &plan, x, w, b, y1, s1, NULL, NULL, NULL);
+        conv_transpose_f32(g, &plan, x, w, b, y3, s3, pool, NULL, NULL);
+    } else {
+        conv_f32(g, &plan, x, w, b, y1, s1, NULL, NULL, NULL);
+        conv_f32(g, &plan, x, w, b, y3, s3, pool, NULL, NULL);
+    }
+    int bad = memcmp(y1, y3, (size_t)ny * sizeof(float)) != 0;
+    if (bad)
+        fprintf(stderr, "%s case %d (kind %d, %lld tasks): one thread and three differ\n",
+                transpose ? "ConvTranspose" : "Conv", case_no, (int)plan.kind, (long long)plan.tasks);
+    free(x), free(w), free(b), free(y1), free(y3), free(s1), free(s3);
+    return bad;
+}
+
+static void test_conv_threads_identical(void)
+{
+    rd_pool *pool = NULL;
+    CU_ASSERT_EQUAL_FATAL(rd_pool_create(3, &pool, NULL), RD_OK);
+    int fails = 0, kinds[3] = {0};
+    for (int c = 0; c < 160; c++) {
+        conv_geom g;
+        random_geom(&g, 1 + c % 2, c % 4);
+        fails += conv_case(&g, false, pool, c, kinds);
+    }
+    for (int c = 0; c < 40; c++) {
+        conv_geom g;
+        random_geom(&g, 1 + c % 2, c % 3 == 1 ? 0 : c % 3);
+        int k3[3] = {0};
+        fails += conv_case(&g, true, pool, c, k3);
+    }
+    fprintf(stderr, "conv strategies exercised: gemm %d, direct %d, tiled %d\n", kinds[0], kinds[1], kinds[2]);
+    CU_ASSERT(kinds[CONV_KIND_GEMM] > 0 && kinds[CONV_KIND_DEPTHWISE] > 0 && kinds[CONV_KIND_TILED] > 0);
+    CU_ASSERT_EQUAL(fails, 0);
+    rd_pool_destroy(pool);
+}
+
+static void test_sgemm_paths_identical(void)
+{
+    int fails = 0;
+    for (int c = 0; c < 60; c++) {
+        const int64_t m = pick(1, 40), n = pick(1, 70), k = pick(1, 600);
+        const bool at = c % 2, bt = c % 3 == 0; /* transposed (strided) operands */
+        float *a = random_floats(m * k), *b = random_floats(k * n), *c0 = random_floats(m * n);
+        const sgemm_mat am = {a, at ? 1 : k, at ? m : 1}, bm = {b, bt ? 1 : n, bt ? k : 1};
+        float *c1 = malloc((size_t)(m * n) * sizeof(float)), *c2 = malloc((size_t)(m * n) * sizeof(float));
+        memcpy(c1, c0, (size_t)(m * n) * sizeof(float));
+        memcpy(c2, c0, (size_t)(m * n) * sizeof(float));
+        float *work = aligned_alloc(64, (sgemm_f32_work_bytes(k, n) + 63) / 64 * 64 + 64);
+        sim_sgemm_f32(m, n, k, &am, &bm, c1, n, work);
+        sim_sgemm_f32_portable(m, n, k, &am, &bm, c2, n, work);
+        if (memcmp(c1, c2, (size_t)(m * n) * sizeof(float)) != 0) {
+            fprintf(stderr, "sgemm case %d (%lld x %lld x %lld): dispatched and portable paths differ\n", c,
+                    (long long)m, (long long)n, (long long)k);
+            fails++;
+        }
+        free(a), free(b), free(c0), free(c1), free(c2), free(work);
+    }
+    CU_ASSERT_EQUAL(fails, 0);
+}
+
+static void test_pool_edges(void)
+{
+    rd_pool *p = NULL;
+    rd_error err;
+    CU_ASSERT_EQUAL(rd_pool_create(-1, &p, &err), RD_E_INVAL);
+    CU_ASSERT_PTR_NULL(p);
+    CU_ASSERT_EQUAL(rd_pool_create(1025, &p, &err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "1025"));
+    CU_ASSERT_EQUAL_FATAL(rd_pool_create(0, &p, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_pool_threads(p), rd_cpu_count());
+    rd_pool_destroy(p);
+    CU_ASSERT_EQUAL(rd_pool_threads(NULL), 1);
+    CU_ASSERT(rd_cpu_count() >= 1);
+}
+
+RD_TEST_REGISTER(register_kernels_parallel)
+{
+    RD_SUITE("kernels_parallel",
+             {"Conv/ConvTranspose: one thread and three give the same bits", test_conv_threads_identical},
+             {"sgemm: AVX2 and portable paths give the same bits", test_sgemm_paths_identical},
+             {"pool: thread counts accepted and refused", test_pool_edges});
+}
