@@ -467,7 +467,7 @@ int an_cmd_eval(an_cmd_ctx *ctx)
 {
     eval_args *a = calloc(1, sizeof *a);
     if (!a)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the command's options");
     a->calib = 100;
     a->show = 10;
     an_quant_opts_init(&a->q);

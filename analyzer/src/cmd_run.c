@@ -241,7 +241,7 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor 
     rd_run_options opt = {.observer = observe_tensor, .user = &ro};
     double *times = malloc((size_t)n * sizeof *times);
     if (!times)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the --bench timings");
     rd_error err = {0};
     /* one warm-up run: page faults and BLAS buffers are not what we measure */
     if (run_once(m, sim, inputs, n_in, &opt, &err) != RD_OK) {
@@ -487,7 +487,7 @@ int an_cmd_run(an_cmd_ctx *ctx)
 {
     run_args *a = calloc(1, sizeof *a);
     if (!a)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the command's options");
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     rd_error err = {0};

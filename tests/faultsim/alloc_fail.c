@@ -14,12 +14,16 @@
  *   RD_FAULTSIM_FAIL=N   fail the Nth counted call (1-based) once; 0 or unset: fail nothing
  *   RD_FAULTSIM_COUNT=1  print "rknn-diag faultsim: N allocations" to stderr at exit
  *   RD_FAULTSIM_TRACE=1  print the failed call (function, size) and, with a sanitizer, its stack
+ *   RD_FAULTSIM_TRACE=2  print "rknn-diag faultsim site N FUNCTION SITE" for every counted call, SITE
+ *                        being the three return addresses above the wrapper: faultsim_loop.sh fails
+ *                        the first call of each distinct site (addresses are valid within one run only)
  *
  * Its state is file-scope and mutable, which the product's code never is: this file exists only in
  * the test build. The counter is atomic because simulator workers allocate on their own threads.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <netdb.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
@@ -31,7 +35,6 @@
 #include <dirent.h>
 #include <zlib.h>
 
-#define fail_now(fn, size) fail_now_at(fn, size, __builtin_return_address(0))
 /* the sanitizers' runtime prints a stack from anywhere; absent (NULL) in a build without one */
 void __sanitizer_print_stack_trace(void) __attribute__((weak));
 
@@ -39,11 +42,25 @@ static atomic_ulong calls;       /* counted calls so far */
 static unsigned long fail_at;    /* the call to fail, 0: none (set before main, read-only after) */
 static int report_count, trace;  /* RD_FAULTSIM_COUNT, RD_FAULTSIM_TRACE */
 
+/* One line naming the call by the three frames above its wrapper (frames 0 to 2 are this function,
+   fail_now and the wrapper, kept apart by noinline; glibc's unwinder copes with libraries built
+   without frame pointers). */
+__attribute__((noinline)) static void print_site(unsigned long n, const char *fn)
+{
+    void *frames[6] = {0};
+    int got = backtrace(frames, 6);
+    fprintf(stderr, "rknn-diag faultsim site %lu %s", n, fn);
+    for (int i = 3; i < 6; i++)
+        fprintf(stderr, " %p", i < got ? frames[i] : NULL);
+    fputc('\n', stderr);
+}
+
 /* Counts one call; true when this is the one to fail (then errno is ENOMEM). */
-static int fail_now_at(const char *fn, size_t size, void *caller)
+__attribute__((noinline)) static int fail_now(const char *fn, size_t size)
 {
     unsigned long n = atomic_fetch_add(&calls, 1) + 1;
-    if (trace == 2) { fprintf(stderr, "ALLOC %s %p\n", fn, caller); }
+    if (trace == 2)
+        print_site(n, fn);
     if (n != fail_at)
         return 0;
     if (trace) {

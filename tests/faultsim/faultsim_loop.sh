@@ -2,12 +2,15 @@
 # faultsim_loop.sh: runs one rknn-diag command on the demo model once per allocation it makes, failing
 # that allocation (docs/internals/faultsim.md; curl's torture tests, SQLite's faultsim).
 #
-#   faultsim_loop.sh FAULTSIM_BINARY WORKDIR [--shard K/M] [--only N] -- COMMAND ARGS...
+#   faultsim_loop.sh FAULTSIM_BINARY WORKDIR [--sites] [--stride S] [--only N] -- COMMAND ARGS...
 #
 # In ARGS, @DEMO@ is a folder holding the demo model (demo.onnx), its input (image.npy) and a 2-sample
 # calibration list (dataset2.txt), written by `rknn-diag demo -q`; @OUT@ is the output folder.
 # A reference run counts the allocations (RD_FAULTSIM_COUNT) and keeps its outputs. Then, for every
-# N (of this shard: N = K, K+M, K+2M, ...), the command runs again with RD_FAULTSIM_FAIL=N, and must:
+# N chosen, the command runs again with RD_FAULTSIM_FAIL=N. N is every allocation (1, 2, ... total)
+# by default; --stride S takes every Sth (S, 2S, ...); --sites adds the first allocation of each
+# distinct call site (the three callers above the allocating function, RD_FAULTSIM_TRACE=2), so that
+# a stride still fails every allocating line once. Each run must:
 #   - exit 3 with an "error:" line that says memory (or resources, for a thread) ran out, or
 #     absorb the failure (a documented fallback: the background writer thread) and exit 0 with
 #     stdout and every output file identical to the reference;
@@ -20,15 +23,16 @@ set -uo pipefail
 
 bin=$1 work=$2
 shift 2
-shard_k=1 shard_m=1 only=
+stride=1 sites=0 only=
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
     case $1 in
-    --shard) shard_k=${2%/*} shard_m=${2#*/}; shift 2 ;;
+    --stride) stride=$2; shift 2 ;;
+    --sites) sites=1; shift ;;
     --only) only=$2; shift 2 ;;
     *) echo "faultsim_loop: unknown option $1" >&2; exit 2 ;;
     esac
 done
-[ "${1:-}" = -- ] || { echo "usage: faultsim_loop.sh BINARY WORKDIR [--shard K/M] [--only N] -- ARGS..." >&2; exit 2; }
+[ "${1:-}" = -- ] || { echo "usage: faultsim_loop.sh BINARY WORKDIR [--sites] [--stride S] [--only N] -- ARGS..." >&2; exit 2; }
 shift
 template=("$@")
 
@@ -58,14 +62,22 @@ make_cmd() {
 
 ref=$work/ref
 make_cmd "$ref"
-RD_FAULTSIM_COUNT=1 timeout -k 5 "$time_bound" "$bin" "${cmd[@]}" >"$work/ref.stdout" 2>"$work/ref.stderr"
+RD_FAULTSIM_COUNT=1 RD_FAULTSIM_TRACE=$((sites * 2)) timeout -k 5 "$time_bound" "$bin" "${cmd[@]}" \
+    >"$work/ref.stdout" 2>"$work/ref.stderr"
 rc=$?
 total=$(sed -n 's/^rknn-diag faultsim: \([0-9]*\) allocations$/\1/p' "$work/ref.stderr" | tail -n 1)
 if [ $rc -ne 0 ] || [ -z "$total" ]; then
     echo "faultsim_loop: the reference run (no failure) exited $rc:" >&2
-    tail -n 20 "$work/ref.stderr" >&2
+    grep -v '^rknn-diag faultsim site ' "$work/ref.stderr" | tail -n 20 >&2
     exit 1
 fi
+# The N to fail, one a line: every Sth, plus the first of each site.
+{
+    seq "$stride" "$stride" "$total"
+    [ "$sites" = 1 ] && awk '$1 == "rknn-diag" && $3 == "site" && !seen[$5 " " $6 " " $7 " " $8]++ { print $4 }' \
+        "$work/ref.stderr"
+} | sort -n -u >"$work/plan"
+n_sites=$(awk '$1 == "rknn-diag" && $3 == "site" && !seen[$5 " " $6 " " $7 " " $8]++' "$work/ref.stderr" | wc -l)
 # stdout names the output folder: compared with @OUT@ in its place
 sed "s|$ref|@OUT@|g" "$work/ref.stdout" >"$work/ref.stdout.clean"
 
@@ -74,7 +86,7 @@ check_one() {
     local n=$1 out=$work/out
     rm -rf "$out"
     make_cmd "$out"
-    RD_FAULTSIM_FAIL=$n timeout -k 5 "$time_bound" "$bin" "${cmd[@]}" >"$work/stdout" 2>"$work/stderr"
+    RD_FAULTSIM_FAIL=$n timeout -k 5 "$time_bound" "$bin" "${cmd[@]}" </dev/null >"$work/stdout" 2>"$work/stderr"
     local rc=$? why=
     absorbed=0
     if grep -qE 'Sanitizer|runtime error:' "$work/stderr"; then
@@ -116,15 +128,18 @@ fi
 
 start=$SECONDS
 failed=0 ran=0 absorbed_total=0
-for ((n = shard_k; n <= total; n += shard_m)); do
+while read -r n; do
     ran=$((ran + 1))
     if ! check_one "$n"; then
         failed=$((failed + 1))
         [ $failed -ge 20 ] && { echo "faultsim_loop: stopping after 20 failures"; break; }
     fi
     absorbed_total=$((absorbed_total + absorbed))
-done
-echo "faultsim_loop: ${template[*]}: $total allocations; ran $ran (shard $shard_k/$shard_m) in" \
+done <"$work/plan"
+what="every allocation"
+[ "$stride" != 1 ] && what="every ${stride}th allocation"
+[ "$sites" = 1 ] && what="$what and the first of each of $n_sites call sites"
+echo "faultsim_loop: ${template[*]}: $total allocations; failed $what: ran $ran in" \
     "$((SECONDS - start)) s: $((ran - failed - absorbed_total)) exit 3, $absorbed_total absorbed (exit 0," \
     "same output), $failed wrong"
 [ $failed -eq 0 ] || exit 1

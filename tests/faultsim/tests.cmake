@@ -8,3 +8,23 @@ target_link_libraries(rknn-diag-faultsim PRIVATE rd::analyzer PkgConfig::CJSON P
 foreach(fn ${RD_FAULTSIM_WRAPPED})
   target_link_options(rknn-diag-faultsim PRIVATE "LINKER:--wrap=${fn}")
 endforeach()
+
+# One loop per command on the demo model. Each fails the first allocation of every call site plus every
+# Sth allocation (S below: the counts are 759 for run, ~5,900 for accuracy, measured on the demo model);
+# -DRD_FAULTSIM_FULL=ON fails every allocation (accuracy then takes about 30 minutes per loop).
+option(RD_FAULTSIM_FULL "Fail every allocation in the faultsim loops, not a stride" OFF)
+function(rd_faultsim_loop name stride)
+  if(RD_FAULTSIM_FULL)
+    set(stride 1)
+  endif()
+  add_test(NAME faultsim_${name}
+    COMMAND bash ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/faultsim_loop.sh $<TARGET_FILE:rknn-diag-faultsim>
+            ${CMAKE_CURRENT_BINARY_DIR}/faultsim_${name} --sites --stride ${stride} -- ${ARGN})
+  set_tests_properties(faultsim_${name} PROPERTIES LABELS faultsim TIMEOUT 1500)
+endfunction()
+rd_faultsim_loop(onnx_load 1 inspect @DEMO@/demo.onnx)
+rd_faultsim_loop(run 3 run @DEMO@/demo.onnx --input @DEMO@/image.npy -o @OUT@ -q)
+rd_faultsim_loop(accuracy_int8 40
+  accuracy @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw -o @OUT@ -q)
+rd_faultsim_loop(accuracy_fp16 40
+  accuracy @DEMO@/demo.onnx --inputs @DEMO@/image.npy --input-layout nchw --dtype float16 -o @OUT@ -q)
