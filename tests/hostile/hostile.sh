@@ -16,7 +16,8 @@
 #   truncated   the seed's first half and one byte
 #   empty       zero bytes
 #   folder      a folder where the file should be
-# Each (kind, variant) has its expected exit code and a fragment of the expected message in
+# Each (kind, variant) has its expected exit code and a fragment of the expected message (in stderr,
+# stdout or a file the command wrote: a board dump refused is named in runtime/mapping.txt) in
 # tests/hostile/expected.tsv; every run must also finish within 30 s and print no sanitizer report.
 # A (kind, variant) missing from the table fails the test: a new kind of input needs its expectations.
 # --print shows what each case gives (exit code and last stderr line) instead of checking, to write
@@ -41,6 +42,10 @@ head -n 2 "$demo/dataset.txt" | sed "s|^|$demo/|" >"$demo/dataset2.txt"
     -o "$demo/snapshot" -q >/dev/null 2>&1 || { echo "hostile: rknn-diag accuracy failed" >&2; exit 1; }
 "$bin" run "$demo/demo.onnx" --input "$demo/image.npy" -o "$demo/dump" -q >/dev/null 2>&1 ||
     { echo "hostile: rknn-diag run failed" >&2; exit 1; }
+# A board's dump folder, as the emulated board's application writes it (docs/board.md).
+mkdir "$demo/board_dumps"
+RKNN_LOG_LEVEL=6 "$bin" board-run "$demo/demo.onnx" --input "$demo/image.npy" --input-layout nchw --cfg "$demo/demo.cfg" \
+    --target rk3566 --dump-dir "$demo/board_dumps" >/dev/null 2>&1 || { echo "hostile: rknn-diag board-run failed" >&2; exit 1; }
 
 # Runs as nobody only what needs it; everything else as the caller.
 as_nobody=()
@@ -110,6 +115,7 @@ make_variants report_json "$demo/snapshot/report.json" $((256 * MiB))
 make_folder_variants snapshot "$demo/snapshot" error_analysis.txt $((64 * MiB))
 make_folder_variants dump_index "$demo/dump" index.json $((64 * MiB))
 make_folder_variants dump_npy "$demo/dump" 0.npy $((4 * GiB))
+make_folder_variants board_dump "$demo/board_dumps" 001_ConvRelu_relu1_out_shape_1_8_32_32_float.npy $((4 * GiB))
 
 # The command of a kind, with F the variant (file or folder) and O an output folder.
 command_of() {
@@ -125,14 +131,16 @@ command_of() {
     report_json) cmd=(compare "$demo/snapshot/report.json" "$F") ;;
     snapshot) cmd=(report --from-rknn "$F" -o "$O") ;;
     dump_index | dump_npy) cmd=(compare "$demo/dump" "$F") ;;
+    board_dump) cmd=(accuracy "$demo/demo.onnx" --inputs "$demo/image.npy" --input-layout nchw --cfg "$demo/demo.cfg"
+                     --target rk3566 --runtime-dumps "$F" -o "$O") ;;
     esac
 }
 
 failed=0 ran=0
-for kind in onnx rknn build_log npy yaml image dataset qcfg report_json snapshot dump_index dump_npy; do
+for kind in onnx rknn build_log npy yaml image dataset qcfg report_json snapshot dump_index dump_npy board_dump; do
     for v in intact link fifo unreadable huge truncated empty folder; do
         target=$work/$kind/$v
-        [ -d "$target" ] && [ "$kind" != snapshot ] && [ "${kind#dump_}" = "$kind" ] && target=$(ls -d "$target"/*)
+        case $kind in snapshot | dump_* | board_dump) ;; *) target=$(ls -d "$target"/*) ;; esac
         out=$work/out-$kind-$v
         mkdir -p "$out" && chmod 777 "$out"
         command_of "$kind" "$target" "$out/o"
@@ -156,7 +164,7 @@ for kind in onnx rknn build_log npy yaml image dataset qcfg report_json snapshot
             why="no result within 30 s"
         elif [ "$rc" != "${expect%%$'\t'*}" ]; then
             why="exit $rc, expected ${expect%%$'\t'*}"
-        elif ! grep -qF -- "${expect#*$'\t'}" "$out.stderr" "$out.stdout"; then
+        elif ! grep -rqF -- "${expect#*$'\t'}" "$out.stderr" "$out.stdout" "$out"; then
             why="the output does not say '${expect#*$'\t'}'"
         fi
         if [ -n "$why" ]; then
