@@ -23,6 +23,7 @@ function(rd_faultsim_loop name stride)
   set_tests_properties(faultsim_${name} PROPERTIES LABELS faultsim TIMEOUT 1500)
 endfunction()
 rd_faultsim_loop(onnx_load 1 inspect @DEMO@/demo.onnx)
+rd_faultsim_loop(onnx_load_json 4 inspect --json @DEMO@/demo.onnx)
 rd_faultsim_loop(run 3 run @DEMO@/demo.onnx --input @DEMO@/image.npy -o @OUT@ -q)
 rd_faultsim_loop(accuracy_int8 40
   accuracy @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw -o @OUT@ -q)
