@@ -785,6 +785,9 @@ rd_status sim_input_file_load(const char *path, size_t max_other, const rd_npy_e
                  ? rd_errorf(err, RD_E_LIMIT, "%s: file of %llu bytes exceeds the %llu-byte tensor limit", path,
                              (unsigned long long)size, (unsigned long long)RD_MAX_TENSOR_BYTES)
                  : npy_load_fd(fd, size, path, want, npy, err);
+    } else if (st == RD_OK && !sim_image_signature(magic, size < NPY_MAGIC_LEN ? (size_t)size : NPY_MAGIC_LEN)) {
+        rd_tensor none; /* neither an .npy nor an image: refused on the bytes read, with the decoder's message */
+        st = rd_image_parse(magic, size < NPY_MAGIC_LEN ? (size_t)size : NPY_MAGIC_LEN, path, 0, &none, err);
     } else if (st == RD_OK && size > max_other) {
         st = rd_errorf(err, RD_E_LIMIT, "%s: %llu bytes is above the limit of %zu bytes for this kind of file", path,
                        (unsigned long long)size, max_other);
