@@ -187,7 +187,8 @@ static int run_accuracy(an_cmd_ctx *ctx, const convert_args *a, const char *floa
         argv[argc++] = (char *)cfg_path;
     }
     int n_inputs = 0;
-    for (char *tok = strtok(list, " \t"); tok; tok = strtok(NULL, " \t")) {
+    char *save = NULL;
+    for (char *tok = strtok_r(list, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
         if (n_inputs == MAX_ACC_INPUTS) {
             free(list);
             return an_usage(ctx, "-a: at most %d inputs", MAX_ACC_INPUTS);

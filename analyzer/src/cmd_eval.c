@@ -1,68 +1,265 @@
 /*
- * cmd_eval.c: `rknn-diag eval MODEL (--dataset FILE --labels FILE | --idx-images F --idx-labels F)`:
- * top-1 and top-5 of a classifier at fp32 (the reference), fp16 and int8 (the simulators) side by side,
- * with the samples where the precisions disagree.
+ * cmd_eval.c: `rknn-diag eval MODEL`: task metrics of the model at fp32 (the reference), fp16, the integer
+ * dtype and each --hybrid cfg side by side: top-1/top-5 of a classifier (default), COCO mAP of a detector
+ * (--task detect), mIoU of a segmenter (--task segment), or an outside scorer's number (--score-cmd);
+ * --shard K/N evaluates one part of the dataset into partial.json for `rknn-diag merge` (docs/sharding.md).
+ * This file parses the command line and sets up the columns; eval_run.c runs them.
  */
-#include "json_out.h"
 #include "cli_internal.h"
-#include "cli_model_args.h"
-#include "progress.h"
-#include "quant_setup.h"
 #include "config_model.h"
+#include "eval_task.h"
+#include "quant_setup.h"
+#include "score_cmd.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_HELP = 1, OPT_LABELS, OPT_IDX_IMAGES, OPT_IDX_LABELS, OPT_LIMIT, OPT_CALIB, OPT_JSON, OPT_SHOW };
+enum {
+    OPT_HELP = 1, OPT_LABELS, OPT_IDX_IMAGES, OPT_IDX_LABELS, OPT_LIMIT, OPT_CALIB, OPT_JSON, OPT_SHOW, OPT_TASK,
+    OPT_ANNOT, OPT_YOLO, OPT_DECODER, OPT_CLASSES, OPT_ANCHORS, OPT_STRIDES, OPT_SCORE_THR, OPT_NMS, OPT_MAX_DET,
+    OPT_LETTERBOX, OPT_DEC_OPT, OPT_SHOW_SCORE, OPT_MASKS, OPT_IGNORE, OPT_SCORE_CMD, OPT_SCORE_TIMEOUT, OPT_HYBRID,
+    OPT_SHARD, OPT_OUT, OPT_NO_FP16,
+};
 
 static const an_optspec eval_opts[] = {
-    {OPT_LABELS, "labels", 0, "FILE", "with --dataset: one integer class per line, in the dataset's order"},
-    {OPT_IDX_IMAGES, "idx-images", 0, "FILE", "IDX image file (MNIST's format, .gz allowed) instead of --dataset"},
-    {OPT_IDX_LABELS, "idx-labels", 0, "FILE", "IDX label file matching --idx-images"},
+    {OPT_TASK, "task", 0, "T", "classify (default), detect, segment (--score-cmd: any other)"},
+    {OPT_LABELS, "labels", 0, "FILE", "classify with --dataset: one integer class per line, in the dataset's order"},
+    {OPT_IDX_IMAGES, "idx-images", 0, "FILE", "classify: IDX image file (MNIST's format, .gz allowed) instead of --dataset"},
+    {OPT_IDX_LABELS, "idx-labels", 0, "FILE", "classify: IDX label file matching --idx-images"},
+    {OPT_ANNOT, "annotations", 0, "FILE", "detect: COCO instances JSON (images matched by file_name)"},
+    {OPT_YOLO, "yolo-labels", 0, "DIR", "detect: YOLO txt labels, DIR/<image name>.txt (needs --classes)"},
+    {OPT_DECODER, "decoder", 0, "NAME", "detect: yolov5, yolov7, yolov8 (= yolo11), yolox, ssd (docs/detection.md)"},
+    {OPT_CLASSES, "classes", 0, "N", "detect: class count (checked against the outputs)"},
+    {OPT_ANCHORS, "anchors", 0, "W,H,...", "detect: anchor sizes in input pixels, level by level (yolov5/v7)"},
+    {OPT_STRIDES, "strides", 0, "S,S,...", "detect: strides of the output levels (default: input / grid size)"},
+    {OPT_SCORE_THR, "score-threshold", 0, "X", "detect: drop boxes scoring below X before NMS (default 0.001)"},
+    {OPT_NMS, "nms-iou", 0, "X", "detect: NMS IoU threshold (default 0.65)"},
+    {OPT_MAX_DET, "max-det", 0, "N", "detect: boxes kept per image (default 300)"},
+    {OPT_LETTERBOX, "letterbox", 0, NULL, "detect, segment: keep the aspect ratio and pad with 114 (Ultralytics)"},
+    {OPT_DEC_OPT, "decoder-opt", 0, "K=V", "detect: reg_max, sigmoid, decoded, background, box, normalized, agnostic"},
+    {OPT_SHOW_SCORE, "show-score", 0, "X", "detect: score of a kept box for the per-image F1 (default 0.25)"},
+    {OPT_MASKS, "masks", 0, "DIR", "segment: label masks DIR/<image name>.png (one channel of class indices)"},
+    {OPT_IGNORE, "ignore-index", 0, "N", "segment: mask value left out (default 255)"},
+    {OPT_SCORE_CMD, "score-cmd", 0, "CMD", "score the outputs with CMD OUT/outputs/<column> (needs -o; docs/score-cmd.md)"},
+    {OPT_SCORE_TIMEOUT, "score-timeout", 0, "S", "stop the scorer after S seconds (default 600)"},
+    {OPT_HYBRID, "hybrid", 0, "FILE", "add a column: a hybrid .quantization.cfg (repeat for more)"},
+    {OPT_NO_FP16, "no-fp16", 0, NULL, "leave out the fp16 column (fp32 and the integer columns only)"},
+    {OPT_SHARD, "shard", 0, "K/N", "evaluate part K of N of the dataset into -o DIR/partial.json (merge them)"},
+    {OPT_OUT, "output", 'o', "DIR", "write partial.json and report.json (and outputs/ for --score-cmd) in DIR"},
     {OPT_LIMIT, "limit", 0, "N", "evaluate the first N samples only"},
-    {OPT_CALIB, "calib", 0, "N", "with IDX files: calibrate int8 on the first N images (default 100)"},
-    {OPT_SHOW, "show", 0, "N", "list the first N samples where the precisions disagree (default 10)"},
-    {OPT_JSON, "json", 0, NULL, "print the results as JSON"},
+    {OPT_CALIB, "calib", 0, "N", "calibrate the integer columns on the first N samples (default: all; IDX: 100)"},
+    {OPT_SHOW, "show", 0, "N", "list the first N samples that change most (default 10)"},
+    {OPT_JSON, "json", 0, NULL, "print the report as JSON"},
     AN_QUANT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
 #define N_EVAL_OPTS ((int)(sizeof eval_opts / sizeof eval_opts[0]))
 
-enum { P_FP32, P_FP16, P_INT8, N_PREC };
-static const char *const prec_names[N_PREC] = {"fp32", "fp16", "int8"};
-
 typedef struct eval_args {
-    const char *model_path, *labels, *idx_images, *idx_labels;
-    long limit, calib, show;
-    bool json;
+    const char *model_path;
+    an_eval_opts o;
     an_quant_opts q;
-    const char *int_name;       /* the integer column: "int8" for w8a8, else the dtype (--dtype w16a16i, ...) */
-    char dynamic_name[256];     /* the dynamic_input set evaluated ("" without one) */
+    char dynamic_name[256];
 } eval_args;
 
-static const char *col_name(const eval_args *a, int p)
+static bool parse_double(const char *text, double min, double max, double *out)
 {
-    return p == P_INT8 && a->int_name ? a->int_name : prec_names[p];
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !isfinite(v) || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
 }
 
-/* The labelled samples: a dataset list or IDX tensors. */
-typedef struct eval_set {
-    const eval_args *a;
-    const rd_model *m;
-    rd_dataset ds;
-    rd_tensor images;           /* IDX: uint8 [N, H, W] */
-    size_t n;                   /* samples */
-    int64_t *labels;
-    bool idx;
-} eval_set;
+/* "a,b,c" into at most max floats (> 0). */
+static int parse_list(const char *text, float *out, int max)
+{
+    int n = 0;
+    const char *p = text;
+    while (*p) {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (errno || end == p || !isfinite(v) || v <= 0 || n == max)
+            return -1;
+        out[n++] = (float)v;
+        if (*end == ',')
+            end++;
+        else if (*end)
+            return -1;
+        p = end;
+    }
+    return n;
+}
 
-typedef struct disagreement {
-    size_t sample;
-    int64_t label;
-    int64_t top1[N_PREC];
-} disagreement;
+static int take_option(an_cmd_ctx *ctx, eval_args *a, int id, const char *v)
+{
+    an_eval_opts *o = &a->o;
+    const char *cmd = ctx->argv[0];
+    double d;
+    long n;
+    rd_error err = {0};
+    switch (id) {
+    case OPT_TASK:
+        if (strcmp(v, "score") != 0 && an_eval_task_find(v))
+            o->task = v;
+        else
+            return an_usage(ctx, "--task %s: expected classify, detect or segment (other tasks: --score-cmd)", v);
+        break;
+    case OPT_LABELS: o->labels = v; break;
+    case OPT_IDX_IMAGES: o->idx_images = v; break;
+    case OPT_IDX_LABELS: o->idx_labels = v; break;
+    case OPT_ANNOT: o->annotations = v; break;
+    case OPT_YOLO: o->yolo_labels = v; break;
+    case OPT_MASKS: o->masks = v; break;
+    case OPT_SCORE_CMD: o->score_cmd = v; break;
+    case OPT_OUT: o->out_dir = v; break;
+    case OPT_JSON: o->json = true; break;
+    case OPT_LETTERBOX: o->letterbox = true; break;
+    case OPT_NO_FP16: o->no_fp16 = true; break;
+    case OPT_DECODER:
+        if (!an_decoder_find(v))
+            return an_usage(ctx, "--decoder %s: expected yolov5, yolov7, yolov8, yolo11, yolox or ssd", v);
+        o->decoder = v;
+        break;
+    case OPT_CLASSES:
+        if (!an_parse_int(cmd, "--classes", v, 1, 100000, &n, ctx->errs))
+            return AN_EXIT_USAGE;
+        o->det.n_classes = (int)n;
+        break;
+    case OPT_MAX_DET:
+        if (!an_parse_int(cmd, "--max-det", v, 1, 100000, &n, ctx->errs))
+            return AN_EXIT_USAGE;
+        o->det.max_det = (int)n;
+        break;
+    case OPT_IGNORE:
+        if (!an_parse_int(cmd, "--ignore-index", v, 0, 255, &n, ctx->errs))
+            return AN_EXIT_USAGE;
+        o->ignore_index = (int)n;
+        break;
+    case OPT_ANCHORS: {
+        int k = parse_list(v, o->det.anchors, 2 * AN_DET_MAX_ANCHORS);
+        if (k <= 0 || k % 2)
+            return an_usage(ctx, "--anchors %s: expected W,H pairs of positive numbers (at most %d pairs)", v,
+                            AN_DET_MAX_ANCHORS);
+        o->det.n_anchors = k / 2;
+        break;
+    }
+    case OPT_STRIDES: {
+        float s[AN_DET_MAX_LEVELS];
+        int k = parse_list(v, s, AN_DET_MAX_LEVELS);
+        for (int i = 0; i < k; i++)
+            if (s[i] != floorf(s[i]) || s[i] > 4096)
+                k = -1;
+        if (k <= 0)
+            return an_usage(ctx, "--strides %s: expected up to %d positive integers", v, AN_DET_MAX_LEVELS);
+        for (int i = 0; i < k; i++)
+            o->det.strides[i] = (int)s[i];
+        o->det.n_strides = k;
+        break;
+    }
+    case OPT_SCORE_THR:
+    case OPT_NMS:
+    case OPT_SHOW_SCORE:
+        if (!parse_double(v, 0, 1, &d))
+            return an_usage(ctx, "%s %s: expected a number in 0..1",
+                            id == OPT_NMS ? "--nms-iou" : id == OPT_SCORE_THR ? "--score-threshold" : "--show-score", v);
+        if (id == OPT_NMS)
+            o->det.nms_iou = (float)d;
+        else if (id == OPT_SCORE_THR)
+            o->det.score_threshold = (float)d;
+        else
+            o->show_score = d;
+        break;
+    case OPT_SCORE_TIMEOUT:
+        if (!parse_double(v, 0.001, 1e6, &o->score_timeout))
+            return an_usage(ctx, "--score-timeout %s: expected seconds, 0.001..1000000", v);
+        break;
+    case OPT_DEC_OPT:
+        if (an_det_opts_set(&o->det, v, &err) != RD_OK)
+            return an_usage(ctx, "%s", err.msg);
+        break;
+    case OPT_HYBRID:
+        if (o->n_hybrid + 3 > AN_EVAL_MAX_COLS)
+            return an_usage(ctx, "at most %d --hybrid columns", AN_EVAL_MAX_COLS - 3);
+        o->hybrid_cfgs[o->n_hybrid++] = v;
+        break;
+    case OPT_SHARD: {
+        char *end = NULL;
+        errno = 0;
+        long k = strtol(v, &end, 10), nn = -1;
+        if (!errno && end != v && *end == '/') {
+            char *e2 = NULL;
+            nn = strtol(end + 1, &e2, 10);
+            if (errno || e2 == end + 1 || *e2)
+                nn = -1;
+        }
+        if (nn < 1 || nn > 1000000 || k < 0 || k >= nn)
+            return an_usage(ctx, "--shard %s: expected K/N with 0 <= K < N (e.g. $SLURM_ARRAY_TASK_ID/4)", v);
+        o->shard_k = k;
+        o->shard_n = nn;
+        break;
+    }
+    case OPT_LIMIT:
+        return an_parse_int(cmd, "--limit", v, 1, 100000000, &o->limit, ctx->errs) ? -1 : AN_EXIT_USAGE;
+    case OPT_CALIB:
+        return an_parse_int(cmd, "--calib", v, 1, 1000000, &o->calib, ctx->errs) ? -1 : AN_EXIT_USAGE;
+    case OPT_SHOW:
+        return an_parse_int(cmd, "--show", v, 0, 100000, &o->show, ctx->errs) ? -1 : AN_EXIT_USAGE;
+    }
+    return -1;
+}
+
+static const char *const ABOUT =
+    "Task metrics at fp32 (the reference), fp16 and int8 (the simulators) side by side, with the drop and\n"
+    "the samples that change most; --dtype w16a16i, w8a16, w4a16 or w16a16i_dfp replaces the int8 column,\n"
+    "each --hybrid cfg adds one. Tasks: classify (top-1/top-5 of output 0, with --labels or IDX files),\n"
+    "detect (COCO mAP@.5:.95 and mAP@.5 as pycocotools computes them, per-class AP; --decoder, and\n"
+    "--annotations or --yolo-labels), segment (mIoU, pixel accuracy; --masks), or any other through\n"
+    "--score-cmd. Samples are read as RKNN reads them (mean/std, ...); the integer columns are calibrated\n"
+    "on the first --calib samples. --shard K/N -o DIR evaluates one part for `rknn-diag merge`; a shard\n"
+    "already finished with the same inputs is skipped. docs/detection.md, docs/sharding.md.";
+
+static int check_args(an_cmd_ctx *ctx, eval_args *a)
+{
+    an_eval_opts *o = &a->o;
+    if (!a->model_path && !a->q.config_path)
+        return an_usage(ctx, "missing MODEL.onnx");
+    if (o->score_cmd)
+        o->task = "score";
+    const bool idx = o->idx_images || o->idx_labels;
+    if (idx && (strcmp(o->task, "classify") != 0))
+        return an_usage(ctx, "IDX files are for --task classify");
+    if (idx && (!o->idx_images || !o->idx_labels))
+        return an_usage(ctx, "give both --idx-images and --idx-labels");
+    if (idx && a->q.flag_dataset)
+        return an_usage(ctx, "give either --dataset with --labels or the IDX files, not both");
+    if (!idx && !a->q.flag_dataset && !a->q.config_path)
+        return an_usage(ctx, "give --dataset FILE (or --idx-images F --idx-labels F for a classifier)");
+    if (strcmp(o->task, "classify") == 0 && !idx && !o->labels)
+        return an_usage(ctx, "--dataset needs --labels FILE (one integer class per line), or another --task");
+    if (strcmp(o->task, "detect") == 0) {
+        if (!o->decoder)
+            return an_usage(ctx, "--task detect needs --decoder NAME (yolov5, yolov7, yolov8, yolox, ssd)");
+        if (!o->annotations == !o->yolo_labels)
+            return an_usage(ctx, "--task detect needs one of --annotations FILE.json or --yolo-labels DIR");
+        if (o->yolo_labels && !o->det.n_classes)
+            return an_usage(ctx, "--yolo-labels needs --classes N");
+    }
+    if (strcmp(o->task, "segment") == 0 && !o->masks)
+        return an_usage(ctx, "--task segment needs --masks DIR");
+    if (strcmp(o->task, "score") == 0 && !o->out_dir)
+        return an_usage(ctx, "--score-cmd needs -o DIR (the outputs folder the scorer reads is DIR/outputs/<column>)");
+    if (strcmp(o->task, "score") == 0 && o->shard_n > 1)
+        return an_usage(ctx, "--score-cmd scores the whole set at once: it does not take --shard (docs/score-cmd.md)");
+    if (o->shard_n > 1 && !o->out_dir)
+        return an_usage(ctx, "--shard needs -o DIR (the shard's partial.json)");
+    return -1;
+}
 
 static int parse_args(an_cmd_ctx *ctx, eval_args *a)
 {
@@ -73,393 +270,180 @@ static int parse_args(an_cmd_ctx *ctx, eval_args *a)
     while ((id = an_opts_next(&p, &v)) != -1) {
         if (an_quant_take(&a->q, id, v))
             continue;
-        switch (id) {
-        case -2:
+        if (id == -2)
             return AN_EXIT_USAGE;
-        case 0:
+        if (id == 0) {
             if (a->model_path)
                 return an_usage(ctx, "one model only (got '%s' and '%s')", a->model_path, v);
             a->model_path = v;
-            break;
-        case OPT_HELP:
-            an_print_help(ctx->out,
-                          "rknn-diag eval MODEL.onnx (--dataset FILE --labels FILE | --idx-images F --idx-labels F) "
-                          "[--limit N] [quant options]",
-                          "Top-1 and top-5 accuracy of a classifier (output 0, highest score wins) at fp32 (the\n"
-                          "reference), fp16 and int8 (the simulators) side by side, and the samples where the\n"
-                          "precisions disagree; --dtype w16a16i, w8a16, w4a16 or w16a16i_dfp replaces the int8 column.\n"
-                          "With --dataset, samples are read as RKNN reads them (mean/std, ...) and the integer\n"
-                          "column is calibrated on the same list. IDX images become the graph input as float\n"
-                          "pixel values 0..255 (then --mean/--std if given); calibration uses the first\n"
-                          "--calib images.",
-                          eval_opts, N_EVAL_OPTS);
-            return AN_EXIT_OK;
-        case OPT_LABELS:
-            a->labels = v;
-            break;
-        case OPT_IDX_IMAGES:
-            a->idx_images = v;
-            break;
-        case OPT_IDX_LABELS:
-            a->idx_labels = v;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        case OPT_LIMIT:
-            if (!an_parse_int(ctx->argv[0], "--limit", v, 1, 100000000, &a->limit, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_CALIB:
-            if (!an_parse_int(ctx->argv[0], "--calib", v, 1, 100000, &a->calib, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_SHOW:
-            if (!an_parse_int(ctx->argv[0], "--show", v, 0, 100000, &a->show, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        }
-    }
-    if (!a->model_path)
-        return an_usage(ctx, "missing MODEL.onnx");
-    bool idx = a->idx_images || a->idx_labels;
-    if (idx && (!a->idx_images || !a->idx_labels))
-        return an_usage(ctx, "give both --idx-images and --idx-labels");
-    if (idx && a->q.flag_dataset)
-        return an_usage(ctx, "give either --dataset with --labels or the IDX files, not both");
-    if (!idx && (!a->q.flag_dataset && !a->q.config_path))
-        return an_usage(ctx, "give --dataset FILE --labels FILE, or --idx-images F --idx-labels F");
-    if (!idx && !a->labels)
-        return an_usage(ctx, "--dataset needs --labels FILE (one integer class per line)");
-    return -1;
-}
-
-#define AN_LABELS_MAX_BYTES ((uint64_t)64 << 20)
-
-/* Labels file: one integer per line (blank lines and '#' comments skipped). */
-static rd_status load_labels(const char *path, size_t want, int64_t **out, rd_error *err)
-{
-    FILE *f;
-    rd_status opened = rd_file_fopen_read(path, 0, AN_LABELS_MAX_BYTES, &f, err);
-    if (opened != RD_OK)
-        return opened;
-    int64_t *labels = calloc(want + 1, sizeof *labels);
-    if (!labels) {
-        fclose(f);
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    }
-    char line[256];
-    size_t n = 0;
-    int lineno = 0;
-    rd_status st = RD_OK;
-    while (st == RD_OK && fgets(line, sizeof line, f)) {
-        lineno++;
-        char *p = line;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p == '\n' || *p == '\r' || *p == '#' || *p == '\0')
             continue;
-        char *end = NULL;
-        errno = 0;
-        long long v = strtoll(p, &end, 10);
-        while (end && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
-            end++;
-        if (errno || end == p || *end || v < 0)
-            st = rd_errorf(err, RD_E_PARSE, "%s:%d: expected one non-negative integer class", path, lineno);
-        else if (n == want)
-            st = rd_errorf(err, RD_E_PARSE, "%s:%d: more labels than the %zu samples of the dataset", path, lineno, want);
-        else
-            labels[n++] = v;
-    }
-    fclose(f);
-    if (st == RD_OK && n < want)
-        st = rd_errorf(err, RD_E_PARSE, "%s: %zu labels for %zu samples", path, n, want);
-    if (st != RD_OK) {
-        free(labels);
-        return st;
-    }
-    *out = labels;
-    return RD_OK;
-}
-
-static rd_status open_set(const eval_args *a, const rd_model *m, eval_set *es, rd_error *err)
-{
-    es->a = a;
-    es->m = m;
-    rd_status st;
-    if (!es->idx) {
-        st = rd_dataset_load(a->q.cfg.dataset, rd_model_input_count(m), &es->ds, err);
-        if (st != RD_OK)
-            return st;
-        es->n = es->ds.n_samples;
-        return load_labels(a->labels, es->n, &es->labels, err);
-    }
-    if (rd_model_input_count(m) != 1)
-        return rd_errorf(err, RD_E_INVAL, "IDX images feed a model with one input (this one has %zu)",
-                         rd_model_input_count(m));
-    rd_tensor lab;
-    if ((st = rd_idx_load(a->idx_images, &es->images, err)) != RD_OK)
-        return st;
-    if ((st = rd_idx_load(a->idx_labels, &lab, err)) != RD_OK)
-        return st;
-    if (es->images.dtype != RD_DT_U8 || es->images.rank < 2 || lab.rank != 1 || lab.dtype != RD_DT_U8 ||
-        lab.dims[0] != es->images.dims[0])
-        st = rd_errorf(err, RD_E_PARSE, "%s, %s: expected uint8 images [N, H, W] and N uint8 labels", a->idx_images,
-                       a->idx_labels);
-    if (st == RD_OK) {
-        es->n = (size_t)lab.dims[0];
-        es->labels = calloc(es->n + 1, sizeof *es->labels);
-        if (!es->labels)
-            st = rd_errorf(err, RD_E_NOMEM, "out of memory");
-        for (size_t i = 0; st == RD_OK && i < es->n; i++)
-            es->labels[i] = ((const uint8_t *)lab.data)[i];
-    }
-    rd_tensor_fini(&lab);
-    return st;
-}
-
-static void close_set(eval_set *es)
-{
-    rd_dataset_fini(&es->ds);
-    rd_tensor_fini(&es->images);
-    free(es->labels);
-}
-
-/* Sample k as graph inputs (inputs[0..n_inputs-1], new tensors). Thread-safe: calibration calls it too. */
-static rd_status get_sample(void *user, size_t k, rd_tensor *inputs, rd_error *err)
-{
-    const eval_set *es = user;
-    const rd_model *m = es->m;
-    if (!es->idx) {
-        size_t n = rd_model_input_count(m);
-        for (size_t i = 0; i < n; i++) {
-            rd_status st = an_quant_prepare_sample(&es->a->q, m, &es->ds, k, i, NULL, &inputs[i], err);
-            if (st != RD_OK) {
-                for (size_t j = 0; j < i; j++)
-                    rd_tensor_fini(&inputs[j]);
-                return rd_error_prefix(err, "%s line %d", es->ds.path, es->ds.lines[k]);
-            }
         }
-        return RD_OK;
+        if (id == OPT_HELP) {
+            an_print_help(ctx->out, "rknn-diag eval MODEL.onnx --dataset FILE [--task T ...] [quant options]", ABOUT,
+                          eval_opts, N_EVAL_OPTS);
+            fprintf(ctx->out, "\ndecoders:\n");
+            for (size_t i = 0; i < an_decoder_count(); i++)
+                fprintf(ctx->out, "  %-8s %s\n", an_decoder_get(i)->name, an_decoder_get(i)->layouts);
+            return AN_EXIT_OK;
+        }
+        int rc = take_option(ctx, a, id, v);
+        if (rc >= 0)
+            return rc;
     }
-    rd_value_info vi;
-    rd_model_value(m, (size_t)rd_model_input(m, 0), &vi);
-    int64_t per = 1;
-    for (int d = 1; d < es->images.rank; d++)
-        per *= es->images.dims[d];
-    int64_t dims[RD_MAX_RANK];
-    int64_t want = 1;
-    for (int d = 0; d < vi.rank; d++) {
-        dims[d] = vi.dims[d] < 0 ? 1 : vi.dims[d];
-        want *= dims[d];
-    }
-    if (vi.rank < 0 || want != per)
-        return rd_errorf(err, RD_E_INVAL, "input '%s' does not hold one %lld-pixel IDX image", vi.name, (long long)per);
-    rd_status st = rd_tensor_alloc(&inputs[0], RD_DT_F32, vi.rank, dims, err);
-    if (st != RD_OK)
-        return st;
-    const rd_rknn_config *c = &es->a->q.cfg;
-    float mean = c->n_mean ? c->mean[0].v[0] : 0.0f, std = c->n_std ? c->std[0].v[0] : 1.0f;
-    const uint8_t *px = (const uint8_t *)es->images.data + (size_t)k * (size_t)per;
-    for (int64_t i = 0; i < per; i++)
-        ((float *)inputs[0].data)[i] = ((float)px[i] - mean) / std;
-    return RD_OK;
+    return check_args(ctx, a);
 }
 
-/* Top-1 class and whether label is among the 5 highest scores of output 0. */
-static rd_status classify(const rd_tensor *out, int64_t label, int64_t *top1, bool *in_top5, rd_error *err)
+/* Calibration sample k: the task's input (letterbox, IDX, ...). */
+static rd_status calib_sample(void *user, size_t k, rd_tensor *inputs, rd_error *err)
 {
-    int64_t n = rd_tensor_numel(out);
-    if (out->dtype != RD_DT_F32 || n < 1)
-        return rd_errorf(err, RD_E_INVAL, "output 0 is not a float32 score vector");
-    const float *x = out->data;
-    int64_t best = 0;
-    for (int64_t i = 1; i < n; i++)
-        if (x[i] > x[best])
-            best = i;
-    *top1 = best;
-    int64_t above = 0; /* classes scoring strictly higher than the label */
-    if (label < n) {
-        for (int64_t i = 0; i < n; i++)
-            above += x[i] > x[label];
-        *in_top5 = above < 5;
-    } else {
-        *in_top5 = false;
-    }
-    return RD_OK;
+    an_eval_geom g;
+    return an_eval_input(user, k, inputs, &g, err);
 }
 
-typedef struct eval_result {
-    size_t n, correct1[N_PREC], correct5[N_PREC], n_disagree;
-    disagreement *shown;
-    size_t n_shown;
-} eval_result;
-
-static rd_status run_one(rd_model *m, rd_sim *s, const rd_tensor *in, size_t n_in, rd_tensor *out, rd_error *err)
+static void col_name(const char *path, char *out, size_t len)
 {
-    return s ? rd_sim_run(s, in, n_in, NULL, out, 1, err) : rd_model_run(m, in, n_in, NULL, out, 1, err);
-}
-
-static rd_status evaluate(an_cmd_ctx *ctx, rd_model *m, rd_sim *sims[N_PREC], const eval_set *es, size_t n,
-                          size_t show, eval_result *r, rd_error *err)
-{
-    r->shown = calloc(show + 1, sizeof *r->shown);
-    if (!r->shown)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    size_t n_in = rd_model_input_count(m);
-    an_progress bar;
-    an_progress_init(&bar, ctx->errs, ctx->color, "evaluating");
-    rd_status st = RD_OK;
-    for (size_t k = 0; k < n && st == RD_OK; k++) {
-        rd_tensor in[AN_MAX_INPUTS];
-        if ((st = get_sample((void *)es, k, in, err)) != RD_OK)
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    static const char *const exts[] = {".quantization.cfg", ".cfg"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t e = strlen(exts[i]);
+        if (n > e && strcmp(base + n - e, exts[i]) == 0) {
+            n -= e;
             break;
-        int64_t top1[N_PREC];
-        for (int p = 0; p < N_PREC && st == RD_OK; p++) {
-            rd_tensor out;
-            st = run_one(m, sims[p], in, n_in, &out, err);
-            bool top5 = false;
-            if (st == RD_OK) {
-                st = classify(&out, es->labels[k], &top1[p], &top5, err);
-                rd_tensor_fini(&out);
-            }
-            if (st != RD_OK) {
-                rd_error_prefix(err, "sample %zu (%s)", k, col_name(es->a, p));
-                break;
-            }
-            r->correct1[p] += top1[p] == es->labels[k];
-            r->correct5[p] += top5;
         }
-        for (size_t i = 0; i < n_in; i++)
-            rd_tensor_fini(&in[i]);
-        if (st == RD_OK && (top1[P_FP16] != top1[P_FP32] || top1[P_INT8] != top1[P_FP32])) {
-            if (r->n_shown < show) {
-                disagreement *d = &r->shown[r->n_shown++];
-                d->sample = k;
-                d->label = es->labels[k];
-                memcpy(d->top1, top1, sizeof top1);
-            }
-            r->n_disagree++;
-        }
-        r->n = k + 1;
-        an_progress_update(&bar, k + 1, n);
     }
-    an_progress_done(&bar);
-    return st;
+    if (n >= len)
+        n = len - 1;
+    for (size_t i = 0; i < n; i++) /* a column name is a JSON key and a folder name */
+        out[i] = base[i] == '/' || base[i] == '\\' || base[i] == '.' || (unsigned char)base[i] < 32 ? '_' : base[i];
+    out[n] = '\0';
 }
 
-static double pct(size_t a, size_t n)
+/* Model, columns, dataset and task of one evaluation (set: the dynamic_input set). */
+static rd_status setup(an_cmd_ctx *ctx, eval_args *a, size_t set, an_eval_ctx *c, rd_error *err)
 {
-    return n ? 100.0 * (double)a / (double)n : 0.0;
-}
-
-static void print_text(FILE *out, const eval_args *a, const eval_result *r)
-{
-    fprintf(out, "%s%s%s: %zu samples\n\n%-12s %10s %10s\n", a->model_path, a->dynamic_name[0] ? ", dynamic_input " : "",
-            a->dynamic_name, r->n, "precision", "top-1", "top-5");
-    for (int p = 0; p < N_PREC; p++)
-        fprintf(out, "%-12s %9.2f%% %9.2f%%\n", col_name(a, p), pct(r->correct1[p], r->n), pct(r->correct5[p], r->n));
-    fprintf(out, "\nprecisions disagree on %zu samples (top-1)%s\n", r->n_disagree, r->n_shown ? ":" : "");
-    if (r->n_shown)
-        fprintf(out, "%10s %6s %6s %6s %6s\n", "sample", "label", "fp32", "fp16", col_name(a, P_INT8));
-    for (size_t i = 0; i < r->n_shown; i++) {
-        const disagreement *d = &r->shown[i];
-        fprintf(out, "%10zu %6lld %6lld %6lld %6lld\n", d->sample, (long long)d->label, (long long)d->top1[P_FP32],
-                (long long)d->top1[P_FP16], (long long)d->top1[P_INT8]);
-    }
-}
-
-static void print_json(FILE *out, const eval_args *a, const eval_result *r)
-{
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "model", a->model_path);
-    if (a->dynamic_name[0])
-        cJSON_AddStringToObject(root, "dynamic_input", a->dynamic_name);
-    cJSON_AddNumberToObject(root, "samples", (double)r->n);
-    cJSON *prec = cJSON_AddObjectToObject(root, "precisions");
-    for (int p = 0; p < N_PREC; p++) {
-        cJSON *o = cJSON_AddObjectToObject(prec, col_name(a, p));
-        cJSON_AddNumberToObject(o, "top1", pct(r->correct1[p], r->n));
-        cJSON_AddNumberToObject(o, "top5", pct(r->correct5[p], r->n));
-        cJSON_AddNumberToObject(o, "correct1", (double)r->correct1[p]);
-        cJSON_AddNumberToObject(o, "correct5", (double)r->correct5[p]);
-    }
-    cJSON_AddNumberToObject(root, "disagreements", (double)r->n_disagree);
-    cJSON *list = cJSON_AddArrayToObject(root, "disagreeing_samples");
-    for (size_t i = 0; i < r->n_shown; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "sample", (double)r->shown[i].sample);
-        cJSON_AddNumberToObject(o, "label", (double)r->shown[i].label);
-        for (int p = 0; p < N_PREC; p++)
-            cJSON_AddNumberToObject(o, col_name(a, p), (double)r->shown[i].top1[p]);
-        cJSON_AddItemToArray(list, o);
-    }
-    an_json_print(out, root);
-}
-
-/* One evaluation: the model (dynamic_input set `set` when the config has them), printed (json_sep: printed
-   before the JSON object, NULL for a lone object). */
-static int eval_once(an_cmd_ctx *ctx, eval_args *a, size_t set, const char *json_sep)
-{
-    int rc = AN_EXIT_OK;
-    rd_error err = {0};
-    rd_model *m = NULL;
-    rd_sim *sims[N_PREC] = {NULL, NULL, NULL};
-    eval_set es;
-    memset(&es, 0, sizeof es);
-    es.idx = a->idx_images != NULL;
-    eval_result r;
-    memset(&r, 0, sizeof r);
+    an_eval_opts *o = &a->o;
+    c->o = o;
+    c->q = &a->q;
+    c->errs = ctx->errs;
+    c->color = ctx->color;
+    c->task = an_eval_task_find(o->task);
     const bool dtype_given = a->q.flag_dtype != NULL;
     an_model_request req = {.command = "eval", .path = a->model_path, .dynamic_set = set, .errs = ctx->errs};
-    rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
-    if (st == RD_OK && !a->model_path)
-        a->model_path = a->q.cfg.model_file_path;
+    rd_status st = an_model_load_configured(&a->q, &req, &c->m, err);
+    if (st != RD_OK)
+        return st;
+    c->model_path = a->model_path ? a->model_path : a->q.cfg.model_file_path;
     /* fp16 is always evaluated; the dtype picks the integer column (w8a8 unless an integer dtype is given) */
     const rd_qdtype dt = a->q.cfg.dtype;
-    const bool integer = dt != RD_QDT_FLOAT16 && dt != RD_QDT_FLOAT32;
-    if (st == RD_OK && !integer && dtype_given)
-        st = rd_errorf(&err, RD_E_USAGE,
-                       "eval compares fp32, fp16 and one integer dtype: --dtype must be w8a8, w16a16i, w8a16, w4a16 or "
-                       "w16a16i_dfp (got %s)", rd_qdtype_name(dt));
-    if (st == RD_OK && !integer) {
+    if (dt == RD_QDT_FLOAT16 || dt == RD_QDT_FLOAT32) {
+        if (dtype_given)
+            return rd_errorf(err, RD_E_USAGE, "eval compares fp32, fp16 and one integer dtype: --dtype must be w8a8, "
+                             "w16a16i, w8a16, w4a16 or w16a16i_dfp (got %s)", rd_qdtype_name(dt));
         a->q.cfg.dtype = RD_QDT_W8A8;
         a->q.cfg.quantize = true;
     }
-    a->int_name = a->q.cfg.dtype == RD_QDT_W8A8 ? "int8" : rd_qdtype_name(a->q.cfg.dtype);
-    if (st == RD_OK && !es.idx && !a->q.cfg.dataset)
-        st = rd_errorf(&err, RD_E_USAGE, "give --dataset FILE (or a -c config naming one) with --labels");
-    if (st == RD_OK)
-        st = open_set(a, m, &es, &err);
-    if (st == RD_OK) {
+    if (!o->idx_images && !a->q.cfg.dataset)
+        return rd_errorf(err, RD_E_USAGE, "give --dataset FILE (or a -c config naming one)");
+    c->n_outputs = rd_model_output_count(c->m);
+    if (c->n_outputs > sizeof c->output_names / sizeof c->output_names[0])
+        return rd_errorf(err, RD_E_UNSUPPORTED, "the model has %zu outputs: eval takes at most 64", c->n_outputs);
+    for (size_t i = 0; i < c->n_outputs; i++) {
+        rd_value_info vi;
+        rd_model_value(c->m, (size_t)rd_model_output(c->m, i), &vi);
+        c->output_names[i] = vi.name;
+    }
+    rd_value_info in0;
+    rd_model_value(c->m, (size_t)rd_model_input(c->m, 0), &in0);
+    if (in0.rank == 4) {
+        c->in_h = (int)(in0.dims[2] > 0 ? in0.dims[2] : 0);
+        c->in_w = (int)(in0.dims[3] > 0 ? in0.dims[3] : 0);
+    }
+    /* the samples */
+    if (o->idx_images) {
+        if (rd_model_input_count(c->m) != 1)
+            return rd_errorf(err, RD_E_INVAL, "IDX images feed a model with one input (this one has %zu)",
+                             rd_model_input_count(c->m));
+        if ((st = rd_idx_load(o->idx_images, &c->idx_images, err)) != RD_OK)
+            return st;
+        if (c->idx_images.dtype != RD_DT_U8 || c->idx_images.rank < 2)
+            return rd_errorf(err, RD_E_PARSE, "%s: expected uint8 images [N, H, W]", o->idx_images);
+        c->n = (size_t)c->idx_images.dims[0];
+    } else {
+        if ((st = rd_dataset_load(a->q.cfg.dataset, rd_model_input_count(c->m), &c->ds, err)) != RD_OK)
+            return st;
+        c->n = c->ds.n_samples;
+    }
+    const size_t n_all = c->n;
+    if (o->limit && (size_t)o->limit < c->n)
+        c->n = (size_t)o->limit;
+    /* the ground truth of all samples (checked before any simulation runs) */
+    if ((st = c->task->open(c, err)) != RD_OK)
+        return st;
+    /* the columns */
+    snprintf(c->cols[0].name, sizeof c->cols[0].name, "fp32");
+    c->n_cols = 1;
+    if (!o->no_fp16) {
+        snprintf(c->cols[1].name, sizeof c->cols[1].name, "fp16");
         rd_sim_options so = {.precision = RD_PREC_FP16, .optimization_level = a->q.cfg.optimization_level};
-        st = rd_sim_create(m, &so, &sims[P_FP16], &err);
+        if ((st = rd_sim_create(c->m, &so, &c->cols[c->n_cols++].sim, err)) != RD_OK)
+            return st;
     }
-    if (st == RD_OK) {
-        size_t n_calib = es.idx ? ((size_t)a->calib < es.n ? (size_t)a->calib : es.n) : 0;
-        st = an_quant_build_sim_from(&a->q, m, NULL, es.idx ? get_sample : NULL, &es, n_calib, ctx->errs, ctx->color,
-                                     &sims[P_INT8], &err);
-    }
-    size_t n = a->limit && (size_t)a->limit < es.n ? (size_t)a->limit : es.n;
+    an_eval_col *int_col = &c->cols[c->n_cols];
+    snprintf(int_col->name, sizeof int_col->name, "%s",
+             a->q.cfg.dtype == RD_QDT_W8A8 ? "int8" : rd_qdtype_name(a->q.cfg.dtype));
+    size_t n_calib = o->idx_images ? 100 : n_all;
+    if (o->calib > 0)
+        n_calib = (size_t)o->calib;
+    if (n_calib > n_all)
+        n_calib = n_all;
+    st = an_quant_build_sim_from(&a->q, c->m, NULL, calib_sample, c, n_calib, ctx->errs, ctx->color, &int_col->sim,
+                                 err);
     if (st == RD_OK)
-        st = evaluate(ctx, m, sims, &es, n, (size_t)a->show, &r, &err);
-    if (st != RD_OK) {
-        rc = an_fail(ctx, &err);
-        goto out;
+        c->n_cols++;
+    for (size_t h = 0; h < o->n_hybrid && st == RD_OK; h++) {
+        an_quant_opts hq = a->q; /* the same options with this cfg */
+        hq.qcfg_path = o->hybrid_cfgs[h];
+        an_eval_col *col = &c->cols[c->n_cols];
+        col_name(o->hybrid_cfgs[h], col->name, sizeof col->name);
+        for (size_t j = 0; j < c->n_cols; j++)
+            if (strcmp(c->cols[j].name, col->name) == 0)
+                snprintf(col->name + strlen(col->name) / 2, sizeof col->name / 2, "_%zu", h + 1);
+        st = an_quant_build_sim_from(&hq, c->m, NULL, calib_sample, c, n_calib, ctx->errs, ctx->color, &col->sim, err);
+        if (st == RD_OK)
+            c->n_cols++;
+        else
+            rd_error_prefix(err, "--hybrid %s", o->hybrid_cfgs[h]);
     }
-    if (a->json && json_sep)
-        fputs(json_sep, ctx->out);
-    if (a->json)
-        print_json(ctx->out, a, &r);
+    return st;
+}
+
+static void teardown(an_eval_ctx *c)
+{
+    if (c->task && c->task->close)
+        c->task->close(c);
+    for (size_t j = 0; j < AN_EVAL_MAX_COLS; j++)
+        rd_sim_destroy(c->cols[j].sim);
+    rd_dataset_fini(&c->ds);
+    rd_tensor_fini(&c->idx_images);
+    rd_model_destroy(c->m);
+}
+
+static int eval_once(an_cmd_ctx *ctx, eval_args *a, size_t set, const char *json_sep)
+{
+    an_eval_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return an_fail_nomem(ctx, "the evaluation");
+    rd_error err = {0};
+    int rc;
+    rd_status st = setup(ctx, a, set, c, &err);
+    if (st != RD_OK) /* RD_E_USAGE exits 2, everything about the inputs 3 */
+        rc = an_fail(ctx, &err);
     else
-        print_text(ctx->out, a, &r);
-    rc = AN_EXIT_OK;
-out:
-    free(r.shown);
-    close_set(&es);
-    for (int p = 0; p < N_PREC; p++)
-        rd_sim_destroy(sims[p]);
-    rd_model_destroy(m);
+        rc = an_eval_execute(ctx, c, a->dynamic_name, json_sep);
+    teardown(c);
+    free(c);
     return rc;
 }
 
@@ -468,22 +452,32 @@ int an_cmd_eval(an_cmd_ctx *ctx)
     eval_args *a = calloc(1, sizeof *a);
     if (!a)
         return an_fail_nomem(ctx, "the command's options");
-    a->calib = 100;
-    a->show = 10;
+    a->o.task = "classify";
+    a->o.show = 10;
+    a->o.shard_n = 1;
+    a->o.show_score = 0.25;
+    a->o.ignore_index = 255;
+    a->o.score_timeout = AN_SCORE_DEFAULT_TIMEOUT;
+    a->o.argc = ctx->argc;
+    a->o.argv = ctx->argv;
+    an_det_opts_init(&a->o.det);
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     size_t n_sets = 0;
     if (rc < 0 && (rc = an_dynamic_prepare(ctx, &a->q, &n_sets)) < 0) {
         /* dynamic_input: one evaluation per shape set (with --json, an array of them) */
-        rc = AN_EXIT_OK;
+        if (n_sets && a->o.out_dir)
+            rc = an_usage(ctx, "-o with a dynamic_input config: run one shape set at a time (--input-shape)");
+        else
+            rc = AN_EXIT_OK;
         for (size_t k = 0; rc == AN_EXIT_OK && k < (n_sets ? n_sets : 1); k++) {
             if (n_sets)
                 an_dynamic_set_name(&a->q, k, a->dynamic_name, sizeof a->dynamic_name);
-            if (n_sets && !a->json && k)
+            if (n_sets && !a->o.json && k)
                 fputc('\n', ctx->out);
             rc = eval_once(ctx, a, k, !n_sets ? NULL : k ? "," : "[");
         }
-        if (n_sets && a->json && rc == AN_EXIT_OK)
+        if (n_sets && a->o.json && rc == AN_EXIT_OK)
             fputs("]\n", ctx->out);
     }
     an_quant_opts_fini(&a->q);

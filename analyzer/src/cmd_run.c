@@ -7,6 +7,7 @@
 #include "json_out.h"
 #include "accuracy.h"
 #include "cli_internal.h"
+#include "progress.h"
 #include "cli_model_args.h"
 #include "config_model.h"
 #include "quant_setup.h"
@@ -248,6 +249,8 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor 
         free(times);
         return an_fail(ctx, &err);
     }
+    an_progress bar; /* a bar on a terminal, a line every few seconds elsewhere */
+    an_progress_init(&bar, ctx->errs, ctx->color, "bench");
     for (long i = 0; i < n; i++) {
         double t0 = now_ms();
         if (run_once(m, sim, inputs, n_in, &opt, &err) != RD_OK) {
@@ -255,9 +258,9 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor 
             return an_fail(ctx, &err);
         }
         times[i] = now_ms() - t0;
-        fprintf(ctx->errs, "\rbench: %ld/%ld", i + 1, n);
+        an_progress_update(&bar, (size_t)i + 1, (size_t)n);
     }
-    fputc('\n', ctx->errs);
+    an_progress_done(&bar);
     qsort(times, (size_t)n, sizeof *times, cmp_double);
     double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
     int64_t macs = model_macs(sim ? rd_sim_model(sim) : m);
