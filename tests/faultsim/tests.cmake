@@ -25,6 +25,7 @@ endfunction()
 rd_faultsim_loop(onnx_load 1 inspect @DEMO@/demo.onnx)
 rd_faultsim_loop(onnx_load_json 4 inspect --json @DEMO@/demo.onnx)
 rd_faultsim_loop(run 3 run @DEMO@/demo.onnx --input @DEMO@/image.npy -o @OUT@ -q)
+rd_faultsim_loop(run_fp16_json 10 run @DEMO@/demo.onnx --input @DEMO@/image.npy --precision fp16 --json -o @OUT@)
 rd_faultsim_loop(accuracy_int8 40
   accuracy @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw -o @OUT@ -q)
 rd_faultsim_loop(accuracy_fp16 40

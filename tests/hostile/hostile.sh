@@ -112,6 +112,8 @@ make_variants image "$seeds/image_32x32.png" $GiB "$seeds/image_claims_16000x160
 make_variants dataset "$demo/dataset2.txt" $((64 * MiB))
 make_variants qcfg "$demo/demo.cfg" $((256 * MiB))
 make_variants report_json "$demo/snapshot/report.json" $((256 * MiB))
+make_variants coco_json "$seeds/coco_32x32.json" $GiB
+printf '%s\n' "$seeds/image_32x32.png" >"$demo/images.txt"
 make_folder_variants snapshot "$demo/snapshot" error_analysis.txt $((64 * MiB))
 make_folder_variants dump_index "$demo/dump" index.json $((64 * MiB))
 make_folder_variants dump_npy "$demo/dump" 0.npy $((4 * GiB))
@@ -129,6 +131,7 @@ command_of() {
     dataset) cmd=(accuracy "$demo/demo.onnx" --dataset "$F" --input-layout nchw -o "$O" -q) ;;
     qcfg) cmd=(run "$demo/demo.onnx" --input "$demo/image.npy" --precision int8 --cfg "$F" -q) ;;
     report_json) cmd=(compare "$demo/snapshot/report.json" "$F") ;;
+    coco_json) cmd=(eval "$demo/demo.onnx" --task detect --decoder yolov5 --annotations "$F" --dataset "$demo/images.txt") ;;
     snapshot) cmd=(report --from-rknn "$F" -o "$O") ;;
     dump_index | dump_npy) cmd=(compare "$demo/dump" "$F") ;;
     board_dump) cmd=(accuracy "$demo/demo.onnx" --inputs "$demo/image.npy" --input-layout nchw --cfg "$demo/demo.cfg"
@@ -137,7 +140,8 @@ command_of() {
 }
 
 failed=0 ran=0
-for kind in onnx rknn build_log npy yaml image dataset qcfg report_json snapshot dump_index dump_npy board_dump; do
+for kind in onnx rknn build_log npy yaml image dataset qcfg report_json coco_json snapshot dump_index dump_npy \
+    board_dump; do
     for v in intact link fifo unreadable huge truncated empty folder; do
         target=$work/$kind/$v
         case $kind in snapshot | dump_* | board_dump) ;; *) target=$(ls -d "$target"/*) ;; esac
