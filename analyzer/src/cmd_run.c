@@ -197,12 +197,12 @@ static rd_status print_json(FILE *out, const char *model, const run_observer *ro
 }
 
 /* float16 constants beyond 65504 (inf before the layer computes): the same finding as accuracy's, on stderr. */
-static void warn_fp16_constants(an_cmd_ctx *ctx, const rd_sim *sim)
+static rd_status warn_fp16_constants(an_cmd_ctx *ctx, const rd_sim *sim, rd_error *err)
 {
     rd_result r;
     rd_result_init(&r);
-    rd_error err;
-    if (an_findings_numeric(&r, sim, &err) == RD_OK)
+    rd_status st = an_findings_numeric(&r, sim, err); /* fails only when memory runs out: never drop a warning */
+    if (st == RD_OK)
         for (size_t i = 0; i < r.n_findings; i++) {
             fputs("warning: ", ctx->errs); /* findings quote the model's names */
             an_put_text(ctx->errs, r.findings[i].title);
@@ -211,6 +211,7 @@ static void warn_fp16_constants(an_cmd_ctx *ctx, const rd_sim *sim)
             fputc('\n', ctx->errs);
         }
     rd_result_fini(&r);
+    return st;
 }
 
 static double now_ms(void)
@@ -482,8 +483,8 @@ static int run_and_report(an_cmd_ctx *ctx, run_args *a, rd_model *m, rd_sim *sim
             rc = an_fail(ctx, &err);
         else if (!a->json && !a->quiet)
             print_table(ctx->out, &ro);
-        if (sim)
-            warn_fp16_constants(ctx, sim);
+        if (rc == AN_EXIT_OK && sim && warn_fp16_constants(ctx, sim, &err) != RD_OK)
+            rc = an_fail(ctx, &err);
         if (dumping)
             fprintf(ctx->errs, "wrote %zu tensors and index.json to %s%s\n", dump.n, a->dump_dir,
                     sim ? " (tensors fused away are listed in fused.json)" : "");
