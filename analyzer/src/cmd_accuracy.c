@@ -11,6 +11,7 @@
 #include "cli_internal.h"
 #include "cli_model_args.h"
 #include "config_model.h"
+#include "hybrid.h"
 #include "quant_setup.h"
 #include "tensor_dump.h"
 
@@ -41,6 +42,8 @@ enum {
     OPT_RUN_TIMEOUT,
     OPT_APP_OUTPUTS,
     OPT_APP_API,
+    OPT_SWEEP,
+    OPT_SWEEP_POINTS,
 };
 
 static const an_optspec accuracy_opts[] = {
@@ -55,6 +58,9 @@ static const an_optspec accuracy_opts[] = {
     {OPT_ERROR_COS, "error-cos", 0, "X", "single cosine below which a lossy layer is an error (default 0.98)"},
     {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
     {OPT_QUIET, "quiet", 'q', NULL, "print no table"},
+    {OPT_SWEEP, "sweep", 0, NULL, "also the float16 sweep: the outputs with float16 on the first k int8 tensors and on "
+                                  "the rest, and the block the error builds up in (report.json, report.html)"},
+    {OPT_SWEEP_POINTS, "sweep-points", 0, "N", "--sweep: values of k measured, spread evenly (default 65; 0: every k)"},
     {OPT_TARGET, "target", 0, "T", "board target (rk3566, rk3588, rv1106, ...): adds runtime_error; sets --platform"},
     {OPT_RUN, "run", 0, "CMD", "the application run on the board ({input0}, {input0_preprocessed}, {work_dir}, {dump_dir})"},
     {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "compare board dumps already pulled into DIR (no board needed)"},
@@ -83,7 +89,8 @@ typedef struct acc_args {
     long samples;
     long dump_sample;
     const char *output_dir;
-    bool no_txt, quiet;
+    bool no_txt, quiet, sweep;
+    long sweep_points;
     double fail_under;          /* NAN: no gate */
     gate_kind gate;
     double warn_cos, error_cos;
@@ -206,6 +213,15 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
             break;
         case OPT_QUIET:
             a->quiet = true;
+            break;
+        case OPT_SWEEP:
+            a->sweep = true;
+            break;
+        case OPT_SWEEP_POINTS:
+            if (!an_parse_int(ctx->argv[0], "--sweep-points", v, 0, 1000000, &a->sweep_points, ctx->errs))
+                return AN_EXIT_USAGE;
+            if (a->sweep_points == 1)
+                return an_usage(ctx, "--sweep-points needs at least 2 points (the two ends), or 0 for every k");
             break;
         case OPT_FAIL_UNDER:
             if (!parse_cos(v, &a->fail_under))
@@ -492,6 +508,34 @@ static rd_status write_reports(const acc_args *a, const rd_result *r, rd_error *
     return st;
 }
 
+/* --sweep: the float16 sweep over the int8 tensors of the analysis into result->sweep (before the findings,
+   which name its block). A model without int8 tensors has none, with a note. */
+static rd_status add_sweep(an_cmd_ctx *ctx, const acc_args *a, rd_model *m, rd_sim *sim, const rd_tensor *samples,
+                           size_t n_samples, rd_result *result, rd_error *err)
+{
+    an_hyb_cand *cands = NULL;
+    size_t n = 0;
+    rd_status st = an_hyb_candidates(sim, result, &cands, &n, err);
+    if (st == RD_OK && n == 0) {
+        fprintf(ctx->errs, "rknn-diag accuracy: --sweep: no int8 tensor can move to float16 (--dtype %s): no sweep\n",
+                rd_qdtype_name(a->q.cfg.dtype));
+        free(cands);
+        return RD_OK;
+    }
+    an_hyb_ctx hc;
+    memset(&hc, 0, sizeof hc);
+    bool ready = false;
+    if (st == RD_OK)
+        ready = (st = an_hyb_init(&hc, m, sim, samples, n_samples, 2, err)) == RD_OK;
+    an_hyb_sweep_opts so = {.max_points = (size_t)a->sweep_points, .progress = ctx->errs};
+    if (st == RD_OK)
+        st = an_hyb_sweep(&hc, cands, n, &so, &result->sweep, err);
+    if (ready)
+        an_hyb_fini(&hc);
+    free(cands);
+    return st == RD_OK ? st : rd_error_prefix(err, "--sweep");
+}
+
 /* One analysis: the model (dynamic_input set `set` when the config has them) into a->output_dir. */
 static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
 {
@@ -553,6 +597,8 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
         st = an_accuracy_run_rt(sim, samples, n_in, n_samples, &ao, &result, ao.runtime ? &rt_layers : NULL, &err);
     if (st == RD_OK && ao.runtime)
         st = runtime_extras(ctx, a, &rt, samples + (size_t)a->dump_sample * n_in, &result, &err);
+    if (st == RD_OK && a->sweep)
+        st = add_sweep(ctx, a, m, sim, samples, n_samples, &result, &err);
     if (st == RD_OK)
         st = an_findings_add_sim(&result, &ao, rt_layers, sim, &err);
     if (st == RD_OK)
@@ -607,6 +653,7 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     a->warn_cos = 0.99;
     a->error_cos = 0.98;
     a->run_timeout = 600;
+    a->sweep_points = AN_HYB_SWEEP_POINTS_DEFAULT;
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     size_t n_sets = 0;

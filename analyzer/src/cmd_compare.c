@@ -201,7 +201,7 @@ static rd_status load_index(const char *dir, cJSON **out, rd_error *err)
     char p[4200], *text;
     size_t len;
     snprintf(p, sizeof p, "%s/index.json", dir);
-    rd_status st = rd_read_text_file(p, (size_t)64 << 20, &text, &len, err);
+    rd_status st = rd_file_read_all(NULL, p, (size_t)64 << 20, &text, &len, err);
     if (st != RD_OK)
         return st;
     *out = cJSON_ParseWithLength(text, len);

@@ -1,17 +1,13 @@
 /*
- * cmd_hybrid.c: `rknn-diag hybrid suggest|search|diagnose MODEL`: which int8 tensors to keep in float16
- * (RKNN's custom_quantize_layers), proven on the simulation, and which configuration mistake explains an
- * error no layer does. docs/hybrid.md.
+ * cmd_hybrid.c: `rknn-diag hybrid suggest|search|sweep|diagnose|verify MODEL`: which int8 tensors to keep in
+ * float16 (RKNN's custom_quantize_layers), proven on the simulation, and which configuration mistake explains
+ * an error no layer does. The options, the shared setup and suggest; search: hybrid_cli_search.c; sweep:
+ * hybrid_cli_sweep.c. docs/hybrid.md.
  */
 #include "json_out.h"
 #include "accuracy.h"
-#include "cli_internal.h"
-#include "cli_model_args.h"
-#include "hybrid.h"
-#include "qcfg_build.h"
-#include "quant_setup.h"
 #include "config_model.h"
-#include "tensor_dump.h"
+#include "hybrid_cli.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -39,6 +35,12 @@ enum {
     OPT_RUNTIME_DUMPS,
     OPT_TARGET,
     OPT_REUSE_MB,
+    OPT_OBJECTIVE,
+    OPT_OVER,
+    OPT_SCORE_CMD,
+    OPT_SCORE_TIMEOUT,
+    OPT_TARGET_SCORE,
+    OPT_SWEEP_POINTS,
 };
 
 static const an_optspec hybrid_opts[] = {
@@ -50,6 +52,14 @@ static const an_optspec hybrid_opts[] = {
     {OPT_JSON, "json", 0, NULL, "suggest, diagnose: JSON on stdout"},
     {OPT_TARGET_COS, "target-cos", 0, "X", "search: every output's cosine (minimum over samples) must reach X"},
     {OPT_TARGET_SQNR, "target-sqnr", 0, "DB", "search: and its SQNR must reach DB"},
+    {OPT_OBJECTIVE, "objective", 0, "O", "how the outputs make one accuracy: min-cos-over-outputs (default: the lowest "
+                                         "cosine of any output), cos or sqnr (all outputs as one vector)"},
+    {OPT_OVER, "over", 0, "worst|mean", "search: the target holds for the worst sample (default) or the mean"},
+    {OPT_SCORE_CMD, "score-cmd", 0, "CMD", "search: your scorer (mAP, top-1, ...): run with a folder of the candidate's "
+                                           "outputs (.npy + index.json), prints one number, higher is better"},
+    {OPT_TARGET_SCORE, "target-score", 0, "X", "search: the --score-cmd number to reach"},
+    {OPT_SCORE_TIMEOUT, "score-timeout", 0, "S", "search: seconds one --score-cmd run may take (default 600)"},
+    {OPT_SWEEP_POINTS, "sweep-points", 0, "N", "sweep: values of k measured, spread evenly (default 65; 0: every k)"},
     {OPT_MAX_FLOAT, "max-float", 0, "N", "search: at most N float16 tensors (default 64)"},
     {OPT_COST, "cost", 0, "macs", "search: cost of a float16 tensor: MACs run in float16 (default)"},
     {OPT_LATENCY, "latency-table", 0, "FILE",
@@ -66,26 +76,7 @@ static const an_optspec hybrid_opts[] = {
 };
 #define N_HYBRID_OPTS ((int)(sizeof hybrid_opts / sizeof hybrid_opts[0]))
 
-typedef enum sub_kind { SUB_SUGGEST, SUB_SEARCH, SUB_DIAGNOSE, SUB_VERIFY } sub_kind;
-
-typedef struct hyb_args {
-    sub_kind sub;
-    const char *model_path;
-    const char *inputs[AN_MAX_INPUTS];
-    size_t n_inputs;
-    long samples, measure, top, max_float, threads, reuse_mb;
-    bool json;
-    double target_cos, target_sqnr; /* NaN: not given */
-    const char *latency, *out_path, *rknn_cfg, *runtime_dumps, *target; /* latency: the first table, if any */
-    const char *latency_paths[16];
-    size_t n_latency;
-    rd_input_shape shapes[AN_MAX_INPUTS];
-    an_name_buf shape_names[AN_MAX_INPUTS];
-    size_t n_shapes;
-    an_quant_opts q;
-} hyb_args;
-
-static double now_s(void)
+double an_hyb_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -102,18 +93,22 @@ static bool parse_double(const char *text, double lo, double hi, double *out)
     return true;
 }
 
-static const char *const USAGE = "rknn-diag hybrid suggest|search|diagnose MODEL.onnx --dataset FILE [options]\n"
+static const char *const USAGE = "rknn-diag hybrid suggest|search|sweep|diagnose MODEL.onnx --dataset FILE [options]\n"
     "       rknn-diag hybrid verify MODEL.onnx --cfg FILE --runtime-dumps DIR [--target T]";
 static const char *const ABOUT =
     "Hybrid quantization triage: which int8 tensors to keep in float16 (custom_quantize_layers).\n"
     "  suggest   ranks the layers by the error each adds (single) and by how much of it reaches the\n"
     "            outputs (output cosine with that layer alone in float16), with the evidence.\n"
-    "  search    finds a small float16 set meeting --target-cos (and --target-sqnr) on every output,\n"
-    "            measured on the simulation (greedy forward, then backward removal), and writes -o\n"
-    "            OUT.quantization.cfg plus the accuracy report of that config in OUT's folder. Exit 3\n"
-    "            when even float16 everywhere misses the target. Cost: MACs in float16, or the added ms\n"
-    "            of --latency-table: the board's RKNN_LOG_LEVEL=4 logs of the int8 and of the float16\n"
-    "            build (per-layer table; rows map by node name), or a CSV (docs/hybrid.md).\n"
+    "  sweep     the output accuracy with float16 on the first k int8 tensors (prefix) and on the rest\n"
+    "            (suffix), k over the whole model, with the float16 MAC share, and the block the error\n"
+    "            builds up in.\n"
+    "  search    finds a cheap float16 set meeting --target-cos (and --target-sqnr, or --target-score of\n"
+    "            your --score-cmd) on the outputs: singles that help alone, then windows of consecutive\n"
+    "            layers by bisection, then removal of what the target does not need; prints each step and\n"
+    "            writes -o OUT.quantization.cfg plus the accuracy report of that config and search.json in\n"
+    "            OUT's folder. Exit 3 when even float16 everywhere misses the target, 1 when --max-float\n"
+    "            stops it. Cost: MACs in float16, or the added ms of --latency-table: the board's\n"
+    "            RKNN_LOG_LEVEL=4 logs of the int8 and of the float16 build, or a CSV (docs/hybrid.md).\n"
     "  diagnose  re-runs with the usual configuration mistakes fixed (RGB/BGR, mean/std, calibration\n"
     "            set, per-tensor weights, algorithm) and names each mistake the evidence shows (input\n"
     "            statistics against BatchNormalization, clipping, weight spread, output cosine).\n"
@@ -125,7 +120,7 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
 {
     rd_error err = {0};
     if (ctx->argc < 2)
-        return an_usage(ctx, "missing subcommand: suggest, search, diagnose or verify");
+        return an_usage(ctx, "missing subcommand: suggest, search, sweep, diagnose or verify");
     const char *sub = ctx->argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
         an_print_help(ctx->out, USAGE, ABOUT, hybrid_opts, N_HYBRID_OPTS);
@@ -135,12 +130,14 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
         a->sub = SUB_SUGGEST;
     else if (strcmp(sub, "search") == 0)
         a->sub = SUB_SEARCH;
+    else if (strcmp(sub, "sweep") == 0)
+        a->sub = SUB_SWEEP;
     else if (strcmp(sub, "diagnose") == 0)
         a->sub = SUB_DIAGNOSE;
     else if (strcmp(sub, "verify") == 0)
         a->sub = SUB_VERIFY;
     else
-        return an_usage(ctx, "unknown subcommand '%s' (suggest, search, diagnose or verify)", sub);
+        return an_usage(ctx, "unknown subcommand '%s' (suggest, search, sweep, diagnose or verify)", sub);
     an_cmd_ctx sub_ctx = *ctx;
     sub_ctx.argc = ctx->argc - 1;
     sub_ctx.argv = ctx->argv + 1;
@@ -202,6 +199,44 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
             if (!parse_double(v, -1000.0, 1000.0, &a->target_sqnr))
                 return an_usage(ctx, "--target-sqnr expects decibels, got '%s'", v);
             break;
+        case OPT_TARGET_SCORE:
+            if (!parse_double(v, -1e300, 1e300, &a->target_score))
+                return an_usage(ctx, "--target-score expects a number, got '%s'", v);
+            break;
+        case OPT_OBJECTIVE:
+            if (strcmp(v, "min-cos-over-outputs") == 0)
+                a->objective = AN_HYB_OBJ_MIN_COS;
+            else if (strcmp(v, "cos") == 0)
+                a->objective = AN_HYB_OBJ_COS;
+            else if (strcmp(v, "sqnr") == 0)
+                a->objective = AN_HYB_OBJ_SQNR;
+            else
+                return an_usage(ctx, "--objective expects cos, sqnr or min-cos-over-outputs, got '%s'", v);
+            a->objective_given = true;
+            break;
+        case OPT_OVER:
+            if (strcmp(v, "worst") == 0)
+                a->over = AN_HYB_OVER_WORST;
+            else if (strcmp(v, "mean") == 0)
+                a->over = AN_HYB_OVER_MEAN;
+            else
+                return an_usage(ctx, "--over expects worst or mean, got '%s'", v);
+            break;
+        case OPT_SCORE_CMD:
+            if (!*v)
+                return an_usage(ctx, "--score-cmd expects a command, got an empty one");
+            a->score_cmd = v;
+            break;
+        case OPT_SCORE_TIMEOUT:
+            if (!an_parse_int("hybrid", "--score-timeout", v, 1, 7 * 86400, &a->score_timeout, ctx->errs))
+                return AN_EXIT_USAGE;
+            break;
+        case OPT_SWEEP_POINTS:
+            if (!an_parse_int("hybrid", "--sweep-points", v, 0, 1000000, &a->sweep_points, ctx->errs))
+                return AN_EXIT_USAGE;
+            if (a->sweep_points == 1)
+                return an_usage(ctx, "--sweep-points needs at least 2 points (the two ends), or 0 for every k");
+            break;
         case OPT_COST:
             if (strcmp(v, "macs") != 0)
                 return an_usage(ctx, "--cost expects macs (or give --latency-table FILE), got '%s'", v);
@@ -240,28 +275,24 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
         a->q.platform = a->target;
     }
     if (a->sub == SUB_SEARCH) {
-        if (isnan(a->target_cos) && isnan(a->target_sqnr))
-            return an_usage(ctx, "search needs --target-cos X (and/or --target-sqnr DB)");
+        if (isnan(a->target_cos) && isnan(a->target_sqnr) && isnan(a->target_score))
+            return an_usage(ctx, "search needs --target-cos X (and/or --target-sqnr DB, or --score-cmd CMD "
+                                 "--target-score X)");
         if (!a->out_path)
             return an_usage(ctx, "search needs -o OUT.quantization.cfg");
+        if (a->objective == AN_HYB_OBJ_SQNR && isnan(a->target_sqnr))
+            return an_usage(ctx, "--objective sqnr needs --target-sqnr DB");
+        if (a->score_cmd && isnan(a->target_score))
+            return an_usage(ctx, "--score-cmd needs --target-score X (the number your scorer must reach)");
+        if (!a->score_cmd && !isnan(a->target_score))
+            return an_usage(ctx, "--target-score needs --score-cmd CMD (the scorer that prints the number)");
+    } else if (a->score_cmd || !isnan(a->target_score)) {
+        return an_usage(ctx, "--score-cmd and --target-score are options of search");
     }
     return -1;
 }
 
 /* ---- shared setup --------------------------------------------------------------------------------- */
-
-typedef struct hyb_run {
-    rd_model *m;
-    rd_sim *s;
-    rd_tensor *samples;
-    size_t n_samples, n_in;
-    rd_result result;
-    an_hyb_ctx hc;
-    bool hc_ready;
-    an_hyb_cand *cands;
-    size_t n_cands;
-    size_t *order;
-} hyb_run;
 
 static void run_fini(hyb_run *r)
 {
@@ -297,6 +328,7 @@ static rd_status setup(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err)
         st = an_hyb_init(&r->hc, r->m, r->s, r->samples, r->n_samples, (int)a->threads, err);
     r->hc_ready = st == RD_OK;
     r->hc.reuse_bytes = (size_t)a->reuse_mb << 20;
+    r->hc.objective = a->objective;
     return st;
 }
 
@@ -305,7 +337,7 @@ static rd_status analyse(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err
 {
     an_accuracy_opts ao = {.warn_cos = 0.99, .error_cos = 0.98, .worst_layers = 0, .progress = ctx->errs};
     rd_status st = an_accuracy_run(r->s, r->samples, r->n_in, r->n_samples, &ao, &r->result, err);
-    if (st == RD_OK)
+    if (st == RD_OK && a->sub != SUB_SWEEP) /* sweep adds them once its block is known */
         st = an_findings_add_sim(&r->result, &ao, NULL, r->s, err);
     if (st == RD_OK)
         st = an_hyb_candidates(r->s, &r->result, &r->cands, &r->n_cands, err);
@@ -381,52 +413,13 @@ static int suggest(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score 
                       "layer in float16 (measured for the --measure %ld worst single layers).\n", a->measure);
     for (size_t i = 0; i < r->result.n_findings; i++)
         if (r->result.findings[i].kind == RD_FIND_CONFIG)
-            fprintf(ctx->out, "\nThe accumulated error has no single layer to blame: run `rknn-diag hybrid diagnose` "
-                              "with the same options to try the usual configuration mistakes.\n");
+            fprintf(ctx->out, "\nThe accumulated error has no single layer to blame: `rknn-diag hybrid sweep` shows "
+                              "whether it builds up in a block of layers, `rknn-diag hybrid diagnose` tries the usual "
+                              "configuration mistakes (same options).\n");
     return AN_EXIT_OK;
 }
 
 /* ---- search --------------------------------------------------------------------------------------- */
-
-static bool meets(const hyb_args *a, const an_hyb_score *s)
-{
-    return (isnan(a->target_cos) || s->cos >= a->target_cos) && (isnan(a->target_sqnr) || s->sqnr_db >= a->target_sqnr);
-}
-
-/* How far from the target, normalised (0 when met): the greedy step keeps what lowers it. */
-static double deficit(const hyb_args *a, const an_hyb_score *s)
-{
-    double d = 0.0;
-    if (!isnan(a->target_cos) && s->cos < a->target_cos)
-        d += (a->target_cos - s->cos) / fmax(1e-6, 1.0 - a->target_cos);
-    if (!isnan(a->target_sqnr) && s->sqnr_db < a->target_sqnr)
-        d += (a->target_sqnr - s->sqnr_db) / 10.0;
-    return d;
-}
-
-static void print_step(an_cmd_ctx *ctx, const hyb_args *a, const char *what, const char *name, size_t n_float,
-                       double cost, const an_hyb_score *s)
-{
-    fprintf(ctx->out, "%-8s %-44s %6zu %14.6g %9.5f %9.2f %s\n", what, RD_TEXT_SHOWN(name), n_float,
-            a->latency ? cost : cost / 1e6,
-            s->cos, s->sqnr_db, meets(a, s) ? "meets" : "");
-}
-
-static double set_cost(const hyb_run *r, const size_t *set, size_t n)
-{
-    double c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += r->cands[set[i]].cost;
-    return c;
-}
-
-static rd_status measure_set(hyb_run *r, const size_t *set, size_t n, const char **names, an_hyb_score *out,
-                             rd_error *err)
-{
-    for (size_t i = 0; i < n; i++)
-        names[i] = r->cands[set[i]].name;
-    return an_hyb_measure(&r->hc, names, n, out, err);
-}
 
 /* The toolkit's names: candidates without a changeable key are excluded, with the reason and a neighbour. */
 static rd_status restrict_to_rknn_cfg(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err)
@@ -489,195 +482,6 @@ static rd_status restrict_to_rknn_cfg(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, 
     return RD_OK;
 }
 
-/* Writes the cfg of the current float16 set and the accuracy report beside it. */
-static rd_status write_outputs(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const size_t *set, size_t n, rd_error *err)
-{
-    for (size_t i = 0; i < n; i++)
-        rd_sim_set_precision(r->s, r->cands[set[i]].name, RD_PREC_FP16, NULL);
-    rd_qcfg ours, merged;
-    rd_qcfg_init(&ours);
-    rd_qcfg_init(&merged);
-    rd_status st = an_qcfg_collect(r->s, &ours, ctx->errs, err);
-    const rd_qcfg *result = &ours;
-    if (st == RD_OK && a->rknn_cfg) {
-        st = an_qcfg_merge_rknn(r->s, &ours, a->rknn_cfg, &merged, ctx->errs, err);
-        result = &merged;
-    }
-    /* the cfg and the accuracy report of the chosen config go in OUT's folder, created if needed */
-    char dir[4096];
-    const char *slash = strrchr(a->out_path, '/');
-    if (slash)
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - a->out_path), a->out_path);
-    else
-        snprintf(dir, sizeof dir, ".");
-    if (st == RD_OK)
-        st = an_mkdirs(dir, err);
-    if (st == RD_OK)
-        st = rd_qcfg_save(a->out_path, result, err);
-    rd_qcfg_fini(&ours);
-    rd_qcfg_fini(&merged);
-    rd_result rep;
-    rd_result_init(&rep);
-    an_accuracy_opts ao = {.warn_cos = 0.99, .error_cos = 0.98, .worst_layers = 6};
-    if (st == RD_OK)
-        st = an_accuracy_run(r->s, r->samples, r->n_in, r->n_samples, &ao, &rep, err);
-    if (st == RD_OK)
-        st = an_findings_add_sim(&rep, &ao, NULL, r->s, err);
-    if (st == RD_OK)
-        st = rd_result_set_string(&rep.tool, "rknn-diag " RD_VERSION " (hybrid search)", err);
-    if (st == RD_OK)
-        st = rd_result_set_string(&rep.model, a->model_path, err);
-    if (st == RD_OK)
-        st = rd_result_set_config(&rep, "cfg", a->out_path, err);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/error_analysis.txt", dir);
-    if (st == RD_OK)
-        st = rd_rknn_txt_save(&rep, NULL, path, err);
-    snprintf(path, sizeof path, "%s/report.json", dir);
-    if (st == RD_OK)
-        st = rd_report_json_save(&rep, path, err);
-    snprintf(path, sizeof path, "%s/report.html", dir);
-    if (st == RD_OK)
-        st = rd_report_html_save(&rep, path, err);
-    rd_result_fini(&rep);
-    for (size_t i = 0; i < n; i++)
-        rd_sim_set_precision(r->s, r->cands[set[i]].name, RD_PREC_INT8, NULL);
-    if (st == RD_OK)
-        fprintf(ctx->errs, "wrote %s and the accuracy report of that config (%s/error_analysis.txt, report.json, "
-                           "report.html)\n", a->out_path, dir);
-    return st;
-}
-
-static int search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *base, double t0, rd_error *err)
-{
-    size_t nc = r->n_cands;
-    size_t *set = calloc(nc + 1, sizeof *set), *all = calloc(nc + 1, sizeof *all);
-    const char **names = calloc(nc + 1, sizeof *names);
-    bool *in_set = calloc(nc + 1, sizeof *in_set);
-    int rc = AN_EXIT_INPUT;
-    rd_status st = set && all && names && in_set ? RD_OK : rd_errorf(err, RD_E_NOMEM, "out of memory");
-    size_t n = 0, n_all = 0;
-    an_hyb_score cur = *base, full = {0};
-    for (size_t k = 0; k < nc && st == RD_OK; k++)
-        if (r->cands[k].allowed)
-            all[n_all++] = k;
-    if (st == RD_OK)
-        st = measure_set(r, all, n_all, names, &full, err);
-    if (st != RD_OK)
-        goto out;
-    const char *unit = a->latency ? "ms added" : "MMACs fp16";
-    fprintf(ctx->out, "%-8s %-44s %6s %14s %9s %9s\n", "step", "tensor", "float", unit, "out_cos", "sqnr_dB");
-    print_step(ctx, a, "int8", "(all int8)", 0, 0, base);
-    print_step(ctx, a, "fp16", "(every candidate in float16)", n_all, set_cost(r, all, n_all), &full);
-    if (!meets(a, &full)) {
-        fprintf(ctx->out, "\ntarget not reachable: with all %zu candidate tensors in float16 the outputs reach cosine "
-                          "%.5f, SQNR %.2f dB (target: cosine %.5f", n_all, full.cos, full.sqnr_db, a->target_cos);
-        if (!isnan(a->target_sqnr))
-            fprintf(ctx->out, ", SQNR %.2f dB", a->target_sqnr);
-        fprintf(ctx->out, "). Float16 alone loses that much: lower the target or look at the float16 error "
-                          "(accuracy --dtype float16).\n");
-        rc = AN_EXIT_INPUT;
-        goto out;
-    }
-    /* forward: add in rank order, keep what brings the outputs closer to the target */
-    for (size_t i = 0; i < nc && !meets(a, &cur) && n < (size_t)a->max_float && st == RD_OK; i++) {
-        size_t k = r->order[i];
-        if (!r->cands[k].allowed)
-            continue;
-        set[n] = k;
-        an_hyb_score sc;
-        st = measure_set(r, set, n + 1, names, &sc, err);
-        if (st == RD_OK && deficit(a, &sc) < deficit(a, &cur) - 1e-9) {
-            cur = sc;
-            in_set[k] = true;
-            n++;
-            print_step(ctx, a, "add", r->cands[k].name, n, set_cost(r, set, n), &cur);
-            an_hyb_keep(&r->hc);
-        }
-    }
-    /* layers that help only together: add the rest in rank order until the target is met */
-    for (size_t i = 0; i < nc && !meets(a, &cur) && n < (size_t)a->max_float && st == RD_OK; i++) {
-        size_t k = r->order[i];
-        if (!r->cands[k].allowed || in_set[k])
-            continue;
-        set[n++] = k;
-        in_set[k] = true;
-        st = measure_set(r, set, n, names, &cur, err);
-        an_hyb_keep(&r->hc);
-        if (st == RD_OK)
-            print_step(ctx, a, "add*", r->cands[k].name, n, set_cost(r, set, n), &cur);
-    }
-    if (st == RD_OK && !meets(a, &cur)) {
-        fprintf(ctx->out, "\ntarget not reached within --max-float %ld: best cosine %.5f, SQNR %.2f dB with %zu float16 "
-                          "tensors (float16 everywhere reaches %.5f)\n", a->max_float, cur.cos, cur.sqnr_db, n, full.cos);
-        rc = AN_EXIT_GATE;
-        goto out;
-    }
-    /* backward: drop what the target does not need, the last added first */
-    for (size_t i = n; i-- > 0 && st == RD_OK;) {
-        size_t k = set[i];
-        memmove(&set[i], &set[i + 1], (n - i - 1) * sizeof *set);
-        an_hyb_score sc;
-        st = measure_set(r, set, n - 1, names, &sc, err);
-        if (st == RD_OK && meets(a, &sc)) {
-            n--;
-            cur = sc;
-            print_step(ctx, a, "drop", r->cands[k].name, n, set_cost(r, set, n), &cur);
-            if (i > 0)
-                an_hyb_keep(&r->hc);
-        } else {
-            memmove(&set[i + 1], &set[i], (n - i - 1) * sizeof *set);
-            set[i] = k;
-        }
-    }
-    if (st != RD_OK)
-        goto out;
-    double model_macs = 0;
-    for (size_t k = 0; k < nc; k++)
-        model_macs += r->cands[k].macs;
-    fprintf(ctx->out, "\nresult: %zu float16 tensor%s, output cosine %.5f, SQNR %.2f dB (int8: %.5f, all float16: %.5f)\n",
-            n, n == 1 ? "" : "s", cur.cos, cur.sqnr_db, base->cos, full.cos);
-    if (a->latency) {
-        fprintf(ctx->out, "cost: %.4g ms added (latency table%s", set_cost(r, set, n), a->n_latency > 1 ? "s" : "");
-        for (size_t i = 0; i < a->n_latency; i++)
-            fprintf(ctx->out, "%s%s", i ? ", " : " ", a->latency_paths[i]);
-        size_t estimated = 0;
-        for (size_t i = 0; i < n; i++)
-            estimated += r->cands[set[i]].cost_estimated;
-        if (estimated)
-            fprintf(ctx->out, "; %zu of these costs estimated", estimated);
-        fprintf(ctx->out, ")\n");
-    } else
-        fprintf(ctx->out, "cost: %.4g MMACs in float16 (%.1f%% of the int8 layers' MACs)\n", set_cost(r, set, n) / 1e6,
-                model_macs > 0 ? 100.0 * set_cost(r, set, n) / model_macs : 0.0);
-    for (size_t i = 0; i < n; i++)
-        fprintf(ctx->out, "  float16: %s%s\n", RD_TEXT_SHOWN(r->cands[set[i]].name),
-                r->cands[set[i]].cost_estimated ? " (cost estimated: timed one way only)" : "");
-    an_hyb_reuse ru;
-    an_hyb_reuse_get(&r->hc, &ru);
-    fprintf(ctx->out, "search: %zu simulator runs over %zu samples in %.1f s, %.1f s in all", r->hc.n_runs,
-            r->n_samples, r->hc.run_seconds, now_s() - t0);
-    if (r->hc.reuse_bytes && ru.nodes_full)
-        fprintf(ctx->out, " (prefix reuse: %llu of %llu nodes computed, %.1f MB kept)",
-                (unsigned long long)ru.nodes_computed, (unsigned long long)ru.nodes_full, (double)ru.bytes / 1e6);
-    fputc('\n', ctx->out);
-    st = write_outputs(ctx, a, r, set, n, err);
-    if (st == RD_OK) {
-        if (!a->rknn_cfg)
-            fprintf(ctx->out, "note: keys are ONNX tensor names of the optimised graph; give --rknn-cfg STEP1.cfg for "
-                              "the toolkit's names (what hybrid_quantization_step2 accepts)\n");
-        rc = AN_EXIT_OK;
-    }
-out:
-    if (st != RD_OK)
-        rc = an_fail(ctx, err);
-    free(set);
-    free(all);
-    free(names);
-    free(in_set);
-    return rc;
-}
-
 int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,
                        const char *const *inputs, size_t n_inputs, size_t samples, bool json, int threads);
 
@@ -695,7 +499,9 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     a->max_float = 64;
     a->threads = 2;
     a->reuse_mb = AN_HYB_REUSE_DEFAULT_MB;
-    a->target_cos = a->target_sqnr = NAN;
+    a->sweep_points = AN_HYB_SWEEP_POINTS_DEFAULT;
+    a->score_timeout = 600;
+    a->target_cos = a->target_sqnr = a->target_score = NAN;
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     hyb_run r;
@@ -715,12 +521,16 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
         rc = an_hybrid_verify(ctx, a->model_path, &a->q, &lopt, a->runtime_dumps, a->json);
         goto out;
     }
-    double t0 = now_s();
+    double t0 = an_hyb_now();
     rd_status st = setup(ctx, a, &r, &err);
     if (st == RD_OK)
         st = analyse(ctx, a, &r, &err);
-    if (st == RD_OK && a->sub == SUB_SEARCH && a->rknn_cfg)
+    if (st == RD_OK && a->sub != SUB_SUGGEST && a->rknn_cfg)
         st = restrict_to_rknn_cfg(ctx, a, &r, &err);
+    if (st == RD_OK && a->sub == SUB_SWEEP) {
+        rc = an_hyb_cli_sweep(ctx, a, &r, &err);
+        goto out;
+    }
     an_hyb_score base = {0};
     if (st == RD_OK)
         st = an_hyb_measure(&r.hc, NULL, 0, &base, &err);
@@ -730,7 +540,7 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
         rc = an_fail(ctx, &err);
         goto out;
     }
-    rc = a->sub == SUB_SUGGEST ? suggest(ctx, a, &r, &base) : search(ctx, a, &r, &base, t0, &err);
+    rc = a->sub == SUB_SUGGEST ? suggest(ctx, a, &r, &base) : an_hyb_cli_search(ctx, a, &r, &base, t0, &err);
 out:
     run_fini(&r);
     an_quant_opts_fini(&a->q);

@@ -320,16 +320,12 @@ static rd_status write_fused_list(const char *dir, const rd_sim *sim, size_t *n_
         an_json_add(o, "fused_into", cJSON_CreateString(into.name), &ok);
         n++;
     }
-    char *text = ok ? an_json_text(list) : NULL;
-    cJSON_Delete(list);
-    if (!text)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    char path[4200];
-    snprintf(path, sizeof path, "%s/fused.json", dir);
-    rd_status st = rd_file_write_atomic(path, text, strlen(text), NULL, err);
-    free(text);
     *n_out = n;
-    return st;
+    if (!ok) { /* a tree missing entries is never written */
+        cJSON_Delete(list);
+        return rd_errorf(err, RD_E_NOMEM, "%s/fused.json: out of memory", dir);
+    }
+    return an_json_save_in(list, dir, "fused.json", err);
 }
 
 typedef struct run_args {

@@ -85,27 +85,6 @@ void an_eval_print_metric(FILE *out, int width, double v)
         fprintf(out, " %*.4f", width, v);
 }
 
-rd_status an_json_save(const char *path, const cJSON *doc, rd_error *err)
-{
-    char *text = an_json_text(doc);
-    if (!text)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    size_t n = strlen(text);
-    rd_atomic_file *f;
-    rd_status st = rd_atomic_file_open(path, NULL, &f, err);
-    if (st == RD_OK) {
-        st = rd_atomic_file_write(f, text, n, err);
-        if (st == RD_OK)
-            st = rd_atomic_file_write(f, "\n", 1, err);
-        if (st == RD_OK)
-            st = rd_atomic_file_commit(f, err);
-        else
-            rd_atomic_file_abort(f);
-    }
-    free(text);
-    return st;
-}
-
 /* ---- hashes ----------------------------------------------------------------------------------------- */
 
 static void hash_bytes(EVP_MD_CTX *h, const void *p, size_t n)

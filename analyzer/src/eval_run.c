@@ -3,6 +3,7 @@
  * partial.json (skipped when an identical finished one is already there: resume), and for a run that is
  * the whole set, the report. Progress goes to stderr.
  */
+#include "json_out.h"
 #include "eval_task.h"
 #include "progress.h"
 

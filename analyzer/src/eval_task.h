@@ -175,7 +175,4 @@ rd_status an_eval_partial_load(const char *path, cJSON **out, rd_error *err);
 int an_eval_report(an_cmd_ctx *ctx, const cJSON *partial, const char *out_dir, bool json, const char *json_sep,
                    size_t show);
 
-/** Writes a JSON document to path through the atomic writer (cJSON_Print text and a newline). */
-rd_status an_json_save(const char *path, const cJSON *doc, rd_error *err);
-
 #endif

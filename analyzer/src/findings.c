@@ -3,8 +3,9 @@
  *
  * Kinds, most important first: FP16 overflow (values above 65504 become inf); lossy layers (single
  * cosine below the warning/error thresholds: the error the layer adds by itself), ranked by the error
- * they add; the layer where the entire error jumps; and an entire drop that no single layer explains,
- * which points at configuration (RKNN's checklist). With the board: the first layer where the board
+ * they add; the layer where the entire error jumps; with a float16 sweep (accuracy --sweep), the block the
+ * output error builds up in; and an entire drop that neither a layer nor such a block explains, which points
+ * at configuration (RKNN's checklist). With the board: the first layer where the board
  * departs from the simulator although the board's inputs of that layer agree with the simulator's (its
  * single_sim cosine drops by itself: a runtime fault there, nothing upstream), and lossy layers told
  * apart: lossy in the simulator and the same on the board is quantization. NaN/Inf and float16
@@ -157,10 +158,69 @@ static rd_status entire_jump(rd_result *r, const an_accuracy_opts *o, rd_error *
                "look at this layer and the ones just before it", err);
 }
 
-/* An output far from the golden while no layer loses much by itself: configuration, not layers. */
-static rd_status configuration(rd_result *r, const an_accuracy_opts *o, size_t n_lossy, rd_error *err)
+/* The sweep's two ends: int8 everywhere and float16 on every int8 tensor. */
+static bool sweep_ends(const rd_sweep *sw, double *int8_cos, double *fp16_cos)
 {
-    if (n_lossy > 0 || r->n_layers == 0)
+    if (sw->n_candidates <= 0 || sw->n_points < 2)
+        return false;
+    *int8_cos = sw->points[0].prefix_cos;
+    *fp16_cos = sw->points[sw->n_points - 1].prefix_cos;
+    return true;
+}
+
+/* The lowest single cosine over the rows first..last (NaN when none). */
+static double lowest_single(const rd_result *r, int first, int last)
+{
+    double lo = NAN;
+    for (int i = first; i >= 0 && i <= last && (size_t)i < r->n_layers; i++) {
+        double c = single_cos(&r->layers[i]);
+        if (!isnan(c) && !(c >= lo))
+            lo = c;
+    }
+    return lo;
+}
+
+/*
+ * The block of the sweep (hybrid_sweep.c), when it explains the output loss: float16 everywhere recovers at
+ * least half of it and the outputs lose more than the warning allows. *explained tells the configuration
+ * finding to stay away.
+ */
+static rd_status error_block(rd_result *r, const an_accuracy_opts *o, bool *explained, rd_error *err)
+{
+    *explained = false;
+    const rd_sweep *sw = &r->sweep;
+    double i8, all;
+    if (!sweep_ends(sw, &i8, &all) || sw->block_end <= sw->block_start || !(i8 < o->warn_cos) ||
+        !(all - i8 >= 0.5 * (1.0 - i8)))
+        return RD_OK;
+    *explained = true;
+    int first = sw->block_first_layer, last = sw->block_last_layer;
+    if (first < 0 || last < first || (size_t)last >= r->n_layers)
+        return RD_OK;
+    const char *a = r->layers[first].name, *b = r->layers[last].name;
+    int n = sw->block_end - sw->block_start;
+    char title[700], evidence[1400], share[64] = "";
+    if (!isnan(sw->block_mac_share))
+        snprintf(share, sizeof share, ", %.1f %% of the int8 layers' MACs,", 100.0 * sw->block_mac_share);
+    snprintf(title, sizeof title, "The error builds up in a block: layers %d..%d ('%s' .. '%s')", first, last, a, b);
+    double lo = lowest_single(r, first, last);
+    snprintf(evidence, sizeof evidence,
+             "float16 on layers %d..%d (%d of the %d int8 tensors, '%s' to '%s')%s lifts the output cosine from "
+             "%.5f to %.5f (float16 on every int8 tensor: %.5f): the error builds up in this block, each layer "
+             "adding a little (lowest single cosine in it %.5f); float16 on one tensor alone saves little, as the "
+             "next int8 layer quantizes its values again",
+             first, last, n, sw->n_candidates, a, b, share, i8, sw->block_cos, all, lo);
+    return add(r, RD_FIND_ERROR_BLOCK, RD_SEV_WARNING, a, 1.0 - i8, title, evidence,
+               "keep a window of this block in float16 (custom_quantize_layers): `rknn-diag hybrid search "
+               "--target-cos X` finds the smallest such set for a target; `hybrid sweep` prints the whole sweep",
+               err);
+}
+
+/* An output far from the golden while no layer loses much by itself: configuration, not layers. */
+static rd_status configuration(rd_result *r, const an_accuracy_opts *o, size_t n_lossy, bool block_explains,
+                               rd_error *err)
+{
+    if (n_lossy > 0 || r->n_layers == 0 || block_explains)
         return RD_OK;
     double worst = 1.0;
     const char *where = NULL;
@@ -186,12 +246,22 @@ static rd_status configuration(rd_result *r, const an_accuracy_opts *o, size_t n
             lowest_name = r->layers[i].name;
         }
     }
-    char evidence[900];
-    snprintf(evidence, sizeof evidence,
-             "entire cosine reaches %.5f at '%s' while every layer's single cosine stays above %.2f; %zu layers lose "
-             "a little each (single cosine below 0.999), the most '%s' (%.5f): small losses that compound also look "
-             "like this",
-             worst, where, o->warn_cos, n_small, lowest_name ? lowest_name : "-", lowest);
+    char evidence[1200];
+    int w = snprintf(evidence, sizeof evidence,
+                     "entire cosine reaches %.5f at '%s' while every layer's single cosine stays above %.2f; %zu layers "
+                     "lose a little each (single cosine below 0.999), the most '%s' (%.5f): small losses that compound "
+                     "also look like this",
+                     worst, where, o->warn_cos, n_small, lowest_name ? lowest_name : "-", lowest);
+    double i8, all;
+    if (w > 0 && (size_t)w < sizeof evidence) {
+        if (sweep_ends(&r->sweep, &i8, &all))
+            snprintf(evidence + w, sizeof evidence - (size_t)w,
+                     "; the float16 sweep rules that out: float16 on every int8 tensor only moves the outputs from "
+                     "%.5f to %.5f", i8, all);
+        else
+            snprintf(evidence + w, sizeof evidence - (size_t)w,
+                     " (`accuracy --sweep` or `hybrid sweep` tell the two apart)");
+    }
     return add(r, RD_FIND_CONFIG, RD_SEV_WARNING, NULL, 1.0 - worst,
                "Accuracy lost with no lossy layer: likely configuration", evidence,
                "check, as RKNN's guide lists: mean_values/std_values match the model's training, RGB/BGR order "
@@ -296,8 +366,11 @@ rd_status an_findings_add_sim(rd_result *r, const an_accuracy_opts *o, const an_
         st = lossy_layers(r, o, &n_lossy, err);
     if (st == RD_OK)
         st = entire_jump(r, o, err);
+    bool block_explains = false;
     if (st == RD_OK)
-        st = configuration(r, o, n_lossy, err);
+        st = error_block(r, o, &block_explains, err);
+    if (st == RD_OK)
+        st = configuration(r, o, n_lossy, block_explains, err);
     if (st == RD_OK && r->n_findings > 1)
         qsort(r->findings, r->n_findings, sizeof *r->findings, finding_order);
     return st;

@@ -95,28 +95,82 @@ static rd_status set_all(rd_sim *s, const char *const *names, size_t n, rd_prec 
     return RD_OK;
 }
 
-/* One sample's run (tentative: an_hyb_keep makes it the baseline) and its score over the outputs. */
+/* The cosine and SQNR of every output taken together (one vector): sums in double. */
+typedef struct out_sums {
+    double rt, rr, tt, ee;
+    bool nonfinite;
+} out_sums;
+
+static void sums_add(out_sums *a, const float *r, const float *t, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double x = r[i], y = t[i], e = x - y;
+        if (!isfinite(x) || !isfinite(y))
+            a->nonfinite = true;
+        a->rt += x * y;
+        a->rr += x * x;
+        a->tt += y * y;
+        a->ee += e * e;
+    }
+}
+
+/* As an_cos_effective: both zero 1, one zero 0, non-finite -1 (counted as the worst). */
+static double sums_cos(const out_sums *a)
+{
+    if (a->nonfinite)
+        return -1.0;
+    if (a->rr == 0 && a->tt == 0)
+        return 1.0;
+    if (a->rr == 0 || a->tt == 0)
+        return 0.0;
+    return fmax(-1.0, fmin(1.0, a->rt / sqrt(a->rr * a->tt)));
+}
+
+static double sums_sqnr(const out_sums *a)
+{
+    if (a->nonfinite)
+        return -INFINITY;
+    if (a->ee == 0)
+        return INFINITY;
+    return a->rr == 0 ? -INFINITY : 10.0 * log10(a->rr / a->ee);
+}
+
+/*
+ * One sample's run (tentative: an_hyb_keep makes it the baseline) and its cosine and SQNR per the
+ * objective; the outputs go to the scorer first when there is one.
+ */
 static rd_status measure_sample(an_hyb_ctx *c, size_t k, int threads, rd_prefix_mode concurrency, rd_tensor *outs,
                                 an_hyb_score *sc, rd_error *err)
 {
     sc->cos = INFINITY;
     sc->sqnr_db = INFINITY;
+    out_sums all = {0};
     rd_run_options ro = {.threads = threads};
     rd_status st = rd_sim_run_prefix(c->s, c->prefix[k], RD_PREFIX_TRY | concurrency, &c->inputs[k * c->n_in], c->n_in,
                                      &ro, outs, c->n_out, err);
+    if (st == RD_OK && c->scorer)
+        st = an_hyb_scorer_put(c->scorer, k, outs, c->n_out, err);
     for (size_t o = 0; o < c->n_out && st == RD_OK; o++) {
         const rd_tensor *g = &c->golden[k * c->n_out + o];
         rd_metrics mt;
-        if (rd_tensor_numel(g) != rd_tensor_numel(&outs[o]))
+        if (rd_tensor_numel(g) != rd_tensor_numel(&outs[o])) {
             an_metrics_shape_mismatch(rd_tensor_numel(g), rd_tensor_numel(&outs[o]), &mt);
-        else
+            all.nonfinite = true; /* not comparable: the worst */
+        } else {
             an_metrics_compute(g->data, outs[o].data, rd_tensor_numel(g), NULL, &mt);
+            if (c->objective != AN_HYB_OBJ_MIN_COS)
+                sums_add(&all, g->data, outs[o].data, rd_tensor_numel(g));
+        }
         double cs = an_cos_effective(&mt);
         if (isnan(cs))
             cs = -1.0;
         double sq = isnan(mt.sqnr_db) ? -INFINITY : mt.sqnr_db;
         sc->cos = fmin(sc->cos, cs);
         sc->sqnr_db = fmin(sc->sqnr_db, sq);
+    }
+    if (st == RD_OK && c->objective != AN_HYB_OBJ_MIN_COS) {
+        sc->cos = sums_cos(&all);
+        sc->sqnr_db = sums_sqnr(&all);
     }
     for (size_t o = 0; o < c->n_out; o++)
         rd_tensor_fini(&outs[o]);
@@ -204,10 +258,23 @@ static rd_status measure_parallel(an_hyb_ctx *c, int n_workers, an_hyb_score *sc
     return st;
 }
 
+/* Worst and mean over the samples (an infinite SQNR of an identical sample keeps the mean infinite). */
+static void aggregate(const an_hyb_score *scores, size_t n, an_hyb_score *out)
+{
+    double cs = 0, sq = 0;
+    for (size_t k = 0; k < n; k++) {
+        out->cos = fmin(out->cos, scores[k].cos);
+        out->sqnr_db = fmin(out->sqnr_db, scores[k].sqnr_db);
+        cs += scores[k].cos;
+        sq += scores[k].sqnr_db;
+    }
+    out->cos_mean = n ? cs / (double)n : NAN;
+    out->sqnr_mean = n ? sq / (double)n : NAN;
+}
+
 rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_hyb_score *out, rd_error *err)
 {
-    out->cos = INFINITY;
-    out->sqnr_db = INFINITY;
+    *out = (an_hyb_score){.cos = INFINITY, .sqnr_db = INFINITY, .cos_mean = NAN, .sqnr_mean = NAN, .score = NAN};
     rd_status st = prefix_ready(c, err);
     if (st == RD_OK)
         st = set_all(c->s, names, n, RD_PREC_FP16, err);
@@ -215,6 +282,8 @@ rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_h
     rd_tensor *outs = calloc(c->n_out + 1, sizeof *outs);
     if (st == RD_OK && (!scores || !outs))
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (st == RD_OK && c->scorer)
+        st = an_hyb_scorer_begin(c->scorer, names, n, err);
     double t0 = now_s();
     /* samples side by side when there are threads for them (the kernels are single-threaded) */
     int workers = c->threads > 1 && c->n_samples > 1 ? (int)(c->n_samples < (size_t)c->threads ? c->n_samples
@@ -229,15 +298,48 @@ rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_h
     }
     if (st == RD_OK)
         c->n_runs += c->n_samples;
-    for (size_t k = 0; k < c->n_samples && st == RD_OK; k++) {
-        out->cos = fmin(out->cos, scores[k].cos);
-        out->sqnr_db = fmin(out->sqnr_db, scores[k].sqnr_db);
-    }
+    c->run_seconds += now_s() - t0;
+    if (st == RD_OK)
+        aggregate(scores, c->n_samples, out);
+    if (st == RD_OK && c->scorer)
+        st = an_hyb_scorer_finish(c->scorer, &out->score, err);
     free(outs);
     free(scores);
-    c->run_seconds += now_s() - t0;
     rd_status back = set_all(c->s, names, n, RD_PREC_INT8, st == RD_OK ? err : NULL);
     return st != RD_OK ? st : back;
+}
+
+const char *an_hyb_objective_name(an_hyb_objective o)
+{
+    return o == AN_HYB_OBJ_COS ? "cos" : o == AN_HYB_OBJ_SQNR ? "sqnr" : "min-cos-over-outputs";
+}
+
+double an_hyb_cos_of(const an_hyb_target *t, const an_hyb_score *s)
+{
+    return t->over == AN_HYB_OVER_MEAN ? s->cos_mean : s->cos;
+}
+
+double an_hyb_sqnr_of(const an_hyb_target *t, const an_hyb_score *s)
+{
+    return t->over == AN_HYB_OVER_MEAN ? s->sqnr_mean : s->sqnr_db;
+}
+
+bool an_hyb_meets(const an_hyb_target *t, const an_hyb_score *s)
+{
+    return (isnan(t->cos) || an_hyb_cos_of(t, s) >= t->cos) && (isnan(t->sqnr_db) || an_hyb_sqnr_of(t, s) >= t->sqnr_db) &&
+           (isnan(t->score) || s->score >= t->score);
+}
+
+double an_hyb_deficit(const an_hyb_target *t, const an_hyb_score *s)
+{
+    double d = 0.0, c = an_hyb_cos_of(t, s), q = an_hyb_sqnr_of(t, s);
+    if (!isnan(t->cos) && !(c >= t->cos))
+        d += (t->cos - (isnan(c) ? -1.0 : c)) / fmax(1e-6, 1.0 - t->cos);
+    if (!isnan(t->sqnr_db) && !(q >= t->sqnr_db))
+        d += (t->sqnr_db - (isfinite(q) ? q : -1000.0)) / 10.0;
+    if (!isnan(t->score) && !(s->score >= t->score))
+        d += (t->score - (isnan(s->score) ? t->score - 1e6 : s->score)) / fmax(1e-6, fabs(t->score));
+    return d;
 }
 
 void an_hyb_keep(an_hyb_ctx *c)
@@ -410,6 +512,7 @@ rd_status an_hyb_rank(an_hyb_ctx *c, an_hyb_cand *cands, size_t n, size_t measur
             break;
         an_hyb_score sc;
         st = an_hyb_measure(c, &cd->name, 1, &sc, err);
+        cd->alone = sc;
         cd->alone_cos = sc.cos;
         cd->alone_sqnr = sc.sqnr_db;
     }

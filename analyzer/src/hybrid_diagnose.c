@@ -562,7 +562,8 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
         fprintf(ctx->out, "likely mistake: %s: %s. Fix: %s\n", fd[k].what, RD_TEXT_SHOWN(fd[k].evidence),
                 fd[k].fix);
     if (nf == 0)
-        fprintf(ctx->out, "no likely configuration mistake: look at the layers (hybrid suggest)\n");
+        fprintf(ctx->out, "no likely configuration mistake: look at the layers (hybrid suggest) and where the error builds up "
+                          "(hybrid sweep)\n");
 out:
     for (size_t i = 0; i < nv; i++)
         rd_sim_destroy(v[i].sim);

@@ -2,6 +2,8 @@
 #ifndef RD_AN_JSON_OUT_H
 #define RD_AN_JSON_OUT_H
 
+#include "rknn_diag/simulator.h"
+
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,5 +23,11 @@ bool an_json_print(FILE *f, cJSON *root);
 bool an_json_add(cJSON *obj, const char *key, cJSON *item, bool *ok);
 /** an_json_add for an array: appends item to arr. */
 bool an_json_push(cJSON *arr, cJSON *item, bool *ok);
+
+/** Writes an_json_text(doc) and a newline to path through the atomic writer; doc stays the caller's. */
+rd_status an_json_save(const char *path, const cJSON *doc, rd_error *err);
+
+/** an_json_save to dir/name, then deletes root (in every case). */
+rd_status an_json_save_in(cJSON *root, const char *dir, const char *name, rd_error *err);
 
 #endif

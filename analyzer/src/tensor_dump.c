@@ -70,15 +70,11 @@ rd_status an_dump_close(an_dump *d, rd_error *err)
         for (int k = 0; k < e->rank; k++)
             an_json_push(shape, cJSON_CreateNumber((double)e->dims[k]), &ok);
     }
-    char *text = list && ok ? an_json_text(list) : NULL;
-    cJSON_Delete(list);
-    if (!text)
+    if (!list || !ok) { /* a tree missing entries is never written */
+        cJSON_Delete(list);
         return rd_errorf(err, RD_E_NOMEM, "%s/index.json: out of memory", d->dir);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/index.json", d->dir);
-    rd_status st = rd_file_write_atomic(path, text, strlen(text), NULL, err);
-    free(text);
-    return st;
+    }
+    return an_json_save_in(list, d->dir, "index.json", err);
 }
 
 void an_dump_fini(an_dump *d)

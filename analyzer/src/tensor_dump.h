@@ -29,6 +29,8 @@ rd_status an_dump_add(an_dump *d, const char *name, const rd_tensor *t, rd_error
 rd_status an_dump_close(an_dump *d, rd_error *err);
 void an_dump_fini(an_dump *d);
 
+struct cJSON;
+
 /** mkdir -p of a folder the user named: rd_dir_make(path, RD_DIR_PARENTS). */
 rd_status an_mkdirs(const char *path, rd_error *err);
 

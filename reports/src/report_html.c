@@ -425,6 +425,80 @@ static rd_status put_channels(rep_buf *b, const rd_result *r, rd_error *err)
     return RD_OK;
 }
 
+/* The float16 sweep (accuracy --sweep): output cosine and float16 MAC share against k, the block, the points. */
+static rd_status put_sweep(rep_buf *b, const rd_result *r, rd_error *err)
+{
+    const rd_sweep *sw = &r->sweep;
+    if (sw->n_candidates <= 0 || sw->n_points < 2)
+        return RD_OK;
+    size_t n = sw->n_points;
+    double *x = malloc(n * sizeof *x), *pc = malloc(n * sizeof *pc), *sc = malloc(n * sizeof *sc),
+           *pm = malloc(n * sizeof *pm), *sm = malloc(n * sizeof *sm);
+    rd_status st = x && pc && sc && pm && sm ? RD_OK : rd_errorf(err, RD_E_NOMEM, "report.html: out of memory for the sweep");
+    double lo = 1;
+    for (size_t i = 0; st == RD_OK && i < n; i++) {
+        const rd_sweep_point *p = &sw->points[i];
+        x[i] = p->k;
+        pc[i] = p->prefix_cos;
+        sc[i] = p->suffix_cos;
+        pm[i] = 100.0 * p->prefix_mac_share;
+        sm[i] = 100.0 * p->suffix_mac_share;
+        lo = fmin(lo, fmin(isfinite(pc[i]) ? pc[i] : 1, isfinite(sc[i]) ? sc[i] : 1));
+    }
+    if (st == RD_OK) {
+        rep_buf_printf(b, "<section id=\"sweep\"><h2>Float16 sweep</h2>\n<p class=\"note\">Output cosine (objective "
+                          "%s, worst sample) with float16 on the first k of the %d int8 tensors in execution order "
+                          "(prefix) and on the others (suffix); below, the share of the int8 layers' MACs that runs "
+                          "in float16. A prefix curve that climbs over a short range of k shows where the error "
+                          "builds up.</p>\n", sw->objective ? sw->objective : "?", sw->n_candidates);
+        rep_series cs[2] = {{.label = "float16 on tensors 0..k-1", .x = x, .y = pc, .n = n, .rgb = 0x1f63b4u},
+                            {.label = "float16 on tensors k..end", .x = x, .y = sc, .n = n, .rgb = 0xe8740cu}};
+        static const rep_hline thr[] = {{RD_REPORT_COS_WARN, 0xd4a72cu, "cos 0.99"}};
+        rep_chart ch = {.width = CHART_W, .height = CHART_H, .series = cs, .n_series = 2, .x_integer = true,
+                        .x_title = "k (int8 tensors in execution order)", .y_title = "output cos",
+                        .title = "Output cosine with float16 on a prefix or a suffix of the int8 tensors",
+                        .hlines = thr, .n_hlines = 1, .has_y_range = true};
+        ch.y_lo = lo < 0.97 ? lo - (1 - lo) * 0.05 : 0.97;
+        ch.y_hi = 1 + (1 - ch.y_lo) * 0.04;
+        st = put_chart(b, &ch, ch.title, err);
+    }
+    if (st == RD_OK) {
+        rep_series ms[2] = {{.label = "prefix", .x = x, .y = pm, .n = n, .rgb = 0x1f63b4u},
+                            {.label = "suffix", .x = x, .y = sm, .n = n, .rgb = 0xe8740cu}};
+        rep_chart ch = {.width = CHART_W, .height = SMALL_H, .series = ms, .n_series = 2, .x_integer = true,
+                        .x_title = "k (int8 tensors in execution order)", .y_title = "% MACs",
+                        .title = "Share of the int8 layers' MACs in float16", .has_y_range = true, .y_lo = 0,
+                        .y_hi = 100};
+        st = put_chart(b, &ch, ch.title, err);
+    }
+    if (st == RD_OK && sw->block_end > sw->block_start && sw->block_first_layer >= 0 &&
+        (size_t)sw->block_last_layer < r->n_layers) {
+        rep_buf_printf(b, "<p class=\"f-evidence\">Block: float16 on layers %d..%d (<code>", sw->block_first_layer,
+                       sw->block_last_layer);
+        rep_buf_html(b, r->layers[sw->block_first_layer].name);
+        rep_buf_puts(b, "</code> .. <code>");
+        rep_buf_html(b, r->layers[sw->block_last_layer].name);
+        rep_buf_printf(b, "</code>, %d tensors, %.1f %% of the MACs) gives an output cosine of %.5f.</p>\n",
+                       sw->block_end - sw->block_start, 100.0 * sw->block_mac_share, sw->block_cos);
+    }
+    if (st == RD_OK) {
+        rep_buf_puts(b, "<details><summary>The sweep's points</summary><table class=\"config\"><tr><th>k</th>"
+                        "<th>first tensor of the suffix</th><th>prefix cos</th><th>prefix % MACs</th><th>suffix cos"
+                        "</th><th>suffix % MACs</th></tr>\n");
+        for (size_t i = 0; i < n; i++) {
+            const rd_sweep_point *p = &sw->points[i];
+            rep_buf_printf(b, "<tr><td>%d</td><td>", p->k);
+            if (p->layer >= 0 && (size_t)p->layer < r->n_layers)
+                rep_buf_html(b, r->layers[p->layer].name);
+            rep_buf_printf(b, "</td><td>%.5f</td><td>%.1f</td><td>%.5f</td><td>%.1f</td></tr>\n", p->prefix_cos,
+                           100.0 * p->prefix_mac_share, p->suffix_cos, 100.0 * p->suffix_mac_share);
+        }
+        rep_buf_puts(b, "</table></details></section>\n");
+    }
+    free(x), free(pc), free(sc), free(pm), free(sm);
+    return st;
+}
+
 static void put_findings(rep_buf *b, const rd_result *r)
 {
     rep_buf_printf(b, "<section id=\"findings\"><h2>Findings (%zu)</h2>\n", r->n_findings);
@@ -537,6 +611,8 @@ rd_status rd_report_html_write(const rd_result *r, char **out_html, size_t *out_
     for (int s = SEL_COS; s <= SEL_SQNR && st == RD_OK; s++)
         st = put_metric_chart(&b, r, used, (metric_sel)s, err);
     rep_buf_puts(&b, "</section>\n");
+    if (st == RD_OK)
+        st = put_sweep(&b, r, err);
     if (st == RD_OK) {
         rep_buf_printf(&b, "<section id=\"layers\"><h2>Layers</h2>\n<div class=\"controls\">"
                            "<input type=\"search\" id=\"filter\" placeholder=\"Filter by layer name or op\" "

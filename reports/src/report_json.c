@@ -165,6 +165,92 @@ static cJSON *finding_json(const rd_finding *f, bool *ok)
     return o;
 }
 
+/* A new object; a failed allocation marks the tree as failed. */
+static cJSON *new_object(bool *ok)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        *ok = false;
+    return o;
+}
+
+/* The row's name, or null for a row outside the table. */
+static cJSON *row_name(const rd_result *r, int row)
+{
+    return row >= 0 && (size_t)row < r->n_layers ? string_or_null(r->layers[row].name) : cJSON_CreateNull();
+}
+
+static cJSON *sweep_point_json(const rd_result *r, const rd_sweep_point *p, bool *ok)
+{
+    cJSON *o = new_object(ok);
+    if (!o)
+        return NULL;
+    add(o, "k", make_int(p->k), ok);
+    add(o, "layer", make_int(p->layer), ok);
+    add(o, "tensor", row_name(r, p->layer), ok);
+    const struct {
+        const char *key;
+        double v;
+    } nums[] = {{"prefix_cos", p->prefix_cos},         {"prefix_sqnr_db", p->prefix_sqnr_db},
+                {"prefix_mac_share", p->prefix_mac_share}, {"suffix_cos", p->suffix_cos},
+                {"suffix_sqnr_db", p->suffix_sqnr_db},     {"suffix_mac_share", p->suffix_mac_share}};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        add(o, nums[i].key, make_double(nums[i].v), ok);
+    return o;
+}
+
+/* The sweep (docs/report-schema.md), or null when none was made. */
+static cJSON *sweep_json(const rd_result *r, bool *ok)
+{
+    const rd_sweep *sw = &r->sweep;
+    if (sw->n_candidates <= 0)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject(), *pts = cJSON_CreateArray();
+    if (!o || !pts) {
+        cJSON_Delete(o);
+        cJSON_Delete(pts);
+        *ok = false;
+        return NULL;
+    }
+    add(o, "n_candidates", make_int(sw->n_candidates), ok);
+    add(o, "objective", string_or_null(sw->objective), ok);
+    if (add(o, "points", pts, ok))
+        for (size_t i = 0; i < sw->n_points && *ok; i++)
+            push(pts, sweep_point_json(r, &sw->points[i], ok), ok);
+    if (sw->block_end <= sw->block_start) {
+        add(o, "block", cJSON_CreateNull(), ok);
+        return o;
+    }
+    cJSON *b = new_object(ok);
+    if (add(o, "block", b, ok)) {
+        add(b, "start", make_int(sw->block_start), ok);
+        add(b, "end", make_int(sw->block_end), ok);
+        add(b, "first_layer", make_int(sw->block_first_layer), ok);
+        add(b, "last_layer", make_int(sw->block_last_layer), ok);
+        add(b, "first_tensor", row_name(r, sw->block_first_layer), ok);
+        add(b, "last_tensor", row_name(r, sw->block_last_layer), ok);
+        add(b, "cos", make_double(sw->block_cos), ok);
+        add(b, "sqnr_db", make_double(sw->block_sqnr_db), ok);
+        add(b, "mac_share", make_double(sw->block_mac_share), ok);
+    }
+    return o;
+}
+
+rd_status rd_report_json_sweep_write(const rd_result *r, char **out_text, size_t *out_len, rd_error *err)
+{
+    *out_text = NULL;
+    *out_len = 0;
+    bool ok = true;
+    cJSON *o = sweep_json(r, &ok);
+    char *text = ok && o ? cJSON_Print(o) : NULL;
+    cJSON_Delete(o);
+    if (!text)
+        return rd_errorf(err, RD_E_NOMEM, "sweep JSON: out of memory");
+    *out_text = text;
+    *out_len = strlen(text);
+    return RD_OK;
+}
+
 rd_status rep_json_tree(const rd_result *r, cJSON **out, rd_error *err)
 {
     *out = NULL;
@@ -195,6 +281,8 @@ rd_status rep_json_tree(const rd_result *r, cJSON **out, rd_error *err)
     if (add(root, "findings", findings, &ok))
         for (size_t i = 0; i < r->n_findings && ok; i++)
             push(findings, finding_json(&r->findings[i], &ok), &ok);
+    if (r->sweep.n_candidates > 0) /* absent without a sweep: files of older writers and runs without --sweep agree */
+        add(root, "sweep", sweep_json(r, &ok), &ok);
     if (!ok) {
         cJSON_Delete(root);
         return rd_errorf(err, RD_E_NOMEM, "report.json: out of memory");

@@ -471,6 +471,96 @@ static bool config_fn(jctx *c, const cJSON *j, void *p)
     return get_string(c, j, "key", false, &kv->key) && get_string(c, j, "value", true, &kv->value);
 }
 
+/* A row index of the layers read before: 0..n_layers-1, or -1 where may_be_none. */
+static bool get_row(jctx *c, const cJSON *o, const char *key, const rd_result *r, bool may_be_none, int *out)
+{
+    int64_t v;
+    if (!get_int(c, o, key, may_be_none ? -1 : 0, (double)r->n_layers - 1, &v))
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+static bool read_sweep_point(jctx *c, const cJSON *o, const rd_result *r, rd_sweep_point *p)
+{
+    if (!cJSON_IsObject(o))
+        return fail(c, RD_E_PARSE, "an object", o);
+    int64_t k;
+    return get_int(c, o, "k", 0, r->sweep.n_candidates, &k) && (p->k = (int)k, true) &&
+           get_row(c, o, "layer", r, true, &p->layer) && get_double(c, o, "prefix_cos", &p->prefix_cos) &&
+           get_double(c, o, "prefix_sqnr_db", &p->prefix_sqnr_db) &&
+           get_double(c, o, "prefix_mac_share", &p->prefix_mac_share) &&
+           get_double(c, o, "suffix_cos", &p->suffix_cos) && get_double(c, o, "suffix_sqnr_db", &p->suffix_sqnr_db) &&
+           get_double(c, o, "suffix_mac_share", &p->suffix_mac_share);
+}
+
+static bool read_block(jctx *c, const cJSON *b, rd_result *r)
+{
+    rd_sweep *sw = &r->sweep;
+    if (!cJSON_IsObject(b))
+        return fail(c, RD_E_PARSE, "an object or null", b);
+    int64_t start, end;
+    if (!get_int(c, b, "start", 0, sw->n_candidates - 1, &start) || !get_int(c, b, "end", 1, sw->n_candidates, &end) ||
+        !get_row(c, b, "first_layer", r, false, &sw->block_first_layer) ||
+        !get_row(c, b, "last_layer", r, false, &sw->block_last_layer) || !get_double(c, b, "cos", &sw->block_cos) ||
+        !get_double(c, b, "sqnr_db", &sw->block_sqnr_db) || !get_double(c, b, "mac_share", &sw->block_mac_share))
+        return false;
+    if (end <= start) {
+        size_t s = path_push_key(c, "end");
+        char what[96];
+        snprintf(what, sizeof what, "expected an end above the start %lld, got %lld", (long long)start, (long long)end);
+        fail(c, RD_E_PARSE, what, NULL);
+        path_pop(c, s);
+        return false;
+    }
+    sw->block_start = (int)start;
+    sw->block_end = (int)end;
+    return true;
+}
+
+/* The optional "sweep" member (added within version 1): absent or null reads as no sweep. */
+static bool read_sweep(jctx *c, const cJSON *root, rd_result *r)
+{
+    const cJSON *o = member(c, root, "sweep", false);
+    if (!o || cJSON_IsNull(o))
+        return true;
+    size_t s = path_push_key(c, "sweep");
+    rd_sweep *sw = &r->sweep;
+    int64_t n;
+    bool ok = cJSON_IsObject(o) ? true : fail(c, RD_E_PARSE, "an object or null", o);
+    ok = ok && get_int(c, o, "n_candidates", 1, INT32_MAX, &n) && get_string(c, o, "objective", true, &sw->objective);
+    if (ok)
+        sw->n_candidates = (int)n;
+    const cJSON *pts = ok ? get_container(c, o, "points", false) : NULL;
+    ok = ok && pts;
+    size_t np = ok ? (size_t)cJSON_GetArraySize(pts) : 0;
+    if (ok && (np < 2 || np > (size_t)n + 1))
+        ok = fail(c, RD_E_PARSE, "expected a points array of 2 to n_candidates + 1 points", NULL);
+    if (ok && !(sw->points = calloc(np, sizeof *sw->points)))
+        ok = fail(c, RD_E_NOMEM, "out of memory", NULL);
+    size_t sp = ok ? path_push_key(c, "points") : 0, i = 0;
+    for (const cJSON *e = ok ? pts->child : NULL; e && ok; e = e->next, i++) {
+        size_t si = path_push_index(c, i);
+        ok = read_sweep_point(c, e, r, &sw->points[i]);
+        if (ok && i > 0 && sw->points[i].k <= sw->points[i - 1].k)
+            ok = fail(c, RD_E_PARSE, "expected points in increasing k", NULL);
+        path_pop(c, si);
+        sw->n_points = i + 1;
+    }
+    if (sw->points)
+        path_pop(c, sp);
+    const cJSON *b = ok ? member(c, o, "block", true) : NULL;
+    if (ok && !b)
+        ok = false;
+    if (ok && !cJSON_IsNull(b)) {
+        size_t sb = path_push_key(c, "block");
+        ok = read_block(c, b, r);
+        path_pop(c, sb);
+    }
+    path_pop(c, s);
+    return ok;
+}
+
 /* Line and column (1-based) of byte offset off in text. */
 static void line_col(const char *text, size_t off, size_t *line, size_t *col)
 {
@@ -521,7 +611,8 @@ static bool read_root(jctx *c, const cJSON *root, rd_result *out)
     out->has_runtime = cJSON_IsTrue(rt);
     return read_array(c, root, "layers", sizeof *out->layers, (void **)&out->layers, &out->n_layers, layer_fn) &&
            read_array(c, root, "findings", sizeof *out->findings, (void **)&out->findings, &out->n_findings,
-                      finding_fn);
+                      finding_fn) &&
+           read_sweep(c, root, out);
 }
 
 rd_status rd_report_json_parse(const char *text, size_t len, const char *name, rd_result *out, rd_error *err)

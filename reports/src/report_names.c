@@ -23,6 +23,7 @@ static const char *const kind_names[RD_FIND_COUNT] = {
     [RD_FIND_INPUT_MISMATCH] = "input_mismatch",
     [RD_FIND_OUTPUT_MISMATCH] = "output_mismatch",
     [RD_FIND_NONFINITE] = "nonfinite",
+    [RD_FIND_ERROR_BLOCK] = "error_block",
     [RD_FIND_OTHER] = "other",
 };
 

@@ -48,6 +48,8 @@ void rd_result_fini(rd_result *r)
     for (size_t i = 0; i < r->n_findings; i++)
         finding_fini(&r->findings[i]);
     free(r->findings);
+    free(r->sweep.objective);
+    free(r->sweep.points);
     rd_result_init(r);
 }
 

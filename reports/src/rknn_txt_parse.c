@@ -420,17 +420,12 @@ rd_status rd_rknn_txt_parse(const char *text, size_t len, const char *name, rd_r
     return rd_rknn_txt_parse_ex(text, len, name, out, NULL, err);
 }
 
-rd_status rd_read_text_file(const char *path, size_t max, char **out_text, size_t *out_len, rd_error *err)
-{
-    return rd_file_read_all(NULL, path, max, out_text, out_len, err);
-}
-
 rd_status rd_rknn_txt_load(const char *path, rd_result *out, rd_rknn_txt_info *info, rd_error *err)
 {
     char *text;
     size_t len;
     rd_result_init(out);
-    rd_status st = rd_read_text_file(path, RD_MAX_RKNN_TXT_BYTES, &text, &len, err);
+    rd_status st = rd_file_read_all(NULL, path, RD_MAX_RKNN_TXT_BYTES, &text, &len, err);
     if (st != RD_OK)
         return st;
     st = rd_rknn_txt_parse_ex(text, len, path, out, info, err);

@@ -298,7 +298,7 @@ rd_status rd_name_map_load(const char *path, rd_name_map *out, rd_error *err)
 {
     char *text;
     size_t len;
-    rd_status st = rd_read_text_file(path, RD_MAX_RKNN_TXT_BYTES, &text, &len, err);
+    rd_status st = rd_file_read_all(NULL, path, RD_MAX_RKNN_TXT_BYTES, &text, &len, err);
     if (st != RD_OK)
         return st;
     st = rd_name_map_parse(text, len, path, out, err);

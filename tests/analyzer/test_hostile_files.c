@@ -140,7 +140,7 @@ static void test_fifo_inputs_library(void)
     rd_result_fini(&r);
     TRY("map_name_to_file.txt", rd_name_map_load(fifo, &map, &err));
     TRY("snapshot text", rd_snapshot_txt_load(fifo, &v, &n, &err));
-    TRY("any text", rd_read_text_file(fifo, 1 << 20, &buf, &len, &err));
+    TRY("any text", rd_file_read_all(NULL, fifo, 1 << 20, &buf, &len, &err));
     TRY("inside a folder", rd_file_read_all(dir, "pipe", 1 << 20, &buf, &len, &err));
 #undef TRY
     alarm(0);

@@ -13,3 +13,11 @@ target_link_libraries(rd_analyzer_internal INTERFACE rd::analyzer)
 # test_board_run.c runs the built rknn-diag through the fake board's shell (which runs on this host)
 target_compile_definitions(test_analyzer PRIVATE RD_CLI_BINARY="$<TARGET_FILE:rknn-diag>")
 add_dependencies(test_analyzer rknn-diag)
+
+# The scorer the hybrid tests give `hybrid search --score-cmd` (tests/support/test_scorer.c): reads a candidate's
+# folder as a user's script would and prints top-1 or the mean output cosine.
+add_executable(rd_test_scorer ${PROJECT_SOURCE_DIR}/tests/support/test_scorer.c)
+target_link_libraries(rd_test_scorer PRIVATE rd::simulator PkgConfig::CJSON)
+target_compile_definitions(test_analyzer PRIVATE RD_TEST_SCORER="$<TARGET_FILE:rd_test_scorer>")
+target_link_libraries(test_analyzer PRIVATE PkgConfig::CJSON)
+add_dependencies(test_analyzer rd_test_scorer)

@@ -20,3 +20,10 @@ target_include_directories(test_txt_writer_shared PRIVATE ${CMAKE_CURRENT_LIST_D
 rd_add_test(test_int16_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_int16_shared.c
   LIBS rd::analyzer PkgConfig::CJSON LABELS "e2e;needs-shared")
 set_tests_properties(test_int16_shared PROPERTIES TIMEOUT 600)
+# hybrid search on the shared models: mnist8 driven by a top-1 scorer (--score-cmd), ultraface_rfb320 and
+# mobilenet_v2 at their strict targets (several minutes under ASan)
+rd_add_test(test_hybrid_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hybrid_shared.c
+  ${CMAKE_CURRENT_LIST_DIR}/../analyzer/cli_capture.c LIBS rd::analyzer LABELS "e2e;needs-shared")
+target_compile_definitions(test_hybrid_shared PRIVATE RD_TEST_SCORER="$<TARGET_FILE:rd_test_scorer>")
+add_dependencies(test_hybrid_shared rd_test_scorer)
+set_tests_properties(test_hybrid_shared PROPERTIES TIMEOUT 1800)

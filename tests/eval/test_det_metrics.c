@@ -184,10 +184,69 @@ static void test_subset_and_refusals(void)
     an_coco_result_fini(&r);
 }
 
+/* Boxes given as corners, in float32 as the published example holds them. */
+static an_box corners(float x1, float y1, float x2, float y2)
+{
+    return (an_box){x1, y1, (float)(x2 - x1), (float)(y2 - y1)};
+}
+
+/*
+ * A published worked example of the protocol: the four COCO images (ids 42, 73, 74, 133, boxes from the
+ * COCO API's fake results) of torchmetrics' MeanAveragePrecision test (v0.6, tests/detection/test_map.py),
+ * with the figures pycocotools' COCOeval printed for them, to three decimals: AP 0.706, AP50 0.901,
+ * AP75 0.846, AR@100 0.716; per class 0.725, 0.800, 0.454, -1 (class 3: detections but no object), 0.650,
+ * 0.900. Ours must round to the same figures.
+ */
+static void test_published_example(void)
+{
+    const int64_t imgs[] = {42, 73, 74, 133};
+    const int cats[] = {0, 1, 2, 3, 4, 5};
+    an_gt g[] = {
+        {.image = 42, .category = 4, .box = corners(214.15f, 41.29f, 562.41f, 285.07f)},
+        {.image = 73, .category = 2, .box = corners(13.00f, 22.75f, 548.98f, 632.42f)},
+        {.image = 73, .category = 2, .box = corners(1.66f, 3.32f, 270.26f, 275.23f)},
+        {.image = 74, .category = 4, .box = corners(61.87f, 276.25f, 358.29f, 379.43f)},
+        {.image = 74, .category = 1, .box = corners(2.75f, 3.66f, 162.15f, 316.06f)},
+        {.image = 74, .category = 0, .box = corners(295.55f, 93.96f, 313.97f, 152.79f)},
+        {.image = 74, .category = 0, .box = corners(326.94f, 97.05f, 340.49f, 122.98f)},
+        {.image = 74, .category = 0, .box = corners(356.62f, 95.47f, 372.33f, 147.55f)},
+        {.image = 74, .category = 0, .box = corners(462.08f, 105.09f, 493.74f, 146.99f)},
+        {.image = 74, .category = 0, .box = corners(277.11f, 103.84f, 292.44f, 150.72f)},
+        {.image = 133, .category = 5, .box = corners(13.99f, 2.87f, 640.00f, 421.52f)},
+    };
+    for (size_t i = 0; i < sizeof g / sizeof *g; i++)
+        g[i].area = g[i].box.w * g[i].box.h;
+    const an_det d[] = {
+        {.image = 42, .category = 4, .box = corners(258.15f, 41.29f, 606.41f, 285.07f), .score = 0.236f},
+        {.image = 73, .category = 3, .box = corners(61.00f, 22.75f, 565.00f, 632.42f), .score = 0.318f},
+        {.image = 73, .category = 2, .box = corners(12.66f, 3.32f, 281.26f, 275.23f), .score = 0.726f},
+        {.image = 74, .category = 4, .box = corners(87.87f, 276.25f, 384.29f, 379.43f), .score = 0.546f},
+        {.image = 74, .category = 1, .box = corners(0.00f, 3.66f, 142.15f, 316.06f), .score = 0.3f},
+        {.image = 74, .category = 0, .box = corners(296.55f, 93.96f, 314.97f, 152.79f), .score = 0.407f},
+        {.image = 74, .category = 0, .box = corners(328.94f, 97.05f, 342.49f, 122.98f), .score = 0.611f},
+        {.image = 74, .category = 0, .box = corners(356.62f, 95.47f, 372.33f, 147.55f), .score = 0.335f},
+        {.image = 74, .category = 0, .box = corners(464.08f, 105.09f, 495.74f, 146.99f), .score = 0.805f},
+        {.image = 74, .category = 0, .box = corners(276.11f, 103.84f, 291.44f, 150.72f), .score = 0.953f},
+        {.image = 133, .category = 5, .box = corners(0.00f, 2.87f, 601.00f, 421.52f), .score = 0.699f},
+    };
+    an_coco_result r = run(imgs, 4, cats, 6, g, sizeof g / sizeof *g, d, sizeof d / sizeof *d);
+    const double published = 0.0005; /* three decimals */
+    CU_ASSERT_DOUBLE_EQUAL(r.map, 0.706, published);
+    CU_ASSERT_DOUBLE_EQUAL(r.map50, 0.901, published);
+    CU_ASSERT_DOUBLE_EQUAL(r.map75, 0.846, published);
+    CU_ASSERT_DOUBLE_EQUAL(r.mar100, 0.716, published);
+    const double per_class[] = {0.725, 0.800, 0.454, -1.0, 0.650, 0.900};
+    CU_ASSERT_EQUAL_FATAL(r.n_categories, 6);
+    for (size_t c = 0; c < 6; c++)
+        CU_ASSERT_DOUBLE_EQUAL(r.ap[c], per_class[c], published);
+    an_coco_result_fini(&r);
+}
+
 RD_TEST_REGISTER(reg_det_metrics)
 {
     RD_SUITE("det_metrics", {"IoU and thresholds", test_iou_and_thresholds}, {"perfect detections", test_perfect},
              {"shifted box", test_shifted_box}, {"duplicates", test_duplicates},
              {"missed class, half recall", test_missed_class_and_half_recall}, {"crowd", test_crowd},
-             {"100 detections per image", test_max_dets}, {"subset and refusals", test_subset_and_refusals});
+             {"100 detections per image", test_max_dets}, {"subset and refusals", test_subset_and_refusals},
+             {"published example (pycocotools figures)", test_published_example});
 }

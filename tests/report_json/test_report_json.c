@@ -169,6 +169,117 @@ static void test_errors(void)
                  RD_E_PARSE, "$.layers[0].channel_cos[1]: expected a number");
 }
 
+/* A sweep over the sample result's layers: read back, written again, the same bytes; NaN shares kept. */
+static void test_sweep_round_trip(void)
+{
+    rd_result r, back;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_sample_result(&r, 12, false, 1, &err), RD_OK);
+    rd_sweep *sw = &r.sweep;
+    sw->n_candidates = 10;
+    sw->objective = strdup("cos");
+    sw->n_points = 4;
+    sw->points = calloc(4, sizeof *sw->points);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sw->points);
+    static const int ks[4] = {0, 3, 7, 10};
+    for (int i = 0; i < 4; i++) {
+        rd_sweep_point *p = &sw->points[i];
+        p->k = ks[i];
+        p->layer = i < 3 ? ks[i] + 1 : -1;
+        p->prefix_cos = 0.9 + 0.03 * i;
+        p->suffix_cos = 0.99 - 0.03 * i;
+        p->prefix_sqnr_db = i == 3 ? INFINITY : 10.0 * i;
+        p->suffix_sqnr_db = 30.0 - i;
+        p->prefix_mac_share = i == 0 ? 0.0 : NAN;
+        p->suffix_mac_share = 1.0 / 3.0;
+    }
+    sw->block_start = 2;
+    sw->block_end = 6;
+    sw->block_first_layer = 3;
+    sw->block_last_layer = 7;
+    sw->block_cos = 0.985;
+    sw->block_sqnr_db = 18.25;
+    sw->block_mac_share = 0.125;
+    char *text = NULL, *text2 = NULL;
+    size_t len, len2;
+    CU_ASSERT_EQUAL_FATAL(rd_report_json_write(&r, &text, &len, &err), RD_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"sweep\":"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"first_tensor\":"));
+    CU_ASSERT_EQUAL_FATAL(rd_report_json_parse(text, len, "s.json", &back, &err), RD_OK);
+    CU_ASSERT_EQUAL(back.sweep.n_candidates, 10);
+    CU_ASSERT_STRING_EQUAL(back.sweep.objective, "cos");
+    CU_ASSERT_EQUAL_FATAL(back.sweep.n_points, 4);
+    CU_ASSERT_EQUAL(back.sweep.points[3].layer, -1);
+    CU_ASSERT(isnan(back.sweep.points[2].prefix_mac_share));
+    CU_ASSERT(isinf(back.sweep.points[3].prefix_sqnr_db));
+    CU_ASSERT_EQUAL(back.sweep.block_end, 6);
+    CU_ASSERT_EQUAL(back.sweep.block_last_layer, 7);
+    CU_ASSERT_EQUAL_FATAL(rd_report_json_write(&back, &text2, &len2, &err), RD_OK);
+    CU_ASSERT(len == len2 && memcmp(text, text2, len) == 0);
+    char *obj = NULL;
+    CU_ASSERT_EQUAL(rd_report_json_sweep_write(&back, &obj, &len2, &err), RD_OK);
+    CU_ASSERT(obj && strncmp(obj, "{", 1) == 0 && strstr(obj, "\"block\":"));
+    free(obj);
+    free(text);
+    free(text2);
+    rd_result_fini(&back);
+    rd_result_fini(&r);
+    /* without a sweep: no member, and the object alone is null */
+    CU_ASSERT_EQUAL_FATAL(rd_sample_result(&r, 3, false, 1, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_report_json_write(&r, &text, &len, &err), RD_OK);
+    CU_ASSERT_PTR_NULL(strstr(text, "\"sweep\""));
+    CU_ASSERT_EQUAL(rd_report_json_sweep_write(&r, &obj, &len2, &err), RD_OK);
+    CU_ASSERT(obj && strcmp(obj, "null") == 0);
+    free(obj);
+    free(text);
+    rd_result_fini(&r);
+}
+
+#define POINT(k, layer)                                                                                      \
+    "{\"k\":" k ",\"layer\":" layer ",\"prefix_cos\":0.9,\"prefix_sqnr_db\":10,\"prefix_mac_share\":0,"            \
+    "\"suffix_cos\":1,\"suffix_sqnr_db\":\"inf\",\"suffix_mac_share\":1}"
+#define SWEEP_HEAD HEAD "\"layers\":[" LAYER("\"a\"", "1") "," LAYER("\"b\"", "1") "],\"findings\":[],\"sweep\":"
+
+static void test_sweep_errors(void)
+{
+    rd_result r;
+    rd_error err;
+    const char *ok = SWEEP_HEAD "{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("0", "0") "," POINT("2", "-1")
+                                "],\"block\":{\"start\":0,\"end\":1,\"first_layer\":0,\"last_layer\":0,"
+                                "\"cos\":0.95,\"sqnr_db\":12,\"mac_share\":0.5}}}";
+    CU_ASSERT_EQUAL_FATAL(rd_report_json_parse(ok, strlen(ok), "ok.json", &r, &err), RD_OK);
+    CU_ASSERT_EQUAL(r.sweep.block_end, 1);
+    rd_result_fini(&r);
+    const char *null_sweep = SWEEP_HEAD "null}";
+    CU_ASSERT_EQUAL_FATAL(rd_report_json_parse(null_sweep, strlen(null_sweep), "n.json", &r, &err), RD_OK);
+    CU_ASSERT_EQUAL(r.sweep.n_candidates, 0);
+    rd_result_fini(&r);
+    /* the sweep's object after SWEEP_HEAD, and the message it must give */
+    static const char *const bad[][2] = {
+        {"[]}", "$.sweep: expected an object or null"},
+        {"{\"n_candidates\":0,\"objective\":null,\"points\":[],\"block\":null}}", "$.sweep.n_candidates: an integer in [1,"},
+        {"{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("0", "0") "],\"block\":null}}",
+         "$.sweep: expected a points array of 2 to n_candidates + 1 points"},
+        {"{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("0", "0") "," POINT("3", "-1") "],\"block\":null}}",
+         "$.sweep.points[1].k: an integer in [0, 2]"},
+        {"{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("1", "0") "," POINT("1", "5") "],\"block\":null}}",
+         "$.sweep.points[1].layer: an integer in [-1, 1]"},
+        {"{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("1", "0") "," POINT("1", "1") "],\"block\":null}}",
+         "$.sweep.points[1]: expected points in increasing k"},
+        {"{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("0", "0") "," POINT("2", "-1") "]}}",
+         "$.sweep.block: missing"},
+        {"{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("0", "0") "," POINT("2", "-1")
+         "],\"block\":{\"start\":1,\"end\":1,\"first_layer\":0,\"last_layer\":0,\"cos\":1,\"sqnr_db\":1,"
+         "\"mac_share\":0}}}",
+         "$.sweep.block.end: expected an end above the start 1, got 1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[2048];
+        snprintf(text, sizeof text, "%s%s", SWEEP_HEAD, bad[i][0]);
+        expect_error(text, RD_E_PARSE, bad[i][1]);
+    }
+}
+
 static void test_unknown_kind_reads_as_other(void)
 {
     const char *t = HEAD "\"layers\":[],\"findings\":[{\"kind\":\"future_kind\",\"severity\":\"info\","
@@ -187,5 +298,6 @@ RD_TEST_REGISTER(register_report_json)
     RD_SUITE("report_json", {"round trip of a realistic result", test_round_trip},
              {"empty result", test_empty_result}, {"save and load files", test_save_load},
              {"mangled files give JSON paths", test_errors},
-             {"unknown finding kinds and keys", test_unknown_kind_reads_as_other});
+             {"unknown finding kinds and keys", test_unknown_kind_reads_as_other},
+             {"sweep round trip", test_sweep_round_trip}, {"mangled sweeps give JSON paths", test_sweep_errors});
 }

@@ -180,9 +180,6 @@ rd_status rd_name_map_save(const rd_name_map *m, const char *path, rd_error *err
 rd_status rd_name_map_parse(const char *text, size_t len, const char *name, rd_name_map *out, rd_error *err);
 rd_status rd_name_map_load(const char *path, rd_name_map *out, rd_error *err);
 
-/** Reads a whole file of at most max bytes into a NUL-terminated malloc'ed buffer. */
-rd_status rd_read_text_file(const char *path, size_t max, char **out_text, size_t *out_len, rd_error *err);
-
 /* ---------------------------------------------------------------------------------------------------
  * report.json and report.html (rhtml: report_json.c, report_json_read.c, report_html.c). The JSON schema is
  * docs/report-schema.md.
@@ -197,6 +194,10 @@ rd_status rd_read_text_file(const char *path, size_t max, char **out_text, size_
 
 /** Serialises r as report.json text into a new malloc'ed NUL-terminated buffer (caller frees). */
 rd_status rd_report_json_write(const rd_result *r, char **out_text, size_t *out_len, rd_error *err);
+
+/** The "sweep" member of report.json alone (r->sweep, with tensor names from r->layers), as a new malloc'ed
+    NUL-terminated JSON object (caller frees); "null" when r has no sweep. */
+rd_status rd_report_json_sweep_write(const rd_result *r, char **out_text, size_t *out_len, rd_error *err);
 
 /** Writes r to path as report.json (atomically). RD_E_IO names the path on failure. */
 rd_status rd_report_json_save(const rd_result *r, const char *path, rd_error *err);

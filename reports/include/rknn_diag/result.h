@@ -107,6 +107,7 @@ typedef enum rd_finding_kind {
     RD_FIND_INPUT_MISMATCH,      /* the application's input differs from the simulator's */
     RD_FIND_OUTPUT_MISMATCH,     /* the application read an output with the wrong dtype or scale */
     RD_FIND_NONFINITE,           /* NaN or Inf in an analysed tensor: the first one, the count, the likely cause */
+    RD_FIND_ERROR_BLOCK,         /* the output error builds up in a block of layers (a float16 sweep shows it) */
     RD_FIND_OTHER,
     RD_FIND_COUNT
 } rd_finding_kind;
@@ -127,6 +128,32 @@ typedef struct rd_config_item {
     char *value;
 } rd_config_item;
 
+/**
+ * One point of a float16 sweep (accuracy --sweep, hybrid sweep; docs/hybrid.md): the output accuracy with
+ * float16 on the first k int8 tensors in execution order (prefix) and on the others (suffix).
+ */
+typedef struct rd_sweep_point {
+    int k;                   /* 0..n_candidates */
+    int layer;               /* row in layers of candidate k (the first of the suffix); -1 at k = n_candidates */
+    double prefix_cos, prefix_sqnr_db;  /* float16 on candidates 0..k-1 */
+    double prefix_mac_share;            /* their share of the int8 tensors' MACs, 0..1 */
+    double suffix_cos, suffix_sqnr_db;  /* float16 on candidates k..n-1 */
+    double suffix_mac_share;
+} rd_sweep_point;
+
+/** A float16 sweep: n_candidates 0 means none was made. */
+typedef struct rd_sweep {
+    int n_candidates;        /* int8 tensors that can go to float16, in execution order */
+    char *objective;         /* how the outputs make one cosine: "min-cos-over-outputs", "cos", "sqnr" */
+    rd_sweep_point *points;  /* k ascending, first k = 0, last k = n_candidates */
+    size_t n_points;
+    /* the block the output error builds up in: the fewest consecutive candidates [block_start, block_end)
+       whose float16 lifts the outputs through 3/4 of what float16 everywhere gains; block_end 0: none */
+    int block_start, block_end;
+    int block_first_layer, block_last_layer; /* their rows in layers */
+    double block_cos, block_sqnr_db, block_mac_share;
+} rd_sweep;
+
 typedef struct rd_result {
     char *tool;              /* "rknn-diag 0.1.0" or "RKNN-Toolkit2 (imported)" */
     char *model;             /* model path or name */
@@ -139,6 +166,7 @@ typedef struct rd_result {
     size_t n_layers;
     rd_finding *findings;    /* most important first */
     size_t n_findings;
+    rd_sweep sweep;          /* the float16 sweep, when one was made */
 } rd_result;
 
 #ifdef __cplusplus
