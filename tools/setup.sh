@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata
       libcjson-dev libpng-dev libjpeg62-turbo-dev libyaml-dev libusb-1.0-0-dev libssl-dev
-      libopenblas-dev libcunit1-dev zlib1g-dev adb umockdev python3
+      libopenblas-dev libcunit1-dev zlib1g-dev adb umockdev python3 darknet python3-torch
       slurm-wlm munge parallel)
 if [ "${1:-}" = "--test" ]; then
   pkgs+=(chromium)

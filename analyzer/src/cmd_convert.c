@@ -10,6 +10,7 @@
 #include "qcfg_build.h"
 #include "quant_setup.h"
 #include "config_model.h"
+#include "rknn_diag/frontends.h"
 #include "tensor_dump.h"
 
 #include <stdlib.h>
@@ -57,7 +58,8 @@ static int parse_args(an_cmd_ctx *ctx, convert_args *a)
                           "the graph at subgraphs.inputs/outputs, quantizes (quantize: true) on the config's dataset\n"
                           "and writes OUT/NAME.onnx (the float model converted), OUT/NAME.quantization.cfg and\n"
                           "OUT/NAME.qdq.onnx; -a runs the accuracy analysis on those inputs into OUT/snapshot.\n"
-                          "Keys it cannot honour (dynamic_input, another framework) are refused by name.",
+                          "models.platform names the model's framework (onnx, tflite: docs/frontends.md); keys it\n"
+                          "cannot honour (dynamic_input, an unknown framework) are refused by name.",
                           convert_opts, N_CONVERT_OPTS);
             return AN_EXIT_OK;
         case OPT_TARGET:
@@ -100,10 +102,11 @@ static int parse_args(an_cmd_ctx *ctx, convert_args *a)
 /* Keys we read but cannot honour, refused by name with the file and line where we know it. */
 static rd_status refuse_unsupported(const rd_rknn_config *c, rd_error *err)
 {
-    if (c->framework && strcasecmp(c->framework, "onnx") != 0)
-        return rd_errorf(err, RD_E_UNSUPPORTED,
-                         "%s: platform '%s': convert reads ONNX models only (export the model to ONNX first)", c->path,
-                         c->framework);
+    rd_model_format f;
+    if (c->framework && rd_model_format_parse(c->framework, &f, err) != RD_OK) {
+        err->code = RD_E_PARSE;
+        return rd_error_prefix(err, "%s: models.platform", c->path);
+    }
     if (c->n_dynamic_sets)
         return rd_errorf(err, RD_E_UNSUPPORTED,
                          "%s: dynamic_input (%zu shape sets) is not supported: convert builds one fixed shape; give "

@@ -5,6 +5,7 @@
 #include "json_out.h"
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "config_model.h"
 #include "edit_model.h"
 #include "inspect_rknn.h"
 #include "prune.h"
@@ -132,14 +133,16 @@ static rd_status prune_summary(const rd_model *m, an_prune_plan *plan, bool *hav
     return RD_OK;
 }
 
-static rd_status print_text(FILE *out, const char *path, const rd_model *m, op_count *ops, int n_ops, rd_error *err)
+static rd_status print_text(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m, op_count *ops,
+                            int n_ops, rd_error *err)
 {
     an_prune_plan plan; /* first: nothing is printed when memory runs out */
     bool have_plan;
     if (prune_summary(m, &plan, &have_plan, err) != RD_OK)
         return err->code;
-    fprintf(out, "model      %s\nIR         %d\nopset      %d\nproducer   %s\n", RD_TEXT_SHOWN(path),
-            rd_model_ir_version(m), rd_model_opset(m, ""), RD_TEXT_SHOWN(rd_model_producer(m)));
+    fprintf(out, "model      %s\nformat     %s: %s\nIR         %d\nopset      %d\nproducer   %s\n", RD_TEXT_SHOWN(path),
+            rd_model_format_name(info->format), RD_TEXT_SHOWN(info->detail), rd_model_ir_version(m),
+            rd_model_opset(m, ""), RD_TEXT_SHOWN(rd_model_producer(m)));
     fprintf(out, "\ninputs:\n");
     for (size_t i = 0; i < rd_model_input_count(m); i++) {
         rd_value_info vi;
@@ -186,13 +189,17 @@ static rd_status print_text(FILE *out, const char *path, const rd_model *m, op_c
 }
 
 /* The JSON of inspect, built with an_json_add/an_json_push: printed whole or not at all. */
-static rd_status print_json(FILE *out, const char *path, const rd_model *m, op_count *ops, int n_ops, rd_error *err)
+static rd_status print_json(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m, op_count *ops,
+                            int n_ops, rd_error *err)
 {
     bool ok = true;
     cJSON *root = cJSON_CreateObject();
     if (!root)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     an_json_add(root, "model", cJSON_CreateString(path), &ok);
+    an_json_add(root, "format", cJSON_CreateString(rd_model_format_name(info->format)), &ok);
+    an_json_add(root, "format_detail", cJSON_CreateString(info->detail), &ok);
+    an_json_add(root, "quantized", cJSON_CreateBool(info->quantized), &ok);
     an_json_add(root, "ir_version", cJSON_CreateNumber((double)rd_model_ir_version(m)), &ok);
     an_json_add(root, "opset", cJSON_CreateNumber((double)rd_model_opset(m, "")), &ok);
     an_json_add(root, "producer", cJSON_CreateString(rd_model_producer(m)), &ok);
@@ -272,9 +279,12 @@ int an_cmd_inspect(an_cmd_ctx *ctx)
             model_path = v;
             break;
         case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag inspect MODEL.onnx [--json]",
-                          "Shows the model's inputs and outputs, opsets, op histogram, unsupported ops (all of\n"
-                          "them, with node names), parameter count and multiply-accumulates.",
+            an_print_help(ctx->out, "rknn-diag inspect MODEL [--json]",
+                          "Shows the model's format, inputs and outputs, opsets, op histogram, unsupported ops\n"
+                          "(all of them, with node names), parameter count and multiply-accumulates. MODEL is\n"
+                          "any format rknn-diag reads, recognised by content (docs/frontends.md): MODEL.onnx, .tflite,\n"
+                          "a TensorFlow frozen .pb, a Darknet .cfg or Caffe .prototxt with its weights beside it, a\n"
+                          "TorchScript .pt (with --input-shape for every argument of forward).",
                           inspect_opts, N_INSPECT_OPTS);
             fputc('\n', ctx->out);
             an_inspect_rknn_help(ctx->out);
@@ -292,13 +302,14 @@ int an_cmd_inspect(an_cmd_ctx *ctx)
         return an_usage(ctx, "missing MODEL.onnx");
     rd_load_options lopt = {.input_shapes = shapes, .n_input_shapes = n_shapes, .allow_unsupported_ops = true};
     rd_model *m = NULL;
-    if (rd_model_load(model_path, &lopt, &m, &err) != RD_OK)
+    rd_frontend_info info;
+    if (an_model_open(model_path, NULL, false, &lopt, &m, &info, &err) != RD_OK)
         return an_fail(ctx, &err);
     op_count ops[512];
     int n_ops = collect_ops(m, ops, 512);
     qsort(ops, (size_t)n_ops, sizeof ops[0], cmp_count);
-    rd_status st = json ? print_json(ctx->out, model_path, m, ops, n_ops, &err)
-                        : print_text(ctx->out, model_path, m, ops, n_ops, &err);
+    rd_status st = json ? print_json(ctx->out, model_path, &info, m, ops, n_ops, &err)
+                        : print_text(ctx->out, model_path, &info, m, ops, n_ops, &err);
     rd_model_destroy(m);
     return st == RD_OK ? AN_EXIT_OK : an_fail(ctx, &err);
 }

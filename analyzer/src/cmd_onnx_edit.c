@@ -6,6 +6,7 @@
  */
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "config_model.h"
 #include "edit_model.h"
 
 #include <errno.h>
@@ -273,7 +274,7 @@ int an_cmd_onnx_edit(an_cmd_ctx *ctx)
     rd_error err = {0};
     rd_load_options lopt = {.input_shapes = a.shapes, .n_input_shapes = a.n_shapes};
     rd_model *m = NULL, *edited = NULL;
-    if (rd_model_load(a.model, &lopt, &m, &err) != RD_OK)
+    if (an_model_open(a.model, NULL, false, &lopt, &m, NULL, &err) != RD_OK)
         return an_fail(ctx, &err);
     an_edit_io *ins = calloc(rd_model_input_count(m) + 1, sizeof *ins);
     an_edit_io *outs = calloc(rd_model_output_count(m) + 1, sizeof *outs);

@@ -5,6 +5,7 @@
  */
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "config_model.h"
 #include "prune.h"
 #include "tensor_dump.h"
 
@@ -81,7 +82,7 @@ int an_cmd_prune(an_cmd_ctx *ctx)
     if (rc >= 0)
         goto out;
     rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
-    rd_status st = rd_model_load(a->model_path, &lopt, &m, &err);
+    rd_status st = an_model_open(a->model_path, NULL, false, &lopt, &m, NULL, &err);
     if (st == RD_OK)
         st = an_prune_analyze(m, &plan, &err);
     if (st == RD_OK)

@@ -39,7 +39,7 @@ static const an_optspec run_opts[] = {
     {OPT_JSON, "json", 0, NULL, "print the per-layer summary as JSON"},
     {OPT_BENCH, "bench", 0, "N", "time N inferences (every layer observed) and print the median"},
     {OPT_QUIET, "quiet", 'q', NULL, "print no per-layer table"},
-    {OPT_PRECISION, "precision", 'p', "P", "fp32 (default), fp16 (= float16), int8 (= w8a8), int16 (= w16a16i), w8a16, w16a16i_dfp"},
+    {OPT_PRECISION, "precision", 'p', "P", "fp32 (default), fp16 (= float16), int8 (= w8a8), int16 (= w16a16i), w8a16, w16a16i_dfp, or model (a quantized .tflite with its own quantization)"},
     AN_QUANT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
@@ -336,6 +336,7 @@ typedef struct run_args {
     rd_input_shape shapes[AN_MAX_INPUTS];
     an_name_buf shape_names[AN_MAX_INPUTS];
     bool outputs_only, json, quiet;
+    bool model_precision; /* --precision model */
     long bench;
     an_quant_opts q;
 } run_args;
@@ -360,13 +361,16 @@ static int parse_args(an_cmd_ctx *ctx, run_args *a)
             a->model_path = v;
             break;
         case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag run MODEL.onnx --input NAME=FILE.npy [...] [--dump-dir DIR] [--precision P]",
+            an_print_help(ctx->out, "rknn-diag run MODEL --input NAME=FILE.npy [...] [--dump-dir DIR] [--precision P]",
                           "Runs the model layer by layer: the FP32 reference, or with --precision fp16/int8/int16\n"
                           "the simulators (after the compiler passes; int8 and int16 need --dataset or --cfg, else\n"
                           "they calibrate on the input itself). --input is the graph tensor exactly as stored\n"
                           "(layout, dtype and values untouched). Prints min/max/mean of every tensor produced;\n"
                           "simulated tensors are dequantized to float32, and tensors fused away are listed apart\n"
-                          "(fused.json).",
+                          "(fused.json). MODEL is any format rknn-diag reads (.onnx, .tflite; docs/formats.md).\n"
+                          "A quantized .tflite runs dequantized in float32, or with --precision model as its own\n"
+                          "integer arithmetic (TFLite's kernels): inputs, tables and dumps are then its int8/int16\n"
+                          "codes.",
                           run_opts, N_RUN_OPTS);
             return AN_EXIT_OK;
         case OPT_INPUT:
@@ -412,7 +416,7 @@ static int parse_args(an_cmd_ctx *ctx, run_args *a)
 static rd_status load_model_and_inputs(run_args *a, FILE *errs, rd_model **out_m, rd_tensor *inputs, rd_error *err)
 {
     an_model_request req = {.command = "run", .path = a->model_path, .shapes = a->shapes, .n_shapes = a->n_shapes,
-                            .errs = errs,
+                            .errs = errs, .model_precision = a->model_precision,
                             .dynamic_refusal = "it runs the graph tensors given with --input, of one shape: give "
                                                "it with --input-shape (or subgraphs.input_size_list)"};
     rd_model *m = NULL;
@@ -507,7 +511,8 @@ int an_cmd_run(an_cmd_ctx *ctx)
     size_t n_in = 0;
     if (rc >= 0)
         goto out_args;
-    if (a->precision) {
+    a->model_precision = a->precision && strcmp(a->precision, "model") == 0;
+    if (a->precision && !a->model_precision) {
         if (rd_precision_parse(a->precision, &a->q.cfg.dtype, &err) != RD_OK) {
             rc = an_usage(ctx, "--precision: %s", err.msg);
             goto out_args;
@@ -521,7 +526,7 @@ int an_cmd_run(an_cmd_ctx *ctx)
         goto out_args;
     }
     n_in = rd_model_input_count(m);
-    if (a->precision && a->q.cfg.dtype != RD_QDT_FLOAT32) {
+    if (a->precision && !a->model_precision && a->q.cfg.dtype != RD_QDT_FLOAT32) {
         st = an_quant_finish(&a->q, m, &err);
         if (st == RD_OK)
             st = an_quant_build_sim(&a->q, m, inputs, ctx->errs, ctx->color, &sim, &err);

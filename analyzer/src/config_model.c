@@ -155,6 +155,18 @@ static rd_status prune(const rd_rknn_config *c, const char *path, rd_model **m, 
     return st == RD_OK ? RD_OK : rd_error_prefix(err, "%s:%d: model_pruning", c->path, c->line_model_pruning);
 }
 
+rd_status an_model_open(const char *path, const char *platform, bool model_precision, const rd_load_options *lo,
+                        rd_model **out, rd_frontend_info *info, rd_error *err)
+{
+    rd_frontend_options fo = {.model_precision = model_precision};
+    if (platform && rd_model_format_parse(platform, &fo.expect, err) != RD_OK) {
+        if (err)
+            err->code = RD_E_PARSE; /* a config's value: an input error */
+        return RD_E_PARSE;
+    }
+    return rd_frontend_load(path, &fo, lo, out, info, err);
+}
+
 rd_status an_model_load_configured(an_quant_opts *q, const an_model_request *req, rd_model **out, rd_error *err)
 {
     *out = NULL;
@@ -184,7 +196,17 @@ rd_status an_model_load_configured(an_quant_opts *q, const an_model_request *req
     /* without a config step the shapes go straight to the loader, as before */
     rd_load_options lopt = {.input_shapes = reshaped ? NULL : req->shapes, .n_input_shapes = reshaped ? 0 : req->n_shapes};
     rd_model *m = NULL;
-    st = rd_model_load(path, &lopt, &m, err);
+    rd_frontend_info info;
+    rd_model_format expect;
+    if (c->framework && rd_model_format_parse(c->framework, &expect, err) != RD_OK) {
+        if (err)
+            err->code = RD_E_PARSE;
+        return rd_error_prefix(err, "%s:%d: models.platform", c->path, c->line_models);
+    }
+    st = an_model_open(path, c->framework, req->model_precision, &lopt, &m, &info, err);
+    q->graph_nhwc = st == RD_OK && info.format == RD_FORMAT_TFLITE; /* TFLite keeps NHWC (docs/frontends.md) */
+    if (st == RD_OK && req->info)
+        *req->info = info;
     if (st == RD_OK && configured)
         st = cut(c, path, &m, req->errs, err);
     if (st == RD_OK && reshaped)

@@ -10,6 +10,7 @@
 #define RD_AN_CONFIG_MODEL_H
 
 #include "quant_setup.h"
+#include "rknn_diag/frontends.h"
 
 typedef struct an_model_request {
     const char *command;          /* "accuracy", "quantize", ...: named in messages */
@@ -20,7 +21,16 @@ typedef struct an_model_request {
                                      it; else why the command takes one shape only (dynamic_input refused) */
     size_t dynamic_set;
     FILE *errs;                   /* notes and the pruning summary; may be NULL */
+    bool model_precision;         /* a quantized TFLite model as its own integer arithmetic (--precision model) */
+    rd_frontend_info *info;       /* receives the format read (may be NULL) */
 } an_model_request;
+
+/**
+ * Opens a model file of any format rknn-diag reads (rknn_diag/frontends.h): the format recognised by content;
+ * platform (a model_config.yml's `platform:`, may be NULL) names the one expected. info may be NULL.
+ */
+rd_status an_model_open(const char *path, const char *platform, bool model_precision, const rd_load_options *lo,
+                        rd_model **out, rd_frontend_info *info, rd_error *err);
 
 /**
  * Loads the model req describes into *out, applying q's model_config.yml (loaded here if not yet), and

@@ -168,12 +168,13 @@ static rd_status apply_flags(an_quant_opts *q, rd_error *err)
 }
 
 /* Channel count of each graph input (dim 1 of a rank-4 input), 0 when unknown. */
-static void input_channels(const rd_model *m, int64_t *channels, size_t n)
+static void input_channels(const rd_model *m, bool q_nhwc, int64_t *channels, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         rd_value_info vi;
         rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
-        channels[i] = vi.rank == 4 && vi.dims[1] > 0 ? vi.dims[1] : 0;
+        int c = q_nhwc ? 3 : 1;
+        channels[i] = vi.rank == 4 && vi.dims[c] > 0 ? vi.dims[c] : 0;
     }
 }
 
@@ -198,7 +199,7 @@ rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err)
     size_t n = rd_model_input_count(m);
     if (n > RD_MAX_MODEL_INPUTS)
         return rd_errorf(err, RD_E_UNSUPPORTED, "the model has %zu inputs (at most %d)", n, RD_MAX_MODEL_INPUTS);
-    input_channels(m, channels, n);
+    input_channels(m, q->graph_nhwc, channels, n);
     return rd_rknn_config_validate(&q->cfg, q->platform, channels, n, err);
 }
 
@@ -245,7 +246,25 @@ static rd_status prepare_input(const an_quant_opts *q, const rd_model *m, size_t
     int64_t dims[RD_MAX_RANK];
     for (int d = 0; d < vi.rank; d++)
         dims[d] = vi.dims[d] < 0 ? 1 : vi.dims[d]; /* symbolic batch: one sample */
-    return rd_input_prepare(path, &spec, vi.rank, dims, &warn, out, err);
+    if (!q->graph_nhwc || vi.rank != 4)
+        return rd_input_prepare(path, &spec, vi.rank, dims, &warn, out, err);
+    /* an NHWC graph input: prepared as its NCHW twin, then transposed */
+    const int64_t nchw[4] = {dims[0], dims[3], dims[1], dims[2]};
+    rd_tensor t = {0};
+    st = rd_input_prepare(path, &spec, 4, nchw, &warn, &t, err);
+    if (st == RD_OK)
+        st = rd_tensor_alloc(out, RD_DT_F32, 4, dims, err);
+    if (st == RD_OK) {
+        const float *src = t.data;
+        float *dst = out->data;
+        int64_t c_n = nchw[1], hw = nchw[2] * nchw[3];
+        for (int64_t n = 0; n < nchw[0]; n++)
+            for (int64_t c = 0; c < c_n; c++)
+                for (int64_t i = 0; i < hw; i++)
+                    dst[(n * hw + i) * c_n + c] = src[(n * c_n + c) * hw + i];
+    }
+    rd_tensor_fini(&t);
+    return st;
 }
 
 /* ---- calibration samples from dataset.txt ------------------------------------------------------- */

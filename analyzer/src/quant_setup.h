@@ -61,6 +61,8 @@ typedef struct an_quant_opts {
     int flag_opt_level;          /* -1 when not given */
     const char *flag_max_pixels; /* --max-image-pixels as given */
     uint64_t max_image_pixels;   /* its value (0: RD_DEFAULT_IMAGE_PIXELS) */
+    bool graph_nhwc;             /* the model's 4-D inputs are NHWC (a TFLite model: an_model_load_configured sets
+                                    it): images and .npy files are prepared as for NCHW, then transposed */
 } an_quant_opts;
 
 void an_quant_opts_init(an_quant_opts *q);

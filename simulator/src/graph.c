@@ -309,9 +309,9 @@ static bool value_shape_known(const sim_value *v)
 /* Infers node n's output types and ranks on a probe where each unknown input dim is `fill`. */
 static bool probe_outputs(const rd_model *m, sim_node *n, int64_t fill, sim_scratch *scratch, rd_tensor *outs)
 {
-    rd_tensor views[16];
-    const rd_tensor *in[16];
-    bool present[16];
+    rd_tensor views[SIM_MAX_NODE_IO];
+    const rd_tensor *in[SIM_MAX_NODE_IO];
+    bool present[SIM_MAX_NODE_IO];
     for (int k = 0; k < n->n_in; k++) {
         in[k] = NULL;
         if (n->in[k] < 0)
@@ -348,7 +348,7 @@ static bool probe_outputs(const rd_model *m, sim_node *n, int64_t fill, sim_scra
  */
 static void infer_types_only(rd_model *m, sim_node *n, sim_scratch *scratch)
 {
-    rd_tensor a[16], b[16];
+    rd_tensor a[SIM_MAX_NODE_IO], b[SIM_MAX_NODE_IO];
     if (!probe_outputs(m, n, 1, scratch, a) || !probe_outputs(m, n, 2, scratch, b))
         return; /* the probe's dims did not fit: the types stay unknown until run time */
     for (int k = 0; k < n->n_out; k++) {
@@ -372,12 +372,13 @@ static rd_status infer_node(rd_model *m, int idx, sim_scratch *scratch, rd_error
     const sim_op_def *d = n->def;
     if (!d)
         return RD_OK;
-    rd_tensor views[16];
-    const rd_tensor *in[16];
-    rd_tensor outs[16];
-    bool present[16];
-    if (n->n_in > 16 || n->n_out > 16)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' has more than 16 inputs or outputs", m->path, n->name);
+    rd_tensor views[SIM_MAX_NODE_IO];
+    const rd_tensor *in[SIM_MAX_NODE_IO];
+    rd_tensor outs[SIM_MAX_NODE_IO];
+    bool present[SIM_MAX_NODE_IO];
+    if (n->n_in > SIM_MAX_NODE_IO || n->n_out > SIM_MAX_NODE_IO)
+        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' (%s) has %d inputs and %d outputs; at most %d of each are "
+                         "supported", m->path, n->name, n->op_type, n->n_in, n->n_out, SIM_MAX_NODE_IO);
     bool all_const = true;
     for (int k = 0; k < n->n_in; k++) {
         in[k] = NULL;
@@ -397,7 +398,7 @@ static rd_status infer_node(rd_model *m, int idx, sim_scratch *scratch, rd_error
         }
         in[k] = &views[k];
     }
-    memset(outs, 0, sizeof outs);
+    memset(outs, 0, sizeof *outs * (size_t)n->n_out);
     for (int k = 0; k < n->n_out; k++)
         present[k] = n->out[k] >= 0;
     sim_op_ctx ctx = {.node = n, .params = n->params, .opset = n->opset, .n_in = n->n_in, .in = in,

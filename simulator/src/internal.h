@@ -326,7 +326,7 @@ typedef struct sim_exec_hooks {
     rd_status (*materialize)(void *user, int value, rd_tensor *t, rd_error *err);
 } sim_exec_hooks;
 
-#define SIM_MAX_NODE_IO 16 /* inputs or outputs of one node */
+#define SIM_MAX_NODE_IO 256 /* inputs or outputs of one node (a Concat of many branches); checked at load */
 
 /** The values of one run in progress: views of constants and inputs, owned activations. */
 typedef struct sim_run_state {

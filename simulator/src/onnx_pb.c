@@ -115,8 +115,8 @@ static rd_status check_depth(const ProtobufCMessageDescriptor *desc, const uint8
     return RD_OK;
 }
 
-rd_status sim_pb_unpack(const ProtobufCMessageDescriptor *desc, const void *buf, size_t len, sim_pb_budget *b,
-                        ProtobufCMessage **out, rd_error *err)
+static rd_status unpack_as(const ProtobufCMessageDescriptor *desc, const void *buf, size_t len, sim_pb_budget *b,
+                           const char *what, ProtobufCMessage **out, rd_error *err)
 {
     *out = NULL;
     if (len > RD_MAX_MODEL_BYTES)
@@ -133,7 +133,49 @@ rd_status sim_pb_unpack(const ProtobufCMessageDescriptor *desc, const void *buf,
     if (b->exceeded)
         return rd_errorf(err, RD_E_LIMIT, "unpacking needs more than %zu bytes of memory (input of %zu bytes)",
                          b->limit, len);
-    return rd_errorf(err, RD_E_PARSE, "not a valid ONNX protobuf (truncated or corrupt)");
+    return rd_errorf(err, RD_E_PARSE, "not a valid %s protobuf (truncated or corrupt)", what);
+}
+
+rd_status sim_pb_unpack(const ProtobufCMessageDescriptor *desc, const void *buf, size_t len, sim_pb_budget *b,
+                        ProtobufCMessage **out, rd_error *err)
+{
+    return unpack_as(desc, buf, len, b, "ONNX", out, err);
+}
+
+/* A message unpacked by rd_pb_unpack with the budget that allocated it (freed together). */
+struct rd_pb_msg {
+    sim_pb_budget budget;
+    ProtobufCMessage *msg;
+};
+
+rd_status rd_pb_unpack(const struct ProtobufCMessageDescriptor *desc, const void *buf, size_t len, const char *what,
+                       rd_pb_msg **out, rd_error *err)
+{
+    *out = NULL;
+    rd_pb_msg *m = calloc(1, sizeof *m);
+    if (!m)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    sim_pb_budget_init(&m->budget, SIM_PB_BUDGET(len));
+    rd_status st = unpack_as(desc, len ? buf : "", len, &m->budget, what, &m->msg, err);
+    if (st != RD_OK) {
+        free(m);
+        return st;
+    }
+    *out = m;
+    return RD_OK;
+}
+
+const struct ProtobufCMessage *rd_pb_msg_get(const rd_pb_msg *m)
+{
+    return m ? m->msg : NULL;
+}
+
+void rd_pb_msg_free(rd_pb_msg *m)
+{
+    if (!m)
+        return;
+    protobuf_c_message_free_unpacked(m->msg, &m->budget.alloc);
+    free(m);
 }
 
 const char *sim_node_label(const char *name, int index, const char *op_type, char *buf, size_t len)

@@ -359,6 +359,21 @@ rd_status rd_npy_save(const char *path, const rd_tensor *t, rd_error *err);
 rd_status rd_tensorproto_parse(const void *buf, size_t len, const char *name, rd_tensor *out,
                                char **out_name, rd_error *err);
 
+/**
+ * Protobuf bytes of any schema (a protobuf-c descriptor: the model frontends' Caffe and TensorFlow files)
+ * unpacked as the ONNX loader unpacks its own: a memory budget proportional to len and a nesting bound
+ * checked on the wire bytes first. what names the format in messages ("not a valid Caffe protobuf ...").
+ * RD_E_PARSE for malformed bytes, RD_E_LIMIT for size or depth. Free with rd_pb_msg_free.
+ */
+struct ProtobufCMessageDescriptor;
+struct ProtobufCMessage;
+typedef struct rd_pb_msg rd_pb_msg;
+rd_status rd_pb_unpack(const struct ProtobufCMessageDescriptor *desc, const void *buf, size_t len, const char *what,
+                       rd_pb_msg **out, rd_error *err);
+/** The unpacked message (cast it to the generated type of desc); valid until rd_pb_msg_free. */
+const struct ProtobufCMessage *rd_pb_msg_get(const rd_pb_msg *m);
+void rd_pb_msg_free(rd_pb_msg *m);
+
 /** Loads a TensorProto file; out_name (may be NULL) receives a malloc'ed tensor name. */
 rd_status rd_tensorproto_load(const char *path, rd_tensor *out, char **out_name, rd_error *err);
 

@@ -83,8 +83,74 @@ static void test_int8_calibrates_every_activation(void)
     rd_model_destroy(m);
 }
 
+/* A node wider than any fixed array: Concat of 40 inputs (x read 40 times, then a Relu so nothing folds),
+   at a fixed and at a symbolic batch: loads, infers [B,40,2] and runs. */
+static void check_wide_concat(int64_t batch)
+{
+    enum { N_IN = 40 };
+    rd_onnx_builder *b = rd_onnx_builder_create(7, 13);
+    const int64_t xd[3] = {batch, 1, 2};
+    const char *const xp[3] = {"N", NULL, NULL};
+    rd_onnx_add_input(b, "x", RD_DT_F32, 3, xd, batch < 0 ? xp : NULL);
+    rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"x"}, 1, (const char *const[]){"r"}, 1);
+    const char *ins[N_IN];
+    for (int i = 0; i < N_IN; i++)
+        ins[i] = "r";
+    rd_onnx_attr_int(rd_onnx_add_node(b, "Concat", "cat", ins, N_IN, (const char *const[]){"y"}, 1), "axis", 1);
+    rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+    rd_model *m = ot_model_load(b, "wide.onnx");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    int y = sim_model_find(m, "y");
+    CU_ASSERT_EQUAL(m->values[y].dtype, RD_DT_F32);
+    CU_ASSERT_EQUAL(m->values[y].rank, 3);
+    CU_ASSERT_EQUAL(m->values[y].dims[0], batch);
+    CU_ASSERT_EQUAL(m->values[y].dims[1], N_IN);
+    rd_tensor x, out;
+    const int64_t d[3] = {1, 1, 2};
+    CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&x, RD_DT_F32, 3, d, NULL), RD_OK);
+    ((float *)x.data)[0] = -1.0f;
+    ((float *)x.data)[1] = 3.0f;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_model_run(m, &x, 1, NULL, &out, 1, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_tensor_numel(&out), 2 * N_IN);
+    for (int i = 0; i < N_IN; i++) {
+        CU_ASSERT_EQUAL(((float *)out.data)[2 * i], 0.0f);
+        CU_ASSERT_EQUAL(((float *)out.data)[2 * i + 1], 3.0f);
+    }
+    rd_tensor_fini(&out);
+    rd_tensor_fini(&x);
+    rd_model_destroy(m);
+}
+
+static void test_wide_node(void)
+{
+    check_wide_concat(1);
+    check_wide_concat(-1);
+    /* beyond the limit: refused at load, saying how many and what the limit is */
+    enum { TOO_MANY = 300 };
+    rd_onnx_builder *b = rd_onnx_builder_create(7, 13);
+    const int64_t xd[3] = {1, 1, 2};
+    rd_onnx_add_input(b, "x", RD_DT_F32, 3, xd, NULL);
+    const char *ins[TOO_MANY];
+    for (int i = 0; i < TOO_MANY; i++)
+        ins[i] = "x";
+    rd_onnx_attr_int(rd_onnx_add_node(b, "Concat", "cat", ins, TOO_MANY, (const char *const[]){"y"}, 1), "axis", 1);
+    rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
+    void *buf = NULL;
+    size_t len = 0;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_onnx_builder_write(b, &buf, &len, &err), RD_OK);
+    rd_onnx_builder_destroy(b);
+    rd_model *m = NULL;
+    OT_ASSERT_ERR(rd_model_load_mem(buf, len, "too_wide.onnx", NULL, NULL, &m, &err), &err, RD_E_UNSUPPORTED,
+                  "node 'cat' (Concat) has 300 inputs", "at most 256");
+    CU_ASSERT_PTR_NULL(m);
+    free(buf);
+}
+
 RD_TEST_REGISTER(register_graph_symbolic)
 {
     RD_SUITE("graph_symbolic", {"types known, dims unknown", test_types_known_dims_unknown},
+             {"a node of 40 inputs", test_wide_node},
              {"int8 calibrates every activation", test_int8_calibrates_every_activation});
 }

@@ -1,0 +1,23 @@
+/*
+ * fe_check.h: the frontend tests' check against an equivalent ONNX model and ONNX Runtime's outputs for it.
+ */
+#ifndef RD_TESTS_FE_CHECK_H
+#define RD_TESTS_FE_CHECK_H
+
+#include "rknn_diag/simulator.h"
+
+/**
+ * Runs the frontend's model m and the equivalent ONNX model b (which the test wrote with the same weights;
+ * destroyed here) on input x. Their n_out outputs must agree within tol, and m's must agree within tol with
+ * golden: ONNX Runtime's values of the outputs in order, made by ../shared/tools/ort from the files this writes
+ * to a fresh build-tree folder named tag: onnx_name and npy_name (the input). CUnit assertions; messages name
+ * the folder on a mismatch.
+ */
+void fe_check_equivalent(rd_model *m, rd_onnx_builder *b, const rd_tensor *x, int n_out, const float *golden,
+                         double tol, const char *tag, const char *onnx_name, const char *npy_name);
+
+/** Initializers of the equivalent ONNX models the tests write (v is copied). */
+void fe_add_f32(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, const float *v);
+void fe_add_i64(rd_onnx_builder *b, const char *name, int n, const int64_t *v);
+
+#endif

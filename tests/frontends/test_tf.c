@@ -1,0 +1,342 @@
+/*
+ * test_tf.c: the TensorFlow frontend on frozen graphs written here (tf_synth.c, its own protobuf encoder).
+ *
+ *  - the test graph (tf_synth.h: Conv2D with the weights/read Identity of frozen graphs, BiasAdd,
+ *    FusedBatchNormV3, Relu6, DepthwiseConv2dNative stride 2 SAME, the pools (AvgPool SAME without the padding),
+ *    ResizeBilinear half-pixel, AddV2, ConcatV2, Mean, Reshape, MatMul, Softmax, Pad, Max, Squeeze) against ONNX
+ *    Runtime's outputs for an equivalent NCHW ONNX model this test writes with the same weights (tf_equiv.onnx
+ *    and tf_input.npy in the build tree; goldens made from them by ../shared/tools/ort), and against our own run
+ *    of that model; the node names and NHWC shapes of the loaded graph;
+ *  - malformed graphs: every truncation, unknown ops (all listed at once), a cycle, an unknown input, two nodes
+ *    of one name, a constant of the wrong size, a training-mode BatchNorm, a computed filter, output 1 of a node.
+ */
+#include "fe_check.h"
+#include "rd_test.h"
+#include "rknn_diag/frontends.h"
+#include "tf_synth.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static rd_status convert(const void *pb, size_t len, rd_model **m, rd_error *err)
+{
+    void *onnx = NULL;
+    size_t olen = 0;
+    rd_frontend_info info;
+    *m = NULL;
+    rd_status st = rd_tf_to_onnx(pb, len, "graph.pb", &onnx, &olen, &info, err);
+    if (st == RD_OK) {
+        CU_ASSERT_EQUAL(info.format, RD_FORMAT_TENSORFLOW);
+        st = rd_model_load_mem(onnx, olen, "graph.pb", NULL, NULL, m, err);
+    }
+    free(onnx);
+    return st;
+}
+
+#define NODE(op, name, ins, outs) rd_onnx_add_node(b, op, name, (const char *const[])ins, \
+    sizeof((const char *const[])ins) / sizeof(char *), (const char *const[])outs, 1)
+#define L(...) {__VA_ARGS__}
+
+/* The test graph written directly as NCHW ONNX (the input stays NHWC) with the weights of seed. */
+static rd_onnx_builder *equivalent_onnx(uint32_t seed)
+{
+    float w[TGS_TEST_WEIGHTS], w1[108], dw[36];
+    tgs_test_weights(seed, w);
+    for (int h = 0; h < 3; h++) /* HWIO -> OIHW; depthwise HWC1 -> C1HW */
+        for (int x = 0; x < 3; x++)
+            for (int c = 0; c < 4; c++) {
+                for (int i = 0; i < 3; i++)
+                    w1[((c * 3 + i) * 3 + h) * 3 + x] = w[((h * 3 + x) * 3 + i) * 4 + c];
+                dw[(c * 3 + h) * 3 + x] = w[128 + (h * 3 + x) * 4 + c];
+            }
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, "input", RD_DT_F32, 4, (const int64_t[]){1, 8, 8, 3}, NULL);
+    fe_add_f32(b, "w1", 4, (const int64_t[]){4, 3, 3, 3}, w1);
+    fe_add_f32(b, "b1", 1, (const int64_t[]){4}, w + 108);
+    static const char *const bn[4] = {"gamma", "beta", "mean", "var"};
+    for (int i = 0; i < 4; i++)
+        fe_add_f32(b, bn[i], 1, (const int64_t[]){4}, w + 112 + 4 * i);
+    fe_add_f32(b, "dw", 4, (const int64_t[]){4, 1, 3, 3}, dw);
+    fe_add_f32(b, "fc", 2, (const int64_t[]){16, 5}, w + 164);
+    fe_add_f32(b, "fcb", 1, (const int64_t[]){5}, w + 244);
+    fe_add_f32(b, "zero", 0, NULL, (const float[]){0});
+    fe_add_f32(b, "six", 0, NULL, (const float[]){6});
+    fe_add_f32(b, "scales", 1, (const int64_t[]){4}, (const float[]){1, 1, 2, 2});
+    fe_add_i64(b, "flat_shape", 2, (const int64_t[]){1, 16});
+    fe_add_i64(b, "sq_shape", 2, (const int64_t[]){10, 12});
+    fe_add_i64(b, "pads", 8, (const int64_t[]){0, 1, 2, 0, 0, 1, 2, 0});
+    rd_onnx_node *n = NODE("Transpose", "t", L("input"), L("x"));
+    rd_onnx_attr_ints(n, "perm", (const int64_t[]){0, 3, 1, 2}, 4);
+    n = NODE("Conv", "c1", L("x", "w1", "b1"), L("c1"));
+    rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    n = NODE("BatchNormalization", "bn", L("c1", "gamma", "beta", "mean", "var"), L("bn"));
+    rd_onnx_attr_float(n, "epsilon", 0.001f);
+    NODE("Clip", "r6", L("bn", "zero", "six"), L("r6"));
+    n = NODE("Conv", "dwc", L("r6", "dw"), L("dwc"));
+    rd_onnx_attr_ints(n, "pads", (const int64_t[]){0, 0, 1, 1}, 4); /* SAME at stride 2: the extra pad last */
+    rd_onnx_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
+    rd_onnx_attr_int(n, "group", 4);
+    NODE("Relu", "dwr", L("dwc"), L("dwr"));
+    n = NODE("MaxPool", "pool", L("dwr"), L("pool"));
+    rd_onnx_attr_ints(n, "kernel_shape", (const int64_t[]){2, 2}, 2);
+    rd_onnx_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
+    n = NODE("AveragePool", "avg", L("dwr"), L("avg"));
+    rd_onnx_attr_ints(n, "kernel_shape", (const int64_t[]){3, 3}, 2);
+    rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    n = NODE("Resize", "up", L("pool", "", "scales"), L("up"));
+    rd_onnx_attr_string(n, "mode", "linear");
+    rd_onnx_attr_string(n, "coordinate_transformation_mode", "half_pixel");
+    NODE("Add", "sum", L("up", "avg"), L("sum"));
+    n = NODE("Concat", "cat", L("sum", "dwr"), L("cat"));
+    rd_onnx_attr_int(n, "axis", 1);
+    n = NODE("ReduceMean", "gap", L("cat"), L("gap"));
+    rd_onnx_attr_ints(n, "axes", (const int64_t[]){2, 3}, 2);
+    rd_onnx_attr_int(n, "keepdims", 0);
+    n = NODE("Transpose", "pool_nhwc", L("pool"), L("pool_nhwc"));
+    rd_onnx_attr_ints(n, "perm", (const int64_t[]){0, 2, 3, 1}, 4);
+    NODE("Reshape", "flat", L("pool_nhwc", "flat_shape"), L("flat"));
+    NODE("Gemm", "fc", L("flat", "fc", "fcb"), L("logits"));
+    n = NODE("Softmax", "probs", L("logits"), L("probs"));
+    rd_onnx_attr_int(n, "axis", 1);
+    NODE("Pad", "padded", L("input", "pads"), L("padded"));
+    n = NODE("ReduceMax", "chmax", L("padded"), L("chmax"));
+    rd_onnx_attr_ints(n, "axes", (const int64_t[]){3}, 1);
+    NODE("Reshape", "squeezed", L("chmax", "sq_shape"), L("squeezed"));
+    rd_onnx_add_output(b, "gap", RD_DT_F32, 2, (const int64_t[]){1, 8}, NULL);
+    rd_onnx_add_output(b, "probs", RD_DT_F32, 2, (const int64_t[]){1, 5}, NULL);
+    rd_onnx_add_output(b, "squeezed", RD_DT_F32, 2, (const int64_t[]){10, 12}, NULL);
+    return b;
+}
+
+/* ONNX Runtime 1.30 (CPU, one thread) on tf_equiv.onnx with tf_input.npy: gap, probs, squeezed. */
+static const float ort_golden[8 + 5 + 120] = {
+#include "tf_equiv_ort.inc"
+};
+
+static void test_graph_vs_onnx_runtime(void)
+{
+    size_t len = 0;
+    uint8_t *pb = tgs_test_graph(7, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pb);
+    CU_ASSERT_EQUAL(rd_model_format_detect(pb, len), RD_FORMAT_TENSORFLOW);
+    rd_model *m;
+    rd_error err;
+    rd_status st = convert(pb, len, &m, &err);
+    if (st != RD_OK)
+        fprintf(stderr, "\n%s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    static const struct { const char *name; int rank; int64_t dims[4]; } names[] = {
+        {"conv1/Conv2D", 4, {1, 8, 8, 4}},  {"conv1/BiasAdd", 4, {1, 8, 8, 4}}, {"bn/FusedBatchNormV3", 4, {1, 8, 8, 4}},
+        {"bn/Relu6", 4, {1, 8, 8, 4}},      {"dw/depthwise", 4, {1, 4, 4, 4}},  {"pool", 4, {1, 2, 2, 4}},
+        {"avg", 4, {1, 4, 4, 4}},           {"up", 4, {1, 4, 4, 4}},            {"cat", 4, {1, 4, 4, 8}},
+        {"gap", 2, {1, 8}},                 {"flat", 2, {1, 16}},               {"fc/MatMul", 2, {1, 5}},
+        {"probs", 2, {1, 5}},               {"padded", 4, {1, 10, 12, 3}},      {"squeezed", 2, {10, 12}},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        int v = rd_model_find_value(m, names[i].name);
+        if (v < 0)
+            fprintf(stderr, "\nno value %s\n", names[i].name);
+        CU_ASSERT_FATAL(v >= 0);
+        rd_value_info vi;
+        rd_model_value(m, (size_t)v, &vi);
+        if (vi.rank != names[i].rank)
+            fprintf(stderr, "\n%s: rank %d\n", names[i].name, vi.rank);
+        CU_ASSERT_EQUAL_FATAL(vi.rank, names[i].rank);
+        CU_ASSERT_EQUAL(memcmp(vi.dims, names[i].dims, (size_t)vi.rank * sizeof(int64_t)), 0);
+    }
+    CU_ASSERT_EQUAL_FATAL(rd_model_output_count(m), 3);
+    static float x[192];
+    uint32_t s = 99;
+    for (int i = 0; i < 192; i++) {
+        s = s * 1664525u + 1013904223u;
+        x[i] = (float)(s >> 8) / 8388608.0f - 1.0f;
+    }
+    rd_tensor xt = {.dtype = RD_DT_F32, .rank = 4, .dims = {1, 8, 8, 3}, .data = x};
+    fe_check_equivalent(m, equivalent_onnx(7), &xt, 3, ort_golden, 1e-5, "tf", "tf_equiv.onnx", "tf_input.npy");
+    rd_model_destroy(m);
+    free(pb);
+}
+
+#define IN(...) (const char *const[]){__VA_ARGS__}, (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))
+
+static void placeholder(tgs_buf *g)
+{
+    tgs_buf n;
+    tgs_node(&n, "x", "Placeholder", NULL, 0);
+    tgs_attr_type(&n, "dtype", TGS_FLOAT);
+    tgs_attr_shape(&n, "shape", (const int64_t[]){1, 4, 4, 2}, 4);
+    tgs_add(g, &n);
+}
+
+/* A graph of x and the nodes written by add; the conversion's status and message. */
+static rd_status try_graph(void (*add)(tgs_buf *), rd_error *err)
+{
+    tgs_buf g = {0};
+    placeholder(&g);
+    add(&g);
+    size_t len;
+    uint8_t *pb = tgs_finish(&g, &len);
+    rd_model *m;
+    rd_status st = convert(pb, len, &m, err);
+    if (st == RD_OK)
+        rd_model_destroy(m);
+    free(pb);
+    return st;
+}
+
+static void g_unknown_ops(tgs_buf *g)
+{
+    tgs_buf n;
+    static const char *const ops[][2] = {{"a", "Erf"}, {"b", "TopKV2"}, {"c", "Erf"}, {"d", "NonMaxSuppressionV3"}};
+    for (int i = 0; i < 4; i++) {
+        tgs_node(&n, ops[i][0], ops[i][1], IN("x"));
+        tgs_add(g, &n);
+    }
+}
+
+static void g_cycle(tgs_buf *g)
+{
+    tgs_buf n;
+    tgs_node(&n, "a", "Relu", IN("b"));
+    tgs_add(g, &n);
+    tgs_node(&n, "b", "AddV2", IN("x", "a"));
+    tgs_add(g, &n);
+}
+
+static void g_unknown_input(tgs_buf *g)
+{
+    tgs_buf n;
+    tgs_node(&n, "a", "Relu", IN("nothing:0"));
+    tgs_add(g, &n);
+}
+
+static void g_duplicate(tgs_buf *g)
+{
+    tgs_buf n;
+    tgs_node(&n, "x", "Relu", IN("x"));
+    tgs_add(g, &n);
+}
+
+static void g_short_const(tgs_buf *g)
+{
+    tgs_buf n;
+    tgs_node(&n, "k", "Const", NULL, 0);
+    tgs_attr_tensor(&n, "value", TGS_FLOAT, (const int64_t[]){3}, 1, (const float[]){1, 2, 3}, true);
+    tgs_add(g, &n);
+    tgs_node(&n, "bad", "Const", NULL, 0); /* 2x2 claimed, 3 floats of bytes */
+    tgs_attr_tensor_n(&n, "value", TGS_FLOAT, (const int64_t[]){2, 2}, 2, (const float[]){1, 2, 3}, 3, true);
+    tgs_add(g, &n);
+}
+
+static void g_training_bn(tgs_buf *g)
+{
+    tgs_buf n;
+    tgs_const_f32(g, "s", (const int64_t[]){2}, 1, (const float[]){1, 1});
+    tgs_node(&n, "bn", "FusedBatchNorm", IN("x", "s", "s", "s", "s"));
+    tgs_add(g, &n);
+}
+
+static void g_computed_filter(tgs_buf *g)
+{
+    tgs_buf n;
+    tgs_node(&n, "conv", "Conv2D", IN("x", "x"));
+    tgs_attr_s(&n, "padding", "SAME");
+    tgs_add(g, &n);
+}
+
+static void g_port1(tgs_buf *g)
+{
+    tgs_buf n;
+    tgs_node(&n, "r", "Relu", IN("x:1"));
+    tgs_add(g, &n);
+}
+
+static void g_int_input(tgs_buf *g)
+{
+    tgs_buf n;
+    tgs_node(&n, "ids", "Placeholder", NULL, 0);
+    tgs_attr_type(&n, "dtype", TGS_INT32);
+    tgs_add(g, &n);
+}
+
+static void test_graph_refused(void)
+{
+    static const struct { void (*add)(tgs_buf *); rd_status st; const char *msg; } bad[] = {
+        {g_unknown_ops, RD_E_UNSUPPORTED, "graph.pb: 4 nodes are of 3 kinds not supported (first of each): Erf (node "
+                                          "#1 'a'), TopKV2 (node #2 'b'), NonMaxSuppressionV3 (node #4 'd')"},
+        {g_cycle, RD_E_PARSE, "graph.pb: a cycle: node '"},
+        {g_unknown_input, RD_E_PARSE, "graph.pb: node 'a' reads 'nothing:0', which is no node of the graph"},
+        {g_duplicate, RD_E_PARSE, "graph.pb: two nodes are named 'x' (#0 and #1)"},
+        {g_short_const, RD_E_PARSE, "graph.pb: node #2 'bad' (Const): a constant of 4 elements holds 12 bytes"},
+        {g_training_bn, RD_E_UNSUPPORTED, "graph.pb: node #2 'bn' (FusedBatchNorm): is_training is true"},
+        {g_computed_filter, RD_E_UNSUPPORTED, "node #1 'conv' (Conv2D): the filter must be a constant 4-D float"},
+        {g_port1, RD_E_UNSUPPORTED, "graph.pb: node 'r' reads output 1 of 'x': only output 0"},
+        {g_int_input, RD_E_UNSUPPORTED, "graph.pb: node #1 'ids' (Placeholder): an input of DataType 3"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rd_error err;
+        rd_status st = try_graph(bad[i].add, &err);
+        CU_ASSERT_EQUAL(st, bad[i].st);
+        if (st == RD_OK || !strstr(err.msg, bad[i].msg))
+            fprintf(stderr, "\ncase %zu: %s\n", i, st == RD_OK ? "accepted" : err.msg);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, bad[i].msg));
+    }
+    /* every truncation of the test graph: refused naming the file, or a smaller graph; never a crash */
+    size_t len = 0;
+    uint8_t *pb = tgs_test_graph(7, &len);
+    for (size_t cut = 0; cut < len; cut += 41) {
+        rd_model *m;
+        rd_error err;
+        if (convert(pb, cut, &m, &err) == RD_OK)
+            rd_model_destroy(m);
+        else
+            CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "graph.pb"));
+    }
+    rd_model *m;
+    rd_error err;
+    CU_ASSERT_EQUAL(convert(pb, len - 1, &m, &err), RD_E_PARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "graph.pb: not a valid TensorFlow GraphDef protobuf"));
+    free(pb);
+}
+
+/* NCHW data format, dilations, MirrorPad, nearest resize, ExpandDims, Sum: the shapes TensorFlow gives. */
+static void test_small_graph(void)
+{
+    size_t len = 0;
+    uint8_t *pb = tgs_small_graph(&len);
+    rd_model *m;
+    rd_error err;
+    rd_status st = convert(pb, len, &m, &err);
+    if (st != RD_OK)
+        fprintf(stderr, "\n%s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    static const struct { const char *name; int rank; int64_t dims[5]; } names[] = {
+        {"conv", 4, {1, 3, 4, 4}}, {"mp", 4, {1, 3, 6, 6}}, {"nhwc", 4, {1, 6, 6, 3}},
+        {"near", 4, {1, 3, 3, 3}}, {"ex", 5, {1, 1, 3, 3, 3}}, {"out", 4, {1, 1, 3, 3}},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        int v = rd_model_find_value(m, names[i].name);
+        CU_ASSERT_FATAL(v >= 0);
+        rd_value_info vi;
+        rd_model_value(m, (size_t)v, &vi);
+        CU_ASSERT_EQUAL_FATAL(vi.rank, names[i].rank);
+        CU_ASSERT_EQUAL(memcmp(vi.dims, names[i].dims, (size_t)vi.rank * sizeof(int64_t)), 0);
+    }
+    float x[72];
+    for (int i = 0; i < 72; i++)
+        x[i] = (float)(i % 7) - 3.0f;
+    rd_tensor in = {.dtype = RD_DT_F32, .rank = 4, .dims = {1, 2, 6, 6}, .data = x}, y = {0};
+    CU_ASSERT_EQUAL_FATAL(rd_model_run(m, &in, 1, NULL, &y, 1, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_tensor_numel(&y), 9);
+    rd_tensor_fini(&y);
+    rd_model_destroy(m);
+    free(pb);
+}
+
+RD_TEST_REGISTER(register_tf)
+{
+    RD_SUITE("tensorflow", {"test graph vs ONNX Runtime", test_graph_vs_onnx_runtime},
+             {"NCHW, dilations, MirrorPad, nearest resize", test_small_graph}, {"graphs refused", test_graph_refused});
+}

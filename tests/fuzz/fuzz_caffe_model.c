@@ -1,0 +1,38 @@
+/*
+ * fuzz_caffe_model.c: .caffemodel bytes (a protobuf NetParameter) through the Caffe frontend with the .prototxt
+ * of the test net (tests/frontends/caffe_synth.c): the protobuf-c decoding under the loader's memory budget,
+ * the matching of layers by name, every blob's shape (BlobShape or the legacy 4-D fields), size and values
+ * against what the .prototxt needs; the ONNX written goes through rd_model_load_mem. Inputs capped at 1 MiB.
+ *
+ * Oracles (trap on failure): a refusal is an input error with a message naming one of the two files; an
+ * accepted model yields ONNX bytes that load or fail naming the file.
+ * Seeds: tests/fuzz/corpus/caffe_model/, written by tests/fuzz/gen_corpus_caffe.c.
+ */
+#include "caffe_synth.h"
+#include "fuzz_frontend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FUZZ_CAFFE_MAX_INPUT ((size_t)1 << 20)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > FUZZ_CAFFE_MAX_INPUT)
+        return 0;
+    uint8_t *w = malloc(size ? size : 1); /* an exact-size copy: reads past the end are caught */
+    if (!w)
+        return 0;
+    if (size)
+        memcpy(w, data, size);
+    void *onnx = NULL;
+    size_t len = 0;
+    rd_error err = {0};
+    rd_status st = rd_caffe_to_onnx(csy_net, strlen(csy_net), "fuzz.prototxt", w, size, "fuzz.caffemodel", &onnx,
+                                    &len, NULL, &err);
+    fuzz_frontend_check(st, onnx, len, &err, "fuzz.prototxt", "fuzz.caffemodel");
+    free(w);
+    return 0;
+}

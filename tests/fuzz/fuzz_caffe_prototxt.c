@@ -1,0 +1,43 @@
+/*
+ * fuzz_caffe_prototxt.c: .prototxt text through the Caffe frontend (rd_caffe_to_onnx: the protobuf text
+ * parser of frontends/src/caffe_text.c, then the layer lowering) with the weights of the test net
+ * (tests/frontends/caffe_synth.c: conv1, bn1, scale1, deconv1, prelu1, ip1), so mutated nets reach the
+ * weighted layers too; the ONNX it writes goes through rd_model_load_mem. Inputs are capped at 1 MiB.
+ *
+ * Oracles (trap on failure): a refusal is an input error (parse, unsupported, limit, out of memory) with a
+ * message naming one of the two files; an accepted net yields ONNX bytes that load or fail naming the file.
+ * Seeds: tests/fuzz/corpus/caffe_prototxt/, written by tests/fuzz/gen_corpus_caffe.c.
+ */
+#include "caffe_synth.h"
+#include "fuzz_frontend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FUZZ_CAFFE_MAX_INPUT ((size_t)1 << 20)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > FUZZ_CAFFE_MAX_INPUT)
+        return 0;
+    size_t wlen = 0;
+    uint8_t *w = csy_net_weights(&wlen);
+    char *text = malloc(size ? size : 1); /* an exact-size copy: reads past the end are caught */
+    if (!w || !text) {
+        free(w);
+        free(text);
+        return 0;
+    }
+    if (size)
+        memcpy(text, data, size);
+    void *onnx = NULL;
+    size_t len = 0;
+    rd_error err = {0};
+    rd_status st = rd_caffe_to_onnx(text, size, "fuzz.prototxt", w, wlen, "fuzz.caffemodel", &onnx, &len, NULL, &err);
+    fuzz_frontend_check(st, onnx, len, &err, "fuzz.prototxt", "fuzz.caffemodel");
+    free(text);
+    free(w);
+    return 0;
+}
