@@ -58,14 +58,16 @@ if [ "$(id -u)" = 0 ]; then
     fi
 fi
 
-# make_variants KIND SEED CAP_BYTES [CLAIM_FILE]: writes $work/KIND/<variant>/NAME (NAME = the seed's
-# file name, so that inputs found by name inside a folder keep it) for every variant.
+# make_variants KIND SEED CAP_BYTES [CLAIM_FILE] [COMPANION]: writes $work/KIND/<variant>/NAME (NAME = the
+# seed's file name, so that inputs found by name inside a folder keep it) for every variant, with an intact
+# copy of COMPANION beside it (a Darknet .cfg's .weights).
 make_variants() {
-    local kind=$1 seed=$2 cap=$3 claim=${4:-} name v
+    local kind=$1 seed=$2 cap=$3 claim=${4:-} companion=${5:-} name v
     name=$(basename "$seed")
     for v in intact link fifo unreadable huge truncated empty folder; do
         mkdir -p "$work/$kind/$v"
         chmod 777 "$work/$kind/$v"
+        [ -z "$companion" ] || cp "$companion" "$work/$kind/$v/"
     done
     cp "$seed" "$work/$kind/intact/$name"
     ln -s "$seed" "$work/$kind/link/$name"
@@ -105,6 +107,8 @@ GiB=$((1 << 30)) MiB=$((1 << 20))
 corpus=$src/tests/fuzz/corpus seeds=$src/tests/hostile/seeds
 make_variants onnx "$demo/demo.onnx" $((4 * GiB))
 make_variants rknn "$corpus/rknn/demo_v6.rknn" $((4 * GiB))
+make_variants tflite "$corpus/tflite/zoo_float.tflite" $((4 * GiB))
+make_variants darknet "$seeds/tiny.cfg" $((4 * GiB)) "" "$seeds/tiny.weights"
 make_variants build_log "$corpus/rknn_build_log/build_log.log" $((256 * MiB))
 make_variants npy "$demo/image.npy" $((4 * GiB)) "$corpus/npy/regression_16_long_header_claim.npy"
 make_variants yaml "$seeds/model_config.yml" $MiB
@@ -123,7 +127,7 @@ make_folder_variants board_dump "$demo/board_dumps" 001_ConvRelu_relu1_out_shape
 command_of() {
     local kind=$1 F=$2 O=$3
     case $kind in
-    onnx | rknn) cmd=(inspect "$F") ;;
+    onnx | rknn | tflite | darknet) cmd=(inspect "$F") ;;
     build_log) cmd=(inspect --build-log "$F") ;;
     npy) cmd=(run "$demo/demo.onnx" --input "$F") ;;
     yaml) cmd=(run "$demo/demo.onnx" -c "$F" --input "$demo/image.npy") ;;
@@ -140,11 +144,14 @@ command_of() {
 }
 
 failed=0 ran=0
-for kind in onnx rknn build_log npy yaml image dataset qcfg report_json coco_json snapshot dump_index dump_npy \
+for kind in onnx rknn tflite darknet build_log npy yaml image dataset qcfg report_json coco_json snapshot dump_index dump_npy \
     board_dump; do
     for v in intact link fifo unreadable huge truncated empty folder; do
         target=$work/$kind/$v
-        case $kind in snapshot | dump_* | board_dump) ;; *) target=$(ls -d "$target"/*) ;; esac
+        case $kind in
+        snapshot | dump_* | board_dump) ;;
+        *) target=$(ls -d "$target"/* | grep -v '\.weights$') ;;
+        esac
         out=$work/out-$kind-$v
         mkdir -p "$out" && chmod 777 "$out"
         command_of "$kind" "$target" "$out/o"
