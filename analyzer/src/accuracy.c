@@ -40,6 +40,9 @@ typedef struct analysis {
     size_t n_values;
     int *row_of_value;          /* value -> row_acc index (-1 none) */
     int *int8_row_of_value;     /* graph input value -> its exDataConvert row (-1 none) */
+    int *f16_row_of_value;      /* value -> its exDataConvert row to float16 for float16 readers (-1 none) */
+    int *i8_row_of_value;       /* value -> its exDataConvert row to int8 for int8 readers (-1 none) */
+    unsigned char *read_at;     /* value -> READ_BY_FP16 | READ_BY_INT8: the precisions its readers compute in */
     row_acc *rows;
     size_t n_rows, cap_rows;
     rd_name_map names;          /* map_name_to_file.txt */
@@ -155,6 +158,49 @@ static const char *precision_name(const rd_sim_tensor *t)
     return rd_prec_name(t->precision);
 }
 
+/* RKNN's exDataConvert rows after a tensor, one per precision its readers compute in that differs from the
+   one it is held in: int8 read by a float16 layer (X__float16), float16 read by an int8 layer (X__int8), as
+   accuracy_analysis prints them around float16 islands. */
+enum { READ_BY_FP16 = 1, READ_BY_INT8 = 2 };
+
+/* a->read_at for the precisions of this run (one pass over the nodes: a row must not scan the graph). */
+static void note_readers(analysis *a)
+{
+    const rd_model *m = rd_sim_model(a->s);
+    for (size_t i = 0; i < rd_model_node_count(m); i++) {
+        rd_node_info ni;
+        rd_model_node(m, i, &ni);
+        if (ni.folded)
+            continue;
+        rd_prec p = rd_sim_node_precision(a->s, (int)i);
+        unsigned char bit = p == RD_PREC_FP16 ? READ_BY_FP16 : p == RD_PREC_INT8 ? READ_BY_INT8 : 0;
+        for (int k = 0; k < ni.n_inputs; k++)
+            if (ni.inputs[k] >= 0 && (size_t)ni.inputs[k] < a->n_values)
+                a->read_at[ni.inputs[k]] |= bit;
+    }
+}
+
+static rd_status add_convert_rows(analysis *a, const rd_sim_event *ev, const rd_sim_tensor *t, rd_error *err)
+{
+    const unsigned char readers = a->read_at[ev->value];
+    const bool to_f16 = (readers & READ_BY_FP16) && t->precision == RD_PREC_INT8;
+    const bool to_i8 = (readers & READ_BY_INT8) && t->precision == RD_PREC_FP16 && !t->via_float16 && t->quantized;
+    rd_status st = RD_OK;
+    char name[1100];
+    int row;
+    if (to_f16) {
+        snprintf(name, sizeof name, "%s__float16", ev->name);
+        st = add_row(a, name, "exDataConvert", NULL, "float16", ev->golden, &row, err);
+        a->f16_row_of_value[ev->value] = row;
+    }
+    if (st == RD_OK && to_i8) {
+        snprintf(name, sizeof name, "%s__int8", ev->name);
+        st = add_row(a, name, "exDataConvert", NULL, "int8", ev->golden, &row, err);
+        a->i8_row_of_value[ev->value] = row;
+    }
+    return st;
+}
+
 /* The first time a tensor shows up: its row (and, for an int8 graph input, the exDataConvert row). */
 static rd_status create_rows(analysis *a, const rd_sim_event *ev, rd_error *err)
 {
@@ -175,6 +221,8 @@ static rd_status create_rows(analysis *a, const rd_sim_event *ev, rd_error *err)
             st = add_row(a, name, "exDataConvert", NULL, precision_name(&t), ev->golden, &row, err);
             a->int8_row_of_value[ev->value] = row;
         }
+        if (st == RD_OK && ev->golden->dtype == RD_DT_F32)
+            st = add_convert_rows(a, ev, &t, err);
         return st;
     }
     const rd_model *m = rd_sim_model(a->s);
@@ -188,6 +236,8 @@ static rd_status create_rows(analysis *a, const rd_sim_event *ev, rd_error *err)
     st = add_row(a, ev->name, t.row_op ? t.row_op : ev->op_type, fused, ev->materialized ? precision_name(&t) : NULL,
                  ev->golden, &row, err);
     a->row_of_value[ev->value] = row;
+    if (st == RD_OK && ev->materialized && ev->golden->dtype == RD_DT_F32)
+        st = add_convert_rows(a, ev, &t, err);
     return st;
 }
 
@@ -365,6 +415,48 @@ static rd_status fold_board(analysis *a, const rd_sim_event *ev, int row, const 
     return st;
 }
 
+/* An exDataConvert row: entire converts the simulator's tensor; single the golden one held at the tensor's
+   own precision first (the conversion alone on its golden input, quantized as that input is). */
+static rd_status fold_convert(analysis *a, const rd_sim_event *ev, rd_prec to, int row, rd_error *err)
+{
+    rd_sim_tensor t;
+    rd_status st = rd_sim_tensor_get(a->s, ev->name, &t, err);
+    rd_tensor e = {0}, g = {0};
+    if (st == RD_OK)
+        st = rd_tensor_clone(&e, ev->entire, err);
+    if (st == RD_OK)
+        st = rd_tensor_clone(&g, ev->golden, err);
+    const int64_t n = rd_tensor_numel(ev->golden);
+    if (st == RD_OK)
+        st = rd_sim_convert(a->s, ev->name, to, e.data, n, err);
+    if (st == RD_OK)
+        st = rd_sim_convert(a->s, ev->name, t.precision, g.data, n, err);
+    if (st == RD_OK)
+        st = rd_sim_convert(a->s, ev->name, to, g.data, n, err);
+    an_metrics_ctx q = {0};
+    if (st == RD_OK && to == RD_PREC_INT8) {
+        q.quantized = true;
+        q.scale = t.scale;
+        q.zero_point = t.zero_point;
+    }
+    if (st == RD_OK)
+        st = fold(a, row, ev->golden, &e, &g, &q, err);
+    rd_tensor_fini(&e);
+    rd_tensor_fini(&g);
+    return st;
+}
+
+/* The exDataConvert rows after the tensor of ev, if any. */
+static rd_status fold_converts(analysis *a, const rd_sim_event *ev, rd_error *err)
+{
+    rd_status st = RD_OK;
+    if (a->f16_row_of_value[ev->value] >= 0)
+        st = fold_convert(a, ev, RD_PREC_FP16, a->f16_row_of_value[ev->value], err);
+    if (st == RD_OK && a->i8_row_of_value[ev->value] >= 0)
+        st = fold_convert(a, ev, RD_PREC_INT8, a->i8_row_of_value[ev->value], err);
+    return st;
+}
+
 static rd_status on_event(void *user, const rd_sim_event *ev, rd_error *err)
 {
     analysis *a = user;
@@ -384,6 +476,8 @@ static rd_status on_event(void *user, const rd_sim_event *ev, rd_error *err)
         int conv = a->int8_row_of_value[ev->value];
         if (st == RD_OK && conv >= 0)
             st = fold(a, conv, ev->golden, ev->entire, ev->single, &q, err);
+        if (st == RD_OK)
+            st = fold_converts(a, ev, err);
         if (st == RD_OK && board)
             st = fold_board(a, ev, row, &none, err);
         if (st == RD_OK && dumping)
@@ -391,6 +485,8 @@ static rd_status on_event(void *user, const rd_sim_event *ev, rd_error *err)
         return st;
     }
     st = fold(a, row, ev->golden, ev->entire, ev->single, &q, err);
+    if (st == RD_OK)
+        st = fold_converts(a, ev, err);
     if (st == RD_OK && board)
         st = fold_board(a, ev, row, &q, err);
     if (st == RD_OK && a->sample == a->o->dump_sample)
@@ -468,14 +564,20 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
     analysis a = {.s = s, .o = o, .r = out, .n_values = rd_model_value_count(m), .dumping = o->output_dir != NULL};
     a.row_of_value = malloc((a.n_values + 1) * sizeof(int));
     a.int8_row_of_value = malloc((a.n_values + 1) * sizeof(int));
+    a.f16_row_of_value = malloc((a.n_values + 1) * sizeof(int));
+    a.i8_row_of_value = malloc((a.n_values + 1) * sizeof(int));
+    a.read_at = calloc(a.n_values + 1, 1);
     a.agree_of_value = malloc((a.n_values + 1) * sizeof(double));
     rd_status st = RD_OK;
     if (rt_out)
         *rt_out = NULL;
-    if (!a.row_of_value || !a.int8_row_of_value || !a.agree_of_value)
+    if (!a.row_of_value || !a.int8_row_of_value || !a.f16_row_of_value || !a.i8_row_of_value || !a.read_at ||
+        !a.agree_of_value)
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (st == RD_OK)
+        note_readers(&a);
     for (size_t v = 0; st == RD_OK && v < a.n_values; v++) {
-        a.row_of_value[v] = a.int8_row_of_value[v] = -1;
+        a.row_of_value[v] = a.int8_row_of_value[v] = a.f16_row_of_value[v] = a.i8_row_of_value[v] = -1;
         a.agree_of_value[v] = NAN;
     }
     if (st == RD_OK)
@@ -539,6 +641,9 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
     free(a.rows);
     free(a.row_of_value);
     free(a.int8_row_of_value);
+    free(a.f16_row_of_value);
+    free(a.i8_row_of_value);
+    free(a.read_at);
     rd_name_map_fini(&a.names);
     rd_stem_set_destroy(a.stems);
     return st;

@@ -76,6 +76,7 @@ static const an_optspec accuracy_opts[] = {
     {AN_OPT_SERIAL, "serial", 's', "SERIAL", "pick this board"},
     {AN_OPT_TIMEOUT, "timeout", 0, "S", "bound connection and file waits to S seconds (default 10)"},
     AN_QUANT_OPTSPECS,
+    AN_BUILT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
 #define N_ACCURACY_OPTS ((int)(sizeof accuracy_opts / sizeof accuracy_opts[0]))
@@ -189,7 +190,10 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
                           "--runtime-dumps DIR) adds RKNN's runtime_error group (entire, single_sim), names the first\n"
                           "layer where the board departs from the simulator, and checks the application's input and\n"
                           "output (docs/runtime.md); --app-api says how the application feeds its input, which decides\n"
-                          "what the board's InputOperator dump holds (normal: after mean/std; zero-copy: before).",
+                          "what the board's InputOperator dump holds (normal: after mean/std; zero-copy: before).\n"
+                          "--rknn MODEL.rknn simulates what the toolkit built from MODEL.onnx (its fused ops, int8\n"
+                          "scales, float16 islands, weights, mean/std) and writes rknn_mapping.txt; --rknn-build-log\n"
+                          "does the same from a verbose build log (scales then by calibration).",
                           accuracy_opts, N_ACCURACY_OPTS);
             return AN_EXIT_OK;
         case OPT_INPUTS:
@@ -253,6 +257,7 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
     }
     if (!a->model_path && !a->q.config_path)
         return an_usage(ctx, "missing MODEL.onnx (or -c model_config.yml)");
+    a->q.model_path = a->model_path;
     if (a->error_cos > a->warn_cos)
         return an_usage(ctx, "--error-cos %.4f is above --warn-cos %.4f", a->error_cos, a->warn_cos);
     if (a->run_cmd && !a->target)
@@ -328,6 +333,10 @@ static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples,
         st = rd_result_set_config(r, "model_pruning", "true", err);
     if (st == RD_OK && c->custom_string)
         st = rd_result_set_string(&r->custom_string, c->custom_string, err);
+    if (st == RD_OK && a->q.rknn_path)
+        st = rd_result_set_config(r, "rknn", a->q.rknn_path, err);
+    if (st == RD_OK && a->q.rknn_log_path)
+        st = rd_result_set_config(r, "rknn_build_log", a->q.rknn_log_path, err);
     return st;
 }
 
@@ -603,6 +612,8 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
         st = an_findings_add_sim(&result, &ao, rt_layers, sim, &err);
     if (st == RD_OK)
         st = describe_run(&result, a, n_samples, set, &err);
+    if (st == RD_OK)
+        st = an_quant_built_outputs(&a->q, sim, a->output_dir, ctx->errs, &result, &err);
     if (st == RD_OK)
         st = write_reports(a, &result, &err);
     free(rt_layers);

@@ -72,6 +72,7 @@ static const an_optspec hybrid_opts[] = {
     {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "verify: the board's dump folder (pulled)"},
     {OPT_TARGET, "target", 0, "T", "verify: the board's chip (reads .txt dumps; sets --platform)"},
     AN_QUANT_OPTSPECS,
+    AN_BUILT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
 #define N_HYBRID_OPTS ((int)(sizeof hybrid_opts / sizeof hybrid_opts[0]))
@@ -94,7 +95,8 @@ static bool parse_double(const char *text, double lo, double hi, double *out)
 }
 
 static const char *const USAGE = "rknn-diag hybrid suggest|search|sweep|diagnose MODEL.onnx --dataset FILE [options]\n"
-    "       rknn-diag hybrid verify MODEL.onnx --cfg FILE --runtime-dumps DIR [--target T]";
+    "       rknn-diag hybrid verify MODEL.onnx --cfg FILE --runtime-dumps DIR [--target T]\n"
+    "       rknn-diag hybrid verify MODEL.onnx --cfg FILE --rknn MODEL.rknn | --rknn-build-log FILE";
 static const char *const ABOUT =
     "Hybrid quantization triage: which int8 tensors to keep in float16 (custom_quantize_layers).\n"
     "  suggest   ranks the layers by the error each adds (single) and by how much of it reaches the\n"
@@ -114,7 +116,13 @@ static const char *const ABOUT =
     "            statistics against BatchNormalization, clipping, weight spread, output cosine).\n"
     "  verify    checks from the board's dumps (RKNN_DUMP_QUANT=1 dtypes, else the int8 grid of float32\n"
     "            values) that every tensor of --cfg's custom_quantize_layers ran in float16; exit 1 if not.\n"
-    "The analysed samples are --inputs, or --samples N lines of --dataset (also the calibration set).";
+    "            With --rknn or --rknn-build-log instead of dumps: from what the toolkit built (each\n"
+    "            tensor's dtype in the .rknn, the log's layer table), and the reverse: tensors the build\n"
+    "            runs in float16 that the cfg does not ask for.\n"
+    "The analysed samples are --inputs, or --samples N lines of --dataset (also the calibration set).\n"
+    "suggest, search and sweep take --rknn / --rknn-build-log to start from what the toolkit built (its fused\n"
+    "ops, scales and float16 islands: docs/rknn-model.md); diagnose takes --rknn-build-log only (it\n"
+    "re-calibrates with other settings, and a .rknn's scales are fixed).";
 
 static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
 {
@@ -269,6 +277,11 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
     }
     if (!a->model_path)
         return an_usage(ctx, "missing MODEL.onnx");
+    a->q.model_path = a->model_path;
+    if (a->sub == SUB_DIAGNOSE && a->q.rknn_path)
+        return an_usage(ctx, "diagnose re-calibrates with other settings (mean/std, RGB/BGR, calibration set, "
+                             "algorithm), but a .rknn's scales are fixed: drop --rknn (or give the build's log with "
+                             "--rknn-build-log: its fused ops and precisions, scales by calibration)");
     if (a->target) {
         if (a->q.platform && strcasecmp(a->q.platform, a->target) != 0)
             return an_usage(ctx, "--target %s and --platform %s disagree", a->target, a->q.platform);
@@ -324,6 +337,8 @@ static rd_status setup(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err)
     }
     if (st == RD_OK)
         st = an_quant_build_sim(&a->q, r->m, r->samples, ctx->errs, false, &r->s, err);
+    if (st == RD_OK)
+        st = an_quant_built_outputs(&a->q, r->s, NULL, ctx->errs, NULL, err);
     if (st == RD_OK)
         st = an_hyb_init(&r->hc, r->m, r->s, r->samples, r->n_samples, (int)a->threads, err);
     r->hc_ready = st == RD_OK;

@@ -21,6 +21,7 @@ static const an_optspec quantize_opts[] = {
                                           "write under its tensor names"},
     {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
     AN_QUANT_OPTSPECS,
+    AN_BUILT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
 #define N_QUANTIZE_OPTS ((int)(sizeof quantize_opts / sizeof quantize_opts[0]))
@@ -80,6 +81,7 @@ static int parse_args(an_cmd_ctx *ctx, quantize_args *a)
         return an_usage(ctx, "missing MODEL.onnx");
     if (!a->out_path)
         return an_usage(ctx, "missing -o OUT.quantization.cfg");
+    a->q.model_path = a->model_path;
     return -1;
 }
 
@@ -111,6 +113,8 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
                        "(got %s)", rd_qdtype_name(a->q.cfg.dtype));
     if (st == RD_OK)
         st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, &s, &err);
+    if (st == RD_OK)
+        st = an_quant_built_outputs(&a->q, s, NULL, ctx->errs, NULL, &err);
     if (st == RD_OK)
         st = an_qcfg_collect(s, &ours, ctx->errs, &err);
     const rd_qcfg *result = &ours;

@@ -41,6 +41,7 @@ static const an_optspec run_opts[] = {
     {OPT_QUIET, "quiet", 'q', NULL, "print no per-layer table"},
     {OPT_PRECISION, "precision", 'p', "P", "fp32 (default), fp16 (= float16), int8 (= w8a8), int16 (= w16a16i), w8a16, w16a16i_dfp, or model (a quantized .tflite with its own quantization)"},
     AN_QUANT_OPTSPECS,
+    AN_BUILT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
 #define N_RUN_OPTS ((int)(sizeof run_opts / sizeof run_opts[0]))
@@ -370,7 +371,10 @@ static int parse_args(an_cmd_ctx *ctx, run_args *a)
                           "(fused.json). MODEL is any format rknn-diag reads (.onnx, .tflite; docs/formats.md).\n"
                           "A quantized .tflite runs dequantized in float32, or with --precision model as its own\n"
                           "integer arithmetic (TFLite's kernels): inputs, tables and dumps are then its int8/int16\n"
-                          "codes.",
+                          "codes. --rknn MODEL.rknn (or --rknn-build-log FILE) simulates what the toolkit built\n"
+                          "from this model, at the file's precision unless --precision says another (its fused\n"
+                          "ops, scales, float16 islands, weights: docs/rknn-model.md); with --dump-dir the mapping\n"
+                          "goes to DIR/rknn_mapping.txt.",
                           run_opts, N_RUN_OPTS);
             return AN_EXIT_OK;
         case OPT_INPUT:
@@ -408,6 +412,7 @@ static int parse_args(an_cmd_ctx *ctx, run_args *a)
     }
     if (!a->model_path)
         return an_usage(ctx, "missing MODEL.onnx");
+    a->q.model_path = a->model_path;
     return -1;
 }
 
@@ -520,13 +525,19 @@ int an_cmd_run(an_cmd_ctx *ctx)
         if (a->q.cfg.dtype != RD_QDT_FLOAT32) /* the reference builds no simulation: nothing for --dtype */
             a->q.flag_dtype = rd_qdtype_name(a->q.cfg.dtype); /* "int8" is a --precision name, not a --dtype one */
     }
+    const bool built = an_quant_wants_built(&a->q);
+    if (built && a->precision && a->q.cfg.dtype == RD_QDT_FLOAT32) {
+        rc = an_usage(ctx, "--precision fp32 runs the ONNX reference, --rknn / --rknn-build-log a simulation of the "
+                           "built model: drop one of them");
+        goto out_args;
+    }
     rd_status st = load_model_and_inputs(a, ctx->errs, &m, inputs, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out_args;
     }
     n_in = rd_model_input_count(m);
-    if (a->precision && !a->model_precision && a->q.cfg.dtype != RD_QDT_FLOAT32) {
+    if ((a->precision && !a->model_precision && a->q.cfg.dtype != RD_QDT_FLOAT32) || built) {
         st = an_quant_finish(&a->q, m, &err);
         if (st == RD_OK)
             st = an_quant_build_sim(&a->q, m, inputs, ctx->errs, ctx->color, &sim, &err);
@@ -539,6 +550,9 @@ int an_cmd_run(an_cmd_ctx *ctx)
         rc = run_bench(ctx, m, sim, inputs, n_in, a->bench);
     else
         rc = run_and_report(ctx, a, m, sim, inputs, n_in);
+    if (rc == AN_EXIT_OK && (st = an_quant_built_outputs(&a->q, sim, a->bench ? NULL : a->dump_dir,
+                                                         a->quiet ? NULL : ctx->errs, NULL, &err)) != RD_OK)
+        rc = an_fail(ctx, &err);
 out:
     for (size_t k = 0; k < n_in; k++)
         rd_tensor_fini(&inputs[k]);

@@ -166,6 +166,8 @@ static rd_status write_outputs(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const c
         st = rd_result_set_string(&rep.model, a->model_path, err);
     if (st == RD_OK)
         st = rd_result_set_config(&rep, "cfg", a->out_path, err);
+    if (st == RD_OK) /* the mapping beside the report, and the fidelity notes in it */
+        st = an_quant_built_outputs(&a->q, r->s, dir, NULL, &rep, err);
     char path[4200];
     snprintf(path, sizeof path, "%s/error_analysis.txt", dir);
     if (st == RD_OK)

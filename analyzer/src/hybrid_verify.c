@@ -2,7 +2,9 @@
  * hybrid_verify.c: `rknn-diag hybrid verify MODEL --cfg FILE --runtime-dumps DIR`: did the board run in
  * float16 what the cfg's custom_quantize_layers asked for? Evidence per tensor, from its dump: the dtype
  * of an RKNN_DUMP_QUANT=1 dump (float16 vs int8), and for float32 dumps the values themselves (on the
- * tensor's int8 grid scale*(q-zp) for more than 99% of the non-zero values: it ran in int8). docs/hybrid.md.
+ * tensor's int8 grid scale*(q-zp) for more than 99% of the non-zero values: it ran in int8). With --rknn or
+ * --rknn-build-log instead of dumps, the evidence is what the toolkit built (built.h: each tensor's dtype in
+ * the .rknn, the DataType of the log's layer table). docs/hybrid.md.
  */
 #include "term_text.h"
 #include "json_out.h"
@@ -99,6 +101,38 @@ static void judge(const rd_sim *s, const an_dump_set *ds, int value, verdict *v)
              "(scale %g, zero point %d)", 100.0 * share, (double)info.scale, (int)info.zero_point);
 }
 
+/* How the built model holds value (s: the built model's graph, an_quant_built_graph). */
+static void judge_built(const rd_sim *s, const an_built *b, int value, verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    rd_value_info vi;
+    rd_model_value(rd_sim_model(s), (size_t)value, &vi);
+    rd_prec p;
+    bool via_f16 = false;
+    const char *why = "";
+    if (!an_built_precision(b, vi.name, &p, &via_f16, &why)) {
+        v->ran = RAN_UNKNOWN;
+        snprintf(v->evidence, sizeof v->evidence, "%s says nothing of it (rknn_mapping.txt of `accuracy --rknn` "
+                 "lists what it maps)", an_built_path(b));
+        return;
+    }
+    v->ran = p == RD_PREC_FP16 || via_f16 ? RAN_FP16 : p == RD_PREC_INT8 ? RAN_INT8 : RAN_UNKNOWN;
+    if (via_f16)
+        snprintf(v->evidence, sizeof v->evidence, "float16 in the build (held in %s for its readers: exDataConvert): "
+                 "%s", rd_prec_name(p), why);
+    else
+        snprintf(v->evidence, sizeof v->evidence, "%s in the build: %s", rd_prec_name(p), why);
+}
+
+/* The verdict on value from the evidence given: the board's dumps or the built model. */
+static void judge_any(const rd_sim *s, const an_dump_set *ds, const an_built *b, int value, verdict *v)
+{
+    if (ds)
+        judge(s, ds, value, v);
+    else
+        judge_built(s, b, value, v);
+}
+
 typedef struct req {
     const char *key;      /* the cfg's name */
     const char *tensor;   /* the simulation's tensor */
@@ -145,11 +179,11 @@ static bool is_requested_value(const req *reqs, size_t n, int value)
     return false;
 }
 
-static void print_text(an_cmd_ctx *ctx, const char *cfg_path, const char *dir, const an_dump_set *ds, const req *reqs,
+static void print_text(an_cmd_ctx *ctx, const char *cfg_path, const char *source, bool built, const req *reqs,
                        size_t n, const int *extra, const verdict *extra_v, size_t n_extra, const rd_sim *s)
 {
-    fprintf(ctx->out, "hybrid verify: %zu tensor%s asked to be float16 in %s; board dumps %s (%zu read, %zu mapped)\n\n",
-            n, n == 1 ? "" : "s", cfg_path, dir, an_dump_set_count(ds), an_dump_set_mapped(ds));
+    fprintf(ctx->out, "hybrid verify: %zu tensor%s asked to be float16 in %s; %s\n\n", n, n == 1 ? "" : "s", cfg_path,
+            source);
     fprintf(ctx->out, "%-40s %-8s %s\n", "tensor", "ran", "evidence");
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
@@ -159,37 +193,47 @@ static void print_text(an_cmd_ctx *ctx, const char *cfg_path, const char *dir, c
                 r->v.ran == RAN_FP16 ? "" : "NOT float16: ", RD_TEXT_SHOWN(r->v.evidence), r->v.file ? " [" : "",
                 r->v.file ? RD_TEXT_SHOWN(r->v.file) : "", r->v.file ? "]" : "");
         if (r->carried_by[0])
-            fprintf(ctx->out, "%-40s %-8s fused: its data is dumped with its group's last tensor '%s'\n", "", "",
-                    RD_TEXT_SHOWN(r->carried_by));
+            fprintf(ctx->out, "%-40s %-8s fused: its data is %s with its group's last tensor '%s'\n", "", "",
+                    built ? "held" : "dumped", RD_TEXT_SHOWN(r->carried_by));
     }
     if (n_extra) {
-        fprintf(ctx->out, "\nran in float16 although the cfg did not ask for it:\n");
+        fprintf(ctx->out, "\n%s in float16 although the cfg did not ask for it:\n", built ? "built" : "ran");
         for (size_t i = 0; i < n_extra; i++) {
             rd_value_info vi;
             rd_model_value(rd_sim_model(s), (size_t)extra[i], &vi);
-            fprintf(ctx->out, "%-40s %-8s %s [%s]\n", RD_TEXT_SHOWN(vi.name), "float16", RD_TEXT_SHOWN(extra_v[i].evidence),
-                    RD_TEXT_SHOWN(extra_v[i].file));
+            fprintf(ctx->out, "%-40s %-8s %s%s%s%s\n", RD_TEXT_SHOWN(vi.name), "float16",
+                    RD_TEXT_SHOWN(extra_v[i].evidence), extra_v[i].file ? " [" : "",
+                    extra_v[i].file ? RD_TEXT_SHOWN(extra_v[i].file) : "", extra_v[i].file ? "]" : "");
         }
     }
     fprintf(ctx->out, "\n");
-    if (!bad) {
-        fprintf(ctx->out, "result: all %zu requested tensors ran in float16\n", n);
+    if (!n) {
+        fprintf(ctx->out, "result: the cfg asks for no float16 tensor; %zu built in float16\n", n_extra);
         return;
     }
-    fprintf(ctx->out, "result: %zu of %zu requested tensors not shown to run in float16:", bad, n);
+    if (!bad) {
+        fprintf(ctx->out, "result: all %zu requested tensors %s float16\n", n, built ? "are built in" : "ran in");
+        return;
+    }
+    fprintf(ctx->out, "result: %zu of %zu requested tensors not shown to %s float16:", bad, n, built ? "be built in" : "run in");
     for (size_t i = 0; i < n; i++)
         if (reqs[i].v.ran != RAN_FP16)
             fprintf(ctx->out, " %s (%s)", RD_TEXT_SHOWN(reqs[i].key), ran_name(reqs[i].v.ran));
-    fprintf(ctx->out, "\n(the board ignored the cfg? rebuild the .rknn with hybrid_quantization_step2 from this cfg, "
-                      "and dump with RKNN_DUMP_QUANT=1 for the clearest evidence)\n");
+    if (built)
+        fprintf(ctx->out, "\n(the build did not take the cfg? rebuild with hybrid_quantization_step2 from this cfg, "
+                          "under the toolkit's tensor names: `quantize --rknn-cfg` / `hybrid search --rknn-cfg`)\n");
+    else
+        fprintf(ctx->out, "\n(the board ignored the cfg? rebuild the .rknn with hybrid_quantization_step2 from this "
+                          "cfg, and dump with RKNN_DUMP_QUANT=1 for the clearest evidence)\n");
 }
 
-static void print_json(an_cmd_ctx *ctx, const char *cfg_path, const char *dir, const req *reqs, size_t n,
-                       const int *extra, const verdict *extra_v, size_t n_extra, const rd_sim *s)
+static void print_json(an_cmd_ctx *ctx, const char *cfg_path, const char *dir, const char *built_path, const req *reqs,
+                       size_t n, const int *extra, const verdict *extra_v, size_t n_extra, const rd_sim *s)
 {
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray(), *ex = cJSON_CreateArray();
     cJSON_AddStringToObject(root, "cfg", cfg_path);
-    cJSON_AddStringToObject(root, "runtime_dumps", dir);
+    cJSON_AddItemToObject(root, "runtime_dumps", dir ? cJSON_CreateString(dir) : cJSON_CreateNull());
+    cJSON_AddItemToObject(root, "built_model", built_path ? cJSON_CreateString(built_path) : cJSON_CreateNull());
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
         const req *r = &reqs[i];
@@ -210,7 +254,7 @@ static void print_json(an_cmd_ctx *ctx, const char *cfg_path, const char *dir, c
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "tensor", vi.name);
         cJSON_AddStringToObject(o, "evidence", extra_v[i].evidence);
-        cJSON_AddStringToObject(o, "dump", extra_v[i].file);
+        cJSON_AddItemToObject(o, "dump", extra_v[i].file ? cJSON_CreateString(extra_v[i].file) : cJSON_CreateNull());
         cJSON_AddItemToArray(ex, o);
     }
     cJSON_AddItemToObject(root, "requested", arr);
@@ -224,9 +268,14 @@ int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, 
 {
     if (!q->qcfg_path)
         return an_usage(ctx, "verify needs --cfg FILE (the .quantization.cfg whose custom_quantize_layers to check)");
-    if (!dumps_dir)
+    const bool built = an_quant_wants_built(q);
+    if (!dumps_dir && !built)
         return an_usage(ctx, "verify needs --runtime-dumps DIR (the board's dumps, pulled with `rknn-diag pull` or "
-                             "written by `accuracy --target`)");
+                             "written by `accuracy --target`), or what the toolkit built: --rknn MODEL.rknn or "
+                             "--rknn-build-log FILE");
+    if (dumps_dir && built)
+        return an_usage(ctx, "verify takes one kind of evidence: --runtime-dumps DIR, or --rknn / --rknn-build-log "
+                             "(run it twice for both)");
     rd_error err = {0};
     rd_qcfg cfg;
     rd_model *m = NULL;
@@ -244,8 +293,8 @@ int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, 
                                                 "(or subgraphs.input_size_list)"};
     if (st == RD_OK)
         st = an_model_load_configured(q, &mreq, &m, &err);
-    if (st == RD_OK)
-        st = an_quant_build_sim(q, m, NULL, ctx->errs, false, &s, &err);
+    if (st == RD_OK) /* the built model's graph needs no parameters; the dumps are read with the cfg's */
+        st = built ? an_quant_built_graph(q, m, &s, &err) : an_quant_build_sim(q, m, NULL, ctx->errs, false, &s, &err);
     if (st == RD_OK) {
         reqs = calloc(cfg.n_layers + 1, sizeof *reqs);
         if (!reqs)
@@ -264,15 +313,15 @@ int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, 
         }
         n++;
     }
-    if (st == RD_OK && n == 0)
+    if (st == RD_OK && n == 0 && !built) /* a build still answers the reverse question */
         st = rd_errorf(&err, RD_E_PARSE, "%s asks for no float16 tensor (custom_quantize_layers): nothing to verify",
                        q->qcfg_path);
-    for (size_t i = 0; st == RD_OK && i < n; i++)
+    for (size_t i = 0; st == RD_OK && !built && i < n; i++)
         st = back_to_int8(s, &cfg, &reqs[i], &err);
     const rd_platform_info *plat = q->platform ? rd_platform_find(q->platform) : NULL;
-    if (st == RD_OK)
+    if (st == RD_OK && !built)
         st = an_dump_set_load(dumps_dir, plat, s, &ds, &err);
-    if (st == RD_OK && an_dump_set_mapped(ds) == 0)
+    if (st == RD_OK && !built && an_dump_set_mapped(ds) == 0)
         st = rd_errorf(&err, RD_E_PARSE, "no dump in %s maps to a tensor of %s (dumps of another model?)", dumps_dir,
                        model_path);
     if (st != RD_OK) {
@@ -281,9 +330,9 @@ int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, 
     }
     for (size_t i = 0; i < n; i++) {
         locate(s, &reqs[i]);
-        judge(s, ds, reqs[i].value, &reqs[i].v);
+        judge_any(s, ds, q->built, reqs[i].value, &reqs[i].v);
     }
-    /* int8 tensors of the cfg that ran in float16 anyway */
+    /* int8 tensors of the cfg that ran (or were built) in float16 anyway */
     size_t n_values = rd_model_value_count(rd_sim_model(s));
     extra = calloc(n_values + 1, sizeof *extra);
     extra_v = calloc(n_values + 1, sizeof *extra_v);
@@ -293,24 +342,32 @@ int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, 
         goto out;
     }
     for (size_t v = 0; v < n_values; v++) {
-        if (!an_dump_set_name(ds, (int)v, NULL) || is_requested_value(reqs, n, (int)v))
+        if ((ds && !an_dump_set_name(ds, (int)v, NULL)) || is_requested_value(reqs, n, (int)v))
             continue;
         rd_value_info vi;
         rd_model_value(rd_sim_model(s), v, &vi);
         rd_sim_tensor info;
-        if (rd_sim_tensor_get(s, vi.name, &info, NULL) != RD_OK || info.precision != RD_PREC_INT8 || !info.quantized)
+        if (rd_sim_tensor_get(s, vi.name, &info, NULL) != RD_OK || info.value < 0 || !info.materialized ||
+            (!built && (info.precision != RD_PREC_INT8 || !info.quantized)))
             continue;
         verdict vd;
-        judge(s, ds, (int)v, &vd);
+        judge_any(s, ds, q->built, (int)v, &vd);
         if (vd.ran == RAN_FP16) {
             extra[n_extra] = (int)v;
             extra_v[n_extra++] = vd;
         }
     }
-    if (json)
-        print_json(ctx, q->qcfg_path, dumps_dir, reqs, n, extra, extra_v, n_extra, s);
+    char source[4400];
+    if (built)
+        snprintf(source, sizeof source, "the build %s", an_built_path(q->built));
     else
-        print_text(ctx, q->qcfg_path, dumps_dir, ds, reqs, n, extra, extra_v, n_extra, s);
+        snprintf(source, sizeof source, "board dumps %s (%zu read, %zu mapped)", dumps_dir, an_dump_set_count(ds),
+                 an_dump_set_mapped(ds));
+    if (json)
+        print_json(ctx, q->qcfg_path, dumps_dir, built ? an_built_path(q->built) : NULL, reqs, n, extra, extra_v,
+                   n_extra, s);
+    else
+        print_text(ctx, q->qcfg_path, source, built, reqs, n, extra, extra_v, n_extra, s);
     rc = AN_EXIT_OK;
     for (size_t i = 0; i < n; i++)
         if (reqs[i].v.ran != RAN_FP16)

@@ -64,6 +64,11 @@ static rd_status add_weights(rd_sim *s, rd_qcfg *cfg, size_t *n_w, rd_error *err
         for (size_t c = 0; c < n; c++) {
             mn[c] = -mx[c];
             scale[c] = sw.scale[c];
+            if (sw.zero_point) { /* asymmetric weights: the grid's own range */
+                zp[c] = sw.zero_point[c];
+                mn[c] = sw.scale[c] * (float)(-128 - zp[c]);
+                mx[c] = sw.scale[c] * (float)(127 - zp[c]);
+            }
         }
         const bool dfp = rd_sim_get_options(s)->dfp && sw.bits == 16;
         rd_qcfg_param p = {.name = (char *)vi.name, .qtype = dfp ? "dynamic_fixed_point" : "asymmetric_quantized",

@@ -23,6 +23,8 @@ void an_quant_opts_init(an_quant_opts *q)
 void an_quant_opts_fini(an_quant_opts *q)
 {
     rd_rknn_config_fini(&q->cfg);
+    an_built_destroy(q->built);
+    q->built = NULL;
 }
 
 bool an_quant_take(an_quant_opts *q, int id, const char *value)
@@ -69,6 +71,12 @@ bool an_quant_take(an_quant_opts *q, int id, const char *value)
         return true;
     case AN_QOPT_MAX_IMAGE_PIXELS:
         q->flag_max_pixels = value;
+        return true;
+    case AN_QOPT_RKNN:
+        q->rknn_path = value;
+        return true;
+    case AN_QOPT_RKNN_LOG:
+        q->rknn_log_path = value;
         return true;
     default:
         return false;
@@ -178,6 +186,11 @@ static void input_channels(const rd_model *m, bool q_nhwc, int64_t *channels, si
     }
 }
 
+bool an_quant_wants_built(const an_quant_opts *q)
+{
+    return q->rknn_path || q->rknn_log_path;
+}
+
 rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err)
 {
     rd_status st = RD_OK;
@@ -199,6 +212,20 @@ rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err)
     size_t n = rd_model_input_count(m);
     if (n > RD_MAX_MODEL_INPUTS)
         return rd_errorf(err, RD_E_UNSUPPORTED, "the model has %zu inputs (at most %d)", n, RD_MAX_MODEL_INPUTS);
+    if (q->rknn_path || q->rknn_log_path) { /* again for each model: a dynamic_input set is another shape */
+        an_built_destroy(q->built);
+        q->built = NULL;
+        const an_built_request req = {.rknn_path = q->rknn_path, .log_path = q->rknn_log_path,
+                                      .model_path = q->model_path ? q->model_path : q->cfg.model_file_path,
+                                      .platform = q->platform, .mean_std_from_flags = q->n_flag_mean || q->n_flag_std,
+                                      .dtype_given = q->dtype_given || q->cfg.line_dtype > 0};
+        if ((st = an_built_load(&req, m, &q->cfg, &q->built, err)) != RD_OK)
+            return st;
+        if (!q->platform && an_built_platform(q->built)[0]) {
+            snprintf(q->built_platform, sizeof q->built_platform, "%s", an_built_platform(q->built));
+            q->platform = q->built_platform;
+        }
+    }
     input_channels(m, q->graph_nhwc, channels, n);
     return rd_rknn_config_validate(&q->cfg, q->platform, channels, n, err);
 }
@@ -375,15 +402,19 @@ static rd_status import_param(rd_sim *s, const rd_qcfg_param *p, size_t *n_act, 
     if (!(p->has & RD_QCFG_HAS_SCALE))
         return rd_errorf(err, RD_E_PARSE, "tensor '%s': no scale", p->name);
     if (info.value >= 0 && an_quant_is_weight(s, info.value, NULL)) {
+        bool asymmetric = false;
         for (size_t k = 0; (p->has & RD_QCFG_HAS_ZERO_POINT) && k < p->n; k++)
-            if (p->zero_point[k] != 0)
-                return rd_errorf(err, RD_E_UNSUPPORTED,
-                                 "weights '%s': zero point %d: only symmetric weights (zero point 0) are simulated",
-                                 p->name, (int)p->zero_point[k]);
+            asymmetric = asymmetric || p->zero_point[k] != 0;
+        if (asymmetric && wide)
+            return rd_errorf(err, RD_E_UNSUPPORTED,
+                             "weights '%s': int16 weights with zero points: int16 weights are simulated symmetric",
+                             p->name);
         if (p->n > INT32_MAX)
             return rd_errorf(err, RD_E_LIMIT, "weights '%s': too many scales", p->name);
         (*n_w)++;
-        return rd_sim_set_weight_scales_bits(s, name, p->scale, (int)p->n, wide ? 16 : 8, err);
+        if (!asymmetric)
+            return rd_sim_set_weight_scales_bits(s, name, p->scale, (int)p->n, wide ? 16 : 8, err);
+        return rd_sim_set_weight_quant(s, name, p->scale, p->zero_point, (int)p->n, NULL, 0, err);
     }
     if (!info.materialized) {
         if (info.fused_into >= 0) {
@@ -457,14 +488,47 @@ rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd
     return an_quant_build_sim_from(q, m, fallback_inputs, NULL, NULL, 0, errs, color, out, err);
 }
 
+/* The simulator options q describes (the built model's, when there is one). */
+static rd_status sim_options(const an_quant_opts *q, rd_sim_options *so, rd_error *err)
+{
+    *so = (rd_sim_options){.optimization_level = q->cfg.optimization_level,
+                           .per_tensor_weights = q->cfg.method == RD_QMETHOD_LAYER};
+    if (q->built) { /* the built model's groups replace ours; its weights are asymmetric per channel */
+        so->optimization_level = 3;
+        so->per_tensor_weights = false;
+        so->asymmetric_weights = an_built_has_rknn(q->built);
+    }
+    return rd_sim_options_for_dtype(q->cfg.dtype, so, err);
+}
+
+rd_status an_quant_built_graph(const an_quant_opts *q, const rd_model *m, rd_sim **out, rd_error *err)
+{
+    *out = NULL;
+    if (!q->built)
+        return rd_errorf(err, RD_E_INVAL, "no --rknn or --rknn-build-log given");
+    rd_sim_options so;
+    rd_status st = sim_options(q, &so, err);
+    rd_sim *s = NULL;
+    if (st == RD_OK)
+        st = rd_sim_create(m, &so, &s, err);
+    size_t uncovered = 0;
+    if (st == RD_OK)
+        st = an_built_apply(q->built, s, &uncovered, err);
+    if (st != RD_OK) {
+        rd_sim_destroy(s);
+        return st;
+    }
+    *out = s;
+    return RD_OK;
+}
+
 rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
                                   rd_sample_fn samples, void *samples_user, size_t n_samples, FILE *errs, bool color,
                                   rd_sim **out, rd_error *err)
 {
     *out = NULL;
-    rd_sim_options so = {.optimization_level = q->cfg.optimization_level,
-                         .per_tensor_weights = q->cfg.method == RD_QMETHOD_LAYER};
-    rd_status st = rd_sim_options_for_dtype(q->cfg.dtype, &so, err);
+    rd_sim_options so;
+    rd_status st = sim_options(q, &so, err);
     if (st != RD_OK)
         return st;
     if (q->cfg.method == RD_QMETHOD_GROUP)
@@ -482,6 +546,13 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
         return st;
     if (q->qcfg_path)
         st = import_qcfg(s, q->qcfg_path, errs, err);
+    size_t uncovered = 0;
+    if (st == RD_OK && q->built) {
+        st = an_built_apply(q->built, s, &uncovered, err);
+        if (st == RD_OK && uncovered && errs)
+            fprintf(errs, "built model: %zu tensors get their int8 parameters from calibration (%s)\n", uncovered,
+                    an_built_has_rknn(q->built) ? "the .rknn stores none for them" : "a build log has no scales");
+    }
     if (st == RD_OK && prec != RD_PREC_FP32 && !fully_quantized(s)) {
         rd_dataset ds;
         memset(&ds, 0, sizeof ds);
@@ -509,6 +580,8 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
                 rd_error_prefix(err, "%s", q->cfg.dataset);
         }
         rd_dataset_fini(&ds);
+        if (st == RD_OK && q->built) /* calibration set every tensor's: the built model's again */
+            st = an_built_reapply(q->built, s, err);
     }
     if (st != RD_OK) {
         rd_sim_destroy(s);
@@ -516,6 +589,30 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
     }
     *out = s;
     return RD_OK;
+}
+
+rd_status an_quant_built_outputs(const an_quant_opts *q, const rd_sim *s, const char *dir, FILE *errs, rd_result *r,
+                                 rd_error *err)
+{
+    if (!q->built)
+        return RD_OK;
+    rd_status st = RD_OK;
+    char path[4200];
+    if (dir) {
+        snprintf(path, sizeof path, "%s/rknn_mapping.txt", dir);
+        st = an_built_report_save(q->built, s, path, err);
+    }
+    if (st == RD_OK && errs) {
+        an_built_summary(q->built, errs);
+        if (dir)
+            fprintf(errs, "built model: mapping written to %s\n", path);
+        else
+            fprintf(errs, "built model: mapping not written (accuracy -o DIR and run --dump-dir DIR write "
+                          "rknn_mapping.txt)\n");
+    }
+    if (st == RD_OK && r)
+        st = an_built_fidelity(q->built, r, err);
+    return st;
 }
 
 rd_status an_quant_load_samples(const an_quant_opts *q, const rd_model *m, const char *const *inputs, size_t n_inputs,

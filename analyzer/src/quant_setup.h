@@ -6,6 +6,7 @@
 #ifndef RD_AN_QUANT_SETUP_H
 #define RD_AN_QUANT_SETUP_H
 
+#include "built.h"
 #include "cli_internal.h"
 
 /* Option ids of the shared quantization options (commands keep their own ids below 100). */
@@ -23,6 +24,8 @@ enum {
     AN_QOPT_LAYOUT,
     AN_QOPT_CFG,
     AN_QOPT_MAX_IMAGE_PIXELS,
+    AN_QOPT_RKNN,
+    AN_QOPT_RKNN_LOG,
 };
 
 /* The option table entries, to put in a command's an_optspec array. */
@@ -43,6 +46,13 @@ enum {
     {AN_QOPT_MAX_IMAGE_PIXELS, "max-image-pixels", 0, "N",                                                         \
      "refuse larger images (default 67108864 = 8192x8192; N, 120M or WxH)"}
 
+/* The built-model options (accuracy, run, quantize, hybrid): the simulation takes its decisions from them. */
+#define AN_BUILT_OPTSPECS                                                                                          \
+    {AN_QOPT_RKNN, "rknn", 0, "MODEL.rknn", "simulate what RKNN-Toolkit2 built from this model: its fused ops, "     \
+                                            "precisions, scales, weights and mean/std (docs/rknn-model.md)"},      \
+    {AN_QOPT_RKNN_LOG, "rknn-build-log", 0, "FILE", "the same from a verbose build log or a board's layer table: "  \
+                                                   "fused ops and precisions; scales by calibration"}
+
 typedef struct an_quant_opts {
     rd_rknn_config cfg;          /* -c file, then flags on top */
     const char *config_path;     /* -c */
@@ -61,6 +71,12 @@ typedef struct an_quant_opts {
     int flag_opt_level;          /* -1 when not given */
     const char *flag_max_pixels; /* --max-image-pixels as given */
     uint64_t max_image_pixels;   /* its value (0: RD_DEFAULT_IMAGE_PIXELS) */
+    const char *rknn_path;       /* --rknn */
+    const char *rknn_log_path;   /* --rknn-build-log */
+    const char *model_path;      /* the model as the command names it (messages of the built-model checks) */
+    an_built *built;             /* loaded by an_quant_finish with the model; applied by an_quant_build_sim */
+    char built_platform[32];     /* the platform the built model names, when it set `platform` (it outlives
+                                    `built`: an_quant_finish may run again) */
     bool graph_nhwc;             /* the model's 4-D inputs are NHWC (a TFLite model: an_model_load_configured sets
                                     it): images and .npy files are prepared as for NCHW, then transposed */
 } an_quant_opts;
@@ -68,12 +84,17 @@ typedef struct an_quant_opts {
 void an_quant_opts_init(an_quant_opts *q);
 void an_quant_opts_fini(an_quant_opts *q);
 
-/** Takes an option of AN_QUANT_OPTSPECS; returns true if id was one (false: not ours). */
+/** Takes an option of AN_QUANT_OPTSPECS or AN_BUILT_OPTSPECS; returns true if id was one (false: not ours). */
 bool an_quant_take(an_quant_opts *q, int id, const char *value);
+
+/** True when --rknn or --rknn-build-log was given: the command simulates the built model. */
+bool an_quant_wants_built(const an_quant_opts *q);
 
 /**
  * Loads -c, applies the flags over it and checks everything against the model (if given) and the
- * platform. RD_E_USAGE for bad flag values (exit 2), file errors as they come (exit 3).
+ * platform. With the model, loads --rknn / --rknn-build-log and checks them against it (built.h), taking
+ * mean/std and the dtype from the .rknn. RD_E_USAGE for bad flag values (exit 2), file errors as they come
+ * (exit 3).
  */
 rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err);
 
@@ -82,8 +103,9 @@ rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err);
 rd_status an_quant_precision(const an_quant_opts *q, rd_prec *out, rd_error *err);
 
 /**
- * Builds the simulation the options describe: passes, imported parameters and custom layers (--cfg),
- * and for INT8 calibration on the dataset (or, without one, on the fallback inputs with a warning).
+ * Builds the simulation the options describe: passes, imported parameters and custom layers (--cfg), the
+ * built model's decisions (--rknn, --rknn-build-log: they win over --cfg), and for INT8 calibration on the
+ * dataset (or, without one, on the fallback inputs with a warning) of what nothing else gave parameters.
  * progress reports calibration on errs.
  */
 rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
@@ -93,6 +115,13 @@ rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd
 rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
                                   rd_sample_fn samples, void *samples_user, size_t n_samples, FILE *errs, bool color,
                                   rd_sim **out, rd_error *err);
+
+/**
+ * The built model's decisions on m without parameters or calibration (q->built loaded by an_quant_finish):
+ * its groups and precisions, for questions that need no numbers (hybrid verify --rknn). Not runnable where
+ * the files give no scales. RD_E_INVAL without a built model.
+ */
+rd_status an_quant_built_graph(const an_quant_opts *q, const rd_model *m, rd_sim **out, rd_error *err);
 
 /**
  * The samples analysed (accuracy, hybrid): one file per model input given (a sample of n_inputs files), or the
@@ -115,6 +144,13 @@ rd_status an_quant_prepare_sample(const an_quant_opts *q, const rd_model *m, con
  * whose RKNN-sanitised form ('/' -> '_') is the key (with or without ':0'). NULL when none.
  */
 const char *an_quant_match_name(const rd_sim *s, const char *key);
+
+/**
+ * After a run with a built model (q->built): the summary line on errs, the mapping report in dir (NULL: not
+ * written; the summary says how to get it) and the fidelity notes in r (may be NULL). Nothing without one.
+ */
+rd_status an_quant_built_outputs(const an_quant_opts *q, const rd_sim *s, const char *dir, FILE *errs, rd_result *r,
+                                 rd_error *err);
 
 /** True when value is the weight of an int8 integer layer of s; *n_scale (may be NULL) its scale count. */
 bool an_quant_is_weight(rd_sim *s, int value, int *n_scale);

@@ -564,6 +564,18 @@ static void put_summary(rep_buf *b, const rd_result *r)
                    RD_REPORT_COS_WARN);
 }
 
+/* One table row of text cells, escaped. */
+static void put_cells(rep_buf *b, const char *const *cells, size_t n)
+{
+    rep_buf_puts(b, "<tr>");
+    for (size_t k = 0; k < n; k++) {
+        rep_buf_puts(b, "<td>");
+        rep_buf_html(b, cells[k]);
+        rep_buf_puts(b, "</td>");
+    }
+    rep_buf_puts(b, "</tr>\n");
+}
+
 static void put_config(rep_buf *b, const rd_result *r)
 {
     rep_buf_puts(b, "<section id=\"config\"><h2>Run configuration</h2>\n");
@@ -572,12 +584,21 @@ static void put_config(rep_buf *b, const rd_result *r)
         return;
     }
     rep_buf_puts(b, "<table class=\"config\">\n");
-    for (size_t i = 0; i < r->n_config; i++) {
-        rep_buf_puts(b, "<tr><td>");
-        rep_buf_html(b, r->config[i].key);
-        rep_buf_puts(b, "</td><td>");
-        rep_buf_html(b, r->config[i].value);
-        rep_buf_puts(b, "</td></tr>\n");
+    for (size_t i = 0; i < r->n_config; i++)
+        put_cells(b, (const char *const[]){r->config[i].key, r->config[i].value}, 2);
+    rep_buf_puts(b, "</table></section>\n");
+}
+
+/* Which decisions of a built-model run came from the built model and which from our passes or guesses. */
+static void put_fidelity(rep_buf *b, const rd_result *r)
+{
+    if (r->n_fidelity == 0)
+        return;
+    rep_buf_puts(b, "<section id=\"fidelity\"><h2>Fidelity: what came from the built model</h2>\n"
+                    "<table class=\"config\">\n");
+    for (size_t i = 0; i < r->n_fidelity; i++) {
+        const rd_fidelity_item *f = &r->fidelity[i];
+        put_cells(b, (const char *const[]){f->decision, f->source, f->detail ? f->detail : ""}, 3);
     }
     rep_buf_puts(b, "</table></section>\n");
 }
@@ -634,6 +655,7 @@ rd_status rd_report_html_write(const rd_result *r, char **out_html, size_t *out_
         return st;
     }
     put_config(&b, r);
+    put_fidelity(&b, r);
     rep_buf_puts(&b, "</main>\n<script>\n");
     rep_buf_puts(&b, rep_html_js_body);
     rep_buf_puts(&b, "</script>\n</body></html>\n");

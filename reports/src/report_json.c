@@ -281,6 +281,16 @@ rd_status rep_json_tree(const rd_result *r, cJSON **out, rd_error *err)
     if (add(root, "findings", findings, &ok))
         for (size_t i = 0; i < r->n_findings && ok; i++)
             push(findings, finding_json(&r->findings[i], &ok), &ok);
+    cJSON *fidelity = cJSON_CreateArray();
+    if (add(root, "fidelity", fidelity, &ok))
+        for (size_t i = 0; i < r->n_fidelity && ok; i++) {
+            cJSON *o = cJSON_CreateObject();
+            if (push(fidelity, o, &ok)) {
+                add(o, "decision", string_or_null(r->fidelity[i].decision), &ok);
+                add(o, "source", string_or_null(r->fidelity[i].source), &ok);
+                add(o, "detail", string_or_null(r->fidelity[i].detail), &ok);
+            }
+        }
     if (r->sweep.n_candidates > 0) /* absent without a sweep: files of older writers and runs without --sweep agree */
         add(root, "sweep", sweep_json(r, &ok), &ok);
     if (!ok) {

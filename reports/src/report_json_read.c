@@ -463,6 +463,15 @@ static bool read_array(jctx *c, const cJSON *root, const char *key, size_t elem_
 
 static bool layer_fn(jctx *c, const cJSON *j, void *p) { return read_layer(c, j, p); }
 static bool finding_fn(jctx *c, const cJSON *j, void *p) { return read_finding(c, j, p); }
+static bool fidelity_fn(jctx *c, const cJSON *j, void *p)
+{
+    rd_fidelity_item *f = p;
+    if (!cJSON_IsObject(j))
+        return fail(c, RD_E_PARSE, "an object", j);
+    return get_string(c, j, "decision", false, &f->decision) && get_string(c, j, "source", false, &f->source) &&
+           get_string(c, j, "detail", true, &f->detail);
+}
+
 static bool config_fn(jctx *c, const cJSON *j, void *p)
 {
     rd_config_item *kv = p;
@@ -612,6 +621,9 @@ static bool read_root(jctx *c, const cJSON *root, rd_result *out)
     return read_array(c, root, "layers", sizeof *out->layers, (void **)&out->layers, &out->n_layers, layer_fn) &&
            read_array(c, root, "findings", sizeof *out->findings, (void **)&out->findings, &out->n_findings,
                       finding_fn) &&
+           (!member(c, root, "fidelity", false) || /* added within version 1: absent in older files */
+            read_array(c, root, "fidelity", sizeof *out->fidelity, (void **)&out->fidelity, &out->n_fidelity,
+                       fidelity_fn)) &&
            read_sweep(c, root, out);
 }
 

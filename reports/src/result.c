@@ -48,6 +48,12 @@ void rd_result_fini(rd_result *r)
     for (size_t i = 0; i < r->n_findings; i++)
         finding_fini(&r->findings[i]);
     free(r->findings);
+    for (size_t i = 0; i < r->n_fidelity; i++) {
+        free(r->fidelity[i].decision);
+        free(r->fidelity[i].source);
+        free(r->fidelity[i].detail);
+    }
+    free(r->fidelity);
     free(r->sweep.objective);
     free(r->sweep.points);
     rd_result_init(r);
@@ -169,6 +175,27 @@ rd_status rd_result_set_config(rd_result *r, const char *key, const char *value,
         return st;
     }
     r->n_config++;
+    return RD_OK;
+}
+
+rd_status rd_result_add_fidelity(rd_result *r, const char *decision, const char *source, const char *detail,
+                                 rd_error *err)
+{
+    if (!decision || !source)
+        return rd_errorf(err, RD_E_INVAL, "rd_result_add_fidelity: decision or source is NULL");
+    rd_status st = grow((void **)&r->fidelity, r->n_fidelity, sizeof *r->fidelity, err);
+    if (st != RD_OK)
+        return st;
+    rd_fidelity_item *f = &r->fidelity[r->n_fidelity];
+    memset(f, 0, sizeof *f);
+    if ((st = dup_opt(decision, &f->decision, err)) != RD_OK || (st = dup_opt(source, &f->source, err)) != RD_OK ||
+        (st = dup_opt(detail ? detail : "", &f->detail, err)) != RD_OK) {
+        free(f->decision);
+        free(f->source);
+        free(f->detail);
+        return st;
+    }
+    r->n_fidelity++;
     return RD_OK;
 }
 

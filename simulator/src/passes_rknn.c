@@ -50,7 +50,41 @@ typedef struct rknn_pass {
     sim_pass *p;
     int *unit;                  /* per node: the last node of its unit (itself, or an exSwish's Mul) */
     bool *grouped;              /* per node: already a member of a fused group */
+    int n_values;               /* values when the pass began (it adds none) */
+    int *reader_start;          /* per value v: its readers are reader_node[reader_start[v] .. reader_start[v+1]) */
+    int *reader_node;           /* one entry per input slot, so a lookup costs the readers, not the graph */
 } rknn_pass;
+
+/* Lists the readers of every value once, so that finding a tensor's readers stays linear in the graph. */
+static rd_status index_readers(rknn_pass *r, rd_error *err)
+{
+    const rd_model *m = r->p->m;
+    r->n_values = m->n_values;
+    r->reader_start = sim_calloc_array((size_t)m->n_values + 1, sizeof *r->reader_start);
+    size_t total = 0;
+    for (int i = 0; r->reader_start && i < m->n_nodes; i++)
+        for (int k = 0; k < m->nodes[i].n_in; k++)
+            if (m->nodes[i].in[k] >= 0) {
+                r->reader_start[m->nodes[i].in[k] + 1]++;
+                total++;
+            }
+    r->reader_node = sim_malloc_array(total + 1, sizeof *r->reader_node);
+    int *fill = sim_calloc_array((size_t)m->n_values + 1, sizeof *fill);
+    if (!r->reader_start || !r->reader_node || !fill) {
+        free(fill);
+        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory for RKNN's fusions", m->path);
+    }
+    for (int v = 0; v < m->n_values; v++)
+        r->reader_start[v + 1] += r->reader_start[v];
+    for (int i = 0; i < m->n_nodes; i++)
+        for (int k = 0; k < m->nodes[i].n_in; k++) {
+            int v = m->nodes[i].in[k];
+            if (v >= 0)
+                r->reader_node[r->reader_start[v] + fill[v]++] = i;
+        }
+    free(fill);
+    return RD_OK;
+}
 
 static bool live(const sim_pass *p, int i)
 {
@@ -166,17 +200,16 @@ static int sole_reader_unit(const rknn_pass *r, int v)
     const rd_model *m = p->m;
     if (v < 0 || m->values[v].is_graph_output || m->values[v].konst || m->values[v].virtual_out)
         return -1;
+    if (v >= r->n_values)
+        return -1;
     int unit = -1;
-    for (int i = 0; i < m->n_nodes; i++) {
+    for (int j = r->reader_start[v]; j < r->reader_start[v + 1]; j++) {
+        int i = r->reader_node[j];
         if (p->removed[i])
             continue;
-        for (int k = 0; k < m->nodes[i].n_in; k++) {
-            if (m->nodes[i].in[k] != v)
-                continue;
-            if (unit >= 0 && r->unit[i] != unit)
-                return -1;
-            unit = r->unit[i];
-        }
+        if (unit >= 0 && r->unit[i] != unit)
+            return -1;
+        unit = r->unit[i];
     }
     return unit;
 }
@@ -352,10 +385,14 @@ rd_status sim_pass_rknn(sim_pass *p, rd_error *err)
     for (int i = 0; st == RD_OK && i < m->n_nodes; i++)
         r.unit[i] = i;
     if (st == RD_OK)
+        st = index_readers(&r, err);
+    if (st == RD_OK)
         st = label_nodes(&r, err);
     if (st == RD_OK)
         st = form_groups(&r, err);
     free(r.unit);
     free(r.grouped);
+    free(r.reader_start);
+    free(r.reader_node);
     return st;
 }

@@ -230,11 +230,23 @@ bool qdq_int8_activation(const qdq_writer *w, int v)
     return !val->konst && !val->virtual_out && d->prec == RD_PREC_INT8 && d->quantized && val->dtype == RD_DT_F32;
 }
 
-/* Node i reads an int8 activation and runs at int8 (not a float16 layer of a hybrid model): the
-   simulation computes it with int8 weights. */
+/* A float16 activation with int8 parameters: what an int8 layer reads of it is on its int8 grid. */
+static bool half_on_int8_grid(const qdq_writer *w, int v)
+{
+    if (v < 0)
+        return false;
+    const sim_value *val = &w->m->values[v];
+    const sim_val_data *d = &w->s->vals[v];
+    return !val->konst && !val->virtual_out && val->dtype == RD_DT_F32 && d->prec == RD_PREC_FP16 && !d->via_f16 &&
+           d->quantized;
+}
+
+/* Node i reads an int8 activation (or a float16 one converted to int8) and runs at int8 (not a float16 layer
+   of a hybrid model): the simulation computes it with int8 weights. */
 static bool runs_int8(const qdq_writer *w, int i)
 {
-    return qdq_int8_activation(w, w->m->nodes[i].in[0]) && sim_node_precision(w->s, i) == RD_PREC_INT8;
+    const int x = w->m->nodes[i].in[0];
+    return (qdq_int8_activation(w, x) || half_on_int8_grid(w, x)) && sim_node_precision(w->s, i) == RD_PREC_INT8;
 }
 
 /* Int8 weights of node i as initializer + DequantizeLinear, and a Conv's bias as int32. */
@@ -264,7 +276,7 @@ static rd_status add_weights(qdq_writer *w, int i, bool *fake_quant_note, rd_err
         for (int64_t k = 0; k < numel; k++) {
             int64_t c = k / (m_per_g * inner), mm = (k / inner) % m_per_g;
             int64_t ch = (c / per_g_in) * m_per_g + mm;
-            ((float *)t.data)[k] = (float)sw.q[k] * sw.scale[ch];
+            ((float *)t.data)[k] = (float)(sw.q[k] - (sw.zero_point ? sw.zero_point[ch] : 0)) * sw.scale[ch];
         }
         st = rd_onnx_add_initializer(w->b, dq_out, &t, RD_ONNX_RAW);
         rd_tensor_fini(&t);
@@ -282,6 +294,8 @@ static rd_status add_weights(qdq_writer *w, int i, bool *fake_quant_note, rd_err
         if (st == RD_OK && (st = rd_tensor_alloc(&scale, RD_DT_F32, per_channel ? 1 : 0, &nd, err)) == RD_OK) {
             if ((st = rd_tensor_alloc(&zp, RD_DT_I8, per_channel ? 1 : 0, &nd, err)) == RD_OK) {
                 memcpy(scale.data, sw.scale, (size_t)sw.n_scale * sizeof(float));
+                for (int c = 0; sw.zero_point && c < sw.n_scale; c++) /* asymmetric weights */
+                    ((int8_t *)zp.data)[c] = (int8_t)sw.zero_point[c];
                 st = rd_onnx_add_initializer(w->b, sn, &scale, RD_ONNX_RAW);
                 if (st == RD_OK)
                     st = rd_onnx_add_initializer(w->b, zn, &zp, RD_ONNX_RAW);
@@ -374,16 +388,30 @@ static bool reads_half_activation(const qdq_writer *w, int i, int k)
     return v >= 0 && !n->folded && qdq_int8_activation(w, v) && sim_node_precision(w->s, i) == RD_PREC_FP16;
 }
 
+/* An int8 layer reads a float16 activation with int8 parameters converted to int8 on its own grid, as the
+   simulation does (exDataConvert float16 -> int8, sim_layers.c): Q/DQ, once per activation. */
+static bool reads_int8_of_half(const qdq_writer *w, int i, int k)
+{
+    const sim_node *n = &w->m->nodes[i];
+    return !n->folded && sim_node_precision(w->s, i) == RD_PREC_INT8 && half_on_int8_grid(w, n->in[k]);
+}
+
+/* The conversions node i's activation inputs need before it: to half for a float16 layer, to the int8 grid
+   for an int8 layer reading a float16 tensor (w->half holds either: a value is int8 or float16, not both). */
 static rd_status add_half_activations(qdq_writer *w, int i, rd_error *err)
 {
     const sim_node *n = &w->m->nodes[i];
     for (int k = 0; k < n->n_in; k++) {
         int v = n->in[k];
-        if (!reads_half_activation(w, i, k) || w->half[v])
+        bool to_half = reads_half_activation(w, i, k);
+        if ((!to_half && !reads_int8_of_half(w, i, k)) || w->half[v])
             continue;
-        char *out = qdq_fresh_name(w, w->m->values[v].name, "_as_float16");
-        rd_status st = out ? add_half(w, w->m->values[v].name, qdq_value_use(w, v), out, err)
-                           : rd_errorf(err, RD_E_NOMEM, "out of memory");
+        const char *base = w->m->values[v].name;
+        char *out = qdq_fresh_name(w, base, to_half ? "_as_float16" : "_as_int8");
+        rd_status st = !out    ? rd_errorf(err, RD_E_NOMEM, "out of memory")
+                       : to_half ? add_half(w, base, qdq_value_use(w, v), out, err)
+                                 : add_qdq(w, base, qdq_value_use(w, v), out, w->s->vals[v].scale,
+                                           w->s->vals[v].zero_point, err);
         if (st != RD_OK)
             return st;
         w->half[v] = out;
@@ -509,7 +537,8 @@ static rd_status write_node(qdq_writer *w, int i, int opset, rd_error *err)
         in[k] = n->in[k] < 0                ? NULL
                 : k == 1 && w->w_in[i] ? w->w_in[i]
                 : k == 2 && w->b_in[i] ? w->b_in[i]
-                : reads_half(w, i, k) || reads_half_activation(w, i, k) ? w->half[n->in[k]]
+                : reads_half(w, i, k) || reads_half_activation(w, i, k) || reads_int8_of_half(w, i, k)
+                    ? w->half[n->in[k]]
                                        : qdq_value_use(w, n->in[k]);
     for (int k = 0; k < extra; k++)
         in[n->n_in + k] = extra_names[k];

@@ -48,8 +48,10 @@ static int_kind int_kind_of(const qdq_writer *w, int i)
 }
 
 /* Why node i (computed in int32) cannot be written with ConvInteger/MatMulInteger; NULL when it can. */
-static const char *refusal(const qdq_writer *w, int i, int_kind ik)
+static const char *refusal(const qdq_writer *w, int i, int_kind ik, const rd_sim_weights *sw)
 {
+    if (ik == INT_WEIGHTS && sw->zero_point)
+        return "its weights are asymmetric (zero points): the integer form is written for symmetric weights";
     const rd_model *m = w->m;
     const sim_node *n = &m->nodes[i];
     int xr = m->values[n->in[0]].rank;
@@ -97,13 +99,13 @@ rd_status qdq_integer_plan(qdq_writer *w, rd_error *err)
         if (ik == INT_NONE)
             continue;
         const sim_node *n = &m->nodes[i];
-        rd_sim_weights sw;
+        rd_sim_weights sw = {0};
         if (ik == INT_WEIGHTS) {
             rd_status st = rd_sim_weights_get(w->s, i, &sw, err);
             if (st != RD_OK)
                 return st;
         }
-        const char *why = refusal(w, i, ik);
+        const char *why = refusal(w, i, ik, &sw);
         if (why) {
             qdq_note(w, "node '%s' (%s) stays in QDQ form (the runtime accumulates it in float): %s", n->name,
                      n->op_type, why);

@@ -24,7 +24,7 @@ typedef struct qdq_writer {
     char **u8;             /* per value: its uint8 codes, once an integer node has made them */
     char **u8_zp;          /* per value: their zero point (the int8 one + 128) */
     char **half;           /* per value: a float constant (or an int8 activation) rounded to half for float16
-                              layers, NULL: none */
+                              layers, or a float16 activation put on its int8 grid for int8 layers; NULL: none */
     int opset;             /* the default domain's opset written (set before the graph is) */
 } qdq_writer;
 

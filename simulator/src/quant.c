@@ -381,6 +381,24 @@ static rd_status check_finite(const float *w, int64_t n, rd_error *err)
 rd_status sim_quant_weights_i8_scaled(const rd_tensor *w, int axis, int64_t group, const float *scale, int n_scale,
                                       int8_t **out_q, int64_t *saturated, rd_error *err)
 {
+    return sim_quant_weights_i8_scaled_zp(w, axis, group, scale, NULL, n_scale, out_q, saturated, err);
+}
+
+/* An asymmetric weight code: round(w / scale) + zp on the full int8 range. */
+static int8_t quant_weight_zp(float w, float scale, int32_t zp, int64_t *sat)
+{
+    float r = nearbyintf(w / scale) + (float)zp;
+    if (r > 127.0f || r < -128.0f) {
+        (*sat)++;
+        r = r > 0 ? 127.0f : -128.0f;
+    }
+    return (int8_t)r;
+}
+
+rd_status sim_quant_weights_i8_scaled_zp(const rd_tensor *w, int axis, int64_t group, const float *scale,
+                                         const int32_t *zp, int n_scale, int8_t **out_q, int64_t *saturated,
+                                         rd_error *err)
+{
     *out_q = NULL;
     chan_map cm;
     rd_status st = chan_map_make(w, axis, group, n_scale == 1, &cm, err);
@@ -389,10 +407,14 @@ rd_status sim_quant_weights_i8_scaled(const rd_tensor *w, int axis, int64_t grou
     if (n_scale != cm.n_chan)
         return rd_errorf(err, RD_E_INVAL, "weight quantization: %d scales given for %lld channels", n_scale,
                          (long long)cm.n_chan);
-    for (int c = 0; c < n_scale; c++)
+    for (int c = 0; c < n_scale; c++) {
         if (!(scale[c] > 0) || !isfinite(scale[c]))
             return rd_errorf(err, RD_E_INVAL, "weight quantization: scale %d is %g, expected positive and finite", c,
                              (double)scale[c]);
+        if (zp && (zp[c] < -128 || zp[c] > 127))
+            return rd_errorf(err, RD_E_INVAL, "weight quantization: zero point %d is %d, expected -128..127", c,
+                             (int)zp[c]);
+    }
     const int64_t n = rd_tensor_numel(w);
     const float *wd = w->data;
     st = check_finite(wd, n, err);
@@ -402,12 +424,22 @@ rd_status sim_quant_weights_i8_scaled(const rd_tensor *w, int axis, int64_t grou
     if (!q)
         return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld codes", (long long)n);
     int64_t sat = 0;
-    for (int64_t i = 0; i < n; i++)
-        q[i] = quant_weight(wd[i], scale[chan_of(&cm, i)], &sat);
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t c = chan_of(&cm, i);
+        q[i] = zp ? quant_weight_zp(wd[i], scale[c], zp[c], &sat) : quant_weight(wd[i], scale[c], &sat);
+    }
     if (saturated)
         *saturated = sat;
     *out_q = q;
     return RD_OK;
+}
+
+/* The channel map of weights w, all of whose values must be finite (quantizers computing their own scales). */
+static rd_status chan_map_finite(const rd_tensor *w, int axis, int64_t group, bool per_tensor, chan_map *cm,
+                                 rd_error *err)
+{
+    rd_status st = chan_map_make(w, axis, group, per_tensor, cm, err);
+    return st == RD_OK ? check_finite(w->data, rd_tensor_numel(w), err) : st;
 }
 
 rd_status sim_quant_weights_i8_grouped(const rd_tensor *w, int axis, int64_t group, bool per_tensor, int8_t **out_q,
@@ -417,14 +449,11 @@ rd_status sim_quant_weights_i8_grouped(const rd_tensor *w, int axis, int64_t gro
     *out_scale = NULL;
     *out_n_scale = 0;
     chan_map cm;
-    rd_status st = chan_map_make(w, axis, group, per_tensor, &cm, err);
+    rd_status st = chan_map_finite(w, axis, group, per_tensor, &cm, err);
     if (st != RD_OK)
         return st;
     const int64_t n = rd_tensor_numel(w);
     const float *wd = w->data;
-    st = check_finite(wd, n, err);
-    if (st != RD_OK)
-        return st;
     float *scale = sim_calloc_array((size_t)cm.n_chan, sizeof(float));
     if (!scale)
         return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld scales", (long long)cm.n_chan);
@@ -445,6 +474,49 @@ rd_status sim_quant_weights_i8_grouped(const rd_tensor *w, int axis, int64_t gro
     }
     *out_scale = scale;
     *out_n_scale = (int)cm.n_chan;
+    return RD_OK;
+}
+
+rd_status sim_quant_weights_i8_asym(const rd_tensor *w, int axis, int64_t group, bool per_tensor, int8_t **out_q,
+                                    float **out_scale, int32_t **out_zp, int *out_n, rd_error *err)
+{
+    *out_q = NULL;
+    *out_scale = NULL;
+    *out_zp = NULL;
+    *out_n = 0;
+    chan_map cm;
+    rd_status st = chan_map_finite(w, axis, group, per_tensor, &cm, err);
+    if (st != RD_OK)
+        return st;
+    const int64_t n = rd_tensor_numel(w);
+    const float *wd = w->data;
+    float *lo = sim_calloc_array((size_t)cm.n_chan * 2, sizeof(float));
+    int32_t *zp = sim_calloc_array((size_t)cm.n_chan, sizeof(int32_t));
+    float *scale = sim_calloc_array((size_t)cm.n_chan, sizeof(float));
+    if (!lo || !zp || !scale) {
+        free(lo);
+        free(zp);
+        free(scale);
+        return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld channels", (long long)cm.n_chan);
+    }
+    float *hi = lo + cm.n_chan; /* both start at 0: the range always holds 0 */
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t c = chan_of(&cm, i);
+        lo[c] = wd[i] < lo[c] ? wd[i] : lo[c];
+        hi[c] = wd[i] > hi[c] ? wd[i] : hi[c];
+    }
+    for (int64_t c = 0; c < cm.n_chan; c++)
+        sim_qparams_from_range(lo[c], hi[c], &scale[c], &zp[c]);
+    free(lo);
+    st = sim_quant_weights_i8_scaled_zp(w, axis, group, scale, zp, (int)cm.n_chan, out_q, NULL, err);
+    if (st != RD_OK) {
+        free(scale);
+        free(zp);
+        return st;
+    }
+    *out_scale = scale;
+    *out_zp = zp;
+    *out_n = (int)cm.n_chan;
     return RD_OK;
 }
 
@@ -520,14 +592,11 @@ rd_status sim_quant_weights_wide(const rd_tensor *w, int axis, int64_t group, bo
     if (bits < 2 || bits > 16)
         return rd_errorf(err, RD_E_INVAL, "weight quantization: %d bits is outside 2..16", bits);
     chan_map cm;
-    rd_status st = chan_map_make(w, axis, group, per_tensor, &cm, err);
+    rd_status st = chan_map_finite(w, axis, group, per_tensor, &cm, err);
     if (st != RD_OK)
         return st;
     const int64_t n = rd_tensor_numel(w);
     const float *wd = w->data;
-    st = check_finite(wd, n, err);
-    if (st != RD_OK)
-        return st;
     float *scale = sim_calloc_array((size_t)cm.n_chan, sizeof(float));
     if (!scale)
         return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld scales", (long long)cm.n_chan);

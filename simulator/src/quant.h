@@ -90,6 +90,25 @@ rd_status sim_quant_weights_i8_scaled(const rd_tensor *w, int axis, int64_t grou
                                       int8_t **out_q, int64_t *saturated, rd_error *err);
 
 /**
+ * Asymmetric int8 weights, as the .rknn files of RKNN-Toolkit2 hold them (docs/numerics.md, "Weights"): per
+ * output channel (channel map as sim_quant_weights_i8_grouped; per_tensor: one), each channel's range
+ * [min(w, 0), max(w, 0)] gives its scale and zero point by sim_qparams_from_range, and
+ * q = clamp(round(w / scale) + zp, -128, 127), the division in float, ties to even. *out_q, *out_scale and
+ * *out_zp (*out_n entries each) are malloc'ed, owned by the caller.
+ */
+rd_status sim_quant_weights_i8_asym(const rd_tensor *w, int axis, int64_t group, bool per_tensor, int8_t **out_q,
+                                    float **out_scale, int32_t **out_zp, int *out_n, rd_error *err);
+
+/**
+ * sim_quant_weights_i8_scaled with zero points (zp: n_scale entries in [-128, 127]): asymmetric codes
+ * q = clamp(round(w / scale) + zp, -128, 127); saturated counts the clamped weights. zp NULL: the symmetric
+ * codes of sim_quant_weights_i8_scaled (clamped to +-127).
+ */
+rd_status sim_quant_weights_i8_scaled_zp(const rd_tensor *w, int axis, int64_t group, const float *scale,
+                                         const int32_t *zp, int n_scale, int8_t **out_q, int64_t *saturated,
+                                         rd_error *err);
+
+/**
  * Symmetric weights of `bits` bits (2..16; 16 for int16 layers, 8 for w8a16): qmax = 2^(bits-1) - 1,
  * scale = max|w| / qmax per channel (or tensor), or with pow2 (dfp) the smallest power of two with
  * max|w| <= qmax * scale; q = clamp(round(w / scale), -qmax, qmax) ties to even. Channel map as
@@ -131,8 +150,12 @@ int32_t sim_quant_bias_i32(double b, double scale);
  * holds float32 values that are exact dequantized int8 codes for (in_scale, in_zp); they are recovered
  * with round(x / scale) + zp, saturating. Output 0 (float32, allocated) receives, per output channel c,
  *     out = (float)((double)acc * in_scale * w_scale[c])
- * where acc is the int32 accumulator sum (x_q - in_zp) * w_q (+ the bias quantized by sim_quant_bias_i32
- * at in_scale * w_scale[c], added into the accumulator, wrapping like an int32 register).
+ * where acc is the int32 accumulator sum (x_q - in_zp) * (w_q - w_zp[c]) (+ the bias quantized by
+ * sim_quant_bias_i32 at in_scale * w_scale[c], added into the accumulator, wrapping like an int32 register).
+ * A weight zero point (asymmetric weights, w_zp non-NULL) is applied as a correction after the symmetric
+ * product: acc = sum (x_q - in_zp) * w_q - w_zp[c] * sum (x_q - in_zp) over the same taps, in wrapping
+ * 32-bit arithmetic, so acc is exactly the int32 register's value of the true sum (bit-exact whenever it
+ * fits int32: |x_q - in_zp|, |w_q - w_zp| <= 255, so any K up to 33025 taps).
  */
 
 typedef struct sim_q8_layer {
@@ -142,6 +165,7 @@ typedef struct sim_q8_layer {
                               NULL for MatMul of two activations */
     const float *w_scale;  /* n_w_scale entries: 1 (per tensor) or one per output channel */
     int n_w_scale;
+    const int32_t *w_zp;   /* n_w_scale weight zero points in [-128, 127] (asymmetric weights); NULL: all 0 */
     float b_scale;         /* MatMul with w_q == NULL: input 1's activation scale and zero point */
     int32_t b_zp;
     bool c_const;          /* Gemm: input 2 (C) is a constant (it is folded into the accumulator when a vector) */

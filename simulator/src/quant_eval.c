@@ -48,15 +48,47 @@ static rd_status check_layer(const sim_op_ctx *ctx, const sim_q8_layer *q, int64
     if (q->n_w_scale != 1 && q->n_w_scale != n_chan)
         return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): %d weight scales for %lld output channels", nm, op,
                          q->n_w_scale, (long long)n_chan);
-    for (int c = 0; c < q->n_w_scale; c++)
+    for (int c = 0; c < q->n_w_scale; c++) {
         if (!scale_ok(q->w_scale[c]))
             return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): weight scale %d is %g", nm, op, c, (double)q->w_scale[c]);
+        if (q->w_zp && !zp_ok(q->w_zp[c]))
+            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): weight zero point %d is %d, expected -128..127", nm, op,
+                             c, (int)q->w_zp[c]);
+    }
     return RD_OK;
 }
 
 static double w_scale_of(const sim_q8_layer *q, int64_t c)
 {
     return q->w_scale[q->n_w_scale == 1 ? 0 : c];
+}
+
+/* The weight zero point of output channel c as a 32-bit register operand (0 for symmetric weights). */
+static uint32_t w_zp_of(const sim_q8_layer *q, int64_t c)
+{
+    return q->w_zp ? (uint32_t)q->w_zp[q->n_w_scale == 1 ? 0 : c] : 0;
+}
+
+/* The weight zero point's share of an accumulator: acc -= zp * sum, modulo 2^32 (quant.h). */
+static void zp_correct(float *y, int64_t i, uint32_t zp, uint32_t sum)
+{
+    uint32_t a;
+    memcpy(&a, y + i, sizeof a);
+    a -= zp * sum;
+    memcpy(y + i, &a, sizeof a);
+}
+
+/* Sum of the centred codes (a - zp) of each of rows rows of len entries (element (r, k) at r * rs + k * cs),
+   as 32-bit register values. */
+static void centred_row_sums(const int8_t *a, int64_t rows, int64_t len, int64_t rs, int64_t cs, int32_t zp,
+                             uint32_t *out)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        uint32_t acc = 0;
+        for (int64_t k = 0; k < len; k++)
+            acc += (uint32_t)((int32_t)a[r * rs + k * cs] - zp);
+        out[r] = acc;
+    }
 }
 
 /* Int32 accumulator read from / float written to the same 4 bytes (memcpy: no aliasing assumptions). */
@@ -96,10 +128,29 @@ static const int32_t *quant_bias(const rd_tensor *b, const sim_q8_layer *q, int6
 
 typedef void (*qconv_slice_fn)(const conv_geom *g, const conv_plan *plan, const int8_t *xg, int32_t x_zp,
                                const int8_t *wg, const int32_t *bias_g, int32_t *yg, void *scratch);
+typedef void (*qconv_plan_fn)(const conv_geom *g, conv_plan *out);
+
+/* How a weight zero point is applied to one (batch, group) slice: the same slice kernel with one output
+   channel of all-one weights gives, per output position, the sum of the centred input codes over exactly
+   the taps that position reads; each channel's accumulators then lose zp[c] times it (quant.h). */
+typedef struct zp_pass {
+    conv_geom g1;               /* the geometry with one output channel per group */
+    conv_plan plan1;
+    size_t ones_bytes, sums_bytes;
+} zp_pass;
+
+static void zp_pass_make(const conv_geom *g, qconv_plan_fn plan_fn, zp_pass *z)
+{
+    z->g1 = *g;
+    z->g1.out_c = g->group;
+    plan_fn(&z->g1, &z->plan1);
+    z->ones_bytes = align64((size_t)((g->in_c / g->group) * conv_prod(g->k, g->nsp)));
+    z->sums_bytes = align64((size_t)conv_prod(g->out, g->nsp) * sizeof(int32_t));
+}
 
 /* Shared driver of Conv and ConvTranspose: per (batch, group) slice, codes -> accumulators -> floats. */
 static rd_status conv_run(sim_op_ctx *ctx, const sim_q8_layer *q, const conv_geom *g, const conv_plan *plan,
-                          int64_t w_group_elems, qconv_slice_fn slice, rd_error *err)
+                          qconv_plan_fn plan_fn, int64_t w_group_elems, qconv_slice_fn slice, rd_error *err)
 {
     rd_status st = check_layer(ctx, q, g->out_c, true, err);
     if (st != RD_OK)
@@ -107,11 +158,20 @@ static rd_status conv_run(sim_op_ctx *ctx, const sim_q8_layer *q, const conv_geo
     const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
     const int64_t in_plane = conv_prod(g->in, g->nsp), out_plane = conv_prod(g->out, g->nsp);
     const size_t bias_bytes = align64((size_t)g->out_c * sizeof(int32_t)), x_bytes = align64((size_t)(cg * in_plane));
-    char *s = get_scratch(ctx, bias_bytes + x_bytes + plan->scratch, err);
+    zp_pass z = {0};
+    if (q->w_zp)
+        zp_pass_make(g, plan_fn, &z);
+    const size_t kernel_bytes = plan->scratch > z.plan1.scratch ? plan->scratch : z.plan1.scratch;
+    char *s = get_scratch(ctx, bias_bytes + x_bytes + z.ones_bytes + z.sums_bytes + kernel_bytes, err);
     if (!s)
         return err ? err->code : RD_E_NOMEM;
     const int32_t *bq = quant_bias(ctx->n_in > 2 ? ctx->in[2] : NULL, q, g->out_c, (int32_t *)(void *)s);
     int8_t *xq = (int8_t *)(s + bias_bytes);
+    int8_t *ones = (int8_t *)(s + bias_bytes + x_bytes);
+    uint32_t *sums = (uint32_t *)(void *)(s + bias_bytes + x_bytes + z.ones_bytes);
+    void *kernel_scratch = s + bias_bytes + x_bytes + z.ones_bytes + z.sums_bytes;
+    if (q->w_zp)
+        memset(ones, 1, z.ones_bytes);
     const float *x = ctx->in[0]->data;
     float *y = ctx->out[0].data;
     for (int64_t n = 0; n < g->batch; n++) {
@@ -120,7 +180,13 @@ static rd_status conv_run(sim_op_ctx *ctx, const sim_q8_layer *q, const conv_geo
                 sim_quantize_i8(x + (n * g->in_c + grp * cg) * in_plane, cg * in_plane, q->in_scale, q->in_zp, xq);
             float *yg = y + (n * g->out_c + grp * mg) * out_plane;
             slice(g, plan, xq, q->in_zp, q->w_q + grp * w_group_elems, bq ? bq + grp * mg : NULL,
-                  (int32_t *)(void *)yg, s + bias_bytes + x_bytes);
+                  (int32_t *)(void *)yg, kernel_scratch);
+            if (q->w_zp) {
+                slice(&z.g1, &z.plan1, xq, q->in_zp, ones, NULL, (int32_t *)(void *)sums, kernel_scratch);
+                for (int64_t m = 0; m < mg; m++)
+                    for (int64_t p = 0; p < out_plane; p++)
+                        zp_correct(yg, m * out_plane + p, w_zp_of(q, grp * mg + m), sums[p]);
+            }
             dequant_rows(yg, mg, out_plane, grp * mg, q);
         }
     }
@@ -136,7 +202,7 @@ rd_status sim_q8_conv_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
     conv_plan plan;
     qconv_plan_s8(&g, &plan);
     const int64_t w_group = (g.out_c / g.group) * (g.in_c / g.group) * conv_prod(g.k, g.nsp);
-    return conv_run(ctx, q, &g, &plan, w_group, qconv_s8_slice, err);
+    return conv_run(ctx, q, &g, &plan, qconv_plan_s8, w_group, qconv_s8_slice, err);
 }
 
 rd_status sim_q8_conv_transpose_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err)
@@ -148,7 +214,7 @@ rd_status sim_q8_conv_transpose_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_
     conv_plan plan;
     qconv_transpose_plan_s8(&g, &plan);
     const int64_t w_group = (g.out_c / g.group) * (g.in_c / g.group) * conv_prod(g.k, g.nsp);
-    return conv_run(ctx, q, &g, &plan, w_group, qconv_transpose_s8_slice, err);
+    return conv_run(ctx, q, &g, &plan, qconv_transpose_plan_s8, w_group, qconv_transpose_s8_slice, err);
 }
 
 /* ------------------------------------------------------------------------------------------------- */
@@ -171,11 +237,13 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
     const bool row_vector = c && (c->rank < 2 || c->dims[0] == 1); /* the same C for every row */
     const bool fold = cd && q->c_const && row_vector && p->alpha != 0.0f;
     const size_t a_bytes = align64((size_t)(m * k)), b_bytes = align64((size_t)n * sizeof(int32_t));
-    char *s = get_scratch(ctx, a_bytes + b_bytes + qgemm_workspace_bytes(m, n, k), err);
+    const size_t sum_bytes = q->w_zp ? align64((size_t)m * sizeof(uint32_t)) : 0;
+    char *s = get_scratch(ctx, a_bytes + b_bytes + sum_bytes + qgemm_workspace_bytes(m, n, k), err);
     if (!s)
         return err ? err->code : RD_E_NOMEM;
     int8_t *aq = (int8_t *)s;
     int32_t *bq = (int32_t *)(void *)(s + a_bytes);
+    uint32_t *row_sums = (uint32_t *)(void *)(s + a_bytes + b_bytes);
     if (m * k > 0)
         sim_quantize_i8(ctx->in[0]->data, m * k, q->in_scale, q->in_zp, aq);
     if (fold) /* alpha * (acc + bq) * s_n == alpha * acc * s_n + beta * C[n] up to the rounding of bq */
@@ -188,9 +256,13 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
                                    : (qgemm_mat){.data = q->w_q, .rs = n, .cs = 1, .zp = 0};
     float *y = ctx->out[0].data;
     sim_qgemm_s8s8s32(m, n, k, &a, &b, fold ? bq : NULL, QGEMM_BIAS_PER_N, (int32_t *)(void *)y, n,
-                      s + a_bytes + b_bytes);
+                      s + a_bytes + b_bytes + sum_bytes);
+    if (q->w_zp)
+        centred_row_sums(aq, m, k, a.rs, a.cs, q->in_zp, row_sums);
     for (int64_t i = 0; i < m; i++) {
         for (int64_t j = 0; j < n; j++) {
+            if (q->w_zp)
+                zp_correct(y, i * n + j, w_zp_of(q, j), row_sums[i]);
             double v = (double)p->alpha * ((double)acc_at(y, i * n + j) * q->in_scale * w_scale_of(q, j));
             if (cd && !fold)
                 v += (double)p->beta * cd[i * cs_row + j * cs_col];
@@ -216,8 +288,10 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
     const bool a_full = s.nb == 0 || na == s.n_batch * s.m * s.k;
     const bool one_call = s.b_shared && a_full; /* one B for all of A: fold A's batch into M */
     const int64_t rows = one_call ? s.n_batch * s.m : s.m;
+    const bool wzp = !act_b && q->w_zp;
     const size_t a_bytes = align64((size_t)na), b_bytes = act_b ? align64((size_t)nb) : 0;
-    char *sc = get_scratch(ctx, a_bytes + b_bytes + qgemm_workspace_bytes(rows, s.n, s.k), err);
+    const size_t sum_bytes = wzp ? align64((size_t)(rows > s.m ? rows : s.m) * sizeof(uint32_t)) : 0;
+    char *sc = get_scratch(ctx, a_bytes + b_bytes + sum_bytes + qgemm_workspace_bytes(rows, s.n, s.k), err);
     if (!sc)
         return err ? err->code : RD_E_NOMEM;
     int8_t *aq = (int8_t *)sc;
@@ -229,7 +303,8 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
             sim_quantize_i8(ctx->in[1]->data, nb, q->b_scale, q->b_zp, (int8_t *)(sc + a_bytes));
         bq = (const int8_t *)(sc + a_bytes);
     }
-    void *ws = sc + a_bytes + b_bytes;
+    uint32_t *row_sums = (uint32_t *)(void *)(sc + a_bytes + b_bytes);
+    void *ws = sc + a_bytes + b_bytes + sum_bytes;
     const int32_t b_zp = act_b ? q->b_zp : 0;
     float *y = ctx->out[0].data;
     int32_t *acc = (int32_t *)(void *)y;
@@ -237,6 +312,12 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
         const qgemm_mat a = {.data = aq, .rs = s.k, .cs = 1, .zp = q->in_zp};
         const qgemm_mat b = {.data = bq, .rs = s.n, .cs = 1, .zp = b_zp};
         sim_qgemm_s8s8s32(rows, s.n, s.k, &a, &b, NULL, QGEMM_BIAS_NONE, acc, s.n, ws);
+        if (wzp) {
+            centred_row_sums(aq, rows, s.k, s.k, 1, q->in_zp, row_sums);
+            for (int64_t i = 0; i < rows; i++)
+                for (int64_t j = 0; j < s.n; j++)
+                    zp_correct(y, i * s.n + j, w_zp_of(q, j), row_sums[i]);
+        }
     } else {
         int64_t idx[RD_MAX_RANK] = {0};
         for (int64_t bi = 0; bi < s.n_batch; bi++) {
@@ -248,6 +329,12 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
             const qgemm_mat a = {.data = aq + oa * s.m * s.k, .rs = s.k, .cs = 1, .zp = q->in_zp};
             const qgemm_mat b = {.data = bq + ob * s.k * s.n, .rs = s.n, .cs = 1, .zp = b_zp};
             sim_qgemm_s8s8s32(s.m, s.n, s.k, &a, &b, NULL, QGEMM_BIAS_NONE, acc + bi * s.m * s.n, s.n, ws);
+            if (wzp) {
+                centred_row_sums(aq + oa * s.m * s.k, s.m, s.k, s.k, 1, q->in_zp, row_sums);
+                for (int64_t i = 0; i < s.m; i++)
+                    for (int64_t j = 0; j < s.n; j++)
+                        zp_correct(y, (bi * s.m + i) * s.n + j, w_zp_of(q, j), row_sums[i]);
+            }
             for (int i = s.nb - 1; i >= 0; i--) {
                 if (++idx[i] < s.batch[i])
                     break;

@@ -355,6 +355,19 @@ rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error 
     return RD_OK;
 }
 
+rd_status rd_sim_set_via_float16(rd_sim *s, const char *name, bool on, rd_error *err)
+{
+    int v = -1;
+    rd_status st = sim_find_value(s, name, &v, err);
+    if (st != RD_OK)
+        return st;
+    const sim_value *val = &s->m->values[v];
+    if (val->virtual_out || val->konst || val->producer < 0)
+        return rd_errorf(err, RD_E_INVAL, "tensor '%s' is not a materialised tensor a node computes", name);
+    s->vals[v].via_f16 = on;
+    return RD_OK;
+}
+
 void rd_sim_layer_stats_get(const rd_sim *s, int value, rd_sim_layer_stats *out)
 {
     memset(out, 0, sizeof *out);
@@ -376,6 +389,28 @@ rd_prec sim_node_precision(const rd_sim *s, int node)
         return s->vals[v].via_f16 ? RD_PREC_FP16 : s->vals[v].prec;
     }
     return s->opt.precision;
+}
+
+rd_prec rd_sim_node_precision(const rd_sim *s, int node)
+{
+    return node >= 0 && node < s->m->n_nodes ? sim_node_precision(s, node) : s->opt.precision;
+}
+
+rd_status rd_sim_convert(const rd_sim *s, const char *name, rd_prec p, float *x, int64_t n, rd_error *err)
+{
+    int v = -1;
+    rd_status st = sim_find_value(s, name, &v, err);
+    if (st != RD_OK)
+        return st;
+    const sim_val_data *d = &s->vals[v];
+    if (p == RD_PREC_FP16) {
+        sim_round_f16(x, n, NULL, NULL, NULL);
+    } else if (p == RD_PREC_INT8) {
+        if (!d->quantized)
+            return rd_errorf(err, RD_E_INVAL, "tensor '%s' has no int8 parameters to convert to", name);
+        sim_fake_quant_i8(x, n, d->scale, d->zero_point, NULL, NULL);
+    }
+    return RD_OK;
 }
 
 /* ---- run hooks ------------------------------------------------------------------------------------ */

@@ -27,9 +27,12 @@ typedef struct sim_node_data {
     bool q8_ready;              /* w_q/w_scale hold this node's quantized weights */
     int8_t *w_q;
     float *w_scale;
+    int32_t *w_zp;              /* n_w_scale weight zero points (asymmetric weights), NULL when all 0 */
     int n_w_scale;
     float *imported_scale;      /* weight scales from a .quantization.cfg (rd_sim_set_weight_scales), or NULL */
     int n_imported_scale;
+    int32_t *imported_zp;       /* their zero points (rd_sim_set_weight_quant), NULL: symmetric */
+    int8_t *imported_codes;     /* the codes themselves (a built model's), in the weight's layout, or NULL */
     bool q16_ready;             /* w_q16/w_c/w_scale16 hold the wide layer's weights */
     int16_t *w_q16;             /* weight codes of an int16 layer (16 or 8 bits, sim_weight_bits) */
     double *w_c;                /* the same codes as doubles, for the exact double accumulation */

@@ -16,7 +16,10 @@ void sim_node_data_fini(sim_node_data *d)
 {
     free(d->w_q);
     free(d->w_scale);
+    free(d->w_zp);
     free(d->imported_scale);
+    free(d->imported_zp);
+    free(d->imported_codes);
     free(d->w_q16);
     free(d->w_c);
     free(d->w_scale16);
@@ -173,16 +176,27 @@ rd_status sim_q8_prepare_weights(rd_sim *s, int node, rd_error *err)
     per_tensor = per_tensor || s->opt.per_tensor_weights;
     free(d->w_q);
     free(d->w_scale);
+    free(d->w_zp);
     d->w_q = NULL;
     d->w_scale = NULL;
+    d->w_zp = NULL;
     rd_status st;
     if (d->imported_scale && d->imported_bits == 8) {
-        d->w_scale = sim_malloc_array((size_t)d->n_imported_scale, sizeof *d->w_scale);
-        if (!d->w_scale)
+        const size_t n_chan = (size_t)d->n_imported_scale;
+        d->w_scale = sim_malloc_array(n_chan, sizeof *d->w_scale);
+        d->w_zp = d->imported_zp ? sim_malloc_array(n_chan, sizeof *d->w_zp) : NULL;
+        if (!d->w_scale || (d->imported_zp && !d->w_zp))
             return rd_errorf(err, RD_E_NOMEM, "out of memory");
-        memcpy(d->w_scale, d->imported_scale, (size_t)d->n_imported_scale * sizeof *d->w_scale);
+        memcpy(d->w_scale, d->imported_scale, n_chan * sizeof *d->w_scale);
+        if (d->w_zp)
+            memcpy(d->w_zp, d->imported_zp, n_chan * sizeof *d->w_zp);
         d->n_w_scale = d->n_imported_scale;
-        st = sim_quant_weights_i8_scaled(w, axis, group, d->w_scale, d->n_w_scale, &d->w_q, NULL, err);
+        st = sim_quant_weights_i8_scaled_zp(w, axis, group, d->w_scale, d->w_zp, d->n_w_scale, &d->w_q, NULL, err);
+        if (st == RD_OK && d->imported_codes) /* a built model's own codes replace ours */
+            memcpy(d->w_q, d->imported_codes, (size_t)rd_tensor_numel(w));
+    } else if (s->opt.asymmetric_weights) {
+        st = sim_quant_weights_i8_asym(w, axis, group, per_tensor, &d->w_q, &d->w_scale, &d->w_zp, &d->n_w_scale,
+                                       err);
     } else {
         st = sim_quant_weights_i8_grouped(w, axis, group, per_tensor, &d->w_q, &d->w_scale, &d->n_w_scale, err);
     }
@@ -199,11 +213,61 @@ static bool bias_const(const rd_sim *s, const sim_node *n)
     return n->n_in > 2 && n->in[2] >= 0 && s->m->values[n->in[2]].konst != NULL;
 }
 
+/* A float16 activation with int8 parameters: an int8 layer reads it through RKNN's exDataConvert
+   (float16 -> int8), i.e. fake-quantized to its own int8 grid. */
+static bool f16_to_int8(const rd_sim *s, int v)
+{
+    if (v < 0)
+        return false;
+    const sim_value *val = &s->m->values[v];
+    const sim_val_data *d = &s->vals[v];
+    return !val->konst && !val->virtual_out && val->dtype == RD_DT_F32 && d->prec == RD_PREC_FP16 && !d->via_f16 &&
+           d->quantized;
+}
+
+static rd_status eval_int8_layer(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
+
 rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
+    rd_tensor conv_in[SIM_MAX_NODE_IO]; /* float16 inputs converted to int8 for this layer */
+    const rd_tensor *in[SIM_MAX_NODE_IO];
+    bool converted = false;
+    rd_status st = RD_OK;
+    for (int k = 0; k < ctx->n_in && k < SIM_MAX_NODE_IO; k++) {
+        memset(&conv_in[k], 0, sizeof conv_in[k]);
+        in[k] = ctx->in[k];
+        if (st != RD_OK || !ctx->in[k] || !ctx->in[k]->data || !f16_to_int8(s, n->in[k]))
+            continue;
+        st = rd_tensor_clone(&conv_in[k], ctx->in[k], err);
+        if (st == RD_OK) {
+            const sim_val_data *d = &s->vals[n->in[k]];
+            sim_fake_quant_i8(conv_in[k].data, rd_tensor_numel(&conv_in[k]), d->scale, d->zero_point, NULL, NULL);
+            in[k] = &conv_in[k];
+            converted = true;
+        }
+    }
+    if (st == RD_OK && converted) {
+        sim_op_ctx c = *ctx;
+        c.in = in;
+        st = eval_int8_layer(s, node, &c, err);
+        if (st == SIM_DEFER) /* the float kernel, on the converted inputs */
+            st = n->def->eval[SIM_PREC_F32](&c, err);
+    } else if (st == RD_OK) {
+        st = eval_int8_layer(s, node, ctx, err);
+    }
+    for (int k = 0; k < ctx->n_in && k < SIM_MAX_NODE_IO; k++)
+        rd_tensor_fini(&conv_in[k]);
+    return st;
+}
+
+/* The int8 layer proper: its integer kernel when it has one and reads an int8 activation, else SIM_DEFER. */
+static rd_status eval_int8_layer(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
+{
+    const sim_node *n = &s->m->nodes[node];
     const sim_op_def *def = n->def;
-    if (!kernels_apply(n) || !def->eval_i8 || n->n_in <= def->weight_in || !is_q8_activation(s, n->in[0]))
+    if (!kernels_apply(n) || !def->eval_i8 || n->n_in <= def->weight_in ||
+        !(is_q8_activation(s, n->in[0]) || f16_to_int8(s, n->in[0])))
         return SIM_DEFER; /* float kernel on dequantized values; requantized where it materialises */
     const sim_val_data *x = &s->vals[n->in[0]];
     sim_q8_layer q = {.in_scale = x->scale, .in_zp = x->zero_point};
@@ -212,7 +276,7 @@ rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
     const int wv = n->in[def->weight_in];
     if (!sim_const_weight(s, node)) {
         /* weights computed at run time: an integer product of two int8 activations where the op allows it */
-        if (def->weight != RD_OP_WEIGHT_MATMUL || !is_q8_activation(s, wv))
+        if (def->weight != RD_OP_WEIGHT_MATMUL || !(is_q8_activation(s, wv) || f16_to_int8(s, wv)))
             return SIM_DEFER;
         q.b_scale = s->vals[wv].scale;
         q.b_zp = s->vals[wv].zero_point;
@@ -226,6 +290,7 @@ rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
     }
     q.w_q = d->w_q;
     q.w_scale = d->w_scale;
+    q.w_zp = d->w_zp;
     q.n_w_scale = d->n_w_scale;
     q.c_const = bias_const(s, n);
     return def->eval_i8(ctx, &q, err);

@@ -8,3 +8,7 @@ rd_add_test(test_rknn_shared
 add_test(NAME rknn_dump_compare
   COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/run_compare.sh $<TARGET_FILE:rknn-diag> ${PROJECT_SOURCE_DIR}/../shared)
 set_tests_properties(rknn_dump_compare PROPERTIES SKIP_RETURN_CODE 77 LABELS "e2e;needs-shared")
+# --rknn / --rknn-build-log on multiple_input_demo: what the simulation materialises, the table, the refusals
+rd_add_test(test_built_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_built_shared.c
+  ${CMAKE_CURRENT_LIST_DIR}/../analyzer/cli_capture.c LIBS rd_analyzer_internal rd::rknn_model
+  LABELS "e2e;needs-shared")

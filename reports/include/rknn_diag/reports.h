@@ -48,6 +48,9 @@ rd_status rd_result_add_finding(rd_result *r, const rd_finding *f, rd_error *err
 
 /** Sets config key to value (both copied), replacing an earlier value of the same key. */
 rd_status rd_result_set_config(rd_result *r, const char *key, const char *value, rd_error *err);
+/** Appends a fidelity item (rd_fidelity_item; detail may be NULL). */
+rd_status rd_result_add_fidelity(rd_result *r, const char *decision, const char *source, const char *detail,
+                                 rd_error *err);
 
 /** Replaces *dst by a copy of value (NULL clears it). For r->tool, r->model, layer->precision, ... */
 rd_status rd_result_set_string(char **dst, const char *value, rd_error *err);

@@ -128,6 +128,13 @@ typedef struct rd_config_item {
     char *value;
 } rd_config_item;
 
+/** Where one kind of decision of the simulation came from, in a run that simulated a built model
+    (--rknn, --rknn-build-log): "fusion groups" from "the .rknn", "activation scales" from "calibration", ... */
+typedef struct rd_fidelity_item {
+    char *decision;
+    char *source;
+    char *detail;            /* the counts and what they cover; may be "" */
+} rd_fidelity_item;
 /**
  * One point of a float16 sweep (accuracy --sweep, hybrid sweep; docs/hybrid.md): the output accuracy with
  * float16 on the first k int8 tensors in execution order (prefix) and on the others (suffix).
@@ -166,6 +173,8 @@ typedef struct rd_result {
     size_t n_layers;
     rd_finding *findings;    /* most important first */
     size_t n_findings;
+    rd_fidelity_item *fidelity; /* empty unless the run simulated a built model */
+    size_t n_fidelity;
     rd_sweep sweep;          /* the float16 sweep, when one was made */
 } rd_result;
 

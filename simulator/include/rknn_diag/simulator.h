@@ -685,6 +685,9 @@ typedef struct rd_sim_options {
     bool per_tensor_weights;    /* quantized_method "layer" instead of "channel" */
     int weight_bits;            /* weights of the int16 layers: 16 (0 means 16), 8 (w8a16) or 4 (w4a16) */
     bool dfp;                   /* int16 tensors and weights on power-of-two scales, zero point 0 (w16a16i_dfp) */
+    bool asymmetric_weights;    /* int8 weights asymmetric per channel (scale and zero point from each channel's
+                                   range, as the .rknn files of RKNN-Toolkit2 hold them); false: symmetric, zero
+                                   point 0 (docs/numerics.md, "Weights") */
 } rd_sim_options;
 
 /** Applies the compiler passes to a private copy of m (which the caller keeps and may destroy later). */
@@ -757,6 +760,10 @@ rd_status rd_sim_set_qparams(rd_sim *s, const char *name, float scale, int32_t z
 rd_status rd_sim_set_qparams16(rd_sim *s, const char *name, float scale, int32_t zero_point, rd_error *err);
 /** Forces a tensor (and the layer producing it) to a precision: hybrid quantization. */
 rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error *err);
+/** Makes the layer producing a tensor compute in float16 (rounded to half) before the tensor is held at its
+    precision (set it first with rd_sim_set_precision, which clears this): RKNN's float16 op with an
+    exDataConvert after it, as a built model has it (rd_sim_tensor.via_float16). */
+rd_status rd_sim_set_via_float16(rd_sim *s, const char *name, bool on, rd_error *err);
 
 /** The weights of an integer layer (Conv, ConvTranspose, Gemm, MatMul with a constant float weight): int8
     ones, or those of an int16 layer (bits, q16). */
@@ -764,8 +771,10 @@ typedef struct rd_sim_weights {
     int value;                  /* the weight's value index (the node's input 1) */
     int axis;                   /* output-channel axis of the weight tensor */
     int64_t group;              /* ConvTranspose: channels split by groups over axis 0 (1 otherwise) */
-    int n_scale;                /* 1 (per tensor) or one per output channel; zero points are all 0 */
+    int n_scale;                /* 1 (per tensor) or one per output channel */
     const float *scale;         /* owned by s: valid until the next rd_sim_set_weight_scales or destroy */
+    const int32_t *zero_point;  /* n_scale zero points of asymmetric int8 weights (same lifetime); NULL when all
+                                   are 0 (symmetric weights, and always for int16 layers) */
     const int8_t *q;            /* the int8 codes, in the weight's layout; same lifetime (NULL when bits > 8
                                    or the layer is an int16 one: see q16) */
     int bits;                   /* 8 for an int8 layer; an int16 layer's weight width (16, 8 for w8a16, 4 for
@@ -784,6 +793,17 @@ rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error 
  * integer layer reading it) or the name of such a node. n is 1 (per tensor) or the channel count.
  */
 rd_status rd_sim_set_weight_scales(rd_sim *s, const char *name, const float *scales, int n, rd_error *err);
+/**
+ * Imports an int8 layer's weight quantization as a built model holds it (a .rknn: asymmetric per channel):
+ * name as rd_sim_set_weight_scales; n scales and zero points (1, or one per output channel; scales positive
+ * and finite, zero points in -128..127). codes (may be NULL) are the int8 codes themselves, n_codes = the
+ * weight's element count, in the float weight's layout: they replace what quantizing the float weight with
+ * these parameters gives (a built model whose codes differ from ours). RD_E_INVAL for counts or values out
+ * of range, naming the layer; RD_E_NOTFOUND as rd_sim_set_weight_scales.
+ */
+rd_status rd_sim_set_weight_quant(rd_sim *s, const char *name, const float *scales, const int32_t *zero_points, int n,
+                                  const int8_t *codes, size_t n_codes, rd_error *err);
+
 /**
  * The same for scales written for `bits`-bit weights (8 or 16, the cfg entry's dtype): a layer whose
  * weights end up with another width (a tensor moved to int16 after the file was written) ignores them and
@@ -817,6 +837,17 @@ typedef enum rd_qdq_form {
  */
 rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, size_t *out_len,
                                  const struct rd_warn_sink *notes, rd_error *err);
+
+/** The precision node (an optimised-graph index) computes in: that of the tensor its fused group
+    materialises, float16 for RKNN's float16 ops inside an int8 model (rd_sim_tensor.via_float16). */
+rd_prec rd_sim_node_precision(const rd_sim *s, int node);
+
+/**
+ * RKNN's exDataConvert of tensor name to precision p, in place on n values x, as the simulation converts
+ * it for a reader computing at p: RD_PREC_FP16 rounds to half; RD_PREC_INT8 puts the values on the tensor's
+ * own int8 grid (its parameters must be set: RD_E_INVAL otherwise); other precisions change nothing.
+ */
+rd_status rd_sim_convert(const rd_sim *s, const char *name, rd_prec p, float *x, int64_t n, rd_error *err);
 
 /** Per-layer facts gathered by the last rd_sim_run (reset at each run). */
 typedef struct rd_sim_layer_stats {

@@ -174,6 +174,7 @@ typedef struct conv_case {
     int64_t in[3], k[3], stride[3], dil[3], pads[6];
     const char *auto_pad; /* NULL: explicit pads */
     bool bias, per_tensor;
+    bool asym;            /* asymmetric weights: a zero point per channel (the eval's correction) */
     int32_t zp;
 } conv_case;
 
@@ -196,7 +197,14 @@ static int64_t flat(const int64_t *idx, const int64_t *dims, int nsp)
     return f;
 }
 
-static void ref_qconv(const conv_geom *g, const int8_t *x, int32_t zp, const int8_t *w, const int32_t *bq, int32_t *y)
+/* wzp: weight zero points per output channel (n_wzp 1 or out_c), NULL for none. */
+static int64_t wzp_of(const int32_t *wzp, int n_wzp, int64_t m)
+{
+    return wzp ? wzp[n_wzp == 1 ? 0 : m] : 0;
+}
+
+static void ref_qconv(const conv_geom *g, const int8_t *x, int32_t zp, const int8_t *w, const int32_t *wzp, int n_wzp,
+                      const int32_t *bq, int32_t *y)
 {
     const int nsp = g->nsp;
     const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
@@ -218,7 +226,7 @@ static void ref_qconv(const conv_geom *g, const int8_t *x, int32_t zp, const int
                         }
                         if (inside)
                             acc += (int64_t)(x[(n * g->in_c + grp * cg + c) * in_plane + flat(i, g->in, nsp)] - zp) *
-                                   w[(m * cg + c) * ksz + flat(kk, g->k, nsp)];
+                                   (w[(m * cg + c) * ksz + flat(kk, g->k, nsp)] - wzp_of(wzp, n_wzp, m));
                     } while (next_index(kk, g->k, nsp));
                 }
                 y[(n * g->out_c + m) * out_plane + flat(o, g->out, nsp)] = wrap32(acc);
@@ -226,8 +234,8 @@ static void ref_qconv(const conv_geom *g, const int8_t *x, int32_t zp, const int
         }
 }
 
-static void ref_qconv_transpose(const conv_geom *g, const int8_t *x, int32_t zp, const int8_t *w, const int32_t *bq,
-                                int32_t *y)
+static void ref_qconv_transpose(const conv_geom *g, const int8_t *x, int32_t zp, const int8_t *w, const int32_t *wzp,
+                                int n_wzp, const int32_t *bq, int32_t *y)
 {
     const int nsp = g->nsp;
     const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
@@ -254,7 +262,7 @@ static void ref_qconv_transpose(const conv_geom *g, const int8_t *x, int32_t zp,
                         }
                         if (inside)
                             acc[(n * g->out_c + grp * mg + m) * out_plane + flat(o, g->out, nsp)] +=
-                                xv * w[(c * mg + m) * ksz + flat(kk, g->k, nsp)];
+                                xv * (w[(c * mg + m) * ksz + flat(kk, g->k, nsp)] - wzp_of(wzp, n_wzp, grp * mg + m));
                     } while (next_index(kk, g->k, nsp));
                 }
             } while (in_plane > 0 && next_index(i, g->in, nsp));
@@ -310,12 +318,18 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
     }
     int8_t *wq = NULL;
     float *ws = NULL;
+    int32_t *wzp = NULL;
     int nws = 0;
     rd_error err;
-    st = transpose ? sim_quant_weights_i8_grouped(&tw, 1, cc->group, cc->per_tensor, &wq, &ws, &nws, &err)
-                   : sim_quant_weights_i8(&tw, 0, cc->per_tensor, &wq, &ws, &nws, &err);
+    if (cc->asym)
+        st = sim_quant_weights_i8_asym(&tw, transpose ? 1 : 0, transpose ? cc->group : 1, cc->per_tensor, &wq, &ws,
+                                       &wzp, &nws, &err);
+    else
+        st = transpose ? sim_quant_weights_i8_grouped(&tw, 1, cc->group, cc->per_tensor, &wq, &ws, &nws, &err)
+                       : sim_quant_weights_i8(&tw, 0, cc->per_tensor, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    const sim_q8_layer q = {.in_scale = in_scale, .in_zp = cc->zp, .w_q = wq, .w_scale = ws, .n_w_scale = nws};
+    const sim_q8_layer q = {.in_scale = in_scale, .in_zp = cc->zp, .w_q = wq, .w_scale = ws, .n_w_scale = nws,
+                            .w_zp = wzp};
     conv_geom g;
     st = transpose ? sim_conv_transpose_geometry(&r.ctx, &g, &err) : sim_conv_geometry(&r.ctx, &g, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
@@ -323,11 +337,14 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
     for (int64_t c = 0; c < cc->m; c++)
         bq[c] = sim_quant_bias_i32(b[c], (double)in_scale * ws[nws == 1 ? 0 : c]);
     const int64_t ny = rd_tensor_numel(&r.out), out_plane = conv_prod(g.out, nsp), in_plane = conv_prod(g.in, nsp);
-    int32_t *want = malloc((size_t)ny * 4 + 4), *got = malloc((size_t)ny * 4 + 4);
-    if (transpose)
-        ref_qconv_transpose(&g, xq, cc->zp, wq, cc->bias ? bq : NULL, want);
-    else
-        ref_qconv(&g, xq, cc->zp, wq, cc->bias ? bq : NULL, want);
+    int32_t *want = malloc((size_t)ny * 4 + 4), *got = malloc((size_t)ny * 4 + 4), *want_sym = malloc((size_t)ny * 4 + 4);
+    if (transpose) {
+        ref_qconv_transpose(&g, xq, cc->zp, wq, wzp, nws, cc->bias ? bq : NULL, want);
+        ref_qconv_transpose(&g, xq, cc->zp, wq, NULL, nws, cc->bias ? bq : NULL, want_sym);
+    } else {
+        ref_qconv(&g, xq, cc->zp, wq, wzp, nws, cc->bias ? bq : NULL, want);
+        ref_qconv(&g, xq, cc->zp, wq, NULL, nws, cc->bias ? bq : NULL, want_sym);
+    }
     /* accumulators straight from the slice kernels */
     conv_plan plan;
     if (transpose)
@@ -346,7 +363,8 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
             else
                 qconv_s8_slice(&g, &plan, xg, cc->zp, wg, cc->bias ? bq + grp * mg : NULL, yg, scratch);
         }
-    if (memcmp(got, want, (size_t)ny * 4) != 0) {
+    /* the slices compute the symmetric product: the zero point is the eval's correction */
+    if (memcmp(got, want_sym, (size_t)ny * 4) != 0) {
         fprintf(stderr, "%s case %d (kind %d): accumulators differ\n", op, case_no, (int)plan.kind);
         fails++;
     }
@@ -366,10 +384,12 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
     }
     free(scratch);
     free(want);
+    free(want_sym);
     free(got);
     free(bq);
     free(wq);
     free(ws);
+    free(wzp);
     free(xq);
     free(x);
     free(w);
@@ -431,6 +451,7 @@ static void test_qconv_random(void)
     for (int t = 0; t < 120; t++) {
         conv_case cc;
         random_conv_case(&s, false, &cc);
+        cc.asym = t % 3 == 1; /* a third with asymmetric weights */
         fails += run_conv_case(&cc, false, &s, t);
     }
     CU_ASSERT_EQUAL(fails, 0);
@@ -456,6 +477,11 @@ static void test_qconv_fixed(void)
     conv_case deep = {.nsp = 1, .batch = 1, .c = 87, .m = 7, .group = 1, .in = {20}, .k = {3},
                       .stride = {1}, .dil = {2}, .pads = {2, 1}, .bias = false, .zp = -128};
     fails += run_conv_case(&deep, false, &s, 1003);
+    /* the same with asymmetric weights (the big one is skipped: its tiles are already covered) */
+    pw.asym = dw.asym = deep.asym = true;
+    fails += run_conv_case(&pw, false, &s, 1010);
+    fails += run_conv_case(&dw, false, &s, 1011);
+    fails += run_conv_case(&deep, false, &s, 1013);
     CU_ASSERT_EQUAL(fails, 0);
 }
 
@@ -466,11 +492,14 @@ static void test_qconv_transpose_random(void)
     for (int t = 0; t < 60; t++) {
         conv_case cc;
         random_conv_case(&s, true, &cc);
+        cc.asym = t % 3 == 1;
         fails += run_conv_case(&cc, true, &s, t);
     }
     conv_case pw = {.nsp = 2, .batch = 1, .c = 6, .m = 4, .group = 2, .in = {5, 4}, .k = {1, 1},
                     .stride = {1, 1}, .dil = {1, 1}, .bias = true, .zp = 127};
     fails += run_conv_case(&pw, true, &s, 1000);
+    pw.asym = true;
+    fails += run_conv_case(&pw, true, &s, 1010);
     CU_ASSERT_EQUAL(fails, 0);
 }
 
@@ -501,12 +530,15 @@ static int run_gemm_case(uint32_t *s, int case_no)
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     int8_t *wq;
     float *ws;
+    int32_t *wzp = NULL;
     int nws;
     rd_error err;
-    const bool per_tensor = (rng(s) % 3) == 0;
-    CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8(&tb_t, tb ? 0 : 1, per_tensor, &wq, &ws, &nws, &err), RD_OK);
+    const bool per_tensor = (rng(s) % 3) == 0, asym = (rng(s) % 2) == 0;
+    rd_status qst = asym ? sim_quant_weights_i8_asym(&tb_t, tb ? 0 : 1, 1, per_tensor, &wq, &ws, &wzp, &nws, &err)
+                         : sim_quant_weights_i8(&tb_t, tb ? 0 : 1, per_tensor, &wq, &ws, &nws, &err);
+    CU_ASSERT_EQUAL_FATAL(qst, RD_OK);
     const sim_q8_layer q = {.in_scale = in_scale, .in_zp = zp, .w_q = wq, .w_scale = ws, .n_w_scale = nws,
-                            .c_const = c_kind != 4};
+                            .w_zp = wzp, .c_const = c_kind != 4};
     st = sim_q8_gemm_eval(&r.ctx, &q, &r.err);
     if (st != RD_OK) {
         fprintf(stderr, "Gemm case %d: %s\n", case_no, r.err.msg);
@@ -519,7 +551,8 @@ static int run_gemm_case(uint32_t *s, int case_no)
                 const double sn = ws[nws == 1 ? 0 : j];
                 int64_t acc = 0;
                 for (int64_t p = 0; p < k; p++)
-                    acc += (int64_t)(aq[ta ? p * m + i : i * k + p] - zp) * wq[tb ? j * k + p : p * n + j];
+                    acc += (int64_t)(aq[ta ? p * m + i : i * k + p] - zp) *
+                           (wq[tb ? j * k + p : p * n + j] - wzp_of(wzp, nws, j));
                 const double cv = c_kind == 3 ? c[i * n + j] : c[j];
                 if (fold)
                     acc += sim_quant_bias_i32((double)beta * cv / alpha, (double)in_scale * sn);
@@ -533,6 +566,7 @@ static int run_gemm_case(uint32_t *s, int case_no)
     }
     free(wq);
     free(ws);
+    free(wzp);
     free(aq);
     free(a);
     free(w);
@@ -559,7 +593,7 @@ typedef struct mm_case {
     bool act_b;
 } mm_case;
 
-static int run_matmul_case(const mm_case *mc, uint32_t *s, int case_no)
+static int run_matmul_case(const mm_case *mc, bool asym, uint32_t *s, int case_no)
 {
     rd_tensor ta = {.dtype = RD_DT_F32, .rank = mc->ra}, tb = {.dtype = RD_DT_F32, .rank = mc->rb};
     memcpy(ta.dims, mc->ad, sizeof mc->ad);
@@ -574,10 +608,16 @@ static int run_matmul_case(const mm_case *mc, uint32_t *s, int case_no)
     tb.data = b;
     int8_t *wq = NULL;
     float *ws = NULL;
+    int32_t *wzp = NULL;
     int nws = 1;
     rd_error err;
     if (mc->act_b) {
         make_act(s, nb, b_scale, bzp, bq, b);
+    } else if (asym) {
+        make_f32(s, nb, 1.0f, b);
+        CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8_asym(&tb, mc->rb - 1, 1, mc->rb == 1, &wq, &ws, &wzp, &nws, &err),
+                              RD_OK);
+        memcpy(bq, wq, (size_t)nb);
     } else {
         make_f32(s, nb, 1.0f, b);
         CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8(&tb, mc->rb - 1, mc->rb == 1, &wq, &ws, &nws, &err), RD_OK);
@@ -588,7 +628,7 @@ static int run_matmul_case(const mm_case *mc, uint32_t *s, int case_no)
     int fails = 0;
     CU_ASSERT_EQUAL_FATAL(q8_setup(&r, "MatMul", NULL, 0, in, 2), RD_OK);
     const sim_q8_layer q = {.in_scale = in_scale, .in_zp = zp, .w_q = wq, .w_scale = ws, .n_w_scale = nws,
-                            .b_scale = b_scale, .b_zp = bzp};
+                            .w_zp = wzp, .b_scale = b_scale, .b_zp = bzp};
     rd_status st = sim_q8_matmul_eval(&r.ctx, &q, &r.err);
     if (st != RD_OK) {
         fprintf(stderr, "MatMul case %d: %s\n", case_no, r.err.msg);
@@ -620,7 +660,8 @@ static int run_matmul_case(const mm_case *mc, uint32_t *s, int case_no)
             for (int64_t j = 0; j < sh.n; j++) {
                 int64_t acc = 0;
                 for (int64_t p = 0; p < sh.k; p++)
-                    acc += (int64_t)(aq[(oa * sh.m + i) * sh.k + p] - zp) * (bq[(ob * sh.k + p) * sh.n + j] - eff_bzp);
+                    acc += (int64_t)(aq[(oa * sh.m + i) * sh.k + p] - zp) *
+                           (bq[(ob * sh.k + p) * sh.n + j] - eff_bzp - wzp_of(wzp, nws, j));
                 const double sc = mc->act_b ? (double)b_scale : (double)ws[nws == 1 ? 0 : j];
                 want[(bi * sh.m + i) * sh.n + j] = (float)((double)wrap32(acc) * in_scale * sc);
             }
@@ -629,6 +670,7 @@ static int run_matmul_case(const mm_case *mc, uint32_t *s, int case_no)
     free(want);
     free(wq);
     free(ws);
+    free(wzp);
     free(aq);
     free(bq);
     free(a);
@@ -651,9 +693,9 @@ static void test_qmatmul_eval(void)
     };
     uint32_t s = 5;
     int fails = 0;
-    for (int rep = 0; rep < 3; rep++)
+    for (int rep = 0; rep < 4; rep++) /* the last round with asymmetric constant weights */
         for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++)
-            fails += run_matmul_case(&cases[t], &s, (int)t);
+            fails += run_matmul_case(&cases[t], rep == 3, &s, (int)t);
     CU_ASSERT_EQUAL(fails, 0);
 }
 

@@ -254,6 +254,60 @@ static void test_weights_grouped_and_scaled(void)
     CU_ASSERT_EQUAL(sim_quant_weights_i8(&ti, 0, false, &q, &sc, &ns, &err), RD_E_INVAL);
 }
 
+/* RKNN's asymmetric per-channel weights: each channel's [min(w,0), max(w,0)] by the activation rule. */
+static void test_weights_asymmetric(void)
+{
+    /* Conv W [3, 1, 1, 3]: a mixed channel, an all-positive one, one of zeros */
+    const float w[] = {-0.3f, 0.1f, 0.9f, 0.2f, 0.4f, 0.8f, 0, 0, 0};
+    rd_tensor t = {.dtype = RD_DT_F32, .rank = 4, .dims = {3, 1, 1, 3}, .data = (void *)w};
+    int8_t *q = NULL;
+    float *sc = NULL;
+    int32_t *zp = NULL;
+    int ns = 0;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8_asym(&t, 0, 1, false, &q, &sc, &zp, &ns, &err), RD_OK);
+    CU_ASSERT_EQUAL(ns, 3);
+    for (int c = 0; c < 3; c++) {
+        float want_s;
+        int32_t want_zp;
+        float lo = 0, hi = 0;
+        for (int i = 0; i < 3; i++) {
+            lo = fminf(lo, w[c * 3 + i]);
+            hi = fmaxf(hi, w[c * 3 + i]);
+        }
+        sim_qparams_from_range(lo, hi, &want_s, &want_zp);
+        CU_ASSERT_EQUAL(sc[c], want_s);
+        CU_ASSERT_EQUAL(zp[c], want_zp);
+        for (int i = 0; i < 3; i++) {
+            float r = nearbyintf(w[c * 3 + i] / sc[c]) + (float)zp[c];
+            CU_ASSERT_EQUAL(q[c * 3 + i], (int8_t)fmaxf(-128.0f, fminf(127.0f, r)));
+        }
+    }
+    CU_ASSERT_EQUAL(zp[1], -128); /* an all-positive channel: the range starts at 0 */
+    CU_ASSERT_EQUAL(q[3 + 2], 127);
+    CU_ASSERT_EQUAL(q[0], -128); /* the channel minimum takes the lowest code */
+    CU_ASSERT_EQUAL(q[2], 127);
+    CU_ASSERT_EQUAL(sc[2], 1.0f); /* zeros: scale 1, zero point 0 */
+    free(q);
+    free(sc);
+    free(zp);
+    /* given zero points: full int8 range; one out of range is refused */
+    const float given[] = {0.01f, 0.01f, 0.01f};
+    const int32_t zps[] = {0, -128, 127};
+    int64_t sat = -1;
+    CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8_scaled_zp(&t, 0, 1, given, zps, 3, &q, &sat, &err), RD_OK);
+    CU_ASSERT_EQUAL(q[0], -30);
+    CU_ASSERT_EQUAL(q[2], 90);
+    CU_ASSERT_EQUAL(q[3], -108);
+    CU_ASSERT_EQUAL(q[5], -48);
+    CU_ASSERT_EQUAL(q[6], 127);
+    CU_ASSERT_EQUAL(sat, 0);
+    free(q);
+    const int32_t bad[] = {0, -129, 0};
+    CU_ASSERT_EQUAL(sim_quant_weights_i8_scaled_zp(&t, 0, 1, given, bad, 3, &q, NULL, &err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "zero point 1 is -129"));
+}
+
 static void test_bias_quant(void)
 {
     CU_ASSERT_EQUAL(sim_quant_bias_i32(2.5, 1.0), 2);
@@ -276,5 +330,6 @@ RD_TEST_REGISTER(register_quant_math)
              {"fp16: bitwise equal to rd_f32_to_f16", test_round_f16_bitwise},
              {"weights: per channel / per tensor", test_weights_per_channel},
              {"weights: grouped, given scales, errors", test_weights_grouped_and_scaled},
+             {"weights: asymmetric per channel, given zero points", test_weights_asymmetric},
              {"bias: int32, ties to even, saturation", test_bias_quant});
 }
