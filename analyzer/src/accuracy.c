@@ -607,13 +607,14 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
     if (st == RD_OK) {
         out->n_samples = (int)n_samples;
         out->has_runtime = o->runtime != NULL;
-        for (size_t i = 0; i < a.n_rows; i++) {
+        for (size_t i = 0; i < a.n_rows && st == RD_OK; i++) {
             rd_layer_result *l = &out->layers[a.rows[i].layer];
-            for (int g = 0; g < RD_GROUP_COUNT; g++)
-                if (a.rows[i].groups[g].n)
-                    an_metric_group_finish(&a.rows[i].groups[g], &l->groups[g]);
+            for (int g = 0; g < RD_GROUP_COUNT && st == RD_OK; g++)
+                if (a.rows[i].groups[g].n && !an_metric_group_finish(&a.rows[i].groups[g], &l->groups[g]))
+                    st = rd_errorf(err, RD_E_NOMEM, "out of memory");
         }
-        st = keep_worst_details(&a, err);
+        if (st == RD_OK)
+            st = keep_worst_details(&a, err);
     }
     if (st == RD_OK && rt_out) {
         an_layer_runtime *rt = calloc(out->n_layers + 1, sizeof *rt);

@@ -65,6 +65,9 @@ rd_status an_parse_pixel_count(const char *opt, const char *text, uint64_t *out,
 /** Prints "rknn-diag CMD: error: ..." (red on a terminal; RD_E_USAGE adds the hint to --help) and returns
     the exit code of err->code. */
 int an_fail(const an_cmd_ctx *ctx, const rd_error *err);
+/** Prints "rknn-diag CMD: error: out of memory (what)" and returns 3: for an allocation failing before
+    there is an rd_error to fill. */
+int an_fail_nomem(const an_cmd_ctx *ctx, const char *what);
 /** Usage error: prints the message and a hint to --help; returns 2. */
 int an_usage(const an_cmd_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

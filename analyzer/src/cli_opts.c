@@ -161,6 +161,13 @@ int an_fail(const an_cmd_ctx *ctx, const rd_error *err)
     return rd_status_exit_code(err->code);
 }
 
+int an_fail_nomem(const an_cmd_ctx *ctx, const char *what)
+{
+    rd_error err = {0};
+    rd_errorf(&err, RD_E_NOMEM, "out of memory (%s)", what);
+    return an_fail(ctx, &err);
+}
+
 int an_usage(const an_cmd_ctx *ctx, const char *fmt, ...)
 {
     fprintf(ctx->errs, "rknn-diag %s: ", ctx->argv[0]);

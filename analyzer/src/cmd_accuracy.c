@@ -657,7 +657,7 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
 {
     acc_args *a = calloc(1, sizeof *a);
     if (!a)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the command's options");
     a->samples = 1;
     a->output_dir = "snapshot";
     a->fail_under = NAN;

@@ -445,7 +445,7 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
 {
     board_args *a = calloc(1, sizeof *a);
     if (!a)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the command's options");
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     rd_error err = {0};

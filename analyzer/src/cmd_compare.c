@@ -183,23 +183,16 @@ static int compare_results(an_cmd_ctx *ctx, const char *pa, const char *pb, cons
 }
 
 /* Loads DIR/file (an .npy named in index.json) as float32; file must stay inside DIR (no '..', no absolute
-   path, no symbolic link followed), whatever index.json says. */
+   path, no symbolic link followed), whatever index.json says, and its header is checked before its data is
+   read (a huge file is refused, not read). */
 static rd_status load_npy_f32(const char *dir, const char *file, rd_tensor *out, rd_error *err)
 {
-    char *buf;
-    size_t len;
-    rd_status st = rd_file_read_all(dir, file, RD_MAX_TENSOR_BYTES + ((uint64_t)64 << 20), &buf, &len, err);
+    rd_tensor raw = {0};
+    rd_status st = rd_npy_load_within(dir, file, NULL, &raw, err);
     if (st != RD_OK)
         return rd_error_prefix(err, "%s/index.json", dir);
-    char name[4200];
-    snprintf(name, sizeof name, "%s/%s", dir, file);
-    rd_tensor raw = {0};
-    st = rd_npy_parse(buf, len, name, &raw, err);
-    free(buf);
-    if (st == RD_OK) {
-        st = rd_tensor_to_f32(out, &raw, err);
-        rd_tensor_fini(&raw);
-    }
+    st = rd_tensor_to_f32(out, &raw, err);
+    rd_tensor_fini(&raw);
     return st;
 }
 

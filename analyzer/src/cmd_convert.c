@@ -178,7 +178,7 @@ static int run_accuracy(an_cmd_ctx *ctx, const convert_args *a, const char *floa
 {
     char *list = strdup(a->accuracy);
     if (!list)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the --accuracy list");
     char *argv[16 + 2 * MAX_ACC_INPUTS];
     int argc = 0;
     argv[argc++] = "accuracy";

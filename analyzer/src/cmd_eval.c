@@ -435,7 +435,7 @@ static int eval_once(an_cmd_ctx *ctx, eval_args *a, size_t set, const char *json
 {
     an_eval_ctx *c = calloc(1, sizeof *c);
     if (!c)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the evaluation");
     rd_error err = {0};
     int rc;
     rd_status st = setup(ctx, a, set, c, &err);
@@ -452,7 +452,7 @@ int an_cmd_eval(an_cmd_ctx *ctx)
 {
     eval_args *a = calloc(1, sizeof *a);
     if (!a)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the command's options");
     a->o.task = "classify";
     a->o.show = 10;
     a->o.shard_n = 1;

@@ -93,7 +93,7 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
 {
     export_args *a = calloc(1, sizeof *a);
     if (!a)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the command's options");
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     rd_error err = {0};

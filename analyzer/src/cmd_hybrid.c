@@ -501,7 +501,7 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
 {
     hyb_args *a = calloc(1, sizeof *a);
     if (!a)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the command's options");
     a->samples = 1;
     a->measure = 16;
     a->top = 20;

@@ -51,22 +51,25 @@ static void value_shape(const rd_value_info *vi, char *buf, size_t len)
     }
 }
 
-static cJSON *value_json(const rd_model *m, int value)
+/* One input or output as JSON; clears *ok when memory ran out (an_json_add). */
+static cJSON *value_json(const rd_model *m, int value, bool *ok)
 {
     rd_value_info vi;
     rd_model_value(m, (size_t)value, &vi);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", vi.name);
-    cJSON_AddStringToObject(o, "dtype", rd_dtype_name(vi.dtype));
-    if (vi.rank >= 0) {
-        cJSON *shape = cJSON_AddArrayToObject(o, "shape");
-        for (int d = 0; d < vi.rank; d++)
-            cJSON_AddItemToArray(shape, vi.dim_params[d] ? cJSON_CreateString(vi.dim_params[d])
-                                        : vi.dims[d] < 0 ? cJSON_CreateNull()
-                                                         : cJSON_CreateNumber((double)vi.dims[d]));
-    } else {
-        cJSON_AddNullToObject(o, "shape");
+    if (!o) {
+        *ok = false;
+        return NULL;
     }
+    an_json_add(o, "name", cJSON_CreateString(vi.name), ok);
+    an_json_add(o, "dtype", cJSON_CreateString(rd_dtype_name(vi.dtype)), ok);
+    cJSON *shape = vi.rank >= 0 ? cJSON_CreateArray() : cJSON_CreateNull();
+    if (!an_json_add(o, "shape", shape, ok))
+        return o;
+    for (int d = 0; d < vi.rank; d++)
+        an_json_push(shape, vi.dim_params[d] ? cJSON_CreateString(vi.dim_params[d])
+                            : vi.dims[d] < 0 ? cJSON_CreateNull()
+                                             : cJSON_CreateNumber((double)vi.dims[d]), ok);
     return o;
 }
 
@@ -116,9 +119,27 @@ static int64_t total_macs(const rd_model *m, bool *unknown)
     return total;
 }
 
-static void print_text(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m, op_count *ops,
-                       int n_ops)
+/* The prunable channels (an_prune_analyze): RD_OK with *have false for a model the pruner cannot rewrite
+   (no line, no key), an error only when memory ran out. */
+static rd_status prune_summary(const rd_model *m, an_prune_plan *plan, bool *have, rd_error *err)
 {
+    rd_error why = {0};
+    rd_status st = an_prune_analyze(m, plan, &why);
+    *have = st == RD_OK;
+    if (st == RD_E_NOMEM) {
+        *err = why;
+        return st;
+    }
+    return RD_OK;
+}
+
+static rd_status print_text(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m, op_count *ops,
+                            int n_ops, rd_error *err)
+{
+    an_prune_plan plan; /* first: nothing is printed when memory runs out */
+    bool have_plan;
+    if (prune_summary(m, &plan, &have_plan, err) != RD_OK)
+        return err->code;
     fprintf(out, "model      %s\nformat     %s: %s\nIR         %d\nopset      %d\nproducer   %s\n", RD_TEXT_SHOWN(path),
             rd_model_format_name(info->format), RD_TEXT_SHOWN(info->detail), rd_model_ir_version(m),
             rd_model_opset(m, ""), RD_TEXT_SHOWN(rd_model_producer(m)));
@@ -148,8 +169,7 @@ static void print_text(FILE *out, const char *path, const rd_frontend_info *info
             unknown ? " (some layers unknown until the input shapes are fixed: --input-shape)" : "");
     fprintf(out, "layout layers (Reshape/Transpose) %d\n", an_layout_layer_count(m));
 
-    an_prune_plan plan;
-    if (an_prune_analyze(m, &plan, NULL) == RD_OK) { /* a model the pruner cannot rewrite just gets no line */
+    if (have_plan) {
         fprintf(out, "prunable:  %zu channels, %.5f MB, %.5f GFLOPs (rknn-diag prune)\n", plan.n_channels,
                 an_prune_mb(plan.weight_bytes_removed), an_prune_gflops(plan.macs_removed));
         an_prune_plan_fini(&plan);
@@ -165,56 +185,74 @@ static void print_text(FILE *out, const char *path, const rd_frontend_info *info
         fprintf(out, "  %s%s%s  node '%s'\n", RD_TEXT_SHOWN(ni.domain), ni.domain[0] ? "." : "", RD_TEXT_SHOWN(ni.op_type),
                 RD_TEXT_SHOWN(ni.name));
     }
+    return RD_OK;
 }
 
-static void print_json(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m, op_count *ops,
-                       int n_ops)
+/* The JSON of inspect, built with an_json_add/an_json_push: printed whole or not at all. */
+static rd_status print_json(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m, op_count *ops,
+                            int n_ops, rd_error *err)
 {
+    bool ok = true;
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "model", path);
-    cJSON_AddStringToObject(root, "format", rd_model_format_name(info->format));
-    cJSON_AddStringToObject(root, "format_detail", info->detail);
-    cJSON_AddBoolToObject(root, "quantized", info->quantized);
-    cJSON_AddNumberToObject(root, "ir_version", rd_model_ir_version(m));
-    cJSON_AddNumberToObject(root, "opset", rd_model_opset(m, ""));
-    cJSON_AddStringToObject(root, "producer", rd_model_producer(m));
-    cJSON *ins = cJSON_AddArrayToObject(root, "inputs");
-    for (size_t i = 0; i < rd_model_input_count(m); i++)
-        cJSON_AddItemToArray(ins, value_json(m, rd_model_input(m, i)));
-    cJSON *outs = cJSON_AddArrayToObject(root, "outputs");
-    for (size_t i = 0; i < rd_model_output_count(m); i++)
-        cJSON_AddItemToArray(outs, value_json(m, rd_model_output(m, i)));
-    cJSON_AddNumberToObject(root, "nodes", (double)rd_model_node_count(m));
-    cJSON *hist = cJSON_AddObjectToObject(root, "ops");
-    for (int k = 0; k < n_ops; k++)
-        cJSON_AddNumberToObject(hist, ops[k].op_type, ops[k].count);
-    cJSON *uns = cJSON_AddArrayToObject(root, "unsupported");
-    for (size_t i = 0; i < rd_model_node_count(m); i++) {
-        rd_node_info ni;
-        rd_model_node(m, i, &ni);
-        if (ni.supported)
-            continue;
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "op_type", ni.op_type);
-        cJSON_AddStringToObject(o, "domain", ni.domain);
-        cJSON_AddStringToObject(o, "node", ni.name);
-        cJSON_AddItemToArray(uns, o);
+    if (!root)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    an_json_add(root, "model", cJSON_CreateString(path), &ok);
+    an_json_add(root, "format", cJSON_CreateString(rd_model_format_name(info->format)), &ok);
+    an_json_add(root, "format_detail", cJSON_CreateString(info->detail), &ok);
+    an_json_add(root, "quantized", cJSON_CreateBool(info->quantized), &ok);
+    an_json_add(root, "ir_version", cJSON_CreateNumber((double)rd_model_ir_version(m)), &ok);
+    an_json_add(root, "opset", cJSON_CreateNumber((double)rd_model_opset(m, "")), &ok);
+    an_json_add(root, "producer", cJSON_CreateString(rd_model_producer(m)), &ok);
+    cJSON *ins = cJSON_CreateArray();
+    if (an_json_add(root, "inputs", ins, &ok))
+        for (size_t i = 0; i < rd_model_input_count(m); i++)
+            an_json_push(ins, value_json(m, rd_model_input(m, i), &ok), &ok);
+    cJSON *outs = cJSON_CreateArray();
+    if (an_json_add(root, "outputs", outs, &ok))
+        for (size_t i = 0; i < rd_model_output_count(m); i++)
+            an_json_push(outs, value_json(m, rd_model_output(m, i), &ok), &ok);
+    an_json_add(root, "nodes", cJSON_CreateNumber((double)rd_model_node_count(m)), &ok);
+    cJSON *hist = cJSON_CreateObject();
+    if (an_json_add(root, "ops", hist, &ok))
+        for (int k = 0; k < n_ops; k++)
+            an_json_add(hist, ops[k].op_type, cJSON_CreateNumber(ops[k].count), &ok);
+    cJSON *uns = cJSON_CreateArray();
+    if (an_json_add(root, "unsupported", uns, &ok)) {
+        for (size_t i = 0; i < rd_model_node_count(m) && ok; i++) {
+            rd_node_info ni;
+            rd_model_node(m, i, &ni);
+            if (ni.supported)
+                continue;
+            cJSON *o = cJSON_CreateObject();
+            if (!an_json_push(uns, o, &ok))
+                break;
+            an_json_add(o, "op_type", cJSON_CreateString(ni.op_type), &ok);
+            an_json_add(o, "domain", cJSON_CreateString(ni.domain), &ok);
+            an_json_add(o, "node", cJSON_CreateString(ni.name), &ok);
+        }
     }
     bool unknown;
-    cJSON_AddNumberToObject(root, "parameters", (double)rd_model_param_count(m));
-    cJSON_AddNumberToObject(root, "macs", (double)total_macs(m, &unknown));
-    cJSON_AddBoolToObject(root, "macs_complete", !unknown);
-    cJSON_AddNumberToObject(root, "layout_layers", an_layout_layer_count(m));
+    an_json_add(root, "parameters", cJSON_CreateNumber((double)rd_model_param_count(m)), &ok);
+    an_json_add(root, "macs", cJSON_CreateNumber((double)total_macs(m, &unknown)), &ok);
+    an_json_add(root, "macs_complete", cJSON_CreateBool(!unknown), &ok);
+    an_json_add(root, "layout_layers", cJSON_CreateNumber(an_layout_layer_count(m)), &ok);
 
     an_prune_plan plan;
-    if (an_prune_analyze(m, &plan, NULL) == RD_OK) {
-        cJSON *pr = cJSON_AddObjectToObject(root, "prunable");
-        cJSON_AddNumberToObject(pr, "channels", (double)plan.n_channels);
-        cJSON_AddNumberToObject(pr, "weight_bytes", (double)plan.weight_bytes_removed);
-        cJSON_AddNumberToObject(pr, "macs", (double)plan.macs_removed);
+    bool have_plan;
+    rd_status st = prune_summary(m, &plan, &have_plan, err);
+    if (st == RD_OK && have_plan) {
+        cJSON *pr = cJSON_CreateObject();
+        if (an_json_add(root, "prunable", pr, &ok)) {
+            an_json_add(pr, "channels", cJSON_CreateNumber((double)plan.n_channels), &ok);
+            an_json_add(pr, "weight_bytes", cJSON_CreateNumber((double)plan.weight_bytes_removed), &ok);
+            an_json_add(pr, "macs", cJSON_CreateNumber((double)plan.macs_removed), &ok);
+        }
         an_prune_plan_fini(&plan);
     }
-    an_json_print(out, root);
+    if (st == RD_OK && ok)
+        return an_json_print(out, root) ? RD_OK : rd_errorf(err, RD_E_NOMEM, "out of memory");
+    cJSON_Delete(root);
+    return st != RD_OK ? st : rd_errorf(err, RD_E_NOMEM, "out of memory");
 }
 
 int an_cmd_inspect(an_cmd_ctx *ctx)
@@ -270,10 +308,8 @@ int an_cmd_inspect(an_cmd_ctx *ctx)
     op_count ops[512];
     int n_ops = collect_ops(m, ops, 512);
     qsort(ops, (size_t)n_ops, sizeof ops[0], cmp_count);
-    if (json)
-        print_json(ctx->out, model_path, &info, m, ops, n_ops);
-    else
-        print_text(ctx->out, model_path, &info, m, ops, n_ops);
+    rd_status st = json ? print_json(ctx->out, model_path, &info, m, ops, n_ops, &err)
+                        : print_text(ctx->out, model_path, &info, m, ops, n_ops, &err);
     rd_model_destroy(m);
-    return AN_EXIT_OK;
+    return st == RD_OK ? AN_EXIT_OK : an_fail(ctx, &err);
 }

@@ -22,7 +22,7 @@ int an_cmd_merge(an_cmd_ctx *ctx)
 {
     const char **parts = calloc((size_t)ctx->argc + 1, sizeof *parts);
     if (!parts)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the list of parts");
     size_t n = 0;
     const char *out_dir = NULL;
     bool json = false;

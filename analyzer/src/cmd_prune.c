@@ -72,7 +72,7 @@ int an_cmd_prune(an_cmd_ctx *ctx)
 {
     prune_args *a = calloc(1, sizeof *a);
     if (!a)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the command's options");
     int rc = parse_args(ctx, a);
     rd_error err = {0};
     rd_model *m = NULL;

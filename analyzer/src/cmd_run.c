@@ -164,38 +164,46 @@ static cJSON *json_number_or_null(double v)
     return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
 }
 
-static void print_json(FILE *out, const char *model, const run_observer *ro)
+/* The per-layer summary as JSON, printed whole or not at all (RD_E_NOMEM). */
+static rd_status print_json(FILE *out, const char *model, const run_observer *ro, rd_error *err)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "model", model);
-    cJSON *layers = cJSON_AddArrayToObject(root, "layers");
-    for (size_t i = 0; i < ro->n_rows; i++) {
+    bool ok = true;
+    cJSON *root = cJSON_CreateObject(), *layers = cJSON_CreateArray();
+    an_json_add(root, "model", cJSON_CreateString(model), &ok);
+    an_json_add(root, "layers", layers, &ok);
+    for (size_t i = 0; i < ro->n_rows && ok; i++) {
         const layer_row *r = &ro->rows[i];
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", r->name);
-        cJSON_AddStringToObject(o, "op_type", r->op_type);
-        cJSON_AddNumberToObject(o, "node", r->node);
-        cJSON_AddStringToObject(o, "dtype", rd_dtype_name(r->dtype));
-        cJSON *shape = cJSON_AddArrayToObject(o, "shape");
-        for (int k = 0; k < r->rank; k++)
-            cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)r->dims[k]));
-        cJSON_AddItemToObject(o, "min", json_number_or_null(r->stats.min));
-        cJSON_AddItemToObject(o, "max", json_number_or_null(r->stats.max));
-        cJSON_AddItemToObject(o, "mean", json_number_or_null(r->stats.mean));
-        cJSON_AddNumberToObject(o, "nan", (double)r->stats.n_nan);
-        cJSON_AddNumberToObject(o, "inf", (double)r->stats.n_inf);
-        cJSON_AddItemToArray(layers, o);
+        if (!an_json_push(layers, o, &ok))
+            break;
+        an_json_add(o, "name", cJSON_CreateString(r->name), &ok);
+        an_json_add(o, "op_type", cJSON_CreateString(r->op_type), &ok);
+        an_json_add(o, "node", cJSON_CreateNumber(r->node), &ok);
+        an_json_add(o, "dtype", cJSON_CreateString(rd_dtype_name(r->dtype)), &ok);
+        cJSON *shape = cJSON_CreateArray();
+        if (an_json_add(o, "shape", shape, &ok))
+            for (int k = 0; k < r->rank; k++)
+                an_json_push(shape, cJSON_CreateNumber((double)r->dims[k]), &ok);
+        an_json_add(o, "min", json_number_or_null(r->stats.min), &ok);
+        an_json_add(o, "max", json_number_or_null(r->stats.max), &ok);
+        an_json_add(o, "mean", json_number_or_null(r->stats.mean), &ok);
+        an_json_add(o, "nan", cJSON_CreateNumber((double)r->stats.n_nan), &ok);
+        an_json_add(o, "inf", cJSON_CreateNumber((double)r->stats.n_inf), &ok);
     }
-    an_json_print(out, root);
+    if (ok && an_json_print(out, root))
+        return RD_OK;
+    if (!ok)
+        cJSON_Delete(root);
+    return rd_errorf(err, RD_E_NOMEM, "out of memory while printing the JSON summary");
 }
 
 /* float16 constants beyond 65504 (inf before the layer computes): the same finding as accuracy's, on stderr. */
-static void warn_fp16_constants(an_cmd_ctx *ctx, const rd_sim *sim)
+static rd_status warn_fp16_constants(an_cmd_ctx *ctx, const rd_sim *sim, rd_error *err)
 {
     rd_result r;
     rd_result_init(&r);
-    rd_error err;
-    if (an_findings_numeric(&r, sim, &err) == RD_OK)
+    rd_status st = an_findings_numeric(&r, sim, err); /* fails only when memory runs out: never drop a warning */
+    if (st == RD_OK)
         for (size_t i = 0; i < r.n_findings; i++) {
             fputs("warning: ", ctx->errs); /* findings quote the model's names */
             an_put_text(ctx->errs, r.findings[i].title);
@@ -204,6 +212,7 @@ static void warn_fp16_constants(an_cmd_ctx *ctx, const rd_sim *sim)
             fputc('\n', ctx->errs);
         }
     rd_result_fini(&r);
+    return st;
 }
 
 static double now_ms(void)
@@ -244,7 +253,7 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor 
     rd_run_options opt = {.observer = observe_tensor, .user = &ro, .pool = pool};
     double *times = malloc((size_t)n * sizeof *times);
     if (!times)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the --bench timings");
     rd_error err = {0};
     /* one warm-up run: page faults and BLAS buffers are not what we measure */
     if (run_once(m, sim, inputs, n_in, &opt, &err) != RD_OK) {
@@ -294,11 +303,12 @@ static bool model_has_open_dims(const rd_model *m)
 static rd_status write_fused_list(const char *dir, const rd_sim *sim, size_t *n_out, rd_error *err)
 {
     const rd_model *m = rd_sim_model(sim);
+    bool ok = true;
     cJSON *list = cJSON_CreateArray();
     if (!list)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     size_t n = 0;
-    for (size_t v = 0; v < rd_model_value_count(m); v++) {
+    for (size_t v = 0; v < rd_model_value_count(m) && ok; v++) {
         rd_value_info vi;
         rd_model_value(m, v, &vi);
         rd_sim_tensor t;
@@ -307,12 +317,17 @@ static rd_status write_fused_list(const char *dir, const rd_sim *sim, size_t *n_
         rd_value_info into;
         rd_model_value(m, (size_t)t.fused_into, &into);
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", vi.name);
-        cJSON_AddStringToObject(o, "fused_into", into.name);
-        cJSON_AddItemToArray(list, o);
+        if (!an_json_push(list, o, &ok))
+            break;
+        an_json_add(o, "name", cJSON_CreateString(vi.name), &ok);
+        an_json_add(o, "fused_into", cJSON_CreateString(into.name), &ok);
         n++;
     }
     *n_out = n;
+    if (!ok) { /* a tree missing entries is never written */
+        cJSON_Delete(list);
+        return rd_errorf(err, RD_E_NOMEM, "%s/fused.json: out of memory", dir);
+    }
     return an_json_save_in(list, dir, "fused.json", err);
 }
 
@@ -472,12 +487,12 @@ static int run_and_report(an_cmd_ctx *ctx, run_args *a, rd_model *m, rd_sim *sim
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
     } else {
-        if (a->json)
-            print_json(ctx->out, a->model_path, &ro);
-        else if (!a->quiet)
+        if (a->json && print_json(ctx->out, a->model_path, &ro, &err) != RD_OK)
+            rc = an_fail(ctx, &err);
+        else if (!a->json && !a->quiet)
             print_table(ctx->out, &ro);
-        if (sim)
-            warn_fp16_constants(ctx, sim);
+        if (rc == AN_EXIT_OK && sim && warn_fp16_constants(ctx, sim, &err) != RD_OK)
+            rc = an_fail(ctx, &err);
         if (dumping)
             fprintf(ctx->errs, "wrote %zu tensors and index.json to %s%s\n", dump.n, a->dump_dir,
                     sim ? " (tensors fused away are listed in fused.json)" : "");
@@ -494,7 +509,7 @@ int an_cmd_run(an_cmd_ctx *ctx)
 {
     run_args *a = calloc(1, sizeof *a);
     if (!a)
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the command's options");
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     rd_error err = {0};

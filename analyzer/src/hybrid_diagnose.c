@@ -324,7 +324,7 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
         free(pe);
         free(fd);
         rd_model_destroy(m);
-        return AN_EXIT_INPUT;
+        return an_fail_nomem(ctx, "the variants to diagnose");
     }
     size_t nv = 0;
     v[nv].q = *q;

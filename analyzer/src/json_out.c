@@ -16,6 +16,24 @@ char *an_json_text(const cJSON *root)
     return text;
 }
 
+bool an_json_add(cJSON *obj, const char *key, cJSON *item, bool *ok)
+{
+    if (!obj || !item || !cJSON_AddItemToObject(obj, key, item)) {
+        cJSON_Delete(item);
+        *ok = false;
+    }
+    return *ok;
+}
+
+bool an_json_push(cJSON *arr, cJSON *item, bool *ok)
+{
+    if (!arr || !item || !cJSON_AddItemToArray(arr, item)) {
+        cJSON_Delete(item);
+        *ok = false;
+    }
+    return *ok;
+}
+
 bool an_json_print(FILE *f, cJSON *root)
 {
     char *text = an_json_text(root);

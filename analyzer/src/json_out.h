@@ -17,6 +17,13 @@ char *an_json_text(const cJSON *root);
     could not be made (out of memory). */
 bool an_json_print(FILE *f, cJSON *root);
 
+/** Adds item under key to obj; when item is NULL (its creation ran out of memory) or cannot be added, deletes
+    it and clears *ok, so that a tree built with many calls is checked once at the end (false: incomplete, do
+    not write it). Returns *ok. */
+bool an_json_add(cJSON *obj, const char *key, cJSON *item, bool *ok);
+/** an_json_add for an array: appends item to arr. */
+bool an_json_push(cJSON *arr, cJSON *item, bool *ok);
+
 /** Writes an_json_text(doc) and a newline to path through the atomic writer; doc stays the caller's. */
 rd_status an_json_save(const char *path, const cJSON *doc, rd_error *err);
 

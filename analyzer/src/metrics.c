@@ -223,13 +223,13 @@ static double mean_db(const rd_metrics *s, size_t n, size_t offset)
     return k ? sum / (double)k : *(const double *)((const char *)&s[0] + offset);
 }
 
-void an_metric_group_finish(const an_group_acc *acc, rd_metric_group *out)
+bool an_metric_group_finish(const an_group_acc *acc, rd_metric_group *out)
 {
     memset(out, 0, sizeof *out);
     out->worst_sample = -1;
     if (acc->n == 0) {
         out->cos_min = out->cos_p5 = NAN;
-        return;
+        return true;
     }
     size_t n = acc->n;
     const rd_metrics *s = acc->samples;
@@ -288,10 +288,11 @@ void an_metric_group_finish(const an_group_acc *acc, rd_metric_group *out)
         out->cos_p5 = cos[rank ? rank - 1 : 0];
         free(cos);
     } else {
-        out->cos_p5 = out->cos_min; /* out of memory: the minimum is a safe bound */
+        return false; /* no percentile: a figure in its place would be a wrong one in the report */
     }
     out->present = true;
     out->n_samples = (int)n;
+    return true;
 }
 
 /* ---- per-channel cosine and histograms ---- */

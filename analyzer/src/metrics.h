@@ -48,9 +48,10 @@ void an_group_acc_fini(an_group_acc *acc);
 rd_status an_metric_group_add(an_group_acc *acc, const rd_metrics *m, int sample, rd_error *err);
 /**
  * Mean of each metric, minimum and 5th-percentile (nearest rank) effective cosine, worst sample (smallest
- * effective cosine, NaN counting as the worst). An empty accumulator gives an absent group.
+ * effective cosine, NaN counting as the worst). An empty accumulator gives an absent group. False when memory
+ * for the percentile ran out (out is then not to be reported).
  */
-void an_metric_group_finish(const an_group_acc *acc, rd_metric_group *out);
+bool an_metric_group_finish(const an_group_acc *acc, rd_metric_group *out);
 
 /**
  * Cosine per output channel (axis 1 of an NCHW-like tensor; a rank < 2 tensor is one channel), with the

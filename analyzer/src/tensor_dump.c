@@ -54,20 +54,25 @@ rd_status an_dump_add(an_dump *d, const char *name, const rd_tensor *t, rd_error
 
 rd_status an_dump_close(an_dump *d, rd_error *err)
 {
+    bool ok = true;
     cJSON *list = cJSON_CreateArray();
-    if (!list)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < d->n; i++) {
+    for (size_t i = 0; list && ok && i < d->n; i++) {
         const an_dump_entry *e = &d->entries[i];
         cJSON *o = cJSON_CreateObject();
+        if (!an_json_push(list, o, &ok))
+            break;
+        an_json_add(o, "name", cJSON_CreateString(e->name), &ok);
+        an_json_add(o, "file", cJSON_CreateString(e->file), &ok);
+        an_json_add(o, "dtype", cJSON_CreateString(rd_dtype_name(e->dtype)), &ok);
         cJSON *shape = cJSON_CreateArray();
-        cJSON_AddItemToArray(list, o);
-        cJSON_AddStringToObject(o, "name", e->name);
-        cJSON_AddStringToObject(o, "file", e->file);
-        cJSON_AddStringToObject(o, "dtype", rd_dtype_name(e->dtype));
+        if (!an_json_add(o, "shape", shape, &ok))
+            break;
         for (int k = 0; k < e->rank; k++)
-            cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)e->dims[k]));
-        cJSON_AddItemToObject(o, "shape", shape);
+            an_json_push(shape, cJSON_CreateNumber((double)e->dims[k]), &ok);
+    }
+    if (!list || !ok) { /* a tree missing entries is never written */
+        cJSON_Delete(list);
+        return rd_errorf(err, RD_E_NOMEM, "%s/index.json: out of memory", d->dir);
     }
     return an_json_save_in(list, d->dir, "index.json", err);
 }

@@ -33,7 +33,7 @@ rd_status sim_state_init(sim_run_state *s, rd_model *m, const sim_exec_hooks *ho
 
 void sim_state_fini(sim_run_state *s)
 {
-    if (s->vals) {
+    if (s->vals && s->owned) {
         for (int v = 0; v < s->m->n_values; v++)
             if (s->owned[v])
                 rd_tensor_fini(&s->vals[v]);

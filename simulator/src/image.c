@@ -237,6 +237,12 @@ out:
  * Dispatch
  */
 
+bool sim_image_signature(const uint8_t *b, size_t len)
+{
+    return (len >= 4 && b[0] == 0x89 && b[1] == 'P' && b[2] == 'N' && b[3] == 'G') ||
+           (len >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff) || (len >= 2 && b[0] == 'B' && b[1] == 'M');
+}
+
 rd_status rd_image_parse(const void *buf, size_t len, const char *name, uint64_t max_pixels, rd_tensor *out,
                          rd_error *err)
 {

@@ -435,8 +435,12 @@ void sim_node_fini(sim_node *n);
  */
 
 /** An input that may be an .npy (by its first bytes, not its name): an .npy is loaded as rd_npy_load_expect
- *  does (want may be NULL) into npy (*is_npy true); anything else is read whole (at most max_other bytes)
- *  into *other for its own decoder (an image), NUL-terminated. One open of the file (npy.c). */
+ *  does (want may be NULL) into npy (*is_npy true); an image (sim_image_signature) is read whole (at most
+ *  max_other bytes) into *other for its decoder, NUL-terminated; anything else is refused on its first
+ *  bytes, before it is read (rd_image_parse's message). One open of the file (npy.c). */
+/** True when the first len bytes of a file can start a PNG, JPEG or BMP image (what rd_image_parse decodes). */
+bool sim_image_signature(const uint8_t *b, size_t len);
+
 rd_status sim_input_file_load(const char *path, size_t max_other, const rd_npy_expect *want, bool *is_npy,
                               rd_tensor *npy, char **other, size_t *other_len, rd_error *err);
 

@@ -740,6 +740,25 @@ rd_status rd_npy_load_expect(const char *path, const rd_npy_expect *want, rd_ten
     return st;
 }
 
+rd_status rd_npy_load_within(const char *dir, const char *rel, const rd_npy_expect *want, rd_tensor *out,
+                             rd_error *err)
+{
+    if (!dir || !rel || !out)
+        return rd_errorf(err, RD_E_INVAL, "rd_npy_load_within needs a folder, a path and an output tensor");
+    memset(out, 0, sizeof *out);
+    out->dtype = RD_DT_F32;
+    int fd = -1;
+    uint64_t size = 0;
+    rd_status st = rd_file_open_within(dir, rel, RD_MAX_TENSOR_BYTES + NPY_FILE_SLACK, &fd, &size, err);
+    if (st != RD_OK)
+        return st;
+    char name[4200];
+    snprintf(name, sizeof name, "%s/%s", dir, rel);
+    st = npy_load_fd(fd, size, name, want, out, err);
+    close(fd);
+    return st;
+}
+
 rd_status rd_npy_load(const char *path, rd_tensor *out, rd_error *err)
 {
     return rd_npy_load_expect(path, NULL, out, err);
@@ -766,6 +785,9 @@ rd_status sim_input_file_load(const char *path, size_t max_other, const rd_npy_e
                  ? rd_errorf(err, RD_E_LIMIT, "%s: file of %llu bytes exceeds the %llu-byte tensor limit", path,
                              (unsigned long long)size, (unsigned long long)RD_MAX_TENSOR_BYTES)
                  : npy_load_fd(fd, size, path, want, npy, err);
+    } else if (st == RD_OK && !sim_image_signature(magic, size < NPY_MAGIC_LEN ? (size_t)size : NPY_MAGIC_LEN)) {
+        rd_tensor none; /* neither an .npy nor an image: refused on the bytes read, with the decoder's message */
+        st = rd_image_parse(magic, size < NPY_MAGIC_LEN ? (size_t)size : NPY_MAGIC_LEN, path, 0, &none, err);
     } else if (st == RD_OK && size > max_other) {
         st = rd_errorf(err, RD_E_LIMIT, "%s: %llu bytes is above the limit of %zu bytes for this kind of file", path,
                        (unsigned long long)size, max_other);

@@ -21,8 +21,10 @@ static void *budget_alloc(void *data, size_t size)
         return NULL;
     }
     budget_header *h = malloc(total);
-    if (!h)
+    if (!h) {
+        b->out_of_memory = true; /* protobuf-c then fails as if the input were corrupt */
         return NULL;
+    }
     h->size = total;
     b->used += total;
     return h + 1;
@@ -126,6 +128,8 @@ static rd_status unpack_as(const ProtobufCMessageDescriptor *desc, const void *b
     *out = protobuf_c_message_unpack(desc, &b->alloc, len, buf);
     if (*out)
         return RD_OK;
+    if (b->out_of_memory)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory while unpacking the protobuf (%zu bytes)", len);
     if (b->exceeded)
         return rd_errorf(err, RD_E_LIMIT, "unpacking needs more than %zu bytes of memory (input of %zu bytes)",
                          b->limit, len);

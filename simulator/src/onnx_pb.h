@@ -26,6 +26,7 @@ typedef struct sim_pb_budget {
     size_t used;              /* bytes currently allocated (headers included) */
     size_t limit;
     bool exceeded;            /* an allocation was refused for the budget */
+    bool out_of_memory;       /* an allocation within the budget failed */
 } sim_pb_budget;
 
 void sim_pb_budget_init(sim_pb_budget *b, size_t limit);
@@ -33,7 +34,8 @@ void sim_pb_budget_init(sim_pb_budget *b, size_t limit);
 /**
  * Unpacks one message of type desc from buf with a budget, after checking its nesting depth.
  * Messages do not name the input (the caller prefixes it). Fails with
- * RD_E_PARSE "not a valid ONNX protobuf (truncated or corrupt)", RD_E_LIMIT for size or depth.
+ * RD_E_PARSE "not a valid ONNX protobuf (truncated or corrupt)", RD_E_LIMIT for size or depth,
+ * RD_E_NOMEM when an allocation failed.
  * The result is freed with protobuf_c_message_free_unpacked(msg, &b->alloc).
  */
 rd_status sim_pb_unpack(const ProtobufCMessageDescriptor *desc, const void *buf, size_t len, sim_pb_budget *b,

@@ -281,7 +281,7 @@ rd_status rd_input_prepare(const char *path, const rd_input_spec *spec, int rank
     rd_npy_expect want = {.rank = -1, .numel = 1, .what = "the model input"};
     for (int d = 0; d < rank && want.numel > 0; d++)
         want.numel = dims[d] > 0 && !__builtin_mul_overflow(want.numel, dims[d], &want.numel) ? want.numel : 0;
-    rd_status st = sim_input_file_load(path, (size_t)RD_MAX_TENSOR_BYTES, &want, &is_npy, &src, &buf, &len, err);
+    rd_status st = sim_input_file_load(path, RD_MAX_IMAGE_FILE_BYTES, &want, &is_npy, &src, &buf, &len, err);
     if (st == RD_OK && !is_npy)
         st = rd_image_parse(buf, len, path, spec ? spec->max_image_pixels : 0, &src, err);
     free(buf);

@@ -344,6 +344,11 @@ typedef struct rd_npy_expect {
     naming the file, both shapes and want->what). want may be NULL. */
 rd_status rd_npy_load_expect(const char *path, const rd_npy_expect *want, rd_tensor *out, rd_error *err);
 
+/** rd_npy_load_expect of an .npy named in data (index.json): rel is opened inside dir (rd_file_open_within: no
+    absolute path, no '..', no symbolic link followed), and its header is checked before any data is read. */
+rd_status rd_npy_load_within(const char *dir, const char *rel, const rd_npy_expect *want, rd_tensor *out,
+                             rd_error *err);
+
 /** Serialises t as an .npy (version 1.0, C order) into a new malloc'ed buffer owned by the caller. */
 rd_status rd_npy_write(const rd_tensor *t, void **out_buf, size_t *out_len, rd_error *err);
 

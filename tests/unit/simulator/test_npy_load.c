@@ -150,9 +150,68 @@ static void test_normal_load_one_copy(void)
     free(dir);
 }
 
+/* An .npy named in data (index.json): read inside its folder only, header first (a huge file of the right
+   magic is refused without its data being read). */
+static void test_load_within_folder(void)
+{
+    char *dir = rd_test_tmpdir("npy-within");
+    rd_tensor t = {0};
+    rd_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&t, RD_DT_F32, 1, (const int64_t[]){3}, &err), RD_OK);
+    ((float *)t.data)[2] = 2.5f;
+    char path[4300], link[4300];
+    snprintf(path, sizeof path, "%s/a.npy", dir);
+    CU_ASSERT_EQUAL_FATAL(rd_npy_save(path, &t, &err), RD_OK);
+    rd_tensor_fini(&t);
+    CU_ASSERT_EQUAL_FATAL(rd_npy_load_within(dir, "a.npy", NULL, &t, &err), RD_OK);
+    CU_ASSERT_EQUAL(((float *)t.data)[2], 2.5f);
+    rd_tensor_fini(&t);
+    snprintf(link, sizeof link, "%s/l.npy", dir);
+    CU_ASSERT_FATAL(symlink("a.npy", link) == 0);
+    CU_ASSERT_EQUAL(rd_npy_load_within(dir, "l.npy", NULL, &t, &err), RD_E_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "symbolic link"));
+    CU_ASSERT_NOT_EQUAL(rd_npy_load_within(dir, "../a.npy", NULL, &t, &err), RD_OK);
+    CU_ASSERT_PTR_NULL(t.data);
+    const char *dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n";
+    sparse_npy(dir, "huge.npy", dict, false, SPARSE_BYTES);
+    long before = peak_rss_kb();
+    CU_ASSERT_EQUAL(rd_npy_load_within(dir, "huge.npy", NULL, &t, &err), RD_E_PARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "bytes after the data"));
+    CU_ASSERT(peak_rss_kb() - before < 64 * 1024);
+    unlink(link);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/huge.npy", dir);
+    unlink(path);
+    free(dir);
+}
+
+/* A model input that is neither an .npy nor an image is refused on its first bytes: a sparse 1 GiB file of
+   zeros was read whole before its first bytes were looked at. */
+static void test_input_neither_npy_nor_image(void)
+{
+    char *dir = rd_test_tmpdir("input-junk");
+    char path[4300];
+    snprintf(path, sizeof path, "%s/junk.png", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_FATAL(ftruncate(fd, SPARSE_BYTES) == 0);
+    close(fd);
+    long before = peak_rss_kb();
+    rd_tensor t = {0};
+    rd_error err = {0};
+    CU_ASSERT_EQUAL(rd_input_prepare(path, NULL, 4, (const int64_t[]){1, 3, 8, 8}, NULL, &t, &err), RD_E_PARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a PNG, JPEG or BMP image (first bytes 00 00 00 00)"));
+    CU_ASSERT(peak_rss_kb() - before < 64 * 1024);
+    CU_ASSERT_PTR_NULL(t.data);
+    unlink(path);
+    free(dir);
+}
+
 RD_TEST_REGISTER(register_npy_load)
 {
     RD_SUITE("npy_load", {"huge claims are refused cheaply", test_huge_claims_refused_cheaply},
              {"bytes after the data are refused", test_trailing_bytes_refused},
-             {"a normal load holds one copy", test_normal_load_one_copy});
+             {"a normal load holds one copy", test_normal_load_one_copy},
+             {"an .npy named in data stays in its folder", test_load_within_folder},
+             {"an input neither .npy nor image is refused unread", test_input_neither_npy_nor_image});
 }

@@ -1,0 +1,33 @@
+# Allocation-failure injection (docs/internals/faultsim.md): rknn-diag-faultsim is rknn-diag linked with
+# alloc_fail.c and -Wl,--wrap for every allocating function our libraries call, so that
+# RD_FAULTSIM_FAIL=N fails the Nth allocation. Only this test build has the counter; rknn-diag has none.
+set(RD_FAULTSIM_WRAPPED malloc calloc realloc strdup strndup posix_memalign realpath open_memstream fdopen
+  fdopendir opendir getaddrinfo pthread_create gzdopen)
+add_executable(rknn-diag-faultsim ${PROJECT_SOURCE_DIR}/analyzer/src/main.c ${CMAKE_CURRENT_LIST_DIR}/alloc_fail.c)
+target_link_libraries(rknn-diag-faultsim PRIVATE rd::analyzer PkgConfig::CJSON PkgConfig::CRYPTO PkgConfig::ZLIB)
+foreach(fn ${RD_FAULTSIM_WRAPPED})
+  target_link_options(rknn-diag-faultsim PRIVATE "LINKER:--wrap=${fn}")
+endforeach()
+
+# One loop per command on the demo model. Each fails the first allocation of every call site plus every
+# Sth allocation (S below: the counts are 759 for run, ~5,900 for accuracy, measured on the demo model);
+# -DRD_FAULTSIM_FULL=ON fails every allocation (accuracy then takes about 30 minutes per loop).
+option(RD_FAULTSIM_FULL "Fail every allocation in the faultsim loops, not a stride" OFF)
+function(rd_faultsim_loop name stride)
+  if(RD_FAULTSIM_FULL)
+    set(stride 1)
+  endif()
+  add_test(NAME faultsim_${name}
+    COMMAND bash ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/faultsim_loop.sh $<TARGET_FILE:rknn-diag-faultsim>
+            ${CMAKE_CURRENT_BINARY_DIR}/faultsim_${name} --sites --stride ${stride} -- ${ARGN})
+  # a loop is hundreds of runs: on a loaded 2-core machine the accuracy ones take 10 to 20 minutes
+  set_tests_properties(faultsim_${name} PROPERTIES LABELS faultsim TIMEOUT 3600)
+endfunction()
+rd_faultsim_loop(onnx_load 1 inspect @DEMO@/demo.onnx)
+rd_faultsim_loop(onnx_load_json 4 inspect --json @DEMO@/demo.onnx)
+rd_faultsim_loop(run 3 run @DEMO@/demo.onnx --input @DEMO@/image.npy -o @OUT@ -q)
+rd_faultsim_loop(run_fp16_json 10 run @DEMO@/demo.onnx --input @DEMO@/image.npy --precision fp16 --json -o @OUT@)
+rd_faultsim_loop(accuracy_int8 40
+  accuracy @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw -o @OUT@ -q)
+rd_faultsim_loop(accuracy_fp16 40
+  accuracy @DEMO@/demo.onnx --inputs @DEMO@/image.npy --input-layout nchw --dtype float16 -o @OUT@ -q)
