@@ -7,7 +7,7 @@ pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libopenblas-dev libcunit1-dev zlib1g-dev adb umockdev python3 darknet python3-torch
       slurm-wlm munge parallel)
 if [ "${1:-}" = "--test" ]; then
-  pkgs+=(chromium)
+  pkgs+=(chromium clang-format)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -2,10 +2,12 @@
 # Builds rknn-diag with AddressSanitizer and UBSan and runs the whole test suite (CUnit under CTest), then
 # builds the tests labelled tsan with ThreadSanitizer (RD_SANITIZE=thread) and runs them: the simulator's
 # unit tests (kernels on a pool, calibration workers) and the thread-count bit-identity test on the small
-# shared models (docs/internals/threads.md). RD_TSAN=0 skips the second configuration.
+# shared models (docs/internals/threads.md). RD_TSAN=0 skips the second configuration. First of all, every C
+# file must match .clang-format (tools/check-format.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh --test
+bash tools/check-format.sh
 build=${RD_TEST_BUILD_DIR:-build-test}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DRD_SANITIZE=ON -DRD_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"

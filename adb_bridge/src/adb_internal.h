@@ -24,8 +24,7 @@
 #define ADB_AUTH_SIGNATURE 2
 #define ADB_AUTH_RSAPUBLICKEY 3
 
-#define ADB_MKID(a, b, c, d)                                                                       \
-    ((uint32_t)(a) | ((uint32_t)(b) << 8) | ((uint32_t)(c) << 16) | ((uint32_t)(d) << 24))
+#define ADB_MKID(a, b, c, d) ((uint32_t)(a) | ((uint32_t)(b) << 8) | ((uint32_t)(c) << 16) | ((uint32_t)(d) << 24))
 #define A_SYNC ADB_MKID('S', 'Y', 'N', 'C')
 #define A_CNXN ADB_MKID('C', 'N', 'X', 'N')
 #define A_AUTH ADB_MKID('A', 'U', 'T', 'H')
@@ -49,8 +48,7 @@ typedef struct adb_header {
 uint32_t adb_checksum(const uint8_t *p, size_t n);
 void adb_header_encode(const adb_header *h, uint8_t out[ADB_HEADER_SIZE]);
 /** Decodes and validates a header: known command, magic, data_length <= max_payload. */
-rd_status adb_header_decode(const uint8_t in[ADB_HEADER_SIZE], uint32_t max_payload, adb_header *h,
-                            rd_error *err);
+rd_status adb_header_decode(const uint8_t in[ADB_HEADER_SIZE], uint32_t max_payload, adb_header *h, rd_error *err);
 /** "CNXN" etc. for messages; buf gets at least 12 bytes. */
 const char *adb_command_name(uint32_t cmd, char buf[12]);
 
@@ -83,17 +81,13 @@ int adb_ms_left(int64_t deadline);
 /** Connects a TCP socket to host:port within timeout_ms. */
 rd_status adb_tcp_connect(const char *host, int port, int timeout_ms, int *out_fd, rd_error *err);
 /** Splits "host:port" (port required, 1..65535). host_buf gets the host part. */
-rd_status adb_split_host_port(const char *text, char *host_buf, size_t host_cap, int *port,
-                              rd_error *err);
+rd_status adb_split_host_port(const char *text, char *host_buf, size_t host_cap, int *port, rd_error *err);
 /** Reads exactly n bytes; each wait is bounded by timeout_ms. EOF is RD_E_DEVICE "connection
  * closed". */
-rd_status adb_fd_read_exact(int fd, void *buf, size_t n, int timeout_ms, const char *what,
-                            rd_error *err);
+rd_status adb_fd_read_exact(int fd, void *buf, size_t n, int timeout_ms, const char *what, rd_error *err);
 /** Reads what is available (at least 1 byte, or *got = 0 at EOF), waiting at most timeout_ms. */
-rd_status adb_fd_read_some(int fd, void *buf, size_t cap, size_t *got, int timeout_ms,
-                           const char *what, rd_error *err);
-rd_status adb_fd_write_all(int fd, const void *buf, size_t n, int timeout_ms, const char *what,
-                           rd_error *err);
+rd_status adb_fd_read_some(int fd, void *buf, size_t cap, size_t *got, int timeout_ms, const char *what, rd_error *err);
+rd_status adb_fd_write_all(int fd, const void *buf, size_t n, int timeout_ms, const char *what, rd_error *err);
 
 /* ---- packet transports: USB, TCP, the fake (style.md: a vtable with a fake member) ---- */
 
@@ -102,19 +96,17 @@ typedef struct adb_ptransport_ops {
     const char *name; /* "usb", "tcp", "fake" */
     /** Sends one packet: the 24-byte header, then the payload (USB: separate transfers + ZLP rule).
      */
-    rd_status (*write_packet)(adb_ptransport *t, const uint8_t hdr[ADB_HEADER_SIZE],
-                              const uint8_t *payload, size_t n, int timeout_ms, rd_error *err);
+    rd_status (*write_packet)(adb_ptransport *t, const uint8_t hdr[ADB_HEADER_SIZE], const uint8_t *payload, size_t n,
+                              int timeout_ms, rd_error *err);
     /** Reads exactly n bytes (a header or a whole payload). */
-    rd_status (*read_exact)(adb_ptransport *t, uint8_t *buf, size_t n, int timeout_ms,
-                            rd_error *err);
+    rd_status (*read_exact)(adb_ptransport *t, uint8_t *buf, size_t n, int timeout_ms, rd_error *err);
     void (*destroy)(adb_ptransport *t);
 } adb_ptransport_ops;
 struct adb_ptransport {
     const adb_ptransport_ops *ops;
 };
 
-rd_status adb_tcp_transport_create(const char *host_port, int timeout_ms, adb_ptransport **out,
-                                   rd_error *err);
+rd_status adb_tcp_transport_create(const char *host_port, int timeout_ms, adb_ptransport **out, rd_error *err);
 /** A transport whose reads come from a fixed byte string and whose writes are discarded (fuzzing,
  * tests). */
 adb_ptransport *adb_fake_transport_create(const uint8_t *replies, size_t n);
@@ -133,8 +125,7 @@ struct adb_stream {
 };
 
 /** Reads exactly n bytes; the end of the stream before that is RD_E_DEVICE naming what. */
-rd_status adb_stream_read_exact(adb_stream *s, void *buf, size_t n, const char *what,
-                                rd_error *err);
+rd_status adb_stream_read_exact(adb_stream *s, void *buf, size_t n, const char *what, rd_error *err);
 /** A stream over a socket (the adb server after a transport switch); takes ownership of fd. */
 adb_stream *adb_fd_stream_create(int fd, int timeout_ms);
 /** A stream reading from memory, writes discarded (fuzzing the sync parser). */
@@ -160,11 +151,10 @@ typedef struct adb_conn {
 
 /** Takes ownership of t (destroyed on failure too). keys may be NULL when the board asks for none.
  */
-rd_status adb_conn_connect(adb_ptransport *t, const rd_adb_options *opt, int timeout_ms,
-                           adb_conn **out, rd_error *err);
+rd_status adb_conn_connect(adb_ptransport *t, const rd_adb_options *opt, int timeout_ms, adb_conn **out, rd_error *err);
 void adb_conn_destroy(adb_conn *c);
-rd_status adb_conn_send(adb_conn *c, uint32_t cmd, uint32_t arg0, uint32_t arg1,
-                        const uint8_t *data, size_t n, rd_error *err);
+rd_status adb_conn_send(adb_conn *c, uint32_t cmd, uint32_t arg0, uint32_t arg1, const uint8_t *data, size_t n,
+                        rd_error *err);
 /** Receives one packet; its payload is c->rx (valid until the next receive). */
 rd_status adb_conn_recv(adb_conn *c, adb_header *h, rd_error *err);
 /** Opens a service ("sync:", "shell,v2,raw:ls"). RD_E_UNSUPPORTED when the device refuses it. */
@@ -181,8 +171,7 @@ void adb_banner_parse(const char *banner, char *features, size_t fcap, char *des
  * an unusable user key is skipped too when vendor keys loaded (it is then not offered), else it is
  * the error (RD_E_AUTH saying what is wrong with the file and what to do). Never prompts.
  */
-rd_status adb_keys_load(const char *home, rd_adb_log_fn log, void *user, adb_keys **out,
-                        rd_error *err);
+rd_status adb_keys_load(const char *home, rd_adb_log_fn log, void *user, adb_keys **out, rd_error *err);
 /** <home>/.android/adbkey into buf (home NULL: $HOME, else the user's home folder, as adb). */
 rd_status adb_user_key_path(const char *home, char *buf, size_t cap, rd_error *err);
 /** The user's public key in Android's text form, from adbkey (created with adbkey.pub when
@@ -193,12 +182,11 @@ rd_status adb_user_public_key(const char *home, char **out, rd_error *err);
  * adbkey.pub holds; blank lines and '#' comments allowed). Other lines are skipped with a log line;
  * a file with no key is RD_E_INVAL. *out: n malloc'ed base64 strings, freed by adb_pubkeys_free.
  */
-rd_status adb_pubkeys_read(const char *path, rd_adb_log_fn log, void *user, char ***out,
-                           size_t *n_out, rd_error *err);
+rd_status adb_pubkeys_read(const char *path, rd_adb_log_fn log, void *user, char ***out, size_t *n_out, rd_error *err);
 void adb_pubkeys_free(char **keys, size_t n);
 /** adb_pubkeys_read's parser, on text of len bytes (name for messages). */
-rd_status adb_pubkeys_parse(const char *text, size_t len, const char *name, rd_adb_log_fn log,
-                            void *user, char ***out, size_t *n_out, rd_error *err);
+rd_status adb_pubkeys_parse(const char *text, size_t len, const char *name, rd_adb_log_fn log, void *user, char ***out,
+                            size_t *n_out, rd_error *err);
 /** Parses a PEM RSA private key (an EVP_PKEY * in *out, the caller frees it); never asks for a
  * passphrase. RD_E_AUTH saying what is wrong (empty, encrypted, not PEM, not RSA) and what to do.
  */
@@ -206,15 +194,15 @@ rd_status adb_key_parse(const char *text, size_t len, const char *name, void **o
 void adb_keys_free(adb_keys *k);
 size_t adb_keys_count(const adb_keys *k);
 /** Signs a token with key i as adb does; sig has room for 512 bytes. */
-rd_status adb_keys_sign(const adb_keys *k, size_t i, const uint8_t *token, size_t token_len,
-                        uint8_t *sig, size_t *sig_len, rd_error *err);
+rd_status adb_keys_sign(const adb_keys *k, size_t i, const uint8_t *token, size_t token_len, uint8_t *sig,
+                        size_t *sig_len, rd_error *err);
 /** The user key's public key in Android's text form ("<base64> user@host"), malloc'ed. */
 rd_status adb_keys_public_text(const adb_keys *k, char **out, rd_error *err);
 /** Encodes an RSA public key (an EVP_PKEY *) as Android's 524-byte RSAPublicKey struct. */
 rd_status adb_pubkey_encode(const void *evp_pkey, uint8_t out[524], rd_error *err);
 /** Verifies sig over token against a public key in Android's text form (the fake board). */
-bool adb_pubkey_verify(const char *pub_text, const uint8_t *token, size_t token_len,
-                       const uint8_t *sig, size_t sig_len);
+bool adb_pubkey_verify(const char *pub_text, const uint8_t *token, size_t token_len, const uint8_t *sig,
+                       size_t sig_len);
 
 /* ---- sync client (sync.c) ---- */
 
@@ -236,18 +224,17 @@ bool adb_pubkey_verify(const char *pub_text, const uint8_t *token, size_t token_
 rd_status adb_sync_request(adb_stream *s, uint32_t id, const char *path, rd_error *err);
 rd_status adb_sync_stat(adb_stream *s, bool v2, const char *path, rd_adb_stat *out, rd_error *err);
 typedef rd_status (*adb_dirent_fn)(void *user, const rd_adb_dirent *d, rd_error *err);
-rd_status adb_sync_list(adb_stream *s, bool v2, const char *path, adb_dirent_fn fn, void *user,
-                        rd_error *err);
+rd_status adb_sync_list(adb_stream *s, bool v2, const char *path, adb_dirent_fn fn, void *user, rd_error *err);
 /** Receives a file into fd. max_size: a larger file is an error (UINT64_MAX: no bound).
  * *failed_by_board is set when the board answered FAIL (the service is then gone and must be
  * reopened). */
 typedef rd_status (*adb_chunk_fn)(void *user, const uint8_t *data, size_t n, rd_error *err);
-rd_status adb_sync_recv(adb_stream *s, const char *path, uint64_t max_size, adb_chunk_fn fn,
-                        void *user, uint64_t *out_bytes, bool *failed_by_board, rd_error *err);
+rd_status adb_sync_recv(adb_stream *s, const char *path, uint64_t max_size, adb_chunk_fn fn, void *user,
+                        uint64_t *out_bytes, bool *failed_by_board, rd_error *err);
 /** Sends data from fd as path with mode; mtime is sent with DONE. */
 typedef rd_status (*adb_fill_fn)(void *user, uint8_t *buf, size_t cap, size_t *got, rd_error *err);
-rd_status adb_sync_send(adb_stream *s, const char *path, uint32_t mode, int64_t mtime,
-                        adb_fill_fn fill, void *user, rd_error *err);
+rd_status adb_sync_send(adb_stream *s, const char *path, uint32_t mode, int64_t mtime, adb_fill_fn fill, void *user,
+                        rd_error *err);
 rd_status adb_sync_quit(adb_stream *s, rd_error *err);
 
 /** True when name can be joined under a local folder: not empty, ".", "..", and has no '/', '\\' or
@@ -293,19 +280,17 @@ rd_status adb_open_service(rd_adb *dev, const char *service, adb_stream **out, r
 rd_status adb_sync_get(rd_adb *dev, adb_stream **out, rd_error *err);
 /** Closes the cached sync service (after a FAIL the board has ended it). */
 void adb_sync_drop(rd_adb *dev);
-void adb_logf(rd_adb_log_fn log, void *user, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void adb_logf(rd_adb_log_fn log, void *user, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- the adb server (transport_server.c) ---- */
 
 int adb_server_port(const rd_adb_options *opt);
 /** One host query ("host:devices-l") answered with OKAY + hex4 + text; *out malloc'ed. */
-rd_status adb_server_query(int port, const char *service, int timeout_ms, char **out,
-                           rd_error *err);
+rd_status adb_server_query(int port, const char *service, int timeout_ms, char **out, rd_error *err);
 /** Opens a socket switched to the device (host:transport:SERIAL or host:transport-any) and the
  * service. */
-rd_status adb_server_open(int port, const char *serial, const char *service, int timeout_ms,
-                          adb_stream **out, rd_error *err);
+rd_status adb_server_open(int port, const char *serial, const char *service, int timeout_ms, adb_stream **out,
+                          rd_error *err);
 
 /* ---- USB (transport_usb.c) ---- */
 
@@ -319,7 +304,7 @@ typedef struct adb_usb_found {
 rd_status adb_usb_list(adb_usb_found **out, size_t *n, rd_error *err);
 /** Opens the device with this serial (NULL: the only one). RD_E_DEVICE + busy when claimed
  * elsewhere. */
-rd_status adb_usb_transport_create(const char *serial, int timeout_ms, adb_ptransport **out,
-                                   bool *busy, char *serial_out, size_t serial_cap, rd_error *err);
+rd_status adb_usb_transport_create(const char *serial, int timeout_ms, adb_ptransport **out, bool *busy,
+                                   char *serial_out, size_t serial_cap, rd_error *err);
 
 #endif

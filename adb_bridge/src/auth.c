@@ -52,7 +52,8 @@ size_t adb_keys_count(const adb_keys *k)
 
 void adb_keys_free(adb_keys *k)
 {
-    if (!k) return;
+    if (!k)
+        return;
     for (size_t i = 0; i < k->n; i++)
         EVP_PKEY_free(k->key[i]);
     free(k);
@@ -80,17 +81,14 @@ rd_status adb_key_parse(const char *text, size_t len, const char *name, void **o
     EVP_PKEY *pk = NULL;
     rd_status st = RD_OK;
     if (len == 0) {
-        st = rd_errorf(err, RD_E_AUTH,
-                       "%s is empty (0 bytes; the disk was full when it was written?): %s", name,
-                       fix);
+        st = rd_errorf(err, RD_E_AUTH, "%s is empty (0 bytes; the disk was full when it was written?): %s", name, fix);
     } else if (len > KEY_FILE_MAX || memmem(text, len, "ENCRYPTED", 9)) {
-        st = len > KEY_FILE_MAX
-                 ? rd_errorf(err, RD_E_LIMIT, "%s is %zu bytes, too large for a key", name, len)
-                 : rd_errorf(err, RD_E_AUTH,
-                             "%s is encrypted with a passphrase, which ADB keys never are: "
-                             "decrypt it (openssl pkey -in KEY -out PLAIN, then put PLAIN in its "
-                             "place with mode 600) or %s",
-                             name, fix);
+        st = len > KEY_FILE_MAX ? rd_errorf(err, RD_E_LIMIT, "%s is %zu bytes, too large for a key", name, len)
+                                : rd_errorf(err, RD_E_AUTH,
+                                            "%s is encrypted with a passphrase, which ADB keys never are: "
+                                            "decrypt it (openssl pkey -in KEY -out PLAIN, then put PLAIN in its "
+                                            "place with mode 600) or %s",
+                                            name, fix);
     } else {
         BIO *bio = BIO_new_mem_buf(text, (int)len);
         pk = bio ? PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL) : NULL;
@@ -99,8 +97,7 @@ rd_status adb_key_parse(const char *text, size_t len, const char *name, void **o
             st = rd_errorf(err, RD_E_AUTH, "%s is not a PEM private key (damaged?): %s", name, fix);
         else if (EVP_PKEY_get_base_id(pk) != EVP_PKEY_RSA)
             st = rd_errorf(err, RD_E_AUTH, "%s holds a %s key; ADB signs with RSA: %s", name,
-                           EVP_PKEY_get0_type_name(pk) ? EVP_PKEY_get0_type_name(pk) : "non-RSA",
-                           fix);
+                           EVP_PKEY_get0_type_name(pk) ? EVP_PKEY_get0_type_name(pk) : "non-RSA", fix);
     }
     ERR_clear_error();
     if (st != RD_OK) {
@@ -117,14 +114,17 @@ static rd_status load_key(const char *path, EVP_PKEY **out, rd_error *err)
     char *text = NULL;
     size_t len = 0;
     rd_status st = read_key_file(path, KEY_FILE_MAX, &text, &len, err);
-    if (st == RD_E_NOTFOUND) return st;
+    if (st == RD_E_NOTFOUND)
+        return st;
     if (st != RD_OK) { /* a FIFO, a folder, too large, unreadable: an unusable key */
-        if (err) err->code = RD_E_AUTH;
+        if (err)
+            err->code = RD_E_AUTH;
         return RD_E_AUTH;
     }
     void *pk = NULL;
     st = adb_key_parse(text, len, path, &pk, err);
-    if (st == RD_OK) *out = pk;
+    if (st == RD_OK)
+        *out = pk;
     OPENSSL_cleanse(text, len);
     free(text);
     return st;
@@ -154,9 +154,11 @@ static void load_vendor_key(adb_keys *k, const char *path, rd_adb_log_fn log, vo
 static void load_vendor_keys(adb_keys *k, rd_adb_log_fn log, void *user)
 {
     const char *env = getenv("ADB_VENDOR_KEYS");
-    if (!env || !*env) return;
+    if (!env || !*env)
+        return;
     char *copy = strdup(env);
-    if (!copy) return;
+    if (!copy)
+        return;
     char *save = NULL;
     for (char *item = strtok_r(copy, ":", &save); item; item = strtok_r(NULL, ":", &save)) {
         struct stat st;
@@ -169,7 +171,8 @@ static void load_vendor_keys(adb_keys *k, rd_adb_log_fn log, void *user)
             continue;
         }
         DIR *d = opendir(item);
-        if (!d) continue;
+        if (!d)
+            continue;
         struct dirent *e;
         while ((e = readdir(d))) {
             size_t l = strlen(e->d_name);
@@ -195,8 +198,7 @@ rd_status adb_pubkey_encode(const void *evp_pkey, uint8_t out[PUBKEY_ENCODED_SIZ
         goto out;
     }
     if (BN_num_bits(n) != 2048) {
-        st = rd_errorf(err, RD_E_UNSUPPORTED, "ADB needs a 2048-bit RSA key, this one has %d bits",
-                       BN_num_bits(n));
+        st = rd_errorf(err, RD_E_UNSUPPORTED, "ADB needs a 2048-bit RSA key, this one has %d bits", BN_num_bits(n));
         goto out;
     }
     /* n0inv = -1 / n mod 2^32, by Newton's iteration on the low word */
@@ -230,16 +232,20 @@ static rd_status public_text(EVP_PKEY *pk, char **out, rd_error *err)
 {
     uint8_t raw[PUBKEY_ENCODED_SIZE];
     rd_status st = adb_pubkey_encode(pk, raw, err);
-    if (st != RD_OK) return st;
+    if (st != RD_OK)
+        return st;
     const char *user = getenv("USER");
-    if (!user || !*user) user = getenv("LOGNAME");
+    if (!user || !*user)
+        user = getenv("LOGNAME");
     char host[256] = "unknown";
-    if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "unknown");
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "unknown");
     host[sizeof host - 1] = '\0';
     size_t b64 = 4 * ((PUBKEY_ENCODED_SIZE + 2) / 3);
     size_t cap = b64 + 1 + 2 * 256 + 4;
     char *text = malloc(cap);
-    if (!text) return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (!text)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
     int w = EVP_EncodeBlock((unsigned char *)text, raw, PUBKEY_ENCODED_SIZE);
     snprintf(text + w, cap - (size_t)w, " %s@%s", user && *user ? user : "unknown", host);
     *out = text;
@@ -261,9 +267,11 @@ rd_status adb_keys_public_text(const adb_keys *k, char **out, rd_error *err)
 static rd_status create_user_key(const char *dir, const char *path, EVP_PKEY **out, rd_error *err)
 {
     rd_status st = rd_dir_make(dir, 0, err);
-    if (st != RD_OK) return rd_error_prefix(err, "creating the ADB key");
+    if (st != RD_OK)
+        return rd_error_prefix(err, "creating the ADB key");
     EVP_PKEY *pk = EVP_RSA_gen(2048);
-    if (!pk) return rd_errorf(err, RD_E_NOMEM, "cannot generate an RSA key");
+    if (!pk)
+        return rd_errorf(err, RD_E_NOMEM, "cannot generate an RSA key");
     BIO *mem = BIO_new(BIO_s_mem());
     char *pem = NULL, *pub = NULL;
     long pem_len = 0;
@@ -277,10 +285,10 @@ static rd_status create_user_key(const char *dir, const char *path, EVP_PKEY **o
         goto out;
     }
     st = public_text(pk, &pub, err);
-    if (st == RD_OK) st = rd_file_write_atomic(pub_path, pub, strlen(pub), &pub_opt, err);
+    if (st == RD_OK)
+        st = rd_file_write_atomic(pub_path, pub, strlen(pub), &pub_opt, err);
     if (st != RD_OK) {
-        rd_error_prefix(err,
-                        "creating the ADB key (nothing was kept; run again once this is fixed)");
+        rd_error_prefix(err, "creating the ADB key (nothing was kept; run again once this is fixed)");
         goto out;
     }
     st = rd_file_write_atomic(path, pem, (size_t)pem_len, &key_opt, err);
@@ -290,11 +298,12 @@ static rd_status create_user_key(const char *dir, const char *path, EVP_PKEY **o
         free(pub);
         pub = NULL;
         st = load_key(path, &pk, err);
-        if (st == RD_OK) st = public_text(pk, &pub, err);
-        if (st == RD_OK) st = rd_file_write_atomic(pub_path, pub, strlen(pub), &pub_opt, err);
+        if (st == RD_OK)
+            st = public_text(pk, &pub, err);
+        if (st == RD_OK)
+            st = rd_file_write_atomic(pub_path, pub, strlen(pub), &pub_opt, err);
     } else if (st != RD_OK) {
-        rd_error_prefix(err,
-                        "creating the ADB key (no key was kept; run again once this is fixed)");
+        rd_error_prefix(err, "creating the ADB key (no key was kept; run again once this is fixed)");
     }
 out:
     free(pub);
@@ -308,7 +317,8 @@ out:
 
 rd_status adb_user_key_path(const char *home, char *buf, size_t cap, rd_error *err)
 {
-    if (!home) home = getenv("HOME");
+    if (!home)
+        home = getenv("HOME");
     char pwbuf[4096];
     struct passwd pw, *found = NULL;
     if ((!home || !*home) && getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &found) == 0 && found)
@@ -326,27 +336,31 @@ rd_status adb_user_key_path(const char *home, char *buf, size_t cap, rd_error *e
 static rd_status user_key(const char *path, EVP_PKEY **out, rd_error *err)
 {
     rd_status st = load_key(path, out, err);
-    if (st != RD_E_NOTFOUND) return st;
+    if (st != RD_E_NOTFOUND)
+        return st;
     char dir[4200];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
+    if (slash)
+        *slash = '\0';
     return create_user_key(dir, path, out, err);
 }
 
-rd_status adb_keys_load(const char *home, rd_adb_log_fn log, void *user, adb_keys **out,
-                        rd_error *err)
+rd_status adb_keys_load(const char *home, rd_adb_log_fn log, void *user, adb_keys **out, rd_error *err)
 {
     char path[4200];
     rd_error uerr;
     rd_status ust = adb_user_key_path(home, path, sizeof path, &uerr);
     adb_keys *k = calloc(1, sizeof *k);
-    if (!k) return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (!k)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
     load_vendor_keys(k, log, user);
     EVP_PKEY *pk = NULL;
-    if (ust == RD_OK) ust = user_key(path, &pk, &uerr);
+    if (ust == RD_OK)
+        ust = user_key(path, &pk, &uerr);
     if (ust == RD_OK) {
-        if (k->n == MAX_KEYS) EVP_PKEY_free(k->key[--k->n]);
+        if (k->n == MAX_KEYS)
+            EVP_PKEY_free(k->key[--k->n]);
         k->user = k->n;
         k->has_user = true;
         k->key[k->n++] = pk;
@@ -355,7 +369,8 @@ rd_status adb_keys_load(const char *home, rd_adb_log_fn log, void *user, adb_key
         snprintf(k->user_why, sizeof k->user_why, "the user key is unusable: %s", uerr.msg);
     } else {
         adb_keys_free(k);
-        if (err) *err = uerr;
+        if (err)
+            *err = uerr;
         return ust;
     }
     *out = k;
@@ -367,24 +382,24 @@ rd_status adb_user_public_key(const char *home, char **out, rd_error *err)
     char path[4200];
     rd_status st = adb_user_key_path(home, path, sizeof path, err);
     EVP_PKEY *pk = NULL;
-    if (st == RD_OK) st = user_key(path, &pk, err);
-    if (st == RD_OK) st = public_text(pk, out, err);
+    if (st == RD_OK)
+        st = user_key(path, &pk, err);
+    if (st == RD_OK)
+        st = public_text(pk, out, err);
     EVP_PKEY_free(pk);
     return st;
 }
 
-rd_status adb_keys_sign(const adb_keys *k, size_t i, const uint8_t *token, size_t token_len,
-                        uint8_t *sig, size_t *sig_len, rd_error *err)
+rd_status adb_keys_sign(const adb_keys *k, size_t i, const uint8_t *token, size_t token_len, uint8_t *sig,
+                        size_t *sig_len, rd_error *err)
 {
     if (token_len != ADB_TOKEN_SIZE)
-        return rd_errorf(err, RD_E_DEVICE, "the board sent an AUTH token of %zu bytes, expected %d",
-                         token_len, ADB_TOKEN_SIZE);
+        return rd_errorf(err, RD_E_DEVICE, "the board sent an AUTH token of %zu bytes, expected %d", token_len,
+                         ADB_TOKEN_SIZE);
     EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(k->key[i], NULL);
     size_t len = 512;
-    if (!ctx || EVP_PKEY_sign_init(ctx) <= 0 ||
-        EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) <= 0 ||
-        EVP_PKEY_CTX_set_signature_md(ctx, EVP_sha1()) <= 0 ||
-        EVP_PKEY_sign(ctx, sig, &len, token, token_len) <= 0) {
+    if (!ctx || EVP_PKEY_sign_init(ctx) <= 0 || EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) <= 0 ||
+        EVP_PKEY_CTX_set_signature_md(ctx, EVP_sha1()) <= 0 || EVP_PKEY_sign(ctx, sig, &len, token, token_len) <= 0) {
         EVP_PKEY_CTX_free(ctx);
         return rd_errorf(err, RD_E_AUTH, "signing the board's token with key %zu failed", i + 1);
     }
@@ -397,16 +412,18 @@ rd_status adb_keys_sign(const adb_keys *k, size_t i, const uint8_t *token, size_
 static bool pubkey_decode(const char *text, unsigned char raw[PUBKEY_ENCODED_SIZE + 4])
 {
     size_t tl = strcspn(text, " \n\r\t");
-    if (tl != 4 * ((PUBKEY_ENCODED_SIZE + 2) / 3)) return false;
+    if (tl != 4 * ((PUBKEY_ENCODED_SIZE + 2) / 3))
+        return false;
     unsigned char buf[4 * ((PUBKEY_ENCODED_SIZE + 2) / 3)];
     int rl = EVP_DecodeBlock(buf, (const unsigned char *)text, (int)tl);
-    if (rl < PUBKEY_ENCODED_SIZE || adb_get_u32(buf) != PUBKEY_MODULUS_SIZE / 4) return false;
+    if (rl < PUBKEY_ENCODED_SIZE || adb_get_u32(buf) != PUBKEY_MODULUS_SIZE / 4)
+        return false;
     memcpy(raw, buf, PUBKEY_ENCODED_SIZE);
     return true;
 }
 
-rd_status adb_pubkeys_parse(const char *text, size_t len, const char *name, rd_adb_log_fn log,
-                            void *user, char ***out, size_t *n_out, rd_error *err)
+rd_status adb_pubkeys_parse(const char *text, size_t len, const char *name, rd_adb_log_fn log, void *user, char ***out,
+                            size_t *n_out, rd_error *err)
 {
     char **keys = NULL;
     size_t n = 0, line_no = 0;
@@ -422,10 +439,10 @@ rd_status adb_pubkeys_parse(const char *text, size_t len, const char *name, rd_a
             skip++;
         line += skip;
         ll -= skip;
-        if (ll == 0 || line[0] == '#') continue;
+        if (ll == 0 || line[0] == '#')
+            continue;
         size_t word = 0;
-        while (word < ll && line[word] != ' ' && line[word] != '\t' && line[word] != '\r' &&
-               line[word] != '\0')
+        while (word < ll && line[word] != ' ' && line[word] != '\t' && line[word] != '\r' && line[word] != '\0')
             word++;
         char *k = strndup(line, word);
         unsigned char raw[PUBKEY_ENCODED_SIZE + 4];
@@ -457,13 +474,13 @@ rd_status adb_pubkeys_parse(const char *text, size_t len, const char *name, rd_a
     return RD_OK;
 }
 
-rd_status adb_pubkeys_read(const char *path, rd_adb_log_fn log, void *user, char ***out,
-                           size_t *n_out, rd_error *err)
+rd_status adb_pubkeys_read(const char *path, rd_adb_log_fn log, void *user, char ***out, size_t *n_out, rd_error *err)
 {
     char *text = NULL;
     size_t len = 0;
     rd_status st = read_key_file(path, PUBKEYS_FILE_MAX, &text, &len, err);
-    if (st != RD_OK) return st;
+    if (st != RD_OK)
+        return st;
     st = adb_pubkeys_parse(text, len, path, log, user, out, n_out, err);
     free(text);
     return st;
@@ -476,11 +493,11 @@ void adb_pubkeys_free(char **keys, size_t n)
     free(keys);
 }
 
-bool adb_pubkey_verify(const char *pub_text, const uint8_t *token, size_t token_len,
-                       const uint8_t *sig, size_t sig_len)
+bool adb_pubkey_verify(const char *pub_text, const uint8_t *token, size_t token_len, const uint8_t *sig, size_t sig_len)
 {
     unsigned char raw[PUBKEY_ENCODED_SIZE + 4];
-    if (!pubkey_decode(pub_text, raw)) return false;
+    if (!pubkey_decode(pub_text, raw))
+        return false;
     BIGNUM *n = BN_lebin2bn(raw + 8, PUBKEY_MODULUS_SIZE, NULL);
     BIGNUM *e = BN_new();
     OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
@@ -489,19 +506,16 @@ bool adb_pubkey_verify(const char *pub_text, const uint8_t *token, size_t token_
     EVP_PKEY *pk = NULL;
     EVP_PKEY_CTX *vctx = NULL;
     bool ok = false;
-    if (!n || !e || !bld || !fctx ||
-        !BN_set_word(e, adb_get_u32(raw + 8 + 2 * PUBKEY_MODULUS_SIZE)))
+    if (!n || !e || !bld || !fctx || !BN_set_word(e, adb_get_u32(raw + 8 + 2 * PUBKEY_MODULUS_SIZE)))
         goto out;
     if (!OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n) ||
         !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e))
         goto out;
     params = OSSL_PARAM_BLD_to_param(bld);
-    if (!params || EVP_PKEY_fromdata_init(fctx) <= 0 ||
-        EVP_PKEY_fromdata(fctx, &pk, EVP_PKEY_PUBLIC_KEY, params) <= 0)
+    if (!params || EVP_PKEY_fromdata_init(fctx) <= 0 || EVP_PKEY_fromdata(fctx, &pk, EVP_PKEY_PUBLIC_KEY, params) <= 0)
         goto out;
     vctx = EVP_PKEY_CTX_new(pk, NULL);
-    if (!vctx || EVP_PKEY_verify_init(vctx) <= 0 ||
-        EVP_PKEY_CTX_set_rsa_padding(vctx, RSA_PKCS1_PADDING) <= 0 ||
+    if (!vctx || EVP_PKEY_verify_init(vctx) <= 0 || EVP_PKEY_CTX_set_rsa_padding(vctx, RSA_PKCS1_PADDING) <= 0 ||
         EVP_PKEY_CTX_set_signature_md(vctx, EVP_sha1()) <= 0)
         goto out;
     ok = EVP_PKEY_verify(vctx, sig, sig_len, token, token_len) == 1;

@@ -39,13 +39,16 @@ const char *rd_board_fault_help(void)
 
 static bool parse_num(const char *s, size_t len, long min, long max, long *out)
 {
-    if (len == 0 || len > 18) return false;
+    if (len == 0 || len > 18)
+        return false;
     long v = 0;
     for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') return false;
+        if (s[i] < '0' || s[i] > '9')
+            return false;
         v = v * 10 + (s[i] - '0');
     }
-    if (v < min || v > max) return false;
+    if (v < min || v > max)
+        return false;
     *out = v;
     return true;
 }
@@ -92,21 +95,19 @@ static rd_status parse_faults(const char *text, board_faults *f, rd_error *err)
             f->no_inode = true;
         else if (IS("slow-list") && arg && parse_num(arg, al, 1, 10000, &v))
             f->slow_list_ms = (int)v;
-        else if (IS("evil-name") && arg && al > 0 && al < sizeof f->evil[0] &&
-                 f->n_evil < BOARD_EVIL_MAX) {
+        else if (IS("evil-name") && arg && al > 0 && al < sizeof f->evil[0] && f->n_evil < BOARD_EVIL_MAX) {
             memcpy(f->evil[f->n_evil], arg, al);
             f->evil[f->n_evil++][al] = '\0';
-        } else if (IS("long-name") && arg && parse_num(arg, al, 1, RD_ADB_PATH_MAX, &v) &&
-                   f->n_evil < BOARD_EVIL_MAX) {
+        } else if (IS("long-name") && arg && parse_num(arg, al, 1, RD_ADB_PATH_MAX, &v) && f->n_evil < BOARD_EVIL_MAX) {
             memset(f->evil[f->n_evil], 'L', (size_t)v);
             f->evil[f->n_evil++][v] = '\0';
         } else
-            return rd_errorf(err, RD_E_USAGE,
-                             "unknown or malformed fault '%.*s'; known faults:\n%s", (int)len, p,
+            return rd_errorf(err, RD_E_USAGE, "unknown or malformed fault '%.*s'; known faults:\n%s", (int)len, p,
                              rd_board_fault_help());
 #undef IS
         p += len;
-        if (*p == ',') p++;
+        if (*p == ',')
+            p++;
     }
     return RD_OK;
 }
@@ -119,7 +120,8 @@ rd_status rd_board_faults_check(const char *faults, rd_error *err)
 
 void board_log(const rd_board *b, const char *fmt, ...)
 {
-    if (!b->log) return;
+    if (!b->log)
+        return;
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
@@ -133,7 +135,8 @@ static void reap_threads(rd_board *b, bool all)
     pthread_mutex_lock(&b->lock);
     for (size_t i = 0; i < b->n_threads; i++) {
         board_thread *t = &b->threads[i];
-        if (t->joined || (!all && !t->done)) continue;
+        if (t->joined || (!all && !t->done))
+            continue;
         pthread_mutex_unlock(&b->lock);
         pthread_join(t->th, NULL);
         pthread_mutex_lock(&b->lock);
@@ -142,7 +145,8 @@ static void reap_threads(rd_board *b, bool all)
     /* compact */
     size_t k = 0;
     for (size_t i = 0; i < b->n_threads; i++)
-        if (!b->threads[i].joined) b->threads[k++] = b->threads[i];
+        if (!b->threads[i].joined)
+            b->threads[k++] = b->threads[i];
     b->n_threads = k;
     pthread_mutex_unlock(&b->lock);
 }
@@ -151,7 +155,8 @@ void board_thread_done(rd_board *b, pthread_t self)
 {
     pthread_mutex_lock(&b->lock);
     for (size_t i = 0; i < b->n_threads; i++)
-        if (pthread_equal(b->threads[i].th, self)) b->threads[i].done = true;
+        if (pthread_equal(b->threads[i].th, self))
+            b->threads[i].done = true;
     pthread_mutex_unlock(&b->lock);
 }
 
@@ -159,15 +164,18 @@ static void *accept_main(void *arg)
 {
     rd_board *b = arg;
     for (;;) {
-        struct pollfd pf[2] = {{.fd = b->listen_fd, .events = POLLIN},
-                               {.fd = b->stop_pipe[0], .events = POLLIN}};
+        struct pollfd pf[2] = {{.fd = b->listen_fd, .events = POLLIN}, {.fd = b->stop_pipe[0], .events = POLLIN}};
         int pr = poll(pf, 2, 1000);
-        if (pr < 0 && errno != EINTR) break;
-        if (pf[1].revents) break;
+        if (pr < 0 && errno != EINTR)
+            break;
+        if (pf[1].revents)
+            break;
         reap_threads(b, false);
-        if (pr <= 0 || !(pf[0].revents & POLLIN)) continue;
+        if (pr <= 0 || !(pf[0].revents & POLLIN))
+            continue;
         int fd = accept4(b->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) continue;
+        if (fd < 0)
+            continue;
         bconn *c = calloc(1, sizeof *c);
         if (!c) {
             close(fd);
@@ -204,11 +212,16 @@ static void *accept_main(void *arg)
 
 static void board_free(rd_board *b)
 {
-    if (!b) return;
-    if (b->listen_fd >= 0) close(b->listen_fd);
-    if (b->stop_pipe[0] >= 0) close(b->stop_pipe[0]);
-    if (b->stop_pipe[1] >= 0) close(b->stop_pipe[1]);
-    if (b->root_fd >= 0) close(b->root_fd);
+    if (!b)
+        return;
+    if (b->listen_fd >= 0)
+        close(b->listen_fd);
+    if (b->stop_pipe[0] >= 0)
+        close(b->stop_pipe[0]);
+    if (b->stop_pipe[1] >= 0)
+        close(b->stop_pipe[1]);
+    if (b->root_fd >= 0)
+        close(b->root_fd);
     adb_pubkeys_free(b->trusted, b->n_trusted);
     free(b->threads);
     free(b->root);
@@ -223,21 +236,23 @@ static rd_status load_trusted(rd_board *b, const rd_board_options *opt, rd_error
 {
     char path[4200];
     if (opt->adb_keys)
-        return adb_pubkeys_read(opt->adb_keys, b->log, b->log_user, &b->trusted, &b->n_trusted,
-                                err);
+        return adb_pubkeys_read(opt->adb_keys, b->log, b->log_user, &b->trusted, &b->n_trusted, err);
     rd_status st = adb_user_key_path(opt->home, path, sizeof path - 4, err);
-    if (st != RD_OK) return rd_error_prefix(err, "the board's default key (give --adb-keys FILE)");
+    if (st != RD_OK)
+        return rd_error_prefix(err, "the board's default key (give --adb-keys FILE)");
     bool have_key = access(path, F_OK) == 0; /* a .pub without its key is left from a failure */
     strcat(path, ".pub");
     if (have_key && access(path, F_OK) == 0)
         return adb_pubkeys_read(path, b->log, b->log_user, &b->trusted, &b->n_trusted, err);
     char *pub = NULL;
     st = adb_user_public_key(opt->home, &pub, err);
-    if (st != RD_OK) return rd_error_prefix(err, "the board's default key (give --adb-keys FILE)");
+    if (st != RD_OK)
+        return rd_error_prefix(err, "the board's default key (give --adb-keys FILE)");
     b->trusted = malloc(sizeof *b->trusted);
     char *k = b->trusted ? strndup(pub, strcspn(pub, " ")) : NULL;
     free(pub);
-    if (!k) return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (!k)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
     b->trusted[b->n_trusted++] = k;
     return RD_OK;
 }
@@ -258,23 +273,20 @@ static rd_status listen_on(rd_board *b, const char *addr, int port, rd_error *er
         v6->sin6_port = htons((uint16_t)port);
         sl = sizeof *v6;
     } else {
-        return rd_errorf(err, RD_E_INVAL,
-                         "--bind '%s' is not an IPv4 or IPv6 address (such as 127.0.0.1 or ::1)",
+        return rd_errorf(err, RD_E_INVAL, "--bind '%s' is not an IPv4 or IPv6 address (such as 127.0.0.1 or ::1)",
                          addr);
     }
     b->listen_fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
-    if (b->listen_fd >= 0) setsockopt(b->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (b->listen_fd < 0 || bind(b->listen_fd, (struct sockaddr *)&ss, sl) != 0 ||
-        listen(b->listen_fd, 16) != 0 ||
+    if (b->listen_fd >= 0)
+        setsockopt(b->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (b->listen_fd < 0 || bind(b->listen_fd, (struct sockaddr *)&ss, sl) != 0 || listen(b->listen_fd, 16) != 0 ||
         getsockname(b->listen_fd, (struct sockaddr *)&ss, &sl) != 0)
-        return rd_errorf(err, RD_E_IO, "cannot listen on %s port %d: %s", addr, port,
-                         strerror(errno));
+        return rd_errorf(err, RD_E_IO, "cannot listen on %s port %d: %s", addr, port, strerror(errno));
     b->port = ntohs(ss.ss_family == AF_INET ? v4->sin_port : v6->sin6_port);
-    snprintf(b->bind_text, sizeof b->bind_text, ss.ss_family == AF_INET ? "%s:%d" : "[%s]:%d", addr,
-             b->port);
-    b->loopback = ss.ss_family == AF_INET ? (ntohl(v4->sin_addr.s_addr) >> 24) == 127
-                                          : IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
+    snprintf(b->bind_text, sizeof b->bind_text, ss.ss_family == AF_INET ? "%s:%d" : "[%s]:%d", addr, b->port);
+    b->loopback =
+        ss.ss_family == AF_INET ? (ntohl(v4->sin_addr.s_addr) >> 24) == 127 : IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
     return RD_OK;
 }
 
@@ -286,7 +298,8 @@ rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *
     if (stat(opt->root, &st) != 0 || !S_ISDIR(st.st_mode))
         return rd_errorf(err, RD_E_NOTFOUND, "board root '%s' is not a folder", opt->root);
     rd_board *b = calloc(1, sizeof *b);
-    if (!b) return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (!b)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
     b->listen_fd = b->root_fd = -1;
     b->stop_pipe[0] = b->stop_pipe[1] = -1;
     pthread_mutex_init(&b->lock, NULL);
@@ -313,19 +326,18 @@ rd_status rd_board_start(const rd_board_options *opt, rd_board **out, rd_error *
         board_free(b);
         return rd_errorf(err, RD_E_INVAL, "max payload must be 256..%u bytes", RD_ADB_MAX_PAYLOAD);
     }
-    if ((b->auth && !b->faults.unauthorized && (rs = load_trusted(b, opt, err)) != RD_OK) ||
-        !board_fs_init(b, err) || (rs = board_sandbox_init(&b->sandbox, b->root, err)) != RD_OK ||
+    if ((b->auth && !b->faults.unauthorized && (rs = load_trusted(b, opt, err)) != RD_OK) || !board_fs_init(b, err) ||
+        (rs = board_sandbox_init(&b->sandbox, b->root, err)) != RD_OK ||
         (rs = listen_on(b, opt->bind ? opt->bind : "127.0.0.1", opt->port, err)) != RD_OK) {
         board_free(b);
         return rs != RD_OK ? rs : RD_E_IO;
     }
-    if (pipe2(b->stop_pipe, O_CLOEXEC) != 0 ||
-        pthread_create(&b->accept_th, NULL, accept_main, b) != 0) {
+    if (pipe2(b->stop_pipe, O_CLOEXEC) != 0 || pthread_create(&b->accept_th, NULL, accept_main, b) != 0) {
         board_free(b);
         return rd_errorf(err, RD_E_IO, "cannot start the board's thread");
     }
-    board_log(b, "board on %s serving %s (version 0x%08x, max payload %u)", b->bind_text, b->root,
-              b->version, b->max_payload);
+    board_log(b, "board on %s serving %s (version 0x%08x, max payload %u)", b->bind_text, b->root, b->version,
+              b->max_payload);
     if (!b->auth)
         board_log(b,
                   "WARNING: authentication is off: any program that can reach %s runs shell "
@@ -359,7 +371,8 @@ const char *rd_board_address(const rd_board *b)
 
 void rd_board_stop(rd_board *b)
 {
-    if (!b) return;
+    if (!b)
+        return;
     char x = 1;
     ssize_t w = write(b->stop_pipe[1], &x, 1);
     (void)w;

@@ -20,7 +20,8 @@
 
 static void raw_write(bconn *c, const uint8_t *p, size_t n)
 {
-    if (c->dead) return;
+    if (c->dead)
+        return;
     const board_faults *f = &c->b->faults;
     bool drop = false;
     if (f->drop_after >= 0 && c->bytes_sent + n >= (uint64_t)f->drop_after) {
@@ -43,13 +44,10 @@ static void raw_write(bconn *c, const uint8_t *p, size_t n)
 
 void board_send(bconn *c, uint32_t cmd, uint32_t arg0, uint32_t arg1, const uint8_t *data, size_t n)
 {
-    if (c->dead) return;
+    if (c->dead)
+        return;
     const board_faults *f = &c->b->faults;
-    adb_header h = {.command = cmd,
-                    .arg0 = arg0,
-                    .arg1 = arg1,
-                    .data_length = (uint32_t)n,
-                    .magic = cmd ^ 0xffffffffu};
+    adb_header h = {.command = cmd, .arg0 = arg0, .arg1 = arg1, .data_length = (uint32_t)n, .magic = cmd ^ 0xffffffffu};
     if (c->version < ADB_VERSION || cmd == A_CNXN || cmd == A_AUTH)
         h.data_check = adb_checksum(data, n);
     uint8_t *pad = NULL;
@@ -77,7 +75,8 @@ void board_send(bconn *c, uint32_t cmd, uint32_t arg0, uint32_t arg1, const uint
     uint8_t small[ADB_HEADER_SIZE + 8192];
     if (n <= sizeof small - ADB_HEADER_SIZE) {
         adb_header_encode(&h, small);
-        if (n) memcpy(small + ADB_HEADER_SIZE, data, n);
+        if (n)
+            memcpy(small + ADB_HEADER_SIZE, data, n);
         raw_write(c, small, ADB_HEADER_SIZE + n);
     } else {
         uint8_t hdr[ADB_HEADER_SIZE];
@@ -90,7 +89,8 @@ void board_send(bconn *c, uint32_t cmd, uint32_t arg0, uint32_t arg1, const uint
 
 uint8_t *bstream_reserve(bstream *s, size_t n)
 {
-    if (s->out_off == s->out_len) s->out_off = s->out_len = 0;
+    if (s->out_off == s->out_len)
+        s->out_off = s->out_len = 0;
     if (s->out_len + n > s->out_cap) {
         if (s->out_off) {
             memmove(s->out, s->out + s->out_off, s->out_len - s->out_off);
@@ -102,7 +102,8 @@ uint8_t *bstream_reserve(bstream *s, size_t n)
             while (cap < s->out_len + n)
                 cap *= 2;
             uint8_t *nb = realloc(s->out, cap);
-            if (!nb) return NULL;
+            if (!nb)
+                return NULL;
             s->out = nb;
             s->out_cap = cap;
         }
@@ -112,9 +113,11 @@ uint8_t *bstream_reserve(bstream *s, size_t n)
 
 bool bstream_out(bstream *s, const void *data, size_t n)
 {
-    if (n == 0) return true;
+    if (n == 0)
+        return true;
     uint8_t *p = bstream_reserve(s, n);
-    if (!p) return false;
+    if (!p)
+        return false;
     memcpy(p, data, n);
     s->out_len += n;
     return true;
@@ -122,9 +125,12 @@ bool bstream_out(bstream *s, const void *data, size_t n)
 
 void bstream_free(bstream *s)
 {
-    if (!s) return;
-    if (s->recv_fd >= 0) close(s->recv_fd);
-    if (s->send_fd >= 0) close(s->send_fd);
+    if (!s)
+        return;
+    if (s->recv_fd >= 0)
+        close(s->recv_fd);
+    if (s->send_fd >= 0)
+        close(s->send_fd);
     board_shell_kill(s);
     free(s->out);
     free(s->in);
@@ -134,15 +140,13 @@ void bstream_free(bstream *s)
 static void send_cnxn(bconn *c)
 {
     char banner[768];
-    int w =
-        snprintf(banner, sizeof banner,
-                 "device::ro.product.name=rknn_emulator;ro.product.model=rknn_diag_board_emulate;"
-                 "ro.product.device=emulator;features=%s",
-                 c->b->features);
+    int w = snprintf(banner, sizeof banner,
+                     "device::ro.product.name=rknn_emulator;ro.product.model=rknn_diag_board_emulate;"
+                     "ro.product.device=emulator;features=%s",
+                     c->b->features);
     board_send(c, A_CNXN, c->b->version, c->own_max, (const uint8_t *)banner, (size_t)w);
     c->online = true;
-    board_log(c->b, "%s: connected (version 0x%08x, max payload %u)", c->peer, c->version,
-              c->max_send);
+    board_log(c->b, "%s: connected (version 0x%08x, max payload %u)", c->peer, c->version, c->max_send);
 }
 
 static void send_token(bconn *c)
@@ -181,14 +185,16 @@ static void trust_key(rd_board *b, char *key)
 static bstream *find_stream(bconn *c, uint32_t lid)
 {
     for (int i = 0; i < BOARD_MAX_STREAMS; i++)
-        if (c->streams[i] && c->streams[i]->lid == lid) return c->streams[i];
+        if (c->streams[i] && c->streams[i]->lid == lid)
+            return c->streams[i];
     return NULL;
 }
 
 static void drop_stream(bconn *c, bstream *s)
 {
     for (int i = 0; i < BOARD_MAX_STREAMS; i++)
-        if (c->streams[i] == s) c->streams[i] = NULL;
+        if (c->streams[i] == s)
+            c->streams[i] = NULL;
     bstream_free(s);
 }
 
@@ -205,7 +211,8 @@ static void handle_open(bconn *c, uint32_t rid, const uint8_t *data, size_t n)
     service[n] = '\0';
     int slot = -1;
     for (int i = 0; i < BOARD_MAX_STREAMS && slot < 0; i++)
-        if (!c->streams[i]) slot = i;
+        if (!c->streams[i])
+            slot = i;
     bstream *s = slot >= 0 ? calloc(1, sizeof *s) : NULL;
     if (!s) {
         board_send(c, A_CLSE, 0, rid, NULL, 0);
@@ -246,11 +253,9 @@ static void handle_packet(bconn *c, const adb_header *h)
 {
     rd_board *b = c->b;
     const uint8_t *data = c->rx;
-    if (c->version < ADB_VERSION && h->data_length &&
-        h->data_check != adb_checksum(data, h->data_length)) {
+    if (c->version < ADB_VERSION && h->data_length && h->data_check != adb_checksum(data, h->data_length)) {
         /* an old adbd checks sums: a host that skips them is refused */
-        board_log(b, "%s: bad checksum on a packet (version 0x%08x needs them): closing", c->peer,
-                  c->version);
+        board_log(b, "%s: bad checksum on a packet (version 0x%08x needs them): closing", c->peer, c->version);
         c->dead = true;
         return;
     }
@@ -268,7 +273,8 @@ static void handle_packet(bconn *c, const adb_header *h)
             send_cnxn(c);
         return;
     case A_AUTH:
-        if (c->online || !b->auth) return;
+        if (c->online || !b->auth)
+            return;
         if (h->arg0 == ADB_AUTH_SIGNATURE) {
             if (!b->faults.unauthorized && key_trusted(c, data, h->data_length)) {
                 board_log(b, "%s: signature accepted", c->peer);
@@ -279,7 +285,8 @@ static void handle_packet(bconn *c, const adb_header *h)
         } else if (h->arg0 == ADB_AUTH_RSAPUBLICKEY) {
             free(c->offered_key);
             c->offered_key = malloc(h->data_length + 1);
-            if (!c->offered_key) return;
+            if (!c->offered_key)
+                return;
             memcpy(c->offered_key, data, h->data_length);
             c->offered_key[h->data_length] = '\0';
             if (b->faults.unauthorized) {
@@ -295,21 +302,22 @@ static void handle_packet(bconn *c, const adb_header *h)
                 return;
             }
             c->accept_at = adb_now_ms() + b->accept_new_keys_ms;
-            board_log(b, "%s: public key offered; the \"user\" accepts it in %d ms", c->peer,
-                      b->accept_new_keys_ms);
+            board_log(b, "%s: public key offered; the \"user\" accepts it in %d ms", c->peer, b->accept_new_keys_ms);
         }
         return;
     default:
         break;
     }
-    if (!c->online) return;
+    if (!c->online)
+        return;
     bstream *s;
     switch (h->command) {
     case A_OPEN:
         handle_open(c, h->arg0, data, h->data_length);
         break;
     case A_OKAY:
-        if ((s = find_stream(c, h->arg1))) s->awaiting_okay = false;
+        if ((s = find_stream(c, h->arg1)))
+            s->awaiting_okay = false;
         break;
     case A_WRTE:
         s = find_stream(c, h->arg1);
@@ -317,11 +325,13 @@ static void handle_packet(bconn *c, const adb_header *h)
             board_send(c, A_CLSE, 0, h->arg0, NULL, 0);
             break;
         }
-        if (s->kind == BS_SYNC) board_sync_feed(c, s, data, h->data_length);
+        if (s->kind == BS_SYNC)
+            board_sync_feed(c, s, data, h->data_length);
         board_send(c, A_OKAY, s->lid, s->rid, NULL, 0);
         break;
     case A_CLSE:
-        if ((s = find_stream(c, h->arg1))) drop_stream(c, s);
+        if ((s = find_stream(c, h->arg1)))
+            drop_stream(c, s);
         break;
     default:
         break;
@@ -333,12 +343,16 @@ static void pump(bconn *c)
 {
     for (int i = 0; i < BOARD_MAX_STREAMS && !c->dead && !c->stalled; i++) {
         bstream *s = c->streams[i];
-        if (!s || s->awaiting_okay) continue;
-        if (s->kind == BS_SYNC && s->out_off == s->out_len) board_sync_produce(c, s);
-        if (c->stalled) return;
+        if (!s || s->awaiting_okay)
+            continue;
+        if (s->kind == BS_SYNC && s->out_off == s->out_len)
+            board_sync_produce(c, s);
+        if (c->stalled)
+            return;
         if (s->out_off < s->out_len) {
             size_t chunk = s->out_len - s->out_off;
-            if (chunk > c->max_send) chunk = c->max_send;
+            if (chunk > c->max_send)
+                chunk = c->max_send;
             board_send(c, A_WRTE, s->lid, s->rid, s->out + s->out_off, chunk);
             s->out_off += chunk;
             s->awaiting_okay = true;
@@ -366,12 +380,12 @@ static void read_packet(bconn *c)
         c->dead = true;
         return;
     }
-    if (h.data_length && adb_fd_read_exact(c->fd, c->rx, h.data_length, BOARD_IO_TIMEOUT_MS,
-                                           "board", &err) != RD_OK) {
+    if (h.data_length && adb_fd_read_exact(c->fd, c->rx, h.data_length, BOARD_IO_TIMEOUT_MS, "board", &err) != RD_OK) {
         c->dead = true;
         return;
     }
-    if (c->stalled) return; /* fault: swallow everything */
+    if (c->stalled)
+        return; /* fault: swallow everything */
     handle_packet(c, &h);
 }
 
@@ -387,10 +401,12 @@ void *board_conn_main(void *arg)
     c->version = ADB_VERSION_MIN;
     c->next_id = 1;
     c->rx = malloc(RD_ADB_MAX_PAYLOAD);
-    if (!c->rx) c->dead = true;
+    if (!c->rx)
+        c->dead = true;
     while (!c->dead) {
         pump(c);
-        if (c->dead) break;
+        if (c->dead)
+            break;
         struct pollfd pf[2 + 2 * BOARD_MAX_STREAMS];
         bstream *owner[2 + 2 * BOARD_MAX_STREAMS];
         int np = 0;
@@ -399,7 +415,8 @@ void *board_conn_main(void *arg)
         int timeout = 1000;
         for (int i = 0; i < BOARD_MAX_STREAMS && !c->stalled; i++) {
             bstream *s = c->streams[i];
-            if (!s || s->kind != BS_SHELL) continue;
+            if (!s || s->kind != BS_SHELL)
+                continue;
             if (s->out_len - s->out_off < SHELL_OUT_HIGH) {
                 if (s->out_fd >= 0) {
                     owner[np] = s;
@@ -415,11 +432,14 @@ void *board_conn_main(void *arg)
         }
         if (c->accept_at) {
             int left = adb_ms_left(c->accept_at);
-            if (left < timeout) timeout = left;
+            if (left < timeout)
+                timeout = left;
         }
         int pr = poll(pf, (nfds_t)np, timeout);
-        if (pr < 0 && errno != EINTR) break;
-        if (pf[1].revents) break;
+        if (pr < 0 && errno != EINTR)
+            break;
+        if (pf[1].revents)
+            break;
         if (c->accept_at && adb_ms_left(c->accept_at) == 0 && !c->online) {
             c->accept_at = 0;
             trust_key(b, c->offered_key);
@@ -427,7 +447,8 @@ void *board_conn_main(void *arg)
             board_log(b, "%s: key accepted", c->peer);
             send_cnxn(c);
         }
-        if (pf[0].revents) read_packet(c);
+        if (pf[0].revents)
+            read_packet(c);
         for (int i = 2; i < np && !c->dead; i++) {
             bstream *s = owner[i];
             if (pf[i].revents && find_stream(c, s->lid) == s)

@@ -88,14 +88,14 @@ bool board_fs_init(rd_board *b, rd_error *err)
 
 int board_fs_open(const rd_board *b, const char *path, int flags, unsigned mode)
 {
-    return b->in_root ? openat2_in_root(b->root_fd, path, flags, mode)
-                      : open_nofollow(b->root_fd, path, flags, mode);
+    return b->in_root ? openat2_in_root(b->root_fd, path, flags, mode) : open_nofollow(b->root_fd, path, flags, mode);
 }
 
 int board_fs_stat(const rd_board *b, const char *path, bool follow, struct stat *st)
 {
     int fd = board_fs_open(b, path, O_PATH | (follow ? 0 : O_NOFOLLOW), 0);
-    if (fd < 0) return -1;
+    if (fd < 0)
+        return -1;
     int rc = fstat(fd, st);
     int e = errno;
     close(fd);
@@ -108,7 +108,8 @@ static bool split_last(const char *path, char *dir, size_t dcap, const char **ba
 {
     const char *slash = strrchr(path, '/');
     size_t dl = slash ? (size_t)(slash - path) : 0;
-    if (dl >= dcap) return false;
+    if (dl >= dcap)
+        return false;
     memcpy(dir, path, dl);
     dir[dl] = '\0';
     *base = slash ? slash + 1 : path;
@@ -125,7 +126,8 @@ int board_fs_create(const rd_board *b, const char *path, unsigned mode)
     }
     /* the parents, one by one, each created inside the root */
     for (size_t i = 1; i <= strlen(dir); i++) {
-        if (dir[i] != '/' && dir[i] != '\0') continue;
+        if (dir[i] != '/' && dir[i] != '\0')
+            continue;
         char saved = dir[i];
         dir[i] = '\0';
         char parent[RD_ADB_PATH_MAX + 1];
@@ -133,7 +135,8 @@ int board_fs_create(const rd_board *b, const char *path, unsigned mode)
         if (split_last(dir, parent, sizeof parent, &name)) {
             int pfd = board_fs_open(b, parent, O_PATH | O_DIRECTORY, 0);
             if (pfd >= 0) {
-                if (mkdirat(pfd, name, 0755) == 0) board_sandbox_adopt_at(&b->sandbox, pfd, name);
+                if (mkdirat(pfd, name, 0755) == 0)
+                    board_sandbox_adopt_at(&b->sandbox, pfd, name);
                 close(pfd);
             }
         }
@@ -142,7 +145,8 @@ int board_fs_create(const rd_board *b, const char *path, unsigned mode)
     /* not O_TRUNC yet: a FIFO must not block, and a file with other hard links (a system file
      * linked in) must not be written */
     int fd = board_fs_open(b, path, O_WRONLY | O_CREAT | O_NONBLOCK, mode);
-    if (fd < 0) return -1;
+    if (fd < 0)
+        return -1;
     struct stat st;
     int e = fstat(fd, &st) != 0     ? errno
             : !S_ISREG(st.st_mode)  ? EINVAL

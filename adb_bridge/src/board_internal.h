@@ -122,8 +122,7 @@ typedef struct bconn {
 
 void board_log(const rd_board *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Sends one packet with the board's faults applied; marks the connection dead on failure. */
-void board_send(bconn *c, uint32_t cmd, uint32_t arg0, uint32_t arg1, const uint8_t *data,
-                size_t n);
+void board_send(bconn *c, uint32_t cmd, uint32_t arg0, uint32_t arg1, const uint8_t *data, size_t n);
 /** Appends bytes to a stream's output; false on allocation failure (the stream is then closed). */
 bool bstream_out(bstream *s, const void *data, size_t n);
 /** Room for n more output bytes at the returned pointer (commit by adding to out_len); NULL: no

@@ -27,7 +27,8 @@ static void put(adb_text *b, const char *s, size_t n)
 /* The root, quoted for where it lands: outside quotes, inside '...' or inside "...". */
 static void put_root(adb_text *b, const char *root, char quote)
 {
-    if (quote == 0) put(b, "'", 1);
+    if (quote == 0)
+        put(b, "'", 1);
     for (const char *r = root; *r; r++) {
         if (*r == '\'' && quote != '"')
             put(b, "'\\''", 4);
@@ -37,22 +38,26 @@ static void put_root(adb_text *b, const char *root, char quote)
         } else
             put(b, r, 1);
     }
-    if (quote == 0) put(b, "'", 1);
+    if (quote == 0)
+        put(b, "'", 1);
 }
 
 static bool is_board_path(const char *root, const char *path, size_t len)
 {
     char host[4096], under[8192], top[4400];
-    if (len < 2 || len >= sizeof host) return false; /* "/" alone stays the host's */
+    if (len < 2 || len >= sizeof host)
+        return false; /* "/" alone stays the host's */
     memcpy(host, path, len);
     host[len] = '\0';
     struct stat st;
     snprintf(under, sizeof under, "%s%s", root, host);
-    if (lstat(under, &st) == 0) return true;
+    if (lstat(under, &st) == 0)
+        return true;
     size_t first = strcspn(host + 1, "/");
     snprintf(top, sizeof top, "%s/%.*s", root, (int)first, host + 1);
     bool on_host = lstat(host, &st) == 0;
-    if (lstat(top, &(struct stat){0}) == 0) return !(on_host && S_ISREG(st.st_mode));
+    if (lstat(top, &(struct stat){0}) == 0)
+        return !(on_host && S_ISREG(st.st_mode));
     return !on_host;
 }
 
@@ -73,7 +78,8 @@ char *board_map_command(const char *root, const char *cmd)
         char ch = cmd[i];
         if (ch == '/' && word_start) {
             size_t end = path_end(cmd, i, quote);
-            if (is_board_path(root, cmd + i, end - i)) put_root(&b, root, quote);
+            if (is_board_path(root, cmd + i, end - i))
+                put_root(&b, root, quote);
             put(&b, cmd + i, end - i);
             i = end;
             word_start = false;

@@ -47,7 +47,8 @@
 static int write_proc(const char *path, const char *text)
 {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return errno;
+    if (fd < 0)
+        return errno;
     size_t n = strlen(text);
     int rc = write(fd, text, n) == (ssize_t)n ? 0 : errno;
     close(fd);
@@ -57,11 +58,12 @@ static int write_proc(const char *path, const char *text)
 /* The file system read-only except root, in a private mount namespace. */
 static int enter_mount_ns(const board_sandbox *sb, const char *root)
 {
-    if (unshare(sb->user_ns ? CLONE_NEWUSER | CLONE_NEWNS : CLONE_NEWNS) != 0) return errno;
+    if (unshare(sb->user_ns ? CLONE_NEWUSER | CLONE_NEWNS : CLONE_NEWNS) != 0)
+        return errno;
     int rc;
-    if (sb->user_ns && ((rc = write_proc("/proc/self/setgroups", "deny")) ||
-                        (rc = write_proc("/proc/self/uid_map", sb->uid_map)) ||
-                        (rc = write_proc("/proc/self/gid_map", sb->gid_map))))
+    if (sb->user_ns &&
+        ((rc = write_proc("/proc/self/setgroups", "deny")) || (rc = write_proc("/proc/self/uid_map", sb->uid_map)) ||
+         (rc = write_proc("/proc/self/gid_map", sb->gid_map))))
         return rc;
     struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY}, rw = {.attr_clr = MOUNT_ATTR_RDONLY};
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
@@ -75,28 +77,37 @@ static int enter_mount_ns(const board_sandbox *sb, const char *root)
 /* setuid to a non-root id, keeping CAP_DAC_READ_SEARCH as an ambient capability when asked. */
 static int drop_root(const board_sandbox *sb)
 {
-    if (sb->read_search && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) return errno;
+    if (sb->read_search && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0)
+        return errno;
     if (setgroups(0, NULL) != 0 || setresgid(sb->gid, sb->gid, sb->gid) != 0 ||
         setresuid(sb->uid, sb->uid, sb->uid) != 0)
         return errno;
-    if (getuid() == 0 || geteuid() == 0) return EPERM;
-    if (!sb->read_search) return 0;
+    if (getuid() == 0 || geteuid() == 0)
+        return EPERM;
+    if (!sb->read_search)
+        return 0;
     struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
     struct __user_cap_data_struct d[2] = {{0}};
     uint32_t bit = 1u << CAP_DAC_READ_SEARCH; /* capability 2: in the first word */
     d[0].effective = d[0].permitted = d[0].inheritable = bit;
-    if (syscall(SYS_capset, &h, d) != 0) return errno;
-    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_DAC_READ_SEARCH, 0, 0) != 0) return errno;
+    if (syscall(SYS_capset, &h, d) != 0)
+        return errno;
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_DAC_READ_SEARCH, 0, 0) != 0)
+        return errno;
     return 0;
 }
 
 int board_sandbox_enter(const board_sandbox *sb, const char *root)
 {
     int rc;
-    if (sb->mount_ns && (rc = enter_mount_ns(sb, root))) return rc;
-    if (sb->drop && (rc = drop_root(sb))) return rc;
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
-    if (chdir(root) != 0) return errno;
+    if (sb->mount_ns && (rc = enter_mount_ns(sb, root)))
+        return rc;
+    if (sb->drop && (rc = drop_root(sb)))
+        return rc;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return errno;
+    if (chdir(root) != 0)
+        return errno;
     return 0;
 }
 
@@ -110,11 +121,13 @@ static int can_create_here(void)
     size_t n = strlen(name);
     for (unsigned v = (unsigned)getpid(); n < sizeof name - 1; v /= 10) {
         name[n++] = (char)('0' + v % 10);
-        if (v < 10) break;
+        if (v < 10)
+            break;
     }
     name[n] = '\0';
     int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return errno;
+    if (fd < 0)
+        return errno;
     close(fd);
     return unlink(name) == 0 ? 0 : errno;
 }
@@ -123,10 +136,12 @@ static int can_create_here(void)
 static int probe(const board_sandbox *sb, const char *root, const char *self)
 {
     pid_t pid = fork();
-    if (pid < 0) return errno;
+    if (pid < 0)
+        return errno;
     if (pid == 0) {
         int rc = board_sandbox_enter(sb, root);
-        if (!rc) rc = can_create_here();
+        if (!rc)
+            rc = can_create_here();
         if (!rc && self[0]) { /* this program, which commands run, is reachable */
             int fd = open(self, O_PATH | O_CLOEXEC);
             if (fd < 0)
@@ -140,7 +155,8 @@ static int probe(const board_sandbox *sb, const char *root, const char *self)
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return errno;
+        if (errno != EINTR)
+            return errno;
     return WIFEXITED(status) ? WEXITSTATUS(status) : EINTR;
 }
 
@@ -160,19 +176,20 @@ static void adopt_tree(const board_sandbox *sb, int dir, dev_t dev, int depth, u
     }
     struct dirent *e;
     while ((e = readdir(d)) && *count < ADOPT_MAX_ENTRIES) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
         struct stat st;
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev)
             continue;
         (*count)++;
         /* a file with other links may be a system file linked in: never handed over */
         if (st.st_uid == 0 && (S_ISDIR(st.st_mode) || st.st_nlink == 1))
-            if (fchownat(dirfd(d), e->d_name, sb->uid, st.st_gid == 0 ? sb->gid : (gid_t)-1,
-                         AT_SYMLINK_NOFOLLOW) != 0)
+            if (fchownat(dirfd(d), e->d_name, sb->uid, st.st_gid == 0 ? sb->gid : (gid_t)-1, AT_SYMLINK_NOFOLLOW) != 0)
                 continue;
         if (S_ISDIR(st.st_mode) && depth < ADOPT_MAX_DEPTH) {
             int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub >= 0) adopt_tree(sb, sub, dev, depth + 1, count);
+            if (sub >= 0)
+                adopt_tree(sb, sub, dev, depth + 1, count);
         }
     }
     closedir(d);
@@ -195,7 +212,8 @@ void board_sandbox_adopt_at(const board_sandbox *sb, int dir, const char *name)
 static rd_status choose_user(board_sandbox *sb, const char *root, rd_error *err)
 {
     struct stat st;
-    if (stat(root, &st) != 0) return rd_errorf(err, RD_E_IO, "%s: %s", root, strerror(errno));
+    if (stat(root, &st) != 0)
+        return rd_errorf(err, RD_E_IO, "%s: %s", root, strerror(errno));
     sb->drop = true;
     if (st.st_uid != 0) { /* someone's folder: their commands run as them */
         sb->uid = st.st_uid;
@@ -211,8 +229,8 @@ static rd_status choose_user(board_sandbox *sb, const char *root, rd_error *err)
     unsigned count = 0;
     if (dir >= 0) {
         if (fchown(dir, sb->uid, sb->gid) != 0)
-            return rd_errorf(err, RD_E_IO, "cannot hand %s to the board's user %u: %s", root,
-                             (unsigned)sb->uid, strerror(errno));
+            return rd_errorf(err, RD_E_IO, "cannot hand %s to the board's user %u: %s", root, (unsigned)sb->uid,
+                             strerror(errno));
         adopt_tree(sb, dir, st.st_dev, 0, &count);
     }
     return RD_OK;
@@ -231,7 +249,8 @@ rd_status board_sandbox_init(board_sandbox *sb, const char *root, rd_error *err)
     snprintf(sb->probe_outside, sizeof sb->probe_outside, "%s", self);
     if (geteuid() == 0) {
         rd_status st = choose_user(sb, root, err);
-        if (st != RD_OK) return st;
+        if (st != RD_OK)
+            return st;
     } else {
         sb->user_ns = true;
     }
@@ -241,19 +260,19 @@ rd_status board_sandbox_init(board_sandbox *sb, const char *root, rd_error *err)
         sb->read_search = read_search;
         for (int ns = 1; ns >= 0; ns--) {
             sb->mount_ns = ns;
-            if ((rc = probe(sb, root, self)) == 0) break;
+            if ((rc = probe(sb, root, self)) == 0)
+                break;
         }
-        if (rc == 0) break;
+        if (rc == 0)
+            break;
     }
     if (rc != 0)
-        return rd_errorf(err, RD_E_IO,
-                         "the board's shell commands, run as uid %u, cannot work in %s (%s)%s",
+        return rd_errorf(err, RD_E_IO, "the board's shell commands, run as uid %u, cannot work in %s (%s)%s",
                          (unsigned)(sb->drop ? sb->uid : geteuid()), root, strerror(rc),
                          sb->drop ? ": started as root, the board never runs them as root; serve "
                                     "a folder owned by an ordinary user, or start it as one"
                                   : "");
-    snprintf(sb->note, sizeof sb->note,
-             "shell commands run as uid %u%s, without new privileges%s%s",
+    snprintf(sb->note, sizeof sb->note, "shell commands run as uid %u%s, without new privileges%s%s",
              (unsigned)(sb->drop ? sb->uid : geteuid()), sb->drop ? " (not root)" : "",
              sb->mount_ns ? "; the file system outside the served folder is read-only for them"
                           : "; the system allows no private mount namespace, so they can write "

@@ -37,7 +37,8 @@ static void child_exec(const rd_board *b, int in, int out, int err, char *const 
     sigaction(SIGTERM, &dfl, NULL);
     sigaction(SIGPIPE, &dfl, NULL);
     setsid();
-    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+        _exit(126);
     if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
         for (int fd = 3; fd < 4096; fd++)
             close(fd);
@@ -54,7 +55,8 @@ static void child_exec(const rd_board *b, int in, int out, int err, char *const 
 bool board_shell_start(bconn *c, bstream *s, const char *cmd, bool v2)
 {
     char *mapped = board_map_command(c->b->root, *cmd ? cmd : "exit 0");
-    if (!mapped) return false;
+    if (!mapped)
+        return false;
     int out[2] = {-1, -1}, errp[2] = {-1, -1};
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
     bool ok = in >= 0 && pipe2(out, O_CLOEXEC) == 0 && (!v2 || pipe2(errp, O_CLOEXEC) == 0);
@@ -62,16 +64,22 @@ bool board_shell_start(bconn *c, bstream *s, const char *cmd, bool v2)
     if (ok) {
         char *argv[] = {"/bin/sh", "-c", mapped, NULL};
         pid = fork();
-        if (pid == 0) child_exec(c->b, in, out[1], v2 ? errp[1] : out[1], argv);
+        if (pid == 0)
+            child_exec(c->b, in, out[1], v2 ? errp[1] : out[1], argv);
         ok = pid > 0;
     }
     free(mapped);
-    if (in >= 0) close(in);
-    if (out[1] >= 0) close(out[1]);
-    if (errp[1] >= 0) close(errp[1]);
+    if (in >= 0)
+        close(in);
+    if (out[1] >= 0)
+        close(out[1]);
+    if (errp[1] >= 0)
+        close(errp[1]);
     if (!ok) {
-        if (out[0] >= 0) close(out[0]);
-        if (errp[0] >= 0) close(errp[0]);
+        if (out[0] >= 0)
+            close(out[0]);
+        if (errp[0] >= 0)
+            close(errp[0]);
         return false;
     }
     s->pid = pid;
@@ -85,7 +93,8 @@ static void read_pipe(bstream *s, int *fd, int id)
 {
     uint8_t buf[5 + 32768];
     ssize_t r = read(*fd, buf + 5, sizeof buf - 5);
-    if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
     if (r <= 0) {
         close(*fd);
         *fd = -1;
@@ -102,12 +111,16 @@ static void read_pipe(bstream *s, int *fd, int id)
 
 void board_shell_poll(bconn *c, bstream *s, bool out_ready, bool err_ready)
 {
-    if (out_ready && s->out_fd >= 0) read_pipe(s, &s->out_fd, 1);
-    if (err_ready && s->err_fd >= 0) read_pipe(s, &s->err_fd, 2);
-    if (s->out_fd >= 0 || s->err_fd >= 0 || s->exited || s->pid < 0) return;
+    if (out_ready && s->out_fd >= 0)
+        read_pipe(s, &s->out_fd, 1);
+    if (err_ready && s->err_fd >= 0)
+        read_pipe(s, &s->err_fd, 2);
+    if (s->out_fd >= 0 || s->err_fd >= 0 || s->exited || s->pid < 0)
+        return;
     int status = 0;
     pid_t r = waitpid(s->pid, &status, WNOHANG);
-    if (r == 0) return;
+    if (r == 0)
+        return;
     s->exited = true;
     s->pid = -1;
     int code = r < 0               ? 126
@@ -123,8 +136,10 @@ void board_shell_poll(bconn *c, bstream *s, bool out_ready, bool err_ready)
 
 void board_shell_kill(bstream *s)
 {
-    if (s->out_fd >= 0) close(s->out_fd);
-    if (s->err_fd >= 0) close(s->err_fd);
+    if (s->out_fd >= 0)
+        close(s->out_fd);
+    if (s->err_fd >= 0)
+        close(s->err_fd);
     s->out_fd = s->err_fd = -1;
     if (s->pid > 0) {
         kill(-s->pid, SIGKILL); /* its session: the command and what it started */

@@ -32,13 +32,13 @@ static void sync_fail(bconn *c, bstream *s, const char *fmt, const char *arg)
     board_log(c->b, "%s: sync FAIL: %s", c->peer, msg);
 }
 
-static void put_stat_v2(const board_faults *f, uint8_t *r, uint32_t id, int error,
-                        const struct stat *st)
+static void put_stat_v2(const board_faults *f, uint8_t *r, uint32_t id, int error, const struct stat *st)
 {
     memset(r, 0, 72);
     adb_put_u32(r, id);
     adb_put_u32(r + 4, (uint32_t)error);
-    if (error) return;
+    if (error)
+        return;
     if (!f->no_inode) {
         adb_put_u64(r + 8, (uint64_t)st->st_dev);
         adb_put_u64(r + 16, (uint64_t)st->st_ino);
@@ -74,8 +74,7 @@ static void do_stat(bconn *c, bstream *s, uint32_t id, const char *path)
     bstream_out(s, r, sizeof r);
 }
 
-static void dent(const board_faults *f, bstream *s, bool v2, const char *name,
-                 const struct stat *st, int error)
+static void dent(const board_faults *f, bstream *s, bool v2, const char *name, const struct stat *st, int error)
 {
     size_t nl = strlen(name);
     if (v2) {
@@ -99,26 +98,27 @@ static void do_list(bconn *c, bstream *s, bool v2, const char *path)
 {
     const board_faults *f = &c->b->faults;
     if (f->slow_list_ms) {
-        struct timespec ts = {.tv_sec = f->slow_list_ms / 1000,
-                              .tv_nsec = (long)(f->slow_list_ms % 1000) * 1000000L};
+        struct timespec ts = {.tv_sec = f->slow_list_ms / 1000, .tv_nsec = (long)(f->slow_list_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL); /* this connection's thread only */
     }
     int fd = board_fs_open(c->b, path, O_RDONLY | O_DIRECTORY, 0);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d && fd >= 0) close(fd);
+    if (!d && fd >= 0)
+        close(fd);
     if (d) {
         struct dirent *e;
         while ((e = readdir(d))) {
             struct stat st;
             int rc = fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW);
-            if (rc != 0 && !v2) continue;
+            if (rc != 0 && !v2)
+                continue;
             dent(f, s, v2, e->d_name, &st, rc == 0 ? 0 : errno);
         }
         closedir(d);
         for (int i = 0; i < f->n_evil; i++) {
             struct stat st = {.st_mode = S_IFREG | 0644, .st_size = 5};
-            board_log(c->b, "%s: fault: listing an extra entry (%zu bytes) named '%.60s'", c->peer,
-                      strlen(f->evil[i]), f->evil[i]);
+            board_log(c->b, "%s: fault: listing an extra entry (%zu bytes) named '%.60s'", c->peer, strlen(f->evil[i]),
+                      f->evil[i]);
             dent(f, s, v2, f->evil[i], &st, 0);
         }
     }
@@ -133,7 +133,8 @@ static bool recv_evil(bconn *c, bstream *s, const char *path)
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     for (int i = 0; i < c->b->faults.n_evil; i++) {
-        if (strcmp(base, c->b->faults.evil[i]) != 0) continue;
+        if (strcmp(base, c->b->faults.evil[i]) != 0)
+            continue;
         uint8_t r[8 + 5 + 8];
         adb_put_u32(r, SYNC_DATA);
         adb_put_u32(r + 4, 5);
@@ -165,7 +166,8 @@ static void do_recv(bconn *c, bstream *s, const char *path)
         sync_fail(c, s, "open failed: %s (fault injected)", "Permission denied");
         return;
     }
-    if (recv_evil(c, s, path)) return;
+    if (recv_evil(c, s, path))
+        return;
     int fd = board_fs_open(b, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
     struct stat st;
     if (fd < 0) {
@@ -199,14 +201,16 @@ static void do_send(bconn *c, bstream *s, const char *spec)
 /* Handles one DATA/DONE record of a SEND; returns bytes consumed or 0 when more input is needed. */
 static size_t send_record(bconn *c, bstream *s, const uint8_t *p, size_t n)
 {
-    if (n < 8) return 0;
+    if (n < 8)
+        return 0;
     uint32_t id = adb_get_u32(p), len = adb_get_u32(p + 4);
     if (id == SYNC_DATA) {
         if (len > RD_ADB_SYNC_DATA_MAX) {
             sync_fail(c, s, "%s", "DATA chunk too large");
             return n;
         }
-        if (n < 8 + (size_t)len) return 0;
+        if (n < 8 + (size_t)len)
+            return 0;
         if (write(s->send_fd, p + 8, len) != (ssize_t)len) {
             sync_fail(c, s, "write failed: %s", strerror(errno));
             return n;
@@ -236,19 +240,21 @@ static void process(bconn *c, bstream *s)
         size_t n = s->in_len - off;
         if (s->send_fd >= 0) {
             size_t used = send_record(c, s, p, n);
-            if (!used) break;
+            if (!used)
+                break;
             off += used;
             continue;
         }
-        if (n < 8) break;
+        if (n < 8)
+            break;
         uint32_t id = adb_get_u32(p), len = adb_get_u32(p + 4);
         if (id == SYNC_QUIT) {
             s->closing = true;
             off += 8;
             break;
         }
-        bool known = id == SYNC_STAT || id == SYNC_STA2 || id == SYNC_LST2 || id == SYNC_LIST ||
-                     id == SYNC_LIS2 || id == SYNC_RECV || id == SYNC_SEND;
+        bool known = id == SYNC_STAT || id == SYNC_STA2 || id == SYNC_LST2 || id == SYNC_LIST || id == SYNC_LIS2 ||
+                     id == SYNC_RECV || id == SYNC_SEND;
         if (!known) {
             char name[12], msg[64];
             snprintf(msg, sizeof msg, "unknown command %s", adb_command_name(id, name));
@@ -259,7 +265,8 @@ static void process(bconn *c, bstream *s)
             sync_fail(c, s, "%s", "path too long");
             break;
         }
-        if (n < 8 + (size_t)len) break;
+        if (n < 8 + (size_t)len)
+            break;
         char path[RD_ADB_PATH_MAX + 1];
         memcpy(path, p + 8, len);
         path[len] = '\0';
@@ -302,16 +309,15 @@ void board_sync_feed(bconn *c, bstream *s, const uint8_t *data, size_t n)
 void board_sync_produce(bconn *c, bstream *s)
 {
     if (s->recv_fd < 0) {
-        if (s->in_len && !s->closing) process(c, s);
+        if (s->in_len && !s->closing)
+            process(c, s);
         return;
     }
     /* fill up to one payload with DATA records, read straight into the output buffer */
     size_t target = c->max_send > RD_ADB_SYNC_DATA_MAX + 8 ? c->max_send : RD_ADB_SYNC_DATA_MAX + 8;
     while (s->recv_fd >= 0 && s->out_len - s->out_off < target) {
         size_t room = target - (s->out_len - s->out_off);
-        size_t want = room > 8 + RD_ADB_SYNC_DATA_MAX ? RD_ADB_SYNC_DATA_MAX
-                      : room > 8                      ? room - 8
-                                                      : 0;
+        size_t want = room > 8 + RD_ADB_SYNC_DATA_MAX ? RD_ADB_SYNC_DATA_MAX : room > 8 ? room - 8 : 0;
         int64_t short_after = c->b->faults.short_after;
         if (short_after >= 0 && (uint64_t)short_after - s->recv_sent < want)
             want = (size_t)((uint64_t)short_after - s->recv_sent);
@@ -321,7 +327,8 @@ void board_sync_produce(bconn *c, bstream *s)
             return;
         }
         ssize_t r = want ? read(s->recv_fd, p + 8, want) : 0;
-        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && errno == EINTR)
+            continue;
         if (r > 0) {
             adb_put_u32(p, SYNC_DATA);
             adb_put_u32(p + 4, (uint32_t)r);
@@ -329,10 +336,10 @@ void board_sync_produce(bconn *c, bstream *s)
             s->recv_sent += (uint64_t)r;
             continue;
         }
-        if (want == 0 && room <= 8) break; /* no room for a record: the next WRTE */
+        if (want == 0 && room <= 8)
+            break; /* no room for a record: the next WRTE */
         if (want == 0 && short_after >= 0)
-            board_log(c->b, "%s: fault: cutting a file short after %lld bytes", c->peer,
-                      (long long)short_after);
+            board_log(c->b, "%s: fault: cutting a file short after %lld bytes", c->peer, (long long)short_after);
         close(s->recv_fd);
         s->recv_fd = -1;
         if (r < 0) {

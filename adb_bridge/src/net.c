@@ -26,13 +26,15 @@ int64_t adb_now_ms(void)
 int adb_ms_left(int64_t deadline)
 {
     int64_t left = deadline - adb_now_ms();
-    if (left < 0) return 0;
+    if (left < 0)
+        return 0;
     return left > 0x7fffffff ? 0x7fffffff : (int)left;
 }
 
 void adb_logf(rd_adb_log_fn log, void *user, const char *fmt, ...)
 {
-    if (!log) return;
+    if (!log)
+        return;
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
@@ -41,14 +43,14 @@ void adb_logf(rd_adb_log_fn log, void *user, const char *fmt, ...)
     log(user, msg);
 }
 
-rd_status adb_split_host_port(const char *text, char *host_buf, size_t host_cap, int *port,
-                              rd_error *err)
+rd_status adb_split_host_port(const char *text, char *host_buf, size_t host_cap, int *port, rd_error *err)
 {
     const char *colon = text ? strrchr(text, ':') : NULL;
     if (!colon || colon == text)
         return rd_errorf(err, RD_E_USAGE, "'%s' is not HOST:PORT", text ? text : "");
     size_t hl = (size_t)(colon - text);
-    if (hl >= host_cap) return rd_errorf(err, RD_E_USAGE, "host name in '%s' is too long", text);
+    if (hl >= host_cap)
+        return rd_errorf(err, RD_E_USAGE, "host name in '%s' is too long", text);
     char *end = NULL;
     errno = 0;
     long p = strtol(colon + 1, &end, 10);
@@ -67,12 +69,12 @@ rd_status adb_tcp_connect(const char *host, int port, int timeout_ms, int *out_f
     char ports[16];
     snprintf(ports, sizeof ports, "%d", port);
     int rc = getaddrinfo(host, ports, &hints, &res);
-    if (rc != 0) return rd_errorf(err, RD_E_IO, "cannot resolve '%s': %s", host, gai_strerror(rc));
+    if (rc != 0)
+        return rd_errorf(err, RD_E_IO, "cannot resolve '%s': %s", host, gai_strerror(rc));
     int last_errno = ECONNREFUSED;
     bool timed_out = false;
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        int fd =
-            socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
         if (fd < 0) {
             last_errno = errno;
             continue;
@@ -107,8 +109,7 @@ rd_status adb_tcp_connect(const char *host, int port, int timeout_ms, int *out_f
     }
     freeaddrinfo(res);
     if (timed_out)
-        return rd_errorf(err, RD_E_TIMEOUT, "connecting to %s:%d timed out after %d ms", host, port,
-                         timeout_ms);
+        return rd_errorf(err, RD_E_TIMEOUT, "connecting to %s:%d timed out after %d ms", host, port, timeout_ms);
     return rd_errorf(err, RD_E_IO, "cannot connect to %s:%d: %s", host, port, strerror(last_errno));
 }
 
@@ -117,15 +118,16 @@ static rd_status wait_fd(int fd, short events, int timeout_ms, const char *what,
     struct pollfd pfd = {.fd = fd, .events = events};
     for (;;) {
         int pr = poll(&pfd, 1, timeout_ms);
-        if (pr > 0) return RD_OK;
+        if (pr > 0)
+            return RD_OK;
         if (pr == 0)
             return rd_errorf(err, RD_E_TIMEOUT, "%s: no answer within %d ms", what, timeout_ms);
-        if (errno != EINTR) return rd_errorf(err, RD_E_IO, "%s: poll: %s", what, strerror(errno));
+        if (errno != EINTR)
+            return rd_errorf(err, RD_E_IO, "%s: poll: %s", what, strerror(errno));
     }
 }
 
-rd_status adb_fd_read_some(int fd, void *buf, size_t cap, size_t *got, int timeout_ms,
-                           const char *what, rd_error *err)
+rd_status adb_fd_read_some(int fd, void *buf, size_t cap, size_t *got, int timeout_ms, const char *what, rd_error *err)
 {
     for (;;) {
         ssize_t r = recv(fd, buf, cap, MSG_DONTWAIT);
@@ -133,7 +135,8 @@ rd_status adb_fd_read_some(int fd, void *buf, size_t cap, size_t *got, int timeo
             *got = (size_t)r;
             return RD_OK;
         }
-        if (errno == EINTR) continue;
+        if (errno == EINTR)
+            continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) {
             if (errno == ECONNRESET) {
                 *got = 0;
@@ -142,19 +145,20 @@ rd_status adb_fd_read_some(int fd, void *buf, size_t cap, size_t *got, int timeo
             return rd_errorf(err, RD_E_IO, "%s: %s", what, strerror(errno));
         }
         rd_status st = wait_fd(fd, POLLIN, timeout_ms, what, err);
-        if (st != RD_OK) return st;
+        if (st != RD_OK)
+            return st;
     }
 }
 
-rd_status adb_fd_read_exact(int fd, void *buf, size_t n, int timeout_ms, const char *what,
-                            rd_error *err)
+rd_status adb_fd_read_exact(int fd, void *buf, size_t n, int timeout_ms, const char *what, rd_error *err)
 {
     uint8_t *p = buf;
     size_t done = 0;
     while (done < n) {
         size_t got = 0;
         rd_status st = adb_fd_read_some(fd, p + done, n - done, &got, timeout_ms, what, err);
-        if (st != RD_OK) return st;
+        if (st != RD_OK)
+            return st;
         if (got == 0)
             return rd_errorf(err, RD_E_DEVICE, "%s: connection closed by the other side", what);
         done += got;
@@ -162,8 +166,7 @@ rd_status adb_fd_read_exact(int fd, void *buf, size_t n, int timeout_ms, const c
     return RD_OK;
 }
 
-rd_status adb_fd_write_all(int fd, const void *buf, size_t n, int timeout_ms, const char *what,
-                           rd_error *err)
+rd_status adb_fd_write_all(int fd, const void *buf, size_t n, int timeout_ms, const char *what, rd_error *err)
 {
     const uint8_t *p = buf;
     size_t done = 0;
@@ -173,11 +176,13 @@ rd_status adb_fd_write_all(int fd, const void *buf, size_t n, int timeout_ms, co
             done += (size_t)w;
             continue;
         }
-        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && errno == EINTR)
+            continue;
         if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
             return rd_errorf(err, RD_E_DEVICE, "%s: connection lost (%s)", what, strerror(errno));
         rd_status st = wait_fd(fd, POLLOUT, timeout_ms, what, err);
-        if (st != RD_OK) return st;
+        if (st != RD_OK)
+            return st;
     }
     return RD_OK;
 }

@@ -23,8 +23,8 @@ void adb_header_encode(const adb_header *h, uint8_t out[ADB_HEADER_SIZE])
 
 static bool known_command(uint32_t c)
 {
-    return c == A_SYNC || c == A_CNXN || c == A_AUTH || c == A_OPEN || c == A_OKAY || c == A_WRTE ||
-           c == A_CLSE || c == A_STLS;
+    return c == A_SYNC || c == A_CNXN || c == A_AUTH || c == A_OPEN || c == A_OKAY || c == A_WRTE || c == A_CLSE ||
+           c == A_STLS;
 }
 
 const char *adb_command_name(uint32_t cmd, char buf[12])
@@ -32,18 +32,18 @@ const char *adb_command_name(uint32_t cmd, char buf[12])
     bool printable = true;
     for (int i = 0; i < 4; i++) {
         unsigned ch = (cmd >> (8 * i)) & 0xff;
-        if (ch < 0x20 || ch > 0x7e) printable = false;
+        if (ch < 0x20 || ch > 0x7e)
+            printable = false;
     }
     if (printable)
-        snprintf(buf, 12, "%c%c%c%c", (char)(cmd & 0xff), (char)((cmd >> 8) & 0xff),
-                 (char)((cmd >> 16) & 0xff), (char)(cmd >> 24));
+        snprintf(buf, 12, "%c%c%c%c", (char)(cmd & 0xff), (char)((cmd >> 8) & 0xff), (char)((cmd >> 16) & 0xff),
+                 (char)(cmd >> 24));
     else
         snprintf(buf, 12, "0x%08x", cmd);
     return buf;
 }
 
-rd_status adb_header_decode(const uint8_t in[ADB_HEADER_SIZE], uint32_t max_payload, adb_header *h,
-                            rd_error *err)
+rd_status adb_header_decode(const uint8_t in[ADB_HEADER_SIZE], uint32_t max_payload, adb_header *h, rd_error *err)
 {
     h->command = adb_get_u32(in);
     h->arg0 = adb_get_u32(in + 4);
@@ -53,8 +53,7 @@ rd_status adb_header_decode(const uint8_t in[ADB_HEADER_SIZE], uint32_t max_payl
     h->magic = adb_get_u32(in + 20);
     char name[12];
     if (h->magic != (h->command ^ 0xffffffffu))
-        return rd_errorf(err, RD_E_DEVICE,
-                         "corrupt packet header: magic 0x%08x does not match command %s", h->magic,
+        return rd_errorf(err, RD_E_DEVICE, "corrupt packet header: magic 0x%08x does not match command %s", h->magic,
                          adb_command_name(h->command, name));
     if (!known_command(h->command))
         return rd_errorf(err, RD_E_DEVICE, "corrupt packet header: unknown command %s",

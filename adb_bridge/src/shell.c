@@ -15,25 +15,28 @@
 #define SHELL_ID_CLOSE_STDIN 4
 #define SHELL_PACKET_MAX (1u << 20)
 
-static rd_status shell_v2(adb_stream *s, rd_adb_output_fn out_fn, void *user, int *exit_code,
-                          rd_error *err)
+static rd_status shell_v2(adb_stream *s, rd_adb_output_fn out_fn, void *user, int *exit_code, rd_error *err)
 {
     uint8_t close_stdin[5] = {SHELL_ID_CLOSE_STDIN, 0, 0, 0, 0};
     rd_status st = s->ops->write(s, close_stdin, sizeof close_stdin, err);
-    if (st != RD_OK) return st;
+    if (st != RD_OK)
+        return st;
     char *buf = malloc(65536);
-    if (!buf) return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (!buf)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
     for (;;) {
         uint8_t h[5];
         size_t got = 0;
         st = s->ops->read(s, h, 1, &got, err);
-        if (st != RD_OK) break;
+        if (st != RD_OK)
+            break;
         if (got == 0) {
             st = rd_errorf(err, RD_E_DEVICE, "the board ended the shell without an exit status");
             break;
         }
         st = adb_stream_read_exact(s, h + 1, 4, "shell packet", err);
-        if (st != RD_OK) break;
+        if (st != RD_OK)
+            break;
         uint32_t len = adb_get_u32(h + 1);
         if (len > SHELL_PACKET_MAX) {
             st = rd_errorf(err, RD_E_DEVICE, "shell packet of %u bytes", len);
@@ -41,7 +44,8 @@ static rd_status shell_v2(adb_stream *s, rd_adb_output_fn out_fn, void *user, in
         }
         if (h[0] == SHELL_ID_EXIT) {
             uint8_t code = 0;
-            if (len >= 1) st = adb_stream_read_exact(s, &code, 1, "shell exit", err);
+            if (len >= 1)
+                st = adb_stream_read_exact(s, &code, 1, "shell exit", err);
             for (uint32_t i = 1; st == RD_OK && i < len; i++) {
                 uint8_t skip;
                 st = adb_stream_read_exact(s, &skip, 1, "shell exit", err);
@@ -56,7 +60,8 @@ static rd_status shell_v2(adb_stream *s, rd_adb_output_fn out_fn, void *user, in
                 out_fn(user, h[0], buf, n);
             len -= n;
         }
-        if (st != RD_OK) break;
+        if (st != RD_OK)
+            break;
     }
     free(buf);
     return st;
@@ -68,25 +73,30 @@ static rd_status shell_v1(adb_stream *s, rd_adb_output_fn out_fn, void *user, rd
     for (;;) {
         size_t got = 0;
         rd_status st = s->ops->read(s, (uint8_t *)buf, sizeof buf, &got, err);
-        if (st != RD_OK) return st;
-        if (got == 0) return RD_OK;
-        if (out_fn) out_fn(user, SHELL_ID_STDOUT, buf, got);
+        if (st != RD_OK)
+            return st;
+        if (got == 0)
+            return RD_OK;
+        if (out_fn)
+            out_fn(user, SHELL_ID_STDOUT, buf, got);
     }
 }
 
-rd_status rd_adb_shell_ex(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn, void *user,
-                          int *exit_code, bool *exit_known, rd_error *err)
+rd_status rd_adb_shell_ex(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn, void *user, int *exit_code,
+                          bool *exit_known, rd_error *err)
 {
     int dummy;
-    if (!exit_code) exit_code = &dummy;
+    if (!exit_code)
+        exit_code = &dummy;
     *exit_code = 0;
-    if (exit_known) *exit_known = false;
+    if (exit_known)
+        *exit_known = false;
     size_t cl = strlen(cmd);
     if (cl > 3800)
-        return rd_errorf(err, RD_E_LIMIT, "shell command of %zu bytes is too long (limit 3800)",
-                         cl);
+        return rd_errorf(err, RD_E_LIMIT, "shell command of %zu bytes is too long (limit 3800)", cl);
     char *service = malloc(cl + 32);
-    if (!service) return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (!service)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
     adb_stream *s = NULL;
     rd_status st = RD_E_UNSUPPORTED;
     if (adb_has_feature(dev->features, "shell_v2")) {
@@ -95,7 +105,8 @@ rd_status rd_adb_shell_ex(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn,
         st = adb_open_service(dev, service, &s, err);
         if (st == RD_OK) {
             st = shell_v2(s, out_fn, user, exit_code, err);
-            if (st == RD_OK && exit_known) *exit_known = true;
+            if (st == RD_OK && exit_known)
+                *exit_known = true;
             s->ops->close(s);
             free(service);
             return st;
@@ -114,8 +125,7 @@ rd_status rd_adb_shell_ex(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn,
     return st;
 }
 
-rd_status rd_adb_shell(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn, void *user,
-                       int *exit_code, rd_error *err)
+rd_status rd_adb_shell(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn, void *user, int *exit_code, rd_error *err)
 {
     return rd_adb_shell_ex(dev, cmd, out_fn, user, exit_code, NULL, err);
 }
@@ -127,21 +137,24 @@ static void capture_out(void *user, int stream, const char *data, size_t n)
     adb_text_add(user, data, n, CAPTURE_MAX);
 }
 
-rd_status rd_adb_shell_capture(rd_adb *dev, const char *cmd, char **out_text, size_t *out_len,
-                               int *exit_code, rd_error *err)
+rd_status rd_adb_shell_capture(rd_adb *dev, const char *cmd, char **out_text, size_t *out_len, int *exit_code,
+                               rd_error *err)
 {
     adb_text c = {0};
     rd_status st = rd_adb_shell(dev, cmd, capture_out, &c, exit_code, err);
-    if (st == RD_OK && c.oom) st = rd_errorf(err, RD_E_LIMIT, "shell output larger than 64 MiB");
+    if (st == RD_OK && c.oom)
+        st = rd_errorf(err, RD_E_LIMIT, "shell output larger than 64 MiB");
     if (st != RD_OK) {
         free(c.buf);
         return st;
     }
     if (!c.buf) {
         c.buf = calloc(1, 1);
-        if (!c.buf) return rd_errorf(err, RD_E_NOMEM, "out of memory");
+        if (!c.buf)
+            return rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
     *out_text = c.buf;
-    if (out_len) *out_len = c.len;
+    if (out_len)
+        *out_len = c.len;
     return RD_OK;
 }

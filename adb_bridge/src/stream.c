@@ -13,8 +13,10 @@ rd_status adb_stream_read_exact(adb_stream *s, void *buf, size_t n, const char *
     while (done < n) {
         size_t got = 0;
         rd_status st = s->ops->read(s, p + done, n - done, &got, err);
-        if (st != RD_OK) return st;
-        if (got == 0) return rd_errorf(err, RD_E_DEVICE, "%s: the board closed the service", what);
+        if (st != RD_OK)
+            return st;
+        if (got == 0)
+            return rd_errorf(err, RD_E_DEVICE, "%s: the board closed the service", what);
         done += got;
     }
     return RD_OK;
@@ -36,10 +38,9 @@ static rd_status fd_read(adb_stream *s, uint8_t *buf, size_t cap, size_t *got, r
     if (f->off == f->len) {
         f->off = f->len = 0;
         if (cap >= FD_STREAM_BUF / 4 || !f->buf) /* big reads go straight to the caller */
-            return adb_fd_read_some(f->fd, buf, cap, got, f->timeout_ms,
-                                    "reading from the adb server", err);
-        rd_status st = adb_fd_read_some(f->fd, f->buf, FD_STREAM_BUF, &f->len, f->timeout_ms,
-                                        "reading from the adb server", err);
+            return adb_fd_read_some(f->fd, buf, cap, got, f->timeout_ms, "reading from the adb server", err);
+        rd_status st =
+            adb_fd_read_some(f->fd, f->buf, FD_STREAM_BUF, &f->len, f->timeout_ms, "reading from the adb server", err);
         if (st != RD_OK || f->len == 0) {
             *got = 0;
             return st;
@@ -61,7 +62,8 @@ static rd_status fd_write(adb_stream *s, const uint8_t *buf, size_t n, rd_error 
 static void fd_close(adb_stream *s)
 {
     fd_stream *f = (fd_stream *)s;
-    if (!f) return;
+    if (!f)
+        return;
     close(f->fd);
     free(f->buf);
     free(f);
@@ -93,7 +95,8 @@ static rd_status mem_read(adb_stream *s, uint8_t *buf, size_t cap, size_t *got, 
 {
     mem_stream *m = (mem_stream *)s;
     size_t n = m->len - m->off < cap ? m->len - m->off : cap;
-    if (n) memcpy(buf, m->data + m->off, n);
+    if (n)
+        memcpy(buf, m->data + m->off, n);
     m->off += n;
     *got = n;
     return RD_OK;
@@ -114,7 +117,8 @@ static const adb_stream_ops mem_ops = {.read = mem_read, .write = mem_write, .cl
 adb_stream *adb_mem_stream_create(const uint8_t *data, size_t n)
 {
     mem_stream *m = calloc(1, sizeof *m);
-    if (!m) return NULL;
+    if (!m)
+        return NULL;
     m->base.ops = &mem_ops;
     m->data = data;
     m->len = n;

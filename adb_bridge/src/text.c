@@ -6,7 +6,8 @@
 
 void adb_text_add(adb_text *t, const void *data, size_t n, size_t limit)
 {
-    if (t->oom) return;
+    if (t->oom)
+        return;
     if (t->len + n + 1 > t->cap) {
         size_t cap = t->cap ? t->cap : 256;
         while (cap < t->len + n + 1)
@@ -19,7 +20,8 @@ void adb_text_add(adb_text *t, const void *data, size_t n, size_t limit)
         t->buf = nb;
         t->cap = cap;
     }
-    if (n) memcpy(t->buf + t->len, data, n);
+    if (n)
+        memcpy(t->buf + t->len, data, n);
     t->len += n;
     t->buf[t->len] = '\0';
 }

@@ -14,8 +14,8 @@ typedef struct fake_transport {
     size_t len, off;
 } fake_transport;
 
-static rd_status fake_write_packet(adb_ptransport *t, const uint8_t hdr[ADB_HEADER_SIZE],
-                                   const uint8_t *payload, size_t n, int timeout_ms, rd_error *err)
+static rd_status fake_write_packet(adb_ptransport *t, const uint8_t hdr[ADB_HEADER_SIZE], const uint8_t *payload,
+                                   size_t n, int timeout_ms, rd_error *err)
 {
     if (adb_get_u32(hdr + 12) != n)
         return rd_errorf(err, RD_E_INVAL, "fake transport: header says %u bytes, payload has %zu",
@@ -23,13 +23,11 @@ static rd_status fake_write_packet(adb_ptransport *t, const uint8_t hdr[ADB_HEAD
     return RD_OK;
 }
 
-static rd_status fake_read_exact(adb_ptransport *t, uint8_t *buf, size_t n, int timeout_ms,
-                                 rd_error *err)
+static rd_status fake_read_exact(adb_ptransport *t, uint8_t *buf, size_t n, int timeout_ms, rd_error *err)
 {
     fake_transport *f = (fake_transport *)t;
     if (f->len - f->off < n)
-        return rd_errorf(err, RD_E_DEVICE,
-                         "reading from the board: connection closed by the other side");
+        return rd_errorf(err, RD_E_DEVICE, "reading from the board: connection closed by the other side");
     memcpy(buf, f->data + f->off, n);
     f->off += n;
     return RD_OK;
@@ -40,15 +38,14 @@ static void fake_destroy(adb_ptransport *t)
     free(t);
 }
 
-static const adb_ptransport_ops fake_ops = {.name = "fake",
-                                            .write_packet = fake_write_packet,
-                                            .read_exact = fake_read_exact,
-                                            .destroy = fake_destroy};
+static const adb_ptransport_ops fake_ops = {
+    .name = "fake", .write_packet = fake_write_packet, .read_exact = fake_read_exact, .destroy = fake_destroy};
 
 adb_ptransport *adb_fake_transport_create(const uint8_t *replies, size_t n)
 {
     fake_transport *f = calloc(1, sizeof *f);
-    if (!f) return NULL;
+    if (!f)
+        return NULL;
     f->base.ops = &fake_ops;
     f->data = replies;
     f->len = n;

@@ -17,13 +17,15 @@
 
 int adb_server_port(const rd_adb_options *opt)
 {
-    if (opt && opt->server_port > 0) return opt->server_port;
+    if (opt && opt->server_port > 0)
+        return opt->server_port;
     const char *env = getenv("ANDROID_ADB_SERVER_PORT");
     if (env && *env) {
         char *end = NULL;
         errno = 0;
         long p = strtol(env, &end, 10);
-        if (!errno && end && !*end && p > 0 && p < 65536) return (int)p;
+        if (!errno && end && !*end && p > 0 && p < 65536)
+            return (int)p;
     }
     return RD_ADB_DEFAULT_SERVER_PORT;
 }
@@ -31,7 +33,8 @@ int adb_server_port(const rd_adb_options *opt)
 static rd_status send_request(int fd, const char *service, int timeout_ms, rd_error *err)
 {
     size_t n = strlen(service);
-    if (n > 0xffff) return rd_errorf(err, RD_E_LIMIT, "adb server request too long");
+    if (n > 0xffff)
+        return rd_errorf(err, RD_E_LIMIT, "adb server request too long");
     char buf[8 + 4096];
     if (n > 4096)
         return rd_errorf(err, RD_E_LIMIT, "adb server request of %zu bytes is too long", n);
@@ -44,7 +47,8 @@ static rd_status read_hex4(int fd, int timeout_ms, uint32_t *out, rd_error *err)
 {
     char h[5] = {0};
     rd_status st = adb_fd_read_exact(fd, h, 4, timeout_ms, "reading from the adb server", err);
-    if (st != RD_OK) return st;
+    if (st != RD_OK)
+        return st;
     uint32_t v = 0;
     for (int i = 0; i < 4; i++) {
         char c = h[i];
@@ -52,7 +56,8 @@ static rd_status read_hex4(int fd, int timeout_ms, uint32_t *out, rd_error *err)
                 : c >= 'a' && c <= 'f' ? c - 'a' + 10
                 : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                        : -1;
-        if (d < 0) return rd_errorf(err, RD_E_DEVICE, "the adb server sent a bad length '%.4s'", h);
+        if (d < 0)
+            return rd_errorf(err, RD_E_DEVICE, "the adb server sent a bad length '%.4s'", h);
         v = v * 16 + (uint32_t)d;
     }
     *out = v;
@@ -64,17 +69,21 @@ static rd_status read_status(int fd, const char *service, int timeout_ms, rd_err
 {
     char s[4];
     rd_status st = adb_fd_read_exact(fd, s, 4, timeout_ms, "reading from the adb server", err);
-    if (st != RD_OK) return st;
-    if (memcmp(s, "OKAY", 4) == 0) return RD_OK;
+    if (st != RD_OK)
+        return st;
+    if (memcmp(s, "OKAY", 4) == 0)
+        return RD_OK;
     if (memcmp(s, "FAIL", 4) != 0)
         return rd_errorf(err, RD_E_DEVICE, "the adb server answered '%.4s' to %s", s, service);
     uint32_t n = 0;
     st = read_hex4(fd, timeout_ms, &n, err);
-    if (st != RD_OK) return st;
+    if (st != RD_OK)
+        return st;
     char msg[1024];
     size_t keep = n < sizeof msg - 1 ? n : sizeof msg - 1;
     st = adb_fd_read_exact(fd, msg, keep, timeout_ms, "reading from the adb server", err);
-    if (st != RD_OK) return st;
+    if (st != RD_OK)
+        return st;
     msg[keep] = '\0';
     rd_status code = strstr(msg, "not found") || strstr(msg, "no devices") ? RD_E_NOTFOUND
                      : strstr(msg, "unauthorized")                         ? RD_E_AUTH
@@ -86,7 +95,8 @@ static rd_status read_status(int fd, const char *service, int timeout_ms, rd_err
 static rd_status server_connect(int port, int timeout_ms, int *fd, rd_error *err)
 {
     rd_status st = adb_tcp_connect("127.0.0.1", port, timeout_ms, fd, err);
-    if (st != RD_OK) return rd_error_prefix(err, "no adb server on port %d", port);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "no adb server on port %d", port);
     return RD_OK;
 }
 
@@ -94,15 +104,19 @@ rd_status adb_server_query(int port, const char *service, int timeout_ms, char *
 {
     int fd = -1;
     rd_status st = server_connect(port, timeout_ms, &fd, err);
-    if (st != RD_OK) return st;
+    if (st != RD_OK)
+        return st;
     uint32_t n = 0;
     st = send_request(fd, service, timeout_ms, err);
-    if (st == RD_OK) st = read_status(fd, service, timeout_ms, err);
-    if (st == RD_OK) st = read_hex4(fd, timeout_ms, &n, err);
+    if (st == RD_OK)
+        st = read_status(fd, service, timeout_ms, err);
+    if (st == RD_OK)
+        st = read_hex4(fd, timeout_ms, &n, err);
     char *text = NULL;
     if (st == RD_OK) {
         text = malloc((size_t)n + 1);
-        if (!text) st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+        if (!text)
+            st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
     if (st == RD_OK)
         st = adb_fd_read_exact(fd, text, n, timeout_ms, "reading from the adb server", err);
@@ -116,20 +130,23 @@ rd_status adb_server_query(int port, const char *service, int timeout_ms, char *
     return RD_OK;
 }
 
-rd_status adb_server_open(int port, const char *serial, const char *service, int timeout_ms,
-                          adb_stream **out, rd_error *err)
+rd_status adb_server_open(int port, const char *serial, const char *service, int timeout_ms, adb_stream **out,
+                          rd_error *err)
 {
     int fd = -1;
     rd_status st = server_connect(port, timeout_ms, &fd, err);
-    if (st != RD_OK) return st;
+    if (st != RD_OK)
+        return st;
     char sw[256];
     if (serial && *serial)
         snprintf(sw, sizeof sw, "host:transport:%s", serial);
     else
         snprintf(sw, sizeof sw, "host:transport-any");
     st = send_request(fd, sw, timeout_ms, err);
-    if (st == RD_OK) st = read_status(fd, sw, timeout_ms, err);
-    if (st == RD_OK) st = send_request(fd, service, timeout_ms, err);
+    if (st == RD_OK)
+        st = read_status(fd, sw, timeout_ms, err);
+    if (st == RD_OK)
+        st = send_request(fd, service, timeout_ms, err);
     if (st == RD_OK) {
         st = read_status(fd, service, timeout_ms, err);
         if (st == RD_E_DEVICE && strstr(err ? err->msg : "", "closed"))
@@ -140,6 +157,7 @@ rd_status adb_server_open(int port, const char *serial, const char *service, int
         return st;
     }
     *out = adb_fd_stream_create(fd, timeout_ms);
-    if (!*out) return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (!*out)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
     return RD_OK;
 }

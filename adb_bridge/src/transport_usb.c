@@ -36,17 +36,20 @@ bool adb_usb_find_iface(const struct libusb_config_descriptor *cfg, adb_usb_ifac
 {
     for (int i = 0; cfg && i < cfg->bNumInterfaces; i++) {
         const struct libusb_interface *itf = &cfg->interface[i];
-        if (itf->num_altsetting < 1) continue;
+        if (itf->num_altsetting < 1)
+            continue;
         const struct libusb_interface_descriptor *alt = &itf->altsetting[0];
-        bool adb = alt->bInterfaceProtocol == 0x01 &&
-                   ((alt->bInterfaceClass == 0xff && alt->bInterfaceSubClass == 0x42) ||
-                    (alt->bInterfaceClass == 0xdc && alt->bInterfaceSubClass == 0x02));
-        if (!adb) continue;
+        bool adb =
+            alt->bInterfaceProtocol == 0x01 && ((alt->bInterfaceClass == 0xff && alt->bInterfaceSubClass == 0x42) ||
+                                                (alt->bInterfaceClass == 0xdc && alt->bInterfaceSubClass == 0x02));
+        if (!adb)
+            continue;
         int in = -1, outp = -1;
         uint16_t in_size = 0, out_size = 0;
         for (int e = 0; e < alt->bNumEndpoints; e++) {
             const struct libusb_endpoint_descriptor *ep = &alt->endpoint[e];
-            if ((ep->bmAttributes & 3) != LIBUSB_TRANSFER_TYPE_BULK) continue;
+            if ((ep->bmAttributes & 3) != LIBUSB_TRANSFER_TYPE_BULK)
+                continue;
             if (ep->bEndpointAddress & LIBUSB_ENDPOINT_IN) {
                 if (in < 0) {
                     in = ep->bEndpointAddress;
@@ -57,7 +60,8 @@ bool adb_usb_find_iface(const struct libusb_config_descriptor *cfg, adb_usb_ifac
                 out_size = ep->wMaxPacketSize;
             }
         }
-        if (in < 0 || outp < 0 || out_size == 0 || in_size != out_size) continue;
+        if (in < 0 || outp < 0 || out_size == 0 || in_size != out_size)
+            continue;
         out->ifnum = alt->bInterfaceNumber;
         out->ep_in = (uint8_t)in;
         out->ep_out = (uint8_t)outp;
@@ -78,20 +82,25 @@ static void usb_path(const adb_usb_api *api, libusb_device *d, char *buf, size_t
 
 /* Checks one device; on success (an ADB interface) fills iface, serial and the open handle if
  * wanted. */
-static bool probe(const adb_usb_api *api, libusb_device *d, adb_usb_iface *iface, char *serial,
-                  size_t scap, libusb_device_handle **handle_out)
+static bool probe(const adb_usb_api *api, libusb_device *d, adb_usb_iface *iface, char *serial, size_t scap,
+                  libusb_device_handle **handle_out)
 {
     struct libusb_device_descriptor dd;
-    if (api->get_device_descriptor(d, &dd) != 0) return false;
-    if (dd.bDeviceClass != 0 && dd.bDeviceClass != 0xef && dd.bDeviceClass != 0xff) return false;
+    if (api->get_device_descriptor(d, &dd) != 0)
+        return false;
+    if (dd.bDeviceClass != 0 && dd.bDeviceClass != 0xef && dd.bDeviceClass != 0xff)
+        return false;
     struct libusb_config_descriptor *cfg = NULL;
-    if (api->get_active_config_descriptor(d, &cfg) != 0) return false;
+    if (api->get_active_config_descriptor(d, &cfg) != 0)
+        return false;
     bool found = adb_usb_find_iface(cfg, iface);
     api->free_config_descriptor(cfg);
-    if (!found) return false;
+    if (!found)
+        return false;
     serial[0] = '\0';
     libusb_device_handle *h = NULL;
-    if (api->open(d, &h) != 0) return true; /* no permission: listed without a serial */
+    if (api->open(d, &h) != 0)
+        return true; /* no permission: listed without a serial */
     if (dd.iSerialNumber) {
         unsigned char buf[128];
         int n = api->get_string_descriptor_ascii(h, dd.iSerialNumber, buf, sizeof buf - 1);
@@ -112,17 +121,20 @@ rd_status adb_usb_list_with(const adb_usb_api *api, adb_usb_found **out, size_t 
     *out = NULL;
     *n = 0;
     libusb_context *ctx = NULL;
-    if (api->init(&ctx) != 0) return RD_OK; /* no USB on this machine */
+    if (api->init(&ctx) != 0)
+        return RD_OK; /* no USB on this machine */
     libusb_device **list = NULL;
     ssize_t cnt = api->get_device_list(ctx, &list);
     rd_status st = RD_OK;
     adb_usb_found *v = cnt > 0 ? calloc((size_t)cnt, sizeof *v) : NULL;
-    if (cnt > 0 && !v) st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (cnt > 0 && !v)
+        st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     for (ssize_t i = 0; st == RD_OK && i < cnt; i++) {
         adb_usb_iface itf;
         libusb_device_handle *h = NULL;
         adb_usb_found *f = &v[*n];
-        if (!probe(api, list[i], &itf, f->serial, sizeof f->serial, &h)) continue;
+        if (!probe(api, list[i], &itf, f->serial, sizeof f->serial, &h))
+            continue;
         usb_path(api, list[i], f->path, sizeof f->path);
         if (h) {
             int rc = api->claim_interface(h, itf.ifnum);
@@ -134,7 +146,8 @@ rd_status adb_usb_list_with(const adb_usb_api *api, adb_usb_found **out, size_t 
         }
         (*n)++;
     }
-    if (cnt >= 0) api->free_device_list(list, 1);
+    if (cnt >= 0)
+        api->free_device_list(list, 1);
     api->exit(ctx);
     if (st != RD_OK) {
         free(v);
@@ -167,47 +180,43 @@ static rd_status usb_error(int rc, const char *what, int timeout_ms, rd_error *e
     return rd_errorf(err, RD_E_DEVICE, "USB %s: %s", what, libusb_error_name(rc));
 }
 
-static rd_status bulk_out(usb_transport *u, const uint8_t *data, size_t n, int timeout_ms,
-                          rd_error *err)
+static rd_status bulk_out(usb_transport *u, const uint8_t *data, size_t n, int timeout_ms, rd_error *err)
 {
     int done = 0;
-    int rc = u->api->bulk_transfer(u->h, u->itf.ep_out, (unsigned char *)data, (int)n, &done,
-                                   (unsigned)timeout_ms);
-    if (rc != 0) return usb_error(rc, "write", timeout_ms, err);
+    int rc = u->api->bulk_transfer(u->h, u->itf.ep_out, (unsigned char *)data, (int)n, &done, (unsigned)timeout_ms);
+    if (rc != 0)
+        return usb_error(rc, "write", timeout_ms, err);
     if ((size_t)done != n)
         return rd_errorf(err, RD_E_DEVICE, "USB write: %d of %zu bytes sent", done, n);
     return RD_OK;
 }
 
-static rd_status usb_write_packet(adb_ptransport *t, const uint8_t hdr[ADB_HEADER_SIZE],
-                                  const uint8_t *payload, size_t n, int timeout_ms, rd_error *err)
+static rd_status usb_write_packet(adb_ptransport *t, const uint8_t hdr[ADB_HEADER_SIZE], const uint8_t *payload,
+                                  size_t n, int timeout_ms, rd_error *err)
 {
     usb_transport *u = (usb_transport *)t;
     rd_status st = bulk_out(u, hdr, ADB_HEADER_SIZE, timeout_ms, err);
-    if (st != RD_OK || n == 0) return st;
+    if (st != RD_OK || n == 0)
+        return st;
     st = bulk_out(u, payload, n, timeout_ms, err);
     if (st == RD_OK && (n & (size_t)(u->itf.max_packet - 1)) == 0)
-        st =
-            bulk_out(u, payload, 0, timeout_ms, err); /* the zero-length packet ends the transfer */
+        st = bulk_out(u, payload, 0, timeout_ms, err); /* the zero-length packet ends the transfer */
     return st;
 }
 
-static rd_status usb_read_exact(adb_ptransport *t, uint8_t *buf, size_t n, int timeout_ms,
-                                rd_error *err)
+static rd_status usb_read_exact(adb_ptransport *t, uint8_t *buf, size_t n, int timeout_ms, rd_error *err)
 {
     usb_transport *u = (usb_transport *)t;
     size_t done = 0;
     while (done < n) {
         int got = 0;
-        int rc = u->api->bulk_transfer(u->h, u->itf.ep_in, buf + done, (int)(n - done), &got,
-                                       (unsigned)timeout_ms);
+        int rc = u->api->bulk_transfer(u->h, u->itf.ep_in, buf + done, (int)(n - done), &got, (unsigned)timeout_ms);
         if (rc == LIBUSB_ERROR_OVERFLOW)
-            return rd_errorf(err, RD_E_DEVICE,
-                             "USB read: the board sent more than the %zu bytes expected", n - done);
-        if (rc != 0) return usb_error(rc, "read", timeout_ms, err);
+            return rd_errorf(err, RD_E_DEVICE, "USB read: the board sent more than the %zu bytes expected", n - done);
+        if (rc != 0)
+            return usb_error(rc, "read", timeout_ms, err);
         if (got <= 0)
-            return rd_errorf(err, RD_E_DEVICE,
-                             "USB read: empty transfer while %zu bytes are expected", n - done);
+            return rd_errorf(err, RD_E_DEVICE, "USB read: empty transfer while %zu bytes are expected", n - done);
         done += (size_t)got;
     }
     return RD_OK;
@@ -216,21 +225,20 @@ static rd_status usb_read_exact(adb_ptransport *t, uint8_t *buf, size_t n, int t
 static void usb_destroy(adb_ptransport *t)
 {
     usb_transport *u = (usb_transport *)t;
-    if (!u) return;
+    if (!u)
+        return;
     u->api->release_interface(u->h, u->itf.ifnum);
     u->api->close(u->h);
     u->api->exit(u->ctx);
     free(u);
 }
 
-static const adb_ptransport_ops usb_ops = {.name = "usb",
-                                           .write_packet = usb_write_packet,
-                                           .read_exact = usb_read_exact,
-                                           .destroy = usb_destroy};
+static const adb_ptransport_ops usb_ops = {
+    .name = "usb", .write_packet = usb_write_packet, .read_exact = usb_read_exact, .destroy = usb_destroy};
 
 rd_status adb_usb_transport_create_with(const adb_usb_api *api, const char *serial, int timeout_ms,
-                                        adb_ptransport **out, bool *busy, char *serial_out,
-                                        size_t serial_cap, rd_error *err)
+                                        adb_ptransport **out, bool *busy, char *serial_out, size_t serial_cap,
+                                        rd_error *err)
 {
     *busy = false;
     libusb_context *ctx = NULL;
@@ -238,24 +246,26 @@ rd_status adb_usb_transport_create_with(const adb_usb_api *api, const char *seri
         return rd_errorf(err, RD_E_NOTFOUND, "libusb cannot start (no USB on this machine)");
     libusb_device **list = NULL;
     ssize_t cnt = api->get_device_list(ctx, &list);
-    rd_status st =
-        rd_errorf(err, RD_E_NOTFOUND, serial ? "no USB board with serial '%s'" : "no USB board%s",
-                  serial ? serial : "");
+    rd_status st = rd_errorf(err, RD_E_NOTFOUND, serial ? "no USB board with serial '%s'" : "no USB board%s",
+                             serial ? serial : "");
     usb_transport *u = NULL;
     int matches = 0;
     for (ssize_t i = 0; i < cnt; i++) {
         adb_usb_iface itf;
         char ser[128], path[64];
         libusb_device_handle *h = NULL;
-        if (!probe(api, list[i], &itf, ser, sizeof ser, &h)) continue;
+        if (!probe(api, list[i], &itf, ser, sizeof ser, &h))
+            continue;
         usb_path(api, list[i], path, sizeof path);
         if (serial && strcmp(serial, ser) != 0 && strcmp(serial, path) != 0) {
-            if (h) api->close(h);
+            if (h)
+                api->close(h);
             continue;
         }
         matches++;
         if (u) { /* a second board and no serial asked for */
-            if (h) api->close(h);
+            if (h)
+                api->close(h);
             continue;
         }
         if (!h) {
@@ -268,12 +278,12 @@ rd_status adb_usb_transport_create_with(const adb_usb_api *api, const char *seri
         int rc = api->claim_interface(h, itf.ifnum);
         if (rc != 0) {
             api->close(h);
-            if (rc == LIBUSB_ERROR_BUSY) *busy = true;
+            if (rc == LIBUSB_ERROR_BUSY)
+                *busy = true;
             st = rd_errorf(err, RD_E_DEVICE,
-                           rc == LIBUSB_ERROR_BUSY
-                               ? "USB board %s is claimed by another program (an adb server?): "
-                                 "use --server, or stop it with `adb kill-server`"
-                               : "cannot claim USB board %s",
+                           rc == LIBUSB_ERROR_BUSY ? "USB board %s is claimed by another program (an adb server?): "
+                                                     "use --server, or stop it with `adb kill-server`"
+                                                   : "cannot claim USB board %s",
                            ser[0] ? ser : path);
             continue;
         }
@@ -292,14 +302,14 @@ rd_status adb_usb_transport_create_with(const adb_usb_api *api, const char *seri
         u->itf = itf;
         snprintf(serial_out, serial_cap, "%s", ser[0] ? ser : path);
     }
-    if (cnt >= 0) api->free_device_list(list, 1);
+    if (cnt >= 0)
+        api->free_device_list(list, 1);
     if (u && matches > 1 && !serial) {
         api->release_interface(u->h, u->itf.ifnum);
         api->close(u->h);
         free(u);
         api->exit(ctx);
-        return rd_errorf(err, RD_E_INVAL, "%d USB boards are connected: pick one with --serial",
-                         matches);
+        return rd_errorf(err, RD_E_INVAL, "%d USB boards are connected: pick one with --serial", matches);
     }
     if (!u) {
         api->exit(ctx);
@@ -310,9 +320,8 @@ rd_status adb_usb_transport_create_with(const adb_usb_api *api, const char *seri
     return RD_OK;
 }
 
-rd_status adb_usb_transport_create(const char *serial, int timeout_ms, adb_ptransport **out,
-                                   bool *busy, char *serial_out, size_t serial_cap, rd_error *err)
+rd_status adb_usb_transport_create(const char *serial, int timeout_ms, adb_ptransport **out, bool *busy,
+                                   char *serial_out, size_t serial_cap, rd_error *err)
 {
-    return adb_usb_transport_create_with(&adb_usb_libusb, serial, timeout_ms, out, busy, serial_out,
-                                         serial_cap, err);
+    return adb_usb_transport_create_with(&adb_usb_libusb, serial, timeout_ms, out, busy, serial_out, serial_cap, err);
 }

@@ -26,9 +26,9 @@
 
 /* What one row accumulates over the samples. */
 typedef struct row_acc {
-    size_t layer;               /* index in the result */
+    size_t layer;                        /* index in the result */
     an_group_acc groups[RD_GROUP_COUNT]; /* indexed by rd_group_id */
-    double rank_cos;            /* lowest effective single cosine seen: picks the worst layers */
+    double rank_cos;                     /* lowest effective single cosine seen: picks the worst layers */
     an_layer_runtime rt;
 } row_acc;
 
@@ -38,20 +38,20 @@ typedef struct analysis {
     rd_result *r;
     int sample;
     size_t n_values;
-    int *row_of_value;          /* value -> row_acc index (-1 none) */
-    int *int8_row_of_value;     /* graph input value -> its exDataConvert row (-1 none) */
-    int *f16_row_of_value;      /* value -> its exDataConvert row to float16 for float16 readers (-1 none) */
-    int *i8_row_of_value;       /* value -> its exDataConvert row to int8 for int8 readers (-1 none) */
-    unsigned char *read_at;     /* value -> READ_BY_FP16 | READ_BY_INT8: the precisions its readers compute in */
+    int *row_of_value;      /* value -> row_acc index (-1 none) */
+    int *int8_row_of_value; /* graph input value -> its exDataConvert row (-1 none) */
+    int *f16_row_of_value;  /* value -> its exDataConvert row to float16 for float16 readers (-1 none) */
+    int *i8_row_of_value;   /* value -> its exDataConvert row to int8 for int8 readers (-1 none) */
+    unsigned char *read_at; /* value -> READ_BY_FP16 | READ_BY_INT8: the precisions its readers compute in */
     row_acc *rows;
     size_t n_rows, cap_rows;
-    rd_name_map names;          /* map_name_to_file.txt */
-    rd_stem_set *stems;         /* the snapshot's file stems, unique (tensors x/y and x_y) */
-    an_txt_writer *txt;         /* the text files (NULL with no_txt or no output folder) */
+    rd_name_map names;  /* map_name_to_file.txt */
+    rd_stem_set *stems; /* the snapshot's file stems, unique (tensors x/y and x_y) */
+    an_txt_writer *txt; /* the text files (NULL with no_txt or no output folder) */
     bool dumping;
-    bool with_board;            /* this sample runs with the board's tensors */
-    double *agree_of_value;     /* value -> cosine of the board's tensor against the simulator's entire (NaN) */
-    size_t *removed_start;      /* the tensors removed into value v: removed[removed_start[v]..[v+1]) */
+    bool with_board;        /* this sample runs with the board's tensors */
+    double *agree_of_value; /* value -> cosine of the board's tensor against the simulator's entire (NaN) */
+    size_t *removed_start;  /* the tensors removed into value v: removed[removed_start[v]..[v+1]) */
     int *removed;
 } analysis;
 
@@ -307,8 +307,8 @@ static rd_status detail(analysis *a, int row, const rd_tensor *ref, const rd_ten
 }
 
 /* Writes one tensor into the snapshot: folder/<stem>.txt (unless no_txt) and folder/<stem>.npy. */
-static rd_status snapshot_write(const analysis *a, const char *folder, const char *stem, const rd_tensor *t,
-                                char *file, size_t file_len, rd_error *err)
+static rd_status snapshot_write(const analysis *a, const char *folder, const char *stem, const rd_tensor *t, char *file,
+                                size_t file_len, rd_error *err)
 {
     char path[4800];
     snprintf(file, file_len, "%s/%s.txt", folder, stem);

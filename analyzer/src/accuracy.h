@@ -12,14 +12,14 @@
 #include <stdio.h>
 
 typedef struct an_accuracy_opts {
-    const char *output_dir;     /* snapshot folder; NULL writes no files */
-    int dump_sample;            /* sample whose tensors go to golden/ and simulator/ */
-    bool no_txt;                /* skip the per-tensor text files (the .npy files stay) */
-    bool txt_inline;            /* write them on the analysis thread, not on a writer thread (same files) */
-    double warn_cos;            /* single cosine below this warns (0.99) */
-    double error_cos;           /* below this is an error (0.98) */
-    size_t worst_layers;        /* layers keeping channel cosines and histograms (6) */
-    FILE *progress;             /* may be NULL */
+    const char *output_dir; /* snapshot folder; NULL writes no files */
+    int dump_sample;        /* sample whose tensors go to golden/ and simulator/ */
+    bool no_txt;            /* skip the per-tensor text files (the .npy files stay) */
+    bool txt_inline;        /* write them on the analysis thread, not on a writer thread (same files) */
+    double warn_cos;        /* single cosine below this warns (0.99) */
+    double error_cos;       /* below this is an error (0.98) */
+    size_t worst_layers;    /* layers keeping channel cosines and histograms (6) */
+    FILE *progress;         /* may be NULL */
     bool progress_tty;
     /* the board (runtime_error group): its tensor per optimised-graph value for the dump sample, NULL: none */
     rd_runtime_fn runtime;
@@ -28,10 +28,10 @@ typedef struct an_accuracy_opts {
 
 /** What the runtime findings need beyond the table, one per result layer (an_accuracy_run fills it). */
 typedef struct an_layer_runtime {
-    bool dumped;                /* the board dumped this layer */
-    double inputs_cos;          /* lowest cosine of the layer's inputs, board against simulator entire (NaN: none) */
-    char worst_input[256];      /* the input it belongs to */
-    double off_grid;            /* share of the board's values off the layer's int8 grid (NaN: not an int8 layer) */
+    bool dumped;           /* the board dumped this layer */
+    double inputs_cos;     /* lowest cosine of the layer's inputs, board against simulator entire (NaN: none) */
+    char worst_input[256]; /* the input it belongs to */
+    double off_grid;       /* share of the board's values off the layer's int8 grid (NaN: not an int8 layer) */
 } an_layer_runtime;
 
 /**

@@ -98,9 +98,11 @@ static rd_status dump_values(an_runtime *rt, size_t i, const rd_tensor *board, c
     if (*api == AN_API_NORMAL && integer && !int8_codes) {
         *api = AN_API_ZERO_COPY;
         if (log)
-            fprintf(log, "rknn-diag accuracy: note: input '%s': its InputOperator dump holds %s data, which the normal "
+            fprintf(log,
+                    "rknn-diag accuracy: note: input '%s': its InputOperator dump holds %s data, which the normal "
                     "API would have normalised: the runtime folded mean/std into the first layer, so the dump is "
-                    "read as the data before the normalisation\n", vi.name, rd_dtype_name(board->dtype));
+                    "read as the data before the normalisation\n",
+                    vi.name, rd_dtype_name(board->dtype));
     }
     if (*api == AN_API_ZERO_COPY)
         return rd_tensor_to_f32(out, board, err);
@@ -128,7 +130,7 @@ static bool to_graph_shape(const an_runtime *rt, size_t i, rd_tensor *f)
    inputs: the run stops there. */
 typedef struct first_layer {
     const an_runtime *rt;
-    int value;                /* -1: the first dumped materialised layer, whichever it is */
+    int value; /* -1: the first dumped materialised layer, whichever it is */
     rd_tensor got;
 } first_layer;
 
@@ -161,8 +163,8 @@ static double first_layer_cos(an_runtime *rt, const rd_tensor *inputs, first_lay
 /* Zero-copy dumps are the data before the normalisation, so a runtime that skipped it (pass_through with
    raw data) leaves a perfect dump: its first layer tells. Compares the board's first dumped layer with the
    simulator's on the normalised input (fed) and on the data as dumped (raw); true when only raw agrees. */
-static bool skipped_normalisation(an_runtime *rt, size_t i, const rd_tensor *inputs, const rd_tensor *raw,
-                                  char *why, size_t why_len)
+static bool skipped_normalisation(an_runtime *rt, size_t i, const rd_tensor *inputs, const rd_tensor *raw, char *why,
+                                  size_t why_len)
 {
     rd_tensor *in = calloc(rt->n_in + 1, sizeof *in);
     if (!in)
@@ -178,11 +180,13 @@ static bool skipped_normalisation(an_runtime *rt, size_t i, const rd_tensor *inp
     if (skipped_norm) {
         rd_value_info vi;
         rd_model_value(rd_sim_model(rt->sim), (size_t)normal.value, &vi);
-        snprintf(why, why_len, "the board's input was not normalised: its InputOperator dump is right, but its first "
+        snprintf(why, why_len,
+                 "the board's input was not normalised: its InputOperator dump is right, but its first "
                  "layer '%s' is what the simulator computes from that data without the model's mean_values/"
                  "std_values (cosine %.5f; %.5f with them): the runtime skipped the normalisation (the input's "
                  "rknn_tensor_attr.pass_through = 1 hands the buffer to the NPU as it is: set pass_through = 0, or "
-                 "normalise and quantize the data yourself)", vi.name, c_raw, c_norm);
+                 "normalise and quantize the data yourself)",
+                 vi.name, c_raw, c_norm);
     }
     rd_tensor_fini(&normal.got);
     rd_tensor_fini(&skipped.got);
@@ -307,8 +311,7 @@ static rd_status input_findings(an_runtime *rt, rd_result *r, rd_error *err)
             continue;
         rd_value_info vi;
         rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
-        st = an_io_finding(r, RD_FIND_INPUT_MISMATCH, vi.name, an_input_verdict_name(rt->verdict[i]), rt->why[i],
-                           err);
+        st = an_io_finding(r, RD_FIND_INPUT_MISMATCH, vi.name, an_input_verdict_name(rt->verdict[i]), rt->why[i], err);
     }
     return st;
 }
@@ -321,8 +324,10 @@ static rd_status check_outputs(an_runtime *rt, const rd_tensor *inputs, const ch
     if (n_app == 0)
         return RD_OK;
     if (n_app != n_out)
-        return rd_errorf(err, RD_E_USAGE, "--app-outputs gives %zu files, the model has %zu outputs (one .npy each, in "
-                         "output order)", n_app, n_out);
+        return rd_errorf(err, RD_E_USAGE,
+                         "--app-outputs gives %zu files, the model has %zu outputs (one .npy each, in "
+                         "output order)",
+                         n_app, n_out);
     rd_tensor *sim_out = calloc(n_out + 1, sizeof *sim_out);
     if (!sim_out)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");

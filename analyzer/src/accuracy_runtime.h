@@ -18,11 +18,11 @@ typedef struct an_runtime {
     an_dump_set *dumps;
     rd_sim *sim;
     const an_quant_opts *q;
-    an_app_api api;             /* --app-api: which side of the normalisation InputOperator dumps hold */
+    an_app_api api; /* --app-api: which side of the normalisation InputOperator dumps hold */
     size_t n_in;
-    rd_tensor *fed;             /* per graph input: what the board fed its first layer (float32; data NULL: unknown) */
-    an_input_verdict *verdict;  /* per graph input: the input check */
-    char **why;                 /* per graph input: its explanation (NULL when the input was not checked) */
+    rd_tensor *fed;            /* per graph input: what the board fed its first layer (float32; data NULL: unknown) */
+    an_input_verdict *verdict; /* per graph input: the input check */
+    char **why;                /* per graph input: its explanation (NULL when the input was not checked) */
 } an_runtime;
 
 /** Writes input<i>.npy (raw: before mean/std, uint8 when the data is 8-bit) and input<i>_preprocessed.npy. */

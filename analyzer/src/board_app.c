@@ -194,9 +194,10 @@ static rd_status nhwc_as_nchw(rd_tensor *raw, rd_error *err)
 static rd_status int8_clamp(rd_tensor *raw, const char *name, rd_error *err)
 {
     if (raw->dtype != RD_DT_U8)
-        return rd_errorf(err, RD_E_USAGE,
-                         "%s: int8-clamp clamps uint8 values into int8, but this input is %s (give an image or a uint8 .npy)",
-                         name, rd_dtype_name(raw->dtype));
+        return rd_errorf(
+            err, RD_E_USAGE,
+            "%s: int8-clamp clamps uint8 values into int8, but this input is %s (give an image or a uint8 .npy)", name,
+            rd_dtype_name(raw->dtype));
     rd_tensor t;
     rd_status st = rd_tensor_alloc(&t, RD_DT_I8, raw->rank, raw->dims, err);
     if (st != RD_OK)

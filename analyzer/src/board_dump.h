@@ -22,8 +22,8 @@ typedef struct an_board_dumper {
 
 /** How a tensor is held on the NPU: its dtype there and int8 parameters. */
 typedef struct an_held {
-    rd_prec prec;                 /* RD_PREC_INT8, RD_PREC_FP16 or RD_PREC_FP32 */
-    float scale;                  /* int8 only */
+    rd_prec prec; /* RD_PREC_INT8, RD_PREC_FP16 or RD_PREC_FP32 */
+    float scale;  /* int8 only */
     int32_t zero_point;
 } an_held;
 

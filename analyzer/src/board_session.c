@@ -104,15 +104,18 @@ rd_status an_board_expand(const char *cmd, const char *work_dir, const char *dum
             bool pre = strcmp(rest, "_preprocessed") == 0;
             if ((*rest && !pre) || i < 0 || (size_t)i >= n_inputs) {
                 free(b.p);
-                return rd_errorf(err, RD_E_USAGE, "--run: {%s}: the model has %zu input(s): {input0}..{input%zu} "
-                                 "(raw) and {input0_preprocessed}.. (after mean/std)", key, n_inputs,
-                                 n_inputs ? n_inputs - 1 : 0);
+                return rd_errorf(err, RD_E_USAGE,
+                                 "--run: {%s}: the model has %zu input(s): {input0}..{input%zu} "
+                                 "(raw) and {input0_preprocessed}.. (after mean/std)",
+                                 key, n_inputs, n_inputs ? n_inputs - 1 : 0);
             }
             snprintf(path, sizeof path, "%s/input%ld%s.npy", work_dir, i, pre ? "_preprocessed" : "");
         } else {
             free(b.p);
-            return rd_errorf(err, RD_E_USAGE, "--run: unknown placeholder {%s} (known: {input0}, {input0_preprocessed}, "
-                             "..., {work_dir}, {dump_dir})", key);
+            return rd_errorf(err, RD_E_USAGE,
+                             "--run: unknown placeholder {%s} (known: {input0}, {input0_preprocessed}, "
+                             "..., {work_dir}, {dump_dir})",
+                             key);
         }
         sb_quoted(&b, path);
         p = end + 1;
@@ -184,7 +187,8 @@ static rd_status prepare_dump_dir(const an_board_run *r, rd_adb *dev, rd_error *
         st = shell_ok(dev, cmd, "creating the dump folder", err);
         free(cmd);
         if (st != RD_OK)
-            return rd_error_prefix(err, "cannot create %s (run `mkdir -p %s && chmod 777 %s` on the board as root, "
+            return rd_error_prefix(err,
+                                   "cannot create %s (run `mkdir -p %s && chmod 777 %s` on the board as root, "
                                    "e.g. with `adb root` or su, or give --board-dump-dir)",
                                    r->dump_dir, r->dump_dir, r->dump_dir);
     }
@@ -199,7 +203,8 @@ static rd_status prepare_dump_dir(const an_board_run *r, rd_adb *dev, rd_error *
     st = shell_ok(dev, cmd, "writing into the dump folder", err);
     free(cmd);
     if (st != RD_OK)
-        return rd_error_prefix(err, "%s is not writable: librknnrt would fail with 'failed open dump path' (run "
+        return rd_error_prefix(err,
+                               "%s is not writable: librknnrt would fail with 'failed open dump path' (run "
                                "`chmod 777 %s` on the board as root, or give --board-dump-dir)",
                                r->dump_dir, r->dump_dir);
     return RD_OK;
@@ -343,8 +348,10 @@ static rd_status run_command(const an_board_run *r, rd_error *err)
     if (known && code != 0) {
         char shown[sizeof tail.text * 2];
         indent_lines(tail.n ? tail.text : "(no output)", shown, sizeof shown);
-        return rd_errorf(err, RD_E_DEVICE, "the --run command failed on the board with exit status %d; its output "
-                         "ends with:\n    %s", code, shown);
+        return rd_errorf(err, RD_E_DEVICE,
+                         "the --run command failed on the board with exit status %d; its output "
+                         "ends with:\n    %s",
+                         code, shown);
     }
     return RD_OK;
 }

@@ -9,16 +9,16 @@
 #include "rknn_diag/adb.h"
 
 typedef struct an_board_run {
-    rd_adb_options adb;          /* which board; timeout_ms bounds connection and file waits */
-    int run_timeout_ms;          /* silence allowed while CMD runs (a model run can take long) */
-    const char *dump_dir;        /* the board's RKNN_DUMP_DIR */
-    const char *work_dir;        /* where the inputs go */
-    const char *command;         /* CMD with {input0}, {input0_preprocessed}, ..., {work_dir}, {dump_dir} */
-    const char *local_inputs;    /* local folder holding input<i>.npy and input<i>_preprocessed.npy */
+    rd_adb_options adb;       /* which board; timeout_ms bounds connection and file waits */
+    int run_timeout_ms;       /* silence allowed while CMD runs (a model run can take long) */
+    const char *dump_dir;     /* the board's RKNN_DUMP_DIR */
+    const char *work_dir;     /* where the inputs go */
+    const char *command;      /* CMD with {input0}, {input0_preprocessed}, ..., {work_dir}, {dump_dir} */
+    const char *local_inputs; /* local folder holding input<i>.npy and input<i>_preprocessed.npy */
     size_t n_inputs;
-    const char *local_dumps;     /* where the dumps are pulled to: removed whole first (links inside removed, not
-                                    followed; the folder itself a link is refused), then made afresh by the pull */
-    FILE *log;                   /* progress lines ("rknn-diag accuracy: ...") */
+    const char *local_dumps; /* where the dumps are pulled to: removed whole first (links inside removed, not
+                                followed; the folder itself a link is refused), then made afresh by the pull */
+    FILE *log;               /* progress lines ("rknn-diag accuracy: ...") */
 } an_board_run;
 
 /**

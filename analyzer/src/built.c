@@ -22,10 +22,39 @@
 /* Suffixes the compiler appends to a tensor it converts, copies or reshapes; longest first where one
    ends another. */
 static const char *const variant_suffixes[] = {
-    "_int8__cvt_float16_int8", "__cvt_int8_to_float16", "__cvt_int8_float16", "__cvt_float16_int8", "__float16",
-    "__int8", "_int8", "_float16", "_before_conv", "_before", "_gemm_conv", "_conv", "_mm", "_shape4", "-rs",
-    "_rs", "_tp", "_sw", "_2swish", "_2reshape", "_2global", "_2gemm", "_2conv", "_2layer_norm", "_2split",
-    "_2deconv", "_2sdpa", "_2leakyrelu", "_2mul", "_0_unsqueeze0", "_0_unsqueeze1", "_0_squeeze0", "_0_squeeze1",
+    "_int8__cvt_float16_int8",
+    "__cvt_int8_to_float16",
+    "__cvt_int8_float16",
+    "__cvt_float16_int8",
+    "__float16",
+    "__int8",
+    "_int8",
+    "_float16",
+    "_before_conv",
+    "_before",
+    "_gemm_conv",
+    "_conv",
+    "_mm",
+    "_shape4",
+    "-rs",
+    "_rs",
+    "_tp",
+    "_sw",
+    "_2swish",
+    "_2reshape",
+    "_2global",
+    "_2gemm",
+    "_2conv",
+    "_2layer_norm",
+    "_2split",
+    "_2deconv",
+    "_2sdpa",
+    "_2leakyrelu",
+    "_2mul",
+    "_0_unsqueeze0",
+    "_0_unsqueeze1",
+    "_0_squeeze0",
+    "_0_squeeze1",
 };
 
 static bool ends_with(const char *s, size_t n, const char *suffix, size_t *base_len)
@@ -242,8 +271,10 @@ rd_status an_bt_inner_of(const rd_model *m, int out, const int *reads, size_t n_
                 break;
             }
             if (stored[x]) {
-                snprintf(why, why_len, "the ONNX graph computes it from '%s', which the built model stores but "
-                         "this op does not read", xi.name);
+                snprintf(why, why_len,
+                         "the ONNX graph computes it from '%s', which the built model stores but "
+                         "this op does not read",
+                         xi.name);
                 break;
             }
             if (n_nodes == BT_MAX_GROUP_NODES) {
@@ -466,9 +497,10 @@ static rd_status check_platform(const an_built *b, const char *what, const char 
 {
     if (!b->req.platform || !theirs || !theirs[0] || same_platform(b->req.platform, theirs))
         return RD_OK;
-    return rd_errorf(err, RD_E_PARSE, "%s was built for %s, the analysis is for %s (--platform/--target): "
-                     "give the file built for %s, or --platform %s", what, theirs, b->req.platform, b->req.platform,
-                     theirs);
+    return rd_errorf(err, RD_E_PARSE,
+                     "%s was built for %s, the analysis is for %s (--platform/--target): "
+                     "give the file built for %s, or --platform %s",
+                     what, theirs, b->req.platform, b->req.platform, theirs);
 }
 
 static bool same_values(const rd_channel_values *cv, const double *v, size_t n)
@@ -520,7 +552,8 @@ static rd_status take_mean_std(an_built *b, const rd_model *m, rd_rknn_config *c
                 return rd_errorf(err, b->req.mean_std_from_flags ? RD_E_USAGE : RD_E_PARSE,
                                  "%s was built with mean %s and std %s for input '%s'; %s gives other values: the "
                                  "simulation would not be the built model. Drop them (the .rknn's are used) or give "
-                                 "--mean %s --std %s", b->rknn_path, mb, sb, vi.name,
+                                 "--mean %s --std %s",
+                                 b->rknn_path, mb, sb, vi.name,
                                  b->req.mean_std_from_flags ? "--mean/--std" : "the config's mean_values/std_values",
                                  mb, sb);
             }
@@ -569,8 +602,10 @@ static rd_status take_dtype(an_built *b, rd_qdtype dt, rd_rknn_config *cfg, rd_e
 {
     b->dtype = dt;
     if (b->req.dtype_given && cfg->dtype != dt)
-        return rd_errorf(err, RD_E_PARSE, "%s was built as %s; --dtype / quantized_dtype says %s: drop it (the built "
-                         "model's is used)", an_built_path(b), rd_qdtype_name(dt), rd_qdtype_name(cfg->dtype));
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s was built as %s; --dtype / quantized_dtype says %s: drop it (the built "
+                         "model's is used)",
+                         an_built_path(b), rd_qdtype_name(dt), rd_qdtype_name(cfg->dtype));
     b->dtype_from_file = !b->req.dtype_given;
     cfg->dtype = dt;
     cfg->quantize = dt != RD_QDT_FLOAT16 && dt != RD_QDT_FLOAT32;

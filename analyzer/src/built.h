@@ -27,12 +27,12 @@ typedef struct an_built an_built;
 
 /** What the command line gave besides the files (to check the files against). */
 typedef struct an_built_request {
-    const char *rknn_path;       /* --rknn, or NULL */
-    const char *log_path;        /* --rknn-build-log, or NULL */
-    const char *model_path;      /* the ONNX model (messages) */
-    const char *platform;        /* --platform / --target / target_platform, or NULL */
-    bool mean_std_from_flags;    /* --mean/--std given on the command line (else from -c, if any) */
-    bool dtype_given;            /* --dtype or quantized_dtype given */
+    const char *rknn_path;    /* --rknn, or NULL */
+    const char *log_path;     /* --rknn-build-log, or NULL */
+    const char *model_path;   /* the ONNX model (messages) */
+    const char *platform;     /* --platform / --target / target_platform, or NULL */
+    bool mean_std_from_flags; /* --mean/--std given on the command line (else from -c, if any) */
+    bool dtype_given;         /* --dtype or quantized_dtype given */
 } an_built_request;
 
 /**

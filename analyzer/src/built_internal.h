@@ -12,50 +12,50 @@
 
 /* What a tensor name of the built model is to the ONNX model. */
 typedef enum bt_kind {
-    BT_NONE = 0,      /* a constant, the register commands, the placeholder 0: not an activation */
-    BT_ONNX,          /* the ONNX tensor of that name */
-    BT_VARIANT,       /* another form of an ONNX tensor: X__float16, X_int8, X#1, X_rs, ... */
-    BT_AUX,           /* a compiler buffer of an ONNX tensor: X_exSecondary (ignored) */
-    BT_COMPILER,      /* a compiler-made tensor: X_BScfgTensor, X_weight_0, tempMC*, fenceConv* (ignored) */
-    BT_UNMATCHED,     /* an activation name the model does not have */
+    BT_NONE = 0,  /* a constant, the register commands, the placeholder 0: not an activation */
+    BT_ONNX,      /* the ONNX tensor of that name */
+    BT_VARIANT,   /* another form of an ONNX tensor: X__float16, X_int8, X#1, X_rs, ... */
+    BT_AUX,       /* a compiler buffer of an ONNX tensor: X_exSecondary (ignored) */
+    BT_COMPILER,  /* a compiler-made tensor: X_BScfgTensor, X_weight_0, tempMC*, fenceConv* (ignored) */
+    BT_UNMATCHED, /* an activation name the model does not have */
 } bt_kind;
 
 /* One .rknn tensor as mapped (indices into the .rknn graph). */
 typedef struct bt_tensor {
     bt_kind kind;
-    char base[512];   /* the ONNX name it stands for (BT_ONNX, BT_VARIANT, BT_AUX) */
+    char base[512]; /* the ONNX name it stands for (BT_ONNX, BT_VARIANT, BT_AUX) */
 } bt_tensor;
 
 /* One NPU op of the built model (a .rknn node or a layer-table row) as our graph computes it. */
 typedef struct bt_group {
-    int src;                    /* .rknn node index or log row index */
-    int line;                   /* log line, 0 for a .rknn node */
-    const char *op;             /* RKNN op type (owned by the model or the log) */
-    const char *name;           /* FullName */
-    const char *target;         /* "NPU", "CPU", ... */
-    int out;                    /* value it materialises, -1 when none (I/O operators, conversions) */
-    int *inner;                 /* values fused inside (malloc'ed) */
+    int src;            /* .rknn node index or log row index */
+    int line;           /* log line, 0 for a .rknn node */
+    const char *op;     /* RKNN op type (owned by the model or the log) */
+    const char *name;   /* FullName */
+    const char *target; /* "NPU", "CPU", ... */
+    int out;            /* value it materialises, -1 when none (I/O operators, conversions) */
+    int *inner;         /* values fused inside (malloc'ed) */
     size_t n_inner;
-    bool applied;               /* rd_sim_set_group accepted it (or nothing to fuse) */
-    char note[400];             /* why it was not applied, or what is notable */
+    bool applied;   /* rd_sim_set_group accepted it (or nothing to fuse) */
+    char note[400]; /* why it was not applied, or what is notable */
 } bt_group;
 
 /* What the built model decided for one ONNX tensor (by name: stable across simulations). */
 typedef struct bt_decision {
     char *name;
-    rd_prec prec;               /* held precision */
-    bool via_f16;               /* computed in float16, then converted (exDataConvert) */
-    bool has_q8, has_q16;       /* parameters from the .rknn */
+    rd_prec prec;         /* held precision */
+    bool via_f16;         /* computed in float16, then converted (exDataConvert) */
+    bool has_q8, has_q16; /* parameters from the .rknn */
     float scale;
     int32_t zp;
-    char why[200];              /* where it came from */
+    char why[200]; /* where it came from */
 } bt_decision;
 
 /* One conversion (an exDataConvert node or row). */
 typedef struct bt_convert {
     int src, line;
-    const char *name;           /* its FullName or output name */
-    char value[512];            /* the ONNX tensor converted */
+    const char *name; /* its FullName or output name */
+    char value[512];  /* the ONNX tensor converted */
     rd_prec from, to;
 } bt_convert;
 
@@ -63,7 +63,7 @@ typedef struct bt_convert {
 typedef struct bt_weight {
     char name[256], node[256];
     int64_t n_codes, n_equal, n_off1, n_far;
-    int n_pad, n_pad_equal;     /* channels with a padding lane, and those whose lane = our zero point */
+    int n_pad, n_pad_equal; /* channels with a padding lane, and those whose lane = our zero point */
     bool used_file_codes;
     char note[256];
 } bt_weight;
@@ -71,12 +71,12 @@ typedef struct bt_weight {
 struct an_built {
     an_built_request req;
     char *rknn_path, *log_path, *model_path;
-    rd_rknn_model *rknn;        /* NULL without --rknn */
+    rd_rknn_model *rknn; /* NULL without --rknn */
     const rd_rknn_graph *g;
-    rd_rknn_log *log;           /* NULL without --rknn-build-log */
+    rd_rknn_log *log; /* NULL without --rknn-build-log */
     const rd_rknn_build_log *bl;
     const char *target, *toolkit, *compiler; /* of the .rknn, else of the log ("" when not printed) */
-    bt_tensor *tensors;         /* per .rknn tensor */
+    bt_tensor *tensors;                      /* per .rknn tensor */
     bt_group *groups;
     size_t n_groups;
     bt_decision *decisions;
@@ -85,15 +85,15 @@ struct an_built {
     size_t n_converts;
     bt_weight *weights;
     size_t n_weights;
-    char **notes;               /* shown on stderr once and in the report */
+    char **notes; /* shown on stderr once and in the report */
     size_t n_notes;
-    char **calibrated;          /* tensors calibration covered (no parameters from the file) */
+    char **calibrated; /* tensors calibration covered (no parameters from the file) */
     size_t n_calibrated;
-    size_t n_mean_from_attrs;   /* inputs whose mean/std came from the .rknn's attrs */
+    size_t n_mean_from_attrs; /* inputs whose mean/std came from the .rknn's attrs */
     bool dtype_from_file;
     rd_qdtype dtype;
-    size_t n_io_ops;            /* InputOperator / OutputOperator nodes or rows */
-    size_t table;               /* the log's layer table used */
+    size_t n_io_ops; /* InputOperator / OutputOperator nodes or rows */
+    size_t table;    /* the log's layer table used */
 };
 
 /* built.c */

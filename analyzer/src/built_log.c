@@ -130,8 +130,9 @@ static int follow_part(const rd_model *m, int t, const char *part, int *inner, s
 }
 
 /* Parts of fused op types, longest first where one starts another. */
-static const char *const parts[] = {"ConvTranspose", "Conv", "ExSwish", "LeakyRelu", "HardSwish", "HardSigmoid",
-                                    "ExGelu", "Gelu", "Sigmoid", "Relu", "Clip", "Add", "Swish"};
+static const char *const parts[] = {"ConvTranspose", "Conv",   "ExSwish", "LeakyRelu", "HardSwish",
+                                    "HardSigmoid",   "ExGelu", "Gelu",    "Sigmoid",   "Relu",
+                                    "Clip",          "Add",    "Swish"};
 
 static const char *next_part(const char *op)
 {
@@ -189,8 +190,7 @@ static rd_status row_group(an_built *b, const rd_model *m, const rd_rknn_layer_r
 }
 
 /* The row's output shape against the ONNX tensor its group materialises. */
-static rd_status check_shape(const an_built *b, const rd_model *m, const rd_rknn_layer_row *row, int out,
-                             rd_error *err)
+static rd_status check_shape(const an_built *b, const rd_model *m, const rd_rknn_layer_row *row, int out, rd_error *err)
 {
     if (out < 0 || row->output_shape.n < 1 || row->output_shape.truncated)
         return RD_OK;
@@ -214,9 +214,11 @@ static rd_status check_shape(const an_built *b, const rd_model *m, const rd_rknn
         same = a[d] == c[d];
     if (same)
         return RD_OK;
-    return rd_errorf(err, RD_E_PARSE, "%s line %d: %s '%s' outputs %s, but '%s' of %s has another shape: a log of "
-                     "another model (or of other input shapes)?", b->log_path, row->line, row->op_type, row->full_name,
-                     row->output_shape.text, vi.name, b->model_path);
+    return rd_errorf(err, RD_E_PARSE,
+                     "%s line %d: %s '%s' outputs %s, but '%s' of %s has another shape: a log of "
+                     "another model (or of other input shapes)?",
+                     b->log_path, row->line, row->op_type, row->full_name, row->output_shape.text, vi.name,
+                     b->model_path);
 }
 
 /* Toolkit versions printed as "1.6.2", "1.6.2+81f21f4d", "1.6.2-source_code": the leading release. */
@@ -241,15 +243,18 @@ rd_status an_bt_log_check(an_built *b, const rd_model *m, rd_error *err)
         const char *lt = l->toolkit_version ? l->toolkit_version : "";
         const char *lc = l->librknnc_version ? l->librknnc_version : "";
         if (!same_release(lt, b->toolkit) || !same_release(lc, b->compiler))
-            return rd_errorf(err, RD_E_PARSE, "%s is a log of toolkit %s (librknnc %s), %s was built by toolkit %s "
-                             "(compiler %s): not the log of this build", b->log_path, lt[0] ? lt : "?",
-                             lc[0] ? lc : "?", b->rknn_path, b->toolkit, b->compiler);
+            return rd_errorf(err, RD_E_PARSE,
+                             "%s is a log of toolkit %s (librknnc %s), %s was built by toolkit %s "
+                             "(compiler %s): not the log of this build",
+                             b->log_path, lt[0] ? lt : "?", lc[0] ? lc : "?", b->rknn_path, b->toolkit, b->compiler);
     }
     const rd_rknn_layer_table *t = pick_table(b);
     if (!t && !l->n_hybrid)
-        return rd_errorf(err, RD_E_PARSE, "%s has no layer table and no 'Meet hybrid type' line: nothing says how "
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s has no layer table and no 'Meet hybrid type' line: nothing says how "
                          "the model was built (log a verbose build: RKNN(verbose=True), or the board's "
-                         "RKNN_LOG_LEVEL=4 / eval_perf output)", b->log_path);
+                         "RKNN_LOG_LEVEL=4 / eval_perf output)",
+                         b->log_path);
     size_t unknown = 0;
     char first[3][400];
     for (size_t r = 0; t && r < t->n_rows; r++) {
@@ -264,15 +269,17 @@ rd_status an_bt_log_check(an_built *b, const rd_model *m, rd_error *err)
         unknown++;
     }
     if (unknown)
-        return rd_errorf(err, RD_E_PARSE, "%s: %zu layer-table row%s name%s no node of %s (%s%s%s%s%s): a log of "
-                         "another model?", b->log_path, unknown, unknown == 1 ? "" : "s", unknown == 1 ? "s" : "",
-                         b->model_path, first[0], unknown > 1 ? "; " : "", unknown > 1 ? first[1] : "",
-                         unknown > 2 ? "; " : "", unknown > 2 ? first[2] : "");
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: %zu layer-table row%s name%s no node of %s (%s%s%s%s%s): a log of "
+                         "another model?",
+                         b->log_path, unknown, unknown == 1 ? "" : "s", unknown == 1 ? "s" : "", b->model_path,
+                         first[0], unknown > 1 ? "; " : "", unknown > 1 ? first[1] : "", unknown > 2 ? "; " : "",
+                         unknown > 2 ? first[2] : "");
     return RD_OK;
 }
 
 /* The ONNX tensor an exDataConvert row or a hybrid line names ("X__cvt_int8_float16" -> X); -1 if none.
-   *exact (may be NULL): the name is the ONNX tensor's own, not a converted variant of it. */
+ *exact (may be NULL): the name is the ONNX tensor's own, not a converted variant of it. */
 static int tensor_of(const rd_model *m, const char *name, bool *exact)
 {
     const char *p = strchr(name, ':');
@@ -324,8 +331,12 @@ rd_status an_bt_log_map(an_built *b, rd_sim *s, rd_error *err)
             b->n_io_ops += strcmp(row->op_type, "exDataConvert") != 0;
             continue;
         }
-        bt_group g = {.src = (int)(t->first_row + r), .line = row->line, .op = row->op_type, .name = row->full_name,
-                      .target = row->target, .out = -1};
+        bt_group g = {.src = (int)(t->first_row + r),
+                      .line = row->line,
+                      .op = row->op_type,
+                      .name = row->full_name,
+                      .target = row->target,
+                      .out = -1};
         int first;
         int head = row->full_name[0] ? resolve_node(b, m, row->full_name, &first) : -1;
         if (head < 0)

@@ -41,9 +41,11 @@ void an_built_summary(const an_built *b, FILE *f)
 {
     size_t fused, bad;
     size_t ok = groups_applied(b, &fused, &bad);
-    fprintf(f, "built model: %s (%s%s%s): %zu ops reproduced (%zu fused), %zu not; %zu tensors with its scales, "
-               "%zu calibrated\n", an_built_path(b), b->target[0] ? b->target : "platform not given",
-            b->toolkit[0] ? ", toolkit " : "", b->toolkit, ok, fused, bad, decisions_with_params(b), b->n_calibrated);
+    fprintf(f,
+            "built model: %s (%s%s%s): %zu ops reproduced (%zu fused), %zu not; %zu tensors with its scales, "
+            "%zu calibrated\n",
+            an_built_path(b), b->target[0] ? b->target : "platform not given", b->toolkit[0] ? ", toolkit " : "",
+            b->toolkit, ok, fused, bad, decisions_with_params(b), b->n_calibrated);
     for (size_t i = 0; i < b->n_notes && i < 8; i++)
         fprintf(f, "note: %s\n", b->notes[i]);
     if (b->n_notes > 8)
@@ -113,8 +115,9 @@ static rd_status report_write(const an_built *b, const rd_model *m, FILE *f, rd_
     fprintf(f, "# rknn-diag built-model mapping: %s (target %s, toolkit %s, compiler %s) on %s\n", an_built_path(b),
             b->target[0] ? b->target : "?", b->toolkit[0] ? b->toolkit : "?", b->compiler[0] ? b->compiler : "?",
             b->model_path);
-    fprintf(f, "# %zu ops reproduced as groups (%zu with tensors fused inside), %zu not reproduced, %zu I/O "
-               "operators, %zu conversions; %zu tensors with the file's scale and zero point, %zu calibrated\n",
+    fprintf(f,
+            "# %zu ops reproduced as groups (%zu with tensors fused inside), %zu not reproduced, %zu I/O "
+            "operators, %zu conversions; %zu tensors with the file's scale and zero point, %zu calibrated\n",
             ok, fused, bad, b->n_io_ops, b->n_converts, decisions_with_params(b), b->n_calibrated);
     write_groups(b, m, f);
     fprintf(f, "# conversions (exDataConvert)\n");
@@ -142,10 +145,11 @@ static rd_status report_write(const an_built *b, const rd_model *m, FILE *f, rd_
             fprintf(f, "%s (node '%s'): %s\n", w->name, w->node, w->note);
             continue;
         }
-        fprintf(f, "%s (node '%s'): %lld codes, %lld equal to ours, %lld one step off, %lld further; padding lane "
-                   "= our zero point on %d of %d channels%s\n", w->name, w->node, (long long)w->n_codes,
-                (long long)w->n_equal, (long long)w->n_off1, (long long)w->n_far, w->n_pad_equal, w->n_pad,
-                w->used_file_codes ? ": the file's codes are used" : "");
+        fprintf(f,
+                "%s (node '%s'): %lld codes, %lld equal to ours, %lld one step off, %lld further; padding lane "
+                "= our zero point on %d of %d channels%s\n",
+                w->name, w->node, (long long)w->n_codes, (long long)w->n_equal, (long long)w->n_off1,
+                (long long)w->n_far, w->n_pad_equal, w->n_pad, w->used_file_codes ? ": the file's codes are used" : "");
     }
     fprintf(f, "# materialised by the simulation without parameters from %s (calibrated)\n", source_name(b));
     for (size_t i = 0; i < b->n_calibrated; i++)
@@ -165,8 +169,10 @@ rd_status an_built_fidelity(const an_built *b, rd_result *r, rd_error *err)
     size_t fused, bad, w_file = 0;
     size_t ok = groups_applied(b, &fused, &bad);
     const char *src = source_name(b);
-    snprintf(d, sizeof d, "%zu ops of the built model reproduced (%zu with tensors fused inside); %zu not reproduced, "
-             "where our passes decide (rknn_mapping.txt says which and why)", ok, fused, bad);
+    snprintf(d, sizeof d,
+             "%zu ops of the built model reproduced (%zu with tensors fused inside); %zu not reproduced, "
+             "where our passes decide (rknn_mapping.txt says which and why)",
+             ok, fused, bad);
     rd_status st = rd_result_add_fidelity(r, "fusion groups (which tensors exist)", src, d, err);
     if (st == RD_OK) {
         size_t f16 = 0, i16 = 0;
@@ -181,38 +187,48 @@ rd_status an_built_fidelity(const an_built *b, rd_result *r, rd_error *err)
     if (st == RD_OK) {
         snprintf(d, sizeof d, "%zu tensors from %s; %zu by calibration%s", decisions_with_params(b), src,
                  b->n_calibrated, b->rknn ? " (the tensors the .rknn does not store)" : " (a build log has no scales)");
-        st = rd_result_add_fidelity(r, "activation scales and zero points", b->rknn ? "the .rknn and calibration"
-                                                                                     : "calibration", d, err);
+        st = rd_result_add_fidelity(r, "activation scales and zero points",
+                                    b->rknn ? "the .rknn and calibration" : "calibration", d, err);
     }
     for (size_t i = 0; i < b->n_weights; i++)
         w_file += b->weights[i].used_file_codes;
     if (st == RD_OK && b->rknn) {
-        snprintf(d, sizeof d, "asymmetric per output channel as the .rknn holds them; %zu layers compared code by code, "
+        snprintf(d, sizeof d,
+                 "asymmetric per output channel as the .rknn holds them; %zu layers compared code by code, "
                  "%zu with the file's codes where they differ from ours; scales derived from the ONNX weights (the "
-                 "file stores none)", b->n_weights, w_file);
+                 "file stores none)",
+                 b->n_weights, w_file);
         st = rd_result_add_fidelity(r, "weights", "the .rknn (codes) and the ONNX weights (scales)", d, err);
     } else if (st == RD_OK) {
-        st = rd_result_add_fidelity(r, "weights", "our rule", "a build log has no weights: symmetric per channel "
-                                    "(docs/numerics.md, \"Weights\")", err);
+        st = rd_result_add_fidelity(r, "weights", "our rule",
+                                    "a build log has no weights: symmetric per channel "
+                                    "(docs/numerics.md, \"Weights\")",
+                                    err);
     }
     if (st == RD_OK)
-        st = rd_result_add_fidelity(r, "biases", "our rule", "quantized to int32 at input scale x weight scale (the "
-                                    ".rknn's bias words are not decoded)", err);
+        st = rd_result_add_fidelity(r, "biases", "our rule",
+                                    "quantized to int32 at input scale x weight scale (the "
+                                    ".rknn's bias words are not decoded)",
+                                    err);
     if (st == RD_OK && b->rknn) {
         snprintf(d, sizeof d, "%zu inputs from the .rknn's attrs", b->n_mean_from_attrs);
         st = rd_result_add_fidelity(r, "mean/std", b->n_mean_from_attrs ? "the .rknn" : "the command line", d, err);
     }
     if (st == RD_OK)
-        st = rd_result_add_fidelity(r, "inside fused ops", "our guess",
-                                    "nothing rounded inside a group, a ConvAdd's residual at its own scale, activations "
-                                    "computed exactly (RKNN's LUTs and internal rescaling are not public: "
-                                    "docs/numerics.md)", err);
+        st =
+            rd_result_add_fidelity(r, "inside fused ops", "our guess",
+                                   "nothing rounded inside a group, a ConvAdd's residual at its own scale, activations "
+                                   "computed exactly (RKNN's LUTs and internal rescaling are not public: "
+                                   "docs/numerics.md)",
+                                   err);
     size_t via_f16 = 0;
     for (size_t i = 0; i < b->n_decisions; i++)
         via_f16 += b->decisions[i].via_f16;
     if (st == RD_OK && via_f16) {
-        snprintf(d, sizeof d, "%zu tensors computed in float16 and held in int8 have one row each, with their int8 "
-                 "values (RKNN prints the float16 row and an X__int8 exDataConvert row)", via_f16);
+        snprintf(d, sizeof d,
+                 "%zu tensors computed in float16 and held in int8 have one row each, with their int8 "
+                 "values (RKNN prints the float16 row and an X__int8 exDataConvert row)",
+                 via_f16);
         st = rd_result_add_fidelity(r, "rows of float16 ops", "our simplification", d, err);
     }
     return st;

@@ -84,9 +84,10 @@ static rd_status check_io(an_built *b, const rd_model *m, rd_error *err)
         for (size_t k = 0; k < g->n_outputs && !found; k++)
             found = strcmp(b->tensors[g->outputs[k]].base, vi.name) == 0;
         if (!found)
-            return rd_errorf(err, RD_E_PARSE, "%s: output '%s' of %s is not an output of the .rknn: built from "
-                             "another model (or another subgraph: give the same subgraphs.outputs)?", b->rknn_path,
-                             vi.name, b->model_path);
+            return rd_errorf(err, RD_E_PARSE,
+                             "%s: output '%s' of %s is not an output of the .rknn: built from "
+                             "another model (or another subgraph: give the same subgraphs.outputs)?",
+                             b->rknn_path, vi.name, b->model_path);
     }
     return RD_OK;
 }
@@ -101,8 +102,8 @@ static bool compiler_copy(an_built *b, size_t i)
     if (t->producer < 0)
         return false;
     const rd_rknn_node *n = &g->nodes[t->producer];
-    static const char *const layout_ops[] = {"Reshape", "Transpose", "exDataConvert", "Squeeze", "Unsqueeze",
-                                             "Flatten"};
+    static const char *const layout_ops[] = {"Reshape", "Transpose", "exDataConvert",
+                                             "Squeeze", "Unsqueeze", "Flatten"};
     bool layout = strncmp(t->name, "New_input_", 10) == 0;
     for (size_t k = 0; !layout && k < sizeof layout_ops / sizeof layout_ops[0]; k++)
         layout = n->op_type && strcmp(n->op_type, layout_ops[k]) == 0;
@@ -136,8 +137,8 @@ rd_status an_bt_rknn_check(an_built *b, const rd_model *m, rd_error *err)
     if (!b->tensors)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     for (size_t i = 0; i < g->n_tensors; i++)
-        b->tensors[i].kind = an_bt_classify(m, g->tensors[i].name, g->tensors[i].role, b->tensors[i].base,
-                                            sizeof b->tensors[i].base);
+        b->tensors[i].kind =
+            an_bt_classify(m, g->tensors[i].name, g->tensors[i].role, b->tensors[i].base, sizeof b->tensors[i].base);
     for (bool changed = true; changed;) { /* copies of copies: until nothing changes */
         changed = false;
         for (size_t i = 0; i < g->n_tensors; i++)
@@ -164,15 +165,19 @@ rd_status an_bt_rknn_check(an_built *b, const rd_model *m, rd_error *err)
             char ts[160], os[160];
             shape_text(t->shape, (int)t->rank, ts, sizeof ts);
             shape_text(vi.dims, vi.rank, os, sizeof os);
-            return rd_errorf(err, RD_E_PARSE, "%s: tensor '%s' has shape %s, %s has %s: built from another model (or "
-                             "with other input shapes)?", b->rknn_path, t->name, ts, b->model_path, os);
+            return rd_errorf(err, RD_E_PARSE,
+                             "%s: tensor '%s' has shape %s, %s has %s: built from another model (or "
+                             "with other input shapes)?",
+                             b->rknn_path, t->name, ts, b->model_path, os);
         }
     }
     if (unmatched)
-        return rd_errorf(err, RD_E_PARSE, "%s stores %zu tensor%s that %s does not have (%s%s%s%s%s): built from "
-                         "another model?", b->rknn_path, unmatched, unmatched == 1 ? "" : "s", b->model_path,
-                         first[0], unmatched > 1 ? ", " : "", unmatched > 1 ? first[1] : "",
-                         unmatched > 2 ? ", " : "", unmatched > 2 ? first[2] : "");
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s stores %zu tensor%s that %s does not have (%s%s%s%s%s): built from "
+                         "another model?",
+                         b->rknn_path, unmatched, unmatched == 1 ? "" : "s", b->model_path, first[0],
+                         unmatched > 1 ? ", " : "", unmatched > 1 ? first[1] : "", unmatched > 2 ? ", " : "",
+                         unmatched > 2 ? first[2] : "");
     return check_io(b, m, err);
 }
 
@@ -222,8 +227,8 @@ static rd_status map_compute(an_built *b, const rd_model *m, const bool *stored,
         int out = rd_model_find_value(m, bt->base);
         if (out < 0 || (bt->kind == BT_VARIANT && n_reads == 1 && reads[0] == out))
             continue; /* a layout copy of a tensor it reads */
-        bt_group g = {.src = n->index, .op = n->op_type, .name = n->name,
-                      .target = rd_rknn_target_name(n->target), .out = out};
+        bt_group g = {
+            .src = n->index, .op = n->op_type, .name = n->name, .target = rd_rknn_target_name(n->target), .out = out};
         char why[300];
         rd_status st = an_bt_inner_of(m, out, reads, n_reads, stored, &g.inner, &g.n_inner, why, sizeof why, err);
         if (st != RD_OK)
@@ -239,8 +244,8 @@ static rd_status map_compute(an_built *b, const rd_model *m, const bool *stored,
         any = true;
     }
     if (!any) {
-        bt_group g = {.src = n->index, .op = n->op_type, .name = n->name, .target = rd_rknn_target_name(n->target),
-                      .out = -1};
+        bt_group g = {
+            .src = n->index, .op = n->op_type, .name = n->name, .target = rd_rknn_target_name(n->target), .out = -1};
         snprintf(g.note, sizeof g.note, "writes no ONNX tensor (a compiler-made op): nothing to simulate");
         return add_group(b, &g, err);
     }
@@ -273,8 +278,8 @@ static rd_status decide(an_built *b, const rd_model *m, int v, rd_error *err)
         if (writer(b, (int32_t)i) == 'c' && (computed < 0 || bt->kind == BT_ONNX))
             computed = (int32_t)i;
         const rd_rknn_tensor *t = &g->tensors[i];
-        if (t->n_scale == 1 && t->n_zero_point == 1 && (t->dtype == RD_DT_I8 || t->dtype == RD_DT_U8 ||
-                                                          t->dtype == RD_DT_I16))
+        if (t->n_scale == 1 && t->n_zero_point == 1 &&
+            (t->dtype == RD_DT_I8 || t->dtype == RD_DT_U8 || t->dtype == RD_DT_I16))
             q_any = q_any < 0 || bt->kind == BT_ONNX ? (int32_t)i : q_any;
     }
     if (exact < 0 && computed < 0)
@@ -318,8 +323,9 @@ static rd_status add_convert(an_built *b, const rd_model *m, const rd_rknn_node 
     if (v < 0)
         v = value_of(b, m, n->outputs[0]);
     if (v < 0)
-        return an_bt_note(b, "%s converts no ONNX tensor", n->name) == RD_OK ? RD_OK
-                                                                           : rd_errorf(err, RD_E_NOMEM, "out of memory");
+        return an_bt_note(b, "%s converts no ONNX tensor", n->name) == RD_OK
+                   ? RD_OK
+                   : rd_errorf(err, RD_E_NOMEM, "out of memory");
     bt_convert *c = an_bt_add_convert(b, m, v, rd_rknn_tensor_name(b->g, n->outputs[0]), err);
     if (!c)
         return RD_E_NOMEM;
@@ -414,9 +420,12 @@ static rd_status compare_weights(an_built *b, rd_sim *s, const bt_group *g, cons
     rd_sim_weights sw;
     int node = weight_node(s, g, numel, &sw);
     if (node < 0)
-        return an_bt_note(b, "weights '%s' of %s: no int8 layer of ours with %lld weights in its group: derived "
-                          "from the ONNX weights", t->name, n->name, (long long)numel) == RD_OK
-                   ? RD_OK : rd_errorf(err, RD_E_NOMEM, "out of memory");
+        return an_bt_note(b,
+                          "weights '%s' of %s: no int8 layer of ours with %lld weights in its group: derived "
+                          "from the ONNX weights",
+                          t->name, n->name, (long long)numel) == RD_OK
+                   ? RD_OK
+                   : rd_errorf(err, RD_E_NOMEM, "out of memory");
     const rd_model *m = rd_sim_model(s);
     const rd_tensor *w = rd_model_constant(m, (size_t)sw.value);
     int8_t *file = malloc((size_t)numel + 1), *codes = malloc((size_t)numel + 1);
@@ -457,15 +466,16 @@ static rd_status compare_weights(an_built *b, rd_sim *s, const bt_group *g, cons
     }
     bw.n_codes = numel;
     if (bw.n_far * 100 > numel) {
-        st = rd_errorf(err, RD_E_PARSE, "%s: weights '%s' of %s: %lld of %lld codes differ from the int8 "
+        st = rd_errorf(err, RD_E_PARSE,
+                       "%s: weights '%s' of %s: %lld of %lld codes differ from the int8 "
                        "quantization of %s's weights of node '%s' by more than one step: built from another model "
-                       "(or other weights)?", b->rknn_path, t->name, n->name, (long long)bw.n_far, (long long)numel,
-                       b->model_path, ni.name);
+                       "(or other weights)?",
+                       b->rknn_path, t->name, n->name, (long long)bw.n_far, (long long)numel, b->model_path, ni.name);
         goto out;
     }
     if (bw.n_equal < numel || bw.n_pad_equal < bw.n_pad) {
-        st = rd_sim_set_weight_quant(s, ni.name[0] ? ni.name : value_name(m, sw.value), sw.scale, zps,
-                                     sw.n_scale, codes, (size_t)numel, err);
+        st = rd_sim_set_weight_quant(s, ni.name[0] ? ni.name : value_name(m, sw.value), sw.scale, zps, sw.n_scale,
+                                     codes, (size_t)numel, err);
         bw.used_file_codes = st == RD_OK;
     }
 record:

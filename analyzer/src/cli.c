@@ -46,7 +46,10 @@ int rd_cli_run(int argc, char **argv, FILE *out, FILE *errs)
         return AN_EXIT_OK;
     }
     const char *no_color = getenv("NO_COLOR");
-    an_cmd_ctx ctx = {.argc = argc - 1, .argv = argv + 1, .out = out, .errs = errs,
+    an_cmd_ctx ctx = {.argc = argc - 1,
+                      .argv = argv + 1,
+                      .out = out,
+                      .errs = errs,
                       .color = isatty(fileno(errs)) && !(no_color && *no_color)};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(commands[i].name, cmd) == 0)

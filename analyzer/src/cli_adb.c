@@ -79,21 +79,23 @@ void an_xfer_cb(void *user, const rd_adb_progress *pr)
     char r[32];
     rate(r, sizeof r, pr->all_done, t - p->start_ms);
     if (p->tty) {
-        if (!pr->file_finished && t - p->last_ms < 100) return;
+        if (!pr->file_finished && t - p->last_ms < 100)
+            return;
         p->last_ms = t;
-        fprintf(p->ctx->errs, "\r[%u/%u] %llu / %llu bytes, %s  %.60s\033[K", pr->files_done,
-                pr->files_total, (unsigned long long)pr->all_done,
-                (unsigned long long)pr->all_total, r, RD_TEXT_SHOWN(pr->path)); /* the board names its files */
+        fprintf(p->ctx->errs, "\r[%u/%u] %llu / %llu bytes, %s  %.60s\033[K", pr->files_done, pr->files_total,
+                (unsigned long long)pr->all_done, (unsigned long long)pr->all_total, r,
+                RD_TEXT_SHOWN(pr->path)); /* the board names its files */
         fflush(p->ctx->errs);
         return;
     }
     /* not a terminal: one line per finished file, plus one every 2 s inside a big file */
-    if (!pr->file_finished && t - p->last_ms < 2000) return;
+    if (!pr->file_finished && t - p->last_ms < 2000)
+        return;
     p->last_ms = t;
     if (pr->file_finished)
         fprintf(p->ctx->errs, "%s %s (%llu bytes) [%u/%u, %llu bytes, %s]\n", p->verb, RD_TEXT_SHOWN(pr->path),
-                (unsigned long long)pr->file_total, pr->files_done, pr->files_total,
-                (unsigned long long)pr->all_done, r);
+                (unsigned long long)pr->file_total, pr->files_done, pr->files_total, (unsigned long long)pr->all_done,
+                r);
     else
         fprintf(p->ctx->errs, "... %s: %llu / %llu bytes [%s]\n", RD_TEXT_SHOWN(pr->path),
                 (unsigned long long)pr->file_done, (unsigned long long)pr->file_total, r);
@@ -106,7 +108,8 @@ void an_xfer_done(an_xfer *p)
     int64_t ms = now_ms() - p->start_ms;
     char r[32];
     rate(r, sizeof r, bytes, ms);
-    if (p->tty) fprintf(p->ctx->errs, "\r\033[K");
-    fprintf(p->ctx->errs, "%u file%s %s, %llu bytes in %.3f s (%s)\n", files, files == 1 ? "" : "s",
-            p->verb, (unsigned long long)bytes, ms / 1000.0, r);
+    if (p->tty)
+        fprintf(p->ctx->errs, "\r\033[K");
+    fprintf(p->ctx->errs, "%u file%s %s, %llu bytes in %.3f s (%s)\n", files, files == 1 ? "" : "s", p->verb,
+            (unsigned long long)bytes, ms / 1000.0, r);
 }

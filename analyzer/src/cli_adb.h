@@ -10,20 +10,17 @@
    100 and up, so one command can take all three sets without remapping. */
 enum { AN_OPT_USB = 200, AN_OPT_CONNECT, AN_OPT_SERVER, AN_OPT_SERIAL, AN_OPT_TIMEOUT };
 
-#define AN_ADB_OPTSPECS                                                                            \
-    {AN_OPT_USB, "usb", 'd', NULL, "use the board on USB (libusb)"},                               \
-        {AN_OPT_CONNECT, "connect", 0, "HOST:PORT", "use a board with network adb at HOST:PORT"},  \
-        {AN_OPT_SERVER, "server", 0, NULL,                                                         \
-         "go through the adb server (ANDROID_ADB_SERVER_PORT or 5037)"},                           \
-        {AN_OPT_SERIAL, "serial", 's', "SERIAL",                                                   \
-         "pick this board (default: ANDROID_SERIAL, else the only one)"},                          \
-    {                                                                                              \
-        AN_OPT_TIMEOUT, "timeout", 0, "S", "bound every wait to S seconds (default 10)"            \
+#define AN_ADB_OPTSPECS                                                                                           \
+    {AN_OPT_USB, "usb", 'd', NULL, "use the board on USB (libusb)"},                                              \
+        {AN_OPT_CONNECT, "connect", 0, "HOST:PORT", "use a board with network adb at HOST:PORT"},                 \
+        {AN_OPT_SERVER, "server", 0, NULL, "go through the adb server (ANDROID_ADB_SERVER_PORT or 5037)"},        \
+        {AN_OPT_SERIAL, "serial", 's', "SERIAL", "pick this board (default: ANDROID_SERIAL, else the only one)"}, \
+    {                                                                                                             \
+        AN_OPT_TIMEOUT, "timeout", 0, "S", "bound every wait to S seconds (default 10)"                           \
     }
 
 /** Handles one of the AN_ADB_OPTSPECS options; false (with *code set) on a usage error. */
-bool an_adb_option(const an_cmd_ctx *ctx, rd_adb_options *opt, int id, const char *value,
-                   int *code);
+bool an_adb_option(const an_cmd_ctx *ctx, rd_adb_options *opt, int id, const char *value, int *code);
 
 /** Logs library notes ("accept the key on the board") on the error stream; user is the an_cmd_ctx.
  */

@@ -24,10 +24,10 @@ typedef int (*an_cmd_fn)(an_cmd_ctx *ctx);
 /* ---- option parsing: long options anywhere, --opt=value or --opt value, short -o value ---- */
 
 typedef struct an_optspec {
-    int id;               /* returned for this option; > 0 */
-    const char *name;     /* long name without "--" */
-    char shrt;            /* short letter or 0 */
-    const char *arg;      /* value placeholder shown in help, NULL for a flag */
+    int id;           /* returned for this option; > 0 */
+    const char *name; /* long name without "--" */
+    char shrt;        /* short letter or 0 */
+    const char *arg;  /* value placeholder shown in help, NULL for a flag */
     const char *help;
 } an_optspec;
 
@@ -39,7 +39,7 @@ typedef struct an_opts {
     int i;                /* next argv index */
     bool only_positional; /* after "--" */
     FILE *errs;
-    const char *cmd;      /* for messages */
+    const char *cmd; /* for messages */
 } an_opts;
 
 void an_opts_init(an_opts *p, const an_cmd_ctx *ctx, const an_optspec *spec, int n_spec);

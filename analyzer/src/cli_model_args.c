@@ -31,7 +31,8 @@ rd_status an_parse_input_shape(const char *text, an_name_buf *names, rd_input_sh
         errno = 0;
         long long v = strtoll(p, &end, 10);
         if (errno || end == p || v < 0 || (*end && *end != ',' && *end != 'x'))
-            return rd_errorf(err, RD_E_USAGE, "--input-shape %s: '%s' is not a list of non-negative integers", text, eq + 1);
+            return rd_errorf(err, RD_E_USAGE, "--input-shape %s: '%s' is not a list of non-negative integers", text,
+                             eq + 1);
         s->dims[s->rank++] = v;
         p = *end ? end + 1 : end;
     }
@@ -40,7 +41,7 @@ rd_status an_parse_input_shape(const char *text, an_name_buf *names, rd_input_sh
 }
 
 rd_status an_parse_named_file(const char *text, an_name_buf *name_buf, const char **name, const char **file,
-                               rd_error *err)
+                              rd_error *err)
 {
     const char *eq = strchr(text, '=');
     if (!eq) {
@@ -97,8 +98,8 @@ rd_status an_load_graph_inputs(const rd_model *m, const char *const *names, cons
         if (!file) {
             for (size_t j = 0; j < k; j++)
                 rd_tensor_fini(&tensors[j]);
-            return rd_errorf(err, RD_E_USAGE, "no --input given for graph input '%s' (use --input %s=FILE.npy)", vi.name,
-                             vi.name);
+            return rd_errorf(err, RD_E_USAGE, "no --input given for graph input '%s' (use --input %s=FILE.npy)",
+                             vi.name, vi.name);
         }
         /* the graph tensor exactly as stored: a file of another dtype or shape is refused on its header */
         char what[300];

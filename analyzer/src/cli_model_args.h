@@ -16,7 +16,7 @@ rd_status an_parse_input_shape(const char *text, an_name_buf *names, rd_input_sh
 
 /** --input NAME=FILE (or FILE alone); the name is copied into name_buf, file points into text. */
 rd_status an_parse_named_file(const char *text, an_name_buf *name_buf, const char **name, const char **file,
-                               rd_error *err);
+                              rd_error *err);
 
 /**
  * Loads the .npy given for each graph input (by name, or positionally when names are omitted) into

@@ -58,18 +58,22 @@ static const an_optspec accuracy_opts[] = {
     {OPT_ERROR_COS, "error-cos", 0, "X", "single cosine below which a lossy layer is an error (default 0.98)"},
     {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
     {OPT_QUIET, "quiet", 'q', NULL, "print no table"},
-    {OPT_SWEEP, "sweep", 0, NULL, "also the float16 sweep: the outputs with float16 on the first k int8 tensors and on "
-                                  "the rest, and the block the error builds up in (report.json, report.html)"},
+    {OPT_SWEEP, "sweep", 0, NULL,
+     "also the float16 sweep: the outputs with float16 on the first k int8 tensors and on "
+     "the rest, and the block the error builds up in (report.json, report.html)"},
     {OPT_SWEEP_POINTS, "sweep-points", 0, "N", "--sweep: values of k measured, spread evenly (default 65; 0: every k)"},
     {OPT_TARGET, "target", 0, "T", "board target (rk3566, rk3588, rv1106, ...): adds runtime_error; sets --platform"},
-    {OPT_RUN, "run", 0, "CMD", "the application run on the board ({input0}, {input0_preprocessed}, {work_dir}, {dump_dir})"},
+    {OPT_RUN, "run", 0, "CMD",
+     "the application run on the board ({input0}, {input0_preprocessed}, {work_dir}, {dump_dir})"},
     {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "compare board dumps already pulled into DIR (no board needed)"},
     {OPT_BOARD_DUMP_DIR, "board-dump-dir", 0, "DIR", "RKNN_DUMP_DIR on the board (default: the target's)"},
-    {OPT_BOARD_WORK_DIR, "board-work-dir", 0, "DIR", "where inputs go on the board (/userdata/rknn-diag; /tmp/... on rv110x)"},
+    {OPT_BOARD_WORK_DIR, "board-work-dir", 0, "DIR",
+     "where inputs go on the board (/userdata/rknn-diag; /tmp/... on rv110x)"},
     {OPT_RUN_TIMEOUT, "run-timeout", 0, "S", "silence allowed while --run runs (default 600)"},
     {OPT_APP_OUTPUTS, "app-outputs", 0, "FILE", "what the application received, one .npy per graph output (repeat)"},
-    {OPT_APP_API, "app-api", 0, "API", "how the application feeds its input: normal (rknn_inputs_set: the InputOperator "
-                                       "dump is after mean/std; default) or zero-copy (rknn_set_io_mem: before them)"},
+    {OPT_APP_API, "app-api", 0, "API",
+     "how the application feeds its input: normal (rknn_inputs_set: the InputOperator "
+     "dump is after mean/std; default) or zero-copy (rknn_set_io_mem: before them)"},
     {AN_OPT_USB, "usb", 'd', NULL, "use the board on USB (libusb)"},
     {AN_OPT_CONNECT, "connect", 0, "HOST:PORT", "use a board with network adb at HOST:PORT"},
     {AN_OPT_SERVER, "server", 0, NULL, "go through the adb server"},
@@ -92,7 +96,7 @@ typedef struct acc_args {
     const char *output_dir;
     bool no_txt, quiet, sweep;
     long sweep_points;
-    double fail_under;          /* NAN: no gate */
+    double fail_under; /* NAN: no gate */
     gate_kind gate;
     double warn_cos, error_cos;
     rd_input_shape shapes[AN_MAX_INPUTS];
@@ -103,12 +107,12 @@ typedef struct acc_args {
     const char *app_outputs[AN_MAX_APP_OUTPUTS];
     size_t n_app_outputs;
     long run_timeout;
-    an_app_api app_api;         /* --app-api: the input-dump rule */
+    an_app_api app_api; /* --app-api: the input-dump rule */
     bool app_api_given;
     rd_adb_options adb;
-    bool board_opts;            /* a board-choosing option was given */
+    bool board_opts;                 /* a board-choosing option was given */
     char *dump_paths[AN_MAX_INPUTS]; /* the dump sample's input files (what the board is given) */
-    char board_dir[4200];       /* <snapshot>/runtime/board_dumps */
+    char board_dir[4200];            /* <snapshot>/runtime/board_dumps */
 } acc_args;
 
 static bool parse_cos(const char *text, double *out)
@@ -141,8 +145,10 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
         switch (id) {
         case OPT_TARGET:
             if (!rd_platform_find(v))
-                return an_usage(ctx, "--target: unknown target '%s' (rk3566, rk3568, rk3588, rk3562, rk3576, rv1103, "
-                                "rv1106, ...)", v);
+                return an_usage(ctx,
+                                "--target: unknown target '%s' (rk3566, rk3568, rk3588, rk3562, rk3576, rv1103, "
+                                "rv1106, ...)",
+                                v);
             a->target = v;
             break;
         case OPT_RUN:
@@ -175,26 +181,28 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
             return AN_EXIT_USAGE;
         case 0:
             if (a->model_path)
-                return an_usage(ctx, "one model only (got '%s' and '%s'); give samples with --inputs", a->model_path, v);
+                return an_usage(ctx, "one model only (got '%s' and '%s'); give samples with --inputs", a->model_path,
+                                v);
             a->model_path = v;
             break;
         case OPT_HELP:
-            an_print_help(ctx->out,
-                          "rknn-diag accuracy MODEL.onnx [-c model_config.yml] [--dataset FILE] [--inputs FILE]... [-o DIR]",
-                          "Per-layer accuracy of the simulated NPU against the FP32 golden, as RKNN-Toolkit2's\n"
-                          "accuracy_analysis: simulator_error entire (errors accumulated) and single (the error each\n"
-                          "layer adds by itself), with findings: FP16 overflow, lossy layers, where the error jumps,\n"
-                          "and configuration problems. --dataset is the calibration set; --inputs the sample analysed\n"
-                          "(without it, --samples N lines of the dataset). Writes the snapshot folder with\n"
-                          "error_analysis.txt, report.json and report.html. With a board (--target T --run CMD, or\n"
-                          "--runtime-dumps DIR) adds RKNN's runtime_error group (entire, single_sim), names the first\n"
-                          "layer where the board departs from the simulator, and checks the application's input and\n"
-                          "output (docs/runtime.md); --app-api says how the application feeds its input, which decides\n"
-                          "what the board's InputOperator dump holds (normal: after mean/std; zero-copy: before).\n"
-                          "--rknn MODEL.rknn simulates what the toolkit built from MODEL.onnx (its fused ops, int8\n"
-                          "scales, float16 islands, weights, mean/std) and writes rknn_mapping.txt; --rknn-build-log\n"
-                          "does the same from a verbose build log (scales then by calibration).",
-                          accuracy_opts, N_ACCURACY_OPTS);
+            an_print_help(
+                ctx->out,
+                "rknn-diag accuracy MODEL.onnx [-c model_config.yml] [--dataset FILE] [--inputs FILE]... [-o DIR]",
+                "Per-layer accuracy of the simulated NPU against the FP32 golden, as RKNN-Toolkit2's\n"
+                "accuracy_analysis: simulator_error entire (errors accumulated) and single (the error each\n"
+                "layer adds by itself), with findings: FP16 overflow, lossy layers, where the error jumps,\n"
+                "and configuration problems. --dataset is the calibration set; --inputs the sample analysed\n"
+                "(without it, --samples N lines of the dataset). Writes the snapshot folder with\n"
+                "error_analysis.txt, report.json and report.html. With a board (--target T --run CMD, or\n"
+                "--runtime-dumps DIR) adds RKNN's runtime_error group (entire, single_sim), names the first\n"
+                "layer where the board departs from the simulator, and checks the application's input and\n"
+                "output (docs/runtime.md); --app-api says how the application feeds its input, which decides\n"
+                "what the board's InputOperator dump holds (normal: after mean/std; zero-copy: before).\n"
+                "--rknn MODEL.rknn simulates what the toolkit built from MODEL.onnx (its fused ops, int8\n"
+                "scales, float16 islands, weights, mean/std) and writes rknn_mapping.txt; --rknn-build-log\n"
+                "does the same from a verbose build log (scales then by calibration).",
+                accuracy_opts, N_ACCURACY_OPTS);
             return AN_EXIT_OK;
         case OPT_INPUTS:
             if (a->n_inputs == AN_MAX_INPUTS)
@@ -265,7 +273,8 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
     if (a->run_cmd && a->runtime_dumps)
         return an_usage(ctx, "give --run (run on the board) or --runtime-dumps DIR (dumps already pulled), not both");
     if (a->target && !a->run_cmd && !a->runtime_dumps)
-        return an_usage(ctx, "--target %s needs --run \"CMD\" (the application to run on the board) or --runtime-dumps DIR",
+        return an_usage(ctx,
+                        "--target %s needs --run \"CMD\" (the application to run on the board) or --runtime-dumps DIR",
                         a->target);
     if ((a->board_opts || a->board_dump_dir || a->board_work_dir) && !a->run_cmd)
         return an_usage(ctx, "board options (--connect, --serial, --board-dump-dir, ...) need --target T --run CMD");
@@ -434,7 +443,9 @@ static int apply_gate(an_cmd_ctx *ctx, const acc_args *a, const rd_model *m, con
         if (isnan(g->cos_min) || g->cos_min < a->fail_under) {
             if (failing++ == 0)
                 fprintf(ctx->errs, "gate failed: cosine below %.5f (--gate %s, minimum over samples):\n", a->fail_under,
-                        a->gate == GATE_OUTPUTS ? "outputs" : a->gate == GATE_ENTIRE ? "entire" : "single");
+                        a->gate == GATE_OUTPUTS  ? "outputs"
+                        : a->gate == GATE_ENTIRE ? "entire"
+                                                 : "single");
             fprintf(ctx->errs, "  %-40s %.5f (sample %d)\n", RD_TEXT_SHOWN(l->name), g->cos_min, g->worst_sample);
         }
     }
@@ -467,9 +478,12 @@ static rd_status board_dumps(an_cmd_ctx *ctx, acc_args *a, const rd_model *m, co
     bool small = strncasecmp(a->target, "rv110", 5) == 0;
     an_board_run r = {.adb = a->adb,
                       .run_timeout_ms = (int)(a->run_timeout * 1000),
-                      .dump_dir = a->board_dump_dir ? a->board_dump_dir
-                                  : plat && plat->dump_dir ? plat->dump_dir : RD_ADB_DEFAULT_DUMP_DIR,
-                      .work_dir = a->board_work_dir ? a->board_work_dir : small ? "/tmp/rknn-diag" : "/userdata/rknn-diag",
+                      .dump_dir = a->board_dump_dir        ? a->board_dump_dir
+                                  : plat && plat->dump_dir ? plat->dump_dir
+                                                           : RD_ADB_DEFAULT_DUMP_DIR,
+                      .work_dir = a->board_work_dir ? a->board_work_dir
+                                  : small           ? "/tmp/rknn-diag"
+                                                    : "/userdata/rknn-diag",
                       .command = a->run_cmd,
                       .local_inputs = local_inputs,
                       .n_inputs = rd_model_input_count(m),
@@ -495,10 +509,11 @@ static rd_status runtime_extras(an_cmd_ctx *ctx, acc_args *a, an_runtime *rt, co
         compared += r->layers[i].groups[RD_GROUP_RT_ENTIRE].present;
     }
     if (st == RD_OK)
-        fprintf(ctx->errs, "rknn-diag accuracy: runtime: %zu board dumps read from %s, %zu of %zu layers compared "
-                           "(mapping: %s)\n",
-                an_dump_set_count(rt->dumps), a->runtime_dumps ? a->runtime_dumps : board_dir_of(a), compared,
-                n_layers, path);
+        fprintf(ctx->errs,
+                "rknn-diag accuracy: runtime: %zu board dumps read from %s, %zu of %zu layers compared "
+                "(mapping: %s)\n",
+                an_dump_set_count(rt->dumps), a->runtime_dumps ? a->runtime_dumps : board_dir_of(a), compared, n_layers,
+                path);
     return st;
 }
 
@@ -556,8 +571,12 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
     int rc = AN_EXIT_OK;
     rd_result result;
     rd_result_init(&result);
-    an_model_request req = {.command = "accuracy", .path = a->model_path, .shapes = a->shapes,
-                            .n_shapes = a->n_shapes, .dynamic_set = set, .errs = ctx->errs,
+    an_model_request req = {.command = "accuracy",
+                            .path = a->model_path,
+                            .shapes = a->shapes,
+                            .n_shapes = a->n_shapes,
+                            .dynamic_set = set,
+                            .errs = ctx->errs,
                             .dynamic_refusal = a->run_cmd || a->runtime_dumps
                                                    ? "the board runs the application on one input shape: give it "
                                                      "with --input-shape (or subgraphs.input_size_list)"
@@ -567,19 +586,25 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
         a->model_path = a->q.cfg.model_file_path;
     if (st == RD_OK) {
         n_in = rd_model_input_count(m);
-        st = an_quant_load_samples(&a->q, m, a->inputs, a->n_inputs, (size_t)a->samples, ctx->errs, &samples, &n_samples,
-                                   &err);
+        st = an_quant_load_samples(&a->q, m, a->inputs, a->n_inputs, (size_t)a->samples, ctx->errs, &samples,
+                                   &n_samples, &err);
     }
     if (st == RD_OK && (size_t)a->dump_sample >= n_samples)
-        st = rd_errorf(&err, RD_E_USAGE, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample, n_samples);
+        st = rd_errorf(&err, RD_E_USAGE, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample,
+                       n_samples);
     if (st == RD_OK && (a->run_cmd || a->runtime_dumps))
         st = dump_sample_paths(a, m, &err);
     bool tty_err = isatty(fileno(ctx->errs));
     if (st == RD_OK)
         st = an_quant_build_sim(&a->q, m, samples, ctx->errs, tty_err, &sim, &err);
-    an_accuracy_opts ao = {.output_dir = a->output_dir, .dump_sample = (int)a->dump_sample, .no_txt = a->no_txt,
-                           .warn_cos = a->warn_cos, .error_cos = a->error_cos, .worst_layers = 6,
-                           .progress = ctx->errs, .progress_tty = tty_err};
+    an_accuracy_opts ao = {.output_dir = a->output_dir,
+                           .dump_sample = (int)a->dump_sample,
+                           .no_txt = a->no_txt,
+                           .warn_cos = a->warn_cos,
+                           .error_cos = a->error_cos,
+                           .worst_layers = 6,
+                           .progress = ctx->errs,
+                           .progress_tty = tty_err};
     /* the board: run it (or take the pulled dumps), then load its dumps; a failure here keeps the
        simulator's analysis and ends with exit 3 */
     an_runtime rt;
@@ -590,9 +615,10 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
         rd_error berr = {0};
         rd_status bst = board_dumps(ctx, a, m, samples + (size_t)a->dump_sample * n_in, &berr);
         if (bst == RD_OK)
-            bst = an_runtime_open(&rt, a->runtime_dumps ? a->runtime_dumps : board_dir_of(a), rd_platform_find(a->q.platform),
-                                  sim, &a->q, a->app_api, (const char *const *)a->dump_paths,
-                                  samples + (size_t)a->dump_sample * n_in, ctx->errs, &berr);
+            bst = an_runtime_open(&rt, a->runtime_dumps ? a->runtime_dumps : board_dir_of(a),
+                                  rd_platform_find(a->q.platform), sim, &a->q, a->app_api,
+                                  (const char *const *)a->dump_paths, samples + (size_t)a->dump_sample * n_in,
+                                  ctx->errs, &berr);
         if (bst != RD_OK) {
             board_rc = an_fail(ctx, &berr);
             fprintf(ctx->errs, "rknn-diag accuracy: the board's part is missing; the simulator's analysis is still "

@@ -31,21 +31,17 @@ enum {
 static const an_optspec board_opts[] = {
     {OPT_HELP, "help", 'h', NULL, "show this help"},
     {OPT_PORT, "port", 'p', "P", "TCP port (0: a free one; avoid 5555, adb servers probe it)"},
-    {OPT_ROOT, "root", 'r', "DIR",
-     "folder served as the board's / (remote /userdata/dumps is DIR/userdata/dumps)"},
-    {OPT_BIND, "bind", 0, "ADDR",
-     "address to listen on (default 127.0.0.1; another lets other machines in)"},
+    {OPT_ROOT, "root", 'r', "DIR", "folder served as the board's / (remote /userdata/dumps is DIR/userdata/dumps)"},
+    {OPT_BIND, "bind", 0, "ADDR", "address to listen on (default 127.0.0.1; another lets other machines in)"},
     {OPT_ADB_KEYS, "adb-keys", 0, "FILE",
      "public keys accepted, one per line as in adbkey.pub (default ~/.android/adbkey.pub)"},
     {OPT_NO_AUTH, "no-auth", 0, NULL,
      "DANGEROUS: accept any host without a key (anyone reaching the port runs commands)"},
     {OPT_ACCEPT_NEW_KEYS, "accept-new-keys", 0, "MS",
      "DANGEROUS, for tests: accept a key a host offers after MS ms, as a user tapping Allow"},
-    {OPT_MAX_PAYLOAD, "max-payload", 0, "N",
-     "announce a maximum payload of N bytes (256..1048576)"},
+    {OPT_MAX_PAYLOAD, "max-payload", 0, "N", "announce a maximum payload of N bytes (256..1048576)"},
     {OPT_V1, "v1", 0, NULL, "speak protocol version 0x01000000 (checksums)"},
-    {OPT_FEATURES, "features", 0, "LIST",
-     "features announced (default shell_v2,cmd,stat_v2,ls_v2; \"\" for none)"},
+    {OPT_FEATURES, "features", 0, "LIST", "features announced (default shell_v2,cmd,stat_v2,ls_v2; \"\" for none)"},
     {OPT_FAULT, "fault", 'f', "F", "inject a fault (repeatable, or comma-separated); see below"},
     {OPT_DURATION, "duration", 0, "S", "stop by itself after S seconds"},
     {OPT_QUIET, "quiet", 'q', NULL, "no connection log on stderr (warnings stay)"},
@@ -112,8 +108,7 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
             bo.bind = v;
             break;
         case OPT_MAX_PAYLOAD:
-            if (!an_parse_int(ctx->argv[0], "--max-payload", v, 256, RD_ADB_MAX_PAYLOAD, &lv,
-                              ctx->errs))
+            if (!an_parse_int(ctx->argv[0], "--max-payload", v, 256, RD_ADB_MAX_PAYLOAD, &lv, ctx->errs))
                 return AN_EXIT_USAGE;
             bo.max_payload = (uint32_t)lv;
             break;
@@ -122,8 +117,10 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
             break;
         case OPT_FAULT: {
             size_t vl = strlen(v);
-            if (fl + vl + 2 > sizeof faults) return an_usage(ctx, "too many faults");
-            if (fl) faults[fl++] = ',';
+            if (fl + vl + 2 > sizeof faults)
+                return an_usage(ctx, "too many faults");
+            if (fl)
+                faults[fl++] = ',';
             memcpy(faults + fl, v, vl + 1);
             fl += vl;
             break;
@@ -142,7 +139,8 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
             return an_usage(ctx, "unexpected argument '%s'", v);
         }
     }
-    if (!bo.root || port < 0) return an_usage(ctx, "board-emulate needs --port P and --root DIR");
+    if (!bo.root || port < 0)
+        return an_usage(ctx, "board-emulate needs --port P and --root DIR");
     if (bo.no_auth && (bo.adb_keys || bo.accept_new_keys_ms))
         return an_usage(ctx, "--no-auth accepts every host: --adb-keys and --accept-new-keys "
                              "make no sense with it");
@@ -167,16 +165,19 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
     }
     if (!bo.log) { /* --quiet: what weakens the board is still said */
         if (bo.no_auth)
-            fprintf(ctx->errs, "board-emulate: WARNING: --no-auth: any program that can reach "
-                               "%s runs shell commands on this computer\n",
+            fprintf(ctx->errs,
+                    "board-emulate: WARNING: --no-auth: any program that can reach "
+                    "%s runs shell commands on this computer\n",
                     rd_board_address(b));
         if (bo.accept_new_keys_ms)
-            fprintf(ctx->errs, "board-emulate: WARNING: --accept-new-keys: any program that can "
-                               "reach %s gets in\n",
+            fprintf(ctx->errs,
+                    "board-emulate: WARNING: --accept-new-keys: any program that can "
+                    "reach %s gets in\n",
                     rd_board_address(b));
         if (bo.bind && strncmp(bo.bind, "127.", 4) != 0 && strcmp(bo.bind, "::1") != 0)
-            fprintf(ctx->errs, "board-emulate: WARNING: listening on %s: other machines can "
-                               "reach this board\n",
+            fprintf(ctx->errs,
+                    "board-emulate: WARNING: listening on %s: other machines can "
+                    "reach this board\n",
                     rd_board_address(b));
     }
     fprintf(ctx->out, "listening on %s\n", rd_board_address(b));
@@ -186,7 +187,8 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
         int64_t end = (int64_t)time(NULL) + duration;
         for (;;) { /* sigtimedwait returns early on EINTR */
             int sig = sigtimedwait(&set, NULL, &ts);
-            if (sig > 0 || time(NULL) >= end) break;
+            if (sig > 0 || time(NULL) >= end)
+                break;
             ts.tv_sec = end - time(NULL);
         }
     } else {

@@ -26,13 +26,17 @@ enum { OPT_HELP = 1, OPT_INPUT, OPT_TARGET, OPT_DUMP_DIR, OPT_FAULT, OPT_MISTAKE
 
 static const an_optspec board_run_opts[] = {
     {OPT_INPUT, "input", 'i', "FILE", "the application's input: an image or .npy (repeat per graph input, in order)"},
-    {OPT_TARGET, "target", 't', "CHIP", "the board's chip: rk3566, rk3588, rv1106, ... (dump folder, C2 of .txt dumps)"},
+    {OPT_TARGET, "target", 't', "CHIP",
+     "the board's chip: rk3566, rk3588, rv1106, ... (dump folder, C2 of .txt dumps)"},
     {OPT_DUMP_DIR, "dump-dir", 0, "DIR", "dump folder (default: $RKNN_DUMP_DIR, else the target's, /userdata/dumps)"},
-    {OPT_FAULT, "fault", 'f', "KIND:TENSOR", "the NPU computes TENSOR wrongly: gain, saturate, swap-channels, fp16 (repeat)"},
-    {OPT_MISTAKE, "app-mistake", 0, "KIND", "rgb-bgr, double-norm, no-norm, nhwc-as-nchw, int8-clamp, wrong-size, "
-                                            "output-dtype"},
-    {OPT_APP_API, "app-api", 0, "API", "the application's API: normal (rknn_inputs_set: the InputOperator dump is the "
-                                       "input after mean/std; default) or zero-copy (rknn_set_io_mem: the buffer before)"},
+    {OPT_FAULT, "fault", 'f', "KIND:TENSOR",
+     "the NPU computes TENSOR wrongly: gain, saturate, swap-channels, fp16 (repeat)"},
+    {OPT_MISTAKE, "app-mistake", 0, "KIND",
+     "rgb-bgr, double-norm, no-norm, nhwc-as-nchw, int8-clamp, wrong-size, "
+     "output-dtype"},
+    {OPT_APP_API, "app-api", 0, "API",
+     "the application's API: normal (rknn_inputs_set: the InputOperator dump is the "
+     "input after mean/std; default) or zero-copy (rknn_set_io_mem: the buffer before)"},
     {OPT_OUTPUT_DIR, "output-dir", 'o', "DIR", "write the outputs as the application received them (output_K.npy)"},
     AN_QUANT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
@@ -79,19 +83,20 @@ static int parse_args(an_cmd_ctx *ctx, board_args *a)
             a->model_path = v;
             break;
         case OPT_HELP:
-            an_print_help(ctx->out,
-                          "rknn-diag board-run MODEL.onnx --input FILE --cfg QCFG --target CHIP [--fault KIND:TENSOR]... "
-                          "[--app-mistake KIND] [--app-api normal|zero-copy] [--output-dir DIR]",
-                          "What the emulated board runs (rknn-diag board-emulate; docs/board.md): an application on a\n"
-                          "Rockchip board with librknnrt, played by the INT8 simulator configured from QCFG (the\n"
-                          ".quantization.cfg the host analysis uses too, so both agree bit for bit). Like librknnrt it\n"
-                          "reads RKNN_LOG_LEVEL (4: per-layer timing; 5: a .npy dump per layer; 6: also .txt in\n"
-                          "NC1HWC2), RKNN_DUMP_DIR (the dump folder, which must exist) and RKNN_DUMP_QUANT (1: dumps\n"
-                          "in the layer's own dtype). --fault makes the NPU compute one tensor wrongly; --app-mistake\n"
-                          "makes the application's classic mistakes before or after the model. --app-api says how the\n"
-                          "application feeds its input, which decides what the InputOperator dump holds: normal\n"
-                          "(rknn_inputs_set) the input after mean/std, zero-copy (rknn_set_io_mem) the buffer before.",
-                          board_run_opts, N_OPTS);
+            an_print_help(
+                ctx->out,
+                "rknn-diag board-run MODEL.onnx --input FILE --cfg QCFG --target CHIP [--fault KIND:TENSOR]... "
+                "[--app-mistake KIND] [--app-api normal|zero-copy] [--output-dir DIR]",
+                "What the emulated board runs (rknn-diag board-emulate; docs/board.md): an application on a\n"
+                "Rockchip board with librknnrt, played by the INT8 simulator configured from QCFG (the\n"
+                ".quantization.cfg the host analysis uses too, so both agree bit for bit). Like librknnrt it\n"
+                "reads RKNN_LOG_LEVEL (4: per-layer timing; 5: a .npy dump per layer; 6: also .txt in\n"
+                "NC1HWC2), RKNN_DUMP_DIR (the dump folder, which must exist) and RKNN_DUMP_QUANT (1: dumps\n"
+                "in the layer's own dtype). --fault makes the NPU compute one tensor wrongly; --app-mistake\n"
+                "makes the application's classic mistakes before or after the model. --app-api says how the\n"
+                "application feeds its input, which decides what the InputOperator dump holds: normal\n"
+                "(rknn_inputs_set) the input after mean/std, zero-copy (rknn_set_io_mem) the buffer before.",
+                board_run_opts, N_OPTS);
             return AN_EXIT_OK;
         case OPT_INPUT:
             if (a->n_inputs == AN_MAX_INPUTS_BOARD)
@@ -150,7 +155,6 @@ static void read_env(const board_args *a, const rd_platform_info *plat, board_en
     const char *dir = getenv("RKNN_DUMP_DIR");
     e->dump_dir = a->dump_dir ? a->dump_dir : dir && *dir ? dir : plat->dump_dir;
 }
-
 
 /* How the board holds value: the model's precision, or float16 where an fp16 fault says so. */
 static void held_of(const rd_sim *s, int value, const char *name, an_held *h)
@@ -269,8 +273,8 @@ static rd_status observe_layer(void *user, const rd_observed *ev, rd_error *err)
         char shape[128];
         shape_paren(ev->tensor, shape, sizeof shape);
         log_prefix(r->log);
-        fprintf(r->log, "%-4d %-18s %-8s %-6s %-28s %-10.0f %s\n", r->cur_index, RD_TEXT_SHOWN(op), dtype_label(held.prec),
-                "NPU", shape, us, RD_TEXT_SHOWN(ev->name));
+        fprintf(r->log, "%-4d %-18s %-8s %-6s %-28s %-10.0f %s\n", r->cur_index, RD_TEXT_SHOWN(op),
+                dtype_label(held.prec), "NPU", shape, us, RD_TEXT_SHOWN(ev->name));
     }
     if (r->env.log_level < 5)
         return RD_OK;
@@ -297,8 +301,9 @@ static rd_status check_dump_dir(const board_run *r, const char *first_name, cons
 static rd_status build_board_sim(an_cmd_ctx *ctx, board_args *a, const rd_model *m, rd_sim **out, rd_error *err)
 {
     if (!a->q.qcfg_path && !a->q.cfg.dataset)
-        return rd_errorf(err, RD_E_USAGE, "give --cfg QCFG (the .quantization.cfg of `rknn-diag quantize`): the board "
-                                          "runs the quantized model the host analyses");
+        return rd_errorf(err, RD_E_USAGE,
+                         "give --cfg QCFG (the .quantization.cfg of `rknn-diag quantize`): the board "
+                         "runs the quantized model the host analyses");
     rd_status st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, out, err);
     for (size_t i = 0; st == RD_OK && i < a->n_faults; i++) {
         const char *colon = strchr(a->faults[i], ':');
@@ -376,8 +381,8 @@ static int run_board(an_cmd_ctx *ctx, board_args *a, rd_model *m, rd_sim *s, con
     size_t n_in = rd_model_input_count(m), n_out = rd_model_output_count(m);
     board_run r = {.s = s, .plat = plat, .api = a->api, .log = ctx->errs, .last_node = -1, .next_index = (int)n_in};
     read_env(a, plat, &r.env, ctx->errs);
-    r.dumper = (an_board_dumper){.dir = r.env.dump_dir, .log_level = r.env.log_level, .quant = r.env.dump_quant,
-                                 .plat = plat};
+    r.dumper =
+        (an_board_dumper){.dir = r.env.dump_dir, .log_level = r.env.log_level, .quant = r.env.dump_quant, .plat = plat};
     rd_tensor raw[AN_MAX_INPUTS_BOARD], in[AN_MAX_INPUTS_BOARD], outs[AN_MAX_INPUTS_BOARD];
     memset(raw, 0, sizeof raw);
     memset(in, 0, sizeof in);
@@ -404,8 +409,7 @@ static int run_board(an_cmd_ctx *ctx, board_args *a, rd_model *m, rd_sim *s, con
                 "Time(us)", "FullName");
     }
     if (st == RD_OK) {
-        rd_run_options ro = {.observer = observe_layer, .user = &r,
-                             .observe_inputs = a->api == AN_API_NORMAL};
+        rd_run_options ro = {.observer = observe_layer, .user = &r, .observe_inputs = a->api == AN_API_NORMAL};
         clock_gettime(CLOCK_MONOTONIC, &r.t_last);
         st = rd_sim_run(s, in, n_in, &ro, outs, n_out, &err);
     }
@@ -456,7 +460,9 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
     const rd_platform_info *plat = rd_platform_find(a->target);
     if (!a->q.platform)
         a->q.platform = plat->name;
-    an_model_request req = {.command = "board-run", .path = a->model_path, .errs = ctx->errs,
+    an_model_request req = {.command = "board-run",
+                            .path = a->model_path,
+                            .errs = ctx->errs,
                             .dynamic_refusal = "the application runs one input shape: give it with "
                                                "subgraphs.input_size_list"};
     rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
@@ -471,7 +477,8 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
         goto out;
     }
     if (a->n_inputs != n_in) {
-        rc = an_usage(ctx, "%s has %zu input%s, got %zu --input", a->model_path, n_in, n_in == 1 ? "" : "s", a->n_inputs);
+        rc = an_usage(ctx, "%s has %zu input%s, got %zu --input", a->model_path, n_in, n_in == 1 ? "" : "s",
+                      a->n_inputs);
         goto out;
     }
     st = an_quant_finish(&a->q, m, &err);

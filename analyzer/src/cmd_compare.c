@@ -66,7 +66,8 @@ static rd_status load_side(const char *path, rd_result *r, bool *is_dump, rd_err
         snprintf(p, sizeof p, "%s/report.json", path);
         if (path_is(p, false))
             return rd_report_json_load(p, r, err);
-        return rd_errorf(err, RD_E_NOTFOUND, "%s: no index.json, error_analysis.txt or report.json in this folder", path);
+        return rd_errorf(err, RD_E_NOTFOUND, "%s: no index.json, error_analysis.txt or report.json in this folder",
+                         path);
     }
     if (!path_is(path, false))
         return rd_errorf(err, RD_E_NOTFOUND, "%s: no such file or folder", path);
@@ -102,8 +103,8 @@ static void print_rows(an_cmd_ctx *ctx, const delta_row *rows, size_t n)
     for (size_t i = 0; i < n; i++) {
         const delta_row *d = &rows[i];
         fprintf(ctx->out, "%-48s %-13s %9.5f %9.5f %+9.5f %11.5g %11.5g %+11.5g\n", RD_TEXT_SHOWN(d->name),
-                group_names[d->group],
-                d->cos_a, d->cos_b, d->cos_b - d->cos_a, d->euc_a, d->euc_b, d->euc_b - d->euc_a);
+                group_names[d->group], d->cos_a, d->cos_b, d->cos_b - d->cos_a, d->euc_a, d->euc_b,
+                d->euc_b - d->euc_a);
     }
 }
 
@@ -269,7 +270,8 @@ static rd_status compare_dumps(const char *da, const char *db, rd_result *r, rd_
     return st;
 }
 
-static int print_dump_comparison(an_cmd_ctx *ctx, const char *pa, const char *pb, const rd_result *r, bool json, long top)
+static int print_dump_comparison(an_cmd_ctx *ctx, const char *pa, const char *pb, const rd_result *r, bool json,
+                                 long top)
 {
     size_t n = r->n_layers;
     size_t *order = malloc((n + 1) * sizeof *order);
@@ -310,13 +312,12 @@ static int print_dump_comparison(an_cmd_ctx *ctx, const char *pa, const char *pb
             cJSON_AddItemToArray(most, cJSON_CreateString(r->layers[order[i]].name));
         an_json_print(ctx->out, root);
     } else {
-        fprintf(ctx->out, "A: %s (reference)\nB: %s\n%zu tensors in both\n\n%-48s %9s %11s %11s %9s %11s %s\n", pa, pb, n,
-                "tensor", "cos", "euc", "euc_rel", "sqnr_db", "max_abs", "class");
+        fprintf(ctx->out, "A: %s (reference)\nB: %s\n%zu tensors in both\n\n%-48s %9s %11s %11s %9s %11s %s\n", pa, pb,
+                n, "tensor", "cos", "euc", "euc_rel", "sqnr_db", "max_abs", "class");
         for (size_t i = 0; i < n; i++) {
             const rd_metrics *m = &r->layers[i].groups[0].mean;
             fprintf(ctx->out, "%-48s %9.5f %11.5g %11.5g %9.2f %11.5g %s\n", RD_TEXT_SHOWN(r->layers[i].name), m->cos,
-                    m->euc,
-                    m->euc_rel, m->sqnr_db, m->max_abs, rd_degenerate_name(m->degenerate));
+                    m->euc, m->euc_rel, m->sqnr_db, m->max_abs, rd_degenerate_name(m->degenerate));
         }
         fprintf(ctx->out, "\nmoved most (lowest cosine):\n");
         for (size_t i = 0; i < k; i++)
@@ -337,16 +338,20 @@ int an_cmd_compare(an_cmd_ctx *ctx)
     long top = 10;
     while ((id = an_opts_next(&p, &v)) != -1) {
         switch (id) {
-        case -2: return AN_EXIT_USAGE;
+        case -2:
+            return AN_EXIT_USAGE;
         case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag compare A B [--json] [--top N]",
-                          "Compares two snapshots (error_analysis.txt or its folder), two reports (report.json) or two\n"
-                          "`run --dump-dir` folders (index.json + .npy, compared tensor by tensor with A as the\n"
-                          "reference), and prints per-layer cos/euc deltas (B - A) and the layers that moved most.\n"
-                          "Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
-                          compare_opts, N_COMPARE_OPTS);
+            an_print_help(
+                ctx->out, "rknn-diag compare A B [--json] [--top N]",
+                "Compares two snapshots (error_analysis.txt or its folder), two reports (report.json) or two\n"
+                "`run --dump-dir` folders (index.json + .npy, compared tensor by tensor with A as the\n"
+                "reference), and prints per-layer cos/euc deltas (B - A) and the layers that moved most.\n"
+                "Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
+                compare_opts, N_COMPARE_OPTS);
             return AN_EXIT_OK;
-        case OPT_JSON: json = true; break;
+        case OPT_JSON:
+            json = true;
+            break;
         case OPT_TOP:
             if (!an_parse_int(ctx->argv[0], "--top", v, 0, 1000000, &top, ctx->errs))
                 return AN_EXIT_USAGE;
@@ -356,7 +361,8 @@ int an_cmd_compare(an_cmd_ctx *ctx)
                 return an_usage(ctx, "takes two paths, got a third: '%s'", v);
             paths[n_paths++] = v;
             break;
-        default: return an_usage(ctx, "unexpected argument '%s'", v);
+        default:
+            return an_usage(ctx, "unexpected argument '%s'", v);
         }
     }
     if (n_paths != 2)

@@ -23,11 +23,13 @@ static const an_optspec convert_opts[] = {
     {OPT_TARGET, "target_platform", 't', "CHIP", "target platform: rk3588, rk3566, rv1106, ... (required)"},
     {OPT_INPUT, "input", 'i', "FILE", "the model config, model_config.yml (required)"},
     {OPT_OUTPUT, "output", 'o', "DIR", "output folder (required; created)"},
-    {OPT_ACCURACY, "accuracy_analysis", 'a', "\"F1 F2\"", "run the accuracy analysis on these inputs (one per model "
-                                                         "input, separated by spaces) into OUT/snapshot"},
+    {OPT_ACCURACY, "accuracy_analysis", 'a', "\"F1 F2\"",
+     "run the accuracy analysis on these inputs (one per model "
+     "input, separated by spaces) into OUT/snapshot"},
     {OPT_DEVICE, "device_id", 'd', "SERIAL", "refused: needs the toolkit's .rknn model (see --help)"},
-    {OPT_INTEGER, "integer", 0, NULL, "write NAME.qdq.onnx in export-qdq's integer form (ConvInteger/MatMulInteger: "
-                                      "any ONNX runtime reproduces the int8 simulator bit for bit)"},
+    {OPT_INTEGER, "integer", 0, NULL,
+     "write NAME.qdq.onnx in export-qdq's integer form (ConvInteger/MatMulInteger: "
+     "any ONNX runtime reproduces the int8 simulator bit for bit)"},
     {OPT_VERBOSE, "verbose", 'v', NULL, "say what each step does"},
     AN_THREADS_OPTSPEC,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
@@ -54,7 +56,8 @@ static int parse_args(an_cmd_ctx *ctx, convert_args *a)
         case 0:
             return an_usage(ctx, "unexpected argument '%s': the model comes from the config (-i)", v);
         case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag convert -t TARGET -i model_config.yml -o OUT [-a \"F1 F2\"] [--integer] [-v]",
+            an_print_help(ctx->out,
+                          "rknn-diag convert -t TARGET -i model_config.yml -o OUT [-a \"F1 F2\"] [--integer] [-v]",
                           "rknn_convert with rknn-diag's simulator: validates the config against the target, cuts\n"
                           "the graph at subgraphs.inputs/outputs, quantizes (quantize: true) on the config's dataset\n"
                           "and writes OUT/NAME.onnx (the float model converted), OUT/NAME.quantization.cfg and\n"
@@ -96,9 +99,10 @@ static int parse_args(an_cmd_ctx *ctx, convert_args *a)
     if (!a->out_dir)
         return an_usage(ctx, "missing -o OUT");
     if (a->device)
-        return an_usage(ctx, "-d %s: running on the board needs the .rknn model that only RKNN-Toolkit2 builds; run "
-                             "without -d for the simulator's analysis, then `rknn-diag accuracy MODEL --target CHIP --run "
-                             "CMD` (or --runtime-dumps DIR) to compare with the board",
+        return an_usage(ctx,
+                        "-d %s: running on the board needs the .rknn model that only RKNN-Toolkit2 builds; run "
+                        "without -d for the simulator's analysis, then `rknn-diag accuracy MODEL --target CHIP --run "
+                        "CMD` (or --runtime-dumps DIR) to compare with the board",
                         a->device);
     return -1;
 }
@@ -114,7 +118,8 @@ static rd_status refuse_unsupported(const rd_rknn_config *c, rd_error *err)
     if (c->n_dynamic_sets)
         return rd_errorf(err, RD_E_UNSUPPORTED,
                          "%s: dynamic_input (%zu shape sets) is not supported: convert builds one fixed shape; give "
-                         "it with subgraphs.input_size_list", c->path, c->n_dynamic_sets);
+                         "it with subgraphs.input_size_list",
+                         c->path, c->n_dynamic_sets);
     if (!c->model_file_path)
         return rd_errorf(err, RD_E_PARSE, "%s: model_file_path is missing", c->path);
     if (c->name && (strchr(c->name, '/') || !strcmp(c->name, "..") || !strcmp(c->name, ".") || !*c->name))
@@ -142,7 +147,6 @@ static rd_status output_stem(const rd_rknn_config *c, char *buf, size_t len, rd_
     buf[n] = '\0';
     return RD_OK;
 }
-
 
 /* Quantizes as the config says and writes the .quantization.cfg and the QDQ model. */
 static rd_status quantize(const convert_args *a, an_quant_opts *q, const rd_model *m, const char *cfg_path,
@@ -243,9 +247,10 @@ int an_cmd_convert(an_cmd_ctx *ctx)
     char *float_path = NULL, *cfg_path = NULL, *qdq_path = NULL, *snapshot = NULL;
     rd_rknn_config cfg;
     rd_rknn_config_init(&cfg);
-    rd_status st = rd_platform_find(a.target) ? rd_rknn_config_load(a.config, &cfg, &err)
-                   : rd_errorf(&err, RD_E_USAGE, "-t %s: unknown target platform (rk3588, rk3566, rk3568, rv1106, ...)",
-                               a.target);
+    rd_status st = rd_platform_find(a.target)
+                       ? rd_rknn_config_load(a.config, &cfg, &err)
+                       : rd_errorf(&err, RD_E_USAGE,
+                                   "-t %s: unknown target platform (rk3588, rk3566, rk3568, rv1106, ...)", a.target);
     if (st == RD_OK)
         st = refuse_unsupported(&cfg, &err);
     if (st == RD_OK)
@@ -267,7 +272,8 @@ int an_cmd_convert(an_cmd_ctx *ctx)
     an_quant_take(&q, AN_QOPT_PLATFORM, a.target); /* -t wins over configs.target_platform */
     if (a.threads)
         an_quant_take(&q, AN_QOPT_THREADS, a.threads);
-    an_model_request req = {.command = "convert", .errs = ctx->errs,
+    an_model_request req = {.command = "convert",
+                            .errs = ctx->errs,
                             .dynamic_refusal = "it builds one fixed shape: give it with subgraphs.input_size_list"};
     if (st == RD_OK) /* the model as converted: cut, shapes fixed, pruned; what the other outputs refer to */
         st = an_model_load_configured(&q, &req, &m, &err);
@@ -279,13 +285,12 @@ int an_cmd_convert(an_cmd_ctx *ctx)
     if (st == RD_OK && prec == RD_PREC_INT16)
         st = rd_errorf(&err, RD_E_UNSUPPORTED,
                        "convert writes a QDQ model, which has no int16 form yet: %s is simulated by run, accuracy, "
-                       "quantize and eval (--dtype %s), not converted", rd_qdtype_name(q.cfg.dtype),
-                       rd_qdtype_name(q.cfg.dtype));
+                       "quantize and eval (--dtype %s), not converted",
+                       rd_qdtype_name(q.cfg.dtype), rd_qdtype_name(q.cfg.dtype));
     if (st == RD_OK && a.verbose)
-        fprintf(ctx->errs, "convert: %s for %s: %s, %s, %s, optimization level %d\n", RD_TEXT_SHOWN(cfg.model_file_path),
-                a.target,
-                rd_qdtype_name(q.cfg.dtype), rd_qalgo_name(q.cfg.algorithm), rd_qmethod_name(q.cfg.method),
-                q.cfg.optimization_level);
+        fprintf(ctx->errs, "convert: %s for %s: %s, %s, %s, optimization level %d\n",
+                RD_TEXT_SHOWN(cfg.model_file_path), a.target, rd_qdtype_name(q.cfg.dtype),
+                rd_qalgo_name(q.cfg.algorithm), rd_qmethod_name(q.cfg.method), q.cfg.optimization_level);
     bool quantized = st == RD_OK && q.cfg.quantize && prec == RD_PREC_INT8;
     if (quantized)
         st = quantize(&a, &q, m, cfg_path, qdq_path, ctx, &err);

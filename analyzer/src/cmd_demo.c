@@ -106,7 +106,8 @@ static int board_part(an_cmd_ctx *ctx, const char *dir, const char *input, const
     } else {
         ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
         if (n <= 0)
-            return an_fail(ctx, &(rd_error){.code = RD_E_IO, .msg = "cannot find this program's path (/proc/self/exe)"});
+            return an_fail(ctx,
+                           &(rd_error){.code = RD_E_IO, .msg = "cannot find this program's path (/proc/self/exe)"});
         self[n] = '\0';
     }
     if (an_mkdirs(userdata, &err) != RD_OK || an_demo_model_write(model, &err) != RD_OK)
@@ -123,10 +124,13 @@ static int board_part(an_cmd_ctx *ctx, const char *dir, const char *input, const
     char connect[64];
     snprintf(connect, sizeof connect, "127.0.0.1:%d", rd_board_port(board));
     fprintf(ctx->errs, "demo: emulated rk3566 board listening on %s (its / is %s)\n", connect, root);
-    snprintf(run, sizeof run, "'%s' board-run /userdata/demo.onnx --input {input0} --input-layout nchw --cfg "
-             "/userdata/demo.quantization.cfg --method layer --target rk3566 --fault " DEMO_FAULT, self);
-    rc = run_accuracy(ctx, "2/2: w8a8 build, per-tensor weights, on the emulated rk3566 board "
-                           "(rknn-diag accuracy --target rk3566 --run ...)",
+    snprintf(run, sizeof run,
+             "'%s' board-run /userdata/demo.onnx --input {input0} --input-layout nchw --cfg "
+             "/userdata/demo.quantization.cfg --method layer --target rk3566 --fault " DEMO_FAULT,
+             self);
+    rc = run_accuracy(ctx,
+                      "2/2: w8a8 build, per-tensor weights, on the emulated rk3566 board "
+                      "(rknn-diag accuracy --target rk3566 --run ...)",
                       (char *[]){model, "--inputs", (char *)input, "--input-layout", "nchw", "--cfg", cfg, "--method",
                                  "layer", "--target", "rk3566", "--connect", connect, "--run", run, "-o", snap, NULL});
     rd_board_stop(board);
@@ -145,14 +149,15 @@ int an_cmd_demo(an_cmd_ctx *ctx)
         if (id == -2)
             return AN_EXIT_USAGE;
         if (id == OPT_HELP) {
-            an_print_help(ctx->out, "rknn-diag demo [-o DIR]",
-                          "Writes a small demo classifier (made by rknn-diag's own ONNX writer), an input and a\n"
-                          "calibration set into DIR, then runs the accuracy analysis twice: as a float16 build (a layer\n"
-                          "overflows float16), and as a w8a8 build with per-tensor weights (a conv with one outlier\n"
-                          "channel quantizes badly) on an emulated rk3566 board started on loopback, whose NPU has a\n"
-                          "gain fault in one layer (accuracy --target rk3566 --run \"rknn-diag board-run ...\"). Each\n"
-                          "writes a snapshot with error_analysis.txt and report.html.",
-                          demo_opts, N_DEMO_OPTS);
+            an_print_help(
+                ctx->out, "rknn-diag demo [-o DIR]",
+                "Writes a small demo classifier (made by rknn-diag's own ONNX writer), an input and a\n"
+                "calibration set into DIR, then runs the accuracy analysis twice: as a float16 build (a layer\n"
+                "overflows float16), and as a w8a8 build with per-tensor weights (a conv with one outlier\n"
+                "channel quantizes badly) on an emulated rk3566 board started on loopback, whose NPU has a\n"
+                "gain fault in one layer (accuracy --target rk3566 --run \"rknn-diag board-run ...\"). Each\n"
+                "writes a snapshot with error_analysis.txt and report.html.",
+                demo_opts, N_DEMO_OPTS);
             return AN_EXIT_OK;
         }
         if (id == OPT_OUT)
@@ -177,9 +182,9 @@ int an_cmd_demo(an_cmd_ctx *ctx)
             dataset);
     if (quiet)
         return AN_EXIT_OK;
-    int rc = run_accuracy(ctx, "1/2: float16 build (rknn-diag accuracy --dtype float16)",
-                          (char *[]){model, "--inputs", input, "--input-layout", "nchw", "--dtype", "float16", "-o",
-                                     snap16, NULL});
+    int rc = run_accuracy(
+        ctx, "1/2: float16 build (rknn-diag accuracy --dtype float16)",
+        (char *[]){model, "--inputs", input, "--input-layout", "nchw", "--dtype", "float16", "-o", snap16, NULL});
     if (rc != AN_EXIT_OK)
         return rc;
     rc = board_part(ctx, dir, input, dataset);

@@ -21,7 +21,8 @@ static int print_json(const an_cmd_ctx *ctx, const rd_adb_device_info *v, size_t
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; arr && i < n; i++) {
         cJSON *o = cJSON_CreateObject();
-        if (!o) break;
+        if (!o)
+            break;
         cJSON_AddStringToObject(o, "serial", v[i].serial);
         cJSON_AddStringToObject(o, "state", v[i].state);
         cJSON_AddStringToObject(o, "transport", v[i].transport);
@@ -49,28 +50,31 @@ int an_cmd_devices(an_cmd_ctx *ctx)
     const char *v;
     int id, code = 0;
     while ((id = an_opts_next(&p, &v)) != -1) {
-        if (id == -2) return AN_EXIT_USAGE;
+        if (id == -2)
+            return AN_EXIT_USAGE;
         if (id == OPT_HELP) {
-            an_print_help(
-                ctx->out, "rknn-diag devices [--json] [--connect HOST:PORT]",
-                "Lists boards on USB, in the adb server (if one runs) and at --connect, with their "
-                "state: device, unauthorized, offline, or busy (USB held by another program).",
-                devices_opts, N_OPTS);
+            an_print_help(ctx->out, "rknn-diag devices [--json] [--connect HOST:PORT]",
+                          "Lists boards on USB, in the adb server (if one runs) and at --connect, with their "
+                          "state: device, unauthorized, offline, or busy (USB held by another program).",
+                          devices_opts, N_OPTS);
             return AN_EXIT_OK;
         }
         if (id == OPT_JSON) {
             json = true;
             continue;
         }
-        if (id == 0) return an_usage(ctx, "unexpected argument '%s'", v);
-        if (!an_adb_option(ctx, &opt, id, v, &code)) return code;
+        if (id == 0)
+            return an_usage(ctx, "unexpected argument '%s'", v);
+        if (!an_adb_option(ctx, &opt, id, v, &code))
+            return code;
     }
     if (opt.transport == RD_ADB_TCP)
         opt.transport = RD_ADB_AUTO; /* --connect adds a board to the list */
     rd_adb_device_info *list = NULL;
     size_t n = 0;
     rd_error err;
-    if (rd_adb_devices(&opt, &list, &n, &err) != RD_OK) return an_fail(ctx, &err);
+    if (rd_adb_devices(&opt, &list, &n, &err) != RD_OK)
+        return an_fail(ctx, &err);
     int rc = AN_EXIT_OK;
     if (json) {
         rc = print_json(ctx, list, n);

@@ -17,16 +17,42 @@
 #include <string.h>
 
 enum {
-    OPT_HELP = 1, OPT_LABELS, OPT_IDX_IMAGES, OPT_IDX_LABELS, OPT_LIMIT, OPT_CALIB, OPT_JSON, OPT_SHOW, OPT_TASK,
-    OPT_ANNOT, OPT_YOLO, OPT_DECODER, OPT_CLASSES, OPT_ANCHORS, OPT_STRIDES, OPT_SCORE_THR, OPT_NMS, OPT_MAX_DET,
-    OPT_LETTERBOX, OPT_DEC_OPT, OPT_SHOW_SCORE, OPT_MASKS, OPT_IGNORE, OPT_SCORE_CMD, OPT_SCORE_TIMEOUT, OPT_HYBRID,
-    OPT_SHARD, OPT_OUT, OPT_NO_FP16,
+    OPT_HELP = 1,
+    OPT_LABELS,
+    OPT_IDX_IMAGES,
+    OPT_IDX_LABELS,
+    OPT_LIMIT,
+    OPT_CALIB,
+    OPT_JSON,
+    OPT_SHOW,
+    OPT_TASK,
+    OPT_ANNOT,
+    OPT_YOLO,
+    OPT_DECODER,
+    OPT_CLASSES,
+    OPT_ANCHORS,
+    OPT_STRIDES,
+    OPT_SCORE_THR,
+    OPT_NMS,
+    OPT_MAX_DET,
+    OPT_LETTERBOX,
+    OPT_DEC_OPT,
+    OPT_SHOW_SCORE,
+    OPT_MASKS,
+    OPT_IGNORE,
+    OPT_SCORE_CMD,
+    OPT_SCORE_TIMEOUT,
+    OPT_HYBRID,
+    OPT_SHARD,
+    OPT_OUT,
+    OPT_NO_FP16,
 };
 
 static const an_optspec eval_opts[] = {
     {OPT_TASK, "task", 0, "T", "classify (default), detect, segment (--score-cmd: any other)"},
     {OPT_LABELS, "labels", 0, "FILE", "classify with --dataset: one integer class per line, in the dataset's order"},
-    {OPT_IDX_IMAGES, "idx-images", 0, "FILE", "classify: IDX image file (MNIST's format, .gz allowed) instead of --dataset"},
+    {OPT_IDX_IMAGES, "idx-images", 0, "FILE",
+     "classify: IDX image file (MNIST's format, .gz allowed) instead of --dataset"},
     {OPT_IDX_LABELS, "idx-labels", 0, "FILE", "classify: IDX label file matching --idx-images"},
     {OPT_ANNOT, "annotations", 0, "FILE", "detect: COCO instances JSON (images matched by file_name)"},
     {OPT_YOLO, "yolo-labels", 0, "DIR", "detect: YOLO txt labels, DIR/<image name>.txt (needs --classes)"},
@@ -42,7 +68,8 @@ static const an_optspec eval_opts[] = {
     {OPT_SHOW_SCORE, "show-score", 0, "X", "detect: score of a kept box for the per-image F1 (default 0.25)"},
     {OPT_MASKS, "masks", 0, "DIR", "segment: label masks DIR/<image name>.png (one channel of class indices)"},
     {OPT_IGNORE, "ignore-index", 0, "N", "segment: mask value left out (default 255)"},
-    {OPT_SCORE_CMD, "score-cmd", 0, "CMD", "score the outputs with CMD OUT/outputs/<column> (needs -o; docs/score-cmd.md)"},
+    {OPT_SCORE_CMD, "score-cmd", 0, "CMD",
+     "score the outputs with CMD OUT/outputs/<column> (needs -o; docs/score-cmd.md)"},
     {OPT_SCORE_TIMEOUT, "score-timeout", 0, "S", "stop the scorer after S seconds (default 600)"},
     {OPT_HYBRID, "hybrid", 0, "FILE", "add a column: a hybrid .quantization.cfg (repeat for more)"},
     {OPT_NO_FP16, "no-fp16", 0, NULL, "leave out the fp16 column (fp32 and the integer columns only)"},
@@ -110,17 +137,39 @@ static int take_option(an_cmd_ctx *ctx, eval_args *a, int id, const char *v)
         else
             return an_usage(ctx, "--task %s: expected classify, detect or segment (other tasks: --score-cmd)", v);
         break;
-    case OPT_LABELS: o->labels = v; break;
-    case OPT_IDX_IMAGES: o->idx_images = v; break;
-    case OPT_IDX_LABELS: o->idx_labels = v; break;
-    case OPT_ANNOT: o->annotations = v; break;
-    case OPT_YOLO: o->yolo_labels = v; break;
-    case OPT_MASKS: o->masks = v; break;
-    case OPT_SCORE_CMD: o->score_cmd = v; break;
-    case OPT_OUT: o->out_dir = v; break;
-    case OPT_JSON: o->json = true; break;
-    case OPT_LETTERBOX: o->letterbox = true; break;
-    case OPT_NO_FP16: o->no_fp16 = true; break;
+    case OPT_LABELS:
+        o->labels = v;
+        break;
+    case OPT_IDX_IMAGES:
+        o->idx_images = v;
+        break;
+    case OPT_IDX_LABELS:
+        o->idx_labels = v;
+        break;
+    case OPT_ANNOT:
+        o->annotations = v;
+        break;
+    case OPT_YOLO:
+        o->yolo_labels = v;
+        break;
+    case OPT_MASKS:
+        o->masks = v;
+        break;
+    case OPT_SCORE_CMD:
+        o->score_cmd = v;
+        break;
+    case OPT_OUT:
+        o->out_dir = v;
+        break;
+    case OPT_JSON:
+        o->json = true;
+        break;
+    case OPT_LETTERBOX:
+        o->letterbox = true;
+        break;
+    case OPT_NO_FP16:
+        o->no_fp16 = true;
+        break;
     case OPT_DECODER:
         if (!an_decoder_find(v))
             return an_usage(ctx, "--decoder %s: expected yolov5, yolov7, yolov8, yolo11, yolox or ssd", v);
@@ -167,7 +216,10 @@ static int take_option(an_cmd_ctx *ctx, eval_args *a, int id, const char *v)
     case OPT_SHOW_SCORE:
         if (!parse_double(v, 0, 1, &d))
             return an_usage(ctx, "%s %s: expected a number in 0..1",
-                            id == OPT_NMS ? "--nms-iou" : id == OPT_SCORE_THR ? "--score-threshold" : "--show-score", v);
+                            id == OPT_NMS         ? "--nms-iou"
+                            : id == OPT_SCORE_THR ? "--score-threshold"
+                                                  : "--show-score",
+                            v);
         if (id == OPT_NMS)
             o->det.nms_iou = (float)d;
         else if (id == OPT_SCORE_THR)
@@ -339,8 +391,10 @@ static rd_status setup(an_cmd_ctx *ctx, eval_args *a, size_t set, an_eval_ctx *c
     const rd_qdtype dt = a->q.cfg.dtype;
     if (dt == RD_QDT_FLOAT16 || dt == RD_QDT_FLOAT32) {
         if (dtype_given)
-            return rd_errorf(err, RD_E_USAGE, "eval compares fp32, fp16 and one integer dtype: --dtype must be w8a8, "
-                             "w16a16i, w8a16, w4a16 or w16a16i_dfp (got %s)", rd_qdtype_name(dt));
+            return rd_errorf(err, RD_E_USAGE,
+                             "eval compares fp32, fp16 and one integer dtype: --dtype must be w8a8, "
+                             "w16a16i, w8a16, w4a16 or w16a16i_dfp (got %s)",
+                             rd_qdtype_name(dt));
         a->q.cfg.dtype = RD_QDT_W8A8;
         a->q.cfg.quantize = true;
     }
@@ -399,8 +453,8 @@ static rd_status setup(an_cmd_ctx *ctx, eval_args *a, size_t set, an_eval_ctx *c
         n_calib = (size_t)o->calib;
     if (n_calib > n_all)
         n_calib = n_all;
-    st = an_quant_build_sim_from(&a->q, c->m, NULL, calib_sample, c, n_calib, ctx->errs, ctx->color, &int_col->sim,
-                                 err);
+    st =
+        an_quant_build_sim_from(&a->q, c->m, NULL, calib_sample, c, n_calib, ctx->errs, ctx->color, &int_col->sim, err);
     if (st == RD_OK)
         c->n_cols++;
     for (size_t h = 0; h < o->n_hybrid && st == RD_OK; h++) {

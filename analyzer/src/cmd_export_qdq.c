@@ -88,7 +88,6 @@ static int parse_args(an_cmd_ctx *ctx, export_args *a)
     return -1;
 }
 
-
 int an_cmd_export_qdq(an_cmd_ctx *ctx)
 {
     export_args *a = calloc(1, sizeof *a);
@@ -103,9 +102,14 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
     size_t len = 0;
     if (rc >= 0)
         goto out;
-    an_model_request req = {.command = "export-qdq", .path = a->model_path, .shapes = a->shapes,
-                            .n_shapes = a->n_shapes, .errs = ctx->errs,
-                            .dynamic_refusal = "an ONNX model written with fixed shapes " "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)"};
+    an_model_request req = {.command = "export-qdq",
+                            .path = a->model_path,
+                            .shapes = a->shapes,
+                            .n_shapes = a->n_shapes,
+                            .errs = ctx->errs,
+                            .dynamic_refusal =
+                                "an ONNX model written with fixed shapes "
+                                "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)"};
     rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
     if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8)
         st = rd_errorf(&err, RD_E_USAGE, "export-qdq writes int8 parameters: --dtype must be w8a8 (got %s)",

@@ -46,16 +46,19 @@ static const an_optspec hybrid_opts[] = {
     {OPT_INPUTS, "inputs", 'i', "FILE", "the sample analysed: one file per model input (repeat)"},
     {OPT_SAMPLES, "samples", 0, "N", "without --inputs: analyse the first N lines of the dataset (default 1)"},
     {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
-    {OPT_MEASURE, "measure", 0, "N", "measure the output gain of the N layers with the worst single error (default 16)"},
+    {OPT_MEASURE, "measure", 0, "N",
+     "measure the output gain of the N layers with the worst single error (default 16)"},
     {OPT_TOP, "top", 0, "N", "suggest: rows printed (default 20)"},
     {OPT_JSON, "json", 0, NULL, "suggest, diagnose: JSON on stdout"},
     {OPT_TARGET_COS, "target-cos", 0, "X", "search: every output's cosine (minimum over samples) must reach X"},
     {OPT_TARGET_SQNR, "target-sqnr", 0, "DB", "search: and its SQNR must reach DB"},
-    {OPT_OBJECTIVE, "objective", 0, "O", "how the outputs make one accuracy: min-cos-over-outputs (default: the lowest "
-                                         "cosine of any output), cos or sqnr (all outputs as one vector)"},
+    {OPT_OBJECTIVE, "objective", 0, "O",
+     "how the outputs make one accuracy: min-cos-over-outputs (default: the lowest "
+     "cosine of any output), cos or sqnr (all outputs as one vector)"},
     {OPT_OVER, "over", 0, "worst|mean", "search: the target holds for the worst sample (default) or the mean"},
-    {OPT_SCORE_CMD, "score-cmd", 0, "CMD", "search: your scorer (mAP, top-1, ...): run with a folder of the candidate's "
-                                           "outputs (.npy + index.json), prints one number, higher is better"},
+    {OPT_SCORE_CMD, "score-cmd", 0, "CMD",
+     "search: your scorer (mAP, top-1, ...): run with a folder of the candidate's "
+     "outputs (.npy + index.json), prints one number, higher is better"},
     {OPT_TARGET_SCORE, "target-score", 0, "X", "search: the --score-cmd number to reach"},
     {OPT_SCORE_TIMEOUT, "score-timeout", 0, "S", "search: seconds one --score-cmd run may take (default 600)"},
     {OPT_SWEEP_POINTS, "sweep-points", 0, "N", "sweep: values of k measured, spread evenly (default 65; 0: every k)"},
@@ -65,8 +68,9 @@ static const an_optspec hybrid_opts[] = {
      "search: cost in ms: a board RKNN_LOG_LEVEL=4 log or a CSV (repeat: int8 + fp16 logs)"},
     {OPT_OUTPUT, "output", 'o', "FILE", "search: the .quantization.cfg to write (its folder gets the accuracy report)"},
     {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE", "search: the toolkit's step-1 cfg: only its keys, under its names"},
-    {OPT_REUSE_MB, "reuse-mb", 0, "MB", "suggest, search: memory for resuming runs where the float16 set changed, all samples "
-                                        "(default 512; 0: full runs, same results)"},
+    {OPT_REUSE_MB, "reuse-mb", 0, "MB",
+     "suggest, search: memory for resuming runs where the float16 set changed, all samples "
+     "(default 512; 0: full runs, same results)"},
     {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "verify: the board's dump folder (pulled)"},
     {OPT_TARGET, "target", 0, "T", "verify: the board's chip (reads .txt dumps; sets --platform)"},
     AN_QUANT_OPTSPECS,
@@ -92,7 +96,8 @@ static bool parse_double(const char *text, double lo, double hi, double *out)
     return true;
 }
 
-static const char *const USAGE = "rknn-diag hybrid suggest|search|sweep|diagnose MODEL.onnx --dataset FILE [options]\n"
+static const char *const USAGE =
+    "rknn-diag hybrid suggest|search|sweep|diagnose MODEL.onnx --dataset FILE [options]\n"
     "       rknn-diag hybrid verify MODEL.onnx --cfg FILE --runtime-dumps DIR [--target T]\n"
     "       rknn-diag hybrid verify MODEL.onnx --cfg FILE --rknn MODEL.rknn | --rknn-build-log FILE";
 static const char *const ABOUT =
@@ -318,12 +323,20 @@ static void run_fini(hyb_run *r)
 /* Model, samples, calibrated simulation, golden outputs. */
 static rd_status setup(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err)
 {
-    an_model_request req = {.command = "hybrid", .path = a->model_path, .shapes = a->shapes, .n_shapes = a->n_shapes,
-                            .errs = ctx->errs, .dynamic_refusal = "the search " "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)"};
+    an_model_request req = {.command = "hybrid",
+                            .path = a->model_path,
+                            .shapes = a->shapes,
+                            .n_shapes = a->n_shapes,
+                            .errs = ctx->errs,
+                            .dynamic_refusal =
+                                "the search "
+                                "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)"};
     rd_status st = an_model_load_configured(&a->q, &req, &r->m, err);
     if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8)
-        st = rd_errorf(err, RD_E_PARSE, "empty search space: --dtype %s has no int8 tensor to move to float16 "
-                                        "(hybrid works on w8a8)", rd_qdtype_name(a->q.cfg.dtype));
+        st = rd_errorf(err, RD_E_PARSE,
+                       "empty search space: --dtype %s has no int8 tensor to move to float16 "
+                       "(hybrid works on w8a8)",
+                       rd_qdtype_name(a->q.cfg.dtype));
     if (st == RD_OK) {
         r->n_in = rd_model_input_count(r->m);
         st = an_quant_load_samples(&a->q, r->m, a->inputs, a->n_inputs, (size_t)a->samples, ctx->errs, &r->samples,
@@ -414,12 +427,14 @@ static int suggest(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score 
         if (!isnan(c->w_outlier))
             snprintf(outl, sizeof outl, "%.1fx", c->w_outlier);
         fprintf(ctx->out, "%-4zu %-44s %-14s %5d %9.5f %9.5f %8.2f %6.2f %8s %10s %9s\n", i + 1, RD_TEXT_SHOWN(c->name),
-                RD_TEXT_SHOWN(c->op_type),
-                c->position, c->single_cos, c->entire_cos, c->single_sqnr, 100.0 * c->saturated, outl, alone, gain);
+                RD_TEXT_SHOWN(c->op_type), c->position, c->single_cos, c->entire_cos, c->single_sqnr,
+                100.0 * c->saturated, outl, alone, gain);
     }
-    fprintf(ctx->out, "\nsingle/entire: cosine of the layer alone / accumulated (minimum over samples); w_outl: max|w| of "
-                      "the worst output channel over the median channel's; out_alone: output cosine with only this "
-                      "layer in float16 (measured for the --measure %ld worst single layers).\n", a->measure);
+    fprintf(ctx->out,
+            "\nsingle/entire: cosine of the layer alone / accumulated (minimum over samples); w_outl: max|w| of "
+            "the worst output channel over the median channel's; out_alone: output cosine with only this "
+            "layer in float16 (measured for the --measure %ld worst single layers).\n",
+            a->measure);
     for (size_t i = 0; i < r->result.n_findings; i++)
         if (r->result.findings[i].kind == RD_FIND_CONFIG)
             fprintf(ctx->out, "\nThe accumulated error has no single layer to blame: `rknn-diag hybrid sweep` shows "
@@ -460,8 +475,10 @@ static rd_status restrict_to_rknn_cfg(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, 
             snprintf(c->reason, sizeof c->reason, "not a key of %s's quantize_parameters", a->rknn_cfg);
         } else if (strstr(n, "_sw") || strstr(n, "-rs") || strstr(n, "#1")) {
             c->allowed = false;
-            snprintf(c->reason, sizeof c->reason, "its toolkit name '%.80s' is compiler-made (_sw, -rs, #1): the "
-                     "toolkit does not let it change", n);
+            snprintf(c->reason, sizeof c->reason,
+                     "its toolkit name '%.80s' is compiler-made (_sw, -rs, #1): the "
+                     "toolkit does not let it change",
+                     n);
         }
     }
     for (size_t k = 0; k < r->n_cands; k++) {

@@ -67,9 +67,11 @@ static cJSON *value_json(const rd_model *m, int value, bool *ok)
     if (!an_json_add(o, "shape", shape, ok))
         return o;
     for (int d = 0; d < vi.rank; d++)
-        an_json_push(shape, vi.dim_params[d] ? cJSON_CreateString(vi.dim_params[d])
-                            : vi.dims[d] < 0 ? cJSON_CreateNull()
-                                             : cJSON_CreateNumber((double)vi.dims[d]), ok);
+        an_json_push(shape,
+                     vi.dim_params[d] ? cJSON_CreateString(vi.dim_params[d])
+                     : vi.dims[d] < 0 ? cJSON_CreateNull()
+                                      : cJSON_CreateNumber((double)vi.dims[d]),
+                     ok);
     return o;
 }
 
@@ -182,8 +184,8 @@ static rd_status print_text(FILE *out, const char *path, const rd_frontend_info 
             continue;
         if (n_unsupported++ == 0)
             fprintf(out, "\nunsupported ops (the FP32 reference cannot run this model yet):\n");
-        fprintf(out, "  %s%s%s  node '%s'\n", RD_TEXT_SHOWN(ni.domain), ni.domain[0] ? "." : "", RD_TEXT_SHOWN(ni.op_type),
-                RD_TEXT_SHOWN(ni.name));
+        fprintf(out, "  %s%s%s  node '%s'\n", RD_TEXT_SHOWN(ni.domain), ni.domain[0] ? "." : "",
+                RD_TEXT_SHOWN(ni.op_type), RD_TEXT_SHOWN(ni.name));
     }
     return RD_OK;
 }
@@ -279,13 +281,14 @@ int an_cmd_inspect(an_cmd_ctx *ctx)
             model_path = v;
             break;
         case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag inspect MODEL [--json]",
-                          "Shows the model's format, inputs and outputs, opsets, op histogram, unsupported ops\n"
-                          "(all of them, with node names), parameter count and multiply-accumulates. MODEL is\n"
-                          "any format rknn-diag reads, recognised by content (docs/frontends.md): MODEL.onnx, .tflite,\n"
-                          "a TensorFlow frozen .pb, a Darknet .cfg or Caffe .prototxt with its weights beside it, a\n"
-                          "TorchScript .pt (with --input-shape for every argument of forward).",
-                          inspect_opts, N_INSPECT_OPTS);
+            an_print_help(
+                ctx->out, "rknn-diag inspect MODEL [--json]",
+                "Shows the model's format, inputs and outputs, opsets, op histogram, unsupported ops\n"
+                "(all of them, with node names), parameter count and multiply-accumulates. MODEL is\n"
+                "any format rknn-diag reads, recognised by content (docs/frontends.md): MODEL.onnx, .tflite,\n"
+                "a TensorFlow frozen .pb, a Darknet .cfg or Caffe .prototxt with its weights beside it, a\n"
+                "TorchScript .pt (with --input-shape for every argument of forward).",
+                inspect_opts, N_INSPECT_OPTS);
             fputc('\n', ctx->out);
             an_inspect_rknn_help(ctx->out);
             return AN_EXIT_OK;

@@ -57,8 +57,9 @@ bool an_inspect_rknn_wanted(const an_cmd_ctx *ctx)
 
 void an_inspect_rknn_help(FILE *out)
 {
-    an_print_help(out, "rknn-diag inspect MODEL.rknn [--json] [--all | --max N]\n"
-                       "       rknn-diag inspect --build-log FILE [--json] [--all | --max N]",
+    an_print_help(out,
+                  "rknn-diag inspect MODEL.rknn [--json] [--all | --max N]\n"
+                  "       rknn-diag inspect --build-log FILE [--json] [--all | --max N]",
                   "A .rknn model (told by its first bytes): header and format versions, target platform,\n"
                   "toolkit and compiler versions, inputs and outputs with runtime dtype and layout,\n"
                   "quantization and mean/std, per-op-type counts (NPU, CPU, float16), then the nodes and\n"

@@ -33,7 +33,7 @@ static const an_optspec edit_opts[] = {
 typedef struct edit_args {
     const char *model, *out, *dataset;
     rd_input_layout layout;
-    uint64_t max_image_pixels;  /* 0: the default bound */
+    uint64_t max_image_pixels; /* 0: the default bound */
     const char *specs[MAX_EDITS];
     bool spec_is_output[MAX_EDITS];
     int n_specs;
@@ -72,8 +72,9 @@ static int parse_args(an_cmd_ctx *ctx, edit_args *a)
             a->model = v;
             break;
         case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag onnx-edit MODEL.onnx -o OUT.onnx [--input NAME=FORMULA]... "
-                                    "[--output NAME=FORMULA]... [--dataset FILE]",
+            an_print_help(ctx->out,
+                          "rknn-diag onnx-edit MODEL.onnx -o OUT.onnx [--input NAME=FORMULA]... "
+                          "[--output NAME=FORMULA]... [--dataset FILE]",
                           edit_about, edit_opts, N_EDIT_OPTS);
             return AN_EXIT_OK;
         case OPT_OUT:
@@ -191,8 +192,10 @@ static rd_status convert_dataset(const edit_args *a, const rd_model *m, const an
     if (st != RD_OK)
         goto out;
     FILE *f = rd_atomic_file_stream(af);
-    fprintf(f, "# rknn-diag: layout=graph\n# written by rknn-diag onnx-edit from %s: float32 .npy in the edited "
-               "model's own input layouts\n", a->dataset);
+    fprintf(f,
+            "# rknn-diag: layout=graph\n# written by rknn-diag onnx-edit from %s: float32 .npy in the edited "
+            "model's own input layouts\n",
+            a->dataset);
     for (size_t k = 0; k < ds.n_samples && st == RD_OK; k++) {
         for (size_t i = 0; i < n_in && st == RD_OK; i++) {
             rd_value_info vi;
@@ -255,8 +258,8 @@ static int plan_all(an_cmd_ctx *ctx, const edit_args *a, const rd_model *m, an_e
         memcpy(name.name, a->specs[k], len);
         name.name[len] = '\0';
         rd_error err = {0};
-        rd_status st = an_edit_plan_io(m, name.name, eq + 1, a->spec_is_output[k], a->spec_is_output[k] ? outs : ins,
-                                       &err);
+        rd_status st =
+            an_edit_plan_io(m, name.name, eq + 1, a->spec_is_output[k], a->spec_is_output[k] ? outs : ins, &err);
         if (st != RD_OK) {
             an_fail(ctx, &err);
             return st == RD_E_UNSUPPORTED || st == RD_E_NOMEM ? AN_EXIT_INPUT : AN_EXIT_USAGE;
@@ -303,8 +306,9 @@ int an_cmd_onnx_edit(an_cmd_ctx *ctx)
     }
     describe_io(ctx->out, m, ins, false);
     describe_io(ctx->out, m, outs, true);
-    fprintf(ctx->out, "layout layers (Reshape/Transpose): %d before, %d after (%d inserted at the boundary, %d of the "
-                      "model's merged into them)\nwrote %s\n",
+    fprintf(ctx->out,
+            "layout layers (Reshape/Transpose): %d before, %d after (%d inserted at the boundary, %d of the "
+            "model's merged into them)\nwrote %s\n",
             an_layout_layer_count(m), an_layout_layer_count(edited), stats.inserted, stats.absorbed, a.out);
     if (a.dataset) {
         char *dir = dir_of(a.out);

@@ -19,10 +19,12 @@ int an_cmd_ops(an_cmd_ctx *ctx)
         if (id == -2)
             return AN_EXIT_USAGE;
         if (id == OPT_HELP) {
-            an_print_help(ctx->out, "rknn-diag ops", "Lists the ONNX operators this build implements: the "
-                                                     "opset versions covered, the precisions with kernels of their "
-                                                     "own (others run the float32 kernel on rounded values) and the "
-                                                     "op RKNN's compiler makes of it where that differs.", ops_opts, 1);
+            an_print_help(ctx->out, "rknn-diag ops",
+                          "Lists the ONNX operators this build implements: the "
+                          "opset versions covered, the precisions with kernels of their "
+                          "own (others run the float32 kernel on rounded values) and the "
+                          "op RKNN's compiler makes of it where that differs.",
+                          ops_opts, 1);
             return AN_EXIT_OK;
         }
         return an_usage(ctx, "unexpected argument '%s'", v);

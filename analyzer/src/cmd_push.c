@@ -19,7 +19,8 @@ int an_cmd_push(an_cmd_ctx *ctx)
     const char *v;
     int id, code = 0;
     while ((id = an_opts_next(&p, &v)) != -1) {
-        if (id == -2) return AN_EXIT_USAGE;
+        if (id == -2)
+            return AN_EXIT_USAGE;
         if (id == OPT_HELP) {
             an_print_help(ctx->out, "rknn-diag push LOCAL REMOTE",
                           "Copies LOCAL (a file or folder) to REMOTE on the board; into "
@@ -29,21 +30,26 @@ int an_cmd_push(an_cmd_ctx *ctx)
             return AN_EXIT_OK;
         }
         if (id == 0) {
-            if (n_pos == 2) return an_usage(ctx, "unexpected argument '%s'", v);
+            if (n_pos == 2)
+                return an_usage(ctx, "unexpected argument '%s'", v);
             pos[n_pos++] = v;
             continue;
         }
-        if (!an_adb_option(ctx, &opt, id, v, &code)) return code;
+        if (!an_adb_option(ctx, &opt, id, v, &code))
+            return code;
     }
-    if (n_pos != 2) return an_usage(ctx, "push needs LOCAL and REMOTE");
+    if (n_pos != 2)
+        return an_usage(ctx, "push needs LOCAL and REMOTE");
     rd_error err;
     rd_adb *dev = NULL;
-    if (rd_adb_open(&opt, &dev, &err) != RD_OK) return an_fail(ctx, &err);
+    if (rd_adb_open(&opt, &dev, &err) != RD_OK)
+        return an_fail(ctx, &err);
     an_xfer prog;
     an_xfer_init(&prog, ctx, "pushed");
     rd_status st = rd_adb_push(dev, pos[0], pos[1], an_xfer_cb, &prog, &err);
     rd_adb_close(dev);
-    if (st != RD_OK) return an_fail(ctx, &err);
+    if (st != RD_OK)
+        return an_fail(ctx, &err);
     an_xfer_done(&prog);
     return AN_EXIT_OK;
 }

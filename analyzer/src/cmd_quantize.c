@@ -17,8 +17,9 @@ enum { OPT_HELP = 1, OPT_OUTPUT, OPT_RKNN_CFG, OPT_INPUT_SHAPE };
 
 static const an_optspec quantize_opts[] = {
     {OPT_OUTPUT, "output", 'o', "FILE", "the .quantization.cfg to write (required)"},
-    {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE", "a cfg RKNN-Toolkit2's hybrid_quantization_step1 wrote for this model: "
-                                          "write under its tensor names"},
+    {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE",
+     "a cfg RKNN-Toolkit2's hybrid_quantization_step1 wrote for this model: "
+     "write under its tensor names"},
     {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
     AN_QUANT_OPTSPECS,
     AN_BUILT_OPTSPECS,
@@ -100,8 +101,11 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
     rd_qcfg_init(&merged);
     if (rc >= 0)
         goto out;
-    an_model_request req = {.command = "quantize", .path = a->model_path, .shapes = a->shapes,
-                            .n_shapes = a->n_shapes, .errs = ctx->errs,
+    an_model_request req = {.command = "quantize",
+                            .path = a->model_path,
+                            .shapes = a->shapes,
+                            .n_shapes = a->n_shapes,
+                            .errs = ctx->errs,
                             .dynamic_refusal = "a .quantization.cfg holds one set of parameters per tensor for every "
                                                "shape, and how RKNN calibrates a dynamic model is not documented: "
                                                "quantize once per shape with --input-shape (or input_size_list)"};
@@ -110,7 +114,8 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
         a->q.cfg.dtype != RD_QDT_W8A16 && a->q.cfg.dtype != RD_QDT_W16A16I_DFP)
         st = rd_errorf(&err, RD_E_USAGE,
                        "quantize writes int8/int16 parameters: --dtype must be w8a8, w16a16i, w8a16 or w16a16i_dfp "
-                       "(got %s)", rd_qdtype_name(a->q.cfg.dtype));
+                       "(got %s)",
+                       rd_qdtype_name(a->q.cfg.dtype));
     if (st == RD_OK)
         st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, &s, &err);
     if (st == RD_OK)

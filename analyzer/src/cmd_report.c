@@ -37,7 +37,9 @@ static bool tensor_file(const char *dir, const char *sub, const char *name, cons
     char full[4400];
     for (size_t i = 0; map && i < map->n; i++) {
         const rd_name_map_entry *e = &map->entries[i];
-        const char *f = strcmp(sub, "golden") == 0 ? e->golden : strcmp(sub, "simulator") == 0 ? e->simulator : e->runtime;
+        const char *f = strcmp(sub, "golden") == 0      ? e->golden
+                        : strcmp(sub, "simulator") == 0 ? e->simulator
+                                                        : e->runtime;
         if (f && strcmp(e->name, name) == 0) {
             snprintf(out, len, "%s", f);
             snprintf(full, sizeof full, "%s/%s", dir, f);
@@ -92,7 +94,8 @@ int an_cmd_report(an_cmd_ctx *ctx)
     int id;
     while ((id = an_opts_next(&p, &v)) != -1) {
         switch (id) {
-        case -2: return AN_EXIT_USAGE;
+        case -2:
+            return AN_EXIT_USAGE;
         case OPT_HELP:
             an_print_help(ctx->out, "rknn-diag report --from-rknn DIR [-o OUTDIR]",
                           "Reads a snapshot written by RKNN-Toolkit2's accuracy_analysis (error_analysis.txt in the\n"
@@ -100,9 +103,14 @@ int an_cmd_report(an_cmd_ctx *ctx)
                           "report.json and report.html. Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
                           report_opts, N_REPORT_OPTS);
             return AN_EXIT_OK;
-        case OPT_FROM_RKNN: dir = v; break;
-        case OPT_OUT: out_dir = v; break;
-        default: return an_usage(ctx, "unexpected argument '%s'", v);
+        case OPT_FROM_RKNN:
+            dir = v;
+            break;
+        case OPT_OUT:
+            out_dir = v;
+            break;
+        default:
+            return an_usage(ctx, "unexpected argument '%s'", v);
         }
     }
     if (!dir)
@@ -130,17 +138,20 @@ int an_cmd_report(an_cmd_ctx *ctx)
     }
     int n_sim = 0, n_rt = 0;
     for (size_t i = 0; i < r.n_layers && st == RD_OK; i++) {
-        st = enrich_layer(ctx, dir, have_map ? &map : NULL, &r.layers[i], "simulator", RD_GROUP_SIM_ENTIRE, &n_sim, &err);
+        st = enrich_layer(ctx, dir, have_map ? &map : NULL, &r.layers[i], "simulator", RD_GROUP_SIM_ENTIRE, &n_sim,
+                          &err);
         if (st == RD_OK && r.has_runtime)
-            st = enrich_layer(ctx, dir, have_map ? &map : NULL, &r.layers[i], "runtime", RD_GROUP_RT_ENTIRE, &n_rt, &err);
+            st = enrich_layer(ctx, dir, have_map ? &map : NULL, &r.layers[i], "runtime", RD_GROUP_RT_ENTIRE, &n_rt,
+                              &err);
     }
     rd_name_map_fini(&map);
     snprintf(path, sizeof path, "%s/error_analysis.txt", dir);
     if (st == RD_OK)
         st = rd_result_set_string(&r.model, path, &err);
     if (st == RD_OK)
-        st = rd_result_set_config(&r, "source", info.layout == RD_RKNN_LAYOUT_LEGACY_15 ? "RKNN-Toolkit2 1.5 error_analysis.txt"
-                                                                                         : "RKNN-Toolkit2 2.x error_analysis.txt",
+        st = rd_result_set_config(&r, "source",
+                                  info.layout == RD_RKNN_LAYOUT_LEGACY_15 ? "RKNN-Toolkit2 1.5 error_analysis.txt"
+                                                                          : "RKNN-Toolkit2 2.x error_analysis.txt",
                                   &err);
     char n_text[64];
     snprintf(n_text, sizeof n_text, "%d simulator, %d runtime", n_sim, n_rt);

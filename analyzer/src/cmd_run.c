@@ -39,7 +39,9 @@ static const an_optspec run_opts[] = {
     {OPT_JSON, "json", 0, NULL, "print the per-layer summary as JSON"},
     {OPT_BENCH, "bench", 0, "N", "time N inferences (every layer observed) and print the median"},
     {OPT_QUIET, "quiet", 'q', NULL, "print no per-layer table"},
-    {OPT_PRECISION, "precision", 'p', "P", "fp32 (default), fp16 (= float16), int8 (= w8a8), int16 (= w16a16i), w8a16, w16a16i_dfp, or model (a quantized .tflite with its own quantization)"},
+    {OPT_PRECISION, "precision", 'p', "P",
+     "fp32 (default), fp16 (= float16), int8 (= w8a8), int16 (= w16a16i), w8a16, w16a16i_dfp, or model (a quantized "
+     ".tflite with its own quantization)"},
     AN_QUANT_OPTSPECS,
     AN_BUILT_OPTSPECS,
     {OPT_HELP, "help", 'h', NULL, "show this help"},
@@ -59,12 +61,12 @@ typedef struct layer_row {
 
 typedef struct run_observer {
     const rd_model *m;
-    const rd_sim *sim;   /* NULL for the float32 reference */
+    const rd_sim *sim; /* NULL for the float32 reference */
     layer_row *rows;
     size_t n_rows, cap_rows;
     an_dump *dump; /* NULL: no dump */
     bool outputs_only;
-    bool collect;  /* keep rows (false while benchmarking) */
+    bool collect;    /* keep rows (false while benchmarking) */
     double checksum; /* benchmarks: touch every tensor as a real observer would */
 } run_observer;
 
@@ -422,8 +424,12 @@ static int parse_args(an_cmd_ctx *ctx, run_args *a)
    symbolic. */
 static rd_status load_model_and_inputs(run_args *a, FILE *errs, rd_model **out_m, rd_tensor *inputs, rd_error *err)
 {
-    an_model_request req = {.command = "run", .path = a->model_path, .shapes = a->shapes, .n_shapes = a->n_shapes,
-                            .errs = errs, .model_precision = a->model_precision,
+    an_model_request req = {.command = "run",
+                            .path = a->model_path,
+                            .shapes = a->shapes,
+                            .n_shapes = a->n_shapes,
+                            .errs = errs,
+                            .model_precision = a->model_precision,
                             .dynamic_refusal = "it runs the graph tensors given with --input, of one shape: give "
                                                "it with --input-shape (or subgraphs.input_size_list)"};
     rd_model *m = NULL;
@@ -433,7 +439,8 @@ static rd_status load_model_and_inputs(run_args *a, FILE *errs, rd_model **out_m
     size_t n_in = rd_model_input_count(m);
     if (n_in > AN_MAX_INPUTS) {
         rd_model_destroy(m);
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: %zu inputs (at most %d supported)", a->model_path, n_in, AN_MAX_INPUTS);
+        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: %zu inputs (at most %d supported)", a->model_path, n_in,
+                         AN_MAX_INPUTS);
     }
     st = an_load_graph_inputs(m, a->in_names, a->in_files, a->n_given, inputs, err);
     if (st != RD_OK) {
@@ -473,10 +480,13 @@ static int run_and_report(an_cmd_ctx *ctx, run_args *a, rd_model *m, rd_sim *sim
     bool dumping = a->dump_dir != NULL;
     if (dumping && an_dump_open(&dump, a->dump_dir, &err) != RD_OK)
         return an_fail(ctx, &err);
-    run_observer ro = {.m = sim ? rd_sim_model(sim) : m, .sim = sim, .dump = dumping ? &dump : NULL,
-                       .outputs_only = a->outputs_only, .collect = true};
-    rd_run_options opt = {.observer = observe_tensor, .user = &ro, .observe_inputs = !a->outputs_only,
-                          .pool = a->q.pool};
+    run_observer ro = {.m = sim ? rd_sim_model(sim) : m,
+                       .sim = sim,
+                       .dump = dumping ? &dump : NULL,
+                       .outputs_only = a->outputs_only,
+                       .collect = true};
+    rd_run_options opt = {
+        .observer = observe_tensor, .user = &ro, .observe_inputs = !a->outputs_only, .pool = a->q.pool};
     rd_status st = run_once(m, sim, inputs, n_in, &opt, &err);
     size_t n_fused = 0;
     if (st == RD_OK && dumping && sim)

@@ -50,8 +50,10 @@ static rd_status cut(const rd_rknn_config *c, const char *path, rd_model **m, FI
     if ((!c->n_sub_inputs || is_io_set(*m, true, c->sub_inputs, c->n_sub_inputs)) &&
         (!c->n_sub_outputs || is_io_set(*m, false, c->sub_outputs, c->n_sub_outputs)))
         return RD_OK;
-    rd_onnx_rewrite rw = {.inputs = (const char *const *)c->sub_inputs, .n_inputs = c->n_sub_inputs,
-                          .outputs = (const char *const *)c->sub_outputs, .n_outputs = c->n_sub_outputs};
+    rd_onnx_rewrite rw = {.inputs = (const char *const *)c->sub_inputs,
+                          .n_inputs = c->n_sub_inputs,
+                          .outputs = (const char *const *)c->sub_outputs,
+                          .n_outputs = c->n_sub_outputs};
     void *buf = NULL;
     size_t len = 0;
     rd_status st = rd_onnx_model_rewrite(*m, &rw, &buf, &len, err);
@@ -73,8 +75,8 @@ static rd_status fix_shapes(const an_quant_opts *q, const an_model_request *req,
                             rd_error *err)
 {
     const rd_rknn_config *c = &q->cfg;
-    const rd_dims *dims = c->n_dynamic_sets ? &c->dynamic_input[req->dynamic_set * c->n_dynamic_per_set]
-                                            : c->input_size_list;
+    const rd_dims *dims =
+        c->n_dynamic_sets ? &c->dynamic_input[req->dynamic_set * c->n_dynamic_per_set] : c->input_size_list;
     size_t n_cfg = c->n_dynamic_sets ? c->n_dynamic_per_set : c->n_input_size_list;
     const char *key = c->n_dynamic_sets ? "configs.dynamic_input" : "subgraphs.input_size_list";
     int line = c->n_dynamic_sets ? c->line_dynamic_input : c->line_input_size_list;
@@ -89,12 +91,13 @@ static rd_status fix_shapes(const an_quant_opts *q, const an_model_request *req,
             known = strcmp(req->shapes[k].name, vi.name) == 0;
         }
         if (!known)
-            return rd_errorf(err, RD_E_USAGE, "--input-shape %s: the model has no input of that name", req->shapes[k].name);
+            return rd_errorf(err, RD_E_USAGE, "--input-shape %s: the model has no input of that name",
+                             req->shapes[k].name);
     }
     if (n_cfg != n_in)
-        return rd_errorf(err, RD_E_PARSE, "%s:%d: %s gives %zu shape%s, the model%s has %zu input%s", c->path, line, key,
-                         n_cfg, n_cfg == 1 ? "" : "s", c->n_sub_inputs || c->n_sub_outputs ? " (cut at subgraphs)" : "",
-                         n_in, n_in == 1 ? "" : "s");
+        return rd_errorf(err, RD_E_PARSE, "%s:%d: %s gives %zu shape%s, the model%s has %zu input%s", c->path, line,
+                         key, n_cfg, n_cfg == 1 ? "" : "s",
+                         c->n_sub_inputs || c->n_sub_outputs ? " (cut at subgraphs)" : "", n_in, n_in == 1 ? "" : "s");
     if (n_in > RD_MAX_MODEL_INPUTS)
         return rd_errorf(err, RD_E_UNSUPPORTED, "the model has %zu inputs (at most %d)", n_in, RD_MAX_MODEL_INPUTS);
     rd_input_shape shapes[RD_MAX_MODEL_INPUTS];
@@ -123,8 +126,8 @@ static rd_status fix_shapes(const an_quant_opts *q, const an_model_request *req,
     rd_onnx_rewrite rw = {.drop_shapes = true};
     rd_status st = rd_onnx_model_rewrite(*m, &rw, &buf, &len, err);
     /* the config's list (mistakes in it are input errors, exit 3; its file and line prefix them) */
-    rd_load_options lopt = {.input_shapes = shapes, .n_input_shapes = n_in, .replace_fixed_dims = true,
-                            .input_shapes_from = key};
+    rd_load_options lopt = {
+        .input_shapes = shapes, .n_input_shapes = n_in, .replace_fixed_dims = true, .input_shapes_from = key};
     if (st == RD_OK)
         st = reload(path, buf, len, &lopt, m, err);
     if (st != RD_OK)
@@ -148,8 +151,10 @@ static rd_status prune(const rd_rknn_config *c, const char *path, rd_model **m, 
                 c->line_model_pruning, plan.n_channels, plan.n_channels == 1 ? "" : "s");
         an_prune_print_summary(errs, &plan);
     } else if (st == RD_OK && errs) {
-        fprintf(errs, "config: model_pruning (%s:%d): nothing to prune (no Conv or Gemm output channel is all "
-                      "zero)\n", c->path, c->line_model_pruning);
+        fprintf(errs,
+                "config: model_pruning (%s:%d): nothing to prune (no Conv or Gemm output channel is all "
+                "zero)\n",
+                c->path, c->line_model_pruning);
     }
     an_prune_plan_fini(&plan);
     return st == RD_OK ? RD_OK : rd_error_prefix(err, "%s:%d: model_pruning", c->path, c->line_model_pruning);
@@ -187,14 +192,17 @@ rd_status an_model_load_configured(an_quant_opts *q, const an_model_request *req
         return rd_errorf(err, RD_E_UNSUPPORTED, "%s:%d: dynamic_input (%zu shape sets) is not supported by %s: %s",
                          c->path, c->line_dynamic_input, c->n_dynamic_sets, req->command, req->dynamic_refusal);
     if (c->n_dynamic_sets && req->n_shapes)
-        return rd_errorf(err, RD_E_USAGE, "--input-shape and %s's dynamic_input both give the input shapes: give "
-                         "one of them", c->path);
+        return rd_errorf(err, RD_E_USAGE,
+                         "--input-shape and %s's dynamic_input both give the input shapes: give "
+                         "one of them",
+                         c->path);
     if (c->n_dynamic_sets && req->dynamic_set >= c->n_dynamic_sets)
         return rd_errorf(err, RD_E_INVAL, "dynamic_input set %zu of %zu", req->dynamic_set, c->n_dynamic_sets);
     bool reshaped = c->n_dynamic_sets || c->n_input_size_list;
     bool configured = reshaped || c->n_sub_inputs || c->n_sub_outputs || c->model_pruning;
     /* without a config step the shapes go straight to the loader, as before */
-    rd_load_options lopt = {.input_shapes = reshaped ? NULL : req->shapes, .n_input_shapes = reshaped ? 0 : req->n_shapes};
+    rd_load_options lopt = {.input_shapes = reshaped ? NULL : req->shapes,
+                            .n_input_shapes = reshaped ? 0 : req->n_shapes};
     rd_model *m = NULL;
     rd_frontend_info info;
     rd_model_format expect;

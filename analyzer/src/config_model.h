@@ -17,12 +17,12 @@ typedef struct an_model_request {
     const char *path;             /* the model named on the command line; NULL: models.model_file_path */
     const rd_input_shape *shapes; /* --input-shape: wins over input_size_list (by input name) */
     size_t n_shapes;
-    const char *dynamic_refusal;  /* NULL: the command runs once per dynamic_input set and dynamic_set picks
-                                     it; else why the command takes one shape only (dynamic_input refused) */
+    const char *dynamic_refusal; /* NULL: the command runs once per dynamic_input set and dynamic_set picks
+                                    it; else why the command takes one shape only (dynamic_input refused) */
     size_t dynamic_set;
-    FILE *errs;                   /* notes and the pruning summary; may be NULL */
-    bool model_precision;         /* a quantized TFLite model as its own integer arithmetic (--precision model) */
-    rd_frontend_info *info;       /* receives the format read (may be NULL) */
+    FILE *errs;             /* notes and the pruning summary; may be NULL */
+    bool model_precision;   /* a quantized TFLite model as its own integer arithmetic (--precision model) */
+    rd_frontend_info *info; /* receives the format read (may be NULL) */
 } an_model_request;
 
 /**

@@ -41,15 +41,16 @@ static rd_status add_weights_outlier(rd_onnx_builder *b, lcg *g, const char *nam
     float *w = t.data;
     int64_t per_channel = rd_tensor_numel(&t) / dims[0];
     for (int64_t i = 0; i < rd_tensor_numel(&t); i++)
-        w[i] = i / per_channel == outlier_channel && rank == 1 ? -1000.0f /* a bias: the Relu after it zeroes the channel */
-               : lcg_next(g) * scale * (i / per_channel == outlier_channel ? 200.0f : 1.0f);
+        w[i] = i / per_channel == outlier_channel && rank == 1
+                   ? -1000.0f /* a bias: the Relu after it zeroes the channel */
+                   : lcg_next(g) * scale * (i / per_channel == outlier_channel ? 200.0f : 1.0f);
     st = rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW);
     rd_tensor_fini(&t);
     return st;
 }
 
-static rd_status add_weights(rd_onnx_builder *b, lcg *g, const char *name, int rank, const int64_t *dims,
-                             float scale, rd_error *err)
+static rd_status add_weights(rd_onnx_builder *b, lcg *g, const char *name, int rank, const int64_t *dims, float scale,
+                             rd_error *err)
 {
     return add_weights_outlier(b, g, name, rank, dims, scale, -1, err);
 }
@@ -63,7 +64,8 @@ static rd_status add_scalar(rd_onnx_builder *b, const char *name, float v)
 static void conv(rd_onnx_builder *b, const char *name, const char *x, const char *w, const char *bias, const char *y,
                  int64_t pad, int64_t group)
 {
-    rd_onnx_node *n = rd_onnx_add_node(b, "Conv", name, (const char *const[]){x, w, bias}, 3, (const char *const[]){y}, 1);
+    rd_onnx_node *n =
+        rd_onnx_add_node(b, "Conv", name, (const char *const[]){x, w, bias}, 3, (const char *const[]){y}, 1);
     rd_onnx_attr_ints(n, "kernel_shape", (const int64_t[]){3, 3}, 2);
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){pad, pad, pad, pad}, 4);
     rd_onnx_attr_int(n, "group", group);
@@ -143,8 +145,8 @@ rd_status an_demo_input_write(const char *path, rd_error *err)
     for (int c = 0; c < 3; c++)
         for (int h = 0; h < 32; h++)
             for (int w = 0; w < 32; w++)
-                x[(c * 32 + h) * 32 + w] = 0.5f * sinf(0.3f * (float)(h + 2 * c)) + (w > 16 ? 0.8f : -0.2f) +
-                                           0.05f * (float)c;
+                x[(c * 32 + h) * 32 + w] =
+                    0.5f * sinf(0.3f * (float)(h + 2 * c)) + (w > 16 ? 0.8f : -0.2f) + 0.05f * (float)c;
     st = rd_npy_save(path, &t, err);
     rd_tensor_fini(&t);
     return st;

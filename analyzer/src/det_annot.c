@@ -152,8 +152,10 @@ static rd_status parse_annotations(const cJSON *arr, const char *name, an_annot 
             v[k] = ok ? x->valuedouble : 0;
         }
         if (!ok || v[2] < 0 || v[3] < 0)
-            return rd_errorf(err, RD_E_PARSE, "%s: annotations[%zu].bbox: expected [x, y, width, height], four finite "
-                             "numbers with width and height >= 0", name, i);
+            return rd_errorf(err, RD_E_PARSE,
+                             "%s: annotations[%zu].bbox: expected [x, y, width, height], four finite "
+                             "numbers with width and height >= 0",
+                             name, i);
         g->box = (an_box){v[0], v[1], v[2], v[3]};
         const cJSON *area = cJSON_GetObjectItemCaseSensitive(o, "area");
         g->area = cJSON_IsNumber(area) && isfinite(area->valuedouble) ? area->valuedouble : v[2] * v[3];
@@ -171,9 +173,11 @@ static rd_status parse_annotations(const cJSON *arr, const char *name, an_annot 
                              (long long)g->image);
         const double s = AN_ANNOT_BOX_SLACK;
         if (v[0] < -s || v[1] < -s || v[0] + v[2] > (double)im->width + s || v[1] + v[3] > (double)im->height + s)
-            return rd_errorf(err, RD_E_PARSE, "%s: annotations[%zu].bbox [%g, %g, %g, %g] lies outside image %lld "
-                             "(%s, %lldx%lld)", name, i, v[0], v[1], v[2], v[3], (long long)im->id, im->file_name,
-                             (long long)im->width, (long long)im->height);
+            return rd_errorf(err, RD_E_PARSE,
+                             "%s: annotations[%zu].bbox [%g, %g, %g, %g] lies outside image %lld "
+                             "(%s, %lldx%lld)",
+                             name, i, v[0], v[1], v[2], v[3], (long long)im->id, im->file_name, (long long)im->width,
+                             (long long)im->height);
         out->n_gts = ++i;
     }
     return RD_OK;
@@ -193,8 +197,10 @@ rd_status an_coco_annot_parse(const char *buf, size_t len, const char *name, an_
     }
     rd_status st = RD_OK;
     if (!cJSON_IsObject(root))
-        st = rd_errorf(err, RD_E_PARSE, "%s: expected a JSON object with images, annotations and categories "
-                       "(COCO instances format)", name);
+        st = rd_errorf(err, RD_E_PARSE,
+                       "%s: expected a JSON object with images, annotations and categories "
+                       "(COCO instances format)",
+                       name);
     if (st == RD_OK)
         st = parse_images(cJSON_GetObjectItemCaseSensitive(root, "images"), name, out, err);
     if (st == RD_OK)
@@ -294,16 +300,20 @@ rd_status an_yolo_labels_parse(const char *buf, size_t len, const char *name, in
         while (*p == ' ' || *p == '\t')
             p++;
         if (k < 5 || *p)
-            return rd_errorf(err, RD_E_PARSE, "%s:%d: expected \"class cx cy w h\" (five numbers, normalised to the "
-                             "image), got \"%.60s\"", name, lineno, line);
+            return rd_errorf(err, RD_E_PARSE,
+                             "%s:%d: expected \"class cx cy w h\" (five numbers, normalised to the "
+                             "image), got \"%.60s\"",
+                             name, lineno, line);
         if (v[0] != floor(v[0]) || v[0] < 0 || v[0] >= n_classes)
             return rd_errorf(err, RD_E_PARSE, "%s:%d: class %g is not an integer in 0..%d (--classes %d)", name, lineno,
                              v[0], n_classes - 1, n_classes);
         const double s = AN_YOLO_BOX_SLACK;
         double x0 = v[1] - v[3] / 2, y0 = v[2] - v[4] / 2, x1 = v[1] + v[3] / 2, y1 = v[2] + v[4] / 2;
         if (v[3] < 0 || v[4] < 0 || x0 < -s || y0 < -s || x1 > 1 + s || y1 > 1 + s)
-            return rd_errorf(err, RD_E_PARSE, "%s:%d: box (cx %g, cy %g, w %g, h %g) lies outside the image (normalised "
-                             "coordinates must stay within 0..1)", name, lineno, v[1], v[2], v[3], v[4]);
+            return rd_errorf(err, RD_E_PARSE,
+                             "%s:%d: box (cx %g, cy %g, w %g, h %g) lies outside the image (normalised "
+                             "coordinates must stay within 0..1)",
+                             name, lineno, v[1], v[2], v[3], v[4]);
         if (*n_gts >= AN_ANNOT_MAX_OBJECTS)
             return rd_errorf(err, RD_E_LIMIT, "%s: more than %zu objects", name, AN_ANNOT_MAX_OBJECTS);
         if ((*n_gts & (*n_gts + 1)) == 0 || *n_gts == 0) { /* grow at 0, 1, 3, 7, ...: powers of two */

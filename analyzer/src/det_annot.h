@@ -10,7 +10,7 @@
 
 #include "det_metrics.h"
 
-#define AN_ANNOT_MAX_BYTES ((uint64_t)1 << 30)      /* a COCO JSON file (train2017's is 450 MB) */
+#define AN_ANNOT_MAX_BYTES ((uint64_t)1 << 30)       /* a COCO JSON file (train2017's is 450 MB) */
 #define AN_YOLO_LABEL_MAX_BYTES ((uint64_t)16 << 20) /* one YOLO txt file */
 #define AN_ANNOT_MAX_OBJECTS ((size_t)1 << 24)       /* objects in one file */
 #define AN_ANNOT_BOX_SLACK 1.0                       /* pixels a COCO box may pass its image's border by */
@@ -18,7 +18,7 @@
 
 typedef struct an_annot_image {
     int64_t id;
-    char *file_name;   /* as in the file (COCO's file_name) */
+    char *file_name; /* as in the file (COCO's file_name) */
     int64_t width, height;
 } an_annot_image;
 

@@ -61,8 +61,10 @@ rd_status an_det_opts_set(an_det_opts *o, const char *kv, rd_error *err)
 {
     const char *eq = strchr(kv, '=');
     if (!eq || eq == kv)
-        return rd_errorf(err, RD_E_INVAL, "--decoder-opt '%s': expected KEY=VALUE (reg_max, sigmoid, decoded, "
-                         "background, box, normalized, agnostic)", kv);
+        return rd_errorf(err, RD_E_INVAL,
+                         "--decoder-opt '%s': expected KEY=VALUE (reg_max, sigmoid, decoded, "
+                         "background, box, normalized, agnostic)",
+                         kv);
     size_t klen = (size_t)(eq - kv);
     const char *v = eq + 1;
     long n;
@@ -99,8 +101,10 @@ rd_status an_det_opts_set(an_det_opts *o, const char *kv, rd_error *err)
         else
             return rd_errorf(err, RD_E_INVAL, "--decoder-opt box=%s: expected xyxy, yxyx or cxcywh", v);
     } else {
-        return rd_errorf(err, RD_E_INVAL, "--decoder-opt %.*s: unknown key (reg_max, sigmoid, decoded, background, box, "
-                         "normalized, agnostic)", (int)klen, kv);
+        return rd_errorf(err, RD_E_INVAL,
+                         "--decoder-opt %.*s: unknown key (reg_max, sigmoid, decoded, background, box, "
+                         "normalized, agnostic)",
+                         (int)klen, kv);
     }
 #undef KEY
     return RD_OK;
@@ -180,8 +184,7 @@ static float box_iou(const an_det_box *a, const an_det_box *b)
     return u > 0 ? i / u : 0;
 }
 
-rd_status an_det_run(const an_decoder *d, const an_det_opts *o, const an_det_frame *f, an_det_list *out,
-                     rd_error *err)
+rd_status an_det_run(const an_decoder *d, const an_det_opts *o, const an_det_frame *f, an_det_list *out, rd_error *err)
 {
     an_det_list cand;
     memset(&cand, 0, sizeof cand);

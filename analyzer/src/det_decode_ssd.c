@@ -13,8 +13,10 @@
 static rd_status ssd_decode(const an_det_opts *o, const an_det_frame *f, an_det_list *out, rd_error *err)
 {
     if (f->n_outs != 2)
-        return rd_errorf(err, RD_E_INVAL, "the model has %zu outputs: expected two, boxes [1, N, 4] and scores "
-                         "[1, N, classes]", f->n_outs);
+        return rd_errorf(err, RD_E_INVAL,
+                         "the model has %zu outputs: expected two, boxes [1, N, 4] and scores "
+                         "[1, N, classes]",
+                         f->n_outs);
     int64_t d[2][2];
     for (int i = 0; i < 2; i++)
         if (an_det_squeeze(&f->outs[i], d[i], 2) != 2)
@@ -24,8 +26,10 @@ static rd_status ssd_decode(const an_det_opts *o, const an_det_frame *f, an_det_
        UltraFace and most exports) */
     int bi = d[1][1] == 4 ? 1 : d[0][1] == 4 ? 0 : -1;
     if (bi < 0)
-        return rd_errorf(err, RD_E_INVAL, "neither output has a last dimension of 4 ('%s' %lld, '%s' %lld): expected "
-                         "boxes [1, N, 4]", f->names[0], (long long)d[0][1], f->names[1], (long long)d[1][1]);
+        return rd_errorf(err, RD_E_INVAL,
+                         "neither output has a last dimension of 4 ('%s' %lld, '%s' %lld): expected "
+                         "boxes [1, N, 4]",
+                         f->names[0], (long long)d[0][1], f->names[1], (long long)d[1][1]);
     int si = 1 - bi;
     if (d[si][0] != d[bi][0])
         return rd_errorf(err, RD_E_INVAL, "output %d ('%s') has %lld boxes but output %d ('%s') %lld score rows", bi,
@@ -33,9 +37,10 @@ static rd_status ssd_decode(const an_det_opts *o, const an_det_frame *f, an_det_
     const int64_t n = d[bi][0], cols = d[si][1];
     const int bg = o->background;
     if (bg >= cols)
-        return rd_errorf(err, RD_E_INVAL, "output %d ('%s') dimension %d has %lld score columns: background column %d "
-                         "does not exist (--decoder-opt background=none?)", si, f->names[si], f->outs[si].rank - 1,
-                         (long long)cols, bg);
+        return rd_errorf(err, RD_E_INVAL,
+                         "output %d ('%s') dimension %d has %lld score columns: background column %d "
+                         "does not exist (--decoder-opt background=none?)",
+                         si, f->names[si], f->outs[si].rank - 1, (long long)cols, bg);
     const int64_t nc = bg >= 0 ? cols - 1 : cols;
     if (nc < 1 || (o->n_classes && nc != o->n_classes))
         return rd_errorf(err, RD_E_INVAL, "output %d ('%s') dimension %d is %lld: expected %s%d classes", si,

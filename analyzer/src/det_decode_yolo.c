@@ -45,9 +45,10 @@ static rd_status level_stride(const an_det_opts *o, const an_det_frame *f, level
         return RD_OK;
     }
     if (lv->h <= 0 || lv->w <= 0 || f->in_h % lv->h || f->in_w % lv->w || f->in_h / lv->h != f->in_w / lv->w)
-        return rd_errorf(err, RD_E_INVAL, "output %zu ('%s'): grid %lldx%lld does not divide the %dx%d input evenly; "
-                         "give --strides", lv->out, f->names[lv->out], (long long)lv->h, (long long)lv->w, f->in_h,
-                         f->in_w);
+        return rd_errorf(err, RD_E_INVAL,
+                         "output %zu ('%s'): grid %lldx%lld does not divide the %dx%d input evenly; "
+                         "give --strides",
+                         lv->out, f->names[lv->out], (long long)lv->h, (long long)lv->w, f->in_h, f->in_w);
     lv->stride = (int)(f->in_h / lv->h);
     return RD_OK;
 }
@@ -92,8 +93,10 @@ static rd_status check_classes(const an_det_opts *o, const an_det_frame *f, size
         return rd_errorf(err, RD_E_INVAL, "output %zu ('%s') dimension %d is %lld: expected %d + the class count", i,
                          f->names[i], dim, (long long)got, extra);
     if (o->n_classes && got != extra + o->n_classes)
-        return rd_errorf(err, RD_E_INVAL, "output %zu ('%s') dimension %d is %lld: expected %d + %d classes "
-                         "(--classes %d)", i, f->names[i], dim, (long long)got, extra, o->n_classes, o->n_classes);
+        return rd_errorf(err, RD_E_INVAL,
+                         "output %zu ('%s') dimension %d is %lld: expected %d + %d classes "
+                         "(--classes %d)",
+                         i, f->names[i], dim, (long long)got, extra, o->n_classes, o->n_classes);
     return RD_OK;
 }
 
@@ -118,7 +121,8 @@ static rd_status decode_rows(const an_det_opts *o, const an_det_frame *f, bool y
         for (int k = 0; k < n_strides; k++)
             cells += (int64_t)(f->in_h / strides[k]) * (f->in_w / strides[k]);
         if (cells != d[0])
-            return rd_errorf(err, RD_E_INVAL, "output 0 ('%s') dimension %d is %lld rows: the grids of strides %d.. of "
+            return rd_errorf(err, RD_E_INVAL,
+                             "output 0 ('%s') dimension %d is %lld rows: the grids of strides %d.. of "
                              "a %dx%d input have %lld cells (raw YOLOX; decoded=1 if the boxes are in pixels)",
                              f->names[0], f->outs[0].rank - 2, (long long)d[0], strides[0], f->in_w, f->in_h,
                              (long long)cells);
@@ -181,8 +185,10 @@ static rd_status decode_anchor_grid(const an_det_opts *o, const an_det_frame *f,
         for (size_t i = 0; i < f->n_outs; i++) {
             const rd_tensor *t = &f->outs[i];
             if (t->rank != 5 || t->dims[0] != 1)
-                return rd_errorf(err, RD_E_INVAL, "output %zu ('%s') has rank %d: expected [1, anchors, H, W, 5+classes] "
-                                 "like output 0", i, f->names[i], t->rank);
+                return rd_errorf(err, RD_E_INVAL,
+                                 "output %zu ('%s') has rank %d: expected [1, anchors, H, W, 5+classes] "
+                                 "like output 0",
+                                 i, f->names[i], t->rank);
             lv[n++] = (level){.out = i, .c = t->dims[1] * t->dims[4], .h = t->dims[2], .w = t->dims[3]};
         }
         sort_levels(lv, n);
@@ -235,8 +241,8 @@ static rd_status decode_anchor_grid(const an_det_opts *o, const an_det_frame *f,
     return RD_OK;
 }
 
-static rd_status yolov5_decode_with(const an_det_opts *o, const an_det_frame *f, const float *anchors,
-                                    an_det_list *out, rd_error *err)
+static rd_status yolov5_decode_with(const an_det_opts *o, const an_det_frame *f, const float *anchors, an_det_list *out,
+                                    rd_error *err)
 {
     if (f->n_outs == 1 && f->outs[0].rank <= 3)
         return decode_rows(o, f, false, out, err);
@@ -295,8 +301,10 @@ static rd_status yolov8_decode(const an_det_opts *o, const an_det_frame *f, an_d
         all[n_all++] = (level){.out = i, .c = d[0], .h = d[1], .w = d[2]};
     }
     if (n_all % 2)
-        return rd_errorf(err, RD_E_INVAL, "%d box/class outputs: expected pairs (a box output then a class output per "
-                         "level)", n_all);
+        return rd_errorf(err, RD_E_INVAL,
+                         "%d box/class outputs: expected pairs (a box output then a class output per "
+                         "level)",
+                         n_all);
     level lv[AN_DET_MAX_LEVELS], cls[AN_DET_MAX_LEVELS];
     int n = n_all / 2;
     for (int k = 0; k < n; k++) {
@@ -326,9 +334,10 @@ static rd_status yolov8_decode(const an_det_opts *o, const an_det_frame *f, an_d
         an_det_squeeze(ct, cd, 3);
         const bool dfl = bd[0] != 4;
         if (dfl && bd[0] != 4 * o->reg_max)
-            return rd_errorf(err, RD_E_INVAL, "output %zu ('%s') dimension 1 is %lld: a box output has 4 (distances) or "
-                             "4 x reg_max = %d (DFL) channels (--decoder-opt reg_max=N)", L->out, f->names[L->out],
-                             (long long)bd[0], 4 * o->reg_max);
+            return rd_errorf(err, RD_E_INVAL,
+                             "output %zu ('%s') dimension 1 is %lld: a box output has 4 (distances) or "
+                             "4 x reg_max = %d (DFL) channels (--decoder-opt reg_max=N)",
+                             L->out, f->names[L->out], (long long)bd[0], 4 * o->reg_max);
         if ((st = check_classes(o, f, (size_t)L->c, 1, cd[0] + 4, 4, err)) != RD_OK)
             return st;
         const int nc = (int)cd[0];

@@ -120,11 +120,11 @@ typedef struct work {
     ref *gref, *dref;
     size_t n_gref, n_dref;
     /* per image scratch */
-    const an_gt **g;    /* this image's ground truths, non-ignored first */
+    const an_gt **g; /* this image's ground truths, non-ignored first */
     bool *g_ign;
-    scored *d;          /* this image's detections by score */
-    double *ious;       /* D x G */
-    bool *g_taken;      /* G, per threshold */
+    scored *d;     /* this image's detections by score */
+    double *ious;  /* D x G */
+    bool *g_taken; /* G, per threshold */
     /* per category */
     acc_det *acc;
     size_t n_acc, cap_acc;
@@ -266,15 +266,18 @@ rd_status an_coco_evaluate(const an_coco_input *in, an_coco_result *out, rd_erro
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < in->n_gts; i++)
         if (!box_ok(&in->gts[i].box) || !isfinite(in->gts[i].area))
-            return rd_errorf(err, RD_E_INVAL, "ground truth %zu (image %lld, category %d): box [%g, %g, %g, %g] is not "
-                             "finite with a non-negative size", i, (long long)in->gts[i].image, in->gts[i].category,
-                             in->gts[i].box.x, in->gts[i].box.y, in->gts[i].box.w, in->gts[i].box.h);
+            return rd_errorf(err, RD_E_INVAL,
+                             "ground truth %zu (image %lld, category %d): box [%g, %g, %g, %g] is not "
+                             "finite with a non-negative size",
+                             i, (long long)in->gts[i].image, in->gts[i].category, in->gts[i].box.x, in->gts[i].box.y,
+                             in->gts[i].box.w, in->gts[i].box.h);
     for (size_t i = 0; i < in->n_dets; i++)
         if (!box_ok(&in->dets[i].box) || !isfinite(in->dets[i].score))
-            return rd_errorf(err, RD_E_INVAL, "detection %zu (image %lld, category %d): box [%g, %g, %g, %g] score %g: "
-                             "expected finite values and a non-negative size", i, (long long)in->dets[i].image,
-                             in->dets[i].category, in->dets[i].box.x, in->dets[i].box.y, in->dets[i].box.w,
-                             in->dets[i].box.h, in->dets[i].score);
+            return rd_errorf(err, RD_E_INVAL,
+                             "detection %zu (image %lld, category %d): box [%g, %g, %g, %g] score %g: "
+                             "expected finite values and a non-negative size",
+                             i, (long long)in->dets[i].image, in->dets[i].category, in->dets[i].box.x,
+                             in->dets[i].box.y, in->dets[i].box.w, in->dets[i].box.h, in->dets[i].score);
     work w;
     memset(&w, 0, sizeof w);
     w.in = in;
@@ -351,8 +354,7 @@ rd_status an_coco_evaluate(const an_coco_input *in, an_coco_result *out, rd_erro
     w.g_taken = malloc((max_g + 1) * sizeof *w.g_taken);
     w.d = malloc((max_d + 1) * sizeof *w.d);
     w.ious = malloc((n_iou + 1) * sizeof *w.ious);
-    if (!out->categories || !out->ap || !out->ap50 || !out->n_gt || !w.g || !w.g_ign || !w.g_taken || !w.d ||
-        !w.ious) {
+    if (!out->categories || !out->ap || !out->ap50 || !out->n_gt || !w.g || !w.g_ign || !w.g_taken || !w.d || !w.ious) {
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
         goto out;
     }

@@ -26,11 +26,11 @@ typedef struct an_box {
 
 /** A ground-truth object. */
 typedef struct an_gt {
-    int64_t image;   /* the image id (COCO's image_id, or the sample index for YOLO labels) */
-    int category;    /* the category id (COCO's category_id, or the class index) */
+    int64_t image; /* the image id (COCO's image_id, or the sample index for YOLO labels) */
+    int category;  /* the category id (COCO's category_id, or the class index) */
     an_box box;
-    double area;     /* COCO's "area" (the box area when absent); used for the area range only */
-    bool crowd;      /* iscrowd: matched but ignored */
+    double area; /* COCO's "area" (the box area when absent); used for the area range only */
+    bool crowd;  /* iscrowd: matched but ignored */
 } an_gt;
 
 /** A detection. */
@@ -43,9 +43,9 @@ typedef struct an_det {
 
 /** Everything one evaluation looks at. Arrays are the caller's; order does not matter. */
 typedef struct an_coco_input {
-    const int64_t *images;   /* the evaluated image ids (others' objects are ignored) */
+    const int64_t *images; /* the evaluated image ids (others' objects are ignored) */
     size_t n_images;
-    const int *categories;   /* the category ids (COCO: every category of the file) */
+    const int *categories; /* the category ids (COCO: every category of the file) */
     size_t n_categories;
     const an_gt *gts;
     size_t n_gts;
@@ -55,15 +55,15 @@ typedef struct an_coco_input {
 
 /** The figures. ap* are -1 where undefined (a category without ground truth; every category without). */
 typedef struct an_coco_result {
-    double map;              /* AP@[.50:.95], area all, 100 detections */
-    double map50;            /* AP@.50 */
-    double map75;            /* AP@.75 */
-    double mar100;           /* AR@[.50:.95] with 100 detections */
+    double map;    /* AP@[.50:.95], area all, 100 detections */
+    double map50;  /* AP@.50 */
+    double map75;  /* AP@.75 */
+    double mar100; /* AR@[.50:.95] with 100 detections */
     size_t n_categories;
-    int *categories;         /* sorted category ids, n_categories */
-    double *ap;              /* per category (same order): AP@[.50:.95] */
-    double *ap50;            /* per category: AP@.50 */
-    size_t *n_gt;            /* per category: ground truths that count (not crowd) */
+    int *categories; /* sorted category ids, n_categories */
+    double *ap;      /* per category (same order): AP@[.50:.95] */
+    double *ap50;    /* per category: AP@.50 */
+    size_t *n_gt;    /* per category: ground truths that count (not crowd) */
 } an_coco_result;
 
 /** IoU of a detection box d with a ground-truth box g, as pycocotools' bbIou (crowd: over d's area). */

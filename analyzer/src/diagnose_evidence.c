@@ -19,7 +19,8 @@ static int only_consumer(const rd_model *m, int v)
         rd_model_node(m, i, &ni);
         for (int k = 0; k < ni.n_inputs; k++)
             if (ni.inputs[k] == v) {
-                if (found >= 0 && found != (int)i) return -1;
+                if (found >= 0 && found != (int)i)
+                    return -1;
                 found = (int)i;
             }
     }
@@ -28,9 +29,11 @@ static int only_consumer(const rd_model *m, int v)
 
 static const float *f32_vector(const rd_model *m, int v, int64_t n)
 {
-    if (v < 0) return NULL;
+    if (v < 0)
+        return NULL;
     const rd_tensor *t = rd_model_constant(m, (size_t)v);
-    if (!t || t->dtype != RD_DT_F32 || rd_tensor_numel(t) != n) return NULL;
+    if (!t || t->dtype != RD_DT_F32 || rd_tensor_numel(t) != n)
+        return NULL;
     return t->data;
 }
 
@@ -41,23 +44,24 @@ bool an_diag_bn_find(const rd_model *m, size_t input, an_diag_bn_site *out)
     for (size_t i = 0; i < rd_model_node_count(m); i++) {
         rd_node_info ni;
         rd_model_node(m, i, &ni);
-        if (strcmp(ni.op_type, "Conv") != 0 || ni.n_inputs < 2 || ni.inputs[0] != x ||
-            ni.n_outputs != 1)
+        if (strcmp(ni.op_type, "Conv") != 0 || ni.n_inputs < 2 || ni.inputs[0] != x || ni.n_outputs != 1)
             continue;
         int bn = only_consumer(m, ni.outputs[0]);
-        if (bn < 0) return false;
+        if (bn < 0)
+            return false;
         rd_node_info bi;
         rd_model_node(m, (size_t)bn, &bi);
-        if (strcmp(bi.op_type, "BatchNormalization") != 0 || bi.n_inputs < 5 ||
-            bi.inputs[0] != ni.outputs[0])
+        if (strcmp(bi.op_type, "BatchNormalization") != 0 || bi.n_inputs < 5 || bi.inputs[0] != ni.outputs[0])
             return false;
         rd_value_info wi;
         rd_model_value(m, (size_t)ni.inputs[1], &wi);
-        if (wi.rank < 1 || wi.dims[0] < 1) return false;
+        if (wi.rank < 1 || wi.dims[0] < 1)
+            return false;
         out->n_ch = wi.dims[0];
         out->mean = f32_vector(m, bi.inputs[3], out->n_ch);
         out->var = f32_vector(m, bi.inputs[4], out->n_ch);
-        if (!out->mean || !out->var) return false;
+        if (!out->mean || !out->var)
+            return false;
         out->epsilon = 1e-5f;
         rd_model_node_attr_float(m, (size_t)bn, "epsilon", &out->epsilon);
         rd_value_info ci;
@@ -80,7 +84,8 @@ typedef struct bn_acc {
 static rd_status bn_observe(void *user, const rd_observed *ev, rd_error *err)
 {
     bn_acc *a = user;
-    if (ev->value != a->site->conv_out) return RD_OK;
+    if (ev->value != a->site->conv_out)
+        return RD_OK;
     const rd_tensor *t = ev->tensor;
     if (t->dtype != RD_DT_F32 || t->rank < 2 || t->dims[1] != a->site->n_ch)
         return rd_errorf(err, RD_E_UNSUPPORTED, "%s: not a float32 N x %lld x ... tensor", ev->name,
@@ -111,13 +116,14 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-rd_status an_diag_bn_fit(rd_model *m, const an_diag_bn_site *site, const rd_tensor *x,
-                         size_t n_samples, double *fit, rd_error *err)
+rd_status an_diag_bn_fit(rd_model *m, const an_diag_bn_site *site, const rd_tensor *x, size_t n_samples, double *fit,
+                         rd_error *err)
 {
     *fit = NAN;
     size_t n_in = rd_model_input_count(m), n_ch = (size_t)site->n_ch;
     double *buf = calloc(n_ch * 3, sizeof *buf);
-    if (!buf) return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (!buf)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
     bn_acc a = {.site = site, .sum = buf, .sum2 = buf + n_ch};
     rd_run_options ro = {.observer = bn_observe, .user = &a};
     for (size_t k = 0; k < n_samples; k++) {
@@ -138,7 +144,8 @@ rd_status an_diag_bn_fit(rd_model *m, const an_diag_bn_site *site, const rd_tens
     size_t used = 0;
     for (size_t c = 0; c < n_ch; c++) {
         double v = (double)site->var[c] + site->epsilon;
-        if (!(v > 0) || a.count <= 0) continue;
+        if (!(v > 0) || a.count <= 0)
+            continue;
         double mo = a.sum[c] / a.count, s2 = fmax(a.sum2[c] / a.count - mo * mo, 1e-6 * v);
         double d = mo - site->mean[c];
         kl[used++] = 0.5 * (log(v / s2) + (s2 + d * d) / v - 1.0);
@@ -151,8 +158,8 @@ rd_status an_diag_bn_fit(rd_model *m, const an_diag_bn_site *site, const rd_tens
     return RD_OK;
 }
 
-rd_status an_diag_clip_measure(rd_sim *s, const rd_tensor *x, size_t n_samples, size_t n_in,
-                               int threads, an_diag_clip *out, rd_error *err)
+rd_status an_diag_clip_measure(rd_sim *s, const rd_tensor *x, size_t n_samples, size_t n_in, int threads,
+                               an_diag_clip *out, rd_error *err)
 {
     memset(out, 0, sizeof *out);
     const rd_model *g = rd_sim_model(s);
@@ -202,16 +209,17 @@ double an_diag_range_log2_ratio(const rd_sim *s, const rd_sim *ref)
     const rd_model *g = rd_sim_model(s);
     size_t nv = rd_model_value_count(g), used = 0;
     double *r = calloc(nv + 1, sizeof *r);
-    if (!r) return NAN;
+    if (!r)
+        return NAN;
     for (size_t v = 0; v < nv; v++) {
         rd_value_info vi;
         rd_model_value(g, v, &vi);
         rd_sim_tensor a, b;
-        if (vi.producer < 0 || rd_sim_tensor_get(s, vi.name, &a, NULL) != RD_OK ||
-            !a.materialized || !a.quantized || rd_sim_tensor_get(ref, vi.name, &b, NULL) != RD_OK ||
-            !b.quantized)
+        if (vi.producer < 0 || rd_sim_tensor_get(s, vi.name, &a, NULL) != RD_OK || !a.materialized || !a.quantized ||
+            rd_sim_tensor_get(ref, vi.name, &b, NULL) != RD_OK || !b.quantized)
             continue;
-        if (a.scale > 0 && b.scale > 0) r[used++] = log2((double)a.scale / (double)b.scale);
+        if (a.scale > 0 && b.scale > 0)
+            r[used++] = log2((double)a.scale / (double)b.scale);
     }
     double med = NAN;
     if (used > 0) {
@@ -229,11 +237,14 @@ void an_diag_weight_spread(rd_sim *s, an_diag_wspread *out)
     const rd_model *g = rd_sim_model(s);
     for (size_t i = 0; i < rd_model_node_count(g); i++) {
         rd_sim_weights sw;
-        if (rd_sim_weights_get(s, (int)i, &sw, NULL) != RD_OK) continue;
+        if (rd_sim_weights_get(s, (int)i, &sw, NULL) != RD_OK)
+            continue;
         const rd_tensor *w = rd_model_constant(g, (size_t)sw.value);
-        if (!w || w->dtype != RD_DT_F32 || sw.axis < 0 || sw.axis >= w->rank) continue;
+        if (!w || w->dtype != RD_DT_F32 || sw.axis < 0 || sw.axis >= w->rank)
+            continue;
         int64_t channels = w->dims[sw.axis] * (sw.group > 1 ? sw.group : 1);
-        if (channels < 2 || channels > (1 << 20)) continue;
+        if (channels < 2 || channels > (1 << 20))
+            continue;
         rd_sim_weights per_channel = sw;
         per_channel.n_scale = (int)channels;
         float *mx = calloc((size_t)channels, sizeof *mx);
@@ -272,13 +283,15 @@ static rd_status bn_all_observe(void *user, const rd_observed *ev, rd_error *err
     bn_all *a = user;
     int bn = a->site_of[ev->value];
     const rd_tensor *t = ev->tensor;
-    if (bn < 0 || !a->sum[bn] || t->dtype != RD_DT_F32 || t->rank < 2) return RD_OK;
+    if (bn < 0 || !a->sum[bn] || t->dtype != RD_DT_F32 || t->rank < 2)
+        return RD_OK;
     rd_node_info bi;
     rd_model_node(a->m, (size_t)bn, &bi);
     rd_value_info mi;
     rd_model_value(a->m, (size_t)bi.inputs[3], &mi);
     int64_t ch = t->dims[1], outer = t->dims[0], inner = 1;
-    if (mi.rank != 1 || mi.dims[0] != ch) return RD_OK;
+    if (mi.rank != 1 || mi.dims[0] != ch)
+        return RD_OK;
     for (int d = 2; d < t->rank; d++)
         inner *= t->dims[d];
     const float *p = t->data;
@@ -294,28 +307,25 @@ static rd_status bn_all_observe(void *user, const rd_observed *ev, rd_error *err
     return RD_OK;
 }
 
-rd_status an_diag_bn_fit_all(rd_model *m, const rd_tensor *x, size_t n_samples, double *fit,
-                             size_t *n_layers, rd_error *err)
+rd_status an_diag_bn_fit_all(rd_model *m, const rd_tensor *x, size_t n_samples, double *fit, size_t *n_layers,
+                             rd_error *err)
 {
     *fit = NAN;
     *n_layers = 0;
-    size_t nn = rd_model_node_count(m), nv = rd_model_value_count(m),
-           n_in = rd_model_input_count(m);
+    size_t nn = rd_model_node_count(m), nv = rd_model_value_count(m), n_in = rd_model_input_count(m);
     bn_all a = {.m = m};
     a.site_of = malloc((nv + 1) * sizeof *a.site_of);
     a.sum = calloc(nn + 1, sizeof *a.sum);
     a.sum2 = calloc(nn + 1, sizeof *a.sum2);
     a.count = calloc(nn + 1, sizeof *a.count);
-    rd_status st = a.site_of && a.sum && a.sum2 && a.count
-                       ? RD_OK
-                       : rd_errorf(err, RD_E_NOMEM, "out of memory");
+    rd_status st = a.site_of && a.sum && a.sum2 && a.count ? RD_OK : rd_errorf(err, RD_E_NOMEM, "out of memory");
     for (size_t v = 0; a.site_of && v < nv; v++)
         a.site_of[v] = -1;
     for (size_t i = 0; i < nn && st == RD_OK; i++) {
         rd_node_info ni;
         rd_model_node(m, i, &ni);
-        if (strcmp(ni.op_type, "BatchNormalization") != 0 || ni.n_inputs < 5 || ni.inputs[0] < 0 ||
-            ni.inputs[3] < 0 || ni.inputs[4] < 0)
+        if (strcmp(ni.op_type, "BatchNormalization") != 0 || ni.n_inputs < 5 || ni.inputs[0] < 0 || ni.inputs[3] < 0 ||
+            ni.inputs[4] < 0)
             continue;
         rd_value_info mi;
         rd_model_value(m, (size_t)ni.inputs[3], &mi);
@@ -325,14 +335,16 @@ rd_status an_diag_bn_fit_all(rd_model *m, const rd_tensor *x, size_t n_samples, 
         a.site_of[ni.inputs[0]] = (int)i;
         a.sum[i] = calloc((size_t)mi.dims[0], sizeof **a.sum);
         a.sum2[i] = calloc((size_t)mi.dims[0], sizeof **a.sum2);
-        if (!a.sum[i] || !a.sum2[i]) st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+        if (!a.sum[i] || !a.sum2[i])
+            st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
     rd_run_options ro = {.observer = bn_all_observe, .user = &a, .observe_inputs = true};
     for (size_t k = 0; k < n_samples && st == RD_OK; k++)
         st = rd_model_run(m, &x[k * n_in], n_in, &ro, NULL, 0, err);
     double total = 0;
     for (size_t i = 0; i < nn && st == RD_OK; i++) {
-        if (!a.sum || !a.sum[i] || a.count[i] <= 0) continue;
+        if (!a.sum || !a.sum[i] || a.count[i] <= 0)
+            continue;
         rd_node_info ni;
         rd_model_node(m, i, &ni);
         rd_value_info mi;
@@ -350,9 +362,9 @@ rd_status an_diag_bn_fit_all(rd_model *m, const rd_tensor *x, size_t n_samples, 
         size_t used = 0;
         for (int64_t c = 0; c < site.n_ch; c++) {
             double var = (double)site.var[c] + site.epsilon;
-            if (!(var > 0)) continue;
-            double mo = a.sum[i][c] / a.count[i],
-                   s2 = fmax(a.sum2[i][c] / a.count[i] - mo * mo, 1e-6 * var);
+            if (!(var > 0))
+                continue;
+            double mo = a.sum[i][c] / a.count[i], s2 = fmax(a.sum2[i][c] / a.count[i] - mo * mo, 1e-6 * var);
             double d = mo - site.mean[c];
             kl[used++] = 0.5 * (log(var / s2) + (s2 + d * d) / var - 1.0);
         }
@@ -363,7 +375,8 @@ rd_status an_diag_bn_fit_all(rd_model *m, const rd_tensor *x, size_t n_samples, 
         }
         free(kl);
     }
-    if (st == RD_OK && *n_layers > 0) *fit = total / (double)*n_layers;
+    if (st == RD_OK && *n_layers > 0)
+        *fit = total / (double)*n_layers;
     for (size_t i = 0; i < nn && a.sum; i++) {
         free(a.sum[i]);
         free(a.sum2[i]);

@@ -28,16 +28,16 @@ bool an_diag_bn_find(const rd_model *m, size_t input, an_diag_bn_site *out);
  * variance) from N(running_mean, running_var), in nats; *fit receives the median over channels.
  * Runs the model only up to the Conv.
  */
-rd_status an_diag_bn_fit(rd_model *m, const an_diag_bn_site *site, const rd_tensor *x,
-                         size_t n_samples, double *fit, rd_error *err);
+rd_status an_diag_bn_fit(rd_model *m, const an_diag_bn_site *site, const rd_tensor *x, size_t n_samples, double *fit,
+                         rd_error *err);
 
 /**
  * The same over every BatchNormalization of the model whose statistics are float constants: the
  * mean over those layers of their median channel KL (*n_layers of them). One full float32 run per
  * sample.
  */
-rd_status an_diag_bn_fit_all(rd_model *m, const rd_tensor *x, size_t n_samples, double *fit,
-                             size_t *n_layers, rd_error *err);
+rd_status an_diag_bn_fit_all(rd_model *m, const rd_tensor *x, size_t n_samples, double *fit, size_t *n_layers,
+                             rd_error *err);
 
 /** What the calibrated int8 ranges of s do to the analysed samples, from s's own int8 runs. */
 typedef struct an_diag_clip {
@@ -46,8 +46,8 @@ typedef struct an_diag_clip {
     char worst[128];    /* its name */
 } an_diag_clip;
 
-rd_status an_diag_clip_measure(rd_sim *s, const rd_tensor *x, size_t n_samples, size_t n_in,
-                               int threads, an_diag_clip *out, rd_error *err);
+rd_status an_diag_clip_measure(rd_sim *s, const rd_tensor *x, size_t n_samples, size_t n_in, int threads,
+                               an_diag_clip *out, rd_error *err);
 
 /** Median over int8 activations of log2(width of s's range / width of ref's range): + s wider, -
  * narrower. */

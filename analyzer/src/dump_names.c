@@ -82,8 +82,8 @@ static rd_status parse_dims(const char *file, const char *p, const char *end, an
         if (out->rank == RD_MAX_RANK)
             return rd_errorf(err, RD_E_PARSE, "%s: more than %d dims after '_shape_'", file, RD_MAX_RANK);
         if (!parse_uint(p, tok_end, MAX_DIM, &d))
-            return rd_errorf(err, RD_E_PARSE, "%s: dim %d after '_shape_' is '%.*s', not a number", file,
-                             out->rank, (int)(tok_end - p), p);
+            return rd_errorf(err, RD_E_PARSE, "%s: dim %d after '_shape_' is '%.*s', not a number", file, out->rank,
+                             (int)(tok_end - p), p);
         out->dims[out->rank++] = d;
         if (!sep)
             break;
@@ -104,8 +104,8 @@ rd_status an_dump_name_parse(const char *file_name, an_dump_name *out, rd_error 
     } else if (len > 4 && strcmp(base + len - 4, ".txt") == 0) {
         out->is_txt = true;
     } else {
-        return rd_errorf(err, RD_E_PARSE, "%s: not a dump file name (NNN_<OpType>_<name>_shape_<dims>_<dtype>.npy or .txt)",
-                         file);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: not a dump file name (NNN_<OpType>_<name>_shape_<dims>_<dtype>.npy or .txt)", file);
     }
     const char *end = base + len - 4;
 

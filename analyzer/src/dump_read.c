@@ -64,21 +64,41 @@ static rd_status store_as(const char *file, const float *vals, rd_tensor *t, rd_
         float v = vals[i];
         double lo = 0, hi = 0;
         switch (t->dtype) {
-        case RD_DT_F32: ((float *)t->data)[i] = v; continue;
-        case RD_DT_F16: ((uint16_t *)t->data)[i] = rd_f32_to_f16(v); continue;
-        case RD_DT_U8: lo = 0, hi = 255; break;
-        case RD_DT_I8: lo = -128, hi = 127; break;
-        case RD_DT_I16: lo = -32768, hi = 32767; break;
-        default: lo = -2147483648.0, hi = 2147483647.0; break;
+        case RD_DT_F32:
+            ((float *)t->data)[i] = v;
+            continue;
+        case RD_DT_F16:
+            ((uint16_t *)t->data)[i] = rd_f32_to_f16(v);
+            continue;
+        case RD_DT_U8:
+            lo = 0, hi = 255;
+            break;
+        case RD_DT_I8:
+            lo = -128, hi = 127;
+            break;
+        case RD_DT_I16:
+            lo = -32768, hi = 32767;
+            break;
+        default:
+            lo = -2147483648.0, hi = 2147483647.0;
+            break;
         }
         if (!(v >= lo && v <= hi) || v != floorf(v))
             return rd_errorf(err, RD_E_PARSE, "%s: element %lld is %g, not a %s value", file, (long long)i, (double)v,
                              rd_dtype_get(t->dtype)->name);
         switch (t->dtype) {
-        case RD_DT_U8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
-        case RD_DT_I8: ((int8_t *)t->data)[i] = (int8_t)v; break;
-        case RD_DT_I16: ((int16_t *)t->data)[i] = (int16_t)v; break;
-        default: ((int32_t *)t->data)[i] = (int32_t)v; break;
+        case RD_DT_U8:
+            ((uint8_t *)t->data)[i] = (uint8_t)v;
+            break;
+        case RD_DT_I8:
+            ((int8_t *)t->data)[i] = (int8_t)v;
+            break;
+        case RD_DT_I16:
+            ((int16_t *)t->data)[i] = (int16_t)v;
+            break;
+        default:
+            ((int32_t *)t->data)[i] = (int32_t)v;
+            break;
         }
     }
     return RD_OK;

@@ -26,19 +26,19 @@
 enum dump_kind { KIND_LAYER, KIND_INPUT, KIND_OUTPUT };
 
 typedef struct dump_entry {
-    char *file;               /* base name */
+    char *file; /* base name */
     an_dump_name dn;
     bool parsed;
     enum dump_kind kind;
-    int value;                /* mapped optimised-graph value (layers), -1 if none */
-    int named_value;          /* the value the name matched before following fusion */
-    int tried_value;          /* the value it resolved to, even when rejected (for the report) */
-    int io;                   /* graph input / output index, -1 if none */
-    int strips;               /* compiler suffixes stripped to match */
-    bool read;                /* the file was read */
-    bool chosen;              /* holds the data for value / io */
-    rd_tensor t;              /* float32 in the value's shape (raw dtype for inputs) */
-    char *reason;             /* why it is not used, NULL when it is */
+    int value;       /* mapped optimised-graph value (layers), -1 if none */
+    int named_value; /* the value the name matched before following fusion */
+    int tried_value; /* the value it resolved to, even when rejected (for the report) */
+    int io;          /* graph input / output index, -1 if none */
+    int strips;      /* compiler suffixes stripped to match */
+    bool read;       /* the file was read */
+    bool chosen;     /* holds the data for value / io */
+    rd_tensor t;     /* float32 in the value's shape (raw dtype for inputs) */
+    char *reason;    /* why it is not used, NULL when it is */
 } dump_entry;
 
 struct an_dump_set {
@@ -47,13 +47,13 @@ struct an_dump_set {
     const rd_model *m;
     dump_entry *e;
     size_t n;
-    int *by_value;            /* entry per value, -1 */
+    int *by_value; /* entry per value, -1 */
     int *by_input, *by_output;
     size_t n_read;
 };
 
 typedef struct name_key {
-    char *name;               /* sanitised */
+    char *name; /* sanitised */
     int value;
 } name_key;
 
@@ -353,10 +353,13 @@ static int txt_c2(const an_dump_set *d, const rd_platform_info *plat, const dump
         return 0;
     switch (e->dn.dtype) {
     case RD_DT_I8:
-    case RD_DT_U8: return plat->c2_int8;
+    case RD_DT_U8:
+        return plat->c2_int8;
     case RD_DT_F16:
-    case RD_DT_I16: return plat->c2_f16;
-    default: break;
+    case RD_DT_I16:
+        return plat->c2_f16;
+    default:
+        break;
     }
     rd_sim_tensor info;
     rd_value_info vi;
@@ -404,7 +407,8 @@ static void read_entry(an_dump_set *d, const rd_platform_info *plat, dump_entry 
             set_reason(e, "%s: the NC1HWC2 C2 of %s for %s dumps is not documented", e->file, plat->name,
                        rd_dtype_get(e->dn.dtype)->name);
         else /* messages name the file; the folder is in the report's header */
-            set_reason(e, "%s", strncmp(err.msg, d->dir, dlen) == 0 && err.msg[dlen] == '/' ? err.msg + dlen + 1 : err.msg);
+            set_reason(e, "%s",
+                       strncmp(err.msg, d->dir, dlen) == 0 && err.msg[dlen] == '/' ? err.msg + dlen + 1 : err.msg);
         return;
     }
     e->read = true;
@@ -501,7 +505,8 @@ static rd_status list_files(an_dump_set *d, rd_error *err)
 {
     DIR *dir = opendir(d->dir);
     if (!dir)
-        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s", d->dir, strerror(errno));
+        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s", d->dir,
+                         strerror(errno));
     size_t cap = 0;
     rd_status st = RD_OK;
     struct dirent *de;
@@ -573,8 +578,7 @@ static rd_status map_all(an_dump_set *d, rd_error *err)
     return RD_OK;
 }
 
-rd_status an_dump_set_load(const char *dir, const rd_platform_info *plat, rd_sim *s, an_dump_set **out,
-                           rd_error *err)
+rd_status an_dump_set_load(const char *dir, const rd_platform_info *plat, rd_sim *s, an_dump_set **out, rd_error *err)
 {
     *out = NULL;
     struct stat sb;
@@ -616,7 +620,8 @@ rd_status an_dump_set_load(const char *dir, const rd_platform_info *plat, rd_sim
         choose(d);
         if (d->n_read == 0) {
             const char *first = d->n && d->e[0].reason ? d->e[0].reason : "no reason recorded";
-            st = rd_errorf(err, RD_E_PARSE, "%s: none of the %zu dump files could be read (first: %s)", dir, d->n, first);
+            st = rd_errorf(err, RD_E_PARSE, "%s: none of the %zu dump files could be read (first: %s)", dir, d->n,
+                           first);
         }
     }
     if (st != RD_OK) {
@@ -746,8 +751,8 @@ rd_status an_dump_set_report(const an_dump_set *d, FILE *f, rd_error *err)
             continue;
         const dump_entry *rejected = rejected_of[v] < d->n ? &d->e[rejected_of[v]] : NULL;
         if (rejected)
-            fprintf(f, "%s -> none: its dump %s was rejected: %s\n", RD_TEXT_SHOWN(vi.name), RD_TEXT_SHOWN(rejected->file),
-                    rejected->reason ? RD_TEXT_SHOWN(rejected->reason) : "not used");
+            fprintf(f, "%s -> none: its dump %s was rejected: %s\n", RD_TEXT_SHOWN(vi.name),
+                    RD_TEXT_SHOWN(rejected->file), rejected->reason ? RD_TEXT_SHOWN(rejected->reason) : "not used");
         else
             fprintf(f, "%s -> none: no dump names it\n", RD_TEXT_SHOWN(vi.name));
     }

@@ -15,13 +15,13 @@
 
 /** One dump file name: NNN_<RuntimeOpType>_<sanitised name>_shape_<dims>_<dtype>.npy (or .txt). */
 typedef struct an_dump_name {
-    int index;                  /* NNN: the runtime op index */
-    char op_type[64];           /* fused runtime op type: ConvClip, InputOperator, ... */
-    char name[1024];            /* sanitised tensor name, compiler suffixes kept */
+    int index;        /* NNN: the runtime op index */
+    char op_type[64]; /* fused runtime op type: ConvClip, InputOperator, ... */
+    char name[1024];  /* sanitised tensor name, compiler suffixes kept */
     int rank;
-    int64_t dims[RD_MAX_RANK];  /* NCHW as in the name */
-    rd_dtype dtype;             /* RD_DT_F32 (float), U8, I8, F16, I16, I32 */
-    bool is_txt;                /* .txt (RKNN_LOG_LEVEL=6, NC1HWC2) rather than .npy */
+    int64_t dims[RD_MAX_RANK]; /* NCHW as in the name */
+    rd_dtype dtype;            /* RD_DT_F32 (float), U8, I8, F16, I16, I32 */
+    bool is_txt;               /* .txt (RKNN_LOG_LEVEL=6, NC1HWC2) rather than .npy */
 } an_dump_name;
 
 /** Parses a file name (a directory part is ignored); RD_E_PARSE naming the file and what is wrong. */
@@ -51,8 +51,7 @@ typedef struct an_dump_set an_dump_set; /* opaque */
  * is recorded in the report and skipped; RD_E_NOTFOUND / RD_E_PARSE only when nothing could be read.
  * plat may be NULL (then .txt dumps are reported as unreadable). s must outlive the set.
  */
-rd_status an_dump_set_load(const char *dir, const rd_platform_info *plat, rd_sim *s, an_dump_set **out,
-                           rd_error *err);
+rd_status an_dump_set_load(const char *dir, const rd_platform_info *plat, rd_sim *s, an_dump_set **out, rd_error *err);
 
 /** An rd_runtime_fn: the board's float32 tensor for an optimised-graph value, NULL when not dumped. */
 const rd_tensor *an_dump_set_tensor(void *dump_set, int value);

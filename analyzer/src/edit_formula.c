@@ -83,8 +83,10 @@ static rd_status end_group(parser *p, int side, an_formula_group *g, bool *open,
         return caret_error(p->err, p->s, pos, "empty group before %s: each group is letters or a 1", before);
     int *n = side ? &p->f->n_right : &p->f->n_left;
     if (*n >= RD_MAX_RANK)
-        return caret_error(p->err, p->s, g->start, "more than %d groups on the %s side: rknn-diag tensors have at most "
-                           "%d dimensions", RD_MAX_RANK, side ? "right" : "left", RD_MAX_RANK);
+        return caret_error(p->err, p->s, g->start,
+                           "more than %d groups on the %s side: rknn-diag tensors have at most "
+                           "%d dimensions",
+                           RD_MAX_RANK, side ? "right" : "left", RD_MAX_RANK);
     (side ? p->f->right : p->f->left)[(*n)++] = *g;
     memset(g, 0, sizeof *g);
     *open = false;
@@ -184,7 +186,8 @@ rd_status an_formula_parse(const char *text, an_formula *out, rd_error *err)
             p.i++;
         } else if (c == '1') {
             if (open)
-                return caret_error(err, p.s, pos, "a 1 inside a group: it marks a dimension of size 1 and stands alone "
+                return caret_error(err, p.s, pos,
+                                   "a 1 inside a group: it marks a dimension of size 1 and stands alone "
                                    "between commas");
             g.start = pos;
             open = one = true;
@@ -209,7 +212,8 @@ rd_status an_formula_parse(const char *text, an_formula *out, rd_error *err)
             p.i += 2;
         } else if (c == '[') {
             if (side)
-                return caret_error(err, p.s, pos, "assignments in brackets go at the end of the left side, before '->'");
+                return caret_error(err, p.s, pos,
+                                   "assignments in brackets go at the end of the left side, before '->'");
             if (!open && out->n_left == 0)
                 return caret_error(err, p.s, pos, "the brackets come after the groups of the left side");
             st = end_group(&p, side, &g, &open, pos, "'['");
@@ -235,17 +239,17 @@ rd_status an_formula_parse(const char *text, an_formula *out, rd_error *err)
         for (int j = 0; j < out->right[k].n_letters; j++) {
             int letter = out->right[k].letter[j];
             if (p.first_pos[0][letter] < 0)
-                return caret_error(err, p.s, out->right[k].pos[j], "letter '%c' is not on the left side",
-                                   'a' + letter);
+                return caret_error(err, p.s, out->right[k].pos[j], "letter '%c' is not on the left side", 'a' + letter);
         }
     for (int k = 0; k < out->n_left; k++)
         for (int j = 0; j < out->left[k].n_letters; j++) {
             int letter = out->left[k].letter[j];
             if (p.first_pos[1][letter] < 0)
-                return caret_error(err, p.s, out->left[k].pos[j],
-                                   "letter '%c' is missing on the right side: every letter of the left side must appear "
-                                   "there (only a 1 may be dropped)",
-                                   'a' + letter);
+                return caret_error(
+                    err, p.s, out->left[k].pos[j],
+                    "letter '%c' is missing on the right side: every letter of the left side must appear "
+                    "there (only a 1 may be dropped)",
+                    'a' + letter);
         }
     return RD_OK;
 }
@@ -270,7 +274,8 @@ static rd_status check_dims(int rank, const int64_t *dims, int64_t *numel, rd_er
             return rd_errorf(err, RD_E_INVAL, "dim %d is %lld: layouts need known dims of at least 1", d,
                              (long long)dims[d]);
         if (__builtin_mul_overflow(n, dims[d], &n) || n > (int64_t)RD_MAX_TENSOR_BYTES)
-            return rd_errorf(err, RD_E_LIMIT, "shape has more than %llu elements", (unsigned long long)RD_MAX_TENSOR_BYTES);
+            return rd_errorf(err, RD_E_LIMIT, "shape has more than %llu elements",
+                             (unsigned long long)RD_MAX_TENSOR_BYTES);
     }
     *numel = n;
     return RD_OK;
@@ -340,7 +345,8 @@ rd_status an_layout_reshape(an_layout *l, int rank, const int64_t *dims, rd_erro
                     return rd_errorf(err, RD_E_UNSUPPORTED, "reshape dim %d (%lld) cuts across a factor of %lld", d,
                                      (long long)dims[d], (long long)s);
                 if (t.n_atoms >= AN_LAYOUT_MAX_ATOMS)
-                    return rd_errorf(err, RD_E_UNSUPPORTED, "the chain needs more than %d factors", AN_LAYOUT_MAX_ATOMS);
+                    return rd_errorf(err, RD_E_UNSUPPORTED, "the chain needs more than %d factors",
+                                     AN_LAYOUT_MAX_ATOMS);
                 split_atom(&t, t.order[j], need);
                 need = 1;
             }
@@ -677,15 +683,16 @@ static rd_status group_sizes(const an_formula *f, const an_formula_group *g, int
         }
         if (__builtin_mul_overflow(prod, v, &prod) || prod > dim) {
             return caret_error(err, f->text, f->assign_pos[g->letter[j]],
-                               "the sizes assigned to this group exceed dimension %d (size %lld)",
-                               d, (long long)dim);
+                               "the sizes assigned to this group exceed dimension %d (size %lld)", d, (long long)dim);
         }
         size[g->letter[j]] = v;
     }
     if (unknown < 0) {
         if (prod != dim)
-            return caret_error(err, f->text, g->start, "the sizes assigned in this group multiply to %lld but dimension %d "
-                               "has size %lld", (long long)prod, d, (long long)dim);
+            return caret_error(err, f->text, g->start,
+                               "the sizes assigned in this group multiply to %lld but dimension %d "
+                               "has size %lld",
+                               (long long)prod, d, (long long)dim);
         return RD_OK;
     }
     if (dim % prod)
@@ -698,8 +705,10 @@ static rd_status group_sizes(const an_formula *f, const an_formula_group *g, int
 rd_status an_formula_plan(const an_formula *f, int rank, const int64_t *dims, an_layout *out, rd_error *err)
 {
     if (rank != f->n_left)
-        return caret_error(err, f->text, f->arrow, "the left side has %d group%s but the tensor has rank %d (one group "
-                           "per dimension)", f->n_left, f->n_left == 1 ? "" : "s", rank);
+        return caret_error(err, f->text, f->arrow,
+                           "the left side has %d group%s but the tensor has rank %d (one group "
+                           "per dimension)",
+                           f->n_left, f->n_left == 1 ? "" : "s", rank);
     rd_status st = an_layout_init(out, rank, dims, err);
     if (st != RD_OK)
         return st;
@@ -711,8 +720,10 @@ rd_status an_formula_plan(const an_formula *f, int rank, const int64_t *dims, an
         const an_formula_group *g = &f->left[d];
         if (g->n_letters == 0) {
             if (dims[d] != 1)
-                return caret_error(err, f->text, g->start, "a 1 marks a dimension of size 1, but dimension %d has size "
-                                   "%lld", d, (long long)dims[d]);
+                return caret_error(err, f->text, g->start,
+                                   "a 1 marks a dimension of size 1, but dimension %d has size "
+                                   "%lld",
+                                   d, (long long)dims[d]);
             continue;
         }
         if ((st = group_sizes(f, g, d, dims[d], size, err)) != RD_OK)

@@ -14,10 +14,10 @@
 
 #include "rknn_diag/simulator.h"
 
-#define AN_FORMULA_MAX_LEN 256      /* characters of one formula */
-#define AN_FORMULA_LETTERS 26       /* a..z */
+#define AN_FORMULA_MAX_LEN 256                 /* characters of one formula */
+#define AN_FORMULA_LETTERS 26                  /* a..z */
 #define AN_FORMULA_MAX_SIZE ((int64_t)1 << 40) /* largest size in brackets */
-#define AN_LAYOUT_MAX_ATOMS 64      /* factors a plan tracks; a chain needing more is not merged */
+#define AN_LAYOUT_MAX_ATOMS 64                 /* factors a plan tracks; a chain needing more is not merged */
 
 /** One comma-separated group of a side: its letters (outermost first), or a '1' when n_letters is 0. */
 typedef struct an_formula_group {
@@ -28,12 +28,12 @@ typedef struct an_formula_group {
 } an_formula_group;
 
 typedef struct an_formula {
-    char text[AN_FORMULA_MAX_LEN + 1];  /* as given, for error carets */
-    int n_left, n_right;                /* groups on each side, each <= RD_MAX_RANK */
+    char text[AN_FORMULA_MAX_LEN + 1]; /* as given, for error carets */
+    int n_left, n_right;               /* groups on each side, each <= RD_MAX_RANK */
     an_formula_group left[RD_MAX_RANK], right[RD_MAX_RANK];
     int64_t assigned[AN_FORMULA_LETTERS]; /* size given in brackets, 0 when not given */
     int assign_pos[AN_FORMULA_LETTERS];   /* byte offset of the assignment's letter */
-    int arrow;                          /* byte offset of "->" */
+    int arrow;                            /* byte offset of "->" */
 } an_formula;
 
 /**
@@ -48,8 +48,8 @@ typedef struct an_layout {
     int in_rank;
     int64_t in_dims[AN_LAYOUT_MAX_ATOMS];
     int n_atoms;
-    int64_t atom[AN_LAYOUT_MAX_ATOMS];  /* sizes > 1, in the input's index order (outermost first) */
-    int order[AN_LAYOUT_MAX_ATOMS];     /* the output's index order: its j-th atom is atom[order[j]] */
+    int64_t atom[AN_LAYOUT_MAX_ATOMS]; /* sizes > 1, in the input's index order (outermost first) */
+    int order[AN_LAYOUT_MAX_ATOMS];    /* the output's index order: its j-th atom is atom[order[j]] */
     int out_rank;
     int64_t out_dims[AN_LAYOUT_MAX_ATOMS]; /* the current (output) dims */
 } an_layout;
@@ -82,7 +82,7 @@ bool an_layout_is_reshape(const an_layout *l);
 
 /** One ONNX layer of a plan. */
 typedef struct an_layout_op {
-    bool transpose;             /* Transpose with perm v[0..rank-1]; else Reshape to dims v[0..rank-1] */
+    bool transpose; /* Transpose with perm v[0..rank-1]; else Reshape to dims v[0..rank-1] */
     int rank;
     int64_t v[RD_MAX_RANK];
 } an_layout_op;

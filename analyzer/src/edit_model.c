@@ -100,7 +100,7 @@ rd_status an_edit_plan_io(const rd_model *m, const char *name, const char *formu
 /* ---- the edit ---------------------------------------------------------------------------------------- */
 
 typedef struct chain {
-    int from, to;               /* value indices: the chain reads from, writes to (-1: a graph name) */
+    int from, to; /* value indices: the chain reads from, writes to (-1: a graph name) */
     an_layout plan;
     int n_ops;
     an_layout_op ops[3];
@@ -110,11 +110,11 @@ typedef struct editor {
     const rd_model *m;
     rd_onnx_builder *b;
     int n_values, n_nodes;
-    int *uses;                  /* per value: how many node inputs read it */
-    bool *graph_out;            /* per value */
-    bool *drop;                 /* per node */
-    char **names;               /* per value: the name it is written under (NULL: its own) */
-    int counter;                /* suffix of generated names */
+    int *uses;       /* per value: how many node inputs read it */
+    bool *graph_out; /* per value */
+    bool *drop;      /* per node */
+    char **names;    /* per value: the name it is written under (NULL: its own) */
+    int counter;     /* suffix of generated names */
     an_edit_stats stats;
 } editor;
 

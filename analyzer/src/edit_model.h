@@ -11,7 +11,7 @@
 /** The new layout of one graph input or output. */
 typedef struct an_edit_io {
     bool edited;
-    an_layout plan;             /* original layout -> edited layout */
+    an_layout plan; /* original layout -> edited layout */
 } an_edit_io;
 
 /**
@@ -24,8 +24,8 @@ rd_status an_edit_plan_io(const rd_model *m, const char *name, const char *formu
 
 /** What an_edit_write did. */
 typedef struct an_edit_stats {
-    int inserted;               /* layers inserted at the boundary (after merging) */
-    int absorbed;               /* the model's own Reshape/Transpose layers merged into them */
+    int inserted; /* layers inserted at the boundary (after merging) */
+    int absorbed; /* the model's own Reshape/Transpose layers merged into them */
 } an_edit_stats;
 
 /**

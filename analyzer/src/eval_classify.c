@@ -46,7 +46,8 @@ static rd_status load_labels(const char *path, size_t want, int64_t **out, rd_er
         if (errno || end == p || *end || v < 0)
             st = rd_errorf(err, RD_E_PARSE, "%s:%d: expected one non-negative integer class", path, lineno);
         else if (n == want)
-            st = rd_errorf(err, RD_E_PARSE, "%s:%d: more labels than the %zu samples of the dataset", path, lineno, want);
+            st = rd_errorf(err, RD_E_PARSE, "%s:%d: more labels than the %zu samples of the dataset", path, lineno,
+                           want);
         else
             labels[n++] = v;
     }

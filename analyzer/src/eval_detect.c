@@ -16,9 +16,9 @@
 
 typedef struct detect_state {
     const an_decoder *dec;
-    an_annot annot;                 /* COCO file, or the categories 0..classes-1 for YOLO labels */
-    const an_annot_image **image;   /* per sample: its COCO image (NULL for YOLO) */
-    size_t *gt_first, *gt_count;    /* COCO: per sample, its ground truths in gt_sorted */
+    an_annot annot;               /* COCO file, or the categories 0..classes-1 for YOLO labels */
+    const an_annot_image **image; /* per sample: its COCO image (NULL for YOLO) */
+    size_t *gt_first, *gt_count;  /* COCO: per sample, its ground truths in gt_sorted */
     an_gt *gt_sorted;
 } detect_state;
 
@@ -67,8 +67,10 @@ static rd_status detect_open(an_eval_ctx *c, rd_error *err)
             int fd;
             rd_status st = rd_file_open_read(path, 0, AN_YOLO_LABEL_MAX_BYTES, &fd, NULL, err);
             if (st != RD_OK)
-                return rd_error_prefix(err, "%s line %d (%s): its YOLO label file (an image without objects needs an "
-                                       "empty one)", c->ds.path, c->ds.lines[k], rd_dataset_path(&c->ds, k, 0));
+                return rd_error_prefix(err,
+                                       "%s line %d (%s): its YOLO label file (an image without objects needs an "
+                                       "empty one)",
+                                       c->ds.path, c->ds.lines[k], rd_dataset_path(&c->ds, k, 0));
             close(fd);
         }
         return RD_OK;
@@ -88,8 +90,10 @@ static rd_status detect_open(an_eval_ctx *c, rd_error *err)
                                  c->ds.lines[j], c->ds.lines[k], o->annotations, s->image[k]->file_name);
     }
     if (o->det.n_classes && (size_t)o->det.n_classes > s->annot.n_categories)
-        return rd_errorf(err, RD_E_PARSE, "--classes %d but %s has %zu categories: model class i is the i-th "
-                         "category in id order", o->det.n_classes, o->annotations, s->annot.n_categories);
+        return rd_errorf(err, RD_E_PARSE,
+                         "--classes %d but %s has %zu categories: model class i is the i-th "
+                         "category in id order",
+                         o->det.n_classes, o->annotations, s->annot.n_categories);
     /* ground truths grouped by image */
     s->gt_sorted = malloc((s->annot.n_gts + 1) * sizeof *s->gt_sorted);
     if (!s->gt_sorted)
@@ -151,8 +155,10 @@ static rd_status detect_input(an_eval_ctx *c, size_t k, rd_tensor *in, an_eval_g
     if (st == RD_OK && !g->orig_w) {
         if (!s->image[k]) {
             rd_tensor_fini(&in[0]);
-            return rd_errorf(err, RD_E_INVAL, "%s line %d: a .npy sample has no image size; YOLO labels need the image "
-                             "(or use COCO annotations, whose width and height are taken)", c->ds.path, c->ds.lines[k]);
+            return rd_errorf(err, RD_E_INVAL,
+                             "%s line %d: a .npy sample has no image size; YOLO labels need the image "
+                             "(or use COCO annotations, whose width and height are taken)",
+                             c->ds.path, c->ds.lines[k]);
         }
         g->orig_w = s->image[k]->width;
         g->orig_h = s->image[k]->height;
@@ -218,9 +224,10 @@ static rd_status detect_sample(an_eval_ctx *c, size_t k, const an_eval_geom *g, 
         for (size_t i = 0; i < l.n && st == RD_OK; i++) {
             const an_det_box *b = &l.v[i];
             if (b->cls < 0 || (size_t)b->cls >= s->annot.n_categories) {
-                st = rd_errorf(err, RD_E_INVAL, "sample %zu (%s): the decoder gave class %d but the ground truth has %zu "
-                               "categories (--classes N to check the outputs)", k, c->cols[j].name, b->cls,
-                               s->annot.n_categories);
+                st = rd_errorf(err, RD_E_INVAL,
+                               "sample %zu (%s): the decoder gave class %d but the ground truth has %zu "
+                               "categories (--classes N to check the outputs)",
+                               k, c->cols[j].name, b->cls, s->annot.n_categories);
                 break;
             }
             /* back to the original image (Ultralytics' scale_boxes), clipped to it */

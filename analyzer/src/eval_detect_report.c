@@ -57,7 +57,8 @@ static rd_status parse_records(cJSON *const *recs, size_t n, size_t nc, parsed *
         const cJSON *im = cJSON_GetObjectItemCaseSensitive(recs[i], "image");
         if (!cJSON_IsArray(g) || !cJSON_IsArray(d) || cJSON_GetArraySize(d) != (int)nc || !cJSON_IsNumber(im) ||
             im->valuedouble != floor(im->valuedouble) || fabs(im->valuedouble) > 9e15)
-            return rd_errorf(err, RD_E_PARSE, "record %zu: expected an integer image, gt and det for %zu columns", i, nc);
+            return rd_errorf(err, RD_E_PARSE, "record %zu: expected an integer image, gt and det for %zu columns", i,
+                             nc);
         total_g += (size_t)cJSON_GetArraySize(g);
         for (size_t j = 0; j < nc; j++) {
             const cJSON *col = cJSON_GetArrayItem(d, (int)j);
@@ -87,8 +88,8 @@ static rd_status parse_records(cJSON *const *recs, size_t n, size_t nc, parsed *
             double v[7];
             if (!row(r, 7, v) || v[3] < 0 || v[4] < 0)
                 return rd_errorf(err, RD_E_PARSE, "record %zu: a gt row is not [category, x, y, w, h, area, crowd]", i);
-            p->gts[p->n_gts++] = (an_gt){.image = img, .category = (int)v[0], .box = {v[1], v[2], v[3], v[4]},
-                                         .area = v[5], .crowd = v[6] != 0};
+            p->gts[p->n_gts++] = (an_gt){
+                .image = img, .category = (int)v[0], .box = {v[1], v[2], v[3], v[4]}, .area = v[5], .crowd = v[6] != 0};
         }
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(recs[i], "det");
         for (size_t j = 0; j < nc; j++) {
@@ -98,8 +99,8 @@ static rd_status parse_records(cJSON *const *recs, size_t n, size_t nc, parsed *
                 double v[6];
                 if (!row(r, 6, v) || v[3] < 0 || v[4] < 0)
                     return rd_errorf(err, RD_E_PARSE, "record %zu: a det row is not [category, x, y, w, h, score]", i);
-                p->dets[j][p->n_dets[j]++] = (an_det){.image = img, .category = (int)v[0],
-                                                      .box = {v[1], v[2], v[3], v[4]}, .score = v[5]};
+                p->dets[j][p->n_dets[j]++] =
+                    (an_det){.image = img, .category = (int)v[0], .box = {v[1], v[2], v[3], v[4]}, .score = v[5]};
             }
         }
     }

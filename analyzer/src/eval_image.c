@@ -85,7 +85,8 @@ rd_status an_eval_image_input(an_eval_ctx *c, size_t k, bool lbox, rd_tensor *in
     rd_value_info vi;
     rd_model_value(c->m, (size_t)rd_model_input(c->m, 0), &vi);
     if (vi.rank != 4 || c->in_w <= 0 || c->in_h <= 0)
-        return rd_errorf(err, RD_E_INVAL, "input '%s' is not [1, C, H, W] with a known size: give --input-shape", vi.name);
+        return rd_errorf(err, RD_E_INVAL, "input '%s' is not [1, C, H, W] with a known size: give --input-shape",
+                         vi.name);
     int64_t dims[4];
     for (int d = 0; d < 4; d++)
         dims[d] = vi.dims[d] < 0 ? 1 : vi.dims[d];

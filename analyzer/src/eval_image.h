@@ -9,7 +9,6 @@
  * letterboxed (letterbox) or stretched to the input size, then mean/std; a .npy sample is read as RKNN
  * reads it and g->orig_w stays 0. RD_E_INVAL for a model with more than one input or no known size.
  */
-rd_status an_eval_image_input(an_eval_ctx *c, size_t k, bool letterbox, rd_tensor *in, an_eval_geom *g,
-                              rd_error *err);
+rd_status an_eval_image_input(an_eval_ctx *c, size_t k, bool letterbox, rd_tensor *in, an_eval_geom *g, rd_error *err);
 
 #endif

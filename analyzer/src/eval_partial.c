@@ -176,7 +176,7 @@ rd_status an_eval_partial_header(an_eval_ctx *c, const char *dynamic_name, cJSON
         hash_str(run, o->argv[i]);
     }
     const char *files[8 + AN_EVAL_MAX_COLS] = {c->model_path, c->q->qcfg_path, c->q->config_path, c->q->cfg.dataset,
-                                               o->labels, o->idx_images, o->idx_labels, o->annotations};
+                                               o->labels,     o->idx_images,   o->idx_labels,     o->annotations};
     size_t n_files = 8;
     for (size_t i = 0; i < o->n_hybrid; i++)
         files[n_files++] = o->hybrid_cfgs[i];
@@ -184,13 +184,14 @@ rd_status an_eval_partial_header(an_eval_ctx *c, const char *dynamic_name, cJSON
         if (files[i])
             st = hash_file(run, files[i], err);
     /* calibration samples (the first --calib of the list) */
-    size_t n_calib = c->ds.n_samples && o->calib > 0 && (size_t)o->calib < c->ds.n_samples ? (size_t)o->calib
-                                                                                           : c->ds.n_samples;
+    size_t n_calib =
+        c->ds.n_samples && o->calib > 0 && (size_t)o->calib < c->ds.n_samples ? (size_t)o->calib : c->ds.n_samples;
     for (size_t k = 0; k < n_calib && st == RD_OK; k++)
         for (size_t i = 0; i < c->ds.n_inputs && st == RD_OK; i++)
             st = hash_file(run, rd_dataset_path(&c->ds, k, i), err);
     /* the shard's own samples and their ground truth files */
-    size_t lo = c->n * (size_t)o->shard_k / (size_t)o->shard_n, hi = c->n * (size_t)(o->shard_k + 1) / (size_t)o->shard_n;
+    size_t lo = c->n * (size_t)o->shard_k / (size_t)o->shard_n,
+           hi = c->n * (size_t)(o->shard_k + 1) / (size_t)o->shard_n;
     for (size_t k = lo; k < hi && st == RD_OK && c->ds.n_samples; k++)
         for (size_t i = 0; i < c->ds.n_inputs && st == RD_OK; i++)
             st = hash_file(shard, rd_dataset_path(&c->ds, k, i), err);
@@ -254,8 +255,10 @@ rd_status an_eval_partial_parse(const char *buf, size_t len, const char *name, c
              !cJSON_IsString(model) || !cJSON_IsArray(cols) ||
              !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sh, "index")) ||
              !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sh, "count")))
-        st = rd_errorf(err, RD_E_PARSE, "%s: missing model, columns, records, shard {index, count}, samples_total or "
-                       "run_hash", name);
+        st = rd_errorf(err, RD_E_PARSE,
+                       "%s: missing model, columns, records, shard {index, count}, samples_total or "
+                       "run_hash",
+                       name);
     else if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "complete")))
         st = rd_errorf(err, RD_E_PARSE, "%s: the shard did not finish (\"complete\" is not true): run it again", name);
     for (int i = 0; st == RD_OK && i < cJSON_GetArraySize(cols); i++)
@@ -269,10 +272,10 @@ rd_status an_eval_partial_parse(const char *buf, size_t len, const char *name, c
         cJSON_ArrayForEach(r, recs)
         {
             const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, "sample");
-            if (!cJSON_IsObject(r) || !cJSON_IsNumber(s) || s->valuedouble < 0 || s->valuedouble >= total->valuedouble ||
-                s->valuedouble != floor(s->valuedouble)) {
-                st = rd_errorf(err, RD_E_PARSE, "%s: records[%zu]: \"sample\" must be an index below samples_total", name,
-                               i);
+            if (!cJSON_IsObject(r) || !cJSON_IsNumber(s) || s->valuedouble < 0 ||
+                s->valuedouble >= total->valuedouble || s->valuedouble != floor(s->valuedouble)) {
+                st = rd_errorf(err, RD_E_PARSE, "%s: records[%zu]: \"sample\" must be an index below samples_total",
+                               name, i);
                 break;
             }
             i++;
@@ -351,11 +354,14 @@ rd_status an_eval_partials_merge(const char *const *paths, size_t n, cJSON **out
             const char *name = cJSON_GetObjectItemCaseSensitive(p, "_path")->valuestring;
             static const char *const same[] = {"task", "run_hash", "model"};
             for (size_t k = 0; k < 3 && st == RD_OK; k++) {
-                const cJSON *a = cJSON_GetObjectItemCaseSensitive(p0, same[k]), *b = cJSON_GetObjectItemCaseSensitive(p, same[k]);
+                const cJSON *a = cJSON_GetObjectItemCaseSensitive(p0, same[k]),
+                            *b = cJSON_GetObjectItemCaseSensitive(p, same[k]);
                 if (!cJSON_IsString(a) || !cJSON_IsString(b) || strcmp(a->valuestring, b->valuestring) != 0)
-                    st = rd_errorf(err, RD_E_PARSE, "%s and %s are shards of different runs: their %s differ (%s, %s): "
-                                   "merge shards of one command line, model and dataset", p0name, name, same[k],
-                                   cJSON_IsString(a) ? a->valuestring : "?", cJSON_IsString(b) ? b->valuestring : "?");
+                    st = rd_errorf(err, RD_E_PARSE,
+                                   "%s and %s are shards of different runs: their %s differ (%s, %s): "
+                                   "merge shards of one command line, model and dataset",
+                                   p0name, name, same[k], cJSON_IsString(a) ? a->valuestring : "?",
+                                   cJSON_IsString(b) ? b->valuestring : "?");
             }
             const cJSON *sh = cJSON_GetObjectItemCaseSensitive(p, "shard");
             size_t k = (size_t)num(sh, "index"), c = (size_t)num(sh, "count");
@@ -371,8 +377,10 @@ rd_status an_eval_partials_merge(const char *const *paths, size_t n, cJSON **out
         }
         for (size_t k = 0; k < count && st == RD_OK; k++)
             if (!seen[k])
-                st = rd_errorf(err, RD_E_PARSE, "shard %zu/%zu is missing (%zu of %zu shards given): wait for it or "
-                               "run it, then merge all of them", k, count, n, count);
+                st = rd_errorf(err, RD_E_PARSE,
+                               "shard %zu/%zu is missing (%zu of %zu shards given): wait for it or "
+                               "run it, then merge all of them",
+                               k, count, n, count);
     }
     cJSON **recs = NULL;
     size_t n_recs = 0;
@@ -385,8 +393,7 @@ rd_status an_eval_partials_merge(const char *const *paths, size_t n, cJSON **out
         size_t j = 0;
         for (size_t i = 0; st == RD_OK && i < n; i++) {
             cJSON *r;
-            cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(parts[i], "records"))
-                recs[j++] = r;
+            cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(parts[i], "records")) recs[j++] = r;
         }
         if (st == RD_OK)
             qsort(recs, n_recs, sizeof *recs, cmp_rec);
@@ -458,7 +465,8 @@ int an_eval_report(an_cmd_ctx *ctx, const cJSON *partial, const char *out_dir, b
                 cJSON_AddItemToObject(report, copied[k], cJSON_Duplicate(v, true));
         }
         cJSON_AddNumberToObject(report, "samples", (double)n);
-        cJSON_AddItemToObject(report, "columns", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(partial, "columns"), true));
+        cJSON_AddItemToObject(report, "columns",
+                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(partial, "columns"), true));
         st = task->report(partial, recs, n, show, report, &err);
     }
     if (st == RD_OK && out_dir) {

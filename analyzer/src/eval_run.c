@@ -41,10 +41,12 @@ static bool already_done(const char *out_dir, const cJSON *header)
     static const char *const keys[] = {"run_hash", "shard_hash"};
     bool same = true;
     for (size_t i = 0; i < 2 && same; i++) {
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(old, keys[i]), *b = cJSON_GetObjectItemCaseSensitive(header, keys[i]);
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(old, keys[i]),
+                    *b = cJSON_GetObjectItemCaseSensitive(header, keys[i]);
         same = cJSON_IsString(a) && cJSON_IsString(b) && strcmp(a->valuestring, b->valuestring) == 0;
     }
-    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(old, "shard"), *sb = cJSON_GetObjectItemCaseSensitive(header, "shard");
+    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(old, "shard"),
+                *sb = cJSON_GetObjectItemCaseSensitive(header, "shard");
     same = same && cJSON_Compare(sa, sb, true);
     cJSON_Delete(old);
     return same;
@@ -144,9 +146,10 @@ int an_eval_execute(an_cmd_ctx *ctx, an_eval_ctx *c, const char *dynamic_name, c
         goto out;
     }
     if (o->shard_n > 1) {
-        fprintf(ctx->out, "shard %ld/%ld: samples %zu..%zu of %zu evaluated (%s); merge every shard with "
-                          "rknn-diag merge DIR... -o OUT\n", o->shard_k, o->shard_n, lo, hi ? hi - 1 : 0, c->n,
-                o->out_dir ? o->out_dir : "no -o: nothing written");
+        fprintf(ctx->out,
+                "shard %ld/%ld: samples %zu..%zu of %zu evaluated (%s); merge every shard with "
+                "rknn-diag merge DIR... -o OUT\n",
+                o->shard_k, o->shard_n, lo, hi ? hi - 1 : 0, c->n, o->out_dir ? o->out_dir : "no -o: nothing written");
         goto out;
     }
     /* the report from the records as merge reads them: printed with exact numbers and parsed back */

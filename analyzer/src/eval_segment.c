@@ -58,12 +58,13 @@ static rd_status segment_sample(an_eval_ctx *c, size_t k, const an_eval_geom *g,
         return st;
     const int64_t mh = mask.dims[0], mw = mask.dims[1];
     if (mask.dims[2] != 1)
-        st = rd_errorf(err, RD_E_PARSE, "%s: a mask must be one channel of class indices (this PNG has %lld channels; "
-                       "a palette PNG's colours are not indices: save the index image as greyscale)", path,
-                       (long long)mask.dims[2]);
+        st = rd_errorf(err, RD_E_PARSE,
+                       "%s: a mask must be one channel of class indices (this PNG has %lld channels; "
+                       "a palette PNG's colours are not indices: save the index image as greyscale)",
+                       path, (long long)mask.dims[2]);
     else if (mw != g->orig_w || mh != g->orig_h)
-        st = rd_errorf(err, RD_E_PARSE, "%s: mask is %lldx%lld, its image %lldx%lld", path, (long long)mw, (long long)mh,
-                       (long long)g->orig_w, (long long)g->orig_h);
+        st = rd_errorf(err, RD_E_PARSE, "%s: mask is %lldx%lld, its image %lldx%lld", path, (long long)mw,
+                       (long long)mh, (long long)g->orig_w, (long long)g->orig_h);
     const rd_tensor *o0 = &outs[0][0];
     int64_t C = 0, oh = 0, ow = 0;
     if (st == RD_OK) {
@@ -84,14 +85,16 @@ static rd_status segment_sample(an_eval_ctx *c, size_t k, const an_eval_geom *g,
             if (truth == c->o->ignore_index)
                 continue;
             if (truth >= C) {
-                st = rd_errorf(err, RD_E_PARSE, "%s: pixel (%lld, %lld) is class %d but output 0 has %lld classes "
-                               "(--ignore-index %d is not scored)", path, (long long)x, (long long)y, truth,
-                               (long long)C, c->o->ignore_index);
+                st = rd_errorf(err, RD_E_PARSE,
+                               "%s: pixel (%lld, %lld) is class %d but output 0 has %lld classes "
+                               "(--ignore-index %d is not scored)",
+                               path, (long long)x, (long long)y, truth, (long long)C, c->o->ignore_index);
                 break;
             }
             /* the output pixel under this mask pixel's centre */
             double ix = ((double)x + 0.5) * g->sx + g->pad_x, iy = ((double)y + 0.5) * g->sy + g->pad_y;
-            int64_t ox = (int64_t)floor(ix * (double)ow / (double)c->in_w), oy = (int64_t)floor(iy * (double)oh / (double)c->in_h);
+            int64_t ox = (int64_t)floor(ix * (double)ow / (double)c->in_w),
+                    oy = (int64_t)floor(iy * (double)oh / (double)c->in_h);
             ox = ox < 0 ? 0 : ox >= ow ? ow - 1 : ox;
             oy = oy < 0 ? 0 : oy >= oh ? oh - 1 : oy;
             valid++;
@@ -153,7 +156,8 @@ static rd_status segment_report(const cJSON *partial, cJSON *const *recs, size_t
         const cJSON *un = cJSON_GetObjectItemCaseSensitive(recs[i], "union");
         if (!cJSON_IsNumber(px) || cJSON_GetArraySize(cor) != (int)nc || cJSON_GetArraySize(in) != (int)nc ||
             cJSON_GetArraySize(un) != (int)nc) {
-            st = rd_errorf(err, RD_E_PARSE, "record %zu: expected pixels, correct, inter and union for %zu columns", i, nc);
+            st = rd_errorf(err, RD_E_PARSE, "record %zu: expected pixels, correct, inter and union for %zu columns", i,
+                           nc);
             break;
         }
         pixels += px->valuedouble;
@@ -163,7 +167,8 @@ static rd_status segment_report(const cJSON *partial, cJSON *const *recs, size_t
             acc[i * nc + j] = px->valuedouble > 0 ? cj / px->valuedouble : 1;
             const cJSON *a = cJSON_GetArrayItem(in, (int)j), *b = cJSON_GetArrayItem(un, (int)j);
             if (cJSON_GetArraySize(a) != C || cJSON_GetArraySize(b) != C) {
-                st = rd_errorf(err, RD_E_PARSE, "record %zu: inter/union of column %zu do not have %d classes", i, j, C);
+                st =
+                    rd_errorf(err, RD_E_PARSE, "record %zu: inter/union of column %zu do not have %d classes", i, j, C);
                 break;
             }
             int cl = 0;
@@ -241,9 +246,9 @@ static void segment_print(FILE *out, const cJSON *r, size_t show)
     const char *cols[AN_EVAL_MAX_COLS];
     size_t nc = an_eval_columns(r, cols);
     an_eval_print_model(out, r);
-    fprintf(out, ": %.0f images, %.0f classes, %.0f scored pixels\n\n%-14s %9s %9s %10s %10s\n", an_json_num(r, "samples"),
-            an_json_num(r, "classes"), an_json_num(r, "pixels"), "precision", "mIoU", "pixel acc", "drop mIoU",
-            "drop acc");
+    fprintf(out, ": %.0f images, %.0f classes, %.0f scored pixels\n\n%-14s %9s %9s %10s %10s\n",
+            an_json_num(r, "samples"), an_json_num(r, "classes"), an_json_num(r, "pixels"), "precision", "mIoU",
+            "pixel acc", "drop mIoU", "drop acc");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "metrics");
     for (size_t j = 0; j < nc; j++) {
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(m, cols[j]);

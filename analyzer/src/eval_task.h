@@ -23,27 +23,27 @@
 
 /** The task options of eval (cmd_eval.c parses them). */
 typedef struct an_eval_opts {
-    const char *task;                   /* "classify" (default), "detect", "segment", "score" */
-    const char *labels;                 /* classify: one class per line */
+    const char *task;   /* "classify" (default), "detect", "segment", "score" */
+    const char *labels; /* classify: one class per line */
     const char *idx_images, *idx_labels;
-    const char *annotations;            /* detect: COCO instances JSON */
-    const char *yolo_labels;            /* detect: folder of YOLO txt files */
-    const char *decoder;                /* detect: decoder name */
+    const char *annotations; /* detect: COCO instances JSON */
+    const char *yolo_labels; /* detect: folder of YOLO txt files */
+    const char *decoder;     /* detect: decoder name */
     an_det_opts det;
-    bool no_fp16;                       /* --no-fp16: no fp16 column */
-    bool letterbox;                     /* detect: keep the aspect ratio, pad with 114 (Ultralytics) */
-    double show_score;                  /* detect: score of a shown box, for the per-image F1 (0.25) */
-    const char *masks;                  /* segment: folder of PNG label masks */
-    int ignore_index;                   /* segment: mask value not scored (255) */
-    const char *score_cmd;              /* score: the scorer */
+    bool no_fp16;          /* --no-fp16: no fp16 column */
+    bool letterbox;        /* detect: keep the aspect ratio, pad with 114 (Ultralytics) */
+    double show_score;     /* detect: score of a shown box, for the per-image F1 (0.25) */
+    const char *masks;     /* segment: folder of PNG label masks */
+    int ignore_index;      /* segment: mask value not scored (255) */
+    const char *score_cmd; /* score: the scorer */
     double score_timeout;
     const char *hybrid_cfgs[AN_EVAL_MAX_COLS];
     size_t n_hybrid;
     long limit, calib, show;
-    long shard_k, shard_n;              /* --shard K/N (0/1: the whole set) */
-    const char *out_dir;                /* -o: partial.json, report.json, outputs/ */
+    long shard_k, shard_n; /* --shard K/N (0/1: the whole set) */
+    const char *out_dir;   /* -o: partial.json, report.json, outputs/ */
     bool json;
-    int argc;                           /* the command line, hashed into run_hash (less -o, --shard, ...) */
+    int argc; /* the command line, hashed into run_hash (less -o, --shard, ...) */
     char **argv;
 } an_eval_opts;
 
@@ -55,7 +55,7 @@ typedef struct an_eval_col {
 
 /** Where a sample's pixels went: model input = original * scale + pad (per axis). */
 typedef struct an_eval_geom {
-    int64_t orig_w, orig_h;             /* 0 when unknown (a .npy input) */
+    int64_t orig_w, orig_h; /* 0 when unknown (a .npy input) */
     double sx, sy, pad_x, pad_y;
 } an_eval_geom;
 
@@ -68,15 +68,15 @@ typedef struct an_eval_ctx {
     const char *model_path;
     rd_model *m;
     const an_eval_task *task;
-    rd_dataset ds;                      /* --dataset (not for IDX) */
-    rd_tensor idx_images;               /* IDX */
-    size_t n;                           /* samples evaluated (after --limit) */
+    rd_dataset ds;        /* --dataset (not for IDX) */
+    rd_tensor idx_images; /* IDX */
+    size_t n;             /* samples evaluated (after --limit) */
     an_eval_col cols[AN_EVAL_MAX_COLS];
     size_t n_cols;
     size_t n_outputs;
     const char *output_names[64];
-    int in_w, in_h;                     /* input 0's width and height (rank 4 NCHW), else 0 */
-    void *state;                        /* the task's */
+    int in_w, in_h; /* input 0's width and height (rank 4 NCHW), else 0 */
+    void *state;    /* the task's */
     FILE *errs;
     bool color;
 } an_eval_ctx;
@@ -98,8 +98,7 @@ struct an_eval_task {
     void (*close)(an_eval_ctx *c);
     /** The report (members added to report) from a partial.json's header and its records in sample order;
         show: how many of the samples that change most it lists (--show). */
-    rd_status (*report)(const cJSON *partial, cJSON *const *recs, size_t n, size_t show, cJSON *report,
-                        rd_error *err);
+    rd_status (*report)(const cJSON *partial, cJSON *const *recs, size_t n, size_t show, cJSON *report, rd_error *err);
     /** The report as text. */
     void (*print)(FILE *out, const cJSON *report, size_t show);
 };

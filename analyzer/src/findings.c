@@ -38,8 +38,13 @@ static double single_cos(const rd_layer_result *l)
 static rd_status add(rd_result *r, rd_finding_kind kind, rd_severity sev, const char *layer, double score,
                      const char *title, const char *evidence, const char *advice, rd_error *err)
 {
-    rd_finding f = {.kind = kind, .severity = sev, .layer = (char *)layer, .title = (char *)title,
-                    .evidence = (char *)evidence, .advice = (char *)advice, .score = score};
+    rd_finding f = {.kind = kind,
+                    .severity = sev,
+                    .layer = (char *)layer,
+                    .title = (char *)title,
+                    .evidence = (char *)evidence,
+                    .advice = (char *)advice,
+                    .score = score};
     return rd_result_add_finding(r, &f, err);
 }
 
@@ -55,10 +60,11 @@ static rd_status fp16_overflow(rd_result *r, rd_error *err)
         snprintf(evidence, sizeof evidence,
                  "%lld of %lld values exceed 65504 and become inf in float16; largest |x| %.6g before rounding",
                  (long long)g->mean.fp16_overflow, (long long)g->mean.count, g->mean.fp16_max_abs);
-        rd_status st = add(r, RD_FIND_FP16_OVERFLOW, RD_SEV_ERROR, l->name, (double)(r->n_layers - i), title, evidence,
-                           "keep this layer in float32 on the CPU, rescale it (fold a constant gain into the next layer), "
-                           "or quantize it to int8, whose range is calibrated",
-                           err);
+        rd_status st =
+            add(r, RD_FIND_FP16_OVERFLOW, RD_SEV_ERROR, l->name, (double)(r->n_layers - i), title, evidence,
+                "keep this layer in float32 on the CPU, rescale it (fold a constant gain into the next layer), "
+                "or quantize it to int8, whose range is calibrated",
+                err);
         if (st != RD_OK)
             return st;
     }
@@ -83,11 +89,15 @@ static void board_verdict(const rd_layer_result *l, const an_accuracy_opts *o, c
         return;
     double c = cos_eff(ss);
     if (!isnan(c) && c >= o->warn_cos)
-        snprintf(buf, len, "; the board loses the same (single_sim %.5f: it computes this layer as the simulator "
-                 "does): quantization, not the runtime", c);
+        snprintf(buf, len,
+                 "; the board loses the same (single_sim %.5f: it computes this layer as the simulator "
+                 "does): quantization, not the runtime",
+                 c);
     else
-        snprintf(buf, len, "; the board also departs from the simulator here (single_sim %.5f): see the runtime "
-                 "finding", c);
+        snprintf(buf, len,
+                 "; the board also departs from the simulator here (single_sim %.5f): see the runtime "
+                 "finding",
+                 c);
 }
 
 static rd_status lossy_layers(rd_result *r, const an_accuracy_opts *o, size_t *n_lossy, rd_error *err)
@@ -110,8 +120,9 @@ static rd_status lossy_layers(rd_result *r, const an_accuracy_opts *o, size_t *n
         char title[600], evidence[900];
         snprintf(title, sizeof title, "Lossy layer '%s' (layer %zu of %zu, %s)", l->name, list[k].layer, r->n_layers,
                  l->precision ? l->precision : "?");
-        int w = snprintf(evidence, sizeof evidence, "single cosine %.5f (the error this layer adds by itself), SQNR %.1f dB",
-                         list[k].cos, s->mean.sqnr_db);
+        int w = snprintf(evidence, sizeof evidence,
+                         "single cosine %.5f (the error this layer adds by itself), SQNR %.1f dB", list[k].cos,
+                         s->mean.sqnr_db);
         if (w > 0 && (size_t)w < sizeof evidence && !isnan(s->mean.err_steps))
             w += snprintf(evidence + w, sizeof evidence - (size_t)w, ", %.2f quantization steps RMS (0.29 is ideal)",
                           s->mean.err_steps);
@@ -247,17 +258,19 @@ static rd_status configuration(rd_result *r, const an_accuracy_opts *o, size_t n
         }
     }
     char evidence[1200];
-    int w = snprintf(evidence, sizeof evidence,
-                     "entire cosine reaches %.5f at '%s' while every layer's single cosine stays above %.2f; %zu layers "
-                     "lose a little each (single cosine below 0.999), the most '%s' (%.5f): small losses that compound "
-                     "also look like this",
-                     worst, where, o->warn_cos, n_small, lowest_name ? lowest_name : "-", lowest);
+    int w =
+        snprintf(evidence, sizeof evidence,
+                 "entire cosine reaches %.5f at '%s' while every layer's single cosine stays above %.2f; %zu layers "
+                 "lose a little each (single cosine below 0.999), the most '%s' (%.5f): small losses that compound "
+                 "also look like this",
+                 worst, where, o->warn_cos, n_small, lowest_name ? lowest_name : "-", lowest);
     double i8, all;
     if (w > 0 && (size_t)w < sizeof evidence) {
         if (sweep_ends(&r->sweep, &i8, &all))
             snprintf(evidence + w, sizeof evidence - (size_t)w,
                      "; the float16 sweep rules that out: float16 on every int8 tensor only moves the outputs from "
-                     "%.5f to %.5f", i8, all);
+                     "%.5f to %.5f",
+                     i8, all);
         else
             snprintf(evidence + w, sizeof evidence - (size_t)w,
                      " (`accuracy --sweep` or `hybrid sweep` tell the two apart)");
@@ -281,8 +294,7 @@ static bool is_input_row(const rd_layer_result *l)
  * first is the fault; later ones whose inputs agree too are independent faults; a layer fed bad inputs
  * by an earlier departure is never named.
  */
-static rd_status runtime_departures(rd_result *r, const an_accuracy_opts *o, const an_layer_runtime *rt,
-                                    rd_error *err)
+static rd_status runtime_departures(rd_result *r, const an_accuracy_opts *o, const an_layer_runtime *rt, rd_error *err)
 {
     int named = 0;
     for (size_t i = 0; i < r->n_layers; i++) {
@@ -302,11 +314,12 @@ static rd_status runtime_departures(rd_result *r, const an_accuracy_opts *o, con
         char title[700], evidence[1200];
         snprintf(title, sizeof title, "%s: the board departs from the simulator at '%s' (layer %zu of %zu)",
                  named ? "Runtime fault" : "Runtime fault, first departure", l->name, i, r->n_layers);
-        int w = snprintf(evidence, sizeof evidence,
-                         "single_sim cosine %.5f, SQNR %.1f dB (the simulator's layer on the board's own inputs against "
-                         "the board's output) while the board's inputs of this layer agree with the simulator's (cosine %.5f, "
-                         "'%s'); simulator single cosine %.5f, so quantization alone does not lose this",
-                         c, ss->mean.sqnr_db, in_cos, rt[i].worst_input, cos_eff(sim));
+        int w = snprintf(
+            evidence, sizeof evidence,
+            "single_sim cosine %.5f, SQNR %.1f dB (the simulator's layer on the board's own inputs against "
+            "the board's output) while the board's inputs of this layer agree with the simulator's (cosine %.5f, "
+            "'%s'); simulator single cosine %.5f, so quantization alone does not lose this",
+            c, ss->mean.sqnr_db, in_cos, rt[i].worst_input, cos_eff(sim));
         const rd_metrics *mm = &ss->mean;
         if (w > 0 && (size_t)w < sizeof evidence && isfinite(mm->gain))
             w += snprintf(evidence + w, sizeof evidence - (size_t)w,
@@ -315,15 +328,16 @@ static rd_status runtime_departures(rd_result *r, const an_accuracy_opts *o, con
         if (w > 0 && (size_t)w < sizeof evidence && off_grid)
             w += snprintf(evidence + w, sizeof evidence - (size_t)w,
                           "; %.0f%% of the board's values are off this int8 layer's grid: the board ran it in another "
-                          "precision (float16?) where the model has int8", 100.0 * rt[i].off_grid);
+                          "precision (float16?) where the model has int8",
+                          100.0 * rt[i].off_grid);
         if (w > 0 && (size_t)w < sizeof evidence && ent)
             snprintf(evidence + w, sizeof evidence - (size_t)w, "; runtime entire cosine %.5f here", cos_eff(ent));
-        rd_status st = add(r, RD_FIND_RUNTIME_DEPARTURE, RD_SEV_ERROR, l->name, (double)(r->n_layers - i), title,
-                           evidence,
-                           "a runtime (NPU driver/librknnrt) problem in this layer, not quantization: update librknnrt "
-                           "and the driver to the toolkit's version, try another optimization_level, or run this layer "
-                           "on the CPU / in float16 (custom_quantize_layers) and report it to Rockchip with the dumps",
-                           err);
+        rd_status st =
+            add(r, RD_FIND_RUNTIME_DEPARTURE, RD_SEV_ERROR, l->name, (double)(r->n_layers - i), title, evidence,
+                "a runtime (NPU driver/librknnrt) problem in this layer, not quantization: update librknnrt "
+                "and the driver to the toolkit's version, try another optimization_level, or run this layer "
+                "on the CPU / in float16 (custom_quantize_layers) and report it to Rockchip with the dumps",
+                err);
         if (st != RD_OK)
             return st;
         named++;

@@ -21,10 +21,10 @@
 /* A float16 constant beyond the half range, and who reads it. */
 typedef struct fp16_const {
     int value;
-    int node;           /* the first float16 node reading it */
-    size_t n_readers;   /* float16 nodes reading it */
-    double max_abs;     /* largest magnitude (inf for an infinite value) */
-    int64_t n_over, n;  /* values beyond 65504, all values */
+    int node;          /* the first float16 node reading it */
+    size_t n_readers;  /* float16 nodes reading it */
+    double max_abs;    /* largest magnitude (inf for an infinite value) */
+    int64_t n_over, n; /* values beyond 65504, all values */
 } fp16_const;
 
 /* The precision node i computes in: that of the tensor its output is held as (through fused groups). */
@@ -134,8 +134,13 @@ static const fp16_const *constant_of_layer(const rd_sim *s, const fp16_const *li
 static rd_status add_finding(rd_result *r, rd_finding_kind kind, const char *layer, double score, const char *title,
                              const char *evidence, const char *advice, rd_error *err)
 {
-    rd_finding f = {.kind = kind, .severity = RD_SEV_ERROR, .layer = (char *)layer, .title = (char *)title,
-                    .evidence = (char *)evidence, .advice = (char *)advice, .score = score};
+    rd_finding f = {.kind = kind,
+                    .severity = RD_SEV_ERROR,
+                    .layer = (char *)layer,
+                    .title = (char *)title,
+                    .evidence = (char *)evidence,
+                    .advice = (char *)advice,
+                    .score = score};
     return rd_result_add_finding(r, &f, err);
 }
 
@@ -158,11 +163,12 @@ static rd_status constant_findings(rd_result *r, const rd_sim *s, const fp16_con
                      f->n_readers > 2 ? "s" : "");
         snprintf(evidence, sizeof evidence,
                  "max |value| %.6g > 65504: %lld of %lld values become inf when the float16 layer%s rounds it to "
-                 "half, before it computes anything; its output '%s' then holds inf or NaN", f->max_abs,
-                 (long long)f->n_over, (long long)f->n, others, oi.name);
+                 "half, before it computes anything; its output '%s' then holds inf or NaN",
+                 f->max_abs, (long long)f->n_over, (long long)f->n, others, oi.name);
         st = add_finding(r, RD_FIND_FP16_OVERFLOW, oi.name, (double)(r->n_layers + n - k), title, evidence,
                          "rescale the constant (fold the gain into a neighbouring layer's weights so every constant "
-                         "stays below 65504), keep this layer in float32 on the CPU, or quantize it to int8", err);
+                         "stays below 65504), keep this layer in float32 on the CPU, or quantize it to int8",
+                         err);
     }
     return st;
 }
@@ -177,7 +183,7 @@ typedef struct nf_first {
     int64_t nan, inf, count; /* there */
     size_t n_layers;         /* layers holding them */
     bool found;
-    rd_group_id group;       /* the group it was seen in */
+    rd_group_id group; /* the group it was seen in */
 } nf_first;
 
 /* Counts of the tested tensor of group g of layer l; the golden reference's when golden. */
@@ -208,8 +214,12 @@ static void scan_source(const rd_result *r, nf_source src, nf_first *out)
                 continue;
             here = true;
             if (!out->found) {
-                *out = (nf_first){.layer = i, .nan = nan, .inf = inf, .count = r->layers[i].groups[g].mean.count,
-                                  .found = true, .group = g};
+                *out = (nf_first){.layer = i,
+                                  .nan = nan,
+                                  .inf = inf,
+                                  .count = r->layers[i].groups[g].mean.count,
+                                  .found = true,
+                                  .group = g};
             }
         }
         out->n_layers += here;
@@ -236,22 +246,30 @@ static void nf_cause(const rd_result *r, nf_source src, const nf_first *f, const
         snprintf(buf, len, "%s of a value outside its domain (0 or a negative) in the float32 model itself",
                  l->op_type);
     else if (src == NF_GOLDEN)
-        snprintf(buf, len, "the float32 model itself computes them (an overflow beyond 3.4e38, or an operation "
+        snprintf(buf, len,
+                 "the float32 model itself computes them (an overflow beyond 3.4e38, or an operation "
                  "undefined for its input): not the NPU's numerics");
     else if (konst)
-        snprintf(buf, len, "float16 overflow of a constant: this layer reads a constant with |value| up to %.6g, "
-                 "which is inf in float16 (see the FP16 overflow finding)", konst->max_abs);
+        snprintf(buf, len,
+                 "float16 overflow of a constant: this layer reads a constant with |value| up to %.6g, "
+                 "which is inf in float16 (see the FP16 overflow finding)",
+                 konst->max_abs);
     else if (sim && sim->fp16_overflow > 0)
-        snprintf(buf, len, "float16 overflow: %lld values of this layer exceed 65504 (largest %.6g) and become inf; "
-                 "NaN follows from inf - inf or 0 x inf", (long long)sim->fp16_overflow, sim->fp16_max_abs);
+        snprintf(buf, len,
+                 "float16 overflow: %lld values of this layer exceed 65504 (largest %.6g) and become inf; "
+                 "NaN follows from inf - inf or 0 x inf",
+                 (long long)sim->fp16_overflow, sim->fp16_max_abs);
     else if (is_input)
-        snprintf(buf, len, "the input as the %s holds it: a value beyond the input's float16 range, or NaN in the "
-                 "sample", src == NF_BOARD ? "board" : "simulator");
+        snprintf(buf, len,
+                 "the input as the %s holds it: a value beyond the input's float16 range, or NaN in the "
+                 "sample",
+                 src == NF_BOARD ? "board" : "simulator");
     else if (op_is(l, "Div") || op_is(l, "Reciprocal"))
         snprintf(buf, len, "a division by zero: the divisor rounds to 0 at this layer's precision (%s)",
                  l->precision ? l->precision : "?");
     else if (src == NF_BOARD)
-        snprintf(buf, len, "the board computes them where the simulator does not: a float16 overflow in a layer the "
+        snprintf(buf, len,
+                 "the board computes them where the simulator does not: a float16 overflow in a layer the "
                  "board runs in float16, or a runtime fault in this layer");
     else
         snprintf(buf, len, "an overflow at this layer's precision (%s), or inf - inf / 0 x inf after one upstream",
@@ -288,15 +306,17 @@ static rd_status nonfinite_finding(rd_result *r, nf_source src, const nf_first *
                 single = (nf_first){.layer = i, .found = true};
         }
         if (single.found && single.layer != f->layer)
-            snprintf(evidence + w, sizeof evidence - (size_t)w, "; fed golden inputs (single), the first layer to "
-                     "produce them by itself is '%s'", r->layers[single.layer].name);
+            snprintf(evidence + w, sizeof evidence - (size_t)w,
+                     "; fed golden inputs (single), the first layer to "
+                     "produce them by itself is '%s'",
+                     r->layers[single.layer].name);
     }
-    return add_finding(r, RD_FIND_NONFINITE, l->name, (double)(r->n_layers - f->layer) + 2.0 * (NF_COUNT - src), title,
-                       evidence,
-                       src == NF_GOLDEN ? "fix the input or the model: every comparison downstream is meaningless"
-                       : "remove the cause at this layer (rescale, keep it in float32, or quantize it): every "
-                         "cosine downstream is nan, and a gate on it fails",
-                       err);
+    return add_finding(
+        r, RD_FIND_NONFINITE, l->name, (double)(r->n_layers - f->layer) + 2.0 * (NF_COUNT - src), title, evidence,
+        src == NF_GOLDEN ? "fix the input or the model: every comparison downstream is meaningless"
+                         : "remove the cause at this layer (rescale, keep it in float32, or quantize it): every "
+                           "cosine downstream is nan, and a gate on it fails",
+        err);
 }
 
 rd_status an_findings_numeric(rd_result *r, const rd_sim *s, rd_error *err)

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-rd_status an_hyb_init(an_hyb_ctx *c, rd_model *m, rd_sim *s, const rd_tensor *inputs, size_t n_samples,
-                      int threads, rd_error *err)
+rd_status an_hyb_init(an_hyb_ctx *c, rd_model *m, rd_sim *s, const rd_tensor *inputs, size_t n_samples, int threads,
+                      rd_error *err)
 {
     memset(c, 0, sizeof *c);
     c->s = s;
@@ -139,8 +139,8 @@ static double sums_sqnr(const out_sums *a)
  * One sample's run (tentative: an_hyb_keep makes it the baseline) and its cosine and SQNR per the
  * objective; the outputs go to the scorer first when there is one.
  */
-static rd_status measure_sample(an_hyb_ctx *c, size_t k, rd_prefix_mode concurrency, rd_tensor *outs,
-                                an_hyb_score *sc, rd_error *err)
+static rd_status measure_sample(an_hyb_ctx *c, size_t k, rd_prefix_mode concurrency, rd_tensor *outs, an_hyb_score *sc,
+                                rd_error *err)
 {
     sc->cos = INFINITY;
     sc->sqnr_db = INFINITY;
@@ -286,9 +286,9 @@ rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_h
         st = an_hyb_scorer_begin(c->scorer, names, n, err);
     double t0 = now_s();
     /* samples side by side when there are threads for them (each run then mostly computes on its own thread) */
-    int workers = c->threads > 1 && c->n_samples > 1 ? (int)(c->n_samples < (size_t)c->threads ? c->n_samples
-                                                                                                 : (size_t)c->threads)
-                                                     : 1;
+    int workers = c->threads > 1 && c->n_samples > 1
+                      ? (int)(c->n_samples < (size_t)c->threads ? c->n_samples : (size_t)c->threads)
+                      : 1;
     if (st == RD_OK && workers > 1)
         st = measure_parallel(c, workers, scores, err);
     for (size_t k = 0; k < c->n_samples && st == RD_OK && workers == 1; k++) {
@@ -326,8 +326,8 @@ double an_hyb_sqnr_of(const an_hyb_target *t, const an_hyb_score *s)
 
 bool an_hyb_meets(const an_hyb_target *t, const an_hyb_score *s)
 {
-    return (isnan(t->cos) || an_hyb_cos_of(t, s) >= t->cos) && (isnan(t->sqnr_db) || an_hyb_sqnr_of(t, s) >= t->sqnr_db) &&
-           (isnan(t->score) || s->score >= t->score);
+    return (isnan(t->cos) || an_hyb_cos_of(t, s) >= t->cos) &&
+           (isnan(t->sqnr_db) || an_hyb_sqnr_of(t, s) >= t->sqnr_db) && (isnan(t->score) || s->score >= t->score);
 }
 
 double an_hyb_deficit(const an_hyb_target *t, const an_hyb_score *s)

@@ -28,16 +28,16 @@ const char *an_hyb_objective_name(an_hyb_objective o); /* "min-cos-over-outputs"
  * over the samples. cos is the effective cosine (docs/metrics.md); NaN counts as -1.
  */
 typedef struct an_hyb_score {
-    double cos;       /* worst sample */
-    double sqnr_db;   /* worst sample */
+    double cos;                 /* worst sample */
+    double sqnr_db;             /* worst sample */
     double cos_mean, sqnr_mean; /* mean over the samples */
-    double score;     /* the --score-cmd number over every sample (higher is better); NaN without */
+    double score;               /* the --score-cmd number over every sample (higher is better); NaN without */
 } an_hyb_score;
 
 /** What a search must reach; NaN fields are not required. */
 typedef struct an_hyb_target {
     double cos, sqnr_db, score;
-    an_hyb_over over;           /* cos and SQNR: the worst sample (default) or the mean */
+    an_hyb_over over; /* cos and SQNR: the worst sample (default) or the mean */
 } an_hyb_target;
 
 /** The score's cosine and SQNR the target looks at (worst or mean). */
@@ -52,13 +52,13 @@ double an_hyb_deficit(const an_hyb_target *t, const an_hyb_score *s);
 typedef struct an_hyb_scorer an_hyb_scorer;
 
 typedef struct an_hyb_scorer_opts {
-    const char *cmd;            /* run by /bin/sh: {outputs} (or an appended argument) is the candidate's folder */
-    double timeout_s;           /* --score-timeout */
-    const char *work_dir;       /* the candidates' folders go here (emptied first) */
-    const rd_model *model;      /* its outputs' names */
-    const rd_tensor *golden;    /* n_samples * outputs, written once to work_dir/golden */
+    const char *cmd;         /* run by /bin/sh: {outputs} (or an appended argument) is the candidate's folder */
+    double timeout_s;        /* --score-timeout */
+    const char *work_dir;    /* the candidates' folders go here (emptied first) */
+    const rd_model *model;   /* its outputs' names */
+    const rd_tensor *golden; /* n_samples * outputs, written once to work_dir/golden */
     size_t n_samples, n_in;
-    const char *const *inputs;  /* n_samples * n_in input files for index.json (NULL or NULL entries: unknown) */
+    const char *const *inputs; /* n_samples * n_in input files for index.json (NULL or NULL entries: unknown) */
 } an_hyb_scorer_opts;
 
 rd_status an_hyb_scorer_create(const an_hyb_scorer_opts *o, an_hyb_scorer **out, rd_error *err);
@@ -81,8 +81,8 @@ void an_hyb_scorer_stats(const an_hyb_scorer *sc, size_t *calls, double *seconds
 
 /** What the measurements share: the samples, their golden outputs (computed once) and the simulation. */
 typedef struct an_hyb_ctx {
-    rd_sim *s;                  /* calibrated once; candidates are switched to float16 and back */
-    const rd_tensor *inputs;    /* n_samples * n_in, sample-major */
+    rd_sim *s;               /* calibrated once; candidates are switched to float16 and back */
+    const rd_tensor *inputs; /* n_samples * n_in, sample-major */
     size_t n_in, n_samples, n_out;
     rd_tensor *golden;          /* n_samples * n_out FP32 outputs of the original model */
     int threads;                /* samples measured at once (sharing the simulation's pool: a run that finds it
@@ -99,11 +99,11 @@ typedef struct an_hyb_ctx {
 /** Nodes the measurements computed, and what full runs would have (prefix reuse: docs/hybrid.md). */
 typedef struct an_hyb_reuse {
     uint64_t nodes_computed, nodes_full;
-    size_t bytes;               /* recordings held now */
+    size_t bytes; /* recordings held now */
 } an_hyb_reuse;
 
-rd_status an_hyb_init(an_hyb_ctx *c, rd_model *m, rd_sim *s, const rd_tensor *inputs, size_t n_samples,
-                      int threads, rd_error *err);
+rd_status an_hyb_init(an_hyb_ctx *c, rd_model *m, rd_sim *s, const rd_tensor *inputs, size_t n_samples, int threads,
+                      rd_error *err);
 void an_hyb_fini(an_hyb_ctx *c);
 
 /**
@@ -122,19 +122,19 @@ void an_hyb_reuse_get(const an_hyb_ctx *c, an_hyb_reuse *out);
 
 /** One int8 tensor that could go to float16, with the evidence. */
 typedef struct an_hyb_cand {
-    const char *name;           /* the tensor (owned by the rd_result it came from) */
+    const char *name; /* the tensor (owned by the rd_result it came from) */
     const char *op_type;
-    int position;               /* row in the accuracy table */
+    int position;                                            /* row in the accuracy table */
     double single_cos, entire_cos, single_sqnr, entire_sqnr; /* minimum / mean over the samples */
-    double saturated;           /* share of values clamped at -128/127 */
-    double w_outlier;           /* max|w| of the worst channel / the median channel's; NaN: no weight */
-    double macs;                /* MACs of the nodes computing it (fused ones included) */
-    double cost;                /* cost of keeping it in float16 (MACs or added milliseconds) */
-    bool cost_estimated;        /* latency tables timed it one way only: cost from the others' ratio */
-    double alone_cos;           /* output cosine with it alone in float16; NaN: not measured */
+    double saturated;                                        /* share of values clamped at -128/127 */
+    double w_outlier;    /* max|w| of the worst channel / the median channel's; NaN: no weight */
+    double macs;         /* MACs of the nodes computing it (fused ones included) */
+    double cost;         /* cost of keeping it in float16 (MACs or added milliseconds) */
+    bool cost_estimated; /* latency tables timed it one way only: cost from the others' ratio */
+    double alone_cos;    /* output cosine with it alone in float16; NaN: not measured */
     double alone_sqnr;
-    an_hyb_score alone;         /* the whole score of that measurement (alone_cos is alone.cos) */
-    bool allowed;               /* false: excluded (reason says why) */
+    an_hyb_score alone; /* the whole score of that measurement (alone_cos is alone.cos) */
+    bool allowed;       /* false: excluded (reason says why) */
     char reason[200];
 } an_hyb_cand;
 
@@ -155,8 +155,8 @@ rd_status an_hyb_rank(an_hyb_ctx *c, an_hyb_cand *cands, size_t n, size_t measur
 #define AN_HYB_SWEEP_POINTS_DEFAULT 65
 
 typedef struct an_hyb_sweep_opts {
-    size_t max_points;          /* k values measured, spread evenly (0: every k) */
-    FILE *progress;             /* may be NULL */
+    size_t max_points; /* k values measured, spread evenly (0: every k) */
+    FILE *progress;    /* may be NULL */
 } an_hyb_sweep_opts;
 
 /**
@@ -180,35 +180,35 @@ rd_status an_hyb_latency_load(const char *const *paths, size_t n_paths, const rd
 
 /** One measurement of the search, as it is printed and kept in search.json. */
 typedef struct an_hyb_step {
-    const char *phase;          /* "int8", "fp16", "single", "prefix", "start", "suffix", "end", "cut", "drop",
-                                   "merge", "add" (docs/hybrid.md) */
-    char what[240];             /* the tensor, or the window "first .. last" */
+    const char *phase; /* "int8", "fp16", "single", "prefix", "start", "suffix", "end", "cut", "drop",
+                          "merge", "add" (docs/hybrid.md) */
+    char what[240];    /* the tensor, or the window "first .. last" */
     size_t n_float;
     double cost;
     an_hyb_score score;
     bool meets;
-    bool kept;                  /* the set became the search's current one */
-    bool cached;                /* measured before: the score comes from the cache, no run */
+    bool kept;   /* the set became the search's current one */
+    bool cached; /* measured before: the score comes from the cache, no run */
 } an_hyb_step;
 
 typedef void (*an_hyb_step_fn)(void *user, const an_hyb_step *step);
 
 typedef struct an_hyb_search_opts {
     an_hyb_target target;
-    size_t max_float;           /* --max-float */
-    an_hyb_step_fn on_step;     /* every measurement (may be NULL) */
+    size_t max_float;       /* --max-float */
+    an_hyb_step_fn on_step; /* every measurement (may be NULL) */
     void *user;
 } an_hyb_search_opts;
 
 typedef struct an_hyb_search_result {
-    size_t *set;                /* candidate indices (into cands), in table order; malloc'ed */
+    size_t *set; /* candidate indices (into cands), in table order; malloc'ed */
     size_t n;
-    an_hyb_score score;         /* of the set */
-    an_hyb_score full;          /* every allowed candidate in float16 */
-    bool unreachable;           /* float16 everywhere misses the target: set empty */
-    bool reached;               /* the set meets the target (false: --max-float stopped it) */
-    size_t measurements;        /* sets measured (simulator runs of every sample each) */
-    size_t cached;              /* sets asked again and answered from the cache */
+    an_hyb_score score;  /* of the set */
+    an_hyb_score full;   /* every allowed candidate in float16 */
+    bool unreachable;    /* float16 everywhere misses the target: set empty */
+    bool reached;        /* the set meets the target (false: --max-float stopped it) */
+    size_t measurements; /* sets measured (simulator runs of every sample each) */
+    size_t cached;       /* sets asked again and answered from the cache */
 } an_hyb_search_result;
 
 /**
@@ -219,7 +219,8 @@ typedef struct an_hyb_search_result {
  * does not bind, the result meets it. order: an_hyb_rank's; base: all-int8.
  */
 rd_status an_hyb_search(an_hyb_ctx *c, const an_hyb_cand *cands, size_t n_cands, const size_t *order,
-                        const an_hyb_score *base, const an_hyb_search_opts *o, an_hyb_search_result *out, rd_error *err);
+                        const an_hyb_score *base, const an_hyb_search_opts *o, an_hyb_search_result *out,
+                        rd_error *err);
 void an_hyb_search_result_fini(an_hyb_search_result *r);
 
 #endif

@@ -18,11 +18,11 @@
 typedef struct printer {
     an_cmd_ctx *ctx;
     const hyb_args *a;
-    bool means;          /* several samples: print the mean cosine too */
-    bool score;          /* --score-cmd: print its number */
+    bool means; /* several samples: print the mean cosine too */
+    bool score; /* --score-cmd: print its number */
     an_hyb_step *steps;
     size_t n, cap;
-    bool failed;         /* out of memory for the steps */
+    bool failed; /* out of memory for the steps */
 } printer;
 
 static void print_header(const printer *p)
@@ -41,8 +41,8 @@ static void print_header(const printer *p)
 static void print_step(const printer *p, const an_hyb_step *s)
 {
     FILE *f = p->ctx->out;
-    fprintf(f, "%-7s %-48s %6zu %14.6g %9.6f", s->phase, RD_TEXT_SHOWN(s->what), s->n_float, p->a->latency ? s->cost : s->cost / 1e6,
-            s->score.cos);
+    fprintf(f, "%-7s %-48s %6zu %14.6g %9.6f", s->phase, RD_TEXT_SHOWN(s->what), s->n_float,
+            p->a->latency ? s->cost : s->cost / 1e6, s->score.cos);
     if (p->means)
         fprintf(f, " %9.6f", s->score.cos_mean);
     fprintf(f, " %9.2f", s->score.sqnr_db);
@@ -71,7 +71,9 @@ static void on_step(void *user, const an_hyb_step *s)
 
 static cJSON *num(double v)
 {
-    return isfinite(v) ? cJSON_CreateNumber(v) : isnan(v) ? cJSON_CreateNull() : cJSON_CreateString(v > 0 ? "inf" : "-inf");
+    return isfinite(v) ? cJSON_CreateNumber(v)
+           : isnan(v)  ? cJSON_CreateNull()
+                       : cJSON_CreateString(v > 0 ? "inf" : "-inf");
 }
 
 static cJSON *score_json(const an_hyb_score *s)
@@ -90,9 +92,11 @@ static rd_status write_search_json(const char *dir, const hyb_args *a, const pri
                                    const an_hyb_search_result *res, const char *error, rd_error *err)
 {
     cJSON *root = cJSON_CreateObject(), *target = cJSON_CreateObject(), *steps = cJSON_CreateArray();
-    cJSON_AddStringToObject(root, "status", error ? "failed" : res->unreachable ? "unreachable"
-                                            : res->reached                  ? "reached"
-                                                                            : "not_reached");
+    cJSON_AddStringToObject(root, "status",
+                            error              ? "failed"
+                            : res->unreachable ? "unreachable"
+                            : res->reached     ? "reached"
+                                               : "not_reached");
     cJSON_AddItemToObject(root, "error", error ? cJSON_CreateString(error) : cJSON_CreateNull());
     cJSON_AddStringToObject(root, "objective", an_hyb_objective_name(a->objective));
     cJSON_AddStringToObject(root, "over", a->over == AN_HYB_OVER_MEAN ? "mean" : "worst");
@@ -182,8 +186,10 @@ static rd_status write_outputs(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const c
     for (size_t i = 0; i < n; i++)
         rd_sim_set_precision(r->s, r->cands[set[i]].name, RD_PREC_INT8, NULL);
     if (st == RD_OK)
-        fprintf(ctx->errs, "wrote %s and the accuracy report of that config (%s/error_analysis.txt, report.json, "
-                           "report.html, search.json)\n", a->out_path, dir);
+        fprintf(ctx->errs,
+                "wrote %s and the accuracy report of that config (%s/error_analysis.txt, report.json, "
+                "report.html, search.json)\n",
+                a->out_path, dir);
     return st;
 }
 
@@ -214,8 +220,13 @@ static rd_status make_scorer(const hyb_args *a, hyb_run *r, const char *dir, an_
     char work[4200];
     snprintf(work, sizeof work, "%s/candidates", dir);
     rd_status st = sample_inputs(a, r, &ds, &inputs, err);
-    an_hyb_scorer_opts so = {.cmd = a->score_cmd, .timeout_s = (double)a->score_timeout, .work_dir = work,
-                             .model = r->m, .golden = r->hc.golden, .n_samples = r->n_samples, .n_in = r->n_in,
+    an_hyb_scorer_opts so = {.cmd = a->score_cmd,
+                             .timeout_s = (double)a->score_timeout,
+                             .work_dir = work,
+                             .model = r->m,
+                             .golden = r->hc.golden,
+                             .n_samples = r->n_samples,
+                             .n_in = r->n_in,
                              .inputs = inputs};
     if (st == RD_OK)
         st = an_hyb_scorer_create(&so, out, err);
@@ -232,12 +243,15 @@ static void print_result(an_cmd_ctx *ctx, const hyb_args *a, const hyb_run *r, c
         model_macs += r->cands[k].macs;
     for (size_t i = 0; i < res->n; i++)
         cost += r->cands[res->set[i]].cost;
-    fprintf(ctx->out, "\nresult: %zu float16 tensor%s, output cosine %.5f, SQNR %.2f dB (int8: %.5f, all float16: %.5f)\n",
+    fprintf(ctx->out,
+            "\nresult: %zu float16 tensor%s, output cosine %.5f, SQNR %.2f dB (int8: %.5f, all float16: %.5f)\n",
             res->n, res->n == 1 ? "" : "s", res->score.cos, res->score.sqnr_db, base->cos, res->full.cos);
     if (r->n_samples > 1)
-        fprintf(ctx->out, "over the %zu samples: worst cosine %.5f, mean %.5f; worst SQNR %.2f dB, mean %.2f dB (the "
-                          "target holds for the %s)\n", r->n_samples, res->score.cos, res->score.cos_mean,
-                res->score.sqnr_db, res->score.sqnr_mean, a->over == AN_HYB_OVER_MEAN ? "mean" : "worst sample");
+        fprintf(ctx->out,
+                "over the %zu samples: worst cosine %.5f, mean %.5f; worst SQNR %.2f dB, mean %.2f dB (the "
+                "target holds for the %s)\n",
+                r->n_samples, res->score.cos, res->score.cos_mean, res->score.sqnr_db, res->score.sqnr_mean,
+                a->over == AN_HYB_OVER_MEAN ? "mean" : "worst sample");
     if (a->score_cmd)
         fprintf(ctx->out, "score: %.6g (target %.6g; int8 %.6g, all float16 %.6g)\n", res->score.score, a->target_score,
                 base->score, res->full.score);
@@ -265,9 +279,10 @@ static void print_timing(an_cmd_ctx *ctx, const hyb_run *r, const an_hyb_search_
 {
     an_hyb_reuse ru;
     an_hyb_reuse_get(&r->hc, &ru);
-    fprintf(ctx->out, "search: %zu sets measured (%zu more from the cache), %zu simulator runs over %zu samples in "
-                      "%.1f s, %.1f s in all", res->measurements, res->cached, r->hc.n_runs, r->n_samples,
-            r->hc.run_seconds, an_hyb_now() - t0);
+    fprintf(ctx->out,
+            "search: %zu sets measured (%zu more from the cache), %zu simulator runs over %zu samples in "
+            "%.1f s, %.1f s in all",
+            res->measurements, res->cached, r->hc.n_runs, r->n_samples, r->hc.run_seconds, an_hyb_now() - t0);
     if (r->hc.reuse_bytes && ru.nodes_full)
         fprintf(ctx->out, " (prefix reuse: %llu of %llu nodes computed, %.1f MB kept)",
                 (unsigned long long)ru.nodes_computed, (unsigned long long)ru.nodes_full, (double)ru.bytes / 1e6);
@@ -300,9 +315,11 @@ int an_hyb_cli_search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_sco
         if (st == RD_OK) /* the all-int8 score: the baseline was measured before the scorer existed */
             st = an_hyb_measure(&r->hc, NULL, 0, &base, err);
     }
-    an_hyb_search_opts so = {.target = {.cos = a->target_cos, .sqnr_db = a->target_sqnr, .score = a->target_score,
-                                        .over = a->over},
-                             .max_float = (size_t)a->max_float, .on_step = on_step, .user = &p};
+    an_hyb_search_opts so = {
+        .target = {.cos = a->target_cos, .sqnr_db = a->target_sqnr, .score = a->target_score, .over = a->over},
+        .max_float = (size_t)a->max_float,
+        .on_step = on_step,
+        .user = &p};
     if (st == RD_OK) {
         print_header(&p);
         st = an_hyb_search(&r->hc, r->cands, r->n_cands, r->order, &base, &so, &res, err);
@@ -321,8 +338,10 @@ int an_hyb_cli_search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_sco
         size_t n_allowed = 0;
         for (size_t k = 0; k < r->n_cands; k++)
             n_allowed += r->cands[k].allowed;
-        fprintf(ctx->out, "\ntarget not reachable: with all %zu candidate tensors in float16 the outputs reach cosine "
-                          "%.5f, SQNR %.2f dB", n_allowed, res.full.cos, res.full.sqnr_db);
+        fprintf(ctx->out,
+                "\ntarget not reachable: with all %zu candidate tensors in float16 the outputs reach cosine "
+                "%.5f, SQNR %.2f dB",
+                n_allowed, res.full.cos, res.full.sqnr_db);
         if (a->score_cmd)
             fprintf(ctx->out, ", score %.6g", res.full.score);
         fprintf(ctx->out, " (target:");
@@ -336,9 +355,11 @@ int an_hyb_cli_search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_sco
                           "(accuracy --dtype float16).\n");
         rc = AN_EXIT_INPUT;
     } else if (!res.reached) {
-        fprintf(ctx->out, "\ntarget not reached within --max-float %ld: best cosine %.5f, SQNR %.2f dB with %zu float16 "
-                          "tensors (float16 everywhere reaches %.5f; the smallest set found that meets the target "
-                          "needs more tensors)\n", a->max_float, res.score.cos, res.score.sqnr_db, res.n, res.full.cos);
+        fprintf(ctx->out,
+                "\ntarget not reached within --max-float %ld: best cosine %.5f, SQNR %.2f dB with %zu float16 "
+                "tensors (float16 everywhere reaches %.5f; the smallest set found that meets the target "
+                "needs more tensors)\n",
+                a->max_float, res.score.cos, res.score.sqnr_db, res.n, res.full.cos);
         rc = AN_EXIT_GATE;
     } else {
         print_result(ctx, a, r, &base, &res);

@@ -17,9 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q,
-                       const rd_load_options *lopt, const char *const *inputs, size_t n_inputs,
-                       size_t samples, bool json, int threads);
+int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,
+                       const char *const *inputs, size_t n_inputs, size_t samples, bool json, int threads);
 
 typedef struct variant {
     char name[160];
@@ -44,17 +43,19 @@ static rd_status copy_sample(void *user, size_t k, rd_tensor *inputs, rd_error *
     for (size_t i = 0; i < c->n_in; i++) {
         const rd_tensor *t = &c->samples[k * c->n_in + i];
         rd_status st = rd_tensor_alloc(&inputs[i], t->dtype, t->rank, t->dims, err);
-        if (st != RD_OK) return st;
+        if (st != RD_OK)
+            return st;
         size_t bytes = 0;
-        if (rd_shape_bytes(t->dtype, t->rank, t->dims, &bytes, err) != RD_OK) return RD_E_LIMIT;
+        if (rd_shape_bytes(t->dtype, t->rank, t->dims, &bytes, err) != RD_OK)
+            return RD_E_LIMIT;
         memcpy(inputs[i].data, t->data, bytes);
     }
     return RD_OK;
 }
 
 /* Output accuracy of one variant: its own inputs, calibration and golden. */
-static rd_status measure_variant(rd_model *m, variant *v, const char *const *inputs,
-                                 size_t n_inputs, size_t samples, int threads, rd_error *err)
+static rd_status measure_variant(rd_model *m, variant *v, const char *const *inputs, size_t n_inputs, size_t samples,
+                                 int threads, rd_error *err)
 {
     rd_tensor *x = NULL;
     size_t n = 0, n_in = rd_model_input_count(m);
@@ -67,10 +68,13 @@ static rd_status measure_variant(rd_model *m, variant *v, const char *const *inp
         st = an_quant_build_sim_from(&v->q, m, x, copy_sample, &src, n, NULL, false, &s, err);
     else if (st == RD_OK)
         st = an_quant_build_sim(&v->q, m, x, NULL, false, &s, err);
-    if (st == RD_OK) st = an_hyb_init(&hc, m, s, x, n, threads, err);
+    if (st == RD_OK)
+        st = an_hyb_init(&hc, m, s, x, n, threads, err);
     hc.reuse_bytes = 0; /* one measurement per variant: nothing to resume from */
-    if (st == RD_OK) st = an_hyb_measure(&hc, NULL, 0, &v->score, err);
-    if (st == RD_OK && v->keep) st = an_diag_clip_measure(s, x, n, n_in, threads, &v->clip, err);
+    if (st == RD_OK)
+        st = an_hyb_measure(&hc, NULL, 0, &v->score, err);
+    if (st == RD_OK && v->keep)
+        st = an_diag_clip_measure(s, x, n, n_in, threads, &v->clip, err);
     an_hyb_fini(&hc);
     if (st == RD_OK && v->keep)
         v->sim = s;
@@ -90,9 +94,7 @@ static void set_mean_std(an_quant_opts *q, const rd_model *m, float mean, float 
     for (size_t i = 0; i < n_in; i++) {
         rd_value_info vi;
         rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
-        size_t ch = vi.rank >= 2 && vi.dims[1] >= 1 && vi.dims[1] <= RD_MAX_INPUT_CHANNELS
-                        ? (size_t)vi.dims[1]
-                        : 1;
+        size_t ch = vi.rank >= 2 && vi.dims[1] >= 1 && vi.dims[1] <= RD_MAX_INPUT_CHANNELS ? (size_t)vi.dims[1] : 1;
         q->cfg.mean[i].n = q->cfg.std[i].n = ch;
         for (size_t c = 0; c < ch; c++) {
             q->cfg.mean[i].v[c] = mean;
@@ -132,7 +134,8 @@ static void values_str(const rd_channel_values *v, char *buf, size_t len)
     buf[0] = '\0';
     for (size_t c = 0; c < (same ? 1 : v->n) && used < len; c++) {
         int k = snprintf(buf + used, len - used, "%s%g", c ? "," : "", (double)v->v[c]);
-        if (k < 0) break;
+        if (k < 0)
+            break;
         used += (size_t)k;
     }
 }
@@ -170,9 +173,9 @@ static void ms_label(const an_quant_opts *q, char *buf, size_t len)
 
 /* The analysed samples prepared with q: the first-layer fit of every input with a site, or the fit
  * of every BatchNormalization (all_fit non-NULL). */
-static rd_status load_and_fit(rd_model *m, const an_quant_opts *q, const char *const *inputs,
-                              size_t n_inputs, size_t samples, const prep_eval *pe, double *fit,
-                              double *all_fit, size_t *n_layers, rd_error *err)
+static rd_status load_and_fit(rd_model *m, const an_quant_opts *q, const char *const *inputs, size_t n_inputs,
+                              size_t samples, const prep_eval *pe, double *fit, double *all_fit, size_t *n_layers,
+                              rd_error *err)
 {
     size_t n_in = rd_model_input_count(m), n = 0;
     rd_tensor *x = NULL;
@@ -182,31 +185,35 @@ static rd_status load_and_fit(rd_model *m, const an_quant_opts *q, const char *c
         if (st == RD_OK && pe->has_site[i])
             st = an_diag_bn_fit(m, &pe->site[i], x, n, &fit[i], err);
     }
-    if (st == RD_OK && all_fit) st = an_diag_bn_fit_all(m, x, n, all_fit, n_layers, err);
+    if (st == RD_OK && all_fit)
+        st = an_diag_bn_fit_all(m, x, n, all_fit, n_layers, err);
     for (size_t j = 0; x && j < n * n_in; j++)
         rd_tensor_fini(&x[j]);
     free(x);
     return st;
 }
 
-static rd_status prep_evaluate(rd_model *m, const an_quant_opts *q, const char *const *inputs,
-                               size_t n_inputs, size_t samples, prep_eval *pe, rd_error *err)
+static rd_status prep_evaluate(rd_model *m, const an_quant_opts *q, const char *const *inputs, size_t n_inputs,
+                               size_t samples, prep_eval *pe, rd_error *err)
 {
     size_t n_in = rd_model_input_count(m), first = 0;
     bool three = false; /* a 3-channel input with a site: ImageNet's values and RGB/BGR apply */
     for (size_t i = n_in < RD_MAX_MODEL_INPUTS ? n_in : RD_MAX_MODEL_INPUTS; i-- > 0;) {
         pe->has_site[i] = an_diag_bn_find(m, i, &pe->site[i]);
-        if (!pe->has_site[i]) continue;
+        if (!pe->has_site[i])
+            continue;
         pe->any_site = true;
         first = i;
         rd_value_info vi;
         rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
         three = three || (vi.rank >= 2 && vi.dims[1] == 3);
     }
-    if (!pe->any_site) return RD_OK;
+    if (!pe->any_site)
+        return RD_OK;
     static const float ms[][2] = {{0.0f, 1.0f}, {0.0f, 255.0f}, {127.5f, 127.5f}, {127.5f, 1.0f}};
     for (size_t k = 0; k < 2 + sizeof ms / sizeof ms[0] && pe->n < PREP_MAX; k++) {
-        if (k == 1 && !three) continue;
+        if (k == 1 && !three)
+            continue;
         prep_cand *c = &pe->c[pe->n];
         c->q = *q;
         c->given_ms = k == 0;
@@ -224,18 +231,21 @@ static rd_status prep_evaluate(rd_model *m, const an_quant_opts *q, const char *
     for (size_t i = 0; i < n_in && i < RD_MAX_MODEL_INPUTS; i++) {
         pe->best[i] = 0;
         for (size_t k = 1; k < pe->n; k++)
-            if (pe->c[k].fit[i] < pe->c[pe->best[i]].fit[i]) pe->best[i] = k;
+            if (pe->c[k].fit[i] < pe->c[pe->best[i]].fit[i])
+                pe->best[i] = k;
     }
-    if (!three) return RD_OK;
+    if (!three)
+        return RD_OK;
     /* the first layer hardly tells R from B (its filters are mostly luminance): every
      * BatchNormalization can */
     const prep_cand *ms_best = &pe->c[pe->best[first]];
     snprintf(pe->rgb_ms, sizeof pe->rgb_ms, "%s", ms_best->ms);
     for (int swap = 0; swap <= 1; swap++) {
         an_quant_opts qq = ms_best->q;
-        if (swap) toggle_rgb2bgr(&qq, q, n_in);
-        if (load_and_fit(m, &qq, inputs, n_inputs, samples, pe, NULL, &pe->rgb_fit[swap],
-                         &pe->rgb_layers, err) != RD_OK)
+        if (swap)
+            toggle_rgb2bgr(&qq, q, n_in);
+        if (load_and_fit(m, &qq, inputs, n_inputs, samples, pe, NULL, &pe->rgb_fit[swap], &pe->rgb_layers, err) !=
+            RD_OK)
             return rd_error_prefix(err, "RGB/BGR check");
     }
     pe->rgb_checked = true;
@@ -257,14 +267,15 @@ typedef struct finding {
  */
 #define PREP_FIT_RATIO 2.0
 
-static size_t prep_findings(const prep_eval *pe, const rd_model *m, const an_quant_opts *q,
-                            finding *f, size_t nf)
+static size_t prep_findings(const prep_eval *pe, const rd_model *m, const an_quant_opts *q, finding *f, size_t nf)
 {
     size_t n = 0;
     for (size_t i = 0; i < rd_model_input_count(m) && i < RD_MAX_MODEL_INPUTS && n < nf; i++) {
-        if (!pe->has_site[i] || pe->n == 0) continue;
+        if (!pe->has_site[i] || pe->n == 0)
+            continue;
         const prep_cand *given = &pe->c[0], *best = &pe->c[pe->best[i]];
-        if (!(best->fit[i] * PREP_FIT_RATIO < given->fit[i])) continue;
+        if (!(best->fit[i] * PREP_FIT_RATIO < given->fit[i]))
+            continue;
         rd_value_info vi;
         rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
         snprintf(f[n].what, sizeof f[n].what, "mean/std");
@@ -284,8 +295,8 @@ static size_t prep_findings(const prep_eval *pe, const rd_model *m, const an_qua
                  "with the channels as "
                  "given (--rgb2bgr %s), at %.3g with R and B swapped",
                  pe->rgb_ms, pe->rgb_layers, pe->rgb_fit[0], on ? "on" : "off", pe->rgb_fit[1]);
-        snprintf(f[n].fix, sizeof f[n].fix, "%s (quant_img_RGB2BGR: %s)",
-                 on ? "drop --rgb2bgr" : "--rgb2bgr", on ? "false" : "true");
+        snprintf(f[n].fix, sizeof f[n].fix, "%s (quant_img_RGB2BGR: %s)", on ? "drop --rgb2bgr" : "--rgb2bgr",
+                 on ? "false" : "true");
         n++;
     }
     return n;
@@ -299,14 +310,16 @@ static bool removes_half(const variant *given, const variant *v)
     return v->ok && e0 > 1e-4 && e1 <= 0.5 * e0;
 }
 
-int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q,
-                       const rd_load_options *lopt, const char *const *inputs, size_t n_inputs,
-                       size_t samples, bool json, int threads)
+int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,
+                       const char *const *inputs, size_t n_inputs, size_t samples, bool json, int threads)
 {
     rd_error err = {0};
     rd_model *m = NULL;
-    an_model_request req = {.command = "hybrid diagnose", .path = model_path, .shapes = lopt->input_shapes,
-                            .n_shapes = lopt->n_input_shapes, .errs = ctx->errs,
+    an_model_request req = {.command = "hybrid diagnose",
+                            .path = model_path,
+                            .shapes = lopt->input_shapes,
+                            .n_shapes = lopt->n_input_shapes,
+                            .errs = ctx->errs,
                             .dynamic_refusal = "the diagnosis analyses one input shape: give it with --input-shape "
                                                "(or subgraphs.input_size_list)"};
     rd_status st = an_model_load_configured(q, &req, &m, &err);
@@ -333,16 +346,14 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
     /* RGB/BGR: only images are swapped */
     v[nv].q = *q;
     toggle_rgb2bgr(&v[nv].q, q, n_in);
-    snprintf(v[nv++].name, sizeof v->name, "RGB/BGR swapped (--rgb2bgr %s) *",
-             q->cfg.rgb2bgr[0] ? "off" : "on");
+    snprintf(v[nv++].name, sizeof v->name, "RGB/BGR swapped (--rgb2bgr %s) *", q->cfg.rgb2bgr[0] ? "off" : "on");
     static const float ms[][2] = {{0.0f, 1.0f}, {0.0f, 255.0f}, {127.5f, 127.5f}, {127.5f, 1.0f}};
     for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++) {
         v[nv].q = *q;
         set_mean_std(&v[nv].q, m, ms[k][0], ms[k][1]);
         snprintf(v[nv++].name, sizeof v->name, "mean %g, std %g *", ms[k][0], ms[k][1]);
     }
-    const size_t golden_same =
-        nv; /* variants from here on keep the given inputs, hence the given golden */
+    const size_t golden_same = nv; /* variants from here on keep the given inputs, hence the given golden */
     size_t v_self = nv;
     v[nv].q = *q;
     v[nv].self_calibration = true;
@@ -352,23 +363,26 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
     v[nv].q = *q;
     v[nv].q.cfg.method = q->cfg.method == RD_QMETHOD_LAYER ? RD_QMETHOD_CHANNEL : RD_QMETHOD_LAYER;
     bool per_tensor = v[nv].q.cfg.method == RD_QMETHOD_LAYER;
-    snprintf(v[nv].name, sizeof v->name, "weights per %s (--method %s)",
-             per_tensor ? "tensor" : "channel", per_tensor ? "layer" : "channel");
+    snprintf(v[nv].name, sizeof v->name, "weights per %s (--method %s)", per_tensor ? "tensor" : "channel",
+             per_tensor ? "layer" : "channel");
     nv++;
     size_t v_algo = nv;
     static const rd_qalgo algos[] = {RD_QALGO_NORMAL, RD_QALGO_KL_DIVERGENCE, RD_QALGO_MMSE};
     for (size_t k = 0; k < 3; k++) {
-        if (algos[k] == q->cfg.algorithm) continue;
+        if (algos[k] == q->cfg.algorithm)
+            continue;
         v[nv].q = *q;
         v[nv].q.cfg.algorithm = algos[k];
         v[nv].keep = true;
         snprintf(v[nv++].name, sizeof v->name, "--algorithm %s", rd_qalgo_name(algos[k]));
     }
     for (size_t i = 0; i < nv; i++) {
-        if (ctx->errs && !json) fprintf(ctx->errs, "diagnose: %zu/%zu %s\n", i + 1, nv, RD_TEXT_SHOWN(v[i].name));
+        if (ctx->errs && !json)
+            fprintf(ctx->errs, "diagnose: %zu/%zu %s\n", i + 1, nv, RD_TEXT_SHOWN(v[i].name));
         rd_error e = {0};
         v[i].ok = measure_variant(m, &v[i], inputs, n_inputs, samples, threads, &e) == RD_OK;
-        if (!v[i].ok) snprintf(v[i].error, sizeof v[i].error, "%s", e.msg);
+        if (!v[i].ok)
+            snprintf(v[i].error, sizeof v[i].error, "%s", e.msg);
         if (i == 0 && !v[i].ok)
             break; /* the configuration as given fails: nothing to compare with */
     }
@@ -393,20 +407,17 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
      * given one) */
     size_t algo_best = 0;
     for (size_t i = v_algo; i < nv; i++)
-        if (removes_half(&v[0], &v[i]) &&
-            (algo_best == 0 || v[i].score.cos > v[algo_best].score.cos))
+        if (removes_half(&v[0], &v[i]) && (algo_best == 0 || v[i].score.cos > v[algo_best].score.cos))
             algo_best = i;
     size_t algo_finding = nf;
     if (algo_best && nf < 8) {
         double ratio = an_diag_range_log2_ratio(v[algo_best].sim, v[0].sim);
-        snprintf(fd[nf].what, sizeof fd[nf].what, "calibration algorithm %s",
-                 rd_qalgo_name(q->cfg.algorithm));
+        snprintf(fd[nf].what, sizeof fd[nf].what, "calibration algorithm %s", rd_qalgo_name(q->cfg.algorithm));
         snprintf(fd[nf].evidence, sizeof fd[nf].evidence,
                  "%s's ranges are %.3gx %s's at the median tensor; output cosine %.5f -> %.5f "
                  "(SQNR %.1f -> %.1f dB)",
-                 rd_qalgo_name(v[algo_best].q.cfg.algorithm), exp2(ratio),
-                 rd_qalgo_name(q->cfg.algorithm), v[0].score.cos, v[algo_best].score.cos,
-                 v[0].score.sqnr_db, v[algo_best].score.sqnr_db);
+                 rd_qalgo_name(v[algo_best].q.cfg.algorithm), exp2(ratio), rd_qalgo_name(q->cfg.algorithm),
+                 v[0].score.cos, v[algo_best].score.cos, v[0].score.sqnr_db, v[algo_best].score.sqnr_db);
         snprintf(fd[nf].fix, sizeof fd[nf].fix, "--algorithm %s (quantized_algorithm)",
                  rd_qalgo_name(v[algo_best].q.cfg.algorithm));
         nf++;
@@ -429,9 +440,8 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
                      "against %.3g%% when calibrated on them; the median tensor's range is %.3gx "
                      "theirs; output "
                      "cosine %.5f -> %.5f",
-                     100 * v[0].clip.share, v[0].clip.worst, 100 * v[0].clip.worst_share,
-                     100 * v[v_self].clip.share, exp2(range_log2), v[0].score.cos,
-                     v[v_self].score.cos);
+                     100 * v[0].clip.share, v[0].clip.worst, 100 * v[0].clip.worst_share, 100 * v[v_self].clip.share,
+                     exp2(range_log2), v[0].score.cos, v[v_self].score.cos);
             snprintf(fd[nf].fix, sizeof fd[nf].fix,
                      "a --dataset of samples like the analysed ones (same source, lighting, "
                      "preprocessing)");
@@ -441,8 +451,7 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
     /* per-tensor weights: the channel spread the single scale has to cover */
     an_diag_wspread ws;
     an_diag_weight_spread(v[0].sim, &ws);
-    if (q->cfg.method == RD_QMETHOD_LAYER && nf < 8 &&
-        (ws.n_over > 0 || removes_half(&v[0], &v[v_method]))) {
+    if (q->cfg.method == RD_QMETHOD_LAYER && nf < 8 && (ws.n_over > 0 || removes_half(&v[0], &v[v_method]))) {
         snprintf(fd[nf].what, sizeof fd[nf].what, "weights per tensor");
         snprintf(fd[nf].evidence, sizeof fd[nf].evidence,
                  "%zu of %zu layers have a weight channel above %gx the median channel's range "
@@ -464,8 +473,7 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
             cJSON_AddBoolToObject(o, "golden_changes", i > 0 && i < golden_same);
             if (v[i].ok) {
                 cJSON_AddNumberToObject(o, "output_cos", v[i].score.cos);
-                cJSON_AddNumberToObject(o, "output_sqnr_db",
-                                        isfinite(v[i].score.sqnr_db) ? v[i].score.sqnr_db : 999);
+                cJSON_AddNumberToObject(o, "output_sqnr_db", isfinite(v[i].score.sqnr_db) ? v[i].score.sqnr_db : 999);
             } else
                 cJSON_AddStringToObject(o, "error", v[i].error);
             cJSON_AddItemToArray(arr, o);
@@ -474,7 +482,8 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
         cJSON_AddItemToObject(root, "preprocessing_fit", pre);
         for (size_t k = 0; k < pe->n; k++)
             for (size_t i = 0; i < n_in && i < RD_MAX_MODEL_INPUTS; i++) {
-                if (!pe->has_site[i]) continue;
+                if (!pe->has_site[i])
+                    continue;
                 cJSON *o = cJSON_CreateObject();
                 rd_value_info vi;
                 rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
@@ -518,8 +527,7 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
     fprintf(ctx->out, "%-52s %10s %9s\n", "variant", "out_cos", "sqnr_dB");
     for (size_t i = 0; i < nv; i++) {
         if (v[i].ok)
-            fprintf(ctx->out, "%-52s %10.5f %9.2f\n", RD_TEXT_SHOWN(v[i].name), v[i].score.cos,
-                    v[i].score.sqnr_db);
+            fprintf(ctx->out, "%-52s %10.5f %9.2f\n", RD_TEXT_SHOWN(v[i].name), v[i].score.cos, v[i].score.sqnr_db);
         else
             fprintf(ctx->out, "%-52s %10s %9s  (%s)\n", RD_TEXT_SHOWN(v[i].name), "-", "-", RD_TEXT_SHOWN(v[i].error));
     }
@@ -535,8 +543,7 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
         for (size_t k = 0; k < pe->n; k++)
             for (size_t i = 0; i < n_in && i < RD_MAX_MODEL_INPUTS; i++)
                 if (pe->has_site[i])
-                    fprintf(ctx->out, "  %-60s %10.4g%s\n", pe->c[k].ms, pe->c[k].fit[i],
-                            k == 0 ? "  (as given)" : "");
+                    fprintf(ctx->out, "  %-60s %10.4g%s\n", pe->c[k].ms, pe->c[k].fit[i], k == 0 ? "  (as given)" : "");
         if (pe->rgb_checked)
             fprintf(ctx->out,
                     "  every BatchNormalization (%zu, mean of their median KL) with %s: %.4g "
@@ -544,26 +551,23 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
                     "given, %.4g R and B swapped\n",
                     pe->rgb_layers, pe->rgb_ms, pe->rgb_fit[0], pe->rgb_fit[1]);
     } else
-        fprintf(
-            ctx->out,
-            "\npreprocessing: no Conv + BatchNormalization right after an input, so mean/std and "
-            "RGB/BGR cannot be checked\n");
+        fprintf(ctx->out, "\npreprocessing: no Conv + BatchNormalization right after an input, so mean/std and "
+                          "RGB/BGR cannot be checked\n");
     fprintf(ctx->out, "\ncalibration: %.3g%% of the analysed int8 activation values clipped", 100 * v[0].clip.share);
     if (v[0].clip.worst[0])
         fprintf(ctx->out, " (worst '%s' %.3g%%)", RD_TEXT_SHOWN(v[0].clip.worst), 100 * v[0].clip.worst_share);
     fprintf(ctx->out, "; %.3g%% when calibrated on them; median range %.3gx theirs\n",
             v[v_self].ok ? 100 * v[v_self].clip.share : NAN, exp2(range_log2));
     if (isfinite(ws.worst))
-        fprintf(ctx->out,
-                "weights: widest channel spread %.3gx (%s); %zu of %zu layers above %gx\n",
-                ws.worst, RD_TEXT_SHOWN(ws.layer), ws.n_over, ws.n_layers, AN_DIAG_WSPREAD_HIGH);
+        fprintf(ctx->out, "weights: widest channel spread %.3gx (%s); %zu of %zu layers above %gx\n", ws.worst,
+                RD_TEXT_SHOWN(ws.layer), ws.n_over, ws.n_layers, AN_DIAG_WSPREAD_HIGH);
     fprintf(ctx->out, "\n");
     for (size_t k = 0; k < nf; k++)
-        fprintf(ctx->out, "likely mistake: %s: %s. Fix: %s\n", fd[k].what, RD_TEXT_SHOWN(fd[k].evidence),
-                fd[k].fix);
+        fprintf(ctx->out, "likely mistake: %s: %s. Fix: %s\n", fd[k].what, RD_TEXT_SHOWN(fd[k].evidence), fd[k].fix);
     if (nf == 0)
-        fprintf(ctx->out, "no likely configuration mistake: look at the layers (hybrid suggest) and where the error builds up "
-                          "(hybrid sweep)\n");
+        fprintf(ctx->out,
+                "no likely configuration mistake: look at the layers (hybrid suggest) and where the error builds up "
+                "(hybrid sweep)\n");
 out:
     for (size_t i = 0; i < nv; i++)
         rd_sim_destroy(v[i].sim);

@@ -43,20 +43,20 @@ typedef struct out_shape {
 } out_shape;
 
 struct an_hyb_scorer {
-    char *script;         /* what /bin/sh -c runs: CMD with "$1" for the folder */
-    char *cmd;            /* as given, for messages */
+    char *script; /* what /bin/sh -c runs: CMD with "$1" for the folder */
+    char *cmd;    /* as given, for messages */
     double timeout_s;
-    char work_dir[4096];  /* <out>/candidates */
-    char **out_names;     /* graph outputs */
+    char work_dir[4096]; /* <out>/candidates */
+    char **out_names;    /* graph outputs */
     size_t n_samples, n_out, n_in;
-    char **inputs;        /* n_samples * n_in input files (entries may be NULL) */
-    out_shape *shapes;    /* n_samples * n_out: the outputs' shapes of the set being measured */
-    size_t candidate;     /* number of the set being measured (1, 2, ...) */
-    char dir[4200];       /* its folder */
-    char **set;           /* its tensor names (copies) */
+    char **inputs;     /* n_samples * n_in input files (entries may be NULL) */
+    out_shape *shapes; /* n_samples * n_out: the outputs' shapes of the set being measured */
+    size_t candidate;  /* number of the set being measured (1, 2, ...) */
+    char dir[4200];    /* its folder */
+    char **set;        /* its tensor names (copies) */
     size_t n_set;
     size_t calls;
-    double seconds;       /* spent in the command */
+    double seconds; /* spent in the command */
 };
 
 static double now_s(void)
@@ -184,7 +184,8 @@ rd_status an_hyb_scorer_create(const an_hyb_scorer_opts *o, an_hyb_scorer **out,
 /* "candidate 7 (3 float16 tensors: a, b, c)" */
 static void describe(const an_hyb_scorer *sc, char *buf, size_t len)
 {
-    int w = snprintf(buf, len, "candidate %zu (%zu float16 tensor%s", sc->candidate, sc->n_set, sc->n_set == 1 ? "" : "s");
+    int w =
+        snprintf(buf, len, "candidate %zu (%zu float16 tensor%s", sc->candidate, sc->n_set, sc->n_set == 1 ? "" : "s");
     for (size_t i = 0; i < sc->n_set && w > 0 && (size_t)w < len; i++) {
         if (i == 4 && sc->n_set > 5) {
             w += snprintf(buf + w, len - (size_t)w, ", ... %s", sc->set[sc->n_set - 1]);
@@ -311,7 +312,7 @@ static void drain(int *fd, tail *t)
 
 typedef struct run_result {
     tail out, errs;
-    int status;        /* exit status, 128 + signal, or -1 */
+    int status; /* exit status, 128 + signal, or -1 */
     bool timed_out;
 } run_result;
 
@@ -468,19 +469,24 @@ rd_status an_hyb_scorer_finish(an_hyb_scorer *sc, double *score, rd_error *err)
     describe(sc, who, sizeof who);
     excerpt(&rr, said, sizeof said);
     if (rr.timed_out)
-        return rd_errorf(err, RD_E_TIMEOUT, "--score-cmd ran past --score-timeout %g s on %s and was killed ('%.80s'); "
-                         "its last output: %s; the candidate's outputs stay in %s", sc->timeout_s, who, sc->cmd, said,
-                         sc->dir);
+        return rd_errorf(err, RD_E_TIMEOUT,
+                         "--score-cmd ran past --score-timeout %g s on %s and was killed ('%.80s'); "
+                         "its last output: %s; the candidate's outputs stay in %s",
+                         sc->timeout_s, who, sc->cmd, said, sc->dir);
     if (rr.status != 0)
-        return rd_errorf(err, RD_E_IO, "--score-cmd failed (exit status %d) on %s ('%.80s'); its last output: %s; the "
-                         "candidate's outputs stay in %s", rr.status, who, sc->cmd, said, sc->dir);
+        return rd_errorf(err, RD_E_IO,
+                         "--score-cmd failed (exit status %d) on %s ('%.80s'); its last output: %s; the "
+                         "candidate's outputs stay in %s",
+                         rr.status, who, sc->cmd, said, sc->dir);
     last_line(rr.out.buf, line, sizeof line);
     char *end = NULL;
     double v = strtod(line, &end);
     if (!line[0] || !end || end == line || *end || !isfinite(v))
-        return rd_errorf(err, RD_E_PARSE, "--score-cmd printed no number on %s ('%.80s'; the last line of its output "
+        return rd_errorf(err, RD_E_PARSE,
+                         "--score-cmd printed no number on %s ('%.80s'; the last line of its output "
                          "must be one number, higher is better); its last output: %s; the candidate's outputs stay in "
-                         "%s", who, sc->cmd, said, sc->dir);
+                         "%s",
+                         who, sc->cmd, said, sc->dir);
     *score = v;
     return rd_dir_remove_tree(sc->dir, err);
 }

@@ -48,14 +48,14 @@ typedef struct srch {
     an_hyb_ctx *c;
     const an_hyb_cand *cands;
     const an_hyb_search_opts *o;
-    size_t *sp, m;        /* the search space: allowed candidate indices in table order */
+    size_t *sp, m; /* the search space: allowed candidate indices in table order */
     const char **names;
-    size_t words;         /* uint64 words of a set's bits */
+    size_t words; /* uint64 words of a set's bits */
     uint64_t *tmp_bits;
     cache_entry *cache;
     size_t cache_cap, cache_n;
     size_t measurements, cached;
-    bool *best_capped;    /* the set with the lowest deficit measured within --max-float (phase 5) */
+    bool *best_capped; /* the set with the lowest deficit measured within --max-float (phase 5) */
     double best_capped_deficit;
     an_hyb_score best_capped_score;
 } srch;
@@ -129,8 +129,13 @@ static void report(srch *s, const char *phase, const char *what, const bool *f, 
 {
     if (!s->o->on_step)
         return;
-    an_hyb_step st = {.phase = phase, .n_float = count(s, f), .cost = cost_of(s, f), .score = *sc,
-                      .meets = an_hyb_meets(&s->o->target, sc), .kept = kept, .cached = cached};
+    an_hyb_step st = {.phase = phase,
+                      .n_float = count(s, f),
+                      .cost = cost_of(s, f),
+                      .score = *sc,
+                      .meets = an_hyb_meets(&s->o->target, sc),
+                      .kept = kept,
+                      .cached = cached};
     snprintf(st.what, sizeof st.what, "%s", what);
     s->o->on_step(s->o->user, &st);
 }
@@ -232,7 +237,8 @@ static rd_status singles(srch *s, const size_t *order, size_t n_cands, const an_
     for (size_t r = 0; r < n_cands && st == RD_OK && !an_hyb_meets(t, cur_score); r++) {
         const an_hyb_cand *cd = &s->cands[order[r]];
         size_t i = pos[order[r]];
-        if (i == SIZE_MAX || cur[i] || isnan(cd->alone_cos) || !(an_hyb_deficit(t, &cd->alone) < d0 * (1 - SINGLE_MIN_CUT)))
+        if (i == SIZE_MAX || cur[i] || isnan(cd->alone_cos) ||
+            !(an_hyb_deficit(t, &cd->alone) < d0 * (1 - SINGLE_MIN_CUT)))
             continue;
         if (count(s, cur) >= s->o->max_float)
             break;

@@ -21,14 +21,14 @@
 int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,
                      const char *dumps_dir, bool json);
 
-#define GRID_TOL 1e-3     /* distance from an integer code, in quantization steps */
-#define GRID_SHARE 0.99   /* share of non-zero values on the grid that means int8 */
+#define GRID_TOL 1e-3   /* distance from an integer code, in quantization steps */
+#define GRID_SHARE 0.99 /* share of non-zero values on the grid that means int8 */
 
 typedef enum ran_kind { RAN_FP16, RAN_INT8, RAN_NO_DUMP, RAN_UNKNOWN } ran_kind;
 
 typedef struct verdict {
     ran_kind ran;
-    const char *file;     /* the dump used, NULL when none */
+    const char *file; /* the dump used, NULL when none */
     char evidence[300];
 } verdict;
 
@@ -60,7 +60,8 @@ static void judge(const rd_sim *s, const an_dump_set *ds, int value, verdict *v)
     const an_dump_name *dn = an_dump_set_name(ds, value, &v->file);
     if (!dn) {
         v->ran = RAN_NO_DUMP;
-        snprintf(v->evidence, sizeof v->evidence, "no dump of it was read (see the mapping: --json lists none; "
+        snprintf(v->evidence, sizeof v->evidence,
+                 "no dump of it was read (see the mapping: --json lists none; "
                  "`accuracy --runtime-dumps` writes map_name_to_file.txt)");
         return;
     }
@@ -86,7 +87,8 @@ static void judge(const rd_sim *s, const an_dump_set *ds, int value, verdict *v)
     const rd_tensor *t = an_dump_set_tensor((void *)ds, value);
     if (!t || rd_sim_tensor_get(s, vi.name, &info, NULL) != RD_OK || !info.quantized || !(info.scale > 0)) {
         v->ran = RAN_UNKNOWN;
-        snprintf(v->evidence, sizeof v->evidence, "float32 dump, but the cfg gives no int8 parameters to test it "
+        snprintf(v->evidence, sizeof v->evidence,
+                 "float32 dump, but the cfg gives no int8 parameters to test it "
                  "against");
         return;
     }
@@ -97,8 +99,10 @@ static void judge(const rd_sim *s, const an_dump_set *ds, int value, verdict *v)
         return;
     }
     v->ran = share > GRID_SHARE ? RAN_INT8 : RAN_FP16;
-    snprintf(v->evidence, sizeof v->evidence, "float32 dump: %.1f%% of the non-zero values on the int8 grid "
-             "(scale %g, zero point %d)", 100.0 * share, (double)info.scale, (int)info.zero_point);
+    snprintf(v->evidence, sizeof v->evidence,
+             "float32 dump: %.1f%% of the non-zero values on the int8 grid "
+             "(scale %g, zero point %d)",
+             100.0 * share, (double)info.scale, (int)info.zero_point);
 }
 
 /* How the built model holds value (s: the built model's graph, an_quant_built_graph). */
@@ -112,14 +116,18 @@ static void judge_built(const rd_sim *s, const an_built *b, int value, verdict *
     const char *why = "";
     if (!an_built_precision(b, vi.name, &p, &via_f16, &why)) {
         v->ran = RAN_UNKNOWN;
-        snprintf(v->evidence, sizeof v->evidence, "%s says nothing of it (rknn_mapping.txt of `accuracy --rknn` "
-                 "lists what it maps)", an_built_path(b));
+        snprintf(v->evidence, sizeof v->evidence,
+                 "%s says nothing of it (rknn_mapping.txt of `accuracy --rknn` "
+                 "lists what it maps)",
+                 an_built_path(b));
         return;
     }
     v->ran = p == RD_PREC_FP16 || via_f16 ? RAN_FP16 : p == RD_PREC_INT8 ? RAN_INT8 : RAN_UNKNOWN;
     if (via_f16)
-        snprintf(v->evidence, sizeof v->evidence, "float16 in the build (held in %s for its readers: exDataConvert): "
-                 "%s", rd_prec_name(p), why);
+        snprintf(v->evidence, sizeof v->evidence,
+                 "float16 in the build (held in %s for its readers: exDataConvert): "
+                 "%s",
+                 rd_prec_name(p), why);
     else
         snprintf(v->evidence, sizeof v->evidence, "%s in the build: %s", rd_prec_name(p), why);
 }
@@ -179,8 +187,8 @@ static bool is_requested_value(const req *reqs, size_t n, int value)
     return false;
 }
 
-static void print_text(an_cmd_ctx *ctx, const char *cfg_path, const char *source, bool built, const req *reqs,
-                       size_t n, const int *extra, const verdict *extra_v, size_t n_extra, const rd_sim *s)
+static void print_text(an_cmd_ctx *ctx, const char *cfg_path, const char *source, bool built, const req *reqs, size_t n,
+                       const int *extra, const verdict *extra_v, size_t n_extra, const rd_sim *s)
 {
     fprintf(ctx->out, "hybrid verify: %zu tensor%s asked to be float16 in %s; %s\n\n", n, n == 1 ? "" : "s", cfg_path,
             source);
@@ -215,7 +223,8 @@ static void print_text(an_cmd_ctx *ctx, const char *cfg_path, const char *source
         fprintf(ctx->out, "result: all %zu requested tensors %s float16\n", n, built ? "are built in" : "ran in");
         return;
     }
-    fprintf(ctx->out, "result: %zu of %zu requested tensors not shown to %s float16:", bad, n, built ? "be built in" : "run in");
+    fprintf(ctx->out, "result: %zu of %zu requested tensors not shown to %s float16:", bad, n,
+            built ? "be built in" : "run in");
     for (size_t i = 0; i < n; i++)
         if (reqs[i].v.ran != RAN_FP16)
             fprintf(ctx->out, " %s (%s)", RD_TEXT_SHOWN(reqs[i].key), ran_name(reqs[i].v.ran));
@@ -287,8 +296,11 @@ int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, 
     size_t n = 0, n_extra = 0;
     int rc = AN_EXIT_INPUT;
     rd_status st = rd_qcfg_load(q->qcfg_path, &cfg, &err);
-    an_model_request mreq = {.command = "hybrid verify", .path = model_path, .shapes = lopt->input_shapes,
-                             .n_shapes = lopt->n_input_shapes, .errs = ctx->errs,
+    an_model_request mreq = {.command = "hybrid verify",
+                             .path = model_path,
+                             .shapes = lopt->input_shapes,
+                             .n_shapes = lopt->n_input_shapes,
+                             .errs = ctx->errs,
                              .dynamic_refusal = "the board's dumps are of one input shape: give it with --input-shape "
                                                 "(or subgraphs.input_size_list)"};
     if (st == RD_OK)

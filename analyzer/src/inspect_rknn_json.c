@@ -24,8 +24,10 @@ static cJSON *nums_json(const void *v, size_t n, char kind)
 {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++) {
-        double x = kind == 'l' ? (double)((const int64_t *)v)[i] : kind == 'i' ? (double)((const int32_t *)v)[i]
-                   : kind == 'f' ? (double)((const float *)v)[i] : ((const double *)v)[i];
+        double x = kind == 'l'   ? (double)((const int64_t *)v)[i]
+                   : kind == 'i' ? (double)((const int32_t *)v)[i]
+                   : kind == 'f' ? (double)((const float *)v)[i]
+                                 : ((const double *)v)[i];
         cJSON_AddItemToArray(a, num(x));
     }
     return a;

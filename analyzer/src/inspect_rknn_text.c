@@ -26,8 +26,9 @@ static void put_nums(FILE *out, const void *v, size_t n, char kind)
 {
     fputc('[', out);
     for (size_t i = 0; i < n && i < 4; i++) {
-        double x = kind == 'f' ? (double)((const float *)v)[i] : kind == 'd' ? ((const double *)v)[i]
-                                                                            : (double)((const int32_t *)v)[i];
+        double x = kind == 'f'   ? (double)((const float *)v)[i]
+                   : kind == 'd' ? ((const double *)v)[i]
+                                 : (double)((const int32_t *)v)[i];
         fprintf(out, "%s%g", i ? ", " : "", x);
     }
     if (n > 4)
@@ -173,8 +174,8 @@ static void print_tensors(FILE *out, const rd_rknn_graph *g, size_t max)
         char b1[32], b2[32], b3[32];
         fprintf(out, "  %-4zu ", i);
         an_rk_put(out, t->name[0] ? t->name : "-");
-        fprintf(out, "  %s %s %s ", rd_rknn_dtype_name(t->dtype, b1, sizeof b1), rd_rknn_role_name(t->role, b2, sizeof b2),
-                rd_rknn_layout_name(t->layout, b3, sizeof b3));
+        fprintf(out, "  %s %s %s ", rd_rknn_dtype_name(t->dtype, b1, sizeof b1),
+                rd_rknn_role_name(t->role, b2, sizeof b2), rd_rknn_layout_name(t->layout, b3, sizeof b3));
         put_dims(out, t->shape, t->rank);
         fputs(" (", out);
         put_dims(out, t->native_shape, t->native_rank);

@@ -79,7 +79,8 @@ static rd_status load_csv(const char *path, char *text, const rd_sim *s, const a
         if (!*name || name[0] == '#')
             continue;
         if (!p)
-            return rd_errorf(err, RD_E_PARSE, "%s:%d: expected 'tensor,milliseconds_int8,milliseconds_float16' (a "
+            return rd_errorf(err, RD_E_PARSE,
+                             "%s:%d: expected 'tensor,milliseconds_int8,milliseconds_float16' (a "
                              "CSV) or the board's RKNN_LOG_LEVEL=4 log with its 'ID OpType ... FullName' table",
                              path, lineno);
         p = csv_field(p, &a);
@@ -90,8 +91,10 @@ static rd_status load_csv(const char *path, char *text, const rd_sim *s, const a
         if (!b || (extra && *extra) || !parse_ms(a, &ms8) || !parse_ms(b, &ms16)) {
             if (rows == 0 && lineno == 1)
                 continue; /* a header line */
-            return rd_errorf(err, RD_E_PARSE, "%s:%d: expected 'tensor,milliseconds_int8,milliseconds_float16' with "
-                             "two non-negative numbers", path, lineno);
+            return rd_errorf(err, RD_E_PARSE,
+                             "%s:%d: expected 'tensor,milliseconds_int8,milliseconds_float16' with "
+                             "two non-negative numbers",
+                             path, lineno);
         }
         const char *ours = an_quant_match_name(s, name);
         if (!ours)
@@ -111,8 +114,10 @@ static rd_status load_csv(const char *path, char *text, const rd_sim *s, const a
         acc[k].n[P16]++;
     }
     if (rows == 0)
-        return rd_errorf(err, RD_E_PARSE, "%s: no rows (expected 'tensor,milliseconds_int8,milliseconds_float16', or "
-                         "the board's RKNN_LOG_LEVEL=4 log)", path);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: no rows (expected 'tensor,milliseconds_int8,milliseconds_float16', or "
+                         "the board's RKNN_LOG_LEVEL=4 log)",
+                         path);
     return RD_OK;
 }
 
@@ -147,19 +152,34 @@ static int named_value(const rd_sim *s, const char *name)
     return t ? rd_model_find_value(m, t) : -1;
 }
 
-typedef enum row_fate { FATE_MATCHED, FATE_MATCHED_BASE, FATE_NOT_CAND, FATE_IO, FATE_CONVERT, FATE_DTYPE,
-                        FATE_NO_NAME, FATE_UNKNOWN } row_fate;
+typedef enum row_fate {
+    FATE_MATCHED,
+    FATE_MATCHED_BASE,
+    FATE_NOT_CAND,
+    FATE_IO,
+    FATE_CONVERT,
+    FATE_DTYPE,
+    FATE_NO_NAME,
+    FATE_UNKNOWN
+} row_fate;
 
 static const char *fate_text(row_fate f)
 {
     switch (f) {
-    case FATE_IO: return "input/output operator";
-    case FATE_CONVERT: return "conversion the runtime inserted";
-    case FATE_DTYPE: return "neither int8 nor float16";
-    case FATE_NO_NAME: return "blank FullName";
-    case FATE_UNKNOWN: return "no such node or tensor: compiler-made?";
-    case FATE_NOT_CAND: return "not an int8 candidate";
-    default: return "matched";
+    case FATE_IO:
+        return "input/output operator";
+    case FATE_CONVERT:
+        return "conversion the runtime inserted";
+    case FATE_DTYPE:
+        return "neither int8 nor float16";
+    case FATE_NO_NAME:
+        return "blank FullName";
+    case FATE_UNKNOWN:
+        return "no such node or tensor: compiler-made?";
+    case FATE_NOT_CAND:
+        return "not an int8 candidate";
+    default:
+        return "matched";
     }
 }
 
@@ -228,12 +248,15 @@ static rd_status load_log(const char *path, const char *text, size_t len, const 
     size_t matched = count[FATE_MATCHED] + count[FATE_MATCHED_BASE] + count[FATE_NOT_CAND];
     size_t n_ignored = log.n_rows - matched;
     if (st == RD_OK && matched == 0)
-        st = rd_errorf(err, RD_E_NOTFOUND, "%s: none of the %zu layer rows names a node or tensor of the model "
-                       "(the log of another model?): %s", path, log.n_rows, ignored);
+        st = rd_errorf(err, RD_E_NOTFOUND,
+                       "%s: none of the %zu layer rows names a node or tensor of the model "
+                       "(the log of another model?): %s",
+                       path, log.n_rows, ignored);
     if (st == RD_OK && errs) {
-        fprintf(errs, "latency: %s: board log, %d run%s, %zu rows matched (%zu int8 and %zu float16 times of "
-                "candidates", path, log.n_tables, log.n_tables == 1 ? "" : "s (times averaged)", matched, times[P8],
-                times[P16]);
+        fprintf(errs,
+                "latency: %s: board log, %d run%s, %zu rows matched (%zu int8 and %zu float16 times of "
+                "candidates",
+                path, log.n_tables, log.n_tables == 1 ? "" : "s (times averaged)", matched, times[P8], times[P16]);
         if (count[FATE_MATCHED_BASE])
             fprintf(errs, "; %zu through the node before '#'", count[FATE_MATCHED_BASE]);
         if (count[FATE_NOT_CAND])
@@ -320,10 +343,11 @@ static rd_status settle(const char *const *paths, size_t n_paths, const lat_acc 
     }
     if (st == RD_OK && (n8 || n16) && n_ratio == 0) {
         name_list(cands, n, n8 ? only8 : only16, names, sizeof names);
-        st = rd_errorf(err, RD_E_PARSE, "%s: %zu candidates have %s times but no %s time (%s), and no layer is timed "
+        st = rd_errorf(err, RD_E_PARSE,
+                       "%s: %zu candidates have %s times but no %s time (%s), and no layer is timed "
                        "both ways to estimate from: run the %s build of the model on the board with RKNN_LOG_LEVEL=4 "
-                       "and pass its log too (--latency-table again)", sources, n8 ? n8 : n16,
-                       n8 ? "int8" : "float16", n8 ? "float16" : "int8", names,
+                       "and pass its log too (--latency-table again)",
+                       sources, n8 ? n8 : n16, n8 ? "int8" : "float16", n8 ? "float16" : "int8", names,
                        n8 ? "float16 (do_quantization=False)" : "int8");
     }
     if (st == RD_OK && (n8 || n16)) {
@@ -342,14 +366,17 @@ static rd_status settle(const char *const *paths, size_t n_paths, const lat_acc 
             only8[k] = only8[k] || only16[k];
         name_list(cands, n, only8, names, sizeof names);
         if (errs)
-            fprintf(errs, "latency: estimated cost of %zu candidates timed one way only (%s): the other time is the "
-                    "median float16/int8 ratio %.3g of the %zu layers timed both ways\n", n8 + n16, RD_TEXT_SHOWN(names), ratio,
-                    n_ratio);
+            fprintf(errs,
+                    "latency: estimated cost of %zu candidates timed one way only (%s): the other time is the "
+                    "median float16/int8 ratio %.3g of the %zu layers timed both ways\n",
+                    n8 + n16, RD_TEXT_SHOWN(names), ratio, n_ratio);
     }
     if (st == RD_OK && n_none && errs) {
         name_list(cands, n, none, names, sizeof names);
-        fprintf(errs, "warning: %zu candidates have no time in %s (%s): their float16 cost counts as 0 ms (fused into "
-                "another layer by the runtime?)\n", n_none, sources, RD_TEXT_SHOWN(names));
+        fprintf(errs,
+                "warning: %zu candidates have no time in %s (%s): their float16 cost counts as 0 ms (fused into "
+                "another layer by the runtime?)\n",
+                n_none, sources, RD_TEXT_SHOWN(names));
     }
     free(ratios);
     free(only8);
@@ -373,8 +400,10 @@ rd_status an_hyb_latency_load(const char *const *paths, size_t n_paths, const rd
             break;
         const char *nul = memchr(text, '\0', len);
         if (nul)
-            st = rd_errorf(err, RD_E_PARSE, "%s: binary data (a NUL byte at offset %zu): expected a CSV or the board's "
-                           "RKNN_LOG_LEVEL=4 log", paths[i], (size_t)(nul - text));
+            st = rd_errorf(err, RD_E_PARSE,
+                           "%s: binary data (a NUL byte at offset %zu): expected a CSV or the board's "
+                           "RKNN_LOG_LEVEL=4 log",
+                           paths[i], (size_t)(nul - text));
         else if (an_perf_log_detect(text, len))
             st = load_log(paths[i], text, len, s, cands, n, acc, errs, err);
         else

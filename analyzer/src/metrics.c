@@ -80,7 +80,8 @@ void an_metrics_compute(const float *ref, const float *test, int64_t n, const an
         sxy += (r - mr) * (t - mt);
         /* saturated: held at a code limit while the reference lies beyond it by more than half a step (a
            ReLU's zeros sit at the lowest code without being clamped) */
-        if (quant && ((fabs(t - lo) <= tol && r < lo - 0.5 * q->scale) || (fabs(t - hi) <= tol && r > hi + 0.5 * q->scale)))
+        if (quant &&
+            ((fabs(t - lo) <= tol && r < lo - 0.5 * q->scale) || (fabs(t - hi) <= tol && r > hi + 0.5 * q->scale)))
             n_sat++;
         if (r != 0) {
             n_ref_nonzero++;
@@ -145,12 +146,16 @@ void an_metrics_compute(const float *ref, const float *test, int64_t n, const an
 double an_cos_effective(const rd_metrics *m)
 {
     switch (m->degenerate) {
-    case RD_DEG_BOTH_ZERO: return 1.0;
+    case RD_DEG_BOTH_ZERO:
+        return 1.0;
     case RD_DEG_REF_ZERO:
-    case RD_DEG_TEST_ZERO: return 0.0;
+    case RD_DEG_TEST_ZERO:
+        return 0.0;
     case RD_DEG_NONFINITE:
-    case RD_DEG_SHAPE: return NAN;
-    default: return m->cos;
+    case RD_DEG_SHAPE:
+        return NAN;
+    default:
+        return m->cos;
     }
 }
 
@@ -235,12 +240,12 @@ bool an_metric_group_finish(const an_group_acc *acc, rd_metric_group *out)
     const rd_metrics *s = acc->samples;
     rd_metrics *m = &out->mean;
     *m = s[0];
-#define MEAN(field)                                                                                            \
-    do {                                                                                                       \
-        double sum_ = 0;                                                                                       \
-        for (size_t i_ = 0; i_ < n; i_++)                                                                      \
-            sum_ += s[i_].field;                                                                               \
-        m->field = sum_ / (double)n;                                                                           \
+#define MEAN(field)                       \
+    do {                                  \
+        double sum_ = 0;                  \
+        for (size_t i_ = 0; i_ < n; i_++) \
+            sum_ += s[i_].field;          \
+        m->field = sum_ / (double)n;      \
     } while (0)
     MEAN(cos);
     MEAN(euc);
@@ -345,8 +350,7 @@ rd_status an_channel_cos(const float *ref, const float *test, int rank, const in
     return RD_OK;
 }
 
-rd_status an_histogram(const float *ref, const float *test, int64_t n, size_t n_bins, rd_histogram *out,
-                       rd_error *err)
+rd_status an_histogram(const float *ref, const float *test, int64_t n, size_t n_bins, rd_histogram *out, rd_error *err)
 {
     memset(out, 0, sizeof *out);
     if (n_bins == 0 || n_bins > ((size_t)1 << 20))

@@ -11,8 +11,8 @@
 
 /** What is known about the tested tensor beyond its values. */
 typedef struct an_metrics_ctx {
-    bool quantized;        /* int8 parameters below are valid */
-    double scale;          /* dequantized value = scale * (code - zero_point) */
+    bool quantized; /* int8 parameters below are valid */
+    double scale;   /* dequantized value = scale * (code - zero_point) */
     int zero_point;
     int qmin, qmax;        /* code limits; both 0 means -128 and 127 */
     int64_t fp16_overflow; /* values that overflowed float16 in this layer (copied to the metrics) */
@@ -64,8 +64,7 @@ rd_status an_channel_cos(const float *ref, const float *test, int rank, const in
  * Value histogram of ref and test over the range of their finite values, n_bins equal bins (the last one
  * closed). Non-finite values are not counted. out's arrays are malloc'ed.
  */
-rd_status an_histogram(const float *ref, const float *test, int64_t n, size_t n_bins, rd_histogram *out,
-                       rd_error *err);
+rd_status an_histogram(const float *ref, const float *test, int64_t n, size_t n_bins, rd_histogram *out, rd_error *err);
 
 /** A layer (or row) and its cosine, to rank by. */
 typedef struct an_ranked {

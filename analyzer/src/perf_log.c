@@ -296,8 +296,10 @@ rd_status an_perf_log_parse(const char *text, size_t len, const char *what, an_p
         int line = 1;
         for (const char *q = text; q < nul; q++)
             line += *q == '\n';
-        return rd_errorf(err, RD_E_PARSE, "%s:%d: binary data (a NUL byte at offset %zu): expected the board's "
-                         "RKNN_LOG_LEVEL=4 log as text", what, line, (size_t)(nul - text));
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s:%d: binary data (a NUL byte at offset %zu): expected the board's "
+                         "RKNN_LOG_LEVEL=4 log as text",
+                         what, line, (size_t)(nul - text));
     }
     if (len > AN_PERF_LOG_MAX_BYTES)
         return rd_errorf(err, RD_E_LIMIT, "%s: %zu bytes, more than the %zu a latency log may have", what, len,
@@ -376,12 +378,15 @@ rd_status an_perf_log_parse(const char *text, size_t len, const char *what, an_p
     free(buf);
     if (st == RD_OK && log->n_tables == 0) {
         if (log->n_untimed)
-            st = rd_errorf(err, RD_E_PARSE, "%s:%d: the layer table there has no times (no Time(us) column, or all 0: "
+            st = rd_errorf(err, RD_E_PARSE,
+                           "%s:%d: the layer table there has no times (no Time(us) column, or all 0: "
                            "the toolkit's build-time table?); give the log of a board run with RKNN_LOG_LEVEL=4",
                            what, log->first_untimed_line);
         else
-            st = rd_errorf(err, RD_E_PARSE, "%s: no layer table (a header line 'ID OpType DataType Target ... "
-                           "Time(us) ... FullName')", what);
+            st = rd_errorf(err, RD_E_PARSE,
+                           "%s: no layer table (a header line 'ID OpType DataType Target ... "
+                           "Time(us) ... FullName')",
+                           what);
     }
     return st;
 }

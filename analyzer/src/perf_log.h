@@ -34,17 +34,17 @@ typedef struct an_perf_row {
     char op_type[48];   /* OpType as printed (cut to fit) */
     char data_type[16]; /* DataType as printed (cut to fit) */
     an_perf_prec prec;
-    bool on_npu;        /* Target NPU (else CPU, GPU, ...) */
-    double us;          /* Time(us) */
-    char *full_name;    /* FullName as printed, e.g. "Conv:Conv_12" (owned) */
+    bool on_npu;     /* Target NPU (else CPU, GPU, ...) */
+    double us;       /* Time(us) */
+    char *full_name; /* FullName as printed, e.g. "Conv:Conv_12" (owned) */
 } an_perf_row;
 
 /** The timed rows of every table of a log. */
 typedef struct an_perf_log {
     an_perf_row *rows;
     size_t n_rows, cap;
-    int n_tables;          /* timed tables read */
-    int n_untimed;         /* tables skipped: no Time(us) column, or every time 0 (the build-time table) */
+    int n_tables;  /* timed tables read */
+    int n_untimed; /* tables skipped: no Time(us) column, or every time 0 (the build-time table) */
     int first_untimed_line;
 } an_perf_log;
 

@@ -10,10 +10,10 @@
 #include <stdio.h>
 
 typedef struct an_progress {
-    FILE *out;          /* NULL: silent */
-    bool tty;           /* redraw one line in place */
-    const char *what;   /* "calibrating" */
-    double start;       /* seconds */
+    FILE *out;        /* NULL: silent */
+    bool tty;         /* redraw one line in place */
+    const char *what; /* "calibrating" */
+    double start;     /* seconds */
     double last_print;
     size_t last_done;
 } an_progress;
@@ -25,7 +25,7 @@ void an_progress_update(void *user, size_t done, size_t total);
 void an_progress_done(an_progress *p);
 
 typedef struct an_warn_ctx {
-    FILE *errs;         /* NULL: warnings dropped */
+    FILE *errs; /* NULL: warnings dropped */
 } an_warn_ctx;
 /** rd_warn_fn-compatible: prints "warning: msg" to ctx->errs. */
 void an_warn_print(void *user, const char *msg);

@@ -33,7 +33,7 @@ typedef struct pruner {
     bool **zero;       /* per value: channels identically 0 (NULL when channels is 0) */
     bool **cut;        /* per value: channels removed */
     node_kind *kind;
-    int *uses;         /* per value: node inputs reading it */
+    int *uses; /* per value: node inputs reading it */
 } pruner;
 
 static const float *f32_const(const rd_model *m, int value, int rank)
@@ -548,8 +548,10 @@ rd_status an_prune_write(const rd_model *m, const an_prune_plan *p, void **out_b
 {
     if (!p->n_replace)
         return rd_onnx_model_write(m, out_buf, out_len, err);
-    rd_onnx_rewrite rw = {.replace_names = (const char *const *)p->names, .replace_tensors = p->tensors,
-                          .n_replace = p->n_replace, .drop_shapes = true};
+    rd_onnx_rewrite rw = {.replace_names = (const char *const *)p->names,
+                          .replace_tensors = p->tensors,
+                          .n_replace = p->n_replace,
+                          .drop_shapes = true};
     return rd_onnx_model_rewrite(m, &rw, out_buf, out_len, err);
 }
 

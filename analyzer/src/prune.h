@@ -11,10 +11,10 @@
 
 /* What pruning would remove: the new constants and the savings. */
 typedef struct an_prune_plan {
-    size_t n_channels;          /* Conv/Gemm output channels removed */
+    size_t n_channels; /* Conv/Gemm output channels removed */
     size_t n_replace;
-    char **names;               /* constants rewritten (n_replace) */
-    rd_tensor *tensors;         /* their new data */
+    char **names;                               /* constants rewritten (n_replace) */
+    rd_tensor *tensors;                         /* their new data */
     int64_t weight_bytes, weight_bytes_removed; /* constants of the model (initializers and Constant nodes) */
     int64_t macs, macs_removed;
 } an_prune_plan;

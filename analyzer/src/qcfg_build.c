@@ -71,12 +71,19 @@ static rd_status add_weights(rd_sim *s, rd_qcfg *cfg, size_t *n_w, rd_error *err
             }
         }
         const bool dfp = rd_sim_get_options(s)->dfp && sw.bits == 16;
-        rd_qcfg_param p = {.name = (char *)vi.name, .qtype = dfp ? "dynamic_fixed_point" : "asymmetric_quantized",
+        rd_qcfg_param p = {.name = (char *)vi.name,
+                           .qtype = dfp ? "dynamic_fixed_point" : "asymmetric_quantized",
                            .method = n > 1 ? RD_QMETHOD_CHANNEL : RD_QMETHOD_LAYER,
                            .dtype = sw.bits == 16 ? RD_DT_I16 : RD_DT_I8,
                            .has = RD_QCFG_HAS_MIN | RD_QCFG_HAS_MAX | RD_QCFG_HAS_SCALE | RD_QCFG_HAS_ZERO_POINT |
                                   RD_QCFG_HAS_ORI_MIN | RD_QCFG_HAS_ORI_MAX,
-                           .n = n, .min = mn, .max = mx, .scale = scale, .zero_point = zp, .ori_min = mn, .ori_max = mx};
+                           .n = n,
+                           .min = mn,
+                           .max = mx,
+                           .scale = scale,
+                           .zero_point = zp,
+                           .ori_min = mn,
+                           .ori_max = mx};
         if (st == RD_OK)
             st = rd_qcfg_add_param(cfg, &p, err);
         free(lists);
@@ -117,8 +124,9 @@ rd_status an_qcfg_collect(rd_sim *s, rd_qcfg *cfg, FILE *errs, rd_error *err)
             n_half++;
         if (!t.quantized) {
             if (t.precision == RD_PREC_FP16) /* a float16 layer of an imported cfg, never calibrated */
-                st = rd_qcfg_add_param(cfg, &(rd_qcfg_param){.name = (char *)vi.name, .method = RD_QMETHOD_LAYER,
-                                                             .dtype = RD_DT_F16}, err);
+                st = rd_qcfg_add_param(
+                    cfg, &(rd_qcfg_param){.name = (char *)vi.name, .method = RD_QMETHOD_LAYER, .dtype = RD_DT_F16},
+                    err);
             continue;
         }
         float mn = t.min, mx = t.max;
@@ -126,11 +134,17 @@ rd_status an_qcfg_collect(rd_sim *s, rd_qcfg *cfg, FILE *errs, rd_error *err)
         n_int16 += wide;
         rd_qcfg_param p = {.name = (char *)vi.name,
                            .qtype = wide && dfp ? "dynamic_fixed_point" : "asymmetric_quantized",
-                           .method = RD_QMETHOD_LAYER, .dtype = wide ? RD_DT_I16 : RD_DT_I8,
+                           .method = RD_QMETHOD_LAYER,
+                           .dtype = wide ? RD_DT_I16 : RD_DT_I8,
                            .has = RD_QCFG_HAS_MIN | RD_QCFG_HAS_MAX | RD_QCFG_HAS_SCALE | RD_QCFG_HAS_ZERO_POINT |
                                   RD_QCFG_HAS_ORI_MIN | RD_QCFG_HAS_ORI_MAX,
-                           .n = 1, .min = &mn, .max = &mx, .scale = &t.scale, .zero_point = &t.zero_point,
-                           .ori_min = &mn, .ori_max = &mx};
+                           .n = 1,
+                           .min = &mn,
+                           .max = &mx,
+                           .scale = &t.scale,
+                           .zero_point = &t.zero_point,
+                           .ori_min = &mn,
+                           .ori_max = &mx};
         st = rd_qcfg_add_param(cfg, &p, err);
         n_act++;
     }
@@ -142,7 +156,7 @@ rd_status an_qcfg_collect(rd_sim *s, rd_qcfg *cfg, FILE *errs, rd_error *err)
         rd_sim_tensor t;
         if (rd_sim_tensor_get(s, vi.name, &t, NULL) == RD_OK && custom_layer(s, &t))
             st = rd_qcfg_add_layer(cfg, vi.name,
-                                   t.precision == RD_PREC_FP16   ? RD_DT_F16
+                                   t.precision == RD_PREC_FP16    ? RD_DT_F16
                                    : t.precision == RD_PREC_INT16 ? RD_DT_I16
                                                                   : RD_DT_I8,
                                    err);
@@ -176,7 +190,7 @@ static void list_names(FILE *errs, const char *what, char **names, size_t n)
  * count); its other entries as they were. Reports matches on errs.
  */
 rd_status an_qcfg_merge_rknn(const rd_sim *s, const rd_qcfg *ours, const char *path, rd_qcfg *out, FILE *errs,
-                                rd_error *err)
+                             rd_error *err)
 {
     rd_qcfg tk;
     rd_status st = rd_qcfg_load(path, &tk, err);
@@ -217,7 +231,9 @@ rd_status an_qcfg_merge_rknn(const rd_sim *s, const rd_qcfg *ours, const char *p
             st = rd_qcfg_add_layer(out, tk_name_of[k], ours->layers[i].dtype, err);
         else
             fprintf(errs, "warning: %s tensor '%s' has no entry in %s: left out of custom_quantize_layers\n",
-                    ours->layers[i].dtype == RD_DT_F16 ? "float16" : ours->layers[i].dtype == RD_DT_I16 ? "int16" : "int8",
+                    ours->layers[i].dtype == RD_DT_F16   ? "float16"
+                    : ours->layers[i].dtype == RD_DT_I16 ? "int16"
+                                                         : "int8",
                     RD_TEXT_SHOWN(ours->layers[i].name), path);
     }
     for (size_t i = 0; i < tk.n_layers && st == RD_OK; i++)
@@ -228,8 +244,9 @@ rd_status an_qcfg_merge_rknn(const rd_sim *s, const rd_qcfg *ours, const char *p
                 st = rd_qcfg_add_layer(out, tk.layers[i].name, tk.layers[i].dtype, err);
         }
     if (st == RD_OK) {
-        fprintf(errs, "rknn-cfg: %s: %zu of %zu entries matched our tensors (by name, ':0' and '/'->'_' forms, and "
-                      "parameter count) and carry our parameters\n",
+        fprintf(errs,
+                "rknn-cfg: %s: %zu of %zu entries matched our tensors (by name, ':0' and '/'->'_' forms, and "
+                "parameter count) and carry our parameters\n",
                 path, n_matched, tk.n_params);
         list_names(errs, "kept as the toolkit wrote them", kept, n_kept);
         list_names(errs, "our tensors without a toolkit entry (not written)", missing, n_missing);
@@ -241,4 +258,3 @@ rd_status an_qcfg_merge_rknn(const rd_sim *s, const rd_qcfg *ours, const char *p
     rd_qcfg_fini(&tk);
     return st;
 }
-

@@ -87,7 +87,9 @@ bool an_quant_take(an_quant_opts *q, int id, const char *value)
         q->flag_opt_level = (value[0] >= '0' && value[0] <= '3' && value[1] == '\0') ? value[0] - '0' : 99;
         return true;
     case AN_QOPT_LAYOUT:
-        q->layout = strcmp(value, "nchw") == 0 ? RD_LAYOUT_NCHW : strcmp(value, "nhwc") == 0 ? RD_LAYOUT_NHWC : (rd_input_layout)99;
+        q->layout = strcmp(value, "nchw") == 0   ? RD_LAYOUT_NCHW
+                    : strcmp(value, "nhwc") == 0 ? RD_LAYOUT_NHWC
+                                                 : (rd_input_layout)99;
         return true;
     case AN_QOPT_CFG:
         q->qcfg_path = value;
@@ -243,9 +245,11 @@ rd_status an_quant_finish(an_quant_opts *q, const rd_model *m, rd_error *err)
     if (q->rknn_path || q->rknn_log_path) { /* again for each model: a dynamic_input set is another shape */
         an_built_destroy(q->built);
         q->built = NULL;
-        const an_built_request req = {.rknn_path = q->rknn_path, .log_path = q->rknn_log_path,
+        const an_built_request req = {.rknn_path = q->rknn_path,
+                                      .log_path = q->rknn_log_path,
                                       .model_path = q->model_path ? q->model_path : q->cfg.model_file_path,
-                                      .platform = q->platform, .mean_std_from_flags = q->n_flag_mean || q->n_flag_std,
+                                      .platform = q->platform,
+                                      .mean_std_from_flags = q->n_flag_mean || q->n_flag_std,
                                       .dtype_given = q->dtype_given || q->cfg.line_dtype > 0};
         if ((st = an_built_load(&req, m, &q->cfg, &q->built, err)) != RD_OK)
             return st;
@@ -270,8 +274,8 @@ rd_status an_quant_precision(const an_quant_opts *q, rd_prec *out, rd_error *err
 static rd_status prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path,
                                rd_input_layout layout, FILE *errs, rd_tensor *out, rd_error *err);
 
-rd_status an_quant_prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path,
-                                 FILE *errs, rd_tensor *out, rd_error *err)
+rd_status an_quant_prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path, FILE *errs,
+                                 rd_tensor *out, rd_error *err)
 {
     return prepare_input(q, m, input, path, q->layout, errs, out, err);
 }
@@ -359,9 +363,12 @@ static rd_status get_dataset_sample(void *user, size_t k, rd_tensor *inputs, rd_
 static rd_calib_method calib_method(rd_qalgo a)
 {
     switch (a) {
-    case RD_QALGO_KL_DIVERGENCE: return RD_CALIB_KL;
-    case RD_QALGO_MMSE: return RD_CALIB_MMSE;
-    default: return RD_CALIB_NORMAL;
+    case RD_QALGO_KL_DIVERGENCE:
+        return RD_CALIB_KL;
+    case RD_QALGO_MMSE:
+        return RD_CALIB_MMSE;
+    default:
+        return RD_CALIB_NORMAL;
     }
 }
 
@@ -453,12 +460,14 @@ static rd_status import_param(rd_sim *s, const rd_qcfg_param *p, size_t *n_act, 
         }
         return rd_errorf(err, RD_E_INVAL,
                          "tensor '%s' is not quantizable: neither a float activation nor the weight of an int8 "
-                         "Conv/ConvTranspose/Gemm/MatMul", p->name);
+                         "Conv/ConvTranspose/Gemm/MatMul",
+                         p->name);
     }
     if (p->n != 1 || !(p->has & RD_QCFG_HAS_ZERO_POINT))
-        return rd_errorf(err, RD_E_UNSUPPORTED,
-                         "activation '%s': %zu entries%s: activations are quantized per tensor (one scale and zero point)",
-                         p->name, p->n, (p->has & RD_QCFG_HAS_ZERO_POINT) ? "" : " and no zero_point");
+        return rd_errorf(
+            err, RD_E_UNSUPPORTED,
+            "activation '%s': %zu entries%s: activations are quantized per tensor (one scale and zero point)", p->name,
+            p->n, (p->has & RD_QCFG_HAS_ZERO_POINT) ? "" : " and no zero_point");
     (*n_act)++;
     return wide ? rd_sim_set_qparams16(s, name, p->scale[0], p->zero_point[0], err)
                 : rd_sim_set_qparams(s, name, p->scale[0], p->zero_point[0], err);
@@ -510,8 +519,8 @@ static bool fully_quantized(const rd_sim *s)
     return true;
 }
 
-rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
-                             FILE *errs, bool color, rd_sim **out, rd_error *err)
+rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs, FILE *errs,
+                             bool color, rd_sim **out, rd_error *err)
 {
     return an_quant_build_sim_from(q, m, fallback_inputs, NULL, NULL, 0, errs, color, out, err);
 }
@@ -562,7 +571,8 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
     if (q->cfg.method == RD_QMETHOD_GROUP)
         return rd_errorf(err, RD_E_UNSUPPORTED,
                          "quantized_method group%d (weights in groups along the input) is not simulated: use channel "
-                         "or layer", q->cfg.group_size);
+                         "or layer",
+                         q->cfg.group_size);
     if (q->cfg.algorithm == RD_QALGO_GDQ)
         return rd_errorf(err, RD_E_UNSUPPORTED,
                          "quantized_algorithm gdq is not simulated (RKNN does not document it): use normal, "
@@ -595,12 +605,14 @@ rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, con
             if (!have_ds && !samples && errs)
                 fprintf(errs, "warning: no --dataset: calibrating on the analysed input itself, which flatters int8 "
                               "accuracy; give a calibration set of 20 to 100 samples\n");
-            dataset_source src = {.q = q, .m = m, .ds = have_ds ? &ds : NULL, .fallback = fallback_inputs, .errs = errs};
+            dataset_source src = {
+                .q = q, .m = m, .ds = have_ds ? &ds : NULL, .fallback = fallback_inputs, .errs = errs};
             an_progress bar;
             an_progress_init(&bar, errs, color, "calibrating");
             rd_calib_options co = {.method = calib_method(q->cfg.algorithm),
                                    .threads = q->pool ? rd_pool_threads(q->pool) : 0,
-                                   .progress = an_progress_update, .progress_user = &bar};
+                                   .progress = an_progress_update,
+                                   .progress_user = &bar};
             if (samples)
                 st = rd_calibrate(s, samples, samples_user, n_samples, &co, err);
             else
@@ -654,12 +666,14 @@ rd_status an_quant_load_samples(const an_quant_opts *q, const rd_model *m, const
     rd_status st = RD_OK;
     if (n_inputs) {
         if (n_inputs != n_in)
-            return rd_errorf(err, RD_E_USAGE, "--inputs gives %zu files, the model has %zu inputs (one file each, in order)",
-                             n_inputs, n_in);
+            return rd_errorf(err, RD_E_USAGE,
+                             "--inputs gives %zu files, the model has %zu inputs (one file each, in order)", n_inputs,
+                             n_in);
         *n_samples = 1;
     } else {
         if (!q->cfg.dataset)
-            return rd_errorf(err, RD_E_USAGE, "nothing to analyse: give --inputs FILE (one per model input) or --dataset FILE");
+            return rd_errorf(err, RD_E_USAGE,
+                             "nothing to analyse: give --inputs FILE (one per model input) or --dataset FILE");
         st = rd_dataset_load(q->cfg.dataset, n_in, &ds, err);
         if (st != RD_OK)
             return st;

@@ -31,46 +31,54 @@ enum {
 
 /* The option table entries, to put in a command's an_optspec array. */
 #define AN_QUANT_OPTSPECS                                                                                          \
-    {AN_QOPT_CONFIG, "config", 'c', "FILE", "RKNN rknn_convert model config (model_config.yml; subgraphs, "         \
-                                           "input_size_list, dynamic_input, model_pruning apply: docs/config.md)"},   \
-    {AN_QOPT_DTYPE, "dtype", 0, "T", "w8a8 (default when quantizing), float16, w8a16, w4a16, w16a16i, ..."},        \
-    {AN_QOPT_METHOD, "method", 0, "M", "weights per output channel (channel, default) or per tensor (layer)"},      \
-    {AN_QOPT_ALGORITHM, "algorithm", 0, "A", "calibration: normal (default), kl_divergence, mmse"},                \
-    {AN_QOPT_MEAN, "mean", 0, "V,V,V", "mean_values of one input (repeat per input)"},                            \
-    {AN_QOPT_STD, "std", 0, "V,V,V", "std_values of one input (repeat per input)"},                               \
-    {AN_QOPT_RGB2BGR, "rgb2bgr", 0, NULL, "quant_img_RGB2BGR: swap R and B of images before mean/std"},           \
-    {AN_QOPT_DATASET, "dataset", 0, "FILE", "calibration list (dataset.txt: one sample per line)"},               \
-    {AN_QOPT_PLATFORM, "platform", 0, "CHIP", "target_platform: rk3566, rk3588, rv1106, ..."},                   \
-    {AN_QOPT_OPT_LEVEL, "optimization-level", 0, "N", "compiler fusion rules 0..3 (default 3)"},                  \
-    {AN_QOPT_LAYOUT, "input-layout", 0, "L", ".npy inputs are nhwc (default, as RKNN) or nchw"},                  \
-    {AN_QOPT_CFG, "cfg", 0, "FILE", "import a .quantization.cfg (parameters and custom_quantize_layers)"},         \
-    {AN_QOPT_MAX_IMAGE_PIXELS, "max-image-pixels", 0, "N",                                                         \
-     "refuse larger images (default 67108864 = 8192x8192; N, 120M or WxH)"},                                   \
-    AN_THREADS_OPTSPEC
+    {AN_QOPT_CONFIG, "config", 'c', "FILE",                                                                        \
+     "RKNN rknn_convert model config (model_config.yml; subgraphs, "                                               \
+     "input_size_list, dynamic_input, model_pruning apply: docs/config.md)"},                                      \
+        {AN_QOPT_DTYPE, "dtype", 0, "T", "w8a8 (default when quantizing), float16, w8a16, w4a16, w16a16i, ..."},   \
+        {AN_QOPT_METHOD, "method", 0, "M", "weights per output channel (channel, default) or per tensor (layer)"}, \
+        {AN_QOPT_ALGORITHM, "algorithm", 0, "A", "calibration: normal (default), kl_divergence, mmse"},            \
+        {AN_QOPT_MEAN, "mean", 0, "V,V,V", "mean_values of one input (repeat per input)"},                         \
+        {AN_QOPT_STD, "std", 0, "V,V,V", "std_values of one input (repeat per input)"},                            \
+        {AN_QOPT_RGB2BGR, "rgb2bgr", 0, NULL, "quant_img_RGB2BGR: swap R and B of images before mean/std"},        \
+        {AN_QOPT_DATASET, "dataset", 0, "FILE", "calibration list (dataset.txt: one sample per line)"},            \
+        {AN_QOPT_PLATFORM, "platform", 0, "CHIP", "target_platform: rk3566, rk3588, rv1106, ..."},                 \
+        {AN_QOPT_OPT_LEVEL, "optimization-level", 0, "N", "compiler fusion rules 0..3 (default 3)"},               \
+        {AN_QOPT_LAYOUT, "input-layout", 0, "L", ".npy inputs are nhwc (default, as RKNN) or nchw"},               \
+        {AN_QOPT_CFG, "cfg", 0, "FILE", "import a .quantization.cfg (parameters and custom_quantize_layers)"},     \
+        {AN_QOPT_MAX_IMAGE_PIXELS, "max-image-pixels", 0, "N",                                                     \
+         "refuse larger images (default 67108864 = 8192x8192; N, 120M or WxH)"},                                   \
+        AN_THREADS_OPTSPEC
 
 /* --threads alone, for commands that run a model without the quantization options (convert). */
-#define AN_THREADS_OPTSPEC                                                                                         \
-    {AN_QOPT_THREADS, "threads", 0, "N", "threads for the kernels (default: the CPUs this process may use; "     \
-                                         "results are bit-identical for any N)"}
+#define AN_THREADS_OPTSPEC                                                      \
+    {                                                                           \
+        AN_QOPT_THREADS, "threads", 0, "N",                                     \
+            "threads for the kernels (default: the CPUs this process may use; " \
+            "results are bit-identical for any N)"                              \
+    }
 
 /* The built-model options (accuracy, run, quantize, hybrid): the simulation takes its decisions from them. */
-#define AN_BUILT_OPTSPECS                                                                                          \
-    {AN_QOPT_RKNN, "rknn", 0, "MODEL.rknn", "simulate what RKNN-Toolkit2 built from this model: its fused ops, "     \
-                                            "precisions, scales, weights and mean/std (docs/rknn-model.md)"},      \
-    {AN_QOPT_RKNN_LOG, "rknn-build-log", 0, "FILE", "the same from a verbose build log or a board's layer table: "  \
-                                                   "fused ops and precisions; scales by calibration"}
+#define AN_BUILT_OPTSPECS                                                  \
+    {AN_QOPT_RKNN, "rknn", 0, "MODEL.rknn",                                \
+     "simulate what RKNN-Toolkit2 built from this model: its fused ops, "  \
+     "precisions, scales, weights and mean/std (docs/rknn-model.md)"},     \
+    {                                                                      \
+        AN_QOPT_RKNN_LOG, "rknn-build-log", 0, "FILE",                     \
+            "the same from a verbose build log or a board's layer table: " \
+            "fused ops and precisions; scales by calibration"              \
+    }
 
 typedef struct an_quant_opts {
-    rd_rknn_config cfg;          /* -c file, then flags on top */
-    const char *config_path;     /* -c */
-    bool config_loaded;          /* -c read (an_quant_finish reads it once) */
-    bool notes_shown;            /* its notes printed (an_model_load_configured) */
+    rd_rknn_config cfg;      /* -c file, then flags on top */
+    const char *config_path; /* -c */
+    bool config_loaded;      /* -c read (an_quant_finish reads it once) */
+    bool notes_shown;        /* its notes printed (an_model_load_configured) */
     bool dtype_given;
     const char *platform;
     const char *qcfg_path;
     rd_input_layout layout;
-    const char *flag_threads;    /* --threads as given (NULL: rd_cpu_count()) */
-    rd_pool *pool;               /* the kernels' threads, made once by an_quant_pool (owned; freed by fini) */
+    const char *flag_threads; /* --threads as given (NULL: rd_cpu_count()) */
+    rd_pool *pool;            /* the kernels' threads, made once by an_quant_pool (owned; freed by fini) */
     /* flags given before -c would be overwritten by loading it: keep them until an_quant_finish */
     const char *flag_dtype, *flag_method, *flag_algorithm, *flag_dataset;
     const char *flag_mean[RD_MAX_MODEL_INPUTS], *flag_std[RD_MAX_MODEL_INPUTS];
@@ -123,8 +131,8 @@ rd_status an_quant_precision(const an_quant_opts *q, rd_prec *out, rd_error *err
  * The simulation runs on q->pool (when made) and calibrates as many samples at once as it has threads.
  * progress reports calibration on errs.
  */
-rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
-                             FILE *errs, bool color, rd_sim **out, rd_error *err);
+rd_status an_quant_build_sim(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs, FILE *errs,
+                             bool color, rd_sim **out, rd_error *err);
 
 /** The same, calibrating on n_samples samples from a sample function (IDX images) instead of --dataset. */
 rd_status an_quant_build_sim_from(const an_quant_opts *q, const rd_model *m, const rd_tensor *fallback_inputs,
@@ -147,8 +155,8 @@ rd_status an_quant_load_samples(const an_quant_opts *q, const rd_model *m, const
                                 size_t max_samples, FILE *errs, rd_tensor **out, size_t *n_samples, rd_error *err);
 
 /** Prepares input i of a model from a file as RKNN reads it (images, NHWC .npy, mean/std). */
-rd_status an_quant_prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path,
-                                 FILE *errs, rd_tensor *out, rd_error *err);
+rd_status an_quant_prepare_input(const an_quant_opts *q, const rd_model *m, size_t input, const char *path, FILE *errs,
+                                 rd_tensor *out, rd_error *err);
 /** an_quant_prepare_input for input `input` of dataset sample `sample`: a list marked layout=graph (written
  *  by onnx-edit --dataset) holds graph tensors, read as --input-layout nchw whatever q says. */
 rd_status an_quant_prepare_sample(const an_quant_opts *q, const rd_model *m, const rd_dataset *ds, size_t sample,

@@ -111,20 +111,21 @@ rd_status an_app_api_parse(const char *text, an_app_api *out, rd_error *err)
     else
         return rd_errorf(err, RD_E_USAGE,
                          "'%s' is not an application API: normal (rknn_inputs_set) or zero-copy (rknn_create_mem and "
-                         "rknn_set_io_mem)", text);
+                         "rknn_set_io_mem)",
+                         text);
     return RD_OK;
 }
 
 /* One input check: the board's values and scratch room for the candidates. */
 typedef struct in_check {
     const an_input_expect *x;
-    const float *b;   /* the board's dump, float32 */
-    int64_t n;        /* elements of the input */
-    bool img;         /* rank-4 NCHW */
+    const float *b; /* the board's dump, float32 */
+    int64_t n;      /* elements of the input */
+    bool img;       /* rank-4 NCHW */
     int64_t N, C, H, W, plane;
-    double tol;       /* how far a matching candidate may be from the dump, per element */
-    float *cand;      /* a candidate on the raw side */
-    float *side;      /* a candidate on the dump's side */
+    double tol;  /* how far a matching candidate may be from the dump, per element */
+    float *cand; /* a candidate on the raw side */
+    float *side; /* a candidate on the dump's side */
 } in_check;
 
 /* The runtime's normalisation of src (RGB2BGR for images, then (x - mean) / std) into dst. */
@@ -202,9 +203,11 @@ static an_input_verdict known_mistakes(in_check *k, const char *bd, char *why, s
             for (int64_t c = 0; c < 3; c++)
                 memcpy(t + (b * 3 + c) * plane, r + (b * 3 + (2 - c)) * plane, (size_t)plane * sizeof *t);
         if (matches(k, t, true)) {
-            snprintf(why, why_len, "the board's input is the simulator's with colour channels 0 and 2 swapped: the "
+            snprintf(why, why_len,
+                     "the board's input is the simulator's with colour channels 0 and 2 swapped: the "
                      "application feeds BGR where the model was converted for RGB (or the reverse): convert with "
-                     "cv2.cvtColor(img, cv2.COLOR_BGR2RGB) %s", where_fed(x));
+                     "cv2.cvtColor(img, cv2.COLOR_BGR2RGB) %s",
+                     where_fed(x));
             return AN_IN_BGR;
         }
     }
@@ -214,8 +217,10 @@ static an_input_verdict known_mistakes(in_check *k, const char *bd, char *why, s
                 for (int64_t p = 0; p < plane; p++)
                     t[b * C * plane + p * C + c] = r[(b * C + c) * plane + p];
         if (matches(k, t, true)) {
-            snprintf(why, why_len, "the board's input %s holds NHWC data read as NCHW: %s (or transpose the data to "
-                     "NCHW) in the application", bd,
+            snprintf(why, why_len,
+                     "the board's input %s holds NHWC data read as NCHW: %s (or transpose the data to "
+                     "NCHW) in the application",
+                     bd,
                      zc ? "set the input's rknn_tensor_attr.fmt = RKNN_TENSOR_NHWC before rknn_set_io_mem"
                         : "set rknn_input.fmt = RKNN_TENSOR_NHWC");
             return AN_IN_NHWC;
@@ -228,8 +233,10 @@ static an_input_verdict known_mistakes(in_check *k, const char *bd, char *why, s
         for (int64_t i = 0; i < n; i++)
             t[i] = r[i] <= 127.0f ? r[i] : wrap ? (r[i] > 127.5f ? r[i] - 256.0f : r[i]) : 127.0f;
         if (matches(k, t, true)) {
-            snprintf(why, why_len, "uint8 input values above 127 were %s into int8 on the board: give the image as "
-                     "RKNN_TENSOR_UINT8 (%s) instead of int8", wrap ? "wrapped" : "clamped",
+            snprintf(why, why_len,
+                     "uint8 input values above 127 were %s into int8 on the board: give the image as "
+                     "RKNN_TENSOR_UINT8 (%s) instead of int8",
+                     wrap ? "wrapped" : "clamped",
                      zc ? "rknn_tensor_attr.type before rknn_set_io_mem" : "rknn_input.type");
             return AN_IN_INT8_CLAMP;
         }
@@ -238,14 +245,18 @@ static an_input_verdict known_mistakes(in_check *k, const char *bd, char *why, s
         return AN_IN_OK;
     /* the application's own (x - mean) / std, then the runtime's */
     if (normalise_into(k, r, t) && matches(k, t, true)) {
-        snprintf(why, why_len, "the board's input is the image normalised %s: the application normalises and the "
-                 "model's mean_values/std_values normalise again: give the runtime the raw image%s", zc ? "already" :
-                 "twice", zc ? " (if the application feeds it with rknn_inputs_set, whose InputOperator dump holds "
-                 "the normalised input, this is no mistake: analyse with --app-api normal)" : "");
+        snprintf(why, why_len,
+                 "the board's input is the image normalised %s: the application normalises and the "
+                 "model's mean_values/std_values normalise again: give the runtime the raw image%s",
+                 zc ? "already" : "twice",
+                 zc ? " (if the application feeds it with rknn_inputs_set, whose InputOperator dump holds "
+                      "the normalised input, this is no mistake: analyse with --app-api normal)"
+                    : "");
         return AN_IN_NORM_TWICE;
     }
     if (!zc && matches(k, r, false)) {
-        snprintf(why, why_len, "the board's input was not normalised: with the normal API (rknn_inputs_set) the "
+        snprintf(why, why_len,
+                 "the board's input was not normalised: with the normal API (rknn_inputs_set) the "
                  "InputOperator dump holds the input after mean_values/std_values, and this one holds it as the "
                  "application gave it: the runtime skipped the normalisation (rknn_input.pass_through = 1 hands the "
                  "data to the NPU as it is: set pass_through = 0). If the application uses the zero-copy API "
@@ -265,7 +276,8 @@ static an_input_verdict approximate(in_check *k, const float *e, const char *rdi
     int64_t n = k->n, N = k->N, C = k->C, W = k->W, plane = k->plane;
     bool zc = x->api == AN_API_ZERO_COPY;
     if (k->img && W > 2 && blurred(e, b, n, W)) {
-        snprintf(why, why_len, "the board's input is the expected image with its fine detail lost (same mean, %.0f%% of "
+        snprintf(why, why_len,
+                 "the board's input is the expected image with its fine detail lost (same mean, %.0f%% of "
                  "the pixel-to-pixel gradient energy): it was resized from another size (or to another size and back): "
                  "give the runtime the image at the model's input size %s, resized as the model was trained",
                  100.0 * variation(b, n, W) / variation(e, n, W), rdims);
@@ -297,18 +309,23 @@ static an_input_verdict approximate(in_check *k, const float *e, const char *rdi
         }
     }
     if (fits && (like_spec || all_shrink)) {
-        snprintf(why, why_len, "the board's input is the image normalised %s (channel 0: x %.4g %+.4g)%s: the "
+        snprintf(why, why_len,
+                 "the board's input is the image normalised %s (channel 0: x %.4g %+.4g)%s: the "
                  "application normalises and the model's mean_values/std_values normalise again: give the runtime "
-                 "the raw image", zc ? "already" : "twice", g0, o0, like_spec ? ", exactly the model's mean/std" : "");
+                 "the raw image",
+                 zc ? "already" : "twice", g0, o0, like_spec ? ", exactly the model's mean/std" : "");
         return AN_IN_NORM_TWICE;
     }
     if (fits && (like_inverse || all_grow)) {
-        snprintf(why, why_len, "the board's input is the expected input scaled (channel 0: x %.4g %+.4g)%s: it was not "
+        snprintf(why, why_len,
+                 "the board's input is the expected input scaled (channel 0: x %.4g %+.4g)%s: it was not "
                  "normalised: apply the training mean/std in the application, or set mean_values/std_values when "
-                 "converting the model", g0, o0, like_inverse ? ", exactly the model's mean/std undone" : "");
+                 "converting the model",
+                 g0, o0, like_inverse ? ", exactly the model's mean/std undone" : "");
         return AN_IN_NORM_MISSING;
     }
-    snprintf(why, why_len, "the board's input differs from the simulator's (cosine %.5f, channel 0 fit x %.4g %+.4g): "
+    snprintf(why, why_len,
+             "the board's input differs from the simulator's (cosine %.5f, channel 0 fit x %.4g %+.4g): "
              "check the application's preprocessing (size, colour order, layout, dtype, mean/std)",
              cosine(e, b, n), g0, o0);
     return AN_IN_OTHER;
@@ -328,15 +345,22 @@ an_input_verdict an_check_input(const rd_tensor *board, const an_input_expect *x
     dims_text(board, bd, sizeof bd);
     dims_text(raw, rdims, sizeof rdims);
     if (rd_tensor_numel(&bf) != n) {
-        snprintf(why, why_len, "the board's input has %lld values %s, the model's input %lld %s: wrong size (resize the "
-                 "image to the model's input size in the application)", (long long)rd_tensor_numel(&bf), bd,
-                 (long long)n, rdims);
+        snprintf(why, why_len,
+                 "the board's input has %lld values %s, the model's input %lld %s: wrong size (resize the "
+                 "image to the model's input size in the application)",
+                 (long long)rd_tensor_numel(&bf), bd, (long long)n, rdims);
         rd_tensor_fini(&bf);
         return AN_IN_SIZE;
     }
     bool img = raw->rank == 4;
-    in_check k = {.x = x, .b = bf.data, .n = n, .img = img, .N = img ? raw->dims[0] : 1, .C = img ? raw->dims[1] : 1,
-                  .H = img ? raw->dims[2] : 1, .W = img ? raw->dims[3] : n};
+    in_check k = {.x = x,
+                  .b = bf.data,
+                  .n = n,
+                  .img = img,
+                  .N = img ? raw->dims[0] : 1,
+                  .C = img ? raw->dims[1] : 1,
+                  .H = img ? raw->dims[2] : 1,
+                  .W = img ? raw->dims[3] : n};
     k.plane = k.H * k.W;
     size_t bytes = (size_t)(n ? n : 1) * sizeof(float);
     float *e = malloc(bytes);
@@ -344,7 +368,8 @@ an_input_verdict an_check_input(const rd_tensor *board, const an_input_expect *x
     k.side = malloc(bytes);
     an_input_verdict v = AN_IN_OTHER;
     if (!e || !k.cand || !k.side || !to_dump_side(&k, raw->data, true, e)) {
-        snprintf(why, why_len, "out of memory (or the model's mean/std do not fit the input) checking the board's input");
+        snprintf(why, why_len,
+                 "out of memory (or the model's mean/std do not fit the input) checking the board's input");
         goto done;
     }
     /* integer buffers hold the raw data rounded; the normal API's dump is on the input's int8 grid, where a
@@ -409,8 +434,10 @@ bool an_check_output(const rd_tensor *app, const rd_tensor *board_out, float q_s
         for (int64_t i = 0; i < n; i++)
             t[i] = (float)nearbyint(o[i] / q_scale) + (float)q_zp;
         if (close_all(a, t, n, 0.51)) {
-            snprintf(why, why_len, "the application received the int8 codes, not the values: dequantize them "
-                     "((q - %d) * %g) or set want_float = 1 in rknn_output", (int)q_zp, (double)q_scale);
+            snprintf(why, why_len,
+                     "the application received the int8 codes, not the values: dequantize them "
+                     "((q - %d) * %g) or set want_float = 1 in rknn_output",
+                     (int)q_zp, (double)q_scale);
             goto done;
         }
     }
@@ -418,11 +445,15 @@ bool an_check_output(const rd_tensor *app, const rd_tensor *board_out, float q_s
         double g, off, r2;
         affine_fit(o, a, n, &g, &off, &r2);
         if (r2 > 0.9999 && isfinite(g))
-            snprintf(why, why_len, "the application received the output times %.6g %+.6g: a wrong scale or zero point "
-                     "was applied when dequantizing (use the output's own rknn_tensor_attr scale and zp)", g, off);
+            snprintf(why, why_len,
+                     "the application received the output times %.6g %+.6g: a wrong scale or zero point "
+                     "was applied when dequantizing (use the output's own rknn_tensor_attr scale and zp)",
+                     g, off);
         else
-            snprintf(why, why_len, "the application's output differs from the board's (cosine %.5f): was it read with "
-                     "the wrong dtype (%s received)?", cosine(o, a, n), app->dtype == RD_DT_F32 ? "float32" : "integers");
+            snprintf(why, why_len,
+                     "the application's output differs from the board's (cosine %.5f): was it read with "
+                     "the wrong dtype (%s received)?",
+                     cosine(o, a, n), app->dtype == RD_DT_F32 ? "float32" : "integers");
     }
 done:
     free(t);
@@ -455,8 +486,12 @@ rd_status an_io_finding(rd_result *r, rd_finding_kind kind, const char *tensor, 
     else
         snprintf(title, sizeof title, "The application's %s '%s' is not what the simulator %s", in ? "input" : "output",
                  tensor, in ? "used" : "computed");
-    rd_finding f = {.kind = kind, .severity = RD_SEV_ERROR, .layer = (char *)tensor, .title = title,
-                    .evidence = (char *)why, .score = 1.0,
+    rd_finding f = {.kind = kind,
+                    .severity = RD_SEV_ERROR,
+                    .layer = (char *)tensor,
+                    .title = title,
+                    .evidence = (char *)why,
+                    .score = 1.0,
                     .advice = in ? "fix the application's preprocessing; the per-layer comparison above is only "
                                    "meaningful once the board's input matches"
                                  : "fix how the application reads its outputs (rknn_outputs_get: want_float, the "

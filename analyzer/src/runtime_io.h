@@ -30,22 +30,22 @@ rd_status an_app_api_parse(const char *text, an_app_api *out, rd_error *err);
 /** What the input check found. */
 typedef enum an_input_verdict {
     AN_IN_OK = 0,
-    AN_IN_SIZE,          /* element count differs, or resized from another size */
-    AN_IN_BGR,           /* colour channels 0 and 2 swapped */
-    AN_IN_NORM_TWICE,    /* the application normalised too (mean/std applied twice) */
-    AN_IN_NORM_MISSING,  /* not normalised where the model expects normalised values */
-    AN_IN_NHWC,          /* NHWC data read as NCHW */
-    AN_IN_INT8_CLAMP,    /* uint8 values above 127 clamped (or wrapped) into int8 */
-    AN_IN_OTHER,         /* differs in another way */
+    AN_IN_SIZE,         /* element count differs, or resized from another size */
+    AN_IN_BGR,          /* colour channels 0 and 2 swapped */
+    AN_IN_NORM_TWICE,   /* the application normalised too (mean/std applied twice) */
+    AN_IN_NORM_MISSING, /* not normalised where the model expects normalised values */
+    AN_IN_NHWC,         /* NHWC data read as NCHW */
+    AN_IN_INT8_CLAMP,   /* uint8 values above 127 clamped (or wrapped) into int8 */
+    AN_IN_OTHER,        /* differs in another way */
 } an_input_verdict;
 
 /** What the board's InputOperator dump of one graph input should hold. */
 typedef struct an_input_expect {
-    const rd_tensor *raw;       /* the analysed input before mean/std and RGB2BGR: float32 NCHW */
-    const rd_input_spec *spec;  /* the model's normalisation (mean/std, RGB2BGR) */
-    bool is_image;              /* RGB2BGR applies (image files only) */
-    an_app_api api;             /* which side of the normalisation the dump holds */
-    float scale;                /* normal API: the graph input's int8 scale (the dump is on its grid); 0: float */
+    const rd_tensor *raw;      /* the analysed input before mean/std and RGB2BGR: float32 NCHW */
+    const rd_input_spec *spec; /* the model's normalisation (mean/std, RGB2BGR) */
+    bool is_image;             /* RGB2BGR applies (image files only) */
+    an_app_api api;            /* which side of the normalisation the dump holds */
+    float scale;               /* normal API: the graph input's int8 scale (the dump is on its grid); 0: float */
     int32_t zero_point;
 } an_input_expect;
 

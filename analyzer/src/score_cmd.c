@@ -39,8 +39,10 @@ rd_status an_score_parse_output(const char *buf, size_t len, const char *cmd, do
     char line[128];
     size_t n = end - start;
     if (n == 0)
-        return rd_errorf(err, RD_E_PARSE, "--score-cmd '%s' printed no score: its last line of stdout must be one "
-                         "number", cmd);
+        return rd_errorf(err, RD_E_PARSE,
+                         "--score-cmd '%s' printed no score: its last line of stdout must be one "
+                         "number",
+                         cmd);
     if (n >= sizeof line || memchr(buf + start, '\0', n))
         return rd_errorf(err, RD_E_PARSE, "--score-cmd '%s': the last line of stdout is not one number (%zu bytes)",
                          cmd, n);
@@ -58,8 +60,10 @@ rd_status an_score_parse_output(const char *buf, size_t len, const char *cmd, do
     while (*e == ' ' || *e == '\t')
         e++;
     if (*e)
-        return rd_errorf(err, RD_E_PARSE, "--score-cmd '%s': the last line of stdout \"%s\" has text after the "
-                         "number", cmd, line);
+        return rd_errorf(err, RD_E_PARSE,
+                         "--score-cmd '%s': the last line of stdout \"%s\" has text after the "
+                         "number",
+                         cmd, line);
     *out = v;
     return RD_OK;
 }
@@ -92,8 +96,7 @@ static void kill_group(pid_t pid)
     waitpid(pid, NULL, 0);
 }
 
-rd_status an_score_cmd_run(const char *cmd, const char *dir, double timeout_s, FILE *errs, double *out,
-                           rd_error *err)
+rd_status an_score_cmd_run(const char *cmd, const char *dir, double timeout_s, FILE *errs, double *out, rd_error *err)
 {
     int po[2] = {-1, -1}, pe[2] = {-1, -1};
     if (pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0) {
@@ -205,10 +208,14 @@ rd_status an_score_cmd_run(const char *cmd, const char *dir, double timeout_s, F
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     } else if (timed_out || too_much) {
         kill_group(pid);
-        st = timed_out ? rd_errorf(err, RD_E_TIMEOUT, "--score-cmd '%s' on %s did not finish within %g s "
-                                   "(--score-timeout); it was stopped", cmd, dir, timeout_s)
-                       : rd_errorf(err, RD_E_LIMIT, "--score-cmd '%s' printed more than %zu bytes on stdout; it was "
-                                   "stopped (print the score only, logs to stderr)", cmd, AN_SCORE_MAX_STDOUT);
+        st = timed_out ? rd_errorf(err, RD_E_TIMEOUT,
+                                   "--score-cmd '%s' on %s did not finish within %g s "
+                                   "(--score-timeout); it was stopped",
+                                   cmd, dir, timeout_s)
+                       : rd_errorf(err, RD_E_LIMIT,
+                                   "--score-cmd '%s' printed more than %zu bytes on stdout; it was "
+                                   "stopped (print the score only, logs to stderr)",
+                                   cmd, AN_SCORE_MAX_STDOUT);
     } else {
         /* both pipes closed: wait for the exit, still bounded by the timeout */
         for (;;) {
@@ -233,8 +240,10 @@ rd_status an_score_cmd_run(const char *cmd, const char *dir, double timeout_s, F
         if (WIFSIGNALED(status))
             st = rd_errorf(err, RD_E_INVAL, "--score-cmd '%s' was killed by signal %d", cmd, WTERMSIG(status));
         else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            st = rd_errorf(err, RD_E_INVAL, "--score-cmd '%s' on %s exited with status %d (expected 0 and one number "
-                           "on stdout)", cmd, dir, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+            st = rd_errorf(err, RD_E_INVAL,
+                           "--score-cmd '%s' on %s exited with status %d (expected 0 and one number "
+                           "on stdout)",
+                           cmd, dir, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         else
             st = an_score_parse_output(buf, len, cmd, out, err);
     }
@@ -283,8 +292,7 @@ rd_status an_outputs_dir_create(const char *dir, const char *precision, const ch
     return RD_OK;
 }
 
-rd_status an_outputs_dir_add(an_outputs_dir *d, size_t sample, const char *input, const rd_tensor *outs,
-                             rd_error *err)
+rd_status an_outputs_dir_add(an_outputs_dir *d, size_t sample, const char *input, const rd_tensor *outs, rd_error *err)
 {
     cJSON *s = cJSON_CreateObject();
     cJSON *files = s ? cJSON_AddArrayToObject(s, "files") : NULL;

@@ -29,8 +29,7 @@
  * start, RD_E_TIMEOUT past the timeout, RD_E_PARSE for output that is not one number, RD_E_INVAL for a
  * non-zero exit status or a signal.
  */
-rd_status an_score_cmd_run(const char *cmd, const char *dir, double timeout_s, FILE *errs, double *out,
-                           rd_error *err);
+rd_status an_score_cmd_run(const char *cmd, const char *dir, double timeout_s, FILE *errs, double *out, rd_error *err);
 
 /** Parses a scorer's stdout (len bytes): the last non-empty line must be one finite number. */
 rd_status an_score_parse_output(const char *buf, size_t len, const char *cmd, double *out, rd_error *err);
@@ -42,8 +41,7 @@ typedef struct an_outputs_dir an_outputs_dir;
 rd_status an_outputs_dir_create(const char *dir, const char *precision, const char *const *names, size_t n_outputs,
                                 an_outputs_dir **out, rd_error *err);
 /** Writes the outputs of one sample (input: its dataset path, for index.json). */
-rd_status an_outputs_dir_add(an_outputs_dir *d, size_t sample, const char *input, const rd_tensor *outs,
-                             rd_error *err);
+rd_status an_outputs_dir_add(an_outputs_dir *d, size_t sample, const char *input, const rd_tensor *outs, rd_error *err);
 /** Writes index.json. */
 rd_status an_outputs_dir_finish(an_outputs_dir *d, rd_error *err);
 void an_outputs_dir_destroy(an_outputs_dir *d);

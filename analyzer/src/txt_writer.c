@@ -21,16 +21,16 @@ typedef struct txt_job {
 } txt_job;
 
 struct an_txt_writer {
-    bool background;            /* a thread runs writer_main */
+    bool background; /* a thread runs writer_main */
     size_t cap;
     pthread_t thread;
     pthread_mutex_t mu;
-    pthread_cond_t work;        /* a job was queued or closing was set */
-    pthread_cond_t room;        /* held bytes went down or the writer failed */
+    pthread_cond_t work; /* a job was queued or closing was set */
+    pthread_cond_t room; /* held bytes went down or the writer failed */
     txt_job *head, *tail;
-    size_t held;                /* bytes of queued jobs and of the one being written */
-    bool closing;               /* no more jobs will come */
-    rd_status st;               /* first failure; guarded by mu */
+    size_t held;  /* bytes of queued jobs and of the one being written */
+    bool closing; /* no more jobs will come */
+    rd_status st; /* first failure; guarded by mu */
     rd_error err;
 };
 

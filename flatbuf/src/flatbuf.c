@@ -38,11 +38,15 @@ rd_status rd_fb_init(rd_fb *fb, const void *buf, size_t len, const char *what, s
     fb->max_depth = RD_FB_DEFAULT_MAX_DEPTH;
     fb->max_elems = RD_FB_DEFAULT_MAX_ELEMS;
     if (len > UINT32_MAX)
-        return rd_errorf(err, RD_E_LIMIT, "%s: byte %zu: a FlatBuffer of %zu bytes, more than the 4 GiB its 32-bit "
-                         "offsets can address", fb->what, base, len);
+        return rd_errorf(err, RD_E_LIMIT,
+                         "%s: byte %zu: a FlatBuffer of %zu bytes, more than the 4 GiB its 32-bit "
+                         "offsets can address",
+                         fb->what, base, len);
     if (!buf || len < 8)
-        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: a FlatBuffer of %zu bytes, expected at least 8 (root offset "
-                         "and file identifier)", fb->what, base, len);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: byte %zu: a FlatBuffer of %zu bytes, expected at least 8 (root offset "
+                         "and file identifier)",
+                         fb->what, base, len);
     fb->buf = buf;
     fb->len = len;
     return RD_OK;
@@ -59,24 +63,27 @@ static rd_status table_at(const rd_fb *fb, size_t pos, unsigned depth, rd_fb_tab
     memset(out, 0, sizeof *out);
     size_t at = fb->base + pos;
     if (depth > fb->max_depth)
-        return rd_errorf(err, RD_E_LIMIT, "%s: byte %zu: tables nested %u deep, more than the %u allowed", fb->what,
-                         at, depth, fb->max_depth);
+        return rd_errorf(err, RD_E_LIMIT, "%s: byte %zu: tables nested %u deep, more than the %u allowed", fb->what, at,
+                         depth, fb->max_depth);
     if (pos % 4 != 0)
         return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: a table must start on a 4-byte boundary", fb->what, at);
     if (!inside(fb, pos, 4))
-        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: a table starts past the end of the %zu-byte buffer",
-                         fb->what, at, fb->len);
+        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: a table starts past the end of the %zu-byte buffer", fb->what,
+                         at, fb->len);
     int32_t soff;
     memcpy(&soff, fb->buf + pos, 4);
     int64_t vt = (int64_t)pos - (int64_t)soff;
     if (vt < 0 || vt % 2 != 0 || !inside(fb, (size_t)vt, 4))
-        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: the table's vtable offset %d leads to byte %lld, expected "
-                         "a 2-byte aligned position inside the buffer (%zu bytes)", fb->what, at, soff,
-                         (long long)vt + (long long)fb->base, fb->len);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: byte %zu: the table's vtable offset %d leads to byte %lld, expected "
+                         "a 2-byte aligned position inside the buffer (%zu bytes)",
+                         fb->what, at, soff, (long long)vt + (long long)fb->base, fb->len);
     uint16_t vt_len = rd16(fb->buf + vt), obj_len = rd16(fb->buf + vt + 2);
     if (vt_len < 4 || vt_len % 2 != 0 || !inside(fb, (size_t)vt, vt_len))
-        return rd_errorf(err, RD_E_PARSE, "%s: byte %lld: vtable of %u bytes, expected an even size >= 4 that fits "
-                         "the buffer", fb->what, (long long)vt + (long long)fb->base, vt_len);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: byte %lld: vtable of %u bytes, expected an even size >= 4 that fits "
+                         "the buffer",
+                         fb->what, (long long)vt + (long long)fb->base, vt_len);
     if (obj_len < 4 || !inside(fb, pos, obj_len))
         return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: table of %u bytes, expected >= 4 bytes inside the buffer",
                          fb->what, at, obj_len);
@@ -96,8 +103,8 @@ rd_status rd_fb_root(const rd_fb *fb, const char *ident, rd_fb_table *out, rd_er
             seen[i] = c >= 0x20 && c < 0x7f ? c : '.';
         }
         seen[4] = '\0';
-        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: file identifier '%s', expected '%.4s'", fb->what,
-                         fb->base + 4, seen, ident);
+        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: file identifier '%s', expected '%.4s'", fb->what, fb->base + 4,
+                         seen, ident);
     }
     uint32_t root = rd32(fb->buf);
     if (root < 4 || !inside(fb, root, 4))
@@ -155,24 +162,26 @@ static rd_status field_pos(const rd_fb_table *t, unsigned slot, size_t size, siz
     const rd_fb *fb = t->fb;
     size_t p = t->pos + off;
     if (off < 4 || (size_t)off + size > t->obj_len || !inside(fb, p, size))
-        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: field %u (%zu bytes at table offset %u) lies outside its "
-                         "%u-byte table", fb->what, fb->base + p, slot, size, off, t->obj_len);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: byte %zu: field %u (%zu bytes at table offset %u) lies outside its "
+                         "%u-byte table",
+                         fb->what, fb->base + p, slot, size, off, t->obj_len);
     if (p % size != 0)
-        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: field %u of %zu bytes is not aligned to its size",
-                         fb->what, fb->base + p, slot, size);
+        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: field %u of %zu bytes is not aligned to its size", fb->what,
+                         fb->base + p, slot, size);
     *pos = p;
     return RD_OK;
 }
 
-#define RD_FB_SCALAR(name, type)                                                                             \
-    rd_status rd_fb_##name(const rd_fb_table *t, unsigned slot, type def, type *out, rd_error *err)          \
-    {                                                                                                        \
-        size_t p;                                                                                            \
-        *out = def;                                                                                          \
-        rd_status st = field_pos(t, slot, sizeof(type), &p, err);                                            \
-        if (st == RD_OK && p)                                                                                \
-            memcpy(out, t->fb->buf + p, sizeof(type));                                                       \
-        return st;                                                                                           \
+#define RD_FB_SCALAR(name, type)                                                                    \
+    rd_status rd_fb_##name(const rd_fb_table *t, unsigned slot, type def, type *out, rd_error *err) \
+    {                                                                                               \
+        size_t p;                                                                                   \
+        *out = def;                                                                                 \
+        rd_status st = field_pos(t, slot, sizeof(type), &p, err);                                   \
+        if (st == RD_OK && p)                                                                       \
+            memcpy(out, t->fb->buf + p, sizeof(type));                                              \
+        return st;                                                                                  \
     }
 RD_FB_SCALAR(u8, uint8_t)
 RD_FB_SCALAR(i8, int8_t)
@@ -199,8 +208,10 @@ static rd_status follow(const rd_fb *fb, size_t p, const char *what, size_t *tar
 {
     uint32_t u = rd32(fb->buf + p);
     if (u == 0 || !inside(fb, p + u, 4))
-        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: offset %u to a %s leads to byte %zu, expected a position "
-                         "inside the %zu-byte buffer", fb->what, fb->base + p, u, what, fb->base + p + u, fb->len);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: byte %zu: offset %u to a %s leads to byte %zu, expected a position "
+                         "inside the %zu-byte buffer",
+                         fb->what, fb->base + p, u, what, fb->base + p + u, fb->len);
     *target = p + u;
     return RD_OK;
 }
@@ -213,8 +224,10 @@ static rd_status string_at(const rd_fb *fb, size_t s, const char **out, size_t *
                          fb->base + s);
     uint32_t n = rd32(fb->buf + s);
     if (!inside(fb, s + 4, (size_t)n + 1))
-        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: string of %u bytes runs past the end of the buffer "
-                         "(%zu bytes)", fb->what, fb->base + s, n, fb->len);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: byte %zu: string of %u bytes runs past the end of the buffer "
+                         "(%zu bytes)",
+                         fb->what, fb->base + s, n, fb->len);
     if (fb->buf[s + 4 + n] != 0)
         return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: string of %u bytes is not NUL-terminated", fb->what,
                          fb->base + s + 4 + n, n);
@@ -271,16 +284,19 @@ rd_status rd_fb_vector(const rd_fb_table *t, unsigned slot, size_t elem_size, rd
     if (st != RD_OK)
         return st;
     if (v % 4 != 0 || (v + 4) % out->elem_size != 0)
-        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: a vector of %zu-byte elements must have its length on a "
-                         "4-byte boundary and its elements aligned to their size", fb->what, fb->base + v,
-                         out->elem_size);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: byte %zu: a vector of %zu-byte elements must have its length on a "
+                         "4-byte boundary and its elements aligned to their size",
+                         fb->what, fb->base + v, out->elem_size);
     uint32_t n = rd32(fb->buf + v);
     if (n > fb->max_elems)
         return rd_errorf(err, RD_E_LIMIT, "%s: byte %zu: vector of %u elements, more than the %u allowed", fb->what,
                          fb->base + v, n, fb->max_elems);
     if ((fb->len - v - 4) / out->elem_size < n)
-        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: vector of %u elements of %zu bytes runs past the end of the "
-                         "buffer (%zu bytes)", fb->what, fb->base + v, n, out->elem_size, fb->len);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: byte %zu: vector of %u elements of %zu bytes runs past the end of the "
+                         "buffer (%zu bytes)",
+                         fb->what, fb->base + v, n, out->elem_size, fb->len);
     out->pos = v + 4;
     out->n = n;
     return RD_OK;
@@ -290,8 +306,8 @@ rd_status rd_fb_vector(const rd_fb_table *t, unsigned slot, size_t elem_size, rd
 static rd_status vec_ref(const rd_fb_vec *v, uint32_t i, const char *what, size_t *target, rd_error *err)
 {
     if (!v->fb || !v->refs || i >= v->n)
-        return rd_errorf(err, RD_E_INVAL, "%s: element %u of a vector of %u %s", v->fb ? v->fb->what : "flatbuffer",
-                         i, v->n, v->refs ? "offsets" : "scalars (not offsets)");
+        return rd_errorf(err, RD_E_INVAL, "%s: element %u of a vector of %u %s", v->fb ? v->fb->what : "flatbuffer", i,
+                         v->n, v->refs ? "offsets" : "scalars (not offsets)");
     return follow(v->fb, v->pos + 4 * (size_t)i, what, target, err);
 }
 
@@ -321,14 +337,14 @@ static const uint8_t *vec_elem(const rd_fb_vec *v, uint32_t i, size_t elem_size)
     return v->fb->buf + v->pos + (size_t)i * elem_size;
 }
 
-#define RD_FB_VEC_GET(name, type)                                                                            \
-    type rd_fb_vec_##name(const rd_fb_vec *v, uint32_t i)                                                    \
-    {                                                                                                        \
-        type x = 0;                                                                                          \
-        const uint8_t *p = vec_elem(v, i, sizeof(type));                                                     \
-        if (p)                                                                                               \
-            memcpy(&x, p, sizeof(type));                                                                     \
-        return x;                                                                                            \
+#define RD_FB_VEC_GET(name, type)                         \
+    type rd_fb_vec_##name(const rd_fb_vec *v, uint32_t i) \
+    {                                                     \
+        type x = 0;                                       \
+        const uint8_t *p = vec_elem(v, i, sizeof(type));  \
+        if (p)                                            \
+            memcpy(&x, p, sizeof(type));                  \
+        return x;                                         \
     }
 RD_FB_VEC_GET(u8, uint8_t)
 RD_FB_VEC_GET(i32, int32_t)
@@ -344,8 +360,8 @@ const uint8_t *rd_fb_vec_data(const rd_fb_vec *v)
     return v->fb && v->n ? v->fb->buf + v->pos : NULL;
 }
 
-rd_status rd_fb_union(const rd_fb_table *t, unsigned type_slot, unsigned value_slot, uint8_t *type,
-                      rd_fb_table *out, bool *present, rd_error *err)
+rd_status rd_fb_union(const rd_fb_table *t, unsigned type_slot, unsigned value_slot, uint8_t *type, rd_fb_table *out,
+                      bool *present, rd_error *err)
 {
     memset(out, 0, sizeof *out);
     *present = false;
@@ -357,8 +373,7 @@ rd_status rd_fb_union(const rd_fb_table *t, unsigned type_slot, unsigned value_s
         return RD_OK;
     if (*type == 0 || !has_value)
         return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: union with type %u %s a value in field %u", t->fb->what,
-                         rd_fb_field_offset(t, type_slot), *type, has_value ? "(NONE) but" : "but without",
-                         value_slot);
+                         rd_fb_field_offset(t, type_slot), *type, has_value ? "(NONE) but" : "but without", value_slot);
     return rd_fb_table_field(t, value_slot, out, present, err);
 }
 

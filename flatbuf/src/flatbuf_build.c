@@ -20,7 +20,7 @@ typedef struct fbb_field {
     uint8_t bytes[8]; /* scalar value */
     size_t size;      /* scalar size; 4 for a ref */
     rd_fbb_ref ref;
-    size_t off;       /* offset inside the table, set at layout */
+    size_t off; /* offset inside the table, set at layout */
 } fbb_field;
 
 typedef struct fbb_obj {
@@ -28,12 +28,12 @@ typedef struct fbb_obj {
     uint8_t *data;       /* string bytes, vector elements */
     size_t n, elem_size; /* element count and size (strings: n bytes of 1) */
     size_t align;
-    rd_fbb_ref *refs;    /* OBJ_REFS */
-    fbb_field *fields;   /* OBJ_TABLE */
+    rd_fbb_ref *refs;  /* OBJ_REFS */
+    fbb_field *fields; /* OBJ_TABLE */
     size_t n_fields, cap_fields;
-    size_t pos, vt_pos;  /* layout: object start (table start, first element, string length) and vtable */
+    size_t pos, vt_pos; /* layout: object start (table start, first element, string length) and vtable */
     uint16_t vt_len, obj_len;
-    int mark;            /* walk state: 0 new, 1 on the stack, 2 done */
+    int mark; /* walk state: 0 new, 1 on the stack, 2 done */
 } fbb_obj;
 
 struct rd_fbb {
@@ -293,8 +293,7 @@ static void put32(uint8_t *p, uint32_t v)
     memcpy(p, &v, 4);
 }
 
-rd_status rd_fbb_finish(rd_fbb *b, rd_fbb_ref root, const char *ident, uint8_t **out, size_t *out_len,
-                        rd_error *err)
+rd_status rd_fbb_finish(rd_fbb *b, rd_fbb_ref root, const char *ident, uint8_t **out, size_t *out_len, rd_error *err)
 {
     *out = NULL;
     *out_len = 0;
@@ -314,8 +313,8 @@ rd_status rd_fbb_finish(rd_fbb *b, rd_fbb_ref root, const char *ident, uint8_t *
     }
     if (b->failed) {
         free(order);
-        return rd_errorf(err, strcmp(b->why, "out of memory") == 0 ? RD_E_NOMEM : RD_E_INVAL,
-                         "flatbuffer builder: %s", b->why);
+        return rd_errorf(err, strcmp(b->why, "out of memory") == 0 ? RD_E_NOMEM : RD_E_INVAL, "flatbuffer builder: %s",
+                         b->why);
     }
     /* layout, parents first: reverse post-order */
     size_t pos = 8, max_align = 8;

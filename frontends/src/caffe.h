@@ -16,18 +16,18 @@
 #define CT_MAX_BYTES ((size_t)64 << 20)
 
 typedef struct ct_node {
-    const char *key;            /* field name */
-    const char *value;          /* scalar text (strings unescaped), NULL for a message */
-    bool quoted;                /* the scalar was a string */
+    const char *key;   /* field name */
+    const char *value; /* scalar text (strings unescaped), NULL for a message */
+    bool quoted;       /* the scalar was a string */
     int line;
-    int first, next;            /* children of a message and the next sibling: node indices, -1 none */
+    int first, next; /* children of a message and the next sibling: node indices, -1 none */
 } ct_node;
 
 typedef struct ct_doc {
     const char *path;
-    ct_node *nodes;             /* nodes[0] is the root message */
+    ct_node *nodes; /* nodes[0] is the root message */
     size_t n_nodes;
-    char *text;                 /* keys and values, NUL-terminated, owned */
+    char *text; /* keys and values, NUL-terminated, owned */
 } ct_doc;
 
 rd_status ct_parse(const char *buf, size_t len, const char *path, ct_doc *out, rd_error *err);

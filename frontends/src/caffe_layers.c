@@ -27,8 +27,13 @@ static bool hw_param(cf_ctx *C, int p, const char *key, const char *hw, int64_t 
     char kh[32], kw[32];
     snprintf(kh, sizeof kh, "%s_h", hw);
     snprintf(kw, sizeof kw, "%s_w", hw);
-    if (ct_ints(C->d, p, key, lo, 1 << 20, v, 2, &n, &le) || ct_int(C->d, p, kh, n ? v[0] : def, lo, 1 << 20, &out[0], &le) ||
-        ct_int(C->d, p, kw, n == 2 ? v[1] : n ? v[0] : def, lo, 1 << 20, &out[1], &le))
+    if (ct_ints(C->d, p, key, lo, 1 << 20, v, 2, &n, &le) ||
+        ct_int(C->d, p, kh, n ? v[0] : def, lo, 1 << 20, &out[0], &le) ||
+        ct_int(C->d, p, kw,
+               n == 2 ? v[1]
+               : n    ? v[0]
+                      : def,
+               lo, 1 << 20, &out[1], &le))
         return !cf_opt_fail(C, &le);
     return true;
 }
@@ -47,12 +52,13 @@ static bool conv(cf_ctx *C, bool deconv)
     int p = ct_find(C->d, C->layer, "convolution_param", -1);
     if (p < 0)
         return cf_fail(C, RD_E_PARSE, "%s:%d: layer '%s' has no convolution_param", C->d->path,
-                    C->d->nodes[C->layer].line, cf_layer_name(C)), true;
+                       C->d->nodes[C->layer].line, cf_layer_name(C)),
+               true;
     int64_t num, group, k[2], s[2], pad[2], dil[2];
     bool bias_term;
     rd_error le;
-    if (ct_int(C->d, p, "num_output", 0, 1, 1 << 24, &num, &le) || ct_int(C->d, p, "group", 1, 1, 1 << 24, &group, &le) ||
-        ct_bool(C->d, p, "bias_term", true, &bias_term, &le))
+    if (ct_int(C->d, p, "num_output", 0, 1, 1 << 24, &num, &le) ||
+        ct_int(C->d, p, "group", 1, 1, 1 << 24, &group, &le) || ct_bool(C->d, p, "bias_term", true, &bias_term, &le))
         return cf_opt_fail(C, &le);
     if (!has_num_output(C, p, num))
         return true;
@@ -71,9 +77,11 @@ static bool conv(cf_ctx *C, bool deconv)
         return true;
     if (w.rank != 4 || (!deconv && w.dims[0] != num) || (deconv && w.dims[1] * group != num) || w.dims[2] != k[0] ||
         w.dims[3] != k[1]) {
-        cf_fail(C, RD_E_PARSE, "%s: layer '%s': weights of shape %lldx%lldx%lldx%lld, the .prototxt says %lld "
-                "outputs of %lldx%lld", C->wname, cf_layer_name(C), (long long)w.dims[0], (long long)w.dims[1],
-                (long long)w.dims[2], (long long)w.dims[3], (long long)num, (long long)k[0], (long long)k[1]);
+        cf_fail(C, RD_E_PARSE,
+                "%s: layer '%s': weights of shape %lldx%lldx%lldx%lld, the .prototxt says %lld "
+                "outputs of %lldx%lld",
+                C->wname, cf_layer_name(C), (long long)w.dims[0], (long long)w.dims[1], (long long)w.dims[2],
+                (long long)w.dims[3], (long long)num, (long long)k[0], (long long)k[1]);
         rd_tensor_fini(&w);
         return true;
     }
@@ -86,7 +94,8 @@ static bool conv(cf_ctx *C, bool deconv)
         }
     }
     const char *y = cf_top(C, 0, 4);
-    rd_onnx_node *n = cf_node(C, deconv ? "ConvTranspose" : "Conv", (const char *const[]){x, wn, bn}, bias_term ? 3 : 2, &y, 1);
+    rd_onnx_node *n =
+        cf_node(C, deconv ? "ConvTranspose" : "Conv", (const char *const[]){x, wn, bn}, bias_term ? 3 : 2, &y, 1);
     if (n) {
         rd_onnx_attr_ints(n, "kernel_shape", k, 2);
         rd_onnx_attr_ints(n, "strides", s, 2);
@@ -118,7 +127,8 @@ static bool pooling(cf_ctx *C)
         return cf_node(C, max ? "GlobalMaxPool" : "GlobalAveragePool", &x, 1, &y, 1), true;
     if (k[0] < 1 || k[1] < 1)
         return cf_fail(C, RD_E_PARSE, "%s:%d: layer '%s': pooling without kernel_size", C->d->path,
-                    C->d->nodes[C->layer].line, cf_layer_name(C)), true;
+                       C->d->nodes[C->layer].line, cf_layer_name(C)),
+               true;
     rd_onnx_node *n = cf_node(C, max ? "MaxPool" : "AveragePool", &x, 1, &y, 1);
     if (n) {
         rd_onnx_attr_ints(n, "kernel_shape", k, 2);
@@ -137,10 +147,12 @@ static bool inner_product(cf_ctx *C)
     int64_t num, axis;
     bool bias_term, transpose;
     rd_error le;
-    if (p < 0 || ct_int(C->d, p, "num_output", 0, 1, 1 << 24, &num, &le) || ct_int(C->d, p, "axis", 1, -8, 8, &axis, &le) ||
-        ct_bool(C->d, p, "bias_term", true, &bias_term, &le) || ct_bool(C->d, p, "transpose", false, &transpose, &le))
+    if (p < 0 || ct_int(C->d, p, "num_output", 0, 1, 1 << 24, &num, &le) ||
+        ct_int(C->d, p, "axis", 1, -8, 8, &axis, &le) || ct_bool(C->d, p, "bias_term", true, &bias_term, &le) ||
+        ct_bool(C->d, p, "transpose", false, &transpose, &le))
         return p < 0 ? cf_fail(C, RD_E_PARSE, "%s:%d: layer '%s' has no inner_product_param", C->d->path,
-                            C->d->nodes[C->layer].line, cf_layer_name(C)), true : cf_opt_fail(C, &le);
+                               C->d->nodes[C->layer].line, cf_layer_name(C)),
+               true  : cf_opt_fail(C, &le);
     if (!has_num_output(C, p, num))
         return true;
     const char *x = cf_bottom(C, 0);
@@ -152,7 +164,8 @@ static bool inner_product(cf_ctx *C)
     if (kdim * num != n) {
         rd_tensor_fini(&w);
         return cf_fail(C, RD_E_PARSE, "%s: layer '%s': %lld weights for %lld outputs", C->wname, cf_layer_name(C),
-                    (long long)n, (long long)num), true;
+                       (long long)n, (long long)num),
+               true;
     }
     w.rank = 2; /* legacy blobs are 1x1xNxK */
     w.dims[0] = transpose ? kdim : num;
@@ -228,7 +241,8 @@ static bool scale(cf_ctx *C)
     bool bias_term = false;
     int64_t axis = 1;
     rd_error le;
-    if (p >= 0 && (ct_bool(C->d, p, "bias_term", false, &bias_term, &le) || ct_int(C->d, p, "axis", 1, -8, 8, &axis, &le)))
+    if (p >= 0 &&
+        (ct_bool(C->d, p, "bias_term", false, &bias_term, &le) || ct_int(C->d, p, "axis", 1, -8, 8, &axis, &le)))
         return cf_opt_fail(C, &le);
     if (axis != 1)
         return false;
@@ -292,8 +306,9 @@ static bool eltwise(cf_ctx *C)
     const char *op = p >= 0 ? ct_str(C->d, p, "operation", "SUM") : "SUM";
     int n = cf_count(C, "bottom");
     if (n < 2 || n > CF_MAX_IO)
-        return cf_fail(C, RD_E_PARSE, "%s:%d: Eltwise layer '%s' has %d bottoms", C->d->path, C->d->nodes[C->layer].line,
-                    cf_layer_name(C), n), true;
+        return cf_fail(C, RD_E_PARSE, "%s:%d: Eltwise layer '%s' has %d bottoms", C->d->path,
+                       C->d->nodes[C->layer].line, cf_layer_name(C), n),
+               true;
     const char *in[CF_MAX_IO];
     float coeff[CF_MAX_IO];
     int nc = 0;
@@ -301,7 +316,8 @@ static bool eltwise(cf_ctx *C)
     if (p >= 0 && ct_floats(C->d, p, "coeff", coeff, CF_MAX_IO, &nc, &le))
         return cf_opt_fail(C, &le);
     if (nc && nc != n)
-        return cf_fail(C, RD_E_PARSE, "%s:%d: %d coeff for %d bottoms", C->d->path, ct_line(C->d, p, "coeff"), nc, n), true;
+        return cf_fail(C, RD_E_PARSE, "%s:%d: %d coeff for %d bottoms", C->d->path, ct_line(C->d, p, "coeff"), nc, n),
+               true;
     bool sum = !strcmp(op, "SUM") || !strcmp(op, "1"), prod = !strcmp(op, "PROD") || !strcmp(op, "0");
     if (!sum && !prod && strcmp(op, "MAX") && strcmp(op, "2"))
         return false;
@@ -309,8 +325,9 @@ static bool eltwise(cf_ctx *C)
         in[i] = cf_bottom(C, i);
         if (nc && coeff[i] != 1.0f && sum) {
             const char *m = cf_fresh(C, cf_layer_name(C), ":coeff");
-            cf_node(C, "Mul", (const char *const[]){in[i], cf_init_scalar(C, cf_layer_name(C), ":coeff_value", coeff[i])}, 2,
-                 &m, 1);
+            cf_node(C, "Mul",
+                    (const char *const[]){in[i], cf_init_scalar(C, cf_layer_name(C), ":coeff_value", coeff[i])}, 2, &m,
+                    1);
             in[i] = m;
         }
     }
@@ -333,12 +350,14 @@ static bool concat(cf_ctx *C)
     int p = ct_find(C->d, C->layer, "concat_param", -1);
     int64_t axis = 1, dim;
     rd_error le;
-    if (p >= 0 && (ct_int(C->d, p, "concat_dim", 1, 0, 8, &dim, &le) || ct_int(C->d, p, "axis", dim, -8, 8, &axis, &le)))
+    if (p >= 0 &&
+        (ct_int(C->d, p, "concat_dim", 1, 0, 8, &dim, &le) || ct_int(C->d, p, "axis", dim, -8, 8, &axis, &le)))
         return cf_opt_fail(C, &le);
     int n = cf_count(C, "bottom");
     if (n < 1 || n > CF_MAX_IO)
         return cf_fail(C, RD_E_PARSE, "%s:%d: Concat layer '%s' has %d bottoms", C->d->path, C->d->nodes[C->layer].line,
-                    cf_layer_name(C), n), true;
+                       cf_layer_name(C), n),
+               true;
     const char *in[CF_MAX_IO];
     for (int i = 0; i < n; i++)
         in[i] = cf_bottom(C, i);
@@ -369,7 +388,8 @@ static bool shape_layer(cf_ctx *C, const char *type)
     if (!strcmp(type, "Flatten")) {
         int p = ct_find(C->d, C->layer, "flatten_param", -1);
         int64_t axis = 1, end = -1;
-        if (p >= 0 && (ct_int(C->d, p, "axis", 1, -8, 8, &axis, &le) || ct_int(C->d, p, "end_axis", -1, -8, 8, &end, &le)))
+        if (p >= 0 &&
+            (ct_int(C->d, p, "axis", 1, -8, 8, &axis, &le) || ct_int(C->d, p, "end_axis", -1, -8, 8, &end, &le)))
             return cf_opt_fail(C, &le);
         if (end != -1 && end != r - 1)
             return false;
@@ -401,7 +421,8 @@ static bool shape_layer(cf_ctx *C, const char *type)
     if (s < 0 || ct_ints(C->d, s, "dim", -1, 1 << 30, dims, RD_MAX_RANK, &n, &le) ||
         ct_int(C->d, p, "axis", 0, -8, 8, &axis, &le) || ct_int(C->d, p, "num_axes", -1, -1, 8, &num_axes, &le))
         return s < 0 ? cf_fail(C, RD_E_PARSE, "%s:%d: Reshape layer '%s' has no reshape_param.shape", C->d->path,
-                            C->d->nodes[C->layer].line, cf_layer_name(C)), true : cf_opt_fail(C, &le);
+                               C->d->nodes[C->layer].line, cf_layer_name(C)),
+               true  : cf_opt_fail(C, &le);
     if (axis != 0 || num_axes != -1)
         return false;
     const char *shape = cf_init_i64(C, cf_layer_name(C), ":shape", dims, n), *y = cf_top(C, 0, n);
@@ -421,7 +442,8 @@ static bool slice(cf_ctx *C)
     int tops = cf_count(C, "top");
     if (tops < 1 || tops > CF_MAX_IO || (n && n != tops - 1))
         return cf_fail(C, RD_E_PARSE, "%s:%d: Slice layer '%s': %d slice points for %d tops", C->d->path,
-                    C->d->nodes[C->layer].line, cf_layer_name(C), n, tops), true;
+                       C->d->nodes[C->layer].line, cf_layer_name(C), n, tops),
+               true;
     const char *x = cf_bottom(C, 0), *out[CF_MAX_IO];
     for (int i = 0; i < tops; i++)
         out[i] = cf_top(C, i, cf_rank_of(C, x ? x : ""));
@@ -462,7 +484,8 @@ static bool input_layer(cf_ctx *C)
         rd_error le;
         if (shape < 0)
             return cf_fail(C, RD_E_PARSE, "%s:%d: Input layer '%s' has no input_param.shape", C->d->path,
-                        C->d->nodes[C->layer].line, cf_layer_name(C)), true;
+                           C->d->nodes[C->layer].line, cf_layer_name(C)),
+                   true;
         if (ct_ints(C->d, shape, "dim", 0, 1 << 30, dims, RD_MAX_RANK, &n, &le))
             return cf_opt_fail(C, &le);
         const char *v = cf_top(C, i, n);
@@ -481,8 +504,9 @@ static bool upsample(cf_ctx *C)
     rd_error le;
     if (cf_count(C, "bottom") != 1)
         return false;
-    if (p >= 0 && (ct_int(C->d, p, "scale", 2, 1, 1 << 10, &sc, &le) || ct_int(C->d, p, "scale_h", sc, 1, 1 << 10, &sh, &le) ||
-                   ct_int(C->d, p, "scale_w", sc, 1, 1 << 10, &sw, &le)))
+    if (p >= 0 &&
+        (ct_int(C->d, p, "scale", 2, 1, 1 << 10, &sc, &le) || ct_int(C->d, p, "scale_h", sc, 1, 1 << 10, &sh, &le) ||
+         ct_int(C->d, p, "scale_w", sc, 1, 1 << 10, &sw, &le)))
         return cf_opt_fail(C, &le);
     if (p < 0)
         sh = sw = 2;
@@ -531,19 +555,22 @@ static bool interp(cf_ctx *C)
     int p = ct_find(C->d, C->layer, "interp_param", -1);
     int64_t zoom = 0, shrink = 0, h = 0, w = 0, pb = 0, pe = 0;
     rd_error le;
-    if (p >= 0 && (ct_int(C->d, p, "zoom_factor", 0, 1, 1 << 10, &zoom, &le) ||
-                   ct_int(C->d, p, "shrink_factor", 0, 1, 1 << 10, &shrink, &le) ||
-                   ct_int(C->d, p, "height", 0, 1, 1 << 20, &h, &le) || ct_int(C->d, p, "width", 0, 1, 1 << 20, &w, &le) ||
-                   ct_int(C->d, p, "pad_beg", 0, -(1 << 20), 1 << 20, &pb, &le) ||
-                   ct_int(C->d, p, "pad_end", 0, -(1 << 20), 1 << 20, &pe, &le)))
+    if (p >= 0 &&
+        (ct_int(C->d, p, "zoom_factor", 0, 1, 1 << 10, &zoom, &le) ||
+         ct_int(C->d, p, "shrink_factor", 0, 1, 1 << 10, &shrink, &le) ||
+         ct_int(C->d, p, "height", 0, 1, 1 << 20, &h, &le) || ct_int(C->d, p, "width", 0, 1, 1 << 20, &w, &le) ||
+         ct_int(C->d, p, "pad_beg", 0, -(1 << 20), 1 << 20, &pb, &le) ||
+         ct_int(C->d, p, "pad_end", 0, -(1 << 20), 1 << 20, &pe, &le)))
         return cf_opt_fail(C, &le);
     if (pb != 0 || pe != 0)
         return false; /* cropping before resizing */
     bool two = cf_count(C, "bottom") > 1, hw = h > 0 && w > 0;
     if ((int)two + (int)hw + (int)(zoom || shrink) != 1)
-        return cf_fail(C, RD_E_PARSE, "%s:%d: Interp layer '%s' needs exactly one size: a second bottom, "
-                       "interp_param height and width, or zoom_factor/shrink_factor", C->d->path,
-                       C->d->nodes[C->layer].line, cf_layer_name(C)), true;
+        return cf_fail(C, RD_E_PARSE,
+                       "%s:%d: Interp layer '%s' needs exactly one size: a second bottom, "
+                       "interp_param height and width, or zoom_factor/shrink_factor",
+                       C->d->path, C->d->nodes[C->layer].line, cf_layer_name(C)),
+               true;
     const char *x = cf_bottom(C, 0), *size;
     if (two) {
         size = shape_part(C, cf_bottom(C, 1), 2, 4);
@@ -572,13 +599,19 @@ static bool interp(cf_ctx *C)
 /* One layer; false when its type (or an option of it) is not supported. */
 bool cf_lower_layer(cf_ctx *C, const char *type)
 {
-    static const struct { const char *type, *op; } unaries[] = {
+    static const struct {
+        const char *type, *op;
+    } unaries[] = {
         {"Dropout", "Identity"}, {"Sigmoid", "Sigmoid"}, {"TanH", "Tanh"}, {"AbsVal", "Abs"}, {"Split", NULL},
     };
-    static const struct { const char *type; bool (*lower)(cf_ctx *); } layers[] = {
-        {"Input", input_layer}, {"Pooling", pooling}, {"InnerProduct", inner_product}, {"BatchNorm", batch_norm},
-        {"Scale", scale},       {"ReLU", relu},       {"PReLU", prelu},               {"Eltwise", eltwise},
-        {"Concat", concat},     {"Slice", slice},     {"Upsample", upsample},         {"Interp", interp},
+    static const struct {
+        const char *type;
+        bool (*lower)(cf_ctx *);
+    } layers[] = {
+        {"Input", input_layer},    {"Pooling", pooling},   {"InnerProduct", inner_product},
+        {"BatchNorm", batch_norm}, {"Scale", scale},       {"ReLU", relu},
+        {"PReLU", prelu},          {"Eltwise", eltwise},   {"Concat", concat},
+        {"Slice", slice},          {"Upsample", upsample}, {"Interp", interp},
     };
     for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
         if (!strcmp(type, layers[i].type))

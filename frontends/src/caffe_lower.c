@@ -57,8 +57,7 @@ int cf_rank_of(const cf_ctx *C, const char *v)
     return s ? (int)(intptr_t)s->val : 4;
 }
 
-rd_onnx_node *cf_node(cf_ctx *C, const char *op, const char *const *in, int n_in, const char *const *out,
-                          int n_out)
+rd_onnx_node *cf_node(cf_ctx *C, const char *op, const char *const *in, int n_in, const char *const *out, int n_out)
 {
     return fe_node(C->b, &C->st, C->err, op, cf_layer_name(C), in, n_in, out, n_out);
 }
@@ -106,9 +105,12 @@ bool cf_blob(cf_ctx *C, int k, int64_t want_numel, rd_tensor *out)
     fe_map_slot *s = fe_map_get(&C->weights, name);
     const Rdcaffe__LayerParameter *lp = s ? s->val : NULL;
     if (!lp || (size_t)k >= lp->n_blobs)
-        return cf_fail(C, RD_E_PARSE, "%s: layer '%s' (%s line %d) has %zu weight blob%s, it needs blob %d: is it the "
-                    ".caffemodel of this .prototxt?", C->wname, name, C->d->path, C->d->nodes[C->layer].line,
-                    lp ? lp->n_blobs : 0, lp && lp->n_blobs == 1 ? "" : "s", k), false;
+        return cf_fail(C, RD_E_PARSE,
+                       "%s: layer '%s' (%s line %d) has %zu weight blob%s, it needs blob %d: is it the "
+                       ".caffemodel of this .prototxt?",
+                       C->wname, name, C->d->path, C->d->nodes[C->layer].line, lp ? lp->n_blobs : 0,
+                       lp && lp->n_blobs == 1 ? "" : "s", k),
+               false;
     const Rdcaffe__BlobProto *bp = lp->blobs[k];
     int rank = 0;
     int64_t dims[RD_MAX_RANK];
@@ -133,9 +135,10 @@ bool cf_blob(cf_ctx *C, int k, int64_t want_numel, rd_tensor *out)
     size_t have = bp->n_data ? bp->n_data : bp->n_double_data;
     if ((size_t)n != have || (want_numel >= 0 && n != want_numel)) {
         rd_tensor_fini(out);
-        return cf_fail(C, RD_E_PARSE, "%s: layer '%s' blob %d holds %zu values for a shape of %lld%s%lld", C->wname, name,
-                    k, have, (long long)n, want_numel >= 0 ? ", the .prototxt needs " : "",
-                    (long long)(want_numel >= 0 ? want_numel : n)), false;
+        return cf_fail(C, RD_E_PARSE, "%s: layer '%s' blob %d holds %zu values for a shape of %lld%s%lld", C->wname,
+                       name, k, have, (long long)n, want_numel >= 0 ? ", the .prototxt needs " : "",
+                       (long long)(want_numel >= 0 ? want_numel : n)),
+               false;
     }
     float *f = out->data;
     for (int64_t i = 0; i < n; i++) {
@@ -143,7 +146,8 @@ bool cf_blob(cf_ctx *C, int k, int64_t want_numel, rd_tensor *out)
         if (!isfinite(f[i])) {
             rd_tensor_fini(out);
             return cf_fail(C, RD_E_PARSE, "%s: layer '%s' blob %d value %lld is not finite", C->wname, name, k,
-                        (long long)i), false;
+                           (long long)i),
+                   false;
         }
     }
     return true;
@@ -168,12 +172,14 @@ const char *cf_bottom(cf_ctx *C, int k)
     for (int i = 0; i <= k; i++)
         if ((b = ct_find(C->d, C->layer, "bottom", b)) < 0)
             return cf_fail(C, RD_E_PARSE, "%s:%d: layer '%s' needs %d bottom%s", C->d->path, C->d->nodes[C->layer].line,
-                        cf_layer_name(C), k + 1, k ? "s" : ""), NULL;
+                           cf_layer_name(C), k + 1, k ? "s" : ""),
+                   NULL;
     const char *name = C->d->nodes[b].value ? C->d->nodes[b].value : "";
     fe_map_slot *s = fe_map_get(&C->blob, name);
     if (!s)
-        return cf_fail(C, RD_E_PARSE, "%s:%d: layer '%s' reads '%s', which no earlier layer or input writes", C->d->path,
-                    C->d->nodes[b].line, cf_layer_name(C), name), NULL;
+        return cf_fail(C, RD_E_PARSE, "%s:%d: layer '%s' reads '%s', which no earlier layer or input writes",
+                       C->d->path, C->d->nodes[b].line, cf_layer_name(C), name),
+               NULL;
     return s->val;
 }
 
@@ -193,7 +199,8 @@ const char *cf_top(cf_ctx *C, int k, int rank)
     for (int i = 0; i <= k; i++)
         if ((t = ct_find(C->d, C->layer, "top", t)) < 0)
             return cf_fail(C, RD_E_PARSE, "%s:%d: layer '%s' needs %d top%s", C->d->path, C->d->nodes[C->layer].line,
-                        cf_layer_name(C), k + 1, k ? "s" : ""), NULL;
+                           cf_layer_name(C), k + 1, k ? "s" : ""),
+                   NULL;
     const char *name = C->d->nodes[t].value ? C->d->nodes[t].value : "";
     bool exists = fe_map_get(&C->blob, name) != NULL;
     const char *v = cf_fresh(C, exists && cf_layer_name(C)[0] ? cf_layer_name(C) : name[0] ? name : "top", "");
@@ -243,7 +250,7 @@ static void net_inputs(cf_ctx *C)
             n = 4;
         } else {
             cf_fail(C, RD_E_PARSE, "%s:%d: input '%s' has no shape (input_shape or input_dim)", C->d->path,
-                 C->d->nodes[k].line, name ? name : "");
+                    C->d->nodes[k].line, name ? name : "");
             return;
         }
         const char *v = name ? cf_fresh(C, name, "") : NULL;
@@ -265,8 +272,10 @@ static rd_status load_weights(cf_ctx *C, const void *w, size_t wlen, rd_pb_msg *
         return rd_error_prefix(C->err, "%s", C->wname);
     C->net = (const Rdcaffe__NetParameter *)rd_pb_msg_get(*msg);
     if (C->net->n_layer == 0 && C->net->n_layers > 0)
-        return rd_errorf(C->err, RD_E_UNSUPPORTED, "%s: layers in Caffe's V1 format (before 2015): convert it with "
-                         "Caffe's upgrade_net_proto_binary first", C->wname);
+        return rd_errorf(C->err, RD_E_UNSUPPORTED,
+                         "%s: layers in Caffe's V1 format (before 2015): convert it with "
+                         "Caffe's upgrade_net_proto_binary first",
+                         C->wname);
     for (size_t i = 0; i < C->net->n_layer; i++) {
         const Rdcaffe__LayerParameter *lp = C->net->layer[i];
         fe_map_slot *s = fe_map_put(&C->weights, lp->name ? lp->name : "", NULL, NULL);
@@ -302,8 +311,10 @@ rd_status caffe_lower(const ct_doc *net, const void *weights, size_t wlen, const
     rd_pb_msg *msg = NULL;
     C.st = load_weights(&C, weights, wlen, &msg);
     if (C.st == RD_OK && ct_find(net, 0, "layers", -1) >= 0)
-        C.st = rd_errorf(err, RD_E_UNSUPPORTED, "%s:%d: 'layers' in Caffe's V1 format (before 2015): convert it with "
-                         "Caffe's upgrade_net_proto_text first", net->path, ct_line(net, 0, "layers"));
+        C.st = rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s:%d: 'layers' in Caffe's V1 format (before 2015): convert it with "
+                         "Caffe's upgrade_net_proto_text first",
+                         net->path, ct_line(net, 0, "layers"));
     if (C.st == RD_OK && !(C.b = rd_onnx_builder_create(8, 13)))
         C.st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     if (C.st == RD_OK)
@@ -323,8 +334,10 @@ rd_status caffe_lower(const ct_doc *net, const void *weights, size_t wlen, const
             char where[200], kind[96];
             snprintf(where, sizeof where, "layer '%s', %s line %d", cf_layer_name(&C), net->path, net->nodes[l].line);
             snprintf(kind, sizeof kind, "%s%s", type,
-                     !strcmp(type, "PriorBox") || !strcmp(type, "DetectionOutput") ? " (SSD post-processing: cut the "
-                     "net before it with subgraphs.outputs)" : "");
+                     !strcmp(type, "PriorBox") || !strcmp(type, "DetectionOutput")
+                         ? " (SSD post-processing: cut the "
+                           "net before it with subgraphs.outputs)"
+                         : "");
             fe_unsupported_add(&C.unsup, kind, where);
         }
     }

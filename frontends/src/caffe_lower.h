@@ -18,16 +18,16 @@ typedef struct cf_ctx {
     const Rdcaffe__NetParameter *net; /* the .caffemodel */
     const char *wname;
     fe_names names;
-    fe_map blob;                /* top name -> current ONNX value (const char *) */
-    fe_map rank;                /* ONNX value -> rank (intptr_t) */
-    fe_map weights;             /* layer name -> its LayerParameter in the .caffemodel */
-    const char **written;       /* every value a layer wrote, in order (outputs are those nobody reads) */
+    fe_map blob;          /* top name -> current ONNX value (const char *) */
+    fe_map rank;          /* ONNX value -> rank (intptr_t) */
+    fe_map weights;       /* layer name -> its LayerParameter in the .caffemodel */
+    const char **written; /* every value a layer wrote, in order (outputs are those nobody reads) */
     size_t n_written, cap_written;
     fe_unsupported unsup;
     rd_status st;
     rd_error *err;
-    int layer;                  /* node index of the layer being written */
-    int index;                  /* its position among the layers */
+    int layer; /* node index of the layer being written */
+    int index; /* its position among the layers */
 } cf_ctx;
 
 /** Records the first failure (C->st) with a message; returns C->st. */

@@ -15,7 +15,7 @@ typedef struct ct_parser {
     int line;
     ct_doc *d;
     size_t cap_nodes;
-    size_t used;                /* bytes of d->text written */
+    size_t used; /* bytes of d->text written */
     rd_error *err;
 } ct_parser;
 
@@ -100,17 +100,31 @@ static rd_status string_value(ct_parser *P, const char **out)
                     return perr(P, "an escaped character");
                 c = *P->p++;
                 switch (c) {
-                case 'n': c = '\n'; break;
-                case 't': c = '\t'; break;
-                case 'r': c = '\r'; break;
-                case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
+                case 'n':
+                    c = '\n';
+                    break;
+                case 't':
+                    c = '\t';
+                    break;
+                case 'r':
+                    c = '\r';
+                    break;
+                case '0':
+                case '1':
+                case '2':
+                case '3':
+                case '4':
+                case '5':
+                case '6':
+                case '7': {
                     int v = c - '0';
                     for (int k = 0; k < 2 && P->p < P->end && *P->p >= '0' && *P->p <= '7'; k++)
                         v = v * 8 + (*P->p++ - '0');
                     c = (char)v;
                     break;
                 }
-                default: break; /* \\ \" \' and others: the character itself */
+                default:
+                    break; /* \\ \" \' and others: the character itself */
                 }
             }
             *w++ = c;

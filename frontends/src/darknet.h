@@ -11,24 +11,24 @@
 
 #include "fe_internal.h"
 
-#define DN_MAX_SECTIONS 100000        /* layers of one .cfg */
-#define DN_MAX_KEYS 1000000           /* key=value lines of one .cfg */
+#define DN_MAX_SECTIONS 100000 /* layers of one .cfg */
+#define DN_MAX_KEYS 1000000    /* key=value lines of one .cfg */
 #define DN_MAX_CFG_BYTES ((size_t)16 << 20)
 
 typedef struct dn_kv {
-    const char *key, *val;      /* into dn_cfg.text, whitespace removed */
+    const char *key, *val; /* into dn_cfg.text, whitespace removed */
     int line;
 } dn_kv;
 
 typedef struct dn_section {
-    const char *type;           /* "convolutional", "net", ... (without the brackets) */
+    const char *type; /* "convolutional", "net", ... (without the brackets) */
     int line;
-    size_t first_kv, n_kv;      /* its keys: kv[first_kv .. first_kv + n_kv) */
+    size_t first_kv, n_kv; /* its keys: kv[first_kv .. first_kv + n_kv) */
 } dn_section;
 
 typedef struct dn_cfg {
     const char *path;
-    char *text;                 /* owned copy of the file, lines cut in place */
+    char *text; /* owned copy of the file, lines cut in place */
     dn_section *sec;
     size_t n_sec;
     dn_kv *kv;
@@ -46,8 +46,7 @@ rd_status dn_float(const dn_cfg *c, const dn_section *s, const char *key, float 
 /** The value string or def (may be NULL). */
 const char *dn_str(const dn_cfg *c, const dn_section *s, const char *key, const char *def);
 /** A comma-separated int list into out[0..*n) (at most max); *n = 0 when absent. */
-rd_status dn_ints(const dn_cfg *c, const dn_section *s, const char *key, int64_t *out, int max, int *n,
-                  rd_error *err);
+rd_status dn_ints(const dn_cfg *c, const dn_section *s, const char *key, int64_t *out, int max, int *n, rd_error *err);
 /** The line of key in s (the section's line when absent), for messages. */
 int dn_line(const dn_section *s, const dn_cfg *c, const char *key);
 

@@ -172,8 +172,7 @@ rd_status dn_float(const dn_cfg *c, const dn_section *s, const char *key, float 
     return RD_OK;
 }
 
-rd_status dn_ints(const dn_cfg *c, const dn_section *s, const char *key, int64_t *out, int max, int *n,
-                  rd_error *err)
+rd_status dn_ints(const dn_cfg *c, const dn_section *s, const char *key, int64_t *out, int max, int *n, rd_error *err)
 {
     const dn_kv *kv = find(c, s, key);
     *n = 0;

@@ -32,16 +32,16 @@ typedef struct dn_shape {
 typedef struct dn_ctx {
     const dn_cfg *cfg;
     rd_onnx_builder *b;
-    const uint8_t *w;            /* the .weights */
+    const uint8_t *w; /* the .weights */
     size_t wlen, wpos;
     const char *wname;
-    dn_shape *shape;             /* per layer */
-    char **name;                 /* per layer: its output value */
+    dn_shape *shape; /* per layer */
+    char **name;     /* per layer: its output value */
     fe_names names;
     fe_unsupported unsup;
     rd_status st;
     rd_error *err;
-    size_t layer;                /* index of the layer being written */
+    size_t layer; /* index of the layer being written */
 } dn_ctx;
 
 static rd_status fail(dn_ctx *D, rd_status code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -75,9 +75,11 @@ static bool take_floats(dn_ctx *D, int rank, const int64_t *dims, const char *wh
     size_t bytes = rd_tensor_nbytes(t);
     if (bytes > D->wlen - D->wpos) {
         rd_tensor_fini(t);
-        return fail(D, RD_E_PARSE, "%s: layer %zu ([%s], %s line %d) needs %zu bytes of %s at offset %zu, the file "
-                    "ends at %zu: is it the .weights of this .cfg?", D->wname, D->layer, s->type, D->cfg->path,
-                    s->line, bytes, what, D->wpos, D->wlen), false;
+        return fail(D, RD_E_PARSE,
+                    "%s: layer %zu ([%s], %s line %d) needs %zu bytes of %s at offset %zu, the file "
+                    "ends at %zu: is it the .weights of this .cfg?",
+                    D->wname, D->layer, s->type, D->cfg->path, s->line, bytes, what, D->wpos, D->wlen),
+               false;
     }
     memcpy(t->data, D->w + D->wpos, bytes);
     const float *f = t->data;
@@ -85,7 +87,8 @@ static bool take_floats(dn_ctx *D, int rank, const int64_t *dims, const char *wh
         if (!isfinite(f[i])) {
             rd_tensor_fini(t);
             return fail(D, RD_E_PARSE, "%s: layer %zu ([%s]): %s value %lld at offset %zu is not finite", D->wname,
-                        D->layer, s->type, what, (long long)i, D->wpos + 4 * (size_t)i), false;
+                        D->layer, s->type, what, (long long)i, D->wpos + 4 * (size_t)i),
+                   false;
         }
     D->wpos += bytes;
     return true;
@@ -188,10 +191,12 @@ static bool conv(dn_ctx *D, const dn_section *s, const char *x, dn_shape in, con
         padding = size / 2;
     if (in.c % groups || n % groups)
         return fail(D, RD_E_PARSE, "%s:%d: groups=%lld does not divide %lld input and %lld output channels", c->path,
-                    dn_line(s, c, "groups"), (long long)groups, (long long)in.c, (long long)n), true;
+                    dn_line(s, c, "groups"), (long long)groups, (long long)in.c, (long long)n),
+               true;
     if (in.h + 2 * padding < size || in.w + 2 * padding < size)
         return fail(D, RD_E_PARSE, "%s:%d: a %lldx%lld filter on a %lldx%lld input", c->path, s->line, (long long)size,
-                    (long long)size, (long long)in.h, (long long)in.w), true;
+                    (long long)size, (long long)in.h, (long long)in.w),
+               true;
     *o = (dn_shape){n, (in.h + 2 * padding - size) / stride + 1, (in.w + 2 * padding - size) / stride + 1};
     char base[48];
     snprintf(base, sizeof base, "%zu_conv", D->layer);
@@ -241,7 +246,8 @@ static bool maxpool(dn_ctx *D, const dn_section *s, const char *x, dn_shape in, 
     *o = (dn_shape){in.c, (in.h + padding - size) / stride + 1, (in.w + padding - size) / stride + 1};
     if (o->h < 1 || o->w < 1)
         return fail(D, RD_E_PARSE, "%s:%d: maxpool %lld on a %lldx%lld input", D->cfg->path, s->line, (long long)size,
-                    (long long)in.h, (long long)in.w), true;
+                    (long long)in.h, (long long)in.w),
+               true;
     int64_t before = padding / 2;
     /* the end padding that covers the last window (Darknet clips windows to the input) */
     int64_t end_h = (o->h - 1) * stride + size - in.h - before, end_w = (o->w - 1) * stride + size - in.w - before;
@@ -249,7 +255,8 @@ static bool maxpool(dn_ctx *D, const dn_section *s, const char *x, dn_shape in, 
     if (n) {
         rd_onnx_attr_ints(n, "kernel_shape", (const int64_t[]){size, size}, 2);
         rd_onnx_attr_ints(n, "strides", (const int64_t[]){stride, stride}, 2);
-        rd_onnx_attr_ints(n, "pads", (const int64_t[]){before, before, end_h > 0 ? end_h : 0, end_w > 0 ? end_w : 0}, 4);
+        rd_onnx_attr_ints(n, "pads", (const int64_t[]){before, before, end_h > 0 ? end_h : 0, end_w > 0 ? end_w : 0},
+                          4);
     }
     return true;
 }
@@ -260,7 +267,8 @@ static bool ref_layer(dn_ctx *D, const dn_section *s, int64_t k, size_t *out)
     int64_t idx = k < 0 ? (int64_t)D->layer + k : k;
     if (idx < 0 || idx >= (int64_t)D->layer)
         return fail(D, RD_E_PARSE, "%s:%d: layer reference %lld from layer %zu is outside 0..%zu", D->cfg->path,
-                    dn_line(s, D->cfg, "layers"), (long long)k, D->layer, D->layer ? D->layer - 1 : 0), false;
+                    dn_line(s, D->cfg, "layers"), (long long)k, D->layer, D->layer ? D->layer - 1 : 0),
+               false;
     *out = (size_t)idx;
     return true;
 }
@@ -271,7 +279,8 @@ static bool route(dn_ctx *D, const dn_section *s, const char *out, dn_shape *o)
     int n = 0;
     rd_error le;
     if (dn_ints(D->cfg, s, "layers", refs, DN_MAX_ROUTE, &n, &le) ||
-        dn_int(D->cfg, s, "groups", 1, 1, 1 << 20, &groups, &le) || dn_int(D->cfg, s, "group_id", 0, 0, 1 << 20, &group_id, &le))
+        dn_int(D->cfg, s, "groups", 1, 1, 1 << 20, &groups, &le) ||
+        dn_int(D->cfg, s, "group_id", 0, 0, 1 << 20, &group_id, &le))
         return opt_fail(D, &le);
     if (n == 0)
         return fail(D, RD_E_PARSE, "%s:%d: route without layers=", D->cfg->path, s->line), true;
@@ -284,7 +293,8 @@ static bool route(dn_ctx *D, const dn_section *s, const char *out, dn_shape *o)
         dn_shape sh = D->shape[k];
         if (i && (sh.h != o->h || sh.w != o->w))
             return fail(D, RD_E_PARSE, "%s:%d: route joins %lldx%lld and %lldx%lld outputs", D->cfg->path, s->line,
-                        (long long)o->h, (long long)o->w, (long long)sh.h, (long long)sh.w), true;
+                        (long long)o->h, (long long)o->w, (long long)sh.h, (long long)sh.w),
+                   true;
         o->h = sh.h;
         o->w = sh.w;
         o->c += sh.c;
@@ -292,7 +302,8 @@ static bool route(dn_ctx *D, const dn_section *s, const char *out, dn_shape *o)
     }
     if (groups > 1 && (o->c % groups || group_id >= groups))
         return fail(D, RD_E_PARSE, "%s:%d: groups=%lld, group_id=%lld on %lld channels", D->cfg->path, s->line,
-                    (long long)groups, (long long)group_id, (long long)o->c), true;
+                    (long long)groups, (long long)group_id, (long long)o->c),
+               true;
     const char *cat = groups > 1 ? (n > 1 ? fresh(D, out, ":concat") : in[0]) : out;
     if (n > 1) {
         rd_onnx_node *nd = node(D, "Concat", in, n, cat);
@@ -308,9 +319,10 @@ static bool route(dn_ctx *D, const dn_section *s, const char *out, dn_shape *o)
         rd_tensor ts = {.dtype = RD_DT_I64, .rank = 1, .dims = {1}, .data = &sv};
         rd_tensor te = {.dtype = RD_DT_I64, .rank = 1, .dims = {1}, .data = &ev};
         rd_tensor ta = {.dtype = RD_DT_I64, .rank = 1, .dims = {1}, .data = &av};
-        if (st && en && ax && (rd_onnx_add_initializer(D->b, st, &ts, RD_ONNX_RAW) != RD_OK ||
-                               rd_onnx_add_initializer(D->b, en, &te, RD_ONNX_RAW) != RD_OK ||
-                               rd_onnx_add_initializer(D->b, ax, &ta, RD_ONNX_RAW) != RD_OK))
+        if (st && en && ax &&
+            (rd_onnx_add_initializer(D->b, st, &ts, RD_ONNX_RAW) != RD_OK ||
+             rd_onnx_add_initializer(D->b, en, &te, RD_ONNX_RAW) != RD_OK ||
+             rd_onnx_add_initializer(D->b, ax, &ta, RD_ONNX_RAW) != RD_OK))
             fail(D, RD_E_NOMEM, "out of memory");
         node(D, "Slice", (const char *const[]){cat, st, en, ax}, 4, out);
         o->c = part;
@@ -323,8 +335,8 @@ static bool shortcut(dn_ctx *D, const dn_section *s, const char *x, dn_shape in,
     int64_t from;
     float alpha, beta;
     rd_error le;
-    if (dn_int(D->cfg, s, "from", 0, -1000000, 1000000, &from, &le) || dn_float(D->cfg, s, "alpha", 1.0f, &alpha, &le) ||
-        dn_float(D->cfg, s, "beta", 1.0f, &beta, &le))
+    if (dn_int(D->cfg, s, "from", 0, -1000000, 1000000, &from, &le) ||
+        dn_float(D->cfg, s, "alpha", 1.0f, &alpha, &le) || dn_float(D->cfg, s, "beta", 1.0f, &beta, &le))
         return opt_fail(D, &le);
     size_t k;
     if (!dn_str(D->cfg, s, "from", NULL))
@@ -438,10 +450,10 @@ static bool softmax(dn_ctx *D, const dn_section *s, const char *x, dn_shape in, 
 /* Darknet's short names in its layer table. */
 static const char *short_kind(const char *type)
 {
-    static const char *const map[][2] = {{"convolutional", "conv"}, {"conv", "conv"},     {"maxpool", "max"},
-                                         {"max", "max"},           {"avgpool", "avg"},   {"avg", "avg"},
-                                         {"connected", "connected"}, {"conn", "connected"}, {"softmax", "softmax"},
-                                         {"soft", "softmax"}};
+    static const char *const map[][2] = {
+        {"convolutional", "conv"}, {"conv", "conv"},   {"maxpool", "max"},         {"max", "max"},
+        {"avgpool", "avg"},        {"avg", "avg"},     {"connected", "connected"}, {"conn", "connected"},
+        {"softmax", "softmax"},    {"soft", "softmax"}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(type, map[i][0]))
             return map[i][1];
@@ -456,9 +468,9 @@ static bool is_output_layer(const char *t)
 /* A kind this frontend writes (whatever its options). */
 static bool known_kind(const char *t)
 {
-    static const char *const kinds[] = {"convolutional", "conv", "maxpool", "max", "avgpool", "avg", "route",
-                                        "shortcut", "upsample", "connected", "conn", "softmax", "soft", "dropout",
-                                        "yolo", "region", "detection"};
+    static const char *const kinds[] = {"convolutional", "conv",     "maxpool",  "max",       "avgpool",  "avg",
+                                        "route",         "shortcut", "upsample", "connected", "conn",     "softmax",
+                                        "soft",          "dropout",  "yolo",     "region",    "detection"};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strcmp(t, kinds[i]))
             return true;
@@ -502,7 +514,8 @@ static rd_status net_input(dn_ctx *D, dn_shape *in)
                          net->type);
     int64_t w, h, ch;
     rd_status st;
-    if ((st = dn_int(c, net, "width", 0, 1, 65536, &w, D->err)) || (st = dn_int(c, net, "height", 0, 1, 65536, &h, D->err)) ||
+    if ((st = dn_int(c, net, "width", 0, 1, 65536, &w, D->err)) ||
+        (st = dn_int(c, net, "height", 0, 1, 65536, &h, D->err)) ||
         (st = dn_int(c, net, "channels", 0, 1, 65536, &ch, D->err)))
         return st;
     if (!dn_str(c, net, "width", NULL) || !dn_str(c, net, "height", NULL) || !dn_str(c, net, "channels", NULL))
@@ -582,7 +595,8 @@ rd_status dn_lower(const dn_cfg *c, const uint8_t *weights, size_t wlen, const c
             n_out++;
         }
     }
-    if (D.st == RD_OK && !scan_only && n_out == 0 && rd_onnx_add_output(D.b, D.name[n_layers - 1], RD_DT_F32, -1, NULL, NULL) != RD_OK)
+    if (D.st == RD_OK && !scan_only && n_out == 0 &&
+        rd_onnx_add_output(D.b, D.name[n_layers - 1], RD_DT_F32, -1, NULL, NULL) != RD_OK)
         fail(&D, RD_E_NOMEM, "out of memory");
     rd_status unsup = fe_unsupported_finish(&D.unsup, c->path, "layer", D.st == RD_OK ? err : NULL);
     if (D.st == RD_OK && unsup != RD_OK)

@@ -145,7 +145,8 @@ rd_status fe_unsupported_finish(fe_unsupported *u, const char *file, const char 
     if (u->n_kinds)
         st = rd_errorf(err, RD_E_UNSUPPORTED,
                        "%s: %zu %s%s of %zu kind%s not supported (first of each): %s%s; docs/frontends.md lists what "
-                       "is", file, u->n_total, what, u->n_total == 1 ? " is" : "s are", u->n_kinds,
+                       "is",
+                       file, u->n_total, what, u->n_total == 1 ? " is" : "s are", u->n_kinds,
                        u->n_kinds == 1 ? "" : "s", u->text, u->used >= sizeof u->text - 1 ? "..." : "");
     fe_map_fini(&u->seen);
     memset(u, 0, sizeof *u);
@@ -155,11 +156,16 @@ rd_status fe_unsupported_finish(fe_unsupported *u, const char *file, const char 
 float fe_load_float(rd_dtype dt, const void *data, int64_t i)
 {
     switch (dt) {
-    case RD_DT_F32: return ((const float *)data)[i];
-    case RD_DT_F16: return rd_f16_to_f32(((const uint16_t *)data)[i]);
-    case RD_DT_BF16: return rd_bf16_to_f32(((const uint16_t *)data)[i]);
-    case RD_DT_F64: return (float)((const double *)data)[i];
-    default: return 0.0f;
+    case RD_DT_F32:
+        return ((const float *)data)[i];
+    case RD_DT_F16:
+        return rd_f16_to_f32(((const uint16_t *)data)[i]);
+    case RD_DT_BF16:
+        return rd_bf16_to_f32(((const uint16_t *)data)[i]);
+    case RD_DT_F64:
+        return (float)((const double *)data)[i];
+    default:
+        return 0.0f;
     }
 }
 

@@ -35,7 +35,7 @@ void fe_map_fini(fe_map *m);
 /** Names in use in one graph: the model's own first, then derived ones made unique. */
 typedef struct fe_names {
     fe_map used;
-    char **owned;               /* every name handed out, freed with the set */
+    char **owned; /* every name handed out, freed with the set */
     size_t n_owned, cap_owned;
 } fe_names;
 
@@ -52,9 +52,9 @@ const char *fe_names_fresh(fe_names *s, const char *base, const char *suffix);
 
 /** Distinct unsupported operator kinds with the first place each was seen, for one message. */
 typedef struct fe_unsupported {
-    size_t n_kinds;             /* distinct kinds */
-    size_t n_total;             /* operators */
-    char text[700];             /* "LSTM (operator #3 'lstm1'), CUSTOM 'Foo' (operator #9 'x'), ..." */
+    size_t n_kinds; /* distinct kinds */
+    size_t n_total; /* operators */
+    char text[700]; /* "LSTM (operator #3 'lstm1'), CUSTOM 'Foo' (operator #9 'x'), ..." */
     size_t used;
     fe_map seen;
 } fe_unsupported;

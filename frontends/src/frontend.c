@@ -13,12 +13,8 @@
 #include <strings.h>
 
 static const char *const format_names[RD_FORMAT_COUNT] = {
-    [RD_FORMAT_UNKNOWN] = "unknown",
-    [RD_FORMAT_ONNX] = "onnx",
-    [RD_FORMAT_TFLITE] = "tflite",
-    [RD_FORMAT_DARKNET] = "darknet",
-    [RD_FORMAT_CAFFE] = "caffe",
-    [RD_FORMAT_PYTORCH] = "pytorch",
+    [RD_FORMAT_UNKNOWN] = "unknown",       [RD_FORMAT_ONNX] = "onnx",   [RD_FORMAT_TFLITE] = "tflite",
+    [RD_FORMAT_DARKNET] = "darknet",       [RD_FORMAT_CAFFE] = "caffe", [RD_FORMAT_PYTORCH] = "pytorch",
     [RD_FORMAT_TENSORFLOW] = "tensorflow",
 };
 
@@ -85,12 +81,14 @@ rd_status rd_tflite_to_onnx(const void *buf, size_t len, const char *name, const
         return st;
     if (mp && !m.quantized) {
         tfl_model_fini(&m);
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: --precision model runs a quantized model with its own "
-                         "quantization, and this TFLite model is not quantized (use fp32, fp16, int8 or int16)", name);
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: --precision model runs a quantized model with its own "
+                         "quantization, and this TFLite model is not quantized (use fp32, fp16, int8 or int16)",
+                         name);
     }
     char detail[160];
-    snprintf(detail, sizeof detail, "TFLite schema %u, %zu operators, %zu tensors%s%s", m.version, m.n_ops,
-             m.n_tensors, m.quantized ? ", quantized" : ", float",
+    snprintf(detail, sizeof detail, "TFLite schema %u, %zu operators, %zu tensors%s%s", m.version, m.n_ops, m.n_tensors,
+             m.quantized ? ", quantized" : ", float",
              m.quantized ? (mp ? " (run with its own quantization)" : " (run dequantized in float32)") : "");
     info_set(info, RD_FORMAT_TFLITE, m.quantized, mp, detail);
     st = tfl_lower(&m, mp, out_buf, out_len, err);
@@ -158,8 +156,9 @@ static rd_status load_pair(rd_model_format f, const char *path, const char *mode
     rd_status st = rd_file_read_all(NULL, wpath, RD_MAX_MODEL_BYTES, &w, &wlen, err);
     if (st != RD_OK)
         rd_error_prefix(err, "%s: its weights%s", path,
-                        fo && fo->weights ? "" : f == RD_FORMAT_DARKNET ? " (the .weights beside the .cfg)"
-                                                                      : " (the .caffemodel beside the .prototxt)");
+                        fo && fo->weights        ? ""
+                        : f == RD_FORMAT_DARKNET ? " (the .weights beside the .cfg)"
+                                                 : " (the .caffemodel beside the .prototxt)");
     else if (f == RD_FORMAT_DARKNET)
         st = rd_darknet_to_onnx(model, model_len, path, w, wlen, wpath, onnx, onnx_len, info, err);
     else
@@ -202,8 +201,10 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
     void *onnx = NULL;
     size_t onnx_len = 0;
     if (as != RD_FORMAT_ONNX && as != RD_FORMAT_TFLITE && fo && fo->model_precision) {
-        st = rd_errorf(err, RD_E_UNSUPPORTED, "%s: --precision model needs a quantized TFLite model; a %s model runs at "
-                       "fp32, fp16, int8 or int16", path, rd_model_format_name(as));
+        st = rd_errorf(err, RD_E_UNSUPPORTED,
+                       "%s: --precision model needs a quantized TFLite model; a %s model runs at "
+                       "fp32, fp16, int8 or int16",
+                       path, rd_model_format_name(as));
     } else if (as == RD_FORMAT_TFLITE) {
         st = rd_tflite_to_onnx(buf, len, path, fo, &onnx, &onnx_len, info, err);
     } else if (as == RD_FORMAT_DARKNET || as == RD_FORMAT_CAFFE) {
@@ -215,8 +216,10 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
                                 info, err);
     } else {
         if (fo && fo->model_precision)
-            st = rd_errorf(err, RD_E_UNSUPPORTED, "%s: --precision model needs a quantized TFLite model; an ONNX "
-                           "model runs at fp32, fp16, int8 or int16", path);
+            st = rd_errorf(err, RD_E_UNSUPPORTED,
+                           "%s: --precision model needs a quantized TFLite model; an ONNX "
+                           "model runs at fp32, fp16, int8 or int16",
+                           path);
         info_set(info, RD_FORMAT_ONNX, false, false, "ONNX");
     }
     char *dir = st == RD_OK ? folder_of(path) : NULL;
@@ -227,7 +230,8 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
                   : rd_model_load_mem(buf, len, path, dir, lo, out, err);
     if (st == RD_E_PARSE && f == RD_FORMAT_UNKNOWN && err) { /* bytes of no format we know: say which we read */
         size_t n = strlen(err->msg);
-        snprintf(err->msg + n, sizeof err->msg - n, "; nor is it TFLite, a TensorFlow GraphDef, a Darknet .cfg, a "
+        snprintf(err->msg + n, sizeof err->msg - n,
+                 "; nor is it TFLite, a TensorFlow GraphDef, a Darknet .cfg, a "
                  "Caffe .prototxt or a TorchScript .pt (docs/frontends.md lists the formats rknn-diag reads)");
     }
     if (st == RD_OK && info && as == RD_FORMAT_ONNX)

@@ -170,7 +170,8 @@ rd_status rd_pytorch_to_onnx(const char *path, const rd_frontend_options *fo, co
     char *spec = NULL;
     rd_status st = shape_spec(shapes, n_shapes, &spec, err);
     if (st == RD_OK && !mkdtemp(dir))
-        st = rd_errorf(err, RD_E_IO, "%s: cannot make a temporary folder for the ONNX export: %s", dir, strerror(errno));
+        st =
+            rd_errorf(err, RD_E_IO, "%s: cannot make a temporary folder for the ONNX export: %s", dir, strerror(errno));
     if (st != RD_OK) {
         free(abs);
         free(spec);
@@ -196,12 +197,16 @@ rd_status rd_pytorch_to_onnx(const char *path, const rd_frontend_options *fo, co
             snprintf(info->detail, sizeof info->detail, "%s", detail);
         }
     } else if (st == RD_OK && code == PT_NO_TORCH) {
-        st = rd_errorf(err, RD_E_UNSUPPORTED, "%s: a PyTorch model needs PyTorch to export it to ONNX, and %s cannot "
+        st = rd_errorf(err, RD_E_UNSUPPORTED,
+                       "%s: a PyTorch model needs PyTorch to export it to ONNX, and %s cannot "
                        "import torch: install it (Debian: apt-get install python3-torch; or pip install torch), or "
-                       "name another Python in RKNN_DIAG_PYTHON [%s]", path, python, msg);
+                       "name another Python in RKNN_DIAG_PYTHON [%s]",
+                       path, python, msg);
     } else if (st == RD_OK && code == PT_NOT_SCRIPT) {
-        st = rd_errorf(err, RD_E_PARSE, "%s: not a TorchScript model torch.jit.load reads (a state_dict or a pickled "
-                       "module? save it with torch.jit.trace(model, x).save(...)): %s", path, msg);
+        st = rd_errorf(err, RD_E_PARSE,
+                       "%s: not a TorchScript model torch.jit.load reads (a state_dict or a pickled "
+                       "module? save it with torch.jit.trace(model, x).save(...)): %s",
+                       path, msg);
     } else if (st == RD_OK && code == PT_SHAPES) {
         st = rd_errorf(err, RD_E_INVAL, "%s: %s", path, msg);
     } else if (st == RD_OK) {

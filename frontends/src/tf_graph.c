@@ -51,7 +51,8 @@ static bool attr_is(tf_ctx *C, const Rdtf__AttrValue *a, Rdtf__AttrValue__ValueC
     if (a->value_case == want)
         return true;
     char w[300];
-    tf_fail(C, RD_E_PARSE, "%s: attribute %s has the wrong kind (%d)", tf_where(C, w, sizeof w), key, (int)a->value_case);
+    tf_fail(C, RD_E_PARSE, "%s: attribute %s has the wrong kind (%d)", tf_where(C, w, sizeof w), key,
+            (int)a->value_case);
     return false;
 }
 
@@ -132,10 +133,14 @@ static int resolve(tf_ctx *C, size_t node, const char *ref)
     fe_map_slot *s = fe_map_get(&C->index, name);
     if (!s)
         return tf_fail(C, RD_E_PARSE, "%s: node '%s' reads '%s', which is no node of the graph", C->path,
-                       C->g->node[node]->name, ref), -1;
+                       C->g->node[node]->name, ref),
+               -1;
     if (colon && strcmp(colon, ":0") != 0)
-        return tf_fail(C, RD_E_UNSUPPORTED, "%s: node '%s' reads output %s of '%s': only output 0 of a node is "
-                       "supported", C->path, C->g->node[node]->name, colon + 1, name), -1;
+        return tf_fail(C, RD_E_UNSUPPORTED,
+                       "%s: node '%s' reads output %s of '%s': only output 0 of a node is "
+                       "supported",
+                       C->path, C->g->node[node]->name, colon + 1, name),
+               -1;
     return (int)(intptr_t)s->val - 1;
 }
 
@@ -143,8 +148,9 @@ static int input_node(tf_ctx *C, int k)
 {
     char w[300];
     if (k >= tf_n_inputs(C))
-        return tf_fail(C, RD_E_PARSE, "%s: has %d inputs, input %d expected", tf_where(C, w, sizeof w),
-                       tf_n_inputs(C), k), -1;
+        return tf_fail(C, RD_E_PARSE, "%s: has %d inputs, input %d expected", tf_where(C, w, sizeof w), tf_n_inputs(C),
+                       k),
+               -1;
     return resolve(C, C->cur, tf_node_def(C)->input[k]);
 }
 
@@ -170,7 +176,8 @@ const char *tf_in(tf_ctx *C, int k)
     if (!C->value[n]) {
         char w[300];
         return tf_fail(C, RD_E_UNSUPPORTED, "%s: reads '%s' (%s), which writes no value", tf_where(C, w, sizeof w),
-                       C->g->node[n]->name, C->g->node[n]->op), NULL;
+                       C->g->node[n]->name, C->g->node[n]->op),
+               NULL;
     }
     return C->value[n];
 }
@@ -192,7 +199,8 @@ bool tf_const_ints(tf_ctx *C, int k, int64_t *out, int max, int *n)
         return false;
     if (!t || t->dtype != RD_DT_I64 || rd_tensor_numel(t) > max)
         return tf_fail(C, RD_E_UNSUPPORTED, "%s: input %d must be a constant integer tensor of at most %d values",
-                       tf_where(C, w, sizeof w), k, max), false;
+                       tf_where(C, w, sizeof w), k, max),
+               false;
     *n = (int)rd_tensor_numel(t);
     if (*n)
         memcpy(out, t->data, (size_t)*n * sizeof *out);
@@ -298,12 +306,28 @@ static rd_status const_tensor(tf_ctx *C, const Rdtf__TensorProto *tp, rd_tensor 
     size_t esize;
     size_t n_vals;
     switch (tp->dtype) {
-    case DT_FLOAT: esize = 4; n_vals = tp->n_float_val; break;
-    case DT_DOUBLE: esize = 8; n_vals = tp->n_double_val; break;
-    case DT_HALF: esize = 2; n_vals = tp->n_half_val; break;
-    case DT_INT32: esize = 4; n_vals = tp->n_int_val; break;
-    case DT_INT64: esize = 8; n_vals = tp->n_int64_val; break;
-    default: return RD_E_UNSUPPORTED; /* left unread: refused only where a node uses it */
+    case DT_FLOAT:
+        esize = 4;
+        n_vals = tp->n_float_val;
+        break;
+    case DT_DOUBLE:
+        esize = 8;
+        n_vals = tp->n_double_val;
+        break;
+    case DT_HALF:
+        esize = 2;
+        n_vals = tp->n_half_val;
+        break;
+    case DT_INT32:
+        esize = 4;
+        n_vals = tp->n_int_val;
+        break;
+    case DT_INT64:
+        esize = 8;
+        n_vals = tp->n_int64_val;
+        break;
+    default:
+        return RD_E_UNSUPPORTED; /* left unread: refused only where a node uses it */
     }
     bool from_bytes = tp->tensor_content.len > 0;
     if (from_bytes ? tp->tensor_content.len != (size_t)numel * esize : (n_vals > 1 && n_vals != (size_t)numel))
@@ -388,8 +412,8 @@ static rd_status order_nodes(tf_ctx *C, size_t *order)
                 if (ref[0] != '^')
                     C->read[u] = true;
                 if (state[u] == 1)
-                    tf_fail(C, RD_E_PARSE, "%s: a cycle: node '%s' reads '%s', which depends on it", C->path,
-                            nd->name, C->g->node[u]->name);
+                    tf_fail(C, RD_E_PARSE, "%s: a cycle: node '%s' reads '%s', which depends on it", C->path, nd->name,
+                            C->g->node[u]->name);
                 else if (!state[u]) {
                     state[u] = 1;
                     stack[top++] = (size_t)u;

@@ -23,15 +23,15 @@ typedef struct tf_ctx {
     const char *path;
     rd_onnx_builder *b;
     fe_names names;
-    fe_map index;               /* node name -> node index + 1 */
-    const char **value;         /* per node: the ONNX value of its output 0, once written */
-    rd_tensor *konst;           /* per node: a Const's value (float32 or int64; dtype 0 when unread) */
-    int *konst_of;              /* per node: the Const it forwards (itself, or through Identity), -1 none */
-    const char **konst_value;   /* per Const: its initializer, once written */
-    bool *read;                 /* per node: some node reads it */
-    fe_map nchw;                /* value -> its NCHW Transpose */
+    fe_map index;             /* node name -> node index + 1 */
+    const char **value;       /* per node: the ONNX value of its output 0, once written */
+    rd_tensor *konst;         /* per node: a Const's value (float32 or int64; dtype 0 when unread) */
+    int *konst_of;            /* per node: the Const it forwards (itself, or through Identity), -1 none */
+    const char **konst_value; /* per Const: its initializer, once written */
+    bool *read;               /* per node: some node reads it */
+    fe_map nchw;              /* value -> its NCHW Transpose */
     fe_unsupported unsup;
-    size_t cur;                 /* the node being written */
+    size_t cur; /* the node being written */
     rd_status st;
     rd_error *err;
 } tf_ctx;

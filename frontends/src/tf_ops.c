@@ -87,7 +87,8 @@ static bool conv(tf_ctx *C, bool depthwise)
         return true;
     if (!w || w->dtype != RD_DT_F32 || w->rank != 4)
         return tf_fail(C, RD_E_UNSUPPORTED, "%s: the filter must be a constant 4-D float tensor",
-                       tf_where(C, where, sizeof where)), true;
+                       tf_where(C, where, sizeof where)),
+               true;
     rd_tensor oihw;
     /* HWIO -> OIHW; depthwise HWCM -> (C*M)1HW: CMHW is that layout */
     if (!permuted(C, w, depthwise ? (const int[]){2, 3, 0, 1} : (const int[]){3, 2, 0, 1}, &oihw))
@@ -157,14 +158,18 @@ static bool batch_norm(tf_ctx *C)
     char where[300];
     if (tf_attr_bool(C, "is_training", true))
         return tf_fail(C, RD_E_UNSUPPORTED, "%s: is_training is true (a training graph: freeze it for inference)",
-                       tf_where(C, where, sizeof where)), true;
+                       tf_where(C, where, sizeof where)),
+               true;
     const rd_tensor *p[4] = {tf_const_in(C, 1), tf_const_in(C, 2), tf_const_in(C, 3), tf_const_in(C, 4)};
     if (C->st != RD_OK)
         return true;
     for (int i = 0; i < 4; i++)
         if (!p[i] || p[i]->dtype != RD_DT_F32 || p[i]->rank != 1 || p[i]->dims[0] != p[0]->dims[0])
-            return tf_fail(C, RD_E_UNSUPPORTED, "%s: scale, offset, mean and variance must be constant vectors of "
-                           "one length", tf_where(C, where, sizeof where)), true;
+            return tf_fail(C, RD_E_UNSUPPORTED,
+                           "%s: scale, offset, mean and variance must be constant vectors of "
+                           "one length",
+                           tf_where(C, where, sizeof where)),
+                   true;
     double eps = tf_attr_float(C, "epsilon", 1e-4f);
     int64_t c = p[0]->dims[0];
     float *sc = malloc((size_t)(2 * c + 1) * sizeof *sc);
@@ -226,10 +231,13 @@ static bool resize(tf_ctx *C, bool bilinear)
         return REFUSE;
     const char *x = tf_nchw(C, tf_in(C, 0)), *out = tf_out(C), *base = out ? out : "";
     /* sizes: N and C of the input, then the constant height and width */
-    const char *shape = tf_fresh(C, base, ":shape"), *nc = tf_fresh(C, base, ":nc"), *sizes = tf_fresh(C, base, ":sizes");
+    const char *shape = tf_fresh(C, base, ":shape"), *nc = tf_fresh(C, base, ":nc"),
+               *sizes = tf_fresh(C, base, ":sizes");
     tf_add(C, "Shape", &x, 1, &shape, 1);
-    tf_add(C, "Slice", (const char *const[]){shape, tf_init_i64(C, ":starts", (const int64_t[]){0}, 1),
-                                             tf_init_i64(C, ":ends", (const int64_t[]){2}, 1)}, 3, &nc, 1);
+    tf_add(C, "Slice",
+           (const char *const[]){shape, tf_init_i64(C, ":starts", (const int64_t[]){0}, 1),
+                                 tf_init_i64(C, ":ends", (const int64_t[]){2}, 1)},
+           3, &nc, 1);
     rd_onnx_node *cat = tf_add(C, "Concat", (const char *const[]){nc, tf_init_i64(C, ":hw", hw, 2)}, 2, &sizes, 1);
     if (cat)
         rd_onnx_attr_int(cat, "axis", 0);
@@ -238,8 +246,9 @@ static bool resize(tf_ctx *C, bool bilinear)
     if (r) {
         rd_onnx_attr_string(r, "mode", bilinear ? "linear" : "nearest");
         rd_onnx_attr_string(r, "coordinate_transformation_mode",
-                            align ? "align_corners" : half ? (bilinear ? "half_pixel" : "tf_half_pixel_for_nn")
-                                                           : "asymmetric");
+                            align  ? "align_corners"
+                            : half ? (bilinear ? "half_pixel" : "tf_half_pixel_for_nn")
+                                   : "asymmetric");
         if (!bilinear)
             rd_onnx_attr_string(r, "nearest_mode", align ? "round_prefer_ceil" : "floor");
     }
@@ -346,12 +355,30 @@ static bool softmax(tf_ctx *C)
 /* Element-wise ops with one ONNX counterpart, and the activations made of a few. */
 static bool elementwise(tf_ctx *C, const char *op)
 {
-    static const struct { const char *tf, *onnx; int n_in; } table[] = {
-        {"Add", "Add", 2}, {"AddV2", "Add", 2}, {"Sub", "Sub", 2}, {"Mul", "Mul", 2}, {"RealDiv", "Div", 2},
-        {"Maximum", "Max", 2}, {"Minimum", "Min", 2}, {"Pow", "Pow", 2}, {"Relu", "Relu", 1},
-        {"Sigmoid", "Sigmoid", 1}, {"Tanh", "Tanh", 1}, {"Elu", "Elu", 1}, {"Exp", "Exp", 1}, {"Log", "Log", 1},
-        {"Sqrt", "Sqrt", 1}, {"Abs", "Abs", 1}, {"Neg", "Neg", 1}, {"Identity", "Identity", 1},
-        {"StopGradient", "Identity", 1}, {"Snapshot", "Identity", 1},
+    static const struct {
+        const char *tf, *onnx;
+        int n_in;
+    } table[] = {
+        {"Add", "Add", 2},
+        {"AddV2", "Add", 2},
+        {"Sub", "Sub", 2},
+        {"Mul", "Mul", 2},
+        {"RealDiv", "Div", 2},
+        {"Maximum", "Max", 2},
+        {"Minimum", "Min", 2},
+        {"Pow", "Pow", 2},
+        {"Relu", "Relu", 1},
+        {"Sigmoid", "Sigmoid", 1},
+        {"Tanh", "Tanh", 1},
+        {"Elu", "Elu", 1},
+        {"Exp", "Exp", 1},
+        {"Log", "Log", 1},
+        {"Sqrt", "Sqrt", 1},
+        {"Abs", "Abs", 1},
+        {"Neg", "Neg", 1},
+        {"Identity", "Identity", 1},
+        {"StopGradient", "Identity", 1},
+        {"Snapshot", "Identity", 1},
     };
     const char *out;
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
@@ -397,8 +424,10 @@ bool tf_lower_node(tf_ctx *C, const char *op)
     if (!strcmp(op, "ResizeBilinear") || !strcmp(op, "ResizeNearestNeighbor"))
         return resize(C, op[6] == 'B');
     if (!strcmp(op, "Mean") || !strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Sum"))
-        return reduce(C, op[1] == 'e' ? "ReduceMean" : op[1] == 'a' ? "ReduceMax" : op[1] == 'i' ? "ReduceMin"
-                                                                                                 : "ReduceSum");
+        return reduce(C, op[1] == 'e'   ? "ReduceMean"
+                         : op[1] == 'a' ? "ReduceMax"
+                         : op[1] == 'i' ? "ReduceMin"
+                                        : "ReduceSum");
     if (!strcmp(op, "Pad") || !strcmp(op, "PadV2") || !strcmp(op, "MirrorPad"))
         return pad(C, op);
     if (!strcmp(op, "ConcatV2"))

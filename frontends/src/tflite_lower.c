@@ -41,8 +41,9 @@ const char *tl_where(tl_ctx *L, const tfl_op *o, char *buf, size_t len)
 {
     char code[32];
     const char *out = o->n_out ? L->tname[o->out[0]] : "";
-    snprintf(buf, len, "operator #%zu '%s' (%s%s%s%s, offset %zu)", L->op_index, out, tfl_op_name(o->code, code, sizeof code),
-             o->custom ? " '" : "", o->custom ? o->custom : "", o->custom ? "'" : "", o->offset);
+    snprintf(buf, len, "operator #%zu '%s' (%s%s%s%s, offset %zu)", L->op_index, out,
+             tfl_op_name(o->code, code, sizeof code), o->custom ? " '" : "", o->custom ? o->custom : "",
+             o->custom ? "'" : "", o->offset);
     return buf;
 }
 
@@ -124,12 +125,32 @@ const char *tl_const_f32(tl_ctx *L, int t, const int *perm)
         }
         int64_t q = 0;
         switch (tt->dtype) {
-        case RD_DT_I8: q = (int8_t)tt->data[i]; break;
-        case RD_DT_U8: q = tt->data[i]; break;
-        case RD_DT_I16: { int16_t v; memcpy(&v, tt->data + 2 * i, 2); q = v; break; }
-        case RD_DT_I32: { int32_t v; memcpy(&v, tt->data + 4 * i, 4); q = v; break; }
-        case RD_DT_I64: { int64_t v; memcpy(&v, tt->data + 8 * i, 8); q = v; break; }
-        default: break;
+        case RD_DT_I8:
+            q = (int8_t)tt->data[i];
+            break;
+        case RD_DT_U8:
+            q = tt->data[i];
+            break;
+        case RD_DT_I16: {
+            int16_t v;
+            memcpy(&v, tt->data + 2 * i, 2);
+            q = v;
+            break;
+        }
+        case RD_DT_I32: {
+            int32_t v;
+            memcpy(&v, tt->data + 4 * i, 4);
+            q = v;
+            break;
+        }
+        case RD_DT_I64: {
+            int64_t v;
+            memcpy(&v, tt->data + 8 * i, 8);
+            q = v;
+            break;
+        }
+        default:
+            break;
         }
         size_t c = tt->n_q > 1 ? (size_t)((i / inner) % len) : 0;
         f[i] = tt->n_q ? (float)((double)tt->scale[c] * (double)(q - tt->zero_point[c])) : (float)q;
@@ -231,7 +252,8 @@ bool tl_const_ints(tl_ctx *L, const tfl_op *o, int k, int64_t *out, int max, int
     }
     size_t count = tt->data_len / (tt->dtype == RD_DT_I32 ? 4 : 8);
     if (count > (size_t)max) {
-        tl_fail(L, RD_E_PARSE, "%s: input %d holds %zu values (at most %d)", tl_where(L, o, w, sizeof w), k, count, max);
+        tl_fail(L, RD_E_PARSE, "%s: input %d holds %zu values (at most %d)", tl_where(L, o, w, sizeof w), k, count,
+                max);
         return false;
     }
     for (size_t i = 0; i < count; i++) {
@@ -434,8 +456,9 @@ static bool lower_int_conv(tl_ctx *L, const tfl_op *o)
         return false;
     const tfl_tensor *x = &L->m->tensors[o->in[0]], *w = &L->m->tensors[o->in[1]], *y = &L->m->tensors[o->out[0]];
     const tfl_tensor *b = o->n_in > 2 && o->in[2] >= 0 ? &L->m->tensors[o->in[2]] : NULL;
-    if (!quantized_act(x) || !quantized_act(y) || x->dtype == RD_DT_U8 || y->dtype != x->dtype || w->dtype != RD_DT_I8 ||
-        !w->data || !w->n_q || (b && (!b->data || (b->dtype != RD_DT_I32 && b->dtype != RD_DT_I64))))
+    if (!quantized_act(x) || !quantized_act(y) || x->dtype == RD_DT_U8 || y->dtype != x->dtype ||
+        w->dtype != RD_DT_I8 || !w->data || !w->n_q ||
+        (b && (!b->data || (b->dtype != RD_DT_I32 && b->dtype != RD_DT_I64))))
         return false;
     bool dw = o->code == TFL_DEPTHWISE_CONV_2D, fc = o->code == TFL_FULLY_CONNECTED;
     int opt_type = dw ? 2 : fc ? 8 : 1;
@@ -450,8 +473,11 @@ static bool lower_int_conv(tl_ctx *L, const tfl_op *o)
             return false;
     const char *in[3] = {L->tname[o->in[0]], tl_const_raw(L, o->in[1]), b ? tl_const_raw(L, o->in[2]) : NULL};
     const char *out = L->tname[o->out[0]];
-    rd_onnx_node *n = tl_node(L, dw ? "TFLiteDepthwiseConv2D" : fc ? "TFLiteFullyConnected" : "TFLiteConv2D", out, in,
-                              b ? 3 : 2, &out, 1);
+    rd_onnx_node *n = tl_node(L,
+                              dw   ? "TFLiteDepthwiseConv2D"
+                              : fc ? "TFLiteFullyConnected"
+                                   : "TFLiteConv2D",
+                              out, in, b ? 3 : 2, &out, 1);
     if (!n)
         return true;
     rd_onnx_node_set_domain(n, "tflite");
@@ -540,7 +566,8 @@ static bool lower_quantized(tl_ctx *L, const tfl_op *o)
     }
     const char *outs[RD_FE_MAX_OP_IO];
     for (int k = 0; k < o->n_out; k++)
-        outs[k] = quantized_act(&m->tensors[o->out[k]]) ? tl_fresh(L, L->tname[o->out[k]], ":float") : L->tname[o->out[k]];
+        outs[k] =
+            quantized_act(&m->tensors[o->out[k]]) ? tl_fresh(L, L->tname[o->out[k]], ":float") : L->tname[o->out[k]];
     if (!tl_lower_float(L, o, outs))
         return false;
     for (int k = 0; k < o->n_out; k++)

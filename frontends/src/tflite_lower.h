@@ -15,18 +15,18 @@
 
 typedef struct tl_ctx {
     const tfl_model *m;
-    bool qmode;                 /* model precision: integer codes with the model's quantization */
+    bool qmode; /* model precision: integer codes with the model's quantization */
     rd_onnx_builder *b;
     fe_names names;
-    const char **tname;         /* per tensor: its ONNX name */
-    const char **c_f32;         /* per tensor: its float32 initializer once written */
-    const char **c_raw;         /* per tensor: its initializer as stored once written */
-    bool *tname_taken;          /* per tensor: an initializer already uses tname */
-    fe_map nchw;                /* activation name -> its NCHW Transpose (value: const char *) */
+    const char **tname; /* per tensor: its ONNX name */
+    const char **c_f32; /* per tensor: its float32 initializer once written */
+    const char **c_raw; /* per tensor: its initializer as stored once written */
+    bool *tname_taken;  /* per tensor: an initializer already uses tname */
+    fe_map nchw;        /* activation name -> its NCHW Transpose (value: const char *) */
     fe_unsupported unsup;
     const char *in_override[RD_FE_MAX_OP_IO]; /* quantized fallback: operand names of the current operator */
     size_t op_index;
-    rd_status st;               /* sticky: the first failure */
+    rd_status st; /* sticky: the first failure */
     rd_error *err;
 } tl_ctx;
 

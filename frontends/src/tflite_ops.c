@@ -9,10 +9,26 @@
 
 /* BuiltinOptions union types */
 enum {
-    OPT_CONV = 1, OPT_DWCONV = 2, OPT_POOL = 5, OPT_FC = 8, OPT_SOFTMAX = 9, OPT_CONCAT = 10, OPT_ADD = 11,
-    OPT_RESIZE_BILINEAR = 15, OPT_SPACE_TO_DEPTH = 19, OPT_MUL = 21, OPT_GATHER = 23, OPT_REDUCER = 27,
-    OPT_SUB = 28, OPT_DIV = 29, OPT_STRIDED_SLICE = 32, OPT_SPLIT = 35, OPT_RESIZE_NEAREST = 74,
-    OPT_LEAKY_RELU = 75, OPT_MIRROR_PAD = 77, OPT_DEPTH_TO_SPACE = 94,
+    OPT_CONV = 1,
+    OPT_DWCONV = 2,
+    OPT_POOL = 5,
+    OPT_FC = 8,
+    OPT_SOFTMAX = 9,
+    OPT_CONCAT = 10,
+    OPT_ADD = 11,
+    OPT_RESIZE_BILINEAR = 15,
+    OPT_SPACE_TO_DEPTH = 19,
+    OPT_MUL = 21,
+    OPT_GATHER = 23,
+    OPT_REDUCER = 27,
+    OPT_SUB = 28,
+    OPT_DIV = 29,
+    OPT_STRIDED_SLICE = 32,
+    OPT_SPLIT = 35,
+    OPT_RESIZE_NEAREST = 74,
+    OPT_LEAKY_RELU = 75,
+    OPT_MIRROR_PAD = 77,
+    OPT_DEPTH_TO_SPACE = 94,
 };
 
 #define IN1(a) ((const char *const[]){a})
@@ -49,8 +65,7 @@ static void finish_nchw(tl_ctx *L, int act, const char *y_nchw, const char *out)
 }
 
 /* x -> node -> act -> out, the node writing out directly when there is no activation. */
-static rd_onnx_node *with_act(tl_ctx *L, const char *op_type, const char *const *in, int n_in, int act,
-                              const char *out)
+static rd_onnx_node *with_act(tl_ctx *L, const char *op_type, const char *const *in, int n_in, int act, const char *out)
 {
     const char *y = step(L, act == TFL_ACT_NONE, out, ":preact");
     rd_onnx_node *n = tl_node(L, op_type, y, in, n_in, OUT1(y), 1);
@@ -123,8 +138,8 @@ static bool fully_connected(tl_ctx *L, const tfl_op *o, const char *const *out)
     bool reshape = y->rank != 2;
     const char *g = step(L, !reshape && act == TFL_ACT_NONE, out[0], ":gemm");
     const char *b = tl_in(L, o, 2);
-    rd_onnx_node *n = tl_node(L, "Gemm", g, (const char *const[]){a, weight(L, o, 1, NULL, 2), b}, b ? 3 : 2,
-                              OUT1(g), 1);
+    rd_onnx_node *n =
+        tl_node(L, "Gemm", g, (const char *const[]){a, weight(L, o, 1, NULL, 2), b}, b ? 3 : 2, OUT1(g), 1);
     if (n)
         rd_onnx_attr_int(n, "transB", 1);
     if (reshape) {
@@ -264,13 +279,15 @@ static bool resize(tl_ctx *L, const tfl_op *o, const char *const *out, bool bili
     }
     const char *y = tl_fresh(L, out[0], ":nchw");
     const char *sizes = tl_const_i64(L, y, ":sizes", (const int64_t[]){x->dims[0], x->dims[3], hw[0], hw[1]}, 4);
-    rd_onnx_node *nd = tl_node(L, "Resize", y, (const char *const[]){tl_nchw(L, tl_in(L, o, 0)), NULL, NULL, sizes}, 4,
-                               OUT1(y), 1);
+    rd_onnx_node *nd =
+        tl_node(L, "Resize", y, (const char *const[]){tl_nchw(L, tl_in(L, o, 0)), NULL, NULL, sizes}, 4, OUT1(y), 1);
     if (!nd)
         return true;
     rd_onnx_attr_string(nd, "mode", bilinear ? "linear" : "nearest");
     rd_onnx_attr_string(nd, "coordinate_transformation_mode",
-                        align ? "align_corners" : half ? (bilinear ? "half_pixel" : "tf_half_pixel_for_nn") : "asymmetric");
+                        align  ? "align_corners"
+                        : half ? (bilinear ? "half_pixel" : "tf_half_pixel_for_nn")
+                               : "asymmetric");
     if (!bilinear)
         rd_onnx_attr_string(nd, "nearest_mode", align ? "round_prefer_ceil" : "floor");
     finish_nchw(L, TFL_ACT_NONE, y, out[0]);
@@ -390,8 +407,8 @@ static bool depth_space(tl_ctx *L, const tfl_op *o, const char *const *out, bool
         return false;
     int block = tl_opts(L, o, to_space ? OPT_DEPTH_TO_SPACE : OPT_SPACE_TO_DEPTH) ? tl_opt_i32(L, o, 0, 1) : 1;
     const char *y = tl_fresh(L, out[0], ":nchw");
-    rd_onnx_node *n = tl_node(L, to_space ? "DepthToSpace" : "SpaceToDepth", y, IN1(tl_nchw(L, tl_in(L, o, 0))), 1,
-                              OUT1(y), 1);
+    rd_onnx_node *n =
+        tl_node(L, to_space ? "DepthToSpace" : "SpaceToDepth", y, IN1(tl_nchw(L, tl_in(L, o, 0))), 1, OUT1(y), 1);
     if (n) {
         rd_onnx_attr_int(n, "blocksize", block);
         if (to_space)
@@ -431,60 +448,111 @@ bool tl_lower_float(tl_ctx *L, const tfl_op *o, const char *const *out)
     if (o->n_in < 1 || (o->in[0] < 0 && o->code != TFL_CONCATENATION))
         return false;
     switch (o->code) {
-    case TFL_CONV_2D: return conv(L, o, out, false);
-    case TFL_DEPTHWISE_CONV_2D: return conv(L, o, out, true);
-    case TFL_FULLY_CONNECTED: return fully_connected(L, o, out);
-    case TFL_AVERAGE_POOL_2D: return pool(L, o, out, "AveragePool");
-    case TFL_MAX_POOL_2D: return pool(L, o, out, "MaxPool");
-    case TFL_ADD: return binary(L, o, out, "Add", OPT_ADD);
-    case TFL_SUB: return binary(L, o, out, "Sub", OPT_SUB);
-    case TFL_MUL: return binary(L, o, out, "Mul", OPT_MUL);
-    case TFL_DIV: return binary(L, o, out, "Div", OPT_DIV);
-    case TFL_MAXIMUM: return binary(L, o, out, "Max", 0);
-    case TFL_MINIMUM: return binary(L, o, out, "Min", 0);
-    case TFL_POW: return binary(L, o, out, "Pow", 0);
-    case TFL_PRELU: return binary(L, o, out, "PRelu", 0);
-    case TFL_CONCATENATION: return concat(L, o, out);
+    case TFL_CONV_2D:
+        return conv(L, o, out, false);
+    case TFL_DEPTHWISE_CONV_2D:
+        return conv(L, o, out, true);
+    case TFL_FULLY_CONNECTED:
+        return fully_connected(L, o, out);
+    case TFL_AVERAGE_POOL_2D:
+        return pool(L, o, out, "AveragePool");
+    case TFL_MAX_POOL_2D:
+        return pool(L, o, out, "MaxPool");
+    case TFL_ADD:
+        return binary(L, o, out, "Add", OPT_ADD);
+    case TFL_SUB:
+        return binary(L, o, out, "Sub", OPT_SUB);
+    case TFL_MUL:
+        return binary(L, o, out, "Mul", OPT_MUL);
+    case TFL_DIV:
+        return binary(L, o, out, "Div", OPT_DIV);
+    case TFL_MAXIMUM:
+        return binary(L, o, out, "Max", 0);
+    case TFL_MINIMUM:
+        return binary(L, o, out, "Min", 0);
+    case TFL_POW:
+        return binary(L, o, out, "Pow", 0);
+    case TFL_PRELU:
+        return binary(L, o, out, "PRelu", 0);
+    case TFL_CONCATENATION:
+        return concat(L, o, out);
     case TFL_RESHAPE:
     case TFL_SQUEEZE:
-    case TFL_EXPAND_DIMS: return reshape(L, o, out);
-    case TFL_SOFTMAX: return softmax(L, o, out);
-    case TFL_LOGISTIC: return unary(L, o, out, "Sigmoid");
-    case TFL_TANH: return unary(L, o, out, "Tanh");
-    case TFL_RELU: return unary(L, o, out, "Relu");
-    case TFL_RELU6: tl_activation(L, TFL_ACT_RELU6, tl_in(L, o, 0), out[0]); return true;
-    case TFL_RELU_N1_TO_1: tl_activation(L, TFL_ACT_RELU_N1_TO_1, tl_in(L, o, 0), out[0]); return true;
-    case TFL_LEAKY_RELU: return leaky_relu(L, o, out);
-    case TFL_HARD_SWISH: return unary(L, o, out, "HardSwish");
-    case TFL_ELU: return unary(L, o, out, "Elu");
-    case TFL_EXP: return unary(L, o, out, "Exp");
-    case TFL_LOG: return unary(L, o, out, "Log");
-    case TFL_SQRT: return unary(L, o, out, "Sqrt");
-    case TFL_ABS: return unary(L, o, out, "Abs");
-    case TFL_NEG: return unary(L, o, out, "Neg");
-    case TFL_FLOOR: return unary(L, o, out, "Floor");
-    case TFL_CEIL: return unary(L, o, out, "Ceil");
+    case TFL_EXPAND_DIMS:
+        return reshape(L, o, out);
+    case TFL_SOFTMAX:
+        return softmax(L, o, out);
+    case TFL_LOGISTIC:
+        return unary(L, o, out, "Sigmoid");
+    case TFL_TANH:
+        return unary(L, o, out, "Tanh");
+    case TFL_RELU:
+        return unary(L, o, out, "Relu");
+    case TFL_RELU6:
+        tl_activation(L, TFL_ACT_RELU6, tl_in(L, o, 0), out[0]);
+        return true;
+    case TFL_RELU_N1_TO_1:
+        tl_activation(L, TFL_ACT_RELU_N1_TO_1, tl_in(L, o, 0), out[0]);
+        return true;
+    case TFL_LEAKY_RELU:
+        return leaky_relu(L, o, out);
+    case TFL_HARD_SWISH:
+        return unary(L, o, out, "HardSwish");
+    case TFL_ELU:
+        return unary(L, o, out, "Elu");
+    case TFL_EXP:
+        return unary(L, o, out, "Exp");
+    case TFL_LOG:
+        return unary(L, o, out, "Log");
+    case TFL_SQRT:
+        return unary(L, o, out, "Sqrt");
+    case TFL_ABS:
+        return unary(L, o, out, "Abs");
+    case TFL_NEG:
+        return unary(L, o, out, "Neg");
+    case TFL_FLOOR:
+        return unary(L, o, out, "Floor");
+    case TFL_CEIL:
+        return unary(L, o, out, "Ceil");
     case TFL_RSQRT:
-    case TFL_SQUARE: return composite(L, o, out);
+    case TFL_SQUARE:
+        return composite(L, o, out);
     case TFL_PAD:
     case TFL_PADV2:
-    case TFL_MIRROR_PAD: return pad(L, o, out);
-    case TFL_MEAN: return reduce(L, o, out, "ReduceMean");
-    case TFL_SUM: return reduce(L, o, out, "ReduceSum");
-    case TFL_REDUCE_MAX: return reduce(L, o, out, "ReduceMax");
-    case TFL_REDUCE_MIN: return reduce(L, o, out, "ReduceMin");
-    case TFL_RESIZE_BILINEAR: return resize(L, o, out, true);
-    case TFL_RESIZE_NEAREST_NEIGHBOR: return resize(L, o, out, false);
-    case TFL_TRANSPOSE: return transpose(L, o, out);
+    case TFL_MIRROR_PAD:
+        return pad(L, o, out);
+    case TFL_MEAN:
+        return reduce(L, o, out, "ReduceMean");
+    case TFL_SUM:
+        return reduce(L, o, out, "ReduceSum");
+    case TFL_REDUCE_MAX:
+        return reduce(L, o, out, "ReduceMax");
+    case TFL_REDUCE_MIN:
+        return reduce(L, o, out, "ReduceMin");
+    case TFL_RESIZE_BILINEAR:
+        return resize(L, o, out, true);
+    case TFL_RESIZE_NEAREST_NEIGHBOR:
+        return resize(L, o, out, false);
+    case TFL_TRANSPOSE:
+        return transpose(L, o, out);
     case TFL_STRIDED_SLICE:
-    case TFL_SLICE: return slice(L, o, out);
-    case TFL_QUANTIZE: return unary(L, o, out, "Identity");
-    case TFL_DEQUANTIZE: return dequantize(L, o, out);
-    case TFL_GATHER: return gather(L, o, out);
-    case TFL_SPLIT: return split(L, o, out);
-    case TFL_DEPTH_TO_SPACE: return depth_space(L, o, out, true);
-    case TFL_SPACE_TO_DEPTH: return depth_space(L, o, out, false);
-    case TFL_CAST: return cast(L, o, out);
-    default: return false;
+    case TFL_SLICE:
+        return slice(L, o, out);
+    case TFL_QUANTIZE:
+        return unary(L, o, out, "Identity");
+    case TFL_DEQUANTIZE:
+        return dequantize(L, o, out);
+    case TFL_GATHER:
+        return gather(L, o, out);
+    case TFL_SPLIT:
+        return split(L, o, out);
+    case TFL_DEPTH_TO_SPACE:
+        return depth_space(L, o, out, true);
+    case TFL_SPACE_TO_DEPTH:
+        return depth_space(L, o, out, false);
+    case TFL_CAST:
+        return cast(L, o, out);
+    default:
+        return false;
     }
 }

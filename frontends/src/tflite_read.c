@@ -26,23 +26,99 @@ static const struct {
     int code;
     const char *name;
 } op_names[] = {
-    {0, "ADD"}, {1, "AVERAGE_POOL_2D"}, {2, "CONCATENATION"}, {3, "CONV_2D"}, {4, "DEPTHWISE_CONV_2D"},
-    {5, "DEPTH_TO_SPACE"}, {6, "DEQUANTIZE"}, {7, "EMBEDDING_LOOKUP"}, {8, "FLOOR"}, {9, "FULLY_CONNECTED"},
-    {10, "HASHTABLE_LOOKUP"}, {11, "L2_NORMALIZATION"}, {12, "L2_POOL_2D"}, {13, "LOCAL_RESPONSE_NORMALIZATION"},
-    {14, "LOGISTIC"}, {15, "LSH_PROJECTION"}, {16, "LSTM"}, {17, "MAX_POOL_2D"}, {18, "MUL"}, {19, "RELU"},
-    {20, "RELU_N1_TO_1"}, {21, "RELU6"}, {22, "RESHAPE"}, {23, "RESIZE_BILINEAR"}, {24, "RNN"}, {25, "SOFTMAX"},
-    {26, "SPACE_TO_DEPTH"}, {27, "SVDF"}, {28, "TANH"}, {31, "CALL"}, {32, "CUSTOM"}, {34, "PAD"},
-    {36, "GATHER"}, {37, "BATCH_TO_SPACE_ND"}, {38, "SPACE_TO_BATCH_ND"}, {39, "TRANSPOSE"}, {40, "MEAN"},
-    {41, "SUB"}, {42, "DIV"}, {43, "SQUEEZE"}, {44, "UNIDIRECTIONAL_SEQUENCE_LSTM"}, {45, "STRIDED_SLICE"},
-    {47, "EXP"}, {48, "TOPK_V2"}, {49, "SPLIT"}, {50, "LOG_SOFTMAX"}, {53, "CAST"}, {54, "PRELU"},
-    {55, "MAXIMUM"}, {56, "ARG_MAX"}, {57, "MINIMUM"}, {58, "LESS"}, {59, "NEG"}, {60, "PADV2"},
-    {61, "GREATER"}, {64, "SELECT"}, {65, "SLICE"}, {66, "SIN"}, {67, "TRANSPOSE_CONV"}, {69, "TILE"},
-    {70, "EXPAND_DIMS"}, {71, "EQUAL"}, {73, "LOG"}, {74, "SUM"}, {75, "SQRT"}, {76, "RSQRT"}, {77, "SHAPE"},
-    {78, "POW"}, {79, "ARG_MIN"}, {81, "REDUCE_PROD"}, {82, "REDUCE_MAX"}, {83, "PACK"}, {88, "UNPACK"},
-    {89, "REDUCE_MIN"}, {92, "SQUARE"}, {97, "RESIZE_NEAREST_NEIGHBOR"}, {98, "LEAKY_RELU"},
-    {99, "SQUARED_DIFFERENCE"}, {100, "MIRROR_PAD"}, {101, "ABS"}, {102, "SPLIT_V"}, {104, "CEIL"},
-    {106, "ADD_N"}, {107, "GATHER_ND"}, {108, "COS"}, {111, "ELU"}, {114, "QUANTIZE"}, {116, "ROUND"},
-    {117, "HARD_SWISH"}, {118, "IF"}, {119, "WHILE"}, {126, "BATCH_MATMUL"}, {150, "GELU"},
+    {0, "ADD"},
+    {1, "AVERAGE_POOL_2D"},
+    {2, "CONCATENATION"},
+    {3, "CONV_2D"},
+    {4, "DEPTHWISE_CONV_2D"},
+    {5, "DEPTH_TO_SPACE"},
+    {6, "DEQUANTIZE"},
+    {7, "EMBEDDING_LOOKUP"},
+    {8, "FLOOR"},
+    {9, "FULLY_CONNECTED"},
+    {10, "HASHTABLE_LOOKUP"},
+    {11, "L2_NORMALIZATION"},
+    {12, "L2_POOL_2D"},
+    {13, "LOCAL_RESPONSE_NORMALIZATION"},
+    {14, "LOGISTIC"},
+    {15, "LSH_PROJECTION"},
+    {16, "LSTM"},
+    {17, "MAX_POOL_2D"},
+    {18, "MUL"},
+    {19, "RELU"},
+    {20, "RELU_N1_TO_1"},
+    {21, "RELU6"},
+    {22, "RESHAPE"},
+    {23, "RESIZE_BILINEAR"},
+    {24, "RNN"},
+    {25, "SOFTMAX"},
+    {26, "SPACE_TO_DEPTH"},
+    {27, "SVDF"},
+    {28, "TANH"},
+    {31, "CALL"},
+    {32, "CUSTOM"},
+    {34, "PAD"},
+    {36, "GATHER"},
+    {37, "BATCH_TO_SPACE_ND"},
+    {38, "SPACE_TO_BATCH_ND"},
+    {39, "TRANSPOSE"},
+    {40, "MEAN"},
+    {41, "SUB"},
+    {42, "DIV"},
+    {43, "SQUEEZE"},
+    {44, "UNIDIRECTIONAL_SEQUENCE_LSTM"},
+    {45, "STRIDED_SLICE"},
+    {47, "EXP"},
+    {48, "TOPK_V2"},
+    {49, "SPLIT"},
+    {50, "LOG_SOFTMAX"},
+    {53, "CAST"},
+    {54, "PRELU"},
+    {55, "MAXIMUM"},
+    {56, "ARG_MAX"},
+    {57, "MINIMUM"},
+    {58, "LESS"},
+    {59, "NEG"},
+    {60, "PADV2"},
+    {61, "GREATER"},
+    {64, "SELECT"},
+    {65, "SLICE"},
+    {66, "SIN"},
+    {67, "TRANSPOSE_CONV"},
+    {69, "TILE"},
+    {70, "EXPAND_DIMS"},
+    {71, "EQUAL"},
+    {73, "LOG"},
+    {74, "SUM"},
+    {75, "SQRT"},
+    {76, "RSQRT"},
+    {77, "SHAPE"},
+    {78, "POW"},
+    {79, "ARG_MIN"},
+    {81, "REDUCE_PROD"},
+    {82, "REDUCE_MAX"},
+    {83, "PACK"},
+    {88, "UNPACK"},
+    {89, "REDUCE_MIN"},
+    {92, "SQUARE"},
+    {97, "RESIZE_NEAREST_NEIGHBOR"},
+    {98, "LEAKY_RELU"},
+    {99, "SQUARED_DIFFERENCE"},
+    {100, "MIRROR_PAD"},
+    {101, "ABS"},
+    {102, "SPLIT_V"},
+    {104, "CEIL"},
+    {106, "ADD_N"},
+    {107, "GATHER_ND"},
+    {108, "COS"},
+    {111, "ELU"},
+    {114, "QUANTIZE"},
+    {116, "ROUND"},
+    {117, "HARD_SWISH"},
+    {118, "IF"},
+    {119, "WHILE"},
+    {126, "BATCH_MATMUL"},
+    {150, "GELU"},
 };
 
 const char *tfl_op_name(int code, char *buf, size_t len)
@@ -58,8 +134,8 @@ const char *tfl_op_name(int code, char *buf, size_t len)
 static rd_dtype dtype_of(int type)
 {
     static const rd_dtype map[] = {
-        [0] = RD_DT_F32, [1] = RD_DT_F16, [2] = RD_DT_I32, [3] = RD_DT_U8, [4] = RD_DT_I64, [6] = RD_DT_BOOL,
-        [7] = RD_DT_I16, [9] = RD_DT_I8, [10] = RD_DT_F64, [12] = RD_DT_U64, [15] = RD_DT_U32, [16] = RD_DT_U16,
+        [0] = RD_DT_F32, [1] = RD_DT_F16, [2] = RD_DT_I32,  [3] = RD_DT_U8,   [4] = RD_DT_I64,  [6] = RD_DT_BOOL,
+        [7] = RD_DT_I16, [9] = RD_DT_I8,  [10] = RD_DT_F64, [12] = RD_DT_U64, [15] = RD_DT_U32, [16] = RD_DT_U16,
     };
     return type >= 0 && (size_t)type < sizeof map / sizeof map[0] ? map[type] : RD_DT_UNDEFINED;
 }
@@ -79,8 +155,10 @@ static rd_status read_quant(const tfl_model *m, const rd_fb_table *qt, tfl_tenso
     if (st != RD_OK)
         return st;
     if (details != 0)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: tensor #%zu '%s': custom quantization (details type %u) is not "
-                         "supported", m->path, idx, t->name, details);
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: tensor #%zu '%s': custom quantization (details type %u) is not "
+                         "supported",
+                         m->path, idx, t->name, details);
     if (sc.n == 0)
         return RD_OK;
     if (zp.n != 0 && zp.n != sc.n)
@@ -89,8 +167,10 @@ static rd_status read_quant(const tfl_model *m, const rd_fb_table *qt, tfl_tenso
     if (sc.n > 1 && t->rank == 1 && t->dims[0] == (int64_t)sc.n)
         qdim = 0; /* a per-channel bias: older converters wrote the filter's dim (3) here, TFLite ignores it */
     if (sc.n > 1 && (qdim < 0 || qdim >= t->rank || t->dims[qdim] != (int64_t)sc.n))
-        return rd_errorf(err, RD_E_PARSE, "%s: tensor #%zu '%s' (offset %zu): %u scales along dim %d of a %d-D "
-                         "tensor", m->path, idx, t->name, t->offset, sc.n, qdim, t->rank);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: tensor #%zu '%s' (offset %zu): %u scales along dim %d of a %d-D "
+                         "tensor",
+                         m->path, idx, t->name, t->offset, sc.n, qdim, t->rank);
     t->scale = malloc(sc.n * sizeof *t->scale);
     t->zero_point = calloc(sc.n, sizeof *t->zero_point);
     if (!t->scale || !t->zero_point)
@@ -101,9 +181,10 @@ static rd_status read_quant(const tfl_model *m, const rd_fb_table *qt, tfl_tenso
         t->scale[i] = rd_fb_vec_f32(&sc, i);
         t->zero_point[i] = zp.n ? rd_fb_vec_i64(&zp, i) : 0;
         if (!(t->scale[i] >= 0.0f) || t->scale[i] > 3.0e38f || t->zero_point[i] < -65536 || t->zero_point[i] > 65535)
-            return rd_errorf(err, RD_E_PARSE, "%s: tensor #%zu '%s' (offset %zu): quantization %u has scale %g, zero "
-                             "point %lld", m->path, idx, t->name, t->offset, i, (double)t->scale[i],
-                             (long long)t->zero_point[i]);
+            return rd_errorf(err, RD_E_PARSE,
+                             "%s: tensor #%zu '%s' (offset %zu): quantization %u has scale %g, zero "
+                             "point %lld",
+                             m->path, idx, t->name, t->offset, i, (double)t->scale[i], (long long)t->zero_point[i]);
     }
     return RD_OK;
 }
@@ -159,7 +240,8 @@ static rd_status read_tensor(tfl_model *m, const rd_fb_vec *tensors, const rd_fb
     size_t name_len = 0;
     if ((st = rd_fb_string(&tt, T_NAME, &t->name, &name_len, err)) != RD_OK ||
         (st = rd_fb_vector(&tt, T_SHAPE, 4, &shape, err)) != RD_OK ||
-        (st = rd_fb_i8(&tt, T_TYPE, 0, &type, err)) != RD_OK || (st = rd_fb_u32(&tt, T_BUFFER, 0, &buf, err)) != RD_OK ||
+        (st = rd_fb_i8(&tt, T_TYPE, 0, &type, err)) != RD_OK ||
+        (st = rd_fb_u32(&tt, T_BUFFER, 0, &buf, err)) != RD_OK ||
         (st = rd_fb_table_field(&tt, T_QUANT, &qt, &has_q, err)) != RD_OK)
         return st;
     rd_fb_table sp;
@@ -197,20 +279,23 @@ static rd_status read_tensor(tfl_model *m, const rd_fb_vec *tensors, const rd_fb
     }
     size_t want = 0;
     if (t->dtype == RD_DT_UNDEFINED)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: tensor #%u '%s' holds constant data of TensorType %d, which "
-                         "rknn-diag cannot hold", m->path, i, t->name, type);
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: tensor #%u '%s' holds constant data of TensorType %d, which "
+                         "rknn-diag cannot hold",
+                         m->path, i, t->name, type);
     if ((st = rd_shape_bytes(t->dtype, t->rank, t->dims, &want, err)) != RD_OK)
         return rd_error_prefix(err, "%s: tensor #%u '%s'", m->path, i, t->name);
     if (want != t->data_len)
-        return rd_errorf(err, RD_E_PARSE, "%s: tensor #%u '%s' (offset %zu): its buffer %u holds %zu bytes, the %s "
-                         "shape needs %zu", m->path, i, t->name, t->offset, buf, t->data_len, rd_dtype_name(t->dtype),
-                         want);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: tensor #%u '%s' (offset %zu): its buffer %u holds %zu bytes, the %s "
+                         "shape needs %zu",
+                         m->path, i, t->name, t->offset, buf, t->data_len, rd_dtype_name(t->dtype), want);
     return RD_OK;
 }
 
 /* A vector of tensor indices (subgraph inputs/outputs, operator inputs/outputs) into a new *out[0..*n). */
-static rd_status read_indices(const tfl_model *m, const rd_fb_table *t, unsigned slot, bool allow_omitted,
-                              int **out_v, size_t *n, const char *what, rd_error *err)
+static rd_status read_indices(const tfl_model *m, const rd_fb_table *t, unsigned slot, bool allow_omitted, int **out_v,
+                              size_t *n, const char *what, rd_error *err)
 {
     rd_fb_vec v;
     rd_status st = rd_fb_vector(t, slot, 4, &v, err);
@@ -248,8 +333,10 @@ static rd_status read_op(tfl_model *m, const rd_fb_vec *ops, const rd_fb_vec *co
                          o->offset, opcode, codes->n);
     int8_t dep = 0;
     int32_t code = 0, version = 1;
-    if ((st = rd_fb_vec_table(codes, opcode, &ct, err)) != RD_OK || (st = rd_fb_i8(&ct, OC_DEPRECATED_CODE, 0, &dep, err)) != RD_OK ||
-        (st = rd_fb_i32(&ct, OC_CODE, 0, &code, err)) != RD_OK || (st = rd_fb_i32(&ct, OC_VERSION, 1, &version, err)) != RD_OK ||
+    if ((st = rd_fb_vec_table(codes, opcode, &ct, err)) != RD_OK ||
+        (st = rd_fb_i8(&ct, OC_DEPRECATED_CODE, 0, &dep, err)) != RD_OK ||
+        (st = rd_fb_i32(&ct, OC_CODE, 0, &code, err)) != RD_OK ||
+        (st = rd_fb_i32(&ct, OC_VERSION, 1, &version, err)) != RD_OK ||
         (st = rd_fb_string(&ct, OC_CUSTOM, &o->custom, NULL, err)) != RD_OK)
         return st;
     o->code = code > dep ? code : dep; /* builtin_code supersedes the byte one from schema 3a on */
@@ -279,7 +366,8 @@ rd_status tfl_model_parse(const void *buf, size_t len, const char *name, tfl_mod
     if (st == RD_OK)
         st = rd_fb_u32(&root, M_VERSION, 0, &m->version, err);
     if (st == RD_OK && m->version != 3)
-        st = rd_errorf(err, RD_E_UNSUPPORTED, "%s: TFLite schema version %u (rknn-diag reads version 3)", name, m->version);
+        st = rd_errorf(err, RD_E_UNSUPPORTED, "%s: TFLite schema version %u (rknn-diag reads version 3)", name,
+                       m->version);
     if (st == RD_OK)
         st = rd_fb_vector(&root, M_SUBGRAPHS, RD_FB_REF, &subgraphs, err);
     if (st == RD_OK && subgraphs.n == 0)

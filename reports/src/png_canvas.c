@@ -90,7 +90,10 @@ int rep_text_width(const char *s, int scale)
     return n ? (int)(n * GLYPH_ADVANCE - 1) * scale : 0;
 }
 
-int rep_text_height(int scale) { return GLYPH_H * scale; }
+int rep_text_height(int scale)
+{
+    return GLYPH_H * scale;
+}
 
 void rep_draw_text(rep_canvas *c, int x, int y, const char *s, uint32_t rgb, int scale, bool vertical)
 {
@@ -137,7 +140,10 @@ static void mem_write(png_structp png, png_bytep data, png_size_t n)
     m->len += n;
 }
 
-static void mem_flush(png_structp png) { (void)png; }
+static void mem_flush(png_structp png)
+{
+    (void)png;
+}
 
 rd_status rep_png_encode(const rep_canvas *c, unsigned char **out, size_t *out_len, rd_error *err)
 {

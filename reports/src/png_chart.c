@@ -17,7 +17,7 @@
 #define MAX_TICKS 16
 
 typedef struct plot_area {
-    int x0, y0, x1, y1; /* pixel box of the plot, inclusive */
+    int x0, y0, x1, y1;        /* pixel box of the plot, inclusive */
     double xlo, xhi, ylo, yhi; /* data range (log10 units on a log axis) */
     bool log_y;
 } plot_area;
@@ -207,8 +207,7 @@ rd_status rep_chart_png(const rep_chart *ch, unsigned char **out, size_t *out_le
             snprintf(buf, sizeof buf, "1e%d", (int)lround(yt));
         else
             fmt_tick(yt, ystep, buf, sizeof buf);
-        rep_draw_text(&c, a.x0 - 10 - rep_text_width(buf, TEXT_SCALE), Y - th / 2, buf, COL_TEXT, TEXT_SCALE,
-                      false);
+        rep_draw_text(&c, a.x0 - 10 - rep_text_width(buf, TEXT_SCALE), Y - th / 2, buf, COL_TEXT, TEXT_SCALE, false);
     }
     /* x ticks and vertical grid */
     double xstep = nice_step(a.xhi - a.xlo, 10);

@@ -37,8 +37,8 @@ typedef enum rep_series_style { REP_LINE = 0, REP_BARS } rep_series_style;
 
 typedef struct rep_series {
     const char *label;
-    const double *x;    /* NULL: x is the index 0..n-1 */
-    const double *y;    /* NaN: a gap; +-inf: drawn at the edge of the plot */
+    const double *x; /* NULL: x is the index 0..n-1 */
+    const double *y; /* NaN: a gap; +-inf: drawn at the edge of the plot */
     size_t n;
     uint32_t rgb;
     rep_series_style style;
@@ -57,11 +57,11 @@ typedef struct rep_chart {
     size_t n_series;
     const rep_hline *hlines; /* dashed horizontal reference lines (thresholds) */
     size_t n_hlines;
-    bool log_y;              /* log10 axis; values <= 0 drawn at the bottom */
-    bool x_integer;          /* ticks on whole numbers (layer index) */
-    bool has_y_range;        /* use y_lo..y_hi instead of the data range */
+    bool log_y;       /* log10 axis; values <= 0 drawn at the bottom */
+    bool x_integer;   /* ticks on whole numbers (layer index) */
+    bool has_y_range; /* use y_lo..y_hi instead of the data range */
     double y_lo, y_hi;
-    double bar_width;        /* REP_BARS: width of a bar in x units */
+    double bar_width; /* REP_BARS: width of a bar in x units */
 } rep_chart;
 
 /** Draws the chart and encodes it as PNG (malloc'ed, caller frees). */

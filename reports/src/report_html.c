@@ -132,18 +132,20 @@ static void cos_cell(rep_buf *b, const rd_metric_group *g)
     rep_buf_printf(b, "<td class=\"num first %s\" data-v=\"", cos_class(m->cos));
     if (!isnan(m->cos))
         rep_buf_printf(b, "%.17g", m->cos);
-    rep_buf_printf(b, "\" title=\"euc_rel %.4g, max_abs %.4g, mean_abs %.4g, gain %.5g, offset %.4g, "
-                      "affine SQNR %.1f dB, err %.3g steps, saturated %.2f%%, zeroed %.2f%%, fp16 overflow "
-                      "%lld (max %.4g), %lld values, %d samples",
+    rep_buf_printf(b,
+                   "\" title=\"euc_rel %.4g, max_abs %.4g, mean_abs %.4g, gain %.5g, offset %.4g, "
+                   "affine SQNR %.1f dB, err %.3g steps, saturated %.2f%%, zeroed %.2f%%, fp16 overflow "
+                   "%lld (max %.4g), %lld values, %d samples",
                    m->euc_rel, m->max_abs, m->mean_abs, m->gain, m->offset, m->sqnr_affine_db, m->err_steps,
                    100 * m->saturated_share, 100 * m->zero_share, (long long)m->fp16_overflow, m->fp16_max_abs,
                    (long long)m->count, g->n_samples);
     if (g->n_samples > 1)
         rep_buf_printf(b, ", min %.5f, p5 %.5f, worst sample %d", g->cos_min, g->cos_p5, g->worst_sample);
     if (m->nan || m->inf || m->ref_nan || m->ref_inf)
-        rep_buf_printf(b, "; %lld NaN and %lld Inf tested, %lld NaN and %lld Inf in the reference: the metrics "
-                          "above are not numbers of the tensor", (long long)m->nan, (long long)m->inf,
-                       (long long)m->ref_nan, (long long)m->ref_inf);
+        rep_buf_printf(b,
+                       "; %lld NaN and %lld Inf tested, %lld NaN and %lld Inf in the reference: the metrics "
+                       "above are not numbers of the tensor",
+                       (long long)m->nan, (long long)m->inf, (long long)m->ref_nan, (long long)m->ref_inf);
     rep_buf_puts(b, "\">");
     if (isnan(m->cos))
         rep_buf_puts(b, "nan");
@@ -177,8 +179,9 @@ static int group_cols(const rd_result *r, int g)
 
 static void put_table(rep_buf *b, const rd_result *r, const bool used[RD_GROUP_COUNT])
 {
-    rep_buf_printf(b, "<div class=\"tablewrap\"><table class=\"layers\" id=\"layer-table\" data-n-layers=\"%zu\">\n"
-                      "<thead><tr><th colspan=\"5\"></th>",
+    rep_buf_printf(b,
+                   "<div class=\"tablewrap\"><table class=\"layers\" id=\"layer-table\" data-n-layers=\"%zu\">\n"
+                   "<thead><tr><th colspan=\"5\"></th>",
                    r->n_layers);
     for (int g = 0; g < RD_GROUP_COUNT; g++)
         if (used[g])
@@ -289,7 +292,11 @@ static rd_status put_metric_chart(rep_buf *b, const rd_result *r, const bool use
         {RD_REPORT_COS_WARN, 0xd4a72cu, "cos 0.99"},
         {RD_REPORT_COS_ERROR, 0xd1242fu, "cos 0.98"},
     };
-    rep_chart ch = {.width = CHART_W, .height = CHART_H, .series = series, .n_series = ns, .x_integer = true,
+    rep_chart ch = {.width = CHART_W,
+                    .height = CHART_H,
+                    .series = series,
+                    .n_series = ns,
+                    .x_integer = true,
                     .x_title = "layer index"};
     if (s == SEL_COS) {
         ch.title = "Cosine similarity per layer (higher is better)";
@@ -378,8 +385,14 @@ static rd_status put_histograms(rep_buf *b, const rd_result *r, rd_error *err)
         };
         char title[64];
         snprintf(title, sizeof title, "layer %zu: value histogram", idx[k]);
-        rep_chart ch = {.width = SMALL_W, .height = SMALL_H, .title = title, .x_title = "value",
-                        .y_title = "count", .series = s, .n_series = 2, .bar_width = w * 0.9};
+        rep_chart ch = {.width = SMALL_W,
+                        .height = SMALL_H,
+                        .title = title,
+                        .x_title = "value",
+                        .y_title = "count",
+                        .series = s,
+                        .n_series = 2,
+                        .bar_width = w * 0.9};
         rep_buf_puts(b, "<figure>");
         rd_status st = put_chart(b, &ch, title, err);
         free(x), free(yg), free(yt);
@@ -406,13 +419,20 @@ static rd_status put_channels(rep_buf *b, const rd_result *r, rd_error *err)
     static const rep_hline thr[] = {{RD_REPORT_COS_WARN, 0xd4a72cu, NULL}, {RD_REPORT_COS_ERROR, 0xd1242fu, NULL}};
     for (size_t k = 0; k < n; k++) {
         const rd_layer_result *l = &r->layers[idx[k]];
-        rep_series s = {.label = NULL, .y = l->channels.cos, .n = l->channels.n, .rgb = 0x1f63b4u,
-                        .style = REP_BARS};
+        rep_series s = {.label = NULL, .y = l->channels.cos, .n = l->channels.n, .rgb = 0x1f63b4u, .style = REP_BARS};
         char title[64];
         snprintf(title, sizeof title, "layer %zu: cosine per channel", idx[k]);
-        rep_chart ch = {.width = SMALL_W, .height = SMALL_H, .title = title, .x_title = "channel",
-                        .y_title = "cos", .series = &s, .n_series = 1, .hlines = thr, .n_hlines = 2,
-                        .x_integer = true, .bar_width = 0.8};
+        rep_chart ch = {.width = SMALL_W,
+                        .height = SMALL_H,
+                        .title = title,
+                        .x_title = "channel",
+                        .y_title = "cos",
+                        .series = &s,
+                        .n_series = 1,
+                        .hlines = thr,
+                        .n_hlines = 2,
+                        .x_integer = true,
+                        .bar_width = 0.8};
         rep_buf_puts(b, "<figure>");
         rd_status st = put_chart(b, &ch, title, err);
         if (st != RD_OK)
@@ -434,7 +454,8 @@ static rd_status put_sweep(rep_buf *b, const rd_result *r, rd_error *err)
     size_t n = sw->n_points;
     double *x = malloc(n * sizeof *x), *pc = malloc(n * sizeof *pc), *sc = malloc(n * sizeof *sc),
            *pm = malloc(n * sizeof *pm), *sm = malloc(n * sizeof *sm);
-    rd_status st = x && pc && sc && pm && sm ? RD_OK : rd_errorf(err, RD_E_NOMEM, "report.html: out of memory for the sweep");
+    rd_status st =
+        x && pc && sc && pm && sm ? RD_OK : rd_errorf(err, RD_E_NOMEM, "report.html: out of memory for the sweep");
     double lo = 1;
     for (size_t i = 0; st == RD_OK && i < n; i++) {
         const rd_sweep_point *p = &sw->points[i];
@@ -446,18 +467,27 @@ static rd_status put_sweep(rep_buf *b, const rd_result *r, rd_error *err)
         lo = fmin(lo, fmin(isfinite(pc[i]) ? pc[i] : 1, isfinite(sc[i]) ? sc[i] : 1));
     }
     if (st == RD_OK) {
-        rep_buf_printf(b, "<section id=\"sweep\"><h2>Float16 sweep</h2>\n<p class=\"note\">Output cosine (objective "
-                          "%s, worst sample) with float16 on the first k of the %d int8 tensors in execution order "
-                          "(prefix) and on the others (suffix); below, the share of the int8 layers' MACs that runs "
-                          "in float16. A prefix curve that climbs over a short range of k shows where the error "
-                          "builds up.</p>\n", sw->objective ? sw->objective : "?", sw->n_candidates);
+        rep_buf_printf(b,
+                       "<section id=\"sweep\"><h2>Float16 sweep</h2>\n<p class=\"note\">Output cosine (objective "
+                       "%s, worst sample) with float16 on the first k of the %d int8 tensors in execution order "
+                       "(prefix) and on the others (suffix); below, the share of the int8 layers' MACs that runs "
+                       "in float16. A prefix curve that climbs over a short range of k shows where the error "
+                       "builds up.</p>\n",
+                       sw->objective ? sw->objective : "?", sw->n_candidates);
         rep_series cs[2] = {{.label = "float16 on tensors 0..k-1", .x = x, .y = pc, .n = n, .rgb = 0x1f63b4u},
                             {.label = "float16 on tensors k..end", .x = x, .y = sc, .n = n, .rgb = 0xe8740cu}};
         static const rep_hline thr[] = {{RD_REPORT_COS_WARN, 0xd4a72cu, "cos 0.99"}};
-        rep_chart ch = {.width = CHART_W, .height = CHART_H, .series = cs, .n_series = 2, .x_integer = true,
-                        .x_title = "k (int8 tensors in execution order)", .y_title = "output cos",
+        rep_chart ch = {.width = CHART_W,
+                        .height = CHART_H,
+                        .series = cs,
+                        .n_series = 2,
+                        .x_integer = true,
+                        .x_title = "k (int8 tensors in execution order)",
+                        .y_title = "output cos",
                         .title = "Output cosine with float16 on a prefix or a suffix of the int8 tensors",
-                        .hlines = thr, .n_hlines = 1, .has_y_range = true};
+                        .hlines = thr,
+                        .n_hlines = 1,
+                        .has_y_range = true};
         ch.y_lo = lo < 0.97 ? lo - (1 - lo) * 0.05 : 0.97;
         ch.y_hi = 1 + (1 - ch.y_lo) * 0.04;
         st = put_chart(b, &ch, ch.title, err);
@@ -465,9 +495,16 @@ static rd_status put_sweep(rep_buf *b, const rd_result *r, rd_error *err)
     if (st == RD_OK) {
         rep_series ms[2] = {{.label = "prefix", .x = x, .y = pm, .n = n, .rgb = 0x1f63b4u},
                             {.label = "suffix", .x = x, .y = sm, .n = n, .rgb = 0xe8740cu}};
-        rep_chart ch = {.width = CHART_W, .height = SMALL_H, .series = ms, .n_series = 2, .x_integer = true,
-                        .x_title = "k (int8 tensors in execution order)", .y_title = "% MACs",
-                        .title = "Share of the int8 layers' MACs in float16", .has_y_range = true, .y_lo = 0,
+        rep_chart ch = {.width = CHART_W,
+                        .height = SMALL_H,
+                        .series = ms,
+                        .n_series = 2,
+                        .x_integer = true,
+                        .x_title = "k (int8 tensors in execution order)",
+                        .y_title = "% MACs",
+                        .title = "Share of the int8 layers' MACs in float16",
+                        .has_y_range = true,
+                        .y_lo = 0,
                         .y_hi = 100};
         st = put_chart(b, &ch, ch.title, err);
     }
@@ -510,8 +547,9 @@ static void put_findings(rep_buf *b, const rd_result *r)
     for (size_t i = 0; i < r->n_findings; i++) {
         const rd_finding *f = &r->findings[i];
         const char *sev = rd_severity_name(f->severity);
-        rep_buf_printf(b, "<li class=\"sev-%s\" data-kind=\"%s\"><span class=\"badge\">%s</span>"
-                          "<span class=\"f-title\">",
+        rep_buf_printf(b,
+                       "<li class=\"sev-%s\" data-kind=\"%s\"><span class=\"badge\">%s</span>"
+                       "<span class=\"f-title\">",
                        sev, rd_finding_kind_name(f->kind), sev);
         rep_buf_html(b, f->title);
         rep_buf_puts(b, "</span>");
@@ -550,15 +588,16 @@ static void put_summary(rep_buf *b, const rd_result *r)
     }
     rep_buf_puts(b, "</dd></div>\n<div><dt>Tool</dt><dd>");
     rep_buf_html(b, r->tool ? r->tool : "(unknown)");
-    rep_buf_printf(b, "</dd></div>\n<div><dt>Samples</dt><dd>%d</dd></div>\n"
-                      "<div><dt>Layers</dt><dd>%zu (%zu fused)</dd></div>\n"
-                      "<div><dt>Below %.2f</dt><dd>%zu layers</dd></div>\n"
-                      "<div><dt>Board data</dt><dd>%s</dd></div>\n"
-                      "<div><dt>Thresholds</dt><dd><span class=\"legend-chip\" style=\"background:var(--red);"
-                      "color:var(--red-ink)\">cos &lt; %.2f</span><span class=\"legend-chip\" "
-                      "style=\"background:var(--amber);color:var(--amber-ink)\">&lt; %.2f</span>"
-                      "<span class=\"legend-chip\" style=\"background:var(--green);color:var(--green-ink)\">"
-                      "&ge; %.2f</span></dd></div>\n</dl></section>\n",
+    rep_buf_printf(b,
+                   "</dd></div>\n<div><dt>Samples</dt><dd>%d</dd></div>\n"
+                   "<div><dt>Layers</dt><dd>%zu (%zu fused)</dd></div>\n"
+                   "<div><dt>Below %.2f</dt><dd>%zu layers</dd></div>\n"
+                   "<div><dt>Board data</dt><dd>%s</dd></div>\n"
+                   "<div><dt>Thresholds</dt><dd><span class=\"legend-chip\" style=\"background:var(--red);"
+                   "color:var(--red-ink)\">cos &lt; %.2f</span><span class=\"legend-chip\" "
+                   "style=\"background:var(--amber);color:var(--amber-ink)\">&lt; %.2f</span>"
+                   "<span class=\"legend-chip\" style=\"background:var(--green);color:var(--green-ink)\">"
+                   "&ge; %.2f</span></dd></div>\n</dl></section>\n",
                    r->n_samples, r->n_layers, fused, RD_REPORT_COS_WARN, below,
                    r->has_runtime ? "yes (runtime groups)" : "no", RD_REPORT_COS_ERROR, RD_REPORT_COS_WARN,
                    RD_REPORT_COS_WARN);
@@ -635,14 +674,15 @@ rd_status rd_report_html_write(const rd_result *r, char **out_html, size_t *out_
     if (st == RD_OK)
         st = put_sweep(&b, r, err);
     if (st == RD_OK) {
-        rep_buf_printf(&b, "<section id=\"layers\"><h2>Layers</h2>\n<div class=\"controls\">"
-                           "<input type=\"search\" id=\"filter\" placeholder=\"Filter by layer name or op\" "
-                           "aria-label=\"filter\">"
-                           "<label><input type=\"checkbox\" id=\"below\"> only layers below cos %.2f</label>"
-                           "<span class=\"count\" id=\"count\"></span></div>\n"
-                           "<p class=\"note\">Click a column header to sort (again to reverse). Cells: mean "
-                           "over the samples; hover a cosine for every metric. Blank rows: tensors fused away, "
-                           "as in RKNN's table.</p>\n",
+        rep_buf_printf(&b,
+                       "<section id=\"layers\"><h2>Layers</h2>\n<div class=\"controls\">"
+                       "<input type=\"search\" id=\"filter\" placeholder=\"Filter by layer name or op\" "
+                       "aria-label=\"filter\">"
+                       "<label><input type=\"checkbox\" id=\"below\"> only layers below cos %.2f</label>"
+                       "<span class=\"count\" id=\"count\"></span></div>\n"
+                       "<p class=\"note\">Click a column header to sort (again to reverse). Cells: mean "
+                       "over the samples; hover a cosine for every metric. Blank rows: tensors fused away, "
+                       "as in RKNN's table.</p>\n",
                        RD_REPORT_COS_WARN);
         put_table(&b, r, used);
         rep_buf_puts(&b, "</section>\n");

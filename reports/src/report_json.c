@@ -56,7 +56,10 @@ static bool push(cJSON *arr, cJSON *item, bool *ok)
     return true;
 }
 
-static cJSON *string_or_null(const char *s) { return s ? cJSON_CreateString(s) : cJSON_CreateNull(); }
+static cJSON *string_or_null(const char *s)
+{
+    return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
 
 static void add_metrics(cJSON *g, const rd_metrics *m, bool *ok)
 {
@@ -191,9 +194,12 @@ static cJSON *sweep_point_json(const rd_result *r, const rd_sweep_point *p, bool
     const struct {
         const char *key;
         double v;
-    } nums[] = {{"prefix_cos", p->prefix_cos},         {"prefix_sqnr_db", p->prefix_sqnr_db},
-                {"prefix_mac_share", p->prefix_mac_share}, {"suffix_cos", p->suffix_cos},
-                {"suffix_sqnr_db", p->suffix_sqnr_db},     {"suffix_mac_share", p->suffix_mac_share}};
+    } nums[] = {{"prefix_cos", p->prefix_cos},
+                {"prefix_sqnr_db", p->prefix_sqnr_db},
+                {"prefix_mac_share", p->prefix_mac_share},
+                {"suffix_cos", p->suffix_cos},
+                {"suffix_sqnr_db", p->suffix_sqnr_db},
+                {"suffix_mac_share", p->suffix_mac_share}};
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         add(o, nums[i].key, make_double(nums[i].v), ok);
     return o;

@@ -19,7 +19,7 @@
 typedef struct jctx {
     const char *name; /* file name for messages */
     rd_error *err;
-    char path[256];   /* JSON path of the value being read: "$.layers[3].name" */
+    char path[256]; /* JSON path of the value being read: "$.layers[3].name" */
     size_t plen;
     rd_status st;
 } jctx;
@@ -208,8 +208,14 @@ static bool get_enum(jctx *c, const cJSON *obj, const char *key, const char *(*n
     return ok;
 }
 
-static const char *deg_name(int i) { return rd_degenerate_name((rd_degenerate)i); }
-static const char *sev_name(int i) { return rd_severity_name((rd_severity)i); }
+static const char *deg_name(int i)
+{
+    return rd_degenerate_name((rd_degenerate)i);
+}
+static const char *sev_name(int i)
+{
+    return rd_severity_name((rd_severity)i);
+}
 
 /* The member key as an array (or object when want_object); NULL with an error otherwise. */
 static const cJSON *get_container(jctx *c, const cJSON *obj, const char *key, bool want_object)
@@ -238,8 +244,7 @@ static bool read_group(jctx *c, const cJSON *o, rd_metric_group *g)
               get_double(c, o, "euc_rel", &m->euc_rel) && get_double(c, o, "sqnr_db", &m->sqnr_db) &&
               get_double(c, o, "max_abs", &m->max_abs) && get_double(c, o, "mean_abs", &m->mean_abs) &&
               get_double(c, o, "gain", &m->gain) && get_double(c, o, "offset", &m->offset) &&
-              get_double(c, o, "sqnr_affine_db", &m->sqnr_affine_db) &&
-              get_double(c, o, "err_steps", &m->err_steps) &&
+              get_double(c, o, "sqnr_affine_db", &m->sqnr_affine_db) && get_double(c, o, "err_steps", &m->err_steps) &&
               get_double(c, o, "saturated_share", &m->saturated_share) &&
               get_double(c, o, "zero_share", &m->zero_share) &&
               get_int(c, o, "fp16_overflow", -MAX_JSON_INT, MAX_JSON_INT, &m->fp16_overflow) &&
@@ -261,8 +266,7 @@ static bool read_u64_array(jctx *c, const cJSON *a, size_t n, uint64_t **out)
         return fail(c, RD_E_PARSE, "an array", a);
     if ((size_t)cJSON_GetArraySize(a) != n) {
         char what[96];
-        snprintf(what, sizeof what, "%d counts where the other histogram array has %zu",
-                 cJSON_GetArraySize(a), n);
+        snprintf(what, sizeof what, "%d counts where the other histogram array has %zu", cJSON_GetArraySize(a), n);
         return fail(c, RD_E_PARSE, what, NULL);
     }
     *out = calloc(n ? n : 1, sizeof **out);
@@ -312,8 +316,7 @@ static bool read_layer(jctx *c, const cJSON *o, rd_layer_result *l)
     if (!cJSON_IsObject(o))
         return fail(c, RD_E_PARSE, "an object", o);
     if (!get_string(c, o, "name", false, &l->name) || !get_string(c, o, "op_type", true, &l->op_type) ||
-        !get_string(c, o, "fused_into", true, &l->fused_into) ||
-        !get_string(c, o, "precision", true, &l->precision))
+        !get_string(c, o, "fused_into", true, &l->fused_into) || !get_string(c, o, "precision", true, &l->precision))
         return false;
     /* npu_op came later: reports written before it have none */
     if (cJSON_GetObjectItemCaseSensitive(o, "npu_op") && !get_string(c, o, "npu_op", true, &l->npu_op))
@@ -421,8 +424,8 @@ static bool read_finding(jctx *c, const cJSON *o, rd_finding *f)
     int sev = 0;
     bool ok = get_enum(c, o, "severity", sev_name, RD_SEV_ERROR + 1, &sev) &&
               get_string(c, o, "layer", true, &f->layer) && get_string(c, o, "title", false, &f->title) &&
-              get_string(c, o, "evidence", false, &f->evidence) &&
-              get_string(c, o, "advice", true, &f->advice) && get_double(c, o, "score", &f->score);
+              get_string(c, o, "evidence", false, &f->evidence) && get_string(c, o, "advice", true, &f->advice) &&
+              get_double(c, o, "score", &f->score);
     f->severity = (rd_severity)sev;
     return ok;
 }
@@ -461,8 +464,14 @@ static bool read_array(jctx *c, const cJSON *root, const char *key, size_t elem_
     return true;
 }
 
-static bool layer_fn(jctx *c, const cJSON *j, void *p) { return read_layer(c, j, p); }
-static bool finding_fn(jctx *c, const cJSON *j, void *p) { return read_finding(c, j, p); }
+static bool layer_fn(jctx *c, const cJSON *j, void *p)
+{
+    return read_layer(c, j, p);
+}
+static bool finding_fn(jctx *c, const cJSON *j, void *p)
+{
+    return read_finding(c, j, p);
+}
 static bool fidelity_fn(jctx *c, const cJSON *j, void *p)
 {
     rd_fidelity_item *f = p;
@@ -638,8 +647,8 @@ rd_status rd_report_json_parse(const char *text, size_t len, const char *name, r
         line_col(text, off, &line, &col);
         if (len == 0)
             return rd_errorf(err, RD_E_PARSE, "%s: empty file, expected a JSON object", name);
-        return rd_errorf(err, RD_E_PARSE, "%s:%zu:%zu: not valid JSON (or nested deeper than %d)", name, line,
-                         col, CJSON_NESTING_LIMIT);
+        return rd_errorf(err, RD_E_PARSE, "%s:%zu:%zu: not valid JSON (or nested deeper than %d)", name, line, col,
+                         CJSON_NESTING_LIMIT);
     }
     for (size_t i = (size_t)(end - text); i < len; i++)
         if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r') {

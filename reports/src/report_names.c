@@ -1,6 +1,6 @@
 /*
- * report_names.c: the stable strings of the result enums (the degenerate classes are in result.c), as report.json and report.html spell them
- * (docs/report-schema.md). Changing one breaks readers of schema_version 1.
+ * report_names.c: the stable strings of the result enums (the degenerate classes are in result.c), as report.json and
+ * report.html spell them (docs/report-schema.md). Changing one breaks readers of schema_version 1.
  */
 #include "rknn_diag/reports.h"
 
@@ -27,9 +27,18 @@ static const char *const kind_names[RD_FIND_COUNT] = {
     [RD_FIND_OTHER] = "other",
 };
 
-#define NAME_OR(table, i, fallback)                                                                 \
+#define NAME_OR(table, i, fallback) \
     (((unsigned)(i) < sizeof table / sizeof table[0] && table[i]) ? table[i] : (fallback))
 
-const char *rd_group_name(rd_group_id g) { return NAME_OR(group_names, g, "unknown"); }
-const char *rd_severity_name(rd_severity s) { return NAME_OR(severity_names, s, "unknown"); }
-const char *rd_finding_kind_name(rd_finding_kind k) { return NAME_OR(kind_names, k, "other"); }
+const char *rd_group_name(rd_group_id g)
+{
+    return NAME_OR(group_names, g, "unknown");
+}
+const char *rd_severity_name(rd_severity s)
+{
+    return NAME_OR(severity_names, s, "unknown");
+}
+const char *rd_finding_kind_name(rd_finding_kind k)
+{
+    return NAME_OR(kind_names, k, "other");
+}

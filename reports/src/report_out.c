@@ -97,12 +97,23 @@ void rep_buf_html(rep_buf *b, const char *s)
     for (const char *p = s; *p; p++) {
         const char *ent = NULL;
         switch (*p) {
-        case '&': ent = "&amp;"; break;
-        case '<': ent = "&lt;"; break;
-        case '>': ent = "&gt;"; break;
-        case '"': ent = "&quot;"; break;
-        case '\'': ent = "&#39;"; break;
-        default: continue;
+        case '&':
+            ent = "&amp;";
+            break;
+        case '<':
+            ent = "&lt;";
+            break;
+        case '>':
+            ent = "&gt;";
+            break;
+        case '"':
+            ent = "&quot;";
+            break;
+        case '\'':
+            ent = "&#39;";
+            break;
+        default:
+            continue;
         }
         rep_buf_put(b, run, (size_t)(p - run));
         rep_buf_puts(b, ent);

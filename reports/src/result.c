@@ -149,7 +149,8 @@ rd_status rd_result_add_finding(rd_result *r, const rd_finding *f, rd_error *err
     *d = *f;
     d->layer = d->title = d->evidence = d->advice = NULL;
     if ((st = dup_opt(f->layer, &d->layer, err)) != RD_OK || (st = dup_opt(f->title, &d->title, err)) != RD_OK ||
-        (st = dup_opt(f->evidence, &d->evidence, err)) != RD_OK || (st = dup_opt(f->advice, &d->advice, err)) != RD_OK) {
+        (st = dup_opt(f->evidence, &d->evidence, err)) != RD_OK ||
+        (st = dup_opt(f->advice, &d->advice, err)) != RD_OK) {
         finding_fini(d);
         return st;
     }

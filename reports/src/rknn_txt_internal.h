@@ -5,10 +5,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define REP_GROUP_WIDTH 44  /* 2.x: two 20-character cells and 4 spaces per column group */
-#define REP_CELL_WIDTH 20   /* "1.00000 | 0.0       " */
-#define REP_EUC_WIDTH 10    /* the euc text is left-justified in 10 characters */
-#define REP_EUC_CHARS 6     /* str(float(euc))[:6] */
+#define REP_GROUP_WIDTH 44 /* 2.x: two 20-character cells and 4 spaces per column group */
+#define REP_CELL_WIDTH 20  /* "1.00000 | 0.0       " */
+#define REP_EUC_WIDTH 10   /* the euc text is left-justified in 10 characters */
+#define REP_EUC_CHARS 6    /* str(float(euc))[:6] */
 #define REP_LEGACY_GROUP_WIDTH 25
 
 extern const char *const rep_comments_sim[3];

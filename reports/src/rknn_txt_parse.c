@@ -16,7 +16,7 @@
 typedef struct line_cursor {
     const char *text;
     size_t len, pos;
-    size_t lineno;       /* 1-based number of the line last returned */
+    size_t lineno; /* 1-based number of the line last returned */
     bool last_had_newline;
 } line_cursor;
 
@@ -321,8 +321,8 @@ static rd_status parse_header(parse_ctx *p, line_cursor *c, const char *s, size_
         r3 = rstrip_len(s3, n3);
     }
     if (width < 10)
-        return rd_errorf(p->err, RD_E_PARSE, "%s:%zu: label width %d from the header is too small", p->name,
-                         c->lineno, width);
+        return rd_errorf(p->err, RD_E_PARSE, "%s:%zu: label width %d from the header is too small", p->name, c->lineno,
+                         width);
     for (size_t i = 0; i < r3; i++)
         if (s3[i] != '-')
             return fail(p, "expected the dash rule, found '%s'", s3, n3);
@@ -402,9 +402,9 @@ rd_status rd_rknn_txt_parse_ex(const char *text, size_t len, const char *name, r
     }
     out->has_runtime = info.n_groups == 4;
     out->n_samples = 1;
-    if ((st = rd_result_set_string(&out->tool, info.layout == RD_RKNN_LAYOUT_LEGACY_15
-                                                   ? "RKNN-Toolkit2 1.5 (imported)"
-                                                   : "RKNN-Toolkit2 2.x (imported)",
+    if ((st = rd_result_set_string(&out->tool,
+                                   info.layout == RD_RKNN_LAYOUT_LEGACY_15 ? "RKNN-Toolkit2 1.5 (imported)"
+                                                                           : "RKNN-Toolkit2 2.x (imported)",
                                    err)) != RD_OK)
         goto fail;
     if (info_out)

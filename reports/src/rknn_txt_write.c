@@ -55,7 +55,7 @@ bool rep_label_needs_quotes(const char *s, bool is_op)
     if (n == 0 || s[0] == '"' || rd_text_needs_escape(s, n, RD_ESC_DISPLAY))
         return true;
     if (is_op)
-        return strchr(s, ']') != NULL;  /* it would end the [OpType] early */
+        return strchr(s, ']') != NULL;          /* it would end the [OpType] early */
     return s[n - 1] == ' ' || s[n - 1] == '\t'; /* the reader strips trailing blanks */
 }
 

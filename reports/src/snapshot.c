@@ -175,11 +175,20 @@ static void put_field(FILE *f, const char *s)
     }
     for (; *s; s++) {
         switch (*s) {
-        case '\\': fputs("\\\\", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        default: fputc(*s, f);
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        default:
+            fputc(*s, f);
         }
     }
 }
@@ -227,12 +236,23 @@ static char *get_field(const char *s, size_t n, bool *bad, bool *oom)
             break;
         }
         switch (s[i]) {
-        case '\\': o[k++] = '\\'; break;
-        case 't': o[k++] = '\t'; break;
-        case 'n': o[k++] = '\n'; break;
-        case 'r': o[k++] = '\r'; break;
-        case '-': o[k++] = '-'; break;
-        default: *bad = true;
+        case '\\':
+            o[k++] = '\\';
+            break;
+        case 't':
+            o[k++] = '\t';
+            break;
+        case 'n':
+            o[k++] = '\n';
+            break;
+        case 'r':
+            o[k++] = '\r';
+            break;
+        case '-':
+            o[k++] = '-';
+            break;
+        default:
+            *bad = true;
         }
     }
     o[k] = '\0';

@@ -77,7 +77,7 @@ static bool exact_tie(const binary_parts *parts, int n, uint32_t w)
         b->e++;
     }
     uint64_t odd = 2 * (uint64_t)w + 1, five = 1;
-    if (n >= 0) { /* m * 5^n * 2^(e+n+1) is odd only when e + n + 1 == 0 */
+    if (n >= 0) {                        /* m * 5^n * 2^(e+n+1) is odd only when e + n + 1 == 0 */
         if (b->e + n + 1 != 0 || n > 13) /* 5^14 > 2w + 1 */
             return false;
         for (int i = 0; i < n; i++)

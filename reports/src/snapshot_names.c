@@ -16,8 +16,8 @@
 #define MAX_SUFFIX 1000000 /* clashes of one stem before giving up */
 
 typedef struct stem_slot {
-    char *key;    /* lower-cased stem; NULL for an empty slot */
-    char *tensor; /* the tensor it was given to */
+    char *key;     /* lower-cased stem; NULL for an empty slot */
+    char *tensor;  /* the tensor it was given to */
     unsigned next; /* for a plain stem: the first suffix not yet tried */
 } stem_slot;
 

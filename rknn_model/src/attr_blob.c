@@ -76,8 +76,10 @@ static rd_status as_list(ab *x, rd_rknn_value *v)
 static rd_status records(ab *x, size_t pos, size_t end, unsigned depth, rd_rknn_value *out)
 {
     if (depth > x->max_depth)
-        return rd_errorf(x->err, RD_E_LIMIT, "attribute blob: byte %zu: records nested %u deep, more than the %u "
-                         "allowed", x->file_off + pos, depth, x->max_depth);
+        return rd_errorf(x->err, RD_E_LIMIT,
+                         "attribute blob: byte %zu: records nested %u deep, more than the %u "
+                         "allowed",
+                         x->file_off + pos, depth, x->max_depth);
     rk_vec items = {.size = sizeof(rd_rknn_value)}, keys = {.size = sizeof(const char *)};
     out->kind = RD_RKNN_V_MAP;
     while (pos < end && !x->partial) {
@@ -98,8 +100,9 @@ static rd_status records(ab *x, size_t pos, size_t end, unsigned depth, rd_rknn_
         if (tag == 0x10 || tag == 0x01) {
             size_t n = tag == 0x10 ? 4 : 8;
             if (end - pos < n)
-                return corrupt(x, rec, tag == 0x10 ? "int32 record runs past its container"
-                                                   : "float64 record runs past its container");
+                return corrupt(x, rec,
+                               tag == 0x10 ? "int32 record runs past its container"
+                                           : "float64 record runs past its container");
             if (tag == 0x10) {
                 int32_t i;
                 memcpy(&i, x->b + pos, 4);
@@ -140,8 +143,8 @@ static rd_status records(ab *x, size_t pos, size_t end, unsigned depth, rd_rknn_
             }
         } else {
             x->partial = true;
-            snprintf(x->why, x->why_len, "unknown record tag 0x%02x at byte %zu (key '%.40s'): decoding stopped",
-                     tag, x->file_off + rec, key);
+            snprintf(x->why, x->why_len, "unknown record tag 0x%02x at byte %zu (key '%.40s'): decoding stopped", tag,
+                     x->file_off + rec, key);
             break;
         }
         rd_rknn_value *slot = rk_vec_push(x->a, &items, SIZE_MAX, "attribute blob", x->err);

@@ -81,15 +81,20 @@ static rd_status refuse_kind(const char *path, rd_rknn_file_kind kind, rd_error 
 {
     switch (kind) {
     case RD_RKNN_FILE_ENCRYPTED:
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: an %s: its graph and quantization cannot be read; give the "
-                         "unencrypted .rknn the toolkit built (before rknn.export_encrypted_rknn)", path,
-                         rd_rknn_file_kind_name(kind));
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: an %s: its graph and quantization cannot be read; give the "
+                         "unencrypted .rknn the toolkit built (before rknn.export_encrypted_rknn)",
+                         path, rd_rknn_file_kind_name(kind));
     case RD_RKNN_FILE_UNKNOWN:
-        return rd_errorf(err, RD_E_PARSE, "%s: not an RKNN model: it does not start with \"RKNN\" (nor with another "
-                         "signature of the RKNN family)", path);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: not an RKNN model: it does not start with \"RKNN\" (nor with another "
+                         "signature of the RKNN family)",
+                         path);
     default:
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: a %s, which this reader does not read (it reads the RKNN-Toolkit2 "
-                         "\"RKNN\" container)", path, rd_rknn_file_kind_name(kind));
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: a %s, which this reader does not read (it reads the RKNN-Toolkit2 "
+                         "\"RKNN\" container)",
+                         path, rd_rknn_file_kind_name(kind));
     }
 }
 
@@ -103,8 +108,10 @@ static rd_status read_header(rd_rknn_model *m, rd_error *err)
     if (kind != RD_RKNN_FILE_RKNN)
         return refuse_kind(path, kind, err);
     if (len < 24)
-        return rd_errorf(err, RD_E_PARSE, "%s: %zu bytes, expected at least the 24-byte header (magic, version, "
-                         "model-data size): cut short?", path, len);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: %zu bytes, expected at least the 24-byte header (magic, version, "
+                         "model-data size): cut short?",
+                         path, len);
     uint32_t pad;
     memcpy(&pad, f + 4, 4);
     uint64_t version = rd64(f + 8), data = rd64(f + 16);
@@ -113,9 +120,10 @@ static rd_status read_header(rd_rknn_model *m, rd_error *err)
     if (pad != 0)
         rk_warn(m, "byte 4: the u32 after the magic is %u, 0 in every file seen", pad);
     if ((version >> 8) != 0 && (version >> 8) != 0x10)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: byte 8: format version 0x%llx, this reader knows versions 1 to 6 "
-                         "(0x1001 to 0x1006 for the variants Netron lists); is this a newer toolkit's model?", path,
-                         (unsigned long long)version);
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: byte 8: format version 0x%llx, this reader knows versions 1 to 6 "
+                         "(0x1001 to 0x1006 for the variants Netron lists); is this a newer toolkit's model?",
+                         path, (unsigned long long)version);
     unsigned v = (unsigned)(version & 0xff);
     if (v == 0 || v > 6)
         rk_warn(m, "byte 8: format version %u, the versions seen are 2 and 6: read as version 6", v);
@@ -125,8 +133,10 @@ static rd_status read_header(rd_rknn_model *m, rd_error *err)
         return rd_errorf(err, RD_E_PARSE, "%s: byte 16: model-data size 0: the file holds no model", path);
     if (header == 64) {
         if (len < 64)
-            return rd_errorf(err, RD_E_PARSE, "%s: %zu bytes, expected at least the 64-byte header of a version-%u "
-                             "file: cut short?", path, len, v);
+            return rd_errorf(err, RD_E_PARSE,
+                             "%s: %zu bytes, expected at least the 64-byte header of a version-%u "
+                             "file: cut short?",
+                             path, len, v);
         for (size_t i = 24; i < 64; i++)
             if (f[i]) {
                 rk_warn(m, "byte %zu: the 40 reserved header bytes are not all zero (0x%02x)", i, f[i]);
@@ -134,14 +144,18 @@ static rd_status read_header(rd_rknn_model *m, rd_error *err)
             }
     }
     if (data > len - header)
-        return rd_errorf(err, RD_E_PARSE, "%s: byte 16: the header says %llu bytes of model data at byte %zu, the file "
-                         "has %zu after the header: cut short?", path, (unsigned long long)data, header, len - header);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: byte 16: the header says %llu bytes of model data at byte %zu, the file "
+                         "has %zu after the header: cut short?",
+                         path, (unsigned long long)data, header, len - header);
     m->data_off = header;
     size_t jpos = header + (size_t)data;
     m->info.json_offset = jpos;
     if (len - jpos < 8)
-        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: %zu bytes where the u64 JSON length was expected (8 bytes): "
-                         "cut short?", path, jpos, len - jpos);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: byte %zu: %zu bytes where the u64 JSON length was expected (8 bytes): "
+                         "cut short?",
+                         path, jpos, len - jpos);
     uint64_t jlen = rd64(f + jpos);
     if (jlen > len - jpos - 8)
         return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: JSON length %llu, the file has %zu bytes after it: cut short?",
@@ -161,8 +175,10 @@ static rd_status parse_owned(rd_rknn_model *m, rd_error *err)
     const uint8_t *data = m->file + m->data_off;
     size_t dlen = (size_t)m->info.model_bytes;
     if (dlen >= 4 && memcmp(data, "VPMN", 4) == 0)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: byte %zu: the model data is an %s, which this reader does not "
-                         "read", m->info.path, m->data_off, rd_rknn_file_kind_name(RD_RKNN_FILE_OPENVX));
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: byte %zu: the model data is an %s, which this reader does not "
+                         "read",
+                         m->info.path, m->data_off, rd_rknn_file_kind_name(RD_RKNN_FILE_OPENVX));
     if (m->info.json_bytes) {
         st = rk_read_json(m, (const char *)m->file + m->info.json_offset + 8, (size_t)m->info.json_bytes,
                           (size_t)m->info.json_offset + 8, err);
@@ -173,8 +189,8 @@ static rd_status parse_owned(rd_rknn_model *m, rd_error *err)
 }
 
 /* Parses a file image it takes ownership of (freed on failure too). */
-static rd_status parse_taken(uint8_t *file, size_t len, const char *path, const rd_rknn_limits *l,
-                             rd_rknn_model **out, rd_error *err)
+static rd_status parse_taken(uint8_t *file, size_t len, const char *path, const rd_rknn_limits *l, rd_rknn_model **out,
+                             rd_error *err)
 {
     rd_rknn_model *m = calloc(1, sizeof *m);
     if (!m) {
@@ -204,8 +220,8 @@ static void limits_or_default(const rd_rknn_limits *lim, rd_rknn_limits *out)
         rd_rknn_limits_default(out);
 }
 
-rd_status rd_rknn_parse(const void *buf, size_t len, const char *name, const rd_rknn_limits *lim,
-                        rd_rknn_model **out, rd_error *err)
+rd_status rd_rknn_parse(const void *buf, size_t len, const char *name, const rd_rknn_limits *lim, rd_rknn_model **out,
+                        rd_error *err)
 {
     rd_error local;
     err = rk_err(err, &local);

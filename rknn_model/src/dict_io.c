@@ -133,8 +133,8 @@ rd_status rk_read_dict(rd_rknn_model *m, const char *text, size_t len, size_t fi
     rd_rknn_value *root = rk_alloc(&m->arena, sizeof *root, "dict string", err);
     if (!root)
         return err->code;
-    rd_status st = rk_pylit_parse(&m->arena, text, len, "Model slot 3 (dict string)", base, m->lim.max_depth, root,
-                                  NULL, err);
+    rd_status st =
+        rk_pylit_parse(&m->arena, text, len, "Model slot 3 (dict string)", base, m->lim.max_depth, root, NULL, err);
     if (st != RD_OK)
         return st;
     if (root->kind != RD_RKNN_V_MAP)
@@ -182,8 +182,7 @@ static const char *json_str(rd_rknn_model *m, const cJSON *o, const char *key)
 }
 
 /* Parses text as one JSON value; RD_E_PARSE naming the byte where cJSON stopped. */
-static rd_status parse_json(const char *text, size_t len, size_t file_off, const char *what, cJSON **out,
-                            rd_error *err)
+static rd_status parse_json(const char *text, size_t len, size_t file_off, const char *what, cJSON **out, rd_error *err)
 {
     const char *end = NULL;
     *out = cJSON_ParseWithLengthOpts(text, len, &end, false);
@@ -246,8 +245,9 @@ static rd_status json_io_list(rd_rknn_model *m, const cJSON *root, rd_error *err
                 return err->code;
             for (int d = 0; d < rank; d++) {
                 const cJSON *e = cJSON_GetArrayItem(size, d);
-                dims[d] = cJSON_IsNumber(e) && e->valuedouble >= -9e18 && e->valuedouble <= 9e18 ? (int64_t)e->valuedouble
-                                                                                                 : -1;
+                dims[d] = cJSON_IsNumber(e) && e->valuedouble >= -9e18 && e->valuedouble <= 9e18
+                              ? (int64_t)e->valuedouble
+                              : -1;
             }
             x->shape = dims;
             x->rank = (size_t)rank;

@@ -57,7 +57,7 @@ struct rd_rknn_model {
     rk_blob *blobs;
     size_t n_blobs;
     const char *warnings[RK_MAX_WARNINGS];
-    size_t n_warnings;    /* kept */
+    size_t n_warnings; /* kept */
     size_t n_warn_dropped;
 };
 
@@ -80,8 +80,8 @@ rd_status rk_attr_blob_decode(rk_arena *a, const uint8_t *blob, size_t len, size
 
 /* pylit.c: the Python literal parser into an arena */
 /* base: offset of text in the file (for messages); consumed NULL: only blanks may follow the value */
-rd_status rk_pylit_parse(rk_arena *a, const char *text, size_t len, const char *what, size_t base,
-                         unsigned max_depth, rd_rknn_value *out, size_t *consumed, rd_error *err);
+rd_status rk_pylit_parse(rk_arena *a, const char *text, size_t len, const char *what, size_t base, unsigned max_depth,
+                         rd_rknn_value *out, size_t *consumed, rd_error *err);
 
 /* dict_io.c: the dict string (slot 3), the trailing JSON and the runtime I/O JSON (slots 12/13) */
 rd_status rk_read_dict(rd_rknn_model *m, const char *text, size_t len, size_t file_off, rd_error *err);

@@ -8,8 +8,8 @@
 typedef struct lg_line {
     const char *s; /* NUL-terminated, valid during the callback only; right-trimmed, leading blanks kept */
     size_t len;
-    int line;      /* 1-based line of the text where it starts */
-    bool rknn;     /* it carried librknnc's "RKNN:" prefix */
+    int line;  /* 1-based line of the text where it starts */
+    bool rknn; /* it carried librknnc's "RKNN:" prefix */
 } lg_line;
 
 /** Calls fn for every non-blank logical line of text, in order; stops at the first error fn returns. */

@@ -293,8 +293,10 @@ rd_status rd_rknn_log_parse(const char *text, size_t len, const char *what, rd_r
                          RD_RKNN_LOG_MAX_BYTES);
     const char *nul = memchr(text, '\0', len);
     if (nul)
-        return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: a NUL byte: this is binary data, expected the text of an "
-                         "RKNN-Toolkit2 build log or a board's layer table", what, (size_t)(nul - text));
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: byte %zu: a NUL byte: this is binary data, expected the text of an "
+                         "RKNN-Toolkit2 build log or a board's layer table",
+                         what, (size_t)(nul - text));
     rd_rknn_log *log = calloc(1, sizeof *log);
     if (!log)
         return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", what);
@@ -316,11 +318,13 @@ rd_status rd_rknn_log_parse(const char *text, size_t len, const char *what, rd_r
         st = lg_tables_finish(p.tables, err);
     publish(log);
     if (st == RD_OK && !read_anything(b))
-        st = rd_errorf(err, RD_E_PARSE, "%s: nothing read: no toolkit, librknnc or runtime version, no option line, no "
+        st = rd_errorf(err, RD_E_PARSE,
+                       "%s: nothing read: no toolkit, librknnc or runtime version, no option line, no "
                        "'fold_constant remove nodes', no 'fuse_ops results', no 'Meet hybrid type', no layer table "
                        "(header 'ID OpType DataType Target ...' or rows like '12 ConvRelu INT8 NPU (..) (..) ...'), "
                        "no ranking table; give the verbose build output (RKNN(verbose=True)) or the board's "
-                       "eval_perf / perf_debug log", what);
+                       "eval_perf / perf_debug log",
+                       what);
     if (st != RD_OK) {
         rd_rknn_log_destroy(log);
         return st;

@@ -23,12 +23,12 @@ enum { RK_CPU, RK_GPU, RK_NPU, RK_TOTAL, RK_RATIO, RK_COLS };
 
 struct lg_tables {
     rd_rknn_log *log;
-    bool open;             /* a layer table takes rows */
-    bool header;           /* ... that came with a header */
+    bool open;   /* a layer table takes rows */
+    bool header; /* ... that came with a header */
     int header_line;
-    size_t time_col;       /* column index of Time(us), SIZE_MAX when absent */
-    size_t name_start;     /* position of FullName in the header */
-    bool workload;         /* the header has WorkLoad: a board's table */
+    size_t time_col;   /* column index of Time(us), SIZE_MAX when absent */
+    size_t name_start; /* position of FullName in the header */
+    bool workload;     /* the header has WorkLoad: a board's table */
     bool rows_seen;
     bool rank_open;
     int rank_cols[RK_COLS];
@@ -61,9 +61,9 @@ static bool all_of(const char *s, lg_word w, const char *set)
 
 static bool is_dtype(const char *s, lg_word w)
 {
-    static const char *const known[] = {"INT8", "UINT8", "INT4", "UINT4", "INT16", "UINT16", "INT32", "UINT32",
-                                        "INT64", "UINT64", "FLOAT16", "FLOAT", "FLOAT32", "BFLOAT16", "FP16",
-                                        "FP32", "BOOL", "BOOL8"};
+    static const char *const known[] = {"INT8",    "UINT8",    "INT4",  "UINT4",  "INT16",   "UINT16",
+                                        "INT32",   "UINT32",   "INT64", "UINT64", "FLOAT16", "FLOAT",
+                                        "FLOAT32", "BFLOAT16", "FP16",  "FP32",   "BOOL",    "BOOL8"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (word_is(s, w, known[i]))
             return true;
@@ -253,9 +253,12 @@ static void rank_header(lg_tables *t, const lg_line *l, const lg_word *w, size_t
     t->n_rank_cols = 0;
     for (size_t i = 1; i < nw && t->n_rank_cols < RK_COLS; i++) {
         const char *x = l->s + w[i].start;
-        int c = strncmp(x, "CPU", 3) == 0 ? RK_CPU : strncmp(x, "GPU", 3) == 0 ? RK_GPU
-              : strncmp(x, "NPU", 3) == 0 ? RK_NPU : strncmp(x, "Total", 5) == 0 ? RK_TOTAL
-              : memmem(x, w[i].len, "Ratio", 5) ? RK_RATIO : -1;
+        int c = strncmp(x, "CPU", 3) == 0         ? RK_CPU
+                : strncmp(x, "GPU", 3) == 0       ? RK_GPU
+                : strncmp(x, "NPU", 3) == 0       ? RK_NPU
+                : strncmp(x, "Total", 5) == 0     ? RK_TOTAL
+                : memmem(x, w[i].len, "Ratio", 5) ? RK_RATIO
+                                                  : -1;
         if (c >= 0)
             t->rank_cols[t->n_rank_cols++] = c;
     }

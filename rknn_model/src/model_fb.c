@@ -10,15 +10,39 @@
 
 /* Model (root) slots */
 enum {
-    M_SCHEMA = 0, M_FORMAT = 1, M_GRAPHS = 2, M_DICT = 3, M_BLOBS_OLD = 4, M_COMPILER_NUM = 6, M_COMPILER = 7,
-    M_TARGET = 8, M_SOURCE = 9, M_INPUT_JSON = 12, M_OUTPUT_JSON = 13, M_SHAPE_MODE = 16, M_BLOBS = 20
+    M_SCHEMA = 0,
+    M_FORMAT = 1,
+    M_GRAPHS = 2,
+    M_DICT = 3,
+    M_BLOBS_OLD = 4,
+    M_COMPILER_NUM = 6,
+    M_COMPILER = 7,
+    M_TARGET = 8,
+    M_SOURCE = 9,
+    M_INPUT_JSON = 12,
+    M_OUTPUT_JSON = 13,
+    M_SHAPE_MODE = 16,
+    M_BLOBS = 20
 };
 /* Graph slots */
 enum { G_TENSORS = 0, G_NODES = 1, G_INPUTS = 2, G_OUTPUTS = 3 };
 /* Tensor slots */
 enum {
-    T_DTYPE = 0, T_LAYOUT = 1, T_ROLE = 2, T_NATIVE = 3, T_SHAPE = 4, T_NAME = 5, T_QMETHOD = 6, T_QTYPE = 7,
-    T_MIN = 8, T_MAX = 9, T_SCALE = 10, T_ZP = 11, T_SIZE = 12, T_OFFSET = 13, T_BLOB = 18
+    T_DTYPE = 0,
+    T_LAYOUT = 1,
+    T_ROLE = 2,
+    T_NATIVE = 3,
+    T_SHAPE = 4,
+    T_NAME = 5,
+    T_QMETHOD = 6,
+    T_QTYPE = 7,
+    T_MIN = 8,
+    T_MAX = 9,
+    T_SCALE = 10,
+    T_ZP = 11,
+    T_SIZE = 12,
+    T_OFFSET = 13,
+    T_BLOB = 18
 };
 
 /* A string field; "" when absent. A NUL byte inside cuts it there (with a warning naming where). */
@@ -184,8 +208,8 @@ static rd_status read_graph(rd_rknn_model *m, const rd_fb_table *gt, size_t gi, 
     }
     char what[64];
     snprintf(what, sizeof what, "graph %zu: inputs (slot 2)", gi);
-    if ((st = rk_index_list(m, gt, G_INPUTS, m->lim.max_tensors, g->n_tensors, what, &g->inputs, &g->n_inputs,
-                            err)) != RD_OK)
+    if ((st = rk_index_list(m, gt, G_INPUTS, m->lim.max_tensors, g->n_tensors, what, &g->inputs, &g->n_inputs, err)) !=
+        RD_OK)
         return st;
     snprintf(what, sizeof what, "graph %zu: outputs (slot 3)", gi);
     if ((st = rk_index_list(m, gt, G_OUTPUTS, m->lim.max_tensors, g->n_tensors, what, &g->outputs, &g->n_outputs,
@@ -202,8 +226,10 @@ static rd_status read_blobs(rd_rknn_model *m, const rd_fb_table *root, rd_error 
     unsigned slot = (m->info.format_version & 0xff) > 5 ? M_BLOBS : M_BLOBS_OLD;
     unsigned other = slot == M_BLOBS ? M_BLOBS_OLD : M_BLOBS;
     if (!rd_fb_has(root, slot) && rd_fb_has(root, other)) {
-        rk_warn(m, "weight blobs: format version %llu keeps them in Model slot %u, this file in slot %u: read from "
-                "there", (unsigned long long)m->info.format_version, slot, other);
+        rk_warn(m,
+                "weight blobs: format version %llu keeps them in Model slot %u, this file in slot %u: read from "
+                "there",
+                (unsigned long long)m->info.format_version, slot, other);
         slot = other;
     }
     rd_fb_vec v;
@@ -259,8 +285,8 @@ static rd_status read_versions(rd_rknn_model *m, const rd_fb_table *root, rd_err
         {M_SHAPE_MODE, "Model slot 16 (shape mode)", offsetof(rd_rknn_info, shape_mode)},
     };
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
-        if ((st = get_str(m, root, strs[i].slot, strs[i].name, (const char **)((char *)in + strs[i].off), NULL,
-                          err)) != RD_OK)
+        if ((st = get_str(m, root, strs[i].slot, strs[i].name, (const char **)((char *)in + strs[i].off), NULL, err)) !=
+            RD_OK)
             return st;
     in->compiler_version = compiler_version_of(m, in->compiler);
     if (!in->toolkit_version || !in->toolkit_version[0]) { /* no JSON "version": slot 7 up to '(' */
@@ -303,8 +329,8 @@ rd_status rk_read_model(rd_rknn_model *m, rd_error *err)
     for (int k = 0; k < 2 && st == RD_OK; k++) {
         const char *j = k ? m->info.output_json : m->info.input_json;
         if (j[0])
-            st = rk_read_runtime_io(m, j, strlen(j), k == 1, rd_fb_field_offset(&root, k ? M_OUTPUT_JSON : M_INPUT_JSON),
-                                    err);
+            st = rk_read_runtime_io(m, j, strlen(j), k == 1,
+                                    rd_fb_field_offset(&root, k ? M_OUTPUT_JSON : M_INPUT_JSON), err);
     }
     if (st == RD_OK)
         st = read_blobs(m, &root, err);
@@ -325,13 +351,16 @@ rd_status rk_read_model(rd_rknn_model *m, rd_error *err)
     m->n_graphs = gv.n;
     for (uint32_t i = 0; i < gv.n; i++) {
         rd_fb_table gt;
-        if ((st = rd_fb_vec_table(&gv, i, &gt, err)) != RD_OK || (st = read_graph(m, &gt, i, &m->graphs[i], err)) != RD_OK)
+        if ((st = rd_fb_vec_table(&gv, i, &gt, err)) != RD_OK ||
+            (st = read_graph(m, &gt, i, &m->graphs[i], err)) != RD_OK)
             return rd_error_prefix(err, "%s", m->info.path);
         for (size_t t = 0; t < m->graphs[i].n_tensors; t++) {
             const rd_rknn_tensor *x = &m->graphs[i].tensors[t];
             if (x->blob >= 0 && (size_t)x->blob >= m->n_blobs)
-                return rd_errorf(err, RD_E_PARSE, "%s: graph %u: tensor #%zu '%s': weight-blob index %d, the model has "
-                                 "%zu blobs", m->info.path, i, t, x->name, x->blob, m->n_blobs);
+                return rd_errorf(err, RD_E_PARSE,
+                                 "%s: graph %u: tensor #%zu '%s': weight-blob index %d, the model has "
+                                 "%zu blobs",
+                                 m->info.path, i, t, x->name, x->blob, m->n_blobs);
         }
     }
     return RD_OK;

@@ -9,7 +9,14 @@
 #include "internal.h"
 
 enum {
-    N_TYPE = 1, N_NAME = 2, N_TARGET = 3, N_INPUTS = 4, N_OUTPUTS = 5, N_PARAM_TYPE = 7, N_PARAM = 8, N_ATTRS = 9,
+    N_TYPE = 1,
+    N_NAME = 2,
+    N_TARGET = 3,
+    N_INPUTS = 4,
+    N_OUTPUTS = 5,
+    N_PARAM_TYPE = 7,
+    N_PARAM = 8,
+    N_ATTRS = 9,
     N_TASKS = 10
 };
 
@@ -31,11 +38,17 @@ typedef struct param_layout {
 
 /* [verified] on the real files (format notes 4.3); ConvTranspose's fields were never seen decoded */
 static const param_layout PARAM_LAYOUTS[] = {
-    {1, "Conv", {{0, "auto_pad", PK_STR}, {1, "dilations", PK_INTS}, {3, "kernel_shape", PK_INTS},
-                 {4, "pads", PK_INTS}, {5, "strides", PK_INTS}}},
+    {1,
+     "Conv",
+     {{0, "auto_pad", PK_STR},
+      {1, "dilations", PK_INTS},
+      {3, "kernel_shape", PK_INTS},
+      {4, "pads", PK_INTS},
+      {5, "strides", PK_INTS}}},
     {2, "ConvTranspose", {{0}}},
-    {3, "MaxPool", {{0, "auto_pad", PK_STR}, {3, "kernel_shape", PK_INTS}, {4, "pads", PK_INTS},
-                    {6, "strides", PK_INTS}}},
+    {3,
+     "MaxPool",
+     {{0, "auto_pad", PK_STR}, {3, "kernel_shape", PK_INTS}, {4, "pads", PK_INTS}, {6, "strides", PK_INTS}}},
     {19, "Concat", {{0, "axis", PK_INT}}},
     {20, "Split", {{0, "axis", PK_INT}, {1, "split", PK_INTS}}},
     {26, "Resize", {{0, "coordinate_transformation_mode", PK_STR}, {4, "mode", PK_STR}, {5, "nearest_mode", PK_STR}}},
@@ -227,12 +240,13 @@ static rd_status read_node(rd_rknn_model *m, const rd_fb_table *t, const rd_rknn
     x->has_target_code = rd_fb_has(t, N_TARGET);
     if ((st = rd_fb_u8(t, N_TARGET, 0, &x->target_code, err)) != RD_OK)
         return st;
-    x->target = !x->has_target_code ? RD_RKNN_TARGET_CPU
-                : x->target_code == 2 ? RD_RKNN_TARGET_NPU : RD_RKNN_TARGET_OTHER;
+    x->target = !x->has_target_code   ? RD_RKNN_TARGET_CPU
+                : x->target_code == 2 ? RD_RKNN_TARGET_NPU
+                                      : RD_RKNN_TARGET_OTHER;
     if ((st = rk_index_list(m, t, N_INPUTS, m->lim.max_node_io, g->n_tensors, "inputs", &x->inputs, &x->n_inputs,
                             err)) != RD_OK ||
-        (st = rk_index_list(m, t, N_OUTPUTS, m->lim.max_node_io, g->n_tensors, "outputs", &x->outputs,
-                            &x->n_outputs, err)) != RD_OK)
+        (st = rk_index_list(m, t, N_OUTPUTS, m->lim.max_node_io, g->n_tensors, "outputs", &x->outputs, &x->n_outputs,
+                            err)) != RD_OK)
         return st;
     if ((st = read_params(m, t, x, err)) != RD_OK || (st = read_attrs(m, t, x, err)) != RD_OK)
         return st;

@@ -24,8 +24,10 @@ typedef struct pl {
 static rd_status fail(pl *p, const char *expected)
 {
     if (p->pos >= p->len)
-        return rd_errorf(p->err, RD_E_PARSE, "%s: byte %zu: the text ends (after %zu bytes) where %s was expected: "
-                         "cut short?", p->what, p->base + p->pos, p->len, expected);
+        return rd_errorf(p->err, RD_E_PARSE,
+                         "%s: byte %zu: the text ends (after %zu bytes) where %s was expected: "
+                         "cut short?",
+                         p->what, p->base + p->pos, p->len, expected);
     unsigned char c = (unsigned char)p->s[p->pos];
     if (c >= 0x20 && c < 0x7f)
         return rd_errorf(p->err, RD_E_PARSE, "%s: byte %zu: expected %s, found '%c'", p->what, p->base + p->pos,
@@ -36,8 +38,8 @@ static rd_status fail(pl *p, const char *expected)
 
 static void skip_ws(pl *p)
 {
-    while (p->pos < p->len && (p->s[p->pos] == ' ' || p->s[p->pos] == '\t' || p->s[p->pos] == '\n' ||
-                               p->s[p->pos] == '\r'))
+    while (p->pos < p->len &&
+           (p->s[p->pos] == ' ' || p->s[p->pos] == '\t' || p->s[p->pos] == '\n' || p->s[p->pos] == '\r'))
         p->pos++;
 }
 
@@ -116,9 +118,10 @@ static rd_status parse_string(pl *p, bool raw, bool bytes, rd_rknn_value *out)
         end++;
     }
     if (end >= p->len) {
-        return rd_errorf(p->err, RD_E_PARSE, "%s: byte %zu: the string that starts at byte %zu is not closed before "
-                         "the text ends (after %zu bytes): cut short?", p->what, p->base + p->len, p->base + start,
-                         p->len);
+        return rd_errorf(p->err, RD_E_PARSE,
+                         "%s: byte %zu: the string that starts at byte %zu is not closed before "
+                         "the text ends (after %zu bytes): cut short?",
+                         p->what, p->base + p->len, p->base + start, p->len);
     }
     char *buf = rk_alloc(p->a, end - start + 4, p->what, p->err);
     if (!buf)
@@ -133,16 +136,37 @@ static rd_status parse_string(pl *p, bool raw, bool bytes, rd_rknn_value *out)
         char e = p->s[p->pos++];
         int digits = 0;
         switch (e) {
-        case '\\': case '\'': case '"': buf[n++] = e; break;
-        case 'n': buf[n++] = '\n'; break;
-        case 'r': buf[n++] = '\r'; break;
-        case 't': buf[n++] = '\t'; break;
-        case 'a': buf[n++] = '\a'; break;
-        case 'b': buf[n++] = '\b'; break;
-        case 'f': buf[n++] = '\f'; break;
-        case 'v': buf[n++] = '\v'; break;
-        case '\n': break; /* line continuation */
-        case 'x': digits = 2; break;
+        case '\\':
+        case '\'':
+        case '"':
+            buf[n++] = e;
+            break;
+        case 'n':
+            buf[n++] = '\n';
+            break;
+        case 'r':
+            buf[n++] = '\r';
+            break;
+        case 't':
+            buf[n++] = '\t';
+            break;
+        case 'a':
+            buf[n++] = '\a';
+            break;
+        case 'b':
+            buf[n++] = '\b';
+            break;
+        case 'f':
+            buf[n++] = '\f';
+            break;
+        case 'v':
+            buf[n++] = '\v';
+            break;
+        case '\n':
+            break; /* line continuation */
+        case 'x':
+            digits = 2;
+            break;
         case 'u':
         case 'U':
             if (bytes) { /* not an escape in a bytes literal */
@@ -248,8 +272,8 @@ static rd_status parse_number(pl *p, rd_rknn_value *out)
 /* numpy scalar wrappers that repr() prints with numpy 2: np.float32(0.5) */
 static bool is_wrapper(const char *s, size_t n)
 {
-    static const char *const types[] = {"float16", "float32", "float64", "int8",   "int16",  "int32", "int64",
-                                        "uint8",   "uint16",  "uint32",  "uint64", "bool_",  "str_"};
+    static const char *const types[] = {"float16", "float32", "float64", "int8",   "int16", "int32", "int64",
+                                        "uint8",   "uint16",  "uint32",  "uint64", "bool_", "str_"};
     if (n > 3 && memcmp(s, "np.", 3) == 0)
         s += 3, n -= 3;
     else if (n > 6 && memcmp(s, "numpy.", 6) == 0)
@@ -397,8 +421,8 @@ static rd_status parse_value(pl *p, unsigned depth, rd_rknn_value *out)
     return fail(p, "a Python literal (dict, list, tuple, string, number, True, False, None)");
 }
 
-rd_status rk_pylit_parse(rk_arena *a, const char *text, size_t len, const char *what, size_t base,
-                         unsigned max_depth, rd_rknn_value *out, size_t *consumed, rd_error *err)
+rd_status rk_pylit_parse(rk_arena *a, const char *text, size_t len, const char *what, size_t base, unsigned max_depth,
+                         rd_rknn_value *out, size_t *consumed, rd_error *err)
 {
     pl p = {a, text, len, 0, what ? what : "literal", base, max_depth, err};
     memset(out, 0, sizeof *out);
@@ -421,8 +445,8 @@ typedef struct pylit_box {
     rd_rknn_value v;
 } pylit_box;
 
-rd_status rd_rknn_pylit_parse(const char *text, size_t len, const char *what, unsigned max_depth,
-                              rd_rknn_value **out, rd_error *err)
+rd_status rd_rknn_pylit_parse(const char *text, size_t len, const char *what, unsigned max_depth, rd_rknn_value **out,
+                              rd_error *err)
 {
     rd_error local;
     err = rk_err(err, &local);

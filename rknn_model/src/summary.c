@@ -150,10 +150,14 @@ const char *rd_rknn_layout_name(int layout, char *buf, size_t len)
 const char *rd_rknn_role_name(int role, char *buf, size_t len)
 {
     static const char *const names[] = {
-        [RD_RKNN_ROLE_NONE] = "none",       [RD_RKNN_ROLE_INPUT] = "input",
-        [RD_RKNN_ROLE_OUTPUT] = "output",   [RD_RKNN_ROLE_INTERNAL] = "internal",
-        [RD_RKNN_ROLE_CONST] = "const",     [RD_RKNN_ROLE_CONST_OTHER] = "const_other",
-        [RD_RKNN_ROLE_COMPILER_CONST] = "compiler_const", [RD_RKNN_ROLE_REGCMD] = "regcmd",
+        [RD_RKNN_ROLE_NONE] = "none",
+        [RD_RKNN_ROLE_INPUT] = "input",
+        [RD_RKNN_ROLE_OUTPUT] = "output",
+        [RD_RKNN_ROLE_INTERNAL] = "internal",
+        [RD_RKNN_ROLE_CONST] = "const",
+        [RD_RKNN_ROLE_CONST_OTHER] = "const_other",
+        [RD_RKNN_ROLE_COMPILER_CONST] = "compiler_const",
+        [RD_RKNN_ROLE_REGCMD] = "regcmd",
         [RD_RKNN_ROLE_TASK] = "task",
     };
     if (role >= 0 && (size_t)role < sizeof names / sizeof names[0] && names[role])

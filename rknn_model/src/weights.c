@@ -62,18 +62,22 @@ rd_status rd_rknn_unpack_conv_weight(const rd_rknn_model *m, const rd_rknn_tenso
         return rd_errorf(err, RD_E_UNSUPPORTED, "%s: tensor '%s': dtype %d, expected int8, uint8 or float16", path,
                          t->name, t->dtype);
     if (t->rank != 4 || t->native_rank != 6)
-        return rd_errorf(err, RD_E_PARSE, "%s: tensor '%s': shape of rank %zu and native shape of rank %zu, expected "
-                         "[O, I, kh, kw] and [Ot, It, kh, kw, o, i]", path, t->name, t->rank, t->native_rank);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: tensor '%s': shape of rank %zu and native shape of rank %zu, expected "
+                         "[O, I, kh, kw] and [Ot, It, kh, kw, o, i]",
+                         path, t->name, t->rank, t->native_rank);
     const int64_t *s = t->shape, *ns = t->native_shape;
     uint64_t logical, packed;
     if (!checked_bytes(s, 4, es, &logical) || !checked_bytes(ns, 6, es, &packed))
         return rd_errorf(err, RD_E_PARSE, "%s: tensor '%s': a dimension <= 0 or a size above %llu bytes", path, t->name,
                          (unsigned long long)RD_MAX_TENSOR_BYTES);
     if (ns[2] != s[2] || ns[3] != s[3] || ns[0] * ns[4] < s[0] || ns[1] * ns[5] < s[1])
-        return rd_errorf(err, RD_E_PARSE, "%s: tensor '%s': native shape [%lld, %lld, %lld, %lld, %lld, %lld] does not "
-                         "hold shape [%lld, %lld, %lld, %lld]", path, t->name, (long long)ns[0], (long long)ns[1],
-                         (long long)ns[2], (long long)ns[3], (long long)ns[4], (long long)ns[5], (long long)s[0],
-                         (long long)s[1], (long long)s[2], (long long)s[3]);
+        return rd_errorf(err, RD_E_PARSE,
+                         "%s: tensor '%s': native shape [%lld, %lld, %lld, %lld, %lld, %lld] does not "
+                         "hold shape [%lld, %lld, %lld, %lld]",
+                         path, t->name, (long long)ns[0], (long long)ns[1], (long long)ns[2], (long long)ns[3],
+                         (long long)ns[4], (long long)ns[5], (long long)s[0], (long long)s[1], (long long)s[2],
+                         (long long)s[3]);
     const uint8_t *blob;
     size_t blob_len;
     rd_status st = rd_rknn_tensor_data(m, t, &blob, &blob_len, err);
@@ -102,7 +106,9 @@ rd_status rd_rknn_unpack_conv_weight(const rd_rknn_model *m, const rd_rknn_tenso
             int64_t it = I / IB, ii = I % IB;
             bool lane = es == 1 && ii != 0 && it < It;
             size_t src = (size_t)(((ot * It + it) * KH * KW * OB + oi) * IB + ii);
-            out_pad_code[oc] = !lane ? INT32_MIN : t->dtype == RD_DT_U8 ? (int32_t)blob[src] : (int32_t)(int8_t)blob[src];
+            out_pad_code[oc] = !lane                  ? INT32_MIN
+                               : t->dtype == RD_DT_U8 ? (int32_t)blob[src]
+                                                      : (int32_t)(int8_t)blob[src];
         }
     }
     return RD_OK;

@@ -32,28 +32,28 @@ struct calib_ctx;
 typedef struct calib_job {
     struct calib_ctx *ctx;
     rd_status (*item)(struct calib_worker *w, size_t k, rd_error *err); /* one unit of work */
-    size_t n_items;              /* samples, or tensors for PASS_SEARCH */
+    size_t n_items;                                                     /* samples, or tensors for PASS_SEARCH */
     rd_model *m;
     rd_sample_fn get_sample;
     void *user;
     size_t n_samples;
     size_t n_inputs;
     size_t n_values;
-    const int *slot_of;          /* value index -> tracked slot, -1 when not calibrated */
+    const int *slot_of; /* value index -> tracked slot, -1 when not calibrated */
     size_t n_slots;
     calib_pass pass;
-    const float *amax;           /* PASS_HIST: histogram half-width per slot */
-    atomic_size_t next;          /* next sample to hand out */
-    atomic_size_t done;          /* samples finished */
-    atomic_int running;          /* workers not yet finished */
-    atomic_bool stop;            /* a worker failed */
+    const float *amax;  /* PASS_HIST: histogram half-width per slot */
+    atomic_size_t next; /* next sample to hand out */
+    atomic_size_t done; /* samples finished */
+    atomic_int running; /* workers not yet finished */
+    atomic_bool stop;   /* a worker failed */
 } calib_job;
 
 typedef struct calib_worker {
     calib_job *job;
-    calib_stat *stats;           /* PASS_RANGE: n_slots */
-    uint64_t *hist;              /* PASS_HIST: n_slots * CALIB_HIST_BINS */
-    rd_tensor *inputs;           /* n_inputs, filled by get_sample */
+    calib_stat *stats; /* PASS_RANGE: n_slots */
+    uint64_t *hist;    /* PASS_HIST: n_slots * CALIB_HIST_BINS */
+    rd_tensor *inputs; /* n_inputs, filled by get_sample */
     pthread_t thread;
     bool started;
     bool failed;
@@ -220,11 +220,11 @@ static int thread_count(int asked, size_t n_samples)
 typedef struct calib_ctx {
     calib_job job;
     rd_calib_method method;
-    float *lo, *hi;      /* per slot: the ranges found */
+    float *lo, *hi; /* per slot: the ranges found */
     int *slot_of;
-    int *slot_value;     /* slot -> value index */
-    bool *slot_wide;     /* per slot: held at int16 when calibrating (kl/mmse keep its min/max) */
-    calib_stat *merged;  /* per slot, after pass 1 */
+    int *slot_value;    /* slot -> value index */
+    bool *slot_wide;    /* per slot: held at int16 when calibrating (kl/mmse keep its min/max) */
+    calib_stat *merged; /* per slot, after pass 1 */
     float *amax;
     calib_worker *workers;
     int nw;
@@ -381,8 +381,8 @@ static rd_status set_ranges(calib_ctx *c, rd_sim *s, rd_error *err)
     return RD_OK;
 }
 
-rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_samples,
-                       const rd_calib_options *opt, rd_error *err)
+rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_samples, const rd_calib_options *opt,
+                       rd_error *err)
 {
     if (!s || !get_sample)
         return rd_errorf(err, RD_E_INVAL, "rd_calibrate: %s is NULL", !s ? "the simulation" : "the sample function");
@@ -403,8 +403,10 @@ rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_
     c.job.n_samples = n_samples;
     c.job.n_inputs = rd_model_input_count(c.job.m);
     int passes = method == RD_CALIB_NORMAL ? 1 : 2;
-    calib_progress pr = {.fn = opt ? opt->progress : NULL, .user = opt ? opt->progress_user : NULL,
-                         .base = 0, .total = n_samples * (size_t)passes};
+    calib_progress pr = {.fn = opt ? opt->progress : NULL,
+                         .user = opt ? opt->progress_user : NULL,
+                         .base = 0,
+                         .total = n_samples * (size_t)passes};
     rd_status st = select_tensors(&c, s, err);
     if (st == RD_OK)
         st = alloc_workers(&c, thread_count(opt ? opt->threads : 0, n_samples), err);

@@ -24,8 +24,8 @@ static inline float sim_calib_amax(float min, float max)
 
 /** Running statistics of one tensor in one worker. */
 typedef struct calib_stat {
-    float min, max;     /* +inf/-inf until a value is seen; NaN never counts */
-    bool seen;          /* the tensor was produced at least once */
+    float min, max; /* +inf/-inf until a value is seen; NaN never counts */
+    bool seen;      /* the tensor was produced at least once */
 } calib_stat;
 
 /** An empty statistic. */

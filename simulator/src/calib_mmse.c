@@ -21,8 +21,8 @@
 #define MMSE_ROUNDS 8
 
 typedef struct mmse_bin {
-    double a, b;  /* the part of the bin inside [min, max]; a == b for a point */
-    double n;     /* count */
+    double a, b; /* the part of the bin inside [min, max]; a == b for a point */
+    double n;    /* count */
 } mmse_bin;
 
 typedef struct mmse_problem {

@@ -53,7 +53,7 @@ uint16_t rd_f32_to_f16(float f)
         return (uint16_t)(sign | 0x7e00u | ((absx >> 13) & 0x3ffu));
     if (absx >= 0x47800000u) /* >= 65536 (after rounding anything >= 65520 overflows too, below) */
         return (uint16_t)(sign | 0x7c00u);
-    if (absx < 0x38800000u) { /* below the smallest normal half (2^-14): subnormal or zero */
+    if (absx < 0x38800000u) {   /* below the smallest normal half (2^-14): subnormal or zero */
         if (absx < 0x33000000u) /* < 2^-25: rounds to zero (2^-25 exactly is a tie to even 0) */
             return (uint16_t)sign;
         /* v = mant * 2^(e-150) and the half subnormal unit is 2^-24, so q = mant >> (126 - e) */

@@ -20,8 +20,8 @@
 #include "internal.h"
 
 #define FUSE_MAX_FOLLOWERS 8
-#define SPLIT_MIN_ELEMS 65536   /* a standalone elementwise node splits from this many outputs */
-#define SPLIT_TARGET 32768      /* outputs per slice */
+#define SPLIT_MIN_ELEMS 65536 /* a standalone elementwise node splits from this many outputs */
+#define SPLIT_TARGET 32768    /* outputs per slice */
 
 typedef enum { ARG_NONE, ARG_WHOLE, ARG_SLICE, ARG_CHANNEL } arg_kind;
 
@@ -30,7 +30,7 @@ typedef struct slice_op {
     const sim_node *node;
     arg_kind kind[SIM_MAX_NODE_IO];
     const rd_tensor *in[SIM_MAX_NODE_IO]; /* the whole inputs */
-    rd_tensor *out;                      /* the whole output 0 */
+    rd_tensor *out;                       /* the whole output 0 */
 } slice_op;
 
 typedef struct view3 {
@@ -141,19 +141,28 @@ static rd_status slice_run(const slice_op *op, const view3 *v, int64_t b, int64_
                 in[k] = &views[k];
                 break;
             case ARG_SLICE:
-                views[k] = (rd_tensor){.dtype = RD_DT_F32, .rank = 3, .dims = {1, nc, len},
-                                       .data = (float *)op->in[k]->data + off};
+                views[k] = (rd_tensor){
+                    .dtype = RD_DT_F32, .rank = 3, .dims = {1, nc, len}, .data = (float *)op->in[k]->data + off};
                 in[k] = &views[k];
                 break;
             case ARG_CHANNEL:
-                views[k] = (rd_tensor){.dtype = RD_DT_F32, .rank = 1, .dims = {nc}, .data = (float *)op->in[k]->data + c};
+                views[k] =
+                    (rd_tensor){.dtype = RD_DT_F32, .rank = 1, .dims = {nc}, .data = (float *)op->in[k]->data + c};
                 in[k] = &views[k];
                 break;
             }
         }
-        out_view[0] = (rd_tensor){.dtype = RD_DT_F32, .rank = 3, .dims = {1, nc, len}, .data = (float *)op->out->data + off};
-        sim_op_ctx ctx = {.node = n, .params = n->params, .opset = n->opset, .n_in = n->n_in, .in = in,
-                          .n_out = n->n_out, .out = out_view, .out_present = present, .scratch = scratch};
+        out_view[0] =
+            (rd_tensor){.dtype = RD_DT_F32, .rank = 3, .dims = {1, nc, len}, .data = (float *)op->out->data + off};
+        sim_op_ctx ctx = {.node = n,
+                          .params = n->params,
+                          .opset = n->opset,
+                          .n_in = n->n_in,
+                          .in = in,
+                          .n_out = n->n_out,
+                          .out = out_view,
+                          .out_present = present,
+                          .scratch = scratch};
         st = n->def->eval[SIM_PREC_F32](&ctx, err);
     }
     return st;
@@ -164,10 +173,10 @@ static rd_status slice_run(const slice_op *op, const view3 *v, int64_t b, int64_
 typedef struct split_job {
     const slice_op *op;
     view3 v;
-    int64_t per;            /* SPLIT_TARGET / P channels per slice when P is small, else 0 */
-    int64_t blocks;         /* slices per batch element */
-    sim_scratch *scratch;   /* one per worker */
-    rd_status *st;          /* per worker, with its error */
+    int64_t per;          /* SPLIT_TARGET / P channels per slice when P is small, else 0 */
+    int64_t blocks;       /* slices per batch element */
+    sim_scratch *scratch; /* one per worker */
+    rd_status *st;        /* per worker, with its error */
     rd_error *err;
 } split_job;
 
@@ -261,9 +270,9 @@ rd_status sim_eval_f32(sim_op_ctx *ctx, rd_error *err)
 typedef struct fuse_job {
     slice_op ops[FUSE_MAX_FOLLOWERS];
     int n_ops;
-    view3 v;                /* of the head's output 0 */
+    view3 v; /* of the head's output 0 */
     workers w;
-    int64_t *covered;       /* per worker: elements of the regions seen */
+    int64_t *covered; /* per worker: elements of the regions seen */
 } fuse_job;
 
 static void fuse_tile(void *user, const sim_tile *t, int worker)
@@ -271,8 +280,8 @@ static void fuse_tile(void *user, const sim_tile *t, int worker)
     fuse_job *j = user;
     j->covered[worker] += (t->c1 - t->c0) * (t->p1 - t->p0);
     for (int i = 0; i < j->n_ops && j->w.st[worker] == RD_OK; i++)
-        j->w.st[worker] = slice_run(&j->ops[i], &j->v, t->n, t->c0, t->c1, t->p0, t->p1, &j->w.scratch[worker],
-                                    &j->w.err[worker]);
+        j->w.st[worker] =
+            slice_run(&j->ops[i], &j->v, t->n, t->c0, t->c1, t->p0, t->p1, &j->w.scratch[worker], &j->w.err[worker]);
 }
 
 /* The whole of op at once (a head that did not report every region). */
@@ -283,8 +292,15 @@ static rd_status whole_run(const slice_op *op, sim_scratch *scratch, rd_error *e
     bool present[SIM_MAX_NODE_IO] = {true};
     memset(out, 0, sizeof out);
     out[0] = *op->out;
-    sim_op_ctx ctx = {.node = n, .params = n->params, .opset = n->opset, .n_in = n->n_in, .in = op->in,
-                      .n_out = n->n_out, .out = out, .out_present = present, .scratch = scratch};
+    sim_op_ctx ctx = {.node = n,
+                      .params = n->params,
+                      .opset = n->opset,
+                      .n_in = n->n_in,
+                      .in = op->in,
+                      .n_out = n->n_out,
+                      .out = out,
+                      .out_present = present,
+                      .scratch = scratch};
     return n->def->eval[SIM_PREC_F32](&ctx, err);
 }
 

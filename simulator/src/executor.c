@@ -50,8 +50,12 @@ static rd_status observe(const rd_run_options *opt, const rd_model *m, int value
     if (!opt || !opt->observer)
         return RD_OK;
     const sim_node *n = node >= 0 ? &m->nodes[node] : NULL;
-    rd_observed ev = {.name = m->values[value].name, .value = value, .node = node,
-                      .node_name = n ? n->name : "", .op_type = n ? n->op_type : "", .tensor = t};
+    rd_observed ev = {.name = m->values[value].name,
+                      .value = value,
+                      .node = node,
+                      .node_name = n ? n->name : "",
+                      .op_type = n ? n->op_type : "",
+                      .tensor = t};
     return opt->observer(opt->user, &ev, err);
 }
 
@@ -100,7 +104,8 @@ rd_status sim_state_bind_inputs(sim_run_state *s, const rd_tensor *inputs, size_
             char want[256], got[256];
             declared_shape_str(decl, want, sizeof want);
             rd_shape_str(t, got, sizeof got);
-            return rd_errorf(err, RD_E_PARSE, "%s: input '%s' must have shape %s, got %s", m->path, decl->name, want, got);
+            return rd_errorf(err, RD_E_PARSE, "%s: input '%s' must have shape %s, got %s", m->path, decl->name, want,
+                             got);
         }
         if (s->hooks && s->hooks->materialize) { /* the hook changes values: work on a copy */
             rd_status st = rd_tensor_clone(&s->vals[v], t, err);
@@ -134,8 +139,15 @@ rd_status sim_node_begin(rd_model *m, int idx, const rd_tensor *const *in, rd_te
     memset(outs, 0, sizeof *outs * (size_t)n->n_out);
     for (int k = 0; k < n->n_out; k++)
         call->present[k] = n->out[k] >= 0;
-    call->ctx = (sim_op_ctx){.node = n, .params = n->params, .opset = n->opset, .n_in = n->n_in, .in = in,
-                             .n_out = n->n_out, .out = outs, .out_present = call->present, .scratch = scratch,
+    call->ctx = (sim_op_ctx){.node = n,
+                             .params = n->params,
+                             .opset = n->opset,
+                             .n_in = n->n_in,
+                             .in = in,
+                             .n_out = n->n_out,
+                             .out = outs,
+                             .out_present = call->present,
+                             .scratch = scratch,
                              .pool = pool};
     rd_status st = d->infer(&call->ctx, err);
     if (st == SIM_DEFER)

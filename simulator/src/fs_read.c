@@ -108,8 +108,8 @@ rd_status rd_file_open_within(const char *dir, const char *rel, uint64_t max_byt
     for (const char *p = rel; *p;) {
         size_t n = strcspn(p, "/");
         if (!component_ok(p, n))
-            return rd_errorf(err, RD_E_PARSE, "'%s' is not a relative path inside %s ('..' and empty components are refused)",
-                             rel, dir);
+            return rd_errorf(err, RD_E_PARSE,
+                             "'%s' is not a relative path inside %s ('..' and empty components are refused)", rel, dir);
         p += n;
         p += *p == '/';
     }
@@ -147,8 +147,8 @@ rd_status rd_file_open_within(const char *dir, const char *rel, uint64_t max_byt
                            full, part, dir);
             break;
         }
-        int next = openat(at, part,
-                          O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW | (last ? 0 : O_DIRECTORY));
+        int next =
+            openat(at, part, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW | (last ? 0 : O_DIRECTORY));
         if (next < 0) {
             st = open_failed(full, errno, err);
             break;

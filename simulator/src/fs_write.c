@@ -25,8 +25,8 @@ struct rd_atomic_file {
     FILE *stream;
     int dir_fd;
     rd_write_options opt;
-    char *path;    /* the final path, for messages */
-    char *base;    /* its last component, renamed to relative to dir_fd */
+    char *path; /* the final path, for messages */
+    char *base; /* its last component, renamed to relative to dir_fd */
     char tmp[NAME_BYTES_MAX + 1];
 };
 

@@ -54,8 +54,9 @@ static rd_status bind_ops(rd_model *m, const rd_load_options *opt, rd_error *err
             return rd_errorf(err, RD_E_PARSE, "%s: node '%s' (#%d, %s) has %d outputs, the operator gives %d to %d",
                              m->path, n->name, i, n->op_type, n->n_out, d->min_out, d->max_out);
         if (n->opset && n->opset < d->since)
-            return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' (%s) uses opset %d; versions before %d are not supported",
-                             m->path, n->name, n->op_type, n->opset, d->since);
+            return rd_errorf(err, RD_E_UNSUPPORTED,
+                             "%s: node '%s' (%s) uses opset %d; versions before %d are not supported", m->path, n->name,
+                             n->op_type, n->opset, d->since);
         if (n->opset && d->until && n->opset > d->until)
             return rd_errorf(err, RD_E_PARSE, "%s: node '%s' (%s) uses opset %d, but ONNX dropped %s after opset %d",
                              m->path, n->name, n->op_type, n->opset, n->op_type, d->until);
@@ -143,7 +144,8 @@ static rd_status check_producers(rd_model *m, rd_error *err)
             const sim_value *val = &m->values[v];
             if (val->producer < 0 && !val->is_graph_input && !val->konst)
                 return rd_errorf(err, RD_E_PARSE,
-                                 "%s: node '%s' (#%d, %s): input '%s' is not a graph input, an initializer or the output of any node",
+                                 "%s: node '%s' (#%d, %s): input '%s' is not a graph input, an initializer or the "
+                                 "output of any node",
                                  m->path, n->name, i, n->op_type, val->name);
         }
     }
@@ -160,7 +162,7 @@ static rd_status topo_sort(rd_model *m, rd_error *err)
     int n = m->n_nodes;
     if (n == 0)
         return RD_OK;
-    int *pending = calloc((size_t)n, sizeof *pending);   /* inputs not yet produced, per node */
+    int *pending = calloc((size_t)n, sizeof *pending); /* inputs not yet produced, per node */
     int *order = malloc((size_t)n * sizeof *order);
     heap h = {malloc((size_t)n * sizeof(int)), 0};
     /* consumers of each value as a CSR list */
@@ -267,7 +269,8 @@ static rd_status apply_input_shapes(rd_model *m, const rd_load_options *opt, rd_
             char names[512] = "";
             size_t used = 0;
             for (int k = 0; k < m->n_inputs && used < sizeof names; k++) {
-                int w = snprintf(names + used, sizeof names - used, "%s'%s'", k ? ", " : "", m->values[m->inputs[k]].name);
+                int w =
+                    snprintf(names + used, sizeof names - used, "%s'%s'", k ? ", " : "", m->values[m->inputs[k]].name);
                 if (w > 0)
                     used += (size_t)w;
             }
@@ -276,8 +279,8 @@ static rd_status apply_input_shapes(rd_model *m, const rd_load_options *opt, rd_
         }
         sim_value *v = &m->values[found];
         if (v->rank >= 0 && v->rank != s->rank)
-            return rd_errorf(err, code, "%s: %s %s has %d dims, the model declares %d", m->path, from, s->name,
-                             s->rank, v->rank);
+            return rd_errorf(err, code, "%s: %s %s has %d dims, the model declares %d", m->path, from, s->name, s->rank,
+                             v->rank);
         for (int d = 0; d < s->rank; d++) {
             if (s->dims[d] < 0)
                 return rd_errorf(err, code, "%s: %s %s: dim %d is negative", m->path, from, s->name, d);
@@ -334,8 +337,15 @@ static bool probe_outputs(const rd_model *m, sim_node *n, int64_t fill, sim_scra
         memset(&outs[k], 0, sizeof outs[k]);
         present[k] = n->out[k] >= 0;
     }
-    sim_op_ctx ctx = {.node = n, .params = n->params, .opset = n->opset, .n_in = n->n_in, .in = in,
-                      .n_out = n->n_out, .out = outs, .out_present = present, .scratch = scratch};
+    sim_op_ctx ctx = {.node = n,
+                      .params = n->params,
+                      .opset = n->opset,
+                      .n_in = n->n_in,
+                      .in = in,
+                      .n_out = n->n_out,
+                      .out = outs,
+                      .out_present = present,
+                      .scratch = scratch};
     rd_error ignored;
     return n->def->infer(&ctx, &ignored) == RD_OK;
 }
@@ -377,8 +387,10 @@ static rd_status infer_node(rd_model *m, int idx, sim_scratch *scratch, rd_error
     rd_tensor outs[SIM_MAX_NODE_IO];
     bool present[SIM_MAX_NODE_IO];
     if (n->n_in > SIM_MAX_NODE_IO || n->n_out > SIM_MAX_NODE_IO)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: node '%s' (%s) has %d inputs and %d outputs; at most %d of each are "
-                         "supported", m->path, n->name, n->op_type, n->n_in, n->n_out, SIM_MAX_NODE_IO);
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: node '%s' (%s) has %d inputs and %d outputs; at most %d of each are "
+                         "supported",
+                         m->path, n->name, n->op_type, n->n_in, n->n_out, SIM_MAX_NODE_IO);
     bool all_const = true;
     for (int k = 0; k < n->n_in; k++) {
         in[k] = NULL;
@@ -401,8 +413,15 @@ static rd_status infer_node(rd_model *m, int idx, sim_scratch *scratch, rd_error
     memset(outs, 0, sizeof *outs * (size_t)n->n_out);
     for (int k = 0; k < n->n_out; k++)
         present[k] = n->out[k] >= 0;
-    sim_op_ctx ctx = {.node = n, .params = n->params, .opset = n->opset, .n_in = n->n_in, .in = in,
-                      .n_out = n->n_out, .out = outs, .out_present = present, .scratch = scratch};
+    sim_op_ctx ctx = {.node = n,
+                      .params = n->params,
+                      .opset = n->opset,
+                      .n_in = n->n_in,
+                      .in = in,
+                      .n_out = n->n_out,
+                      .out = outs,
+                      .out_present = present,
+                      .scratch = scratch};
     rd_status st = d->infer(&ctx, err);
     if (st == SIM_DEFER)
         return RD_OK;

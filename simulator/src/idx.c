@@ -12,13 +12,27 @@
 static rd_dtype idx_dtype(unsigned code, size_t *size)
 {
     switch (code) {
-    case 0x08: *size = 1; return RD_DT_U8;
-    case 0x09: *size = 1; return RD_DT_I8;
-    case 0x0B: *size = 2; return RD_DT_I16;
-    case 0x0C: *size = 4; return RD_DT_I32;
-    case 0x0D: *size = 4; return RD_DT_F32;
-    case 0x0E: *size = 8; return RD_DT_F64;
-    default: *size = 0; return RD_DT_UNDEFINED;
+    case 0x08:
+        *size = 1;
+        return RD_DT_U8;
+    case 0x09:
+        *size = 1;
+        return RD_DT_I8;
+    case 0x0B:
+        *size = 2;
+        return RD_DT_I16;
+    case 0x0C:
+        *size = 4;
+        return RD_DT_I32;
+    case 0x0D:
+        *size = 4;
+        return RD_DT_F32;
+    case 0x0E:
+        *size = 8;
+        return RD_DT_F64;
+    default:
+        *size = 0;
+        return RD_DT_UNDEFINED;
     }
 }
 

@@ -28,7 +28,7 @@ static rd_status alloc_image(rd_tensor *out, uint64_t w, uint64_t h, int c, uint
     rd_status st = sim_image_check_size(w, h, max_pixels, name, fmt, err);
     if (st != RD_OK)
         return st;
-    int64_t dims[3] = { (int64_t)h, (int64_t)w, c };
+    int64_t dims[3] = {(int64_t)h, (int64_t)w, c};
     st = rd_tensor_alloc(out, RD_DT_U8, 3, dims, err);
     if (st != RD_OK)
         rd_error_prefix(err, "%s", name);
@@ -55,7 +55,7 @@ typedef struct png_ctx {
     size_t len, pos;
     char msg[256];
     jmp_buf jmp;
-    png_bytep *rows;     /* these two live here, not in locals, so that they survive a longjmp */
+    png_bytep *rows; /* these two live here, not in locals, so that they survive a longjmp */
     rd_tensor img;
 } png_ctx;
 
@@ -84,7 +84,7 @@ static void png_read_mem(png_structp png, png_bytep data, png_size_t n)
 static rd_status png_decode(const unsigned char *buf, size_t len, const char *name, uint64_t max_pixels, rd_tensor *out,
                             rd_error *err)
 {
-    png_ctx c = { .buf = buf, .len = len };
+    png_ctx c = {.buf = buf, .len = len};
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &c, png_on_error, png_on_warning);
     if (!png)
         return rd_errorf(err, RD_E_NOMEM, "%s: cannot create a PNG reader", name);
@@ -152,7 +152,7 @@ typedef struct jpeg_ctx {
     struct jpeg_error_mgr mgr; /* first: libjpeg hands us back this pointer */
     jmp_buf jmp;
     char msg[JMSG_LENGTH_MAX + 64];
-    rd_tensor img;             /* here rather than in a local so that it survives a longjmp */
+    rd_tensor img; /* here rather than in a local so that it survives a longjmp */
 } jpeg_ctx;
 
 static void jpeg_on_error(j_common_ptr ci)
@@ -185,7 +185,7 @@ static rd_status jpeg_decode(const unsigned char *buf, size_t len, const char *n
                              rd_tensor *out, rd_error *err)
 {
     struct jpeg_decompress_struct ci;
-    struct jpeg_progress_mgr progress = { .progress_monitor = jpeg_on_progress };
+    struct jpeg_progress_mgr progress = {.progress_monitor = jpeg_on_progress};
     jpeg_ctx c;
     volatile rd_status st = RD_OK;
     memset(&c.img, 0, sizeof c.img);
@@ -246,7 +246,7 @@ bool sim_image_signature(const uint8_t *b, size_t len)
 rd_status rd_image_parse(const void *buf, size_t len, const char *name, uint64_t max_pixels, rd_tensor *out,
                          rd_error *err)
 {
-    static const unsigned char png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+    static const unsigned char png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     const unsigned char *b = buf;
     if (max_pixels == 0)
         max_pixels = RD_DEFAULT_IMAGE_PIXELS;
@@ -283,7 +283,7 @@ rd_status rd_image_load(const char *path, rd_tensor *out, rd_error *err)
 
 bool rd_path_is_image(const char *path)
 {
-    static const char *const exts[] = { ".png", ".jpg", ".jpeg", ".bmp" };
+    static const char *const exts[] = {".png", ".jpg", ".jpeg", ".bmp"};
     size_t n = strlen(path);
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
         size_t e = strlen(exts[i]);

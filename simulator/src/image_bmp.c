@@ -118,7 +118,7 @@ rd_status sim_bmp_parse(const unsigned char *b, size_t len, const char *name, ui
     }
 
     /* palette */
-    unsigned char pal[256][3] = { { 0 } };
+    unsigned char pal[256][3] = {{0}};
     uint32_t n_colors = 0;
     bool grey = false;
     if (bpp <= 8) {
@@ -150,10 +150,11 @@ rd_status sim_bmp_parse(const unsigned char *b, size_t len, const char *name, ui
     if (data_off < after_header || need > len)
         return rd_errorf(err, RD_E_PARSE,
                          "%s: BMP is truncated: %lldx%lld pixels at %u bits from offset %u need %llu bytes, the file "
-                         "has %zu", name, (long long)w, (long long)ht, bpp, data_off, (unsigned long long)need, len);
+                         "has %zu",
+                         name, (long long)w, (long long)ht, bpp, data_off, (unsigned long long)need, len);
 
     int c = grey ? 1 : 3;
-    int64_t dims[3] = { ht, w, c };
+    int64_t dims[3] = {ht, w, c};
     st = rd_tensor_alloc(out, RD_DT_U8, 3, dims, err);
     if (st != RD_OK)
         return rd_error_prefix(err, "%s", name);
@@ -167,7 +168,7 @@ rd_status sim_bmp_parse(const unsigned char *b, size_t len, const char *name, ui
                 unsigned idx = (row[bit / 8] >> (8 - bpp - bit % 8)) & ((1u << bpp) - 1);
                 const unsigned char *rgb = idx < n_colors ? pal[idx] : pal[0];
                 if (idx >= n_colors)
-                    rgb = (const unsigned char[3]){ 0, 0, 0 };
+                    rgb = (const unsigned char[3]){0, 0, 0};
                 o[0] = rgb[0];
                 if (c == 3) {
                     o[1] = rgb[1];

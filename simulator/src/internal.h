@@ -56,7 +56,7 @@ typedef struct sim_attr {
     sim_attr_type type;
     int64_t i;
     float f;
-    char *s;              /* NUL-terminated copy of the bytes (s_len excludes the NUL) */
+    char *s; /* NUL-terminated copy of the bytes (s_len excludes the NUL) */
     size_t s_len;
     int64_t *ints;
     size_t n_ints;
@@ -64,7 +64,7 @@ typedef struct sim_attr {
     size_t n_floats;
     char **strings;
     size_t n_strings;
-    rd_tensor t;          /* SIM_ATTR_TENSOR: owned */
+    rd_tensor t; /* SIM_ATTR_TENSOR: owned */
 } sim_attr;
 
 /* ---------------------------------------------------------------------------------------------------
@@ -73,42 +73,42 @@ typedef struct sim_attr {
 
 typedef struct sim_value {
     char *name;
-    rd_dtype dtype;             /* RD_DT_UNDEFINED until inferred */
-    int rank;                   /* -1 unknown */
-    int64_t dims[RD_MAX_RANK];  /* -1 for an unknown dim */
+    rd_dtype dtype;                /* RD_DT_UNDEFINED until inferred */
+    int rank;                      /* -1 unknown */
+    int64_t dims[RD_MAX_RANK];     /* -1 for an unknown dim */
     char *dim_params[RD_MAX_RANK]; /* symbolic names (graph inputs/outputs), owned, may be NULL */
-    rd_tensor *konst;           /* constant data (initializer, Constant node, folded), owned; or NULL */
+    rd_tensor *konst;              /* constant data (initializer, Constant node, folded), owned; or NULL */
     bool is_initializer;
-    bool is_graph_input;        /* a real input (not an initializer) */
+    bool is_graph_input; /* a real input (not an initializer) */
     bool is_graph_output;
-    int producer;               /* node index, -1 none */
-    int last_use;               /* index of the last node that reads it, -1 none (set by graph pass) */
+    int producer; /* node index, -1 none */
+    int last_use; /* index of the last node that reads it, -1 none (set by graph pass) */
     /* set by the compiler passes (passes.c) on a simulation's copy of the model: */
-    int fused_into;             /* value this one was fused into (no longer produced), -1 none */
-    bool virtual_out;           /* produced but not materialised: a fused activation's input */
+    int fused_into;   /* value this one was fused into (no longer produced), -1 none */
+    bool virtual_out; /* produced but not materialised: a fused activation's input */
 } sim_value;
 
 struct sim_op_def;
 
 typedef struct sim_node {
-    char *name;                 /* never NULL ("" if the model gave none) */
+    char *name; /* never NULL ("" if the model gave none) */
     char *op_type;
-    char *domain;               /* "" for the default domain ("ai.onnx" is normalised to "") */
-    int opset;                  /* opset version imported for the node's domain */
+    char *domain; /* "" for the default domain ("ai.onnx" is normalised to "") */
+    int opset;    /* opset version imported for the node's domain */
     int n_in, n_out;
-    int *in;                    /* value indices; -1 for an omitted optional input */
-    int *out;                   /* value indices; -1 for an omitted optional output */
+    int *in;  /* value indices; -1 for an omitted optional input */
+    int *out; /* value indices; -1 for an omitted optional output */
     int n_attr;
     sim_attr *attrs;
     const struct sim_op_def *def; /* NULL when unsupported */
-    void *params;               /* def->params_size bytes filled by def->parse, owned */
-    bool folded;                /* all outputs computed at load time */
+    void *params;                 /* def->params_size bytes filled by def->parse, owned */
+    bool folded;                  /* all outputs computed at load time */
     int64_t macs;
     /* set by RKNN's passes (passes_rknn.c) or rd_sim_set_group on a simulation's copy of the model
        (NULL: the node's own op_type): */
-    char *npu_op;               /* NPU op type of the fused group the node belongs to ("ConvExSwish"), owned */
-    char *row_op;               /* op type of its output's row in RKNN's accuracy table ("exSwish"), owned */
-    bool lowered;               /* computed in the NPU form its op lowers to (GlobalAveragePool as a Conv) */
+    char *npu_op; /* NPU op type of the fused group the node belongs to ("ConvExSwish"), owned */
+    char *row_op; /* op type of its output's row in RKNN's accuracy table ("exSwish"), owned */
+    bool lowered; /* computed in the NPU form its op lowers to (GlobalAveragePool as a Conv) */
 } sim_node;
 
 typedef struct sim_opset {
@@ -118,9 +118,9 @@ typedef struct sim_opset {
 
 /* The value-name hash table of a model (name_index.c); zeroed means empty (created on first add). */
 typedef struct sim_name_index {
-    uint64_t *slots;            /* 0 empty, else (32-bit hash << 32) | (value index + 1) */
-    size_t mask;                /* capacity - 1 (a power of two, at least twice the entries) */
-    uint64_t key[2];            /* SipHash key, random per table */
+    uint64_t *slots; /* 0 empty, else (32-bit hash << 32) | (value index + 1) */
+    size_t mask;     /* capacity - 1 (a power of two, at least twice the entries) */
+    uint64_t key[2]; /* SipHash key, random per table */
 } sim_name_index;
 
 /** Index of the value named name, -1 if absent (values: the model's value array). */
@@ -130,20 +130,20 @@ bool sim_name_index_add(sim_name_index *ix, const sim_value *values, int value);
 void sim_name_index_fini(sim_name_index *ix);
 
 struct rd_model {
-    char *path;                 /* for messages */
-    char *base_dir;             /* for external data */
+    char *path;     /* for messages */
+    char *base_dir; /* for external data */
     int ir_version;
     char *producer;
     int n_opsets;
     sim_opset *opsets;
-    int n_values, cap_values;   /* n_values <= RD_MAX_VALUES */
+    int n_values, cap_values; /* n_values <= RD_MAX_VALUES */
     sim_value *values;
-    sim_name_index names;       /* every value by name: only sim_model_intern adds to it */
+    sim_name_index names;         /* every value by name: only sim_model_intern adds to it */
     size_t max_nodes, max_values; /* load limits (0: RD_MAX_NODES, RD_MAX_VALUES) */
     int n_nodes;
-    sim_node *nodes;            /* topological order after sim_graph_prepare */
+    sim_node *nodes; /* topological order after sim_graph_prepare */
     int n_inputs;
-    int *inputs;                /* real graph inputs (value indices) */
+    int *inputs; /* real graph inputs (value indices) */
     int n_outputs;
     int *outputs;
 };
@@ -187,17 +187,17 @@ const float *sim_attr_floats(const sim_node *n, const char *name, size_t *count)
 enum { SIM_PREC_F32 = 0, SIM_PREC_F16 = 1, SIM_PREC_COUNT = 2 };
 
 enum sim_op_flags {
-    SIM_OP_SHAPE_ONLY = 1u << 0, /* eval needs input shapes only (Shape, Size): foldable early */
-    SIM_OP_NO_FOLD = 1u << 1,    /* never constant-fold (random ops and the like) */
+    SIM_OP_SHAPE_ONLY = 1u << 0,      /* eval needs input shapes only (Shape, Size): foldable early */
+    SIM_OP_NO_FOLD = 1u << 1,         /* never constant-fold (random ops and the like) */
     SIM_OP_LOWERED_KERNELS = 1u << 2, /* its fp16/int8/int16 kernels compute the NPU form RKNN's passes lower it
                                          to (npu_op): used only on nodes those passes lowered (sim_node.lowered) */
-    SIM_OP_TILE_DONE = 1u << 3,  /* its float32 eval calls ctx->tile_done for each finished region of output 0
-                                    (a fusion head: the executor computes the following nodes on the region) */
-    SIM_OP_ELEMENTWISE = 1u << 4, /* output element i is computed from element i of every input shaped like it,
-                                     and from inputs of one element: any slice computes alone */
-    SIM_OP_CHANNELWISE = 1u << 5, /* elementwise along axis 1 with inputs 1.. holding one value per channel
-                                     (BatchNormalization): any block of channels computes alone */
-    SIM_OP_FULL_WRITE = 1u << 6, /* its float32 eval writes every element of its outputs: they are not zeroed */
+    SIM_OP_TILE_DONE = 1u << 3,       /* its float32 eval calls ctx->tile_done for each finished region of output 0
+                                         (a fusion head: the executor computes the following nodes on the region) */
+    SIM_OP_ELEMENTWISE = 1u << 4,     /* output element i is computed from element i of every input shaped like it,
+                                         and from inputs of one element: any slice computes alone */
+    SIM_OP_CHANNELWISE = 1u << 5,     /* elementwise along axis 1 with inputs 1.. holding one value per channel
+                                         (BatchNormalization): any block of channels computes alone */
+    SIM_OP_FULL_WRITE = 1u << 6,      /* its float32 eval writes every element of its outputs: they are not zeroed */
 };
 
 /* Roles in RKNN's fusions (passes_rknn.c, docs/numerics.md): the group's NPU op type is the head's npu_op
@@ -222,11 +222,11 @@ typedef struct sim_op_ctx {
     int n_in;
     const rd_tensor *const *in; /* in[k] is NULL for an omitted optional input */
     int n_out;
-    rd_tensor *out;             /* out[k].data allocated by the executor before eval */
-    const bool *out_present;    /* out_present[k] false for an omitted optional output */
+    rd_tensor *out;          /* out[k].data allocated by the executor before eval */
+    const bool *out_present; /* out_present[k] false for an omitted optional output */
     struct sim_scratch *scratch;
-    rd_pool *pool;              /* threads for the kernels' tiles (kernels/parallel.h); NULL: this thread */
-    sim_tile_fn tile_done;      /* SIM_OP_TILE_DONE ops: called per finished region of output 0 (may be NULL) */
+    rd_pool *pool;         /* threads for the kernels' tiles (kernels/parallel.h); NULL: this thread */
+    sim_tile_fn tile_done; /* SIM_OP_TILE_DONE ops: called per finished region of output 0 (may be NULL) */
     void *tile_user;
 } sim_op_ctx;
 
@@ -250,34 +250,34 @@ typedef const char *(*sim_npu_op_fn)(const sim_node *n, const rd_model *m);
  * checks the table (sorted, unique, traits consistent).
  */
 typedef struct sim_op_def {
-    const char *name;           /* ONNX op_type */
-    const char *domain;         /* "" default domain, "com.microsoft", ... */
-    int since;                  /* first opset version implemented */
-    int until;                  /* last opset version the op exists in (removed or deprecated after); 0: current */
+    const char *name;   /* ONNX op_type */
+    const char *domain; /* "" default domain, "com.microsoft", ... */
+    int since;          /* first opset version implemented */
+    int until;          /* last opset version the op exists in (removed or deprecated after); 0: current */
     int min_in, max_in;
     int min_out, max_out;
     size_t params_size;
-    sim_parse_fn parse;         /* may be NULL when params_size == 0 */
+    sim_parse_fn parse; /* may be NULL when params_size == 0 */
     sim_infer_fn infer;
     sim_eval_fn eval[SIM_PREC_COUNT];
-    sim_macs_fn macs;           /* may be NULL */
+    sim_macs_fn macs; /* may be NULL */
     unsigned flags;
     /* quantization (sim_layers.c, calib.c, sim_weights.c) */
-    sim_q8_eval_fn eval_i8;     /* integer kernel at int8; NULL: float kernel on dequantized values */
-    sim_q16_eval_fn eval_i16;   /* integer kernel at int16 (int16 or int8 inputs, exact accumulation) */
-    int weight_in;              /* input holding the weight the integer kernels quantize; 0: none */
-    rd_op_weight weight;        /* its output-channel rule */
-    rd_op_qrule qrule;          /* int8 boundary rule of the outputs */
+    sim_q8_eval_fn eval_i8;   /* integer kernel at int8; NULL: float kernel on dequantized values */
+    sim_q16_eval_fn eval_i16; /* integer kernel at int16 (int16 or int8 inputs, exact accumulation) */
+    int weight_in;            /* input holding the weight the integer kernels quantize; 0: none */
+    rd_op_weight weight;      /* its output-channel rule */
+    rd_op_qrule qrule;        /* int8 boundary rule of the outputs */
     /* lossless pruning (analyzer/src/prune.c, through rd_op_find) */
     rd_op_prune prune;
     /* RKNN's compiler (passes_rknn.c) */
-    const char *npu_op;         /* its NPU op type and accuracy-row op type (NULL: name) */
-    sim_npu_op_fn npu_op_of;    /* when that depends on the node (NULL: npu_op) */
-    unsigned fuse;              /* enum sim_fuse_role */
+    const char *npu_op;      /* its NPU op type and accuracy-row op type (NULL: name) */
+    sim_npu_op_fn npu_op_of; /* when that depends on the node (NULL: npu_op) */
+    unsigned fuse;           /* enum sim_fuse_role */
     /* opset history, for raising a model to opset 13 (qdq_export.c) */
-    int same_from;              /* first opset whose meaning is that of opset 13 (0: every version) */
-    bool same_on_last_axis;     /* before same_from, the same when its axis is the last one (Softmax) */
-    int attrs_to_inputs_at;     /* opset where attrs_to_inputs became inputs 1, 2, ... (0: none) */
+    int same_from;          /* first opset whose meaning is that of opset 13 (0: every version) */
+    bool same_on_last_axis; /* before same_from, the same when its axis is the last one (Softmax) */
+    int attrs_to_inputs_at; /* opset where attrs_to_inputs became inputs 1, 2, ... (0: none) */
     const char *attrs_to_inputs[3];
 } sim_op_def;
 
@@ -307,8 +307,7 @@ void sim_set_shape(rd_tensor *out, rd_dtype dt, int rank, const int64_t *dims);
 rd_status sim_err_dtype(const sim_op_ctx *ctx, int input, rd_error *err);
 
 /** Numpy-style broadcast of two shapes into out (rank and dims); RD_E_INVAL if incompatible. */
-rd_status sim_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db, int *out_rank,
-                              int64_t *out_dims);
+rd_status sim_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db, int *out_rank, int64_t *out_dims);
 
 /** Normalises a possibly negative axis against rank; RD_E_INVAL (with message) when out of range. */
 rd_status sim_norm_axis(const sim_op_ctx *ctx, int64_t axis, int rank, int *out, rd_error *err);
@@ -349,7 +348,7 @@ typedef struct sim_run_state {
     bool *owned;                 /* vals[v].data is ours to free */
     bool *ready;                 /* vals[v] holds a value */
     sim_scratch scratch;
-    int fused_head, fused_last;  /* nodes fused_head + 1 .. fused_last were computed with fused_head (-1: none) */
+    int fused_head, fused_last; /* nodes fused_head + 1 .. fused_last were computed with fused_head (-1: none) */
 } sim_run_state;
 
 rd_status sim_state_init(sim_run_state *s, rd_model *m, const sim_exec_hooks *hooks, rd_error *err);
@@ -429,7 +428,6 @@ void sim_attr_fini(sim_attr *a);
 /* Frees what one node owns and zeroes it (the node struct itself is the caller's). */
 void sim_node_fini(sim_node *n);
 
-
 /* ---------------------------------------------------------------------------------------------------
  * Paths (file_io.c). Files are read and written through the public rd_file_* and rd_atomic_file_*.
  */
@@ -459,14 +457,14 @@ typedef enum sim_ynode_kind { SIM_Y_SCALAR, SIM_Y_SEQ, SIM_Y_MAP } sim_ynode_kin
 
 typedef struct sim_ynode {
     sim_ynode_kind kind;
-    int line, col;               /* 1-based position of the node's start */
-    char *str;                   /* SIM_Y_SCALAR: the text (NUL-terminated, may contain NULs: see len) */
+    int line, col; /* 1-based position of the node's start */
+    char *str;     /* SIM_Y_SCALAR: the text (NUL-terminated, may contain NULs: see len) */
     size_t len;
-    bool plain;                  /* scalar written without quotes (so "1.0" quoted is a string) */
-    size_t n;                    /* SEQ: items; MAP: pairs (keys in items[2i], values in items[2i+1]) */
+    bool plain; /* scalar written without quotes (so "1.0" quoted is a string) */
+    size_t n;   /* SEQ: items; MAP: pairs (keys in items[2i], values in items[2i+1]) */
     struct sim_ynode **items;
-    size_t n_items;              /* entries of items[] (2n for a mapping) */
-    bool flow;                   /* sequence or mapping written in flow form ([..] or {..}) */
+    size_t n_items; /* entries of items[] (2n for a mapping) */
+    bool flow;      /* sequence or mapping written in flow form ([..] or {..}) */
 } sim_ynode;
 
 #define SIM_YAML_MAX_DEPTH 32
@@ -487,7 +485,6 @@ bool sim_yscalar_double(const sim_ynode *n, double *out);
 bool sim_yscalar_str(const sim_ynode *n, const char **out);
 /** True for a null scalar (empty plain, ~, null, Null, NULL). */
 bool sim_ynode_is_null(const sim_ynode *n);
-
 
 /* RD_E_LIMIT naming the image and how to raise the bound when w x h pixels exceed max_pixels (image.c). */
 rd_status sim_image_check_size(uint64_t w, uint64_t h, uint64_t max_pixels, const char *name, const char *fmt,

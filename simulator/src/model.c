@@ -48,9 +48,10 @@ rd_status sim_model_intern_err(rd_model *m, const char *name, int *out, rd_error
 {
     *out = sim_model_intern(m, name);
     if (*out == -2)
-        return rd_errorf(err, RD_E_LIMIT, "tensor '%s' is one name too many: a model may name at most %zu tensors "
-                         "(RD_MAX_VALUES, docs/user-guide.md)", name,
-                         m->max_values ? m->max_values : (size_t)RD_MAX_VALUES);
+        return rd_errorf(err, RD_E_LIMIT,
+                         "tensor '%s' is one name too many: a model may name at most %zu tensors "
+                         "(RD_MAX_VALUES, docs/user-guide.md)",
+                         name, m->max_values ? m->max_values : (size_t)RD_MAX_VALUES);
     if (*out < 0)
         return rd_errorf(err, RD_E_NOMEM, "out of memory adding tensor '%s'", name);
     return RD_OK;

@@ -81,8 +81,8 @@ static const npy_kind npy_kinds[] = {
  */
 
 /* "name: header byte N: <what>" at the cursor's position. */
-__attribute__((format(printf, 3, 4))) static rd_status hdr_fail(const hdr_cursor *c, rd_status code,
-                                                                const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static rd_status hdr_fail(const hdr_cursor *c, rd_status code, const char *fmt,
+                                                                ...)
 {
     char what[RD_ERROR_MSG_MAX];
     va_list ap;
@@ -130,8 +130,7 @@ static rd_status expect(hdr_cursor *c, char ch, const char *why)
         return RD_OK;
     }
     char d[32];
-    return hdr_fail(c, RD_E_PARSE, "expected '%c' %s, found %s", ch, why,
-                    describe(got, d, sizeof d));
+    return hdr_fail(c, RD_E_PARSE, "expected '%c' %s, found %s", ch, why, describe(got, d, sizeof d));
 }
 
 /* Fails on a byte no header may hold outside a string (control or non-ASCII). */
@@ -156,8 +155,7 @@ static rd_status parse_string(hdr_cursor *c, char *out, size_t cap, bool *trunca
     int q = peek(c);
     if (q != '\'' && q != '"') {
         char d[32];
-        return hdr_fail(c, RD_E_PARSE, "expected a quoted string, found %s",
-                        describe(q, d, sizeof d));
+        return hdr_fail(c, RD_E_PARSE, "expected a quoted string, found %s", describe(q, d, sizeof d));
     }
     c->pos++;
     size_t n = 0;
@@ -171,7 +169,8 @@ static rd_status parse_string(hdr_cursor *c, char *out, size_t cap, bool *trunca
         if (ch < 0x20)
             return hdr_fail(c, RD_E_PARSE, "control byte 0x%02x in a string", (unsigned)ch);
         c->pos++;
-        if (ch == q) break;
+        if (ch == q)
+            break;
         if (n + 1 < cap)
             out[n++] = (char)ch;
         else
@@ -184,7 +183,8 @@ static rd_status parse_string(hdr_cursor *c, char *out, size_t cap, bool *trunca
             c->pos++;
         }
     }
-    if (cap) out[n] = '\0';
+    if (cap)
+        out[n] = '\0';
     return RD_OK;
 }
 
@@ -204,11 +204,13 @@ static rd_status skip_bracketed(hdr_cursor *c)
             char tmp[1];
             bool trunc;
             rd_status st = parse_string(c, tmp, sizeof tmp, &trunc);
-            if (st != RD_OK) return st;
+            if (st != RD_OK)
+                return st;
             continue;
         }
         rd_status st = check_plain_byte(c);
-        if (st != RD_OK) return st;
+        if (st != RD_OK)
+            return st;
         if (ch == '[' || ch == '(' || ch == '{') {
             if (depth == NPY_NEST_MAX)
                 return hdr_fail(c, RD_E_PARSE, "brackets nested deeper than %d", NPY_NEST_MAX);
@@ -234,8 +236,7 @@ static rd_status parse_descr(hdr_cursor *c, npy_header *h)
     }
     if (ch != '\'' && ch != '"') {
         char d[32];
-        return hdr_fail(c, RD_E_PARSE, "'descr' must be a string, found %s",
-                        describe(ch, d, sizeof d));
+        return hdr_fail(c, RD_E_PARSE, "'descr' must be a string, found %s", describe(ch, d, sizeof d));
     }
     return parse_string(c, h->descr, sizeof h->descr, &h->descr_truncated);
 }
@@ -258,8 +259,7 @@ static rd_status parse_fortran(hdr_cursor *c, npy_header *h)
                         describe(peek(c), d, sizeof d));
     }
     int next = peek(c);
-    if ((next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') || next == '_' ||
-        (next >= '0' && next <= '9'))
+    if ((next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') || next == '_' || (next >= '0' && next <= '9'))
         return hdr_fail(c, RD_E_PARSE, "'fortran_order' must be True or False");
     return RD_OK;
 }
@@ -278,26 +278,25 @@ static rd_status parse_dim(hdr_cursor *c, int64_t *out)
     if (ch < '0' || ch > '9') {
         char d[32];
         c->pos = start;
-        return hdr_fail(c, RD_E_PARSE, "expected a dimension in 'shape', found %s",
-                        describe(peek(c), d, sizeof d));
+        return hdr_fail(c, RD_E_PARSE, "expected a dimension in 'shape', found %s", describe(peek(c), d, sizeof d));
     }
     int64_t v = 0;
     bool overflow = false;
     while ((ch = peek(c)) >= '0' && ch <= '9') {
-        if (!overflow &&
-            (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, ch - '0', &v)))
+        if (!overflow && (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, ch - '0', &v)))
             overflow = true;
         c->pos++;
     }
-    if (peek(c) == 'L' || peek(c) == 'l') c->pos++;
+    if (peek(c) == 'L' || peek(c) == 'l')
+        c->pos++;
     size_t stop = c->pos;
     c->pos = start;
     if (neg && (v || overflow)) /* "-0" is just 0 to Python */
         return hdr_fail(c, RD_E_PARSE, "negative dimension %.*s in 'shape'", (int)(stop - start),
                         (const char *)c->p + start);
     if (overflow)
-        return hdr_fail(c, RD_E_PARSE, "dimension %.*s in 'shape' does not fit in 64 bits",
-                        (int)(stop - start), (const char *)c->p + start);
+        return hdr_fail(c, RD_E_PARSE, "dimension %.*s in 'shape' does not fit in 64 bits", (int)(stop - start),
+                        (const char *)c->p + start);
     c->pos = stop;
     *out = v;
     return RD_OK;
@@ -307,7 +306,8 @@ static rd_status parse_dim(hdr_cursor *c, int64_t *out)
 static rd_status parse_shape(hdr_cursor *c, npy_header *h)
 {
     rd_status st = expect(c, '(', "to start the 'shape' tuple");
-    if (st != RD_OK) return st;
+    if (st != RD_OK)
+        return st;
     h->rank = 0;
     skip_ws(c);
     if (peek(c) == ')') {
@@ -318,19 +318,20 @@ static rd_status parse_shape(hdr_cursor *c, npy_header *h)
         if (h->rank == RD_MAX_RANK)
             return hdr_fail(c, RD_E_LIMIT, "'shape' has more than %d dimensions", RD_MAX_RANK);
         st = parse_dim(c, &h->dims[h->rank]);
-        if (st != RD_OK) return st;
+        if (st != RD_OK)
+            return st;
         h->rank++;
         skip_ws(c);
         int ch = peek(c);
         if (ch == ')') {
             if (h->rank == 1)
-                return hdr_fail(c, RD_E_PARSE,
-                                "'shape' (n) is not a tuple: a 1-d shape is written (n,)");
+                return hdr_fail(c, RD_E_PARSE, "'shape' (n) is not a tuple: a 1-d shape is written (n,)");
             c->pos++;
             return RD_OK;
         }
         st = expect(c, ',', "or ')' after a dimension in 'shape'");
-        if (st != RD_OK) return st;
+        if (st != RD_OK)
+            return st;
         skip_ws(c);
         if (peek(c) == ')') {
             c->pos++;
@@ -347,7 +348,8 @@ static rd_status parse_entry(hdr_cursor *c, npy_header *h)
     skip_ws(c);
     size_t key_pos = c->pos;
     rd_status st = parse_string(c, key, sizeof key, &trunc);
-    if (st != RD_OK) return st;
+    if (st != RD_OK)
+        return st;
     bool *seen;
     if (!trunc && strcmp(key, "descr") == 0)
         seen = &h->have_descr;
@@ -370,9 +372,12 @@ static rd_status parse_entry(hdr_cursor *c, npy_header *h)
     char why[64];
     snprintf(why, sizeof why, "after key '%s'", key);
     st = expect(c, ':', why);
-    if (st != RD_OK) return st;
-    if (seen == &h->have_descr) return parse_descr(c, h);
-    if (seen == &h->have_fortran) return parse_fortran(c, h);
+    if (st != RD_OK)
+        return st;
+    if (seen == &h->have_descr)
+        return parse_descr(c, h);
+    if (seen == &h->have_fortran)
+        return parse_fortran(c, h);
     return parse_shape(c, h);
 }
 
@@ -382,26 +387,30 @@ static rd_status parse_dict(hdr_cursor *c, npy_header *h)
     memset(h, 0, sizeof *h);
     size_t dict_pos = c->pos;
     rd_status st = expect(c, '{', "to start the header dict");
-    if (st != RD_OK) return st;
+    if (st != RD_OK)
+        return st;
     skip_ws(c);
     if (peek(c) != '}') {
         for (;;) {
             st = parse_entry(c, h);
-            if (st != RD_OK) return st;
+            if (st != RD_OK)
+                return st;
             skip_ws(c);
-            if (peek(c) == '}') break;
+            if (peek(c) == '}')
+                break;
             st = expect(c, ',', "or '}' after a value");
-            if (st != RD_OK) return st;
+            if (st != RD_OK)
+                return st;
             skip_ws(c);
-            if (peek(c) == '}') break;
+            if (peek(c) == '}')
+                break;
         }
     }
     c->pos++; /* the '}' */
     skip_ws(c);
     if (c->pos < c->end) {
         char d[32];
-        return hdr_fail(c, RD_E_PARSE, "unexpected %s after the header dict",
-                        describe(peek(c), d, sizeof d));
+        return hdr_fail(c, RD_E_PARSE, "unexpected %s after the header dict", describe(peek(c), d, sizeof d));
     }
     const char *missing = !h->have_descr     ? "descr"
                           : !h->have_fortran ? "fortran_order"
@@ -419,9 +428,11 @@ static bool descr_dtype(const char *descr, rd_dtype *out, bool *swap)
 {
     const char *s = descr;
     char order = '=';
-    if (*s == '<' || *s == '>' || *s == '|' || *s == '=') order = *s++;
+    if (*s == '<' || *s == '>' || *s == '|' || *s == '=')
+        order = *s++;
     char kind = *s++;
-    if (kind == '\0' || s[0] < '1' || s[0] > '8' || s[1] != '\0') return false;
+    if (kind == '\0' || s[0] < '1' || s[0] > '8' || s[1] != '\0')
+        return false;
     int size = s[0] - '0';
     for (size_t i = 0; i < sizeof npy_kinds / sizeof npy_kinds[0]; i++) {
         if (npy_kinds[i].kind == kind && npy_kinds[i].size == size) {
@@ -450,8 +461,7 @@ static void byteswap(uint8_t *d, size_t n, size_t size)
 }
 
 /* Copies Fortran-ordered src into C-ordered dst: walks dst in order, tracking the source offset. */
-static void fortran_to_c(uint8_t *dst, const uint8_t *src, int rank, const int64_t *dims, size_t n,
-                         size_t size)
+static void fortran_to_c(uint8_t *dst, const uint8_t *src, int rank, const int64_t *dims, size_t n, size_t size)
 {
     size_t fstride[RD_MAX_RANK];
     size_t idx[RD_MAX_RANK] = {0};
@@ -465,7 +475,8 @@ static void fortran_to_c(uint8_t *dst, const uint8_t *src, int rank, const int64
         memcpy(dst + i * size, src + off * size, size);
         for (int k = rank - 1; k >= 0; k--) {
             off += fstride[k];
-            if (++idx[k] < (size_t)dims[k]) break;
+            if (++idx[k] < (size_t)dims[k])
+                break;
             off -= fstride[k] * (size_t)dims[k];
             idx[k] = 0;
         }
@@ -488,12 +499,12 @@ static uint32_t read_le(const uint8_t *p, int n)
 /* What a header says about the data that follows it. */
 typedef struct npy_layout {
     rd_dtype dtype;
-    bool swap;                 /* big-endian data wider than a byte */
-    bool fortran;              /* Fortran order with rank > 1: transposed on load */
+    bool swap;    /* big-endian data wider than a byte */
+    bool fortran; /* Fortran order with rank > 1: transposed on load */
     int rank;
     int64_t dims[RD_MAX_RANK];
-    size_t data_off;           /* file offset of the first data byte */
-    size_t bytes;              /* data bytes the shape needs */
+    size_t data_off; /* file offset of the first data byte */
+    size_t bytes;    /* data bytes the shape needs */
 } npy_layout;
 
 /* Checks the magic and version in p (the first bytes of a file of file_len bytes); *prefix is the length of
@@ -562,11 +573,12 @@ static rd_status npy_read_header(const uint8_t *p, uint64_t file_len, const char
                          "%s: truncated data: %s shape needs %zu bytes after the header at byte %zu, the file has %llu",
                          name, rd_dtype_name(h->dtype), h->bytes, h->data_off, (unsigned long long)avail);
     if (avail > h->bytes)
-        return rd_errorf(err, RD_E_PARSE,
-                         "%s: %llu bytes after the data: the %s shape in the header needs %zu bytes after byte %zu, the "
-                         "file has %llu (a damaged file, or a header that understates its data)",
-                         name, (unsigned long long)(avail - h->bytes), rd_dtype_name(h->dtype), h->bytes, h->data_off,
-                         (unsigned long long)avail);
+        return rd_errorf(
+            err, RD_E_PARSE,
+            "%s: %llu bytes after the data: the %s shape in the header needs %zu bytes after byte %zu, the "
+            "file has %llu (a damaged file, or a header that understates its data)",
+            name, (unsigned long long)(avail - h->bytes), rd_dtype_name(h->dtype), h->bytes, h->data_off,
+            (unsigned long long)avail);
     return RD_OK;
 }
 
@@ -641,7 +653,8 @@ static rd_status npy_fill(const npy_layout *h, const uint8_t *src, const char *n
 
 rd_status rd_npy_parse(const void *buf, size_t len, const char *name, rd_tensor *out, rd_error *err)
 {
-    if (!name) name = "<npy>";
+    if (!name)
+        name = "<npy>";
     if (!out || (!buf && len))
         return rd_errorf(err, RD_E_INVAL, "%s: rd_npy_parse needs a buffer and an output tensor", name);
     memset(out, 0, sizeof *out);
@@ -662,8 +675,8 @@ static rd_status read_at(int fd, void *buf, size_t n, uint64_t off, const char *
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
-            return rd_errorf(err, RD_E_IO, "%s: read failed at byte %llu: %s", path,
-                             (unsigned long long)(off + got), r < 0 ? strerror(errno) : "the file shrank while reading");
+            return rd_errorf(err, RD_E_IO, "%s: read failed at byte %llu: %s", path, (unsigned long long)(off + got),
+                             r < 0 ? strerror(errno) : "the file shrank while reading");
         got += (size_t)r;
     }
     return RD_OK;
@@ -740,8 +753,7 @@ rd_status rd_npy_load_expect(const char *path, const rd_npy_expect *want, rd_ten
     return st;
 }
 
-rd_status rd_npy_load_within(const char *dir, const char *rel, const rd_npy_expect *want, rd_tensor *out,
-                             rd_error *err)
+rd_status rd_npy_load_within(const char *dir, const char *rel, const rd_npy_expect *want, rd_tensor *out, rd_error *err)
 {
     if (!dir || !rel || !out)
         return rd_errorf(err, RD_E_INVAL, "rd_npy_load_within needs a folder, a path and an output tensor");
@@ -812,15 +824,16 @@ rd_status sim_input_file_load(const char *path, size_t max_other, const rd_npy_e
  */
 
 /* Appends formatted text to buf at *used (bounded; callers size buf for the worst case). */
-__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t cap, size_t *used,
-                                                         const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t cap, size_t *used, const char *fmt, ...)
 {
-    if (*used >= cap) return;
+    if (*used >= cap)
+        return;
     va_list ap;
     va_start(ap, fmt);
     int w = vsnprintf(buf + *used, cap - *used, fmt, ap);
     va_end(ap);
-    if (w > 0) *used += (size_t)w < cap - *used ? (size_t)w : cap - *used - 1;
+    if (w > 0)
+        *used += (size_t)w < cap - *used ? (size_t)w : cap - *used - 1;
 }
 
 /* The dict as numpy's _write_array_header writes it: sorted keys, repr values, growth spaces. */
@@ -848,11 +861,11 @@ rd_status rd_npy_write(const rd_tensor *t, void **out_buf, size_t *out_len, rd_e
     *out_len = 0;
     const rd_dtype_info *info = rd_dtype_get(t->dtype);
     if (!info->supported || !info->npy)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "cannot write %s as .npy: numpy has no such dtype",
-                         info->name);
+        return rd_errorf(err, RD_E_UNSUPPORTED, "cannot write %s as .npy: numpy has no such dtype", info->name);
     size_t bytes;
     rd_status st = rd_shape_bytes(t->dtype, t->rank, t->dims, &bytes, err);
-    if (st != RD_OK) return st;
+    if (st != RD_OK)
+        return st;
     if (bytes && !t->data)
         return rd_errorf(err, RD_E_INVAL, "cannot write a %zu-byte tensor with no data", bytes);
 
@@ -868,10 +881,10 @@ rd_status rd_npy_write(const rd_tensor *t, void **out_buf, size_t *out_len, rd_e
     size_t header = NPY_MAGIC_LEN + 2 + len_size + hlen + pad;
     size_t total;
     if (__builtin_add_overflow(header, bytes, &total))
-        return rd_errorf(err, RD_E_LIMIT, "an .npy of %zu data bytes does not fit in memory",
-                         bytes);
+        return rd_errorf(err, RD_E_LIMIT, "an .npy of %zu data bytes does not fit in memory", bytes);
     uint8_t *b = malloc(total);
-    if (!b) return rd_errorf(err, RD_E_NOMEM, "cannot allocate %zu bytes for an .npy image", total);
+    if (!b)
+        return rd_errorf(err, RD_E_NOMEM, "cannot allocate %zu bytes for an .npy image", total);
     memcpy(b, NPY_MAGIC, NPY_MAGIC_LEN);
     b[6] = len_size == 2 ? 1 : 2;
     b[7] = 0;
@@ -897,11 +910,13 @@ rd_status rd_npy_write(const rd_tensor *t, void **out_buf, size_t *out_len, rd_e
 
 rd_status rd_npy_save(const char *path, const rd_tensor *t, rd_error *err)
 {
-    if (!path) return rd_errorf(err, RD_E_INVAL, "rd_npy_save needs a path");
+    if (!path)
+        return rd_errorf(err, RD_E_INVAL, "rd_npy_save needs a path");
     void *img;
     size_t len;
     rd_status st = rd_npy_write(t, &img, &len, err);
-    if (st != RD_OK) return rd_error_prefix(err, "%s", path);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s", path);
 
     st = rd_file_write_atomic(path, img, len, NULL, err);
     free(img);

@@ -116,14 +116,13 @@ rd_status sim_onnx_attr(const Onnx__AttributeProto *ap, const char *base_dir, si
         return RD_OK;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
-        return rd_errorf(err, RD_E_UNSUPPORTED,
-                         "attribute '%s' holds a subgraph (%s): control flow is not supported", ap->name,
-                         attr_type_name(t));
+        return rd_errorf(err, RD_E_UNSUPPORTED, "attribute '%s' holds a subgraph (%s): control flow is not supported",
+                         ap->name, attr_type_name(t));
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED:
         return rd_errorf(err, RD_E_PARSE, "attribute '%s' has no type and no value", ap->name);
     default:
-        return rd_errorf(err, RD_E_UNSUPPORTED, "attribute '%s' has type %s (%d), which is not supported",
-                         ap->name, attr_type_name(t), (int)t);
+        return rd_errorf(err, RD_E_UNSUPPORTED, "attribute '%s' has type %s (%d), which is not supported", ap->name,
+                         attr_type_name(t), (int)t);
     }
 }
 
@@ -141,8 +140,7 @@ rd_status sim_onnx_constant(const Onnx__NodeProto *np, const char *base_dir, rd_
 {
     memset(out, 0, sizeof *out);
     if (np->n_attribute != 1)
-        return rd_errorf(err, RD_E_PARSE, "a Constant needs exactly one value attribute, found %zu",
-                         np->n_attribute);
+        return rd_errorf(err, RD_E_PARSE, "a Constant needs exactly one value attribute, found %zu", np->n_attribute);
     const Onnx__AttributeProto *ap = np->attribute[0];
     const char *name = ap->name ? ap->name : "";
     if (!strcmp(name, "value")) {

@@ -49,8 +49,8 @@ static rd_status load_opsets(load_ctx *c, rd_error *err)
                              (long long)op->version);
         for (int k = 0; k < m->n_opsets; k++) {
             if (!strcmp(m->opsets[k].domain, dom) && m->opsets[k].version != (int)op->version)
-                return rd_errorf(err, RD_E_PARSE, "opset_import lists domain '%s' twice (versions %d and %lld)",
-                                 dom, m->opsets[k].version, (long long)op->version);
+                return rd_errorf(err, RD_E_PARSE, "opset_import lists domain '%s' twice (versions %d and %lld)", dom,
+                                 m->opsets[k].version, (long long)op->version);
         }
         m->opsets[m->n_opsets].domain = sim_strdup(dom);
         m->opsets[m->n_opsets].version = (int)op->version;
@@ -123,8 +123,7 @@ static bool is_constant_node(const Onnx__NodeProto *np)
 static rd_status load_constant_node(load_ctx *c, const Onnx__NodeProto *np, rd_error *err)
 {
     if (np->n_output != 1 || !np->output[0] || !*np->output[0])
-        return rd_errorf(err, RD_E_PARSE, "a Constant needs exactly one named output, found %zu outputs",
-                         np->n_output);
+        return rd_errorf(err, RD_E_PARSE, "a Constant needs exactly one named output, found %zu outputs", np->n_output);
     rd_tensor t;
     rd_status st = sim_onnx_constant(np, c->m->base_dir, &t, err);
     if (st != RD_OK)
@@ -189,8 +188,10 @@ static rd_status load_nodes(load_ctx *c, rd_error *err)
     const Onnx__GraphProto *g = c->g;
     size_t max_nodes = m->max_nodes ? m->max_nodes : (size_t)RD_MAX_NODES;
     if (g->n_node > max_nodes)
-        return rd_errorf(err, RD_E_LIMIT, "the graph has %zu nodes; at most %zu are loaded (RD_MAX_NODES, "
-                         "docs/user-guide.md)", g->n_node, max_nodes);
+        return rd_errorf(err, RD_E_LIMIT,
+                         "the graph has %zu nodes; at most %zu are loaded (RD_MAX_NODES, "
+                         "docs/user-guide.md)",
+                         g->n_node, max_nodes);
     m->nodes = sim_calloc_array(g->n_node, sizeof(sim_node));
     if (!m->nodes)
         return nomem(err);
@@ -227,17 +228,15 @@ static rd_status load_nodes(load_ctx *c, rd_error *err)
  * Copies a ValueInfoProto's tensor type into the value. Shapes of constants come from their data and
  * are left alone. Negative dim_values (written by some exporters for dynamic dims) mean unknown.
  */
-static rd_status apply_value_info(rd_model *m, int v, const Onnx__ValueInfoProto *vi, bool strict,
-                                  rd_error *err)
+static rd_status apply_value_info(rd_model *m, int v, const Onnx__ValueInfoProto *vi, bool strict, rd_error *err)
 {
     sim_value *sv = &m->values[v];
     /* graph inputs and outputs must be tensors of a dtype we hold: say so rather than misread data */
     if (strict && vi->type && vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
         vi->type->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET)
-        return rd_errorf(err, RD_E_UNSUPPORTED, "'%s' is a sequence, optional, map or sparse type; only tensors are supported",
-                         sv->name);
-    if (sv->konst || !vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
-        !vi->type->tensor_type)
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "'%s' is a sequence, optional, map or sparse type; only tensors are supported", sv->name);
+    if (sv->konst || !vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type)
         return RD_OK;
     const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
     if (strict && tt->has_elem_type && tt->elem_type > 0 && !rd_dtype_get((rd_dtype)tt->elem_type)->supported)
@@ -249,8 +248,7 @@ static rd_status apply_value_info(rd_model *m, int v, const Onnx__ValueInfoProto
         return RD_OK;
     if (tt->shape->n_dim > RD_MAX_RANK) {
         if (strict)
-            return rd_errorf(err, RD_E_LIMIT, "rank %zu exceeds the maximum of %d", tt->shape->n_dim,
-                             RD_MAX_RANK);
+            return rd_errorf(err, RD_E_LIMIT, "rank %zu exceeds the maximum of %d", tt->shape->n_dim, RD_MAX_RANK);
         return RD_OK;
     }
     sv->rank = (int)tt->shape->n_dim;

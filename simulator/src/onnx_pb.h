@@ -25,8 +25,8 @@ typedef struct sim_pb_budget {
     ProtobufCAllocator alloc; /* .allocator_data points back at this struct */
     size_t used;              /* bytes currently allocated (headers included) */
     size_t limit;
-    bool exceeded;            /* an allocation was refused for the budget */
-    bool out_of_memory;       /* an allocation within the budget failed */
+    bool exceeded;      /* an allocation was refused for the budget */
+    bool out_of_memory; /* an allocation within the budget failed */
 } sim_pb_budget;
 
 void sim_pb_budget_init(sim_pb_budget *b, size_t limit);

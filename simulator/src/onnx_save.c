@@ -19,14 +19,29 @@ static rd_status add_io(rd_onnx_builder *b, const sim_value *v, bool output)
 void sim_onnx_add_attr(rd_onnx_node *n, const sim_attr *a)
 {
     switch (a->type) {
-    case SIM_ATTR_FLOAT: rd_onnx_attr_float(n, a->name, a->f); break;
-    case SIM_ATTR_INT: rd_onnx_attr_int(n, a->name, a->i); break;
-    case SIM_ATTR_STRING: rd_onnx_attr_string(n, a->name, a->s); break;
-    case SIM_ATTR_TENSOR: rd_onnx_attr_tensor(n, a->name, &a->t, RD_ONNX_RAW); break;
-    case SIM_ATTR_FLOATS: rd_onnx_attr_floats(n, a->name, a->floats, a->n_floats); break;
-    case SIM_ATTR_INTS: rd_onnx_attr_ints(n, a->name, a->ints, a->n_ints); break;
-    case SIM_ATTR_STRINGS: rd_onnx_attr_strings(n, a->name, (const char *const *)a->strings, a->n_strings); break;
-    default: break; /* the loader refuses every other type */
+    case SIM_ATTR_FLOAT:
+        rd_onnx_attr_float(n, a->name, a->f);
+        break;
+    case SIM_ATTR_INT:
+        rd_onnx_attr_int(n, a->name, a->i);
+        break;
+    case SIM_ATTR_STRING:
+        rd_onnx_attr_string(n, a->name, a->s);
+        break;
+    case SIM_ATTR_TENSOR:
+        rd_onnx_attr_tensor(n, a->name, &a->t, RD_ONNX_RAW);
+        break;
+    case SIM_ATTR_FLOATS:
+        rd_onnx_attr_floats(n, a->name, a->floats, a->n_floats);
+        break;
+    case SIM_ATTR_INTS:
+        rd_onnx_attr_ints(n, a->name, a->ints, a->n_ints);
+        break;
+    case SIM_ATTR_STRINGS:
+        rd_onnx_attr_strings(n, a->name, (const char *const *)a->strings, a->n_strings);
+        break;
+    default:
+        break; /* the loader refuses every other type */
     }
 }
 
@@ -69,10 +84,10 @@ static bool add_node(rd_onnx_builder *b, const rd_model *m, const char *const *r
 /* What a rewrite keeps: per value and per node flags, from the cut (everything without one). */
 typedef struct rewrite_plan {
     bool cut;
-    bool *keep_value;           /* constants written, value_info written */
+    bool *keep_value; /* constants written, value_info written */
     bool *keep_node;
-    bool *is_input;             /* graph inputs of the result */
-    bool *is_output;            /* cut outputs (no value_info for them) */
+    bool *is_input;  /* graph inputs of the result */
+    bool *is_output; /* cut outputs (no value_info for them) */
 } rewrite_plan;
 
 static void plan_fini(rewrite_plan *p)
@@ -128,7 +143,8 @@ static rd_status plan_cut(const rd_model *m, const rd_onnx_rewrite *rw, rewrite_
         for (int k = 0; k < n->n_out; k++)
             if (n->out[k] >= 0) {
                 if (p->is_input[n->out[k]])
-                    return rd_errorf(err, RD_E_INVAL, "cut input '%s' is also an output of node '%s', which the cut keeps",
+                    return rd_errorf(err, RD_E_INVAL,
+                                     "cut input '%s' is also an output of node '%s', which the cut keeps",
                                      m->values[n->out[k]].name, n->name);
                 needed[n->out[k]] = true;
             }
@@ -144,8 +160,8 @@ static rd_status plan_cut(const rd_model *m, const rd_onnx_rewrite *rw, rewrite_
             p->is_input[v] = true;
             continue;
         }
-        return rd_errorf(err, RD_E_INVAL, "the cut needs tensor '%s', which is neither a cut input nor computed from them",
-                         sv->name);
+        return rd_errorf(err, RD_E_INVAL,
+                         "the cut needs tensor '%s', which is neither a cut input nor computed from them", sv->name);
     }
     return RD_OK;
 }
@@ -265,10 +281,8 @@ rd_status rd_onnx_model_rewrite(const rd_model *m, const rd_onnx_rewrite *rw, vo
     for (int v = 0; v < m->n_values && !(rw && rw->drop_shapes); v++) {
         const sim_value *sv = &m->values[v];
         if (!sv->konst && !sv->is_graph_input && !sv->is_graph_output && sv->rank >= 0 &&
-            sv->dtype != RD_DT_UNDEFINED && p.keep_value[v] && !p.is_output[v] &&
-            !(p.cut && p.is_input[v]))
-            rd_onnx_add_value_info(b, sv->name, sv->dtype, sv->rank, sv->dims,
-                                   (const char *const *)sv->dim_params);
+            sv->dtype != RD_DT_UNDEFINED && p.keep_value[v] && !p.is_output[v] && !(p.cut && p.is_input[v]))
+            rd_onnx_add_value_info(b, sv->name, sv->dtype, sv->rank, sv->dims, (const char *const *)sv->dim_params);
     }
     plan_fini(&p);
     st = ok ? rd_onnx_builder_write(b, out_buf, out_len, err) : rd_errorf(err, RD_E_NOMEM, "out of memory");

@@ -52,8 +52,7 @@ static rd_status read_external(const Onnx__TensorProto *tp, const char *base_dir
     if (!location)
         return rd_errorf(err, RD_E_PARSE, "external data has no 'location'");
     if (!base_dir)
-        return rd_errorf(err, RD_E_IO,
-                         "external data file '%s' cannot be read: the model was loaded without a folder",
+        return rd_errorf(err, RD_E_IO, "external data file '%s' cannot be read: the model was loaded without a folder",
                          location);
     if (has_length && length != bytes)
         return rd_errorf(err, RD_E_PARSE, "external data length is %llu bytes, expected %zu",
@@ -66,8 +65,9 @@ static rd_status read_external(const Onnx__TensorProto *tp, const char *base_dir
     if (st != RD_OK)
         return rd_error_prefix(err, "external data");
     if (offset > size || bytes > size - offset) {
-        st = rd_errorf(err, RD_E_PARSE, "external data file '%s' in %s has %llu bytes, too short for %zu at offset %llu",
-                       location, base_dir, (unsigned long long)size, bytes, (unsigned long long)offset);
+        st =
+            rd_errorf(err, RD_E_PARSE, "external data file '%s' in %s has %llu bytes, too short for %zu at offset %llu",
+                      location, base_dir, (unsigned long long)size, bytes, (unsigned long long)offset);
     } else {
         size_t got = 0;
         while (got < bytes) {
@@ -90,11 +90,19 @@ static rd_status read_external(const Onnx__TensorProto *tp, const char *base_dir
 static int64_t typed_count(const Onnx__TensorProto *tp, rd_dtype dt, const char **field)
 {
     switch (dt) {
-    case RD_DT_F32: *field = "float_data"; return (int64_t)tp->n_float_data;
-    case RD_DT_F64: *field = "double_data"; return (int64_t)tp->n_double_data;
-    case RD_DT_I64: *field = "int64_data"; return (int64_t)tp->n_int64_data;
+    case RD_DT_F32:
+        *field = "float_data";
+        return (int64_t)tp->n_float_data;
+    case RD_DT_F64:
+        *field = "double_data";
+        return (int64_t)tp->n_double_data;
+    case RD_DT_I64:
+        *field = "int64_data";
+        return (int64_t)tp->n_int64_data;
     case RD_DT_U32:
-    case RD_DT_U64: *field = "uint64_data"; return (int64_t)tp->n_uint64_data;
+    case RD_DT_U64:
+        *field = "uint64_data";
+        return (int64_t)tp->n_uint64_data;
     case RD_DT_I32:
     case RD_DT_I16:
     case RD_DT_I8:
@@ -102,8 +110,12 @@ static int64_t typed_count(const Onnx__TensorProto *tp, rd_dtype dt, const char 
     case RD_DT_U8:
     case RD_DT_BOOL:
     case RD_DT_F16:
-    case RD_DT_BF16: *field = "int32_data"; return (int64_t)tp->n_int32_data;
-    default: *field = "?"; return -1;
+    case RD_DT_BF16:
+        *field = "int32_data";
+        return (int64_t)tp->n_int32_data;
+    default:
+        *field = "?";
+        return -1;
     }
 }
 
@@ -112,21 +124,44 @@ static void copy_typed(const Onnx__TensorProto *tp, rd_dtype dt, void *data, int
 {
     for (int64_t i = 0; i < n; i++) {
         switch (dt) {
-        case RD_DT_F32: ((float *)data)[i] = tp->float_data[i]; break;
-        case RD_DT_F64: ((double *)data)[i] = tp->double_data[i]; break;
-        case RD_DT_I64: ((int64_t *)data)[i] = tp->int64_data[i]; break;
-        case RD_DT_U64: ((uint64_t *)data)[i] = tp->uint64_data[i]; break;
-        case RD_DT_U32: ((uint32_t *)data)[i] = (uint32_t)tp->uint64_data[i]; break;
-        case RD_DT_I32: ((int32_t *)data)[i] = tp->int32_data[i]; break;
-        case RD_DT_I16: ((int16_t *)data)[i] = (int16_t)tp->int32_data[i]; break;
-        case RD_DT_I8: ((int8_t *)data)[i] = (int8_t)tp->int32_data[i]; break;
-        case RD_DT_U8: ((uint8_t *)data)[i] = (uint8_t)tp->int32_data[i]; break;
-        case RD_DT_BOOL: ((uint8_t *)data)[i] = tp->int32_data[i] != 0; break;
+        case RD_DT_F32:
+            ((float *)data)[i] = tp->float_data[i];
+            break;
+        case RD_DT_F64:
+            ((double *)data)[i] = tp->double_data[i];
+            break;
+        case RD_DT_I64:
+            ((int64_t *)data)[i] = tp->int64_data[i];
+            break;
+        case RD_DT_U64:
+            ((uint64_t *)data)[i] = tp->uint64_data[i];
+            break;
+        case RD_DT_U32:
+            ((uint32_t *)data)[i] = (uint32_t)tp->uint64_data[i];
+            break;
+        case RD_DT_I32:
+            ((int32_t *)data)[i] = tp->int32_data[i];
+            break;
+        case RD_DT_I16:
+            ((int16_t *)data)[i] = (int16_t)tp->int32_data[i];
+            break;
+        case RD_DT_I8:
+            ((int8_t *)data)[i] = (int8_t)tp->int32_data[i];
+            break;
+        case RD_DT_U8:
+            ((uint8_t *)data)[i] = (uint8_t)tp->int32_data[i];
+            break;
+        case RD_DT_BOOL:
+            ((uint8_t *)data)[i] = tp->int32_data[i] != 0;
+            break;
         /* half and bfloat16 keep their bit pattern in the low 16 bits */
         case RD_DT_U16:
         case RD_DT_F16:
-        case RD_DT_BF16: ((uint16_t *)data)[i] = (uint16_t)tp->int32_data[i]; break;
-        default: break;
+        case RD_DT_BF16:
+            ((uint16_t *)data)[i] = (uint16_t)tp->int32_data[i];
+            break;
+        default:
+            break;
         }
     }
 }
@@ -160,13 +195,13 @@ rd_status sim_onnx_tensor(const Onnx__TensorProto *tp, const char *base_dir, rd_
     int64_t count = 0;
     if (!external && tp->has_raw_data) {
         if (tp->raw_data.len != bytes)
-            return rd_errorf(err, RD_E_PARSE, "raw_data has %zu bytes, expected %zu (%lld x %s)",
-                             tp->raw_data.len, bytes, (long long)numel, info->name);
+            return rd_errorf(err, RD_E_PARSE, "raw_data has %zu bytes, expected %zu (%lld x %s)", tp->raw_data.len,
+                             bytes, (long long)numel, info->name);
     } else if (!external) {
         count = typed_count(tp, dt, &field);
         if (count != numel)
-            return rd_errorf(err, RD_E_PARSE, "%s has %lld values, expected %lld (%s) and no raw_data is given",
-                             field, (long long)count, (long long)numel, info->name);
+            return rd_errorf(err, RD_E_PARSE, "%s has %lld values, expected %lld (%s) and no raw_data is given", field,
+                             (long long)count, (long long)numel, info->name);
     }
 
     st = rd_tensor_alloc(out, dt, rank, tp->dims, err);
@@ -185,8 +220,8 @@ rd_status sim_onnx_tensor(const Onnx__TensorProto *tp, const char *base_dir, rd_
     return st;
 }
 
-static rd_status tensorproto_parse(const void *buf, size_t len, const char *name, const char *base_dir,
-                                   rd_tensor *out, char **out_name, rd_error *err)
+static rd_status tensorproto_parse(const void *buf, size_t len, const char *name, const char *base_dir, rd_tensor *out,
+                                   char **out_name, rd_error *err)
 {
     if (out_name)
         *out_name = NULL;

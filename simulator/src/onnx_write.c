@@ -12,9 +12,9 @@
 
 struct rd_onnx_builder {
     Onnx__ModelProto *model;
-    Onnx__GraphProto *graph;   /* model->graph */
-    rd_error err;              /* the first failure; code RD_OK while none */
-    rd_onnx_node **nodes;      /* handles, parallel to graph->node */
+    Onnx__GraphProto *graph; /* model->graph */
+    rd_error err;            /* the first failure; code RD_OK while none */
+    rd_onnx_node **nodes;    /* handles, parallel to graph->node */
 };
 
 struct rd_onnx_node {
@@ -144,8 +144,7 @@ rd_status rd_onnx_add_opset(rd_onnx_builder *b, const char *domain, int version)
     onnx__operator_set_id_proto__init(op);
     op->has_version = true;
     op->version = version;
-    if (!(op->domain = dup_or_empty(domain)) ||
-        !push(&b->model->opset_import, &b->model->n_opset_import, op)) {
+    if (!(op->domain = dup_or_empty(domain)) || !push(&b->model->opset_import, &b->model->n_opset_import, op)) {
         protobuf_c_message_free_unpacked(&op->base, NULL);
         return oom(b);
     }
@@ -228,22 +227,22 @@ static rd_status add_value_info(rd_onnx_builder *b, Onnx__ValueInfoProto ***arr,
 rd_status rd_onnx_add_input(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank, const int64_t *dims,
                             const char *const *dim_params)
 {
-    return add_value_info(b, b ? &b->graph->input : NULL, b ? &b->graph->n_input : NULL, name, dtype, rank,
-                          dims, dim_params);
+    return add_value_info(b, b ? &b->graph->input : NULL, b ? &b->graph->n_input : NULL, name, dtype, rank, dims,
+                          dim_params);
 }
 
-rd_status rd_onnx_add_output(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank,
-                             const int64_t *dims, const char *const *dim_params)
+rd_status rd_onnx_add_output(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank, const int64_t *dims,
+                             const char *const *dim_params)
 {
-    return add_value_info(b, b ? &b->graph->output : NULL, b ? &b->graph->n_output : NULL, name, dtype, rank,
-                          dims, dim_params);
+    return add_value_info(b, b ? &b->graph->output : NULL, b ? &b->graph->n_output : NULL, name, dtype, rank, dims,
+                          dim_params);
 }
 
-rd_status rd_onnx_add_value_info(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank,
-                                 const int64_t *dims, const char *const *dim_params)
+rd_status rd_onnx_add_value_info(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank, const int64_t *dims,
+                                 const char *const *dim_params)
 {
-    return add_value_info(b, b ? &b->graph->value_info : NULL, b ? &b->graph->n_value_info : NULL, name,
-                          dtype, rank, dims, dim_params);
+    return add_value_info(b, b ? &b->graph->value_info : NULL, b ? &b->graph->n_value_info : NULL, name, dtype, rank,
+                          dims, dim_params);
 }
 
 /* A TensorProto with name, data_type and dims set and no data; NULL when out of memory. */
@@ -301,25 +300,44 @@ static bool fill_typed(Onnx__TensorProto *tp, const rd_tensor *t)
     }
     for (size_t i = 0; i < n; i++) {
         switch (t->dtype) {
-        case RD_DT_F32: tp->float_data[i] = ((const float *)t->data)[i]; break;
-        case RD_DT_F64: tp->double_data[i] = ((const double *)t->data)[i]; break;
-        case RD_DT_I64: tp->int64_data[i] = ((const int64_t *)t->data)[i]; break;
-        case RD_DT_U64: tp->uint64_data[i] = ((const uint64_t *)t->data)[i]; break;
-        case RD_DT_U32: tp->uint64_data[i] = ((const uint32_t *)t->data)[i]; break;
-        case RD_DT_I32: tp->int32_data[i] = ((const int32_t *)t->data)[i]; break;
-        case RD_DT_I16: tp->int32_data[i] = ((const int16_t *)t->data)[i]; break;
-        case RD_DT_I8: tp->int32_data[i] = ((const int8_t *)t->data)[i]; break;
+        case RD_DT_F32:
+            tp->float_data[i] = ((const float *)t->data)[i];
+            break;
+        case RD_DT_F64:
+            tp->double_data[i] = ((const double *)t->data)[i];
+            break;
+        case RD_DT_I64:
+            tp->int64_data[i] = ((const int64_t *)t->data)[i];
+            break;
+        case RD_DT_U64:
+            tp->uint64_data[i] = ((const uint64_t *)t->data)[i];
+            break;
+        case RD_DT_U32:
+            tp->uint64_data[i] = ((const uint32_t *)t->data)[i];
+            break;
+        case RD_DT_I32:
+            tp->int32_data[i] = ((const int32_t *)t->data)[i];
+            break;
+        case RD_DT_I16:
+            tp->int32_data[i] = ((const int16_t *)t->data)[i];
+            break;
+        case RD_DT_I8:
+            tp->int32_data[i] = ((const int8_t *)t->data)[i];
+            break;
         case RD_DT_U8:
-        case RD_DT_BOOL: tp->int32_data[i] = ((const uint8_t *)t->data)[i]; break;
-        default: tp->int32_data[i] = ((const uint16_t *)t->data)[i]; break; /* u16, f16 and bf16 bits */
+        case RD_DT_BOOL:
+            tp->int32_data[i] = ((const uint8_t *)t->data)[i];
+            break;
+        default:
+            tp->int32_data[i] = ((const uint16_t *)t->data)[i];
+            break; /* u16, f16 and bf16 bits */
         }
     }
     return true;
 }
 
 /* A TensorProto copy of t; *st says why when NULL is returned. */
-static Onnx__TensorProto *make_tensor(const char *name, const rd_tensor *t, rd_onnx_storage storage,
-                                      rd_status *st)
+static Onnx__TensorProto *make_tensor(const char *name, const rd_tensor *t, rd_onnx_storage storage, rd_status *st)
 {
     const rd_dtype_info *info = rd_dtype_get(t->dtype);
     *st = RD_E_UNSUPPORTED;
@@ -357,8 +375,7 @@ static rd_status push_initializer(rd_onnx_builder *b, Onnx__TensorProto *tp)
     return RD_OK;
 }
 
-rd_status rd_onnx_add_initializer(rd_onnx_builder *b, const char *name, const rd_tensor *t,
-                                  rd_onnx_storage storage)
+rd_status rd_onnx_add_initializer(rd_onnx_builder *b, const char *name, const rd_tensor *t, rd_onnx_storage storage)
 {
     if (!b)
         return RD_E_INVAL;
@@ -409,8 +426,7 @@ static bool add_entry(Onnx__TensorProto *tp, const char *key, const char *value)
 }
 
 rd_status rd_onnx_add_initializer_external(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank,
-                                           const int64_t *dims, const char *location, int64_t offset,
-                                           int64_t length)
+                                           const int64_t *dims, const char *location, int64_t offset, int64_t length)
 {
     if (!b)
         return RD_E_INVAL;
@@ -452,9 +468,8 @@ static bool dup_names(const char *const *names, int n, char ***out, size_t *out_
     return true;
 }
 
-rd_onnx_node *rd_onnx_add_node(rd_onnx_builder *b, const char *op_type, const char *name,
-                               const char *const *inputs, int n_inputs, const char *const *outputs,
-                               int n_outputs)
+rd_onnx_node *rd_onnx_add_node(rd_onnx_builder *b, const char *op_type, const char *name, const char *const *inputs,
+                               int n_inputs, const char *const *outputs, int n_outputs)
 {
     if (!b)
         return NULL;
@@ -665,8 +680,7 @@ rd_status rd_onnx_builder_save(const rd_onnx_builder *b, const char *path, rd_er
     return st;
 }
 
-rd_status rd_tensorproto_write(const rd_tensor *t, const char *name, void **out_buf, size_t *out_len,
-                               rd_error *err)
+rd_status rd_tensorproto_write(const rd_tensor *t, const char *name, void **out_buf, size_t *out_len, rd_error *err)
 {
     rd_status st;
     Onnx__TensorProto *tp = make_tensor(name ? name : "", t, RD_ONNX_RAW, &st);

@@ -62,8 +62,7 @@ rd_status sim_err_dtype(const sim_op_ctx *ctx, int input, rd_error *err)
                      ctx->node->name, ctx->node->op_type, input, t ? rd_dtype_name(t->dtype) : "(absent)");
 }
 
-rd_status sim_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db, int *out_rank,
-                              int64_t *out_dims)
+rd_status sim_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db, int *out_rank, int64_t *out_dims)
 {
     int r = ra > rb ? ra : rb;
     for (int i = 0; i < r; i++) {
@@ -84,8 +83,8 @@ rd_status sim_norm_axis(const sim_op_ctx *ctx, int64_t axis, int rank, int *out,
 {
     int64_t a = axis < 0 ? axis + rank : axis;
     if (a < 0 || a >= (rank > 0 ? rank : 1))
-        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): axis %lld is out of range for rank %d",
-                         ctx->node->name, ctx->node->op_type, (long long)axis, rank);
+        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): axis %lld is out of range for rank %d", ctx->node->name,
+                         ctx->node->op_type, (long long)axis, rank);
     *out = (int)a;
     return RD_OK;
 }

@@ -9,8 +9,8 @@
 
 typedef struct sim_pass {
     rd_model *m;
-    bool *removed;    /* per node: dropped when the pass ends */
-    int *uses;        /* per value existing when the pass began: node input slots reading it */
+    bool *removed; /* per node: dropped when the pass ends */
+    int *uses;     /* per value existing when the pass began: node input slots reading it */
     int n_uses;
 } sim_pass;
 

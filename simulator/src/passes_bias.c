@@ -34,8 +34,8 @@ static int64_t bias_channels(const sim_pass *p, int prod, int *rank)
             return 0;
         c = sim_attr_int(n, "transB", 0) ? w->dims[0] : w->dims[1];
         *rank = 2;
-    } else if (rule == RD_OP_WEIGHT_MATMUL && w && w->rank == 2 && w->dtype == RD_DT_F32 &&
-               n->in[0] >= 0 && m->values[n->in[0]].rank == 2 && n->opset >= 7) {
+    } else if (rule == RD_OP_WEIGHT_MATMUL && w && w->rank == 2 && w->dtype == RD_DT_F32 && n->in[0] >= 0 &&
+               m->values[n->in[0]].rank == 2 && n->opset >= 7) {
         c = w->dims[1]; /* becomes a Gemm (transB = 0) */
         *rank = 2;
     }
@@ -43,7 +43,8 @@ static int64_t bias_channels(const sim_pass *p, int prod, int *rank)
         return 0;
     if (n->n_in > 2 && n->in[2] >= 0) { /* an existing bias must be a constant of one value per channel */
         const rd_tensor *b = m->values[n->in[2]].konst;
-        if (!b || b->dtype != RD_DT_F32 || rd_tensor_numel(b) != c || (b->rank != 1 && !(b->rank == 2 && b->dims[0] == 1)))
+        if (!b || b->dtype != RD_DT_F32 || rd_tensor_numel(b) != c ||
+            (b->rank != 1 && !(b->rank == 2 && b->dims[0] == 1)))
             return 0;
     }
     return c;

@@ -73,8 +73,8 @@ static bool producer_accepts(const sim_pass *p, int prod, int64_t c)
         int64_t cols = sim_attr_int(n, "transB", 0) ? w->dims[0] : w->dims[1];
         if (cols != c)
             return false;
-        return !has_bias || (m->values[n->in[2]].konst && m->values[n->in[2]].konst->rank == 1 &&
-                             f32_const(m, n->in[2], c));
+        return !has_bias ||
+               (m->values[n->in[2]].konst && m->values[n->in[2]].konst->rank == 1 && f32_const(m, n->in[2], c));
     }
     return false;
 }

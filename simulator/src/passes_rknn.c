@@ -27,7 +27,7 @@ typedef struct fuse_step {
 } fuse_step;
 
 typedef struct fuse_rule {
-    unsigned head;              /* role of the group's first node */
+    unsigned head; /* role of the group's first node */
     fuse_step steps[2];
     int n_steps;
 } fuse_rule;
@@ -48,11 +48,11 @@ static const fuse_rule rules[] = {
 
 typedef struct rknn_pass {
     sim_pass *p;
-    int *unit;                  /* per node: the last node of its unit (itself, or an exSwish's Mul) */
-    bool *grouped;              /* per node: already a member of a fused group */
-    int n_values;               /* values when the pass began (it adds none) */
-    int *reader_start;          /* per value v: its readers are reader_node[reader_start[v] .. reader_start[v+1]) */
-    int *reader_node;           /* one entry per input slot, so a lookup costs the readers, not the graph */
+    int *unit;         /* per node: the last node of its unit (itself, or an exSwish's Mul) */
+    bool *grouped;     /* per node: already a member of a fused group */
+    int n_values;      /* values when the pass began (it adds none) */
+    int *reader_start; /* per value v: its readers are reader_node[reader_start[v] .. reader_start[v+1]) */
+    int *reader_node;  /* one entry per input slot, so a lookup costs the readers, not the graph */
 } rknn_pass;
 
 /* Lists the readers of every value once, so that finding a tensor's readers stays linear in the graph. */
@@ -248,8 +248,7 @@ static bool conv_feeds_add(const rknn_pass *r, int v, int add)
 {
     const rd_model *m = r->p->m;
     int prod = v >= 0 ? m->values[v].producer : -1;
-    return prod >= 0 && sole_reader_unit(r, v) == add && head_ok(r, prod, SIM_FUSE_CONV) &&
-           m->nodes[prod].out[0] == v;
+    return prod >= 0 && sole_reader_unit(r, v) == add && head_ok(r, prod, SIM_FUSE_CONV) && m->nodes[prod].out[0] == v;
 }
 
 /* The Add node u as the residual step of a group reaching it through v: one reading of v, the other

@@ -25,19 +25,19 @@ typedef struct pool_worker {
 } pool_worker;
 
 struct rd_pool {
-    int n;                        /* threads taking part in a job, the caller included */
-    int n_started;                /* workers running (n - 1 once created) */
+    int n;         /* threads taking part in a job, the caller included */
+    int n_started; /* workers running (n - 1 once created) */
     pthread_t *threads;
     pool_worker *workers;
-    pthread_mutex_t submit;       /* held by the thread whose job runs; others run theirs inline */
-    pthread_mutex_t lock;         /* guards the job description, stop and the condition waits */
+    pthread_mutex_t submit; /* held by the thread whose job runs; others run theirs inline */
+    pthread_mutex_t lock;   /* guards the job description, stop and the condition waits */
     pthread_cond_t wake, finished;
     sim_task_fn fn;
     void *arg;
     int64_t n_tasks;
-    atomic_uint job;              /* number of the current job (0: none yet) */
-    atomic_uint_fast64_t claim;   /* job << 32 | next task */
-    atomic_int_fast64_t done;     /* tasks of the current job finished */
+    atomic_uint job;            /* number of the current job (0: none yet) */
+    atomic_uint_fast64_t claim; /* job << 32 | next task */
+    atomic_int_fast64_t done;   /* tasks of the current job finished */
     bool stop;
 };
 

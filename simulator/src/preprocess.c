@@ -29,7 +29,7 @@ static void warnf(const rd_warn_sink *w, const char *fmt, ...)
 
 static const char *dims_str(int rank, const int64_t *dims, char *buf, size_t cap)
 {
-    rd_tensor t = { .dtype = RD_DT_F32, .rank = rank };
+    rd_tensor t = {.dtype = RD_DT_F32, .rank = rank};
     for (int i = 0; i < rank && i < RD_MAX_RANK; i++)
         t.dims[i] = dims[i];
     return rd_shape_str(&t, buf, cap);
@@ -150,7 +150,8 @@ static rd_status prepare_image(const rd_tensor *src, const char *name, const rd_
             return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", name);
         }
         resize_bilinear(px, h, w, mc, resized, mh, mw);
-        warnf(warn, "%s: resized from %lldx%lld to %lldx%lld (WxH; bilinear, half-pixel centres, as OpenCV's INTER_LINEAR)",
+        warnf(warn,
+              "%s: resized from %lldx%lld to %lldx%lld (WxH; bilinear, half-pixel centres, as OpenCV's INTER_LINEAR)",
               name, (long long)w, (long long)h, (long long)mw, (long long)mh);
         px = resized;
     }
@@ -194,12 +195,13 @@ static rd_status prepare_array(const rd_tensor *src, const char *name, const rd_
         sd[i + off] = src->dims[i];
     sr += off;
     bool nhwc = spec->layout == RD_LAYOUT_NHWC && rank == 4;
-    const int64_t nhwc_dims[4] = { dims[0], rank == 4 ? dims[2] : 0, rank == 4 ? dims[3] : 0, rank == 4 ? dims[1] : 0 };
+    const int64_t nhwc_dims[4] = {dims[0], rank == 4 ? dims[2] : 0, rank == 4 ? dims[3] : 0, rank == 4 ? dims[1] : 0};
     if (rank == 4) {
         bool fits_nchw = same_dims(sr, sd, 4, dims), fits_nhwc = same_dims(sr, sd, 4, nhwc_dims);
         if (nhwc && !fits_nhwc)
-            return rd_errorf(err, RD_E_PARSE, "%s: shape %s read as NHWC does not fit the model input %s (NCHW)%s", name,
-                             got, want, fits_nchw ? "; the file looks NCHW already: use --input-layout nchw" : "");
+            return rd_errorf(err, RD_E_PARSE, "%s: shape %s read as NHWC does not fit the model input %s (NCHW)%s",
+                             name, got, want,
+                             fits_nchw ? "; the file looks NCHW already: use --input-layout nchw" : "");
         if (!nhwc && !fits_nchw)
             return rd_errorf(err, RD_E_PARSE, "%s: shape %s read as NCHW does not fit the model input %s%s", name, got,
                              want, fits_nhwc ? "; the file looks NHWC: use --input-layout nhwc (RKNN's default)" : "");
@@ -211,7 +213,7 @@ static rd_status prepare_array(const rd_tensor *src, const char *name, const rd_
     rd_status st = norm_values(spec, channels, name, mean, isd, err);
     if (st != RD_OK)
         return st;
-    rd_tensor f = { 0 };
+    rd_tensor f = {0};
     if ((st = rd_tensor_to_f32(&f, src, err)) != RD_OK)
         return rd_error_prefix(err, "%s", name);
     if ((st = rd_tensor_alloc(out, RD_DT_F32, rank, dims, err)) != RD_OK) {
@@ -247,7 +249,7 @@ rd_status rd_input_prepare_tensor(const rd_tensor *src, bool is_image, const cha
                                   int rank, const int64_t *dims, const rd_warn_sink *warn, rd_tensor *out,
                                   rd_error *err)
 {
-    static const rd_input_spec defaults = { .layout = RD_LAYOUT_NHWC };
+    static const rd_input_spec defaults = {.layout = RD_LAYOUT_NHWC};
     if (!spec)
         spec = &defaults;
     if (!name)
@@ -258,8 +260,9 @@ rd_status rd_input_prepare_tensor(const rd_tensor *src, bool is_image, const cha
     for (int i = 0; i < rank; i++)
         if (dims[i] <= 0) {
             char want[128];
-            return rd_errorf(err, RD_E_INVAL, "%s: the model input shape %s has an unknown dimension %d (give the shape)",
-                             name, dims_str(rank, dims, want, sizeof want), i);
+            return rd_errorf(err, RD_E_INVAL,
+                             "%s: the model input shape %s has an unknown dimension %d (give the shape)", name,
+                             dims_str(rank, dims, want, sizeof want), i);
         }
     if (spec->n_mean > RD_MAX_INPUT_CHANNELS || spec->n_std > RD_MAX_INPUT_CHANNELS)
         return rd_errorf(err, RD_E_INVAL, "%s: more than %d mean/std values", name, RD_MAX_INPUT_CHANNELS);

@@ -95,7 +95,7 @@ static rd_status build_index(rd_qcfg *q, const char *name, rd_error *err)
         return rd_errorf(err, RD_E_NOMEM, "out of memory indexing %zu tensors", q->n_params);
     }
     for (size_t i = 0; i < q->n_params; i++)
-        tmp[i] = (name_idx){ q->params[i].name, i };
+        tmp[i] = (name_idx){q->params[i].name, i};
     qsort(tmp, q->n_params, sizeof *tmp, cmp_name_idx);
     for (size_t i = 0; i < q->n_params; i++) {
         if (i > 0 && !strcmp(tmp[i].name, tmp[i - 1].name)) {
@@ -203,7 +203,7 @@ rd_status rd_qcfg_add_layer(rd_qcfg *q, const char *name, rd_dtype dtype, rd_err
     char *n = sim_strdup(name);
     if (!n)
         return rd_errorf(err, RD_E_NOMEM, "out of memory adding layer '%s'", name);
-    q->layers[q->n_layers++] = (rd_qcfg_layer){ .name = n, .dtype = dtype, .line = 0 };
+    q->layers[q->n_layers++] = (rd_qcfg_layer){.name = n, .dtype = dtype, .line = 0};
     return RD_OK;
 }
 
@@ -218,10 +218,9 @@ typedef struct qdtype_name {
 
 /* The dtypes a quantize_parameters entry may carry, and those custom_quantize_layers may force. */
 static const qdtype_name param_dtypes[] = {
-    { "int8", RD_DT_I8 },       { "uint8", RD_DT_U8 },       { "int16", RD_DT_I16 },
-    { "float16", RD_DT_F16 },   { "float32", RD_DT_F32 },
+    {"int8", RD_DT_I8}, {"uint8", RD_DT_U8}, {"int16", RD_DT_I16}, {"float16", RD_DT_F16}, {"float32", RD_DT_F32},
 };
-static const qdtype_name layer_dtypes[] = { { "float16", RD_DT_F16 }, { "int8", RD_DT_I8 }, { "int16", RD_DT_I16 } };
+static const qdtype_name layer_dtypes[] = {{"float16", RD_DT_F16}, {"int8", RD_DT_I8}, {"int16", RD_DT_I16}};
 
 static bool dtype_by_name(const qdtype_name *t, size_t n, const char *s, rd_dtype *out)
 {
@@ -306,8 +305,8 @@ static rd_status read_list(const reader *r, const sim_ynode *tensor, const char 
     if (v->n == 0)
         return bad(r, v, RD_E_PARSE, "tensor '%s': %s is an empty list", p->name, key);
     if (p->has && v->n != p->n)
-        return bad(r, v, RD_E_PARSE, "tensor '%s': %s has %zu entries where the lists before it have %zu",
-                   p->name, key, v->n, p->n);
+        return bad(r, v, RD_E_PARSE, "tensor '%s': %s has %zu entries where the lists before it have %zu", p->name, key,
+                   v->n, p->n);
     p->n = v->n;
     if (out_f) {
         float *a = sim_malloc_array(v->n, sizeof *a);
@@ -316,8 +315,8 @@ static rd_status read_list(const reader *r, const sim_ynode *tensor, const char 
         *out_f = a;
         for (size_t i = 0; i < v->n; i++)
             if (!yfloat(v->items[i], &a[i]))
-                return bad(r, v->items[i], RD_E_PARSE, "tensor '%s': %s[%zu] is not a float32 number ('%s')",
-                           p->name, key, i, v->items[i]->kind == SIM_Y_SCALAR ? v->items[i]->str : "...");
+                return bad(r, v->items[i], RD_E_PARSE, "tensor '%s': %s[%zu] is not a float32 number ('%s')", p->name,
+                           key, i, v->items[i]->kind == SIM_Y_SCALAR ? v->items[i]->str : "...");
     } else {
         int32_t *a = sim_malloc_array(v->n, sizeof *a);
         if (!a)
@@ -325,8 +324,8 @@ static rd_status read_list(const reader *r, const sim_ynode *tensor, const char 
         *out_i = a;
         for (size_t i = 0; i < v->n; i++)
             if (!yint32(v->items[i], &a[i]))
-                return bad(r, v->items[i], RD_E_PARSE, "tensor '%s': %s[%zu] is not a 32-bit integer ('%s')",
-                           p->name, key, i, v->items[i]->kind == SIM_Y_SCALAR ? v->items[i]->str : "...");
+                return bad(r, v->items[i], RD_E_PARSE, "tensor '%s': %s[%zu] is not a 32-bit integer ('%s')", p->name,
+                           key, i, v->items[i]->kind == SIM_Y_SCALAR ? v->items[i]->str : "...");
     }
     (void)tensor;
     return RD_OK;
@@ -385,12 +384,12 @@ static rd_status read_param(const reader *r, const sim_ynode *k, const sim_ynode
                 unsigned bit;
                 size_t off;
             } lists[] = {
-                { "min", RD_QCFG_HAS_MIN, offsetof(rd_qcfg_param, min) },
-                { "max", RD_QCFG_HAS_MAX, offsetof(rd_qcfg_param, max) },
-                { "scale", RD_QCFG_HAS_SCALE, offsetof(rd_qcfg_param, scale) },
-                { "zero_point", RD_QCFG_HAS_ZERO_POINT, 0 },
-                { "ori_min", RD_QCFG_HAS_ORI_MIN, offsetof(rd_qcfg_param, ori_min) },
-                { "ori_max", RD_QCFG_HAS_ORI_MAX, offsetof(rd_qcfg_param, ori_max) },
+                {"min", RD_QCFG_HAS_MIN, offsetof(rd_qcfg_param, min)},
+                {"max", RD_QCFG_HAS_MAX, offsetof(rd_qcfg_param, max)},
+                {"scale", RD_QCFG_HAS_SCALE, offsetof(rd_qcfg_param, scale)},
+                {"zero_point", RD_QCFG_HAS_ZERO_POINT, 0},
+                {"ori_min", RD_QCFG_HAS_ORI_MIN, offsetof(rd_qcfg_param, ori_min)},
+                {"ori_max", RD_QCFG_HAS_ORI_MAX, offsetof(rd_qcfg_param, ori_max)},
             };
             size_t j = 0;
             while (j < sizeof lists / sizeof lists[0] && strcmp(lists[j].key, ks))
@@ -398,7 +397,8 @@ static rd_status read_param(const reader *r, const sim_ynode *k, const sim_ynode
             if (j == sizeof lists / sizeof lists[0])
                 return bad(r, key, RD_E_PARSE,
                            "tensor '%s': unknown key '%s' (expected qtype, qmethod, dtype, min, max, scale, "
-                           "zero_point, ori_min, ori_max)", p->name, ks);
+                           "zero_point, ori_min, ori_max)",
+                           p->name, ks);
             if (p->has & lists[j].bit)
                 return bad(r, key, RD_E_PARSE, "tensor '%s': key '%s' given twice", p->name, ks);
             if (lists[j].bit == RD_QCFG_HAS_ZERO_POINT)
@@ -491,7 +491,8 @@ static void blank_elisions(char *s, size_t len)
             unsigned char c = (unsigned char)s[k];
             if (c == '.')
                 dots++;
-            else if (c == 0xE2 && k + 2 < end + 1 && (unsigned char)s[k + 1] == 0x80 && (unsigned char)s[k + 2] == 0xA6) {
+            else if (c == 0xE2 && k + 2 < end + 1 && (unsigned char)s[k + 1] == 0x80 &&
+                     (unsigned char)s[k + 2] == 0xA6) {
                 ellipses++;
                 k += 2;
             } else if (c != ' ' && c != '\t' && c != '\r')
@@ -518,9 +519,10 @@ rd_status rd_qcfg_parse(const char *buf, size_t len, const char *name, rd_qcfg *
     free(copy);
     if (st != RD_OK)
         return st;
-    reader r = { .name = name, .q = q, .err = err };
+    reader r = {.name = name, .q = q, .err = err};
     if (!root) {
-        st = rd_errorf(err, RD_E_PARSE, "%s: empty file (expected custom_quantize_layers and quantize_parameters)", name);
+        st = rd_errorf(err, RD_E_PARSE, "%s: empty file (expected custom_quantize_layers and quantize_parameters)",
+                       name);
         goto out;
     }
     if (root->kind != SIM_Y_MAP) {
@@ -553,8 +555,10 @@ rd_status rd_qcfg_parse(const char *buf, size_t len, const char *name, rd_qcfg *
     /* RKNN refuses custom layers that are not quantizable tensors ("Invalid operands name") */
     for (size_t i = 0; q->n_params > 0 && i < q->n_layers; i++)
         if (!rd_qcfg_find(q, q->layers[i].name)) {
-            st = rd_errorf(err, RD_E_PARSE, "%s:%d: custom_quantize_layers names tensor '%s', which is not in "
-                           "quantize_parameters", name, q->layers[i].line, q->layers[i].name);
+            st = rd_errorf(err, RD_E_PARSE,
+                           "%s:%d: custom_quantize_layers names tensor '%s', which is not in "
+                           "quantize_parameters",
+                           name, q->layers[i].line, q->layers[i].name);
             goto out;
         }
 out:
@@ -655,7 +659,7 @@ static bool plain_ok(const char *s)
             return false;
     }
     /* would resolve to a number, bool or null */
-    sim_ynode probe = { .kind = SIM_Y_SCALAR, .str = (char *)s, .len = n, .plain = true };
+    sim_ynode probe = {.kind = SIM_Y_SCALAR, .str = (char *)s, .len = n, .plain = true};
     bool b;
     double d;
     int64_t iv;
@@ -715,7 +719,7 @@ static void put_scalar(outbuf *o, const char *s)
 /* libyaml reads implicit keys of at most 1024 characters; longer names cannot be written as keys. */
 #define MAX_KEY_BYTES 1000
 
-#define IND1 "     "      /* PyYAML indent 5, as RKNN writes */
+#define IND1 "     " /* PyYAML indent 5, as RKNN writes */
 #define IND2 "          "
 
 static void put_list(outbuf *o, const char *key, const float *f, const int32_t *z, size_t n)
@@ -744,8 +748,10 @@ static rd_status check_key(const char *name, rd_error *err)
         return rd_errorf(err, RD_E_INVAL, "a tensor name of %zu bytes is too long for a YAML key (at most %d)", n,
                          MAX_KEY_BYTES);
     if (!rd_text_utf8_valid(name, n))
-        return rd_errorf(err, RD_E_UNSUPPORTED, "tensor '%s' has a name that is not valid UTF-8, which a "
-                         ".quantization.cfg (YAML) cannot hold", RD_TEXT_SHOWN(name));
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "tensor '%s' has a name that is not valid UTF-8, which a "
+                         ".quantization.cfg (YAML) cannot hold",
+                         RD_TEXT_SHOWN(name));
     return RD_OK;
 }
 
@@ -753,7 +759,7 @@ rd_status rd_qcfg_write(const rd_qcfg *q, char **out_buf, size_t *out_len, rd_er
 {
     *out_buf = NULL;
     *out_len = 0;
-    outbuf o = { 0 };
+    outbuf o = {0};
     if (q->n_layers == 0)
         puts_(&o, "custom_quantize_layers: {}\n");
     else
@@ -763,7 +769,9 @@ rd_status rd_qcfg_write(const rd_qcfg *q, char **out_buf, size_t *out_len, rd_er
             free(o.p);
             return err ? err->code : RD_E_INVAL;
         }
-        const char *dn = q->layers[i].dtype == RD_DT_F16 ? "float16" : q->layers[i].dtype == RD_DT_I16 ? "int16" : "int8";
+        const char *dn = q->layers[i].dtype == RD_DT_F16   ? "float16"
+                         : q->layers[i].dtype == RD_DT_I16 ? "int16"
+                                                           : "int8";
         puts_(&o, IND1);
         put_scalar(&o, q->layers[i].name);
         puts_(&o, ": ");

@@ -76,8 +76,7 @@ const char *qdq_value_src(const qdq_writer *w, int v)
 static const char *const *moved_attrs(const sim_node *n, int to)
 {
     const sim_op_def *d = n->def;
-    if (n->domain[0] || !d || !d->attrs_to_inputs_at || n->opset >= d->attrs_to_inputs_at ||
-        to < d->attrs_to_inputs_at)
+    if (n->domain[0] || !d || !d->attrs_to_inputs_at || n->opset >= d->attrs_to_inputs_at || to < d->attrs_to_inputs_at)
         return NULL;
     return d->attrs_to_inputs;
 }
@@ -109,7 +108,8 @@ static rd_status check_raise(const rd_model *m, int opset, const char *why, rd_e
             return rd_errorf(err, RD_E_UNSUPPORTED,
                              "%s: %s needs opset 13, and node '%s' (%s) on an axis other than the last means something "
                              "else at opset 13 than at the model's opset %d: not exported (re-export the model at "
-                             "opset 13)", m->path, why, n->name, n->op_type, opset);
+                             "opset 13)",
+                             m->path, why, n->name, n->op_type, opset);
         return rd_errorf(err, RD_E_UNSUPPORTED,
                          "%s: %s needs opset 13, and node '%s' (%s) means something else at opset 13 than at "
                          "the model's opset %d: not exported (re-export the model at opset 13%s)",
@@ -156,7 +156,8 @@ static rd_status add_qdq(qdq_writer *w, const char *base, const char *from, cons
         st = qdq_scalar_init(w, zn, RD_DT_I8, zp, err);
     if (st != RD_OK)
         return st;
-    rd_onnx_add_node(w->b, "QuantizeLinear", qnode, (const char *const[]){from, sn, zn}, 3, (const char *const[]){qn}, 1);
+    rd_onnx_add_node(w->b, "QuantizeLinear", qnode, (const char *const[]){from, sn, zn}, 3, (const char *const[]){qn},
+                     1);
     rd_onnx_add_node(w->b, "DequantizeLinear", dqnode, (const char *const[]){qn, sn, zn}, 3, (const char *const[]){to},
                      1);
     return RD_OK;
@@ -408,10 +409,10 @@ static rd_status add_half_activations(qdq_writer *w, int i, rd_error *err)
             continue;
         const char *base = w->m->values[v].name;
         char *out = qdq_fresh_name(w, base, to_half ? "_as_float16" : "_as_int8");
-        rd_status st = !out    ? rd_errorf(err, RD_E_NOMEM, "out of memory")
-                       : to_half ? add_half(w, base, qdq_value_use(w, v), out, err)
-                                 : add_qdq(w, base, qdq_value_use(w, v), out, w->s->vals[v].scale,
-                                           w->s->vals[v].zero_point, err);
+        rd_status st =
+            !out      ? rd_errorf(err, RD_E_NOMEM, "out of memory")
+            : to_half ? add_half(w, base, qdq_value_use(w, v), out, err)
+                      : add_qdq(w, base, qdq_value_use(w, v), out, w->s->vals[v].scale, w->s->vals[v].zero_point, err);
         if (st != RD_OK)
             return st;
         w->half[v] = out;
@@ -439,12 +440,14 @@ static rd_status add_half_consts(qdq_writer *w, int i, rd_error *err)
             ((uint16_t *)t.data)[j] = rd_f32_to_f16(((const float *)val->konst->data)[j]);
         char *hn = qdq_fresh_name(w, val->name, "_float16"), *cn = qdq_fresh_name(w, val->name, "_CastToFloat"),
              *out = qdq_fresh_name(w, val->name, "_float16_as_float");
-        st = hn && cn && out ? rd_onnx_add_initializer(w->b, hn, &t, RD_ONNX_RAW) : rd_errorf(err, RD_E_NOMEM, "out of memory");
+        st = hn && cn && out ? rd_onnx_add_initializer(w->b, hn, &t, RD_ONNX_RAW)
+                             : rd_errorf(err, RD_E_NOMEM, "out of memory");
         rd_tensor_fini(&t);
         if (st != RD_OK)
             return st;
-        rd_onnx_attr_int(rd_onnx_add_node(w->b, "Cast", cn, (const char *const[]){hn}, 1, (const char *const[]){out}, 1),
-                         "to", RD_DT_F32);
+        rd_onnx_attr_int(
+            rd_onnx_add_node(w->b, "Cast", cn, (const char *const[]){hn}, 1, (const char *const[]){out}, 1), "to",
+            RD_DT_F32);
         w->half[v] = out;
     }
     return RD_OK;
@@ -471,13 +474,14 @@ static rd_status choose_opset(qdq_writer *w, bool per_channel, int *out, rd_erro
     *out = opset;
     if (opset >= need)
         return RD_OK;
-    rd_status st = check_raise(w->m, opset, per_channel ? "DequantizeLinear with per-channel scales (axis)"
-                                                        : "QuantizeLinear",
-                               err);
+    rd_status st = check_raise(w->m, opset,
+                               per_channel ? "DequantizeLinear with per-channel scales (axis)" : "QuantizeLinear", err);
     if (st != RD_OK)
         return st;
-    qdq_note(w, "opset raised from %d to 13 for the QuantizeLinear/DequantizeLinear nodes (attributes that became "
-            "inputs were moved; no other operator of this model changed meaning in between)", opset);
+    qdq_note(w,
+             "opset raised from %d to 13 for the QuantizeLinear/DequantizeLinear nodes (attributes that became "
+             "inputs were moved; no other operator of this model changed meaning in between)",
+             opset);
     *out = 13;
     return RD_OK;
 }
@@ -534,12 +538,12 @@ static rd_status write_node(qdq_writer *w, int i, int opset, rd_error *err)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
     for (int k = 0; k < n->n_in; k++)
-        in[k] = n->in[k] < 0                ? NULL
+        in[k] = n->in[k] < 0           ? NULL
                 : k == 1 && w->w_in[i] ? w->w_in[i]
                 : k == 2 && w->b_in[i] ? w->b_in[i]
                 : reads_half(w, i, k) || reads_half_activation(w, i, k) || reads_int8_of_half(w, i, k)
                     ? w->half[n->in[k]]
-                                       : qdq_value_use(w, n->in[k]);
+                    : qdq_value_use(w, n->in[k]);
     for (int k = 0; k < extra; k++)
         in[n->n_in + k] = extra_names[k];
     for (int k = 0; k < n->n_out; k++)
@@ -576,7 +580,7 @@ static rd_status write_graph(qdq_writer *w, int opset, const int *reads, rd_erro
         if (sv->producer >= 0 && !m->nodes[sv->producer].folded)
             continue;
         if (reads[v] > 0 && reads[v] == w->replaced_reads[v] && !sv->is_graph_output)
-            continue; /* float weights replaced by their int8 codes everywhere */
+            continue;                                  /* float weights replaced by their int8 codes everywhere */
         if (sv->is_initializer || sv->producer >= 0) { /* values folded at load are written as constants */
             rd_onnx_add_initializer(w->b, sv->name, sv->konst, RD_ONNX_RAW);
         } else {
@@ -624,8 +628,7 @@ static rd_status write_graph(qdq_writer *w, int opset, const int *reads, rd_erro
     return RD_OK;
 }
 
-rd_status rd_sim_export_qdq(rd_sim *s, void **out_buf, size_t *out_len, const struct rd_warn_sink *notes,
-                            rd_error *err)
+rd_status rd_sim_export_qdq(rd_sim *s, void **out_buf, size_t *out_len, const struct rd_warn_sink *notes, rd_error *err)
 {
     return rd_sim_export_qdq_form(s, RD_QDQ_FORM_QDQ, out_buf, out_len, notes, err);
 }
@@ -667,8 +670,7 @@ rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, si
     if (st == RD_OK) {
         rd_sim_weights sw;
         for (int i = 0; i < m->n_nodes; i++)
-            if (!w.integer[i] && runs_int8(&w, i) && rd_sim_weights_get(s, i, &sw, NULL) == RD_OK &&
-                sw.n_scale > 1 &&
+            if (!w.integer[i] && runs_int8(&w, i) && rd_sim_weights_get(s, i, &sw, NULL) == RD_OK && sw.n_scale > 1 &&
                 sw.group == 1)
                 per_channel = true;
     }
@@ -689,7 +691,7 @@ rd_status rd_sim_export_qdq_form(rd_sim *s, rd_qdq_form form, void **out_buf, si
     }
     if (st == RD_OK && fake_quant)
         qdq_note(&w, "grouped ConvTranspose weights are written as float values of their int8 codes (their channels do "
-                 "not follow one axis, which DequantizeLinear needs)");
+                     "not follow one axis, which DequantizeLinear needs)");
     if (st == RD_OK)
         st = rd_onnx_builder_write(w.b, out_buf, out_len, err);
     if (st != RD_OK)

@@ -147,8 +147,8 @@ static rd_status add_scalar(qdq_writer *w, const char *base, const char *suffix,
 }
 
 /* One node with one output; the output is base+suffix (made unique) unless out is given. */
-static rd_onnx_node *add_op(qdq_writer *w, const char *op, const char *base, const char *suffix,
-                            const char *const *in, int n_in, const char **out)
+static rd_onnx_node *add_op(qdq_writer *w, const char *op, const char *base, const char *suffix, const char *const *in,
+                            int n_in, const char **out)
 {
     char node_suffix[64];
     snprintf(node_suffix, sizeof node_suffix, "_%s", op);
@@ -281,8 +281,8 @@ static rd_status gemm_add_c(qdq_writer *w, const sim_node *n, const char *base, 
             return st;
     } else {
         const char *cd = NULL, *bn;
-        rd_onnx_node *cast = add_op(w, "Cast", val->name, "_float64", (const char *const[]){qdq_value_use(w, cv)}, 1,
-                                    &cd);
+        rd_onnx_node *cast =
+            add_op(w, "Cast", val->name, "_float64", (const char *const[]){qdq_value_use(w, cv)}, 1, &cd);
         if (!cast || rd_onnx_attr_int(cast, "to", RD_DT_F64) != RD_OK)
             return nomem(err);
         if ((st = add_scalar(w, base, "_beta", RD_DT_F64, beta, &bn, err)) != RD_OK)
@@ -353,12 +353,12 @@ static rd_status gap_write(qdq_writer *w, int i, rd_error *err)
     if (st != RD_OK)
         return st;
     const char *dbl = NULL, *zp, *cur = NULL, *sum = NULL, *code, *sx, *sw;
-    rd_onnx_node *cast = add_op(w, "Cast", m->values[x].name, "_uint8_float64", (const char *const[]){w->u8[x]}, 1,
-                                &dbl);
+    rd_onnx_node *cast =
+        add_op(w, "Cast", m->values[x].name, "_uint8_float64", (const char *const[]){w->u8[x]}, 1, &dbl);
     if (!cast || rd_onnx_attr_int(cast, "to", RD_DT_F64) != RD_OK)
         return nomem(err);
-    if ((st = add_scalar(w, m->values[x].name, "_uint8_zero_point_float64", RD_DT_F64,
-                         w->s->vals[x].zero_point + 128, &zp, err)) != RD_OK)
+    if ((st = add_scalar(w, m->values[x].name, "_uint8_zero_point_float64", RD_DT_F64, w->s->vals[x].zero_point + 128,
+                         &zp, err)) != RD_OK)
         return st;
     if (!add_op(w, "Sub", base, "_centred", (const char *const[]){dbl, zp}, 2, &cur))
         return nomem(err);
@@ -413,8 +413,8 @@ rd_status qdq_integer_write(qdq_writer *w, int i, rd_error *err)
             return st;
         b_codes = w->u8[n->in[1]];
         b_zp = w->u8_zp[n->in[1]];
-        st = add_scalar(w, m->values[n->in[1]].name, "_scale_float64", RD_DT_F64, w->s->vals[n->in[1]].scale,
-                        &w_scales, err);
+        st = add_scalar(w, m->values[n->in[1]].name, "_scale_float64", RD_DT_F64, w->s->vals[n->in[1]].scale, &w_scales,
+                        err);
     } else {
         if ((st = rd_sim_weights_get(w->s, i, &sw, err)) != RD_OK)
             return st;

@@ -11,21 +11,21 @@ typedef struct qdq_writer {
     rd_sim *s;
     const rd_model *m;
     rd_onnx_builder *b;
-    char **src;            /* per value: the name its producer writes (NULL: its own) */
-    char **use;            /* per value: the name its readers use (NULL: its own) */
-    char **w_in;           /* per node: replacement of input 1 (dequantized weights), NULL: none */
-    char **b_in;           /* per node: replacement of input 2 (dequantized int32 bias), NULL: none */
-    int *replaced_reads;   /* per value: reads taken over by w_in/b_in or by an integer node */
-    char **made;           /* names created here, to keep them unique */
+    char **src;          /* per value: the name its producer writes (NULL: its own) */
+    char **use;          /* per value: the name its readers use (NULL: its own) */
+    char **w_in;         /* per node: replacement of input 1 (dequantized weights), NULL: none */
+    char **b_in;         /* per node: replacement of input 2 (dequantized int32 bias), NULL: none */
+    int *replaced_reads; /* per value: reads taken over by w_in/b_in or by an integer node */
+    char **made;         /* names created here, to keep them unique */
     size_t n_made, cap_made;
     const struct rd_warn_sink *notes;
     rd_qdq_form form;
-    bool *integer;         /* per node: written as ConvInteger/MatMulInteger (integer form only) */
-    char **u8;             /* per value: its uint8 codes, once an integer node has made them */
-    char **u8_zp;          /* per value: their zero point (the int8 one + 128) */
-    char **half;           /* per value: a float constant (or an int8 activation) rounded to half for float16
-                              layers, or a float16 activation put on its int8 grid for int8 layers; NULL: none */
-    int opset;             /* the default domain's opset written (set before the graph is) */
+    bool *integer; /* per node: written as ConvInteger/MatMulInteger (integer form only) */
+    char **u8;     /* per value: its uint8 codes, once an integer node has made them */
+    char **u8_zp;  /* per value: their zero point (the int8 one + 128) */
+    char **half;   /* per value: a float constant (or an int8 activation) rounded to half for float16
+                      layers, or a float16 activation put on its int8 grid for int8 layers; NULL: none */
+    int opset;     /* the default domain's opset written (set before the graph is) */
 } qdq_writer;
 
 void qdq_note(const qdq_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

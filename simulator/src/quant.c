@@ -146,7 +146,7 @@ static inline v4f q8_core(const q8_lanes *l, v4f x, v4i *sat)
     t = select_f(t < l->lo1, l->lo1, t);
     t = select_f(t > l->hi1, l->hi1, t);
     v4f r = (t + magic) - magic;
-    const v4i below = r < l->lo, above = r > l->hi;
+    const v4i below = r<l->lo, above = r> l->hi;
     *sat = below | above;
     r = select_f(below, l->lo, r);
     return select_f(above, l->hi, r);
@@ -299,8 +299,8 @@ static bool cpu_has_f16c(void)
  * One pass of 8 lanes: the statistics of sim_round_f16 (largest finite magnitude, finite values with
  * |x| >= 65520, the first of them) and the rounding through F16C; the tail by the scalar rules.
  */
-__attribute__((target("avx,f16c"))) static void round_f16_f16c(float *x, int64_t n, int64_t *ov_out,
-                                                                 int64_t *first_out, float *max_out)
+__attribute__((target("avx,f16c"))) static void round_f16_f16c(float *x, int64_t n, int64_t *ov_out, int64_t *first_out,
+                                                               float *max_out)
 {
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256 big = _mm256_set1_ps(FLT_MAX), limit = _mm256_set1_ps(65520.0f);
@@ -387,7 +387,8 @@ static rd_status chan_map_make(const rd_tensor *w, int axis, int64_t group, bool
                                rd_error *err)
 {
     if (w->dtype != RD_DT_F32)
-        return rd_errorf(err, RD_E_INVAL, "weight quantization: tensor is %s, expected float32", rd_dtype_name(w->dtype));
+        return rd_errorf(err, RD_E_INVAL, "weight quantization: tensor is %s, expected float32",
+                         rd_dtype_name(w->dtype));
     if (axis < 0 || axis >= (w->rank > 0 ? w->rank : 1) || group < 1)
         return rd_errorf(err, RD_E_INVAL, "weight quantization: axis %d with group %lld is invalid for rank %d", axis,
                          (long long)group, w->rank);

@@ -163,16 +163,16 @@ int32_t sim_quant_bias_i32(double b, double scale);
  */
 
 typedef struct sim_q8_layer {
-    float in_scale;        /* input 0's quantization */
-    int32_t in_zp;         /* in [-128, 127] */
-    const int8_t *w_q;     /* input 1 quantized (sim_quant_weights_i8*), in the float weight's layout;
-                              NULL for MatMul of two activations */
-    const float *w_scale;  /* n_w_scale entries: 1 (per tensor) or one per output channel */
+    float in_scale;       /* input 0's quantization */
+    int32_t in_zp;        /* in [-128, 127] */
+    const int8_t *w_q;    /* input 1 quantized (sim_quant_weights_i8*), in the float weight's layout;
+                             NULL for MatMul of two activations */
+    const float *w_scale; /* n_w_scale entries: 1 (per tensor) or one per output channel */
     int n_w_scale;
-    const int32_t *w_zp;   /* n_w_scale weight zero points in [-128, 127] (asymmetric weights); NULL: all 0 */
-    float b_scale;         /* MatMul with w_q == NULL: input 1's activation scale and zero point */
+    const int32_t *w_zp; /* n_w_scale weight zero points in [-128, 127] (asymmetric weights); NULL: all 0 */
+    float b_scale;       /* MatMul with w_q == NULL: input 1's activation scale and zero point */
     int32_t b_zp;
-    bool c_const;          /* Gemm: input 2 (C) is a constant (it is folded into the accumulator when a vector) */
+    bool c_const; /* Gemm: input 2 (C) is a constant (it is folded into the accumulator when a vector) */
 } sim_q8_layer;
 
 /**
@@ -223,17 +223,17 @@ rd_status sim_gap_conv_codes(sim_op_ctx *ctx, float in_scale, int32_t in_zp, int
 typedef struct sim_q16_layer {
     float in_scale;
     int32_t in_zp;
-    int in_bits;           /* 8 or 16: the grid input 0 is held on */
-    const double *w_c;     /* weight codes as doubles, in the float weight's layout; NULL for MatMul of two
-                              activations */
-    const float *w_scale;  /* 1 or one per output channel */
+    int in_bits;          /* 8 or 16: the grid input 0 is held on */
+    const double *w_c;    /* weight codes as doubles, in the float weight's layout; NULL for MatMul of two
+                             activations */
+    const float *w_scale; /* 1 or one per output channel */
     int n_w_scale;
-    float b_scale;         /* MatMul of two activations: input 1's grid */
+    float b_scale; /* MatMul of two activations: input 1's grid */
     int32_t b_zp;
     int b_bits;
-    bool c_const;          /* Gemm: C is a constant (a vector C is folded into the accumulator) */
-    int w_bits;            /* a lowered op's constant weights (GlobalAveragePool): their width */
-    bool w_pow2;           /* and power-of-two scales (w16a16i_dfp) */
+    bool c_const; /* Gemm: C is a constant (a vector C is folded into the accumulator) */
+    int w_bits;   /* a lowered op's constant weights (GlobalAveragePool): their width */
+    bool w_pow2;  /* and power-of-two scales (w16a16i_dfp) */
 } sim_q16_layer;
 
 rd_status sim_q16_conv_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *err);

@@ -36,15 +36,20 @@ static rd_status check_layer(const sim_op_ctx *ctx, const sim_q16_layer *q, int6
 {
     const char *nm = ctx->node->name, *op = ctx->node->op_type;
     if (!grid_ok(q->in_scale, q->in_zp, q->in_bits))
-        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input scale %g / zero point %d are not valid int%d parameters",
-                         nm, op, (double)q->in_scale, (int)q->in_zp, q->in_bits);
+        return rd_errorf(err, RD_E_INVAL,
+                         "node '%s' (%s): input scale %g / zero point %d are not valid int%d parameters", nm, op,
+                         (double)q->in_scale, (int)q->in_zp, q->in_bits);
     if (k > SIM_ACC16_MAX_K)
-        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): %lld taps per output exceed the %lld the exact int16 "
-                         "accumulation supports", nm, op, (long long)k, (long long)SIM_ACC16_MAX_K);
+        return rd_errorf(err, RD_E_LIMIT,
+                         "node '%s' (%s): %lld taps per output exceed the %lld the exact int16 "
+                         "accumulation supports",
+                         nm, op, (long long)k, (long long)SIM_ACC16_MAX_K);
     if (!need_w) {
         if (!grid_ok(q->b_scale, q->b_zp, q->b_bits))
-            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input 1 scale %g / zero point %d are not valid int%d "
-                             "parameters", nm, op, (double)q->b_scale, (int)q->b_zp, q->b_bits);
+            return rd_errorf(err, RD_E_INVAL,
+                             "node '%s' (%s): input 1 scale %g / zero point %d are not valid int%d "
+                             "parameters",
+                             nm, op, (double)q->b_scale, (int)q->b_zp, q->b_bits);
         return RD_OK;
     }
     if (!q->w_c || !q->w_scale)
@@ -54,7 +59,8 @@ static rd_status check_layer(const sim_op_ctx *ctx, const sim_q16_layer *q, int6
                          q->n_w_scale, (long long)n_chan);
     for (int c = 0; c < q->n_w_scale; c++)
         if (!(q->w_scale[c] > 0) || !isfinite(q->w_scale[c]))
-            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): weight scale %d is %g", nm, op, c, (double)q->w_scale[c]);
+            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): weight scale %d is %g", nm, op, c,
+                             (double)q->w_scale[c]);
     return RD_OK;
 }
 
@@ -91,7 +97,8 @@ static rd_status conv_eval(sim_op_ctx *ctx, const sim_q16_layer *q, conv_dir dir
                  bb = align64((size_t)g.out_c * sizeof(double));
     size_t work;
     if (!sim_mul_ok(plan.scratch, (size_t)sim_pool_width(ctx->pool), &work))
-        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name,
+                         ctx->node->op_type);
     char *s = get_scratch(ctx, xb + yb + bb + work, err);
     if (!s)
         return err ? err->code : RD_E_NOMEM;
@@ -231,7 +238,8 @@ rd_status sim_q16_matmul_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error 
 rd_status sim_q16_gap_conv_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *err)
 {
     if (!grid_ok(q->in_scale, q->in_zp, q->in_bits))
-        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input scale %g / zero point %d are not valid int%d parameters",
+        return rd_errorf(err, RD_E_INVAL,
+                         "node '%s' (%s): input scale %g / zero point %d are not valid int%d parameters",
                          ctx->node->name, ctx->node->op_type, (double)q->in_scale, (int)q->in_zp, q->in_bits);
     return sim_gap_conv_codes(ctx, q->in_scale, q->in_zp, q->in_bits, q->w_bits, q->w_pow2, err);
 }

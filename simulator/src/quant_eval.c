@@ -34,8 +34,9 @@ static rd_status check_layer(const sim_op_ctx *ctx, const sim_q8_layer *q, int64
 {
     const char *nm = ctx->node->name, *op = ctx->node->op_type;
     if (!scale_ok(q->in_scale) || !zp_ok(q->in_zp))
-        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input scale %g / zero point %d are not valid int8 parameters",
-                         nm, op, (double)q->in_scale, (int)q->in_zp);
+        return rd_errorf(err, RD_E_INVAL,
+                         "node '%s' (%s): input scale %g / zero point %d are not valid int8 parameters", nm, op,
+                         (double)q->in_scale, (int)q->in_zp);
     if (!need_w) {
         if (!scale_ok(q->b_scale) || !zp_ok(q->b_zp))
             return rd_errorf(err, RD_E_INVAL,
@@ -50,7 +51,8 @@ static rd_status check_layer(const sim_op_ctx *ctx, const sim_q8_layer *q, int64
                          q->n_w_scale, (long long)n_chan);
     for (int c = 0; c < q->n_w_scale; c++) {
         if (!scale_ok(q->w_scale[c]))
-            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): weight scale %d is %g", nm, op, c, (double)q->w_scale[c]);
+            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): weight scale %d is %g", nm, op, c,
+                             (double)q->w_scale[c]);
         if (q->w_zp && !zp_ok(q->w_zp[c]))
             return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): weight zero point %d is %d, expected -128..127", nm, op,
                              c, (int)q->w_zp[c]);
@@ -124,8 +126,8 @@ typedef struct codes_job {
     int64_t n;
     float scale;
     int32_t zp;
-    int8_t *q;   /* int8 codes, or */
-    float *c;    /* centred codes as floats */
+    int8_t *q; /* int8 codes, or */
+    float *c;  /* centred codes as floats */
 } codes_job;
 
 static void codes_task(void *arg, int64_t task, int worker)
@@ -175,7 +177,7 @@ static void dequant_tile(void *user, const sim_tile *t, int worker)
    gives, per output position, the sum of the centred input codes over exactly the taps that position reads;
    each channel's accumulators then lose zp[c] times it (quant.h). */
 typedef struct zp_pass {
-    conv_geom g1;   /* the geometry with one output channel per group */
+    conv_geom g1; /* the geometry with one output channel per group */
     conv_plan plan1;
     int64_t n_ones; /* weight codes of g1: in_c * taps, for Conv and ConvTranspose alike */
     size_t ones_bytes, ones_c_bytes, sums_bytes;
@@ -236,13 +238,15 @@ static rd_status conv_run(sim_op_ctx *ctx, const sim_q8_layer *q, const conv_geo
     const bool need_q = !direct || (q->w_zp && !direct1), need_c = direct || direct1;
     const int64_t nx = rd_tensor_numel(ctx->in[0]), nw = g->out_c * (g->in_c / g->group) * conv_prod(g->k, g->nsp);
     const size_t bias_bytes = align64((size_t)g->out_c * sizeof(int32_t));
-    const size_t xq_bytes = need_q ? align64((size_t)nx) : 0, xc_bytes = need_c ? align64((size_t)nx * sizeof(float)) : 0;
+    const size_t xq_bytes = need_q ? align64((size_t)nx) : 0,
+                 xc_bytes = need_c ? align64((size_t)nx * sizeof(float)) : 0;
     const size_t w_bytes = direct ? align64((size_t)nw * sizeof(float)) : 0;
     const size_t zp_bytes = q->w_zp ? z.ones_bytes + (direct1 ? z.ones_c_bytes : 0) + z.sums_bytes : 0;
     const size_t per_worker = plan->scratch > z.plan1.scratch ? plan->scratch : z.plan1.scratch;
     size_t work;
     if (!sim_mul_ok(per_worker, (size_t)sim_pool_width(ctx->pool), &work))
-        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name,
+                         ctx->node->op_type);
     char *s = get_scratch(ctx, bias_bytes + xq_bytes + xc_bytes + w_bytes + zp_bytes + work, err);
     if (!s)
         return err ? err->code : RD_E_NOMEM;
@@ -337,7 +341,8 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
     const size_t sum_bytes = q->w_zp ? align64((size_t)m * sizeof(uint32_t)) : 0;
     size_t work;
     if (!sim_mul_ok(qgemm_parallel_scratch(m, n, k), (size_t)sim_pool_width(ctx->pool), &work))
-        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name,
+                         ctx->node->op_type);
     char *s = get_scratch(ctx, a_bytes + b_bytes + sum_bytes + work, err);
     if (!s)
         return err ? err->code : RD_E_NOMEM;
@@ -347,8 +352,8 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
     quantize_codes(ctx, ctx->in[0]->data, m * k, q->in_scale, q->in_zp, aq);
     if (fold) /* alpha * (acc + bq) * s_n == alpha * acc * s_n + beta * C[n] up to the rounding of bq */
         for (int64_t j = 0; j < n; j++)
-            bq[j] = sim_quant_bias_i32((double)p->beta * cd[j * cs_col] / p->alpha,
-                                       (double)q->in_scale * w_scale_of(q, j));
+            bq[j] =
+                sim_quant_bias_i32((double)p->beta * cd[j * cs_col] / p->alpha, (double)q->in_scale * w_scale_of(q, j));
     const qgemm_mat a = p->trans_a ? (qgemm_mat){.data = aq, .rs = 1, .cs = m, .zp = q->in_zp}
                                    : (qgemm_mat){.data = aq, .rs = k, .cs = 1, .zp = q->in_zp};
     const qgemm_mat b = p->trans_b ? (qgemm_mat){.data = q->w_q, .rs = 1, .cs = k, .zp = 0}
@@ -392,7 +397,8 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
     const size_t sum_bytes = wzp ? align64((size_t)(rows > s.m ? rows : s.m) * sizeof(uint32_t)) : 0;
     size_t work;
     if (!sim_mul_ok(qgemm_parallel_scratch(rows, s.n, s.k), (size_t)sim_pool_width(ctx->pool), &work))
-        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name,
+                         ctx->node->op_type);
     char *sc = get_scratch(ctx, a_bytes + b_bytes + sum_bytes + work, err);
     if (!sc)
         return err ? err->code : RD_E_NOMEM;
@@ -492,8 +498,8 @@ rd_status sim_gap_conv_codes(sim_op_ctx *ctx, float in_scale, int32_t in_zp, int
     char *sc = get_scratch(ctx, xb + mb, err);
     if (!sc)
         return err ? err->code : RD_E_NOMEM;
-    const grid g = {.scale = in_scale, .zp = in_zp, .qmin = in_bits == 8 ? -128 : -32768,
-                    .qmax = in_bits == 8 ? 127 : 32767};
+    const grid g = {
+        .scale = in_scale, .zp = in_zp, .qmin = in_bits == 8 ? -128 : -32768, .qmax = in_bits == 8 ? 127 : 32767};
     double *codes = (double *)(void *)sc;
     sim_quantize_centered(x->data, planes * h * w, in_scale, in_zp, g.qmin, g.qmax, codes);
     gap_conv_int(codes, planes, h, w, &plan, w_code, w_scale, in_scale, centred_code, &g, (double *)(void *)(sc + xb),
@@ -504,7 +510,8 @@ rd_status sim_gap_conv_codes(sim_op_ctx *ctx, float in_scale, int32_t in_zp, int
 rd_status sim_q8_gap_conv_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err)
 {
     if (!scale_ok(q->in_scale) || !zp_ok(q->in_zp))
-        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input scale %g / zero point %d are not valid int8 parameters",
+        return rd_errorf(err, RD_E_INVAL,
+                         "node '%s' (%s): input scale %g / zero point %d are not valid int8 parameters",
                          ctx->node->name, ctx->node->op_type, (double)q->in_scale, (int)q->in_zp);
     return sim_gap_conv_codes(ctx, q->in_scale, q->in_zp, 8, 8, false, err);
 }

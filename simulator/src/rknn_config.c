@@ -50,8 +50,8 @@ void rd_rknn_config_fini(rd_rknn_config *c)
 }
 
 typedef struct reader {
-    const char *name;   /* file name for messages */
-    char *dir;          /* its folder, for relative paths */
+    const char *name; /* file name for messages */
+    char *dir;        /* its folder, for relative paths */
     rd_rknn_config *c;
     rd_error *err;
     bool have_dtype;
@@ -164,9 +164,8 @@ static rd_status get_path(const reader *r, const char *key, const sim_ynode *v, 
 static rd_status get_bool(const reader *r, const char *key, const sim_ynode *v, bool *out)
 {
     if (!sim_yscalar_bool(v, out))
-        return bad(r, v, RD_E_PARSE, "%s must be true or false, not %s%s%s", key,
-                   v->kind == SIM_Y_SCALAR ? "'" : "", v->kind == SIM_Y_SCALAR ? v->str : sim_ynode_kind_name(v),
-                   v->kind == SIM_Y_SCALAR ? "'" : "");
+        return bad(r, v, RD_E_PARSE, "%s must be true or false, not %s%s%s", key, v->kind == SIM_Y_SCALAR ? "'" : "",
+                   v->kind == SIM_Y_SCALAR ? v->str : sim_ynode_kind_name(v), v->kind == SIM_Y_SCALAR ? "'" : "");
     return RD_OK;
 }
 
@@ -233,8 +232,7 @@ static rd_status get_dims_text(const reader *r, const char *key, const sim_ynode
             return bad(r, v, RD_E_PARSE, "%s: '%s' is not a shape (integers separated by commas, like 1,3,224,224)",
                        key, text);
         if (out->rank == RD_MAX_RANK)
-            return bad(r, v, RD_E_LIMIT, "%s: the shape '%s' has a rank above the limit of %d", key, text,
-                       RD_MAX_RANK);
+            return bad(r, v, RD_E_LIMIT, "%s: the shape '%s' has a rank above the limit of %d", key, text, RD_MAX_RANK);
         out->dims[out->rank++] = d;
         p = end;
         while (*p == ' ')
@@ -251,8 +249,10 @@ static rd_status get_dims(const reader *r, const char *key, const sim_ynode *v, 
 {
     const char *text;
     if (v->kind == SIM_Y_SCALAR && sim_yscalar_str(v, &text) && !strchr(text, ','))
-        return bad(r, v, RD_E_PARSE, "%s: '%s' is not a shape: give a list of shapes, one per input, as [[1,3,224,224]] "
-                   "or as lines '- 1,3,224,224'", key, text);
+        return bad(r, v, RD_E_PARSE,
+                   "%s: '%s' is not a shape: give a list of shapes, one per input, as [[1,3,224,224]] "
+                   "or as lines '- 1,3,224,224'",
+                   key, text);
     if (v->kind == SIM_Y_SCALAR && sim_yscalar_str(v, &text))
         return get_dims_text(r, key, v, text, out);
     if (v->kind != SIM_Y_SEQ)
@@ -345,14 +345,32 @@ static rd_status key_name(const reader *r, const sim_ynode *k, const char *where
 }
 
 /* The keys each section knows, for the unknown-key notes. */
-static const char *const config_keys[] = {
-    "quantized_dtype", "quantized_algorithm", "quantized_method", "mean_values", "std_values", "quant_img_RGB2BGR",
-    "optimization_level", "target_platform", "custom_string", "dynamic_input", "model_pruning", "float_dtype",
-    "quantized_hybrid_level", "quantize_weight", "remove_reshape", "inputs_yuv_fmt", "op_target", "sparse_infer",
-    "remove_weight", "compress_weight", "single_core_mode", "enable_flash_attention", "auto_hybrid_cos_thresh",
-    "auto_hybrid_euc_thresh"};
-static const char *const model_keys[] = {"name", "platform", "model_file_path", "quantize", "dataset", "configs",
-                                         "subgraphs"};
+static const char *const config_keys[] = {"quantized_dtype",
+                                          "quantized_algorithm",
+                                          "quantized_method",
+                                          "mean_values",
+                                          "std_values",
+                                          "quant_img_RGB2BGR",
+                                          "optimization_level",
+                                          "target_platform",
+                                          "custom_string",
+                                          "dynamic_input",
+                                          "model_pruning",
+                                          "float_dtype",
+                                          "quantized_hybrid_level",
+                                          "quantize_weight",
+                                          "remove_reshape",
+                                          "inputs_yuv_fmt",
+                                          "op_target",
+                                          "sparse_infer",
+                                          "remove_weight",
+                                          "compress_weight",
+                                          "single_core_mode",
+                                          "enable_flash_attention",
+                                          "auto_hybrid_cos_thresh",
+                                          "auto_hybrid_euc_thresh"};
+static const char *const model_keys[] = {"name",    "platform", "model_file_path", "quantize",
+                                         "dataset", "configs",  "subgraphs"};
 static const char *const subgraph_keys[] = {"input_size_list", "inputs", "outputs"};
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -366,21 +384,28 @@ static const struct other_key {
     {"remove_weight", false, "it leaves the weights out of the .rknn file (weight sharing between models)"},
     {"compress_weight", false, "the .rknn file's weight compression is lossless"},
     {"single_core_mode", false, "it chooses the NPU cores a layer runs on, not what the layer computes"},
-    {"enable_flash_attention", false, "the simulator computes attention as its ONNX operators whether or not the "
-                                      "NPU fuses them"},
-    {"auto_hybrid_cos_thresh", false, "it steers RKNN's automatic hybrid quantization (rknn.build(auto_hybrid=True)), "
-                                      "which rknn_convert does not run"},
-    {"auto_hybrid_euc_thresh", false, "it steers RKNN's automatic hybrid quantization (rknn.build(auto_hybrid=True)), "
-                                      "which rknn_convert does not run"},
-    {"quantized_hybrid_level", true, "RKNN's automatic hybrid levels are not simulated: find the layers to keep in "
-                                     "float16 with `rknn-diag hybrid suggest` and give them with --cfg"},
+    {"enable_flash_attention", false,
+     "the simulator computes attention as its ONNX operators whether or not the "
+     "NPU fuses them"},
+    {"auto_hybrid_cos_thresh", false,
+     "it steers RKNN's automatic hybrid quantization (rknn.build(auto_hybrid=True)), "
+     "which rknn_convert does not run"},
+    {"auto_hybrid_euc_thresh", false,
+     "it steers RKNN's automatic hybrid quantization (rknn.build(auto_hybrid=True)), "
+     "which rknn_convert does not run"},
+    {"quantized_hybrid_level", true,
+     "RKNN's automatic hybrid levels are not simulated: find the layers to keep in "
+     "float16 with `rknn-diag hybrid suggest` and give them with --cfg"},
     {"quantize_weight", true, "weight-only quantization of an unquantized build is not simulated"},
-    {"remove_reshape", true, "it removes Reshape layers at the model's inputs and outputs, changing their shapes: "
-                             "cut the model with subgraphs or `rknn-diag onnx-edit` instead"},
-    {"inputs_yuv_fmt", true, "YUV inputs (nv12, ...) and their conversion on the NPU are not simulated: give RGB "
-                             "images or .npy files"},
-    {"op_target", true, "placing operators on the CPU or the NPU is not simulated (which dtype a CPU operator "
-                        "computes in is not documented)"},
+    {"remove_reshape", true,
+     "it removes Reshape layers at the model's inputs and outputs, changing their shapes: "
+     "cut the model with subgraphs or `rknn-diag onnx-edit` instead"},
+    {"inputs_yuv_fmt", true,
+     "YUV inputs (nv12, ...) and their conversion on the NPU are not simulated: give RGB "
+     "images or .npy files"},
+    {"op_target", true,
+     "placing operators on the CPU or the NPU is not simulated (which dtype a CPU operator "
+     "computes in is not documented)"},
     {"sparse_infer", true, "sparse inference is not simulated"},
 };
 
@@ -426,7 +451,8 @@ static rd_status read_configs(reader *r, const sim_ynode *m)
         if (st != RD_OK)
             return st;
         char *s = NULL;
-        if (!strcmp(key, "quantized_dtype") || !strcmp(key, "quantized_algorithm") || !strcmp(key, "quantized_method")) {
+        if (!strcmp(key, "quantized_dtype") || !strcmp(key, "quantized_algorithm") ||
+            !strcmp(key, "quantized_method")) {
             if ((st = get_string(r, key, v, &s)) != RD_OK)
                 return st;
             if (key[10] == 'd') {
@@ -487,8 +513,10 @@ static rd_status read_configs(reader *r, const sim_ynode *m)
         } else if (!strcmp(key, "float_dtype")) {
             if ((st = sim_ynode_is_null(v) ? RD_OK : get_string(r, key, v, &s)) == RD_OK && s &&
                 strcmp(s, "float16") != 0)
-                st = bad(r, v, RD_E_UNSUPPORTED, "float_dtype '%s' is not simulated: the float layers of an RKNN "
-                         "build run in float16 here (float_dtype: float16)", s);
+                st = bad(r, v, RD_E_UNSUPPORTED,
+                         "float_dtype '%s' is not simulated: the float layers of an RKNN "
+                         "build run in float16 here (float_dtype: float16)",
+                         s);
             free(s);
         } else {
             st = other_option(r, k, v, key);
@@ -567,7 +595,7 @@ static rd_status read_model(reader *r, const sim_ynode *m)
 rd_status rd_rknn_config_parse(const char *buf, size_t len, const char *name, rd_rknn_config *out, rd_error *err)
 {
     rd_rknn_config_init(out);
-    reader r = { .name = name, .c = out, .err = err };
+    reader r = {.name = name, .c = out, .err = err};
     out->path = sim_strdup(name);
     r.dir = sim_path_dir(name);
     if (!out->path || !r.dir) {
@@ -654,7 +682,8 @@ static rd_status check_lengths(const rd_rknn_config *c, const char *key, int lin
     for (size_t i = 0; channels && i < n_lists && i < n_inputs; i++)
         if (channels[i] > 0 && v[i].n != (size_t)channels[i])
             return rd_errorf(err, RD_E_PARSE, "%s: %s for input %zu has %zu value%s, the input has %lld channel%s", at,
-                             key, i, v[i].n, v[i].n == 1 ? "" : "s", (long long)channels[i], channels[i] == 1 ? "" : "s");
+                             key, i, v[i].n, v[i].n == 1 ? "" : "s", (long long)channels[i],
+                             channels[i] == 1 ? "" : "s");
     return RD_OK;
 }
 
@@ -689,8 +718,9 @@ rd_status rd_rknn_config_validate(const rd_rknn_config *c, const char *platform,
     }
     if (c->algorithm == RD_QALGO_GDQ && c->dtype != RD_QDT_W4A16 && c->dtype != RD_QDT_W8A16) {
         where(c, c->line_algorithm, at, sizeof at);
-        return rd_errorf(err, RD_E_UNSUPPORTED, "%s: quantized_algorithm gdq needs quantized_dtype w4a16 or w8a16, not %s",
-                         at, rd_qdtype_name(c->dtype));
+        return rd_errorf(err, RD_E_UNSUPPORTED,
+                         "%s: quantized_algorithm gdq needs quantized_dtype w4a16 or w8a16, not %s", at,
+                         rd_qdtype_name(c->dtype));
     }
     if (c->method == RD_QMETHOD_GROUP && c->dtype != RD_QDT_W4A16) {
         where(c, c->line_method, at, sizeof at);

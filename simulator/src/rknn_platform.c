@@ -13,19 +13,25 @@
 #define DT_BASE (DT(FLOAT32) | DT(W8A8) | DT(FLOAT16))
 
 static const rd_platform_info platforms[] = {
-    { .name = "rv1103", .dtypes = DT_BASE | DT(W16A16I) | DT(W16A16I_DFP), .dump_dir = "/tmp/dumps",
-      .c2_int8 = 16, .c2_f16 = 8 },
-    { .name = "rv1103b", .dtypes = DT_BASE, .dump_dir = "/tmp/dumps" },
-    { .name = "rv1106", .dtypes = DT_BASE | DT(W16A16I) | DT(W16A16I_DFP), .dump_dir = "/tmp/dumps",
-      .c2_int8 = 16, .c2_f16 = 8 },
-    { .name = "rv1106b", .dtypes = DT_BASE, .dump_dir = "/tmp/dumps", .dump_dir_inferred = true },
-    { .name = "rv1126b", .dtypes = DT_BASE | DT(W4A16), .dump_dir = "/userdata/dumps", .dump_dir_inferred = true },
-    { .name = "rk2118", .dtypes = DT_BASE, .dump_dir = "/userdata/dumps", .dump_dir_inferred = true },
-    { .name = "rk3562", .dtypes = DT_BASE | DT(W8A16), .dump_dir = "/userdata/dumps", .c2_int8 = 16, .c2_f16 = 8 },
-    { .name = "rk3566", .dtypes = DT_BASE, .dump_dir = "/userdata/dumps", .c2_int8 = 8, .c2_f16 = 4 },
-    { .name = "rk3568", .dtypes = DT_BASE, .dump_dir = "/userdata/dumps", .c2_int8 = 8, .c2_f16 = 4 },
-    { .name = "rk3576", .dtypes = DT_BASE | DT(W4A16), .dump_dir = "/userdata/dumps" },
-    { .name = "rk3588", .dtypes = DT_BASE, .dump_dir = "/userdata/dumps", .c2_int8 = 16, .c2_f16 = 8 },
+    {.name = "rv1103",
+     .dtypes = DT_BASE | DT(W16A16I) | DT(W16A16I_DFP),
+     .dump_dir = "/tmp/dumps",
+     .c2_int8 = 16,
+     .c2_f16 = 8},
+    {.name = "rv1103b", .dtypes = DT_BASE, .dump_dir = "/tmp/dumps"},
+    {.name = "rv1106",
+     .dtypes = DT_BASE | DT(W16A16I) | DT(W16A16I_DFP),
+     .dump_dir = "/tmp/dumps",
+     .c2_int8 = 16,
+     .c2_f16 = 8},
+    {.name = "rv1106b", .dtypes = DT_BASE, .dump_dir = "/tmp/dumps", .dump_dir_inferred = true},
+    {.name = "rv1126b", .dtypes = DT_BASE | DT(W4A16), .dump_dir = "/userdata/dumps", .dump_dir_inferred = true},
+    {.name = "rk2118", .dtypes = DT_BASE, .dump_dir = "/userdata/dumps", .dump_dir_inferred = true},
+    {.name = "rk3562", .dtypes = DT_BASE | DT(W8A16), .dump_dir = "/userdata/dumps", .c2_int8 = 16, .c2_f16 = 8},
+    {.name = "rk3566", .dtypes = DT_BASE, .dump_dir = "/userdata/dumps", .c2_int8 = 8, .c2_f16 = 4},
+    {.name = "rk3568", .dtypes = DT_BASE, .dump_dir = "/userdata/dumps", .c2_int8 = 8, .c2_f16 = 4},
+    {.name = "rk3576", .dtypes = DT_BASE | DT(W4A16), .dump_dir = "/userdata/dumps"},
+    {.name = "rk3588", .dtypes = DT_BASE, .dump_dir = "/userdata/dumps", .c2_int8 = 16, .c2_f16 = 8},
 };
 
 size_t rd_platform_count(void)
@@ -57,13 +63,13 @@ typedef struct qdtype_info {
 } qdtype_info;
 
 static const qdtype_info qdtypes[RD_QDT_COUNT] = {
-    [RD_QDT_FLOAT32] = { .name = "float32" },
-    [RD_QDT_W8A8] = { .name = "w8a8", .alias = "asymmetric_quantized-8" },
-    [RD_QDT_FLOAT16] = { .name = "float16" },
-    [RD_QDT_W8A16] = { .name = "w8a16" },
-    [RD_QDT_W4A16] = { .name = "w4a16" },
-    [RD_QDT_W16A16I] = { .name = "w16a16i" },
-    [RD_QDT_W16A16I_DFP] = { .name = "w16a16i_dfp" },
+    [RD_QDT_FLOAT32] = {.name = "float32"},
+    [RD_QDT_W8A8] = {.name = "w8a8", .alias = "asymmetric_quantized-8"},
+    [RD_QDT_FLOAT16] = {.name = "float16"},
+    [RD_QDT_W8A16] = {.name = "w8a16"},
+    [RD_QDT_W4A16] = {.name = "w4a16"},
+    [RD_QDT_W16A16I] = {.name = "w16a16i"},
+    [RD_QDT_W16A16I_DFP] = {.name = "w16a16i_dfp"},
 };
 
 static const char *const qalgos[RD_QALGO_COUNT] = {
@@ -104,7 +110,8 @@ rd_status rd_qdtype_parse(const char *name, rd_qdtype *out, rd_error *err)
         }
     return rd_errorf(err, RD_E_INVAL,
                      "unknown quantized dtype '%s' (expected w8a8, float16, w8a16, w4a16, w16a16i, w16a16i_dfp; "
-                     "asymmetric_quantized-8 means w8a8)", name);
+                     "asymmetric_quantized-8 means w8a8)",
+                     name);
 }
 
 rd_status rd_precision_parse(const char *name, rd_qdtype *out, rd_error *err)
@@ -127,8 +134,10 @@ rd_status rd_precision_parse(const char *name, rd_qdtype *out, rd_error *err)
     }
     rd_status st = rd_qdtype_parse(name, out, err);
     if (st != RD_OK)
-        rd_errorf(err, st, "unknown precision '%s' (expected fp32, fp16, int8, int16 or a dtype: w8a8, float16, w8a16, "
-                  "w4a16, w16a16i, w16a16i_dfp)", name);
+        rd_errorf(err, st,
+                  "unknown precision '%s' (expected fp32, fp16, int8, int16 or a dtype: w8a8, float16, w8a16, "
+                  "w4a16, w16a16i, w16a16i_dfp)",
+                  name);
     return st;
 }
 
@@ -164,6 +173,8 @@ rd_status rd_qmethod_parse(const char *name, rd_qmethod *out, int *out_group_siz
             return RD_OK;
         }
     }
-    return rd_errorf(err, RD_E_INVAL, "unknown quantized method '%s' (expected channel, layer or group{SIZE} such as "
-                     "group32)", name);
+    return rd_errorf(err, RD_E_INVAL,
+                     "unknown quantized method '%s' (expected channel, layer or group{SIZE} such as "
+                     "group32)",
+                     name);
 }

@@ -15,10 +15,14 @@
 const char *rd_prec_name(rd_prec p)
 {
     switch (p) {
-    case RD_PREC_FP32: return "float32";
-    case RD_PREC_FP16: return "float16";
-    case RD_PREC_INT8: return "int8";
-    case RD_PREC_INT16: return "int16";
+    case RD_PREC_FP32:
+        return "float32";
+    case RD_PREC_FP16:
+        return "float16";
+    case RD_PREC_INT8:
+        return "int8";
+    case RD_PREC_INT16:
+        return "int16";
     }
     return "unknown";
 }
@@ -125,12 +129,27 @@ rd_status rd_sim_options_for_dtype(rd_qdtype dt, rd_sim_options *o, rd_error *er
     o->weight_bits = 0;
     o->dfp = false;
     switch (dt) {
-    case RD_QDT_FLOAT32: o->precision = RD_PREC_FP32; return RD_OK;
-    case RD_QDT_FLOAT16: o->precision = RD_PREC_FP16; return RD_OK;
-    case RD_QDT_W8A8: o->precision = RD_PREC_INT8; return RD_OK;
-    case RD_QDT_W16A16I: o->precision = RD_PREC_INT16; o->weight_bits = 16; return RD_OK;
-    case RD_QDT_W8A16: o->precision = RD_PREC_INT16; o->weight_bits = 8; return RD_OK;
-    case RD_QDT_W4A16: o->precision = RD_PREC_INT16; o->weight_bits = 4; return RD_OK;
+    case RD_QDT_FLOAT32:
+        o->precision = RD_PREC_FP32;
+        return RD_OK;
+    case RD_QDT_FLOAT16:
+        o->precision = RD_PREC_FP16;
+        return RD_OK;
+    case RD_QDT_W8A8:
+        o->precision = RD_PREC_INT8;
+        return RD_OK;
+    case RD_QDT_W16A16I:
+        o->precision = RD_PREC_INT16;
+        o->weight_bits = 16;
+        return RD_OK;
+    case RD_QDT_W8A16:
+        o->precision = RD_PREC_INT16;
+        o->weight_bits = 8;
+        return RD_OK;
+    case RD_QDT_W4A16:
+        o->precision = RD_PREC_INT16;
+        o->weight_bits = 4;
+        return RD_OK;
     case RD_QDT_W16A16I_DFP:
         o->precision = RD_PREC_INT16;
         o->weight_bits = 16;
@@ -139,7 +158,8 @@ rd_status rd_sim_options_for_dtype(rd_qdtype dt, rd_sim_options *o, rd_error *er
     default:
         return rd_errorf(err, RD_E_UNSUPPORTED,
                          "dtype %s is not simulated: rknn-diag simulates float16, w8a8, w8a16, w4a16, w16a16i and "
-                         "w16a16i_dfp (docs/numerics.md)", rd_qdtype_name(dt));
+                         "w16a16i_dfp (docs/numerics.md)",
+                         rd_qdtype_name(dt));
     }
 }
 
@@ -169,8 +189,8 @@ rd_status sim_find_value(const rd_sim *s, const char *name, int *out, rd_error *
         if (want + 3 < name_len)
             break; /* beyond a few characters the prefix says nothing */
     }
-    return rd_errorf(err, RD_E_NOTFOUND, "%s: no tensor named '%s'%s%s", s->m->path, name,
-                     shown ? "; closest: " : "", hints);
+    return rd_errorf(err, RD_E_NOTFOUND, "%s: no tensor named '%s'%s%s", s->m->path, name, shown ? "; closest: " : "",
+                     hints);
 }
 
 /* The value holding v's data: v, or what the passes fused or folded it into (through a group's inner values). */
@@ -247,8 +267,8 @@ rd_status rd_sim_set_qparams16(rd_sim *s, const char *name, float scale, int32_t
     if (st != RD_OK)
         return st;
     if (!(scale > 0) || !isfinite(scale) || zero_point < -32768 || zero_point > 32767)
-        return rd_errorf(err, RD_E_INVAL, "tensor '%s': scale %g and zero point %d are not valid int16 parameters", name,
-                         (double)scale, (int)zero_point);
+        return rd_errorf(err, RD_E_INVAL, "tensor '%s': scale %g and zero point %d are not valid int16 parameters",
+                         name, (double)scale, (int)zero_point);
     sim_val_data *d = &s->vals[v];
     d->quantized16 = true;
     d->scale16 = scale;
@@ -348,8 +368,9 @@ rd_status rd_sim_set_precision(rd_sim *s, const char *name, rd_prec p, rd_error 
         return rd_errorf(err, RD_E_INVAL, "tensor '%s': precision %d is not one of rd_prec", name, (int)p);
     const sim_value *val = &s->m->values[v];
     if (val->fused_into >= 0)
-        return rd_errorf(err, RD_E_INVAL, "tensor '%s' was fused into '%s' by the compiler passes: set the precision of '%s'",
-                         name, s->m->values[val->fused_into].name, s->m->values[val->fused_into].name);
+        return rd_errorf(err, RD_E_INVAL,
+                         "tensor '%s' was fused into '%s' by the compiler passes: set the precision of '%s'", name,
+                         s->m->values[val->fused_into].name, s->m->values[val->fused_into].name);
     s->vals[v].prec = p;
     s->vals[v].via_f16 = false; /* the user's choice replaces RKNN's float16 op */
     return RD_OK;
@@ -519,17 +540,19 @@ static rd_status hold_at(const rd_sim *s, int value, rd_prec prec, rd_tensor *t,
     }
     case RD_PREC_INT8:
         if (!d->quantized)
-            return rd_errorf(err, RD_E_INVAL,
-                             "tensor '%s' has no int8 parameters: calibrate with a dataset or import a .quantization.cfg",
-                             val->name);
+            return rd_errorf(
+                err, RD_E_INVAL,
+                "tensor '%s' has no int8 parameters: calibrate with a dataset or import a .quantization.cfg",
+                val->name);
         st->saturated = st->rounded_to_zero = 0;
         hold_values(s->pool, prec, d->scale, d->zero_point, t->data, n, st);
         return RD_OK;
     case RD_PREC_INT16:
         if (!d->quantized16)
-            return rd_errorf(err, RD_E_INVAL,
-                             "tensor '%s' has no int16 parameters: calibrate with a dataset or import a .quantization.cfg",
-                             val->name);
+            return rd_errorf(
+                err, RD_E_INVAL,
+                "tensor '%s' has no int16 parameters: calibrate with a dataset or import a .quantization.cfg",
+                val->name);
         st->saturated = st->rounded_to_zero = 0;
         hold_values(s->pool, prec, d->scale16, d->zero_point16, t->data, n, st);
         return RD_OK;
@@ -588,8 +611,8 @@ rd_pool *rd_sim_pool(const rd_sim *s)
     return s->pool;
 }
 
-rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
-                     rd_tensor *outputs, size_t n_outputs, rd_error *err)
+rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt, rd_tensor *outputs,
+                     size_t n_outputs, rd_error *err)
 {
     for (int v = 0; v < s->m->n_values; v++) {
         memset(&s->stats[v], 0, sizeof s->stats[v]);

@@ -11,7 +11,7 @@
 #include "sim_internal.h"
 
 typedef struct single_state {
-    rd_tensor *vals;     /* per value: a fused group's inner value, kept for the group's next node */
+    rd_tensor *vals; /* per value: a fused group's inner value, kept for the group's next node */
     sim_scratch scratch;
 } single_state;
 
@@ -25,7 +25,7 @@ static rd_status single_materialize(void *user, int value, rd_tensor *t, rd_erro
 /* Where a layer's outer inputs come from: the golden run, or the board. */
 typedef struct input_source {
     const sim_run_state *golden;
-    rd_runtime_fn runtime;      /* non-NULL: the board's tensors */
+    rd_runtime_fn runtime; /* non-NULL: the board's tensors */
     void *runtime_user;
 } input_source;
 
@@ -123,9 +123,14 @@ rd_status rd_sim_analyze_ex(rd_sim *s, const rd_tensor *inputs, size_t n_inputs,
         st = sim_state_bind_inputs(&entire, inputs, n_inputs, err);
     for (int k = 0; k < m->n_inputs && st == RD_OK; k++) {
         int v = m->inputs[k];
-        rd_sim_event ev = {.name = m->values[v].name, .value = v, .node = -1, .op_type = "",
-                           .materialized = is_materialized(m, v), .golden = &golden.vals[v],
-                           .entire = &entire.vals[v], .single = &entire.vals[v],
+        rd_sim_event ev = {.name = m->values[v].name,
+                           .value = v,
+                           .node = -1,
+                           .op_type = "",
+                           .materialized = is_materialized(m, v),
+                           .golden = &golden.vals[v],
+                           .entire = &entire.vals[v],
+                           .single = &entire.vals[v],
                            .runtime = runtime ? runtime(runtime_user, v) : NULL};
         st = fn(user, &ev, err);
     }
@@ -152,9 +157,14 @@ rd_status rd_sim_analyze_ex(rd_sim *s, const rd_tensor *inputs, size_t n_inputs,
             int v = n->out[k];
             if (v < 0)
                 continue;
-            rd_sim_event ev = {.name = m->values[v].name, .value = v, .node = i, .op_type = n->op_type,
-                               .materialized = is_materialized(m, v), .golden = &golden.vals[v],
-                               .entire = &entire.vals[v], .single = &single_out[k],
+            rd_sim_event ev = {.name = m->values[v].name,
+                               .value = v,
+                               .node = i,
+                               .op_type = n->op_type,
+                               .materialized = is_materialized(m, v),
+                               .golden = &golden.vals[v],
+                               .entire = &entire.vals[v],
+                               .single = &single_out[k],
                                .runtime = runtime ? runtime(runtime_user, v) : NULL,
                                .single_sim = have_board ? &board_out[k] : NULL};
             st = fn(user, &ev, err);

@@ -34,7 +34,8 @@ rd_status rd_sim_fault_parse(const char *name, rd_sim_fault_kind *out, rd_error 
 rd_status rd_sim_add_fault(rd_sim *s, const char *tensor, rd_sim_fault_kind kind, rd_error *err)
 {
     if ((unsigned)kind >= RD_FAULT_COUNT)
-        return rd_errorf(err, RD_E_INVAL, "tensor '%s': fault kind %d is not one of the known faults", tensor, (int)kind);
+        return rd_errorf(err, RD_E_INVAL, "tensor '%s': fault kind %d is not one of the known faults", tensor,
+                         (int)kind);
     rd_sim_tensor t;
     rd_status st = rd_sim_tensor_get(s, tensor, &t, err);
     if (st != RD_OK)
@@ -44,10 +45,12 @@ rd_status rd_sim_add_fault(rd_sim *s, const char *tensor, rd_sim_fault_kind kind
                          s->m->path, tensor);
     if (!t.materialized) {
         if (t.fused_into >= 0)
-            return rd_errorf(err, RD_E_INVAL, "%s: tensor '%s' was fused into '%s' (never held in memory): put the fault on '%s'",
+            return rd_errorf(err, RD_E_INVAL,
+                             "%s: tensor '%s' was fused into '%s' (never held in memory): put the fault on '%s'",
                              s->m->path, tensor, s->m->values[t.fused_into].name, s->m->values[t.fused_into].name);
-        return rd_errorf(err, RD_E_INVAL, "%s: tensor '%s' is not a float activation (a constant, shape or index tensor)",
-                         s->m->path, tensor);
+        return rd_errorf(err, RD_E_INVAL,
+                         "%s: tensor '%s' is not a float activation (a constant, shape or index tensor)", s->m->path,
+                         tensor);
     }
     sim_fault *grown = realloc(s->faults, (s->n_faults + 1) * sizeof *grown);
     if (!grown)
@@ -125,8 +128,9 @@ static rd_status swap_channels(const rd_sim *s, int value, rd_tensor *t, rd_erro
     if (t->rank < 2 || t->dims[1] < 2) {
         char shape[128];
         rd_shape_str(t, shape, sizeof shape);
-        return rd_errorf(err, RD_E_INVAL, "%s: fault swap-channels on tensor '%s' of shape %s: needs 2 channels on axis 1",
-                         s->m->path, s->m->values[value].name, shape);
+        return rd_errorf(err, RD_E_INVAL,
+                         "%s: fault swap-channels on tensor '%s' of shape %s: needs 2 channels on axis 1", s->m->path,
+                         s->m->values[value].name, shape);
     }
     int64_t inner = 1;
     for (int i = 2; i < t->rank; i++)

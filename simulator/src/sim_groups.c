@@ -27,8 +27,10 @@ static rd_status produced(const rd_sim *s, int v, const char *what, rd_error *er
     const sim_value *val = &s->m->values[v];
     if (val->producer < 0 || val->konst || val->is_graph_input)
         return rd_errorf(err, RD_E_INVAL, "%s: %s '%s' is %s, not a tensor a node computes", s->m->path, what,
-                         val->name, val->is_graph_input ? "a graph input" : val->konst ? "a constant"
-                                                                                       : "no longer computed");
+                         val->name,
+                         val->is_graph_input ? "a graph input"
+                         : val->konst        ? "a constant"
+                                             : "no longer computed");
     return RD_OK;
 }
 
@@ -51,7 +53,8 @@ static rd_status closed(const rd_sim *s, int v, int out, const int *inner, size_
             if (m->nodes[i].in[k] == v && !is_member(m, i, out, inner, n_inner))
                 return rd_errorf(err, RD_E_INVAL,
                                  "%s: tensor '%s' cannot be inside the group of '%s': node '%s' (%s) outside the "
-                                 "group reads it", m->path, m->values[v].name, m->values[out].name, m->nodes[i].name,
+                                 "group reads it",
+                                 m->path, m->values[v].name, m->values[out].name, m->nodes[i].name,
                                  m->nodes[i].op_type);
     return RD_OK;
 }

@@ -9,39 +9,39 @@
 
 /* What the simulation knows about one value of its optimised graph. */
 typedef struct sim_val_data {
-    rd_prec prec;         /* precision when materialised */
-    bool quantized;       /* int8 parameters set */
+    rd_prec prec;   /* precision when materialised */
+    bool quantized; /* int8 parameters set */
     float scale;
     int32_t zero_point;
-    float min, max;       /* the range the parameters came from */
-    bool quantized16;     /* int16 parameters set (from the same range, or imported) */
+    float min, max;   /* the range the parameters came from */
+    bool quantized16; /* int16 parameters set (from the same range, or imported) */
     float scale16;
     int32_t zero_point16;
-    bool via_f16;         /* output of a float16 op inside an int8 model (rd_op_qrule FLOAT16): computed in
-                             float16, rounded to half, then held at prec (int8 for its readers: exDataConvert;
-                             float16 for a graph output) */
+    bool via_f16; /* output of a float16 op inside an int8 model (rd_op_qrule FLOAT16): computed in
+                     float16, rounded to half, then held at prec (int8 for its readers: exDataConvert;
+                     float16 for a graph output) */
 } sim_val_data;
 
 /* Per node data prepared on first use (weights quantized or rounded once, not at every run). */
 typedef struct sim_node_data {
-    bool q8_ready;              /* w_q/w_scale hold this node's quantized weights */
+    bool q8_ready; /* w_q/w_scale hold this node's quantized weights */
     int8_t *w_q;
     float *w_scale;
-    int32_t *w_zp;              /* n_w_scale weight zero points (asymmetric weights), NULL when all 0 */
+    int32_t *w_zp; /* n_w_scale weight zero points (asymmetric weights), NULL when all 0 */
     int n_w_scale;
-    float *imported_scale;      /* weight scales from a .quantization.cfg (rd_sim_set_weight_scales), or NULL */
+    float *imported_scale; /* weight scales from a .quantization.cfg (rd_sim_set_weight_scales), or NULL */
     int n_imported_scale;
-    int32_t *imported_zp;       /* their zero points (rd_sim_set_weight_quant), NULL: symmetric */
-    int8_t *imported_codes;     /* the codes themselves (a built model's), in the weight's layout, or NULL */
-    bool q16_ready;             /* w_q16/w_c/w_scale16 hold the wide layer's weights */
-    int16_t *w_q16;             /* weight codes of an int16 layer (16 or 8 bits, sim_weight_bits) */
-    double *w_c;                /* the same codes as doubles, for the exact double accumulation */
+    int32_t *imported_zp;   /* their zero points (rd_sim_set_weight_quant), NULL: symmetric */
+    int8_t *imported_codes; /* the codes themselves (a built model's), in the weight's layout, or NULL */
+    bool q16_ready;         /* w_q16/w_c/w_scale16 hold the wide layer's weights */
+    int16_t *w_q16;         /* weight codes of an int16 layer (16 or 8 bits, sim_weight_bits) */
+    double *w_c;            /* the same codes as doubles, for the exact double accumulation */
     float *w_scale16;
     int n_w_scale16;
-    int imported_bits;          /* width the imported scales were written for (8 or 16) */
-    bool half_ready;            /* half_consts prepared */
-    bool any_half;              /* some input was replaced */
-    rd_tensor *half_consts;     /* float16-rounded copies of float constant inputs (data NULL: not constant) */
+    int imported_bits;      /* width the imported scales were written for (8 or 16) */
+    bool half_ready;        /* half_consts prepared */
+    bool any_half;          /* some input was replaced */
+    rd_tensor *half_consts; /* float16-rounded copies of float constant inputs (data NULL: not constant) */
     int n_half;
 } sim_node_data;
 
@@ -52,16 +52,16 @@ typedef struct sim_fault {
 } sim_fault;
 
 struct rd_sim {
-    rd_model *m;                /* owned copy, after the passes */
+    rd_model *m; /* owned copy, after the passes */
     rd_sim_options opt;
-    sim_val_data *vals;         /* per value */
-    rd_sim_layer_stats *stats;  /* per value, from the last run */
-    sim_node_data *nodes;       /* per node */
-    sim_fault *faults;          /* emulated board faults, usually none */
+    sim_val_data *vals;        /* per value */
+    rd_sim_layer_stats *stats; /* per value, from the last run */
+    sim_node_data *nodes;      /* per node */
+    sim_fault *faults;         /* emulated board faults, usually none */
     size_t n_faults;
-    unsigned long epoch;        /* bumped by changes a value's sim_val_data does not show (weights, faults):
-                                   voids every rd_sim_prefix recording */
-    rd_pool *pool;              /* threads of runs that name none (rd_sim_set_pool), not owned */
+    unsigned long epoch; /* bumped by changes a value's sim_val_data does not show (weights, faults):
+                            voids every rd_sim_prefix recording */
+    rd_pool *pool;       /* threads of runs that name none (rd_sim_set_pool), not owned */
 };
 
 void sim_node_data_fini(sim_node_data *d);

@@ -135,8 +135,7 @@ static bool is_q8_activation(const rd_sim *s, int v)
         return false;
     const sim_value *val = &s->m->values[v];
     const sim_val_data *d = &s->vals[v];
-    return !val->konst && !val->virtual_out && d->prec == RD_PREC_INT8 && d->quantized &&
-           val->dtype == RD_DT_F32;
+    return !val->konst && !val->virtual_out && d->prec == RD_PREC_INT8 && d->quantized && val->dtype == RD_DT_F32;
 }
 
 void sim_q8_weight_axis(const sim_node *n, const rd_tensor *w, int *axis, int64_t *group, bool *force_per_tensor)
@@ -195,8 +194,7 @@ rd_status sim_q8_prepare_weights(rd_sim *s, int node, rd_error *err)
         if (st == RD_OK && d->imported_codes) /* a built model's own codes replace ours */
             memcpy(d->w_q, d->imported_codes, (size_t)rd_tensor_numel(w));
     } else if (s->opt.asymmetric_weights) {
-        st = sim_quant_weights_i8_asym(w, axis, group, per_tensor, &d->w_q, &d->w_scale, &d->w_zp, &d->n_w_scale,
-                                       err);
+        st = sim_quant_weights_i8_asym(w, axis, group, per_tensor, &d->w_q, &d->w_scale, &d->w_zp, &d->n_w_scale, err);
     } else {
         st = sim_quant_weights_i8_grouped(w, axis, group, per_tensor, &d->w_q, &d->w_scale, &d->n_w_scale, err);
     }
@@ -380,7 +378,7 @@ rd_status sim_eval_int16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
     sim_q16_layer q = {0};
     if (!kernels_apply(n) || !def->eval_i16 || n->n_in <= def->weight_in ||
         !wide_activation(s, n->in[0], &q.in_scale, &q.in_zp, &q.in_bits))
-        return SIM_DEFER; /* float kernel on dequantized values; requantized where it materialises */
+        return SIM_DEFER;      /* float kernel on dequantized values; requantized where it materialises */
     if (def->weight_in == 0) { /* a lowered op's own constant weights (GlobalAveragePool) */
         q.w_bits = sim_weight_bits(s);
         q.w_pow2 = s->opt.dfp;

@@ -18,25 +18,25 @@
 
 /* Activations of the nodes before `upto`, held by a recording or by a tentative run. */
 typedef struct prefix_slot {
-    rd_tensor *vals;            /* per value: an activation (owned), data NULL if none */
+    rd_tensor *vals; /* per value: an activation (owned), data NULL if none */
     bool *has;
-    int upto;                   /* the outputs of every node before this one are held (-1: none at all) */
-    size_t bytes, budget;       /* held in vals; the most it may hold */
+    int upto;             /* the outputs of every node before this one are held (-1: none at all) */
+    size_t bytes, budget; /* held in vals; the most it may hold */
 } prefix_slot;
 
 struct rd_sim_prefix {
     size_t max_bytes;
-    bool valid;                 /* base, cfg and stats describe one complete run */
-    const rd_sim *sim;          /* the simulation recorded: p must not outlive it */
-    const rd_model *m;          /* its model */
+    bool valid;        /* base, cfg and stats describe one complete run */
+    const rd_sim *sim; /* the simulation recorded: p must not outlive it */
+    const rd_model *m; /* its model */
     unsigned long epoch;
     int n_values, n_nodes;
-    rd_tensor *inputs;          /* the raw inputs of the recorded run */
+    rd_tensor *inputs; /* the raw inputs of the recorded run */
     size_t n_inputs;
-    prefix_slot base;           /* the recording */
-    sim_val_data *cfg;          /* per value: the configuration of the recorded run */
-    rd_sim_layer_stats *stats;  /* per value: the stats of the recorded run */
-    prefix_slot try_;           /* the last tentative run: its nodes from try_start on */
+    prefix_slot base;          /* the recording */
+    sim_val_data *cfg;         /* per value: the configuration of the recorded run */
+    rd_sim_layer_stats *stats; /* per value: the stats of the recorded run */
+    prefix_slot try_;          /* the last tentative run: its nodes from try_start on */
     bool try_valid;
     int try_start;
     sim_val_data *try_cfg;
@@ -171,8 +171,8 @@ static bool same_tensor(const rd_tensor *a, const rd_tensor *b)
 /* The recording was made by s in its present epoch, on these inputs (any thread count gives the same bits). */
 static bool recording_matches(const rd_sim_prefix *p, const rd_sim *s, const rd_tensor *inputs, size_t n_inputs)
 {
-    if (!p->valid || p->sim != s || p->epoch != s->epoch || p->n_inputs != n_inputs ||
-        p->n_values != s->m->n_values || p->n_nodes != s->m->n_nodes)
+    if (!p->valid || p->sim != s || p->epoch != s->epoch || p->n_inputs != n_inputs || p->n_values != s->m->n_values ||
+        p->n_nodes != s->m->n_nodes)
         return false;
     for (size_t k = 0; k < n_inputs; k++)
         if (!same_tensor(&p->inputs[k], &inputs[k]))
@@ -380,9 +380,8 @@ static size_t bytes_before(const rd_sim_prefix *p, const rd_model *m, int start)
     return b;
 }
 
-rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, const rd_tensor *inputs,
-                            size_t n_inputs, const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs,
-                            rd_error *err)
+rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, const rd_tensor *inputs, size_t n_inputs,
+                            const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err)
 {
     if (p)
         try_clear(p);

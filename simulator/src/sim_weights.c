@@ -55,8 +55,8 @@ rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error 
 /* What one import gives a node: scales of `bits`-bit weights, and for int8 ones maybe zero points and codes. */
 typedef struct weight_import {
     const float *scales;
-    const int32_t *zps;         /* NULL: symmetric */
-    const int8_t *codes;        /* NULL: quantized from the float weight */
+    const int32_t *zps;  /* NULL: symmetric */
+    const int8_t *codes; /* NULL: quantized from the float weight */
     size_t n_codes;
     int n, bits;
 } weight_import;
@@ -142,8 +142,8 @@ static rd_status import_weights(rd_sim *s, const char *name, const weight_import
     if (found)
         return RD_OK;
     if (v >= 0)
-        return rd_errorf(err, RD_E_NOTFOUND, "%s: '%s' is not the weight of an int8 Conv, ConvTranspose, Gemm or MatMul",
-                         s->m->path, name);
+        return rd_errorf(err, RD_E_NOTFOUND,
+                         "%s: '%s' is not the weight of an int8 Conv, ConvTranspose, Gemm or MatMul", s->m->path, name);
     rd_sim_tensor t;
     return rd_sim_tensor_get(s, name, &t, err); /* the closest names */
 }
@@ -153,8 +153,8 @@ rd_status rd_sim_set_weight_quant(rd_sim *s, const char *name, const float *scal
 {
     if (n < 1 || !scales || !zero_points)
         return rd_errorf(err, RD_E_INVAL, "weights '%s': no scales and zero points given", name);
-    const weight_import im = {.scales = scales, .zps = zero_points, .codes = codes, .n_codes = n_codes, .n = n,
-                              .bits = 8};
+    const weight_import im = {
+        .scales = scales, .zps = zero_points, .codes = codes, .n_codes = n_codes, .n = n, .bits = 8};
     return import_weights(s, name, &im, err);
 }
 

@@ -67,15 +67,17 @@ rd_status rd_shape_bytes(rd_dtype dt, int rank, const int64_t *dims, size_t *out
         int64_t prod = 1;
         for (int i = 0; i < rank; i++)
             if (dims[i] && __builtin_mul_overflow(prod, dims[i], &prod))
-                return rd_errorf(err, RD_E_LIMIT, "empty tensor whose non-zero dims multiply past "
-                                 "2^63 (dim %d = %lld)", i, (long long)dims[i]);
+                return rd_errorf(err, RD_E_LIMIT,
+                                 "empty tensor whose non-zero dims multiply past "
+                                 "2^63 (dim %d = %lld)",
+                                 i, (long long)dims[i]);
         *out_bytes = 0;
         return RD_OK;
     }
     for (int i = 0; i < rank; i++) {
         if (__builtin_mul_overflow(bytes, (uint64_t)dims[i], &bytes) || bytes > RD_MAX_TENSOR_BYTES)
-            return rd_errorf(err, RD_E_LIMIT, "tensor of shape with dim %d = %lld exceeds the %llu-byte limit",
-                             i, (long long)dims[i], (unsigned long long)RD_MAX_TENSOR_BYTES);
+            return rd_errorf(err, RD_E_LIMIT, "tensor of shape with dim %d = %lld exceeds the %llu-byte limit", i,
+                             (long long)dims[i], (unsigned long long)RD_MAX_TENSOR_BYTES);
     }
     *out_bytes = (size_t)bytes;
     return RD_OK;
@@ -125,36 +127,60 @@ void rd_tensor_fini(rd_tensor *t)
 int64_t sim_get_int(const rd_tensor *t, int64_t i)
 {
     switch (t->dtype) {
-    case RD_DT_I64: return ((const int64_t *)t->data)[i];
-    case RD_DT_I32: return ((const int32_t *)t->data)[i];
-    case RD_DT_I16: return ((const int16_t *)t->data)[i];
-    case RD_DT_I8: return ((const int8_t *)t->data)[i];
-    case RD_DT_U8: return ((const uint8_t *)t->data)[i];
-    case RD_DT_U16: return ((const uint16_t *)t->data)[i];
-    case RD_DT_U32: return ((const uint32_t *)t->data)[i];
-    case RD_DT_U64: return (int64_t)((const uint64_t *)t->data)[i];
-    case RD_DT_BOOL: return ((const uint8_t *)t->data)[i] != 0;
-    default: return (int64_t)sim_get_f64(t, i);
+    case RD_DT_I64:
+        return ((const int64_t *)t->data)[i];
+    case RD_DT_I32:
+        return ((const int32_t *)t->data)[i];
+    case RD_DT_I16:
+        return ((const int16_t *)t->data)[i];
+    case RD_DT_I8:
+        return ((const int8_t *)t->data)[i];
+    case RD_DT_U8:
+        return ((const uint8_t *)t->data)[i];
+    case RD_DT_U16:
+        return ((const uint16_t *)t->data)[i];
+    case RD_DT_U32:
+        return ((const uint32_t *)t->data)[i];
+    case RD_DT_U64:
+        return (int64_t)((const uint64_t *)t->data)[i];
+    case RD_DT_BOOL:
+        return ((const uint8_t *)t->data)[i] != 0;
+    default:
+        return (int64_t)sim_get_f64(t, i);
     }
 }
 
 double sim_get_f64(const rd_tensor *t, int64_t i)
 {
     switch (t->dtype) {
-    case RD_DT_F32: return ((const float *)t->data)[i];
-    case RD_DT_F64: return ((const double *)t->data)[i];
-    case RD_DT_F16: return rd_f16_to_f32(((const uint16_t *)t->data)[i]);
-    case RD_DT_BF16: return rd_bf16_to_f32(((const uint16_t *)t->data)[i]);
-    case RD_DT_I64: return (double)((const int64_t *)t->data)[i];
-    case RD_DT_U64: return (double)((const uint64_t *)t->data)[i];
-    case RD_DT_I32: return ((const int32_t *)t->data)[i];
-    case RD_DT_U32: return ((const uint32_t *)t->data)[i];
-    case RD_DT_I16: return ((const int16_t *)t->data)[i];
-    case RD_DT_U16: return ((const uint16_t *)t->data)[i];
-    case RD_DT_I8: return ((const int8_t *)t->data)[i];
-    case RD_DT_U8: return ((const uint8_t *)t->data)[i];
-    case RD_DT_BOOL: return ((const uint8_t *)t->data)[i] != 0;
-    default: return 0.0;
+    case RD_DT_F32:
+        return ((const float *)t->data)[i];
+    case RD_DT_F64:
+        return ((const double *)t->data)[i];
+    case RD_DT_F16:
+        return rd_f16_to_f32(((const uint16_t *)t->data)[i]);
+    case RD_DT_BF16:
+        return rd_bf16_to_f32(((const uint16_t *)t->data)[i]);
+    case RD_DT_I64:
+        return (double)((const int64_t *)t->data)[i];
+    case RD_DT_U64:
+        return (double)((const uint64_t *)t->data)[i];
+    case RD_DT_I32:
+        return ((const int32_t *)t->data)[i];
+    case RD_DT_U32:
+        return ((const uint32_t *)t->data)[i];
+    case RD_DT_I16:
+        return ((const int16_t *)t->data)[i];
+    case RD_DT_U16:
+        return ((const uint16_t *)t->data)[i];
+    case RD_DT_I8:
+        return ((const int8_t *)t->data)[i];
+    case RD_DT_U8:
+        return ((const uint8_t *)t->data)[i];
+    case RD_DT_BOOL:
+        return ((const uint8_t *)t->data)[i] != 0;
+    default:
+        return 0.0;
     }
 }
 
@@ -162,20 +188,47 @@ double sim_get_f64(const rd_tensor *t, int64_t i)
 void sim_set_f64(rd_tensor *t, int64_t i, double v)
 {
     switch (t->dtype) {
-    case RD_DT_F32: ((float *)t->data)[i] = (float)v; break;
-    case RD_DT_F64: ((double *)t->data)[i] = v; break;
-    case RD_DT_F16: ((uint16_t *)t->data)[i] = rd_f32_to_f16((float)v); break;
-    case RD_DT_BF16: ((uint16_t *)t->data)[i] = rd_f32_to_bf16((float)v); break;
-    case RD_DT_I64: ((int64_t *)t->data)[i] = (int64_t)v; break;
-    case RD_DT_U64: ((uint64_t *)t->data)[i] = (uint64_t)v; break;
-    case RD_DT_I32: ((int32_t *)t->data)[i] = (int32_t)(int64_t)v; break;
-    case RD_DT_U32: ((uint32_t *)t->data)[i] = (uint32_t)(int64_t)v; break;
-    case RD_DT_I16: ((int16_t *)t->data)[i] = (int16_t)(int64_t)v; break;
-    case RD_DT_U16: ((uint16_t *)t->data)[i] = (uint16_t)(int64_t)v; break;
-    case RD_DT_I8: ((int8_t *)t->data)[i] = (int8_t)(int64_t)v; break;
-    case RD_DT_U8: ((uint8_t *)t->data)[i] = (uint8_t)(int64_t)v; break;
-    case RD_DT_BOOL: ((uint8_t *)t->data)[i] = v != 0.0; break;
-    default: break;
+    case RD_DT_F32:
+        ((float *)t->data)[i] = (float)v;
+        break;
+    case RD_DT_F64:
+        ((double *)t->data)[i] = v;
+        break;
+    case RD_DT_F16:
+        ((uint16_t *)t->data)[i] = rd_f32_to_f16((float)v);
+        break;
+    case RD_DT_BF16:
+        ((uint16_t *)t->data)[i] = rd_f32_to_bf16((float)v);
+        break;
+    case RD_DT_I64:
+        ((int64_t *)t->data)[i] = (int64_t)v;
+        break;
+    case RD_DT_U64:
+        ((uint64_t *)t->data)[i] = (uint64_t)v;
+        break;
+    case RD_DT_I32:
+        ((int32_t *)t->data)[i] = (int32_t)(int64_t)v;
+        break;
+    case RD_DT_U32:
+        ((uint32_t *)t->data)[i] = (uint32_t)(int64_t)v;
+        break;
+    case RD_DT_I16:
+        ((int16_t *)t->data)[i] = (int16_t)(int64_t)v;
+        break;
+    case RD_DT_U16:
+        ((uint16_t *)t->data)[i] = (uint16_t)(int64_t)v;
+        break;
+    case RD_DT_I8:
+        ((int8_t *)t->data)[i] = (int8_t)(int64_t)v;
+        break;
+    case RD_DT_U8:
+        ((uint8_t *)t->data)[i] = (uint8_t)(int64_t)v;
+        break;
+    case RD_DT_BOOL:
+        ((uint8_t *)t->data)[i] = v != 0.0;
+        break;
+    default:
+        break;
     }
 }
 

@@ -211,7 +211,10 @@ const char *rd_text_shown(const char *s, char *buf, size_t cap)
 
 static int hex_value(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 /* The value of n hex digits at s, or -1. */
@@ -251,10 +254,19 @@ rd_status rd_text_unescape(const char *s, size_t len, char **out, size_t *out_le
         long v = -1;
         char c = i < len ? s[i] : '\0';
         switch (c) {
-        case '\\': case '"': o[k++] = c; continue;
-        case 'n': o[k++] = '\n'; continue;
-        case 'r': o[k++] = '\r'; continue;
-        case 't': o[k++] = '\t'; continue;
+        case '\\':
+        case '"':
+            o[k++] = c;
+            continue;
+        case 'n':
+            o[k++] = '\n';
+            continue;
+        case 'r':
+            o[k++] = '\r';
+            continue;
+        case 't':
+            o[k++] = '\t';
+            continue;
         case 'x':
             v = hex_run(s + i + 1, len - i - 1, 2);
             if (v > 0) {
@@ -288,8 +300,10 @@ rd_status rd_text_unescape(const char *s, size_t len, char **out, size_t *out_le
             break;
         }
         free(o);
-        return rd_errorf(err, RD_E_PARSE, "bad escape '\\%c' at offset %zu of a quoted name (known: \\\\ \\\" \\n "
-                         "\\r \\t \\xHH \\uHHHH)", c >= 0x20 && c < 0x7f ? c : '?', at);
+        return rd_errorf(err, RD_E_PARSE,
+                         "bad escape '\\%c' at offset %zu of a quoted name (known: \\\\ \\\" \\n "
+                         "\\r \\t \\xHH \\uHHHH)",
+                         c >= 0x20 && c < 0x7f ? c : '?', at);
     }
     o[k] = '\0';
     *out = o;

@@ -35,9 +35,12 @@ const char *sim_ynode_kind_name(const sim_ynode *n)
     if (!n)
         return "nothing";
     switch (n->kind) {
-    case SIM_Y_SCALAR: return "a scalar";
-    case SIM_Y_SEQ: return "a list";
-    case SIM_Y_MAP: return "a mapping";
+    case SIM_Y_SCALAR:
+        return "a scalar";
+    case SIM_Y_SEQ:
+        return "a list";
+    case SIM_Y_MAP:
+        return "a mapping";
     }
     return "a node";
 }
@@ -152,7 +155,7 @@ rd_status sim_yaml_parse(const char *buf, size_t len, const char *name, sim_ynod
     if (!yaml_parser_initialize(&parser))
         return rd_errorf(err, RD_E_NOMEM, "%s: cannot initialise the YAML parser", name);
     yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-    builder b = { .name = name };
+    builder b = {.name = name};
     rd_status st = RD_OK;
     int documents = 0;
     for (;;) {
@@ -200,8 +203,8 @@ bool sim_yscalar_str(const sim_ynode *n, const char **out)
 
 bool sim_yscalar_bool(const sim_ynode *n, bool *out)
 {
-    static const char *const yes[] = { "true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON" };
-    static const char *const no[] = { "false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF" };
+    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"};
+    static const char *const no[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
     if (!n || n->kind != SIM_Y_SCALAR || !n->plain)
         return false;
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {

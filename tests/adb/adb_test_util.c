@@ -24,7 +24,8 @@ char *at_join(const char *a, const char *b)
 bool at_write_file(const char *path, size_t n, unsigned seed)
 {
     FILE *f = fopen(path, "wb");
-    if (!f) return false;
+    if (!f)
+        return false;
     uint32_t x = seed * 2654435761u + 1;
     for (size_t i = 0; i < n; i++) {
         x ^= x << 13;
@@ -92,35 +93,44 @@ static bool files_equal(const char *a, const char *b)
         char ba[8192], bb[8192];
         la = fread(ba, 1, sizeof ba, fa);
         lb = fread(bb, 1, sizeof bb, fb);
-        if (la != lb || memcmp(ba, bb, la) != 0) eq = false;
-        if (la == 0) break;
+        if (la != lb || memcmp(ba, bb, la) != 0)
+            eq = false;
+        if (la == 0)
+            break;
     }
-    if (fa) fclose(fa);
-    if (fb) fclose(fb);
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
     return eq;
 }
 
 static int count_entries(const char *dir)
 {
     DIR *d = opendir(dir);
-    if (!d) return -1;
+    if (!d)
+        return -1;
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n++;
     closedir(d);
     return n;
 }
 
 bool at_trees_equal(const char *a, const char *b)
 {
-    if (count_entries(a) != count_entries(b) || count_entries(a) < 0) return false;
+    if (count_entries(a) != count_entries(b) || count_entries(a) < 0)
+        return false;
     DIR *d = opendir(a);
-    if (!d) return false;
+    if (!d)
+        return false;
     bool eq = true;
     struct dirent *e;
     while (eq && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
         char *pa = at_join(a, e->d_name), *pb = at_join(b, e->d_name);
         struct stat sa, sb;
         if (lstat(pa, &sa) != 0 || lstat(pb, &sb) != 0)
@@ -129,7 +139,8 @@ bool at_trees_equal(const char *a, const char *b)
             eq = S_ISDIR(sb.st_mode) && at_trees_equal(pa, pb);
         else
             eq = S_ISREG(sb.st_mode) && files_equal(pa, pb);
-        if (!eq) fprintf(stderr, "trees differ at %s\n", pb);
+        if (!eq)
+            fprintf(stderr, "trees differ at %s\n", pb);
         free(pa);
         free(pb);
     }
@@ -140,14 +151,17 @@ bool at_trees_equal(const char *a, const char *b)
 int at_count_files(const char *dir)
 {
     DIR *d = opendir(dir);
-    if (!d) return 0;
+    if (!d)
+        return 0;
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
         char *p = at_join(dir, e->d_name);
         struct stat st;
-        if (lstat(p, &st) == 0) n += S_ISDIR(st.st_mode) ? at_count_files(p) : 1;
+        if (lstat(p, &st) == 0)
+            n += S_ISDIR(st.st_mode) ? at_count_files(p) : 1;
         free(p);
     }
     closedir(d);
@@ -157,17 +171,20 @@ int at_count_files(const char *dir)
 void at_rm_rf(const char *path)
 {
     struct stat st;
-    if (lstat(path, &st) != 0) return;
+    if (lstat(path, &st) != 0)
+        return;
     if (S_ISDIR(st.st_mode)) {
         DIR *d = opendir(path);
         struct dirent *e;
         while (d && (e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
             char *p = at_join(path, e->d_name);
             at_rm_rf(p);
             free(p);
         }
-        if (d) closedir(d);
+        if (d)
+            closedir(d);
         rmdir(path);
     } else {
         unlink(path);
@@ -204,15 +221,18 @@ bool at_board_start(at_board *fx, const char *tag, rd_board_options *opt, bool t
     memset(fx, 0, sizeof *fx);
     at_log_init(&fx->log);
     fx->dir = rd_test_tmpdir(tag);
-    if (!fx->dir) return false;
+    if (!fx->dir)
+        return false;
     fx->root = at_join(fx->dir, "root");
     fx->home = at_join(fx->dir, "home");
     fx->dumps = at_join(fx->root, "userdata/dumps");
     mkdir(fx->root, 0755);
     mkdir(fx->home, 0755);
-    if (tree && !at_make_dump_tree(fx->root)) return false;
+    if (tree && !at_make_dump_tree(fx->root))
+        return false;
     opt->root = fx->root;
-    if (!opt->home) opt->home = fx->home;
+    if (!opt->home)
+        opt->home = fx->home;
     opt->log = at_log_cb;
     opt->log_user = &fx->log;
     rd_error err;
@@ -228,7 +248,8 @@ void at_board_stop(at_board *fx)
 {
     rd_board_stop(fx->board);
     fx->board = NULL;
-    if (fx->dir) at_rm_rf(fx->dir);
+    if (fx->dir)
+        at_rm_rf(fx->dir);
     free(fx->dir);
     free(fx->root);
     free(fx->home);
@@ -253,11 +274,13 @@ static bool read_request(int fd, char *out, size_t cap)
 {
     char h[5] = {0};
     rd_error err;
-    if (adb_fd_read_exact(fd, h, 4, 2000, "test", &err) != RD_OK) return false;
+    if (adb_fd_read_exact(fd, h, 4, 2000, "test", &err) != RD_OK)
+        return false;
     unsigned n = 0;
     for (int i = 0; i < 4; i++)
         n = n * 16 + (unsigned)(h[i] <= '9' ? h[i] - '0' : h[i] - 'a' + 10);
-    if (n >= cap || adb_fd_read_exact(fd, out, n, 2000, "test", &err) != RD_OK) return false;
+    if (n >= cap || adb_fd_read_exact(fd, out, n, 2000, "test", &err) != RD_OK)
+        return false;
     out[n] = '\0';
     return true;
 }
@@ -273,7 +296,8 @@ static void *serve(void *arg)
     at_server *s = arg;
     for (int i = 0; i < s->n_conns; i++) {
         int fd = accept(s->listen_fd, NULL, NULL);
-        if (fd < 0) break;
+        if (fd < 0)
+            break;
         char req[256];
         while (read_request(fd, req, sizeof req)) {
             if (strcmp(req, "host:devices") == 0)
@@ -308,8 +332,8 @@ bool at_server_start(at_server *s, int n_conns)
     s->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t sl = sizeof sa;
-    if (bind(s->listen_fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-        listen(s->listen_fd, 8) != 0 || getsockname(s->listen_fd, (struct sockaddr *)&sa, &sl) != 0)
+    if (bind(s->listen_fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(s->listen_fd, 8) != 0 ||
+        getsockname(s->listen_fd, (struct sockaddr *)&sa, &sl) != 0)
         return false;
     s->port = ntohs(sa.sin_port);
     s->n_conns = n_conns;

@@ -117,8 +117,7 @@ static void write_text(const char *path, const char *text)
 static int strays(const char *dir)
 {
     char cmd[4400];
-    snprintf(cmd, sizeof cmd,
-             "test -z \"$(find '%s/.android' -type f ! -name adbkey ! -name adbkey.pub)\"", dir);
+    snprintf(cmd, sizeof cmd, "test -z \"$(find '%s/.android' -type f ! -name adbkey ! -name adbkey.pub)\"", dir);
     return system(cmd);
 }
 
@@ -263,7 +262,8 @@ static void test_home_fallback(void)
     char path[4200];
     rd_error err;
     rd_status st = adb_user_key_path(NULL, path, sizeof path, &err);
-    if (saved) setenv("HOME", saved, 1);
+    if (saved)
+        setenv("HOME", saved, 1);
     struct passwd *pw = getpwuid(getuid());
     if (pw && pw->pw_dir && *pw->pw_dir) {
         CU_ASSERT_EQUAL(st, RD_OK);
@@ -279,9 +279,8 @@ static void test_home_fallback(void)
 
 RD_TEST_REGISTER(register_auth)
 {
-    RD_SUITE("adb_auth", {"create, format, sign", test_create_and_sign},
-             {"0-byte key", test_empty_key}, {"encrypted key: no prompt", test_encrypted_key},
-             {"vendor keys survive", test_vendor_keys_survive},
+    RD_SUITE("adb_auth", {"create, format, sign", test_create_and_sign}, {"0-byte key", test_empty_key},
+             {"encrypted key: no prompt", test_encrypted_key}, {"vendor keys survive", test_vendor_keys_survive},
              {"key creation on a full disk", test_key_creation_full_disk},
              {"adbkey.pub write error", test_pub_write_error}, {"HOME unset", test_home_fallback});
 }

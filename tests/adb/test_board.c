@@ -17,8 +17,8 @@ typedef at_board fixture;
 
 static const char *fx_features; /* NULL: the board's default */
 
-static bool fx_start(fixture *fx, const char *tag, bool auth, uint32_t version,
-                     uint32_t max_payload, const char *faults)
+static bool fx_start(fixture *fx, const char *tag, bool auth, uint32_t version, uint32_t max_payload,
+                     const char *faults)
 {
     /* with auth, the board knows a stranger's key only, so our client's key goes through the
      * "accept it on the board" flow (accepted after 50 ms) */
@@ -60,7 +60,8 @@ static rd_status pull_and_compare(fixture *fx, rd_adb *dev, bool expect_equal, r
     mkdir(out, 0755);
     rd_status st = rd_adb_pull(dev, "/userdata/dumps", out, NULL, NULL, err);
     char *got = at_join(out, "dumps");
-    if (expect_equal) CU_ASSERT_TRUE(at_trees_equal(fx->dumps, got));
+    if (expect_equal)
+        CU_ASSERT_TRUE(at_trees_equal(fx->dumps, got));
     free(got);
     free(out);
     return st;
@@ -79,17 +80,17 @@ static void run_config(const char *tag, bool auth, uint32_t version, uint32_t ma
     CU_ASSERT_STRING_EQUAL(rd_adb_transport_name(dev), "tcp");
     bool v2shell = adb_has_feature(rd_adb_features(dev), "shell_v2");
     CU_ASSERT_EQUAL(v2shell, fx_features == NULL);
-    if (auth) CU_ASSERT_TRUE(at_log_has(&log, "accept it on the board"));
+    if (auth)
+        CU_ASSERT_TRUE(at_log_has(&log, "accept it on the board"));
     CU_ASSERT_EQUAL(pull_and_compare(&fx, dev, true, &err), RD_OK);
     /* shell: output and exit status */
     char *text = NULL;
     int code = -1;
-    CU_ASSERT_EQUAL(
-        rd_adb_shell_capture(dev, "ls /userdata/dumps | wc -l; exit 3", &text, NULL, &code, &err),
-        RD_OK);
+    CU_ASSERT_EQUAL(rd_adb_shell_capture(dev, "ls /userdata/dumps | wc -l; exit 3", &text, NULL, &code, &err), RD_OK);
     CU_ASSERT_EQUAL(code, v2shell ? 3 : 0); /* shell: has no exit status */
     CU_ASSERT_PTR_NOT_NULL(text);
-    if (text) CU_ASSERT_EQUAL(strtol(text, NULL, 10), 11);
+    if (text)
+        CU_ASSERT_EQUAL(strtol(text, NULL, 10), 11);
     free(text);
     rd_adb_close(dev);
     if (auth) { /* the key is now trusted: the second connection signs and gets in without an offer
@@ -156,15 +157,13 @@ static void test_api(void)
     /* single file into an existing folder, then to a new name */
     char *out = at_join(fx.dir, "single");
     mkdir(out, 0755);
-    CU_ASSERT_EQUAL(rd_adb_pull(dev, "/userdata/dumps/007_65537.npy", out, NULL, NULL, &err),
-                    RD_OK);
+    CU_ASSERT_EQUAL(rd_adb_pull(dev, "/userdata/dumps/007_65537.npy", out, NULL, NULL, &err), RD_OK);
     char *got = at_join(out, "007_65537.npy");
     struct stat st;
     CU_ASSERT_EQUAL(stat(got, &st), 0);
     CU_ASSERT_EQUAL(st.st_size, 65537);
     char *renamed = at_join(out, "renamed.npy");
-    CU_ASSERT_EQUAL(rd_adb_pull(dev, "/userdata/dumps/007_65537.npy", renamed, NULL, NULL, &err),
-                    RD_OK);
+    CU_ASSERT_EQUAL(rd_adb_pull(dev, "/userdata/dumps/007_65537.npy", renamed, NULL, NULL, &err), RD_OK);
     CU_ASSERT_EQUAL(stat(renamed, &st), 0);
     /* a folder to a path that does not exist yet lands at that path */
     char *newdir = at_join(fx.dir, "newdir");
@@ -183,12 +182,10 @@ static void test_api(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "mkdir -p /tmp/dumps && chmod 777 /tmp/dumps"));
     at_rm_rf(fx.dumps);
     CU_ASSERT_EQUAL(rd_adb_pull(dev, NULL, out, NULL, NULL, &err), RD_E_NOTFOUND);
-    CU_ASSERT_PTR_NOT_NULL(
-        strstr(err.msg, "mkdir -p /userdata/dumps && chmod 777 /userdata/dumps"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "mkdir -p /userdata/dumps && chmod 777 /userdata/dumps"));
     /* and the fix works through our shell, with paths mapped under the board's root */
     int code = -1;
-    CU_ASSERT_EQUAL(rd_adb_shell(dev, "mkdir -p /userdata/dumps && chmod 777 /userdata/dumps", NULL,
-                                 NULL, &code, &err),
+    CU_ASSERT_EQUAL(rd_adb_shell(dev, "mkdir -p /userdata/dumps && chmod 777 /userdata/dumps", NULL, NULL, &code, &err),
                     RD_OK);
     CU_ASSERT_EQUAL(code, 0);
     CU_ASSERT_EQUAL(stat(fx.dumps, &st), 0);
@@ -206,8 +203,7 @@ static void test_api(void)
 /* A fault: the pull fails (or succeeds) with a message, leaves no temporary and no partial final
  * file.
  */
-static void run_fault(const char *tag, const char *faults, rd_status want, const char *msg_part,
-                      int timeout_ms)
+static void run_fault(const char *tag, const char *faults, rd_status want, const char *msg_part, int timeout_ms)
 {
     fixture fx;
     CU_ASSERT_FATAL(fx_start(&fx, tag, false, 0, 0, faults));
@@ -221,7 +217,8 @@ static void run_fault(const char *tag, const char *faults, rd_status want, const
     CU_ASSERT_EQUAL(st, want);
     if (st != want || (msg_part && !strstr(err.msg, msg_part)))
         fprintf(stderr, "fault %s: status %s, message: %s\n", faults, rd_status_str(st), err.msg);
-    if (msg_part) CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, msg_part));
+    if (msg_part)
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, msg_part));
     /* every file that exists under its final name is complete; no temporary file survives; nothing
      * escaped
      */
@@ -261,8 +258,7 @@ static void test_fault_stall(void)
 }
 static void test_fault_recv_fail_retry(void)
 {
-    run_fault("fault-recvfail1", "recv-fail:1", RD_OK, NULL,
-              5000); /* retried on a new sync service */
+    run_fault("fault-recvfail1", "recv-fail:1", RD_OK, NULL, 5000); /* retried on a new sync service */
 }
 static void test_fault_recv_fail(void)
 {
@@ -273,8 +269,7 @@ static void test_fault_evil_names(void)
     run_fault("fault-evil1", "evil-name:../../x", RD_E_DEVICE, "refusing to write outside", 5000);
     run_fault("fault-evil2", "evil-name:a/b", RD_E_DEVICE, "refusing to write outside", 5000);
     run_fault("fault-evil3", "evil-name:/abs", RD_E_DEVICE, "refusing to write outside", 5000);
-    run_fault("fault-evil4", "evil-name:..", RD_OK, NULL,
-              5000); /* ".." is skipped like adbd's own */
+    run_fault("fault-evil4", "evil-name:..", RD_OK, NULL, 5000); /* ".." is skipped like adbd's own */
 }
 static void test_fault_grow(void)
 {
@@ -312,13 +307,11 @@ static void test_no_board(void)
 RD_TEST_REGISTER(register_board)
 {
     RD_SUITE("adb_board", {"no auth, v0x01000001, 1 MiB", test_noauth_v2}, {"auth", test_auth},
-             {"v0x01000000 checksums", test_v1_checksums},
-             {"v0x01000000 auth 4 KiB", test_v1_auth_4k}, {"payload 4 KiB", test_payload_4k},
-             {"payload 256 B", test_payload_tiny}, {"old board (v1 sync, shell:)", test_old_board},
-             {"api", test_api}, {"fault drop", test_fault_drop},
+             {"v0x01000000 checksums", test_v1_checksums}, {"v0x01000000 auth 4 KiB", test_v1_auth_4k},
+             {"payload 4 KiB", test_payload_4k}, {"payload 256 B", test_payload_tiny},
+             {"old board (v1 sync, shell:)", test_old_board}, {"api", test_api}, {"fault drop", test_fault_drop},
              {"fault corrupt", test_fault_corrupt}, {"fault oversize", test_fault_oversize},
-             {"fault stall", test_fault_stall},
-             {"fault recv-fail retried", test_fault_recv_fail_retry},
+             {"fault stall", test_fault_stall}, {"fault recv-fail retried", test_fault_recv_fail_retry},
              {"fault recv-fail", test_fault_recv_fail}, {"fault evil names", test_fault_evil_names},
              {"fault grow", test_fault_grow}, {"fault unauthorized", test_fault_unauthorized},
              {"no board", test_no_board});

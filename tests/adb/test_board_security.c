@@ -26,11 +26,9 @@ static char *stranger_home(const at_board *fx, const char *name)
     return h;
 }
 
-static rd_status open_as(at_board *fx, const char *home, int timeout_ms, rd_adb **dev,
-                         rd_error *err)
+static rd_status open_as(at_board *fx, const char *home, int timeout_ms, rd_adb **dev, rd_error *err)
 {
-    rd_adb_options o = {
-        .transport = RD_ADB_TCP, .connect = fx->addr, .timeout_ms = timeout_ms, .home = home};
+    rd_adb_options o = {.transport = RD_ADB_TCP, .connect = fx->addr, .timeout_ms = timeout_ms, .home = home};
     return rd_adb_open(&o, dev, err);
 }
 
@@ -77,8 +75,7 @@ static void test_keys_file(void)
     FILE *f = fopen(keys, "w");
     fprintf(f, "# the board's keys\n\nnot a key at all\n%s\n", pub);
     fclose(f);
-    rd_board_options bo = {
-        .root = fx.root, .adb_keys = keys, .log = at_log_cb, .log_user = &fx.log};
+    rd_board_options bo = {.root = fx.root, .adb_keys = keys, .log = at_log_cb, .log_user = &fx.log};
     CU_ASSERT_EQUAL_FATAL(rd_board_start(&bo, &fx.board, &err), RD_OK);
     snprintf(fx.addr, sizeof fx.addr, "%s", rd_board_address(fx.board));
     CU_ASSERT_TRUE(at_log_has(&fx.log, "line 3 is not an ADB public key; skipped"));
@@ -164,11 +161,11 @@ static void test_shell_confined(void)
     int code = 0;
     char *uid = shell(dev, "id -u", &code);
     CU_ASSERT_PTR_NOT_NULL_FATAL(uid);
-    if (geteuid() == 0) CU_ASSERT_NOT_EQUAL(strtol(uid, NULL, 10), 0);
+    if (geteuid() == 0)
+        CU_ASSERT_NOT_EQUAL(strtol(uid, NULL, 10), 0);
     char *nnp = shell(dev, "grep NoNewPrivs /proc/self/status", &code);
     CU_ASSERT_TRUE(nnp && strstr(nnp, "1"));
-    char *in =
-        shell(dev, "echo made > /userdata/dumps/new.txt && cat /userdata/dumps/new.txt", &code);
+    char *in = shell(dev, "echo made > /userdata/dumps/new.txt && cat /userdata/dumps/new.txt", &code);
     CU_ASSERT_EQUAL(code, 0);
     CU_ASSERT_TRUE(in && strcmp(in, "made\n") == 0);
     char cmd[8400];
@@ -234,7 +231,8 @@ static void test_sync_confined(void)
 static char *sh_words(const char *root, const char *cmd)
 {
     char *mapped = board_map_command(root, cmd);
-    if (!mapped) return NULL;
+    if (!mapped)
+        return NULL;
     char *line = NULL;
     size_t cap = strlen(mapped) + 64;
     line = malloc(cap);
@@ -242,7 +240,8 @@ static char *sh_words(const char *root, const char *cmd)
     free(mapped);
     FILE *p = popen(line, "r");
     free(line);
-    if (!p) return NULL;
+    if (!p)
+        return NULL;
     char *out = calloc(1, 16384);
     size_t n = fread(out, 1, 16383, p);
     out[n] = '\0';
@@ -291,8 +290,7 @@ static void test_map_command(void)
         {"ls /userdata/dumps", "ls\n{R}/userdata/dumps\n"},
         {"'{P}' board-run /userdata/m.onnx", "{P}\nboard-run\n{R}/userdata/m.onnx\n"},
         {"{T} --x /tmp/dumps", "{T}\n--x\n{R}/tmp/dumps\n"},
-        {"A=/userdata/d B='/userdata/a b' \"/data/x\"",
-         "A={R}/userdata/d\nB={R}/userdata/a b\n{R}/data/x\n"},
+        {"A=/userdata/d B='/userdata/a b' \"/data/x\"", "A={R}/userdata/d\nB={R}/userdata/a b\n{R}/data/x\n"},
         {"/nonexistent-rd/x /etc/passwd /", "{R}/nonexistent-rd/x\n/etc/passwd\n/\n"},
     };
     const char *values[3] = {root, prog, tmpprog};
@@ -313,8 +311,6 @@ static void test_map_command(void)
 RD_TEST_REGISTER(register_board_security)
 {
     RD_SUITE("adb_board_security", {"default keys: own in, stranger out", test_default_keys},
-             {"--adb-keys", test_keys_file}, {"--bind", test_bind},
-             {"shell commands confined", test_shell_confined},
-             {"sync stays in the folder", test_sync_confined},
-             {"board paths in commands", test_map_command});
+             {"--adb-keys", test_keys_file}, {"--bind", test_bind}, {"shell commands confined", test_shell_confined},
+             {"sync stays in the folder", test_sync_confined}, {"board paths in commands", test_map_command});
 }

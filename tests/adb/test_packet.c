@@ -7,12 +7,8 @@
 
 static void test_header_roundtrip(void)
 {
-    adb_header h = {.command = A_WRTE,
-                    .arg0 = 7,
-                    .arg1 = 9,
-                    .data_length = 100,
-                    .data_check = 0,
-                    .magic = A_WRTE ^ 0xffffffffu};
+    adb_header h = {
+        .command = A_WRTE, .arg0 = 7, .arg1 = 9, .data_length = 100, .data_check = 0, .magic = A_WRTE ^ 0xffffffffu};
     uint8_t b[ADB_HEADER_SIZE];
     adb_header_encode(&h, b);
     CU_ASSERT_EQUAL(memcmp(b, "WRTE", 4), 0);
@@ -25,9 +21,8 @@ static void test_header_roundtrip(void)
 static void test_header_bad(void)
 {
     /* the exact CNXN header real adb 29 sends (adb-protocol.md) */
-    static const uint8_t cnxn[] = {0x43, 0x4e, 0x58, 0x4e, 0x01, 0x00, 0x00, 0x01,
-                                   0x00, 0x00, 0x10, 0x00, 0x77, 0x00, 0x00, 0x00,
-                                   0x40, 0x2e, 0x00, 0x00, 0xbc, 0xb1, 0xa7, 0xb1};
+    static const uint8_t cnxn[] = {0x43, 0x4e, 0x58, 0x4e, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x10, 0x00,
+                                   0x77, 0x00, 0x00, 0x00, 0x40, 0x2e, 0x00, 0x00, 0xbc, 0xb1, 0xa7, 0xb1};
     adb_header d;
     rd_error err;
     CU_ASSERT_EQUAL(adb_header_decode(cnxn, 4096, &d, &err), RD_OK);
@@ -49,9 +44,8 @@ static void test_header_bad(void)
 
 static void test_checksum(void)
 {
-    static const char banner[] =
-        "host::features=remount_shell,abb_exec,abb,apex,fixed_push_mkdir,ls_v2,stat_v2,"
-        "fixed_push_symlink_timestamp,cmd,shell_v2";
+    static const char banner[] = "host::features=remount_shell,abb_exec,abb,apex,fixed_push_mkdir,ls_v2,stat_v2,"
+                                 "fixed_push_symlink_timestamp,cmd,shell_v2";
     CU_ASSERT_EQUAL(strlen(banner), 119u);
     CU_ASSERT_EQUAL(adb_checksum((const uint8_t *)banner, 119), 0x2e40u);
     CU_ASSERT_EQUAL(adb_checksum(NULL, 0), 0u);
@@ -123,8 +117,7 @@ static void test_sync_replies(void)
     s = adb_mem_stream_create(buf, (size_t)(p - buf));
     uint64_t got;
     bool failed;
-    CU_ASSERT_EQUAL(adb_sync_recv(s, "/f", UINT64_MAX, NULL, NULL, &got, &failed, &err),
-                    RD_E_DEVICE);
+    CU_ASSERT_EQUAL(adb_sync_recv(s, "/f", UINT64_MAX, NULL, NULL, &got, &failed, &err), RD_E_DEVICE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "DATA chunk"));
     s->ops->close(s);
     /* RECV: FAIL with message */
@@ -133,8 +126,7 @@ static void test_sync_replies(void)
     memcpy(p, "open failed", 11);
     p += 11;
     s = adb_mem_stream_create(buf, (size_t)(p - buf));
-    CU_ASSERT_EQUAL(adb_sync_recv(s, "/f", UINT64_MAX, NULL, NULL, &got, &failed, &err),
-                    RD_E_DEVICE);
+    CU_ASSERT_EQUAL(adb_sync_recv(s, "/f", UINT64_MAX, NULL, NULL, &got, &failed, &err), RD_E_DEVICE);
     CU_ASSERT_TRUE(failed);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "open failed"));
     s->ops->close(s);
@@ -150,8 +142,7 @@ static void test_sync_replies(void)
     s->ops->close(s);
     /* truncated stream */
     s = adb_mem_stream_create(buf, 6);
-    CU_ASSERT_EQUAL(adb_sync_recv(s, "/f", UINT64_MAX, NULL, NULL, &got, &failed, &err),
-                    RD_E_DEVICE);
+    CU_ASSERT_EQUAL(adb_sync_recv(s, "/f", UINT64_MAX, NULL, NULL, &got, &failed, &err), RD_E_DEVICE);
     s->ops->close(s);
 }
 
@@ -190,8 +181,7 @@ static void test_fake_transport_handshake(void)
 
 RD_TEST_REGISTER(register_packet)
 {
-    RD_SUITE("adb_packet", {"header round trip", test_header_roundtrip},
-             {"bad headers", test_header_bad}, {"checksum", test_checksum}, {"banner", test_banner},
-             {"safe names", test_safe_names}, {"sync replies", test_sync_replies},
-             {"fake transport handshake", test_fake_transport_handshake});
+    RD_SUITE("adb_packet", {"header round trip", test_header_roundtrip}, {"bad headers", test_header_bad},
+             {"checksum", test_checksum}, {"banner", test_banner}, {"safe names", test_safe_names},
+             {"sync replies", test_sync_replies}, {"fake transport handshake", test_fake_transport_handshake});
 }

@@ -16,20 +16,18 @@
 #include <unistd.h>
 
 /* Starts a board (no auth: these tests are about the pull) with faults and features. */
-static bool start(at_board *fx, const char *tag, const char *faults, const char *features,
-                  uint32_t version)
+static bool start(at_board *fx, const char *tag, const char *faults, const char *features, uint32_t version)
 {
-    rd_board_options bo = {
-        .no_auth = true, .faults = faults, .features = features, .version = version};
+    rd_board_options bo = {.no_auth = true, .faults = faults, .features = features, .version = version};
     return at_board_start(fx, tag, &bo, true);
 }
 
-static rd_status pull(at_board *fx, int timeout_ms, at_log *log, const char *remote,
-                      const char *out, rd_error *err)
+static rd_status pull(at_board *fx, int timeout_ms, at_log *log, const char *remote, const char *out, rd_error *err)
 {
     rd_adb *dev = NULL;
     rd_status st = at_board_open(fx, timeout_ms, log, &dev, err);
-    if (st == RD_OK) st = rd_adb_pull(dev, remote, out, NULL, NULL, err);
+    if (st == RD_OK)
+        st = rd_adb_pull(dev, remote, out, NULL, NULL, err);
     rd_adb_close(dev);
     return st;
 }
@@ -56,8 +54,7 @@ static void test_link_loop(void)
     at_board fx;
     CU_ASSERT_FATAL(start(&fx, "pull-loop", NULL, NULL, 0));
     /* l1 -> ., l2 -> ., sub/up -> .. : the tree is infinite if links are followed blindly */
-    char *l1 = at_join(fx.dumps, "l1"), *l2 = at_join(fx.dumps, "l2"),
-         *up = at_join(fx.dumps, "sub/up");
+    char *l1 = at_join(fx.dumps, "l1"), *l2 = at_join(fx.dumps, "l2"), *up = at_join(fx.dumps, "sub/up");
     CU_ASSERT_EQUAL(symlink(".", l1), 0);
     CU_ASSERT_EQUAL(symlink(".", l2), 0);
     CU_ASSERT_EQUAL(symlink("..", up), 0);
@@ -99,8 +96,7 @@ static void test_link_loop_without_inodes(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "listing the board's folders took longer than"));
     CU_ASSERT_TRUE(took < 15000); /* the 2 s deadline and some slack for a loaded machine */
     if (st != RD_E_TIMEOUT || took >= 15000)
-        fprintf(stderr, "loop without inodes: %s after %lld ms: %s\n", rd_status_str(st),
-                (long long)took, err.msg);
+        fprintf(stderr, "loop without inodes: %s after %lld ms: %s\n", rd_status_str(st), (long long)took, err.msg);
     CU_ASSERT_FALSE(exists(fx.dir, "out")); /* nothing was written: the listing comes first */
     free(l1), free(l2), free(out);
     at_board_stop(&fx);
@@ -145,7 +141,8 @@ static void test_listing_bounded_by_timeout(void)
     int64_t took = adb_now_ms() - t0;
     CU_ASSERT_TRUE(took < 12000);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "listing the board's folders took longer than"));
-    if (took >= 12000) fprintf(stderr, "listing took %lld ms\n", (long long)took);
+    if (took >= 12000)
+        fprintf(stderr, "listing took %lld ms\n", (long long)took);
     free(out);
     at_board_stop(&fx);
 }
@@ -259,10 +256,8 @@ RD_TEST_REGISTER(register_pull)
     RD_SUITE("adb_pull", {"link loop visited once", test_link_loop},
              {"link loop without inodes: the timeout ends it", test_link_loop_without_inodes},
              {"folders deeper than 64 levels", test_depth_bound},
-             {"listing bounded by --timeout", test_listing_bounded_by_timeout},
-             {"file cut short", test_short_file},
+             {"listing bounded by --timeout", test_listing_bounded_by_timeout}, {"file cut short", test_short_file},
              {"size 0 announced, old board", test_zero_size_old_board},
-             {"size 0 announced, stat_v2", test_zero_size_v2},
-             {"names of 251-255 bytes", test_long_names},
+             {"size 0 announced, stat_v2", test_zero_size_v2}, {"names of 251-255 bytes", test_long_names},
              {"a name this computer cannot store", test_unstorable_name});
 }

@@ -67,6 +67,5 @@ static void test_port_choice(void)
 
 RD_TEST_REGISTER(register_server)
 {
-    RD_SUITE("adb_server", {"smart-socket queries", test_queries},
-             {"server port", test_port_choice});
+    RD_SUITE("adb_server", {"smart-socket queries", test_queries}, {"server port", test_port_choice});
 }

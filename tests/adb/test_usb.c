@@ -75,7 +75,8 @@ static void mk_close(libusb_device_handle *h)
 }
 static int mk_claim(libusb_device_handle *h, int ifnum)
 {
-    if (m.claim_rc == 0) m.claimed++;
+    if (m.claim_rc == 0)
+        m.claimed++;
     return m.claim_rc;
 }
 static int mk_release(libusb_device_handle *h, int ifnum)
@@ -90,20 +91,25 @@ static int mk_string(libusb_device_handle *h, uint8_t idx, unsigned char *data, 
     memcpy(data, serial, (size_t)n);
     return n;
 }
-static int mk_bulk(libusb_device_handle *h, unsigned char ep, unsigned char *data, int len,
-                   int *done, unsigned timeout)
+static int mk_bulk(libusb_device_handle *h, unsigned char ep, unsigned char *data, int len, int *done, unsigned timeout)
 {
     if (!(ep & 0x80)) {
-        if (ep != 0x01) return LIBUSB_ERROR_IO;
-        if (m.n_out < MAX_XFER) m.out_len[m.n_out++] = len;
+        if (ep != 0x01)
+            return LIBUSB_ERROR_IO;
+        if (m.n_out < MAX_XFER)
+            m.out_len[m.n_out++] = len;
         *done = len;
         return 0;
     }
-    if (ep != 0x82) return LIBUSB_ERROR_IO;
-    if (m.in_off == m.in_len) return LIBUSB_ERROR_TIMEOUT;
+    if (ep != 0x82)
+        return LIBUSB_ERROR_IO;
+    if (m.in_off == m.in_len)
+        return LIBUSB_ERROR_TIMEOUT;
     size_t n = m.in_len - m.in_off;
-    if (m.in_piece && n > (size_t)m.in_piece) n = (size_t)m.in_piece;
-    if (n > (size_t)len) n = (size_t)len;
+    if (m.in_piece && n > (size_t)m.in_piece)
+        n = (size_t)m.in_piece;
+    if (n > (size_t)len)
+        n = (size_t)len;
     memcpy(data, m.in + m.in_off, n);
     m.in_off += n;
     *done = (int)n;
@@ -146,10 +152,8 @@ static const adb_usb_api mock = {
 static void mock_reset(void)
 {
     memset(&m, 0, sizeof m);
-    m.eps[0] = (struct libusb_endpoint_descriptor){
-        .bEndpointAddress = 0x01, .bmAttributes = 2, .wMaxPacketSize = 512};
-    m.eps[1] = (struct libusb_endpoint_descriptor){
-        .bEndpointAddress = 0x82, .bmAttributes = 2, .wMaxPacketSize = 512};
+    m.eps[0] = (struct libusb_endpoint_descriptor){.bEndpointAddress = 0x01, .bmAttributes = 2, .wMaxPacketSize = 512};
+    m.eps[1] = (struct libusb_endpoint_descriptor){.bEndpointAddress = 0x82, .bmAttributes = 2, .wMaxPacketSize = 512};
     /* interface 0: mass storage, interface 1: ADB */
     m.alts[0] = (struct libusb_interface_descriptor){.bInterfaceNumber = 0,
                                                      .bInterfaceClass = 8,
@@ -230,16 +234,14 @@ static void test_busy_claim(void)
     bool busy = false;
     char serial[64];
     rd_error err;
-    CU_ASSERT_EQUAL(
-        adb_usb_transport_create_with(&mock, NULL, 1000, &t, &busy, serial, sizeof serial, &err),
-        RD_E_DEVICE);
+    CU_ASSERT_EQUAL(adb_usb_transport_create_with(&mock, NULL, 1000, &t, &busy, serial, sizeof serial, &err),
+                    RD_E_DEVICE);
     CU_ASSERT_TRUE(busy);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "adb kill-server"));
     CU_ASSERT_EQUAL(m.opened, m.closed);
     mock_reset();
-    CU_ASSERT_EQUAL(
-        adb_usb_transport_create_with(&mock, "nope", 1000, &t, &busy, serial, sizeof serial, &err),
-        RD_E_NOTFOUND);
+    CU_ASSERT_EQUAL(adb_usb_transport_create_with(&mock, "nope", 1000, &t, &busy, serial, sizeof serial, &err),
+                    RD_E_NOTFOUND);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "nope"));
 }
 
@@ -263,9 +265,8 @@ static void test_zlp_and_exact_reads(void)
     bool busy = false;
     char serial[64];
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(adb_usb_transport_create_with(&mock, "RK3588EVB01", 1000, &t, &busy,
-                                                        serial, sizeof serial, &err),
-                          RD_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        adb_usb_transport_create_with(&mock, "RK3588EVB01", 1000, &t, &busy, serial, sizeof serial, &err), RD_OK);
     CU_ASSERT_STRING_EQUAL(serial, "RK3588EVB01");
     CU_ASSERT_EQUAL(m.claimed, 1);
     adb_conn *c = NULL;
@@ -311,11 +312,7 @@ static void test_busy_falls_back_to_server(void)
     at_server srv;
     CU_ASSERT_FATAL(at_server_start(&srv, 2)); /* features, get-state */
     char log[512] = "";
-    rd_adb_options o = {.serial = "board-1",
-                        .server_port = srv.port,
-                        .timeout_ms = 2000,
-                        .log = note,
-                        .log_user = log};
+    rd_adb_options o = {.serial = "board-1", .server_port = srv.port, .timeout_ms = 2000, .log = note, .log_user = log};
     rd_adb *dev = NULL;
     rd_error err;
     CU_ASSERT_EQUAL(adb_open_with(&mock, &o, &dev, &err), RD_OK);
@@ -337,8 +334,7 @@ static void test_busy_falls_back_to_server(void)
 
 RD_TEST_REGISTER(register_usb)
 {
-    RD_SUITE("adb_usb", {"interface discovery", test_find_iface}, {"list", test_list},
-             {"busy claim", test_busy_claim},
+    RD_SUITE("adb_usb", {"interface discovery", test_find_iface}, {"list", test_list}, {"busy claim", test_busy_claim},
              {"zero-length packets, exact reads", test_zlp_and_exact_reads},
              {"busy board: fallback to the server", test_busy_falls_back_to_server});
 }

@@ -3,9 +3,9 @@
 #define RD_TEST_CLI_CAPTURE_H
 
 typedef struct rd_cli_result {
-    int code;    /* the exit code rknn-diag would return */
-    char *out;   /* everything printed to stdout, NUL-terminated */
-    char *errs;  /* everything printed to stderr */
+    int code;   /* the exit code rknn-diag would return */
+    char *out;  /* everything printed to stdout, NUL-terminated */
+    char *errs; /* everything printed to stderr */
 } rd_cli_result;
 
 /** rknn-diag first ... (NULL-terminated arguments, at most 62). */

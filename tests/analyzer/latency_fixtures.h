@@ -28,8 +28,8 @@ static inline void lat_fx_write_v2(FILE *f, const lat_fx_row *rows, int n)
     fprintf(f, LAT_FX_PREFIX "%70s\n", "Network Layer Information Table");
     fprintf(f, LAT_FX_PREFIX "%s\n", rule);
     fprintf(f, LAT_FX_PREFIX "%-5s%-19s%-9s%-7s%-41s%-23s%-25s%-13s%-21s%-21s%-13s%-16s\n", "ID", "OpType", "DataType",
-            "Target", "InputShape", "OutputShape", "Cycles(DDR/NPU/Total)", "Time(us)", "MacUsage(%)", "WorkLoad(0/1/2)",
-            "RW(KB)", "FullName");
+            "Target", "InputShape", "OutputShape", "Cycles(DDR/NPU/Total)", "Time(us)", "MacUsage(%)",
+            "WorkLoad(0/1/2)", "RW(KB)", "FullName");
     fprintf(f, LAT_FX_PREFIX "%s\n", rule);
     for (int i = 0; i < n; i++) {
         const lat_fx_row *r = &rows[i];
@@ -37,8 +37,8 @@ static inline void lat_fx_write_v2(FILE *f, const lat_fx_row *rows, int n)
         char time[32];
         snprintf(time, sizeof time, "%.0f", r->us);
         fprintf(f, LAT_FX_PREFIX "%-5d%-19s%-9s%-7s%-41s%-23s%-25s%-13s%-21s%-21s%-13s%s\n", i + 1, r->op, r->dtype,
-                r->target, r->in_shape, r->out_shape, cpu ? "0/0/0" : "25136/57600/57600", time,
-                cpu ? "" : "\\", cpu ? "0.0%/0.0%/0.0%" : "100.0%/0.0%/0.0%", "150", r->full_name);
+                r->target, r->in_shape, r->out_shape, cpu ? "0/0/0" : "25136/57600/57600", time, cpu ? "" : "\\",
+                cpu ? "0.0%/0.0%/0.0%" : "100.0%/0.0%/0.0%", "150", r->full_name);
     }
     fprintf(f, LAT_FX_PREFIX "%s\n", rule);
     fprintf(f, LAT_FX_PREFIX "Total Operator Elapsed Per Frame Time(us): 1234\n");
@@ -54,7 +54,8 @@ static inline void lat_fx_write_v2(FILE *f, const lat_fx_row *rows, int n)
 /* Older layout (toolkit eval_perf style): "====" rules, three Cycles columns, WorkLoad cells with spaces. */
 static inline void lat_fx_write_old(FILE *f, const lat_fx_row *rows, int n)
 {
-    const char *rule = "==================================================================================================";
+    const char *rule =
+        "==================================================================================================";
     fprintf(f, "%s\n%45s\n", rule, "Performance");
     fprintf(f, "        #### The performance result is just for debugging, ####\n%s\n", rule);
     fprintf(f, "%-5s%-17s%-9s%-7s%-45s%-23s%-15s%-15s%-15s%-15s%-15s%-39s%-15s%-15s%-15s%s\n", "ID", "OpType",

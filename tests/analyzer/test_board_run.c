@@ -87,8 +87,9 @@ static void fx_fini(fixture *fx)
 /* board-run on the fixture with extra arguments (NULL-terminated), dumps to dump_dir. */
 static cli_result board_run(const fixture *fx, const char *dump_dir, const char *const *extra)
 {
-    char *argv[40] = {"rknn-diag", "board-run", (char *)fx->model, "--input", (char *)fx->image, "--input-layout",
-                      "nchw", "--cfg", (char *)fx->cfg, "--target", "rk3566", "-o", (char *)fx->out};
+    char *argv[40] = {"rknn-diag",      "board-run", (char *)fx->model, "--input",       (char *)fx->image,
+                      "--input-layout", "nchw",      "--cfg",           (char *)fx->cfg, "--target",
+                      "rk3566",         "-o",        (char *)fx->out};
     int argc = 13;
     if (dump_dir) {
         argv[argc++] = "--dump-dir";
@@ -220,7 +221,8 @@ static bool reference_run(const fixture *fx, reference *ref)
     q.qcfg_path = fx->cfg;
     q.layout = RD_LAYOUT_NCHW;
     rd_tensor x = {0};
-    bool ok = an_quant_finish(&q, m, &err) == RD_OK && an_quant_build_sim(&q, m, NULL, NULL, false, &ref->s, &err) == RD_OK &&
+    bool ok = an_quant_finish(&q, m, &err) == RD_OK &&
+              an_quant_build_sim(&q, m, NULL, NULL, false, &ref->s, &err) == RD_OK &&
               an_quant_prepare_input(&q, m, 0, fx->image, NULL, &x, &err) == RD_OK;
     rd_run_options ro = {.observer = keep, .user = ref, .observe_inputs = true}; /* the input as the model holds it */
     ok = ok && rd_sim_run(ref->s, &x, 1, &ro, NULL, 0, &err) == RD_OK;
@@ -259,10 +261,10 @@ static bool same_f32(const rd_tensor *a, const rd_tensor *b)
 
 static const char *const expected_names[] = {
     "000_InputOperator_image_shape_1_3_32_32_float.npy", "001_ConvRelu_relu1_out_shape_1_8_32_32_float.npy",
-    "002_Mul_amplified_shape_1_8_32_32_float.npy",        "003_Div_restored_shape_1_8_32_32_float.npy",
-    "004_ConvClip_relu6_out_shape_1_8_32_32_float.npy",   "005_MaxPool_pool_out_shape_1_8_16_16_float.npy",
-    "006_ConvRelu_relu2_out_shape_1_16_16_16_float.npy",  "007_Conv_gap_out_shape_1_16_1_1_float.npy",
-    "008_Flatten_features_shape_1_16_float.npy",          "009_Conv_logits_shape_1_10_float.npy",
+    "002_Mul_amplified_shape_1_8_32_32_float.npy",       "003_Div_restored_shape_1_8_32_32_float.npy",
+    "004_ConvClip_relu6_out_shape_1_8_32_32_float.npy",  "005_MaxPool_pool_out_shape_1_8_16_16_float.npy",
+    "006_ConvRelu_relu2_out_shape_1_16_16_16_float.npy", "007_Conv_gap_out_shape_1_16_1_1_float.npy",
+    "008_Flatten_features_shape_1_16_float.npy",         "009_Conv_logits_shape_1_10_float.npy",
     "010_exSoftmax13_probs_shape_1_10_float.npy",        "011_OutputOperator_probs_shape_1_10_float.npy",
 };
 #define N_EXPECTED (sizeof expected_names / sizeof expected_names[0])
@@ -432,8 +434,8 @@ static int first_difference(const char *a, const char *b, char *name, size_t len
         if (!ok)
             break;
         size_t bytes = (size_t)rd_tensor_numel(&ta) * rd_dtype_get(ta.dtype)->size;
-        if (strcmp(la.names[i], lb.names[i]) != 0 || ta.dtype != tb.dtype || rd_tensor_numel(&ta) != rd_tensor_numel(&tb) ||
-            memcmp(ta.data, tb.data, bytes) != 0) {
+        if (strcmp(la.names[i], lb.names[i]) != 0 || ta.dtype != tb.dtype ||
+            rd_tensor_numel(&ta) != rd_tensor_numel(&tb) || memcmp(ta.data, tb.data, bytes) != 0) {
             first = (int)i;
             snprintf(name, len, "%s", lb.names[i]);
         }
@@ -522,10 +524,9 @@ static void test_app_mistakes(void)
     CU_ASSERT_EQUAL(memcmp((float *)t.data + 2 * plane, px, plane * 4), 0);
     rd_tensor_fini(&t);
     /* double-norm: the application's own (x - mean) / std reaches the runtime */
-    CU_ASSERT_FATAL(input_dump_with(&fx, fx.image,
-                                    (const char *const[]){"--app-mistake", "double-norm", "--mean", "0.5,0.5,0.5", "--std",
-                                                          "2,2,2", NULL},
-                                    &t));
+    CU_ASSERT_FATAL(input_dump_with(
+        &fx, fx.image,
+        (const char *const[]){"--app-mistake", "double-norm", "--mean", "0.5,0.5,0.5", "--std", "2,2,2", NULL}, &t));
     for (int64_t i = 0; i < rd_tensor_numel(&t); i++)
         CU_ASSERT_EQUAL(((float *)t.data)[i], (px[i] - 0.5f) / 2.0f);
     rd_tensor_fini(&t);
@@ -555,10 +556,10 @@ static void test_app_mistakes(void)
     CU_ASSERT_EQUAL(t.dtype, RD_DT_U8);
     CU_ASSERT_EQUAL(memcmp(t.data, u.data, (size_t)rd_tensor_numel(&u)), 0);
     rd_tensor_fini(&t);
-    CU_ASSERT_FATAL(input_dump_with(&fx, u8path,
-                                    (const char *const[]){"--app-mistake", "int8-clamp", "--mean", "128,128,128", "--std",
-                                                          "128,128,128", NULL},
-                                    &t));
+    CU_ASSERT_FATAL(input_dump_with(
+        &fx, u8path,
+        (const char *const[]){"--app-mistake", "int8-clamp", "--mean", "128,128,128", "--std", "128,128,128", NULL},
+        &t));
     CU_ASSERT_EQUAL(t.dtype, RD_DT_I8);
     for (int64_t i = 0; i < rd_tensor_numel(&u); i++) {
         uint8_t v = ((uint8_t *)u.data)[i];
@@ -698,7 +699,7 @@ static void test_through_fake_board(void)
 
 RD_TEST_REGISTER(board_run_tests)
 {
-    RD_SUITE("board_run", {"dumps equal the simulator", test_dumps_equal_simulator},
-             {"environment", test_environment}, {"faults", test_faults}, {"app mistakes", test_app_mistakes},
-             {"usage", test_usage}, {"through the fake board", test_through_fake_board});
+    RD_SUITE("board_run", {"dumps equal the simulator", test_dumps_equal_simulator}, {"environment", test_environment},
+             {"faults", test_faults}, {"app mistakes", test_app_mistakes}, {"usage", test_usage},
+             {"through the fake board", test_through_fake_board});
 }

@@ -24,8 +24,8 @@ static void test_fp16_overflow_is_first_finding(void)
     snprintf(model, sizeof model, "%s/demo.onnx", dir);
     snprintf(input, sizeof input, "%s/image.npy", dir);
     snprintf(snap, sizeof snap, "%s/snap", dir);
-    rd_cli_result r = rd_test_cli("accuracy", model, "--inputs", input, "--input-layout", "nchw", "--dtype", "float16", "-o",
-                           snap, NULL);
+    rd_cli_result r = rd_test_cli("accuracy", model, "--inputs", input, "--input-layout", "nchw", "--dtype", "float16",
+                                  "-o", snap, NULL);
     if (r.code != 0)
         fprintf(stderr, "%s", r.errs);
     CU_ASSERT_EQUAL(r.code, 0);
@@ -68,8 +68,8 @@ static void test_int8_gate_and_no_txt(void)
     snprintf(input, sizeof input, "%s/image.npy", dir);
     snprintf(snap, sizeof snap, "%s/snap", dir);
     /* an impossible bound fails the gate with exit 1 and names the output */
-    rd_cli_result r = rd_test_cli("accuracy", model, "-i", input, "--input-layout=nchw", "--method", "layer", "-o", snap,
-                           "--no-txt", "--fail-under-cos", "0.999999", "--quiet", NULL);
+    rd_cli_result r = rd_test_cli("accuracy", model, "-i", input, "--input-layout=nchw", "--method", "layer", "-o",
+                                  snap, "--no-txt", "--fail-under-cos", "0.999999", "--quiet", NULL);
     CU_ASSERT_EQUAL(r.code, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "gate failed"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "probs"));
@@ -79,7 +79,7 @@ static void test_int8_gate_and_no_txt(void)
     CU_ASSERT(exists(snap, "golden/relu1_out.npy"));
     /* a reachable bound passes */
     r = rd_test_cli("accuracy", model, "-i", input, "--input-layout=nchw", "-o", snap, "--fail-under-cos", "0.9",
-                "--gate", "single", "--quiet", NULL);
+                    "--gate", "single", "--quiet", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     rd_test_cli_free(&r);
     free(dir);

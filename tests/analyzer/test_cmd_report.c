@@ -8,20 +8,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char table_a[] =
-    "layer_name               simulator_error                    \n"
-    "                     entire              single             \n"
-    "                  cos      euc        cos      euc          \n"
-    "-----------------------------------------------------------\n"
-    "[Input] x            1.00000 | 0.0       1.00000 | 0.0           \n"
-    "[Conv] y/out:0       0.99000 | 2.5       0.99900 | 0.5           \n";
-static const char table_b[] =
-    "layer_name               simulator_error                    \n"
-    "                     entire              single             \n"
-    "                  cos      euc        cos      euc          \n"
-    "-----------------------------------------------------------\n"
-    "[Input] x            1.00000 | 0.0       1.00000 | 0.0           \n"
-    "[Conv] y/out:0       0.90000 | 9.5       0.99900 | 0.5           \n";
+static const char table_a[] = "layer_name               simulator_error                    \n"
+                              "                     entire              single             \n"
+                              "                  cos      euc        cos      euc          \n"
+                              "-----------------------------------------------------------\n"
+                              "[Input] x            1.00000 | 0.0       1.00000 | 0.0           \n"
+                              "[Conv] y/out:0       0.99000 | 2.5       0.99900 | 0.5           \n";
+static const char table_b[] = "layer_name               simulator_error                    \n"
+                              "                     entire              single             \n"
+                              "                  cos      euc        cos      euc          \n"
+                              "-----------------------------------------------------------\n"
+                              "[Input] x            1.00000 | 0.0       1.00000 | 0.0           \n"
+                              "[Conv] y/out:0       0.90000 | 9.5       0.99900 | 0.5           \n";
 
 static void put(const char *dir, const char *name, const char *text)
 {
@@ -74,11 +72,12 @@ static void test_report_from_rknn(void)
     CU_ASSERT_EQUAL(access(p, F_OK), 0);
 
     /* a mangled table: exit 3 naming the file and line */
-    put(dir, "error_analysis.txt", "layer_name               simulator_error                    \n"
-                                   "                     entire              single             \n"
-                                   "                  cos      euc        cos      euc          \n"
-                                   "-----------------------------------------------------------\n"
-                                   "[Input] x            1.00000 | \n");
+    put(dir, "error_analysis.txt",
+        "layer_name               simulator_error                    \n"
+        "                     entire              single             \n"
+        "                  cos      euc        cos      euc          \n"
+        "-----------------------------------------------------------\n"
+        "[Input] x            1.00000 | \n");
     code = cli(&out, &errs, 6, argv);
     CU_ASSERT_EQUAL(code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(errs, "error_analysis.txt:5:"));

@@ -89,8 +89,8 @@ static void write_prunable(const char *path)
     rd_onnx_add_initializer(b, "b", &bt, RD_ONNX_RAW);
     rd_onnx_add_initializer(b, "w2", &w2t, RD_ONNX_RAW);
     rd_onnx_add_initializer(b, "b2", &b2t, RD_ONNX_RAW);
-    rd_onnx_node *c = rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w", "b"}, 3,
-                                       (const char *const[]){"c"}, 1);
+    rd_onnx_node *c =
+        rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w", "b"}, 3, (const char *const[]){"c"}, 1);
     rd_onnx_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"c"}, 1, (const char *const[]){"r"}, 1);
     rd_onnx_add_node(b, "Conv", "conv2", (const char *const[]){"r", "w2", "b2"}, 3, (const char *const[]){"c2"}, 1);
@@ -136,8 +136,8 @@ static const char *config(const fixture *f, const char *name, const char *body, 
 {
     snprintf(path, len, "%s/%s.yml", f->dir, name);
     char text[2048];
-    snprintf(text, sizeof text, "models:\n  name: demo\n  platform: onnx\n  model_file_path: demo.onnx\n  quantize: true\n%s",
-             body);
+    snprintf(text, sizeof text,
+             "models:\n  name: demo\n  platform: onnx\n  model_file_path: demo.onnx\n  quantize: true\n%s", body);
     write_text(path, text);
     return path;
 }
@@ -163,11 +163,11 @@ static void report(const char *tag, const rd_cli_result *o)
     fprintf(stderr, "%s: exit %d\n%s\n%s\n", tag, o->code, o->out, o->errs);
 }
 
-#define CHECK_EXIT(o, want, tag)                                                                                   \
-    do {                                                                                                           \
-        CU_ASSERT_EQUAL((o).code, want);                                                                           \
-        if ((o).code != (want))                                                                                    \
-            report(tag, &(o));                                                                                     \
+#define CHECK_EXIT(o, want, tag)         \
+    do {                                 \
+        CU_ASSERT_EQUAL((o).code, want); \
+        if ((o).code != (want))          \
+            report(tag, &(o));           \
     } while (0)
 
 /* accuracy (float16) of the fixture's demo model with config cfg on input, then its report.json into r;
@@ -291,7 +291,8 @@ static void test_input_size_list_per_command(void)
     config(&f, "two", "  subgraphs:\n    input_size_list:\n      - 1,3,16,16\n      - 1,3,8,8\n", cfg, sizeof cfg);
     o = rd_test_cli("quantize", f.model, "-c", cfg, "--dataset", f.dataset, "-o", out, NULL);
     CHECK_EXIT(o, 3, "quantize two shapes");
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "two.yml:8: subgraphs.input_size_list gives 2 shapes, the model has 1 input"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(o.errs, "two.yml:8: subgraphs.input_size_list gives 2 shapes, the model has 1 input"));
     rd_test_cli_free(&o);
     fx_fini(&f);
 }
@@ -302,10 +303,11 @@ static void test_dynamic_input_per_command(void)
     fixture f;
     fx_init(&f, "cfg-dynamic");
     char cfg[4300], snap[4300], out[4300], path[4400];
-    config(&f, "dyn", "  configs:\n    dynamic_input:\n      - [[1,3,32,32]]\n      - ['1,3,16,16']\n", cfg, sizeof cfg);
+    config(&f, "dyn", "  configs:\n    dynamic_input:\n      - [[1,3,32,32]]\n      - ['1,3,16,16']\n", cfg,
+           sizeof cfg);
     snprintf(snap, sizeof snap, "%s/snap-dyn", f.dir);
-    rd_cli_result o = rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.image, "--dtype", "float16", "-o", snap,
-                                  "--quiet", NULL);
+    rd_cli_result o =
+        rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.image, "--dtype", "float16", "-o", snap, "--quiet", NULL);
     CHECK_EXIT(o, 0, "accuracy dynamic");
     CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "== dynamic_input set 1 of 2: 1x3x32x32"));
     CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "== dynamic_input set 2 of 2: 1x3x16x16"));
@@ -345,8 +347,8 @@ static void test_dynamic_input_per_command(void)
     CHECK_EXIT(o, 3, "export-qdq dynamic");
     CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "not supported by export-qdq"));
     rd_test_cli_free(&o);
-    o = rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.image, "--target", "rk3566", "--runtime-dumps", f.dir,
-                    "-o", snap, NULL);
+    o = rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.image, "--target", "rk3566", "--runtime-dumps", f.dir, "-o",
+                    snap, NULL);
     CHECK_EXIT(o, 3, "accuracy dynamic board");
     CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "the board runs the application on one input shape"));
     rd_test_cli_free(&o);
@@ -367,8 +369,8 @@ static void test_model_pruning_per_command(void)
     snprintf(ds, sizeof ds, "%s/prune_ds.txt", f.dir);
     write_text(ds, "img0.bmp\nimg1.bmp\nimg2.bmp\n");
     const char *const expect = "config: model_pruning (";
-    rd_cli_result o = rd_test_cli("accuracy", f.prunable, "-c", cfg, "-i", f.image, "--dataset", ds, "-o", snap,
-                                  "--quiet", NULL);
+    rd_cli_result o =
+        rd_test_cli("accuracy", f.prunable, "-c", cfg, "-i", f.image, "--dataset", ds, "-o", snap, "--quiet", NULL);
     CHECK_EXIT(o, 0, "accuracy prune");
     CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, expect));
     CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "1 all-zero channel pruned"));
@@ -444,13 +446,14 @@ static void test_noted_and_refused_keys(void)
     char cfg[4300], snap[4300];
     config(&f, "notes", "  configs:\n    remove_weight: true\n    mean_value: [1, 2, 3]\n", cfg, sizeof cfg);
     snprintf(snap, sizeof snap, "%s/snap-notes", f.dir);
-    rd_cli_result o = rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.image, "--dtype", "float16", "-o", snap,
-                                  "--quiet", NULL);
+    rd_cli_result o =
+        rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.image, "--dtype", "float16", "-o", snap, "--quiet", NULL);
     CHECK_EXIT(o, 0, "accuracy notes");
     CU_ASSERT_EQUAL(count(o.errs, "warning: "), 2);
     CU_ASSERT_EQUAL(count(o.errs, "notes.yml:7: configs.remove_weight: accepted, no effect on the analysis"), 1);
     CU_ASSERT_EQUAL(count(o.errs, "notes.yml:8: unknown key 'mean_value' in configs: ignored; did you mean "
-                                  "'mean_values'?"), 1);
+                                  "'mean_values'?"),
+                    1);
     rd_test_cli_free(&o);
     config(&f, "refused", "  configs:\n    op_target: {conv1: cpu}\n", cfg, sizeof cfg);
     o = rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.image, "--dtype", "float16", "-o", snap, NULL);

@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void add_f32(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims,
-                    const float *v)
+static void add_f32(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, const float *v)
 {
     rd_tensor t;
     rd_tensor_alloc(&t, RD_DT_F32, rank, dims, NULL);
@@ -35,14 +34,11 @@ static rd_model *build(const char *next, bool mean_input)
         rd_onnx_add_input(b, "mean", RD_DT_F32, 1, two, NULL);
     else
         add_f32(b, "mean", 1, two, (const float[]){0.5f, -0.5f});
-    rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w"}, 2,
-                     (const char *const[]){"c"}, 1);
+    rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w"}, 2, (const char *const[]){"c"}, 1);
     if (strcmp(next, "Relu") == 0)
-        rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"c"}, 1,
-                         (const char *const[]){"y"}, 1);
+        rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"c"}, 1, (const char *const[]){"y"}, 1);
     else
-        rd_onnx_add_node(b, "BatchNormalization", "bn",
-                         (const char *const[]){"c", "scale", "bias", "mean", "var"}, 5,
+        rd_onnx_add_node(b, "BatchNormalization", "bn", (const char *const[]){"c", "scale", "bias", "mean", "var"}, 5,
                          (const char *const[]){"y"}, 1);
     rd_onnx_add_output(b, "y", RD_DT_F32, 4, (const int64_t[]){1, 2, 4, 4}, NULL);
     void *buf = NULL;
@@ -114,19 +110,16 @@ static void test_bn_site_missing(void)
     an_diag_bn_site site;
     rd_model *m = build("Relu", false);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    CU_ASSERT_FALSE(
-        an_diag_bn_find(m, 0, &site)); /* no BatchNormalization: mean/std cannot be checked */
+    CU_ASSERT_FALSE(an_diag_bn_find(m, 0, &site)); /* no BatchNormalization: mean/std cannot be checked */
     rd_model_destroy(m);
     m = build("BatchNormalization", true);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    CU_ASSERT_FALSE(
-        an_diag_bn_find(m, 0, &site)); /* statistics that are not constants are no evidence */
+    CU_ASSERT_FALSE(an_diag_bn_find(m, 0, &site)); /* statistics that are not constants are no evidence */
     rd_model_destroy(m);
 }
 
 RD_TEST_REGISTER(diagnose_evidence)
 {
-    RD_SUITE("diagnose_evidence",
-             {"BatchNormalization fit: right, R/B swapped, unnormalised", test_bn_fit},
+    RD_SUITE("diagnose_evidence", {"BatchNormalization fit: right, R/B swapped, unnormalised", test_bn_fit},
              {"no Conv + BatchNormalization site", test_bn_site_missing});
 }

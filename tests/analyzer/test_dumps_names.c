@@ -79,8 +79,13 @@ static void test_parse_errors(void)
 
 static void test_format_round_trip(void)
 {
-    an_dump_name d = {.index = 5, .op_type = "ConvAdd", .name = "__layer1_add_output_0-rs", .rank = 3,
-                      .dims = {1, 7, 3}, .dtype = RD_DT_F16, .is_txt = true};
+    an_dump_name d = {.index = 5,
+                      .op_type = "ConvAdd",
+                      .name = "__layer1_add_output_0-rs",
+                      .rank = 3,
+                      .dims = {1, 7, 3},
+                      .dtype = RD_DT_F16,
+                      .is_txt = true};
     char buf[1200];
     int n = an_dump_name_format(&d, buf, sizeof buf);
     CU_ASSERT_STRING_EQUAL(buf, "005_ConvAdd___layer1_add_output_0-rs_shape_1_7_3_float16.txt");

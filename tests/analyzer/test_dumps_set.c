@@ -46,9 +46,11 @@ static rd_model *build_model(void)
     rd_onnx_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"/blk/conv_out"}, 1,
                      (const char *const[]){"/blk/relu_out"}, 1);
-    rd_onnx_add_node(b, "Conv", "conv2", (const char *const[]){"/blk/relu_out", "w2"}, 2, (const char *const[]){"c2"}, 1);
+    rd_onnx_add_node(b, "Conv", "conv2", (const char *const[]){"/blk/relu_out", "w2"}, 2, (const char *const[]){"c2"},
+                     1);
     rd_onnx_add_node(b, "Mul", "mul", (const char *const[]){"c2", "k"}, 2, (const char *const[]){"half"}, 1);
-    rd_onnx_add_node(b, "Reshape", "reshape", (const char *const[]){"half", "shape"}, 2, (const char *const[]){"flat"}, 1);
+    rd_onnx_add_node(b, "Reshape", "reshape", (const char *const[]){"half", "shape"}, 2, (const char *const[]){"flat"},
+                     1);
     rd_onnx_add_node(b, "MatMul", "fc", (const char *const[]){"flat", "w3"}, 2, (const char *const[]){"out"}, 1);
     rd_onnx_add_output(b, "out", RD_DT_F32, -1, NULL, NULL);
     void *buf = NULL;
@@ -239,7 +241,8 @@ static void test_load_and_map(void)
     write_npy(dir, &c2npy, 9, 1, 0);
     an_dump_name half = dname(3, "Mul", "half", 4, (const int64_t[]){1, 3, 6, 6}, RD_DT_F32, false);
     char *half_path = dump_path(dir, &half);
-    write_raw(dir, strrchr(half_path, '/') + 1, "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 6, 6), }");
+    write_raw(dir, strrchr(half_path, '/') + 1,
+              "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 6, 6), }");
     free(half_path);
     an_dump_name flat = dname(4, "Reshape", "flat", 4, (const int64_t[]){1, 108, 1, 1}, RD_DT_I8, false);
     write_npy(dir, &flat, 4, q_flat.scale, q_flat.zero_point);
@@ -291,7 +294,8 @@ static void test_load_and_map(void)
     CU_ASSERT(report_has(rep, "000_InputOperator_x_shape_1_2_6_6_uint8.npy", "-> graph input 0 'x' (raw)"));
     CU_ASSERT(report_has(rep, "001_ConvRelu__blk_conv_out_", "-> /blk/relu_out (named '/blk/conv_out', fused"));
     CU_ASSERT(report_has(rep, "002_Conv_c2_shape_1_3_6_6_int8.txt", "-> c2"));
-    CU_ASSERT(report_has(rep, "002_Conv_c2_conv_", "another dump of the same tensor is used: 002_Conv_c2_shape_1_3_6_6_int8.txt"));
+    CU_ASSERT(report_has(rep, "002_Conv_c2_conv_",
+                         "another dump of the same tensor is used: 002_Conv_c2_shape_1_3_6_6_int8.txt"));
     CU_ASSERT(report_has(rep, "003_Mul_half_", "-> none: 003_Mul_half_shape_1_3_6_6_float.npy"));
     CU_ASSERT(report_has(rep, "004_Reshape_flat_", "-> flat"));
     CU_ASSERT(report_has(rep, "005_Conv_out_mm_", "-> out (compiler suffix stripped)"));

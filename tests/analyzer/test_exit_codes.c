@@ -15,39 +15,47 @@
 #include <string.h>
 
 typedef struct exit_case {
-    const char *args;    /* space-separated; '@' stands for the test folder */
+    const char *args; /* space-separated; '@' stands for the test folder */
     int code;
-    const char *msg[3];  /* substrings of stderr */
+    const char *msg[3]; /* substrings of stderr */
 } exit_case;
 
 static const exit_case cases[] = {
     /* the command line */
     {"run", 2, {"missing MODEL", "(see rknn-diag run --help)"}},
     {"run @/demo/demo.onnx --bench zero", 2, {"--bench"}},
-    {"run @/demo/demo.onnx --input nosuch=@/demo/image.npy", 2,
+    {"run @/demo/demo.onnx --input nosuch=@/demo/image.npy",
+     2,
      {"--input names 'nosuch', which is not a graph input", "(see rknn-diag run --help)"}},
-    {"run @/demo/demo.onnx --input-shape image=1,3,16,16 --input image=@/demo/image.npy", 2,
+    {"run @/demo/demo.onnx --input-shape image=1,3,16,16 --input image=@/demo/image.npy",
+     2,
      {"demo.onnx: --input-shape image: dim 2 is 16 but the model fixes it to 32", "(see rknn-diag run --help)"}},
     {"run @/demo/demo.onnx --input-shape image=1,x", 2, {"--input-shape image=1,x: '1,x' is not a list"}},
-    {"accuracy @/demo/demo.onnx --inputs @/demo/image.npy --inputs @/demo/image.npy -o @/snap -q", 2,
+    {"accuracy @/demo/demo.onnx --inputs @/demo/image.npy --inputs @/demo/image.npy -o @/snap -q",
+     2,
      {"--inputs gives 2 files, the model has 1 inputs", "(see rknn-diag accuracy --help)"}},
-    {"accuracy @/demo/demo.onnx --mean 1,x --inputs @/demo/image.npy -o @/snap -q", 2,
+    {"accuracy @/demo/demo.onnx --mean 1,x --inputs @/demo/image.npy -o @/snap -q",
+     2,
      {"--mean expects numbers separated by commas, got '1,x'"}},
     {"accuracy @/demo/demo.onnx --dtype w9a9 --inputs @/demo/image.npy -o @/snap -q", 2, {"--dtype: "}},
     {"accuracy @/demo/demo.onnx -o @/snap -q", 2, {"nothing to analyse: give --inputs FILE"}},
     {"quantize @/demo/demo.onnx --dtype float16 -o @/q.cfg", 2, {"--dtype must be w8a8"}},
     /* the inputs: file and field named, no pointer to --help */
-    {"run @/conv_group.onnx --input x=@/demo/image.npy", 3,
+    {"run @/conv_group.onnx --input x=@/demo/image.npy",
+     3,
      {"conv_group.onnx: node 'conv_bad_group' (Conv)", "channels do not match"}},
     {"run @/perm.onnx --input x=@/demo/image.npy", 3, {"perm.onnx: node 'tr_bad' (Transpose): perm repeats axis 0"}},
-    {"accuracy @/demo/demo.onnx --dataset @/ds_inf.txt -o @/snap -q", 3,
+    {"accuracy @/demo/demo.onnx --dataset @/ds_inf.txt -o @/snap -q",
+     3,
      {"ds_inf.txt: calibration: tensor 'image' has no finite range over the dataset"}},
-    {"convert -t rk3566 -i @/big.yml -o @/converted", 3,
+    {"convert -t rk3566 -i @/big.yml -o @/converted",
+     3,
      {"big.yml:7: subgraphs.input_size_list", "node 'conv1' (Conv)", "exceeds"}},
     {"run @/demo/demo.onnx --input image=@/truncated.npy", 3, {"truncated.npy", "truncated data"}},
     {"run @/missing.onnx --input x=@/demo/image.npy", 3, {"missing.onnx: cannot open"}},
     {"accuracy @/demo/demo.onnx -c @/bad.yml --inputs @/demo/image.npy -o @/snap -q", 3, {"bad.yml:"}},
-    {"accuracy @/demo/demo.onnx --cfg @/bad.cfg --inputs @/demo/image.npy --input-layout nchw -o @/snap -q", 3,
+    {"accuracy @/demo/demo.onnx --cfg @/bad.cfg --inputs @/demo/image.npy --input-layout nchw -o @/snap -q",
+     3,
      {"bad.cfg:"}},
 };
 
@@ -89,8 +97,8 @@ static void make_inputs(const char *dir)
     /* a Transpose whose perm repeats an axis */
     b = rd_onnx_builder_create(8, 17);
     rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 3, 32, 32}, NULL);
-    rd_onnx_node *n = rd_onnx_add_node(b, "Transpose", "tr_bad", (const char *const[]){"x"}, 1,
-                                       (const char *const[]){"y"}, 1);
+    rd_onnx_node *n =
+        rd_onnx_add_node(b, "Transpose", "tr_bad", (const char *const[]){"x"}, 1, (const char *const[]){"y"}, 1);
     rd_onnx_attr_ints(n, "perm", (const int64_t[]){0, 0, 1, 2}, 4);
     rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
     save_model(b, dir, "perm.onnx");
@@ -117,9 +125,10 @@ static void make_inputs(const char *dir)
     fclose(f);
     free(bytes);
 
-    save_text(dir, "big.yml", "models:\n  name: demo\n  platform: onnx\n  model_file_path: demo/demo.onnx\n"
-                              "  subgraphs:\n    input_size_list:\n      - [1, 3, 4000000, 4000000]\n"
-                              "  quantize: false\n  configs:\n    quantized_dtype: float16\n");
+    save_text(dir, "big.yml",
+              "models:\n  name: demo\n  platform: onnx\n  model_file_path: demo/demo.onnx\n"
+              "  subgraphs:\n    input_size_list:\n      - [1, 3, 4000000, 4000000]\n"
+              "  quantize: false\n  configs:\n    quantized_dtype: float16\n");
     save_text(dir, "bad.yml", "models:\n  name: [unclosed\n");
     save_text(dir, "bad.cfg", "custom_quantize_layers: {\nquantize_parameters\n");
 }

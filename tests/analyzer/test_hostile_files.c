@@ -42,7 +42,8 @@ static void expect_fifo_refused(const char *what, const char *fifo, const char *
 static void test_fifo_inputs_cli(void)
 {
     char *dir = rd_test_demo_dir("hostile-fifo");
-    char *model = rd_test_join(dir, "demo.onnx"), *image = rd_test_join(dir, "image.npy"), *dataset = rd_test_join(dir, "dataset.txt");
+    char *model = rd_test_join(dir, "demo.onnx"), *image = rd_test_join(dir, "image.npy"),
+         *dataset = rd_test_join(dir, "dataset.txt");
     char *fifo = rd_test_join(dir, "pipe.in"), *snap = rd_test_join(dir, "snap"), *out = rd_test_join(dir, "out.cfg");
     CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
     char input_opt[4400];
@@ -56,7 +57,8 @@ static void test_fifo_inputs_cli(void)
         {"RKNN input (image or .npy)", {"accuracy", model, "--inputs", fifo, "--dtype", "float16", "-o", snap}},
         {"dataset list", {"quantize", model, "--dataset", fifo, "--input-layout", "nchw", "-o", out}},
         {"model config (YAML)", {"accuracy", "-c", fifo, "-o", snap}},
-        {".quantization.cfg", {"accuracy", model, "--inputs", image, "--input-layout", "nchw", "--cfg", fifo, "-o", snap}},
+        {".quantization.cfg",
+         {"accuracy", model, "--inputs", image, "--input-layout", "nchw", "--cfg", fifo, "-o", snap}},
         {"labels", {"eval", model, "--dataset", dataset, "--input-layout", "nchw", "--labels", fifo}},
         {"IDX images", {"eval", model, "--idx-images", fifo, "--idx-labels", fifo}},
         {"error_analysis.txt", {"compare", fifo, fifo}},
@@ -71,7 +73,8 @@ static void test_fifo_inputs_cli(void)
     char *rk = rd_test_join(dir, "rknn"), *rk_txt = rd_test_join(dir, "rknn/error_analysis.txt");
     mkdir(rk, 0755);
     CU_ASSERT_EQUAL(mkfifo(rk_txt, 0600), 0);
-    expect_fifo_refused("error_analysis.txt in a snapshot", rk_txt, (const char *const[]){"report", "--from-rknn", rk, NULL});
+    expect_fifo_refused("error_analysis.txt in a snapshot", rk_txt,
+                        (const char *const[]){"report", "--from-rknn", rk, NULL});
     char *da = rd_test_join(dir, "dumps_a"), *index = rd_test_join(dir, "dumps_a/index.json");
     mkdir(da, 0755);
     CU_ASSERT_EQUAL(mkfifo(index, 0600), 0);
@@ -120,11 +123,11 @@ static void test_fifo_inputs_library(void)
     } outcome;
     outcome got[14];
     int k = 0;
-#define TRY(what, call)                                                                                        \
-    do {                                                                                                       \
-        rd_error_clear(&err);                                                                                  \
-        rd_status st_ = (call);                                                                                \
-        got[k++] = (outcome){what, st_, strstr(err.msg, "FIFO") != NULL};                                     \
+#define TRY(what, call)                                                   \
+    do {                                                                  \
+        rd_error_clear(&err);                                             \
+        rd_status st_ = (call);                                           \
+        got[k++] = (outcome){what, st_, strstr(err.msg, "FIFO") != NULL}; \
     } while (0)
     TRY("model", rd_model_load(fifo, NULL, &m, &err));
     TRY(".npy", rd_npy_load(fifo, &t, &err));
@@ -164,7 +167,8 @@ static void test_fifo_inputs_library(void)
 static void test_fifo_and_link_in_dump_folder(void)
 {
     char *dir = rd_test_demo_dir("hostile-dumps");
-    char *model = rd_test_join(dir, "demo.onnx"), *image = rd_test_join(dir, "image.npy"), *dumps = rd_test_join(dir, "dumps");
+    char *model = rd_test_join(dir, "demo.onnx"), *image = rd_test_join(dir, "image.npy"),
+         *dumps = rd_test_join(dir, "dumps");
     char *snap = rd_test_join(dir, "snap");
     mkdir(dumps, 0755);
     char *fifo = rd_test_join(dumps, "004_Clip_relu6_out_shape_1_8_32_32_float.npy");
@@ -204,7 +208,8 @@ static void test_fifo_and_link_in_dump_folder(void)
 static void test_planted_links_in_snapshot(void)
 {
     char *dir = rd_test_demo_dir("hostile-links");
-    char *model = rd_test_join(dir, "demo.onnx"), *image = rd_test_join(dir, "image.npy"), *victim = rd_test_join(dir, "victim");
+    char *model = rd_test_join(dir, "demo.onnx"), *image = rd_test_join(dir, "image.npy"),
+         *victim = rd_test_join(dir, "victim");
     char *snap = rd_test_join(dir, "snap"), *golden = rd_test_join(dir, "snap/golden");
     rd_test_write_text(victim, "precious");
     mkdir(snap, 0755);
@@ -212,8 +217,8 @@ static void test_planted_links_in_snapshot(void)
     /* every fixed temporary name a writer of this project ever used */
     char pid[32];
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
-    const char *traps[] = {"error_analysis.txt.tmp", "map_name_to_file.txt.tmp", "report.json.tmp.", "report.html.tmp.",
-                           "golden/relu1_out.txt.tmp", "golden/relu1_out.npy.tmp"};
+    const char *traps[] = {"error_analysis.txt.tmp", "map_name_to_file.txt.tmp", "report.json.tmp.",
+                           "report.html.tmp.",       "golden/relu1_out.txt.tmp", "golden/relu1_out.npy.tmp"};
     for (size_t i = 0; i < sizeof traps / sizeof traps[0]; i++) {
         char name[256];
         snprintf(name, sizeof name, "%s%s", traps[i], traps[i][strlen(traps[i]) - 1] == '.' ? pid : "");
@@ -292,7 +297,8 @@ static void test_compare_index_confined(void)
     CU_ASSERT_EQUAL(symlink(secret, blink), 0);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[512];
-        snprintf(text, sizeof text, "[{\"name\": \"probs\", \"file\": \"%s\", \"dtype\": \"float32\", \"shape\": [1, 10]}]",
+        snprintf(text, sizeof text,
+                 "[{\"name\": \"probs\", \"file\": \"%s\", \"dtype\": \"float32\", \"shape\": [1, 10]}]",
                  cases[i].file);
         rd_test_write_text(bindex, text);
         r = rd_test_cli("compare", a, b, NULL);
@@ -317,7 +323,8 @@ static void test_compare_index_confined(void)
 static void test_external_data_link(void)
 {
     char *dir = rd_test_tmpdir("hostile-external");
-    char *mdir = rd_test_join(dir, "model"), *outside = rd_test_join(dir, "outside.bin"), *link = rd_test_join(dir, "model/w.bin");
+    char *mdir = rd_test_join(dir, "model"), *outside = rd_test_join(dir, "outside.bin"),
+         *link = rd_test_join(dir, "model/w.bin");
     mkdir(mdir, 0755);
     float w[4] = {1, 2, 3, 4};
     FILE *f = fopen(outside, "wb");
@@ -360,7 +367,8 @@ static void test_external_data_link(void)
 static void test_image_bound_cli(void)
 {
     char *dir = rd_test_demo_dir("hostile-image");
-    char *model = rd_test_join(dir, "demo.onnx"), *bmp = rd_test_join(dir, "big.bmp"), *snap = rd_test_join(dir, "snap");
+    char *model = rd_test_join(dir, "demo.onnx"), *bmp = rd_test_join(dir, "big.bmp"),
+         *snap = rd_test_join(dir, "snap");
     unsigned char b[60] = {'B', 'M'};
     const uint32_t fields[][2] = {{2, 60}, {10, 54}, {14, 40}, {18, 9000}, {22, 9000}};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
@@ -377,8 +385,8 @@ static void test_image_bound_cli(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "9000x9000"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--max-image-pixels"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("accuracy", model, "--inputs", bmp, "--dtype", "float16", "-o", snap, "--max-image-pixels", "9000x9000",
-                    NULL);
+    r = rd_test_cli("accuracy", model, "--inputs", bmp, "--dtype", "float16", "-o", snap, "--max-image-pixels",
+                    "9000x9000", NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "BMP is truncated"));
     rd_test_cli_free(&r);
@@ -430,10 +438,11 @@ static const char *map_file(const rd_name_map *m, const char *tensor)
 static void test_snapshot_names_unique(void)
 {
     char *dir = rd_test_tmpdir("hostile-names");
-    char *model = rd_test_join(dir, "clash.onnx"), *input = rd_test_join(dir, "in.npy"), *snap = rd_test_join(dir, "snap");
+    char *model = rd_test_join(dir, "clash.onnx"), *input = rd_test_join(dir, "in.npy"),
+         *snap = rd_test_join(dir, "snap");
     write_clash_model(model, input);
-    rd_cli_result r = rd_test_cli("accuracy", model, "--inputs", input, "--dtype", "float16", "-o", snap, "--quiet",
-                                  NULL);
+    rd_cli_result r =
+        rd_test_cli("accuracy", model, "--inputs", input, "--dtype", "float16", "-o", snap, "--quiet", NULL);
     if (r.code != 0)
         fprintf(stderr, "%s", r.errs);
     CU_ASSERT_EQUAL_FATAL(r.code, 0);

@@ -18,16 +18,17 @@
 #include <string.h>
 
 static const char *const hostile[] = {
-    "title\x1b]0;pwned\x07",         /* OSC: sets the terminal's title */
-    "clear\x1b[2J\x1b[H",            /* CSI: clears the screen */
-    "row\n[Conv] forged 1.00000",    /* a newline forging a table row */
-    "bad\xffutf8",                   /* invalid UTF-8 */
-    "c1\xc2\x9b" "31m",              /* C1 CSI (8-bit terminals) */
-    "rlo\xe2\x80\xaetxt.exe",        /* right-to-left override */
+    "title\x1b]0;pwned\x07",      /* OSC: sets the terminal's title */
+    "clear\x1b[2J\x1b[H",         /* CSI: clears the screen */
+    "row\n[Conv] forged 1.00000", /* a newline forging a table row */
+    "bad\xffutf8",                /* invalid UTF-8 */
+    "c1\xc2\x9b"
+    "31m",                            /* C1 CSI (8-bit terminals) */
+    "rlo\xe2\x80\xaetxt.exe",         /* right-to-left override */
     "<script>alert(1)</script>&amp;", /* HTML */
-    "\"quoted\"",                    /* a leading quote */
-    "trailing  ",                    /* trailing blanks */
-    "back\\slash\ttab",              /* a backslash and a tab */
+    "\"quoted\"",                     /* a leading quote */
+    "trailing  ",                     /* trailing blanks */
+    "back\\slash\ttab",               /* a backslash and a tab */
 };
 #define N_HOSTILE (sizeof hostile / sizeof hostile[0])
 
@@ -43,7 +44,8 @@ static void make_model(const char *path)
     const char *prev = "x";
     for (size_t i = 0; i < N_HOSTILE; i++) {
         if (i % 2)
-            rd_onnx_add_node(b, "Relu", hostile[i], (const char *const[]){prev}, 1, (const char *const[]){hostile[i]}, 1);
+            rd_onnx_add_node(b, "Relu", hostile[i], (const char *const[]){prev}, 1, (const char *const[]){hostile[i]},
+                             1);
         else
             rd_onnx_add_node(b, "Add", hostile[i], (const char *const[]){prev, "c"}, 2,
                              (const char *const[]){hostile[i]}, 1);

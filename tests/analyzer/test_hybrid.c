@@ -60,7 +60,8 @@ static void write_model(const char *path)
     conv(b, "relu1", "w2", "c_outlier");
     rd_onnx_add_node(b, "Relu", "relu2", (const char *const[]){"c_outlier"}, 1, (const char *const[]){"relu2"}, 1);
     rd_onnx_add_node(b, "Mul", "wide", (const char *const[]){"relu2", "gain"}, 2, (const char *const[]){"wide"}, 1);
-    rd_onnx_add_node(b, "Div", "narrow", (const char *const[]){"wide", "gain_back"}, 2, (const char *const[]){"narrow"}, 1);
+    rd_onnx_add_node(b, "Div", "narrow", (const char *const[]){"wide", "gain_back"}, 2, (const char *const[]){"narrow"},
+                     1);
     conv(b, "narrow", "w3", "y");
     rd_onnx_add_output(b, "y", RD_DT_F32, 4, (const int64_t[]){1, 4, 8, 8}, NULL);
     CU_ASSERT_EQUAL(rd_onnx_builder_save(b, path, NULL), RD_OK);
@@ -112,14 +113,14 @@ static double result_cos(const char *text)
 static void test_suggest_and_search(void)
 {
     setup();
-    rd_cli_result r = rd_test_cli("hybrid", "suggest", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer",
-                                  NULL);
+    rd_cli_result r = rd_test_cli("hybrid", "suggest", model, "--dataset", ds, "--input-layout", "nchw", "--samples",
+                                  "3", "--method", "layer", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "relu2"));
     rd_test_cli_free(&r);
 
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer", "--target-cos",
-                    "0.999", "-o", out, NULL);
+    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method",
+                    "layer", "--target-cos", "0.999", "-o", out, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     if (r.code != 0)
         fprintf(stderr, "%s\n%s\n", r.out, r.errs);
@@ -145,8 +146,8 @@ static void test_suggest_and_search(void)
     CU_ASSERT_EQUAL(access(report, R_OK), 0);
     char snap[400];
     snprintf(snap, sizeof snap, "%s/snap", dir);
-    r = rd_test_cli("accuracy", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer", "--cfg", out, "-o", snap,
-                    "-q", "--no-txt", "--fail-under-cos", "0.999", NULL);
+    r = rd_test_cli("accuracy", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer",
+                    "--cfg", out, "-o", snap, "-q", "--no-txt", "--fail-under-cos", "0.999", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     rd_test_cli_free(&r);
     char run_in[400];
@@ -175,9 +176,9 @@ static char *without_timing(const char *text)
 static void test_search_reuse_same_result(void)
 {
     setup();
-    rd_cli_result full = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples",
-                                     "3", "--method", "layer", "--target-cos", "0.9999", "--reuse-mb", "0", "-o", out,
-                                     NULL);
+    rd_cli_result full =
+        rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method",
+                    "layer", "--target-cos", "0.9999", "--reuse-mb", "0", "-o", out, NULL);
     rd_cli_result reuse = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples",
                                       "3", "--method", "layer", "--target-cos", "0.9999", "-o", out, NULL);
     CU_ASSERT_EQUAL(full.code, reuse.code);
@@ -192,9 +193,9 @@ static void test_search_reuse_same_result(void)
         total = strtoull(end + 4, NULL, 10);
     CU_ASSERT(computed > 0 && computed < total);
     /* and the samples one after another (--threads 1; two threads measure two samples at once) */
-    rd_cli_result serial = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples",
-                                       "3", "--method", "layer", "--target-cos", "0.9999", "--threads", "1", "-o", out,
-                                       NULL);
+    rd_cli_result serial =
+        rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method",
+                    "layer", "--target-cos", "0.9999", "--threads", "1", "-o", out, NULL);
     CU_ASSERT_EQUAL(serial.code, reuse.code);
     char *a = without_timing(full.out), *b = without_timing(reuse.out), *c = without_timing(serial.out);
     CU_ASSERT_STRING_EQUAL(a, b);
@@ -219,14 +220,14 @@ static void test_bad_input(void)
 {
     setup();
     /* a target above what float16 reaches */
-    rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-cos", "1", "--target-sqnr",
-                                  "200", "-o", out, NULL);
+    rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-cos",
+                                  "1", "--target-sqnr", "200", "-o", out, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "target not reachable"));
     rd_test_cli_free(&r);
     /* an empty search space */
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--dtype", "float16", "--target-cos", "0.9", "-o", out,
-                    NULL);
+    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--dtype", "float16",
+                    "--target-cos", "0.9", "-o", out, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "empty search space"));
     rd_test_cli_free(&r);
@@ -236,8 +237,8 @@ static void test_bad_input(void)
     FILE *f = fopen(lat, "w");
     fputs("tensor,milliseconds_int8,milliseconds_float16\nc1,0.1,0.2\nno_such_tensor,0.1,0.3\n", f);
     fclose(f);
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-cos", "0.99", "--latency-table", lat, "-o",
-                    out, NULL);
+    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-cos", "0.99",
+                    "--latency-table", lat, "-o", out, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "no_such_tensor"));
     rd_test_cli_free(&r);
@@ -287,9 +288,9 @@ static void test_search_latency_log(void)
     f = fopen(log16, "w");
     lat_fx_write_old(f, fp16_rows, 7);
     fclose(f);
-    rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method",
-                                  "layer", "--target-cos", "0.999", "--latency-table", log8, "--latency-table", log16, "-o", out,
-                                  NULL);
+    rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples",
+                                  "3", "--method", "layer", "--target-cos", "0.999", "--latency-table", log8,
+                                  "--latency-table", log16, "-o", out, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     if (r.code != 0)
         fprintf(stderr, "%s\n%s\n", r.out, r.errs);
@@ -328,8 +329,9 @@ static void test_search_latency_log(void)
     f = fopen(log16, "w");
     lat_fx_write_old(f, fp16_rows, 7);
     fclose(f);
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer",
-                    "--target-cos", "0.999", "--latency-table", log8, "--latency-table", log16, "-o", out, NULL);
+    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method",
+                    "layer", "--target-cos", "0.999", "--latency-table", log8, "--latency-table", log16, "-o", out,
+                    NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "float16: relu2 (cost estimated: timed one way only)"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "; 1 of these costs estimated)"));
@@ -343,8 +345,8 @@ static void test_search_latency_log(void)
     rd_test_cli_free(&r);
 
     /* the int8 log alone: exit 3, asking for the float16 build's log */
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer",
-                    "--target-cos", "0.999", "--latency-table", log8, "-o", out, NULL);
+    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method",
+                    "layer", "--target-cos", "0.999", "--latency-table", log8, "-o", out, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "run the float16 (do_quantization=False) build"));
     rd_test_cli_free(&r);
@@ -356,8 +358,8 @@ static void test_diagnose_per_tensor(void)
     with_wide = false;
     setup();
     with_wide = true;
-    rd_cli_result r = rd_test_cli("hybrid", "diagnose", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "2", "--method", "layer",
-                                  NULL);
+    rd_cli_result r = rd_test_cli("hybrid", "diagnose", model, "--dataset", ds, "--input-layout", "nchw", "--samples",
+                                  "2", "--method", "layer", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "weights per channel (--method channel)"));
     if (!strstr(r.out, "weights per channel (--method channel)"))

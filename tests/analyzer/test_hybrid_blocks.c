@@ -21,11 +21,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#define C 64         /* channels of the stream */
-#define HW 8         /* spatial size */
-#define HEAD 4       /* clean blocks before the chain */
-#define CHAIN 32     /* blocks whose stream carries the outlier channel */
-#define TAIL 4       /* clean blocks after it */
+#define C 64     /* channels of the stream */
+#define HW 8     /* spatial size */
+#define HEAD 4   /* clean blocks before the chain */
+#define CHAIN 32 /* blocks whose stream carries the outlier channel */
+#define TAIL 4   /* clean blocks after it */
 #define OUTLIER 20.0f
 
 static uint32_t rng;
@@ -194,8 +194,8 @@ static void test_sweep_finds_block(void)
     cJSON *sw = json_out(&r), *block = cJSON_GetObjectItem(sw, "block");
     CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(sw, "points")), 17);
     double int8 = prefix_cos(sw, 0), all = prefix_cos(sw, 16);
-    CU_ASSERT(int8 < 0.98);      /* the chain's small errors add up */
-    CU_ASSERT(all > 0.9995);     /* float16 everywhere recovers them */
+    CU_ASSERT(int8 < 0.98);  /* the chain's small errors add up */
+    CU_ASSERT(all > 0.9995); /* float16 everywhere recovers them */
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(sw, "objective")->valuestring, "min-cos-over-outputs");
     /* the prefix curve climbs: float16 on more of the chain is better, at both ends of the range */
     double mid = prefix_cos(sw, 8);
@@ -238,8 +238,8 @@ static void test_accuracy_sweep_finding(void)
     snprintf(snap, sizeof snap, "%s/snap", dir);
     snprintf(json, sizeof json, "%s/report.json", snap);
     snprintf(html, sizeof html, "%s/report.html", snap);
-    rd_cli_result r = rd_test_cli("accuracy", model, "--dataset", ds, "--input-layout", "nchw", "-o", snap, "-q",
-                                  "--no-txt", NULL);
+    rd_cli_result r =
+        rd_test_cli("accuracy", model, "--dataset", ds, "--input-layout", "nchw", "-o", snap, "-q", "--no-txt", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     rd_test_cli_free(&r);
     rd_result rep;
@@ -375,9 +375,9 @@ static void test_objectives(void)
     rd_test_cli_free(&b);
 
     /* two samples: worst and mean reported; the SQNR objective needs its target */
-    rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples",
-                                  "2", "--objective", "sqnr", "--target-sqnr", "20", "--over", "mean", "-o", out_cfg,
-                                  NULL);
+    rd_cli_result r =
+        rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "2",
+                    "--objective", "sqnr", "--target-sqnr", "20", "--over", "mean", "-o", out_cfg, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     if (r.code != 0)
         fprintf(stderr, "%s\n%s\n", r.out, r.errs);
@@ -405,9 +405,9 @@ static void test_score_cmd(void)
     setup();
     char cmd[4400];
     snprintf(cmd, sizeof cmd, "%s cos", RD_TEST_SCORER);
-    rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "2",
-                                  "--score-cmd", cmd, "--target-score", "0.985", "--max-float", "120", "-o", out_cfg,
-                                  NULL);
+    rd_cli_result r =
+        rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "2",
+                    "--score-cmd", cmd, "--target-score", "0.985", "--max-float", "120", "-o", out_cfg, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     if (r.code != 0)
         fprintf(stderr, "%s\n%s\n", r.out, r.errs);

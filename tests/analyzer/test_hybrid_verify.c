@@ -34,8 +34,8 @@ static bool vfx_init(vfx *f)
     rd_test_cli_free(&r);
     rd_qcfg q;
     rd_error err = {0};
-    ok = ok && rd_qcfg_load(f->plain, &q, &err) == RD_OK && rd_qcfg_add_layer(&q, "relu6_out", RD_DT_F16, &err) == RD_OK &&
-         rd_qcfg_save(f->hybrid, &q, &err) == RD_OK;
+    ok = ok && rd_qcfg_load(f->plain, &q, &err) == RD_OK &&
+         rd_qcfg_add_layer(&q, "relu6_out", RD_DT_F16, &err) == RD_OK && rd_qcfg_save(f->hybrid, &q, &err) == RD_OK;
     rd_qcfg_fini(&q);
     return ok;
 }
@@ -91,7 +91,8 @@ static void test_verify(void)
         r = verify(&f, d, false);
         CU_ASSERT_EQUAL(r.code, 1);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "relu6_out (int8)"));
-        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, quant ? "dumped as int8" : "100.0% of the non-zero values on the int8 grid"));
+        CU_ASSERT_PTR_NOT_NULL(
+            strstr(r.out, quant ? "dumped as int8" : "100.0% of the non-zero values on the int8 grid"));
         rd_test_cli_free(&r);
         r = verify(&f, d, true);
         CU_ASSERT_EQUAL(r.code, 1);

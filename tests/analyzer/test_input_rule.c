@@ -85,26 +85,27 @@ static void rig_fini(rule_rig *r)
 
 /* The board runs an application of board_api (with `mistake`, NULL for none); the host reads its dumps by
    host_api's rule. quant: RKNN_DUMP_QUANT=1 (the dumps in the layers' own dtypes). */
-static rd_cli_result run_on(rule_rig *r, const char *image, const char *tag, const char *board_api,
-                            const char *mistake, const char *host_api, bool quant)
+static rd_cli_result run_on(rule_rig *r, const char *image, const char *tag, const char *board_api, const char *mistake,
+                            const char *host_api, bool quant)
 {
     char cmd[9000], snap[4400];
-    snprintf(cmd, sizeof cmd, "%s'%s' board-run /userdata/demo.onnx --input {input0} --input-layout nchw --cfg "
+    snprintf(cmd, sizeof cmd,
+             "%s'%s' board-run /userdata/demo.onnx --input {input0} --input-layout nchw --cfg "
              "/userdata/demo.quantization.cfg --target rk3566 --mean " MEAN " --std " STD " --app-api %s%s%s",
              quant ? "RKNN_DUMP_QUANT=1 " : "", RD_CLI_BINARY, board_api, mistake ? " --app-mistake " : "",
              mistake ? mistake : "");
     snprintf(snap, sizeof snap, "%s/snap-%s", r->dir, tag);
     rd_cli_result o = rd_test_cli("accuracy", r->model, "-i", image, "--input-layout", "nchw", "--cfg", r->cfg,
-                                  "--mean", MEAN, "--std", STD, "--target", "rk3566", "--connect", r->connect,
-                                  "--run", cmd, "--app-api", host_api, "-o", snap, "--quiet", NULL);
+                                  "--mean", MEAN, "--std", STD, "--target", "rk3566", "--connect", r->connect, "--run",
+                                  cmd, "--app-api", host_api, "-o", snap, "--quiet", NULL);
     if (o.code != 0)
         fprintf(stderr, "%s: exit %d\n%s\n%s", tag, o.code, o.out, o.errs);
     return o;
 }
 
 /* run_on the uint8 image */
-static rd_cli_result run(rule_rig *r, const char *tag, const char *board_api, const char *mistake,
-                         const char *host_api, bool quant)
+static rd_cli_result run(rule_rig *r, const char *tag, const char *board_api, const char *mistake, const char *host_api,
+                         bool quant)
 {
     return run_on(r, r->image, tag, board_api, mistake, host_api, quant);
 }

@@ -47,10 +47,12 @@ static void write_model(const char *path)
                                        (const char *const[]){"c1"}, 1);
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"c1"}, 1, (const char *const[]){"r"}, 1);
-    n = rd_onnx_add_node(b, "Conv", "conv2", (const char *const[]){"r", "conv2.weight"}, 2, (const char *const[]){"c2"}, 1);
+    n = rd_onnx_add_node(b, "Conv", "conv2", (const char *const[]){"r", "conv2.weight"}, 2, (const char *const[]){"c2"},
+                         1);
     rd_onnx_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
     rd_onnx_add_node(b, "Flatten", "flat", (const char *const[]){"c2"}, 1, (const char *const[]){"f"}, 1);
-    rd_onnx_add_node(b, "Gemm", "fc", (const char *const[]){"f", "fc.weight", "fc.bias"}, 3, (const char *const[]){"y"}, 1);
+    rd_onnx_add_node(b, "Gemm", "fc", (const char *const[]){"f", "fc.weight", "fc.bias"}, 3, (const char *const[]){"y"},
+                     1);
     rd_onnx_add_output(b, "y", RD_DT_F32, 2, (const int64_t[]){1, 5}, NULL);
     CU_ASSERT_EQUAL(rd_onnx_builder_save(b, path, NULL), RD_OK);
     rd_onnx_builder_destroy(b);
@@ -144,8 +146,8 @@ static void test_w16a16i_quantize_reload(void)
     snprintf(d_cfg, sizeof d_cfg, "%s/d_cfg", p.dir);
     snprintf(d_i8, sizeof d_i8, "%s/d_i8", p.dir);
     snprintf(d_fp16, sizeof d_fp16, "%s/d_fp16", p.dir);
-    rd_cli_result r = rd_test_cli("quantize", p.model, "--dataset", p.ds, "--input-layout", "nchw", "--dtype", "w16a16i",
-                                  "--platform", "rv1106", "-o", cfg, NULL);
+    rd_cli_result r = rd_test_cli("quantize", p.model, "--dataset", p.ds, "--input-layout", "nchw", "--dtype",
+                                  "w16a16i", "--platform", "rv1106", "-o", cfg, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "5 activations (5 int16)"));
     rd_test_cli_free(&r);
@@ -284,7 +286,8 @@ static void test_int16_refusals(void)
     rd_cli_result g = rd_test_cli("run", p.model, "-i", p.in0, "-p", "w4a16", "--method", "group32", "--dataset", p.ds,
                                   "--input-layout", "nchw", "--platform", "rk3576", "-q", NULL);
     CU_ASSERT_EQUAL(g.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(g.errs, "quantized_method group32 (weights in groups along the input) is not simulated"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(g.errs, "quantized_method group32 (weights in groups along the input) is not simulated"));
     rd_test_cli_free(&g);
     g = rd_test_cli("run", p.model, "-i", p.in0, "-p", "w8a16", "--algorithm", "gdq", "--dataset", p.ds,
                     "--input-layout", "nchw", "--platform", "rk3562", "-q", NULL);
@@ -302,8 +305,8 @@ static void test_int16_refusals(void)
     /* export-qdq does not write int16 tensors yet: a clear refusal */
     char qdq[4300];
     snprintf(qdq, sizeof qdq, "%s/q.onnx", p.dir);
-    rd_cli_result r = rd_test_cli("export-qdq", p.model, "--dataset", p.ds, "--input-layout", "nchw", "--dtype", "w16a16i",
-                                  "-o", qdq, NULL);
+    rd_cli_result r = rd_test_cli("export-qdq", p.model, "--dataset", p.ds, "--input-layout", "nchw", "--dtype",
+                                  "w16a16i", "-o", qdq, NULL);
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--dtype must be w8a8 (got w16a16i)"));
     rd_test_cli_free(&r);
@@ -316,8 +319,9 @@ static void test_accuracy_w16a16i(void)
     setup(&p);
     char out[4300], txt[4400];
     snprintf(out, sizeof out, "%s/snap", p.dir);
-    rd_cli_result r = rd_test_cli("accuracy", p.model, "--dataset", p.ds, "--input-layout", "nchw", "--dtype", "w16a16i",
-                                  "--platform", "rv1106", "-i", p.in0, "-o", out, "-q", "--fail-under-cos", "0.9999", NULL);
+    rd_cli_result r =
+        rd_test_cli("accuracy", p.model, "--dataset", p.ds, "--input-layout", "nchw", "--dtype", "w16a16i",
+                    "--platform", "rv1106", "-i", p.in0, "-o", out, "-q", "--fail-under-cos", "0.9999", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     if (r.code)
         fprintf(stderr, "%s\n", r.errs);
@@ -336,7 +340,8 @@ static void test_accuracy_w16a16i(void)
 
 RD_TEST_REGISTER(register_int16)
 {
-    RD_SUITE("int16 cli", {"w16a16i: quantize writes int16, reload reproduces; dfp; w8a16", test_w16a16i_quantize_reload},
+    RD_SUITE("int16 cli",
+             {"w16a16i: quantize writes int16, reload reproduces; dfp; w8a16", test_w16a16i_quantize_reload},
              {"hybrid cfg with an int16 layer reloads and reproduces", test_hybrid_int16_cfg},
              {"w4a16; refusals: platform, group, gdq, export-qdq", test_int16_refusals},
              {"accuracy --dtype w16a16i", test_accuracy_w16a16i});

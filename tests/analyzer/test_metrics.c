@@ -200,7 +200,7 @@ static void test_aggregation(void)
     CU_ASSERT(isnan(g.cos_min));
     CU_ASSERT_EQUAL(g.worst_sample, 15);
     CU_ASSERT_EQUAL(g.mean.degenerate, RD_DEG_NONFINITE);
-    CU_ASSERT(isnan(g.mean.cos)); /* RKNN's cos of those samples is nan: so is the mean */
+    CU_ASSERT(isnan(g.mean.cos));     /* RKNN's cos of those samples is nan: so is the mean */
     CU_ASSERT(isnan(g.mean.sqnr_db)); /* not the mean of the other samples' dB */
     an_group_acc_fini(&acc);
 

@@ -208,8 +208,8 @@ typedef struct bad_case {
     const char *formula;
     int rank;
     int64_t dims[4];
-    int pos;                    /* byte offset the caret must point at */
-    const char *why;            /* a phrase of the message */
+    int pos;         /* byte offset the caret must point at */
+    const char *why; /* a phrase of the message */
 } bad_case;
 
 static const bad_case bad[] = {
@@ -277,11 +277,11 @@ static void test_malformed(void)
         rd_status st = an_formula_parse(c->formula, &f, &err);
         if (st == RD_OK)
             st = an_formula_plan(&f, c->rank, c->dims, &l, &err);
-        bool ok = st == RD_E_PARSE && strstr(err.msg, c->why) && caret_pos(err.msg) == c->pos &&
-                  strstr(err.msg, c->formula);
+        bool ok =
+            st == RD_E_PARSE && strstr(err.msg, c->why) && caret_pos(err.msg) == c->pos && strstr(err.msg, c->formula);
         if (!ok)
-            fprintf(stderr, "\n'%s': status %d, caret %d (want %d), message:\n%s\n", c->formula, st,
-                    caret_pos(err.msg), c->pos, err.msg);
+            fprintf(stderr, "\n'%s': status %d, caret %d (want %d), message:\n%s\n", c->formula, st, caret_pos(err.msg),
+                    c->pos, err.msg);
         CU_ASSERT(ok);
     }
     char long_formula[300];
@@ -431,8 +431,9 @@ static void eltwise_model(int rank, const int64_t *dims, const int64_t *pre, voi
     add_const(b, "c", 0, NULL);
     const char *in = "x";
     if (pre) {
-        rd_onnx_attr_ints(rd_onnx_add_node(b, "Transpose", "pre", (const char *const[]){"x"}, 1,
-                                           (const char *const[]){"xt"}, 1), "perm", pre, (size_t)rank);
+        rd_onnx_attr_ints(
+            rd_onnx_add_node(b, "Transpose", "pre", (const char *const[]){"x"}, 1, (const char *const[]){"xt"}, 1),
+            "perm", pre, (size_t)rank);
         in = "xt";
     }
     rd_onnx_add_node(b, "Mul", "mul", (const char *const[]){in, "w"}, 2, (const char *const[]){"m"}, 1);
@@ -442,8 +443,9 @@ static void eltwise_model(int rank, const int64_t *dims, const int64_t *pre, voi
         int64_t back[RD_MAX_RANK];
         for (int d = 0; d < rank; d++)
             back[pre[d]] = d;
-        rd_onnx_attr_ints(rd_onnx_add_node(b, "Transpose", "post", (const char *const[]){"r"}, 1,
-                                           (const char *const[]){"y"}, 1), "perm", back, (size_t)rank);
+        rd_onnx_attr_ints(
+            rd_onnx_add_node(b, "Transpose", "post", (const char *const[]){"r"}, 1, (const char *const[]){"y"}, 1),
+            "perm", back, (size_t)rank);
     }
     rd_onnx_add_output(b, "y", RD_DT_F32, rank, dims, NULL);
     save_builder(b, buf, len);
@@ -458,15 +460,17 @@ static void conv_model(bool nhwc, void **buf, size_t *len)
     add_const(b, "w", 4, (const int64_t[]){3, 4, 3, 3});
     add_const(b, "bias", 1, (const int64_t[]){3});
     if (nhwc)
-        rd_onnx_attr_ints(rd_onnx_add_node(b, "Transpose", "to_nchw", (const char *const[]){"x"}, 1,
-                                           (const char *const[]){"xc"}, 1), "perm", (const int64_t[]){0, 3, 1, 2}, 4);
+        rd_onnx_attr_ints(
+            rd_onnx_add_node(b, "Transpose", "to_nchw", (const char *const[]){"x"}, 1, (const char *const[]){"xc"}, 1),
+            "perm", (const int64_t[]){0, 3, 1, 2}, 4);
     rd_onnx_node *n = rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){nhwc ? "xc" : "x", "w", "bias"}, 3,
                                        (const char *const[]){"cv"}, 1);
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"cv"}, 1, (const char *const[]){nhwc ? "r" : "y"}, 1);
     if (nhwc)
-        rd_onnx_attr_ints(rd_onnx_add_node(b, "Transpose", "to_nhwc", (const char *const[]){"r"}, 1,
-                                           (const char *const[]){"y"}, 1), "perm", (const int64_t[]){0, 2, 3, 1}, 4);
+        rd_onnx_attr_ints(
+            rd_onnx_add_node(b, "Transpose", "to_nhwc", (const char *const[]){"r"}, 1, (const char *const[]){"y"}, 1),
+            "perm", (const int64_t[]){0, 2, 3, 1}, 4);
     rd_onnx_add_output(b, "y", RD_DT_F32, 4, nhwc ? yn : yc, NULL);
     save_builder(b, buf, len);
 }
@@ -571,7 +575,7 @@ static int check_edit(const void *buf, size_t len, const char *fin, const char *
             rd_model_destroy(r);
         }
         free(rbuf);
-            layers = an_layout_layer_count(e);
+        layers = an_layout_layer_count(e);
         if (getenv("RD_TEST_VERBOSE"))
             fprintf(stderr, "\n'%s' / '%s': %d layout layers (%d inserted, %d merged)\n", fin ? fin : "",
                     fout ? fout : "", layers, stats.inserted, stats.absorbed);
@@ -766,6 +770,6 @@ RD_TEST_REGISTER(register_onnx_edit)
              {"fewest layers", test_fewest_layers}, {"malformed formulas", test_malformed},
              {"random formulas", test_random_formulas}, {"models: issue formulas", test_models_examples},
              {"models: Conv with Transposes cancel", test_conv_cancels},
-             {"models: MatMul with Reshapes merge", test_matmul_reshapes_merge},
-             {"models: random", test_random_models}, {"plan errors", test_plan_errors}, {"command", test_cli});
+             {"models: MatMul with Reshapes merge", test_matmul_reshapes_merge}, {"models: random", test_random_models},
+             {"plan errors", test_plan_errors}, {"command", test_cli});
 }

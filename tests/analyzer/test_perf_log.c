@@ -91,14 +91,15 @@ static void test_runs_and_build_table(void)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    fprintf(f, "D RKNN: [04:33:42.488] RKNNModelBuildPass: [Statistics]\n"
-               "D RKNN: [04:33:42.488] ID   OpType           DataType Target InputShape     OutputShape    DDR Cycles  "
-               "   NPU Cycles     Total Cycles   Time(us)       MacUsage(%%)    RW(KB)         FullName\n"
-               "D RKNN: [04:33:42.488] 0    InputOperator    INT8     CPU    \\              (1,3,8,8)      0           "
-               "   0              0              0              \\              0.75           InputOperator:x\n"
-               "D RKNN: [04:33:42.488] 1    ConvRelu         INT8     NPU    (1,3,8,8)      (1,8,8,8)      0           "
-               "   0              0              0              \\              3.00           Conv:Conv_0\n"
-               "D RKNN: [04:33:42.490] <<<<<<<< end: rknn::RKNNModelBuildPass\n");
+    fprintf(f,
+            "D RKNN: [04:33:42.488] RKNNModelBuildPass: [Statistics]\n"
+            "D RKNN: [04:33:42.488] ID   OpType           DataType Target InputShape     OutputShape    DDR Cycles  "
+            "   NPU Cycles     Total Cycles   Time(us)       MacUsage(%%)    RW(KB)         FullName\n"
+            "D RKNN: [04:33:42.488] 0    InputOperator    INT8     CPU    \\              (1,3,8,8)      0           "
+            "   0              0              0              \\              0.75           InputOperator:x\n"
+            "D RKNN: [04:33:42.488] 1    ConvRelu         INT8     NPU    (1,3,8,8)      (1,8,8,8)      0           "
+            "   0              0              0              \\              3.00           Conv:Conv_0\n"
+            "D RKNN: [04:33:42.490] <<<<<<<< end: rknn::RKNNModelBuildPass\n");
     lat_fx_write_v2(f, small_int8, 3);
     lat_fx_row second[3];
     memcpy(second, small_int8, sizeof second);
@@ -161,17 +162,21 @@ static void test_malformed(void)
     /* a truncated header (no FullName) is no header */
     expect_error("ID   OpType     DataType Target Time(us)\n1    Conv     INT8     NPU    12\n", 72, "no layer table");
     /* no Time(us) column: the pure-CPU build table */
-    snprintf(text, sizeof text, "D RKNN: Network Layer Information Table\nD RKNN: ID   OpType         DataType Target "
+    snprintf(text, sizeof text,
+             "D RKNN: Network Layer Information Table\nD RKNN: ID   OpType         DataType Target "
              "InputShape OutputShape FullName\nD RKNN: 0    InputOperator  FLOAT16  CPU    \\          (1,5)       "
              "InputOperator:input\n");
     expect_error(text, strlen(text), "bad.log:2: the layer table there has no times");
     /* no DataType column */
-    expect_error("ID   OpType     Time(us)     FullName\n1    Conv     12           Conv:c\n", 70, "without a DataType");
+    expect_error("ID   OpType     Time(us)     FullName\n1    Conv     12           Conv:c\n", 70,
+                 "without a DataType");
     /* garbage number, a negative time, too few fields, a truncated row */
     snprintf(text, sizeof text, "%s1    Conv       INT8     NPU    12abc        Conv:c\n", hdr);
     expect_error(text, strlen(text), "bad.log:2: Time(us) '12abc' is not a number");
-    snprintf(text, sizeof text, "%s1    Conv       INT8     NPU    5            Conv:a\n2    Conv       INT8     NPU    "
-             "-3           Conv:c\n", hdr);
+    snprintf(text, sizeof text,
+             "%s1    Conv       INT8     NPU    5            Conv:a\n2    Conv       INT8     NPU    "
+             "-3           Conv:c\n",
+             hdr);
     expect_error(text, strlen(text), "bad.log:3: Time(us) '-3'");
     snprintf(text, sizeof text, "%s1    Conv       INT8     NPU    nan          Conv:c\n", hdr);
     expect_error(text, strlen(text), "not a number");
@@ -235,8 +240,8 @@ static rd_sim *small_sim(rd_model **m)
         rd_onnx_add_initializer(b, ws[i], &t, RD_ONNX_RAW);
         rd_tensor_fini(&t);
     }
-    rd_onnx_node *n = rd_onnx_add_node(b, "Conv", "Conv_0", (const char *const[]){"x", "w0"}, 2,
-                                       (const char *const[]){"c0"}, 1);
+    rd_onnx_node *n =
+        rd_onnx_add_node(b, "Conv", "Conv_0", (const char *const[]){"x", "w0"}, 2, (const char *const[]){"c0"}, 1);
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     rd_onnx_add_node(b, "Relu", "Relu_1", (const char *const[]){"c0"}, 1, (const char *const[]){"r1"}, 1);
     n = rd_onnx_add_node(b, "Conv", "Conv_2", (const char *const[]){"r1", "w2"}, 2, (const char *const[]){"c2"}, 1);
@@ -364,8 +369,8 @@ static void test_map_and_merge(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "r1"));
 
     /* a CSV merged with a log: the CSV gives both sides of r1 */
-    const char *mixed[] = {paths[0],
-                           write_tmp("t.csv", NULL, NULL, 0, "tensor,milliseconds_int8,milliseconds_float16\nr1,1.0,1.5\n")};
+    const char *mixed[] = {
+        paths[0], write_tmp("t.csv", NULL, NULL, 0, "tensor,milliseconds_int8,milliseconds_float16\nr1,1.0,1.5\n")};
     CU_ASSERT_EQUAL(an_hyb_latency_load(mixed, 2, s, c, n, NULL, &err), RD_OK);
     /* r1: int8 = mean(0.1 log, 1.0 csv) = 0.55, float16 = 1.5 (csv only) */
     CU_ASSERT_DOUBLE_EQUAL(c[r1].cost, 1.5 - 0.55, 1e-9);
@@ -379,7 +384,9 @@ static void test_map_and_merge(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "none of the 1 layer rows"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "Conv:elsewhere"));
     FILE *f = fopen(wrong[0], "wb");
-    fwrite("\x7f" "ELF\0\0\x01", 1, 7, f);
+    fwrite("\x7f"
+           "ELF\0\0\x01",
+           1, 7, f);
     fclose(f);
     CU_ASSERT_EQUAL(an_hyb_latency_load(wrong, 1, s, c, n, NULL, &err), RD_E_PARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "binary data"));

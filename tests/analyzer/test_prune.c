@@ -102,14 +102,15 @@ static void write_conv_model(const char *path, const char *mid_op)
     add_init(b, "b4", &t);
 
     conv(b, "conv1", "x", "w1", "b1", "c1", 1);
-    rd_onnx_add_node(b, "BatchNormalization", "bn", (const char *const[]){"c1", "bn.scale", "bn.beta", "bn.mean", "bn.var"},
-                     5, (const char *const[]){"n1"}, 1);
+    rd_onnx_add_node(b, "BatchNormalization", "bn",
+                     (const char *const[]){"c1", "bn.scale", "bn.beta", "bn.mean", "bn.var"}, 5,
+                     (const char *const[]){"n1"}, 1);
     rd_onnx_add_node(b, mid_op, "act", (const char *const[]){"n1"}, 1, (const char *const[]){"r"}, 1);
     conv(b, "conv2", "r", "w2", "b2", "c2", 1);
     conv(b, "conv3", "r", "w3", "b3", "c3", 0);
     rd_onnx_add_node(b, "Add", "add", (const char *const[]){"c2", "c3"}, 2, (const char *const[]){"s"}, 1);
-    rd_onnx_node *n = rd_onnx_add_node(b, "Concat", "cat", (const char *const[]){"r", "s"}, 2,
-                                       (const char *const[]){"cat"}, 1);
+    rd_onnx_node *n =
+        rd_onnx_add_node(b, "Concat", "cat", (const char *const[]){"r", "s"}, 2, (const char *const[]){"cat"}, 1);
     rd_onnx_attr_int(n, "axis", 1);
     conv(b, "conv4", "cat", "w4", "b4", "y", 0);
     rd_onnx_add_output(b, "y", RD_DT_F32, 4, (const int64_t[]){1, 4, 8, 8}, NULL);
@@ -133,8 +134,8 @@ static void write_gemm_model(const char *path)
     add_init(b, "fc2.w", &t);
     rd_onnx_add_node(b, "Gemm", "fc1", (const char *const[]){"x", "fc1.w", "fc1.b"}, 3, (const char *const[]){"h"}, 1);
     rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"h"}, 1, (const char *const[]){"hr"}, 1);
-    rd_onnx_node *n = rd_onnx_add_node(b, "Gemm", "fc2", (const char *const[]){"hr", "fc2.w"}, 2,
-                                       (const char *const[]){"y"}, 1);
+    rd_onnx_node *n =
+        rd_onnx_add_node(b, "Gemm", "fc2", (const char *const[]){"hr", "fc2.w"}, 2, (const char *const[]){"y"}, 1);
     rd_onnx_attr_int(n, "transB", 1);
     rd_onnx_add_output(b, "y", RD_DT_F32, 2, (const int64_t[]){2, 3}, NULL);
     CU_ASSERT_EQUAL(rd_onnx_builder_save(b, path, NULL), RD_OK);

@@ -38,8 +38,9 @@ static void write_model(const char *path)
     rd_onnx_add_initializer(b, "conv2.weight", &w2, RD_ONNX_RAW);
     rd_onnx_add_initializer(b, "fc.weight", &wg, RD_ONNX_RAW);
     rd_onnx_add_initializer(b, "fc.bias", &bg, RD_ONNX_RAW);
-    rd_onnx_node *n = rd_onnx_add_node(b, "Conv", "/conv1/Conv", (const char *const[]){"x", "conv1.weight", "conv1.bias"},
-                                       3, (const char *const[]){"/conv1/Conv_output_0"}, 1);
+    rd_onnx_node *n =
+        rd_onnx_add_node(b, "Conv", "/conv1/Conv", (const char *const[]){"x", "conv1.weight", "conv1.bias"}, 3,
+                         (const char *const[]){"/conv1/Conv_output_0"}, 1);
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     rd_onnx_add_node(b, "Relu", "/relu/Relu", (const char *const[]){"/conv1/Conv_output_0"}, 1,
                      (const char *const[]){"/relu/Relu_output_0"}, 1);
@@ -165,8 +166,8 @@ static void test_quantize_roundtrip(void)
     rd_qcfg_fini(&back);
     rd_qcfg_fini(&q);
     /* the simulation configured from the file reproduces the calibrated one bit for bit */
-    r = rd_test_cli("run", model, "-i", in0, "-p", "int8", "--dataset", ds, "--input-layout", "nchw", "--outputs-only", "-q",
-            "-o", d1, NULL);
+    r = rd_test_cli("run", model, "-i", in0, "-p", "int8", "--dataset", ds, "--input-layout", "nchw", "--outputs-only",
+                    "-q", "-o", d1, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     rd_test_cli_free(&r);
     r = rd_test_cli("run", model, "-i", in0, "-p", "int8", "--cfg", cfg, "--outputs-only", "-q", "-o", d2, NULL);
@@ -228,9 +229,10 @@ static void write_int_model(const char *path)
         int rank;
         int64_t dims[4];
         float amp;
-    } inits[] = {{"c1.w", 4, {4, 4, 3, 3}, 0.4f}, {"c1.b", 1, {4}, 0.2f}, {"dw.w", 4, {4, 1, 3, 3}, 0.6f},
-                 {"dw.b", 1, {4}, 0.2f}, {"mm.w", 2, {9, 8}, 0.5f}, {"g1.w", 2, {5, 16}, 0.3f}, {"g1.c", 1, {5}, 0.2f},
-                 {"g2.w", 2, {4, 3}, 0.5f}, {"g2.c", 2, {4, 3}, 0.3f}, {"ct.w", 4, {4, 2, 2, 2}, 0.5f}};
+    } inits[] = {{"c1.w", 4, {4, 4, 3, 3}, 0.4f}, {"c1.b", 1, {4}, 0.2f},    {"dw.w", 4, {4, 1, 3, 3}, 0.6f},
+                 {"dw.b", 1, {4}, 0.2f},          {"mm.w", 2, {9, 8}, 0.5f}, {"g1.w", 2, {5, 16}, 0.3f},
+                 {"g1.c", 1, {5}, 0.2f},          {"g2.w", 2, {4, 3}, 0.5f}, {"g2.c", 2, {4, 3}, 0.3f},
+                 {"ct.w", 4, {4, 2, 2, 2}, 0.5f}};
     for (size_t i = 0; i < sizeof inits / sizeof inits[0]; i++) {
         rd_tensor t;
         fill(&t, RD_DT_F32, inits[i].rank, inits[i].dims, inits[i].amp);
@@ -300,7 +302,7 @@ static void check_int_export(const char *dir, const char *model, const char *cfg
             double c = cosine(&want, &y[o]);
             bool same = memcmp(want.data, y[o].data, rd_tensor_nbytes(&want)) == 0;
             if (o < exact)
-                CU_ASSERT(same); /* integer layers only: exact */
+                CU_ASSERT(same);    /* integer layers only: exact */
             CU_ASSERT(c >= 0.9999); /* y3 of the int8 model: a ConvTranspose the runtime computes in float */
             if (!same)
                 fprintf(stderr, "export-qdq --integer, sample %d, output y%d: cos %.7f\n", k, o + 1, c);
@@ -381,7 +383,8 @@ static void test_rknn_cfg_and_errors(void)
                    " zero_point: [-128]}\n"
                    "    concat:0_before_conv: {qmethod: layer, dtype: int8, min: [0.0], max: [1.0], scale: [0.25],"
                    " zero_point: [-128]}\n");
-    rd_cli_result r = rd_test_cli("quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, "--rknn-cfg", tk, NULL);
+    rd_cli_result r =
+        rd_test_cli("quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, "--rknn-cfg", tk, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "2 of 3 entries matched"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "concat:0_before_conv"));
@@ -444,7 +447,8 @@ static void test_eval_dataset(void)
     snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
     snprintf(labels, sizeof labels, "%s/labels.txt", dir);
     write_text(labels, "0\n1\n2\n3\n");
-    rd_cli_result r = rd_test_cli("eval", model, "--dataset", ds, "--labels", labels, "--input-layout", "nchw", "--json", NULL);
+    rd_cli_result r =
+        rd_test_cli("eval", model, "--dataset", ds, "--labels", labels, "--input-layout", "nchw", "--json", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"int8\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"samples\":\t4"));
@@ -461,5 +465,6 @@ RD_TEST_REGISTER(register_qtools)
 {
     RD_SUITE("qtools", {"quantize: round trip, run --cfg, export-qdq", test_quantize_roundtrip},
              {"export-qdq --integer: integer layers exact", test_export_integer},
-             {"quantize --rknn-cfg, bad cfgs, usage", test_rknn_cfg_and_errors}, {"eval on a dataset", test_eval_dataset});
+             {"quantize --rknn-cfg, bad cfgs, usage", test_rknn_cfg_and_errors},
+             {"eval on a dataset", test_eval_dataset});
 }

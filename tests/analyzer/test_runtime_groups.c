@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 typedef struct fake_board {
-    rd_tensor *vals;  /* per optimised-graph value, data NULL when not "dumped" */
+    rd_tensor *vals; /* per optimised-graph value, data NULL when not "dumped" */
     size_t n;
     const char *skip; /* a tensor left out of the dumps */
 } fake_board;
@@ -106,8 +106,12 @@ static void rig_fini(rig *r)
 static an_accuracy_opts rig_opts(rig *r, char *snap, size_t len)
 {
     snprintf(snap, len, "%s/snap", r->dir);
-    an_accuracy_opts o = {.output_dir = snap, .warn_cos = 0.99, .error_cos = 0.98, .worst_layers = 6,
-                          .runtime = fake_board_tensor, .runtime_user = &r->board};
+    an_accuracy_opts o = {.output_dir = snap,
+                          .warn_cos = 0.99,
+                          .error_cos = 0.98,
+                          .worst_layers = 6,
+                          .runtime = fake_board_tensor,
+                          .runtime_user = &r->board};
     return o;
 }
 
@@ -328,9 +332,10 @@ static cli_out accuracy_on_dumps(rig *r, const char *dumps, const char *snap, co
     char model[4200], input[4200];
     snprintf(model, sizeof model, "%s/demo.onnx", r->dir);
     snprintf(input, sizeof input, "%s/image.npy", r->dir);
-    char *argv[] = {"rknn-diag", "accuracy", model, "-i", input, "--input-layout", "nchw", "--target", "rk3566",
-                    "--runtime-dumps", (char *)dumps, "-o", (char *)snap, "--quiet", (char *)extra1, (char *)extra2,
-                    NULL};
+    char *argv[] = {"rknn-diag",      "accuracy", model,        "-i",      input,
+                    "--input-layout", "nchw",     "--target",   "rk3566",  "--runtime-dumps",
+                    (char *)dumps,    "-o",       (char *)snap, "--quiet", (char *)extra1,
+                    (char *)extra2,   NULL};
     cli_out o = cli(argv);
     if (o.code != 0)
         fprintf(stderr, "%s\n%s", o.out, o.errs);
@@ -480,9 +485,9 @@ static cli_out accuracy_on_board(rig *r, int port, const char *run, const char *
     snprintf(model, sizeof model, "%s/demo.onnx", r->dir);
     snprintf(input, sizeof input, "%s/image.npy", r->dir);
     snprintf(connect, sizeof connect, "127.0.0.1:%d", port);
-    char *argv[] = {"rknn-diag", "accuracy", model, "-i", input, "--input-layout", "nchw", "--target", "rk3566",
-                    "--connect", connect, "--run", (char *)run, "-o", (char *)snap, "--quiet", (char *)extra1,
-                    (char *)extra2, NULL};
+    char *argv[] = {"rknn-diag",  "accuracy", model,          "-i",           input,   "--input-layout", "nchw",
+                    "--target",   "rk3566",   "--connect",    connect,        "--run", (char *)run,      "-o",
+                    (char *)snap, "--quiet",  (char *)extra1, (char *)extra2, NULL};
     return cli(argv);
 }
 
@@ -508,8 +513,8 @@ static void test_board_end_to_end(void)
     CU_ASSERT_EQUAL_FATAL(rd_board_start(&bo, &board, &err), RD_OK);
     int port = rd_board_port(board);
     snprintf(snap, sizeof snap, "%s/snap", r.dir);
-    cli_out o = accuracy_on_board(&r, port, "test -f {input0} && test -f {input0_preprocessed} && cp /stash/*.npy {dump_dir}/",
-                                  snap, NULL, NULL);
+    cli_out o = accuracy_on_board(
+        &r, port, "test -f {input0} && test -f {input0_preprocessed} && cp /stash/*.npy {dump_dir}/", snap, NULL, NULL);
     if (o.code != 0)
         fprintf(stderr, "%s\n%s", o.out, o.errs);
     CU_ASSERT_EQUAL(o.code, 0);
@@ -660,12 +665,16 @@ static cli_out board_accuracy(board_rig *b, const char *tag, const char *board_a
                               const char *extra2, const char *extra3, const char *extra4)
 {
     char run[9000], snap[4400];
-    snprintf(run, sizeof run, "'%s' board-run /userdata/demo.onnx --input {input0} --input-layout nchw --cfg "
-             "/userdata/demo.quantization.cfg --method layer --target rk3566 %s", RD_CLI_BINARY, board_args);
+    snprintf(run, sizeof run,
+             "'%s' board-run /userdata/demo.onnx --input {input0} --input-layout nchw --cfg "
+             "/userdata/demo.quantization.cfg --method layer --target rk3566 %s",
+             RD_CLI_BINARY, board_args);
     snprintf(snap, sizeof snap, "%s/snap-%s", b->dir, tag);
-    char *argv[] = {"rknn-diag", "accuracy", b->model, "-i", b->input, "--input-layout", "nchw", "--cfg", b->cfg,
-                    "--method", "layer", "--target", "rk3566", "--connect", b->connect, "--run", run, "-o", snap,
-                    "--quiet", (char *)extra1, (char *)extra2, (char *)extra3, (char *)extra4, NULL};
+    char *argv[] = {
+        "rknn-diag", "accuracy", b->model, "-i",       b->input,       "--input-layout", "nchw",         "--cfg",
+        b->cfg,      "--method", "layer",  "--target", "rk3566",       "--connect",      b->connect,     "--run",
+        run,         "-o",       snap,     "--quiet",  (char *)extra1, (char *)extra2,   (char *)extra3, (char *)extra4,
+        NULL};
     cli_out o = cli(argv);
     if (o.code != 0)
         fprintf(stderr, "%s: exit %d\n%s\n%s", tag, o.code, o.out, o.errs);
@@ -685,7 +694,7 @@ static void test_board_run_faults(void)
     static const struct {
         const char *fault, *tensor;
     } cases[] = {{"gain", "relu6_out"}, {"saturate", "relu6_out"}, {"swap-channels", "pool_out"},
-                 {"fp16", "restored"}, {"gain", "relu1_out"}, {"saturate", "logits"}};
+                 {"fp16", "restored"},  {"gain", "relu1_out"},     {"saturate", "logits"}};
     board_rig b;
     board_rig_init(&b, "rt-board-faults");
     /* a faithful board: no runtime finding at all */
@@ -698,7 +707,8 @@ static void test_board_run_faults(void)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char args[256], expect[512];
         snprintf(args, sizeof args, "--fault %s:%s", cases[k].fault, cases[k].tensor);
-        snprintf(expect, sizeof expect, "first departure: the board departs from the simulator at '%s'", cases[k].tensor);
+        snprintf(expect, sizeof expect, "first departure: the board departs from the simulator at '%s'",
+                 cases[k].tensor);
         o = board_accuracy(&b, cases[k].fault, args, NULL, NULL, NULL, NULL);
         CU_ASSERT_EQUAL(o.code, 0);
         if (!strstr(o.out, expect) || occurrences(o.out, "Runtime fault") != 1) {
@@ -743,8 +753,8 @@ static void test_board_run_app_mistakes(void)
     /* the application saved its output as int8 codes */
     char app[4400];
     snprintf(app, sizeof app, "%s/userdata/rknn-diag/out/output_0.npy", b.root);
-    o = board_accuracy(&b, "output-dtype", "--app-mistake output-dtype --output-dir {work_dir}/out", "--app-outputs", app,
-                       NULL, NULL);
+    o = board_accuracy(&b, "output-dtype", "--app-mistake output-dtype --output-dir {work_dir}/out", "--app-outputs",
+                       app, NULL, NULL);
     CU_ASSERT_EQUAL(o.code, 0);
     if (!strstr(o.out, "The application's output 'probs'")) {
         fprintf(stderr, "output mistake not named:\n%s\n", o.out);

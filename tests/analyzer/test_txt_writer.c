@@ -134,8 +134,8 @@ static void analyse_demo(const char *dir, const char *name, bool inline_txt, rd_
 {
     char snap[4400];
     snprintf(snap, sizeof snap, "%s/%s", dir, name);
-    an_accuracy_opts o = {.output_dir = snap, .warn_cos = 0.99, .error_cos = 0.98, .worst_layers = 6,
-                          .txt_inline = inline_txt};
+    an_accuracy_opts o = {
+        .output_dir = snap, .warn_cos = 0.99, .error_cos = 0.98, .worst_layers = 6, .txt_inline = inline_txt};
     rd_result res;
     rd_result_init(&res);
     rd_error err;

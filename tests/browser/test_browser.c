@@ -28,8 +28,7 @@ static const char *chromium_path(void)
 }
 
 /* Runs chromium on url with extra arguments; stdout to out_path, stderr to err_path. */
-static int run_chromium(const char *dir, const char *extra, const char *url, const char *out_path,
-                        const char *err_path)
+static int run_chromium(const char *dir, const char *extra, const char *url, const char *out_path, const char *err_path)
 {
     static int run;
     char cmd[4096];

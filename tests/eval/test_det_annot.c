@@ -12,12 +12,13 @@ static rd_status coco(const char *text, an_annot *a, rd_error *err)
 
 static void test_coco_ok(void)
 {
-    const char *text = "{\"images\": [{\"id\": 9, \"file_name\": \"val/b.jpg\", \"width\": 100, \"height\": 50},"
-                       "{\"id\": 2, \"file_name\": \"b.jpg\", \"width\": 10, \"height\": 10}],"
-                       "\"categories\": [{\"id\": 5, \"name\": \"dog\"}, {\"id\": 1, \"name\": \"cat\"}],"
-                       "\"annotations\": [{\"image_id\": 9, \"category_id\": 5, \"bbox\": [10, 5, 20, 30], \"area\": 400},"
-                       "{\"image_id\": 2, \"category_id\": 1, \"bbox\": [-0.5, 0, 10.5, 10], \"iscrowd\": 1,"
-                       " \"segmentation\": {\"counts\": [1, 2]}}]}";
+    const char *text =
+        "{\"images\": [{\"id\": 9, \"file_name\": \"val/b.jpg\", \"width\": 100, \"height\": 50},"
+        "{\"id\": 2, \"file_name\": \"b.jpg\", \"width\": 10, \"height\": 10}],"
+        "\"categories\": [{\"id\": 5, \"name\": \"dog\"}, {\"id\": 1, \"name\": \"cat\"}],"
+        "\"annotations\": [{\"image_id\": 9, \"category_id\": 5, \"bbox\": [10, 5, 20, 30], \"area\": 400},"
+        "{\"image_id\": 2, \"category_id\": 1, \"bbox\": [-0.5, 0, 10.5, 10], \"iscrowd\": 1,"
+        " \"segmentation\": {\"counts\": [1, 2]}}]}";
     an_annot a;
     rd_error err = {0};
     CU_ASSERT_EQUAL_FATAL(coco(text, &a, &err), RD_OK);
@@ -45,33 +46,41 @@ static void test_coco_malformed(void)
         {"", "not valid JSON", RD_E_PARSE},
         {"[1, 2]", "expected a JSON object", RD_E_PARSE},
         {"{\"categories\": [{\"id\": 1}], \"annotations\": []}", "\"images\" must be an array", RD_E_PARSE},
-        {"{\"images\": [{\"id\": 1.5, \"file_name\": \"a\", \"width\": 1, \"height\": 1}]}", "images[0].id", RD_E_PARSE},
+        {"{\"images\": [{\"id\": 1.5, \"file_name\": \"a\", \"width\": 1, \"height\": 1}]}", "images[0].id",
+         RD_E_PARSE},
         {"{\"images\": [{\"id\": 1, \"file_name\": \"\", \"width\": 1, \"height\": 1}]}", "images[0].file_name",
          RD_E_PARSE},
         {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 0, \"height\": 1}]}", "width and height",
          RD_E_PARSE},
         {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 1, \"height\": 1}, {\"id\": 1, \"file_name\": "
-         "\"b\", \"width\": 1, \"height\": 1}]}", "image id 1 appears twice", RD_E_PARSE},
+         "\"b\", \"width\": 1, \"height\": 1}]}",
+         "image id 1 appears twice", RD_E_PARSE},
         {"{\"images\": [], \"categories\": []}", "\"categories\" must be a non-empty array", RD_E_PARSE},
-        {"{\"images\": [], \"categories\": [{\"id\": 1}, {\"id\": 1}], \"annotations\": []}", "category id 1 appears twice",
-         RD_E_PARSE},
+        {"{\"images\": [], \"categories\": [{\"id\": 1}, {\"id\": 1}], \"annotations\": []}",
+         "category id 1 appears twice", RD_E_PARSE},
         {"{\"images\": [], \"categories\": [{\"id\": 1}]}", "\"annotations\" must be an array", RD_E_PARSE},
-        {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 9, \"height\": 9}], \"categories\": [{\"id\": 1}], "
-         "\"annotations\": [{\"image_id\": 1, \"category_id\": 1, \"bbox\": [1, 2, 3]}]}", "annotations[0].bbox: expected",
-         RD_E_PARSE},
-        {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 9, \"height\": 9}], \"categories\": [{\"id\": 1}], "
-         "\"annotations\": [{\"image_id\": 1, \"category_id\": 1, \"bbox\": [1, 2, -3, 4]}]}", "width and height >= 0",
-         RD_E_PARSE},
-        {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 9, \"height\": 9}], \"categories\": [{\"id\": 1}], "
+        {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 9, \"height\": 9}], \"categories\": [{\"id\": "
+         "1}], "
+         "\"annotations\": [{\"image_id\": 1, \"category_id\": 1, \"bbox\": [1, 2, 3]}]}",
+         "annotations[0].bbox: expected", RD_E_PARSE},
+        {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 9, \"height\": 9}], \"categories\": [{\"id\": "
+         "1}], "
+         "\"annotations\": [{\"image_id\": 1, \"category_id\": 1, \"bbox\": [1, 2, -3, 4]}]}",
+         "width and height >= 0", RD_E_PARSE},
+        {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 9, \"height\": 9}], \"categories\": [{\"id\": "
+         "1}], "
          "\"annotations\": [{\"image_id\": 2, \"category_id\": 1, \"bbox\": [1, 2, 3, 4]}]}",
          "annotations[0].image_id 2 is not in \"images\"", RD_E_PARSE},
-        {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 9, \"height\": 9}], \"categories\": [{\"id\": 1}], "
+        {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 9, \"height\": 9}], \"categories\": [{\"id\": "
+         "1}], "
          "\"annotations\": [{\"image_id\": 1, \"category_id\": 4, \"bbox\": [1, 2, 3, 4]}]}",
          "annotations[0].category_id 4 is not in \"categories\"", RD_E_PARSE},
-        {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 9, \"height\": 9}], \"categories\": [{\"id\": 1}], "
+        {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 9, \"height\": 9}], \"categories\": [{\"id\": "
+         "1}], "
          "\"annotations\": [{\"image_id\": 1, \"category_id\": 1, \"bbox\": [5, 5, 6, 4]}]}",
          "lies outside image 1 (a, 9x9)", RD_E_PARSE},
-        {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 9, \"height\": 9}], \"categories\": [{\"id\": 1}], "
+        {"{\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 9, \"height\": 9}], \"categories\": [{\"id\": "
+         "1}], "
          "\"annotations\": [{\"image_id\": 1, \"category_id\": 1, \"bbox\": [1, 1, 2, 2], \"iscrowd\": 2}]}",
          "iscrowd: expected 0 or 1", RD_E_PARSE},
     };

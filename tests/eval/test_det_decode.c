@@ -76,9 +76,9 @@ static void expect_one(const char *dec, run_out *r, float x0, float y0, float x1
 /* YOLOv5 decoded rows: one box, one below the threshold, one duplicate that NMS removes. */
 static void test_yolov5_rows(void)
 {
-    const float rows[3 * 7] = {50, 40, 20, 10, 0.9f, 0.1f, 0.8f, /* class 1, 0.72 */
-                               10, 10, 4, 4, 0.0005f, 0.5f, 0.5f, /* below 0.001 */
-                               51, 40, 20, 10, 0.8f, 0.1f, 0.8f}; /* IoU 0.9 with the first: suppressed */
+    const float rows[3 * 7] = {50, 40, 20, 10, 0.9f,    0.1f, 0.8f,  /* class 1, 0.72 */
+                               10, 10, 4,  4,  0.0005f, 0.5f, 0.5f,  /* below 0.001 */
+                               51, 40, 20, 10, 0.8f,    0.1f, 0.8f}; /* IoU 0.9 with the first: suppressed */
     det_out o = {"output0", 3, {1, 3, 7}, rows, 0};
     run_out r;
     run_model(&o, 1, &r);
@@ -98,12 +98,14 @@ static void test_yolov5_rows(void)
 static void test_yolov5_grid(void)
 {
     const int nc = 2, per = 5 + nc;
-    float *l0 = calloc(3 * per * 16, sizeof *l0), *l1 = calloc(3 * per * 4, sizeof *l1), *l2 = calloc(3 * per, sizeof *l2);
+    float *l0 = calloc(3 * per * 16, sizeof *l0), *l1 = calloc(3 * per * 4, sizeof *l1),
+          *l2 = calloc(3 * per, sizeof *l2);
     const int a = 1, cell = 2 * 4 + 1, hw = 16;
     float v[7] = {0.5f, 0.5f, 0.5f, 0.5f, 0.9f, 0.2f, 0.7f};
     for (int c = 0; c < per; c++)
         l0[(a * per + c) * hw + cell] = v[c];
-    det_out o[3] = {{"p3", 4, {1, 3 * per, 4, 4}, l0, 0}, {"p4", 4, {1, 3 * per, 2, 2}, l1, 0},
+    det_out o[3] = {{"p3", 4, {1, 3 * per, 4, 4}, l0, 0},
+                    {"p4", 4, {1, 3 * per, 2, 2}, l1, 0},
                     {"p5", 4, {1, 3 * per, 1, 1}, l2, 0}};
     run_out r;
     run_model(o, 3, &r);
@@ -260,6 +262,6 @@ static void test_options(void)
 RD_TEST_REGISTER(reg_det_decode)
 {
     RD_SUITE("det_decode", {"yolov5 rows, NMS", test_yolov5_rows}, {"yolov5 grid with anchors", test_yolov5_grid},
-             {"yolov8 rows", test_yolov8_rows}, {"yolov8 DFL heads", test_yolov8_dfl}, {"yolox raw and heads", test_yolox},
-             {"ssd", test_ssd}, {"options", test_options});
+             {"yolov8 rows", test_yolov8_rows}, {"yolov8 DFL heads", test_yolov8_dfl},
+             {"yolox raw and heads", test_yolox}, {"ssd", test_ssd}, {"options", test_options});
 }

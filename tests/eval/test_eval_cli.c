@@ -44,18 +44,25 @@ static void make_fixture(fix *f)
         CU_ASSERT_EQUAL_FATAL(rd_npy_save(path, &t, &err), RD_OK);
         rd_tensor_fini(&t);
         snprintf(list + strlen(list), sizeof list - strlen(list), "img%d.npy\n", i);
-        used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"id\": %d, \"file_name\": \"img%d.npy\", "
-                                 "\"width\": 16, \"height\": 16}", i ? ", " : "", 100 + i, i);
+        used += (size_t)snprintf(json + used, sizeof json - used,
+                                 "%s{\"id\": %d, \"file_name\": \"img%d.npy\", "
+                                 "\"width\": 16, \"height\": 16}",
+                                 i ? ", " : "", 100 + i, i);
     }
-    used += (size_t)snprintf(json + used, sizeof json - used, "], \"categories\": [{\"id\": 1, \"name\": \"a\"}, "
+    used += (size_t)snprintf(json + used, sizeof json - used,
+                             "], \"categories\": [{\"id\": 1, \"name\": \"a\"}, "
                              "{\"id\": 2, \"name\": \"b\"}], \"annotations\": [");
     for (int i = 0; i < N_IMG; i++) {
         /* object a everywhere; object b on even images only (odd ones: a false positive) */
-        used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"image_id\": %d, \"category_id\": 1, "
-                                 "\"bbox\": [5, 5, 6, 6]}", i ? ", " : "", 100 + i);
+        used += (size_t)snprintf(json + used, sizeof json - used,
+                                 "%s{\"image_id\": %d, \"category_id\": 1, "
+                                 "\"bbox\": [5, 5, 6, 6]}",
+                                 i ? ", " : "", 100 + i);
         if (i % 2 == 0)
-            used += (size_t)snprintf(json + used, sizeof json - used, ", {\"image_id\": %d, \"category_id\": 2, "
-                                     "\"bbox\": [2, 10, 4, 4]}", 100 + i);
+            used += (size_t)snprintf(json + used, sizeof json - used,
+                                     ", {\"image_id\": %d, \"category_id\": 2, "
+                                     "\"bbox\": [2, 10, 4, 4]}",
+                                     100 + i);
     }
     snprintf(json + used, sizeof json - used, "]}\n");
     rd_test_write_text(f->ds, list);
@@ -67,8 +74,8 @@ static void fix_free(fix *f)
     free(f->dir);
 }
 
-#define EVAL_ARGS(f) "eval", (f)->model, "--task", "detect", "--decoder", "yolov8", "--annotations", (f)->annot, \
-                     "--dataset", (f)->ds
+#define EVAL_ARGS(f) \
+    "eval", (f)->model, "--task", "detect", "--decoder", "yolov8", "--annotations", (f)->annot, "--dataset", (f)->ds
 
 static char *read_text(const char *dir, const char *name)
 {
@@ -184,18 +191,20 @@ static void test_bad_input(void)
         const char *json, *want;
     } cases[] = {
         {"{\"images\": [{\"id\": 1, \"file_name\": \"img0.npy\", \"width\": 16, \"height\": 16}], \"categories\": "
-         "[{\"id\": 1}], \"annotations\": []}", "img1.npy is not among the images"},
+         "[{\"id\": 1}], \"annotations\": []}",
+         "img1.npy is not among the images"},
         {"{\"images\": [{\"id\": 1, \"file_name\": \"x.jpg\", \"width\": 16, \"height\": 16}], \"categories\": "
          "[{\"id\": 1}], \"annotations\": [{\"image_id\": 1, \"category_id\": 1, \"bbox\": [10, 10, 20, 5]}]}",
          "annotations[0].bbox [10, 10, 20, 5] lies outside image 1"},
         {"{\"images\": [], \"categories\": [{\"id\": 1}], \"annotations\": [{\"image_id\": 1, \"category_id\": 7, "
-         "\"bbox\": [1, 1, 2, 2]}]}", "annotations[0].category_id 7 is not in \"categories\""},
+         "\"bbox\": [1, 1, 2, 2]}]}",
+         "annotations[0].category_id 7 is not in \"categories\""},
         {"{\"images\": [", "not valid JSON"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         rd_test_write_text(annot, cases[i].json);
-        rd_cli_result r = rd_test_cli("eval", f.model, "--task", "detect", "--decoder", "yolov8", "--annotations", annot,
-                                      "--dataset", f.ds, NULL);
+        rd_cli_result r = rd_test_cli("eval", f.model, "--task", "detect", "--decoder", "yolov8", "--annotations",
+                                      annot, "--dataset", f.ds, NULL);
         CU_ASSERT_EQUAL(r.code, 3);
         if (!strstr(r.errs, cases[i].want))
             fprintf(stderr, "case %zu: %s\n", i, r.errs);
@@ -207,8 +216,8 @@ static void test_bad_input(void)
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--classes 80 but"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("eval", f.model, "--task", "detect", "--decoder", "ssd", "--annotations", f.annot, "--dataset", f.ds,
-                    NULL);
+    r = rd_test_cli("eval", f.model, "--task", "detect", "--decoder", "ssd", "--annotations", f.annot, "--dataset",
+                    f.ds, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "1 outputs: expected two"));
     rd_test_cli_free(&r);
@@ -249,17 +258,24 @@ static void test_yolo_labels(void)
         write_grey_png(path, px, 16, 16);
         snprintf(list + strlen(list), sizeof list - strlen(list), "img%d.png\n", i);
         snprintf(path, sizeof path, "%s/img%d.txt", labels, i);
-        rd_test_write_text(path, i % 2 == 0 ? "0 0.5 0.5 0.375 0.375\n1 0.25 0.75 0.25 0.25\n" : "0 0.5 0.5 0.375 0.375\n");
-        used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"id\": %d, \"file_name\": \"img%d.png\", "
-                                 "\"width\": 16, \"height\": 16}", i ? ", " : "", i, i);
+        rd_test_write_text(path,
+                           i % 2 == 0 ? "0 0.5 0.5 0.375 0.375\n1 0.25 0.75 0.25 0.25\n" : "0 0.5 0.5 0.375 0.375\n");
+        used += (size_t)snprintf(json + used, sizeof json - used,
+                                 "%s{\"id\": %d, \"file_name\": \"img%d.png\", "
+                                 "\"width\": 16, \"height\": 16}",
+                                 i ? ", " : "", i, i);
     }
     used += (size_t)snprintf(json + used, sizeof json - used, "], \"annotations\": [");
     for (int i = 0; i < N_IMG; i++) {
-        used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"image_id\": %d, \"category_id\": 0, "
-                                 "\"bbox\": [5, 5, 6, 6]}", i ? ", " : "", i);
+        used += (size_t)snprintf(json + used, sizeof json - used,
+                                 "%s{\"image_id\": %d, \"category_id\": 0, "
+                                 "\"bbox\": [5, 5, 6, 6]}",
+                                 i ? ", " : "", i);
         if (i % 2 == 0)
-            used += (size_t)snprintf(json + used, sizeof json - used, ", {\"image_id\": %d, \"category_id\": 1, "
-                                     "\"bbox\": [2, 10, 4, 4]}", i);
+            used += (size_t)snprintf(json + used, sizeof json - used,
+                                     ", {\"image_id\": %d, \"category_id\": 1, "
+                                     "\"bbox\": [2, 10, 4, 4]}",
+                                     i);
     }
     snprintf(json + used, sizeof json - used, "]}\n");
     rd_test_write_text(ds, list);

@@ -52,8 +52,8 @@ static void test_segment(void)
     }
     rd_test_write_text(ds, list);
     snprintf(out, sizeof out, "%s/one", dir);
-    rd_cli_result r = rd_test_cli("eval", model, "--task", "segment", "--masks", masks, "--dataset", ds, "-o", out,
-                                  "--json", NULL);
+    rd_cli_result r =
+        rd_test_cli("eval", model, "--task", "segment", "--masks", masks, "--dataset", ds, "-o", out, "--json", NULL);
     CU_ASSERT_EQUAL_FATAL(r.code, 0);
     /* class 0: 16 / 32; class 1: 224 / 240; class 2: 256 / 256; pixel accuracy 496 / 512 */
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"pixels\":\t512"));
@@ -68,8 +68,8 @@ static void test_segment(void)
         char spec[8], sd[4300];
         snprintf(spec, sizeof spec, "%d/2", k);
         snprintf(sd, sizeof sd, "%s/s%d", dir, k);
-        r = rd_test_cli("eval", model, "--task", "segment", "--masks", masks, "--dataset", ds, "--shard", spec, "-o", sd,
-                        NULL);
+        r = rd_test_cli("eval", model, "--task", "segment", "--masks", masks, "--dataset", ds, "--shard", spec, "-o",
+                        sd, NULL);
         CU_ASSERT_EQUAL(r.code, 0);
         rd_test_cli_free(&r);
     }

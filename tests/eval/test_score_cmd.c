@@ -58,10 +58,11 @@ static void test_eval_score(void)
     snprintf(model, sizeof model, "%s/demo.onnx", dir);
     snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
     snprintf(out, sizeof out, "%s/out", dir);
-    snprintf(cmd, sizeof cmd, "grep -c '\"s0000' \"$RD_OUTPUTS/index.json\" >/dev/null && ls \"$RD_OUTPUTS\" | grep -c "
-                              "'_o0.npy$' #");
-    rd_cli_result r = rd_test_cli("eval", model, "--dataset", ds, "--input-layout", "nchw", "--score-cmd", cmd, "-o", out,
-                                  "--limit", "5", "--json", NULL);
+    snprintf(cmd, sizeof cmd,
+             "grep -c '\"s0000' \"$RD_OUTPUTS/index.json\" >/dev/null && ls \"$RD_OUTPUTS\" | grep -c "
+             "'_o0.npy$' #");
+    rd_cli_result r = rd_test_cli("eval", model, "--dataset", ds, "--input-layout", "nchw", "--score-cmd", cmd, "-o",
+                                  out, "--limit", "5", "--json", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"score\":\t5"));
     if (r.code)

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const photos[] = {"astronaut.png", "camera.png", "chelsea.png", "china.jpg", "coffee.png",
-                                     "dog.jpg", "flower.jpg", "hubble_deep_field.jpg", "raccoon.png", "rocket.jpg"};
+static const char *const photos[] = {"astronaut.png", "camera.png", "chelsea.png", "china.jpg",
+                                     "coffee.png",    "dog.jpg",    "flower.jpg",  "hubble_deep_field.jpg",
+                                     "raccoon.png",   "rocket.jpg"};
 
 static void test_ultraface_faces(void)
 {
@@ -87,5 +88,6 @@ static void test_ultraface_faces(void)
 
 RD_TEST_REGISTER(reg_eval_shared)
 {
-    RD_SUITE("eval_shared", {"ultraface finds the faces of the shared photos at fp32, fp16, int8", test_ultraface_faces});
+    RD_SUITE("eval_shared",
+             {"ultraface finds the faces of the shared photos at fp32, fp16, int8", test_ultraface_faces});
 }

@@ -38,9 +38,9 @@
 /* the sanitizers' runtime prints a stack from anywhere; absent (NULL) in a build without one */
 void __sanitizer_print_stack_trace(void) __attribute__((weak));
 
-static atomic_ulong calls;       /* counted calls so far */
-static unsigned long fail_at;    /* the call to fail, 0: none (set before main, read-only after) */
-static int report_count, trace;  /* RD_FAULTSIM_COUNT, RD_FAULTSIM_TRACE */
+static atomic_ulong calls;      /* counted calls so far */
+static unsigned long fail_at;   /* the call to fail, 0: none (set before main, read-only after) */
+static int report_count, trace; /* RD_FAULTSIM_COUNT, RD_FAULTSIM_TRACE */
 
 /* One line naming the call by the three frames above its wrapper (frames 0 to 2 are this function,
    fail_now and the wrapper, kept apart by noinline; glibc's unwinder copes with libraries built

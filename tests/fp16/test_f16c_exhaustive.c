@@ -26,8 +26,10 @@ __attribute__((target("f16c"))) static uint16_t hw_f32_to_f16(float f)
 static bool cpu_has_f16c(void)
 {
     unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
-    if (!(c & bit_F16C) || !(c & bit_OSXSAVE) || !(c & bit_AVX)) return false;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return false;
+    if (!(c & bit_F16C) || !(c & bit_OSXSAVE) || !(c & bit_AVX))
+        return false;
     unsigned lo, hi;
     __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     return (lo & 6u) == 6u; /* XMM and YMM state enabled */
@@ -51,11 +53,13 @@ static void test_all_floats_match_f16c(void)
         memcpy(&f, &bits, sizeof f);
         uint16_t ours = rd_f32_to_f16(f);
         uint16_t hw = hw_f32_to_f16(f);
-        if (ours == hw) continue;
-        if (is_half_nan(ours) && is_half_nan(hw) && (ours & 0x8000u) == (hw & 0x8000u)) continue;
+        if (ours == hw)
+            continue;
+        if (is_half_nan(ours) && is_half_nan(hw) && (ours & 0x8000u) == (hw & 0x8000u))
+            continue;
         if (mismatches++ < 10)
-            fprintf(stderr, "mismatch: float 0x%08x (%g): rd_f32_to_f16 0x%04x, F16C 0x%04x\n",
-                    (unsigned)bits, (double)f, ours, hw);
+            fprintf(stderr, "mismatch: float 0x%08x (%g): rd_f32_to_f16 0x%04x, F16C 0x%04x\n", (unsigned)bits,
+                    (double)f, ours, hw);
     }
     if (mismatches)
         fprintf(stderr, "%llu of 2^32 float patterns differ\n", (unsigned long long)mismatches);

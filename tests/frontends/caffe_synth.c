@@ -32,7 +32,8 @@ const char csy_net[] =
     "  slice_param { axis: 1 slice_point: 3 } }\n"
     "layer { name: \"elt1\" type: \"Eltwise\" bottom: \"s_a\" bottom: \"s_b\" top: \"elt1\"\n"
     "  eltwise_param { operation: SUM coeff: 1 coeff: -0.5 } }\n"
-    "layer { name: \"ip1\" type: \"InnerProduct\" bottom: \"elt1\" top: \"ip1\" inner_product_param { num_output: 5 } }\n"
+    "layer { name: \"ip1\" type: \"InnerProduct\" bottom: \"elt1\" top: \"ip1\" inner_product_param { num_output: 5 } "
+    "}\n"
     "layer { name: \"prob\" type: \"Softmax\" bottom: \"ip1\" top: \"prob\" }\n"
     "layer { name: \"perm1\" type: \"Permute\" bottom: \"pool1\" top: \"perm1\" permute_param { order: 0 order: 2 "
     "order: 3 order: 1 } }\n"
@@ -75,7 +76,8 @@ uint8_t *csy_pack(const csy_layer *layers, size_t n, size_t *len)
 {
     Rdcaffe__NetParameter net = RDCAFFE__NET_PARAMETER__INIT;
     Rdcaffe__LayerParameter *lp = calloc(n ? n : 1, sizeof *lp), **lpp = calloc(n ? n : 1, sizeof *lpp);
-    Rdcaffe__BlobProto *bp = calloc(n * CSY_MAX_BLOBS + 1, sizeof *bp), **bpp = calloc(n * CSY_MAX_BLOBS + 1, sizeof *bpp);
+    Rdcaffe__BlobProto *bp = calloc(n * CSY_MAX_BLOBS + 1, sizeof *bp),
+                       **bpp = calloc(n * CSY_MAX_BLOBS + 1, sizeof *bpp);
     Rdcaffe__BlobShape *sh = calloc(n * CSY_MAX_BLOBS + 1, sizeof *sh);
     uint8_t *out = NULL;
     if (!lp || !lpp || !bp || !bpp || !sh)

@@ -10,27 +10,27 @@
 const char dns_tiny_cfg[] =
     "# a small YOLOv3-tiny: every layer kind rknn-diag reads\n"
     "[net]\nbatch=1\nsubdivisions=1\nwidth=32\nheight=32\nchannels=3\n\n"
-    "[convolutional]\nbatch_normalize=1\nfilters=8\nsize=3\nstride=1\npad=1\nactivation=leaky\n\n" /* 0: 8x32x32 */
-    "[maxpool]\nsize=2\nstride=2\n\n"                                                                  /* 1: 8x16x16 */
-    "[convolutional]\nbatch_normalize=1\nfilters=16\nsize=3\nstride=1\npad=1\nactivation=leaky\n\n"    /* 2 */
-    "[maxpool]\nsize=2\nstride=2\n\n"                                                                  /* 3: 16x8x8 */
-    "[convolutional]\nbatch_normalize=1\nfilters=16\nsize=3\nstride=1\npad=1\nactivation=leaky\n\n"    /* 4 */
-    "[maxpool]\nsize=2\nstride=1\n\n"                                                                  /* 5: 16x8x8 */
-    "[convolutional]\nbatch_normalize=1\nfilters=16\nsize=1\nstride=1\npad=1\nactivation=relu\n\n"     /* 6 */
-    "[shortcut]\nfrom=-3\nactivation=linear\n\n"                                                       /* 7 */
-    "[convolutional]\nsize=1\nstride=1\npad=1\nfilters=21\nactivation=linear\n\n"                      /* 8 */
+    "[convolutional]\nbatch_normalize=1\nfilters=8\nsize=3\nstride=1\npad=1\nactivation=leaky\n\n"  /* 0: 8x32x32 */
+    "[maxpool]\nsize=2\nstride=2\n\n"                                                               /* 1: 8x16x16 */
+    "[convolutional]\nbatch_normalize=1\nfilters=16\nsize=3\nstride=1\npad=1\nactivation=leaky\n\n" /* 2 */
+    "[maxpool]\nsize=2\nstride=2\n\n"                                                               /* 3: 16x8x8 */
+    "[convolutional]\nbatch_normalize=1\nfilters=16\nsize=3\nstride=1\npad=1\nactivation=leaky\n\n" /* 4 */
+    "[maxpool]\nsize=2\nstride=1\n\n"                                                               /* 5: 16x8x8 */
+    "[convolutional]\nbatch_normalize=1\nfilters=16\nsize=1\nstride=1\npad=1\nactivation=relu\n\n"  /* 6 */
+    "[shortcut]\nfrom=-3\nactivation=linear\n\n"                                                    /* 7 */
+    "[convolutional]\nsize=1\nstride=1\npad=1\nfilters=21\nactivation=linear\n\n"                   /* 8 */
     "[yolo]\nmask = 3,4,5\nanchors = 10,14,  23,27,  37,58,  81,82,  135,169,  344,319\nclasses=2\nnum=6\n\n" /* 9 */
-    "[route]\nlayers = -4\n\n"                                                                         /* 10 */
-    "[convolutional]\nbatch_normalize=1\nfilters=8\nsize=1\nstride=1\npad=1\nactivation=leaky\n\n"     /* 11 */
-    "[upsample]\nstride=2\n\n"                                                                         /* 12: 8x16x16 */
-    "[route]\nlayers = -1, 2\n\n"                                                                      /* 13: 24x16x16 */
-    "[convolutional]\nsize=3\nstride=2\npad=1\nfilters=8\nactivation=logistic\n\n"                     /* 14: 8x8x8 */
-    "[convolutional]\nsize=1\nstride=1\npad=1\nfilters=21\nactivation=linear\n\n"                      /* 15 */
+    "[route]\nlayers = -4\n\n"                                                                                /* 10 */
+    "[convolutional]\nbatch_normalize=1\nfilters=8\nsize=1\nstride=1\npad=1\nactivation=leaky\n\n"            /* 11 */
+    "[upsample]\nstride=2\n\n"                                                     /* 12: 8x16x16 */
+    "[route]\nlayers = -1, 2\n\n"                                                  /* 13: 24x16x16 */
+    "[convolutional]\nsize=3\nstride=2\npad=1\nfilters=8\nactivation=logistic\n\n" /* 14: 8x8x8 */
+    "[convolutional]\nsize=1\nstride=1\npad=1\nfilters=21\nactivation=linear\n\n"  /* 15 */
     "[yolo]\nmask = 0,1,2\nanchors = 10,14,  23,27,  37,58,  81,82,  135,169,  344,319\nclasses=2\nnum=6\n"; /* 16 */
 
 const dns_layer dns_tiny_layers[] = {
-    {8, 1, 8 * 3 * 9},  {16, 1, 16 * 8 * 9}, {16, 1, 16 * 16 * 9}, {16, 1, 16 * 16}, {21, 0, 21 * 16},
-    {8, 1, 8 * 16},     {8, 0, 8 * 24 * 9},  {21, 0, 21 * 8},      {0, 0, 0},
+    {8, 1, 8 * 3 * 9}, {16, 1, 16 * 8 * 9}, {16, 1, 16 * 16 * 9}, {16, 1, 16 * 16}, {21, 0, 21 * 16},
+    {8, 1, 8 * 16},    {8, 0, 8 * 24 * 9},  {21, 0, 21 * 8},      {0, 0, 0},
 };
 
 static float next(uint32_t *s)

@@ -30,7 +30,8 @@ static rd_status convert(const char *net, const void *w, size_t wlen, rd_model *
     size_t len = 0;
     rd_frontend_info info;
     *m = NULL;
-    rd_status st = rd_caffe_to_onnx(net, strlen(net), "net.prototxt", w, wlen, "net.caffemodel", &onnx, &len, &info, err);
+    rd_status st =
+        rd_caffe_to_onnx(net, strlen(net), "net.prototxt", w, wlen, "net.caffemodel", &onnx, &len, &info, err);
     if (st == RD_OK) {
         CU_ASSERT_EQUAL(info.format, RD_FORMAT_CAFFE);
         st = rd_model_load_mem(onnx, len, "net.prototxt", NULL, NULL, m, err);
@@ -48,9 +49,13 @@ static float *blob_values(size_t l, int b, size_t n)
     return v;
 }
 
-#define NODE(op, name, ins, outs) rd_onnx_add_node(b, op, name, (const char *const[])ins, \
-    sizeof((const char *const[])ins) / sizeof(char *), (const char *const[])outs, 1)
-#define L(...) {__VA_ARGS__}
+#define NODE(op, name, ins, outs)                                                                              \
+    rd_onnx_add_node(b, op, name, (const char *const[])ins, sizeof((const char *const[])ins) / sizeof(char *), \
+                     (const char *const[])outs, 1)
+#define L(...)      \
+    {               \
+        __VA_ARGS__ \
+    }
 
 /* csy_net written directly as ONNX, with the weights of csy_net_weights. */
 static rd_onnx_builder *equivalent_onnx(void)
@@ -156,7 +161,11 @@ static void test_net_vs_onnx_runtime(void)
         fprintf(stderr, "\n%s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     /* the model's names and Caffe's shapes: in-place layers write values named after the layer */
-    static const struct { const char *name; int rank; int64_t dims[4]; } names[] = {
+    static const struct {
+        const char *name;
+        int rank;
+        int64_t dims[4];
+    } names[] = {
         {"conv1", 4, {1, 4, 8, 8}},   {"bn1", 4, {1, 4, 8, 8}},     {"scale1", 4, {1, 4, 8, 8}},
         {"relu1", 4, {1, 4, 8, 8}},   {"pool1", 4, {1, 4, 4, 4}},   {"pool2", 4, {1, 4, 5, 5}},
         {"deconv1", 4, {1, 2, 8, 8}}, {"prelu1", 4, {1, 2, 8, 8}},  {"up1", 4, {1, 4, 8, 8}},
@@ -191,8 +200,8 @@ static void test_net_vs_onnx_runtime(void)
 }
 
 /* A net of one input [1, c, h, w] named "x" and one layer (its text) writing "y"; y's values. */
-static rd_status one_layer(const char *layer, int c, int h, int wd, const float *x, const void *weights,
-                           size_t wlen, rd_tensor *y, rd_error *err)
+static rd_status one_layer(const char *layer, int c, int h, int wd, const float *x, const void *weights, size_t wlen,
+                           rd_tensor *y, rd_error *err)
 {
     char net[2048];
     snprintf(net, sizeof net, "input: \"x\"\ninput_shape { dim: 1 dim: %d dim: %d dim: %d }\n%s\n", c, h, wd, layer);
@@ -228,8 +237,8 @@ static void test_pooling_rounding(void)
 {
     static const struct {
         const char *what, *param; /* pooling_param's fields */
-        int in;                    /* input in x in, values 0, 1, 2, ... */
-        int out;                   /* output out x out */
+        int in;                   /* input in x in, values 0, 1, 2, ... */
+        int out;                  /* output out x out */
         float want[9];
     } cases[] = {
         /* 5x5, k2 s2: ceil 3x3 (floor would be 2x2); the last row and column windows hold one input each */
@@ -237,10 +246,17 @@ static void test_pooling_rounding(void)
         {"ave ceil", "pool: AVE kernel_size: 2 stride: 2", 5, 3, {3, 5, 6.5f, 13, 15, 16.5f, 20.5f, 22.5f, 24}},
         {"max floor", "pool: MAX kernel_size: 2 stride: 2 round_mode: FLOOR", 5, 2, {6, 8, 16, 18}},
         /* 4x4, k3 s2 pad 1: ceil 3x3; divisors 9, 9, 6 / 9, 9, 6 / 6, 6, 4 (windows clipped to [-1, 5)) */
-        {"ave pad", "pool: AVE kernel_size: 3 stride: 2 pad: 1", 4, 3,
+        {"ave pad",
+         "pool: AVE kernel_size: 3 stride: 2 pad: 1",
+         4,
+         3,
          {10.0f / 9, 24.0f / 9, 10.0f / 6, 51.0f / 9, 90.0f / 9, 33.0f / 6, 25.0f / 6, 42.0f / 6, 15.0f / 4}},
         /* 5x5, k2 s2 pad 1: ceil((5 + 2 - 2) / 2) + 1 = 4, but the 4th window would start at 6 = in + pad: 3 */
-        {"max pad dropped window", "pool: MAX kernel_size: 2 stride: 2 pad: 1", 5, 3, {0, 2, 4, 10, 12, 14, 20, 22, 24}},
+        {"max pad dropped window",
+         "pool: MAX kernel_size: 2 stride: 2 pad: 1",
+         5,
+         3,
+         {0, 2, 4, 10, 12, 14, 20, 22, 24}},
         {"global", "pool: AVE global_pooling: true", 4, 1, {7.5f}},
     };
     float x[25];
@@ -248,8 +264,10 @@ static void test_pooling_rounding(void)
         x[i] = (float)i;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char layer[256];
-        snprintf(layer, sizeof layer, "layer { name: \"p\" type: \"Pooling\" bottom: \"x\" top: \"y\" "
-                 "pooling_param { %s } }", cases[i].param);
+        snprintf(layer, sizeof layer,
+                 "layer { name: \"p\" type: \"Pooling\" bottom: \"x\" top: \"y\" "
+                 "pooling_param { %s } }",
+                 cases[i].param);
         rd_tensor y;
         rd_error err;
         CU_ASSERT_EQUAL_FATAL(one_layer(layer, 1, cases[i].in, cases[i].in, x, NULL, 0, &y, &err), RD_OK);
@@ -270,13 +288,15 @@ static void test_deconvolution(void)
     /* 2x2, k3 s2 pad 1: 3x3; row 1 and column 1 of the output get two inputs each */
     CU_ASSERT_EQUAL_FATAL(one_layer("layer { name: \"d\" type: \"Deconvolution\" bottom: \"x\" top: \"y\" "
                                     "convolution_param { num_output: 1 kernel_size: 3 stride: 2 pad: 1 } }",
-                                    1, 2, 2, x, w, wlen, &y, &err), RD_OK);
+                                    1, 2, 2, x, w, wlen, &y, &err),
+                          RD_OK);
     expect("deconv s2 p1", &y, 3, 3, (const float[]){1.5f, 3.5f, 2.5f, 4.5f, 10.5f, 6.5f, 3.5f, 7.5f, 4.5f});
     rd_tensor_fini(&y);
     /* no pad: 5x5; the corners hold one input, the centre all four */
     CU_ASSERT_EQUAL_FATAL(one_layer("layer { name: \"d\" type: \"Deconvolution\" bottom: \"x\" top: \"y\" "
                                     "convolution_param { num_output: 1 kernel_size: 3 stride: 2 } }",
-                                    1, 2, 2, x, w, wlen, &y, &err), RD_OK);
+                                    1, 2, 2, x, w, wlen, &y, &err),
+                          RD_OK);
     CU_ASSERT_EQUAL(y.dims[2], 5);
     CU_ASSERT_EQUAL(y.dims[3], 5);
     CU_ASSERT_DOUBLE_EQUAL(((float *)y.data)[0], 1.5, 1e-6);
@@ -293,16 +313,22 @@ static void test_resize_layers(void)
     rd_tensor y;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(one_layer("layer { name: \"u\" type: \"Upsample\" bottom: \"x\" top: \"y\" "
-                                    "upsample_param { scale: 2 } }", 1, 2, 2, x, NULL, 0, &y, &err), RD_OK);
+                                    "upsample_param { scale: 2 } }",
+                                    1, 2, 2, x, NULL, 0, &y, &err),
+                          RD_OK);
     expect("upsample", &y, 4, 4, (const float[]){0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3});
     rd_tensor_fini(&y);
     /* zoom 2 of 2x2: (2 - 1) * 2 + 1 = 3, the corners kept */
     CU_ASSERT_EQUAL_FATAL(one_layer("layer { name: \"i\" type: \"Interp\" bottom: \"x\" top: \"y\" "
-                                    "interp_param { zoom_factor: 2 } }", 1, 2, 2, x, NULL, 0, &y, &err), RD_OK);
+                                    "interp_param { zoom_factor: 2 } }",
+                                    1, 2, 2, x, NULL, 0, &y, &err),
+                          RD_OK);
     expect("interp zoom", &y, 3, 3, (const float[]){0, 0.5f, 1, 1, 1.5f, 2, 2, 2.5f, 3});
     rd_tensor_fini(&y);
     CU_ASSERT_EQUAL_FATAL(one_layer("layer { name: \"i\" type: \"Interp\" bottom: \"x\" top: \"y\" "
-                                    "interp_param { height: 2 width: 5 } }", 1, 2, 2, x, NULL, 0, &y, &err), RD_OK);
+                                    "interp_param { height: 2 width: 5 } }",
+                                    1, 2, 2, x, NULL, 0, &y, &err),
+                          RD_OK);
     expect("interp size", &y, 2, 5, (const float[]){0, 0.25f, 0.5f, 0.75f, 1, 2, 2.25f, 2.5f, 2.75f, 3});
     rd_tensor_fini(&y);
 }
@@ -333,7 +359,10 @@ static void test_prototxt_refused(void)
 {
     size_t wlen = 0;
     uint8_t *w = csy_net_weights(&wlen);
-    static const struct { const char *net; const char *msg; } bad[] = {
+    static const struct {
+        const char *net;
+        const char *msg;
+    } bad[] = {
         {"layer { name: \"a\" type: \"ReLU\"", "net.prototxt:1: expected '}', got end of file"},
         {"layer {\n name: \"a\n\" }", "net.prototxt:2: expected the end of a string before the end of the line"},
         {"layer {\n  name = \"a\" }", "net.prototxt:2: expected ':' or '{' after a field name, got '= \"a\" }'"},
@@ -344,7 +373,8 @@ static void test_prototxt_refused(void)
          "bottom: \"x\" top: \"c\"\n convolution_param { num_output: four kernel_size: 3 } }",
          "net.prototxt:4: num_output: 'four' is not an integer"},
         {"input: \"x\"\ninput_shape { dim: 1 dim: 3 dim: 8 dim: 8 }\nlayer { name: \"r\" type: \"ReLU\"\n"
-         " bottom: \"nothing\" top: \"y\" }", "net.prototxt:4: layer 'r' reads 'nothing', which no earlier layer"},
+         " bottom: \"nothing\" top: \"y\" }",
+         "net.prototxt:4: layer 'r' reads 'nothing', which no earlier layer"},
         {"input: \"x\"\ninput_shape { dim: 1 dim: 3 dim: 8 dim: 8 }\nlayer { name: \"conv1\" type: \"Convolution\" "
          "bottom: \"x\" top: \"c\"\n convolution_param { num_output: 5 kernel_size: 3 } }",
          "net.caffemodel: layer 'conv1': weights of shape 4x3x3x3, the .prototxt says 5 outputs of 3x3"},

@@ -38,11 +38,14 @@ static void test_tiny_names_and_shapes(void)
         if (st != RD_OK)
             fprintf(stderr, "\n%s\n", err.msg);
         CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-        static const struct { const char *name; int64_t c, h, w; } want[] = {
-            {"0_conv", 8, 32, 32},  {"1_max", 8, 16, 16},     {"2_conv", 16, 16, 16}, {"3_max", 16, 8, 8},
-            {"4_conv", 16, 8, 8},   {"5_max", 16, 8, 8},      {"6_conv", 16, 8, 8},   {"7_shortcut", 16, 8, 8},
-            {"8_conv", 21, 8, 8},   {"9_yolo", 21, 8, 8},     {"10_route", 16, 8, 8}, {"11_conv", 8, 8, 8},
-            {"12_upsample", 8, 16, 16}, {"13_route", 24, 16, 16}, {"14_conv", 8, 8, 8}, {"15_conv", 21, 8, 8},
+        static const struct {
+            const char *name;
+            int64_t c, h, w;
+        } want[] = {
+            {"0_conv", 8, 32, 32},      {"1_max", 8, 16, 16},     {"2_conv", 16, 16, 16}, {"3_max", 16, 8, 8},
+            {"4_conv", 16, 8, 8},       {"5_max", 16, 8, 8},      {"6_conv", 16, 8, 8},   {"7_shortcut", 16, 8, 8},
+            {"8_conv", 21, 8, 8},       {"9_yolo", 21, 8, 8},     {"10_route", 16, 8, 8}, {"11_conv", 8, 8, 8},
+            {"12_upsample", 8, 16, 16}, {"13_route", 24, 16, 16}, {"14_conv", 8, 8, 8},   {"15_conv", 21, 8, 8},
             {"16_yolo", 21, 8, 8},
         };
         for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -91,9 +94,13 @@ static void test_cfg_refused(void)
     uint8_t *w = dns_weights(dns_tiny_layers, 0, 2, 5, &wlen);
     rd_model *m;
     rd_error err;
-    static const struct { const char *cfg; const char *msg; } bad[] = {
+    static const struct {
+        const char *cfg;
+        const char *msg;
+    } bad[] = {
         {"[net]\nwidth=32\nheight=32\n[convolutional]\nfilters=4\n", "[net] needs width, height and channels"},
-        {"[net]\nwidth=32\nheight=32\nchannels=3\n[convolutional]\nfilters=four\n", "tiny.cfg:6: filters=four: not an integer"},
+        {"[net]\nwidth=32\nheight=32\nchannels=3\n[convolutional]\nfilters=four\n",
+         "tiny.cfg:6: filters=four: not an integer"},
         {"[net]\nwidth=32\nheight=32\nchannels=3\n[convolutional]\nfilters=-4\n", "filters=-4 is outside 1..1048576"},
         {"[net]\nwidth=32\nheight=32\nchannels=3\nthis line has no equals\n", "tiny.cfg:5: expected key=value"},
         {"[net]\nwidth=32\nheight=32\nchannels=3\n[route]\nlayers=-3\n", "layer reference -3 from layer 0"},

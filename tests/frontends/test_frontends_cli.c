@@ -175,8 +175,8 @@ static void test_two_file_formats(void)
     r = rd_test_cli("inspect", junk, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "junk.bin: not a valid ONNX protobuf"));
-    CU_ASSERT_PTR_NOT_NULL(
-        strstr(r.errs, "nor is it TFLite, a TensorFlow GraphDef, a Darknet .cfg, a Caffe .prototxt or a TorchScript .pt"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(
+        r.errs, "nor is it TFLite, a TensorFlow GraphDef, a Darknet .cfg, a Caffe .prototxt or a TorchScript .pt"));
     rd_test_cli_free(&r);
     free(junk);
 

@@ -35,9 +35,13 @@ static rd_status convert(const void *pb, size_t len, rd_model **m, rd_error *err
     return st;
 }
 
-#define NODE(op, name, ins, outs) rd_onnx_add_node(b, op, name, (const char *const[])ins, \
-    sizeof((const char *const[])ins) / sizeof(char *), (const char *const[])outs, 1)
-#define L(...) {__VA_ARGS__}
+#define NODE(op, name, ins, outs)                                                                              \
+    rd_onnx_add_node(b, op, name, (const char *const[])ins, sizeof((const char *const[])ins) / sizeof(char *), \
+                     (const char *const[])outs, 1)
+#define L(...)      \
+    {               \
+        __VA_ARGS__ \
+    }
 
 /* The test graph written directly as NCHW ONNX (the input stays NHWC) with the weights of seed. */
 static rd_onnx_builder *equivalent_onnx(uint32_t seed)
@@ -127,12 +131,26 @@ static void test_graph_vs_onnx_runtime(void)
     if (st != RD_OK)
         fprintf(stderr, "\n%s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    static const struct { const char *name; int rank; int64_t dims[4]; } names[] = {
-        {"conv1/Conv2D", 4, {1, 8, 8, 4}},  {"conv1/BiasAdd", 4, {1, 8, 8, 4}}, {"bn/FusedBatchNormV3", 4, {1, 8, 8, 4}},
-        {"bn/Relu6", 4, {1, 8, 8, 4}},      {"dw/depthwise", 4, {1, 4, 4, 4}},  {"pool", 4, {1, 2, 2, 4}},
-        {"avg", 4, {1, 4, 4, 4}},           {"up", 4, {1, 4, 4, 4}},            {"cat", 4, {1, 4, 4, 8}},
-        {"gap", 2, {1, 8}},                 {"flat", 2, {1, 16}},               {"fc/MatMul", 2, {1, 5}},
-        {"probs", 2, {1, 5}},               {"padded", 4, {1, 10, 12, 3}},      {"squeezed", 2, {10, 12}},
+    static const struct {
+        const char *name;
+        int rank;
+        int64_t dims[4];
+    } names[] = {
+        {"conv1/Conv2D", 4, {1, 8, 8, 4}},
+        {"conv1/BiasAdd", 4, {1, 8, 8, 4}},
+        {"bn/FusedBatchNormV3", 4, {1, 8, 8, 4}},
+        {"bn/Relu6", 4, {1, 8, 8, 4}},
+        {"dw/depthwise", 4, {1, 4, 4, 4}},
+        {"pool", 4, {1, 2, 2, 4}},
+        {"avg", 4, {1, 4, 4, 4}},
+        {"up", 4, {1, 4, 4, 4}},
+        {"cat", 4, {1, 4, 4, 8}},
+        {"gap", 2, {1, 8}},
+        {"flat", 2, {1, 16}},
+        {"fc/MatMul", 2, {1, 5}},
+        {"probs", 2, {1, 5}},
+        {"padded", 4, {1, 10, 12, 3}},
+        {"squeezed", 2, {10, 12}},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         int v = rd_model_find_value(m, names[i].name);
@@ -263,9 +281,14 @@ static void g_int_input(tgs_buf *g)
 
 static void test_graph_refused(void)
 {
-    static const struct { void (*add)(tgs_buf *); rd_status st; const char *msg; } bad[] = {
-        {g_unknown_ops, RD_E_UNSUPPORTED, "graph.pb: 4 nodes are of 3 kinds not supported (first of each): Erf (node "
-                                          "#1 'a'), TopKV2 (node #2 'b'), NonMaxSuppressionV3 (node #4 'd')"},
+    static const struct {
+        void (*add)(tgs_buf *);
+        rd_status st;
+        const char *msg;
+    } bad[] = {
+        {g_unknown_ops, RD_E_UNSUPPORTED,
+         "graph.pb: 4 nodes are of 3 kinds not supported (first of each): Erf (node "
+         "#1 'a'), TopKV2 (node #2 'b'), NonMaxSuppressionV3 (node #4 'd')"},
         {g_cycle, RD_E_PARSE, "graph.pb: a cycle: node '"},
         {g_unknown_input, RD_E_PARSE, "graph.pb: node 'a' reads 'nothing:0', which is no node of the graph"},
         {g_duplicate, RD_E_PARSE, "graph.pb: two nodes are named 'x' (#0 and #1)"},
@@ -312,8 +335,12 @@ static void test_small_graph(void)
     if (st != RD_OK)
         fprintf(stderr, "\n%s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    static const struct { const char *name; int rank; int64_t dims[5]; } names[] = {
-        {"conv", 4, {1, 3, 4, 4}}, {"mp", 4, {1, 3, 6, 6}}, {"nhwc", 4, {1, 6, 6, 3}},
+    static const struct {
+        const char *name;
+        int rank;
+        int64_t dims[5];
+    } names[] = {
+        {"conv", 4, {1, 3, 4, 4}}, {"mp", 4, {1, 3, 6, 6}},    {"nhwc", 4, {1, 6, 6, 3}},
         {"near", 4, {1, 3, 3, 3}}, {"ex", 5, {1, 1, 3, 3, 3}}, {"out", 4, {1, 1, 3, 3}},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {

@@ -86,7 +86,8 @@ static tfs_model *float_net(const net_w *w, bool f16)
     int ax = tfs_tensor(m, "mean/axes", TFS_INT32, 1, (const int32_t[]){2}, axes, sizeof axes);
     int mean = tfs_tensor(m, "mean", TFS_FLOAT32, 2, (const int32_t[]){1, 4}, NULL, 0);
     /* Conv2DOptions: padding SAME(0), stride_w, stride_h, act RELU6 (3) */
-    tfs_op(m, 3, (const int[]){x, w0, b0}, 3, &t1, 1, 1, (const tfs_field[]){{0, 1, 0}, {1, 4, 1}, {2, 4, 1}, {3, 1, 3}}, 4);
+    tfs_op(m, 3, (const int[]){x, w0, b0}, 3, &t1, 1, 1,
+           (const tfs_field[]){{0, 1, 0}, {1, 4, 1}, {2, 4, 1}, {3, 1, 3}}, 4);
     /* DepthwiseConv2DOptions: SAME, stride 2, depth_multiplier 1, act RELU (1) */
     tfs_op(m, 4, (const int[]){t1, w1, b1}, 3, &t2, 1, 2,
            (const tfs_field[]){{0, 1, 0}, {1, 4, 2}, {2, 4, 2}, {3, 4, 1}, {4, 1, 1}}, 5);
@@ -164,8 +165,8 @@ static rd_onnx_builder *equivalent_onnx(const net_w *w)
     add_f32(b, "zero", 0, NULL, (const float[]){0.0f});
     add_f32(b, "six", 0, NULL, (const float[]){6.0f});
     add_i64(b, "shape", 2, (const int64_t[]){1, 16});
-    rd_onnx_node *n = rd_onnx_add_node(b, "Transpose", "in_t", (const char *const[]){"input"}, 1,
-                                       (const char *const[]){"x"}, 1);
+    rd_onnx_node *n =
+        rd_onnx_add_node(b, "Transpose", "in_t", (const char *const[]){"input"}, 1, (const char *const[]){"x"}, 1);
     rd_onnx_attr_ints(n, "perm", (const int64_t[]){0, 3, 1, 2}, 4);
     n = rd_onnx_add_node(b, "Conv", "c0", (const char *const[]){"x", "w0", "b0"}, 3, (const char *const[]){"c0"}, 1);
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
@@ -222,9 +223,18 @@ static void test_float_net(void)
     CU_ASSERT_EQUAL(info.format, RD_FORMAT_TFLITE);
     CU_ASSERT_FALSE(info.quantized);
     /* the model's own names, in the model's NHWC layout */
-    static const struct { const char *name; int64_t dims[4]; int rank; } names[] = {
-        {"conv1/Relu6", {1, 8, 8, 4}, 4}, {"dw/Relu", {1, 4, 4, 4}, 4}, {"pool", {1, 2, 2, 4}, 4},
-        {"flatten", {1, 16}, 2}, {"fc/BiasAdd", {1, 5}, 2}, {"probs", {1, 5}, 2}, {"mean", {1, 4}, 2},
+    static const struct {
+        const char *name;
+        int64_t dims[4];
+        int rank;
+    } names[] = {
+        {"conv1/Relu6", {1, 8, 8, 4}, 4},
+        {"dw/Relu", {1, 4, 4, 4}, 4},
+        {"pool", {1, 2, 2, 4}, 4},
+        {"flatten", {1, 16}, 2},
+        {"fc/BiasAdd", {1, 5}, 2},
+        {"probs", {1, 5}, 2},
+        {"mean", {1, 4}, 2},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         int v = rd_model_find_value(m, names[i].name);
@@ -285,7 +295,8 @@ static tfs_model *int8_net(void)
     int y = tfs_tensor(m, "y", TFS_INT8, 4, (const int32_t[]){1, 4, 4, 2}, NULL, 0);
     tfs_quant(m, y, (const float[]){0.125f}, (const int64_t[]){-128}, 1, 0);
     int z = tfs_tensor(m, "z", TFS_FLOAT32, 4, (const int32_t[]){1, 4, 4, 2}, NULL, 0);
-    tfs_op(m, 3, (const int[]){x, wt, bt}, 3, &y, 1, 1, (const tfs_field[]){{0, 1, 0}, {1, 4, 1}, {2, 4, 1}, {3, 1, 1}}, 4);
+    tfs_op(m, 3, (const int[]){x, wt, bt}, 3, &y, 1, 1, (const tfs_field[]){{0, 1, 0}, {1, 4, 1}, {2, 4, 1}, {3, 1, 1}},
+           4);
     tfs_op(m, 6, &y, 1, &z, 1, 0, NULL, 0);
     tfs_io(m, &x, 1, (const int[]){y, z}, 2);
     return m;
@@ -511,13 +522,13 @@ static void check_declared_shapes(tfs_model *tm, bool model_precision)
     CU_ASSERT_EQUAL_FATAL(tfs_finish(tm, &buf, &len, &err), RD_OK);
     rd_model *m = load_tflite(tm, model_precision, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    static const char *const names[] = {"pad", "avgpool", "add", "sub", "mul", "concat", "leaky", "hswish", "d2s",
-                                        "bilinear", "out_a", "transpose", "slice", "out_b", "mean", "flat", "softmax",
-                                        "out_c", "half1", "out_d"};
+    static const char *const names[] = {"pad",    "avgpool", "add",      "sub",   "mul",       "concat", "leaky",
+                                        "hswish", "d2s",     "bilinear", "out_a", "transpose", "slice",  "out_b",
+                                        "mean",   "flat",    "softmax",  "out_c", "half1",     "out_d"};
     static const int64_t dims[][4] = {{1, 6, 6, 4}, {1, 4, 4, 4}, {1, 4, 4, 4}, {1, 4, 4, 4}, {1, 4, 4, 4},
                                       {1, 4, 4, 8}, {1, 4, 4, 8}, {1, 4, 4, 8}, {1, 8, 8, 2}, {1, 16, 12, 2},
-                                      {1, 5, 7, 2}, {1, 8, 4, 4}, {1, 3, 4}, {1, 3, 4}, {1, 1, 1, 8}, {1, 8},
-                                      {1, 8}, {1, 4}, {1, 4}, {1, 2}};
+                                      {1, 5, 7, 2}, {1, 8, 4, 4}, {1, 3, 4},    {1, 3, 4},    {1, 1, 1, 8},
+                                      {1, 8},       {1, 8},       {1, 4},       {1, 4},       {1, 2}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         int v = rd_model_find_value(m, names[i]);
         CU_ASSERT_FATAL(v >= 0);

@@ -219,8 +219,8 @@ void tgs_test_weights(uint32_t seed, float *out)
         out[i] = (float)(seed >> 8) / 16777216.0f - 0.5f;
     }
     for (int i = 0; i < 4; i++) {
-        out[112 + i] += 1.0f;      /* BatchNorm scale near 1 */
-        out[124 + i] += 1.0f;      /* variance positive */
+        out[112 + i] += 1.0f; /* BatchNorm scale near 1 */
+        out[124 + i] += 1.0f; /* variance positive */
     }
 }
 
@@ -320,8 +320,9 @@ uint8_t *tgs_test_graph(uint32_t seed, size_t *len)
 
 uint8_t *tgs_small_graph(size_t *len)
 {
-    static const float w[2 * 2 * 2 * 3] = {0.5f, -0.25f, 1, 0.75f, -1, 0.125f, 0.5f, 0.5f, -0.5f, 0.25f, 2, -0.75f,
-                                           0.3f, 0.1f, -0.2f, 0.6f, 0.9f, -0.4f, 0.2f, 0.7f, -0.1f, 0.05f, 1.5f, -0.3f};
+    static const float w[2 * 2 * 2 * 3] = {0.5f,  -0.25f, 1,    0.75f,  -1,    0.125f, 0.5f,  0.5f,
+                                           -0.5f, 0.25f,  2,    -0.75f, 0.3f,  0.1f,   -0.2f, 0.6f,
+                                           0.9f,  -0.4f,  0.2f, 0.7f,   -0.1f, 0.05f,  1.5f,  -0.3f};
     tgs_buf g = {0}, n;
     tgs_node(&n, "x", "Placeholder", NULL, 0);
     tgs_attr_type(&n, "dtype", TGS_FLOAT);

@@ -32,9 +32,11 @@ static rd_status count_dirent(void *user, const rd_adb_dirent *d, rd_error *err)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1 || size > FUZZ_MAX_INPUT) return 0;
+    if (size < 1 || size > FUZZ_MAX_INPUT)
+        return 0;
     uint8_t *buf = malloc(size); /* exact-size copy so ASan sees overreads */
-    if (!buf) return 0;
+    if (!buf)
+        return 0;
     memcpy(buf, data, size);
 
     if (size >= ADB_HEADER_SIZE) {
@@ -68,13 +70,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 bool v2 = adb_has_feature(dev.features, "stat_v2");
                 if (adb_sync_stat(s, v2, "/userdata/dumps", &st, &err) == RD_OK &&
                     adb_sync_list(s, v2, "/userdata/dumps/", count_dirent, &n, &err) == RD_OK)
-                    adb_sync_recv(s, "/userdata/dumps/a.npy", UINT64_MAX, discard_chunk, &total,
-                                  &got, &failed, &err);
+                    adb_sync_recv(s, "/userdata/dumps/a.npy", UINT64_MAX, discard_chunk, &total, &got, &failed, &err);
                 s->ops->close(s);
             }
             char *text = NULL;
             int code = 0;
-            if (rd_adb_shell_capture(&dev, "ls", &text, NULL, &code, &err) == RD_OK) free(text);
+            if (rd_adb_shell_capture(&dev, "ls", &text, NULL, &code, &err) == RD_OK)
+                free(text);
             adb_conn_destroy(c);
         }
     }

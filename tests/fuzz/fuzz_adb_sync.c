@@ -36,9 +36,11 @@ static rd_status check_dirent(void *user, const rd_adb_dirent *d, rd_error *err)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1 || size > FUZZ_MAX_INPUT) return 0;
+    if (size < 1 || size > FUZZ_MAX_INPUT)
+        return 0;
     uint8_t *buf = malloc(size);
-    if (!buf) return 0;
+    if (!buf)
+        return 0;
     memcpy(buf, data, size);
     uint8_t mode = buf[0];
     adb_stream *s = adb_mem_stream_create(buf + 1, size - 1);
@@ -56,8 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 adb_sync_list(s, v2, "/userdata/dumps/", check_dirent, &n, &err);
             break;
         default:
-            if (adb_sync_recv(s, "/userdata/dumps/x.npy", max, sum_chunk, &total, &got, &failed,
-                              &err) == RD_OK &&
+            if (adb_sync_recv(s, "/userdata/dumps/x.npy", max, sum_chunk, &total, &got, &failed, &err) == RD_OK &&
                 got > max)
                 abort(); /* never more than announced */
             break;

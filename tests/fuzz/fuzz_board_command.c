@@ -17,17 +17,21 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > FUZZ_MAX_INPUT) return 0;
+    if (size > FUZZ_MAX_INPUT)
+        return 0;
     char *cmd = malloc(size + 1);
-    if (!cmd) return 0;
-    if (size) memcpy(cmd, data, size);
+    if (!cmd)
+        return 0;
+    if (size)
+        memcpy(cmd, data, size);
     cmd[size] = '\0';
     char *out = board_map_command("/nonexistent-rd-fuzz/board root's", cmd);
     if (out) {
         const char *o = out;
         for (const char *c = cmd; *c; c++) {
             o = strchr(o, *c);
-            if (!o) abort(); /* a byte of the command was lost */
+            if (!o)
+                abort(); /* a byte of the command was lost */
             o++;
         }
         free(out);

@@ -30,8 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     void *onnx = NULL;
     size_t len = 0;
     rd_error err = {0};
-    rd_status st = rd_caffe_to_onnx(csy_net, strlen(csy_net), "fuzz.prototxt", w, size, "fuzz.caffemodel", &onnx,
-                                    &len, NULL, &err);
+    rd_status st = rd_caffe_to_onnx(csy_net, strlen(csy_net), "fuzz.prototxt", w, size, "fuzz.caffemodel", &onnx, &len,
+                                    NULL, &err);
     fuzz_frontend_check(st, onnx, len, &err, "fuzz.prototxt", "fuzz.caffemodel");
     free(w);
     return 0;

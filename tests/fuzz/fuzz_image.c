@@ -38,12 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     spec.rgb2bgr = true;
     spec.n_std = 3;
     spec.std[0] = spec.std[1] = spec.std[2] = 58.8f;
-    int64_t dims[4] = { 1, 3, 7, 5 };
+    int64_t dims[4] = {1, 3, 7, 5};
     rd_tensor x;
     if (rd_input_prepare_tensor(&img, true, FUZZ_NAME, &spec, 4, dims, NULL, &x, &err) != RD_OK)
         __builtin_trap();
     rd_tensor_fini(&x);
-    int64_t grey[4] = { 1, 1, 3, 3 };
+    int64_t grey[4] = {1, 1, 3, 3};
     if (rd_input_prepare_tensor(&img, true, FUZZ_NAME, NULL, 4, grey, NULL, &x, &err) != RD_OK)
         __builtin_trap();
     rd_tensor_fini(&x);

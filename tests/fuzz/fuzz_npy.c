@@ -21,11 +21,14 @@
 
 static bool same_tensor(const rd_tensor *a, const rd_tensor *b)
 {
-    if (a->dtype != b->dtype || a->rank != b->rank) return false;
+    if (a->dtype != b->dtype || a->rank != b->rank)
+        return false;
     for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i]) return false;
+        if (a->dims[i] != b->dims[i])
+            return false;
     size_t n = rd_tensor_nbytes(a);
-    if (n == 0) return a->data == NULL && b->data == NULL;
+    if (n == 0)
+        return a->data == NULL && b->data == NULL;
     return a->data && b->data && memcmp(a->data, b->data, n) == 0;
 }
 
@@ -33,17 +36,20 @@ static bool same_tensor(const rd_tensor *a, const rd_tensor *b)
 static void check_error(rd_status st, const rd_error *err, const rd_tensor *t)
 {
     size_t len = strlen(err->msg);
-    if (st == RD_OK || st != err->code || st >= RD_STATUS_COUNT) __builtin_trap();
+    if (st == RD_OK || st != err->code || st >= RD_STATUS_COUNT)
+        __builtin_trap();
     if (strncmp(err->msg, FUZZ_NAME ": ", sizeof FUZZ_NAME + 1) != 0 || err->msg[len - 1] == '\n')
         __builtin_trap();
-    if (t->data != NULL) __builtin_trap();
+    if (t->data != NULL)
+        __builtin_trap();
 }
 
 /* rd_npy_load of the same bytes as a file agrees with rd_npy_parse (st and t). */
 static void check_file_reader(const uint8_t *data, size_t size, rd_status st, const rd_tensor *t)
 {
     int fd = memfd_create("fuzz_npy", MFD_CLOEXEC);
-    if (fd < 0) return; /* no memfd here: nothing to compare */
+    if (fd < 0)
+        return; /* no memfd here: nothing to compare */
     if (write(fd, data, size) != (ssize_t)size) {
         close(fd);
         return;
@@ -54,18 +60,22 @@ static void check_file_reader(const uint8_t *data, size_t size, rd_status st, co
     rd_error err;
     rd_status fst = rd_npy_load(path, &f, &err);
     close(fd);
-    if (fst != st) __builtin_trap();
+    if (fst != st)
+        __builtin_trap();
     if (fst == RD_OK) {
-        if (!same_tensor(t, &f)) __builtin_trap();
+        if (!same_tensor(t, &f))
+            __builtin_trap();
         rd_tensor_fini(&f);
     }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > FUZZ_MAX_INPUT) return 0;
+    if (size > FUZZ_MAX_INPUT)
+        return 0;
     uint8_t *buf = malloc(size ? size : 1); /* exact size, so over-reads hit the redzone */
-    if (!buf) return 0;
+    if (!buf)
+        return 0;
     memcpy(buf, data, size);
 
     rd_tensor t;
@@ -84,13 +94,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rd_npy_write(&t, &img, &len, &err) != RD_OK)
         __builtin_trap(); /* everything we read, we can write */
     rd_tensor back;
-    if (rd_npy_parse(img, len, "rewrite.npy", &back, &err) != RD_OK) __builtin_trap();
-    if (!same_tensor(&t, &back)) __builtin_trap();
+    if (rd_npy_parse(img, len, "rewrite.npy", &back, &err) != RD_OK)
+        __builtin_trap();
+    if (!same_tensor(&t, &back))
+        __builtin_trap();
     /* writing is deterministic: the re-read tensor serialises to the same image */
     void *img2 = NULL;
     size_t len2 = 0;
-    if (rd_npy_write(&back, &img2, &len2, &err) != RD_OK || len2 != len ||
-        memcmp(img, img2, len) != 0)
+    if (rd_npy_write(&back, &img2, &len2, &err) != RD_OK || len2 != len || memcmp(img, img2, len) != 0)
         __builtin_trap();
     free(img2);
     free(img);

@@ -52,7 +52,8 @@ static void check_graph(const rd_rknn_model *m, const rd_rknn_graph *g)
             size_t cap = 2 * len + 64;
             uint8_t *w = malloc(cap);
             int32_t *pad = t->rank == 4 && t->shape[0] > 0 && t->shape[0] <= (1 << 16)
-                               ? malloc((size_t)t->shape[0] * sizeof *pad) : NULL;
+                               ? malloc((size_t)t->shape[0] * sizeof *pad)
+                               : NULL;
             if (w)
                 (void)rd_rknn_unpack_conv_weight(m, t, w, cap, pad, NULL);
             free(w);

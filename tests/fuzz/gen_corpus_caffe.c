@@ -31,15 +31,16 @@ static const char *const small_nets[][2] = {
                                "input: \"a\"\ninput_dim: 1\ninput_dim: 2\ninput_dim: 3\ninput_dim: 3\n"
                                "layer { name: \"m\" type: \"Eltwise\" bottom: \"a\" bottom: \"b\" top: \"m\" "
                                "eltwise_param { operation: MAX } }\n"},
-    {"unaries.prototxt", "input: \"x\"\ninput_shape { dim: 1 dim: 2 dim: 4 dim: 4 }\n"
-                         "layer { name: \"s\" type: \"Sigmoid\" bottom: \"x\" top: \"s\" }\n"
-                         "layer { name: \"t\" type: \"TanH\" bottom: \"s\" top: \"t\" }\n"
-                         "layer { name: \"sp\" type: \"Split\" bottom: \"t\" top: \"t1\" top: \"t2\" }\n"
-                         "layer { name: \"r\" type: \"ReLU\" bottom: \"t1\" top: \"r\" relu_param { negative_slope: 0.1 } }\n"
-                         "layer { name: \"d\" type: \"Dropout\" bottom: \"t2\" top: \"d\" }\n"
-                         "layer { name: \"i\" type: \"Interp\" bottom: \"r\" bottom: \"d\" top: \"i\" }\n"
-                         "layer { name: \"p\" type: \"Pooling\" bottom: \"i\" top: \"p\" pooling_param { pool: MAX "
-                         "kernel_h: 2 kernel_w: 3 stride_h: 2 stride_w: 1 round_mode: FLOOR } }\n"},
+    {"unaries.prototxt",
+     "input: \"x\"\ninput_shape { dim: 1 dim: 2 dim: 4 dim: 4 }\n"
+     "layer { name: \"s\" type: \"Sigmoid\" bottom: \"x\" top: \"s\" }\n"
+     "layer { name: \"t\" type: \"TanH\" bottom: \"s\" top: \"t\" }\n"
+     "layer { name: \"sp\" type: \"Split\" bottom: \"t\" top: \"t1\" top: \"t2\" }\n"
+     "layer { name: \"r\" type: \"ReLU\" bottom: \"t1\" top: \"r\" relu_param { negative_slope: 0.1 } }\n"
+     "layer { name: \"d\" type: \"Dropout\" bottom: \"t2\" top: \"d\" }\n"
+     "layer { name: \"i\" type: \"Interp\" bottom: \"r\" bottom: \"d\" top: \"i\" }\n"
+     "layer { name: \"p\" type: \"Pooling\" bottom: \"i\" top: \"p\" pooling_param { pool: MAX "
+     "kernel_h: 2 kernel_w: 3 stride_h: 2 stride_w: 1 round_mode: FLOOR } }\n"},
     {"text_forms.prototxt", "# comments, ':' before '{', '<' '>' messages, lists and string escapes\n"
                             "name: 'a' \"b\\n\\101\"\ninput: \"x\" input_shape: { dim: [1, 3, 4, 4] }\n"
                             "layer < name: \"c\" type: \"Concat\" bottom: \"x\" bottom: \"x\" top: \"c\"; "

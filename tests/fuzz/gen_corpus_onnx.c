@@ -49,8 +49,8 @@ static int conv_relu(const char *dir)
     fill(&bias, RD_DT_F32, 1, (const int64_t[]){4});
     rd_onnx_add_initializer(b, "w", &w, RD_ONNX_RAW);
     rd_onnx_add_initializer(b, "b", &bias, RD_ONNX_TYPED);
-    rd_onnx_node *n = rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w", "b"}, 3,
-                                       (const char *const[]){"c"}, 1);
+    rd_onnx_node *n =
+        rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w", "b"}, 3, (const char *const[]){"c"}, 1);
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     rd_onnx_attr_ints(n, "kernel_shape", (const int64_t[]){3, 3}, 2);
     rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"c"}, 1, (const char *const[]){"y"}, 1);
@@ -68,8 +68,8 @@ static int constants(const char *dir)
     fill(&t, RD_DT_F32, 1, (const int64_t[]){6});
     rd_onnx_attr_tensor(rd_onnx_add_node(b, "Constant", "k", NULL, 0, (const char *const[]){"k"}, 1), "value", &t,
                         RD_ONNX_RAW);
-    rd_onnx_attr_float(rd_onnx_add_node(b, "Constant", "kf", NULL, 0, (const char *const[]){"kf"}, 1),
-                       "value_float", 2.0f);
+    rd_onnx_attr_float(rd_onnx_add_node(b, "Constant", "kf", NULL, 0, (const char *const[]){"kf"}, 1), "value_float",
+                       2.0f);
     rd_onnx_attr_ints(rd_onnx_add_node(b, "Constant", "shape", NULL, 0, (const char *const[]){"shape"}, 1),
                       "value_ints", (const int64_t[]){-1, 3, 2}, 3);
     rd_onnx_add_node(b, "Add", "add", (const char *const[]){"x", "k"}, 2, (const char *const[]){"a"}, 1);
@@ -104,8 +104,8 @@ static int attributes(const char *dir)
     rd_tensor t;
     fill(&t, RD_DT_I64, 1, (const int64_t[]){2});
     rd_onnx_add_input(b, "x", RD_DT_F32, 3, NULL, (const char *const[]){"a", "b", "c"});
-    rd_onnx_node *n = rd_onnx_add_node(b, "Custom", "custom", (const char *const[]){"x", NULL}, 2,
-                                       (const char *const[]){"y", ""}, 2);
+    rd_onnx_node *n =
+        rd_onnx_add_node(b, "Custom", "custom", (const char *const[]){"x", NULL}, 2, (const char *const[]){"y", ""}, 2);
     rd_onnx_node_set_domain(n, "com.microsoft");
     rd_onnx_attr_int(n, "i", 3);
     rd_onnx_attr_float(n, "f", 0.5f);

@@ -47,7 +47,8 @@ static tfs_model *int8_conv(void)
     tfs_quant(m, bt, (const float[]){0.005f, 0.01f}, (const int64_t[]){0, 0}, 2, 0);
     int y = tfs_tensor(m, "y", TFS_INT8, 4, (const int32_t[]){1, 3, 3, 2}, NULL, 0);
     tfs_quant(m, y, (const float[]){0.1f}, (const int64_t[]){5}, 1, 0);
-    tfs_op(m, 3, (const int[]){x, wt, bt}, 3, &y, 1, 1, (const tfs_field[]){{0, 1, 0}, {1, 4, 1}, {2, 4, 1}, {3, 1, 1}}, 4);
+    tfs_op(m, 3, (const int[]){x, wt, bt}, 3, &y, 1, 1, (const tfs_field[]){{0, 1, 0}, {1, 4, 1}, {2, 4, 1}, {3, 1, 1}},
+           4);
     int q = tfs_tensor(m, "q", TFS_INT8, 4, (const int32_t[]){1, 3, 3, 2}, NULL, 0);
     tfs_quant(m, q, (const float[]){0.2f}, (const int64_t[]){0}, 1, 0);
     tfs_op(m, 114, &y, 1, &q, 1, 0, NULL, 0);

@@ -66,17 +66,18 @@ static void mutate_step(uint8_t *b, size_t *len, size_t cap, uint64_t *s)
 {
     static const uint8_t bytes[] = {0,   1,   0x7f, 0x80, 0xff, '0', '9',  '-', ',', '(', ')',
                                     '{', '}', '\'', '"',  ':',  ' ', '\n', '[', ']', 'L'};
-    static const uint32_t ints[] = {0,          1,           0x7f,       0x80,   0xff,
-                                    0x100,      0x7fff,      0x8000,     0xffff, 0x10000,
-                                    0x7fffffff, 0x80000000u, 0xffffffffu};
+    static const uint32_t ints[] = {0,      1,      0x7f,    0x80,       0xff,        0x100,      0x7fff,
+                                    0x8000, 0xffff, 0x10000, 0x7fffffff, 0x80000000u, 0xffffffffu};
     size_t n = *len;
     size_t pos = n ? (size_t)(rnd(s) % n) : 0;
     switch (rnd(s) % 8) {
     case 0: /* flip a bit */
-        if (n) b[pos] ^= (uint8_t)(1u << (rnd(s) % 8));
+        if (n)
+            b[pos] ^= (uint8_t)(1u << (rnd(s) % 8));
         break;
     case 1: /* an interesting byte */
-        if (n) b[pos] = bytes[rnd(s) % sizeof bytes];
+        if (n)
+            b[pos] = bytes[rnd(s) % sizeof bytes];
         break;
     case 2: /* an interesting little-endian integer */
         if (n >= 4) {
@@ -116,7 +117,8 @@ static void mutate_step(uint8_t *b, size_t *len, size_t cap, uint64_t *s)
         break;
     }
     default: /* a random byte */
-        if (n) b[pos] = (uint8_t)rnd(s);
+        if (n)
+            b[pos] = (uint8_t)rnd(s);
         break;
     }
 }
@@ -138,7 +140,8 @@ static int write_file(const char *path, const uint8_t *data, size_t len)
 {
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(data, 1, len, f) != len) {
-        if (f) fclose(f);
+        if (f)
+            fclose(f);
         return -1;
     }
     return fclose(f);
@@ -162,14 +165,16 @@ static long replay_input(const char *label, const uint8_t *data, size_t len, con
     long count = o->mutations < budget ? o->mutations : (budget > 10 ? budget : 10);
     uint64_t base = o->seed ^ hash_str(label);
     for (long j = 0; j < count; j++) {
-        if (o->only >= 0 && j != o->only) continue;
+        if (o->only >= 0 && j != o->only)
+            continue;
         uint64_t s = base + (uint64_t)j * 0x2545f4914f6cdd1dULL;
         memcpy(buf, data, len);
         size_t n = len;
         int steps = 1 + (int)(rnd(&s) % MAX_STEPS);
         for (int k = 0; k < steps; k++)
             mutate_step(buf, &n, cap, &s);
-        if (o->verbose) fprintf(stderr, "%s: mutation %ld (%zu bytes)\n", label, j, n);
+        if (o->verbose)
+            fprintf(stderr, "%s: mutation %ld (%zu bytes)\n", label, j, n);
         if (o->out && write_file(o->out, buf, n) != 0)
             fprintf(stderr, "replay: cannot write %s: %s\n", o->out, strerror(errno));
         run_one(buf, n);
@@ -182,7 +187,8 @@ static long replay_input(const char *label, const uint8_t *data, size_t len, con
 static uint8_t *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
+    if (!f)
+        return NULL;
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || (uint64_t)st.st_size > MAX_FILE_BYTES) {
         fclose(f);
@@ -203,8 +209,7 @@ static long replay_file(const char *path, const replay_opts *o)
     size_t len = 0;
     uint8_t *data = read_file(path, &len);
     if (!data) {
-        fprintf(stderr, "replay: cannot read %s (missing, unreadable or over %zu bytes)\n", path,
-                MAX_FILE_BYTES);
+        fprintf(stderr, "replay: cannot read %s (missing, unreadable or over %zu bytes)\n", path, MAX_FILE_BYTES);
         exit(2);
     }
     const char *base = strrchr(path, '/');
@@ -227,8 +232,7 @@ static long replay_path(const char *path, long *inputs, const replay_opts *o)
             fprintf(stderr, "replay: %s: %s\n", path, strerror(errno));
             exit(2);
         }
-        fprintf(stderr, "replay: no corpus at %s: running the empty input and its mutations\n",
-                path);
+        fprintf(stderr, "replay: no corpus at %s: running the empty input and its mutations\n", path);
         (*inputs)++;
         return replay_input("empty", (const uint8_t *)"", 0, o);
     }
@@ -246,7 +250,8 @@ static long replay_path(const char *path, long *inputs, const replay_opts *o)
     for (int i = 0; i < n; i++) {
         size_t plen = strlen(path) + strlen(names[i]->d_name) + 2;
         char *full = malloc(plen);
-        if (!full) exit(2);
+        if (!full)
+            exit(2);
         snprintf(full, plen, "%s/%s", path, names[i]->d_name);
         if (stat(full, &st) == 0 && S_ISREG(st.st_mode)) {
             (*inputs)++;
@@ -271,8 +276,8 @@ int main(int argc, char **argv)
         const char *a = argv[first];
         if (strcmp(a, "-v") == 0) {
             o.verbose = true;
-        } else if (first + 1 < argc && (strcmp(a, "-n") == 0 || strcmp(a, "-s") == 0 ||
-                                        strcmp(a, "-m") == 0 || strcmp(a, "-o") == 0)) {
+        } else if (first + 1 < argc &&
+                   (strcmp(a, "-n") == 0 || strcmp(a, "-s") == 0 || strcmp(a, "-m") == 0 || strcmp(a, "-o") == 0)) {
             const char *v = argv[++first];
             char *end;
             errno = 0;
@@ -292,14 +297,12 @@ int main(int argc, char **argv)
             else
                 o.only = (long)x;
         } else {
-            fprintf(stderr, "usage: %s [-n MUTATIONS] [-s SEED] [-m INDEX [-o OUT]] [-v] PATH...\n",
-                    argv[0]);
+            fprintf(stderr, "usage: %s [-n MUTATIONS] [-s SEED] [-m INDEX [-o OUT]] [-v] PATH...\n", argv[0]);
             return 2;
         }
     }
     if (first == argc) {
-        fprintf(stderr, "usage: %s [-n MUTATIONS] [-s SEED] [-m INDEX [-o OUT]] [-v] PATH...\n",
-                argv[0]);
+        fprintf(stderr, "usage: %s [-n MUTATIONS] [-s SEED] [-m INDEX [-o OUT]] [-v] PATH...\n", argv[0]);
         return 2;
     }
     long inputs = 0, runs = 0;

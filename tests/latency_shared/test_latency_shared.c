@@ -66,8 +66,8 @@ static void test_ultraface_log(void)
         c[i].name = relu_out[i];
         c[i].allowed = true;
         snprintf(names[i], sizeof names[i], "Conv:%s", conv_out[i]);
-        rows8[i + 1] = (lat_fx_row){"ConvRelu", "INT8", "NPU", "(1,16,120,160),(16,1,3,3),(16)", "(1,16,120,160)",
-                                    100.0 * (i + 1), names[i]};
+        rows8[i + 1] = (lat_fx_row){"ConvRelu",       "INT8",          "NPU",   "(1,16,120,160),(16,1,3,3),(16)",
+                                    "(1,16,120,160)", 100.0 * (i + 1), names[i]};
     }
     rows8[N_CONV + 1] = (lat_fx_row){"Reshape", "INT8", "NPU", "(1,4420,2)", "(1,4420,2,1)", 20, "Reshape:scores_rs"};
     rows8[N_CONV + 2] = (lat_fx_row){"OutputOperator", "FLOAT", "CPU", "(1,4420,2)", "\\", 5, "OutputOperator:scores"};
@@ -103,5 +103,6 @@ static void test_ultraface_log(void)
 
 RD_TEST_REGISTER(latency_shared)
 {
-    RD_SUITE("latency log on shared models", {"ultraface_rfb320: Conv tensor names through folded BN", test_ultraface_log});
+    RD_SUITE("latency log on shared models",
+             {"ultraface_rfb320: Conv tensor names through folded BN", test_ultraface_log});
 }

@@ -29,8 +29,7 @@ static bool load_and_rewrite(const char *path, rd_tensor *t)
     CU_ASSERT_EQUAL(rd_npy_write(t, &img, &img_len, &err), RD_OK);
     bool same = file && img && len == img_len && memcmp(file, img, len) == 0;
     if (!same)
-        fprintf(stderr, "\n%s: rd_npy_write gives %zu bytes that differ from the file's %zu\n",
-                path, img_len, len);
+        fprintf(stderr, "\n%s: rd_npy_write gives %zu bytes that differ from the file's %zu\n", path, img_len, len);
     CU_ASSERT_TRUE(same);
     free(file);
     free(img);
@@ -47,7 +46,8 @@ static void test_inputs_load(void)
     CU_ASSERT_TRUE(g.gl_pathc > 0);
     for (size_t i = 0; i < g.gl_pathc; i++) {
         rd_tensor t;
-        if (!load_and_rewrite(g.gl_pathv[i], &t)) continue;
+        if (!load_and_rewrite(g.gl_pathv[i], &t))
+            continue;
         CU_ASSERT_TRUE(t.rank >= 1);
         CU_ASSERT_TRUE(rd_tensor_numel(&t) > 0);
         rd_tensor_fini(&t);
@@ -68,7 +68,8 @@ static size_t check_golden_set(const char *index_path)
     char dir[4200];
     snprintf(dir, sizeof dir, "%s", index_path);
     char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
+    if (slash)
+        *slash = '\0';
     size_t checked = 0;
     const cJSON *entry;
     cJSON_ArrayForEach(entry, root)
@@ -80,9 +81,9 @@ static size_t check_golden_set(const char *index_path)
         char path[8500];
         snprintf(path, sizeof path, "%s/%s", dir, file->valuestring);
         rd_tensor t;
-        if (!load_and_rewrite(path, &t)) continue;
-        bool ok = strcmp(rd_dtype_name(t.dtype), dtype->valuestring) == 0 &&
-                  t.rank == cJSON_GetArraySize(shape);
+        if (!load_and_rewrite(path, &t))
+            continue;
+        bool ok = strcmp(rd_dtype_name(t.dtype), dtype->valuestring) == 0 && t.rank == cJSON_GetArraySize(shape);
         for (int d = 0; ok && d < t.rank; d++)
             ok = t.dims[d] == (int64_t)cJSON_GetArrayItem(shape, d)->valuedouble;
         if (!ok) {

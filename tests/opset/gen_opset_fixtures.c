@@ -38,8 +38,8 @@ typedef struct gen {
     uint64_t rng;
 } gen;
 
-#define STRS(...) ((const char *const[]){__VA_ARGS__}), \
-                  (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
+#define STRS(...) \
+    ((const char *const[]){__VA_ARGS__}), (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
 #define I64S(...) ((const int64_t[]){__VA_ARGS__}), (sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 #define F32S(...) ((const float[]){__VA_ARGS__}), (sizeof((const float[]){__VA_ARGS__}) / sizeof(float))
 #define DIMS(...) (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), ((const int64_t[]){__VA_ARGS__})
@@ -156,12 +156,23 @@ static void input_int(gen *g, const char *name, rd_dtype dt, int rank, const int
     for (int64_t i = 0; i < rd_tensor_numel(&t); i++) {
         int64_t v = lo + (int64_t)(next_u64(g) % (uint64_t)(hi - lo + 1));
         switch (dt) {
-        case RD_DT_I64: ((int64_t *)t.data)[i] = v; break;
-        case RD_DT_I32: ((int32_t *)t.data)[i] = (int32_t)v; break;
-        case RD_DT_I8: ((int8_t *)t.data)[i] = (int8_t)v; break;
-        case RD_DT_U8: ((uint8_t *)t.data)[i] = (uint8_t)v; break;
-        case RD_DT_BOOL: ((uint8_t *)t.data)[i] = (uint8_t)(v != 0); break;
-        default: break;
+        case RD_DT_I64:
+            ((int64_t *)t.data)[i] = v;
+            break;
+        case RD_DT_I32:
+            ((int32_t *)t.data)[i] = (int32_t)v;
+            break;
+        case RD_DT_I8:
+            ((int8_t *)t.data)[i] = (int8_t)v;
+            break;
+        case RD_DT_U8:
+            ((uint8_t *)t.data)[i] = (uint8_t)v;
+            break;
+        case RD_DT_BOOL:
+            ((uint8_t *)t.data)[i] = (uint8_t)(v != 0);
+            break;
+        default:
+            break;
         }
     }
     input_tensor(g, name, &t);
@@ -181,15 +192,32 @@ static void init_vals(gen *g, const char *name, rd_dtype dt, int rank, const int
     }
     for (int64_t i = 0; i < rd_tensor_numel(&t); i++) {
         switch (dt) {
-        case RD_DT_F32: ((float *)t.data)[i] = (float)v[i]; break;
-        case RD_DT_F16: ((uint16_t *)t.data)[i] = rd_f32_to_f16((float)v[i]); break;
-        case RD_DT_I64: ((int64_t *)t.data)[i] = (int64_t)v[i]; break;
-        case RD_DT_I32: ((int32_t *)t.data)[i] = (int32_t)v[i]; break;
-        case RD_DT_I16: ((int16_t *)t.data)[i] = (int16_t)v[i]; break;
-        case RD_DT_U16: ((uint16_t *)t.data)[i] = (uint16_t)v[i]; break;
-        case RD_DT_I8: ((int8_t *)t.data)[i] = (int8_t)v[i]; break;
-        case RD_DT_U8: ((uint8_t *)t.data)[i] = (uint8_t)v[i]; break;
-        default: break;
+        case RD_DT_F32:
+            ((float *)t.data)[i] = (float)v[i];
+            break;
+        case RD_DT_F16:
+            ((uint16_t *)t.data)[i] = rd_f32_to_f16((float)v[i]);
+            break;
+        case RD_DT_I64:
+            ((int64_t *)t.data)[i] = (int64_t)v[i];
+            break;
+        case RD_DT_I32:
+            ((int32_t *)t.data)[i] = (int32_t)v[i];
+            break;
+        case RD_DT_I16:
+            ((int16_t *)t.data)[i] = (int16_t)v[i];
+            break;
+        case RD_DT_U16:
+            ((uint16_t *)t.data)[i] = (uint16_t)v[i];
+            break;
+        case RD_DT_I8:
+            ((int8_t *)t.data)[i] = (int8_t)v[i];
+            break;
+        case RD_DT_U8:
+            ((uint8_t *)t.data)[i] = (uint8_t)v[i];
+            break;
+        default:
+            break;
         }
     }
     rd_onnx_add_initializer(g->b, name, &t, RD_ONNX_RAW);
@@ -279,10 +307,16 @@ static void end(gen *g)
  */
 
 static const char *const reduce_ops[][2] = {
-    {"ReduceMean", "reduce_mean"}, {"ReduceMax", "reduce_max"},       {"ReduceMin", "reduce_min"},
-    {"ReduceL1", "reduce_l1"},     {"ReduceL2", "reduce_l2"},         {"ReduceLogSum", "reduce_log_sum"},
-    {"ReduceLogSumExp", "reduce_log_sum_exp"}, {"ReduceProd", "reduce_prod"},
-    {"ReduceSumSquare", "reduce_sum_square"},  {"ReduceSum", "reduce_sum"},
+    {"ReduceMean", "reduce_mean"},
+    {"ReduceMax", "reduce_max"},
+    {"ReduceMin", "reduce_min"},
+    {"ReduceL1", "reduce_l1"},
+    {"ReduceL2", "reduce_l2"},
+    {"ReduceLogSum", "reduce_log_sum"},
+    {"ReduceLogSumExp", "reduce_log_sum_exp"},
+    {"ReduceProd", "reduce_prod"},
+    {"ReduceSumSquare", "reduce_sum_square"},
+    {"ReduceSum", "reduce_sum"},
 };
 
 /* Reduce* with axes as an input (opset 18; ReduceSum since 13). */
@@ -882,7 +916,8 @@ static void cases_quant(gen *g)
     if (begin(g, "quantize21_blocked_axis0", 21)) {
         input_f32(g, "x", DIMS(4, 6), -2, 2);
         init_rand_f32(g, "scale", DIMS(2, 6), 0.01f, 0.03f);
-        init_vals(g, "zp", RD_DT_U8, DIMS(2, 6), (const double[]){128, 120, 130, 110, 140, 128, 0, 255, 64, 128, 128, 100});
+        init_vals(g, "zp", RD_DT_U8, DIMS(2, 6),
+                  (const double[]){128, 120, 130, 110, 140, 128, 0, 255, 64, 128, 128, 100});
         rd_onnx_node *n = node(g, "QuantizeLinear", STRS("x", "scale", "zp"), STRS("y"));
         rd_onnx_attr_int(n, "axis", 0);
         rd_onnx_attr_int(n, "block_size", 2);
@@ -1010,12 +1045,9 @@ static void cases_misc(gen *g)
         bool has_start, has_end;
         int64_t start, end;
     } shapes[] = {
-        {"shape15_start_end", 15, true, true, 1, -1},
-        {"shape15_start_only", 15, true, false, 2, 0},
-        {"shape19_negative_start", 19, true, false, -3, 0},
-        {"shape19_end_only", 19, false, true, 0, 2},
-        {"shape21_clamped", 21, true, true, -10, 10},
-        {"shape21_empty_range", 21, true, true, 3, 1},
+        {"shape15_start_end", 15, true, true, 1, -1},       {"shape15_start_only", 15, true, false, 2, 0},
+        {"shape19_negative_start", 19, true, false, -3, 0}, {"shape19_end_only", 19, false, true, 0, 2},
+        {"shape21_clamped", 21, true, true, -10, 10},       {"shape21_empty_range", 21, true, true, 3, 1},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         if (!begin(g, shapes[i].name, shapes[i].opset))

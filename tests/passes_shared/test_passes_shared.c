@@ -77,8 +77,8 @@ static int count_fused(const rd_model *m, const char *op_from, const char *op_in
 }
 
 typedef struct model_case {
-    const char *dir;                 /* under models/ */
-    const char *inputs[3];           /* names of inputs/<name>.npy with a golden/<name>/ folder */
+    const char *dir;       /* under models/ */
+    const char *inputs[3]; /* names of inputs/<name>.npy with a golden/<name>/ folder */
 } model_case;
 
 #define MAX_OUT 4
@@ -139,9 +139,9 @@ static void same_bits(const rd_tensor *a, const rd_tensor *b, size_t n)
 }
 
 /* NPU op types whose groups are counted at level 3 (the ops RKNN's public layer tables show). */
-static const char *const npu_ops[] = {"ConvRelu", "ConvClip", "ConvAdd", "ConvAddRelu", "ConvReluAdd", "AddRelu",
-                                      "Conv", "ConvSigmoid", "ConvExSwish", "Add", "Concat", "MaxPool", "Reshape",
-                                      "exSoftmax13", "Softmax"};
+static const char *const npu_ops[] = {"ConvRelu", "ConvClip", "ConvAdd",     "ConvAddRelu", "ConvReluAdd",
+                                      "AddRelu",  "Conv",     "ConvSigmoid", "ConvExSwish", "Add",
+                                      "Concat",   "MaxPool",  "Reshape",     "exSoftmax13", "Softmax"};
 #define N_NPU_OPS (sizeof npu_ops / sizeof npu_ops[0])
 
 /* Runs levels 0..3; per level: nodes, BatchNormalization nodes and Conv outputs fused into an `act`; the groups
@@ -165,9 +165,11 @@ static void check_model(const model_case *mc, const char *act, int node_counts[4
     for (int level = 0; level <= 3; level++)
         for (size_t o = 0; o < n_out; o++)
             rd_tensor_fini(&outs[level][o]);
-    fprintf(stderr, "\n%s: nodes per level %d %d %d %d, BatchNormalization %d %d %d %d, Conv + %s fused at 3: %d; "
-            "groups at 3:", mc->dir, node_counts[0], node_counts[1], node_counts[2], node_counts[3], bn_counts[0],
-            bn_counts[1], bn_counts[2], bn_counts[3], act, fused[3]);
+    fprintf(stderr,
+            "\n%s: nodes per level %d %d %d %d, BatchNormalization %d %d %d %d, Conv + %s fused at 3: %d; "
+            "groups at 3:",
+            mc->dir, node_counts[0], node_counts[1], node_counts[2], node_counts[3], bn_counts[0], bn_counts[1],
+            bn_counts[2], bn_counts[3], act, fused[3]);
     for (size_t k = 0; k < N_NPU_OPS; k++)
         if (groups[k])
             fprintf(stderr, " %s %d", npu_ops[k], groups[k]);

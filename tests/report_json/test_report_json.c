@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool same_double(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
+static bool same_double(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || a == b;
+}
 
 static void test_round_trip(void)
 {
@@ -117,13 +120,13 @@ static void expect_error(const char *text, rd_status code, const char *want)
 }
 
 #define HEAD "{\"schema_version\":1,\"tool\":null,\"model\":\"m\",\"config\":[],\"n_samples\":1,\"has_runtime\":false,"
-#define GROUP(cos)                                                                                           \
-    "{\"n_samples\":1,\"cos\":" cos ",\"euc\":0,\"euc_rel\":0,\"sqnr_db\":\"inf\",\"max_abs\":0,"             \
-    "\"mean_abs\":0,\"gain\":1,\"offset\":0,\"sqnr_affine_db\":\"inf\",\"err_steps\":\"nan\","               \
-    "\"saturated_share\":0,\"zero_share\":0,\"fp16_overflow\":0,\"fp16_max_abs\":1,\"count\":4,"            \
+#define GROUP(cos)                                                                                \
+    "{\"n_samples\":1,\"cos\":" cos ",\"euc\":0,\"euc_rel\":0,\"sqnr_db\":\"inf\",\"max_abs\":0," \
+    "\"mean_abs\":0,\"gain\":1,\"offset\":0,\"sqnr_affine_db\":\"inf\",\"err_steps\":\"nan\","    \
+    "\"saturated_share\":0,\"zero_share\":0,\"fp16_overflow\":0,\"fp16_max_abs\":1,\"count\":4,"  \
     "\"degenerate\":\"none\",\"cos_min\":1,\"cos_p5\":1,\"worst_sample\":0}"
-#define LAYER(name, cos)                                                                                     \
-    "{\"name\":" name ",\"op_type\":\"Conv\",\"fused_into\":null,\"precision\":\"int8\",\"shape\":[1,2],"   \
+#define LAYER(name, cos)                                                                                  \
+    "{\"name\":" name ",\"op_type\":\"Conv\",\"fused_into\":null,\"precision\":\"int8\",\"shape\":[1,2]," \
     "\"groups\":{\"simulator_single\":" GROUP(cos) "}}"
 
 static void test_errors(void)
@@ -235,8 +238,8 @@ static void test_sweep_round_trip(void)
     rd_result_fini(&r);
 }
 
-#define POINT(k, layer)                                                                                      \
-    "{\"k\":" k ",\"layer\":" layer ",\"prefix_cos\":0.9,\"prefix_sqnr_db\":10,\"prefix_mac_share\":0,"            \
+#define POINT(k, layer)                                                                                 \
+    "{\"k\":" k ",\"layer\":" layer ",\"prefix_cos\":0.9,\"prefix_sqnr_db\":10,\"prefix_mac_share\":0," \
     "\"suffix_cos\":1,\"suffix_sqnr_db\":\"inf\",\"suffix_mac_share\":1}"
 #define SWEEP_HEAD HEAD "\"layers\":[" LAYER("\"a\"", "1") "," LAYER("\"b\"", "1") "],\"findings\":[],\"sweep\":"
 
@@ -244,9 +247,9 @@ static void test_sweep_errors(void)
 {
     rd_result r;
     rd_error err;
-    const char *ok = SWEEP_HEAD "{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("0", "0") "," POINT("2", "-1")
-                                "],\"block\":{\"start\":0,\"end\":1,\"first_layer\":0,\"last_layer\":0,"
-                                "\"cos\":0.95,\"sqnr_db\":12,\"mac_share\":0.5}}}";
+    const char *ok = SWEEP_HEAD "{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("0", "0") "," POINT(
+        "2", "-1") "],\"block\":{\"start\":0,\"end\":1,\"first_layer\":0,\"last_layer\":0,"
+                   "\"cos\":0.95,\"sqnr_db\":12,\"mac_share\":0.5}}}";
     CU_ASSERT_EQUAL_FATAL(rd_report_json_parse(ok, strlen(ok), "ok.json", &r, &err), RD_OK);
     CU_ASSERT_EQUAL(r.sweep.block_end, 1);
     rd_result_fini(&r);
@@ -257,10 +260,12 @@ static void test_sweep_errors(void)
     /* the sweep's object after SWEEP_HEAD, and the message it must give */
     static const char *const bad[][2] = {
         {"[]}", "$.sweep: expected an object or null"},
-        {"{\"n_candidates\":0,\"objective\":null,\"points\":[],\"block\":null}}", "$.sweep.n_candidates: an integer in [1,"},
+        {"{\"n_candidates\":0,\"objective\":null,\"points\":[],\"block\":null}}",
+         "$.sweep.n_candidates: an integer in [1,"},
         {"{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("0", "0") "],\"block\":null}}",
          "$.sweep: expected a points array of 2 to n_candidates + 1 points"},
-        {"{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("0", "0") "," POINT("3", "-1") "],\"block\":null}}",
+        {"{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("0", "0") "," POINT("3",
+                                                                                         "-1") "],\"block\":null}}",
          "$.sweep.points[1].k: an integer in [0, 2]"},
         {"{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("1", "0") "," POINT("1", "5") "],\"block\":null}}",
          "$.sweep.points[1].layer: an integer in [-1, 1]"},
@@ -268,9 +273,9 @@ static void test_sweep_errors(void)
          "$.sweep.points[1]: expected points in increasing k"},
         {"{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("0", "0") "," POINT("2", "-1") "]}}",
          "$.sweep.block: missing"},
-        {"{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("0", "0") "," POINT("2", "-1")
-         "],\"block\":{\"start\":1,\"end\":1,\"first_layer\":0,\"last_layer\":0,\"cos\":1,\"sqnr_db\":1,"
-         "\"mac_share\":0}}}",
+        {"{\"n_candidates\":2,\"objective\":null,\"points\":[" POINT("0", "0") "," POINT(
+             "2", "-1") "],\"block\":{\"start\":1,\"end\":1,\"first_layer\":0,\"last_layer\":0,\"cos\":1,\"sqnr_db\":1,"
+                        "\"mac_share\":0}}}",
          "$.sweep.block.end: expected an end above the start 1, got 1"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -295,9 +300,8 @@ static void test_unknown_kind_reads_as_other(void)
 
 RD_TEST_REGISTER(register_report_json)
 {
-    RD_SUITE("report_json", {"round trip of a realistic result", test_round_trip},
-             {"empty result", test_empty_result}, {"save and load files", test_save_load},
-             {"mangled files give JSON paths", test_errors},
+    RD_SUITE("report_json", {"round trip of a realistic result", test_round_trip}, {"empty result", test_empty_result},
+             {"save and load files", test_save_load}, {"mangled files give JSON paths", test_errors},
              {"unknown finding kinds and keys", test_unknown_kind_reads_as_other},
              {"sweep round trip", test_sweep_round_trip}, {"mangled sweeps give JSON paths", test_sweep_errors});
 }

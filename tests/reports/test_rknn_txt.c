@@ -67,8 +67,8 @@ static void drop_elisions(lines *l)
 {
     bool *drop = calloc(l->n + 1, 1);
     for (size_t i = 0; i < l->n; i++)
-        drop[i] = is_dots(l->v[i]) || (l->v[i][0] == '\0' && ((i + 1 < l->n && is_dots(l->v[i + 1])) ||
-                                                                (i > 0 && is_dots(l->v[i - 1]))));
+        drop[i] = is_dots(l->v[i]) ||
+                  (l->v[i][0] == '\0' && ((i + 1 < l->n && is_dots(l->v[i + 1])) || (i > 0 && is_dots(l->v[i - 1]))));
     size_t o = 0;
     for (size_t i = 0; i < l->n; i++) {
         if (drop[i])
@@ -265,7 +265,8 @@ static void test_cells_by_hand(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(s, want_rows));
     if (!strstr(s, want_rows))
         fprintf(stderr, "got:\n%s\n", s);
-    CU_ASSERT_PTR_NOT_NULL(strstr(s, "\n---------------------------------------------------------------------------------------------------\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(
+        s, "\n---------------------------------------------------------------------------------------------------\n"));
 
     rd_result back;
     CU_ASSERT_EQUAL_FATAL(rd_rknn_txt_parse(s, strlen(s), "mem", &back, &err), RD_OK);
@@ -311,10 +312,10 @@ static void expect_parse_error(const char *text, const char *fragment)
     CU_ASSERT_EQUAL(r.n_layers, 0);
 }
 
-#define HDR                                                                                                    \
-    "layer_name               simulator_error                    \n"                                          \
-    "                     entire              single             \n"                                          \
-    "                  cos      euc        cos      euc          \n"                                          \
+#define HDR                                                          \
+    "layer_name               simulator_error                    \n" \
+    "                     entire              single             \n" \
+    "                  cos      euc        cos      euc          \n" \
     "-----------------------------------------------------------\n"
 
 static void test_malformed(void)
@@ -322,14 +323,18 @@ static void test_malformed(void)
     expect_parse_error("", "bad.txt:1: no 'layer_name' header");
     expect_parse_error("# comment\n\n", "no 'layer_name' header");
     expect_parse_error("hello\n", "bad.txt:1: expected the header line");
-    expect_parse_error("layer_name               simulator_error                    \n", "bad.txt:2: file ends inside the header");
+    expect_parse_error("layer_name               simulator_error                    \n",
+                       "bad.txt:2: file ends inside the header");
     expect_parse_error(HDR, "bad.txt:5: no layer rows");
-    expect_parse_error(HDR "[Input] a            1.00000 | 0.0       1.0000", "bad.txt:5: cell '1.0000' is not 'cos | euc'");
-    expect_parse_error(HDR "[Input] a            1.00000 | 0.0       1.00000 | 0.0       2.0 | 1.0\n", "bad.txt:5: more cells");
+    expect_parse_error(HDR "[Input] a            1.00000 | 0.0       1.0000",
+                       "bad.txt:5: cell '1.0000' is not 'cos | euc'");
+    expect_parse_error(HDR "[Input] a            1.00000 | 0.0       1.00000 | 0.0       2.0 | 1.0\n",
+                       "bad.txt:5: more cells");
     expect_parse_error(HDR "[Input] a            1.0x000 | 0.0\n", "bad.txt:5: cosine '1.0x000'");
     expect_parse_error(HDR "[Input] a            1.00000 | zz\n", "bad.txt:5: euc 'zz'");
     expect_parse_error(HDR "Input a              1.00000 | 0.0\n", "bad.txt:5: row label 'Input a'");
-    expect_parse_error(HDR "[Input] a            1.00000 | 0.0       1.00000 | 0.0           \n[Conv] b", "bad.txt:6: last row");
+    expect_parse_error(HDR "[Input] a            1.00000 | 0.0       1.00000 | 0.0           \n[Conv] b",
+                       "bad.txt:6: last row");
     expect_parse_error(HDR "[Input] averyveryverylonglabel 1.00000 | 0.0\n", "runs into the cells");
     expect_parse_error("layer_name               simulator_error                    \n"
                        "                     entire              single             \n"

@@ -20,7 +20,8 @@ static void test_values_round_trip(void)
     size_t len;
     char *text = rd_test_read_file(path, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-    CU_ASSERT_EQUAL(strncmp(text, "0.1\n-1e-05\n3.4028235e+38\n1.4013e-45\n0\n-0\n1\n16777216\n0.33333331\nnan\ninf\n", len), 0);
+    CU_ASSERT_EQUAL(
+        strncmp(text, "0.1\n-1e-05\n3.4028235e+38\n1.4013e-45\n0\n-0\n1\n16777216\n0.33333331\nnan\ninf\n", len), 0);
     free(text);
     float *back;
     int64_t nb;
@@ -67,7 +68,8 @@ static void test_name_map(void)
     snprintf(path, sizeof path, "%s/map_name_to_file.txt", dir);
     rd_name_map m = {0}, back = {0};
     rd_error err = {0};
-    CU_ASSERT_EQUAL(rd_name_map_add(&m, "conv/out:0", "golden/conv_out_0.txt", "simulator/conv_out_0.txt", NULL, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_name_map_add(&m, "conv/out:0", "golden/conv_out_0.txt", "simulator/conv_out_0.txt", NULL, &err),
+                    RD_OK);
     CU_ASSERT_EQUAL(rd_name_map_add(&m, "odd\tname\nwith\\escapes", "-", NULL, NULL, &err), RD_OK);
     CU_ASSERT_EQUAL_FATAL(rd_name_map_save(&m, path, &err), RD_OK);
     CU_ASSERT_EQUAL_FATAL(rd_name_map_load(path, &back, &err), RD_OK);

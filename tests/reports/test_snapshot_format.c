@@ -87,8 +87,9 @@ static uint64_t next_random(uint64_t *s)
 static void test_special_values(void)
 {
     tally t = {0};
-    const float v[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, FLT_MAX, -FLT_MAX, FLT_MIN, FLT_TRUE_MIN,
-                       0.1f, -1e-5f, 0.3333333f, 16777216.0f, 12345.25f, 0.0001f, 0.00009999999f, 1e-45f};
+    const float v[] = {0.0f,      -0.0f,   INFINITY,       -INFINITY, NAN,    -NAN,       FLT_MAX,
+                       -FLT_MAX,  FLT_MIN, FLT_TRUE_MIN,   0.1f,      -1e-5f, 0.3333333f, 16777216.0f,
+                       12345.25f, 0.0001f, 0.00009999999f, 1e-45f};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         check(v[i], &t);
     check(from_bits(0x7fc00001u), &t); /* NaN payloads print as nan */

@@ -21,27 +21,27 @@ typedef struct rs_tensor {
     int rank, shape[6];
     int native_rank, native[6];
     const char *qmethod, *qtype;
-    int n_q;                   /* entries of min/max/scale/zp (0: none) */
+    int n_q; /* entries of min/max/scale/zp (0: none) */
     float min[4], max[4], scale[4];
     int32_t zp[4];
     uint32_t size, offset;
-    int blob;                  /* -1: no slot 18 */
+    int blob; /* -1: no slot 18 */
 } rs_tensor;
 
 typedef struct rs_node {
     const char *type, *name;
-    int target;                /* -1: no slot 3 */
+    int target; /* -1: no slot 3 */
     int n_in, in[6];
     int n_out, out[4];
-    int param_type;            /* 0 none; 1 Conv, 19 Concat, 20 Split, 26 Resize, 77 unknown (guessed fields) */
-    const uint8_t *attrs;      /* attribute blob, or NULL */
+    int param_type;       /* 0 none; 1 Conv, 19 Concat, 20 Split, 26 Resize, 77 unknown (guessed fields) */
+    const uint8_t *attrs; /* attribute blob, or NULL */
     size_t attrs_len;
     int n_tasks, tasks[4];
 } rs_node;
 
 typedef struct rs_model {
-    uint64_t version;          /* header format version (6; 2 puts the blobs in Model slot 4; 1 = 24-byte header) */
-    bool no_json;              /* file ends after the model data */
+    uint64_t version; /* header format version (6; 2 puts the blobs in Model slot 4; 1 = 24-byte header) */
+    bool no_json;     /* file ends after the model data */
     const char *format, *target, *compiler, *source, *shape_mode, *dict, *input_json, *output_json, *json;
     int compiler_num, schema;
     int n_tensors;
@@ -52,11 +52,12 @@ typedef struct rs_model {
     int n_blobs;
     const uint8_t *blobs[RS_MAX];
     size_t blob_len[RS_MAX];
-    uint8_t storage[1024];     /* what rs_demo's attribute blob, bias and weights point into */
+    uint8_t storage[1024]; /* what rs_demo's attribute blob, bias and weights point into */
 } rs_model;
 
-/** A small valid model (weight w: code of (o, i, y, x) = o*27 + i*9 + y*3 + x - 100, padding lanes = o - 4): InputOperator -> Conv -> ConvAdd(residual) -> OutputOperator, with weights,
- *  per-layer and per-channel quantization, a dict string, the JSON envelope and runtime I/O JSON. */
+/** A small valid model (weight w: code of (o, i, y, x) = o*27 + i*9 + y*3 + x - 100, padding lanes = o - 4):
+ * InputOperator -> Conv -> ConvAdd(residual) -> OutputOperator, with weights, per-layer and per-channel quantization, a
+ * dict string, the JSON envelope and runtime I/O JSON. */
 void rs_demo(rs_model *m);
 
 /** The whole file (malloc'ed). */

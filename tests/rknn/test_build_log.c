@@ -171,6 +171,7 @@ static void test_refused(void)
 
 RD_TEST_REGISTER(reg_build_log)
 {
-    RD_SUITE("build_log", {"a verbose build log", test_build_log}, {"a board's layer and ranking tables", test_board_log},
+    RD_SUITE("build_log", {"a verbose build log", test_build_log},
+             {"a board's layer and ranking tables", test_board_log},
              {"logs that say nothing, binary data, broken lists", test_refused});
 }

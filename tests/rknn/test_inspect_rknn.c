@@ -116,8 +116,8 @@ static void test_hostile_names(void)
     r = rd_test_cli("inspect", path, "--json", NULL);
     cJSON *root = cJSON_Parse(r.out);
     CU_ASSERT_PTR_NOT_NULL_FATAL(root);
-    cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "graphs"), 0),
-                                                      "tensors"), 4);
+    cJSON *t = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "graphs"), 0), "tensors"), 4);
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(t, "name")->valuestring, "r\xef\xbf\xbd\x1b[31m");
     cJSON_Delete(root);
     rd_test_cli_free(&r);

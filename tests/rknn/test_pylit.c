@@ -70,8 +70,8 @@ static void test_strings(void)
 
 static void test_malformed(void)
 {
-    parse("{'attrs': {'x': [1, 2", RD_E_PARSE, "ends");            /* cut short */
-    parse("{'attrs': 'open", RD_E_PARSE, "not closed");            /* cut inside a string */
+    parse("{'attrs': {'x': [1, 2", RD_E_PARSE, "ends"); /* cut short */
+    parse("{'attrs': 'open", RD_E_PARSE, "not closed"); /* cut inside a string */
     parse("{'a' 1}", RD_E_PARSE, "expected ':'");
     parse("[1 2]", RD_E_PARSE, "expected ',' or ']'");
     parse("{'a': 1} x", RD_E_PARSE, "end of the text");

@@ -156,8 +156,9 @@ static void test_weights(void)
 
     sm.blob_len[1] = 100; /* blob shorter than the native shape */
     m = load(&sm, RD_OK, &err);
-    CU_ASSERT_EQUAL(rd_rknn_unpack_conv_weight(m, rd_rknn_find_tensor(rd_rknn_graph_at(m, 0), "w"), w, sizeof w, NULL,
-                                               &err), RD_E_PARSE);
+    CU_ASSERT_EQUAL(
+        rd_rknn_unpack_conv_weight(m, rd_rknn_find_tensor(rd_rknn_graph_at(m, 0), "w"), w, sizeof w, NULL, &err),
+        RD_E_PARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "needs 576"));
     rd_rknn_destroy(m);
 }
@@ -206,7 +207,8 @@ static void test_layouts(void)
         const rd_rknn_node *n = &rd_rknn_graph_at(m, 0)->nodes[2];
         CU_ASSERT_EQUAL(n->param_type, types[k]);
         if (types[k] == 20)
-            CU_ASSERT(n->n_params == 2 && strcmp(n->params[1].name, "split") == 0 && n->params[1].value.items[0].i == 4);
+            CU_ASSERT(n->n_params == 2 && strcmp(n->params[1].name, "split") == 0 &&
+                      n->params[1].value.items[0].i == 4);
         if (types[k] == 26)
             CU_ASSERT(n->n_params == 3 && strcmp(n->params[2].value.s, "round_prefer_floor") == 0);
         if (types[k] == 77) {

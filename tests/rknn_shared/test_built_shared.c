@@ -18,8 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static char dir[4096], onnx[4200], rk3566[4200], rk3562[4200], other_rknn[4200], in_a[4300],
-    in_b[4300];
+static char dir[4096], onnx[4200], rk3566[4200], rk3562[4200], other_rknn[4200], in_a[4300], in_b[4300];
 
 static void need(const char *path)
 {
@@ -35,14 +34,13 @@ static void need(const char *path)
  * 1x1x128x128, input 1x3x128x128), values 0..255. */
 static void setup(void)
 {
-    if (dir[0]) return;
+    if (dir[0])
+        return;
     const char *shared = rd_test_shared_dir();
     snprintf(onnx, sizeof onnx, "%s/rknn/models/multiple_input_demo/test.onnx", shared);
-    snprintf(rk3566, sizeof rk3566, "%s/rknn/models/multiple_input_demo/RK3566_RK3568.rknn",
-             shared);
+    snprintf(rk3566, sizeof rk3566, "%s/rknn/models/multiple_input_demo/RK3566_RK3568.rknn", shared);
     snprintf(rk3562, sizeof rk3562, "%s/rknn/models/multiple_input_demo/RK3562.rknn", shared);
-    snprintf(other_rknn, sizeof other_rknn, "%s/rknn/models/pp_human_segv2/RK3566_RK3568.rknn",
-             shared);
+    snprintf(other_rknn, sizeof other_rknn, "%s/rknn/models/pp_human_segv2/RK3566_RK3568.rknn", shared);
     need(onnx);
     need(rk3566);
     need(rk3562);
@@ -72,8 +70,7 @@ static void setup(void)
 
 static bool stored_activation(const rd_rknn_tensor *t)
 {
-    return (t->role == RD_RKNN_ROLE_INPUT || t->role == RD_RKNN_ROLE_OUTPUT ||
-            t->role == RD_RKNN_ROLE_INTERNAL) &&
+    return (t->role == RD_RKNN_ROLE_INPUT || t->role == RD_RKNN_ROLE_OUTPUT || t->role == RD_RKNN_ROLE_INTERNAL) &&
            !strstr(t->name, "_exSecondary");
 }
 
@@ -91,15 +88,19 @@ static void check_materialised(const char *rknn)
     rd_rknn_model *rm = NULL;
     rd_error err = {0};
     rd_status st = an_model_load_configured(&q, &req, &m, &err);
-    if (st == RD_OK) st = an_quant_build_sim(&q, m, NULL, NULL, false, &s, &err);
-    if (st == RD_OK) st = rd_rknn_load(rknn, NULL, &rm, &err);
-    if (st != RD_OK) fprintf(stderr, "%s: %s\n", rknn, err.msg);
+    if (st == RD_OK)
+        st = an_quant_build_sim(&q, m, NULL, NULL, false, &s, &err);
+    if (st == RD_OK)
+        st = rd_rknn_load(rknn, NULL, &rm, &err);
+    if (st != RD_OK)
+        fprintf(stderr, "%s: %s\n", rknn, err.msg);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     const rd_rknn_graph *g = rd_rknn_graph_at(rm, 0);
     size_t n_stored = 0, n_materialised = 0;
     for (size_t i = 0; i < g->n_tensors; i++) {
         const rd_rknn_tensor *t = &g->tensors[i];
-        if (!stored_activation(t)) continue;
+        if (!stored_activation(t))
+            continue;
         n_stored++;
         rd_sim_tensor st_t;
         CU_ASSERT_EQUAL_FATAL(rd_sim_tensor_get(s, t->name, &st_t, &err), RD_OK);
@@ -115,15 +116,16 @@ static void check_materialised(const char *rknn)
         rd_value_info vi;
         rd_model_value(m, v, &vi);
         rd_sim_tensor t;
-        if (rd_model_constant(m, v) || rd_sim_tensor_get(s, vi.name, &t, &err) != RD_OK ||
-            t.value < 0)
+        if (rd_model_constant(m, v) || rd_sim_tensor_get(s, vi.name, &t, &err) != RD_OK || t.value < 0)
             continue;
-        if (!t.materialized) continue;
+        if (!t.materialized)
+            continue;
         n_materialised++;
         bool in_file = false;
         for (size_t i = 0; i < g->n_tensors && !in_file; i++)
             in_file = stored_activation(&g->tensors[i]) && strcmp(g->tensors[i].name, vi.name) == 0;
-        if (!in_file) fprintf(stderr, "materialised but not in %s: %s\n", rknn, vi.name);
+        if (!in_file)
+            fprintf(stderr, "materialised but not in %s: %s\n", rknn, vi.name);
         CU_ASSERT_TRUE(in_file);
     }
     CU_ASSERT_EQUAL(n_stored, 4); /* input.1, input, 7, 8 */
@@ -168,7 +170,8 @@ static bool file_has(const char *folder, const char *name, const char *text)
 {
     char *content = read_text(folder, name);
     bool found = strstr(content, text) != NULL;
-    if (!found) fprintf(stderr, "%s/%s lacks '%s'\n", folder, name, text);
+    if (!found)
+        fprintf(stderr, "%s/%s lacks '%s'\n", folder, name, text);
     free(content);
     return found;
 }
@@ -205,12 +208,13 @@ static void test_accuracy_table(void)
     setup();
     char out[4300];
     snprintf(out, sizeof out, "%s/acc_rknn", dir);
-    rd_cli_result r = rd_test_cli("accuracy", onnx, "--rknn", rk3566, "--inputs", in_a, "--inputs",
-                                  in_b, "-o", out, "--quiet", NULL);
-    if (r.code != 0) fprintf(stderr, "%s\n", r.errs);
+    rd_cli_result r =
+        rd_test_cli("accuracy", onnx, "--rknn", rk3566, "--inputs", in_a, "--inputs", in_b, "-o", out, "--quiet", NULL);
+    if (r.code != 0)
+        fprintf(stderr, "%s\n", r.errs);
     CU_ASSERT_EQUAL_FATAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(
-        r.errs, "2 ops reproduced (1 fused), 0 not; 4 tensors with its scales, 0 calibrated"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(r.errs, "2 ops reproduced (1 fused), 0 not; 4 tensors with its scales, 0 calibrated"));
     char *table = read_text(out, "error_analysis.txt");
     char line[512];
     expect_convadd_rows(table);
@@ -224,24 +228,22 @@ static void test_accuracy_table(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"fidelity\""));
     free(json);
     char *map = read_text(out, "rknn_mapping.txt");
-    CU_ASSERT_PTR_NOT_NULL(strstr(
-        map, "#3 ConvAdd 'Conv:Conv_0' (NPU) -> 8 [int8 scale 4.14237452 zp 20], fused inside: 6"));
     CU_ASSERT_PTR_NOT_NULL(
-        strstr(map, "7 [int8 scale 2.61823416 zp 16] from node #2 Conv 'Conv:Conv_1'"));
+        strstr(map, "#3 ConvAdd 'Conv:Conv_0' (NPU) -> 8 [int8 scale 4.14237452 zp 20], fused inside: 6"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(map, "7 [int8 scale 2.61823416 zp 16] from node #2 Conv 'Conv:Conv_1'"));
     CU_ASSERT_PTR_NOT_NULL(strstr(map, "72 codes, 72 equal to ours"));
     free(map);
     rd_test_cli_free(&r);
 }
 
 /* accuracy with extra arguments must exit 3 with every piece of `why` in its message */
-static void expect_refused(const char *flag, const char *file, const char *model, const char *why1,
-                           const char *why2)
+static void expect_refused(const char *flag, const char *file, const char *model, const char *why1, const char *why2)
 {
-    rd_cli_result r = rd_test_cli("accuracy", model, flag, file, "--inputs", in_a, "--inputs", in_b,
-                                  "--quiet", NULL);
+    rd_cli_result r = rd_test_cli("accuracy", model, flag, file, "--inputs", in_a, "--inputs", in_b, "--quiet", NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     bool ok = strstr(r.errs, why1) && (!why2 || strstr(r.errs, why2));
-    if (!ok) fprintf(stderr, "expected '%s' / '%s' in: %s\n", why1, why2 ? why2 : "", r.errs);
+    if (!ok)
+        fprintf(stderr, "expected '%s' / '%s' in: %s\n", why1, why2 ? why2 : "", r.errs);
     CU_ASSERT_TRUE(ok);
     rd_test_cli_free(&r);
 }
@@ -249,20 +251,19 @@ static void expect_refused(const char *flag, const char *file, const char *model
 static void test_other_model_refused(void)
 {
     setup();
-    expect_refused("--rknn", other_rknn, onnx, "stores 101 tensors that",
-                   "built from another model?");
+    expect_refused("--rknn", other_rknn, onnx, "stores 101 tensors that", "built from another model?");
 }
 
 /* test.onnx written again with one tensor renamed or its inputs at another size */
-static void write_variant(const char *path, const char *rename_from, const char *rename_to,
-                          int64_t size)
+static void write_variant(const char *path, const char *rename_from, const char *rename_to, int64_t size)
 {
     rd_model *m = NULL;
     rd_error err = {0};
     CU_ASSERT_EQUAL_FATAL(rd_model_load(onnx, NULL, &m, &err), RD_OK);
     size_t nv = rd_model_value_count(m);
     const char **names = calloc(nv, sizeof *names);
-    if (rename_from) names[rd_model_find_value(m, rename_from)] = rename_to;
+    if (rename_from)
+        names[rd_model_find_value(m, rename_from)] = rename_to;
     rd_onnx_builder *b = rd_onnx_builder_create(rd_model_ir_version(m), 0);
     rd_onnx_copy_options opt = {.value_names = names, .no_io = size > 0};
     CU_ASSERT_EQUAL_FATAL(rd_onnx_builder_add_model(b, m, &opt, &err), RD_OK);
@@ -283,8 +284,7 @@ static void test_renamed_tensor_refused(void)
     char path[4300];
     snprintf(path, sizeof path, "%s/renamed.onnx", dir);
     write_variant(path, "7", "shortcut", 0);
-    expect_refused("--rknn", rk3566, path, "'7' written by node #2 Conv 'Conv:Conv_1'",
-                   "built from another model?");
+    expect_refused("--rknn", rk3566, path, "'7' written by node #2 Conv 'Conv:Conv_1'", "built from another model?");
 }
 
 static void test_other_shape_refused(void)
@@ -300,19 +300,17 @@ static void test_other_shape_refused(void)
     const char *paths[2] = {a, b};
     for (int k = 0; k < 2; k++) {
         rd_tensor t;
-        CU_ASSERT_EQUAL_FATAL(
-            rd_tensor_alloc(&t, RD_DT_F32, 4, (const int64_t[]){1, 64, 64, k ? 3 : 1}, &err),
-            RD_OK);
+        CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&t, RD_DT_F32, 4, (const int64_t[]){1, 64, 64, k ? 3 : 1}, &err), RD_OK);
         memset(t.data, 0, (size_t)rd_tensor_numel(&t) * sizeof(float));
         CU_ASSERT_EQUAL_FATAL(rd_npy_save(paths[k], &t, &err), RD_OK);
         rd_tensor_fini(&t);
     }
-    rd_cli_result r = rd_test_cli("accuracy", path, "--rknn", rk3566, "--inputs", a, "--inputs", b,
-                                  "--quiet", NULL);
+    rd_cli_result r = rd_test_cli("accuracy", path, "--rknn", rk3566, "--inputs", a, "--inputs", b, "--quiet", NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "has shape [1, 1, 128, 128]"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "[1, 1, 64, 64]"));
-    if (r.code != 3 || !strstr(r.errs, "[1, 1, 64, 64]")) fprintf(stderr, "%s\n", r.errs);
+    if (r.code != 3 || !strstr(r.errs, "[1, 1, 64, 64]"))
+        fprintf(stderr, "%s\n", r.errs);
     rd_test_cli_free(&r);
 }
 
@@ -355,11 +353,9 @@ static void write_log(const char *path, const char *const *rows, size_t n)
 {
     FILE *f = fopen(path, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fprintf(
-        f,
-        "I rknn-toolkit2 version: 1.6.2-source_code\n"
-        "D RKNN: [10:00:00.001] ID OpType DataType Target InputShape OutputShape DDR Cycles "
-        "NPU Cycles Total Cycles Time(us) MacUsage(%%) Task Number Lut Number RW(KB) FullName\n");
+    fprintf(f, "I rknn-toolkit2 version: 1.6.2-source_code\n"
+               "D RKNN: [10:00:00.001] ID OpType DataType Target InputShape OutputShape DDR Cycles "
+               "NPU Cycles Total Cycles Time(us) MacUsage(%%) Task Number Lut Number RW(KB) FullName\n");
     for (size_t i = 0; i < n; i++)
         fprintf(f, "D RKNN: [10:00:00.001] %s\n", rows[i]);
     fclose(f);
@@ -372,9 +368,10 @@ static void test_build_log(void)
     snprintf(log, sizeof log, "%s/build.log", dir);
     write_log(log, demo_rows, sizeof demo_rows / sizeof demo_rows[0]);
     snprintf(out, sizeof out, "%s/acc_log", dir);
-    rd_cli_result r = rd_test_cli("accuracy", onnx, "--rknn-build-log", log, "--inputs", in_a,
-                                  "--inputs", in_b, "-o", out, "--quiet", NULL);
-    if (r.code != 0) fprintf(stderr, "%s\n", r.errs);
+    rd_cli_result r = rd_test_cli("accuracy", onnx, "--rknn-build-log", log, "--inputs", in_a, "--inputs", in_b, "-o",
+                                  out, "--quiet", NULL);
+    if (r.code != 0)
+        fprintf(stderr, "%s\n", r.errs);
     CU_ASSERT_EQUAL_FATAL(r.code, 0);
     char *table = read_text(out, "error_analysis.txt");
     expect_convadd_rows(table);
@@ -390,8 +387,7 @@ static void test_build_log(void)
     bad[2] = "2 Conv INT8 NPU (1,3,128,128),(8,3,3,3),(8) (1,8,128,128) 0 0 0 0 \\ 1 0 176.00 "
              "Conv:Conv_9";
     write_log(log, bad, 5);
-    expect_refused("--rknn-build-log", log, onnx, "(line 5: Conv 'Conv:Conv_9')",
-                   "a log of another model?");
+    expect_refused("--rknn-build-log", log, onnx, "(line 5: Conv 'Conv:Conv_9')", "a log of another model?");
 }
 
 /* A public log of another model (MobileNetV1 built for rv1106) is refused by name. */
@@ -399,11 +395,9 @@ static void test_public_log_refused(void)
 {
     setup();
     char log[4300];
-    snprintf(log, sizeof log, "%s/rknn/logs/log-mobilenetv1-tflite-rv1106-build-1.5.2.txt",
-             rd_test_shared_dir());
+    snprintf(log, sizeof log, "%s/rknn/logs/log-mobilenetv1-tflite-rv1106-build-1.5.2.txt", rd_test_shared_dir());
     need(log);
-    expect_refused("--rknn-build-log", log, onnx, "31 layer-table rows name no node of",
-                   "a log of another model?");
+    expect_refused("--rknn-build-log", log, onnx, "31 layer-table rows name no node of", "a log of another model?");
 }
 
 /* ---- run, quantize, hybrid: the same options through the same handler
@@ -418,9 +412,8 @@ static void graph_inputs(char *ga, char *gb, size_t cap)
     rd_error err = {0};
     for (int k = 0; k < 2; k++) {
         rd_tensor t;
-        CU_ASSERT_EQUAL_FATAL(
-            rd_tensor_alloc(&t, RD_DT_F32, 4, (const int64_t[]){1, k ? 3 : 1, 128, 128}, &err),
-            RD_OK);
+        CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&t, RD_DT_F32, 4, (const int64_t[]){1, k ? 3 : 1, 128, 128}, &err),
+                              RD_OK);
         float *x = t.data;
         for (int64_t i = 0; i < rd_tensor_numel(&t); i++)
             x[i] = (float)((i * 53 + k * 7) % 256);
@@ -437,9 +430,9 @@ static void test_run(void)
     snprintf(ia, sizeof ia, "input.1=%s", ga);
     snprintf(ib, sizeof ib, "input=%s", gb);
     snprintf(out, sizeof out, "%s/run_rknn", dir);
-    rd_cli_result r =
-        rd_test_cli("run", onnx, "--rknn", rk3566, "-i", ia, "-i", ib, "-o", out, NULL);
-    if (r.code != 0) fprintf(stderr, "%s\n", r.errs);
+    rd_cli_result r = rd_test_cli("run", onnx, "--rknn", rk3566, "-i", ia, "-i", ib, "-o", out, NULL);
+    if (r.code != 0)
+        fprintf(stderr, "%s\n", r.errs);
     CU_ASSERT_EQUAL_FATAL(r.code, 0);
     /* the table lists the materialised tensors only: 6 is inside the ConvAdd */
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, " 7 "));
@@ -460,7 +453,8 @@ static void test_quantize(void)
     char cfg[4300];
     snprintf(cfg, sizeof cfg, "%s/built.quantization.cfg", dir);
     rd_cli_result r = rd_test_cli("quantize", onnx, "--rknn", rk3566, "-o", cfg, NULL);
-    if (r.code != 0) fprintf(stderr, "%s\n", r.errs);
+    if (r.code != 0)
+        fprintf(stderr, "%s\n", r.errs);
     CU_ASSERT_EQUAL_FATAL(r.code, 0);
     rd_test_cli_free(&r);
     /* the .rknn's scales and zero points, not a calibration's (there is no --dataset) */
@@ -480,14 +474,13 @@ static void test_quantize(void)
 static void test_hybrid(void)
 {
     setup();
-    rd_cli_result r =
-        rd_test_cli("hybrid", "suggest", onnx, "--rknn", rk3562, "-i", in_a, "-i", in_b, NULL);
-    if (r.code != 0) fprintf(stderr, "%s\n", r.errs);
+    rd_cli_result r = rd_test_cli("hybrid", "suggest", onnx, "--rknn", rk3562, "-i", in_a, "-i", in_b, NULL);
+    if (r.code != 0)
+        fprintf(stderr, "%s\n", r.errs);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "built model: "));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "int8 outputs: cosine"));
-    for (const char *line = r.out; line;
-         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    for (const char *line = r.out; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
         int rank;
         char tensor[64];
         if (sscanf(line, "%d %63s", &rank, tensor) == 2)
@@ -496,9 +489,10 @@ static void test_hybrid(void)
     rd_test_cli_free(&r);
     char cfg[4300];
     snprintf(cfg, sizeof cfg, "%s/search/out.quantization.cfg", dir);
-    r = rd_test_cli("hybrid", "search", onnx, "--rknn", rk3566, "-i", in_a, "-i", in_b,
-                    "--target-cos", "0.9", "-o", cfg, NULL);
-    if (r.code != 0) fprintf(stderr, "%s\n", r.errs);
+    r = rd_test_cli("hybrid", "search", onnx, "--rknn", rk3566, "-i", in_a, "-i", in_b, "--target-cos", "0.9", "-o",
+                    cfg, NULL);
+    if (r.code != 0)
+        fprintf(stderr, "%s\n", r.errs);
     CU_ASSERT_EQUAL(r.code, 0);
     rd_test_cli_free(&r);
     char sdir[4300];
@@ -542,8 +536,7 @@ static void write_cfg(const char *path, const char *float16)
     const char *head = "custom_quantize_layers: {}\n";
     CU_ASSERT_FATAL(strncmp(text, head, strlen(head)) == 0);
     char *out = malloc(len + 256);
-    snprintf(out, len + 256, "custom_quantize_layers:\n    %s: float16\n%s", float16,
-             text + strlen(head));
+    snprintf(out, len + 256, "custom_quantize_layers:\n    %s: float16\n%s", float16, text + strlen(head));
     rd_test_write_text(path, out);
     free(out);
     free(text);
@@ -562,8 +555,7 @@ static void test_hybrid_verify(void)
     /* the w8a8 .rknn runs 7 in int8 */
     rd_cli_result r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg7, "--rknn", rk3566, NULL);
     CU_ASSERT_EQUAL(r.code, 1);
-    CU_ASSERT_PTR_NOT_NULL(
-        strstr(r.out, "NOT float16: int8 in the build: node #2 Conv 'Conv:Conv_1'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "NOT float16: int8 in the build: node #2 Conv 'Conv:Conv_1'"));
     rd_test_cli_free(&r);
     /* the hybrid build runs 7 in float16, as asked */
     r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg7, "--rknn-build-log", log, NULL);
@@ -571,14 +563,12 @@ static void test_hybrid_verify(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "result: all 1 requested tensors are built in float16"));
     rd_test_cli_free(&r);
     /* asked 8, built 7: both directions named */
-    r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg8, "--rknn-build-log", log, "--json",
-                    NULL);
+    r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg8, "--rknn-build-log", log, "--json", NULL);
     CU_ASSERT_EQUAL(r.code, 1);
-    CU_ASSERT_PTR_NOT_NULL(
-        strstr(r.out, "\"evidence\":\t\"int8 in the build: log line 8: ConvAdd INT8\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"evidence\":\t\"int8 in the build: log line 8: ConvAdd INT8\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"tensor\":\t\"7\""));
-    CU_ASSERT_PTR_NOT_NULL(strstr(
-        r.out, "float16 in the build (held in int8 for its readers: exDataConvert): log line 6"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(r.out, "float16 in the build (held in int8 for its readers: exDataConvert): log line 6"));
     rd_test_cli_free(&r);
     r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg7, NULL);
     CU_ASSERT_EQUAL(r.code, 2);
@@ -598,23 +588,21 @@ static void test_convert_rows(void)
     write_cfg(cfg7, "'7'");
     write_log(log, hybrid_rows, N_HYBRID_ROWS);
     snprintf(out, sizeof out, "%s/acc_cfg16", dir);
-    rd_cli_result r = rd_test_cli("accuracy", onnx, "--cfg", cfg7, "--inputs", in_a, "--inputs",
-                                  in_b, "-o", out, "--quiet", NULL);
+    rd_cli_result r =
+        rd_test_cli("accuracy", onnx, "--cfg", cfg7, "--inputs", in_a, "--inputs", in_b, "-o", out, "--quiet", NULL);
     CU_ASSERT_EQUAL_FATAL(r.code, 0);
     rd_test_cli_free(&r);
     char *table = read_text(out, "error_analysis.txt");
-    const char *f16 = strstr(table, "[exDataConvert] input__float16 "),
-               *c7 = strstr(table, "[Conv] 7 "), *i8 = strstr(table, "[exDataConvert] 7__int8 "),
-               *add = strstr(table, "[Add] 8 ");
+    const char *f16 = strstr(table, "[exDataConvert] input__float16 "), *c7 = strstr(table, "[Conv] 7 "),
+               *i8 = strstr(table, "[exDataConvert] 7__int8 "), *add = strstr(table, "[Add] 8 ");
     CU_ASSERT_FATAL(f16 && c7 && i8 && add);
-    CU_ASSERT(f16 < c7 && c7 < i8 &&
-              i8 < add); /* each after the tensor it converts, as the toolkit prints them */
+    CU_ASSERT(f16 < c7 && c7 < i8 && i8 < add); /* each after the tensor it converts, as the toolkit prints them */
     CU_ASSERT_PTR_NULL(strstr(table, "input.1__float16")); /* read by the int8 ConvAdd only */
     free(table);
     CU_ASSERT_TRUE(file_has(out, "report.json", "\"name\":\t\"7__int8\""));
     snprintf(out, sizeof out, "%s/acc_log16", dir);
-    r = rd_test_cli("accuracy", onnx, "--rknn-build-log", log, "--inputs", in_a, "--inputs", in_b,
-                    "-o", out, "--quiet", NULL);
+    r = rd_test_cli("accuracy", onnx, "--rknn-build-log", log, "--inputs", in_a, "--inputs", in_b, "-o", out, "--quiet",
+                    NULL);
     CU_ASSERT_EQUAL_FATAL(r.code, 0);
     rd_test_cli_free(&r);
     table = read_text(out, "error_analysis.txt");
@@ -623,10 +611,8 @@ static void test_convert_rows(void)
     CU_ASSERT_PTR_NOT_NULL(strchr(line, '|'));
     free(table);
     CU_ASSERT_TRUE(
-        file_has(out, "rknn_mapping.txt",
-                 "exDataConvert 'exDataConvert:7__cvt_float16_int8' -> 7, float16 to int8"));
-    CU_ASSERT_TRUE(file_has(out, "report.json",
-                            "1 tensors computed in float16 and held in int8 have one row each"));
+        file_has(out, "rknn_mapping.txt", "exDataConvert 'exDataConvert:7__cvt_float16_int8' -> 7, float16 to int8"));
+    CU_ASSERT_TRUE(file_has(out, "report.json", "1 tensors computed in float16 and held in int8 have one row each"));
 }
 
 RD_TEST_REGISTER(built_shared_tests)

@@ -150,7 +150,7 @@ static void test_excerpts(void)
         int header_line;
         rd_rknn_table_kind kind;
         size_t rows;
-    } want[] = {{0, RD_RKNN_TABLE_BUILD, 4},   {115, RD_RKNN_TABLE_BUILD, 6},  {131, RD_RKNN_TABLE_BUILD, 5},
+    } want[] = {{0, RD_RKNN_TABLE_BUILD, 4},   {115, RD_RKNN_TABLE_BUILD, 6}, {131, RD_RKNN_TABLE_BUILD, 5},
                 {139, RD_RKNN_TABLE_BUILD, 3}, {0, RD_RKNN_TABLE_RUNTIME, 7}, {0, RD_RKNN_TABLE_RUNTIME, 6},
                 {0, RD_RKNN_TABLE_BUILD, 6}};
     for (size_t i = 0; i < 7; i++)

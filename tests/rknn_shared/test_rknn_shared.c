@@ -112,9 +112,10 @@ static void test_pp_human(void)
     static const struct {
         const char *op;
         size_t total, cpu;
-    } want[] = {{"ConvRelu", 32, 0}, {"ConvAddRelu", 22, 0}, {"Resize", 14, 0}, {"Conv", 12, 0},
-                {"ConvAdd", 7, 0},   {"AddRelu", 6, 0},      {"Add", 4, 0},     {"ArgMax", 1, 1},
-                {"Concat", 1, 0},    {"InputOperator", 1, 1}, {"OutputOperator", 1, 1}, {"Reshape", 1, 1}};
+    } want[] = {{"ConvRelu", 32, 0},     {"ConvAddRelu", 22, 0},   {"Resize", 14, 0},
+                {"Conv", 12, 0},         {"ConvAdd", 7, 0},        {"AddRelu", 6, 0},
+                {"Add", 4, 0},           {"ArgMax", 1, 1},         {"Concat", 1, 0},
+                {"InputOperator", 1, 1}, {"OutputOperator", 1, 1}, {"Reshape", 1, 1}};
     CU_ASSERT_EQUAL(g->n_ops, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const rd_rknn_op_count *c = ops_of(g, want[i].op);
@@ -124,7 +125,8 @@ static void test_pp_human(void)
     const rd_rknn_node *n6 = &g->nodes[6];
     CU_ASSERT(strcmp(n6->op_type, "ConvAddRelu") == 0 && strcmp(n6->name, "Conv:Conv.5_ConvAddRelu") == 0);
     const rd_rknn_tensor *res = &g->tensors[n6->inputs[3]], *o = &g->tensors[n6->outputs[0]];
-    CU_ASSERT(strcmp(res->name, "batch_norm_4.tmp_2") == 0 && near(res->scale[0], 0.00322756) && res->zero_point[0] == 26);
+    CU_ASSERT(strcmp(res->name, "batch_norm_4.tmp_2") == 0 && near(res->scale[0], 0.00322756) &&
+              res->zero_point[0] == 26);
     CU_ASSERT(strcmp(o->name, "relu_4.tmp_0") == 0 && o->zero_point[0] == -128 && o->min[0] == 0);
     const rd_rknn_node *cat = node_named(g, "Concat:Concat.13");
     CU_ASSERT(cat && cat->param_type == 19 && cat->n_params == 1 && cat->params[0].value.i == 1 && cat->n_inputs == 4);
@@ -316,9 +318,11 @@ static void check_weights(const char *rel, const rd_model *om)
                 off1 += labs(q - codes[o * per + i]) <= 1;
             }
         }
-        fprintf(stderr, "%s %s: %lld of %lld codes exact, %lld within 1; padding lane = zero point on %lld of %lld "
-                "channels\n", rel, names[k], (long long)exact, (long long)(O * per), (long long)off1,
-                (long long)pad_ok, (long long)O);
+        fprintf(stderr,
+                "%s %s: %lld of %lld codes exact, %lld within 1; padding lane = zero point on %lld of %lld "
+                "channels\n",
+                rel, names[k], (long long)exact, (long long)(O * per), (long long)off1, (long long)pad_ok,
+                (long long)O);
         CU_ASSERT_EQUAL(off1, O * per);
         CU_ASSERT(exact * 100 >= O * per * 99);
         CU_ASSERT_EQUAL(pad_ok, O);

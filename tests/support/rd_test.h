@@ -11,9 +11,12 @@
  */
 typedef void (*rd_test_register_fn)(void);
 void rd_test_defer(rd_test_register_fn fn);
-#define RD_TEST_REGISTER(fn)                                                                        \
-    static void fn(void);                                                                          \
-    __attribute__((constructor)) static void rd_ctor_##fn(void) { rd_test_defer(fn); }            \
+#define RD_TEST_REGISTER(fn)                                    \
+    static void fn(void);                                       \
+    __attribute__((constructor)) static void rd_ctor_##fn(void) \
+    {                                                           \
+        rd_test_defer(fn);                                      \
+    }                                                           \
     static void fn(void)
 
 /** Adds a suite with its tests: RD_SUITE("npy", { "parse v1", test_parse_v1 }, ...). */
@@ -22,10 +25,10 @@ typedef struct rd_test_case {
     CU_TestFunc fn;
 } rd_test_case;
 void rd_test_add_suite(const char *name, const rd_test_case *cases, int n);
-#define RD_SUITE(name, ...)                                                                         \
-    do {                                                                                           \
-        static const rd_test_case rd_cases_[] = {__VA_ARGS__};                                     \
-        rd_test_add_suite(name, rd_cases_, (int)(sizeof rd_cases_ / sizeof rd_cases_[0]));         \
+#define RD_SUITE(name, ...)                                                                \
+    do {                                                                                   \
+        static const rd_test_case rd_cases_[] = {__VA_ARGS__};                             \
+        rd_test_add_suite(name, rd_cases_, (int)(sizeof rd_cases_ / sizeof rd_cases_[0])); \
     } while (0)
 
 /**

@@ -127,8 +127,8 @@ rd_status rd_sample_result(rd_result *r, size_t n_layers, bool runtime, int n_sa
         }
         if (runtime) {
             group_for(&l->groups[RD_GROUP_RT_ENTIRE], entire - 0.001 * frand(&seed), scale, n_samples, &seed);
-            group_for(&l->groups[RD_GROUP_RT_SINGLE_SIM], i == 17 ? 0.93 : 1 - 0.0005 * frand(&seed), scale,
-                      n_samples, &seed);
+            group_for(&l->groups[RD_GROUP_RT_SINGLE_SIM], i == 17 ? 0.93 : 1 - 0.0005 * frand(&seed), scale, n_samples,
+                      &seed);
         }
         if (i == 5 || i == 11 || i == 7) {
             size_t nb = 48;

@@ -146,8 +146,8 @@ static void check_model(const char *model, const char *input)
             run_recorded(m, NULL, &in, NULL, true, &plain);
             long d = first_difference(&one, &plain);
             if (d >= 0)
-                fprintf(stderr, "%s: tensor %ld ('%s') differs between the fused and the unfused reference\n", model,
-                        d, (size_t)d < one.n ? one.v[d].name : "(missing)");
+                fprintf(stderr, "%s: tensor %ld ('%s') differs between the fused and the unfused reference\n", model, d,
+                        (size_t)d < one.n ? one.v[d].name : "(missing)");
             CU_ASSERT_EQUAL(d, -1);
             free(plain.v);
         }
@@ -156,8 +156,8 @@ static void check_model(const char *model, const char *input)
             run_recorded(m, s, &in, pools[c], false, &many);
             long d = first_difference(&one, &many);
             if (d >= 0)
-                fprintf(stderr, "%s, %s: tensor %ld ('%s') differs between 1 and %d threads\n", model,
-                        kind_names[kind], d, (size_t)d < one.n ? one.v[d].name : "(missing)", counts[c]);
+                fprintf(stderr, "%s, %s: tensor %ld ('%s') differs between 1 and %d threads\n", model, kind_names[kind],
+                        d, (size_t)d < one.n ? one.v[d].name : "(missing)", counts[c]);
             CU_ASSERT_EQUAL(d, -1);
             free(many.v);
         }

@@ -91,9 +91,9 @@ const char *rd_adb_features(const rd_adb *dev);
  */
 
 typedef struct rd_adb_device_info {
-    char serial[128];   /* "0123456789ABCDEF", "127.0.0.1:5555", "usb:1-2" */
-    char state[32];     /* "device", "unauthorized", "offline", "busy" (USB claimed by a server) */
-    char transport[16]; /* "usb", "tcp", "server" */
+    char serial[128];      /* "0123456789ABCDEF", "127.0.0.1:5555", "usb:1-2" */
+    char state[32];        /* "device", "unauthorized", "offline", "busy" (USB claimed by a server) */
+    char transport[16];    /* "usb", "tcp", "server" */
     char description[256]; /* product/model details when known */
 } rd_adb_device_info;
 
@@ -102,8 +102,7 @@ typedef struct rd_adb_device_info {
  * opt->connect if set. *out is malloc'ed (caller frees), *n_out its count. A transport that is
  * unavailable (no server running) contributes nothing; only allocation failure is an error.
  */
-rd_status rd_adb_devices(const rd_adb_options *opt, rd_adb_device_info **out, size_t *n_out,
-                         rd_error *err);
+rd_status rd_adb_devices(const rd_adb_options *opt, rd_adb_device_info **out, size_t *n_out, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * Files (the sync service)
@@ -174,15 +173,15 @@ typedef void (*rd_adb_progress_fn)(void *user, const rd_adb_progress *p);
  * - A RECV the board FAILs is retried once on a fresh sync service. A missing remote dump folder
  *   gets the usual fix in the message.
  */
-rd_status rd_adb_pull(rd_adb *dev, const char *remote, const char *local,
-                      rd_adb_progress_fn progress, void *user, rd_error *err);
+rd_status rd_adb_pull(rd_adb *dev, const char *remote, const char *local, rd_adb_progress_fn progress, void *user,
+                      rd_error *err);
 
 /**
  * Copies a local file or folder to remote, placed as `adb push` does: when remote is an existing
  * folder the copy lands in remote/<basename of local>.
  */
-rd_status rd_adb_push(rd_adb *dev, const char *local, const char *remote,
-                      rd_adb_progress_fn progress, void *user, rd_error *err);
+rd_status rd_adb_push(rd_adb *dev, const char *local, const char *remote, rd_adb_progress_fn progress, void *user,
+                      rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * Shell
@@ -196,15 +195,15 @@ typedef void (*rd_adb_output_fn)(void *user, int stream, const char *data, size_
  * the command's exit status when the board has shell_v2, else 0 (the old protocol has none;
  * *exit_known false then). exit_known may be NULL.
  */
-rd_status rd_adb_shell(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn, void *user,
-                       int *exit_code, rd_error *err);
-rd_status rd_adb_shell_ex(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn, void *user,
-                          int *exit_code, bool *exit_known, rd_error *err);
+rd_status rd_adb_shell(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn, void *user, int *exit_code,
+                       rd_error *err);
+rd_status rd_adb_shell_ex(rd_adb *dev, const char *cmd, rd_adb_output_fn out_fn, void *user, int *exit_code,
+                          bool *exit_known, rd_error *err);
 
 /** Convenience: runs cmd and captures stdout and stderr together in a malloc'ed NUL-terminated
  * string. */
-rd_status rd_adb_shell_capture(rd_adb *dev, const char *cmd, char **out_text, size_t *out_len,
-                               int *exit_code, rd_error *err);
+rd_status rd_adb_shell_capture(rd_adb *dev, const char *cmd, char **out_text, size_t *out_len, int *exit_code,
+                               rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * The fake board: an ADB device over TCP serving a local folder as the board's file system.
@@ -232,7 +231,7 @@ typedef struct rd_board_options {
     uint32_t max_payload;   /* max payload announced; 0: 1 MiB */
     const char *features;   /* NULL: "shell_v2,cmd,stat_v2,ls_v2" */
     const char *faults;     /* comma-separated, see rd_board_fault_help(); NULL or "" for none */
-    rd_adb_log_fn log; /* connection log, warnings and how commands are confined; may be NULL */
+    rd_adb_log_fn log;      /* connection log, warnings and how commands are confined; may be NULL */
     void *log_user;
 } rd_board_options;
 

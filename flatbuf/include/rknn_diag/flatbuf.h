@@ -46,21 +46,21 @@ extern "C" {
 /** A buffer being read. Fill with rd_fb_init. */
 typedef struct rd_fb {
     const uint8_t *buf;
-    size_t len;          /* bytes; at most UINT32_MAX (FlatBuffers offsets are 32-bit) */
-    const char *what;    /* names the buffer in messages (a file name); never NULL after init */
-    size_t base;         /* offset of buf[0] in the file, added to every offset a message names */
-    unsigned max_depth;  /* deepest table nesting followed (the root is depth 0) */
-    uint32_t max_elems;  /* longest vector accepted (elements) */
+    size_t len;         /* bytes; at most UINT32_MAX (FlatBuffers offsets are 32-bit) */
+    const char *what;   /* names the buffer in messages (a file name); never NULL after init */
+    size_t base;        /* offset of buf[0] in the file, added to every offset a message names */
+    unsigned max_depth; /* deepest table nesting followed (the root is depth 0) */
+    uint32_t max_elems; /* longest vector accepted (elements) */
 } rd_fb;
 
 /** A table: position of its start and its vtable, both checked. */
 typedef struct rd_fb_table {
     const rd_fb *fb;
-    size_t pos;          /* table start (its soffset to the vtable) */
-    size_t vt;           /* vtable start */
-    uint16_t vt_len;     /* vtable bytes (4 + 2 per slot) */
-    uint16_t obj_len;    /* inline bytes of the table */
-    unsigned depth;      /* 0 for the root */
+    size_t pos;       /* table start (its soffset to the vtable) */
+    size_t vt;        /* vtable start */
+    uint16_t vt_len;  /* vtable bytes (4 + 2 per slot) */
+    uint16_t obj_len; /* inline bytes of the table */
+    unsigned depth;   /* 0 for the root */
 } rd_fb_table;
 
 /** Element kinds of a vector: the element size, or RD_FB_REF for offsets to tables or strings. */
@@ -69,11 +69,11 @@ enum { RD_FB_REF = 0 };
 /** A vector: its elements start at pos (after the u32 length). */
 typedef struct rd_fb_vec {
     const rd_fb *fb;
-    size_t pos;          /* first element */
-    uint32_t n;          /* element count (0 when the field is absent) */
-    size_t elem_size;    /* 1, 2, 4 or 8; 4 for RD_FB_REF */
-    bool refs;           /* elements are offsets to tables or strings */
-    unsigned depth;      /* of the table that holds the vector */
+    size_t pos;       /* first element */
+    uint32_t n;       /* element count (0 when the field is absent) */
+    size_t elem_size; /* 1, 2, 4 or 8; 4 for RD_FB_REF */
+    bool refs;        /* elements are offsets to tables or strings */
+    unsigned depth;   /* of the table that holds the vector */
 } rd_fb_vec;
 
 /**
@@ -163,8 +163,8 @@ const uint8_t *rd_fb_vec_data(const rd_fb_vec *v);
  * A union: type_slot holds the u8 type, value_slot the offset of the value table. *type = 0 (NONE) and
  * *present = false when both are absent; RD_E_PARSE when only one of them is there.
  */
-rd_status rd_fb_union(const rd_fb_table *t, unsigned type_slot, unsigned value_slot, uint8_t *type,
-                      rd_fb_table *out, bool *present, rd_error *err);
+rd_status rd_fb_union(const rd_fb_table *t, unsigned type_slot, unsigned value_slot, uint8_t *type, rd_fb_table *out,
+                      bool *present, rd_error *err);
 
 /**
  * A nested FlatBuffer stored in a [ubyte] vector: *out reads those bytes (offsets in its messages stay
@@ -211,8 +211,7 @@ void rd_fbb_add_scalar(rd_fbb *b, rd_fbb_ref table, unsigned slot, const void *v
 void rd_fbb_add_ref(rd_fbb *b, rd_fbb_ref table, unsigned slot, rd_fbb_ref target);
 
 /** Serializes with root as the root table and ident (4 characters or NULL) as the file identifier. */
-rd_status rd_fbb_finish(rd_fbb *b, rd_fbb_ref root, const char *ident, uint8_t **out, size_t *out_len,
-                        rd_error *err);
+rd_status rd_fbb_finish(rd_fbb *b, rd_fbb_ref root, const char *ident, uint8_t **out, size_t *out_len, rd_error *err);
 
 #ifdef __cplusplus
 }

@@ -28,17 +28,17 @@ extern "C" {
 
 typedef enum rd_model_format {
     RD_FORMAT_UNKNOWN = 0,
-    RD_FORMAT_ONNX,             /* .onnx (protobuf ModelProto) */
-    RD_FORMAT_TFLITE,           /* .tflite (FlatBuffer, identifier "TFL3") */
-    RD_FORMAT_DARKNET,          /* .cfg text (first section [net]) + .weights */
-    RD_FORMAT_CAFFE,            /* .prototxt (protobuf text) + .caffemodel */
-    RD_FORMAT_PYTORCH,          /* TorchScript .pt (a ZIP archive), exported to ONNX by the user's PyTorch */
-    RD_FORMAT_TENSORFLOW,       /* frozen GraphDef .pb (protobuf) */
+    RD_FORMAT_ONNX,       /* .onnx (protobuf ModelProto) */
+    RD_FORMAT_TFLITE,     /* .tflite (FlatBuffer, identifier "TFL3") */
+    RD_FORMAT_DARKNET,    /* .cfg text (first section [net]) + .weights */
+    RD_FORMAT_CAFFE,      /* .prototxt (protobuf text) + .caffemodel */
+    RD_FORMAT_PYTORCH,    /* TorchScript .pt (a ZIP archive), exported to ONNX by the user's PyTorch */
+    RD_FORMAT_TENSORFLOW, /* frozen GraphDef .pb (protobuf) */
     RD_FORMAT_COUNT
 } rd_model_format;
 
-#define RD_FE_MAX_TENSORS (1u << 20)   /* tensors, operators or layers of one model */
-#define RD_FE_MAX_OP_IO 4096           /* inputs or outputs of one operator, graph inputs or outputs */
+#define RD_FE_MAX_TENSORS (1u << 20) /* tensors, operators or layers of one model */
+#define RD_FE_MAX_OP_IO 4096         /* inputs or outputs of one operator, graph inputs or outputs */
 
 /** "onnx", "tflite", ...: the names of RKNN's model_config.yml `platform:` key. "unknown" for others. */
 const char *rd_model_format_name(rd_model_format f);
@@ -51,21 +51,21 @@ rd_status rd_model_format_parse(const char *name, rd_model_format *out, rd_error
 rd_model_format rd_model_format_detect(const void *buf, size_t len);
 
 typedef struct rd_frontend_options {
-    rd_model_format expect;     /* RD_FORMAT_UNKNOWN: any; else a file of another format is RD_E_PARSE */
-    bool model_precision;       /* a quantized model (TFLite int8, int16x8) as its own integer arithmetic
-                                   (`--precision model`) instead of its dequantized float32 form */
-    const char *weights;        /* the weights file of a two-file format (Darknet .weights, Caffe .caffemodel);
-                                   NULL: beside the model, the same name with the weights' extension
-                                   (yolov3.cfg -> yolov3.weights, net.prototxt -> net.caffemodel) */
-    const char *python;         /* the Python whose torch exports a TorchScript model; NULL: $RKNN_DIAG_PYTHON,
-                                   else python3 from PATH */
+    rd_model_format expect; /* RD_FORMAT_UNKNOWN: any; else a file of another format is RD_E_PARSE */
+    bool model_precision;   /* a quantized model (TFLite int8, int16x8) as its own integer arithmetic
+                               (`--precision model`) instead of its dequantized float32 form */
+    const char *weights;    /* the weights file of a two-file format (Darknet .weights, Caffe .caffemodel);
+                               NULL: beside the model, the same name with the weights' extension
+                               (yolov3.cfg -> yolov3.weights, net.prototxt -> net.caffemodel) */
+    const char *python;     /* the Python whose torch exports a TorchScript model; NULL: $RKNN_DIAG_PYTHON,
+                               else python3 from PATH */
 } rd_frontend_options;
 
 typedef struct rd_frontend_info {
     rd_model_format format;
-    bool quantized;             /* the model carries its own quantization (int8 / int16 tensors with scales) */
-    bool model_precision;       /* the graph loaded is the model's integer arithmetic (rd_frontend_options) */
-    char detail[160];           /* one line for `inspect`: "TFLite schema 3, 31 operators, int8 quantized" */
+    bool quantized;       /* the model carries its own quantization (int8 / int16 tensors with scales) */
+    bool model_precision; /* the graph loaded is the model's integer arithmetic (rd_frontend_options) */
+    char detail[160];     /* one line for `inspect`: "TFLite schema 3, 31 operators, int8 quantized" */
 } rd_frontend_info;
 
 /**

@@ -72,23 +72,23 @@ const char *rd_degenerate_name(rd_degenerate d);
  */
 
 typedef enum rd_rknn_layout {
-    RD_RKNN_LAYOUT_2X = 0,     /* 2.x: "cos | euc" cells, 5 decimals, 44-character groups */
-    RD_RKNN_LAYOUT_LEGACY_15,  /* 1.5.x: cosine only, 6 decimals, 25-character groups, simulator only */
+    RD_RKNN_LAYOUT_2X = 0,    /* 2.x: "cos | euc" cells, 5 decimals, 44-character groups */
+    RD_RKNN_LAYOUT_LEGACY_15, /* 1.5.x: cosine only, 6 decimals, 25-character groups, simulator only */
 } rd_rknn_layout;
 
 typedef struct rd_rknn_txt_opts {
     rd_rknn_layout layout;
-    bool no_comments;   /* omit the '#' comment block and its blank line (excerpts in RKNN's READMEs) */
-    int label_width;    /* W: 0 for the toolkit's own (longest label + 5); larger to match an excerpt */
+    bool no_comments; /* omit the '#' comment block and its blank line (excerpts in RKNN's READMEs) */
+    int label_width;  /* W: 0 for the toolkit's own (longest label + 5); larger to match an excerpt */
 } rd_rknn_txt_opts;
 
 /** What the parser saw beyond the numbers: enough to write the same file back. */
 typedef struct rd_rknn_txt_info {
     rd_rknn_layout layout;
-    bool has_comments;  /* a '#' comment block preceded the header */
-    int label_width;    /* W, from the header lines */
-    int n_groups;       /* 2 (simulator) or 4 (with runtime) column pairs in the 2.x layout */
-    size_t n_elisions;  /* "..." lines skipped (excerpts) */
+    bool has_comments; /* a '#' comment block preceded the header */
+    int label_width;   /* W, from the header lines */
+    int n_groups;      /* 2 (simulator) or 4 (with runtime) column pairs in the 2.x layout */
+    size_t n_elisions; /* "..." lines skipped (excerpts) */
 } rd_rknn_txt_info;
 
 /** Label of a layer as RKNN prints it: "[OpType] name" (op type "Unknown" when NULL). buf always NUL-ended. */
@@ -112,8 +112,8 @@ rd_status rd_rknn_txt_save(const rd_result *r, const rd_rknn_txt_opts *opts, con
  * cosines. RD_E_PARSE for anything else, naming the line.
  */
 rd_status rd_rknn_txt_parse(const char *text, size_t len, const char *name, rd_result *out, rd_error *err);
-rd_status rd_rknn_txt_parse_ex(const char *text, size_t len, const char *name, rd_result *out,
-                               rd_rknn_txt_info *info, rd_error *err);
+rd_status rd_rknn_txt_parse_ex(const char *text, size_t len, const char *name, rd_result *out, rd_rknn_txt_info *info,
+                               rd_error *err);
 
 /** Reads and parses a file (at most RD_MAX_RKNN_TXT_BYTES). */
 #define RD_MAX_RKNN_TXT_BYTES ((size_t)64 << 20)

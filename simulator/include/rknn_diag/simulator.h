@@ -63,8 +63,7 @@ typedef struct rd_error {
 const char *rd_status_str(rd_status code);
 
 /** Sets err (if not NULL) to code and the formatted message; returns code. */
-rd_status rd_errorf(rd_error *err, rd_status code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+rd_status rd_errorf(rd_error *err, rd_status code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /** Prefixes err->msg with formatted context and ": "; returns err->code (RD_OK if err is NULL). */
 rd_status rd_error_prefix(rd_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -218,8 +217,9 @@ rd_status rd_file_write_atomic(const char *path, const void *buf, size_t len, co
                                rd_error *err);
 
 #define RD_DIR_PARENTS 1u /* rd_dir_make: create missing parents too (mkdir -p) */
-#define RD_DIR_OWN 2u     /* rd_dir_make: a folder rknn-diag makes inside an output folder: when the name
-                             exists as a symbolic link it is refused, not followed */
+#define RD_DIR_OWN                                                                     \
+    2u /* rd_dir_make: a folder rknn-diag makes inside an output folder: when the name \
+          exists as a symbolic link it is refused, not followed */
 
 /**
  * Creates folder path (mode 0777 less the umask); an existing folder is fine, an existing file is
@@ -261,12 +261,12 @@ typedef enum rd_dtype {
 } rd_dtype;
 
 typedef struct rd_dtype_info {
-    const char *name;  /* ONNX-style name: "float32", "float16", "int8", ... */
-    const char *npy;   /* numpy descr in little-endian form ("<f4", "|i1"), NULL if none */
-    size_t size;       /* bytes per element, 0 if not a fixed-size numeric type */
-    bool is_float;     /* floating point */
-    bool is_signed;    /* signed integer or float */
-    bool supported;    /* tensors of this dtype can be held and computed on */
+    const char *name; /* ONNX-style name: "float32", "float16", "int8", ... */
+    const char *npy;  /* numpy descr in little-endian form ("<f4", "|i1"), NULL if none */
+    size_t size;      /* bytes per element, 0 if not a fixed-size numeric type */
+    bool is_float;    /* floating point */
+    bool is_signed;   /* signed integer or float */
+    bool supported;   /* tensors of this dtype can be held and computed on */
 } rd_dtype_info;
 
 /** Facts about a dtype. Never NULL: unknown values get an entry with supported == false. */
@@ -288,9 +288,9 @@ float rd_bf16_to_f32(uint16_t h);
 
 typedef struct rd_tensor {
     rd_dtype dtype;
-    int rank;                    /* 0 for a scalar */
-    int64_t dims[RD_MAX_RANK];   /* dims[0..rank-1], each >= 0 */
-    void *data;                  /* numel * dtype size bytes, row-major; NULL when numel == 0 */
+    int rank;                  /* 0 for a scalar */
+    int64_t dims[RD_MAX_RANK]; /* dims[0..rank-1], each >= 0 */
+    void *data;                /* numel * dtype size bytes, row-major; NULL when numel == 0 */
 } rd_tensor;
 
 /** Number of elements (1 for a scalar, 0 if any dim is 0). */
@@ -333,11 +333,11 @@ rd_status rd_npy_load(const char *path, rd_tensor *out, rd_error *err);
 
 /** What a caller that knows the tensor expects of an .npy, checked on the header before the data is read. */
 typedef struct rd_npy_expect {
-    rd_dtype dtype;             /* RD_DT_UNDEFINED: any */
-    int rank;                   /* -1: any */
-    int64_t dims[RD_MAX_RANK];  /* dims[0..rank-1]; -1: any */
-    int64_t numel;              /* 0: any; else the element count in whatever arrangement (a layout to convert) */
-    const char *what;           /* for messages ("graph input 'image'"); NULL: "the caller" */
+    rd_dtype dtype;            /* RD_DT_UNDEFINED: any */
+    int rank;                  /* -1: any */
+    int64_t dims[RD_MAX_RANK]; /* dims[0..rank-1]; -1: any */
+    int64_t numel;             /* 0: any; else the element count in whatever arrangement (a layout to convert) */
+    const char *what;          /* for messages ("graph input 'image'"); NULL: "the caller" */
 } rd_npy_expect;
 
 /** rd_npy_load refusing, before reading the data, a file whose dtype or shape differs from want (RD_E_INVAL,
@@ -356,8 +356,8 @@ rd_status rd_npy_write(const rd_tensor *t, void **out_buf, size_t *out_len, rd_e
 rd_status rd_npy_save(const char *path, const rd_tensor *t, rd_error *err);
 
 /** Parses a serialized ONNX TensorProto (a test_data_set_*.pb file). out owns new data. */
-rd_status rd_tensorproto_parse(const void *buf, size_t len, const char *name, rd_tensor *out,
-                               char **out_name, rd_error *err);
+rd_status rd_tensorproto_parse(const void *buf, size_t len, const char *name, rd_tensor *out, char **out_name,
+                               rd_error *err);
 
 /**
  * Protobuf bytes of any schema (a protobuf-c descriptor: the model frontends' Caffe and TensorFlow files)
@@ -387,7 +387,7 @@ rd_status rd_idx_load(const char *path, rd_tensor *out, rd_error *err);
 typedef struct rd_model rd_model;
 
 typedef struct rd_input_shape {
-    const char *name;          /* graph input name */
+    const char *name; /* graph input name */
     int rank;
     int64_t dims[RD_MAX_RANK];
 } rd_input_shape;
@@ -395,14 +395,14 @@ typedef struct rd_input_shape {
 typedef struct rd_load_options {
     const rd_input_shape *input_shapes; /* overrides for symbolic or fixed input dims (may be NULL) */
     size_t n_input_shapes;
-    const char *input_shapes_from;      /* what messages call them; NULL: "--input-shape", the command line, whose
-                                           mistakes are RD_E_USAGE; otherwise (a config file's list) RD_E_INVAL */
-    bool allow_unsupported_ops;         /* load even if some ops are unknown (for inspect) */
-    size_t max_nodes;                   /* 0: RD_MAX_NODES; a lower limit (tests, fuzzers), never a higher one */
-    size_t max_values;                  /* 0: RD_MAX_VALUES; likewise */
-    bool replace_fixed_dims;            /* input_shapes may change fixed dims too, as RKNN's input_size_list does
-                                           (else only symbolic ones; the model's own value_info must not pin the
-                                           old shapes: write it with rd_onnx_rewrite.drop_shapes) */
+    const char *input_shapes_from; /* what messages call them; NULL: "--input-shape", the command line, whose
+                                      mistakes are RD_E_USAGE; otherwise (a config file's list) RD_E_INVAL */
+    bool allow_unsupported_ops;    /* load even if some ops are unknown (for inspect) */
+    size_t max_nodes;              /* 0: RD_MAX_NODES; a lower limit (tests, fuzzers), never a higher one */
+    size_t max_values;             /* 0: RD_MAX_VALUES; likewise */
+    bool replace_fixed_dims;       /* input_shapes may change fixed dims too, as RKNN's input_size_list does
+                                      (else only symbolic ones; the model's own value_info must not pin the
+                                      old shapes: write it with rd_onnx_rewrite.drop_shapes) */
 } rd_load_options;
 
 /** Loads an ONNX model file; external data is read relative to the file's folder. */
@@ -418,24 +418,24 @@ void rd_model_destroy(rd_model *m);
 typedef struct rd_value_info {
     const char *name;
     rd_dtype dtype;
-    int rank;                   /* -1 when unknown */
-    int64_t dims[RD_MAX_RANK];  /* -1 for a dim not known before running */
+    int rank;                            /* -1 when unknown */
+    int64_t dims[RD_MAX_RANK];           /* -1 for a dim not known before running */
     const char *dim_params[RD_MAX_RANK]; /* symbolic names of graph input dims, else NULL */
-    bool is_constant;           /* initializer, Constant node or folded at load */
-    int producer;               /* node index, -1 for graph inputs and initializers */
+    bool is_constant;                    /* initializer, Constant node or folded at load */
+    int producer;                        /* node index, -1 for graph inputs and initializers */
 } rd_value_info;
 
 typedef struct rd_node_info {
-    const char *name;           /* node name (may be "" in the model; never NULL) */
+    const char *name; /* node name (may be "" in the model; never NULL) */
     const char *op_type;
-    const char *domain;         /* "" for the default domain */
-    int opset;                  /* opset version of the node's domain */
+    const char *domain; /* "" for the default domain */
+    int opset;          /* opset version of the node's domain */
     int n_inputs, n_outputs;
-    const int *inputs;          /* value indices, -1 for an omitted optional input */
-    const int *outputs;         /* value indices */
-    bool supported;             /* an operator implementation exists */
-    bool folded;                /* computed at load time (all inputs constant) */
-    int64_t macs;               /* multiply-accumulates, 0 where not meaningful or unknown */
+    const int *inputs;  /* value indices, -1 for an omitted optional input */
+    const int *outputs; /* value indices */
+    bool supported;     /* an operator implementation exists */
+    bool folded;        /* computed at load time (all inputs constant) */
+    int64_t macs;       /* multiply-accumulates, 0 where not meaningful or unknown */
 } rd_node_info;
 
 int rd_model_ir_version(const rd_model *m);
@@ -443,10 +443,10 @@ int rd_model_opset(const rd_model *m, const char *domain); /* "" for the default
 const char *rd_model_producer(const rd_model *m);
 size_t rd_model_input_count(const rd_model *m);
 size_t rd_model_output_count(const rd_model *m);
-int rd_model_input(const rd_model *m, size_t i);   /* value index of real graph input i */
-int rd_model_output(const rd_model *m, size_t i);  /* value index of graph output i */
+int rd_model_input(const rd_model *m, size_t i);  /* value index of real graph input i */
+int rd_model_output(const rd_model *m, size_t i); /* value index of graph output i */
 size_t rd_model_value_count(const rd_model *m);
-size_t rd_model_node_count(const rd_model *m);     /* nodes in execution (topological) order */
+size_t rd_model_node_count(const rd_model *m); /* nodes in execution (topological) order */
 void rd_model_value(const rd_model *m, size_t i, rd_value_info *out);
 void rd_model_node(const rd_model *m, size_t i, rd_node_info *out);
 int rd_model_find_value(const rd_model *m, const char *name); /* -1 if absent */
@@ -512,14 +512,13 @@ rd_status rd_onnx_add_opset(rd_onnx_builder *b, const char *domain, int version)
  */
 rd_status rd_onnx_add_input(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank, const int64_t *dims,
                             const char *const *dim_params);
-rd_status rd_onnx_add_output(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank,
-                             const int64_t *dims, const char *const *dim_params);
-rd_status rd_onnx_add_value_info(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank,
-                                 const int64_t *dims, const char *const *dim_params);
+rd_status rd_onnx_add_output(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank, const int64_t *dims,
+                             const char *const *dim_params);
+rd_status rd_onnx_add_value_info(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank, const int64_t *dims,
+                                 const char *const *dim_params);
 
 /** Adds an initializer holding a copy of t (any supported dtype but string). */
-rd_status rd_onnx_add_initializer(rd_onnx_builder *b, const char *name, const rd_tensor *t,
-                                  rd_onnx_storage storage);
+rd_status rd_onnx_add_initializer(rd_onnx_builder *b, const char *name, const rd_tensor *t, rd_onnx_storage storage);
 
 /**
  * Adds an initializer written exactly as given: any ONNX data_type number (int4, float8, ...), any
@@ -534,16 +533,14 @@ rd_status rd_onnx_add_initializer_raw(rd_onnx_builder *b, const char *name, int 
  * reference is written; the caller writes the file. offset or length < 0 leaves that key out.
  */
 rd_status rd_onnx_add_initializer_external(rd_onnx_builder *b, const char *name, rd_dtype dtype, int rank,
-                                           const int64_t *dims, const char *location, int64_t offset,
-                                           int64_t length);
+                                           const int64_t *dims, const char *location, int64_t offset, int64_t length);
 
 /**
  * Appends a node. NULL entries of inputs/outputs are written as "" (an omitted optional input or
  * output); name may be NULL. Returns the node for attributes, or NULL on failure (sticky).
  */
-rd_onnx_node *rd_onnx_add_node(rd_onnx_builder *b, const char *op_type, const char *name,
-                               const char *const *inputs, int n_inputs, const char *const *outputs,
-                               int n_outputs);
+rd_onnx_node *rd_onnx_add_node(rd_onnx_builder *b, const char *op_type, const char *name, const char *const *inputs,
+                               int n_inputs, const char *const *outputs, int n_outputs);
 rd_status rd_onnx_node_set_domain(rd_onnx_node *n, const char *domain);
 
 rd_status rd_onnx_attr_int(rd_onnx_node *n, const char *name, int64_t v);
@@ -595,13 +592,13 @@ rd_status rd_onnx_builder_add_model(rd_onnx_builder *b, const rd_model *m, const
  * convert's subgraph cut). All fields may be zero/NULL: the result is then rd_onnx_model_write's.
  */
 typedef struct rd_onnx_rewrite {
-    const char *const *replace_names;   /* constants (initializers, Constant-node values) written with new data */
-    const rd_tensor *replace_tensors;   /* n_replace tensors, any shape */
+    const char *const *replace_names; /* constants (initializers, Constant-node values) written with new data */
+    const rd_tensor *replace_tensors; /* n_replace tensors, any shape */
     size_t n_replace;
-    bool drop_shapes;                   /* no value_info for intermediate values (their shapes changed) */
-    const char *const *inputs;          /* cut: these values become the graph inputs (inferred dtype and shape) */
+    bool drop_shapes;          /* no value_info for intermediate values (their shapes changed) */
+    const char *const *inputs; /* cut: these values become the graph inputs (inferred dtype and shape) */
     size_t n_inputs;
-    const char *const *outputs;         /* cut: these values become the graph outputs */
+    const char *const *outputs; /* cut: these values become the graph outputs */
     size_t n_outputs;
 } rd_onnx_rewrite;
 
@@ -615,8 +612,7 @@ rd_status rd_onnx_model_rewrite(const rd_model *m, const rd_onnx_rewrite *rw, vo
                                 rd_error *err);
 
 /** Serialises t as a TensorProto (raw_data) named name: the test_data_set_*.pb format. */
-rd_status rd_tensorproto_write(const rd_tensor *t, const char *name, void **out_buf, size_t *out_len,
-                               rd_error *err);
+rd_status rd_tensorproto_write(const rd_tensor *t, const char *name, void **out_buf, size_t *out_len, rd_error *err);
 rd_status rd_tensorproto_save(const char *path, const rd_tensor *t, const char *name, rd_error *err);
 
 /* End of the ONNX writer section.
@@ -630,11 +626,11 @@ rd_status rd_tensorproto_save(const char *path, const rd_tensor *t, const char *
  */
 
 typedef struct rd_observed {
-    const char *name;           /* the raw ONNX tensor name */
-    int value;                  /* value index */
-    int node;                   /* producing node index, -1 for inputs and initializers */
+    const char *name; /* the raw ONNX tensor name */
+    int value;        /* value index */
+    int node;         /* producing node index, -1 for inputs and initializers */
     const char *node_name;
-    const char *op_type;        /* "" for inputs and initializers */
+    const char *op_type; /* "" for inputs and initializers */
     const rd_tensor *tensor;
 } rd_observed;
 
@@ -663,12 +659,12 @@ void rd_pool_destroy(rd_pool *p);
 int rd_pool_threads(const rd_pool *p);
 
 typedef struct rd_run_options {
-    rd_observer_fn observer;    /* may be NULL */
+    rd_observer_fn observer; /* may be NULL */
     void *user;
-    bool observe_inputs;        /* also report the graph inputs */
-    bool report_initializers;   /* also report initializers (weights) */
-    int threads;                /* without a pool: 0 or 1 = one thread, N > 1 = a pool made for this run */
-    rd_pool *pool;              /* the kernels' threads (may be NULL); wins over threads */
+    bool observe_inputs;      /* also report the graph inputs */
+    bool report_initializers; /* also report initializers (weights) */
+    int threads;              /* without a pool: 0 or 1 = one thread, N > 1 = a pool made for this run */
+    rd_pool *pool;            /* the kernels' threads (may be NULL); wins over threads */
 } rd_run_options;
 
 /**
@@ -676,8 +672,8 @@ typedef struct rd_run_options {
  * are written to outputs[0..n_outputs-1] (n_outputs may be less than the model's output count, or 0
  * with outputs NULL); the caller finalises them with rd_tensor_fini.
  */
-rd_status rd_model_run(rd_model *m, const rd_tensor *inputs, size_t n_inputs,
-                       const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err);
+rd_status rd_model_run(rd_model *m, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
+                       rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * Simulation: the model after an NPU toolchain's compiler passes, run at FP16, INT8 (w8a8) or hybrid
@@ -702,15 +698,15 @@ const char *rd_prec_name(rd_prec p); /* "float32", "float16", "int8", "int16" */
 typedef struct rd_sim rd_sim;
 
 typedef struct rd_sim_options {
-    rd_prec precision;          /* RD_PREC_FP16 for a float16 build, RD_PREC_INT8 for w8a8, RD_PREC_INT16 for
-                                   w16a16i / w8a16 / w16a16i_dfp (rd_sim_options_for_dtype) */
-    int optimization_level;     /* 0..3 (docs/numerics.md); 3 is RKNN's default */
-    bool per_tensor_weights;    /* quantized_method "layer" instead of "channel" */
-    int weight_bits;            /* weights of the int16 layers: 16 (0 means 16), 8 (w8a16) or 4 (w4a16) */
-    bool dfp;                   /* int16 tensors and weights on power-of-two scales, zero point 0 (w16a16i_dfp) */
-    bool asymmetric_weights;    /* int8 weights asymmetric per channel (scale and zero point from each channel's
-                                   range, as the .rknn files of RKNN-Toolkit2 hold them); false: symmetric, zero
-                                   point 0 (docs/numerics.md, "Weights") */
+    rd_prec precision;       /* RD_PREC_FP16 for a float16 build, RD_PREC_INT8 for w8a8, RD_PREC_INT16 for
+                                w16a16i / w8a16 / w16a16i_dfp (rd_sim_options_for_dtype) */
+    int optimization_level;  /* 0..3 (docs/numerics.md); 3 is RKNN's default */
+    bool per_tensor_weights; /* quantized_method "layer" instead of "channel" */
+    int weight_bits;         /* weights of the int16 layers: 16 (0 means 16), 8 (w8a16) or 4 (w4a16) */
+    bool dfp;                /* int16 tensors and weights on power-of-two scales, zero point 0 (w16a16i_dfp) */
+    bool asymmetric_weights; /* int8 weights asymmetric per channel (scale and zero point from each channel's
+                                range, as the .rknn files of RKNN-Toolkit2 hold them); false: symmetric, zero
+                                point 0 (docs/numerics.md, "Weights") */
 } rd_sim_options;
 
 /** Applies the compiler passes to a private copy of m (which the caller keeps and may destroy later). */
@@ -722,31 +718,31 @@ const rd_model *rd_sim_model(const rd_sim *s);
 
 /** What the passes did with a tensor name of the original model. */
 typedef struct rd_sim_tensor {
-    int value;            /* index in the optimised graph, -1 if the tensor no longer exists */
-    int fused_into;       /* value it was fused into (blank row in reports), -1 if not fused */
-    bool materialized;    /* held at its precision (false: a fused producer's output) */
-    rd_prec precision;    /* precision it is held in when materialised */
-    bool quantized;       /* parameters of its precision set (by calibration, a cfg or rd_sim_set_range):
-                             int8 ones, or int16 ones when precision is RD_PREC_INT16 */
-    float scale;          /* activation parameters when quantized (of the tensor's precision) */
+    int value;         /* index in the optimised graph, -1 if the tensor no longer exists */
+    int fused_into;    /* value it was fused into (blank row in reports), -1 if not fused */
+    bool materialized; /* held at its precision (false: a fused producer's output) */
+    rd_prec precision; /* precision it is held in when materialised */
+    bool quantized;    /* parameters of its precision set (by calibration, a cfg or rd_sim_set_range):
+                          int8 ones, or int16 ones when precision is RD_PREC_INT16 */
+    float scale;       /* activation parameters when quantized (of the tensor's precision) */
     int32_t zero_point;
-    float min, max;       /* the range they came from */
-    bool via_float16;     /* output of one of RKNN's float16 ops inside an int8 model (Softmax): computed in
-                             float16 and rounded to half, then held at `precision` (int8 for its readers, RKNN's
-                             exDataConvert; float16 for a graph output) */
+    float min, max;   /* the range they came from */
+    bool via_float16; /* output of one of RKNN's float16 ops inside an int8 model (Softmax): computed in
+                         float16 and rounded to half, then held at `precision` (int8 for its readers, RKNN's
+                         exDataConvert; float16 for a graph output) */
     /* Fusion groups (RKNN's passes at optimization level 3, or rd_sim_set_group). The strings are owned by
        s and stay valid until the next rd_sim_set_group, rd_sim_clear_groups, rd_sim_set_row_op or
        rd_sim_destroy. */
-    int group_out;        /* the value holding the result of the group computing this tensor: the tensor itself
-                             when materialised, the group's output for a fused-away one; -1 for a tensor that
-                             no longer exists */
-    const char *npu_op;   /* the NPU op type of that group, as the board's layer table and dump names print it
-                             (ConvExSwish, ConvAdd, ConvClip, Conv, exSoftmax13, ...); NULL for graph inputs and
-                             constants */
-    const char *row_op;   /* the op type RKNN's accuracy_analysis prints in this tensor's [OpType] row: the
-                             producer after RKNN's graph rewrites (Conv for a Gemm or a GlobalAveragePool,
-                             Reshape for a Squeeze, exSwish, exSoftmax13); NULL for graph inputs, constants and
-                             tensors folded away */
+    int group_out;      /* the value holding the result of the group computing this tensor: the tensor itself
+                           when materialised, the group's output for a fused-away one; -1 for a tensor that
+                           no longer exists */
+    const char *npu_op; /* the NPU op type of that group, as the board's layer table and dump names print it
+                           (ConvExSwish, ConvAdd, ConvClip, Conv, exSoftmax13, ...); NULL for graph inputs and
+                           constants */
+    const char *row_op; /* the op type RKNN's accuracy_analysis prints in this tensor's [OpType] row: the
+                           producer after RKNN's graph rewrites (Conv for a Gemm or a GlobalAveragePool,
+                           Reshape for a Squeeze, exSwish, exSoftmax13); NULL for graph inputs, constants and
+                           tensors folded away */
 } rd_sim_tensor;
 
 /** Looks a tensor of the original model up; RD_E_NOTFOUND with the closest names if unknown. */
@@ -791,18 +787,18 @@ rd_status rd_sim_set_via_float16(rd_sim *s, const char *name, bool on, rd_error 
 /** The weights of an integer layer (Conv, ConvTranspose, Gemm, MatMul with a constant float weight): int8
     ones, or those of an int16 layer (bits, q16). */
 typedef struct rd_sim_weights {
-    int value;                  /* the weight's value index (the node's input 1) */
-    int axis;                   /* output-channel axis of the weight tensor */
-    int64_t group;              /* ConvTranspose: channels split by groups over axis 0 (1 otherwise) */
-    int n_scale;                /* 1 (per tensor) or one per output channel */
-    const float *scale;         /* owned by s: valid until the next rd_sim_set_weight_scales or destroy */
-    const int32_t *zero_point;  /* n_scale zero points of asymmetric int8 weights (same lifetime); NULL when all
-                                   are 0 (symmetric weights, and always for int16 layers) */
-    const int8_t *q;            /* the int8 codes, in the weight's layout; same lifetime (NULL when bits > 8
-                                   or the layer is an int16 one: see q16) */
-    int bits;                   /* 8 for an int8 layer; an int16 layer's weight width (16, 8 for w8a16, 4 for
-                                   w4a16) */
-    const int16_t *q16;         /* an int16 layer's codes (any width), in the weight's layout; NULL otherwise */
+    int value;                 /* the weight's value index (the node's input 1) */
+    int axis;                  /* output-channel axis of the weight tensor */
+    int64_t group;             /* ConvTranspose: channels split by groups over axis 0 (1 otherwise) */
+    int n_scale;               /* 1 (per tensor) or one per output channel */
+    const float *scale;        /* owned by s: valid until the next rd_sim_set_weight_scales or destroy */
+    const int32_t *zero_point; /* n_scale zero points of asymmetric int8 weights (same lifetime); NULL when all
+                                  are 0 (symmetric weights, and always for int16 layers) */
+    const int8_t *q;           /* the int8 codes, in the weight's layout; same lifetime (NULL when bits > 8
+                                  or the layer is an int16 one: see q16) */
+    int bits;                  /* 8 for an int8 layer; an int16 layer's weight width (16, 8 for w8a16, 4 for
+                                  w4a16) */
+    const int16_t *q16;        /* an int16 layer's codes (any width), in the weight's layout; NULL otherwise */
 } rd_sim_weights;
 
 /**
@@ -845,13 +841,13 @@ rd_status rd_sim_set_weight_scales_bits(rd_sim *s, const char *name, const float
  */
 struct rd_warn_sink;
 rd_status rd_sim_export_qdq(rd_sim *s, void **out_buf, size_t *out_len, const struct rd_warn_sink *notes,
-                           rd_error *err);
+                            rd_error *err);
 
 /** How rd_sim_export_qdq_form writes the layers the INT8 simulator computes in int32. */
 typedef enum rd_qdq_form {
-    RD_QDQ_FORM_QDQ = 0,  /* Conv/Gemm/MatMul on DequantizeLinear weights: the runtime accumulates in float */
-    RD_QDQ_FORM_INTEGER,  /* ConvInteger/MatMulInteger on uint8 codes, int32 bias Added, the accumulator
-                             scaled back in double as the simulator does: the runtime reproduces it exactly */
+    RD_QDQ_FORM_QDQ = 0, /* Conv/Gemm/MatMul on DequantizeLinear weights: the runtime accumulates in float */
+    RD_QDQ_FORM_INTEGER, /* ConvInteger/MatMulInteger on uint8 codes, int32 bias Added, the accumulator
+                            scaled back in double as the simulator does: the runtime reproduces it exactly */
 } rd_qdq_form;
 
 /**
@@ -874,25 +870,25 @@ rd_status rd_sim_convert(const rd_sim *s, const char *name, rd_prec p, float *x,
 
 /** Per-layer facts gathered by the last rd_sim_run (reset at each run). */
 typedef struct rd_sim_layer_stats {
-    int64_t fp16_overflow;      /* values that became inf when rounded to float16 */
-    int64_t fp16_first_index;   /* flat index of the first, -1 if none */
-    double fp16_max_abs;        /* largest magnitude before rounding */
-    int64_t saturated;          /* int8 values clamped at -128 or 127 */
-    int64_t rounded_to_zero;    /* non-zero values that quantized to the zero point */
-    int64_t count;              /* elements */
+    int64_t fp16_overflow;    /* values that became inf when rounded to float16 */
+    int64_t fp16_first_index; /* flat index of the first, -1 if none */
+    double fp16_max_abs;      /* largest magnitude before rounding */
+    int64_t saturated;        /* int8 values clamped at -128 or 127 */
+    int64_t rounded_to_zero;  /* non-zero values that quantized to the zero point */
+    int64_t count;            /* elements */
 } rd_sim_layer_stats;
 
 /** Stats of value (an optimised-graph index) from the last run; zeroed if none. */
 void rd_sim_layer_stats_get(const rd_sim *s, int value, rd_sim_layer_stats *out);
 
 /** Runs the simulation; inputs and outputs as rd_model_run (float32 graph tensors). */
-rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt,
-                     rd_tensor *outputs, size_t n_outputs, rd_error *err);
+rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const rd_run_options *opt, rd_tensor *outputs,
+                     size_t n_outputs, rd_error *err);
 
 /**
  * The threads of s's runs whose options name no pool, and of rd_sim_analyze (NULL: one thread; rd_calibrate
- * has its own, rd_calib_options.threads, one sample per thread). s does not own pool: destroy it after s, or set another first. Results do not
- * depend on it.
+ * has its own, rd_calib_options.threads, one sample per thread). s does not own pool: destroy it after s, or set
+ * another first. Results do not depend on it.
  */
 void rd_sim_set_pool(rd_sim *s, rd_pool *pool);
 /** The pool set by rd_sim_set_pool (NULL: none), for the caller's float32 reference runs of the same command. */
@@ -928,20 +924,20 @@ rd_status rd_sim_prefix_create(size_t max_bytes, rd_sim_prefix **out, rd_error *
 void rd_sim_prefix_destroy(rd_sim_prefix *p);
 
 typedef struct rd_sim_prefix_stats {
-    size_t bytes;               /* activations held now (recording and tentative run) */
-    int nodes_recorded;         /* resume is possible at nodes 0..this (optimised-graph node indices) */
-    uint64_t runs;              /* rd_sim_run_prefix calls so far */
-    uint64_t nodes_computed;    /* nodes those runs computed */
-    uint64_t nodes_reused;      /* nodes they took from the recording (computed + reused: full runs' count) */
+    size_t bytes;            /* activations held now (recording and tentative run) */
+    int nodes_recorded;      /* resume is possible at nodes 0..this (optimised-graph node indices) */
+    uint64_t runs;           /* rd_sim_run_prefix calls so far */
+    uint64_t nodes_computed; /* nodes those runs computed */
+    uint64_t nodes_reused;   /* nodes they took from the recording (computed + reused: full runs' count) */
 } rd_sim_prefix_stats;
 
 void rd_sim_prefix_stats_get(const rd_sim_prefix *p, rd_sim_prefix_stats *out);
 
 typedef enum rd_prefix_mode {
-    RD_PREFIX_USE = 0,          /* resume from the recording, leave it as it is */
-    RD_PREFIX_RECORD,           /* resume, and this run replaces the recording */
-    RD_PREFIX_TRY,              /* resume, and keep this run aside for rd_sim_prefix_commit (a RECORD when
-                                   there is no usable recording) */
+    RD_PREFIX_USE = 0, /* resume from the recording, leave it as it is */
+    RD_PREFIX_RECORD,  /* resume, and this run replaces the recording */
+    RD_PREFIX_TRY,     /* resume, and keep this run aside for rd_sim_prefix_commit (a RECORD when
+                          there is no usable recording) */
     /* or'ed with one of the above: the run leaves the simulation's layer stats alone (read them with
        rd_sim_prefix_layer_stats_get), so runs through different recordings may proceed on several threads
        at once, after rd_sim_prepare and while nobody changes the simulation */
@@ -953,9 +949,8 @@ typedef enum rd_prefix_mode {
  * previous tentative run. p NULL, or an observer in opt (every node must be shown): a plain rd_sim_run.
  * On failure outputs are freed; a failed RECORD leaves p without a recording (the next run is a full one).
  */
-rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, const rd_tensor *inputs,
-                            size_t n_inputs, const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs,
-                            rd_error *err);
+rd_status rd_sim_run_prefix(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, const rd_tensor *inputs, size_t n_inputs,
+                            const rd_run_options *opt, rd_tensor *outputs, size_t n_outputs, rd_error *err);
 
 /** Stats of value from the last rd_sim_run_prefix through p (as rd_sim_layer_stats_get); zeroed if none. */
 void rd_sim_prefix_layer_stats_get(const rd_sim_prefix *p, int value, rd_sim_layer_stats *out);
@@ -982,15 +977,15 @@ bool rd_sim_prefix_commit(rd_sim_prefix *p);
  */
 typedef struct rd_sim_event {
     const char *name;
-    int value;                  /* optimised-graph value index (rd_sim_layer_stats_get) */
-    int node;                   /* producing node, -1 for graph inputs */
-    const char *op_type;        /* "" for graph inputs */
+    int value;           /* optimised-graph value index (rd_sim_layer_stats_get) */
+    int node;            /* producing node, -1 for graph inputs */
+    const char *op_type; /* "" for graph inputs */
     bool materialized;
     const rd_tensor *golden;
     const rd_tensor *entire;
     const rd_tensor *single;
-    const rd_tensor *runtime;     /* the board's tensor (rd_sim_analyze_ex with a runtime), NULL if not dumped */
-    const rd_tensor *single_sim;  /* this layer simulated on the board's own inputs, NULL when any is missing */
+    const rd_tensor *runtime;    /* the board's tensor (rd_sim_analyze_ex with a runtime), NULL if not dumped */
+    const rd_tensor *single_sim; /* this layer simulated on the board's own inputs, NULL when any is missing */
 } rd_sim_event;
 
 typedef rd_status (*rd_sim_event_fn)(void *user, const rd_sim_event *ev, rd_error *err);
@@ -1023,10 +1018,10 @@ rd_status rd_sim_analyze_ex(rd_sim *s, const rd_tensor *inputs, size_t n_inputs,
  * so every later layer (and rd_sim_analyze's single pass) sees the faulty values.
  */
 typedef enum rd_sim_fault_kind {
-    RD_FAULT_GAIN = 0,          /* values x1.25, then held at the tensor's precision again (int8 grid) */
-    RD_FAULT_SATURATE,          /* clamped to half its int8 range each side of 0: an accumulator saturating early */
-    RD_FAULT_SWAP_CHANNELS,     /* channels 0 and 1 of axis 1 exchanged */
-    RD_FAULT_FP16,              /* rounded to float16 where it should be int8 codes */
+    RD_FAULT_GAIN = 0,      /* values x1.25, then held at the tensor's precision again (int8 grid) */
+    RD_FAULT_SATURATE,      /* clamped to half its int8 range each side of 0: an accumulator saturating early */
+    RD_FAULT_SWAP_CHANNELS, /* channels 0 and 1 of axis 1 exchanged */
+    RD_FAULT_FP16,          /* rounded to float16 where it should be int8 codes */
     RD_FAULT_COUNT
 } rd_sim_fault_kind;
 
@@ -1052,17 +1047,17 @@ bool rd_sim_has_fault(const rd_sim *s, int value, rd_sim_fault_kind kind);
  */
 
 typedef enum rd_calib_method {
-    RD_CALIB_NORMAL = 0,        /* min/max */
-    RD_CALIB_KL = 1,            /* kl_divergence: histogram threshold minimising KL divergence */
-    RD_CALIB_MMSE = 2,          /* clipping range minimising quantize-dequantize squared error */
+    RD_CALIB_NORMAL = 0, /* min/max */
+    RD_CALIB_KL = 1,     /* kl_divergence: histogram threshold minimising KL divergence */
+    RD_CALIB_MMSE = 2,   /* clipping range minimising quantize-dequantize squared error */
 } rd_calib_method;
 
 typedef void (*rd_progress_fn)(void *user, size_t done, size_t total);
 
 typedef struct rd_calib_options {
     rd_calib_method method;
-    int threads;                /* samples at once; 0 = rd_cpu_count() */
-    rd_progress_fn progress;    /* may be NULL; called from the calling thread */
+    int threads;             /* samples at once; 0 = rd_cpu_count() */
+    rd_progress_fn progress; /* may be NULL; called from the calling thread */
     void *progress_user;
 } rd_calib_options;
 
@@ -1077,8 +1072,8 @@ typedef rd_status (*rd_sample_fn)(void *user, size_t k, rd_tensor *inputs, rd_er
  * (and histograms) of every materialised tensor, graph inputs included, and sets their INT8 parameters
  * with rd_sim_set_range. Results do not depend on the thread count.
  */
-rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_samples,
-                       const rd_calib_options *opt, rd_error *err);
+rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_samples, const rd_calib_options *opt,
+                       rd_error *err);
 
 /* ---------------------------------------------------------------------------------------------------
  * RKNN inputs: images and .npy files read as RKNN-Toolkit2 reads calibration and accuracy inputs, and
@@ -1091,19 +1086,20 @@ rd_status rd_calibrate(rd_sim *s, rd_sample_fn get_sample, void *user, size_t n_
  *     rd_input_prepare("cat.jpg", &spec, 4, dims, NULL, &x, &err);  // float32 1x3x224x224
  */
 
-#define RD_DEFAULT_IMAGE_PIXELS ((uint64_t)1 << 26) /* 67 M pixels (8192 x 8192): photos of phones and cameras;
-                                                     larger images are refused unless the caller raises it */
-#define RD_MAX_IMAGE_PIXELS ((uint64_t)1 << 28)     /* 268 M pixels: the most any caller may allow */
+#define RD_DEFAULT_IMAGE_PIXELS                                                                             \
+    ((uint64_t)1 << 26)                         /* 67 M pixels (8192 x 8192): photos of phones and cameras; \
+                                                 larger images are refused unless the caller raises it */
+#define RD_MAX_IMAGE_PIXELS ((uint64_t)1 << 28) /* 268 M pixels: the most any caller may allow */
 #define RD_MAX_IMAGE_FILE_BYTES ((size_t)1 << 30)
-#define RD_MAX_INPUT_CHANNELS 64                /* mean_values/std_values entries per input */
-#define RD_MAX_MODEL_INPUTS 32                  /* inputs per model in configs and dataset lines */
+#define RD_MAX_INPUT_CHANNELS 64 /* mean_values/std_values entries per input */
+#define RD_MAX_MODEL_INPUTS 32   /* inputs per model in configs and dataset lines */
 #define RD_MAX_DATASET_BYTES ((size_t)64 << 20)
 #define RD_MAX_DATASET_SAMPLES ((size_t)1 << 20)
 
 /** Callback receiving warnings (a resize, a colour conversion). msg is valid during the call only. */
 typedef void (*rd_warn_fn)(void *user, const char *msg);
 typedef struct rd_warn_sink {
-    rd_warn_fn fn;              /* may be NULL: warnings are dropped */
+    rd_warn_fn fn; /* may be NULL: warnings are dropped */
     void *user;
 } rd_warn_sink;
 
@@ -1129,22 +1125,22 @@ rd_status rd_image_load_max(const char *path, uint64_t max_pixels, rd_tensor *ou
 bool rd_path_is_image(const char *path);
 
 typedef enum rd_input_layout {
-    RD_LAYOUT_NHWC = 0,         /* .npy files are NHWC (rank 4) or HWC (rank 3), as RKNN reads them */
-    RD_LAYOUT_NCHW = 1,         /* .npy files are already in the graph's NCHW layout (--input-layout nchw) */
+    RD_LAYOUT_NHWC = 0, /* .npy files are NHWC (rank 4) or HWC (rank 3), as RKNN reads them */
+    RD_LAYOUT_NCHW = 1, /* .npy files are already in the graph's NCHW layout (--input-layout nchw) */
 } rd_input_layout;
 
 /** How one model input is prepared: RKNN's mean_values, std_values and quant_img_RGB2BGR. */
 typedef struct rd_input_spec {
     rd_input_layout layout;
-    size_t n_mean;              /* 0: all 0; otherwise must equal the input's channel count */
+    size_t n_mean; /* 0: all 0; otherwise must equal the input's channel count */
     float mean[RD_MAX_INPUT_CHANNELS];
-    size_t n_std;               /* 0: all 1; otherwise must equal the input's channel count */
+    size_t n_std; /* 0: all 1; otherwise must equal the input's channel count */
     float std[RD_MAX_INPUT_CHANNELS];
-    bool rgb2bgr;               /* swap channels 0 and 2 of 3-channel images before mean/std */
-    uint64_t max_image_pixels;  /* bound on W*H of images (0: RD_DEFAULT_IMAGE_PIXELS; --max-image-pixels) */
+    bool rgb2bgr;              /* swap channels 0 and 2 of 3-channel images before mean/std */
+    uint64_t max_image_pixels; /* bound on W*H of images (0: RD_DEFAULT_IMAGE_PIXELS; --max-image-pixels) */
 } rd_input_spec;
 
-#define RD_INPUT_SPEC_DEFAULT ((rd_input_spec){ .layout = RD_LAYOUT_NHWC })
+#define RD_INPUT_SPEC_DEFAULT ((rd_input_spec){.layout = RD_LAYOUT_NHWC})
 
 /**
  * Turns a source tensor into the graph input of shape dims (rank 4 NCHW with N == 1 for images;
@@ -1167,16 +1163,17 @@ rd_status rd_input_prepare(const char *path, const rd_input_spec *spec, int rank
 /**
  * A dataset.txt list: one sample per line, n_inputs paths per sample separated by spaces or tabs,
  * relative paths resolved against the list's folder. Empty lines and lines whose first non-blank
- * character is '#' are skipped; a first line "# rknn-diag: layout=graph" sets graph_layout. lines[i] is the 1-based line of sample i, for messages.
+ * character is '#' are skipped; a first line "# rknn-diag: layout=graph" sets graph_layout. lines[i] is the 1-based
+ * line of sample i, for messages.
  */
 typedef struct rd_dataset {
-    char *path;                 /* the list file, for messages */
+    char *path; /* the list file, for messages */
     size_t n_samples;
-    size_t n_inputs;            /* paths per sample */
-    char **paths;               /* n_samples * n_inputs resolved paths, sample-major */
-    int *lines;                 /* n_samples line numbers */
-    bool graph_layout;          /* first line "# rknn-diag: layout=graph": .npy files are graph tensors
-                                   (read as --input-layout nchw), as onnx-edit --dataset writes them */
+    size_t n_inputs;   /* paths per sample */
+    char **paths;      /* n_samples * n_inputs resolved paths, sample-major */
+    int *lines;        /* n_samples line numbers */
+    bool graph_layout; /* first line "# rknn-diag: layout=graph": .npy files are graph tensors
+                          (read as --input-layout nchw), as onnx-edit --dataset writes them */
 } rd_dataset;
 
 /**
@@ -1213,7 +1210,13 @@ typedef enum rd_qdtype {
     RD_QDT_COUNT
 } rd_qdtype;
 
-typedef enum rd_qalgo { RD_QALGO_NORMAL = 0, RD_QALGO_KL_DIVERGENCE, RD_QALGO_MMSE, RD_QALGO_GDQ, RD_QALGO_COUNT } rd_qalgo;
+typedef enum rd_qalgo {
+    RD_QALGO_NORMAL = 0,
+    RD_QALGO_KL_DIVERGENCE,
+    RD_QALGO_MMSE,
+    RD_QALGO_GDQ,
+    RD_QALGO_COUNT
+} rd_qalgo;
 
 typedef enum rd_qmethod { RD_QMETHOD_CHANNEL = 0, RD_QMETHOD_LAYER, RD_QMETHOD_GROUP, RD_QMETHOD_COUNT } rd_qmethod;
 
@@ -1240,11 +1243,11 @@ rd_status rd_qmethod_parse(const char *name, rd_qmethod *out, int *out_group_siz
 
 /** A target chip profile (RKNN's target_platform). */
 typedef struct rd_platform_info {
-    const char *name;           /* "rk3588" */
-    unsigned dtypes;            /* bit (1u << rd_qdtype) for each supported dtype */
-    const char *dump_dir;       /* default RKNN_DUMP_DIR on the board */
-    bool dump_dir_inferred;     /* true where rknn-formats.md does not state it for this chip */
-    int c2_int8, c2_f16;        /* NC1HWC2 C2 for int8 and float16/int16 dumps; 0 when not documented */
+    const char *name;       /* "rk3588" */
+    unsigned dtypes;        /* bit (1u << rd_qdtype) for each supported dtype */
+    const char *dump_dir;   /* default RKNN_DUMP_DIR on the board */
+    bool dump_dir_inferred; /* true where rknn-formats.md does not state it for this chip */
+    int c2_int8, c2_f16;    /* NC1HWC2 C2 for int8 and float16/int16 dumps; 0 when not documented */
 } rd_platform_info;
 
 size_t rd_platform_count(void);
@@ -1267,38 +1270,38 @@ typedef struct rd_channel_values {
 
 /** An rknn_convert model config. Lines are 1-based positions in the file (0: key absent). */
 typedef struct rd_rknn_config {
-    char *path;                 /* the .yml file */
-    char *name;                 /* models.name */
-    char *framework;            /* models.platform: "onnx", "pytorch", ... */
-    char *model_file_path;      /* resolved against the .yml's folder */
+    char *path;            /* the .yml file */
+    char *name;            /* models.name */
+    char *framework;       /* models.platform: "onnx", "pytorch", ... */
+    char *model_file_path; /* resolved against the .yml's folder */
     bool quantize;
-    char *dataset;              /* resolved against the .yml's folder; NULL when absent */
-    char *target_platform;      /* configs.target_platform (rknn.config option); NULL when absent */
-    rd_qdtype dtype;            /* quantized_dtype (w8a8 by default when quantize, float16 otherwise) */
+    char *dataset;         /* resolved against the .yml's folder; NULL when absent */
+    char *target_platform; /* configs.target_platform (rknn.config option); NULL when absent */
+    rd_qdtype dtype;       /* quantized_dtype (w8a8 by default when quantize, float16 otherwise) */
     rd_qalgo algorithm;
     rd_qmethod method;
-    int group_size;             /* for RD_QMETHOD_GROUP */
-    int optimization_level;     /* 0..3, 3 by default */
-    size_t n_mean;              /* inputs given in mean_values */
+    int group_size;         /* for RD_QMETHOD_GROUP */
+    int optimization_level; /* 0..3, 3 by default */
+    size_t n_mean;          /* inputs given in mean_values */
     rd_channel_values mean[RD_MAX_MODEL_INPUTS];
     size_t n_std;
     rd_channel_values std[RD_MAX_MODEL_INPUTS];
-    size_t n_rgb2bgr;           /* entries given in quant_img_RGB2BGR (0: absent) */
-    bool rgb2bgr_all;           /* a single bool was given: rgb2bgr[] holds it for every input */
+    size_t n_rgb2bgr; /* entries given in quant_img_RGB2BGR (0: absent) */
+    bool rgb2bgr_all; /* a single bool was given: rgb2bgr[] holds it for every input */
     bool rgb2bgr[RD_MAX_MODEL_INPUTS];
-    size_t n_input_size_list;   /* subgraphs.input_size_list */
+    size_t n_input_size_list; /* subgraphs.input_size_list */
     rd_dims *input_size_list;
     size_t n_sub_inputs, n_sub_outputs;
     char **sub_inputs, **sub_outputs; /* subgraphs.inputs and .outputs */
     char *custom_string;
     size_t n_dynamic_sets, n_dynamic_per_set; /* dynamic_input: sets of per-input shapes */
-    rd_dims *dynamic_input;     /* n_dynamic_sets * n_dynamic_per_set */
-    bool model_pruning;         /* configs.model_pruning: lossless pruning before the analysis */
-    char **notes;               /* "file:line: ..." for keys accepted without effect and unknown keys (ignored) */
-    size_t n_notes;             /* at most RD_RKNN_CONFIG_MAX_NOTES */
-    int line_models, line_target_platform, line_dtype, line_algorithm, line_method, line_mean, line_std,
-        line_rgb2bgr, line_dataset, line_optimization_level, line_dynamic_input, line_input_size_list,
-        line_subgraphs, line_model_pruning;
+    rd_dims *dynamic_input;                   /* n_dynamic_sets * n_dynamic_per_set */
+    bool model_pruning;                       /* configs.model_pruning: lossless pruning before the analysis */
+    char **notes;   /* "file:line: ..." for keys accepted without effect and unknown keys (ignored) */
+    size_t n_notes; /* at most RD_RKNN_CONFIG_MAX_NOTES */
+    int line_models, line_target_platform, line_dtype, line_algorithm, line_method, line_mean, line_std, line_rgb2bgr,
+        line_dataset, line_optimization_level, line_dynamic_input, line_input_size_list, line_subgraphs,
+        line_model_pruning;
 } rd_rknn_config;
 
 #define RD_RKNN_CONFIG_MAX_NOTES 64
@@ -1340,7 +1343,7 @@ rd_status rd_rknn_config_input_spec(const rd_rknn_config *c, size_t input, rd_in
 /** A forced precision in custom_quantize_layers. */
 typedef struct rd_qcfg_layer {
     char *name;
-    rd_dtype dtype;             /* RD_DT_F16, RD_DT_I8 or RD_DT_I16 */
+    rd_dtype dtype; /* RD_DT_F16, RD_DT_I8 or RD_DT_I16 */
     int line;
 } rd_qcfg_layer;
 
@@ -1357,11 +1360,11 @@ enum {
 /** The parameters of one tensor in quantize_parameters. */
 typedef struct rd_qcfg_param {
     char *name;
-    char *qtype;                /* "asymmetric_quantized", ...; NULL when absent */
-    rd_qmethod method;          /* layer (one entry) or channel (one per channel) */
-    rd_dtype dtype;             /* RD_DT_I8, RD_DT_U8, RD_DT_I16, RD_DT_F16, RD_DT_F32 */
-    unsigned has;               /* RD_QCFG_HAS_* */
-    size_t n;                   /* entries in every present list */
+    char *qtype;                                  /* "asymmetric_quantized", ...; NULL when absent */
+    rd_qmethod method;                            /* layer (one entry) or channel (one per channel) */
+    rd_dtype dtype;                               /* RD_DT_I8, RD_DT_U8, RD_DT_I16, RD_DT_F16, RD_DT_F32 */
+    unsigned has;                                 /* RD_QCFG_HAS_* */
+    size_t n;                                     /* entries in every present list */
     float *min, *max, *scale, *ori_min, *ori_max; /* n each or NULL when absent */
     int32_t *zero_point;
     int line;
@@ -1369,10 +1372,10 @@ typedef struct rd_qcfg_param {
 
 typedef struct rd_qcfg {
     size_t n_layers;
-    rd_qcfg_layer *layers;      /* custom_quantize_layers in file order */
+    rd_qcfg_layer *layers; /* custom_quantize_layers in file order */
     size_t n_params;
-    rd_qcfg_param *params;      /* quantize_parameters in file order */
-    size_t *sorted;             /* params indices sorted by name (for lookup) */
+    rd_qcfg_param *params; /* quantize_parameters in file order */
+    size_t *sorted;        /* params indices sorted by name (for lookup) */
 } rd_qcfg;
 
 /** Zeroes a qcfg. */
@@ -1403,48 +1406,48 @@ rd_status rd_qcfg_add_layer(rd_qcfg *q, const char *name, rd_dtype dtype, rd_err
 /** The weight input of an operator with integer kernels, and where its output channels lie. */
 typedef enum rd_op_weight {
     RD_OP_WEIGHT_NONE = 0,
-    RD_OP_WEIGHT_CONV,          /* input 1 [M, C/group, k...]: output channels on axis 0 */
-    RD_OP_WEIGHT_CONV_T,        /* input 1 [C, M/group, k...]: output channels on axis 1, split by `group` */
-    RD_OP_WEIGHT_GEMM,          /* input 1 [K, N] (transB 0: channels on axis 1) or [N, K] (transB 1: axis 0) */
-    RD_OP_WEIGHT_MATMUL,        /* input 1 [..., K, N]: channels on the last axis, one scale when 1-D; input 1
-                                   may also be an activation (a product of two int8 tensors) */
+    RD_OP_WEIGHT_CONV,   /* input 1 [M, C/group, k...]: output channels on axis 0 */
+    RD_OP_WEIGHT_CONV_T, /* input 1 [C, M/group, k...]: output channels on axis 1, split by `group` */
+    RD_OP_WEIGHT_GEMM,   /* input 1 [K, N] (transB 0: channels on axis 1) or [N, K] (transB 1: axis 0) */
+    RD_OP_WEIGHT_MATMUL, /* input 1 [..., K, N]: channels on the last axis, one scale when 1-D; input 1
+                            may also be an activation (a product of two int8 tensors) */
 } rd_op_weight;
 
 /** How an operator's float outputs are held in an int8 model: its int8 boundary rule (docs/numerics.md). */
 typedef enum rd_op_qrule {
-    RD_OP_Q_REQUANT = 0,        /* its own calibrated parameters; requantized where it materialises */
-    RD_OP_Q_PASS,               /* input 0's parameters: the values stay on that grid (MaxPool, Resize, layout) */
-    RD_OP_Q_UNION,              /* the union of its inputs' ranges; each input is rescaled into it (Concat) */
-    RD_OP_Q_FLOAT16,            /* computed in float16 with int8 -> float16 -> int8 conversions around (Softmax) */
-    RD_OP_Q_NONE,               /* its outputs are never float (shapes, indices, masks): nothing to quantize */
+    RD_OP_Q_REQUANT = 0, /* its own calibrated parameters; requantized where it materialises */
+    RD_OP_Q_PASS,        /* input 0's parameters: the values stay on that grid (MaxPool, Resize, layout) */
+    RD_OP_Q_UNION,       /* the union of its inputs' ranges; each input is rescaled into it (Concat) */
+    RD_OP_Q_FLOAT16,     /* computed in float16 with int8 -> float16 -> int8 conversions around (Softmax) */
+    RD_OP_Q_NONE,        /* its outputs are never float (shapes, indices, masks): nothing to quantize */
 } rd_op_qrule;
 
 /** What an operator does to channels (axis 1), for lossless pruning (docs/prune.md). */
 typedef enum rd_op_prune {
-    RD_OP_PRUNE_STOP = 0,       /* keeps every channel of its inputs and outputs */
-    RD_OP_PRUNE_CHANNELWISE,    /* output channel c comes from input 0's channel c alone, and 0 stays 0 */
+    RD_OP_PRUNE_STOP = 0,            /* keeps every channel of its inputs and outputs */
+    RD_OP_PRUNE_CHANNELWISE,         /* output channel c comes from input 0's channel c alone, and 0 stays 0 */
     RD_OP_PRUNE_CHANNELWISE_BOUNDED, /* the same while its bounds (min, max) hold 0 (Clip) */
-    RD_OP_PRUNE_WEIGHTS,        /* all-zero weights make zero channels; input channels drop with their weights */
-    RD_OP_PRUNE_AFFINE,         /* one scale and shift per channel (BatchNormalization) */
-    RD_OP_PRUNE_ADD,            /* output channel c from channel c of both inputs */
-    RD_OP_PRUNE_CONCAT,         /* concatenates its inputs' channels (on axis 1) */
+    RD_OP_PRUNE_WEIGHTS,             /* all-zero weights make zero channels; input channels drop with their weights */
+    RD_OP_PRUNE_AFFINE,              /* one scale and shift per channel (BatchNormalization) */
+    RD_OP_PRUNE_ADD,                 /* output channel c from channel c of both inputs */
+    RD_OP_PRUNE_CONCAT,              /* concatenates its inputs' channels (on axis 1) */
 } rd_op_prune;
 
 typedef struct rd_op_info {
     const char *name;
     const char *domain;
-    int since;                  /* first opset version covered */
-    int until;                  /* last opset version the operator exists in, 0 while it is current */
-    bool fp16_kernel;           /* a float16 kernel of its own (otherwise float32 on half values) */
-    bool int8_kernel;           /* an integer kernel at int8 (otherwise float32 on dequantized values) */
-    bool int16_kernel;          /* an integer kernel at int16 */
-    bool has_macs;              /* MACs are counted (rd_node_info.macs; 0 means the shapes are unknown) */
-    int weight_input;           /* input holding the quantized weight, 0 when none */
-    rd_op_weight weight;        /* that weight's channel rule */
-    rd_op_qrule qrule;          /* int8 boundary rule */
-    rd_op_prune prune;          /* channel rule for pruning */
-    const char *npu_op;         /* the op type RKNN's compiler makes of it ("Conv" for Gemm, "Reshape" for
-                                   Squeeze); the name itself when it keeps it */
+    int since;           /* first opset version covered */
+    int until;           /* last opset version the operator exists in, 0 while it is current */
+    bool fp16_kernel;    /* a float16 kernel of its own (otherwise float32 on half values) */
+    bool int8_kernel;    /* an integer kernel at int8 (otherwise float32 on dequantized values) */
+    bool int16_kernel;   /* an integer kernel at int16 */
+    bool has_macs;       /* MACs are counted (rd_node_info.macs; 0 means the shapes are unknown) */
+    int weight_input;    /* input holding the quantized weight, 0 when none */
+    rd_op_weight weight; /* that weight's channel rule */
+    rd_op_qrule qrule;   /* int8 boundary rule */
+    rd_op_prune prune;   /* channel rule for pruning */
+    const char *npu_op;  /* the op type RKNN's compiler makes of it ("Conv" for Gemm, "Reshape" for
+                            Squeeze); the name itself when it keeps it */
 } rd_op_info;
 
 size_t rd_op_count(void);

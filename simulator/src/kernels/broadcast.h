@@ -15,10 +15,10 @@
 #define BC_MAX_OPS 4 /* operand 0 is the walked shape (output), then up to 3 more */
 
 typedef struct bc_plan {
-    int rank;                             /* >= 1 after collapsing */
-    int n_ops;                            /* operands, including operand 0 */
+    int rank;  /* >= 1 after collapsing */
+    int n_ops; /* operands, including operand 0 */
     int64_t dims[RD_MAX_RANK];
-    int64_t st[BC_MAX_OPS][RD_MAX_RANK];  /* element strides; 0 along broadcast (or reduced) dims */
+    int64_t st[BC_MAX_OPS][RD_MAX_RANK]; /* element strides; 0 along broadcast (or reduced) dims */
 } bc_plan;
 
 /**
@@ -29,8 +29,7 @@ void bc_plan_broadcast(bc_plan *p, int out_rank, const int64_t *out_dims, int n_
                        const int64_t *const *in_dims);
 
 /** Plan from explicit element strides (strides[k][d] for operand k and dim d of dims). */
-void bc_plan_strided(bc_plan *p, int rank, const int64_t *dims, int n_ops,
-                     const int64_t (*strides)[RD_MAX_RANK]);
+void bc_plan_strided(bc_plan *p, int rank, const int64_t *dims, int n_ops, const int64_t (*strides)[RD_MAX_RANK]);
 
 /** off[k]: element offset of operand k at the row start; inner[k]: its stride along the row. */
 typedef void (*bc_row_fn)(void *user, int64_t n, const int64_t *off, const int64_t *inner);

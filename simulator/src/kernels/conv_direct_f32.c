@@ -26,23 +26,32 @@ typedef struct tap {
     const float *row; /* input row (its column phase when strided): row[ow + off] is the input of column ow */
     int64_t off;
     float w;
-    int64_t lo, hi;   /* output columns whose input lies inside the row */
+    int64_t lo, hi; /* output columns whose input lies inside the row */
 } tap;
 
 /* Geometry of a 1-D or 2-D conv as 2-D. */
 typedef struct geom2 {
     int64_t ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw;
     int64_t cg, mg, in_plane, out_plane;
-    int64_t phase_len;     /* elements of one phase of a row (iw split by sw) */
+    int64_t phase_len; /* elements of one phase of a row (iw split by sw) */
 } geom2;
 
 static geom2 geom2_of(const conv_geom *g)
 {
     const bool two = g->nsp == 2;
     const int l = g->nsp - 1;
-    geom2 q = {.ih = two ? g->in[0] : 1, .iw = g->in[l], .oh = two ? g->out[0] : 1, .ow = g->out[l],
-               .kh = two ? g->k[0] : 1, .kw = g->k[l], .sh = two ? g->stride[0] : 1, .sw = g->stride[l],
-               .dh = two ? g->dil[0] : 1, .dw = g->dil[l], .ph = two ? g->pad[0] : 0, .pw = g->pad[l]};
+    geom2 q = {.ih = two ? g->in[0] : 1,
+               .iw = g->in[l],
+               .oh = two ? g->out[0] : 1,
+               .ow = g->out[l],
+               .kh = two ? g->k[0] : 1,
+               .kw = g->k[l],
+               .sh = two ? g->stride[0] : 1,
+               .sw = g->stride[l],
+               .dh = two ? g->dil[0] : 1,
+               .dw = g->dil[l],
+               .ph = two ? g->pad[0] : 0,
+               .pw = g->pad[l]};
     q.cg = g->in_c / g->group;
     q.mg = g->out_c / g->group;
     q.in_plane = q.ih * q.iw;
@@ -141,8 +150,11 @@ static int row_taps(const geom2 *q, const col_info *ci, const float *xg, const f
             const float *row = xg + (c * q->ih + ih) * row_stride;
             const float *wr = wm + (c * q->kh + kh) * q->kw;
             for (int64_t kw = 0; kw < q->kw; kw++)
-                taps[nt++] = (tap){.row = row + ci[kw].phase * q->phase_len, .off = ci[kw].off, .w = wr[kw],
-                                   .lo = ci[kw].lo, .hi = ci[kw].hi};
+                taps[nt++] = (tap){.row = row + ci[kw].phase * q->phase_len,
+                                   .off = ci[kw].off,
+                                   .w = wr[kw],
+                                   .lo = ci[kw].lo,
+                                   .hi = ci[kw].hi};
         }
     }
     return nt;
@@ -164,8 +176,8 @@ static void row_portable(const tap *taps, int nt, float bias, int64_t lo, int64_
 }
 
 #ifdef DIRECT_HAVE_AVX2
-__attribute__((target("avx2,fma"))) static void edge_avx2(const tap *taps, int nt, float bias, int64_t from,
-                                                          int64_t to, float *yr)
+__attribute__((target("avx2,fma"))) static void edge_avx2(const tap *taps, int nt, float bias, int64_t from, int64_t to,
+                                                          float *yr)
 {
     for (int64_t ow = from; ow < to; ow++) {
         float acc = bias;

@@ -16,9 +16,9 @@
 #undef IM2COL_NAME
 #undef COL2IM_NAME
 
-#define GEMM_ROWS 96           /* output channels of a pointwise task (a multiple of SGEMM_MR) */
-#define GEMM_COLS 256          /* output positions of a pointwise task (a multiple of SGEMM_NR) */
-#define DIRECT_ELEMS 16384     /* outputs of a direct task, in whole channels */
+#define GEMM_ROWS 96       /* output channels of a pointwise task (a multiple of SGEMM_MR) */
+#define GEMM_COLS 256      /* output positions of a pointwise task (a multiple of SGEMM_NR) */
+#define DIRECT_ELEMS 16384 /* outputs of a direct task, in whole channels */
 
 static size_t align64(size_t v)
 {
@@ -137,9 +137,19 @@ typedef struct conv_job {
 static conv_job job_of(const conv_geom *g, const conv_plan *plan, const float *x, const float *w, const float *b,
                        float *y, float *scratch, sim_tile_fn done, void *done_user)
 {
-    return (conv_job){.g = g, .plan = plan, .x = x, .w = w, .b = b, .y = y, .scratch = (char *)scratch, .done = done,
-                      .done_user = done_user, .cg = g->in_c / g->group, .mg = g->out_c / g->group,
-                      .in_plane = conv_prod(g->in, g->nsp), .out_plane = conv_prod(g->out, g->nsp),
+    return (conv_job){.g = g,
+                      .plan = plan,
+                      .x = x,
+                      .w = w,
+                      .b = b,
+                      .y = y,
+                      .scratch = (char *)scratch,
+                      .done = done,
+                      .done_user = done_user,
+                      .cg = g->in_c / g->group,
+                      .mg = g->out_c / g->group,
+                      .in_plane = conv_prod(g->in, g->nsp),
+                      .out_plane = conv_prod(g->out, g->nsp),
                       .ksz = conv_prod(g->k, g->nsp)};
 }
 
@@ -205,8 +215,9 @@ void conv_f32(const conv_geom *g, const conv_plan *plan, const float *x, const f
               float *scratch, struct rd_pool *pool, sim_tile_fn done, void *done_user)
 {
     conv_job j = job_of(g, plan, x, w, b, y, scratch, done, done_user);
-    sim_task_fn fn = plan->kind == CONV_KIND_GEMM ? gemm_task : plan->kind == CONV_KIND_DEPTHWISE ? direct_task
-                                                                                                 : tiled_task;
+    sim_task_fn fn = plan->kind == CONV_KIND_GEMM        ? gemm_task
+                     : plan->kind == CONV_KIND_DEPTHWISE ? direct_task
+                                                         : tiled_task;
     sim_parallel(pool, plan->tasks, fn, &j);
 }
 
@@ -239,8 +250,8 @@ static void transpose_task(void *arg, int64_t task, int worker)
     const int64_t rows = (m1 - m0) * j->ksz, row_stride = j->mg * j->ksz;
     char *s = j->scratch + (size_t)worker * j->plan->scratch;
     float *col = (float *)(void *)s;
-    float *work = (float *)(void *)(s + align64((size_t)j->plan->ch_block * j->ksz * (size_t)j->plan->tile *
-                                                sizeof(float)));
+    float *work =
+        (float *)(void *)(s + align64((size_t)j->plan->ch_block * j->ksz * (size_t)j->plan->tile * sizeof(float)));
     float *ym = j->y + (n * g->out_c + grp * j->mg + m0) * j->out_plane;
     fill_bias(ym, m1 - m0, j->out_plane, j->out_plane, NULL);
     const float *xg = j->x ? j->x + (n * g->in_c + grp * j->cg) * j->in_plane : NULL;

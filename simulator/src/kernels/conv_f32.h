@@ -25,7 +25,7 @@
 
 #define CONV_SCRATCH_BUDGET ((size_t)8 << 20) /* bytes of im2col/col2im buffer per tile (f64 and int8 kernels) */
 #define CONV_TILE_BUDGET ((size_t)256 << 10)  /* bytes of im2col columns per float task (about half of L2) */
-#define CONV_DIRECT_MAX_TAPS 64              /* direct loop up to this many (channel, tap) pairs per output */
+#define CONV_DIRECT_MAX_TAPS 64               /* direct loop up to this many (channel, tap) pairs per output */
 
 typedef enum conv_kind {
     CONV_KIND_GEMM = 0,  /* 1x1 stride 1 unpadded: GEMM per (batch, group) */
@@ -35,13 +35,13 @@ typedef enum conv_kind {
 
 typedef struct conv_plan {
     conv_kind kind;
-    int64_t tile;        /* positions per tile (output positions for Conv, input for ConvTranspose) */
-    size_t scratch;      /* bytes of scratch the run needs (float kernels: per worker) */
+    int64_t tile;   /* positions per tile (output positions for Conv, input for ConvTranspose) */
+    size_t scratch; /* bytes of scratch the run needs (float kernels: per worker) */
     /* float kernels: tasks and their blocks */
-    int64_t tasks;       /* tasks of one run */
-    int64_t ch_block;    /* output channels per task (GEMM, direct, ConvTranspose) */
-    int64_t col_block;   /* output positions per task (GEMM) */
-    bool transpose;      /* a ConvTranspose plan (tasks are channel blocks over column tiles) */
+    int64_t tasks;     /* tasks of one run */
+    int64_t ch_block;  /* output channels per task (GEMM, direct, ConvTranspose) */
+    int64_t col_block; /* output positions per task (GEMM) */
+    bool transpose;    /* a ConvTranspose plan (tasks are channel blocks over column tiles) */
 } conv_plan;
 
 /** Where a task of a conv plan writes: batch n, group grp, output channels [m0, m1), positions [p0, p0 + np). */
@@ -50,8 +50,7 @@ typedef struct conv_task_span {
 } conv_task_span;
 
 /** Task `task` of a tiled plan (tasks ordered batch, group, tile of plan->tile positions of out_plane). */
-static inline conv_task_span conv_tiled_span(const conv_geom *g, const conv_plan *plan, int64_t out_plane,
-                                             int64_t task)
+static inline conv_task_span conv_tiled_span(const conv_geom *g, const conv_plan *plan, int64_t out_plane, int64_t task)
 {
     const int64_t tiles = sim_blocks(out_plane, plan->tile), slice = task / tiles, p0 = task % tiles * plan->tile;
     const int64_t np = out_plane - p0 < plan->tile ? out_plane - p0 : plan->tile;

@@ -33,7 +33,8 @@ void conv_plan_f64(const conv_geom *g, conv_plan *out)
     out->tile = conv_tile_cols(out->kind == CONV_KIND_GEMM ? cg : rows, out_plane, g->out[g->nsp - 1], sizeof(double),
                                F64_TILE_BUDGET);
     out->tasks = out_plane > 0 && g->out_c > 0 ? g->batch * g->group * sim_blocks(out_plane, out->tile) : 0;
-    out->scratch = out->kind == CONV_KIND_GEMM ? 64 : ((size_t)rows * (size_t)out->tile * sizeof(double) + 63) / 64 * 64;
+    out->scratch =
+        out->kind == CONV_KIND_GEMM ? 64 : ((size_t)rows * (size_t)out->tile * sizeof(double) + 63) / 64 * 64;
 }
 
 static void fill_rows(double *y, int64_t rows, int64_t len, int64_t ld, const double *b)
@@ -58,9 +59,18 @@ typedef struct f64_job {
 static f64_job job_of(const conv_geom *g, const conv_plan *plan, const double *x, const double *w, const double *b,
                       double *y, double *scratch)
 {
-    return (f64_job){.g = g, .plan = plan, .x = x, .w = w, .b = b, .y = y, .scratch = (char *)scratch,
-                     .cg = g->in_c / g->group, .mg = g->out_c / g->group, .in_plane = conv_prod(g->in, g->nsp),
-                     .out_plane = conv_prod(g->out, g->nsp), .ksz = conv_prod(g->k, g->nsp)};
+    return (f64_job){.g = g,
+                     .plan = plan,
+                     .x = x,
+                     .w = w,
+                     .b = b,
+                     .y = y,
+                     .scratch = (char *)scratch,
+                     .cg = g->in_c / g->group,
+                     .mg = g->out_c / g->group,
+                     .in_plane = conv_prod(g->in, g->nsp),
+                     .out_plane = conv_prod(g->out, g->nsp),
+                     .ksz = conv_prod(g->k, g->nsp)};
 }
 
 /* Conv: task = (batch, group, tile of output positions). Integer-valued doubles: exact in any order. */
@@ -87,8 +97,8 @@ static void conv_task(void *arg, int64_t task, int worker)
                 (int)np, 1.0, yt, (int)j->out_plane);
 }
 
-void conv_f64(const conv_geom *g, const conv_plan *plan, const double *x, const double *w, const double *b,
-              double *y, double *scratch, struct rd_pool *pool)
+void conv_f64(const conv_geom *g, const conv_plan *plan, const double *x, const double *w, const double *b, double *y,
+              double *scratch, struct rd_pool *pool)
 {
     f64_job j = job_of(g, plan, x, w, b, y, scratch);
     blas_use_one_thread();
@@ -132,8 +142,8 @@ static void transpose_task(void *arg, int64_t task, int worker)
     }
 }
 
-void conv_transpose_f64(const conv_geom *g, const conv_plan *plan, const double *x, const double *w,
-                        const double *b, double *y, double *scratch, struct rd_pool *pool)
+void conv_transpose_f64(const conv_geom *g, const conv_plan *plan, const double *x, const double *w, const double *b,
+                        double *y, double *scratch, struct rd_pool *pool)
 {
     f64_job j = job_of(g, plan, x, w, b, y, scratch);
     blas_use_one_thread();

@@ -16,13 +16,13 @@
 /** Strategy and scratch bytes for Conv with geometry g (double elements). */
 void conv_plan_f64(const conv_geom *g, conv_plan *out);
 /** Y = conv(X, W) + B (b may be NULL) on pool's threads; scratch has plan->scratch bytes per worker. */
-void conv_f64(const conv_geom *g, const conv_plan *plan, const double *x, const double *w, const double *b,
-              double *y, double *scratch, struct rd_pool *pool);
+void conv_f64(const conv_geom *g, const conv_plan *plan, const double *x, const double *w, const double *b, double *y,
+              double *scratch, struct rd_pool *pool);
 
 /** Strategy and scratch bytes for ConvTranspose with geometry g (double elements). */
 void conv_transpose_plan_f64(const conv_geom *g, conv_plan *out);
 /** Y = conv_transpose(X, W) + B (b may be NULL) on pool's threads; scratch has plan->scratch bytes per worker. */
-void conv_transpose_f64(const conv_geom *g, const conv_plan *plan, const double *x, const double *w,
-                        const double *b, double *y, double *scratch, struct rd_pool *pool);
+void conv_transpose_f64(const conv_geom *g, const conv_plan *plan, const double *x, const double *w, const double *b,
+                        double *y, double *scratch, struct rd_pool *pool);
 
 #endif

@@ -44,8 +44,7 @@ static void window_sums(const double *x, int64_t h, int64_t w, int64_t kh, int64
 }
 
 void gap_conv_int(const double *x, int64_t planes, int64_t h, int64_t w, const gap_plan *p, const double *w_code,
-                  const float *w_scale, float in_scale, gap_requant_fn requant, const void *user, double *mid,
-                  float *y)
+                  const float *w_scale, float in_scale, gap_requant_fn requant, const void *user, double *mid, float *y)
 {
     for (int64_t pl = 0; pl < planes; pl++) {
         const double *xp = x + pl * h * w;

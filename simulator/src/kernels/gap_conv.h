@@ -17,8 +17,8 @@
 #define GAP_CONV_MAX_KERNEL 7
 
 typedef struct gap_plan {
-    int n_stages;               /* 1 or 2 */
-    int64_t kh[2], kw[2];       /* kernel (= stride) of each stage */
+    int n_stages;         /* 1 or 2 */
+    int64_t kh[2], kw[2]; /* kernel (= stride) of each stage */
 } gap_plan;
 
 /** The lowering of an h x w map (h, w >= 1). */

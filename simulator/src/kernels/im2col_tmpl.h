@@ -16,8 +16,8 @@
  * col[r * np + j] for rows r = (c < cg, tap) and output positions p0 + j (j < np) of the group input
  * xg [cg, in...]; taps outside the input read pad_value.
  */
-static void IM2COL_NAME(const conv_geom *g, const IM2COL_T *xg, int64_t cg, int64_t p0, int64_t np,
-                        IM2COL_T pad_value, IM2COL_T *col)
+static void IM2COL_NAME(const conv_geom *g, const IM2COL_T *xg, int64_t cg, int64_t p0, int64_t np, IM2COL_T pad_value,
+                        IM2COL_T *col)
 {
     const int nsp = g->nsp, last = nsp - 1;
     const int64_t in_plane = conv_prod(g->in, nsp), ksz = conv_prod(g->k, nsp);
@@ -101,8 +101,7 @@ static void IM2COL_NAME(const conv_geom *g, const IM2COL_T *xg, int64_t cg, int6
  * (j < np), m < mg, where o = i * stride + tap * dilation - pad lies inside the output. Deterministic:
  * a fixed order (m, tap, position).
  */
-static void COL2IM_NAME(const conv_geom *g, const IM2COL_T *col, int64_t mg, int64_t p0, int64_t np,
-                        IM2COL_T *yg)
+static void COL2IM_NAME(const conv_geom *g, const IM2COL_T *col, int64_t mg, int64_t p0, int64_t np, IM2COL_T *yg)
 {
     const int nsp = g->nsp, last = nsp - 1;
     const int64_t out_plane = conv_prod(g->out, nsp), ksz = conv_prod(g->k, nsp);

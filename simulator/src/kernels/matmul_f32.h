@@ -17,13 +17,13 @@
 
 typedef struct mm_f32 {
     int64_t m, n, k;
-    sgemm_mat a, b;          /* the operands of batch element 0 */
-    int64_t n_batch;         /* products (>= 1) */
-    const int64_t *a_off;    /* per batch element: element offset of its A and B (NULL: 0 for all) */
+    sgemm_mat a, b;       /* the operands of batch element 0 */
+    int64_t n_batch;      /* products (>= 1) */
+    const int64_t *a_off; /* per batch element: element offset of its A and B (NULL: 0 for all) */
     const int64_t *b_off;
-    float *y;                /* batch element i at y + i * m * n, rows of n */
+    float *y; /* batch element i at y + i * m * n, rows of n */
     float alpha, beta;
-    const float *c;          /* C(i, j) = c[i * c_rs + j * c_cs] (NULL: none) */
+    const float *c; /* C(i, j) = c[i * c_rs + j * c_cs] (NULL: none) */
     int64_t c_rs, c_cs;
 } mm_f32;
 

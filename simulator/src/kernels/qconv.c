@@ -27,10 +27,10 @@
 #undef COL2IM_NAME
 #pragma GCC diagnostic pop
 
-#define QGEMM_TASK_ROWS 96      /* output channels of a pointwise task (a multiple of QGEMM_MR) */
-#define QGEMM_TASK_COLS 512     /* output positions of a pointwise task */
-#define QDIRECT_ELEMS 16384     /* outputs of a direct task, in whole channels */
-#define QTRANSPOSE_CHANNELS 16  /* output channels of a ConvTranspose task */
+#define QGEMM_TASK_ROWS 96     /* output channels of a pointwise task (a multiple of QGEMM_MR) */
+#define QGEMM_TASK_COLS 512    /* output positions of a pointwise task */
+#define QDIRECT_ELEMS 16384    /* outputs of a direct task, in whole channels */
+#define QTRANSPOSE_CHANNELS 16 /* output channels of a ConvTranspose task */
 
 static size_t align64(size_t v)
 {
@@ -83,9 +83,17 @@ typedef struct qconv_job {
 static qconv_job job_of(const conv_geom *g, const conv_plan *plan, const qconv_args *a, void *scratch, sim_tile_fn done,
                         void *done_user)
 {
-    return (qconv_job){.g = g, .plan = plan, .a = a, .scratch = scratch, .done = done, .done_user = done_user,
-                       .cg = g->in_c / g->group, .mg = g->out_c / g->group, .in_plane = conv_prod(g->in, g->nsp),
-                       .out_plane = conv_prod(g->out, g->nsp), .ksz = conv_prod(g->k, g->nsp)};
+    return (qconv_job){.g = g,
+                       .plan = plan,
+                       .a = a,
+                       .scratch = scratch,
+                       .done = done,
+                       .done_user = done_user,
+                       .cg = g->in_c / g->group,
+                       .mg = g->out_c / g->group,
+                       .in_plane = conv_prod(g->in, g->nsp),
+                       .out_plane = conv_prod(g->out, g->nsp),
+                       .ksz = conv_prod(g->k, g->nsp)};
 }
 
 static void finish(const qconv_job *j, int64_t n, int64_t c0, int64_t c1, int64_t p0, int64_t p1, int worker)
@@ -113,7 +121,9 @@ static void gemm_task(void *arg, int64_t task, int worker)
     const int64_t p0 = col * j->plan->col_block, p1 = min64(p0 + j->plan->col_block, j->out_plane);
     const int64_t c0 = grp * j->mg + r0;
     const qgemm_mat a = {.data = j->a->wq + c0 * j->cg, .rs = j->cg, .cs = 1, .zp = 0};
-    const qgemm_mat b = {.data = j->a->xq + (n * g->in_c + grp * j->cg) * j->in_plane + p0, .rs = j->in_plane, .cs = 1,
+    const qgemm_mat b = {.data = j->a->xq + (n * g->in_c + grp * j->cg) * j->in_plane + p0,
+                         .rs = j->in_plane,
+                         .cs = 1,
                          .zp = j->a->x_zp};
     sim_qgemm_s8s8s32(r1 - r0, p1 - p0, j->cg, &a, &b, j->a->bias ? j->a->bias + c0 : NULL, QGEMM_BIAS_PER_M,
                       j->a->y + (n * g->out_c + c0) * j->out_plane + p0, j->out_plane, worker_scratch(j, worker));
@@ -165,8 +175,9 @@ void qconv_s8(const conv_geom *g, const conv_plan *plan, const qconv_args *a, vo
               sim_tile_fn done, void *done_user)
 {
     qconv_job j = job_of(g, plan, a, scratch, done, done_user);
-    sim_task_fn fn = plan->kind == CONV_KIND_GEMM ? gemm_task : plan->kind == CONV_KIND_DEPTHWISE ? direct_task
-                                                                                                 : tiled_task;
+    sim_task_fn fn = plan->kind == CONV_KIND_GEMM        ? gemm_task
+                     : plan->kind == CONV_KIND_DEPTHWISE ? direct_task
+                                                         : tiled_task;
     sim_parallel(pool, plan->tasks, fn, &j);
 }
 

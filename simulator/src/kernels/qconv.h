@@ -21,13 +21,13 @@
 
 /** Operands of a whole integer conv (all batches and groups). */
 typedef struct qconv_args {
-    const int8_t *xq;     /* input codes [N, C, in...] (GEMM and TILED plans) */
-    const float *xc;      /* centred input codes x - zp as floats (DEPTHWISE plan) */
+    const int8_t *xq; /* input codes [N, C, in...] (GEMM and TILED plans) */
+    const float *xc;  /* centred input codes x - zp as floats (DEPTHWISE plan) */
     int32_t x_zp;
-    const int8_t *wq;     /* weight codes: Conv [M, C/group, k...], ConvTranspose [C, M/group, k...] */
-    const float *wc;      /* the same codes as floats (DEPTHWISE plan) */
-    const int32_t *bias;  /* M values, or NULL */
-    int32_t *y;           /* accumulators [N, M, out...] */
+    const int8_t *wq;    /* weight codes: Conv [M, C/group, k...], ConvTranspose [C, M/group, k...] */
+    const float *wc;     /* the same codes as floats (DEPTHWISE plan) */
+    const int32_t *bias; /* M values, or NULL */
+    int32_t *y;          /* accumulators [N, M, out...] */
 } qconv_args;
 
 /** Strategy, tasks and per-worker scratch bytes (plan->scratch, 64-byte aligned) for an integer Conv. */

@@ -181,12 +181,12 @@ __attribute__((target("avx2"))) static void ukr_avx2(int64_t kp, const int16_t *
         const __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)bp);
         const __m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(bp + 16));
         int32_t pair;
-#define QGEMM_ROW(r, x0, x1)                                                                                         \
-    memcpy(&pair, ap + 2 * (r), sizeof pair);                                                                        \
-    {                                                                                                                \
-        const __m256i av = _mm256_set1_epi32(pair);                                                                  \
-        x0 = _mm256_add_epi32(x0, _mm256_madd_epi16(av, b0));                                                        \
-        x1 = _mm256_add_epi32(x1, _mm256_madd_epi16(av, b1));                                                        \
+#define QGEMM_ROW(r, x0, x1)                                  \
+    memcpy(&pair, ap + 2 * (r), sizeof pair);                 \
+    {                                                         \
+        const __m256i av = _mm256_set1_epi32(pair);           \
+        x0 = _mm256_add_epi32(x0, _mm256_madd_epi16(av, b0)); \
+        x1 = _mm256_add_epi32(x1, _mm256_madd_epi16(av, b1)); \
     }
         QGEMM_ROW(0, c00, c01)
         QGEMM_ROW(1, c10, c11)
@@ -279,7 +279,8 @@ static void qgemm_run(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const
                         for (int64_t r = 0; r < mr; r++) {
                             uint32_t *cr = (uint32_t *)(ct + r * ldc);
                             for (int64_t j = 0; j < nr; j++)
-                                cr[j] = add ? cr[j] + (uint32_t)edge[r * QGEMM_NR + j] : (uint32_t)edge[r * QGEMM_NR + j];
+                                cr[j] =
+                                    add ? cr[j] + (uint32_t)edge[r * QGEMM_NR + j] : (uint32_t)edge[r * QGEMM_NR + j];
                         }
                     }
                 }
@@ -290,8 +291,8 @@ static void qgemm_run(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const
         add_bias(m, n, bias, mode, c, ldc, true);
 }
 
-void sim_qgemm_s8s8s32(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const qgemm_mat *b,
-                       const int32_t *bias, qgemm_bias mode, int32_t *c, int64_t ldc, void *work)
+void sim_qgemm_s8s8s32(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const qgemm_mat *b, const int32_t *bias,
+                       qgemm_bias mode, int32_t *c, int64_t ldc, void *work)
 {
 #ifdef QGEMM_HAVE_AVX2
     if (cpu_has_avx2()) {
@@ -350,8 +351,17 @@ void sim_qgemm_s8s8s32_parallel(int64_t m, int64_t n, int64_t k, const qgemm_mat
 {
     if (m <= 0 || n <= 0)
         return;
-    qgemm_job j = {.m = m, .n = n, .k = k, .a = a, .b = b, .bias = bias, .mode = mode, .c = c, .ldc = ldc,
-                   .work = work, .per_worker = qgemm_parallel_scratch(m, n, k),
+    qgemm_job j = {.m = m,
+                   .n = n,
+                   .k = k,
+                   .a = a,
+                   .b = b,
+                   .bias = bias,
+                   .mode = mode,
+                   .c = c,
+                   .ldc = ldc,
+                   .work = work,
+                   .per_worker = qgemm_parallel_scratch(m, n, k),
                    .col_blocks = (n + QGEMM_TASK_COLS - 1) / QGEMM_TASK_COLS};
     sim_parallel(pool, (m + QGEMM_TASK_ROWS - 1) / QGEMM_TASK_ROWS * j.col_blocks, qgemm_task, &j);
 }

@@ -49,8 +49,8 @@ size_t qgemm_workspace_bytes(int64_t m, int64_t n, int64_t k);
  * C (m x n, row stride ldc) = (A - a_zp)(B - b_zp) + bias, A m x k, B k x n. bias may be NULL
  * (mode ignored). work holds qgemm_workspace_bytes(m, n, k) bytes. m, n or k may be 0 (k == 0: C = bias).
  */
-void sim_qgemm_s8s8s32(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const qgemm_mat *b,
-                       const int32_t *bias, qgemm_bias mode, int32_t *c, int64_t ldc, void *work);
+void sim_qgemm_s8s8s32(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const qgemm_mat *b, const int32_t *bias,
+                       qgemm_bias mode, int32_t *c, int64_t ldc, void *work);
 
 struct rd_pool;
 

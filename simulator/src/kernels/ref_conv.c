@@ -98,8 +98,8 @@ void ref_conv_transpose_f32(const conv_geom *g, const float *x, const float *w, 
     }
 }
 
-void ref_gemm_f32(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-                  const float *bm, float beta, float *c)
+void ref_gemm_f32(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, const float *bm,
+                  float beta, float *c)
 {
     for (int64_t i = 0; i < m; i++) {
         for (int64_t j = 0; j < n; j++) {

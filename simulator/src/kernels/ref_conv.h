@@ -22,7 +22,7 @@ void ref_conv_transpose_f32(const conv_geom *g, const float *x, const float *w, 
  * C[m, n] = alpha * sum_k op(A)[m, k] * op(B)[k, n] + beta * C[m, n], row-major, op = transpose when
  * ta/tb. A is [m, k] (or [k, m] when ta), B is [k, n] (or [n, k] when tb). beta == 0 ignores C's content.
  */
-void ref_gemm_f32(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-                  const float *bm, float beta, float *c);
+void ref_gemm_f32(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, const float *bm,
+                  float beta, float *c);
 
 #endif

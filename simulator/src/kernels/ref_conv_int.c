@@ -1,8 +1,7 @@
 /* ref_conv_int.c: direct integer convolution and matrix product (see ref_conv_int.h). */
 #include "ref_conv_int.h"
 
-void ref_conv_int32(const ref_conv_int_geom *g, const int32_t *x, const int32_t *w, const int32_t *bias,
-                    int32_t *y)
+void ref_conv_int32(const ref_conv_int_geom *g, const int32_t *x, const int32_t *w, const int32_t *bias, int32_t *y)
 {
     int64_t cg = g->c / g->group, mg = g->m / g->group;
     int64_t in_sp = g->in[0] * g->in[1] * g->in[2];

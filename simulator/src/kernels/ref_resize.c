@@ -15,15 +15,20 @@ static double source_coord(const rr_axis_params *p, double x, bool *outside)
     double in = (double)p->in, s = p->scale, ow = s * in; /* the reference's non-integral output length */
     *outside = false;
     switch (p->coord) {
-    case RR_HALF_PIXEL: return (x + 0.5) / s - 0.5;
+    case RR_HALF_PIXEL:
+        return (x + 0.5) / s - 0.5;
     case RR_HALF_PIXEL_SYMMETRIC: {
         double adj = (double)p->out / ow, center = in / 2.0;
         return center * (1.0 - adj) + (x + 0.5) / s - 0.5;
     }
-    case RR_PYTORCH_HALF_PIXEL: return ow == 1.0 ? -0.5 : (x + 0.5) / s - 0.5;
-    case RR_ALIGN_CORNERS: return ow == 1.0 ? 0.0 : x * (in - 1.0) / (ow - 1.0);
-    case RR_ASYMMETRIC: return x / s;
-    case RR_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / s;
+    case RR_PYTORCH_HALF_PIXEL:
+        return ow == 1.0 ? -0.5 : (x + 0.5) / s - 0.5;
+    case RR_ALIGN_CORNERS:
+        return ow == 1.0 ? 0.0 : x * (in - 1.0) / (ow - 1.0);
+    case RR_ASYMMETRIC:
+        return x / s;
+    case RR_TF_HALF_PIXEL_FOR_NN:
+        return (x + 0.5) / s;
     case RR_TF_CROP_AND_RESIZE: {
         double span = p->roi_end - p->roi_start, v;
         if (ow == 1.0)
@@ -76,11 +81,16 @@ static int64_t nearest_index(const rr_axis_params *p, double x)
         return (int64_t)f;
     double r = x - f;
     switch (p->nearest) {
-    case RR_ROUND_PREFER_FLOOR: return (int64_t)f + (r > 0.5);
-    case RR_ROUND_PREFER_CEIL: return (int64_t)f + (r >= 0.5);
-    case RR_FLOOR: return (int64_t)f;
-    case RR_CEIL: return (int64_t)f + 1;
-    case RR_SIMPLE: return (int64_t)f + (p->scale < 1.0);
+    case RR_ROUND_PREFER_FLOOR:
+        return (int64_t)f + (r > 0.5);
+    case RR_ROUND_PREFER_CEIL:
+        return (int64_t)f + (r >= 0.5);
+    case RR_FLOOR:
+        return (int64_t)f;
+    case RR_CEIL:
+        return (int64_t)f + 1;
+    case RR_SIMPLE:
+        return (int64_t)f + (p->scale < 1.0);
     }
     return (int64_t)f;
 }
@@ -119,10 +129,18 @@ void rr_axis_table(const rr_axis_params *p, int64_t *idx, double *w, unsigned ch
                 /* the reference's four cubic coefficients for distances 1+r, r, 1-r, 2-r */
                 double a = p->cubic_a, r = ratio;
                 switch (t) {
-                case 0: c = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a; break;
-                case 1: c = ((a + 2) * r - (a + 3)) * r * r + 1; break;
-                case 2: c = ((a + 2) * (1 - r) - (a + 3)) * (1 - r) * (1 - r) + 1; break;
-                default: c = ((a * ((1 - r) + 1) - 5 * a) * ((1 - r) + 1) + 8 * a) * ((1 - r) + 1) - 4 * a; break;
+                case 0:
+                    c = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
+                    break;
+                case 1:
+                    c = ((a + 2) * r - (a + 3)) * r * r + 1;
+                    break;
+                case 2:
+                    c = ((a + 2) * (1 - r) - (a + 3)) * (1 - r) * (1 - r) + 1;
+                    break;
+                default:
+                    c = ((a * ((1 - r) + 1) - 5 * a) * ((1 - r) + 1) + 8 * a) * ((1 - r) + 1) - 4 * a;
+                    break;
                 }
             }
             if (p->exclude_outside && (j < 0 || j >= p->in))

@@ -38,8 +38,8 @@ typedef struct rr_axis_params {
     double cubic_a;
     bool exclude_outside;
     bool antialias;
-    int64_t in, out;        /* input and output length */
-    double scale;           /* the scale of the coordinate transform (out/in when sizes were given) */
+    int64_t in, out;           /* input and output length */
+    double scale;              /* the scale of the coordinate transform (out/in when sizes were given) */
     double roi_start, roi_end; /* tf_crop_and_resize only */
 } rr_axis_params;
 

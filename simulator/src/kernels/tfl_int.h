@@ -30,21 +30,21 @@ int64_t tfl_round(double v);
 
 /** Geometry of one NHWC convolution (plain, depthwise, or a fully connected layer as a 1x1 one). */
 typedef struct tfl_conv_geom {
-    int64_t n, ih, iw, ic;       /* input NHWC */
-    int64_t oh, ow, oc;          /* output H, W, C */
-    int64_t kh, kw;              /* filter H, W */
-    int64_t sh, sw, dh, dw;      /* strides and dilations */
-    int64_t ph, pw;              /* padding before (top, left) */
-    int64_t depth_multiplier;    /* depthwise: output channels per input channel; 0 for a plain conv */
+    int64_t n, ih, iw, ic;    /* input NHWC */
+    int64_t oh, ow, oc;       /* output H, W, C */
+    int64_t kh, kw;           /* filter H, W */
+    int64_t sh, sw, dh, dw;   /* strides and dilations */
+    int64_t ph, pw;           /* padding before (top, left) */
+    int64_t depth_multiplier; /* depthwise: output channels per input channel; 0 for a plain conv */
 } tfl_conv_geom;
 
 /** Per-output-channel requantization and the activation range. */
 typedef struct tfl_requant {
-    const int32_t *mult;         /* oc significands */
-    const int *shift;            /* oc shifts */
-    int32_t in_zp, out_zp;       /* the input's and output's zero points (0 for int16) */
-    int32_t act_min, act_max;    /* output clamp, in codes */
-    bool wide;                   /* int64 accumulator and the int16x8 requantization */
+    const int32_t *mult;      /* oc significands */
+    const int *shift;         /* oc shifts */
+    int32_t in_zp, out_zp;    /* the input's and output's zero points (0 for int16) */
+    int32_t act_min, act_max; /* output clamp, in codes */
+    bool wide;                /* int64 accumulator and the int16x8 requantization */
 } tfl_requant;
 
 /**

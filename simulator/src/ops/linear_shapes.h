@@ -26,12 +26,12 @@ rd_status sim_gemm_dims(const sim_op_ctx *ctx, int64_t *m, int64_t *n, int64_t *
 /** MatMul's numpy batching: matrix dims and batch strides. */
 typedef struct sim_matmul_shape {
     int64_t m, n, k;
-    int nb;                        /* output batch rank */
-    int64_t batch[RD_MAX_RANK];    /* output batch dims */
-    int64_t a_bs[RD_MAX_RANK];     /* A's batch strides in matrices, 0 where broadcast */
+    int nb;                     /* output batch rank */
+    int64_t batch[RD_MAX_RANK]; /* output batch dims */
+    int64_t a_bs[RD_MAX_RANK];  /* A's batch strides in matrices, 0 where broadcast */
     int64_t b_bs[RD_MAX_RANK];
-    int64_t n_batch;               /* product of batch */
-    bool b_shared;                 /* B has a single matrix for every batch */
+    int64_t n_batch; /* product of batch */
+    bool b_shared;   /* B has a single matrix for every batch */
 } sim_matmul_shape;
 
 rd_status sim_matmul_shape_of(const sim_op_ctx *ctx, sim_matmul_shape *s, rd_error *err);

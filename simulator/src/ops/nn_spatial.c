@@ -10,12 +10,12 @@ static rd_status read_ints(const sim_node *n, const char *name, int64_t *dst, in
     size_t cnt = 0;
     const int64_t *v = sim_attr_ints(n, name, &cnt);
     if (cnt > (size_t)max)
-        return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): attribute %s has %zu values, at most %d supported",
-                         n->name, n->op_type, name, cnt, max);
+        return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): attribute %s has %zu values, at most %d supported", n->name,
+                         n->op_type, name, cnt, max);
     for (size_t i = 0; i < cnt; i++) {
         if (v[i] < min || v[i] > ((int64_t)1 << 40))
-            return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): attribute %s[%zu] = %lld is out of range",
-                             n->name, n->op_type, name, i, (long long)v[i]);
+            return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): attribute %s[%zu] = %lld is out of range", n->name,
+                             n->op_type, name, i, (long long)v[i]);
         dst[i] = v[i];
     }
     *count = (int)cnt;
@@ -35,8 +35,9 @@ rd_status nn_spatial_parse(const sim_node *n, nn_spatial *s, rd_error *err)
     else if (strcmp(ap, "VALID") == 0)
         s->auto_pad = NN_PAD_VALID;
     else
-        return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID",
-                         n->name, n->op_type, ap);
+        return rd_errorf(err, RD_E_PARSE,
+                         "node '%s' (%s): auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", n->name,
+                         n->op_type, ap);
     rd_status st = read_ints(n, "kernel_shape", s->kernel, CONV_MAX_SP, 1, &s->n_kernel, err);
     if (st == RD_OK)
         st = read_ints(n, "strides", s->strides, CONV_MAX_SP, 1, &s->n_strides, err);
@@ -58,8 +59,8 @@ rd_status nn_check_len(const sim_op_ctx *ctx, const char *attr, int len, int nsp
     return RD_OK;
 }
 
-rd_status nn_window_geom(const sim_op_ctx *ctx, const nn_spatial *s, int nsp, const int64_t *in,
-                         const int64_t *k, bool ceil_mode, conv_geom *g, rd_error *err)
+rd_status nn_window_geom(const sim_op_ctx *ctx, const nn_spatial *s, int nsp, const int64_t *in, const int64_t *k,
+                         bool ceil_mode, conv_geom *g, rd_error *err)
 {
     if (nsp < 1 || nsp > CONV_MAX_SP)
         return rd_errorf(err, RD_E_UNSUPPORTED, "node '%s' (%s): %d spatial dims (1..%d supported)", ctx->node->name,

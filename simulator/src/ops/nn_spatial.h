@@ -17,11 +17,11 @@ typedef enum nn_auto_pad {
 
 typedef struct nn_spatial {
     nn_auto_pad auto_pad;
-    int n_kernel, n_strides, n_dil, n_pads;   /* attribute lengths, 0 when absent */
-    int64_t kernel[CONV_MAX_SP];              /* >= 1 */
-    int64_t strides[CONV_MAX_SP];             /* >= 1 */
-    int64_t dil[CONV_MAX_SP];                 /* >= 1 */
-    int64_t pads[2 * CONV_MAX_SP];            /* begins then ends, >= 0 */
+    int n_kernel, n_strides, n_dil, n_pads; /* attribute lengths, 0 when absent */
+    int64_t kernel[CONV_MAX_SP];            /* >= 1 */
+    int64_t strides[CONV_MAX_SP];           /* >= 1 */
+    int64_t dil[CONV_MAX_SP];               /* >= 1 */
+    int64_t pads[2 * CONV_MAX_SP];          /* begins then ends, >= 0 */
 } nn_spatial;
 
 /** Reads and validates the window attributes of node n (values positive, lengths bounded). */
@@ -33,8 +33,8 @@ rd_status nn_spatial_parse(const sim_node *n, nn_spatial *s, rd_error *err);
  * dims by the ONNX rules (ceil_mode for pools). Errors name the node when lengths disagree with nsp or
  * the window does not fit.
  */
-rd_status nn_window_geom(const sim_op_ctx *ctx, const nn_spatial *s, int nsp, const int64_t *in,
-                         const int64_t *k, bool ceil_mode, conv_geom *g, rd_error *err);
+rd_status nn_window_geom(const sim_op_ctx *ctx, const nn_spatial *s, int nsp, const int64_t *in, const int64_t *k,
+                         bool ceil_mode, conv_geom *g, rd_error *err);
 
 /** Checks that an INTS attribute given with length len matches nsp (0 = absent is fine). */
 rd_status nn_check_len(const sim_op_ctx *ctx, const char *attr, int len, int nsp, rd_error *err);

@@ -26,57 +26,56 @@ typedef void (*bin_row_fn)(int64_t n, const void *a, int64_t sa, const void *b, 
 #define ID(v) (v)
 #define TO_BOOL(v) ((uint8_t)((v) ? 1 : 0))
 
-#define DEF_ROW(fname, T, C, TY, LD, ST, EXPR)                                                     \
-    static void fname(int64_t n, const void *pa, int64_t sa, const void *pb, int64_t sb, void *py, \
-                      const bin_aux *aux)                                                          \
-    {                                                                                              \
-        const T *a = pa;                                                                           \
-        const T *b = pb;                                                                           \
-        TY *y = py;                                                                                \
-        (void)aux;                                                                                 \
-        if (sa && sb) {                                                                            \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                C x = LD(a[i]), w = LD(b[i]);                                                      \
-                y[i] = ST(EXPR);                                                                   \
-            }                                                                                      \
-        } else if (sa) {                                                                           \
-            C w = LD(b[0]);                                                                        \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                C x = LD(a[i]);                                                                    \
-                y[i] = ST(EXPR);                                                                   \
-            }                                                                                      \
-        } else if (sb) {                                                                           \
-            C x = LD(a[0]);                                                                        \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                C w = LD(b[i]);                                                                    \
-                y[i] = ST(EXPR);                                                                   \
-            }                                                                                      \
-        } else {                                                                                   \
-            C x = LD(a[0]), w = LD(b[0]);                                                          \
-            TY r = ST(EXPR);                                                                       \
-            for (int64_t i = 0; i < n; i++)                                                        \
-                y[i] = r;                                                                          \
-        }                                                                                          \
+#define DEF_ROW(fname, T, C, TY, LD, ST, EXPR)                                                                         \
+    static void fname(int64_t n, const void *pa, int64_t sa, const void *pb, int64_t sb, void *py, const bin_aux *aux) \
+    {                                                                                                                  \
+        const T *a = pa;                                                                                               \
+        const T *b = pb;                                                                                               \
+        TY *y = py;                                                                                                    \
+        (void)aux;                                                                                                     \
+        if (sa && sb) {                                                                                                \
+            for (int64_t i = 0; i < n; i++) {                                                                          \
+                C x = LD(a[i]), w = LD(b[i]);                                                                          \
+                y[i] = ST(EXPR);                                                                                       \
+            }                                                                                                          \
+        } else if (sa) {                                                                                               \
+            C w = LD(b[0]);                                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                                                          \
+                C x = LD(a[i]);                                                                                        \
+                y[i] = ST(EXPR);                                                                                       \
+            }                                                                                                          \
+        } else if (sb) {                                                                                               \
+            C x = LD(a[0]);                                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                                                          \
+                C w = LD(b[i]);                                                                                        \
+                y[i] = ST(EXPR);                                                                                       \
+            }                                                                                                          \
+        } else {                                                                                                       \
+            C x = LD(a[0]), w = LD(b[0]);                                                                              \
+            TY r = ST(EXPR);                                                                                           \
+            for (int64_t i = 0; i < n; i++)                                                                            \
+                y[i] = r;                                                                                              \
+        }                                                                                                              \
     }
 
 /* Float kinds: f32 and f64 compute in their own type, f16 through float. */
-#define DEF_F(op, EXPR)                                                                            \
-    DEF_ROW(op##_f32, float, float, float, ID, ID, EXPR)                                           \
-    DEF_ROW(op##_f64, double, double, double, ID, ID, EXPR)                                        \
+#define DEF_F(op, EXPR)                                     \
+    DEF_ROW(op##_f32, float, float, float, ID, ID, EXPR)    \
+    DEF_ROW(op##_f64, double, double, double, ID, ID, EXPR) \
     DEF_ROW(op##_f16, uint16_t, float, uint16_t, rd_f16_to_f32, rd_f32_to_f16, EXPR)
-#define DEF_CMP_F(op, EXPR)                                                                        \
-    DEF_ROW(op##_f32, float, float, uint8_t, ID, TO_BOOL, EXPR)                                    \
-    DEF_ROW(op##_f64, double, double, uint8_t, ID, TO_BOOL, EXPR)                                  \
+#define DEF_CMP_F(op, EXPR)                                       \
+    DEF_ROW(op##_f32, float, float, uint8_t, ID, TO_BOOL, EXPR)   \
+    DEF_ROW(op##_f64, double, double, uint8_t, ID, TO_BOOL, EXPR) \
     DEF_ROW(op##_f16, uint16_t, float, uint8_t, rd_f16_to_f32, TO_BOOL, EXPR)
 /* Integer kinds compute in int64_t (signed) or uint64_t (unsigned); stores wrap. */
-#define DEF_I_(op, EXPR, TY_S, TY_U, ST)                                                           \
-    DEF_ROW(op##_i8, int8_t, int64_t, TY_S(int8_t), ID, ST, EXPR)                                  \
-    DEF_ROW(op##_i16, int16_t, int64_t, TY_S(int16_t), ID, ST, EXPR)                               \
-    DEF_ROW(op##_i32, int32_t, int64_t, TY_S(int32_t), ID, ST, EXPR)                               \
-    DEF_ROW(op##_i64, int64_t, int64_t, TY_S(int64_t), ID, ST, EXPR)                               \
-    DEF_ROW(op##_u8, uint8_t, uint64_t, TY_U(uint8_t), ID, ST, EXPR)                               \
-    DEF_ROW(op##_u16, uint16_t, uint64_t, TY_U(uint16_t), ID, ST, EXPR)                            \
-    DEF_ROW(op##_u32, uint32_t, uint64_t, TY_U(uint32_t), ID, ST, EXPR)                            \
+#define DEF_I_(op, EXPR, TY_S, TY_U, ST)                                \
+    DEF_ROW(op##_i8, int8_t, int64_t, TY_S(int8_t), ID, ST, EXPR)       \
+    DEF_ROW(op##_i16, int16_t, int64_t, TY_S(int16_t), ID, ST, EXPR)    \
+    DEF_ROW(op##_i32, int32_t, int64_t, TY_S(int32_t), ID, ST, EXPR)    \
+    DEF_ROW(op##_i64, int64_t, int64_t, TY_S(int64_t), ID, ST, EXPR)    \
+    DEF_ROW(op##_u8, uint8_t, uint64_t, TY_U(uint8_t), ID, ST, EXPR)    \
+    DEF_ROW(op##_u16, uint16_t, uint64_t, TY_U(uint16_t), ID, ST, EXPR) \
+    DEF_ROW(op##_u32, uint32_t, uint64_t, TY_U(uint32_t), ID, ST, EXPR) \
     DEF_ROW(op##_u64, uint64_t, uint64_t, TY_U(uint64_t), ID, ST, EXPR)
 #define SAME_T(t) t
 #define BOOL_T(t) uint8_t
@@ -84,12 +83,12 @@ typedef void (*bin_row_fn)(int64_t n, const void *a, int64_t sa, const void *b, 
 #define DEF_CMP_I(op, EXPR) DEF_I_(op, EXPR, BOOL_T, BOOL_T, TO_BOOL)
 
 #define TBL_F(op) [RD_DT_F32] = op##_f32, [RD_DT_F64] = op##_f64, [RD_DT_F16] = op##_f16
-#define TBL_I(op)                                                                                  \
-    [RD_DT_I8] = op##_i8, [RD_DT_I16] = op##_i16, [RD_DT_I32] = op##_i32, [RD_DT_I64] = op##_i64,  \
+#define TBL_I(op)                                                                                 \
+    [RD_DT_I8] = op##_i8, [RD_DT_I16] = op##_i16, [RD_DT_I32] = op##_i32, [RD_DT_I64] = op##_i64, \
     [RD_DT_U8] = op##_u8, [RD_DT_U16] = op##_u16, [RD_DT_U32] = op##_u32, [RD_DT_U64] = op##_u64
 
 /* Integer helpers: wrap-around add/sub/mul, and division/modulo that never trap. */
-#define WRAP(x, op, w) _Generic((x), int64_t: (int64_t)((uint64_t)(x)op(uint64_t)(w)), default: (x)op(w))
+#define WRAP(x, op, w) _Generic((x), int64_t : (int64_t)((uint64_t)(x)op(uint64_t)(w)), default : (x)op(w))
 static inline int64_t sdiv(int64_t x, int64_t w)
 {
     return w == 0 ? 0 : w == -1 ? (int64_t)(0 - (uint64_t)x) : x / w;
@@ -112,12 +111,12 @@ static inline uint64_t umod(uint64_t x, uint64_t w, bool c_fmod)
     (void)c_fmod;
     return w == 0 ? 0 : x % w;
 }
-#define IDIV(x, w) _Generic((x), int64_t: sdiv, default: udiv)(x, w)
-#define IMOD(x, w, f) _Generic((x), int64_t: smod, default: umod)(x, w, f)
-#define FMOD_(x, w) _Generic((x), float: fmodf, default: fmod)(x, w)
-#define FPOW(x, w) _Generic((x), float: powf, default: pow)(x, w)
+#define IDIV(x, w) _Generic((x), int64_t : sdiv, default : udiv)(x, w)
+#define IMOD(x, w, f) _Generic((x), int64_t : smod, default : umod)(x, w, f)
+#define FMOD_(x, w) _Generic((x), float : fmodf, default : fmod)(x, w)
+#define FPOW(x, w) _Generic((x), float : powf, default : pow)(x, w)
 /* Python-style float modulo (numpy.mod) unless fmod: result takes the divisor's sign. */
-#define PYMOD(x, w) _Generic((x), float: pymodf, default: pymod)(x, w)
+#define PYMOD(x, w) _Generic((x), float : pymodf, default : pymod)(x, w)
 static inline float pymodf(float x, float w)
 {
     float r = fmodf(x, w);
@@ -163,7 +162,7 @@ DEF_CMP_I(lt, x < w)
 DEF_CMP_F(le, x <= w)
 DEF_CMP_I(le, x <= w)
 DEF_ROW(eq_b, uint8_t, int, uint8_t, ID, TO_BOOL, (x != 0) == (w != 0))
-DEF_ROW(and_b, uint8_t, int, uint8_t, ID, TO_BOOL, x && w)
+DEF_ROW(and_b, uint8_t, int, uint8_t, ID, TO_BOOL, x &&w)
 DEF_ROW(or_b, uint8_t, int, uint8_t, ID, TO_BOOL, x || w)
 DEF_ROW(xor_b, uint8_t, int, uint8_t, ID, TO_BOOL, (x != 0) != (w != 0))
 
@@ -200,7 +199,9 @@ static const bin_desc bin_table[] = {
     {"Div", BK_ARITH, {TBL_F(div), TBL_I(div)}},
     {"Mod", BK_ARITH, {TBL_F(mod), TBL_I(mod)}},
     {"Pow", BK_POW, {TBL_F(pow)}},
-    {"PRelu", BK_PRELU, {TBL_F(prelu), [RD_DT_I8] = prelu_i8, [RD_DT_I16] = prelu_i16, [RD_DT_I32] = prelu_i32, [RD_DT_I64] = prelu_i64}},
+    {"PRelu",
+     BK_PRELU,
+     {TBL_F(prelu), [RD_DT_I8] = prelu_i8, [RD_DT_I16] = prelu_i16, [RD_DT_I32] = prelu_i32, [RD_DT_I64] = prelu_i64}},
     {"Equal", BK_COMPARE, {TBL_F(eq), TBL_I(eq), [RD_DT_BOOL] = eq_b}},
     {"Greater", BK_COMPARE, {TBL_F(gt), TBL_I(gt)}},
     {"GreaterOrEqual", BK_COMPARE, {TBL_F(ge), TBL_I(ge)}},
@@ -218,7 +219,7 @@ static const bin_desc bin_table[] = {
 struct bin_params {
     const bin_desc *desc;
     bool fmod;
-    bool legacy;        /* opset < 7: broadcast attribute (B only, aligned at `axis`) */
+    bool legacy; /* opset < 7: broadcast attribute (B only, aligned at `axis`) */
     bool has_axis;
     int64_t axis;
 };
@@ -269,7 +270,8 @@ static rd_status err_shapes(const sim_op_ctx *ctx, int k, rd_error *err)
 {
     char a[96], b[96];
     return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input %d shape %s does not broadcast with %s", ctx->node->name,
-                     ctx->node->op_type, k, rd_shape_str(ctx->in[k], b, sizeof b), rd_shape_str(&ctx->out[0], a, sizeof a));
+                     ctx->node->op_type, k, rd_shape_str(ctx->in[k], b, sizeof b),
+                     rd_shape_str(&ctx->out[0], a, sizeof a));
 }
 
 static rd_status bin_infer(sim_op_ctx *ctx, rd_error *err)
@@ -291,20 +293,22 @@ static rd_status bin_infer(sim_op_ctx *ctx, rd_error *err)
         rd_tensor view;
         const rd_tensor *b = k == 1 ? legacy_view(p, x, ctx->in[k], &view) : ctx->in[k];
         if (!b)
-            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input %d is missing", ctx->node->name, ctx->node->op_type, k);
+            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input %d is missing", ctx->node->name,
+                             ctx->node->op_type, k);
         if (d->kind == BK_POW) {
             if (!(ec_is_float(b->dtype) || ec_is_int(b->dtype)) || b->dtype == RD_DT_BF16)
                 return sim_err_dtype(ctx, k, err);
         } else if (b->dtype != x->dtype) {
-            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input %d has dtype %s but input 0 has %s", ctx->node->name,
-                             ctx->node->op_type, k, rd_dtype_name(b->dtype), rd_dtype_name(x->dtype));
+            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input %d has dtype %s but input 0 has %s",
+                             ctx->node->name, ctx->node->op_type, k, rd_dtype_name(b->dtype), rd_dtype_name(x->dtype));
         }
         int64_t prev[RD_MAX_RANK];
         memcpy(prev, dims, sizeof prev); /* sim_broadcast_shape must not alias its input */
         if (sim_broadcast_shape(rank, prev, b->rank, b->dims, &rank, dims) != RD_OK)
             return err_shapes(ctx, k, err);
         if (d->kind == BK_PRELU && (rank != x->rank || memcmp(dims, x->dims, (size_t)rank * sizeof dims[0]) != 0))
-            return rd_errorf(err, RD_E_INVAL, "node '%s' (PRelu): slope does not broadcast to the shape of X", ctx->node->name);
+            return rd_errorf(err, RD_E_INVAL, "node '%s' (PRelu): slope does not broadcast to the shape of X",
+                             ctx->node->name);
         sim_set_shape(&ctx->out[0], ty, rank, dims);
     }
     return RD_OK;
@@ -332,8 +336,13 @@ static void bin_apply(bin_row_fn fn, const bin_aux *aux, const rd_tensor *a, con
     int ranks[2] = {a->rank, b->rank};
     const int64_t *dims[2] = {a->dims, b->dims};
     bc_plan_broadcast(&plan, y->rank, y->dims, 2, ranks, dims);
-    bin_run_state s = {.fn = fn, .aux = aux, .a = a->data, .b = b->data, .y = y->data,
-                       .sa = rd_dtype_get(a->dtype)->size, .sb = rd_dtype_get(b->dtype)->size,
+    bin_run_state s = {.fn = fn,
+                       .aux = aux,
+                       .a = a->data,
+                       .b = b->data,
+                       .y = y->data,
+                       .sa = rd_dtype_get(a->dtype)->size,
+                       .sb = rd_dtype_get(b->dtype)->size,
                        .sy = rd_dtype_get(y->dtype)->size};
     bc_run(&plan, bin_row, &s);
 }
@@ -375,8 +384,10 @@ static rd_status bin_eval(sim_op_ctx *ctx, rd_error *err)
     rd_tensor *y = &ctx->out[0];
     if (!y->data)
         return RD_OK; /* empty output */
-    bin_aux aux = {.ta = ctx->in[0]->dtype, .tb = ctx->n_in > 1 ? ctx->in[1]->dtype : ctx->in[0]->dtype,
-                   .ty = y->dtype, .fmod = p->fmod};
+    bin_aux aux = {.ta = ctx->in[0]->dtype,
+                   .tb = ctx->n_in > 1 ? ctx->in[1]->dtype : ctx->in[0]->dtype,
+                   .ty = y->dtype,
+                   .fmod = p->fmod};
     if (d->kind == BK_VARIADIC || d->kind == BK_MEAN) {
         broadcast_copy(ctx->in[0], y);
         for (int k = 1; k < ctx->n_in; k++)
@@ -404,16 +415,35 @@ static rd_status bin_eval(sim_op_ctx *ctx, rd_error *err)
 
 /* One binary (BIN_OP) or variadic (VAR_OP) operator; the trailing arguments are its table traits
    (docs/internals/ops.md). Before opset 7 (8 for the variadic ones) broadcasting was the legacy form. */
-#define BIN_OP(sym, nm, since_, ...)                                                               \
-    const sim_op_def sym = {.name = nm, .domain = "", .since = since_, .min_in = 2, .max_in = 2,       \
-                            .min_out = 1, .max_out = 1, .params_size = sizeof(struct bin_params),      \
-                            .parse = bin_parse, .infer = bin_infer, .eval = {[SIM_PREC_F32] = bin_eval}, \
-                            .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE, __VA_ARGS__};
-#define VAR_OP(sym, nm, since_, ...)                                                               \
-    const sim_op_def sym = {.name = nm, .domain = "", .since = since_, .min_in = 1, .max_in = 2147483647, \
-                            .min_out = 1, .max_out = 1, .params_size = sizeof(struct bin_params),      \
-                            .parse = bin_parse, .infer = bin_infer, .eval = {[SIM_PREC_F32] = bin_eval}, \
-                            .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE, .same_from = 8, __VA_ARGS__};
+#define BIN_OP(sym, nm, since_, ...)                                         \
+    const sim_op_def sym = {.name = nm,                                      \
+                            .domain = "",                                    \
+                            .since = since_,                                 \
+                            .min_in = 2,                                     \
+                            .max_in = 2,                                     \
+                            .min_out = 1,                                    \
+                            .max_out = 1,                                    \
+                            .params_size = sizeof(struct bin_params),        \
+                            .parse = bin_parse,                              \
+                            .infer = bin_infer,                              \
+                            .eval = {[SIM_PREC_F32] = bin_eval},             \
+                            .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE, \
+                            __VA_ARGS__};
+#define VAR_OP(sym, nm, since_, ...)                                         \
+    const sim_op_def sym = {.name = nm,                                      \
+                            .domain = "",                                    \
+                            .since = since_,                                 \
+                            .min_in = 1,                                     \
+                            .max_in = 2147483647,                            \
+                            .min_out = 1,                                    \
+                            .max_out = 1,                                    \
+                            .params_size = sizeof(struct bin_params),        \
+                            .parse = bin_parse,                              \
+                            .infer = bin_infer,                              \
+                            .eval = {[SIM_PREC_F32] = bin_eval},             \
+                            .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE, \
+                            .same_from = 8,                                  \
+                            __VA_ARGS__};
 
 BIN_OP(op_add, "Add", 1, .prune = RD_OP_PRUNE_ADD, .fuse = SIM_FUSE_ADD, .same_from = 7)
 BIN_OP(op_sub, "Sub", 1, .same_from = 7)
@@ -505,11 +535,21 @@ static rd_status where_eval(sim_op_ctx *ctx, rd_error *err)
         dims[k] = ctx->in[k]->dims;
     }
     bc_plan_broadcast(&plan, o->rank, o->dims, 3, ranks, dims);
-    where_state s = {.c = ctx->in[0]->data, .x = ctx->in[1]->data, .y = ctx->in[2]->data, .out = o->data,
+    where_state s = {.c = ctx->in[0]->data,
+                     .x = ctx->in[1]->data,
+                     .y = ctx->in[2]->data,
+                     .out = o->data,
                      .size = rd_dtype_get(o->dtype)->size};
     bc_run(&plan, where_row, &s);
     return RD_OK;
 }
 
-const sim_op_def op_where = {.name = "Where", .domain = "", .since = 9, .min_in = 3, .max_in = 3, .min_out = 1,
-                             .max_out = 1, .infer = where_infer, .eval = {[SIM_PREC_F32] = where_eval}};
+const sim_op_def op_where = {.name = "Where",
+                             .domain = "",
+                             .since = 9,
+                             .min_in = 3,
+                             .max_in = 3,
+                             .min_out = 1,
+                             .max_out = 1,
+                             .infer = where_infer,
+                             .eval = {[SIM_PREC_F32] = where_eval}};

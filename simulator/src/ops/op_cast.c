@@ -95,10 +95,26 @@ static rd_status cast_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_cast = {.name = "Cast", .domain = "", .since = 6, .min_in = 1, .max_in = 1, .min_out = 1,
-                            .max_out = 1, .params_size = sizeof(struct cast_params), .parse = cast_parse,
-                            .infer = cast_infer, .eval = {[SIM_PREC_F32] = cast_eval},
+const sim_op_def op_cast = {.name = "Cast",
+                            .domain = "",
+                            .since = 6,
+                            .min_in = 1,
+                            .max_in = 1,
+                            .min_out = 1,
+                            .max_out = 1,
+                            .params_size = sizeof(struct cast_params),
+                            .parse = cast_parse,
+                            .infer = cast_infer,
+                            .eval = {[SIM_PREC_F32] = cast_eval},
                             .same_from = 6};
-const sim_op_def op_cast_like = {.name = "CastLike", .domain = "", .since = 15, .min_in = 2, .max_in = 2,
-                                 .min_out = 1, .max_out = 1, .params_size = sizeof(struct cast_params),
-                                 .parse = cast_parse, .infer = cast_infer, .eval = {[SIM_PREC_F32] = cast_eval}};
+const sim_op_def op_cast_like = {.name = "CastLike",
+                                 .domain = "",
+                                 .since = 15,
+                                 .min_in = 2,
+                                 .max_in = 2,
+                                 .min_out = 1,
+                                 .max_out = 1,
+                                 .params_size = sizeof(struct cast_params),
+                                 .parse = cast_parse,
+                                 .infer = cast_infer,
+                                 .eval = {[SIM_PREC_F32] = cast_eval}};

@@ -74,10 +74,10 @@ static rd_status check_operands(const sim_op_ctx *ctx, bool transpose, conv_geom
     const int64_t wc = transpose ? w->dims[0] : w->dims[1] * p->group;
     g->out_c = transpose ? w->dims[1] * p->group : w->dims[0];
     if (g->in_c % p->group || g->out_c % p->group || wc != g->in_c)
-        return rd_errorf(err, RD_E_INVAL,
-                         "node '%s' (%s): X has %lld channels, W is %lldx%lld... with group %lld: channels do not match",
-                         nm, op, (long long)g->in_c, (long long)w->dims[0], (long long)w->dims[1],
-                         (long long)p->group);
+        return rd_errorf(
+            err, RD_E_INVAL,
+            "node '%s' (%s): X has %lld channels, W is %lldx%lld... with group %lld: channels do not match", nm, op,
+            (long long)g->in_c, (long long)w->dims[0], (long long)w->dims[1], (long long)p->group);
     if (p->sp.n_kernel) {
         if (p->sp.n_kernel != g->nsp)
             return nn_check_len(ctx, "kernel_shape", p->sp.n_kernel, g->nsp, err);
@@ -145,7 +145,8 @@ static rd_status plan_scratch(sim_op_ctx *ctx, const conv_plan *plan, float **ou
         return RD_OK;
     size_t bytes;
     if (!sim_mul_ok(plan->scratch, (size_t)sim_pool_width(ctx->pool), &bytes))
-        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name,
+                         ctx->node->op_type);
     *out = sim_scratch_get(ctx, bytes, err);
     return *out ? RD_OK : err ? err->code : RD_E_NOMEM;
 }
@@ -208,7 +209,8 @@ rd_status sim_conv_transpose_geometry(const sim_op_ctx *ctx, conv_geom *g, rd_er
     if (st == RD_OK)
         st = nn_check_len(ctx, "output_padding", p->n_out_pad, nsp, err);
     if (st == RD_OK && s->n_pads != 0 && s->n_pads != 2 * nsp)
-        st = rd_errorf(err, RD_E_INVAL, "node '%s' (%s): pads has %d values for %d spatial dims", nm, op, s->n_pads, nsp);
+        st = rd_errorf(err, RD_E_INVAL, "node '%s' (%s): pads has %d values for %d spatial dims", nm, op, s->n_pads,
+                       nsp);
     if (st == RD_OK && p->n_out_shape != 0 && p->n_out_shape != nsp && p->n_out_shape != nsp + 2)
         st = rd_errorf(err, RD_E_INVAL, "node '%s' (%s): output_shape has %d values for %d spatial dims", nm, op,
                        p->n_out_shape, nsp);
@@ -298,17 +300,44 @@ static int64_t convt_macs(const sim_op_ctx *ctx)
 }
 
 const sim_op_def op_conv = {
-    .name = "Conv", .domain = "", .since = 1, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,
-    .params_size = sizeof(struct conv_params), .parse = conv_parse, .infer = conv_infer,
-    .eval = {[SIM_PREC_F32] = conv_eval}, .macs = conv_macs, .flags = SIM_OP_TILE_DONE | SIM_OP_FULL_WRITE,
-    .eval_i8 = sim_q8_conv_eval, .eval_i16 = sim_q16_conv_eval, .weight_in = 1, .weight = RD_OP_WEIGHT_CONV,
-    .prune = RD_OP_PRUNE_WEIGHTS, .fuse = SIM_FUSE_CONV,
+    .name = "Conv",
+    .domain = "",
+    .since = 1,
+    .min_in = 2,
+    .max_in = 3,
+    .min_out = 1,
+    .max_out = 1,
+    .params_size = sizeof(struct conv_params),
+    .parse = conv_parse,
+    .infer = conv_infer,
+    .eval = {[SIM_PREC_F32] = conv_eval},
+    .macs = conv_macs,
+    .flags = SIM_OP_TILE_DONE | SIM_OP_FULL_WRITE,
+    .eval_i8 = sim_q8_conv_eval,
+    .eval_i16 = sim_q16_conv_eval,
+    .weight_in = 1,
+    .weight = RD_OP_WEIGHT_CONV,
+    .prune = RD_OP_PRUNE_WEIGHTS,
+    .fuse = SIM_FUSE_CONV,
 };
 
 const sim_op_def op_conv_transpose = {
-    .name = "ConvTranspose", .domain = "", .since = 1, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,
-    .params_size = sizeof(struct conv_params), .parse = conv_parse, .infer = convt_infer,
-    .eval = {[SIM_PREC_F32] = convt_eval}, .macs = convt_macs, .flags = SIM_OP_TILE_DONE,
-    .eval_i8 = sim_q8_conv_transpose_eval, .eval_i16 = sim_q16_conv_transpose_eval, .weight_in = 1,
-    .weight = RD_OP_WEIGHT_CONV_T, .fuse = SIM_FUSE_DECONV,
+    .name = "ConvTranspose",
+    .domain = "",
+    .since = 1,
+    .min_in = 2,
+    .max_in = 3,
+    .min_out = 1,
+    .max_out = 1,
+    .params_size = sizeof(struct conv_params),
+    .parse = conv_parse,
+    .infer = convt_infer,
+    .eval = {[SIM_PREC_F32] = convt_eval},
+    .macs = convt_macs,
+    .flags = SIM_OP_TILE_DONE,
+    .eval_i8 = sim_q8_conv_transpose_eval,
+    .eval_i16 = sim_q16_conv_transpose_eval,
+    .weight_in = 1,
+    .weight = RD_OP_WEIGHT_CONV_T,
+    .fuse = SIM_FUSE_DECONV,
 };

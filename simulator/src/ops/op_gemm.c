@@ -73,7 +73,8 @@ static rd_status mm_run(sim_op_ctx *ctx, const mm_f32 *mm, size_t extra_bytes, v
     const size_t lead = (extra_bytes + 63) & ~(size_t)63;
     size_t per = mm_f32_scratch(mm), bytes;
     if (!sim_mul_ok(per, (size_t)sim_pool_width(ctx->pool), &bytes) || bytes > SIZE_MAX - lead)
-        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name, ctx->node->op_type);
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): scratch size overflows", ctx->node->name,
+                         ctx->node->op_type);
     char *s = sim_scratch_get(ctx, lead + bytes, err);
     if (!s)
         return err ? err->code : RD_E_NOMEM;
@@ -115,11 +116,26 @@ static int64_t gemm_macs(const sim_op_ctx *ctx)
 }
 
 const sim_op_def op_gemm = {
-    .name = "Gemm", .domain = "", .since = 1, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,
-    .params_size = sizeof(sim_gemm_params), .parse = gemm_parse, .infer = gemm_infer,
-    .eval = {[SIM_PREC_F32] = gemm_eval}, .macs = gemm_macs,
-    .eval_i8 = sim_q8_gemm_eval, .eval_i16 = sim_q16_gemm_eval, .weight_in = 1, .weight = RD_OP_WEIGHT_GEMM,
-    .prune = RD_OP_PRUNE_WEIGHTS, .npu_op = "Conv", .fuse = SIM_FUSE_CONV, .same_from = 7,
+    .name = "Gemm",
+    .domain = "",
+    .since = 1,
+    .min_in = 2,
+    .max_in = 3,
+    .min_out = 1,
+    .max_out = 1,
+    .params_size = sizeof(sim_gemm_params),
+    .parse = gemm_parse,
+    .infer = gemm_infer,
+    .eval = {[SIM_PREC_F32] = gemm_eval},
+    .macs = gemm_macs,
+    .eval_i8 = sim_q8_gemm_eval,
+    .eval_i16 = sim_q16_gemm_eval,
+    .weight_in = 1,
+    .weight = RD_OP_WEIGHT_GEMM,
+    .prune = RD_OP_PRUNE_WEIGHTS,
+    .npu_op = "Conv",
+    .fuse = SIM_FUSE_CONV,
+    .same_from = 7,
 };
 
 /* ------------------------------------------------------------------------------------------------- */
@@ -192,8 +208,14 @@ static rd_status matmul_eval(sim_op_ctx *ctx, rd_error *err)
     rd_status st = sim_matmul_shape_of(ctx, &s, err);
     if (st != RD_OK || !ctx->out[0].data)
         return st;
-    mm_f32 mm = {.m = s.m, .n = s.n, .k = s.k, .n_batch = s.n_batch, .y = ctx->out[0].data, .alpha = 1.0f,
-                 .a = {.data = ctx->in[0]->data, .rs = s.k, .cs = 1}, .b = {.data = ctx->in[1]->data, .rs = s.n, .cs = 1}};
+    mm_f32 mm = {.m = s.m,
+                 .n = s.n,
+                 .k = s.k,
+                 .n_batch = s.n_batch,
+                 .y = ctx->out[0].data,
+                 .alpha = 1.0f,
+                 .a = {.data = ctx->in[0]->data, .rs = s.k, .cs = 1},
+                 .b = {.data = ctx->in[1]->data, .rs = s.n, .cs = 1}};
     const bool a_full = s.nb == 0 || rd_tensor_numel(ctx->in[0]) == s.n_batch * s.m * s.k;
     if (s.b_shared && a_full) { /* one matrix B for all of A: fold A's batch into M */
         mm.m = s.n_batch * s.m;
@@ -207,7 +229,8 @@ static rd_status matmul_eval(sim_op_ctx *ctx, rd_error *err)
     int64_t *off = NULL;
     size_t off_bytes;
     if (!sim_mul_ok((size_t)s.n_batch, 2 * sizeof(int64_t), &off_bytes))
-        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): too many batch elements", ctx->node->name, ctx->node->op_type);
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): too many batch elements", ctx->node->name,
+                         ctx->node->op_type);
     st = mm_run(ctx, &mm, off_bytes, (void **)&off, err);
     if (st != RD_OK)
         return st;
@@ -249,8 +272,20 @@ static const char *matmul_npu_op(const sim_node *n, const rd_model *m)
 }
 
 const sim_op_def op_matmul = {
-    .name = "MatMul", .domain = "", .since = 1, .min_in = 2, .max_in = 2, .min_out = 1, .max_out = 1,
-    .infer = matmul_infer, .eval = {[SIM_PREC_F32] = matmul_eval}, .macs = matmul_macs,
-    .eval_i8 = sim_q8_matmul_eval, .eval_i16 = sim_q16_matmul_eval, .weight_in = 1, .weight = RD_OP_WEIGHT_MATMUL,
-    .npu_op_of = matmul_npu_op, .fuse = SIM_FUSE_CONV,
+    .name = "MatMul",
+    .domain = "",
+    .since = 1,
+    .min_in = 2,
+    .max_in = 2,
+    .min_out = 1,
+    .max_out = 1,
+    .infer = matmul_infer,
+    .eval = {[SIM_PREC_F32] = matmul_eval},
+    .macs = matmul_macs,
+    .eval_i8 = sim_q8_matmul_eval,
+    .eval_i16 = sim_q16_matmul_eval,
+    .weight_in = 1,
+    .weight = RD_OP_WEIGHT_MATMUL,
+    .npu_op_of = matmul_npu_op,
+    .fuse = SIM_FUSE_CONV,
 };

@@ -9,7 +9,7 @@
 
 struct bn_params {
     float epsilon;
-    bool training;           /* training_mode = 1 (opset 14+) */
+    bool training; /* training_mode = 1 (opset 14+) */
 };
 
 static rd_status bn_parse(const sim_node *n, void *params, rd_error *err)
@@ -49,8 +49,8 @@ static rd_status bn_check(const sim_op_ctx *ctx, bool *per_elem, rd_error *err)
     for (int i = 1; i < 5; i++) {
         const int64_t ni = rd_tensor_numel(ctx->in[i]);
         if (ni != (*per_elem ? c * plane : c))
-            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input %d has %lld values for %lld channels", nm, op,
-                             i, (long long)ni, (long long)c);
+            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): input %d has %lld values for %lld channels", nm, op, i,
+                             (long long)ni, (long long)c);
     }
     return RD_OK;
 }
@@ -98,16 +98,27 @@ static rd_status bn_eval(sim_op_ctx *ctx, rd_error *err)
 }
 
 const sim_op_def op_batch_normalization = {
-    .name = "BatchNormalization", .domain = "", .since = 6, .min_in = 5, .max_in = 5, .min_out = 1, .max_out = 5,
-    .params_size = sizeof(struct bn_params), .parse = bn_parse, .infer = bn_infer,
-    .eval = {[SIM_PREC_F32] = bn_eval}, .flags = SIM_OP_CHANNELWISE | SIM_OP_FULL_WRITE, .prune = RD_OP_PRUNE_AFFINE, .same_from = 9,
+    .name = "BatchNormalization",
+    .domain = "",
+    .since = 6,
+    .min_in = 5,
+    .max_in = 5,
+    .min_out = 1,
+    .max_out = 5,
+    .params_size = sizeof(struct bn_params),
+    .parse = bn_parse,
+    .infer = bn_infer,
+    .eval = {[SIM_PREC_F32] = bn_eval},
+    .flags = SIM_OP_CHANNELWISE | SIM_OP_FULL_WRITE,
+    .prune = RD_OP_PRUNE_AFFINE,
+    .same_from = 9,
 };
 
 /* ------------------------------------------------------------------------------------------------- */
 
 struct eps_params {
     float epsilon;
-    int64_t axis;            /* LayerNormalization */
+    int64_t axis; /* LayerNormalization */
 };
 
 static rd_status in_parse(const sim_node *n, void *params, rd_error *err)
@@ -172,8 +183,16 @@ static rd_status in_eval(sim_op_ctx *ctx, rd_error *err)
 }
 
 const sim_op_def op_instance_normalization = {
-    .name = "InstanceNormalization", .domain = "", .since = 6, .min_in = 3, .max_in = 3, .min_out = 1,
-    .max_out = 1, .params_size = sizeof(struct eps_params), .parse = in_parse, .infer = in_infer,
+    .name = "InstanceNormalization",
+    .domain = "",
+    .since = 6,
+    .min_in = 3,
+    .max_in = 3,
+    .min_out = 1,
+    .max_out = 1,
+    .params_size = sizeof(struct eps_params),
+    .parse = in_parse,
+    .infer = in_infer,
     .eval = {[SIM_PREC_F32] = in_eval},
 };
 
@@ -291,7 +310,17 @@ static rd_status ln_eval(sim_op_ctx *ctx, rd_error *err)
 }
 
 const sim_op_def op_layer_normalization = {
-    .name = "LayerNormalization", .domain = "", .since = 17, .min_in = 2, .max_in = 3, .min_out = 1,
-    .max_out = 3, .params_size = sizeof(struct eps_params), .parse = ln_parse, .infer = ln_infer,
-    .eval = {[SIM_PREC_F32] = ln_eval}, .qrule = RD_OP_Q_FLOAT16, .npu_op = "exNorm",
+    .name = "LayerNormalization",
+    .domain = "",
+    .since = 17,
+    .min_in = 2,
+    .max_in = 3,
+    .min_out = 1,
+    .max_out = 3,
+    .params_size = sizeof(struct eps_params),
+    .parse = ln_parse,
+    .infer = ln_infer,
+    .eval = {[SIM_PREC_F32] = ln_eval},
+    .qrule = RD_OP_Q_FLOAT16,
+    .npu_op = "exNorm",
 };

@@ -12,7 +12,7 @@ struct pool_params {
     nn_spatial sp;
     bool ceil_mode;
     bool count_include_pad;
-    bool col_major;          /* MaxPool storage_order 1 */
+    bool col_major; /* MaxPool storage_order 1 */
     bool is_max;
 };
 
@@ -152,16 +152,36 @@ static int64_t pool_macs(const sim_op_ctx *ctx)
 }
 
 const sim_op_def op_max_pool = {
-    .name = "MaxPool", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 2,
-    .params_size = sizeof(struct pool_params), .parse = maxpool_parse, .infer = pool_infer,
-    .eval = {[SIM_PREC_F32] = pool_eval}, .macs = pool_macs, .qrule = RD_OP_Q_PASS,
+    .name = "MaxPool",
+    .domain = "",
+    .since = 1,
+    .min_in = 1,
+    .max_in = 1,
+    .min_out = 1,
+    .max_out = 2,
+    .params_size = sizeof(struct pool_params),
+    .parse = maxpool_parse,
+    .infer = pool_infer,
+    .eval = {[SIM_PREC_F32] = pool_eval},
+    .macs = pool_macs,
+    .qrule = RD_OP_Q_PASS,
     .prune = RD_OP_PRUNE_CHANNELWISE,
 };
 
 const sim_op_def op_average_pool = {
-    .name = "AveragePool", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-    .params_size = sizeof(struct pool_params), .parse = avgpool_parse, .infer = pool_infer,
-    .eval = {[SIM_PREC_F32] = pool_eval}, .macs = pool_macs, .prune = RD_OP_PRUNE_CHANNELWISE,
+    .name = "AveragePool",
+    .domain = "",
+    .since = 1,
+    .min_in = 1,
+    .max_in = 1,
+    .min_out = 1,
+    .max_out = 1,
+    .params_size = sizeof(struct pool_params),
+    .parse = avgpool_parse,
+    .infer = pool_infer,
+    .eval = {[SIM_PREC_F32] = pool_eval},
+    .macs = pool_macs,
+    .prune = RD_OP_PRUNE_CHANNELWISE,
 };
 
 /* ------------------------------------------------------------------------------------------------- */
@@ -258,14 +278,34 @@ static int64_t global_macs(const sim_op_ctx *ctx)
 }
 
 const sim_op_def op_global_average_pool = {
-    .name = "GlobalAveragePool", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-    .infer = global_infer, .eval = {[SIM_PREC_F32] = global_avg_eval, [SIM_PREC_F16] = global_avg_f16_eval},
-    .macs = global_macs, .flags = SIM_OP_LOWERED_KERNELS, .eval_i8 = sim_q8_gap_conv_eval,
-    .eval_i16 = sim_q16_gap_conv_eval, .prune = RD_OP_PRUNE_CHANNELWISE, .npu_op = "Conv",
+    .name = "GlobalAveragePool",
+    .domain = "",
+    .since = 1,
+    .min_in = 1,
+    .max_in = 1,
+    .min_out = 1,
+    .max_out = 1,
+    .infer = global_infer,
+    .eval = {[SIM_PREC_F32] = global_avg_eval, [SIM_PREC_F16] = global_avg_f16_eval},
+    .macs = global_macs,
+    .flags = SIM_OP_LOWERED_KERNELS,
+    .eval_i8 = sim_q8_gap_conv_eval,
+    .eval_i16 = sim_q16_gap_conv_eval,
+    .prune = RD_OP_PRUNE_CHANNELWISE,
+    .npu_op = "Conv",
 };
 
 const sim_op_def op_global_max_pool = {
-    .name = "GlobalMaxPool", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-    .infer = global_infer, .eval = {[SIM_PREC_F32] = global_max_eval}, .macs = global_macs,
-    .qrule = RD_OP_Q_PASS, .prune = RD_OP_PRUNE_CHANNELWISE,
+    .name = "GlobalMaxPool",
+    .domain = "",
+    .since = 1,
+    .min_in = 1,
+    .max_in = 1,
+    .min_out = 1,
+    .max_out = 1,
+    .infer = global_infer,
+    .eval = {[SIM_PREC_F32] = global_max_eval},
+    .macs = global_macs,
+    .qrule = RD_OP_Q_PASS,
+    .prune = RD_OP_PRUNE_CHANNELWISE,
 };

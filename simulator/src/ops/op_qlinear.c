@@ -54,7 +54,7 @@ static inline float f_at(const rd_tensor *t, int64_t r)
 
 typedef struct mm_geom {
     int64_t m, k, n;
-    int brank;                      /* broadcast batch rank */
+    int brank; /* broadcast batch rank */
     int64_t batch[RD_MAX_RANK];
     int a_brank, b_brank;
     int64_t a_batch[RD_MAX_RANK], b_batch[RD_MAX_RANK];
@@ -171,8 +171,14 @@ static rd_status mmi_eval(sim_op_ctx *ctx, rd_error *err)
     return mm_compute(ctx, &g, a, azp, b, bzp, ctx->out[0].data, scr);
 }
 
-const sim_op_def op_matmul_integer = {.name = "MatMulInteger", .domain = "", .since = 10, .min_in = 2, .max_in = 4,
-                                      .min_out = 1, .max_out = 1, .infer = mmi_infer,
+const sim_op_def op_matmul_integer = {.name = "MatMulInteger",
+                                      .domain = "",
+                                      .since = 10,
+                                      .min_in = 2,
+                                      .max_in = 4,
+                                      .min_out = 1,
+                                      .max_out = 1,
+                                      .infer = mmi_infer,
                                       .eval = {[SIM_PREC_F32] = mmi_eval},
                                       .qrule = RD_OP_Q_NONE};
 
@@ -243,8 +249,14 @@ static rd_status qlmm_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_qlinear_matmul = {.name = "QLinearMatMul", .domain = "", .since = 10, .min_in = 8, .max_in = 8,
-                                      .min_out = 1, .max_out = 1, .infer = qlmm_infer,
+const sim_op_def op_qlinear_matmul = {.name = "QLinearMatMul",
+                                      .domain = "",
+                                      .since = 10,
+                                      .min_in = 8,
+                                      .max_in = 8,
+                                      .min_out = 1,
+                                      .max_out = 1,
+                                      .infer = qlmm_infer,
                                       .eval = {[SIM_PREC_F32] = qlmm_eval},
                                       .qrule = RD_OP_Q_NONE};
 
@@ -253,7 +265,7 @@ const sim_op_def op_qlinear_matmul = {.name = "QLinearMatMul", .domain = "", .si
  */
 
 struct qconv_params {
-    int auto_pad;                      /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+    int auto_pad; /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
     int64_t group;
     size_t n_k, n_pads, n_strides, n_dil;
     int64_t kernel[3], pads[6], strides[3], dil[3];
@@ -278,8 +290,10 @@ static rd_status qconv_parse(const sim_node *n, void *params, rd_error *err)
         const char *name;
         int64_t *dst;
         size_t *count, max;
-    } lists[] = {{"kernel_shape", p->kernel, &p->n_k, 3}, {"pads", p->pads, &p->n_pads, 6},
-                 {"strides", p->strides, &p->n_strides, 3}, {"dilations", p->dil, &p->n_dil, 3}};
+    } lists[] = {{"kernel_shape", p->kernel, &p->n_k, 3},
+                 {"pads", p->pads, &p->n_pads, 6},
+                 {"strides", p->strides, &p->n_strides, 3},
+                 {"dilations", p->dil, &p->n_dil, 3}};
     for (size_t l = 0; l < 4; l++) {
         size_t c;
         const int64_t *v = sim_attr_ints(n, lists[l].name, &c);
@@ -486,10 +500,18 @@ static int64_t qconv_macs(const sim_op_ctx *ctx)
     return rd_tensor_numel(&ctx->out[0]) * per_out;
 }
 
-const sim_op_def op_conv_integer = {.name = "ConvInteger", .domain = "", .since = 10, .min_in = 2, .max_in = 4,
-                                    .min_out = 1, .max_out = 1, .params_size = sizeof(struct qconv_params),
-                                    .parse = qconv_parse, .infer = convi_infer,
-                                    .eval = {[SIM_PREC_F32] = convi_eval}, .macs = qconv_macs,
+const sim_op_def op_conv_integer = {.name = "ConvInteger",
+                                    .domain = "",
+                                    .since = 10,
+                                    .min_in = 2,
+                                    .max_in = 4,
+                                    .min_out = 1,
+                                    .max_out = 1,
+                                    .params_size = sizeof(struct qconv_params),
+                                    .parse = qconv_parse,
+                                    .infer = convi_infer,
+                                    .eval = {[SIM_PREC_F32] = convi_eval},
+                                    .macs = qconv_macs,
                                     .qrule = RD_OP_Q_NONE};
 
 static rd_status qlconv_infer(sim_op_ctx *ctx, rd_error *err)
@@ -567,8 +589,16 @@ static rd_status qlconv_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_qlinear_conv = {.name = "QLinearConv", .domain = "", .since = 10, .min_in = 8, .max_in = 9,
-                                    .min_out = 1, .max_out = 1, .params_size = sizeof(struct qconv_params),
-                                    .parse = qconv_parse, .infer = qlconv_infer,
-                                    .eval = {[SIM_PREC_F32] = qlconv_eval}, .macs = qconv_macs,
+const sim_op_def op_qlinear_conv = {.name = "QLinearConv",
+                                    .domain = "",
+                                    .since = 10,
+                                    .min_in = 8,
+                                    .max_in = 9,
+                                    .min_out = 1,
+                                    .max_out = 1,
+                                    .params_size = sizeof(struct qconv_params),
+                                    .parse = qconv_parse,
+                                    .infer = qlconv_infer,
+                                    .eval = {[SIM_PREC_F32] = qlconv_eval},
+                                    .macs = qconv_macs,
                                     .qrule = RD_OP_Q_NONE};

@@ -34,8 +34,8 @@ typedef struct q_layout {
     int64_t block, slen;       /* blocked: block size and scale dim along axis */
 } q_layout;
 
-static rd_status q_layout_make(const sim_op_ctx *ctx, const rd_tensor *x, const rd_tensor *scale,
-                               const rd_tensor *zp, int64_t axis, int64_t block, q_layout *q, rd_error *err)
+static rd_status q_layout_make(const sim_op_ctx *ctx, const rd_tensor *x, const rd_tensor *scale, const rd_tensor *zp,
+                               int64_t axis, int64_t block, q_layout *q, rd_error *err)
 {
     memset(q, 0, sizeof *q);
     q->outer = 1;
@@ -64,7 +64,8 @@ static rd_status q_layout_make(const sim_op_ctx *ctx, const rd_tensor *x, const 
         for (int d = 0; d < x->rank; d++) {
             int64_t want = d == ax ? (x->dims[d] + block - 1) / block : x->dims[d];
             if (scale->dims[d] != want)
-                return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): scale dim %d is %lld, expected %lld for block_size %lld",
+                return rd_errorf(err, RD_E_INVAL,
+                                 "node '%s' (%s): scale dim %d is %lld, expected %lld for block_size %lld",
                                  ctx->node->name, ctx->node->op_type, d, (long long)scale->dims[d], (long long)want,
                                  (long long)block);
         }
@@ -189,14 +190,29 @@ static rd_status dequant_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_quantize_linear = {.name = "QuantizeLinear", .domain = "", .since = 10, .min_in = 2, .max_in = 3,
-                                       .min_out = 1, .max_out = 1, .params_size = sizeof(struct qdq_params),
-                                       .parse = qdq_parse, .infer = quant_infer, .eval = {[SIM_PREC_F32] = quant_eval},
+const sim_op_def op_quantize_linear = {.name = "QuantizeLinear",
+                                       .domain = "",
+                                       .since = 10,
+                                       .min_in = 2,
+                                       .max_in = 3,
+                                       .min_out = 1,
+                                       .max_out = 1,
+                                       .params_size = sizeof(struct qdq_params),
+                                       .parse = qdq_parse,
+                                       .infer = quant_infer,
+                                       .eval = {[SIM_PREC_F32] = quant_eval},
                                        .qrule = RD_OP_Q_NONE};
-const sim_op_def op_dequantize_linear = {.name = "DequantizeLinear", .domain = "", .since = 10, .min_in = 2,
-                                         .max_in = 3, .min_out = 1, .max_out = 1,
-                                         .params_size = sizeof(struct qdq_params), .parse = qdq_parse,
-                                         .infer = dequant_infer, .eval = {[SIM_PREC_F32] = dequant_eval}};
+const sim_op_def op_dequantize_linear = {.name = "DequantizeLinear",
+                                         .domain = "",
+                                         .since = 10,
+                                         .min_in = 2,
+                                         .max_in = 3,
+                                         .min_out = 1,
+                                         .max_out = 1,
+                                         .params_size = sizeof(struct qdq_params),
+                                         .parse = qdq_parse,
+                                         .infer = dequant_infer,
+                                         .eval = {[SIM_PREC_F32] = dequant_eval}};
 
 /* ---------------------------------------------------------------------------------------------------
  * DynamicQuantizeLinear: uint8 with scale and zero point from the data range (which always
@@ -239,7 +255,13 @@ static rd_status dynq_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_dynamic_quantize_linear = {.name = "DynamicQuantizeLinear", .domain = "", .since = 11,
-                                               .min_in = 1, .max_in = 1, .min_out = 3, .max_out = 3,
-                                               .infer = dynq_infer, .eval = {[SIM_PREC_F32] = dynq_eval},
+const sim_op_def op_dynamic_quantize_linear = {.name = "DynamicQuantizeLinear",
+                                               .domain = "",
+                                               .since = 11,
+                                               .min_in = 1,
+                                               .max_in = 1,
+                                               .min_out = 3,
+                                               .max_out = 3,
+                                               .infer = dynq_infer,
+                                               .eval = {[SIM_PREC_F32] = dynq_eval},
                                                .qrule = RD_OP_Q_NONE};

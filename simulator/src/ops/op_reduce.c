@@ -4,9 +4,9 @@
  * Axes come from the `axes` attribute before opset 13 (ReduceSum) or 18 (the others) and from the
  * optional second input after; empty axes mean "all axes" unless noop_with_empty_axes is set, in which
  * case nothing is reduced but each element still gets the operator's own function (|x| for L1 and L2,
- * x*x for SumSquare, log x for LogSum), as ONNX settled in onnx/onnx#7394 and ONNX Runtime does. Accumulators are double (one per output element, in
- * scratch), summed in input order, so results do not depend on threads; LogSumExp subtracts the
- * per-output maximum first so that large inputs do not overflow. Integer results of Mean truncate.
+ * x*x for SumSquare, log x for LogSum), as ONNX settled in onnx/onnx#7394 and ONNX Runtime does. Accumulators are
+ * double (one per output element, in scratch), summed in input order, so results do not depend on threads; LogSumExp
+ * subtracts the per-output maximum first so that large inputs do not overflow. Integer results of Mean truncate.
  */
 #include "../kernels/broadcast.h"
 #include "elem_common.h"
@@ -17,17 +17,16 @@ static const struct {
     const char *name;
     red_kind kind;
 } red_names[] = {
-    {"ReduceSum", R_SUM},   {"ReduceMean", R_MEAN},          {"ReduceMax", R_MAX},
-    {"ReduceMin", R_MIN},   {"ReduceProd", R_PROD},          {"ReduceL1", R_L1},
-    {"ReduceL2", R_L2},     {"ReduceSumSquare", R_SSQ},      {"ReduceLogSum", R_LOGSUM},
-    {"ReduceLogSumExp", R_LSE},
+    {"ReduceSum", R_SUM},       {"ReduceMean", R_MEAN},     {"ReduceMax", R_MAX}, {"ReduceMin", R_MIN},
+    {"ReduceProd", R_PROD},     {"ReduceL1", R_L1},         {"ReduceL2", R_L2},   {"ReduceSumSquare", R_SSQ},
+    {"ReduceLogSum", R_LOGSUM}, {"ReduceLogSumExp", R_LSE},
 };
 
 struct red_params {
     red_kind kind;
     bool keepdims;
-    bool noop_empty;      /* noop_with_empty_axes */
-    bool axes_input;      /* axes come from input 1 (ReduceSum 13+, others 18+) */
+    bool noop_empty; /* noop_with_empty_axes */
+    bool axes_input; /* axes come from input 1 (ReduceSum 13+, others 18+) */
     int n_axes;
     int64_t axes[RD_MAX_RANK];
 };
@@ -50,8 +49,8 @@ static rd_status red_parse(const sim_node *n, void *params, rd_error *err)
         return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): %zu axes, at most %d supported", n->name, n->op_type, na,
                          RD_MAX_RANK);
     if (na && p->axes_input)
-        return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): opset %d takes axes as an input, not an attribute",
-                         n->name, n->op_type, n->opset);
+        return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): opset %d takes axes as an input, not an attribute", n->name,
+                         n->op_type, n->opset);
     p->n_axes = (int)na;
     for (size_t k = 0; k < na; k++)
         p->axes[k] = axes[k];
@@ -138,47 +137,47 @@ typedef struct red_state {
     const double *shift; /* LogSumExp: per-output maximum */
 } red_state;
 
-#define RED_LOOP(LD)                                                                               \
-    switch (s->kind) {                                                                             \
-    case R_SUM:                                                                                    \
-    case R_MEAN:                                                                                   \
-    case R_LOGSUM:                                                                                 \
-        for (int64_t j = 0; j < n; j++)                                                            \
-            a[j * sa] += LD(j);                                                                    \
-        break;                                                                                     \
-    case R_L1:                                                                                     \
-        for (int64_t j = 0; j < n; j++)                                                            \
-            a[j * sa] += fabs((double)LD(j));                                                      \
-        break;                                                                                     \
-    case R_L2:                                                                                     \
-    case R_SSQ:                                                                                    \
-        for (int64_t j = 0; j < n; j++) {                                                          \
-            double v = LD(j);                                                                      \
-            a[j * sa] += v * v;                                                                    \
-        }                                                                                          \
-        break;                                                                                     \
-    case R_PROD:                                                                                   \
-        for (int64_t j = 0; j < n; j++)                                                            \
-            a[j * sa] *= LD(j);                                                                    \
-        break;                                                                                     \
-    case R_MAX:                                                                                    \
-        for (int64_t j = 0; j < n; j++) {                                                          \
-            double v = LD(j);                                                                      \
-            if (v > a[j * sa] || v != v)                                                           \
-                a[j * sa] = v;                                                                     \
-        }                                                                                          \
-        break;                                                                                     \
-    case R_MIN:                                                                                    \
-        for (int64_t j = 0; j < n; j++) {                                                          \
-            double v = LD(j);                                                                      \
-            if (v < a[j * sa] || v != v)                                                           \
-                a[j * sa] = v;                                                                     \
-        }                                                                                          \
-        break;                                                                                     \
-    case R_LSE:                                                                                    \
-        for (int64_t j = 0; j < n; j++)                                                            \
-            a[j * sa] += exp(LD(j) - m[j * sa]);                                                   \
-        break;                                                                                     \
+#define RED_LOOP(LD)                             \
+    switch (s->kind) {                           \
+    case R_SUM:                                  \
+    case R_MEAN:                                 \
+    case R_LOGSUM:                               \
+        for (int64_t j = 0; j < n; j++)          \
+            a[j * sa] += LD(j);                  \
+        break;                                   \
+    case R_L1:                                   \
+        for (int64_t j = 0; j < n; j++)          \
+            a[j * sa] += fabs((double)LD(j));    \
+        break;                                   \
+    case R_L2:                                   \
+    case R_SSQ:                                  \
+        for (int64_t j = 0; j < n; j++) {        \
+            double v = LD(j);                    \
+            a[j * sa] += v * v;                  \
+        }                                        \
+        break;                                   \
+    case R_PROD:                                 \
+        for (int64_t j = 0; j < n; j++)          \
+            a[j * sa] *= LD(j);                  \
+        break;                                   \
+    case R_MAX:                                  \
+        for (int64_t j = 0; j < n; j++) {        \
+            double v = LD(j);                    \
+            if (v > a[j * sa] || v != v)         \
+                a[j * sa] = v;                   \
+        }                                        \
+        break;                                   \
+    case R_MIN:                                  \
+        for (int64_t j = 0; j < n; j++) {        \
+            double v = LD(j);                    \
+            if (v < a[j * sa] || v != v)         \
+                a[j * sa] = v;                   \
+        }                                        \
+        break;                                   \
+    case R_LSE:                                  \
+        for (int64_t j = 0; j < n; j++)          \
+            a[j * sa] += exp(LD(j) - m[j * sa]); \
+        break;                                   \
     }
 
 static void red_row(void *user, int64_t n, const int64_t *off, const int64_t *inner)
@@ -216,7 +215,8 @@ static rd_status red_eval(sim_op_ctx *ctx, rd_error *err)
     bool mask[RD_MAX_RANK], noop;
     rd_status st = red_axes(ctx, mask, &noop, err);
     if (st != RD_OK)
-        return st == SIM_DEFER ? rd_errorf(err, RD_E_INVAL, "node '%s': axes unknown at run time", ctx->node->name) : st;
+        return st == SIM_DEFER ? rd_errorf(err, RD_E_INVAL, "node '%s': axes unknown at run time", ctx->node->name)
+                               : st;
     int64_t nx = rd_tensor_numel(x), ny = rd_tensor_numel(y);
     if (noop) {
         bool identity = p->kind == R_SUM || p->kind == R_MEAN || p->kind == R_MAX || p->kind == R_MIN ||
@@ -234,7 +234,8 @@ static rd_status red_eval(sim_op_ctx *ctx, rd_error *err)
     size_t bytes;
     bool lse = p->kind == R_LSE;
     if (!sim_mul_ok((size_t)ny, lse ? 2 * sizeof(double) : sizeof(double), &bytes))
-        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): accumulator size overflows", ctx->node->name, ctx->node->op_type);
+        return rd_errorf(err, RD_E_LIMIT, "node '%s' (%s): accumulator size overflows", ctx->node->name,
+                         ctx->node->op_type);
     double *acc = sim_scratch_get(ctx, bytes, err);
     if (!acc)
         return err ? err->code : RD_E_NOMEM;
@@ -274,11 +275,20 @@ static rd_status red_eval(sim_op_ctx *ctx, rd_error *err)
     for (int64_t i = 0; i < ny; i++) {
         double v = acc[i];
         switch (p->kind) {
-        case R_MEAN: v /= count; break;
-        case R_L2: v = sqrt(v); break;
-        case R_LOGSUM: v = log(v); break;
-        case R_LSE: v = shift[i] + log(v); break;
-        default: break;
+        case R_MEAN:
+            v /= count;
+            break;
+        case R_L2:
+            v = sqrt(v);
+            break;
+        case R_LOGSUM:
+            v = log(v);
+            break;
+        case R_LSE:
+            v = shift[i] + log(v);
+            break;
+        default:
+            break;
         }
         if (y->dtype == RD_DT_BOOL && isinf(v))
             v = v > 0; /* an empty set: the dtype's lowest (Max) or highest (Min) value */
@@ -291,10 +301,19 @@ static rd_status red_eval(sim_op_ctx *ctx, rd_error *err)
 }
 
 /* One reduction; the optional trailing arguments are its table traits (docs/internals/ops.md). */
-#define RED_OP(sym, nm, ...)                                                                       \
-    const sim_op_def sym = {.name = nm, .domain = "", .since = 1, .min_in = 1, .max_in = 2, .min_out = 1,    \
-                            .max_out = 1, .params_size = sizeof(struct red_params), .parse = red_parse,      \
-                            .infer = red_infer, .eval = {[SIM_PREC_F32] = red_eval}, __VA_ARGS__};
+#define RED_OP(sym, nm, ...)                                          \
+    const sim_op_def sym = {.name = nm,                               \
+                            .domain = "",                             \
+                            .since = 1,                               \
+                            .min_in = 1,                              \
+                            .max_in = 2,                              \
+                            .min_out = 1,                             \
+                            .max_out = 1,                             \
+                            .params_size = sizeof(struct red_params), \
+                            .parse = red_parse,                       \
+                            .infer = red_infer,                       \
+                            .eval = {[SIM_PREC_F32] = red_eval},      \
+                            __VA_ARGS__};
 RED_OP(op_reduce_sum, "ReduceSum", .attrs_to_inputs_at = 13, .attrs_to_inputs = {"axes"})
 RED_OP(op_reduce_mean, "ReduceMean")
 RED_OP(op_reduce_max, "ReduceMax")
@@ -388,11 +407,27 @@ static rd_status arg_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_argmax = {.name = "ArgMax", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1,
-                              .max_out = 1, .params_size = sizeof(struct arg_params), .parse = arg_parse,
-                              .infer = arg_infer, .eval = {[SIM_PREC_F32] = arg_eval},
+const sim_op_def op_argmax = {.name = "ArgMax",
+                              .domain = "",
+                              .since = 1,
+                              .min_in = 1,
+                              .max_in = 1,
+                              .min_out = 1,
+                              .max_out = 1,
+                              .params_size = sizeof(struct arg_params),
+                              .parse = arg_parse,
+                              .infer = arg_infer,
+                              .eval = {[SIM_PREC_F32] = arg_eval},
                               .qrule = RD_OP_Q_NONE};
-const sim_op_def op_argmin = {.name = "ArgMin", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1,
-                              .max_out = 1, .params_size = sizeof(struct arg_params), .parse = arg_parse,
-                              .infer = arg_infer, .eval = {[SIM_PREC_F32] = arg_eval},
+const sim_op_def op_argmin = {.name = "ArgMin",
+                              .domain = "",
+                              .since = 1,
+                              .min_in = 1,
+                              .max_in = 1,
+                              .min_out = 1,
+                              .max_out = 1,
+                              .params_size = sizeof(struct arg_params),
+                              .parse = arg_parse,
+                              .infer = arg_infer,
+                              .eval = {[SIM_PREC_F32] = arg_eval},
                               .qrule = RD_OP_Q_NONE};

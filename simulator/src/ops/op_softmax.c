@@ -110,8 +110,9 @@ static void softmax_of_row(const softmax_row *r, const struct softmax_params *p)
     const double ls = p->log ? log(sum) : 0.0;
     for (int64_t j = 0; j < r->len; j++) {
         const int64_t i = r->base + j * r->inner;
-        store(r->y, i, p->log ? (float)((double)load(r->x, i) - (double)mx - ls)
-                              : (float)(exp((double)load(r->x, i) - (double)mx) / sum));
+        store(r->y, i,
+              p->log ? (float)((double)load(r->x, i) - (double)mx - ls)
+                     : (float)(exp((double)load(r->x, i) - (double)mx) / sum));
     }
 }
 
@@ -170,20 +171,51 @@ static const char *softmax_npu_op(const sim_node *n, const rd_model *m)
 }
 
 const sim_op_def op_softmax = {
-    .name = "Softmax", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-    .params_size = sizeof(struct softmax_params), .parse = softmax_parse, .infer = softmax_infer,
-    .eval = {[SIM_PREC_F32] = softmax_eval}, .qrule = RD_OP_Q_FLOAT16, .npu_op_of = softmax_npu_op,
-    .same_from = 13, .same_on_last_axis = true,
+    .name = "Softmax",
+    .domain = "",
+    .since = 1,
+    .min_in = 1,
+    .max_in = 1,
+    .min_out = 1,
+    .max_out = 1,
+    .params_size = sizeof(struct softmax_params),
+    .parse = softmax_parse,
+    .infer = softmax_infer,
+    .eval = {[SIM_PREC_F32] = softmax_eval},
+    .qrule = RD_OP_Q_FLOAT16,
+    .npu_op_of = softmax_npu_op,
+    .same_from = 13,
+    .same_on_last_axis = true,
 };
 
 const sim_op_def op_log_softmax = {
-    .name = "LogSoftmax", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-    .params_size = sizeof(struct softmax_params), .parse = logsoftmax_parse, .infer = softmax_infer,
-    .eval = {[SIM_PREC_F32] = softmax_eval}, .same_from = 13, .same_on_last_axis = true,
+    .name = "LogSoftmax",
+    .domain = "",
+    .since = 1,
+    .min_in = 1,
+    .max_in = 1,
+    .min_out = 1,
+    .max_out = 1,
+    .params_size = sizeof(struct softmax_params),
+    .parse = logsoftmax_parse,
+    .infer = softmax_infer,
+    .eval = {[SIM_PREC_F32] = softmax_eval},
+    .same_from = 13,
+    .same_on_last_axis = true,
 };
 
 const sim_op_def op_hardmax = {
-    .name = "Hardmax", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-    .params_size = sizeof(struct softmax_params), .parse = hardmax_parse, .infer = softmax_infer,
-    .eval = {[SIM_PREC_F32] = hardmax_eval}, .same_from = 13, .same_on_last_axis = true,
+    .name = "Hardmax",
+    .domain = "",
+    .since = 1,
+    .min_in = 1,
+    .max_in = 1,
+    .min_out = 1,
+    .max_out = 1,
+    .params_size = sizeof(struct softmax_params),
+    .parse = hardmax_parse,
+    .infer = softmax_infer,
+    .eval = {[SIM_PREC_F32] = hardmax_eval},
+    .same_from = 13,
+    .same_on_last_axis = true,
 };

@@ -7,7 +7,7 @@
 #include "tensor_common.h"
 
 #define EINSUM_MAX_TERMS 8
-#define EINSUM_LETTERS 52                      /* a-z, A-Z */
+#define EINSUM_LETTERS 52                                /* a-z, A-Z */
 #define EINSUM_MAX_LABELS (EINSUM_LETTERS + RD_MAX_RANK) /* letters, then ellipsis dims */
 #define EINSUM_MAX_ITERS ((int64_t)1 << 32)
 
@@ -133,8 +133,8 @@ static rd_status einsum_plan_make(const sim_op_ctx *ctx, struct einsum_plan *pl,
         if (t >= ctx->n_in)
             return tc_err(ctx, err, RD_E_INVAL, "equation has more terms than the %d inputs", ctx->n_in);
         const rd_tensor *x = ctx->in[t];
-        rd_status st = parse_term(ctx, eq + start, end - start, x->rank, ell_rank, pl->term_label[t],
-                                  &pl->term_rank[t], &ell_seen, err);
+        rd_status st = parse_term(ctx, eq + start, end - start, x->rank, ell_rank, pl->term_label[t], &pl->term_rank[t],
+                                  &ell_seen, err);
         if (st != RD_OK)
             return st;
         for (int i = 0; i < x->rank; i++) {
@@ -188,8 +188,7 @@ static rd_status einsum_plan_make(const sim_op_ctx *ctx, struct einsum_plan *pl,
             break;
         }
         if (iters > EINSUM_MAX_ITERS / pl->dim[l])
-            return tc_err(ctx, err, RD_E_LIMIT, "equation needs more than %lld products",
-                          (long long)EINSUM_MAX_ITERS);
+            return tc_err(ctx, err, RD_E_LIMIT, "equation needs more than %lld products", (long long)EINSUM_MAX_ITERS);
         iters *= pl->dim[l];
     }
     return RD_OK;
@@ -285,6 +284,14 @@ store:
     return RD_OK;
 }
 
-const sim_op_def op_einsum = {.name = "Einsum", .domain = "", .since = 12, .min_in = 1, .max_in = EINSUM_MAX_TERMS,
-                              .min_out = 1, .max_out = 1, .params_size = sizeof(struct einsum_params),
-                              .parse = einsum_parse, .infer = einsum_infer, .eval = {[SIM_PREC_F32] = einsum_eval}};
+const sim_op_def op_einsum = {.name = "Einsum",
+                              .domain = "",
+                              .since = 12,
+                              .min_in = 1,
+                              .max_in = EINSUM_MAX_TERMS,
+                              .min_out = 1,
+                              .max_out = 1,
+                              .params_size = sizeof(struct einsum_params),
+                              .parse = einsum_parse,
+                              .infer = einsum_infer,
+                              .eval = {[SIM_PREC_F32] = einsum_eval}};

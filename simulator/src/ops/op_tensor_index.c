@@ -103,9 +103,17 @@ static rd_status gather_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_gather = {.name = "Gather", .domain = "", .since = 1, .min_in = 2, .max_in = 2, .min_out = 1,
-                              .max_out = 1, .params_size = sizeof(struct axis_params), .parse = axis0_parse,
-                              .infer = gather_infer, .eval = {[SIM_PREC_F32] = gather_eval}};
+const sim_op_def op_gather = {.name = "Gather",
+                              .domain = "",
+                              .since = 1,
+                              .min_in = 2,
+                              .max_in = 2,
+                              .min_out = 1,
+                              .max_out = 1,
+                              .params_size = sizeof(struct axis_params),
+                              .parse = axis0_parse,
+                              .infer = gather_infer,
+                              .eval = {[SIM_PREC_F32] = gather_eval}};
 
 /* ---------------------------------------------------------------------------------------------------
  * GatherElements (11, 13) and ScatterElements (11, 13, 16 reduction, 18 min/max), Scatter (9): the
@@ -129,8 +137,8 @@ static rd_status check_elements_shape(const sim_op_ctx *ctx, int k, int axis, rd
 /* Calls visit(offset in data, element number in indices) for every index element, after checking it. */
 typedef void (*elements_visit)(void *user, int64_t data_off, int64_t i);
 
-static rd_status walk_elements(const sim_op_ctx *ctx, const rd_tensor *ind, int axis, elements_visit visit,
-                               void *user, rd_error *err)
+static rd_status walk_elements(const sim_op_ctx *ctx, const rd_tensor *ind, int axis, elements_visit visit, void *user,
+                               rd_error *err)
 {
     const rd_tensor *x = ctx->in[0];
     int r = x->rank;
@@ -190,9 +198,15 @@ static rd_status gather_elements_eval(sim_op_ctx *ctx, rd_error *err)
     return walk_elements(ctx, ctx->in[1], axis, gather_el_visit, &g, err);
 }
 
-const sim_op_def op_gather_elements = {.name = "GatherElements", .domain = "", .since = 11, .min_in = 2,
-                                       .max_in = 2, .min_out = 1, .max_out = 1,
-                                       .params_size = sizeof(struct axis_params), .parse = axis0_parse,
+const sim_op_def op_gather_elements = {.name = "GatherElements",
+                                       .domain = "",
+                                       .since = 11,
+                                       .min_in = 2,
+                                       .max_in = 2,
+                                       .min_out = 1,
+                                       .max_out = 1,
+                                       .params_size = sizeof(struct axis_params),
+                                       .parse = axis0_parse,
                                        .infer = gather_elements_infer,
                                        .eval = {[SIM_PREC_F32] = gather_elements_eval}};
 
@@ -226,11 +240,20 @@ static void reduce_into(rd_tensor *o, int64_t at, const rd_tensor *u, int64_t ui
     }
     double a = sim_get_f64(o, at), b = sim_get_f64(u, ui), r = a;
     switch (red) {
-    case RED_ADD: r = a + b; break;
-    case RED_MUL: r = a * b; break;
-    case RED_MAX: r = b > a ? b : a; break;
-    case RED_MIN: r = b < a ? b : a; break;
-    case RED_NONE: break;
+    case RED_ADD:
+        r = a + b;
+        break;
+    case RED_MUL:
+        r = a * b;
+        break;
+    case RED_MAX:
+        r = b > a ? b : a;
+        break;
+    case RED_MIN:
+        r = b < a ? b : a;
+        break;
+    case RED_NONE:
+        break;
     }
     sim_set_f64(o, at, r);
 }
@@ -289,15 +312,29 @@ static rd_status scatter_elements_eval(sim_op_ctx *ctx, rd_error *err)
     return walk_elements(ctx, ctx->in[1], axis, scatter_el_visit, &s, err);
 }
 
-const sim_op_def op_scatter_elements = {.name = "ScatterElements", .domain = "", .since = 11, .min_in = 3,
-                                        .max_in = 3, .min_out = 1, .max_out = 1,
-                                        .params_size = sizeof(struct scatter_params), .parse = scatter_parse,
+const sim_op_def op_scatter_elements = {.name = "ScatterElements",
+                                        .domain = "",
+                                        .since = 11,
+                                        .min_in = 3,
+                                        .max_in = 3,
+                                        .min_out = 1,
+                                        .max_out = 1,
+                                        .params_size = sizeof(struct scatter_params),
+                                        .parse = scatter_parse,
                                         .infer = scatter_elements_infer,
                                         .eval = {[SIM_PREC_F32] = scatter_elements_eval}};
 
-const sim_op_def op_scatter = {.name = "Scatter", .domain = "", .since = 9, .min_in = 3, .max_in = 3, .min_out = 1,
-                               .max_out = 1, .params_size = sizeof(struct scatter_params), .parse = scatter_parse,
-                               .infer = scatter_elements_infer, .eval = {[SIM_PREC_F32] = scatter_elements_eval},
+const sim_op_def op_scatter = {.name = "Scatter",
+                               .domain = "",
+                               .since = 9,
+                               .min_in = 3,
+                               .max_in = 3,
+                               .min_out = 1,
+                               .max_out = 1,
+                               .params_size = sizeof(struct scatter_params),
+                               .parse = scatter_parse,
+                               .infer = scatter_elements_infer,
+                               .eval = {[SIM_PREC_F32] = scatter_elements_eval},
                                .until = 11};
 
 /* ---------------------------------------------------------------------------------------------------
@@ -414,9 +451,16 @@ static rd_status gathernd_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_gather_nd = {.name = "GatherND", .domain = "", .since = 11, .min_in = 2, .max_in = 2,
-                                 .min_out = 1, .max_out = 1, .params_size = sizeof(struct gathernd_params),
-                                 .parse = gathernd_parse, .infer = gathernd_infer,
+const sim_op_def op_gather_nd = {.name = "GatherND",
+                                 .domain = "",
+                                 .since = 11,
+                                 .min_in = 2,
+                                 .max_in = 2,
+                                 .min_out = 1,
+                                 .max_out = 1,
+                                 .params_size = sizeof(struct gathernd_params),
+                                 .parse = gathernd_parse,
+                                 .infer = gathernd_infer,
                                  .eval = {[SIM_PREC_F32] = gathernd_eval}};
 
 static rd_status scatternd_infer(sim_op_ctx *ctx, rd_error *err)
@@ -459,9 +503,16 @@ static rd_status scatternd_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_scatter_nd = {.name = "ScatterND", .domain = "", .since = 11, .min_in = 3, .max_in = 3,
-                                  .min_out = 1, .max_out = 1, .params_size = sizeof(struct scatter_params),
-                                  .parse = scatter_parse, .infer = scatternd_infer,
+const sim_op_def op_scatter_nd = {.name = "ScatterND",
+                                  .domain = "",
+                                  .since = 11,
+                                  .min_in = 3,
+                                  .max_in = 3,
+                                  .min_out = 1,
+                                  .max_out = 1,
+                                  .params_size = sizeof(struct scatter_params),
+                                  .parse = scatter_parse,
+                                  .infer = scatternd_infer,
                                   .eval = {[SIM_PREC_F32] = scatternd_eval}};
 
 /* ---------------------------------------------------------------------------------------------------
@@ -606,9 +657,17 @@ static rd_status topk_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_topk = {.name = "TopK", .domain = "", .since = 1, .min_in = 1, .max_in = 2, .min_out = 1,
-                            .max_out = 2, .params_size = sizeof(struct topk_params), .parse = topk_parse,
-                            .infer = topk_infer, .eval = {[SIM_PREC_F32] = topk_eval},
+const sim_op_def op_topk = {.name = "TopK",
+                            .domain = "",
+                            .since = 1,
+                            .min_in = 1,
+                            .max_in = 2,
+                            .min_out = 1,
+                            .max_out = 2,
+                            .params_size = sizeof(struct topk_params),
+                            .parse = topk_parse,
+                            .infer = topk_infer,
+                            .eval = {[SIM_PREC_F32] = topk_eval},
                             .same_from = 10};
 
 /* ---------------------------------------------------------------------------------------------------
@@ -656,6 +715,13 @@ static rd_status nonzero_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_nonzero = {.name = "NonZero", .domain = "", .since = 9, .min_in = 1, .max_in = 1, .min_out = 1,
-                               .max_out = 1, .infer = nonzero_infer, .eval = {[SIM_PREC_F32] = nonzero_eval},
+const sim_op_def op_nonzero = {.name = "NonZero",
+                               .domain = "",
+                               .since = 9,
+                               .min_in = 1,
+                               .max_in = 1,
+                               .min_out = 1,
+                               .max_out = 1,
+                               .infer = nonzero_infer,
+                               .eval = {[SIM_PREC_F32] = nonzero_eval},
                                .qrule = RD_OP_Q_NONE};

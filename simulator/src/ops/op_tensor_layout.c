@@ -82,10 +82,20 @@ static rd_status concat_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_concat = {.name = "Concat", .domain = "", .since = 4, .min_in = 1, .max_in = 4096,
-                              .min_out = 1, .max_out = 1, .params_size = sizeof(struct axis_params),
-                              .parse = concat_parse, .infer = concat_infer, .eval = {[SIM_PREC_F32] = concat_eval},
-                              .qrule = RD_OP_Q_UNION, .prune = RD_OP_PRUNE_CONCAT, .same_from = 4};
+const sim_op_def op_concat = {.name = "Concat",
+                              .domain = "",
+                              .since = 4,
+                              .min_in = 1,
+                              .max_in = 4096,
+                              .min_out = 1,
+                              .max_out = 1,
+                              .params_size = sizeof(struct axis_params),
+                              .parse = concat_parse,
+                              .infer = concat_infer,
+                              .eval = {[SIM_PREC_F32] = concat_eval},
+                              .qrule = RD_OP_Q_UNION,
+                              .prune = RD_OP_PRUNE_CONCAT,
+                              .same_from = 4};
 
 /* ---------------------------------------------------------------------------------------------------
  * Split (2, 11, 13 split as input, 18 num_outputs with a smaller last chunk)
@@ -95,8 +105,8 @@ const sim_op_def op_concat = {.name = "Concat", .domain = "", .since = 4, .min_i
 
 struct split_params {
     int64_t axis;
-    int64_t num_outputs; /* 0 when absent */
-    size_t n_split;      /* split attribute (before 13) */
+    int64_t num_outputs;  /* 0 when absent */
+    size_t n_split;       /* split attribute (before 13) */
     const int64_t *split; /* owned by the node */
 };
 
@@ -217,10 +227,19 @@ static rd_status split_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_split = {.name = "Split", .domain = "", .since = 2, .min_in = 1, .max_in = 2, .min_out = 1,
-                             .max_out = 4096, .params_size = sizeof(struct split_params), .parse = split_parse,
-                             .infer = split_infer, .eval = {[SIM_PREC_F32] = split_eval},
-                             .attrs_to_inputs_at = 13, .attrs_to_inputs = {"split"}};
+const sim_op_def op_split = {.name = "Split",
+                             .domain = "",
+                             .since = 2,
+                             .min_in = 1,
+                             .max_in = 2,
+                             .min_out = 1,
+                             .max_out = 4096,
+                             .params_size = sizeof(struct split_params),
+                             .parse = split_parse,
+                             .infer = split_infer,
+                             .eval = {[SIM_PREC_F32] = split_eval},
+                             .attrs_to_inputs_at = 13,
+                             .attrs_to_inputs = {"split"}};
 
 /* ---------------------------------------------------------------------------------------------------
  * Slice (1 attributes, 10 inputs, 11 negative steps and axes, 13)
@@ -354,10 +373,19 @@ static rd_status slice_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_slice = {.name = "Slice", .domain = "", .since = 1, .min_in = 1, .max_in = 5, .min_out = 1,
-                             .max_out = 1, .params_size = sizeof(struct slice_params), .parse = slice_parse,
-                             .infer = slice_infer, .eval = {[SIM_PREC_F32] = slice_eval},
-                             .attrs_to_inputs_at = 10, .attrs_to_inputs = {"starts", "ends", "axes"}};
+const sim_op_def op_slice = {.name = "Slice",
+                             .domain = "",
+                             .since = 1,
+                             .min_in = 1,
+                             .max_in = 5,
+                             .min_out = 1,
+                             .max_out = 1,
+                             .params_size = sizeof(struct slice_params),
+                             .parse = slice_parse,
+                             .infer = slice_infer,
+                             .eval = {[SIM_PREC_F32] = slice_eval},
+                             .attrs_to_inputs_at = 10,
+                             .attrs_to_inputs = {"starts", "ends", "axes"}};
 
 /* ---------------------------------------------------------------------------------------------------
  * Transpose (1, 13, 21): perm defaults to reversing the axes.
@@ -438,9 +466,16 @@ static rd_status transpose_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_transpose = {.name = "Transpose", .domain = "", .since = 1, .min_in = 1, .max_in = 1,
-                                 .min_out = 1, .max_out = 1, .params_size = sizeof(struct transpose_params),
-                                 .parse = transpose_parse, .infer = transpose_infer,
+const sim_op_def op_transpose = {.name = "Transpose",
+                                 .domain = "",
+                                 .since = 1,
+                                 .min_in = 1,
+                                 .max_in = 1,
+                                 .min_out = 1,
+                                 .max_out = 1,
+                                 .params_size = sizeof(struct transpose_params),
+                                 .parse = transpose_parse,
+                                 .infer = transpose_infer,
                                  .eval = {[SIM_PREC_F32] = transpose_eval},
                                  .qrule = RD_OP_Q_PASS};
 
@@ -490,8 +525,15 @@ static rd_status expand_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_expand = {.name = "Expand", .domain = "", .since = 8, .min_in = 2, .max_in = 2, .min_out = 1,
-                              .max_out = 1, .infer = expand_infer, .eval = {[SIM_PREC_F32] = expand_eval}};
+const sim_op_def op_expand = {.name = "Expand",
+                              .domain = "",
+                              .since = 8,
+                              .min_in = 2,
+                              .max_in = 2,
+                              .min_out = 1,
+                              .max_out = 1,
+                              .infer = expand_infer,
+                              .eval = {[SIM_PREC_F32] = expand_eval}};
 
 /* ---------------------------------------------------------------------------------------------------
  * Tile (6, 13): out dim i = dim i * repeats[i]. Seen as a rank-2r view [rep0, d0, rep1, d1, ...].
@@ -543,8 +585,15 @@ static rd_status tile_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_tile = {.name = "Tile", .domain = "", .since = 6, .min_in = 2, .max_in = 2, .min_out = 1,
-                            .max_out = 1, .infer = tile_infer, .eval = {[SIM_PREC_F32] = tile_eval}};
+const sim_op_def op_tile = {.name = "Tile",
+                            .domain = "",
+                            .since = 6,
+                            .min_in = 2,
+                            .max_in = 2,
+                            .min_out = 1,
+                            .max_out = 1,
+                            .infer = tile_infer,
+                            .eval = {[SIM_PREC_F32] = tile_eval}};
 
 /* ---------------------------------------------------------------------------------------------------
  * Pad (2 attributes, 11 inputs, 13, 18 axes, 19 wrap, 21). Negative pads crop, before the mode pads what
@@ -555,7 +604,7 @@ enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
 
 struct pad_params {
     enum pad_mode mode;
-    bool attrs;          /* opset < 11: pads and value are attributes */
+    bool attrs; /* opset < 11: pads and value are attributes */
     float value;
     size_t n_pads;
     const int64_t *pads; /* owned by the node */
@@ -670,9 +719,12 @@ static int64_t pad_source(enum pad_mode mode, int64_t c, int64_t d)
     if (c >= 0 && c < d)
         return c;
     switch (mode) {
-    case PAD_CONSTANT: return -1;
-    case PAD_EDGE: return c < 0 ? 0 : d - 1;
-    case PAD_WRAP: return ((c % d) + d) % d;
+    case PAD_CONSTANT:
+        return -1;
+    case PAD_EDGE:
+        return c < 0 ? 0 : d - 1;
+    case PAD_WRAP:
+        return ((c % d) + d) % d;
     case PAD_REFLECT:
         if (d == 1)
             return 0;
@@ -750,9 +802,17 @@ static rd_status pad_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_pad = {.name = "Pad", .domain = "", .since = 2, .min_in = 1, .max_in = 4, .min_out = 1,
-                           .max_out = 1, .params_size = sizeof(struct pad_params), .parse = pad_parse,
-                           .infer = pad_infer, .eval = {[SIM_PREC_F32] = pad_eval},
+const sim_op_def op_pad = {.name = "Pad",
+                           .domain = "",
+                           .since = 2,
+                           .min_in = 1,
+                           .max_in = 4,
+                           .min_out = 1,
+                           .max_out = 1,
+                           .params_size = sizeof(struct pad_params),
+                           .parse = pad_parse,
+                           .infer = pad_infer,
+                           .eval = {[SIM_PREC_F32] = pad_eval},
                            .same_from = 11};
 
 /* ---------------------------------------------------------------------------------------------------
@@ -845,12 +905,28 @@ static rd_status d2s_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_depth_to_space = {.name = "DepthToSpace", .domain = "", .since = 1, .min_in = 1, .max_in = 1,
-                                      .min_out = 1, .max_out = 1, .params_size = sizeof(struct d2s_params),
-                                      .parse = d2s_parse, .infer = d2s_infer, .eval = {[SIM_PREC_F32] = d2s_eval},
+const sim_op_def op_depth_to_space = {.name = "DepthToSpace",
+                                      .domain = "",
+                                      .since = 1,
+                                      .min_in = 1,
+                                      .max_in = 1,
+                                      .min_out = 1,
+                                      .max_out = 1,
+                                      .params_size = sizeof(struct d2s_params),
+                                      .parse = d2s_parse,
+                                      .infer = d2s_infer,
+                                      .eval = {[SIM_PREC_F32] = d2s_eval},
                                       .qrule = RD_OP_Q_PASS};
 
-const sim_op_def op_space_to_depth = {.name = "SpaceToDepth", .domain = "", .since = 1, .min_in = 1, .max_in = 1,
-                                      .min_out = 1, .max_out = 1, .params_size = sizeof(struct d2s_params),
-                                      .parse = d2s_parse, .infer = d2s_infer, .eval = {[SIM_PREC_F32] = d2s_eval},
+const sim_op_def op_space_to_depth = {.name = "SpaceToDepth",
+                                      .domain = "",
+                                      .since = 1,
+                                      .min_in = 1,
+                                      .max_in = 1,
+                                      .min_out = 1,
+                                      .max_out = 1,
+                                      .params_size = sizeof(struct d2s_params),
+                                      .parse = d2s_parse,
+                                      .infer = d2s_infer,
+                                      .eval = {[SIM_PREC_F32] = d2s_eval},
                                       .qrule = RD_OP_Q_PASS};

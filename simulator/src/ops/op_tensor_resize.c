@@ -21,7 +21,7 @@ struct resize_params {
     bool has_axes;
     size_t n_axes;
     int64_t axes[RD_MAX_RANK];
-    bool upsample;       /* Upsample: input 1 is scales (9) or scales come from the attribute (7) */
+    bool upsample; /* Upsample: input 1 is scales (9) or scales come from the attribute (7) */
     size_t n_attr_scales;
     float attr_scales[RD_MAX_RANK];
 };
@@ -209,8 +209,7 @@ static rd_status resize_plan(sim_op_ctx *ctx, rr_axis_params *ax, bool need_roi,
     if (need_roi && p->coord == RR_TF_CROP_AND_RESIZE && given(ctx, k_roi)) {
         const rd_tensor *roi = ctx->in[k_roi];
         if (rd_tensor_numel(roi) != 2 * na)
-            return tc_err(ctx, err, RD_E_INVAL, "roi has %lld values for %d axes", (long long)rd_tensor_numel(roi),
-                          na);
+            return tc_err(ctx, err, RD_E_INVAL, "roi has %lld values for %d axes", (long long)rd_tensor_numel(roi), na);
         for (int i = 0; i < na; i++) {
             ax[axes[i]].roi_start = sim_get_f64(roi, i);
             ax[axes[i]].roi_end = sim_get_f64(roi, na + i);
@@ -347,12 +346,30 @@ static rd_status resize_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_resize = {.name = "Resize", .domain = "", .since = 10, .min_in = 1, .max_in = 4, .min_out = 1,
-                              .max_out = 1, .params_size = sizeof(struct resize_params), .parse = resize_parse,
-                              .infer = resize_infer, .eval = {[SIM_PREC_F32] = resize_eval},
-                              .qrule = RD_OP_Q_PASS, .same_from = 11};
+const sim_op_def op_resize = {.name = "Resize",
+                              .domain = "",
+                              .since = 10,
+                              .min_in = 1,
+                              .max_in = 4,
+                              .min_out = 1,
+                              .max_out = 1,
+                              .params_size = sizeof(struct resize_params),
+                              .parse = resize_parse,
+                              .infer = resize_infer,
+                              .eval = {[SIM_PREC_F32] = resize_eval},
+                              .qrule = RD_OP_Q_PASS,
+                              .same_from = 11};
 
-const sim_op_def op_upsample = {.name = "Upsample", .domain = "", .since = 7, .min_in = 1, .max_in = 2,
-                                .min_out = 1, .max_out = 1, .params_size = sizeof(struct resize_params),
-                                .parse = resize_parse, .infer = resize_infer, .eval = {[SIM_PREC_F32] = resize_eval},
-                                .until = 10, .qrule = RD_OP_Q_PASS};
+const sim_op_def op_upsample = {.name = "Upsample",
+                                .domain = "",
+                                .since = 7,
+                                .min_in = 1,
+                                .max_in = 2,
+                                .min_out = 1,
+                                .max_out = 1,
+                                .params_size = sizeof(struct resize_params),
+                                .parse = resize_parse,
+                                .infer = resize_infer,
+                                .eval = {[SIM_PREC_F32] = resize_eval},
+                                .until = 10,
+                                .qrule = RD_OP_Q_PASS};

@@ -81,10 +81,19 @@ static rd_status reshape_infer(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_reshape = {.name = "Reshape", .domain = "", .since = 5, .min_in = 2, .max_in = 2,
-                               .min_out = 1, .max_out = 1, .params_size = sizeof(struct reshape_params),
-                               .parse = reshape_parse, .infer = reshape_infer, .eval = {[SIM_PREC_F32] = copy_eval},
-                               .qrule = RD_OP_Q_PASS, .same_from = 5};
+const sim_op_def op_reshape = {.name = "Reshape",
+                               .domain = "",
+                               .since = 5,
+                               .min_in = 2,
+                               .max_in = 2,
+                               .min_out = 1,
+                               .max_out = 1,
+                               .params_size = sizeof(struct reshape_params),
+                               .parse = reshape_parse,
+                               .infer = reshape_infer,
+                               .eval = {[SIM_PREC_F32] = copy_eval},
+                               .qrule = RD_OP_Q_PASS,
+                               .same_from = 5};
 
 /* ---------------------------------------------------------------------------------------------------
  * Flatten (1, 9, 11 negative axis, 13, 21)
@@ -119,9 +128,17 @@ static rd_status flatten_infer(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_flatten = {.name = "Flatten", .domain = "", .since = 1, .min_in = 1, .max_in = 1,
-                               .min_out = 1, .max_out = 1, .params_size = sizeof(struct flatten_params),
-                               .parse = flatten_parse, .infer = flatten_infer, .eval = {[SIM_PREC_F32] = copy_eval},
+const sim_op_def op_flatten = {.name = "Flatten",
+                               .domain = "",
+                               .since = 1,
+                               .min_in = 1,
+                               .max_in = 1,
+                               .min_out = 1,
+                               .max_out = 1,
+                               .params_size = sizeof(struct flatten_params),
+                               .parse = flatten_parse,
+                               .infer = flatten_infer,
+                               .eval = {[SIM_PREC_F32] = copy_eval},
                                .qrule = RD_OP_Q_PASS};
 
 /* ---------------------------------------------------------------------------------------------------
@@ -208,10 +225,20 @@ static rd_status squeeze_infer(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_squeeze = {.name = "Squeeze", .domain = "", .since = 1, .min_in = 1, .max_in = 2,
-                               .min_out = 1, .max_out = 1, .params_size = sizeof(struct axes_params),
-                               .parse = axes_parse, .infer = squeeze_infer, .eval = {[SIM_PREC_F32] = copy_eval},
-                               .qrule = RD_OP_Q_PASS, .npu_op = "Reshape", .attrs_to_inputs_at = 13,
+const sim_op_def op_squeeze = {.name = "Squeeze",
+                               .domain = "",
+                               .since = 1,
+                               .min_in = 1,
+                               .max_in = 2,
+                               .min_out = 1,
+                               .max_out = 1,
+                               .params_size = sizeof(struct axes_params),
+                               .parse = axes_parse,
+                               .infer = squeeze_infer,
+                               .eval = {[SIM_PREC_F32] = copy_eval},
+                               .qrule = RD_OP_Q_PASS,
+                               .npu_op = "Reshape",
+                               .attrs_to_inputs_at = 13,
                                .attrs_to_inputs = {"axes"}};
 
 static rd_status unsqueeze_infer(sim_op_ctx *ctx, rd_error *err)
@@ -248,11 +275,20 @@ static rd_status unsqueeze_infer(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_unsqueeze = {.name = "Unsqueeze", .domain = "", .since = 1, .min_in = 1, .max_in = 2,
-                                 .min_out = 1, .max_out = 1, .params_size = sizeof(struct axes_params),
-                                 .parse = axes_parse, .infer = unsqueeze_infer,
+const sim_op_def op_unsqueeze = {.name = "Unsqueeze",
+                                 .domain = "",
+                                 .since = 1,
+                                 .min_in = 1,
+                                 .max_in = 2,
+                                 .min_out = 1,
+                                 .max_out = 1,
+                                 .params_size = sizeof(struct axes_params),
+                                 .parse = axes_parse,
+                                 .infer = unsqueeze_infer,
                                  .eval = {[SIM_PREC_F32] = copy_eval},
-                                 .qrule = RD_OP_Q_PASS, .attrs_to_inputs_at = 13, .attrs_to_inputs = {"axes"}};
+                                 .qrule = RD_OP_Q_PASS,
+                                 .attrs_to_inputs_at = 13,
+                                 .attrs_to_inputs = {"axes"}};
 
 /* ---------------------------------------------------------------------------------------------------
  * Identity and Dropout (inference: the output is the input; the mask, when asked for, is all true).
@@ -267,10 +303,17 @@ static rd_status identity_infer(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_identity = {.name = "Identity", .domain = "", .since = 1, .min_in = 1, .max_in = 1,
-                                .min_out = 1, .max_out = 1, .infer = identity_infer,
+const sim_op_def op_identity = {.name = "Identity",
+                                .domain = "",
+                                .since = 1,
+                                .min_in = 1,
+                                .max_in = 1,
+                                .min_out = 1,
+                                .max_out = 1,
+                                .infer = identity_infer,
                                 .eval = {[SIM_PREC_F32] = copy_eval},
-                                .qrule = RD_OP_Q_PASS, .prune = RD_OP_PRUNE_CHANNELWISE};
+                                .qrule = RD_OP_Q_PASS,
+                                .prune = RD_OP_PRUNE_CHANNELWISE};
 
 struct dropout_params {
     float ratio; /* attribute before 12 */
@@ -322,9 +365,16 @@ static rd_status dropout_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_dropout = {.name = "Dropout", .domain = "", .since = 7, .min_in = 1, .max_in = 3,
-                               .min_out = 1, .max_out = 2, .params_size = sizeof(struct dropout_params),
-                               .parse = dropout_parse, .infer = dropout_infer,
+const sim_op_def op_dropout = {.name = "Dropout",
+                               .domain = "",
+                               .since = 7,
+                               .min_in = 1,
+                               .max_in = 3,
+                               .min_out = 1,
+                               .max_out = 2,
+                               .params_size = sizeof(struct dropout_params),
+                               .parse = dropout_parse,
+                               .infer = dropout_infer,
                                .eval = {[SIM_PREC_F32] = dropout_eval},
                                .qrule = RD_OP_Q_PASS};
 
@@ -379,9 +429,17 @@ static rd_status shape_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_shape = {.name = "Shape", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1,
-                             .max_out = 1, .params_size = sizeof(struct shape_params), .parse = shape_parse,
-                             .infer = shape_infer, .eval = {[SIM_PREC_F32] = shape_eval},
+const sim_op_def op_shape = {.name = "Shape",
+                             .domain = "",
+                             .since = 1,
+                             .min_in = 1,
+                             .max_in = 1,
+                             .min_out = 1,
+                             .max_out = 1,
+                             .params_size = sizeof(struct shape_params),
+                             .parse = shape_parse,
+                             .infer = shape_infer,
+                             .eval = {[SIM_PREC_F32] = shape_eval},
                              .flags = SIM_OP_SHAPE_ONLY,
                              .qrule = RD_OP_Q_NONE};
 
@@ -399,8 +457,15 @@ static rd_status size_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_size = {.name = "Size", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1,
-                            .max_out = 1, .infer = size_infer, .eval = {[SIM_PREC_F32] = size_eval},
+const sim_op_def op_size = {.name = "Size",
+                            .domain = "",
+                            .since = 1,
+                            .min_in = 1,
+                            .max_in = 1,
+                            .min_out = 1,
+                            .max_out = 1,
+                            .infer = size_infer,
+                            .eval = {[SIM_PREC_F32] = size_eval},
                             .flags = SIM_OP_SHAPE_ONLY,
                             .qrule = RD_OP_Q_NONE};
 
@@ -422,8 +487,10 @@ static rd_status constant_parse(const sim_node *n, void *params, rd_error *err)
         const char *name;
         enum const_kind kind;
         sim_attr_type type;
-    } forms[] = {{"value", CONST_TENSOR, SIM_ATTR_TENSOR},      {"value_float", CONST_FLOAT, SIM_ATTR_FLOAT},
-                 {"value_floats", CONST_FLOATS, SIM_ATTR_FLOATS}, {"value_int", CONST_INT, SIM_ATTR_INT},
+    } forms[] = {{"value", CONST_TENSOR, SIM_ATTR_TENSOR},
+                 {"value_float", CONST_FLOAT, SIM_ATTR_FLOAT},
+                 {"value_floats", CONST_FLOATS, SIM_ATTR_FLOATS},
+                 {"value_int", CONST_INT, SIM_ATTR_INT},
                  {"value_ints", CONST_INTS, SIM_ATTR_INTS}};
     int found = 0;
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
@@ -455,9 +522,15 @@ static rd_status constant_infer(sim_op_ctx *ctx, rd_error *err)
     const sim_attr *a = p->attr;
     int64_t n;
     switch (p->kind) {
-    case CONST_TENSOR: sim_set_shape(&ctx->out[0], a->t.dtype, a->t.rank, a->t.dims); break;
-    case CONST_FLOAT: sim_set_shape(&ctx->out[0], RD_DT_F32, 0, NULL); break;
-    case CONST_INT: sim_set_shape(&ctx->out[0], RD_DT_I64, 0, NULL); break;
+    case CONST_TENSOR:
+        sim_set_shape(&ctx->out[0], a->t.dtype, a->t.rank, a->t.dims);
+        break;
+    case CONST_FLOAT:
+        sim_set_shape(&ctx->out[0], RD_DT_F32, 0, NULL);
+        break;
+    case CONST_INT:
+        sim_set_shape(&ctx->out[0], RD_DT_I64, 0, NULL);
+        break;
     case CONST_FLOATS:
         n = (int64_t)a->n_floats;
         sim_set_shape(&ctx->out[0], RD_DT_F32, 1, &n);
@@ -481,8 +554,12 @@ static rd_status constant_eval(sim_op_ctx *ctx, rd_error *err)
         if (rd_tensor_nbytes(&a->t) && a->t.data)
             memcpy(o, a->t.data, rd_tensor_nbytes(&a->t));
         break;
-    case CONST_FLOAT: *(float *)o = a->f; break;
-    case CONST_INT: *(int64_t *)o = a->i; break;
+    case CONST_FLOAT:
+        *(float *)o = a->f;
+        break;
+    case CONST_INT:
+        *(int64_t *)o = a->i;
+        break;
     case CONST_FLOATS:
         if (a->n_floats)
             memcpy(o, a->floats, a->n_floats * sizeof(float));
@@ -495,9 +572,16 @@ static rd_status constant_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_constant = {.name = "Constant", .domain = "", .since = 1, .min_in = 0, .max_in = 0,
-                                .min_out = 1, .max_out = 1, .params_size = sizeof(struct constant_params),
-                                .parse = constant_parse, .infer = constant_infer,
+const sim_op_def op_constant = {.name = "Constant",
+                                .domain = "",
+                                .since = 1,
+                                .min_in = 0,
+                                .max_in = 0,
+                                .min_out = 1,
+                                .max_out = 1,
+                                .params_size = sizeof(struct constant_params),
+                                .parse = constant_parse,
+                                .infer = constant_infer,
                                 .eval = {[SIM_PREC_F32] = constant_eval}};
 
 /* ---------------------------------------------------------------------------------------------------
@@ -557,10 +641,17 @@ static rd_status cos_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_constant_of_shape = {.name = "ConstantOfShape", .domain = "", .since = 9, .min_in = 1,
-                                         .max_in = 1, .min_out = 1, .max_out = 1,
-                                         .params_size = sizeof(struct cos_params), .parse = cos_parse,
-                                         .infer = cos_infer, .eval = {[SIM_PREC_F32] = cos_eval}};
+const sim_op_def op_constant_of_shape = {.name = "ConstantOfShape",
+                                         .domain = "",
+                                         .since = 9,
+                                         .min_in = 1,
+                                         .max_in = 1,
+                                         .min_out = 1,
+                                         .max_out = 1,
+                                         .params_size = sizeof(struct cos_params),
+                                         .parse = cos_parse,
+                                         .infer = cos_infer,
+                                         .eval = {[SIM_PREC_F32] = cos_eval}};
 
 /* ---------------------------------------------------------------------------------------------------
  * Range (11): start + i*delta for i < max(ceil((limit - start) / delta), 0). Integers are computed
@@ -635,13 +726,26 @@ static rd_status range_eval(sim_op_ctx *ctx, rd_error *err)
     for (int64_t i = 0; i < n; i++) {
         int64_t v = (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d);
         switch (o->dtype) {
-        case RD_DT_I64: ((int64_t *)o->data)[i] = v; break;
-        case RD_DT_I32: ((int32_t *)o->data)[i] = (int32_t)v; break;
-        default: ((int16_t *)o->data)[i] = (int16_t)v; break;
+        case RD_DT_I64:
+            ((int64_t *)o->data)[i] = v;
+            break;
+        case RD_DT_I32:
+            ((int32_t *)o->data)[i] = (int32_t)v;
+            break;
+        default:
+            ((int16_t *)o->data)[i] = (int16_t)v;
+            break;
         }
     }
     return RD_OK;
 }
 
-const sim_op_def op_range = {.name = "Range", .domain = "", .since = 11, .min_in = 3, .max_in = 3, .min_out = 1,
-                             .max_out = 1, .infer = range_infer, .eval = {[SIM_PREC_F32] = range_eval}};
+const sim_op_def op_range = {.name = "Range",
+                             .domain = "",
+                             .since = 11,
+                             .min_in = 3,
+                             .max_in = 3,
+                             .min_out = 1,
+                             .max_out = 1,
+                             .infer = range_infer,
+                             .eval = {[SIM_PREC_F32] = range_eval}};

@@ -28,7 +28,7 @@ struct tfl_params {
     bool keep_num_dims;
     float x_scale, y_scale;
     int64_t x_zp, y_zp;
-    const float *w_scales;      /* points into the node's attribute (same lifetime as the node) */
+    const float *w_scales; /* points into the node's attribute (same lifetime as the node) */
     size_t n_w_scales;
     int64_t act_min, act_max;
     rd_dtype to;
@@ -149,14 +149,15 @@ static rd_status geometry(const sim_op_ctx *ctx, tfl_conv_geom *g, rd_error *err
             g->depth_multiplier = p->depth_multiplier;
             g->oc = w->dims[3];
             if (w->dims[0] != 1 || g->oc != g->ic * g->depth_multiplier)
-                return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): filter has %lld channels, input %lld x depth "
-                                 "multiplier %lld", nm, op, (long long)g->oc, (long long)g->ic,
-                                 (long long)g->depth_multiplier);
+                return rd_errorf(err, RD_E_INVAL,
+                                 "node '%s' (%s): filter has %lld channels, input %lld x depth "
+                                 "multiplier %lld",
+                                 nm, op, (long long)g->oc, (long long)g->ic, (long long)g->depth_multiplier);
         } else {
             g->oc = w->dims[0];
             if (w->dims[3] != g->ic)
-                return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): filter takes %lld channels, input has %lld", nm,
-                                 op, (long long)w->dims[3], (long long)g->ic);
+                return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): filter takes %lld channels, input has %lld", nm, op,
+                                 (long long)w->dims[3], (long long)g->ic);
         }
         out_dim(p->same, g->ih, g->kh, g->sh, g->dh, &g->oh, &g->ph);
         out_dim(p->same, g->iw, g->kw, g->sw, g->dw, &g->ow, &g->pw);
@@ -214,9 +215,13 @@ static rd_status conv_eval(sim_op_ctx *ctx, rd_error *err)
     const rd_tensor *x = ctx->in[0], *b = ctx->n_in > 2 ? ctx->in[2] : NULL;
     bool x16 = x->dtype == RD_DT_I16;
     int64_t lo = x16 ? INT16_MIN : INT8_MIN, hi = x16 ? INT16_MAX : INT8_MAX;
-    tfl_requant q = {.mult = mult, .shift = shift, .in_zp = (int32_t)p->x_zp, .out_zp = (int32_t)p->y_zp,
+    tfl_requant q = {.mult = mult,
+                     .shift = shift,
+                     .in_zp = (int32_t)p->x_zp,
+                     .out_zp = (int32_t)p->y_zp,
                      .act_min = (int32_t)(p->act_min > lo ? p->act_min : lo),
-                     .act_max = (int32_t)(p->act_max < hi ? p->act_max : hi), .wide = x16};
+                     .act_max = (int32_t)(p->act_max < hi ? p->act_max : hi),
+                     .wide = x16};
     tfl_conv_int(&g, &q, x->data, x16, ctx->in[1]->data, b && b->dtype == RD_DT_I32 ? b->data : NULL,
                  b && b->dtype == RD_DT_I64 ? b->data : NULL, ctx->out[0].data);
     return RD_OK;
@@ -276,8 +281,9 @@ static rd_status quantize_eval(sim_op_ctx *ctx, rd_error *err)
         if (x->dtype == RD_DT_F32) /* AffineQuantize: round(x / scale) + zp in float, half away from zero */
             v = tfl_round((double)(((const float *)x->data)[i] / p->y_scale)) + p->y_zp;
         else { /* Requantize: (q - zp_in) times the multiplier, + zp_out */
-            int64_t q = x->dtype == RD_DT_I8 ? ((const int8_t *)x->data)[i]
-                        : x->dtype == RD_DT_U8 ? ((const uint8_t *)x->data)[i] : ((const int16_t *)x->data)[i];
+            int64_t q = x->dtype == RD_DT_I8   ? ((const int8_t *)x->data)[i]
+                        : x->dtype == RD_DT_U8 ? ((const uint8_t *)x->data)[i]
+                                               : ((const int16_t *)x->data)[i];
             v = (int64_t)tfl_mbqm32((int32_t)(q - p->x_zp), mult, shift) + p->y_zp;
         }
         v = v < lo ? lo : v > hi ? hi : v;
@@ -291,11 +297,21 @@ static rd_status quantize_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-#define TFL_CONV_DEF(sym, opname)                                                                                  \
-    const sim_op_def sym = {                                                                                       \
-        .name = opname, .domain = TFL_DOMAIN, .since = 1, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,    \
-        .params_size = sizeof(struct tfl_params), .parse = conv_parse, .infer = conv_infer,                       \
-        .eval = {[SIM_PREC_F32] = conv_eval}, .macs = conv_macs, .qrule = RD_OP_Q_NONE,                            \
+#define TFL_CONV_DEF(sym, opname)                 \
+    const sim_op_def sym = {                      \
+        .name = opname,                           \
+        .domain = TFL_DOMAIN,                     \
+        .since = 1,                               \
+        .min_in = 2,                              \
+        .max_in = 3,                              \
+        .min_out = 1,                             \
+        .max_out = 1,                             \
+        .params_size = sizeof(struct tfl_params), \
+        .parse = conv_parse,                      \
+        .infer = conv_infer,                      \
+        .eval = {[SIM_PREC_F32] = conv_eval},     \
+        .macs = conv_macs,                        \
+        .qrule = RD_OP_Q_NONE,                    \
     }
 
 TFL_CONV_DEF(op_tflite_conv2d, "TFLiteConv2D");
@@ -303,7 +319,16 @@ TFL_CONV_DEF(op_tflite_depthwise_conv2d, "TFLiteDepthwiseConv2D");
 TFL_CONV_DEF(op_tflite_fully_connected, "TFLiteFullyConnected");
 
 const sim_op_def op_tflite_quantize = {
-    .name = "TFLiteQuantize", .domain = TFL_DOMAIN, .since = 1, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-    .params_size = sizeof(struct tfl_params), .parse = quantize_parse, .infer = quantize_infer,
-    .eval = {[SIM_PREC_F32] = quantize_eval}, .qrule = RD_OP_Q_NONE,
+    .name = "TFLiteQuantize",
+    .domain = TFL_DOMAIN,
+    .since = 1,
+    .min_in = 1,
+    .max_in = 1,
+    .min_out = 1,
+    .max_out = 1,
+    .params_size = sizeof(struct tfl_params),
+    .parse = quantize_parse,
+    .infer = quantize_infer,
+    .eval = {[SIM_PREC_F32] = quantize_eval},
+    .qrule = RD_OP_Q_NONE,
 };

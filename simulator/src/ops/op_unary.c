@@ -20,40 +20,40 @@ typedef int64_t (*un_int_fn)(int64_t x);
 typedef struct un_desc {
     const char *name;
     int since;
-    un_f32_fn vf;       /* float32 rows */
-    un_sf_fn sf;        /* one float (float16 path) */
-    un_f64_fn sd;       /* one double (float64 path) */
-    un_int_fn si;       /* integers, NULL if the op takes floats only */
-    bool is_bool_out;   /* IsNaN, IsInf: sd's result != 0 is the answer */
+    un_f32_fn vf;             /* float32 rows */
+    un_sf_fn sf;              /* one float (float16 path) */
+    un_f64_fn sd;             /* one double (float64 path) */
+    un_int_fn si;             /* integers, NULL if the op takes floats only */
+    bool is_bool_out;         /* IsNaN, IsInf: sd's result != 0 is the answer */
     float alpha, beta, gamma; /* attribute defaults */
 } un_desc;
 
 struct un_params {
     const un_desc *desc;
     float alpha, beta, gamma;
-    bool tanh_approx;   /* Gelu approximate="tanh" */
+    bool tanh_approx;      /* Gelu approximate="tanh" */
     bool det_neg, det_pos; /* IsInf */
 };
 
-#define UNARY(op, EXPR)                                                                            \
-    static float op##_sf(float x, const un_params *p)                                              \
-    {                                                                                              \
-        typedef float T;                                                                           \
-        (void)sizeof(T);                                                                           \
-        (void)p;                                                                                   \
-        return EXPR;                                                                               \
-    }                                                                                              \
-    static double op##_sd(double x, const un_params *p)                                            \
-    {                                                                                              \
-        typedef double T;                                                                          \
-        (void)sizeof(T);                                                                           \
-        (void)p;                                                                                   \
-        return EXPR;                                                                               \
-    }                                                                                              \
-    static void op##_vf(const float *x, float *y, int64_t n, const un_params *p)                  \
-    {                                                                                              \
-        for (int64_t i = 0; i < n; i++)                                                            \
-            y[i] = op##_sf(x[i], p);                                                               \
+#define UNARY(op, EXPR)                                                          \
+    static float op##_sf(float x, const un_params *p)                            \
+    {                                                                            \
+        typedef float T;                                                         \
+        (void)sizeof(T);                                                         \
+        (void)p;                                                                 \
+        return EXPR;                                                             \
+    }                                                                            \
+    static double op##_sd(double x, const un_params *p)                          \
+    {                                                                            \
+        typedef double T;                                                        \
+        (void)sizeof(T);                                                         \
+        (void)p;                                                                 \
+        return EXPR;                                                             \
+    }                                                                            \
+    static void op##_vf(const float *x, float *y, int64_t n, const un_params *p) \
+    {                                                                            \
+        for (int64_t i = 0; i < n; i++)                                          \
+            y[i] = op##_sf(x[i], p);                                             \
     }
 
 #define K(c) ((T)(c))
@@ -69,24 +69,23 @@ static inline float softplus_f(float x)
 {
     return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
-#define SOFTPLUS(x) _Generic((x), float: softplus_f, default: softplus_d)(x)
+#define SOFTPLUS(x) _Generic((x), float : softplus_f, default : softplus_d)(x)
 
 UNARY(relu, x < 0 ? K(0) : x)
 UNARY(leakyrelu, x < 0 ? A * x : x)
 UNARY(sigmoid, K(1) / (K(1) + exp(-x)))
-UNARY(hardsigmoid, fmax(K(0), fmin(K(1), A * x + B)))
-UNARY(hardswish, x * fmax(K(0), fmin(K(1), x / K(6) + K(0.5))))
+UNARY(hardsigmoid, fmax(K(0), fmin(K(1), A *x + B)))
+UNARY(hardswish, x *fmax(K(0), fmin(K(1), x / K(6) + K(0.5))))
 UNARY(tanh_, tanh(x))
 UNARY(elu, x < 0 ? A * (exp(x) - K(1)) : x)
 UNARY(selu, x <= 0 ? G * (A * exp(x) - A) : G * x)
-UNARY(celu, fmax(K(0), x) + fmin(K(0), A * (exp(x / A) - K(1))))
+UNARY(celu, fmax(K(0), x) + fmin(K(0), A *(exp(x / A) - K(1))))
 UNARY(thresholdedrelu, x > A ? x : K(0))
 UNARY(softplus, SOFTPLUS(x))
 UNARY(softsign, x / (K(1) + fabs(x)))
-UNARY(mish, x * tanh(SOFTPLUS(x)))
-UNARY(gelu, p->tanh_approx
-                ? K(0.5) * x * (K(1) + tanh(K(0.7978845608028654) * (x + K(0.044715) * x * x * x)))
-                : K(0.5) * x * (K(1) + erf(x * K(0.7071067811865476))))
+UNARY(mish, x *tanh(SOFTPLUS(x)))
+UNARY(gelu, p->tanh_approx ? K(0.5) * x *(K(1) + tanh(K(0.7978845608028654) * (x + K(0.044715) * x * x * x)))
+                           : K(0.5) * x * (K(1) + erf(x * K(0.7071067811865476))))
 UNARY(erf_, erf(x))
 UNARY(exp_, exp(x))
 UNARY(log_, log(x))
@@ -112,12 +111,27 @@ UNARY(atanh_, atanh(x))
 UNARY(isnan_, isnan(x) ? K(1) : K(0))
 UNARY(isinf_, isinf(x) && ((x > 0 && p->det_pos) || (x < 0 && p->det_neg)) ? K(1) : K(0))
 
-static int64_t relu_i(int64_t x) { return x < 0 ? 0 : x; }
-static int64_t neg_i(int64_t x) { return (int64_t)(0 - (uint64_t)x); }
-static int64_t abs_i(int64_t x) { return x < 0 ? neg_i(x) : x; }
-static int64_t sign_i(int64_t x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
+static int64_t relu_i(int64_t x)
+{
+    return x < 0 ? 0 : x;
+}
+static int64_t neg_i(int64_t x)
+{
+    return (int64_t)(0 - (uint64_t)x);
+}
+static int64_t abs_i(int64_t x)
+{
+    return x < 0 ? neg_i(x) : x;
+}
+static int64_t sign_i(int64_t x)
+{
+    return x > 0 ? 1 : x < 0 ? -1 : 0;
+}
 
-#define U(nm, since_, op, ...) {.name = nm, .since = since_, .vf = op##_vf, .sf = op##_sf, .sd = op##_sd, __VA_ARGS__}
+#define U(nm, since_, op, ...)                                                                \
+    {                                                                                         \
+        .name = nm, .since = since_, .vf = op##_vf, .sf = op##_sf, .sd = op##_sd, __VA_ARGS__ \
+    }
 static const un_desc un_table[] = {
     U("Relu", 6, relu, .si = relu_i),
     U("LeakyRelu", 6, leakyrelu, .alpha = 0.01f),
@@ -187,8 +201,8 @@ static rd_status un_infer(sim_op_ctx *ctx, rd_error *err)
 {
     const un_params *p = ctx->params;
     const rd_tensor *x = ctx->in[0];
-    bool ok = x->dtype == RD_DT_F32 || x->dtype == RD_DT_F64 || x->dtype == RD_DT_F16 ||
-              (p->desc->si && ec_is_int(x->dtype));
+    bool ok =
+        x->dtype == RD_DT_F32 || x->dtype == RD_DT_F64 || x->dtype == RD_DT_F16 || (p->desc->si && ec_is_int(x->dtype));
     if (!ok)
         return sim_err_dtype(ctx, 0, err);
     sim_set_shape(&ctx->out[0], p->desc->is_bool_out ? RD_DT_BOOL : x->dtype, x->rank, x->dims);
@@ -229,11 +243,20 @@ static rd_status un_eval(sim_op_ctx *ctx, rd_error *err)
 }
 
 /* One unary operator; the optional trailing arguments are its table traits (docs/internals/ops.md). */
-#define UN_OP(sym, nm, since_, ...)                                                                \
-    const sim_op_def sym = {.name = nm, .domain = "", .since = since_, .min_in = 1, .max_in = 1,      \
-                            .min_out = 1, .max_out = 1, .params_size = sizeof(un_params),             \
-                            .parse = un_parse, .infer = un_infer, .eval = {[SIM_PREC_F32] = un_eval}, \
-                            .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE, __VA_ARGS__};
+#define UN_OP(sym, nm, since_, ...)                                          \
+    const sim_op_def sym = {.name = nm,                                      \
+                            .domain = "",                                    \
+                            .since = since_,                                 \
+                            .min_in = 1,                                     \
+                            .max_in = 1,                                     \
+                            .min_out = 1,                                    \
+                            .max_out = 1,                                    \
+                            .params_size = sizeof(un_params),                \
+                            .parse = un_parse,                               \
+                            .infer = un_infer,                               \
+                            .eval = {[SIM_PREC_F32] = un_eval},              \
+                            .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE, \
+                            __VA_ARGS__};
 UN_OP(op_relu, "Relu", 6, .prune = RD_OP_PRUNE_CHANNELWISE,
       .fuse = SIM_FUSE_CONV_ACT | SIM_FUSE_DECONV_ACT | SIM_FUSE_ADD_ACT)
 UN_OP(op_leaky_relu, "LeakyRelu", 6, .prune = RD_OP_PRUNE_CHANNELWISE, .fuse = SIM_FUSE_CONV_ACT | SIM_FUSE_DECONV_ACT)
@@ -297,8 +320,15 @@ static rd_status not_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_not = {.name = "Not", .domain = "", .since = 1, .min_in = 1, .max_in = 1, .min_out = 1,
-                           .max_out = 1, .infer = not_infer, .eval = {[SIM_PREC_F32] = not_eval},
+const sim_op_def op_not = {.name = "Not",
+                           .domain = "",
+                           .since = 1,
+                           .min_in = 1,
+                           .max_in = 1,
+                           .min_out = 1,
+                           .max_out = 1,
+                           .infer = not_infer,
+                           .eval = {[SIM_PREC_F32] = not_eval},
                            .qrule = RD_OP_Q_NONE};
 
 /* ---------------------------------------------------------------------------------------------------
@@ -329,8 +359,8 @@ static rd_status clip_infer(sim_op_ctx *ctx, rd_error *err)
         if (!b)
             continue;
         if (b->dtype != x->dtype)
-            return rd_errorf(err, RD_E_INVAL, "node '%s' (Clip): input %d is %s but input 0 is %s", ctx->node->name,
-                             k, rd_dtype_name(b->dtype), rd_dtype_name(x->dtype));
+            return rd_errorf(err, RD_E_INVAL, "node '%s' (Clip): input %d is %s but input 0 is %s", ctx->node->name, k,
+                             rd_dtype_name(b->dtype), rd_dtype_name(x->dtype));
         if (rd_tensor_numel(b) != 1)
             return rd_errorf(err, RD_E_INVAL, "node '%s' (Clip): input %d must be a scalar, it has %lld elements",
                              ctx->node->name, k, (long long)rd_tensor_numel(b));
@@ -355,8 +385,10 @@ static rd_status clip_eval(sim_op_ctx *ctx, rd_error *err)
         for (int64_t i = 0; i < n; i++) {
             int64_t v = ec_ld_i64(x->data, x->dtype, i);
             if (uns) { /* compare as unsigned */
-                if (tmin && (uint64_t)v < (uint64_t)lo) v = lo;
-                if (tmax && (uint64_t)v > (uint64_t)hi) v = hi;
+                if (tmin && (uint64_t)v < (uint64_t)lo)
+                    v = lo;
+                if (tmax && (uint64_t)v > (uint64_t)hi)
+                    v = hi;
             } else {
                 v = v < lo ? lo : v;
                 v = v > hi ? hi : v;
@@ -387,7 +419,18 @@ static rd_status clip_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_clip = {.name = "Clip", .domain = "", .since = 6, .min_in = 1, .max_in = 3, .min_out = 1,
-                            .max_out = 1, .params_size = sizeof(struct clip_params), .parse = clip_parse,
-                            .infer = clip_infer, .eval = {[SIM_PREC_F32] = clip_eval}, .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE,
-                            .prune = RD_OP_PRUNE_CHANNELWISE_BOUNDED, .fuse = SIM_FUSE_CONV_ACT, .same_from = 11};
+const sim_op_def op_clip = {.name = "Clip",
+                            .domain = "",
+                            .since = 6,
+                            .min_in = 1,
+                            .max_in = 3,
+                            .min_out = 1,
+                            .max_out = 1,
+                            .params_size = sizeof(struct clip_params),
+                            .parse = clip_parse,
+                            .infer = clip_infer,
+                            .eval = {[SIM_PREC_F32] = clip_eval},
+                            .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE,
+                            .prune = RD_OP_PRUNE_CHANNELWISE_BOUNDED,
+                            .fuse = SIM_FUSE_CONV_ACT,
+                            .same_from = 11};

@@ -10,8 +10,8 @@
 #undef RD_OP
 
 typedef struct op_entry {
-    const char *name;           /* the ops.def line's name: the search key (the registry test checks it is
-                                   the definition's own name) */
+    const char *name; /* the ops.def line's name: the search key (the registry test checks it is
+                         the definition's own name) */
     const sim_op_def *def;
 } op_entry;
 

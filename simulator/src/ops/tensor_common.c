@@ -98,8 +98,8 @@ static int view_simplify(int rank, const int64_t *dims, const int64_t *step, int
     return r;
 }
 
-void tc_view_copy(size_t esize, int rank, const int64_t *dims, const void *src, int64_t base,
-                  const int64_t *step, void *dst)
+void tc_view_copy(size_t esize, int rank, const int64_t *dims, const void *src, int64_t base, const int64_t *step,
+                  void *dst)
 {
     for (int k = 0; k < rank; k++)
         if (dims[k] == 0)

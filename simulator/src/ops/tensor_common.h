@@ -47,7 +47,7 @@ void tc_strides(int rank, const int64_t *dims, int64_t *strides);
  * at src + (base + sum_k i[k]*step[k]) * esize goes to the next dst element. Steps may be zero or
  * negative (broadcast, reversed slices); the caller guarantees every address is inside src.
  */
-void tc_view_copy(size_t esize, int rank, const int64_t *dims, const void *src, int64_t base,
-                  const int64_t *step, void *dst);
+void tc_view_copy(size_t esize, int rank, const int64_t *dims, const void *src, int64_t base, const int64_t *step,
+                  void *dst);
 
 #endif

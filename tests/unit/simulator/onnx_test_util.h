@@ -58,16 +58,16 @@ static inline rd_model *ot_model_load(rd_onnx_builder *b, const char *name)
 }
 
 /* Asserts a status and that the message contains every given substring. */
-#define OT_ASSERT_ERR(st, err, want, ...)                                                           \
-    do {                                                                                           \
-        CU_ASSERT_EQUAL(st, want);                                                                 \
-        const char *subs_[] = {__VA_ARGS__};                                                       \
-        for (size_t k_ = 0; k_ < sizeof subs_ / sizeof subs_[0]; k_++) {                           \
-            if (!strstr((err)->msg, subs_[k_])) {                                                  \
-                fprintf(stderr, "\n  message '%s' lacks '%s'\n", (err)->msg, subs_[k_]);          \
-                CU_FAIL("error message lacks an expected part");                                  \
-            }                                                                                      \
-        }                                                                                          \
+#define OT_ASSERT_ERR(st, err, want, ...)                                                \
+    do {                                                                                 \
+        CU_ASSERT_EQUAL(st, want);                                                       \
+        const char *subs_[] = {__VA_ARGS__};                                             \
+        for (size_t k_ = 0; k_ < sizeof subs_ / sizeof subs_[0]; k_++) {                 \
+            if (!strstr((err)->msg, subs_[k_])) {                                        \
+                fprintf(stderr, "\n  message '%s' lacks '%s'\n", (err)->msg, subs_[k_]); \
+                CU_FAIL("error message lacks an expected part");                         \
+            }                                                                            \
+        }                                                                                \
     } while (0)
 
 /* A growable byte buffer with protobuf wire encoders. */

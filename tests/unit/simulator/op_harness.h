@@ -7,7 +7,6 @@
 
 #include "../../../simulator/src/internal.h"
 
-
 #define H_MAX_IO 10
 
 typedef struct h_run {
@@ -41,8 +40,9 @@ static inline rd_tensor h_t(rd_dtype dt, const void *data, int rank, const int64
         t.dims[i] = dims[i];
     return t;
 }
-#define H_T(dt, data, ...)                                                                         \
-    h_t(dt, data, (int)(sizeof((int64_t[]){0, __VA_ARGS__}) / sizeof(int64_t)) - 1, (const int64_t[]){0, __VA_ARGS__} + 1)
+#define H_T(dt, data, ...)                                                          \
+    h_t(dt, data, (int)(sizeof((int64_t[]){0, __VA_ARGS__}) / sizeof(int64_t)) - 1, \
+        (const int64_t[]){0, __VA_ARGS__} + 1)
 #define H_SCALAR(dt, data) h_t(dt, data, 0, NULL)
 
 /** Runs op; in[k] may be NULL for omitted optional inputs. Returns the status; outputs in r->out. */
@@ -54,16 +54,30 @@ static inline rd_status h_exec(h_run *r, const char *op, int opset, const sim_at
     const sim_op_def *d = sim_op_find("", op);
     if (!d)
         return rd_errorf(&r->err, RD_E_UNSUPPORTED, "no op %s", op);
-    sim_node node = {.name = "t", .op_type = (char *)op, .domain = "", .opset = opset, .n_in = n_in,
-                     .n_out = n_out, .n_attr = n_attr, .attrs = (sim_attr *)attrs, .def = d};
+    sim_node node = {.name = "t",
+                     .op_type = (char *)op,
+                     .domain = "",
+                     .opset = opset,
+                     .n_in = n_in,
+                     .n_out = n_out,
+                     .n_attr = n_attr,
+                     .attrs = (sim_attr *)attrs,
+                     .def = d};
     void *params = d->params_size ? calloc(1, d->params_size) : NULL;
     rd_status st = d->parse ? d->parse(&node, params, &r->err) : RD_OK;
     bool present[H_MAX_IO];
     for (int k = 0; k < H_MAX_IO; k++)
         present[k] = true;
     sim_scratch scratch = {0};
-    sim_op_ctx ctx = {.node = &node, .params = params, .opset = opset, .n_in = n_in, .in = in, .n_out = n_out,
-                      .out = r->out, .out_present = present, .scratch = &scratch};
+    sim_op_ctx ctx = {.node = &node,
+                      .params = params,
+                      .opset = opset,
+                      .n_in = n_in,
+                      .in = in,
+                      .n_out = n_out,
+                      .out = r->out,
+                      .out_present = present,
+                      .scratch = &scratch};
     if (st == RD_OK)
         st = d->infer(&ctx, &r->err);
     for (int k = 0; k < n_out && st == RD_OK; k++) {

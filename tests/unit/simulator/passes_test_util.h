@@ -76,7 +76,7 @@ static inline rd_onnx_node *node1(rd_onnx_builder *b, const char *op, const char
 }
 
 static inline rd_onnx_node *node2(rd_onnx_builder *b, const char *op, const char *name, const char *x0, const char *x1,
-                           const char *y)
+                                  const char *y)
 {
     return rd_onnx_add_node(b, op, name, (const char *const[]){x0, x1}, 2, (const char *const[]){y}, 1);
 }

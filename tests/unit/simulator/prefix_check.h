@@ -76,8 +76,8 @@ static bool prefix_same_bits(const rd_tensor *a, const rd_tensor *b)
  * Runs s on the inputs through p (in mode) and with rd_sim_run, and asserts both give the same
  * outputs and stats. Returns how many nodes the prefix run took from the recording.
  */
-static uint64_t prefix_check_run(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, const rd_tensor *in,
-                                 size_t n_in, int threads)
+static uint64_t prefix_check_run(rd_sim *s, rd_sim_prefix *p, rd_prefix_mode mode, const rd_tensor *in, size_t n_in,
+                                 int threads)
 {
     const rd_model *m = rd_sim_model(s);
     size_t n_out = rd_model_output_count(m), nv = rd_model_value_count(m);

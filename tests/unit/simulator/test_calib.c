@@ -102,10 +102,10 @@ typedef enum dist { D_CHAIN, D_GAUSS_OUTLIERS, D_UNIFORM, D_MIXED } dist;
 
 typedef struct sampler {
     dist d;
-    int n;                /* elements per sample */
-    long fail_at;         /* sample whose function fails, -1 none */
-    long bad_shape_at;    /* sample given a wrong shape, -1 none */
-    long inf_at;          /* sample holding +inf, -1 none */
+    int n;             /* elements per sample */
+    long fail_at;      /* sample whose function fails, -1 none */
+    long bad_shape_at; /* sample given a wrong shape, -1 none */
+    long inf_at;       /* sample holding +inf, -1 none */
     atomic_int calls;
 } sampler;
 
@@ -197,8 +197,10 @@ static void test_normal_minmax(void)
     CU_ASSERT_EQUAL(calibrate(s, &sp, 3, RD_CALIB_NORMAL, 2, &err), RD_OK);
     CU_ASSERT_EQUAL(atomic_load(&sp.calls), 3); /* one pass */
     /* by hand: x in [-3, 5]; m = 2x in [-6, 10]; a = m - 1 in [-7, 9]; r = relu(a) in [0, 9] */
-    const struct { const char *name; float min, max; } want[] = {
-        {"x", -3, 5}, {"m", -6, 10}, {"a", -7, 9}, {"r", 0, 9}};
+    const struct {
+        const char *name;
+        float min, max;
+    } want[] = {{"x", -3, 5}, {"m", -6, 10}, {"a", -7, 9}, {"r", 0, 9}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         rd_sim_tensor t = tensor(s, want[i].name);
         if (!t.materialized) { /* fused by the passes: no parameters of its own */
@@ -302,7 +304,7 @@ static void test_kl_clips_outliers(void)
     CU_ASSERT_TRUE(x.quantized);
     CU_ASSERT_TRUE(x.max > 2.5f && x.max < 15.0f);
     CU_ASSERT_TRUE(x.min < -2.5f && x.min > -15.0f);
-    CU_ASSERT_EQUAL(x.max, -x.min); /* both sides clipped at the same |x| threshold */
+    CU_ASSERT_EQUAL(x.max, -x.min);   /* both sides clipped at the same |x| threshold */
     rd_sim_tensor r = tensor(s, "r"); /* relu(x): one-sided with the outlier 40 */
     CU_ASSERT_TRUE(r.quantized);
     CU_ASSERT_EQUAL(r.min, 0.0f);
@@ -487,8 +489,8 @@ static void test_progress(void)
     rd_model_destroy(m);
 }
 
-static void expect_error(sampler *sp, size_t n, rd_calib_method method, int threads, rd_status want,
-                         const char *part1, const char *part2)
+static void expect_error(sampler *sp, size_t n, rd_calib_method method, int threads, rd_status want, const char *part1,
+                         const char *part2)
 {
     rd_model *m = mlp_model(64);
     rd_sim *s = make_sim(m);

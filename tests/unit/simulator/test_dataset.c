@@ -65,7 +65,7 @@ static void expect(const char *file, const char *text, size_t n_inputs, rd_statu
 {
     write_text(file, text);
     rd_dataset ds;
-    rd_error err = { 0 };
+    rd_error err = {0};
     CU_ASSERT_EQUAL(rd_dataset_load(in_dir(file), n_inputs, &ds, &err), code);
     if (!strstr(err.msg, substr)) {
         fprintf(stderr, "\n  message '%s' lacks '%s'\n", err.msg, substr);
@@ -109,6 +109,6 @@ static void test_parse_in_memory(void)
 
 RD_TEST_REGISTER(register_dataset_tests)
 {
-    RD_SUITE("dataset", { "good list", test_good_list }, { "errors name file and line", test_errors },
-             { "parse in memory", test_parse_in_memory });
+    RD_SUITE("dataset", {"good list", test_good_list}, {"errors name file and line", test_errors},
+             {"parse in memory", test_parse_in_memory});
 }

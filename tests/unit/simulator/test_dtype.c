@@ -13,7 +13,7 @@ static void test_status_names(void)
     CU_ASSERT_EQUAL(rd_status_exit_code(RD_OK), 0);
     CU_ASSERT_EQUAL(rd_status_exit_code(RD_E_GATE), 1);
     CU_ASSERT_EQUAL(rd_status_exit_code(RD_E_USAGE), 2); /* only the command line itself */
-    for (int s = RD_E_INVAL; s < RD_STATUS_COUNT; s++)     /* every other failure is an input's or a board's */
+    for (int s = RD_E_INVAL; s < RD_STATUS_COUNT; s++)   /* every other failure is an input's or a board's */
         if (s != RD_E_GATE && s != RD_E_USAGE)
             CU_ASSERT_EQUAL(rd_status_exit_code((rd_status)s), 3);
 }
@@ -33,8 +33,8 @@ static void test_f16_known_values(void)
     CU_ASSERT_EQUAL(rd_f32_to_f16(1.0f), 0x3c00);
     CU_ASSERT_EQUAL(rd_f32_to_f16(-2.0f), 0xc000);
     CU_ASSERT_EQUAL(rd_f32_to_f16(65504.0f), 0x7bff);
-    CU_ASSERT_EQUAL(rd_f32_to_f16(65519.0f), 0x7bff);  /* below the tie to 65536 */
-    CU_ASSERT_EQUAL(rd_f32_to_f16(65520.0f), 0x7c00);  /* the tie rounds to even: inf */
+    CU_ASSERT_EQUAL(rd_f32_to_f16(65519.0f), 0x7bff); /* below the tie to 65536 */
+    CU_ASSERT_EQUAL(rd_f32_to_f16(65520.0f), 0x7c00); /* the tie rounds to even: inf */
     CU_ASSERT_EQUAL(rd_f32_to_f16(1e9f), 0x7c00);
     CU_ASSERT_EQUAL(rd_f32_to_f16(5.9604645e-8f), 0x0001); /* smallest subnormal */
     CU_ASSERT_EQUAL(rd_f32_to_f16(2.9802322e-8f), 0x0000); /* half of it: tie to even zero */

@@ -375,9 +375,8 @@ static void test_argmax(void)
 RD_TEST_REGISTER(register_elementwise_ops)
 {
     RD_SUITE("elementwise_ops", {"broadcast plan", test_broadcast_plan}, {"add broadcast", test_add_broadcast},
-             {"legacy broadcast", test_legacy_broadcast},
-             {"integer div mod", test_integer_div_mod}, {"pow mixed", test_pow_mixed},
-             {"variadic and where", test_variadic_and_where}, {"compare logic prelu", test_compare_logic_prelu},
-             {"unary", test_unary}, {"clip", test_clip}, {"cast", test_cast}, {"reduce", test_reduce},
-             {"argmax", test_argmax});
+             {"legacy broadcast", test_legacy_broadcast}, {"integer div mod", test_integer_div_mod},
+             {"pow mixed", test_pow_mixed}, {"variadic and where", test_variadic_and_where},
+             {"compare logic prelu", test_compare_logic_prelu}, {"unary", test_unary}, {"clip", test_clip},
+             {"cast", test_cast}, {"reduce", test_reduce}, {"argmax", test_argmax});
 }

@@ -235,7 +235,8 @@ static void test_failed_write_leaves_nothing(void)
 static void test_open_read_refusals(void)
 {
     char *dir = rd_test_tmpdir("fs-read");
-    char *fifo = rd_test_join(dir, "model.onnx"), *file = rd_test_join(dir, "data.bin"), *link = rd_test_join(dir, "link.bin");
+    char *fifo = rd_test_join(dir, "model.onnx"), *file = rd_test_join(dir, "data.bin"),
+         *link = rd_test_join(dir, "link.bin");
     CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
     rd_test_write_text(file, "0123456789");
     CU_ASSERT_EQUAL(symlink(file, link), 0);
@@ -289,13 +290,15 @@ static void test_open_read_refusals(void)
 static void test_open_within(void)
 {
     char *dir = rd_test_tmpdir("fs-within");
-    char *root = rd_test_join(dir, "model"), *outside = rd_test_join(dir, "secret.bin"), *sub = rd_test_join(dir, "model/weights");
+    char *root = rd_test_join(dir, "model"), *outside = rd_test_join(dir, "secret.bin"),
+         *sub = rd_test_join(dir, "model/weights");
     mkdir(root, 0755);
     mkdir(sub, 0755);
     rd_test_write_text(outside, "secret");
     char *w = rd_test_join(sub, "w.bin");
     rd_test_write_text(w, "weights");
-    char *l1 = rd_test_join(root, "escape.bin"), *l2 = rd_test_join(root, "linkdir"), *l3 = rd_test_join(sub, "inner.bin");
+    char *l1 = rd_test_join(root, "escape.bin"), *l2 = rd_test_join(root, "linkdir"),
+         *l3 = rd_test_join(sub, "inner.bin");
     CU_ASSERT_EQUAL(symlink(outside, l1), 0);
     CU_ASSERT_EQUAL(symlink(dir, l2), 0);
     CU_ASSERT_EQUAL(symlink("w.bin", l3), 0); /* even a link that stays inside is not followed */
@@ -352,11 +355,13 @@ static void test_remove_tree(void)
     rd_test_write_text(kept, "keep me");
     char *tree = rd_test_join(dir, "board_dumps");
     mkdir(tree, 0755);
-    char *a = rd_test_join(tree, "000_InputOperator.npy"), *sub = rd_test_join(tree, "dumps"), *deep = rd_test_join(tree, "dumps/x.npy");
+    char *a = rd_test_join(tree, "000_InputOperator.npy"), *sub = rd_test_join(tree, "dumps"),
+         *deep = rd_test_join(tree, "dumps/x.npy");
     rd_test_write_text(a, "a");
     mkdir(sub, 0755);
     rd_test_write_text(deep, "x");
-    char *l1 = rd_test_join(tree, "to_keep"), *l2 = rd_test_join(tree, "dumps/to_file"), *fifo = rd_test_join(tree, "pipe");
+    char *l1 = rd_test_join(tree, "to_keep"), *l2 = rd_test_join(tree, "dumps/to_file"),
+         *fifo = rd_test_join(tree, "pipe");
     CU_ASSERT_EQUAL(symlink(keep, l1), 0);
     CU_ASSERT_EQUAL(symlink(kept, l2), 0);
     CU_ASSERT_EQUAL(mkfifo(fifo, 0600), 0);

@@ -20,12 +20,9 @@ static rd_model *load_symbolic_model(void)
         ((float *)w.data)[i] = (float)(i - 2) * 0.5f;
     rd_onnx_add_initializer(b, "w", &w, RD_ONNX_RAW);
     rd_tensor_fini(&w);
-    rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w"}, 2,
-                     (const char *const[]){"c"}, 1);
-    rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"c"}, 1, (const char *const[]){"r"},
-                     1);
-    rd_onnx_add_node(b, "Squeeze", "sq", (const char *const[]){"r"}, 1, (const char *const[]){"y"},
-                     1);
+    rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w"}, 2, (const char *const[]){"c"}, 1);
+    rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"c"}, 1, (const char *const[]){"r"}, 1);
+    rd_onnx_add_node(b, "Squeeze", "sq", (const char *const[]){"r"}, 1, (const char *const[]){"y"}, 1);
     rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
     rd_model *m = ot_model_load(b, "symbolic.onnx");
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
@@ -74,7 +71,8 @@ static void test_int8_calibrates_every_activation(void)
     CU_ASSERT_EQUAL_FATAL(one_sample(NULL, 0, &in, &err), RD_OK);
     rd_tensor out = {0};
     rd_status st = rd_sim_run(s, &in, 1, NULL, &out, 1, &err);
-    if (st != RD_OK) fprintf(stderr, "\n  %s\n", err.msg);
+    if (st != RD_OK)
+        fprintf(stderr, "\n  %s\n", err.msg);
     CU_ASSERT_EQUAL(st, RD_OK);
     CU_ASSERT_EQUAL(out.rank, 3);
     rd_tensor_fini(&out);

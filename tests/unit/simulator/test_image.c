@@ -30,11 +30,11 @@ static void test_png_known_pixels(void)
     CU_ASSERT_EQUAL(t.dims[0], 512);
     CU_ASSERT_EQUAL(t.dims[1], 512);
     CU_ASSERT_EQUAL(t.dims[2], 3);
-    CU_ASSERT_EQUAL(memcmp(px(&t, 0, 0), (unsigned char[]){ 154, 147, 151 }, 3), 0);
-    CU_ASSERT_EQUAL(memcmp(px(&t, 511, 0), (unsigned char[]){ 125, 119, 110 }, 3), 0);
-    CU_ASSERT_EQUAL(memcmp(px(&t, 0, 511), (unsigned char[]){ 184, 167, 172 }, 3), 0);
-    CU_ASSERT_EQUAL(memcmp(px(&t, 256, 170), (unsigned char[]){ 213, 201, 201 }, 3), 0);
-    CU_ASSERT_EQUAL(memcmp(px(&t, 17, 123), (unsigned char[]){ 29, 9, 64 }, 3), 0);
+    CU_ASSERT_EQUAL(memcmp(px(&t, 0, 0), (unsigned char[]){154, 147, 151}, 3), 0);
+    CU_ASSERT_EQUAL(memcmp(px(&t, 511, 0), (unsigned char[]){125, 119, 110}, 3), 0);
+    CU_ASSERT_EQUAL(memcmp(px(&t, 0, 511), (unsigned char[]){184, 167, 172}, 3), 0);
+    CU_ASSERT_EQUAL(memcmp(px(&t, 256, 170), (unsigned char[]){213, 201, 201}, 3), 0);
+    CU_ASSERT_EQUAL(memcmp(px(&t, 17, 123), (unsigned char[]){29, 9, 64}, 3), 0);
     rd_tensor_fini(&t);
 
     CU_ASSERT_EQUAL_FATAL(rd_image_load(shared_image("camera.png"), &t, &err), RD_OK);
@@ -49,8 +49,8 @@ static void test_png_known_pixels(void)
     CU_ASSERT_EQUAL_FATAL(rd_image_load(shared_image("chelsea.png"), &t, &err), RD_OK);
     CU_ASSERT_EQUAL(t.dims[0], 300);
     CU_ASSERT_EQUAL(t.dims[1], 451);
-    CU_ASSERT_EQUAL(memcmp(px(&t, 450, 299), (unsigned char[]){ 162, 138, 128 }, 3), 0);
-    CU_ASSERT_EQUAL(memcmp(px(&t, 225, 100), (unsigned char[]){ 186, 140, 106 }, 3), 0);
+    CU_ASSERT_EQUAL(memcmp(px(&t, 450, 299), (unsigned char[]){162, 138, 128}, 3), 0);
+    CU_ASSERT_EQUAL(memcmp(px(&t, 225, 100), (unsigned char[]){186, 140, 106}, 3), 0);
     rd_tensor_fini(&t);
 }
 
@@ -69,9 +69,9 @@ static void test_jpeg_decodes(void)
         sum += ((unsigned char *)t.data)[i];
     double mean = sum / (double)rd_tensor_numel(&t);
     CU_ASSERT(mean > 60 && mean < 200); /* a photo, not a grey fill */
-    CU_ASSERT_EQUAL(memcmp(px(&t, 0, 0), (unsigned char[]){ 57, 58, 50 }, 3), 0);
-    CU_ASSERT_EQUAL(memcmp(px(&t, 767, 575), (unsigned char[]){ 50, 39, 35 }, 3), 0);
-    CU_ASSERT_EQUAL(memcmp(px(&t, 300, 200), (unsigned char[]){ 141, 141, 149 }, 3), 0);
+    CU_ASSERT_EQUAL(memcmp(px(&t, 0, 0), (unsigned char[]){57, 58, 50}, 3), 0);
+    CU_ASSERT_EQUAL(memcmp(px(&t, 767, 575), (unsigned char[]){50, 39, 35}, 3), 0);
+    CU_ASSERT_EQUAL(memcmp(px(&t, 300, 200), (unsigned char[]){141, 141, 149}, 3), 0);
     rd_tensor_fini(&t);
     CU_ASSERT_EQUAL_FATAL(rd_image_load(shared_image("rocket.jpg"), &t, &err), RD_OK);
     CU_ASSERT_EQUAL(t.dims[0], 427);
@@ -175,8 +175,8 @@ static void test_bmp_variants(void)
     CU_ASSERT_EQUAL_FATAL(rd_image_parse(b, len, "p.bmp", 0, &t, &err), RD_OK);
     CU_ASSERT_EQUAL(t.dims[2], 3);
     int idx = (4 + 3) % 252; /* x=4, y=3 */
-    unsigned char want[3] = { (unsigned char)((idx % 6) * 51), (unsigned char)(((idx / 6) % 7) * 42),
-                              (unsigned char)((idx / 42) % 6 * 51) };
+    unsigned char want[3] = {(unsigned char)((idx % 6) * 51), (unsigned char)(((idx / 6) % 7) * 42),
+                             (unsigned char)((idx / 42) % 6 * 51)};
     CU_ASSERT_EQUAL(memcmp(px(&t, 4, 3), want, 3), 0);
     rd_tensor_fini(&t);
     free(b);
@@ -209,8 +209,8 @@ static void test_bmp_file_matches_png(void)
 
 static void expect_error(const void *buf, size_t len, const char *name, rd_status code, const char *substr)
 {
-    rd_error err = { 0 };
-    rd_tensor t = { 0 };
+    rd_error err = {0};
+    rd_tensor t = {0};
     rd_status st = rd_image_parse(buf, len, name, 0, &t, &err);
     CU_ASSERT_EQUAL(st, code);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, name));
@@ -240,7 +240,7 @@ static void test_malformed(void)
     expect_error(jpg, 100, "head.jpg", RD_E_PARSE, "cannot decode JPEG");
     free(jpg);
 
-    unsigned char rgb[4 * 4 * 3] = { 0 };
+    unsigned char rgb[4 * 4 * 3] = {0};
     unsigned char *b = make_bmp(rgb, 4, 4, 24, false, false, &len);
     expect_error(b, len - 5, "short.bmp", RD_E_PARSE, "truncated");
     expect_error(b, 20, "tiny.bmp", RD_E_PARSE, "truncated");
@@ -330,8 +330,8 @@ static size_t make_claiming_jpeg(unsigned char *b, unsigned w, unsigned h)
     b[n++] = (unsigned char)(h >> 8), b[n++] = (unsigned char)h, b[n++] = (unsigned char)(w >> 8),
     b[n++] = (unsigned char)w;
     b[n++] = 1, b[n++] = 1, b[n++] = 0x11, b[n++] = 0;
-    b[n++] = 0xff, b[n++] = 0xda, b[n++] = 0, b[n++] = 8, b[n++] = 1, b[n++] = 1, b[n++] = 0, b[n++] = 0,
-    b[n++] = 63, b[n++] = 0;
+    b[n++] = 0xff, b[n++] = 0xda, b[n++] = 0, b[n++] = 8, b[n++] = 1, b[n++] = 1, b[n++] = 0, b[n++] = 0, b[n++] = 63,
+    b[n++] = 0;
     b[n++] = 0x00, b[n++] = 0xff, b[n++] = 0xd9;
     return n;
 }
@@ -379,8 +379,8 @@ static void test_path_is_image(void)
 
 RD_TEST_REGISTER(register_image_tests)
 {
-    RD_SUITE("image", { "png known pixels", test_png_known_pixels }, { "jpeg decodes", test_jpeg_decodes },
-             { "bmp variants", test_bmp_variants }, { "bmp file equals png", test_bmp_file_matches_png },
-             { "malformed images", test_malformed }, { "huge claims", test_huge_claims },
-             { "path is image", test_path_is_image });
+    RD_SUITE("image", {"png known pixels", test_png_known_pixels}, {"jpeg decodes", test_jpeg_decodes},
+             {"bmp variants", test_bmp_variants}, {"bmp file equals png", test_bmp_file_matches_png},
+             {"malformed images", test_malformed}, {"huge claims", test_huge_claims},
+             {"path is image", test_path_is_image});
 }

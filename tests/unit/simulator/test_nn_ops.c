@@ -130,8 +130,8 @@ static void test_conv_fast_matches_ref(void)
         seen[kind]++;
         if (e > 1e-5) {
             char msg[200];
-            snprintf(msg, sizeof msg, "conv case %d (nsp %d, group %lld, kind %d) err %g", it, nsp,
-                     (long long)g.group, (int)kind, e);
+            snprintf(msg, sizeof msg, "conv case %d (nsp %d, group %lld, kind %d) err %g", it, nsp, (long long)g.group,
+                     (int)kind, e);
             CU_FAIL(msg);
             return;
         }
@@ -160,8 +160,8 @@ static void test_conv_transpose_fast_matches_ref(void)
         const double e = convt_vs_ref(&g, it % 2 ? rnd_int(1, 30) : 0);
         if (e > 1e-5) {
             char msg[200];
-            snprintf(msg, sizeof msg, "conv transpose case %d (nsp %d, group %lld) err %g", it, nsp,
-                     (long long)g.group, e);
+            snprintf(msg, sizeof msg, "conv transpose case %d (nsp %d, group %lld) err %g", it, nsp, (long long)g.group,
+                     e);
             CU_FAIL(msg);
             return;
         }
@@ -171,8 +171,17 @@ static void test_conv_transpose_fast_matches_ref(void)
 static void test_conv_tile_bounded(void)
 {
     /* 64 -> 64, 3x3 on 224x224: a full im2col would be 116 MB; each task's columns stay near the budget */
-    conv_geom g = {.nsp = 2, .batch = 1, .in_c = 64, .out_c = 64, .group = 1, .in = {224, 224},
-                   .out = {224, 224}, .k = {3, 3}, .stride = {1, 1}, .dil = {1, 1}, .pad = {1, 1}};
+    conv_geom g = {.nsp = 2,
+                   .batch = 1,
+                   .in_c = 64,
+                   .out_c = 64,
+                   .group = 1,
+                   .in = {224, 224},
+                   .out = {224, 224},
+                   .k = {3, 3},
+                   .stride = {1, 1},
+                   .dil = {1, 1},
+                   .pad = {1, 1}};
     conv_plan plan;
     conv_plan_f32(&g, &plan);
     CU_ASSERT_EQUAL(plan.kind, CONV_KIND_TILED);
@@ -194,8 +203,16 @@ static void test_pool_kernels(void)
     float x[16];
     for (int i = 0; i < 16; i++)
         x[i] = (float)(i + 1);
-    conv_geom g = {.nsp = 2, .batch = 1, .in_c = 1, .out_c = 1, .group = 1, .in = {4, 4}, .out = {2, 2},
-                   .k = {3, 3}, .stride = {2, 2}, .dil = {1, 1}};
+    conv_geom g = {.nsp = 2,
+                   .batch = 1,
+                   .in_c = 1,
+                   .out_c = 1,
+                   .group = 1,
+                   .in = {4, 4},
+                   .out = {2, 2},
+                   .k = {3, 3},
+                   .stride = {2, 2},
+                   .dil = {1, 1}};
     float y[4];
     int64_t idx[4];
     pool_max_f32(&g, x, y, idx, false);
@@ -207,11 +224,21 @@ static void test_pool_kernels(void)
     pool_max_f32(&g, x, y, idx, true);
     CU_ASSERT_EQUAL(idx[0], 2 + 2 * 4); /* h + w * H */
     pool_avg_f32(&g, x, y, false);
-    CU_ASSERT_DOUBLE_EQUAL(y[0], 6.0, 1e-6);          /* mean of 1,2,3,5,6,7,9,10,11 */
+    CU_ASSERT_DOUBLE_EQUAL(y[0], 6.0, 1e-6); /* mean of 1,2,3,5,6,7,9,10,11 */
     CU_ASSERT_DOUBLE_EQUAL(y[3], (11 + 12 + 15 + 16) / 4.0, 1e-6);
     /* pads 1 on every side, count_include_pad: the corner window counts 9 taps */
-    conv_geom gp = {.nsp = 2, .batch = 1, .in_c = 1, .out_c = 1, .group = 1, .in = {4, 4}, .out = {2, 2},
-                    .k = {3, 3}, .stride = {2, 2}, .dil = {1, 1}, .pad = {1, 1}, .pad_end = {1, 1}};
+    conv_geom gp = {.nsp = 2,
+                    .batch = 1,
+                    .in_c = 1,
+                    .out_c = 1,
+                    .group = 1,
+                    .in = {4, 4},
+                    .out = {2, 2},
+                    .k = {3, 3},
+                    .stride = {2, 2},
+                    .dil = {1, 1},
+                    .pad = {1, 1},
+                    .pad_end = {1, 1}};
     pool_avg_f32(&gp, x, y, true);
     CU_ASSERT_DOUBLE_EQUAL(y[0], (1 + 2 + 5 + 6) / 9.0, 1e-6);
     pool_avg_f32(&gp, x, y, false);
@@ -262,8 +289,8 @@ static rd_status op_exec(op_run *r, const char *op, int opset, sim_attr *attrs, 
     const sim_op_def *def = sim_op_find("", op);
     if (!def)
         return rd_errorf(&r->err, RD_E_UNSUPPORTED, "no op %s", op);
-    r->node = (sim_node){.name = "t", .op_type = (char *)op, .domain = "", .opset = opset, .n_attr = n_attr,
-                         .attrs = attrs, .def = def};
+    r->node = (sim_node){
+        .name = "t", .op_type = (char *)op, .domain = "", .opset = opset, .n_attr = n_attr, .attrs = attrs, .def = def};
     r->params = calloc(1, def->params_size ? def->params_size : 1);
     if (def->parse) {
         rd_status st = def->parse(&r->node, r->params, &r->err);
@@ -272,8 +299,15 @@ static rd_status op_exec(op_run *r, const char *op, int opset, sim_attr *attrs, 
     }
     for (int k = 0; k < n_out; k++)
         r->present[k] = true;
-    sim_op_ctx ctx = {.node = &r->node, .params = r->params, .opset = opset, .n_in = n_in, .in = in,
-                      .n_out = n_out, .out = r->out, .out_present = r->present, .scratch = &r->scratch};
+    sim_op_ctx ctx = {.node = &r->node,
+                      .params = r->params,
+                      .opset = opset,
+                      .n_in = n_in,
+                      .in = in,
+                      .n_out = n_out,
+                      .out = r->out,
+                      .out_present = r->present,
+                      .scratch = &r->scratch};
     rd_status st = def->infer(&ctx, &r->err);
     for (int k = 0; k < n_out && st == RD_OK; k++) {
         rd_tensor shape = r->out[k];
@@ -330,8 +364,8 @@ static void test_conv_op_basic(void)
     const rd_tensor *in[] = {&x, &w};
     op_run r;
     CU_ASSERT_EQUAL_FATAL(op_exec(&r, "Conv", 11, at, 2, in, 2, 1), RD_OK);
-    const float want[] = {12, 21, 27, 33, 24, 33, 54, 63, 72, 51, 63, 99, 108, 117, 81,
-                          93, 144, 153, 162, 111, 72, 111, 117, 123, 84};
+    const float want[] = {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
+                          117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84};
     assert_floats(&r.out[0], want, 25, 1e-4);
     CU_ASSERT_EQUAL(r.node.macs, 25 * 9);
     op_run_fini(&r);
@@ -474,8 +508,10 @@ static void test_softmax_ops(void)
     op_run r;
     CU_ASSERT_EQUAL_FATAL(op_exec(&r, "Softmax", 13, NULL, 0, in, 1, 1), RD_OK);
     const double s = exp(1) + exp(2) + exp(3);
-    assert_floats(&r.out[0], (const float[]){(float)(exp(1) / s), (float)(exp(2) / s), (float)(exp(3) / s),
-                                             1 / 3.0f, 1 / 3.0f, 1 / 3.0f}, 6, 1e-6);
+    assert_floats(
+        &r.out[0],
+        (const float[]){(float)(exp(1) / s), (float)(exp(2) / s), (float)(exp(3) / s), 1 / 3.0f, 1 / 3.0f, 1 / 3.0f}, 6,
+        1e-6);
     op_run_fini(&r);
     sim_attr ax0[] = {attr_int("axis", 0)};
     CU_ASSERT_EQUAL_FATAL(op_exec(&r, "LogSoftmax", 13, ax0, 1, in, 1, 1), RD_OK);

@@ -63,9 +63,12 @@ static double elem(const rd_tensor *t, int64_t i)
 static double ref_value(rd_dtype dt, int64_t i)
 {
     const rd_dtype_info *info = rd_dtype_get(dt);
-    if (dt == RD_DT_BOOL) return i % 3 == 1;
-    if (info->is_float) return ((double)i - 2.5) * 0.75;
-    if (info->is_signed) return (double)((i * 37 + 5) % 251 - 125);
+    if (dt == RD_DT_BOOL)
+        return i % 3 == 1;
+    if (info->is_float)
+        return ((double)i - 2.5) * 0.75;
+    if (info->is_signed)
+        return (double)((i * 37 + 5) % 251 - 125);
     return (double)((i * 37 + 5) % 251);
 }
 
@@ -74,15 +77,18 @@ static bool values_are_reference(const rd_tensor *t)
 {
     int64_t n = rd_tensor_numel(t);
     for (int64_t i = 0; i < n; i++)
-        if (elem(t, i) != ref_value(t->dtype, i)) return false;
+        if (elem(t, i) != ref_value(t->dtype, i))
+            return false;
     return true;
 }
 
 static bool same_tensor(const rd_tensor *a, const rd_tensor *b)
 {
-    if (a->dtype != b->dtype || a->rank != b->rank) return false;
+    if (a->dtype != b->dtype || a->rank != b->rank)
+        return false;
     for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i]) return false;
+        if (a->dims[i] != b->dims[i])
+            return false;
     size_t n = rd_tensor_nbytes(a);
     return n == 0 || memcmp(a->data, b->data, n) == 0;
 }
@@ -99,7 +105,8 @@ static void assert_writes_like_numpy(const rd_tensor *t, const char *name)
     CU_ASSERT_EQUAL_FATAL(rd_npy_write(t, &img, &len, &err), RD_OK);
     CU_ASSERT_EQUAL(len, ref_len);
     bool same = len == ref_len && memcmp(img, ref, len) == 0;
-    if (!same) fprintf(stderr, "\n%s: rd_npy_write differs from numpy's bytes\n", name);
+    if (!same)
+        fprintf(stderr, "\n%s: rd_npy_write differs from numpy's bytes\n", name);
     CU_ASSERT_TRUE(same);
     free(img);
     free(ref);
@@ -108,7 +115,8 @@ static void assert_writes_like_numpy(const rd_tensor *t, const char *name)
 static rd_status load_fixture(const char *name, rd_tensor *t, rd_error *err)
 {
     rd_status st = rd_npy_load(fixture(name), t, err);
-    if (st != RD_OK) fprintf(stderr, "\n%s: %s\n", name, err->msg);
+    if (st != RD_OK)
+        fprintf(stderr, "\n%s: %s\n", name, err->msg);
     return st;
 }
 
@@ -118,9 +126,8 @@ typedef struct dtype_case {
 } dtype_case;
 
 static const dtype_case dtype_cases[] = {
-    {"f2", RD_DT_F16}, {"f4", RD_DT_F32}, {"f8", RD_DT_F64}, {"i1", RD_DT_I8},
-    {"u1", RD_DT_U8},  {"i2", RD_DT_I16}, {"u2", RD_DT_U16}, {"i4", RD_DT_I32},
-    {"u4", RD_DT_U32}, {"i8", RD_DT_I64}, {"u8", RD_DT_U64}, {"b1", RD_DT_BOOL},
+    {"f2", RD_DT_F16}, {"f4", RD_DT_F32}, {"f8", RD_DT_F64}, {"i1", RD_DT_I8},  {"u1", RD_DT_U8},  {"i2", RD_DT_I16},
+    {"u2", RD_DT_U16}, {"i4", RD_DT_I32}, {"u4", RD_DT_U32}, {"i8", RD_DT_I64}, {"u8", RD_DT_U64}, {"b1", RD_DT_BOOL},
 };
 #define N_DTYPE_CASES (sizeof dtype_cases / sizeof dtype_cases[0])
 
@@ -340,7 +347,8 @@ static void test_save_and_load(void)
     int entries = 0;
     struct dirent *de;
     while ((de = readdir(dh)) != NULL)
-        if (de->d_name[0] != '.') entries++;
+        if (de->d_name[0] != '.')
+            entries++;
     closedir(dh);
     CU_ASSERT_EQUAL(entries, 1);
     /* saving into a folder that does not exist names the path */
@@ -427,8 +435,7 @@ static uint8_t *make_npy(int major, const char *header, size_t data_len, size_t 
 }
 
 /* Parses a hand-made header; returns the status and leaves the message in err. */
-static rd_status parse_header(int major, const char *header, size_t data_len, rd_tensor *t,
-                              rd_error *err)
+static rd_status parse_header(int major, const char *header, size_t data_len, rd_tensor *t, rd_error *err)
 {
     size_t len;
     uint8_t *b = make_npy(major, header, data_len, &len);
@@ -448,8 +455,7 @@ static void test_tolerant_headers(void)
     } cases[] = {
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n", RD_DT_F32, 2, 2},
         {"{'descr':'<f4','fortran_order':False,'shape':(2,3)}", RD_DT_F32, 2, 2},
-        {"{ \"shape\" : ( 2 , 3 , ) ,\n \"fortran_order\" : False , \"descr\" : \"<f4\" }   \n",
-         RD_DT_F32, 2, 2},
+        {"{ \"shape\" : ( 2 , 3 , ) ,\n \"fortran_order\" : False , \"descr\" : \"<f4\" }   \n", RD_DT_F32, 2, 2},
         {"{'descr': '|f4', 'fortran_order': False, 'shape': (6,), }", RD_DT_F32, 1, 6},
         {"{'descr': 'f4', 'fortran_order': False, 'shape': (6,), }", RD_DT_F32, 1, 6},
         {"{'descr': '=f4', 'fortran_order': False, 'shape': (6,), }", RD_DT_F32, 1, 6},
@@ -458,8 +464,7 @@ static void test_tolerant_headers(void)
         {"{'descr': 'u1', 'fortran_order': False, 'shape': (24,), }", RD_DT_U8, 1, 24},
         {"{'descr': '<i1', 'fortran_order': False, 'shape': (24,), }", RD_DT_I8, 1, 24},
         {"{'descr': '>u1', 'fortran_order': False, 'shape': (24,), }", RD_DT_U8, 1, 24},
-        {"{'descr': '<i8', 'fortran_order': False, 'shape': (3L,), }", RD_DT_I64, 1,
-         3}, /* Python 2 */
+        {"{'descr': '<i8', 'fortran_order': False, 'shape': (3L,), }", RD_DT_I64, 1, 3}, /* Python 2 */
         {"{'descr': '<f4', 'fortran_order': True, 'shape': (6,), }", RD_DT_F32, 1, 6},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (-0,), }", RD_DT_F32, 1, 0},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (), }", RD_DT_F32, 0, 0},
@@ -471,7 +476,8 @@ static void test_tolerant_headers(void)
             rd_tensor t;
             rd_error err;
             rd_status st = parse_header(major, cases[k].header, data_len, &t, &err);
-            if (st != RD_OK) fprintf(stderr, "\ncase %zu: %s\n", k, err.msg);
+            if (st != RD_OK)
+                fprintf(stderr, "\ncase %zu: %s\n", k, err.msg);
             CU_ASSERT_EQUAL(st, RD_OK);
             CU_ASSERT_EQUAL(t.dtype, cases[k].dtype);
             CU_ASSERT_EQUAL(t.rank, cases[k].rank);
@@ -528,33 +534,28 @@ static void test_malformed_headers(void)
         {"{'descr': '<f4", 8, RD_E_PARSE, "header byte 20: unterminated string"},
         {"", 8, RD_E_PARSE, "expected '{' to start the header dict, found the end of the header"},
         {"[1, 2]", 8, RD_E_PARSE, "expected '{'"},
-        {"{'descr': '<f4', 'fortran_order': \xe9, 'shape': (2,)}", 8, RD_E_PARSE,
-         "found non-ASCII byte 0xe9"},
+        {"{'descr': '<f4', 'fortran_order': \xe9, 'shape': (2,)}", 8, RD_E_PARSE, "found non-ASCII byte 0xe9"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 3), }", 8, RD_E_PARSE,
          "negative dimension -1 in 'shape'"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (4, -20), }", 8, RD_E_PARSE,
-         "negative dimension -20"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 1099511627776), }", 8,
-         RD_E_LIMIT, "x.npy: header 'shape'"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }", 8,
-         RD_E_PARSE, "does not fit in 64 bits"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (4, -20), }", 8, RD_E_PARSE, "negative dimension -20"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 1099511627776), }", 8, RD_E_LIMIT,
+         "x.npy: header 'shape'"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }", 8, RD_E_PARSE,
+         "does not fit in 64 bits"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }", 8, RD_E_LIMIT,
          "more than 8 dimensions"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (2), }", 8, RD_E_PARSE, "not a tuple"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': [2], }", 8, RD_E_PARSE,
          "expected '(' to start the 'shape' tuple"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2.5,), }", 8, RD_E_PARSE,
-         "expected ',' or ')'"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2.5,), }", 8, RD_E_PARSE, "expected ',' or ')'"},
         {"{'descr': '<f4', 'fortran_order': 1, 'shape': (2,), }", 8, RD_E_PARSE,
          "'fortran_order' must be True or False"},
         {"{'descr': '<f4', 'fortran_order': Falsehood, 'shape': (2,), }", 8, RD_E_PARSE,
          "'fortran_order' must be True or False"},
-        {"{'descr': 5, 'fortran_order': False, 'shape': (2,), }", 8, RD_E_PARSE,
-         "'descr' must be a string"},
+        {"{'descr': 5, 'fortran_order': False, 'shape': (2,), }", 8, RD_E_PARSE, "'descr' must be a string"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } x", 8, RD_E_PARSE,
          "unexpected 'x' after the header dict"},
-        {"{'descr': [('a', '<f4'), 'fortran_order': False, 'shape': (2,), }", 8, RD_E_PARSE,
-         "unbalanced '}'"},
+        {"{'descr': [('a', '<f4'), 'fortran_order': False, 'shape': (2,), }", 8, RD_E_PARSE, "unbalanced '}'"},
         {"{'descr': [('a', '<f4')", 8, RD_E_PARSE, "unterminated bracket"},
         {"{'descr': "
          "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
@@ -562,31 +563,25 @@ static void test_malformed_headers(void)
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (10,), }", 8, RD_E_PARSE,
          "x.npy: truncated data: float32 shape needs 40 bytes after the header at byte 68, the "
          "file has 8"},
-        {"{'descr': '<f4\n', 'fortran_order': False, 'shape': (2,), }", 8, RD_E_PARSE,
-         "unterminated string"},
-        {"{'descr': '<f4\x01', 'fortran_order': False, 'shape': (2,), }", 8, RD_E_PARSE,
-         "control byte 0x01"},
-        {"{'descr': '<f3', 'fortran_order': False, 'shape': (2,), }", 8, RD_E_UNSUPPORTED,
-         "unsupported dtype '<f3'"},
-        {"{'descr': '<f16', 'fortran_order': False, 'shape': (2,), }", 8, RD_E_UNSUPPORTED,
-         "unsupported dtype '<f16'"},
-        {"{'descr': '', 'fortran_order': False, 'shape': (2,), }", 8, RD_E_UNSUPPORTED,
-         "unsupported dtype ''"},
+        {"{'descr': '<f4\n', 'fortran_order': False, 'shape': (2,), }", 8, RD_E_PARSE, "unterminated string"},
+        {"{'descr': '<f4\x01', 'fortran_order': False, 'shape': (2,), }", 8, RD_E_PARSE, "control byte 0x01"},
+        {"{'descr': '<f3', 'fortran_order': False, 'shape': (2,), }", 8, RD_E_UNSUPPORTED, "unsupported dtype '<f3'"},
+        {"{'descr': '<f16', 'fortran_order': False, 'shape': (2,), }", 8, RD_E_UNSUPPORTED, "unsupported dtype '<f16'"},
+        {"{'descr': '', 'fortran_order': False, 'shape': (2,), }", 8, RD_E_UNSUPPORTED, "unsupported dtype ''"},
         /* found by fuzz_npy: empty, but the other dims multiply past int64 (numpy refuses it too)
          */
-        {"{'descr': '>i8', 'fortran_order': True, 'shape': (6669999999999999990, 1, 2, 0, 2), }", 8,
-         RD_E_LIMIT, "x.npy: header 'shape': empty tensor whose non-zero dims multiply past 2^63"},
+        {"{'descr': '>i8', 'fortran_order': True, 'shape': (6669999999999999990, 1, 2, 0, 2), }", 8, RD_E_LIMIT,
+         "x.npy: header 'shape': empty tensor whose non-zero dims multiply past 2^63"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         rd_tensor t;
         rd_error err;
         rd_error_clear(&err);
         rd_status st = parse_header(1, cases[k].header, cases[k].data_len, &t, &err);
-        bool ok = st == cases[k].code && strstr(err.msg, cases[k].msg) &&
-                  strncmp(err.msg, "x.npy: ", 7) == 0;
+        bool ok = st == cases[k].code && strstr(err.msg, cases[k].msg) && strncmp(err.msg, "x.npy: ", 7) == 0;
         if (!ok)
-            fprintf(stderr, "\ncase %zu: got %s \"%s\", want %s \"%s\"\n", k, rd_status_str(st),
-                    err.msg, rd_status_str(cases[k].code), cases[k].msg);
+            fprintf(stderr, "\ncase %zu: got %s \"%s\", want %s \"%s\"\n", k, rd_status_str(st), err.msg,
+                    rd_status_str(cases[k].code), cases[k].msg);
         CU_ASSERT_TRUE(ok);
         CU_ASSERT_PTR_NULL(t.data);
     }
@@ -606,16 +601,14 @@ static void test_malformed_prefix(void)
         {"\x93NUMPZ\x01\x00\x04\x00{}  ", 14, RD_E_PARSE, "bad magic"},
         {"PK\x03\x04\x14\x00\x00\x00", 8, RD_E_PARSE, "bad magic"},
         {"\x93NUMPY", 6, RD_E_PARSE, "no format version"},
-        {"\x93NUMPY\x04\x00\x04\x00{}  ", 14, RD_E_UNSUPPORTED,
-         "x.npy: byte 6: unsupported .npy format version 4.0"},
+        {"\x93NUMPY\x04\x00\x04\x00{}  ", 14, RD_E_UNSUPPORTED, "x.npy: byte 6: unsupported .npy format version 4.0"},
         {"\x93NUMPY\x01\x01\x04\x00{}  ", 14, RD_E_UNSUPPORTED, "version 1.1"},
         {"\x93NUMPY\x00\x00\x04\x00{}  ", 14, RD_E_UNSUPPORTED, "version 0.0"},
         {"\x93NUMPY\x01\x00\x04", 9, RD_E_PARSE, "the header length needs 2 bytes at byte 8"},
         {"\x93NUMPY\x02\x00\x04\x00\x00", 11, RD_E_PARSE, "the header length needs 4 bytes"},
         {"\x93NUMPY\x01\x00\x40\x00{}  ", 14, RD_E_PARSE,
          "x.npy: byte 8: header length 64 runs past the end of the file (4 bytes after byte 10)"},
-        {"\x93NUMPY\x02\x00\xff\xff\xff\xff{}", 14, RD_E_PARSE,
-         "header length 4294967295 runs past"},
+        {"\x93NUMPY\x02\x00\xff\xff\xff\xff{}", 14, RD_E_PARSE, "header length 4294967295 runs past"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         rd_tensor t;
@@ -624,8 +617,8 @@ static void test_malformed_prefix(void)
         rd_status st = rd_npy_parse(cases[k].bytes, cases[k].len, "x.npy", &t, &err);
         bool ok = st == cases[k].code && strstr(err.msg, cases[k].msg);
         if (!ok)
-            fprintf(stderr, "\nprefix case %zu: got %s \"%s\", want %s \"%s\"\n", k,
-                    rd_status_str(st), err.msg, rd_status_str(cases[k].code), cases[k].msg);
+            fprintf(stderr, "\nprefix case %zu: got %s \"%s\", want %s \"%s\"\n", k, rd_status_str(st), err.msg,
+                    rd_status_str(cases[k].code), cases[k].msg);
         CU_ASSERT_TRUE(ok);
     }
 }
@@ -656,16 +649,13 @@ RD_TEST_REGISTER(register_npy)
              {"empty arrays match numpy", test_empty_arrays_match_numpy},
              {"big-endian is converted", test_big_endian_is_converted},
              {"Fortran order is transposed", test_fortran_order_is_transposed},
-             {"Fortran order by hand", test_fortran_by_hand},
-             {"versions 2.0 and 3.0", test_versions_2_and_3},
+             {"Fortran order by hand", test_fortran_by_hand}, {"versions 2.0 and 3.0", test_versions_2_and_3},
              {"unsupported dtypes are named", test_unsupported_dtypes_are_named},
              {"round trip every dtype and rank", test_round_trip_every_dtype_and_rank},
-             {"save and load", test_save_and_load},
-             {"write refuses bad tensors", test_write_refuses_bad_tensors},
+             {"save and load", test_save_and_load}, {"write refuses bad tensors", test_write_refuses_bad_tensors},
              {"bool is normalised", test_bool_is_normalised},
              {"numel of empty with huge dims", test_numel_of_empty_with_huge_dims},
-             {"tolerant headers", test_tolerant_headers},
-             {"malformed headers", test_malformed_headers},
+             {"tolerant headers", test_tolerant_headers}, {"malformed headers", test_malformed_headers},
              {"malformed prefix", test_malformed_prefix},
              {"every truncation fails cleanly", test_every_truncation_fails_cleanly});
 }

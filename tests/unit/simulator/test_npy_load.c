@@ -54,7 +54,8 @@ static void expect_refused(const char *path, const rd_npy_expect *want, rd_statu
     rd_error err = {0};
     rd_status st = rd_npy_load_expect(path, want, &t, &err);
     if (st != code || !strstr(err.msg, msg))
-        fprintf(stderr, "\n  %s: got %s '%s', want %s '%s'\n", path, rd_status_str(st), err.msg, rd_status_str(code), msg);
+        fprintf(stderr, "\n  %s: got %s '%s', want %s '%s'\n", path, rd_status_str(st), err.msg, rd_status_str(code),
+                msg);
     CU_ASSERT_EQUAL(st, code);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, msg));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, path)); /* the file is named */
@@ -70,8 +71,8 @@ static void test_huge_claims_refused_cheaply(void)
                          SPARSE_BYTES);
     expect_refused(p, NULL, RD_E_PARSE, "bytes after the data: the float32 shape in the header needs 8 bytes");
     /* a header claiming 4 GiB in a 1 GiB file: truncated */
-    p = sparse_npy(dir, "big_claim.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824,), }\n",
-                   false, SPARSE_BYTES);
+    p = sparse_npy(dir, "big_claim.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824,), }\n", false,
+                   SPARSE_BYTES);
     expect_refused(p, NULL, RD_E_PARSE, "truncated data: float32 shape needs 4294967296 bytes");
     /* a claim that matches the file, refused against the shape the caller expects */
     off_t data_off = 10 + (off_t)strlen("{'descr': '<f4', 'fortran_order': False, 'shape': (256, 1024, 1024), }\n");

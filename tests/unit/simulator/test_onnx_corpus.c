@@ -60,8 +60,7 @@ static void test_node_models(void)
 static bool non_tensor_case(const char *path)
 {
     const char *dir = strstr(path, "/node/");
-    return dir && (strstr(dir, "sequence") || strstr(dir, "_seq") || strstr(dir, "optional") ||
-                   strstr(dir, "_opt/"));
+    return dir && (strstr(dir, "sequence") || strstr(dir, "_seq") || strstr(dir, "optional") || strstr(dir, "_opt/"));
 }
 
 static void test_node_tensors(void)
@@ -91,8 +90,10 @@ static void test_node_tensors(void)
         }
         free(name);
     }
-    fprintf(stderr, "\n  test data: %zu of %zu TensorProto files loaded, %zu unsupported dtype, %zu sequence or "
-            "optional protos refused\n", ok, g.gl_pathc, dtype, not_tensor);
+    fprintf(stderr,
+            "\n  test data: %zu of %zu TensorProto files loaded, %zu unsupported dtype, %zu sequence or "
+            "optional protos refused\n",
+            ok, g.gl_pathc, dtype, not_tensor);
     CU_ASSERT(ok * 100 >= g.gl_pathc * 95);
     globfree(&g);
 }

@@ -29,8 +29,8 @@ static void test_basic_model(void)
     make_tensor(&w, RD_DT_F32);
     rd_onnx_add_initializer(b, "w", &w, RD_ONNX_RAW);
     rd_onnx_add_node(b, "MatMul", "mm", (const char *const[]){"x", "w"}, 2, (const char *const[]){"h"}, 1);
-    rd_onnx_node *n = rd_onnx_add_node(b, "FusedGelu", NULL, (const char *const[]){"h", NULL}, 2,
-                                       (const char *const[]){"y"}, 1);
+    rd_onnx_node *n =
+        rd_onnx_add_node(b, "FusedGelu", NULL, (const char *const[]){"h", NULL}, 2, (const char *const[]){"y"}, 1);
     rd_onnx_node_set_domain(n, "com.microsoft");
     const int64_t yd[2] = {-1, -1};
     rd_onnx_add_output(b, "y", RD_DT_F32, 2, yd, NULL);
@@ -86,7 +86,7 @@ static void test_basic_model(void)
 /* Every supported dtype in raw_data and in its typed field loads back bit for bit. */
 static void test_initializer_dtypes_and_storage(void)
 {
-    static const rd_dtype dts[] = {RD_DT_F32, RD_DT_U8,  RD_DT_I8,  RD_DT_U16, RD_DT_I16, RD_DT_I32, RD_DT_I64,
+    static const rd_dtype dts[] = {RD_DT_F32,  RD_DT_U8,  RD_DT_I8,  RD_DT_U16, RD_DT_I16, RD_DT_I32, RD_DT_I64,
                                    RD_DT_BOOL, RD_DT_F16, RD_DT_F64, RD_DT_U32, RD_DT_U64, RD_DT_BF16};
     const size_t n = sizeof dts / sizeof dts[0];
     rd_onnx_builder *b = rd_onnx_builder_create(8, 17);
@@ -188,18 +188,17 @@ static void test_constant_nodes(void)
     rd_tensor t;
     make_tensor(&t, RD_DT_I32);
     rd_onnx_add_opset(b, "ai.onnx", 13); /* the same domain under its long name: normalised, no clash */
-    rd_onnx_attr_tensor(rd_onnx_add_node(b, "Constant", "c0", NULL, 0, (const char *const[]){"c_tensor"}, 1),
-                        "value", &t, RD_ONNX_RAW);
+    rd_onnx_attr_tensor(rd_onnx_add_node(b, "Constant", "c0", NULL, 0, (const char *const[]){"c_tensor"}, 1), "value",
+                        &t, RD_ONNX_RAW);
     rd_onnx_attr_float(rd_onnx_add_node(b, "Constant", "c1", NULL, 0, (const char *const[]){"c_float"}, 1),
                        "value_float", 2.5f);
     rd_onnx_attr_floats(rd_onnx_add_node(b, "Constant", "c2", NULL, 0, (const char *const[]){"c_floats"}, 1),
                         "value_floats", (const float[]){1, 2, 3}, 3);
-    rd_onnx_attr_int(rd_onnx_add_node(b, "Constant", "c3", NULL, 0, (const char *const[]){"c_int"}, 1),
-                     "value_int", -7);
-    rd_onnx_attr_ints(rd_onnx_add_node(b, "Constant", "c4", NULL, 0, (const char *const[]){"c_ints"}, 1),
-                      "value_ints", (const int64_t[]){4, 5}, 2);
-    rd_onnx_add_node(b, "Sum", "sum", (const char *const[]){"c_tensor", "c_float"}, 2, (const char *const[]){"y"},
-                     1);
+    rd_onnx_attr_int(rd_onnx_add_node(b, "Constant", "c3", NULL, 0, (const char *const[]){"c_int"}, 1), "value_int",
+                     -7);
+    rd_onnx_attr_ints(rd_onnx_add_node(b, "Constant", "c4", NULL, 0, (const char *const[]){"c_ints"}, 1), "value_ints",
+                      (const int64_t[]){4, 5}, 2);
+    rd_onnx_add_node(b, "Sum", "sum", (const char *const[]){"c_tensor", "c_float"}, 2, (const char *const[]){"y"}, 1);
     rd_model m;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(ot_load(b, NULL, &m, &err), RD_OK);
@@ -229,8 +228,8 @@ static void test_constant_nodes(void)
 static void test_constant_unsupported_forms(void)
 {
     rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
-    rd_onnx_attr_string(rd_onnx_add_node(b, "Constant", "cs", NULL, 0, (const char *const[]){"s"}, 1),
-                        "value_string", "hello");
+    rd_onnx_attr_string(rd_onnx_add_node(b, "Constant", "cs", NULL, 0, (const char *const[]){"s"}, 1), "value_string",
+                        "hello");
     rd_model m;
     rd_error err;
     rd_status st = ot_load(b, NULL, &m, &err);
@@ -358,8 +357,8 @@ static void test_external_data(void)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         b = rd_onnx_builder_create(8, 13);
-        rd_onnx_add_initializer_external(b, "wx", RD_DT_F32, 1, (const int64_t[]){3}, bad[i].location,
-                                         bad[i].offset, bad[i].length);
+        rd_onnx_add_initializer_external(b, "wx", RD_DT_F32, 1, (const int64_t[]){3}, bad[i].location, bad[i].offset,
+                                         bad[i].length);
         st = ot_load(b, dir, &m, &err);
         OT_ASSERT_ERR(st, &err, bad[i].want, "test.onnx", "initializer 'wx'", bad[i].sub1, bad[i].sub2);
         sim_model_free_contents(&m);

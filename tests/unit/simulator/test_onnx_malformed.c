@@ -2,22 +2,22 @@
 #include "onnx_test_util.h"
 
 /* Loads and expects failure; the model's partial contents are freed. */
-#define EXPECT_LOAD_ERR(b, want, ...)                                                              \
-    do {                                                                                           \
-        rd_model m_;                                                                               \
-        rd_error e_;                                                                               \
-        rd_status st_ = ot_load(b, NULL, &m_, &e_);                                                \
-        OT_ASSERT_ERR(st_, &e_, want, "test.onnx", __VA_ARGS__);                                   \
-        sim_model_free_contents(&m_);                                                              \
+#define EXPECT_LOAD_ERR(b, want, ...)                            \
+    do {                                                         \
+        rd_model m_;                                             \
+        rd_error e_;                                             \
+        rd_status st_ = ot_load(b, NULL, &m_, &e_);              \
+        OT_ASSERT_ERR(st_, &e_, want, "test.onnx", __VA_ARGS__); \
+        sim_model_free_contents(&m_);                            \
     } while (0)
 
-#define EXPECT_PARSE_ERR(buf, len, want, ...)                                                      \
-    do {                                                                                           \
-        rd_model m_;                                                                               \
-        rd_error e_;                                                                               \
-        rd_status st_ = ot_parse(buf, len, NULL, &m_, &e_);                                        \
-        OT_ASSERT_ERR(st_, &e_, want, "test.onnx", __VA_ARGS__);                                   \
-        sim_model_free_contents(&m_);                                                              \
+#define EXPECT_PARSE_ERR(buf, len, want, ...)                    \
+    do {                                                         \
+        rd_model m_;                                             \
+        rd_error e_;                                             \
+        rd_status st_ = ot_parse(buf, len, NULL, &m_, &e_);      \
+        OT_ASSERT_ERR(st_, &e_, want, "test.onnx", __VA_ARGS__); \
+        sim_model_free_contents(&m_);                            \
     } while (0)
 
 static void *small_model(size_t *len)

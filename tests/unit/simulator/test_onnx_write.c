@@ -116,7 +116,6 @@ static void test_tensorproto_round_trip(void)
     rd_tensor_fini(&t);
 }
 
-
 /* A parsed model written back and parsed again keeps nodes, attributes, constants and io. */
 static void test_model_write_round_trip(void)
 {
@@ -130,8 +129,8 @@ static void test_model_write_round_trip(void)
     rd_onnx_add_initializer(b, "w", &w, RD_ONNX_TYPED);
     rd_onnx_attr_float(rd_onnx_add_node(b, "Constant", "k", NULL, 0, (const char *const[]){"k"}, 1), "value_float",
                        4.0f);
-    rd_onnx_node *n = rd_onnx_add_node(b, "QFoo", "q", (const char *const[]){"x", NULL, "w", "k"}, 4,
-                                       (const char *const[]){"y"}, 1);
+    rd_onnx_node *n =
+        rd_onnx_add_node(b, "QFoo", "q", (const char *const[]){"x", NULL, "w", "k"}, 4, (const char *const[]){"y"}, 1);
     rd_onnx_node_set_domain(n, "com.microsoft");
     rd_onnx_attr_strings(n, "names", (const char *const[]){"p", "q"}, 2);
     rd_onnx_attr_tensor(n, "t", &w, RD_ONNX_RAW);

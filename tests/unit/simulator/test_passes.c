@@ -16,8 +16,8 @@ static rd_onnx_builder *conv_bn_relu_model(void)
     init_f32(b, "w", 4, (const int64_t[]){4, 3, 3, 3}, 1, -1.0f, 1.0f);
     init_f32(b, "bias", 1, (const int64_t[]){4}, 2, -1.0f, 1.0f);
     bn_params(b, "bn", 4, 3);
-    rd_onnx_node *c = rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w", "bias"}, 3,
-                                       (const char *const[]){"c"}, 1);
+    rd_onnx_node *c =
+        rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w", "bias"}, 3, (const char *const[]){"c"}, 1);
     rd_onnx_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     node1(b, "Identity", "id", "c", "c_id");
     bn_node(b, "bn", "c_id", "bn", "n");
@@ -76,9 +76,9 @@ static void test_identity(void)
     node1(b, "Identity", "id1", "x", "a");
     node1(b, "Identity", "id2", "a", "b");
     node2(b, "Add", "add", "b", "a", "s");
-    node1(b, "Identity", "id_out", "s", "y1");     /* a graph output: kept */
+    node1(b, "Identity", "id_out", "s", "y1"); /* a graph output: kept */
     node2(b, "Mul", "mul", "s", "b", "y2");
-    node1(b, "Identity", "id_const", "k", "kc");  /* folded at load: left alone */
+    node1(b, "Identity", "id_const", "k", "kc"); /* folded at load: left alone */
     node2(b, "Add", "add_k", "y2", "kc", "y3");
     rd_onnx_add_output(b, "y1", RD_DT_F32, -1, NULL, NULL);
     rd_onnx_add_output(b, "y3", RD_DT_F32, -1, NULL, NULL);
@@ -113,15 +113,15 @@ static void test_dropout_13(void)
     node1(b, "Dropout", "d_plain", "x", "a");
     rd_onnx_add_node(b, "Dropout", "d_false", (const char *const[]){"a", "ratio", "no"}, 3,
                      (const char *const[]){"b", "b_mask"}, 2);
-    rd_onnx_add_node(b, "Dropout", "d_train0", (const char *const[]){"b", "zero", "yes"}, 3,
-                     (const char *const[]){"c"}, 1);
-    rd_onnx_add_node(b, "Dropout", "d_mask_read", (const char *const[]){"c"}, 1,
-                     (const char *const[]){"d", "d_mask"}, 2);
+    rd_onnx_add_node(b, "Dropout", "d_train0", (const char *const[]){"b", "zero", "yes"}, 3, (const char *const[]){"c"},
+                     1);
+    rd_onnx_add_node(b, "Dropout", "d_mask_read", (const char *const[]){"c"}, 1, (const char *const[]){"d", "d_mask"},
+                     2);
     rd_onnx_node *cast = node1(b, "Cast", "cast", "d_mask", "d_maskf");
     rd_onnx_attr_int(cast, "to", 1);
     node2(b, "Add", "add", "d", "d_maskf", "e");
-    rd_onnx_add_node(b, "Dropout", "d_mask_out", (const char *const[]){"e"}, 1,
-                     (const char *const[]){"f", "f_mask"}, 2);
+    rd_onnx_add_node(b, "Dropout", "d_mask_out", (const char *const[]){"e"}, 1, (const char *const[]){"f", "f_mask"},
+                     2);
     node1(b, "Relu", "relu", "f", "y");
     rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
     rd_onnx_add_output(b, "f_mask", RD_DT_BOOL, -1, NULL, NULL);
@@ -145,8 +145,8 @@ static void test_dropout_10(void)
 {
     rd_onnx_builder *b = rd_onnx_builder_create(6, 10);
     rd_onnx_add_input(b, "x", RD_DT_F32, 2, (const int64_t[]){2, 3}, NULL);
-    rd_onnx_node *d = rd_onnx_add_node(b, "Dropout", "drop", (const char *const[]){"x"}, 1,
-                                       (const char *const[]){"a", "mask"}, 2);
+    rd_onnx_node *d =
+        rd_onnx_add_node(b, "Dropout", "drop", (const char *const[]){"x"}, 1, (const char *const[]){"a", "mask"}, 2);
     rd_onnx_attr_float(d, "ratio", 0.4f);
     node1(b, "Sigmoid", "sig", "a", "y");
     rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
@@ -241,12 +241,12 @@ static void test_bn_refused(void)
     bn_params(b, "p", 2, 71);
     node2(b, "Conv", "conv_shared", "x", "w", "c1");
     bn_node(b, "bn_shared", "c1", "p", "n1");
-    node2(b, "Add", "add", "n1", "c1", "s1");                        /* c1 read twice */
-    node2(b, "Conv", "conv_out", "s1", "w", "c2");                   /* c2 is a graph output */
+    node2(b, "Add", "add", "n1", "c1", "s1");      /* c1 read twice */
+    node2(b, "Conv", "conv_out", "s1", "w", "c2"); /* c2 is a graph output */
     bn_node(b, "bn_out", "c2", "p", "n2");
     node2(b, "Conv", "conv_mean", "n2", "w", "c3");
-    rd_onnx_add_node(b, "BatchNormalization", "bn_mean", (const char *const[]){"c3", "p_s", "p_b", "mean", "p_v"},
-                     5, (const char *const[]){"n3"}, 1);
+    rd_onnx_add_node(b, "BatchNormalization", "bn_mean", (const char *const[]){"c3", "p_s", "p_b", "mean", "p_v"}, 5,
+                     (const char *const[]){"n3"}, 1);
     node1(b, "Relu", "relu", "n3", "r");
     bn_node(b, "bn_relu", "r", "p", "n4");
     node2(b, "Conv", "conv_wx", "n4", "wx", "c5");
@@ -268,17 +268,17 @@ static void test_bn_gemm(void)
 {
     rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
     rd_onnx_add_input(b, "x", RD_DT_F32, 2, (const int64_t[]){3, 4}, NULL);
-    init_f32(b, "b0", 2, (const int64_t[]){4, 5}, 80, -1.0f, 1.0f);   /* [K, N] */
+    init_f32(b, "b0", 2, (const int64_t[]){4, 5}, 80, -1.0f, 1.0f); /* [K, N] */
     init_f32(b, "c0", 1, (const int64_t[]){5}, 81, -1.0f, 1.0f);
-    init_f32(b, "b1", 2, (const int64_t[]){4, 5}, 82, -1.0f, 1.0f);   /* [N, K] with transB */
+    init_f32(b, "b1", 2, (const int64_t[]){4, 5}, 82, -1.0f, 1.0f); /* [N, K] with transB */
     init_f32(b, "b2", 2, (const int64_t[]){4, 4}, 83, -1.0f, 1.0f);
     init_f32(b, "c2", 2, (const int64_t[]){1, 4}, 84, -1.0f, 1.0f);
     bn_params(b, "p5", 5, 85);
     bn_params(b, "p4", 4, 86);
     rd_onnx_add_node(b, "Gemm", "g0", (const char *const[]){"x", "b0", "c0"}, 3, (const char *const[]){"m0"}, 1);
     bn_node(b, "bn0", "m0", "p5", "n0");
-    rd_onnx_node *g1 = rd_onnx_add_node(b, "Gemm", "g1", (const char *const[]){"n0", "b1"}, 2,
-                                        (const char *const[]){"m1"}, 1);
+    rd_onnx_node *g1 =
+        rd_onnx_add_node(b, "Gemm", "g1", (const char *const[]){"n0", "b1"}, 2, (const char *const[]){"m1"}, 1);
     rd_onnx_attr_int(g1, "transB", 1);
     rd_onnx_attr_float(g1, "alpha", 0.5f);
     bn_node(b, "bn1", "m1", "p4", "n1");
@@ -308,8 +308,8 @@ static void test_bn_gemm_beta(void)
     init_f32(b, "w", 2, (const int64_t[]){4, 4}, 90, -1.0f, 1.0f);
     init_f32(b, "c", 1, (const int64_t[]){4}, 91, -1.0f, 1.0f);
     bn_params(b, "p", 4, 92);
-    rd_onnx_node *g = rd_onnx_add_node(b, "Gemm", "g", (const char *const[]){"x", "w", "c"}, 3,
-                                       (const char *const[]){"m"}, 1);
+    rd_onnx_node *g =
+        rd_onnx_add_node(b, "Gemm", "g", (const char *const[]){"x", "w", "c"}, 3, (const char *const[]){"m"}, 1);
     rd_onnx_attr_float(g, "beta", 0.5f);
     bn_node(b, "bn", "m", "p", "y");
     rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
@@ -339,8 +339,8 @@ static void test_bias_conv_variants(void)
     init_f32(b, "a3", 1, (const int64_t[]){6}, 118, -1.0f, 1.0f);
     init_f32(b, "a4", 3, (const int64_t[]){3, 1, 1}, 119, -1.0f, 1.0f);
     bn_params(b, "p3", 3, 120);
-    rd_onnx_node *c0 = rd_onnx_add_node(b, "Conv", "c0", (const char *const[]){"x", "w0"}, 2,
-                                        (const char *const[]){"m0"}, 1);
+    rd_onnx_node *c0 =
+        rd_onnx_add_node(b, "Conv", "c0", (const char *const[]){"x", "w0"}, 2, (const char *const[]){"m0"}, 1);
     rd_onnx_attr_ints(c0, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     node2(b, "Add", "add0", "m0", "a0", "y0");
     rd_onnx_add_node(b, "Conv", "c1", (const char *const[]){"y0", "w1", "b1"}, 3, (const char *const[]){"m1"}, 1);
@@ -386,8 +386,8 @@ static void test_bias_matmul_gemm(void)
     node2(b, "Add", "add0", "m0", "a", "y0");
     rd_onnx_add_node(b, "Gemm", "g", (const char *const[]){"y0", "k", "a"}, 3, (const char *const[]){"m1"}, 1);
     node2(b, "Add", "add1", "m1", "a2", "y1");
-    rd_onnx_node *gb = rd_onnx_add_node(b, "Gemm", "gb", (const char *const[]){"y1", "k"}, 2,
-                                        (const char *const[]){"m2"}, 1);
+    rd_onnx_node *gb =
+        rd_onnx_add_node(b, "Gemm", "gb", (const char *const[]){"y1", "k"}, 2, (const char *const[]){"m2"}, 1);
     rd_onnx_attr_float(gb, "beta", 0.5f);
     node2(b, "Add", "add2", "m2", "a", "y2");
     node2(b, "MatMul", "mz", "y2", "z", "m3"); /* weight is an input */
@@ -445,8 +445,8 @@ static void test_fuse_activations(void)
     check_value(p.opt, "c4", "a4", true);
     check_value(p.opt, "c5", "", false); /* an Add fuses a Relu only (AddRelu): RKNN shows no AddHardSwish */
     check_value(p.opt, "c6", "a6", true);
-    check_value(p.opt, "a5", "", false);  /* Add reads it twice */
-    check_value(p.opt, "a6", "", false);  /* Relu is no producer */
+    check_value(p.opt, "a5", "", false); /* Add reads it twice */
+    check_value(p.opt, "a6", "", false); /* Relu is no producer */
     check_consistent(p.opt);
     check_same_outputs(&p, true);
     pair_free(&p);
@@ -464,8 +464,8 @@ static void test_fuse_clip_attrs(void)
     rd_onnx_attr_float(c, "max", 6.0f);
     node2(b, "Conv", "conv2", "a1", "w", "c2");
     node1(b, "Relu", "relu2", "c2", "a2");
-    node2(b, "Sum", "sum", "a2", "c2", "s");           /* c2 read twice */
-    node2(b, "Conv", "conv3", "s", "w", "c3");         /* c3 is a graph output */
+    node2(b, "Sum", "sum", "a2", "c2", "s");   /* c2 read twice */
+    node2(b, "Conv", "conv3", "s", "w", "c3"); /* c3 is a graph output */
     node1(b, "Sigmoid", "sig", "c3", "a3");
     node2(b, "Max", "max", "a3", "a3", "c4");
     node1(b, "Relu", "relu4", "c4", "y");

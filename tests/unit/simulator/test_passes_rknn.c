@@ -55,8 +55,8 @@ static rd_onnx_builder *model(int opset, int64_t c)
 /* A 3x3 "same" Conv of x with weight w (and the shared bias). */
 static void conv(rd_onnx_builder *b, const char *name, const char *x, const char *w, const char *y)
 {
-    rd_onnx_node *n = rd_onnx_add_node(b, "Conv", name, (const char *const[]){x, w, "bias"}, 3,
-                                       (const char *const[]){y}, 1);
+    rd_onnx_node *n =
+        rd_onnx_add_node(b, "Conv", name, (const char *const[]){x, w, "bias"}, 3, (const char *const[]){y}, 1);
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
 }
 
@@ -106,7 +106,8 @@ static void test_lone_exswish(void)
     node2(b, "Mul", "mul", "a", "g", "y");
     output(b, "y");
     pair p = load_pair(b, 3);
-    static const expect e[] = {{"a", "", "Add", "Add"}, {"g", "y", "exSwish", "exSwish"}, {"y", "", "exSwish", "exSwish"}};
+    static const expect e[] = {
+        {"a", "", "Add", "Add"}, {"g", "y", "exSwish", "exSwish"}, {"y", "", "exSwish", "exSwish"}};
     check_expect(p.opt, e, 3);
     check_and_free(&p);
 }
@@ -149,8 +150,8 @@ static void test_residual_groups(void)
     static const struct {
         const char *npu;
         const char *inner[2];
-    } want[] = {{"ConvAdd", {"c", NULL}}, {"ConvAddRelu", {"c", "a"}}, {"ConvReluAdd", {"c", "a"}},
-                {"AddRelu", {"a", NULL}}};
+    } want[] = {
+        {"ConvAdd", {"c", NULL}}, {"ConvAddRelu", {"c", "a"}}, {"ConvReluAdd", {"c", "a"}}, {"AddRelu", {"a", NULL}}};
     for (int k = 0; k < 4; k++) {
         rd_onnx_builder *b = model(13, 4);
         if (k == 0) {
@@ -395,9 +396,9 @@ static void test_yolov8_like(void)
         rd_onnx_attr_ints(mp, "pads", (const int64_t[]){2, 2, 2, 2}, 4);
         prev = pools[k];
     }
-    rd_onnx_node *cat2 = rd_onnx_add_node(b, "Concat", "/model.9/Concat",
-                                          (const char *const[]){"x2", "pool0", "pool1", "pool2"}, 4,
-                                          (const char *const[]){"sppf"}, 1);
+    rd_onnx_node *cat2 =
+        rd_onnx_add_node(b, "Concat", "/model.9/Concat", (const char *const[]){"x2", "pool0", "pool1", "pool2"}, 4,
+                         (const char *const[]){"sppf"}, 1);
     rd_onnx_attr_int(cat2, "axis", 1);
     conv_silu(b, "/model.9/cv2", "sppf", "w16", "x9");
     rd_onnx_node *rs = rd_onnx_add_node(b, "Resize", "/model.10/Resize", (const char *const[]){"x9", "", "scales"}, 3,

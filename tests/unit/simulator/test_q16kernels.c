@@ -87,12 +87,26 @@ static rd_status q_setup(q_run *r, const char *op, const sim_attr *attrs, int n_
 {
     memset(r, 0, sizeof *r);
     const sim_op_def *d = sim_op_find("", op);
-    r->node = (sim_node){.name = "q", .op_type = (char *)op, .domain = "", .opset = 13, .n_in = n_in, .n_out = 1,
-                         .n_attr = n_attr, .attrs = (sim_attr *)attrs, .def = d};
+    r->node = (sim_node){.name = "q",
+                         .op_type = (char *)op,
+                         .domain = "",
+                         .opset = 13,
+                         .n_in = n_in,
+                         .n_out = 1,
+                         .n_attr = n_attr,
+                         .attrs = (sim_attr *)attrs,
+                         .def = d};
     r->params = d->params_size ? calloc(1, d->params_size) : NULL;
     r->present[0] = true;
-    r->ctx = (sim_op_ctx){.node = &r->node, .params = r->params, .opset = 13, .n_in = n_in, .in = in, .n_out = 1,
-                          .out = &r->out, .out_present = r->present, .scratch = &r->scratch};
+    r->ctx = (sim_op_ctx){.node = &r->node,
+                          .params = r->params,
+                          .opset = 13,
+                          .n_in = n_in,
+                          .in = in,
+                          .n_out = 1,
+                          .out = &r->out,
+                          .out_present = r->present,
+                          .scratch = &r->scratch};
     rd_status st = d->parse ? d->parse(&r->node, r->params, &r->err) : RD_OK;
     if (st == RD_OK)
         st = d->infer(&r->ctx, &r->err);
@@ -139,8 +153,7 @@ static int64_t flat(const int64_t *idx, const int64_t *dims, int nsp)
     return f;
 }
 
-static void ref_conv(const conv_geom *g, const int32_t *x, int32_t zp, const int16_t *w, const int64_t *bq,
-                     int64_t *y)
+static void ref_conv(const conv_geom *g, const int32_t *x, int32_t zp, const int16_t *w, const int64_t *bq, int64_t *y)
 {
     const int nsp = g->nsp;
     const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
@@ -264,8 +277,8 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
                                 &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     double *wc = as_doubles(wq, nw);
-    const sim_q16_layer q = {.in_scale = gr.scale, .in_zp = gr.zp, .in_bits = gr.bits, .w_c = wc, .w_scale = ws,
-                             .n_w_scale = nws};
+    const sim_q16_layer q = {
+        .in_scale = gr.scale, .in_zp = gr.zp, .in_bits = gr.bits, .w_c = wc, .w_scale = ws, .n_w_scale = nws};
     conv_geom g;
     st = transpose ? sim_conv_transpose_geometry(&r.ctx, &g, &err) : sim_conv_geometry(&r.ctx, &g, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
@@ -361,14 +374,46 @@ static void test_conv_random(void)
         fails += run_conv_case(&cc, false, &s, t);
     }
     /* pointwise (straight dgemm), depthwise with pads, and several im2col tiles */
-    conv_case pw = {.nsp = 2, .batch = 2, .c = 20, .m = 13, .group = 1, .in = {7, 9}, .k = {1, 1},
-                    .stride = {1, 1}, .dil = {1, 1}, .bias = true, .in_bits = 16, .w_bits = 16};
+    conv_case pw = {.nsp = 2,
+                    .batch = 2,
+                    .c = 20,
+                    .m = 13,
+                    .group = 1,
+                    .in = {7, 9},
+                    .k = {1, 1},
+                    .stride = {1, 1},
+                    .dil = {1, 1},
+                    .bias = true,
+                    .in_bits = 16,
+                    .w_bits = 16};
     fails += run_conv_case(&pw, false, &s, 1000);
-    conv_case dw = {.nsp = 2, .batch = 1, .c = 8, .m = 8, .group = 8, .in = {13, 10}, .k = {3, 3},
-                    .stride = {2, 2}, .dil = {1, 1}, .pads = {1, 1, 1, 1}, .bias = true, .in_bits = 16, .w_bits = 16};
+    conv_case dw = {.nsp = 2,
+                    .batch = 1,
+                    .c = 8,
+                    .m = 8,
+                    .group = 8,
+                    .in = {13, 10},
+                    .k = {3, 3},
+                    .stride = {2, 2},
+                    .dil = {1, 1},
+                    .pads = {1, 1, 1, 1},
+                    .bias = true,
+                    .in_bits = 16,
+                    .w_bits = 16};
     fails += run_conv_case(&dw, false, &s, 1001);
-    conv_case big = {.nsp = 2, .batch = 1, .c = 32, .m = 2, .group = 1, .in = {100, 100}, .k = {3, 3},
-                     .stride = {1, 1}, .dil = {1, 1}, .pads = {1, 1, 1, 1}, .bias = true, .in_bits = 16, .w_bits = 16};
+    conv_case big = {.nsp = 2,
+                     .batch = 1,
+                     .c = 32,
+                     .m = 2,
+                     .group = 1,
+                     .in = {100, 100},
+                     .k = {3, 3},
+                     .stride = {1, 1},
+                     .dil = {1, 1},
+                     .pads = {1, 1, 1, 1},
+                     .bias = true,
+                     .in_bits = 16,
+                     .w_bits = 16};
     fails += run_conv_case(&big, false, &s, 1002);
     CU_ASSERT_EQUAL(fails, 0);
 }
@@ -382,8 +427,18 @@ static void test_conv_transpose_random(void)
         random_conv_case(&s, true, &cc);
         fails += run_conv_case(&cc, true, &s, t);
     }
-    conv_case pw = {.nsp = 2, .batch = 1, .c = 6, .m = 4, .group = 2, .in = {5, 4}, .k = {1, 1},
-                    .stride = {1, 1}, .dil = {1, 1}, .bias = true, .in_bits = 16, .w_bits = 16};
+    conv_case pw = {.nsp = 2,
+                    .batch = 1,
+                    .c = 6,
+                    .m = 4,
+                    .group = 2,
+                    .in = {5, 4},
+                    .k = {1, 1},
+                    .stride = {1, 1},
+                    .dil = {1, 1},
+                    .bias = true,
+                    .in_bits = 16,
+                    .w_bits = 16};
     fails += run_conv_case(&pw, true, &s, 1000);
     CU_ASSERT_EQUAL(fails, 0);
 }
@@ -420,8 +475,13 @@ static int run_gemm_case(uint32_t *s, int case_no)
     CU_ASSERT_EQUAL_FATAL(sim_quant_weights_wide(&tb_t, tb ? 0 : 1, 1, per_tensor, w_bits, false, &wq, &ws, &nws, &err),
                           RD_OK);
     double *wc = as_doubles(wq, k * n);
-    const sim_q16_layer q = {.in_scale = gr.scale, .in_zp = gr.zp, .in_bits = gr.bits, .w_c = wc, .w_scale = ws,
-                             .n_w_scale = nws, .c_const = c_kind != 4};
+    const sim_q16_layer q = {.in_scale = gr.scale,
+                             .in_zp = gr.zp,
+                             .in_bits = gr.bits,
+                             .w_c = wc,
+                             .w_scale = ws,
+                             .n_w_scale = nws,
+                             .c_const = c_kind != 4};
     rd_status st = sim_q16_gemm_eval(&r.ctx, &q, &r.err);
     if (st != RD_OK) {
         fprintf(stderr, "Gemm case %d: %s\n", case_no, r.err.msg);
@@ -506,8 +566,15 @@ static int run_matmul_case(const mm_case *mc, uint32_t *s, int case_no)
     q_run r;
     int fails = 0;
     CU_ASSERT_EQUAL_FATAL(q_setup(&r, "MatMul", NULL, 0, in, 2), RD_OK);
-    const sim_q16_layer q = {.in_scale = ga.scale, .in_zp = ga.zp, .in_bits = 16, .w_c = wc, .w_scale = ws,
-                             .n_w_scale = nws, .b_scale = gb.scale, .b_zp = gb.zp, .b_bits = gb.bits};
+    const sim_q16_layer q = {.in_scale = ga.scale,
+                             .in_zp = ga.zp,
+                             .in_bits = 16,
+                             .w_c = wc,
+                             .w_scale = ws,
+                             .n_w_scale = nws,
+                             .b_scale = gb.scale,
+                             .b_zp = gb.zp,
+                             .b_bits = gb.bits};
     rd_status st = sim_q16_matmul_eval(&r.ctx, &q, &r.err);
     if (st != RD_OK) {
         fprintf(stderr, "MatMul case %d: %s\n", case_no, r.err.msg);
@@ -619,16 +686,16 @@ static void test_fake_quant16(void)
     float x[] = {0.25f, 0.75f, -0.25f, 1.25f, 20000.0f, -20000.0f, NAN, 16383.25f, 0.1f};
     int64_t sat = 0, zero = 0;
     sim_fake_quant_i16(x, 9, scale, 0, &sat, &zero);
-    CU_ASSERT_EQUAL(x[0], 0.0f);     /* 0.5 -> 0 (even) */
-    CU_ASSERT_EQUAL(x[1], 1.0f);     /* 1.5 -> 2 */
-    CU_ASSERT_EQUAL(x[2], -0.0f);    /* -0.5 -> 0 */
-    CU_ASSERT_EQUAL(x[3], 1.0f);     /* 2.5 -> 2 */
-    CU_ASSERT_EQUAL(x[4], 16383.5f); /* 40000 -> 32767 */
+    CU_ASSERT_EQUAL(x[0], 0.0f);      /* 0.5 -> 0 (even) */
+    CU_ASSERT_EQUAL(x[1], 1.0f);      /* 1.5 -> 2 */
+    CU_ASSERT_EQUAL(x[2], -0.0f);     /* -0.5 -> 0 */
+    CU_ASSERT_EQUAL(x[3], 1.0f);      /* 2.5 -> 2 */
+    CU_ASSERT_EQUAL(x[4], 16383.5f);  /* 40000 -> 32767 */
     CU_ASSERT_EQUAL(x[5], -16384.0f); /* -40000 -> -32768 */
     CU_ASSERT_EQUAL(x[6], 0.0f);
     CU_ASSERT_EQUAL(x[7], 16383.0f); /* 32766.5 -> 32766 (even) */
     CU_ASSERT_EQUAL(sat, 2);
-    CU_ASSERT_EQUAL(zero, 3);        /* 0.25, -0.25, 0.1 */
+    CU_ASSERT_EQUAL(zero, 3); /* 0.25, -0.25, 0.1 */
     /* an asymmetric grid saturates at its own ends */
     float y[] = {-1.0f, 100.0f};
     sim_fake_quant_i16(y, 2, 1.0f / 65535.0f * 10.0f, -32768, &sat, NULL);
@@ -639,11 +706,11 @@ static void test_fake_quant16(void)
     const float z[] = {-3.0f, 0.0f, 3.0f, 1e9f, 0.75f};
     double c[5];
     sim_quantize_centered(z, 5, 0.5f, -32768, -32768, 32767, c);
-    CU_ASSERT_EQUAL(c[0], 0.0);      /* -6 + zp clamps to -32768: centred 0 */
+    CU_ASSERT_EQUAL(c[0], 0.0); /* -6 + zp clamps to -32768: centred 0 */
     CU_ASSERT_EQUAL(c[1], 0.0);
     CU_ASSERT_EQUAL(c[2], 6.0);
     CU_ASSERT_EQUAL(c[3], 65535.0);
-    CU_ASSERT_EQUAL(c[4], 2.0);      /* 1.5 -> 2 */
+    CU_ASSERT_EQUAL(c[4], 2.0); /* 1.5 -> 2 */
 }
 
 static void test_wide_weights(void)

@@ -132,8 +132,9 @@ static bool same_floats(const float *a, const float *b, size_t n)
 
 static void test_random_round_trip(void)
 {
-    static const char *const names[] = { "Conv__350:0", "concat:0_before_conv", "x_sw", "y-rs", "z#1", "true", "1.5",
-                                         "-lead", "a: b", "it's", "/backbone/Conv_output_0", "null", "tab\there", "#c" };
+    static const char *const names[] = {
+        "Conv__350:0", "concat:0_before_conv",    "x_sw", "y-rs",      "z#1", "true", "1.5", "-lead", "a: b",
+        "it's",        "/backbone/Conv_output_0", "null", "tab\there", "#c"};
     uint64_t seed = 12345;
     rd_qcfg q;
     rd_qcfg_init(&q);
@@ -153,10 +154,18 @@ static void test_random_round_trip(void)
             z[i] = (int32_t)rng(&seed) - (int32_t)(rng(&seed) % 3);
         }
         f[0][0] = (t == 3) ? -0.0f : f[0][0];
-        rd_qcfg_param p = { .name = name, .qtype = "asymmetric_quantized",
-                            .method = n == 1 && (t % 3) ? RD_QMETHOD_LAYER : RD_QMETHOD_CHANNEL,
-                            .dtype = t % 4 ? RD_DT_I8 : RD_DT_I16, .has = (t % 5) ? 0x3fu : 0x0fu, .n = n,
-                            .min = f[0], .max = f[1], .scale = f[2], .ori_min = f[3], .ori_max = f[4], .zero_point = z };
+        rd_qcfg_param p = {.name = name,
+                           .qtype = "asymmetric_quantized",
+                           .method = n == 1 && (t % 3) ? RD_QMETHOD_LAYER : RD_QMETHOD_CHANNEL,
+                           .dtype = t % 4 ? RD_DT_I8 : RD_DT_I16,
+                           .has = (t % 5) ? 0x3fu : 0x0fu,
+                           .n = n,
+                           .min = f[0],
+                           .max = f[1],
+                           .scale = f[2],
+                           .ori_min = f[3],
+                           .ori_max = f[4],
+                           .zero_point = z};
         CU_ASSERT_EQUAL_FATAL(rd_qcfg_add_param(&q, &p, &err), RD_OK);
         if (t % 7 == 0)
             CU_ASSERT_EQUAL(rd_qcfg_add_layer(&q, name, t % 2 ? RD_DT_F16 : RD_DT_I16, &err), RD_OK);
@@ -204,7 +213,7 @@ static void test_random_round_trip(void)
 static void expect(const char *text, rd_status code, const char *substr)
 {
     rd_qcfg q;
-    rd_error err = { 0 };
+    rd_error err = {0};
     CU_ASSERT_EQUAL(rd_qcfg_parse(text, strlen(text), "m.cfg", &q, &err), code);
     if (!strstr(err.msg, substr)) {
         fprintf(stderr, "\n  message '%s' lacks '%s'\n", err.msg, substr);
@@ -222,10 +231,13 @@ static void test_errors(void)
            "m.cfg:3: custom_quantize_layers names tensor 'a' twice (first at line 2)");
     expect("custom_quantize_layers: {b: float16}\nquantize_parameters:\n  a: {dtype: int8}\n", RD_E_PARSE,
            "m.cfg:1: custom_quantize_layers names tensor 'b', which is not in quantize_parameters");
-    expect("custom_quantize_layers: {a: float32}\n", RD_E_PARSE, "m.cfg:1: custom_quantize_layers: tensor 'a': 'float32'");
+    expect("custom_quantize_layers: {a: float32}\n", RD_E_PARSE,
+           "m.cfg:1: custom_quantize_layers: tensor 'a': 'float32'");
     expect("quantize_parameters:\n  a:\n    scales: [1.0]\n", RD_E_PARSE, "m.cfg:3: tensor 'a': unknown key 'scales'");
-    expect("quantize_parameters:\n  a:\n    min: -1.0\n", RD_E_PARSE, "m.cfg:3: tensor 'a': min must be a list of numbers, not a scalar");
-    expect("quantize_parameters:\n  a:\n    min: [x]\n", RD_E_PARSE, "m.cfg:3: tensor 'a': min[0] is not a float32 number ('x')");
+    expect("quantize_parameters:\n  a:\n    min: -1.0\n", RD_E_PARSE,
+           "m.cfg:3: tensor 'a': min must be a list of numbers, not a scalar");
+    expect("quantize_parameters:\n  a:\n    min: [x]\n", RD_E_PARSE,
+           "m.cfg:3: tensor 'a': min[0] is not a float32 number ('x')");
     expect("quantize_parameters:\n  a:\n    min: [1e39]\n", RD_E_PARSE, "is not a float32 number");
     expect("quantize_parameters:\n  a:\n    zero_point: [0.5]\n", RD_E_PARSE, "zero_point[0] is not a 32-bit integer");
     expect("quantize_parameters:\n  a:\n    min: [1, 2]\n    max: [1]\n", RD_E_PARSE,
@@ -247,7 +259,7 @@ static void test_errors(void)
     rd_qcfg_fini(&q);
     /* writing refuses what RKNN's format cannot say */
     rd_qcfg_init(&q);
-    rd_qcfg_param p = { .name = "g", .method = RD_QMETHOD_GROUP, .dtype = RD_DT_I8 };
+    rd_qcfg_param p = {.name = "g", .method = RD_QMETHOD_GROUP, .dtype = RD_DT_I8};
     CU_ASSERT_EQUAL(rd_qcfg_add_param(&q, &p, &err), RD_OK);
     char *buf;
     size_t len;
@@ -264,6 +276,6 @@ static void test_errors(void)
 
 RD_TEST_REGISTER(register_qcfg_tests)
 {
-    RD_SUITE("qcfg", { "shared example", test_shared_example }, { "flow and block forms", test_flow_and_block_forms },
-             { "random write-then-read", test_random_round_trip }, { "errors", test_errors });
+    RD_SUITE("qcfg", {"shared example", test_shared_example}, {"flow and block forms", test_flow_and_block_forms},
+             {"random write-then-read", test_random_round_trip}, {"errors", test_errors});
 }

@@ -56,8 +56,8 @@ static void ref_qgemm(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const
 
 static void test_qgemm_shapes(void)
 {
-    static const int64_t shapes[][3] = {{1, 1, 1},   {7, 17, 3},   {6, 16, 256}, {6, 16, 257}, {13, 33, 600},
-                                        {97, 1030, 5}, {2, 5, 0},   {0, 4, 4},    {100, 20, 513}, {5, 1, 31}};
+    static const int64_t shapes[][3] = {{1, 1, 1},     {7, 17, 3}, {6, 16, 256}, {6, 16, 257},   {13, 33, 600},
+                                        {97, 1030, 5}, {2, 5, 0},  {0, 4, 4},    {100, 20, 513}, {5, 1, 31}};
     uint32_t s = 42;
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
         for (int variant = 0; variant < 4; variant++) {
@@ -116,12 +116,26 @@ static rd_status q8_setup(q8_run *r, const char *op, const sim_attr *attrs, int 
 {
     memset(r, 0, sizeof *r);
     const sim_op_def *d = sim_op_find("", op);
-    r->node = (sim_node){.name = "q", .op_type = (char *)op, .domain = "", .opset = 13, .n_in = n_in, .n_out = 1,
-                         .n_attr = n_attr, .attrs = (sim_attr *)attrs, .def = d};
+    r->node = (sim_node){.name = "q",
+                         .op_type = (char *)op,
+                         .domain = "",
+                         .opset = 13,
+                         .n_in = n_in,
+                         .n_out = 1,
+                         .n_attr = n_attr,
+                         .attrs = (sim_attr *)attrs,
+                         .def = d};
     r->params = d->params_size ? calloc(1, d->params_size) : NULL;
     r->present[0] = true;
-    r->ctx = (sim_op_ctx){.node = &r->node, .params = r->params, .opset = 13, .n_in = n_in, .in = in, .n_out = 1,
-                          .out = &r->out, .out_present = r->present, .scratch = &r->scratch};
+    r->ctx = (sim_op_ctx){.node = &r->node,
+                          .params = r->params,
+                          .opset = 13,
+                          .n_in = n_in,
+                          .in = in,
+                          .n_out = 1,
+                          .out = &r->out,
+                          .out_present = r->present,
+                          .scratch = &r->scratch};
     rd_status st = d->parse ? d->parse(&r->node, r->params, &r->err) : RD_OK;
     if (st == RD_OK)
         st = d->infer(&r->ctx, &r->err);
@@ -174,7 +188,7 @@ typedef struct conv_case {
     int64_t in[3], k[3], stride[3], dil[3], pads[6];
     const char *auto_pad; /* NULL: explicit pads */
     bool bias, per_tensor;
-    bool asym;            /* asymmetric weights: a zero point per channel (the eval's correction) */
+    bool asym; /* asymmetric weights: a zero point per channel (the eval's correction) */
     int32_t zp;
 } conv_case;
 
@@ -328,8 +342,8 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
         st = transpose ? sim_quant_weights_i8_grouped(&tw, 1, cc->group, cc->per_tensor, &wq, &ws, &nws, &err)
                        : sim_quant_weights_i8(&tw, 0, cc->per_tensor, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    const sim_q8_layer q = {.in_scale = in_scale, .in_zp = cc->zp, .w_q = wq, .w_scale = ws, .n_w_scale = nws,
-                            .w_zp = wzp};
+    const sim_q8_layer q = {
+        .in_scale = in_scale, .in_zp = cc->zp, .w_q = wq, .w_scale = ws, .n_w_scale = nws, .w_zp = wzp};
     conv_geom g;
     st = transpose ? sim_conv_transpose_geometry(&r.ctx, &g, &err) : sim_conv_geometry(&r.ctx, &g, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
@@ -337,7 +351,8 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
     for (int64_t c = 0; c < cc->m; c++)
         bq[c] = sim_quant_bias_i32(b[c], (double)in_scale * ws[nws == 1 ? 0 : c]);
     const int64_t ny = rd_tensor_numel(&r.out), out_plane = conv_prod(g.out, nsp);
-    int32_t *want = malloc((size_t)ny * 4 + 4), *got = malloc((size_t)ny * 4 + 4), *want_sym = malloc((size_t)ny * 4 + 4);
+    int32_t *want = malloc((size_t)ny * 4 + 4), *got = malloc((size_t)ny * 4 + 4),
+            *want_sym = malloc((size_t)ny * 4 + 4);
     if (transpose) {
         ref_qconv_transpose(&g, xq, cc->zp, wq, wzp, nws, cc->bias ? bq : NULL, want);
         ref_qconv_transpose(&g, xq, cc->zp, wq, NULL, nws, cc->bias ? bq : NULL, want_sym);
@@ -359,13 +374,13 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
         xc[i] = (float)(xq[i] - cc->zp);
     for (int64_t i = 0; i < nwq; i++)
         wc[i] = wq[i];
-    const qconv_args qa = {.xq = xq, .xc = xc, .x_zp = cc->zp, .wq = wq, .wc = wc, .bias = cc->bias ? bq : NULL,
-                           .y = got};
+    const qconv_args qa = {
+        .xq = xq, .xc = xc, .x_zp = cc->zp, .wq = wq, .wc = wc, .bias = cc->bias ? bq : NULL, .y = got};
     int32_t *got3 = malloc((size_t)ny * 4 + 4);
     rd_pool *pool3 = NULL;
     CU_ASSERT_EQUAL_FATAL(rd_pool_create(3, &pool3, NULL), RD_OK);
-    const qconv_args qa3 = {.xq = xq, .xc = xc, .x_zp = cc->zp, .wq = wq, .wc = wc, .bias = cc->bias ? bq : NULL,
-                            .y = got3};
+    const qconv_args qa3 = {
+        .xq = xq, .xc = xc, .x_zp = cc->zp, .wq = wq, .wc = wc, .bias = cc->bias ? bq : NULL, .y = got3};
     if (transpose) {
         qconv_transpose_s8(&g, &plan, &qa, scratch, NULL, NULL, NULL);
         qconv_transpose_s8(&g, &plan, &qa3, scratch, pool3, NULL, NULL);
@@ -479,20 +494,59 @@ static void test_qconv_fixed(void)
     uint32_t s = 7;
     int fails = 0;
     /* pointwise (straight GEMM), 2-D */
-    conv_case pw = {.nsp = 2, .batch = 2, .c = 20, .m = 13, .group = 1, .in = {7, 9}, .k = {1, 1},
-                    .stride = {1, 1}, .dil = {1, 1}, .bias = true, .zp = -128};
+    conv_case pw = {.nsp = 2,
+                    .batch = 2,
+                    .c = 20,
+                    .m = 13,
+                    .group = 1,
+                    .in = {7, 9},
+                    .k = {1, 1},
+                    .stride = {1, 1},
+                    .dil = {1, 1},
+                    .bias = true,
+                    .zp = -128};
     fails += run_conv_case(&pw, false, &s, 1000);
     /* depthwise 3x3 stride 2 with pads, zero point 127 */
-    conv_case dw = {.nsp = 2, .batch = 1, .c = 8, .m = 8, .group = 8, .in = {13, 10}, .k = {3, 3},
-                    .stride = {2, 2}, .dil = {1, 1}, .pads = {1, 1, 1, 1}, .bias = true, .zp = 127};
+    conv_case dw = {.nsp = 2,
+                    .batch = 1,
+                    .c = 8,
+                    .m = 8,
+                    .group = 8,
+                    .in = {13, 10},
+                    .k = {3, 3},
+                    .stride = {2, 2},
+                    .dil = {1, 1},
+                    .pads = {1, 1, 1, 1},
+                    .bias = true,
+                    .zp = 127};
     fails += run_conv_case(&dw, false, &s, 1001);
     /* several im2col tiles: 64 x 3 x 3 rows over 130 x 130 positions exceed the 8 MB budget */
-    conv_case big = {.nsp = 2, .batch = 1, .c = 64, .m = 2, .group = 1, .in = {130, 130}, .k = {3, 3},
-                     .stride = {1, 1}, .dil = {1, 1}, .pads = {1, 1, 1, 1}, .bias = true, .zp = 3};
+    conv_case big = {.nsp = 2,
+                     .batch = 1,
+                     .c = 64,
+                     .m = 2,
+                     .group = 1,
+                     .in = {130, 130},
+                     .k = {3, 3},
+                     .stride = {1, 1},
+                     .dil = {1, 1},
+                     .pads = {1, 1, 1, 1},
+                     .bias = true,
+                     .zp = 3};
     fails += run_conv_case(&big, false, &s, 1002);
     /* a 1-D conv with K > QGEMM_KC and odd */
-    conv_case deep = {.nsp = 1, .batch = 1, .c = 87, .m = 7, .group = 1, .in = {20}, .k = {3},
-                      .stride = {1}, .dil = {2}, .pads = {2, 1}, .bias = false, .zp = -128};
+    conv_case deep = {.nsp = 1,
+                      .batch = 1,
+                      .c = 87,
+                      .m = 7,
+                      .group = 1,
+                      .in = {20},
+                      .k = {3},
+                      .stride = {1},
+                      .dil = {2},
+                      .pads = {2, 1},
+                      .bias = false,
+                      .zp = -128};
     fails += run_conv_case(&deep, false, &s, 1003);
     /* the same with asymmetric weights (the big one is skipped: its tiles are already covered) */
     pw.asym = dw.asym = deep.asym = true;
@@ -512,8 +566,17 @@ static void test_qconv_transpose_random(void)
         cc.asym = t % 3 == 1;
         fails += run_conv_case(&cc, true, &s, t);
     }
-    conv_case pw = {.nsp = 2, .batch = 1, .c = 6, .m = 4, .group = 2, .in = {5, 4}, .k = {1, 1},
-                    .stride = {1, 1}, .dil = {1, 1}, .bias = true, .zp = 127};
+    conv_case pw = {.nsp = 2,
+                    .batch = 1,
+                    .c = 6,
+                    .m = 4,
+                    .group = 2,
+                    .in = {5, 4},
+                    .k = {1, 1},
+                    .stride = {1, 1},
+                    .dil = {1, 1},
+                    .bias = true,
+                    .zp = 127};
     fails += run_conv_case(&pw, true, &s, 1000);
     pw.asym = true;
     fails += run_conv_case(&pw, true, &s, 1010);
@@ -554,8 +617,13 @@ static int run_gemm_case(uint32_t *s, int case_no)
     rd_status qst = asym ? sim_quant_weights_i8_asym(&tb_t, tb ? 0 : 1, 1, per_tensor, &wq, &ws, &wzp, &nws, &err)
                          : sim_quant_weights_i8(&tb_t, tb ? 0 : 1, per_tensor, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(qst, RD_OK);
-    const sim_q8_layer q = {.in_scale = in_scale, .in_zp = zp, .w_q = wq, .w_scale = ws, .n_w_scale = nws,
-                            .w_zp = wzp, .c_const = c_kind != 4};
+    const sim_q8_layer q = {.in_scale = in_scale,
+                            .in_zp = zp,
+                            .w_q = wq,
+                            .w_scale = ws,
+                            .n_w_scale = nws,
+                            .w_zp = wzp,
+                            .c_const = c_kind != 4};
     st = sim_q8_gemm_eval(&r.ctx, &q, &r.err);
     if (st != RD_OK) {
         fprintf(stderr, "Gemm case %d: %s\n", case_no, r.err.msg);
@@ -644,8 +712,14 @@ static int run_matmul_case(const mm_case *mc, bool asym, uint32_t *s, int case_n
     q8_run r;
     int fails = 0;
     CU_ASSERT_EQUAL_FATAL(q8_setup(&r, "MatMul", NULL, 0, in, 2), RD_OK);
-    const sim_q8_layer q = {.in_scale = in_scale, .in_zp = zp, .w_q = wq, .w_scale = ws, .n_w_scale = nws,
-                            .w_zp = wzp, .b_scale = b_scale, .b_zp = bzp};
+    const sim_q8_layer q = {.in_scale = in_scale,
+                            .in_zp = zp,
+                            .w_q = wq,
+                            .w_scale = ws,
+                            .n_w_scale = nws,
+                            .w_zp = wzp,
+                            .b_scale = b_scale,
+                            .b_zp = bzp};
     rd_status st = sim_q8_matmul_eval(&r.ctx, &q, &r.err);
     if (st != RD_OK) {
         fprintf(stderr, "MatMul case %d: %s\n", case_no, r.err.msg);
@@ -699,13 +773,13 @@ static int run_matmul_case(const mm_case *mc, bool asym, uint32_t *s, int case_n
 static void test_qmatmul_eval(void)
 {
     static const mm_case cases[] = {
-        {4, 2, {2, 3, 5, 7}, {7, 4}, false},      /* one B for all: batch folded into M */
-        {2, 3, {5, 7}, {3, 7, 4}, false},         /* B batched, A broadcast */
-        {4, 3, {2, 1, 5, 7}, {3, 7, 4}, true},    /* both broadcast, two activations */
-        {1, 2, {7}, {7, 4}, false},               /* 1-D A */
-        {2, 1, {5, 7}, {7}, false},               /* 1-D B: per tensor */
-        {3, 3, {4, 9, 300}, {4, 300, 17}, true},  /* attention-like, K > KC */
-        {3, 2, {2, 33, 65}, {65, 1030}, false},   /* N > NC */
+        {4, 2, {2, 3, 5, 7}, {7, 4}, false},     /* one B for all: batch folded into M */
+        {2, 3, {5, 7}, {3, 7, 4}, false},        /* B batched, A broadcast */
+        {4, 3, {2, 1, 5, 7}, {3, 7, 4}, true},   /* both broadcast, two activations */
+        {1, 2, {7}, {7, 4}, false},              /* 1-D A */
+        {2, 1, {5, 7}, {7}, false},              /* 1-D B: per tensor */
+        {3, 3, {4, 9, 300}, {4, 300, 17}, true}, /* attention-like, K > KC */
+        {3, 2, {2, 33, 65}, {65, 1030}, false},  /* N > NC */
         {2, 2, {1, 1}, {1, 1}, true},
     };
     uint32_t s = 5;

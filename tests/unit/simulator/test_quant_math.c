@@ -239,7 +239,7 @@ static void test_weights_grouped_and_scaled(void)
     CU_ASSERT_EQUAL(q[0], 100);
     CU_ASSERT_EQUAL(q[1], 40);
     CU_ASSERT_EQUAL(q[2], 127); /* 300 clamps */
-    CU_ASSERT_EQUAL(sat, 4);     /* 3, 5, 7 at 0.01 and 8 at 0.05 */
+    CU_ASSERT_EQUAL(sat, 4);    /* 3, 5, 7 at 0.01 and 8 at 0.05 */
     free(q);
     CU_ASSERT_EQUAL(sim_quant_weights_i8_scaled(&t, 1, 1, given, 3, &q, NULL, &err), RD_E_INVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "3 scales"));

@@ -25,7 +25,8 @@ static void test_quantize(void)
     const int8_t za[2] = {0, 10};
     rd_tensor txa = H_T(RD_DT_F32, xa, 2, 2), tsa = H_T(RD_DT_F32, sa, 2), tza = H_T(RD_DT_I8, za, 2);
     sim_attr ax = h_int("axis", 0);
-    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "QuantizeLinear", 13, &ax, 1, (const rd_tensor *[]){&txa, &tsa, &tza}, 3, 1), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "QuantizeLinear", 13, &ax, 1, (const rd_tensor *[]){&txa, &tsa, &tza}, 3, 1),
+                          RD_OK);
     const int8_t *yi = r.out[0].data;
     CU_ASSERT(yi[0] == 10 && yi[1] == -10 && yi[2] == 15 && yi[3] == 5);
     h_fini(&r);
@@ -42,13 +43,15 @@ static void test_dequantize(void)
     const float s = 2;
     rd_tensor tx = H_T(RD_DT_U8, x, 4), ts = H_SCALAR(RD_DT_F32, &s), tz = H_SCALAR(RD_DT_U8, &zp);
     h_run r;
-    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "DequantizeLinear", 13, NULL, 0, (const rd_tensor *[]){&tx, &ts, &tz}, 3, 1), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "DequantizeLinear", 13, NULL, 0, (const rd_tensor *[]){&tx, &ts, &tz}, 3, 1),
+                          RD_OK);
     const float *y = r.out[0].data;
     CU_ASSERT(y[0] == -256 && y[1] == -250 && y[2] == 0 && y[3] == 254);
     h_fini(&r);
     const int8_t zbad = 0;
     rd_tensor tzb = H_SCALAR(RD_DT_I8, &zbad);
-    CU_ASSERT_EQUAL(h_exec(&r, "DequantizeLinear", 13, NULL, 0, (const rd_tensor *[]){&tx, &ts, &tzb}, 3, 1), RD_E_INVAL);
+    CU_ASSERT_EQUAL(h_exec(&r, "DequantizeLinear", 13, NULL, 0, (const rd_tensor *[]){&tx, &ts, &tzb}, 3, 1),
+                    RD_E_INVAL);
     h_fini(&r);
     /* blocked (opset 21): blocks of 2 along axis 1 */
     const int8_t xb[4] = {1, 2, 3, 4};

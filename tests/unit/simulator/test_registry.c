@@ -10,11 +10,11 @@
 #include <string.h>
 
 /* Reports a failed rule with the operator's name, then fails the assertion. */
-#define RULE(d, cond, what)                                                                         \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            fprintf(stderr, "\n%s: %s\n", (d)->name, what);                                        \
-        CU_ASSERT(cond);                                                                           \
+#define RULE(d, cond, what)                                 \
+    do {                                                    \
+        if (!(cond))                                        \
+            fprintf(stderr, "\n%s: %s\n", (d)->name, what); \
+        CU_ASSERT(cond);                                    \
     } while (0)
 
 static void test_sorted_unique(void)

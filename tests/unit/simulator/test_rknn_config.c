@@ -39,10 +39,11 @@ static void test_shared_sample(void)
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, "rk3588", &three, 1, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, "RK3566", NULL, 0, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, NULL, &one, 1, &err), RD_E_PARSE);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "model_config.yml:9: mean_values for input 0 has 3 values, the input has 1 channel"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(err.msg, "model_config.yml:9: mean_values for input 0 has 3 values, the input has 1 channel"));
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, "rk9999", NULL, 0, &err), RD_E_PARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "unknown target platform 'rk9999' (expected one of rv1103,"));
-    int64_t two[2] = { 3, 3 };
+    int64_t two[2] = {3, 3};
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, NULL, two, 2, &err), RD_E_PARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "mean_values lists 1 input, the model has 2"));
 
@@ -70,7 +71,7 @@ static rd_status parse(const char *configs, rd_rknn_config *c, rd_error *err)
 static void expect(const char *configs, rd_status code, const char *substr)
 {
     rd_rknn_config c;
-    rd_error err = { 0 };
+    rd_error err = {0};
     CU_ASSERT_EQUAL(parse(configs, &c, &err), code);
     if (!strstr(err.msg, substr)) {
         fprintf(stderr, "\n  message '%s' lacks '%s'\n", err.msg, substr);
@@ -81,16 +82,19 @@ static void expect(const char *configs, rd_status code, const char *substr)
 
 static void test_errors(void)
 {
-    expect("  configs:\n    mean_values: [1, 2\n", RD_E_PARSE, 
-           "dir/bad.yml:8:1: YAML syntax error: did not find expected ',' or ']' (while parsing a flow sequence at line 7)");
+    expect("  configs:\n    mean_values: [1, 2\n", RD_E_PARSE,
+           "dir/bad.yml:8:1: YAML syntax error: did not find expected ',' or ']' (while parsing a flow sequence at "
+           "line 7)");
     expect("  configs: {\n", RD_E_PARSE, "YAML syntax error");
     expect("  dataset: [a]\n", RD_E_PARSE, "dir/bad.yml:6: dataset must be a string, not a list");
     expect("  configs:\n    quant_img_RGB2BGR: maybe\n", RD_E_PARSE,
            "dir/bad.yml:7: quant_img_RGB2BGR must be true or false, not 'maybe'");
-    expect("  configs:\n    mean_values: [1, x, 3]\n", RD_E_PARSE, "dir/bad.yml:7: mean_values for input 0: value 1 is not a number ('x')");
+    expect("  configs:\n    mean_values: [1, x, 3]\n", RD_E_PARSE,
+           "dir/bad.yml:7: mean_values for input 0: value 1 is not a number ('x')");
     expect("  configs:\n    mean_values: ['1']\n", RD_E_PARSE, "is not a number ('1')");
     expect("  configs:\n    mean_values: 5\n", RD_E_PARSE, "mean_values must be a list");
-    expect("  configs:\n    quantized_dtype: int4\n", RD_E_PARSE, "dir/bad.yml:7: quantized_dtype: unknown quantized dtype 'int4'");
+    expect("  configs:\n    quantized_dtype: int4\n", RD_E_PARSE,
+           "dir/bad.yml:7: quantized_dtype: unknown quantized dtype 'int4'");
     expect("  configs:\n    quantized_algorithm: best\n", RD_E_PARSE, "dir/bad.yml:7: quantized_algorithm: unknown");
     expect("  configs:\n    quantized_method: group\n", RD_E_PARSE, "group{SIZE}");
     expect("  configs:\n    optimization_level: 7\n", RD_E_PARSE, "optimization_level must be an integer from 0 to 3");
@@ -121,7 +125,9 @@ static void test_unknown_keys_noted(void)
     rd_rknn_config c;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(parse("  foo: 1\n  configs:\n    quantized_dtype: w8a8\n    mean_value: [1]\n"
-                                "  subgraphs:\n    input_shapes: []\n", &c, &err), RD_OK);
+                                "  subgraphs:\n    input_shapes: []\n",
+                                &c, &err),
+                          RD_OK);
     CU_ASSERT_EQUAL(c.n_notes, 3);
     CU_ASSERT_PTR_NOT_NULL(note_with(&c, "dir/bad.yml:6: unknown key 'foo' in models: ignored"));
     CU_ASSERT_PTR_NOT_NULL(note_with(&c, "dir/bad.yml:9: unknown key 'mean_value' in configs: ignored; did you mean "
@@ -139,9 +145,9 @@ static void test_unknown_keys_noted(void)
    not simulated, nothing at its default. */
 static void test_other_options(void)
 {
-    static const char *const no_effect[] = {"remove_weight: true", "compress_weight: true", "single_core_mode: true",
-                                            "enable_flash_attention: true", "auto_hybrid_cos_thresh: 0.98",
-                                            "auto_hybrid_euc_thresh: 3.0"};
+    static const char *const no_effect[] = {"remove_weight: true",          "compress_weight: true",
+                                            "single_core_mode: true",       "enable_flash_attention: true",
+                                            "auto_hybrid_cos_thresh: 0.98", "auto_hybrid_euc_thresh: 3.0"};
     static const struct {
         const char *line, *why;
     } refused[] = {{"quantized_hybrid_level: 3", "hybrid suggest"},
@@ -151,9 +157,10 @@ static void test_other_options(void)
                    {"op_target: {Conv_0: cpu}", "CPU or the NPU"},
                    {"sparse_infer: true", "sparse inference"},
                    {"float_dtype: bfloat16", "float_dtype 'bfloat16' is not simulated"}};
-    static const char *const defaults[] = {"quantized_hybrid_level: 0", "quantize_weight: false", "remove_reshape: false",
-                                           "inputs_yuv_fmt: null", "op_target: {}", "sparse_infer: false",
-                                           "float_dtype: float16", "model_pruning: false"};
+    static const char *const defaults[] = {
+        "quantized_hybrid_level: 0", "quantize_weight: false", "remove_reshape: false",
+        "inputs_yuv_fmt: null",      "op_target: {}",          "sparse_infer: false",
+        "float_dtype: float16",      "model_pruning: false"};
     char text[512];
     rd_rknn_config c;
     rd_error err;
@@ -189,8 +196,8 @@ static void test_input_size_list_forms(void)
 {
     rd_rknn_config c;
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(parse("  subgraphs:\n    input_size_list:\n      - 1,3,512,512\n      - 1, 1, 8, 8\n", &c,
-                                &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        parse("  subgraphs:\n    input_size_list:\n      - 1,3,512,512\n      - 1, 1, 8, 8\n", &c, &err), RD_OK);
     CU_ASSERT_EQUAL(c.n_input_size_list, 2);
     CU_ASSERT_EQUAL(c.input_size_list[0].rank, 4);
     CU_ASSERT_EQUAL(c.input_size_list[0].dims[3], 512);
@@ -201,8 +208,8 @@ static void test_input_size_list_forms(void)
     CU_ASSERT_EQUAL(c.input_size_list[0].dims[2], 224);
     rd_rknn_config_fini(&c);
     /* dynamic_input takes the same string shapes */
-    CU_ASSERT_EQUAL_FATAL(parse("  configs:\n    dynamic_input:\n      - ['1,3,224,224']\n      - ['1,3,160,160']\n",
-                                &c, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        parse("  configs:\n    dynamic_input:\n      - ['1,3,224,224']\n      - ['1,3,160,160']\n", &c, &err), RD_OK);
     CU_ASSERT_EQUAL(c.n_dynamic_sets, 2);
     CU_ASSERT_EQUAL(c.dynamic_input[1].dims[3], 160);
     rd_rknn_config_fini(&c);
@@ -218,22 +225,27 @@ static void test_platform_dtype_checks(void)
 {
     rd_rknn_config c;
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(parse("  configs:\n    quantized_dtype: w4a16\n    quantized_method: group32\n", &c, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(parse("  configs:\n    quantized_dtype: w4a16\n    quantized_method: group32\n", &c, &err),
+                          RD_OK);
     CU_ASSERT_EQUAL(c.group_size, 32);
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, "rk3576", NULL, 0, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, "rv1126b", NULL, 0, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, "rk3588", NULL, 0, &err), RD_E_UNSUPPORTED);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "dir/bad.yml:7: target platform rk3588 does not support quantized_dtype w4a16"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(err.msg, "dir/bad.yml:7: target platform rk3588 does not support quantized_dtype w4a16"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "(it supports w8a8, float16)"));
     rd_rknn_config_fini(&c);
     CU_ASSERT_EQUAL_FATAL(parse("  configs:\n    target_platform: rk3562\n    quantized_dtype: w8a16\n"
-                                "    quantized_algorithm: gdq\n", &c, &err), RD_OK);
+                                "    quantized_algorithm: gdq\n",
+                                &c, &err),
+                          RD_OK);
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, NULL, NULL, 0, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, "rk3568", NULL, 0, &err), RD_E_UNSUPPORTED);
     rd_rknn_config_fini(&c);
     CU_ASSERT_EQUAL_FATAL(parse("  configs:\n    quantized_algorithm: gdq\n", &c, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, NULL, NULL, 0, &err), RD_E_UNSUPPORTED);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "dir/bad.yml:7: quantized_algorithm gdq needs quantized_dtype w4a16 or w8a16"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(err.msg, "dir/bad.yml:7: quantized_algorithm gdq needs quantized_dtype w4a16 or w8a16"));
     rd_rknn_config_fini(&c);
     CU_ASSERT_EQUAL_FATAL(parse("  configs:\n    quantized_method: group64\n", &c, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, NULL, NULL, 0, &err), RD_E_UNSUPPORTED);
@@ -261,7 +273,8 @@ static void test_multi_input_and_plain_fields(void)
                                 "      - [1, 1, 8, 8]\n"
                                 "    inputs: [x, y]\n"
                                 "    outputs: [z]\n",
-                                &c, &err), RD_OK);
+                                &c, &err),
+                          RD_OK);
     CU_ASSERT_STRING_EQUAL(c.dataset, "/abs/list.txt");
     CU_ASSERT_STRING_EQUAL(c.model_file_path, "dir/m.onnx");
     CU_ASSERT_EQUAL(c.n_mean, 2);
@@ -279,11 +292,12 @@ static void test_multi_input_and_plain_fields(void)
     CU_ASSERT_EQUAL(c.input_size_list[0].dims[2], 224);
     CU_ASSERT_EQUAL(c.n_sub_inputs, 2);
     CU_ASSERT_STRING_EQUAL(c.sub_outputs[0], "z");
-    int64_t ch[2] = { 3, 1 };
+    int64_t ch[2] = {3, 1};
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, "rk3588", ch, 2, &err), RD_OK);
-    int64_t wrong[2] = { 3, 3 };
+    int64_t wrong[2] = {3, 3};
     CU_ASSERT_EQUAL(rd_rknn_config_validate(&c, "rk3588", wrong, 2, &err), RD_E_PARSE);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "dir/bad.yml:8: mean_values for input 1 has 1 value, the input has 3 channels"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(err.msg, "dir/bad.yml:8: mean_values for input 1 has 1 value, the input has 3 channels"));
     rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
     CU_ASSERT_EQUAL(rd_rknn_config_input_spec(&c, 0, &spec, &err), RD_OK);
     CU_ASSERT_TRUE(spec.rgb2bgr);
@@ -356,11 +370,10 @@ static void test_tables_and_names(void)
 
 RD_TEST_REGISTER(register_rknn_config_tests)
 {
-    RD_SUITE("rknn_config", { "shared model_config.yml", test_shared_sample }, { "errors", test_errors },
-             { "platform and dtype checks", test_platform_dtype_checks },
-             { "multi-input and plain fields", test_multi_input_and_plain_fields },
-             { "tables and names", test_tables_and_names },
-             { "unknown keys are noted", test_unknown_keys_noted },
-             { "other rknn.config options", test_other_options },
-             { "input_size_list as the guide writes it", test_input_size_list_forms });
+    RD_SUITE("rknn_config", {"shared model_config.yml", test_shared_sample}, {"errors", test_errors},
+             {"platform and dtype checks", test_platform_dtype_checks},
+             {"multi-input and plain fields", test_multi_input_and_plain_fields},
+             {"tables and names", test_tables_and_names}, {"unknown keys are noted", test_unknown_keys_noted},
+             {"other rknn.config options", test_other_options},
+             {"input_size_list as the guide writes it", test_input_size_list_forms});
 }

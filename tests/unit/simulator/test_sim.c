@@ -180,7 +180,7 @@ typedef struct analyze_check {
     int materialized;
     double first_single_vs_entire; /* max |single - entire| on the first layer: same inputs, so 0 */
     double last_single_cos;
-    rd_tensor ref_out;             /* golden of "out" */
+    rd_tensor ref_out; /* golden of "out" */
     rd_tensor entire_out;
 } analyze_check;
 
@@ -224,7 +224,7 @@ static void test_analyze(void)
     CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
     analyze_check c = {0};
     CU_ASSERT_EQUAL_FATAL(rd_sim_analyze(s, &x, 1, check_event, &c, &err), RD_OK);
-    CU_ASSERT_EQUAL(c.events, 4);       /* x, conv_out (fused), relu_out, out */
+    CU_ASSERT_EQUAL(c.events, 4); /* x, conv_out (fused), relu_out, out */
     CU_ASSERT_EQUAL(c.materialized, 3);
     CU_ASSERT_EQUAL(c.first_single_vs_entire, 0.0);
     CU_ASSERT(c.last_single_cos > 0.999);

@@ -70,8 +70,8 @@ static rd_model *conv_model(void)
     rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 3, 5, 5}, NULL);
     init_f32(b, "w", 4, (const int64_t[]){4, 3, 3, 3}, 21, -0.4f, 0.9f);
     init_f32(b, "bias", 1, (const int64_t[]){4}, 22, -0.5f, 0.5f);
-    rd_onnx_node *c = rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w", "bias"}, 3,
-                                       (const char *const[]){"y"}, 1);
+    rd_onnx_node *c =
+        rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w", "bias"}, 3, (const char *const[]){"y"}, 1);
     rd_onnx_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
     return ot_model_load(b, "conv_asym.onnx");
@@ -167,8 +167,8 @@ static void test_asymmetric_weights(void)
                   "7 codes");
     OT_ASSERT_ERR(rd_sim_set_weight_quant(t, "w", sw.scale, sw.zero_point, 3, NULL, 0, &err), &err, RD_E_INVAL,
                   "3 scales");
-    OT_ASSERT_ERR(rd_sim_set_weight_quant(t, "nothing", sw.scale, sw.zero_point, 4, NULL, 0, &err), &err,
-                  RD_E_NOTFOUND, "nothing");
+    OT_ASSERT_ERR(rd_sim_set_weight_quant(t, "nothing", sw.scale, sw.zero_point, 4, NULL, 0, &err), &err, RD_E_NOTFOUND,
+                  "nothing");
     rd_sim_destroy(t);
     rd_tensor_fini(&in);
     rd_tensor_fini(&y);

@@ -200,8 +200,8 @@ static void test_fault_gain(void)
     for (int64_t i = 0; a && b && i < rd_tensor_numel(a); i++) {
         float va = ((float *)a->data)[i], vb = ((float *)b->data)[i];
         double code = (double)vb / t.scale + t.zero_point;
-        CU_ASSERT(fabs(code - nearbyint(code)) < 1e-3);              /* on the int8 grid */
-        CU_ASSERT(vb <= t.max + t.scale / 2);                        /* clamped to it */
+        CU_ASSERT(fabs(code - nearbyint(code)) < 1e-3); /* on the int8 grid */
+        CU_ASSERT(vb <= t.max + t.scale / 2);           /* clamped to it */
         if (va * 1.25f < t.max)
             CU_ASSERT(fabsf(vb - va * 1.25f) <= t.scale * 0.5001f); /* 1.25x, requantized */
     }
@@ -225,7 +225,7 @@ static void test_fault_saturate(void)
         float va = ((float *)a->data)[i], vb = ((float *)b->data)[i];
         CU_ASSERT(vb <= hi + t.scale * 0.5001f); /* half the range, back on the grid */
         if (va < hi - t.scale)
-            CU_ASSERT_EQUAL(vb, va);              /* small values (zeros included) untouched */
+            CU_ASSERT_EQUAL(vb, va); /* small values (zeros included) untouched */
         clamped += vb < va;
     }
     CU_ASSERT(clamped > 0);

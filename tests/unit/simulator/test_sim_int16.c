@@ -31,8 +31,8 @@ static rd_model *build_model(void)
     rd_onnx_add_initializer(b, "w1", &w1, RD_ONNX_RAW);
     rd_onnx_add_initializer(b, "b1", &b1, RD_ONNX_RAW);
     rd_onnx_add_initializer(b, "w2", &w2, RD_ONNX_RAW);
-    rd_onnx_node *c = rd_onnx_add_node(b, "Conv", "conv1", (const char *const[]){"x", "w1", "b1"}, 3,
-                                       (const char *const[]){"c1"}, 1);
+    rd_onnx_node *c =
+        rd_onnx_add_node(b, "Conv", "conv1", (const char *const[]){"x", "w1", "b1"}, 3, (const char *const[]){"c1"}, 1);
     rd_onnx_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"c1"}, 1, (const char *const[]){"r"}, 1);
     rd_onnx_add_node(b, "Conv", "conv2", (const char *const[]){"r", "w2"}, 2, (const char *const[]){"out"}, 1);
@@ -285,8 +285,8 @@ static void test_int16_stats_and_errors(void)
     make_input(&x);
     rd_error err;
     rd_sim *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &(rd_sim_options){.precision = RD_PREC_INT16, .optimization_level = 3}, &s,
-                                        &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        rd_sim_create(m, &(rd_sim_options){.precision = RD_PREC_INT16, .optimization_level = 3}, &s, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_E_INVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no int16 parameters"));
     rd_sim_destroy(s);
@@ -345,13 +345,13 @@ static void test_int16_calibration_methods(void)
     for (int k = 0; k < 3; k++) {
         rd_calib_options co = {.method = methods[k], .threads = 1};
         rd_sim *s = NULL;
-        CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &(rd_sim_options){.precision = RD_PREC_INT16, .optimization_level = 3}, &s,
-                                            &err), RD_OK);
+        CU_ASSERT_EQUAL_FATAL(
+            rd_sim_create(m, &(rd_sim_options){.precision = RD_PREC_INT16, .optimization_level = 3}, &s, &err), RD_OK);
         CU_ASSERT_EQUAL_FATAL(rd_calibrate(s, sample, NULL, 4, &co, &err), RD_OK);
         CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "x", &t16[k], &err), RD_OK);
         rd_sim_destroy(s);
-        CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &(rd_sim_options){.precision = RD_PREC_INT8, .optimization_level = 3}, &s,
-                                            &err), RD_OK);
+        CU_ASSERT_EQUAL_FATAL(
+            rd_sim_create(m, &(rd_sim_options){.precision = RD_PREC_INT8, .optimization_level = 3}, &s, &err), RD_OK);
         CU_ASSERT_EQUAL_FATAL(rd_calibrate(s, sample, NULL, 4, &co, &err), RD_OK);
         CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "x", &t8[k], &err), RD_OK);
         rd_sim_destroy(s);
@@ -368,6 +368,7 @@ static void test_int16_calibration_methods(void)
 RD_TEST_REGISTER(register_sim_int16)
 {
     RD_SUITE("sim int16", {"hybrid int16 layers: parameters, accuracy against int8/float16", test_hybrid_int16},
-             {"w8a16, w4a16 and w16a16i_dfp", test_w16_variants}, {"int16 statistics and errors", test_int16_stats_and_errors},
+             {"w8a16, w4a16 and w16a16i_dfp", test_w16_variants},
+             {"int16 statistics and errors", test_int16_stats_and_errors},
              {"int16 tensors keep min/max under kl_divergence and mmse", test_int16_calibration_methods});
 }

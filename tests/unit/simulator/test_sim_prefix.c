@@ -21,8 +21,8 @@ static void add_conv(rd_onnx_builder *b, const char *name, const char *in, const
     snprintf(bn, sizeof bn, "%s_b", name);
     rd_onnx_add_initializer(b, wn, &w, RD_ONNX_RAW);
     rd_onnx_add_initializer(b, bn, &bias, RD_ONNX_RAW);
-    rd_onnx_node *c = rd_onnx_add_node(b, "Conv", name, (const char *const[]){in, wn, bn}, 3,
-                                       (const char *const[]){out}, 1);
+    rd_onnx_node *c =
+        rd_onnx_add_node(b, "Conv", name, (const char *const[]){in, wn, bn}, 3, (const char *const[]){out}, 1);
     rd_onnx_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     rd_tensor_fini(&w);
     rd_tensor_fini(&bias);
@@ -113,8 +113,8 @@ static void test_random_sets(void)
     /* only the last candidate changed: only its producer on is computed */
     rd_sim_tensor t;
     CU_ASSERT_EQUAL(rd_sim_tensor_get(s, names[n - 1], &t, &err), RD_OK);
-    CU_ASSERT_EQUAL(rd_sim_set_precision(s, names[n - 1], t.precision == RD_PREC_FP16 ? RD_PREC_INT8 : RD_PREC_FP16,
-                                         &err), RD_OK);
+    CU_ASSERT_EQUAL(
+        rd_sim_set_precision(s, names[n - 1], t.precision == RD_PREC_FP16 ? RD_PREC_INT8 : RD_PREC_FP16, &err), RD_OK);
     CU_ASSERT(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1) >= full - 2);
     rd_sim_prefix_destroy(p);
     rd_tensor_fini(&x);
@@ -188,8 +188,8 @@ static void test_try_and_commit(void)
             const char *flip = names[prefix_rand(&seed) % n];
             rd_sim_tensor t;
             CU_ASSERT_EQUAL(rd_sim_tensor_get(s, flip, &t, &err), RD_OK);
-            CU_ASSERT_EQUAL(rd_sim_set_precision(s, flip, t.precision == RD_PREC_FP16 ? RD_PREC_INT8 : RD_PREC_FP16, &err),
-                            RD_OK);
+            CU_ASSERT_EQUAL(
+                rd_sim_set_precision(s, flip, t.precision == RD_PREC_FP16 ? RD_PREC_INT8 : RD_PREC_FP16, &err), RD_OK);
         }
         prefix_check_run(s, p, RD_PREFIX_TRY, &x, 1, 1);
         if (k % 2 == 0) {
@@ -262,7 +262,11 @@ static void test_invalidation_and_cap(void)
         CU_ASSERT(ps.bytes <= caps[c]);
         for (int k = 0; k < 8; k++) {
             prefix_random_set(s, names, n, &seed, 3);
-            uint64_t r = prefix_check_run(s, p, k == 4 ? RD_PREFIX_RECORD : k % 2 ? RD_PREFIX_TRY : RD_PREFIX_USE, &x, 1, 1);
+            uint64_t r = prefix_check_run(s, p,
+                                          k == 4  ? RD_PREFIX_RECORD
+                                          : k % 2 ? RD_PREFIX_TRY
+                                                  : RD_PREFIX_USE,
+                                          &x, 1, 1);
             if (caps[c] == 0)
                 CU_ASSERT_EQUAL(r, 0);
             if (k == 3 || k == 5) { /* keep a tentative run: still within the cap */

@@ -146,8 +146,8 @@ static void test_conv_add_relu_bits(void)
     rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 3, 5, 5}, NULL);
     rd_onnx_add_input(b, "r", RD_DT_F32, 4, (const int64_t[]){1, 3, 5, 5}, NULL);
     init_f32(b, "w", 4, (const int64_t[]){3, 3, 3, 3}, 1, -0.5f, 0.5f);
-    rd_onnx_node *c = rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w"}, 2,
-                                       (const char *const[]){"c"}, 1);
+    rd_onnx_node *c =
+        rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w"}, 2, (const char *const[]){"c"}, 1);
     rd_onnx_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
     rd_onnx_add_node(b, "Add", "add", (const char *const[]){"c", "r"}, 2, (const char *const[]){"a"}, 1);
     rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"a"}, 1, (const char *const[]){"y"}, 1);
@@ -348,13 +348,13 @@ static void test_calibration_rules(void)
     init_f32(b, "w2", 4, (const int64_t[]){2, 2, 1, 1}, 5, -3.0f, 3.0f);
     rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w"}, 2, (const char *const[]){"c"}, 1);
     rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"c"}, 1, (const char *const[]){"r"}, 1);
-    rd_onnx_node *mp = rd_onnx_add_node(b, "MaxPool", "pool", (const char *const[]){"r"}, 1,
-                                        (const char *const[]){"mp"}, 1);
+    rd_onnx_node *mp =
+        rd_onnx_add_node(b, "MaxPool", "pool", (const char *const[]){"r"}, 1, (const char *const[]){"mp"}, 1);
     rd_onnx_attr_ints(mp, "kernel_shape", (const int64_t[]){2, 2}, 2);
     rd_onnx_attr_ints(mp, "strides", (const int64_t[]){2, 2}, 2);
     rd_onnx_add_node(b, "Conv", "conv2", (const char *const[]){"x", "w2"}, 2, (const char *const[]){"d"}, 1);
-    rd_onnx_node *cat = rd_onnx_add_node(b, "Concat", "cat", (const char *const[]){"r", "d"}, 2,
-                                         (const char *const[]){"cat"}, 1);
+    rd_onnx_node *cat =
+        rd_onnx_add_node(b, "Concat", "cat", (const char *const[]){"r", "d"}, 2, (const char *const[]){"cat"}, 1);
     rd_onnx_attr_int(cat, "axis", 1);
     rd_onnx_add_output(b, "mp", RD_DT_F32, -1, NULL, NULL);
     rd_onnx_add_output(b, "cat", RD_DT_F32, -1, NULL, NULL);

@@ -76,8 +76,14 @@ static rd_status run(op_run *r)
         if (st != RD_OK)
             return st;
     }
-    r->ctx = (sim_op_ctx){.node = &r->node, .params = r->params, .opset = r->node.opset, .n_in = r->node.n_in,
-                          .in = r->in, .n_out = r->node.n_out, .out = r->out, .out_present = r->present,
+    r->ctx = (sim_op_ctx){.node = &r->node,
+                          .params = r->params,
+                          .opset = r->node.opset,
+                          .n_in = r->node.n_in,
+                          .in = r->in,
+                          .n_out = r->node.n_out,
+                          .out = r->out,
+                          .out_present = r->present,
                           .scratch = &r->scratch};
     rd_status st = def->infer(&r->ctx, &r->err);
     if (st != RD_OK)
@@ -534,9 +540,8 @@ static void test_einsum(void)
 RD_TEST_REGISTER(register_tensor_ops)
 {
     RD_SUITE("tensor_ops", {"reshape", test_reshape}, {"slice negative steps", test_slice_negative_steps},
-             {"gather bounds", test_gather_bounds}, {"pad modes", test_pad_modes},
-             {"split uneven", test_split_uneven}, {"topk ties", test_topk_ties},
-             {"transpose tile expand", test_transpose_tile_expand}, {"depth to space crd", test_depth_to_space_crd},
-             {"range and shape", test_range_and_shape}, {"resize", test_resize},
-             {"unsqueeze squeeze", test_unsqueeze_squeeze}, {"einsum", test_einsum});
+             {"gather bounds", test_gather_bounds}, {"pad modes", test_pad_modes}, {"split uneven", test_split_uneven},
+             {"topk ties", test_topk_ties}, {"transpose tile expand", test_transpose_tile_expand},
+             {"depth to space crd", test_depth_to_space_crd}, {"range and shape", test_range_and_shape},
+             {"resize", test_resize}, {"unsqueeze squeeze", test_unsqueeze_squeeze}, {"einsum", test_einsum});
 }

@@ -23,10 +23,12 @@ static void test_display(void)
     ESC("conv1/Conv_output_0", RD_ESC_DISPLAY, "conv1/Conv_output_0");
     ESC("caf\xc3\xa9 \xe5\x90\x8d\xe5\x89\x8d \xf0\x9f\x98\x80", RD_ESC_DISPLAY,
         "caf\xc3\xa9 \xe5\x90\x8d\xe5\x89\x8d \xf0\x9f\x98\x80"); /* any language, emoji: kept */
-    ESC("a\\b\"c", RD_ESC_DISPLAY, "a\\b\"c");                     /* display keeps backslashes and quotes */
+    ESC("a\\b\"c", RD_ESC_DISPLAY, "a\\b\"c");                    /* display keeps backslashes and quotes */
     ESC("\x1b]0;owned\x07\x1b[2J", RD_ESC_DISPLAY, "\\x1b]0;owned\\x07\\x1b[2J");
     ESC("line1\nline2\r\tx\x7f", RD_ESC_DISPLAY, "line1\\nline2\\r\\tx\\x7f");
-    ESC("\xc2\x9b" "31m", RD_ESC_DISPLAY, "\\u009b31m");            /* C1 CSI */
+    ESC("\xc2\x9b"
+        "31m",
+        RD_ESC_DISPLAY, "\\u009b31m"); /* C1 CSI */
     ESC("abc\xe2\x80\xaeRLO\xe2\x81\xa6x\xe2\x80\xa8", RD_ESC_DISPLAY, "abc\\u202eRLO\\u2066x\\u2028");
     /* invalid UTF-8, byte by byte: stray continuation, 0xff, overlong '/', surrogate, above U+10FFFF, cut */
     ESC("\x80\xff", RD_ESC_DISPLAY, "\\x80\\xff");
@@ -90,7 +92,7 @@ static void test_cut(void)
     char shown[12];
     CU_ASSERT_STRING_EQUAL(rd_text_shown("a very long tensor name", shown, sizeof shown), "a very l...");
     CU_ASSERT_STRING_EQUAL(rd_text_shown("\xe5\x90\x8d\xe5\x90\x8d\xe5\x90\x8d\xe5\x90\x8d", shown, sizeof shown),
-                           "\xe5\x90\x8d\xe5\x90\x8d...");             /* cut on a character boundary */
+                           "\xe5\x90\x8d\xe5\x90\x8d..."); /* cut on a character boundary */
     CU_ASSERT_STRING_EQUAL(rd_text_shown(NULL, shown, sizeof shown), "(null)");
 }
 
