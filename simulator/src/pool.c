@@ -147,8 +147,10 @@ rd_status rd_pool_create(int threads, rd_pool **out, rd_error *err)
         int rc = pthread_create(&p->threads[p->n_started], NULL, worker_main, &p->workers[i]);
         if (rc != 0) {
             rd_pool_destroy(p);
-            return rd_errorf(err, RD_E_NOMEM, "cannot start thread %d of %d (error %d): try a smaller --threads", i + 1,
-                             threads, rc);
+            return rd_errorf(err, RD_E_NOMEM,
+                             "cannot start thread %d of %d: the system is out of resources for threads (error %d): try "
+                             "a smaller --threads",
+                             i + 1, threads, rc);
         }
         p->n_started++;
     }
