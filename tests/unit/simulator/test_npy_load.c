@@ -142,10 +142,15 @@ static void test_normal_load_one_copy(void)
     long grew = peak_rss_kb() - before;
     CU_ASSERT_EQUAL(((float *)t.data)[12345], 345.0f);
     CU_ASSERT_EQUAL(((float *)t.data)[n - 1], (float)((n - 1) % 1000));
-    /* 64 MiB read into the tensor; a second copy of the file would make it 128 */
+    /* 64 MiB read into the tensor; a second copy of the file would make it 128. ThreadSanitizer maps shadow
+       memory beside every page touched, so the peak means nothing in that build (the ASan build checks it). */
+#ifndef __SANITIZE_THREAD__
     if (grew > 96 * 1024)
         fprintf(stderr, "\n  loading 64 MiB raised the peak by %ld KiB\n", grew);
     CU_ASSERT(grew <= 96 * 1024);
+#else
+    (void)grew;
+#endif
     rd_tensor_fini(&t);
     unlink(path);
     free(dir);
