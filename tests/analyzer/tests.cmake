@@ -2,13 +2,7 @@
 file(GLOB UNIT_CLI CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
 rd_add_test(test_analyzer SOURCES ${UNIT_CLI} LIBS rd::analyzer LABELS unit)
 # test_metrics.c reaches the analyzer's internal metrics.h
-target_include_directories(test_analyzer PRIVATE ${PROJECT_SOURCE_DIR}/analyzer/src)
-
-# Tests and fuzz targets (tests/dumps_shared, tests/fuzz/fuzz_dump_name.c) that reach the analyzer's
-# internal headers (dumps.h, ...) link this interface target.
-add_library(rd_analyzer_internal INTERFACE)
-target_include_directories(rd_analyzer_internal INTERFACE ${PROJECT_SOURCE_DIR}/analyzer/src)
-target_link_libraries(rd_analyzer_internal INTERFACE rd::analyzer)
+target_link_libraries(test_analyzer PRIVATE rd::analyzer_internal)
 
 # test_board_run.c runs the built rknn-diag through the fake board's shell (which runs on this host)
 target_compile_definitions(test_analyzer PRIVATE RD_CLI_BINARY="$<TARGET_FILE:rknn-diag>")
