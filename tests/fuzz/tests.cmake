@@ -17,7 +17,7 @@ set(RD_FUZZ_LIBS_board_command rd_adb_internal)
 set(RD_FUZZ_LIBS_rknn_txt rd::reports rd::simulator)
 set(RD_FUZZ_LIBS_snapshot_names rd::reports rd::simulator)
 # analyzer targets reach its internals (dumps.h, edit_formula.h) through rd_analyzer_internal
-# (tests/analyzer/tests.cmake)
+# (analyzer/CMakeLists.txt)
 set(RD_FUZZ_LIBS_dump_name rd_analyzer_internal)
 set(RD_FUZZ_LIBS_edit_formula rd_analyzer_internal)
 set(RD_FUZZ_LIBS_perf_log rd_analyzer_internal)

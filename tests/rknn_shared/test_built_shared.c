@@ -1,5 +1,5 @@
 /*
- * test_built_shared.c: `--rknn` / `--rknn-build-log` (analyzer/src/built.h) on ../shared's
+ * test_built_shared.c: `--rknn` / `--rknn-build-log` (analyzer/quant/built.h) on ../shared's
  * multiple_input_demo (test.onnx and its two .rknn builds, read in place): the simulation
  * materialises exactly the tensors the .rknn stores, with its scales and zero points; the accuracy
  * table has the ConvAdd group as the toolkit prints it; a .rknn or a log of another model, a
