@@ -1,8 +1,8 @@
 /*
- * gen_corpus_tf.c: writes the seeds of tests/fuzz/corpus/tf/ (the two GraphDefs of tests/frontends/tf_synth.c:
+ * gen_corpus_tf.c: writes the seeds of tests/fuzz/corpus/tf/ (the two GraphDefs of tests/unit/frontends/tf_synth.c:
  * the test graph, NHWC, and the small NCHW graph of the other options). Not part of the build; to regenerate:
  *
- *     cc -Itests/frontends tests/fuzz/gen_corpus_tf.c tests/frontends/tf_synth.c -o /tmp/gen \
+ *     cc -Itests/unit/frontends tests/fuzz/gen_corpus_tf.c tests/unit/frontends/tf_synth.c -o /tmp/gen \
  *        && /tmp/gen tests/fuzz/corpus/tf
  */
 #include "tf_synth.h"
