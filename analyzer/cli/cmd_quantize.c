@@ -3,8 +3,7 @@
  * calibrates the INT8 simulation and writes its parameters in RKNN's .quantization.cfg layout, under
  * ONNX names, or under the toolkit's names where a step-1 cfg of the same model matches our tensors.
  */
-#include "cli_internal.h"
-#include "cli_model_args.h"
+#include "cmd_spec.h"
 #include "qcfg_build.h"
 #include "quant_setup.h"
 #include "config_model.h"
@@ -13,77 +12,56 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_HELP = 1, OPT_OUTPUT, OPT_RKNN_CFG, OPT_INPUT_SHAPE };
+enum { OPT_OUTPUT = 1, OPT_RKNN_CFG };
 
 static const an_optspec quantize_opts[] = {
     {OPT_OUTPUT, "output", 'o', "FILE", "the .quantization.cfg to write (required)"},
     {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE",
      "a cfg RKNN-Toolkit2's hybrid_quantization_step1 wrote for this model: "
      "write under its tensor names"},
-    {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
-    AN_QUANT_OPTSPECS,
-    AN_BUILT_OPTSPECS,
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_QUANTIZE_OPTS ((int)(sizeof quantize_opts / sizeof quantize_opts[0]))
+static const an_need quantize_needs[] = {{OPT_OUTPUT, "missing -o OUT.quantization.cfg"}};
+
+static const an_cmd_spec quantize_spec = {
+    .usage = "rknn-diag quantize MODEL.onnx --dataset FILE [quant options] -o OUT.quantization.cfg "
+             "[--rknn-cfg STEP1.cfg]",
+    .about = "Calibrates the INT8 (w8a8) or INT16 (--dtype w16a16i, w8a16, w16a16i_dfp) simulation\n"
+             "and writes its parameters in RKNN's hybrid quantization file layout: every materialised\n"
+             "activation (scale, zero point, range; dtype int8 or int16) and the weights of Conv,\n"
+             "ConvTranspose, Gemm and MatMul (symmetric, per channel or per tensor), plus the float16\n"
+             "and int16 tensors of a hybrid --cfg in custom_quantize_layers. Names are\n"
+             "ONNX tensor names of the optimised graph unless --rknn-cfg gives the toolkit's. The file\n"
+             "can be read back with --cfg by run, accuracy, eval and export-qdq.",
+    .opts = quantize_opts,
+    .n_opts = (int)(sizeof quantize_opts / sizeof quantize_opts[0]),
+    .needs = quantize_needs,
+    .n_needs = 1,
+    .groups = AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT,
+    .model = "MODEL.onnx",
+};
 
 typedef struct quantize_args {
-    const char *model_path, *out_path, *rknn_cfg;
-    rd_input_shape shapes[AN_MAX_INPUTS];
-    an_name_buf shape_names[AN_MAX_INPUTS];
-    size_t n_shapes;
+    const char *out_path, *rknn_cfg;
+    an_cmd_args cmd;
     an_quant_opts q;
 } quantize_args;
 
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    quantize_args *a = user;
+    if (id == OPT_OUTPUT)
+        a->out_path = v;
+    else if (id == OPT_RKNN_CFG)
+        a->rknn_cfg = v;
+    return AN_GO;
+}
+
 static int parse_args(an_cmd_ctx *ctx, quantize_args *a)
 {
-    rd_error err = {0};
-    an_opts p;
-    an_opts_init(&p, ctx, quantize_opts, N_QUANTIZE_OPTS);
-    const char *v;
-    int id;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        if (an_quant_take(&a->q, id, v))
-            continue;
-        switch (id) {
-        case -2:
-            return AN_EXIT_USAGE;
-        case 0:
-            if (a->model_path)
-                return an_usage(ctx, "one model only (got '%s' and '%s')", a->model_path, v);
-            a->model_path = v;
-            break;
-        case OPT_HELP:
-            an_print_help(ctx->out,
-                          "rknn-diag quantize MODEL.onnx --dataset FILE [quant options] -o OUT.quantization.cfg "
-                          "[--rknn-cfg STEP1.cfg]",
-                          "Calibrates the INT8 (w8a8) or INT16 (--dtype w16a16i, w8a16, w16a16i_dfp) simulation\n"
-                          "and writes its parameters in RKNN's hybrid quantization file layout: every materialised\n"
-                          "activation (scale, zero point, range; dtype int8 or int16) and the weights of Conv,\n"
-                          "ConvTranspose, Gemm and MatMul (symmetric, per channel or per tensor), plus the float16\n"
-                          "and int16 tensors of a hybrid --cfg in custom_quantize_layers. Names are\n"
-                          "ONNX tensor names of the optimised graph unless --rknn-cfg gives the toolkit's. The file\n"
-                          "can be read back with --cfg by run, accuracy, eval and export-qdq.",
-                          quantize_opts, N_QUANTIZE_OPTS);
-            return AN_EXIT_OK;
-        case OPT_OUTPUT:
-            a->out_path = v;
-            break;
-        case OPT_RKNN_CFG:
-            a->rknn_cfg = v;
-            break;
-        case OPT_INPUT_SHAPE:
-            if (an_parse_input_shape(v, a->shape_names, a->shapes, &a->n_shapes, &err) != RD_OK)
-                return an_usage(ctx, "%s", err.msg);
-            break;
-        }
-    }
-    if (!a->model_path)
-        return an_usage(ctx, "missing MODEL.onnx");
-    if (!a->out_path)
-        return an_usage(ctx, "missing -o OUT.quantization.cfg");
-    a->q.model_path = a->model_path;
-    return -1;
+    a->cmd.q = &a->q;
+    int rc = an_cmd_parse(ctx, &quantize_spec, &a->cmd, take_option, a);
+    a->q.model_path = a->cmd.model;
+    return rc;
 }
 
 int an_cmd_quantize(an_cmd_ctx *ctx)
@@ -99,12 +77,12 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
     rd_qcfg ours, merged;
     rd_qcfg_init(&ours);
     rd_qcfg_init(&merged);
-    if (rc >= 0)
+    if (rc != AN_GO)
         goto out;
     an_model_request req = {.command = "quantize",
-                            .path = a->model_path,
-                            .shapes = a->shapes,
-                            .n_shapes = a->n_shapes,
+                            .path = a->cmd.model,
+                            .shapes = a->cmd.shapes,
+                            .n_shapes = a->cmd.n_shapes,
                             .errs = ctx->errs,
                             .dynamic_refusal = "a .quantization.cfg holds one set of parameters per tensor for every "
                                                "shape, and how RKNN calibrates a dynamic model is not documented: "

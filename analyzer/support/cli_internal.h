@@ -10,6 +10,9 @@
 /* Exit codes of the design. */
 enum { AN_EXIT_OK = 0, AN_EXIT_GATE = 1, AN_EXIT_USAGE = 2, AN_EXIT_INPUT = 3 };
 
+/* What a step of a command's parsing returns: AN_GO to go on, else the exit code to end the command with. */
+enum { AN_GO = -1 };
+
 /** What a command receives: its arguments (argv[0] is the command name) and the two streams. */
 typedef struct an_cmd_ctx {
     int argc;
@@ -44,14 +47,19 @@ typedef struct an_opts {
 
 void an_opts_init(an_opts *p, const an_cmd_ctx *ctx, const an_optspec *spec, int n_spec);
 
+/* What an_opts_next returns besides an option id (ids are > 0). */
+enum { AN_OPT_POSITIONAL = 0, AN_OPT_END = -1, AN_OPT_BAD = -2 };
+
 /**
- * Next option or positional. Returns the option id, 0 for a positional (*value is it), -1 at the end,
- * -2 on a usage error (already printed).
+ * Next option or positional. Returns the option id, AN_OPT_POSITIONAL (*value is it), AN_OPT_END at the end,
+ * AN_OPT_BAD on a usage error (already printed).
  */
 int an_opts_next(an_opts *p, const char **value);
 
 /** Prints "usage" and the option table of a command. */
 void an_print_help(FILE *f, const char *usage, const char *about, const an_optspec *spec, int n_spec);
+/** Prints the lines of an option table, as an_print_help does. */
+void an_print_opts(FILE *f, const an_optspec *spec, int n_spec);
 
 /** Parses a non-negative integer option value; prints a usage error and returns false when bad. */
 bool an_parse_int(const char *cmd, const char *opt, const char *text, long min, long max, long *out, FILE *errs);

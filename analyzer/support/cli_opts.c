@@ -24,7 +24,7 @@ static int take_value(an_opts *p, const an_optspec *s, const char *inline_val, c
     if (!s->arg) {
         if (inline_val) {
             fprintf(p->errs, "rknn-diag %s: option --%s takes no value\n", p->cmd, s->name);
-            return -2;
+            return AN_OPT_BAD;
         }
         *value = NULL;
         return s->id;
@@ -35,7 +35,7 @@ static int take_value(an_opts *p, const an_optspec *s, const char *inline_val, c
     }
     if (p->i >= p->argc) {
         fprintf(p->errs, "rknn-diag %s: option --%s needs a value (%s)\n", p->cmd, s->name, s->arg);
-        return -2;
+        return AN_OPT_BAD;
     }
     *value = p->argv[p->i++];
     return s->id;
@@ -44,11 +44,11 @@ static int take_value(an_opts *p, const an_optspec *s, const char *inline_val, c
 int an_opts_next(an_opts *p, const char **value)
 {
     if (p->i >= p->argc)
-        return -1;
+        return AN_OPT_END;
     const char *a = p->argv[p->i++];
     if (p->only_positional || a[0] != '-' || a[1] == '\0') {
         *value = a;
-        return 0;
+        return AN_OPT_POSITIONAL;
     }
     if (strcmp(a, "--") == 0) {
         p->only_positional = true;
@@ -64,7 +64,7 @@ int an_opts_next(an_opts *p, const char **value)
                 return take_value(p, s, eq ? eq + 1 : NULL, value);
         }
         fprintf(p->errs, "rknn-diag %s: unknown option '%s' (see rknn-diag %s --help)\n", p->cmd, a, p->cmd);
-        return -2;
+        return AN_OPT_BAD;
     }
     for (int k = 0; k < p->n_spec; k++) {
         const an_optspec *s = &p->spec[k];
@@ -75,7 +75,7 @@ int an_opts_next(an_opts *p, const char **value)
             }
             if (a[2] != '\0') {
                 fprintf(p->errs, "rknn-diag %s: unknown option '%s'\n", p->cmd, a);
-                return -2;
+                return AN_OPT_BAD;
             }
             return take_value(p, s, NULL, value);
         }
@@ -83,10 +83,10 @@ int an_opts_next(an_opts *p, const char **value)
     /* a negative number is a positional value */
     if ((a[1] >= '0' && a[1] <= '9') || a[1] == '.') {
         *value = a;
-        return 0;
+        return AN_OPT_POSITIONAL;
     }
     fprintf(p->errs, "rknn-diag %s: unknown option '%s' (see rknn-diag %s --help)\n", p->cmd, a, p->cmd);
-    return -2;
+    return AN_OPT_BAD;
 }
 
 void an_print_help(FILE *f, const char *usage, const char *about, const an_optspec *spec, int n_spec)
@@ -94,6 +94,11 @@ void an_print_help(FILE *f, const char *usage, const char *about, const an_optsp
     fprintf(f, "usage: %s\n\n%s\n", usage, about);
     if (n_spec)
         fprintf(f, "\noptions:\n");
+    an_print_opts(f, spec, n_spec);
+}
+
+void an_print_opts(FILE *f, const an_optspec *spec, int n_spec)
+{
     for (int k = 0; k < n_spec; k++) {
         const an_optspec *s = &spec[k];
         char left[96];

@@ -1,0 +1,151 @@
+/* cmd_spec.c: the one parser and help printer of the commands (cmd_spec.h). */
+#include "cmd_spec.h"
+#include "cli_adb.h"
+
+#include <string.h>
+
+/* The groups, in the order --help shows them. */
+static const an_optspec shape_opts[] = {
+    {AN_OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
+};
+static const an_optspec quant_opts[] = {AN_QUANT_OPTSPECS};
+static const an_optspec built_opts[] = {AN_BUILT_OPTSPECS};
+static const an_optspec threads_opts[] = {AN_THREADS_OPTSPEC};
+static const an_optspec board_opts[] = {AN_ADB_OPTSPECS};
+static const an_optspec help_opt = {AN_OPT_HELP, "help", 'h', NULL, "show this help"};
+
+typedef struct an_optgroup {
+    unsigned flag;
+    const char *title;
+    const an_optspec *opts;
+    int n_opts;
+} an_optgroup;
+
+#define GROUP(flag, title, table) {flag, title, table, (int)(sizeof table / sizeof table[0])}
+static const an_optgroup groups[] = {
+    GROUP(AN_OG_SHAPE, "model options", shape_opts),
+    GROUP(AN_OG_QUANT, "quantization options (docs/quantization-cfg.md, docs/config.md)", quant_opts),
+    GROUP(AN_OG_THREADS, "threads", threads_opts),
+    GROUP(AN_OG_BUILT, "built-model options (docs/rknn-model.md)", built_opts),
+    GROUP(AN_OG_BOARD, "board options (docs/adb.md)", board_opts),
+};
+#undef GROUP
+#define N_GROUPS ((int)(sizeof groups / sizeof groups[0]))
+
+/* Upper bound of one command's option table: its own options, every group and --help. */
+#define MAX_TABLE 128
+
+void an_cmd_help(FILE *f, const an_cmd_spec *spec)
+{
+    fprintf(f, "usage: %s\n\n%s\n\noptions:\n", spec->usage, spec->about);
+    an_print_opts(f, spec->opts, spec->n_opts);
+    an_print_opts(f, &help_opt, 1);
+    for (int g = 0; g < N_GROUPS; g++) {
+        if (!(spec->groups & groups[g].flag) || (groups[g].flag == AN_OG_THREADS && (spec->groups & AN_OG_QUANT)))
+            continue;
+        fprintf(f, "\n%s:\n", groups[g].title);
+        an_print_opts(f, groups[g].opts, groups[g].n_opts);
+    }
+}
+
+/* The command's whole table: own options, its groups, --help. */
+static int build_table(const an_cmd_spec *spec, an_optspec *table)
+{
+    int n = 0;
+    for (int k = 0; k < spec->n_opts && n < MAX_TABLE - 1; k++)
+        table[n++] = spec->opts[k];
+    for (int g = 0; g < N_GROUPS; g++) {
+        if (!(spec->groups & groups[g].flag) || (groups[g].flag == AN_OG_THREADS && (spec->groups & AN_OG_QUANT)))
+            continue;
+        for (int k = 0; k < groups[g].n_opts && n < MAX_TABLE - 1; k++)
+            table[n++] = groups[g].opts[k];
+    }
+    table[n++] = help_opt;
+    return n;
+}
+
+static bool is_board_option(int id)
+{
+    return id >= AN_OPT_USB && id <= AN_OPT_TIMEOUT;
+}
+
+/* One option of a group: AN_GO when taken, else the exit code. */
+static int take_group_option(an_cmd_ctx *ctx, an_cmd_args *args, int id, const char *value)
+{
+    if (id == AN_OPT_INPUT_SHAPE) {
+        rd_error err = {0};
+        if (an_parse_input_shape(value, args->shape_names, args->shapes, &args->n_shapes, &err) != RD_OK)
+            return an_usage(ctx, "%s", err.msg);
+        return AN_GO;
+    }
+    if (is_board_option(id)) {
+        int code = AN_EXIT_USAGE;
+        if (!an_adb_option(ctx, args->adb, id, value, &code))
+            return code;
+        args->board_given = true;
+        return AN_GO;
+    }
+    an_quant_take(args->q, id, value);
+    return AN_GO;
+}
+
+static bool own_option(const an_cmd_spec *spec, int id)
+{
+    for (int k = 0; k < spec->n_opts; k++)
+        if (spec->opts[k].id == id)
+            return true;
+    return false;
+}
+
+/* The required options not given, in the order of spec->needs. */
+static int check_needs(an_cmd_ctx *ctx, const an_cmd_spec *spec, const bool *given)
+{
+    for (int k = 0; k < spec->n_needs; k++) {
+        bool seen = false;
+        for (int j = 0; j < spec->n_opts; j++)
+            if (spec->opts[j].id == spec->needs[k].id && given[j])
+                seen = true;
+        if (!seen)
+            return an_usage(ctx, "%s", spec->needs[k].missing);
+    }
+    return AN_GO;
+}
+
+int an_cmd_parse(an_cmd_ctx *ctx, const an_cmd_spec *spec, an_cmd_args *args, an_take_fn take, void *user)
+{
+    an_optspec table[MAX_TABLE];
+    bool given[MAX_TABLE] = {false};
+    int n = build_table(spec, table);
+    an_opts p;
+    an_opts_init(&p, ctx, table, n);
+    const char *v;
+    int id, rc = AN_GO;
+    while (rc == AN_GO && (id = an_opts_next(&p, &v)) != AN_OPT_END) {
+        if (id == AN_OPT_BAD)
+            return AN_EXIT_USAGE;
+        if (id == AN_OPT_HELP) {
+            an_cmd_help(ctx->out, spec);
+            return AN_EXIT_OK;
+        }
+        if (id == AN_OPT_POSITIONAL && spec->model) {
+            if (args->model)
+                return an_usage(ctx, "one model only (got '%s' and '%s')%s", args->model, v,
+                                spec->model_twice ? spec->model_twice : "");
+            args->model = v;
+        } else if (id == AN_OPT_POSITIONAL) {
+            rc = take(ctx, user, id, v);
+            p.only_positional = p.only_positional || spec->rest_positional;
+        } else if (own_option(spec, id)) {
+            for (int k = 0; k < spec->n_opts; k++)
+                given[k] = given[k] || spec->opts[k].id == id;
+            rc = take(ctx, user, id, v);
+        } else {
+            rc = take_group_option(ctx, args, id, v);
+        }
+    }
+    if (rc != AN_GO)
+        return rc;
+    if (spec->model && !spec->model_optional && !args->model)
+        return an_usage(ctx, "missing %s", spec->model);
+    return check_needs(ctx, spec, given);
+}

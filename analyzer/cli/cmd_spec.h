@@ -1,0 +1,85 @@
+/*
+ * cmd_spec.h: a command described once (after Redis's command table and curl's tool options): its usage,
+ * summary, own options and the option groups it takes, read by one parser (an_cmd_parse) and one help
+ * printer (an_cmd_help). A group (the input shapes, the quantization options, the built-model options,
+ * --threads, the board options) is parsed, checked and documented in one place for every command.
+ *
+ *     static const an_optspec own[] = {{OPT_OUTPUT, "output", 'o', "FILE", "the file to write (required)"}};
+ *     static const an_need needs[] = {{OPT_OUTPUT, "missing -o FILE"}};
+ *     static const an_cmd_spec spec = {.usage = "rknn-diag x MODEL.onnx -o FILE", .about = "...", .opts = own,
+ *                                      .n_opts = 1, .needs = needs, .n_needs = 1,
+ *                                      .groups = AN_OG_SHAPE | AN_OG_QUANT, .model = "MODEL.onnx"};
+ *     int rc = an_cmd_parse(ctx, &spec, &a->cmd, take_option, a);   // take_option: the own options
+ *     if (rc != AN_GO)
+ *         return rc;                                                   // help printed (0) or usage error (2)
+ */
+#ifndef RD_AN_CMD_SPEC_H
+#define RD_AN_CMD_SPEC_H
+
+#include "cli_internal.h"
+#include "cli_model_args.h"
+#include "quant_setup.h"
+#include "rknn_diag/adb.h"
+
+/* The option groups (an_cmd_spec.groups). */
+enum {
+    AN_OG_SHAPE = 1u << 0,   /* --input-shape NAME=D0,D1,.. (an_cmd_args.shapes) */
+    AN_OG_QUANT = 1u << 1,   /* the quantization options and --threads (quant_setup.h; an_cmd_args.q) */
+    AN_OG_BUILT = 1u << 2,   /* --rknn, --rknn-build-log (an_cmd_args.q) */
+    AN_OG_THREADS = 1u << 3, /* --threads alone, for a command without AN_OG_QUANT (an_cmd_args.q) */
+    AN_OG_BOARD = 1u << 4,   /* the board choice as adb has it (cli_adb.h; an_cmd_args.adb) */
+};
+
+/* Option ids of the groups that are not declared elsewhere (a command's own ids stay below 100). */
+enum { AN_OPT_INPUT_SHAPE = 300, AN_OPT_HELP };
+
+/** A required option: its id and the usage error when it is absent. */
+typedef struct an_need {
+    int id;
+    const char *missing; /* "missing -o OUT.onnx" */
+} an_need;
+
+/** One command: what `rknn-diag CMD --help` prints and what an_cmd_parse accepts. */
+typedef struct an_cmd_spec {
+    const char *usage;       /* "rknn-diag quantize MODEL.onnx ..." */
+    const char *about;       /* the summary paragraph */
+    const an_optspec *opts;  /* the command's own options (--help is added) */
+    int n_opts;
+    const an_need *needs;    /* required own options, checked after the model in this order */
+    int n_needs;
+    unsigned groups;         /* AN_OG_* */
+    const char *model;       /* "MODEL.onnx": the one positional is the model, kept in an_cmd_args.model;
+                                NULL: positionals go to the command's take function */
+    bool model_optional;     /* the model may come from elsewhere (-c): the command checks */
+    const char *model_twice; /* appended to "one model only (got 'A' and 'B')", e.g. "; give samples with ..." */
+    bool rest_positional;    /* after the first positional every argument is one (shell's CMD...) */
+} an_cmd_spec;
+
+/** What the groups parse into: the command embeds one and points q and adb at its own structures. */
+typedef struct an_cmd_args {
+    const char *model; /* the positional, when an_cmd_spec.model is set */
+    rd_input_shape shapes[AN_MAX_INPUTS];
+    an_name_buf shape_names[AN_MAX_INPUTS];
+    size_t n_shapes;
+    an_quant_opts *q;    /* AN_OG_QUANT, AN_OG_BUILT, AN_OG_THREADS: set before an_cmd_parse */
+    rd_adb_options *adb; /* AN_OG_BOARD: set before an_cmd_parse */
+    bool board_given;    /* one of the board options was given */
+} an_cmd_args;
+
+/**
+ * Takes one of the command's own options (id from its table) or, when an_cmd_spec.model is NULL, a
+ * positional (id AN_OPT_POSITIONAL). Returns AN_GO, or the exit code after printing why (an_usage).
+ */
+typedef int (*an_take_fn)(an_cmd_ctx *ctx, void *user, int id, const char *value);
+
+/**
+ * Parses ctx's arguments by spec: groups into args, own options and other positionals to take(user, ...),
+ * then checks the model and the required options (an_cmd_spec.needs) in order. Returns AN_GO to run
+ * the command, AN_EXIT_OK after --help, AN_EXIT_USAGE after printing a usage error.
+ */
+int an_cmd_parse(an_cmd_ctx *ctx, const an_cmd_spec *spec, an_cmd_args *args, an_take_fn take, void *user);
+
+/** Prints the command's help: usage, summary, its own options, then each group's under its heading. */
+void an_cmd_help(FILE *f, const an_cmd_spec *spec);
+
+#endif
