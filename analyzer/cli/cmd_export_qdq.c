@@ -4,88 +4,67 @@
  * ONNX runtime (docs/numerics.md, "QDQ export").
  */
 #include "term_text.h"
-#include "cli_internal.h"
-#include "cli_model_args.h"
-#include "quant_setup.h"
+#include "cmd_spec.h"
 #include "config_model.h"
 #include "tensor_dump.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_HELP = 1, OPT_OUTPUT, OPT_INPUT_SHAPE, OPT_INTEGER };
+enum { OPT_OUTPUT = 1, OPT_INTEGER };
 
 static const an_optspec export_opts[] = {
     {OPT_OUTPUT, "output", 'o', "FILE", "the .onnx model to write (required)"},
-    {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
     {OPT_INTEGER, "integer", 0, NULL,
      "write int8 Conv/Gemm/MatMul as ConvInteger/MatMulInteger (exact in any runtime)"},
-    AN_QUANT_OPTSPECS,
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_EXPORT_OPTS ((int)(sizeof export_opts / sizeof export_opts[0]))
+static const an_need export_needs[] = {{OPT_OUTPUT, "missing -o OUT.onnx"}};
+
+static const an_cmd_spec export_spec = {
+    .usage = "rknn-diag export-qdq MODEL.onnx [--cfg FILE | --dataset FILE ...] [--integer] -o OUT.onnx",
+    .about = "Writes the model after the compiler passes with QuantizeLinear/DequantizeLinear pairs\n"
+             "carrying our INT8 parameters: after every materialised int8 tensor and graph input,\n"
+             "int8 weights through DequantizeLinear (per channel needs opset 13: the opset is raised\n"
+             "when no operator of the model changes meaning, otherwise the export is refused), Conv\n"
+             "biases as int32, float16 tensors of a hybrid --cfg through Cast. Parameters come from\n"
+             "--cfg or from calibration on --dataset.\n\n"
+             "A runtime computes that Conv/Gemm/MatMul in float on the dequantized values, which\n"
+             "can flip a code where we accumulate in int32. --integer writes them as\n"
+             "ConvInteger/MatMulInteger on uint8 codes (opset 10), the int32 bias added, then\n"
+             "our rescaling in double (Cast, Mul, Cast), so the runtime's result is ours bit for\n"
+             "bit. Layers with no integer ONNX operator (ConvTranspose, Gemm with transA) stay\n"
+             "in QDQ form, named in a note. docs/numerics.md has both forms against ONNX Runtime.",
+    .opts = export_opts,
+    .n_opts = (int)(sizeof export_opts / sizeof export_opts[0]),
+    .needs = export_needs,
+    .n_needs = 1,
+    .groups = AN_OG_SHAPE | AN_OG_QUANT,
+    .model = "MODEL.onnx",
+};
 
 typedef struct export_args {
     const char *model_path, *out_path;
-    rd_input_shape shapes[AN_MAX_INPUTS];
-    an_name_buf shape_names[AN_MAX_INPUTS];
-    size_t n_shapes;
+    an_cmd_args cmd;
     an_quant_opts q;
     bool integer;
 } export_args;
 
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    export_args *a = user;
+    if (id == OPT_OUTPUT)
+        a->out_path = v;
+    else if (id == OPT_INTEGER)
+        a->integer = true;
+    return AN_GO;
+}
+
 static int parse_args(an_cmd_ctx *ctx, export_args *a)
 {
-    rd_error err = {0};
-    an_opts p;
-    an_opts_init(&p, ctx, export_opts, N_EXPORT_OPTS);
-    const char *v;
-    int id;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        if (an_quant_take(&a->q, id, v))
-            continue;
-        switch (id) {
-        case -2:
-            return AN_EXIT_USAGE;
-        case 0:
-            if (a->model_path)
-                return an_usage(ctx, "one model only (got '%s' and '%s')", a->model_path, v);
-            a->model_path = v;
-            break;
-        case OPT_HELP:
-            an_print_help(ctx->out,
-                          "rknn-diag export-qdq MODEL.onnx [--cfg FILE | --dataset FILE ...] [--integer] -o OUT.onnx",
-                          "Writes the model after the compiler passes with QuantizeLinear/DequantizeLinear pairs\n"
-                          "carrying our INT8 parameters: after every materialised int8 tensor and graph input,\n"
-                          "int8 weights through DequantizeLinear (per channel needs opset 13: the opset is raised\n"
-                          "when no operator of the model changes meaning, otherwise the export is refused), Conv\n"
-                          "biases as int32, float16 tensors of a hybrid --cfg through Cast. Parameters come from\n"
-                          "--cfg or from calibration on --dataset.\n\n"
-                          "A runtime computes that Conv/Gemm/MatMul in float on the dequantized values, which\n"
-                          "can flip a code where we accumulate in int32. --integer writes them as\n"
-                          "ConvInteger/MatMulInteger on uint8 codes (opset 10), the int32 bias added, then\n"
-                          "our rescaling in double (Cast, Mul, Cast), so the runtime's result is ours bit for\n"
-                          "bit. Layers with no integer ONNX operator (ConvTranspose, Gemm with transA) stay\n"
-                          "in QDQ form, named in a note. docs/numerics.md has both forms against ONNX Runtime.",
-                          export_opts, N_EXPORT_OPTS);
-            return AN_EXIT_OK;
-        case OPT_OUTPUT:
-            a->out_path = v;
-            break;
-        case OPT_INTEGER:
-            a->integer = true;
-            break;
-        case OPT_INPUT_SHAPE:
-            if (an_parse_input_shape(v, a->shape_names, a->shapes, &a->n_shapes, &err) != RD_OK)
-                return an_usage(ctx, "%s", err.msg);
-            break;
-        }
-    }
-    if (!a->model_path)
-        return an_usage(ctx, "missing MODEL.onnx");
-    if (!a->out_path)
-        return an_usage(ctx, "missing -o OUT.onnx");
-    return -1;
+    a->cmd.q = &a->q;
+    int rc = an_cmd_parse(ctx, &export_spec, &a->cmd, take_option, a);
+    a->model_path = a->cmd.model;
+    return rc;
 }
 
 int an_cmd_export_qdq(an_cmd_ctx *ctx)
@@ -100,12 +79,12 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
     rd_sim *s = NULL;
     void *buf = NULL;
     size_t len = 0;
-    if (rc >= 0)
+    if (rc != AN_GO)
         goto out;
     an_model_request req = {.command = "export-qdq",
                             .path = a->model_path,
-                            .shapes = a->shapes,
-                            .n_shapes = a->n_shapes,
+                            .shapes = a->cmd.shapes,
+                            .n_shapes = a->cmd.n_shapes,
                             .errs = ctx->errs,
                             .dynamic_refusal =
                                 "an ONNX model written with fixed shapes "

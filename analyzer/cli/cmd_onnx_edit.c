@@ -4,8 +4,7 @@
  * (edit_formula.h), the model is rewritten so that it computes what the original did (edit_model.h),
  * and a dataset can be carried over into the new layouts. docs/onnx-edit.md is the user doc.
  */
-#include "cli_internal.h"
-#include "cli_model_args.h"
+#include "cmd_spec.h"
 #include "config_model.h"
 #include "edit_model.h"
 
@@ -14,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { OPT_HELP = 1, OPT_OUT, OPT_INPUT, OPT_OUTPUT, OPT_DATASET, OPT_LAYOUT, OPT_INPUT_SHAPE, OPT_MAX_PIXELS };
+enum { OPT_OUT = 1, OPT_INPUT, OPT_OUTPUT, OPT_DATASET, OPT_LAYOUT, OPT_MAX_PIXELS };
 
 static const an_optspec edit_opts[] = {
     {OPT_OUT, "out", 'o', "OUT.onnx", "the edited model (required)"},
@@ -22,11 +21,8 @@ static const an_optspec edit_opts[] = {
     {OPT_OUTPUT, "output", 0, "NAME=FORMULA", "new layout of a graph output (repeat)"},
     {OPT_DATASET, "dataset", 0, "FILE", "dataset.txt to carry over: writes dataset.txt and dataset/ beside OUT"},
     {OPT_LAYOUT, "input-layout", 0, "L", "how the dataset's .npy files are read: nhwc (default, as RKNN) or nchw"},
-    {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
     {OPT_MAX_PIXELS, "max-image-pixels", 0, "N", "refuse larger dataset images (default 67108864 = 8192x8192)"},
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_EDIT_OPTS ((int)(sizeof edit_opts / sizeof edit_opts[0]))
 
 #define MAX_EDITS 64
 
@@ -37,9 +33,7 @@ typedef struct edit_args {
     const char *specs[MAX_EDITS];
     bool spec_is_output[MAX_EDITS];
     int n_specs;
-    rd_input_shape shapes[AN_MAX_INPUTS];
-    an_name_buf shape_names[AN_MAX_INPUTS];
-    size_t n_shapes;
+    an_cmd_args cmd;
 } edit_args;
 
 static const char *const edit_about =
@@ -54,69 +48,64 @@ static const char *const edit_about =
     "sample is converted too; the new dataset.txt starts with '# rknn-diag: layout=graph' so that its\n"
     ".npy files are read as graph tensors (docs/onnx-edit.md).";
 
-/* Returns -1 to go on, else the exit code. */
+static const an_need edit_needs[] = {{OPT_OUT, "missing -o OUT.onnx"}};
+
+static const an_cmd_spec edit_spec = {
+    .usage = "rknn-diag onnx-edit MODEL.onnx -o OUT.onnx [--input NAME=FORMULA]... [--output NAME=FORMULA]... "
+             "[--dataset FILE]",
+    .about = edit_about,
+    .opts = edit_opts,
+    .n_opts = (int)(sizeof edit_opts / sizeof edit_opts[0]),
+    .needs = edit_needs,
+    .n_needs = 1,
+    .groups = AN_OG_SHAPE,
+    .model = "MODEL.onnx",
+};
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    edit_args *a = user;
+    rd_error err = {0};
+    switch (id) {
+    case OPT_OUT:
+        a->out = v;
+        break;
+    case OPT_INPUT:
+    case OPT_OUTPUT:
+        if (a->n_specs == MAX_EDITS)
+            return an_usage(ctx, "more than %d --input/--output formulas", MAX_EDITS);
+        if (!strchr(v, '='))
+            return an_usage(ctx, "--%s expects NAME=FORMULA, got '%s'", id == OPT_INPUT ? "input" : "output", v);
+        a->spec_is_output[a->n_specs] = id == OPT_OUTPUT;
+        a->specs[a->n_specs++] = v;
+        break;
+    case OPT_DATASET:
+        a->dataset = v;
+        break;
+    case OPT_LAYOUT:
+        if (strcmp(v, "nhwc") == 0)
+            a->layout = RD_LAYOUT_NHWC;
+        else if (strcmp(v, "nchw") == 0)
+            a->layout = RD_LAYOUT_NCHW;
+        else
+            return an_usage(ctx, "--input-layout expects nhwc or nchw, got '%s'", v);
+        break;
+    case OPT_MAX_PIXELS:
+        if (an_parse_pixel_count("--max-image-pixels", v, &a->max_image_pixels, &err) != RD_OK)
+            return an_usage(ctx, "%s", err.msg);
+        break;
+    }
+    return AN_GO;
+}
+
+/* Returns AN_GO to go on, else the exit code. */
 static int parse_args(an_cmd_ctx *ctx, edit_args *a)
 {
-    an_opts p;
-    an_opts_init(&p, ctx, edit_opts, N_EDIT_OPTS);
-    const char *v;
-    int id;
-    rd_error err = {0};
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        switch (id) {
-        case -2:
-            return AN_EXIT_USAGE;
-        case 0:
-            if (a->model)
-                return an_usage(ctx, "one model only (got '%s' and '%s')", a->model, v);
-            a->model = v;
-            break;
-        case OPT_HELP:
-            an_print_help(ctx->out,
-                          "rknn-diag onnx-edit MODEL.onnx -o OUT.onnx [--input NAME=FORMULA]... "
-                          "[--output NAME=FORMULA]... [--dataset FILE]",
-                          edit_about, edit_opts, N_EDIT_OPTS);
-            return AN_EXIT_OK;
-        case OPT_OUT:
-            a->out = v;
-            break;
-        case OPT_INPUT:
-        case OPT_OUTPUT:
-            if (a->n_specs == MAX_EDITS)
-                return an_usage(ctx, "more than %d --input/--output formulas", MAX_EDITS);
-            if (!strchr(v, '='))
-                return an_usage(ctx, "--%s expects NAME=FORMULA, got '%s'", id == OPT_INPUT ? "input" : "output", v);
-            a->spec_is_output[a->n_specs] = id == OPT_OUTPUT;
-            a->specs[a->n_specs++] = v;
-            break;
-        case OPT_DATASET:
-            a->dataset = v;
-            break;
-        case OPT_LAYOUT:
-            if (strcmp(v, "nhwc") == 0)
-                a->layout = RD_LAYOUT_NHWC;
-            else if (strcmp(v, "nchw") == 0)
-                a->layout = RD_LAYOUT_NCHW;
-            else
-                return an_usage(ctx, "--input-layout expects nhwc or nchw, got '%s'", v);
-            break;
-        case OPT_MAX_PIXELS:
-            if (an_parse_pixel_count("--max-image-pixels", v, &a->max_image_pixels, &err) != RD_OK)
-                return an_usage(ctx, "%s", err.msg);
-            break;
-        case OPT_INPUT_SHAPE:
-            if (an_parse_input_shape(v, a->shape_names, a->shapes, &a->n_shapes, &err) != RD_OK)
-                return an_usage(ctx, "%s", err.msg);
-            break;
-        }
-    }
-    if (!a->model)
-        return an_usage(ctx, "missing MODEL.onnx");
-    if (!a->out)
-        return an_usage(ctx, "missing -o OUT.onnx");
-    if (!a->n_specs)
+    int rc = an_cmd_parse(ctx, &edit_spec, &a->cmd, take_option, a);
+    a->model = a->cmd.model;
+    if (rc == AN_GO && !a->n_specs)
         return an_usage(ctx, "nothing to edit: give --input NAME=FORMULA or --output NAME=FORMULA");
-    return -1;
+    return rc;
 }
 
 /* The folder of path ("." when it has none), malloc'ed. */
@@ -265,17 +254,17 @@ static int plan_all(an_cmd_ctx *ctx, const edit_args *a, const rd_model *m, an_e
             return st == RD_E_UNSUPPORTED || st == RD_E_NOMEM ? AN_EXIT_INPUT : AN_EXIT_USAGE;
         }
     }
-    return -1;
+    return AN_GO;
 }
 
 int an_cmd_onnx_edit(an_cmd_ctx *ctx)
 {
     edit_args a = {.layout = RD_LAYOUT_NHWC};
     int rc = parse_args(ctx, &a);
-    if (rc >= 0)
+    if (rc != AN_GO)
         return rc;
     rd_error err = {0};
-    rd_load_options lopt = {.input_shapes = a.shapes, .n_input_shapes = a.n_shapes};
+    rd_load_options lopt = {.input_shapes = a.cmd.shapes, .n_input_shapes = a.cmd.n_shapes};
     rd_model *m = NULL, *edited = NULL;
     if (an_model_open(a.model, NULL, false, &lopt, &m, NULL, &err) != RD_OK)
         return an_fail(ctx, &err);
@@ -289,7 +278,7 @@ int an_cmd_onnx_edit(an_cmd_ctx *ctx)
         rc = an_fail(ctx, &(rd_error){.code = RD_E_NOMEM, .msg = "out of memory"});
         goto out;
     }
-    if ((rc = plan_all(ctx, &a, m, ins, outs)) >= 0)
+    if ((rc = plan_all(ctx, &a, m, ins, outs)) != AN_GO)
         goto out;
     st = an_edit_write(m, ins, outs, &buf, &len, &stats, &err);
     /* the reader is the checker: the edited model must load and run as written */
