@@ -9,7 +9,7 @@
 #include "term_text.h"
 #include "board_app.h"
 #include "board_dump.h"
-#include "cli_internal.h"
+#include "cmd_spec.h"
 #include "quant_setup.h"
 #include "config_model.h"
 #include "runtime_io.h"
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OPT_HELP = 1, OPT_INPUT, OPT_TARGET, OPT_DUMP_DIR, OPT_FAULT, OPT_MISTAKE, OPT_OUTPUT_DIR, OPT_APP_API };
+enum { OPT_INPUT = 1, OPT_TARGET, OPT_DUMP_DIR, OPT_FAULT, OPT_MISTAKE, OPT_OUTPUT_DIR, OPT_APP_API };
 
 static const an_optspec board_run_opts[] = {
     {OPT_INPUT, "input", 'i', "FILE", "the application's input: an image or .npy (repeat per graph input, in order)"},
@@ -38,10 +38,7 @@ static const an_optspec board_run_opts[] = {
      "the application's API: normal (rknn_inputs_set: the InputOperator dump is the "
      "input after mean/std; default) or zero-copy (rknn_set_io_mem: the buffer before)"},
     {OPT_OUTPUT_DIR, "output-dir", 'o', "DIR", "write the outputs as the application received them (output_K.npy)"},
-    AN_QUANT_OPTSPECS,
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_OPTS ((int)(sizeof board_run_opts / sizeof board_run_opts[0]))
 
 #define MAX_FAULTS 32
 #define AN_MAX_INPUTS_BOARD RD_MAX_MODEL_INPUTS /* inputs, and outputs */
@@ -55,6 +52,7 @@ typedef struct board_args {
     an_app_mistake mistake;
     an_app_api api;
     an_quant_opts q;
+    an_cmd_args cmd;
 } board_args;
 
 /* librknnrt's environment */
@@ -64,78 +62,72 @@ typedef struct board_env {
     const char *dump_dir;
 } board_env;
 
+static const an_need board_run_needs[] = {{OPT_TARGET, "missing --target CHIP (rk3566, rk3588, ...)"},
+                                          {OPT_INPUT, "missing --input FILE"}};
+static const an_cmd_spec board_run_spec = {
+    .usage = "rknn-diag board-run MODEL.onnx --input FILE --cfg QCFG --target CHIP [--fault KIND:TENSOR]... "
+             "[--app-mistake KIND] [--app-api normal|zero-copy] [--output-dir DIR]",
+    .about = "What the emulated board runs (rknn-diag board-emulate; docs/board.md): an application on a\n"
+             "Rockchip board with librknnrt, played by the INT8 simulator configured from QCFG (the\n"
+             ".quantization.cfg the host analysis uses too, so both agree bit for bit). Like librknnrt it\n"
+             "reads RKNN_LOG_LEVEL (4: per-layer timing; 5: a .npy dump per layer; 6: also .txt in\n"
+             "NC1HWC2), RKNN_DUMP_DIR (the dump folder, which must exist) and RKNN_DUMP_QUANT (1: dumps\n"
+             "in the layer's own dtype). --fault makes the NPU compute one tensor wrongly; --app-mistake\n"
+             "makes the application's classic mistakes before or after the model. --app-api says how the\n"
+             "application feeds its input, which decides what the InputOperator dump holds: normal\n"
+             "(rknn_inputs_set) the input after mean/std, zero-copy (rknn_set_io_mem) the buffer before.",
+    .opts = board_run_opts,
+    .n_opts = (int)(sizeof board_run_opts / sizeof board_run_opts[0]),
+    .needs = board_run_needs,
+    .n_needs = 2,
+    .groups = AN_OG_QUANT,
+    .model = "MODEL.onnx",
+};
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    board_args *a = user;
+    rd_error err = {0};
+    switch (id) {
+    case OPT_INPUT:
+        if (a->n_inputs == AN_MAX_INPUTS_BOARD)
+            return an_usage(ctx, "too many --input options (at most %d)", AN_MAX_INPUTS_BOARD);
+        a->inputs[a->n_inputs++] = v;
+        break;
+    case OPT_TARGET:
+        a->target = v;
+        break;
+    case OPT_DUMP_DIR:
+        a->dump_dir = v;
+        break;
+    case OPT_FAULT:
+        if (a->n_faults == MAX_FAULTS)
+            return an_usage(ctx, "too many --fault options (at most %d)", MAX_FAULTS);
+        a->faults[a->n_faults++] = v;
+        break;
+    case OPT_MISTAKE:
+        if (an_app_mistake_parse(v, &a->mistake, &err) != RD_OK)
+            return an_usage(ctx, "--app-mistake: %s", err.msg);
+        break;
+    case OPT_OUTPUT_DIR:
+        a->output_dir = v;
+        break;
+    case OPT_APP_API:
+        if (an_app_api_parse(v, &a->api, &err) != RD_OK)
+            return an_usage(ctx, "--app-api: %s", err.msg);
+        break;
+    }
+    return AN_GO;
+}
+
 static int parse_args(an_cmd_ctx *ctx, board_args *a)
 {
-    rd_error err = {0};
-    an_opts p;
-    an_opts_init(&p, ctx, board_run_opts, N_OPTS);
-    const char *v;
-    int id;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        if (an_quant_take(&a->q, id, v))
-            continue;
-        switch (id) {
-        case -2:
-            return AN_EXIT_USAGE;
-        case 0:
-            if (a->model_path)
-                return an_usage(ctx, "one model only (got '%s' and '%s')", a->model_path, v);
-            a->model_path = v;
-            break;
-        case OPT_HELP:
-            an_print_help(
-                ctx->out,
-                "rknn-diag board-run MODEL.onnx --input FILE --cfg QCFG --target CHIP [--fault KIND:TENSOR]... "
-                "[--app-mistake KIND] [--app-api normal|zero-copy] [--output-dir DIR]",
-                "What the emulated board runs (rknn-diag board-emulate; docs/board.md): an application on a\n"
-                "Rockchip board with librknnrt, played by the INT8 simulator configured from QCFG (the\n"
-                ".quantization.cfg the host analysis uses too, so both agree bit for bit). Like librknnrt it\n"
-                "reads RKNN_LOG_LEVEL (4: per-layer timing; 5: a .npy dump per layer; 6: also .txt in\n"
-                "NC1HWC2), RKNN_DUMP_DIR (the dump folder, which must exist) and RKNN_DUMP_QUANT (1: dumps\n"
-                "in the layer's own dtype). --fault makes the NPU compute one tensor wrongly; --app-mistake\n"
-                "makes the application's classic mistakes before or after the model. --app-api says how the\n"
-                "application feeds its input, which decides what the InputOperator dump holds: normal\n"
-                "(rknn_inputs_set) the input after mean/std, zero-copy (rknn_set_io_mem) the buffer before.",
-                board_run_opts, N_OPTS);
-            return AN_EXIT_OK;
-        case OPT_INPUT:
-            if (a->n_inputs == AN_MAX_INPUTS_BOARD)
-                return an_usage(ctx, "too many --input options (at most %d)", AN_MAX_INPUTS_BOARD);
-            a->inputs[a->n_inputs++] = v;
-            break;
-        case OPT_TARGET:
-            a->target = v;
-            break;
-        case OPT_DUMP_DIR:
-            a->dump_dir = v;
-            break;
-        case OPT_FAULT:
-            if (a->n_faults == MAX_FAULTS)
-                return an_usage(ctx, "too many --fault options (at most %d)", MAX_FAULTS);
-            a->faults[a->n_faults++] = v;
-            break;
-        case OPT_MISTAKE:
-            if (an_app_mistake_parse(v, &a->mistake, &err) != RD_OK)
-                return an_usage(ctx, "--app-mistake: %s", err.msg);
-            break;
-        case OPT_OUTPUT_DIR:
-            a->output_dir = v;
-            break;
-        case OPT_APP_API:
-            if (an_app_api_parse(v, &a->api, &err) != RD_OK)
-                return an_usage(ctx, "--app-api: %s", err.msg);
-            break;
-        }
-    }
-    if (!a->model_path)
-        return an_usage(ctx, "missing MODEL.onnx");
-    if (!a->target)
-        return an_usage(ctx, "missing --target CHIP (rk3566, rk3588, ...)");
-    if (!rd_platform_find(a->target))
+    a->cmd.q = &a->q;
+    int rc = an_cmd_parse(ctx, &board_run_spec, &a->cmd, take_option, a);
+    a->model_path = a->cmd.model;
+    if (rc == AN_GO && !rd_platform_find(a->target))
         return an_usage(ctx, "--target: unknown chip '%s'", a->target);
-    if (!a->n_inputs)
-        return an_usage(ctx, "missing --input FILE");
-    return -1;
+    return rc;
 }
 
 static void read_env(const board_args *a, const rd_platform_info *plat, board_env *e, FILE *errs)
@@ -455,7 +447,7 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
     rd_error err = {0};
     rd_model *m = NULL;
     rd_sim *s = NULL;
-    if (rc >= 0)
+    if (rc != AN_GO)
         goto out;
     const rd_platform_info *plat = rd_platform_find(a->target);
     if (!a->q.platform)

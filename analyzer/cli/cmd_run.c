@@ -6,9 +6,8 @@
 #include "term_text.h"
 #include "json_out.h"
 #include "accuracy.h"
-#include "cli_internal.h"
+#include "cmd_spec.h"
 #include "progress.h"
-#include "cli_model_args.h"
 #include "config_model.h"
 #include "quant_setup.h"
 #include "tensor_dump.h"
@@ -20,9 +19,7 @@
 #include <time.h>
 
 enum {
-    OPT_HELP = 1,
-    OPT_INPUT,
-    OPT_INPUT_SHAPE,
+    OPT_INPUT = 1,
     OPT_DUMP_DIR,
     OPT_OUTPUTS_ONLY,
     OPT_JSON,
@@ -33,7 +30,6 @@ enum {
 
 static const an_optspec run_opts[] = {
     {OPT_INPUT, "input", 'i', "NAME=FILE.npy", "graph input, exactly as stored (repeat per input)"},
-    {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
     {OPT_DUMP_DIR, "dump-dir", 'o', "DIR", "write every tensor as .npy plus index.json"},
     {OPT_OUTPUTS_ONLY, "outputs-only", 0, NULL, "dump and print only the graph outputs"},
     {OPT_JSON, "json", 0, NULL, "print the per-layer summary as JSON"},
@@ -42,11 +38,7 @@ static const an_optspec run_opts[] = {
     {OPT_PRECISION, "precision", 'p', "P",
      "fp32 (default), fp16 (= float16), int8 (= w8a8), int16 (= w16a16i), w8a16, w16a16i_dfp, or model (a quantized "
      ".tflite with its own quantization)"},
-    AN_QUANT_OPTSPECS,
-    AN_BUILT_OPTSPECS,
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_RUN_OPTS ((int)(sizeof run_opts / sizeof run_opts[0]))
 
 typedef struct layer_row {
     int value;
@@ -337,87 +329,77 @@ typedef struct run_args {
     const char *model_path, *dump_dir, *precision;
     const char *in_names[AN_MAX_INPUTS], *in_files[AN_MAX_INPUTS];
     an_name_buf name_bufs[AN_MAX_INPUTS];
-    size_t n_given, n_shapes;
-    rd_input_shape shapes[AN_MAX_INPUTS];
-    an_name_buf shape_names[AN_MAX_INPUTS];
+    size_t n_given;
+    an_cmd_args cmd;
     bool outputs_only, json, quiet;
     bool model_precision; /* --precision model */
     long bench;
     an_quant_opts q;
 } run_args;
 
-/* Parses the command line into a; returns -1 to go on, or an exit code. */
+static const an_cmd_spec run_spec = {
+    .usage = "rknn-diag run MODEL --input NAME=FILE.npy [...] [--dump-dir DIR] [--precision P]",
+    .about = "Runs the model layer by layer: the FP32 reference, or with --precision fp16/int8/int16\n"
+             "the simulators (after the compiler passes; int8 and int16 need --dataset or --cfg, else\n"
+             "they calibrate on the input itself). --input is the graph tensor exactly as stored\n"
+             "(layout, dtype and values untouched). Prints min/max/mean of every tensor produced;\n"
+             "simulated tensors are dequantized to float32, and tensors fused away are listed apart\n"
+             "(fused.json). MODEL is any format rknn-diag reads (.onnx, .tflite; docs/formats.md).\n"
+             "A quantized .tflite runs dequantized in float32, or with --precision model as its own\n"
+             "integer arithmetic (TFLite's kernels): inputs, tables and dumps are then its int8/int16\n"
+             "codes. --rknn MODEL.rknn (or --rknn-build-log FILE) simulates what the toolkit built\n"
+             "from this model, at the file's precision unless --precision says another (its fused\n"
+             "ops, scales, float16 islands, weights: docs/rknn-model.md); with --dump-dir the mapping\n"
+             "goes to DIR/rknn_mapping.txt.",
+    .opts = run_opts,
+    .n_opts = (int)(sizeof run_opts / sizeof run_opts[0]),
+    .groups = AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT,
+    .model = "MODEL.onnx",
+};
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    run_args *a = user;
+    rd_error err = {0};
+    switch (id) {
+    case OPT_INPUT:
+        if (a->n_given == AN_MAX_INPUTS)
+            return an_usage(ctx, "too many --input options");
+        if (an_parse_named_file(v, &a->name_bufs[a->n_given], &a->in_names[a->n_given], &a->in_files[a->n_given],
+                                &err) != RD_OK)
+            return an_usage(ctx, "%s", err.msg);
+        a->n_given++;
+        break;
+    case OPT_DUMP_DIR:
+        a->dump_dir = v;
+        break;
+    case OPT_OUTPUTS_ONLY:
+        a->outputs_only = true;
+        break;
+    case OPT_JSON:
+        a->json = true;
+        break;
+    case OPT_QUIET:
+        a->quiet = true;
+        break;
+    case OPT_PRECISION:
+        a->precision = v;
+        break;
+    case OPT_BENCH:
+        if (!an_parse_int(ctx->argv[0], "--bench", v, 1, 100000, &a->bench, ctx->errs))
+            return AN_EXIT_USAGE;
+        break;
+    }
+    return AN_GO;
+}
+
+/* Parses the command line into a; returns AN_GO to go on, or an exit code. */
 static int parse_args(an_cmd_ctx *ctx, run_args *a)
 {
-    rd_error err = {0};
-    an_opts p;
-    an_opts_init(&p, ctx, run_opts, N_RUN_OPTS);
-    const char *v;
-    int id;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        if (an_quant_take(&a->q, id, v))
-            continue;
-        switch (id) {
-        case -2:
-            return AN_EXIT_USAGE;
-        case 0:
-            if (a->model_path)
-                return an_usage(ctx, "one model only (got '%s' and '%s')", a->model_path, v);
-            a->model_path = v;
-            break;
-        case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag run MODEL --input NAME=FILE.npy [...] [--dump-dir DIR] [--precision P]",
-                          "Runs the model layer by layer: the FP32 reference, or with --precision fp16/int8/int16\n"
-                          "the simulators (after the compiler passes; int8 and int16 need --dataset or --cfg, else\n"
-                          "they calibrate on the input itself). --input is the graph tensor exactly as stored\n"
-                          "(layout, dtype and values untouched). Prints min/max/mean of every tensor produced;\n"
-                          "simulated tensors are dequantized to float32, and tensors fused away are listed apart\n"
-                          "(fused.json). MODEL is any format rknn-diag reads (.onnx, .tflite; docs/formats.md).\n"
-                          "A quantized .tflite runs dequantized in float32, or with --precision model as its own\n"
-                          "integer arithmetic (TFLite's kernels): inputs, tables and dumps are then its int8/int16\n"
-                          "codes. --rknn MODEL.rknn (or --rknn-build-log FILE) simulates what the toolkit built\n"
-                          "from this model, at the file's precision unless --precision says another (its fused\n"
-                          "ops, scales, float16 islands, weights: docs/rknn-model.md); with --dump-dir the mapping\n"
-                          "goes to DIR/rknn_mapping.txt.",
-                          run_opts, N_RUN_OPTS);
-            return AN_EXIT_OK;
-        case OPT_INPUT:
-            if (a->n_given == AN_MAX_INPUTS)
-                return an_usage(ctx, "too many --input options");
-            if (an_parse_named_file(v, &a->name_bufs[a->n_given], &a->in_names[a->n_given], &a->in_files[a->n_given],
-                                    &err) != RD_OK)
-                return an_usage(ctx, "%s", err.msg);
-            a->n_given++;
-            break;
-        case OPT_INPUT_SHAPE:
-            if (an_parse_input_shape(v, a->shape_names, a->shapes, &a->n_shapes, &err) != RD_OK)
-                return an_usage(ctx, "%s", err.msg);
-            break;
-        case OPT_DUMP_DIR:
-            a->dump_dir = v;
-            break;
-        case OPT_OUTPUTS_ONLY:
-            a->outputs_only = true;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        case OPT_QUIET:
-            a->quiet = true;
-            break;
-        case OPT_PRECISION:
-            a->precision = v;
-            break;
-        case OPT_BENCH:
-            if (!an_parse_int(ctx->argv[0], "--bench", v, 1, 100000, &a->bench, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        }
-    }
-    if (!a->model_path)
-        return an_usage(ctx, "missing MODEL.onnx");
-    a->q.model_path = a->model_path;
-    return -1;
+    a->cmd.q = &a->q;
+    int rc = an_cmd_parse(ctx, &run_spec, &a->cmd, take_option, a);
+    a->model_path = a->q.model_path = a->cmd.model;
+    return rc;
 }
 
 /* Loads the model (as -c describes it); reloads it with the actual input shapes when some input dims are
@@ -426,8 +408,8 @@ static rd_status load_model_and_inputs(run_args *a, FILE *errs, rd_model **out_m
 {
     an_model_request req = {.command = "run",
                             .path = a->model_path,
-                            .shapes = a->shapes,
-                            .n_shapes = a->n_shapes,
+                            .shapes = a->cmd.shapes,
+                            .n_shapes = a->cmd.n_shapes,
                             .errs = errs,
                             .model_precision = a->model_precision,
                             .dynamic_refusal = "it runs the graph tensors given with --input, of one shape: give "
@@ -447,18 +429,18 @@ static rd_status load_model_and_inputs(run_args *a, FILE *errs, rd_model **out_m
         rd_model_destroy(m);
         return st;
     }
-    if (model_has_open_dims(m) && a->n_shapes == 0) {
+    if (model_has_open_dims(m) && a->cmd.n_shapes == 0) {
         /* reload with the actual input shapes so that every shape (and MAC count) is known before running */
         for (size_t k = 0; k < n_in; k++) {
             rd_value_info vi;
             rd_model_value(m, (size_t)rd_model_input(m, k), &vi);
-            snprintf(a->shape_names[k].name, sizeof a->shape_names[k].name, "%s", vi.name);
-            a->shapes[k].name = a->shape_names[k].name;
-            a->shapes[k].rank = inputs[k].rank;
-            memcpy(a->shapes[k].dims, inputs[k].dims, sizeof a->shapes[k].dims);
+            snprintf(a->cmd.shape_names[k].name, sizeof a->cmd.shape_names[k].name, "%s", vi.name);
+            a->cmd.shapes[k].name = a->cmd.shape_names[k].name;
+            a->cmd.shapes[k].rank = inputs[k].rank;
+            memcpy(a->cmd.shapes[k].dims, inputs[k].dims, sizeof a->cmd.shapes[k].dims);
         }
         rd_model *fixed = NULL;
-        req.shapes = a->shapes;
+        req.shapes = a->cmd.shapes;
         req.n_shapes = n_in;
         st = an_model_load_configured(&a->q, &req, &fixed, err);
         rd_model_destroy(m);
@@ -527,7 +509,7 @@ int an_cmd_run(an_cmd_ctx *ctx)
     rd_sim *sim = NULL;
     rd_tensor inputs[AN_MAX_INPUTS];
     size_t n_in = 0;
-    if (rc >= 0)
+    if (rc != AN_GO)
         goto out_args;
     a->model_precision = a->precision && strcmp(a->precision, "model") == 0;
     if (a->precision && !a->model_precision) {

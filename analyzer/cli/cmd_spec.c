@@ -21,7 +21,10 @@ typedef struct an_optgroup {
     int n_opts;
 } an_optgroup;
 
-#define GROUP(flag, title, table) {flag, title, table, (int)(sizeof table / sizeof table[0])}
+#define GROUP(flag, title, table)                                 \
+    {                                                             \
+        flag, title, table, (int)(sizeof table / sizeof table[0]) \
+    }
 static const an_optgroup groups[] = {
     GROUP(AN_OG_SHAPE, "model options", shape_opts),
     GROUP(AN_OG_QUANT, "quantization options (docs/quantization-cfg.md, docs/config.md)", quant_opts),

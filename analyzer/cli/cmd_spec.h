@@ -41,11 +41,11 @@ typedef struct an_need {
 
 /** One command: what `rknn-diag CMD --help` prints and what an_cmd_parse accepts. */
 typedef struct an_cmd_spec {
-    const char *usage;       /* "rknn-diag quantize MODEL.onnx ..." */
-    const char *about;       /* the summary paragraph */
-    const an_optspec *opts;  /* the command's own options (--help is added) */
+    const char *usage;      /* "rknn-diag quantize MODEL.onnx ..." */
+    const char *about;      /* the summary paragraph */
+    const an_optspec *opts; /* the command's own options (--help is added) */
     int n_opts;
-    const an_need *needs;    /* required own options, checked after the model in this order */
+    const an_need *needs; /* required own options, checked after the model in this order */
     int n_needs;
     unsigned groups;         /* AN_OG_* */
     const char *model;       /* "MODEL.onnx": the one positional is the model, kept in an_cmd_args.model;
