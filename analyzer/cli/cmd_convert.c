@@ -6,7 +6,7 @@
  * those inputs into OUT/snapshot. What it cannot honour is refused by key name (docs/convert.md).
  */
 #include "term_text.h"
-#include "cli_internal.h"
+#include "cmd_spec.h"
 #include "qcfg_build.h"
 #include "quant_setup.h"
 #include "config_model.h"
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
-enum { OPT_HELP = 1, OPT_TARGET, OPT_INPUT, OPT_OUTPUT, OPT_ACCURACY, OPT_DEVICE, OPT_VERBOSE, OPT_INTEGER };
+enum { OPT_TARGET = 1, OPT_INPUT, OPT_OUTPUT, OPT_ACCURACY, OPT_DEVICE, OPT_VERBOSE, OPT_INTEGER };
 
 static const an_optspec convert_opts[] = {
     {OPT_TARGET, "target_platform", 't', "CHIP", "target platform: rk3588, rk3566, rv1106, ... (required)"},
@@ -32,9 +32,7 @@ static const an_optspec convert_opts[] = {
      "any ONNX runtime reproduces the int8 simulator bit for bit)"},
     {OPT_VERBOSE, "verbose", 'v', NULL, "say what each step does"},
     AN_THREADS_OPTSPEC,
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_CONVERT_OPTS ((int)(sizeof convert_opts / sizeof convert_opts[0]))
 
 #define MAX_ACC_INPUTS 16
 
@@ -43,68 +41,70 @@ typedef struct convert_args {
     bool verbose, integer;
 } convert_args;
 
+static const an_need convert_needs[] = {{OPT_TARGET, "missing -t TARGET (rk3588, rk3566, ...)"},
+                                        {OPT_INPUT, "missing -i model_config.yml"},
+                                        {OPT_OUTPUT, "missing -o OUT"}};
+static const an_cmd_spec convert_spec = {
+    .usage = "rknn-diag convert -t TARGET -i model_config.yml -o OUT [-a \"F1 F2\"] [--integer] [-v]",
+    .about = "rknn_convert with rknn-diag's simulator: validates the config against the target, cuts\n"
+             "the graph at subgraphs.inputs/outputs, quantizes (quantize: true) on the config's dataset\n"
+             "and writes OUT/NAME.onnx (the float model converted), OUT/NAME.quantization.cfg and\n"
+             "OUT/NAME.qdq.onnx; -a runs the accuracy analysis on those inputs into OUT/snapshot.\n"
+             "models.platform names the model's framework (onnx, tflite: docs/frontends.md); keys it\n"
+             "cannot honour (dynamic_input, an unknown framework) are refused by name.",
+    .opts = convert_opts,
+    .n_opts = (int)(sizeof convert_opts / sizeof convert_opts[0]),
+    .needs = convert_needs,
+    .n_needs = 3,
+};
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    convert_args *a = user;
+    switch (id) {
+    case AN_OPT_POSITIONAL:
+        return an_usage(ctx, "unexpected argument '%s': the model comes from the config (-i)", v);
+    case OPT_TARGET:
+        a->target = v;
+        break;
+    case OPT_INPUT:
+        a->config = v;
+        break;
+    case OPT_OUTPUT:
+        a->out_dir = v;
+        break;
+    case OPT_ACCURACY:
+        a->accuracy = v;
+        break;
+    case OPT_DEVICE:
+        a->device = v;
+        break;
+    case OPT_VERBOSE:
+        a->verbose = true;
+        break;
+    case OPT_INTEGER:
+        a->integer = true;
+        break;
+    case AN_QOPT_THREADS:
+        a->threads = v;
+        break;
+    }
+    return AN_GO;
+}
+
 static int parse_args(an_cmd_ctx *ctx, convert_args *a)
 {
-    an_opts p;
-    an_opts_init(&p, ctx, convert_opts, N_CONVERT_OPTS);
-    const char *v;
-    int id;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        switch (id) {
-        case -2:
-            return AN_EXIT_USAGE;
-        case 0:
-            return an_usage(ctx, "unexpected argument '%s': the model comes from the config (-i)", v);
-        case OPT_HELP:
-            an_print_help(ctx->out,
-                          "rknn-diag convert -t TARGET -i model_config.yml -o OUT [-a \"F1 F2\"] [--integer] [-v]",
-                          "rknn_convert with rknn-diag's simulator: validates the config against the target, cuts\n"
-                          "the graph at subgraphs.inputs/outputs, quantizes (quantize: true) on the config's dataset\n"
-                          "and writes OUT/NAME.onnx (the float model converted), OUT/NAME.quantization.cfg and\n"
-                          "OUT/NAME.qdq.onnx; -a runs the accuracy analysis on those inputs into OUT/snapshot.\n"
-                          "models.platform names the model's framework (onnx, tflite: docs/frontends.md); keys it\n"
-                          "cannot honour (dynamic_input, an unknown framework) are refused by name.",
-                          convert_opts, N_CONVERT_OPTS);
-            return AN_EXIT_OK;
-        case OPT_TARGET:
-            a->target = v;
-            break;
-        case OPT_INPUT:
-            a->config = v;
-            break;
-        case OPT_OUTPUT:
-            a->out_dir = v;
-            break;
-        case OPT_ACCURACY:
-            a->accuracy = v;
-            break;
-        case OPT_DEVICE:
-            a->device = v;
-            break;
-        case OPT_VERBOSE:
-            a->verbose = true;
-            break;
-        case OPT_INTEGER:
-            a->integer = true;
-            break;
-        case AN_QOPT_THREADS:
-            a->threads = v;
-            break;
-        }
-    }
-    if (!a->target)
-        return an_usage(ctx, "missing -t TARGET (rk3588, rk3566, ...)");
-    if (!a->config)
-        return an_usage(ctx, "missing -i model_config.yml");
-    if (!a->out_dir)
-        return an_usage(ctx, "missing -o OUT");
+    an_cmd_args cmd = {0};
+    int rc = an_cmd_parse(ctx, &convert_spec, &cmd, take_option, a);
+    if (rc != AN_GO)
+        return rc;
     if (a->device)
         return an_usage(ctx,
                         "-d %s: running on the board needs the .rknn model that only RKNN-Toolkit2 builds; run "
                         "without -d for the simulator's analysis, then `rknn-diag accuracy MODEL --target CHIP --run "
                         "CMD` (or --runtime-dumps DIR) to compare with the board",
                         a->device);
-    return -1;
+    return AN_GO;
 }
 
 /* Keys we read but cannot honour, refused by name with the file and line where we know it. */
@@ -237,7 +237,7 @@ int an_cmd_convert(an_cmd_ctx *ctx)
 {
     convert_args a = {0};
     int rc = parse_args(ctx, &a);
-    if (rc >= 0)
+    if (rc != AN_GO)
         return rc;
     rd_error err = {0};
     an_quant_opts q;

@@ -3,8 +3,7 @@
  * every unsupported op with its nodes, parameter count and MACs (text or --json).
  */
 #include "json_out.h"
-#include "cli_internal.h"
-#include "cli_model_args.h"
+#include "cmd_spec.h"
 #include "config_model.h"
 #include "edit_model.h"
 #include "inspect_rknn.h"
@@ -14,14 +13,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_HELP = 1, OPT_JSON, OPT_INPUT_SHAPE };
+enum { OPT_JSON = 1 };
 
 static const an_optspec inspect_opts[] = {
-    {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
     {OPT_JSON, "json", 0, NULL, "print JSON"},
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_INSPECT_OPTS ((int)(sizeof inspect_opts / sizeof inspect_opts[0]))
+
+static const an_cmd_spec inspect_spec = {
+    .usage = "rknn-diag inspect MODEL [--json]",
+    .about = "Shows the model's format, inputs and outputs, opsets, op histogram, unsupported ops\n"
+             "(all of them, with node names), parameter count and multiply-accumulates. MODEL is\n"
+             "any format rknn-diag reads, recognised by content (docs/frontends.md): MODEL.onnx, .tflite,\n"
+             "a TensorFlow frozen .pb, a Darknet .cfg or Caffe .prototxt with its weights beside it, a\n"
+             "TorchScript .pt (with --input-shape for every argument of forward).",
+    .opts = inspect_opts,
+    .n_opts = 1,
+    .groups = AN_OG_SHAPE,
+    .model = "MODEL.onnx",
+    .more_help = an_inspect_rknn_help,
+};
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    *(bool *)user = true; /* --json, the only one */
+    return AN_GO;
+}
 
 typedef struct op_count {
     const char *op_type;
@@ -261,49 +277,14 @@ int an_cmd_inspect(an_cmd_ctx *ctx)
 {
     if (an_inspect_rknn_wanted(ctx)) /* a .rknn model or --build-log: inspect_rknn.h */
         return an_inspect_rknn(ctx);
-    const char *model_path = NULL;
     bool json = false;
-    rd_input_shape shapes[AN_MAX_INPUTS];
-    an_name_buf shape_names[AN_MAX_INPUTS];
-    size_t n_shapes = 0;
+    an_cmd_args cmd = {0};
+    int rc = an_cmd_parse(ctx, &inspect_spec, &cmd, take_option, &json);
+    if (rc != AN_GO)
+        return rc;
+    const char *model_path = cmd.model;
     rd_error err = {0};
-    an_opts p;
-    an_opts_init(&p, ctx, inspect_opts, N_INSPECT_OPTS);
-    const char *v;
-    int id;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        switch (id) {
-        case -2:
-            return AN_EXIT_USAGE;
-        case 0:
-            if (model_path)
-                return an_usage(ctx, "one model only");
-            model_path = v;
-            break;
-        case OPT_HELP:
-            an_print_help(
-                ctx->out, "rknn-diag inspect MODEL [--json]",
-                "Shows the model's format, inputs and outputs, opsets, op histogram, unsupported ops\n"
-                "(all of them, with node names), parameter count and multiply-accumulates. MODEL is\n"
-                "any format rknn-diag reads, recognised by content (docs/frontends.md): MODEL.onnx, .tflite,\n"
-                "a TensorFlow frozen .pb, a Darknet .cfg or Caffe .prototxt with its weights beside it, a\n"
-                "TorchScript .pt (with --input-shape for every argument of forward).",
-                inspect_opts, N_INSPECT_OPTS);
-            fputc('\n', ctx->out);
-            an_inspect_rknn_help(ctx->out);
-            return AN_EXIT_OK;
-        case OPT_JSON:
-            json = true;
-            break;
-        case OPT_INPUT_SHAPE:
-            if (an_parse_input_shape(v, shape_names, shapes, &n_shapes, &err) != RD_OK)
-                return an_usage(ctx, "%s", err.msg);
-            break;
-        }
-    }
-    if (!model_path)
-        return an_usage(ctx, "missing MODEL.onnx");
-    rd_load_options lopt = {.input_shapes = shapes, .n_input_shapes = n_shapes, .allow_unsupported_ops = true};
+    rd_load_options lopt = {.input_shapes = cmd.shapes, .n_input_shapes = cmd.n_shapes, .allow_unsupported_ops = true};
     rd_model *m = NULL;
     rd_frontend_info info;
     if (an_model_open(model_path, NULL, false, &lopt, &m, &info, &err) != RD_OK)

@@ -49,6 +49,10 @@ void an_cmd_help(FILE *f, const an_cmd_spec *spec)
         fprintf(f, "\n%s:\n", groups[g].title);
         an_print_opts(f, groups[g].opts, groups[g].n_opts);
     }
+    if (spec->more_help) {
+        fputc('\n', f);
+        spec->more_help(f);
+    }
 }
 
 /* The command's whole table: own options, its groups, --help. */

@@ -47,12 +47,13 @@ typedef struct an_cmd_spec {
     int n_opts;
     const an_need *needs; /* required own options, checked after the model in this order */
     int n_needs;
-    unsigned groups;         /* AN_OG_* */
-    const char *model;       /* "MODEL.onnx": the one positional is the model, kept in an_cmd_args.model;
-                                NULL: positionals go to the command's take function */
-    bool model_optional;     /* the model may come from elsewhere (-c): the command checks */
-    const char *model_twice; /* appended to "one model only (got 'A' and 'B')", e.g. "; give samples with ..." */
-    bool rest_positional;    /* after the first positional every argument is one (shell's CMD...) */
+    unsigned groups;            /* AN_OG_* */
+    const char *model;          /* "MODEL.onnx": the one positional is the model, kept in an_cmd_args.model;
+                                   NULL: positionals go to the command's take function */
+    bool model_optional;        /* the model may come from elsewhere (-c): the command checks */
+    const char *model_twice;    /* appended to "one model only (got 'A' and 'B')", e.g. "; give samples with ..." */
+    bool rest_positional;       /* after the first positional every argument is one (shell's CMD...) */
+    void (*more_help)(FILE *f); /* printed after the options (inspect: the .rknn part) */
 } an_cmd_spec;
 
 /** What the groups parse into: the command embeds one and points q and adb at its own structures. */
