@@ -694,7 +694,7 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     size_t n_sets = 0;
-    if (rc < 0 && (rc = an_dynamic_prepare(ctx, &a->q, &n_sets)) < 0) {
+    if (rc == AN_GO && (rc = an_dynamic_prepare(ctx, &a->q, &n_sets)) == AN_GO) {
         /* dynamic_input: one analysis per shape set, each into its own folder of the snapshot */
         const char *top = a->output_dir;
         rc = AN_EXIT_OK;

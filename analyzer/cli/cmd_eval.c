@@ -5,7 +5,7 @@
  * --shard K/N evaluates one part of the dataset into partial.json for `rknn-diag merge` (docs/sharding.md).
  * This file parses the command line and sets up the columns; eval_run.c runs them.
  */
-#include "cli_internal.h"
+#include "cmd_spec.h"
 #include "config_model.h"
 #include "eval_task.h"
 #include "quant_setup.h"
@@ -17,8 +17,7 @@
 #include <string.h>
 
 enum {
-    OPT_HELP = 1,
-    OPT_LABELS,
+    OPT_LABELS = 1,
     OPT_IDX_IMAGES,
     OPT_IDX_LABELS,
     OPT_LIMIT,
@@ -79,10 +78,7 @@ static const an_optspec eval_opts[] = {
     {OPT_CALIB, "calib", 0, "N", "calibrate the integer columns on the first N samples (default: all; IDX: 100)"},
     {OPT_SHOW, "show", 0, "N", "list the first N samples that change most (default 10)"},
     {OPT_JSON, "json", 0, NULL, "print the report as JSON"},
-    AN_QUANT_OPTSPECS,
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_EVAL_OPTS ((int)(sizeof eval_opts / sizeof eval_opts[0]))
 
 typedef struct eval_args {
     const char *model_path;
@@ -123,8 +119,9 @@ static int parse_list(const char *text, float *out, int max)
     return n;
 }
 
-static int take_option(an_cmd_ctx *ctx, eval_args *a, int id, const char *v)
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
+    eval_args *a = user;
     an_eval_opts *o = &a->o;
     const char *cmd = ctx->argv[0];
     double d;
@@ -257,13 +254,13 @@ static int take_option(an_cmd_ctx *ctx, eval_args *a, int id, const char *v)
         break;
     }
     case OPT_LIMIT:
-        return an_parse_int(cmd, "--limit", v, 1, 100000000, &o->limit, ctx->errs) ? -1 : AN_EXIT_USAGE;
+        return an_parse_int(cmd, "--limit", v, 1, 100000000, &o->limit, ctx->errs) ? AN_GO : AN_EXIT_USAGE;
     case OPT_CALIB:
-        return an_parse_int(cmd, "--calib", v, 1, 1000000, &o->calib, ctx->errs) ? -1 : AN_EXIT_USAGE;
+        return an_parse_int(cmd, "--calib", v, 1, 1000000, &o->calib, ctx->errs) ? AN_GO : AN_EXIT_USAGE;
     case OPT_SHOW:
-        return an_parse_int(cmd, "--show", v, 0, 100000, &o->show, ctx->errs) ? -1 : AN_EXIT_USAGE;
+        return an_parse_int(cmd, "--show", v, 0, 100000, &o->show, ctx->errs) ? AN_GO : AN_EXIT_USAGE;
     }
-    return -1;
+    return AN_GO;
 }
 
 static const char *const ABOUT =
@@ -310,39 +307,33 @@ static int check_args(an_cmd_ctx *ctx, eval_args *a)
         return an_usage(ctx, "--score-cmd scores the whole set at once: it does not take --shard (docs/score-cmd.md)");
     if (o->shard_n > 1 && !o->out_dir)
         return an_usage(ctx, "--shard needs -o DIR (the shard's partial.json)");
-    return -1;
+    return AN_GO;
 }
+
+static void print_decoders(FILE *f)
+{
+    fprintf(f, "decoders:\n");
+    for (size_t i = 0; i < an_decoder_count(); i++)
+        fprintf(f, "  %-8s %s\n", an_decoder_get(i)->name, an_decoder_get(i)->layouts);
+}
+
+static const an_cmd_spec eval_spec = {
+    .usage = "rknn-diag eval MODEL.onnx --dataset FILE [--task T ...] [quant options]",
+    .about = ABOUT,
+    .opts = eval_opts,
+    .n_opts = (int)(sizeof eval_opts / sizeof eval_opts[0]),
+    .groups = AN_OG_QUANT,
+    .model = "MODEL.onnx",
+    .model_optional = true, /* -c may name it: check_args */
+    .more_help = print_decoders,
+};
 
 static int parse_args(an_cmd_ctx *ctx, eval_args *a)
 {
-    an_opts p;
-    an_opts_init(&p, ctx, eval_opts, N_EVAL_OPTS);
-    const char *v;
-    int id;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        if (an_quant_take(&a->q, id, v))
-            continue;
-        if (id == -2)
-            return AN_EXIT_USAGE;
-        if (id == 0) {
-            if (a->model_path)
-                return an_usage(ctx, "one model only (got '%s' and '%s')", a->model_path, v);
-            a->model_path = v;
-            continue;
-        }
-        if (id == OPT_HELP) {
-            an_print_help(ctx->out, "rknn-diag eval MODEL.onnx --dataset FILE [--task T ...] [quant options]", ABOUT,
-                          eval_opts, N_EVAL_OPTS);
-            fprintf(ctx->out, "\ndecoders:\n");
-            for (size_t i = 0; i < an_decoder_count(); i++)
-                fprintf(ctx->out, "  %-8s %s\n", an_decoder_get(i)->name, an_decoder_get(i)->layouts);
-            return AN_EXIT_OK;
-        }
-        int rc = take_option(ctx, a, id, v);
-        if (rc >= 0)
-            return rc;
-    }
-    return check_args(ctx, a);
+    an_cmd_args cmd = {.q = &a->q};
+    int rc = an_cmd_parse(ctx, &eval_spec, &cmd, take_option, a);
+    a->model_path = cmd.model;
+    return rc == AN_GO ? check_args(ctx, a) : rc;
 }
 
 /* Calibration sample k: the task's input (letterbox, IDX, ...). */
@@ -519,7 +510,7 @@ int an_cmd_eval(an_cmd_ctx *ctx)
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     size_t n_sets = 0;
-    if (rc < 0 && (rc = an_dynamic_prepare(ctx, &a->q, &n_sets)) < 0) {
+    if (rc == AN_GO && (rc = an_dynamic_prepare(ctx, &a->q, &n_sets)) == AN_GO) {
         /* dynamic_input: one evaluation per shape set (with --json, an array of them) */
         if (n_sets && a->o.out_dir)
             rc = an_usage(ctx, "-o with a dynamic_input config: run one shape set at a time (--input-shape)");

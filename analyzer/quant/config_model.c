@@ -243,7 +243,7 @@ int an_dynamic_prepare(an_cmd_ctx *ctx, an_quant_opts *q, size_t *n_sets)
     if (an_quant_finish(q, NULL, &err) != RD_OK)
         return an_fail(ctx, &err);
     *n_sets = an_dynamic_sets(q);
-    return -1;
+    return AN_GO;
 }
 
 void an_dynamic_set_name(const an_quant_opts *q, size_t k, char *buf, size_t len)

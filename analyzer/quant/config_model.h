@@ -45,7 +45,7 @@ size_t an_dynamic_sets(const an_quant_opts *q);
 
 /**
  * For the commands that run once per dynamic_input set: reads q's config (an_quant_finish without the
- * model) into *n_sets (0: no sets, one run). Returns -1 to go on, or the exit code of the error it printed.
+ * model) into *n_sets (0: no sets, one run). Returns AN_GO to go on, or the exit code of the error it printed.
  */
 int an_dynamic_prepare(an_cmd_ctx *ctx, an_quant_opts *q, size_t *n_sets);
 
