@@ -8,7 +8,7 @@
 #include "accuracy.h"
 #include "accuracy_runtime.h"
 #include "cli_adb.h"
-#include "cli_internal.h"
+#include "cmd_spec.h"
 #include "cli_model_args.h"
 #include "config_model.h"
 #include "hybrid.h"
@@ -22,8 +22,7 @@
 #include <unistd.h>
 
 enum {
-    OPT_HELP = 1,
-    OPT_INPUTS,
+    OPT_INPUTS = 1,
     OPT_SAMPLES,
     OPT_OUTPUT_DIR,
     OPT_DUMP_SAMPLE,
@@ -32,7 +31,6 @@ enum {
     OPT_GATE,
     OPT_WARN_COS,
     OPT_ERROR_COS,
-    OPT_INPUT_SHAPE,
     OPT_QUIET,
     OPT_TARGET,
     OPT_RUN,
@@ -56,7 +54,6 @@ static const an_optspec accuracy_opts[] = {
     {OPT_GATE, "gate", 0, "G", "outputs (default: graph outputs, entire), entire (every layer) or single"},
     {OPT_WARN_COS, "warn-cos", 0, "X", "single cosine below which a layer is lossy (default 0.99)"},
     {OPT_ERROR_COS, "error-cos", 0, "X", "single cosine below which a lossy layer is an error (default 0.98)"},
-    {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
     {OPT_QUIET, "quiet", 'q', NULL, "print no table"},
     {OPT_SWEEP, "sweep", 0, NULL,
      "also the float16 sweep: the outputs with float16 on the first k int8 tensors and on "
@@ -74,16 +71,7 @@ static const an_optspec accuracy_opts[] = {
     {OPT_APP_API, "app-api", 0, "API",
      "how the application feeds its input: normal (rknn_inputs_set: the InputOperator "
      "dump is after mean/std; default) or zero-copy (rknn_set_io_mem: before them)"},
-    {AN_OPT_USB, "usb", 'd', NULL, "use the board on USB (libusb)"},
-    {AN_OPT_CONNECT, "connect", 0, "HOST:PORT", "use a board with network adb at HOST:PORT"},
-    {AN_OPT_SERVER, "server", 0, NULL, "go through the adb server"},
-    {AN_OPT_SERIAL, "serial", 's', "SERIAL", "pick this board"},
-    {AN_OPT_TIMEOUT, "timeout", 0, "S", "bound connection and file waits to S seconds (default 10)"},
-    AN_QUANT_OPTSPECS,
-    AN_BUILT_OPTSPECS,
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_ACCURACY_OPTS ((int)(sizeof accuracy_opts / sizeof accuracy_opts[0]))
 
 typedef enum gate_kind { GATE_OUTPUTS, GATE_ENTIRE, GATE_SINGLE } gate_kind;
 
@@ -99,9 +87,7 @@ typedef struct acc_args {
     double fail_under; /* NAN: no gate */
     gate_kind gate;
     double warn_cos, error_cos;
-    rd_input_shape shapes[AN_MAX_INPUTS];
-    an_name_buf shape_names[AN_MAX_INPUTS];
-    size_t n_shapes;
+    an_cmd_args cmd;
     an_quant_opts q;
     const char *target, *run_cmd, *runtime_dumps, *board_dump_dir, *board_work_dir;
     const char *app_outputs[AN_MAX_APP_OUTPUTS];
@@ -110,7 +96,6 @@ typedef struct acc_args {
     an_app_api app_api; /* --app-api: the input-dump rule */
     bool app_api_given;
     rd_adb_options adb;
-    bool board_opts;                 /* a board-choosing option was given */
     char *dump_paths[AN_MAX_INPUTS]; /* the dump sample's input files (what the board is given) */
     char board_dir[4200];            /* <snapshot>/runtime/board_dumps */
 } acc_args;
@@ -125,144 +110,133 @@ static bool parse_cos(const char *text, double *out)
     return true;
 }
 
+static const an_cmd_spec accuracy_spec = {
+    .usage = "rknn-diag accuracy MODEL.onnx [-c model_config.yml] [--dataset FILE] [--inputs FILE]... [-o DIR]",
+    .about = "Per-layer accuracy of the simulated NPU against the FP32 golden, as RKNN-Toolkit2's\n"
+             "accuracy_analysis: simulator_error entire (errors accumulated) and single (the error each\n"
+             "layer adds by itself), with findings: FP16 overflow, lossy layers, where the error jumps,\n"
+             "and configuration problems. --dataset is the calibration set; --inputs the sample analysed\n"
+             "(without it, --samples N lines of the dataset). Writes the snapshot folder with\n"
+             "error_analysis.txt, report.json and report.html. With a board (--target T --run CMD, or\n"
+             "--runtime-dumps DIR) adds RKNN's runtime_error group (entire, single_sim), names the first\n"
+             "layer where the board departs from the simulator, and checks the application's input and\n"
+             "output (docs/runtime.md); --app-api says how the application feeds its input, which decides\n"
+             "what the board's InputOperator dump holds (normal: after mean/std; zero-copy: before).\n"
+             "--rknn MODEL.rknn simulates what the toolkit built from MODEL.onnx (its fused ops, int8\n"
+             "scales, float16 islands, weights, mean/std) and writes rknn_mapping.txt; --rknn-build-log\n"
+             "does the same from a verbose build log (scales then by calibration).",
+    .opts = accuracy_opts,
+    .n_opts = (int)(sizeof accuracy_opts / sizeof accuracy_opts[0]),
+    .groups = AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_BOARD,
+    .model = "MODEL.onnx",
+    .model_optional = true, /* -c may name it */
+    .model_twice = "; give samples with --inputs",
+};
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    acc_args *a = user;
+    rd_error err = {0};
+    switch (id) {
+    case OPT_TARGET:
+        if (!rd_platform_find(v))
+            return an_usage(ctx,
+                            "--target: unknown target '%s' (rk3566, rk3568, rk3588, rk3562, rk3576, rv1103, "
+                            "rv1106, ...)",
+                            v);
+        a->target = v;
+        break;
+    case OPT_RUN:
+        a->run_cmd = v;
+        break;
+    case OPT_RUNTIME_DUMPS:
+        a->runtime_dumps = v;
+        break;
+    case OPT_BOARD_DUMP_DIR:
+        a->board_dump_dir = v;
+        break;
+    case OPT_BOARD_WORK_DIR:
+        a->board_work_dir = v;
+        break;
+    case OPT_RUN_TIMEOUT:
+        if (!an_parse_int(ctx->argv[0], "--run-timeout", v, 1, 86400, &a->run_timeout, ctx->errs))
+            return AN_EXIT_USAGE;
+        break;
+    case OPT_APP_API:
+        if (an_app_api_parse(v, &a->app_api, &err) != RD_OK)
+            return an_usage(ctx, "--app-api: %s", err.msg);
+        a->app_api_given = true;
+        break;
+    case OPT_APP_OUTPUTS:
+        if (a->n_app_outputs == AN_MAX_APP_OUTPUTS)
+            return an_usage(ctx, "too many --app-outputs");
+        a->app_outputs[a->n_app_outputs++] = v;
+        break;
+    case OPT_INPUTS:
+        if (a->n_inputs == AN_MAX_INPUTS)
+            return an_usage(ctx, "too many --inputs");
+        a->inputs[a->n_inputs++] = v;
+        break;
+    case OPT_SAMPLES:
+        if (!an_parse_int(ctx->argv[0], "--samples", v, 1, 100000, &a->samples, ctx->errs))
+            return AN_EXIT_USAGE;
+        break;
+    case OPT_DUMP_SAMPLE:
+        if (!an_parse_int(ctx->argv[0], "--dump-sample", v, 0, 100000, &a->dump_sample, ctx->errs))
+            return AN_EXIT_USAGE;
+        break;
+    case OPT_OUTPUT_DIR:
+        a->output_dir = v;
+        break;
+    case OPT_NO_TXT:
+        a->no_txt = true;
+        break;
+    case OPT_QUIET:
+        a->quiet = true;
+        break;
+    case OPT_SWEEP:
+        a->sweep = true;
+        break;
+    case OPT_SWEEP_POINTS:
+        if (!an_parse_int(ctx->argv[0], "--sweep-points", v, 0, 1000000, &a->sweep_points, ctx->errs))
+            return AN_EXIT_USAGE;
+        if (a->sweep_points == 1)
+            return an_usage(ctx, "--sweep-points needs at least 2 points (the two ends), or 0 for every k");
+        break;
+    case OPT_FAIL_UNDER:
+        if (!parse_cos(v, &a->fail_under))
+            return an_usage(ctx, "--fail-under-cos expects a cosine in -1..1, got '%s'", v);
+        break;
+    case OPT_WARN_COS:
+        if (!parse_cos(v, &a->warn_cos))
+            return an_usage(ctx, "--warn-cos expects a cosine in -1..1, got '%s'", v);
+        break;
+    case OPT_ERROR_COS:
+        if (!parse_cos(v, &a->error_cos))
+            return an_usage(ctx, "--error-cos expects a cosine in -1..1, got '%s'", v);
+        break;
+    case OPT_GATE:
+        if (strcmp(v, "outputs") == 0)
+            a->gate = GATE_OUTPUTS;
+        else if (strcmp(v, "entire") == 0)
+            a->gate = GATE_ENTIRE;
+        else if (strcmp(v, "single") == 0)
+            a->gate = GATE_SINGLE;
+        else
+            return an_usage(ctx, "--gate expects outputs, entire or single, got '%s'", v);
+        break;
+    }
+    return AN_GO;
+}
+
 static int parse_args(an_cmd_ctx *ctx, acc_args *a)
 {
-    rd_error err = {0};
-    an_opts p;
-    an_opts_init(&p, ctx, accuracy_opts, N_ACCURACY_OPTS);
-    const char *v;
-    int id;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        if (an_quant_take(&a->q, id, v))
-            continue;
-        int code = AN_EXIT_USAGE;
-        if (id >= AN_OPT_USB && id <= AN_OPT_TIMEOUT) {
-            if (!an_adb_option(ctx, &a->adb, id, v, &code))
-                return code;
-            a->board_opts = true;
-            continue;
-        }
-        switch (id) {
-        case OPT_TARGET:
-            if (!rd_platform_find(v))
-                return an_usage(ctx,
-                                "--target: unknown target '%s' (rk3566, rk3568, rk3588, rk3562, rk3576, rv1103, "
-                                "rv1106, ...)",
-                                v);
-            a->target = v;
-            break;
-        case OPT_RUN:
-            a->run_cmd = v;
-            break;
-        case OPT_RUNTIME_DUMPS:
-            a->runtime_dumps = v;
-            break;
-        case OPT_BOARD_DUMP_DIR:
-            a->board_dump_dir = v;
-            break;
-        case OPT_BOARD_WORK_DIR:
-            a->board_work_dir = v;
-            break;
-        case OPT_RUN_TIMEOUT:
-            if (!an_parse_int(ctx->argv[0], "--run-timeout", v, 1, 86400, &a->run_timeout, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_APP_API:
-            if (an_app_api_parse(v, &a->app_api, &err) != RD_OK)
-                return an_usage(ctx, "--app-api: %s", err.msg);
-            a->app_api_given = true;
-            break;
-        case OPT_APP_OUTPUTS:
-            if (a->n_app_outputs == AN_MAX_APP_OUTPUTS)
-                return an_usage(ctx, "too many --app-outputs");
-            a->app_outputs[a->n_app_outputs++] = v;
-            break;
-        case -2:
-            return AN_EXIT_USAGE;
-        case 0:
-            if (a->model_path)
-                return an_usage(ctx, "one model only (got '%s' and '%s'); give samples with --inputs", a->model_path,
-                                v);
-            a->model_path = v;
-            break;
-        case OPT_HELP:
-            an_print_help(
-                ctx->out,
-                "rknn-diag accuracy MODEL.onnx [-c model_config.yml] [--dataset FILE] [--inputs FILE]... [-o DIR]",
-                "Per-layer accuracy of the simulated NPU against the FP32 golden, as RKNN-Toolkit2's\n"
-                "accuracy_analysis: simulator_error entire (errors accumulated) and single (the error each\n"
-                "layer adds by itself), with findings: FP16 overflow, lossy layers, where the error jumps,\n"
-                "and configuration problems. --dataset is the calibration set; --inputs the sample analysed\n"
-                "(without it, --samples N lines of the dataset). Writes the snapshot folder with\n"
-                "error_analysis.txt, report.json and report.html. With a board (--target T --run CMD, or\n"
-                "--runtime-dumps DIR) adds RKNN's runtime_error group (entire, single_sim), names the first\n"
-                "layer where the board departs from the simulator, and checks the application's input and\n"
-                "output (docs/runtime.md); --app-api says how the application feeds its input, which decides\n"
-                "what the board's InputOperator dump holds (normal: after mean/std; zero-copy: before).\n"
-                "--rknn MODEL.rknn simulates what the toolkit built from MODEL.onnx (its fused ops, int8\n"
-                "scales, float16 islands, weights, mean/std) and writes rknn_mapping.txt; --rknn-build-log\n"
-                "does the same from a verbose build log (scales then by calibration).",
-                accuracy_opts, N_ACCURACY_OPTS);
-            return AN_EXIT_OK;
-        case OPT_INPUTS:
-            if (a->n_inputs == AN_MAX_INPUTS)
-                return an_usage(ctx, "too many --inputs");
-            a->inputs[a->n_inputs++] = v;
-            break;
-        case OPT_SAMPLES:
-            if (!an_parse_int(ctx->argv[0], "--samples", v, 1, 100000, &a->samples, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_DUMP_SAMPLE:
-            if (!an_parse_int(ctx->argv[0], "--dump-sample", v, 0, 100000, &a->dump_sample, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_OUTPUT_DIR:
-            a->output_dir = v;
-            break;
-        case OPT_NO_TXT:
-            a->no_txt = true;
-            break;
-        case OPT_QUIET:
-            a->quiet = true;
-            break;
-        case OPT_SWEEP:
-            a->sweep = true;
-            break;
-        case OPT_SWEEP_POINTS:
-            if (!an_parse_int(ctx->argv[0], "--sweep-points", v, 0, 1000000, &a->sweep_points, ctx->errs))
-                return AN_EXIT_USAGE;
-            if (a->sweep_points == 1)
-                return an_usage(ctx, "--sweep-points needs at least 2 points (the two ends), or 0 for every k");
-            break;
-        case OPT_FAIL_UNDER:
-            if (!parse_cos(v, &a->fail_under))
-                return an_usage(ctx, "--fail-under-cos expects a cosine in -1..1, got '%s'", v);
-            break;
-        case OPT_WARN_COS:
-            if (!parse_cos(v, &a->warn_cos))
-                return an_usage(ctx, "--warn-cos expects a cosine in -1..1, got '%s'", v);
-            break;
-        case OPT_ERROR_COS:
-            if (!parse_cos(v, &a->error_cos))
-                return an_usage(ctx, "--error-cos expects a cosine in -1..1, got '%s'", v);
-            break;
-        case OPT_GATE:
-            if (strcmp(v, "outputs") == 0)
-                a->gate = GATE_OUTPUTS;
-            else if (strcmp(v, "entire") == 0)
-                a->gate = GATE_ENTIRE;
-            else if (strcmp(v, "single") == 0)
-                a->gate = GATE_SINGLE;
-            else
-                return an_usage(ctx, "--gate expects outputs, entire or single, got '%s'", v);
-            break;
-        case OPT_INPUT_SHAPE:
-            if (an_parse_input_shape(v, a->shape_names, a->shapes, &a->n_shapes, &err) != RD_OK)
-                return an_usage(ctx, "%s", err.msg);
-            break;
-        }
-    }
+    a->cmd.q = &a->q;
+    a->cmd.adb = &a->adb;
+    int rc = an_cmd_parse(ctx, &accuracy_spec, &a->cmd, take_option, a);
+    a->model_path = a->cmd.model;
+    if (rc != AN_GO)
+        return rc;
     if (!a->model_path && !a->q.config_path)
         return an_usage(ctx, "missing MODEL.onnx (or -c model_config.yml)");
     a->q.model_path = a->model_path;
@@ -276,7 +250,7 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
         return an_usage(ctx,
                         "--target %s needs --run \"CMD\" (the application to run on the board) or --runtime-dumps DIR",
                         a->target);
-    if ((a->board_opts || a->board_dump_dir || a->board_work_dir) && !a->run_cmd)
+    if ((a->cmd.board_given || a->board_dump_dir || a->board_work_dir) && !a->run_cmd)
         return an_usage(ctx, "board options (--connect, --serial, --board-dump-dir, ...) need --target T --run CMD");
     if (a->app_api_given && !a->run_cmd && !a->runtime_dumps)
         return an_usage(ctx, "--app-api needs the board's dumps (--target T --run CMD, or --runtime-dumps DIR)");
@@ -287,7 +261,7 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
             return an_usage(ctx, "--target %s and --platform %s disagree", a->target, a->q.platform);
         a->q.platform = a->target;
     }
-    return -1;
+    return AN_GO;
 }
 
 /* The dump sample's input files (what the board is given and the input check reads). */
@@ -573,8 +547,8 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
     rd_result_init(&result);
     an_model_request req = {.command = "accuracy",
                             .path = a->model_path,
-                            .shapes = a->shapes,
-                            .n_shapes = a->n_shapes,
+                            .shapes = a->cmd.shapes,
+                            .n_shapes = a->cmd.n_shapes,
                             .dynamic_set = set,
                             .errs = ctx->errs,
                             .dynamic_refusal = a->run_cmd || a->runtime_dumps
