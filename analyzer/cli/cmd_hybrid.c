@@ -17,10 +17,8 @@
 #include <time.h>
 
 enum {
-    OPT_HELP = 1,
-    OPT_INPUTS,
+    OPT_INPUTS = 1,
     OPT_SAMPLES,
-    OPT_INPUT_SHAPE,
     OPT_JSON,
     OPT_MEASURE,
     OPT_TOP,
@@ -45,7 +43,6 @@ enum {
 static const an_optspec hybrid_opts[] = {
     {OPT_INPUTS, "inputs", 'i', "FILE", "the sample analysed: one file per model input (repeat)"},
     {OPT_SAMPLES, "samples", 0, "N", "without --inputs: analyse the first N lines of the dataset (default 1)"},
-    {OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
     {OPT_MEASURE, "measure", 0, "N",
      "measure the output gain of the N layers with the worst single error (default 16)"},
     {OPT_TOP, "top", 0, "N", "suggest: rows printed (default 20)"},
@@ -73,11 +70,7 @@ static const an_optspec hybrid_opts[] = {
      "(default 512; 0: full runs, same results)"},
     {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "verify: the board's dump folder (pulled)"},
     {OPT_TARGET, "target", 0, "T", "verify: the board's chip (reads .txt dumps; sets --platform)"},
-    AN_QUANT_OPTSPECS,
-    AN_BUILT_OPTSPECS,
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_HYBRID_OPTS ((int)(sizeof hybrid_opts / sizeof hybrid_opts[0]))
 
 double an_hyb_now(void)
 {
@@ -127,14 +120,147 @@ static const char *const ABOUT =
     "ops, scales and float16 islands: docs/rknn-model.md); diagnose takes --rknn-build-log only (it\n"
     "re-calibrates with other settings, and a .rknn's scales are fixed).";
 
+static const an_cmd_spec hybrid_spec = {
+    .usage = USAGE,
+    .about = ABOUT,
+    .opts = hybrid_opts,
+    .n_opts = (int)(sizeof hybrid_opts / sizeof hybrid_opts[0]),
+    .groups = AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT,
+    .model = "MODEL.onnx",
+};
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    hyb_args *a = user;
+    switch (id) {
+    case OPT_INPUTS:
+        if (a->n_inputs == AN_MAX_INPUTS)
+            return an_usage(ctx, "too many --inputs");
+        a->inputs[a->n_inputs++] = v;
+        break;
+    case OPT_SAMPLES:
+        if (!an_parse_int("hybrid", "--samples", v, 1, 100000, &a->samples, ctx->errs))
+            return AN_EXIT_USAGE;
+        break;
+    case OPT_MEASURE:
+        if (!an_parse_int("hybrid", "--measure", v, 0, 100000, &a->measure, ctx->errs))
+            return AN_EXIT_USAGE;
+        break;
+    case OPT_TOP:
+        if (!an_parse_int("hybrid", "--top", v, 1, 100000, &a->top, ctx->errs))
+            return AN_EXIT_USAGE;
+        break;
+    case OPT_MAX_FLOAT:
+        if (!an_parse_int("hybrid", "--max-float", v, 1, 100000, &a->max_float, ctx->errs))
+            return AN_EXIT_USAGE;
+        break;
+    case OPT_REUSE_MB:
+        if (!an_parse_int("hybrid", "--reuse-mb", v, 0, 1L << 20, &a->reuse_mb, ctx->errs))
+            return AN_EXIT_USAGE;
+        break;
+    case OPT_JSON:
+        a->json = true;
+        break;
+    case OPT_TARGET_COS:
+        if (!parse_double(v, -1.0, 1.0, &a->target_cos))
+            return an_usage(ctx, "--target-cos expects a cosine in -1..1, got '%s'", v);
+        break;
+    case OPT_TARGET_SQNR:
+        if (!parse_double(v, -1000.0, 1000.0, &a->target_sqnr))
+            return an_usage(ctx, "--target-sqnr expects decibels, got '%s'", v);
+        break;
+    case OPT_TARGET_SCORE:
+        if (!parse_double(v, -1e300, 1e300, &a->target_score))
+            return an_usage(ctx, "--target-score expects a number, got '%s'", v);
+        break;
+    case OPT_OBJECTIVE:
+        if (strcmp(v, "min-cos-over-outputs") == 0)
+            a->objective = AN_HYB_OBJ_MIN_COS;
+        else if (strcmp(v, "cos") == 0)
+            a->objective = AN_HYB_OBJ_COS;
+        else if (strcmp(v, "sqnr") == 0)
+            a->objective = AN_HYB_OBJ_SQNR;
+        else
+            return an_usage(ctx, "--objective expects cos, sqnr or min-cos-over-outputs, got '%s'", v);
+        a->objective_given = true;
+        break;
+    case OPT_OVER:
+        if (strcmp(v, "worst") == 0)
+            a->over = AN_HYB_OVER_WORST;
+        else if (strcmp(v, "mean") == 0)
+            a->over = AN_HYB_OVER_MEAN;
+        else
+            return an_usage(ctx, "--over expects worst or mean, got '%s'", v);
+        break;
+    case OPT_SCORE_CMD:
+        if (!*v)
+            return an_usage(ctx, "--score-cmd expects a command, got an empty one");
+        a->score_cmd = v;
+        break;
+    case OPT_SCORE_TIMEOUT:
+        if (!an_parse_int("hybrid", "--score-timeout", v, 1, 7 * 86400, &a->score_timeout, ctx->errs))
+            return AN_EXIT_USAGE;
+        break;
+    case OPT_SWEEP_POINTS:
+        if (!an_parse_int("hybrid", "--sweep-points", v, 0, 1000000, &a->sweep_points, ctx->errs))
+            return AN_EXIT_USAGE;
+        if (a->sweep_points == 1)
+            return an_usage(ctx, "--sweep-points needs at least 2 points (the two ends), or 0 for every k");
+        break;
+    case OPT_COST:
+        if (strcmp(v, "macs") != 0)
+            return an_usage(ctx, "--cost expects macs (or give --latency-table FILE), got '%s'", v);
+        break;
+    case OPT_LATENCY:
+        if (a->n_latency == sizeof a->latency_paths / sizeof a->latency_paths[0])
+            return an_usage(ctx, "too many --latency-table (at most %zu)", a->n_latency);
+        a->latency_paths[a->n_latency++] = v;
+        a->latency = a->latency_paths[0];
+        break;
+    case OPT_OUTPUT:
+        a->out_path = v;
+        break;
+    case OPT_RKNN_CFG:
+        a->rknn_cfg = v;
+        break;
+    case OPT_RUNTIME_DUMPS:
+        a->runtime_dumps = v;
+        break;
+    case OPT_TARGET:
+        if (!rd_platform_find(v))
+            return an_usage(ctx, "--target: unknown chip '%s'", v);
+        a->target = v;
+        break;
+    }
+    return AN_GO;
+}
+
+/* The options after the subcommand, parsed as `rknn-diag hybrid OPTIONS` (messages name the command). */
+static int parse_options(an_cmd_ctx *ctx, hyb_args *a)
+{
+    char **argv = malloc((size_t)ctx->argc * sizeof *argv);
+    if (!argv)
+        return an_fail_nomem(ctx, "the command's options");
+    argv[0] = ctx->argv[0];
+    for (int k = 2; k < ctx->argc; k++)
+        argv[k - 1] = ctx->argv[k];
+    an_cmd_ctx opts_ctx = *ctx;
+    opts_ctx.argc = ctx->argc - 1;
+    opts_ctx.argv = argv;
+    a->cmd.q = &a->q;
+    int rc = an_cmd_parse(&opts_ctx, &hybrid_spec, &a->cmd, take_option, a);
+    free(argv);
+    a->model_path = a->cmd.model;
+    return rc;
+}
+
 static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
 {
-    rd_error err = {0};
     if (ctx->argc < 2)
         return an_usage(ctx, "missing subcommand: suggest, search, sweep, diagnose or verify");
     const char *sub = ctx->argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
-        an_print_help(ctx->out, USAGE, ABOUT, hybrid_opts, N_HYBRID_OPTS);
+        an_cmd_help(ctx->out, &hybrid_spec);
         return AN_EXIT_OK;
     }
     if (strcmp(sub, "suggest") == 0)
@@ -149,133 +275,9 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
         a->sub = SUB_VERIFY;
     else
         return an_usage(ctx, "unknown subcommand '%s' (suggest, search, sweep, diagnose or verify)", sub);
-    an_cmd_ctx sub_ctx = *ctx;
-    sub_ctx.argc = ctx->argc - 1;
-    sub_ctx.argv = ctx->argv + 1;
-    an_opts p;
-    an_opts_init(&p, &sub_ctx, hybrid_opts, N_HYBRID_OPTS);
-    const char *v;
-    int id;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        if (an_quant_take(&a->q, id, v))
-            continue;
-        switch (id) {
-        case -2:
-            return AN_EXIT_USAGE;
-        case 0:
-            if (a->model_path)
-                return an_usage(ctx, "one model only (got '%s' and '%s')", a->model_path, v);
-            a->model_path = v;
-            break;
-        case OPT_HELP:
-            an_print_help(ctx->out, USAGE, ABOUT, hybrid_opts, N_HYBRID_OPTS);
-            return AN_EXIT_OK;
-        case OPT_INPUTS:
-            if (a->n_inputs == AN_MAX_INPUTS)
-                return an_usage(ctx, "too many --inputs");
-            a->inputs[a->n_inputs++] = v;
-            break;
-        case OPT_SAMPLES:
-            if (!an_parse_int("hybrid", "--samples", v, 1, 100000, &a->samples, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_MEASURE:
-            if (!an_parse_int("hybrid", "--measure", v, 0, 100000, &a->measure, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_TOP:
-            if (!an_parse_int("hybrid", "--top", v, 1, 100000, &a->top, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_MAX_FLOAT:
-            if (!an_parse_int("hybrid", "--max-float", v, 1, 100000, &a->max_float, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_REUSE_MB:
-            if (!an_parse_int("hybrid", "--reuse-mb", v, 0, 1L << 20, &a->reuse_mb, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        case OPT_TARGET_COS:
-            if (!parse_double(v, -1.0, 1.0, &a->target_cos))
-                return an_usage(ctx, "--target-cos expects a cosine in -1..1, got '%s'", v);
-            break;
-        case OPT_TARGET_SQNR:
-            if (!parse_double(v, -1000.0, 1000.0, &a->target_sqnr))
-                return an_usage(ctx, "--target-sqnr expects decibels, got '%s'", v);
-            break;
-        case OPT_TARGET_SCORE:
-            if (!parse_double(v, -1e300, 1e300, &a->target_score))
-                return an_usage(ctx, "--target-score expects a number, got '%s'", v);
-            break;
-        case OPT_OBJECTIVE:
-            if (strcmp(v, "min-cos-over-outputs") == 0)
-                a->objective = AN_HYB_OBJ_MIN_COS;
-            else if (strcmp(v, "cos") == 0)
-                a->objective = AN_HYB_OBJ_COS;
-            else if (strcmp(v, "sqnr") == 0)
-                a->objective = AN_HYB_OBJ_SQNR;
-            else
-                return an_usage(ctx, "--objective expects cos, sqnr or min-cos-over-outputs, got '%s'", v);
-            a->objective_given = true;
-            break;
-        case OPT_OVER:
-            if (strcmp(v, "worst") == 0)
-                a->over = AN_HYB_OVER_WORST;
-            else if (strcmp(v, "mean") == 0)
-                a->over = AN_HYB_OVER_MEAN;
-            else
-                return an_usage(ctx, "--over expects worst or mean, got '%s'", v);
-            break;
-        case OPT_SCORE_CMD:
-            if (!*v)
-                return an_usage(ctx, "--score-cmd expects a command, got an empty one");
-            a->score_cmd = v;
-            break;
-        case OPT_SCORE_TIMEOUT:
-            if (!an_parse_int("hybrid", "--score-timeout", v, 1, 7 * 86400, &a->score_timeout, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_SWEEP_POINTS:
-            if (!an_parse_int("hybrid", "--sweep-points", v, 0, 1000000, &a->sweep_points, ctx->errs))
-                return AN_EXIT_USAGE;
-            if (a->sweep_points == 1)
-                return an_usage(ctx, "--sweep-points needs at least 2 points (the two ends), or 0 for every k");
-            break;
-        case OPT_COST:
-            if (strcmp(v, "macs") != 0)
-                return an_usage(ctx, "--cost expects macs (or give --latency-table FILE), got '%s'", v);
-            break;
-        case OPT_LATENCY:
-            if (a->n_latency == sizeof a->latency_paths / sizeof a->latency_paths[0])
-                return an_usage(ctx, "too many --latency-table (at most %zu)", a->n_latency);
-            a->latency_paths[a->n_latency++] = v;
-            a->latency = a->latency_paths[0];
-            break;
-        case OPT_OUTPUT:
-            a->out_path = v;
-            break;
-        case OPT_RKNN_CFG:
-            a->rknn_cfg = v;
-            break;
-        case OPT_RUNTIME_DUMPS:
-            a->runtime_dumps = v;
-            break;
-        case OPT_TARGET:
-            if (!rd_platform_find(v))
-                return an_usage(ctx, "--target: unknown chip '%s'", v);
-            a->target = v;
-            break;
-        case OPT_INPUT_SHAPE:
-            if (an_parse_input_shape(v, a->shape_names, a->shapes, &a->n_shapes, &err) != RD_OK)
-                return an_usage(ctx, "%s", err.msg);
-            break;
-        }
-    }
-    if (!a->model_path)
-        return an_usage(ctx, "missing MODEL.onnx");
+    int rc = parse_options(ctx, a);
+    if (rc != AN_GO)
+        return rc;
     a->q.model_path = a->model_path;
     if (a->sub == SUB_DIAGNOSE && a->q.rknn_path)
         return an_usage(ctx, "diagnose re-calibrates with other settings (mean/std, RGB/BGR, calibration set, "
@@ -301,7 +303,7 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
     } else if (a->score_cmd || !isnan(a->target_score)) {
         return an_usage(ctx, "--score-cmd and --target-score are options of search");
     }
-    return -1;
+    return AN_GO;
 }
 
 /* ---- shared setup --------------------------------------------------------------------------------- */
@@ -325,8 +327,8 @@ static rd_status setup(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err)
 {
     an_model_request req = {.command = "hybrid",
                             .path = a->model_path,
-                            .shapes = a->shapes,
-                            .n_shapes = a->n_shapes,
+                            .shapes = a->cmd.shapes,
+                            .n_shapes = a->cmd.n_shapes,
                             .errs = ctx->errs,
                             .dynamic_refusal =
                                 "the search "
@@ -533,20 +535,20 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     memset(&r, 0, sizeof r);
     rd_result_init(&r.result);
     rd_error err = {0};
-    if (rc >= 0)
+    if (rc != AN_GO)
         goto out;
     if (an_quant_pool(&a->q, NULL, &err) != RD_OK) { /* one pool for every run; samples measured at once */
         rc = an_usage(ctx, "%s", err.msg);
         goto out;
     }
     if (a->sub == SUB_DIAGNOSE) {
-        rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
+        rd_load_options lopt = {.input_shapes = a->cmd.shapes, .n_input_shapes = a->cmd.n_shapes};
         rc = an_hybrid_diagnose(ctx, a->model_path, &a->q, &lopt, a->inputs, a->n_inputs, (size_t)a->samples, a->json,
                                 rd_pool_threads(a->q.pool));
         goto out;
     }
     if (a->sub == SUB_VERIFY) {
-        rd_load_options lopt = {.input_shapes = a->shapes, .n_input_shapes = a->n_shapes};
+        rd_load_options lopt = {.input_shapes = a->cmd.shapes, .n_input_shapes = a->cmd.n_shapes};
         rc = an_hybrid_verify(ctx, a->model_path, &a->q, &lopt, a->runtime_dumps, a->json);
         goto out;
     }

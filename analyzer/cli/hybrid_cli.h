@@ -6,8 +6,7 @@
 #ifndef RD_AN_HYBRID_CLI_H
 #define RD_AN_HYBRID_CLI_H
 
-#include "cli_internal.h"
-#include "cli_model_args.h"
+#include "cmd_spec.h"
 #include "hybrid.h"
 #include "quant_setup.h"
 
@@ -28,9 +27,7 @@ typedef struct hyb_args {
     const char *latency, *out_path, *rknn_cfg, *runtime_dumps, *target; /* latency: the first table, if any */
     const char *latency_paths[16];
     size_t n_latency;
-    rd_input_shape shapes[AN_MAX_INPUTS];
-    an_name_buf shape_names[AN_MAX_INPUTS];
-    size_t n_shapes;
+    an_cmd_args cmd;
     an_quant_opts q;
 } hyb_args;
 
