@@ -3,18 +3,33 @@
 #include "term_text.h"
 #include "json_out.h"
 #include "cli_adb.h"
+#include "cmd_spec.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 
-enum { OPT_HELP = 1, OPT_JSON };
+enum { OPT_JSON = 1 };
 
 static const an_optspec devices_opts[] = {
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
     {OPT_JSON, "json", 0, NULL, "print a JSON array on stdout"},
-    AN_ADB_OPTSPECS,
 };
-#define N_OPTS ((int)(sizeof devices_opts / sizeof devices_opts[0]))
+
+static const an_cmd_spec devices_spec = {
+    .usage = "rknn-diag devices [--json] [--connect HOST:PORT]",
+    .about = "Lists boards on USB, in the adb server (if one runs) and at --connect, with their "
+             "state: device, unauthorized, offline, or busy (USB held by another program).",
+    .opts = devices_opts,
+    .n_opts = 1,
+    .groups = AN_OG_BOARD,
+};
+
+static int take_json(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    if (id != OPT_JSON)
+        return an_usage(ctx, "unexpected argument '%s'", v);
+    *(bool *)user = true;
+    return AN_GO;
+}
 
 static int print_json(const an_cmd_ctx *ctx, const rd_adb_device_info *v, size_t n)
 {
@@ -43,31 +58,12 @@ static int print_json(const an_cmd_ctx *ctx, const rd_adb_device_info *v, size_t
 
 int an_cmd_devices(an_cmd_ctx *ctx)
 {
-    an_opts p;
-    an_opts_init(&p, ctx, devices_opts, N_OPTS);
     rd_adb_options opt = {.log = an_adb_log, .log_user = ctx};
+    an_cmd_args cmd = {.adb = &opt};
     bool json = false;
-    const char *v;
-    int id, code = 0;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        if (id == -2)
-            return AN_EXIT_USAGE;
-        if (id == OPT_HELP) {
-            an_print_help(ctx->out, "rknn-diag devices [--json] [--connect HOST:PORT]",
-                          "Lists boards on USB, in the adb server (if one runs) and at --connect, with their "
-                          "state: device, unauthorized, offline, or busy (USB held by another program).",
-                          devices_opts, N_OPTS);
-            return AN_EXIT_OK;
-        }
-        if (id == OPT_JSON) {
-            json = true;
-            continue;
-        }
-        if (id == 0)
-            return an_usage(ctx, "unexpected argument '%s'", v);
-        if (!an_adb_option(ctx, &opt, id, v, &code))
-            return code;
-    }
+    int parsed = an_cmd_parse(ctx, &devices_spec, &cmd, take_json, &json);
+    if (parsed != AN_GO)
+        return parsed;
     if (opt.transport == RD_ADB_TCP)
         opt.transport = RD_ADB_AUTO; /* --connect adds a board to the list */
     rd_adb_device_info *list = NULL;

@@ -1,17 +1,38 @@
 /* cmd_shell.c: `rknn-diag shell CMD...`: runs a command on the board; its exit status becomes ours.
  */
 #include "cli_adb.h"
+#include "cmd_spec.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_HELP = 1 };
-
-static const an_optspec shell_opts[] = {
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
-    AN_ADB_OPTSPECS,
+static const an_cmd_spec shell_spec = {
+    .usage = "rknn-diag shell [options] [--] CMD...",
+    .about = "Runs CMD with sh -c on the board; stdout and stderr are passed through and the exit "
+             "status is rknn-diag's (boards without shell_v2 report none: 0). Use -- before a "
+             "command that has options of its own.",
+    .groups = AN_OG_BOARD,
+    .rest_positional = true, /* the rest belongs to the command */
 };
-#define N_OPTS ((int)(sizeof shell_opts / sizeof shell_opts[0]))
+
+typedef struct shell_cmd {
+    char text[4096];
+    size_t len;
+} shell_cmd;
+
+/* One word of CMD, appended with a space. */
+static int take_word(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    shell_cmd *c = user;
+    size_t vl = strlen(v);
+    if (c->len + vl + 2 > sizeof c->text)
+        return an_usage(ctx, "command longer than %zu bytes", sizeof c->text - 1);
+    if (c->len)
+        c->text[c->len++] = ' ';
+    memcpy(c->text + c->len, v, vl + 1);
+    c->len += vl;
+    return AN_GO;
+}
 
 static void forward(void *user, int stream, const char *data, size_t n)
 {
@@ -23,40 +44,14 @@ static void forward(void *user, int stream, const char *data, size_t n)
 
 int an_cmd_shell(an_cmd_ctx *ctx)
 {
-    an_opts p;
-    an_opts_init(&p, ctx, shell_opts, N_OPTS);
     rd_adb_options opt = {.log = an_adb_log, .log_user = ctx};
-    char cmd[4096];
-    size_t len = 0;
-    cmd[0] = '\0';
-    const char *v;
-    int id, code = 0;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        if (id == -2)
-            return AN_EXIT_USAGE;
-        if (id == OPT_HELP) {
-            an_print_help(ctx->out, "rknn-diag shell [options] [--] CMD...",
-                          "Runs CMD with sh -c on the board; stdout and stderr are passed through and the "
-                          "exit "
-                          "status is rknn-diag's (boards without shell_v2 report none: 0). Use -- before a "
-                          "command that has options of its own.",
-                          shell_opts, N_OPTS);
-            return AN_EXIT_OK;
-        }
-        if (id == 0) {
-            size_t vl = strlen(v);
-            if (len + vl + 2 > sizeof cmd)
-                return an_usage(ctx, "command longer than %zu bytes", sizeof cmd - 1);
-            if (len)
-                cmd[len++] = ' ';
-            memcpy(cmd + len, v, vl + 1);
-            len += vl;
-            p.only_positional = true; /* the rest belongs to the command */
-            continue;
-        }
-        if (!an_adb_option(ctx, &opt, id, v, &code))
-            return code;
-    }
+    an_cmd_args args = {.adb = &opt};
+    shell_cmd c = {.len = 0};
+    int rc = an_cmd_parse(ctx, &shell_spec, &args, take_word, &c);
+    if (rc != AN_GO)
+        return rc;
+    const char *cmd = c.text;
+    size_t len = c.len;
     if (len == 0)
         return an_usage(ctx, "shell needs a command (interactive shells are not supported)");
     rd_error err;

@@ -139,7 +139,13 @@ int an_cmd_parse(an_cmd_ctx *ctx, const an_cmd_spec *spec, an_cmd_args *args, an
                 return an_usage(ctx, "one model only (got '%s' and '%s')%s", args->model, v,
                                 spec->model_twice ? spec->model_twice : "");
             args->model = v;
+        } else if (id == AN_OPT_POSITIONAL && spec->max_positional) {
+            if (args->n_pos == spec->max_positional || args->n_pos == AN_MAX_POSITIONAL)
+                return an_usage(ctx, "unexpected argument '%s'", v);
+            args->pos[args->n_pos++] = v;
         } else if (id == AN_OPT_POSITIONAL) {
+            if (!take)
+                return an_usage(ctx, "unexpected argument '%s'", v);
             rc = take(ctx, user, id, v);
             p.only_positional = p.only_positional || spec->rest_positional;
         } else if (own_option(spec, id)) {

@@ -52,13 +52,19 @@ typedef struct an_cmd_spec {
                                    NULL: positionals go to the command's take function */
     bool model_optional;        /* the model may come from elsewhere (-c): the command checks */
     const char *model_twice;    /* appended to "one model only (got 'A' and 'B')", e.g. "; give samples with ..." */
+    int max_positional;         /* without .model: positionals kept in an_cmd_args.pos, at most this many
+                                   (0: they go to the take function, or are refused without one) */
     bool rest_positional;       /* after the first positional every argument is one (shell's CMD...) */
     void (*more_help)(FILE *f); /* printed after the options (inspect: the .rknn part) */
 } an_cmd_spec;
 
+#define AN_MAX_POSITIONAL 8
+
 /** What the groups parse into: the command embeds one and points q and adb at its own structures. */
 typedef struct an_cmd_args {
-    const char *model; /* the positional, when an_cmd_spec.model is set */
+    const char *model;                  /* the positional, when an_cmd_spec.model is set */
+    const char *pos[AN_MAX_POSITIONAL]; /* the positionals, when an_cmd_spec.max_positional is set */
+    int n_pos;
     rd_input_shape shapes[AN_MAX_INPUTS];
     an_name_buf shape_names[AN_MAX_INPUTS];
     size_t n_shapes;
@@ -68,8 +74,9 @@ typedef struct an_cmd_args {
 } an_cmd_args;
 
 /**
- * Takes one of the command's own options (id from its table) or, when an_cmd_spec.model is NULL, a
- * positional (id AN_OPT_POSITIONAL). Returns AN_GO, or the exit code after printing why (an_usage).
+ * Takes one of the command's own options (id from its table) or, when an_cmd_spec.model and
+ * .max_positional are not set, a positional (id AN_OPT_POSITIONAL). Returns AN_GO, or the exit code after
+ * printing why (an_usage). NULL for a command without options or positionals of its own.
  */
 typedef int (*an_take_fn)(an_cmd_ctx *ctx, void *user, int id, const char *value);
 
