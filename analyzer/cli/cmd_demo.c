@@ -5,7 +5,7 @@
  * `accuracy --target rk3566 --run "rknn-diag board-run ... --fault gain:relu6_out"`, so one table shows
  * the simulator and the board and the findings name all three problems.
  */
-#include "cli_internal.h"
+#include "cmd_spec.h"
 #include "demo_model.h"
 #include "rknn_diag/adb.h"
 #include "tensor_dump.h"
@@ -14,14 +14,41 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-enum { OPT_HELP = 1, OPT_OUT, OPT_QUIET };
+enum { OPT_OUT = 1, OPT_QUIET };
 
 static const an_optspec demo_opts[] = {
     {OPT_OUT, "output-dir", 'o', "DIR", "where the demo model, data and snapshots go (default ./rknn-diag-demo)"},
     {OPT_QUIET, "quiet", 'q', NULL, "write the demo files only; run nothing"},
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_DEMO_OPTS ((int)(sizeof demo_opts / sizeof demo_opts[0]))
+
+static const an_cmd_spec demo_spec = {
+    .usage = "rknn-diag demo [-o DIR]",
+    .about = "Writes a small demo classifier (made by rknn-diag's own ONNX writer), an input and a\n"
+             "calibration set into DIR, then runs the accuracy analysis twice: as a float16 build (a layer\n"
+             "overflows float16), and as a w8a8 build with per-tensor weights (a conv with one outlier\n"
+             "channel quantizes badly) on an emulated rk3566 board started on loopback, whose NPU has a\n"
+             "gain fault in one layer (accuracy --target rk3566 --run \"rknn-diag board-run ...\"). Each\n"
+             "writes a snapshot with error_analysis.txt and report.html.",
+    .opts = demo_opts,
+    .n_opts = (int)(sizeof demo_opts / sizeof demo_opts[0]),
+};
+
+typedef struct demo_args {
+    const char *dir;
+    bool quiet;
+} demo_args;
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    demo_args *a = user;
+    if (id == OPT_OUT)
+        a->dir = v;
+    else if (id == OPT_QUIET)
+        a->quiet = true;
+    else
+        return an_usage(ctx, "unexpected argument '%s'", v);
+    return AN_GO;
+}
 
 #define DEMO_CALIB_SAMPLES 16
 #define DEMO_FAULT "gain:relu6_out" /* the runtime fault the emulated board injects */
@@ -139,34 +166,12 @@ static int board_part(an_cmd_ctx *ctx, const char *dir, const char *input, const
 
 int an_cmd_demo(an_cmd_ctx *ctx)
 {
-    const char *dir = "rknn-diag-demo";
-    bool quiet = false;
-    an_opts p;
-    an_opts_init(&p, ctx, demo_opts, N_DEMO_OPTS);
-    const char *v;
-    int id;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        if (id == -2)
-            return AN_EXIT_USAGE;
-        if (id == OPT_HELP) {
-            an_print_help(
-                ctx->out, "rknn-diag demo [-o DIR]",
-                "Writes a small demo classifier (made by rknn-diag's own ONNX writer), an input and a\n"
-                "calibration set into DIR, then runs the accuracy analysis twice: as a float16 build (a layer\n"
-                "overflows float16), and as a w8a8 build with per-tensor weights (a conv with one outlier\n"
-                "channel quantizes badly) on an emulated rk3566 board started on loopback, whose NPU has a\n"
-                "gain fault in one layer (accuracy --target rk3566 --run \"rknn-diag board-run ...\"). Each\n"
-                "writes a snapshot with error_analysis.txt and report.html.",
-                demo_opts, N_DEMO_OPTS);
-            return AN_EXIT_OK;
-        }
-        if (id == OPT_OUT)
-            dir = v;
-        else if (id == OPT_QUIET)
-            quiet = true;
-        else
-            return an_usage(ctx, "unexpected argument '%s'", v);
-    }
+    demo_args a = {.dir = "rknn-diag-demo"};
+    int rc = an_cmd_parse(ctx, &demo_spec, &(an_cmd_args){0}, take_option, &a);
+    if (rc != AN_GO)
+        return rc;
+    const char *dir = a.dir;
+    bool quiet = a.quiet;
     rd_error err = {0};
     char model[4096], input[4096], calib[4096], dataset[4200], snap16[4200], snap8[4200];
     snprintf(model, sizeof model, "%s/demo.onnx", dir);
@@ -182,7 +187,7 @@ int an_cmd_demo(an_cmd_ctx *ctx)
             dataset);
     if (quiet)
         return AN_EXIT_OK;
-    int rc = run_accuracy(
+    rc = run_accuracy(
         ctx, "1/2: float16 build (rknn-diag accuracy --dtype float16)",
         (char *[]){model, "--inputs", input, "--input-layout", "nchw", "--dtype", "float16", "-o", snap16, NULL});
     if (rc != AN_EXIT_OK)

@@ -1,34 +1,21 @@
 /* cmd_ops.c: `rknn-diag ops`: the operators this build implements. */
-#include "cli_internal.h"
+#include "cmd_spec.h"
 
 #include <string.h>
 
-enum { OPT_HELP = 1 };
-
-static const an_optspec ops_opts[] = {
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
+static const an_cmd_spec ops_spec = {
+    .usage = "rknn-diag ops",
+    .about = "Lists the ONNX operators this build implements: the opset versions covered, the precisions with "
+             "kernels of their own (others run the float32 kernel on rounded values) and the op RKNN's compiler "
+             "makes of it where that differs.",
 };
 
 int an_cmd_ops(an_cmd_ctx *ctx)
 {
-    an_opts p;
-    an_opts_init(&p, ctx, ops_opts, 1);
-    const char *v;
-    int id;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        if (id == -2)
-            return AN_EXIT_USAGE;
-        if (id == OPT_HELP) {
-            an_print_help(ctx->out, "rknn-diag ops",
-                          "Lists the ONNX operators this build implements: the "
-                          "opset versions covered, the precisions with kernels of their "
-                          "own (others run the float32 kernel on rounded values) and the "
-                          "op RKNN's compiler makes of it where that differs.",
-                          ops_opts, 1);
-            return AN_EXIT_OK;
-        }
-        return an_usage(ctx, "unexpected argument '%s'", v);
-    }
+    an_cmd_args cmd = {0};
+    int rc = an_cmd_parse(ctx, &ops_spec, &cmd, NULL, NULL);
+    if (rc != AN_GO)
+        return rc;
     for (size_t i = 0; i < rd_op_count(); i++) {
         rd_op_info info;
         rd_op_get(i, &info);
