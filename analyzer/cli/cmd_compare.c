@@ -5,7 +5,7 @@
  * folders are compared tensor by tensor (A as the reference).
  */
 #include "json_out.h"
-#include "cli_internal.h"
+#include "cmd_spec.h"
 #include "metrics.h"
 
 #include "rknn_diag/reports.h"
@@ -16,14 +16,49 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { OPT_HELP = 1, OPT_JSON, OPT_TOP };
+enum { OPT_JSON = 1, OPT_TOP };
 
 static const an_optspec compare_opts[] = {
     {OPT_JSON, "json", 0, NULL, "print the comparison as JSON"},
     {OPT_TOP, "top", 0, "N", "how many of the layers that moved most to list (default 10)"},
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_COMPARE_OPTS ((int)(sizeof compare_opts / sizeof compare_opts[0]))
+
+static const an_cmd_spec compare_spec = {
+    .usage = "rknn-diag compare A B [--json] [--top N]",
+    .about = "Compares two snapshots (error_analysis.txt or its folder), two reports (report.json) or two\n"
+             "`run --dump-dir` folders (index.json + .npy, compared tensor by tensor with A as the\n"
+             "reference), and prints per-layer cos/euc deltas (B - A) and the layers that moved most.\n"
+             "Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
+    .opts = compare_opts,
+    .n_opts = (int)(sizeof compare_opts / sizeof compare_opts[0]),
+};
+
+typedef struct compare_args {
+    const char *paths[2];
+    int n_paths;
+    bool json;
+    long top;
+} compare_args;
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    compare_args *a = user;
+    switch (id) {
+    case OPT_JSON:
+        a->json = true;
+        break;
+    case OPT_TOP:
+        if (!an_parse_int(ctx->argv[0], "--top", v, 0, 1000000, &a->top, ctx->errs))
+            return AN_EXIT_USAGE;
+        break;
+    default: /* a path */
+        if (a->n_paths == 2)
+            return an_usage(ctx, "takes two paths, got a third: '%s'", v);
+        a->paths[a->n_paths++] = v;
+        break;
+    }
+    return AN_GO;
+}
 
 static const char *const group_names[RD_GROUP_COUNT] = {"sim.entire", "sim.single", "rt.entire", "rt.single_sim"};
 
@@ -330,41 +365,14 @@ static int print_dump_comparison(an_cmd_ctx *ctx, const char *pa, const char *pb
 
 int an_cmd_compare(an_cmd_ctx *ctx)
 {
-    an_opts p;
-    an_opts_init(&p, ctx, compare_opts, N_COMPARE_OPTS);
-    const char *paths[2] = {NULL, NULL}, *v;
-    int n_paths = 0, id;
-    bool json = false;
-    long top = 10;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        switch (id) {
-        case -2:
-            return AN_EXIT_USAGE;
-        case OPT_HELP:
-            an_print_help(
-                ctx->out, "rknn-diag compare A B [--json] [--top N]",
-                "Compares two snapshots (error_analysis.txt or its folder), two reports (report.json) or two\n"
-                "`run --dump-dir` folders (index.json + .npy, compared tensor by tensor with A as the\n"
-                "reference), and prints per-layer cos/euc deltas (B - A) and the layers that moved most.\n"
-                "Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
-                compare_opts, N_COMPARE_OPTS);
-            return AN_EXIT_OK;
-        case OPT_JSON:
-            json = true;
-            break;
-        case OPT_TOP:
-            if (!an_parse_int(ctx->argv[0], "--top", v, 0, 1000000, &top, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case 0:
-            if (n_paths == 2)
-                return an_usage(ctx, "takes two paths, got a third: '%s'", v);
-            paths[n_paths++] = v;
-            break;
-        default:
-            return an_usage(ctx, "unexpected argument '%s'", v);
-        }
-    }
+    compare_args opt = {.top = 10};
+    int parsed = an_cmd_parse(ctx, &compare_spec, &(an_cmd_args){0}, take_option, &opt);
+    if (parsed != AN_GO)
+        return parsed;
+    const char *const *paths = opt.paths;
+    int n_paths = opt.n_paths;
+    bool json = opt.json;
+    long top = opt.top;
     if (n_paths != 2)
         return an_usage(ctx, "needs two paths A and B");
     rd_error err = {0};

@@ -5,7 +5,7 @@
  * from them (euc_rel, SQNR, gain, ... which the table lacks); the table's own numbers stay otherwise.
  */
 #include "term_text.h"
-#include "cli_internal.h"
+#include "cmd_spec.h"
 #include "metrics.h"
 #include "tensor_dump.h"
 
@@ -15,14 +15,40 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { OPT_HELP = 1, OPT_FROM_RKNN, OPT_OUT };
+enum { OPT_FROM_RKNN = 1, OPT_OUT };
 
 static const an_optspec report_opts[] = {
     {OPT_FROM_RKNN, "from-rknn", 0, "DIR", "an RKNN-Toolkit2 snapshot folder (error_analysis.txt, golden/, ...)"},
     {OPT_OUT, "output-dir", 'o', "OUTDIR", "where report.json and report.html go (default: DIR)"},
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_REPORT_OPTS ((int)(sizeof report_opts / sizeof report_opts[0]))
+static const an_need report_needs[] = {{OPT_FROM_RKNN, "--from-rknn DIR is required"}};
+
+static const an_cmd_spec report_spec = {
+    .usage = "rknn-diag report --from-rknn DIR [-o OUTDIR]",
+    .about = "Reads a snapshot written by RKNN-Toolkit2's accuracy_analysis (error_analysis.txt in the\n"
+             "2.x or 1.5 layout, and golden/, simulator/, runtime/ text files where present) and writes\n"
+             "report.json and report.html. Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
+    .opts = report_opts,
+    .n_opts = (int)(sizeof report_opts / sizeof report_opts[0]),
+    .needs = report_needs,
+    .n_needs = 1,
+};
+
+typedef struct report_args {
+    const char *dir, *out_dir;
+} report_args;
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    report_args *a = user;
+    if (id == OPT_FROM_RKNN)
+        a->dir = v;
+    else if (id == OPT_OUT)
+        a->out_dir = v;
+    else
+        return an_usage(ctx, "unexpected argument '%s'", v);
+    return AN_GO;
+}
 
 static bool is_file(const char *path)
 {
@@ -88,33 +114,11 @@ static rd_status enrich_layer(an_cmd_ctx *ctx, const char *dir, const rd_name_ma
 
 int an_cmd_report(an_cmd_ctx *ctx)
 {
-    an_opts p;
-    an_opts_init(&p, ctx, report_opts, N_REPORT_OPTS);
-    const char *dir = NULL, *out_dir = NULL, *v;
-    int id;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        switch (id) {
-        case -2:
-            return AN_EXIT_USAGE;
-        case OPT_HELP:
-            an_print_help(ctx->out, "rknn-diag report --from-rknn DIR [-o OUTDIR]",
-                          "Reads a snapshot written by RKNN-Toolkit2's accuracy_analysis (error_analysis.txt in the\n"
-                          "2.x or 1.5 layout, and golden/, simulator/, runtime/ text files where present) and writes\n"
-                          "report.json and report.html. Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
-                          report_opts, N_REPORT_OPTS);
-            return AN_EXIT_OK;
-        case OPT_FROM_RKNN:
-            dir = v;
-            break;
-        case OPT_OUT:
-            out_dir = v;
-            break;
-        default:
-            return an_usage(ctx, "unexpected argument '%s'", v);
-        }
-    }
-    if (!dir)
-        return an_usage(ctx, "--from-rknn DIR is required");
+    report_args a = {0};
+    int parsed = an_cmd_parse(ctx, &report_spec, &(an_cmd_args){0}, take_option, &a);
+    if (parsed != AN_GO)
+        return parsed;
+    const char *dir = a.dir, *out_dir = a.out_dir;
     if (!out_dir)
         out_dir = dir;
 
