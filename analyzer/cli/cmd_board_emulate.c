@@ -6,6 +6,7 @@
  */
 #include "term_text.h"
 #include "cli_adb.h"
+#include "cmd_spec.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -13,8 +14,7 @@
 #include <time.h>
 
 enum {
-    OPT_HELP = 1,
-    OPT_PORT,
+    OPT_PORT = 1,
     OPT_ROOT,
     OPT_NO_AUTH,
     OPT_FAULT,
@@ -29,7 +29,6 @@ enum {
 };
 
 static const an_optspec board_opts[] = {
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
     {OPT_PORT, "port", 'p', "P", "TCP port (0: a free one; avoid 5555, adb servers probe it)"},
     {OPT_ROOT, "root", 'r', "DIR", "folder served as the board's / (remote /userdata/dumps is DIR/userdata/dumps)"},
     {OPT_BIND, "bind", 0, "ADDR", "address to listen on (default 127.0.0.1; another lets other machines in)"},
@@ -46,7 +45,11 @@ static const an_optspec board_opts[] = {
     {OPT_DURATION, "duration", 0, "S", "stop by itself after S seconds"},
     {OPT_QUIET, "quiet", 'q', NULL, "no connection log on stderr (warnings stay)"},
 };
-#define N_OPTS ((int)(sizeof board_opts / sizeof board_opts[0]))
+
+static void print_faults(FILE *f)
+{
+    fprintf(f, "faults:\n%s", rd_board_fault_help());
+}
 
 static void board_log(void *user, const char *msg)
 {
@@ -57,88 +60,97 @@ static void board_log(void *user, const char *msg)
     fflush(f);
 }
 
+static const an_cmd_spec board_emulate_spec = {
+    .usage = "rknn-diag board-emulate --port P --root DIR [--adb-keys FILE] [--fault F]...",
+    .about = "Runs a fake Rockchip board: an ADB device over TCP (use `adb connect "
+             "127.0.0.1:P` or `rknn-diag ... --connect 127.0.0.1:P`) serving DIR as "
+             "its file system. It accepts only hosts that sign with a key it was "
+             "given (as adbd's adb_keys; by default this user's own key, so adb and "
+             "rknn-diag of this user get in). Shell commands run in DIR with /bin/sh "
+             "on this computer, never as root, without new privileges, and where "
+             "the system allows with DIR as the only writable place; the start log "
+             "says how they are confined (docs/board.md, Security).",
+    .opts = board_opts,
+    .n_opts = (int)(sizeof board_opts / sizeof board_opts[0]),
+    .more_help = print_faults,
+};
+
+typedef struct emulate_args {
+    rd_board_options bo;
+    char faults[1024];
+    size_t fl;
+    long port, duration;
+} emulate_args;
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    emulate_args *a = user;
+    long lv = 0;
+    switch (id) {
+    case OPT_PORT:
+        if (!an_parse_int(ctx->argv[0], "--port", v, 0, 65535, &a->port, ctx->errs))
+            return AN_EXIT_USAGE;
+        break;
+    case OPT_ROOT:
+        a->bo.root = v;
+        break;
+    case OPT_NO_AUTH:
+        a->bo.no_auth = true;
+        break;
+    case OPT_ACCEPT_NEW_KEYS:
+        if (!an_parse_int(ctx->argv[0], "--accept-new-keys", v, 1, 3600000, &lv, ctx->errs))
+            return AN_EXIT_USAGE;
+        a->bo.accept_new_keys_ms = (int)lv;
+        break;
+    case OPT_ADB_KEYS:
+        a->bo.adb_keys = v;
+        break;
+    case OPT_BIND:
+        a->bo.bind = v;
+        break;
+    case OPT_MAX_PAYLOAD:
+        if (!an_parse_int(ctx->argv[0], "--max-payload", v, 256, RD_ADB_MAX_PAYLOAD, &lv, ctx->errs))
+            return AN_EXIT_USAGE;
+        a->bo.max_payload = (uint32_t)lv;
+        break;
+    case OPT_V1:
+        a->bo.version = 0x01000000u;
+        break;
+    case OPT_FAULT: {
+        size_t vl = strlen(v);
+        if (a->fl + vl + 2 > sizeof a->faults)
+            return an_usage(ctx, "too many faults");
+        if (a->fl)
+            a->faults[a->fl++] = ',';
+        memcpy(a->faults + a->fl, v, vl + 1);
+        a->fl += vl;
+        break;
+    }
+    case OPT_DURATION:
+        if (!an_parse_int(ctx->argv[0], "--duration", v, 1, 86400 * 365, &a->duration, ctx->errs))
+            return AN_EXIT_USAGE;
+        break;
+    case OPT_FEATURES:
+        a->bo.features = v;
+        break;
+    case OPT_QUIET:
+        a->bo.log = NULL;
+        break;
+    default:
+        return an_usage(ctx, "unexpected argument '%s'", v);
+    }
+    return AN_GO;
+}
+
 int an_cmd_board_emulate(an_cmd_ctx *ctx)
 {
-    an_opts p;
-    an_opts_init(&p, ctx, board_opts, N_OPTS);
-    rd_board_options bo = {.log = board_log, .log_user = ctx->errs};
-    char faults[1024] = "";
-    size_t fl = 0;
-    long port = -1, duration = 0, lv = 0;
-    const char *v;
-    int id;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        switch (id) {
-        case -2:
-            return AN_EXIT_USAGE;
-        case OPT_HELP:
-            an_print_help(ctx->out,
-                          "rknn-diag board-emulate --port P --root DIR [--adb-keys FILE] "
-                          "[--fault F]...",
-                          "Runs a fake Rockchip board: an ADB device over TCP (use `adb connect "
-                          "127.0.0.1:P` or `rknn-diag ... --connect 127.0.0.1:P`) serving DIR as "
-                          "its file system. It accepts only hosts that sign with a key it was "
-                          "given (as adbd's adb_keys; by default this user's own key, so adb and "
-                          "rknn-diag of this user get in). Shell commands run in DIR with /bin/sh "
-                          "on this computer, never as root, without new privileges, and where "
-                          "the system allows with DIR as the only writable place; the start log "
-                          "says how they are confined (docs/board.md, Security).",
-                          board_opts, N_OPTS);
-            fprintf(ctx->out, "\nfaults:\n%s", rd_board_fault_help());
-            return AN_EXIT_OK;
-        case OPT_PORT:
-            if (!an_parse_int(ctx->argv[0], "--port", v, 0, 65535, &port, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_ROOT:
-            bo.root = v;
-            break;
-        case OPT_NO_AUTH:
-            bo.no_auth = true;
-            break;
-        case OPT_ACCEPT_NEW_KEYS:
-            if (!an_parse_int(ctx->argv[0], "--accept-new-keys", v, 1, 3600000, &lv, ctx->errs))
-                return AN_EXIT_USAGE;
-            bo.accept_new_keys_ms = (int)lv;
-            break;
-        case OPT_ADB_KEYS:
-            bo.adb_keys = v;
-            break;
-        case OPT_BIND:
-            bo.bind = v;
-            break;
-        case OPT_MAX_PAYLOAD:
-            if (!an_parse_int(ctx->argv[0], "--max-payload", v, 256, RD_ADB_MAX_PAYLOAD, &lv, ctx->errs))
-                return AN_EXIT_USAGE;
-            bo.max_payload = (uint32_t)lv;
-            break;
-        case OPT_V1:
-            bo.version = 0x01000000u;
-            break;
-        case OPT_FAULT: {
-            size_t vl = strlen(v);
-            if (fl + vl + 2 > sizeof faults)
-                return an_usage(ctx, "too many faults");
-            if (fl)
-                faults[fl++] = ',';
-            memcpy(faults + fl, v, vl + 1);
-            fl += vl;
-            break;
-        }
-        case OPT_DURATION:
-            if (!an_parse_int(ctx->argv[0], "--duration", v, 1, 86400 * 365, &duration, ctx->errs))
-                return AN_EXIT_USAGE;
-            break;
-        case OPT_FEATURES:
-            bo.features = v;
-            break;
-        case OPT_QUIET:
-            bo.log = NULL;
-            break;
-        default:
-            return an_usage(ctx, "unexpected argument '%s'", v);
-        }
-    }
+    emulate_args *a = &(emulate_args){.bo = {.log = board_log, .log_user = ctx->errs}, .port = -1};
+    int rc = an_cmd_parse(ctx, &board_emulate_spec, &(an_cmd_args){0}, take_option, a);
+    if (rc != AN_GO)
+        return rc;
+    rd_board_options bo = a->bo;
+    char *faults = a->faults;
+    long port = a->port, duration = a->duration;
     if (!bo.root || port < 0)
         return an_usage(ctx, "board-emulate needs --port P and --root DIR");
     if (bo.no_auth && (bo.adb_keys || bo.accept_new_keys_ms))
