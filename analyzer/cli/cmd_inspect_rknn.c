@@ -3,22 +3,21 @@
  * `rknn-diag inspect --build-log FILE [--json] [--all | --max N]` (inspect_rknn.h).
  */
 #include "json_out.h"
+#include "cmd_spec.h"
 #include "inspect_rknn.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-enum { OPT_HELP = 1, OPT_JSON, OPT_ALL, OPT_MAX, OPT_BUILD_LOG };
+enum { OPT_JSON = 1, OPT_ALL, OPT_MAX, OPT_BUILD_LOG };
 
 static const an_optspec rknn_opts[] = {
     {OPT_BUILD_LOG, "build-log", 0, "FILE", "read a verbose RKNN-Toolkit2 build log or a board's layer table"},
     {OPT_JSON, "json", 0, NULL, "print everything as JSON (docs/rknn-model.md)"},
     {OPT_ALL, "all", 0, NULL, "list every node, tensor and row (text)"},
     {OPT_MAX, "max", 0, "N", "list at most N nodes, tensors and rows (text; default 20)"},
-    {OPT_HELP, "help", 'h', NULL, "show this help"},
 };
-#define N_RKNN_OPTS ((int)(sizeof rknn_opts / sizeof rknn_opts[0]))
 
 #define DEFAULT_MAX_ROWS 20
 
@@ -55,61 +54,68 @@ bool an_inspect_rknn_wanted(const an_cmd_ctx *ctx)
     return false;
 }
 
+static const an_cmd_spec rknn_spec = {
+    .usage = "rknn-diag inspect MODEL.rknn [--json] [--all | --max N]\n"
+             "       rknn-diag inspect --build-log FILE [--json] [--all | --max N]",
+    .about = "A .rknn model (told by its first bytes): header and format versions, target platform,\n"
+             "toolkit and compiler versions, inputs and outputs with runtime dtype and layout,\n"
+             "quantization and mean/std, per-op-type counts (NPU, CPU, float16), then the nodes and\n"
+             "tensors (the first 20 of each; --all or --max N for more). --json gives everything.\n"
+             "Encrypted (CYPTRKNN), RKNX, OpenVX and header-less files are refused by name (exit 3).\n"
+             "A build log: versions, option line, fold_constant and fuse_ops rewrites, quant_optimizer,\n"
+             "hybrid float16 tensors, layer tables with their per-op-type counts, ranking table.",
+    .opts = rknn_opts,
+    .n_opts = (int)(sizeof rknn_opts / sizeof rknn_opts[0]),
+    .model = "MODEL.rknn",
+    .model_optional = true, /* or --build-log */
+};
+
 void an_inspect_rknn_help(FILE *out)
 {
-    an_print_help(out,
-                  "rknn-diag inspect MODEL.rknn [--json] [--all | --max N]\n"
-                  "       rknn-diag inspect --build-log FILE [--json] [--all | --max N]",
-                  "A .rknn model (told by its first bytes): header and format versions, target platform,\n"
-                  "toolkit and compiler versions, inputs and outputs with runtime dtype and layout,\n"
-                  "quantization and mean/std, per-op-type counts (NPU, CPU, float16), then the nodes and\n"
-                  "tensors (the first 20 of each; --all or --max N for more). --json gives everything.\n"
-                  "Encrypted (CYPTRKNN), RKNX, OpenVX and header-less files are refused by name (exit 3).\n"
-                  "A build log: versions, option line, fold_constant and fuse_ops rewrites, quant_optimizer,\n"
-                  "hybrid float16 tensors, layer tables with their per-op-type counts, ranking table.",
-                  rknn_opts, N_RKNN_OPTS);
+    an_cmd_help(out, &rknn_spec);
+}
+
+typedef struct rknn_args {
+    const char *log_path;
+    bool json;
+    an_rk_text_opts to;
+} rknn_args;
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    rknn_args *a = user;
+    long max;
+    switch (id) {
+    case OPT_JSON:
+        a->json = true;
+        break;
+    case OPT_ALL:
+        a->to.max_rows = SIZE_MAX;
+        break;
+    case OPT_MAX:
+        if (!an_parse_int(ctx->argv[0], "--max", v, 0, 100000000, &max, ctx->errs))
+            return AN_EXIT_USAGE;
+        a->to.max_rows = (size_t)max;
+        break;
+    case OPT_BUILD_LOG:
+        if (a->log_path)
+            return an_usage(ctx, "one --build-log only");
+        a->log_path = v;
+        break;
+    }
+    return AN_GO;
 }
 
 int an_inspect_rknn(an_cmd_ctx *ctx)
 {
-    const char *model = NULL, *log_path = NULL;
-    bool json = false;
-    an_rk_text_opts to = {DEFAULT_MAX_ROWS};
-    an_opts p;
-    an_opts_init(&p, ctx, rknn_opts, N_RKNN_OPTS);
-    const char *v;
-    int id;
-    long max;
-    while ((id = an_opts_next(&p, &v)) != -1) {
-        switch (id) {
-        case -2:
-            return AN_EXIT_USAGE;
-        case 0:
-            if (model)
-                return an_usage(ctx, "one model only");
-            model = v;
-            break;
-        case OPT_HELP:
-            an_inspect_rknn_help(ctx->out);
-            return AN_EXIT_OK;
-        case OPT_JSON:
-            json = true;
-            break;
-        case OPT_ALL:
-            to.max_rows = SIZE_MAX;
-            break;
-        case OPT_MAX:
-            if (!an_parse_int(ctx->argv[0], "--max", v, 0, 100000000, &max, ctx->errs))
-                return AN_EXIT_USAGE;
-            to.max_rows = (size_t)max;
-            break;
-        case OPT_BUILD_LOG:
-            if (log_path)
-                return an_usage(ctx, "one --build-log only");
-            log_path = v;
-            break;
-        }
-    }
+    rknn_args a = {.to = {DEFAULT_MAX_ROWS}};
+    an_cmd_args cmd = {0};
+    int rc = an_cmd_parse(ctx, &rknn_spec, &cmd, take_option, &a);
+    if (rc != AN_GO)
+        return rc;
+    const char *model = cmd.model, *log_path = a.log_path;
+    bool json = a.json;
+    an_rk_text_opts to = a.to;
     if (model && log_path)
         return an_usage(ctx, "give a .rknn model or --build-log FILE, not both");
     if (!model && !log_path)
