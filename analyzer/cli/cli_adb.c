@@ -113,3 +113,20 @@ void an_xfer_done(an_xfer *p)
     fprintf(p->ctx->errs, "%u file%s %s, %llu bytes in %.3f s (%s)\n", files, files == 1 ? "" : "s", p->verb,
             (unsigned long long)bytes, ms / 1000.0, r);
 }
+
+int an_adb_transfer(const an_cmd_ctx *ctx, const rd_adb_options *opt, const char *verb, an_adb_copy_fn copy,
+                    const char *from, const char *to)
+{
+    rd_error err;
+    rd_adb *dev = NULL;
+    if (rd_adb_open(opt, &dev, &err) != RD_OK)
+        return an_fail(ctx, &err);
+    an_xfer prog;
+    an_xfer_init(&prog, ctx, verb);
+    rd_status st = copy(dev, from, to, an_xfer_cb, &prog, &err);
+    rd_adb_close(dev);
+    if (st != RD_OK)
+        return an_fail(ctx, &err);
+    an_xfer_done(&prog);
+    return AN_EXIT_OK;
+}

@@ -26,6 +26,14 @@ bool an_adb_option(const an_cmd_ctx *ctx, rd_adb_options *opt, int id, const cha
  */
 void an_adb_log(void *user, const char *msg);
 
+/** rd_adb_pull or rd_adb_push. */
+typedef rd_status (*an_adb_copy_fn)(rd_adb *dev, const char *from, const char *to, rd_adb_progress_fn progress,
+                                    void *user, rd_error *err);
+
+/** Opens the board of opt and copies from to to with copy, printing progress as "VERB ..."; the exit code. */
+int an_adb_transfer(const an_cmd_ctx *ctx, const rd_adb_options *opt, const char *verb, an_adb_copy_fn copy,
+                    const char *from, const char *to);
+
 /** Byte progress (files, bytes, rate) for pull and push. */
 typedef struct an_xfer {
     const an_cmd_ctx *ctx;

@@ -22,9 +22,7 @@
 #include <unistd.h>
 
 enum {
-    OPT_INPUTS = 1,
-    OPT_SAMPLES,
-    OPT_OUTPUT_DIR,
+    OPT_OUTPUT_DIR = 1,
     OPT_DUMP_SAMPLE,
     OPT_NO_TXT,
     OPT_FAIL_UNDER,
@@ -45,8 +43,6 @@ enum {
 };
 
 static const an_optspec accuracy_opts[] = {
-    {OPT_INPUTS, "inputs", 'i', "FILE", "the sample analysed: one file per model input, in input order (repeat)"},
-    {OPT_SAMPLES, "samples", 0, "N", "without --inputs: analyse the first N lines of the dataset (default 1)"},
     {OPT_OUTPUT_DIR, "output-dir", 'o', "DIR", "snapshot folder (default ./snapshot)"},
     {OPT_DUMP_SAMPLE, "dump-sample", 0, "K", "which sample's tensors go into the snapshot (default 0)"},
     {OPT_NO_TXT, "no-txt", 0, NULL, "skip the per-tensor text files (the .npy files stay)"},
@@ -77,9 +73,6 @@ typedef enum gate_kind { GATE_OUTPUTS, GATE_ENTIRE, GATE_SINGLE } gate_kind;
 
 typedef struct acc_args {
     const char *model_path;
-    const char *inputs[AN_MAX_INPUTS];
-    size_t n_inputs;
-    long samples;
     long dump_sample;
     const char *output_dir;
     bool no_txt, quiet, sweep;
@@ -88,14 +81,12 @@ typedef struct acc_args {
     gate_kind gate;
     double warn_cos, error_cos;
     an_cmd_args cmd;
-    an_quant_opts q;
     const char *target, *run_cmd, *runtime_dumps, *board_dump_dir, *board_work_dir;
     const char *app_outputs[AN_MAX_APP_OUTPUTS];
     size_t n_app_outputs;
     long run_timeout;
     an_app_api app_api; /* --app-api: the input-dump rule */
     bool app_api_given;
-    rd_adb_options adb;
     char *dump_paths[AN_MAX_INPUTS]; /* the dump sample's input files (what the board is given) */
     char board_dir[4200];            /* <snapshot>/runtime/board_dumps */
 } acc_args;
@@ -127,7 +118,7 @@ static const an_cmd_spec accuracy_spec = {
              "does the same from a verbose build log (scales then by calibration).",
     .opts = accuracy_opts,
     .n_opts = (int)(sizeof accuracy_opts / sizeof accuracy_opts[0]),
-    .groups = AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_BOARD,
+    .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_BOARD,
     .model = "MODEL.onnx",
     .model_optional = true, /* -c may name it */
     .model_twice = "; give samples with --inputs",
@@ -139,13 +130,7 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
     rd_error err = {0};
     switch (id) {
     case OPT_TARGET:
-        if (!rd_platform_find(v))
-            return an_usage(ctx,
-                            "--target: unknown target '%s' (rk3566, rk3568, rk3588, rk3562, rk3576, rv1103, "
-                            "rv1106, ...)",
-                            v);
-        a->target = v;
-        break;
+        return an_take_target(ctx, v, &a->target);
     case OPT_RUN:
         a->run_cmd = v;
         break;
@@ -172,15 +157,6 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
             return an_usage(ctx, "too many --app-outputs");
         a->app_outputs[a->n_app_outputs++] = v;
         break;
-    case OPT_INPUTS:
-        if (a->n_inputs == AN_MAX_INPUTS)
-            return an_usage(ctx, "too many --inputs");
-        a->inputs[a->n_inputs++] = v;
-        break;
-    case OPT_SAMPLES:
-        if (!an_parse_int(ctx->argv[0], "--samples", v, 1, 100000, &a->samples, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
     case OPT_DUMP_SAMPLE:
         if (!an_parse_int(ctx->argv[0], "--dump-sample", v, 0, 100000, &a->dump_sample, ctx->errs))
             return AN_EXIT_USAGE;
@@ -198,11 +174,7 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
         a->sweep = true;
         break;
     case OPT_SWEEP_POINTS:
-        if (!an_parse_int(ctx->argv[0], "--sweep-points", v, 0, 1000000, &a->sweep_points, ctx->errs))
-            return AN_EXIT_USAGE;
-        if (a->sweep_points == 1)
-            return an_usage(ctx, "--sweep-points needs at least 2 points (the two ends), or 0 for every k");
-        break;
+        return an_take_sweep_points(ctx, v, &a->sweep_points);
     case OPT_FAIL_UNDER:
         if (!parse_cos(v, &a->fail_under))
             return an_usage(ctx, "--fail-under-cos expects a cosine in -1..1, got '%s'", v);
@@ -231,15 +203,13 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 
 static int parse_args(an_cmd_ctx *ctx, acc_args *a)
 {
-    a->cmd.q = &a->q;
-    a->cmd.adb = &a->adb;
     int rc = an_cmd_parse(ctx, &accuracy_spec, &a->cmd, take_option, a);
     a->model_path = a->cmd.model;
     if (rc != AN_GO)
         return rc;
-    if (!a->model_path && !a->q.config_path)
+    if (!a->model_path && !a->cmd.q.config_path)
         return an_usage(ctx, "missing MODEL.onnx (or -c model_config.yml)");
-    a->q.model_path = a->model_path;
+    a->cmd.q.model_path = a->model_path;
     if (a->error_cos > a->warn_cos)
         return an_usage(ctx, "--error-cos %.4f is above --warn-cos %.4f", a->error_cos, a->warn_cos);
     if (a->run_cmd && !a->target)
@@ -256,12 +226,7 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
         return an_usage(ctx, "--app-api needs the board's dumps (--target T --run CMD, or --runtime-dumps DIR)");
     if (a->n_app_outputs && !a->run_cmd && !a->runtime_dumps)
         return an_usage(ctx, "--app-outputs needs the board's dumps (--target T --run CMD, or --runtime-dumps DIR)");
-    if (a->target) {
-        if (a->q.platform && strcasecmp(a->q.platform, a->target) != 0)
-            return an_usage(ctx, "--target %s and --platform %s disagree", a->target, a->q.platform);
-        a->q.platform = a->target;
-    }
-    return AN_GO;
+    return an_target_platform(ctx, &a->cmd.q, a->target);
 }
 
 /* The dump sample's input files (what the board is given and the input check reads). */
@@ -273,10 +238,10 @@ static rd_status dump_sample_paths(acc_args *a, const rd_model *m, rd_error *err
     rd_dataset ds;
     memset(&ds, 0, sizeof ds);
     rd_status st = RD_OK;
-    if (!a->n_inputs)
-        st = rd_dataset_load(a->q.cfg.dataset, n_in, &ds, err);
+    if (!a->cmd.n_inputs)
+        st = rd_dataset_load(a->cmd.q.cfg.dataset, n_in, &ds, err);
     for (size_t i = 0; st == RD_OK && i < n_in; i++) {
-        const char *path = a->n_inputs ? a->inputs[i] : rd_dataset_path(&ds, (size_t)a->dump_sample, i);
+        const char *path = a->cmd.n_inputs ? a->cmd.inputs[i] : rd_dataset_path(&ds, (size_t)a->dump_sample, i);
         if (!(a->dump_paths[i] = strdup(path)))
             st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
@@ -290,14 +255,14 @@ static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples,
     rd_status st = rd_result_set_string(&r->tool, "rknn-diag " RD_VERSION, err);
     if (st == RD_OK)
         st = rd_result_set_string(&r->model, a->model_path, err);
-    const rd_rknn_config *c = &a->q.cfg;
+    const rd_rknn_config *c = &a->cmd.q.cfg;
     const char *items[][2] = {
         {"dtype", rd_qdtype_name(c->dtype)},
-        {"platform", a->q.platform ? a->q.platform : "(none)"},
+        {"platform", a->cmd.q.platform ? a->cmd.q.platform : "(none)"},
         {"algorithm", rd_qalgo_name(c->algorithm)},
         {"method", rd_qmethod_name(c->method)},
         {"dataset", c->dataset ? c->dataset : "(none: calibrated on the analysed input)"},
-        {"cfg", a->q.qcfg_path ? a->q.qcfg_path : "(none)"},
+        {"cfg", a->cmd.q.qcfg_path ? a->cmd.q.qcfg_path : "(none)"},
     };
     for (size_t i = 0; i < sizeof items / sizeof items[0] && st == RD_OK; i++)
         st = rd_result_set_config(r, items[i][0], items[i][1], err);
@@ -307,19 +272,19 @@ static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples,
     snprintf(buf, sizeof buf, "%zu", n_samples);
     if (st == RD_OK)
         st = rd_result_set_config(r, "samples", buf, err);
-    if (st == RD_OK && an_dynamic_sets(&a->q)) {
+    if (st == RD_OK && an_dynamic_sets(&a->cmd.q)) {
         char name[256];
-        an_dynamic_set_name(&a->q, set, name, sizeof name);
+        an_dynamic_set_name(&a->cmd.q, set, name, sizeof name);
         st = rd_result_set_config(r, "dynamic_input", name, err);
     }
     if (st == RD_OK && c->model_pruning)
         st = rd_result_set_config(r, "model_pruning", "true", err);
     if (st == RD_OK && c->custom_string)
         st = rd_result_set_string(&r->custom_string, c->custom_string, err);
-    if (st == RD_OK && a->q.rknn_path)
-        st = rd_result_set_config(r, "rknn", a->q.rknn_path, err);
-    if (st == RD_OK && a->q.rknn_log_path)
-        st = rd_result_set_config(r, "rknn_build_log", a->q.rknn_log_path, err);
+    if (st == RD_OK && a->cmd.q.rknn_path)
+        st = rd_result_set_config(r, "rknn", a->cmd.q.rknn_path, err);
+    if (st == RD_OK && a->cmd.q.rknn_log_path)
+        st = rd_result_set_config(r, "rknn_build_log", a->cmd.q.rknn_log_path, err);
     return st;
 }
 
@@ -446,11 +411,11 @@ static rd_status board_dumps(an_cmd_ctx *ctx, acc_args *a, const rd_model *m, co
         st = rd_dir_make(local_inputs, RD_DIR_OWN, err);
     snprintf(local_inputs, sizeof local_inputs, "%s/runtime/inputs", a->output_dir);
     if (st == RD_OK)
-        st = an_runtime_write_inputs(&a->q, m, (const char *const *)a->dump_paths, inputs, local_inputs, err);
+        st = an_runtime_write_inputs(&a->cmd.q, m, (const char *const *)a->dump_paths, inputs, local_inputs, err);
     if (st != RD_OK)
         return st;
     bool small = strncasecmp(a->target, "rv110", 5) == 0;
-    an_board_run r = {.adb = a->adb,
+    an_board_run r = {.adb = a->cmd.adb,
                       .run_timeout_ms = (int)(a->run_timeout * 1000),
                       .dump_dir = a->board_dump_dir        ? a->board_dump_dir
                                   : plat && plat->dump_dir ? plat->dump_dir
@@ -516,7 +481,7 @@ static rd_status add_sweep(an_cmd_ctx *ctx, const acc_args *a, rd_model *m, rd_s
     rd_status st = an_hyb_candidates(sim, result, &cands, &n, err);
     if (st == RD_OK && n == 0) {
         fprintf(ctx->errs, "rknn-diag accuracy: --sweep: no int8 tensor can move to float16 (--dtype %s): no sweep\n",
-                rd_qdtype_name(a->q.cfg.dtype));
+                rd_qdtype_name(a->cmd.q.cfg.dtype));
         free(cands);
         return RD_OK;
     }
@@ -555,13 +520,13 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
                                                    ? "the board runs the application on one input shape: give it "
                                                      "with --input-shape (or subgraphs.input_size_list)"
                                                    : NULL};
-    rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
+    rd_status st = an_model_load_configured(&a->cmd.q, &req, &m, &err);
     if (st == RD_OK && !a->model_path)
-        a->model_path = a->q.cfg.model_file_path;
+        a->model_path = a->cmd.q.cfg.model_file_path;
     if (st == RD_OK) {
         n_in = rd_model_input_count(m);
-        st = an_quant_load_samples(&a->q, m, a->inputs, a->n_inputs, (size_t)a->samples, ctx->errs, &samples,
-                                   &n_samples, &err);
+        st = an_quant_load_samples(&a->cmd.q, m, a->cmd.inputs, a->cmd.n_inputs, (size_t)a->cmd.samples, ctx->errs,
+                                   &samples, &n_samples, &err);
     }
     if (st == RD_OK && (size_t)a->dump_sample >= n_samples)
         st = rd_errorf(&err, RD_E_USAGE, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample,
@@ -570,7 +535,7 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
         st = dump_sample_paths(a, m, &err);
     bool tty_err = isatty(fileno(ctx->errs));
     if (st == RD_OK)
-        st = an_quant_build_sim(&a->q, m, samples, ctx->errs, tty_err, &sim, &err);
+        st = an_quant_build_sim(&a->cmd.q, m, samples, ctx->errs, tty_err, &sim, &err);
     an_accuracy_opts ao = {.output_dir = a->output_dir,
                            .dump_sample = (int)a->dump_sample,
                            .no_txt = a->no_txt,
@@ -590,7 +555,7 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
         rd_status bst = board_dumps(ctx, a, m, samples + (size_t)a->dump_sample * n_in, &berr);
         if (bst == RD_OK)
             bst = an_runtime_open(&rt, a->runtime_dumps ? a->runtime_dumps : board_dir_of(a),
-                                  rd_platform_find(a->q.platform), sim, &a->q, a->app_api,
+                                  rd_platform_find(a->cmd.q.platform), sim, &a->cmd.q, a->app_api,
                                   (const char *const *)a->dump_paths, samples + (size_t)a->dump_sample * n_in,
                                   ctx->errs, &berr);
         if (bst != RD_OK) {
@@ -613,7 +578,7 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
     if (st == RD_OK)
         st = describe_run(&result, a, n_samples, set, &err);
     if (st == RD_OK)
-        st = an_quant_built_outputs(&a->q, sim, a->output_dir, ctx->errs, &result, &err);
+        st = an_quant_built_outputs(&a->cmd.q, sim, a->output_dir, ctx->errs, &result, &err);
     if (st == RD_OK)
         st = write_reports(a, &result, &err);
     free(rt_layers);
@@ -658,24 +623,22 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     acc_args *a = calloc(1, sizeof *a);
     if (!a)
         return an_fail_nomem(ctx, "the command's options");
-    a->samples = 1;
     a->output_dir = "snapshot";
     a->fail_under = NAN;
     a->warn_cos = 0.99;
     a->error_cos = 0.98;
     a->run_timeout = 600;
     a->sweep_points = AN_HYB_SWEEP_POINTS_DEFAULT;
-    an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     size_t n_sets = 0;
-    if (rc == AN_GO && (rc = an_dynamic_prepare(ctx, &a->q, &n_sets)) == AN_GO) {
+    if (rc == AN_GO && (rc = an_dynamic_prepare(ctx, &a->cmd.q, &n_sets)) == AN_GO) {
         /* dynamic_input: one analysis per shape set, each into its own folder of the snapshot */
         const char *top = a->output_dir;
         rc = AN_EXIT_OK;
         for (size_t k = 0; k < (n_sets ? n_sets : 1); k++) {
             char dir[4300], name[256];
             if (n_sets) {
-                an_dynamic_set_name(&a->q, k, name, sizeof name);
+                an_dynamic_set_name(&a->cmd.q, k, name, sizeof name);
                 snprintf(dir, sizeof dir, "%s/dynamic_%zu_%s", top, k, name);
                 a->output_dir = dir;
                 fprintf(ctx->out, "%s== dynamic_input set %zu of %zu: %s (snapshot %s)\n", k ? "\n" : "", k + 1, n_sets,
@@ -685,7 +648,7 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
         }
         a->output_dir = top;
     }
-    an_quant_opts_fini(&a->q);
+    an_cmd_args_fini(&a->cmd);
     free(a);
     return rc;
 }

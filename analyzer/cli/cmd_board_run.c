@@ -51,7 +51,6 @@ typedef struct board_args {
     size_t n_faults;
     an_app_mistake mistake;
     an_app_api api;
-    an_quant_opts q;
     an_cmd_args cmd;
 } board_args;
 
@@ -95,8 +94,7 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
         a->inputs[a->n_inputs++] = v;
         break;
     case OPT_TARGET:
-        a->target = v;
-        break;
+        return an_take_target(ctx, v, &a->target);
     case OPT_DUMP_DIR:
         a->dump_dir = v;
         break;
@@ -122,11 +120,8 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 
 static int parse_args(an_cmd_ctx *ctx, board_args *a)
 {
-    a->cmd.q = &a->q;
     int rc = an_cmd_parse(ctx, &board_run_spec, &a->cmd, take_option, a);
     a->model_path = a->cmd.model;
-    if (rc == AN_GO && !rd_platform_find(a->target))
-        return an_usage(ctx, "--target: unknown chip '%s'", a->target);
     return rc;
 }
 
@@ -292,11 +287,11 @@ static rd_status check_dump_dir(const board_run *r, const char *first_name, cons
 /* Builds the simulation with its faults. */
 static rd_status build_board_sim(an_cmd_ctx *ctx, board_args *a, const rd_model *m, rd_sim **out, rd_error *err)
 {
-    if (!a->q.qcfg_path && !a->q.cfg.dataset)
+    if (!a->cmd.q.qcfg_path && !a->cmd.q.cfg.dataset)
         return rd_errorf(err, RD_E_USAGE,
                          "give --cfg QCFG (the .quantization.cfg of `rknn-diag quantize`): the board "
                          "runs the quantized model the host analyses");
-    rd_status st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, out, err);
+    rd_status st = an_quant_build_sim(&a->cmd.q, m, NULL, ctx->errs, ctx->color, out, err);
     for (size_t i = 0; st == RD_OK && i < a->n_faults; i++) {
         const char *colon = strchr(a->faults[i], ':');
         char kind[32];
@@ -329,11 +324,12 @@ static rd_status prepare_input(an_cmd_ctx *ctx, const board_args *a, const rd_mo
     for (int d = 0; d < vi.rank; d++)
         dims[d] = vi.dims[d] < 0 ? 1 : vi.dims[d];
     rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
-    spec.layout = a->q.layout;
+    spec.layout = a->cmd.q.layout;
     bool is_image = false;
-    rd_status st = rd_rknn_config_input_spec(&a->q.cfg, i, &spec, err);
+    rd_status st = rd_rknn_config_input_spec(&a->cmd.q.cfg, i, &spec, err);
     if (st == RD_OK)
-        st = an_app_raw_input(a->inputs[i], a->q.layout, a->q.max_image_pixels, vi.rank, dims, raw, &is_image, err);
+        st = an_app_raw_input(a->inputs[i], a->cmd.q.layout, a->cmd.q.max_image_pixels, vi.rank, dims, raw, &is_image,
+                              err);
     if (st == RD_OK && an_app_mistake_on_input(a->mistake))
         st = an_app_apply_mistake(a->mistake, raw, is_image, &spec, a->inputs[i], ctx->errs, err);
     if (st == RD_OK && a->mistake == AN_MISTAKE_NO_NORM)
@@ -442,7 +438,6 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
     board_args *a = calloc(1, sizeof *a);
     if (!a)
         return an_fail_nomem(ctx, "the command's options");
-    an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     rd_error err = {0};
     rd_model *m = NULL;
@@ -450,14 +445,14 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
     if (rc != AN_GO)
         goto out;
     const rd_platform_info *plat = rd_platform_find(a->target);
-    if (!a->q.platform)
-        a->q.platform = plat->name;
+    if (!a->cmd.q.platform)
+        a->cmd.q.platform = plat->name;
     an_model_request req = {.command = "board-run",
                             .path = a->model_path,
                             .errs = ctx->errs,
                             .dynamic_refusal = "the application runs one input shape: give it with "
                                                "subgraphs.input_size_list"};
-    rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
+    rd_status st = an_model_load_configured(&a->cmd.q, &req, &m, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;
@@ -473,7 +468,7 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
                       a->n_inputs);
         goto out;
     }
-    st = an_quant_finish(&a->q, m, &err);
+    st = an_quant_finish(&a->cmd.q, m, &err);
     if (st == RD_OK)
         st = build_board_sim(ctx, a, m, &s, &err);
     if (st != RD_OK) {
@@ -484,7 +479,7 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
 out:
     rd_sim_destroy(s);
     rd_model_destroy(m);
-    an_quant_opts_fini(&a->q);
+    an_cmd_args_fini(&a->cmd);
     free(a);
     return rc;
 }

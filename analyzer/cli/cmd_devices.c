@@ -58,12 +58,12 @@ static int print_json(const an_cmd_ctx *ctx, const rd_adb_device_info *v, size_t
 
 int an_cmd_devices(an_cmd_ctx *ctx)
 {
-    rd_adb_options opt = {.log = an_adb_log, .log_user = ctx};
-    an_cmd_args cmd = {.adb = &opt};
+    an_cmd_args cmd;
     bool json = false;
     int parsed = an_cmd_parse(ctx, &devices_spec, &cmd, take_json, &json);
     if (parsed != AN_GO)
         return parsed;
+    rd_adb_options opt = cmd.adb;
     if (opt.transport == RD_ADB_TCP)
         opt.transport = RD_ADB_AUTO; /* --connect adds a board to the list */
     rd_adb_device_info *list = NULL;

@@ -83,7 +83,7 @@ static const an_optspec eval_opts[] = {
 typedef struct eval_args {
     const char *model_path;
     an_eval_opts o;
-    an_quant_opts q;
+    an_cmd_args cmd;
     char dynamic_name[256];
 } eval_args;
 
@@ -276,7 +276,7 @@ static const char *const ABOUT =
 static int check_args(an_cmd_ctx *ctx, eval_args *a)
 {
     an_eval_opts *o = &a->o;
-    if (!a->model_path && !a->q.config_path)
+    if (!a->model_path && !a->cmd.q.config_path)
         return an_usage(ctx, "missing MODEL.onnx");
     if (o->score_cmd)
         o->task = "score";
@@ -285,9 +285,9 @@ static int check_args(an_cmd_ctx *ctx, eval_args *a)
         return an_usage(ctx, "IDX files are for --task classify");
     if (idx && (!o->idx_images || !o->idx_labels))
         return an_usage(ctx, "give both --idx-images and --idx-labels");
-    if (idx && a->q.flag_dataset)
+    if (idx && a->cmd.q.flag_dataset)
         return an_usage(ctx, "give either --dataset with --labels or the IDX files, not both");
-    if (!idx && !a->q.flag_dataset && !a->q.config_path)
+    if (!idx && !a->cmd.q.flag_dataset && !a->cmd.q.config_path)
         return an_usage(ctx, "give --dataset FILE (or --idx-images F --idx-labels F for a classifier)");
     if (strcmp(o->task, "classify") == 0 && !idx && !o->labels)
         return an_usage(ctx, "--dataset needs --labels FILE (one integer class per line), or another --task");
@@ -330,9 +330,8 @@ static const an_cmd_spec eval_spec = {
 
 static int parse_args(an_cmd_ctx *ctx, eval_args *a)
 {
-    an_cmd_args cmd = {.q = &a->q};
-    int rc = an_cmd_parse(ctx, &eval_spec, &cmd, take_option, a);
-    a->model_path = cmd.model;
+    int rc = an_cmd_parse(ctx, &eval_spec, &a->cmd, take_option, a);
+    a->model_path = a->cmd.model;
     return rc == AN_GO ? check_args(ctx, a) : rc;
 }
 
@@ -368,28 +367,28 @@ static rd_status setup(an_cmd_ctx *ctx, eval_args *a, size_t set, an_eval_ctx *c
 {
     an_eval_opts *o = &a->o;
     c->o = o;
-    c->q = &a->q;
+    c->q = &a->cmd.q;
     c->errs = ctx->errs;
     c->color = ctx->color;
     c->task = an_eval_task_find(o->task);
-    const bool dtype_given = a->q.flag_dtype != NULL;
+    const bool dtype_given = a->cmd.q.flag_dtype != NULL;
     an_model_request req = {.command = "eval", .path = a->model_path, .dynamic_set = set, .errs = ctx->errs};
-    rd_status st = an_model_load_configured(&a->q, &req, &c->m, err);
+    rd_status st = an_model_load_configured(&a->cmd.q, &req, &c->m, err);
     if (st != RD_OK)
         return st;
-    c->model_path = a->model_path ? a->model_path : a->q.cfg.model_file_path;
+    c->model_path = a->model_path ? a->model_path : a->cmd.q.cfg.model_file_path;
     /* fp16 is always evaluated; the dtype picks the integer column (w8a8 unless an integer dtype is given) */
-    const rd_qdtype dt = a->q.cfg.dtype;
+    const rd_qdtype dt = a->cmd.q.cfg.dtype;
     if (dt == RD_QDT_FLOAT16 || dt == RD_QDT_FLOAT32) {
         if (dtype_given)
             return rd_errorf(err, RD_E_USAGE,
                              "eval compares fp32, fp16 and one integer dtype: --dtype must be w8a8, "
                              "w16a16i, w8a16, w4a16 or w16a16i_dfp (got %s)",
                              rd_qdtype_name(dt));
-        a->q.cfg.dtype = RD_QDT_W8A8;
-        a->q.cfg.quantize = true;
+        a->cmd.q.cfg.dtype = RD_QDT_W8A8;
+        a->cmd.q.cfg.quantize = true;
     }
-    if (!o->idx_images && !a->q.cfg.dataset)
+    if (!o->idx_images && !a->cmd.q.cfg.dataset)
         return rd_errorf(err, RD_E_USAGE, "give --dataset FILE (or a -c config naming one)");
     c->n_outputs = rd_model_output_count(c->m);
     if (c->n_outputs > sizeof c->output_names / sizeof c->output_names[0])
@@ -416,7 +415,7 @@ static rd_status setup(an_cmd_ctx *ctx, eval_args *a, size_t set, an_eval_ctx *c
             return rd_errorf(err, RD_E_PARSE, "%s: expected uint8 images [N, H, W]", o->idx_images);
         c->n = (size_t)c->idx_images.dims[0];
     } else {
-        if ((st = rd_dataset_load(a->q.cfg.dataset, rd_model_input_count(c->m), &c->ds, err)) != RD_OK)
+        if ((st = rd_dataset_load(a->cmd.q.cfg.dataset, rd_model_input_count(c->m), &c->ds, err)) != RD_OK)
             return st;
         c->n = c->ds.n_samples;
     }
@@ -431,25 +430,25 @@ static rd_status setup(an_cmd_ctx *ctx, eval_args *a, size_t set, an_eval_ctx *c
     c->n_cols = 1;
     if (!o->no_fp16) {
         snprintf(c->cols[1].name, sizeof c->cols[1].name, "fp16");
-        rd_sim_options so = {.precision = RD_PREC_FP16, .optimization_level = a->q.cfg.optimization_level};
+        rd_sim_options so = {.precision = RD_PREC_FP16, .optimization_level = a->cmd.q.cfg.optimization_level};
         if ((st = rd_sim_create(c->m, &so, &c->cols[c->n_cols].sim, err)) != RD_OK)
             return st;
-        rd_sim_set_pool(c->cols[c->n_cols++].sim, a->q.pool);
+        rd_sim_set_pool(c->cols[c->n_cols++].sim, a->cmd.q.pool);
     }
     an_eval_col *int_col = &c->cols[c->n_cols];
     snprintf(int_col->name, sizeof int_col->name, "%s",
-             a->q.cfg.dtype == RD_QDT_W8A8 ? "int8" : rd_qdtype_name(a->q.cfg.dtype));
+             a->cmd.q.cfg.dtype == RD_QDT_W8A8 ? "int8" : rd_qdtype_name(a->cmd.q.cfg.dtype));
     size_t n_calib = o->idx_images ? 100 : n_all;
     if (o->calib > 0)
         n_calib = (size_t)o->calib;
     if (n_calib > n_all)
         n_calib = n_all;
-    st =
-        an_quant_build_sim_from(&a->q, c->m, NULL, calib_sample, c, n_calib, ctx->errs, ctx->color, &int_col->sim, err);
+    st = an_quant_build_sim_from(&a->cmd.q, c->m, NULL, calib_sample, c, n_calib, ctx->errs, ctx->color, &int_col->sim,
+                                 err);
     if (st == RD_OK)
         c->n_cols++;
     for (size_t h = 0; h < o->n_hybrid && st == RD_OK; h++) {
-        an_quant_opts hq = a->q; /* the same options with this cfg */
+        an_quant_opts hq = a->cmd.q; /* the same options with this cfg */
         hq.qcfg_path = o->hybrid_cfgs[h];
         an_eval_col *col = &c->cols[c->n_cols];
         col_name(o->hybrid_cfgs[h], col->name, sizeof col->name);
@@ -507,10 +506,9 @@ int an_cmd_eval(an_cmd_ctx *ctx)
     a->o.argc = ctx->argc;
     a->o.argv = ctx->argv;
     an_det_opts_init(&a->o.det);
-    an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     size_t n_sets = 0;
-    if (rc == AN_GO && (rc = an_dynamic_prepare(ctx, &a->q, &n_sets)) == AN_GO) {
+    if (rc == AN_GO && (rc = an_dynamic_prepare(ctx, &a->cmd.q, &n_sets)) == AN_GO) {
         /* dynamic_input: one evaluation per shape set (with --json, an array of them) */
         if (n_sets && a->o.out_dir)
             rc = an_usage(ctx, "-o with a dynamic_input config: run one shape set at a time (--input-shape)");
@@ -518,7 +516,7 @@ int an_cmd_eval(an_cmd_ctx *ctx)
             rc = AN_EXIT_OK;
         for (size_t k = 0; rc == AN_EXIT_OK && k < (n_sets ? n_sets : 1); k++) {
             if (n_sets)
-                an_dynamic_set_name(&a->q, k, a->dynamic_name, sizeof a->dynamic_name);
+                an_dynamic_set_name(&a->cmd.q, k, a->dynamic_name, sizeof a->dynamic_name);
             if (n_sets && !a->o.json && k)
                 fputc('\n', ctx->out);
             rc = eval_once(ctx, a, k, !n_sets ? NULL : k ? "," : "[");
@@ -526,7 +524,7 @@ int an_cmd_eval(an_cmd_ctx *ctx)
         if (n_sets && a->o.json && rc == AN_EXIT_OK)
             fputs("]\n", ctx->out);
     }
-    an_quant_opts_fini(&a->q);
+    an_cmd_args_fini(&a->cmd);
     free(a);
     return rc;
 }

@@ -11,16 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_OUTPUT = 1, OPT_INTEGER };
+enum { OPT_INTEGER = 1 };
 
 static const an_optspec export_opts[] = {
-    {OPT_OUTPUT, "output", 'o', "FILE", "the .onnx model to write (required)"},
     {OPT_INTEGER, "integer", 0, NULL,
      "write int8 Conv/Gemm/MatMul as ConvInteger/MatMulInteger (exact in any runtime)"},
 };
-static const an_need export_needs[] = {{OPT_OUTPUT, "missing -o OUT.onnx"}};
 
 static const an_cmd_spec export_spec = {
+    .output = {0, "output", 'o', "FILE", "the .onnx model to write (required)"},
+    .output_missing = "missing -o OUT.onnx",
     .usage = "rknn-diag export-qdq MODEL.onnx [--cfg FILE | --dataset FILE ...] [--integer] -o OUT.onnx",
     .about = "Writes the model after the compiler passes with QuantizeLinear/DequantizeLinear pairs\n"
              "carrying our INT8 parameters: after every materialised int8 tensor and graph input,\n"
@@ -36,32 +36,24 @@ static const an_cmd_spec export_spec = {
              "in QDQ form, named in a note. docs/numerics.md has both forms against ONNX Runtime.",
     .opts = export_opts,
     .n_opts = (int)(sizeof export_opts / sizeof export_opts[0]),
-    .needs = export_needs,
-    .n_needs = 1,
     .groups = AN_OG_SHAPE | AN_OG_QUANT,
     .model = "MODEL.onnx",
 };
 
 typedef struct export_args {
-    const char *model_path, *out_path;
+    const char *model_path;
     an_cmd_args cmd;
-    an_quant_opts q;
     bool integer;
 } export_args;
 
 static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
-    export_args *a = user;
-    if (id == OPT_OUTPUT)
-        a->out_path = v;
-    else if (id == OPT_INTEGER)
-        a->integer = true;
+    ((export_args *)user)->integer = true; /* --integer, the only one */
     return AN_GO;
 }
 
 static int parse_args(an_cmd_ctx *ctx, export_args *a)
 {
-    a->cmd.q = &a->q;
     int rc = an_cmd_parse(ctx, &export_spec, &a->cmd, take_option, a);
     a->model_path = a->cmd.model;
     return rc;
@@ -72,7 +64,6 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
     export_args *a = calloc(1, sizeof *a);
     if (!a)
         return an_fail_nomem(ctx, "the command's options");
-    an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     rd_error err = {0};
     rd_model *m = NULL;
@@ -89,28 +80,28 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
                             .dynamic_refusal =
                                 "an ONNX model written with fixed shapes "
                                 "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)"};
-    rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
-    if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8)
+    rd_status st = an_model_load_configured(&a->cmd.q, &req, &m, &err);
+    if (st == RD_OK && a->cmd.q.cfg.dtype != RD_QDT_W8A8)
         st = rd_errorf(&err, RD_E_USAGE, "export-qdq writes int8 parameters: --dtype must be w8a8 (got %s)",
-                       rd_qdtype_name(a->q.cfg.dtype));
+                       rd_qdtype_name(a->cmd.q.cfg.dtype));
     if (st == RD_OK)
-        st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, &s, &err);
+        st = an_quant_build_sim(&a->cmd.q, m, NULL, ctx->errs, ctx->color, &s, &err);
     rd_warn_sink notes = {.fn = an_note_print, .user = ctx->errs};
     if (st == RD_OK)
         st = rd_sim_export_qdq_form(s, a->integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len, &notes, &err);
     if (st == RD_OK)
-        st = rd_file_write_atomic(a->out_path, buf, len, NULL, &err);
+        st = rd_file_write_atomic(a->cmd.output, buf, len, NULL, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;
     }
-    fprintf(ctx->errs, "wrote %s (%zu bytes)\n", a->out_path, len);
+    fprintf(ctx->errs, "wrote %s (%zu bytes)\n", a->cmd.output, len);
     rc = AN_EXIT_OK;
 out:
     free(buf);
     rd_sim_destroy(s);
     rd_model_destroy(m);
-    an_quant_opts_fini(&a->q);
+    an_cmd_args_fini(&a->cmd);
     free(a);
     return rc;
 }

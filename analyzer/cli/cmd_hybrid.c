@@ -17,9 +17,7 @@
 #include <time.h>
 
 enum {
-    OPT_INPUTS = 1,
-    OPT_SAMPLES,
-    OPT_JSON,
+    OPT_JSON = 1,
     OPT_MEASURE,
     OPT_TOP,
     OPT_TARGET_COS,
@@ -41,8 +39,6 @@ enum {
 };
 
 static const an_optspec hybrid_opts[] = {
-    {OPT_INPUTS, "inputs", 'i', "FILE", "the sample analysed: one file per model input (repeat)"},
-    {OPT_SAMPLES, "samples", 0, "N", "without --inputs: analyse the first N lines of the dataset (default 1)"},
     {OPT_MEASURE, "measure", 0, "N",
      "measure the output gain of the N layers with the worst single error (default 16)"},
     {OPT_TOP, "top", 0, "N", "suggest: rows printed (default 20)"},
@@ -125,7 +121,7 @@ static const an_cmd_spec hybrid_spec = {
     .about = ABOUT,
     .opts = hybrid_opts,
     .n_opts = (int)(sizeof hybrid_opts / sizeof hybrid_opts[0]),
-    .groups = AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT,
+    .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT,
     .model = "MODEL.onnx",
 };
 
@@ -133,15 +129,6 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     hyb_args *a = user;
     switch (id) {
-    case OPT_INPUTS:
-        if (a->n_inputs == AN_MAX_INPUTS)
-            return an_usage(ctx, "too many --inputs");
-        a->inputs[a->n_inputs++] = v;
-        break;
-    case OPT_SAMPLES:
-        if (!an_parse_int("hybrid", "--samples", v, 1, 100000, &a->samples, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
     case OPT_MEASURE:
         if (!an_parse_int("hybrid", "--measure", v, 0, 100000, &a->measure, ctx->errs))
             return AN_EXIT_USAGE;
@@ -202,11 +189,7 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
             return AN_EXIT_USAGE;
         break;
     case OPT_SWEEP_POINTS:
-        if (!an_parse_int("hybrid", "--sweep-points", v, 0, 1000000, &a->sweep_points, ctx->errs))
-            return AN_EXIT_USAGE;
-        if (a->sweep_points == 1)
-            return an_usage(ctx, "--sweep-points needs at least 2 points (the two ends), or 0 for every k");
-        break;
+        return an_take_sweep_points(ctx, v, &a->sweep_points);
     case OPT_COST:
         if (strcmp(v, "macs") != 0)
             return an_usage(ctx, "--cost expects macs (or give --latency-table FILE), got '%s'", v);
@@ -227,10 +210,7 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
         a->runtime_dumps = v;
         break;
     case OPT_TARGET:
-        if (!rd_platform_find(v))
-            return an_usage(ctx, "--target: unknown chip '%s'", v);
-        a->target = v;
-        break;
+        return an_take_target(ctx, v, &a->target);
     }
     return AN_GO;
 }
@@ -247,7 +227,6 @@ static int parse_options(an_cmd_ctx *ctx, hyb_args *a)
     an_cmd_ctx opts_ctx = *ctx;
     opts_ctx.argc = ctx->argc - 1;
     opts_ctx.argv = argv;
-    a->cmd.q = &a->q;
     int rc = an_cmd_parse(&opts_ctx, &hybrid_spec, &a->cmd, take_option, a);
     free(argv);
     a->model_path = a->cmd.model;
@@ -278,16 +257,13 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
     int rc = parse_options(ctx, a);
     if (rc != AN_GO)
         return rc;
-    a->q.model_path = a->model_path;
-    if (a->sub == SUB_DIAGNOSE && a->q.rknn_path)
+    a->cmd.q.model_path = a->model_path;
+    if (a->sub == SUB_DIAGNOSE && a->cmd.q.rknn_path)
         return an_usage(ctx, "diagnose re-calibrates with other settings (mean/std, RGB/BGR, calibration set, "
                              "algorithm), but a .rknn's scales are fixed: drop --rknn (or give the build's log with "
                              "--rknn-build-log: its fused ops and precisions, scales by calibration)");
-    if (a->target) {
-        if (a->q.platform && strcasecmp(a->q.platform, a->target) != 0)
-            return an_usage(ctx, "--target %s and --platform %s disagree", a->target, a->q.platform);
-        a->q.platform = a->target;
-    }
+    if ((rc = an_target_platform(ctx, &a->cmd.q, a->target)) != AN_GO)
+        return rc;
     if (a->sub == SUB_SEARCH) {
         if (isnan(a->target_cos) && isnan(a->target_sqnr) && isnan(a->target_score))
             return an_usage(ctx, "search needs --target-cos X (and/or --target-sqnr DB, or --score-cmd CMD "
@@ -333,23 +309,23 @@ static rd_status setup(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err)
                             .dynamic_refusal =
                                 "the search "
                                 "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)"};
-    rd_status st = an_model_load_configured(&a->q, &req, &r->m, err);
-    if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8)
+    rd_status st = an_model_load_configured(&a->cmd.q, &req, &r->m, err);
+    if (st == RD_OK && a->cmd.q.cfg.dtype != RD_QDT_W8A8)
         st = rd_errorf(err, RD_E_PARSE,
                        "empty search space: --dtype %s has no int8 tensor to move to float16 "
                        "(hybrid works on w8a8)",
-                       rd_qdtype_name(a->q.cfg.dtype));
+                       rd_qdtype_name(a->cmd.q.cfg.dtype));
     if (st == RD_OK) {
         r->n_in = rd_model_input_count(r->m);
-        st = an_quant_load_samples(&a->q, r->m, a->inputs, a->n_inputs, (size_t)a->samples, ctx->errs, &r->samples,
-                                   &r->n_samples, err);
+        st = an_quant_load_samples(&a->cmd.q, r->m, a->cmd.inputs, a->cmd.n_inputs, (size_t)a->cmd.samples, ctx->errs,
+                                   &r->samples, &r->n_samples, err);
     }
     if (st == RD_OK)
-        st = an_quant_build_sim(&a->q, r->m, r->samples, ctx->errs, false, &r->s, err);
+        st = an_quant_build_sim(&a->cmd.q, r->m, r->samples, ctx->errs, false, &r->s, err);
     if (st == RD_OK)
-        st = an_quant_built_outputs(&a->q, r->s, NULL, ctx->errs, NULL, err);
+        st = an_quant_built_outputs(&a->cmd.q, r->s, NULL, ctx->errs, NULL, err);
     if (st == RD_OK)
-        st = an_hyb_init(&r->hc, r->m, r->s, r->samples, r->n_samples, rd_pool_threads(a->q.pool), err);
+        st = an_hyb_init(&r->hc, r->m, r->s, r->samples, r->n_samples, rd_pool_threads(a->cmd.q.pool), err);
     r->hc_ready = st == RD_OK;
     r->hc.reuse_bytes = (size_t)a->reuse_mb << 20;
     r->hc.objective = a->objective;
@@ -521,7 +497,6 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     hyb_args *a = calloc(1, sizeof *a);
     if (!a)
         return an_fail_nomem(ctx, "the command's options");
-    a->samples = 1;
     a->measure = 16;
     a->top = 20;
     a->max_float = 64;
@@ -529,7 +504,6 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     a->sweep_points = AN_HYB_SWEEP_POINTS_DEFAULT;
     a->score_timeout = 600;
     a->target_cos = a->target_sqnr = a->target_score = NAN;
-    an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     hyb_run r;
     memset(&r, 0, sizeof r);
@@ -537,19 +511,19 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     rd_error err = {0};
     if (rc != AN_GO)
         goto out;
-    if (an_quant_pool(&a->q, NULL, &err) != RD_OK) { /* one pool for every run; samples measured at once */
+    if (an_quant_pool(&a->cmd.q, NULL, &err) != RD_OK) { /* one pool for every run; samples measured at once */
         rc = an_usage(ctx, "%s", err.msg);
         goto out;
     }
     if (a->sub == SUB_DIAGNOSE) {
         rd_load_options lopt = {.input_shapes = a->cmd.shapes, .n_input_shapes = a->cmd.n_shapes};
-        rc = an_hybrid_diagnose(ctx, a->model_path, &a->q, &lopt, a->inputs, a->n_inputs, (size_t)a->samples, a->json,
-                                rd_pool_threads(a->q.pool));
+        rc = an_hybrid_diagnose(ctx, a->model_path, &a->cmd.q, &lopt, a->cmd.inputs, a->cmd.n_inputs,
+                                (size_t)a->cmd.samples, a->json, rd_pool_threads(a->cmd.q.pool));
         goto out;
     }
     if (a->sub == SUB_VERIFY) {
         rd_load_options lopt = {.input_shapes = a->cmd.shapes, .n_input_shapes = a->cmd.n_shapes};
-        rc = an_hybrid_verify(ctx, a->model_path, &a->q, &lopt, a->runtime_dumps, a->json);
+        rc = an_hybrid_verify(ctx, a->model_path, &a->cmd.q, &lopt, a->runtime_dumps, a->json);
         goto out;
     }
     double t0 = an_hyb_now();
@@ -574,7 +548,7 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     rc = a->sub == SUB_SUGGEST ? suggest(ctx, a, &r, &base) : an_hyb_cli_search(ctx, a, &r, &base, t0, &err);
 out:
     run_fini(&r);
-    an_quant_opts_fini(&a->q);
+    an_cmd_args_fini(&a->cmd);
     free(a);
     return rc;
 }

@@ -10,42 +10,27 @@
 
 #include <stdlib.h>
 
-enum { OPT_OUTPUT = 1 };
-
-static const an_optspec prune_opts[] = {
-    {OPT_OUTPUT, "output", 'o', "FILE", "the pruned .onnx model to write (required)"},
-};
-static const an_need prune_needs[] = {{OPT_OUTPUT, "missing -o OUT.onnx"}};
-
 static const an_cmd_spec prune_spec = {
+    .output = {0, "output", 'o', "FILE", "the pruned .onnx model to write (required)"},
+    .output_missing = "missing -o OUT.onnx",
     .usage = "rknn-diag prune MODEL.onnx -o OUT.onnx",
     .about = "Removes the output channels of Conv and Gemm whose weights and bias are all zero, and\n"
              "the input channels that read them, through BatchNormalization, activations, pools, Add\n"
              "and Concat, wherever that changes no result (docs/prune.md). Prints the savings as\n"
              "RKNN's model_pruning does (Weight: -X MB, GFLOPs: -Y), nothing when there is nothing to\n"
              "prune; OUT is then the model written back unchanged.",
-    .opts = prune_opts,
-    .n_opts = 1,
-    .needs = prune_needs,
-    .n_needs = 1,
     .groups = AN_OG_SHAPE,
     .model = "MODEL.onnx",
 };
 
 typedef struct prune_args {
-    const char *model_path, *out_path;
+    const char *model_path;
     an_cmd_args cmd;
 } prune_args;
 
-static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
-{
-    ((prune_args *)user)->out_path = v; /* -o, the only one */
-    return AN_GO;
-}
-
 static int parse_args(an_cmd_ctx *ctx, prune_args *a)
 {
-    int rc = an_cmd_parse(ctx, &prune_spec, &a->cmd, take_option, a);
+    int rc = an_cmd_parse(ctx, &prune_spec, &a->cmd, NULL, NULL);
     a->model_path = a->cmd.model;
     return rc;
 }
@@ -70,7 +55,7 @@ int an_cmd_prune(an_cmd_ctx *ctx)
     if (st == RD_OK)
         st = an_prune_write(m, &plan, &buf, &len, &err);
     if (st == RD_OK)
-        st = rd_file_write_atomic(a->out_path, buf, len, NULL, &err);
+        st = rd_file_write_atomic(a->cmd.output, buf, len, NULL, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;

@@ -18,23 +18,10 @@ static const an_cmd_spec pull_spec = {
 
 int an_cmd_pull(an_cmd_ctx *ctx)
 {
-    rd_adb_options opt = {.log = an_adb_log, .log_user = ctx};
-    an_cmd_args cmd = {.adb = &opt};
+    an_cmd_args cmd;
     int rc = an_cmd_parse(ctx, &pull_spec, &cmd, NULL, NULL);
     if (rc != AN_GO)
         return rc;
-    const char *const *pos = cmd.pos;
-    rd_error err;
-    rd_adb *dev = NULL;
-    if (rd_adb_open(&opt, &dev, &err) != RD_OK)
-        return an_fail(ctx, &err);
-    an_xfer prog;
-    an_xfer_init(&prog, ctx, "pulled");
-    rd_status st =
-        rd_adb_pull(dev, pos[0] ? pos[0] : RD_ADB_DEFAULT_DUMP_DIR, pos[1] ? pos[1] : ".", an_xfer_cb, &prog, &err);
-    rd_adb_close(dev);
-    if (st != RD_OK)
-        return an_fail(ctx, &err);
-    an_xfer_done(&prog);
-    return AN_EXIT_OK;
+    return an_adb_transfer(ctx, &cmd.adb, "pulled", rd_adb_pull, cmd.n_pos > 0 ? cmd.pos[0] : RD_ADB_DEFAULT_DUMP_DIR,
+                           cmd.n_pos > 1 ? cmd.pos[1] : ".");
 }

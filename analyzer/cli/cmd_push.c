@@ -12,24 +12,9 @@ static const an_cmd_spec push_spec = {
 
 int an_cmd_push(an_cmd_ctx *ctx)
 {
-    rd_adb_options opt = {.log = an_adb_log, .log_user = ctx};
-    an_cmd_args cmd = {.adb = &opt};
+    an_cmd_args cmd;
     int rc = an_cmd_parse(ctx, &push_spec, &cmd, NULL, NULL);
-    if (rc != AN_GO)
-        return rc;
-    if (cmd.n_pos != 2)
-        return an_usage(ctx, "push needs LOCAL and REMOTE");
-    const char *const *pos = cmd.pos;
-    rd_error err;
-    rd_adb *dev = NULL;
-    if (rd_adb_open(&opt, &dev, &err) != RD_OK)
-        return an_fail(ctx, &err);
-    an_xfer prog;
-    an_xfer_init(&prog, ctx, "pushed");
-    rd_status st = rd_adb_push(dev, pos[0], pos[1], an_xfer_cb, &prog, &err);
-    rd_adb_close(dev);
-    if (st != RD_OK)
-        return an_fail(ctx, &err);
-    an_xfer_done(&prog);
-    return AN_EXIT_OK;
+    if (rc == AN_GO && cmd.n_pos != 2)
+        rc = an_usage(ctx, "push needs LOCAL and REMOTE");
+    return rc == AN_GO ? an_adb_transfer(ctx, &cmd.adb, "pushed", rd_adb_push, cmd.pos[0], cmd.pos[1]) : rc;
 }

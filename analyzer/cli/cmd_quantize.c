@@ -12,17 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_OUTPUT = 1, OPT_RKNN_CFG };
+enum { OPT_RKNN_CFG = 1 };
 
 static const an_optspec quantize_opts[] = {
-    {OPT_OUTPUT, "output", 'o', "FILE", "the .quantization.cfg to write (required)"},
     {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE",
      "a cfg RKNN-Toolkit2's hybrid_quantization_step1 wrote for this model: "
      "write under its tensor names"},
 };
-static const an_need quantize_needs[] = {{OPT_OUTPUT, "missing -o OUT.quantization.cfg"}};
 
 static const an_cmd_spec quantize_spec = {
+    .output = {0, "output", 'o', "FILE", "the .quantization.cfg to write (required)"},
+    .output_missing = "missing -o OUT.quantization.cfg",
     .usage = "rknn-diag quantize MODEL.onnx --dataset FILE [quant options] -o OUT.quantization.cfg "
              "[--rknn-cfg STEP1.cfg]",
     .about = "Calibrates the INT8 (w8a8) or INT16 (--dtype w16a16i, w8a16, w16a16i_dfp) simulation\n"
@@ -34,34 +34,24 @@ static const an_cmd_spec quantize_spec = {
              "can be read back with --cfg by run, accuracy, eval and export-qdq.",
     .opts = quantize_opts,
     .n_opts = (int)(sizeof quantize_opts / sizeof quantize_opts[0]),
-    .needs = quantize_needs,
-    .n_needs = 1,
     .groups = AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT,
     .model = "MODEL.onnx",
 };
 
 typedef struct quantize_args {
-    const char *out_path, *rknn_cfg;
+    const char *rknn_cfg;
     an_cmd_args cmd;
-    an_quant_opts q;
 } quantize_args;
 
 static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
-    quantize_args *a = user;
-    if (id == OPT_OUTPUT)
-        a->out_path = v;
-    else if (id == OPT_RKNN_CFG)
-        a->rknn_cfg = v;
+    ((quantize_args *)user)->rknn_cfg = v; /* --rknn-cfg, the only one */
     return AN_GO;
 }
 
 static int parse_args(an_cmd_ctx *ctx, quantize_args *a)
 {
-    a->cmd.q = &a->q;
-    int rc = an_cmd_parse(ctx, &quantize_spec, &a->cmd, take_option, a);
-    a->q.model_path = a->cmd.model;
-    return rc;
+    return an_cmd_parse(ctx, &quantize_spec, &a->cmd, take_option, a);
 }
 
 int an_cmd_quantize(an_cmd_ctx *ctx)
@@ -69,7 +59,6 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
     quantize_args *a = calloc(1, sizeof *a);
     if (!a)
         return an_fail_nomem(ctx, "the command's options");
-    an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     rd_error err = {0};
     rd_model *m = NULL;
@@ -87,17 +76,17 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
                             .dynamic_refusal = "a .quantization.cfg holds one set of parameters per tensor for every "
                                                "shape, and how RKNN calibrates a dynamic model is not documented: "
                                                "quantize once per shape with --input-shape (or input_size_list)"};
-    rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
-    if (st == RD_OK && a->q.cfg.dtype != RD_QDT_W8A8 && a->q.cfg.dtype != RD_QDT_W16A16I &&
-        a->q.cfg.dtype != RD_QDT_W8A16 && a->q.cfg.dtype != RD_QDT_W16A16I_DFP)
+    rd_status st = an_model_load_configured(&a->cmd.q, &req, &m, &err);
+    if (st == RD_OK && a->cmd.q.cfg.dtype != RD_QDT_W8A8 && a->cmd.q.cfg.dtype != RD_QDT_W16A16I &&
+        a->cmd.q.cfg.dtype != RD_QDT_W8A16 && a->cmd.q.cfg.dtype != RD_QDT_W16A16I_DFP)
         st = rd_errorf(&err, RD_E_USAGE,
                        "quantize writes int8/int16 parameters: --dtype must be w8a8, w16a16i, w8a16 or w16a16i_dfp "
                        "(got %s)",
-                       rd_qdtype_name(a->q.cfg.dtype));
+                       rd_qdtype_name(a->cmd.q.cfg.dtype));
     if (st == RD_OK)
-        st = an_quant_build_sim(&a->q, m, NULL, ctx->errs, ctx->color, &s, &err);
+        st = an_quant_build_sim(&a->cmd.q, m, NULL, ctx->errs, ctx->color, &s, &err);
     if (st == RD_OK)
-        st = an_quant_built_outputs(&a->q, s, NULL, ctx->errs, NULL, &err);
+        st = an_quant_built_outputs(&a->cmd.q, s, NULL, ctx->errs, NULL, &err);
     if (st == RD_OK)
         st = an_qcfg_collect(s, &ours, ctx->errs, &err);
     const rd_qcfg *result = &ours;
@@ -106,7 +95,7 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
         result = &merged;
     }
     if (st == RD_OK)
-        st = rd_qcfg_save(a->out_path, result, &err);
+        st = rd_qcfg_save(a->cmd.output, result, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;
@@ -115,14 +104,14 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
         fprintf(ctx->errs, "note: tensors are named as in the ONNX model after the compiler passes; RKNN-Toolkit2 may "
                            "name them differently (Conv__350:0, ..._before_conv): give --rknn-cfg STEP1.cfg to write "
                            "under the toolkit's names\n");
-    fprintf(ctx->errs, "wrote %s\n", a->out_path);
+    fprintf(ctx->errs, "wrote %s\n", a->cmd.output);
     rc = AN_EXIT_OK;
 out:
     rd_qcfg_fini(&ours);
     rd_qcfg_fini(&merged);
     rd_sim_destroy(s);
     rd_model_destroy(m);
-    an_quant_opts_fini(&a->q);
+    an_cmd_args_fini(&a->cmd);
     free(a);
     return rc;
 }

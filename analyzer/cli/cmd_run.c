@@ -334,7 +334,6 @@ typedef struct run_args {
     bool outputs_only, json, quiet;
     bool model_precision; /* --precision model */
     long bench;
-    an_quant_opts q;
 } run_args;
 
 static const an_cmd_spec run_spec = {
@@ -396,9 +395,8 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 /* Parses the command line into a; returns AN_GO to go on, or an exit code. */
 static int parse_args(an_cmd_ctx *ctx, run_args *a)
 {
-    a->cmd.q = &a->q;
     int rc = an_cmd_parse(ctx, &run_spec, &a->cmd, take_option, a);
-    a->model_path = a->q.model_path = a->cmd.model;
+    a->model_path = a->cmd.q.model_path = a->cmd.model;
     return rc;
 }
 
@@ -415,7 +413,7 @@ static rd_status load_model_and_inputs(run_args *a, FILE *errs, rd_model **out_m
                             .dynamic_refusal = "it runs the graph tensors given with --input, of one shape: give "
                                                "it with --input-shape (or subgraphs.input_size_list)"};
     rd_model *m = NULL;
-    rd_status st = an_model_load_configured(&a->q, &req, &m, err);
+    rd_status st = an_model_load_configured(&a->cmd.q, &req, &m, err);
     if (st != RD_OK)
         return st;
     size_t n_in = rd_model_input_count(m);
@@ -442,7 +440,7 @@ static rd_status load_model_and_inputs(run_args *a, FILE *errs, rd_model **out_m
         rd_model *fixed = NULL;
         req.shapes = a->cmd.shapes;
         req.n_shapes = n_in;
-        st = an_model_load_configured(&a->q, &req, &fixed, err);
+        st = an_model_load_configured(&a->cmd.q, &req, &fixed, err);
         rd_model_destroy(m);
         m = fixed;
         if (st != RD_OK) {
@@ -468,7 +466,7 @@ static int run_and_report(an_cmd_ctx *ctx, run_args *a, rd_model *m, rd_sim *sim
                        .outputs_only = a->outputs_only,
                        .collect = true};
     rd_run_options opt = {
-        .observer = observe_tensor, .user = &ro, .observe_inputs = !a->outputs_only, .pool = a->q.pool};
+        .observer = observe_tensor, .user = &ro, .observe_inputs = !a->outputs_only, .pool = a->cmd.q.pool};
     rd_status st = run_once(m, sim, inputs, n_in, &opt, &err);
     size_t n_fused = 0;
     if (st == RD_OK && dumping && sim)
@@ -502,7 +500,6 @@ int an_cmd_run(an_cmd_ctx *ctx)
     run_args *a = calloc(1, sizeof *a);
     if (!a)
         return an_fail_nomem(ctx, "the command's options");
-    an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     rd_error err = {0};
     rd_model *m = NULL;
@@ -513,15 +510,16 @@ int an_cmd_run(an_cmd_ctx *ctx)
         goto out_args;
     a->model_precision = a->precision && strcmp(a->precision, "model") == 0;
     if (a->precision && !a->model_precision) {
-        if (rd_precision_parse(a->precision, &a->q.cfg.dtype, &err) != RD_OK) {
+        if (rd_precision_parse(a->precision, &a->cmd.q.cfg.dtype, &err) != RD_OK) {
             rc = an_usage(ctx, "--precision: %s", err.msg);
             goto out_args;
         }
-        if (a->q.cfg.dtype != RD_QDT_FLOAT32) /* the reference builds no simulation: nothing for --dtype */
-            a->q.flag_dtype = rd_qdtype_name(a->q.cfg.dtype); /* "int8" is a --precision name, not a --dtype one */
+        if (a->cmd.q.cfg.dtype != RD_QDT_FLOAT32) /* the reference builds no simulation: nothing for --dtype */
+            a->cmd.q.flag_dtype =
+                rd_qdtype_name(a->cmd.q.cfg.dtype); /* "int8" is a --precision name, not a --dtype one */
     }
-    const bool built = an_quant_wants_built(&a->q);
-    if (built && a->precision && a->q.cfg.dtype == RD_QDT_FLOAT32) {
+    const bool built = an_quant_wants_built(&a->cmd.q);
+    if (built && a->precision && a->cmd.q.cfg.dtype == RD_QDT_FLOAT32) {
         rc = an_usage(ctx, "--precision fp32 runs the ONNX reference, --rknn / --rknn-build-log a simulation of the "
                            "built model: drop one of them");
         goto out_args;
@@ -532,25 +530,25 @@ int an_cmd_run(an_cmd_ctx *ctx)
         goto out_args;
     }
     n_in = rd_model_input_count(m);
-    if (!((a->precision && !a->model_precision && a->q.cfg.dtype != RD_QDT_FLOAT32) || built)) {
-        if (an_quant_pool(&a->q, NULL, &err) != RD_OK) {
+    if (!((a->precision && !a->model_precision && a->cmd.q.cfg.dtype != RD_QDT_FLOAT32) || built)) {
+        if (an_quant_pool(&a->cmd.q, NULL, &err) != RD_OK) {
             rc = an_usage(ctx, "%s", err.msg);
             goto out;
         }
     } else {
-        st = an_quant_finish(&a->q, m, &err);
+        st = an_quant_finish(&a->cmd.q, m, &err);
         if (st == RD_OK)
-            st = an_quant_build_sim(&a->q, m, inputs, ctx->errs, ctx->color, &sim, &err);
+            st = an_quant_build_sim(&a->cmd.q, m, inputs, ctx->errs, ctx->color, &sim, &err);
         if (st != RD_OK) {
             rc = an_fail(ctx, &err);
             goto out;
         }
     }
     if (a->bench)
-        rc = run_bench(ctx, m, sim, inputs, n_in, a->bench, a->q.pool);
+        rc = run_bench(ctx, m, sim, inputs, n_in, a->bench, a->cmd.q.pool);
     else
         rc = run_and_report(ctx, a, m, sim, inputs, n_in);
-    if (rc == AN_EXIT_OK && (st = an_quant_built_outputs(&a->q, sim, a->bench ? NULL : a->dump_dir,
+    if (rc == AN_EXIT_OK && (st = an_quant_built_outputs(&a->cmd.q, sim, a->bench ? NULL : a->dump_dir,
                                                          a->quiet ? NULL : ctx->errs, NULL, &err)) != RD_OK)
         rc = an_fail(ctx, &err);
 out:
@@ -559,7 +557,7 @@ out:
     rd_sim_destroy(sim);
     rd_model_destroy(m);
 out_args:
-    an_quant_opts_fini(&a->q);
+    an_cmd_args_fini(&a->cmd);
     free(a);
     return rc;
 }

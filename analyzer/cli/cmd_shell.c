@@ -44,8 +44,7 @@ static void forward(void *user, int stream, const char *data, size_t n)
 
 int an_cmd_shell(an_cmd_ctx *ctx)
 {
-    rd_adb_options opt = {.log = an_adb_log, .log_user = ctx};
-    an_cmd_args args = {.adb = &opt};
+    an_cmd_args args;
     shell_cmd c = {.len = 0};
     int rc = an_cmd_parse(ctx, &shell_spec, &args, take_word, &c);
     if (rc != AN_GO)
@@ -56,7 +55,7 @@ int an_cmd_shell(an_cmd_ctx *ctx)
         return an_usage(ctx, "shell needs a command (interactive shells are not supported)");
     rd_error err;
     rd_adb *dev = NULL;
-    if (rd_adb_open(&opt, &dev, &err) != RD_OK)
+    if (rd_adb_open(&args.adb, &dev, &err) != RD_OK)
         return an_fail(ctx, &err);
     int exit_code = 0;
     rd_status st = rd_adb_shell(dev, cmd, forward, ctx, &exit_code, &err);

@@ -4,14 +4,13 @@
  * printer (an_cmd_help). A group (the input shapes, the quantization options, the built-model options,
  * --threads, the board options) is parsed, checked and documented in one place for every command.
  *
- *     static const an_optspec own[] = {{OPT_OUTPUT, "output", 'o', "FILE", "the file to write (required)"}};
- *     static const an_need needs[] = {{OPT_OUTPUT, "missing -o FILE"}};
- *     static const an_cmd_spec spec = {.usage = "rknn-diag x MODEL.onnx -o FILE", .about = "...", .opts = own,
- *                                      .n_opts = 1, .needs = needs, .n_needs = 1,
- *                                      .groups = AN_OG_SHAPE | AN_OG_QUANT, .model = "MODEL.onnx"};
+ *     static const an_cmd_spec spec = {
+ *         .usage = "rknn-diag x MODEL.onnx -o FILE", .about = "...", AN_SPEC_OPTS(own_options),
+ *         .output = {0, "output", 'o', "FILE", "the file to write (required)"}, .output_missing = "missing -o FILE",
+ *         .groups = AN_OG_SHAPE | AN_OG_QUANT, .model = "MODEL.onnx"};
  *     int rc = an_cmd_parse(ctx, &spec, &a->cmd, take_option, a);   // take_option: the own options
- *     if (rc != AN_GO)
- *         return rc;                                                   // help printed (0) or usage error (2)
+ *     ...                                                              // rc: AN_GO, help printed (0) or usage (2)
+ *     an_cmd_args_fini(&a->cmd);
  */
 #ifndef RD_AN_CMD_SPEC_H
 #define RD_AN_CMD_SPEC_H
@@ -28,10 +27,11 @@ enum {
     AN_OG_BUILT = 1u << 2,   /* --rknn, --rknn-build-log (an_cmd_args.q) */
     AN_OG_THREADS = 1u << 3, /* --threads alone, for a command without AN_OG_QUANT (an_cmd_args.q) */
     AN_OG_BOARD = 1u << 4,   /* the board choice as adb has it (cli_adb.h; an_cmd_args.adb) */
+    AN_OG_SAMPLES = 1u << 5, /* --inputs FILE..., --samples N: the samples analysed (an_cmd_args.inputs) */
 };
 
 /* Option ids of the groups that are not declared elsewhere (a command's own ids stay below 100). */
-enum { AN_OPT_INPUT_SHAPE = 300, AN_OPT_HELP };
+enum { AN_OPT_INPUT_SHAPE = 300, AN_OPT_HELP, AN_OPT_OUTPUT, AN_OPT_INPUTS, AN_OPT_SAMPLES };
 
 /** A required option: its id and the usage error when it is absent. */
 typedef struct an_need {
@@ -39,14 +39,21 @@ typedef struct an_need {
     const char *missing; /* "missing -o OUT.onnx" */
 } an_need;
 
+/* Designated initialisers of an_cmd_spec's tables: .opts/.n_opts and .needs/.n_needs from one array. */
+#define AN_SPEC_OPTS(table) .opts = table, .n_opts = (int)(sizeof table / sizeof table[0])
+#define AN_SPEC_NEEDS(table) .needs = table, .n_needs = (int)(sizeof table / sizeof table[0])
+
 /** One command: what `rknn-diag CMD --help` prints and what an_cmd_parse accepts. */
 typedef struct an_cmd_spec {
     const char *usage;      /* "rknn-diag quantize MODEL.onnx ..." */
     const char *about;      /* the summary paragraph */
     const an_optspec *opts; /* the command's own options (--help is added) */
     int n_opts;
-    const an_need *needs; /* required own options, checked after the model in this order */
+    const an_need *needs; /* required own options, checked after the model and the output in this order */
     int n_needs;
+    an_optspec output;          /* the output option (its id is ignored; name NULL: none), kept in
+                                   an_cmd_args.output and listed first */
+    const char *output_missing; /* the usage error when the output is required and absent */
     unsigned groups;            /* AN_OG_* */
     const char *model;          /* "MODEL.onnx": the one positional is the model, kept in an_cmd_args.model;
                                    NULL: positionals go to the command's take function */
@@ -60,17 +67,25 @@ typedef struct an_cmd_spec {
 
 #define AN_MAX_POSITIONAL 8
 
-/** What the groups parse into: the command embeds one and points q and adb at its own structures. */
+/**
+ * What the parser fills: the model, the output and the groups' values. an_cmd_parse initialises it (the
+ * quantization options as an_quant_opts_init, the board options logging to the error stream); the command
+ * releases it with an_cmd_args_fini.
+ */
 typedef struct an_cmd_args {
     const char *model;                  /* the positional, when an_cmd_spec.model is set */
     const char *pos[AN_MAX_POSITIONAL]; /* the positionals, when an_cmd_spec.max_positional is set */
     int n_pos;
+    const char *output; /* an_cmd_spec.output */
     rd_input_shape shapes[AN_MAX_INPUTS];
     an_name_buf shape_names[AN_MAX_INPUTS];
     size_t n_shapes;
-    an_quant_opts *q;    /* AN_OG_QUANT, AN_OG_BUILT, AN_OG_THREADS: set before an_cmd_parse */
-    rd_adb_options *adb; /* AN_OG_BOARD: set before an_cmd_parse */
-    bool board_given;    /* one of the board options was given */
+    const char *inputs[AN_MAX_INPUTS]; /* AN_OG_SAMPLES */
+    size_t n_inputs;
+    long samples;       /* AN_OG_SAMPLES: default 1 */
+    an_quant_opts q;    /* AN_OG_QUANT, AN_OG_BUILT, AN_OG_THREADS (q.model_path is the model) */
+    rd_adb_options adb; /* AN_OG_BOARD */
+    bool board_given;   /* one of the board options was given */
 } an_cmd_args;
 
 /**
@@ -82,12 +97,25 @@ typedef int (*an_take_fn)(an_cmd_ctx *ctx, void *user, int id, const char *value
 
 /**
  * Parses ctx's arguments by spec: groups into args, own options and other positionals to take(user, ...),
- * then checks the model and the required options (an_cmd_spec.needs) in order. Returns AN_GO to run
- * the command, AN_EXIT_OK after --help, AN_EXIT_USAGE after printing a usage error.
+ * then checks the model, the output and the required options (an_cmd_spec.needs) in order. Returns AN_GO to
+ * run the command, AN_EXIT_OK after --help, AN_EXIT_USAGE after printing a usage error. args is initialised
+ * first, whatever the result: release it with an_cmd_args_fini.
  */
 int an_cmd_parse(an_cmd_ctx *ctx, const an_cmd_spec *spec, an_cmd_args *args, an_take_fn take, void *user);
 
+/** Releases what the quantization options made (thread pool, built model). */
+void an_cmd_args_fini(an_cmd_args *args);
+
 /** Prints the command's help: usage, summary, its own options, then each group's under its heading. */
 void an_cmd_help(FILE *f, const an_cmd_spec *spec);
+
+/** --target CHIP: a known chip into *out, else a usage error naming the chips. Returns AN_GO or the code. */
+int an_take_target(an_cmd_ctx *ctx, const char *value, const char **out);
+
+/** A --target also sets --platform; the two must agree when both are given. Returns AN_GO or the code. */
+int an_target_platform(an_cmd_ctx *ctx, an_quant_opts *q, const char *target);
+
+/** --sweep-points N: 0 (every k) or at least 2 (the two ends). Returns AN_GO or the code. */
+int an_take_sweep_points(an_cmd_ctx *ctx, const char *value, long *out);
 
 #endif

@@ -15,9 +15,7 @@ typedef enum sub_kind { SUB_SUGGEST, SUB_SEARCH, SUB_SWEEP, SUB_DIAGNOSE, SUB_VE
 typedef struct hyb_args {
     sub_kind sub;
     const char *model_path;
-    const char *inputs[AN_MAX_INPUTS];
-    size_t n_inputs;
-    long samples, measure, top, max_float, reuse_mb, sweep_points, score_timeout;
+    long measure, top, max_float, reuse_mb, sweep_points, score_timeout;
     bool json;
     double target_cos, target_sqnr, target_score; /* NaN: not given */
     an_hyb_objective objective;
@@ -28,7 +26,6 @@ typedef struct hyb_args {
     const char *latency_paths[16];
     size_t n_latency;
     an_cmd_args cmd;
-    an_quant_opts q;
 } hyb_args;
 
 typedef struct hyb_run {

@@ -171,7 +171,7 @@ static rd_status write_outputs(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const c
     if (st == RD_OK)
         st = rd_result_set_config(&rep, "cfg", a->out_path, err);
     if (st == RD_OK) /* the mapping beside the report, and the fidelity notes in it */
-        st = an_quant_built_outputs(&a->q, r->s, dir, NULL, &rep, err);
+        st = an_quant_built_outputs(&a->cmd.q, r->s, dir, NULL, &rep, err);
     char path[4200];
     snprintf(path, sizeof path, "%s/error_analysis.txt", dir);
     if (st == RD_OK)
@@ -199,12 +199,12 @@ static rd_status sample_inputs(const hyb_args *a, const hyb_run *r, rd_dataset *
     *out = calloc(r->n_samples * r->n_in + 1, sizeof **out);
     if (!*out)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    if (a->n_inputs) {
-        for (size_t i = 0; i < r->n_in && i < a->n_inputs; i++)
-            (*out)[i] = a->inputs[i];
+    if (a->cmd.n_inputs) {
+        for (size_t i = 0; i < r->n_in && i < a->cmd.n_inputs; i++)
+            (*out)[i] = a->cmd.inputs[i];
         return RD_OK;
     }
-    if (!a->q.cfg.dataset || rd_dataset_load(a->q.cfg.dataset, r->n_in, ds, NULL) != RD_OK)
+    if (!a->cmd.q.cfg.dataset || rd_dataset_load(a->cmd.q.cfg.dataset, r->n_in, ds, NULL) != RD_OK)
         return RD_OK; /* the samples came another way: index.json says null */
     for (size_t k = 0; k < r->n_samples && k < ds->n_samples; k++)
         for (size_t i = 0; i < r->n_in; i++)
