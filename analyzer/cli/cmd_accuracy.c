@@ -510,16 +510,12 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
     int rc = AN_EXIT_OK;
     rd_result result;
     rd_result_init(&result);
-    an_model_request req = {.command = "accuracy",
-                            .path = a->model_path,
-                            .shapes = a->cmd.shapes,
-                            .n_shapes = a->cmd.n_shapes,
-                            .dynamic_set = set,
-                            .errs = ctx->errs,
-                            .dynamic_refusal = a->run_cmd || a->runtime_dumps
-                                                   ? "the board runs the application on one input shape: give it "
-                                                     "with --input-shape (or subgraphs.input_size_list)"
-                                                   : NULL};
+    an_model_request req = an_cmd_model_request(ctx, &a->cmd,
+                                                a->run_cmd || a->runtime_dumps
+                                                    ? "the board runs the application on one input shape: give it "
+                                                      "with --input-shape (or subgraphs.input_size_list)"
+                                                    : NULL);
+    req.dynamic_set = set;
     rd_status st = an_model_load_configured(&a->cmd.q, &req, &m, &err);
     if (st == RD_OK && !a->model_path)
         a->model_path = a->cmd.q.cfg.model_file_path;

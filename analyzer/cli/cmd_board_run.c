@@ -447,11 +447,9 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
     const rd_platform_info *plat = rd_platform_find(a->target);
     if (!a->cmd.q.platform)
         a->cmd.q.platform = plat->name;
-    an_model_request req = {.command = "board-run",
-                            .path = a->model_path,
-                            .errs = ctx->errs,
-                            .dynamic_refusal = "the application runs one input shape: give it with "
-                                               "subgraphs.input_size_list"};
+    an_model_request req = an_cmd_model_request(ctx, &a->cmd,
+                                                "the application runs one input shape: give it with "
+                                                "subgraphs.input_size_list");
     rd_status st = an_model_load_configured(&a->cmd.q, &req, &m, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);

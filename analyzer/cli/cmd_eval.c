@@ -372,7 +372,8 @@ static rd_status setup(an_cmd_ctx *ctx, eval_args *a, size_t set, an_eval_ctx *c
     c->color = ctx->color;
     c->task = an_eval_task_find(o->task);
     const bool dtype_given = a->cmd.q.flag_dtype != NULL;
-    an_model_request req = {.command = "eval", .path = a->model_path, .dynamic_set = set, .errs = ctx->errs};
+    an_model_request req = an_cmd_model_request(ctx, &a->cmd, NULL);
+    req.dynamic_set = set;
     rd_status st = an_model_load_configured(&a->cmd.q, &req, &c->m, err);
     if (st != RD_OK)
         return st;

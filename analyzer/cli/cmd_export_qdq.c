@@ -41,7 +41,6 @@ static const an_cmd_spec export_spec = {
 };
 
 typedef struct export_args {
-    const char *model_path;
     an_cmd_args cmd;
     bool integer;
 } export_args;
@@ -52,19 +51,10 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
     return AN_GO;
 }
 
-static int parse_args(an_cmd_ctx *ctx, export_args *a)
-{
-    int rc = an_cmd_parse(ctx, &export_spec, &a->cmd, take_option, a);
-    a->model_path = a->cmd.model;
-    return rc;
-}
-
 int an_cmd_export_qdq(an_cmd_ctx *ctx)
 {
-    export_args *a = calloc(1, sizeof *a);
-    if (!a)
-        return an_fail_nomem(ctx, "the command's options");
-    int rc = parse_args(ctx, a);
+    export_args a = {0};
+    int rc = an_cmd_parse(ctx, &export_spec, &a.cmd, take_option, &a);
     rd_error err = {0};
     rd_model *m = NULL;
     rd_sim *s = NULL;
@@ -72,36 +62,31 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
     size_t len = 0;
     if (rc != AN_GO)
         goto out;
-    an_model_request req = {.command = "export-qdq",
-                            .path = a->model_path,
-                            .shapes = a->cmd.shapes,
-                            .n_shapes = a->cmd.n_shapes,
-                            .errs = ctx->errs,
-                            .dynamic_refusal =
-                                "an ONNX model written with fixed shapes "
-                                "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)"};
-    rd_status st = an_model_load_configured(&a->cmd.q, &req, &m, &err);
-    if (st == RD_OK && a->cmd.q.cfg.dtype != RD_QDT_W8A8)
+    an_model_request req =
+        an_cmd_model_request(ctx, &a.cmd,
+                             "an ONNX model written with fixed shapes "
+                             "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)");
+    rd_status st = an_model_load_configured(&a.cmd.q, &req, &m, &err);
+    if (st == RD_OK && a.cmd.q.cfg.dtype != RD_QDT_W8A8)
         st = rd_errorf(&err, RD_E_USAGE, "export-qdq writes int8 parameters: --dtype must be w8a8 (got %s)",
-                       rd_qdtype_name(a->cmd.q.cfg.dtype));
+                       rd_qdtype_name(a.cmd.q.cfg.dtype));
     if (st == RD_OK)
-        st = an_quant_build_sim(&a->cmd.q, m, NULL, ctx->errs, ctx->color, &s, &err);
+        st = an_quant_build_sim(&a.cmd.q, m, NULL, ctx->errs, ctx->color, &s, &err);
     rd_warn_sink notes = {.fn = an_note_print, .user = ctx->errs};
     if (st == RD_OK)
-        st = rd_sim_export_qdq_form(s, a->integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len, &notes, &err);
+        st = rd_sim_export_qdq_form(s, a.integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len, &notes, &err);
     if (st == RD_OK)
-        st = rd_file_write_atomic(a->cmd.output, buf, len, NULL, &err);
+        st = rd_file_write_atomic(a.cmd.output, buf, len, NULL, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;
     }
-    fprintf(ctx->errs, "wrote %s (%zu bytes)\n", a->cmd.output, len);
+    fprintf(ctx->errs, "wrote %s (%zu bytes)\n", a.cmd.output, len);
     rc = AN_EXIT_OK;
 out:
     free(buf);
     rd_sim_destroy(s);
     rd_model_destroy(m);
-    an_cmd_args_fini(&a->cmd);
-    free(a);
+    an_cmd_args_fini(&a.cmd);
     return rc;
 }

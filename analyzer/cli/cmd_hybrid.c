@@ -301,14 +301,10 @@ static void run_fini(hyb_run *r)
 /* Model, samples, calibrated simulation, golden outputs. */
 static rd_status setup(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err)
 {
-    an_model_request req = {.command = "hybrid",
-                            .path = a->model_path,
-                            .shapes = a->cmd.shapes,
-                            .n_shapes = a->cmd.n_shapes,
-                            .errs = ctx->errs,
-                            .dynamic_refusal =
-                                "the search "
-                                "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)"};
+    an_model_request req =
+        an_cmd_model_request(ctx, &a->cmd,
+                             "the search "
+                             "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)");
     rd_status st = an_model_load_configured(&a->cmd.q, &req, &r->m, err);
     if (st == RD_OK && a->cmd.q.cfg.dtype != RD_QDT_W8A8)
         st = rd_errorf(err, RD_E_PARSE,

@@ -23,24 +23,10 @@ static const an_cmd_spec prune_spec = {
     .model = "MODEL.onnx",
 };
 
-typedef struct prune_args {
-    const char *model_path;
-    an_cmd_args cmd;
-} prune_args;
-
-static int parse_args(an_cmd_ctx *ctx, prune_args *a)
-{
-    int rc = an_cmd_parse(ctx, &prune_spec, &a->cmd, NULL, NULL);
-    a->model_path = a->cmd.model;
-    return rc;
-}
-
 int an_cmd_prune(an_cmd_ctx *ctx)
 {
-    prune_args *a = calloc(1, sizeof *a);
-    if (!a)
-        return an_fail_nomem(ctx, "the command's options");
-    int rc = parse_args(ctx, a);
+    an_cmd_args a;
+    int rc = an_cmd_parse(ctx, &prune_spec, &a, NULL, NULL);
     rd_error err = {0};
     rd_model *m = NULL;
     an_prune_plan plan = {0};
@@ -48,14 +34,14 @@ int an_cmd_prune(an_cmd_ctx *ctx)
     size_t len = 0;
     if (rc != AN_GO)
         goto out;
-    rd_load_options lopt = {.input_shapes = a->cmd.shapes, .n_input_shapes = a->cmd.n_shapes};
-    rd_status st = an_model_open(a->model_path, NULL, false, &lopt, &m, NULL, &err);
+    rd_load_options lopt = {.input_shapes = a.shapes, .n_input_shapes = a.n_shapes};
+    rd_status st = an_model_open(a.model, NULL, false, &lopt, &m, NULL, &err);
     if (st == RD_OK)
         st = an_prune_analyze(m, &plan, &err);
     if (st == RD_OK)
         st = an_prune_write(m, &plan, &buf, &len, &err);
     if (st == RD_OK)
-        st = rd_file_write_atomic(a->cmd.output, buf, len, NULL, &err);
+        st = rd_file_write_atomic(a.output, buf, len, NULL, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;
@@ -67,6 +53,5 @@ out:
     free(buf);
     an_prune_plan_fini(&plan);
     rd_model_destroy(m);
-    free(a);
     return rc;
 }

@@ -49,17 +49,10 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
     return AN_GO;
 }
 
-static int parse_args(an_cmd_ctx *ctx, quantize_args *a)
-{
-    return an_cmd_parse(ctx, &quantize_spec, &a->cmd, take_option, a);
-}
-
 int an_cmd_quantize(an_cmd_ctx *ctx)
 {
-    quantize_args *a = calloc(1, sizeof *a);
-    if (!a)
-        return an_fail_nomem(ctx, "the command's options");
-    int rc = parse_args(ctx, a);
+    quantize_args a = {0};
+    int rc = an_cmd_parse(ctx, &quantize_spec, &a.cmd, take_option, &a);
     rd_error err = {0};
     rd_model *m = NULL;
     rd_sim *s = NULL;
@@ -68,50 +61,45 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
     rd_qcfg_init(&merged);
     if (rc != AN_GO)
         goto out;
-    an_model_request req = {.command = "quantize",
-                            .path = a->cmd.model,
-                            .shapes = a->cmd.shapes,
-                            .n_shapes = a->cmd.n_shapes,
-                            .errs = ctx->errs,
-                            .dynamic_refusal = "a .quantization.cfg holds one set of parameters per tensor for every "
-                                               "shape, and how RKNN calibrates a dynamic model is not documented: "
-                                               "quantize once per shape with --input-shape (or input_size_list)"};
-    rd_status st = an_model_load_configured(&a->cmd.q, &req, &m, &err);
-    if (st == RD_OK && a->cmd.q.cfg.dtype != RD_QDT_W8A8 && a->cmd.q.cfg.dtype != RD_QDT_W16A16I &&
-        a->cmd.q.cfg.dtype != RD_QDT_W8A16 && a->cmd.q.cfg.dtype != RD_QDT_W16A16I_DFP)
+    an_model_request req = an_cmd_model_request(ctx, &a.cmd,
+                                                "a .quantization.cfg holds one set of parameters per tensor for every "
+                                                "shape, and how RKNN calibrates a dynamic model is not documented: "
+                                                "quantize once per shape with --input-shape (or input_size_list)");
+    rd_status st = an_model_load_configured(&a.cmd.q, &req, &m, &err);
+    if (st == RD_OK && a.cmd.q.cfg.dtype != RD_QDT_W8A8 && a.cmd.q.cfg.dtype != RD_QDT_W16A16I &&
+        a.cmd.q.cfg.dtype != RD_QDT_W8A16 && a.cmd.q.cfg.dtype != RD_QDT_W16A16I_DFP)
         st = rd_errorf(&err, RD_E_USAGE,
                        "quantize writes int8/int16 parameters: --dtype must be w8a8, w16a16i, w8a16 or w16a16i_dfp "
                        "(got %s)",
-                       rd_qdtype_name(a->cmd.q.cfg.dtype));
+                       rd_qdtype_name(a.cmd.q.cfg.dtype));
     if (st == RD_OK)
-        st = an_quant_build_sim(&a->cmd.q, m, NULL, ctx->errs, ctx->color, &s, &err);
+        st = an_quant_build_sim(&a.cmd.q, m, NULL, ctx->errs, ctx->color, &s, &err);
     if (st == RD_OK)
-        st = an_quant_built_outputs(&a->cmd.q, s, NULL, ctx->errs, NULL, &err);
+        st = an_quant_built_outputs(&a.cmd.q, s, NULL, ctx->errs, NULL, &err);
     if (st == RD_OK)
         st = an_qcfg_collect(s, &ours, ctx->errs, &err);
     const rd_qcfg *result = &ours;
-    if (st == RD_OK && a->rknn_cfg) {
-        st = an_qcfg_merge_rknn(s, &ours, a->rknn_cfg, &merged, ctx->errs, &err);
+    if (st == RD_OK && a.rknn_cfg) {
+        st = an_qcfg_merge_rknn(s, &ours, a.rknn_cfg, &merged, ctx->errs, &err);
         result = &merged;
     }
     if (st == RD_OK)
-        st = rd_qcfg_save(a->cmd.output, result, &err);
+        st = rd_qcfg_save(a.cmd.output, result, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;
     }
-    if (!a->rknn_cfg)
+    if (!a.rknn_cfg)
         fprintf(ctx->errs, "note: tensors are named as in the ONNX model after the compiler passes; RKNN-Toolkit2 may "
                            "name them differently (Conv__350:0, ..._before_conv): give --rknn-cfg STEP1.cfg to write "
                            "under the toolkit's names\n");
-    fprintf(ctx->errs, "wrote %s\n", a->cmd.output);
+    fprintf(ctx->errs, "wrote %s\n", a.cmd.output);
     rc = AN_EXIT_OK;
 out:
     rd_qcfg_fini(&ours);
     rd_qcfg_fini(&merged);
     rd_sim_destroy(s);
     rd_model_destroy(m);
-    an_cmd_args_fini(&a->cmd);
-    free(a);
+    an_cmd_args_fini(&a.cmd);
     return rc;
 }

@@ -237,3 +237,13 @@ int an_take_sweep_points(an_cmd_ctx *ctx, const char *value, long *out)
         return an_usage(ctx, "--sweep-points needs at least 2 points (the two ends), or 0 for every k");
     return AN_GO;
 }
+
+an_model_request an_cmd_model_request(const an_cmd_ctx *ctx, const an_cmd_args *args, const char *dynamic_refusal)
+{
+    return (an_model_request){.command = ctx->argv[0],
+                              .path = args->model,
+                              .shapes = args->shapes,
+                              .n_shapes = args->n_shapes,
+                              .errs = ctx->errs,
+                              .dynamic_refusal = dynamic_refusal};
+}

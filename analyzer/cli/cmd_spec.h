@@ -17,6 +17,7 @@
 
 #include "cli_internal.h"
 #include "cli_model_args.h"
+#include "config_model.h"
 #include "quant_setup.h"
 #include "rknn_diag/adb.h"
 
@@ -108,6 +109,12 @@ void an_cmd_args_fini(an_cmd_args *args);
 
 /** Prints the command's help: usage, summary, its own options, then each group's under its heading. */
 void an_cmd_help(FILE *f, const an_cmd_spec *spec);
+
+/**
+ * The model the command line names (args->model, --input-shape) as an_model_load_configured's request from
+ * command ctx; dynamic_refusal as an_model_request's (NULL: the command runs once per dynamic_input set).
+ */
+an_model_request an_cmd_model_request(const an_cmd_ctx *ctx, const an_cmd_args *args, const char *dynamic_refusal);
 
 /** --target CHIP: a known chip into *out, else a usage error naming the chips. Returns AN_GO or the code. */
 int an_take_target(an_cmd_ctx *ctx, const char *value, const char **out);
