@@ -482,9 +482,6 @@ static rd_status restrict_to_rknn_cfg(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, 
     return RD_OK;
 }
 
-int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,
-                       const char *const *inputs, size_t n_inputs, size_t samples, bool json, int threads);
-
 int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,
                      const char *dumps_dir, bool json);
 
@@ -512,9 +509,7 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
         goto out;
     }
     if (a->sub == SUB_DIAGNOSE) {
-        rd_load_options lopt = {.input_shapes = a->cmd.shapes, .n_input_shapes = a->cmd.n_shapes};
-        rc = an_hybrid_diagnose(ctx, a->model_path, &a->cmd.q, &lopt, a->cmd.inputs, a->cmd.n_inputs,
-                                (size_t)a->cmd.samples, a->json, rd_pool_threads(a->cmd.q.pool));
+        rc = an_hyb_cli_diagnose(ctx, a);
         goto out;
     }
     if (a->sub == SUB_VERIFY) {

@@ -47,6 +47,9 @@ double an_hyb_now(void);
 /** hybrid search: the block search, its path and result, the cfg and the reports in OUT's folder. */
 int an_hyb_cli_search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *base, double t0, rd_error *err);
 
+/** hybrid diagnose: the diagnosis as text (or --json) and its exit code. */
+int an_hyb_cli_diagnose(an_cmd_ctx *ctx, hyb_args *a);
+
 /** hybrid sweep: the float16 sweep as a table (or --json) and the block it finds. */
 int an_hyb_cli_sweep(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, rd_error *err);
 

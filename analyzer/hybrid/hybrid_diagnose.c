@@ -4,33 +4,13 @@
  * inputs), and the direct evidence that names a mistake where the cosine cannot see it
  * (docs/hybrid.md).
  */
-#include "term_text.h"
-#include "json_out.h"
-#include "cli_internal.h"
-#include "diagnose_evidence.h"
-#include "hybrid.h"
+#include "diagnose.h"
 #include "config_model.h"
-#include "quant_setup.h"
+#include "term_text.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,
-                       const char *const *inputs, size_t n_inputs, size_t samples, bool json, int threads);
-
-typedef struct variant {
-    char name[160];
-    an_quant_opts q;
-    bool self_calibration; /* calibrate on the analysed samples */
-    bool keep;             /* keep the simulation and measure clipping (evidence) */
-    an_hyb_score score;
-    bool ok;
-    char error[200];
-    rd_sim *sim; /* kept */
-    an_diag_clip clip;
-} variant;
 
 typedef struct calib_src {
     const rd_tensor *samples;
@@ -140,29 +120,6 @@ static void values_str(const rd_channel_values *v, char *buf, size_t len)
     }
 }
 
-/* Preprocessing candidates judged by the first BatchNormalization (golden-independent evidence). */
-#define PREP_MAX 8
-typedef struct prep_cand {
-    an_quant_opts q;
-    bool given_ms;                   /* the given mean/std */
-    char ms[96];                     /* "mean 127, std 128" */
-    double fit[RD_MAX_MODEL_INPUTS]; /* median KL per channel, NaN: no site for that input */
-} prep_cand;
-
-typedef struct prep_eval {
-    prep_cand c[PREP_MAX];
-    size_t n;
-    bool any_site;
-    an_diag_bn_site site[RD_MAX_MODEL_INPUTS];
-    bool has_site[RD_MAX_MODEL_INPUTS];
-    size_t best[RD_MAX_MODEL_INPUTS];
-    /* RGB/BGR over every BatchNormalization, with the best mean/std: as given and swapped */
-    bool rgb_checked;
-    double rgb_fit[2];
-    size_t rgb_layers;
-    char rgb_ms[96];
-} prep_eval;
-
 static void ms_label(const an_quant_opts *q, char *buf, size_t len)
 {
     char m[48], s[48];
@@ -252,13 +209,6 @@ static rd_status prep_evaluate(rd_model *m, const an_quant_opts *q, const char *
     return RD_OK;
 }
 
-/* One named mistake: what, the evidence, the fix. */
-typedef struct finding {
-    char what[64];
-    char evidence[400];
-    char fix[160];
-} finding;
-
 /*
  * A preprocessing that fits the trained statistics this many times better (KL) is the one the model
  * was trained with: a right setting gives a fit of a fraction of a nat per channel, a wrong scale
@@ -310,36 +260,22 @@ static bool removes_half(const variant *given, const variant *v)
     return v->ok && e0 > 1e-4 && e1 <= 0.5 * e0;
 }
 
-int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,
-                       const char *const *inputs, size_t n_inputs, size_t samples, bool json, int threads)
+void an_diagnosis_destroy(an_diagnosis *d)
 {
-    rd_error err = {0};
-    rd_model *m = NULL;
-    an_model_request req = {.command = "hybrid diagnose",
-                            .path = model_path,
-                            .shapes = lopt->input_shapes,
-                            .n_shapes = lopt->n_input_shapes,
-                            .errs = ctx->errs,
-                            .dynamic_refusal = "the diagnosis analyses one input shape: give it with --input-shape "
-                                               "(or subgraphs.input_size_list)"};
-    rd_status st = an_model_load_configured(q, &req, &m, &err);
-    if (st != RD_OK) {
-        int rc = an_fail(ctx, &err);
-        rd_model_destroy(m);
-        return rc;
-    }
-    size_t n_in = rd_model_input_count(m);
-    variant *v = calloc(16, sizeof *v);
-    prep_eval *pe = calloc(1, sizeof *pe);
-    finding *fd = calloc(8, sizeof *fd);
-    if (!v || !pe || !fd) {
-        free(v);
-        free(pe);
-        free(fd);
-        rd_model_destroy(m);
-        return an_fail_nomem(ctx, "the variants to diagnose");
-    }
-    size_t nv = 0;
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->nv; i++)
+        rd_sim_destroy(d->v[i].sim);
+    rd_model_destroy(d->m);
+    free(d);
+}
+
+/* The variants: the configuration as given, then each usual mistake fixed. */
+static void make_variants(an_diagnosis *d, const an_quant_opts *q, size_t *v_method, size_t *v_algo)
+{
+    variant *v = d->v;
+    const rd_model *m = d->m;
+    size_t nv = 0, n_in = d->n_in;
     v[nv].q = *q;
     v[nv].keep = true;
     snprintf(v[nv++].name, sizeof v->name, "as given");
@@ -353,20 +289,20 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
         set_mean_std(&v[nv].q, m, ms[k][0], ms[k][1]);
         snprintf(v[nv++].name, sizeof v->name, "mean %g, std %g *", ms[k][0], ms[k][1]);
     }
-    const size_t golden_same = nv; /* variants from here on keep the given inputs, hence the given golden */
-    size_t v_self = nv;
+    d->golden_same = nv;
+    d->v_self = nv;
     v[nv].q = *q;
     v[nv].self_calibration = true;
     v[nv].keep = true;
     snprintf(v[nv++].name, sizeof v->name, "calibrated on the analysed inputs themselves");
-    size_t v_method = nv;
+    *v_method = nv;
     v[nv].q = *q;
     v[nv].q.cfg.method = q->cfg.method == RD_QMETHOD_LAYER ? RD_QMETHOD_CHANNEL : RD_QMETHOD_LAYER;
     bool per_tensor = v[nv].q.cfg.method == RD_QMETHOD_LAYER;
     snprintf(v[nv].name, sizeof v->name, "weights per %s (--method %s)", per_tensor ? "tensor" : "channel",
              per_tensor ? "layer" : "channel");
     nv++;
-    size_t v_algo = nv;
+    *v_algo = nv;
     static const rd_qalgo algos[] = {RD_QALGO_NORMAL, RD_QALGO_KL_DIVERGENCE, RD_QALGO_MMSE};
     for (size_t k = 0; k < 3; k++) {
         if (algos[k] == q->cfg.algorithm)
@@ -376,32 +312,15 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
         v[nv].keep = true;
         snprintf(v[nv++].name, sizeof v->name, "--algorithm %s", rd_qalgo_name(algos[k]));
     }
-    for (size_t i = 0; i < nv; i++) {
-        if (ctx->errs && !json)
-            fprintf(ctx->errs, "diagnose: %zu/%zu %s\n", i + 1, nv, RD_TEXT_SHOWN(v[i].name));
-        rd_error e = {0};
-        v[i].ok = measure_variant(m, &v[i], inputs, n_inputs, samples, threads, &e) == RD_OK;
-        if (!v[i].ok)
-            snprintf(v[i].error, sizeof v[i].error, "%s", e.msg);
-        if (i == 0 && !v[i].ok)
-            break; /* the configuration as given fails: nothing to compare with */
-    }
-    int rc = AN_EXIT_OK;
-    if (!v[0].ok) {
-        fputs("rknn-diag hybrid: error: ", ctx->errs);
-        an_put_text(ctx->errs, v[0].error);
-        fputc('\n', ctx->errs);
-        rc = AN_EXIT_INPUT;
-        goto out;
-    }
-    if (ctx->errs && !json)
-        fprintf(ctx->errs, "diagnose: preprocessing against the first BatchNormalization\n");
-    st = prep_evaluate(m, q, inputs, n_inputs, samples, pe, &err);
-    if (st != RD_OK) {
-        rc = an_fail(ctx, &err);
-        goto out;
-    }
-    size_t nf = prep_findings(pe, m, q, fd, 8);
+    d->nv = nv;
+}
+
+/* The mistakes only the outputs and the simulations show: algorithm, calibration set, per-tensor weights. */
+static void judge_evidence(an_diagnosis *d, const an_quant_opts *q, size_t v_method, size_t v_algo)
+{
+    variant *v = d->v;
+    finding *fd = d->fd;
+    size_t nv = d->nv, nf = d->nf, v_self = d->v_self;
 
     /* the algorithm: only the outputs can tell whether clipping the tails pays (the golden is the
      * given one) */
@@ -410,7 +329,7 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
         if (removes_half(&v[0], &v[i]) && (algo_best == 0 || v[i].score.cos > v[algo_best].score.cos))
             algo_best = i;
     size_t algo_finding = nf;
-    if (algo_best && nf < 8) {
+    if (algo_best && nf < AN_DIAG_MAX_FINDINGS) {
         double ratio = an_diag_range_log2_ratio(v[algo_best].sim, v[0].sim);
         snprintf(fd[nf].what, sizeof fd[nf].what, "calibration algorithm %s", rd_qalgo_name(q->cfg.algorithm));
         snprintf(fd[nf].evidence, sizeof fd[nf].evidence,
@@ -426,7 +345,8 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
     /* calibration set: clipping of the analysed values and range widths, against calibrating on
      * them */
     double range_log2 = v[v_self].ok ? an_diag_range_log2_ratio(v[0].sim, v[v_self].sim) : NAN;
-    if (v[v_self].ok && nf < 8) {
+    d->range_log2 = range_log2;
+    if (v[v_self].ok && nf < AN_DIAG_MAX_FINDINGS) {
         bool clips = v[0].clip.share >= 1e-3 && v[0].clip.share >= 10 * v[v_self].clip.share;
         /* ranges only wider than the samples need, and another algorithm fixes it: the set is fine,
          * its tails are not (outlier samples), which is what kl_divergence/mmse are for: named
@@ -451,7 +371,9 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
     /* per-tensor weights: the channel spread the single scale has to cover */
     an_diag_wspread ws;
     an_diag_weight_spread(v[0].sim, &ws);
-    if (q->cfg.method == RD_QMETHOD_LAYER && nf < 8 && (ws.n_over > 0 || removes_half(&v[0], &v[v_method]))) {
+    d->ws = ws;
+    if (q->cfg.method == RD_QMETHOD_LAYER && nf < AN_DIAG_MAX_FINDINGS &&
+        (ws.n_over > 0 || removes_half(&v[0], &v[v_method]))) {
         snprintf(fd[nf].what, sizeof fd[nf].what, "weights per tensor");
         snprintf(fd[nf].evidence, sizeof fd[nf].evidence,
                  "%zu of %zu layers have a weight channel above %gx the median channel's range "
@@ -464,116 +386,53 @@ int an_hybrid_diagnose(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q
         snprintf(fd[nf].fix, sizeof fd[nf].fix, "--method channel (quantized_method: channel)");
         nf++;
     }
-    if (json) {
-        cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray();
-        cJSON_AddItemToObject(root, "variants", arr);
-        for (size_t i = 0; i < nv; i++) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "variant", v[i].name);
-            cJSON_AddBoolToObject(o, "golden_changes", i > 0 && i < golden_same);
-            if (v[i].ok) {
-                cJSON_AddNumberToObject(o, "output_cos", v[i].score.cos);
-                cJSON_AddNumberToObject(o, "output_sqnr_db", isfinite(v[i].score.sqnr_db) ? v[i].score.sqnr_db : 999);
-            } else
-                cJSON_AddStringToObject(o, "error", v[i].error);
-            cJSON_AddItemToArray(arr, o);
-        }
-        cJSON *pre = cJSON_CreateArray();
-        cJSON_AddItemToObject(root, "preprocessing_fit", pre);
-        for (size_t k = 0; k < pe->n; k++)
-            for (size_t i = 0; i < n_in && i < RD_MAX_MODEL_INPUTS; i++) {
-                if (!pe->has_site[i])
-                    continue;
-                cJSON *o = cJSON_CreateObject();
-                rd_value_info vi;
-                rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
-                cJSON_AddStringToObject(o, "input", vi.name);
-                cJSON_AddStringToObject(o, "mean_std", pe->c[k].ms);
-                cJSON_AddNumberToObject(o, "kl_nats", pe->c[k].fit[i]);
-                cJSON_AddItemToArray(pre, o);
-            }
-        if (pe->rgb_checked) {
-            cJSON *rgb = cJSON_AddObjectToObject(root, "rgb_bgr_fit");
-            cJSON_AddStringToObject(rgb, "mean_std", pe->rgb_ms);
-            cJSON_AddNumberToObject(rgb, "batchnorm_layers", (double)pe->rgb_layers);
-            cJSON_AddNumberToObject(rgb, "kl_as_given", pe->rgb_fit[0]);
-            cJSON_AddNumberToObject(rgb, "kl_swapped", pe->rgb_fit[1]);
-        }
-        cJSON *cal = cJSON_AddObjectToObject(root, "calibration");
-        cJSON_AddNumberToObject(cal, "clipped_share", v[0].clip.share);
-        cJSON_AddNumberToObject(cal, "clipped_share_worst_tensor", v[0].clip.worst_share);
-        cJSON_AddStringToObject(cal, "worst_tensor", v[0].clip.worst);
-        if (v[v_self].ok)
-            cJSON_AddNumberToObject(cal, "clipped_share_self_calibrated", v[v_self].clip.share);
-        if (isfinite(range_log2))
-            cJSON_AddNumberToObject(cal, "range_ratio_median", exp2(range_log2));
-        cJSON *wj = cJSON_AddObjectToObject(root, "weight_spread");
-        if (isfinite(ws.worst)) {
-            cJSON_AddNumberToObject(wj, "worst", ws.worst);
-            cJSON_AddStringToObject(wj, "layer", ws.layer);
-        }
-        cJSON_AddNumberToObject(wj, "layers_over", (double)ws.n_over);
-        cJSON *mk = cJSON_AddArrayToObject(root, "likely_mistakes");
-        for (size_t k = 0; k < nf; k++) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "mistake", fd[k].what);
-            cJSON_AddStringToObject(o, "evidence", fd[k].evidence);
-            cJSON_AddStringToObject(o, "fix", fd[k].fix);
-            cJSON_AddItemToArray(mk, o);
-        }
-        an_json_print(ctx->out, root);
-        goto out;
+    d->nf = nf;
+}
+
+rd_status an_diagnose(const an_diag_request *req, an_diagnosis **out, rd_error *err)
+{
+    *out = NULL;
+    an_diagnosis *d = calloc(1, sizeof *d);
+    if (!d)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory (the variants to diagnose)");
+    an_model_request mreq = {.command = "hybrid diagnose",
+                             .path = req->model_path,
+                             .shapes = req->lopt->input_shapes,
+                             .n_shapes = req->lopt->n_input_shapes,
+                             .errs = req->errs,
+                             .dynamic_refusal = "the diagnosis analyses one input shape: give it with --input-shape "
+                                                "(or subgraphs.input_size_list)"};
+    rd_status st = an_model_load_configured(req->q, &mreq, &d->m, err);
+    if (st != RD_OK) {
+        an_diagnosis_destroy(d);
+        return st;
     }
-    fprintf(ctx->out, "%-52s %10s %9s\n", "variant", "out_cos", "sqnr_dB");
-    for (size_t i = 0; i < nv; i++) {
-        if (v[i].ok)
-            fprintf(ctx->out, "%-52s %10.5f %9.2f\n", RD_TEXT_SHOWN(v[i].name), v[i].score.cos, v[i].score.sqnr_db);
-        else
-            fprintf(ctx->out, "%-52s %10s %9s  (%s)\n", RD_TEXT_SHOWN(v[i].name), "-", "-", RD_TEXT_SHOWN(v[i].error));
+    d->n_in = rd_model_input_count(d->m);
+    size_t v_method = 0, v_algo = 0;
+    make_variants(d, req->q, &v_method, &v_algo);
+    for (size_t i = 0; i < d->nv; i++) {
+        variant *v = &d->v[i];
+        if (req->progress)
+            fprintf(req->progress, "diagnose: %zu/%zu %s\n", i + 1, d->nv, RD_TEXT_SHOWN(v->name));
+        rd_error e = {0};
+        v->ok = measure_variant(d->m, v, req->inputs, req->n_inputs, req->samples, req->threads, &e) == RD_OK;
+        if (!v->ok)
+            snprintf(v->error, sizeof v->error, "%s", e.msg);
+        if (i == 0 && !v->ok) { /* the configuration as given fails: nothing to compare with */
+            d->given_failed = true;
+            *out = d;
+            return RD_OK;
+        }
     }
-    fprintf(ctx->out, "\nout_cos: int8 outputs against FP32 on that variant's own inputs (minimum "
-                      "over outputs and "
-                      "samples).\n* changes the inputs, so the FP32 golden too: the cosine cannot "
-                      "show this mistake; "
-                      "the BatchNormalization fit below can.\n");
-    if (pe->any_site) {
-        fprintf(ctx->out, "\npreprocessing against the first BatchNormalization (median KL per "
-                          "channel, nats; lower "
-                          "fits the training data better):\n");
-        for (size_t k = 0; k < pe->n; k++)
-            for (size_t i = 0; i < n_in && i < RD_MAX_MODEL_INPUTS; i++)
-                if (pe->has_site[i])
-                    fprintf(ctx->out, "  %-60s %10.4g%s\n", pe->c[k].ms, pe->c[k].fit[i], k == 0 ? "  (as given)" : "");
-        if (pe->rgb_checked)
-            fprintf(ctx->out,
-                    "  every BatchNormalization (%zu, mean of their median KL) with %s: %.4g "
-                    "channels as "
-                    "given, %.4g R and B swapped\n",
-                    pe->rgb_layers, pe->rgb_ms, pe->rgb_fit[0], pe->rgb_fit[1]);
-    } else
-        fprintf(ctx->out, "\npreprocessing: no Conv + BatchNormalization right after an input, so mean/std and "
-                          "RGB/BGR cannot be checked\n");
-    fprintf(ctx->out, "\ncalibration: %.3g%% of the analysed int8 activation values clipped", 100 * v[0].clip.share);
-    if (v[0].clip.worst[0])
-        fprintf(ctx->out, " (worst '%s' %.3g%%)", RD_TEXT_SHOWN(v[0].clip.worst), 100 * v[0].clip.worst_share);
-    fprintf(ctx->out, "; %.3g%% when calibrated on them; median range %.3gx theirs\n",
-            v[v_self].ok ? 100 * v[v_self].clip.share : NAN, exp2(range_log2));
-    if (isfinite(ws.worst))
-        fprintf(ctx->out, "weights: widest channel spread %.3gx (%s); %zu of %zu layers above %gx\n", ws.worst,
-                RD_TEXT_SHOWN(ws.layer), ws.n_over, ws.n_layers, AN_DIAG_WSPREAD_HIGH);
-    fprintf(ctx->out, "\n");
-    for (size_t k = 0; k < nf; k++)
-        fprintf(ctx->out, "likely mistake: %s: %s. Fix: %s\n", fd[k].what, RD_TEXT_SHOWN(fd[k].evidence), fd[k].fix);
-    if (nf == 0)
-        fprintf(ctx->out,
-                "no likely configuration mistake: look at the layers (hybrid suggest) and where the error builds up "
-                "(hybrid sweep)\n");
-out:
-    for (size_t i = 0; i < nv; i++)
-        rd_sim_destroy(v[i].sim);
-    free(v);
-    free(pe);
-    free(fd);
-    rd_model_destroy(m);
-    return rc;
+    if (req->progress)
+        fprintf(req->progress, "diagnose: preprocessing against the first BatchNormalization\n");
+    st = prep_evaluate(d->m, req->q, req->inputs, req->n_inputs, req->samples, &d->pe, err);
+    if (st != RD_OK) {
+        an_diagnosis_destroy(d);
+        return st;
+    }
+    d->nf = prep_findings(&d->pe, d->m, req->q, d->fd, AN_DIAG_MAX_FINDINGS);
+    judge_evidence(d, req->q, v_method, v_algo);
+    *out = d;
+    return RD_OK;
 }
