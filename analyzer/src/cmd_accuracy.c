@@ -6,6 +6,7 @@
  */
 #include "term_text.h"
 #include "accuracy.h"
+#include "accuracy_shard.h"
 #include "accuracy_runtime.h"
 #include "cli_adb.h"
 #include "cli_internal.h"
@@ -44,6 +45,7 @@ enum {
     OPT_APP_API,
     OPT_SWEEP,
     OPT_SWEEP_POINTS,
+    OPT_SHARD,
 };
 
 static const an_optspec accuracy_opts[] = {
@@ -51,6 +53,8 @@ static const an_optspec accuracy_opts[] = {
     {OPT_SAMPLES, "samples", 0, "N", "without --inputs: analyse the first N lines of the dataset (default 1)"},
     {OPT_OUTPUT_DIR, "output-dir", 'o', "DIR", "snapshot folder (default ./snapshot)"},
     {OPT_DUMP_SAMPLE, "dump-sample", 0, "K", "which sample's tensors go into the snapshot (default 0)"},
+    {OPT_SHARD, "shard", 0, "K/N",
+     "analyse part K of N of the --samples into -o DIR/partial.json; `rknn-diag merge` writes the snapshot"},
     {OPT_NO_TXT, "no-txt", 0, NULL, "skip the per-tensor text files (the .npy files stay)"},
     {OPT_FAIL_UNDER, "fail-under-cos", 0, "X", "exit 1 when a cosine of the --gate is below X"},
     {OPT_GATE, "gate", 0, "G", "outputs (default: graph outputs, entire), entire (every layer) or single"},
@@ -113,6 +117,9 @@ typedef struct acc_args {
     bool board_opts;                 /* a board-choosing option was given */
     char *dump_paths[AN_MAX_INPUTS]; /* the dump sample's input files (what the board is given) */
     char board_dir[4200];            /* <snapshot>/runtime/board_dumps */
+    int shard_k, shard_n;            /* --shard K/N (shard_n 0: none) */
+    an_acc_parts *merge;             /* `merge` of accuracy parts: the shards' samples */
+    const an_acc_header *merge_h;    /* and the first part's header */
 } acc_args;
 
 static bool parse_cos(const char *text, double *out)
@@ -217,6 +224,10 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
             if (!an_parse_int(ctx->argv[0], "--dump-sample", v, 0, 100000, &a->dump_sample, ctx->errs))
                 return AN_EXIT_USAGE;
             break;
+        case OPT_SHARD:
+            if (!an_acc_parse_shard(v, &a->shard_k, &a->shard_n))
+                return an_usage(ctx, "--shard %s: expected K/N with 0 <= K < N (e.g. $SLURM_ARRAY_TASK_ID/4)", v);
+            break;
         case OPT_OUTPUT_DIR:
             a->output_dir = v;
             break;
@@ -287,6 +298,12 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
             return an_usage(ctx, "--target %s and --platform %s disagree", a->target, a->q.platform);
         a->q.platform = a->target;
     }
+    if (a->shard_n && a->n_inputs)
+        return an_usage(ctx, "--shard splits the --samples lines of --dataset; --inputs is one sample");
+    if (a->shard_n && a->sweep)
+        return an_usage(ctx, "--sweep measures float16 sets over every sample at once: run it without --shard");
+    if (a->shard_n && (a->run_cmd || a->runtime_dumps))
+        return an_usage(ctx, "the board's part concerns one sample: run it without --shard");
     return -1;
 }
 
@@ -560,6 +577,24 @@ static rd_status add_sweep(an_cmd_ctx *ctx, const acc_args *a, rd_model *m, rd_s
     return st == RD_OK ? st : rd_error_prefix(err, "--sweep");
 }
 
+/* A merge's sample: the dump sample alone, once the run is checked to be the shards' (*total: the run's). */
+static rd_status merge_samples(an_cmd_ctx *ctx, acc_args *a, const rd_model *m, rd_tensor **samples, size_t *total,
+                               rd_error *err)
+{
+    char hash[AN_ACC_HASH_HEX];
+    *total = a->merge_h->total;
+    rd_status st = an_acc_run_hash(&a->q, a->model_path, ctx->argc, ctx->argv, hash, err);
+    if (st == RD_OK && strcmp(hash, a->merge_h->run_hash) != 0)
+        st = rd_errorf(err, RD_E_INVAL,
+                       "the model, its configuration or the dataset (or rknn-diag itself) differ from what the shards "
+                       "analysed (run_hash %.12s... here, %.12s... in the shards): merge where the shards ran, with "
+                       "the same files",
+                       hash, a->merge_h->run_hash);
+    if (st == RD_OK)
+        st = an_acc_load_range(&a->q, m, (size_t)a->dump_sample, (size_t)a->dump_sample + 1, ctx->errs, samples, err);
+    return st;
+}
+
 /* One analysis: the model (dynamic_input set `set` when the config has them) into a->output_dir. */
 static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
 {
@@ -584,12 +619,18 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
     rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
     if (st == RD_OK && !a->model_path)
         a->model_path = a->q.cfg.model_file_path;
-    if (st == RD_OK) {
+    size_t n_total = 0; /* a merge analyses the dump sample only, of n_total */
+    if (st == RD_OK && a->merge) {
+        n_in = rd_model_input_count(m);
+        st = merge_samples(ctx, a, m, &samples, &n_total, &err);
+        n_samples = 1;
+    } else if (st == RD_OK) {
         n_in = rd_model_input_count(m);
         st = an_quant_load_samples(&a->q, m, a->inputs, a->n_inputs, (size_t)a->samples, ctx->errs, &samples,
                                    &n_samples, &err);
+        n_total = n_samples;
     }
-    if (st == RD_OK && (size_t)a->dump_sample >= n_samples)
+    if (st == RD_OK && (size_t)a->dump_sample >= n_total)
         st = rd_errorf(&err, RD_E_USAGE, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample,
                        n_samples);
     if (st == RD_OK && (a->run_cmd || a->runtime_dumps))
@@ -604,7 +645,10 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
                            .error_cos = a->error_cos,
                            .worst_layers = 6,
                            .progress = ctx->errs,
-                           .progress_tty = tty_err};
+                           .progress_tty = tty_err,
+                           .sample_base = a->merge ? (int)a->dump_sample : 0,
+                           .rows = a->merge ? an_acc_parts_merge_rows : NULL,
+                           .rows_user = a->merge};
     /* the board: run it (or take the pulled dumps), then load its dumps; a failure here keeps the
        simulator's analysis and ends with exit 3 */
     an_runtime rt;
@@ -630,6 +674,8 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
     }
     if (st == RD_OK)
         st = an_accuracy_run_rt(sim, samples, n_in, n_samples, &ao, &result, ao.runtime ? &rt_layers : NULL, &err);
+    if (st == RD_OK && a->merge)
+        st = an_acc_parts_check_used(a->merge, &err);
     if (st == RD_OK && ao.runtime)
         st = runtime_extras(ctx, a, &rt, samples + (size_t)a->dump_sample * n_in, &result, &err);
     if (st == RD_OK && a->sweep)
@@ -637,7 +683,7 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
     if (st == RD_OK)
         st = an_findings_add_sim(&result, &ao, rt_layers, sim, &err);
     if (st == RD_OK)
-        st = describe_run(&result, a, n_samples, set, &err);
+        st = describe_run(&result, a, n_total, set, &err);
     if (st == RD_OK)
         st = an_quant_built_outputs(&a->q, sim, a->output_dir, ctx->errs, &result, &err);
     if (st == RD_OK)
@@ -671,6 +717,89 @@ out:
     return rc;
 }
 
+/* accuracy --shard K/N: samples [lo, hi) of the run's into DIR/partial.json, unless it is there already. */
+static int analyse_shard(an_cmd_ctx *ctx, acc_args *a)
+{
+    rd_error err = {0};
+    rd_model *m = NULL;
+    rd_sim *sim = NULL;
+    rd_tensor *samples = NULL;
+    an_acc_parts *parts = NULL;
+    an_acc_header h = {.shard_k = a->shard_k, .shard_n = a->shard_n, .dump_sample = (int)a->dump_sample};
+    char path[4300];
+    snprintf(path, sizeof path, "%s/partial.json", a->output_dir);
+    an_model_request req = {
+        .command = "accuracy", .path = a->model_path, .shapes = a->shapes, .n_shapes = a->n_shapes, .errs = ctx->errs};
+    rd_status st = an_model_load_configured(&a->q, &req, &m, &err);
+    if (st == RD_OK && !a->model_path)
+        a->model_path = a->q.cfg.model_file_path;
+    if (st == RD_OK)
+        st = an_acc_dataset_total(&a->q, m, (size_t)a->samples, ctx->errs, &h.total, &err);
+    if (st == RD_OK && (size_t)a->dump_sample >= h.total)
+        st =
+            rd_errorf(&err, RD_E_USAGE, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample, h.total);
+    if (st == RD_OK)
+        st = an_acc_run_hash(&a->q, a->model_path, ctx->argc, ctx->argv, h.run_hash, &err);
+    an_acc_shard_range(h.total, h.shard_k, h.shard_n, &h.lo, &h.hi);
+    an_acc_shard_hash(h.run_hash, h.shard_k, h.shard_n, h.lo, h.hi, h.shard_hash);
+    bool done = false;
+    if (st == RD_OK && access(path, F_OK) == 0) { /* resumable: a finished shard of the same run stays */
+        an_acc_header old;
+        rd_error ignored = {0};
+        done = an_acc_partial_load(path, &old, NULL, &ignored) == RD_OK && strcmp(old.run_hash, h.run_hash) == 0 &&
+               strcmp(old.shard_hash, h.shard_hash) == 0;
+        an_acc_header_fini(&old);
+    }
+    if (st == RD_OK && done) {
+        fprintf(ctx->out, "shard %d/%d: %s is complete for the same run and samples: skipped\n", h.shard_k, h.shard_n,
+                path);
+        goto out;
+    }
+    if (st == RD_OK)
+        st = an_acc_keep_argv(ctx->argc, ctx->argv, &h, &err);
+    if (st == RD_OK && !(h.model = strdup(a->model_path ? a->model_path : "")))
+        st = rd_errorf(&err, RD_E_NOMEM, "out of memory");
+    if (st == RD_OK)
+        st = an_acc_load_range(&a->q, m, h.lo, h.hi, ctx->errs, &samples, &err);
+    bool tty_err = isatty(fileno(ctx->errs));
+    if (st == RD_OK) /* calibration: the --dataset, the same in every shard */
+        st = an_quant_build_sim(&a->q, m, samples, ctx->errs, tty_err, &sim, &err);
+    if (st == RD_OK)
+        st = an_acc_parts_create(&parts, &err);
+    an_accuracy_opts ao = {.dump_sample = (int)a->dump_sample,
+                           .warn_cos = a->warn_cos,
+                           .error_cos = a->error_cos,
+                           .worst_layers = 6,
+                           .progress = ctx->errs,
+                           .progress_tty = tty_err,
+                           .sample_base = (int)h.lo,
+                           .rows = an_acc_parts_record,
+                           .rows_user = parts};
+    rd_result result;
+    rd_result_init(&result);
+    if (st == RD_OK)
+        st = an_accuracy_run(sim, samples, rd_model_input_count(m), h.hi - h.lo, &ao, &result, &err);
+    rd_result_fini(&result);
+    if (st == RD_OK)
+        st = an_mkdirs(a->output_dir, &err);
+    if (st == RD_OK)
+        st = an_acc_partial_save(parts, &h, path, &err);
+    if (st == RD_OK)
+        fprintf(ctx->out,
+                "shard %d/%d: %zu samples (%zu to %zu of the %zu) analysed into %s; when every shard is done: "
+                "rknn-diag merge PARTS... -o DIR\n",
+                h.shard_k, h.shard_n, h.hi - h.lo, h.lo, h.hi ? h.hi - 1 : 0, h.total, path);
+out:
+    for (size_t k = 0; samples && m && k < (h.hi - h.lo) * rd_model_input_count(m); k++)
+        rd_tensor_fini(&samples[k]);
+    free(samples);
+    an_acc_parts_destroy(parts);
+    an_acc_header_fini(&h);
+    rd_sim_destroy(sim);
+    rd_model_destroy(m);
+    return st == RD_OK ? AN_EXIT_OK : an_fail(ctx, &err);
+}
+
 /* Exit codes by severity: an input error (3) outranks a usage error (2), a failed gate (1), success. */
 static int worse(int a, int b)
 {
@@ -679,11 +808,14 @@ static int worse(int a, int b)
     return ra >= rb ? a : b;
 }
 
-int an_cmd_accuracy(an_cmd_ctx *ctx)
+/* The command; with merge, the merge of its shards' parts (mh: their header). */
+static int run_accuracy(an_cmd_ctx *ctx, an_acc_parts *merge, const an_acc_header *mh)
 {
     acc_args *a = calloc(1, sizeof *a);
     if (!a)
         return an_fail_nomem(ctx, "the command's options");
+    a->merge = merge;
+    a->merge_h = mh;
     a->samples = 1;
     a->output_dir = "snapshot";
     a->fail_under = NAN;
@@ -694,6 +826,12 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     an_quant_opts_init(&a->q);
     int rc = parse_args(ctx, a);
     size_t n_sets = 0;
+    if (rc < 0 && merge && a->shard_n)
+        rc = an_usage(ctx, "the parts' command line has --shard: not a partial.json of rknn-diag accuracy --shard");
+    if (rc < 0 && a->shard_n && (rc = an_dynamic_prepare(ctx, &a->q, &n_sets)) < 0)
+        rc = n_sets ? an_usage(ctx, "--shard: a model with dynamic_input shape sets is analysed set by set; give one "
+                                    "set with --input-shape")
+                    : analyse_shard(ctx, a);
     if (rc < 0 && (rc = an_dynamic_prepare(ctx, &a->q, &n_sets)) < 0) {
         /* dynamic_input: one analysis per shape set, each into its own folder of the snapshot */
         const char *top = a->output_dir;
@@ -713,5 +851,44 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     }
     an_quant_opts_fini(&a->q);
     free(a);
+    return rc;
+}
+
+int an_cmd_accuracy(an_cmd_ctx *ctx)
+{
+    return run_accuracy(ctx, NULL, NULL);
+}
+
+int an_accuracy_merge(an_cmd_ctx *ctx, const char *const *paths, size_t n, const char *out_dir)
+{
+    rd_error err = {0};
+    an_acc_header h;
+    an_acc_parts *parts = NULL;
+    rd_status st = an_acc_parts_load(paths, n, &h, &parts, &err);
+    if (st != RD_OK)
+        return an_fail(ctx, &err);
+    /* the shards' command line again, into out_dir */
+    char **argv = calloc((size_t)h.argc + 3, sizeof *argv);
+    int rc = AN_EXIT_INPUT;
+    if (argv) {
+        memcpy(argv, h.argv, (size_t)h.argc * sizeof *argv);
+        argv[h.argc] = "-o";
+        argv[h.argc + 1] = (char *)out_dir;
+        an_cmd_ctx sub = *ctx;
+        sub.argc = h.argc + 2;
+        sub.argv = argv;
+        fprintf(ctx->errs, "merging %d shards of %zu samples: rknn-diag", h.shard_n, h.total);
+        for (int i = 0; i < sub.argc; i++)
+            fprintf(ctx->errs, " %s", argv[i]);
+        fputc('\n', ctx->errs);
+        rc = strcmp(h.argv[0], "accuracy") == 0
+                 ? run_accuracy(&sub, parts, &h)
+                 : an_usage(ctx, "the parts record the command '%.40s', not accuracy", h.argv[0]);
+    } else {
+        rc = an_fail_nomem(ctx, "the command line");
+    }
+    free(argv);
+    an_acc_parts_destroy(parts);
+    an_acc_header_fini(&h);
     return rc;
 }
