@@ -193,10 +193,11 @@ static bool put_string(FILE *f, const char *s)
     return true;
 }
 
-rd_status an_acc_partial_save(const an_acc_parts *p, const an_acc_header *h, const char *path, rd_error *err)
+rd_status an_acc_partial_text(const an_acc_parts *p, const an_acc_header *h, char **out, size_t *out_len, rd_error *err)
 {
     char *buf = NULL;
     size_t len = 0;
+    *out = NULL;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
@@ -243,8 +244,22 @@ rd_status an_acc_partial_save(const an_acc_parts *p, const an_acc_header *h, con
     fputs("],\n\"complete\":true}\n", f);
     ok = !ferror(f) && ok;
     fclose(f);
-    rd_status st =
-        ok && buf ? rd_file_write_atomic(path, buf, len, NULL, err) : rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (!ok || !buf) {
+        free(buf);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    }
+    *out = buf;
+    *out_len = len;
+    return RD_OK;
+}
+
+rd_status an_acc_partial_save(const an_acc_parts *p, const an_acc_header *h, const char *path, rd_error *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    rd_status st = an_acc_partial_text(p, h, &buf, &len, err);
+    if (st == RD_OK)
+        st = rd_file_write_atomic(path, buf, len, NULL, err);
     free(buf);
     return st;
 }
@@ -405,11 +420,10 @@ rd_status an_acc_partial_parse(const char *buf, size_t len, const char *name, an
                          "whole or not at all: run that shard again)",
                          name);
     rd_status st = parse_header(root, name, h, err);
-    if (st == RD_OK && p) {
+    if (st == RD_OK && p)
         st = parse_layers(root, name, h, p, err);
-        if (st != RD_OK)
-            rd_error_prefix(err, "%s", name);
-    }
+    if (st != RD_OK && err && strncmp(err->msg, name, strlen(name)) != 0)
+        rd_error_prefix(err, "%s", name); /* every message names the file */
     cJSON_Delete(root);
     if (st != RD_OK)
         an_acc_header_fini(h);

@@ -61,6 +61,9 @@ rd_status an_acc_parts_merge_rows(void *user, const rd_result *r, size_t layer, 
 /** After a merge's analysis: RD_E_PARSE when the parts hold layers the analysis did not have. */
 rd_status an_acc_parts_check_used(const an_acc_parts *p, rd_error *err);
 
+/** The text of a partial.json with h's header and p's layers (*out malloc'ed). */
+rd_status an_acc_partial_text(const an_acc_parts *p, const an_acc_header *h, char **out, size_t *out_len,
+                              rd_error *err);
 /** Writes path (atomically: complete or absent) with h's header and p's layers. */
 rd_status an_acc_partial_save(const an_acc_parts *p, const an_acc_header *h, const char *path, rd_error *err);
 
