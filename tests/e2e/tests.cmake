@@ -27,3 +27,7 @@ rd_add_test(test_hybrid_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hybrid_sha
 target_compile_definitions(test_hybrid_shared PRIVATE RD_TEST_SCORER="$<TARGET_FILE:rd_test_scorer>")
 add_dependencies(test_hybrid_shared rd_test_scorer)
 set_tests_properties(test_hybrid_shared PROPERTIES TIMEOUT 1800)
+# accuracy --shard and merge on mnist8 equal the one-process snapshot byte for byte (docs/sharding.md)
+rd_add_test(test_accuracy_shards_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_accuracy_shards_shared.c
+  ${CMAKE_CURRENT_LIST_DIR}/../analyzer/cli_capture.c ${CMAKE_CURRENT_LIST_DIR}/../analyzer/shard_check.c
+  LIBS rd::analyzer LABELS "e2e;needs-shared")
