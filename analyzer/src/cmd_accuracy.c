@@ -208,7 +208,9 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
                 "what the board's InputOperator dump holds (normal: after mean/std; zero-copy: before).\n"
                 "--rknn MODEL.rknn simulates what the toolkit built from MODEL.onnx (its fused ops, int8\n"
                 "scales, float16 islands, weights, mean/std) and writes rknn_mapping.txt; --rknn-build-log\n"
-                "does the same from a verbose build log (scales then by calibration).",
+                "does the same from a verbose build log (scales then by calibration). --shard K/N -o DIR\n"
+                "analyses part K of N of the --samples into DIR/partial.json; `rknn-diag merge DIR... -o SNAP`\n"
+                "writes the one-process snapshot from the parts (docs/sharding.md).",
                 accuracy_opts, N_ACCURACY_OPTS);
             return AN_EXIT_OK;
         case OPT_INPUTS:
