@@ -6,6 +6,7 @@
 #include "json_out.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -37,12 +38,14 @@ void an_acc_header_fini(an_acc_header *h)
 bool an_acc_parse_shard(const char *text, int *k, int *n)
 {
     char *end = NULL, *end2 = NULL;
+    if (!isdigit((unsigned char)text[0])) /* strtol would take blanks and signs */
+        return false;
     errno = 0;
     long kk = strtol(text, &end, 10);
-    if (errno || end == text || *end != '/' || end[1] == '+' || end[1] == '-')
+    if (errno || *end != '/' || !isdigit((unsigned char)end[1]))
         return false;
     long nn = strtol(end + 1, &end2, 10);
-    if (errno || end2 == end + 1 || *end2 || nn < 1 || nn > 1000000 || kk < 0 || kk >= nn || *text == '+')
+    if (errno || *end2 || nn < 1 || nn > 1000000 || kk >= nn)
         return false;
     *k = (int)kk;
     *n = (int)nn;

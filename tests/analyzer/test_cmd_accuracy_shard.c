@@ -143,9 +143,12 @@ static void test_resume_and_bad_merges(void)
     r = rd_test_cli("accuracy", model, "--dataset", ds, "--sweep", "--shard", "0/2", "-o", out, NULL);
     CU_ASSERT_EQUAL(r.code, 2);
     rd_test_cli_free(&r);
-    r = shard("4/4", out, "7");
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    static const char *const bad_specs[] = {"4/4", "1", "1/0", " 1/4", "-1/4", "1/+4", "1/4x", "a/4"};
+    for (size_t i = 0; i < sizeof bad_specs / sizeof bad_specs[0]; i++) {
+        r = shard(bad_specs[i], out, "7");
+        CU_ASSERT_EQUAL(r.code, 2);
+        rd_test_cli_free(&r);
+    }
     free(dir);
 }
 
