@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* one layer's samples per group */
 typedef struct layer_parts {
@@ -459,17 +460,30 @@ rd_status an_acc_partial_load(const char *path, an_acc_header *h, an_acc_parts *
     return st;
 }
 
+/* The first bytes of a file (up to len - 1, NUL-terminated); 0 when it cannot be read. */
+static size_t head_of(const char *path, char *buf, size_t len)
+{
+    int fd = -1;
+    uint64_t size = 0;
+    rd_error err = {0};
+    if (rd_file_open_read(path, 0, UINT64_MAX, &fd, &size, &err) != RD_OK)
+        return 0;
+    ssize_t r = read(fd, buf, len - 1);
+    close(fd);
+    buf[r > 0 ? r : 0] = '\0';
+    return r > 0 ? (size_t)r : 0;
+}
+
 bool an_acc_partial_sniff(const char *path)
 {
-    char *buf = NULL, name[4200];
-    size_t len = 0;
-    rd_error err = {0};
-    if (read_part(path, &buf, &len, name, sizeof name, &err) != RD_OK)
-        return false;
+    /* the header only: the part is read whole once, by the merge */
+    char buf[4096], joined[4200];
+    snprintf(joined, sizeof joined, "%s/partial.json", path);
+    size_t n = head_of(joined, buf, sizeof buf);
+    if (!n)
+        n = head_of(path, buf, sizeof buf);
     static const char mark[] = "\"format\":\"" AN_ACC_PARTIAL_FORMAT "\"";
-    bool yes = len >= sizeof mark && memmem(buf, len < 4096 ? len : 4096, mark, sizeof mark - 1) != NULL;
-    free(buf);
-    return yes;
+    return n && strstr(buf, mark) != NULL;
 }
 
 rd_status an_acc_parts_load(const char *const *paths, size_t n, an_acc_header *h, an_acc_parts **out, rd_error *err)

@@ -633,8 +633,8 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
         n_total = n_samples;
     }
     if (st == RD_OK && (size_t)a->dump_sample >= n_total)
-        st = rd_errorf(&err, RD_E_USAGE, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample,
-                       n_samples);
+        st =
+            rd_errorf(&err, RD_E_USAGE, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample, n_total);
     if (st == RD_OK && (a->run_cmd || a->runtime_dumps))
         st = dump_sample_paths(a, m, &err);
     bool tty_err = isatty(fileno(ctx->errs));
