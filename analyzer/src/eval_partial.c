@@ -237,6 +237,8 @@ rd_status an_eval_partial_parse(const char *buf, size_t len, const char *name, c
     *out = NULL;
     rd_status st = RD_OK;
     cJSON *p = cJSON_ParseWithLength(buf, len);
+    if (!p && rd_json_well_formed(buf, len, CJSON_NESTING_LIMIT))
+        return rd_errorf(err, RD_E_NOMEM, "out of memory reading %s", name);
     if (!p)
         return rd_errorf(err, RD_E_PARSE, "%s: not valid JSON (a partial.json of rknn-diag eval --shard?)", name);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(p, "format");
