@@ -418,6 +418,8 @@ rd_status an_acc_partial_parse(const char *buf, size_t len, const char *name, an
 {
     memset(h, 0, sizeof *h);
     cJSON *root = cJSON_ParseWithLength(buf, len);
+    if (!root && rd_json_well_formed(buf, len, CJSON_NESTING_LIMIT)) /* cJSON says NULL for both */
+        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory reading it", name);
     if (!root)
         return rd_errorf(err, RD_E_PARSE,
                          "%s: not valid JSON (cut short? a partial.json of rknn-diag accuracy --shard is written "

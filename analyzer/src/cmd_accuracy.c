@@ -368,26 +368,27 @@ static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples,
     return st;
 }
 
-/* RKNN's table on stdout; on a terminal each row is coloured by its worst cosine. */
-static void print_table(an_cmd_ctx *ctx, const rd_result *r, const acc_args *a, bool color)
+/* RKNN's table on stdout; on a terminal each row is coloured by its worst cosine. RD_E_NOMEM when the text
+   cannot be made (a table cut short would read as the analysis). */
+static rd_status print_table(an_cmd_ctx *ctx, const rd_result *r, const acc_args *a, bool color, rd_error *err)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     if (!mem)
-        return;
+        return rd_errorf(err, RD_E_NOMEM, "out of memory (the table)");
     rd_rknn_txt_opts opts = {0};
-    rd_error err;
-    rd_status st = rd_rknn_txt_write(r, &opts, mem, &err);
-    fclose(mem);
-    if (st != RD_OK) {
+    rd_status st = rd_rknn_txt_write(r, &opts, mem, err);
+    if (fclose(mem) != 0 && st == RD_OK)
+        st = rd_errorf(err, RD_E_NOMEM, "out of memory (the table)");
+    if (st != RD_OK || !text) {
         free(text);
-        return;
+        return st != RD_OK ? st : rd_errorf(err, RD_E_NOMEM, "out of memory (the table)");
     }
     if (!color) {
         fwrite(text, 1, len, ctx->out);
         free(text);
-        return;
+        return RD_OK;
     }
     /* rows follow the dash rule, one per layer in order */
     char *line = text;
@@ -411,6 +412,7 @@ static void print_table(an_cmd_ctx *ctx, const rd_result *r, const acc_args *a, 
         line = nl ? nl + 1 : NULL;
     }
     free(text);
+    return RD_OK;
 }
 
 static void print_findings(an_cmd_ctx *ctx, const rd_result *r, bool color)
@@ -698,8 +700,10 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
     }
     const char *no_color = getenv("NO_COLOR");
     bool color_out = isatty(fileno(ctx->out)) && !(no_color && *no_color);
-    if (!a->quiet)
-        print_table(ctx, &result, a, color_out);
+    if (!a->quiet && print_table(ctx, &result, a, color_out, &err) != RD_OK) {
+        rc = an_fail(ctx, &err);
+        goto out;
+    }
     print_findings(ctx, &result, color_out);
     fprintf(ctx->out, "\nsnapshot: %s (error_analysis.txt, report.json, report.html)\n", a->output_dir);
     rc = apply_gate(ctx, a, rd_sim_model(sim), &result);

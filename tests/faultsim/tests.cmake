@@ -46,3 +46,13 @@ rd_faultsim_loop(inspect_build_log_json 1
   inspect --json --build-log ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/rknn_build_log/build_table_1x.log)
 rd_faultsim_loop(hybrid_suggest_json 10
   hybrid suggest @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw --json)
+# accuracy --shard and the merge of its parts (docs/sharding.md): the shard's partial.json writer, then the
+# merge (parts read and checked, the dump sample analysed again, the others' metrics added)
+rd_faultsim_loop(accuracy_shard 40
+  accuracy @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw --samples 2 --shard 1/2 -o @OUT@ -q)
+rd_faultsim_loop(accuracy_merge 40
+  accuracy @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw --samples 2 --shard 0/2 -o @DEMO@/p0 -q
+  @THEN@
+  accuracy @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw --samples 2 --shard 1/2 -o @DEMO@/p1 -q
+  @THEN@
+  merge @DEMO@/p0 @DEMO@/p1 -o @OUT@)
