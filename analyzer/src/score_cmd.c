@@ -345,12 +345,13 @@ rd_status an_outputs_dir_create(const char *dir, const char *precision, const ch
     }
     memcpy(d->dir, dir, n + 1);
     d->n_outputs = n_outputs;
-    cJSON_AddStringToObject(d->root, "format", "rknn-diag-outputs/1");
-    cJSON_AddStringToObject(d->root, "precision", precision);
-    cJSON *o = cJSON_AddArrayToObject(d->root, "outputs");
-    for (size_t i = 0; o && i < n_outputs; i++)
-        cJSON_AddItemToArray(o, cJSON_CreateString(names[i]));
-    if (!o || cJSON_GetArraySize(o) != (int)n_outputs) {
+    bool ok = true;
+    an_json_add_str(d->root, "format", "rknn-diag-outputs/1", &ok);
+    an_json_add_str(d->root, "precision", precision, &ok);
+    cJSON *o = an_json_add_array(d->root, "outputs", &ok);
+    for (size_t i = 0; ok && i < n_outputs; i++)
+        an_json_push(o, cJSON_CreateString(names[i]), &ok);
+    if (!ok) {
         an_outputs_dir_destroy(d);
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
@@ -371,24 +372,24 @@ rd_status an_outputs_dir_note(an_outputs_dir *d, const char *key, cJSON *value, 
 static cJSON *sample_json(size_t sample, const char *const *inputs, size_t n_inputs, const rd_tensor *outs,
                           size_t n_outputs)
 {
+    bool ok = true; /* the an_json_* calls clear it on any failure: one check at the end */
     cJSON *s = cJSON_CreateObject();
-    cJSON_AddNumberToObject(s, "sample", (double)sample);
-    cJSON_AddStringToObject(s, "input", n_inputs && inputs[0] ? inputs[0] : "");
-    cJSON *in = cJSON_AddArrayToObject(s, "inputs"), *files = cJSON_AddArrayToObject(s, "files"),
-          *shapes = cJSON_AddArrayToObject(s, "shapes");
-    for (size_t i = 0; in && i < n_inputs; i++)
-        cJSON_AddItemToArray(in, inputs[i] ? cJSON_CreateString(inputs[i]) : cJSON_CreateNull());
-    for (size_t i = 0; files && shapes && i < n_outputs; i++) {
+    ok = s != NULL;
+    an_json_add_num(s, "sample", (double)sample, &ok);
+    an_json_add_str(s, "input", n_inputs && inputs[0] ? inputs[0] : "", &ok);
+    cJSON *in = an_json_add_array(s, "inputs", &ok), *files = an_json_add_array(s, "files", &ok),
+          *shapes = an_json_add_array(s, "shapes", &ok);
+    for (size_t i = 0; ok && i < n_inputs; i++)
+        an_json_push(in, inputs[i] ? cJSON_CreateString(inputs[i]) : cJSON_CreateNull(), &ok);
+    for (size_t i = 0; ok && i < n_outputs; i++) {
         char name[64];
         snprintf(name, sizeof name, "s%06zu_o%zu.npy", sample, i);
-        cJSON_AddItemToArray(files, cJSON_CreateString(name));
-        cJSON *dims = cJSON_CreateArray();
-        for (int r = 0; dims && r < outs[i].rank; r++)
-            cJSON_AddItemToArray(dims, cJSON_CreateNumber((double)outs[i].dims[r]));
-        cJSON_AddItemToArray(shapes, dims);
+        an_json_push(files, cJSON_CreateString(name), &ok);
+        cJSON *dims = an_json_push_array(shapes, &ok);
+        for (int r = 0; ok && r < outs[i].rank; r++)
+            an_json_push(dims, cJSON_CreateNumber((double)outs[i].dims[r]), &ok);
     }
-    if (!in || !files || !shapes || cJSON_GetArraySize(in) != (int)n_inputs ||
-        cJSON_GetArraySize(files) != (int)n_outputs || cJSON_GetArraySize(shapes) != (int)n_outputs) {
+    if (!ok) {
         cJSON_Delete(s);
         return NULL;
     }
