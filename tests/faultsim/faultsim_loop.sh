@@ -6,7 +6,8 @@
 #                    COMMAND ARGS...
 #
 # In ARGS, @DEMO@ is a folder holding the demo model (demo.onnx), its input (image.npy) and a 2-sample
-# calibration list (dataset2.txt), written by `rknn-diag demo -q`; @OUT@ is the output folder.
+# calibration list (dataset2.txt), written by `rknn-diag demo -q`, and two class labels for that list
+# (labels2.txt, for eval); @OUT@ is the output folder.
 # Each PREP command (the words before an @THEN@) runs once, without failures, after the demo is written:
 # it makes what COMMAND reads (say two `run -o @DEMO@/a` folders for `compare`).
 # A reference run counts the allocations (RD_FAULTSIM_COUNT) and keeps its outputs. Then, for every
@@ -62,6 +63,7 @@ mkdir -p "$work"
 demo=$work/demo
 "$bin" demo -q -o "$demo" >/dev/null || { echo "faultsim_loop: rknn-diag demo -q failed" >&2; exit 1; }
 head -n 2 "$demo/dataset.txt" >"$demo/dataset2.txt"
+printf '0\n1\n' >"$demo/labels2.txt"
 for p in "${preps[@]}"; do
     IFS=$'\x1f' read -r -a words <<<"${p%$'\x1f'}"
     for i in "${!words[@]}"; do

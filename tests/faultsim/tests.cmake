@@ -46,6 +46,9 @@ rd_faultsim_loop(inspect_build_log_json 1
   inspect --json --build-log ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/rknn_build_log/build_table_1x.log)
 rd_faultsim_loop(hybrid_suggest_json 10
   hybrid suggest @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw --json)
+# eval: the records of partial.json, the report built from them, report.json and the --json summary.
+rd_faultsim_loop(eval_classify_json 20
+  eval @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --labels @DEMO@/labels2.txt --input-layout nchw --json -o @OUT@)
 # accuracy --shard and the merge of its parts (docs/sharding.md): the shard's partial.json writer, then the
 # merge (parts read and checked, the dump sample analysed again, the others' metrics added)
 rd_faultsim_loop(accuracy_shard 40
