@@ -133,18 +133,19 @@ rd_status an_acc_run_hash(const an_quant_opts *q, const char *model_path, int ar
     return st;
 }
 
-void an_acc_shard_hash(const char *run_hex, int k, int n, size_t lo, size_t hi, char *hex)
+rd_status an_acc_shard_hash(const char *run_hex, int k, int n, size_t lo, size_t hi, char *hex, rd_error *err)
 {
     hasher h = {EVP_MD_CTX_new()};
     const uint64_t place[4] = {(uint64_t)k, (uint64_t)n, lo, hi};
-    if (h.md && EVP_DigestInit_ex(h.md, EVP_sha256(), NULL)) {
-        feed_str(&h, run_hex);
-        feed(&h, place, sizeof place);
-        to_hex(&h, hex);
-    } else {
-        snprintf(hex, AN_ACC_HASH_HEX, "%s", run_hex); /* no memory for a context: still tells runs apart */
+    if (!h.md || !EVP_DigestInit_ex(h.md, EVP_sha256(), NULL)) {
+        EVP_MD_CTX_free(h.md);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory (hash)");
     }
+    feed_str(&h, run_hex);
+    feed(&h, place, sizeof place);
+    to_hex(&h, hex);
     EVP_MD_CTX_free(h.md);
+    return RD_OK;
 }
 
 rd_status an_acc_dataset_total(const an_quant_opts *q, const rd_model *m, size_t wanted, FILE *errs, size_t *total,

@@ -16,7 +16,7 @@
 rd_status an_acc_run_hash(const an_quant_opts *q, const char *model_path, int argc, char **argv, char *hex,
                           rd_error *err);
 /** SHA-256 (hex) of the run hash and the shard's place: k, n and its sample range. */
-void an_acc_shard_hash(const char *run_hex, int k, int n, size_t lo, size_t hi, char *hex);
+rd_status an_acc_shard_hash(const char *run_hex, int k, int n, size_t lo, size_t hi, char *hex, rd_error *err);
 
 /** argv less -o/--output-dir DIR, --shard K/N and -q/--quiet (copies, in out->argv/argc). */
 rd_status an_acc_keep_argv(int argc, char **argv, an_acc_header *out, rd_error *err);

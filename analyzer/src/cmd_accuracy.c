@@ -747,7 +747,8 @@ static int analyse_shard(an_cmd_ctx *ctx, acc_args *a)
     if (st == RD_OK)
         st = an_acc_run_hash(&a->q, a->model_path, ctx->argc, ctx->argv, h.run_hash, &err);
     an_acc_shard_range(h.total, h.shard_k, h.shard_n, &h.lo, &h.hi);
-    an_acc_shard_hash(h.run_hash, h.shard_k, h.shard_n, h.lo, h.hi, h.shard_hash);
+    if (st == RD_OK)
+        st = an_acc_shard_hash(h.run_hash, h.shard_k, h.shard_n, h.lo, h.hi, h.shard_hash, &err);
     bool done = false;
     if (st == RD_OK && access(path, F_OK) == 0) { /* resumable: a finished shard of the same run stays */
         an_acc_header old;
