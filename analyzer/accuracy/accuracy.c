@@ -496,6 +496,22 @@ static rd_status on_event(void *user, const rd_sim_event *ev, rd_error *err)
     return st;
 }
 
+/* The sharding hook (an_acc_rows_fn) on one row; what it added is put in sample order and ranked. */
+static rd_status rows_hook(analysis *a, row_acc *ra, rd_error *err)
+{
+    rd_status st = a->o->rows(a->o->rows_user, a->r, ra->layer, ra->groups, err);
+    for (int g = 0; st == RD_OK && g < RD_GROUP_COUNT; g++)
+        an_group_acc_sort(&ra->groups[g]);
+    const an_group_acc *single = &ra->groups[RD_GROUP_SIM_SINGLE];
+    ra->rank_cos = INFINITY; /* as fold_group ranks, over every sample */
+    for (size_t k = 0; k < single->n; k++) {
+        double c = an_cos_effective(&single->samples[k]);
+        if (!(c >= ra->rank_cos))
+            ra->rank_cos = isnan(c) ? -INFINITY : c;
+    }
+    return st;
+}
+
 /*
  * Keeps channel cosines and histograms for the o->worst_layers layers with the lowest single cosine (ties:
  * the earlier row), found by one sort. A row never ranked (NaN) keeps its details, as no row is worse.
@@ -591,21 +607,27 @@ rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs
     an_progress bar;
     an_progress_init(&bar, o->progress, o->progress_tty, "analysing");
     for (size_t k = 0; k < n_samples && st == RD_OK; k++) {
-        a.sample = (int)k;
-        a.with_board = o->runtime && (int)k == o->dump_sample;
+        a.sample = o->sample_base + (int)k;
+        a.with_board = o->runtime && a.sample == o->dump_sample;
         if (a.with_board)
             st = rd_sim_analyze_ex(s, inputs + k * n_inputs, n_inputs, on_event, &a, o->runtime, o->runtime_user, err);
         else
             st = rd_sim_analyze(s, inputs + k * n_inputs, n_inputs, on_event, &a, err);
         if (st != RD_OK)
-            rd_error_prefix(err, "sample %zu", k);
+            rd_error_prefix(err, "sample %d", a.sample);
         an_progress_update(&bar, k + 1, n_samples);
     }
     an_progress_done(&bar);
+    size_t n_folded = n_samples; /* with a merge's hook, the samples of every shard */
+    for (size_t i = 0; st == RD_OK && o->rows && i < a.n_rows; i++) {
+        st = rows_hook(&a, &a.rows[i], err);
+        if (a.rows[i].groups[RD_GROUP_SIM_ENTIRE].n > n_folded)
+            n_folded = a.rows[i].groups[RD_GROUP_SIM_ENTIRE].n;
+    }
     if (st == RD_OK && a.txt)
         st = an_txt_writer_finish(a.txt, err); /* every text file in place before map_name_to_file.txt */
     if (st == RD_OK) {
-        out->n_samples = (int)n_samples;
+        out->n_samples = (int)n_folded;
         out->has_runtime = o->runtime != NULL;
         for (size_t i = 0; i < a.n_rows && st == RD_OK; i++) {
             rd_layer_result *l = &out->layers[a.rows[i].layer];

@@ -11,6 +11,15 @@
 
 #include <stdio.h>
 
+struct an_group_acc;
+/**
+ * Called once per row after every sample is folded and before the groups are finished (accuracy --shard,
+ * merge; accuracy_partial.h): layer is the row's index in the result, groups its RD_GROUP_COUNT
+ * accumulators, to read (a shard records them) or to add other samples to (a merge adds the shards').
+ */
+typedef rd_status (*an_acc_rows_fn)(void *user, const rd_result *r, size_t layer, struct an_group_acc *groups,
+                                    rd_error *err);
+
 typedef struct an_accuracy_opts {
     const char *output_dir; /* snapshot folder; NULL writes no files */
     int dump_sample;        /* sample whose tensors go to golden/ and simulator/ */
@@ -24,6 +33,11 @@ typedef struct an_accuracy_opts {
     /* the board (runtime_error group): its tensor per optimised-graph value for the dump sample, NULL: none */
     rd_runtime_fn runtime;
     void *runtime_user;
+    /* sharding (docs/sharding.md): the id of the first sample given (dump_sample is an id too), and the
+       hook seeing each row's accumulators; the groups are then folded in sample-id order */
+    int sample_base;
+    an_acc_rows_fn rows;
+    void *rows_user;
 } an_accuracy_opts;
 
 /** What the runtime findings need beyond the table, one per result layer (an_accuracy_run fills it). */

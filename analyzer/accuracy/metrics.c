@@ -201,6 +201,22 @@ rd_status an_metric_group_add(an_group_acc *acc, const rd_metrics *m, int sample
     return RD_OK;
 }
 
+void an_group_acc_sort(an_group_acc *acc)
+{
+    /* insertion sort, stable: parts arrive nearly in order (a merge appends shard after shard) */
+    for (size_t i = 1; i < acc->n; i++) {
+        rd_metrics m = acc->samples[i];
+        int id = acc->sample_ids[i];
+        size_t j = i;
+        for (; j > 0 && acc->sample_ids[j - 1] > id; j--) {
+            acc->samples[j] = acc->samples[j - 1];
+            acc->sample_ids[j] = acc->sample_ids[j - 1];
+        }
+        acc->samples[j] = m;
+        acc->sample_ids[j] = id;
+    }
+}
+
 /* NaN sorts first: it is the worst cosine. */
 static int cmp_cos(const void *a, const void *b)
 {

@@ -46,6 +46,8 @@ void an_group_acc_init(an_group_acc *acc);
 void an_group_acc_fini(an_group_acc *acc);
 /** Adds the metrics of sample `sample`. RD_E_NOMEM only. */
 rd_status an_metric_group_add(an_group_acc *acc, const rd_metrics *m, int sample, rd_error *err);
+/** Puts the samples in order of their ids (stable): the order a single run adds them in. */
+void an_group_acc_sort(an_group_acc *acc);
 /**
  * Mean of each metric, minimum and 5th-percentile (nearest rank) effective cosine, worst sample (smallest
  * effective cosine, NaN counting as the worst). An empty accumulator gives an absent group. False when memory

@@ -6,6 +6,7 @@
  */
 #include "term_text.h"
 #include "accuracy.h"
+#include "accuracy_shard.h"
 #include "accuracy_runtime.h"
 #include "cli_adb.h"
 #include "cmd_spec.h"
@@ -40,11 +41,14 @@ enum {
     OPT_APP_API,
     OPT_SWEEP,
     OPT_SWEEP_POINTS,
+    OPT_SHARD,
 };
 
 static const an_optspec accuracy_opts[] = {
     {OPT_OUTPUT_DIR, "output-dir", 'o', "DIR", "snapshot folder (default ./snapshot)"},
     {OPT_DUMP_SAMPLE, "dump-sample", 0, "K", "which sample's tensors go into the snapshot (default 0)"},
+    {OPT_SHARD, "shard", 0, "K/N",
+     "analyse part K of N of the --samples into -o DIR/partial.json; `rknn-diag merge` writes the snapshot"},
     {OPT_NO_TXT, "no-txt", 0, NULL, "skip the per-tensor text files (the .npy files stay)"},
     {OPT_FAIL_UNDER, "fail-under-cos", 0, "X", "exit 1 when a cosine of the --gate is below X"},
     {OPT_GATE, "gate", 0, "G", "outputs (default: graph outputs, entire), entire (every layer) or single"},
@@ -89,6 +93,9 @@ typedef struct acc_args {
     bool app_api_given;
     char *dump_paths[AN_MAX_INPUTS]; /* the dump sample's input files (what the board is given) */
     char board_dir[4200];            /* <snapshot>/runtime/board_dumps */
+    int shard_k, shard_n;            /* --shard K/N (shard_n 0: none) */
+    an_acc_parts *merge;             /* `merge` of accuracy parts: the shards' samples */
+    const an_acc_header *merge_h;    /* and the first part's header */
 } acc_args;
 
 static bool parse_cos(const char *text, double *out)
@@ -115,7 +122,9 @@ static const an_cmd_spec accuracy_spec = {
              "what the board's InputOperator dump holds (normal: after mean/std; zero-copy: before).\n"
              "--rknn MODEL.rknn simulates what the toolkit built from MODEL.onnx (its fused ops, int8\n"
              "scales, float16 islands, weights, mean/std) and writes rknn_mapping.txt; --rknn-build-log\n"
-             "does the same from a verbose build log (scales then by calibration).",
+             "does the same from a verbose build log (scales then by calibration). --shard K/N -o DIR\n"
+             "analyses part K of N of the --samples into DIR/partial.json; `rknn-diag merge DIR... -o SNAP`\n"
+             "writes the one-process snapshot from the parts (docs/sharding.md).",
     .opts = accuracy_opts,
     .n_opts = (int)(sizeof accuracy_opts / sizeof accuracy_opts[0]),
     .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_BOARD,
@@ -160,6 +169,10 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
     case OPT_DUMP_SAMPLE:
         if (!an_parse_int(ctx->argv[0], "--dump-sample", v, 0, 100000, &a->dump_sample, ctx->errs))
             return AN_EXIT_USAGE;
+        break;
+    case OPT_SHARD:
+        if (!an_acc_parse_shard(v, &a->shard_k, &a->shard_n))
+            return an_usage(ctx, "--shard %s: expected K/N with 0 <= K < N (e.g. $SLURM_ARRAY_TASK_ID/4)", v);
         break;
     case OPT_OUTPUT_DIR:
         a->output_dir = v;
@@ -226,6 +239,12 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
         return an_usage(ctx, "--app-api needs the board's dumps (--target T --run CMD, or --runtime-dumps DIR)");
     if (a->n_app_outputs && !a->run_cmd && !a->runtime_dumps)
         return an_usage(ctx, "--app-outputs needs the board's dumps (--target T --run CMD, or --runtime-dumps DIR)");
+    if (a->shard_n && a->cmd.n_inputs)
+        return an_usage(ctx, "--shard splits the --samples lines of --dataset; --inputs is one sample");
+    if (a->shard_n && a->sweep)
+        return an_usage(ctx, "--sweep measures float16 sets over every sample at once: run it without --shard");
+    if (a->shard_n && (a->run_cmd || a->runtime_dumps))
+        return an_usage(ctx, "the board's part concerns one sample: run it without --shard");
     return an_target_platform(ctx, &a->cmd.q, a->target);
 }
 
@@ -288,26 +307,27 @@ static rd_status describe_run(rd_result *r, const acc_args *a, size_t n_samples,
     return st;
 }
 
-/* RKNN's table on stdout; on a terminal each row is coloured by its worst cosine. */
-static void print_table(an_cmd_ctx *ctx, const rd_result *r, const acc_args *a, bool color)
+/* RKNN's table on stdout; on a terminal each row is coloured by its worst cosine. RD_E_NOMEM when the text
+   cannot be made (a table cut short would read as the analysis). */
+static rd_status print_table(an_cmd_ctx *ctx, const rd_result *r, const acc_args *a, bool color, rd_error *err)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     if (!mem)
-        return;
+        return rd_errorf(err, RD_E_NOMEM, "out of memory (the table)");
     rd_rknn_txt_opts opts = {0};
-    rd_error err;
-    rd_status st = rd_rknn_txt_write(r, &opts, mem, &err);
-    fclose(mem);
-    if (st != RD_OK) {
+    rd_status st = rd_rknn_txt_write(r, &opts, mem, err);
+    if (fclose(mem) != 0 && st == RD_OK)
+        st = rd_errorf(err, RD_E_NOMEM, "out of memory (the table)");
+    if (st != RD_OK || !text) {
         free(text);
-        return;
+        return st != RD_OK ? st : rd_errorf(err, RD_E_NOMEM, "out of memory (the table)");
     }
     if (!color) {
         fwrite(text, 1, len, ctx->out);
         free(text);
-        return;
+        return RD_OK;
     }
     /* rows follow the dash rule, one per layer in order */
     char *line = text;
@@ -331,6 +351,7 @@ static void print_table(an_cmd_ctx *ctx, const rd_result *r, const acc_args *a, 
         line = nl ? nl + 1 : NULL;
     }
     free(text);
+    return RD_OK;
 }
 
 static void print_findings(an_cmd_ctx *ctx, const rd_result *r, bool color)
@@ -499,6 +520,25 @@ static rd_status add_sweep(an_cmd_ctx *ctx, const acc_args *a, rd_model *m, rd_s
     return st == RD_OK ? st : rd_error_prefix(err, "--sweep");
 }
 
+/* A merge's sample: the dump sample alone, once the run is checked to be the shards' (*total: the run's). */
+static rd_status merge_samples(an_cmd_ctx *ctx, acc_args *a, const rd_model *m, rd_tensor **samples, size_t *total,
+                               rd_error *err)
+{
+    char hash[AN_ACC_HASH_HEX];
+    *total = a->merge_h->total;
+    rd_status st = an_acc_run_hash(&a->cmd.q, a->model_path, ctx->argc, ctx->argv, hash, err);
+    if (st == RD_OK && strcmp(hash, a->merge_h->run_hash) != 0)
+        st = rd_errorf(err, RD_E_INVAL,
+                       "the model, its configuration or the dataset (or rknn-diag itself) differ from what the shards "
+                       "analysed (run_hash %.12s... here, %.12s... in the shards): merge where the shards ran, with "
+                       "the same files",
+                       hash, a->merge_h->run_hash);
+    if (st == RD_OK)
+        st = an_acc_load_range(&a->cmd.q, m, (size_t)a->dump_sample, (size_t)a->dump_sample + 1, ctx->errs, samples,
+                               err);
+    return st;
+}
+
 /* One analysis: the model (dynamic_input set `set` when the config has them) into a->output_dir. */
 static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
 {
@@ -519,14 +559,20 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
     rd_status st = an_model_load_configured(&a->cmd.q, &req, &m, &err);
     if (st == RD_OK && !a->model_path)
         a->model_path = a->cmd.q.cfg.model_file_path;
-    if (st == RD_OK) {
+    size_t n_total = 0; /* a merge analyses the dump sample only, of n_total */
+    if (st == RD_OK && a->merge) {
+        n_in = rd_model_input_count(m);
+        st = merge_samples(ctx, a, m, &samples, &n_total, &err);
+        n_samples = 1;
+    } else if (st == RD_OK) {
         n_in = rd_model_input_count(m);
         st = an_quant_load_samples(&a->cmd.q, m, a->cmd.inputs, a->cmd.n_inputs, (size_t)a->cmd.samples, ctx->errs,
                                    &samples, &n_samples, &err);
+        n_total = n_samples;
     }
-    if (st == RD_OK && (size_t)a->dump_sample >= n_samples)
-        st = rd_errorf(&err, RD_E_USAGE, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample,
-                       n_samples);
+    if (st == RD_OK && (size_t)a->dump_sample >= n_total)
+        st =
+            rd_errorf(&err, RD_E_USAGE, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample, n_total);
     if (st == RD_OK && (a->run_cmd || a->runtime_dumps))
         st = dump_sample_paths(a, m, &err);
     bool tty_err = isatty(fileno(ctx->errs));
@@ -539,7 +585,10 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
                            .error_cos = a->error_cos,
                            .worst_layers = 6,
                            .progress = ctx->errs,
-                           .progress_tty = tty_err};
+                           .progress_tty = tty_err,
+                           .sample_base = a->merge ? (int)a->dump_sample : 0,
+                           .rows = a->merge ? an_acc_parts_merge_rows : NULL,
+                           .rows_user = a->merge};
     /* the board: run it (or take the pulled dumps), then load its dumps; a failure here keeps the
        simulator's analysis and ends with exit 3 */
     an_runtime rt;
@@ -565,6 +614,8 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
     }
     if (st == RD_OK)
         st = an_accuracy_run_rt(sim, samples, n_in, n_samples, &ao, &result, ao.runtime ? &rt_layers : NULL, &err);
+    if (st == RD_OK && a->merge)
+        st = an_acc_parts_check_used(a->merge, &err);
     if (st == RD_OK && ao.runtime)
         st = runtime_extras(ctx, a, &rt, samples + (size_t)a->dump_sample * n_in, &result, &err);
     if (st == RD_OK && a->sweep)
@@ -572,7 +623,7 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
     if (st == RD_OK)
         st = an_findings_add_sim(&result, &ao, rt_layers, sim, &err);
     if (st == RD_OK)
-        st = describe_run(&result, a, n_samples, set, &err);
+        st = describe_run(&result, a, n_total, set, &err);
     if (st == RD_OK)
         st = an_quant_built_outputs(&a->cmd.q, sim, a->output_dir, ctx->errs, &result, &err);
     if (st == RD_OK)
@@ -585,8 +636,10 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
     }
     const char *no_color = getenv("NO_COLOR");
     bool color_out = isatty(fileno(ctx->out)) && !(no_color && *no_color);
-    if (!a->quiet)
-        print_table(ctx, &result, a, color_out);
+    if (!a->quiet && print_table(ctx, &result, a, color_out, &err) != RD_OK) {
+        rc = an_fail(ctx, &err);
+        goto out;
+    }
     print_findings(ctx, &result, color_out);
     fprintf(ctx->out, "\nsnapshot: %s (error_analysis.txt, report.json, report.html)\n", a->output_dir);
     rc = apply_gate(ctx, a, rd_sim_model(sim), &result);
@@ -606,6 +659,93 @@ out:
     return rc;
 }
 
+/* accuracy --shard K/N: samples [lo, hi) of the run's into DIR/partial.json, unless it is there already. */
+static int analyse_shard(an_cmd_ctx *ctx, acc_args *a)
+{
+    rd_error err = {0};
+    rd_model *m = NULL;
+    rd_sim *sim = NULL;
+    rd_tensor *samples = NULL;
+    an_acc_parts *parts = NULL;
+    an_acc_header h = {.shard_k = a->shard_k, .shard_n = a->shard_n, .dump_sample = (int)a->dump_sample};
+    char path[4300];
+    snprintf(path, sizeof path, "%s/partial.json", a->output_dir);
+    an_model_request req = {.command = "accuracy",
+                            .path = a->model_path,
+                            .shapes = a->cmd.shapes,
+                            .n_shapes = a->cmd.n_shapes,
+                            .errs = ctx->errs};
+    rd_status st = an_model_load_configured(&a->cmd.q, &req, &m, &err);
+    if (st == RD_OK && !a->model_path)
+        a->model_path = a->cmd.q.cfg.model_file_path;
+    if (st == RD_OK)
+        st = an_acc_dataset_total(&a->cmd.q, m, (size_t)a->cmd.samples, ctx->errs, &h.total, &err);
+    if (st == RD_OK && (size_t)a->dump_sample >= h.total)
+        st =
+            rd_errorf(&err, RD_E_USAGE, "--dump-sample %ld but only %zu samples are analysed", a->dump_sample, h.total);
+    if (st == RD_OK)
+        st = an_acc_run_hash(&a->cmd.q, a->model_path, ctx->argc, ctx->argv, h.run_hash, &err);
+    an_acc_shard_range(h.total, h.shard_k, h.shard_n, &h.lo, &h.hi);
+    if (st == RD_OK)
+        st = an_acc_shard_hash(h.run_hash, h.shard_k, h.shard_n, h.lo, h.hi, h.shard_hash, &err);
+    bool done = false;
+    if (st == RD_OK && access(path, F_OK) == 0) { /* resumable: a finished shard of the same run stays */
+        an_acc_header old;
+        rd_error ignored = {0};
+        done = an_acc_partial_load(path, &old, NULL, &ignored) == RD_OK && strcmp(old.run_hash, h.run_hash) == 0 &&
+               strcmp(old.shard_hash, h.shard_hash) == 0;
+        an_acc_header_fini(&old);
+    }
+    if (st == RD_OK && done) {
+        fprintf(ctx->out, "shard %d/%d: %s is complete for the same run and samples: skipped\n", h.shard_k, h.shard_n,
+                path);
+        goto out;
+    }
+    if (st == RD_OK)
+        st = an_acc_keep_argv(ctx->argc, ctx->argv, &h, &err);
+    if (st == RD_OK && !(h.model = strdup(a->model_path ? a->model_path : "")))
+        st = rd_errorf(&err, RD_E_NOMEM, "out of memory");
+    if (st == RD_OK)
+        st = an_acc_load_range(&a->cmd.q, m, h.lo, h.hi, ctx->errs, &samples, &err);
+    bool tty_err = isatty(fileno(ctx->errs));
+    if (st == RD_OK) /* calibration: the --dataset, the same in every shard */
+        st = an_quant_build_sim(&a->cmd.q, m, samples, ctx->errs, tty_err, &sim, &err);
+    if (st == RD_OK)
+        st = an_acc_parts_create(&parts, &err);
+    an_accuracy_opts ao = {.dump_sample = (int)a->dump_sample,
+                           .warn_cos = a->warn_cos,
+                           .error_cos = a->error_cos,
+                           .worst_layers = 6,
+                           .progress = ctx->errs,
+                           .progress_tty = tty_err,
+                           .sample_base = (int)h.lo,
+                           .rows = an_acc_parts_record,
+                           .rows_user = parts};
+    rd_result result;
+    rd_result_init(&result);
+    if (st == RD_OK)
+        st = an_accuracy_run(sim, samples, rd_model_input_count(m), h.hi - h.lo, &ao, &result, &err);
+    rd_result_fini(&result);
+    if (st == RD_OK)
+        st = an_mkdirs(a->output_dir, &err);
+    if (st == RD_OK)
+        st = an_acc_partial_save(parts, &h, path, &err);
+    if (st == RD_OK)
+        fprintf(ctx->out,
+                "shard %d/%d: %zu samples (%zu to %zu of the %zu) analysed into %s; when every shard is done: "
+                "rknn-diag merge PARTS... -o DIR\n",
+                h.shard_k, h.shard_n, h.hi - h.lo, h.lo, h.hi ? h.hi - 1 : 0, h.total, path);
+out:
+    for (size_t k = 0; samples && m && k < (h.hi - h.lo) * rd_model_input_count(m); k++)
+        rd_tensor_fini(&samples[k]);
+    free(samples);
+    an_acc_parts_destroy(parts);
+    an_acc_header_fini(&h);
+    rd_sim_destroy(sim);
+    rd_model_destroy(m);
+    return st == RD_OK ? AN_EXIT_OK : an_fail(ctx, &err);
+}
+
 /* Exit codes by severity: an input error (3) outranks a usage error (2), a failed gate (1), success. */
 static int worse(int a, int b)
 {
@@ -614,11 +754,14 @@ static int worse(int a, int b)
     return ra >= rb ? a : b;
 }
 
-int an_cmd_accuracy(an_cmd_ctx *ctx)
+/* The command; with merge, the merge of its shards' parts (mh: their header). */
+static int run_accuracy(an_cmd_ctx *ctx, an_acc_parts *merge, const an_acc_header *mh)
 {
     acc_args *a = calloc(1, sizeof *a);
     if (!a)
         return an_fail_nomem(ctx, "the command's options");
+    a->merge = merge;
+    a->merge_h = mh;
     a->output_dir = "snapshot";
     a->fail_under = NAN;
     a->warn_cos = 0.99;
@@ -627,6 +770,12 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     a->sweep_points = AN_HYB_SWEEP_POINTS_DEFAULT;
     int rc = parse_args(ctx, a);
     size_t n_sets = 0;
+    if (rc == AN_GO && merge && a->shard_n)
+        rc = an_usage(ctx, "the parts' command line has --shard: not a partial.json of rknn-diag accuracy --shard");
+    if (rc == AN_GO && a->shard_n && (rc = an_dynamic_prepare(ctx, &a->cmd.q, &n_sets)) == AN_GO)
+        rc = n_sets ? an_usage(ctx, "--shard: a model with dynamic_input shape sets is analysed set by set; give one "
+                                    "set with --input-shape")
+                    : analyse_shard(ctx, a);
     if (rc == AN_GO && (rc = an_dynamic_prepare(ctx, &a->cmd.q, &n_sets)) == AN_GO) {
         /* dynamic_input: one analysis per shape set, each into its own folder of the snapshot */
         const char *top = a->output_dir;
@@ -646,5 +795,44 @@ int an_cmd_accuracy(an_cmd_ctx *ctx)
     }
     an_cmd_args_fini(&a->cmd);
     free(a);
+    return rc;
+}
+
+int an_cmd_accuracy(an_cmd_ctx *ctx)
+{
+    return run_accuracy(ctx, NULL, NULL);
+}
+
+int an_accuracy_merge(an_cmd_ctx *ctx, const char *const *paths, size_t n, const char *out_dir)
+{
+    rd_error err = {0};
+    an_acc_header h;
+    an_acc_parts *parts = NULL;
+    rd_status st = an_acc_parts_load(paths, n, &h, &parts, &err);
+    if (st != RD_OK)
+        return an_fail(ctx, &err);
+    /* the shards' command line again, into out_dir */
+    char **argv = calloc((size_t)h.argc + 3, sizeof *argv);
+    int rc = AN_EXIT_INPUT;
+    if (argv) {
+        memcpy(argv, h.argv, (size_t)h.argc * sizeof *argv);
+        argv[h.argc] = "-o";
+        argv[h.argc + 1] = (char *)out_dir;
+        an_cmd_ctx sub = *ctx;
+        sub.argc = h.argc + 2;
+        sub.argv = argv;
+        fprintf(ctx->errs, "merging %d shards of %zu samples: rknn-diag", h.shard_n, h.total);
+        for (int i = 0; i < sub.argc; i++)
+            fprintf(ctx->errs, " %s", argv[i]);
+        fputc('\n', ctx->errs);
+        rc = strcmp(h.argv[0], "accuracy") == 0
+                 ? run_accuracy(&sub, parts, &h)
+                 : an_usage(ctx, "the parts record the command '%.40s', not accuracy", h.argv[0]);
+    } else {
+        rc = an_fail_nomem(ctx, "the command line");
+    }
+    free(argv);
+    an_acc_parts_destroy(parts);
+    an_acc_header_fini(&h);
     return rc;
 }

@@ -68,7 +68,7 @@ static const an_optspec eval_opts[] = {
     {OPT_MASKS, "masks", 0, "DIR", "segment: label masks DIR/<image name>.png (one channel of class indices)"},
     {OPT_IGNORE, "ignore-index", 0, "N", "segment: mask value left out (default 255)"},
     {OPT_SCORE_CMD, "score-cmd", 0, "CMD",
-     "score the outputs with CMD OUT/outputs/<column> (needs -o; docs/score-cmd.md)"},
+     "score the outputs with CMD OUT/outputs/<column> (the folder as $1 or {outputs}; needs -o; docs/score-cmd.md)"},
     {OPT_SCORE_TIMEOUT, "score-timeout", 0, "S", "stop the scorer after S seconds (default 600)"},
     {OPT_HYBRID, "hybrid", 0, "FILE", "add a column: a hybrid .quantization.cfg (repeat for more)"},
     {OPT_NO_FP16, "no-fp16", 0, NULL, "leave out the fp16 column (fp32 and the integer columns only)"},

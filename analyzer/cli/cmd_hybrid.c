@@ -51,7 +51,7 @@ static const an_optspec hybrid_opts[] = {
     {OPT_OVER, "over", 0, "worst|mean", "search: the target holds for the worst sample (default) or the mean"},
     {OPT_SCORE_CMD, "score-cmd", 0, "CMD",
      "search: your scorer (mAP, top-1, ...): run with a folder of the candidate's "
-     "outputs (.npy + index.json), prints one number, higher is better"},
+     "outputs (.npy + index.json) as $1 or {outputs}, prints one number, higher is better (docs/score-cmd.md)"},
     {OPT_TARGET_SCORE, "target-score", 0, "X", "search: the --score-cmd number to reach"},
     {OPT_SCORE_TIMEOUT, "score-timeout", 0, "S", "search: seconds one --score-cmd run may take (default 600)"},
     {OPT_SWEEP_POINTS, "sweep-points", 0, "N", "sweep: values of k measured, spread evenly (default 65; 0: every k)"},

@@ -1,8 +1,10 @@
 /*
  * cmd_merge.c: `rknn-diag merge PART... [-o DIR] [--json] [--show N]`: the shards of one `eval --shard K/N`
  * run (their partial.json files, or the folders holding them) checked against each other and turned into
- * the report a single process gives, bit for bit (docs/sharding.md).
+ * the report a single process gives, bit for bit (docs/sharding.md). Parts of `accuracy --shard K/N` go to
+ * an_accuracy_merge (cmd_accuracy.c), which writes the snapshot the one-process run writes.
  */
+#include "accuracy_partial.h"
 #include "cmd_spec.h"
 #include "eval_task.h"
 
@@ -21,7 +23,11 @@ static const an_cmd_spec merge_spec = {
     .about = "Merges the shards of one `rknn-diag eval ... --shard K/N -o DIR` run: each PART is a\n"
              "partial.json or the folder holding it. Every shard 0..N-1 must be there exactly once,\n"
              "from the same command line, model and data (their run_hash); the report is the one a\n"
-             "single process prints, bit for bit (report.json in -o DIR). docs/sharding.md.",
+             "single process prints, bit for bit (report.json in -o DIR). Shards of\n"
+             "`rknn-diag accuracy ... --shard K/N` (-o DIR needed): the snapshot of the one-process\n"
+             "run in DIR (error_analysis.txt, report.json, report.html), its table, findings and\n"
+             "--fail-under-cos gate; the merge loads the model again, checks the files against the\n"
+             "shards' run_hash and analyses the --dump-sample again. docs/sharding.md.",
     .opts = merge_opts,
     .n_opts = (int)(sizeof merge_opts / sizeof merge_opts[0]),
 };
@@ -68,6 +74,9 @@ int an_cmd_merge(an_cmd_ctx *ctx)
     long show = a.show;
     if (rc == AN_GO && n == 0)
         rc = an_usage(ctx, "give the shards: rknn-diag merge OUT/shard-*/ -o OUT");
+    if (rc == AN_GO && an_acc_partial_sniff(parts[0]))
+        rc = out_dir ? an_accuracy_merge(ctx, parts, n, out_dir)
+                     : an_usage(ctx, "merging accuracy shards writes a snapshot: give -o DIR");
     if (rc == AN_GO) {
         rd_error err = {0};
         cJSON *merged = NULL;

@@ -212,7 +212,8 @@ static rd_status sample_inputs(const hyb_args *a, const hyb_run *r, rd_dataset *
     return RD_OK;
 }
 
-static rd_status make_scorer(const hyb_args *a, hyb_run *r, const char *dir, an_hyb_scorer **out, rd_error *err)
+static rd_status make_scorer(const hyb_args *a, hyb_run *r, const char *dir, FILE *errs, an_hyb_scorer **out,
+                             rd_error *err)
 {
     rd_dataset ds;
     memset(&ds, 0, sizeof ds);
@@ -227,7 +228,8 @@ static rd_status make_scorer(const hyb_args *a, hyb_run *r, const char *dir, an_
                              .golden = r->hc.golden,
                              .n_samples = r->n_samples,
                              .n_in = r->n_in,
-                             .inputs = inputs};
+                             .inputs = inputs,
+                             .errs = errs};
     if (st == RD_OK)
         st = an_hyb_scorer_create(&so, out, err);
     free(inputs);
@@ -310,7 +312,7 @@ int an_hyb_cli_search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_sco
     an_hyb_score base = *base_in;
     rd_status st = an_mkdirs(dir, err);
     if (st == RD_OK && a->score_cmd) {
-        st = make_scorer(a, r, dir, &sc, err);
+        st = make_scorer(a, r, dir, ctx->errs, &sc, err);
         r->hc.scorer = sc;
         if (st == RD_OK) /* the all-int8 score: the baseline was measured before the scorer existed */
             st = an_hyb_measure(&r->hc, NULL, 0, &base, err);

@@ -64,7 +64,7 @@ static rd_status score_sample(an_eval_ctx *c, size_t k, const an_eval_geom *g, r
             return st;
     }
     for (size_t j = 0; j < c->n_cols; j++) {
-        rd_status st = an_outputs_dir_add(s->dirs[j], k, input, outs[j], err);
+        rd_status st = an_outputs_dir_add(s->dirs[j], k, &input, 1, outs[j], err);
         if (st != RD_OK)
             return st;
     }

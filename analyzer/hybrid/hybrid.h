@@ -52,13 +52,14 @@ double an_hyb_deficit(const an_hyb_target *t, const an_hyb_score *s);
 typedef struct an_hyb_scorer an_hyb_scorer;
 
 typedef struct an_hyb_scorer_opts {
-    const char *cmd;         /* run by /bin/sh: {outputs} (or an appended argument) is the candidate's folder */
-    double timeout_s;        /* --score-timeout */
-    const char *work_dir;    /* the candidates' folders go here (emptied first) */
-    const rd_model *model;   /* its outputs' names */
+    const char *cmd;       /* the scorer (score_cmd.h): {outputs} (or an appended argument) is the candidate's folder */
+    double timeout_s;      /* --score-timeout */
+    const char *work_dir;  /* the candidates' folders go here (emptied first) */
+    const rd_model *model; /* its outputs' names */
     const rd_tensor *golden; /* n_samples * outputs, written once to work_dir/golden */
     size_t n_samples, n_in;
     const char *const *inputs; /* n_samples * n_in input files for index.json (NULL or NULL entries: unknown) */
+    FILE *errs;                /* the scorer's stderr goes here (NULL: discarded) */
 } an_hyb_scorer_opts;
 
 rd_status an_hyb_scorer_create(const an_hyb_scorer_opts *o, an_hyb_scorer **out, rd_error *err);
@@ -68,9 +69,9 @@ rd_status an_hyb_scorer_begin(an_hyb_scorer *sc, const char *const *names, size_
 /** Writes one sample's outputs (thread-safe across samples). */
 rd_status an_hyb_scorer_put(an_hyb_scorer *sc, size_t sample, const rd_tensor *outs, size_t n_out, rd_error *err);
 /**
- * Writes index.json, runs the command and reads its number. Errors name the candidate and the command's last
- * output: RD_E_TIMEOUT (killed after the timeout), RD_E_IO (non-zero exit), RD_E_PARSE (no number); the
- * folder is then kept, otherwise removed.
+ * Writes index.json, runs the command (an_score_cmd_run) and reads its number. Errors name the candidate and
+ * the command's last output: RD_E_TIMEOUT (killed after the timeout), RD_E_INVAL (non-zero exit or a signal),
+ * RD_E_PARSE (no number), RD_E_LIMIT (too much output); the folder is then kept, otherwise removed.
  */
 rd_status an_hyb_scorer_finish(an_hyb_scorer *sc, double *score, rd_error *err);
 /** Commands run so far and the wall time they took. */

@@ -89,4 +89,7 @@ int an_usage(const an_cmd_ctx *ctx, const char *fmt, ...) __attribute__((format(
 #include "commands.def"
 #undef RD_CMD
 
+/** `rknn-diag merge` of `accuracy --shard` parts (cmd_accuracy.c): the shards' command line again into out_dir. */
+int an_accuracy_merge(an_cmd_ctx *ctx, const char *const *paths, size_t n, const char *out_dir);
+
 #endif

@@ -4,7 +4,8 @@
 #   1. Slurm: a private single-node cluster (tools/slurm-local.sh: munged, slurmctld, slurmd as root),
 #      `sbatch --array=0-3` running `eval --shard $SLURM_ARRAY_TASK_ID/4`, and `merge` as a job depending on
 #      the array (afterok); its report.json must equal the one-process report byte for byte;
-#   2. GNU parallel: the same four shards with `parallel -j2`, merged, equal again.
+#   2. GNU parallel: the same four shards with `parallel -j2`, merged, equal again; and four shards of
+#      `accuracy --samples 16` merged into a snapshot equal to the one-process snapshot, file for file.
 # A part whose engine is not installed or cannot start here skips with the reason (exit 77 when nothing
 # ran); with CI set, both must run and pass. Every wait is bounded; the daemons are stopped at exit.
 set -u
@@ -104,8 +105,38 @@ gnu_parallel() {
     if ! cmp -s "$work/one.txt" "$work/par-merge.txt"; then fail "GNU parallel: merge printed another report"; fi
 }
 
+# ---- GNU parallel, accuracy --shard ---------------------------------------------------------------
+gnu_parallel_accuracy() {
+    command -v parallel >/dev/null || return # reported by gnu_parallel
+    local acc_args=(accuracy "$work/demo/demo.onnx" --dataset "$work/demo/dataset.txt" --input-layout nchw
+        --samples 16 --dump-sample 5 -q)
+    if ! "$BIN" "${acc_args[@]}" -o "$work/acc-one" >"$work/acc-one.txt" 2>"$work/acc-one.err"; then
+        fail "accuracy: the one-process run"
+        tail -n 20 "$work/acc-one.err"
+        return
+    fi
+    if ! timeout 300 parallel --will-cite --halt now,fail=1 -j2 "$BIN" "${acc_args[@]}" --shard {}/4 \
+        -o "$work/acc-par/shard-{}" ::: 0 1 2 3 >"$work/acc-par.log" 2>&1; then
+        fail "GNU parallel: an accuracy shard failed"
+        tail -n 20 "$work/acc-par.log"
+        return
+    fi
+    if ! "$BIN" merge "$work"/acc-par/shard-* -o "$work/acc-par/merged" >"$work/acc-merge.txt" 2>&1; then
+        fail "GNU parallel: accuracy merge"
+        tail -n 20 "$work/acc-merge.txt"
+        return
+    fi
+    if diff -r "$work/acc-one" "$work/acc-par/merged" >"$work/acc-diff.txt"; then
+        echo "ok: GNU parallel: the merged accuracy snapshot equals the one-process snapshot file for file"
+    else
+        fail "GNU parallel: the merged accuracy snapshot differs"
+        head -n 20 "$work/acc-diff.txt"
+    fi
+}
+
 slurm
 gnu_parallel
+gnu_parallel_accuracy
 if [ -n "${CI:-}" ] && [ "${#skipped[@]}" -gt 0 ]; then
     echo "FAIL: CI is set, so every engine must run: ${skipped[*]}"
     exit 1

@@ -66,3 +66,8 @@ set_tests_properties(e2e_demo_paths PROPERTIES LABELS e2e TIMEOUT 900)
 # The sharding recipes on real engines: a single-node Slurm (tools/slurm-local.sh) and GNU parallel.
 add_test(NAME e2e_shards COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e_shards.sh $<TARGET_FILE:rknn-diag> ${PROJECT_SOURCE_DIR})
 set_tests_properties(e2e_shards PROPERTIES LABELS e2e SKIP_RETURN_CODE 77 TIMEOUT 900)
+# accuracy --shard and merge on mnist8 equal the one-process snapshot byte for byte (docs/sharding.md)
+rd_add_test(test_accuracy_shards_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_accuracy_shards_shared.c
+  ${PROJECT_SOURCE_DIR}/tests/support/cli_capture.c ${CMAKE_CURRENT_LIST_DIR}/analyzer/shard_check.c
+  LIBS rd::analyzer LABELS "e2e;needs-shared")
+target_include_directories(test_accuracy_shards_shared PRIVATE ${CMAKE_CURRENT_LIST_DIR}/analyzer)

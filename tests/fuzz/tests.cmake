@@ -32,6 +32,7 @@ set(RD_FUZZ_LIBS_tf rd::frontends rd::simulator)
 set(RD_FUZZ_LIBS_coco_annot rd_analyzer_internal)
 set(RD_FUZZ_LIBS_yolo_labels rd_analyzer_internal)
 set(RD_FUZZ_LIBS_eval_partial rd_analyzer_internal PkgConfig::CJSON)
+set(RD_FUZZ_LIBS_accuracy_partial rd_analyzer_internal PkgConfig::CJSON)
 set(RD_FUZZ_REPLAY_MUTATIONS 300 CACHE STRING "Mutations of each corpus file that fuzz replays run")
 
 if(RD_FUZZ AND NOT CMAKE_C_COMPILER_ID MATCHES "Clang")

@@ -49,3 +49,13 @@ rd_faultsim_loop(hybrid_suggest_json 10
 # eval: the records of partial.json, the report built from them, report.json and the --json summary.
 rd_faultsim_loop(eval_classify_json 20
   eval @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --labels @DEMO@/labels2.txt --input-layout nchw --json -o @OUT@)
+# accuracy --shard and the merge of its parts (docs/sharding.md): the shard's partial.json writer, then the
+# merge (parts read and checked, the dump sample analysed again, the others' metrics added)
+rd_faultsim_loop(accuracy_shard 40
+  accuracy @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw --samples 2 --shard 1/2 -o @OUT@ -q)
+rd_faultsim_loop(accuracy_merge 40
+  accuracy @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw --samples 2 --shard 0/2 -o @DEMO@/p0 -q
+  @THEN@
+  accuracy @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw --samples 2 --shard 1/2 -o @DEMO@/p1 -q
+  @THEN@
+  merge @DEMO@/p0 @DEMO@/p1 -o @OUT@)

@@ -45,6 +45,18 @@ static void test_run(void)
     CU_ASSERT_EQUAL(an_score_cmd_run("sleep 30 & sleep 30;", dir, 0.5, NULL, &v, &err), RD_E_TIMEOUT);
     CU_ASSERT(rd_test_seconds() - t0 < 10);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "did not finish within 0.5 s"));
+    /* the last output is quoted; {outputs} marks where the folder goes; RKNN_DIAG_OUTPUTS is RD_OUTPUTS' alias */
+    CU_ASSERT_EQUAL(an_score_cmd_run("echo 'labels missing'; exit 5;", dir, 30, NULL, &v, &err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "its last output: labels missing"));
+    CU_ASSERT_EQUAL(an_score_cmd_run("test -d {outputs} && test \"$RKNN_DIAG_OUTPUTS\" = {outputs} && echo 0.5 | cat",
+                                     dir, 30, NULL, &v, &err),
+                    RD_OK);
+    CU_ASSERT_DOUBLE_EQUAL(v, 0.5, 0);
+    /* a scorer that exits but leaves a child holding stdout: its number counts, the child is stopped */
+    t0 = rd_test_seconds();
+    CU_ASSERT_EQUAL(an_score_cmd_run("sleep 30 & echo 0.75 #", dir, 30, NULL, &v, &err), RD_OK);
+    CU_ASSERT_DOUBLE_EQUAL(v, 0.75, 0);
+    CU_ASSERT(rd_test_seconds() - t0 < 10);
     /* a flood on stdout is cut */
     CU_ASSERT_EQUAL(an_score_cmd_run("yes 1;", dir, 30, NULL, &v, &err), RD_E_LIMIT);
     free(dir);
@@ -89,8 +101,43 @@ static void test_eval_score(void)
     free(dir);
 }
 
+/* The outputs folder: samples added out of order (as measuring threads do) are listed in order. */
+static void test_outputs_dir(void)
+{
+    char *dir = rd_test_tmpdir("outputs_dir");
+    const char *names[] = {"probs"};
+    an_outputs_dir *d = NULL;
+    rd_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(an_outputs_dir_create(dir, "int8", names, 1, &d, &err), RD_OK);
+    float data[3] = {1, 2, 3};
+    rd_tensor t = {.dtype = RD_DT_F32, .rank = 2, .dims = {1, 3}, .data = data};
+    const char *inputs[] = {"a.jpg", NULL};
+    CU_ASSERT_EQUAL(an_outputs_dir_note(d, "candidate", cJSON_CreateNumber(3), &err), RD_OK);
+    CU_ASSERT_EQUAL(an_outputs_dir_add(d, 2, inputs, 2, &t, &err), RD_OK);
+    CU_ASSERT_EQUAL(an_outputs_dir_add(d, 0, inputs, 1, &t, &err), RD_OK);
+    CU_ASSERT_EQUAL(an_outputs_dir_finish(d, &err), RD_OK);
+    an_outputs_dir_destroy(d);
+    char idx[4400];
+    snprintf(idx, sizeof idx, "%s/index.json", dir);
+    size_t len = 0;
+    char *text = rd_test_read_file(idx, &len);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    const cJSON *samples = cJSON_GetObjectItem(root, "samples");
+    CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(samples), 2);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(root, "candidate")->valueint, 3);
+    const cJSON *s0 = cJSON_GetArrayItem(samples, 0), *s2 = cJSON_GetArrayItem(samples, 1);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(s0, "sample")->valueint, 0);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(s2, "sample")->valueint, 2);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetArrayItem(cJSON_GetObjectItem(s2, "files"), 0)->valuestring, "s000002_o0.npy");
+    CU_ASSERT(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(s2, "inputs"), 1)));
+    CU_ASSERT_EQUAL(cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(s2, "shapes"), 0), 1)->valueint, 3);
+    cJSON_Delete(root);
+    free(text);
+    free(dir);
+}
+
 RD_TEST_REGISTER(reg_score_cmd)
 {
     RD_SUITE("score_cmd", {"the printed number", test_parse}, {"running, failures, timeout", test_run},
-             {"eval --score-cmd", test_eval_score});
+             {"the outputs folder", test_outputs_dir}, {"eval --score-cmd", test_eval_score});
 }
