@@ -27,7 +27,8 @@ int an_hyb_cli_diagnose(an_cmd_ctx *ctx, hyb_args *a)
         fputc('\n', ctx->errs);
         rc = AN_EXIT_INPUT;
     } else if (a->json) {
-        an_diagnosis_print_json(ctx->out, d);
+        if (!an_diagnosis_print_json(ctx->out, d))
+            rc = an_fail_nomem(ctx, "the JSON output");
     } else {
         an_diagnosis_print_text(ctx->out, d);
     }

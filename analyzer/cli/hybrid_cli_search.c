@@ -76,14 +76,14 @@ static cJSON *num(double v)
                        : cJSON_CreateString(v > 0 ? "inf" : "-inf");
 }
 
-static cJSON *score_json(const an_hyb_score *s)
+static cJSON *score_json(const an_hyb_score *s, bool *ok)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "cos", num(s->cos));
-    cJSON_AddItemToObject(o, "cos_mean", num(s->cos_mean));
-    cJSON_AddItemToObject(o, "sqnr_db", num(s->sqnr_db));
-    cJSON_AddItemToObject(o, "sqnr_db_mean", num(s->sqnr_mean));
-    cJSON_AddItemToObject(o, "score", num(s->score));
+    an_json_add(o, "cos", num(s->cos), ok);
+    an_json_add(o, "cos_mean", num(s->cos_mean), ok);
+    an_json_add(o, "sqnr_db", num(s->sqnr_db), ok);
+    an_json_add(o, "sqnr_db_mean", num(s->sqnr_mean), ok);
+    an_json_add(o, "score", num(s->score), ok);
     return o;
 }
 
@@ -91,50 +91,55 @@ static cJSON *score_json(const an_hyb_score *s)
 static rd_status write_search_json(const char *dir, const hyb_args *a, const printer *p, const hyb_run *r,
                                    const an_hyb_search_result *res, const char *error, rd_error *err)
 {
-    cJSON *root = cJSON_CreateObject(), *target = cJSON_CreateObject(), *steps = cJSON_CreateArray();
-    cJSON_AddStringToObject(root, "status",
-                            error              ? "failed"
-                            : res->unreachable ? "unreachable"
-                            : res->reached     ? "reached"
-                                               : "not_reached");
-    cJSON_AddItemToObject(root, "error", error ? cJSON_CreateString(error) : cJSON_CreateNull());
-    cJSON_AddStringToObject(root, "objective", an_hyb_objective_name(a->objective));
-    cJSON_AddStringToObject(root, "over", a->over == AN_HYB_OVER_MEAN ? "mean" : "worst");
-    cJSON_AddItemToObject(root, "target", target);
-    cJSON_AddItemToObject(target, "cos", num(a->target_cos));
-    cJSON_AddItemToObject(target, "sqnr_db", num(a->target_sqnr));
-    cJSON_AddItemToObject(target, "score", num(a->target_score));
-    cJSON_AddStringToObject(root, "cost_unit", a->latency ? "ms added" : "MACs");
-    cJSON_AddNumberToObject(root, "samples", (double)r->n_samples);
-    cJSON_AddItemToObject(root, "steps", steps);
+    bool ok = true;
+    cJSON *root = cJSON_CreateObject();
+    an_json_add_str(root, "status",
+                    error              ? "failed"
+                    : res->unreachable ? "unreachable"
+                    : res->reached     ? "reached"
+                                       : "not_reached",
+                    &ok);
+    an_json_add(root, "error", error ? cJSON_CreateString(error) : cJSON_CreateNull(), &ok);
+    an_json_add_str(root, "objective", an_hyb_objective_name(a->objective), &ok);
+    an_json_add_str(root, "over", a->over == AN_HYB_OVER_MEAN ? "mean" : "worst", &ok);
+    cJSON *target = an_json_add_object(root, "target", &ok);
+    an_json_add(target, "cos", num(a->target_cos), &ok);
+    an_json_add(target, "sqnr_db", num(a->target_sqnr), &ok);
+    an_json_add(target, "score", num(a->target_score), &ok);
+    an_json_add_str(root, "cost_unit", a->latency ? "ms added" : "MACs", &ok);
+    an_json_add_num(root, "samples", (double)r->n_samples, &ok);
+    cJSON *steps = an_json_add_array(root, "steps", &ok);
     for (size_t i = 0; i < p->n; i++) {
         const an_hyb_step *s = &p->steps[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "phase", s->phase);
-        cJSON_AddStringToObject(o, "what", s->what);
-        cJSON_AddNumberToObject(o, "float16", (double)s->n_float);
-        cJSON_AddItemToObject(o, "cost", num(s->cost));
-        cJSON_AddItemToObject(o, "score", score_json(&s->score));
-        cJSON_AddBoolToObject(o, "meets", s->meets);
-        cJSON_AddBoolToObject(o, "kept", s->kept);
-        cJSON_AddBoolToObject(o, "cached", s->cached);
-        cJSON_AddItemToArray(steps, o);
+        cJSON *o = an_json_push_object(steps, &ok);
+        an_json_add_str(o, "phase", s->phase, &ok);
+        an_json_add_str(o, "what", s->what, &ok);
+        an_json_add_num(o, "float16", (double)s->n_float, &ok);
+        an_json_add(o, "cost", num(s->cost), &ok);
+        an_json_add(o, "score", score_json(&s->score, &ok), &ok);
+        an_json_add_bool(o, "meets", s->meets, &ok);
+        an_json_add_bool(o, "kept", s->kept, &ok);
+        an_json_add_bool(o, "cached", s->cached, &ok);
     }
     if (!error && !res->unreachable) {
-        cJSON *result = cJSON_CreateObject(), *set = cJSON_CreateArray();
-        cJSON_AddBoolToObject(result, "reached", res->reached);
-        cJSON_AddItemToObject(result, "float16", set);
+        cJSON *result = cJSON_CreateObject();
+        an_json_add_bool(result, "reached", res->reached, &ok);
+        cJSON *set = an_json_add_array(result, "float16", &ok);
         double cost = 0;
         for (size_t i = 0; i < res->n; i++) {
-            cJSON_AddItemToArray(set, cJSON_CreateString(r->cands[res->set[i]].name));
+            an_json_push(set, cJSON_CreateString(r->cands[res->set[i]].name), &ok);
             cost += r->cands[res->set[i]].cost;
         }
-        cJSON_AddItemToObject(result, "cost", num(cost));
-        cJSON_AddItemToObject(result, "score", score_json(&res->score));
-        cJSON_AddItemToObject(root, "result", result);
+        an_json_add(result, "cost", num(cost), &ok);
+        an_json_add(result, "score", score_json(&res->score, &ok), &ok);
+        an_json_add(root, "result", result, &ok);
     }
     if (!error)
-        cJSON_AddItemToObject(root, "all_float16", score_json(&res->full));
+        an_json_add(root, "all_float16", score_json(&res->full, &ok), &ok);
+    if (!ok) {
+        cJSON_Delete(root);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory (search.json)");
+    }
     return an_json_save_in(root, dir, "search.json", err);
 }
 

@@ -5,6 +5,7 @@
  * against fp32.
  */
 #include "eval_task.h"
+#include "json_out.h"
 #include "score_cmd.h"
 #include "term_text.h"
 
@@ -74,8 +75,11 @@ static rd_status score_sample(an_eval_ctx *c, size_t k, const an_eval_geom *g, r
 static rd_status score_finish(an_eval_ctx *c, cJSON *partial, rd_error *err)
 {
     score_state *s = c->state;
-    cJSON *scores = cJSON_AddObjectToObject(partial, "scores");
-    cJSON_AddStringToObject(partial, "score_cmd", c->o->score_cmd);
+    bool ok = true;
+    cJSON *scores = an_json_add_object(partial, "scores", &ok);
+    an_json_add_str(partial, "score_cmd", c->o->score_cmd, &ok);
+    if (!ok)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory (the scores)");
     if (!s->dirs[0])
         return rd_errorf(err, RD_E_INVAL, "no sample was evaluated: nothing to score");
     for (size_t j = 0; j < c->n_cols; j++) {
@@ -103,9 +107,10 @@ static rd_status score_report(const cJSON *partial, cJSON *const *recs, size_t n
     size_t nc = an_eval_columns(partial, cols);
     const cJSON *scores = cJSON_GetObjectItemCaseSensitive(partial, "scores");
     const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(partial, "score_cmd");
+    bool ok = true;
     if (cJSON_IsString(cmd))
-        cJSON_AddStringToObject(report, "score_cmd", cmd->valuestring);
-    cJSON *m = cJSON_AddObjectToObject(report, "metrics");
+        an_json_add_str(report, "score_cmd", cmd->valuestring, &ok);
+    cJSON *m = an_json_add_object(report, "metrics", &ok);
     double first = 0;
     for (size_t j = 0; j < nc; j++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(scores, cols[j]);
@@ -113,11 +118,11 @@ static rd_status score_report(const cJSON *partial, cJSON *const *recs, size_t n
             return rd_errorf(err, RD_E_PARSE, "partial.json: no score for column %s", cols[j]);
         if (j == 0)
             first = v->valuedouble;
-        cJSON *o = cJSON_AddObjectToObject(m, cols[j]);
-        cJSON_AddNumberToObject(o, "score", v->valuedouble);
-        cJSON_AddNumberToObject(o, "drop", first - v->valuedouble);
+        cJSON *o = an_json_add_object(m, cols[j], &ok);
+        an_json_add_num(o, "score", v->valuedouble, &ok);
+        an_json_add_num(o, "drop", first - v->valuedouble, &ok);
     }
-    return RD_OK;
+    return an_json_status(ok, "the scored report", err);
 }
 
 static void score_print(FILE *out, const cJSON *r, size_t show)

@@ -97,7 +97,7 @@ void an_diagnosis_destroy(an_diagnosis *d);
 
 /** The variants table, the evidence and the likely mistakes, as text. */
 void an_diagnosis_print_text(FILE *f, const an_diagnosis *d);
-/** The same as one JSON object (docs/hybrid.md); false when it could not be built (out of memory). */
+/** Prints d as JSON; false (nothing printed) when memory ran out. */
 bool an_diagnosis_print_json(FILE *f, const an_diagnosis *d);
 
 #endif

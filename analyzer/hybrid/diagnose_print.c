@@ -15,21 +15,21 @@ bool an_diagnosis_print_json(FILE *f, const an_diagnosis *d)
     const rd_model *m = d->m;
     size_t nv = d->nv, nf = d->nf, n_in = d->n_in, v_self = d->v_self, golden_same = d->golden_same;
     double range_log2 = d->range_log2;
-    cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray();
-    cJSON_AddItemToObject(root, "variants", arr);
+    bool ok = true;
+    cJSON *root = cJSON_CreateObject();
+    cJSON *arr = an_json_add_array(root, "variants", &ok);
     for (size_t i = 0; i < nv; i++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "variant", v[i].name);
-        cJSON_AddBoolToObject(o, "golden_changes", i > 0 && i < golden_same);
+        an_json_add_str(o, "variant", v[i].name, &ok);
+        an_json_add_bool(o, "golden_changes", i > 0 && i < golden_same, &ok);
         if (v[i].ok) {
-            cJSON_AddNumberToObject(o, "output_cos", v[i].score.cos);
-            cJSON_AddNumberToObject(o, "output_sqnr_db", isfinite(v[i].score.sqnr_db) ? v[i].score.sqnr_db : 999);
+            an_json_add_num(o, "output_cos", v[i].score.cos, &ok);
+            an_json_add_num(o, "output_sqnr_db", isfinite(v[i].score.sqnr_db) ? v[i].score.sqnr_db : 999, &ok);
         } else
-            cJSON_AddStringToObject(o, "error", v[i].error);
-        cJSON_AddItemToArray(arr, o);
+            an_json_add_str(o, "error", v[i].error, &ok);
+        an_json_push(arr, o, &ok);
     }
-    cJSON *pre = cJSON_CreateArray();
-    cJSON_AddItemToObject(root, "preprocessing_fit", pre);
+    cJSON *pre = an_json_add_array(root, "preprocessing_fit", &ok);
     for (size_t k = 0; k < pe->n; k++)
         for (size_t i = 0; i < n_in && i < RD_MAX_MODEL_INPUTS; i++) {
             if (!pe->has_site[i])
@@ -37,39 +37,43 @@ bool an_diagnosis_print_json(FILE *f, const an_diagnosis *d)
             cJSON *o = cJSON_CreateObject();
             rd_value_info vi;
             rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
-            cJSON_AddStringToObject(o, "input", vi.name);
-            cJSON_AddStringToObject(o, "mean_std", pe->c[k].ms);
-            cJSON_AddNumberToObject(o, "kl_nats", pe->c[k].fit[i]);
-            cJSON_AddItemToArray(pre, o);
+            an_json_add_str(o, "input", vi.name, &ok);
+            an_json_add_str(o, "mean_std", pe->c[k].ms, &ok);
+            an_json_add_num(o, "kl_nats", pe->c[k].fit[i], &ok);
+            an_json_push(pre, o, &ok);
         }
     if (pe->rgb_checked) {
-        cJSON *rgb = cJSON_AddObjectToObject(root, "rgb_bgr_fit");
-        cJSON_AddStringToObject(rgb, "mean_std", pe->rgb_ms);
-        cJSON_AddNumberToObject(rgb, "batchnorm_layers", (double)pe->rgb_layers);
-        cJSON_AddNumberToObject(rgb, "kl_as_given", pe->rgb_fit[0]);
-        cJSON_AddNumberToObject(rgb, "kl_swapped", pe->rgb_fit[1]);
+        cJSON *rgb = an_json_add_object(root, "rgb_bgr_fit", &ok);
+        an_json_add_str(rgb, "mean_std", pe->rgb_ms, &ok);
+        an_json_add_num(rgb, "batchnorm_layers", (double)pe->rgb_layers, &ok);
+        an_json_add_num(rgb, "kl_as_given", pe->rgb_fit[0], &ok);
+        an_json_add_num(rgb, "kl_swapped", pe->rgb_fit[1], &ok);
     }
-    cJSON *cal = cJSON_AddObjectToObject(root, "calibration");
-    cJSON_AddNumberToObject(cal, "clipped_share", v[0].clip.share);
-    cJSON_AddNumberToObject(cal, "clipped_share_worst_tensor", v[0].clip.worst_share);
-    cJSON_AddStringToObject(cal, "worst_tensor", v[0].clip.worst);
+    cJSON *cal = an_json_add_object(root, "calibration", &ok);
+    an_json_add_num(cal, "clipped_share", v[0].clip.share, &ok);
+    an_json_add_num(cal, "clipped_share_worst_tensor", v[0].clip.worst_share, &ok);
+    an_json_add_str(cal, "worst_tensor", v[0].clip.worst, &ok);
     if (v[v_self].ok)
-        cJSON_AddNumberToObject(cal, "clipped_share_self_calibrated", v[v_self].clip.share);
+        an_json_add_num(cal, "clipped_share_self_calibrated", v[v_self].clip.share, &ok);
     if (isfinite(range_log2))
-        cJSON_AddNumberToObject(cal, "range_ratio_median", exp2(range_log2));
-    cJSON *wj = cJSON_AddObjectToObject(root, "weight_spread");
+        an_json_add_num(cal, "range_ratio_median", exp2(range_log2), &ok);
+    cJSON *wj = an_json_add_object(root, "weight_spread", &ok);
     if (isfinite(ws->worst)) {
-        cJSON_AddNumberToObject(wj, "worst", ws->worst);
-        cJSON_AddStringToObject(wj, "layer", ws->layer);
+        an_json_add_num(wj, "worst", ws->worst, &ok);
+        an_json_add_str(wj, "layer", ws->layer, &ok);
     }
-    cJSON_AddNumberToObject(wj, "layers_over", (double)ws->n_over);
-    cJSON *mk = cJSON_AddArrayToObject(root, "likely_mistakes");
+    an_json_add_num(wj, "layers_over", (double)ws->n_over, &ok);
+    cJSON *mk = an_json_add_array(root, "likely_mistakes", &ok);
     for (size_t k = 0; k < nf; k++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "mistake", fd[k].what);
-        cJSON_AddStringToObject(o, "evidence", fd[k].evidence);
-        cJSON_AddStringToObject(o, "fix", fd[k].fix);
-        cJSON_AddItemToArray(mk, o);
+        an_json_add_str(o, "mistake", fd[k].what, &ok);
+        an_json_add_str(o, "evidence", fd[k].evidence, &ok);
+        an_json_add_str(o, "fix", fd[k].fix, &ok);
+        an_json_push(mk, o, &ok);
+    }
+    if (!ok) {
+        cJSON_Delete(root);
+        return false;
     }
     return an_json_print(f, root);
 }
