@@ -210,7 +210,7 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
     } else if (as == RD_FORMAT_DARKNET || as == RD_FORMAT_CAFFE) {
         st = load_pair(as, path, buf, len, fo, &onnx, &onnx_len, info, err);
     } else if (as == RD_FORMAT_TENSORFLOW) {
-        st = rd_tf_to_onnx(buf, len, path, &onnx, &onnx_len, info, err);
+        st = rd_tf_to_onnx(buf, len, path, fo, &onnx, &onnx_len, info, err);
     } else if (as == RD_FORMAT_PYTORCH) {
         st = rd_pytorch_to_onnx(path, fo, lo ? lo->input_shapes : NULL, lo ? lo->n_input_shapes : 0, &onnx, &onnx_len,
                                 info, err);

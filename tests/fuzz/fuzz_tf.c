@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     void *onnx = NULL;
     size_t len = 0;
     rd_error err = {0};
-    rd_status st = rd_tf_to_onnx(copy, size, "fuzz.pb", &onnx, &len, NULL, &err);
+    rd_status st = rd_tf_to_onnx(copy, size, "fuzz.pb", NULL, &onnx, &len, NULL, &err);
     fuzz_frontend_check(st, onnx, len, &err, "fuzz.pb", NULL);
     free(copy);
     return 0;

@@ -59,6 +59,18 @@ typedef struct rd_frontend_options {
                                (yolov3.cfg -> yolov3.weights, net.prototxt -> net.caffemodel) */
     const char *python;     /* the Python whose torch exports a TorchScript model; NULL: $RKNN_DIAG_PYTHON,
                                else python3 from PATH */
+    /* TensorFlow (RKNN's load_tensorflow inputs / outputs): tensors named "node" or "node:K". inputs may name
+       internal tensors: the graph is cut there and they become its inputs (in this order, shapes from
+       --input-shape); outputs are the tensors kept (in this order), and only the nodes they need are read.
+       n == 0: every Placeholder / every node nothing reads. */
+    const char *const *inputs;
+    size_t n_inputs;
+    const char *const *outputs;
+    size_t n_outputs;
+    /* RKNN's input_size_list: one shape per input, in order (PyTorch: forward's arguments, under the names
+       --input-shape may give too; those win). */
+    const rd_dims *input_sizes;
+    size_t n_input_sizes;
 } rd_frontend_options;
 
 typedef struct rd_frontend_info {
@@ -97,9 +109,10 @@ rd_status rd_caffe_to_onnx(const void *prototxt, size_t prototxt_len, const char
                            size_t caffemodel_len, const char *caffemodel_name, void **out_buf, size_t *out_len,
                            rd_frontend_info *info, rd_error *err);
 
-/** A frozen TensorFlow GraphDef (.pb) in memory as ONNX bytes, as rd_tflite_to_onnx. */
-rd_status rd_tf_to_onnx(const void *buf, size_t len, const char *name, void **out_buf, size_t *out_len,
-                        rd_frontend_info *info, rd_error *err);
+/** A frozen TensorFlow GraphDef (.pb) in memory as ONNX bytes, as rd_tflite_to_onnx; fo (may be NULL) gives
+    the inputs and outputs to cut at. */
+rd_status rd_tf_to_onnx(const void *buf, size_t len, const char *name, const rd_frontend_options *fo, void **out_buf,
+                        size_t *out_len, rd_frontend_info *info, rd_error *err);
 
 /**
  * A TorchScript .pt file exported to ONNX bytes by PyTorch (`python3 -c`, in a temporary folder; opset 13):
