@@ -67,9 +67,9 @@ typedef struct rd_frontend_options {
     size_t n_inputs;
     const char *const *outputs;
     size_t n_outputs;
-    /* RKNN's input_size_list: one shape per input, in order (PyTorch: forward's arguments, under the names
-       --input-shape may give too; those win). */
-    const rd_dims *input_sizes;
+    /* PyTorch: RKNN's input_size_list, the shapes of forward's arguments: entries without a name in argument
+       order, entries with one for that argument (they win); the load options' input shapes come on top. */
+    const rd_input_shape *input_sizes;
     size_t n_input_sizes;
 } rd_frontend_options;
 
@@ -116,7 +116,8 @@ rd_status rd_tf_to_onnx(const void *buf, size_t len, const char *name, const rd_
 
 /**
  * A TorchScript .pt file exported to ONNX bytes by PyTorch (`python3 -c`, in a temporary folder; opset 13):
- * shapes give every argument of forward by name (float32 zeros are traced). RD_E_UNSUPPORTED when Python cannot
+ * shapes give every argument of forward, by name, or in argument order for entries without a name (RKNN's
+ * input_size_list); a later entry for an argument wins (float32 zeros are traced). RD_E_UNSUPPORTED when Python cannot
  * import torch (the message says what to install) or the export fails, RD_E_PARSE when torch.jit.load refuses
  * the file, RD_E_INVAL for missing or unknown shapes (forward's arguments named), RD_E_LIMIT after a timeout.
  */
