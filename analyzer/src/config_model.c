@@ -54,15 +54,18 @@ static void cut_origin(const rd_rknn_config *c, char *buf, size_t len)
         snprintf(buf, len, "--graph-inputs/--graph-outputs");
 }
 
-/* subgraphs.inputs/outputs: the cut (nothing when m already is it). */
-static rd_status cut(const rd_rknn_config *c, const char *path, rd_model **m, FILE *errs, rd_error *err)
+/* The cut at ins / outs (the config's names as the model has them). */
+static rd_status cut_at(const rd_rknn_config *c, char **ins, char **outs, const char *path, rd_model **m, FILE *errs,
+                        rd_error *err)
 {
-    if ((!c->n_sub_inputs || is_io_set(*m, true, c->sub_inputs, c->n_sub_inputs)) &&
-        (!c->n_sub_outputs || is_io_set(*m, false, c->sub_outputs, c->n_sub_outputs)))
+    if (!ins || !outs)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if ((!c->n_sub_inputs || is_io_set(*m, true, ins, c->n_sub_inputs)) &&
+        (!c->n_sub_outputs || is_io_set(*m, false, outs, c->n_sub_outputs)))
         return RD_OK;
-    rd_onnx_rewrite rw = {.inputs = (const char *const *)c->sub_inputs,
+    rd_onnx_rewrite rw = {.inputs = (const char *const *)ins,
                           .n_inputs = c->n_sub_inputs,
-                          .outputs = (const char *const *)c->sub_outputs,
+                          .outputs = (const char *const *)outs,
                           .n_outputs = c->n_sub_outputs};
     void *buf = NULL;
     size_t len = 0;
@@ -79,6 +82,46 @@ static rd_status cut(const rd_rknn_config *c, const char *path, rd_model **m, FI
                 c->n_sub_inputs == 1 ? "" : "s", c->n_sub_outputs, c->n_sub_outputs == 1 ? "" : "s",
                 rd_model_node_count(*m));
     return RD_OK;
+}
+
+/* names as m names them: TensorFlow's "x:0" is the value the frontend named "x" (a converted graph given back
+   with its config); a copy, NULL when out of memory. */
+static char **model_names(const rd_model *m, char *const *names, size_t n)
+{
+    char **out = calloc(n ? n : 1, sizeof *out);
+    for (size_t i = 0; out && i < n; i++) {
+        size_t len = strlen(names[i]);
+        bool port0 = len > 2 && !strcmp(names[i] + len - 2, ":0") && rd_model_find_value(m, names[i]) < 0;
+        if (!(out[i] = strndup(names[i], port0 ? len - 2 : len)) || (port0 && rd_model_find_value(m, out[i]) < 0)) {
+            free(out[i]); /* not that either: the name as given, for the cut's message */
+            out[i] = strdup(names[i]);
+        }
+        if (!out[i]) {
+            for (size_t k = 0; k < i; k++)
+                free(out[k]);
+            free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* subgraphs.inputs/outputs: the cut (nothing when m already is it). */
+static rd_status cut(const rd_rknn_config *c, const char *path, rd_model **m, FILE *errs, rd_error *err)
+{
+    char **ins = model_names(*m, c->sub_inputs, c->n_sub_inputs),
+         **outs = model_names(*m, c->sub_outputs, c->n_sub_outputs);
+    rd_status st = cut_at(c, ins, outs, path, m, errs, err);
+    free_names(ins, c->n_sub_inputs);
+    free_names(outs, c->n_sub_outputs);
+    return st;
 }
 
 /* The config's shapes (input_size_list or dynamic_input set k) for m's inputs in order, --input-shape on

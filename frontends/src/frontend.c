@@ -209,7 +209,9 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
     rd_model_format f = rd_model_format_detect(buf, len);
     rd_model_format expect = fo ? fo->expect : RD_FORMAT_UNKNOWN;
     rd_model_format as = f == RD_FORMAT_UNKNOWN ? RD_FORMAT_ONNX : f; /* unknown bytes: ONNX's parser judges */
-    if (expect != RD_FORMAT_UNKNOWN && expect != as) {
+    /* an ONNX file is taken whatever the platform: it is what every frontend writes (convert's OUT/NAME.onnx given
+       back with its model_config.yml) */
+    if (expect != RD_FORMAT_UNKNOWN && expect != as && as != RD_FORMAT_ONNX) {
         free(buf);
         return rd_errorf(err, RD_E_PARSE, "%s: the model config says platform %s, but the file is %s", path,
                          rd_model_format_name(expect),

@@ -256,6 +256,14 @@ static void test_tf_cut(void)
     if (r.code)
         fprintf(stderr, "\n%s\n", r.errs);
     rd_test_cli_free(&r);
+    /* convert with -a: the converted OUT/NAME.onnx goes back to accuracy with the same config ("r:0" is "r") */
+    char *out = rd_test_join(dir, "converted");
+    r = rd_test_cli("convert", "-t", "rk3588", "-i", cfg, "-o", out, "-a", r24, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    if (r.code)
+        fprintf(stderr, "\n%s\n", r.errs);
+    rd_test_cli_free(&r);
+    free(out);
     rd_test_write_text(cfg, "models:\n  platform: tensorflow\n  model_file_path: ./shape.pb\n  quantize: false\n"
                             "  subgraphs:\n    inputs: ['rr']\n    outputs: [mul]\n");
     r = rd_test_cli("run", model, "-c", cfg, "--input", in_arg, NULL);

@@ -51,7 +51,7 @@ rd_status rd_model_format_parse(const char *name, rd_model_format *out, rd_error
 rd_model_format rd_model_format_detect(const void *buf, size_t len);
 
 typedef struct rd_frontend_options {
-    rd_model_format expect; /* RD_FORMAT_UNKNOWN: any; else a file of another format is RD_E_PARSE */
+    rd_model_format expect; /* RD_FORMAT_UNKNOWN: any; else a file of another format but ONNX is RD_E_PARSE */
     bool model_precision;   /* a quantized model (TFLite int8, int16x8) as its own integer arithmetic
                                (`--precision model`) instead of its dequantized float32 form */
     const char *weights;    /* the weights file of a two-file format (Darknet .weights, Caffe .caffemodel);
