@@ -74,12 +74,12 @@ static bool strided_slice(tf_ctx *C)
     if (!tf_const_ints(C, 1, b, RD_MAX_RANK, &nb) || !tf_const_ints(C, 2, e, RD_MAX_RANK, &ne) ||
         !tf_const_ints(C, 3, s, RD_MAX_RANK, &ns))
         return true;
-    int64_t bm = tf_attr_int(C, "begin_mask", 0), em = tf_attr_int(C, "end_mask", 0),
-            elm = tf_attr_int(C, "ellipsis_mask", 0), nm = tf_attr_int(C, "new_axis_mask", 0),
-            sm = tf_attr_int(C, "shrink_axis_mask", 0);
+    uint64_t bm = (uint64_t)tf_attr_int(C, "begin_mask", 0), em = (uint64_t)tf_attr_int(C, "end_mask", 0),
+             elm = (uint64_t)tf_attr_int(C, "ellipsis_mask", 0), nm = (uint64_t)tf_attr_int(C, "new_axis_mask", 0),
+             sm = (uint64_t)tf_attr_int(C, "shrink_axis_mask", 0);
     if (nb != ne || nb != ns || (elm & (elm - 1)))
         return REFUSE; /* lengths that differ, or two ellipses: TensorFlow refuses them too */
-    int ell = elm ? __builtin_ctzll((unsigned long long)elm) : nb;
+    int ell = elm ? __builtin_ctzll(elm) : nb;
     int64_t st[RD_MAX_RANK], en[RD_MAX_RANK], ax[RD_MAX_RANK], sp[RD_MAX_RANK], sq[RD_MAX_RANK], nw[RD_MAX_RANK];
     int n_sl = 0, n_sq = 0, n_nw = 0, in_axis = 0, out_axis = 0;
     int after = 0; /* spec entries after the ellipsis that take an input axis */
@@ -100,7 +100,7 @@ static bool strided_slice(tf_ctx *C)
             return REFUSE;
         int64_t lo = s[i] > 0 ? 0 : INT64_MAX, hi = s[i] > 0 ? INT64_MAX : INT64_MIN;
         if ((sm >> i) & 1) { /* one index, the axis dropped */
-            st[n_sl] = b[i], en[n_sl] = b[i] == -1 ? INT64_MAX : b[i] + 1, sp[n_sl] = 1;
+            st[n_sl] = b[i], en[n_sl] = b[i] == -1 || b[i] == INT64_MAX ? INT64_MAX : b[i] + 1, sp[n_sl] = 1;
             sq[n_sq++] = in_axis;
         } else {
             st[n_sl] = (bm >> i) & 1 ? lo : b[i], en[n_sl] = (em >> i) & 1 ? hi : e[i], sp[n_sl] = s[i];
@@ -156,14 +156,16 @@ static bool split(tf_ctx *C, const char *op)
     bool v = !strcmp(op, "SplitV"), unpack = !strcmp(op, "Unpack");
     int64_t axis = 0, sizes[TF_MAX_IO];
     int na = 0, n_out = 0, rest = -1;
+    int64_t count = 0;
     if (unpack)
-        axis = tf_attr_int(C, "axis", 0), n_out = (int)tf_attr_int(C, "num", 0);
+        axis = tf_attr_int(C, "axis", 0), count = tf_attr_int(C, "num", 0);
     else if (!tf_const_ints(C, v ? 2 : 0, &axis, 1, &na))
         return true;
     if (!unpack)
-        n_out = (int)tf_attr_int(C, "num_split", 0);
-    if (n_out < 1 || n_out > TF_MAX_IO)
+        count = tf_attr_int(C, "num_split", 0);
+    if (count < 1 || count > TF_MAX_IO)
         return REFUSE;
+    n_out = (int)count;
     const char *x = tf_in(C, v || unpack ? 0 : 1), *split_sizes = NULL;
     if (v) {
         int n = 0;
@@ -177,8 +179,8 @@ static bool split(tf_ctx *C, const char *op)
                 return REFUSE;
             else if (sizes[i] < 0)
                 rest = i;
-            else
-                known += sizes[i];
+            else if (__builtin_add_overflow(known, sizes[i], &known))
+                return REFUSE;
         if (rest < 0) {
             split_sizes = tf_init_i64(C, ":split", sizes, n);
         } else { /* the axis length less the sizes given, computed (and folded at load) */
@@ -226,8 +228,9 @@ static bool slice(tf_ctx *C)
             return true;
         if (nb != ns)
             return REFUSE;
-        for (int i = 0; i < nb; i++)
-            en[i] = sz[i] < 0 ? INT64_MAX : b[i] + sz[i];
+        for (int i = 0; i < nb; i++) /* past the end of any axis stays so */
+            if (sz[i] < 0 || __builtin_add_overflow(b[i], sz[i], &en[i]))
+                en[i] = INT64_MAX;
         tf_add(C, "Slice", (const char *const[]){x, tf_init_i64(C, ":starts", b, nb), tf_init_i64(C, ":ends", en, nb)},
                3, &out, 1);
         return true;
