@@ -131,11 +131,7 @@ static void test_graph_vs_onnx_runtime(void)
     if (st != RD_OK)
         fprintf(stderr, "\n%s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    static const struct {
-        const char *name;
-        int rank;
-        int64_t dims[4];
-    } names[] = {
+    static const fe_shape names[] = {
         {"conv1/Conv2D", 4, {1, 8, 8, 4}},
         {"conv1/BiasAdd", 4, {1, 8, 8, 4}},
         {"bn/FusedBatchNormV3", 4, {1, 8, 8, 4}},
@@ -152,18 +148,7 @@ static void test_graph_vs_onnx_runtime(void)
         {"padded", 4, {1, 10, 12, 3}},
         {"squeezed", 2, {10, 12}},
     };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int v = rd_model_find_value(m, names[i].name);
-        if (v < 0)
-            fprintf(stderr, "\nno value %s\n", names[i].name);
-        CU_ASSERT_FATAL(v >= 0);
-        rd_value_info vi;
-        rd_model_value(m, (size_t)v, &vi);
-        if (vi.rank != names[i].rank)
-            fprintf(stderr, "\n%s: rank %d\n", names[i].name, vi.rank);
-        CU_ASSERT_EQUAL_FATAL(vi.rank, names[i].rank);
-        CU_ASSERT_EQUAL(memcmp(vi.dims, names[i].dims, (size_t)vi.rank * sizeof(int64_t)), 0);
-    }
+    fe_check_shapes(m, names, sizeof names / sizeof names[0]);
     CU_ASSERT_EQUAL_FATAL(rd_model_output_count(m), 3);
     static float x[192];
     uint32_t s = 99;
@@ -267,25 +252,12 @@ static void test_shape_ops_vs_onnx_runtime(void)
         fprintf(stderr, "\n%s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     /* the computed shape was folded at load: every value's shape is known before any run */
-    static const struct {
-        const char *name;
-        int rank;
-        int64_t dims[4];
-    } names[] = {
+    static const fe_shape names[] = {
         {"r", 3, {2, 24, 3}},  {"mul", 3, {2, 10, 3}},    {"split:2", 3, {2, 14, 1}},
         {"un:1", 2, {24, 3}},  {"tile", 4, {2, 2, 6, 4}}, {"ss", 4, {2, 2, 6, 3}},
         {"ss2", 3, {1, 4, 3}}, {"half_dims", 1, {2}},     {"gr", 4, {2, 4, 6, 2}},
     };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int v = rd_model_find_value(m, names[i].name);
-        if (v < 0)
-            fprintf(stderr, "\nno value %s\n", names[i].name);
-        CU_ASSERT_FATAL(v >= 0);
-        rd_value_info vi;
-        rd_model_value(m, (size_t)v, &vi);
-        CU_ASSERT_EQUAL_FATAL(vi.rank, names[i].rank);
-        CU_ASSERT_EQUAL(memcmp(vi.dims, names[i].dims, (size_t)vi.rank * sizeof(int64_t)), 0);
-    }
+    fe_check_shapes(m, names, sizeof names / sizeof names[0]);
     CU_ASSERT_EQUAL_FATAL(rd_model_output_count(m), 8);
     static float x[144];
     for (int i = 0; i < 144; i++)
@@ -536,22 +508,11 @@ static void test_small_graph(void)
     if (st != RD_OK)
         fprintf(stderr, "\n%s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    static const struct {
-        const char *name;
-        int rank;
-        int64_t dims[5];
-    } names[] = {
+    static const fe_shape names[] = {
         {"conv", 4, {1, 3, 4, 4}}, {"mp", 4, {1, 3, 6, 6}},    {"nhwc", 4, {1, 6, 6, 3}},
         {"near", 4, {1, 3, 3, 3}}, {"ex", 5, {1, 1, 3, 3, 3}}, {"out", 4, {1, 1, 3, 3}},
     };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int v = rd_model_find_value(m, names[i].name);
-        CU_ASSERT_FATAL(v >= 0);
-        rd_value_info vi;
-        rd_model_value(m, (size_t)v, &vi);
-        CU_ASSERT_EQUAL_FATAL(vi.rank, names[i].rank);
-        CU_ASSERT_EQUAL(memcmp(vi.dims, names[i].dims, (size_t)vi.rank * sizeof(int64_t)), 0);
-    }
+    fe_check_shapes(m, names, sizeof names / sizeof names[0]);
     float x[72];
     for (int i = 0; i < 72; i++)
         x[i] = (float)(i % 7) - 3.0f;
