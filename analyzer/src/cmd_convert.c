@@ -56,15 +56,17 @@ static int parse_args(an_cmd_ctx *ctx, convert_args *a)
         case 0:
             return an_usage(ctx, "unexpected argument '%s': the model comes from the config (-i)", v);
         case OPT_HELP:
-            an_print_help(ctx->out,
-                          "rknn-diag convert -t TARGET -i model_config.yml -o OUT [-a \"F1 F2\"] [--integer] [-v]",
-                          "rknn_convert with rknn-diag's simulator: validates the config against the target, cuts\n"
-                          "the graph at subgraphs.inputs/outputs, quantizes (quantize: true) on the config's dataset\n"
-                          "and writes OUT/NAME.onnx (the float model converted), OUT/NAME.quantization.cfg and\n"
-                          "OUT/NAME.qdq.onnx; -a runs the accuracy analysis on those inputs into OUT/snapshot.\n"
-                          "models.platform names the model's framework (onnx, tflite: docs/frontends.md); keys it\n"
-                          "cannot honour (dynamic_input, an unknown framework) are refused by name.",
-                          convert_opts, N_CONVERT_OPTS);
+            an_print_help(
+                ctx->out, "rknn-diag convert -t TARGET -i model_config.yml -o OUT [-a \"F1 F2\"] [--integer] [-v]",
+                "rknn_convert with rknn-diag's simulator: validates the config against the target, cuts\n"
+                "the graph at subgraphs.inputs/outputs, quantizes (quantize: true) on the config's dataset\n"
+                "and writes OUT/NAME.onnx (the float model converted), OUT/NAME.quantization.cfg and\n"
+                "OUT/NAME.qdq.onnx; -a runs the accuracy analysis on those inputs into OUT/snapshot.\n"
+                "models.platform names the model's framework (onnx, tflite, tensorflow, pytorch, ...:\n"
+                "docs/frontends.md; a TensorFlow graph is cut at subgraphs while it is read, a PyTorch model\n"
+                "exported with input_size_list); keys it cannot honour (dynamic_input, an unknown\n"
+                "framework) are refused by name.",
+                convert_opts, N_CONVERT_OPTS);
             return AN_EXIT_OK;
         case OPT_TARGET:
             a->target = v;
