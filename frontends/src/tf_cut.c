@@ -11,30 +11,35 @@
 
 #define TF_NAME_NEAR_MAX 256 /* names longer than this are not compared for suggestions */
 
-/* Edit distance of a and b, or limit + 1 once it exceeds limit (lengths at most TF_NAME_NEAR_MAX). */
+/* Edit distance of a and b, or limit + 1 once it exceeds limit (lengths at most TF_NAME_NEAR_MAX): only the band
+   of cells within limit of the diagonal is computed, so a graph of a million long names is compared quickly. */
 static size_t distance(const char *a, const char *b, size_t limit)
 {
-    size_t la = strlen(a), lb = strlen(b);
+    size_t la = strlen(a), lb = strlen(b), big = limit + 1;
     if (la > TF_NAME_NEAR_MAX || lb > TF_NAME_NEAR_MAX || (la > lb ? la - lb : lb - la) > limit)
-        return limit + 1;
-    size_t row[TF_NAME_NEAR_MAX + 1];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
+        return big;
+    size_t row[TF_NAME_NEAR_MAX + 2];
+    for (size_t j = 0; j <= lb + 1 && j <= TF_NAME_NEAR_MAX + 1; j++)
+        row[j] = j <= limit ? j : big;
     for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0], best = row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
+        size_t lo = i > limit ? i - limit : 1, hi = i + limit < lb ? i + limit : lb;
+        size_t diag = row[lo - 1];
+        row[lo - 1] = lo == 1 && i <= limit ? i : big; /* column lo - 1 is outside this row's band */
+        size_t best = row[lo - 1];
+        for (size_t j = lo; j <= hi; j++) {
             size_t up = row[j], v = diag + (a[i - 1] != b[j - 1]);
             if (up + 1 < v)
                 v = up + 1;
             if (row[j - 1] + 1 < v)
                 v = row[j - 1] + 1;
             diag = up;
-            row[j] = v;
-            if (v < best)
-                best = v;
+            row[j] = v < big ? v : big;
+            if (row[j] < best)
+                best = row[j];
         }
+        row[hi + 1] = big; /* the next row reads it from above: outside this one's band */
         if (best > limit)
-            return limit + 1;
+            return big;
     }
     return row[lb];
 }
@@ -44,10 +49,11 @@ static void close_names(const tf_ctx *C, const char *want, char *buf, size_t len
 {
     enum { N_NEAR = 5 };
     size_t near[N_NEAR], score[N_NEAR], n_near = 0;
-    size_t limit = strlen(want) / 3 > 2 ? strlen(want) / 3 : 2;
+    size_t limit = strlen(want) / 3, cap = 8; /* a third of the name, 2 to 8 edits */
+    limit = limit < 2 ? 2 : limit > cap ? cap : limit;
     for (size_t i = 0; i < C->g->n_node; i++) {
         const char *nm = C->g->node[i]->name;
-        size_t d = strstr(nm, want) || strstr(want, nm) ? 1 : distance(want, nm, limit);
+        size_t d = nm[0] && (strstr(nm, want) || strstr(want, nm)) ? 1 : distance(want, nm, limit);
         if (d > limit)
             continue;
         size_t at = n_near < N_NEAR ? n_near++ : N_NEAR;
