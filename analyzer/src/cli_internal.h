@@ -68,6 +68,11 @@ int an_fail(const an_cmd_ctx *ctx, const rd_error *err);
 /** Prints "rknn-diag CMD: error: out of memory (what)" and returns 3: for an allocation failing before
     there is an rd_error to fill. */
 int an_fail_nomem(const an_cmd_ctx *ctx, const char *what);
+struct cJSON;
+/** Prints a --json tree built with an_json_add*: when ok is false (a member could not be made) or the text
+    cannot be made, nothing is printed and the out-of-memory error is returned (3), never a tree missing
+    members. Deletes root. */
+int an_emit_json(const an_cmd_ctx *ctx, struct cJSON *root, bool ok);
 /** Usage error: prints the message and a hint to --help; returns 2. */
 int an_usage(const an_cmd_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -1,6 +1,7 @@
 /* cli_opts.c: option parsing shared by all commands (long options anywhere, --a=b and --a b). */
 #include "term_text.h"
 #include "cli_internal.h"
+#include "json_out.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -166,6 +167,15 @@ int an_fail_nomem(const an_cmd_ctx *ctx, const char *what)
     rd_error err = {0};
     rd_errorf(&err, RD_E_NOMEM, "out of memory (%s)", what);
     return an_fail(ctx, &err);
+}
+
+int an_emit_json(const an_cmd_ctx *ctx, cJSON *root, bool ok)
+{
+    if (!ok) {
+        cJSON_Delete(root);
+        return an_fail_nomem(ctx, "the JSON output");
+    }
+    return an_json_print(ctx->out, root) ? AN_EXIT_OK : an_fail_nomem(ctx, "the JSON output");
 }
 
 int an_usage(const an_cmd_ctx *ctx, const char *fmt, ...)

@@ -137,40 +137,42 @@ static int compare_results(an_cmd_ctx *ctx, const char *pa, const char *pb, cons
     for (size_t j = 0; j < b->n_layers; j++)
         only_b += rd_result_find_layer(a, b->layers[j].name) < 0;
     delta_row *sorted = malloc((n + 1) * sizeof *sorted);
-    if (sorted) {
-        memcpy(sorted, rows, n * sizeof *rows);
-        qsort(sorted, n, sizeof *sorted, cmp_moved);
+    if (!sorted) {
+        free(rows);
+        return an_fail_nomem(ctx, "the sorted rows");
     }
-    size_t k = sorted ? (n < (size_t)top ? n : (size_t)top) : 0;
+    memcpy(sorted, rows, n * sizeof *rows);
+    qsort(sorted, n, sizeof *sorted, cmp_moved);
+    size_t k = n < (size_t)top ? n : (size_t)top;
+    int rc = AN_EXIT_OK;
     if (json) {
+        bool ok = true;
         cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "a", pa);
-        cJSON_AddStringToObject(root, "b", pb);
-        cJSON_AddStringToObject(root, "mode", "results");
-        cJSON *list = cJSON_AddArrayToObject(root, "layers");
+        an_json_add_str(root, "a", pa, &ok);
+        an_json_add_str(root, "b", pb, &ok);
+        an_json_add_str(root, "mode", "results", &ok);
+        cJSON *list = an_json_add_array(root, "layers", &ok);
         for (size_t i = 0; i < n; i++) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "name", rows[i].name);
-            cJSON_AddStringToObject(o, "group", group_names[rows[i].group]);
-            cJSON_AddItemToObject(o, "cos_a", num(rows[i].cos_a));
-            cJSON_AddItemToObject(o, "cos_b", num(rows[i].cos_b));
-            cJSON_AddItemToObject(o, "d_cos", num(rows[i].cos_b - rows[i].cos_a));
-            cJSON_AddItemToObject(o, "euc_a", num(rows[i].euc_a));
-            cJSON_AddItemToObject(o, "euc_b", num(rows[i].euc_b));
-            cJSON_AddItemToObject(o, "d_euc", num(rows[i].euc_b - rows[i].euc_a));
-            cJSON_AddItemToArray(list, o);
+            cJSON *o = an_json_push_object(list, &ok);
+            an_json_add_str(o, "name", rows[i].name, &ok);
+            an_json_add_str(o, "group", group_names[rows[i].group], &ok);
+            an_json_add(o, "cos_a", num(rows[i].cos_a), &ok);
+            an_json_add(o, "cos_b", num(rows[i].cos_b), &ok);
+            an_json_add(o, "d_cos", num(rows[i].cos_b - rows[i].cos_a), &ok);
+            an_json_add(o, "euc_a", num(rows[i].euc_a), &ok);
+            an_json_add(o, "euc_b", num(rows[i].euc_b), &ok);
+            an_json_add(o, "d_euc", num(rows[i].euc_b - rows[i].euc_a), &ok);
         }
-        cJSON *most = cJSON_AddArrayToObject(root, "moved_most");
+        cJSON *most = an_json_add_array(root, "moved_most", &ok);
         for (size_t i = 0; i < k; i++) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "name", sorted[i].name);
-            cJSON_AddStringToObject(o, "group", group_names[sorted[i].group]);
-            cJSON_AddItemToObject(o, "moved", num(sorted[i].moved));
-            cJSON_AddItemToArray(most, o);
+            cJSON *o = an_json_push_object(most, &ok);
+            an_json_add_str(o, "name", sorted[i].name, &ok);
+            an_json_add_str(o, "group", group_names[sorted[i].group], &ok);
+            an_json_add(o, "moved", num(sorted[i].moved), &ok);
         }
-        cJSON_AddNumberToObject(root, "only_in_a", (double)only_a);
-        cJSON_AddNumberToObject(root, "only_in_b", (double)only_b);
-        an_json_print(ctx->out, root);
+        an_json_add_num(root, "only_in_a", (double)only_a, &ok);
+        an_json_add_num(root, "only_in_b", (double)only_b, &ok);
+        rc = an_emit_json(ctx, root, ok);
     } else {
         fprintf(ctx->out, "A: %s\nB: %s\n%zu layer groups in both; %zu layers only in A, %zu only in B\n\n", pa, pb, n,
                 only_a, only_b);
@@ -180,7 +182,7 @@ static int compare_results(an_cmd_ctx *ctx, const char *pa, const char *pb, cons
     }
     free(sorted);
     free(rows);
-    return AN_EXIT_OK;
+    return rc;
 }
 
 /* Loads DIR/file (an .npy named in index.json) as float32; file must stay inside DIR (no '..', no absolute
@@ -206,7 +208,10 @@ static rd_status load_index(const char *dir, cJSON **out, rd_error *err)
     if (st != RD_OK)
         return st;
     *out = cJSON_ParseWithLength(text, len);
+    bool nomem = !*out && rd_json_well_formed(text, len, CJSON_NESTING_LIMIT);
     free(text);
+    if (nomem)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory reading %s", p);
     if (!*out || !cJSON_IsArray(*out)) {
         cJSON_Delete(*out);
         return rd_errorf(err, RD_E_PARSE, "%s: not a JSON list of {name, file, ...}", p);
@@ -275,10 +280,12 @@ static int print_dump_comparison(an_cmd_ctx *ctx, const char *pa, const char *pb
 {
     size_t n = r->n_layers;
     size_t *order = malloc((n + 1) * sizeof *order);
-    for (size_t i = 0; order && i < n; i++)
+    if (!order)
+        return an_fail_nomem(ctx, "the tensor order");
+    for (size_t i = 0; i < n; i++)
         order[i] = i;
     /* lowest effective cosine first (simple insertion sort: dumps hold at most a few thousand tensors) */
-    for (size_t i = 1; order && i < n; i++)
+    for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0; j--) {
             double x = an_cos_effective(&r->layers[order[j]].groups[0].mean);
             double y = an_cos_effective(&r->layers[order[j - 1]].groups[0].mean);
@@ -288,29 +295,30 @@ static int print_dump_comparison(an_cmd_ctx *ctx, const char *pa, const char *pb
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
-    size_t k = order ? (n < (size_t)top ? n : (size_t)top) : 0;
+    size_t k = n < (size_t)top ? n : (size_t)top;
+    int rc = AN_EXIT_OK;
     if (json) {
+        bool ok = true;
         cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "a", pa);
-        cJSON_AddStringToObject(root, "b", pb);
-        cJSON_AddStringToObject(root, "mode", "tensors");
-        cJSON *list = cJSON_AddArrayToObject(root, "tensors");
+        an_json_add_str(root, "a", pa, &ok);
+        an_json_add_str(root, "b", pb, &ok);
+        an_json_add_str(root, "mode", "tensors", &ok);
+        cJSON *list = an_json_add_array(root, "tensors", &ok);
         for (size_t i = 0; i < n; i++) {
             const rd_metrics *m = &r->layers[i].groups[0].mean;
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "name", r->layers[i].name);
-            cJSON_AddItemToObject(o, "cos", num(m->cos));
-            cJSON_AddItemToObject(o, "euc", num(m->euc));
-            cJSON_AddItemToObject(o, "euc_rel", num(m->euc_rel));
-            cJSON_AddItemToObject(o, "sqnr_db", num(m->sqnr_db));
-            cJSON_AddItemToObject(o, "max_abs", num(m->max_abs));
-            cJSON_AddStringToObject(o, "degenerate", rd_degenerate_name(m->degenerate));
-            cJSON_AddItemToArray(list, o);
+            cJSON *o = an_json_push_object(list, &ok);
+            an_json_add_str(o, "name", r->layers[i].name, &ok);
+            an_json_add(o, "cos", num(m->cos), &ok);
+            an_json_add(o, "euc", num(m->euc), &ok);
+            an_json_add(o, "euc_rel", num(m->euc_rel), &ok);
+            an_json_add(o, "sqnr_db", num(m->sqnr_db), &ok);
+            an_json_add(o, "max_abs", num(m->max_abs), &ok);
+            an_json_add_str(o, "degenerate", rd_degenerate_name(m->degenerate), &ok);
         }
-        cJSON *most = cJSON_AddArrayToObject(root, "moved_most");
+        cJSON *most = an_json_add_array(root, "moved_most", &ok);
         for (size_t i = 0; i < k; i++)
-            cJSON_AddItemToArray(most, cJSON_CreateString(r->layers[order[i]].name));
-        an_json_print(ctx->out, root);
+            an_json_push(most, cJSON_CreateString(r->layers[order[i]].name), &ok);
+        rc = an_emit_json(ctx, root, ok);
     } else {
         fprintf(ctx->out, "A: %s (reference)\nB: %s\n%zu tensors in both\n\n%-48s %9s %11s %11s %9s %11s %s\n", pa, pb,
                 n, "tensor", "cos", "euc", "euc_rel", "sqnr_db", "max_abs", "class");
@@ -325,7 +333,7 @@ static int print_dump_comparison(an_cmd_ctx *ctx, const char *pa, const char *pb
                     r->layers[order[i]].groups[0].mean.cos);
     }
     free(order);
-    return AN_EXIT_OK;
+    return rc;
 }
 
 int an_cmd_compare(an_cmd_ctx *ctx)

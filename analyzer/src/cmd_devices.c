@@ -18,27 +18,16 @@ static const an_optspec devices_opts[] = {
 
 static int print_json(const an_cmd_ctx *ctx, const rd_adb_device_info *v, size_t n)
 {
+    bool ok = true;
     cJSON *arr = cJSON_CreateArray();
-    for (size_t i = 0; arr && i < n; i++) {
-        cJSON *o = cJSON_CreateObject();
-        if (!o)
-            break;
-        cJSON_AddStringToObject(o, "serial", v[i].serial);
-        cJSON_AddStringToObject(o, "state", v[i].state);
-        cJSON_AddStringToObject(o, "transport", v[i].transport);
-        cJSON_AddStringToObject(o, "description", v[i].description);
-        cJSON_AddItemToArray(arr, o);
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = an_json_push_object(arr, &ok);
+        an_json_add_str(o, "serial", v[i].serial, &ok);
+        an_json_add_str(o, "state", v[i].state, &ok);
+        an_json_add_str(o, "transport", v[i].transport, &ok);
+        an_json_add_str(o, "description", v[i].description, &ok);
     }
-    char *text = an_json_text(arr);
-    cJSON_Delete(arr);
-    if (!text) {
-        rd_error err;
-        rd_errorf(&err, RD_E_NOMEM, "out of memory");
-        return an_fail(ctx, &err);
-    }
-    fprintf(ctx->out, "%s\n", text);
-    free(text);
-    return AN_EXIT_OK;
+    return an_emit_json(ctx, arr, ok);
 }
 
 int an_cmd_devices(an_cmd_ctx *ctx)

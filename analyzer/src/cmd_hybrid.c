@@ -390,28 +390,27 @@ static int suggest(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score 
 {
     size_t rows = r->n_cands < (size_t)a->top ? r->n_cands : (size_t)a->top;
     if (a->json) {
-        cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray();
-        cJSON_AddItemToObject(root, "output_cos_int8", num(base->cos));
-        cJSON_AddItemToObject(root, "output_sqnr_int8", num(base->sqnr_db));
-        cJSON_AddItemToObject(root, "layers", arr);
+        bool ok = true;
+        cJSON *root = cJSON_CreateObject();
+        an_json_add(root, "output_cos_int8", num(base->cos), &ok);
+        an_json_add(root, "output_sqnr_int8", num(base->sqnr_db), &ok);
+        cJSON *arr = an_json_add_array(root, "layers", &ok);
         for (size_t i = 0; i < rows; i++) {
             const an_hyb_cand *c = &r->cands[r->order[i]];
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "tensor", c->name);
-            cJSON_AddStringToObject(o, "op_type", c->op_type);
-            cJSON_AddNumberToObject(o, "position", c->position);
-            cJSON_AddItemToObject(o, "single_cos", num(c->single_cos));
-            cJSON_AddItemToObject(o, "entire_cos", num(c->entire_cos));
-            cJSON_AddItemToObject(o, "single_sqnr", num(c->single_sqnr));
-            cJSON_AddItemToObject(o, "saturated_share", num(c->saturated));
-            cJSON_AddItemToObject(o, "weight_outlier_ratio", num(c->w_outlier));
-            cJSON_AddItemToObject(o, "macs", num(c->macs));
-            cJSON_AddItemToObject(o, "output_cos_alone_fp16", num(c->alone_cos));
-            cJSON_AddItemToObject(o, "output_cos_gain", num(c->alone_cos - base->cos));
-            cJSON_AddItemToArray(arr, o);
+            cJSON *o = an_json_push_object(arr, &ok);
+            an_json_add_str(o, "tensor", c->name, &ok);
+            an_json_add_str(o, "op_type", c->op_type, &ok);
+            an_json_add_num(o, "position", c->position, &ok);
+            an_json_add(o, "single_cos", num(c->single_cos), &ok);
+            an_json_add(o, "entire_cos", num(c->entire_cos), &ok);
+            an_json_add(o, "single_sqnr", num(c->single_sqnr), &ok);
+            an_json_add(o, "saturated_share", num(c->saturated), &ok);
+            an_json_add(o, "weight_outlier_ratio", num(c->w_outlier), &ok);
+            an_json_add(o, "macs", num(c->macs), &ok);
+            an_json_add(o, "output_cos_alone_fp16", num(c->alone_cos), &ok);
+            an_json_add(o, "output_cos_gain", num(c->alone_cos - base->cos), &ok);
         }
-        an_json_print(ctx->out, root);
-        return AN_EXIT_OK;
+        return an_emit_json(ctx, root, ok);
     }
     fprintf(ctx->out, "int8 outputs: cosine %.5f, SQNR %.2f dB (minimum over outputs and %zu samples)\n\n", base->cos,
             base->sqnr_db, r->n_samples);
@@ -536,7 +535,7 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     if (rc >= 0)
         goto out;
     if (an_quant_pool(&a->q, NULL, &err) != RD_OK) { /* one pool for every run; samples measured at once */
-        rc = an_usage(ctx, "%s", err.msg);
+        rc = an_fail(ctx, &err); /* a bad --threads is a usage error (2), no memory for the pool 3 */
         goto out;
     }
     if (a->sub == SUB_DIAGNOSE) {

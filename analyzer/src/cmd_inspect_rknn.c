@@ -119,12 +119,15 @@ int an_inspect_rknn(an_cmd_ctx *ctx)
         rd_rknn_log *log = NULL;
         if (rd_rknn_log_load(log_path, &log, &err) != RD_OK)
             return an_fail(ctx, &err);
-        if (json)
-            an_json_print(ctx->out, an_rk_log_json(rd_rknn_log_get(log)));
-        else
+        int rc = AN_EXIT_OK;
+        if (json) {
+            cJSON *tree = an_rk_log_json(rd_rknn_log_get(log)); /* NULL: out of memory */
+            rc = an_emit_json(ctx, tree, tree != NULL);
+        } else {
             an_rk_print_log(ctx->out, rd_rknn_log_get(log), &to);
+        }
         rd_rknn_log_destroy(log);
-        return AN_EXIT_OK;
+        return rc;
     }
     rd_rknn_model *m = NULL;
     if (rd_rknn_load(model, NULL, &m, &err) != RD_OK)
@@ -134,10 +137,13 @@ int an_inspect_rknn(an_cmd_ctx *ctx)
         an_rk_put(ctx->errs, rd_rknn_warning(m, i));
         fputc('\n', ctx->errs);
     }
-    if (json)
-        an_json_print(ctx->out, an_rk_model_json(m)); /* valid UTF-8, safe to print */
-    else
+    int rc = AN_EXIT_OK;
+    if (json) {
+        cJSON *tree = an_rk_model_json(m);          /* NULL: out of memory */
+        rc = an_emit_json(ctx, tree, tree != NULL); /* valid UTF-8, safe to print */
+    } else {
         an_rk_print_model(ctx->out, m, &to);
+    }
     rd_rknn_destroy(m);
-    return AN_EXIT_OK;
+    return rc;
 }

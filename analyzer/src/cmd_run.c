@@ -552,7 +552,7 @@ int an_cmd_run(an_cmd_ctx *ctx)
     n_in = rd_model_input_count(m);
     if (!((a->precision && !a->model_precision && a->q.cfg.dtype != RD_QDT_FLOAT32) || built)) {
         if (an_quant_pool(&a->q, NULL, &err) != RD_OK) {
-            rc = an_usage(ctx, "%s", err.msg);
+            rc = an_fail(ctx, &err); /* a bad --threads is a usage error (2), no memory for the pool 3 */
             goto out;
         }
     } else {

@@ -192,6 +192,8 @@ rd_status an_coco_annot_parse(const char *buf, size_t len, const char *name, an_
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, false);
     if (!root) {
+        if (rd_json_well_formed(buf, len, CJSON_NESTING_LIMIT))
+            return rd_errorf(err, RD_E_NOMEM, "out of memory reading %s", name);
         size_t at = end && end >= buf ? (size_t)(end - buf) : 0;
         return rd_errorf(err, RD_E_PARSE, "%s: not valid JSON (near byte %zu)", name, at);
     }

@@ -3,6 +3,7 @@
  * sample (--labels with --dataset, or IDX files), and the samples whose top-1 differs between columns.
  */
 #include "eval_task.h"
+#include "json_out.h"
 #include "term_text.h"
 
 #include <errno.h>
@@ -159,20 +160,19 @@ static rd_status classify_sample(an_eval_ctx *c, size_t k, const an_eval_geom *g
 {
     (void)g;
     const classify_state *s = c->state;
-    cJSON *t1 = cJSON_CreateArray(), *t5 = cJSON_CreateArray();
-    cJSON_AddNumberToObject(rec, "label", (double)s->labels[k]);
-    cJSON_AddItemToObject(rec, "top1", t1);
-    cJSON_AddItemToObject(rec, "top5", t5);
+    bool ok = true;
+    an_json_add_num(rec, "label", (double)s->labels[k], &ok);
+    cJSON *t1 = an_json_add_array(rec, "top1", &ok), *t5 = an_json_add_array(rec, "top5", &ok);
     for (size_t j = 0; j < c->n_cols; j++) {
         int64_t top1 = 0;
         bool top5 = false;
         rd_status st = classify_one(&outs[j][0], s->labels[k], &top1, &top5, err);
         if (st != RD_OK)
             return rd_error_prefix(err, "sample %zu (%s)", k, c->cols[j].name);
-        cJSON_AddItemToArray(t1, cJSON_CreateNumber((double)top1));
-        cJSON_AddItemToArray(t5, cJSON_CreateNumber(top5 ? 1 : 0));
+        an_json_push(t1, cJSON_CreateNumber((double)top1), &ok);
+        an_json_push(t5, cJSON_CreateNumber(top5 ? 1 : 0), &ok);
     }
-    return RD_OK;
+    return an_json_status(ok, "the sample's record", err);
 }
 
 static double pct(double a, double n)
@@ -187,6 +187,7 @@ static rd_status classify_report(const cJSON *partial, cJSON *const *recs, size_
     size_t nc = an_eval_columns(partial, cols);
     double c1[AN_EVAL_MAX_COLS] = {0}, c5[AN_EVAL_MAX_COLS] = {0};
     size_t n_dis = 0;
+    bool ok = true;
     cJSON *list = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++) {
         const cJSON *t1 = cJSON_GetObjectItemCaseSensitive(recs[i], "top1");
@@ -205,24 +206,24 @@ static rd_status classify_report(const cJSON *partial, cJSON *const *recs, size_
         }
         if (differs && n_dis++ < show) {
             cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "sample", cJSON_GetObjectItemCaseSensitive(recs[i], "sample")->valuedouble);
-            cJSON_AddNumberToObject(o, "label", lab->valuedouble);
+            an_json_add_num(o, "sample", cJSON_GetObjectItemCaseSensitive(recs[i], "sample")->valuedouble, &ok);
+            an_json_add_num(o, "label", lab->valuedouble, &ok);
             for (size_t j = 0; j < nc; j++)
-                cJSON_AddNumberToObject(o, cols[j], cJSON_GetArrayItem(t1, (int)j)->valuedouble);
-            cJSON_AddItemToArray(list, o);
+                an_json_add_num(o, cols[j], cJSON_GetArrayItem(t1, (int)j)->valuedouble, &ok);
+            an_json_push(list, o, &ok);
         }
     }
-    cJSON *prec = cJSON_AddObjectToObject(report, "precisions");
+    cJSON *prec = an_json_add_object(report, "precisions", &ok);
     for (size_t j = 0; j < nc; j++) {
-        cJSON *o = cJSON_AddObjectToObject(prec, cols[j]);
-        cJSON_AddNumberToObject(o, "top1", pct(c1[j], (double)n));
-        cJSON_AddNumberToObject(o, "top5", pct(c5[j], (double)n));
-        cJSON_AddNumberToObject(o, "correct1", c1[j]);
-        cJSON_AddNumberToObject(o, "correct5", c5[j]);
+        cJSON *o = an_json_add_object(prec, cols[j], &ok);
+        an_json_add_num(o, "top1", pct(c1[j], (double)n), &ok);
+        an_json_add_num(o, "top5", pct(c5[j], (double)n), &ok);
+        an_json_add_num(o, "correct1", c1[j], &ok);
+        an_json_add_num(o, "correct5", c5[j], &ok);
     }
-    cJSON_AddNumberToObject(report, "disagreements", (double)n_dis);
-    cJSON_AddItemToObject(report, "disagreeing_samples", list);
-    return RD_OK;
+    an_json_add_num(report, "disagreements", (double)n_dis, &ok);
+    an_json_add(report, "disagreeing_samples", list, &ok);
+    return an_json_status(ok, "the classification report", err);
 }
 
 static void classify_print(FILE *out, const cJSON *r, size_t show)

@@ -8,6 +8,7 @@
 #include "det_annot.h"
 #include "eval_image.h"
 #include "eval_task.h"
+#include "json_out.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -168,17 +169,17 @@ static rd_status detect_input(an_eval_ctx *c, size_t k, rd_tensor *in, an_eval_g
     return st;
 }
 
-static cJSON *box_row(int cat, const an_box *b, double last1, double last2, bool two)
+static cJSON *box_row(int cat, const an_box *b, double last1, double last2, bool two, bool *ok)
 {
     cJSON *a = cJSON_CreateArray();
-    cJSON_AddItemToArray(a, cJSON_CreateNumber(cat));
-    cJSON_AddItemToArray(a, an_json_exact(b->x));
-    cJSON_AddItemToArray(a, an_json_exact(b->y));
-    cJSON_AddItemToArray(a, an_json_exact(b->w));
-    cJSON_AddItemToArray(a, an_json_exact(b->h));
-    cJSON_AddItemToArray(a, an_json_exact(last1));
+    an_json_push(a, cJSON_CreateNumber(cat), ok);
+    an_json_push(a, an_json_exact(b->x), ok);
+    an_json_push(a, an_json_exact(b->y), ok);
+    an_json_push(a, an_json_exact(b->w), ok);
+    an_json_push(a, an_json_exact(b->h), ok);
+    an_json_push(a, an_json_exact(last1), ok);
     if (two)
-        cJSON_AddItemToArray(a, cJSON_CreateNumber(last2));
+        an_json_push(a, cJSON_CreateNumber(last2), ok);
     return a;
 }
 
@@ -187,6 +188,7 @@ static rd_status detect_sample(an_eval_ctx *c, size_t k, const an_eval_geom *g, 
 {
     detect_state *s = c->state;
     rd_status st = RD_OK;
+    bool ok = true;
     /* ground truth */
     an_gt *yolo = NULL;
     size_t n_yolo = 0;
@@ -205,12 +207,12 @@ static rd_status detect_sample(an_eval_ctx *c, size_t k, const an_eval_geom *g, 
         gts = yolo;
         n_gts = n_yolo;
     }
-    cJSON_AddNumberToObject(rec, "image", s->image[k] ? (double)s->image[k]->id : (double)k);
-    cJSON *gt = cJSON_AddArrayToObject(rec, "gt");
+    an_json_add_num(rec, "image", s->image[k] ? (double)s->image[k]->id : (double)k, &ok);
+    cJSON *gt = an_json_add_array(rec, "gt", &ok);
     for (size_t i = 0; st == RD_OK && i < n_gts; i++)
-        cJSON_AddItemToArray(gt, box_row(gts[i].category, &gts[i].box, gts[i].area, gts[i].crowd, true));
+        an_json_push(gt, box_row(gts[i].category, &gts[i].box, gts[i].area, gts[i].crowd, true, &ok), &ok);
     free(yolo);
-    cJSON *dets = cJSON_AddArrayToObject(rec, "det");
+    cJSON *dets = an_json_add_array(rec, "det", &ok);
     an_det_frame f = {.names = c->output_names, .n_outs = c->n_outputs, .in_w = c->in_w, .in_h = c->in_h};
     const double W = (double)g->orig_w, H = (double)g->orig_h;
     for (size_t j = 0; j < c->n_cols && st == RD_OK; j++) {
@@ -219,8 +221,7 @@ static rd_status detect_sample(an_eval_ctx *c, size_t k, const an_eval_geom *g, 
         st = an_det_run(s->dec, &c->o->det, &f, &l, err);
         if (st != RD_OK)
             return rd_error_prefix(err, "sample %zu (%s, %s)", k, rd_dataset_path(&c->ds, k, 0), c->cols[j].name);
-        cJSON *col = cJSON_CreateArray();
-        cJSON_AddItemToArray(dets, col);
+        cJSON *col = an_json_push_array(dets, &ok);
         for (size_t i = 0; i < l.n && st == RD_OK; i++) {
             const an_det_box *b = &l.v[i];
             if (b->cls < 0 || (size_t)b->cls >= s->annot.n_categories) {
@@ -236,27 +237,27 @@ static rd_status detect_sample(an_eval_ctx *c, size_t k, const an_eval_geom *g, 
             double x1 = fmin(fmax(((double)b->x1 - g->pad_x) / g->sx, 0), W);
             double y1 = fmin(fmax(((double)b->y1 - g->pad_y) / g->sy, 0), H);
             an_box box = {x0, y0, x1 - x0, y1 - y0};
-            cJSON_AddItemToArray(col, box_row(s->annot.categories[b->cls].id, &box, b->score, 0, false));
+            an_json_push(col, box_row(s->annot.categories[b->cls].id, &box, b->score, 0, false, &ok), &ok);
         }
         an_det_list_fini(&l);
     }
-    return st;
+    return st == RD_OK ? an_json_status(ok, "the sample's record", err) : st;
 }
 
 static rd_status detect_header(an_eval_ctx *c, cJSON *p, rd_error *err)
 {
     const detect_state *s = c->state;
-    cJSON *cats = cJSON_AddArrayToObject(p, "categories");
-    for (size_t i = 0; cats && i < s->annot.n_categories; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "id", s->annot.categories[i].id);
-        cJSON_AddStringToObject(o, "name", s->annot.categories[i].name);
-        cJSON_AddItemToArray(cats, o);
+    bool ok = true;
+    cJSON *cats = an_json_add_array(p, "categories", &ok);
+    for (size_t i = 0; i < s->annot.n_categories; i++) {
+        cJSON *o = an_json_push_object(cats, &ok);
+        an_json_add_num(o, "id", s->annot.categories[i].id, &ok);
+        an_json_add_str(o, "name", s->annot.categories[i].name, &ok);
     }
-    cJSON_AddStringToObject(p, "decoder", s->dec->name);
-    cJSON_AddStringToObject(p, "ground_truth", c->o->annotations ? c->o->annotations : c->o->yolo_labels);
-    if (!cats || an_json_add_exact(p, "show_score", c->o->show_score, err) != RD_OK)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    an_json_add_str(p, "decoder", s->dec->name, &ok);
+    an_json_add_str(p, "ground_truth", c->o->annotations ? c->o->annotations : c->o->yolo_labels, &ok);
+    if (!ok || an_json_add_exact(p, "show_score", c->o->show_score, err) != RD_OK)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory (the partial's header)");
     return RD_OK;
 }
 

@@ -5,6 +5,7 @@
  */
 #include "det_metrics.h"
 #include "eval_task.h"
+#include "json_out.h"
 #include "term_text.h"
 
 #include <math.h>
@@ -172,6 +173,7 @@ rd_status an_eval_detect_report(const cJSON *partial, cJSON *const *recs, size_t
     int *cat_ids = calloc((size_t)n_cat + 1, sizeof *cat_ids);
     change *ch = calloc(n + 1, sizeof *ch);
     parsed p;
+    bool ok = true;
     rd_status st = cat_ids && ch ? parse_records(recs, n, nc, &p, err) : rd_errorf(err, RD_E_NOMEM, "out of memory");
     for (int i = 0; st == RD_OK && i < n_cat; i++) {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cats, i), "id");
@@ -186,7 +188,7 @@ rd_status an_eval_detect_report(const cJSON *partial, cJSON *const *recs, size_t
     for (size_t k = 0; k < 2 && st == RD_OK; k++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(partial, copied[k]);
         if (v)
-            cJSON_AddItemToObject(report, copied[k], cJSON_Duplicate(v, true));
+            an_json_add(report, copied[k], cJSON_Duplicate(v, true), &ok);
     }
     an_coco_result res[AN_EVAL_MAX_COLS];
     memset(res, 0, sizeof res);
@@ -200,36 +202,36 @@ rd_status an_eval_detect_report(const cJSON *partial, cJSON *const *recs, size_t
         size_t objects = 0;
         for (size_t i = 0; i < p.n_gts; i++)
             objects += !p.gts[i].crowd;
-        cJSON_AddNumberToObject(report, "objects", (double)objects);
-        cJSON_AddNumberToObject(report, "show_score", show_score);
-        cJSON *m = cJSON_AddObjectToObject(report, "metrics");
+        an_json_add_num(report, "objects", (double)objects, &ok);
+        an_json_add_num(report, "show_score", show_score, &ok);
+        cJSON *m = an_json_add_object(report, "metrics", &ok);
         for (size_t j = 0; j < nc; j++) {
-            cJSON *o = cJSON_AddObjectToObject(m, cols[j]);
-            cJSON_AddNumberToObject(o, "map", res[j].map);
-            cJSON_AddNumberToObject(o, "map50", res[j].map50);
-            cJSON_AddNumberToObject(o, "map75", res[j].map75);
-            cJSON_AddNumberToObject(o, "mar100", res[j].mar100);
-            cJSON_AddNumberToObject(o, "drop_map", res[0].map - res[j].map);
-            cJSON_AddNumberToObject(o, "drop_map50", res[0].map50 - res[j].map50);
+            cJSON *o = an_json_add_object(m, cols[j], &ok);
+            an_json_add_num(o, "map", res[j].map, &ok);
+            an_json_add_num(o, "map50", res[j].map50, &ok);
+            an_json_add_num(o, "map75", res[j].map75, &ok);
+            an_json_add_num(o, "mar100", res[j].mar100, &ok);
+            an_json_add_num(o, "drop_map", res[0].map - res[j].map, &ok);
+            an_json_add_num(o, "drop_map50", res[0].map50 - res[j].map50, &ok);
         }
-        cJSON *pc = cJSON_AddArrayToObject(report, "per_class");
+        cJSON *pc = an_json_add_array(report, "per_class", &ok);
         for (size_t k = 0; k < res[0].n_categories; k++) {
             if (!res[0].n_gt[k])
                 continue; /* no objects: undefined AP */
             cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "id", res[0].categories[k]);
+            an_json_add_num(o, "id", res[0].categories[k], &ok);
             for (int i = 0; i < n_cat; i++)
                 if (cat_ids[i] == res[0].categories[k]) {
                     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cats, i), "name");
-                    cJSON_AddStringToObject(o, "name", cJSON_IsString(nm) ? nm->valuestring : "");
+                    an_json_add_str(o, "name", cJSON_IsString(nm) ? nm->valuestring : "", &ok);
                 }
-            cJSON_AddNumberToObject(o, "objects", (double)res[0].n_gt[k]);
-            cJSON *ap = cJSON_AddObjectToObject(o, "ap"), *ap50 = cJSON_AddObjectToObject(o, "ap50");
+            an_json_add_num(o, "objects", (double)res[0].n_gt[k], &ok);
+            cJSON *ap = an_json_add_object(o, "ap", &ok), *ap50 = an_json_add_object(o, "ap50", &ok);
             for (size_t j = 0; j < nc; j++) {
-                cJSON_AddNumberToObject(ap, cols[j], res[j].ap[k]);
-                cJSON_AddNumberToObject(ap50, cols[j], res[j].ap50[k]);
+                an_json_add_num(ap, cols[j], res[j].ap[k], &ok);
+                an_json_add_num(ap50, cols[j], res[j].ap50[k], &ok);
             }
-            cJSON_AddItemToArray(pc, o);
+            an_json_push(pc, o, &ok);
         }
         /* images whose F1 falls most against the first column */
         size_t n_ch = 0;
@@ -246,23 +248,24 @@ rd_status an_eval_detect_report(const cJSON *partial, cJSON *const *recs, size_t
                 ch[n_ch++] = (change){i, worst};
         }
         qsort(ch, n_ch, sizeof *ch, cmp_change);
-        cJSON_AddNumberToObject(report, "images_changed", (double)n_ch);
-        cJSON *list = cJSON_AddArrayToObject(report, "changed_images");
+        an_json_add_num(report, "images_changed", (double)n_ch, &ok);
+        cJSON *list = an_json_add_array(report, "changed_images", &ok);
         for (size_t c = 0; c < n_ch && c < show; c++) {
             size_t i = ch[c].rec;
             cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "sample", cJSON_GetObjectItemCaseSensitive(recs[i], "sample")->valuedouble);
+            an_json_add_num(o, "sample", cJSON_GetObjectItemCaseSensitive(recs[i], "sample")->valuedouble, &ok);
             const cJSON *inp = cJSON_GetObjectItemCaseSensitive(recs[i], "input");
-            cJSON_AddStringToObject(o, "input", cJSON_IsString(inp) ? inp->valuestring : "");
-            cJSON_AddNumberToObject(o, "image", (double)p.images[i]);
-            cJSON *fo = cJSON_AddObjectToObject(o, "f1");
+            an_json_add_str(o, "input", cJSON_IsString(inp) ? inp->valuestring : "", &ok);
+            an_json_add_num(o, "image", (double)p.images[i], &ok);
+            cJSON *fo = an_json_add_object(o, "f1", &ok);
             for (size_t j = 0; j < nc; j++)
-                cJSON_AddNumberToObject(fo, cols[j],
-                                        image_f1(p.gts + p.gt_at[i], p.gt_at[i + 1] - p.gt_at[i],
-                                                 p.dets[j] + p.det_at[j][i], p.det_at[j][i + 1] - p.det_at[j][i],
-                                                 show_score));
-            cJSON_AddItemToArray(list, o);
+                an_json_add_num(fo, cols[j],
+                                image_f1(p.gts + p.gt_at[i], p.gt_at[i + 1] - p.gt_at[i], p.dets[j] + p.det_at[j][i],
+                                         p.det_at[j][i + 1] - p.det_at[j][i], show_score),
+                                &ok);
+            an_json_push(list, o, &ok);
         }
+        st = an_json_status(ok, "the detection report", err);
     }
     for (size_t j = 0; j < nc; j++)
         an_coco_result_fini(&res[j]);

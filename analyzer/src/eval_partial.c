@@ -34,12 +34,8 @@ cJSON *an_json_exact(double v)
 
 rd_status an_json_add_exact(cJSON *o, const char *key, double v, rd_error *err)
 {
-    cJSON *n = an_json_exact(v);
-    if (!n || !cJSON_AddItemToObject(o, key, n)) {
-        cJSON_Delete(n);
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    }
-    return RD_OK;
+    bool ok = true;
+    return an_json_add(o, key, an_json_exact(v), &ok) ? RD_OK : rd_errorf(err, RD_E_NOMEM, "out of memory");
 }
 
 const char *an_json_str(const cJSON *o, const char *k)
@@ -200,25 +196,27 @@ rd_status an_eval_partial_header(an_eval_ctx *c, const char *dynamic_name, cJSON
     char run_hex[HASH_HEX] = {0}, shard_hex[HASH_HEX] = {0};
     hash_hex(run, run_hex);
     hash_hex(shard, shard_hex);
-    cJSON_AddStringToObject(p, "format", AN_EVAL_PARTIAL_FORMAT);
-    cJSON_AddStringToObject(p, "task", c->task->name);
-    cJSON_AddStringToObject(p, "model", c->model_path);
+    bool ok = true;
+    an_json_add_str(p, "format", AN_EVAL_PARTIAL_FORMAT, &ok);
+    an_json_add_str(p, "task", c->task->name, &ok);
+    an_json_add_str(p, "model", c->model_path, &ok);
     if (dynamic_name && *dynamic_name)
-        cJSON_AddStringToObject(p, "dynamic_input", dynamic_name);
-    cJSON_AddStringToObject(p, "dataset", c->ds.path ? c->ds.path : o->idx_images ? o->idx_images : "");
-    cJSON *cols = cJSON_AddArrayToObject(p, "columns");
-    for (size_t i = 0; cols && i < c->n_cols; i++)
-        cJSON_AddItemToArray(cols, cJSON_CreateString(c->cols[i].name));
-    cJSON_AddStringToObject(p, "run_hash", run_hex);
-    cJSON_AddStringToObject(p, "shard_hash", shard_hex);
-    cJSON *sh = cJSON_AddObjectToObject(p, "shard");
-    cJSON_AddNumberToObject(sh, "index", (double)o->shard_k);
-    cJSON_AddNumberToObject(sh, "count", (double)o->shard_n);
-    cJSON_AddNumberToObject(p, "samples_total", (double)c->n);
-    cJSON *range = cJSON_AddArrayToObject(p, "sample_range");
-    cJSON_AddItemToArray(range, cJSON_CreateNumber((double)lo));
-    cJSON_AddItemToArray(range, cJSON_CreateNumber((double)hi));
-    if (c->task->header)
+        an_json_add_str(p, "dynamic_input", dynamic_name, &ok);
+    an_json_add_str(p, "dataset", c->ds.path ? c->ds.path : o->idx_images ? o->idx_images : "", &ok);
+    cJSON *cols = an_json_add_array(p, "columns", &ok);
+    for (size_t i = 0; i < c->n_cols; i++)
+        an_json_push(cols, cJSON_CreateString(c->cols[i].name), &ok);
+    an_json_add_str(p, "run_hash", run_hex, &ok);
+    an_json_add_str(p, "shard_hash", shard_hex, &ok);
+    cJSON *sh = an_json_add_object(p, "shard", &ok);
+    an_json_add_num(sh, "index", (double)o->shard_k, &ok);
+    an_json_add_num(sh, "count", (double)o->shard_n, &ok);
+    an_json_add_num(p, "samples_total", (double)c->n, &ok);
+    cJSON *range = an_json_add_array(p, "sample_range", &ok);
+    an_json_push(range, cJSON_CreateNumber((double)lo), &ok);
+    an_json_push(range, cJSON_CreateNumber((double)hi), &ok);
+    st = an_json_status(ok, "the partial's header", err);
+    if (st == RD_OK && c->task->header)
         st = c->task->header(c, p, err);
 out:
     EVP_MD_CTX_free(run);
@@ -237,6 +235,8 @@ rd_status an_eval_partial_parse(const char *buf, size_t len, const char *name, c
     *out = NULL;
     rd_status st = RD_OK;
     cJSON *p = cJSON_ParseWithLength(buf, len);
+    if (!p && rd_json_well_formed(buf, len, CJSON_NESTING_LIMIT))
+        return rd_errorf(err, RD_E_NOMEM, "out of memory reading %s", name);
     if (!p)
         return rd_errorf(err, RD_E_PARSE, "%s: not valid JSON (a partial.json of rknn-diag eval --shard?)", name);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(p, "format");
@@ -285,7 +285,11 @@ rd_status an_eval_partial_parse(const char *buf, size_t len, const char *name, c
         cJSON_Delete(p);
         return st;
     }
-    cJSON_AddStringToObject(p, "_path", name);
+    bool ok = true;
+    if (!an_json_add_str(p, "_path", name, &ok)) {
+        cJSON_Delete(p);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory reading %s", name);
+    }
     *out = p;
     return RD_OK;
 }
@@ -405,24 +409,22 @@ rd_status an_eval_partials_merge(const char *const *paths, size_t n, cJSON **out
     }
     if (st == RD_OK) {
         /* the first shard's header, every record in order, as one shard 0/1 */
+        bool ok = true;
         merged = cJSON_Duplicate(parts[0], false);
-        cJSON *arr = cJSON_CreateArray();
-        if (!merged || !arr)
-            st = rd_errorf(err, RD_E_NOMEM, "out of memory");
-        cJSON_DeleteItemFromObjectCaseSensitive(merged, "_path");
-        for (cJSON *it = parts[0]->child; st == RD_OK && it; it = it->next) {
+        for (cJSON *it = parts[0]->child; merged && it; it = it->next) {
             if (strcmp(it->string, "records") == 0 || strcmp(it->string, "_path") == 0 ||
                 strcmp(it->string, "shard") == 0 || strcmp(it->string, "shard_hash") == 0 ||
                 strcmp(it->string, "sample_range") == 0)
                 continue;
-            cJSON_AddItemToObject(merged, it->string, cJSON_Duplicate(it, true));
+            an_json_add(merged, it->string, cJSON_Duplicate(it, true), &ok);
         }
-        for (size_t i = 0; st == RD_OK && i < n_recs; i++)
-            cJSON_AddItemToArray(arr, cJSON_Duplicate(recs[i], true));
-        cJSON *sh = cJSON_AddObjectToObject(merged, "shard");
-        cJSON_AddNumberToObject(sh, "index", 0);
-        cJSON_AddNumberToObject(sh, "count", 1);
-        cJSON_AddItemToObject(merged, "records", arr);
+        cJSON *sh = an_json_add_object(merged, "shard", &ok);
+        an_json_add_num(sh, "index", 0, &ok);
+        an_json_add_num(sh, "count", 1, &ok);
+        cJSON *arr = an_json_add_array(merged, "records", &ok);
+        for (size_t i = 0; i < n_recs; i++)
+            an_json_push(arr, cJSON_Duplicate(recs[i], true), &ok);
+        st = an_json_status(ok && merged, "the merged records", err);
     }
     free(recs);
     free(seen);
@@ -457,17 +459,20 @@ int an_eval_report(an_cmd_ctx *ctx, const cJSON *partial, const char *out_dir, b
             recs[i++] = r;
     }
     if (st == RD_OK) {
+        bool ok = true;
         qsort(recs, n, sizeof *recs, cmp_rec);
         static const char *const copied[] = {"task", "model", "dynamic_input", "dataset"};
         for (size_t k = 0; k < 4; k++) {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(partial, copied[k]);
             if (v)
-                cJSON_AddItemToObject(report, copied[k], cJSON_Duplicate(v, true));
+                an_json_add(report, copied[k], cJSON_Duplicate(v, true), &ok);
         }
-        cJSON_AddNumberToObject(report, "samples", (double)n);
-        cJSON_AddItemToObject(report, "columns",
-                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(partial, "columns"), true));
-        st = task->report(partial, recs, n, show, report, &err);
+        an_json_add_num(report, "samples", (double)n, &ok);
+        an_json_add(report, "columns", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(partial, "columns"), true),
+                    &ok);
+        st = an_json_status(ok, "the report", &err);
+        if (st == RD_OK)
+            st = task->report(partial, recs, n, show, report, &err);
     }
     if (st == RD_OK && out_dir) {
         char path[4200];
@@ -480,8 +485,8 @@ int an_eval_report(an_cmd_ctx *ctx, const cJSON *partial, const char *out_dir, b
     } else if (json) {
         if (json_sep)
             fputs(json_sep, ctx->out);
-        an_json_print(ctx->out, report);
-        report = NULL; /* an_json_print deleted it */
+        rc = an_emit_json(ctx, report, true);
+        report = NULL; /* an_emit_json deleted it */
     } else {
         task->print(ctx->out, report, show);
     }

@@ -78,11 +78,14 @@ static rd_status run_sample(an_eval_ctx *c, size_t k, cJSON *rec, rd_error *err)
     for (size_t i = 0; i < n_in; i++)
         rd_tensor_fini(&in[i]);
     if (st == RD_OK) {
-        cJSON_AddNumberToObject(rec, "sample", (double)k);
+        bool ok = true;
+        an_json_add_num(rec, "sample", (double)k, &ok);
         if (c->ds.n_samples)
-            cJSON_AddStringToObject(rec, "input", rd_dataset_path(&c->ds, k, 0));
-        st = c->task->sample(c, k, &g, per_col, rec, err);
+            an_json_add_str(rec, "input", rd_dataset_path(&c->ds, k, 0), &ok);
+        st = an_json_status(ok, "the sample's record", err);
     }
+    if (st == RD_OK)
+        st = c->task->sample(c, k, &g, per_col, rec, err);
     for (size_t j = 0; j < done * c->n_outputs; j++)
         rd_tensor_fini(&outs[j]);
     free(outs);
@@ -114,16 +117,16 @@ int an_eval_execute(an_cmd_ctx *ctx, an_eval_ctx *c, const char *dynamic_name, c
         }
         goto out;
     }
-    cJSON *recs = st == RD_OK ? cJSON_AddArrayToObject(partial, "records") : NULL;
+    bool ok = true;
+    cJSON *recs = st == RD_OK ? an_json_add_array(partial, "records", &ok) : NULL;
     if (st == RD_OK && !recs)
         st = rd_errorf(&err, RD_E_NOMEM, "out of memory");
     an_progress bar;
     an_progress_init(&bar, ctx->errs, ctx->color, "evaluating");
     for (size_t k = lo; k < hi && st == RD_OK; k++) {
-        cJSON *rec = cJSON_CreateObject();
-        if (!rec || !cJSON_AddItemToArray(recs, rec)) {
-            cJSON_Delete(rec);
-            st = rd_errorf(&err, RD_E_NOMEM, "out of memory");
+        cJSON *rec = an_json_push_object(recs, &ok);
+        if (!rec) {
+            st = rd_errorf(&err, RD_E_NOMEM, "out of memory (the records)");
             break;
         }
         st = run_sample(c, k, rec, &err);
@@ -132,8 +135,8 @@ int an_eval_execute(an_cmd_ctx *ctx, an_eval_ctx *c, const char *dynamic_name, c
     an_progress_done(&bar);
     if (st == RD_OK && c->task->finish)
         st = c->task->finish(c, partial, &err);
-    if (st == RD_OK)
-        cJSON_AddTrueToObject(partial, "complete");
+    if (st == RD_OK && !an_json_add_bool(partial, "complete", true, &ok))
+        st = rd_errorf(&err, RD_E_NOMEM, "out of memory (the partial result)");
     if (st == RD_OK && o->out_dir) {
         char path[4200];
         snprintf(path, sizeof path, "%s/partial.json", o->out_dir);

@@ -7,6 +7,7 @@
  */
 #include "eval_image.h"
 #include "eval_task.h"
+#include "json_out.h"
 #include "term_text.h"
 
 #include <math.h>
@@ -113,20 +114,22 @@ static rd_status segment_sample(an_eval_ctx *c, size_t k, const an_eval_geom *g,
         }
     rd_tensor_fini(&mask);
     if (st == RD_OK) {
-        cJSON_AddNumberToObject(rec, "pixels", (double)valid);
-        cJSON *cor = cJSON_AddArrayToObject(rec, "correct"), *in = cJSON_AddArrayToObject(rec, "inter"),
-              *un = cJSON_AddArrayToObject(rec, "union");
+        bool ok = true;
+        an_json_add_num(rec, "pixels", (double)valid, &ok);
+        cJSON *cor = an_json_add_array(rec, "correct", &ok), *in = an_json_add_array(rec, "inter", &ok),
+              *un = an_json_add_array(rec, "union", &ok);
         for (size_t j = 0; j < c->n_cols; j++) {
             const uint64_t *inter = cnt + 3 * C * (int64_t)j, *pred = inter + C, *gt = pred + C;
-            cJSON_AddItemToArray(cor, cJSON_CreateNumber((double)correct[j]));
+            an_json_push(cor, cJSON_CreateNumber((double)correct[j]), &ok);
             cJSON *a = cJSON_CreateArray(), *b = cJSON_CreateArray();
             for (int64_t cl = 0; cl < C; cl++) {
-                cJSON_AddItemToArray(a, cJSON_CreateNumber((double)inter[cl]));
-                cJSON_AddItemToArray(b, cJSON_CreateNumber((double)(pred[cl] + gt[cl] - inter[cl])));
+                an_json_push(a, cJSON_CreateNumber((double)inter[cl]), &ok);
+                an_json_push(b, cJSON_CreateNumber((double)(pred[cl] + gt[cl] - inter[cl])), &ok);
             }
-            cJSON_AddItemToArray(in, a);
-            cJSON_AddItemToArray(un, b);
+            an_json_push(in, a, &ok);
+            an_json_push(un, b, &ok);
         }
+        st = an_json_status(ok, "the sample's record", err);
     }
     free(cnt);
     return st;
@@ -179,14 +182,15 @@ static rd_status segment_report(const cJSON *partial, cJSON *const *recs, size_t
         }
     }
     if (st == RD_OK) {
-        cJSON_AddNumberToObject(report, "classes", C);
-        cJSON_AddNumberToObject(report, "pixels", pixels);
-        cJSON *m = cJSON_AddObjectToObject(report, "metrics");
+        bool ok = true;
+        an_json_add_num(report, "classes", C, &ok);
+        an_json_add_num(report, "pixels", pixels, &ok);
+        cJSON *m = an_json_add_object(report, "metrics", &ok);
         double miou0 = 0, acc0 = 0;
         for (size_t j = 0; j < nc; j++) {
             double s = 0;
             int present = 0;
-            cJSON *o = cJSON_AddObjectToObject(m, cols[j]);
+            cJSON *o = an_json_add_object(m, cols[j], &ok);
             cJSON *per = cJSON_CreateArray();
             for (int cl = 0; cl < C; cl++) {
                 double u = sum[2 * (size_t)C * j + (size_t)C + (size_t)cl];
@@ -195,21 +199,22 @@ static rd_status segment_report(const cJSON *partial, cJSON *const *recs, size_t
                     s += iou;
                     present++;
                 }
-                cJSON_AddItemToArray(per, cJSON_CreateNumber(iou));
+                an_json_push(per, cJSON_CreateNumber(iou), &ok);
             }
             double miou = present ? s / present : -1, pa = pixels > 0 ? correct[j] / pixels : -1;
             if (j == 0)
                 miou0 = miou, acc0 = pa;
-            cJSON_AddNumberToObject(o, "miou", miou);
-            cJSON_AddNumberToObject(o, "pixel_accuracy", pa);
-            cJSON_AddNumberToObject(o, "drop_miou", miou0 - miou);
-            cJSON_AddNumberToObject(o, "drop_pixel_accuracy", acc0 - pa);
-            cJSON_AddItemToObject(o, "iou_per_class", per);
+            an_json_add_num(o, "miou", miou, &ok);
+            an_json_add_num(o, "pixel_accuracy", pa, &ok);
+            an_json_add_num(o, "drop_miou", miou0 - miou, &ok);
+            an_json_add_num(o, "drop_pixel_accuracy", acc0 - pa, &ok);
+            an_json_add(o, "iou_per_class", per, &ok);
         }
         /* images whose pixel accuracy falls most */
-        cJSON *list = cJSON_AddArrayToObject(report, "changed_images");
+        cJSON *list = an_json_add_array(report, "changed_images", &ok);
         size_t listed = 0;
         bool *used = calloc(n + 1, sizeof *used);
+        ok = ok && used;
         while (used && listed < show) {
             size_t best = SIZE_MAX;
             double bd = 0;
@@ -224,16 +229,17 @@ static rd_status segment_report(const cJSON *partial, cJSON *const *recs, size_t
                 break;
             used[best] = true;
             cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "sample", cJSON_GetObjectItemCaseSensitive(recs[best], "sample")->valuedouble);
+            an_json_add_num(o, "sample", cJSON_GetObjectItemCaseSensitive(recs[best], "sample")->valuedouble, &ok);
             const cJSON *inp = cJSON_GetObjectItemCaseSensitive(recs[best], "input");
-            cJSON_AddStringToObject(o, "input", cJSON_IsString(inp) ? inp->valuestring : "");
-            cJSON *a = cJSON_AddObjectToObject(o, "pixel_accuracy");
+            an_json_add_str(o, "input", cJSON_IsString(inp) ? inp->valuestring : "", &ok);
+            cJSON *a = an_json_add_object(o, "pixel_accuracy", &ok);
             for (size_t j = 0; j < nc; j++)
-                cJSON_AddNumberToObject(a, cols[j], acc[best * nc + j]);
-            cJSON_AddItemToArray(list, o);
+                an_json_add_num(a, cols[j], acc[best * nc + j], &ok);
+            an_json_push(list, o, &ok);
             listed++;
         }
         free(used);
+        st = an_json_status(ok, "the segmentation report", err);
     }
     free(sum);
     free(acc);

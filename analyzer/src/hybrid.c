@@ -31,8 +31,10 @@ rd_status an_hyb_init(an_hyb_ctx *c, rd_model *m, rd_sim *s, const rd_tensor *in
     rd_run_options ro = {.pool = rd_sim_pool(s)};
     for (size_t k = 0; k < n_samples; k++) {
         rd_status st = rd_model_run(m, &inputs[k * c->n_in], c->n_in, &ro, &c->golden[k * c->n_out], c->n_out, err);
-        if (st != RD_OK)
+        if (st != RD_OK) {
+            an_hyb_fini(c); /* the caller only finishes a context that started */
             return rd_error_prefix(err, "golden of sample %zu", k);
+        }
     }
     return RD_OK;
 }
@@ -348,27 +350,29 @@ void an_hyb_keep(an_hyb_ctx *c)
         rd_sim_prefix_commit(c->prefix[k]);
 }
 
-/* max|w| of the worst channel over the median channel's; NaN for fewer than two channels. */
-static double outlier_ratio(rd_sim *s, int node)
+/* *ratio: max|w| of the worst channel over the median channel's; NaN for fewer than two channels or a node
+   without float weights. Fails only when memory runs out (a ratio missing would rank the layer wrongly). */
+static rd_status outlier_ratio(rd_sim *s, int node, double *ratio, rd_error *err)
 {
+    *ratio = NAN;
     rd_sim_weights sw;
     if (rd_sim_weights_get(s, node, &sw, NULL) != RD_OK)
-        return NAN;
+        return RD_OK;
     const rd_model *m = rd_sim_model(s);
     const rd_tensor *w = rd_model_constant(m, (size_t)sw.value);
     if (!w || w->dtype != RD_DT_F32 || w->rank < 1)
-        return NAN;
+        return RD_OK;
     int64_t channels = w->dims[sw.axis] * (sw.group > 1 ? sw.group : 1);
     if (channels < 2 || channels > (1 << 20))
-        return NAN;
+        return RD_OK;
     /* per-tensor weights have one scale: measure the channels all the same */
     rd_sim_weights per_channel = sw;
     per_channel.n_scale = (int)channels;
     float *mx = calloc((size_t)channels * 2, sizeof *mx);
     if (!mx)
-        return NAN;
-    double ratio = NAN;
-    if (an_weight_channel_max_abs(w, &per_channel, mx, NULL) == RD_OK) {
+        return rd_errorf(err, RD_E_NOMEM, "out of memory (weight channels of node %d)", node);
+    rd_status st = an_weight_channel_max_abs(w, &per_channel, mx, err);
+    if (st == RD_OK) {
         float *sorted = mx + channels;
         memcpy(sorted, mx, (size_t)channels * sizeof *sorted);
         for (int64_t i = 1; i < channels; i++) /* insertion sort: channel counts are small */
@@ -378,10 +382,13 @@ static double outlier_ratio(rd_sim *s, int node)
                 sorted[j - 1] = t;
             }
         double median = sorted[channels / 2];
-        ratio = median > 0 ? sorted[channels - 1] / median : INFINITY;
+        *ratio = median > 0 ? sorted[channels - 1] / median : INFINITY;
     }
     free(mx);
-    return ratio;
+    if (st == RD_E_NOMEM)
+        return st;
+    rd_error_clear(err); /* weights it cannot measure have no ratio */
+    return RD_OK;
 }
 
 /* The value a tensor's data is held in: itself, or what the passes fused it into. */
@@ -423,7 +430,13 @@ rd_status an_hyb_candidates(rd_sim *s, const rd_result *r, an_hyb_cand **out, si
         int h = holder(s, (int)v);
         if (ni.outputs[0] == (int)v)
             macs[h] += (double)ni.macs;
-        double ratio = outlier_ratio(s, vi.producer);
+        double ratio;
+        if (outlier_ratio(s, vi.producer, &ratio, err) != RD_OK) {
+            free(macs);
+            free(outlier);
+            free(c);
+            return err->code;
+        }
         if (!isnan(ratio) && (isnan(outlier[h]) || ratio > outlier[h]))
             outlier[h] = ratio;
     }

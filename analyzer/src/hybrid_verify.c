@@ -236,40 +236,42 @@ static void print_text(an_cmd_ctx *ctx, const char *cfg_path, const char *source
                           "cfg, and dump with RKNN_DUMP_QUANT=1 for the clearest evidence)\n");
 }
 
-static void print_json(an_cmd_ctx *ctx, const char *cfg_path, const char *dir, const char *built_path, const req *reqs,
-                       size_t n, const int *extra, const verdict *extra_v, size_t n_extra, const rd_sim *s)
+/* Prints the verdicts as JSON; AN_EXIT_INPUT with the error when memory ran out. */
+static int print_json(an_cmd_ctx *ctx, const char *cfg_path, const char *dir, const char *built_path, const req *reqs,
+                      size_t n, const int *extra, const verdict *extra_v, size_t n_extra, const rd_sim *s)
 {
+    bool ok = true;
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray(), *ex = cJSON_CreateArray();
-    cJSON_AddStringToObject(root, "cfg", cfg_path);
-    cJSON_AddItemToObject(root, "runtime_dumps", dir ? cJSON_CreateString(dir) : cJSON_CreateNull());
-    cJSON_AddItemToObject(root, "built_model", built_path ? cJSON_CreateString(built_path) : cJSON_CreateNull());
+    an_json_add_str(root, "cfg", cfg_path, &ok);
+    an_json_add(root, "runtime_dumps", dir ? cJSON_CreateString(dir) : cJSON_CreateNull(), &ok);
+    an_json_add(root, "built_model", built_path ? cJSON_CreateString(built_path) : cJSON_CreateNull(), &ok);
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
         const req *r = &reqs[i];
         cJSON *o = cJSON_CreateObject();
         bad += r->v.ran != RAN_FP16;
-        cJSON_AddStringToObject(o, "tensor", r->key);
-        cJSON_AddStringToObject(o, "ran", ran_name(r->v.ran));
-        cJSON_AddBoolToObject(o, "ok", r->v.ran == RAN_FP16);
-        cJSON_AddStringToObject(o, "evidence", r->v.evidence);
-        cJSON_AddItemToObject(o, "dump", r->v.file ? cJSON_CreateString(r->v.file) : cJSON_CreateNull());
+        an_json_add_str(o, "tensor", r->key, &ok);
+        an_json_add_str(o, "ran", ran_name(r->v.ran), &ok);
+        an_json_add_bool(o, "ok", r->v.ran == RAN_FP16, &ok);
+        an_json_add_str(o, "evidence", r->v.evidence, &ok);
+        an_json_add(o, "dump", r->v.file ? cJSON_CreateString(r->v.file) : cJSON_CreateNull(), &ok);
         if (r->carried_by[0])
-            cJSON_AddStringToObject(o, "carried_by", r->carried_by);
-        cJSON_AddItemToArray(arr, o);
+            an_json_add_str(o, "carried_by", r->carried_by, &ok);
+        an_json_push(arr, o, &ok);
     }
     for (size_t i = 0; i < n_extra; i++) {
         rd_value_info vi;
         rd_model_value(rd_sim_model(s), (size_t)extra[i], &vi);
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "tensor", vi.name);
-        cJSON_AddStringToObject(o, "evidence", extra_v[i].evidence);
-        cJSON_AddItemToObject(o, "dump", extra_v[i].file ? cJSON_CreateString(extra_v[i].file) : cJSON_CreateNull());
-        cJSON_AddItemToArray(ex, o);
+        an_json_add_str(o, "tensor", vi.name, &ok);
+        an_json_add_str(o, "evidence", extra_v[i].evidence, &ok);
+        an_json_add(o, "dump", extra_v[i].file ? cJSON_CreateString(extra_v[i].file) : cJSON_CreateNull(), &ok);
+        an_json_push(ex, o, &ok);
     }
-    cJSON_AddItemToObject(root, "requested", arr);
-    cJSON_AddNumberToObject(root, "not_float16", (double)bad);
-    cJSON_AddItemToObject(root, "float16_not_requested", ex);
-    an_json_print(ctx->out, root);
+    an_json_add(root, "requested", arr, &ok);
+    an_json_add_num(root, "not_float16", (double)bad, &ok);
+    an_json_add(root, "float16_not_requested", ex, &ok);
+    return an_emit_json(ctx, root, ok);
 }
 
 int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,
@@ -375,13 +377,13 @@ int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, 
     else
         snprintf(source, sizeof source, "board dumps %s (%zu read, %zu mapped)", dumps_dir, an_dump_set_count(ds),
                  an_dump_set_mapped(ds));
+    rc = AN_EXIT_OK;
     if (json)
-        print_json(ctx, q->qcfg_path, dumps_dir, built ? an_built_path(q->built) : NULL, reqs, n, extra, extra_v,
-                   n_extra, s);
+        rc = print_json(ctx, q->qcfg_path, dumps_dir, built ? an_built_path(q->built) : NULL, reqs, n, extra, extra_v,
+                        n_extra, s);
     else
         print_text(ctx, q->qcfg_path, source, built, reqs, n, extra, extra_v, n_extra, s);
-    rc = AN_EXIT_OK;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; rc == AN_EXIT_OK && i < n; i++)
         if (reqs[i].v.ran != RAN_FP16)
             rc = AN_EXIT_GATE;
 out:

@@ -4,6 +4,7 @@
  * counts of each layer table). JSON schema "rknn-diag/inspect-build-log/1" (docs/rknn-model.md).
  */
 #include "inspect_rknn.h"
+#include "json_out.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -186,53 +187,53 @@ void an_rk_print_log(FILE *out, const rd_rknn_build_log *b, const an_rk_text_opt
     }
 }
 
-static cJSON *names_json(const char *const *names, size_t n)
+static cJSON *names_json(const char *const *names, size_t n, bool *ok)
 {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateString(names[i]));
+        an_json_push(a, cJSON_CreateString(names[i]), ok);
     return a;
 }
 
-static cJSON *shape_json(const rd_rknn_shape_list *l)
+static cJSON *shape_json(const rd_rknn_shape_list *l, bool *ok)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "text", l->text);
-    cJSON *shapes = cJSON_AddArrayToObject(o, "shapes");
+    an_json_add_str(o, "text", l->text, ok);
+    cJSON *shapes = an_json_add_array(o, "shapes", ok);
     for (size_t i = 0; i < l->n; i++) {
         cJSON *d = cJSON_CreateArray();
         for (size_t k = 0; k < l->rank[i]; k++)
-            cJSON_AddItemToArray(d, cJSON_CreateNumber((double)l->dims[i][k]));
-        cJSON_AddItemToArray(shapes, d);
+            an_json_push(d, cJSON_CreateNumber((double)l->dims[i][k]), ok);
+        an_json_push(shapes, d, ok);
     }
-    cJSON_AddBoolToObject(o, "truncated", l->truncated);
+    an_json_add_bool(o, "truncated", l->truncated, ok);
     return o;
 }
 
-static cJSON *table_json(const rd_rknn_build_log *b, const rd_rknn_layer_table *tab)
+static cJSON *table_json(const rd_rknn_build_log *b, const rd_rknn_layer_table *tab, bool *ok)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "header_line", tab->header_line);
-    cJSON_AddStringToObject(o, "kind", kind_name(tab->kind));
-    cJSON_AddBoolToObject(o, "elided", tab->elided);
-    cJSON_AddItemToObject(o, "op_summary", an_rk_ops_json(tab->ops, tab->n_ops));
-    cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+    an_json_add_num(o, "header_line", tab->header_line, ok);
+    an_json_add_str(o, "kind", kind_name(tab->kind), ok);
+    an_json_add_bool(o, "elided", tab->elided, ok);
+    an_json_add(o, "op_summary", an_rk_ops_json(tab->ops, tab->n_ops, ok), ok);
+    cJSON *rows = an_json_add_array(o, "rows", ok);
     for (size_t i = 0; i < tab->n_rows; i++) {
         const rd_rknn_layer_row *r = &b->rows[tab->first_row + i];
         cJSON *x = cJSON_CreateObject();
-        cJSON_AddNumberToObject(x, "line", r->line);
-        cJSON_AddNumberToObject(x, "id", (double)r->id);
-        cJSON_AddStringToObject(x, "op_type", r->op_type);
-        cJSON_AddStringToObject(x, "data_type", r->data_type);
-        cJSON_AddStringToObject(x, "target", r->target);
-        cJSON_AddItemToObject(x, "input_shape", shape_json(&r->input_shape));
-        cJSON_AddItemToObject(x, "output_shape", shape_json(&r->output_shape));
+        an_json_add_num(x, "line", r->line, ok);
+        an_json_add_num(x, "id", (double)r->id, ok);
+        an_json_add_str(x, "op_type", r->op_type, ok);
+        an_json_add_str(x, "data_type", r->data_type, ok);
+        an_json_add_str(x, "target", r->target, ok);
+        an_json_add(x, "input_shape", shape_json(&r->input_shape, ok), ok);
+        an_json_add(x, "output_shape", shape_json(&r->output_shape, ok), ok);
         if (r->has_time)
-            cJSON_AddNumberToObject(x, "time_us", r->time_us);
+            an_json_add_num(x, "time_us", r->time_us, ok);
         else
-            cJSON_AddNullToObject(x, "time_us");
-        cJSON_AddStringToObject(x, "full_name", r->full_name);
-        cJSON_AddItemToArray(rows, x);
+            an_json_add_null(x, "time_us", ok);
+        an_json_add_str(x, "full_name", r->full_name, ok);
+        an_json_push(rows, x, ok);
     }
     return o;
 }
@@ -245,61 +246,66 @@ static cJSON *cell(double v)
 
 cJSON *an_rk_log_json(const rd_rknn_build_log *b)
 {
+    bool ok = true;
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "schema", "rknn-diag/inspect-build-log/1");
-    cJSON_AddStringToObject(root, "log", b->what);
-    cJSON_AddStringToObject(root, "toolkit_version", b->toolkit_version);
-    cJSON_AddStringToObject(root, "librknnc_version", b->librknnc_version);
-    cJSON_AddStringToObject(root, "runtime_version", b->runtime_version);
-    cJSON_AddStringToObject(root, "target_platform", b->target_platform);
-    cJSON_AddNumberToObject(root, "option_line", b->option_line);
-    cJSON *opts = cJSON_AddObjectToObject(root, "options");
+    an_json_add_str(root, "schema", "rknn-diag/inspect-build-log/1", &ok);
+    an_json_add_str(root, "log", b->what, &ok);
+    an_json_add_str(root, "toolkit_version", b->toolkit_version, &ok);
+    an_json_add_str(root, "librknnc_version", b->librknnc_version, &ok);
+    an_json_add_str(root, "runtime_version", b->runtime_version, &ok);
+    an_json_add_str(root, "target_platform", b->target_platform, &ok);
+    an_json_add_num(root, "option_line", b->option_line, &ok);
+    cJSON *opts = an_json_add_object(root, "options", &ok);
     for (size_t i = 0; i < b->n_options; i++)
-        cJSON_AddStringToObject(opts, b->options[i].key, b->options[i].value);
-    cJSON_AddItemToObject(root, "fold_constant", names_json(b->fold_constant, b->n_fold_constant));
-    cJSON *fuses = cJSON_AddArrayToObject(root, "fuse_ops");
+        an_json_add_str(opts, b->options[i].key, b->options[i].value, &ok);
+    an_json_add(root, "fold_constant", names_json(b->fold_constant, b->n_fold_constant, &ok), &ok);
+    cJSON *fuses = an_json_add_array(root, "fuse_ops", &ok);
     for (size_t i = 0; i < b->n_fuses; i++) {
         const rd_rknn_fuse *f = &b->fuses[i];
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "line", f->line);
-        cJSON_AddStringToObject(o, "rule", f->rule);
-        cJSON_AddBoolToObject(o, "with_passes", f->with_passes);
-        cJSON_AddItemToObject(o, "removed", names_json(f->removed, f->n_removed));
-        cJSON_AddItemToObject(o, "added", names_json(f->added, f->n_added));
-        cJSON_AddItemToArray(fuses, o);
+        an_json_add_num(o, "line", f->line, &ok);
+        an_json_add_str(o, "rule", f->rule, &ok);
+        an_json_add_bool(o, "with_passes", f->with_passes, &ok);
+        an_json_add(o, "removed", names_json(f->removed, f->n_removed, &ok), &ok);
+        an_json_add(o, "added", names_json(f->added, f->n_added, &ok), &ok);
+        an_json_push(fuses, o, &ok);
     }
-    cJSON *qo = cJSON_AddArrayToObject(root, "quant_optimizer");
+    cJSON *qo = an_json_add_array(root, "quant_optimizer", &ok);
     for (size_t i = 0; i < b->n_quant_opts; i++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "line", b->quant_opts[i].line);
-        cJSON_AddStringToObject(o, "rule", b->quant_opts[i].rule);
-        cJSON_AddItemToObject(o, "names", names_json(b->quant_opts[i].names, b->quant_opts[i].n_names));
-        cJSON_AddItemToArray(qo, o);
+        an_json_add_num(o, "line", b->quant_opts[i].line, &ok);
+        an_json_add_str(o, "rule", b->quant_opts[i].rule, &ok);
+        an_json_add(o, "names", names_json(b->quant_opts[i].names, b->quant_opts[i].n_names, &ok), &ok);
+        an_json_push(qo, o, &ok);
     }
-    cJSON *hy = cJSON_AddArrayToObject(root, "hybrid");
+    cJSON *hy = an_json_add_array(root, "hybrid", &ok);
     for (size_t i = 0; i < b->n_hybrid; i++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "line", b->hybrid[i].line);
-        cJSON_AddStringToObject(o, "dtype", b->hybrid[i].dtype);
-        cJSON_AddStringToObject(o, "tensor", b->hybrid[i].tensor);
-        cJSON_AddItemToArray(hy, o);
+        an_json_add_num(o, "line", b->hybrid[i].line, &ok);
+        an_json_add_str(o, "dtype", b->hybrid[i].dtype, &ok);
+        an_json_add_str(o, "tensor", b->hybrid[i].tensor, &ok);
+        an_json_push(hy, o, &ok);
     }
-    cJSON *tables = cJSON_AddArrayToObject(root, "tables");
+    cJSON *tables = an_json_add_array(root, "tables", &ok);
     for (size_t t = 0; t < b->n_tables; t++)
-        cJSON_AddItemToArray(tables, table_json(b, &b->tables[t]));
-    cJSON *rank = cJSON_AddArrayToObject(root, "ranking");
+        an_json_push(tables, table_json(b, &b->tables[t], &ok), &ok);
+    cJSON *rank = an_json_add_array(root, "ranking", &ok);
     for (size_t i = 0; i < b->n_rank_rows; i++) {
         const rd_rknn_rank_row *r = &b->rank_rows[i];
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "line", r->line);
-        cJSON_AddStringToObject(o, "op_type", r->op_type);
-        cJSON_AddNumberToObject(o, "calls", (double)r->calls);
-        cJSON_AddItemToObject(o, "cpu_us", cell(r->cpu_us));
-        cJSON_AddItemToObject(o, "gpu_us", cell(r->gpu_us));
-        cJSON_AddItemToObject(o, "npu_us", cell(r->npu_us));
-        cJSON_AddItemToObject(o, "total_us", cell(r->total_us));
-        cJSON_AddItemToObject(o, "ratio_pct", cell(r->ratio_pct));
-        cJSON_AddItemToArray(rank, o);
+        an_json_add_num(o, "line", r->line, &ok);
+        an_json_add_str(o, "op_type", r->op_type, &ok);
+        an_json_add_num(o, "calls", (double)r->calls, &ok);
+        an_json_add(o, "cpu_us", cell(r->cpu_us), &ok);
+        an_json_add(o, "gpu_us", cell(r->gpu_us), &ok);
+        an_json_add(o, "npu_us", cell(r->npu_us), &ok);
+        an_json_add(o, "total_us", cell(r->total_us), &ok);
+        an_json_add(o, "ratio_pct", cell(r->ratio_pct), &ok);
+        an_json_push(rank, o, &ok);
+    }
+    if (!ok) {
+        cJSON_Delete(root);
+        return NULL;
     }
     return root;
 }

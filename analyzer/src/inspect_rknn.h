@@ -36,12 +36,14 @@ void an_rk_put_pad(FILE *out, const char *s, int width);
 void an_rk_print_ops(FILE *out, const rd_rknn_op_count *ops, size_t n_ops);
 
 /* inspect_rknn_json.c */
+/** The JSON of inspect --json on a .rknn model (docs/rknn-model.md); NULL when memory ran out. */
 cJSON *an_rk_model_json(const rd_rknn_model *m);
-cJSON *an_rk_value_json(const rd_rknn_value *v);
-cJSON *an_rk_ops_json(const rd_rknn_op_count *ops, size_t n);
+cJSON *an_rk_value_json(const rd_rknn_value *v, bool *ok);
+cJSON *an_rk_ops_json(const rd_rknn_op_count *ops, size_t n, bool *ok);
 
 /* inspect_build_log.c */
 void an_rk_print_log(FILE *out, const rd_rknn_build_log *b, const an_rk_text_opts *o);
+/** The JSON of inspect --json --build-log; NULL when memory ran out. */
 cJSON *an_rk_log_json(const rd_rknn_build_log *b);
 
 #endif

@@ -34,6 +34,59 @@ bool an_json_push(cJSON *arr, cJSON *item, bool *ok)
     return *ok;
 }
 
+bool an_json_add_str(cJSON *obj, const char *key, const char *s, bool *ok)
+{
+    return an_json_add(obj, key, cJSON_CreateString(s), ok);
+}
+
+bool an_json_add_num(cJSON *obj, const char *key, double v, bool *ok)
+{
+    return an_json_add(obj, key, cJSON_CreateNumber(v), ok);
+}
+
+bool an_json_add_bool(cJSON *obj, const char *key, bool v, bool *ok)
+{
+    return an_json_add(obj, key, cJSON_CreateBool(v), ok);
+}
+
+bool an_json_add_null(cJSON *obj, const char *key, bool *ok)
+{
+    return an_json_add(obj, key, cJSON_CreateNull(), ok);
+}
+
+/* Created, attached, then returned: an_json_add deletes what it could not attach, so a container is only
+   returned once it belongs to the tree (never a pointer to freed memory). */
+static cJSON *attached(cJSON *parent, const char *key, cJSON *item, bool *ok)
+{
+    bool added = key ? an_json_add(parent, key, item, ok) : an_json_push(parent, item, ok);
+    return added && *ok ? item : NULL;
+}
+
+cJSON *an_json_add_object(cJSON *obj, const char *key, bool *ok)
+{
+    return attached(obj, key, cJSON_CreateObject(), ok);
+}
+
+cJSON *an_json_add_array(cJSON *obj, const char *key, bool *ok)
+{
+    return attached(obj, key, cJSON_CreateArray(), ok);
+}
+
+cJSON *an_json_push_object(cJSON *arr, bool *ok)
+{
+    return attached(arr, NULL, cJSON_CreateObject(), ok);
+}
+
+cJSON *an_json_push_array(cJSON *arr, bool *ok)
+{
+    return attached(arr, NULL, cJSON_CreateArray(), ok);
+}
+
+rd_status an_json_status(bool ok, const char *what, rd_error *err)
+{
+    return ok ? RD_OK : rd_errorf(err, RD_E_NOMEM, "out of memory (%s)", what);
+}
+
 bool an_json_print(FILE *f, cJSON *root)
 {
     char *text = an_json_text(root);

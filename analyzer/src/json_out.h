@@ -24,6 +24,21 @@ bool an_json_add(cJSON *obj, const char *key, cJSON *item, bool *ok);
 /** an_json_add for an array: appends item to arr. */
 bool an_json_push(cJSON *arr, cJSON *item, bool *ok);
 
+/* The same contract for the common members: on failure *ok is cleared and nothing is left behind. */
+bool an_json_add_str(cJSON *obj, const char *key, const char *s, bool *ok);
+bool an_json_add_num(cJSON *obj, const char *key, double v, bool *ok);
+bool an_json_add_bool(cJSON *obj, const char *key, bool v, bool *ok);
+bool an_json_add_null(cJSON *obj, const char *key, bool *ok);
+/** A new empty object or array added under key (pushed onto arr), or NULL with *ok cleared. Members added to
+    the NULL of a failed container fail in turn, so the caller fills it without testing and checks *ok once. */
+cJSON *an_json_add_object(cJSON *obj, const char *key, bool *ok);
+cJSON *an_json_add_array(cJSON *obj, const char *key, bool *ok);
+cJSON *an_json_push_object(cJSON *arr, bool *ok);
+cJSON *an_json_push_array(cJSON *arr, bool *ok);
+
+/** RD_OK when ok, else RD_E_NOMEM "out of memory (what)": the one check at the end of a tree's building. */
+rd_status an_json_status(bool ok, const char *what, rd_error *err);
+
 /** Writes an_json_text(doc) and a newline to path through the atomic writer; doc stays the caller's. */
 rd_status an_json_save(const char *path, const cJSON *doc, rd_error *err);
 

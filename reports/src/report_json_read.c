@@ -642,6 +642,8 @@ rd_status rd_report_json_parse(const char *text, size_t len, const char *name, r
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
     if (!root) {
+        if (rd_json_well_formed(text, len, CJSON_NESTING_LIMIT))
+            return rd_errorf(err, RD_E_NOMEM, "%s: out of memory reading it", name);
         size_t off = (end && end >= text && end <= text + len) ? (size_t)(end - text) : 0;
         size_t line, col;
         line_col(text, off, &line, &col);

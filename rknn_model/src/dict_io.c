@@ -197,6 +197,8 @@ static rd_status parse_json(const char *text, size_t len, size_t file_off, const
         return rd_errorf(err, RD_E_PARSE, "%s: byte %zu: text after the JSON value (%zu bytes in all)", what,
                          file_off + at, len);
     }
+    if (!*out && rd_json_well_formed(text, len, CJSON_NESTING_LIMIT)) /* cJSON failed on good text */
+        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory reading its JSON (%zu bytes)", what, len);
     cJSON_Delete(*out);
     *out = NULL;
     size_t at = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;

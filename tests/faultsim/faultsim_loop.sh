@@ -2,10 +2,14 @@
 # faultsim_loop.sh: runs one rknn-diag command on the demo model once per allocation it makes, failing
 # that allocation (docs/internals/faultsim.md; curl's torture tests, SQLite's faultsim).
 #
-#   faultsim_loop.sh FAULTSIM_BINARY WORKDIR [--sites] [--stride S] [--only N] -- COMMAND ARGS...
+#   faultsim_loop.sh FAULTSIM_BINARY WORKDIR [--sites] [--stride S] [--only N] -- [PREP ARGS... @THEN@]...
+#                    COMMAND ARGS...
 #
 # In ARGS, @DEMO@ is a folder holding the demo model (demo.onnx), its input (image.npy) and a 2-sample
-# calibration list (dataset2.txt), written by `rknn-diag demo -q`; @OUT@ is the output folder.
+# calibration list (dataset2.txt), written by `rknn-diag demo -q`, and two class labels for that list
+# (labels2.txt, for eval); @OUT@ is the output folder.
+# Each PREP command (the words before an @THEN@) runs once, without failures, after the demo is written:
+# it makes what COMMAND reads (say two `run -o @DEMO@/a` folders for `compare`).
 # A reference run counts the allocations (RD_FAULTSIM_COUNT) and keeps its outputs. Then, for every
 # N chosen, the command runs again with RD_FAULTSIM_FAIL=N. N is every allocation (1, 2, ... total)
 # by default; --stride S takes every Sth (S, 2S, ...); --sites adds the first allocation of each
@@ -34,7 +38,17 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
 done
 [ "${1:-}" = -- ] || { echo "usage: faultsim_loop.sh BINARY WORKDIR [--sites] [--stride S] [--only N] -- ARGS..." >&2; exit 2; }
 shift
-template=("$@")
+preps=() # the PREP commands, each its words joined by the unit separator (0x1f)
+template=()
+for a in "$@"; do
+    if [ "$a" = @THEN@ ]; then
+        preps+=("$(printf '%s\x1f' "${template[@]}")")
+        template=()
+    else
+        template+=("$a")
+    fi
+done
+[ ${#template[@]} -gt 0 ] || { echo "faultsim_loop: no command after the last @THEN@" >&2; exit 2; }
 
 # Sanitizer reports end the run with their own exit codes, and are also recognised by their text.
 export ASAN_OPTIONS="detect_leaks=1:exitcode=23:abort_on_error=0:${ASAN_OPTIONS:-}"
@@ -49,6 +63,18 @@ mkdir -p "$work"
 demo=$work/demo
 "$bin" demo -q -o "$demo" >/dev/null || { echo "faultsim_loop: rknn-diag demo -q failed" >&2; exit 1; }
 head -n 2 "$demo/dataset.txt" >"$demo/dataset2.txt"
+printf '0\n1\n' >"$demo/labels2.txt"
+for p in "${preps[@]}"; do
+    IFS=$'\x1f' read -r -a words <<<"${p%$'\x1f'}"
+    for i in "${!words[@]}"; do
+        words[i]=${words[i]//@DEMO@/$demo}
+    done
+    "$bin" "${words[@]}" >"$work/prep.log" 2>&1 || {
+        echo "faultsim_loop: the preparation rknn-diag ${words[*]} failed:" >&2
+        tail -n 20 "$work/prep.log" >&2
+        exit 1
+    }
+done
 
 # The command with @DEMO@ and @OUT@ filled in, into the array cmd.
 make_cmd() {
@@ -84,6 +110,9 @@ sed "s|$ref|@OUT@|g" "$work/ref.stdout" >"$work/ref.stdout.clean"
 warnings() { { grep -E '^(warning|note)' "$1" || true; } | sed "s|$2|@OUT@|g"; } # none is not a failure
 warnings "$work/ref.stderr" "$ref" >"$work/ref.warnings"
 
+# The output folders hold the same files (or neither exists: a command that writes none, like --json on stdout).
+same_folders() { { [ ! -e "$1" ] && [ ! -e "$2" ]; } || diff -rq "$1" "$2" >/dev/null 2>&1; }
+
 # One failing run; prints why it is wrong, returns 1 then. Sets absorbed=1 for a clean exit 0.
 check_one() {
     local n=$1 out=$work/out
@@ -100,7 +129,7 @@ check_one() {
         grep -E 'error:' "$work/stderr" | grep -qiE 'memory|allocat|resource' ||
             why="exit 3 without an error saying memory (or a resource) ran out"
     elif [ $rc -eq 0 ]; then
-        if ! sed "s|$out|@OUT@|g" "$work/stdout" | cmp -s - "$work/ref.stdout.clean" || ! diff -rq "$out" "$ref" >/dev/null 2>&1 ||
+        if ! sed "s|$out|@OUT@|g" "$work/stdout" | cmp -s - "$work/ref.stdout.clean" || ! same_folders "$out" "$ref" ||
             ! warnings "$work/stderr" "$out" | cmp -s - "$work/ref.warnings"; then
             why="exit 0 with output different from the reference run (a failure swallowed)"
         else

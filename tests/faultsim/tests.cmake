@@ -31,3 +31,21 @@ rd_faultsim_loop(accuracy_int8 40
   accuracy @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw -o @OUT@ -q)
 rd_faultsim_loop(accuracy_fp16 40
   accuracy @DEMO@/demo.onnx --inputs @DEMO@/image.npy --input-layout nchw --dtype float16 -o @OUT@ -q)
+# The --json printers (a tree missing members must never be printed): compare on two dump folders and on
+# two snapshots, inspect on a .rknn and on a build log (the committed fuzz seeds), hybrid suggest.
+rd_faultsim_loop(compare_dumps_json 1
+  run @DEMO@/demo.onnx --input @DEMO@/image.npy -o @DEMO@/a -q @THEN@
+  run @DEMO@/demo.onnx --input @DEMO@/image.npy --precision fp16 -o @DEMO@/b -q @THEN@
+  compare @DEMO@/a @DEMO@/b --json)
+rd_faultsim_loop(compare_results_json 1
+  accuracy @DEMO@/demo.onnx --inputs @DEMO@/image.npy --input-layout nchw -o @DEMO@/r1 -q @THEN@
+  accuracy @DEMO@/demo.onnx --inputs @DEMO@/image.npy --input-layout nchw --dtype float16 -o @DEMO@/r2 -q @THEN@
+  compare @DEMO@/r1 @DEMO@/r2 --json)
+rd_faultsim_loop(inspect_rknn_json 2 inspect --json ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/rknn/demo_v6.rknn)
+rd_faultsim_loop(inspect_build_log_json 1
+  inspect --json --build-log ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/rknn_build_log/build_table_1x.log)
+rd_faultsim_loop(hybrid_suggest_json 10
+  hybrid suggest @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw --json)
+# eval: the records of partial.json, the report built from them, report.json and the --json summary.
+rd_faultsim_loop(eval_classify_json 20
+  eval @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --labels @DEMO@/labels2.txt --input-layout nchw --json -o @OUT@)

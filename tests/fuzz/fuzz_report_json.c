@@ -3,9 +3,14 @@
  * oracle: whatever parses is written, read back and written again to the same bytes (so every value
  * the reader accepts survives the writer: NaN and infinities as strings, doubles exactly). A failed
  * parse must carry its status in err and a message starting with the file name, and leave the result
- * empty. Any violation traps. Inputs are capped at 256 KiB.
+ * empty. A second oracle checks rd_json_well_formed against cJSON itself: a text it calls well formed must
+ * be one cJSON parses (else a reader would report a syntax error as running out of memory). Any violation
+ * traps. Inputs are capped at 256 KiB.
  */
 #include "rknn_diag/reports.h"
+#include "rknn_diag/simulator.h"
+
+#include <cjson/cJSON.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +26,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!buf)
         return 0;
     memcpy(buf, data, size);
+    if (rd_json_well_formed(buf, size, CJSON_NESTING_LIMIT)) {
+        cJSON *j = cJSON_ParseWithLengthOpts(buf, size, NULL, false);
+        if (!j)
+            __builtin_trap();
+        cJSON_Delete(j);
+    }
     rd_result r;
     rd_error err;
     rd_error_clear(&err);

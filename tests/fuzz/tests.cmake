@@ -8,7 +8,7 @@
 # adds one line here, e.g. set(RD_FUZZ_LIBS_adb_packet rd::adb_bridge rd::simulator).
 set(RD_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(RD_FUZZ_LIBS_DEFAULT rd::simulator)
-set(RD_FUZZ_LIBS_report_json rd::reports)
+set(RD_FUZZ_LIBS_report_json rd::reports PkgConfig::CJSON)
 # adb targets reach the bridge's internals through rd_adb_internal (defined in tests/adb/tests.cmake)
 set(RD_FUZZ_LIBS_adb_packet rd_adb_internal)
 set(RD_FUZZ_LIBS_adb_sync rd_adb_internal)

@@ -128,6 +128,12 @@ char *rd_text_utf8_repaired(const char *s, size_t len, size_t *out_len);
     the JSON escape \uHHHH (the same string to every JSON reader). malloc'ed as rd_text_utf8_repaired. */
 char *rd_text_json_safe(const char *json, size_t len, size_t *out_len);
 
+/** True when text starts (after blanks) with one well-formed JSON value nested at most max_depth deep, checked
+    without allocating: a reader whose cJSON parse returned NULL on such a text ran out of memory, and says so
+    instead of "not valid JSON". At least as strict as cJSON (no BOM, no control characters in strings, no lone
+    surrogate escapes, numbers of at most 63 characters), so a text it accepts is one cJSON parses. */
+bool rd_json_well_formed(const char *text, size_t len, int max_depth);
+
 /** Reads back the inside of a quoted name (RD_ESC_QUOTED) into a new malloc'ed string owned by the caller
     (*out_len bytes, may be NULL). RD_E_PARSE for an unknown or malformed escape or a NUL byte. */
 rd_status rd_text_unescape(const char *s, size_t len, char **out, size_t *out_len, rd_error *err);
