@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates fixtures/opset18_21/ (docs/opset18_21.md): builds tests/opset/gen_opset_fixtures, writes every
+# Regenerates fixtures/opset18_21/ (docs/opset18_21.md): builds tests/conformance/gen_opset_fixtures, writes every
 # case's model.onnx and inputs, runs ONNX Runtime on each and stores its outputs as the expected
 # output_K.pb files.
 #

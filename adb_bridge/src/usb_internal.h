@@ -1,7 +1,7 @@
 /*
  * usb_internal.h: the seam between the USB transport and libusb. The transport calls libusb only
  * through this table of functions, so tests can replace the few calls it makes with a scripted
- * device (tests/adb/test_usb.c) while the product uses adb_usb_libusb, the real library.
+ * device (tests/unit/adb_bridge/test_usb.c) while the product uses adb_usb_libusb, the real library.
  */
 #ifndef RD_ADB_USB_INTERNAL_H
 #define RD_ADB_USB_INTERNAL_H

@@ -268,7 +268,7 @@ typedef struct sim_op_def {
     int weight_in;            /* input holding the weight the integer kernels quantize; 0: none */
     rd_op_weight weight;      /* its output-channel rule */
     rd_op_qrule qrule;        /* int8 boundary rule of the outputs */
-    /* lossless pruning (analyzer/src/prune.c, through rd_op_find) */
+    /* lossless pruning (analyzer/modeltools/prune.c, through rd_op_find) */
     rd_op_prune prune;
     /* RKNN's compiler (passes_rknn.c) */
     const char *npu_op;      /* its NPU op type and accuracy-row op type (NULL: name) */

@@ -62,7 +62,7 @@ void sim_quantize_i8(const float *x, int64_t n, float scale, int32_t zp, int8_t 
  * In place: x = half(x) back to float (round to nearest even, overflow to inf). overflow (may be NULL)
  * receives the count of finite values that became infinite, first_overflow (may be NULL) the flat index
  * of the first (-1 if none), max_abs (may be NULL) the largest finite magnitude before rounding (0 if
- * none). Uses F16C when the CPU has it (bit-identical to rd_f32_to_f16: tests/fp16).
+ * none). Uses F16C when the CPU has it (bit-identical to rd_f32_to_f16: tests/unit/simulator/fp16).
  */
 void sim_round_f16(float *x, int64_t n, int64_t *overflow, int64_t *first_overflow, double *max_abs);
 

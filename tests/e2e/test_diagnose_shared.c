@@ -4,7 +4,7 @@
  * 127, std 128, RGB) analysed on astronaut.png and calibrated on two other photos, and mnist8 on
  * digits written as .npy files.
  */
-#include "../analyzer/cli_capture.h"
+#include "cli_capture.h"
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
 

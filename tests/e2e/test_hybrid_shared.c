@@ -6,7 +6,7 @@
  *     mobilenet_v2 at 0.98 on chelsea.png, calibrated on the ten photos of ../shared/images; the written cfg
  *     reloads and reaches the promised cosine.
  */
-#include "../analyzer/cli_capture.h"
+#include "cli_capture.h"
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
 

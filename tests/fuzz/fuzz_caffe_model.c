@@ -1,6 +1,6 @@
 /*
  * fuzz_caffe_model.c: .caffemodel bytes (a protobuf NetParameter) through the Caffe frontend with the .prototxt
- * of the test net (tests/frontends/caffe_synth.c): the protobuf-c decoding under the loader's memory budget,
+ * of the test net (tests/unit/frontends/caffe_synth.c): the protobuf-c decoding under the loader's memory budget,
  * the matching of layers by name, every blob's shape (BlobShape or the legacy 4-D fields), size and values
  * against what the .prototxt needs; the ONNX written goes through rd_model_load_mem. Inputs capped at 1 MiB.
  *

@@ -1,7 +1,7 @@
 /*
  * fuzz_caffe_prototxt.c: .prototxt text through the Caffe frontend (rd_caffe_to_onnx: the protobuf text
  * parser of frontends/src/caffe_text.c, then the layer lowering) with the weights of the test net
- * (tests/frontends/caffe_synth.c: conv1, bn1, scale1, deconv1, prelu1, ip1), so mutated nets reach the
+ * (tests/unit/frontends/caffe_synth.c: conv1, bn1, scale1, deconv1, prelu1, ip1), so mutated nets reach the
  * weighted layers too; the ONNX it writes goes through rd_model_load_mem. Inputs are capped at 1 MiB.
  *
  * Oracles (trap on failure): a refusal is an input error (parse, unsupported, limit, out of memory) with a

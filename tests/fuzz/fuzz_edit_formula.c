@@ -1,6 +1,6 @@
 /*
  * fuzz_edit_formula.c: libFuzzer target for onnx-edit's formula parser and layout plans
- * (analyzer/src/edit_formula.c).
+ * (analyzer/modeltools/edit_formula.c).
  *
  * Input: the formula up to the first NUL (at most 300 bytes), then bytes that size the letters the
  * formula leaves unassigned (1..4 each) and, with the first of them odd, perturb one dim so that plan

@@ -1,6 +1,6 @@
 /*
  * fuzz_perf_log.c: libFuzzer target for the board's per-layer table read from a log
- * (analyzer/src/perf_log.c: an_perf_log_detect, an_perf_log_parse, an_perf_node_name).
+ * (analyzer/hybrid/perf_log.c: an_perf_log_detect, an_perf_log_parse, an_perf_node_name).
  *
  * The input is the log (at most 1 MiB). Oracles (trap on failure):
  *  - a refusal is RD_E_PARSE (or RD_E_LIMIT) with a message, and leaves no rows (the caller gets nothing);

@@ -1,11 +1,12 @@
 /*
  * gen_corpus_caffe.c: writes the seeds of tests/fuzz/corpus/caffe_prototxt/ (the test net's .prototxt and
  * small nets of the other layer kinds and text forms) and tests/fuzz/corpus/caffe_model/ (the test net's
- * .caffemodel, its InnerProduct blob in the legacy 4-D form) from tests/frontends/caffe_synth.c. Not part of
+ * .caffemodel, its InnerProduct blob in the legacy 4-D form) from tests/unit/frontends/caffe_synth.c. Not part of
  * the build; to regenerate (from a configured build-test, for the generated caffe.pb-c.h):
  *
- *     cc -Itests/frontends -Ibuild-test/frontends/gen tests/fuzz/gen_corpus_caffe.c tests/frontends/caffe_synth.c \
- *        build-test/frontends/gen/caffe.pb-c.c -lprotobuf-c -o /tmp/gen && /tmp/gen tests/fuzz/corpus
+ *     cc -Itests/unit/frontends -Ibuild-test/frontends/gen tests/fuzz/gen_corpus_caffe.c
+ * tests/unit/frontends/caffe_synth.c \ build-test/frontends/gen/caffe.pb-c.c -lprotobuf-c -o /tmp/gen && /tmp/gen
+ * tests/fuzz/corpus
  */
 #include "caffe_synth.h"
 

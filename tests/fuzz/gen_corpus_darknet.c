@@ -1,9 +1,9 @@
 /*
  * gen_corpus_darknet.c: writes the seeds of tests/fuzz/corpus/darknet/ (fuzz_darknet.c's format: uint32 .cfg
- * length, the .cfg, the .weights) from tests/frontends/darknet_synth.c: the small YOLOv3-tiny with weights of
+ * length, the .cfg, the .weights) from tests/unit/frontends/darknet_synth.c: the small YOLOv3-tiny with weights of
  * header 0.1 and 0.2. Not part of the build; to regenerate:
  *
- *     cc -Itests/frontends tests/fuzz/gen_corpus_darknet.c tests/frontends/darknet_synth.c -o /tmp/gen \
+ *     cc -Itests/unit/frontends tests/fuzz/gen_corpus_darknet.c tests/unit/frontends/darknet_synth.c -o /tmp/gen \
  *        && /tmp/gen tests/fuzz/corpus/darknet
  */
 #include "darknet_synth.h"

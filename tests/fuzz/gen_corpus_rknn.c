@@ -1,10 +1,11 @@
 /*
- * gen_corpus_rknn.c: writes the seeds of tests/fuzz/corpus/rknn/ with tests/rknn/rknn_synth.c (small
+ * gen_corpus_rknn.c: writes the seeds of tests/fuzz/corpus/rknn/ with tests/unit/rknn_model/rknn_synth.c (small
  * .rknn files of our own covering the reader's paths: format 6 and 2, the 24-byte header, every parameter
  * union it knows and one it does not, a generator text instead of the dict, an encrypted header). Not part
  * of the build; to regenerate after a change of the writer:
  *
- *     cc -Iflatbuf/include -Isimulator/include -Itests/rknn tests/fuzz/gen_corpus_rknn.c tests/rknn/rknn_synth.c \
+ *     cc -Iflatbuf/include -Isimulator/include -Itests/unit/rknn_model tests/fuzz/gen_corpus_rknn.c
+ * tests/unit/rknn_model/rknn_synth.c \
  *        build/flatbuf/librd_flatbuf.a build/simulator/librd_simulator.a \
  *        $(pkg-config --libs libprotobuf-c openblas libpng libjpeg yaml-0.1 libcjson zlib) -lm -lpthread -o /tmp/gen \
  *        && /tmp/gen tests/fuzz/corpus/rknn

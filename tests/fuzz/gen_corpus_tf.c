@@ -1,9 +1,9 @@
 /*
- * gen_corpus_tf.c: writes the seeds of tests/fuzz/corpus/tf/ (the GraphDefs of tests/frontends/tf_synth.c: the
+ * gen_corpus_tf.c: writes the seeds of tests/fuzz/corpus/tf/ (the GraphDefs of tests/unit/frontends/tf_synth.c: the
  * test graph, NHWC, the small NCHW graph of the other options and the graph that computes shapes). Not part of the
  * build; to regenerate:
  *
- *     cc -Itests/frontends tests/fuzz/gen_corpus_tf.c tests/frontends/tf_synth.c -o /tmp/gen \
+ *     cc -Itests/unit/frontends tests/fuzz/gen_corpus_tf.c tests/unit/frontends/tf_synth.c -o /tmp/gen \
  *        && /tmp/gen tests/fuzz/corpus/tf
  */
 #include "tf_synth.h"

@@ -1,10 +1,11 @@
 /*
- * gen_corpus_tflite.c: writes the seeds of tests/fuzz/corpus/tflite/ with tests/frontends/tflite_synth.c (small
+ * gen_corpus_tflite.c: writes the seeds of tests/fuzz/corpus/tflite/ with tests/unit/frontends/tflite_synth.c (small
  * .tflite files of our own: the float operator zoo, an int16x8 network, an int8 convolution). Not part of the
  * build; to regenerate after a change of the writer:
  *
- *     cc -Iflatbuf/include -Isimulator/include -Itests/frontends tests/fuzz/gen_corpus_tflite.c \
- *        tests/frontends/tflite_synth.c build-test/flatbuf/librd_flatbuf.a build-test/simulator/librd_simulator.a \
+ *     cc -Iflatbuf/include -Isimulator/include -Itests/unit/frontends tests/fuzz/gen_corpus_tflite.c \
+ *        tests/unit/frontends/tflite_synth.c build-test/flatbuf/librd_flatbuf.a build-test/simulator/librd_simulator.a
+ * \
  *        $(pkg-config --libs libprotobuf-c openblas libpng libjpeg yaml-0.1 libcjson zlib) -lm -lpthread \
  *        -fsanitize=address,undefined -o /tmp/gen && /tmp/gen tests/fuzz/corpus/tflite
  */

@@ -1,8 +1,8 @@
 /*
- * chain_model.h: a long chain model made with our ONNX writer, for the scale test (tests/scale) and the
- * load benchmark (bench/chain_bench.c): node i is Add (of the shared 1x8 constant "c"), Relu or Identity
- * for i % 3 = 0, 1, 2, on a 1x8 float tensor; tensors are named "block_<i>/out" as exporters name them,
- * the input "x" and the last output "y".
+ * chain_model.h: a long chain model made with our ONNX writer, for the scale test
+ * (tests/unit/analyzer/test_graph_scale.c) and the load benchmark (bench/chain_bench.c): node i is Add (of the shared
+ * 1x8 constant "c"), Relu or Identity for i % 3 = 0, 1, 2, on a 1x8 float tensor; tensors are named "block_<i>/out" as
+ * exporters name them, the input "x" and the last output "y".
  */
 #ifndef RD_TEST_CHAIN_MODEL_H
 #define RD_TEST_CHAIN_MODEL_H

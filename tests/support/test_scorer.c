@@ -1,7 +1,8 @@
 /*
- * test_scorer.c: the scorer the tests give `hybrid search --score-cmd` (docs/hybrid.md, "Objectives"). It
- * reads the candidate's folder as a user's script would, checks what the folder promises (index.json's
- * fields, every .npy it names, shapes as stated, the golden files beside them) and prints one number:
+ * test_scorer.c: the scorer the tests give `hybrid search --score-cmd` (docs/score-cmd.md, docs/hybrid.md
+ * "Objectives"). It reads the candidate's folder as a user's script would, checks what the folder promises
+ * (index.json's format and fields, every .npy it names, shapes as stated, the golden files in the reference
+ * folder, whose own index.json lists the same files) and prints one number:
  *
  *   rd_test_scorer top1 LABELS DIR   share of samples whose output 0 argmax is the label (line k of LABELS)
  *   rd_test_scorer cos DIR           mean over samples of the cosine of output 0 against its golden
@@ -56,9 +57,22 @@ int main(int argc, char **argv)
     cJSON *root = cJSON_Parse(text);
     free(text);
     const cJSON *samples = cJSON_GetObjectItem(root, "samples"), *set = cJSON_GetObjectItem(root, "float16"),
-                *outs = cJSON_GetObjectItem(root, "outputs"), *cand = cJSON_GetObjectItem(root, "candidate");
-    if (!cJSON_IsArray(samples) || !cJSON_IsArray(set) || !cJSON_IsArray(outs) || !cJSON_IsNumber(cand))
-        return bad("index.json lacks samples, float16, outputs or candidate", dir);
+                *outs = cJSON_GetObjectItem(root, "outputs"), *cand = cJSON_GetObjectItem(root, "candidate"),
+                *format = cJSON_GetObjectItem(root, "format"), *ref = cJSON_GetObjectItem(root, "reference");
+    if (!cJSON_IsArray(samples) || !cJSON_IsArray(set) || !cJSON_IsArray(outs) || !cJSON_IsNumber(cand) ||
+        !cJSON_IsString(ref) || !cJSON_IsString(format) || strcmp(format->valuestring, "rknn-diag-outputs/1") != 0)
+        return bad("index.json lacks format, samples, float16, outputs, candidate or reference", dir);
+    char ref_dir[8192];
+    snprintf(ref_dir, sizeof ref_dir, "%s/%s", dir, ref->valuestring);
+    snprintf(path, sizeof path, "%s/index.json", ref_dir);
+    if (rd_file_read_all(NULL, path, 1u << 26, &text, &len, &err) != RD_OK)
+        return bad("no index.json in the reference folder", err.msg);
+    cJSON *ref_root = cJSON_Parse(text);
+    free(text);
+    const cJSON *ref_samples = cJSON_GetObjectItem(ref_root, "samples");
+    if (!cJSON_IsArray(ref_samples) || cJSON_GetArraySize(ref_samples) != cJSON_GetArraySize(samples))
+        return bad("the reference folder's index.json does not list the same samples", ref_dir);
+    cJSON_Delete(ref_root);
     int *labels = NULL;
     int n_samples = cJSON_GetArraySize(samples);
     if (top1) {
@@ -74,18 +88,20 @@ int main(int argc, char **argv)
     double sum = 0;
     int k = 0;
     for (const cJSON *s = samples->child; s; s = s->next, k++) {
-        const cJSON *files = cJSON_GetObjectItem(s, "outputs"), *idx = cJSON_GetObjectItem(s, "sample");
+        const cJSON *files = cJSON_GetObjectItem(s, "files"), *shapes = cJSON_GetObjectItem(s, "shapes"),
+                    *idx = cJSON_GetObjectItem(s, "sample");
         if (!cJSON_IsNumber(idx) || idx->valueint != k || !cJSON_IsArray(cJSON_GetObjectItem(s, "inputs")) ||
-            !cJSON_IsArray(files) || cJSON_GetArraySize(files) != cJSON_GetArraySize(outs))
+            !cJSON_IsString(cJSON_GetObjectItem(s, "input")) || !cJSON_IsArray(files) || !cJSON_IsArray(shapes) ||
+            cJSON_GetArraySize(files) != cJSON_GetArraySize(outs) ||
+            cJSON_GetArraySize(shapes) != cJSON_GetArraySize(outs))
             return bad("a sample entry is malformed in", dir);
-        const cJSON *o = files->child;
-        const cJSON *file = cJSON_GetObjectItem(o, "file"), *golden = cJSON_GetObjectItem(o, "golden"),
-                    *shape = cJSON_GetObjectItem(o, "shape"), *name = cJSON_GetObjectItem(o, "name");
-        if (!cJSON_IsString(file) || !cJSON_IsString(golden) || !cJSON_IsString(name) ||
-            strcmp(name->valuestring, cJSON_GetArrayItem(outs, 0)->valuestring) != 0)
+        const cJSON *file = files->child, *shape = shapes->child;
+        if (!cJSON_IsString(file))
             return bad("an output entry is malformed in", dir);
+        char golden[8192];
+        snprintf(golden, sizeof golden, "%s/%s", ref->valuestring, file->valuestring);
         rd_tensor t, g;
-        if (load(dir, file->valuestring, shape, &t) || load(dir, golden->valuestring, shape, &g))
+        if (load(dir, file->valuestring, shape, &t) || load(dir, golden, shape, &g))
             return 2;
         const float *y = t.data, *r = g.data;
         int64_t n = rd_tensor_numel(&t);

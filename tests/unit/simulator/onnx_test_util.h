@@ -6,7 +6,7 @@
 #ifndef RD_ONNX_TEST_UTIL_H
 #define RD_ONNX_TEST_UTIL_H
 
-#include "../../../simulator/src/internal.h"
+#include "internal.h"
 #include "rd_test.h"
 
 #include <stdio.h>

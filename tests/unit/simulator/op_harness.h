@@ -5,7 +5,7 @@
 #ifndef RD_TEST_OP_HARNESS_H
 #define RD_TEST_OP_HARNESS_H
 
-#include "../../../simulator/src/internal.h"
+#include "internal.h"
 
 #define H_MAX_IO 10
 

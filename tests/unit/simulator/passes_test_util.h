@@ -6,7 +6,7 @@
 #ifndef RD_PASSES_TEST_UTIL_H
 #define RD_PASSES_TEST_UTIL_H
 
-#include "../../../simulator/src/internal.h"
+#include "internal.h"
 #include "rd_test.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /*
  * prefix_check.h: the oracle of rd_sim_run_prefix: a run resumed from a recording must give the same bits
  * (outputs and layer stats) as rd_sim_run with the same configuration. Shared by test_sim_prefix.c and
- * tests/sim_prefix_shared (the real models).
+ * tests/e2e/test_sim_prefix_shared.c (the real models).
  */
 #ifndef RD_TEST_PREFIX_CHECK_H
 #define RD_TEST_PREFIX_CHECK_H

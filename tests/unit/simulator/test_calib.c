@@ -1,5 +1,5 @@
 /* test_calib.c: rd_calibrate: min/max, KL and MMSE ranges, thread-count independence, progress, errors. */
-#include "../../../simulator/src/calib_internal.h"
+#include "calib_internal.h"
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
 

@@ -2,7 +2,7 @@
  * ArgMax/ArgMin) and the broadcast plan, on hand-computed cases and malformed inputs. */
 #include "op_harness.h"
 #include "rd_test.h"
-#include "../../../simulator/src/kernels/broadcast.h"
+#include "kernels/broadcast.h"
 
 #include <math.h>
 

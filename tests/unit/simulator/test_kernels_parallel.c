@@ -5,9 +5,9 @@
  */
 #include "rd_test.h"
 
-#include "../../../simulator/src/internal.h"
-#include "../../../simulator/src/kernels/conv_f32.h"
-#include "../../../simulator/src/kernels/sgemm_f32.h"
+#include "internal.h"
+#include "kernels/conv_f32.h"
+#include "kernels/sgemm_f32.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,10 +5,10 @@
  */
 #include "rd_test.h"
 
-#include "../../../simulator/src/internal.h"
-#include "../../../simulator/src/kernels/conv_f32.h"
-#include "../../../simulator/src/kernels/pool_f32.h"
-#include "../../../simulator/src/kernels/ref_conv.h"
+#include "internal.h"
+#include "kernels/conv_f32.h"
+#include "kernels/pool_f32.h"
+#include "kernels/ref_conv.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -9,8 +9,8 @@
  */
 #include "rd_test.h"
 #include "op_harness.h"
-#include "../../../simulator/src/quant.h"
-#include "../../../simulator/src/ops/linear_shapes.h"
+#include "quant.h"
+#include "ops/linear_shapes.h"
 
 #include <float.h>
 #include <math.h>

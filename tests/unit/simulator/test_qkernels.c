@@ -8,10 +8,10 @@
  */
 #include "rd_test.h"
 #include "op_harness.h"
-#include "../../../simulator/src/quant.h"
-#include "../../../simulator/src/kernels/qconv.h"
-#include "../../../simulator/src/kernels/qgemm.h"
-#include "../../../simulator/src/ops/linear_shapes.h"
+#include "quant.h"
+#include "kernels/qconv.h"
+#include "kernels/qgemm.h"
+#include "ops/linear_shapes.h"
 
 #include <stdio.h>
 

@@ -1,6 +1,6 @@
 /* test_quant_math.c: INT8 quantization parameters, fake-quantization, FP16 rounding and weight quantization. */
 #include "rd_test.h"
-#include "../../../simulator/src/quant.h"
+#include "quant.h"
 
 #include <float.h>
 #include <math.h>

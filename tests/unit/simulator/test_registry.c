@@ -3,7 +3,7 @@
  * ops.def key the definition's own name, lookups by bsearch agreeing with a linear scan, and every
  * definition's traits consistent with one another (docs/internals/ops.md lists the rules checked here).
  */
-#include "../../../simulator/src/internal.h"
+#include "internal.h"
 #include "rd_test.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #include "onnx_test_util.h"
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
-#include "../../../simulator/src/quant.h"
+#include "quant.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * that must fail with a clear RD_E_INVAL naming the node.
  */
 #include "rd_test.h"
-#include "../../../simulator/src/internal.h"
+#include "internal.h"
 
 #include <math.h>
 #include <string.h>

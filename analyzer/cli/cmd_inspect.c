@@ -1,0 +1,299 @@
+/*
+ * cmd_inspect.c: `rknn-diag inspect MODEL`: inputs and outputs with shapes, opsets, an op histogram,
+ * every unsupported op with its nodes, parameter count and MACs (text or --json).
+ */
+#include "json_out.h"
+#include "cmd_spec.h"
+#include "config_model.h"
+#include "edit_model.h"
+#include "inspect_rknn.h"
+#include "prune.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_JSON = 1 };
+
+static const an_optspec inspect_opts[] = {
+    {OPT_JSON, "json", 0, NULL, "print JSON"},
+};
+
+static const an_cmd_spec inspect_spec = {
+    .usage = "rknn-diag inspect MODEL [--json]",
+    .about = "Shows the model's format, inputs and outputs, opsets, op histogram, unsupported ops\n"
+             "(all of them, with node names), parameter count and multiply-accumulates. MODEL is\n"
+             "any format rknn-diag reads, recognised by content (docs/frontends.md): MODEL.onnx, .tflite,\n"
+             "a TensorFlow frozen .pb, a Darknet .cfg or Caffe .prototxt with its weights beside it, a\n"
+             "TorchScript .pt (with --input-shape for every argument of forward).",
+    .opts = inspect_opts,
+    .n_opts = 1,
+    .groups = AN_OG_SHAPE,
+    .model = "MODEL.onnx",
+    .more_help = an_inspect_rknn_help,
+};
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    *(bool *)user = true; /* --json, the only one */
+    return AN_GO;
+}
+
+typedef struct op_count {
+    const char *op_type;
+    const char *domain;
+    int count;
+    bool supported;
+} op_count;
+
+static void value_shape(const rd_value_info *vi, char *buf, size_t len)
+{
+    if (vi->rank < 0) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    if (vi->rank == 0) {
+        snprintf(buf, len, "scalar");
+        return;
+    }
+    size_t used = 0;
+    for (int d = 0; d < vi->rank && used < len; d++) {
+        int w = vi->dim_params[d] ? snprintf(buf + used, len - used, "%s%s", d ? "x" : "", vi->dim_params[d])
+                : vi->dims[d] < 0 ? snprintf(buf + used, len - used, "%s?", d ? "x" : "")
+                                  : snprintf(buf + used, len - used, "%s%lld", d ? "x" : "", (long long)vi->dims[d]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+/* One input or output as JSON; clears *ok when memory ran out (an_json_add). */
+static cJSON *value_json(const rd_model *m, int value, bool *ok)
+{
+    rd_value_info vi;
+    rd_model_value(m, (size_t)value, &vi);
+    cJSON *o = cJSON_CreateObject();
+    if (!o) {
+        *ok = false;
+        return NULL;
+    }
+    an_json_add(o, "name", cJSON_CreateString(vi.name), ok);
+    an_json_add(o, "dtype", cJSON_CreateString(rd_dtype_name(vi.dtype)), ok);
+    cJSON *shape = vi.rank >= 0 ? cJSON_CreateArray() : cJSON_CreateNull();
+    if (!an_json_add(o, "shape", shape, ok))
+        return o;
+    for (int d = 0; d < vi.rank; d++)
+        an_json_push(shape,
+                     vi.dim_params[d] ? cJSON_CreateString(vi.dim_params[d])
+                     : vi.dims[d] < 0 ? cJSON_CreateNull()
+                                      : cJSON_CreateNumber((double)vi.dims[d]),
+                     ok);
+    return o;
+}
+
+static int collect_ops(const rd_model *m, op_count *ops, int max)
+{
+    int n = 0;
+    for (size_t i = 0; i < rd_model_node_count(m); i++) {
+        rd_node_info ni;
+        rd_model_node(m, i, &ni);
+        int k;
+        for (k = 0; k < n; k++)
+            if (strcmp(ops[k].op_type, ni.op_type) == 0 && strcmp(ops[k].domain, ni.domain) == 0)
+                break;
+        if (k == n) {
+            if (n == max)
+                continue;
+            ops[n] = (op_count){ni.op_type, ni.domain, 0, ni.supported};
+            n++;
+        }
+        ops[k].count++;
+    }
+    return n;
+}
+
+static int cmp_count(const void *a, const void *b)
+{
+    const op_count *x = a, *y = b;
+    if (x->count != y->count)
+        return y->count - x->count;
+    return strcmp(x->op_type, y->op_type);
+}
+
+static int64_t total_macs(const rd_model *m, bool *unknown)
+{
+    int64_t total = 0;
+    *unknown = false;
+    for (size_t i = 0; i < rd_model_node_count(m); i++) {
+        rd_node_info ni;
+        rd_model_node(m, i, &ni);
+        if (ni.folded)
+            continue;
+        total += ni.macs;
+        rd_op_info op;
+        if (ni.macs == 0 && rd_op_find(ni.domain, ni.op_type, &op) && op.has_macs && op.weight_input)
+            *unknown = true; /* a weighted layer's MACs need shapes fixed only at run time */
+    }
+    return total;
+}
+
+/* The prunable channels (an_prune_analyze): RD_OK with *have false for a model the pruner cannot rewrite
+   (no line, no key), an error only when memory ran out. */
+static rd_status prune_summary(const rd_model *m, an_prune_plan *plan, bool *have, rd_error *err)
+{
+    rd_error why = {0};
+    rd_status st = an_prune_analyze(m, plan, &why);
+    *have = st == RD_OK;
+    if (st == RD_E_NOMEM) {
+        *err = why;
+        return st;
+    }
+    return RD_OK;
+}
+
+static rd_status print_text(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m, op_count *ops,
+                            int n_ops, rd_error *err)
+{
+    an_prune_plan plan; /* first: nothing is printed when memory runs out */
+    bool have_plan;
+    if (prune_summary(m, &plan, &have_plan, err) != RD_OK)
+        return err->code;
+    fprintf(out, "model      %s\nformat     %s: %s\nIR         %d\nopset      %d\nproducer   %s\n", RD_TEXT_SHOWN(path),
+            rd_model_format_name(info->format), RD_TEXT_SHOWN(info->detail), rd_model_ir_version(m),
+            rd_model_opset(m, ""), RD_TEXT_SHOWN(rd_model_producer(m)));
+    fprintf(out, "\ninputs:\n");
+    for (size_t i = 0; i < rd_model_input_count(m); i++) {
+        rd_value_info vi;
+        rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
+        char shape[128];
+        value_shape(&vi, shape, sizeof shape);
+        fprintf(out, "  %-32s %-8s %s\n", RD_TEXT_SHOWN(vi.name), rd_dtype_name(vi.dtype), shape);
+    }
+    fprintf(out, "outputs:\n");
+    for (size_t i = 0; i < rd_model_output_count(m); i++) {
+        rd_value_info vi;
+        rd_model_value(m, (size_t)rd_model_output(m, i), &vi);
+        char shape[128];
+        value_shape(&vi, shape, sizeof shape);
+        fprintf(out, "  %-32s %-8s %s\n", RD_TEXT_SHOWN(vi.name), rd_dtype_name(vi.dtype), shape);
+    }
+    fprintf(out, "\n%zu nodes, ops:\n", rd_model_node_count(m));
+    for (int k = 0; k < n_ops; k++)
+        fprintf(out, "  %-24s %5d%s\n", RD_TEXT_SHOWN(ops[k].op_type), ops[k].count,
+                ops[k].supported ? "" : "   UNSUPPORTED");
+    bool unknown;
+    int64_t macs = total_macs(m, &unknown);
+    fprintf(out, "\nparameters %lld\nMACs       %lld%s\n", (long long)rd_model_param_count(m), (long long)macs,
+            unknown ? " (some layers unknown until the input shapes are fixed: --input-shape)" : "");
+    fprintf(out, "layout layers (Reshape/Transpose) %d\n", an_layout_layer_count(m));
+
+    if (have_plan) {
+        fprintf(out, "prunable:  %zu channels, %.5f MB, %.5f GFLOPs (rknn-diag prune)\n", plan.n_channels,
+                an_prune_mb(plan.weight_bytes_removed), an_prune_gflops(plan.macs_removed));
+        an_prune_plan_fini(&plan);
+    }
+    int n_unsupported = 0;
+    for (size_t i = 0; i < rd_model_node_count(m); i++) {
+        rd_node_info ni;
+        rd_model_node(m, i, &ni);
+        if (ni.supported)
+            continue;
+        if (n_unsupported++ == 0)
+            fprintf(out, "\nunsupported ops (the FP32 reference cannot run this model yet):\n");
+        fprintf(out, "  %s%s%s  node '%s'\n", RD_TEXT_SHOWN(ni.domain), ni.domain[0] ? "." : "",
+                RD_TEXT_SHOWN(ni.op_type), RD_TEXT_SHOWN(ni.name));
+    }
+    return RD_OK;
+}
+
+/* The JSON of inspect, built with an_json_add/an_json_push: printed whole or not at all. */
+static rd_status print_json(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m, op_count *ops,
+                            int n_ops, rd_error *err)
+{
+    bool ok = true;
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    an_json_add(root, "model", cJSON_CreateString(path), &ok);
+    an_json_add(root, "format", cJSON_CreateString(rd_model_format_name(info->format)), &ok);
+    an_json_add(root, "format_detail", cJSON_CreateString(info->detail), &ok);
+    an_json_add(root, "quantized", cJSON_CreateBool(info->quantized), &ok);
+    an_json_add(root, "ir_version", cJSON_CreateNumber((double)rd_model_ir_version(m)), &ok);
+    an_json_add(root, "opset", cJSON_CreateNumber((double)rd_model_opset(m, "")), &ok);
+    an_json_add(root, "producer", cJSON_CreateString(rd_model_producer(m)), &ok);
+    cJSON *ins = cJSON_CreateArray();
+    if (an_json_add(root, "inputs", ins, &ok))
+        for (size_t i = 0; i < rd_model_input_count(m); i++)
+            an_json_push(ins, value_json(m, rd_model_input(m, i), &ok), &ok);
+    cJSON *outs = cJSON_CreateArray();
+    if (an_json_add(root, "outputs", outs, &ok))
+        for (size_t i = 0; i < rd_model_output_count(m); i++)
+            an_json_push(outs, value_json(m, rd_model_output(m, i), &ok), &ok);
+    an_json_add(root, "nodes", cJSON_CreateNumber((double)rd_model_node_count(m)), &ok);
+    cJSON *hist = cJSON_CreateObject();
+    if (an_json_add(root, "ops", hist, &ok))
+        for (int k = 0; k < n_ops; k++)
+            an_json_add(hist, ops[k].op_type, cJSON_CreateNumber(ops[k].count), &ok);
+    cJSON *uns = cJSON_CreateArray();
+    if (an_json_add(root, "unsupported", uns, &ok)) {
+        for (size_t i = 0; i < rd_model_node_count(m) && ok; i++) {
+            rd_node_info ni;
+            rd_model_node(m, i, &ni);
+            if (ni.supported)
+                continue;
+            cJSON *o = cJSON_CreateObject();
+            if (!an_json_push(uns, o, &ok))
+                break;
+            an_json_add(o, "op_type", cJSON_CreateString(ni.op_type), &ok);
+            an_json_add(o, "domain", cJSON_CreateString(ni.domain), &ok);
+            an_json_add(o, "node", cJSON_CreateString(ni.name), &ok);
+        }
+    }
+    bool unknown;
+    an_json_add(root, "parameters", cJSON_CreateNumber((double)rd_model_param_count(m)), &ok);
+    an_json_add(root, "macs", cJSON_CreateNumber((double)total_macs(m, &unknown)), &ok);
+    an_json_add(root, "macs_complete", cJSON_CreateBool(!unknown), &ok);
+    an_json_add(root, "layout_layers", cJSON_CreateNumber(an_layout_layer_count(m)), &ok);
+
+    an_prune_plan plan;
+    bool have_plan;
+    rd_status st = prune_summary(m, &plan, &have_plan, err);
+    if (st == RD_OK && have_plan) {
+        cJSON *pr = cJSON_CreateObject();
+        if (an_json_add(root, "prunable", pr, &ok)) {
+            an_json_add(pr, "channels", cJSON_CreateNumber((double)plan.n_channels), &ok);
+            an_json_add(pr, "weight_bytes", cJSON_CreateNumber((double)plan.weight_bytes_removed), &ok);
+            an_json_add(pr, "macs", cJSON_CreateNumber((double)plan.macs_removed), &ok);
+        }
+        an_prune_plan_fini(&plan);
+    }
+    if (st == RD_OK && ok)
+        return an_json_print(out, root) ? RD_OK : rd_errorf(err, RD_E_NOMEM, "out of memory");
+    cJSON_Delete(root);
+    return st != RD_OK ? st : rd_errorf(err, RD_E_NOMEM, "out of memory");
+}
+
+int an_cmd_inspect(an_cmd_ctx *ctx)
+{
+    if (an_inspect_rknn_wanted(ctx)) /* a .rknn model or --build-log: inspect_rknn.h */
+        return an_inspect_rknn(ctx);
+    bool json = false;
+    an_cmd_args cmd = {0};
+    int rc = an_cmd_parse(ctx, &inspect_spec, &cmd, take_option, &json);
+    if (rc != AN_GO)
+        return rc;
+    const char *model_path = cmd.model;
+    rd_error err = {0};
+    rd_load_options lopt = {.input_shapes = cmd.shapes, .n_input_shapes = cmd.n_shapes, .allow_unsupported_ops = true};
+    rd_model *m = NULL;
+    rd_frontend_info info;
+    if (an_model_open(model_path, NULL, false, &lopt, &m, &info, &err) != RD_OK)
+        return an_fail(ctx, &err);
+    op_count ops[512];
+    int n_ops = collect_ops(m, ops, 512);
+    qsort(ops, (size_t)n_ops, sizeof ops[0], cmp_count);
+    rd_status st = json ? print_json(ctx->out, model_path, &info, m, ops, n_ops, &err)
+                        : print_text(ctx->out, model_path, &info, m, ops, n_ops, &err);
+    rd_model_destroy(m);
+    return st == RD_OK ? AN_EXIT_OK : an_fail(ctx, &err);
+}

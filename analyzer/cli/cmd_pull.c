@@ -1,0 +1,27 @@
+/* cmd_pull.c: `rknn-diag pull [REMOTE] [LOCAL]`: copies the board's dumps (or any file or folder)
+ * to the host. */
+#include "cli_adb.h"
+#include "cmd_spec.h"
+
+static const an_cmd_spec pull_spec = {
+    .usage = "rknn-diag pull [REMOTE] [LOCAL]",
+    .about = "Copies REMOTE (default " RD_ADB_DEFAULT_DUMP_DIR ") from the board to LOCAL (default .), "
+             "recursively, placed as `adb pull` places it: a remote folder lands in LOCAL/<name> "
+             "when LOCAL exists. A file gets its name only once exactly the size the board "
+             "announced has arrived; one that arrives short, or whose name this computer cannot "
+             "store, is logged and the others are still pulled (exit 3 at the end). Links to "
+             "folders are followed, each folder once; --timeout also bounds the listing as a "
+             "whole. Progress goes to stderr (docs/adb.md).",
+    .groups = AN_OG_BOARD,
+    .max_positional = 2,
+};
+
+int an_cmd_pull(an_cmd_ctx *ctx)
+{
+    an_cmd_args cmd;
+    int rc = an_cmd_parse(ctx, &pull_spec, &cmd, NULL, NULL);
+    if (rc != AN_GO)
+        return rc;
+    return an_adb_transfer(ctx, &cmd.adb, "pulled", rd_adb_pull, cmd.n_pos > 0 ? cmd.pos[0] : RD_ADB_DEFAULT_DUMP_DIR,
+                           cmd.n_pos > 1 ? cmd.pos[1] : ".");
+}

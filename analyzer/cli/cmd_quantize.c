@@ -1,0 +1,105 @@
+/*
+ * cmd_quantize.c: `rknn-diag quantize MODEL [quant options] -o OUT.quantization.cfg [--rknn-cfg STEP1]`:
+ * calibrates the INT8 simulation and writes its parameters in RKNN's .quantization.cfg layout, under
+ * ONNX names, or under the toolkit's names where a step-1 cfg of the same model matches our tensors.
+ */
+#include "cmd_spec.h"
+#include "qcfg_build.h"
+#include "quant_setup.h"
+#include "config_model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_RKNN_CFG = 1 };
+
+static const an_optspec quantize_opts[] = {
+    {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE",
+     "a cfg RKNN-Toolkit2's hybrid_quantization_step1 wrote for this model: "
+     "write under its tensor names"},
+};
+
+static const an_cmd_spec quantize_spec = {
+    .output = {0, "output", 'o', "FILE", "the .quantization.cfg to write (required)"},
+    .output_missing = "missing -o OUT.quantization.cfg",
+    .usage = "rknn-diag quantize MODEL.onnx --dataset FILE [quant options] -o OUT.quantization.cfg "
+             "[--rknn-cfg STEP1.cfg]",
+    .about = "Calibrates the INT8 (w8a8) or INT16 (--dtype w16a16i, w8a16, w16a16i_dfp) simulation\n"
+             "and writes its parameters in RKNN's hybrid quantization file layout: every materialised\n"
+             "activation (scale, zero point, range; dtype int8 or int16) and the weights of Conv,\n"
+             "ConvTranspose, Gemm and MatMul (symmetric, per channel or per tensor), plus the float16\n"
+             "and int16 tensors of a hybrid --cfg in custom_quantize_layers. Names are\n"
+             "ONNX tensor names of the optimised graph unless --rknn-cfg gives the toolkit's. The file\n"
+             "can be read back with --cfg by run, accuracy, eval and export-qdq.",
+    .opts = quantize_opts,
+    .n_opts = (int)(sizeof quantize_opts / sizeof quantize_opts[0]),
+    .groups = AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT,
+    .model = "MODEL.onnx",
+};
+
+typedef struct quantize_args {
+    const char *rknn_cfg;
+    an_cmd_args cmd;
+} quantize_args;
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    ((quantize_args *)user)->rknn_cfg = v; /* --rknn-cfg, the only one */
+    return AN_GO;
+}
+
+int an_cmd_quantize(an_cmd_ctx *ctx)
+{
+    quantize_args a = {0};
+    int rc = an_cmd_parse(ctx, &quantize_spec, &a.cmd, take_option, &a);
+    rd_error err = {0};
+    rd_model *m = NULL;
+    rd_sim *s = NULL;
+    rd_qcfg ours, merged;
+    rd_qcfg_init(&ours);
+    rd_qcfg_init(&merged);
+    if (rc != AN_GO)
+        goto out;
+    an_model_request req = an_cmd_model_request(ctx, &a.cmd,
+                                                "a .quantization.cfg holds one set of parameters per tensor for every "
+                                                "shape, and how RKNN calibrates a dynamic model is not documented: "
+                                                "quantize once per shape with --input-shape (or input_size_list)");
+    rd_status st = an_model_load_configured(&a.cmd.q, &req, &m, &err);
+    if (st == RD_OK && a.cmd.q.cfg.dtype != RD_QDT_W8A8 && a.cmd.q.cfg.dtype != RD_QDT_W16A16I &&
+        a.cmd.q.cfg.dtype != RD_QDT_W8A16 && a.cmd.q.cfg.dtype != RD_QDT_W16A16I_DFP)
+        st = rd_errorf(&err, RD_E_USAGE,
+                       "quantize writes int8/int16 parameters: --dtype must be w8a8, w16a16i, w8a16 or w16a16i_dfp "
+                       "(got %s)",
+                       rd_qdtype_name(a.cmd.q.cfg.dtype));
+    if (st == RD_OK)
+        st = an_quant_build_sim(&a.cmd.q, m, NULL, ctx->errs, ctx->color, &s, &err);
+    if (st == RD_OK)
+        st = an_quant_built_outputs(&a.cmd.q, s, NULL, ctx->errs, NULL, &err);
+    if (st == RD_OK)
+        st = an_qcfg_collect(s, &ours, ctx->errs, &err);
+    const rd_qcfg *result = &ours;
+    if (st == RD_OK && a.rknn_cfg) {
+        st = an_qcfg_merge_rknn(s, &ours, a.rknn_cfg, &merged, ctx->errs, &err);
+        result = &merged;
+    }
+    if (st == RD_OK)
+        st = rd_qcfg_save(a.cmd.output, result, &err);
+    if (st != RD_OK) {
+        rc = an_fail(ctx, &err);
+        goto out;
+    }
+    if (!a.rknn_cfg)
+        fprintf(ctx->errs, "note: tensors are named as in the ONNX model after the compiler passes; RKNN-Toolkit2 may "
+                           "name them differently (Conv__350:0, ..._before_conv): give --rknn-cfg STEP1.cfg to write "
+                           "under the toolkit's names\n");
+    fprintf(ctx->errs, "wrote %s\n", a.cmd.output);
+    rc = AN_EXIT_OK;
+out:
+    rd_qcfg_fini(&ours);
+    rd_qcfg_fini(&merged);
+    rd_sim_destroy(s);
+    rd_model_destroy(m);
+    an_cmd_args_fini(&a.cmd);
+    return rc;
+}

@@ -1,0 +1,128 @@
+/*
+ * cmd_spec.h: a command described once (after Redis's command table and curl's tool options): its usage,
+ * summary, own options and the option groups it takes, read by one parser (an_cmd_parse) and one help
+ * printer (an_cmd_help). A group (the input shapes, the quantization options, the built-model options,
+ * --threads, the board options) is parsed, checked and documented in one place for every command.
+ *
+ *     static const an_cmd_spec spec = {
+ *         .usage = "rknn-diag x MODEL.onnx -o FILE", .about = "...", AN_SPEC_OPTS(own_options),
+ *         .output = {0, "output", 'o', "FILE", "the file to write (required)"}, .output_missing = "missing -o FILE",
+ *         .groups = AN_OG_SHAPE | AN_OG_QUANT, .model = "MODEL.onnx"};
+ *     int rc = an_cmd_parse(ctx, &spec, &a->cmd, take_option, a);   // take_option: the own options
+ *     ...                                                              // rc: AN_GO, help printed (0) or usage (2)
+ *     an_cmd_args_fini(&a->cmd);
+ */
+#ifndef RD_AN_CMD_SPEC_H
+#define RD_AN_CMD_SPEC_H
+
+#include "cli_internal.h"
+#include "cli_model_args.h"
+#include "config_model.h"
+#include "quant_setup.h"
+#include "rknn_diag/adb.h"
+
+/* The option groups (an_cmd_spec.groups). */
+enum {
+    AN_OG_SHAPE = 1u << 0,   /* --input-shape NAME=D0,D1,.. (an_cmd_args.shapes) */
+    AN_OG_QUANT = 1u << 1,   /* the quantization options and --threads (quant_setup.h; an_cmd_args.q) */
+    AN_OG_BUILT = 1u << 2,   /* --rknn, --rknn-build-log (an_cmd_args.q) */
+    AN_OG_THREADS = 1u << 3, /* --threads alone, for a command without AN_OG_QUANT (an_cmd_args.q) */
+    AN_OG_BOARD = 1u << 4,   /* the board choice as adb has it (cli_adb.h; an_cmd_args.adb) */
+    AN_OG_SAMPLES = 1u << 5, /* --inputs FILE..., --samples N: the samples analysed (an_cmd_args.inputs) */
+};
+
+/* Option ids of the groups that are not declared elsewhere (a command's own ids stay below 100). */
+enum { AN_OPT_INPUT_SHAPE = 300, AN_OPT_HELP, AN_OPT_OUTPUT, AN_OPT_INPUTS, AN_OPT_SAMPLES };
+
+/** A required option: its id and the usage error when it is absent. */
+typedef struct an_need {
+    int id;
+    const char *missing; /* "missing -o OUT.onnx" */
+} an_need;
+
+/* Designated initialisers of an_cmd_spec's tables: .opts/.n_opts and .needs/.n_needs from one array. */
+#define AN_SPEC_OPTS(table) .opts = table, .n_opts = (int)(sizeof table / sizeof table[0])
+#define AN_SPEC_NEEDS(table) .needs = table, .n_needs = (int)(sizeof table / sizeof table[0])
+
+/** One command: what `rknn-diag CMD --help` prints and what an_cmd_parse accepts. */
+typedef struct an_cmd_spec {
+    const char *usage;      /* "rknn-diag quantize MODEL.onnx ..." */
+    const char *about;      /* the summary paragraph */
+    const an_optspec *opts; /* the command's own options (--help is added) */
+    int n_opts;
+    const an_need *needs; /* required own options, checked after the model and the output in this order */
+    int n_needs;
+    an_optspec output;          /* the output option (its id is ignored; name NULL: none), kept in
+                                   an_cmd_args.output and listed first */
+    const char *output_missing; /* the usage error when the output is required and absent */
+    unsigned groups;            /* AN_OG_* */
+    const char *model;          /* "MODEL.onnx": the one positional is the model, kept in an_cmd_args.model;
+                                   NULL: positionals go to the command's take function */
+    bool model_optional;        /* the model may come from elsewhere (-c): the command checks */
+    const char *model_twice;    /* appended to "one model only (got 'A' and 'B')", e.g. "; give samples with ..." */
+    int max_positional;         /* without .model: positionals kept in an_cmd_args.pos, at most this many
+                                   (0: they go to the take function, or are refused without one) */
+    bool rest_positional;       /* after the first positional every argument is one (shell's CMD...) */
+    void (*more_help)(FILE *f); /* printed after the options (inspect: the .rknn part) */
+} an_cmd_spec;
+
+#define AN_MAX_POSITIONAL 8
+
+/**
+ * What the parser fills: the model, the output and the groups' values. an_cmd_parse initialises it (the
+ * quantization options as an_quant_opts_init, the board options logging to the error stream); the command
+ * releases it with an_cmd_args_fini.
+ */
+typedef struct an_cmd_args {
+    const char *model;                  /* the positional, when an_cmd_spec.model is set */
+    const char *pos[AN_MAX_POSITIONAL]; /* the positionals, when an_cmd_spec.max_positional is set */
+    int n_pos;
+    const char *output; /* an_cmd_spec.output */
+    rd_input_shape shapes[AN_MAX_INPUTS];
+    an_name_buf shape_names[AN_MAX_INPUTS];
+    size_t n_shapes;
+    const char *inputs[AN_MAX_INPUTS]; /* AN_OG_SAMPLES */
+    size_t n_inputs;
+    long samples;       /* AN_OG_SAMPLES: default 1 */
+    an_quant_opts q;    /* AN_OG_QUANT, AN_OG_BUILT, AN_OG_THREADS (q.model_path is the model) */
+    rd_adb_options adb; /* AN_OG_BOARD */
+    bool board_given;   /* one of the board options was given */
+} an_cmd_args;
+
+/**
+ * Takes one of the command's own options (id from its table) or, when an_cmd_spec.model and
+ * .max_positional are not set, a positional (id AN_OPT_POSITIONAL). Returns AN_GO, or the exit code after
+ * printing why (an_usage). NULL for a command without options or positionals of its own.
+ */
+typedef int (*an_take_fn)(an_cmd_ctx *ctx, void *user, int id, const char *value);
+
+/**
+ * Parses ctx's arguments by spec: groups into args, own options and other positionals to take(user, ...),
+ * then checks the model, the output and the required options (an_cmd_spec.needs) in order. Returns AN_GO to
+ * run the command, AN_EXIT_OK after --help, AN_EXIT_USAGE after printing a usage error. args is initialised
+ * first, whatever the result: release it with an_cmd_args_fini.
+ */
+int an_cmd_parse(an_cmd_ctx *ctx, const an_cmd_spec *spec, an_cmd_args *args, an_take_fn take, void *user);
+
+/** Releases what the quantization options made (thread pool, built model). */
+void an_cmd_args_fini(an_cmd_args *args);
+
+/** Prints the command's help: usage, summary, its own options, then each group's under its heading. */
+void an_cmd_help(FILE *f, const an_cmd_spec *spec);
+
+/**
+ * The model the command line names (args->model, --input-shape) as an_model_load_configured's request from
+ * command ctx; dynamic_refusal as an_model_request's (NULL: the command runs once per dynamic_input set).
+ */
+an_model_request an_cmd_model_request(const an_cmd_ctx *ctx, const an_cmd_args *args, const char *dynamic_refusal);
+
+/** --target CHIP: a known chip into *out, else a usage error naming the chips. Returns AN_GO or the code. */
+int an_take_target(an_cmd_ctx *ctx, const char *value, const char **out);
+
+/** A --target also sets --platform; the two must agree when both are given. Returns AN_GO or the code. */
+int an_target_platform(an_cmd_ctx *ctx, an_quant_opts *q, const char *target);
+
+/** --sweep-points N: 0 (every k) or at least 2 (the two ends). Returns AN_GO or the code. */
+int an_take_sweep_points(an_cmd_ctx *ctx, const char *value, long *out);
+
+#endif

@@ -1,0 +1,232 @@
+/*
+ * test_cmd_spec.c: the one parser and help printer of the commands (analyzer/cli/cmd_spec.h): option groups,
+ * the model positional, the output option, required options, positional limits, named results, and every
+ * command's --help printed from its spec.
+ */
+#include "cli_capture.h"
+#include "cmd_spec.h"
+#include "rd_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_FLAG = 1, OPT_NEEDED };
+
+static const an_optspec test_opts[] = {
+    {OPT_FLAG, "flag", 'f', NULL, "a flag of the command's own"},
+    {OPT_NEEDED, "needed", 0, "X", "an option the command requires"},
+};
+static const an_need test_needs[] = {{OPT_NEEDED, "missing --needed X"}};
+
+static const an_cmd_spec model_spec = {
+    .usage = "rknn-diag t MODEL.onnx -o OUT --needed X",
+    .about = "A test command.",
+    AN_SPEC_OPTS(test_opts),
+    AN_SPEC_NEEDS(test_needs),
+    .output = {0, "output", 'o', "OUT", "what the command writes"},
+    .output_missing = "missing -o OUT",
+    .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT,
+    .model = "MODEL.onnx",
+};
+
+static const an_cmd_spec pos_spec = {
+    .usage = "rknn-diag p [A] [B]",
+    .about = "Positionals kept by the parser.",
+    .groups = AN_OG_BOARD,
+    .max_positional = 2,
+};
+
+typedef struct taken {
+    bool flag;
+    const char *needed;
+    int calls;
+} taken;
+
+static int take(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    taken *t = user;
+    t->calls++;
+    if (id == OPT_FLAG)
+        t->flag = true;
+    else if (id == OPT_NEEDED && strcmp(v, "bad") == 0)
+        return an_usage(ctx, "--needed: bad value");
+    else if (id == OPT_NEEDED)
+        t->needed = v;
+    return AN_GO;
+}
+
+typedef struct parsed {
+    int rc;
+    char *out, *errs;
+    an_cmd_args args;
+    taken t;
+} parsed;
+
+/* Parses argv (NULL-terminated, argv[0] the command) by spec, capturing both streams. */
+static parsed *parse(const an_cmd_spec *spec, const char *const *argv)
+{
+    parsed *p = calloc(1, sizeof *p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    size_t out_len = 0, errs_len = 0;
+    an_cmd_ctx ctx = {.argc = argc,
+                      .argv = (char **)argv,
+                      .out = open_memstream(&p->out, &out_len),
+                      .errs = open_memstream(&p->errs, &errs_len)};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx.out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx.errs);
+    p->rc = an_cmd_parse(&ctx, spec, &p->args, take, &p->t);
+    fclose(ctx.out);
+    fclose(ctx.errs);
+    return p;
+}
+
+static void parsed_free(parsed *p)
+{
+    an_cmd_args_fini(&p->args);
+    free(p->out);
+    free(p->errs);
+    free(p);
+}
+
+static void test_groups_and_model(void)
+{
+    parsed *p = parse(&model_spec,
+                      (const char *const[]){"t", "m.onnx", "-o", "out", "--needed", "x", "-f", "--input-shape",
+                                            "in=1,3,8,8", "--dtype", "w16a16i", "-i", "a.npy", "--samples", "4", NULL});
+    CU_ASSERT_EQUAL(p->rc, AN_GO);
+    CU_ASSERT_STRING_EQUAL(p->args.model, "m.onnx");
+    CU_ASSERT_STRING_EQUAL(p->args.q.model_path, "m.onnx");
+    CU_ASSERT_STRING_EQUAL(p->args.output, "out");
+    CU_ASSERT(p->t.flag);
+    CU_ASSERT_STRING_EQUAL(p->t.needed, "x");
+    CU_ASSERT_EQUAL(p->t.calls, 2); /* the groups never reach the command */
+    CU_ASSERT_EQUAL(p->args.n_shapes, 1);
+    CU_ASSERT_STRING_EQUAL(p->args.shapes[0].name, "in");
+    CU_ASSERT_EQUAL(p->args.shapes[0].rank, 4);
+    CU_ASSERT_EQUAL(p->args.shapes[0].dims[3], 8);
+    CU_ASSERT_STRING_EQUAL(p->args.q.flag_dtype, "w16a16i");
+    CU_ASSERT_EQUAL(p->args.n_inputs, 1);
+    CU_ASSERT_EQUAL(p->args.samples, 4);
+    CU_ASSERT_STRING_EQUAL(p->errs, "");
+    parsed_free(p);
+    /* defaults */
+    p = parse(&model_spec, (const char *const[]){"t", "m.onnx", "-o", "out", "--needed", "x", NULL});
+    CU_ASSERT_EQUAL(p->rc, AN_GO);
+    CU_ASSERT_EQUAL(p->args.samples, 1);
+    CU_ASSERT_EQUAL(p->args.n_shapes, 0);
+    CU_ASSERT_FALSE(p->t.flag);
+    parsed_free(p);
+}
+
+/* Each case: the arguments and the start of the usage error, in the order the parser checks. */
+static void test_usage_errors(void)
+{
+    static const struct {
+        const char *argv[8];
+        const char *msg;
+    } cases[] = {
+        {{"t", "-o", "out", "--needed", "x", NULL}, "rknn-diag t: missing MODEL.onnx"},
+        {{"t", "a.onnx", "b.onnx", NULL}, "rknn-diag t: one model only (got 'a.onnx' and 'b.onnx')"},
+        {{"t", "m.onnx", "--needed", "x", NULL}, "rknn-diag t: missing -o OUT"},
+        {{"t", "m.onnx", "-o", "out", NULL}, "rknn-diag t: missing --needed X"},
+        {{"t", "m.onnx", "--bogus", NULL}, "rknn-diag t: unknown option '--bogus'"},
+        {{"t", "m.onnx", "--needed", NULL}, "rknn-diag t: option --needed needs a value (X)"},
+        {{"t", "m.onnx", "--flag=1", NULL}, "rknn-diag t: option --flag takes no value"},
+        {{"t", "m.onnx", "--needed", "bad", NULL}, "rknn-diag t: --needed: bad value"},
+        {{"t", "m.onnx", "--input-shape", "nodims", NULL}, "rknn-diag t: --input-shape expects NAME=D0,D1,..."},
+        {{"t", "m.onnx", "--samples", "0", NULL}, "rknn-diag t: --samples expects an integer in 1..100000"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        parsed *p = parse(&model_spec, cases[k].argv);
+        CU_ASSERT_EQUAL(p->rc, AN_EXIT_USAGE);
+        if (strncmp(p->errs, cases[k].msg, strlen(cases[k].msg)) != 0) {
+            fprintf(stderr, "case %zu: expected '%s', got '%s'\n", k, cases[k].msg, p->errs);
+            CU_FAIL("usage error");
+        }
+        parsed_free(p);
+    }
+}
+
+static void test_positionals(void)
+{
+    parsed *p = parse(&pos_spec, (const char *const[]){"p", "a", "--serial", "S1", "b", NULL});
+    CU_ASSERT_EQUAL(p->rc, AN_GO);
+    CU_ASSERT_EQUAL(p->args.n_pos, 2);
+    CU_ASSERT_STRING_EQUAL(p->args.pos[1], "b");
+    CU_ASSERT_STRING_EQUAL(p->args.adb.serial, "S1");
+    CU_ASSERT(p->args.board_given);
+    CU_ASSERT_EQUAL(p->t.calls, 0);
+    parsed_free(p);
+    p = parse(&pos_spec, (const char *const[]){"p", "a", "b", "c", NULL});
+    CU_ASSERT_EQUAL(p->rc, AN_EXIT_USAGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p->errs, "unexpected argument 'c'"));
+    parsed_free(p);
+    p = parse(&pos_spec, (const char *const[]){"p", "--timeout", "0", NULL});
+    CU_ASSERT_EQUAL(p->rc, AN_EXIT_USAGE);
+    parsed_free(p);
+}
+
+static void test_help(void)
+{
+    parsed *p = parse(&model_spec, (const char *const[]){"t", "-h", NULL});
+    CU_ASSERT_EQUAL(p->rc, AN_EXIT_OK);
+    CU_ASSERT_STRING_EQUAL(p->errs, "");
+    const char *want[] = {"usage: rknn-diag t MODEL.onnx -o OUT --needed X\n\nA test command.\n\noptions:\n",
+                          "-o, --output OUT",
+                          "-f, --flag",
+                          "--needed X",
+                          "-h, --help",
+                          "\nsamples analysed:\n",
+                          "-i, --inputs FILE",
+                          "\nmodel options:\n",
+                          "--input-shape",
+                          "\nquantization options",
+                          "--dataset FILE",
+                          "--threads N"};
+    const char *at = p->out;
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) { /* in this order */
+        const char *hit = strstr(at, want[k]);
+        if (!hit) {
+            fprintf(stderr, "help lacks '%s' after its previous part:\n%s\n", want[k], p->out);
+            CU_FAIL("help");
+            break;
+        }
+        at = hit;
+    }
+    CU_ASSERT_PTR_NULL(strstr(p->out, "board options")); /* only the groups the command takes */
+    CU_ASSERT_PTR_NULL(strstr(p->out, "--rknn-build-log"));
+    parsed_free(p);
+}
+
+/* Every command prints its help from its spec, with exit 0, and refuses an unknown option with exit 2. */
+static void test_every_command(void)
+{
+    static const char *const commands[] = {"demo",      "accuracy", "run",        "inspect",   "ops",   "report",
+                                           "compare",   "devices",  "pull",       "push",      "shell", "board-emulate",
+                                           "board-run", "quantize", "export-qdq", "onnx-edit", "eval",  "merge",
+                                           "hybrid",    "prune",    "convert"};
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+        rd_cli_result r = rd_test_cli(commands[k], "--help", NULL);
+        char usage[64];
+        snprintf(usage, sizeof usage, "usage: rknn-diag %s", commands[k]);
+        CU_ASSERT_EQUAL(r.code, 0);
+        if (strncmp(r.out, usage, strlen(usage)) != 0 || !strstr(r.out, "-h, --help")) {
+            fprintf(stderr, "%s --help:\n%s\n", commands[k], r.out);
+            CU_FAIL("help");
+        }
+        rd_test_cli_free(&r);
+        r = rd_test_cli(commands[k], "--no-such-option", NULL);
+        CU_ASSERT_EQUAL(r.code, 2);
+        rd_test_cli_free(&r);
+    }
+}
+
+RD_TEST_REGISTER(register_cmd_spec)
+{
+    RD_SUITE("cmd_spec", {"groups and model", test_groups_and_model}, {"usage errors", test_usage_errors},
+             {"positionals", test_positionals}, {"help from the spec", test_help},
+             {"every command", test_every_command});
+}

@@ -1,0 +1,8 @@
+# Helpers shared by the suites (rd_add_test puts this folder on every test's include path): the CUnit runner,
+# rd_test.h, models and results made by code (chain_model.c, sample_result.c), the command line driven
+# in-process (cli_capture.c), snapshot folders compared (snapshot_compare.c), board latency tables.
+
+# The scorer the hybrid tests give `hybrid search --score-cmd` (test_scorer.c): reads a candidate's folder as a
+# user's script would and prints top-1 or the mean output cosine.
+add_executable(rd_test_scorer ${CMAKE_CURRENT_LIST_DIR}/test_scorer.c)
+target_link_libraries(rd_test_scorer PRIVATE rd::simulator PkgConfig::CJSON)
