@@ -50,8 +50,10 @@ static const an_cmd_spec convert_spec = {
              "the graph at subgraphs.inputs/outputs, quantizes (quantize: true) on the config's dataset\n"
              "and writes OUT/NAME.onnx (the float model converted), OUT/NAME.quantization.cfg and\n"
              "OUT/NAME.qdq.onnx; -a runs the accuracy analysis on those inputs into OUT/snapshot.\n"
-             "models.platform names the model's framework (onnx, tflite: docs/frontends.md); keys it\n"
-             "cannot honour (dynamic_input, an unknown framework) are refused by name.",
+             "models.platform names the model's framework (onnx, tflite, tensorflow, pytorch, ...:\n"
+             "docs/frontends.md; a TensorFlow graph is cut at subgraphs while it is read, a PyTorch model\n"
+             "exported with input_size_list); keys it cannot honour (dynamic_input, an unknown\n"
+             "framework) are refused by name.",
     .opts = convert_opts,
     .n_opts = (int)(sizeof convert_opts / sizeof convert_opts[0]),
     .needs = convert_needs,

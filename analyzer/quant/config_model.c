@@ -9,6 +9,7 @@
 #include "config_model.h"
 #include "prune.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,29 +45,83 @@ static bool is_io_set(const rd_model *m, bool inputs, char *const *names, size_t
     return true;
 }
 
-/* subgraphs.inputs/outputs: the cut (nothing when m already is it). */
-static rd_status cut(const rd_rknn_config *c, const char *path, rd_model **m, FILE *errs, rd_error *err)
+/* Where the cut comes from, for messages: the config's subgraphs, or --graph-inputs / --graph-outputs. */
+static void cut_origin(const rd_rknn_config *c, char *buf, size_t len)
 {
-    if ((!c->n_sub_inputs || is_io_set(*m, true, c->sub_inputs, c->n_sub_inputs)) &&
-        (!c->n_sub_outputs || is_io_set(*m, false, c->sub_outputs, c->n_sub_outputs)))
+    if (c->line_subgraphs && c->path)
+        snprintf(buf, len, "%s:%d: subgraphs", c->path, c->line_subgraphs);
+    else
+        snprintf(buf, len, "--graph-inputs/--graph-outputs");
+}
+
+/* The cut at ins / outs (the config's names as the model has them). */
+static rd_status cut_at(const rd_rknn_config *c, char **ins, char **outs, const char *path, rd_model **m, FILE *errs,
+                        rd_error *err)
+{
+    if (!ins || !outs)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if ((!c->n_sub_inputs || is_io_set(*m, true, ins, c->n_sub_inputs)) &&
+        (!c->n_sub_outputs || is_io_set(*m, false, outs, c->n_sub_outputs)))
         return RD_OK;
-    rd_onnx_rewrite rw = {.inputs = (const char *const *)c->sub_inputs,
+    rd_onnx_rewrite rw = {.inputs = (const char *const *)ins,
                           .n_inputs = c->n_sub_inputs,
-                          .outputs = (const char *const *)c->sub_outputs,
+                          .outputs = (const char *const *)outs,
                           .n_outputs = c->n_sub_outputs};
     void *buf = NULL;
     size_t len = 0;
+    char origin[300];
+    cut_origin(c, origin, sizeof origin);
     rd_status st = rd_onnx_model_rewrite(*m, &rw, &buf, &len, err);
     if (st != RD_OK)
-        return rd_error_prefix(err, "%s:%d: subgraphs", c->path, c->line_subgraphs);
+        return rd_error_prefix(err, "%s", origin);
     st = reload(path, buf, len, NULL, m, err);
     if (st != RD_OK)
-        return rd_error_prefix(err, "the model cut at %s's subgraphs", c->path);
+        return rd_error_prefix(err, "the model cut at %s", origin);
     if (errs)
         fprintf(errs, "config: cut at subgraphs (%zu input%s, %zu output%s): %zu nodes kept\n", c->n_sub_inputs,
                 c->n_sub_inputs == 1 ? "" : "s", c->n_sub_outputs, c->n_sub_outputs == 1 ? "" : "s",
                 rd_model_node_count(*m));
     return RD_OK;
+}
+
+/* names as m names them: TensorFlow's "x:0" is the value the frontend named "x" (a converted graph given back
+   with its config); a copy, NULL when out of memory. */
+static char **model_names(const rd_model *m, char *const *names, size_t n)
+{
+    char **out = calloc(n ? n : 1, sizeof *out);
+    for (size_t i = 0; out && i < n; i++) {
+        size_t len = strlen(names[i]);
+        bool port0 = len > 2 && !strcmp(names[i] + len - 2, ":0") && rd_model_find_value(m, names[i]) < 0;
+        if (!(out[i] = strndup(names[i], port0 ? len - 2 : len)) || (port0 && rd_model_find_value(m, out[i]) < 0)) {
+            free(out[i]); /* not that either: the name as given, for the cut's message */
+            out[i] = strdup(names[i]);
+        }
+        if (!out[i]) {
+            for (size_t k = 0; k < i; k++)
+                free(out[k]);
+            free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* subgraphs.inputs/outputs: the cut (nothing when m already is it). */
+static rd_status cut(const rd_rknn_config *c, const char *path, rd_model **m, FILE *errs, rd_error *err)
+{
+    char **ins = model_names(*m, c->sub_inputs, c->n_sub_inputs),
+         **outs = model_names(*m, c->sub_outputs, c->n_sub_outputs);
+    rd_status st = cut_at(c, ins, outs, path, m, errs, err);
+    free_names(ins, c->n_sub_inputs);
+    free_names(outs, c->n_sub_outputs);
+    return st;
 }
 
 /* The config's shapes (input_size_list or dynamic_input set k) for m's inputs in order, --input-shape on
@@ -172,6 +227,41 @@ rd_status an_model_open(const char *path, const char *platform, bool model_preci
     return rd_frontend_load(path, &fo, lo, out, info, err);
 }
 
+/*
+ * The model file through its frontend with what the config gives it before the ONNX exists: a TensorFlow graph is
+ * cut at subgraphs.inputs/outputs while it is read (load_tensorflow's inputs and outputs: internal tensors,
+ * "name:0"), a PyTorch model is exported with the shapes of input_size_list (forward's arguments in order) and
+ * --input-shape by name (load_pytorch's input_size_list).
+ */
+static rd_status open_configured(const char *path, const rd_rknn_config *c, const an_model_request *req,
+                                 const rd_load_options *lopt, rd_model **m, rd_frontend_info *info, rd_error *err)
+{
+    rd_frontend_options fo = {.model_precision = req->model_precision,
+                              .inputs = (const char *const *)c->sub_inputs,
+                              .n_inputs = c->n_sub_inputs,
+                              .outputs = (const char *const *)c->sub_outputs,
+                              .n_outputs = c->n_sub_outputs};
+    if (c->framework && rd_model_format_parse(c->framework, &fo.expect, err) != RD_OK) {
+        if (err)
+            err->code = RD_E_PARSE;
+        return rd_error_prefix(err, "%s:%d: models.platform", c->path, c->line_models);
+    }
+    const rd_dims *dims =
+        c->n_dynamic_sets ? &c->dynamic_input[req->dynamic_set * c->n_dynamic_per_set] : c->input_size_list;
+    size_t n_cfg = c->n_dynamic_sets ? c->n_dynamic_per_set : c->n_input_size_list;
+    rd_input_shape sizes[2 * RD_MAX_MODEL_INPUTS];
+    size_t n = 0;
+    for (size_t i = 0; i < n_cfg && i < RD_MAX_MODEL_INPUTS; i++, n++) {
+        sizes[n] = (rd_input_shape){.name = NULL, .rank = dims[i].rank};
+        memcpy(sizes[n].dims, dims[i].dims, sizeof sizes[n].dims);
+    }
+    for (size_t k = 0; n_cfg && k < req->n_shapes && k < RD_MAX_MODEL_INPUTS; k++)
+        sizes[n++] = req->shapes[k]; /* by name, over the config's */
+    fo.input_sizes = sizes;
+    fo.n_input_sizes = n;
+    return rd_frontend_load(path, &fo, lopt, m, info, err);
+}
+
 rd_status an_model_load_configured(an_quant_opts *q, const an_model_request *req, rd_model **out, rd_error *err)
 {
     *out = NULL;
@@ -204,18 +294,23 @@ rd_status an_model_load_configured(an_quant_opts *q, const an_model_request *req
     rd_load_options lopt = {.input_shapes = reshaped ? NULL : req->shapes,
                             .n_input_shapes = reshaped ? 0 : req->n_shapes};
     rd_model *m = NULL;
-    rd_frontend_info info;
-    rd_model_format expect;
-    if (c->framework && rd_model_format_parse(c->framework, &expect, err) != RD_OK) {
-        if (err)
-            err->code = RD_E_PARSE;
-        return rd_error_prefix(err, "%s:%d: models.platform", c->path, c->line_models);
+    rd_frontend_info info = {0};
+    st = open_configured(path, c, req, &lopt, &m, &info, err);
+    if (st != RD_OK && info.format == RD_FORMAT_TENSORFLOW && err && err->code == RD_E_INVAL) {
+        char origin[300]; /* a name the TensorFlow graph does not have */
+        cut_origin(c, origin, sizeof origin);
+        rd_error_prefix(err, "%s", origin);
+        err->code = c->line_subgraphs ? RD_E_PARSE : RD_E_USAGE;
+        st = err->code;
     }
-    st = an_model_open(path, c->framework, req->model_precision, &lopt, &m, &info, err);
     q->graph_nhwc = st == RD_OK && info.format == RD_FORMAT_TFLITE; /* TFLite keeps NHWC (docs/frontends.md) */
     if (st == RD_OK && req->info)
         *req->info = info;
-    if (st == RD_OK && configured)
+    if (st == RD_OK && info.format == RD_FORMAT_TENSORFLOW && (c->n_sub_inputs || c->n_sub_outputs) && req->errs)
+        fprintf(req->errs, "config: TensorFlow graph read cut at subgraphs (%zu input%s, %zu output%s): %s\n",
+                c->n_sub_inputs, c->n_sub_inputs == 1 ? "" : "s", c->n_sub_outputs, c->n_sub_outputs == 1 ? "" : "s",
+                info.detail);
+    else if (st == RD_OK && configured) /* TensorFlow: cut while read */
         st = cut(c, path, &m, req->errs, err);
     if (st == RD_OK && reshaped)
         st = fix_shapes(q, req, path, &m, err);

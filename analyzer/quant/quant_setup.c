@@ -106,6 +106,10 @@ bool an_quant_take(an_quant_opts *q, int id, const char *value)
     case AN_QOPT_THREADS:
         q->flag_threads = value;
         return true;
+    case AN_QOPT_GRAPH_INPUTS:
+    case AN_QOPT_GRAPH_OUTPUTS:
+        q->flag_cut[id == AN_QOPT_GRAPH_OUTPUTS] = value;
+        return true;
     default:
         return false;
     }
@@ -142,10 +146,46 @@ static rd_status flag_error(rd_error *err, const char *flag)
     return RD_E_USAGE;
 }
 
+/* "a,b:0,c" into a fresh list replacing *names (the config's subgraphs.inputs or outputs). */
+static rd_status take_names(const char *flag, const char *text, char ***names, size_t *n, rd_error *err)
+{
+    size_t count = 1;
+    for (const char *p = text; *p; p++)
+        count += *p == ',';
+    char **list = calloc(count, sizeof *list);
+    if (!list)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    size_t k = 0;
+    for (const char *p = text; k < count; k++) {
+        size_t len = strcspn(p, ",");
+        if (!len || !(list[k] = strndup(p, len))) {
+            for (size_t i = 0; i < k; i++)
+                free(list[i]);
+            free(list);
+            return len ? rd_errorf(err, RD_E_NOMEM, "out of memory")
+                       : rd_errorf(err, RD_E_USAGE, "%s expects tensor names separated by commas, got '%s'", flag,
+                                   text);
+        }
+        p += len + (p[len] == ',');
+    }
+    for (size_t i = 0; i < *n; i++)
+        free((*names)[i]);
+    free(*names);
+    *names = list;
+    *n = count;
+    return RD_OK;
+}
+
 static rd_status apply_flags(an_quant_opts *q, rd_error *err)
 {
     rd_rknn_config *c = &q->cfg;
     rd_status st;
+    if (q->flag_cut[0] && (st = take_names("--graph-inputs", q->flag_cut[0], &c->sub_inputs, &c->n_sub_inputs, err)))
+        return st;
+    if (q->flag_cut[1] && (st = take_names("--graph-outputs", q->flag_cut[1], &c->sub_outputs, &c->n_sub_outputs, err)))
+        return st;
+    if (q->flag_cut[0] || q->flag_cut[1])
+        c->line_subgraphs = 0; /* messages name the flags, not the config's line */
     if (q->flag_dtype) {
         st = rd_qdtype_parse(q->flag_dtype, &c->dtype, err);
         if (st != RD_OK)

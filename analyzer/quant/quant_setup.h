@@ -27,6 +27,8 @@ enum {
     AN_QOPT_RKNN,
     AN_QOPT_RKNN_LOG,
     AN_QOPT_THREADS,
+    AN_QOPT_GRAPH_INPUTS,
+    AN_QOPT_GRAPH_OUTPUTS,
 };
 
 /* The option table entries, to put in a command's an_optspec array. */
@@ -47,6 +49,11 @@ enum {
         {AN_QOPT_CFG, "cfg", 0, "FILE", "import a .quantization.cfg (parameters and custom_quantize_layers)"},     \
         {AN_QOPT_MAX_IMAGE_PIXELS, "max-image-pixels", 0, "N",                                                     \
          "refuse larger images (default 67108864 = 8192x8192; N, 120M or WxH)"},                                   \
+        {AN_QOPT_GRAPH_INPUTS, "graph-inputs", 0, "NAME,..",                                                       \
+         "cut the model at these tensors, its inputs from then on (subgraphs.inputs; TensorFlow: internal "        \
+         "tensors, \"name:0\" too, as load_tensorflow's inputs)"},                                                 \
+        {AN_QOPT_GRAPH_OUTPUTS, "graph-outputs", 0, "NAME,..",                                                     \
+         "keep these outputs and what they need only (subgraphs.outputs; load_tensorflow's outputs)"},             \
         AN_THREADS_OPTSPEC
 
 /* --threads alone, for commands that run a model without the quantization options (convert). */
@@ -86,6 +93,7 @@ typedef struct an_quant_opts {
     bool flag_rgb2bgr;
     int flag_opt_level;          /* -1 when not given */
     const char *flag_max_pixels; /* --max-image-pixels as given */
+    const char *flag_cut[2];     /* --graph-inputs, --graph-outputs as given (comma lists): subgraphs on top */
     uint64_t max_image_pixels;   /* its value (0: RD_DEFAULT_IMAGE_PIXELS) */
     const char *rknn_path;       /* --rknn */
     const char *rknn_log_path;   /* --rknn-build-log */

@@ -168,6 +168,23 @@ static rd_status load_pair(rd_model_format f, const char *path, const char *mode
     return st;
 }
 
+/* A TorchScript model exported with the shapes of fo (input_size_list) and then lo (--input-shape, by name). */
+static rd_status pytorch_export(const char *path, const rd_frontend_options *fo, const rd_load_options *lo, void **onnx,
+                                size_t *onnx_len, rd_frontend_info *info, rd_error *err)
+{
+    size_t n_fo = fo ? fo->n_input_sizes : 0, n_lo = lo ? lo->n_input_shapes : 0;
+    rd_input_shape *all = malloc((n_fo + n_lo + 1) * sizeof *all);
+    if (!all)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    if (n_fo)
+        memcpy(all, fo->input_sizes, n_fo * sizeof *all);
+    if (n_lo)
+        memcpy(all + n_fo, lo->input_shapes, n_lo * sizeof *all);
+    rd_status st = rd_pytorch_to_onnx(path, fo, all, n_fo + n_lo, onnx, onnx_len, info, err);
+    free(all);
+    return st;
+}
+
 /* The folder of path, for ONNX external data ("." for a bare name). */
 static char *folder_of(const char *path)
 {
@@ -192,7 +209,9 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
     rd_model_format f = rd_model_format_detect(buf, len);
     rd_model_format expect = fo ? fo->expect : RD_FORMAT_UNKNOWN;
     rd_model_format as = f == RD_FORMAT_UNKNOWN ? RD_FORMAT_ONNX : f; /* unknown bytes: ONNX's parser judges */
-    if (expect != RD_FORMAT_UNKNOWN && expect != as) {
+    /* an ONNX file is taken whatever the platform: it is what every frontend writes (convert's OUT/NAME.onnx given
+       back with its model_config.yml) */
+    if (expect != RD_FORMAT_UNKNOWN && expect != as && as != RD_FORMAT_ONNX) {
         free(buf);
         return rd_errorf(err, RD_E_PARSE, "%s: the model config says platform %s, but the file is %s", path,
                          rd_model_format_name(expect),
@@ -210,10 +229,9 @@ rd_status rd_frontend_load(const char *path, const rd_frontend_options *fo, cons
     } else if (as == RD_FORMAT_DARKNET || as == RD_FORMAT_CAFFE) {
         st = load_pair(as, path, buf, len, fo, &onnx, &onnx_len, info, err);
     } else if (as == RD_FORMAT_TENSORFLOW) {
-        st = rd_tf_to_onnx(buf, len, path, &onnx, &onnx_len, info, err);
+        st = rd_tf_to_onnx(buf, len, path, fo, &onnx, &onnx_len, info, err);
     } else if (as == RD_FORMAT_PYTORCH) {
-        st = rd_pytorch_to_onnx(path, fo, lo ? lo->input_shapes : NULL, lo ? lo->n_input_shapes : 0, &onnx, &onnx_len,
-                                info, err);
+        st = pytorch_export(path, fo, lo, &onnx, &onnx_len, info, err);
     } else {
         if (fo && fo->model_precision)
             st = rd_errorf(err, RD_E_UNSUPPORTED,

@@ -54,6 +54,12 @@ static const char export_script[] =
     "shapes = {}\n"
     "for item in filter(None, spec.split(';')):\n"
     "    name, dims = item.split('=', 1)\n"
+    "    if name.startswith('#'):\n"
+    "        k = int(name[1:])\n"
+    "        if k >= len(args):\n"
+    "            fail(12, 'input_size_list gives shape %d; forward(%s) takes %d argument%s' % (k + 1,\n"
+    "                 ', '.join(args), len(args), '' if len(args) == 1 else 's'))\n"
+    "        name = args[k]\n"
     "    shapes[name] = [int(d) for d in dims.split(',') if d]\n"
     "missing = [a for a in args if a not in shapes]\n"
     "unknown = [n for n in shapes if n not in args]\n"
@@ -74,23 +80,26 @@ static const char export_script[] =
     "    fail(13, '%s: %s' % (type(e).__name__, str(e).strip().splitlines()[0] if str(e).strip() else ''))\n"
     "sys.stdout.write('PyTorch %s\\n' % torch.__version__)\n";
 
-/* "name=d0,d1;name=..." for the script. */
+/* "name=d0,d1;#1=d0,...;..." for the script: "#K" for the K-th shape without a name (argument K of forward). */
 static rd_status shape_spec(const rd_input_shape *shapes, size_t n, char **out, rd_error *err)
 {
-    size_t cap = 16 + n * (RD_MAX_RANK * 21 + 16), used = 0;
+    size_t cap = 16 + n * (RD_MAX_RANK * 21 + 32), used = 0;
     for (size_t i = 0; i < n; i++)
         cap += strlen(shapes[i].name ? shapes[i].name : "");
     char *s = malloc(cap);
     if (!s)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     s[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        const char *nm = shapes[i].name ? shapes[i].name : "";
-        if (!nm[0] || strpbrk(nm, ";=")) {
+    for (size_t i = 0, k = 0; i < n; i++) {
+        const char *nm = shapes[i].name;
+        if (nm && (!nm[0] || nm[0] == '#' || strpbrk(nm, ";="))) {
             free(s);
-            return rd_errorf(err, RD_E_INVAL, "input name '%s': empty, or with ';' or '='", nm);
+            return rd_errorf(err, RD_E_INVAL, "input name '%s': empty, or with '#', ';' or '='", nm);
         }
-        used += (size_t)snprintf(s + used, cap - used, "%s%s=", i ? ";" : "", nm);
+        if (nm)
+            used += (size_t)snprintf(s + used, cap - used, "%s%s=", i ? ";" : "", nm);
+        else
+            used += (size_t)snprintf(s + used, cap - used, "%s#%zu=", i ? ";" : "", k++);
         for (int d = 0; d < shapes[i].rank; d++)
             used += (size_t)snprintf(s + used, cap - used, "%s%lld", d ? "," : "", (long long)shapes[i].dims[d]);
     }

@@ -1,17 +1,13 @@
 /*
  * tf_graph.c: a frozen TensorFlow GraphDef decoded (protobuf-c, the loader's memory budget) and written as
- * ONNX (tf_lower.h): constants, attributes, the node order (a depth-first walk over data inputs, cycles
- * refused), graph inputs (Placeholder) and outputs (the nodes nothing reads), every unsupported op listed at
- * once.
+ * ONNX (tf_lower.h): constants, attributes, references to node outputs, graph inputs (Placeholder), the
+ * nodes tf_plan chose written in its order, every unsupported op listed at once.
  */
 #include "tf_lower.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-
-/* TensorFlow's DataType numbers (types.proto). */
-enum { DT_FLOAT = 1, DT_DOUBLE = 2, DT_INT32 = 3, DT_INT64 = 9, DT_HALF = 19 };
 
 /* A constant broadcast from one value may claim at most this many elements. */
 #define TF_MAX_SPLAT ((int64_t)1 << 24)
@@ -110,6 +106,12 @@ bool tf_attr_ints(tf_ctx *C, const char *key, int64_t *out, int max, int *n)
     return true;
 }
 
+int tf_attr_type(tf_ctx *C, const char *key, int def)
+{
+    const Rdtf__AttrValue *a = tf_attr(C, key);
+    return a && attr_is(C, a, RDTF__ATTR_VALUE__VALUE_TYPE, key) ? (int)a->type : def;
+}
+
 int tf_n_inputs(const tf_ctx *C)
 {
     const Rdtf__NodeDef *n = tf_node_def(C);
@@ -119,10 +121,10 @@ int tf_n_inputs(const tf_ctx *C)
     return k;
 }
 
-/* The node an input reference names ("x", "x:0"; -1 with a failure for another output or no such node). */
-static int resolve(tf_ctx *C, size_t node, const char *ref)
+int tf_resolve(tf_ctx *C, size_t node, const char *ref, int *port)
 {
     char name[1024];
+    ref += ref[0] == '^';
     const char *colon = strrchr(ref, ':');
     size_t len = colon ? (size_t)(colon - ref) : strlen(ref);
     if (len >= sizeof name)
@@ -130,35 +132,81 @@ static int resolve(tf_ctx *C, size_t node, const char *ref)
                -1;
     memcpy(name, ref, len);
     name[len] = '\0';
+    *port = 0;
+    for (const char *d = colon ? colon + 1 : ""; *d; d++)
+        if (*d < '0' || *d > '9' || (*port = *port * 10 + (*d - '0')) > TF_MAX_PORT)
+            return tf_fail(C, RD_E_PARSE, "%s: node '%s' reads '%s', whose output number is not one", C->path,
+                           C->g->node[node]->name, ref),
+                   -1;
+    if (colon && !colon[1])
+        return tf_fail(C, RD_E_PARSE, "%s: node '%s' reads '%s', without an output number", C->path,
+                       C->g->node[node]->name, ref),
+               -1;
     fe_map_slot *s = fe_map_get(&C->index, name);
     if (!s)
         return tf_fail(C, RD_E_PARSE, "%s: node '%s' reads '%s', which is no node of the graph", C->path,
                        C->g->node[node]->name, ref),
                -1;
-    if (colon && strcmp(colon, ":0") != 0)
-        return tf_fail(C, RD_E_UNSUPPORTED,
-                       "%s: node '%s' reads output %s of '%s': only output 0 of a node is "
-                       "supported",
-                       C->path, C->g->node[node]->name, colon + 1, name),
-               -1;
     return (int)(intptr_t)s->val - 1;
 }
 
-static int input_node(tf_ctx *C, int k)
+static int input_node(tf_ctx *C, int k, int *port)
 {
     char w[300];
     if (k >= tf_n_inputs(C))
         return tf_fail(C, RD_E_PARSE, "%s: has %d inputs, input %d expected", tf_where(C, w, sizeof w), tf_n_inputs(C),
                        k),
                -1;
-    return resolve(C, C->cur, tf_node_def(C)->input[k]);
+    return tf_resolve(C, C->cur, tf_node_def(C)->input[k], port);
+}
+
+/* "name:K", the key of output K > 0 in C->ports, into buf. */
+static const char *port_key(const tf_ctx *C, size_t node, int port, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s:%d", C->g->node[node]->name, port);
+    return buf;
+}
+
+const char *tf_port_value(tf_ctx *C, size_t node, int port)
+{
+    if (port == 0)
+        return C->value[node];
+    char key[1100];
+    fe_map_slot *s = fe_map_get(&C->ports, port_key(C, node, port, key, sizeof key));
+    return s ? s->val : NULL;
+}
+
+const char *tf_out_k(tf_ctx *C, int k)
+{
+    if (k == 0)
+        return tf_out(C);
+    const char *v = tf_port_value(C, C->cur, k);
+    if (v || C->st != RD_OK)
+        return v;
+    char key[1100];
+    port_key(C, C->cur, k, key, sizeof key);
+    v = tf_fresh(C, key, "");
+    fe_map_slot *s = v ? fe_map_put(&C->ports, key, NULL, NULL) : NULL;
+    if (!s)
+        return tf_fail(C, RD_E_NOMEM, "out of memory"), NULL;
+    s->val = (void *)v;
+    return v;
 }
 
 const char *tf_in(tf_ctx *C, int k)
 {
-    int n = C->st == RD_OK ? input_node(C, k) : -1;
+    int port = 0;
+    int n = C->st == RD_OK ? input_node(C, k, &port) : -1;
     if (n < 0)
         return NULL;
+    if (port > 0) {
+        const char *v = tf_port_value(C, (size_t)n, port);
+        char w[300];
+        if (!v)
+            tf_fail(C, RD_E_UNSUPPORTED, "%s: reads output %d of '%s' (%s), which is not written (no such output)",
+                    tf_where(C, w, sizeof w), port, C->g->node[n]->name, C->g->node[n]->op);
+        return v;
+    }
     int c = C->konst_of[n];
     if (c >= 0) { /* a constant read as data: its initializer, written once */
         if (!C->konst_value[c]) {
@@ -173,6 +221,14 @@ const char *tf_in(tf_ctx *C, int k)
         }
         return C->konst_value[c];
     }
+    if (!C->value[n] && C->cut[n]) {
+        char w[300];
+        return tf_fail(C, RD_E_INVAL,
+                       "%s: reads '%s', whose node is cut at another of its outputs (name this one "
+                       "in the inputs)",
+                       tf_where(C, w, sizeof w), C->g->node[n]->name),
+               NULL;
+    }
     if (!C->value[n]) {
         char w[300];
         return tf_fail(C, RD_E_UNSUPPORTED, "%s: reads '%s' (%s), which writes no value", tf_where(C, w, sizeof w),
@@ -186,8 +242,9 @@ const rd_tensor *tf_const_in(tf_ctx *C, int k)
 {
     if (C->st != RD_OK || k >= tf_n_inputs(C))
         return NULL;
-    int n = input_node(C, k);
-    return n >= 0 && C->konst_of[n] >= 0 ? &C->konst[C->konst_of[n]] : NULL;
+    int port = 0;
+    int n = input_node(C, k, &port);
+    return n >= 0 && port == 0 && C->konst_of[n] >= 0 ? &C->konst[C->konst_of[n]] : NULL;
 }
 
 bool tf_const_ints(tf_ctx *C, int k, int64_t *out, int max, int *n)
@@ -385,50 +442,6 @@ static rd_status const_tensor(tf_ctx *C, const Rdtf__TensorProto *tp, rd_tensor 
 
 /* ---- the graph ---------------------------------------------------------------------------------------- */
 
-/* Node indices in an order where every data input comes first (iterative depth-first walk). */
-static rd_status order_nodes(tf_ctx *C, size_t *order)
-{
-    size_t n = C->g->n_node, n_order = 0;
-    uint8_t *state = calloc(n ? n : 1, 1); /* 0 new, 1 on the walk, 2 done */
-    size_t *stack = malloc((n ? n : 1) * sizeof *stack), *next = calloc(n ? n : 1, sizeof *next);
-    if (!state || !stack || !next) {
-        free(state), free(stack), free(next);
-        return tf_fail(C, RD_E_NOMEM, "out of memory");
-    }
-    for (size_t root = 0; root < n && C->st == RD_OK; root++) {
-        if (state[root])
-            continue;
-        size_t top = 0;
-        stack[top++] = root;
-        state[root] = 1;
-        while (top && C->st == RD_OK) {
-            size_t v = stack[top - 1];
-            const Rdtf__NodeDef *nd = C->g->node[v];
-            if (next[v] < nd->n_input) {
-                const char *ref = nd->input[next[v]++];
-                int u = resolve(C, v, ref[0] == '^' ? ref + 1 : ref);
-                if (u < 0)
-                    break;
-                if (ref[0] != '^')
-                    C->read[u] = true;
-                if (state[u] == 1)
-                    tf_fail(C, RD_E_PARSE, "%s: a cycle: node '%s' reads '%s', which depends on it", C->path, nd->name,
-                            C->g->node[u]->name);
-                else if (!state[u]) {
-                    state[u] = 1;
-                    stack[top++] = (size_t)u;
-                }
-            } else {
-                state[v] = 2;
-                order[n_order++] = v;
-                top--;
-            }
-        }
-    }
-    free(state), free(stack), free(next);
-    return C->st;
-}
-
 /* Indexes names, reads constants and what forwards them. */
 static rd_status index_nodes(tf_ctx *C)
 {
@@ -461,7 +474,7 @@ static rd_status index_nodes(tf_ctx *C)
 }
 
 /* Graph inputs: every Placeholder (float32), with its shape (-1 dims symbolic: --input-shape fixes them). */
-static void placeholder(tf_ctx *C)
+void tf_placeholder(tf_ctx *C)
 {
     char w[300];
     const Rdtf__AttrValue *dt = tf_attr(C, "dtype"), *sh = tf_attr(C, "shape");
@@ -491,57 +504,64 @@ static void placeholder(tf_ctx *C)
         tf_fail(C, RD_E_NOMEM, "out of memory");
 }
 
-static void outputs(tf_ctx *C)
+/* True when a data input of the current node was not written because an op is not supported. */
+static bool reads_dead(tf_ctx *C)
 {
-    size_t n_out = 0;
-    for (size_t i = 0; i < C->g->n_node; i++) {
-        if (C->read[i] || !C->value[i] || C->konst_of[i] >= 0 || !strcmp(C->g->node[i]->op, "Placeholder"))
-            continue;
-        if (rd_onnx_add_output(C->b, C->value[i], RD_DT_F32, -1, NULL, NULL) != RD_OK)
-            tf_fail(C, RD_E_NOMEM, "out of memory");
-        n_out++;
+    for (int k = 0; k < tf_n_inputs(C); k++) {
+        int port, n = tf_resolve(C, C->cur, tf_node_def(C)->input[k], &port);
+        if (n >= 0 && C->dead[n])
+            return true;
     }
-    if (!n_out)
-        tf_fail(C, RD_E_PARSE, "%s: the graph has no output (no node that computes a value nothing reads)", C->path);
+    return false;
 }
 
-static rd_status lower_graph(tf_ctx *C, size_t *n_nodes)
+static rd_status lower_graph(tf_ctx *C, size_t *n_nodes, size_t *n_read)
 {
-    size_t n = C->g->n_node;
+    size_t n = C->g->n_node, n_order = 0;
     size_t *order = malloc((n ? n : 1) * sizeof *order);
     C->value = calloc(n ? n : 1, sizeof *C->value);
     C->konst = calloc(n ? n : 1, sizeof *C->konst);
     C->konst_of = calloc(n ? n : 1, sizeof *C->konst_of);
     C->konst_value = calloc(n ? n : 1, sizeof *C->konst_value);
     C->read = calloc(n ? n : 1, sizeof *C->read);
-    rd_status st = !order || !C->value || !C->konst || !C->konst_of || !C->konst_value || !C->read
-                       ? tf_fail(C, RD_E_NOMEM, "out of memory")
-                       : RD_OK;
+    C->cut = calloc(n ? n : 1, sizeof *C->cut);
+    C->dead = calloc(n ? n : 1, sizeof *C->dead);
+    rd_status st =
+        !order || !C->value || !C->konst || !C->konst_of || !C->konst_value || !C->read || !C->cut || !C->dead
+            ? tf_fail(C, RD_E_NOMEM, "out of memory")
+            : RD_OK;
     if (st == RD_OK && n == 0)
         st = tf_fail(C, RD_E_PARSE, "%s: a GraphDef without nodes", C->path);
     if (st == RD_OK)
         st = index_nodes(C);
     if (st == RD_OK)
-        st = order_nodes(C, order);
-    for (size_t i = 0; i < n && C->st == RD_OK; i++) {
+        st = tf_plan(C, order, &n_order);
+    for (size_t i = 0; i < n_order && C->st == RD_OK; i++) {
         C->cur = order[i];
         const char *op = tf_node_def(C)->op;
-        if (!strcmp(op, "Placeholder")) {
-            placeholder(C);
+        if (C->cut[C->cur]) {
+            /* a graph input (tf_plan) */
+        } else if (reads_dead(C)) {
+            C->dead[C->cur] = 1; /* what an unsupported op feeds is not written: the op alone is reported */
+        } else if (!strcmp(op, "Placeholder")) {
+            tf_placeholder(C);
         } else if (!strcmp(op, "Const") || !strcmp(op, "NoOp")) {
             /* constants are written where they are read */
         } else if ((!strcmp(op, "Identity") || !strcmp(op, "StopGradient")) && tf_n_inputs(C) == 1 &&
                    tf_const_in(C, 0)) {
-            C->konst_of[C->cur] = C->konst_of[resolve(C, C->cur, tf_node_def(C)->input[0])]; /* weights/read */
+            int port; /* weights/read: tf_const_in found the Const */
+            C->konst_of[C->cur] = C->konst_of[tf_resolve(C, C->cur, tf_node_def(C)->input[0], &port)];
         } else if (!tf_lower_node(C, op)) {
             char where[300];
             snprintf(where, sizeof where, "node #%zu '%s'", C->cur, tf_node_def(C)->name);
             fe_unsupported_add(&C->unsup, op, where);
+            C->dead[C->cur] = 1;
         }
     }
     *n_nodes = n;
+    *n_read = n_order;
     if (C->st == RD_OK && !C->unsup.n_kinds)
-        outputs(C);
+        tf_outputs(C);
     free(order);
     return C->st;
 }
@@ -563,12 +583,12 @@ bool tf_looks_like_graphdef(const void *buf, size_t len)
     return l >= 2 && l <= len - i && b[i] == 0x0a; /* NodeDef field 1 (name) first */
 }
 
-rd_status rd_tf_to_onnx(const void *buf, size_t len, const char *name, void **out_buf, size_t *out_len,
-                        rd_frontend_info *info, rd_error *err)
+rd_status rd_tf_to_onnx(const void *buf, size_t len, const char *name, const rd_frontend_options *fo, void **out_buf,
+                        size_t *out_len, rd_frontend_info *info, rd_error *err)
 {
     *out_buf = NULL;
     *out_len = 0;
-    tf_ctx C = {.path = name, .err = err};
+    tf_ctx C = {.path = name, .err = err, .fo = fo};
     rd_pb_msg *msg = NULL;
     C.st = rd_pb_unpack(&rdtf__graph_def__descriptor, buf, len, "TensorFlow GraphDef", &msg, err);
     if (C.st != RD_OK) {
@@ -578,9 +598,9 @@ rd_status rd_tf_to_onnx(const void *buf, size_t len, const char *name, void **ou
     C.g = (const Rdtf__GraphDef *)rd_pb_msg_get(msg);
     if (!(C.b = rd_onnx_builder_create(8, 13)))
         C.st = rd_errorf(err, RD_E_NOMEM, "out of memory");
-    size_t n_nodes = 0;
+    size_t n_nodes = 0, n_read = 0;
     if (C.st == RD_OK)
-        lower_graph(&C, &n_nodes);
+        lower_graph(&C, &n_nodes, &n_read);
     rd_status unsup = fe_unsupported_finish(&C.unsup, name, "node", C.st == RD_OK ? err : NULL);
     if (C.st == RD_OK && unsup != RD_OK)
         C.st = unsup;
@@ -592,13 +612,16 @@ rd_status rd_tf_to_onnx(const void *buf, size_t len, const char *name, void **ou
     if (info) {
         memset(info, 0, sizeof *info);
         info->format = RD_FORMAT_TENSORFLOW;
-        snprintf(info->detail, sizeof info->detail, "TensorFlow GraphDef (producer %d), %zu nodes",
-                 C.g && C.g->versions ? C.g->versions->producer : 0, n_nodes);
+        int w = snprintf(info->detail, sizeof info->detail, "TensorFlow GraphDef (producer %d), %zu nodes",
+                         C.g && C.g->versions ? C.g->versions->producer : 0, n_nodes);
+        if (n_read < n_nodes && w > 0 && (size_t)w < sizeof info->detail)
+            snprintf(info->detail + w, sizeof info->detail - (size_t)w, " (%zu read for the outputs)", n_read);
     }
     for (size_t i = 0; C.konst && i < C.g->n_node; i++)
         rd_tensor_fini(&C.konst[i]);
-    free(C.konst), free(C.konst_of), free(C.konst_value), free(C.value), free(C.read);
+    free(C.konst), free(C.konst_of), free(C.konst_value), free(C.value), free(C.read), free(C.cut), free(C.dead);
     fe_map_fini(&C.index);
+    fe_map_fini(&C.ports);
     fe_map_fini(&C.nchw);
     fe_names_fini(&C.names);
     rd_onnx_builder_destroy(C.b);

@@ -223,8 +223,9 @@ static bool matmul(tf_ctx *C)
 static bool resize(tf_ctx *C, bool bilinear)
 {
     int64_t hw[2];
-    int n = 0;
-    if (!tf_const_ints(C, 1, hw, 2, &n))
+    int n = 2;
+    bool computed = !tf_const_in(C, 1); /* a size the graph computes: folded at load once shapes are known */
+    if (!computed && !tf_const_ints(C, 1, hw, 2, &n))
         return true;
     bool align = tf_attr_bool(C, "align_corners", false), half = tf_attr_bool(C, "half_pixel_centers", false);
     if (n != 2 || (align && half))
@@ -238,7 +239,8 @@ static bool resize(tf_ctx *C, bool bilinear)
            (const char *const[]){shape, tf_init_i64(C, ":starts", (const int64_t[]){0}, 1),
                                  tf_init_i64(C, ":ends", (const int64_t[]){2}, 1)},
            3, &nc, 1);
-    rd_onnx_node *cat = tf_add(C, "Concat", (const char *const[]){nc, tf_init_i64(C, ":hw", hw, 2)}, 2, &sizes, 1);
+    const char *size = computed ? tf_in(C, 1) : tf_init_i64(C, ":hw", hw, 2);
+    rd_onnx_node *cat = tf_add(C, "Concat", (const char *const[]){nc, size}, 2, &sizes, 1);
     if (cat)
         rd_onnx_attr_int(cat, "axis", 0);
     const char *y = tf_fresh(C, base, ":nchw");
@@ -285,13 +287,23 @@ static bool pad(tf_ctx *C, const char *op)
             return REFUSE; /* SYMMETRIC has no ONNX mode */
         snprintf(mode, sizeof mode, "reflect");
     }
-    if (!tf_const_ints(C, 1, p, 2 * RD_MAX_RANK, &n))
+    const char *in[3] = {tf_in(C, 0), NULL, NULL}, *out = tf_out(C);
+    if (!tf_const_in(C, 1)) { /* [rank, 2] computed: ONNX's begins then ends are its transpose, flattened */
+        const char *p2 = tf_in(C, 1), *t = tf_fresh(C, out ? out : "", ":pads_t");
+        rd_onnx_node *tr = tf_add(C, "Transpose", &p2, 1, &t, 1);
+        if (tr)
+            rd_onnx_attr_ints(tr, "perm", (const int64_t[]){1, 0}, 2);
+        in[1] = tf_fresh(C, out ? out : "", ":pads");
+        tf_add(C, "Reshape", (const char *const[]){t, tf_init_i64(C, ":flat", (const int64_t[]){-1}, 1)}, 2, &in[1], 1);
+    } else if (!tf_const_ints(C, 1, p, 2 * RD_MAX_RANK, &n)) {
         return true;
-    for (int i = 0; i < n / 2; i++) {
-        pads[i] = p[2 * i];
-        pads[n / 2 + i] = p[2 * i + 1];
+    } else {
+        for (int i = 0; i < n / 2; i++) {
+            pads[i] = p[2 * i];
+            pads[n / 2 + i] = p[2 * i + 1];
+        }
+        in[1] = tf_init_i64(C, ":pads", pads, n);
     }
-    const char *in[3] = {tf_in(C, 0), tf_init_i64(C, ":pads", pads, n), NULL}, *out = tf_out(C);
     if (!strcmp(op, "PadV2"))
         in[2] = tf_in(C, 2);
     rd_onnx_node *r = tf_add(C, "Pad", in, in[2] ? 3 : 2, &out, 1);
@@ -300,25 +312,34 @@ static bool pad(tf_ctx *C, const char *op)
     return true;
 }
 
-static bool concat(tf_ctx *C)
+/* ConcatV2 (values, axis) and Concat (axis, values). */
+static bool concat(tf_ctx *C, bool v2)
 {
     int n = tf_n_inputs(C) - 1;
     int64_t axis;
     int na = 0;
     if (n < 1 || n > TF_MAX_IO)
         return REFUSE;
-    if (!tf_const_ints(C, n, &axis, 1, &na))
+    if (!tf_const_ints(C, v2 ? n : 0, &axis, 1, &na))
         return true;
     const char *in[TF_MAX_IO], *out = tf_out(C);
     for (int i = 0; i < n; i++)
-        in[i] = tf_in(C, i);
+        in[i] = tf_in(C, v2 ? i : i + 1);
     rd_onnx_node *r = tf_add(C, "Concat", in, n, &out, 1);
     if (r)
         rd_onnx_attr_int(r, "axis", axis);
     return true;
 }
 
-/* Reshape, ExpandDims, Squeeze, Transpose: the shape, axes or permutation constant. */
+/* v as a 1-D tensor. */
+static const char *step_reshape(tf_ctx *C, const char *v)
+{
+    const char *out = tf_out(C), *y = tf_fresh(C, out ? out : "", ":axes");
+    tf_add(C, "Reshape", (const char *const[]){v, tf_init_i64(C, ":flat", (const int64_t[]){-1}, 1)}, 2, &y, 1);
+    return y;
+}
+
+/* Reshape, ExpandDims, Squeeze, Transpose: the shape, axes or permutation (constant for Squeeze, Transpose). */
 static bool shape_op(tf_ctx *C, const char *op)
 {
     int64_t v[RD_MAX_RANK];
@@ -330,6 +351,14 @@ static bool shape_op(tf_ctx *C, const char *op)
         tf_add(C, "Squeeze", (const char *const[]){x, n ? tf_init_i64(C, ":axes", v, n) : NULL}, n ? 2 : 1, &out, 1);
         return true;
     }
+    bool reshape = !strcmp(op, "Reshape");
+    if (strcmp(op, "Transpose") && !tf_const_in(C, 1)) { /* computed: folded at load once shapes are known */
+        const char *k = tf_in(C, 1);
+        if (!reshape) /* ExpandDims' scalar axis as Unsqueeze's list */
+            k = step_reshape(C, k);
+        tf_add(C, reshape ? "Reshape" : "Unsqueeze", (const char *const[]){x, k}, 2, &out, 1);
+        return true;
+    }
     if (!tf_const_ints(C, 1, v, RD_MAX_RANK, &n))
         return true;
     if (!strcmp(op, "Transpose")) {
@@ -338,8 +367,8 @@ static bool shape_op(tf_ctx *C, const char *op)
             rd_onnx_attr_ints(r, "perm", v, (size_t)n);
         return true;
     }
-    const char *k = tf_init_i64(C, !strcmp(op, "Reshape") ? ":shape" : ":axes", v, n);
-    tf_add(C, !strcmp(op, "Reshape") ? "Reshape" : "Unsqueeze", (const char *const[]){x, k}, 2, &out, 1);
+    const char *k = tf_init_i64(C, reshape ? ":shape" : ":axes", v, n);
+    tf_add(C, reshape ? "Reshape" : "Unsqueeze", (const char *const[]){x, k}, 2, &out, 1);
     return true;
 }
 
@@ -379,6 +408,10 @@ static bool elementwise(tf_ctx *C, const char *op)
         {"Identity", "Identity", 1},
         {"StopGradient", "Identity", 1},
         {"Snapshot", "Identity", 1},
+        {"PlaceholderWithDefault", "Identity", 1},
+        {"Floor", "Floor", 1},
+        {"Ceil", "Ceil", 1},
+        {"Round", "Round", 1},
     };
     const char *out;
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
@@ -411,6 +444,10 @@ static bool elementwise(tf_ctx *C, const char *op)
 
 bool tf_lower_node(tf_ctx *C, const char *op)
 {
+    bool shape_op_kind;
+    bool done = tf_lower_shape_node(C, op, &shape_op_kind);
+    if (shape_op_kind)
+        return done;
     if (!strcmp(op, "Conv2D") || !strcmp(op, "DepthwiseConv2dNative"))
         return conv(C, op[0] == 'D');
     if (!strcmp(op, "MaxPool") || !strcmp(op, "AvgPool"))
@@ -423,15 +460,16 @@ bool tf_lower_node(tf_ctx *C, const char *op)
         return matmul(C);
     if (!strcmp(op, "ResizeBilinear") || !strcmp(op, "ResizeNearestNeighbor"))
         return resize(C, op[6] == 'B');
-    if (!strcmp(op, "Mean") || !strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Sum"))
+    if (!strcmp(op, "Mean") || !strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Sum") || !strcmp(op, "Prod"))
         return reduce(C, op[1] == 'e'   ? "ReduceMean"
                          : op[1] == 'a' ? "ReduceMax"
                          : op[1] == 'i' ? "ReduceMin"
+                         : op[1] == 'r' ? "ReduceProd"
                                         : "ReduceSum");
     if (!strcmp(op, "Pad") || !strcmp(op, "PadV2") || !strcmp(op, "MirrorPad"))
         return pad(C, op);
-    if (!strcmp(op, "ConcatV2"))
-        return concat(C);
+    if (!strcmp(op, "ConcatV2") || !strcmp(op, "Concat"))
+        return concat(C, op[6] == 'V');
     if (!strcmp(op, "Reshape") || !strcmp(op, "ExpandDims") || !strcmp(op, "Squeeze") || !strcmp(op, "Transpose"))
         return shape_op(C, op);
     if (!strcmp(op, "Softmax"))

@@ -51,7 +51,7 @@ rd_status rd_model_format_parse(const char *name, rd_model_format *out, rd_error
 rd_model_format rd_model_format_detect(const void *buf, size_t len);
 
 typedef struct rd_frontend_options {
-    rd_model_format expect; /* RD_FORMAT_UNKNOWN: any; else a file of another format is RD_E_PARSE */
+    rd_model_format expect; /* RD_FORMAT_UNKNOWN: any; else a file of another format but ONNX is RD_E_PARSE */
     bool model_precision;   /* a quantized model (TFLite int8, int16x8) as its own integer arithmetic
                                (`--precision model`) instead of its dequantized float32 form */
     const char *weights;    /* the weights file of a two-file format (Darknet .weights, Caffe .caffemodel);
@@ -59,6 +59,18 @@ typedef struct rd_frontend_options {
                                (yolov3.cfg -> yolov3.weights, net.prototxt -> net.caffemodel) */
     const char *python;     /* the Python whose torch exports a TorchScript model; NULL: $RKNN_DIAG_PYTHON,
                                else python3 from PATH */
+    /* TensorFlow (RKNN's load_tensorflow inputs / outputs): tensors named "node" or "node:K". inputs may name
+       internal tensors: the graph is cut there and they become its inputs (in this order, shapes from
+       --input-shape); outputs are the tensors kept (in this order), and only the nodes they need are read.
+       n == 0: every Placeholder / every node nothing reads. */
+    const char *const *inputs;
+    size_t n_inputs;
+    const char *const *outputs;
+    size_t n_outputs;
+    /* PyTorch: RKNN's input_size_list, the shapes of forward's arguments: entries without a name in argument
+       order, entries with one for that argument (they win); the load options' input shapes come on top. */
+    const rd_input_shape *input_sizes;
+    size_t n_input_sizes;
 } rd_frontend_options;
 
 typedef struct rd_frontend_info {
@@ -97,13 +109,15 @@ rd_status rd_caffe_to_onnx(const void *prototxt, size_t prototxt_len, const char
                            size_t caffemodel_len, const char *caffemodel_name, void **out_buf, size_t *out_len,
                            rd_frontend_info *info, rd_error *err);
 
-/** A frozen TensorFlow GraphDef (.pb) in memory as ONNX bytes, as rd_tflite_to_onnx. */
-rd_status rd_tf_to_onnx(const void *buf, size_t len, const char *name, void **out_buf, size_t *out_len,
-                        rd_frontend_info *info, rd_error *err);
+/** A frozen TensorFlow GraphDef (.pb) in memory as ONNX bytes, as rd_tflite_to_onnx; fo (may be NULL) gives
+    the inputs and outputs to cut at. */
+rd_status rd_tf_to_onnx(const void *buf, size_t len, const char *name, const rd_frontend_options *fo, void **out_buf,
+                        size_t *out_len, rd_frontend_info *info, rd_error *err);
 
 /**
  * A TorchScript .pt file exported to ONNX bytes by PyTorch (`python3 -c`, in a temporary folder; opset 13):
- * shapes give every argument of forward by name (float32 zeros are traced). RD_E_UNSUPPORTED when Python cannot
+ * shapes give every argument of forward, by name, or in argument order for entries without a name (RKNN's
+ * input_size_list); a later entry for an argument wins (float32 zeros are traced). RD_E_UNSUPPORTED when Python cannot
  * import torch (the message says what to install) or the export fails, RD_E_PARSE when torch.jit.load refuses
  * the file, RD_E_INVAL for missing or unknown shapes (forward's arguments named), RD_E_LIMIT after a timeout.
  */

@@ -162,6 +162,12 @@ static void finish(const conv_job *j, int64_t n, int64_t c0, int64_t c1, int64_t
 }
 
 /* Pointwise: task = (batch, group, channel block, position block). */
+/* The worker's scratch; NULL when the plan needs none (no offset applied to a null pointer). */
+static char *worker_scratch(const conv_job *j, int worker)
+{
+    return j->scratch ? j->scratch + (size_t)worker * j->plan->scratch : NULL;
+}
+
 static void gemm_task(void *arg, int64_t task, int worker)
 {
     const conv_job *j = arg;
@@ -175,8 +181,7 @@ static void gemm_task(void *arg, int64_t task, int worker)
     fill_bias(yt, r1 - r0, p1 - p0, j->out_plane, j->b ? j->b + grp * j->mg + r0 : NULL);
     const sgemm_mat a = {.data = j->w + (grp * j->mg + r0) * j->cg, .rs = j->cg, .cs = 1};
     const sgemm_mat bm = {.data = j->x + (n * g->in_c + grp * j->cg) * j->in_plane + p0, .rs = j->in_plane, .cs = 1};
-    sim_sgemm_f32(r1 - r0, p1 - p0, j->cg, &a, &bm, yt, j->out_plane,
-                  (float *)(void *)(j->scratch + (size_t)worker * j->plan->scratch));
+    sim_sgemm_f32(r1 - r0, p1 - p0, j->cg, &a, &bm, yt, j->out_plane, (float *)(void *)worker_scratch(j, worker));
     finish(j, n, grp * j->mg + r0, grp * j->mg + r1, p0, p1, worker);
 }
 
@@ -185,8 +190,7 @@ static void direct_task(void *arg, int64_t task, int worker)
 {
     const conv_job *j = arg;
     const conv_task_span t = conv_direct_span(j->g, j->plan, task);
-    conv_direct_f32(j->g, j->x, j->w, j->b, j->y, t.n, t.m0, t.m1,
-                    (float *)(void *)(j->scratch + (size_t)worker * j->plan->scratch));
+    conv_direct_f32(j->g, j->x, j->w, j->b, j->y, t.n, t.m0, t.m1, (float *)(void *)worker_scratch(j, worker));
     finish(j, t.n, t.m0, t.m1, 0, j->out_plane, worker);
 }
 
@@ -197,7 +201,7 @@ static void tiled_task(void *arg, int64_t task, int worker)
     const conv_geom *g = j->g;
     const conv_task_span t = conv_tiled_span(g, j->plan, j->out_plane, task);
     const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->cg * j->ksz;
-    char *s = j->scratch + (size_t)worker * j->plan->scratch;
+    char *s = worker_scratch(j, worker);
     float *col = (float *)(void *)s;
     float *work = (float *)(void *)(s + align64((size_t)rows * (size_t)j->plan->tile * sizeof(float)));
     float *yt = j->y + (n * g->out_c + grp * j->mg) * j->out_plane + p0;
@@ -248,7 +252,7 @@ static void transpose_task(void *arg, int64_t task, int worker)
     const int64_t slice = task / blocks, n = slice / g->group, grp = slice % g->group;
     const int64_t m0 = task % blocks * j->plan->ch_block, m1 = min64(m0 + j->plan->ch_block, j->mg);
     const int64_t rows = (m1 - m0) * j->ksz, row_stride = j->mg * j->ksz;
-    char *s = j->scratch + (size_t)worker * j->plan->scratch;
+    char *s = worker_scratch(j, worker);
     float *col = (float *)(void *)s;
     float *work =
         (float *)(void *)(s + align64((size_t)j->plan->ch_block * j->ksz * (size_t)j->plan->tile * sizeof(float)));

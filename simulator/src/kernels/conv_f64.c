@@ -91,7 +91,7 @@ static void conv_task(void *arg, int64_t task, int worker)
                     xg + p0, (int)j->in_plane, 1.0, yt, (int)j->out_plane);
         return;
     }
-    double *col = (double *)(void *)(j->scratch + (size_t)worker * j->plan->scratch);
+    double *col = (double *)(void *)(j->scratch ? j->scratch + (size_t)worker * j->plan->scratch : NULL);
     im2col_f64(g, xg, j->cg, p0, np, 0.0, col);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)j->mg, (int)np, (int)rows, 1.0, wg, (int)rows, col,
                 (int)np, 1.0, yt, (int)j->out_plane);
@@ -133,7 +133,7 @@ static void transpose_task(void *arg, int64_t task, int worker)
         return;
     const double *xg = j->x + (n * g->in_c + grp * j->cg) * j->in_plane;
     const double *wg = j->w + grp * j->cg * row_stride + m0 * j->ksz; /* W is [C, M/group, k...] */
-    double *col = (double *)(void *)(j->scratch + (size_t)worker * j->plan->scratch);
+    double *col = (double *)(void *)(j->scratch ? j->scratch + (size_t)worker * j->plan->scratch : NULL);
     for (int64_t p0 = 0; p0 < j->in_plane; p0 += j->plan->tile) {
         const int64_t np = min64(j->plan->tile, j->in_plane - p0);
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)rows, (int)np, (int)j->cg, 1.0, wg, (int)row_stride,

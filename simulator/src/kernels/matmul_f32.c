@@ -78,7 +78,7 @@ static void direct_task(void *arg, int64_t task, int worker)
     a.data += r0 * a.rs;
     b.data += c0 * b.cs;
     sim_sgemm_f32(r1 - r0, c1 - c0, p->k, &a, &b, y + r0 * p->n + c0, p->n,
-                  (float *)(void *)(j->scratch + (size_t)worker * j->per_worker));
+                  (float *)(void *)(j->scratch ? j->scratch + (size_t)worker * j->per_worker : NULL));
     if (p->alpha != 1.0f)
         for (int64_t i = r0; i < r1; i++)
             for (int64_t c = c0; c < c1; c++)
@@ -91,7 +91,7 @@ static void transposed_task(void *arg, int64_t task, int worker)
     const mm_job *j = arg;
     const mm_f32 *p = j->p;
     const int64_t bi = task / j->row_blocks, r0 = task % j->row_blocks * MM_ROWS, r1 = min64(r0 + MM_ROWS, p->n);
-    char *s = j->scratch + (size_t)worker * j->per_worker;
+    char *s = j->scratch ? j->scratch + (size_t)worker * j->per_worker : NULL;
     float *t = (float *)(void *)s; /* t[jj * m + i] = Y[i][r0 + jj] */
     float *work = (float *)(void *)(s + align64((size_t)(MM_ROWS * p->m) * sizeof(float)));
     for (int64_t jj = 0; jj < r1 - r0; jj++)

@@ -106,7 +106,7 @@ static void finish(const qconv_job *j, int64_t n, int64_t c0, int64_t c1, int64_
 
 static void *worker_scratch(const qconv_job *j, int worker)
 {
-    return j->scratch + (size_t)worker * j->plan->scratch;
+    return j->scratch ? j->scratch + (size_t)worker * j->plan->scratch : NULL; /* none planned: no offset on NULL */
 }
 
 /* Pointwise: task = (batch, group, channel block, position block). */

@@ -264,6 +264,13 @@ static rd_status quantize_infer(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
+/* a + b, held at the int64 range (the result is clamped to the code range next). */
+static int64_t add_saturated(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 static rd_status quantize_eval(sim_op_ctx *ctx, rd_error *err)
 {
     (void)err;
@@ -279,12 +286,12 @@ static rd_status quantize_eval(sim_op_ctx *ctx, rd_error *err)
     for (int64_t i = 0; i < n; i++) {
         int64_t v;
         if (x->dtype == RD_DT_F32) /* AffineQuantize: round(x / scale) + zp in float, half away from zero */
-            v = tfl_round((double)(((const float *)x->data)[i] / p->y_scale)) + p->y_zp;
+            v = add_saturated(tfl_round((double)(((const float *)x->data)[i] / p->y_scale)), p->y_zp);
         else { /* Requantize: (q - zp_in) times the multiplier, + zp_out */
             int64_t q = x->dtype == RD_DT_I8   ? ((const int8_t *)x->data)[i]
                         : x->dtype == RD_DT_U8 ? ((const uint8_t *)x->data)[i]
                                                : ((const int16_t *)x->data)[i];
-            v = (int64_t)tfl_mbqm32((int32_t)(q - p->x_zp), mult, shift) + p->y_zp;
+            v = add_saturated(tfl_mbqm32((int32_t)(q - p->x_zp), mult, shift), p->y_zp);
         }
         v = v < lo ? lo : v > hi ? hi : v;
         if (p->to == RD_DT_I8)

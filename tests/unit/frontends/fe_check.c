@@ -66,6 +66,24 @@ void fe_check_equivalent(rd_model *m, rd_onnx_builder *b, const rd_tensor *x, in
     free(dir);
 }
 
+void fe_check_shapes(const rd_model *m, const fe_shape *expect, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int v = rd_model_find_value(m, expect[i].name);
+        if (v < 0)
+            fprintf(stderr, "\nno value %s\n", expect[i].name);
+        CU_ASSERT_FATAL(v >= 0);
+        rd_value_info vi;
+        rd_model_value(m, (size_t)v, &vi);
+        bool same = vi.rank == expect[i].rank &&
+                    !memcmp(vi.dims, expect[i].dims, (size_t)(vi.rank > 0 ? vi.rank : 0) * sizeof(int64_t));
+        if (!same)
+            fprintf(stderr, "\n%s: rank %d, dims %lld %lld %lld %lld\n", expect[i].name, vi.rank, (long long)vi.dims[0],
+                    (long long)vi.dims[1], (long long)vi.dims[2], (long long)vi.dims[3]);
+        CU_ASSERT(same);
+    }
+}
+
 void fe_add_f32(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, const float *v)
 {
     rd_tensor t = {.dtype = RD_DT_F32, .rank = rank, .data = (void *)v};

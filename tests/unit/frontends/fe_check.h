@@ -16,6 +16,16 @@
 void fe_check_equivalent(rd_model *m, rd_onnx_builder *b, const rd_tensor *x, int n_out, const float *golden,
                          double tol, const char *tag, const char *onnx_name, const char *npy_name);
 
+/** A value a frontend's model must have, of this shape. */
+typedef struct fe_shape {
+    const char *name;
+    int rank;
+    int64_t dims[5];
+} fe_shape;
+
+/** Asserts that m has each value of expect[0..n) with its rank and dims (messages name what differs). */
+void fe_check_shapes(const rd_model *m, const fe_shape *expect, size_t n);
+
 /** Initializers of the equivalent ONNX models the tests write (v is copied). */
 void fe_add_f32(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, const float *v);
 void fe_add_i64(rd_onnx_builder *b, const char *name, int n, const int64_t *v);

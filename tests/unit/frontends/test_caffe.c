@@ -161,11 +161,7 @@ static void test_net_vs_onnx_runtime(void)
         fprintf(stderr, "\n%s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     /* the model's names and Caffe's shapes: in-place layers write values named after the layer */
-    static const struct {
-        const char *name;
-        int rank;
-        int64_t dims[4];
-    } names[] = {
+    static const fe_shape names[] = {
         {"conv1", 4, {1, 4, 8, 8}},   {"bn1", 4, {1, 4, 8, 8}},     {"scale1", 4, {1, 4, 8, 8}},
         {"relu1", 4, {1, 4, 8, 8}},   {"pool1", 4, {1, 4, 4, 4}},   {"pool2", 4, {1, 4, 5, 5}},
         {"deconv1", 4, {1, 2, 8, 8}}, {"prelu1", 4, {1, 2, 8, 8}},  {"up1", 4, {1, 4, 8, 8}},
@@ -173,17 +169,7 @@ static void test_net_vs_onnx_runtime(void)
         {"elt1", 4, {1, 3, 8, 8}},    {"ip1", 2, {1, 5}},           {"prob", 2, {1, 5}},
         {"reshape1", 3, {1, 8, 8}},
     };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int v = rd_model_find_value(m, names[i].name);
-        CU_ASSERT_FATAL(v >= 0);
-        rd_value_info vi;
-        rd_model_value(m, (size_t)v, &vi);
-        CU_ASSERT_EQUAL(vi.rank, names[i].rank);
-        if (vi.rank != names[i].rank || memcmp(vi.dims, names[i].dims, (size_t)vi.rank * sizeof(int64_t)))
-            fprintf(stderr, "\n%s: rank %d, dims %lld %lld %lld %lld\n", names[i].name, vi.rank, (long long)vi.dims[0],
-                    (long long)vi.dims[1], (long long)vi.dims[2], (long long)vi.dims[3]);
-        CU_ASSERT_EQUAL(memcmp(vi.dims, names[i].dims, (size_t)vi.rank * sizeof(int64_t)), 0);
-    }
+    fe_check_shapes(m, names, sizeof names / sizeof names[0]);
     CU_ASSERT_EQUAL_FATAL(rd_model_output_count(m), 3);
     static const char *const outs[3] = {"interp1", "prob", "reshape1"};
     for (size_t i = 0; i < 3; i++) {

@@ -3,7 +3,8 @@
  * takes a .tflite (its float32 form, and --precision model with the model's int8 codes), and -c
  * model_config.yml's platform: key is checked against the file's content; a Caffe .prototxt and a Darknet
  * .cfg with their weights beside them: inspect names the format, and a missing weights file or unknown layers
- * are exit 3 naming the files and every unknown layer.
+ * are exit 3 naming the files and every unknown layer; a TensorFlow graph cut by --graph-inputs/--graph-outputs
+ * and by subgraphs (an internal tensor as input, "name:0"), unknown names with the close ones.
  */
 #include "cli_capture.h"
 #include "rd_test.h"
@@ -201,9 +202,86 @@ static void test_two_file_formats(void)
     free(dir);
 }
 
+/* A .npy of float32 ramp values of the given shape. */
+static char *write_ramp(const char *dir, const char *name, int rank, const int64_t *dims)
+{
+    rd_tensor t = {0};
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&t, RD_DT_F32, rank, dims, &err), RD_OK);
+    for (int64_t i = 0; i < rd_tensor_numel(&t); i++)
+        ((float *)t.data)[i] = (float)(i % 11) - 5.0f;
+    char *path = rd_test_join(dir, name);
+    CU_ASSERT_EQUAL(rd_npy_save(path, &t, &err), RD_OK);
+    rd_tensor_fini(&t);
+    return path;
+}
+
+/* A TensorFlow graph cut by --graph-inputs / --graph-outputs and by model_config.yml's subgraphs. */
+static void test_tf_cut(void)
+{
+    char *dir = rd_test_tmpdir("fe_tf_cut");
+    size_t len = 0;
+    uint8_t *pb = tgs_shape_graph(&len);
+    char *model = rd_test_join(dir, "shape.pb"), *cfg = rd_test_join(dir, "model_config.yml");
+    write_bytes(model, pb, len);
+    free(pb);
+    char *x = write_ramp(dir, "x.npy", 4, (const int64_t[]){2, 4, 6, 3});
+    char *r24 = write_ramp(dir, "r.npy", 3, (const int64_t[]){2, 24, 3});
+    char in_arg[4200];
+    snprintf(in_arg, sizeof in_arg, "x=%s", x);
+    rd_cli_result r = rd_test_cli("run", model, "--graph-outputs", "mul,gr:0", "--input-shape", "x=2,4,6,3", "--input",
+                                  in_arg, "--json", "--outputs-only", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"mul\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"gr\""));
+    CU_ASSERT_PTR_NULL(strstr(r.out, "\"tile\""));
+    rd_test_cli_free(&r);
+    r = rd_test_cli("run", model, "--graph-outputs", "mull", "--input-shape", "x=2,4,6,3", "--input", in_arg, NULL);
+    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "error: --graph-inputs/--graph-outputs: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "shape.pb: the outputs name 'mull', which is no node of the graph; close "
+                                          "names: 'mul'"));
+    rd_test_cli_free(&r);
+    /* load_tensorflow's inputs as a config gives them: an internal tensor, its shape from input_size_list (outputs
+       that need nothing else: mul would need x too, for the batch size its Fill reads) */
+    rd_test_write_text(cfg,
+                       "models:\n  platform: tensorflow\n  model_file_path: ./shape.pb\n  quantize: false\n"
+                       "  subgraphs:\n    inputs: ['r:0']\n    outputs: ['split:2', 'un:1']\n    input_size_list:\n"
+                       "      - 2,24,3\n");
+    snprintf(in_arg, sizeof in_arg, "r=%s", r24);
+    r = rd_test_cli("run", model, "-c", cfg, "--input", in_arg, "--json", "--outputs-only", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"split:2\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"un:1\""));
+    if (r.code)
+        fprintf(stderr, "\n%s\n", r.errs);
+    rd_test_cli_free(&r);
+    /* convert with -a: the converted OUT/NAME.onnx goes back to accuracy with the same config ("r:0" is "r") */
+    char *out = rd_test_join(dir, "converted");
+    r = rd_test_cli("convert", "-t", "rk3588", "-i", cfg, "-o", out, "-a", r24, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    if (r.code)
+        fprintf(stderr, "\n%s\n", r.errs);
+    rd_test_cli_free(&r);
+    free(out);
+    rd_test_write_text(cfg, "models:\n  platform: tensorflow\n  model_file_path: ./shape.pb\n  quantize: false\n"
+                            "  subgraphs:\n    inputs: ['rr']\n    outputs: [mul]\n");
+    r = rd_test_cli("run", model, "-c", cfg, "--input", in_arg, NULL);
+    CU_ASSERT_EQUAL(r.code, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "model_config.yml:5: subgraphs: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "the inputs name 'rr', which is no node of the graph; close names: 'r'"));
+    rd_test_cli_free(&r);
+    free(r24);
+    free(x);
+    free(cfg);
+    free(model);
+    free(dir);
+}
+
 RD_TEST_REGISTER(register_frontends_cli)
 {
     RD_SUITE("frontends_cli", {"inspect and run a .tflite", test_inspect_and_run},
              {"model_config.yml platform", test_model_config_platform},
-             {"Caffe and Darknet: inspect, missing weights, unknown layers", test_two_file_formats});
+             {"Caffe and Darknet: inspect, missing weights, unknown layers", test_two_file_formats},
+             {"TensorFlow cut by flags and by model_config.yml", test_tf_cut});
 }

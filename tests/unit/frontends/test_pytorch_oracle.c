@@ -4,7 +4,8 @@
  * seeds, saves them with torch.jit.trace(...).save, and computes their outputs on an input it saves as .npy:
  * rknn-diag exports the same .pt through that Python and its FP32 run must match torch's outputs. Also: the
  * inputs named after forward's arguments, tuple outputs, the messages for missing shapes, a state_dict saved
- * with torch.save, a Python without torch and one that does not exist; and `run` through the command line.
+ * with torch.save, a Python without torch and one that does not exist; `run` through the command line; and
+ * model_config.yml's input_size_list (load_pytorch's) for convert and run -c.
  * Without python3-torch the binary reports SKIP (and fails under CI).
  */
 #include "cli_capture.h"
@@ -205,6 +206,54 @@ static void test_cli_run(void)
     free(x);
 }
 
+/* RKNN's input_size_list: shapes in forward's argument order (load_pytorch), from the API and from a config. */
+static void test_input_size_list(void)
+{
+    rd_input_shape sizes[3] = {
+        {.rank = 4, .dims = {1, 2, 3, 3}}, {.rank = 4, .dims = {1, 2, 3, 3}}, {.rank = 4, .dims = {1, 2, 3, 3}}};
+    char *p = path_in("two.pt");
+    rd_frontend_options fo = {.python = PYTHON, .input_sizes = sizes, .n_input_sizes = 2};
+    rd_model *m;
+    rd_error err;
+    rd_status st = rd_frontend_load(p, &fo, NULL, &m, NULL, &err);
+    if (st != RD_OK)
+        fprintf(stderr, "\n%s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    CU_ASSERT_EQUAL(rd_model_input_count(m), 2);
+    rd_model_destroy(m);
+    fo.n_input_sizes = 3;
+    CU_ASSERT_EQUAL(rd_frontend_load(p, &fo, NULL, &m, NULL, &err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "input_size_list gives shape 3; forward(left, right) takes 2 arguments"));
+    free(p);
+
+    setenv("RKNN_DIAG_PYTHON", PYTHON, 1);
+    char *cfg = path_in("model_config.yml"), *out = path_in("converted"), *x = path_in("image.npy"), in_arg[4200];
+    rd_test_write_text(cfg, "models:\n  name: net\n  platform: pytorch\n  model_file_path: ./net.pt\n"
+                            "  quantize: false\n  subgraphs:\n    input_size_list:\n      - 1,3,9,9\n");
+    rd_cli_result r = rd_test_cli("convert", "-t", "rk3588", "-i", cfg, "-o", out, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    if (r.code)
+        fprintf(stderr, "\n%s\n", r.errs);
+    rd_test_cli_free(&r);
+    char *onnx = rd_test_join(out, "net.onnx");
+    struct stat sb;
+    CU_ASSERT_EQUAL(stat(onnx, &sb), 0);
+    snprintf(in_arg, sizeof in_arg, "image=%s", x);
+    char *model = path_in("net.pt");
+    r = rd_test_cli("run", model, "-c", cfg, "--input", in_arg, NULL); /* shaped by the config */
+    free(model);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "/features/0/Conv_output_0"));
+    if (r.code)
+        fprintf(stderr, "\n%s\n", r.errs);
+    rd_test_cli_free(&r);
+    unsetenv("RKNN_DIAG_PYTHON");
+    free(onnx);
+    free(x);
+    free(out);
+    free(cfg);
+}
+
 RD_TEST_REGISTER(register_pytorch_oracle)
 {
     if (system(PYTHON " -c 'import torch, numpy' 2>/dev/null") != 0)
@@ -225,5 +274,6 @@ RD_TEST_REGISTER(register_pytorch_oracle)
     }
     RD_SUITE("pytorch_oracle", {"a TorchScript net matches PyTorch", test_net_matches_torch},
              {"two inputs, tuple outputs", test_two_inputs_two_outputs}, {"refusals", test_refusals},
-             {"run through the command line", test_cli_run});
+             {"run through the command line", test_cli_run},
+             {"input_size_list (API, convert and run with -c)", test_input_size_list});
 }

@@ -26,7 +26,7 @@ static rd_status convert(const void *pb, size_t len, rd_model **m, rd_error *err
     size_t olen = 0;
     rd_frontend_info info;
     *m = NULL;
-    rd_status st = rd_tf_to_onnx(pb, len, "graph.pb", &onnx, &olen, &info, err);
+    rd_status st = rd_tf_to_onnx(pb, len, "graph.pb", NULL, &onnx, &olen, &info, err);
     if (st == RD_OK) {
         CU_ASSERT_EQUAL(info.format, RD_FORMAT_TENSORFLOW);
         st = rd_model_load_mem(onnx, olen, "graph.pb", NULL, NULL, m, err);
@@ -131,11 +131,7 @@ static void test_graph_vs_onnx_runtime(void)
     if (st != RD_OK)
         fprintf(stderr, "\n%s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    static const struct {
-        const char *name;
-        int rank;
-        int64_t dims[4];
-    } names[] = {
+    static const fe_shape names[] = {
         {"conv1/Conv2D", 4, {1, 8, 8, 4}},
         {"conv1/BiasAdd", 4, {1, 8, 8, 4}},
         {"bn/FusedBatchNormV3", 4, {1, 8, 8, 4}},
@@ -152,18 +148,7 @@ static void test_graph_vs_onnx_runtime(void)
         {"padded", 4, {1, 10, 12, 3}},
         {"squeezed", 2, {10, 12}},
     };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int v = rd_model_find_value(m, names[i].name);
-        if (v < 0)
-            fprintf(stderr, "\nno value %s\n", names[i].name);
-        CU_ASSERT_FATAL(v >= 0);
-        rd_value_info vi;
-        rd_model_value(m, (size_t)v, &vi);
-        if (vi.rank != names[i].rank)
-            fprintf(stderr, "\n%s: rank %d\n", names[i].name, vi.rank);
-        CU_ASSERT_EQUAL_FATAL(vi.rank, names[i].rank);
-        CU_ASSERT_EQUAL(memcmp(vi.dims, names[i].dims, (size_t)vi.rank * sizeof(int64_t)), 0);
-    }
+    fe_check_shapes(m, names, sizeof names / sizeof names[0]);
     CU_ASSERT_EQUAL_FATAL(rd_model_output_count(m), 3);
     static float x[192];
     uint32_t s = 99;
@@ -173,6 +158,113 @@ static void test_graph_vs_onnx_runtime(void)
     }
     rd_tensor xt = {.dtype = RD_DT_F32, .rank = 4, .dims = {1, 8, 8, 3}, .data = x};
     fe_check_equivalent(m, equivalent_onnx(7), &xt, 3, ort_golden, 1e-5, "tf", "tf_equiv.onnx", "tf_input.npy");
+    rd_model_destroy(m);
+    free(pb);
+}
+
+/* ---- graphs that compute shapes ---------------------------------------------------------------------- */
+
+static const char *const shape_outputs[8] = {"mul", "split:2", "un:1", "tile", "ss", "ss2", "half_dims", "gr"};
+
+/* tgs_shape_graph written directly as ONNX for x [2,4,6,3], every shape constant. */
+static rd_onnx_builder *shape_equivalent_onnx(void)
+{
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_node *n;
+    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){2, 4, 6, 3}, NULL);
+    fe_add_i64(b, "r_shape", 3, (const int64_t[]){2, 24, 3});
+    fe_add_i64(b, "a1", 1, (const int64_t[]){1});
+    fe_add_i64(b, "i0", 1, (const int64_t[]){0});
+    fe_add_i64(b, "i10", 1, (const int64_t[]){10});
+    fe_add_f32(b, "half", 0, NULL, (const float[]){0.5f});
+    fe_add_f32(b, "ramp", 1, (const int64_t[]){3}, (const float[]){0, 1, 2});
+    fe_add_i64(b, "s2_starts", 2, (const int64_t[]){10, 2});
+    fe_add_i64(b, "s2_ends", 2, (const int64_t[]){24, 3});
+    fe_add_i64(b, "s2_axes", 2, (const int64_t[]){1, 2});
+    fe_add_i64(b, "un_idx", 1, (const int64_t[]){1});
+    fe_add_i64(b, "un_shape", 2, (const int64_t[]){24, 3});
+    fe_add_i64(b, "t_starts", 2, (const int64_t[]){1, 0});
+    fe_add_i64(b, "t_ends", 2, (const int64_t[]){3, 2});
+    fe_add_i64(b, "t_axes", 2, (const int64_t[]){1, 3});
+    fe_add_i64(b, "t_reps", 4, (const int64_t[]){1, 1, 1, 2});
+    fe_add_i64(b, "ss_starts", 2, (const int64_t[]){1, -1});
+    fe_add_i64(b, "ss_ends", 2, (const int64_t[]){-1, INT64_MIN});
+    fe_add_i64(b, "ss_steps", 2, (const int64_t[]){1, -1});
+    fe_add_i64(b, "ss2_starts", 2, (const int64_t[]){0, 2});
+    fe_add_i64(b, "ss2_ends", 2, (const int64_t[]){1, 3});
+    fe_add_i64(b, "ss2_axes", 2, (const int64_t[]){0, 2});
+    fe_add_i64(b, "ss2_shape", 3, (const int64_t[]){1, 4, 3});
+    fe_add_f32(b, "hd", 1, (const int64_t[]){2}, (const float[]){2, 3});
+    fe_add_i64(b, "g_idx", 2, (const int64_t[]){2, 0});
+    NODE("Reshape", "r", L("x", "r_shape"), L("r"));
+    NODE("Slice", "sp0", L("r", "i0", "i10", "a1"), L("sp0"));
+    NODE("Add", "add", L("sp0", "half"), L("add"));
+    NODE("Mul", "mul", L("add", "ramp"), L("mul"));
+    NODE("Slice", "split2", L("r", "s2_starts", "s2_ends", "s2_axes"), L("split2"));
+    n = NODE("Gather", "un1g", L("r", "un_idx"), L("un1g"));
+    rd_onnx_attr_int(n, "axis", 0);
+    NODE("Reshape", "un1", L("un1g", "un_shape"), L("un1"));
+    NODE("Slice", "sl", L("x", "t_starts", "t_ends", "t_axes"), L("sl"));
+    NODE("Tile", "tile", L("sl", "t_reps"), L("tile"));
+    NODE("Slice", "ss", L("x", "ss_starts", "ss_ends", "t_axes", "ss_steps"), L("ss"));
+    NODE("Slice", "ss2s", L("x", "ss2_starts", "ss2_ends", "ss2_axes"), L("ss2s"));
+    NODE("Reshape", "ss2", L("ss2s", "ss2_shape"), L("ss2"));
+    NODE("Identity", "half_dims", L("hd"), L("half_dims"));
+    n = NODE("Gather", "g", L("x", "g_idx"), L("g"));
+    rd_onnx_attr_int(n, "axis", 3);
+    NODE("Relu", "gr", L("g"), L("gr"));
+    static const char *const outs[8] = {"mul", "split2", "un1", "tile", "ss", "ss2", "half_dims", "gr"};
+    for (int i = 0; i < 8; i++)
+        rd_onnx_add_output(b, outs[i], RD_DT_F32, -1, NULL, NULL);
+    return b;
+}
+
+/* ONNX Runtime 1.30 (CPU, one thread) on tf_shape_equiv.onnx with tf_shape_input.npy: the 8 outputs in order. */
+static const float shape_ort_golden[60 + 28 + 72 + 96 + 72 + 12 + 2 + 96] = {
+#include "tf_shape_equiv_ort.inc"
+};
+
+static rd_status convert_cut(const void *pb, size_t len, const rd_frontend_options *fo, const rd_load_options *lo,
+                             rd_model **m, rd_error *err)
+{
+    void *onnx = NULL;
+    size_t olen = 0;
+    *m = NULL;
+    rd_status st = rd_tf_to_onnx(pb, len, "graph.pb", fo, &onnx, &olen, NULL, err);
+    if (st == RD_OK)
+        st = rd_model_load_mem(onnx, olen, "graph.pb", NULL, lo, m, err);
+    free(onnx);
+    return st;
+}
+
+static void test_shape_ops_vs_onnx_runtime(void)
+{
+    size_t len = 0;
+    uint8_t *pb = tgs_shape_graph(&len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pb);
+    rd_frontend_options fo = {.outputs = shape_outputs, .n_outputs = 8};
+    rd_input_shape xs = {.name = "x", .rank = 4, .dims = {2, 4, 6, 3}};
+    rd_load_options lo = {.input_shapes = &xs, .n_input_shapes = 1};
+    rd_model *m;
+    rd_error err;
+    rd_status st = convert_cut(pb, len, &fo, &lo, &m, &err);
+    if (st != RD_OK)
+        fprintf(stderr, "\n%s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    /* the computed shape was folded at load: every value's shape is known before any run */
+    static const fe_shape names[] = {
+        {"r", 3, {2, 24, 3}},  {"mul", 3, {2, 10, 3}},    {"split:2", 3, {2, 14, 1}},
+        {"un:1", 2, {24, 3}},  {"tile", 4, {2, 2, 6, 4}}, {"ss", 4, {2, 2, 6, 3}},
+        {"ss2", 3, {1, 4, 3}}, {"half_dims", 1, {2}},     {"gr", 4, {2, 4, 6, 2}},
+    };
+    fe_check_shapes(m, names, sizeof names / sizeof names[0]);
+    CU_ASSERT_EQUAL_FATAL(rd_model_output_count(m), 8);
+    static float x[144];
+    for (int i = 0; i < 144; i++)
+        x[i] = (float)((i * 37) % 29) / 7.0f - 2.0f;
+    rd_tensor xt = {.dtype = RD_DT_F32, .rank = 4, .dims = {2, 4, 6, 3}, .data = x};
+    fe_check_equivalent(m, shape_equivalent_onnx(), &xt, 8, shape_ort_golden, 1e-6, "tf_shape", "tf_shape_equiv.onnx",
+                        "tf_shape_input.npy");
     rd_model_destroy(m);
     free(pb);
 }
@@ -279,6 +371,87 @@ static void g_int_input(tgs_buf *g)
     tgs_add(g, &n);
 }
 
+/* x -> pre (Erf, not supported) -> mid (Relu) -> out (Sigmoid) -> train (TopKV2, not supported). */
+static void g_cut(tgs_buf *g)
+{
+    tgs_buf n;
+    static const char *const chain[][3] = {
+        {"pre", "Erf", "x"}, {"mid", "Relu", "pre"}, {"out", "Sigmoid", "mid"}, {"train", "TopKV2", "out"}};
+    for (int i = 0; i < 4; i++) {
+        tgs_node(&n, chain[i][0], chain[i][1], IN(chain[i][2]));
+        tgs_add(g, &n);
+    }
+}
+
+static rd_status try_cut(const char *in, const char *out, rd_model **m, rd_error *err)
+{
+    tgs_buf g = {0};
+    placeholder(&g);
+    g_cut(&g);
+    size_t len;
+    uint8_t *pb = tgs_finish(&g, &len);
+    rd_frontend_options fo = {.inputs = &in, .n_inputs = in ? 1 : 0, .outputs = &out, .n_outputs = out ? 1 : 0};
+    rd_input_shape s = {.name = "pre", .rank = 2, .dims = {3, 5}};
+    rd_load_options lo = {.input_shapes = &s, .n_input_shapes = in ? 1 : 0};
+    rd_status st = convert_cut(pb, len, &fo, &lo, m, err);
+    free(pb);
+    return st;
+}
+
+/* inputs / outputs as load_tensorflow takes them: the graph cut, what lies outside no longer read. */
+static void test_cut(void)
+{
+    rd_model *m;
+    rd_error err;
+    rd_status st = try_cut("pre:0", "out", &m, &err);
+    if (st != RD_OK)
+        fprintf(stderr, "\n%s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    CU_ASSERT_EQUAL(rd_model_node_count(m), 2); /* Relu, Sigmoid: Erf before the cut and TopKV2 after unread */
+    CU_ASSERT_EQUAL_FATAL(rd_model_input_count(m), 1);
+    CU_ASSERT_EQUAL_FATAL(rd_model_output_count(m), 1);
+    rd_value_info vi;
+    rd_model_value(m, (size_t)rd_model_input(m, 0), &vi);
+    CU_ASSERT_STRING_EQUAL(vi.name, "pre");
+    CU_ASSERT_EQUAL(vi.rank, 2);
+    rd_model_value(m, (size_t)rd_model_output(m, 0), &vi);
+    CU_ASSERT_STRING_EQUAL(vi.name, "out");
+    float x[15];
+    for (int i = 0; i < 15; i++)
+        x[i] = (float)i - 7.0f;
+    rd_tensor in = {.dtype = RD_DT_F32, .rank = 2, .dims = {3, 5}, .data = x}, y = {0};
+    CU_ASSERT_EQUAL_FATAL(rd_model_run(m, &in, 1, NULL, &y, 1, &err), RD_OK);
+    for (int i = 0; i < 15; i++)
+        CU_ASSERT_DOUBLE_EQUAL(((float *)y.data)[i], 1.0 / (1.0 + exp(-(x[i] > 0 ? x[i] : 0))), 1e-6);
+    rd_tensor_fini(&y);
+    rd_model_destroy(m);
+    /* only the outputs asked: the TopKV2 after them is not read, the Erf before is */
+    CU_ASSERT_EQUAL(try_cut(NULL, "out", &m, &err), RD_E_UNSUPPORTED);
+    if (!strstr(err.msg, "Erf (node #1 'pre')"))
+        fprintf(stderr, "\n%s\n", err.msg);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "Erf (node #1 'pre')"));
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "TopKV2"));
+    static const struct {
+        const char *in, *out, *msg;
+    } bad[] = {
+        {"pre", "ot", "graph.pb: the outputs name 'ot', which is no node of the graph; close names: 'out'"},
+        {"nothing_like_it", "out",
+         "the inputs name 'nothing_like_it', which is no node of the graph; the graph's "
+         "Placeholders: 'x'"},
+        {"pre:x", "out", "the inputs name 'pre:x', whose output number is not one"},
+        {"pre", "pre", "graph.pb: the outputs name 'pre', which is also an input"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        st = try_cut(bad[i].in, bad[i].out, &m, &err);
+        CU_ASSERT_EQUAL(st, RD_E_INVAL);
+        if (st == RD_OK || !strstr(err.msg, bad[i].msg))
+            fprintf(stderr, "\ncut case %zu: %s\n", i, st == RD_OK ? "accepted" : err.msg);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, bad[i].msg));
+        if (st == RD_OK)
+            rd_model_destroy(m);
+    }
+}
+
 static void test_graph_refused(void)
 {
     static const struct {
@@ -295,7 +468,7 @@ static void test_graph_refused(void)
         {g_short_const, RD_E_PARSE, "graph.pb: node #2 'bad' (Const): a constant of 4 elements holds 12 bytes"},
         {g_training_bn, RD_E_UNSUPPORTED, "graph.pb: node #2 'bn' (FusedBatchNorm): is_training is true"},
         {g_computed_filter, RD_E_UNSUPPORTED, "node #1 'conv' (Conv2D): the filter must be a constant 4-D float"},
-        {g_port1, RD_E_UNSUPPORTED, "graph.pb: node 'r' reads output 1 of 'x': only output 0"},
+        {g_port1, RD_E_UNSUPPORTED, "graph.pb: node #1 'r' (Relu): reads output 1 of 'x' (Placeholder), which is not"},
         {g_int_input, RD_E_UNSUPPORTED, "graph.pb: node #1 'ids' (Placeholder): an input of DataType 3"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -335,22 +508,11 @@ static void test_small_graph(void)
     if (st != RD_OK)
         fprintf(stderr, "\n%s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    static const struct {
-        const char *name;
-        int rank;
-        int64_t dims[5];
-    } names[] = {
+    static const fe_shape names[] = {
         {"conv", 4, {1, 3, 4, 4}}, {"mp", 4, {1, 3, 6, 6}},    {"nhwc", 4, {1, 6, 6, 3}},
         {"near", 4, {1, 3, 3, 3}}, {"ex", 5, {1, 1, 3, 3, 3}}, {"out", 4, {1, 1, 3, 3}},
     };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int v = rd_model_find_value(m, names[i].name);
-        CU_ASSERT_FATAL(v >= 0);
-        rd_value_info vi;
-        rd_model_value(m, (size_t)v, &vi);
-        CU_ASSERT_EQUAL_FATAL(vi.rank, names[i].rank);
-        CU_ASSERT_EQUAL(memcmp(vi.dims, names[i].dims, (size_t)vi.rank * sizeof(int64_t)), 0);
-    }
+    fe_check_shapes(m, names, sizeof names / sizeof names[0]);
     float x[72];
     for (int i = 0; i < 72; i++)
         x[i] = (float)(i % 7) - 3.0f;
@@ -365,5 +527,7 @@ static void test_small_graph(void)
 RD_TEST_REGISTER(register_tf)
 {
     RD_SUITE("tensorflow", {"test graph vs ONNX Runtime", test_graph_vs_onnx_runtime},
-             {"NCHW, dilations, MirrorPad, nearest resize", test_small_graph}, {"graphs refused", test_graph_refused});
+             {"NCHW, dilations, MirrorPad, nearest resize", test_small_graph}, {"graphs refused", test_graph_refused},
+             {"computed shapes vs ONNX Runtime", test_shape_ops_vs_onnx_runtime},
+             {"inputs and outputs cut the graph", test_cut});
 }

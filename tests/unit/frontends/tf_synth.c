@@ -4,6 +4,7 @@
 #include "tf_synth.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 static void put(tgs_buf *b, const void *d, size_t n)
@@ -367,5 +368,108 @@ uint8_t *tgs_small_graph(size_t *len)
     tgs_node(&n, "out", "Sum", IN("ex", "sum/axes"));
     tgs_attr_b(&n, "keep_dims", false);
     tgs_add(&g, &n); /* 1x1x3x3 */
+    return tgs_finish(&g, len);
+}
+
+/* An int32 Const of rank 0 (a scalar) or 1. */
+static void const_i32(tgs_buf *g, const char *name, int rank, const int32_t *v, int n)
+{
+    tgs_buf c;
+    tgs_node(&c, name, "Const", NULL, 0);
+    tgs_attr_tensor(&c, "value", TGS_INT32, (const int64_t[]){n}, rank, v, false);
+    tgs_attr_type(&c, "dtype", TGS_INT32);
+    tgs_add(g, &c);
+}
+
+/* A node of op reading ins, with its type attribute T. */
+static void op_node(tgs_buf *g, const char *name, const char *op, const char *const *in, int n_in, int t)
+{
+    tgs_buf n;
+    tgs_node(&n, name, op, in, n_in);
+    if (t)
+        tgs_attr_type(&n, "T", t);
+    tgs_add(g, &n);
+}
+
+/* A StridedSlice of x: bes holds begin, end and strides (n each); masks: begin, end, ellipsis, new axis, shrink. */
+static void strided(tgs_buf *g, const char *name, const char *x, const int32_t *bes, int n, const int64_t masks[5])
+{
+    char b[64], e[64], s[64];
+    snprintf(b, sizeof b, "%s/begin", name);
+    snprintf(e, sizeof e, "%s/end", name);
+    snprintf(s, sizeof s, "%s/strides", name);
+    const_i32(g, b, 1, bes, n);
+    const_i32(g, e, 1, bes + n, n);
+    const_i32(g, s, 1, bes + 2 * n, n);
+    tgs_buf nd;
+    tgs_node(&nd, name, "StridedSlice", IN(x, b, e, s));
+    static const char *const keys[5] = {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"};
+    for (int i = 0; i < 5; i++)
+        if (masks[i])
+            tgs_attr_i(&nd, keys[i], masks[i]);
+    tgs_add(g, &nd);
+}
+
+uint8_t *tgs_shape_graph(size_t *len)
+{
+    tgs_buf g = {0}, n;
+    tgs_node(&n, "x", "Placeholder", NULL, 0);
+    tgs_attr_type(&n, "dtype", TGS_FLOAT);
+    tgs_attr_shape(&n, "shape", (const int64_t[]){-1, 4, 6, 3}, 4);
+    tgs_add(&g, &n);
+    op_node(&g, "s", "Shape", IN("x"), TGS_FLOAT);
+    strided(&g, "batch", "s", (const int32_t[]){0, 1, 1}, 1, (const int64_t[]){0, 0, 0, 0, 1}); /* s[0] */
+    strided(&g, "hw", "s", (const int32_t[]){1, 3, 1}, 1, (const int64_t[]){0, 0, 0, 0, 0});    /* s[1:3] */
+    const_i32(&g, "hwprod/axes", 1, (const int32_t[]){0}, 1);
+    op_node(&g, "hwprod", "Prod", IN("hw", "hwprod/axes"), TGS_INT32);
+    const_i32(&g, "three", 0, (const int32_t[]){3}, 1);
+    tgs_node(&n, "shp", "Pack", IN("batch", "hwprod", "three"));
+    tgs_attr_i(&n, "N", 3);
+    tgs_add(&g, &n);
+    op_node(&g, "r", "Reshape", IN("x", "shp"), TGS_FLOAT); /* [B, 24, 3] */
+    const_i32(&g, "sp/sizes", 1, (const int32_t[]){10, -1}, 2);
+    const_i32(&g, "one", 0, (const int32_t[]){1}, 1);
+    tgs_node(&n, "sp", "SplitV", IN("r", "sp/sizes", "one"));
+    tgs_attr_i(&n, "num_split", 2);
+    tgs_add(&g, &n); /* [B,10,3], [B,14,3] */
+    const_i32(&g, "two", 0, (const int32_t[]){2}, 1);
+    tgs_node(&n, "split", "Split", IN("two", "sp:1"));
+    tgs_attr_i(&n, "num_split", 3);
+    tgs_add(&g, &n); /* 3 x [B,14,1] */
+    tgs_node(&n, "un", "Unpack", IN("r"));
+    tgs_attr_i(&n, "num", 2);
+    tgs_attr_i(&n, "axis", 0);
+    tgs_add(&g, &n); /* 2 x [24,3] */
+    tgs_node(&n, "fill/dims", "Pack", IN("batch", "one", "three"));
+    tgs_add(&g, &n);
+    tgs_const_f32(&g, "half", NULL, 0, (const float[]){0.5f});
+    op_node(&g, "fill", "Fill", IN("fill/dims", "half"), TGS_FLOAT); /* [B,1,3] of 0.5 */
+    op_node(&g, "add", "AddV2", IN("sp", "fill"), TGS_FLOAT);
+    const_i32(&g, "zero", 0, (const int32_t[]){0}, 1);
+    op_node(&g, "rng", "Range", IN("zero", "three", "one"), 0);
+    tgs_node(&n, "rng_f", "Cast", IN("rng"));
+    tgs_attr_type(&n, "SrcT", TGS_INT32);
+    tgs_attr_type(&n, "DstT", TGS_FLOAT);
+    tgs_add(&g, &n);
+    op_node(&g, "mul", "Mul", IN("add", "rng_f"), TGS_FLOAT); /* out 0: [B,10,3] */
+    const_i32(&g, "sl/begin", 1, (const int32_t[]){0, 1, 0, 0}, 4);
+    const_i32(&g, "sl/size", 1, (const int32_t[]){-1, 2, -1, 2}, 4);
+    op_node(&g, "sl", "Slice", IN("x", "sl/begin", "sl/size"), TGS_FLOAT);
+    const_i32(&g, "tile/multiples", 1, (const int32_t[]){1, 1, 1, 2}, 4);
+    op_node(&g, "tile", "Tile", IN("sl", "tile/multiples"), TGS_FLOAT); /* out 3: [B,2,6,4] */
+    /* x[:, 1:-1, ..., ::-1] */
+    strided(&g, "ss", "x", (const int32_t[]){0, 1, 0, 0, 0, -1, 0, 0, 1, 1, 1, -1}, 4,
+            (const int64_t[]){9, 9, 4, 0, 0});
+    /* x[0, newaxis, :, 2] */
+    strided(&g, "ss2", "x", (const int32_t[]){0, 0, 0, 2, 1, 0, 0, 3, 1, 1, 1, 1}, 4, (const int64_t[]){4, 4, 0, 2, 9});
+    const_i32(&g, "halve", 0, (const int32_t[]){2}, 1);
+    op_node(&g, "hd", "FloorDiv", IN("hw", "halve"), TGS_INT32);
+    tgs_node(&n, "half_dims", "Cast", IN("hd"));
+    tgs_attr_type(&n, "DstT", TGS_FLOAT);
+    tgs_add(&g, &n); /* out 6: [2, 3] */
+    const_i32(&g, "g/indices", 1, (const int32_t[]){2, 0}, 2);
+    op_node(&g, "g", "GatherV2", IN("x", "g/indices", "three"), TGS_FLOAT);
+    op_node(&g, "idn", "IdentityN", IN("mul", "g"), 0);
+    op_node(&g, "gr", "Relu", IN("idn:1"), TGS_FLOAT); /* out 7: [B,4,6,2] */
     return tgs_finish(&g, len);
 }

@@ -58,6 +58,14 @@ uint8_t *tgs_test_graph(uint32_t seed, size_t *len);
  * memory.
  */
 uint8_t *tgs_small_graph(size_t *len);
+/**
+ * A graph that computes shapes (no oracle of its own: test_tf.c writes the equivalent ONNX): input "x" [-1,4,6,3]
+ * (NHWC, batch unknown); Shape, StridedSlice (shrink, new axis, ellipsis, negative stride), Prod, Pack, Reshape to
+ * the computed [B,24,3], SplitV with -1, Split, Unpack, Fill, Range, Cast, Slice with -1, Tile, FloorDiv, GatherV2,
+ * IdentityN. Outputs to ask for: "mul" [B,10,3], "split:2" [B,14,1], "un:1" [24,3], "tile" [B,2,6,4], "ss"
+ * [B,2,6,3], "ss2" [1,4,3], "half_dims" [2] and "gr" [B,4,6,2]. NULL when out of memory.
+ */
+uint8_t *tgs_shape_graph(size_t *len);
 /** Weights of tgs_test_graph: w1 [3,3,3,4] HWIO, b1 [4], bn scale/offset/mean/var [4] each, dw [3,3,4,1], fc
     [16,5], fcb [5]: in this order, 108 + 4 + 16 + 36 + 80 + 5 floats. */
 void tgs_test_weights(uint32_t seed, float *out);
