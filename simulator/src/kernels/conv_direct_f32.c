@@ -65,6 +65,12 @@ bool conv_direct_applies(const conv_geom *g)
     if (g->nsp > 2 || conv_is_pointwise(g))
         return false;
     const int64_t cg = g->in_c / g->group;
+    /* the phase split writes stride x ceil(width / stride) values a row: a column stride wider than the
+       input (a hostile model's, found by fuzz_tflite) would make it write and zero mostly nothing for
+       seconds; im2col takes those, at the cost of the few outputs they have */
+    const int l = g->nsp > 0 ? g->nsp - 1 : 0;
+    if (g->nsp > 0 && g->stride[l] > g->in[l])
+        return false;
     return cg >= 1 && cg * conv_prod(g->k, g->nsp) <= CONV_DIRECT_MAX_TAPS;
 }
 
