@@ -24,6 +24,14 @@ static inline bool sim_mul_ok(size_t a, size_t b, size_t *out)
     return !__builtin_mul_overflow(a, b, out);
 }
 
+/** a*b for operation counts (MACs) from a model's attributes: saturates at INT64_MAX instead of overflowing
+    (a hostile pooling kernel of 3e18, found by fuzz_tflite), so a count is too large, never undefined. */
+static inline int64_t sim_count_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+    return a < 0 || b < 0 ? 0 : __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 /** malloc(n*size) with overflow check; NULL on failure or overflow (zero size gives a 1-byte block). */
 void *sim_malloc_array(size_t n, size_t size);
 /** calloc with the same rules. */

@@ -112,7 +112,7 @@ static int64_t gemm_macs(const sim_op_ctx *ctx)
     const rd_tensor *a = ctx->in[0];
     if (a->rank != 2 || ctx->out[0].rank != 2)
         return 0;
-    return ctx->out[0].dims[0] * ctx->out[0].dims[1] * (p->trans_a ? a->dims[0] : a->dims[1]);
+    return sim_count_mul(sim_count_mul(ctx->out[0].dims[0], ctx->out[0].dims[1]), p->trans_a ? a->dims[0] : a->dims[1]);
 }
 
 const sim_op_def op_gemm = {

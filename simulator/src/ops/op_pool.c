@@ -147,8 +147,8 @@ static int64_t pool_macs(const sim_op_ctx *ctx)
     const struct pool_params *p = ctx->params;
     int64_t k = 1;
     for (int d = 0; d < p->sp.n_kernel; d++)
-        k *= p->sp.kernel[d];
-    return rd_tensor_numel(&ctx->out[0]) * k;
+        k = sim_count_mul(k, p->sp.kernel[d]);
+    return sim_count_mul(rd_tensor_numel(&ctx->out[0]), k);
 }
 
 const sim_op_def op_max_pool = {
