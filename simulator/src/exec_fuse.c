@@ -381,8 +381,9 @@ static void fuse_job_free(fuse_job *j, rd_tensor (*fouts)[SIM_MAX_NODE_IO], bool
     free(fouts);
 }
 
-rd_status sim_fused_compute(sim_run_state *s, int idx, rd_pool *pool, rd_error *err)
+rd_status sim_fused_compute(sim_run_state *s, int idx, rd_pool *pool, bool *computed, rd_error *err)
 {
+    *computed = false;
     rd_model *m = s->m;
     const sim_node *h = &m->nodes[idx];
     const rd_tensor *in[SIM_MAX_NODE_IO];
@@ -396,10 +397,11 @@ rd_status sim_fused_compute(sim_run_state *s, int idx, rd_pool *pool, rd_error *
     if (h->out[0] < 0 || outs[0].dtype != RD_DT_F32 || !outs[0].data) {
         for (int k = 0; k < h->n_out; k++)
             rd_tensor_fini(&outs[k]);
-        return SIM_DEFER;
+        return RD_OK;
     }
     /* the head's outputs go to the state now (computed below): the followers' inputs point at them */
     sim_state_store(s, idx, outs);
+    *computed = true;
     const rd_tensor *head_out = &s->vals[h->out[0]];
     fuse_job *j = calloc(1, sizeof *j);
     rd_tensor(*fouts)[SIM_MAX_NODE_IO] = calloc(FUSE_MAX_FOLLOWERS, sizeof *fouts);

@@ -347,7 +347,7 @@ static bool probe_outputs(const rd_model *m, sim_node *n, int64_t fill, sim_scra
                       .out_present = present,
                       .scratch = scratch};
     rd_error ignored;
-    return n->def->infer(&ctx, &ignored) == RD_OK;
+    return n->def->infer(&ctx, &ignored) == RD_OK && !ctx.deferred;
 }
 
 /*
@@ -423,10 +423,10 @@ static rd_status infer_node(rd_model *m, int idx, sim_scratch *scratch, rd_error
                       .out_present = present,
                       .scratch = scratch};
     rd_status st = d->infer(&ctx, err);
-    if (st == SIM_DEFER)
-        return RD_OK;
     if (st != RD_OK)
         return rd_error_prefix(err, "%s", m->path);
+    if (ctx.deferred)
+        return RD_OK; /* dims stay unknown until run time */
     for (int k = 0; k < n->n_out; k++) {
         if (!present[k])
             continue;

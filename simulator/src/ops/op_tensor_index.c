@@ -538,6 +538,7 @@ static rd_status topk_parse(const sim_node *n, void *params, rd_error *err)
     return RD_OK;
 }
 
+/* The axis and K; sim_defer while K is unknown (never at eval: infer ran on the same inputs). */
 static rd_status topk_k(sim_op_ctx *ctx, int *axis, int64_t *k, rd_error *err)
 {
     const struct topk_params *p = ctx->params;
@@ -549,7 +550,7 @@ static rd_status topk_k(sim_op_ctx *ctx, int *axis, int64_t *k, rd_error *err)
         if (!tc_has(ctx, 1))
             return tc_err(ctx, err, RD_E_INVAL, "input K is required");
         if (!ctx->in[1]->data)
-            return SIM_DEFER;
+            return sim_defer(ctx);
         if (rd_tensor_numel(ctx->in[1]) != 1)
             return tc_err(ctx, err, RD_E_INVAL, "K must hold one value");
         *k = sim_get_int(ctx->in[1], 0);
@@ -571,7 +572,7 @@ static rd_status topk_infer(sim_op_ctx *ctx, rd_error *err)
     int axis;
     int64_t k;
     rd_status st = topk_k(ctx, &axis, &k, err);
-    if (st != RD_OK)
+    if (st != RD_OK || ctx->deferred)
         return st;
     int64_t d[RD_MAX_RANK];
     memcpy(d, x->dims, sizeof d);
@@ -688,7 +689,7 @@ static rd_status nonzero_infer(sim_op_ctx *ctx, rd_error *err)
     if (tc_elem_size(x->dtype) == 0)
         return sim_err_dtype(ctx, 0, err);
     if (!x->data && rd_tensor_numel(x) > 0)
-        return SIM_DEFER;
+        return sim_defer(ctx);
     int64_t d[2] = {x->rank, nonzero_count(x)};
     sim_set_shape(&ctx->out[0], RD_DT_I64, 2, d);
     return RD_OK;

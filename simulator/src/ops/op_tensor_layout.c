@@ -125,7 +125,8 @@ static rd_status split_parse(const sim_node *n, void *params, rd_error *err)
     return RD_OK;
 }
 
-/* Sizes along the axis of each output; SIM_DEFER when the split input is not known yet. */
+/* Sizes along the axis of each output; sim_defer when the split input is not known yet (never at eval: infer ran on the
+ * same inputs). */
 static rd_status split_sizes(sim_op_ctx *ctx, int *axis, int64_t *sizes, rd_error *err)
 {
     const struct split_params *p = ctx->params;
@@ -138,7 +139,7 @@ static rd_status split_sizes(sim_op_ctx *ctx, int *axis, int64_t *sizes, rd_erro
     size_t n = 0;
     if (tc_has(ctx, 1) && ctx->opset >= 13) {
         if (!ctx->in[1]->data && rd_tensor_numel(ctx->in[1]) > 0)
-            return SIM_DEFER;
+            return sim_defer(ctx);
         if ((st = tc_read_ints(ctx, 1, sizes, (size_t)n_out, &n, err)) != RD_OK)
             return st;
     } else if (p->split) {
@@ -185,7 +186,7 @@ static rd_status split_infer(sim_op_ctx *ctx, rd_error *err)
         return tc_err(ctx, err, RD_E_NOMEM, "out of memory");
     int axis;
     st = split_sizes(ctx, &axis, sizes, err);
-    if (st == RD_OK) {
+    if (st == RD_OK && !ctx->deferred) {
         for (int k = 0; k < ctx->n_out; k++) {
             int64_t d[RD_MAX_RANK];
             memcpy(d, x->dims, sizeof d);
@@ -267,7 +268,8 @@ static rd_status slice_parse(const sim_node *n, void *params, rd_error *err)
     return RD_OK;
 }
 
-/* Output dims, first element and per-axis step of the slice; SIM_DEFER when inputs are unknown. */
+/* Output dims, first element and per-axis step of the slice; sim_defer when inputs are unknown (never at
+   eval: infer ran on the same inputs). */
 static rd_status slice_plan(sim_op_ctx *ctx, int64_t *odims, int64_t *first, int64_t *steps, rd_error *err)
 {
     const struct slice_params *p = ctx->params;
@@ -286,7 +288,7 @@ static rd_status slice_plan(sim_op_ctx *ctx, int64_t *odims, int64_t *first, int
     } else {
         for (int k = 1; k < 5; k++)
             if (tc_has(ctx, k) && !ctx->in[k]->data && rd_tensor_numel(ctx->in[k]) > 0)
-                return SIM_DEFER;
+                return sim_defer(ctx);
         if (!tc_has(ctx, 1) || !tc_has(ctx, 2))
             return tc_err(ctx, err, RD_E_INVAL, "starts and ends are required");
         if ((st = tc_read_ints(ctx, 1, st_, RD_MAX_RANK, &n, err)) != RD_OK ||
@@ -348,7 +350,7 @@ static rd_status slice_infer(sim_op_ctx *ctx, rd_error *err)
     if (st != RD_OK)
         return st;
     int64_t d[RD_MAX_RANK], f[RD_MAX_RANK], s[RD_MAX_RANK];
-    if ((st = slice_plan(ctx, d, f, s, err)) != RD_OK)
+    if ((st = slice_plan(ctx, d, f, s, err)) != RD_OK || ctx->deferred)
         return st;
     sim_set_shape(&ctx->out[0], ctx->in[0]->dtype, ctx->in[0]->rank, d);
     return RD_OK;
@@ -490,7 +492,7 @@ static rd_status expand_infer(sim_op_ctx *ctx, rd_error *err)
         return st;
     const rd_tensor *x = ctx->in[0];
     if (!ctx->in[1]->data && rd_tensor_numel(ctx->in[1]) > 0)
-        return SIM_DEFER;
+        return sim_defer(ctx);
     int64_t shape[RD_MAX_RANK], d[RD_MAX_RANK];
     size_t n;
     if ((st = tc_read_ints(ctx, 1, shape, RD_MAX_RANK, &n, err)) != RD_OK)
@@ -546,7 +548,7 @@ static rd_status tile_infer(sim_op_ctx *ctx, rd_error *err)
         return st;
     const rd_tensor *x = ctx->in[0];
     if (!ctx->in[1]->data && rd_tensor_numel(ctx->in[1]) > 0)
-        return SIM_DEFER;
+        return sim_defer(ctx);
     int64_t rep[RD_MAX_RANK], d[RD_MAX_RANK];
     size_t n;
     if ((st = tc_read_ints(ctx, 1, rep, RD_MAX_RANK, &n, err)) != RD_OK)
@@ -634,7 +636,8 @@ static rd_status pad_parse(const sim_node *n, void *params, rd_error *err)
     return RD_OK;
 }
 
-/* Begin and end pads per axis; SIM_DEFER while pads or axes are unknown. */
+/* Begin and end pads per axis; sim_defer while pads or axes are unknown (never at eval: infer ran on the same inputs).
+ */
 static rd_status pad_amounts(sim_op_ctx *ctx, int64_t *pb, int64_t *pe, rd_error *err)
 {
     const struct pad_params *p = ctx->params;
@@ -652,7 +655,7 @@ static rd_status pad_amounts(sim_op_ctx *ctx, int64_t *pb, int64_t *pe, rd_error
             return tc_err(ctx, err, RD_E_INVAL, "pads input is required");
         for (int k = 1; k < 4; k++)
             if (tc_has(ctx, k) && !ctx->in[k]->data && rd_tensor_numel(ctx->in[k]) > 0)
-                return SIM_DEFER;
+                return sim_defer(ctx);
         if ((st = tc_read_ints(ctx, 1, pads, 2 * RD_MAX_RANK, &n, err)) != RD_OK)
             return st;
     }
@@ -695,7 +698,7 @@ static rd_status pad_infer(sim_op_ctx *ctx, rd_error *err)
         return st;
     const rd_tensor *x = ctx->in[0];
     int64_t pb[RD_MAX_RANK], pe[RD_MAX_RANK], d[RD_MAX_RANK];
-    if ((st = pad_amounts(ctx, pb, pe, err)) != RD_OK)
+    if ((st = pad_amounts(ctx, pb, pe, err)) != RD_OK || ctx->deferred)
         return st;
     for (int i = 0; i < x->rank; i++) {
         d[i] = x->dims[i] + pb[i] + pe[i];

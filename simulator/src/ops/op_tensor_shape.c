@@ -41,7 +41,7 @@ static rd_status reshape_infer(sim_op_ctx *ctx, rd_error *err)
     if (st != RD_OK)
         return st;
     if (!ctx->in[1]->data && rd_tensor_numel(ctx->in[1]) > 0)
-        return SIM_DEFER;
+        return sim_defer(ctx);
     int64_t shape[RD_MAX_RANK];
     size_t n;
     st = tc_read_ints(ctx, 1, shape, RD_MAX_RANK, &n, err);
@@ -169,7 +169,7 @@ static rd_status axes_parse(const sim_node *n, void *params, rd_error *err)
     return RD_OK;
 }
 
-/* The node's axes (attribute or input 1); SIM_DEFER when the input's data is not known yet. */
+/* The node's axes (attribute or input 1); sim_defer when the input's data is not known yet. */
 static rd_status get_axes(sim_op_ctx *ctx, int64_t *axes, size_t *n, bool *has, rd_error *err)
 {
     const struct axes_params *p = ctx->params;
@@ -184,7 +184,7 @@ static rd_status get_axes(sim_op_ctx *ctx, int64_t *axes, size_t *n, bool *has, 
     if (!*has)
         return RD_OK;
     if (!ctx->in[1]->data && rd_tensor_numel(ctx->in[1]) > 0)
-        return SIM_DEFER;
+        return sim_defer(ctx);
     return tc_read_ints(ctx, 1, axes, RD_MAX_RANK, n, err);
 }
 
@@ -198,7 +198,7 @@ static rd_status squeeze_infer(sim_op_ctx *ctx, rd_error *err)
     size_t n;
     bool has;
     st = get_axes(ctx, axes, &n, &has, err);
-    if (st != RD_OK)
+    if (st != RD_OK || ctx->deferred)
         return st;
     bool drop[RD_MAX_RANK] = {false};
     if (!has || n == 0) {
@@ -251,7 +251,7 @@ static rd_status unsqueeze_infer(sim_op_ctx *ctx, rd_error *err)
     size_t n;
     bool has;
     st = get_axes(ctx, axes, &n, &has, err);
-    if (st != RD_OK)
+    if (st != RD_OK || ctx->deferred)
         return st;
     if (!has || n == 0)
         return tc_err(ctx, err, RD_E_INVAL, "axes are required");
@@ -337,12 +337,12 @@ static rd_status dropout_infer(sim_op_ctx *ctx, rd_error *err)
     if (tc_has(ctx, 2)) {
         /* training_mode: random dropping cannot be reproduced, except with ratio 0 */
         if (!ctx->in[2]->data)
-            return SIM_DEFER;
+            return sim_defer(ctx);
         if (sim_get_int(ctx->in[2], 0) != 0) {
             double ratio = 0.5;
             if (tc_has(ctx, 1)) {
                 if (!ctx->in[1]->data)
-                    return SIM_DEFER;
+                    return sim_defer(ctx);
                 ratio = sim_get_f64(ctx->in[1], 0);
             }
             if (ratio != 0.0)
@@ -610,7 +610,7 @@ static rd_status cos_infer(sim_op_ctx *ctx, rd_error *err)
 {
     const struct cos_params *p = ctx->params;
     if (!ctx->in[0]->data && rd_tensor_numel(ctx->in[0]) > 0)
-        return SIM_DEFER;
+        return sim_defer(ctx);
     int64_t d[RD_MAX_RANK];
     size_t n;
     rd_status st = tc_read_ints(ctx, 0, d, RD_MAX_RANK, &n, err);
@@ -698,7 +698,7 @@ static rd_status range_infer(sim_op_ctx *ctx, rd_error *err)
     }
     for (int k = 0; k < 3; k++)
         if (!ctx->in[k]->data)
-            return SIM_DEFER;
+            return sim_defer(ctx);
     int64_t n;
     rd_status st = range_count(ctx, &n, err);
     if (st != RD_OK)

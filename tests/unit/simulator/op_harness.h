@@ -80,6 +80,8 @@ static inline rd_status h_exec(h_run *r, const char *op, int opset, const sim_at
                       .scratch = &scratch};
     if (st == RD_OK)
         st = d->infer(&ctx, &r->err);
+    if (st == RD_OK && ctx.deferred) /* every input has its data: nothing may wait for run time */
+        st = RD_E_INVAL;
     for (int k = 0; k < n_out && st == RD_OK; k++) {
         rd_tensor shape = r->out[k];
         st = rd_tensor_alloc(&r->out[k], shape.dtype, shape.rank, shape.dims, &r->err);

@@ -309,6 +309,8 @@ static rd_status op_exec(op_run *r, const char *op, int opset, sim_attr *attrs, 
                       .out_present = r->present,
                       .scratch = &r->scratch};
     rd_status st = def->infer(&ctx, &r->err);
+    if (st == RD_OK && ctx.deferred) /* every input has its data: nothing may wait for run time */
+        st = RD_E_INVAL;
     for (int k = 0; k < n_out && st == RD_OK; k++) {
         rd_tensor shape = r->out[k];
         st = rd_tensor_alloc(&r->out[k], shape.dtype, shape.rank, shape.dims, &r->err);

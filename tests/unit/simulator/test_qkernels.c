@@ -139,6 +139,8 @@ static rd_status q8_setup(q8_run *r, const char *op, const sim_attr *attrs, int 
     rd_status st = d->parse ? d->parse(&r->node, r->params, &r->err) : RD_OK;
     if (st == RD_OK)
         st = d->infer(&r->ctx, &r->err);
+    if (st == RD_OK && r->ctx.deferred) /* every input has its data: nothing may wait for run time */
+        st = RD_E_INVAL;
     if (st == RD_OK) {
         rd_tensor shape = r->out;
         st = rd_tensor_alloc(&r->out, RD_DT_F32, shape.rank, shape.dims, &r->err);
