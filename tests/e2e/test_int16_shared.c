@@ -3,7 +3,9 @@
  * w4a16, w16a16i, w16a16i_dfp and float16 against the FP32 reference (calibrated on its two photos), and mnist8's
  * top-1 with `eval --dtype w16a16i` (docs/numerics.md, "INT16").
  */
+#include "cli_capture.h"
 #include "rd_test.h"
+#include "tensor_check.h"
 #include "rknn_diag/analyzer.h"
 
 #include <cjson/cJSON.h>
@@ -11,35 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cli(char **argv, int argc, char **out_text)
-{
-    size_t len = 0, errs_len = 0;
-    char *errs_text = NULL, *ignored = NULL;
-    FILE *out = open_memstream(out_text ? out_text : &ignored, &len);
-    FILE *errs = open_memstream(&errs_text, &errs_len);
-    int rc = rd_cli_run(argc, argv, out, errs);
-    fclose(out);
-    fclose(errs);
-    if (rc)
-        fprintf(stderr, "%s\n", errs_text);
-    free(errs_text);
-    free(ignored);
-    return rc;
-}
-
-/* 1 - cos of two float tensors, in double. */
-static double one_minus_cos(const rd_tensor *a, const rd_tensor *b)
-{
-    double d = 0, x = 0, y = 0;
-    for (int64_t i = 0; i < rd_tensor_numel(a); i++) {
-        double p = ((const float *)a->data)[i], q = ((const float *)b->data)[i];
-        d += p * q;
-        x += p * p;
-        y += q * q;
-    }
-    return 1 - d / sqrt(x * y);
-}
 
 enum { D_FP32, D_INT8, D_W8A16, D_W16, D_DFP, D_FP16, D_W4, N_D };
 static const char *const dtypes[N_D] = {"fp32", "int8", "w8a16", "w16a16i", "w16a16i_dfp", "fp16", "w4a16"};
@@ -83,7 +56,7 @@ static void test_ultraface(void)
                             "-o",
                             dir,
                             NULL};
-            CU_ASSERT_EQUAL_FATAL(cli(argv, 17, NULL), 0);
+            CU_ASSERT_EQUAL_FATAL(rd_test_cli_run(17, argv, NULL), 0);
             for (int o = 0; o < 2; o++) {
                 char path[4500];
                 snprintf(path, sizeof path, "%s/%d.npy", dir, o);
@@ -94,7 +67,7 @@ static void test_ultraface(void)
                     ref[o] = t;
                     continue;
                 }
-                err[d][o] = one_minus_cos(&ref[o], &t);
+                err[d][o] = 1 - rd_test_cosine(&ref[o], &t);
                 rd_tensor_fini(&t);
             }
         }
@@ -135,7 +108,7 @@ static void test_mnist8_w16a16i(void)
                     labels,      "--calib", "100",  "--dtype",      "w16a16i", "--platform",
                     "rv1106",    "--limit", "3000", "--json",       NULL};
     char *out = NULL;
-    CU_ASSERT_EQUAL_FATAL(cli(argv, 16, &out), 0);
+    CU_ASSERT_EQUAL_FATAL(rd_test_cli_run(16, argv, &out), 0);
     cJSON *root = cJSON_Parse(out);
     CU_ASSERT_PTR_NOT_NULL_FATAL(root);
     const double fp32 = top1(root, "fp32"), w16 = top1(root, "w16a16i");
