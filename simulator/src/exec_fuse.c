@@ -154,15 +154,7 @@ static rd_status slice_run(const slice_op *op, const view3 *v, int64_t b, int64_
         }
         out_view[0] =
             (rd_tensor){.dtype = RD_DT_F32, .rank = 3, .dims = {1, nc, len}, .data = (float *)op->out->data + off};
-        sim_op_ctx ctx = {.node = n,
-                          .params = n->params,
-                          .opset = n->opset,
-                          .n_in = n->n_in,
-                          .in = in,
-                          .n_out = n->n_out,
-                          .out = out_view,
-                          .out_present = present,
-                          .scratch = scratch};
+        sim_op_ctx ctx = sim_node_ctx(n, in, out_view, present, scratch);
         st = n->def->eval[SIM_PREC_F32](&ctx, err);
     }
     return st;
@@ -292,15 +284,7 @@ static rd_status whole_run(const slice_op *op, sim_scratch *scratch, rd_error *e
     bool present[SIM_MAX_NODE_IO] = {true};
     memset(out, 0, sizeof out);
     out[0] = *op->out;
-    sim_op_ctx ctx = {.node = n,
-                      .params = n->params,
-                      .opset = n->opset,
-                      .n_in = n->n_in,
-                      .in = op->in,
-                      .n_out = n->n_out,
-                      .out = out,
-                      .out_present = present,
-                      .scratch = scratch};
+    sim_op_ctx ctx = sim_node_ctx(n, op->in, out, present, scratch);
     return n->def->eval[SIM_PREC_F32](&ctx, err);
 }
 

@@ -139,16 +139,8 @@ rd_status sim_node_begin(rd_model *m, int idx, const rd_tensor *const *in, rd_te
     memset(outs, 0, sizeof *outs * (size_t)n->n_out);
     for (int k = 0; k < n->n_out; k++)
         call->present[k] = n->out[k] >= 0;
-    call->ctx = (sim_op_ctx){.node = n,
-                             .params = n->params,
-                             .opset = n->opset,
-                             .n_in = n->n_in,
-                             .in = in,
-                             .n_out = n->n_out,
-                             .out = outs,
-                             .out_present = call->present,
-                             .scratch = scratch,
-                             .pool = pool};
+    call->ctx = sim_node_ctx(n, in, outs, call->present, scratch);
+    call->ctx.pool = pool;
     rd_status st = d->infer(&call->ctx, err);
     if (st == RD_OK && call->ctx.deferred)
         st = rd_errorf(err, RD_E_INVAL, "node '%s' (%s): output shape still unknown with all inputs present", n->name,
@@ -168,6 +160,20 @@ rd_status sim_node_begin(rd_model *m, int idx, const rd_tensor *const *in, rd_te
         for (int k = 0; k < n->n_out; k++)
             rd_tensor_fini(&outs[k]);
     return st;
+}
+
+sim_op_ctx sim_node_ctx(const sim_node *n, const rd_tensor *const *in, rd_tensor *out, const bool *present,
+                        sim_scratch *scratch)
+{
+    return (sim_op_ctx){.node = n,
+                        .params = n->params,
+                        .opset = n->opset,
+                        .n_in = n->n_in,
+                        .in = in,
+                        .n_out = n->n_out,
+                        .out = out,
+                        .out_present = present,
+                        .scratch = scratch};
 }
 
 rd_status sim_node_compute(rd_model *m, int idx, const sim_exec_hooks *hooks, const rd_tensor *const *in,

@@ -402,6 +402,11 @@ typedef struct sim_node_call {
     bool present[SIM_MAX_NODE_IO];
 } sim_node_call;
 
+/** The context of node n (its params and opset) over in and out, present[k] saying whether output k is wanted;
+    no pool and no tile callback. */
+sim_op_ctx sim_node_ctx(const sim_node *n, const rd_tensor *const *in, rd_tensor *out, const bool *present,
+                        sim_scratch *scratch);
+
 /**
  * Sets up call for node idx over inputs in: checks the node, runs its infer and allocates its present outputs
  * into outs[0..n_out-1] (freed again on failure).

@@ -161,19 +161,33 @@ void sim_q8_weight_axis(const sim_node *n, const rd_tensor *w, int *axis, int64_
     }
 }
 
+/* The constant weight node quantizes, its output-channel axis and groups, and whether it takes one scale (the
+   op's rule or per_tensor_weights); NULL (err set) when the node has none: callers check sim_const_weight. */
+static const rd_tensor *weight_layout(const rd_sim *s, int node, int *axis, int64_t *group, bool *per_tensor,
+                                      rd_error *err)
+{
+    const sim_node *n = &s->m->nodes[node];
+    const rd_tensor *w = sim_const_weight(s, node);
+    if (!w) {
+        rd_errorf(err, RD_E_INVAL, "%s: node '%s' (%s) has no constant float32 weight", s->m->path, n->name,
+                  n->op_type);
+        return NULL;
+    }
+    sim_q8_weight_axis(n, w, axis, group, per_tensor);
+    *per_tensor = *per_tensor || s->opt.per_tensor_weights;
+    return w;
+}
+
 rd_status sim_q8_prepare_weights(rd_sim *s, int node, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
     sim_node_data *d = &s->nodes[node];
-    const rd_tensor *w = sim_const_weight(s, node);
-    if (!w)
-        return rd_errorf(err, RD_E_INVAL, "%s: node '%s' (%s) has no constant float32 weight", s->m->path, n->name,
-                         n->op_type);
     int axis;
     int64_t group;
     bool per_tensor;
-    sim_q8_weight_axis(n, w, &axis, &group, &per_tensor);
-    per_tensor = per_tensor || s->opt.per_tensor_weights;
+    const rd_tensor *w = weight_layout(s, node, &axis, &group, &per_tensor, err);
+    if (!w)
+        return err ? err->code : RD_E_INVAL;
     free(d->w_q);
     free(d->w_scale);
     free(d->w_zp);
@@ -330,15 +344,12 @@ rd_status sim_q16_prepare_weights(rd_sim *s, int node, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
     sim_node_data *d = &s->nodes[node];
-    const rd_tensor *w = sim_const_weight(s, node);
-    if (!w)
-        return rd_errorf(err, RD_E_INVAL, "%s: node '%s' (%s) has no constant float32 weight", s->m->path, n->name,
-                         n->op_type);
     int axis;
     int64_t group;
     bool per_tensor;
-    sim_q8_weight_axis(n, w, &axis, &group, &per_tensor);
-    per_tensor = per_tensor || s->opt.per_tensor_weights;
+    const rd_tensor *w = weight_layout(s, node, &axis, &group, &per_tensor, err);
+    if (!w)
+        return err ? err->code : RD_E_INVAL;
     free(d->w_q16);
     free(d->w_c);
     free(d->w_scale16);

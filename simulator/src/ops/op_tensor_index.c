@@ -26,25 +26,13 @@ static rd_status check_indices_dtype(const sim_op_ctx *ctx, int k, rd_error *err
     return RD_OK;
 }
 
-struct axis_params {
-    int64_t axis;
-};
-
-static rd_status axis0_parse(const sim_node *n, void *params, rd_error *err)
-{
-    (void)err;
-    struct axis_params *p = params;
-    p->axis = sim_attr_int(n, "axis", 0);
-    return RD_OK;
-}
-
 /* ---------------------------------------------------------------------------------------------------
  * Gather (1, 11 negative indices, 13)
  */
 
 static rd_status gather_infer(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct axis_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     rd_status st;
     if ((st = tc_check_movable(ctx, 0, err)) != RD_OK || (st = check_indices_dtype(ctx, 1, err)) != RD_OK)
         return st;
@@ -73,7 +61,7 @@ static rd_status gather_infer(sim_op_ctx *ctx, rd_error *err)
 
 static rd_status gather_eval(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct axis_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     const rd_tensor *x = ctx->in[0], *ind = ctx->in[1];
     int axis;
     rd_status st = sim_norm_axis(ctx, p->axis, x->rank, &axis, err);
@@ -110,8 +98,8 @@ const sim_op_def op_gather = {.name = "Gather",
                               .max_in = 2,
                               .min_out = 1,
                               .max_out = 1,
-                              .params_size = sizeof(struct axis_params),
-                              .parse = axis0_parse,
+                              .params_size = sizeof(struct tc_axis_params),
+                              .parse = tc_axis0_parse,
                               .infer = gather_infer,
                               .eval = {[SIM_PREC_F32] = gather_eval}};
 
@@ -176,7 +164,7 @@ static void gather_el_visit(void *user, int64_t off, int64_t i)
 
 static rd_status gather_elements_infer(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct axis_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     rd_status st;
     int axis;
     if ((st = tc_check_movable(ctx, 0, err)) != RD_OK || (st = check_indices_dtype(ctx, 1, err)) != RD_OK ||
@@ -189,7 +177,7 @@ static rd_status gather_elements_infer(sim_op_ctx *ctx, rd_error *err)
 
 static rd_status gather_elements_eval(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct axis_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     int axis;
     rd_status st = sim_norm_axis(ctx, p->axis, ctx->in[0]->rank, &axis, err);
     if (st != RD_OK)
@@ -205,8 +193,8 @@ const sim_op_def op_gather_elements = {.name = "GatherElements",
                                        .max_in = 2,
                                        .min_out = 1,
                                        .max_out = 1,
-                                       .params_size = sizeof(struct axis_params),
-                                       .parse = axis0_parse,
+                                       .params_size = sizeof(struct tc_axis_params),
+                                       .parse = tc_axis0_parse,
                                        .infer = gather_elements_infer,
                                        .eval = {[SIM_PREC_F32] = gather_elements_eval}};
 

@@ -9,13 +9,9 @@
  * Concat (4, 11 negative axis, 13)
  */
 
-struct axis_params {
-    int64_t axis;
-};
-
 static rd_status concat_parse(const sim_node *n, void *params, rd_error *err)
 {
-    struct axis_params *p = params;
+    struct tc_axis_params *p = params;
     if (!sim_attr_find(n, "axis"))
         return tc_node_err(n, err, RD_E_PARSE, "attribute 'axis' is required");
     p->axis = sim_attr_int(n, "axis", 0);
@@ -24,7 +20,7 @@ static rd_status concat_parse(const sim_node *n, void *params, rd_error *err)
 
 static rd_status concat_infer(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct axis_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     const rd_tensor *x0 = ctx->in[0];
     rd_status st;
     int axis;
@@ -58,7 +54,7 @@ static rd_status concat_infer(sim_op_ctx *ctx, rd_error *err)
 
 static rd_status concat_eval(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct axis_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     rd_tensor *o = &ctx->out[0];
     int axis;
     rd_status st = sim_norm_axis(ctx, p->axis, o->rank, &axis, err);
@@ -89,7 +85,7 @@ const sim_op_def op_concat = {.name = "Concat",
                               .max_in = 4096,
                               .min_out = 1,
                               .max_out = 1,
-                              .params_size = sizeof(struct axis_params),
+                              .params_size = sizeof(struct tc_axis_params),
                               .parse = concat_parse,
                               .infer = concat_infer,
                               .eval = {[SIM_PREC_F32] = concat_eval},

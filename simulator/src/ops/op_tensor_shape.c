@@ -99,21 +99,9 @@ const sim_op_def op_reshape = {.name = "Reshape",
  * Flatten (1, 9, 11 negative axis, 13, 21)
  */
 
-struct flatten_params {
-    int64_t axis;
-};
-
-static rd_status flatten_parse(const sim_node *n, void *params, rd_error *err)
-{
-    (void)err;
-    struct flatten_params *p = params;
-    p->axis = sim_attr_int(n, "axis", 1);
-    return RD_OK;
-}
-
 static rd_status flatten_infer(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct flatten_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     const rd_tensor *x = ctx->in[0];
     rd_status st = tc_check_movable(ctx, 0, err);
     if (st != RD_OK)
@@ -135,8 +123,8 @@ const sim_op_def op_flatten = {.name = "Flatten",
                                .max_in = 1,
                                .min_out = 1,
                                .max_out = 1,
-                               .params_size = sizeof(struct flatten_params),
-                               .parse = flatten_parse,
+                               .params_size = sizeof(struct tc_axis_params),
+                               .parse = tc_axis1_parse,
                                .infer = flatten_infer,
                                .eval = {[SIM_PREC_F32] = copy_eval},
                                .qrule = RD_OP_Q_PASS};
