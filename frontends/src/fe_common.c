@@ -195,3 +195,14 @@ rd_onnx_node *fe_node(rd_onnx_builder *b, rd_status *sticky, rd_error *err, cons
         *sticky = rd_errorf(err, RD_E_NOMEM, "out of memory");
     return n;
 }
+
+void fe_tf_resize_attrs(rd_onnx_node *n, bool bilinear, bool align, bool half)
+{
+    rd_onnx_attr_string(n, "mode", bilinear ? "linear" : "nearest");
+    rd_onnx_attr_string(n, "coordinate_transformation_mode",
+                        align  ? "align_corners"
+                        : half ? (bilinear ? "half_pixel" : "tf_half_pixel_for_nn")
+                               : "asymmetric");
+    if (!bilinear)
+        rd_onnx_attr_string(n, "nearest_mode", align ? "round_prefer_ceil" : "floor");
+}

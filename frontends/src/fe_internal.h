@@ -1,6 +1,7 @@
 /*
  * fe_internal.h: what the frontends share: a string map (names taken, derived names), the writer context that
- * hands out fresh value names beside the model's own, and the list of unsupported operators reported at once.
+ * hands out fresh value names beside the model's own, the list of unsupported operators reported at once, and the
+ * operator mappings the TensorFlow and TFLite frontends both make.
  */
 #ifndef RD_FE_INTERNAL_H
 #define RD_FE_INTERNAL_H
@@ -81,5 +82,12 @@ rd_status fe_vfail(rd_status *sticky, rd_error *err, rd_status code, const char 
 
 /** The float of a float32 / float16 / bfloat16 / float64 element. */
 float fe_load_float(rd_dtype dt, const void *data, int64_t i);
+
+/**
+ * The attributes of the ONNX Resize (on NCHW) that TensorFlow's ResizeBilinear (bilinear) or
+ * ResizeNearestNeighbor computes with its align_corners (align) and half_pixel_centers (half) flags: the
+ * TensorFlow and TFLite frontends both map it.
+ */
+void fe_tf_resize_attrs(rd_onnx_node *n, bool bilinear, bool align, bool half);
 
 #endif

@@ -245,15 +245,8 @@ static bool resize(tf_ctx *C, bool bilinear)
         rd_onnx_attr_int(cat, "axis", 0);
     const char *y = tf_fresh(C, base, ":nchw");
     rd_onnx_node *r = tf_add(C, "Resize", (const char *const[]){x, "", "", sizes}, 4, &y, 1);
-    if (r) {
-        rd_onnx_attr_string(r, "mode", bilinear ? "linear" : "nearest");
-        rd_onnx_attr_string(r, "coordinate_transformation_mode",
-                            align  ? "align_corners"
-                            : half ? (bilinear ? "half_pixel" : "tf_half_pixel_for_nn")
-                                   : "asymmetric");
-        if (!bilinear)
-            rd_onnx_attr_string(r, "nearest_mode", align ? "round_prefer_ceil" : "floor");
-    }
+    if (r)
+        fe_tf_resize_attrs(r, bilinear, align, half);
     tf_to_nhwc(C, y, out);
     return true;
 }

@@ -283,13 +283,7 @@ static bool resize(tl_ctx *L, const tfl_op *o, const char *const *out, bool bili
         tl_node(L, "Resize", y, (const char *const[]){tl_nchw(L, tl_in(L, o, 0)), NULL, NULL, sizes}, 4, OUT1(y), 1);
     if (!nd)
         return true;
-    rd_onnx_attr_string(nd, "mode", bilinear ? "linear" : "nearest");
-    rd_onnx_attr_string(nd, "coordinate_transformation_mode",
-                        align  ? "align_corners"
-                        : half ? (bilinear ? "half_pixel" : "tf_half_pixel_for_nn")
-                               : "asymmetric");
-    if (!bilinear)
-        rd_onnx_attr_string(nd, "nearest_mode", align ? "round_prefer_ceil" : "floor");
+    fe_tf_resize_attrs(nd, bilinear, align, half);
     finish_nchw(L, TFL_ACT_NONE, y, out[0]);
     return true;
 }

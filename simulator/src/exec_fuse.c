@@ -154,15 +154,7 @@ static rd_status slice_run(const slice_op *op, const view3 *v, int64_t b, int64_
         }
         out_view[0] =
             (rd_tensor){.dtype = RD_DT_F32, .rank = 3, .dims = {1, nc, len}, .data = (float *)op->out->data + off};
-        sim_op_ctx ctx = {.node = n,
-                          .params = n->params,
-                          .opset = n->opset,
-                          .n_in = n->n_in,
-                          .in = in,
-                          .n_out = n->n_out,
-                          .out = out_view,
-                          .out_present = present,
-                          .scratch = scratch};
+        sim_op_ctx ctx = sim_node_ctx(n, in, out_view, present, scratch);
         st = n->def->eval[SIM_PREC_F32](&ctx, err);
     }
     return st;
@@ -292,15 +284,7 @@ static rd_status whole_run(const slice_op *op, sim_scratch *scratch, rd_error *e
     bool present[SIM_MAX_NODE_IO] = {true};
     memset(out, 0, sizeof out);
     out[0] = *op->out;
-    sim_op_ctx ctx = {.node = n,
-                      .params = n->params,
-                      .opset = n->opset,
-                      .n_in = n->n_in,
-                      .in = op->in,
-                      .n_out = n->n_out,
-                      .out = out,
-                      .out_present = present,
-                      .scratch = scratch};
+    sim_op_ctx ctx = sim_node_ctx(n, op->in, out, present, scratch);
     return n->def->eval[SIM_PREC_F32](&ctx, err);
 }
 
@@ -381,8 +365,9 @@ static void fuse_job_free(fuse_job *j, rd_tensor (*fouts)[SIM_MAX_NODE_IO], bool
     free(fouts);
 }
 
-rd_status sim_fused_compute(sim_run_state *s, int idx, rd_pool *pool, rd_error *err)
+rd_status sim_fused_compute(sim_run_state *s, int idx, rd_pool *pool, bool *computed, rd_error *err)
 {
+    *computed = false;
     rd_model *m = s->m;
     const sim_node *h = &m->nodes[idx];
     const rd_tensor *in[SIM_MAX_NODE_IO];
@@ -396,10 +381,11 @@ rd_status sim_fused_compute(sim_run_state *s, int idx, rd_pool *pool, rd_error *
     if (h->out[0] < 0 || outs[0].dtype != RD_DT_F32 || !outs[0].data) {
         for (int k = 0; k < h->n_out; k++)
             rd_tensor_fini(&outs[k]);
-        return SIM_DEFER;
+        return RD_OK;
     }
     /* the head's outputs go to the state now (computed below): the followers' inputs point at them */
     sim_state_store(s, idx, outs);
+    *computed = true;
     const rd_tensor *head_out = &s->vals[h->out[0]];
     fuse_job *j = calloc(1, sizeof *j);
     rd_tensor(*fouts)[SIM_MAX_NODE_IO] = calloc(FUSE_MAX_FOLLOWERS, sizeof *fouts);

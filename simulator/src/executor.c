@@ -139,18 +139,10 @@ rd_status sim_node_begin(rd_model *m, int idx, const rd_tensor *const *in, rd_te
     memset(outs, 0, sizeof *outs * (size_t)n->n_out);
     for (int k = 0; k < n->n_out; k++)
         call->present[k] = n->out[k] >= 0;
-    call->ctx = (sim_op_ctx){.node = n,
-                             .params = n->params,
-                             .opset = n->opset,
-                             .n_in = n->n_in,
-                             .in = in,
-                             .n_out = n->n_out,
-                             .out = outs,
-                             .out_present = call->present,
-                             .scratch = scratch,
-                             .pool = pool};
+    call->ctx = sim_node_ctx(n, in, outs, call->present, scratch);
+    call->ctx.pool = pool;
     rd_status st = d->infer(&call->ctx, err);
-    if (st == SIM_DEFER)
+    if (st == RD_OK && call->ctx.deferred)
         st = rd_errorf(err, RD_E_INVAL, "node '%s' (%s): output shape still unknown with all inputs present", n->name,
                        n->op_type);
     if (st != RD_OK)
@@ -170,6 +162,20 @@ rd_status sim_node_begin(rd_model *m, int idx, const rd_tensor *const *in, rd_te
     return st;
 }
 
+sim_op_ctx sim_node_ctx(const sim_node *n, const rd_tensor *const *in, rd_tensor *out, const bool *present,
+                        sim_scratch *scratch)
+{
+    return (sim_op_ctx){.node = n,
+                        .params = n->params,
+                        .opset = n->opset,
+                        .n_in = n->n_in,
+                        .in = in,
+                        .n_out = n->n_out,
+                        .out = out,
+                        .out_present = present,
+                        .scratch = scratch};
+}
+
 rd_status sim_node_compute(rd_model *m, int idx, const sim_exec_hooks *hooks, const rd_tensor *const *in,
                            rd_tensor *outs, sim_scratch *scratch, rd_pool *pool, rd_error *err)
 {
@@ -178,8 +184,9 @@ rd_status sim_node_compute(rd_model *m, int idx, const sim_exec_hooks *hooks, co
     rd_status st = sim_node_begin(m, idx, in, outs, scratch, pool, &call, err);
     if (st != RD_OK)
         return st;
-    st = hooks && hooks->eval ? hooks->eval(hooks->user, idx, &call.ctx, err) : SIM_DEFER;
-    if (st == SIM_DEFER)
+    if (hooks && hooks->eval)
+        st = hooks->eval(hooks->user, idx, &call.ctx, err);
+    if (st == RD_OK && (!hooks || !hooks->eval || call.ctx.deferred))
         st = sim_eval_f32(&call.ctx, err);
     if (st != RD_OK)
         rd_error_prefix(err, "%s", m->path);
@@ -231,8 +238,9 @@ rd_status sim_state_compute(sim_run_state *s, int idx, rd_pool *pool, rd_error *
         return RD_OK; /* computed with its head (sim_fused_compute) */
     const sim_node *n = &s->m->nodes[idx];
     if (!s->hooks && n->def && (n->def->flags & SIM_OP_TILE_DONE)) {
-        rd_status st = sim_fused_compute(s, idx, pool, err);
-        if (st != SIM_DEFER)
+        bool computed;
+        rd_status st = sim_fused_compute(s, idx, pool, &computed, err);
+        if (st != RD_OK || computed)
             return st;
     }
     const rd_tensor *in[SIM_MAX_NODE_IO];

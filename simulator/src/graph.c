@@ -337,17 +337,9 @@ static bool probe_outputs(const rd_model *m, sim_node *n, int64_t fill, sim_scra
         memset(&outs[k], 0, sizeof outs[k]);
         present[k] = n->out[k] >= 0;
     }
-    sim_op_ctx ctx = {.node = n,
-                      .params = n->params,
-                      .opset = n->opset,
-                      .n_in = n->n_in,
-                      .in = in,
-                      .n_out = n->n_out,
-                      .out = outs,
-                      .out_present = present,
-                      .scratch = scratch};
+    sim_op_ctx ctx = sim_node_ctx(n, in, outs, present, scratch);
     rd_error ignored;
-    return n->def->infer(&ctx, &ignored) == RD_OK;
+    return n->def->infer(&ctx, &ignored) == RD_OK && !ctx.deferred;
 }
 
 /*
@@ -413,20 +405,12 @@ static rd_status infer_node(rd_model *m, int idx, sim_scratch *scratch, rd_error
     memset(outs, 0, sizeof *outs * (size_t)n->n_out);
     for (int k = 0; k < n->n_out; k++)
         present[k] = n->out[k] >= 0;
-    sim_op_ctx ctx = {.node = n,
-                      .params = n->params,
-                      .opset = n->opset,
-                      .n_in = n->n_in,
-                      .in = in,
-                      .n_out = n->n_out,
-                      .out = outs,
-                      .out_present = present,
-                      .scratch = scratch};
+    sim_op_ctx ctx = sim_node_ctx(n, in, outs, present, scratch);
     rd_status st = d->infer(&ctx, err);
-    if (st == SIM_DEFER)
-        return RD_OK;
     if (st != RD_OK)
         return rd_error_prefix(err, "%s", m->path);
+    if (ctx.deferred)
+        return RD_OK; /* dims stay unknown until run time */
     for (int k = 0; k < n->n_out; k++) {
         if (!present[k])
             continue;

@@ -182,13 +182,11 @@ const float *sim_attr_floats(const sim_node *n, const char *name, size_t *count)
  *
  * parse: once at load, fills params from attributes and validates them.
  * infer: sets dtype, rank and dims of each present output from the inputs. Called at load time
- *        with in[k]->data == NULL for inputs not known before running (return SIM_DEFER if a value
- *        is needed), and again at run time with every input's data present.
+ *        with in[k]->data == NULL for inputs not known before running (return sim_defer(ctx) if a
+ *        value is needed), and again at run time with every input's data present.
  * eval:  computes outputs whose data the executor allocated after infer. No allocation except
  *        through sim_scratch.
  */
-
-#define SIM_DEFER ((rd_status)100) /* infer: output shape depends on data not known yet */
 
 /* Float kernels by precision: eval[SIM_PREC_F32] always; eval[SIM_PREC_F16] where float16 computes
    differently from float32 on half values (otherwise the simulator runs the float32 kernel on them). */
@@ -236,7 +234,20 @@ typedef struct sim_op_ctx {
     rd_pool *pool;         /* threads for the kernels' tiles (kernels/parallel.h); NULL: this thread */
     sim_tile_fn tile_done; /* SIM_OP_TILE_DONE ops: called per finished region of output 0 (may be NULL) */
     void *tile_user;
+    bool deferred; /* set by sim_defer: the step left the node to its fallback (starts false) */
 } sim_op_ctx;
+
+/**
+ * Leaves the node to the caller's fallback and returns RD_OK, so that a status only ever carries success or a
+ * failure: an infer whose output shapes depend on data not known yet (they stay unknown until run time), an
+ * integer kernel or an eval hook that does not compute this node (the float32 kernel runs instead). Whoever
+ * calls such a step reads ctx->deferred when it returns RD_OK.
+ */
+static inline rd_status sim_defer(sim_op_ctx *ctx)
+{
+    ctx->deferred = true;
+    return RD_OK;
+}
 
 struct sim_q8_layer;
 struct sim_q16_layer;
@@ -339,7 +350,7 @@ void sim_graph_liveness(rd_model *m);
  */
 typedef struct sim_exec_hooks {
     void *user;
-    /* Computes node `node` instead of its float32 eval; return SIM_DEFER to use the float32 eval. */
+    /* Computes node `node` instead of its float32 eval; return sim_defer(ctx) to use the float32 eval. */
     rd_status (*eval)(void *user, int node, sim_op_ctx *ctx, rd_error *err);
     /* Transforms a graph input or a freshly produced tensor in place, before consumers and the observer
        see it (rounding to float16, requantization). Not called for constants. */
@@ -372,9 +383,10 @@ void sim_state_store(sim_run_state *s, int idx, rd_tensor *outs);
  * The float32 reference's fusion (exec_fuse.c): computes node idx, a SIM_OP_TILE_DONE head, together with
  * the elementwise and channelwise nodes that follow it, each on the head's finished regions while they are
  * in cache; every tensor is still written whole (the observer sees them all). The followers are marked in
- * s (fused_head, fused_last). SIM_DEFER when nothing follows that can fuse.
+ * s (fused_head, fused_last). *computed false (nothing stored) when the head's output is not a float32
+ * tensor with data: the caller computes the node the usual way.
  */
-rd_status sim_fused_compute(sim_run_state *s, int idx, rd_pool *pool, rd_error *err);
+rd_status sim_fused_compute(sim_run_state *s, int idx, rd_pool *pool, bool *computed, rd_error *err);
 /** Frees the activations whose last consumer is node idx, and idx's outputs that nobody reads. */
 void sim_state_release(sim_run_state *s, int idx);
 void sim_state_fini(sim_run_state *s);
@@ -389,6 +401,11 @@ typedef struct sim_node_call {
     sim_op_ctx ctx;
     bool present[SIM_MAX_NODE_IO];
 } sim_node_call;
+
+/** The context of node n (its params and opset) over in and out, present[k] saying whether output k is wanted;
+    no pool and no tile callback. */
+sim_op_ctx sim_node_ctx(const sim_node *n, const rd_tensor *const *in, rd_tensor *out, const bool *present,
+                        sim_scratch *scratch);
 
 /**
  * Sets up call for node idx over inputs in: checks the node, runs its infer and allocates its present outputs

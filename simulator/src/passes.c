@@ -102,6 +102,33 @@ void sim_pass_drop_use(sim_pass *p, int v)
 }
 
 /* Adds a float32 constant named base + suffix (made unique); takes t. *out is the value index. */
+rd_status sim_pass_room_for_bias(sim_node *n, rd_error *err)
+{
+    if (n->n_in >= 3)
+        return RD_OK;
+    int *grown = realloc(n->in, 3 * sizeof *grown);
+    if (!grown)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    n->in = grown;
+    return RD_OK;
+}
+
+void sim_pass_absorb(sim_pass *p, int prod, int node, int bias)
+{
+    rd_model *m = p->m;
+    sim_node *n = &m->nodes[prod];
+    const int x = n->out[0], y = m->nodes[node].out[0];
+    n->in[2] = bias;
+    if (n->n_in < 3)
+        n->n_in = 3;
+    n->out[0] = y;
+    m->values[y].producer = prod;
+    m->values[x].producer = -1;
+    m->values[x].fused_into = y;
+    p->uses[x] = 0;
+    p->removed[node] = true;
+}
+
 rd_status sim_pass_add_constant(rd_model *m, const char *base, const char *suffix, rd_tensor *t, int *out,
                                 rd_error *err)
 {

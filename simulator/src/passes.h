@@ -30,6 +30,12 @@ int sim_pass_fusable_producer(const sim_pass *p, int v);
 
 /* One reader fewer for v (values created by this pass are not counted). */
 void sim_pass_drop_use(sim_pass *p, int v);
+/* Makes room for a bias input in n->in (n_in itself grows only when a fold commits: sim_pass_absorb). */
+rd_status sim_pass_room_for_bias(sim_node *n, rd_error *err);
+/* Commits the fold of node into prod, its producer (the caller has dropped the uses prod no longer makes):
+   prod reads bias as input 2 (prod's inputs have room for 3) and writes node's output 0, its own output
+   fused into that one; node goes. */
+void sim_pass_absorb(sim_pass *p, int prod, int node, int bias);
 /* Adds a float32 constant named base + suffix (made unique); takes t. *out is the value index. */
 rd_status sim_pass_add_constant(rd_model *m, const char *base, const char *suffix, rd_tensor *t, int *out,
                                 rd_error *err);

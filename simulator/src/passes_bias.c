@@ -105,14 +105,8 @@ static rd_status fold_one(sim_pass *p, int prod, int add, int k, int64_t c, rd_e
     rd_tensor nb = {0};
     const int64_t bdims[1] = {c};
     rd_status st = rd_tensor_alloc(&nb, RD_DT_F32, 1, bdims, err);
-    int *grown = NULL;
-    if (st == RD_OK && n->n_in < 3) {
-        grown = realloc(n->in, 3 * sizeof *grown);
-        if (grown)
-            n->in = grown; /* n_in grows only when the fold commits */
-        else
-            st = rd_errorf(err, RD_E_NOMEM, "out of memory");
-    }
+    if (st == RD_OK)
+        st = sim_pass_room_for_bias(n, err);
     if (st == RD_OK && strcmp(n->op_type, "MatMul") == 0)
         st = matmul_to_gemm(m, n, err);
     if (st != RD_OK) {
@@ -123,7 +117,7 @@ static rd_status fold_one(sim_pass *p, int prod, int add, int k, int64_t c, rd_e
     for (int64_t ch = 0; ch < c; ch++)
         nbd[ch] = (float)((old ? (double)old[ch] : 0.0) + sign * (double)add_data[scalar ? 0 : ch]);
 
-    const int x = n->out[0], y = a->out[0];
+    const int x = n->out[0];
     char *base = sim_strdup(m->values[x].name);
     int bv = -1;
     st = base ? sim_pass_add_constant(m, base, "_folded_b", &nb, &bv, err)
@@ -137,15 +131,7 @@ static rd_status fold_one(sim_pass *p, int prod, int add, int k, int64_t c, rd_e
     if (n->n_in > 2)
         sim_pass_drop_use(p, n->in[2]);
     sim_pass_drop_use(p, a->in[k]);
-    n->in[2] = bv;
-    if (n->n_in < 3)
-        n->n_in = 3;
-    n->out[0] = y;
-    m->values[y].producer = prod;
-    m->values[x].producer = -1;
-    m->values[x].fused_into = y;
-    p->uses[x] = 0;
-    p->removed[add] = true;
+    sim_pass_absorb(p, prod, add, bv);
     return RD_OK;
 }
 

@@ -108,14 +108,8 @@ static rd_status fold_one(sim_pass *p, int prod, int bn, int64_t c, rd_error *er
     rd_status st = rd_tensor_alloc(&nw, RD_DT_F32, w->rank, w->dims, err);
     if (st == RD_OK)
         st = rd_tensor_alloc(&nb, RD_DT_F32, 1, bdims, err);
-    int *grown = NULL;
-    if (st == RD_OK && n->n_in < 3) {
-        grown = realloc(n->in, 3 * sizeof *grown);
-        if (grown)
-            n->in = grown; /* n_in grows only when the fold commits */
-        else
-            st = rd_errorf(err, RD_E_NOMEM, "out of memory");
-    }
+    if (st == RD_OK)
+        st = sim_pass_room_for_bias(n, err);
     if (st != RD_OK) {
         free(s);
         rd_tensor_fini(&nw);
@@ -131,7 +125,7 @@ static rd_status fold_one(sim_pass *p, int prod, int bn, int64_t c, rd_error *er
         nbd[ch] = (float)(((bias ? (double)bias[ch] : 0.0) - (double)mean[ch]) * s[ch] + (double)beta[ch]);
     free(s);
 
-    const int x = n->out[0], y = b->out[0];
+    const int x = n->out[0];
     char *base = sim_strdup(m->values[x].name);
     int wv = -1, bv = -1;
     st = base ? sim_pass_add_constant(m, base, "_folded_w", &nw, &wv, err)
@@ -150,15 +144,7 @@ static rd_status fold_one(sim_pass *p, int prod, int bn, int64_t c, rd_error *er
     for (int k = 1; k < 5; k++)
         sim_pass_drop_use(p, b->in[k]);
     n->in[1] = wv;
-    n->in[2] = bv;
-    if (n->n_in < 3)
-        n->n_in = 3;
-    n->out[0] = y;
-    m->values[y].producer = prod;
-    m->values[x].producer = -1;
-    m->values[x].fused_into = y;
-    p->uses[x] = 0;
-    p->removed[bn] = true;
+    sim_pass_absorb(p, prod, bn, bv);
     return RD_OK;
 }
 

@@ -202,7 +202,7 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
  * GlobalAveragePool lowered to depthwise convs (kernels/gap_conv.h; only in_scale and in_zp are used): the
  * input's int8 codes, each stage's weight 1 / (kh * kw) quantized by the int8 weight rule
  * (sim_quant_weight_one), the intermediate of a two-stage plan requantized to the input's own parameters
- * (a guess: RKNN does not publish that tensor's calibration). A rank other than 4: SIM_DEFER (float kernel).
+ * (a guess: RKNN does not publish that tensor's calibration). A rank other than 4: sim_defer (float kernel).
  */
 rd_status sim_q8_gap_conv_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err);
 

@@ -478,12 +478,12 @@ rd_status sim_gap_conv_codes(sim_op_ctx *ctx, float in_scale, int32_t in_zp, int
 {
     const rd_tensor *x = ctx->in[0];
     if (x->dtype != RD_DT_F32 || x->rank != 4 || ctx->out[0].dtype != RD_DT_F32)
-        return SIM_DEFER;
+        return sim_defer(ctx);
     if (!ctx->out[0].data)
         return RD_OK;
     const int64_t planes = x->dims[0] * x->dims[1], h = x->dims[2], w = x->dims[3];
     if (planes == 0 || h == 0 || w == 0)
-        return SIM_DEFER; /* the float kernel's empty-map rules */
+        return sim_defer(ctx); /* the float kernel's empty-map rules */
     gap_plan plan;
     gap_plan_make(h, w, &plan);
     double w_code[2];

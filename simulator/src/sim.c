@@ -597,7 +597,7 @@ rd_status sim_hook_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err)
     case RD_PREC_INT16:
         return sim_eval_int16(s, node, ctx, err);
     default:
-        return SIM_DEFER;
+        return sim_defer(ctx);
     }
 }
 

@@ -41,17 +41,19 @@ static const rd_tensor *outer_input(const input_source *src, int v)
 
 /*
  * Computes node idx alone: outer inputs from src held at their precision, a fused group's inner values
- * from ss. Returns SIM_DEFER (outs untouched) when the board did not dump an input.
+ * from ss. *computed false (outs untouched) when the board did not dump an input.
  */
 static rd_status compute_single(rd_sim *s, int idx, const input_source *src, single_state *ss, rd_tensor *outs,
-                                rd_error *err)
+                                bool *computed, rd_error *err)
 {
+    *computed = false;
     const sim_node *n = &s->m->nodes[idx];
     const rd_tensor *in[SIM_MAX_NODE_IO];
     rd_tensor held[SIM_MAX_NODE_IO];
     memset(held, 0, sizeof held);
     rd_status st = RD_OK;
-    for (int k = 0; k < n->n_in && st == RD_OK; k++) {
+    bool inputs_known = true;
+    for (int k = 0; k < n->n_in && st == RD_OK && inputs_known; k++) {
         int v = n->in[k];
         in[k] = NULL;
         if (v < 0)
@@ -61,12 +63,12 @@ static rd_status compute_single(rd_sim *s, int idx, const input_source *src, sin
             in[k] = &src->golden->vals[v];
         } else if (val->virtual_out) {
             if (!ss->vals[v].data && rd_tensor_numel(&src->golden->vals[v]) > 0)
-                st = SIM_DEFER; /* the group's first node could not run */
+                inputs_known = false; /* the group's first node could not run */
             in[k] = &ss->vals[v];
         } else {
             const rd_tensor *from = outer_input(src, v);
             if (!from) {
-                st = SIM_DEFER;
+                inputs_known = false;
                 break;
             }
             st = rd_tensor_clone(&held[k], from, err);
@@ -76,8 +78,10 @@ static rd_status compute_single(rd_sim *s, int idx, const input_source *src, sin
         }
     }
     sim_exec_hooks hooks = {.user = s, .eval = sim_hook_eval, .materialize = single_materialize};
-    if (st == RD_OK)
+    if (st == RD_OK && inputs_known) {
         st = sim_node_compute(s->m, idx, &hooks, in, outs, &ss->scratch, s->pool, err);
+        *computed = st == RD_OK;
+    }
     for (int k = 0; k < n->n_in; k++)
         rd_tensor_fini(&held[k]);
     return st;
@@ -141,14 +145,12 @@ rd_status rd_sim_analyze_ex(rd_sim *s, const rd_tensor *inputs, size_t n_inputs,
         rd_tensor single_out[SIM_MAX_NODE_IO], board_out[SIM_MAX_NODE_IO];
         memset(single_out, 0, sizeof single_out);
         memset(board_out, 0, sizeof board_out);
-        bool have_board = false;
-        st = compute_single(s, i, &from_golden, &ss, single_out, err);
-        if (st == RD_OK && runtime) {
-            st = compute_single(s, i, &from_board, &rs, board_out, err);
-            have_board = st == RD_OK;
-            if (st == SIM_DEFER)
-                st = RD_OK;
-        }
+        bool have_single, have_board = false;
+        st = compute_single(s, i, &from_golden, &ss, single_out, &have_single, err);
+        if (st == RD_OK && !have_single)
+            st = rd_errorf(err, RD_E_INVAL, "%s: node '%s' (#%d): an input has no golden value", m->path, n->name, i);
+        if (st == RD_OK && runtime)
+            st = compute_single(s, i, &from_board, &rs, board_out, &have_board, err);
         if (st == RD_OK)
             st = sim_state_compute(&golden, i, s->pool, err);
         if (st == RD_OK)

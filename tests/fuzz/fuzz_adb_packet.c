@@ -10,6 +10,7 @@
  * (adb_internal.h).
  */
 #include "adb_internal.h"
+#include "fuzz_input.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +33,11 @@ static rd_status count_dirent(void *user, const rd_adb_dirent *d, rd_error *err)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1 || size > FUZZ_MAX_INPUT)
+    if (size < 1)
         return 0;
-    uint8_t *buf = malloc(size); /* exact-size copy so ASan sees overreads */
+    uint8_t *buf = fuzz_copy(data, size, FUZZ_MAX_INPUT);
     if (!buf)
         return 0;
-    memcpy(buf, data, size);
 
     if (size >= ADB_HEADER_SIZE) {
         adb_header h;

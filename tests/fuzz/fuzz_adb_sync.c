@@ -9,6 +9,7 @@
  * (adb_internal.h).
  */
 #include "adb_internal.h"
+#include "fuzz_input.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,12 +37,11 @@ static rd_status check_dirent(void *user, const rd_adb_dirent *d, rd_error *err)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1 || size > FUZZ_MAX_INPUT)
+    if (size < 1)
         return 0;
-    uint8_t *buf = malloc(size);
+    uint8_t *buf = fuzz_copy(data, size, FUZZ_MAX_INPUT);
     if (!buf)
         return 0;
-    memcpy(buf, data, size);
     uint8_t mode = buf[0];
     adb_stream *s = adb_mem_stream_create(buf + 1, size - 1);
     if (s) {

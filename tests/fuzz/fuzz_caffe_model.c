@@ -10,6 +10,7 @@
  */
 #include "caffe_synth.h"
 #include "fuzz_frontend.h"
+#include "fuzz_input.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +21,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > FUZZ_CAFFE_MAX_INPUT)
-        return 0;
-    uint8_t *w = malloc(size ? size : 1); /* an exact-size copy: reads past the end are caught */
+    uint8_t *w = fuzz_copy(data, size, FUZZ_CAFFE_MAX_INPUT);
     if (!w)
         return 0;
-    if (size)
-        memcpy(w, data, size);
     void *onnx = NULL;
     size_t len = 0;
     rd_error err = {0};

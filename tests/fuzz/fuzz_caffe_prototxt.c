@@ -10,6 +10,7 @@
  */
 #include "caffe_synth.h"
 #include "fuzz_frontend.h"
+#include "fuzz_input.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +25,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     size_t wlen = 0;
     uint8_t *w = csy_net_weights(&wlen);
-    char *text = malloc(size ? size : 1); /* an exact-size copy: reads past the end are caught */
+    char *text = fuzz_copy(data, size, FUZZ_CAFFE_MAX_INPUT);
     if (!w || !text) {
         free(w);
         free(text);
         return 0;
     }
-    if (size)
-        memcpy(text, data, size);
     void *onnx = NULL;
     size_t len = 0;
     rd_error err = {0};

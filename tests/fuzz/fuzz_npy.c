@@ -8,6 +8,7 @@
  * status and tensor. Any violation traps, so the fuzzer reports it like a crash. Inputs are capped at
  * 1 MiB: the reader never allocates more than the data present, so the cap bounds memory and time.
  */
+#include "fuzz_input.h"
 #include "rknn_diag/simulator.h"
 
 #include <stdio.h>
@@ -71,12 +72,9 @@ static void check_file_reader(const uint8_t *data, size_t size, rd_status st, co
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > FUZZ_MAX_INPUT)
-        return 0;
-    uint8_t *buf = malloc(size ? size : 1); /* exact size, so over-reads hit the redzone */
+    uint8_t *buf = fuzz_copy(data, size, FUZZ_MAX_INPUT);
     if (!buf)
         return 0;
-    memcpy(buf, data, size);
 
     rd_tensor t;
     rd_error err;

@@ -6,6 +6,7 @@
  * External data is looked up in a folder that does not exist, so runs never depend on the files
  * beside the fuzzer.
  */
+#include "fuzz_input.h"
 #include "rknn_diag/simulator.h"
 
 #include <stdlib.h>
@@ -17,14 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > FUZZ_ONNX_MAX_INPUT)
-        return 0;
-    /* an exact-size copy, so reads past the end are caught */
-    uint8_t *copy = malloc(size ? size : 1);
+    uint8_t *copy = fuzz_copy(data, size, FUZZ_ONNX_MAX_INPUT);
     if (!copy)
         return 0;
-    if (size)
-        memcpy(copy, data, size);
 
     rd_error err;
     rd_model *m = NULL;

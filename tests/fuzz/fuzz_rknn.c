@@ -10,6 +10,7 @@
  *    weights are read within bounds (RD_OK or a named error).
  * Seeds: tests/fuzz/corpus/rknn/, written by tests/fuzz/gen_corpus_rknn.c.
  */
+#include "fuzz_input.h"
 #include "rknn_diag/rknn_model.h"
 
 #include <stdlib.h>
@@ -64,13 +65,9 @@ static void check_graph(const rd_rknn_model *m, const rd_rknn_graph *g)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > FUZZ_RKNN_MAX_INPUT)
-        return 0;
-    uint8_t *copy = malloc(size ? size : 1); /* exact size: reads past the end are caught */
+    uint8_t *copy = fuzz_copy(data, size, FUZZ_RKNN_MAX_INPUT);
     if (!copy)
         return 0;
-    if (size)
-        memcpy(copy, data, size);
     rd_rknn_limits lim;
     rd_rknn_limits_default(&lim);
     lim.max_tensors = lim.max_nodes = 4096;

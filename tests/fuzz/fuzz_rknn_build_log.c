@@ -8,6 +8,7 @@
  *    per-table op totals add up to the table's rows; shape lists keep at most 8 shapes of rank <= 16.
  * Seeds: tests/fuzz/corpus/rknn_build_log/ (log snippets written for this project).
  */
+#include "fuzz_input.h"
 #include "rknn_diag/rknn_model.h"
 
 #include <stdlib.h>
@@ -28,13 +29,9 @@ static void check_shapes(const rd_rknn_shape_list *l)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > FUZZ_LOG_MAX_INPUT)
-        return 0;
-    char *copy = malloc(size ? size : 1);
+    char *copy = fuzz_copy(data, size, FUZZ_LOG_MAX_INPUT);
     if (!copy)
         return 0;
-    if (size)
-        memcpy(copy, data, size);
     size_t lines = 1;
     for (size_t i = 0; i < size; i++)
         lines += copy[i] == '\n';

@@ -4,6 +4,7 @@
  * must parse again, and writing the second result must give the same bytes (the writer's output is a fixed
  * point). Inputs are capped at 256 KiB. A violation traps.
  */
+#include "fuzz_input.h"
 #include "rknn_diag/reports.h"
 
 #include <stdio.h>
@@ -28,12 +29,9 @@ static char *write_text(const rd_result *r, const rd_rknn_txt_info *info, size_t
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > FUZZ_MAX_INPUT)
-        return 0;
-    char *buf = malloc(size ? size : 1);
+    char *buf = fuzz_copy(data, size, FUZZ_MAX_INPUT);
     if (!buf)
         return 0;
-    memcpy(buf, data, size);
     rd_result r1, r2;
     rd_rknn_txt_info i1, i2;
     rd_error err;

@@ -11,6 +11,7 @@
  * Seeds: tests/fuzz/corpus/tf/, written by tests/fuzz/gen_corpus_tf.c.
  */
 #include "fuzz_frontend.h"
+#include "fuzz_input.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +22,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > FUZZ_TF_MAX_INPUT)
-        return 0;
-    uint8_t *copy = malloc(size ? size : 1); /* an exact-size copy: reads past the end are caught */
+    uint8_t *copy = fuzz_copy(data, size, FUZZ_TF_MAX_INPUT);
     if (!copy)
         return 0;
-    if (size)
-        memcpy(copy, data, size);
     void *onnx = NULL;
     size_t len = 0;
     rd_error err = {0};

@@ -8,6 +8,7 @@
  * message naming the file (never a crash).
  * Seeds: tests/fuzz/corpus/tflite/, written by tests/fuzz/gen_corpus_tflite.c.
  */
+#include "fuzz_input.h"
 #include "rknn_diag/frontends.h"
 
 #include <stdlib.h>
@@ -52,13 +53,9 @@ static void one(const uint8_t *copy, size_t size, bool model_precision)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > FUZZ_TFLITE_MAX_INPUT)
-        return 0;
-    uint8_t *copy = malloc(size ? size : 1);
+    uint8_t *copy = fuzz_copy(data, size, FUZZ_TFLITE_MAX_INPUT);
     if (!copy)
         return 0;
-    if (size)
-        memcpy(copy, data, size);
     one(copy, size, false);
     one(copy, size, true);
     free(copy);

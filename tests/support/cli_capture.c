@@ -44,6 +44,19 @@ void rd_test_cli_free(rd_cli_result *r)
     free(r->errs);
 }
 
+int rd_test_cli_run(int argc, char **argv, char **out)
+{
+    rd_cli_result r = rd_test_cli_argv(argc - 1, (const char *const *)argv + 1);
+    if (r.code)
+        fprintf(stderr, "%s\n", r.errs);
+    if (out) {
+        *out = r.out;
+        r.out = NULL;
+    }
+    rd_test_cli_free(&r);
+    return r.code;
+}
+
 char *rd_test_demo_dir(const char *tag)
 {
     char *dir = rd_test_tmpdir(tag);

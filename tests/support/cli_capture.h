@@ -13,6 +13,9 @@ rd_cli_result rd_test_cli(const char *first, ...);
 /** The same with an array of n arguments (at most 62). */
 rd_cli_result rd_test_cli_argv(int n, const char *const *args);
 void rd_test_cli_free(rd_cli_result *r);
+/** argv[0..argc) as a shell passes them (argv[0] the program's name): the exit code, stdout in *out (NULL:
+    dropped; the caller frees it), stderr printed when the command fails. */
+int rd_test_cli_run(int argc, char **argv, char **out);
 
 /** A fresh temporary folder (rd_test_tmpdir(tag)) holding `rknn-diag demo --quiet`'s model and data; caller frees. */
 char *rd_test_demo_dir(const char *tag);

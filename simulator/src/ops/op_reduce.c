@@ -62,8 +62,9 @@ static bool red_dtype_ok(rd_dtype dt)
     return dt == RD_DT_F32 || dt == RD_DT_F64 || dt == RD_DT_F16 || ec_is_int(dt);
 }
 
-/* Reduced-axis mask from the attribute or input; *noop when noop_with_empty_axes leaves every axis. */
-static rd_status red_axes(const sim_op_ctx *ctx, bool mask[RD_MAX_RANK], bool *noop, rd_error *err)
+/* Reduced-axis mask from the attribute or input; *noop when noop_with_empty_axes leaves every axis; sim_defer
+   while the axes input is unknown. */
+static rd_status red_axes(sim_op_ctx *ctx, bool mask[RD_MAX_RANK], bool *noop, rd_error *err)
 {
     const struct red_params *p = ctx->params;
     const rd_tensor *x = ctx->in[0];
@@ -80,7 +81,7 @@ static rd_status red_axes(const sim_op_ctx *ctx, bool mask[RD_MAX_RANK], bool *n
             return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): %lld axes for rank %d", ctx->node->name,
                              ctx->node->op_type, (long long)na, x->rank);
         if (na && !a->data)
-            return SIM_DEFER;
+            return sim_defer(ctx);
         for (int64_t k = 0; k < na; k++)
             axes[k] = ((const int64_t *)a->data)[k];
     }
@@ -111,7 +112,7 @@ static rd_status red_infer(sim_op_ctx *ctx, rd_error *err)
         return sim_err_dtype(ctx, 0, err);
     bool mask[RD_MAX_RANK], noop;
     rd_status st = red_axes(ctx, mask, &noop, err);
-    if (st != RD_OK)
+    if (st != RD_OK || ctx->deferred)
         return st;
     if (noop) {
         sim_set_shape(&ctx->out[0], x->dtype, x->rank, x->dims);
@@ -214,9 +215,10 @@ static rd_status red_eval(sim_op_ctx *ctx, rd_error *err)
     rd_tensor *y = &ctx->out[0];
     bool mask[RD_MAX_RANK], noop;
     rd_status st = red_axes(ctx, mask, &noop, err);
+    if (st == RD_OK && ctx->deferred)
+        st = rd_errorf(err, RD_E_INVAL, "node '%s': axes unknown at run time", ctx->node->name);
     if (st != RD_OK)
-        return st == SIM_DEFER ? rd_errorf(err, RD_E_INVAL, "node '%s': axes unknown at run time", ctx->node->name)
-                               : st;
+        return st;
     int64_t nx = rd_tensor_numel(x), ny = rd_tensor_numel(y);
     if (noop) {
         bool identity = p->kind == R_SUM || p->kind == R_MEAN || p->kind == R_MAX || p->kind == R_MIN ||

@@ -26,25 +26,13 @@ static rd_status check_indices_dtype(const sim_op_ctx *ctx, int k, rd_error *err
     return RD_OK;
 }
 
-struct axis_params {
-    int64_t axis;
-};
-
-static rd_status axis0_parse(const sim_node *n, void *params, rd_error *err)
-{
-    (void)err;
-    struct axis_params *p = params;
-    p->axis = sim_attr_int(n, "axis", 0);
-    return RD_OK;
-}
-
 /* ---------------------------------------------------------------------------------------------------
  * Gather (1, 11 negative indices, 13)
  */
 
 static rd_status gather_infer(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct axis_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     rd_status st;
     if ((st = tc_check_movable(ctx, 0, err)) != RD_OK || (st = check_indices_dtype(ctx, 1, err)) != RD_OK)
         return st;
@@ -73,7 +61,7 @@ static rd_status gather_infer(sim_op_ctx *ctx, rd_error *err)
 
 static rd_status gather_eval(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct axis_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     const rd_tensor *x = ctx->in[0], *ind = ctx->in[1];
     int axis;
     rd_status st = sim_norm_axis(ctx, p->axis, x->rank, &axis, err);
@@ -110,8 +98,8 @@ const sim_op_def op_gather = {.name = "Gather",
                               .max_in = 2,
                               .min_out = 1,
                               .max_out = 1,
-                              .params_size = sizeof(struct axis_params),
-                              .parse = axis0_parse,
+                              .params_size = sizeof(struct tc_axis_params),
+                              .parse = tc_axis0_parse,
                               .infer = gather_infer,
                               .eval = {[SIM_PREC_F32] = gather_eval}};
 
@@ -176,7 +164,7 @@ static void gather_el_visit(void *user, int64_t off, int64_t i)
 
 static rd_status gather_elements_infer(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct axis_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     rd_status st;
     int axis;
     if ((st = tc_check_movable(ctx, 0, err)) != RD_OK || (st = check_indices_dtype(ctx, 1, err)) != RD_OK ||
@@ -189,7 +177,7 @@ static rd_status gather_elements_infer(sim_op_ctx *ctx, rd_error *err)
 
 static rd_status gather_elements_eval(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct axis_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     int axis;
     rd_status st = sim_norm_axis(ctx, p->axis, ctx->in[0]->rank, &axis, err);
     if (st != RD_OK)
@@ -205,8 +193,8 @@ const sim_op_def op_gather_elements = {.name = "GatherElements",
                                        .max_in = 2,
                                        .min_out = 1,
                                        .max_out = 1,
-                                       .params_size = sizeof(struct axis_params),
-                                       .parse = axis0_parse,
+                                       .params_size = sizeof(struct tc_axis_params),
+                                       .parse = tc_axis0_parse,
                                        .infer = gather_elements_infer,
                                        .eval = {[SIM_PREC_F32] = gather_elements_eval}};
 
@@ -538,6 +526,7 @@ static rd_status topk_parse(const sim_node *n, void *params, rd_error *err)
     return RD_OK;
 }
 
+/* The axis and K; sim_defer while K is unknown (never at eval: infer ran on the same inputs). */
 static rd_status topk_k(sim_op_ctx *ctx, int *axis, int64_t *k, rd_error *err)
 {
     const struct topk_params *p = ctx->params;
@@ -549,7 +538,7 @@ static rd_status topk_k(sim_op_ctx *ctx, int *axis, int64_t *k, rd_error *err)
         if (!tc_has(ctx, 1))
             return tc_err(ctx, err, RD_E_INVAL, "input K is required");
         if (!ctx->in[1]->data)
-            return SIM_DEFER;
+            return sim_defer(ctx);
         if (rd_tensor_numel(ctx->in[1]) != 1)
             return tc_err(ctx, err, RD_E_INVAL, "K must hold one value");
         *k = sim_get_int(ctx->in[1], 0);
@@ -571,7 +560,7 @@ static rd_status topk_infer(sim_op_ctx *ctx, rd_error *err)
     int axis;
     int64_t k;
     rd_status st = topk_k(ctx, &axis, &k, err);
-    if (st != RD_OK)
+    if (st != RD_OK || ctx->deferred)
         return st;
     int64_t d[RD_MAX_RANK];
     memcpy(d, x->dims, sizeof d);
@@ -688,7 +677,7 @@ static rd_status nonzero_infer(sim_op_ctx *ctx, rd_error *err)
     if (tc_elem_size(x->dtype) == 0)
         return sim_err_dtype(ctx, 0, err);
     if (!x->data && rd_tensor_numel(x) > 0)
-        return SIM_DEFER;
+        return sim_defer(ctx);
     int64_t d[2] = {x->rank, nonzero_count(x)};
     sim_set_shape(&ctx->out[0], RD_DT_I64, 2, d);
     return RD_OK;

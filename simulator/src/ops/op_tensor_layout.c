@@ -9,13 +9,9 @@
  * Concat (4, 11 negative axis, 13)
  */
 
-struct axis_params {
-    int64_t axis;
-};
-
 static rd_status concat_parse(const sim_node *n, void *params, rd_error *err)
 {
-    struct axis_params *p = params;
+    struct tc_axis_params *p = params;
     if (!sim_attr_find(n, "axis"))
         return tc_node_err(n, err, RD_E_PARSE, "attribute 'axis' is required");
     p->axis = sim_attr_int(n, "axis", 0);
@@ -24,7 +20,7 @@ static rd_status concat_parse(const sim_node *n, void *params, rd_error *err)
 
 static rd_status concat_infer(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct axis_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     const rd_tensor *x0 = ctx->in[0];
     rd_status st;
     int axis;
@@ -58,7 +54,7 @@ static rd_status concat_infer(sim_op_ctx *ctx, rd_error *err)
 
 static rd_status concat_eval(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct axis_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     rd_tensor *o = &ctx->out[0];
     int axis;
     rd_status st = sim_norm_axis(ctx, p->axis, o->rank, &axis, err);
@@ -89,7 +85,7 @@ const sim_op_def op_concat = {.name = "Concat",
                               .max_in = 4096,
                               .min_out = 1,
                               .max_out = 1,
-                              .params_size = sizeof(struct axis_params),
+                              .params_size = sizeof(struct tc_axis_params),
                               .parse = concat_parse,
                               .infer = concat_infer,
                               .eval = {[SIM_PREC_F32] = concat_eval},
@@ -125,7 +121,8 @@ static rd_status split_parse(const sim_node *n, void *params, rd_error *err)
     return RD_OK;
 }
 
-/* Sizes along the axis of each output; SIM_DEFER when the split input is not known yet. */
+/* Sizes along the axis of each output; sim_defer when the split input is not known yet (never at eval: infer ran on the
+ * same inputs). */
 static rd_status split_sizes(sim_op_ctx *ctx, int *axis, int64_t *sizes, rd_error *err)
 {
     const struct split_params *p = ctx->params;
@@ -138,7 +135,7 @@ static rd_status split_sizes(sim_op_ctx *ctx, int *axis, int64_t *sizes, rd_erro
     size_t n = 0;
     if (tc_has(ctx, 1) && ctx->opset >= 13) {
         if (!ctx->in[1]->data && rd_tensor_numel(ctx->in[1]) > 0)
-            return SIM_DEFER;
+            return sim_defer(ctx);
         if ((st = tc_read_ints(ctx, 1, sizes, (size_t)n_out, &n, err)) != RD_OK)
             return st;
     } else if (p->split) {
@@ -185,7 +182,7 @@ static rd_status split_infer(sim_op_ctx *ctx, rd_error *err)
         return tc_err(ctx, err, RD_E_NOMEM, "out of memory");
     int axis;
     st = split_sizes(ctx, &axis, sizes, err);
-    if (st == RD_OK) {
+    if (st == RD_OK && !ctx->deferred) {
         for (int k = 0; k < ctx->n_out; k++) {
             int64_t d[RD_MAX_RANK];
             memcpy(d, x->dims, sizeof d);
@@ -267,7 +264,8 @@ static rd_status slice_parse(const sim_node *n, void *params, rd_error *err)
     return RD_OK;
 }
 
-/* Output dims, first element and per-axis step of the slice; SIM_DEFER when inputs are unknown. */
+/* Output dims, first element and per-axis step of the slice; sim_defer when inputs are unknown (never at
+   eval: infer ran on the same inputs). */
 static rd_status slice_plan(sim_op_ctx *ctx, int64_t *odims, int64_t *first, int64_t *steps, rd_error *err)
 {
     const struct slice_params *p = ctx->params;
@@ -286,7 +284,7 @@ static rd_status slice_plan(sim_op_ctx *ctx, int64_t *odims, int64_t *first, int
     } else {
         for (int k = 1; k < 5; k++)
             if (tc_has(ctx, k) && !ctx->in[k]->data && rd_tensor_numel(ctx->in[k]) > 0)
-                return SIM_DEFER;
+                return sim_defer(ctx);
         if (!tc_has(ctx, 1) || !tc_has(ctx, 2))
             return tc_err(ctx, err, RD_E_INVAL, "starts and ends are required");
         if ((st = tc_read_ints(ctx, 1, st_, RD_MAX_RANK, &n, err)) != RD_OK ||
@@ -348,7 +346,7 @@ static rd_status slice_infer(sim_op_ctx *ctx, rd_error *err)
     if (st != RD_OK)
         return st;
     int64_t d[RD_MAX_RANK], f[RD_MAX_RANK], s[RD_MAX_RANK];
-    if ((st = slice_plan(ctx, d, f, s, err)) != RD_OK)
+    if ((st = slice_plan(ctx, d, f, s, err)) != RD_OK || ctx->deferred)
         return st;
     sim_set_shape(&ctx->out[0], ctx->in[0]->dtype, ctx->in[0]->rank, d);
     return RD_OK;
@@ -490,7 +488,7 @@ static rd_status expand_infer(sim_op_ctx *ctx, rd_error *err)
         return st;
     const rd_tensor *x = ctx->in[0];
     if (!ctx->in[1]->data && rd_tensor_numel(ctx->in[1]) > 0)
-        return SIM_DEFER;
+        return sim_defer(ctx);
     int64_t shape[RD_MAX_RANK], d[RD_MAX_RANK];
     size_t n;
     if ((st = tc_read_ints(ctx, 1, shape, RD_MAX_RANK, &n, err)) != RD_OK)
@@ -546,7 +544,7 @@ static rd_status tile_infer(sim_op_ctx *ctx, rd_error *err)
         return st;
     const rd_tensor *x = ctx->in[0];
     if (!ctx->in[1]->data && rd_tensor_numel(ctx->in[1]) > 0)
-        return SIM_DEFER;
+        return sim_defer(ctx);
     int64_t rep[RD_MAX_RANK], d[RD_MAX_RANK];
     size_t n;
     if ((st = tc_read_ints(ctx, 1, rep, RD_MAX_RANK, &n, err)) != RD_OK)
@@ -634,7 +632,8 @@ static rd_status pad_parse(const sim_node *n, void *params, rd_error *err)
     return RD_OK;
 }
 
-/* Begin and end pads per axis; SIM_DEFER while pads or axes are unknown. */
+/* Begin and end pads per axis; sim_defer while pads or axes are unknown (never at eval: infer ran on the same inputs).
+ */
 static rd_status pad_amounts(sim_op_ctx *ctx, int64_t *pb, int64_t *pe, rd_error *err)
 {
     const struct pad_params *p = ctx->params;
@@ -652,7 +651,7 @@ static rd_status pad_amounts(sim_op_ctx *ctx, int64_t *pb, int64_t *pe, rd_error
             return tc_err(ctx, err, RD_E_INVAL, "pads input is required");
         for (int k = 1; k < 4; k++)
             if (tc_has(ctx, k) && !ctx->in[k]->data && rd_tensor_numel(ctx->in[k]) > 0)
-                return SIM_DEFER;
+                return sim_defer(ctx);
         if ((st = tc_read_ints(ctx, 1, pads, 2 * RD_MAX_RANK, &n, err)) != RD_OK)
             return st;
     }
@@ -695,7 +694,7 @@ static rd_status pad_infer(sim_op_ctx *ctx, rd_error *err)
         return st;
     const rd_tensor *x = ctx->in[0];
     int64_t pb[RD_MAX_RANK], pe[RD_MAX_RANK], d[RD_MAX_RANK];
-    if ((st = pad_amounts(ctx, pb, pe, err)) != RD_OK)
+    if ((st = pad_amounts(ctx, pb, pe, err)) != RD_OK || ctx->deferred)
         return st;
     for (int i = 0; i < x->rank; i++) {
         d[i] = x->dims[i] + pb[i] + pe[i];

@@ -118,7 +118,8 @@ static bool given(const sim_op_ctx *ctx, int k)
     return k >= 0 && tc_has(ctx, k) && rd_tensor_numel(ctx->in[k]) > 0;
 }
 
-/* Per-axis output lengths, scales and roi; SIM_DEFER while scales or sizes are unknown. */
+/* Per-axis output lengths, scales and roi; sim_defer while scales or sizes are unknown (never at eval:
+   infer ran on the same inputs). */
 static rd_status resize_plan(sim_op_ctx *ctx, rr_axis_params *ax, bool need_roi, rd_error *err)
 {
     const struct resize_params *p = ctx->params;
@@ -160,7 +161,7 @@ static rd_status resize_plan(sim_op_ctx *ctx, rr_axis_params *ax, bool need_roi,
     if (has_scales == has_sizes)
         return tc_err(ctx, err, RD_E_INVAL, "exactly one of scales and sizes must be given");
     if ((has_scales && k_scales >= 0 && !ctx->in[k_scales]->data) || (has_sizes && !ctx->in[k_sizes]->data))
-        return SIM_DEFER;
+        return sim_defer(ctx);
     if (has_scales) {
         const rd_tensor *s = k_scales >= 0 ? ctx->in[k_scales] : NULL;
         int64_t cnt = s ? rd_tensor_numel(s) : (int64_t)p->n_attr_scales;
@@ -228,7 +229,7 @@ static rd_status resize_infer(sim_op_ctx *ctx, rd_error *err)
     if (p->mode != RR_NEAREST && !rd_dtype_get(x->dtype)->is_float)
         return sim_err_dtype(ctx, 0, err);
     rr_axis_params ax[RD_MAX_RANK];
-    if ((st = resize_plan(ctx, ax, false, err)) != RD_OK)
+    if ((st = resize_plan(ctx, ax, false, err)) != RD_OK || ctx->deferred)
         return st;
     int64_t d[RD_MAX_RANK];
     for (int i = 0; i < x->rank; i++)

@@ -41,7 +41,7 @@ static rd_status reshape_infer(sim_op_ctx *ctx, rd_error *err)
     if (st != RD_OK)
         return st;
     if (!ctx->in[1]->data && rd_tensor_numel(ctx->in[1]) > 0)
-        return SIM_DEFER;
+        return sim_defer(ctx);
     int64_t shape[RD_MAX_RANK];
     size_t n;
     st = tc_read_ints(ctx, 1, shape, RD_MAX_RANK, &n, err);
@@ -99,21 +99,9 @@ const sim_op_def op_reshape = {.name = "Reshape",
  * Flatten (1, 9, 11 negative axis, 13, 21)
  */
 
-struct flatten_params {
-    int64_t axis;
-};
-
-static rd_status flatten_parse(const sim_node *n, void *params, rd_error *err)
-{
-    (void)err;
-    struct flatten_params *p = params;
-    p->axis = sim_attr_int(n, "axis", 1);
-    return RD_OK;
-}
-
 static rd_status flatten_infer(sim_op_ctx *ctx, rd_error *err)
 {
-    const struct flatten_params *p = ctx->params;
+    const struct tc_axis_params *p = ctx->params;
     const rd_tensor *x = ctx->in[0];
     rd_status st = tc_check_movable(ctx, 0, err);
     if (st != RD_OK)
@@ -135,8 +123,8 @@ const sim_op_def op_flatten = {.name = "Flatten",
                                .max_in = 1,
                                .min_out = 1,
                                .max_out = 1,
-                               .params_size = sizeof(struct flatten_params),
-                               .parse = flatten_parse,
+                               .params_size = sizeof(struct tc_axis_params),
+                               .parse = tc_axis1_parse,
                                .infer = flatten_infer,
                                .eval = {[SIM_PREC_F32] = copy_eval},
                                .qrule = RD_OP_Q_PASS};
@@ -169,7 +157,7 @@ static rd_status axes_parse(const sim_node *n, void *params, rd_error *err)
     return RD_OK;
 }
 
-/* The node's axes (attribute or input 1); SIM_DEFER when the input's data is not known yet. */
+/* The node's axes (attribute or input 1); sim_defer when the input's data is not known yet. */
 static rd_status get_axes(sim_op_ctx *ctx, int64_t *axes, size_t *n, bool *has, rd_error *err)
 {
     const struct axes_params *p = ctx->params;
@@ -184,7 +172,7 @@ static rd_status get_axes(sim_op_ctx *ctx, int64_t *axes, size_t *n, bool *has, 
     if (!*has)
         return RD_OK;
     if (!ctx->in[1]->data && rd_tensor_numel(ctx->in[1]) > 0)
-        return SIM_DEFER;
+        return sim_defer(ctx);
     return tc_read_ints(ctx, 1, axes, RD_MAX_RANK, n, err);
 }
 
@@ -198,7 +186,7 @@ static rd_status squeeze_infer(sim_op_ctx *ctx, rd_error *err)
     size_t n;
     bool has;
     st = get_axes(ctx, axes, &n, &has, err);
-    if (st != RD_OK)
+    if (st != RD_OK || ctx->deferred)
         return st;
     bool drop[RD_MAX_RANK] = {false};
     if (!has || n == 0) {
@@ -251,7 +239,7 @@ static rd_status unsqueeze_infer(sim_op_ctx *ctx, rd_error *err)
     size_t n;
     bool has;
     st = get_axes(ctx, axes, &n, &has, err);
-    if (st != RD_OK)
+    if (st != RD_OK || ctx->deferred)
         return st;
     if (!has || n == 0)
         return tc_err(ctx, err, RD_E_INVAL, "axes are required");
@@ -337,12 +325,12 @@ static rd_status dropout_infer(sim_op_ctx *ctx, rd_error *err)
     if (tc_has(ctx, 2)) {
         /* training_mode: random dropping cannot be reproduced, except with ratio 0 */
         if (!ctx->in[2]->data)
-            return SIM_DEFER;
+            return sim_defer(ctx);
         if (sim_get_int(ctx->in[2], 0) != 0) {
             double ratio = 0.5;
             if (tc_has(ctx, 1)) {
                 if (!ctx->in[1]->data)
-                    return SIM_DEFER;
+                    return sim_defer(ctx);
                 ratio = sim_get_f64(ctx->in[1], 0);
             }
             if (ratio != 0.0)
@@ -610,7 +598,7 @@ static rd_status cos_infer(sim_op_ctx *ctx, rd_error *err)
 {
     const struct cos_params *p = ctx->params;
     if (!ctx->in[0]->data && rd_tensor_numel(ctx->in[0]) > 0)
-        return SIM_DEFER;
+        return sim_defer(ctx);
     int64_t d[RD_MAX_RANK];
     size_t n;
     rd_status st = tc_read_ints(ctx, 0, d, RD_MAX_RANK, &n, err);
@@ -698,7 +686,7 @@ static rd_status range_infer(sim_op_ctx *ctx, rd_error *err)
     }
     for (int k = 0; k < 3; k++)
         if (!ctx->in[k]->data)
-            return SIM_DEFER;
+            return sim_defer(ctx);
     int64_t n;
     rd_status st = range_count(ctx, &n, err);
     if (st != RD_OK)

@@ -32,6 +32,22 @@ size_t tc_elem_size(rd_dtype dt)
     return info->size;
 }
 
+rd_status tc_axis0_parse(const sim_node *n, void *params, rd_error *err)
+{
+    (void)err;
+    struct tc_axis_params *p = params;
+    p->axis = sim_attr_int(n, "axis", 0);
+    return RD_OK;
+}
+
+rd_status tc_axis1_parse(const sim_node *n, void *params, rd_error *err)
+{
+    (void)err;
+    struct tc_axis_params *p = params;
+    p->axis = sim_attr_int(n, "axis", 1);
+    return RD_OK;
+}
+
 rd_status tc_check_movable(const sim_op_ctx *ctx, int k, rd_error *err)
 {
     if (!tc_has(ctx, k) || tc_elem_size(ctx->in[k]->dtype) == 0)

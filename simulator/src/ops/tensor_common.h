@@ -18,6 +18,16 @@ rd_status tc_err(const sim_op_ctx *ctx, rd_error *err, rd_status code, const cha
 rd_status tc_node_err(const sim_node *n, rd_error *err, rd_status code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/** The params of an op whose one attribute is an integer axis (Concat, Gather, GatherElements, Flatten). */
+struct tc_axis_params {
+    int64_t axis;
+};
+
+/** Parses "axis" into struct tc_axis_params, 0 when absent. */
+rd_status tc_axis0_parse(const sim_node *n, void *params, rd_error *err);
+/** Parses "axis" into struct tc_axis_params, 1 when absent. */
+rd_status tc_axis1_parse(const sim_node *n, void *params, rd_error *err);
+
 /** Bytes per element of a dtype the data-moving ops handle (any fixed-size supported type); 0 if none. */
 size_t tc_elem_size(rd_dtype dt);
 

@@ -1,6 +1,7 @@
 /* test_board_run.c: `rknn-diag board-run`, the emulated board's application: dumps as librknnrt names and
  * lays them out, equal to the simulator's tensors, the environment's effects, faults, application
  * mistakes, and the whole path through the fake board over loopback ADB. */
+#include "cli_capture.h"
 #include "dumps.h"
 #include "quant_setup.h"
 #include "rd_test.h"
@@ -9,44 +10,10 @@
 
 #include <dirent.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-typedef struct cli_result {
-    int code;
-    char *out;
-    char *errs;
-} cli_result;
-
-static cli_result run_cli(const char *first, ...)
-{
-    char *argv[64];
-    int argc = 0;
-    argv[argc++] = "rknn-diag";
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
-        argv[argc++] = (char *)a;
-    va_end(ap);
-    argv[argc] = NULL;
-    cli_result r = {0};
-    size_t ol = 0, el = 0;
-    FILE *out = open_memstream(&r.out, &ol);
-    FILE *errs = open_memstream(&r.errs, &el);
-    r.code = rd_cli_run(argc, argv, out, errs);
-    fclose(out);
-    fclose(errs);
-    return r;
-}
-
-static void free_result(cli_result *r)
-{
-    free(r->out);
-    free(r->errs);
-}
 
 /* The demo model, its input and a .quantization.cfg in a fresh folder. */
 typedef struct fixture {
@@ -66,16 +33,16 @@ static bool fx_init(fixture *fx, const char *tag)
     snprintf(fx->dumps, sizeof fx->dumps, "%s/dumps", fx->dir);
     snprintf(fx->out, sizeof fx->out, "%s/out", fx->dir);
     mkdir(fx->dumps, 0777);
-    cli_result r = run_cli("demo", "-o", fx->dir, "--quiet", NULL);
+    rd_cli_result r = rd_test_cli("demo", "-o", fx->dir, "--quiet", NULL);
     bool ok = r.code == 0;
-    free_result(&r);
+    rd_test_cli_free(&r);
     char dataset[4200];
     snprintf(dataset, sizeof dataset, "%s/dataset.txt", fx->dir);
-    r = run_cli("quantize", fx->model, "--dataset", dataset, "--input-layout", "nchw", "-o", fx->cfg, NULL);
+    r = rd_test_cli("quantize", fx->model, "--dataset", dataset, "--input-layout", "nchw", "-o", fx->cfg, NULL);
     ok = ok && r.code == 0;
     if (r.code)
         fprintf(stderr, "%s", r.errs);
-    free_result(&r);
+    rd_test_cli_free(&r);
     return ok;
 }
 
@@ -85,7 +52,7 @@ static void fx_fini(fixture *fx)
 }
 
 /* board-run on the fixture with extra arguments (NULL-terminated), dumps to dump_dir. */
-static cli_result board_run(const fixture *fx, const char *dump_dir, const char *const *extra)
+static rd_cli_result board_run(const fixture *fx, const char *dump_dir, const char *const *extra)
 {
     char *argv[40] = {"rknn-diag",      "board-run", (char *)fx->model, "--input",       (char *)fx->image,
                       "--input-layout", "nchw",      "--cfg",           (char *)fx->cfg, "--target",
@@ -97,15 +64,7 @@ static cli_result board_run(const fixture *fx, const char *dump_dir, const char 
     }
     for (int i = 0; extra && extra[i] && argc < 39; i++)
         argv[argc++] = (char *)extra[i];
-    argv[argc] = NULL;
-    cli_result r = {0};
-    size_t ol = 0, el = 0;
-    FILE *out = open_memstream(&r.out, &ol);
-    FILE *errs = open_memstream(&r.errs, &el);
-    r.code = rd_cli_run(argc, argv, out, errs);
-    fclose(out);
-    fclose(errs);
-    return r;
+    return rd_test_cli_argv(argc - 1, (const char *const *)argv + 1);
 }
 
 /* Sorted file names of a folder. */
@@ -274,7 +233,7 @@ static void test_dumps_equal_simulator(void)
     fixture fx;
     CU_ASSERT_FATAL(fx_init(&fx, "board_run_sim"));
     board_env("5", NULL);
-    cli_result r = board_run(&fx, fx.dumps, NULL);
+    rd_cli_result r = board_run(&fx, fx.dumps, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     if (r.code)
         fprintf(stderr, "%s", r.errs);
@@ -303,7 +262,7 @@ static void test_dumps_equal_simulator(void)
     }
     /* zero-copy: the InputOperator dump is the application's buffer, untouched */
     clear_dir(fx.dumps);
-    free_result(&r);
+    rd_test_cli_free(&r);
     r = board_run(&fx, fx.dumps, (const char *const[]){"--app-api", "zero-copy", NULL});
     CU_ASSERT_EQUAL(r.code, 0);
     rd_tensor t, x;
@@ -330,7 +289,7 @@ static void test_dumps_equal_simulator(void)
     }
     reference_fini(&ref);
     listing_fini(&l);
-    free_result(&r);
+    rd_test_cli_free(&r);
     board_env(NULL, NULL);
     fx_fini(&fx);
 }
@@ -341,12 +300,12 @@ static void test_environment(void)
     CU_ASSERT_FATAL(fx_init(&fx, "board_run_env"));
     /* no RKNN_LOG_LEVEL: no dumps, the outputs only */
     board_env(NULL, NULL);
-    cli_result r = board_run(&fx, fx.dumps, NULL);
+    rd_cli_result r = board_run(&fx, fx.dumps, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     listing l = list_dir(fx.dumps);
     CU_ASSERT_EQUAL(l.n, 0);
     listing_fini(&l);
-    free_result(&r);
+    rd_test_cli_free(&r);
     /* 4: per-layer timing, still no dumps */
     board_env("4", NULL);
     r = board_run(&fx, fx.dumps, NULL);
@@ -356,7 +315,7 @@ static void test_environment(void)
     l = list_dir(fx.dumps);
     CU_ASSERT_EQUAL(l.n, 0);
     listing_fini(&l);
-    free_result(&r);
+    rd_test_cli_free(&r);
     /* 6 with RKNN_DUMP_QUANT=1: int8 codes, and .txt files in NC1HWC2 (rk3566: C2 8 for int8) */
     board_env("6", "1");
     setenv("RKNN_DUMP_DIR", fx.dumps, 1);
@@ -409,7 +368,7 @@ static void test_environment(void)
     }
     reference_fini(&ref);
     listing_fini(&l);
-    free_result(&r);
+    rd_test_cli_free(&r);
     /* a missing folder: librknnrt's message, non-zero exit */
     board_env("5", NULL);
     char missing[4400];
@@ -418,7 +377,7 @@ static void test_environment(void)
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "failed open dump path: "));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "nowhere/000_InputOperator_image_shape_1_3_32_32_float.npy"));
-    free_result(&r);
+    rd_test_cli_free(&r);
     board_env(NULL, NULL);
     fx_fini(&fx);
 }
@@ -452,9 +411,9 @@ static void test_faults(void)
     fixture fx;
     CU_ASSERT_FATAL(fx_init(&fx, "board_run_faults"));
     board_env("5", "1");
-    cli_result r = board_run(&fx, fx.dumps, NULL);
+    rd_cli_result r = board_run(&fx, fx.dumps, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    free_result(&r);
+    rd_test_cli_free(&r);
     char faulty[4400];
     snprintf(faulty, sizeof faulty, "%s/faulty", fx.dir);
     mkdir(faulty, 0777);
@@ -472,17 +431,17 @@ static void test_faults(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(name, "_relu6_out_shape_1_8_32_32_"));
         if (k == 3) /* float16 where the model says int8: the RKNN_DUMP_QUANT=1 dump says so */
             CU_ASSERT_STRING_EQUAL(name, "004_ConvClip_relu6_out_shape_1_8_32_32_float16.npy");
-        free_result(&r);
+        rd_test_cli_free(&r);
     }
     /* a fault on a tensor fused away or unknown: a usage error naming the right one */
     r = board_run(&fx, faulty, (const char *const[]){"--fault", "gain:conv1_out", NULL});
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "relu1_out"));
-    free_result(&r);
+    rd_test_cli_free(&r);
     r = board_run(&fx, faulty, (const char *const[]){"--fault", "gain", NULL});
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "KIND:TENSOR"));
-    free_result(&r);
+    rd_test_cli_free(&r);
     board_env(NULL, NULL);
     fx_fini(&fx);
 }
@@ -496,11 +455,11 @@ static bool input_dump_with(const fixture *fx, const char *input, const char *co
     const char *args[16] = {"--app-api", "zero-copy"}; /* the buffer the application handed over */
     for (int i = 0; extra && extra[i] && i < 13; i++)
         args[2 + i] = extra[i];
-    cli_result r = board_run(&f, fx->dumps, args);
+    rd_cli_result r = board_run(&f, fx->dumps, args);
     CU_ASSERT_EQUAL(r.code, 0);
     if (r.code)
         fprintf(stderr, "%s", r.errs);
-    free_result(&r);
+    rd_test_cli_free(&r);
     listing l = list_dir(fx->dumps);
     const char *name = find_name(&l, "000_InputOperator_");
     bool ok = name && load_in(fx->dumps, name, out);
@@ -568,14 +527,14 @@ static void test_app_mistakes(void)
     rd_tensor_fini(&t);
     rd_tensor_fini(&u);
     /* int8-clamp on float data cannot be made: said so */
-    cli_result r = board_run(&fx, fx.dumps, (const char *const[]){"--app-mistake", "int8-clamp", NULL});
+    rd_cli_result r = board_run(&fx, fx.dumps, (const char *const[]){"--app-mistake", "int8-clamp", NULL});
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "uint8"));
-    free_result(&r);
+    rd_test_cli_free(&r);
     /* output-dtype: the application saved int8 codes */
     r = board_run(&fx, fx.dumps, (const char *const[]){"--app-mistake", "output-dtype", NULL});
     CU_ASSERT_EQUAL(r.code, 0);
-    free_result(&r);
+    rd_test_cli_free(&r);
     CU_ASSERT_FATAL(load_in(fx.out, "output_0.npy", &t));
     CU_ASSERT_EQUAL(t.dtype, RD_DT_I8);
     CU_ASSERT_EQUAL(t.dims[1], 10);
@@ -583,7 +542,7 @@ static void test_app_mistakes(void)
     r = board_run(&fx, fx.dumps, (const char *const[]){"--app-mistake", "rgb", NULL});
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "nhwc-as-nchw"));
-    free_result(&r);
+    rd_test_cli_free(&r);
     rd_tensor_fini(&x);
     board_env(NULL, NULL);
     fx_fini(&fx);
@@ -591,22 +550,22 @@ static void test_app_mistakes(void)
 
 static void test_usage(void)
 {
-    cli_result r = run_cli("board-run", "--help", NULL);
+    rd_cli_result r = rd_test_cli("board-run", "--help", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "emulated board"));
-    free_result(&r);
-    r = run_cli("board-run", "m.onnx", "--input", "x.npy", "--target", "rk9999", NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("board-run", "m.onnx", "--input", "x.npy", "--target", "rk9999", NULL);
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "rk9999"));
-    free_result(&r);
-    r = run_cli("board-run", "m.onnx", "--input", "x.npy", NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("board-run", "m.onnx", "--input", "x.npy", NULL);
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--target"));
-    free_result(&r);
+    rd_test_cli_free(&r);
     /* a tool's command: not in the main list */
-    r = run_cli("--help", NULL);
+    r = rd_test_cli("--help", NULL);
     CU_ASSERT_PTR_NULL(strstr(r.out, "board-run"));
-    free_result(&r);
+    rd_test_cli_free(&r);
 }
 
 /* ---- end to end: the fake board's shell runs the real binary ------------------------------------- */
@@ -646,12 +605,12 @@ static void test_through_fake_board(void)
     char addr[64];
     snprintf(addr, sizeof addr, "127.0.0.1:%d", rd_board_port(b));
     /* the application's files go to the board as a user would push them */
-    cli_result r = run_cli("push", "--connect", addr, fx.model, "/userdata/app/demo.onnx", NULL);
+    rd_cli_result r = rd_test_cli("push", "--connect", addr, fx.model, "/userdata/app/demo.onnx", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    free_result(&r);
-    r = run_cli("push", "--connect", addr, fx.image, "/userdata/app/image.npy", NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("push", "--connect", addr, fx.image, "/userdata/app/image.npy", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    free_result(&r);
+    rd_test_cli_free(&r);
     char cfg_on_board[4400];
     snprintf(cfg_on_board, sizeof cfg_on_board, "%s/demo.quantization.cfg", work);
     CU_ASSERT(copy_file(fx.cfg, cfg_on_board));
@@ -661,14 +620,14 @@ static void test_through_fake_board(void)
              "/userdata/app/image.npy --input-layout nchw --cfg /userdata/app/demo.quantization.cfg --target rk3566 "
              "--fault gain:relu6_out",
              RD_CLI_BINARY);
-    r = run_cli("shell", "--connect", addr, cmd, NULL);
+    r = rd_test_cli("shell", "--connect", addr, cmd, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     if (r.code)
         fprintf(stderr, "shell: %s%s", r.out, r.errs);
-    free_result(&r);
-    r = run_cli("pull", "--connect", addr, "/userdata/dumps", pulled, NULL);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("pull", "--connect", addr, "/userdata/dumps", pulled, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    free_result(&r);
+    rd_test_cli_free(&r);
     char got[4400];
     snprintf(got, sizeof got, "%s/dumps", pulled);
     listing l = list_dir(got);
@@ -680,7 +639,7 @@ static void test_through_fake_board(void)
     board_env("5", NULL);
     r = board_run(&fx, fx.dumps, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    free_result(&r);
+    rd_test_cli_free(&r);
     board_env(NULL, NULL);
     char name[1400] = "";
     CU_ASSERT_EQUAL(first_difference(fx.dumps, got, name, sizeof name), 4);
@@ -689,10 +648,10 @@ static void test_through_fake_board(void)
              "RKNN_DUMP_DIR=/userdata/nowhere RKNN_LOG_LEVEL=5 %s board-run /userdata/app/demo.onnx --input "
              "/userdata/app/image.npy --input-layout nchw --cfg /userdata/app/demo.quantization.cfg --target rk3566",
              RD_CLI_BINARY);
-    r = run_cli("shell", "--connect", addr, cmd, NULL);
+    r = rd_test_cli("shell", "--connect", addr, cmd, NULL);
     CU_ASSERT_NOT_EQUAL(r.code, 0);
     CU_ASSERT_TRUE(strstr(r.out, "failed open dump path: ") || strstr(r.errs, "failed open dump path: "));
-    free_result(&r);
+    rd_test_cli_free(&r);
     rd_board_stop(b);
     fx_fini(&fx);
 }

@@ -5,6 +5,7 @@
  * dtype, group weights, gdq, export-qdq).
  */
 #include "rd_test.h"
+#include "tensor_check.h"
 #include "cli_capture.h"
 #include "rknn_diag/analyzer.h"
 
@@ -105,18 +106,6 @@ static bool same_bits(const rd_tensor *a, const rd_tensor *b)
     return rd_tensor_nbytes(a) == rd_tensor_nbytes(b) && memcmp(a->data, b->data, rd_tensor_nbytes(a)) == 0;
 }
 
-static double cosine(const rd_tensor *a, const rd_tensor *b)
-{
-    double d = 0, x = 0, y = 0;
-    for (int64_t i = 0; i < rd_tensor_numel(a); i++) {
-        double p = ((const float *)a->data)[i], q = ((const float *)b->data)[i];
-        d += p * q;
-        x += p * p;
-        y += q * q;
-    }
-    return d / sqrt(x * y);
-}
-
 /* run MODEL -i in0 -p P [--cfg CFG | --dataset DS] into dir; returns the exit code. */
 static int run_to(const paths *p, const char *prec, const char *cfg, const char *platform, const char *dir,
                   char **errs_out)
@@ -177,7 +166,8 @@ static void test_w16a16i_quantize_reload(void)
     load_out(d_i8, &y_i8);
     load_out(d_fp16, &y_fp16);
     CU_ASSERT_TRUE(same_bits(&y_cal, &y_cfg));
-    const double c16 = cosine(&y_fp, &y_cal), c8 = cosine(&y_fp, &y_i8), ch = cosine(&y_fp, &y_fp16);
+    const double c16 = rd_test_cosine(&y_fp, &y_cal), c8 = rd_test_cosine(&y_fp, &y_i8),
+                 ch = rd_test_cosine(&y_fp, &y_fp16);
     fprintf(stderr, "cos against fp32: w8a8 %.9f, w16a16i %.9f, float16 %.9f\n", c8, c16, ch);
     CU_ASSERT(1 - c16 < (1 - c8) / 20);
     rd_tensor_fini(&y_cal);

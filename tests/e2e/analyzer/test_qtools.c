@@ -1,5 +1,6 @@
 /* test_qtools.c: quantize, export-qdq (both forms) and run --precision int8 --cfg on small built models. */
 #include "rd_test.h"
+#include "tensor_check.h"
 #include "cli_capture.h"
 #include "rknn_diag/analyzer.h"
 
@@ -115,18 +116,6 @@ static bool same_param(const rd_qcfg_param *a, const rd_qcfg_param *b)
            (!a->zero_point || !memcmp(a->zero_point, b->zero_point, a->n * sizeof(int32_t)));
 }
 
-static double cosine(const rd_tensor *a, const rd_tensor *b)
-{
-    double d = 0, x = 0, y = 0;
-    for (int64_t i = 0; i < rd_tensor_numel(a); i++) {
-        double p = ((const float *)a->data)[i], q = ((const float *)b->data)[i];
-        d += p * q;
-        x += p * p;
-        y += q * q;
-    }
-    return d / sqrt(x * y);
-}
-
 static void test_quantize_roundtrip(void)
 {
     char *dir = setup();
@@ -194,7 +183,7 @@ static void test_quantize_roundtrip(void)
     rd_tensor x, y3;
     CU_ASSERT_EQUAL_FATAL(rd_npy_load(in0, &x, &err), RD_OK);
     CU_ASSERT_EQUAL_FATAL(rd_model_run(m, &x, 1, NULL, &y3, 1, &err), RD_OK);
-    double c = cosine(&y1, &y3);
+    double c = rd_test_cosine(&y1, &y3);
     fprintf(stderr, "export-qdq: cos(int8 sim, fp32 run of the QDQ model) = %.7f\n", c);
     CU_ASSERT(c >= 0.9999);
     rd_model_destroy(m);
@@ -299,7 +288,7 @@ static void check_int_export(const char *dir, const char *model, const char *cfg
             snprintf(path, sizeof path, "%s/%d.npy", dump, o);
             CU_ASSERT_EQUAL_FATAL(rd_npy_load(path, &want, &err), RD_OK);
             CU_ASSERT_EQUAL_FATAL(rd_tensor_nbytes(&want), rd_tensor_nbytes(&y[o]));
-            double c = cosine(&want, &y[o]);
+            double c = rd_test_cosine(&want, &y[o]);
             bool same = memcmp(want.data, y[o].data, rd_tensor_nbytes(&want)) == 0;
             if (o < exact)
                 CU_ASSERT(same);    /* integer layers only: exact */

@@ -4,6 +4,8 @@
  * clamped by a scale four times too small: a saturating layer), whose tensors play the board's dumps.
  */
 #include "accuracy.h"
+#include "calibrated_sim.h"
+#include "cli_capture.h"
 #include "demo_model.h"
 #include "dumps.h"
 #include "rknn_diag/adb.h"
@@ -40,23 +42,6 @@ static rd_status collect(void *user, const rd_sim_event *ev, rd_error *err)
     return rd_tensor_clone(&b->vals[ev->value], ev->entire, err);
 }
 
-static rd_status one_sample(void *user, size_t k, rd_tensor *inputs, rd_error *err)
-{
-    (void)k;
-    return rd_tensor_clone(&inputs[0], user, err);
-}
-
-static rd_sim *make_sim(const rd_model *m, const rd_tensor *input)
-{
-    rd_error err;
-    rd_sim *s = NULL;
-    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
-    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
-    rd_calib_options co = {.threads = 1};
-    CU_ASSERT_EQUAL_FATAL(rd_calibrate(s, one_sample, (void *)input, 1, &co, &err), RD_OK);
-    return s;
-}
-
 typedef struct rig {
     char *dir;
     rd_model *m;
@@ -78,8 +63,8 @@ static void rig_init(rig *r, const char *tag, const char *faulty, const char *sk
     snprintf(path, sizeof path, "%s/image.npy", r->dir);
     CU_ASSERT_EQUAL_FATAL(an_demo_input_write(path, &err), RD_OK);
     CU_ASSERT_EQUAL_FATAL(rd_npy_load(path, &r->input, &err), RD_OK);
-    r->sim = make_sim(r->m, &r->input);
-    rd_sim *board = make_sim(r->m, &r->input);
+    r->sim = rd_test_int8_sim(r->m, &r->input);
+    rd_sim *board = rd_test_int8_sim(r->m, &r->input);
     if (faulty) {
         rd_sim_tensor t;
         CU_ASSERT_EQUAL_FATAL(rd_sim_tensor_get(board, faulty, &t, &err), RD_OK);
@@ -308,26 +293,17 @@ static void write_dumps(rig *r, const char *dir, input_mistake mistake)
     save_dump(dir, index, "OutputOperator", "probs", &r->board.vals[rd_model_output(m, 0)]);
 }
 
-typedef struct cli_out {
-    int code;
-    char *out, *errs;
-} cli_out;
-
-static cli_out cli(char **argv)
+/* argv: "rknn-diag" and its arguments, NULL-terminated. */
+static rd_cli_result cli(char **argv)
 {
     int argc = 0;
     while (argv[argc])
         argc++;
-    cli_out r = {0};
-    size_t ol = 0, el = 0;
-    FILE *out = open_memstream(&r.out, &ol), *errs = open_memstream(&r.errs, &el);
-    r.code = rd_cli_run(argc, argv, out, errs);
-    fclose(out);
-    fclose(errs);
-    return r;
+    return rd_test_cli_argv(argc - 1, (const char *const *)argv + 1);
 }
 
-static cli_out accuracy_on_dumps(rig *r, const char *dumps, const char *snap, const char *extra1, const char *extra2)
+static rd_cli_result accuracy_on_dumps(rig *r, const char *dumps, const char *snap, const char *extra1,
+                                       const char *extra2)
 {
     char model[4200], input[4200];
     snprintf(model, sizeof model, "%s/demo.onnx", r->dir);
@@ -336,7 +312,7 @@ static cli_out accuracy_on_dumps(rig *r, const char *dumps, const char *snap, co
                     "--input-layout", "nchw",     "--target",   "rk3566",  "--runtime-dumps",
                     (char *)dumps,    "-o",       (char *)snap, "--quiet", (char *)extra1,
                     (char *)extra2,   NULL};
-    cli_out o = cli(argv);
+    rd_cli_result o = cli(argv);
     if (o.code != 0)
         fprintf(stderr, "%s\n%s", o.out, o.errs);
     return o;
@@ -350,7 +326,7 @@ static void test_cli_runtime_dumps_fault(void)
     snprintf(dumps, sizeof dumps, "%s/dumps", r.dir);
     snprintf(snap, sizeof snap, "%s/snap", r.dir);
     write_dumps(&r, dumps, MISTAKE_NONE);
-    cli_out o = accuracy_on_dumps(&r, dumps, snap, NULL, NULL);
+    rd_cli_result o = accuracy_on_dumps(&r, dumps, snap, NULL, NULL);
     CU_ASSERT_EQUAL(o.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "Runtime fault, first departure: the board departs from the simulator at "
                                          "'relu6_out'"));
@@ -387,7 +363,7 @@ static void test_cli_input_mistakes(void)
         snprintf(dumps, sizeof dumps, "%s/dumps%zu", r.dir, k);
         snprintf(snap, sizeof snap, "%s/snap%zu", r.dir, k);
         write_dumps(&r, dumps, cases[k].m);
-        cli_out o = accuracy_on_dumps(&r, dumps, snap, NULL, NULL);
+        rd_cli_result o = accuracy_on_dumps(&r, dumps, snap, NULL, NULL);
         CU_ASSERT_EQUAL(o.code, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "The application's input 'image'"));
         if (!strstr(o.out, cases[k].expect)) {
@@ -411,7 +387,7 @@ static void test_cli_input_mistakes(void)
         ((float *)out.data)[i] *= 0.5f;
     CU_ASSERT_EQUAL(rd_npy_save(app, &out, &err), RD_OK);
     rd_tensor_fini(&out);
-    cli_out o = accuracy_on_dumps(&r, dumps, snap, "--app-outputs", app);
+    rd_cli_result o = accuracy_on_dumps(&r, dumps, snap, "--app-outputs", app);
     CU_ASSERT_EQUAL(o.code, 0);
     CU_ASSERT_PTR_NULL(strstr(o.out, "The application's input"));
     CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "The application's output 'probs'"));
@@ -431,7 +407,7 @@ static void test_cli_bad_dumps(void)
     snprintf(snap, sizeof snap, "%s/snap", r.dir);
     rd_error err;
     CU_ASSERT_EQUAL(an_mkdirs(dumps, &err), RD_OK);
-    cli_out o = accuracy_on_dumps(&r, dumps, snap, NULL, NULL);
+    rd_cli_result o = accuracy_on_dumps(&r, dumps, snap, NULL, NULL);
     CU_ASSERT_EQUAL(o.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, dumps));
     snprintf(path, sizeof path, "%s/error_analysis.txt", snap); /* the simulator's part is still written */
@@ -478,8 +454,8 @@ static void touch(const char *dir, const char *name)
     fclose(f);
 }
 
-static cli_out accuracy_on_board(rig *r, int port, const char *run, const char *snap, const char *extra1,
-                                 const char *extra2)
+static rd_cli_result accuracy_on_board(rig *r, int port, const char *run, const char *snap, const char *extra1,
+                                       const char *extra2)
 {
     char model[4200], input[4200], connect[64];
     snprintf(model, sizeof model, "%s/demo.onnx", r->dir);
@@ -513,7 +489,7 @@ static void test_board_end_to_end(void)
     CU_ASSERT_EQUAL_FATAL(rd_board_start(&bo, &board, &err), RD_OK);
     int port = rd_board_port(board);
     snprintf(snap, sizeof snap, "%s/snap", r.dir);
-    cli_out o = accuracy_on_board(
+    rd_cli_result o = accuracy_on_board(
         &r, port, "test -f {input0} && test -f {input0_preprocessed} && cp /stash/*.npy {dump_dir}/", snap, NULL, NULL);
     if (o.code != 0)
         fprintf(stderr, "%s\n%s", o.out, o.errs);
@@ -589,7 +565,7 @@ static void test_board_local_dumps_cleared_safely(void)
     rd_board *board = NULL;
     CU_ASSERT_EQUAL_FATAL(rd_board_start(&bo, &board, &err), RD_OK);
     int port = rd_board_port(board);
-    cli_out o = accuracy_on_board(&r, port, "cp /stash/*.npy {dump_dir}/", snap, NULL, NULL);
+    rd_cli_result o = accuracy_on_board(&r, port, "cp /stash/*.npy {dump_dir}/", snap, NULL, NULL);
     if (o.code != 0)
         fprintf(stderr, "%s\n%s", o.out, o.errs);
     CU_ASSERT_EQUAL(o.code, 0);
@@ -639,7 +615,7 @@ static void board_rig_init(board_rig *b, const char *tag)
     CU_ASSERT_EQUAL_FATAL(an_mkdirs(userdata, &err), RD_OK);
     CU_ASSERT_EQUAL_FATAL(an_mkdirs(home, &err), RD_OK);
     setenv("HOME", home, 1);
-    cli_out o = cli((char *[]){"rknn-diag", "demo", "-o", b->dir, "--quiet", NULL});
+    rd_cli_result o = cli((char *[]){"rknn-diag", "demo", "-o", b->dir, "--quiet", NULL});
     CU_ASSERT_EQUAL_FATAL(o.code, 0);
     free(o.out);
     free(o.errs);
@@ -661,8 +637,8 @@ static void board_rig_fini(board_rig *b)
 }
 
 /* accuracy --target rk3566 --run "rknn-diag board-run ... <board_args>" [extra...] */
-static cli_out board_accuracy(board_rig *b, const char *tag, const char *board_args, const char *extra1,
-                              const char *extra2, const char *extra3, const char *extra4)
+static rd_cli_result board_accuracy(board_rig *b, const char *tag, const char *board_args, const char *extra1,
+                                    const char *extra2, const char *extra3, const char *extra4)
 {
     char run[9000], snap[4400];
     snprintf(run, sizeof run,
@@ -675,7 +651,7 @@ static cli_out board_accuracy(board_rig *b, const char *tag, const char *board_a
         b->cfg,      "--method", "layer",  "--target", "rk3566",       "--connect",      b->connect,     "--run",
         run,         "-o",       snap,     "--quiet",  (char *)extra1, (char *)extra2,   (char *)extra3, (char *)extra4,
         NULL};
-    cli_out o = cli(argv);
+    rd_cli_result o = cli(argv);
     if (o.code != 0)
         fprintf(stderr, "%s: exit %d\n%s\n%s", tag, o.code, o.out, o.errs);
     return o;
@@ -698,7 +674,7 @@ static void test_board_run_faults(void)
     board_rig b;
     board_rig_init(&b, "rt-board-faults");
     /* a faithful board: no runtime finding at all */
-    cli_out o = board_accuracy(&b, "none", "", NULL, NULL, NULL, NULL);
+    rd_cli_result o = board_accuracy(&b, "none", "", NULL, NULL, NULL, NULL);
     CU_ASSERT_EQUAL(o.code, 0);
     CU_ASSERT_PTR_NULL(strstr(o.out, "Runtime fault"));
     CU_ASSERT_PTR_NULL(strstr(o.out, "The application's"));
@@ -733,7 +709,7 @@ static void test_board_run_app_mistakes(void)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char args[256];
         snprintf(args, sizeof args, "--app-mistake %s", cases[k].mistake);
-        cli_out o = board_accuracy(&b, cases[k].mistake, args, NULL, NULL, NULL, NULL);
+        rd_cli_result o = board_accuracy(&b, cases[k].mistake, args, NULL, NULL, NULL, NULL);
         CU_ASSERT_EQUAL(o.code, 0);
         if (!strstr(o.out, "The application's input 'image'") || !strstr(o.out, cases[k].expect)) {
             fprintf(stderr, "mistake %s not named:\n%s\n", cases[k].mistake, o.out);
@@ -744,8 +720,8 @@ static void test_board_run_app_mistakes(void)
         free(o.errs);
     }
     /* normalisation twice: the model normalises (--mean/--std) and so does the application */
-    cli_out o = board_accuracy(&b, "double-norm", "--app-mistake double-norm --mean 0.5,0.5,0.5 --std 2,2,2", "--mean",
-                               "0.5,0.5,0.5", "--std", "2,2,2");
+    rd_cli_result o = board_accuracy(&b, "double-norm", "--app-mistake double-norm --mean 0.5,0.5,0.5 --std 2,2,2",
+                                     "--mean", "0.5,0.5,0.5", "--std", "2,2,2");
     CU_ASSERT_EQUAL(o.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "normalisation applied twice"));
     free(o.out);
@@ -781,7 +757,7 @@ static void test_board_run_int8_clamp(void)
     CU_ASSERT_EQUAL_FATAL(rd_npy_save(b.input, &img, &err), RD_OK);
     rd_tensor_fini(&img);
     /* the same bytes passed as uint8: no input finding */
-    cli_out o = board_accuracy(&b, "uint8-ok", "--std 255,255,255", "--std", "255,255,255", NULL, NULL);
+    rd_cli_result o = board_accuracy(&b, "uint8-ok", "--std 255,255,255", "--std", "255,255,255", NULL, NULL);
     CU_ASSERT_EQUAL(o.code, 0);
     CU_ASSERT_PTR_NULL(strstr(o.out, "The application's input"));
     free(o.out);

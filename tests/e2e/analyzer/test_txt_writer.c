@@ -4,9 +4,9 @@
  * the analysis stops early, and an accuracy run on the demo model writing the same snapshot with and
  * without the thread.
  */
-#include "accuracy.h"
 #include "demo_model.h"
 #include "rd_test.h"
+#include "txt_writer_check.h"
 #include "rknn_diag/reports.h"
 #include "snapshot_compare.h"
 #include "txt_writer.h"
@@ -130,25 +130,6 @@ static void test_destroy_drops_the_rest(void)
 }
 
 /* The demo model analysed into dir/name, text files written inline or on the thread. */
-static void analyse_demo(const char *dir, const char *name, bool inline_txt, rd_sim *s, const rd_tensor *input)
-{
-    char snap[4400];
-    snprintf(snap, sizeof snap, "%s/%s", dir, name);
-    an_accuracy_opts o = {
-        .output_dir = snap, .warn_cos = 0.99, .error_cos = 0.98, .worst_layers = 6, .txt_inline = inline_txt};
-    rd_result res;
-    rd_result_init(&res);
-    rd_error err;
-    CU_ASSERT_EQUAL(an_accuracy_run(s, input, 1, 1, &o, &res, &err), RD_OK);
-    rd_result_fini(&res);
-}
-
-static rd_status one_sample(void *user, size_t k, rd_tensor *inputs, rd_error *err)
-{
-    (void)k;
-    return rd_tensor_clone(&inputs[0], user, err);
-}
-
 static void test_demo_same_snapshot(void)
 {
     char *dir = rd_test_tmpdir("txtw-demo");
@@ -162,19 +143,7 @@ static void test_demo_same_snapshot(void)
     snprintf(path, sizeof path, "%s/image.npy", dir);
     CU_ASSERT_EQUAL_FATAL(an_demo_input_write(path, &err), RD_OK);
     CU_ASSERT_EQUAL_FATAL(rd_npy_load(path, &input, &err), RD_OK);
-    rd_sim *s = NULL;
-    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
-    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
-    rd_calib_options co = {.threads = 1};
-    CU_ASSERT_EQUAL_FATAL(rd_calibrate(s, one_sample, &input, 1, &co, &err), RD_OK);
-    analyse_demo(dir, "inline", true, s, &input);
-    analyse_demo(dir, "thread", false, s, &input);
-    char a[4400], b[4400];
-    snprintf(a, sizeof a, "%s/inline", dir);
-    snprintf(b, sizeof b, "%s/thread", dir);
-    const char *const subs[] = {"", "golden", "simulator", NULL};
-    CU_ASSERT(rd_test_snapshots_compare(a, b, subs) > 20);
-    rd_sim_destroy(s);
+    CU_ASSERT(rd_test_txt_writer_snapshots(dir, m, &input) > 20);
     rd_model_destroy(m);
     rd_tensor_fini(&input);
     free(dir);

@@ -26,6 +26,16 @@ typedef struct fe_shape {
 /** Asserts that m has each value of expect[0..n) with its rank and dims (messages name what differs). */
 void fe_check_shapes(const rd_model *m, const fe_shape *expect, size_t n);
 
+/** In an equivalent model's writer, with the builder in scope as b: FE_NODE(op, name, FE_L(inputs...),
+    FE_L(output)) adds a node of one output and gives it back. */
+#define FE_NODE(op, name, ins, outs)                                                                           \
+    rd_onnx_add_node(b, op, name, (const char *const[])ins, sizeof((const char *const[])ins) / sizeof(char *), \
+                     (const char *const[])outs, 1)
+#define FE_L(...)   \
+    {               \
+        __VA_ARGS__ \
+    }
+
 /** Initializers of the equivalent ONNX models the tests write (v is copied). */
 void fe_add_f32(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, const float *v);
 void fe_add_i64(rd_onnx_builder *b, const char *name, int n, const int64_t *v);

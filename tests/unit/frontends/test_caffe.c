@@ -49,14 +49,6 @@ static float *blob_values(size_t l, int b, size_t n)
     return v;
 }
 
-#define NODE(op, name, ins, outs)                                                                              \
-    rd_onnx_add_node(b, op, name, (const char *const[])ins, sizeof((const char *const[])ins) / sizeof(char *), \
-                     (const char *const[])outs, 1)
-#define L(...)      \
-    {               \
-        __VA_ARGS__ \
-    }
-
 /* csy_net written directly as ONNX, with the weights of csy_net_weights. */
 static rd_onnx_builder *equivalent_onnx(void)
 {
@@ -87,46 +79,46 @@ static rd_onnx_builder *equivalent_onnx(void)
     fe_add_i64(b, "interp_sizes", 4, (const int64_t[]){1, 4, 9, 9});
     fe_add_i64(b, "split", 2, (const int64_t[]){3, 3});
     fe_add_i64(b, "shape", 3, (const int64_t[]){1, 8, 8});
-    rd_onnx_node *n = NODE("Conv", "conv1", L("data", "w1", "b1"), L("conv1"));
+    rd_onnx_node *n = FE_NODE("Conv", "conv1", FE_L("data", "w1", "b1"), FE_L("conv1"));
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
-    n = NODE("BatchNormalization", "bn_scale", L("conv1", "gamma", "beta", "mean", "var"), L("scale1"));
+    n = FE_NODE("BatchNormalization", "bn_scale", FE_L("conv1", "gamma", "beta", "mean", "var"), FE_L("scale1"));
     rd_onnx_attr_float(n, "epsilon", 0.001f);
-    NODE("Relu", "relu1", L("scale1"), L("relu1"));
-    n = NODE("MaxPool", "pool1", L("relu1"), L("pool1"));
+    FE_NODE("Relu", "relu1", FE_L("scale1"), FE_L("relu1"));
+    n = FE_NODE("MaxPool", "pool1", FE_L("relu1"), FE_L("pool1"));
     rd_onnx_attr_ints(n, "kernel_shape", (const int64_t[]){3, 3}, 2);
     rd_onnx_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
     rd_onnx_attr_int(n, "ceil_mode", 1);
-    NODE("Pad", "pad", L("relu1", "pad1"), L("relu1_padded"));
-    n = NODE("AveragePool", "pool2", L("relu1_padded"), L("pool2"));
+    FE_NODE("Pad", "pad", FE_L("relu1", "pad1"), FE_L("relu1_padded"));
+    n = FE_NODE("AveragePool", "pool2", FE_L("relu1_padded"), FE_L("pool2"));
     rd_onnx_attr_ints(n, "kernel_shape", (const int64_t[]){3, 3}, 2);
     rd_onnx_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
     rd_onnx_attr_int(n, "ceil_mode", 1);
-    n = NODE("ConvTranspose", "deconv1", L("pool1", "wd", "bd"), L("deconv1"));
+    n = FE_NODE("ConvTranspose", "deconv1", FE_L("pool1", "wd", "bd"), FE_L("deconv1"));
     rd_onnx_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
-    NODE("PRelu", "prelu1", L("deconv1", "slope"), L("prelu1"));
-    n = NODE("Resize", "up1", L("pool1", "", "up_scales"), L("up1"));
+    FE_NODE("PRelu", "prelu1", FE_L("deconv1", "slope"), FE_L("prelu1"));
+    n = FE_NODE("Resize", "up1", FE_L("pool1", "", "up_scales"), FE_L("up1"));
     rd_onnx_attr_string(n, "mode", "nearest");
     rd_onnx_attr_string(n, "coordinate_transformation_mode", "asymmetric");
     rd_onnx_attr_string(n, "nearest_mode", "floor");
-    n = NODE("Resize", "interp1", L("pool2", "", "", "interp_sizes"), L("interp1"));
+    n = FE_NODE("Resize", "interp1", FE_L("pool2", "", "", "interp_sizes"), FE_L("interp1"));
     rd_onnx_attr_string(n, "mode", "linear");
     rd_onnx_attr_string(n, "coordinate_transformation_mode", "align_corners");
-    n = NODE("Concat", "concat1", L("prelu1", "up1"), L("concat1"));
+    n = FE_NODE("Concat", "concat1", FE_L("prelu1", "up1"), FE_L("concat1"));
     rd_onnx_attr_int(n, "axis", 1);
     n = rd_onnx_add_node(b, "Split", "slice1", (const char *const[]){"concat1", "split"}, 2,
                          (const char *const[]){"s_a", "s_b"}, 2);
     rd_onnx_attr_int(n, "axis", 1);
-    NODE("Mul", "elt1_coeff", L("s_b", "minus_half"), L("s_b_half"));
-    NODE("Add", "elt1", L("s_a", "s_b_half"), L("elt1"));
-    NODE("Flatten", "ip1_flatten", L("elt1"), L("elt1_flat"));
-    n = NODE("Gemm", "ip1", L("elt1_flat", "wip", "bip"), L("ip1"));
+    FE_NODE("Mul", "elt1_coeff", FE_L("s_b", "minus_half"), FE_L("s_b_half"));
+    FE_NODE("Add", "elt1", FE_L("s_a", "s_b_half"), FE_L("elt1"));
+    FE_NODE("Flatten", "ip1_flatten", FE_L("elt1"), FE_L("elt1_flat"));
+    n = FE_NODE("Gemm", "ip1", FE_L("elt1_flat", "wip", "bip"), FE_L("ip1"));
     rd_onnx_attr_int(n, "transB", 1);
-    n = NODE("Softmax", "prob", L("ip1"), L("prob"));
+    n = FE_NODE("Softmax", "prob", FE_L("ip1"), FE_L("prob"));
     rd_onnx_attr_int(n, "axis", 1);
-    n = NODE("Transpose", "perm1", L("pool1"), L("perm1"));
+    n = FE_NODE("Transpose", "perm1", FE_L("pool1"), FE_L("perm1"));
     rd_onnx_attr_ints(n, "perm", (const int64_t[]){0, 2, 3, 1}, 4);
-    NODE("Reshape", "reshape1", L("perm1", "shape"), L("reshape1"));
+    FE_NODE("Reshape", "reshape1", FE_L("perm1", "shape"), FE_L("reshape1"));
     rd_onnx_add_output(b, "interp1", RD_DT_F32, 4, (const int64_t[]){1, 4, 9, 9}, NULL);
     rd_onnx_add_output(b, "prob", RD_DT_F32, 2, (const int64_t[]){1, 5}, NULL);
     rd_onnx_add_output(b, "reshape1", RD_DT_F32, 3, (const int64_t[]){1, 8, 8}, NULL);

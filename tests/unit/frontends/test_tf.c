@@ -35,14 +35,6 @@ static rd_status convert(const void *pb, size_t len, rd_model **m, rd_error *err
     return st;
 }
 
-#define NODE(op, name, ins, outs)                                                                              \
-    rd_onnx_add_node(b, op, name, (const char *const[])ins, sizeof((const char *const[])ins) / sizeof(char *), \
-                     (const char *const[])outs, 1)
-#define L(...)      \
-    {               \
-        __VA_ARGS__ \
-    }
-
 /* The test graph written directly as NCHW ONNX (the input stays NHWC) with the weights of seed. */
 static rd_onnx_builder *equivalent_onnx(uint32_t seed)
 {
@@ -71,43 +63,43 @@ static rd_onnx_builder *equivalent_onnx(uint32_t seed)
     fe_add_i64(b, "flat_shape", 2, (const int64_t[]){1, 16});
     fe_add_i64(b, "sq_shape", 2, (const int64_t[]){10, 12});
     fe_add_i64(b, "pads", 8, (const int64_t[]){0, 1, 2, 0, 0, 1, 2, 0});
-    rd_onnx_node *n = NODE("Transpose", "t", L("input"), L("x"));
+    rd_onnx_node *n = FE_NODE("Transpose", "t", FE_L("input"), FE_L("x"));
     rd_onnx_attr_ints(n, "perm", (const int64_t[]){0, 3, 1, 2}, 4);
-    n = NODE("Conv", "c1", L("x", "w1", "b1"), L("c1"));
+    n = FE_NODE("Conv", "c1", FE_L("x", "w1", "b1"), FE_L("c1"));
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
-    n = NODE("BatchNormalization", "bn", L("c1", "gamma", "beta", "mean", "var"), L("bn"));
+    n = FE_NODE("BatchNormalization", "bn", FE_L("c1", "gamma", "beta", "mean", "var"), FE_L("bn"));
     rd_onnx_attr_float(n, "epsilon", 0.001f);
-    NODE("Clip", "r6", L("bn", "zero", "six"), L("r6"));
-    n = NODE("Conv", "dwc", L("r6", "dw"), L("dwc"));
+    FE_NODE("Clip", "r6", FE_L("bn", "zero", "six"), FE_L("r6"));
+    n = FE_NODE("Conv", "dwc", FE_L("r6", "dw"), FE_L("dwc"));
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){0, 0, 1, 1}, 4); /* SAME at stride 2: the extra pad last */
     rd_onnx_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
     rd_onnx_attr_int(n, "group", 4);
-    NODE("Relu", "dwr", L("dwc"), L("dwr"));
-    n = NODE("MaxPool", "pool", L("dwr"), L("pool"));
+    FE_NODE("Relu", "dwr", FE_L("dwc"), FE_L("dwr"));
+    n = FE_NODE("MaxPool", "pool", FE_L("dwr"), FE_L("pool"));
     rd_onnx_attr_ints(n, "kernel_shape", (const int64_t[]){2, 2}, 2);
     rd_onnx_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
-    n = NODE("AveragePool", "avg", L("dwr"), L("avg"));
+    n = FE_NODE("AveragePool", "avg", FE_L("dwr"), FE_L("avg"));
     rd_onnx_attr_ints(n, "kernel_shape", (const int64_t[]){3, 3}, 2);
     rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
-    n = NODE("Resize", "up", L("pool", "", "scales"), L("up"));
+    n = FE_NODE("Resize", "up", FE_L("pool", "", "scales"), FE_L("up"));
     rd_onnx_attr_string(n, "mode", "linear");
     rd_onnx_attr_string(n, "coordinate_transformation_mode", "half_pixel");
-    NODE("Add", "sum", L("up", "avg"), L("sum"));
-    n = NODE("Concat", "cat", L("sum", "dwr"), L("cat"));
+    FE_NODE("Add", "sum", FE_L("up", "avg"), FE_L("sum"));
+    n = FE_NODE("Concat", "cat", FE_L("sum", "dwr"), FE_L("cat"));
     rd_onnx_attr_int(n, "axis", 1);
-    n = NODE("ReduceMean", "gap", L("cat"), L("gap"));
+    n = FE_NODE("ReduceMean", "gap", FE_L("cat"), FE_L("gap"));
     rd_onnx_attr_ints(n, "axes", (const int64_t[]){2, 3}, 2);
     rd_onnx_attr_int(n, "keepdims", 0);
-    n = NODE("Transpose", "pool_nhwc", L("pool"), L("pool_nhwc"));
+    n = FE_NODE("Transpose", "pool_nhwc", FE_L("pool"), FE_L("pool_nhwc"));
     rd_onnx_attr_ints(n, "perm", (const int64_t[]){0, 2, 3, 1}, 4);
-    NODE("Reshape", "flat", L("pool_nhwc", "flat_shape"), L("flat"));
-    NODE("Gemm", "fc", L("flat", "fc", "fcb"), L("logits"));
-    n = NODE("Softmax", "probs", L("logits"), L("probs"));
+    FE_NODE("Reshape", "flat", FE_L("pool_nhwc", "flat_shape"), FE_L("flat"));
+    FE_NODE("Gemm", "fc", FE_L("flat", "fc", "fcb"), FE_L("logits"));
+    n = FE_NODE("Softmax", "probs", FE_L("logits"), FE_L("probs"));
     rd_onnx_attr_int(n, "axis", 1);
-    NODE("Pad", "padded", L("input", "pads"), L("padded"));
-    n = NODE("ReduceMax", "chmax", L("padded"), L("chmax"));
+    FE_NODE("Pad", "padded", FE_L("input", "pads"), FE_L("padded"));
+    n = FE_NODE("ReduceMax", "chmax", FE_L("padded"), FE_L("chmax"));
     rd_onnx_attr_ints(n, "axes", (const int64_t[]){3}, 1);
-    NODE("Reshape", "squeezed", L("chmax", "sq_shape"), L("squeezed"));
+    FE_NODE("Reshape", "squeezed", FE_L("chmax", "sq_shape"), FE_L("squeezed"));
     rd_onnx_add_output(b, "gap", RD_DT_F32, 2, (const int64_t[]){1, 8}, NULL);
     rd_onnx_add_output(b, "probs", RD_DT_F32, 2, (const int64_t[]){1, 5}, NULL);
     rd_onnx_add_output(b, "squeezed", RD_DT_F32, 2, (const int64_t[]){10, 12}, NULL);
@@ -196,23 +188,23 @@ static rd_onnx_builder *shape_equivalent_onnx(void)
     fe_add_i64(b, "ss2_shape", 3, (const int64_t[]){1, 4, 3});
     fe_add_f32(b, "hd", 1, (const int64_t[]){2}, (const float[]){2, 3});
     fe_add_i64(b, "g_idx", 2, (const int64_t[]){2, 0});
-    NODE("Reshape", "r", L("x", "r_shape"), L("r"));
-    NODE("Slice", "sp0", L("r", "i0", "i10", "a1"), L("sp0"));
-    NODE("Add", "add", L("sp0", "half"), L("add"));
-    NODE("Mul", "mul", L("add", "ramp"), L("mul"));
-    NODE("Slice", "split2", L("r", "s2_starts", "s2_ends", "s2_axes"), L("split2"));
-    n = NODE("Gather", "un1g", L("r", "un_idx"), L("un1g"));
+    FE_NODE("Reshape", "r", FE_L("x", "r_shape"), FE_L("r"));
+    FE_NODE("Slice", "sp0", FE_L("r", "i0", "i10", "a1"), FE_L("sp0"));
+    FE_NODE("Add", "add", FE_L("sp0", "half"), FE_L("add"));
+    FE_NODE("Mul", "mul", FE_L("add", "ramp"), FE_L("mul"));
+    FE_NODE("Slice", "split2", FE_L("r", "s2_starts", "s2_ends", "s2_axes"), FE_L("split2"));
+    n = FE_NODE("Gather", "un1g", FE_L("r", "un_idx"), FE_L("un1g"));
     rd_onnx_attr_int(n, "axis", 0);
-    NODE("Reshape", "un1", L("un1g", "un_shape"), L("un1"));
-    NODE("Slice", "sl", L("x", "t_starts", "t_ends", "t_axes"), L("sl"));
-    NODE("Tile", "tile", L("sl", "t_reps"), L("tile"));
-    NODE("Slice", "ss", L("x", "ss_starts", "ss_ends", "t_axes", "ss_steps"), L("ss"));
-    NODE("Slice", "ss2s", L("x", "ss2_starts", "ss2_ends", "ss2_axes"), L("ss2s"));
-    NODE("Reshape", "ss2", L("ss2s", "ss2_shape"), L("ss2"));
-    NODE("Identity", "half_dims", L("hd"), L("half_dims"));
-    n = NODE("Gather", "g", L("x", "g_idx"), L("g"));
+    FE_NODE("Reshape", "un1", FE_L("un1g", "un_shape"), FE_L("un1"));
+    FE_NODE("Slice", "sl", FE_L("x", "t_starts", "t_ends", "t_axes"), FE_L("sl"));
+    FE_NODE("Tile", "tile", FE_L("sl", "t_reps"), FE_L("tile"));
+    FE_NODE("Slice", "ss", FE_L("x", "ss_starts", "ss_ends", "t_axes", "ss_steps"), FE_L("ss"));
+    FE_NODE("Slice", "ss2s", FE_L("x", "ss2_starts", "ss2_ends", "ss2_axes"), FE_L("ss2s"));
+    FE_NODE("Reshape", "ss2", FE_L("ss2s", "ss2_shape"), FE_L("ss2"));
+    FE_NODE("Identity", "half_dims", FE_L("hd"), FE_L("half_dims"));
+    n = FE_NODE("Gather", "g", FE_L("x", "g_idx"), FE_L("g"));
     rd_onnx_attr_int(n, "axis", 3);
-    NODE("Relu", "gr", L("g"), L("gr"));
+    FE_NODE("Relu", "gr", FE_L("g"), FE_L("gr"));
     static const char *const outs[8] = {"mul", "split2", "un1", "tile", "ss", "ss2", "half_dims", "gr"};
     for (int i = 0; i < 8; i++)
         rd_onnx_add_output(b, outs[i], RD_DT_F32, -1, NULL, NULL);

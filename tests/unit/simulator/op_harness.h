@@ -1,6 +1,6 @@
 /*
  * op_harness.h: runs one operator by hand (parse, infer, allocate, eval) on tensors built in the test,
- * without a model. Shared by the operator unit tests of the elementwise and quant families.
+ * without a model. Shared by the operator unit tests (elementwise, nn, quant) and qkernel_harness.h.
  */
 #ifndef RD_TEST_OP_HARNESS_H
 #define RD_TEST_OP_HARNESS_H
@@ -12,6 +12,7 @@
 typedef struct h_run {
     rd_tensor out[H_MAX_IO];
     int n_out;
+    int64_t macs; /* the op's MAC count on these shapes after a successful eval (0: it has no macs) */
     rd_error err;
 } h_run;
 
@@ -80,12 +81,16 @@ static inline rd_status h_exec(h_run *r, const char *op, int opset, const sim_at
                       .scratch = &scratch};
     if (st == RD_OK)
         st = d->infer(&ctx, &r->err);
+    if (st == RD_OK && ctx.deferred) /* every input has its data: nothing may wait for run time */
+        st = RD_E_INVAL;
     for (int k = 0; k < n_out && st == RD_OK; k++) {
         rd_tensor shape = r->out[k];
         st = rd_tensor_alloc(&r->out[k], shape.dtype, shape.rank, shape.dims, &r->err);
     }
     if (st == RD_OK)
         st = d->eval[SIM_PREC_F32](&ctx, &r->err);
+    if (st == RD_OK && d->macs)
+        r->macs = d->macs(&ctx);
     sim_scratch_fini(&scratch);
     free(params);
     return st;

@@ -5,7 +5,7 @@
  */
 #include "rd_test.h"
 
-#include "internal.h"
+#include "op_harness.h"
 #include "kernels/conv_f32.h"
 #include "kernels/pool_f32.h"
 #include "kernels/ref_conv.h"
@@ -252,82 +252,6 @@ static void test_pool_kernels(void)
 
 /* ---- running ops through their definitions ------------------------------------------------------ */
 
-typedef struct op_run {
-    sim_node node;
-    void *params;
-    sim_scratch scratch;
-    rd_tensor out[3];
-    bool present[3];
-    rd_error err;
-} op_run;
-
-static sim_attr attr_int(const char *name, int64_t v)
-{
-    return (sim_attr){.name = (char *)name, .type = SIM_ATTR_INT, .i = v};
-}
-
-static sim_attr attr_float(const char *name, float v)
-{
-    return (sim_attr){.name = (char *)name, .type = SIM_ATTR_FLOAT, .f = v};
-}
-
-static sim_attr attr_ints(const char *name, int64_t *v, size_t n)
-{
-    return (sim_attr){.name = (char *)name, .type = SIM_ATTR_INTS, .ints = v, .n_ints = n};
-}
-
-static sim_attr attr_str(const char *name, const char *s)
-{
-    return (sim_attr){.name = (char *)name, .type = SIM_ATTR_STRING, .s = (char *)s, .s_len = strlen(s)};
-}
-
-/* parse + infer + alloc + eval of one op; outputs in r->out (caller calls op_run_fini). */
-static rd_status op_exec(op_run *r, const char *op, int opset, sim_attr *attrs, int n_attr, const rd_tensor **in,
-                         int n_in, int n_out)
-{
-    memset(r, 0, sizeof *r);
-    const sim_op_def *def = sim_op_find("", op);
-    if (!def)
-        return rd_errorf(&r->err, RD_E_UNSUPPORTED, "no op %s", op);
-    r->node = (sim_node){
-        .name = "t", .op_type = (char *)op, .domain = "", .opset = opset, .n_attr = n_attr, .attrs = attrs, .def = def};
-    r->params = calloc(1, def->params_size ? def->params_size : 1);
-    if (def->parse) {
-        rd_status st = def->parse(&r->node, r->params, &r->err);
-        if (st != RD_OK)
-            return st;
-    }
-    for (int k = 0; k < n_out; k++)
-        r->present[k] = true;
-    sim_op_ctx ctx = {.node = &r->node,
-                      .params = r->params,
-                      .opset = opset,
-                      .n_in = n_in,
-                      .in = in,
-                      .n_out = n_out,
-                      .out = r->out,
-                      .out_present = r->present,
-                      .scratch = &r->scratch};
-    rd_status st = def->infer(&ctx, &r->err);
-    for (int k = 0; k < n_out && st == RD_OK; k++) {
-        rd_tensor shape = r->out[k];
-        st = rd_tensor_alloc(&r->out[k], shape.dtype, shape.rank, shape.dims, &r->err);
-    }
-    if (st == RD_OK)
-        st = def->eval[SIM_PREC_F32](&ctx, &r->err);
-    if (st == RD_OK && def->macs)
-        r->node.macs = def->macs(&ctx);
-    return st;
-}
-
-static void op_run_fini(op_run *r)
-{
-    for (int k = 0; k < 3; k++)
-        rd_tensor_fini(&r->out[k]);
-    sim_scratch_fini(&r->scratch);
-    free(r->params);
-}
-
 static rd_tensor tensor_f32(int rank, const int64_t *dims, const float *v)
 {
     rd_tensor t;
@@ -360,23 +284,23 @@ static void test_conv_op_basic(void)
         wv[i] = 1.0f;
     rd_tensor x = tensor_f32(4, (int64_t[]){1, 1, 5, 5}, xv), w = tensor_f32(4, (int64_t[]){1, 1, 3, 3}, wv);
     int64_t pads[] = {1, 1, 1, 1}, ks[] = {3, 3};
-    sim_attr at[] = {attr_ints("pads", pads, 4), attr_ints("kernel_shape", ks, 2)};
+    sim_attr at[] = {h_ints("pads", pads, 4), h_ints("kernel_shape", ks, 2)};
     const rd_tensor *in[] = {&x, &w};
-    op_run r;
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "Conv", 11, at, 2, in, 2, 1), RD_OK);
+    h_run r;
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "Conv", 11, at, 2, in, 2, 1), RD_OK);
     const float want[] = {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
                           117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84};
     assert_floats(&r.out[0], want, 25, 1e-4);
-    CU_ASSERT_EQUAL(r.node.macs, 25 * 9);
-    op_run_fini(&r);
+    CU_ASSERT_EQUAL(r.macs, 25 * 9);
+    h_fini(&r);
     /* strides 2, SAME_UPPER: out = ceil(5/2) = 3 */
     int64_t strides[] = {2, 2};
-    sim_attr at2[] = {attr_ints("strides", strides, 2), attr_str("auto_pad", "SAME_UPPER")};
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "Conv", 11, at2, 2, in, 2, 1), RD_OK);
+    sim_attr at2[] = {h_ints("strides", strides, 2), h_str("auto_pad", "SAME_UPPER")};
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "Conv", 11, at2, 2, in, 2, 1), RD_OK);
     CU_ASSERT_EQUAL(r.out[0].dims[2], 3);
     CU_ASSERT_EQUAL(r.out[0].dims[3], 3);
     CU_ASSERT_DOUBLE_EQUAL(((float *)r.out[0].data)[0], 12.0, 1e-4);
-    op_run_fini(&r);
+    h_fini(&r);
     rd_tensor_fini(&x);
     rd_tensor_fini(&w);
 }
@@ -386,26 +310,26 @@ static void test_conv_op_errors(void)
     static const float v[160];
     rd_tensor x = tensor_f32(4, (int64_t[]){1, 3, 4, 4}, v), w = tensor_f32(4, (int64_t[]){2, 2, 3, 3}, v);
     const rd_tensor *in[] = {&x, &w};
-    op_run r;
-    CU_ASSERT_EQUAL(op_exec(&r, "Conv", 11, NULL, 0, in, 2, 1), RD_E_INVAL); /* 3 channels vs W's 2 */
+    h_run r;
+    CU_ASSERT_EQUAL(h_exec(&r, "Conv", 11, NULL, 0, in, 2, 1), RD_E_INVAL); /* 3 channels vs W's 2 */
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "channels"));
-    op_run_fini(&r);
-    sim_attr bad_pad[] = {attr_str("auto_pad", "SAME")};
-    CU_ASSERT_EQUAL(op_exec(&r, "Conv", 11, bad_pad, 1, in, 2, 1), RD_E_PARSE);
+    h_fini(&r);
+    sim_attr bad_pad[] = {h_str("auto_pad", "SAME")};
+    CU_ASSERT_EQUAL(h_exec(&r, "Conv", 11, bad_pad, 1, in, 2, 1), RD_E_PARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "auto_pad"));
-    op_run_fini(&r);
-    sim_attr bad_group[] = {attr_int("group", 0)};
-    CU_ASSERT_EQUAL(op_exec(&r, "Conv", 11, bad_group, 1, in, 2, 1), RD_E_PARSE);
-    op_run_fini(&r);
+    h_fini(&r);
+    sim_attr bad_group[] = {h_int("group", 0)};
+    CU_ASSERT_EQUAL(h_exec(&r, "Conv", 11, bad_group, 1, in, 2, 1), RD_E_PARSE);
+    h_fini(&r);
     int64_t neg[] = {1, -1};
-    sim_attr bad_stride[] = {attr_ints("strides", neg, 2)};
-    CU_ASSERT_EQUAL(op_exec(&r, "Conv", 11, bad_stride, 1, in, 2, 1), RD_E_PARSE);
-    op_run_fini(&r);
+    sim_attr bad_stride[] = {h_ints("strides", neg, 2)};
+    CU_ASSERT_EQUAL(h_exec(&r, "Conv", 11, bad_stride, 1, in, 2, 1), RD_E_PARSE);
+    h_fini(&r);
     rd_tensor w3 = tensor_f32(4, (int64_t[]){2, 3, 5, 5}, v); /* window 5 > input 4 */
     const rd_tensor *in3[] = {&x, &w3};
-    CU_ASSERT_EQUAL(op_exec(&r, "Conv", 11, NULL, 0, in3, 2, 1), RD_E_INVAL);
+    CU_ASSERT_EQUAL(h_exec(&r, "Conv", 11, NULL, 0, in3, 2, 1), RD_E_INVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "window"));
-    op_run_fini(&r);
+    h_fini(&r);
     rd_tensor_fini(&x);
     rd_tensor_fini(&w);
     rd_tensor_fini(&w3);
@@ -421,24 +345,24 @@ static void test_conv_transpose_op(void)
         wv[i] = 1.0f;
     rd_tensor x = tensor_f32(4, (int64_t[]){1, 1, 3, 3}, xv), w = tensor_f32(4, (int64_t[]){1, 2, 3, 3}, wv);
     int64_t strides[] = {3, 2}, pads[] = {1, 2, 1, 2};
-    sim_attr at[] = {attr_ints("strides", strides, 2), attr_ints("pads", pads, 4)};
+    sim_attr at[] = {h_ints("strides", strides, 2), h_ints("pads", pads, 4)};
     const rd_tensor *in[] = {&x, &w};
-    op_run r;
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "ConvTranspose", 11, at, 2, in, 2, 1), RD_OK);
+    h_run r;
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "ConvTranspose", 11, at, 2, in, 2, 1), RD_OK);
     CU_ASSERT_EQUAL(r.out[0].dims[1], 2);
     CU_ASSERT_EQUAL(r.out[0].dims[2], 7);
     CU_ASSERT_EQUAL(r.out[0].dims[3], 3);
     const float want[] = {1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15,
                           1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15};
     assert_floats(&r.out[0], want, 42, 1e-4);
-    op_run_fini(&r);
+    h_fini(&r);
     /* output_shape 10x8 with strides 3x2 (ONNX test_convtranspose_output_shape): natural 9x7 + pads */
     int64_t oshape[] = {10, 8}, s2[] = {3, 2};
-    sim_attr at2[] = {attr_ints("strides", s2, 2), attr_ints("output_shape", oshape, 2)};
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "ConvTranspose", 11, at2, 2, in, 2, 1), RD_OK);
+    sim_attr at2[] = {h_ints("strides", s2, 2), h_ints("output_shape", oshape, 2)};
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "ConvTranspose", 11, at2, 2, in, 2, 1), RD_OK);
     CU_ASSERT_EQUAL(r.out[0].dims[2], 10);
     CU_ASSERT_EQUAL(r.out[0].dims[3], 8);
-    op_run_fini(&r);
+    h_fini(&r);
     rd_tensor_fini(&x);
     rd_tensor_fini(&w);
 }
@@ -450,22 +374,22 @@ static void test_gemm_matmul_ops(void)
     rd_tensor a = tensor_f32(2, (int64_t[]){2, 3}, av), b = tensor_f32(2, (int64_t[]){3, 2}, bv);
     rd_tensor c = tensor_f32(1, (int64_t[]){2}, (const float[]){10, 20});
     const rd_tensor *in[] = {&a, &b, &c};
-    sim_attr at[] = {attr_float("alpha", 2.0f), attr_float("beta", 0.5f)};
-    op_run r;
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "Gemm", 13, at, 2, in, 3, 1), RD_OK);
+    sim_attr at[] = {h_float("alpha", 2.0f), h_float("beta", 0.5f)};
+    h_run r;
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "Gemm", 13, at, 2, in, 3, 1), RD_OK);
     /* A B = [[4, 5], [10, 11]] */
     assert_floats(&r.out[0], (const float[]){13, 20, 25, 32}, 4, 1e-5);
-    CU_ASSERT_EQUAL(r.node.macs, 12);
-    op_run_fini(&r);
+    CU_ASSERT_EQUAL(r.macs, 12);
+    h_fini(&r);
     /* transA with A^T given as 3x2, no C */
     rd_tensor at_ = tensor_f32(2, (int64_t[]){3, 2}, (const float[]){1, 4, 2, 5, 3, 6});
     const rd_tensor *in2[] = {&at_, &b};
-    sim_attr ta[] = {attr_int("transA", 1)};
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "Gemm", 13, ta, 1, in2, 2, 1), RD_OK);
+    sim_attr ta[] = {h_int("transA", 1)};
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "Gemm", 13, ta, 1, in2, 2, 1), RD_OK);
     assert_floats(&r.out[0], (const float[]){4, 5, 10, 11}, 4, 1e-5);
-    op_run_fini(&r);
-    CU_ASSERT_EQUAL(op_exec(&r, "Gemm", 9, ta, 1, in2, 2, 1), RD_E_INVAL); /* C required before 11 */
-    op_run_fini(&r);
+    h_fini(&r);
+    CU_ASSERT_EQUAL(h_exec(&r, "Gemm", 9, ta, 1, in2, 2, 1), RD_E_INVAL); /* C required before 11 */
+    h_fini(&r);
     /* MatMul: [2,1,2,3] x [3,3,2] broadcast batch -> [2,3,2,2]; 1-D x 1-D -> scalar */
     float big_a[12], big_b[18];
     for (int i = 0; i < 12; i++)
@@ -474,7 +398,7 @@ static void test_gemm_matmul_ops(void)
         big_b[i] = (float)(i % 5) - 2.0f;
     rd_tensor ma = tensor_f32(4, (int64_t[]){2, 1, 2, 3}, big_a), mb = tensor_f32(3, (int64_t[]){3, 3, 2}, big_b);
     const rd_tensor *in3[] = {&ma, &mb};
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "MatMul", 13, NULL, 0, in3, 2, 1), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "MatMul", 13, NULL, 0, in3, 2, 1), RD_OK);
     CU_ASSERT_EQUAL(r.out[0].rank, 4);
     CU_ASSERT_EQUAL(r.out[0].dims[0], 2);
     CU_ASSERT_EQUAL(r.out[0].dims[1], 3);
@@ -485,17 +409,17 @@ static void test_gemm_matmul_ops(void)
             const float *got = (const float *)r.out[0].data + (n * 3 + bb) * 4;
             CU_ASSERT(max_rel_err(got, want, 4) < 1e-6);
         }
-    CU_ASSERT_EQUAL(r.node.macs, 2 * 3 * 2 * 2 * 3);
-    op_run_fini(&r);
+    CU_ASSERT_EQUAL(r.macs, 2 * 3 * 2 * 2 * 3);
+    h_fini(&r);
     rd_tensor v1 = tensor_f32(1, (int64_t[]){3}, (const float[]){1, 2, 3});
     const rd_tensor *in4[] = {&v1, &v1};
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "MatMul", 13, NULL, 0, in4, 2, 1), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "MatMul", 13, NULL, 0, in4, 2, 1), RD_OK);
     CU_ASSERT_EQUAL(r.out[0].rank, 0);
     CU_ASSERT_DOUBLE_EQUAL(((float *)r.out[0].data)[0], 14.0, 1e-6);
-    op_run_fini(&r);
+    h_fini(&r);
     const rd_tensor *in5[] = {&a, &a};
-    CU_ASSERT_EQUAL(op_exec(&r, "MatMul", 13, NULL, 0, in5, 2, 1), RD_E_INVAL);
-    op_run_fini(&r);
+    CU_ASSERT_EQUAL(h_exec(&r, "MatMul", 13, NULL, 0, in5, 2, 1), RD_E_INVAL);
+    h_fini(&r);
     rd_tensor_fini(&a), rd_tensor_fini(&b), rd_tensor_fini(&c), rd_tensor_fini(&at_);
     rd_tensor_fini(&ma), rd_tensor_fini(&mb), rd_tensor_fini(&v1);
 }
@@ -505,27 +429,27 @@ static void test_softmax_ops(void)
     float xv[6] = {1, 2, 3, 1, 1, 1};
     rd_tensor x = tensor_f32(2, (int64_t[]){2, 3}, xv);
     const rd_tensor *in[] = {&x};
-    op_run r;
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "Softmax", 13, NULL, 0, in, 1, 1), RD_OK);
+    h_run r;
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "Softmax", 13, NULL, 0, in, 1, 1), RD_OK);
     const double s = exp(1) + exp(2) + exp(3);
     assert_floats(
         &r.out[0],
         (const float[]){(float)(exp(1) / s), (float)(exp(2) / s), (float)(exp(3) / s), 1 / 3.0f, 1 / 3.0f, 1 / 3.0f}, 6,
         1e-6);
-    op_run_fini(&r);
-    sim_attr ax0[] = {attr_int("axis", 0)};
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "LogSoftmax", 13, ax0, 1, in, 1, 1), RD_OK);
+    h_fini(&r);
+    sim_attr ax0[] = {h_int("axis", 0)};
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "LogSoftmax", 13, ax0, 1, in, 1, 1), RD_OK);
     /* along axis 0: column 0 is (1, 1) -> log(1/2) each */
     CU_ASSERT_DOUBLE_EQUAL(((float *)r.out[0].data)[0], log(0.5), 1e-6);
-    op_run_fini(&r);
+    h_fini(&r);
     /* opset 11 with axis 0 coerces to one row of 6 */
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "Softmax", 11, ax0, 1, in, 1, 1), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "Softmax", 11, ax0, 1, in, 1, 1), RD_OK);
     const double s6 = exp(1) + exp(2) + exp(3) + 3 * exp(1);
     CU_ASSERT_DOUBLE_EQUAL(((float *)r.out[0].data)[5], exp(1) / s6, 1e-6);
-    op_run_fini(&r);
-    sim_attr ax5[] = {attr_int("axis", 5)};
-    CU_ASSERT_EQUAL(op_exec(&r, "Softmax", 13, ax5, 1, in, 1, 1), RD_E_INVAL);
-    op_run_fini(&r);
+    h_fini(&r);
+    sim_attr ax5[] = {h_int("axis", 5)};
+    CU_ASSERT_EQUAL(h_exec(&r, "Softmax", 13, ax5, 1, in, 1, 1), RD_E_INVAL);
+    h_fini(&r);
     rd_tensor_fini(&x);
 }
 
@@ -538,29 +462,29 @@ static void test_norm_ops(void)
     rd_tensor mu = tensor_f32(1, (int64_t[]){2}, (const float[]){2, 4});
     rd_tensor va = tensor_f32(1, (int64_t[]){2}, (const float[]){1, 4});
     const rd_tensor *in[] = {&x, &sc, &bi, &mu, &va};
-    sim_attr eps[] = {attr_float("epsilon", 0.0f)};
-    op_run r;
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "BatchNormalization", 15, eps, 1, in, 5, 1), RD_OK);
+    sim_attr eps[] = {h_float("epsilon", 0.0f)};
+    h_run r;
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "BatchNormalization", 15, eps, 1, in, 5, 1), RD_OK);
     assert_floats(&r.out[0], (const float[]){-1, 1, -1, 3}, 4, 1e-6);
-    op_run_fini(&r);
-    sim_attr train[] = {attr_int("training_mode", 1)};
-    CU_ASSERT_EQUAL(op_exec(&r, "BatchNormalization", 15, train, 1, in, 5, 1), RD_E_UNSUPPORTED);
+    h_fini(&r);
+    sim_attr train[] = {h_int("training_mode", 1)};
+    CU_ASSERT_EQUAL(h_exec(&r, "BatchNormalization", 15, train, 1, in, 5, 1), RD_E_UNSUPPORTED);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "training"));
-    op_run_fini(&r);
+    h_fini(&r);
     /* InstanceNormalization: each plane normalised to (-1, 1) then scale/bias */
     const rd_tensor *in2[] = {&x, &sc, &bi};
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "InstanceNormalization", 6, eps, 1, in2, 3, 1), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "InstanceNormalization", 6, eps, 1, in2, 3, 1), RD_OK);
     assert_floats(&r.out[0], (const float[]){-1, 1, -1, 3}, 4, 1e-5);
-    op_run_fini(&r);
+    h_fini(&r);
     /* LayerNormalization over the last axis with Mean and InvStdDev outputs */
     rd_tensor lx = tensor_f32(2, (int64_t[]){2, 2}, (const float[]){1, 3, 2, 6});
     const rd_tensor *in3[] = {&lx, &sc, &bi};
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "LayerNormalization", 17, eps, 1, in3, 3, 3), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "LayerNormalization", 17, eps, 1, in3, 3, 3), RD_OK);
     assert_floats(&r.out[0], (const float[]){-1, 3, -1, 3}, 4, 1e-5);
     assert_floats(&r.out[1], (const float[]){2, 4}, 2, 1e-6);
     assert_floats(&r.out[2], (const float[]){1, 0.5f}, 2, 1e-6);
     CU_ASSERT_EQUAL(r.out[1].dims[1], 1);
-    op_run_fini(&r);
+    h_fini(&r);
     rd_tensor_fini(&x), rd_tensor_fini(&sc), rd_tensor_fini(&bi), rd_tensor_fini(&mu), rd_tensor_fini(&va);
     rd_tensor_fini(&lx);
 }
@@ -573,22 +497,22 @@ static void test_pool_ops(void)
     rd_tensor x = tensor_f32(4, (int64_t[]){1, 1, 4, 4}, xv);
     const rd_tensor *in[] = {&x};
     int64_t ks[] = {3, 3}, st[] = {2, 2};
-    sim_attr at[] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", st, 2), attr_int("ceil_mode", 1)};
-    op_run r;
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "MaxPool", 12, at, 3, in, 1, 2), RD_OK);
+    sim_attr at[] = {h_ints("kernel_shape", ks, 2), h_ints("strides", st, 2), h_int("ceil_mode", 1)};
+    h_run r;
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "MaxPool", 12, at, 3, in, 1, 2), RD_OK);
     assert_floats(&r.out[0], (const float[]){11, 12, 15, 16}, 4, 0);
     CU_ASSERT_EQUAL(((int64_t *)r.out[1].data)[3], 15);
-    op_run_fini(&r);
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "AveragePool", 12, at, 2, in, 1, 1), RD_OK); /* floor mode: 1x1 */
+    h_fini(&r);
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "AveragePool", 12, at, 2, in, 1, 1), RD_OK); /* floor mode: 1x1 */
     CU_ASSERT_EQUAL(r.out[0].dims[2], 1);
     assert_floats(&r.out[0], (const float[]){6}, 1, 1e-6);
-    op_run_fini(&r);
-    CU_ASSERT_EQUAL_FATAL(op_exec(&r, "GlobalAveragePool", 1, NULL, 0, in, 1, 1), RD_OK);
+    h_fini(&r);
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "GlobalAveragePool", 1, NULL, 0, in, 1, 1), RD_OK);
     assert_floats(&r.out[0], (const float[]){8.5f}, 1, 1e-6);
-    op_run_fini(&r);
-    CU_ASSERT_EQUAL(op_exec(&r, "MaxPool", 12, NULL, 0, in, 1, 1), RD_E_PARSE); /* no kernel_shape */
+    h_fini(&r);
+    CU_ASSERT_EQUAL(h_exec(&r, "MaxPool", 12, NULL, 0, in, 1, 1), RD_E_PARSE); /* no kernel_shape */
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "kernel_shape"));
-    op_run_fini(&r);
+    h_fini(&r);
     rd_tensor_fini(&x);
 }
 

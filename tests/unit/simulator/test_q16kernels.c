@@ -8,26 +8,13 @@
  * drawn from a seeded generator: groups, depthwise, dilations, pads, strides, auto_pad, 1-D to 3-D.
  */
 #include "rd_test.h"
-#include "op_harness.h"
+#include "qkernel_harness.h"
 #include "quant.h"
 #include "ops/linear_shapes.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
-
-static uint32_t rng(uint32_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 17;
-    *s ^= *s << 5;
-    return *s;
-}
-
-static int64_t rr(uint32_t *s, int64_t lo, int64_t hi) /* inclusive */
-{
-    return lo + (int64_t)(rng(s) % (uint32_t)(hi - lo + 1));
-}
 
 typedef struct grid {
     int bits;
@@ -40,8 +27,8 @@ static grid pick_grid(uint32_t *s, int bits)
     static const int32_t z16[] = {-32768, 32767, 0, -1, 12345};
     static const int32_t z8[] = {-128, 127, 0, 55, -7};
     grid g = {.bits = bits, .lo = bits == 8 ? -128 : -32768, .hi = bits == 8 ? 127 : 32767};
-    g.zp = bits == 8 ? z8[rng(s) % 5] : z16[rng(s) % 5];
-    g.scale = (bits == 8 ? 0.02f : 0.0003f) + (float)rr(s, 0, 100) / (bits == 8 ? 1000.0f : 300000.0f);
+    g.zp = bits == 8 ? z8[qk_rng(s) % 5] : z16[qk_rng(s) % 5];
+    g.scale = (bits == 8 ? 0.02f : 0.0003f) + (float)qk_rr(s, 0, 100) / (bits == 8 ? 1000.0f : 300000.0f);
     return g;
 }
 
@@ -49,79 +36,9 @@ static grid pick_grid(uint32_t *s, int bits)
 static void make_act(uint32_t *s, int64_t n, const grid *g, int32_t *q, float *x)
 {
     for (int64_t i = 0; i < n; i++) {
-        q[i] = (int32_t)rr(s, g->lo, g->hi);
+        q[i] = (int32_t)qk_rr(s, g->lo, g->hi);
         x[i] = g->scale * (float)(q[i] - g->zp);
     }
-}
-
-static void make_f32(uint32_t *s, int64_t n, float amp, float *w)
-{
-    for (int64_t i = 0; i < n; i++)
-        w[i] = amp * ((float)rr(s, -10000, 10000) / 10000.0f);
-}
-
-static int compare_out(const float *got, const float *want, int64_t n, const char *what, int case_no)
-{
-    for (int64_t i = 0; i < n; i++)
-        if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
-            fprintf(stderr, "%s case %d: element %lld: got %.9g, want %.9g\n", what, case_no, (long long)i,
-                    (double)got[i], (double)want[i]);
-            return 1;
-        }
-    return 0;
-}
-
-/* Running an op's wide eval by hand: parse, infer, allocate (as op_harness.h does for float). */
-typedef struct q_run {
-    sim_node node;
-    void *params;
-    sim_scratch scratch;
-    bool present[1];
-    sim_op_ctx ctx;
-    rd_tensor out;
-    rd_error err;
-} q_run;
-
-static rd_status q_setup(q_run *r, const char *op, const sim_attr *attrs, int n_attr, const rd_tensor *const *in,
-                         int n_in)
-{
-    memset(r, 0, sizeof *r);
-    const sim_op_def *d = sim_op_find("", op);
-    r->node = (sim_node){.name = "q",
-                         .op_type = (char *)op,
-                         .domain = "",
-                         .opset = 13,
-                         .n_in = n_in,
-                         .n_out = 1,
-                         .n_attr = n_attr,
-                         .attrs = (sim_attr *)attrs,
-                         .def = d};
-    r->params = d->params_size ? calloc(1, d->params_size) : NULL;
-    r->present[0] = true;
-    r->ctx = (sim_op_ctx){.node = &r->node,
-                          .params = r->params,
-                          .opset = 13,
-                          .n_in = n_in,
-                          .in = in,
-                          .n_out = 1,
-                          .out = &r->out,
-                          .out_present = r->present,
-                          .scratch = &r->scratch};
-    rd_status st = d->parse ? d->parse(&r->node, r->params, &r->err) : RD_OK;
-    if (st == RD_OK)
-        st = d->infer(&r->ctx, &r->err);
-    if (st == RD_OK) {
-        rd_tensor shape = r->out;
-        st = rd_tensor_alloc(&r->out, RD_DT_F32, shape.rank, shape.dims, &r->err);
-    }
-    return st;
-}
-
-static void q_fini(q_run *r)
-{
-    sim_scratch_fini(&r->scratch);
-    free(r->params);
-    rd_tensor_fini(&r->out);
 }
 
 static double *as_doubles(const int16_t *q, int64_t n)
@@ -134,24 +51,6 @@ static double *as_doubles(const int16_t *q, int64_t n)
 
 /* ------------------------------------------------------------------------------------------------- */
 /* Conv and ConvTranspose */
-
-static bool next_index(int64_t *idx, const int64_t *dims, int nsp)
-{
-    for (int d = nsp - 1; d >= 0; d--) {
-        if (++idx[d] < dims[d])
-            return true;
-        idx[d] = 0;
-    }
-    return false;
-}
-
-static int64_t flat(const int64_t *idx, const int64_t *dims, int nsp)
-{
-    int64_t f = 0;
-    for (int d = 0; d < nsp; d++)
-        f = f * dims[d] + idx[d];
-    return f;
-}
 
 static void ref_conv(const conv_geom *g, const int32_t *x, int32_t zp, const int16_t *w, const int64_t *bq, int64_t *y)
 {
@@ -174,12 +73,12 @@ static void ref_conv(const conv_geom *g, const int32_t *x, int32_t zp, const int
                             inside = inside && i[d] >= 0 && i[d] < g->in[d];
                         }
                         if (inside)
-                            acc += (int64_t)(x[(n * g->in_c + grp * cg + c) * in_plane + flat(i, g->in, nsp)] - zp) *
-                                   w[(m * cg + c) * ksz + flat(kk, g->k, nsp)];
-                    } while (next_index(kk, g->k, nsp));
+                            acc += (int64_t)(x[(n * g->in_c + grp * cg + c) * in_plane + qk_flat(i, g->in, nsp)] - zp) *
+                                   w[(m * cg + c) * ksz + qk_flat(kk, g->k, nsp)];
+                    } while (qk_next_index(kk, g->k, nsp));
                 }
-                y[(n * g->out_c + m) * out_plane + flat(o, g->out, nsp)] = acc;
-            } while (out_plane > 0 && next_index(o, g->out, nsp));
+                y[(n * g->out_c + m) * out_plane + qk_flat(o, g->out, nsp)] = acc;
+            } while (out_plane > 0 && qk_next_index(o, g->out, nsp));
         }
 }
 
@@ -198,7 +97,7 @@ static void ref_conv_transpose(const conv_geom *g, const int32_t *x, int32_t zp,
             const int64_t grp = c / cg;
             int64_t i[CONV_MAX_SP] = {0};
             do {
-                const int64_t xv = x[(n * g->in_c + c) * in_plane + flat(i, g->in, nsp)] - zp;
+                const int64_t xv = x[(n * g->in_c + c) * in_plane + qk_flat(i, g->in, nsp)] - zp;
                 for (int64_t m = 0; m < mg; m++) {
                     int64_t kk[CONV_MAX_SP] = {0};
                     do {
@@ -209,63 +108,37 @@ static void ref_conv_transpose(const conv_geom *g, const int32_t *x, int32_t zp,
                             inside = inside && o[d] >= 0 && o[d] < g->out[d];
                         }
                         if (inside)
-                            acc[(n * g->out_c + grp * mg + m) * out_plane + flat(o, g->out, nsp)] +=
-                                xv * w[(c * mg + m) * ksz + flat(kk, g->k, nsp)];
-                    } while (next_index(kk, g->k, nsp));
+                            acc[(n * g->out_c + grp * mg + m) * out_plane + qk_flat(o, g->out, nsp)] +=
+                                xv * w[(c * mg + m) * ksz + qk_flat(kk, g->k, nsp)];
+                    } while (qk_next_index(kk, g->k, nsp));
                 }
-            } while (in_plane > 0 && next_index(i, g->in, nsp));
+            } while (in_plane > 0 && qk_next_index(i, g->in, nsp));
         }
 }
 
-typedef struct conv_case {
-    int nsp;
-    int64_t batch, c, m, group;
-    int64_t in[3], k[3], stride[3], dil[3], pads[6];
-    const char *auto_pad;
-    bool bias, per_tensor;
-    int in_bits, w_bits;
-} conv_case;
-
-static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int case_no)
+static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, int case_no)
 {
     const int nsp = cc->nsp;
-    int64_t xd[5] = {cc->batch, cc->c}, wd[5];
-    wd[0] = transpose ? cc->c : cc->m;
-    wd[1] = transpose ? cc->m / cc->group : cc->c / cc->group;
-    for (int d = 0; d < nsp; d++) {
-        xd[2 + d] = cc->in[d];
-        wd[2 + d] = cc->k[d];
-    }
-    int64_t nx = 1, nw = 1;
-    for (int d = 0; d < nsp + 2; d++) {
-        nx *= xd[d];
-        nw *= wd[d];
-    }
+    int64_t xd[5], wd[5], nx, nw;
+    qk_conv_dims(cc, transpose, xd, wd, &nx, &nw);
     const grid gr = pick_grid(s, cc->in_bits);
     int32_t *xq = malloc((size_t)nx * 4 + 4);
     float *x = malloc((size_t)nx * 4 + 4), *w = malloc((size_t)nw * 4 + 4), *b = malloc((size_t)cc->m * 4);
     make_act(s, nx, &gr, xq, x);
-    make_f32(s, nw, 0.5f, w);
-    make_f32(s, cc->m, 3.0f, b);
+    qk_make_f32(s, nw, 0.5f, w);
+    qk_make_f32(s, cc->m, 3.0f, b);
     rd_tensor tx = h_t(RD_DT_F32, x, nsp + 2, xd), tw = h_t(RD_DT_F32, w, nsp + 2, wd);
     rd_tensor tb = H_T(RD_DT_F32, b, cc->m);
     const rd_tensor *in[3] = {&tx, &tw, &tb};
-    sim_attr attrs[8];
-    int na = 0;
-    attrs[na++] = h_int("group", cc->group);
-    attrs[na++] = h_ints("strides", cc->stride, (size_t)nsp);
-    attrs[na++] = h_ints("dilations", cc->dil, (size_t)nsp);
-    if (cc->auto_pad)
-        attrs[na++] = h_str("auto_pad", cc->auto_pad);
-    else
-        attrs[na++] = h_ints("pads", cc->pads, (size_t)(2 * nsp));
+    sim_attr attrs[4];
+    const int na = qk_conv_attrs(cc, attrs);
     const char *op = transpose ? "ConvTranspose" : "Conv";
-    q_run r;
+    qk_run r;
     int fails = 0;
-    rd_status st = q_setup(&r, op, attrs, na, in, cc->bias ? 3 : 2);
+    rd_status st = qk_setup(&r, op, attrs, na, in, cc->bias ? 3 : 2);
     if (st != RD_OK) {
         fprintf(stderr, "%s case %d: setup: %s\n", op, case_no, r.err.msg);
-        q_fini(&r);
+        qk_fini(&r);
         free(xq), free(x), free(w), free(b);
         return 1;
     }
@@ -301,7 +174,7 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
             const int64_t c = (i / out_plane) % g.out_c;
             yf[i] = (float)((double)want[i] * gr.scale * ws[nws == 1 ? 0 : c]);
         }
-        fails += compare_out(r.out.data, yf, ny, op, case_no);
+        fails += qk_compare_out(r.out.data, yf, ny, op, case_no);
         free(yf);
     }
     free(want);
@@ -313,55 +186,15 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
     free(x);
     free(w);
     free(b);
-    q_fini(&r);
+    qk_fini(&r);
     return fails;
 }
 
-static void random_conv_case(uint32_t *s, bool transpose, conv_case *cc)
+static void random_conv_case(uint32_t *s, bool transpose, qk_conv_case *cc)
 {
-    memset(cc, 0, sizeof *cc);
-    cc->nsp = (int)rr(s, 1, 10) <= 4 ? 1 : (rr(s, 1, 10) <= 8 ? 2 : 3);
-    cc->batch = rr(s, 1, 2);
-    const int kind = (int)rr(s, 0, 3);
-    if (kind == 0 && !transpose) { /* depthwise, maybe with a channel multiplier */
-        cc->group = rr(s, 2, 5);
-        cc->c = cc->group;
-        cc->m = cc->group * rr(s, 1, 2);
-    } else {
-        cc->group = kind == 1 ? rr(s, 2, 3) : 1;
-        cc->c = cc->group * rr(s, 1, 4);
-        cc->m = cc->group * rr(s, 1, 4);
-    }
-    for (int d = 0; d < cc->nsp; d++) {
-        cc->k[d] = rr(s, 1, 3);
-        cc->stride[d] = rr(s, 1, 3);
-        cc->dil[d] = rr(s, 1, 2);
-        cc->in[d] = rr(s, 1, cc->nsp == 3 ? 5 : 11);
-        cc->pads[d] = rr(s, 0, 2);
-        cc->pads[cc->nsp + d] = rr(s, 0, 2);
-        const int64_t ek = (cc->k[d] - 1) * cc->dil[d] + 1;
-        if (!transpose && cc->in[d] + cc->pads[d] + cc->pads[cc->nsp + d] < ek)
-            cc->in[d] = ek;
-        if (transpose) {
-            cc->pads[d] = rr(s, 0, 1);
-            cc->pads[cc->nsp + d] = 0;
-        }
-    }
-    const int ap = (int)rr(s, 0, 5);
-    if (ap == 0)
-        cc->auto_pad = "SAME_UPPER";
-    else if (ap == 1)
-        cc->auto_pad = "SAME_LOWER";
-    else if (ap == 2 && !transpose) {
-        cc->auto_pad = "VALID";
-        for (int d = 0; d < cc->nsp; d++)
-            if (cc->in[d] < (cc->k[d] - 1) * cc->dil[d] + 1)
-                cc->in[d] = (cc->k[d] - 1) * cc->dil[d] + 1;
-    }
-    cc->bias = rng(s) & 1;
-    cc->per_tensor = (rng(s) % 4) == 0;
-    cc->in_bits = (rng(s) % 4) == 0 ? 8 : 16;
-    cc->w_bits = (rng(s) % 4) == 0 ? 8 : 16;
+    qk_random_conv_geometry(s, transpose, cc);
+    cc->in_bits = (qk_rng(s) % 4) == 0 ? 8 : 16;
+    cc->w_bits = (qk_rng(s) % 4) == 0 ? 8 : 16;
 }
 
 static void test_conv_random(void)
@@ -369,51 +202,19 @@ static void test_conv_random(void)
     uint32_t s = 4242;
     int fails = 0;
     for (int t = 0; t < 120; t++) {
-        conv_case cc;
+        qk_conv_case cc;
         random_conv_case(&s, false, &cc);
         fails += run_conv_case(&cc, false, &s, t);
     }
     /* pointwise (straight dgemm), depthwise with pads, and several im2col tiles */
-    conv_case pw = {.nsp = 2,
-                    .batch = 2,
-                    .c = 20,
-                    .m = 13,
-                    .group = 1,
-                    .in = {7, 9},
-                    .k = {1, 1},
-                    .stride = {1, 1},
-                    .dil = {1, 1},
-                    .bias = true,
-                    .in_bits = 16,
-                    .w_bits = 16};
+    qk_conv_case pw = qk_pointwise_case(2, 20, 13, 1, 7, 9);
+    pw.in_bits = pw.w_bits = 16;
     fails += run_conv_case(&pw, false, &s, 1000);
-    conv_case dw = {.nsp = 2,
-                    .batch = 1,
-                    .c = 8,
-                    .m = 8,
-                    .group = 8,
-                    .in = {13, 10},
-                    .k = {3, 3},
-                    .stride = {2, 2},
-                    .dil = {1, 1},
-                    .pads = {1, 1, 1, 1},
-                    .bias = true,
-                    .in_bits = 16,
-                    .w_bits = 16};
+    qk_conv_case dw = qk_conv3x3_case(8, 8, 8, 13, 10, 2);
+    dw.in_bits = dw.w_bits = 16;
     fails += run_conv_case(&dw, false, &s, 1001);
-    conv_case big = {.nsp = 2,
-                     .batch = 1,
-                     .c = 32,
-                     .m = 2,
-                     .group = 1,
-                     .in = {100, 100},
-                     .k = {3, 3},
-                     .stride = {1, 1},
-                     .dil = {1, 1},
-                     .pads = {1, 1, 1, 1},
-                     .bias = true,
-                     .in_bits = 16,
-                     .w_bits = 16};
+    qk_conv_case big = qk_conv3x3_case(32, 2, 1, 100, 100, 1);
+    big.in_bits = big.w_bits = 16;
     fails += run_conv_case(&big, false, &s, 1002);
     CU_ASSERT_EQUAL(fails, 0);
 }
@@ -423,22 +224,12 @@ static void test_conv_transpose_random(void)
     uint32_t s = 99;
     int fails = 0;
     for (int t = 0; t < 60; t++) {
-        conv_case cc;
+        qk_conv_case cc;
         random_conv_case(&s, true, &cc);
         fails += run_conv_case(&cc, true, &s, t);
     }
-    conv_case pw = {.nsp = 2,
-                    .batch = 1,
-                    .c = 6,
-                    .m = 4,
-                    .group = 2,
-                    .in = {5, 4},
-                    .k = {1, 1},
-                    .stride = {1, 1},
-                    .dil = {1, 1},
-                    .bias = true,
-                    .in_bits = 16,
-                    .w_bits = 16};
+    qk_conv_case pw = qk_pointwise_case(1, 6, 4, 2, 5, 4);
+    pw.in_bits = pw.w_bits = 16;
     fails += run_conv_case(&pw, true, &s, 1000);
     CU_ASSERT_EQUAL(fails, 0);
 }
@@ -448,30 +239,30 @@ static void test_conv_transpose_random(void)
 
 static int run_gemm_case(uint32_t *s, int case_no)
 {
-    const int64_t m = rr(s, 1, 9), n = rr(s, 1, 40), k = rr(s, 1, 300);
-    const bool ta = rng(s) & 1, tb = rng(s) & 1;
-    const int c_kind = (int)rr(s, 0, 4); /* none, const [N], const [1, N], matrix [M, N], activation [N] */
-    const float alpha = (rng(s) & 1) ? 1.0f : 0.75f, beta = (rng(s) & 1) ? 1.0f : -1.5f;
-    const grid gr = pick_grid(s, (rng(s) % 4) == 0 ? 8 : 16);
-    const int w_bits = (rng(s) % 3) == 0 ? 8 : 16;
+    const int64_t m = qk_rr(s, 1, 9), n = qk_rr(s, 1, 40), k = qk_rr(s, 1, 300);
+    const bool ta = qk_rng(s) & 1, tb = qk_rng(s) & 1;
+    const int c_kind = (int)qk_rr(s, 0, 4); /* none, const [N], const [1, N], matrix [M, N], activation [N] */
+    const float alpha = (qk_rng(s) & 1) ? 1.0f : 0.75f, beta = (qk_rng(s) & 1) ? 1.0f : -1.5f;
+    const grid gr = pick_grid(s, (qk_rng(s) % 4) == 0 ? 8 : 16);
+    const int w_bits = (qk_rng(s) % 3) == 0 ? 8 : 16;
     int32_t *aq = malloc((size_t)(m * k) * 4);
     float *a = malloc((size_t)(m * k) * 4), *w = malloc((size_t)(k * n) * 4), *c = malloc((size_t)(m * n) * 4);
     make_act(s, m * k, &gr, aq, a);
-    make_f32(s, k * n, 1.0f, w);
-    make_f32(s, m * n, 2.0f, c);
+    qk_make_f32(s, k * n, 1.0f, w);
+    qk_make_f32(s, m * n, 2.0f, c);
     rd_tensor ta_t = ta ? H_T(RD_DT_F32, a, k, m) : H_T(RD_DT_F32, a, m, k);
     rd_tensor tb_t = tb ? H_T(RD_DT_F32, w, n, k) : H_T(RD_DT_F32, w, k, n);
     rd_tensor tc = c_kind == 2 ? H_T(RD_DT_F32, c, 1, n) : c_kind == 3 ? H_T(RD_DT_F32, c, m, n) : H_T(RD_DT_F32, c, n);
     const rd_tensor *in[3] = {&ta_t, &tb_t, &tc};
     const sim_attr attrs[] = {h_float("alpha", alpha), h_float("beta", beta), h_int("transA", ta), h_int("transB", tb)};
-    q_run r;
+    qk_run r;
     int fails = 0;
-    CU_ASSERT_EQUAL_FATAL(q_setup(&r, "Gemm", attrs, 4, in, c_kind ? 3 : 2), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "Gemm", attrs, 4, in, c_kind ? 3 : 2), RD_OK);
     int16_t *wq;
     float *ws;
     int nws;
     rd_error err;
-    const bool per_tensor = (rng(s) % 3) == 0;
+    const bool per_tensor = (qk_rng(s) % 3) == 0;
     CU_ASSERT_EQUAL_FATAL(sim_quant_weights_wide(&tb_t, tb ? 0 : 1, 1, per_tensor, w_bits, false, &wq, &ws, &nws, &err),
                           RD_OK);
     double *wc = as_doubles(wq, k * n);
@@ -503,7 +294,7 @@ static int run_gemm_case(uint32_t *s, int case_no)
                     v += (double)beta * cv;
                 want[i * n + j] = (float)v;
             }
-        fails += compare_out(r.out.data, want, m * n, "Gemm", case_no);
+        fails += qk_compare_out(r.out.data, want, m * n, "Gemm", case_no);
         free(want);
     }
     free(wq);
@@ -513,7 +304,7 @@ static int run_gemm_case(uint32_t *s, int case_no)
     free(a);
     free(w);
     free(c);
-    q_fini(&r);
+    qk_fini(&r);
     return fails;
 }
 
@@ -529,19 +320,13 @@ static void test_gemm_random(void)
 /* ------------------------------------------------------------------------------------------------- */
 /* MatMul */
 
-typedef struct mm_case {
-    int ra, rb;
-    int64_t ad[4], bd[4];
-    bool act_b;
-} mm_case;
-
-static int run_matmul_case(const mm_case *mc, uint32_t *s, int case_no)
+static int run_matmul_case(const qk_mm_case *mc, uint32_t *s, int case_no)
 {
     rd_tensor ta = {.dtype = RD_DT_F32, .rank = mc->ra}, tb = {.dtype = RD_DT_F32, .rank = mc->rb};
     memcpy(ta.dims, mc->ad, sizeof mc->ad);
     memcpy(tb.dims, mc->bd, sizeof mc->bd);
     const int64_t na = rd_tensor_numel(&ta), nb = rd_tensor_numel(&tb);
-    const grid ga = pick_grid(s, 16), gb = pick_grid(s, (rng(s) & 1) ? 16 : 8);
+    const grid ga = pick_grid(s, 16), gb = pick_grid(s, (qk_rng(s) & 1) ? 16 : 8);
     int32_t *aq = malloc((size_t)na * 4), *bq = malloc((size_t)nb * 4);
     float *a = malloc((size_t)na * 4), *b = malloc((size_t)nb * 4);
     make_act(s, na, &ga, aq, a);
@@ -555,7 +340,7 @@ static int run_matmul_case(const mm_case *mc, uint32_t *s, int case_no)
     if (mc->act_b) {
         make_act(s, nb, &gb, bq, b);
     } else {
-        make_f32(s, nb, 1.0f, b);
+        qk_make_f32(s, nb, 1.0f, b);
         CU_ASSERT_EQUAL_FATAL(sim_quant_weights_wide(&tb, mc->rb - 1, 1, mc->rb == 1, 16, false, &wq, &ws, &nws, &err),
                               RD_OK);
         for (int64_t i = 0; i < nb; i++)
@@ -563,9 +348,9 @@ static int run_matmul_case(const mm_case *mc, uint32_t *s, int case_no)
         wc = as_doubles(wq, nb);
     }
     const rd_tensor *in[2] = {&ta, &tb};
-    q_run r;
+    qk_run r;
     int fails = 0;
-    CU_ASSERT_EQUAL_FATAL(q_setup(&r, "MatMul", NULL, 0, in, 2), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "MatMul", NULL, 0, in, 2), RD_OK);
     const sim_q16_layer q = {.in_scale = ga.scale,
                              .in_zp = ga.zp,
                              .in_bits = 16,
@@ -610,7 +395,7 @@ static int run_matmul_case(const mm_case *mc, uint32_t *s, int case_no)
                     want[(bi * sh.m + i) * sh.n + j] = (float)((double)acc * ga.scale * sc);
                 }
         }
-        fails += compare_out(r.out.data, want, sh.n_batch * sh.m * sh.n, "MatMul", case_no);
+        fails += qk_compare_out(r.out.data, want, sh.n_batch * sh.m * sh.n, "MatMul", case_no);
         free(want);
     }
     free(wq);
@@ -620,13 +405,13 @@ static int run_matmul_case(const mm_case *mc, uint32_t *s, int case_no)
     free(bq);
     free(a);
     free(b);
-    q_fini(&r);
+    qk_fini(&r);
     return fails;
 }
 
 static void test_matmul(void)
 {
-    static const mm_case cases[] = {
+    static const qk_mm_case cases[] = {
         {4, 2, {2, 3, 5, 7}, {7, 4}, false}, {2, 3, {5, 7}, {3, 7, 4}, false}, {4, 3, {2, 1, 5, 7}, {3, 7, 4}, true},
         {1, 2, {7}, {7, 4}, false},          {2, 1, {5, 7}, {7}, false},       {3, 3, {4, 9, 300}, {4, 300, 17}, true},
         {2, 2, {1, 1}, {1, 1}, true},
@@ -759,8 +544,8 @@ static void test_bad_layer(void)
     float x[4 * 9] = {0}, w[2 * 4 * 9] = {0};
     rd_tensor tx = H_T(RD_DT_F32, x, 1, 4, 3, 3), tw = H_T(RD_DT_F32, w, 2, 4, 3, 3);
     const rd_tensor *in[2] = {&tx, &tw};
-    q_run r;
-    CU_ASSERT_EQUAL_FATAL(q_setup(&r, "Conv", NULL, 0, in, 2), RD_OK);
+    qk_run r;
+    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "Conv", NULL, 0, in, 2), RD_OK);
     double wc[72] = {0};
     const float ws[3] = {1, 1, 1};
     sim_q16_layer q = {.in_scale = 0.1f, .in_zp = 40000, .in_bits = 16, .w_c = wc, .w_scale = ws, .n_w_scale = 2};
@@ -776,7 +561,7 @@ static void test_bad_layer(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "3 weight scales for 2"));
     q.n_w_scale = 2;
     CU_ASSERT_EQUAL(sim_q16_conv_eval(&r.ctx, &q, &r.err), RD_OK);
-    q_fini(&r);
+    qk_fini(&r);
 }
 
 RD_TEST_REGISTER(register_q16kernels)

@@ -7,26 +7,13 @@
  * 3-D, Gemm transposes and C variants, MatMul batching and broadcasting, zero points at both extremes.
  */
 #include "rd_test.h"
-#include "op_harness.h"
+#include "qkernel_harness.h"
 #include "quant.h"
 #include "kernels/qconv.h"
 #include "kernels/qgemm.h"
 #include "ops/linear_shapes.h"
 
 #include <stdio.h>
-
-static uint32_t rng(uint32_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 17;
-    *s ^= *s << 5;
-    return *s;
-}
-
-static int64_t rr(uint32_t *s, int64_t lo, int64_t hi) /* inclusive */
-{
-    return lo + (int64_t)(rng(s) % (uint32_t)(hi - lo + 1));
-}
 
 static int32_t wrap32(int64_t v)
 {
@@ -36,7 +23,7 @@ static int32_t wrap32(int64_t v)
 static int32_t pick_zp(uint32_t *s)
 {
     static const int32_t z[] = {-128, 127, 0, -1, 55};
-    return z[rng(s) % 5];
+    return z[qk_rng(s) % 5];
 }
 
 /* ------------------------------------------------------------------------------------------------- */
@@ -64,15 +51,15 @@ static void test_qgemm_shapes(void)
             const int64_t m = shapes[t][0], n = shapes[t][1], k = shapes[t][2];
             int8_t *a = malloc((size_t)(m * k) + 1), *b = malloc((size_t)(k * n) + 1);
             for (int64_t i = 0; i < m * k; i++)
-                a[i] = (int8_t)rng(&s);
+                a[i] = (int8_t)qk_rng(&s);
             for (int64_t i = 0; i < k * n; i++)
-                b[i] = (int8_t)rng(&s);
+                b[i] = (int8_t)qk_rng(&s);
             const bool ta = variant & 1, tb = variant & 2;
             const qgemm_mat am = {.data = a, .rs = ta ? 1 : k, .cs = ta ? m : 1, .zp = pick_zp(&s)};
             const qgemm_mat bm = {.data = b, .rs = tb ? 1 : n, .cs = tb ? k : 1, .zp = pick_zp(&s)};
             int32_t bias[1100];
             for (int i = 0; i < 1100; i++)
-                bias[i] = (int32_t)rng(&s);
+                bias[i] = (int32_t)qk_rng(&s);
             const qgemm_bias mode = (qgemm_bias)(variant % 3);
             int32_t *want = malloc((size_t)(m * n) * 4 + 4), *got = malloc((size_t)(m * n) * 4 + 4);
             int32_t *got_p = malloc((size_t)(m * n) * 4 + 4);
@@ -96,120 +83,17 @@ static void test_qgemm_shapes(void)
     }
 }
 
-/* ------------------------------------------------------------------------------------------------- */
-/* Running an op's integer eval by hand: parse, infer, allocate, eval (as op_harness.h does for float). */
-
-typedef rd_status (*q8_eval_fn)(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err);
-
-typedef struct q8_run {
-    sim_node node;
-    void *params;
-    sim_scratch scratch;
-    bool present[1];
-    sim_op_ctx ctx;
-    rd_tensor out;
-    rd_error err;
-} q8_run;
-
-static rd_status q8_setup(q8_run *r, const char *op, const sim_attr *attrs, int n_attr, const rd_tensor *const *in,
-                          int n_in)
-{
-    memset(r, 0, sizeof *r);
-    const sim_op_def *d = sim_op_find("", op);
-    r->node = (sim_node){.name = "q",
-                         .op_type = (char *)op,
-                         .domain = "",
-                         .opset = 13,
-                         .n_in = n_in,
-                         .n_out = 1,
-                         .n_attr = n_attr,
-                         .attrs = (sim_attr *)attrs,
-                         .def = d};
-    r->params = d->params_size ? calloc(1, d->params_size) : NULL;
-    r->present[0] = true;
-    r->ctx = (sim_op_ctx){.node = &r->node,
-                          .params = r->params,
-                          .opset = 13,
-                          .n_in = n_in,
-                          .in = in,
-                          .n_out = 1,
-                          .out = &r->out,
-                          .out_present = r->present,
-                          .scratch = &r->scratch};
-    rd_status st = d->parse ? d->parse(&r->node, r->params, &r->err) : RD_OK;
-    if (st == RD_OK)
-        st = d->infer(&r->ctx, &r->err);
-    if (st == RD_OK) {
-        rd_tensor shape = r->out;
-        st = rd_tensor_alloc(&r->out, RD_DT_F32, shape.rank, shape.dims, &r->err);
-    }
-    return st;
-}
-
-static void q8_fini(q8_run *r)
-{
-    sim_scratch_fini(&r->scratch);
-    free(r->params);
-    rd_tensor_fini(&r->out);
-}
-
 /* Float activations that are exact dequantized codes. */
 static void make_act(uint32_t *s, int64_t n, float scale, int32_t zp, int8_t *q, float *x)
 {
     for (int64_t i = 0; i < n; i++) {
-        q[i] = (int8_t)rr(s, -128, 127);
+        q[i] = (int8_t)qk_rr(s, -128, 127);
         x[i] = scale * (float)(q[i] - zp);
     }
 }
 
-static void make_f32(uint32_t *s, int64_t n, float amp, float *w)
-{
-    for (int64_t i = 0; i < n; i++)
-        w[i] = amp * ((float)rr(s, -10000, 10000) / 10000.0f);
-}
-
-static int compare_out(const float *got, const float *want, int64_t n, const char *what, int case_no)
-{
-    for (int64_t i = 0; i < n; i++)
-        if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
-            fprintf(stderr, "%s case %d: element %lld is %.9g, reference %.9g\n", what, case_no, (long long)i,
-                    (double)got[i], (double)want[i]);
-            return 1;
-        }
-    return 0;
-}
-
 /* ------------------------------------------------------------------------------------------------- */
 /* Conv and ConvTranspose */
-
-typedef struct conv_case {
-    int nsp;
-    int64_t batch, c, m, group;
-    int64_t in[3], k[3], stride[3], dil[3], pads[6];
-    const char *auto_pad; /* NULL: explicit pads */
-    bool bias, per_tensor;
-    bool asym; /* asymmetric weights: a zero point per channel (the eval's correction) */
-    int32_t zp;
-} conv_case;
-
-/* Walks a multi-index over dims (nsp entries); false after the last. */
-static bool next_index(int64_t *idx, const int64_t *dims, int nsp)
-{
-    for (int d = nsp - 1; d >= 0; d--) {
-        if (++idx[d] < dims[d])
-            return true;
-        idx[d] = 0;
-    }
-    return false;
-}
-
-static int64_t flat(const int64_t *idx, const int64_t *dims, int nsp)
-{
-    int64_t f = 0;
-    for (int d = 0; d < nsp; d++)
-        f = f * dims[d] + idx[d];
-    return f;
-}
 
 /* wzp: weight zero points per output channel (n_wzp 1 or out_c), NULL for none. */
 static int64_t wzp_of(const int32_t *wzp, int n_wzp, int64_t m)
@@ -239,12 +123,12 @@ static void ref_qconv(const conv_geom *g, const int8_t *x, int32_t zp, const int
                             inside = inside && i[d] >= 0 && i[d] < g->in[d];
                         }
                         if (inside)
-                            acc += (int64_t)(x[(n * g->in_c + grp * cg + c) * in_plane + flat(i, g->in, nsp)] - zp) *
-                                   (w[(m * cg + c) * ksz + flat(kk, g->k, nsp)] - wzp_of(wzp, n_wzp, m));
-                    } while (next_index(kk, g->k, nsp));
+                            acc += (int64_t)(x[(n * g->in_c + grp * cg + c) * in_plane + qk_flat(i, g->in, nsp)] - zp) *
+                                   (w[(m * cg + c) * ksz + qk_flat(kk, g->k, nsp)] - wzp_of(wzp, n_wzp, m));
+                    } while (qk_next_index(kk, g->k, nsp));
                 }
-                y[(n * g->out_c + m) * out_plane + flat(o, g->out, nsp)] = wrap32(acc);
-            } while (out_plane > 0 && next_index(o, g->out, nsp));
+                y[(n * g->out_c + m) * out_plane + qk_flat(o, g->out, nsp)] = wrap32(acc);
+            } while (out_plane > 0 && qk_next_index(o, g->out, nsp));
         }
 }
 
@@ -264,7 +148,7 @@ static void ref_qconv_transpose(const conv_geom *g, const int8_t *x, int32_t zp,
             const int64_t grp = c / cg;
             int64_t i[CONV_MAX_SP] = {0};
             do {
-                const int64_t xv = x[(n * g->in_c + c) * in_plane + flat(i, g->in, nsp)] - zp;
+                const int64_t xv = x[(n * g->in_c + c) * in_plane + qk_flat(i, g->in, nsp)] - zp;
                 for (int64_t m = 0; m < mg; m++) {
                     int64_t kk[CONV_MAX_SP] = {0};
                     do {
@@ -275,11 +159,12 @@ static void ref_qconv_transpose(const conv_geom *g, const int8_t *x, int32_t zp,
                             inside = inside && o[d] >= 0 && o[d] < g->out[d];
                         }
                         if (inside)
-                            acc[(n * g->out_c + grp * mg + m) * out_plane + flat(o, g->out, nsp)] +=
-                                xv * (w[(c * mg + m) * ksz + flat(kk, g->k, nsp)] - wzp_of(wzp, n_wzp, grp * mg + m));
-                    } while (next_index(kk, g->k, nsp));
+                            acc[(n * g->out_c + grp * mg + m) * out_plane + qk_flat(o, g->out, nsp)] +=
+                                xv *
+                                (w[(c * mg + m) * ksz + qk_flat(kk, g->k, nsp)] - wzp_of(wzp, n_wzp, grp * mg + m));
+                    } while (qk_next_index(kk, g->k, nsp));
                 }
-            } while (in_plane > 0 && next_index(i, g->in, nsp));
+            } while (in_plane > 0 && qk_next_index(i, g->in, nsp));
         }
     for (int64_t p = 0; p < g->batch * g->out_c * out_plane; p++)
         y[p] = wrap32(acc[p]);
@@ -287,46 +172,29 @@ static void ref_qconv_transpose(const conv_geom *g, const int8_t *x, int32_t zp,
 }
 
 /* Runs one case through the eval and the slice kernels; returns the number of failures. */
-static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int case_no)
+static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, int case_no)
 {
     const int nsp = cc->nsp;
-    int64_t xd[5] = {cc->batch, cc->c}, wd[5];
-    wd[0] = transpose ? cc->c : cc->m;
-    wd[1] = transpose ? cc->m / cc->group : cc->c / cc->group;
-    for (int d = 0; d < nsp; d++) {
-        xd[2 + d] = cc->in[d];
-        wd[2 + d] = cc->k[d];
-    }
-    int64_t nx = 1, nw = 1;
-    for (int d = 0; d < nsp + 2; d++) {
-        nx *= xd[d];
-        nw *= wd[d];
-    }
-    const float in_scale = 0.02f + (float)rr(s, 0, 100) / 1000.0f;
+    int64_t xd[5], wd[5], nx, nw;
+    qk_conv_dims(cc, transpose, xd, wd, &nx, &nw);
+    const float in_scale = 0.02f + (float)qk_rr(s, 0, 100) / 1000.0f;
     int8_t *xq = malloc((size_t)nx + 1);
     float *x = malloc((size_t)nx * 4 + 4), *w = malloc((size_t)nw * 4 + 4), *b = malloc((size_t)cc->m * 4);
     make_act(s, nx, in_scale, cc->zp, xq, x);
-    make_f32(s, nw, 0.5f, w);
-    make_f32(s, cc->m, 3.0f, b);
+    qk_make_f32(s, nw, 0.5f, w);
+    qk_make_f32(s, cc->m, 3.0f, b);
     rd_tensor tx = h_t(RD_DT_F32, x, nsp + 2, xd), tw = h_t(RD_DT_F32, w, nsp + 2, wd);
     rd_tensor tb = H_T(RD_DT_F32, b, cc->m);
     const rd_tensor *in[3] = {&tx, &tw, &tb};
-    sim_attr attrs[8];
-    int na = 0;
-    attrs[na++] = h_int("group", cc->group);
-    attrs[na++] = h_ints("strides", cc->stride, (size_t)nsp);
-    attrs[na++] = h_ints("dilations", cc->dil, (size_t)nsp);
-    if (cc->auto_pad)
-        attrs[na++] = h_str("auto_pad", cc->auto_pad);
-    else
-        attrs[na++] = h_ints("pads", cc->pads, (size_t)(2 * nsp));
+    sim_attr attrs[4];
+    const int na = qk_conv_attrs(cc, attrs);
     const char *op = transpose ? "ConvTranspose" : "Conv";
-    q8_run r;
+    qk_run r;
     int fails = 0;
-    rd_status st = q8_setup(&r, op, attrs, na, in, cc->bias ? 3 : 2);
+    rd_status st = qk_setup(&r, op, attrs, na, in, cc->bias ? 3 : 2);
     if (st != RD_OK) {
         fprintf(stderr, "%s case %d: setup: %s\n", op, case_no, r.err.msg);
-        q8_fini(&r);
+        qk_fini(&r);
         free(xq), free(x), free(w), free(b);
         return 1;
     }
@@ -411,7 +279,7 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
             const int64_t c = (i / out_plane) % g.out_c;
             yf[i] = (float)((double)want[i] * in_scale * ws[nws == 1 ? 0 : c]);
         }
-        fails += compare_out(r.out.data, yf, ny, op, case_no);
+        fails += qk_compare_out(r.out.data, yf, ny, op, case_no);
         free(yf);
     }
     free(scratch);
@@ -426,53 +294,13 @@ static int run_conv_case(const conv_case *cc, bool transpose, uint32_t *s, int c
     free(x);
     free(w);
     free(b);
-    q8_fini(&r);
+    qk_fini(&r);
     return fails;
 }
 
-static void random_conv_case(uint32_t *s, bool transpose, conv_case *cc)
+static void random_conv_case(uint32_t *s, bool transpose, qk_conv_case *cc)
 {
-    memset(cc, 0, sizeof *cc);
-    cc->nsp = (int)rr(s, 1, 10) <= 4 ? 1 : (rr(s, 1, 10) <= 8 ? 2 : 3);
-    cc->batch = rr(s, 1, 2);
-    const int kind = (int)rr(s, 0, 3);
-    if (kind == 0 && !transpose) { /* depthwise, maybe with a channel multiplier */
-        cc->group = rr(s, 2, 5);
-        cc->c = cc->group;
-        cc->m = cc->group * rr(s, 1, 2);
-    } else {
-        cc->group = kind == 1 ? rr(s, 2, 3) : 1;
-        cc->c = cc->group * rr(s, 1, 4);
-        cc->m = cc->group * rr(s, 1, 4);
-    }
-    for (int d = 0; d < cc->nsp; d++) {
-        cc->k[d] = rr(s, 1, 3);
-        cc->stride[d] = rr(s, 1, 3);
-        cc->dil[d] = rr(s, 1, 2);
-        cc->in[d] = rr(s, 1, cc->nsp == 3 ? 5 : 11);
-        cc->pads[d] = rr(s, 0, 2);
-        cc->pads[cc->nsp + d] = rr(s, 0, 2);
-        const int64_t ek = (cc->k[d] - 1) * cc->dil[d] + 1;
-        if (!transpose && cc->in[d] + cc->pads[d] + cc->pads[cc->nsp + d] < ek)
-            cc->in[d] = ek;
-        if (transpose) { /* keep the output positive: total pad below the natural size */
-            cc->pads[d] = rr(s, 0, 1);
-            cc->pads[cc->nsp + d] = 0;
-        }
-    }
-    const int ap = (int)rr(s, 0, 5);
-    if (ap == 0)
-        cc->auto_pad = "SAME_UPPER";
-    else if (ap == 1)
-        cc->auto_pad = "SAME_LOWER";
-    else if (ap == 2 && !transpose) {
-        cc->auto_pad = "VALID";
-        for (int d = 0; d < cc->nsp; d++)
-            if (cc->in[d] < (cc->k[d] - 1) * cc->dil[d] + 1)
-                cc->in[d] = (cc->k[d] - 1) * cc->dil[d] + 1;
-    }
-    cc->bias = rng(s) & 1;
-    cc->per_tensor = (rng(s) % 4) == 0;
+    qk_random_conv_geometry(s, transpose, cc);
     cc->zp = pick_zp(s);
 }
 
@@ -481,7 +309,7 @@ static void test_qconv_random(void)
     uint32_t s = 2024;
     int fails = 0;
     for (int t = 0; t < 120; t++) {
-        conv_case cc;
+        qk_conv_case cc;
         random_conv_case(&s, false, &cc);
         cc.asym = t % 3 == 1; /* a third with asymmetric weights */
         fails += run_conv_case(&cc, false, &s, t);
@@ -494,59 +322,30 @@ static void test_qconv_fixed(void)
     uint32_t s = 7;
     int fails = 0;
     /* pointwise (straight GEMM), 2-D */
-    conv_case pw = {.nsp = 2,
-                    .batch = 2,
-                    .c = 20,
-                    .m = 13,
-                    .group = 1,
-                    .in = {7, 9},
-                    .k = {1, 1},
-                    .stride = {1, 1},
-                    .dil = {1, 1},
-                    .bias = true,
-                    .zp = -128};
+    qk_conv_case pw = qk_pointwise_case(2, 20, 13, 1, 7, 9);
+    pw.zp = -128;
     fails += run_conv_case(&pw, false, &s, 1000);
     /* depthwise 3x3 stride 2 with pads, zero point 127 */
-    conv_case dw = {.nsp = 2,
-                    .batch = 1,
-                    .c = 8,
-                    .m = 8,
-                    .group = 8,
-                    .in = {13, 10},
-                    .k = {3, 3},
-                    .stride = {2, 2},
-                    .dil = {1, 1},
-                    .pads = {1, 1, 1, 1},
-                    .bias = true,
-                    .zp = 127};
+    qk_conv_case dw = qk_conv3x3_case(8, 8, 8, 13, 10, 2);
+    dw.zp = 127;
     fails += run_conv_case(&dw, false, &s, 1001);
     /* several im2col tiles: 64 x 3 x 3 rows over 130 x 130 positions exceed the 8 MB budget */
-    conv_case big = {.nsp = 2,
-                     .batch = 1,
-                     .c = 64,
-                     .m = 2,
-                     .group = 1,
-                     .in = {130, 130},
-                     .k = {3, 3},
-                     .stride = {1, 1},
-                     .dil = {1, 1},
-                     .pads = {1, 1, 1, 1},
-                     .bias = true,
-                     .zp = 3};
+    qk_conv_case big = qk_conv3x3_case(64, 2, 1, 130, 130, 1);
+    big.zp = 3;
     fails += run_conv_case(&big, false, &s, 1002);
     /* a 1-D conv with K > QGEMM_KC and odd */
-    conv_case deep = {.nsp = 1,
-                      .batch = 1,
-                      .c = 87,
-                      .m = 7,
-                      .group = 1,
-                      .in = {20},
-                      .k = {3},
-                      .stride = {1},
-                      .dil = {2},
-                      .pads = {2, 1},
-                      .bias = false,
-                      .zp = -128};
+    qk_conv_case deep = {.nsp = 1,
+                         .batch = 1,
+                         .c = 87,
+                         .m = 7,
+                         .group = 1,
+                         .in = {20},
+                         .k = {3},
+                         .stride = {1},
+                         .dil = {2},
+                         .pads = {2, 1},
+                         .bias = false,
+                         .zp = -128};
     fails += run_conv_case(&deep, false, &s, 1003);
     /* the same with asymmetric weights (the big one is skipped: its tiles are already covered) */
     pw.asym = dw.asym = deep.asym = true;
@@ -561,22 +360,13 @@ static void test_qconv_transpose_random(void)
     uint32_t s = 77;
     int fails = 0;
     for (int t = 0; t < 60; t++) {
-        conv_case cc;
+        qk_conv_case cc;
         random_conv_case(&s, true, &cc);
         cc.asym = t % 3 == 1;
         fails += run_conv_case(&cc, true, &s, t);
     }
-    conv_case pw = {.nsp = 2,
-                    .batch = 1,
-                    .c = 6,
-                    .m = 4,
-                    .group = 2,
-                    .in = {5, 4},
-                    .k = {1, 1},
-                    .stride = {1, 1},
-                    .dil = {1, 1},
-                    .bias = true,
-                    .zp = 127};
+    qk_conv_case pw = qk_pointwise_case(1, 6, 4, 2, 5, 4);
+    pw.zp = 127;
     fails += run_conv_case(&pw, true, &s, 1000);
     pw.asym = true;
     fails += run_conv_case(&pw, true, &s, 1010);
@@ -588,32 +378,32 @@ static void test_qconv_transpose_random(void)
 
 static int run_gemm_case(uint32_t *s, int case_no)
 {
-    const int64_t m = rr(s, 1, 9), n = rr(s, 1, 40), k = rr(s, 1, 300);
-    const bool ta = rng(s) & 1, tb = rng(s) & 1;
-    const int c_kind = (int)rr(s, 0, 4); /* none, const [N], const [1, N], matrix [M, N], activation [N] */
-    const float alpha = (rng(s) & 1) ? 1.0f : 0.75f, beta = (rng(s) & 1) ? 1.0f : -1.5f;
+    const int64_t m = qk_rr(s, 1, 9), n = qk_rr(s, 1, 40), k = qk_rr(s, 1, 300);
+    const bool ta = qk_rng(s) & 1, tb = qk_rng(s) & 1;
+    const int c_kind = (int)qk_rr(s, 0, 4); /* none, const [N], const [1, N], matrix [M, N], activation [N] */
+    const float alpha = (qk_rng(s) & 1) ? 1.0f : 0.75f, beta = (qk_rng(s) & 1) ? 1.0f : -1.5f;
     const int32_t zp = pick_zp(s);
-    const float in_scale = 0.01f + (float)rr(s, 0, 100) / 3000.0f;
+    const float in_scale = 0.01f + (float)qk_rr(s, 0, 100) / 3000.0f;
     int8_t *aq = malloc((size_t)(m * k));
     float *a = malloc((size_t)(m * k) * 4), *w = malloc((size_t)(k * n) * 4), *c = malloc((size_t)(m * n) * 4);
     make_act(s, m * k, in_scale, zp, aq, a);
-    make_f32(s, k * n, 1.0f, w);
-    make_f32(s, m * n, 2.0f, c);
+    qk_make_f32(s, k * n, 1.0f, w);
+    qk_make_f32(s, m * n, 2.0f, c);
     rd_tensor ta_t = ta ? H_T(RD_DT_F32, a, k, m) : H_T(RD_DT_F32, a, m, k);
     rd_tensor tb_t = tb ? H_T(RD_DT_F32, w, n, k) : H_T(RD_DT_F32, w, k, n);
     rd_tensor tc = c_kind == 2 ? H_T(RD_DT_F32, c, 1, n) : c_kind == 3 ? H_T(RD_DT_F32, c, m, n) : H_T(RD_DT_F32, c, n);
     const rd_tensor *in[3] = {&ta_t, &tb_t, &tc};
     const sim_attr attrs[] = {h_float("alpha", alpha), h_float("beta", beta), h_int("transA", ta), h_int("transB", tb)};
-    q8_run r;
+    qk_run r;
     int fails = 0;
-    rd_status st = q8_setup(&r, "Gemm", attrs, 4, in, c_kind ? 3 : 2);
+    rd_status st = qk_setup(&r, "Gemm", attrs, 4, in, c_kind ? 3 : 2);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     int8_t *wq;
     float *ws;
     int32_t *wzp = NULL;
     int nws;
     rd_error err;
-    const bool per_tensor = (rng(s) % 3) == 0, asym = (rng(s) % 2) == 0;
+    const bool per_tensor = (qk_rng(s) % 3) == 0, asym = (qk_rng(s) % 2) == 0;
     rd_status qst = asym ? sim_quant_weights_i8_asym(&tb_t, tb ? 0 : 1, 1, per_tensor, &wq, &ws, &wzp, &nws, &err)
                          : sim_quant_weights_i8(&tb_t, tb ? 0 : 1, per_tensor, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(qst, RD_OK);
@@ -646,7 +436,7 @@ static int run_gemm_case(uint32_t *s, int case_no)
                     v += (double)beta * cv;
                 want[i * n + j] = (float)v;
             }
-        fails += compare_out(r.out.data, want, m * n, "Gemm", case_no);
+        fails += qk_compare_out(r.out.data, want, m * n, "Gemm", case_no);
         free(want);
     }
     free(wq);
@@ -656,7 +446,7 @@ static int run_gemm_case(uint32_t *s, int case_no)
     free(a);
     free(w);
     free(c);
-    q8_fini(&r);
+    qk_fini(&r);
     return fails;
 }
 
@@ -672,20 +462,14 @@ static void test_qgemm_eval_random(void)
 /* ------------------------------------------------------------------------------------------------- */
 /* MatMul */
 
-typedef struct mm_case {
-    int ra, rb;
-    int64_t ad[4], bd[4];
-    bool act_b;
-} mm_case;
-
-static int run_matmul_case(const mm_case *mc, bool asym, uint32_t *s, int case_no)
+static int run_matmul_case(const qk_mm_case *mc, bool asym, uint32_t *s, int case_no)
 {
     rd_tensor ta = {.dtype = RD_DT_F32, .rank = mc->ra}, tb = {.dtype = RD_DT_F32, .rank = mc->rb};
     memcpy(ta.dims, mc->ad, sizeof mc->ad);
     memcpy(tb.dims, mc->bd, sizeof mc->bd);
     const int64_t na = rd_tensor_numel(&ta), nb = rd_tensor_numel(&tb);
     const int32_t zp = pick_zp(s), bzp = pick_zp(s);
-    const float in_scale = 0.05f, b_scale = 0.03f + (float)rr(s, 0, 10) / 100.0f;
+    const float in_scale = 0.05f, b_scale = 0.03f + (float)qk_rr(s, 0, 10) / 100.0f;
     int8_t *aq = malloc((size_t)na), *bq = malloc((size_t)nb);
     float *a = malloc((size_t)na * 4), *b = malloc((size_t)nb * 4);
     make_act(s, na, in_scale, zp, aq, a);
@@ -699,19 +483,19 @@ static int run_matmul_case(const mm_case *mc, bool asym, uint32_t *s, int case_n
     if (mc->act_b) {
         make_act(s, nb, b_scale, bzp, bq, b);
     } else if (asym) {
-        make_f32(s, nb, 1.0f, b);
+        qk_make_f32(s, nb, 1.0f, b);
         CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8_asym(&tb, mc->rb - 1, 1, mc->rb == 1, &wq, &ws, &wzp, &nws, &err),
                               RD_OK);
         memcpy(bq, wq, (size_t)nb);
     } else {
-        make_f32(s, nb, 1.0f, b);
+        qk_make_f32(s, nb, 1.0f, b);
         CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8(&tb, mc->rb - 1, mc->rb == 1, &wq, &ws, &nws, &err), RD_OK);
         memcpy(bq, wq, (size_t)nb);
     }
     const rd_tensor *in[2] = {&ta, &tb};
-    q8_run r;
+    qk_run r;
     int fails = 0;
-    CU_ASSERT_EQUAL_FATAL(q8_setup(&r, "MatMul", NULL, 0, in, 2), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "MatMul", NULL, 0, in, 2), RD_OK);
     const sim_q8_layer q = {.in_scale = in_scale,
                             .in_zp = zp,
                             .w_q = wq,
@@ -723,7 +507,7 @@ static int run_matmul_case(const mm_case *mc, bool asym, uint32_t *s, int case_n
     rd_status st = sim_q8_matmul_eval(&r.ctx, &q, &r.err);
     if (st != RD_OK) {
         fprintf(stderr, "MatMul case %d: %s\n", case_no, r.err.msg);
-        q8_fini(&r);
+        qk_fini(&r);
         return 1;
     }
     /* reference: numpy matmul over right-aligned broadcast batch dims */
@@ -757,7 +541,7 @@ static int run_matmul_case(const mm_case *mc, bool asym, uint32_t *s, int case_n
                 want[(bi * sh.m + i) * sh.n + j] = (float)((double)wrap32(acc) * in_scale * sc);
             }
     }
-    fails += compare_out(r.out.data, want, sh.n_batch * sh.m * sh.n, "MatMul", case_no);
+    fails += qk_compare_out(r.out.data, want, sh.n_batch * sh.m * sh.n, "MatMul", case_no);
     free(want);
     free(wq);
     free(ws);
@@ -766,13 +550,13 @@ static int run_matmul_case(const mm_case *mc, bool asym, uint32_t *s, int case_n
     free(bq);
     free(a);
     free(b);
-    q8_fini(&r);
+    qk_fini(&r);
     return fails;
 }
 
 static void test_qmatmul_eval(void)
 {
-    static const mm_case cases[] = {
+    static const qk_mm_case cases[] = {
         {4, 2, {2, 3, 5, 7}, {7, 4}, false},     /* one B for all: batch folded into M */
         {2, 3, {5, 7}, {3, 7, 4}, false},        /* B batched, A broadcast */
         {4, 3, {2, 1, 5, 7}, {3, 7, 4}, true},   /* both broadcast, two activations */
@@ -798,8 +582,8 @@ static void test_q8_bad_layer(void)
     float x[4 * 9] = {0}, w[2 * 4 * 9] = {0};
     rd_tensor tx = H_T(RD_DT_F32, x, 1, 4, 3, 3), tw = H_T(RD_DT_F32, w, 2, 4, 3, 3);
     const rd_tensor *in[2] = {&tx, &tw};
-    q8_run r;
-    CU_ASSERT_EQUAL_FATAL(q8_setup(&r, "Conv", NULL, 0, in, 2), RD_OK);
+    qk_run r;
+    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "Conv", NULL, 0, in, 2), RD_OK);
     int8_t wq[72] = {0};
     const float ws[3] = {1, 1, 1};
     sim_q8_layer q = {.in_scale = 0.1f, .in_zp = 200, .w_q = wq, .w_scale = ws, .n_w_scale = 2};
@@ -814,15 +598,15 @@ static void test_q8_bad_layer(void)
     CU_ASSERT_EQUAL(sim_q8_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
     q.w_q = wq;
     CU_ASSERT_EQUAL(sim_q8_conv_eval(&r.ctx, &q, &r.err), RD_OK);
-    q8_fini(&r);
+    qk_fini(&r);
     /* a shape the float Conv rejects is rejected the same way */
     rd_tensor tw_bad = H_T(RD_DT_F32, w, 2, 3, 3, 3);
     const rd_tensor *in_bad[2] = {&tx, &tw_bad};
-    CU_ASSERT_NOT_EQUAL(q8_setup(&r, "Conv", NULL, 0, in_bad, 2), RD_OK);
+    CU_ASSERT_NOT_EQUAL(qk_setup(&r, "Conv", NULL, 0, in_bad, 2), RD_OK);
     r.ctx.out[0].data = x;
     CU_ASSERT_EQUAL(sim_q8_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
     r.ctx.out[0].data = NULL;
-    q8_fini(&r);
+    qk_fini(&r);
 }
 
 RD_TEST_REGISTER(register_qkernels)

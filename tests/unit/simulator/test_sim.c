@@ -1,6 +1,7 @@
 /* test_sim.c: the FP16 / INT8 / hybrid simulator on small models built with our ONNX writer. */
-#include "onnx_test_util.h"
+#include "sim_test_util.h"
 #include "rd_test.h"
+#include "tensor_check.h"
 #include "rknn_diag/simulator.h"
 
 #include <math.h>
@@ -8,64 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* x -> Conv(3x3, 2->4) -> Relu -> Mul(gain) -> out; gain large enough to overflow float16. */
-static rd_model *build_model(float gain)
-{
-    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
-    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 2, 6, 6}, NULL);
-    rd_tensor w, bias, g;
-    rd_tensor_alloc(&w, RD_DT_F32, 4, (const int64_t[]){4, 2, 3, 3}, NULL);
-    rd_tensor_alloc(&bias, RD_DT_F32, 1, (const int64_t[]){4}, NULL);
-    rd_tensor_alloc(&g, RD_DT_F32, 0, NULL, NULL);
-    for (int i = 0; i < 72; i++)
-        ((float *)w.data)[i] = (float)((i * 37 % 17) - 8) / 16.0f;
-    for (int i = 0; i < 4; i++)
-        ((float *)bias.data)[i] = 0.1f * (float)i;
-    *(float *)g.data = gain;
-    rd_onnx_add_initializer(b, "w", &w, RD_ONNX_RAW);
-    rd_onnx_add_initializer(b, "b", &bias, RD_ONNX_RAW);
-    rd_onnx_add_initializer(b, "gain", &g, RD_ONNX_RAW);
-    rd_onnx_node *c = rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w", "b"}, 3,
-                                       (const char *const[]){"conv_out"}, 1);
-    rd_onnx_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
-    rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"conv_out"}, 1, (const char *const[]){"relu_out"}, 1);
-    rd_onnx_add_node(b, "Mul", "amp", (const char *const[]){"relu_out", "gain"}, 2, (const char *const[]){"out"}, 1);
-    rd_onnx_add_output(b, "out", RD_DT_F32, -1, NULL, NULL);
-    rd_tensor_fini(&w);
-    rd_tensor_fini(&bias);
-    rd_tensor_fini(&g);
-    rd_model *m = ot_model_load(b, "sim_test.onnx");
-    return m;
-}
-
-static void make_input(rd_tensor *x)
-{
-    rd_tensor_alloc(x, RD_DT_F32, 4, (const int64_t[]){1, 2, 6, 6}, NULL);
-    for (int i = 0; i < 72; i++)
-        ((float *)x->data)[i] = sinf(0.37f * (float)i) * 3.0f;
-}
-
-static double cosine(const rd_tensor *a, const rd_tensor *b)
-{
-    double d = 0, na = 0, nb = 0;
-    for (int64_t i = 0; i < rd_tensor_numel(a); i++) {
-        double x = ((float *)a->data)[i], y = ((float *)b->data)[i];
-        d += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    return d / sqrt(na * nb);
-}
-
 static void test_fp16_overflow(void)
 {
-    rd_model *m = build_model(40000.0f);
+    /* a gain large enough to overflow float16 */
+    rd_model *m = st_conv_relu_gain_model(2, 40000.0f, "sim_test.onnx");
     rd_sim_options so = {.precision = RD_PREC_FP16, .optimization_level = 3};
     rd_sim *s = NULL;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
     rd_tensor x, y;
-    make_input(&x);
+    st_conv_input(&x, 2);
     CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
     rd_sim_tensor t;
     CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "out", &t, &err), RD_OK);
@@ -87,7 +40,7 @@ static void test_fp16_overflow(void)
     so.optimization_level = 0;
     CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
     rd_model_destroy(m);
-    m = build_model(2.0f);
+    m = st_conv_relu_gain_model(2, 2.0f, "sim_test.onnx");
     rd_sim_destroy(s);
     CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
     CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
@@ -101,47 +54,22 @@ static void test_fp16_overflow(void)
     rd_model_destroy(m);
 }
 
-/* Sets every materialised tensor's range from a float32 run (what calibration on one sample does). */
-typedef struct range_acc {
-    rd_sim *s;
-    rd_error err;
-    rd_status st;
-} range_acc;
-
-static rd_status set_range_from(void *user, const rd_observed *ev, rd_error *err)
-{
-    range_acc *r = user;
-    if (ev->tensor->dtype != RD_DT_F32)
-        return RD_OK;
-    float lo = INFINITY, hi = -INFINITY;
-    for (int64_t i = 0; i < rd_tensor_numel(ev->tensor); i++) {
-        float v = ((float *)ev->tensor->data)[i];
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-    }
-    rd_sim_tensor t;
-    if (rd_sim_tensor_get(r->s, ev->name, &t, err) == RD_OK && t.materialized)
-        return rd_sim_set_range(r->s, ev->name, lo, hi, err);
-    return RD_OK;
-}
-
 static void test_int8(void)
 {
-    rd_model *m = build_model(2.0f);
+    rd_model *m = st_conv_relu_gain_model(2, 2.0f, "sim_test.onnx");
     rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
     rd_sim *s = NULL;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
     rd_tensor x, y, ref;
-    make_input(&x);
+    st_conv_input(&x, 2);
     /* without parameters: a clear error */
     CU_ASSERT_EQUAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_E_INVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no int8 parameters"));
-    range_acc r = {.s = s};
-    rd_run_options ro = {.observer = set_range_from, .user = &r, .observe_inputs = true};
+    rd_run_options ro = {.observer = st_set_range_from, .user = s, .observe_inputs = true};
     CU_ASSERT_EQUAL_FATAL(rd_model_run((rd_model *)rd_sim_model(s), &x, 1, &ro, &ref, 1, &err), RD_OK);
     CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
-    double c = cosine(&y, &ref);
+    double c = rd_test_cosine(&y, &ref);
     CU_ASSERT(c > 0.999);
     CU_ASSERT(c < 1.0); /* it is quantized */
     /* outputs are exact int8 levels of the output's parameters */
@@ -159,7 +87,7 @@ static void test_int8(void)
     CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "relu_out", &t, &err), RD_OK);
     CU_ASSERT_EQUAL(t.precision, RD_PREC_FP16);
     CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
-    CU_ASSERT(cosine(&y, &ref) > 0.999);
+    CU_ASSERT(rd_test_cosine(&y, &ref) > 0.999);
     rd_tensor_fini(&y);
     /* refusals */
     CU_ASSERT_EQUAL(rd_sim_set_precision(s, "conv_out", RD_PREC_FP16, &err), RD_E_INVAL);
@@ -202,7 +130,7 @@ static rd_status check_event(void *user, const rd_sim_event *ev, rd_error *err)
         c->first_single_vs_entire = worst;
     }
     if (strcmp(ev->name, "out") == 0) {
-        c->last_single_cos = cosine(ev->single, ev->golden);
+        c->last_single_cos = rd_test_cosine(ev->single, ev->golden);
         rd_tensor_clone(&c->ref_out, ev->golden, err);
         rd_tensor_clone(&c->entire_out, ev->entire, err);
     }
@@ -211,15 +139,14 @@ static rd_status check_event(void *user, const rd_sim_event *ev, rd_error *err)
 
 static void test_analyze(void)
 {
-    rd_model *m = build_model(2.0f);
+    rd_model *m = st_conv_relu_gain_model(2, 2.0f, "sim_test.onnx");
     rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
     rd_sim *s = NULL;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
     rd_tensor x, ref, y;
-    make_input(&x);
-    range_acc r = {.s = s};
-    rd_run_options ro = {.observer = set_range_from, .user = &r, .observe_inputs = true};
+    st_conv_input(&x, 2);
+    rd_run_options ro = {.observer = st_set_range_from, .user = s, .observe_inputs = true};
     CU_ASSERT_EQUAL_FATAL(rd_model_run((rd_model *)rd_sim_model(s), &x, 1, &ro, &ref, 1, &err), RD_OK);
     CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
     analyze_check c = {0};
@@ -275,15 +202,14 @@ static rd_status check_board_event(void *user, const rd_sim_event *ev, rd_error 
 
 static void test_analyze_with_board(void)
 {
-    rd_model *m = build_model(2.0f);
+    rd_model *m = st_conv_relu_gain_model(2, 2.0f, "sim_test.onnx");
     rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
     rd_sim *s = NULL;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
     rd_tensor x, ref;
-    make_input(&x);
-    range_acc r = {.s = s};
-    rd_run_options ro = {.observer = set_range_from, .user = &r, .observe_inputs = true};
+    st_conv_input(&x, 2);
+    rd_run_options ro = {.observer = st_set_range_from, .user = s, .observe_inputs = true};
     CU_ASSERT_EQUAL_FATAL(rd_model_run((rd_model *)rd_sim_model(s), &x, 1, &ro, &ref, 1, &err), RD_OK);
     rd_sim_tensor t;
     CU_ASSERT_EQUAL_FATAL(rd_sim_tensor_get(s, "x", &t, &err), RD_OK);
@@ -299,7 +225,7 @@ static void test_analyze_with_board(void)
 
 static void test_create_errors(void)
 {
-    rd_model *m = build_model(1.0f);
+    rd_model *m = st_conv_relu_gain_model(2, 1.0f, "sim_test.onnx");
     rd_sim *s = NULL;
     rd_error err;
     rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 4};

@@ -1,6 +1,6 @@
 /* test_sim_fault.c: faults of the emulated board (rd_sim_add_fault) change exactly the named tensor and,
  * through it, what comes after. */
-#include "onnx_test_util.h"
+#include "sim_test_util.h"
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
 
@@ -8,43 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* x[1,C,6,6] -> Conv(3x3, C->4) -> Relu -> Mul(2) -> out: conv_out is fused into relu_out. */
-static rd_model *build_model(int64_t in_channels)
-{
-    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
-    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, in_channels, 6, 6}, NULL);
-    rd_tensor w, bias, g;
-    rd_tensor_alloc(&w, RD_DT_F32, 4, (const int64_t[]){4, in_channels, 3, 3}, NULL);
-    rd_tensor_alloc(&bias, RD_DT_F32, 1, (const int64_t[]){4}, NULL);
-    rd_tensor_alloc(&g, RD_DT_F32, 0, NULL, NULL);
-    for (int64_t i = 0; i < rd_tensor_numel(&w); i++)
-        ((float *)w.data)[i] = (float)((i * 37 % 17) - 8) / 16.0f;
-    for (int i = 0; i < 4; i++)
-        ((float *)bias.data)[i] = 0.1f * (float)i;
-    *(float *)g.data = 2.0f;
-    rd_onnx_add_initializer(b, "w", &w, RD_ONNX_RAW);
-    rd_onnx_add_initializer(b, "b", &bias, RD_ONNX_RAW);
-    rd_onnx_add_initializer(b, "gain", &g, RD_ONNX_RAW);
-    rd_onnx_node *c = rd_onnx_add_node(b, "Conv", "conv", (const char *const[]){"x", "w", "b"}, 3,
-                                       (const char *const[]){"conv_out"}, 1);
-    rd_onnx_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
-    rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"conv_out"}, 1, (const char *const[]){"relu_out"}, 1);
-    rd_onnx_add_node(b, "Mul", "amp", (const char *const[]){"relu_out", "gain"}, 2, (const char *const[]){"out"}, 1);
-    rd_onnx_add_output(b, "out", RD_DT_F32, -1, NULL, NULL);
-    rd_tensor_fini(&w);
-    rd_tensor_fini(&bias);
-    rd_tensor_fini(&g);
-    rd_model *m = ot_model_load(b, "fault_test.onnx");
-    return m;
-}
-
-static void make_input(rd_tensor *x, int64_t channels)
-{
-    rd_tensor_alloc(x, RD_DT_F32, 4, (const int64_t[]){1, channels, 6, 6}, NULL);
-    for (int64_t i = 0; i < rd_tensor_numel(x); i++)
-        ((float *)x->data)[i] = sinf(0.37f * (float)i) * 3.0f;
-}
 
 /* The tensors of one run, by name. */
 #define MAX_SEEN 8
@@ -79,31 +42,13 @@ static void seen_fini(seen *r)
     r->n = 0;
 }
 
-/* Ranges of every materialised tensor from a float32 run (one-sample calibration). */
-static rd_status set_range_from(void *user, const rd_observed *ev, rd_error *err)
-{
-    rd_sim *s = user;
-    if (ev->tensor->dtype != RD_DT_F32)
-        return RD_OK;
-    float lo = INFINITY, hi = -INFINITY;
-    for (int64_t i = 0; i < rd_tensor_numel(ev->tensor); i++) {
-        float v = ((float *)ev->tensor->data)[i];
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-    }
-    rd_sim_tensor t;
-    if (rd_sim_tensor_get(s, ev->name, &t, err) == RD_OK && t.materialized)
-        return rd_sim_set_range(s, ev->name, lo, hi, err);
-    return RD_OK;
-}
-
 static rd_sim *make_sim(const rd_model *m, const rd_tensor *x)
 {
     rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
     rd_sim *s = NULL;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
-    rd_run_options calib = {.observer = set_range_from, .user = s, .observe_inputs = true};
+    rd_run_options calib = {.observer = st_set_range_from, .user = s, .observe_inputs = true};
     CU_ASSERT_EQUAL_FATAL(rd_model_run((rd_model *)rd_sim_model(s), x, 1, &calib, NULL, 0, &err), RD_OK);
     return s;
 }
@@ -138,9 +83,9 @@ static void test_fault_names(void)
 
 static void test_fault_refused(void)
 {
-    rd_model *m = build_model(2);
+    rd_model *m = st_conv_relu_gain_model(2, 2.0f, "fault_test.onnx");
     rd_tensor x;
-    make_input(&x, 2);
+    st_conv_input(&x, 2);
     rd_sim *s = make_sim(m, &x);
     rd_error err;
     CU_ASSERT_EQUAL(rd_sim_add_fault(s, "relu_oot", RD_FAULT_GAIN, &err), RD_E_NOTFOUND);
@@ -166,9 +111,9 @@ static void test_fault_refused(void)
 /* Runs the model clean and with one fault on relu_out; checks x unchanged, relu_out and out changed. */
 static void run_pair(rd_sim_fault_kind kind, seen *clean, seen *faulty, rd_sim **faulty_sim)
 {
-    rd_model *m = build_model(2);
+    rd_model *m = st_conv_relu_gain_model(2, 2.0f, "fault_test.onnx");
     rd_tensor x;
-    make_input(&x, 2);
+    st_conv_input(&x, 2);
     rd_sim *s = make_sim(m, &x);
     run_sim(s, &x, clean);
     rd_sim_destroy(s);
@@ -276,9 +221,9 @@ static void test_fault_fp16(void)
 
 static void test_fault_swap_one_channel(void)
 {
-    rd_model *m = build_model(1);
+    rd_model *m = st_conv_relu_gain_model(1, 2.0f, "fault_test.onnx");
     rd_tensor x;
-    make_input(&x, 1);
+    st_conv_input(&x, 1);
     rd_sim *s = make_sim(m, &x);
     rd_error err;
     CU_ASSERT_EQUAL(rd_sim_add_fault(s, "x", RD_FAULT_SWAP_CHANNELS, &err), RD_OK);

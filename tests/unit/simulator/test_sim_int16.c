@@ -3,7 +3,7 @@
  * (rd_sim_set_precision), w16a16i, w8a16 and w16a16i_dfp simulations, their parameters, statistics and
  * accuracy against int8 and float16.
  */
-#include "onnx_test_util.h"
+#include "sim_test_util.h"
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
 #include "quant.h"
@@ -63,28 +63,6 @@ static double rel_err(const rd_tensor *a, const rd_tensor *ref)
     return sqrt(d / n);
 }
 
-typedef struct range_acc {
-    rd_sim *s;
-} range_acc;
-
-/* Every materialised tensor's range from a float32 run (calibration on one sample). */
-static rd_status set_range_from(void *user, const rd_observed *ev, rd_error *err)
-{
-    range_acc *r = user;
-    if (ev->tensor->dtype != RD_DT_F32)
-        return RD_OK;
-    float lo = INFINITY, hi = -INFINITY;
-    for (int64_t i = 0; i < rd_tensor_numel(ev->tensor); i++) {
-        float v = ((float *)ev->tensor->data)[i];
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-    }
-    rd_sim_tensor t;
-    if (rd_sim_tensor_get(r->s, ev->name, &t, err) == RD_OK && t.materialized)
-        return rd_sim_set_range(r->s, ev->name, lo, hi, err);
-    return RD_OK;
-}
-
 /* A calibrated simulation of m with these options; the float32 reference output in ref (if not NULL). */
 static rd_sim *calibrated(rd_model *m, rd_sim_options so, const rd_tensor *x, rd_tensor *ref)
 {
@@ -93,8 +71,7 @@ static rd_sim *calibrated(rd_model *m, rd_sim_options so, const rd_tensor *x, rd
     CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
     if (so.precision == RD_PREC_FP16)
         return s;
-    range_acc r = {.s = s};
-    rd_run_options ro = {.observer = set_range_from, .user = &r, .observe_inputs = true};
+    rd_run_options ro = {.observer = st_set_range_from, .user = s, .observe_inputs = true};
     rd_tensor out;
     CU_ASSERT_EQUAL_FATAL(rd_model_run((rd_model *)rd_sim_model(s), x, 1, &ro, &out, 1, &err), RD_OK);
     if (ref)
