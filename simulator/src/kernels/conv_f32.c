@@ -30,9 +30,18 @@ static int64_t min64(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
-static int64_t round_up_nr(int64_t v)
+/* Input channels whose im2col rows (channel x taps) one panel of a tiled Conv holds: about SGEMM_KC rows. */
+static int64_t panel_channels(const conv_geom *g)
 {
-    return (v + SGEMM_NR - 1) / SGEMM_NR * SGEMM_NR;
+    const int64_t ksz = conv_prod(g->k, g->nsp), per = ksz > 0 ? SGEMM_KC / ksz : 1;
+    return per < 1 ? 1 : per;
+}
+
+/* Rows of a tiled Conv's panel buffer: the channels of panel_channels (at most those of a group) x taps. */
+static int64_t panel_rows(const conv_geom *g)
+{
+    const int64_t cg = g->in_c / g->group, ch = panel_channels(g);
+    return (ch < cg ? ch : cg) * conv_prod(g->k, g->nsp);
 }
 
 int64_t conv_tile_cols(int64_t rows, int64_t total, int64_t row_len, size_t elem_size, size_t budget)
@@ -104,8 +113,7 @@ static void transpose_tile(const conv_geom *g, int64_t tile, conv_plan *plan)
 
 void conv_plan_set_tile(const conv_geom *g, int64_t tile, conv_plan *plan)
 {
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, rows = cg * conv_prod(g->k, g->nsp);
-    const int64_t out_plane = conv_prod(g->out, g->nsp);
+    const int64_t mg = g->out_c / g->group, out_plane = conv_prod(g->out, g->nsp);
     if (tile < 1)
         return;
     if (plan->transpose) {
@@ -116,7 +124,7 @@ void conv_plan_set_tile(const conv_geom *g, int64_t tile, conv_plan *plan)
         return;
     plan->tile = tile;
     plan->tasks = out_plane > 0 && mg > 0 ? g->batch * g->group * sim_blocks(out_plane, tile) : 0;
-    plan->scratch = align64((size_t)rows * (size_t)round_up_nr(tile) * sizeof(float));
+    plan->scratch = align64((size_t)panel_rows(g) * SGEMM_NR * sizeof(float));
 }
 
 /* Rows [0, rows) x columns [0, cols) of y (row stride ld) set to their bias (or 0). */
@@ -259,45 +267,49 @@ static void panel_2d(const conv_geom *g, const float *xg, int64_t cg, int64_t ks
 }
 
 /*
- * im2col of positions [p0, p0 + np) straight into the GEMM's packed panels of SGEMM_NR positions, so the
- * columns are written once and not copied again by a packing. 3-D and wider: an im2col of SGEMM_NR
- * positions is one panel (a last partial one is spread to the panel layout, missing columns 0).
+ * One 16-position panel of the im2col (positions [p, p + w), w <= SGEMM_NR) for input channels xg[0 .. cg) into
+ * bp (cg x taps rows of SGEMM_NR; columns w .. SGEMM_NR - 1 set to 0). 3-D and wider: the generic im2col of
+ * w positions, spread to the panel layout.
  */
-static void im2col_panels(const conv_geom *g, const float *xg, int64_t cg, int64_t ksz, int64_t p0, int64_t np,
-                          float *bp)
+static void im2col_panel(const conv_geom *g, const float *xg, int64_t cg, int64_t ksz, int64_t p, int64_t w, float *bp)
 {
-    const int64_t rows = cg * ksz;
-    for (int64_t q = 0; q < np; q += SGEMM_NR) {
-        const int64_t w = min64(SGEMM_NR, np - q);
-        float *dst = bp + q * rows;
-        if (g->nsp <= 2) {
-            panel_2d(g, xg, cg, ksz, p0 + q, w, dst);
-            continue;
-        }
-        im2col_f32(g, xg, cg, p0 + q, w, 0.0f, dst);
-        if (w == SGEMM_NR)
-            continue;
-        for (int64_t r = rows - 1; r >= 0; r--) {
-            memmove(dst + r * SGEMM_NR, dst + r * w, (size_t)w * sizeof(float));
-            memset(dst + r * SGEMM_NR + w, 0, (size_t)(SGEMM_NR - w) * sizeof(float));
-        }
+    if (g->nsp <= 2) {
+        panel_2d(g, xg, cg, ksz, p, w, bp);
+        return;
+    }
+    im2col_f32(g, xg, cg, p, w, 0.0f, bp);
+    if (w == SGEMM_NR)
+        return;
+    for (int64_t r = cg * ksz - 1; r >= 0; r--) {
+        memmove(bp + r * SGEMM_NR, bp + r * w, (size_t)w * sizeof(float));
+        memset(bp + r * SGEMM_NR + w, 0, (size_t)(SGEMM_NR - w) * sizeof(float));
     }
 }
 
-/* im2col: task = (batch, group, tile of output positions), all channels of the group. */
+/*
+ * im2col: task = (batch, group, tile of output positions), all channels of the group. Per panel of 16
+ * positions and block of about SGEMM_KC rows (whole input channels), the columns are written straight in
+ * the GEMM's packed layout and multiplied at once while they are in L1 (no second copy by a packing, no
+ * tile-sized buffer). The blocks run in increasing k, so each element is still one chain from its bias.
+ */
 static void tiled_task(void *arg, int64_t task, int worker)
 {
     const conv_job *j = arg;
     const conv_geom *g = j->g;
     const conv_task_span t = conv_tiled_span(g, j->plan, j->out_plane, task);
-    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->cg * j->ksz;
-    float *panels = (float *)(void *)worker_scratch(j, worker);
+    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->cg * j->ksz, per = panel_channels(g);
+    float *panel = (float *)(void *)worker_scratch(j, worker);
     float *yt = j->y + (n * g->out_c + grp * j->mg) * j->out_plane + p0;
     fill_bias(yt, j->mg, np, j->out_plane, j->b ? j->b + grp * j->mg : NULL);
-    if (rows > 0) {
-        im2col_panels(g, j->x + (n * g->in_c + grp * j->cg) * j->in_plane, j->cg, j->ksz, p0, np, panels);
-        const sgemm_mat a = {.data = j->w + grp * j->mg * rows, .rs = rows, .cs = 1};
-        sim_sgemm_f32_packed(j->mg, np, rows, &a, panels, yt, j->out_plane, false);
+    const float *xg = j->x + (n * g->in_c + grp * j->cg) * j->in_plane, *wg = j->w + grp * j->mg * rows;
+    for (int64_t q = 0; rows > 0 && q < np; q += SGEMM_NR) {
+        const int64_t w = min64(SGEMM_NR, np - q);
+        for (int64_t c0 = 0; c0 < j->cg; c0 += per) {
+            const int64_t nc = min64(per, j->cg - c0);
+            im2col_panel(g, xg + c0 * j->in_plane, nc, j->ksz, p0 + q, w, panel);
+            const sgemm_mat a = {.data = wg + c0 * j->ksz, .rs = rows, .cs = 1};
+            sim_sgemm_f32_packed(j->mg, w, nc * j->ksz, &a, panel, yt + q, j->out_plane, false);
+        }
     }
     finish(j, n, grp * j->mg, grp * j->mg + j->mg, p0, p0 + np, worker);
 }

@@ -6,8 +6,9 @@
  *   - depthwise and small-channel convs (1-D/2-D, at most CONV_DIRECT_MAX_TAPS taps per output:
  *     channels per group x kernel taps): a direct loop over output rows, vectorised along the row
  *     (conv_direct_f32.c), tiles of output channels;
- *   - otherwise im2col over a tile of output positions (a whole number of 16-column GEMM panels, written
- *     in the panel layout), then sim_sgemm_f32_packed for all channels of the group.
+ *   - otherwise im2col over a tile of output positions (a whole number of 16-column GEMM panels), one
+ *     panel of about SGEMM_KC rows at a time written in the GEMM's packed layout and multiplied at once
+ *     by sim_sgemm_f32_packed for all output channels of the group.
  * ConvTranspose: per block of output channels, GEMM into a column tile, then col2im.
  *
  * Numerical contract: every output element is a chain of fused multiply-adds in a fixed order starting
