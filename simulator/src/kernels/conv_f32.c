@@ -18,6 +18,7 @@
 
 #define GEMM_ROWS 96       /* output channels of a pointwise task (a multiple of SGEMM_MR) */
 #define GEMM_COLS 256      /* output positions of a pointwise task (a multiple of SGEMM_NR) */
+#define GEMM_MIN_TASKS 8   /* fewer pointwise tasks than this: smaller channel blocks, down to 2 micro-tiles */
 #define DIRECT_ELEMS 16384 /* outputs of a direct task, in whole channels */
 
 static size_t align64(size_t v)
@@ -83,6 +84,11 @@ void conv_plan_f32(const conv_geom *g, conv_plan *out)
         out->kind = CONV_KIND_GEMM;
         out->ch_block = mg < GEMM_ROWS ? mg : GEMM_ROWS;
         out->col_block = out_plane < GEMM_COLS ? out_plane : GEMM_COLS;
+        /* a small map with few channels (mobilenet_v2's 14x14 projections to 64 and 96) would be one task,
+           run by one thread: halve the channel blocks (whole micro-tiles) while the tasks are too few */
+        while (slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block) < GEMM_MIN_TASKS &&
+               out->ch_block > 2 * SGEMM_MR)
+            out->ch_block = ((out->ch_block + 1) / 2 + SGEMM_MR - 1) / SGEMM_MR * SGEMM_MR;
         out->tasks = slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block);
         out->scratch = align64(sgemm_f32_work_bytes(cg, out->col_block));
     } else if (conv_direct_applies(g)) {

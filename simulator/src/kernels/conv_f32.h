@@ -2,7 +2,8 @@
  * conv_f32.h: fast float Conv and ConvTranspose, split into tiles over the run's threads.
  *
  * Strategies (conv_plan_f32 picks one from the geometry):
- *   - 1x1, stride 1, no padding: Y_g = W_g X_g by sim_sgemm_f32, tiles of output channels x positions;
+ *   - 1x1, stride 1, no padding: Y_g = W_g X_g by sim_sgemm_f32, tiles of output channels x positions
+ *     (channel blocks halved, in whole micro-tiles, while the layer has fewer than 8 tasks);
  *   - depthwise and small-channel convs (1-D/2-D, at most CONV_DIRECT_MAX_TAPS taps per output:
  *     channels per group x kernel taps): a direct loop over output rows, vectorised along the row
  *     (conv_direct_f32.c), tiles of output channels;
