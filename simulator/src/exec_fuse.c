@@ -129,8 +129,11 @@ static rd_status slice_run(const slice_op *op, const view3 *v, int64_t b, int64_
         const int64_t off = (b * v->c + c) * v->p + (whole ? 0 : p0);
         rd_tensor views[SIM_MAX_NODE_IO], out_view[SIM_MAX_NODE_IO];
         const rd_tensor *in[SIM_MAX_NODE_IO];
-        bool present[SIM_MAX_NODE_IO] = {true};
-        memset(out_view, 0, sizeof out_view);
+        bool present[SIM_MAX_NODE_IO];
+        /* only the node's own outputs are set: the arrays hold 20 KB and this runs per channel of a region */
+        memset(out_view, 0, (size_t)n->n_out * sizeof out_view[0]);
+        for (int k = 0; k < n->n_out; k++)
+            present[k] = k == 0;
         for (int k = 0; k < n->n_in; k++) {
             switch (op->kind[k]) {
             case ARG_NONE:

@@ -2,7 +2,8 @@
  * quant.c: quantization parameters, activation fake-quantization, FP16 rounding and weight quantization
  * (docs/numerics.md; contracts in quant.h). Activations go through here on every layer, so the int8
  * paths work on four lanes at a time with GCC vector extensions (SSE2/AVX/NEON, whatever the target
- * has), the float16 path with F16C when the CPU has it.
+ * has) and on eight with AVX2 when the CPU has it (fake quantization and input codes: the same IEEE
+ * operations per lane, so the same bits), the float16 path with F16C when the CPU has it.
  */
 #include "quant.h"
 
@@ -170,11 +171,113 @@ static int64_t lanes_count(v4i acc)
     return s;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+#define QUANT_HAVE_AVX2 1
+
+static bool cpu_has_avx2(void)
+{
+    return __builtin_cpu_supports("avx2");
+}
+
+/* q8_core's lanes eight at a time: the same IEEE operations per lane (division, compares, the 1.5 * 2^23
+   rounding, selects), so the same bits; *sat gets all ones where clamping changed the rounded value. */
+typedef struct q8_lanes8 {
+    __m256 scale, lo, hi, lo1, hi1;
+} q8_lanes8;
+
+__attribute__((target("avx2"))) static inline __m256 q8_core8(const q8_lanes8 *l, __m256 x, __m256 *sat)
+{
+    const __m256 magic = _mm256_set1_ps(12582912.0f);
+    __m256 t = _mm256_div_ps(x, l->scale);
+    t = _mm256_and_ps(t, _mm256_cmp_ps(t, t, _CMP_EQ_OQ));
+    t = _mm256_blendv_ps(t, l->lo1, _mm256_cmp_ps(t, l->lo1, _CMP_LT_OQ));
+    t = _mm256_blendv_ps(t, l->hi1, _mm256_cmp_ps(t, l->hi1, _CMP_GT_OQ));
+    __m256 r = _mm256_sub_ps(_mm256_add_ps(t, magic), magic);
+    const __m256 below = _mm256_cmp_ps(r, l->lo, _CMP_LT_OQ), above = _mm256_cmp_ps(r, l->hi, _CMP_GT_OQ);
+    *sat = _mm256_or_ps(below, above);
+    r = _mm256_blendv_ps(r, l->lo, below);
+    return _mm256_blendv_ps(r, l->hi, above);
+}
+
+__attribute__((target("avx2"))) static q8_lanes8 q8_lanes8_of(const q8_lanes *l)
+{
+    return (q8_lanes8){_mm256_set1_ps(l->scale[0]), _mm256_set1_ps(l->lo[0]), _mm256_set1_ps(l->hi[0]),
+                       _mm256_set1_ps(l->lo1[0]), _mm256_set1_ps(l->hi1[0])};
+}
+
+__attribute__((target("avx2"))) static int64_t lanes8_count(__m256i acc)
+{
+    int32_t v[8];
+    _mm256_storeu_si256((__m256i *)(void *)v, acc);
+    int64_t s = 0;
+    for (int i = 0; i < 8; i++)
+        s += v[i];
+    return s;
+}
+
+/* fake_quant's whole groups of eight; returns how many values it did (the rest go four at a time). */
+__attribute__((target("avx2"))) static int64_t fake_quant8(float *x, int64_t n, const q8_lanes *l4, int64_t *saturated,
+                                                           int64_t *rounded_to_zero)
+{
+    const q8_lanes8 l = q8_lanes8_of(l4);
+    const __m256 zero = _mm256_setzero_ps();
+    __m256i sat_n = _mm256_setzero_si256(), zero_n = _mm256_setzero_si256();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        __m256 sat;
+        const __m256 r = q8_core8(&l, v, &sat);
+        const __m256 z =
+            _mm256_and_ps(_mm256_and_ps(_mm256_cmp_ps(r, zero, _CMP_EQ_OQ), _mm256_cmp_ps(v, zero, _CMP_NEQ_OQ)),
+                          _mm256_cmp_ps(v, v, _CMP_EQ_OQ));
+        sat_n = _mm256_sub_epi32(sat_n, _mm256_castps_si256(sat));
+        zero_n = _mm256_sub_epi32(zero_n, _mm256_castps_si256(z));
+        _mm256_storeu_ps(x + i, _mm256_mul_ps(l.scale, r));
+    }
+    *saturated = lanes8_count(sat_n);
+    *rounded_to_zero = lanes8_count(zero_n);
+    return i;
+}
+
+/* sim_quantize_centered_f32's whole groups of eight; returns how many values it did. */
+__attribute__((target("avx2"))) static int64_t centered8(const float *x, int64_t n, const q8_lanes *l4, float *out)
+{
+    const q8_lanes8 l = q8_lanes8_of(l4);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 sat;
+        _mm256_storeu_ps(out + i, q8_core8(&l, _mm256_loadu_ps(x + i), &sat));
+    }
+    return i;
+}
+
+/* sim_quantize_i8's whole groups of eight (codes in [-128, 127], so the saturating packs keep them); returns
+   how many values it did. */
+__attribute__((target("avx2"))) static int64_t codes8(const float *x, int64_t n, const q8_lanes *l4, float zp,
+                                                      int8_t *q)
+{
+    const q8_lanes8 l = q8_lanes8_of(l4);
+    const __m256 zpv = _mm256_set1_ps(zp);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 sat;
+        const __m256i c = _mm256_cvttps_epi32(_mm256_add_ps(q8_core8(&l, _mm256_loadu_ps(x + i), &sat), zpv));
+        const __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1));
+        _mm_storel_epi64((__m128i *)(void *)(q + i), _mm_packs_epi16(h, h));
+    }
+    return i;
+}
+#endif
+
 static void fake_quant(float *x, int64_t n, const q8_lanes l, int64_t *saturated, int64_t *rounded_to_zero)
 {
     const v4i all = {-1, -1, -1, -1};
     v4i sat = {0}, zero = {0};
-    int64_t i = 0;
+    int64_t i = 0, sat8 = 0, zero8 = 0;
+#ifdef QUANT_HAVE_AVX2
+    if (cpu_has_avx2())
+        i = fake_quant8(x, n, &l, &sat8, &zero8);
+#endif
     for (; i + 4 <= n; i += 4) {
         v4f v;
         memcpy(&v, x + i, sizeof v);
@@ -196,9 +299,9 @@ static void fake_quant(float *x, int64_t n, const q8_lanes l, int64_t *saturated
         memcpy(x + i, buf, (size_t)(n - i) * sizeof(float));
     }
     if (saturated)
-        *saturated = lanes_count(sat);
+        *saturated = lanes_count(sat) + sat8;
     if (rounded_to_zero)
-        *rounded_to_zero = lanes_count(zero);
+        *rounded_to_zero = lanes_count(zero) + zero8;
 }
 
 void sim_fake_quant_i8(float *x, int64_t n, float scale, int32_t zp, int64_t *saturated, int64_t *rounded_to_zero)
@@ -243,6 +346,10 @@ void sim_quantize_centered_f32(const float *x, int64_t n, float scale, int32_t z
     const q8_lanes l = q_lanes_make(scale, zp, qmin, qmax);
     v4i sat;
     int64_t i = 0;
+#ifdef QUANT_HAVE_AVX2
+    if (cpu_has_avx2())
+        i = centered8(x, n, &l, out);
+#endif
     for (; i + 4 <= n; i += 4) {
         v4f v;
         memcpy(&v, x + i, sizeof v);
@@ -267,6 +374,10 @@ void sim_quantize_i8(const float *x, int64_t n, float scale, int32_t zp, int8_t 
     const v4f zpv = splat((float)zp);
     v4i sat;
     int64_t i = 0;
+#ifdef QUANT_HAVE_AVX2
+    if (cpu_has_avx2())
+        i = codes8(x, n, &l, (float)zp, q);
+#endif
     for (; i + 4 <= n; i += 4) {
         v4f v;
         memcpy(&v, x + i, sizeof v);

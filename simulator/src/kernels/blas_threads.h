@@ -1,18 +1,17 @@
 /*
- * blas_threads.h: keeps OpenBLAS single-threaded for the simulator's sgemm calls.
+ * blas_threads.h: keeps OpenBLAS single-threaded for the simulator's dgemm calls.
  *
- * Results must not depend on the run's thread count, and OpenBLAS's own threading does change them:
- * measured with OpenBLAS 0.3.21 (Zen kernels), the super_resolution 1->64 5x5 conv differs by 1 ulp in
- * 15% of its outputs between 1 and 2 BLAS threads (the M/N split changes the kernel's edge paths).
- * Left alone OpenBLAS also starts one spinning thread per core. So every op that calls BLAS asks for
- * one thread here first; parallelism, when added, must split whole sgemm calls (im2col tiles, batch,
- * groups) across our own threads so each call sees the same operands whatever the count.
- * The kernels run on one thread today; parallel tiles are future work.
+ * The int16 layers call OpenBLAS dgemm (conv_f64.c, quant16_eval.c) from tasks of our own pool, on
+ * integer-valued doubles whose sums are exact (quant.h), so the split inside dgemm never changes a bit;
+ * the float kernels use our own GEMM (sgemm_f32.h). Left alone OpenBLAS would start one spinning thread
+ * per core for every call made from every worker of the pool, multiplying the threads the user asked for
+ * with --threads. The setting is process-wide, so it is made once per process: the first BLAS-calling
+ * kernel (and calibration, before its workers start) asks for it, later calls cost one pthread_once check.
  */
 #ifndef RD_KERNELS_BLAS_THREADS_H
 #define RD_KERNELS_BLAS_THREADS_H
 
-/** Makes OpenBLAS use one thread (process-wide setting; cheap when already set). */
+/** Makes OpenBLAS use one thread, once per process (thread-safe; later calls do nothing). */
 void blas_use_one_thread(void);
 
 #endif

@@ -18,6 +18,7 @@
 
 #define GEMM_ROWS 96       /* output channels of a pointwise task (a multiple of SGEMM_MR) */
 #define GEMM_COLS 256      /* output positions of a pointwise task (a multiple of SGEMM_NR) */
+#define GEMM_MIN_TASKS 8   /* fewer pointwise tasks than this: smaller channel blocks, down to 2 micro-tiles */
 #define DIRECT_ELEMS 16384 /* outputs of a direct task, in whole channels */
 
 static size_t align64(size_t v)
@@ -28,6 +29,20 @@ static size_t align64(size_t v)
 static int64_t min64(int64_t a, int64_t b)
 {
     return a < b ? a : b;
+}
+
+/* Input channels whose im2col rows (channel x taps) one panel of a tiled Conv holds: about SGEMM_KC rows. */
+static int64_t panel_channels(const conv_geom *g)
+{
+    const int64_t ksz = conv_prod(g->k, g->nsp), per = ksz > 0 ? SGEMM_KC / ksz : 1;
+    return per < 1 ? 1 : per;
+}
+
+/* Rows of a tiled Conv's panel buffer: the channels of panel_channels (at most those of a group) x taps. */
+static int64_t panel_rows(const conv_geom *g)
+{
+    const int64_t cg = g->in_c / g->group, ch = panel_channels(g);
+    return (ch < cg ? ch : cg) * conv_prod(g->k, g->nsp);
 }
 
 int64_t conv_tile_cols(int64_t rows, int64_t total, int64_t row_len, size_t elem_size, size_t budget)
@@ -69,6 +84,11 @@ void conv_plan_f32(const conv_geom *g, conv_plan *out)
         out->kind = CONV_KIND_GEMM;
         out->ch_block = mg < GEMM_ROWS ? mg : GEMM_ROWS;
         out->col_block = out_plane < GEMM_COLS ? out_plane : GEMM_COLS;
+        /* a small map with few channels (mobilenet_v2's 14x14 projections to 64 and 96) would be one task,
+           run by one thread: halve the channel blocks (whole micro-tiles) while the tasks are too few */
+        while (slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block) < GEMM_MIN_TASKS &&
+               out->ch_block > 2 * SGEMM_MR)
+            out->ch_block = ((out->ch_block + 1) / 2 + SGEMM_MR - 1) / SGEMM_MR * SGEMM_MR;
         out->tasks = slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block);
         out->scratch = align64(sgemm_f32_work_bytes(cg, out->col_block));
     } else if (conv_direct_applies(g)) {
@@ -80,8 +100,10 @@ void conv_plan_f32(const conv_geom *g, conv_plan *out)
     } else {
         const int64_t rows = cg * conv_prod(g->k, g->nsp);
         out->kind = CONV_KIND_TILED;
-        conv_plan_set_tile(g, conv_tile_cols(rows, out_plane, g->out[g->nsp - 1], sizeof(float), CONV_TILE_BUDGET),
-                           out);
+        int64_t tile = conv_tile_cols(rows, out_plane, g->out[g->nsp - 1], sizeof(float), CONV_TILE_BUDGET);
+        if (tile < out_plane && tile > SGEMM_NR)
+            tile -= tile % SGEMM_NR; /* whole panels: no micro-tile computes columns it drops */
+        conv_plan_set_tile(g, tile, out);
     }
     if (out_plane == 0 || mg == 0)
         out->tasks = 0;
@@ -97,8 +119,7 @@ static void transpose_tile(const conv_geom *g, int64_t tile, conv_plan *plan)
 
 void conv_plan_set_tile(const conv_geom *g, int64_t tile, conv_plan *plan)
 {
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, rows = cg * conv_prod(g->k, g->nsp);
-    const int64_t out_plane = conv_prod(g->out, g->nsp);
+    const int64_t mg = g->out_c / g->group, out_plane = conv_prod(g->out, g->nsp);
     if (tile < 1)
         return;
     if (plan->transpose) {
@@ -109,7 +130,7 @@ void conv_plan_set_tile(const conv_geom *g, int64_t tile, conv_plan *plan)
         return;
     plan->tile = tile;
     plan->tasks = out_plane > 0 && mg > 0 ? g->batch * g->group * sim_blocks(out_plane, tile) : 0;
-    plan->scratch = align64((size_t)rows * (size_t)tile * sizeof(float)) + align64(sgemm_f32_work_bytes(rows, tile));
+    plan->scratch = align64((size_t)panel_rows(g) * SGEMM_NR * sizeof(float));
 }
 
 /* Rows [0, rows) x columns [0, cols) of y (row stride ld) set to their bias (or 0). */
@@ -194,23 +215,107 @@ static void direct_task(void *arg, int64_t task, int worker)
     finish(j, t.n, t.m0, t.m1, 0, j->out_plane, worker);
 }
 
-/* im2col: task = (batch, group, tile of output positions), all channels of the group. */
+/* Values [a, b) of a run of len taps from src (element stride sw), padding zeros around them. */
+static void panel_run(float *d, const float *src, int64_t sw, int64_t a, int64_t b, int64_t len)
+{
+    if (sw == 1 && a == 0 && b == SGEMM_NR) { /* the common case: a fixed-size copy the compiler inlines */
+        memcpy(d, src, SGEMM_NR * sizeof(float));
+        return;
+    }
+    for (int64_t t = 0; t < a; t++)
+        d[t] = 0.0f;
+    if (sw == 1) {
+        if (b > a)
+            memcpy(d + a, src, (size_t)(b - a) * sizeof(float));
+    } else {
+        for (int64_t t = a; t < b; t++)
+            d[t] = src[(t - a) * sw];
+    }
+    for (int64_t t = b; t < len; t++)
+        d[t] = 0.0f;
+}
+
+/*
+ * One GEMM panel of a 1-D or 2-D Conv's im2col: positions [p, p + w) (w <= SGEMM_NR) in columns 0 .. w - 1,
+ * rows (c, kh, kw) in W's order with stride SGEMM_NR; columns w .. SGEMM_NR - 1 are 0. A run of positions
+ * along one output row reads one input row per tap: a plain copy when the column stride is 1.
+ */
+static void panel_2d(const conv_geom *g, const float *xg, int64_t cg, int64_t ksz, int64_t p, int64_t w, float *dst)
+{
+    const bool two = g->nsp == 2;
+    const int64_t out_w = g->out[g->nsp - 1], in_h = two ? g->in[0] : 1, in_w = g->in[g->nsp - 1];
+    const int64_t k_h = two ? g->k[0] : 1, k_w = g->k[g->nsp - 1], sw = g->stride[g->nsp - 1];
+    const int64_t in_plane = in_h * in_w, row_stride = ksz * SGEMM_NR;
+    for (int64_t j0 = 0; j0 < w;) {
+        const int64_t oh = (p + j0) / out_w, ow0 = (p + j0) % out_w, len = min64(w - j0, out_w - ow0);
+        for (int64_t kh = 0; kh < k_h; kh++) {
+            const int64_t ih = two ? oh * g->stride[0] + kh * g->dil[0] - g->pad[0] : 0;
+            const bool row_in = ih >= 0 && ih < in_h;
+            for (int64_t kw = 0; kw < k_w; kw++) {
+                const int64_t koff = kw * g->dil[g->nsp - 1] - g->pad[g->nsp - 1];
+                /* run positions t (output column ow0 + t) whose input column lies in [0, in_w): [a, b) */
+                const int64_t lo = koff >= 0 ? 0 : (-koff + sw - 1) / sw;
+                const int64_t hi = in_w - koff <= 0 ? 0 : (in_w - koff - 1) / sw + 1;
+                int64_t a = row_in ? lo - ow0 : 0, b = row_in ? hi - ow0 : 0;
+                a = a < 0 ? 0 : a > len ? len : a;
+                b = b < a ? a : b > len ? len : b;
+                float *d = dst + (kh * k_w + kw) * SGEMM_NR + j0;
+                const int64_t src0 = row_in ? ih * in_w + (ow0 + a) * sw + koff : 0;
+                for (int64_t c = 0; c < cg; c++)
+                    panel_run(d + c * row_stride, xg + c * in_plane + src0, sw, a, b, len);
+            }
+        }
+        j0 += len;
+    }
+    if (w < SGEMM_NR)
+        for (int64_t r = 0; r < cg * ksz; r++)
+            memset(dst + r * SGEMM_NR + w, 0, (size_t)(SGEMM_NR - w) * sizeof(float));
+}
+
+/*
+ * One 16-position panel of the im2col (positions [p, p + w), w <= SGEMM_NR) for input channels xg[0 .. cg) into
+ * bp (cg x taps rows of SGEMM_NR; columns w .. SGEMM_NR - 1 set to 0). 3-D and wider: the generic im2col of
+ * w positions, spread to the panel layout.
+ */
+static void im2col_panel(const conv_geom *g, const float *xg, int64_t cg, int64_t ksz, int64_t p, int64_t w, float *bp)
+{
+    if (g->nsp <= 2) {
+        panel_2d(g, xg, cg, ksz, p, w, bp);
+        return;
+    }
+    im2col_f32(g, xg, cg, p, w, 0.0f, bp);
+    if (w == SGEMM_NR)
+        return;
+    for (int64_t r = cg * ksz - 1; r >= 0; r--) {
+        memmove(bp + r * SGEMM_NR, bp + r * w, (size_t)w * sizeof(float));
+        memset(bp + r * SGEMM_NR + w, 0, (size_t)(SGEMM_NR - w) * sizeof(float));
+    }
+}
+
+/*
+ * im2col: task = (batch, group, tile of output positions), all channels of the group. Per panel of 16
+ * positions and block of about SGEMM_KC rows (whole input channels), the columns are written straight in
+ * the GEMM's packed layout and multiplied at once while they are in L1 (no second copy by a packing, no
+ * tile-sized buffer). The blocks run in increasing k, so each element is still one chain from its bias.
+ */
 static void tiled_task(void *arg, int64_t task, int worker)
 {
     const conv_job *j = arg;
     const conv_geom *g = j->g;
     const conv_task_span t = conv_tiled_span(g, j->plan, j->out_plane, task);
-    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->cg * j->ksz;
-    char *s = worker_scratch(j, worker);
-    float *col = (float *)(void *)s;
-    float *work = (float *)(void *)(s + align64((size_t)rows * (size_t)j->plan->tile * sizeof(float)));
+    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->cg * j->ksz, per = panel_channels(g);
+    float *panel = (float *)(void *)worker_scratch(j, worker);
     float *yt = j->y + (n * g->out_c + grp * j->mg) * j->out_plane + p0;
     fill_bias(yt, j->mg, np, j->out_plane, j->b ? j->b + grp * j->mg : NULL);
-    if (rows > 0) {
-        im2col_f32(g, j->x + (n * g->in_c + grp * j->cg) * j->in_plane, j->cg, p0, np, 0.0f, col);
-        const sgemm_mat a = {.data = j->w + grp * j->mg * rows, .rs = rows, .cs = 1};
-        const sgemm_mat bm = {.data = col, .rs = np, .cs = 1};
-        sim_sgemm_f32(j->mg, np, rows, &a, &bm, yt, j->out_plane, work);
+    const float *xg = j->x + (n * g->in_c + grp * j->cg) * j->in_plane, *wg = j->w + grp * j->mg * rows;
+    for (int64_t q = 0; rows > 0 && q < np; q += SGEMM_NR) {
+        const int64_t w = min64(SGEMM_NR, np - q);
+        for (int64_t c0 = 0; c0 < j->cg; c0 += per) {
+            const int64_t nc = min64(per, j->cg - c0);
+            im2col_panel(g, xg + c0 * j->in_plane, nc, j->ksz, p0 + q, w, panel);
+            const sgemm_mat a = {.data = wg + c0 * j->ksz, .rs = rows, .cs = 1};
+            sim_sgemm_f32_packed(j->mg, w, nc * j->ksz, &a, panel, yt + q, j->out_plane, false);
+        }
     }
     finish(j, n, grp * j->mg, grp * j->mg + j->mg, p0, p0 + np, worker);
 }

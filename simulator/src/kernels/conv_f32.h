@@ -2,11 +2,14 @@
  * conv_f32.h: fast float Conv and ConvTranspose, split into tiles over the run's threads.
  *
  * Strategies (conv_plan_f32 picks one from the geometry):
- *   - 1x1, stride 1, no padding: Y_g = W_g X_g by sim_sgemm_f32, tiles of output channels x positions;
+ *   - 1x1, stride 1, no padding: Y_g = W_g X_g by sim_sgemm_f32, tiles of output channels x positions
+ *     (channel blocks halved, in whole micro-tiles, while the layer has fewer than 8 tasks);
  *   - depthwise and small-channel convs (1-D/2-D, at most CONV_DIRECT_MAX_TAPS taps per output:
  *     channels per group x kernel taps): a direct loop over output rows, vectorised along the row
  *     (conv_direct_f32.c), tiles of output channels;
- *   - otherwise im2col over a tile of output positions, then sim_sgemm_f32 for all channels of the group.
+ *   - otherwise im2col over a tile of output positions (a whole number of 16-column GEMM panels), one
+ *     panel of about SGEMM_KC rows at a time written in the GEMM's packed layout and multiplied at once
+ *     by sim_sgemm_f32_packed for all output channels of the group.
  * ConvTranspose: per block of output channels, GEMM into a column tile, then col2im.
  *
  * Numerical contract: every output element is a chain of fused multiply-adds in a fixed order starting

@@ -93,7 +93,24 @@ static void pack_b_generic(const qgemm_mat *b, int64_t k0, int64_t kc, int64_t j
     }
 }
 
-/* Contiguous rows (cs == 1): full panels interleave two rows; the ragged last panel goes generic. */
+/* The ragged last panel (nt < QGEMM_NR columns) of contiguous rows, row by row like the full ones (a column
+   at a time would read every row of B once per column); the missing columns are 0. */
+static void pack_b_rows_tail(const qgemm_mat *b, int64_t k0, int64_t kc, int64_t j0, int64_t nt, int16_t *dst)
+{
+    const int64_t kp = (kc + 1) / 2;
+    const int16_t zp = (int16_t)b->zp;
+    for (int64_t q = 0; q < kp; q++) {
+        const int8_t *r0 = b->data + (k0 + 2 * q) * b->rs + j0;
+        const int8_t *r1 = 2 * q + 1 < kc ? r0 + b->rs : NULL;
+        int16_t *d = dst + q * QGEMM_NR * 2;
+        for (int64_t j = 0; j < QGEMM_NR; j++) {
+            d[2 * j] = j < nt ? (int16_t)(r0[j] - zp) : 0;
+            d[2 * j + 1] = j < nt && r1 ? (int16_t)(r1[j] - zp) : 0;
+        }
+    }
+}
+
+/* Contiguous rows (cs == 1): full panels interleave two rows, and so does the ragged last one. */
 static void pack_b_rows(const qgemm_mat *b, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int16_t *bp)
 {
     const int64_t kp = (kc + 1) / 2, full = nc / QGEMM_NR * QGEMM_NR;
@@ -109,10 +126,8 @@ static void pack_b_rows(const qgemm_mat *b, int64_t k0, int64_t kc, int64_t j0, 
             }
         }
     }
-    if (full < nc) {
-        qgemm_mat tail = *b;
-        pack_b_generic(&tail, k0, kc, j0 + full, nc - full, bp + full * kp * 2);
-    }
+    if (full < nc)
+        pack_b_rows_tail(b, k0, kc, j0 + full, nc - full, bp + full * kp * 2);
 }
 
 #ifdef QGEMM_HAVE_AVX2
@@ -145,7 +160,7 @@ __attribute__((target("avx2"))) static void pack_b_rows_avx2(const qgemm_mat *b,
         }
     }
     if (full < nc)
-        pack_b_generic(b, k0, kc, j0 + full, nc - full, bp + full * kp * 2);
+        pack_b_rows_tail(b, k0, kc, j0 + full, nc - full, bp + full * kp * 2);
 }
 #endif
 

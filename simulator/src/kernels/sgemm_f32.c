@@ -136,6 +136,31 @@ static bool cpu_has_avx2_fma(void)
 }
 #endif
 
+/* One KC block of the product: B's panel of columns jr .. jr + 15 at bp + (jr / NR) * panel_stride. */
+static void gemm_block(int64_t m, int64_t n, int64_t kc, const float *a_pc, int64_t a_rs, int64_t a_cs, const float *bp,
+                       int64_t panel_stride, float *c, int64_t ldc, ukr_fn ukr)
+{
+    for (int64_t jr = 0; jr < n; jr += SGEMM_NR) {
+        const int64_t nr = min64(SGEMM_NR, n - jr);
+        const float *bpan = bp + jr / SGEMM_NR * panel_stride;
+        for (int64_t ir = 0; ir < m; ir += SGEMM_MR) {
+            const int mr = (int)min64(SGEMM_MR, m - ir);
+            const float *ap = a_pc + ir * a_rs;
+            float *ct = c + ir * ldc + jr;
+            if (mr == SGEMM_MR && nr == SGEMM_NR) {
+                ukr(kc, ap, a_rs, a_cs, mr, bpan, ct, ldc);
+                continue;
+            }
+            float edge[SGEMM_MR * SGEMM_NR] = {0};
+            for (int r = 0; r < mr; r++)
+                memcpy(edge + r * SGEMM_NR, ct + r * ldc, (size_t)nr * sizeof(float));
+            ukr(kc, ap, a_rs, a_cs, mr, bpan, edge, SGEMM_NR);
+            for (int r = 0; r < mr; r++)
+                memcpy(ct + r * ldc, edge + r * SGEMM_NR, (size_t)nr * sizeof(float));
+        }
+    }
+}
+
 static void sgemm_run(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sgemm_mat *b, float *c, int64_t ldc,
                       float *work, ukr_fn ukr)
 {
@@ -144,26 +169,18 @@ static void sgemm_run(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const
     for (int64_t pc = 0; pc < k; pc += SGEMM_KC) {
         const int64_t kc = min64(SGEMM_KC, k - pc);
         pack_b(b, pc, kc, n, work);
-        for (int64_t jr = 0; jr < n; jr += SGEMM_NR) {
-            const int64_t nr = min64(SGEMM_NR, n - jr);
-            const float *bpan = work + jr * kc;
-            for (int64_t ir = 0; ir < m; ir += SGEMM_MR) {
-                const int mr = (int)min64(SGEMM_MR, m - ir);
-                const float *ap = a->data + ir * a->rs + pc * a->cs;
-                float *ct = c + ir * ldc + jr;
-                if (mr == SGEMM_MR && nr == SGEMM_NR) {
-                    ukr(kc, ap, a->rs, a->cs, mr, bpan, ct, ldc);
-                    continue;
-                }
-                float edge[SGEMM_MR * SGEMM_NR] = {0};
-                for (int r = 0; r < mr; r++)
-                    memcpy(edge + r * SGEMM_NR, ct + r * ldc, (size_t)nr * sizeof(float));
-                ukr(kc, ap, a->rs, a->cs, mr, bpan, edge, SGEMM_NR);
-                for (int r = 0; r < mr; r++)
-                    memcpy(ct + r * ldc, edge + r * SGEMM_NR, (size_t)nr * sizeof(float));
-            }
-        }
+        gemm_block(m, n, kc, a->data + pc * a->cs, a->rs, a->cs, work, kc * SGEMM_NR, c, ldc, ukr);
     }
+}
+
+static void sgemm_packed_run(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const float *bp, float *c,
+                             int64_t ldc, ukr_fn ukr)
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return;
+    for (int64_t pc = 0; pc < k; pc += SGEMM_KC)
+        gemm_block(m, n, min64(SGEMM_KC, k - pc), a->data + pc * a->cs, a->rs, a->cs, bp + pc * SGEMM_NR, k * SGEMM_NR,
+                   c, ldc, ukr);
 }
 
 void sim_sgemm_f32(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sgemm_mat *b, float *c, int64_t ldc,
@@ -176,6 +193,18 @@ void sim_sgemm_f32(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sg
     }
 #endif
     sgemm_run(m, n, k, a, b, c, ldc, work, ukr_portable);
+}
+
+void sim_sgemm_f32_packed(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const float *bp, float *c, int64_t ldc,
+                          bool portable)
+{
+#ifdef SGEMM_HAVE_AVX2
+    if (!portable && cpu_has_avx2_fma()) {
+        sgemm_packed_run(m, n, k, a, bp, c, ldc, ukr_avx2);
+        return;
+    }
+#endif
+    sgemm_packed_run(m, n, k, a, bp, c, ldc, ukr_portable);
 }
 
 void sim_sgemm_f32_portable(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sgemm_mat *b, float *c,

@@ -10,12 +10,13 @@
  *
  * Blocking: A is read in place (six row pointers broadcast one value each per k, so weights need no
  * packing and are never copied); B is packed per KC rows into panels of 16 columns in a workspace of
- * sgemm_f32_work_bytes(n) bytes given by the caller; a 6 x 16 micro-kernel keeps C in registers for a
- * whole KC block.
+ * sgemm_f32_work_bytes(n) bytes given by the caller (or packed by the caller for all k rows at once:
+ * sim_sgemm_f32_packed); a 6 x 16 micro-kernel keeps C in registers for a whole KC block.
  */
 #ifndef RD_KERNELS_SGEMM_F32_H
 #define RD_KERNELS_SGEMM_F32_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,5 +40,14 @@ void sim_sgemm_f32(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sg
 /** The same product by the portable micro-kernel only (tests check it gives the same bits). */
 void sim_sgemm_f32_portable(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sgemm_mat *b, float *c,
                             int64_t ldc, float *work);
+
+/**
+ * C (m x n) += A (m x k) B (k x n) by the contract above, B given packed by the caller (an im2col written
+ * straight into panels, so B is not copied twice): panel p holds columns 16p .. 16p + 15 of all k rows,
+ * element (kk, 16p + j) at bp[p * k * 16 + kk * 16 + j]; columns of the last panel beyond n are ignored
+ * (their results dropped). portable forces the portable micro-kernel (tests compare the two).
+ */
+void sim_sgemm_f32_packed(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const float *bp, float *c, int64_t ldc,
+                          bool portable);
 
 #endif

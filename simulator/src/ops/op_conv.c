@@ -180,11 +180,11 @@ static int64_t conv_macs(const sim_op_ctx *ctx)
     /* each output element: (C/group) * prod(k) products, and W holds exactly M * that many */
     int64_t per_out = 1;
     for (int d = 1; d < w->rank; d++)
-        per_out *= w->dims[d];
+        per_out = sim_count_mul(per_out, w->dims[d]);
     int64_t out_pos = y->dims[0];
     for (int d = 2; d < y->rank; d++)
-        out_pos *= y->dims[d];
-    return out_pos * y->dims[1] * per_out;
+        out_pos = sim_count_mul(out_pos, y->dims[d]);
+    return sim_count_mul(sim_count_mul(out_pos, y->dims[1]), per_out);
 }
 
 /*
@@ -295,8 +295,8 @@ static int64_t convt_macs(const sim_op_ctx *ctx)
     /* every input element meets (M/group) * prod(k) weights */
     int64_t per_in = 1;
     for (int d = 1; d < w->rank; d++)
-        per_in *= w->dims[d];
-    return rd_tensor_numel(x) * per_in;
+        per_in = sim_count_mul(per_in, w->dims[d]);
+    return sim_count_mul(rd_tensor_numel(x), per_in);
 }
 
 const sim_op_def op_conv = {

@@ -261,7 +261,7 @@ static int64_t matmul_macs(const sim_op_ctx *ctx)
     if (a->rank < 1)
         return 0;
     /* every output element is one K-long dot product */
-    return rd_tensor_numel(&ctx->out[0]) * a->dims[a->rank - 1];
+    return sim_count_mul(rd_tensor_numel(&ctx->out[0]), a->dims[a->rank - 1]);
 }
 
 /* RKNN runs a MatMul of a constant weight as a 1x1 Conv (convert_gemm_by_conv, exmatmul -> conv); a product of

@@ -496,8 +496,8 @@ static int64_t qconv_macs(const sim_op_ctx *ctx)
         return 0;
     int64_t per_out = 1;
     for (int d = 1; d < w->rank; d++)
-        per_out *= w->dims[d];
-    return rd_tensor_numel(&ctx->out[0]) * per_out;
+        per_out = sim_count_mul(per_out, w->dims[d]);
+    return sim_count_mul(rd_tensor_numel(&ctx->out[0]), per_out);
 }
 
 const sim_op_def op_conv_integer = {.name = "ConvInteger",

@@ -233,7 +233,7 @@ static int64_t conv_macs(const sim_op_ctx *ctx)
     if (!w || ctx->out[0].rank < 1)
         return 0;
     int64_t per_out = rd_tensor_numel(w) / (w->dims[is_dw(ctx) ? 3 : 0] ? w->dims[is_dw(ctx) ? 3 : 0] : 1);
-    return rd_tensor_numel(&ctx->out[0]) * per_out;
+    return sim_count_mul(rd_tensor_numel(&ctx->out[0]), per_out);
 }
 
 /* ---- TFLiteQuantize ----------------------------------------------------------------------------- */

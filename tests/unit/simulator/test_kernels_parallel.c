@@ -142,6 +142,45 @@ static void test_sgemm_paths_identical(void)
     CU_ASSERT_EQUAL(fails, 0);
 }
 
+/* B packed by the caller (panels of 16 columns over all k rows, as the im2col panels are written) */
+static float *pack_panels(const float *b, int64_t k, int64_t n)
+{
+    const int64_t panels = (n + SGEMM_NR - 1) / SGEMM_NR;
+    float *bp = calloc((size_t)(panels * k * SGEMM_NR), sizeof(float));
+    for (int64_t kk = 0; kk < k; kk++)
+        for (int64_t j = 0; j < n; j++)
+            bp[j / SGEMM_NR * k * SGEMM_NR + kk * SGEMM_NR + j % SGEMM_NR] = b[kk * n + j];
+    return bp;
+}
+
+static void test_sgemm_packed_identical(void)
+{
+    int fails = 0;
+    for (int c = 0; c < 60; c++) {
+        const int64_t m = pick(1, 40), n = pick(1, 70), k = pick(1, 600);
+        float *a = random_floats(m * k), *b = random_floats(k * n), *c0 = random_floats(m * n);
+        float *bp = pack_panels(b, k, n);
+        const sgemm_mat am = {a, k, 1}, bm = {b, n, 1};
+        float *want = malloc((size_t)(m * n) * sizeof(float)), *got = malloc((size_t)(m * n) * sizeof(float));
+        float *got_p = malloc((size_t)(m * n) * sizeof(float));
+        memcpy(want, c0, (size_t)(m * n) * sizeof(float));
+        memcpy(got, c0, (size_t)(m * n) * sizeof(float));
+        memcpy(got_p, c0, (size_t)(m * n) * sizeof(float));
+        float *work = aligned_alloc(64, (sgemm_f32_work_bytes(k, n) + 63) / 64 * 64 + 64);
+        sim_sgemm_f32(m, n, k, &am, &bm, want, n, work);
+        sim_sgemm_f32_packed(m, n, k, &am, bp, got, n, false);
+        sim_sgemm_f32_packed(m, n, k, &am, bp, got_p, n, true);
+        if (memcmp(want, got, (size_t)(m * n) * sizeof(float)) != 0 ||
+            memcmp(want, got_p, (size_t)(m * n) * sizeof(float)) != 0) {
+            fprintf(stderr, "sgemm case %d (%lld x %lld x %lld): packed and unpacked B differ\n", c, (long long)m,
+                    (long long)n, (long long)k);
+            fails++;
+        }
+        free(a), free(b), free(c0), free(bp), free(want), free(got), free(got_p), free(work);
+    }
+    CU_ASSERT_EQUAL(fails, 0);
+}
+
 static void test_pool_edges(void)
 {
     rd_pool *p = NULL;
@@ -162,5 +201,6 @@ RD_TEST_REGISTER(register_kernels_parallel)
     RD_SUITE("kernels_parallel",
              {"Conv/ConvTranspose: one thread and three give the same bits", test_conv_threads_identical},
              {"sgemm: AVX2 and portable paths give the same bits", test_sgemm_paths_identical},
+             {"sgemm: B packed by the caller gives the same bits as B packed by sgemm", test_sgemm_packed_identical},
              {"pool: thread counts accepted and refused", test_pool_edges});
 }

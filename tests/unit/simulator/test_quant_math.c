@@ -117,11 +117,14 @@ static void test_fake_quant_matches_scalar_rule(void)
                 want_zero += zr;
             }
             int64_t sat, zero;
+            float centred[40];
             sim_quantize_i8(orig, n, scale, zps[z], q);
+            sim_quantize_centered_f32(orig, n, scale, zps[z], -128, 127, centred);
             sim_fake_quant_i8(x, n, scale, zps[z], &sat, &zero);
             for (int64_t i = 0; i < n; i++) {
                 CU_ASSERT_EQUAL(x[i], ref[i]);
                 CU_ASSERT_EQUAL(x[i], scale * (float)(q[i] - zps[z]));
+                CU_ASSERT_EQUAL(x[i], scale * centred[i]);
             }
             CU_ASSERT_EQUAL(sat, want_sat);
             CU_ASSERT_EQUAL(zero, want_zero);
