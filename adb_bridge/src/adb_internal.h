@@ -9,6 +9,7 @@
 
 #include "rknn_diag/adb.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -281,6 +282,8 @@ rd_status adb_sync_get(rd_adb *dev, adb_stream **out, rd_error *err);
 /** Closes the cached sync service (after a FAIL the board has ended it). */
 void adb_sync_drop(rd_adb *dev);
 void adb_logf(rd_adb_log_fn log, void *user, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/** adb_logf with the arguments in ap. */
+void adb_vlogf(rd_adb_log_fn log, void *user, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* ---- the adb server (transport_server.c) ---- */
 

@@ -120,14 +120,10 @@ rd_status rd_board_faults_check(const char *faults, rd_error *err)
 
 void board_log(const rd_board *b, const char *fmt, ...)
 {
-    if (!b->log)
-        return;
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    adb_vlogf(b->log, b->log_user, fmt, ap);
     va_end(ap);
-    b->log(b->log_user, msg);
 }
 
 static void reap_threads(rd_board *b, bool all)

@@ -31,16 +31,21 @@ int adb_ms_left(int64_t deadline)
     return left > 0x7fffffff ? 0x7fffffff : (int)left;
 }
 
-void adb_logf(rd_adb_log_fn log, void *user, const char *fmt, ...)
+void adb_vlogf(rd_adb_log_fn log, void *user, const char *fmt, va_list ap)
 {
     if (!log)
         return;
     char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    log(user, msg);
+}
+
+void adb_logf(rd_adb_log_fn log, void *user, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    adb_vlogf(log, user, fmt, ap);
     va_end(ap);
-    log(user, msg);
 }
 
 rd_status adb_split_host_port(const char *text, char *host_buf, size_t host_cap, int *port, rd_error *err)

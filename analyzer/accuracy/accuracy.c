@@ -14,6 +14,7 @@
  * the board's inputs as reference, the board's output tested), and how well the layer's inputs on the
  * board agree with the simulator's, which tells a layer that departs by itself from one fed bad inputs.
  */
+#include "array_grow.h"
 #include "accuracy.h"
 #include "metrics.h"
 #include "progress.h"
@@ -75,14 +76,9 @@ static rd_status add_row(analysis *a, const char *name, const char *op_type, con
         for (int d = 0; d < l->rank; d++)
             l->dims[d] = shape->dims[d];
     }
-    if (a->n_rows == a->cap_rows) {
-        size_t cap = a->cap_rows ? a->cap_rows * 2 : 64;
-        row_acc *grown = realloc(a->rows, cap * sizeof *grown);
-        if (!grown)
-            return rd_errorf(err, RD_E_NOMEM, "out of memory");
-        a->rows = grown;
-        a->cap_rows = cap;
-    }
+    st = an_array_grow(&a->rows, &a->cap_rows, a->n_rows, sizeof *a->rows, 64, err);
+    if (st != RD_OK)
+        return st;
     row_acc *ra = &a->rows[a->n_rows];
     memset(ra, 0, sizeof *ra);
     ra->layer = a->r->n_layers - 1;

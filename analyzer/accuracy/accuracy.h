@@ -65,6 +65,10 @@ rd_status an_accuracy_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, s
 rd_status an_accuracy_run_rt(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, size_t n_samples,
                              const an_accuracy_opts *o, rd_result *out, an_layer_runtime **rt_out, rd_error *err);
 
+/** Adds one finding to r (the texts are copied): what every finding rule of findings*.c ends with. */
+rd_status an_finding_add(rd_result *r, rd_finding_kind kind, rd_severity sev, const char *layer, double score,
+                         const char *title, const char *evidence, const char *advice, rd_error *err);
+
 /** Adds the findings (FP16 overflow, lossy layers, entire jump, configuration) to r, most important first. */
 rd_status an_findings_add(rd_result *r, const an_accuracy_opts *o, rd_error *err);
 

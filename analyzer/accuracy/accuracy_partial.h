@@ -17,13 +17,14 @@
 #define RD_AN_ACCURACY_PARTIAL_H
 
 #include "metrics.h"
+#include "content_hash.h"
 #include "rknn_diag/result.h"
 #include "rknn_diag/simulator.h"
 
 #define AN_ACC_PARTIAL_FORMAT "rknn-diag-accuracy-partial/1"
 #define AN_ACC_MAX_PARTIAL_BYTES ((uint64_t)512 << 20) /* one partial.json */
 #define AN_ACC_MAX_LAYERS 100000                       /* rows of one model (real ones have a few thousand) */
-#define AN_ACC_HASH_HEX 65                             /* SHA-256 in hex, with its NUL */
+#define AN_ACC_HASH_HEX AN_HASH_HEX                    /* SHA-256 in hex, with its NUL */
 
 /** What a part says about itself. */
 typedef struct an_acc_header {

@@ -3,62 +3,10 @@
  * command line a merge runs again, the shard's samples.
  */
 #include "accuracy_shard.h"
+#include "content_hash.h"
 
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-/* A SHA-256 fed with length-prefixed items ("ab"+"c" and "a"+"bc" differ). */
-typedef struct hasher {
-    EVP_MD_CTX *md;
-} hasher;
-
-static void feed(hasher *h, const void *p, size_t n)
-{
-    uint64_t len = n;
-    EVP_DigestUpdate(h->md, &len, sizeof len);
-    EVP_DigestUpdate(h->md, p, n);
-}
-
-static void feed_str(hasher *h, const char *s)
-{
-    feed(h, s ? s : "", s ? strlen(s) : 0);
-}
-
-/* The file's size then its bytes, read in blocks (models and images can be large). */
-static rd_status feed_file(hasher *h, const char *path, rd_error *err)
-{
-    int fd = -1;
-    uint64_t size = 0;
-    rd_status st = rd_file_open_read(path, 0, UINT64_MAX, &fd, &size, err);
-    if (st != RD_OK)
-        return st;
-    EVP_DigestUpdate(h->md, &size, sizeof size);
-    static const size_t block = (size_t)1 << 16;
-    char *buf = malloc(block);
-    if (!buf)
-        st = rd_errorf(err, RD_E_NOMEM, "out of memory");
-    for (ssize_t r = 1; st == RD_OK && r > 0;) {
-        r = read(fd, buf, block);
-        if (r < 0)
-            st = rd_errorf(err, RD_E_IO, "%s: cannot read it to hash it", path);
-        else
-            EVP_DigestUpdate(h->md, buf, (size_t)r);
-    }
-    free(buf);
-    close(fd);
-    return st;
-}
-
-static void to_hex(hasher *h, char *hex)
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    EVP_DigestFinal_ex(h->md, md, &n);
-    for (unsigned i = 0; i < n && i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
-}
 
 /* Options that change where results go and how much is printed, not what they are; *with_value: the next
    argument is theirs. */
@@ -102,50 +50,50 @@ rd_status an_acc_keep_argv(int argc, char **argv, an_acc_header *out, rd_error *
 rd_status an_acc_run_hash(const an_quant_opts *q, const char *model_path, int argc, char **argv, char *hex,
                           rd_error *err)
 {
-    hasher h = {EVP_MD_CTX_new()};
-    if (!h.md || !EVP_DigestInit_ex(h.md, EVP_sha256(), NULL)) {
-        EVP_MD_CTX_free(h.md);
-        return rd_errorf(err, RD_E_NOMEM, "out of memory (hash)");
+    an_hash h;
+    rd_status st = an_hash_init(&h, err);
+    if (st != RD_OK) {
+        an_hash_fini(&h);
+        return st;
     }
-    feed_str(&h, AN_ACC_PARTIAL_FORMAT);
-    feed_str(&h, rd_version());
+    an_hash_str(&h, AN_ACC_PARTIAL_FORMAT);
+    an_hash_str(&h, rd_version());
     an_acc_header kept = {0};
-    rd_status st = an_acc_keep_argv(argc, argv, &kept, err);
+    st = an_acc_keep_argv(argc, argv, &kept, err);
     for (int i = 0; st == RD_OK && i < kept.argc; i++)
-        feed_str(&h, kept.argv[i]);
+        an_hash_str(&h, kept.argv[i]);
     an_acc_header_fini(&kept);
     const char *files[] = {model_path, q->config_path, q->qcfg_path, q->rknn_path, q->rknn_log_path, q->cfg.dataset};
     for (size_t i = 0; st == RD_OK && i < sizeof files / sizeof files[0]; i++) {
-        feed_str(&h, files[i] ? "file" : "none"); /* a file given or not is part of the run */
+        an_hash_str(&h, files[i] ? "file" : "none"); /* a file given or not is part of the run */
         if (files[i])
-            st = feed_file(&h, files[i], err);
+            st = an_hash_file(&h, files[i], err);
     }
     rd_dataset ds;
     memset(&ds, 0, sizeof ds);
     if (st == RD_OK && q->cfg.dataset)
         st = rd_dataset_load(q->cfg.dataset, 0, &ds, err);
     for (size_t k = 0; st == RD_OK && k < ds.n_samples * ds.n_inputs; k++)
-        st = feed_file(&h, ds.paths[k], err);
+        st = an_hash_file(&h, ds.paths[k], err);
     rd_dataset_fini(&ds);
     if (st == RD_OK)
-        to_hex(&h, hex);
-    EVP_MD_CTX_free(h.md);
+        an_hash_hex(&h, hex);
+    an_hash_fini(&h);
     return st;
 }
 
 rd_status an_acc_shard_hash(const char *run_hex, int k, int n, size_t lo, size_t hi, char *hex, rd_error *err)
 {
-    hasher h = {EVP_MD_CTX_new()};
+    an_hash h;
     const uint64_t place[4] = {(uint64_t)k, (uint64_t)n, lo, hi};
-    if (!h.md || !EVP_DigestInit_ex(h.md, EVP_sha256(), NULL)) {
-        EVP_MD_CTX_free(h.md);
-        return rd_errorf(err, RD_E_NOMEM, "out of memory (hash)");
+    rd_status st = an_hash_init(&h, err);
+    if (st == RD_OK) {
+        an_hash_str(&h, run_hex);
+        an_hash_bytes(&h, place, sizeof place);
+        an_hash_hex(&h, hex);
     }
-    feed_str(&h, run_hex);
-    feed(&h, place, sizeof place);
-    to_hex(&h, hex);
-    EVP_MD_CTX_free(h.md);
-    return RD_OK;
+    an_hash_fini(&h);
+    return st;
 }
 
 rd_status an_acc_dataset_total(const an_quant_opts *q, const rd_model *m, size_t wanted, FILE *errs, size_t *total,

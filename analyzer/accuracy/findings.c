@@ -35,8 +35,8 @@ static double single_cos(const rd_layer_result *l)
     return g ? g->cos_min : NAN;
 }
 
-static rd_status add(rd_result *r, rd_finding_kind kind, rd_severity sev, const char *layer, double score,
-                     const char *title, const char *evidence, const char *advice, rd_error *err)
+rd_status an_finding_add(rd_result *r, rd_finding_kind kind, rd_severity sev, const char *layer, double score,
+                         const char *title, const char *evidence, const char *advice, rd_error *err)
 {
     rd_finding f = {.kind = kind,
                     .severity = sev,
@@ -60,11 +60,11 @@ static rd_status fp16_overflow(rd_result *r, rd_error *err)
         snprintf(evidence, sizeof evidence,
                  "%lld of %lld values exceed 65504 and become inf in float16; largest |x| %.6g before rounding",
                  (long long)g->mean.fp16_overflow, (long long)g->mean.count, g->mean.fp16_max_abs);
-        rd_status st =
-            add(r, RD_FIND_FP16_OVERFLOW, RD_SEV_ERROR, l->name, (double)(r->n_layers - i), title, evidence,
-                "keep this layer in float32 on the CPU, rescale it (fold a constant gain into the next layer), "
-                "or quantize it to int8, whose range is calibrated",
-                err);
+        rd_status st = an_finding_add(
+            r, RD_FIND_FP16_OVERFLOW, RD_SEV_ERROR, l->name, (double)(r->n_layers - i), title, evidence,
+            "keep this layer in float32 on the CPU, rescale it (fold a constant gain into the next layer), "
+            "or quantize it to int8, whose range is calibrated",
+            err);
         if (st != RD_OK)
             return st;
     }
@@ -133,11 +133,12 @@ static rd_status lossy_layers(rd_result *r, const an_accuracy_opts *o, size_t *n
         board_verdict(l, o, verdict, sizeof verdict);
         if (w > 0 && (size_t)w < sizeof evidence)
             snprintf(evidence + w, sizeof evidence - (size_t)w, "%s", verdict);
-        st = add(r, RD_FIND_LOSSY_LAYER, list[k].cos < o->error_cos ? RD_SEV_ERROR : RD_SEV_WARNING, l->name,
-                 1.0 - list[k].cos, title, evidence,
-                 "candidate for float16 in a hybrid quantization config (custom_quantize_layers); earlier layers "
-                 "matter more, as their error reaches every later layer",
-                 err);
+        st = an_finding_add(
+            r, RD_FIND_LOSSY_LAYER, list[k].cos < o->error_cos ? RD_SEV_ERROR : RD_SEV_WARNING, l->name,
+            1.0 - list[k].cos, title, evidence,
+            "candidate for float16 in a hybrid quantization config (custom_quantize_layers); earlier layers "
+            "matter more, as their error reaches every later layer",
+            err);
     }
     free(list);
     return st;
@@ -165,8 +166,8 @@ static rd_status entire_jump(rd_result *r, const an_accuracy_opts *o, rd_error *
     snprintf(title, sizeof title, "Entire error jumps at '%s' (layer %zu)", l->name, best);
     snprintf(evidence, sizeof evidence, "entire cosine falls by %.5f at this layer, to %.5f; single cosine %.5f",
              best_drop, group(l, RD_GROUP_SIM_ENTIRE)->cos_min, single_cos(l));
-    return add(r, RD_FIND_ENTIRE_JUMP, RD_SEV_WARNING, l->name, best_drop, title, evidence,
-               "look at this layer and the ones just before it", err);
+    return an_finding_add(r, RD_FIND_ENTIRE_JUMP, RD_SEV_WARNING, l->name, best_drop, title, evidence,
+                          "look at this layer and the ones just before it", err);
 }
 
 /* The sweep's two ends: int8 everywhere and float16 on every int8 tensor. */
@@ -221,10 +222,11 @@ static rd_status error_block(rd_result *r, const an_accuracy_opts *o, bool *expl
              "adding a little (lowest single cosine in it %.5f); float16 on one tensor alone saves little, as the "
              "next int8 layer quantizes its values again",
              first, last, n, sw->n_candidates, a, b, share, i8, sw->block_cos, all, lo);
-    return add(r, RD_FIND_ERROR_BLOCK, RD_SEV_WARNING, a, 1.0 - i8, title, evidence,
-               "keep a window of this block in float16 (custom_quantize_layers): `rknn-diag hybrid search "
-               "--target-cos X` finds the smallest such set for a target; `hybrid sweep` prints the whole sweep",
-               err);
+    return an_finding_add(
+        r, RD_FIND_ERROR_BLOCK, RD_SEV_WARNING, a, 1.0 - i8, title, evidence,
+        "keep a window of this block in float16 (custom_quantize_layers): `rknn-diag hybrid search "
+        "--target-cos X` finds the smallest such set for a target; `hybrid sweep` prints the whole sweep",
+        err);
 }
 
 /* An output far from the golden while no layer loses much by itself: configuration, not layers. */
@@ -275,12 +277,13 @@ static rd_status configuration(rd_result *r, const an_accuracy_opts *o, size_t n
             snprintf(evidence + w, sizeof evidence - (size_t)w,
                      " (`accuracy --sweep` or `hybrid sweep` tell the two apart)");
     }
-    return add(r, RD_FIND_CONFIG, RD_SEV_WARNING, NULL, 1.0 - worst,
-               "Accuracy lost with no lossy layer: likely configuration", evidence,
-               "check, as RKNN's guide lists: mean_values/std_values match the model's training, RGB/BGR order "
-               "(quant_img_RGB2BGR), a calibration set like the real inputs (20 to 100 images), quantized_method "
-               "channel, and quantized_algorithm kl_divergence or mmse instead of normal",
-               err);
+    return an_finding_add(
+        r, RD_FIND_CONFIG, RD_SEV_WARNING, NULL, 1.0 - worst, "Accuracy lost with no lossy layer: likely configuration",
+        evidence,
+        "check, as RKNN's guide lists: mean_values/std_values match the model's training, RGB/BGR order "
+        "(quant_img_RGB2BGR), a calibration set like the real inputs (20 to 100 images), quantized_method "
+        "channel, and quantized_algorithm kl_divergence or mmse instead of normal",
+        err);
 }
 
 static bool is_input_row(const rd_layer_result *l)
@@ -332,12 +335,12 @@ static rd_status runtime_departures(rd_result *r, const an_accuracy_opts *o, con
                           100.0 * rt[i].off_grid);
         if (w > 0 && (size_t)w < sizeof evidence && ent)
             snprintf(evidence + w, sizeof evidence - (size_t)w, "; runtime entire cosine %.5f here", cos_eff(ent));
-        rd_status st =
-            add(r, RD_FIND_RUNTIME_DEPARTURE, RD_SEV_ERROR, l->name, (double)(r->n_layers - i), title, evidence,
-                "a runtime (NPU driver/librknnrt) problem in this layer, not quantization: update librknnrt "
-                "and the driver to the toolkit's version, try another optimization_level, or run this layer "
-                "on the CPU / in float16 (custom_quantize_layers) and report it to Rockchip with the dumps",
-                err);
+        rd_status st = an_finding_add(
+            r, RD_FIND_RUNTIME_DEPARTURE, RD_SEV_ERROR, l->name, (double)(r->n_layers - i), title, evidence,
+            "a runtime (NPU driver/librknnrt) problem in this layer, not quantization: update librknnrt "
+            "and the driver to the toolkit's version, try another optimization_level, or run this layer "
+            "on the CPU / in float16 (custom_quantize_layers) and report it to Rockchip with the dumps",
+            err);
         if (st != RD_OK)
             return st;
         named++;

@@ -131,19 +131,6 @@ static const fp16_const *constant_of_layer(const rd_sim *s, const fp16_const *li
     return NULL;
 }
 
-static rd_status add_finding(rd_result *r, rd_finding_kind kind, const char *layer, double score, const char *title,
-                             const char *evidence, const char *advice, rd_error *err)
-{
-    rd_finding f = {.kind = kind,
-                    .severity = RD_SEV_ERROR,
-                    .layer = (char *)layer,
-                    .title = (char *)title,
-                    .evidence = (char *)evidence,
-                    .advice = (char *)advice,
-                    .score = score};
-    return rd_result_add_finding(r, &f, err);
-}
-
 static rd_status constant_findings(rd_result *r, const rd_sim *s, const fp16_const *list, size_t n, rd_error *err)
 {
     const rd_model *g = rd_sim_model(s);
@@ -165,10 +152,11 @@ static rd_status constant_findings(rd_result *r, const rd_sim *s, const fp16_con
                  "max |value| %.6g > 65504: %lld of %lld values become inf when the float16 layer%s rounds it to "
                  "half, before it computes anything; its output '%s' then holds inf or NaN",
                  f->max_abs, (long long)f->n_over, (long long)f->n, others, oi.name);
-        st = add_finding(r, RD_FIND_FP16_OVERFLOW, oi.name, (double)(r->n_layers + n - k), title, evidence,
-                         "rescale the constant (fold the gain into a neighbouring layer's weights so every constant "
-                         "stays below 65504), keep this layer in float32 on the CPU, or quantize it to int8",
-                         err);
+        st = an_finding_add(r, RD_FIND_FP16_OVERFLOW, RD_SEV_ERROR, oi.name, (double)(r->n_layers + n - k), title,
+                            evidence,
+                            "rescale the constant (fold the gain into a neighbouring layer's weights so every constant "
+                            "stays below 65504), keep this layer in float32 on the CPU, or quantize it to int8",
+                            err);
     }
     return st;
 }
@@ -311,12 +299,13 @@ static rd_status nonfinite_finding(rd_result *r, nf_source src, const nf_first *
                      "produce them by itself is '%s'",
                      r->layers[single.layer].name);
     }
-    return add_finding(
-        r, RD_FIND_NONFINITE, l->name, (double)(r->n_layers - f->layer) + 2.0 * (NF_COUNT - src), title, evidence,
-        src == NF_GOLDEN ? "fix the input or the model: every comparison downstream is meaningless"
-                         : "remove the cause at this layer (rescale, keep it in float32, or quantize it): every "
-                           "cosine downstream is nan, and a gate on it fails",
-        err);
+    return an_finding_add(r, RD_FIND_NONFINITE, RD_SEV_ERROR, l->name,
+                          (double)(r->n_layers - f->layer) + 2.0 * (NF_COUNT - src), title, evidence,
+                          src == NF_GOLDEN
+                              ? "fix the input or the model: every comparison downstream is meaningless"
+                              : "remove the cause at this layer (rescale, keep it in float32, or quantize it): every "
+                                "cosine downstream is nan, and a gate on it fails",
+                          err);
 }
 
 rd_status an_findings_numeric(rd_result *r, const rd_sim *s, rd_error *err)

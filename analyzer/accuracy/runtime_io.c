@@ -6,6 +6,7 @@
  * none is reported with the cosine and a per-channel gain/offset fit, so the reader still has numbers.
  */
 #include "runtime_io.h"
+#include "accuracy.h"
 #include "board_app.h"
 #include "rknn_diag/reports.h"
 
@@ -486,15 +487,10 @@ rd_status an_io_finding(rd_result *r, rd_finding_kind kind, const char *tensor, 
     else
         snprintf(title, sizeof title, "The application's %s '%s' is not what the simulator %s", in ? "input" : "output",
                  tensor, in ? "used" : "computed");
-    rd_finding f = {.kind = kind,
-                    .severity = RD_SEV_ERROR,
-                    .layer = (char *)tensor,
-                    .title = title,
-                    .evidence = (char *)why,
-                    .score = 1.0,
-                    .advice = in ? "fix the application's preprocessing; the per-layer comparison above is only "
-                                   "meaningful once the board's input matches"
-                                 : "fix how the application reads its outputs (rknn_outputs_get: want_float, the "
-                                   "output's dtype, scale and zero point)"};
-    return rd_result_add_finding(r, &f, err);
+    return an_finding_add(r, kind, RD_SEV_ERROR, tensor, 1.0, title, why,
+                          in ? "fix the application's preprocessing; the per-layer comparison above is only "
+                               "meaningful once the board's input matches"
+                             : "fix how the application reads its outputs (rknn_outputs_get: want_float, the "
+                               "output's dtype, scale and zero point)",
+                          err);
 }

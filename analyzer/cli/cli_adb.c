@@ -1,6 +1,7 @@
 /* cli_adb.c: board selection options and progress lines shared by the board commands. */
 #include "term_text.h"
 #include "cli_adb.h"
+#include "cmd_spec.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -114,12 +115,20 @@ void an_xfer_done(an_xfer *p)
             (unsigned long long)bytes, ms / 1000.0, r);
 }
 
-int an_adb_transfer(const an_cmd_ctx *ctx, const rd_adb_options *opt, const char *verb, an_adb_copy_fn copy,
-                    const char *from, const char *to)
+int an_adb_copy_command(an_cmd_ctx *ctx, const struct an_cmd_spec *spec, const char *verb, an_adb_copy_fn copy,
+                        const char *from, const char *to, const char *missing)
 {
+    an_cmd_args cmd;
+    int rc = an_cmd_parse(ctx, spec, &cmd, NULL, NULL);
+    if (rc != AN_GO)
+        return rc;
+    from = cmd.n_pos > 0 ? cmd.pos[0] : from;
+    to = cmd.n_pos > 1 ? cmd.pos[1] : to;
+    if (!from || !to)
+        return an_usage(ctx, "%s", missing);
     rd_error err;
     rd_adb *dev = NULL;
-    if (rd_adb_open(opt, &dev, &err) != RD_OK)
+    if (rd_adb_open(&cmd.adb, &dev, &err) != RD_OK)
         return an_fail(ctx, &err);
     an_xfer prog;
     an_xfer_init(&prog, ctx, verb);

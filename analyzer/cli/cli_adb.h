@@ -30,9 +30,14 @@ void an_adb_log(void *user, const char *msg);
 typedef rd_status (*an_adb_copy_fn)(rd_adb *dev, const char *from, const char *to, rd_adb_progress_fn progress,
                                     void *user, rd_error *err);
 
-/** Opens the board of opt and copies from to to with copy, printing progress as "VERB ..."; the exit code. */
-int an_adb_transfer(const an_cmd_ctx *ctx, const rd_adb_options *opt, const char *verb, an_adb_copy_fn copy,
-                    const char *from, const char *to);
+struct an_cmd_spec;
+/**
+ * pull and push: parses the command line by spec (the board options and at most two positionals), opens the
+ * board and copies the first positional (else from) to the second (else to) with copy, printing progress as
+ * "VERB ...". A positional missing without a default is the usage error missing. Returns the exit code.
+ */
+int an_adb_copy_command(an_cmd_ctx *ctx, const struct an_cmd_spec *spec, const char *verb, an_adb_copy_fn copy,
+                        const char *from, const char *to, const char *missing);
 
 /** Byte progress (files, bytes, rate) for pull and push. */
 typedef struct an_xfer {

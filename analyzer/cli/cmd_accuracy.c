@@ -74,6 +74,7 @@ static const an_optspec accuracy_opts[] = {
 };
 
 typedef enum gate_kind { GATE_OUTPUTS, GATE_ENTIRE, GATE_SINGLE } gate_kind;
+static const char *const gate_names[] = {"outputs", "entire", "single", NULL};
 
 typedef struct acc_args {
     const char *model_path;
@@ -98,15 +99,24 @@ typedef struct acc_args {
     const an_acc_header *merge_h;    /* and the first part's header */
 } acc_args;
 
-static bool parse_cos(const char *text, double *out)
-{
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (!end || end == text || *end || !(v >= -1.0 && v <= 1.0))
-        return false;
-    *out = v;
-    return true;
-}
+static const an_optset accuracy_sets[] = {
+    AN_SET(OPT_OUTPUT_DIR, AN_SET_STR, acc_args, output_dir),
+    AN_SET_RANGE(OPT_DUMP_SAMPLE, acc_args, dump_sample, 0, 100000),
+    AN_SET(OPT_NO_TXT, AN_SET_FLAG, acc_args, no_txt),
+    AN_SET_COS(OPT_FAIL_UNDER, acc_args, fail_under),
+    AN_SET_CHOICE(OPT_GATE, acc_args, gate, gate_names, "outputs, entire or single"),
+    AN_SET_COS(OPT_WARN_COS, acc_args, warn_cos),
+    AN_SET_COS(OPT_ERROR_COS, acc_args, error_cos),
+    AN_SET(OPT_QUIET, AN_SET_FLAG, acc_args, quiet),
+    AN_SET(OPT_SWEEP, AN_SET_FLAG, acc_args, sweep),
+    AN_SET(OPT_SWEEP_POINTS, AN_SET_SWEEP, acc_args, sweep_points),
+    AN_SET(OPT_TARGET, AN_SET_TARGET, acc_args, target),
+    AN_SET(OPT_RUN, AN_SET_STR, acc_args, run_cmd),
+    AN_SET(OPT_RUNTIME_DUMPS, AN_SET_STR, acc_args, runtime_dumps),
+    AN_SET(OPT_BOARD_DUMP_DIR, AN_SET_STR, acc_args, board_dump_dir),
+    AN_SET(OPT_BOARD_WORK_DIR, AN_SET_STR, acc_args, board_work_dir),
+    AN_SET_RANGE(OPT_RUN_TIMEOUT, acc_args, run_timeout, 1, 86400),
+};
 
 static const an_cmd_spec accuracy_spec = {
     .usage = "rknn-diag accuracy MODEL.onnx [-c model_config.yml] [--dataset FILE] [--inputs FILE]... [-o DIR]",
@@ -125,8 +135,8 @@ static const an_cmd_spec accuracy_spec = {
              "does the same from a verbose build log (scales then by calibration). --shard K/N -o DIR\n"
              "analyses part K of N of the --samples into DIR/partial.json; `rknn-diag merge DIR... -o SNAP`\n"
              "writes the one-process snapshot from the parts (docs/sharding.md).",
-    .opts = accuracy_opts,
-    .n_opts = (int)(sizeof accuracy_opts / sizeof accuracy_opts[0]),
+    AN_SPEC_OPTS(accuracy_opts),
+    AN_SPEC_SETS(accuracy_sets),
     .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_BOARD,
     .model = "MODEL.onnx",
     .model_optional = true, /* -c may name it */
@@ -138,24 +148,6 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
     acc_args *a = user;
     rd_error err = {0};
     switch (id) {
-    case OPT_TARGET:
-        return an_take_target(ctx, v, &a->target);
-    case OPT_RUN:
-        a->run_cmd = v;
-        break;
-    case OPT_RUNTIME_DUMPS:
-        a->runtime_dumps = v;
-        break;
-    case OPT_BOARD_DUMP_DIR:
-        a->board_dump_dir = v;
-        break;
-    case OPT_BOARD_WORK_DIR:
-        a->board_work_dir = v;
-        break;
-    case OPT_RUN_TIMEOUT:
-        if (!an_parse_int(ctx->argv[0], "--run-timeout", v, 1, 86400, &a->run_timeout, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
     case OPT_APP_API:
         if (an_app_api_parse(v, &a->app_api, &err) != RD_OK)
             return an_usage(ctx, "--app-api: %s", err.msg);
@@ -166,49 +158,9 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
             return an_usage(ctx, "too many --app-outputs");
         a->app_outputs[a->n_app_outputs++] = v;
         break;
-    case OPT_DUMP_SAMPLE:
-        if (!an_parse_int(ctx->argv[0], "--dump-sample", v, 0, 100000, &a->dump_sample, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
     case OPT_SHARD:
         if (!an_acc_parse_shard(v, &a->shard_k, &a->shard_n))
             return an_usage(ctx, "--shard %s: expected K/N with 0 <= K < N (e.g. $SLURM_ARRAY_TASK_ID/4)", v);
-        break;
-    case OPT_OUTPUT_DIR:
-        a->output_dir = v;
-        break;
-    case OPT_NO_TXT:
-        a->no_txt = true;
-        break;
-    case OPT_QUIET:
-        a->quiet = true;
-        break;
-    case OPT_SWEEP:
-        a->sweep = true;
-        break;
-    case OPT_SWEEP_POINTS:
-        return an_take_sweep_points(ctx, v, &a->sweep_points);
-    case OPT_FAIL_UNDER:
-        if (!parse_cos(v, &a->fail_under))
-            return an_usage(ctx, "--fail-under-cos expects a cosine in -1..1, got '%s'", v);
-        break;
-    case OPT_WARN_COS:
-        if (!parse_cos(v, &a->warn_cos))
-            return an_usage(ctx, "--warn-cos expects a cosine in -1..1, got '%s'", v);
-        break;
-    case OPT_ERROR_COS:
-        if (!parse_cos(v, &a->error_cos))
-            return an_usage(ctx, "--error-cos expects a cosine in -1..1, got '%s'", v);
-        break;
-    case OPT_GATE:
-        if (strcmp(v, "outputs") == 0)
-            a->gate = GATE_OUTPUTS;
-        else if (strcmp(v, "entire") == 0)
-            a->gate = GATE_ENTIRE;
-        else if (strcmp(v, "single") == 0)
-            a->gate = GATE_SINGLE;
-        else
-            return an_usage(ctx, "--gate expects outputs, entire or single, got '%s'", v);
         break;
     }
     return AN_GO;
@@ -403,9 +355,7 @@ static int apply_gate(an_cmd_ctx *ctx, const acc_args *a, const rd_model *m, con
         if (isnan(g->cos_min) || g->cos_min < a->fail_under) {
             if (failing++ == 0)
                 fprintf(ctx->errs, "gate failed: cosine below %.5f (--gate %s, minimum over samples):\n", a->fail_under,
-                        a->gate == GATE_OUTPUTS  ? "outputs"
-                        : a->gate == GATE_ENTIRE ? "entire"
-                                                 : "single");
+                        gate_names[a->gate]);
             fprintf(ctx->errs, "  %-40s %.5f (sample %d)\n", RD_TEXT_SHOWN(l->name), g->cos_min, g->worst_sample);
         }
     }

@@ -60,6 +60,25 @@ static void board_log(void *user, const char *msg)
     fflush(f);
 }
 
+typedef struct emulate_args {
+    rd_board_options bo;
+    char faults[1024];
+    size_t fl;
+    long port, duration;
+} emulate_args;
+
+/* In the order of board_opts. */
+static const an_optset board_sets[] = {
+    AN_SET_RANGE(OPT_PORT, emulate_args, port, 0, 65535),
+    AN_SET(OPT_ROOT, AN_SET_STR, emulate_args, bo.root),
+    AN_SET(OPT_BIND, AN_SET_STR, emulate_args, bo.bind),
+    AN_SET(OPT_ADB_KEYS, AN_SET_STR, emulate_args, bo.adb_keys),
+    AN_SET(OPT_NO_AUTH, AN_SET_FLAG, emulate_args, bo.no_auth),
+    AN_SET_INT_RANGE(OPT_ACCEPT_NEW_KEYS, emulate_args, bo.accept_new_keys_ms, 1, 3600000),
+    AN_SET(OPT_FEATURES, AN_SET_STR, emulate_args, bo.features),
+    AN_SET_RANGE(OPT_DURATION, emulate_args, duration, 1, 86400 * 365),
+};
+
 static const an_cmd_spec board_emulate_spec = {
     .usage = "rknn-diag board-emulate --port P --root DIR [--adb-keys FILE] [--fault F]...",
     .about = "Runs a fake Rockchip board: an ADB device over TCP (use `adb connect "
@@ -70,44 +89,16 @@ static const an_cmd_spec board_emulate_spec = {
              "on this computer, never as root, without new privileges, and where "
              "the system allows with DIR as the only writable place; the start log "
              "says how they are confined (docs/board.md, Security).",
-    .opts = board_opts,
-    .n_opts = (int)(sizeof board_opts / sizeof board_opts[0]),
+    AN_SPEC_OPTS(board_opts),
+    AN_SPEC_SETS(board_sets),
     .more_help = print_faults,
 };
-
-typedef struct emulate_args {
-    rd_board_options bo;
-    char faults[1024];
-    size_t fl;
-    long port, duration;
-} emulate_args;
 
 static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     emulate_args *a = user;
     long lv = 0;
     switch (id) {
-    case OPT_PORT:
-        if (!an_parse_int(ctx->argv[0], "--port", v, 0, 65535, &a->port, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
-    case OPT_ROOT:
-        a->bo.root = v;
-        break;
-    case OPT_NO_AUTH:
-        a->bo.no_auth = true;
-        break;
-    case OPT_ACCEPT_NEW_KEYS:
-        if (!an_parse_int(ctx->argv[0], "--accept-new-keys", v, 1, 3600000, &lv, ctx->errs))
-            return AN_EXIT_USAGE;
-        a->bo.accept_new_keys_ms = (int)lv;
-        break;
-    case OPT_ADB_KEYS:
-        a->bo.adb_keys = v;
-        break;
-    case OPT_BIND:
-        a->bo.bind = v;
-        break;
     case OPT_MAX_PAYLOAD:
         if (!an_parse_int(ctx->argv[0], "--max-payload", v, 256, RD_ADB_MAX_PAYLOAD, &lv, ctx->errs))
             return AN_EXIT_USAGE;
@@ -126,13 +117,6 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
         a->fl += vl;
         break;
     }
-    case OPT_DURATION:
-        if (!an_parse_int(ctx->argv[0], "--duration", v, 1, 86400 * 365, &a->duration, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
-    case OPT_FEATURES:
-        a->bo.features = v;
-        break;
     case OPT_QUIET:
         a->bo.log = NULL;
         break;

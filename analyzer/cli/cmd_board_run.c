@@ -61,6 +61,9 @@ typedef struct board_env {
     const char *dump_dir;
 } board_env;
 
+static const an_optset board_run_sets[] = {AN_SET(OPT_TARGET, AN_SET_TARGET, board_args, target),
+                                           AN_SET(OPT_DUMP_DIR, AN_SET_STR, board_args, dump_dir),
+                                           AN_SET(OPT_OUTPUT_DIR, AN_SET_STR, board_args, output_dir)};
 static const an_need board_run_needs[] = {{OPT_TARGET, "missing --target CHIP (rk3566, rk3588, ...)"},
                                           {OPT_INPUT, "missing --input FILE"}};
 static const an_cmd_spec board_run_spec = {
@@ -75,10 +78,9 @@ static const an_cmd_spec board_run_spec = {
              "makes the application's classic mistakes before or after the model. --app-api says how the\n"
              "application feeds its input, which decides what the InputOperator dump holds: normal\n"
              "(rknn_inputs_set) the input after mean/std, zero-copy (rknn_set_io_mem) the buffer before.",
-    .opts = board_run_opts,
-    .n_opts = (int)(sizeof board_run_opts / sizeof board_run_opts[0]),
-    .needs = board_run_needs,
-    .n_needs = 2,
+    AN_SPEC_OPTS(board_run_opts),
+    AN_SPEC_NEEDS(board_run_needs),
+    AN_SPEC_SETS(board_run_sets),
     .groups = AN_OG_QUANT,
     .model = "MODEL.onnx",
 };
@@ -89,26 +91,12 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
     rd_error err = {0};
     switch (id) {
     case OPT_INPUT:
-        if (a->n_inputs == AN_MAX_INPUTS_BOARD)
-            return an_usage(ctx, "too many --input options (at most %d)", AN_MAX_INPUTS_BOARD);
-        a->inputs[a->n_inputs++] = v;
-        break;
-    case OPT_TARGET:
-        return an_take_target(ctx, v, &a->target);
-    case OPT_DUMP_DIR:
-        a->dump_dir = v;
-        break;
+        return an_take_repeated(ctx, "--input", v, a->inputs, &a->n_inputs, AN_MAX_INPUTS_BOARD);
     case OPT_FAULT:
-        if (a->n_faults == MAX_FAULTS)
-            return an_usage(ctx, "too many --fault options (at most %d)", MAX_FAULTS);
-        a->faults[a->n_faults++] = v;
-        break;
+        return an_take_repeated(ctx, "--fault", v, a->faults, &a->n_faults, MAX_FAULTS);
     case OPT_MISTAKE:
         if (an_app_mistake_parse(v, &a->mistake, &err) != RD_OK)
             return an_usage(ctx, "--app-mistake: %s", err.msg);
-        break;
-    case OPT_OUTPUT_DIR:
-        a->output_dir = v;
         break;
     case OPT_APP_API:
         if (an_app_api_parse(v, &a->api, &err) != RD_OK)

@@ -23,16 +23,6 @@ static const an_optspec compare_opts[] = {
     {OPT_TOP, "top", 0, "N", "how many of the layers that moved most to list (default 10)"},
 };
 
-static const an_cmd_spec compare_spec = {
-    .usage = "rknn-diag compare A B [--json] [--top N]",
-    .about = "Compares two snapshots (error_analysis.txt or its folder), two reports (report.json) or two\n"
-             "`run --dump-dir` folders (index.json + .npy, compared tensor by tensor with A as the\n"
-             "reference), and prints per-layer cos/euc deltas (B - A) and the layers that moved most.\n"
-             "Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
-    .opts = compare_opts,
-    .n_opts = (int)(sizeof compare_opts / sizeof compare_opts[0]),
-};
-
 typedef struct compare_args {
     const char *paths[2];
     int n_paths;
@@ -40,24 +30,38 @@ typedef struct compare_args {
     long top;
 } compare_args;
 
-static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+static const an_optset compare_sets[] = {AN_SET(OPT_JSON, AN_SET_FLAG, compare_args, json),
+                                         AN_SET_RANGE(OPT_TOP, compare_args, top, 0, 1000000)};
+
+static const an_cmd_spec compare_spec = {
+    .usage = "rknn-diag compare A B [--json] [--top N]",
+    .about = "Compares two snapshots (error_analysis.txt or its folder), two reports (report.json) or two\n"
+             "`run --dump-dir` folders (index.json + .npy, compared tensor by tensor with A as the\n"
+             "reference), and prints per-layer cos/euc deltas (B - A) and the layers that moved most.\n"
+             "Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
+    AN_SPEC_OPTS(compare_opts),
+    AN_SPEC_SETS(compare_sets),
+};
+
+/* A path (the options are all in compare_sets). */
+static int take_path(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     compare_args *a = user;
-    switch (id) {
-    case OPT_JSON:
-        a->json = true;
-        break;
-    case OPT_TOP:
-        if (!an_parse_int(ctx->argv[0], "--top", v, 0, 1000000, &a->top, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
-    default: /* a path */
-        if (a->n_paths == 2)
-            return an_usage(ctx, "takes two paths, got a third: '%s'", v);
-        a->paths[a->n_paths++] = v;
-        break;
-    }
+    if (a->n_paths == 2)
+        return an_usage(ctx, "takes two paths, got a third: '%s'", v);
+    a->paths[a->n_paths++] = v;
     return AN_GO;
+}
+
+/* The --json root both comparisons start with: the two sides, the mode, and the array of its rows. */
+static cJSON *json_root(const char *pa, const char *pb, const char *mode, const char *rows, cJSON **list, bool *ok)
+{
+    cJSON *root = cJSON_CreateObject();
+    an_json_add_str(root, "a", pa, ok);
+    an_json_add_str(root, "b", pb, ok);
+    an_json_add_str(root, "mode", mode, ok);
+    *list = an_json_add_array(root, rows, ok);
+    return root;
 }
 
 static const char *const group_names[RD_GROUP_COUNT] = {"sim.entire", "sim.single", "rt.entire", "rt.single_sim"};
@@ -182,11 +186,7 @@ static int compare_results(an_cmd_ctx *ctx, const char *pa, const char *pb, cons
     int rc = AN_EXIT_OK;
     if (json) {
         bool ok = true;
-        cJSON *root = cJSON_CreateObject();
-        an_json_add_str(root, "a", pa, &ok);
-        an_json_add_str(root, "b", pb, &ok);
-        an_json_add_str(root, "mode", "results", &ok);
-        cJSON *list = an_json_add_array(root, "layers", &ok);
+        cJSON *list = NULL, *root = json_root(pa, pb, "results", "layers", &list, &ok);
         for (size_t i = 0; i < n; i++) {
             cJSON *o = an_json_push_object(list, &ok);
             an_json_add_str(o, "name", rows[i].name, &ok);
@@ -334,11 +334,7 @@ static int print_dump_comparison(an_cmd_ctx *ctx, const char *pa, const char *pb
     int rc = AN_EXIT_OK;
     if (json) {
         bool ok = true;
-        cJSON *root = cJSON_CreateObject();
-        an_json_add_str(root, "a", pa, &ok);
-        an_json_add_str(root, "b", pb, &ok);
-        an_json_add_str(root, "mode", "tensors", &ok);
-        cJSON *list = an_json_add_array(root, "tensors", &ok);
+        cJSON *list = NULL, *root = json_root(pa, pb, "tensors", "tensors", &list, &ok);
         for (size_t i = 0; i < n; i++) {
             const rd_metrics *m = &r->layers[i].groups[0].mean;
             cJSON *o = an_json_push_object(list, &ok);
@@ -374,7 +370,7 @@ static int print_dump_comparison(an_cmd_ctx *ctx, const char *pa, const char *pb
 int an_cmd_compare(an_cmd_ctx *ctx)
 {
     compare_args opt = {.top = 10};
-    int parsed = an_cmd_parse(ctx, &compare_spec, &(an_cmd_args){0}, take_option, &opt);
+    int parsed = an_cmd_parse(ctx, &compare_spec, &(an_cmd_args){0}, take_path, &opt);
     if (parsed != AN_GO)
         return parsed;
     const char *const *paths = opt.paths;

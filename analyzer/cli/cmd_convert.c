@@ -44,6 +44,12 @@ typedef struct convert_args {
 static const an_need convert_needs[] = {{OPT_TARGET, "missing -t TARGET (rk3588, rk3566, ...)"},
                                         {OPT_INPUT, "missing -i model_config.yml"},
                                         {OPT_OUTPUT, "missing -o OUT"}};
+static const an_optset convert_sets[] = {
+    AN_SET(OPT_TARGET, AN_SET_STR, convert_args, target),    AN_SET(OPT_INPUT, AN_SET_STR, convert_args, config),
+    AN_SET(OPT_OUTPUT, AN_SET_STR, convert_args, out_dir),   AN_SET(OPT_ACCURACY, AN_SET_STR, convert_args, accuracy),
+    AN_SET(OPT_DEVICE, AN_SET_STR, convert_args, device),    AN_SET(OPT_INTEGER, AN_SET_FLAG, convert_args, integer),
+    AN_SET(OPT_VERBOSE, AN_SET_FLAG, convert_args, verbose), AN_SET(AN_QOPT_THREADS, AN_SET_STR, convert_args, threads),
+};
 static const an_cmd_spec convert_spec = {
     .usage = "rknn-diag convert -t TARGET -i model_config.yml -o OUT [-a \"F1 F2\"] [--integer] [-v]",
     .about = "rknn_convert with rknn-diag's simulator: validates the config against the target, cuts\n"
@@ -54,50 +60,21 @@ static const an_cmd_spec convert_spec = {
              "docs/frontends.md; a TensorFlow graph is cut at subgraphs while it is read, a PyTorch model\n"
              "exported with input_size_list); keys it cannot honour (dynamic_input, an unknown\n"
              "framework) are refused by name.",
-    .opts = convert_opts,
-    .n_opts = (int)(sizeof convert_opts / sizeof convert_opts[0]),
-    .needs = convert_needs,
-    .n_needs = 3,
+    AN_SPEC_OPTS(convert_opts),
+    AN_SPEC_NEEDS(convert_needs),
+    AN_SPEC_SETS(convert_sets),
 };
 
-static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+/* A positional (the options are all in convert_sets). */
+static int take_positional(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
-    convert_args *a = user;
-    switch (id) {
-    case AN_OPT_POSITIONAL:
-        return an_usage(ctx, "unexpected argument '%s': the model comes from the config (-i)", v);
-    case OPT_TARGET:
-        a->target = v;
-        break;
-    case OPT_INPUT:
-        a->config = v;
-        break;
-    case OPT_OUTPUT:
-        a->out_dir = v;
-        break;
-    case OPT_ACCURACY:
-        a->accuracy = v;
-        break;
-    case OPT_DEVICE:
-        a->device = v;
-        break;
-    case OPT_VERBOSE:
-        a->verbose = true;
-        break;
-    case OPT_INTEGER:
-        a->integer = true;
-        break;
-    case AN_QOPT_THREADS:
-        a->threads = v;
-        break;
-    }
-    return AN_GO;
+    return an_usage(ctx, "unexpected argument '%s': the model comes from the config (-i)", v);
 }
 
 static int parse_args(an_cmd_ctx *ctx, convert_args *a)
 {
     an_cmd_args cmd = {0};
-    int rc = an_cmd_parse(ctx, &convert_spec, &cmd, take_option, a);
+    int rc = an_cmd_parse(ctx, &convert_spec, &cmd, take_positional, a);
     if (rc != AN_GO)
         return rc;
     if (a->device)

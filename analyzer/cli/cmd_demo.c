@@ -21,6 +21,14 @@ static const an_optspec demo_opts[] = {
     {OPT_QUIET, "quiet", 'q', NULL, "write the demo files only; run nothing"},
 };
 
+typedef struct demo_args {
+    const char *dir;
+    bool quiet;
+} demo_args;
+
+static const an_optset demo_sets[] = {AN_SET(OPT_OUT, AN_SET_STR, demo_args, dir),
+                                      AN_SET(OPT_QUIET, AN_SET_FLAG, demo_args, quiet)};
+
 static const an_cmd_spec demo_spec = {
     .usage = "rknn-diag demo [-o DIR]",
     .about = "Writes a small demo classifier (made by rknn-diag's own ONNX writer), an input and a\n"
@@ -29,26 +37,9 @@ static const an_cmd_spec demo_spec = {
              "channel quantizes badly) on an emulated rk3566 board started on loopback, whose NPU has a\n"
              "gain fault in one layer (accuracy --target rk3566 --run \"rknn-diag board-run ...\"). Each\n"
              "writes a snapshot with error_analysis.txt and report.html.",
-    .opts = demo_opts,
-    .n_opts = (int)(sizeof demo_opts / sizeof demo_opts[0]),
+    AN_SPEC_OPTS(demo_opts),
+    AN_SPEC_SETS(demo_sets),
 };
-
-typedef struct demo_args {
-    const char *dir;
-    bool quiet;
-} demo_args;
-
-static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
-{
-    demo_args *a = user;
-    if (id == OPT_OUT)
-        a->dir = v;
-    else if (id == OPT_QUIET)
-        a->quiet = true;
-    else
-        return an_usage(ctx, "unexpected argument '%s'", v);
-    return AN_GO;
-}
 
 #define DEMO_CALIB_SAMPLES 16
 #define DEMO_FAULT "gain:relu6_out" /* the runtime fault the emulated board injects */
@@ -167,7 +158,7 @@ static int board_part(an_cmd_ctx *ctx, const char *dir, const char *input, const
 int an_cmd_demo(an_cmd_ctx *ctx)
 {
     demo_args a = {.dir = "rknn-diag-demo"};
-    int rc = an_cmd_parse(ctx, &demo_spec, &(an_cmd_args){0}, take_option, &a);
+    int rc = an_cmd_parse(ctx, &demo_spec, &(an_cmd_args){0}, NULL, &a);
     if (rc != AN_GO)
         return rc;
     const char *dir = a.dir;

@@ -14,22 +14,20 @@ static const an_optspec devices_opts[] = {
     {OPT_JSON, "json", 0, NULL, "print a JSON array on stdout"},
 };
 
+typedef struct devices_args {
+    bool json;
+} devices_args;
+
+static const an_optset devices_sets[] = {AN_SET(OPT_JSON, AN_SET_FLAG, devices_args, json)};
+
 static const an_cmd_spec devices_spec = {
     .usage = "rknn-diag devices [--json] [--connect HOST:PORT]",
     .about = "Lists boards on USB, in the adb server (if one runs) and at --connect, with their "
              "state: device, unauthorized, offline, or busy (USB held by another program).",
-    .opts = devices_opts,
-    .n_opts = 1,
+    AN_SPEC_OPTS(devices_opts),
+    AN_SPEC_SETS(devices_sets),
     .groups = AN_OG_BOARD,
 };
-
-static int take_json(an_cmd_ctx *ctx, void *user, int id, const char *v)
-{
-    if (id != OPT_JSON)
-        return an_usage(ctx, "unexpected argument '%s'", v);
-    *(bool *)user = true;
-    return AN_GO;
-}
 
 static int print_json(const an_cmd_ctx *ctx, const rd_adb_device_info *v, size_t n)
 {
@@ -48,8 +46,8 @@ static int print_json(const an_cmd_ctx *ctx, const rd_adb_device_info *v, size_t
 int an_cmd_devices(an_cmd_ctx *ctx)
 {
     an_cmd_args cmd;
-    bool json = false;
-    int parsed = an_cmd_parse(ctx, &devices_spec, &cmd, take_json, &json);
+    devices_args a = {0};
+    int parsed = an_cmd_parse(ctx, &devices_spec, &cmd, NULL, &a);
     if (parsed != AN_GO)
         return parsed;
     rd_adb_options opt = cmd.adb;
@@ -61,7 +59,7 @@ int an_cmd_devices(an_cmd_ctx *ctx)
     if (rd_adb_devices(&opt, &list, &n, &err) != RD_OK)
         return an_fail(ctx, &err);
     int rc = AN_EXIT_OK;
-    if (json) {
+    if (a.json) {
         rc = print_json(ctx, list, n);
     } else {
         fprintf(ctx->out, "List of devices attached\n");

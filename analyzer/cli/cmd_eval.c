@@ -87,6 +87,27 @@ typedef struct eval_args {
     char dynamic_name[256];
 } eval_args;
 
+/* In the order of eval_opts. */
+static const an_optset eval_sets[] = {
+    AN_SET(OPT_LABELS, AN_SET_STR, eval_args, o.labels),
+    AN_SET(OPT_IDX_IMAGES, AN_SET_STR, eval_args, o.idx_images),
+    AN_SET(OPT_IDX_LABELS, AN_SET_STR, eval_args, o.idx_labels),
+    AN_SET(OPT_ANNOT, AN_SET_STR, eval_args, o.annotations),
+    AN_SET(OPT_YOLO, AN_SET_STR, eval_args, o.yolo_labels),
+    AN_SET_INT_RANGE(OPT_CLASSES, eval_args, o.det.n_classes, 1, 100000),
+    AN_SET_INT_RANGE(OPT_MAX_DET, eval_args, o.det.max_det, 1, 100000),
+    AN_SET(OPT_LETTERBOX, AN_SET_FLAG, eval_args, o.letterbox),
+    AN_SET(OPT_MASKS, AN_SET_STR, eval_args, o.masks),
+    AN_SET_INT_RANGE(OPT_IGNORE, eval_args, o.ignore_index, 0, 255),
+    AN_SET(OPT_SCORE_CMD, AN_SET_STR, eval_args, o.score_cmd),
+    AN_SET(OPT_NO_FP16, AN_SET_FLAG, eval_args, o.no_fp16),
+    AN_SET(OPT_OUT, AN_SET_STR, eval_args, o.out_dir),
+    AN_SET_RANGE(OPT_LIMIT, eval_args, o.limit, 1, 100000000),
+    AN_SET_RANGE(OPT_CALIB, eval_args, o.calib, 1, 1000000),
+    AN_SET_RANGE(OPT_SHOW, eval_args, o.show, 0, 100000),
+    AN_SET(OPT_JSON, AN_SET_FLAG, eval_args, o.json),
+};
+
 static bool parse_double(const char *text, double min, double max, double *out)
 {
     char *end = NULL;
@@ -123,9 +144,7 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     eval_args *a = user;
     an_eval_opts *o = &a->o;
-    const char *cmd = ctx->argv[0];
     double d;
-    long n;
     rd_error err = {0};
     switch (id) {
     case OPT_TASK:
@@ -134,58 +153,10 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
         else
             return an_usage(ctx, "--task %s: expected classify, detect or segment (other tasks: --score-cmd)", v);
         break;
-    case OPT_LABELS:
-        o->labels = v;
-        break;
-    case OPT_IDX_IMAGES:
-        o->idx_images = v;
-        break;
-    case OPT_IDX_LABELS:
-        o->idx_labels = v;
-        break;
-    case OPT_ANNOT:
-        o->annotations = v;
-        break;
-    case OPT_YOLO:
-        o->yolo_labels = v;
-        break;
-    case OPT_MASKS:
-        o->masks = v;
-        break;
-    case OPT_SCORE_CMD:
-        o->score_cmd = v;
-        break;
-    case OPT_OUT:
-        o->out_dir = v;
-        break;
-    case OPT_JSON:
-        o->json = true;
-        break;
-    case OPT_LETTERBOX:
-        o->letterbox = true;
-        break;
-    case OPT_NO_FP16:
-        o->no_fp16 = true;
-        break;
     case OPT_DECODER:
         if (!an_decoder_find(v))
             return an_usage(ctx, "--decoder %s: expected yolov5, yolov7, yolov8, yolo11, yolox or ssd", v);
         o->decoder = v;
-        break;
-    case OPT_CLASSES:
-        if (!an_parse_int(cmd, "--classes", v, 1, 100000, &n, ctx->errs))
-            return AN_EXIT_USAGE;
-        o->det.n_classes = (int)n;
-        break;
-    case OPT_MAX_DET:
-        if (!an_parse_int(cmd, "--max-det", v, 1, 100000, &n, ctx->errs))
-            return AN_EXIT_USAGE;
-        o->det.max_det = (int)n;
-        break;
-    case OPT_IGNORE:
-        if (!an_parse_int(cmd, "--ignore-index", v, 0, 255, &n, ctx->errs))
-            return AN_EXIT_USAGE;
-        o->ignore_index = (int)n;
         break;
     case OPT_ANCHORS: {
         int k = parse_list(v, o->det.anchors, 2 * AN_DET_MAX_ANCHORS);
@@ -253,12 +224,6 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
         o->shard_n = nn;
         break;
     }
-    case OPT_LIMIT:
-        return an_parse_int(cmd, "--limit", v, 1, 100000000, &o->limit, ctx->errs) ? AN_GO : AN_EXIT_USAGE;
-    case OPT_CALIB:
-        return an_parse_int(cmd, "--calib", v, 1, 1000000, &o->calib, ctx->errs) ? AN_GO : AN_EXIT_USAGE;
-    case OPT_SHOW:
-        return an_parse_int(cmd, "--show", v, 0, 100000, &o->show, ctx->errs) ? AN_GO : AN_EXIT_USAGE;
     }
     return AN_GO;
 }
@@ -320,8 +285,8 @@ static void print_decoders(FILE *f)
 static const an_cmd_spec eval_spec = {
     .usage = "rknn-diag eval MODEL.onnx --dataset FILE [--task T ...] [quant options]",
     .about = ABOUT,
-    .opts = eval_opts,
-    .n_opts = (int)(sizeof eval_opts / sizeof eval_opts[0]),
+    AN_SPEC_OPTS(eval_opts),
+    AN_SPEC_SETS(eval_sets),
     .groups = AN_OG_QUANT,
     .model = "MODEL.onnx",
     .model_optional = true, /* -c may name it: check_args */

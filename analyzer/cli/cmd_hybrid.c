@@ -75,15 +75,29 @@ double an_hyb_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static bool parse_double(const char *text, double lo, double hi, double *out)
-{
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (!end || end == text || *end || !(v >= lo && v <= hi))
-        return false;
-    *out = v;
-    return true;
-}
+static const char *const objective_names[] = {"min-cos-over-outputs", "cos", "sqnr", NULL}; /* an_hyb_objective */
+static const char *const over_names[] = {"worst", "mean", NULL};                            /* an_hyb_over */
+static const char *const sub_names[] = {"suggest", "search", "sweep", "diagnose", "verify", NULL}; /* sub_kind */
+
+/* In the order of hybrid_opts. */
+static const an_optset hybrid_sets[] = {
+    AN_SET_RANGE(OPT_MEASURE, hyb_args, measure, 0, 100000),
+    AN_SET_RANGE(OPT_TOP, hyb_args, top, 1, 100000),
+    AN_SET(OPT_JSON, AN_SET_FLAG, hyb_args, json),
+    AN_SET_COS(OPT_TARGET_COS, hyb_args, target_cos),
+    AN_SET_REAL(OPT_TARGET_SQNR, hyb_args, target_sqnr, -1000.0, 1000.0, "decibels"),
+    AN_SET_CHOICE(OPT_OBJECTIVE, hyb_args, objective, objective_names, "cos, sqnr or min-cos-over-outputs"),
+    AN_SET_CHOICE(OPT_OVER, hyb_args, over, over_names, "worst or mean"),
+    AN_SET_REAL(OPT_TARGET_SCORE, hyb_args, target_score, -1e300, 1e300, "a number"),
+    AN_SET_RANGE(OPT_SCORE_TIMEOUT, hyb_args, score_timeout, 1, 7 * 86400),
+    AN_SET(OPT_SWEEP_POINTS, AN_SET_SWEEP, hyb_args, sweep_points),
+    AN_SET_RANGE(OPT_MAX_FLOAT, hyb_args, max_float, 1, 100000),
+    AN_SET(OPT_OUTPUT, AN_SET_STR, hyb_args, out_path),
+    AN_SET(OPT_RKNN_CFG, AN_SET_STR, hyb_args, rknn_cfg),
+    AN_SET_RANGE(OPT_REUSE_MB, hyb_args, reuse_mb, 0, 1L << 20),
+    AN_SET(OPT_RUNTIME_DUMPS, AN_SET_STR, hyb_args, runtime_dumps),
+    AN_SET(OPT_TARGET, AN_SET_TARGET, hyb_args, target),
+};
 
 static const char *const USAGE =
     "rknn-diag hybrid suggest|search|sweep|diagnose MODEL.onnx --dataset FILE [options]\n"
@@ -119,8 +133,8 @@ static const char *const ABOUT =
 static const an_cmd_spec hybrid_spec = {
     .usage = USAGE,
     .about = ABOUT,
-    .opts = hybrid_opts,
-    .n_opts = (int)(sizeof hybrid_opts / sizeof hybrid_opts[0]),
+    AN_SPEC_OPTS(hybrid_opts),
+    AN_SPEC_SETS(hybrid_sets),
     .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT,
     .model = "MODEL.onnx",
 };
@@ -129,67 +143,11 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     hyb_args *a = user;
     switch (id) {
-    case OPT_MEASURE:
-        if (!an_parse_int("hybrid", "--measure", v, 0, 100000, &a->measure, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
-    case OPT_TOP:
-        if (!an_parse_int("hybrid", "--top", v, 1, 100000, &a->top, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
-    case OPT_MAX_FLOAT:
-        if (!an_parse_int("hybrid", "--max-float", v, 1, 100000, &a->max_float, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
-    case OPT_REUSE_MB:
-        if (!an_parse_int("hybrid", "--reuse-mb", v, 0, 1L << 20, &a->reuse_mb, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
-    case OPT_JSON:
-        a->json = true;
-        break;
-    case OPT_TARGET_COS:
-        if (!parse_double(v, -1.0, 1.0, &a->target_cos))
-            return an_usage(ctx, "--target-cos expects a cosine in -1..1, got '%s'", v);
-        break;
-    case OPT_TARGET_SQNR:
-        if (!parse_double(v, -1000.0, 1000.0, &a->target_sqnr))
-            return an_usage(ctx, "--target-sqnr expects decibels, got '%s'", v);
-        break;
-    case OPT_TARGET_SCORE:
-        if (!parse_double(v, -1e300, 1e300, &a->target_score))
-            return an_usage(ctx, "--target-score expects a number, got '%s'", v);
-        break;
-    case OPT_OBJECTIVE:
-        if (strcmp(v, "min-cos-over-outputs") == 0)
-            a->objective = AN_HYB_OBJ_MIN_COS;
-        else if (strcmp(v, "cos") == 0)
-            a->objective = AN_HYB_OBJ_COS;
-        else if (strcmp(v, "sqnr") == 0)
-            a->objective = AN_HYB_OBJ_SQNR;
-        else
-            return an_usage(ctx, "--objective expects cos, sqnr or min-cos-over-outputs, got '%s'", v);
-        a->objective_given = true;
-        break;
-    case OPT_OVER:
-        if (strcmp(v, "worst") == 0)
-            a->over = AN_HYB_OVER_WORST;
-        else if (strcmp(v, "mean") == 0)
-            a->over = AN_HYB_OVER_MEAN;
-        else
-            return an_usage(ctx, "--over expects worst or mean, got '%s'", v);
-        break;
     case OPT_SCORE_CMD:
         if (!*v)
             return an_usage(ctx, "--score-cmd expects a command, got an empty one");
         a->score_cmd = v;
         break;
-    case OPT_SCORE_TIMEOUT:
-        if (!an_parse_int("hybrid", "--score-timeout", v, 1, 7 * 86400, &a->score_timeout, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
-    case OPT_SWEEP_POINTS:
-        return an_take_sweep_points(ctx, v, &a->sweep_points);
     case OPT_COST:
         if (strcmp(v, "macs") != 0)
             return an_usage(ctx, "--cost expects macs (or give --latency-table FILE), got '%s'", v);
@@ -200,17 +158,6 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
         a->latency_paths[a->n_latency++] = v;
         a->latency = a->latency_paths[0];
         break;
-    case OPT_OUTPUT:
-        a->out_path = v;
-        break;
-    case OPT_RKNN_CFG:
-        a->rknn_cfg = v;
-        break;
-    case OPT_RUNTIME_DUMPS:
-        a->runtime_dumps = v;
-        break;
-    case OPT_TARGET:
-        return an_take_target(ctx, v, &a->target);
     }
     return AN_GO;
 }
@@ -242,18 +189,12 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
         an_cmd_help(ctx->out, &hybrid_spec);
         return AN_EXIT_OK;
     }
-    if (strcmp(sub, "suggest") == 0)
-        a->sub = SUB_SUGGEST;
-    else if (strcmp(sub, "search") == 0)
-        a->sub = SUB_SEARCH;
-    else if (strcmp(sub, "sweep") == 0)
-        a->sub = SUB_SWEEP;
-    else if (strcmp(sub, "diagnose") == 0)
-        a->sub = SUB_DIAGNOSE;
-    else if (strcmp(sub, "verify") == 0)
-        a->sub = SUB_VERIFY;
-    else
+    int k = 0;
+    while (sub_names[k] && strcmp(sub, sub_names[k]) != 0)
+        k++;
+    if (!sub_names[k])
         return an_usage(ctx, "unknown subcommand '%s' (suggest, search, sweep, diagnose or verify)", sub);
+    a->sub = (sub_kind)k;
     int rc = parse_options(ctx, a);
     if (rc != AN_GO)
         return rc;
@@ -355,19 +296,14 @@ static rd_status rank(hyb_args *a, hyb_run *r, rd_error *err)
 
 /* ---- suggest -------------------------------------------------------------------------------------- */
 
-static cJSON *num(double v)
-{
-    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-}
-
 static int suggest(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score *base)
 {
     size_t rows = r->n_cands < (size_t)a->top ? r->n_cands : (size_t)a->top;
     if (a->json) {
         bool ok = true;
         cJSON *root = cJSON_CreateObject();
-        an_json_add(root, "output_cos_int8", num(base->cos), &ok);
-        an_json_add(root, "output_sqnr_int8", num(base->sqnr_db), &ok);
+        an_json_add_finite(root, "output_cos_int8", base->cos, &ok);
+        an_json_add_finite(root, "output_sqnr_int8", base->sqnr_db, &ok);
         cJSON *arr = an_json_add_array(root, "layers", &ok);
         for (size_t i = 0; i < rows; i++) {
             const an_hyb_cand *c = &r->cands[r->order[i]];
@@ -375,14 +311,14 @@ static int suggest(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_score 
             an_json_add_str(o, "tensor", c->name, &ok);
             an_json_add_str(o, "op_type", c->op_type, &ok);
             an_json_add_num(o, "position", c->position, &ok);
-            an_json_add(o, "single_cos", num(c->single_cos), &ok);
-            an_json_add(o, "entire_cos", num(c->entire_cos), &ok);
-            an_json_add(o, "single_sqnr", num(c->single_sqnr), &ok);
-            an_json_add(o, "saturated_share", num(c->saturated), &ok);
-            an_json_add(o, "weight_outlier_ratio", num(c->w_outlier), &ok);
-            an_json_add(o, "macs", num(c->macs), &ok);
-            an_json_add(o, "output_cos_alone_fp16", num(c->alone_cos), &ok);
-            an_json_add(o, "output_cos_gain", num(c->alone_cos - base->cos), &ok);
+            an_json_add_finite(o, "single_cos", c->single_cos, &ok);
+            an_json_add_finite(o, "entire_cos", c->entire_cos, &ok);
+            an_json_add_finite(o, "single_sqnr", c->single_sqnr, &ok);
+            an_json_add_finite(o, "saturated_share", c->saturated, &ok);
+            an_json_add_finite(o, "weight_outlier_ratio", c->w_outlier, &ok);
+            an_json_add_finite(o, "macs", c->macs, &ok);
+            an_json_add_finite(o, "output_cos_alone_fp16", c->alone_cos, &ok);
+            an_json_add_finite(o, "output_cos_gain", c->alone_cos - base->cos, &ok);
         }
         return an_emit_json(ctx, root, ok);
     }

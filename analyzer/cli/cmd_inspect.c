@@ -6,7 +6,7 @@
 #include "cmd_spec.h"
 #include "config_model.h"
 #include "edit_model.h"
-#include "inspect_rknn.h"
+#include "cmd_inspect_rknn.h"
 #include "prune.h"
 
 #include <cjson/cJSON.h>

@@ -1,8 +1,9 @@
 /*
  * cmd_inspect_rknn.c: `rknn-diag inspect MODEL.rknn [--json] [--all | --max N]` and
- * `rknn-diag inspect --build-log FILE [--json] [--all | --max N]` (inspect_rknn.h).
+ * `rknn-diag inspect --build-log FILE [--json] [--all | --max N]` (cmd_inspect_rknn.h).
  */
 #include "json_out.h"
+#include "cmd_inspect_rknn.h"
 #include "cmd_spec.h"
 #include "inspect_rknn.h"
 
@@ -54,6 +55,14 @@ bool an_inspect_rknn_wanted(const an_cmd_ctx *ctx)
     return false;
 }
 
+typedef struct rknn_args {
+    const char *log_path;
+    bool json;
+    an_rk_text_opts to;
+} rknn_args;
+
+static const an_optset rknn_sets[] = {AN_SET(OPT_JSON, AN_SET_FLAG, rknn_args, json)};
+
 static const an_cmd_spec rknn_spec = {
     .usage = "rknn-diag inspect MODEL.rknn [--json] [--all | --max N]\n"
              "       rknn-diag inspect --build-log FILE [--json] [--all | --max N]",
@@ -64,8 +73,8 @@ static const an_cmd_spec rknn_spec = {
              "Encrypted (CYPTRKNN), RKNX, OpenVX and header-less files are refused by name (exit 3).\n"
              "A build log: versions, option line, fold_constant and fuse_ops rewrites, quant_optimizer,\n"
              "hybrid float16 tensors, layer tables with their per-op-type counts, ranking table.",
-    .opts = rknn_opts,
-    .n_opts = (int)(sizeof rknn_opts / sizeof rknn_opts[0]),
+    AN_SPEC_OPTS(rknn_opts),
+    AN_SPEC_SETS(rknn_sets),
     .model = "MODEL.rknn",
     .model_optional = true, /* or --build-log */
 };
@@ -75,20 +84,11 @@ void an_inspect_rknn_help(FILE *out)
     an_cmd_help(out, &rknn_spec);
 }
 
-typedef struct rknn_args {
-    const char *log_path;
-    bool json;
-    an_rk_text_opts to;
-} rknn_args;
-
 static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     rknn_args *a = user;
     long max;
     switch (id) {
-    case OPT_JSON:
-        a->json = true;
-        break;
     case OPT_ALL:
         a->to.max_rows = SIZE_MAX;
         break;

@@ -18,10 +18,5 @@ static const an_cmd_spec pull_spec = {
 
 int an_cmd_pull(an_cmd_ctx *ctx)
 {
-    an_cmd_args cmd;
-    int rc = an_cmd_parse(ctx, &pull_spec, &cmd, NULL, NULL);
-    if (rc != AN_GO)
-        return rc;
-    return an_adb_transfer(ctx, &cmd.adb, "pulled", rd_adb_pull, cmd.n_pos > 0 ? cmd.pos[0] : RD_ADB_DEFAULT_DUMP_DIR,
-                           cmd.n_pos > 1 ? cmd.pos[1] : ".");
+    return an_adb_copy_command(ctx, &pull_spec, "pulled", rd_adb_pull, RD_ADB_DEFAULT_DUMP_DIR, ".", NULL);
 }

@@ -12,9 +12,5 @@ static const an_cmd_spec push_spec = {
 
 int an_cmd_push(an_cmd_ctx *ctx)
 {
-    an_cmd_args cmd;
-    int rc = an_cmd_parse(ctx, &push_spec, &cmd, NULL, NULL);
-    if (rc == AN_GO && cmd.n_pos != 2)
-        rc = an_usage(ctx, "push needs LOCAL and REMOTE");
-    return rc == AN_GO ? an_adb_transfer(ctx, &cmd.adb, "pushed", rd_adb_push, cmd.pos[0], cmd.pos[1]) : rc;
+    return an_adb_copy_command(ctx, &push_spec, "pushed", rd_adb_push, NULL, NULL, "push needs LOCAL and REMOTE");
 }

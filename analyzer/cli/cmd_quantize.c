@@ -20,6 +20,13 @@ static const an_optspec quantize_opts[] = {
      "write under its tensor names"},
 };
 
+typedef struct quantize_args {
+    const char *rknn_cfg;
+    an_cmd_args cmd;
+} quantize_args;
+
+static const an_optset quantize_sets[] = {AN_SET(OPT_RKNN_CFG, AN_SET_STR, quantize_args, rknn_cfg)};
+
 static const an_cmd_spec quantize_spec = {
     .output = {0, "output", 'o', "FILE", "the .quantization.cfg to write (required)"},
     .output_missing = "missing -o OUT.quantization.cfg",
@@ -32,27 +39,16 @@ static const an_cmd_spec quantize_spec = {
              "and int16 tensors of a hybrid --cfg in custom_quantize_layers. Names are\n"
              "ONNX tensor names of the optimised graph unless --rknn-cfg gives the toolkit's. The file\n"
              "can be read back with --cfg by run, accuracy, eval and export-qdq.",
-    .opts = quantize_opts,
-    .n_opts = (int)(sizeof quantize_opts / sizeof quantize_opts[0]),
+    AN_SPEC_OPTS(quantize_opts),
+    AN_SPEC_SETS(quantize_sets),
     .groups = AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT,
     .model = "MODEL.onnx",
 };
 
-typedef struct quantize_args {
-    const char *rknn_cfg;
-    an_cmd_args cmd;
-} quantize_args;
-
-static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
-{
-    ((quantize_args *)user)->rknn_cfg = v; /* --rknn-cfg, the only one */
-    return AN_GO;
-}
-
 int an_cmd_quantize(an_cmd_ctx *ctx)
 {
     quantize_args a = {0};
-    int rc = an_cmd_parse(ctx, &quantize_spec, &a.cmd, take_option, &a);
+    int rc = an_cmd_parse(ctx, &quantize_spec, &a.cmd, NULL, &a);
     rd_error err = {0};
     rd_model *m = NULL;
     rd_sim *s = NULL;

@@ -23,32 +23,22 @@ static const an_optspec report_opts[] = {
 };
 static const an_need report_needs[] = {{OPT_FROM_RKNN, "--from-rknn DIR is required"}};
 
+typedef struct report_args {
+    const char *dir, *out_dir;
+} report_args;
+
+static const an_optset report_sets[] = {AN_SET(OPT_FROM_RKNN, AN_SET_STR, report_args, dir),
+                                        AN_SET(OPT_OUT, AN_SET_STR, report_args, out_dir)};
+
 static const an_cmd_spec report_spec = {
     .usage = "rknn-diag report --from-rknn DIR [-o OUTDIR]",
     .about = "Reads a snapshot written by RKNN-Toolkit2's accuracy_analysis (error_analysis.txt in the\n"
              "2.x or 1.5 layout, and golden/, simulator/, runtime/ text files where present) and writes\n"
              "report.json and report.html. Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
-    .opts = report_opts,
-    .n_opts = (int)(sizeof report_opts / sizeof report_opts[0]),
-    .needs = report_needs,
-    .n_needs = 1,
+    AN_SPEC_OPTS(report_opts),
+    AN_SPEC_NEEDS(report_needs),
+    AN_SPEC_SETS(report_sets),
 };
-
-typedef struct report_args {
-    const char *dir, *out_dir;
-} report_args;
-
-static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
-{
-    report_args *a = user;
-    if (id == OPT_FROM_RKNN)
-        a->dir = v;
-    else if (id == OPT_OUT)
-        a->out_dir = v;
-    else
-        return an_usage(ctx, "unexpected argument '%s'", v);
-    return AN_GO;
-}
 
 static bool is_file(const char *path)
 {
@@ -115,7 +105,7 @@ static rd_status enrich_layer(an_cmd_ctx *ctx, const char *dir, const rd_name_ma
 int an_cmd_report(an_cmd_ctx *ctx)
 {
     report_args a = {0};
-    int parsed = an_cmd_parse(ctx, &report_spec, &(an_cmd_args){0}, take_option, &a);
+    int parsed = an_cmd_parse(ctx, &report_spec, &(an_cmd_args){0}, NULL, &a);
     if (parsed != AN_GO)
         return parsed;
     const char *dir = a.dir, *out_dir = a.out_dir;

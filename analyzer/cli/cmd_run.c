@@ -3,6 +3,7 @@
  * Prints per-layer min/max/mean (or JSON), optionally writes every tensor as .npy plus index.json, and
  * with --bench N times N observed inferences.
  */
+#include "array_grow.h"
 #include "term_text.h"
 #include "json_out.h"
 #include "accuracy.h"
@@ -91,14 +92,8 @@ static rd_status observe_tensor(void *user, const rd_observed *ev, rd_error *err
         if (s != RD_OK)
             return s;
     }
-    if (ro->n_rows == ro->cap_rows) {
-        size_t cap = ro->cap_rows ? ro->cap_rows * 2 : 64;
-        layer_row *grown = realloc(ro->rows, cap * sizeof *grown);
-        if (!grown)
-            return rd_errorf(err, RD_E_NOMEM, "out of memory");
-        ro->rows = grown;
-        ro->cap_rows = cap;
-    }
+    if (an_array_grow(&ro->rows, &ro->cap_rows, ro->n_rows, sizeof *ro->rows, 64, err) != RD_OK)
+        return RD_E_NOMEM; /* err says so */
     layer_row *r = &ro->rows[ro->n_rows];
     r->value = ev->value;
     r->name = strdup(ev->name);
@@ -153,11 +148,6 @@ static void print_table(FILE *out, const run_observer *ro)
     }
 }
 
-static cJSON *json_number_or_null(double v)
-{
-    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-}
-
 /* The per-layer summary as JSON, printed whole or not at all (RD_E_NOMEM). */
 static rd_status print_json(FILE *out, const char *model, const run_observer *ro, rd_error *err)
 {
@@ -178,9 +168,9 @@ static rd_status print_json(FILE *out, const char *model, const run_observer *ro
         if (an_json_add(o, "shape", shape, &ok))
             for (int k = 0; k < r->rank; k++)
                 an_json_push(shape, cJSON_CreateNumber((double)r->dims[k]), &ok);
-        an_json_add(o, "min", json_number_or_null(r->stats.min), &ok);
-        an_json_add(o, "max", json_number_or_null(r->stats.max), &ok);
-        an_json_add(o, "mean", json_number_or_null(r->stats.mean), &ok);
+        an_json_add_finite(o, "min", r->stats.min, &ok);
+        an_json_add_finite(o, "max", r->stats.max, &ok);
+        an_json_add_finite(o, "mean", r->stats.mean, &ok);
         an_json_add(o, "nan", cJSON_CreateNumber((double)r->stats.n_nan), &ok);
         an_json_add(o, "inf", cJSON_CreateNumber((double)r->stats.n_inf), &ok);
     }
@@ -336,6 +326,12 @@ typedef struct run_args {
     long bench;
 } run_args;
 
+static const an_optset run_sets[] = {
+    AN_SET(OPT_DUMP_DIR, AN_SET_STR, run_args, dump_dir), AN_SET(OPT_OUTPUTS_ONLY, AN_SET_FLAG, run_args, outputs_only),
+    AN_SET(OPT_JSON, AN_SET_FLAG, run_args, json),        AN_SET_RANGE(OPT_BENCH, run_args, bench, 1, 100000),
+    AN_SET(OPT_QUIET, AN_SET_FLAG, run_args, quiet),      AN_SET(OPT_PRECISION, AN_SET_STR, run_args, precision),
+};
+
 static const an_cmd_spec run_spec = {
     .usage = "rknn-diag run MODEL --input NAME=FILE.npy [...] [--dump-dir DIR] [--precision P]",
     .about = "Runs the model layer by layer: the FP32 reference, or with --precision fp16/int8/int16\n"
@@ -350,52 +346,30 @@ static const an_cmd_spec run_spec = {
              "from this model, at the file's precision unless --precision says another (its fused\n"
              "ops, scales, float16 islands, weights: docs/rknn-model.md); with --dump-dir the mapping\n"
              "goes to DIR/rknn_mapping.txt.",
-    .opts = run_opts,
-    .n_opts = (int)(sizeof run_opts / sizeof run_opts[0]),
+    AN_SPEC_OPTS(run_opts),
+    AN_SPEC_SETS(run_sets),
     .groups = AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT,
     .model = "MODEL.onnx",
 };
 
-static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+/* --input NAME=FILE.npy (the other options are in run_sets). */
+static int take_input(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     run_args *a = user;
     rd_error err = {0};
-    switch (id) {
-    case OPT_INPUT:
-        if (a->n_given == AN_MAX_INPUTS)
-            return an_usage(ctx, "too many --input options");
-        if (an_parse_named_file(v, &a->name_bufs[a->n_given], &a->in_names[a->n_given], &a->in_files[a->n_given],
-                                &err) != RD_OK)
-            return an_usage(ctx, "%s", err.msg);
-        a->n_given++;
-        break;
-    case OPT_DUMP_DIR:
-        a->dump_dir = v;
-        break;
-    case OPT_OUTPUTS_ONLY:
-        a->outputs_only = true;
-        break;
-    case OPT_JSON:
-        a->json = true;
-        break;
-    case OPT_QUIET:
-        a->quiet = true;
-        break;
-    case OPT_PRECISION:
-        a->precision = v;
-        break;
-    case OPT_BENCH:
-        if (!an_parse_int(ctx->argv[0], "--bench", v, 1, 100000, &a->bench, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
-    }
+    if (a->n_given == AN_MAX_INPUTS)
+        return an_usage(ctx, "too many --input options");
+    if (an_parse_named_file(v, &a->name_bufs[a->n_given], &a->in_names[a->n_given], &a->in_files[a->n_given], &err) !=
+        RD_OK)
+        return an_usage(ctx, "%s", err.msg);
+    a->n_given++;
     return AN_GO;
 }
 
 /* Parses the command line into a; returns AN_GO to go on, or an exit code. */
 static int parse_args(an_cmd_ctx *ctx, run_args *a)
 {
-    int rc = an_cmd_parse(ctx, &run_spec, &a->cmd, take_option, a);
+    int rc = an_cmd_parse(ctx, &run_spec, &a->cmd, take_input, a);
     a->model_path = a->cmd.q.model_path = a->cmd.model;
     return rc;
 }

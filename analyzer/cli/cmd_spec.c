@@ -2,6 +2,7 @@
 #include "cmd_spec.h"
 #include "cli_adb.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -126,6 +127,85 @@ static int take_group_option(an_cmd_ctx *ctx, an_cmd_args *args, int id, const c
     return AN_GO;
 }
 
+/* --target CHIP: a known chip. */
+static int take_target(an_cmd_ctx *ctx, const char *value, const char **out)
+{
+    if (!rd_platform_find(value))
+        return an_usage(
+            ctx, "--target: unknown target '%s' (rk3566, rk3568, rk3588, rk3562, rk3576, rv1103, rv1106, ...)", value);
+    *out = value;
+    return AN_GO;
+}
+
+/* --sweep-points N: 0 (every k) or at least 2 (the two ends). */
+static int take_sweep_points(an_cmd_ctx *ctx, const char *value, long *out)
+{
+    if (!an_parse_int(ctx->argv[0], "--sweep-points", value, 0, 1000000, out, ctx->errs))
+        return AN_EXIT_USAGE;
+    if (*out == 1)
+        return an_usage(ctx, "--sweep-points needs at least 2 points (the two ends), or 0 for every k");
+    return AN_GO;
+}
+
+/* An own option the parser keeps itself: into its member of the command's arguments user. */
+static int take_set(an_cmd_ctx *ctx, const an_cmd_spec *spec, const an_optset *set, void *user, const char *value)
+{
+    char *member = (char *)user + set->offset;
+    const char *name = "";
+    for (int k = 0; k < spec->n_opts; k++)
+        if (spec->opts[k].id == set->id)
+            name = spec->opts[k].name;
+    char opt[64];
+    snprintf(opt, sizeof opt, "--%s", name);
+    switch (set->kind) {
+    case AN_SET_STR:
+        *(const char **)(void *)member = value;
+        return AN_GO;
+    case AN_SET_FLAG:
+        *(bool *)(void *)member = true;
+        return AN_GO;
+    case AN_SET_LONG:
+        return an_parse_int(ctx->argv[0], opt, value, set->min, set->max, (long *)(void *)member, ctx->errs)
+                   ? AN_GO
+                   : AN_EXIT_USAGE;
+    case AN_SET_INT: {
+        long v;
+        if (!an_parse_int(ctx->argv[0], opt, value, set->min, set->max, &v, ctx->errs))
+            return AN_EXIT_USAGE;
+        *(int *)(void *)member = (int)v;
+        return AN_GO;
+    }
+    case AN_SET_DOUBLE: {
+        char *end = NULL;
+        double v = strtod(value, &end);
+        if (!end || end == value || *end || !(v >= set->lo && v <= set->hi))
+            return an_usage(ctx, "%s expects %s, got '%s'", opt, set->expects, value);
+        *(double *)(void *)member = v;
+        return AN_GO;
+    }
+    case AN_SET_TARGET:
+        return take_target(ctx, value, (const char **)(void *)member);
+    case AN_SET_SWEEP:
+        return take_sweep_points(ctx, value, (long *)(void *)member);
+    case AN_SET_CHOICE:
+        for (int k = 0; set->choices[k]; k++)
+            if (strcmp(value, set->choices[k]) == 0) {
+                *(int *)(void *)member = k;
+                return AN_GO;
+            }
+        return an_usage(ctx, "%s expects %s, got '%s'", opt, set->expects, value);
+    }
+    return AN_GO;
+}
+
+static const an_optset *find_set(const an_cmd_spec *spec, int id)
+{
+    for (int k = 0; k < spec->n_sets; k++)
+        if (spec->sets[k].id == id)
+            return &spec->sets[k];
+    return NULL;
+}
+
 static bool own_option(const an_cmd_spec *spec, int id)
 {
     for (int k = 0; k < spec->n_opts; k++)
@@ -191,7 +271,8 @@ int an_cmd_parse(an_cmd_ctx *ctx, const an_cmd_spec *spec, an_cmd_args *args, an
         } else if (own_option(spec, id)) {
             for (int k = 0; k < spec->n_opts; k++)
                 given[k] = given[k] || spec->opts[k].id == id;
-            rc = take(ctx, user, id, v);
+            const an_optset *set = find_set(spec, id);
+            rc = set ? take_set(ctx, spec, set, user, v) : take ? take(ctx, user, id, v) : AN_GO;
         } else {
             rc = take_group_option(ctx, args, id, v);
         }
@@ -210,15 +291,6 @@ void an_cmd_args_fini(an_cmd_args *args)
     an_quant_opts_fini(&args->q);
 }
 
-int an_take_target(an_cmd_ctx *ctx, const char *value, const char **out)
-{
-    if (!rd_platform_find(value))
-        return an_usage(
-            ctx, "--target: unknown target '%s' (rk3566, rk3568, rk3588, rk3562, rk3576, rv1103, rv1106, ...)", value);
-    *out = value;
-    return AN_GO;
-}
-
 int an_target_platform(an_cmd_ctx *ctx, an_quant_opts *q, const char *target)
 {
     if (!target)
@@ -229,12 +301,11 @@ int an_target_platform(an_cmd_ctx *ctx, an_quant_opts *q, const char *target)
     return AN_GO;
 }
 
-int an_take_sweep_points(an_cmd_ctx *ctx, const char *value, long *out)
+int an_take_repeated(an_cmd_ctx *ctx, const char *opt, const char *value, const char **list, size_t *n, size_t max)
 {
-    if (!an_parse_int(ctx->argv[0], "--sweep-points", value, 0, 1000000, out, ctx->errs))
-        return AN_EXIT_USAGE;
-    if (*out == 1)
-        return an_usage(ctx, "--sweep-points needs at least 2 points (the two ends), or 0 for every k");
+    if (*n == max)
+        return an_usage(ctx, "too many %s options (at most %zu)", opt, max);
+    list[(*n)++] = value;
     return AN_GO;
 }
 

@@ -21,6 +21,8 @@
 #include "quant_setup.h"
 #include "rknn_diag/adb.h"
 
+#include <stddef.h>
+
 /* The option groups (an_cmd_spec.groups). */
 enum {
     AN_OG_SHAPE = 1u << 0,   /* --input-shape NAME=D0,D1,.. (an_cmd_args.shapes) */
@@ -40,9 +42,56 @@ typedef struct an_need {
     const char *missing; /* "missing -o OUT.onnx" */
 } an_need;
 
-/* Designated initialisers of an_cmd_spec's tables: .opts/.n_opts and .needs/.n_needs from one array. */
+/** How an own option's value is kept by the parser itself (an_optset), without code in the command. */
+typedef enum an_set_kind {
+    AN_SET_STR = 1, /* const char *: the value */
+    AN_SET_FLAG,    /* bool: true */
+    AN_SET_LONG,    /* long: an integer in min..max (an_parse_int's message otherwise) */
+    AN_SET_INT,     /* int: the same, for min..max within int */
+    AN_SET_DOUBLE,  /* double: a number in lo..hi ("--NAME expects EXPECTS, got 'V'" otherwise) */
+    AN_SET_CHOICE,  /* an enum (int): the index of the value in choices (the same message otherwise) */
+    AN_SET_TARGET,  /* const char *: a known chip (--target; a usage error naming the chips otherwise) */
+    AN_SET_SWEEP,   /* long: --sweep-points N, 0 (every k) or at least 2 (the two ends) */
+} an_set_kind;
+
+/** An own option kept in a member of the command's arguments (the user pointer given to an_cmd_parse). */
+typedef struct an_optset {
+    int id;
+    an_set_kind kind;
+    size_t offset;              /* offsetof(args type, member) */
+    long min, max;              /* AN_SET_LONG, AN_SET_INT */
+    double lo, hi;              /* AN_SET_DOUBLE */
+    const char *expects;        /* AN_SET_DOUBLE, AN_SET_CHOICE: what the value must be, for the usage error */
+    const char *const *choices; /* AN_SET_CHOICE: the names of the enum's values 0, 1, ..., then NULL */
+} an_optset;
+
+#define AN_SET(id, kind, type, member)                           \
+    {                                                            \
+        id, kind, offsetof(type, member), 0, 0, 0, 0, NULL, NULL \
+    }
+#define AN_SET_RANGE(id, type, member, min, max)                            \
+    {                                                                       \
+        id, AN_SET_LONG, offsetof(type, member), min, max, 0, 0, NULL, NULL \
+    }
+#define AN_SET_INT_RANGE(id, type, member, min, max)                       \
+    {                                                                      \
+        id, AN_SET_INT, offsetof(type, member), min, max, 0, 0, NULL, NULL \
+    }
+#define AN_SET_REAL(id, type, member, lo, hi, expects)                         \
+    {                                                                          \
+        id, AN_SET_DOUBLE, offsetof(type, member), 0, 0, lo, hi, expects, NULL \
+    }
+#define AN_SET_COS(id, type, member) AN_SET_REAL(id, type, member, -1.0, 1.0, "a cosine in -1..1")
+#define AN_SET_CHOICE(id, type, member, choices, expects)                       \
+    {                                                                           \
+        id, AN_SET_CHOICE, offsetof(type, member), 0, 0, 0, 0, expects, choices \
+    }
+
+/* Designated initialisers of an_cmd_spec's tables: .opts/.n_opts, .needs/.n_needs and .sets/.n_sets from
+   one array. */
 #define AN_SPEC_OPTS(table) .opts = table, .n_opts = (int)(sizeof table / sizeof table[0])
 #define AN_SPEC_NEEDS(table) .needs = table, .n_needs = (int)(sizeof table / sizeof table[0])
+#define AN_SPEC_SETS(table) .sets = table, .n_sets = (int)(sizeof table / sizeof table[0])
 
 /** One command: what `rknn-diag CMD --help` prints and what an_cmd_parse accepts. */
 typedef struct an_cmd_spec {
@@ -52,6 +101,8 @@ typedef struct an_cmd_spec {
     int n_opts;
     const an_need *needs; /* required own options, checked after the model and the output in this order */
     int n_needs;
+    const an_optset *sets; /* own options the parser keeps itself; the others go to the take function */
+    int n_sets;
     an_optspec output;          /* the output option (its id is ignored; name NULL: none), kept in
                                    an_cmd_args.output and listed first */
     const char *output_missing; /* the usage error when the output is required and absent */
@@ -90,9 +141,9 @@ typedef struct an_cmd_args {
 } an_cmd_args;
 
 /**
- * Takes one of the command's own options (id from its table) or, when an_cmd_spec.model and
- * .max_positional are not set, a positional (id AN_OPT_POSITIONAL). Returns AN_GO, or the exit code after
- * printing why (an_usage). NULL for a command without options or positionals of its own.
+ * Takes one of the command's own options (id from its table, unless an_cmd_spec.sets keeps it) or, when
+ * an_cmd_spec.model and .max_positional are not set, a positional (id AN_OPT_POSITIONAL). Returns AN_GO, or the exit
+ * code after printing why (an_usage). NULL for a command without options or positionals of its own.
  */
 typedef int (*an_take_fn)(an_cmd_ctx *ctx, void *user, int id, const char *value);
 
@@ -116,13 +167,11 @@ void an_cmd_help(FILE *f, const an_cmd_spec *spec);
  */
 an_model_request an_cmd_model_request(const an_cmd_ctx *ctx, const an_cmd_args *args, const char *dynamic_refusal);
 
-/** --target CHIP: a known chip into *out, else a usage error naming the chips. Returns AN_GO or the code. */
-int an_take_target(an_cmd_ctx *ctx, const char *value, const char **out);
-
 /** A --target also sets --platform; the two must agree when both are given. Returns AN_GO or the code. */
 int an_target_platform(an_cmd_ctx *ctx, an_quant_opts *q, const char *target);
 
-/** --sweep-points N: 0 (every k) or at least 2 (the two ends). Returns AN_GO or the code. */
-int an_take_sweep_points(an_cmd_ctx *ctx, const char *value, long *out);
+/** A repeated option opt ("--fault"): value appended to list[*n], at most max of them. Returns AN_GO or the
+    usage error "too many OPT options (at most MAX)". */
+int an_take_repeated(an_cmd_ctx *ctx, const char *opt, const char *value, const char **list, size_t *n, size_t max);
 
 #endif

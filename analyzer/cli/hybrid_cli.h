@@ -19,7 +19,6 @@ typedef struct hyb_args {
     bool json;
     double target_cos, target_sqnr, target_score; /* NaN: not given */
     an_hyb_objective objective;
-    bool objective_given;
     an_hyb_over over;
     const char *score_cmd;
     const char *latency, *out_path, *rknn_cfg, *runtime_dumps, *target; /* latency: the first table, if any */

@@ -3,6 +3,7 @@
  * as it is measured, and writes OUT.quantization.cfg, the accuracy report of that config and search.json
  * (the path and the result, also when the search fails half-way) in OUT's folder. docs/hybrid.md.
  */
+#include "array_grow.h"
 #include "json_out.h"
 #include "accuracy.h"
 #include "hybrid_cli.h"
@@ -56,15 +57,10 @@ static void on_step(void *user, const an_hyb_step *s)
 {
     printer *p = user;
     print_step(p, s);
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 64;
-        an_hyb_step *grown = realloc(p->steps, cap * sizeof *grown);
-        if (!grown) {
-            p->failed = true;
-            return;
-        }
-        p->steps = grown;
-        p->cap = cap;
+    rd_error err;
+    if (an_array_grow(&p->steps, &p->cap, p->n, sizeof *p->steps, 64, &err) != RD_OK) {
+        p->failed = true;
+        return;
     }
     p->steps[p->n++] = *s;
 }

@@ -21,27 +21,9 @@ static rd_status check_shape(const int64_t nchw[4], int c2, int64_t *out_c1, int
     return RD_OK;
 }
 
-rd_status an_nc1hwc2_to_nchw(const float *src, const int64_t nchw[4], int c2, float *dst, rd_error *err)
-{
-    int64_t c1 = 0, hw = 0;
-    rd_status st = check_shape(nchw, c2, &c1, &hw, err);
-    if (st != RD_OK)
-        return st;
-    int64_t c = nchw[1];
-    for (int64_t n = 0; n < nchw[0]; n++) {
-        const float *sb = src + n * c1 * hw * c2;
-        float *db = dst + n * c * hw;
-        for (int64_t ch = 0; ch < c; ch++) {
-            const float *s = sb + (ch / c2) * hw * c2 + ch % c2;
-            float *d = db + ch * hw;
-            for (int64_t i = 0; i < hw; i++)
-                d[i] = s[i * c2];
-        }
-    }
-    return RD_OK;
-}
-
-rd_status an_nchw_to_nc1hwc2(const float *src, const int64_t nchw[4], int c2, float *dst, rd_error *err)
+/* Copies between the two layouts, each element of NCHW with its place in NC1HWC2 (to_nchw: from NC1HWC2),
+   the padding channels of an NC1HWC2 destination zeroed. */
+static rd_status convert(const float *src, const int64_t nchw[4], int c2, float *dst, bool to_nchw, rd_error *err)
 {
     int64_t c1 = 0, hw = 0;
     rd_status st = check_shape(nchw, c2, &c1, &hw, err);
@@ -50,15 +32,28 @@ rd_status an_nchw_to_nc1hwc2(const float *src, const int64_t nchw[4], int c2, fl
     int64_t c = nchw[1];
     size_t block = (size_t)(c1 * hw * c2);
     for (int64_t n = 0; n < nchw[0]; n++) {
-        float *db = dst + n * (int64_t)block;
-        const float *sb = src + n * c * hw;
-        memset(db, 0, block * sizeof *db); /* padding channels */
+        int64_t packed = n * (int64_t)block, planar = n * c * hw; /* the sample's first element in each */
+        if (!to_nchw)
+            memset(dst + packed, 0, block * sizeof *dst);
         for (int64_t ch = 0; ch < c; ch++) {
-            float *d = db + (ch / c2) * hw * c2 + ch % c2;
-            const float *s = sb + ch * hw;
-            for (int64_t i = 0; i < hw; i++)
-                d[i * c2] = s[i];
+            int64_t p = packed + (ch / c2) * hw * c2 + ch % c2, q = planar + ch * hw;
+            for (int64_t i = 0; i < hw; i++) {
+                if (to_nchw)
+                    dst[q + i] = src[p + i * c2];
+                else
+                    dst[p + i * c2] = src[q + i];
+            }
         }
     }
     return RD_OK;
+}
+
+rd_status an_nc1hwc2_to_nchw(const float *src, const int64_t nchw[4], int c2, float *dst, rd_error *err)
+{
+    return convert(src, nchw, c2, dst, true, err);
+}
+
+rd_status an_nchw_to_nc1hwc2(const float *src, const int64_t nchw[4], int c2, float *dst, rd_error *err)
+{
+    return convert(src, nchw, c2, dst, false, err);
 }

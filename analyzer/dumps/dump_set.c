@@ -59,15 +59,6 @@ typedef struct name_key {
 
 /* ---- small helpers --------------------------------------------------------------------------------- */
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 static void set_reason(dump_entry *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_reason(dump_entry *e, const char *fmt, ...)
 {
@@ -77,7 +68,7 @@ static void set_reason(dump_entry *e, const char *fmt, ...)
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     free(e->reason);
-    e->reason = dup_str(buf);
+    e->reason = strdup(buf);
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -526,7 +517,7 @@ static rd_status list_files(an_dump_set *d, rd_error *err)
         dump_entry *e = &d->e[d->n];
         memset(e, 0, sizeof *e);
         e->value = e->named_value = e->tried_value = e->io = -1;
-        e->file = dup_str(de->d_name);
+        e->file = strdup(de->d_name);
         if (!e->file)
             st = rd_errorf(err, RD_E_NOMEM, "out of memory");
         else
@@ -589,7 +580,7 @@ rd_status an_dump_set_load(const char *dir, const rd_platform_info *plat, rd_sim
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     d->s = s;
     d->m = rd_sim_model(s);
-    d->dir = dup_str(dir);
+    d->dir = strdup(dir);
     size_t nv = rd_model_value_count(d->m), ni = rd_model_input_count(d->m), no = rd_model_output_count(d->m);
     d->by_value = malloc((nv + 1) * sizeof *d->by_value);
     d->by_input = malloc((ni + 1) * sizeof *d->by_input);

@@ -5,14 +5,11 @@
 #include "eval_task.h"
 #include "json_out.h"
 #include "term_text.h"
+#include "content_hash.h"
 
 #include <math.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#define HASH_HEX (2 * 32 + 1)
 
 const an_eval_task *an_eval_task_find(const char *name)
 {
@@ -83,50 +80,6 @@ void an_eval_print_metric(FILE *out, int width, double v)
 
 /* ---- hashes ----------------------------------------------------------------------------------------- */
 
-static void hash_bytes(EVP_MD_CTX *h, const void *p, size_t n)
-{
-    uint64_t len = n; /* length first: "ab"+"c" and "a"+"bc" differ */
-    EVP_DigestUpdate(h, &len, sizeof len);
-    EVP_DigestUpdate(h, p, n);
-}
-
-static void hash_str(EVP_MD_CTX *h, const char *s)
-{
-    hash_bytes(h, s ? s : "", s ? strlen(s) : 0);
-}
-
-static rd_status hash_file(EVP_MD_CTX *h, const char *path, rd_error *err)
-{
-    int fd;
-    uint64_t size;
-    rd_status st = rd_file_open_read(path, 0, UINT64_MAX, &fd, &size, err);
-    if (st != RD_OK)
-        return st;
-    EVP_DigestUpdate(h, &size, sizeof size);
-    char buf[1 << 16];
-    for (;;) {
-        ssize_t r = read(fd, buf, sizeof buf);
-        if (r < 0) {
-            close(fd);
-            return rd_errorf(err, RD_E_IO, "%s: cannot read for hashing", path);
-        }
-        if (r == 0)
-            break;
-        EVP_DigestUpdate(h, buf, (size_t)r);
-    }
-    close(fd);
-    return RD_OK;
-}
-
-static void hash_hex(EVP_MD_CTX *h, char *hex)
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    EVP_DigestFinal_ex(h, md, &n);
-    for (unsigned i = 0; i < n && i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
-}
-
 /* Options that do not change a result: where it goes and how it is shown. */
 static bool option_neutral(const char *arg, bool *skip_value)
 {
@@ -150,18 +103,17 @@ rd_status an_eval_partial_header(an_eval_ctx *c, const char *dynamic_name, cJSON
 {
     *out = NULL;
     const an_eval_opts *o = c->o;
-    EVP_MD_CTX *run = EVP_MD_CTX_new(), *shard = EVP_MD_CTX_new();
+    an_hash run = {0}, shard = {0};
     cJSON *p = cJSON_CreateObject();
-    rd_status st = RD_OK;
-    if (!run || !shard || !p || !EVP_DigestInit_ex(run, EVP_sha256(), NULL) ||
-        !EVP_DigestInit_ex(shard, EVP_sha256(), NULL)) {
-        st = rd_errorf(err, RD_E_NOMEM, "out of memory (hash)");
+    rd_status st = p ? an_hash_init(&run, err) : rd_errorf(err, RD_E_NOMEM, "out of memory (hash)");
+    if (st == RD_OK)
+        st = an_hash_init(&shard, err);
+    if (st != RD_OK)
         goto out;
-    }
-    hash_str(run, AN_EVAL_PARTIAL_FORMAT);
-    hash_str(run, rd_version());
-    hash_str(run, c->task->name);
-    hash_str(run, dynamic_name);
+    an_hash_str(&run, AN_EVAL_PARTIAL_FORMAT);
+    an_hash_str(&run, rd_version());
+    an_hash_str(&run, c->task->name);
+    an_hash_str(&run, dynamic_name);
     /* the command line, less where results go and how they are shown */
     for (int i = 0; i < o->argc; i++) {
         bool skip_value;
@@ -169,7 +121,7 @@ rd_status an_eval_partial_header(an_eval_ctx *c, const char *dynamic_name, cJSON
             i += skip_value;
             continue;
         }
-        hash_str(run, o->argv[i]);
+        an_hash_str(&run, o->argv[i]);
     }
     const char *files[8 + AN_EVAL_MAX_COLS] = {c->model_path, c->q->qcfg_path, c->q->config_path, c->q->cfg.dataset,
                                                o->labels,     o->idx_images,   o->idx_labels,     o->annotations};
@@ -178,24 +130,24 @@ rd_status an_eval_partial_header(an_eval_ctx *c, const char *dynamic_name, cJSON
         files[n_files++] = o->hybrid_cfgs[i];
     for (size_t i = 0; i < n_files && st == RD_OK; i++)
         if (files[i])
-            st = hash_file(run, files[i], err);
+            st = an_hash_file(&run, files[i], err);
     /* calibration samples (the first --calib of the list) */
     size_t n_calib =
         c->ds.n_samples && o->calib > 0 && (size_t)o->calib < c->ds.n_samples ? (size_t)o->calib : c->ds.n_samples;
     for (size_t k = 0; k < n_calib && st == RD_OK; k++)
         for (size_t i = 0; i < c->ds.n_inputs && st == RD_OK; i++)
-            st = hash_file(run, rd_dataset_path(&c->ds, k, i), err);
+            st = an_hash_file(&run, rd_dataset_path(&c->ds, k, i), err);
     /* the shard's own samples and their ground truth files */
     size_t lo = c->n * (size_t)o->shard_k / (size_t)o->shard_n,
            hi = c->n * (size_t)(o->shard_k + 1) / (size_t)o->shard_n;
     for (size_t k = lo; k < hi && st == RD_OK && c->ds.n_samples; k++)
         for (size_t i = 0; i < c->ds.n_inputs && st == RD_OK; i++)
-            st = hash_file(shard, rd_dataset_path(&c->ds, k, i), err);
+            st = an_hash_file(&shard, rd_dataset_path(&c->ds, k, i), err);
     if (st != RD_OK)
         goto out;
-    char run_hex[HASH_HEX] = {0}, shard_hex[HASH_HEX] = {0};
-    hash_hex(run, run_hex);
-    hash_hex(shard, shard_hex);
+    char run_hex[AN_HASH_HEX] = {0}, shard_hex[AN_HASH_HEX] = {0};
+    an_hash_hex(&run, run_hex);
+    an_hash_hex(&shard, shard_hex);
     bool ok = true;
     an_json_add_str(p, "format", AN_EVAL_PARTIAL_FORMAT, &ok);
     an_json_add_str(p, "task", c->task->name, &ok);
@@ -219,8 +171,8 @@ rd_status an_eval_partial_header(an_eval_ctx *c, const char *dynamic_name, cJSON
     if (st == RD_OK && c->task->header)
         st = c->task->header(c, p, err);
 out:
-    EVP_MD_CTX_free(run);
-    EVP_MD_CTX_free(shard);
+    an_hash_fini(&run);
+    an_hash_fini(&shard);
     if (st != RD_OK)
         cJSON_Delete(p);
     else

@@ -391,8 +391,7 @@ static rd_status outlier_ratio(rd_sim *s, int node, double *ratio, rd_error *err
     return RD_OK;
 }
 
-/* The value a tensor's data is held in: itself, or what the passes fused it into. */
-static int holder(const rd_sim *s, int v)
+int an_hyb_holder(const rd_sim *s, int v)
 {
     const rd_model *m = rd_sim_model(s);
     for (int hops = 0; hops < 16; hops++) {
@@ -427,7 +426,7 @@ rd_status an_hyb_candidates(rd_sim *s, const rd_result *r, an_hyb_cand **out, si
             continue;
         rd_node_info ni;
         rd_model_node(m, (size_t)vi.producer, &ni);
-        int h = holder(s, (int)v);
+        int h = an_hyb_holder(s, (int)v);
         if (ni.outputs[0] == (int)v)
             macs[h] += (double)ni.macs;
         double ratio;

@@ -139,6 +139,9 @@ typedef struct an_hyb_cand {
     char reason[200];
 } an_hyb_cand;
 
+/** The value a tensor's data is held in: itself, or the group the passes fused it into (v: a value index). */
+int an_hyb_holder(const rd_sim *s, int v);
+
 /**
  * The candidates of r (rows of int8 materialised tensors, graph inputs excluded), with their weights'
  * channel outliers and MACs, in table order.

@@ -123,21 +123,6 @@ static rd_status load_csv(const char *path, char *text, const rd_sim *s, const a
 
 /* ---- board log ------------------------------------------------------------------------------------ */
 
-/* The value holding a tensor's data: itself, or the group the passes fused it into. */
-static int group_value(const rd_sim *s, int v)
-{
-    const rd_model *m = rd_sim_model(s);
-    for (int hops = 0; hops < 16; hops++) {
-        rd_value_info vi;
-        rd_model_value(m, (size_t)v, &vi);
-        rd_sim_tensor t;
-        if (rd_sim_tensor_get(s, vi.name, &t, NULL) != RD_OK || t.fused_into < 0 || t.fused_into == v)
-            return v;
-        v = t.fused_into;
-    }
-    return v;
-}
-
 /* The value a FullName's node part names: a node's first output, else a tensor; -1 when neither. */
 static int named_value(const rd_sim *s, const char *name)
 {
@@ -210,7 +195,7 @@ static row_fate classify(const rd_sim *s, const an_perf_row *r, const an_hyb_can
     if (v < 0)
         return FATE_UNKNOWN;
     rd_value_info vi;
-    rd_model_value(rd_sim_model(s), (size_t)group_value(s, v), &vi);
+    rd_model_value(rd_sim_model(s), (size_t)an_hyb_holder(s, v), &vi);
     *cand = find_cand(cands, n, vi.name);
     return *cand < 0 ? FATE_NOT_CAND : fate;
 }

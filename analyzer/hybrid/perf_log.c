@@ -6,6 +6,7 @@
  * ("0.0%/0.0%/0.0% - Up:0.0%"), which is why FullName is taken as the last word. Time(us) is first looked
  * for at the header's character position (exact), else by word index.
  */
+#include "array_grow.h"
 #include "perf_log.h"
 #include "rknn_diag/rknn_model.h"
 
@@ -239,14 +240,9 @@ static rd_status parse_row(const char *s, size_t n, const header *h, int lineno,
 
 static rd_status push_row(an_perf_log *log, const an_perf_row *r, rd_error *err)
 {
-    if (log->n_rows == log->cap) {
-        size_t cap = log->cap ? log->cap * 2 : 64;
-        an_perf_row *grown = cap < ((size_t)1 << 40) ? realloc(log->rows, cap * sizeof *grown) : NULL;
-        if (!grown)
-            return rd_errorf(err, RD_E_NOMEM, "out of memory");
-        log->rows = grown;
-        log->cap = cap;
-    }
+    rd_status st = an_array_grow(&log->rows, &log->cap, log->n_rows, sizeof *log->rows, 64, err);
+    if (st != RD_OK)
+        return st;
     log->rows[log->n_rows++] = *r;
     return RD_OK;
 }

@@ -483,45 +483,63 @@ static bool dims_are_blocks(const an_layout *l, bool out_side, int rank_of[RD_MA
     return true;
 }
 
-/* Input dims move as blocks: Transpose of the input [+ Reshape]. */
-static int ops_transpose_first(const an_layout *l, const int rank_of[RD_MAX_RANK], int nb, an_layout_op *ops)
+/*
+ * Where the r dims of one side (dims; rank_of: the block each dim is, -1 for a 1) stand when the other side's
+ * (other_rank, other_dims) blocks are in the same order: order[d] is this side's dim at position d, the
+ * blocks in rank order with the 1s where the other side has its 1s when both shapes match that way (returns
+ * true), else the 1s first (returns false).
+ */
+static bool block_order(int r, const int64_t *dims, const int rank_of[RD_MAX_RANK], int nb, int other_rank,
+                        const int64_t *other_dims, int order[RD_MAX_RANK])
 {
-    int r = l->in_rank, by_rank[RD_MAX_RANK], n_ones = 0, ones[RD_MAX_RANK];
+    int by_rank[RD_MAX_RANK], n_ones = 0, ones[RD_MAX_RANK];
     for (int d = 0; d < r; d++) {
         if (rank_of[d] >= 0)
             by_rank[rank_of[d]] = d;
         else
             ones[n_ones++] = d;
     }
-    /* the transposed dims: blocks in output order; 1s where the output has its 1s if that matches */
     int64_t non1[RD_MAX_RANK];
-    int n_non1 = 0, out_ones = 0;
-    bool match = l->out_rank == r;
-    for (int d = 0; match && d < l->out_rank; d++) {
-        if (l->out_dims[d] == 1)
-            out_ones++;
+    int n_non1 = 0, other_ones = 0;
+    bool match = other_rank == r;
+    for (int d = 0; match && d < other_rank; d++) {
+        if (other_dims[d] == 1)
+            other_ones++;
         else
-            non1[n_non1++] = l->out_dims[d];
+            non1[n_non1++] = other_dims[d];
     }
-    match = match && n_non1 == nb && out_ones == n_ones;
+    match = match && n_non1 == nb && other_ones == n_ones;
     for (int b = 0; match && b < nb; b++)
-        match = non1[b] == l->in_dims[by_rank[b]];
-    an_layout_op t = {.transpose = true, .rank = r};
+        match = non1[b] == dims[by_rank[b]];
     int b = 0, o = 0;
-    if (match) {
-        for (int d = 0; d < r; d++)
-            t.v[d] = l->out_dims[d] == 1 ? ones[o++] : by_rank[b++];
-    } else {
-        for (int d = 0; d < n_ones; d++)
-            t.v[d] = ones[d];
-        for (int d = 0; d < nb; d++)
-            t.v[n_ones + d] = by_rank[d];
+    for (int d = 0; d < r; d++) {
+        if (match)
+            order[d] = other_dims[d] == 1 ? ones[o++] : by_rank[b++];
+        else
+            order[d] = d < n_ones ? ones[d] : by_rank[d - n_ones];
     }
-    int n = 0;
-    bool identity = true;
+    return match;
+}
+
+static bool is_identity(const an_layout_op *t)
+{
+    for (int d = 0; d < t->rank; d++)
+        if (t->v[d] != d)
+            return false;
+    return true;
+}
+
+/* Input dims move as blocks: Transpose of the input [+ Reshape]. */
+static int ops_transpose_first(const an_layout *l, const int rank_of[RD_MAX_RANK], int nb, an_layout_op *ops)
+{
+    int r = l->in_rank, order[RD_MAX_RANK];
+    /* the transposed dims: blocks in output order; 1s where the output has its 1s if that matches */
+    bool match = block_order(r, l->in_dims, rank_of, nb, l->out_rank, l->out_dims, order);
+    an_layout_op t = {.transpose = true, .rank = r};
     for (int d = 0; d < r; d++)
-        identity = identity && t.v[d] == d;
-    if (!identity)
+        t.v[d] = order[d];
+    int n = 0;
+    if (!is_identity(&t))
         ops[n++] = t;
     if (!match)
         ops[n++] = reshape_op(l->out_rank, l->out_dims);
@@ -531,34 +549,9 @@ static int ops_transpose_first(const an_layout *l, const int rank_of[RD_MAX_RANK
 /* Output dims are blocks of the input: [Reshape +] Transpose into the output. */
 static int ops_transpose_last(const an_layout *l, const int rank_of[RD_MAX_RANK], int nb, an_layout_op *ops)
 {
-    int r = l->out_rank, by_rank[RD_MAX_RANK], n_ones = 0, ones[RD_MAX_RANK];
-    for (int d = 0; d < r; d++) {
-        if (rank_of[d] >= 0)
-            by_rank[rank_of[d]] = d;
-        else
-            ones[n_ones++] = d;
-    }
+    int r = l->out_rank, src_of[RD_MAX_RANK]; /* output dim held at each pre-transpose position */
     /* the pre-transpose dims: output blocks in input order, 1s placed as in the input when it matches */
-    int64_t non1[RD_MAX_RANK];
-    int n_non1 = 0, in_ones = 0;
-    bool match = l->in_rank == r;
-    for (int d = 0; match && d < l->in_rank; d++) {
-        if (l->in_dims[d] == 1)
-            in_ones++;
-        else
-            non1[n_non1++] = l->in_dims[d];
-    }
-    match = match && n_non1 == nb && in_ones == n_ones;
-    for (int b = 0; match && b < nb; b++)
-        match = non1[b] == l->out_dims[by_rank[b]];
-    int src_of[RD_MAX_RANK]; /* output dim held at each pre-transpose position */
-    int b = 0, o = 0;
-    for (int d = 0; d < r; d++) {
-        if (match)
-            src_of[d] = l->in_dims[d] == 1 ? ones[o++] : by_rank[b++];
-        else
-            src_of[d] = d < n_ones ? ones[d] : by_rank[d - n_ones];
-    }
+    bool match = block_order(r, l->out_dims, rank_of, nb, l->in_rank, l->in_dims, src_of);
     an_layout_op pre = {.transpose = false, .rank = r};
     an_layout_op t = {.transpose = true, .rank = r};
     for (int d = 0; d < r; d++) {
@@ -568,10 +561,7 @@ static int ops_transpose_last(const an_layout *l, const int rank_of[RD_MAX_RANK]
     int n = 0;
     if (!match)
         ops[n++] = pre;
-    bool identity = true;
-    for (int d = 0; d < r; d++)
-        identity = identity && t.v[d] == d;
-    if (!identity)
+    if (!is_identity(&t))
         ops[n++] = t;
     return n;
 }

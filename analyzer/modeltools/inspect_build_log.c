@@ -130,20 +130,13 @@ void an_rk_print_log(FILE *out, const rd_rknn_build_log *b, const an_rk_text_opt
 {
     fputs("log          ", out);
     an_rk_put(out, b->what);
-    static const struct {
-        const char *label;
-        size_t off;
-    } rows[] = {
-        {"\ntoolkit      ", offsetof(rd_rknn_build_log, toolkit_version)},
-        {"\nlibrknnc     ", offsetof(rd_rknn_build_log, librknnc_version)},
-        {"\nruntime      ", offsetof(rd_rknn_build_log, runtime_version)},
-        {"\ntarget       ", offsetof(rd_rknn_build_log, target_platform)},
+    static const an_rk_field rows[] = {
+        {"toolkit      ", offsetof(rd_rknn_build_log, toolkit_version)},
+        {"librknnc     ", offsetof(rd_rknn_build_log, librknnc_version)},
+        {"runtime      ", offsetof(rd_rknn_build_log, runtime_version)},
+        {"target       ", offsetof(rd_rknn_build_log, target_platform)},
     };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        const char *v = *(const char *const *)((const char *)b + rows[i].off);
-        fputs(rows[i].label, out);
-        an_rk_put(out, v[0] ? v : "-");
-    }
+    an_rk_put_fields(out, b, rows, sizeof rows / sizeof rows[0], "\n", "");
     fputc('\n', out);
     if (b->option_line) {
         fprintf(out, "options      (line %d) ", b->option_line);

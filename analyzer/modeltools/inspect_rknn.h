@@ -1,7 +1,6 @@
 /*
- * inspect_rknn.h: `rknn-diag inspect` for what RKNN-Toolkit2 built: a `.rknn` model (told by its first
- * bytes, not its name) and `--build-log FILE`. cmd_inspect.c hands over to an_inspect_rknn when
- * an_inspect_rknn_wanted says so. Output layouts: docs/rknn-model.md.
+ * inspect_rknn.h: what `rknn-diag inspect` prints of what RKNN-Toolkit2 built, a `.rknn` model and a build
+ * log, as text and as JSON (the command itself: cli/cmd_inspect_rknn.h). Output layouts: docs/rknn-model.md.
  */
 #ifndef RD_AN_INSPECT_RKNN_H
 #define RD_AN_INSPECT_RKNN_H
@@ -11,21 +10,20 @@
 
 #include <cjson/cJSON.h>
 
-/** True when the arguments name a file of the RKNN family (by magic or a .rknn name) or --build-log. */
-bool an_inspect_rknn_wanted(const an_cmd_ctx *ctx);
-
-/** The command for those arguments. */
-int an_inspect_rknn(an_cmd_ctx *ctx);
-
-/** The RKNN part of `inspect --help` (printed after the ONNX one). */
-void an_inspect_rknn_help(FILE *out);
-
 /** How many nodes, tensors or rows the text output lists (SIZE_MAX: all). */
 typedef struct an_rk_text_opts {
     size_t max_rows;
 } an_rk_text_opts;
 
 /* inspect_rknn_text.c */
+/** A string member of a struct shown as a labelled field of the text output. */
+typedef struct an_rk_field {
+    const char *label; /* "target       " */
+    size_t off;        /* offsetof the const char * member */
+} an_rk_field;
+/** For each field: before, its label, its value ("-" when NULL or empty; an_rk_put), after. */
+void an_rk_put_fields(FILE *out, const void *base, const an_rk_field *fields, size_t n, const char *before,
+                      const char *after);
 void an_rk_print_model(FILE *out, const rd_rknn_model *m, const an_rk_text_opts *o);
 /** Writes s in display form (an_put_name: controls, bidirectional controls and broken UTF-8 as \xNN, \uNNNN;
     names come from hostile files). */

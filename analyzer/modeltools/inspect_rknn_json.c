@@ -14,12 +14,6 @@ static cJSON *str_or_null(const char *s)
     return s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
-/* A number, or null for NaN and infinities (not JSON). */
-static cJSON *num(double v)
-{
-    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-}
-
 /* An array of n numbers of type int64 ('l'), int32 ('i'), float ('f') or double ('d'). */
 static cJSON *nums_json(const void *v, size_t n, char kind, bool *ok)
 {
@@ -29,7 +23,7 @@ static cJSON *nums_json(const void *v, size_t n, char kind, bool *ok)
                    : kind == 'i' ? (double)((const int32_t *)v)[i]
                    : kind == 'f' ? (double)((const float *)v)[i]
                                  : ((const double *)v)[i];
-        an_json_push(a, num(x), ok);
+        an_json_push(a, an_json_number_or_null(x), ok);
     }
     return a;
 }
@@ -44,7 +38,7 @@ cJSON *an_rk_value_json(const rd_rknn_value *v, bool *ok)
     case RD_RKNN_V_INT:
         return cJSON_CreateNumber((double)v->i);
     case RD_RKNN_V_FLOAT:
-        return num(v->f);
+        return an_json_number_or_null(v->f);
     case RD_RKNN_V_STRING:
         return cJSON_CreateString(v->s);
     case RD_RKNN_V_BYTES: {

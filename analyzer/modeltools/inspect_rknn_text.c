@@ -45,6 +45,15 @@ static void put_method(FILE *out, const char *qmethod, const char *qtype)
     an_rk_put(out, qtype[0] ? qtype : "-");
 }
 
+/* " range MIN..MAX", each a list of put_nums. */
+static void put_range(FILE *out, const void *min, size_t n_min, const void *max, size_t n_max, char kind)
+{
+    fputs(" range ", out);
+    put_nums(out, min, n_min, kind);
+    fputs("..", out);
+    put_nums(out, max, n_max, kind);
+}
+
 static void put_quant(FILE *out, const rd_rknn_tensor *t)
 {
     if (!t->n_scale && !t->n_zero_point && !t->n_min)
@@ -54,10 +63,7 @@ static void put_quant(FILE *out, const rd_rknn_tensor *t)
     put_nums(out, t->scale, t->n_scale, 'f');
     fputs(" zp ", out);
     put_nums(out, t->zero_point, t->n_zero_point, 'i');
-    fputs(" range ", out);
-    put_nums(out, t->min, t->n_min, 'f');
-    fputs("..", out);
-    put_nums(out, t->max, t->n_max, 'f');
+    put_range(out, t->min, t->n_min, t->max, t->n_max, 'f');
 }
 
 static const rd_rknn_runtime_io *runtime_io(const rd_rknn_info *in, const char *name, bool is_output)
@@ -188,6 +194,18 @@ static void print_tensors(FILE *out, const rd_rknn_graph *g, size_t max)
     }
 }
 
+void an_rk_put_fields(FILE *out, const void *base, const an_rk_field *fields, size_t n, const char *before,
+                      const char *after)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *v = *(const char *const *)((const char *)base + fields[i].off);
+        fputs(before, out);
+        fputs(fields[i].label, out);
+        an_rk_put(out, v && v[0] ? v : "-");
+        fputs(after, out);
+    }
+}
+
 void an_rk_print_model(FILE *out, const rd_rknn_model *m, const an_rk_text_opts *o)
 {
     const rd_rknn_info *in = rd_rknn_info_get(m);
@@ -197,22 +215,14 @@ void an_rk_print_model(FILE *out, const rd_rknn_model *m, const an_rk_text_opts 
     fprintf(out, "container    RKNN format version %llu, %llu-byte header, model data %llu bytes, JSON %llu bytes\n",
             (unsigned long long)in->format_version, (unsigned long long)in->header_bytes,
             (unsigned long long)in->model_bytes, (unsigned long long)in->json_bytes);
-    static const struct {
-        const char *label;
-        size_t off;
-    } rows[] = {
+    static const an_rk_field rows[] = {
         {"format       ", offsetof(rd_rknn_info, format)},
         {"target       ", offsetof(rd_rknn_info, target_platform)},
         {"toolkit      ", offsetof(rd_rknn_info, toolkit_version)},
         {"source       ", offsetof(rd_rknn_info, source_framework)},
         {"shape mode   ", offsetof(rd_rknn_info, shape_mode)},
     };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        const char *v = *(const char *const *)((const char *)in + rows[i].off);
-        fputs(rows[i].label, out);
-        an_rk_put(out, v && v[0] ? v : "-");
-        fputc('\n', out);
-    }
+    an_rk_put_fields(out, in, rows, sizeof rows / sizeof rows[0], "", "\n");
     fputs("compiler     ", out);
     an_rk_put(out, in->compiler_version[0] ? in->compiler_version : "-");
     fprintf(out, " (number %d): ", in->compiler_version_number);
@@ -244,10 +254,7 @@ void an_rk_print_model(FILE *out, const rd_rknn_model *m, const an_rk_text_opts 
             fputs("  ", out);
             an_rk_put(out, q->dtype);
             put_method(out, q->qmethod, q->qtype);
-            fputs(" range ", out);
-            put_nums(out, q->min, q->n_min, 'd');
-            fputs("..", out);
-            put_nums(out, q->max, q->n_max, 'd');
+            put_range(out, q->min, q->n_min, q->max, q->n_max, 'd');
             fputc('\n', out);
         }
     }

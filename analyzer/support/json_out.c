@@ -3,6 +3,7 @@
 
 #include "rknn_diag/simulator.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,11 @@ bool an_json_push(cJSON *arr, cJSON *item, bool *ok)
     return *ok;
 }
 
+cJSON *an_json_number_or_null(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
 bool an_json_add_str(cJSON *obj, const char *key, const char *s, bool *ok)
 {
     return an_json_add(obj, key, cJSON_CreateString(s), ok);
@@ -42,6 +48,11 @@ bool an_json_add_str(cJSON *obj, const char *key, const char *s, bool *ok)
 bool an_json_add_num(cJSON *obj, const char *key, double v, bool *ok)
 {
     return an_json_add(obj, key, cJSON_CreateNumber(v), ok);
+}
+
+bool an_json_add_finite(cJSON *obj, const char *key, double v, bool *ok)
+{
+    return an_json_add(obj, key, an_json_number_or_null(v), ok);
 }
 
 bool an_json_add_bool(cJSON *obj, const char *key, bool v, bool *ok)

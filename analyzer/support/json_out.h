@@ -24,9 +24,14 @@ bool an_json_add(cJSON *obj, const char *key, cJSON *item, bool *ok);
 /** an_json_add for an array: appends item to arr. */
 bool an_json_push(cJSON *arr, cJSON *item, bool *ok);
 
+/** A number, or null for NaN and infinities (JSON has neither); NULL when memory ran out. */
+cJSON *an_json_number_or_null(double v);
+
 /* The same contract for the common members: on failure *ok is cleared and nothing is left behind. */
 bool an_json_add_str(cJSON *obj, const char *key, const char *s, bool *ok);
 bool an_json_add_num(cJSON *obj, const char *key, double v, bool *ok);
+/** v as an_json_number_or_null makes it: null for NaN and infinities. */
+bool an_json_add_finite(cJSON *obj, const char *key, double v, bool *ok);
 bool an_json_add_bool(cJSON *obj, const char *key, bool v, bool *ok);
 bool an_json_add_null(cJSON *obj, const char *key, bool *ok);
 /** A new empty object or array added under key (pushed onto arr), or NULL with *ok cleared. Members added to

@@ -1,4 +1,5 @@
 /* tensor_dump.c: numbered .npy files plus index.json, written as tensors are produced. */
+#include "array_grow.h"
 #include "json_out.h"
 #include "tensor_dump.h"
 
@@ -26,14 +27,8 @@ rd_status an_dump_open(an_dump *d, const char *dir, rd_error *err)
 
 rd_status an_dump_add(an_dump *d, const char *name, const rd_tensor *t, rd_error *err)
 {
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 64;
-        an_dump_entry *grown = realloc(d->entries, cap * sizeof *grown);
-        if (!grown)
-            return rd_errorf(err, RD_E_NOMEM, "out of memory");
-        d->entries = grown;
-        d->cap = cap;
-    }
+    if (an_array_grow(&d->entries, &d->cap, d->n, sizeof *d->entries, 64, err) != RD_OK)
+        return RD_E_NOMEM; /* err says so */
     an_dump_entry *e = &d->entries[d->n];
     memset(e, 0, sizeof *e);
     snprintf(e->file, sizeof e->file, "%zu.npy", d->n);

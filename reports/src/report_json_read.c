@@ -91,15 +91,6 @@ static const cJSON *member(jctx *c, const cJSON *obj, const char *key, bool requ
     return j;
 }
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 /* Reads the string member key (nullable: null gives NULL). */
 static bool get_string(jctx *c, const cJSON *obj, const char *key, bool nullable, char **out)
 {
@@ -113,7 +104,7 @@ static bool get_string(jctx *c, const cJSON *obj, const char *key, bool nullable
         ;
     else if (!cJSON_IsString(j) || !j->valuestring)
         ok = fail(c, RD_E_PARSE, nullable ? "a string or null" : "a string", j);
-    else if (!(*out = dup_str(j->valuestring)))
+    else if (!(*out = strdup(j->valuestring)))
         ok = fail(c, RD_E_NOMEM, "out of memory", NULL);
     path_pop(c, s);
     return ok;

@@ -51,9 +51,9 @@ static rd_status doubles_of(rd_rknn_model *m, const rd_rknn_value *v, const char
     return RD_OK;
 }
 
-static rd_status read_io_attr(rd_rknn_model *m, const char *name, const rd_rknn_value *v, rd_rknn_io_attr *a,
-                              rd_error *err)
+static rd_status read_io_attr(rd_rknn_model *m, const char *name, const rd_rknn_value *v, void *out, rd_error *err)
 {
+    rd_rknn_io_attr *a = out;
     char what[160];
     snprintf(what, sizeof what, "dict string: attrs['%.64s']", name);
     a->name = name;
@@ -85,9 +85,9 @@ static rd_status read_io_attr(rd_rknn_model *m, const char *name, const rd_rknn_
     return st;
 }
 
-static rd_status read_quant_entry(rd_rknn_model *m, const char *name, const rd_rknn_value *v, rd_rknn_quant_entry *q,
-                                  rd_error *err)
+static rd_status read_quant_entry(rd_rknn_model *m, const char *name, const rd_rknn_value *v, void *out, rd_error *err)
 {
+    rd_rknn_quant_entry *q = out;
     char what[160];
     snprintf(what, sizeof what, "dict string: quant_tab['%.64s']", name);
     q->name = name;
@@ -126,6 +126,34 @@ static rd_status read_quant_entry(rd_rknn_model *m, const char *name, const rd_r
     return RD_OK;
 }
 
+/* Reads one entry of a dict (name: its key) into out. */
+typedef rd_status (*entry_fn)(rd_rknn_model *m, const char *name, const rd_rknn_value *v, void *out, rd_error *err);
+
+/* The dict root[key], each entry read by read into an array of elem-byte items: *items and *n (left as they
+   are when it is absent, or, with a note, not a dict). */
+static rd_status read_entries(rd_rknn_model *m, const rd_rknn_value *root, const char *key, size_t elem, entry_fn read,
+                              void **items, size_t *n, rd_error *err)
+{
+    const rd_rknn_value *map = rd_rknn_value_get(root, key);
+    if (!map)
+        return RD_OK;
+    if (map->kind != RD_RKNN_V_MAP) {
+        rk_warn(m, "dict string: '%s' is not a dict: ignored", key);
+        return RD_OK;
+    }
+    char *a = rk_alloc_array(&m->arena, map->n, elem, key, err);
+    if (!a)
+        return err->code;
+    for (size_t i = 0; i < map->n; i++) {
+        rd_status st = read(m, map->keys[i], &map->items[i], a + i * elem, err);
+        if (st != RD_OK)
+            return st;
+    }
+    *items = a;
+    *n = map->n;
+    return RD_OK;
+}
+
 rd_status rk_read_dict(rd_rknn_model *m, const char *text, size_t len, size_t file_off, rd_error *err)
 {
     (void)file_off;
@@ -143,33 +171,14 @@ rd_status rk_read_dict(rd_rknn_model *m, const char *text, size_t len, size_t fi
     in->has_dict = true;
     in->dict = root;
     in->dynamic_shapes = rd_rknn_value_get(root, "dynamic_shapes");
-    const rd_rknn_value *attrs = rd_rknn_value_get(root, "attrs");
-    if (attrs && attrs->kind == RD_RKNN_V_MAP) {
-        rd_rknn_io_attr *a = rk_alloc_array(&m->arena, attrs->n, sizeof *a, "attrs", err);
-        if (!a)
-            return err->code;
-        for (size_t i = 0; i < attrs->n; i++)
-            if ((st = read_io_attr(m, attrs->keys[i], &attrs->items[i], &a[i], err)) != RD_OK)
-                return st;
-        in->io_attrs = a;
-        in->n_io_attrs = attrs->n;
-    } else if (attrs) {
-        rk_warn(m, "dict string: 'attrs' is not a dict: ignored");
-    }
-    const rd_rknn_value *qt = rd_rknn_value_get(root, "quant_tab");
-    if (qt && qt->kind == RD_RKNN_V_MAP) {
-        rd_rknn_quant_entry *q = rk_alloc_array(&m->arena, qt->n, sizeof *q, "quant_tab", err);
-        if (!q)
-            return err->code;
-        for (size_t i = 0; i < qt->n; i++)
-            if ((st = read_quant_entry(m, qt->keys[i], &qt->items[i], &q[i], err)) != RD_OK)
-                return st;
-        in->quant_tab = q;
-        in->n_quant_tab = qt->n;
-    } else if (qt) {
-        rk_warn(m, "dict string: 'quant_tab' is not a dict: ignored");
-    }
-    return RD_OK;
+    void *attrs = NULL, *quant_tab = NULL;
+    st = read_entries(m, root, "attrs", sizeof *in->io_attrs, read_io_attr, &attrs, &in->n_io_attrs, err);
+    in->io_attrs = attrs;
+    if (st == RD_OK)
+        st = read_entries(m, root, "quant_tab", sizeof *in->quant_tab, read_quant_entry, &quant_tab, &in->n_quant_tab,
+                          err);
+    in->quant_tab = quant_tab;
+    return st;
 }
 
 /* A JSON string member copied into the arena; "" when absent or not a string. */

@@ -62,6 +62,19 @@ static rd_status get_str(rd_rknn_model *m, const rd_fb_table *t, unsigned slot, 
     return RD_OK;
 }
 
+/* The [int] vector at slot, of at most max entries (noun: what they are, for the message). */
+static rd_status int_vector(const rd_fb_table *t, unsigned slot, size_t max, const char *what, const char *noun,
+                            rd_fb_vec *v, rd_error *err)
+{
+    rd_status st = rd_fb_vector(t, slot, 4, v, err);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s", what);
+    if (v->n > max)
+        return rd_errorf(err, RD_E_LIMIT, "%s (byte %zu): %u %s, more than the %zu allowed", what,
+                         rd_fb_field_offset(t, slot), v->n, noun, max);
+    return RD_OK;
+}
+
 /* An [int] vector as int64 (shapes); *n bounded by max. */
 static rd_status get_ints(rd_rknn_model *m, const rd_fb_table *t, unsigned slot, size_t max, const char *what,
                           const int64_t **out, size_t *n, rd_error *err)
@@ -69,12 +82,9 @@ static rd_status get_ints(rd_rknn_model *m, const rd_fb_table *t, unsigned slot,
     rd_fb_vec v;
     *out = NULL;
     *n = 0;
-    rd_status st = rd_fb_vector(t, slot, 4, &v, err);
+    rd_status st = int_vector(t, slot, max, what, "entries", &v, err);
     if (st != RD_OK)
-        return rd_error_prefix(err, "%s", what);
-    if (v.n > max)
-        return rd_errorf(err, RD_E_LIMIT, "%s (byte %zu): %u entries, more than the %zu allowed", what,
-                         rd_fb_field_offset(t, slot), v.n, max);
+        return st;
     int64_t *a = rk_alloc_array(&m->arena, v.n, sizeof *a, what, err);
     if (!a)
         return err->code;
@@ -164,12 +174,9 @@ rd_status rk_index_list(rd_rknn_model *m, const rd_fb_table *t, unsigned slot, s
     rd_fb_vec v;
     *out = NULL;
     *n = 0;
-    rd_status st = rd_fb_vector(t, slot, 4, &v, err);
+    rd_status st = int_vector(t, slot, max, what, "tensors", &v, err);
     if (st != RD_OK)
-        return rd_error_prefix(err, "%s", what);
-    if (v.n > max)
-        return rd_errorf(err, RD_E_LIMIT, "%s (byte %zu): %u tensors, more than the %zu allowed", what,
-                         rd_fb_field_offset(t, slot), v.n, max);
+        return st;
     int32_t *a = rk_alloc_array(&m->arena, v.n, sizeof *a, what, err);
     if (!a)
         return err->code;
