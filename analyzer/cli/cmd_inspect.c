@@ -20,15 +20,16 @@ static const an_optspec inspect_opts[] = {
 };
 
 static const an_cmd_spec inspect_spec = {
-    .usage = "rknn-diag inspect MODEL [--json]",
+    .usage = "rknn-diag inspect MODEL [--json] [--graph-inputs NAME,..] [--graph-outputs NAME,..]",
     .about = "Shows the model's format, inputs and outputs, opsets, op histogram, unsupported ops\n"
              "(all of them, with node names), parameter count and multiply-accumulates. MODEL is\n"
              "any format rknn-diag reads, recognised by content (docs/frontends.md): MODEL.onnx, .tflite,\n"
              "a TensorFlow frozen .pb, a Darknet .cfg or Caffe .prototxt with its weights beside it, a\n"
-             "TorchScript .pt (with --input-shape for every argument of forward).",
+             "TorchScript .pt (with --input-shape for every argument of forward). --graph-inputs and\n"
+             "--graph-outputs show the subgraph between those tensors, as the other commands cut it.",
     .opts = inspect_opts,
     .n_opts = 1,
-    .groups = AN_OG_SHAPE,
+    .groups = AN_OG_SHAPE | AN_OG_CUT,
     .model = "MODEL.onnx",
     .more_help = an_inspect_rknn_help,
 };
@@ -278,22 +279,22 @@ int an_cmd_inspect(an_cmd_ctx *ctx)
     if (an_inspect_rknn_wanted(ctx)) /* a .rknn model or --build-log: inspect_rknn.h */
         return an_inspect_rknn(ctx);
     bool json = false;
-    an_cmd_args cmd = {0};
+    an_cmd_args cmd;
     int rc = an_cmd_parse(ctx, &inspect_spec, &cmd, take_option, &json);
-    if (rc != AN_GO)
-        return rc;
-    const char *model_path = cmd.model;
     rd_error err = {0};
-    rd_load_options lopt = {.input_shapes = cmd.shapes, .n_input_shapes = cmd.n_shapes, .allow_unsupported_ops = true};
     rd_model *m = NULL;
     rd_frontend_info info;
-    if (an_model_open(model_path, NULL, false, &lopt, &m, &info, &err) != RD_OK)
-        return an_fail(ctx, &err);
-    op_count ops[512];
-    int n_ops = collect_ops(m, ops, 512);
-    qsort(ops, (size_t)n_ops, sizeof ops[0], cmp_count);
-    rd_status st = json ? print_json(ctx->out, model_path, &info, m, ops, n_ops, &err)
-                        : print_text(ctx->out, model_path, &info, m, ops, n_ops, &err);
+    if (rc == AN_GO && an_cmd_open_model(ctx, &cmd, true, &info, &m, &err) != RD_OK)
+        rc = an_fail(ctx, &err);
+    if (rc == AN_GO) {
+        op_count ops[512];
+        int n_ops = collect_ops(m, ops, 512);
+        qsort(ops, (size_t)n_ops, sizeof ops[0], cmp_count);
+        rd_status st = json ? print_json(ctx->out, cmd.model, &info, m, ops, n_ops, &err)
+                            : print_text(ctx->out, cmd.model, &info, m, ops, n_ops, &err);
+        rc = st == RD_OK ? AN_EXIT_OK : an_fail(ctx, &err);
+    }
     rd_model_destroy(m);
-    return st == RD_OK ? AN_EXIT_OK : an_fail(ctx, &err);
+    an_cmd_args_fini(&cmd);
+    return rc;
 }

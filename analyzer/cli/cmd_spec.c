@@ -9,6 +9,7 @@
 static const an_optspec shape_opts[] = {
     {AN_OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
 };
+static const an_optspec cut_opts[] = {AN_CUT_OPTSPECS};
 static const an_optspec quant_opts[] = {AN_QUANT_OPTSPECS};
 static const an_optspec built_opts[] = {AN_BUILT_OPTSPECS};
 static const an_optspec threads_opts[] = {AN_THREADS_OPTSPEC};
@@ -33,6 +34,7 @@ typedef struct an_optgroup {
 static const an_optgroup groups[] = {
     GROUP(AN_OG_SAMPLES, "samples analysed", samples_opts),
     GROUP(AN_OG_SHAPE, "model options", shape_opts),
+    GROUP(AN_OG_CUT, "subgraph cut (docs/frontends.md)", cut_opts),
     GROUP(AN_OG_QUANT, "quantization options (docs/quantization-cfg.md, docs/config.md)", quant_opts),
     GROUP(AN_OG_THREADS, "threads", threads_opts),
     GROUP(AN_OG_BUILT, "built-model options (docs/rknn-model.md)", built_opts),
@@ -41,9 +43,12 @@ static const an_optgroup groups[] = {
 #undef GROUP
 #define N_GROUPS ((int)(sizeof groups / sizeof groups[0]))
 
-/* Whether spec takes group g (--threads alone only without the quantization options, which have it). */
+/* Whether spec takes group g (--threads alone only without the quantization options, which have it; the cut
+   with them, as the config's subgraphs are). */
 static bool takes_group(const an_cmd_spec *spec, int g)
 {
+    if (groups[g].flag == AN_OG_CUT)
+        return spec->groups & (AN_OG_CUT | AN_OG_QUANT);
     return (spec->groups & groups[g].flag) && !(groups[g].flag == AN_OG_THREADS && (spec->groups & AN_OG_QUANT));
 }
 
@@ -246,4 +251,14 @@ an_model_request an_cmd_model_request(const an_cmd_ctx *ctx, const an_cmd_args *
                               .n_shapes = args->n_shapes,
                               .errs = ctx->errs,
                               .dynamic_refusal = dynamic_refusal};
+}
+
+rd_status an_cmd_open_model(const an_cmd_ctx *ctx, an_cmd_args *args, bool allow_unsupported_ops,
+                            rd_frontend_info *info, rd_model **out, rd_error *err)
+{
+    an_model_request req = an_cmd_model_request(ctx, args, NULL);
+    req.model_only = true;
+    req.allow_unsupported_ops = allow_unsupported_ops;
+    req.info = info;
+    return an_model_load_configured(&args->q, &req, out, err);
 }

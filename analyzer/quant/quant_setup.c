@@ -176,7 +176,7 @@ static rd_status take_names(const char *flag, const char *text, char ***names, s
     return RD_OK;
 }
 
-static rd_status apply_flags(an_quant_opts *q, rd_error *err)
+rd_status an_quant_apply_cut(an_quant_opts *q, rd_error *err)
 {
     rd_rknn_config *c = &q->cfg;
     rd_status st;
@@ -186,6 +186,15 @@ static rd_status apply_flags(an_quant_opts *q, rd_error *err)
         return st;
     if (q->flag_cut[0] || q->flag_cut[1])
         c->line_subgraphs = 0; /* messages name the flags, not the config's line */
+    return RD_OK;
+}
+
+static rd_status apply_flags(an_quant_opts *q, rd_error *err)
+{
+    rd_rknn_config *c = &q->cfg;
+    rd_status st = an_quant_apply_cut(q, err);
+    if (st != RD_OK)
+        return st;
     if (q->flag_dtype) {
         st = rd_qdtype_parse(q->flag_dtype, &c->dtype, err);
         if (st != RD_OK)
