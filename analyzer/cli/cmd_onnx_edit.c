@@ -84,15 +84,9 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
         a->dataset = v;
         break;
     case OPT_LAYOUT:
-        if (strcmp(v, "nhwc") == 0)
-            a->layout = RD_LAYOUT_NHWC;
-        else if (strcmp(v, "nchw") == 0)
-            a->layout = RD_LAYOUT_NCHW;
-        else
-            return an_usage(ctx, "--input-layout expects nhwc or nchw, got '%s'", v);
-        break;
     case OPT_MAX_PIXELS:
-        if (an_parse_pixel_count("--max-image-pixels", v, &a->max_image_pixels, &err) != RD_OK)
+        if ((id == OPT_LAYOUT ? an_parse_input_layout("--input-layout", v, &a->layout, &err)
+                              : an_parse_pixel_count("--max-image-pixels", v, &a->max_image_pixels, &err)) != RD_OK)
             return an_usage(ctx, "%s", err.msg);
         break;
     }

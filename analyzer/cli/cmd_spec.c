@@ -18,6 +18,7 @@ static const an_optspec samples_opts[] = {
     {AN_OPT_INPUTS, "inputs", 'i', "FILE", "the sample analysed: one file per model input, in input order (repeat)"},
     {AN_OPT_SAMPLES, "samples", 0, "N", "without --inputs: analyse the first N lines of the dataset (default 1)"},
 };
+static const an_optspec json_opts[] = {{AN_OPT_JSON, "json", 0, NULL, "print JSON instead of text"}};
 static const an_optspec help_opt = {AN_OPT_HELP, "help", 'h', NULL, "show this help"};
 
 typedef struct an_optgroup {
@@ -39,6 +40,7 @@ static const an_optgroup groups[] = {
     GROUP(AN_OG_THREADS, "threads", threads_opts),
     GROUP(AN_OG_BUILT, "built-model options (docs/rknn-model.md)", built_opts),
     GROUP(AN_OG_BOARD, "board options (docs/adb.md)", board_opts),
+    GROUP(AN_OG_JSON, "output", json_opts),
 };
 #undef GROUP
 #define N_GROUPS ((int)(sizeof groups / sizeof groups[0]))
@@ -115,6 +117,9 @@ static int take_group_option(an_cmd_ctx *ctx, an_cmd_args *args, int id, const c
         if (args->n_inputs == AN_MAX_INPUTS)
             return an_usage(ctx, "too many --inputs");
         args->inputs[args->n_inputs++] = value;
+        return AN_GO;
+    case AN_OPT_JSON:
+        args->json = true;
         return AN_GO;
     case AN_OPT_SAMPLES:
         return an_parse_int(ctx->argv[0], "--samples", value, 1, 100000, &args->samples, ctx->errs) ? AN_GO

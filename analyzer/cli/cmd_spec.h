@@ -31,10 +31,11 @@ enum {
     AN_OG_SAMPLES = 1u << 5, /* --inputs FILE..., --samples N: the samples analysed (an_cmd_args.inputs) */
     AN_OG_CUT = 1u << 6,     /* --graph-inputs, --graph-outputs (an_cmd_args.q.flag_cut): every command that takes
                                 a model; AN_OG_QUANT brings it too (the config's subgraphs on the command line) */
+    AN_OG_JSON = 1u << 7,    /* --json: print JSON instead of text (an_cmd_args.json) */
 };
 
 /* Option ids of the groups that are not declared elsewhere (a command's own ids stay below 100). */
-enum { AN_OPT_INPUT_SHAPE = 300, AN_OPT_HELP, AN_OPT_OUTPUT, AN_OPT_INPUTS, AN_OPT_SAMPLES };
+enum { AN_OPT_INPUT_SHAPE = 300, AN_OPT_HELP, AN_OPT_OUTPUT, AN_OPT_INPUTS, AN_OPT_SAMPLES, AN_OPT_JSON };
 
 /** A required option: its id and the usage error when it is absent. */
 typedef struct an_need {
@@ -86,6 +87,7 @@ typedef struct an_cmd_args {
     const char *inputs[AN_MAX_INPUTS]; /* AN_OG_SAMPLES */
     size_t n_inputs;
     long samples;       /* AN_OG_SAMPLES: default 1 */
+    bool json;          /* AN_OG_JSON */
     an_quant_opts q;    /* AN_OG_QUANT, AN_OG_CUT, AN_OG_BUILT, AN_OG_THREADS (q.model_path is the model) */
     rd_adb_options adb; /* AN_OG_BOARD */
     bool board_given;   /* one of the board options was given */

@@ -87,9 +87,7 @@ bool an_quant_take(an_quant_opts *q, int id, const char *value)
         q->flag_opt_level = (value[0] >= '0' && value[0] <= '3' && value[1] == '\0') ? value[0] - '0' : 99;
         return true;
     case AN_QOPT_LAYOUT:
-        q->layout = strcmp(value, "nchw") == 0   ? RD_LAYOUT_NCHW
-                    : strcmp(value, "nhwc") == 0 ? RD_LAYOUT_NHWC
-                                                 : (rd_input_layout)99;
+        q->flag_layout = value;
         return true;
     case AN_QOPT_CFG:
         q->qcfg_path = value;
@@ -245,8 +243,8 @@ static rd_status apply_flags(an_quant_opts *q, rd_error *err)
             return rd_errorf(err, RD_E_USAGE, "--optimization-level expects 0, 1, 2 or 3");
         c->optimization_level = q->flag_opt_level;
     }
-    if ((int)q->layout == 99)
-        return rd_errorf(err, RD_E_USAGE, "--input-layout expects nhwc or nchw");
+    if (q->flag_layout && (st = an_parse_input_layout("--input-layout", q->flag_layout, &q->layout, err)) != RD_OK)
+        return st;
     if (q->flag_max_pixels)
         return an_parse_pixel_count("--max-image-pixels", q->flag_max_pixels, &q->max_image_pixels, err);
     return RD_OK;

@@ -99,6 +99,7 @@ typedef struct an_quant_opts {
     bool flag_rgb2bgr;
     int flag_opt_level;          /* -1 when not given */
     const char *flag_max_pixels; /* --max-image-pixels as given */
+    const char *flag_layout;     /* --input-layout as given */
     const char *flag_cut[2];     /* --graph-inputs, --graph-outputs as given (comma lists): subgraphs on top */
     uint64_t max_image_pixels;   /* its value (0: RD_DEFAULT_IMAGE_PIXELS) */
     const char *rknn_path;       /* --rknn */

@@ -323,6 +323,10 @@ void rd_tensor_fini(rd_tensor *t);
 /** Formats the shape as "1x3x224x224" ("scalar" for rank 0) into buf. Returns buf. */
 const char *rd_shape_str(const rd_tensor *t, char *buf, size_t len);
 
+/** The same for a declared shape: a dim named in dim_params (may be NULL) by its name, another negative one "?",
+    rank 0 "scalar", an unknown rank (< 0) "?". Returns buf. */
+const char *rd_dims_str(int rank, const int64_t *dims, const char *const *dim_params, char *buf, size_t len);
+
 /* ---------------------------------------------------------------------------------------------------
  * .npy files: versions 1.0, 2.0 and 3.0; dtypes <f4 <f2 <f8 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8 |b1
  * ('>' byte order converted); C and Fortran order (Fortran is transposed to C order on load);
