@@ -9,7 +9,14 @@
 static const an_optspec shape_opts[] = {
     {AN_OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
 };
-static const an_optspec cut_opts[] = {AN_CUT_OPTSPECS};
+/* The subgraph cut (config_model.h): the config's subgraphs on the command line, taken into an_cmd_args.q. */
+static const an_optspec cut_opts[] = {
+    {AN_QOPT_GRAPH_INPUTS, "graph-inputs", 0, "NAME,..",
+     "cut the model at these tensors, its inputs from then on (subgraphs.inputs; TensorFlow: internal "
+     "tensors, \"name:0\" too, as load_tensorflow's inputs)"},
+    {AN_QOPT_GRAPH_OUTPUTS, "graph-outputs", 0, "NAME,..",
+     "keep these outputs and what they need only (subgraphs.outputs; load_tensorflow's outputs)"},
+};
 static const an_optspec quant_opts[] = {AN_QUANT_OPTSPECS};
 static const an_optspec built_opts[] = {AN_BUILT_OPTSPECS};
 static const an_optspec threads_opts[] = {AN_THREADS_OPTSPEC};

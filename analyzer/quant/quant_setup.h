@@ -51,17 +51,6 @@ enum {
          "refuse larger images (default 67108864 = 8192x8192; N, 120M or WxH)"},                                   \
         AN_THREADS_OPTSPEC
 
-/* The subgraph cut (config_model.h), an option group of its own (cmd_spec.h AN_OG_CUT): every command that
-   takes a model takes it, with or without the quantization options. */
-#define AN_CUT_OPTSPECS                                                                                 \
-    {AN_QOPT_GRAPH_INPUTS, "graph-inputs", 0, "NAME,..",                                                \
-     "cut the model at these tensors, its inputs from then on (subgraphs.inputs; TensorFlow: internal " \
-     "tensors, \"name:0\" too, as load_tensorflow's inputs)"},                                          \
-    {                                                                                                   \
-        AN_QOPT_GRAPH_OUTPUTS, "graph-outputs", 0, "NAME,..",                                           \
-            "keep these outputs and what they need only (subgraphs.outputs; load_tensorflow's outputs)" \
-    }
-
 /* --threads alone, for commands that run a model without the quantization options (convert). */
 #define AN_THREADS_OPTSPEC                                                      \
     {                                                                           \
@@ -115,8 +104,8 @@ typedef struct an_quant_opts {
 void an_quant_opts_init(an_quant_opts *q);
 void an_quant_opts_fini(an_quant_opts *q);
 
-/** Takes an option of AN_QUANT_OPTSPECS, AN_CUT_OPTSPECS or AN_BUILT_OPTSPECS; returns true if id was one (false:
-    not ours). */
+/** Takes an option of AN_QUANT_OPTSPECS, the cut group (--graph-inputs/--graph-outputs: cmd_spec.c) or
+    AN_BUILT_OPTSPECS; returns true if id was one (false: not ours). */
 bool an_quant_take(an_quant_opts *q, int id, const char *value);
 
 /**
