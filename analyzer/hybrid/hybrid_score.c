@@ -15,13 +15,11 @@
 #include "hybrid.h"
 #include "score_cmd.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 struct an_hyb_scorer {
     char *cmd; /* as given */
@@ -168,21 +166,21 @@ rd_status an_hyb_scorer_begin(an_hyb_scorer *sc, const char *const *names, size_
     return st;
 }
 
-/* Removes the candidate's folder by the names it was written with, allocating nothing (it runs when memory ran out
-   too); only what the scorer added there is left to rd_dir_remove_tree, which lists the folder. */
-static rd_status remove_candidate(const an_hyb_scorer *sc, rd_error *err)
+/* File k of a candidate's folder: its .npy files, then index.json. */
+static void candidate_file(void *user, size_t k, char *buf, size_t len)
 {
-    char path[sizeof sc->dir + 64];
-    for (size_t k = 0; k < sc->n_samples; k++)
-        for (size_t i = 0; i < sc->n_out; i++) {
-            snprintf(path, sizeof path, "%s/s%06zu_o%zu.npy", sc->dir, k, i);
-            unlink(path);
-        }
-    snprintf(path, sizeof path, "%s/index.json", sc->dir);
-    unlink(path);
-    if (rmdir(sc->dir) == 0 || errno == ENOENT)
-        return RD_OK;
-    return rd_dir_remove_tree(sc->dir, err);
+    const an_hyb_scorer *sc = user;
+    if (k == sc->n_samples * sc->n_out)
+        snprintf(buf, len, "index.json");
+    else
+        snprintf(buf, len, "s%06zu_o%zu.npy", k / sc->n_out, k % sc->n_out);
+}
+
+/* Removes the candidate's folder by the names it was written with, allocating nothing (it runs when memory ran out
+   too); only what the scorer added there is listed. */
+static rd_status remove_candidate(an_hyb_scorer *sc, rd_error *err)
+{
+    return rd_dir_remove_named(sc->dir, sc->n_samples * sc->n_out + 1, candidate_file, sc, err);
 }
 
 void an_hyb_scorer_abandon(an_hyb_scorer *sc)

@@ -243,6 +243,14 @@ rd_status rd_dir_make(const char *path, unsigned flags, rd_error *err);
  */
 rd_status rd_dir_remove_tree(const char *path, rd_error *err);
 
+/**
+ * Removes the folder path whose files the caller knows by name (name_of writes name k of n into buf), allocating
+ * nothing, so it works when memory ran out too; files it does not name are left to rd_dir_remove_tree. Links are
+ * removed, never followed.
+ */
+rd_status rd_dir_remove_named(const char *path, size_t n, void (*name_of)(void *user, size_t k, char *buf, size_t len),
+                              void *user, rd_error *err);
+
 /* ---------------------------------------------------------------------------------------------------
  * Dtypes. Values are ONNX's TensorProto.DataType numbers so that they map one to one.
  */
