@@ -13,31 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_JSON = 1 };
-
-static const an_optspec inspect_opts[] = {
-    {OPT_JSON, "json", 0, NULL, "print JSON"},
-};
-
 static const an_cmd_spec inspect_spec = {
-    .usage = "rknn-diag inspect MODEL [--json]",
+    .usage = "rknn-diag inspect MODEL [--json] [--graph-inputs NAME,..] [--graph-outputs NAME,..]",
     .about = "Shows the model's format, inputs and outputs, opsets, op histogram, unsupported ops\n"
              "(all of them, with node names), parameter count and multiply-accumulates. MODEL is\n"
              "any format rknn-diag reads, recognised by content (docs/frontends.md): MODEL.onnx, .tflite,\n"
              "a TensorFlow frozen .pb, a Darknet .cfg or Caffe .prototxt with its weights beside it, a\n"
-             "TorchScript .pt (with --input-shape for every argument of forward).",
-    .opts = inspect_opts,
-    .n_opts = 1,
-    .groups = AN_OG_SHAPE,
+             "TorchScript .pt (with --input-shape for every argument of forward). --graph-inputs and\n"
+             "--graph-outputs show the subgraph between those tensors, as the other commands cut it.",
+    .groups = AN_OG_SHAPE | AN_OG_CUT | AN_OG_JSON,
     .model = "MODEL.onnx",
     .more_help = an_inspect_rknn_help,
 };
-
-static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
-{
-    *(bool *)user = true; /* --json, the only one */
-    return AN_GO;
-}
 
 typedef struct op_count {
     const char *op_type;
@@ -45,27 +32,6 @@ typedef struct op_count {
     int count;
     bool supported;
 } op_count;
-
-static void value_shape(const rd_value_info *vi, char *buf, size_t len)
-{
-    if (vi->rank < 0) {
-        snprintf(buf, len, "?");
-        return;
-    }
-    if (vi->rank == 0) {
-        snprintf(buf, len, "scalar");
-        return;
-    }
-    size_t used = 0;
-    for (int d = 0; d < vi->rank && used < len; d++) {
-        int w = vi->dim_params[d] ? snprintf(buf + used, len - used, "%s%s", d ? "x" : "", vi->dim_params[d])
-                : vi->dims[d] < 0 ? snprintf(buf + used, len - used, "%s?", d ? "x" : "")
-                                  : snprintf(buf + used, len - used, "%s%lld", d ? "x" : "", (long long)vi->dims[d]);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-}
 
 /* One input or output as JSON; clears *ok when memory ran out (an_json_add). */
 static cJSON *value_json(const rd_model *m, int value, bool *ok)
@@ -91,26 +57,15 @@ static cJSON *value_json(const rd_model *m, int value, bool *ok)
     return o;
 }
 
-static int collect_ops(const rd_model *m, op_count *ops, int max)
-{
-    int n = 0;
-    for (size_t i = 0; i < rd_model_node_count(m); i++) {
-        rd_node_info ni;
-        rd_model_node(m, i, &ni);
-        int k;
-        for (k = 0; k < n; k++)
-            if (strcmp(ops[k].op_type, ni.op_type) == 0 && strcmp(ops[k].domain, ni.domain) == 0)
-                break;
-        if (k == n) {
-            if (n == max)
-                continue;
-            ops[n] = (op_count){ni.op_type, ni.domain, 0, ni.supported};
-            n++;
-        }
-        ops[k].count++;
-    }
-    return n;
-}
+#define MAX_OP_TYPES 512
+
+/* What inspect prints about the nodes, from one pass over them. */
+typedef struct node_summary {
+    op_count ops[MAX_OP_TYPES]; /* by count, then name */
+    int n_ops;
+    int64_t macs;
+    bool macs_unknown; /* a weighted layer's MACs need shapes fixed only at run time */
+} node_summary;
 
 static int cmp_count(const void *a, const void *b)
 {
@@ -120,21 +75,39 @@ static int cmp_count(const void *a, const void *b)
     return strcmp(x->op_type, y->op_type);
 }
 
-static int64_t total_macs(const rd_model *m, bool *unknown)
+static void summarize(const rd_model *m, node_summary *s)
 {
-    int64_t total = 0;
-    *unknown = false;
+    memset(s, 0, sizeof *s);
     for (size_t i = 0; i < rd_model_node_count(m); i++) {
         rd_node_info ni;
         rd_model_node(m, i, &ni);
+        int k;
+        for (k = 0; k < s->n_ops; k++)
+            if (strcmp(s->ops[k].op_type, ni.op_type) == 0 && strcmp(s->ops[k].domain, ni.domain) == 0)
+                break;
+        if (k == s->n_ops && k < MAX_OP_TYPES)
+            s->ops[s->n_ops++] = (op_count){ni.op_type, ni.domain, 0, ni.supported};
+        if (k < MAX_OP_TYPES)
+            s->ops[k].count++;
         if (ni.folded)
             continue;
-        total += ni.macs;
+        s->macs += ni.macs;
         rd_op_info op;
         if (ni.macs == 0 && rd_op_find(ni.domain, ni.op_type, &op) && op.has_macs && op.weight_input)
-            *unknown = true; /* a weighted layer's MACs need shapes fixed only at run time */
+            s->macs_unknown = true;
     }
-    return total;
+    qsort(s->ops, (size_t)s->n_ops, sizeof s->ops[0], cmp_count);
+}
+
+/* The next node from *i on that the reference cannot run, into *ni (*i then past it); false after the last. */
+static bool next_unsupported(const rd_model *m, size_t *i, rd_node_info *ni)
+{
+    while (*i < rd_model_node_count(m)) {
+        rd_model_node(m, (*i)++, ni);
+        if (!ni->supported)
+            return true;
+    }
+    return false;
 }
 
 /* The prunable channels (an_prune_analyze): RD_OK with *have false for a model the pruner cannot rewrite
@@ -151,8 +124,21 @@ static rd_status prune_summary(const rd_model *m, an_prune_plan *plan, bool *hav
     return RD_OK;
 }
 
-static rd_status print_text(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m, op_count *ops,
-                            int n_ops, rd_error *err)
+/* The graph's inputs (outputs) as rows: name, dtype, shape. */
+static void print_values(FILE *out, const rd_model *m, bool outputs)
+{
+    size_t n = outputs ? rd_model_output_count(m) : rd_model_input_count(m);
+    for (size_t i = 0; i < n; i++) {
+        rd_value_info vi;
+        rd_model_value(m, (size_t)(outputs ? rd_model_output(m, i) : rd_model_input(m, i)), &vi);
+        char shape[128];
+        rd_dims_str(vi.rank, vi.dims, vi.dim_params, shape, sizeof shape);
+        fprintf(out, "  %-32s %-8s %s\n", RD_TEXT_SHOWN(vi.name), rd_dtype_name(vi.dtype), shape);
+    }
+}
+
+static rd_status print_text(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m,
+                            const node_summary *sum, rd_error *err)
 {
     an_prune_plan plan; /* first: nothing is printed when memory runs out */
     bool have_plan;
@@ -162,29 +148,15 @@ static rd_status print_text(FILE *out, const char *path, const rd_frontend_info 
             rd_model_format_name(info->format), RD_TEXT_SHOWN(info->detail), rd_model_ir_version(m),
             rd_model_opset(m, ""), RD_TEXT_SHOWN(rd_model_producer(m)));
     fprintf(out, "\ninputs:\n");
-    for (size_t i = 0; i < rd_model_input_count(m); i++) {
-        rd_value_info vi;
-        rd_model_value(m, (size_t)rd_model_input(m, i), &vi);
-        char shape[128];
-        value_shape(&vi, shape, sizeof shape);
-        fprintf(out, "  %-32s %-8s %s\n", RD_TEXT_SHOWN(vi.name), rd_dtype_name(vi.dtype), shape);
-    }
+    print_values(out, m, false);
     fprintf(out, "outputs:\n");
-    for (size_t i = 0; i < rd_model_output_count(m); i++) {
-        rd_value_info vi;
-        rd_model_value(m, (size_t)rd_model_output(m, i), &vi);
-        char shape[128];
-        value_shape(&vi, shape, sizeof shape);
-        fprintf(out, "  %-32s %-8s %s\n", RD_TEXT_SHOWN(vi.name), rd_dtype_name(vi.dtype), shape);
-    }
+    print_values(out, m, true);
     fprintf(out, "\n%zu nodes, ops:\n", rd_model_node_count(m));
-    for (int k = 0; k < n_ops; k++)
-        fprintf(out, "  %-24s %5d%s\n", RD_TEXT_SHOWN(ops[k].op_type), ops[k].count,
-                ops[k].supported ? "" : "   UNSUPPORTED");
-    bool unknown;
-    int64_t macs = total_macs(m, &unknown);
-    fprintf(out, "\nparameters %lld\nMACs       %lld%s\n", (long long)rd_model_param_count(m), (long long)macs,
-            unknown ? " (some layers unknown until the input shapes are fixed: --input-shape)" : "");
+    for (int k = 0; k < sum->n_ops; k++)
+        fprintf(out, "  %-24s %5d%s\n", RD_TEXT_SHOWN(sum->ops[k].op_type), sum->ops[k].count,
+                sum->ops[k].supported ? "" : "   UNSUPPORTED");
+    fprintf(out, "\nparameters %lld\nMACs       %lld%s\n", (long long)rd_model_param_count(m), (long long)sum->macs,
+            sum->macs_unknown ? " (some layers unknown until the input shapes are fixed: --input-shape)" : "");
     fprintf(out, "layout layers (Reshape/Transpose) %d\n", an_layout_layer_count(m));
 
     if (have_plan) {
@@ -192,13 +164,9 @@ static rd_status print_text(FILE *out, const char *path, const rd_frontend_info 
                 an_prune_mb(plan.weight_bytes_removed), an_prune_gflops(plan.macs_removed));
         an_prune_plan_fini(&plan);
     }
-    int n_unsupported = 0;
-    for (size_t i = 0; i < rd_model_node_count(m); i++) {
-        rd_node_info ni;
-        rd_model_node(m, i, &ni);
-        if (ni.supported)
-            continue;
-        if (n_unsupported++ == 0)
+    rd_node_info ni;
+    for (size_t i = 0, shown = 0; next_unsupported(m, &i, &ni); shown++) {
+        if (shown == 0)
             fprintf(out, "\nunsupported ops (the FP32 reference cannot run this model yet):\n");
         fprintf(out, "  %s%s%s  node '%s'\n", RD_TEXT_SHOWN(ni.domain), ni.domain[0] ? "." : "",
                 RD_TEXT_SHOWN(ni.op_type), RD_TEXT_SHOWN(ni.name));
@@ -207,8 +175,8 @@ static rd_status print_text(FILE *out, const char *path, const rd_frontend_info 
 }
 
 /* The JSON of inspect, built with an_json_add/an_json_push: printed whole or not at all. */
-static rd_status print_json(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m, op_count *ops,
-                            int n_ops, rd_error *err)
+static rd_status print_json(FILE *out, const char *path, const rd_frontend_info *info, const rd_model *m,
+                            const node_summary *sum, rd_error *err)
 {
     bool ok = true;
     cJSON *root = cJSON_CreateObject();
@@ -221,26 +189,22 @@ static rd_status print_json(FILE *out, const char *path, const rd_frontend_info 
     an_json_add(root, "ir_version", cJSON_CreateNumber((double)rd_model_ir_version(m)), &ok);
     an_json_add(root, "opset", cJSON_CreateNumber((double)rd_model_opset(m, "")), &ok);
     an_json_add(root, "producer", cJSON_CreateString(rd_model_producer(m)), &ok);
-    cJSON *ins = cJSON_CreateArray();
-    if (an_json_add(root, "inputs", ins, &ok))
-        for (size_t i = 0; i < rd_model_input_count(m); i++)
-            an_json_push(ins, value_json(m, rd_model_input(m, i), &ok), &ok);
-    cJSON *outs = cJSON_CreateArray();
-    if (an_json_add(root, "outputs", outs, &ok))
-        for (size_t i = 0; i < rd_model_output_count(m); i++)
-            an_json_push(outs, value_json(m, rd_model_output(m, i), &ok), &ok);
+    for (int k = 0; k < 2; k++) { /* "inputs", then "outputs" */
+        cJSON *list = cJSON_CreateArray();
+        size_t n = k ? rd_model_output_count(m) : rd_model_input_count(m);
+        if (an_json_add(root, k ? "outputs" : "inputs", list, &ok))
+            for (size_t i = 0; i < n; i++)
+                an_json_push(list, value_json(m, k ? rd_model_output(m, i) : rd_model_input(m, i), &ok), &ok);
+    }
     an_json_add(root, "nodes", cJSON_CreateNumber((double)rd_model_node_count(m)), &ok);
     cJSON *hist = cJSON_CreateObject();
     if (an_json_add(root, "ops", hist, &ok))
-        for (int k = 0; k < n_ops; k++)
-            an_json_add(hist, ops[k].op_type, cJSON_CreateNumber(ops[k].count), &ok);
+        for (int k = 0; k < sum->n_ops; k++)
+            an_json_add(hist, sum->ops[k].op_type, cJSON_CreateNumber(sum->ops[k].count), &ok);
     cJSON *uns = cJSON_CreateArray();
     if (an_json_add(root, "unsupported", uns, &ok)) {
-        for (size_t i = 0; i < rd_model_node_count(m) && ok; i++) {
-            rd_node_info ni;
-            rd_model_node(m, i, &ni);
-            if (ni.supported)
-                continue;
+        rd_node_info ni;
+        for (size_t i = 0; ok && next_unsupported(m, &i, &ni);) {
             cJSON *o = cJSON_CreateObject();
             if (!an_json_push(uns, o, &ok))
                 break;
@@ -249,10 +213,9 @@ static rd_status print_json(FILE *out, const char *path, const rd_frontend_info 
             an_json_add(o, "node", cJSON_CreateString(ni.name), &ok);
         }
     }
-    bool unknown;
     an_json_add(root, "parameters", cJSON_CreateNumber((double)rd_model_param_count(m)), &ok);
-    an_json_add(root, "macs", cJSON_CreateNumber((double)total_macs(m, &unknown)), &ok);
-    an_json_add(root, "macs_complete", cJSON_CreateBool(!unknown), &ok);
+    an_json_add(root, "macs", cJSON_CreateNumber((double)sum->macs), &ok);
+    an_json_add(root, "macs_complete", cJSON_CreateBool(!sum->macs_unknown), &ok);
     an_json_add(root, "layout_layers", cJSON_CreateNumber(an_layout_layer_count(m)), &ok);
 
     an_prune_plan plan;
@@ -277,23 +240,21 @@ int an_cmd_inspect(an_cmd_ctx *ctx)
 {
     if (an_inspect_rknn_wanted(ctx)) /* a .rknn model or --build-log: inspect_rknn.h */
         return an_inspect_rknn(ctx);
-    bool json = false;
-    an_cmd_args cmd = {0};
-    int rc = an_cmd_parse(ctx, &inspect_spec, &cmd, take_option, &json);
-    if (rc != AN_GO)
-        return rc;
-    const char *model_path = cmd.model;
+    an_cmd_args cmd;
+    int rc = an_cmd_parse(ctx, &inspect_spec, &cmd, NULL, NULL);
     rd_error err = {0};
-    rd_load_options lopt = {.input_shapes = cmd.shapes, .n_input_shapes = cmd.n_shapes, .allow_unsupported_ops = true};
     rd_model *m = NULL;
     rd_frontend_info info;
-    if (an_model_open(model_path, NULL, false, &lopt, &m, &info, &err) != RD_OK)
-        return an_fail(ctx, &err);
-    op_count ops[512];
-    int n_ops = collect_ops(m, ops, 512);
-    qsort(ops, (size_t)n_ops, sizeof ops[0], cmp_count);
-    rd_status st = json ? print_json(ctx->out, model_path, &info, m, ops, n_ops, &err)
-                        : print_text(ctx->out, model_path, &info, m, ops, n_ops, &err);
+    if (rc == AN_GO && an_cmd_open_model(ctx, &cmd, true, &info, &m, &err) != RD_OK)
+        rc = an_fail(ctx, &err);
+    if (rc == AN_GO) {
+        node_summary sum;
+        summarize(m, &sum);
+        rd_status st = cmd.json ? print_json(ctx->out, cmd.model, &info, m, &sum, &err)
+                                : print_text(ctx->out, cmd.model, &info, m, &sum, &err);
+        rc = st == RD_OK ? AN_EXIT_OK : an_fail(ctx, &err);
+    }
     rd_model_destroy(m);
-    return st == RD_OK ? AN_EXIT_OK : an_fail(ctx, &err);
+    an_cmd_args_fini(&cmd);
+    return rc;
 }

@@ -10,12 +10,10 @@
 
 #include <stdlib.h>
 
-enum { OPT_OUT = 1, OPT_JSON, OPT_SHOW };
+enum { OPT_SHOW = 1 };
 
 static const an_optspec merge_opts[] = {
-    {OPT_OUT, "output", 'o', "DIR", "write report.json in DIR"},
     {OPT_SHOW, "show", 0, "N", "list the first N samples that change most (default 10, as eval)"},
-    {OPT_JSON, "json", 0, NULL, "print the report as JSON"},
 };
 
 static const an_cmd_spec merge_spec = {
@@ -30,34 +28,22 @@ static const an_cmd_spec merge_spec = {
              "shards' run_hash and analyses the --dump-sample again. docs/sharding.md.",
     .opts = merge_opts,
     .n_opts = (int)(sizeof merge_opts / sizeof merge_opts[0]),
+    .output = {0, "output", 'o', "DIR", "write report.json in DIR (accuracy shards: the snapshot)"},
+    .groups = AN_OG_JSON,
 };
 
 typedef struct merge_args {
     const char **parts; /* argc entries */
     size_t n;
-    const char *out_dir;
-    bool json;
     long show;
 } merge_args;
 
 static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     merge_args *a = user;
-    switch (id) {
-    case OPT_OUT:
-        a->out_dir = v;
-        break;
-    case OPT_JSON:
-        a->json = true;
-        break;
-    case OPT_SHOW:
-        if (!an_parse_int(ctx->argv[0], "--show", v, 0, 100000, &a->show, ctx->errs))
-            return AN_EXIT_USAGE;
-        break;
-    default: /* a part */
-        a->parts[a->n++] = v;
-        break;
-    }
+    if (id == OPT_SHOW)
+        return an_parse_int(ctx->argv[0], "--show", v, 0, 100000, &a->show, ctx->errs) ? AN_GO : AN_EXIT_USAGE;
+    a->parts[a->n++] = v; /* a part */
     return AN_GO;
 }
 
@@ -66,11 +52,12 @@ int an_cmd_merge(an_cmd_ctx *ctx)
     merge_args a = {.parts = calloc((size_t)ctx->argc + 1, sizeof *a.parts), .show = 10};
     if (!a.parts)
         return an_fail_nomem(ctx, "the list of parts");
-    int rc = an_cmd_parse(ctx, &merge_spec, &(an_cmd_args){0}, take_option, &a);
+    an_cmd_args cmd;
+    int rc = an_cmd_parse(ctx, &merge_spec, &cmd, take_option, &a);
     const char **parts = a.parts;
     size_t n = a.n;
-    const char *out_dir = a.out_dir;
-    bool json = a.json;
+    const char *out_dir = cmd.output;
+    bool json = cmd.json;
     long show = a.show;
     if (rc == AN_GO && n == 0)
         rc = an_usage(ctx, "give the shards: rknn-diag merge OUT/shard-*/ -o OUT");
@@ -87,5 +74,6 @@ int an_cmd_merge(an_cmd_ctx *ctx)
         cJSON_Delete(merged);
     }
     free(parts);
+    an_cmd_args_fini(&cmd);
     return rc;
 }

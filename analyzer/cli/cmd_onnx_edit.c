@@ -46,19 +46,20 @@ static const char *const edit_about =
     "The edited model computes exactly what the original did: the inverse layouts are inserted at the\n"
     "boundary and merged with the model's own Reshape/Transpose layers next to them. With --dataset each\n"
     "sample is converted too; the new dataset.txt starts with '# rknn-diag: layout=graph' so that its\n"
-    ".npy files are read as graph tensors (docs/onnx-edit.md).";
+    ".npy files are read as graph tensors (docs/onnx-edit.md). With --graph-inputs/--graph-outputs the\n"
+    "subgraph between those tensors is edited and written: the formulas name its inputs and outputs.";
 
 static const an_need edit_needs[] = {{OPT_OUT, "missing -o OUT.onnx"}};
 
 static const an_cmd_spec edit_spec = {
     .usage = "rknn-diag onnx-edit MODEL.onnx -o OUT.onnx [--input NAME=FORMULA]... [--output NAME=FORMULA]... "
-             "[--dataset FILE]",
+             "[--dataset FILE] [--graph-inputs NAME,..] [--graph-outputs NAME,..]",
     .about = edit_about,
     .opts = edit_opts,
     .n_opts = (int)(sizeof edit_opts / sizeof edit_opts[0]),
     .needs = edit_needs,
     .n_needs = 1,
-    .groups = AN_OG_SHAPE,
+    .groups = AN_OG_SHAPE | AN_OG_CUT,
     .model = "MODEL.onnx",
 };
 
@@ -83,15 +84,9 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
         a->dataset = v;
         break;
     case OPT_LAYOUT:
-        if (strcmp(v, "nhwc") == 0)
-            a->layout = RD_LAYOUT_NHWC;
-        else if (strcmp(v, "nchw") == 0)
-            a->layout = RD_LAYOUT_NCHW;
-        else
-            return an_usage(ctx, "--input-layout expects nhwc or nchw, got '%s'", v);
-        break;
     case OPT_MAX_PIXELS:
-        if (an_parse_pixel_count("--max-image-pixels", v, &a->max_image_pixels, &err) != RD_OK)
+        if ((id == OPT_LAYOUT ? an_parse_input_layout("--input-layout", v, &a->layout, &err)
+                              : an_parse_pixel_count("--max-image-pixels", v, &a->max_image_pixels, &err)) != RD_OK)
             return an_usage(ctx, "%s", err.msg);
         break;
     }
@@ -261,19 +256,21 @@ int an_cmd_onnx_edit(an_cmd_ctx *ctx)
 {
     edit_args a = {.layout = RD_LAYOUT_NHWC};
     int rc = parse_args(ctx, &a);
-    if (rc != AN_GO)
-        return rc;
     rd_error err = {0};
-    rd_load_options lopt = {.input_shapes = a.cmd.shapes, .n_input_shapes = a.cmd.n_shapes};
     rd_model *m = NULL, *edited = NULL;
-    if (an_model_open(a.model, NULL, false, &lopt, &m, NULL, &err) != RD_OK)
-        return an_fail(ctx, &err);
-    an_edit_io *ins = calloc(rd_model_input_count(m) + 1, sizeof *ins);
-    an_edit_io *outs = calloc(rd_model_output_count(m) + 1, sizeof *outs);
+    an_edit_io *ins = NULL, *outs = NULL;
     void *buf = NULL;
     size_t len = 0;
     an_edit_stats stats = {0};
     rd_status st = RD_OK;
+    if (rc != AN_GO)
+        goto out;
+    if (an_cmd_open_model(ctx, &a.cmd, false, NULL, &m, &err) != RD_OK) {
+        rc = an_fail(ctx, &err);
+        goto out;
+    }
+    ins = calloc(rd_model_input_count(m) + 1, sizeof *ins);
+    outs = calloc(rd_model_output_count(m) + 1, sizeof *outs);
     if (!ins || !outs) {
         rc = an_fail(ctx, &(rd_error){.code = RD_E_NOMEM, .msg = "out of memory"});
         goto out;
@@ -312,5 +309,6 @@ out:
     free(outs);
     rd_model_destroy(edited);
     rd_model_destroy(m);
+    an_cmd_args_fini(&a.cmd);
     return rc;
 }

@@ -13,13 +13,14 @@
 static const an_cmd_spec prune_spec = {
     .output = {0, "output", 'o', "FILE", "the pruned .onnx model to write (required)"},
     .output_missing = "missing -o OUT.onnx",
-    .usage = "rknn-diag prune MODEL.onnx -o OUT.onnx",
+    .usage = "rknn-diag prune MODEL.onnx -o OUT.onnx [--graph-inputs NAME,..] [--graph-outputs NAME,..]",
     .about = "Removes the output channels of Conv and Gemm whose weights and bias are all zero, and\n"
              "the input channels that read them, through BatchNormalization, activations, pools, Add\n"
              "and Concat, wherever that changes no result (docs/prune.md). Prints the savings as\n"
              "RKNN's model_pruning does (Weight: -X MB, GFLOPs: -Y), nothing when there is nothing to\n"
-             "prune; OUT is then the model written back unchanged.",
-    .groups = AN_OG_SHAPE,
+             "prune; OUT is then the model written back unchanged. With --graph-inputs/--graph-outputs\n"
+             "the subgraph between those tensors is pruned and written: its inputs and outputs are OUT's.",
+    .groups = AN_OG_SHAPE | AN_OG_CUT,
     .model = "MODEL.onnx",
 };
 
@@ -34,8 +35,7 @@ int an_cmd_prune(an_cmd_ctx *ctx)
     size_t len = 0;
     if (rc != AN_GO)
         goto out;
-    rd_load_options lopt = {.input_shapes = a.shapes, .n_input_shapes = a.n_shapes};
-    rd_status st = an_model_open(a.model, NULL, false, &lopt, &m, NULL, &err);
+    rd_status st = an_cmd_open_model(ctx, &a, false, NULL, &m, &err);
     if (st == RD_OK)
         st = an_prune_analyze(m, &plan, &err);
     if (st == RD_OK)
@@ -53,5 +53,6 @@ out:
     free(buf);
     an_prune_plan_fini(&plan);
     rd_model_destroy(m);
+    an_cmd_args_fini(&a);
     return rc;
 }

@@ -10,6 +10,14 @@
 static const an_optspec shape_opts[] = {
     {AN_OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D0,D1,..", "fix symbolic input dims (repeat per input)"},
 };
+/* The subgraph cut (config_model.h): the config's subgraphs on the command line, taken into an_cmd_args.q. */
+static const an_optspec cut_opts[] = {
+    {AN_QOPT_GRAPH_INPUTS, "graph-inputs", 0, "NAME,..",
+     "cut the model at these tensors, its inputs from then on (subgraphs.inputs; TensorFlow: internal "
+     "tensors, \"name:0\" too, as load_tensorflow's inputs)"},
+    {AN_QOPT_GRAPH_OUTPUTS, "graph-outputs", 0, "NAME,..",
+     "keep these outputs and what they need only (subgraphs.outputs; load_tensorflow's outputs)"},
+};
 static const an_optspec quant_opts[] = {AN_QUANT_OPTSPECS};
 static const an_optspec built_opts[] = {AN_BUILT_OPTSPECS};
 static const an_optspec threads_opts[] = {AN_THREADS_OPTSPEC};
@@ -18,6 +26,7 @@ static const an_optspec samples_opts[] = {
     {AN_OPT_INPUTS, "inputs", 'i', "FILE", "the sample analysed: one file per model input, in input order (repeat)"},
     {AN_OPT_SAMPLES, "samples", 0, "N", "without --inputs: analyse the first N lines of the dataset (default 1)"},
 };
+static const an_optspec json_opts[] = {{AN_OPT_JSON, "json", 0, NULL, "print JSON instead of text"}};
 static const an_optspec help_opt = {AN_OPT_HELP, "help", 'h', NULL, "show this help"};
 
 typedef struct an_optgroup {
@@ -34,17 +43,22 @@ typedef struct an_optgroup {
 static const an_optgroup groups[] = {
     GROUP(AN_OG_SAMPLES, "samples analysed", samples_opts),
     GROUP(AN_OG_SHAPE, "model options", shape_opts),
+    GROUP(AN_OG_CUT, "subgraph cut (docs/frontends.md)", cut_opts),
     GROUP(AN_OG_QUANT, "quantization options (docs/quantization-cfg.md, docs/config.md)", quant_opts),
     GROUP(AN_OG_THREADS, "threads", threads_opts),
     GROUP(AN_OG_BUILT, "built-model options (docs/rknn-model.md)", built_opts),
     GROUP(AN_OG_BOARD, "board options (docs/adb.md)", board_opts),
+    GROUP(AN_OG_JSON, "output", json_opts),
 };
 #undef GROUP
 #define N_GROUPS ((int)(sizeof groups / sizeof groups[0]))
 
-/* Whether spec takes group g (--threads alone only without the quantization options, which have it). */
+/* Whether spec takes group g (--threads alone only without the quantization options, which have it; the cut
+   with them, as the config's subgraphs are). */
 static bool takes_group(const an_cmd_spec *spec, int g)
 {
+    if (groups[g].flag == AN_OG_CUT)
+        return spec->groups & (AN_OG_CUT | AN_OG_QUANT);
     return (spec->groups & groups[g].flag) && !(groups[g].flag == AN_OG_THREADS && (spec->groups & AN_OG_QUANT));
 }
 
@@ -111,6 +125,9 @@ static int take_group_option(an_cmd_ctx *ctx, an_cmd_args *args, int id, const c
         if (args->n_inputs == AN_MAX_INPUTS)
             return an_usage(ctx, "too many --inputs");
         args->inputs[args->n_inputs++] = value;
+        return AN_GO;
+    case AN_OPT_JSON:
+        args->json = true;
         return AN_GO;
     case AN_OPT_SAMPLES:
         return an_parse_int(ctx->argv[0], "--samples", value, 1, 100000, &args->samples, ctx->errs) ? AN_GO
@@ -317,4 +334,14 @@ an_model_request an_cmd_model_request(const an_cmd_ctx *ctx, const an_cmd_args *
                               .n_shapes = args->n_shapes,
                               .errs = ctx->errs,
                               .dynamic_refusal = dynamic_refusal};
+}
+
+rd_status an_cmd_open_model(const an_cmd_ctx *ctx, an_cmd_args *args, bool allow_unsupported_ops,
+                            rd_frontend_info *info, rd_model **out, rd_error *err)
+{
+    an_model_request req = an_cmd_model_request(ctx, args, NULL);
+    req.model_only = true;
+    req.allow_unsupported_ops = allow_unsupported_ops;
+    req.info = info;
+    return an_model_load_configured(&args->q, &req, out, err);
 }

@@ -1,8 +1,8 @@
 /*
  * cmd_spec.h: a command described once (after Redis's command table and curl's tool options): its usage,
  * summary, own options and the option groups it takes, read by one parser (an_cmd_parse) and one help
- * printer (an_cmd_help). A group (the input shapes, the quantization options, the built-model options,
- * --threads, the board options) is parsed, checked and documented in one place for every command.
+ * printer (an_cmd_help). A group (the input shapes, the subgraph cut, the quantization options, the
+ * built-model options, --threads, the board options) is parsed, checked and documented in one place for every command.
  *
  *     static const an_cmd_spec spec = {
  *         .usage = "rknn-diag x MODEL.onnx -o FILE", .about = "...", AN_SPEC_OPTS(own_options),
@@ -31,10 +31,13 @@ enum {
     AN_OG_THREADS = 1u << 3, /* --threads alone, for a command without AN_OG_QUANT (an_cmd_args.q) */
     AN_OG_BOARD = 1u << 4,   /* the board choice as adb has it (cli_adb.h; an_cmd_args.adb) */
     AN_OG_SAMPLES = 1u << 5, /* --inputs FILE..., --samples N: the samples analysed (an_cmd_args.inputs) */
+    AN_OG_CUT = 1u << 6,     /* --graph-inputs, --graph-outputs (an_cmd_args.q.flag_cut): every command that takes
+                                a model; AN_OG_QUANT brings it too (the config's subgraphs on the command line) */
+    AN_OG_JSON = 1u << 7,    /* --json: print JSON instead of text (an_cmd_args.json) */
 };
 
 /* Option ids of the groups that are not declared elsewhere (a command's own ids stay below 100). */
-enum { AN_OPT_INPUT_SHAPE = 300, AN_OPT_HELP, AN_OPT_OUTPUT, AN_OPT_INPUTS, AN_OPT_SAMPLES };
+enum { AN_OPT_INPUT_SHAPE = 300, AN_OPT_HELP, AN_OPT_OUTPUT, AN_OPT_INPUTS, AN_OPT_SAMPLES, AN_OPT_JSON };
 
 /** A required option: its id and the usage error when it is absent. */
 typedef struct an_need {
@@ -135,7 +138,8 @@ typedef struct an_cmd_args {
     const char *inputs[AN_MAX_INPUTS]; /* AN_OG_SAMPLES */
     size_t n_inputs;
     long samples;       /* AN_OG_SAMPLES: default 1 */
-    an_quant_opts q;    /* AN_OG_QUANT, AN_OG_BUILT, AN_OG_THREADS (q.model_path is the model) */
+    bool json;          /* AN_OG_JSON */
+    an_quant_opts q;    /* AN_OG_QUANT, AN_OG_CUT, AN_OG_BUILT, AN_OG_THREADS (q.model_path is the model) */
     rd_adb_options adb; /* AN_OG_BOARD */
     bool board_given;   /* one of the board options was given */
 } an_cmd_args;
@@ -166,6 +170,15 @@ void an_cmd_help(FILE *f, const an_cmd_spec *spec);
  * command ctx; dynamic_refusal as an_model_request's (NULL: the command runs once per dynamic_input set).
  */
 an_model_request an_cmd_model_request(const an_cmd_ctx *ctx, const an_cmd_args *args, const char *dynamic_refusal);
+
+/**
+ * The model of a command that takes it alone, without -c or the quantization options (inspect, prune, onnx-edit:
+ * AN_OG_SHAPE | AN_OG_CUT): any format by content, --input-shape, cut at --graph-inputs/--graph-outputs, through
+ * an_model_load_configured as every command. info (may be NULL) receives the format; allow_unsupported_ops keeps
+ * ops the reference cannot run (inspect lists them).
+ */
+rd_status an_cmd_open_model(const an_cmd_ctx *ctx, an_cmd_args *args, bool allow_unsupported_ops,
+                            rd_frontend_info *info, rd_model **out, rd_error *err);
 
 /** A --target also sets --platform; the two must agree when both are given. Returns AN_GO or the code. */
 int an_target_platform(an_cmd_ctx *ctx, an_quant_opts *q, const char *target);

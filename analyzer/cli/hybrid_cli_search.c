@@ -327,12 +327,14 @@ int an_hyb_cli_search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_sco
         print_header(&p);
         st = an_hyb_search(&r->hc, r->cands, r->n_cands, r->order, &base, &so, &res, err);
     }
+    if (st == RD_OK && p.failed) /* a step search.json would lack */
+        st = rd_errorf(err, RD_E_NOMEM, "out of memory (the list of the search's steps)");
     r->hc.scorer = NULL;
     int rc = AN_EXIT_OK;
     if (st != RD_OK) {
-        /* the path so far is on stdout and in search.json */
+        /* the path so far is on stdout and in search.json; not when memory ran out (nothing more is written) */
         rd_error jerr = {0};
-        if (write_search_json(dir, a, &p, r, &res, err->msg, &jerr) == RD_OK)
+        if (err->code != RD_E_NOMEM && write_search_json(dir, a, &p, r, &res, err->msg, &jerr) == RD_OK)
             fprintf(ctx->errs, "the search's steps so far are in %s/search.json\n", dir);
         rc = an_fail(ctx, err);
         goto out;

@@ -204,13 +204,14 @@ rd_status an_diag_clip_measure(rd_sim *s, const rd_tensor *x, size_t n_samples, 
     return st;
 }
 
-double an_diag_range_log2_ratio(const rd_sim *s, const rd_sim *ref)
+rd_status an_diag_range_log2_ratio(const rd_sim *s, const rd_sim *ref, double *out, rd_error *err)
 {
     const rd_model *g = rd_sim_model(s);
     size_t nv = rd_model_value_count(g), used = 0;
+    *out = NAN;
     double *r = calloc(nv + 1, sizeof *r);
     if (!r)
-        return NAN;
+        return rd_errorf(err, RD_E_NOMEM, "out of memory (the range ratios)");
     for (size_t v = 0; v < nv; v++) {
         rd_value_info vi;
         rd_model_value(g, v, &vi);
@@ -221,16 +222,15 @@ double an_diag_range_log2_ratio(const rd_sim *s, const rd_sim *ref)
         if (a.scale > 0 && b.scale > 0)
             r[used++] = log2((double)a.scale / (double)b.scale);
     }
-    double med = NAN;
     if (used > 0) {
         qsort(r, used, sizeof *r, cmp_double);
-        med = r[used / 2];
+        *out = r[used / 2];
     }
     free(r);
-    return med;
+    return RD_OK;
 }
 
-void an_diag_weight_spread(rd_sim *s, an_diag_wspread *out)
+rd_status an_diag_weight_spread(rd_sim *s, an_diag_wspread *out, rd_error *err)
 {
     memset(out, 0, sizeof *out);
     out->worst = NAN;
@@ -249,7 +249,17 @@ void an_diag_weight_spread(rd_sim *s, an_diag_wspread *out)
         per_channel.n_scale = (int)channels;
         float *mx = calloc((size_t)channels, sizeof *mx);
         double *sorted = calloc((size_t)channels, sizeof *sorted);
-        if (mx && sorted && an_weight_channel_max_abs(w, &per_channel, mx, NULL) == RD_OK) {
+        rd_error why = {0};
+        rd_status st = mx && sorted ? an_weight_channel_max_abs(w, &per_channel, mx, &why)
+                                    : rd_errorf(&why, RD_E_NOMEM, "out of memory (the weight channels)");
+        if (st == RD_E_NOMEM) { /* a layer the spread would lack */
+            free(mx);
+            free(sorted);
+            if (err)
+                *err = why;
+            return st;
+        }
+        if (st == RD_OK) {
             for (int64_t c = 0; c < channels; c++)
                 sorted[c] = mx[c];
             qsort(sorted, (size_t)channels, sizeof *sorted, cmp_double);
@@ -269,6 +279,7 @@ void an_diag_weight_spread(rd_sim *s, an_diag_wspread *out)
         free(mx);
         free(sorted);
     }
+    return RD_OK;
 }
 
 typedef struct bn_all {

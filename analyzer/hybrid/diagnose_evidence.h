@@ -49,9 +49,9 @@ typedef struct an_diag_clip {
 rd_status an_diag_clip_measure(rd_sim *s, const rd_tensor *x, size_t n_samples, size_t n_in, int threads,
                                an_diag_clip *out, rd_error *err);
 
-/** Median over int8 activations of log2(width of s's range / width of ref's range): + s wider, -
- * narrower. */
-double an_diag_range_log2_ratio(const rd_sim *s, const rd_sim *ref);
+/** Median over int8 activations of log2(width of s's range / width of ref's range) into *out: + s wider, -
+ * narrower (NaN: no tensor to compare). RD_E_NOMEM when memory runs out. */
+rd_status an_diag_range_log2_ratio(const rd_sim *s, const rd_sim *ref, double *out, rd_error *err);
 
 /** Weight channel spread of s's per-channel int8 layers: max over layers of max_c max|w_c| /
  * median_c max|w_c|. */
@@ -66,7 +66,7 @@ typedef struct an_diag_wspread {
 #define AN_DIAG_WSPREAD_HIGH 16.0
 
 /** Measured on the float weights of s's optimised graph (BatchNormalization folded, as they are
- * quantized). */
-void an_diag_weight_spread(rd_sim *s, an_diag_wspread *out);
+ * quantized). RD_E_NOMEM when memory runs out (a layer whose weights cannot be read is left out). */
+rd_status an_diag_weight_spread(rd_sim *s, an_diag_wspread *out, rd_error *err);
 
 #endif

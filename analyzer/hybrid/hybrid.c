@@ -284,8 +284,9 @@ rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_h
     rd_tensor *outs = calloc(c->n_out + 1, sizeof *outs);
     if (st == RD_OK && (!scores || !outs))
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    bool begun = false;
     if (st == RD_OK && c->scorer)
-        st = an_hyb_scorer_begin(c->scorer, names, n, err);
+        begun = (st = an_hyb_scorer_begin(c->scorer, names, n, err)) == RD_OK;
     double t0 = now_s();
     /* samples side by side when there are threads for them (each run then mostly computes on its own thread) */
     int workers = c->threads > 1 && c->n_samples > 1
@@ -305,6 +306,8 @@ rd_status an_hyb_measure(an_hyb_ctx *c, const char *const *names, size_t n, an_h
         aggregate(scores, c->n_samples, out);
     if (st == RD_OK && c->scorer)
         st = an_hyb_scorer_finish(c->scorer, &out->score, err);
+    else if (begun) /* a sample failed: the scorer has nothing to score */
+        an_hyb_scorer_abandon(c->scorer);
     free(outs);
     free(scores);
     rd_status back = set_all(c->s, names, n, RD_PREC_INT8, st == RD_OK ? err : NULL);

@@ -64,14 +64,17 @@ typedef struct an_hyb_scorer_opts {
 
 rd_status an_hyb_scorer_create(const an_hyb_scorer_opts *o, an_hyb_scorer **out, rd_error *err);
 void an_hyb_scorer_destroy(an_hyb_scorer *sc);
-/** A new candidate folder for the set names[0..n-1]. */
+/** A new candidate folder for the set names[0..n-1] (removed again on failure). */
 rd_status an_hyb_scorer_begin(an_hyb_scorer *sc, const char *const *names, size_t n, rd_error *err);
+/** Removes the begun candidate's folder: its measurement failed before the scorer ran. */
+void an_hyb_scorer_abandon(an_hyb_scorer *sc);
 /** Writes one sample's outputs (thread-safe across samples). */
 rd_status an_hyb_scorer_put(an_hyb_scorer *sc, size_t sample, const rd_tensor *outs, size_t n_out, rd_error *err);
 /**
  * Writes index.json, runs the command (an_score_cmd_run) and reads its number. Errors name the candidate and
  * the command's last output: RD_E_TIMEOUT (killed after the timeout), RD_E_INVAL (non-zero exit or a signal),
- * RD_E_PARSE (no number), RD_E_LIMIT (too much output); the folder is then kept, otherwise removed.
+ * RD_E_PARSE (no number), RD_E_LIMIT (too much output); the folder is then kept, otherwise removed (RD_E_NOMEM:
+ * removed, the error as it came).
  */
 rd_status an_hyb_scorer_finish(an_hyb_scorer *sc, double *score, rd_error *err);
 /** Commands run so far and the wall time they took. */

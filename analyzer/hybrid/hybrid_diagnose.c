@@ -316,7 +316,8 @@ static void make_variants(an_diagnosis *d, const an_quant_opts *q, size_t *v_met
 }
 
 /* The mistakes only the outputs and the simulations show: algorithm, calibration set, per-tensor weights. */
-static void judge_evidence(an_diagnosis *d, const an_quant_opts *q, size_t v_method, size_t v_algo)
+/* The findings the variants' evidence supports; RD_E_NOMEM when memory runs out (no finding is added then). */
+static rd_status judge_evidence(an_diagnosis *d, const an_quant_opts *q, size_t v_method, size_t v_algo, rd_error *err)
 {
     variant *v = d->v;
     finding *fd = d->fd;
@@ -328,9 +329,17 @@ static void judge_evidence(an_diagnosis *d, const an_quant_opts *q, size_t v_met
     for (size_t i = v_algo; i < nv; i++)
         if (removes_half(&v[0], &v[i]) && (algo_best == 0 || v[i].score.cos > v[algo_best].score.cos))
             algo_best = i;
+    double ratio = NAN, range_log2 = NAN; /* the measures before any finding is written */
+    an_diag_wspread ws;
+    rd_status st = algo_best ? an_diag_range_log2_ratio(v[algo_best].sim, v[0].sim, &ratio, err) : RD_OK;
+    if (st == RD_OK && v[v_self].ok)
+        st = an_diag_range_log2_ratio(v[0].sim, v[v_self].sim, &range_log2, err);
+    if (st == RD_OK) /* per-tensor weights: the channel spread the single scale has to cover */
+        st = an_diag_weight_spread(v[0].sim, &ws, err);
+    if (st != RD_OK)
+        return st;
     size_t algo_finding = nf;
     if (algo_best && nf < AN_DIAG_MAX_FINDINGS) {
-        double ratio = an_diag_range_log2_ratio(v[algo_best].sim, v[0].sim);
         snprintf(fd[nf].what, sizeof fd[nf].what, "calibration algorithm %s", rd_qalgo_name(q->cfg.algorithm));
         snprintf(fd[nf].evidence, sizeof fd[nf].evidence,
                  "%s's ranges are %.3gx %s's at the median tensor; output cosine %.5f -> %.5f "
@@ -344,7 +353,6 @@ static void judge_evidence(an_diagnosis *d, const an_quant_opts *q, size_t v_met
 
     /* calibration set: clipping of the analysed values and range widths, against calibrating on
      * them */
-    double range_log2 = v[v_self].ok ? an_diag_range_log2_ratio(v[0].sim, v[v_self].sim) : NAN;
     d->range_log2 = range_log2;
     if (v[v_self].ok && nf < AN_DIAG_MAX_FINDINGS) {
         bool clips = v[0].clip.share >= 1e-3 && v[0].clip.share >= 10 * v[v_self].clip.share;
@@ -368,9 +376,6 @@ static void judge_evidence(an_diagnosis *d, const an_quant_opts *q, size_t v_met
             nf++;
         }
     }
-    /* per-tensor weights: the channel spread the single scale has to cover */
-    an_diag_wspread ws;
-    an_diag_weight_spread(v[0].sim, &ws);
     d->ws = ws;
     if (q->cfg.method == RD_QMETHOD_LAYER && nf < AN_DIAG_MAX_FINDINGS &&
         (ws.n_over > 0 || removes_half(&v[0], &v[v_method]))) {
@@ -387,6 +392,7 @@ static void judge_evidence(an_diagnosis *d, const an_quant_opts *q, size_t v_met
         nf++;
     }
     d->nf = nf;
+    return RD_OK;
 }
 
 rd_status an_diagnose(const an_diag_request *req, an_diagnosis **out, rd_error *err)
@@ -416,6 +422,12 @@ rd_status an_diagnose(const an_diag_request *req, an_diagnosis **out, rd_error *
             fprintf(req->progress, "diagnose: %zu/%zu %s\n", i + 1, d->nv, RD_TEXT_SHOWN(v->name));
         rd_error e = {0};
         v->ok = measure_variant(d->m, v, req->inputs, req->n_inputs, req->samples, req->threads, &e) == RD_OK;
+        if (!v->ok && e.code == RD_E_NOMEM) { /* the command's failure, not the variant's result */
+            if (err)
+                *err = e;
+            an_diagnosis_destroy(d);
+            return RD_E_NOMEM;
+        }
         if (!v->ok)
             snprintf(v->error, sizeof v->error, "%s", e.msg);
         if (i == 0 && !v->ok) { /* the configuration as given fails: nothing to compare with */
@@ -432,7 +444,11 @@ rd_status an_diagnose(const an_diag_request *req, an_diagnosis **out, rd_error *
         return st;
     }
     d->nf = prep_findings(&d->pe, d->m, req->q, d->fd, AN_DIAG_MAX_FINDINGS);
-    judge_evidence(d, req->q, v_method, v_algo);
+    st = judge_evidence(d, req->q, v_method, v_algo, err);
+    if (st != RD_OK) {
+        an_diagnosis_destroy(d);
+        return st;
+    }
     *out = d;
     return RD_OK;
 }

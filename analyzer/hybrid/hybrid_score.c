@@ -6,7 +6,8 @@
  * output folder, an outputs folder of its own (precision "fp32"). Every measured float16 set gets a folder
  * `candidates/NNNN/` (precision "hybrid") whose index.json adds "candidate" (its number), "float16" (the set)
  * and "reference": "../golden" (the golden file of s<k>_o<j>.npy is ../golden/s<k>_o<j>.npy). A scorer that
- * fails is an error naming the candidate; its folder is then kept for the user to look at, otherwise removed.
+ * fails is an error naming the candidate; its folder is then kept for the user to look at, otherwise removed (also
+ * when the measurement or the folder fails before the scorer has run, or memory runs out).
  *
  * Thread safety: an_hyb_scorer_put is called by the measuring threads, each for its own sample;
  * begin and finish run on the caller's thread.
@@ -153,11 +154,40 @@ rd_status an_hyb_scorer_begin(an_hyb_scorer *sc, const char *const *names, size_
     }
     if (st == RD_OK)
         st = an_outputs_dir_note(sc->out, "candidate", cJSON_CreateNumber((double)sc->candidate), err);
-    if (st == RD_OK)
-        st = an_outputs_dir_note(sc->out, "float16", set, err);
+    if (st == RD_OK) {
+        st = an_outputs_dir_note(sc->out, "float16", set, err); /* taken over, even on failure */
+        set = NULL;
+    }
+    cJSON_Delete(set);
     if (st == RD_OK)
         st = an_outputs_dir_note(sc->out, "reference", cJSON_CreateString("../golden"), err);
+    if (st != RD_OK)
+        an_hyb_scorer_abandon(sc);
     return st;
+}
+
+/* File k of a candidate's folder: its .npy files, then index.json. */
+static void candidate_file(void *user, size_t k, char *buf, size_t len)
+{
+    const an_hyb_scorer *sc = user;
+    if (k == sc->n_samples * sc->n_out)
+        snprintf(buf, len, "index.json");
+    else
+        snprintf(buf, len, "s%06zu_o%zu.npy", k / sc->n_out, k % sc->n_out);
+}
+
+/* Removes the candidate's folder by the names it was written with, allocating nothing (it runs when memory ran out
+   too); only what the scorer added there is listed. */
+static rd_status remove_candidate(an_hyb_scorer *sc, rd_error *err)
+{
+    return rd_dir_remove_named(sc->dir, sc->n_samples * sc->n_out + 1, candidate_file, sc, err);
+}
+
+void an_hyb_scorer_abandon(an_hyb_scorer *sc)
+{
+    an_outputs_dir_destroy(sc->out);
+    sc->out = NULL;
+    remove_candidate(sc, NULL);
 }
 
 rd_status an_hyb_scorer_put(an_hyb_scorer *sc, size_t sample, const rd_tensor *outs, size_t n_out, rd_error *err)
@@ -180,9 +210,13 @@ rd_status an_hyb_scorer_finish(an_hyb_scorer *sc, double *score, rd_error *err)
         st = an_score_cmd_run(sc->cmd, sc->dir, sc->timeout_s, sc->errs, score, err);
     sc->seconds += now_s() - t0;
     sc->calls++;
+    if (st == RD_E_NOMEM) { /* not the scorer's failure: nothing of the candidate to look at */
+        an_hyb_scorer_abandon(sc);
+        return st;
+    }
     if (st != RD_OK)
         return rd_error_prefix(err, "%s, whose outputs stay in %s", sc->who, sc->dir);
-    return rd_dir_remove_tree(sc->dir, err);
+    return remove_candidate(sc, err);
 }
 
 void an_hyb_scorer_stats(const an_hyb_scorer *sc, size_t *calls, double *seconds)

@@ -54,9 +54,9 @@ static void cut_origin(const rd_rknn_config *c, char *buf, size_t len)
         snprintf(buf, len, "--graph-inputs/--graph-outputs");
 }
 
-/* The cut at ins / outs (the config's names as the model has them). */
-static rd_status cut_at(const rd_rknn_config *c, char **ins, char **outs, const char *path, rd_model **m, FILE *errs,
-                        rd_error *err)
+/* The cut at ins / outs (the config's names as the model has them), the result read with lopt. */
+static rd_status cut_at(const rd_rknn_config *c, char **ins, char **outs, const char *path, const rd_load_options *lopt,
+                        rd_model **m, FILE *errs, rd_error *err)
 {
     if (!ins || !outs)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
@@ -74,11 +74,13 @@ static rd_status cut_at(const rd_rknn_config *c, char **ins, char **outs, const 
     rd_status st = rd_onnx_model_rewrite(*m, &rw, &buf, &len, err);
     if (st != RD_OK)
         return rd_error_prefix(err, "%s", origin);
-    st = reload(path, buf, len, NULL, m, err);
+    st = reload(path, buf, len, lopt, m, err);
     if (st != RD_OK)
         return rd_error_prefix(err, "the model cut at %s", origin);
     if (errs)
-        fprintf(errs, "config: cut at subgraphs (%zu input%s, %zu output%s): %zu nodes kept\n", c->n_sub_inputs,
+        fprintf(errs, "%s at %s (%zu input%s, %zu output%s): %zu nodes kept\n",
+                c->line_subgraphs ? "config: cut" : "cut",
+                c->line_subgraphs ? "subgraphs" : "--graph-inputs/--graph-outputs", c->n_sub_inputs,
                 c->n_sub_inputs == 1 ? "" : "s", c->n_sub_outputs, c->n_sub_outputs == 1 ? "" : "s",
                 rd_model_node_count(*m));
     return RD_OK;
@@ -114,11 +116,12 @@ static void free_names(char **names, size_t n)
 }
 
 /* subgraphs.inputs/outputs: the cut (nothing when m already is it). */
-static rd_status cut(const rd_rknn_config *c, const char *path, rd_model **m, FILE *errs, rd_error *err)
+static rd_status cut(const rd_rknn_config *c, const char *path, const rd_load_options *lopt, rd_model **m, FILE *errs,
+                     rd_error *err)
 {
     char **ins = model_names(*m, c->sub_inputs, c->n_sub_inputs),
          **outs = model_names(*m, c->sub_outputs, c->n_sub_outputs);
-    rd_status st = cut_at(c, ins, outs, path, m, errs, err);
+    rd_status st = cut_at(c, ins, outs, path, lopt, m, errs, err);
     free_names(ins, c->n_sub_inputs);
     free_names(outs, c->n_sub_outputs);
     return st;
@@ -215,18 +218,6 @@ static rd_status prune(const rd_rknn_config *c, const char *path, rd_model **m, 
     return st == RD_OK ? RD_OK : rd_error_prefix(err, "%s:%d: model_pruning", c->path, c->line_model_pruning);
 }
 
-rd_status an_model_open(const char *path, const char *platform, bool model_precision, const rd_load_options *lo,
-                        rd_model **out, rd_frontend_info *info, rd_error *err)
-{
-    rd_frontend_options fo = {.model_precision = model_precision};
-    if (platform && rd_model_format_parse(platform, &fo.expect, err) != RD_OK) {
-        if (err)
-            err->code = RD_E_PARSE; /* a config's value: an input error */
-        return RD_E_PARSE;
-    }
-    return rd_frontend_load(path, &fo, lo, out, info, err);
-}
-
 /*
  * The model file through its frontend with what the config gives it before the ONNX exists: a TensorFlow graph is
  * cut at subgraphs.inputs/outputs while it is read (load_tensorflow's inputs and outputs: internal tensors,
@@ -265,7 +256,7 @@ static rd_status open_configured(const char *path, const rd_rknn_config *c, cons
 rd_status an_model_load_configured(an_quant_opts *q, const an_model_request *req, rd_model **out, rd_error *err)
 {
     *out = NULL;
-    rd_status st = an_quant_finish(q, NULL, err);
+    rd_status st = req->model_only ? an_quant_apply_cut(q, err) : an_quant_finish(q, NULL, err);
     if (st != RD_OK)
         return st;
     const rd_rknn_config *c = &q->cfg;
@@ -292,15 +283,17 @@ rd_status an_model_load_configured(an_quant_opts *q, const an_model_request *req
     bool configured = reshaped || c->n_sub_inputs || c->n_sub_outputs || c->model_pruning;
     /* without a config step the shapes go straight to the loader, as before */
     rd_load_options lopt = {.input_shapes = reshaped ? NULL : req->shapes,
-                            .n_input_shapes = reshaped ? 0 : req->n_shapes};
+                            .n_input_shapes = reshaped ? 0 : req->n_shapes,
+                            .allow_unsupported_ops = req->allow_unsupported_ops};
+    const rd_load_options cut_lopt = {.allow_unsupported_ops = req->allow_unsupported_ops};
     rd_model *m = NULL;
     rd_frontend_info info = {0};
     st = open_configured(path, c, req, &lopt, &m, &info, err);
     if (st != RD_OK && info.format == RD_FORMAT_TENSORFLOW && err && err->code == RD_E_INVAL) {
-        char origin[300]; /* a name the TensorFlow graph does not have */
+        char origin[300]; /* a name the TensorFlow graph does not have: exit 3, as a cut ONNX model's */
         cut_origin(c, origin, sizeof origin);
         rd_error_prefix(err, "%s", origin);
-        err->code = c->line_subgraphs ? RD_E_PARSE : RD_E_USAGE;
+        err->code = c->line_subgraphs ? RD_E_PARSE : RD_E_INVAL;
         st = err->code;
     }
     q->graph_nhwc = st == RD_OK && info.format == RD_FORMAT_TFLITE; /* TFLite keeps NHWC (docs/frontends.md) */
@@ -311,12 +304,12 @@ rd_status an_model_load_configured(an_quant_opts *q, const an_model_request *req
                 c->n_sub_inputs, c->n_sub_inputs == 1 ? "" : "s", c->n_sub_outputs, c->n_sub_outputs == 1 ? "" : "s",
                 info.detail);
     else if (st == RD_OK && configured) /* TensorFlow: cut while read */
-        st = cut(c, path, &m, req->errs, err);
+        st = cut(c, path, &cut_lopt, &m, req->errs, err);
     if (st == RD_OK && reshaped)
         st = fix_shapes(q, req, path, &m, err);
     if (st == RD_OK && c->model_pruning)
         st = prune(c, path, &m, req->errs, err);
-    if (st == RD_OK)
+    if (st == RD_OK && !req->model_only)
         st = an_quant_finish(q, m, err);
     if (st != RD_OK) {
         rd_model_destroy(m);

@@ -20,23 +20,21 @@ typedef struct an_model_request {
     const char *dynamic_refusal; /* NULL: the command runs once per dynamic_input set and dynamic_set picks
                                     it; else why the command takes one shape only (dynamic_input refused) */
     size_t dynamic_set;
-    FILE *errs;             /* notes and the pruning summary; may be NULL */
-    bool model_precision;   /* a quantized TFLite model as its own integer arithmetic (--precision model) */
-    rd_frontend_info *info; /* receives the format read (may be NULL) */
+    FILE *errs;                 /* notes and the pruning summary; may be NULL */
+    bool model_precision;       /* a quantized TFLite model as its own integer arithmetic (--precision model) */
+    rd_frontend_info *info;     /* receives the format read (may be NULL) */
+    bool model_only;            /* inspect, prune, onnx-edit: the model alone, cut at --graph-inputs/--graph-outputs
+                                   (an_quant_apply_cut); no -c, no quantization options finished, no thread pool */
+    bool allow_unsupported_ops; /* inspect: load a model whose ops the reference cannot run, to list them */
 } an_model_request;
 
 /**
- * Opens a model file of any format rknn-diag reads (rknn_diag/frontends.h): the format recognised by content;
- * platform (a model_config.yml's `platform:`, may be NULL) names the one expected. info may be NULL.
- */
-rd_status an_model_open(const char *path, const char *platform, bool model_precision, const rd_load_options *lo,
-                        rd_model **out, rd_frontend_info *info, rd_error *err);
-
-/**
  * Loads the model req describes into *out, applying q's model_config.yml (loaded here if not yet), and
- * finishes q against it (an_quant_finish). RD_E_UNSUPPORTED for a dynamic_input the command refuses,
- * RD_E_PARSE naming the file and line for a subgraphs/input_size_list that does not fit the model,
- * RD_E_USAGE for command-line conflicts (no model, --input-shape with dynamic_input).
+ * finishes q against it (an_quant_finish; with req->model_only the cut flags only). The one loader of every
+ * command that takes a model. RD_E_UNSUPPORTED for a dynamic_input the command refuses, RD_E_PARSE naming the
+ * file and line for a subgraphs/input_size_list that does not fit the model, RD_E_NOTFOUND or RD_E_INVAL (exit 3)
+ * naming a --graph-inputs/--graph-outputs tensor the model does not have, RD_E_USAGE for command-line conflicts
+ * (no model, --input-shape with dynamic_input).
  */
 rd_status an_model_load_configured(an_quant_opts *q, const an_model_request *req, rd_model **out, rd_error *err);
 

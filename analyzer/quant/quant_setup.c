@@ -87,9 +87,7 @@ bool an_quant_take(an_quant_opts *q, int id, const char *value)
         q->flag_opt_level = (value[0] >= '0' && value[0] <= '3' && value[1] == '\0') ? value[0] - '0' : 99;
         return true;
     case AN_QOPT_LAYOUT:
-        q->layout = strcmp(value, "nchw") == 0   ? RD_LAYOUT_NCHW
-                    : strcmp(value, "nhwc") == 0 ? RD_LAYOUT_NHWC
-                                                 : (rd_input_layout)99;
+        q->flag_layout = value;
         return true;
     case AN_QOPT_CFG:
         q->qcfg_path = value;
@@ -176,7 +174,7 @@ static rd_status take_names(const char *flag, const char *text, char ***names, s
     return RD_OK;
 }
 
-static rd_status apply_flags(an_quant_opts *q, rd_error *err)
+rd_status an_quant_apply_cut(an_quant_opts *q, rd_error *err)
 {
     rd_rknn_config *c = &q->cfg;
     rd_status st;
@@ -186,6 +184,15 @@ static rd_status apply_flags(an_quant_opts *q, rd_error *err)
         return st;
     if (q->flag_cut[0] || q->flag_cut[1])
         c->line_subgraphs = 0; /* messages name the flags, not the config's line */
+    return RD_OK;
+}
+
+static rd_status apply_flags(an_quant_opts *q, rd_error *err)
+{
+    rd_rknn_config *c = &q->cfg;
+    rd_status st = an_quant_apply_cut(q, err);
+    if (st != RD_OK)
+        return st;
     if (q->flag_dtype) {
         st = rd_qdtype_parse(q->flag_dtype, &c->dtype, err);
         if (st != RD_OK)
@@ -236,8 +243,8 @@ static rd_status apply_flags(an_quant_opts *q, rd_error *err)
             return rd_errorf(err, RD_E_USAGE, "--optimization-level expects 0, 1, 2 or 3");
         c->optimization_level = q->flag_opt_level;
     }
-    if ((int)q->layout == 99)
-        return rd_errorf(err, RD_E_USAGE, "--input-layout expects nhwc or nchw");
+    if (q->flag_layout && (st = an_parse_input_layout("--input-layout", q->flag_layout, &q->layout, err)) != RD_OK)
+        return st;
     if (q->flag_max_pixels)
         return an_parse_pixel_count("--max-image-pixels", q->flag_max_pixels, &q->max_image_pixels, err);
     return RD_OK;

@@ -49,11 +49,6 @@ enum {
         {AN_QOPT_CFG, "cfg", 0, "FILE", "import a .quantization.cfg (parameters and custom_quantize_layers)"},     \
         {AN_QOPT_MAX_IMAGE_PIXELS, "max-image-pixels", 0, "N",                                                     \
          "refuse larger images (default 67108864 = 8192x8192; N, 120M or WxH)"},                                   \
-        {AN_QOPT_GRAPH_INPUTS, "graph-inputs", 0, "NAME,..",                                                       \
-         "cut the model at these tensors, its inputs from then on (subgraphs.inputs; TensorFlow: internal "        \
-         "tensors, \"name:0\" too, as load_tensorflow's inputs)"},                                                 \
-        {AN_QOPT_GRAPH_OUTPUTS, "graph-outputs", 0, "NAME,..",                                                     \
-         "keep these outputs and what they need only (subgraphs.outputs; load_tensorflow's outputs)"},             \
         AN_THREADS_OPTSPEC
 
 /* --threads alone, for commands that run a model without the quantization options (convert). */
@@ -93,6 +88,7 @@ typedef struct an_quant_opts {
     bool flag_rgb2bgr;
     int flag_opt_level;          /* -1 when not given */
     const char *flag_max_pixels; /* --max-image-pixels as given */
+    const char *flag_layout;     /* --input-layout as given */
     const char *flag_cut[2];     /* --graph-inputs, --graph-outputs as given (comma lists): subgraphs on top */
     uint64_t max_image_pixels;   /* its value (0: RD_DEFAULT_IMAGE_PIXELS) */
     const char *rknn_path;       /* --rknn */
@@ -108,8 +104,15 @@ typedef struct an_quant_opts {
 void an_quant_opts_init(an_quant_opts *q);
 void an_quant_opts_fini(an_quant_opts *q);
 
-/** Takes an option of AN_QUANT_OPTSPECS or AN_BUILT_OPTSPECS; returns true if id was one (false: not ours). */
+/** Takes an option of AN_QUANT_OPTSPECS, the cut group (--graph-inputs/--graph-outputs: cmd_spec.c) or
+    AN_BUILT_OPTSPECS; returns true if id was one (false: not ours). */
 bool an_quant_take(an_quant_opts *q, int id, const char *value);
+
+/**
+ * --graph-inputs / --graph-outputs over the config's subgraphs (an_quant_finish does it with the other flags; the
+ * commands that take the model alone, an_model_request.model_only, only this). RD_E_USAGE for an empty name.
+ */
+rd_status an_quant_apply_cut(an_quant_opts *q, rd_error *err);
 
 /** True when --rknn or --rknn-build-log was given: the command simulates the built model. */
 bool an_quant_wants_built(const an_quant_opts *q);

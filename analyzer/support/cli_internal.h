@@ -70,6 +70,9 @@ bool an_parse_int(const char *cmd, const char *opt, const char *text, long min, 
  */
 rd_status an_parse_pixel_count(const char *opt, const char *text, uint64_t *out, rd_error *err);
 
+/** An --input-layout value: "nhwc" or "nchw" into *out. RD_E_USAGE naming opt and the value otherwise. */
+rd_status an_parse_input_layout(const char *opt, const char *text, rd_input_layout *out, rd_error *err);
+
 /** Prints "rknn-diag CMD: error: ..." (red on a terminal; RD_E_USAGE adds the hint to --help) and returns
     the exit code of err->code. */
 int an_fail(const an_cmd_ctx *ctx, const rd_error *err);

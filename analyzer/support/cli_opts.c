@@ -195,3 +195,14 @@ int an_usage(const an_cmd_ctx *ctx, const char *fmt, ...)
     fprintf(ctx->errs, " (see rknn-diag %s --help)\n", ctx->argv[0]);
     return AN_EXIT_USAGE;
 }
+
+rd_status an_parse_input_layout(const char *opt, const char *text, rd_input_layout *out, rd_error *err)
+{
+    if (strcmp(text, "nhwc") == 0)
+        *out = RD_LAYOUT_NHWC;
+    else if (strcmp(text, "nchw") == 0)
+        *out = RD_LAYOUT_NCHW;
+    else
+        return rd_errorf(err, RD_E_USAGE, "%s expects nhwc or nchw, got '%s'", opt, text);
+    return RD_OK;
+}

@@ -71,22 +71,6 @@ static bool shape_matches(const sim_value *decl, const rd_tensor *t)
     return true;
 }
 
-static void declared_shape_str(const sim_value *v, char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int d = 0; d < v->rank && used < len; d++) {
-        int w = v->dim_params[d] ? snprintf(buf + used, len - used, "%s%s", d ? "x" : "", v->dim_params[d])
-                : v->dims[d] < 0 ? snprintf(buf + used, len - used, "%s?", d ? "x" : "")
-                                 : snprintf(buf + used, len - used, "%s%lld", d ? "x" : "", (long long)v->dims[d]);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-    if (v->rank == 0)
-        snprintf(buf, len, "scalar");
-}
-
 rd_status sim_state_bind_inputs(sim_run_state *s, const rd_tensor *inputs, size_t n_inputs, rd_error *err)
 {
     rd_model *m = s->m;
@@ -102,7 +86,7 @@ rd_status sim_state_bind_inputs(sim_run_state *s, const rd_tensor *inputs, size_
                              rd_dtype_name(decl->dtype), rd_dtype_name(t->dtype));
         if (!shape_matches(decl, t)) {
             char want[256], got[256];
-            declared_shape_str(decl, want, sizeof want);
+            rd_dims_str(decl->rank, decl->dims, (const char *const *)decl->dim_params, want, sizeof want);
             rd_shape_str(t, got, sizeof got);
             return rd_errorf(err, RD_E_PARSE, "%s: input '%s' must have shape %s, got %s", m->path, decl->name, want,
                              got);

@@ -188,3 +188,20 @@ rd_status rd_dir_remove_tree(const char *path, rd_error *err)
     free(p);
     return st;
 }
+
+rd_status rd_dir_remove_named(const char *path, size_t n, void (*name_of)(void *user, size_t k, char *buf, size_t len),
+                              void *user, rd_error *err)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? RD_OK : rd_dir_remove_tree(path, err);
+    char name[256];
+    for (size_t k = 0; k < n; k++) {
+        name_of(user, k, name, sizeof name);
+        unlinkat(fd, name, 0);
+    }
+    close(fd);
+    if (rmdir(path) == 0 || errno == ENOENT)
+        return RD_OK;
+    return rd_dir_remove_tree(path, err); /* what else is there */
+}

@@ -251,23 +251,31 @@ rd_status rd_tensor_to_f32(rd_tensor *dst, const rd_tensor *src, rd_error *err)
     return RD_OK;
 }
 
-const char *rd_shape_str(const rd_tensor *t, char *buf, size_t len)
+const char *rd_dims_str(int rank, const int64_t *dims, const char *const *dim_params, char *buf, size_t len)
 {
     if (!len)
         return buf;
     buf[0] = '\0';
-    if (t->rank == 0) {
-        snprintf(buf, len, "scalar");
+    if (rank <= 0) {
+        snprintf(buf, len, "%s", rank == 0 ? "scalar" : "?");
         return buf;
     }
     size_t used = 0;
-    for (int i = 0; i < t->rank && used < len; i++) {
-        int w = snprintf(buf + used, len - used, "%s%lld", i ? "x" : "", (long long)t->dims[i]);
+    for (int d = 0; d < rank && used < len; d++) {
+        const char *x = d ? "x" : "";
+        int w = dim_params && dim_params[d] ? snprintf(buf + used, len - used, "%s%s", x, dim_params[d])
+                : dims[d] < 0               ? snprintf(buf + used, len - used, "%s?", x)
+                                            : snprintf(buf + used, len - used, "%s%lld", x, (long long)dims[d]);
         if (w < 0)
             break;
         used += (size_t)w;
     }
     return buf;
+}
+
+const char *rd_shape_str(const rd_tensor *t, char *buf, size_t len)
+{
+    return rd_dims_str(t->rank, t->dims, NULL, buf, len);
 }
 
 void sim_set_shape(rd_tensor *out, rd_dtype dt, int rank, const int64_t *dims)

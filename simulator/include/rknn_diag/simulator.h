@@ -243,6 +243,14 @@ rd_status rd_dir_make(const char *path, unsigned flags, rd_error *err);
  */
 rd_status rd_dir_remove_tree(const char *path, rd_error *err);
 
+/**
+ * Removes the folder path whose files the caller knows by name (name_of writes name k of n into buf), allocating
+ * nothing, so it works when memory ran out too; files it does not name are left to rd_dir_remove_tree. Links are
+ * removed, never followed.
+ */
+rd_status rd_dir_remove_named(const char *path, size_t n, void (*name_of)(void *user, size_t k, char *buf, size_t len),
+                              void *user, rd_error *err);
+
 /* ---------------------------------------------------------------------------------------------------
  * Dtypes. Values are ONNX's TensorProto.DataType numbers so that they map one to one.
  */
@@ -322,6 +330,10 @@ void rd_tensor_fini(rd_tensor *t);
 
 /** Formats the shape as "1x3x224x224" ("scalar" for rank 0) into buf. Returns buf. */
 const char *rd_shape_str(const rd_tensor *t, char *buf, size_t len);
+
+/** The same for a declared shape: a dim named in dim_params (may be NULL) by its name, another negative one "?",
+    rank 0 "scalar", an unknown rank (< 0) "?". Returns buf. */
+const char *rd_dims_str(int rank, const int64_t *dims, const char *const *dim_params, char *buf, size_t len);
 
 /* ---------------------------------------------------------------------------------------------------
  * .npy files: versions 1.0, 2.0 and 3.0; dtypes <f4 <f2 <f8 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8 |b1

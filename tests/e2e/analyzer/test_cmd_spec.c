@@ -183,6 +183,9 @@ static void test_help(void)
                           "-i, --inputs FILE",
                           "\nmodel options:\n",
                           "--input-shape",
+                          "\nsubgraph cut",
+                          "--graph-inputs NAME,..",
+                          "--graph-outputs NAME,..",
                           "\nquantization options",
                           "--dataset FILE",
                           "--threads N"};
@@ -217,6 +220,13 @@ static void test_every_command(void)
             fprintf(stderr, "%s --help:\n%s\n", commands[k], r.out);
             CU_FAIL("help");
         }
+        /* every command that takes a model takes the subgraph cut (convert: model_config.yml's subgraphs) */
+        static const char *const no_model[] = {"demo", "ops",   "report",        "compare", "devices", "pull",
+                                               "push", "shell", "board-emulate", "merge",   "convert"};
+        bool takes_model = true;
+        for (size_t j = 0; j < sizeof no_model / sizeof no_model[0]; j++)
+            takes_model = takes_model && strcmp(no_model[j], commands[k]) != 0;
+        CU_ASSERT_EQUAL(strstr(r.out, "--graph-inputs NAME,..") != NULL, takes_model);
         rd_test_cli_free(&r);
         r = rd_test_cli(commands[k], "--no-such-option", NULL);
         CU_ASSERT_EQUAL(r.code, 2);

@@ -59,3 +59,16 @@ rd_faultsim_loop(accuracy_merge 40
   accuracy @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw --samples 2 --shard 1/2 -o @DEMO@/p1 -q
   @THEN@
   merge @DEMO@/p0 @DEMO@/p1 -o @OUT@)
+# hybrid search (its steps printed and kept for search.json, the winning cfg, the accuracy report of it):
+# a target the int8 model misses (SQNR 70 dB: 23 sets measured), so that singles, windows and removal run;
+# hybrid diagnose --json (the variants re-calibrated and re-run, the evidence); hybrid search --score-cmd with
+# the tests' scorer (tests/support/test_scorer.c): the candidates' outputs folders and their index.json, the
+# scorer's runs and its numbers in search.json (a target the int8 model meets: two scorer runs).
+rd_faultsim_loop(hybrid_search 100
+  hybrid search @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw --target-cos 0.99
+  --target-sqnr 70 -o @OUT@/h.quantization.cfg)
+rd_faultsim_loop(hybrid_diagnose_json 100
+  hybrid diagnose @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw --json)
+rd_faultsim_loop(hybrid_search_score_cmd 100
+  hybrid search @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw
+  --score-cmd "$<TARGET_FILE:rd_test_scorer> cos" --target-score 0.99999 -o @OUT@/h.quantization.cfg)

@@ -236,8 +236,25 @@ static void test_tf_cut(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"gr\""));
     CU_ASSERT_PTR_NULL(strstr(r.out, "\"tile\""));
     rd_test_cli_free(&r);
+    /* inspect and prune cut the same way: the graph read up to mul and gr only */
+    r = rd_test_cli("inspect", model, "--graph-outputs", "mul,gr:0", "--input-shape", "x=2,4,6,3", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "outputs:\n  mul "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\n  gr "));
+    CU_ASSERT_PTR_NULL(strstr(r.out, "tile"));
+    rd_test_cli_free(&r);
+    char *pruned = rd_test_join(dir, "pruned.onnx");
+    r = rd_test_cli("prune", model, "--graph-outputs", "gr:0", "--input-shape", "x=2,4,6,3", "-o", pruned, NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    rd_test_cli_free(&r);
+    r = rd_test_cli("inspect", pruned, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "outputs:\n  gr "));
+    CU_ASSERT_PTR_NULL(strstr(r.out, "mul "));
+    rd_test_cli_free(&r);
+    free(pruned);
+    /* a name the graph does not have: exit 3 (the flags name a tensor of the model, as a config's subgraphs do) */
     r = rd_test_cli("run", model, "--graph-outputs", "mull", "--input-shape", "x=2,4,6,3", "--input", in_arg, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
+    CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "error: --graph-inputs/--graph-outputs: "));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "shape.pb: the outputs name 'mull', which is no node of the graph; close "
                                           "names: 'mul'"));
