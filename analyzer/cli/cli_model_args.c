@@ -117,13 +117,19 @@ rd_status an_load_graph_inputs(const rd_model *m, const char *const *names, cons
     return RD_OK;
 }
 
+/* A span's smallest, largest and sum, NaN ignored by the comparisons (an Inf or NaN sum sends the caller to
+   the careful pass). */
+typedef struct span_stats {
+    float lo, hi;
+    double sum;
+} span_stats;
+
 /*
- * One branch-free pass for the common all-finite case, eight lanes at a time (the sum of lane j takes the
- * elements i = j mod 8, in double; the lanes are added in order at the end: a fixed order, so the mean does
- * not depend on anything but the data); a second pass only when NaN or Inf showed up. x < lo ? x : lo is
- * exactly SSE's minps (NaN keeps lo), so both paths ignore NaN alike.
+ * One branch-free pass over a span, eight lanes at a time (the sum of lane j takes the elements i = j mod 8,
+ * in double; the lanes are added in order at the end: a fixed order, so the sum depends on nothing but the
+ * data). x < lo ? x : lo is exactly SSE's minps (NaN keeps lo), so both paths ignore NaN alike.
  */
-static void stats_f32(const float *v, int64_t n, an_tensor_stats *s)
+static span_stats span_pass(const float *v, int64_t n)
 {
     float lanes_lo[8], lanes_hi[8];
     double lanes_sum[8];
@@ -164,29 +170,44 @@ static void stats_f32(const float *v, int64_t n, an_tensor_stats *s)
             lanes_sum[j] += x;
         }
 #endif
-    float lo = INFINITY, hi = -INFINITY;
-    double sum = 0;
+    span_stats r = {INFINITY, -INFINITY, 0};
     for (int j = 0; j < 8; j++) {
-        lo = lanes_lo[j] < lo ? lanes_lo[j] : lo;
-        hi = lanes_hi[j] > hi ? lanes_hi[j] : hi;
-        sum += lanes_sum[j];
+        r.lo = lanes_lo[j] < r.lo ? lanes_lo[j] : r.lo;
+        r.hi = lanes_hi[j] > r.hi ? lanes_hi[j] : r.hi;
+        r.sum += lanes_sum[j];
     }
     for (; k < n; k++) {
-        lo = v[k] < lo ? v[k] : lo;
-        hi = v[k] > hi ? v[k] : hi;
-        sum += v[k];
+        r.lo = v[k] < r.lo ? v[k] : r.lo;
+        r.hi = v[k] > r.hi ? v[k] : r.hi;
+        r.sum += v[k];
     }
-    if (isfinite(sum) && isfinite(lo) && isfinite(hi)) {
-        s->min = lo;
-        s->max = hi;
-        s->mean = n ? sum / (double)n : NAN;
-        if (n == 0)
-            s->min = s->max = NAN;
-        return;
-    }
-    lo = INFINITY;
-    hi = -INFINITY;
-    sum = 0;
+    return r;
+}
+
+/* A large tensor is cut into at most STATS_MAX_SPANS spans of at least STATS_MIN_SPAN elements, by its size
+   alone, and the spans' results are folded in order: the same figures for any thread count. */
+enum { STATS_MIN_SPAN = 16384, STATS_MAX_SPANS = 256 };
+
+typedef struct stats_job {
+    const float *v;
+    int64_t n, span;
+    span_stats part[STATS_MAX_SPANS];
+} stats_job;
+
+static void stats_span_task(void *arg, int64_t task, int worker)
+{
+    (void)worker;
+    stats_job *job = arg;
+    const int64_t first = task * job->span;
+    const int64_t len = job->n - first < job->span ? job->n - first : job->span;
+    job->part[task] = span_pass(job->v + first, len);
+}
+
+/* The careful pass when NaN or Inf showed up: counts them, the mean of the finite values. */
+static void stats_nonfinite(const float *v, int64_t n, an_tensor_stats *s)
+{
+    float lo = INFINITY, hi = -INFINITY;
+    double sum = 0;
     int64_t finite = 0;
     for (int64_t i = 0; i < n; i++) {
         float x = v[i];
@@ -210,13 +231,41 @@ static void stats_f32(const float *v, int64_t n, an_tensor_stats *s)
         s->min = s->max = NAN;
 }
 
-void an_tensor_stats_compute(const rd_tensor *t, an_tensor_stats *s)
+static void stats_f32(const float *v, int64_t n, rd_pool *pool, an_tensor_stats *s)
+{
+    stats_job job = {.v = v, .n = n, .span = n};
+    int64_t spans = 1;
+    if (n > STATS_MIN_SPAN) {
+        spans = (n + STATS_MIN_SPAN - 1) / STATS_MIN_SPAN;
+        spans = spans < STATS_MAX_SPANS ? spans : STATS_MAX_SPANS;
+        job.span = ((n + spans - 1) / spans + 7) / 8 * 8; /* a multiple of the eight lanes */
+        spans = (n + job.span - 1) / job.span;
+    }
+    rd_pool_for(pool, spans, stats_span_task, &job);
+    span_stats all = {INFINITY, -INFINITY, 0};
+    for (int64_t i = 0; i < spans; i++) {
+        all.lo = job.part[i].lo < all.lo ? job.part[i].lo : all.lo;
+        all.hi = job.part[i].hi > all.hi ? job.part[i].hi : all.hi;
+        all.sum += job.part[i].sum;
+    }
+    if (!(isfinite(all.sum) && isfinite(all.lo) && isfinite(all.hi))) {
+        stats_nonfinite(v, n, s);
+        return;
+    }
+    s->min = all.lo;
+    s->max = all.hi;
+    s->mean = n ? all.sum / (double)n : NAN;
+    if (n == 0)
+        s->min = s->max = NAN;
+}
+
+void an_tensor_stats_compute(const rd_tensor *t, rd_pool *pool, an_tensor_stats *s)
 {
     memset(s, 0, sizeof *s);
     int64_t n = rd_tensor_numel(t);
     s->n = n;
     if (t->dtype == RD_DT_F32) {
-        stats_f32(t->data, n, s);
+        stats_f32(t->data, n, pool, s);
         return;
     }
     rd_tensor f;
@@ -224,6 +273,6 @@ void an_tensor_stats_compute(const rd_tensor *t, an_tensor_stats *s)
         s->min = s->max = s->mean = NAN;
         return;
     }
-    stats_f32(f.data, n, s);
+    stats_f32(f.data, n, pool, s);
     rd_tensor_fini(&f);
 }

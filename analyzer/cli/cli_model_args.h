@@ -30,6 +30,8 @@ typedef struct an_tensor_stats {
     double min, max, mean;
     int64_t n, n_nan, n_inf;
 } an_tensor_stats;
-void an_tensor_stats_compute(const rd_tensor *t, an_tensor_stats *s);
+/** min, max and mean (NaN and Inf counted apart); a large tensor over pool's threads, the same figures for any count.
+ */
+void an_tensor_stats_compute(const rd_tensor *t, rd_pool *pool, an_tensor_stats *s);
 
 #endif

@@ -61,6 +61,7 @@ typedef struct run_observer {
     bool outputs_only;
     bool collect;    /* keep rows (false while benchmarking) */
     double checksum; /* benchmarks: touch every tensor as a real observer would */
+    rd_pool *pool;   /* the run's threads, for the statistics of large tensors (NULL: this thread) */
 } run_observer;
 
 static bool is_graph_output(const rd_model *m, int value)
@@ -82,7 +83,7 @@ static rd_status observe_tensor(void *user, const rd_observed *ev, rd_error *err
             return RD_OK;
     }
     an_tensor_stats st;
-    an_tensor_stats_compute(ev->tensor, &st);
+    an_tensor_stats_compute(ev->tensor, ro->pool, &st);
     if (!ro->collect) {
         ro->checksum += st.mean;
         return RD_OK;
@@ -233,7 +234,7 @@ static rd_status run_once(rd_model *m, rd_sim *sim, const rd_tensor *inputs, siz
 static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor *inputs, size_t n_in, long n,
                      rd_pool *pool)
 {
-    run_observer ro = {.m = sim ? rd_sim_model(sim) : m, .collect = false};
+    run_observer ro = {.m = sim ? rd_sim_model(sim) : m, .collect = false, .pool = pool};
     rd_run_options opt = {.observer = observe_tensor, .user = &ro, .pool = pool};
     double *times = malloc((size_t)n * sizeof *times);
     if (!times)
@@ -438,7 +439,8 @@ static int run_and_report(an_cmd_ctx *ctx, run_args *a, rd_model *m, rd_sim *sim
                        .sim = sim,
                        .dump = dumping ? &dump : NULL,
                        .outputs_only = a->outputs_only,
-                       .collect = true};
+                       .collect = true,
+                       .pool = a->cmd.q.pool};
     rd_run_options opt = {
         .observer = observe_tensor, .user = &ro, .observe_inputs = !a->outputs_only, .pool = a->cmd.q.pool};
     rd_status st = run_once(m, sim, inputs, n_in, &opt, &err);

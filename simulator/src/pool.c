@@ -211,6 +211,11 @@ void sim_parallel(rd_pool *p, int64_t n_tasks, sim_task_fn fn, void *arg)
     pthread_mutex_unlock(&p->submit);
 }
 
+void rd_pool_for(rd_pool *pool, int64_t n_tasks, rd_pool_task_fn fn, void *arg)
+{
+    sim_parallel(pool, n_tasks, fn, arg);
+}
+
 rd_status sim_run_pool(const rd_run_options *opt, rd_pool *fallback, rd_pool **pool, rd_pool **owned, rd_error *err)
 {
     *owned = NULL;

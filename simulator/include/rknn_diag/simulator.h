@@ -675,6 +675,15 @@ rd_status rd_pool_create(int threads, rd_pool **out, rd_error *err);
 void rd_pool_destroy(rd_pool *p);
 /** The thread count of p (1 for NULL). */
 int rd_pool_threads(const rd_pool *p);
+/** One task of rd_pool_for: worker is in [0, rd_pool_threads(pool)), for per-worker scratch. */
+typedef void (*rd_pool_task_fn)(void *arg, int64_t task, int worker);
+/**
+ * Runs fn for every task in [0, n_tasks) on the pool's threads (the caller's among them) and returns when all
+ * have finished; inline when pool is NULL or busy with another run. For the caller's own work between runs
+ * (an observer's statistics): cut it into tasks by its size only, never by the thread count, and the result
+ * does not depend on the thread count either.
+ */
+void rd_pool_for(rd_pool *pool, int64_t n_tasks, rd_pool_task_fn fn, void *arg);
 
 typedef struct rd_run_options {
     rd_observer_fn observer; /* may be NULL */

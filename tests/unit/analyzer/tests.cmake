@@ -22,3 +22,10 @@ rd_add_test(test_graph_scale
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_graph_scale.c ${PROJECT_SOURCE_DIR}/tests/support/chain_model.c
   LIBS rd::analyzer_internal
   LABELS unit)
+
+# The per-tensor statistics `run` prints (an_tensor_stats_compute): a large tensor summed in spans over the
+# pool, the same bits for any thread count.
+rd_add_test(test_tensor_stats
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tensor_stats.c
+  LIBS rd::analyzer_internal
+  LABELS unit)
