@@ -540,6 +540,16 @@ static bool same_quant(const tfl_tensor *a, const tfl_tensor *b)
 }
 
 /* One operator of the model-precision graph. false: its kind is not supported. */
+/* The float lowering of o into its own output names, in o's order (an operator's outputs are any tensors, not
+   consecutive ones: Split's are looked up one by one; n_out is at most RD_FE_MAX_OP_IO, tflite_read.c). */
+static bool lower_float_named(tl_ctx *L, const tfl_op *o)
+{
+    const char *outs[RD_FE_MAX_OP_IO];
+    for (int k = 0; k < o->n_out; k++)
+        outs[k] = L->tname[o->out[k]];
+    return tl_lower_float(L, o, outs);
+}
+
 static bool lower_quantized(tl_ctx *L, const tfl_op *o)
 {
     const tfl_model *m = L->m;
@@ -557,7 +567,7 @@ static bool lower_quantized(tl_ctx *L, const tfl_op *o)
         return true;
     }
     if (moves_codes(o->code) && x && y && !x->data && quantized_act(x) && same_quant(x, y))
-        return tl_lower_float(L, o, (const char *const *)&L->tname[o->out[0]]);
+        return lower_float_named(L, o);
     /* the fallback: float32 between DequantizeLinear and TFLiteQuantize */
     for (int k = 0; k < o->n_in && k < RD_FE_MAX_OP_IO; k++) {
         int t = o->in[k];
@@ -642,9 +652,8 @@ static void lower_ops(tl_ctx *L)
             quantized = o->in[k] >= 0 && quantized_act(&m->tensors[o->in[k]]) && !m->tensors[o->in[k]].data;
         for (int k = 0; k < o->n_out && !quantized; k++)
             quantized = quantized_act(&m->tensors[o->out[k]]);
-        bool ok = L->qmode && (quantized || o->code == TFL_DEQUANTIZE)
-                      ? lower_quantized(L, o)
-                      : tl_lower_float(L, o, (const char *const *)&L->tname[o->out[0]]);
+        bool ok =
+            L->qmode && (quantized || o->code == TFL_DEQUANTIZE) ? lower_quantized(L, o) : lower_float_named(L, o);
         if (!ok) {
             char code[32], where[160];
             const char *kind = tfl_op_name(o->code, code, sizeof code);
