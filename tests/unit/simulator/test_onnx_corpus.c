@@ -19,13 +19,24 @@ static bool acceptable_failure(const rd_error *err)
             strstr(err->msg, "not supported") || strstr(err->msg, "only tensors are supported"));
 }
 
+/* The files of the node tests that match pattern (below NODE_DIR); false, after saying the test is skipped,
+   when there are none. */
+static bool node_glob(const char *pattern, glob_t *g)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", NODE_DIR, pattern);
+    if (glob(path, 0, NULL, g) != 0) {
+        fprintf(stderr, "\n  skipped: no %s (install libonnx-testdata)\n", path);
+        return false;
+    }
+    return true;
+}
+
 static void test_node_models(void)
 {
     glob_t g;
-    if (glob(NODE_DIR "/*/model.onnx", 0, NULL, &g) != 0) {
-        fprintf(stderr, "\n  skipped: no %s (install libonnx-testdata)\n", NODE_DIR);
+    if (!node_glob("*/model.onnx", &g))
         return;
-    }
     size_t ok = 0, dtype = 0, other = 0;
     for (size_t i = 0; i < g.gl_pathc; i++) {
         size_t len;
@@ -66,10 +77,8 @@ static bool non_tensor_case(const char *path)
 static void test_node_tensors(void)
 {
     glob_t g;
-    if (glob(NODE_DIR "/*/test_data_set_*/*.pb", 0, NULL, &g) != 0) {
-        fprintf(stderr, "\n  skipped: no %s\n", NODE_DIR);
+    if (!node_glob("*/test_data_set_*/*.pb", &g))
         return;
-    }
     size_t ok = 0, dtype = 0, not_tensor = 0;
     for (size_t i = 0; i < g.gl_pathc; i++) {
         rd_tensor t;
