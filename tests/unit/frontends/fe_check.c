@@ -97,3 +97,10 @@ void fe_add_i64(rd_onnx_builder *b, const char *name, int n, const int64_t *v)
     rd_tensor t = {.dtype = RD_DT_I64, .rank = 1, .dims = {n}, .data = (void *)v};
     CU_ASSERT_EQUAL(rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW), RD_OK);
 }
+
+void fe_assert_ok(rd_status st, const rd_error *err)
+{
+    if (st != RD_OK)
+        fprintf(stderr, "\n%s\n", err->msg);
+    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+}

@@ -149,9 +149,7 @@ static void test_net_vs_onnx_runtime(void)
     rd_model *m;
     rd_error err;
     rd_status st = convert(csy_net, w, wlen, &m, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    fe_assert_ok(st, &err);
     /* the model's names and Caffe's shapes: in-place layers write values named after the layer */
     static const fe_shape names[] = {
         {"conv1", 4, {1, 4, 8, 8}},   {"bn1", 4, {1, 4, 8, 8}},     {"scale1", 4, {1, 4, 8, 8}},

@@ -5,6 +5,7 @@
  * Numerical agreement with Darknet itself: test_darknet_oracle.c (Debian's libdarknet).
  */
 #include "darknet_synth.h"
+#include "fe_check.h"
 #include "rd_test.h"
 #include "rknn_diag/frontends.h"
 
@@ -35,9 +36,7 @@ static void test_tiny_names_and_shapes(void)
         rd_model *m = NULL;
         rd_error err;
         rd_status st = convert(dns_tiny_cfg, w, wlen, &m, &err);
-        if (st != RD_OK)
-            fprintf(stderr, "\n%s\n", err.msg);
-        CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+        fe_assert_ok(st, &err);
         static const struct {
             const char *name;
             int64_t c, h, w;

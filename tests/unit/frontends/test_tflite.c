@@ -205,9 +205,7 @@ static void run_net(rd_model *m, const net_w *w, rd_tensor out[2])
     rd_error err;
     memset(out, 0, 2 * sizeof *out);
     rd_status st = rd_model_run(m, &x, 1, NULL, out, 2, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    fe_assert_ok(st, &err);
 }
 
 static void test_float_net(void)
