@@ -261,11 +261,7 @@ static void test_shape_ops_vs_onnx_runtime(void)
 
 static void placeholder(tgs_buf *g)
 {
-    tgs_buf n;
-    tgs_node(&n, "x", "Placeholder", NULL, 0);
-    tgs_attr_type(&n, "dtype", TGS_FLOAT);
-    tgs_attr_shape(&n, "shape", (const int64_t[]){1, 4, 4, 2}, 4);
-    tgs_add(g, &n);
+    tgs_placeholder_f32(g, "x", (const int64_t[]){1, 4, 4, 2}, 4);
 }
 
 /* A node without attributes: its name, op and inputs (the list ends at the first NULL). */

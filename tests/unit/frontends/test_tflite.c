@@ -392,16 +392,6 @@ static rd_status convert(const uint8_t *buf, size_t len, rd_error *err)
     return st;
 }
 
-/* Writes the file of tm, which it destroys, and converts it: the conversion's status. */
-static rd_status convert_model(tfs_model *tm, rd_error *err)
-{
-    size_t len;
-    uint8_t *buf = model_file(tm, &len);
-    rd_status st = convert(buf, len, err);
-    free(buf);
-    return st;
-}
-
 static void test_truncated(void)
 {
     size_t len;
@@ -423,6 +413,16 @@ static void test_truncated(void)
     CU_ASSERT_EQUAL(convert(buf, len, &err), RD_E_PARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "TFL3"));
     free(buf);
+}
+
+/* Writes the file of tm, which it destroys, and converts it: the conversion's status. */
+static rd_status convert_model(tfs_model *tm, rd_error *err)
+{
+    size_t len;
+    uint8_t *buf = model_file(tm, &len);
+    rd_status st = convert(buf, len, err);
+    free(buf);
+    return st;
 }
 
 static void test_bad_indices_and_sizes(void)
