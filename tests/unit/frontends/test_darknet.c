@@ -77,14 +77,8 @@ static void test_weights_refused(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not finite"));
     free(w);
     /* a .cfg without its .weights beside it */
-    char *dir = rd_test_tmpdir("darknet_alone");
-    char *cfg = rd_test_join(dir, "alone.cfg");
-    rd_test_write_text(cfg, dns_tiny_cfg);
-    CU_ASSERT_EQUAL(rd_frontend_load(cfg, NULL, NULL, &m, NULL, &err), RD_E_NOTFOUND);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "alone.cfg: its weights (the .weights beside the .cfg)"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "alone.weights"));
-    free(cfg);
-    free(dir);
+    fe_check_alone("darknet_alone", "alone.cfg", dns_tiny_cfg, "alone.cfg: its weights (the .weights beside the .cfg)",
+                   "alone.weights");
 }
 
 static void test_cfg_refused(void)
