@@ -13,30 +13,11 @@
 #include "tf_synth.h"
 #include "tflite_synth.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* An int8 model: x (int8 [1, 2, 2, 1], scale 0.5, zp 0) -> a 1x1 CONV_2D doubling it -> y (scale 0.5, zp 0). */
-/* rknn-diag with the NULL-terminated arguments must exit with code and, when says is not NULL, say it (on stdout
-   for code 0, else on stderr). */
-static void cli_says(int code, const char *says, ...)
-{
-    const char *args[63];
-    int n = 0;
-    va_list ap;
-    va_start(ap, says);
-    for (const char *a = va_arg(ap, const char *); a && n < 62; a = va_arg(ap, const char *))
-        args[n++] = a;
-    va_end(ap);
-    rd_cli_result r = rd_test_cli_argv(n, args);
-    CU_ASSERT_EQUAL(r.code, code);
-    if (says)
-        CU_ASSERT_PTR_NOT_NULL(strstr(code == 0 ? r.out : r.errs, says));
-    rd_test_cli_free(&r);
-}
-
 static char *write_int8_model(const char *dir)
 {
     tfs_model *m = tfs_create();
@@ -99,7 +80,7 @@ static void test_inspect_and_run(void)
     rd_test_cli_free(&r);
     /* int8 codes given to the float32 form: refused naming the dtype */
     snprintf(in_arg, sizeof in_arg, "x=%s", in8);
-    cli_says(3, NULL, "run", model, "--input", in_arg, NULL);
+    rd_test_cli_says(3, NULL, "run", model, "--input", in_arg, NULL);
     free(inf);
     free(in8);
     free(model);
@@ -121,11 +102,11 @@ static void test_model_config_platform(void)
     CU_ASSERT_EQUAL(r.code, 0);
     rd_test_cli_free(&r);
     rd_test_write_text(cfg, "models:\n  platform: onnx\n  model_file_path: ./int8.tflite\n  quantize: false\n");
-    cli_says(3, "the model config says platform onnx, but the file is tflite", "run", model, "-c", cfg, "--input",
-             in_arg, "--quiet", NULL);
+    rd_test_cli_says(3, "the model config says platform onnx, but the file is tflite", "run", model, "-c", cfg,
+                     "--input", in_arg, "--quiet", NULL);
     rd_test_write_text(cfg, "models:\n  platform: keras\n  model_file_path: ./int8.tflite\n  quantize: false\n");
-    cli_says(3, "models.platform: unknown model platform 'keras'", "run", model, "-c", cfg, "--input", in_arg,
-             "--quiet", NULL);
+    rd_test_cli_says(3, "models.platform: unknown model platform 'keras'", "run", model, "-c", cfg, "--input", in_arg,
+                     "--quiet", NULL);
     free(inf);
     free(cfg);
     free(model);
@@ -152,7 +133,7 @@ static void test_two_file_formats(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "format     caffe: Caffe, 19 layers, weights "));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "net.caffemodel"));
     rd_test_cli_free(&r);
-    cli_says(0, "\"format\":\t\"caffe\"", "inspect", proto, "--json", NULL);
+    rd_test_cli_says(0, "\"format\":\t\"caffe\"", "inspect", proto, "--json", NULL);
     /* unknown layers: every kind in one message */
     rd_test_write_text(proto, "input: \"x\"\ninput_shape { dim: 1 dim: 3 dim: 8 dim: 8 }\n"
                               "layer { name: \"p\" type: \"PriorBox\" bottom: \"x\" top: \"p\" }\n"
@@ -164,14 +145,14 @@ static void test_two_file_formats(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "Python (layer 'q', "));
     rd_test_cli_free(&r);
     remove(cmodel);
-    cli_says(3, "net.prototxt: its weights (the .caffemodel beside the .prototxt)", "inspect", proto, NULL);
+    rd_test_cli_says(3, "net.prototxt: its weights (the .caffemodel beside the .prototxt)", "inspect", proto, NULL);
 
     /* a frozen TensorFlow graph */
     char *pb = rd_test_join(dir, "graph.pb");
     w = tgs_test_graph(7, &len);
     write_bytes(pb, w, len);
     free(w);
-    cli_says(0, "format     tensorflow: TensorFlow GraphDef (producer 27), 36 nodes", "inspect", pb, NULL);
+    rd_test_cli_says(0, "format     tensorflow: TensorFlow GraphDef (producer 27), 36 nodes", "inspect", pb, NULL);
     free(pb);
 
     /* bytes of no known format: the ONNX parser's verdict and the formats rknn-diag reads */
@@ -190,9 +171,9 @@ static void test_two_file_formats(void)
     rd_test_write_text(cfg, dns_tiny_cfg);
     write_bytes(dw, w, len);
     free(w);
-    cli_says(0, "format     darknet: ", "inspect", cfg, NULL);
+    rd_test_cli_says(0, "format     darknet: ", "inspect", cfg, NULL);
     write_bytes(dw, "short", 5);
-    cli_says(3, "tiny.weights", "inspect", cfg, NULL);
+    rd_test_cli_says(3, "tiny.weights", "inspect", cfg, NULL);
     free(cfg);
     free(dw);
     free(proto);
@@ -242,7 +223,8 @@ static void test_tf_cut(void)
     CU_ASSERT_PTR_NULL(strstr(r.out, "tile"));
     rd_test_cli_free(&r);
     char *pruned = rd_test_join(dir, "pruned.onnx");
-    cli_says(0, NULL, "prune", model, "--graph-outputs", "gr:0", "--input-shape", "x=2,4,6,3", "-o", pruned, NULL);
+    rd_test_cli_says(0, NULL, "prune", model, "--graph-outputs", "gr:0", "--input-shape", "x=2,4,6,3", "-o", pruned,
+                     NULL);
     r = rd_test_cli("inspect", pruned, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "outputs:\n  gr "));
     CU_ASSERT_PTR_NULL(strstr(r.out, "mul "));
