@@ -25,6 +25,21 @@ static inline void *fuzz_copy(const uint8_t *data, size_t size, size_t max)
     return buf;
 }
 
+/** data[0..size) as a C string: the same bytes and a NUL after them (a NUL inside ends the string early), in a
+    block of exactly size + 1 bytes; NULL, the input to skip, when size exceeds max or memory runs out. */
+static inline char *fuzz_copy_str(const uint8_t *data, size_t size, size_t max)
+{
+    if (size > max)
+        return NULL;
+    char *s = malloc(size + 1);
+    if (s) {
+        if (size)
+            memcpy(s, data, size);
+        s[size] = '\0';
+    }
+    return s;
+}
+
 /** A well-formed refusal: the parser returned a known status, the one it put in err, with a message that
     starts with the name it was given for the file. */
 static inline bool fuzz_refusal_names(rd_status st, const rd_error *err, const char *name)
