@@ -10,6 +10,7 @@
  */
 #include "fuzz_input.h"
 #include "rknn_diag/simulator.h"
+#include "tensor_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +23,8 @@
 
 static bool same_tensor(const rd_tensor *a, const rd_tensor *b)
 {
-    if (a->dtype != b->dtype || a->rank != b->rank)
+    if (!rd_test_same_shape(a, b))
         return false;
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i])
-            return false;
     size_t n = rd_tensor_nbytes(a);
     if (n == 0)
         return a->data == NULL && b->data == NULL;
