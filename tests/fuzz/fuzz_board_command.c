@@ -8,6 +8,7 @@
  * Build needs (for tests/fuzz/tests.cmake): rd_adb_internal (board_internal.h).
  */
 #include "board_internal.h"
+#include "fuzz_input.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +18,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > FUZZ_MAX_INPUT)
-        return 0;
-    char *cmd = malloc(size + 1);
+    char *cmd = fuzz_copy_str(data, size, FUZZ_MAX_INPUT);
     if (!cmd)
         return 0;
-    if (size)
-        memcpy(cmd, data, size);
-    cmd[size] = '\0';
     char *out = board_map_command("/nonexistent-rd-fuzz/board root's", cmd);
     if (out) {
         const char *o = out;

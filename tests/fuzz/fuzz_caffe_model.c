@@ -10,7 +10,6 @@
  */
 #include "caffe_synth.h"
 #include "fuzz_frontend.h"
-#include "fuzz_input.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,17 +18,17 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The test net's .prototxt with the input as its .caffemodel. */
+static rd_status caffemodel_to_onnx(const uint8_t *w, size_t size, const void *user, void **onnx, size_t *len,
+                                    rd_error *err)
+{
+    (void)user;
+    return rd_caffe_to_onnx(csy_net, strlen(csy_net), "fuzz.prototxt", w, size, "fuzz.caffemodel", onnx, len, NULL,
+                            err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    uint8_t *w = fuzz_copy(data, size, FUZZ_CAFFE_MAX_INPUT);
-    if (!w)
-        return 0;
-    void *onnx = NULL;
-    size_t len = 0;
-    rd_error err = {0};
-    rd_status st = rd_caffe_to_onnx(csy_net, strlen(csy_net), "fuzz.prototxt", w, size, "fuzz.caffemodel", &onnx, &len,
-                                    NULL, &err);
-    fuzz_frontend_check(st, onnx, len, &err, "fuzz.prototxt", "fuzz.caffemodel");
-    free(w);
-    return 0;
+    return fuzz_frontend_input(data, size, FUZZ_CAFFE_MAX_INPUT, caffemodel_to_onnx, NULL, "fuzz.prototxt",
+                               "fuzz.caffemodel");
 }

@@ -10,7 +10,6 @@
  */
 #include "caffe_synth.h"
 #include "fuzz_frontend.h"
-#include "fuzz_input.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,24 +18,21 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The input as the .prototxt, with the test net's .caffemodel. */
+static rd_status prototxt_to_onnx(const uint8_t *text, size_t size, const void *user, void **onnx, size_t *len,
+                                  rd_error *err)
 {
-    if (size > FUZZ_CAFFE_MAX_INPUT)
-        return 0;
+    (void)user;
     size_t wlen = 0;
     uint8_t *w = csy_net_weights(&wlen);
-    char *text = fuzz_copy(data, size, FUZZ_CAFFE_MAX_INPUT);
-    if (!w || !text) {
-        free(w);
-        free(text);
-        return 0;
-    }
-    void *onnx = NULL;
-    size_t len = 0;
-    rd_error err = {0};
-    rd_status st = rd_caffe_to_onnx(text, size, "fuzz.prototxt", w, wlen, "fuzz.caffemodel", &onnx, &len, NULL, &err);
-    fuzz_frontend_check(st, onnx, len, &err, "fuzz.prototxt", "fuzz.caffemodel");
-    free(text);
+    rd_status st = w ? rd_caffe_to_onnx(text, size, "fuzz.prototxt", w, wlen, "fuzz.caffemodel", onnx, len, NULL, err)
+                     : rd_errorf(err, RD_E_NOMEM, "fuzz.caffemodel: no memory for the test net's weights");
     free(w);
-    return 0;
+    return st;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_frontend_input(data, size, FUZZ_CAFFE_MAX_INPUT, prototxt_to_onnx, NULL, "fuzz.prototxt",
+                               "fuzz.caffemodel");
 }

@@ -16,6 +16,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The .cfg in buf with the .weights user points to. */
+static rd_status darknet_to_onnx(const uint8_t *cfg, size_t size, const void *user, void **onnx, size_t *len,
+                                 rd_error *err)
+{
+    const fuzz_bytes *w = user;
+    return rd_darknet_to_onnx(cfg, size, "fuzz.cfg", w->p, w->n, "fuzz.weights", onnx, len, NULL, err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 4 || size > FUZZ_DARKNET_MAX_INPUT)
@@ -36,11 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(cfg, data + 4, n);
     if (wlen)
         memcpy(w, data + 4 + n, wlen);
-    void *onnx = NULL;
-    size_t len = 0;
-    rd_error err = {0};
-    rd_status st = rd_darknet_to_onnx(cfg, n, "fuzz.cfg", w, wlen, "fuzz.weights", &onnx, &len, NULL, &err);
-    fuzz_frontend_check(st, onnx, len, &err, "fuzz.cfg", "fuzz.weights");
+    const fuzz_bytes weights = {w, wlen};
+    fuzz_frontend_run(darknet_to_onnx, (const uint8_t *)cfg, n, &weights, "fuzz.cfg", "fuzz.weights");
     free(cfg);
     free(w);
     return 0;

@@ -7,6 +7,7 @@
  * and a message. Any violation traps, so the fuzzer reports it like a crash.
  */
 #include "dumps.h"
+#include "fuzz_input.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +27,9 @@ static bool same_name(const an_dump_name *a, const an_dump_name *b)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > FUZZ_MAX_INPUT)
-        return 0;
-    char *name = malloc(size + 1);
+    char *name = fuzz_copy_str(data, size, FUZZ_MAX_INPUT);
     if (!name)
         return 0;
-    memcpy(name, data, size);
-    name[size] = '\0';
 
     an_dump_name d;
     rd_error err;

@@ -14,23 +14,18 @@
 #define FUZZ_MAX_PIXELS ((uint64_t)1 << 20)
 #define FUZZ_NAME "fuzz.img"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* rd_image_parse under the pixel cap. */
+static rd_status parse_image(const char *buf, size_t size, const char *name, void *out, rd_error *err)
 {
-    char *buf = fuzz_copy(data, size, FUZZ_MAX_INPUT);
-    if (!buf)
-        return 0;
-    rd_tensor img;
+    return rd_image_parse(buf, size, name, FUZZ_MAX_PIXELS, out, err);
+}
+
+static void check_image(void *parsed)
+{
+    rd_tensor *img = parsed;
     rd_error err;
-    rd_error_clear(&err);
-    rd_status st = rd_image_parse(buf, size, FUZZ_NAME, FUZZ_MAX_PIXELS, &img, &err);
-    free(buf);
-    if (st != RD_OK) {
-        if (!fuzz_refusal_names(st, &err, FUZZ_NAME))
-            __builtin_trap();
-        return 0;
-    }
-    if (img.dtype != RD_DT_U8 || img.rank != 3 || (img.dims[2] != 1 && img.dims[2] != 3) ||
-        (uint64_t)(img.dims[0] * img.dims[1]) > FUZZ_MAX_PIXELS)
+    if (img->dtype != RD_DT_U8 || img->rank != 3 || (img->dims[2] != 1 && img->dims[2] != 3) ||
+        (uint64_t)(img->dims[0] * img->dims[1]) > FUZZ_MAX_PIXELS)
         __builtin_trap();
     rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
     spec.rgb2bgr = true;
@@ -38,13 +33,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     spec.std[0] = spec.std[1] = spec.std[2] = 58.8f;
     int64_t dims[4] = {1, 3, 7, 5};
     rd_tensor x;
-    if (rd_input_prepare_tensor(&img, true, FUZZ_NAME, &spec, 4, dims, NULL, &x, &err) != RD_OK)
+    if (rd_input_prepare_tensor(img, true, FUZZ_NAME, &spec, 4, dims, NULL, &x, &err) != RD_OK)
         __builtin_trap();
     rd_tensor_fini(&x);
     int64_t grey[4] = {1, 1, 3, 3};
-    if (rd_input_prepare_tensor(&img, true, FUZZ_NAME, NULL, 4, grey, NULL, &x, &err) != RD_OK)
+    if (rd_input_prepare_tensor(img, true, FUZZ_NAME, NULL, 4, grey, NULL, &x, &err) != RD_OK)
         __builtin_trap();
     rd_tensor_fini(&x);
-    rd_tensor_fini(&img);
-    return 0;
+    rd_tensor_fini(img);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    rd_tensor img;
+    return fuzz_parse_input(data, size, FUZZ_MAX_INPUT, FUZZ_NAME, parse_image, check_image, &img);
 }

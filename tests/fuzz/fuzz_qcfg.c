@@ -52,34 +52,31 @@ static bool same_cfg(const rd_qcfg *a, const rd_qcfg *b)
     return true;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* A refusal leaves no parameters and no layers. */
+static rd_status parse_qcfg(const char *buf, size_t size, const char *name, void *out, rd_error *err)
 {
-    char *buf = fuzz_copy(data, size, FUZZ_MAX_INPUT);
-    if (!buf)
-        return 0;
-    rd_qcfg q;
+    rd_qcfg *q = out;
+    rd_status st = rd_qcfg_parse(buf, size, name, q, err);
+    return fuzz_refused_empty(st, !(q->n_params || q->n_layers));
+}
+
+static void check_qcfg(void *parsed)
+{
+    rd_qcfg *q = parsed;
     rd_error err;
-    rd_error_clear(&err);
-    rd_status st = rd_qcfg_parse(buf, size, FUZZ_NAME, &q, &err);
-    free(buf);
-    if (st != RD_OK) {
-        if (!fuzz_refusal_names(st, &err, FUZZ_NAME) || q.n_params || q.n_layers)
-            __builtin_trap();
-        return 0;
-    }
     char *out = NULL;
     size_t len = 0;
-    st = rd_qcfg_write(&q, &out, &len, &err);
+    rd_status st = rd_qcfg_write(q, &out, &len, &err);
     if (st == RD_E_INVAL) { /* a name longer than a YAML key may be */
-        rd_qcfg_fini(&q);
-        return 0;
+        rd_qcfg_fini(q);
+        return;
     }
     if (st != RD_OK)
         __builtin_trap();
     rd_qcfg back;
     if (rd_qcfg_parse(out, len, "rewrite.cfg", &back, &err) != RD_OK)
         __builtin_trap();
-    if (!same_cfg(&q, &back))
+    if (!same_cfg(q, &back))
         __builtin_trap();
     char *out2 = NULL;
     size_t len2 = 0;
@@ -88,6 +85,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(out2);
     free(out);
     rd_qcfg_fini(&back);
-    rd_qcfg_fini(&q);
-    return 0;
+    rd_qcfg_fini(q);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    rd_qcfg q;
+    return fuzz_parse_input(data, size, FUZZ_MAX_INPUT, FUZZ_NAME, parse_qcfg, check_qcfg, &q);
 }

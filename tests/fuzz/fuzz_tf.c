@@ -11,7 +11,6 @@
  * Seeds: tests/fuzz/corpus/tf/, written by tests/fuzz/gen_corpus_tf.c.
  */
 #include "fuzz_frontend.h"
-#include "fuzz_input.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,23 +19,20 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* rd_tf_to_onnx with the options user points to (NULL: the whole graph). With options, a name the graph does not
+   have is the caller's mistake (RD_E_INVAL): named, it counts as a refusal of the input. */
+static rd_status tf_to_onnx(const uint8_t *buf, size_t size, const void *user, void **onnx, size_t *len, rd_error *err)
+{
+    rd_status st = rd_tf_to_onnx(buf, size, "fuzz.pb", user, onnx, len, NULL, err);
+    if (user && st == RD_E_INVAL && !*onnx && strstr(err->msg, "fuzz.pb"))
+        st = RD_E_PARSE;
+    return st;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    uint8_t *copy = fuzz_copy(data, size, FUZZ_TF_MAX_INPUT);
-    if (!copy)
-        return 0;
-    void *onnx = NULL;
-    size_t len = 0;
-    rd_error err = {0};
-    rd_status st = rd_tf_to_onnx(copy, size, "fuzz.pb", NULL, &onnx, &len, NULL, &err);
-    fuzz_frontend_check(st, onnx, len, &err, "fuzz.pb", NULL);
+    fuzz_frontend_input(data, size, FUZZ_TF_MAX_INPUT, tf_to_onnx, NULL, "fuzz.pb", NULL);
     static const char *const inputs[] = {"r", "bn/Relu6:0"}, *const outputs[] = {"mul", "split:2", "probs"};
-    rd_frontend_options fo = {.inputs = inputs, .n_inputs = 2, .outputs = outputs, .n_outputs = 3};
-    onnx = NULL;
-    st = rd_tf_to_onnx(copy, size, "fuzz.pb", &fo, &onnx, &len, NULL, &err);
-    if (st == RD_E_INVAL && !onnx && strstr(err.msg, "fuzz.pb"))
-        st = RD_E_PARSE; /* a name the graph does not have: the caller's mistake, named */
-    fuzz_frontend_check(st, onnx, len, &err, "fuzz.pb", NULL);
-    free(copy);
-    return 0;
+    const rd_frontend_options fo = {.inputs = inputs, .n_inputs = 2, .outputs = outputs, .n_outputs = 3};
+    return fuzz_frontend_input(data, size, FUZZ_TF_MAX_INPUT, tf_to_onnx, &fo, "fuzz.pb", NULL);
 }

@@ -51,6 +51,8 @@ foreach(src ${RD_FUZZ_SOURCES})
 
   add_executable(replay_${fuzz_name} ${src} ${RD_FUZZ_DIR}/replay_main.c)
   target_link_libraries(replay_${fuzz_name} PRIVATE ${fuzz_libs})
+  # the oracles may use the tests' header-only checks (tests/support/tensor_check.h)
+  target_include_directories(replay_${fuzz_name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
   # a missing corpus folder is fine: replay_main then runs mutations of the empty input
   add_test(NAME replay_${fuzz_name}
     COMMAND replay_${fuzz_name} -n ${RD_FUZZ_REPLAY_MUTATIONS} ${RD_FUZZ_DIR}/corpus/${fuzz_name})
@@ -59,6 +61,7 @@ foreach(src ${RD_FUZZ_SOURCES})
   if(RD_FUZZ)
     add_executable(fuzz_${fuzz_name} ${src})
     target_link_libraries(fuzz_${fuzz_name} PRIVATE ${fuzz_libs})
+    target_include_directories(fuzz_${fuzz_name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
     target_compile_options(fuzz_${fuzz_name} PRIVATE -fsanitize=fuzzer)
     target_link_options(fuzz_${fuzz_name} PRIVATE -fsanitize=fuzzer)
   endif()

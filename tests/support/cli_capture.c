@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 rd_cli_result rd_test_cli(const char *first, ...)
 {
@@ -64,4 +65,20 @@ char *rd_test_demo_dir(const char *tag)
     CU_ASSERT_EQUAL(r.code, 0);
     rd_test_cli_free(&r);
     return dir;
+}
+
+void rd_test_cli_says(int code, const char *says, ...)
+{
+    const char *args[63];
+    int n = 0;
+    va_list ap;
+    va_start(ap, says);
+    for (const char *a = va_arg(ap, const char *); a && n < 62; a = va_arg(ap, const char *))
+        args[n++] = a;
+    va_end(ap);
+    rd_cli_result r = rd_test_cli_argv(n, args);
+    CU_ASSERT_EQUAL(r.code, code);
+    if (says)
+        CU_ASSERT_PTR_NOT_NULL(strstr(code == 0 ? r.out : r.errs, says));
+    rd_test_cli_free(&r);
 }

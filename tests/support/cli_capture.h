@@ -13,6 +13,9 @@ rd_cli_result rd_test_cli(const char *first, ...);
 /** The same with an array of n arguments (at most 62). */
 rd_cli_result rd_test_cli_argv(int n, const char *const *args);
 void rd_test_cli_free(rd_cli_result *r);
+/** rknn-diag with the NULL-terminated arguments (at most 62) must exit with code (a CUnit assertion) and, when says
+    is not NULL, say it: on stdout for code 0, else on stderr. */
+void rd_test_cli_says(int code, const char *says, ...);
 /** argv[0..argc) as a shell passes them (argv[0] the program's name): the exit code, stdout in *out (NULL:
     dropped; the caller frees it), stderr printed when the command fails. */
 int rd_test_cli_run(int argc, char **argv, char **out);

@@ -6,6 +6,7 @@
 
 #include <CUnit/Basic.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,24 @@ const char *rd_test_shared_dir(void)
         char why[4400];
         snprintf(why, sizeof why, "needs ../shared (looked for %s)", probe);
         path[0] = '\0';
+        rd_test_skip_all(why);
+    }
+    return path;
+}
+
+char *rd_test_shared_file(const char *fmt, ...)
+{
+    char rel[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rel, sizeof rel, fmt, ap);
+    va_end(ap);
+    char *path = rd_test_join(rd_test_shared_dir(), rel);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        char why[8300];
+        snprintf(why, sizeof why, "needs %s", path);
+        free(path);
         rd_test_skip_all(why);
     }
     return path;

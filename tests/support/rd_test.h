@@ -37,6 +37,10 @@ void rd_test_add_suite(const char *name, const rd_test_case *cases, int n);
  */
 const char *rd_test_shared_dir(void);
 
+/** The path of a file in ../shared, printf-style relative to it ("rknn/models/%s"), malloc'ed; caller frees.
+    When the file is absent: skips (or fails under CI) as rd_test_shared_dir does, naming the path. */
+char *rd_test_shared_file(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /** Source and build directories, for fixtures and derived files. */
 const char *rd_test_source_dir(void);
 const char *rd_test_binary_dir(void);

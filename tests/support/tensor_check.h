@@ -1,10 +1,22 @@
-/* tensor_check.h: measures of float32 tensors that tests assert on. */
+/* tensor_check.h: comparisons and measures of tensors that tests (and fuzz oracles) assert on. */
 #ifndef RD_TEST_TENSOR_CHECK_H
 #define RD_TEST_TENSOR_CHECK_H
 
 #include "rknn_diag/simulator.h"
 
 #include <math.h>
+#include <stdbool.h>
+
+/** True when a and b have the same dtype and the same shape. */
+static inline bool rd_test_same_shape(const rd_tensor *a, const rd_tensor *b)
+{
+    if (a->dtype != b->dtype || a->rank != b->rank)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
 
 /** The cosine similarity of two float32 tensors of the same size, accumulated in double. */
 static inline double rd_test_cosine(const rd_tensor *a, const rd_tensor *b)

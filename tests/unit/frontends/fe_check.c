@@ -4,6 +4,7 @@
 #include "fe_check.h"
 
 #include "rd_test.h"
+#include "rknn_diag/frontends.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -96,4 +97,25 @@ void fe_add_i64(rd_onnx_builder *b, const char *name, int n, const int64_t *v)
 {
     rd_tensor t = {.dtype = RD_DT_I64, .rank = 1, .dims = {n}, .data = (void *)v};
     CU_ASSERT_EQUAL(rd_onnx_add_initializer(b, name, &t, RD_ONNX_RAW), RD_OK);
+}
+
+void fe_assert_ok(rd_status st, const rd_error *err)
+{
+    if (st != RD_OK)
+        fprintf(stderr, "\n%s\n", err->msg);
+    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+}
+
+void fe_check_alone(const char *tag, const char *name, const char *text, const char *says, const char *weights)
+{
+    char *dir = rd_test_tmpdir(tag);
+    char *path = rd_test_join(dir, name);
+    rd_test_write_text(path, text);
+    rd_model *m = NULL;
+    rd_error err;
+    CU_ASSERT_EQUAL(rd_frontend_load(path, NULL, NULL, &m, NULL, &err), RD_E_NOTFOUND);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, says));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, weights));
+    free(path);
+    free(dir);
 }

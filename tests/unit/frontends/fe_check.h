@@ -26,6 +26,13 @@ typedef struct fe_shape {
 /** Asserts that m has each value of expect[0..n) with its rank and dims (messages name what differs). */
 void fe_check_shapes(const rd_model *m, const fe_shape *expect, size_t n);
 
+/** A model file, name holding text, alone in a fresh folder (rd_test_tmpdir(tag)): rd_frontend_load refuses it
+    with RD_E_NOTFOUND, the message holding says and the name of the weights file it looked for. */
+void fe_check_alone(const char *tag, const char *name, const char *text, const char *says, const char *weights);
+
+/** A fatal CUnit assertion that st is RD_OK, printing err's message first when it is not. */
+void fe_assert_ok(rd_status st, const rd_error *err);
+
 /** In an equivalent model's writer, with the builder in scope as b: FE_NODE(op, name, FE_L(inputs...),
     FE_L(output)) adds a node of one output and gives it back. */
 #define FE_NODE(op, name, ins, outs)                                                                           \

@@ -149,9 +149,7 @@ static void test_net_vs_onnx_runtime(void)
     rd_model *m;
     rd_error err;
     rd_status st = convert(csy_net, w, wlen, &m, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    fe_assert_ok(st, &err);
     /* the model's names and Caffe's shapes: in-place layers write values named after the layer */
     static const fe_shape names[] = {
         {"conv1", 4, {1, 4, 8, 8}},   {"bn1", 4, {1, 4, 8, 8}},     {"scale1", 4, {1, 4, 8, 8}},
@@ -438,14 +436,8 @@ static void test_caffemodel_refused(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "net.caffemodel: layer 'scale1' blob 0 holds 0 values for a shape of 5"));
     free(b);
     /* a .prototxt without its .caffemodel beside it */
-    char *dir = rd_test_tmpdir("caffe_alone");
-    char *proto = rd_test_join(dir, "alone.prototxt");
-    rd_test_write_text(proto, csy_net);
-    CU_ASSERT_EQUAL(rd_frontend_load(proto, NULL, NULL, &m, NULL, &err), RD_E_NOTFOUND);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "alone.prototxt: its weights (the .caffemodel beside the .prototxt)"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "alone.caffemodel"));
-    free(proto);
-    free(dir);
+    fe_check_alone("caffe_alone", "alone.prototxt", csy_net,
+                   "alone.prototxt: its weights (the .caffemodel beside the .prototxt)", "alone.caffemodel");
     free(w);
 }
 

@@ -5,6 +5,7 @@
  * Numerical agreement with Darknet itself: test_darknet_oracle.c (Debian's libdarknet).
  */
 #include "darknet_synth.h"
+#include "fe_check.h"
 #include "rd_test.h"
 #include "rknn_diag/frontends.h"
 
@@ -35,9 +36,7 @@ static void test_tiny_names_and_shapes(void)
         rd_model *m = NULL;
         rd_error err;
         rd_status st = convert(dns_tiny_cfg, w, wlen, &m, &err);
-        if (st != RD_OK)
-            fprintf(stderr, "\n%s\n", err.msg);
-        CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+        fe_assert_ok(st, &err);
         static const struct {
             const char *name;
             int64_t c, h, w;
@@ -78,14 +77,8 @@ static void test_weights_refused(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not finite"));
     free(w);
     /* a .cfg without its .weights beside it */
-    char *dir = rd_test_tmpdir("darknet_alone");
-    char *cfg = rd_test_join(dir, "alone.cfg");
-    rd_test_write_text(cfg, dns_tiny_cfg);
-    CU_ASSERT_EQUAL(rd_frontend_load(cfg, NULL, NULL, &m, NULL, &err), RD_E_NOTFOUND);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "alone.cfg: its weights (the .weights beside the .cfg)"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "alone.weights"));
-    free(cfg);
-    free(dir);
+    fe_check_alone("darknet_alone", "alone.cfg", dns_tiny_cfg, "alone.cfg: its weights (the .weights beside the .cfg)",
+                   "alone.weights");
 }
 
 static void test_cfg_refused(void)

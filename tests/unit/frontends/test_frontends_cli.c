@@ -80,9 +80,7 @@ static void test_inspect_and_run(void)
     rd_test_cli_free(&r);
     /* int8 codes given to the float32 form: refused naming the dtype */
     snprintf(in_arg, sizeof in_arg, "x=%s", in8);
-    r = rd_test_cli("run", model, "--input", in_arg, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    rd_test_cli_free(&r);
+    rd_test_cli_says(3, NULL, "run", model, "--input", in_arg, NULL);
     free(inf);
     free(in8);
     free(model);
@@ -104,15 +102,11 @@ static void test_model_config_platform(void)
     CU_ASSERT_EQUAL(r.code, 0);
     rd_test_cli_free(&r);
     rd_test_write_text(cfg, "models:\n  platform: onnx\n  model_file_path: ./int8.tflite\n  quantize: false\n");
-    r = rd_test_cli("run", model, "-c", cfg, "--input", in_arg, "--quiet", NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "the model config says platform onnx, but the file is tflite"));
-    rd_test_cli_free(&r);
+    rd_test_cli_says(3, "the model config says platform onnx, but the file is tflite", "run", model, "-c", cfg,
+                     "--input", in_arg, "--quiet", NULL);
     rd_test_write_text(cfg, "models:\n  platform: keras\n  model_file_path: ./int8.tflite\n  quantize: false\n");
-    r = rd_test_cli("run", model, "-c", cfg, "--input", in_arg, "--quiet", NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "models.platform: unknown model platform 'keras'"));
-    rd_test_cli_free(&r);
+    rd_test_cli_says(3, "models.platform: unknown model platform 'keras'", "run", model, "-c", cfg, "--input", in_arg,
+                     "--quiet", NULL);
     free(inf);
     free(cfg);
     free(model);
@@ -139,10 +133,7 @@ static void test_two_file_formats(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "format     caffe: Caffe, 19 layers, weights "));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "net.caffemodel"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("inspect", proto, "--json", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"format\":\t\"caffe\""));
-    rd_test_cli_free(&r);
+    rd_test_cli_says(0, "\"format\":\t\"caffe\"", "inspect", proto, "--json", NULL);
     /* unknown layers: every kind in one message */
     rd_test_write_text(proto, "input: \"x\"\ninput_shape { dim: 1 dim: 3 dim: 8 dim: 8 }\n"
                               "layer { name: \"p\" type: \"PriorBox\" bottom: \"x\" top: \"p\" }\n"
@@ -154,20 +145,14 @@ static void test_two_file_formats(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "Python (layer 'q', "));
     rd_test_cli_free(&r);
     remove(cmodel);
-    r = rd_test_cli("inspect", proto, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "net.prototxt: its weights (the .caffemodel beside the .prototxt)"));
-    rd_test_cli_free(&r);
+    rd_test_cli_says(3, "net.prototxt: its weights (the .caffemodel beside the .prototxt)", "inspect", proto, NULL);
 
     /* a frozen TensorFlow graph */
     char *pb = rd_test_join(dir, "graph.pb");
     w = tgs_test_graph(7, &len);
     write_bytes(pb, w, len);
     free(w);
-    r = rd_test_cli("inspect", pb, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "format     tensorflow: TensorFlow GraphDef (producer 27), 36 nodes"));
-    rd_test_cli_free(&r);
+    rd_test_cli_says(0, "format     tensorflow: TensorFlow GraphDef (producer 27), 36 nodes", "inspect", pb, NULL);
     free(pb);
 
     /* bytes of no known format: the ONNX parser's verdict and the formats rknn-diag reads */
@@ -186,15 +171,9 @@ static void test_two_file_formats(void)
     rd_test_write_text(cfg, dns_tiny_cfg);
     write_bytes(dw, w, len);
     free(w);
-    r = rd_test_cli("inspect", cfg, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "format     darknet: "));
-    rd_test_cli_free(&r);
+    rd_test_cli_says(0, "format     darknet: ", "inspect", cfg, NULL);
     write_bytes(dw, "short", 5);
-    r = rd_test_cli("inspect", cfg, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "tiny.weights"));
-    rd_test_cli_free(&r);
+    rd_test_cli_says(3, "tiny.weights", "inspect", cfg, NULL);
     free(cfg);
     free(dw);
     free(proto);
@@ -244,9 +223,8 @@ static void test_tf_cut(void)
     CU_ASSERT_PTR_NULL(strstr(r.out, "tile"));
     rd_test_cli_free(&r);
     char *pruned = rd_test_join(dir, "pruned.onnx");
-    r = rd_test_cli("prune", model, "--graph-outputs", "gr:0", "--input-shape", "x=2,4,6,3", "-o", pruned, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    rd_test_cli_says(0, NULL, "prune", model, "--graph-outputs", "gr:0", "--input-shape", "x=2,4,6,3", "-o", pruned,
+                     NULL);
     r = rd_test_cli("inspect", pruned, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "outputs:\n  gr "));
     CU_ASSERT_PTR_NULL(strstr(r.out, "mul "));

@@ -120,9 +120,7 @@ static void test_graph_vs_onnx_runtime(void)
     rd_model *m;
     rd_error err;
     rd_status st = convert(pb, len, &m, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    fe_assert_ok(st, &err);
     static const fe_shape names[] = {
         {"conv1/Conv2D", 4, {1, 8, 8, 4}},
         {"conv1/BiasAdd", 4, {1, 8, 8, 4}},
@@ -240,9 +238,7 @@ static void test_shape_ops_vs_onnx_runtime(void)
     rd_model *m;
     rd_error err;
     rd_status st = convert_cut(pb, len, &fo, &lo, &m, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    fe_assert_ok(st, &err);
     /* the computed shape was folded at load: every value's shape is known before any run */
     static const fe_shape names[] = {
         {"r", 3, {2, 24, 3}},  {"mul", 3, {2, 10, 3}},    {"split:2", 3, {2, 14, 1}},
@@ -265,19 +261,36 @@ static void test_shape_ops_vs_onnx_runtime(void)
 
 static void placeholder(tgs_buf *g)
 {
-    tgs_buf n;
-    tgs_node(&n, "x", "Placeholder", NULL, 0);
-    tgs_attr_type(&n, "dtype", TGS_FLOAT);
-    tgs_attr_shape(&n, "shape", (const int64_t[]){1, 4, 4, 2}, 4);
-    tgs_add(g, &n);
+    tgs_placeholder_f32(g, "x", (const int64_t[]){1, 4, 4, 2}, 4);
 }
 
-/* A graph of x and the nodes written by add; the conversion's status and message. */
-static rd_status try_graph(void (*add)(tgs_buf *), rd_error *err)
+/* A node without attributes: its name, op and inputs (the list ends at the first NULL). */
+typedef struct plain_node {
+    const char *name, *op, *in[5];
+} plain_node;
+
+/* The nodes of a table, up to the first without a name or n of them. */
+static void add_plain(tgs_buf *g, const plain_node *nodes, size_t n)
+{
+    for (size_t i = 0; i < n && nodes[i].name; i++) {
+        int n_in = 0;
+        while (n_in < 5 && nodes[i].in[n_in])
+            n_in++;
+        tgs_buf b;
+        tgs_node(&b, nodes[i].name, nodes[i].op, nodes[i].in, n_in);
+        tgs_add(g, &b);
+    }
+}
+
+/* A graph of x and the nodes written by add (NULL: none) then the plain nodes; the conversion's status and
+   message. */
+static rd_status try_graph(void (*add)(tgs_buf *), const plain_node *nodes, size_t n_nodes, rd_error *err)
 {
     tgs_buf g = {0};
     placeholder(&g);
-    add(&g);
+    if (add)
+        add(&g);
+    add_plain(&g, nodes, n_nodes);
     size_t len;
     uint8_t *pb = tgs_finish(&g, &len);
     rd_model *m;
@@ -286,39 +299,6 @@ static rd_status try_graph(void (*add)(tgs_buf *), rd_error *err)
         rd_model_destroy(m);
     free(pb);
     return st;
-}
-
-static void g_unknown_ops(tgs_buf *g)
-{
-    tgs_buf n;
-    static const char *const ops[][2] = {{"a", "Erf"}, {"b", "TopKV2"}, {"c", "Erf"}, {"d", "NonMaxSuppressionV3"}};
-    for (int i = 0; i < 4; i++) {
-        tgs_node(&n, ops[i][0], ops[i][1], IN("x"));
-        tgs_add(g, &n);
-    }
-}
-
-static void g_cycle(tgs_buf *g)
-{
-    tgs_buf n;
-    tgs_node(&n, "a", "Relu", IN("b"));
-    tgs_add(g, &n);
-    tgs_node(&n, "b", "AddV2", IN("x", "a"));
-    tgs_add(g, &n);
-}
-
-static void g_unknown_input(tgs_buf *g)
-{
-    tgs_buf n;
-    tgs_node(&n, "a", "Relu", IN("nothing:0"));
-    tgs_add(g, &n);
-}
-
-static void g_duplicate(tgs_buf *g)
-{
-    tgs_buf n;
-    tgs_node(&n, "x", "Relu", IN("x"));
-    tgs_add(g, &n);
 }
 
 static void g_short_const(tgs_buf *g)
@@ -348,13 +328,6 @@ static void g_computed_filter(tgs_buf *g)
     tgs_add(g, &n);
 }
 
-static void g_port1(tgs_buf *g)
-{
-    tgs_buf n;
-    tgs_node(&n, "r", "Relu", IN("x:1"));
-    tgs_add(g, &n);
-}
-
 static void g_int_input(tgs_buf *g)
 {
     tgs_buf n;
@@ -366,13 +339,9 @@ static void g_int_input(tgs_buf *g)
 /* x -> pre (Erf, not supported) -> mid (Relu) -> out (Sigmoid) -> train (TopKV2, not supported). */
 static void g_cut(tgs_buf *g)
 {
-    tgs_buf n;
-    static const char *const chain[][3] = {
-        {"pre", "Erf", "x"}, {"mid", "Relu", "pre"}, {"out", "Sigmoid", "mid"}, {"train", "TopKV2", "out"}};
-    for (int i = 0; i < 4; i++) {
-        tgs_node(&n, chain[i][0], chain[i][1], IN(chain[i][2]));
-        tgs_add(g, &n);
-    }
+    static const plain_node chain[] = {
+        {"pre", "Erf", {"x"}}, {"mid", "Relu", {"pre"}}, {"out", "Sigmoid", {"mid"}}, {"train", "TopKV2", {"out"}}};
+    add_plain(g, chain, sizeof chain / sizeof chain[0]);
 }
 
 static rd_status try_cut(const char *in, const char *out, rd_model **m, rd_error *err)
@@ -396,9 +365,7 @@ static void test_cut(void)
     rd_model *m;
     rd_error err;
     rd_status st = try_cut("pre:0", "out", &m, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    fe_assert_ok(st, &err);
     CU_ASSERT_EQUAL(rd_model_node_count(m), 2); /* Relu, Sigmoid: Erf before the cut and TopKV2 after unread */
     CU_ASSERT_EQUAL_FATAL(rd_model_input_count(m), 1);
     CU_ASSERT_EQUAL_FATAL(rd_model_output_count(m), 1);
@@ -446,26 +413,39 @@ static void test_cut(void)
 
 static void test_graph_refused(void)
 {
+    /* the graph: x, then what add writes (nodes with attributes), then the plain nodes */
     static const struct {
         void (*add)(tgs_buf *);
+        plain_node nodes[4];
         rd_status st;
         const char *msg;
     } bad[] = {
-        {g_unknown_ops, RD_E_UNSUPPORTED,
+        {NULL,
+         {{"a", "Erf", {"x"}}, {"b", "TopKV2", {"x"}}, {"c", "Erf", {"x"}}, {"d", "NonMaxSuppressionV3", {"x"}}},
+         RD_E_UNSUPPORTED,
          "graph.pb: 4 nodes are of 3 kinds not supported (first of each): Erf (node "
          "#1 'a'), TopKV2 (node #2 'b'), NonMaxSuppressionV3 (node #4 'd')"},
-        {g_cycle, RD_E_PARSE, "graph.pb: a cycle: node '"},
-        {g_unknown_input, RD_E_PARSE, "graph.pb: node 'a' reads 'nothing:0', which is no node of the graph"},
-        {g_duplicate, RD_E_PARSE, "graph.pb: two nodes are named 'x' (#0 and #1)"},
-        {g_short_const, RD_E_PARSE, "graph.pb: node #2 'bad' (Const): a constant of 4 elements holds 12 bytes"},
-        {g_training_bn, RD_E_UNSUPPORTED, "graph.pb: node #2 'bn' (FusedBatchNorm): is_training is true"},
-        {g_computed_filter, RD_E_UNSUPPORTED, "node #1 'conv' (Conv2D): the filter must be a constant 4-D float"},
-        {g_port1, RD_E_UNSUPPORTED, "graph.pb: node #1 'r' (Relu): reads output 1 of 'x' (Placeholder), which is not"},
-        {g_int_input, RD_E_UNSUPPORTED, "graph.pb: node #1 'ids' (Placeholder): an input of DataType 3"},
+        {NULL, {{"a", "Relu", {"b"}}, {"b", "AddV2", {"x", "a"}}}, RD_E_PARSE, "graph.pb: a cycle: node '"},
+        {NULL,
+         {{"a", "Relu", {"nothing:0"}}},
+         RD_E_PARSE,
+         "graph.pb: node 'a' reads 'nothing:0', which is no node of the graph"},
+        {NULL, {{"x", "Relu", {"x"}}}, RD_E_PARSE, "graph.pb: two nodes are named 'x' (#0 and #1)"},
+        {g_short_const, {{0}}, RD_E_PARSE, "graph.pb: node #2 'bad' (Const): a constant of 4 elements holds 12 bytes"},
+        {g_training_bn, {{0}}, RD_E_UNSUPPORTED, "graph.pb: node #2 'bn' (FusedBatchNorm): is_training is true"},
+        {g_computed_filter,
+         {{0}},
+         RD_E_UNSUPPORTED,
+         "node #1 'conv' (Conv2D): the filter must be a constant 4-D float"},
+        {NULL,
+         {{"r", "Relu", {"x:1"}}},
+         RD_E_UNSUPPORTED,
+         "graph.pb: node #1 'r' (Relu): reads output 1 of 'x' (Placeholder), which is not"},
+        {g_int_input, {{0}}, RD_E_UNSUPPORTED, "graph.pb: node #1 'ids' (Placeholder): an input of DataType 3"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         rd_error err;
-        rd_status st = try_graph(bad[i].add, &err);
+        rd_status st = try_graph(bad[i].add, bad[i].nodes, 4, &err);
         CU_ASSERT_EQUAL(st, bad[i].st);
         if (st == RD_OK || !strstr(err.msg, bad[i].msg))
             fprintf(stderr, "\ncase %zu: %s\n", i, st == RD_OK ? "accepted" : err.msg);
@@ -497,9 +477,7 @@ static void test_small_graph(void)
     rd_model *m;
     rd_error err;
     rd_status st = convert(pb, len, &m, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    fe_assert_ok(st, &err);
     static const fe_shape names[] = {
         {"conv", 4, {1, 3, 4, 4}}, {"mp", 4, {1, 3, 6, 6}},    {"nhwc", 4, {1, 6, 6, 3}},
         {"near", 4, {1, 3, 3, 3}}, {"ex", 5, {1, 1, 3, 3, 3}}, {"out", 4, {1, 1, 3, 3}},

@@ -205,9 +205,7 @@ static void run_net(rd_model *m, const net_w *w, rd_tensor out[2])
     rd_error err;
     memset(out, 0, 2 * sizeof *out);
     rd_status st = rd_model_run(m, &x, 1, NULL, out, 2, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    fe_assert_ok(st, &err);
 }
 
 static void test_float_net(void)
@@ -352,16 +350,29 @@ static void test_int8_model(void)
     rd_model_destroy(mq);
 }
 
-static void test_model_precision_of_float_model(void)
+/* The file of tm, which it destroys; malloc'ed. */
+static uint8_t *model_file(tfs_model *tm, size_t *len)
+{
+    uint8_t *buf;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(tfs_finish(tm, &buf, len, &err), RD_OK);
+    tfs_destroy(tm);
+    return buf;
+}
+
+/* The file of the float network with float32 weights, malloc'ed. */
+static uint8_t *float_net_file(size_t *len)
 {
     static net_w w;
     net_weights(&w);
-    tfs_model *tm = float_net(&w, false);
-    uint8_t *buf;
+    return model_file(float_net(&w, false), len);
+}
+
+static void test_model_precision_of_float_model(void)
+{
     size_t len;
+    uint8_t *buf = float_net_file(&len);
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(tfs_finish(tm, &buf, &len, &err), RD_OK);
-    tfs_destroy(tm);
     void *onnx = NULL;
     size_t n = 0;
     rd_frontend_options fo = {.model_precision = true};
@@ -383,14 +394,9 @@ static rd_status convert(const uint8_t *buf, size_t len, rd_error *err)
 
 static void test_truncated(void)
 {
-    static net_w w;
-    net_weights(&w);
-    tfs_model *tm = float_net(&w, false);
-    uint8_t *buf;
     size_t len;
+    uint8_t *buf = float_net_file(&len);
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(tfs_finish(tm, &buf, &len, &err), RD_OK);
-    tfs_destroy(tm);
     for (size_t cut = 0; cut < len; cut++) {
         uint8_t *copy = malloc(cut ? cut : 1);
         memcpy(copy, buf, cut);
@@ -409,23 +415,28 @@ static void test_truncated(void)
     free(buf);
 }
 
+/* Writes the file of tm, which it destroys, and converts it: the conversion's status. */
+static rd_status convert_model(tfs_model *tm, rd_error *err)
+{
+    size_t len;
+    uint8_t *buf = model_file(tm, &len);
+    rd_status st = convert(buf, len, err);
+    free(buf);
+    return st;
+}
+
 static void test_bad_indices_and_sizes(void)
 {
     rd_error err;
-    uint8_t *buf;
-    size_t len;
     /* an operator reading tensor 7 of 2 */
     tfs_model *tm = tfs_create();
     int x = tfs_tensor(tm, "x", TFS_FLOAT32, 2, (const int32_t[]){1, 4}, NULL, 0);
     int y = tfs_tensor(tm, "y", TFS_FLOAT32, 2, (const int32_t[]){1, 4}, NULL, 0);
     tfs_op(tm, 19, (const int[]){7}, 1, &y, 1, 0, NULL, 0);
     tfs_io(tm, &x, 1, &y, 1);
-    CU_ASSERT_EQUAL_FATAL(tfs_finish(tm, &buf, &len, &err), RD_OK);
-    CU_ASSERT_EQUAL(convert(buf, len, &err), RD_E_PARSE);
+    CU_ASSERT_EQUAL(convert_model(tm, &err), RD_E_PARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "operator #0 inputs: tensor index 7"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "offset"));
-    free(buf);
-    tfs_destroy(tm);
     /* a constant whose buffer is shorter than its shape */
     tm = tfs_create();
     float v[3] = {1, 2, 3};
@@ -434,23 +445,17 @@ static void test_bad_indices_and_sizes(void)
     y = tfs_tensor(tm, "y", TFS_FLOAT32, 2, (const int32_t[]){1, 4}, NULL, 0);
     tfs_op(tm, 0, (const int[]){x, c}, 2, &y, 1, 11, NULL, 0);
     tfs_io(tm, &x, 1, &y, 1);
-    CU_ASSERT_EQUAL_FATAL(tfs_finish(tm, &buf, &len, &err), RD_OK);
-    CU_ASSERT_EQUAL(convert(buf, len, &err), RD_E_PARSE);
+    CU_ASSERT_EQUAL(convert_model(tm, &err), RD_E_PARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "tensor #1 'c'"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "12 bytes"));
-    free(buf);
-    tfs_destroy(tm);
     /* options of the wrong union type (Pool2DOptions on an ADD) */
     tm = tfs_create();
     x = tfs_tensor(tm, "x", TFS_FLOAT32, 2, (const int32_t[]){1, 4}, NULL, 0);
     y = tfs_tensor(tm, "y", TFS_FLOAT32, 2, (const int32_t[]){1, 4}, NULL, 0);
     tfs_op(tm, 0, (const int[]){x, x}, 2, &y, 1, 5, (const tfs_field[]){{0, 1, 1}}, 1);
     tfs_io(tm, &x, 1, &y, 1);
-    CU_ASSERT_EQUAL_FATAL(tfs_finish(tm, &buf, &len, &err), RD_OK);
-    CU_ASSERT_EQUAL(convert(buf, len, &err), RD_E_PARSE);
+    CU_ASSERT_EQUAL(convert_model(tm, &err), RD_E_PARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "options of type 5, expected 11"));
-    free(buf);
-    tfs_destroy(tm);
 }
 
 static void test_unsupported_all_listed(void)
@@ -466,16 +471,11 @@ static void test_unsupported_all_listed(void)
     tfs_op(tm, 16, &b, 1, &c, 1, 0, NULL, 0); /* LSTM */
     tfs_op(tm, 16, &c, 1, &d, 1, 0, NULL, 0); /* LSTM again: counted, named once */
     tfs_io(tm, &x, 1, &d, 1);
-    uint8_t *buf;
-    size_t len;
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(tfs_finish(tm, &buf, &len, &err), RD_OK);
-    tfs_destroy(tm);
-    CU_ASSERT_EQUAL(convert(buf, len, &err), RD_E_UNSUPPORTED);
+    CU_ASSERT_EQUAL(convert_model(tm, &err), RD_E_UNSUPPORTED);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "3 operators are of 2 kinds not supported"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "CUSTOM 'TFLite_Detection_PostProcess' (operator #0 'a')"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "LSTM (operator #2 'c')"));
-    free(buf);
 }
 
 static void test_format_detection(void)
@@ -490,13 +490,8 @@ static void test_format_detection(void)
     CU_ASSERT_EQUAL(rd_model_format_parse("keras", &f, &err), RD_E_INVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "onnx, tflite"));
     /* a file of another format than the config says */
-    static net_w w;
-    net_weights(&w);
-    tfs_model *tm = float_net(&w, false);
-    uint8_t *buf;
     size_t len;
-    CU_ASSERT_EQUAL_FATAL(tfs_finish(tm, &buf, &len, &err), RD_OK);
-    tfs_destroy(tm);
+    uint8_t *buf = float_net_file(&len);
     char *dir = rd_test_tmpdir("tflite_detect");
     char *path = rd_test_join(dir, "model.onnx"); /* the name says nothing: the content does */
     CU_ASSERT_EQUAL_FATAL(rd_file_write_atomic(path, buf, len, NULL, &err), RD_OK);

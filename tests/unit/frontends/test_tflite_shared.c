@@ -12,19 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static char *shared_path(const char *rel)
 {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/tflite/%s", rd_test_shared_dir(), rel);
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        char why[4500];
-        snprintf(why, sizeof why, "needs %s", path);
-        rd_test_skip_all(why);
-    }
-    return strdup(path);
+    return rd_test_shared_file("tflite/%s", rel);
 }
 
 /* Comma- and newline-separated integers. */

@@ -91,11 +91,17 @@ void tgs_attr_s(tgs_buf *node, const char *key, const char *v)
     attr(node, key, &a);
 }
 
-void tgs_attr_i(tgs_buf *node, const char *key, int64_t v)
+/* An attribute whose AttrValue is the one varint field given (i = 3, b = 5, type = 6). */
+static void attr_varint(tgs_buf *node, const char *key, int field, int64_t v)
 {
     tgs_buf a = {0};
-    field_varint(&a, 3, v);
+    field_varint(&a, field, v);
     attr(node, key, &a);
+}
+
+void tgs_attr_i(tgs_buf *node, const char *key, int64_t v)
+{
+    attr_varint(node, key, 3, v);
 }
 
 void tgs_attr_f(tgs_buf *node, const char *key, float v)
@@ -108,16 +114,12 @@ void tgs_attr_f(tgs_buf *node, const char *key, float v)
 
 void tgs_attr_b(tgs_buf *node, const char *key, bool v)
 {
-    tgs_buf a = {0};
-    field_varint(&a, 5, v);
-    attr(node, key, &a);
+    attr_varint(node, key, 5, v);
 }
 
 void tgs_attr_type(tgs_buf *node, const char *key, int dtype)
 {
-    tgs_buf a = {0};
-    field_varint(&a, 6, dtype);
-    attr(node, key, &a);
+    attr_varint(node, key, 6, dtype);
 }
 
 void tgs_attr_ints(tgs_buf *node, const char *key, const int64_t *v, int n)
@@ -182,22 +184,34 @@ void tgs_add(tgs_buf *graph, tgs_buf *node)
     field_msg(graph, 1, node);
 }
 
-void tgs_const_f32(tgs_buf *graph, const char *name, const int64_t *dims, int rank, const float *data)
+/* A Const node of dtype with the tensor value (tensor_content bytes when as_bytes). */
+static void add_const(tgs_buf *graph, const char *name, int dtype, const int64_t *dims, int rank, const void *data,
+                      bool as_bytes)
 {
     tgs_buf n;
     tgs_node(&n, name, "Const", NULL, 0);
-    tgs_attr_type(&n, "dtype", TGS_FLOAT);
-    tgs_attr_tensor(&n, "value", TGS_FLOAT, dims, rank, data, rank > 1);
+    tgs_attr_type(&n, "dtype", dtype);
+    tgs_attr_tensor(&n, "value", dtype, dims, rank, data, as_bytes);
     tgs_add(graph, &n);
+}
+
+void tgs_placeholder_f32(tgs_buf *graph, const char *name, const int64_t *dims, int rank)
+{
+    tgs_buf n;
+    tgs_node(&n, name, "Placeholder", NULL, 0);
+    tgs_attr_type(&n, "dtype", TGS_FLOAT);
+    tgs_attr_shape(&n, "shape", dims, rank);
+    tgs_add(graph, &n);
+}
+
+void tgs_const_f32(tgs_buf *graph, const char *name, const int64_t *dims, int rank, const float *data)
+{
+    add_const(graph, name, TGS_FLOAT, dims, rank, data, rank > 1);
 }
 
 void tgs_const_i32(tgs_buf *graph, const char *name, const int32_t *data, int n)
 {
-    tgs_buf nd;
-    tgs_node(&nd, name, "Const", NULL, 0);
-    tgs_attr_type(&nd, "dtype", TGS_INT32);
-    tgs_attr_tensor(&nd, "value", TGS_INT32, (const int64_t[]){n}, 1, data, false);
-    tgs_add(graph, &nd);
+    add_const(graph, name, TGS_INT32, (const int64_t[]){n}, 1, data, false);
 }
 
 uint8_t *tgs_finish(tgs_buf *graph, size_t *len)
@@ -239,10 +253,7 @@ uint8_t *tgs_test_graph(uint32_t seed, size_t *len)
     float w[TGS_TEST_WEIGHTS];
     tgs_test_weights(seed, w);
     tgs_buf g = {0}, n;
-    tgs_node(&n, "input", "Placeholder", NULL, 0);
-    tgs_attr_type(&n, "dtype", TGS_FLOAT);
-    tgs_attr_shape(&n, "shape", (const int64_t[]){1, 8, 8, 3}, 4);
-    tgs_add(&g, &n);
+    tgs_placeholder_f32(&g, "input", (const int64_t[]){1, 8, 8, 3}, 4);
     tgs_const_f32(&g, "conv1/weights", (const int64_t[]){3, 3, 3, 4}, 4, w);
     tgs_node(&n, "conv1/weights/read", "Identity", IN("conv1/weights"));
     tgs_add(&g, &n);
@@ -325,10 +336,7 @@ uint8_t *tgs_small_graph(size_t *len)
                                            -0.5f, 0.25f,  2,    -0.75f, 0.3f,  0.1f,   -0.2f, 0.6f,
                                            0.9f,  -0.4f,  0.2f, 0.7f,   -0.1f, 0.05f,  1.5f,  -0.3f};
     tgs_buf g = {0}, n;
-    tgs_node(&n, "x", "Placeholder", NULL, 0);
-    tgs_attr_type(&n, "dtype", TGS_FLOAT);
-    tgs_attr_shape(&n, "shape", (const int64_t[]){1, 2, 6, 6}, 4);
-    tgs_add(&g, &n);
+    tgs_placeholder_f32(&g, "x", (const int64_t[]){1, 2, 6, 6}, 4);
     tgs_const_f32(&g, "k", (const int64_t[]){2, 2, 2, 3}, 4, w);
     tgs_node(&n, "conv", "Conv2D", IN("x", "k"));
     tgs_attr_s(&n, "padding", "VALID");
@@ -413,10 +421,7 @@ static void strided(tgs_buf *g, const char *name, const char *x, const int32_t *
 uint8_t *tgs_shape_graph(size_t *len)
 {
     tgs_buf g = {0}, n;
-    tgs_node(&n, "x", "Placeholder", NULL, 0);
-    tgs_attr_type(&n, "dtype", TGS_FLOAT);
-    tgs_attr_shape(&n, "shape", (const int64_t[]){-1, 4, 6, 3}, 4);
-    tgs_add(&g, &n);
+    tgs_placeholder_f32(&g, "x", (const int64_t[]){-1, 4, 6, 3}, 4);
     op_node(&g, "s", "Shape", IN("x"), TGS_FLOAT);
     strided(&g, "batch", "s", (const int32_t[]){0, 1, 1}, 1, (const int64_t[]){0, 0, 0, 0, 1}); /* s[0] */
     strided(&g, "hw", "s", (const int32_t[]){1, 3, 1}, 1, (const int64_t[]){0, 0, 0, 0, 0});    /* s[1:3] */

@@ -37,6 +37,8 @@ void tgs_attr_tensor_n(tgs_buf *node, const char *key, int dtype, const int64_t 
                        size_t n, bool as_bytes);
 /** Appends the node to graph (field 1) and frees it. */
 void tgs_add(tgs_buf *graph, tgs_buf *node);
+/** A float Placeholder of the given shape (-1: a dimension left open). */
+void tgs_placeholder_f32(tgs_buf *graph, const char *name, const int64_t *dims, int rank);
 /** Convenience: a float32 Const node (tensor_content) and an int32 Const node (int_val). */
 void tgs_const_f32(tgs_buf *graph, const char *name, const int64_t *dims, int rank, const float *data);
 void tgs_const_i32(tgs_buf *graph, const char *name, const int32_t *data, int n);

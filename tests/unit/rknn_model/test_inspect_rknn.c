@@ -55,9 +55,7 @@ static void test_text(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "nodes: 4 (the first 1; --all or --max N for more)"));
     CU_ASSERT_PTR_NULL(strstr(r.out, "Conv:conv_y |"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("inspect", path, "--max", "x", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    rd_test_cli_says(2, NULL, "inspect", path, "--max", "x", NULL);
     free(path);
 }
 
@@ -142,9 +140,7 @@ static void test_refused_and_help(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "--build-log FILE"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "MODEL.onnx"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("inspect", enc, "--build-log", enc, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    rd_test_cli_says(2, NULL, "inspect", enc, "--build-log", enc, NULL);
     free(enc);
     free(trunc);
 }
@@ -177,10 +173,7 @@ static void test_build_log(void)
     cJSON_Delete(root);
     rd_test_cli_free(&r);
     char *empty = write_file("inspect_log_empty", "empty.log", "nothing here\n", 13);
-    r = rd_test_cli("inspect", "--build-log", empty, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "nothing read"));
-    rd_test_cli_free(&r);
+    rd_test_cli_says(3, "nothing read", "inspect", "--build-log", empty, NULL);
     free(empty);
     free(path);
 }

@@ -6,22 +6,16 @@
 #include "rknn_diag/rknn_model.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static rd_rknn_log *load_log(const char *name)
 {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/rknn/logs/%s", rd_test_shared_dir(), name);
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        char why[4500];
-        snprintf(why, sizeof why, "needs %s", path);
-        rd_test_skip_all(why);
-    }
+    char *path = rd_test_shared_file("rknn/logs/%s", name);
     rd_rknn_log *log = NULL;
     rd_error err;
     rd_status s = rd_rknn_log_load(path, &log, &err);
+    free(path);
     if (s != RD_OK)
         fprintf(stderr, "%s: %s\n", name, err.msg);
     CU_ASSERT_EQUAL_FATAL(s, RD_OK);

@@ -11,26 +11,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-static const char *model_path(const char *rel)
+static char *model_path(const char *rel)
 {
-    static char path[4400]; /* test-only; single-threaded */
-    snprintf(path, sizeof path, "%s/rknn/models/%s", rd_test_shared_dir(), rel);
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        char why[4500];
-        snprintf(why, sizeof why, "needs %s", path);
-        rd_test_skip_all(why);
-    }
-    return path;
+    return rd_test_shared_file("rknn/models/%s", rel);
 }
 
 static rd_rknn_model *load(const char *rel)
 {
     rd_rknn_model *m = NULL;
     rd_error err;
-    rd_status st = rd_rknn_load(model_path(rel), NULL, &m, &err);
+    char *path = model_path(rel);
+    rd_status st = rd_rknn_load(path, NULL, &m, &err);
+    free(path);
     if (st != RD_OK)
         fprintf(stderr, "%s: %s\n", rel, err.msg);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
@@ -170,7 +163,9 @@ static void test_dual_residual(void)
 
 static uint8_t *read_whole(const char *rel, size_t *len)
 {
-    uint8_t *buf = rd_test_read_file(model_path(rel), len);
+    char *path = model_path(rel);
+    uint8_t *buf = rd_test_read_file(path, len);
+    free(path);
     CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
     return buf;
 }
@@ -334,11 +329,12 @@ static void check_weights(const char *rel, const rd_model *om)
 
 static void test_weights_match_onnx(void)
 {
-    char onnx[4500];
-    snprintf(onnx, sizeof onnx, "%s", model_path("multiple_input_demo/test.onnx"));
+    char *onnx = model_path("multiple_input_demo/test.onnx");
     rd_model *om = NULL;
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(rd_model_load(onnx, NULL, &om, &err), RD_OK);
+    rd_status st = rd_model_load(onnx, NULL, &om, &err);
+    free(onnx);
+    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     check_weights("multiple_input_demo/RK3566_RK3568.rknn", om);
     check_weights("multiple_input_demo/RK3562.rknn", om);
     rd_model_destroy(om);

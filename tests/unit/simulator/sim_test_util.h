@@ -1,6 +1,6 @@
 /*
  * sim_test_util.h: what the simulation tests (test_sim, test_sim_fault, test_sim_int16) share: a small
- * Conv -> Relu -> Mul model with its input, and the one-sample calibration observer.
+ * Conv -> Relu -> Mul model with its input, the one-sample calibration observer and a tensor's layer statistics.
  */
 #ifndef RD_TEST_SIM_TEST_UTIL_H
 #define RD_TEST_SIM_TEST_UTIL_H
@@ -66,6 +66,18 @@ static inline rd_status st_set_range_from(void *user, const rd_observed *ev, rd_
     if (rd_sim_tensor_get(s, ev->name, &t, err) == RD_OK && t.materialized)
         return rd_sim_set_range(s, ev->name, lo, hi, err);
     return RD_OK;
+}
+
+/** The layer statistics of tensor name after a run; looking it up must succeed (a CUnit assertion). */
+static inline rd_sim_layer_stats st_stats_of(rd_sim *s, const char *name)
+{
+    rd_sim_tensor t = {.value = -1};
+    rd_error err;
+    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, name, &t, &err), RD_OK);
+    rd_sim_layer_stats st = {0};
+    if (t.value >= 0)
+        rd_sim_layer_stats_get(s, t.value, &st);
+    return st;
 }
 
 #endif

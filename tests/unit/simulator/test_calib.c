@@ -417,19 +417,26 @@ static void test_mmse_error_uniform(void)
     CU_ASSERT_DOUBLE_EQUAL(e2, want, 1e-9 * want);
 }
 
+/* x of the relu model after MMSE calibration on `batches` batches of n values drawn from d. */
+static rd_sim_tensor mmse_x(int n, dist d, int batches)
+{
+    rd_model *m = relu_model(n);
+    rd_sim *s = make_sim(m);
+    sampler sp = make_sampler(d, n);
+    rd_error err;
+    CU_ASSERT_EQUAL(calibrate(s, &sp, batches, RD_CALIB_MMSE, 2, &err), RD_OK);
+    rd_sim_tensor x = tensor(s, "x");
+    rd_sim_destroy(s);
+    rd_model_destroy(m);
+    return x;
+}
+
 static void test_mmse_uniform_keeps_range(void)
 {
-    rd_model *m = relu_model(4096);
-    rd_sim *s = make_sim(m);
-    sampler sp = make_sampler(D_UNIFORM, 4096);
-    rd_error err;
-    CU_ASSERT_EQUAL(calibrate(s, &sp, 8, RD_CALIB_MMSE, 2, &err), RD_OK);
-    rd_sim_tensor x = tensor(s, "x");
+    rd_sim_tensor x = mmse_x(4096, D_UNIFORM, 8);
     CU_ASSERT_TRUE(x.quantized);
     CU_ASSERT_TRUE(x.max >= 0.97f && x.max <= 1.0f);
     CU_ASSERT_TRUE(x.min <= -0.97f && x.min >= -1.0f);
-    rd_sim_destroy(s);
-    rd_model_destroy(m);
 }
 
 static void test_mmse_rare_outliers_clipped(void)
@@ -437,17 +444,10 @@ static void test_mmse_rare_outliers_clipped(void)
     /* N(0,1) over 16 x 65536 values with one pair of outliers at +-40: keeping them costs every other
        value a step of 80/255, clipping them costs 2 * 36^2 / 2^20 in mean squared error: MMSE clips.
        (A tail with real mass, Laplace or Cauchy, is kept at 8 bits: clipping error grows as the square.) */
-    rd_model *m = relu_model(65536);
-    rd_sim *s = make_sim(m);
-    sampler sp = make_sampler(D_GAUSS_OUTLIERS, 65536);
-    rd_error err;
-    CU_ASSERT_EQUAL(calibrate(s, &sp, 16, RD_CALIB_MMSE, 2, &err), RD_OK);
-    rd_sim_tensor x = tensor(s, "x");
+    rd_sim_tensor x = mmse_x(65536, D_GAUSS_OUTLIERS, 16);
     CU_ASSERT_TRUE(x.quantized);
     CU_ASSERT_TRUE(x.max > 3.0f && x.max < 15.0f);
     CU_ASSERT_TRUE(x.min < -3.0f && x.min > -15.0f);
-    rd_sim_destroy(s);
-    rd_model_destroy(m);
 }
 
 /* ---------------------------------------------------------------------------------------------------

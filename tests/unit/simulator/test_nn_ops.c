@@ -6,6 +6,7 @@
 #include "rd_test.h"
 
 #include "op_harness.h"
+#include "conv_geom_random.h"
 #include "kernels/conv_f32.h"
 #include "kernels/pool_f32.h"
 #include "kernels/ref_conv.h"
@@ -62,15 +63,7 @@ static void random_geom(conv_geom *g, int nsp, int kind)
     g->out_c = g->group * mg;
     for (int d = 0; d < nsp; d++) {
         g->in[d] = rnd_int(nsp == 3 ? 3 : 4, nsp == 1 ? 19 : nsp == 2 ? 11 : 6);
-        g->k[d] = kind == 2 ? 1 : rnd_int(1, 3);
-        g->stride[d] = kind == 2 ? 1 : rnd_int(1, 3);
-        g->dil[d] = kind == 2 ? 1 : rnd_int(1, 2);
-        g->pad[d] = kind == 2 ? 0 : rnd_int(0, 2);
-        g->pad_end[d] = kind == 2 ? 0 : rnd_int(0, 2);
-        const int64_t ek = (g->k[d] - 1) * g->dil[d] + 1;
-        while (g->in[d] + g->pad[d] + g->pad_end[d] < ek)
-            g->in[d]++;
-        g->out[d] = (g->in[d] + g->pad[d] + g->pad_end[d] - ek) / g->stride[d] + 1;
+        conv_geom_random_dim(g, d, kind == 2, 3, rnd_int);
     }
 }
 

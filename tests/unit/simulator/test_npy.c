@@ -8,6 +8,7 @@
  */
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
+#include "tensor_check.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -84,11 +85,8 @@ static bool values_are_reference(const rd_tensor *t)
 
 static bool same_tensor(const rd_tensor *a, const rd_tensor *b)
 {
-    if (a->dtype != b->dtype || a->rank != b->rank)
+    if (!rd_test_same_shape(a, b))
         return false;
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i])
-            return false;
     size_t n = rd_tensor_nbytes(a);
     return n == 0 || memcmp(a->data, b->data, n) == 0;
 }

@@ -36,13 +36,19 @@ static bool load_and_rewrite(const char *path, rd_tensor *t)
     return true;
 }
 
+/* The files of ../shared that match pattern (relative to it); there must be some. */
+static void shared_glob(const char *pattern, glob_t *g)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", rd_test_shared_dir(), pattern);
+    int rc = glob(path, 0, NULL, g);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+}
+
 static void test_inputs_load(void)
 {
-    char pattern[4200];
-    snprintf(pattern, sizeof pattern, "%s/models/*/inputs/*.npy", rd_test_shared_dir());
     glob_t g;
-    int rc = glob(pattern, 0, NULL, &g);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    shared_glob("models/*/inputs/*.npy", &g);
     CU_ASSERT_TRUE(g.gl_pathc > 0);
     for (size_t i = 0; i < g.gl_pathc; i++) {
         rd_tensor t;
@@ -101,11 +107,8 @@ static size_t check_golden_set(const char *index_path)
 
 static void test_golden_match_index(void)
 {
-    char pattern[4200];
-    snprintf(pattern, sizeof pattern, "%s/models/*/golden/*/index.json", rd_test_shared_dir());
     glob_t g;
-    int rc = glob(pattern, 0, NULL, &g);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    shared_glob("models/*/golden/*/index.json", &g);
     size_t checked = 0;
     for (size_t i = 0; i < g.gl_pathc; i++)
         checked += check_golden_set(g.gl_pathv[i]);

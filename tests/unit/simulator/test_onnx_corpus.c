@@ -19,41 +19,63 @@ static bool acceptable_failure(const rd_error *err)
             strstr(err->msg, "not supported") || strstr(err->msg, "only tensors are supported"));
 }
 
+/* How one file of the corpus went: loaded, refused for its dtype, refused for another reason that is allowed,
+   or failed (a test failure, reported where it happened). */
+typedef enum { NODE_LOADED, NODE_DTYPE, NODE_OTHER, NODE_FAILED, NODE_OUTCOMES } node_outcome;
+
+/* Runs check on every file below NODE_DIR that matches pattern, prints the outcomes (what: the files, other:
+   NODE_OTHER) and asserts that at least 95% loaded; n_files: how many there were. False, after saying the test
+   is skipped, when there are none. */
+static bool node_corpus(const char *pattern, node_outcome (*check)(const char *path), const char *what,
+                        const char *other, size_t *n_files)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", NODE_DIR, pattern);
+    glob_t g;
+    if (glob(path, 0, NULL, &g) != 0) {
+        fprintf(stderr, "\n  skipped: no %s (install libonnx-testdata)\n", path);
+        return false;
+    }
+    size_t n[NODE_OUTCOMES] = {0};
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        n[check(g.gl_pathv[i])]++;
+    *n_files = g.gl_pathc;
+    globfree(&g);
+    fprintf(stderr, "\n  %s: %zu of %zu loaded, %zu unsupported dtype, %zu %s\n", what, n[NODE_LOADED], *n_files,
+            n[NODE_DTYPE], n[NODE_OTHER], other);
+    CU_ASSERT(n[NODE_LOADED] * 100 >= *n_files * 95);
+    return true;
+}
+
+static node_outcome load_model(const char *path)
+{
+    size_t len;
+    void *buf = rd_test_read_file(path, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    rd_model m;
+    rd_error err;
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    rd_status st = ot_parse(buf, len, dir, &m, &err);
+    node_outcome o = NODE_LOADED;
+    if (st != RD_OK && acceptable_failure(&err)) {
+        o = strstr(err.msg, "dtype") ? NODE_DTYPE : NODE_OTHER;
+    } else if (st != RD_OK) {
+        fprintf(stderr, "\n  %s: %s", path, err.msg);
+        CU_FAIL("a backend test model failed to load for a reason other than an unsupported feature");
+        o = NODE_FAILED;
+    }
+    sim_model_free_contents(&m);
+    free(buf);
+    return o;
+}
+
 static void test_node_models(void)
 {
-    glob_t g;
-    if (glob(NODE_DIR "/*/model.onnx", 0, NULL, &g) != 0) {
-        fprintf(stderr, "\n  skipped: no %s (install libonnx-testdata)\n", NODE_DIR);
-        return;
-    }
-    size_t ok = 0, dtype = 0, other = 0;
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        size_t len;
-        void *buf = rd_test_read_file(g.gl_pathv[i], &len);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
-        rd_model m;
-        rd_error err;
-        const char *slash = strrchr(g.gl_pathv[i], '/');
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - g.gl_pathv[i]), g.gl_pathv[i]);
-        rd_status st = ot_parse(buf, len, dir, &m, &err);
-        if (st == RD_OK) {
-            ok++;
-        } else if (acceptable_failure(&err)) {
-            dtype += strstr(err.msg, "dtype") != NULL;
-            other += strstr(err.msg, "dtype") == NULL;
-        } else {
-            fprintf(stderr, "\n  %s: %s", g.gl_pathv[i], err.msg);
-            CU_FAIL("a backend test model failed to load for a reason other than an unsupported feature");
-        }
-        sim_model_free_contents(&m);
-        free(buf);
-    }
-    fprintf(stderr, "\n  node models: %zu of %zu loaded, %zu unsupported dtype, %zu other unsupported\n", ok,
-            g.gl_pathc, dtype, other);
-    CU_ASSERT(g.gl_pathc >= 900);
-    CU_ASSERT(ok * 100 >= g.gl_pathc * 95);
-    globfree(&g);
+    size_t files = 0;
+    if (node_corpus("*/model.onnx", load_model, "node models", "other unsupported", &files))
+        CU_ASSERT(files >= 900);
 }
 
 /* Sequence and optional tests store SequenceProto/OptionalProto files, which are not TensorProtos. */
@@ -63,39 +85,34 @@ static bool non_tensor_case(const char *path)
     return dir && (strstr(dir, "sequence") || strstr(dir, "_seq") || strstr(dir, "optional") || strstr(dir, "_opt/"));
 }
 
+/* NODE_OTHER: a sequence or optional proto, misread as a TensorProto but refused cleanly. */
+static node_outcome load_tensor(const char *path)
+{
+    rd_tensor t;
+    char *name = NULL;
+    rd_error err;
+    rd_status st = rd_tensorproto_load(path, &t, &name, &err);
+    node_outcome o = NODE_OTHER;
+    if (st == RD_OK) {
+        o = NODE_LOADED;
+        CU_ASSERT_PTR_NOT_NULL(name);
+        rd_tensor_fini(&t);
+    } else if (st == RD_E_UNSUPPORTED && strstr(err.msg, "unsupported dtype")) {
+        o = NODE_DTYPE;
+    } else if (!non_tensor_case(path)) {
+        fprintf(stderr, "\n  %s", err.msg);
+        CU_FAIL("a backend test tensor failed to load for a reason other than its dtype");
+        o = NODE_FAILED;
+    }
+    free(name);
+    return o;
+}
+
 static void test_node_tensors(void)
 {
-    glob_t g;
-    if (glob(NODE_DIR "/*/test_data_set_*/*.pb", 0, NULL, &g) != 0) {
-        fprintf(stderr, "\n  skipped: no %s\n", NODE_DIR);
-        return;
-    }
-    size_t ok = 0, dtype = 0, not_tensor = 0;
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        rd_tensor t;
-        char *name = NULL;
-        rd_error err;
-        rd_status st = rd_tensorproto_load(g.gl_pathv[i], &t, &name, &err);
-        if (st == RD_OK) {
-            ok++;
-            CU_ASSERT_PTR_NOT_NULL(name);
-            rd_tensor_fini(&t);
-        } else if (st == RD_E_UNSUPPORTED && strstr(err.msg, "unsupported dtype")) {
-            dtype++;
-        } else if (non_tensor_case(g.gl_pathv[i])) {
-            not_tensor++; /* misread as a TensorProto, but refused cleanly */
-        } else {
-            fprintf(stderr, "\n  %s", err.msg);
-            CU_FAIL("a backend test tensor failed to load for a reason other than its dtype");
-        }
-        free(name);
-    }
-    fprintf(stderr,
-            "\n  test data: %zu of %zu TensorProto files loaded, %zu unsupported dtype, %zu sequence or "
-            "optional protos refused\n",
-            ok, g.gl_pathc, dtype, not_tensor);
-    CU_ASSERT(ok * 100 >= g.gl_pathc * 95);
-    globfree(&g);
+    size_t files = 0;
+    node_corpus("*/test_data_set_*/*.pb", load_tensor, "TensorProto files of the test data",
+                "sequence or optional protos refused", &files);
 }
 
 RD_TEST_REGISTER(register_onnx_corpus)

@@ -27,6 +27,15 @@ static char *shared_image(const char *file)
     return path;
 }
 
+/* ../shared/images/astronaut.png decoded; it must load (a fatal assertion). */
+static rd_tensor astronaut(void)
+{
+    rd_tensor img;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(rd_image_load(shared_image("astronaut.png"), &img, &err), RD_OK);
+    return img;
+}
+
 static float at(const rd_tensor *t, int64_t c, int64_t y, int64_t x)
 {
     return ((const float *)t->data)[(c * t->dims[2] + y) * t->dims[3] + x];
@@ -61,8 +70,7 @@ static void test_grey_image_to_three_channels(void)
 static void test_resize_warns_and_averages(void)
 {
     rd_error err;
-    rd_tensor img, x;
-    CU_ASSERT_EQUAL_FATAL(rd_image_load(shared_image("astronaut.png"), &img, &err), RD_OK);
+    rd_tensor img = astronaut(), x;
     warnings w = {0};
     rd_warn_sink sink = {collect, &w};
     int64_t dims[4] = {1, 3, 256, 256};
@@ -101,8 +109,7 @@ static void test_resize_warns_and_averages(void)
 static void test_rgb2bgr_before_mean(void)
 {
     rd_error err;
-    rd_tensor img, x;
-    CU_ASSERT_EQUAL_FATAL(rd_image_load(shared_image("astronaut.png"), &img, &err), RD_OK);
+    rd_tensor img = astronaut(), x;
     rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
     spec.rgb2bgr = true;
     spec.n_mean = 3;
@@ -130,8 +137,7 @@ static void test_rgb2bgr_before_mean(void)
 static void test_mean_std_wrong_length(void)
 {
     rd_error err;
-    rd_tensor img, x;
-    CU_ASSERT_EQUAL_FATAL(rd_image_load(shared_image("astronaut.png"), &img, &err), RD_OK);
+    rd_tensor img = astronaut(), x;
     rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
     spec.n_mean = 2;
     int64_t dims[4] = {1, 3, 512, 512};

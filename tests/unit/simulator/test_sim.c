@@ -20,15 +20,13 @@ static void test_fp16_overflow(void)
     rd_tensor x, y;
     st_conv_input(&x, 2);
     CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
-    rd_sim_tensor t;
-    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "out", &t, &err), RD_OK);
-    rd_sim_layer_stats st;
-    rd_sim_layer_stats_get(s, t.value, &st);
+    rd_sim_layer_stats st = st_stats_of(s, "out");
     CU_ASSERT(st.fp16_overflow > 0);
     CU_ASSERT(st.fp16_first_index >= 0);
     CU_ASSERT(st.fp16_max_abs > 65504.0);
     CU_ASSERT(isinf(((float *)y.data)[st.fp16_first_index]));
     /* the fused conv output is not materialised, the relu output is */
+    rd_sim_tensor t;
     CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "conv_out", &t, &err), RD_OK);
     CU_ASSERT_FALSE(t.materialized);
     CU_ASSERT(t.fused_into >= 0);

@@ -176,6 +176,21 @@ static void test_asymmetric_weights(void)
     rd_model_destroy(m);
 }
 
+/* Layer k (1 or 2) of test_float16_into_int8's model alone, with the same weights: x [1,3,5,5] -> conv1 -> a,
+   or a [1,4,5,5] -> conv2 -> y; loaded as name. */
+static rd_model *layer_alone(int k, const char *name)
+{
+    const char *in = k == 1 ? "x" : "a", *w = k == 1 ? "w1" : "w2", *out = k == 1 ? "a" : "y";
+    const int64_t c_in = k == 1 ? 3 : 4, c_out = k == 1 ? 4 : 2;
+    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_input(b, in, RD_DT_F32, 4, (const int64_t[]){1, c_in, 5, 5}, NULL);
+    init_f32(b, w, 4, (const int64_t[]){c_out, c_in, 1, 1}, 30 + (unsigned)k, -1.0f, 1.0f);
+    rd_onnx_add_node(b, "Conv", k == 1 ? "conv1" : "conv2", (const char *const[]){in, w}, 2, (const char *const[]){out},
+                     1);
+    rd_onnx_add_output(b, out, RD_DT_F32, -1, NULL, NULL);
+    return ot_model_load(b, name);
+}
+
 /* x -> conv1 -> a (kept float16) -> conv2 (int8) -> y: conv2 reads a converted to int8 on a's own grid. The
    oracle: a model of conv2 alone, fed that conversion, with the same parameters. */
 static void test_float16_into_int8(void)
@@ -188,12 +203,7 @@ static void test_float16_into_int8(void)
     rd_onnx_add_node(b, "Conv", "conv2", (const char *const[]){"a", "w2"}, 2, (const char *const[]){"y"}, 1);
     rd_onnx_add_output(b, "y", RD_DT_F32, -1, NULL, NULL);
     rd_model *m = ot_model_load(b, "f16_int8.onnx");
-    rd_onnx_builder *b2 = rd_onnx_builder_create(8, 13);
-    rd_onnx_add_input(b2, "a", RD_DT_F32, 4, (const int64_t[]){1, 4, 5, 5}, NULL);
-    init_f32(b2, "w2", 4, (const int64_t[]){2, 4, 1, 1}, 32, -1.0f, 1.0f);
-    rd_onnx_add_node(b2, "Conv", "conv2", (const char *const[]){"a", "w2"}, 2, (const char *const[]){"y"}, 1);
-    rd_onnx_add_output(b2, "y", RD_DT_F32, -1, NULL, NULL);
-    rd_model *m2 = ot_model_load(b2, "conv2.onnx");
+    rd_model *m2 = layer_alone(2, "conv2.onnx");
     rd_sim *s = calibrated(m, false);
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_sim_set_precision(s, "a", RD_PREC_FP16, &err), RD_OK);
@@ -204,12 +214,7 @@ static void test_float16_into_int8(void)
     /* a's float16 values, as the first layer computes them */
     rd_sim *s1 = NULL;
     rd_sim_options so = {.precision = RD_PREC_FP16, .optimization_level = 3};
-    rd_onnx_builder *b1 = rd_onnx_builder_create(8, 13);
-    rd_onnx_add_input(b1, "x", RD_DT_F32, 4, (const int64_t[]){1, 3, 5, 5}, NULL);
-    init_f32(b1, "w1", 4, (const int64_t[]){4, 3, 1, 1}, 31, -1.0f, 1.0f);
-    rd_onnx_add_node(b1, "Conv", "conv1", (const char *const[]){"x", "w1"}, 2, (const char *const[]){"a"}, 1);
-    rd_onnx_add_output(b1, "a", RD_DT_F32, -1, NULL, NULL);
-    rd_model *m1 = ot_model_load(b1, "conv1.onnx");
+    rd_model *m1 = layer_alone(1, "conv1.onnx");
     CU_ASSERT_EQUAL_FATAL(rd_sim_create(m1, &so, &s1, &err), RD_OK);
     /* x is int8 in the hybrid model: feed its int8 values to the float16 layer */
     rd_sim_tensor xt;

@@ -271,10 +271,7 @@ static void test_int16_stats_and_errors(void)
     /* a range far too narrow: values saturate at -32768 / 32767 and are counted */
     CU_ASSERT_EQUAL(rd_sim_set_qparams16(s, "out", 1e-6f, 0, &err), RD_OK);
     CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, &x, 1, NULL, &y, 1, &err), RD_OK);
-    rd_sim_tensor t;
-    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "out", &t, &err), RD_OK);
-    rd_sim_layer_stats st;
-    rd_sim_layer_stats_get(s, t.value, &st);
+    rd_sim_layer_stats st = st_stats_of(s, "out");
     CU_ASSERT(st.saturated > 0);
     CU_ASSERT_EQUAL(st.count, 4 * 64);
     int64_t at_ends = 0;
@@ -286,6 +283,7 @@ static void test_int16_stats_and_errors(void)
     rd_tensor_fini(&y);
     /* set_qparams16 derives int8 parameters from the int16 grid's range */
     CU_ASSERT_EQUAL(rd_sim_set_precision(s, "out", RD_PREC_INT8, &err), RD_OK);
+    rd_sim_tensor t;
     CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "out", &t, &err), RD_OK);
     CU_ASSERT_TRUE(t.quantized);
     CU_ASSERT_EQUAL(t.min, 1e-6f * -32768.0f);

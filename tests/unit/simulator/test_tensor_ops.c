@@ -7,6 +7,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #define MAX_T 6
@@ -24,9 +25,11 @@ typedef struct op_run {
     rd_error err;
 } op_run;
 
-static void run_init(op_run *r, const char *op, int opset, int n_in, int n_out)
+static void run_initv(op_run *r, const char *op, int opset, int n_in, int n_out, va_list ap)
 {
     memset(r, 0, sizeof *r);
+    for (int k = 0; k < n_in; k++)
+        r->in[k] = va_arg(ap, const rd_tensor *);
     r->node.name = "n0";
     r->node.op_type = (char *)op;
     r->node.domain = "";
@@ -36,6 +39,15 @@ static void run_init(op_run *r, const char *op, int opset, int n_in, int n_out)
     r->node.attrs = r->attrs;
     for (int k = 0; k < MAX_T; k++)
         r->present[k] = true;
+}
+
+/* Starts a run of op with its n_in inputs (const rd_tensor *, in order; NULL for an absent optional one). */
+static void run_init(op_run *r, const char *op, int opset, int n_in, int n_out, ...)
+{
+    va_list ap;
+    va_start(ap, n_out);
+    run_initv(r, op, opset, n_in, n_out, ap);
+    va_end(ap);
 }
 
 static void attr_int(op_run *r, const char *name, int64_t v)
@@ -106,6 +118,19 @@ static void run_fini(op_run *r)
     sim_scratch_fini(&r->scratch);
 }
 
+/* One run of op without attributes, as run_init takes it: its status, with what it allocated freed. */
+static rd_status run_status(const char *op, int opset, int n_in, int n_out, ...)
+{
+    op_run r;
+    va_list ap;
+    va_start(ap, n_out);
+    run_initv(&r, op, opset, n_in, n_out, ap);
+    va_end(ap);
+    rd_status st = run(&r);
+    run_fini(&r);
+    return st;
+}
+
 /* A tensor view over caller data. */
 static rd_tensor tens(rd_dtype dt, int rank, const int64_t *dims, void *data)
 {
@@ -123,9 +148,7 @@ static void test_reshape(void)
         x[i] = (float)i;
     int64_t xd[3] = {2, 3, 4}, sd[1] = {3}, shape[3] = {0, -1, 2};
     rd_tensor tx = tens(RD_DT_F32, 3, xd, x), ts = tens(RD_DT_I64, 1, sd, shape);
-    run_init(&r, "Reshape", 14, 2, 1);
-    r.in[0] = &tx;
-    r.in[1] = &ts;
+    run_init(&r, "Reshape", 14, 2, 1, &tx, &ts);
     CU_ASSERT_EQUAL(run(&r), RD_OK);
     CU_ASSERT_EQUAL(r.out[0].rank, 3);
     CU_ASSERT_EQUAL(r.out[0].dims[0], 2);
@@ -136,9 +159,7 @@ static void test_reshape(void)
 
     int64_t bad[3] = {-1, -1, 2};
     ts.data = bad;
-    run_init(&r, "Reshape", 14, 2, 1);
-    r.in[0] = &tx;
-    r.in[1] = &ts;
+    run_init(&r, "Reshape", 14, 2, 1, &tx, &ts);
     CU_ASSERT_EQUAL(run(&r), RD_E_INVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "node 'n0' (Reshape)"));
     run_fini(&r);
@@ -146,18 +167,14 @@ static void test_reshape(void)
     /* allowzero: a literal 0 with 24 elements cannot fit */
     int64_t zero[3] = {0, 6, 4};
     ts.data = zero;
-    run_init(&r, "Reshape", 14, 2, 1);
+    run_init(&r, "Reshape", 14, 2, 1, &tx, &ts);
     attr_int(&r, "allowzero", 1);
-    r.in[0] = &tx;
-    r.in[1] = &ts;
     CU_ASSERT_EQUAL(run(&r), RD_E_INVAL);
     run_fini(&r);
 
     /* unknown shape data at load time defers */
     ts.data = NULL;
-    run_init(&r, "Reshape", 14, 2, 1);
-    r.in[0] = &tx;
-    r.in[1] = &ts;
+    run_init(&r, "Reshape", 14, 2, 1, &tx, &ts);
     CU_ASSERT_EQUAL(run(&r), RD_OK);
     CU_ASSERT_TRUE(r.ctx.deferred);
     run_fini(&r);
@@ -173,12 +190,7 @@ static void test_slice_negative_steps(void)
     int64_t starts[1] = {-1}, ends[1] = {INT64_MIN}, steps[1] = {-3}, axes[1] = {-1};
     rd_tensor tx = tens(RD_DT_I32, 1, xd, x), ts = tens(RD_DT_I64, 1, one, starts), te = tens(RD_DT_I64, 1, one, ends),
               ta = tens(RD_DT_I64, 1, one, axes), tp = tens(RD_DT_I64, 1, one, steps);
-    run_init(&r, "Slice", 13, 5, 1);
-    r.in[0] = &tx;
-    r.in[1] = &ts;
-    r.in[2] = &te;
-    r.in[3] = &ta;
-    r.in[4] = &tp;
+    run_init(&r, "Slice", 13, 5, 1, &tx, &ts, &te, &ta, &tp);
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     CU_ASSERT_EQUAL_FATAL(r.out[0].dims[0], 4);
     int32_t *o = r.out[0].data;
@@ -189,25 +201,13 @@ static void test_slice_negative_steps(void)
     starts[0] = 100;
     ends[0] = 200;
     steps[0] = 1;
-    run_init(&r, "Slice", 13, 5, 1);
-    r.in[0] = &tx;
-    r.in[1] = &ts;
-    r.in[2] = &te;
-    r.in[3] = &ta;
-    r.in[4] = &tp;
+    run_init(&r, "Slice", 13, 5, 1, &tx, &ts, &te, &ta, &tp);
     CU_ASSERT_EQUAL(run(&r), RD_OK);
     CU_ASSERT_EQUAL(r.out[0].dims[0], 0);
     run_fini(&r);
 
     steps[0] = 0;
-    run_init(&r, "Slice", 13, 5, 1);
-    r.in[0] = &tx;
-    r.in[1] = &ts;
-    r.in[2] = &te;
-    r.in[3] = &ta;
-    r.in[4] = &tp;
-    CU_ASSERT_EQUAL(run(&r), RD_E_INVAL);
-    run_fini(&r);
+    CU_ASSERT_EQUAL(run_status("Slice", 13, 5, 1, &tx, &ts, &te, &ta, &tp), RD_E_INVAL);
 }
 
 static void test_gather_bounds(void)
@@ -216,18 +216,14 @@ static void test_gather_bounds(void)
     float x[6] = {1, 2, 3, 4, 5, 6};
     int64_t xd[2] = {3, 2}, id[1] = {2}, idx[2] = {-1, 0};
     rd_tensor tx = tens(RD_DT_F32, 2, xd, x), ti = tens(RD_DT_I64, 1, id, idx);
-    run_init(&r, "Gather", 13, 2, 1);
-    r.in[0] = &tx;
-    r.in[1] = &ti;
+    run_init(&r, "Gather", 13, 2, 1, &tx, &ti);
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     float *o = r.out[0].data;
     CU_ASSERT(o[0] == 5 && o[1] == 6 && o[2] == 1 && o[3] == 2);
     run_fini(&r);
 
     idx[0] = 3;
-    run_init(&r, "Gather", 13, 2, 1);
-    r.in[0] = &tx;
-    r.in[1] = &ti;
+    run_init(&r, "Gather", 13, 2, 1, &tx, &ti);
     CU_ASSERT_EQUAL(run(&r), RD_E_INVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "index 3"));
     run_fini(&r);
@@ -235,11 +231,7 @@ static void test_gather_bounds(void)
     /* GatherElements with an index past the axis */
     int64_t ge[6] = {0, 1, 2, 0, 1, 5};
     rd_tensor tg = tens(RD_DT_I64, 2, xd, ge);
-    run_init(&r, "GatherElements", 13, 2, 1);
-    r.in[0] = &tx;
-    r.in[1] = &tg;
-    CU_ASSERT_EQUAL(run(&r), RD_E_INVAL);
-    run_fini(&r);
+    CU_ASSERT_EQUAL(run_status("GatherElements", 13, 2, 1, &tx, &tg), RD_E_INVAL);
 }
 
 static void test_pad_modes(void)
@@ -260,25 +252,18 @@ static void test_pad_modes(void)
         float x[3] = {1, 2, 3};
         int64_t xd[1] = {3}, pd[1] = {2}, pads[2] = {cases[c].pads[0], cases[c].pads[1]};
         rd_tensor tx = tens(RD_DT_F32, 1, xd, x), tp = tens(RD_DT_I64, 1, pd, pads);
-        run_init(&r, "Pad", 19, 2, 1);
+        run_init(&r, "Pad", 19, 2, 1, &tx, &tp);
         attr_str(&r, "mode", cases[c].mode);
-        r.in[0] = &tx;
-        r.in[1] = &tp;
         CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
         CU_ASSERT_EQUAL_FATAL(r.out[0].dims[0], cases[c].n);
         CU_ASSERT_EQUAL(memcmp(r.out[0].data, cases[c].want, (size_t)cases[c].n * sizeof(float)), 0);
         run_fini(&r);
     }
     /* pads that crop past the axis are rejected */
-    op_run r;
     float x[3] = {1, 2, 3};
     int64_t xd[1] = {3}, pd[1] = {2}, pads[2] = {-2, -2};
     rd_tensor tx = tens(RD_DT_F32, 1, xd, x), tp = tens(RD_DT_I64, 1, pd, pads);
-    run_init(&r, "Pad", 13, 2, 1);
-    r.in[0] = &tx;
-    r.in[1] = &tp;
-    CU_ASSERT_EQUAL(run(&r), RD_E_INVAL);
-    run_fini(&r);
+    CU_ASSERT_EQUAL(run_status("Pad", 13, 2, 1, &tx, &tp), RD_E_INVAL);
 }
 
 static void test_split_uneven(void)
@@ -287,9 +272,8 @@ static void test_split_uneven(void)
     uint8_t x[7] = {0, 1, 2, 3, 4, 5, 6};
     int64_t xd[1] = {7};
     rd_tensor tx = tens(RD_DT_U8, 1, xd, x);
-    run_init(&r, "Split", 18, 1, 3);
+    run_init(&r, "Split", 18, 1, 3, &tx);
     attr_int(&r, "num_outputs", 3);
-    r.in[0] = &tx;
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     CU_ASSERT(r.out[0].dims[0] == 3 && r.out[1].dims[0] == 3 && r.out[2].dims[0] == 1);
     CU_ASSERT_EQUAL(((uint8_t *)r.out[2].data)[0], 6);
@@ -297,10 +281,7 @@ static void test_split_uneven(void)
     run_fini(&r);
 
     /* before 18 the parts must be equal */
-    run_init(&r, "Split", 13, 1, 3);
-    r.in[0] = &tx;
-    CU_ASSERT_EQUAL(run(&r), RD_E_INVAL);
-    run_fini(&r);
+    CU_ASSERT_EQUAL(run_status("Split", 13, 1, 3, &tx), RD_E_INVAL);
 }
 
 static void test_topk_ties(void)
@@ -309,18 +290,14 @@ static void test_topk_ties(void)
     float x[4] = {1, 3, 3, 2};
     int64_t xd[1] = {4}, kd[1] = {1}, k[1] = {2};
     rd_tensor tx = tens(RD_DT_F32, 1, xd, x), tk = tens(RD_DT_I64, 1, kd, k);
-    run_init(&r, "TopK", 11, 2, 2);
-    r.in[0] = &tx;
-    r.in[1] = &tk;
+    run_init(&r, "TopK", 11, 2, 2, &tx, &tk);
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     int64_t *ix = r.out[1].data;
     CU_ASSERT(ix[0] == 1 && ix[1] == 2);
     run_fini(&r);
 
-    run_init(&r, "TopK", 11, 2, 2);
+    run_init(&r, "TopK", 11, 2, 2, &tx, &tk);
     attr_int(&r, "largest", 0);
-    r.in[0] = &tx;
-    r.in[1] = &tk;
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     ix = r.out[1].data;
     float *v = r.out[0].data;
@@ -328,11 +305,7 @@ static void test_topk_ties(void)
     run_fini(&r);
 
     k[0] = 5;
-    run_init(&r, "TopK", 11, 2, 2);
-    r.in[0] = &tx;
-    r.in[1] = &tk;
-    CU_ASSERT_EQUAL(run(&r), RD_E_INVAL);
-    run_fini(&r);
+    CU_ASSERT_EQUAL(run_status("TopK", 11, 2, 2, &tx, &tk), RD_E_INVAL);
 }
 
 static void test_transpose_tile_expand(void)
@@ -341,8 +314,7 @@ static void test_transpose_tile_expand(void)
     int8_t x[6] = {1, 2, 3, 4, 5, 6};
     int64_t xd[2] = {2, 3};
     rd_tensor tx = tens(RD_DT_I8, 2, xd, x);
-    run_init(&r, "Transpose", 13, 1, 1);
-    r.in[0] = &tx;
+    run_init(&r, "Transpose", 13, 1, 1, &tx);
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     int8_t want_t[6] = {1, 4, 2, 5, 3, 6};
     CU_ASSERT(r.out[0].dims[0] == 3 && memcmp(r.out[0].data, want_t, 6) == 0);
@@ -350,9 +322,7 @@ static void test_transpose_tile_expand(void)
 
     int64_t rd_[1] = {2}, rep[2] = {1, 2};
     rd_tensor trep = tens(RD_DT_I64, 1, rd_, rep);
-    run_init(&r, "Tile", 13, 2, 1);
-    r.in[0] = &tx;
-    r.in[1] = &trep;
+    run_init(&r, "Tile", 13, 2, 1, &tx, &trep);
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     int8_t want_tile[12] = {1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6};
     CU_ASSERT(r.out[0].dims[1] == 6 && memcmp(r.out[0].data, want_tile, 12) == 0);
@@ -361,9 +331,7 @@ static void test_transpose_tile_expand(void)
     /* an absurd Expand shape fails before anything is allocated */
     int64_t sd[1] = {4}, shape[4] = {1 << 30, 1 << 30, 2, 3};
     rd_tensor ts = tens(RD_DT_I64, 1, sd, shape);
-    run_init(&r, "Expand", 13, 2, 1);
-    r.in[0] = &tx;
-    r.in[1] = &ts;
+    run_init(&r, "Expand", 13, 2, 1, &tx, &ts);
     CU_ASSERT_EQUAL(run(&r), RD_E_LIMIT);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "Expand"));
     run_fini(&r);
@@ -377,10 +345,9 @@ static void test_depth_to_space_crd(void)
         x[i] = (float)i;
     int64_t xd[4] = {1, 8, 1, 1};
     rd_tensor tx = tens(RD_DT_F32, 4, xd, x);
-    run_init(&r, "DepthToSpace", 13, 1, 1);
+    run_init(&r, "DepthToSpace", 13, 1, 1, &tx);
     attr_int(&r, "blocksize", 2);
     attr_str(&r, "mode", "CRD");
-    r.in[0] = &tx;
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     /* CRD: channel c*4 + i*2 + j goes to (c, i, j) */
     float *o = r.out[0].data;
@@ -393,29 +360,20 @@ static void test_range_and_shape(void)
     op_run r;
     int32_t s = 10, l = 4, d = -3, zero = 0;
     rd_tensor ts = tens(RD_DT_I32, 0, NULL, &s), tl = tens(RD_DT_I32, 0, NULL, &l), td = tens(RD_DT_I32, 0, NULL, &d);
-    run_init(&r, "Range", 11, 3, 1);
-    r.in[0] = &ts;
-    r.in[1] = &tl;
-    r.in[2] = &td;
+    run_init(&r, "Range", 11, 3, 1, &ts, &tl, &td);
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     int32_t *o = r.out[0].data;
     CU_ASSERT(r.out[0].dims[0] == 2 && o[0] == 10 && o[1] == 7);
     run_fini(&r);
 
     td.data = &zero;
-    run_init(&r, "Range", 11, 3, 1);
-    r.in[0] = &ts;
-    r.in[1] = &tl;
-    r.in[2] = &td;
-    CU_ASSERT_EQUAL(run(&r), RD_E_INVAL);
-    run_fini(&r);
+    CU_ASSERT_EQUAL(run_status("Range", 11, 3, 1, &ts, &tl, &td), RD_E_INVAL);
 
     int64_t xd[4] = {2, 3, 4, 5};
     rd_tensor tx = tens(RD_DT_F32, 4, xd, NULL); /* Shape needs no data */
-    run_init(&r, "Shape", 15, 1, 1);
+    run_init(&r, "Shape", 15, 1, 1, &tx);
     attr_int(&r, "start", -3);
     attr_int(&r, "end", -1);
-    r.in[0] = &tx;
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     int64_t *sh = r.out[0].data;
     CU_ASSERT(r.out[0].dims[0] == 2 && sh[0] == 3 && sh[1] == 4);
@@ -430,10 +388,8 @@ static void test_resize(void)
     float x[2] = {1, 2}, sc[1] = {2};
     int64_t xd[1] = {2}, sd[1] = {1};
     rd_tensor tx = tens(RD_DT_F32, 1, xd, x), tsc = tens(RD_DT_F32, 1, sd, sc);
-    run_init(&r, "Resize", 13, 3, 1);
+    run_init(&r, "Resize", 13, 3, 1, &tx, NULL, &tsc);
     attr_str(&r, "mode", "linear");
-    r.in[0] = &tx;
-    r.in[2] = &tsc;
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     float *o = r.out[0].data;
     CU_ASSERT(r.out[0].dims[0] == 4 && o[0] == 1.0f && o[1] == 1.25f && o[2] == 1.75f && o[3] == 2.0f);
@@ -443,10 +399,8 @@ static void test_resize(void)
     float y[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     int64_t yd[2] = {2, 4}, zd[1] = {2}, sizes[2] = {4, 4};
     rd_tensor ty = tens(RD_DT_F32, 2, yd, y), tsz = tens(RD_DT_I64, 1, zd, sizes);
-    run_init(&r, "Resize", 18, 4, 1);
+    run_init(&r, "Resize", 18, 4, 1, &ty, NULL, NULL, &tsz);
     attr_str(&r, "keep_aspect_ratio_policy", "not_larger");
-    r.in[0] = &ty;
-    r.in[3] = &tsz;
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     CU_ASSERT(r.out[0].dims[0] == 2 && r.out[0].dims[1] == 4);
     CU_ASSERT_EQUAL(memcmp(r.out[0].data, y, sizeof y), 0);
@@ -455,20 +409,13 @@ static void test_resize(void)
     /* both scales and sizes: rejected */
     float sc2[2] = {2, 2};
     rd_tensor tsc2 = tens(RD_DT_F32, 1, zd, sc2);
-    run_init(&r, "Resize", 13, 4, 1);
-    r.in[0] = &ty;
-    r.in[2] = &tsc2;
-    r.in[3] = &tsz;
-    CU_ASSERT_EQUAL(run(&r), RD_E_INVAL);
-    run_fini(&r);
+    CU_ASSERT_EQUAL(run_status("Resize", 13, 4, 1, &ty, NULL, &tsc2, &tsz), RD_E_INVAL);
 
     /* linear on integers is not claimed */
     int32_t iy[8] = {0};
     rd_tensor tiy = tens(RD_DT_I32, 2, yd, iy);
-    run_init(&r, "Resize", 13, 3, 1);
+    run_init(&r, "Resize", 13, 3, 1, &tiy, NULL, &tsc2);
     attr_str(&r, "mode", "linear");
-    r.in[0] = &tiy;
-    r.in[2] = &tsc2;
     CU_ASSERT_EQUAL(run(&r), RD_E_UNSUPPORTED);
     run_fini(&r);
 
@@ -476,9 +423,8 @@ static void test_resize(void)
     sim_attr scales_attr = {.name = "scales", .type = SIM_ATTR_FLOATS, .floats = sc, .n_floats = 1};
     float three = 3;
     scales_attr.floats = &three;
-    run_init(&r, "Upsample", 7, 1, 1);
+    run_init(&r, "Upsample", 7, 1, 1, &tx);
     r.attrs[r.node.n_attr++] = scales_attr;
-    r.in[0] = &tx;
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     o = r.out[0].data;
     CU_ASSERT(r.out[0].dims[0] == 6 && o[2] == 1 && o[3] == 2);
@@ -491,17 +437,15 @@ static void test_unsqueeze_squeeze(void)
     float x[3] = {1, 2, 3};
     int64_t xd[1] = {3}, axes[2] = {0, -1};
     rd_tensor tx = tens(RD_DT_F32, 1, xd, x);
-    run_init(&r, "Unsqueeze", 11, 1, 1);
+    run_init(&r, "Unsqueeze", 11, 1, 1, &tx);
     attr_ints(&r, "axes", axes, 2);
-    r.in[0] = &tx;
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     CU_ASSERT(r.out[0].rank == 3 && r.out[0].dims[0] == 1 && r.out[0].dims[1] == 3 && r.out[0].dims[2] == 1);
     run_fini(&r);
 
     int64_t sq[1] = {0};
-    run_init(&r, "Squeeze", 11, 1, 1);
+    run_init(&r, "Squeeze", 11, 1, 1, &tx);
     attr_ints(&r, "axes", sq, 1);
-    r.in[0] = &tx;
     CU_ASSERT_EQUAL(run(&r), RD_E_INVAL); /* axis 0 has size 3 */
     run_fini(&r);
 }
@@ -513,27 +457,23 @@ static void test_einsum(void)
     float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
     int64_t d[2] = {2, 2};
     rd_tensor ta = tens(RD_DT_F32, 2, d, a), tb = tens(RD_DT_F32, 2, d, b);
-    run_init(&r, "Einsum", 12, 2, 1);
+    run_init(&r, "Einsum", 12, 2, 1, &ta, &tb);
     attr_str(&r, "equation", "ij,jk");
-    r.in[0] = &ta;
-    r.in[1] = &tb;
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     float *o = r.out[0].data;
     CU_ASSERT(o[0] == 19 && o[1] == 22 && o[2] == 43 && o[3] == 50);
     run_fini(&r);
 
     /* trace through a repeated label */
-    run_init(&r, "Einsum", 12, 1, 1);
+    run_init(&r, "Einsum", 12, 1, 1, &ta);
     attr_str(&r, "equation", "ii->");
-    r.in[0] = &ta;
     CU_ASSERT_EQUAL_FATAL(run(&r), RD_OK);
     CU_ASSERT_EQUAL(((float *)r.out[0].data)[0], 5.0f);
     run_fini(&r);
 
     /* more labels than the operand has dims */
-    run_init(&r, "Einsum", 12, 1, 1);
+    run_init(&r, "Einsum", 12, 1, 1, &ta);
     attr_str(&r, "equation", "ijk->i");
-    r.in[0] = &ta;
     CU_ASSERT_EQUAL(run(&r), RD_E_INVAL);
     run_fini(&r);
 }

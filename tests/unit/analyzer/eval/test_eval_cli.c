@@ -152,29 +152,15 @@ static void test_detect_and_merge(void)
     /* merge refuses: a missing shard, one given twice, shards of different runs (the rerun above) */
     char s0[4300];
     snprintf(s0, sizeof s0, "%s/s4_0", f.dir);
-    r = rd_test_cli("merge", s0, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "shard 1/4 is missing"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("merge", s0, s0, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "shard 0/4 is given twice"));
-    rd_test_cli_free(&r);
+    rd_test_cli_says(3, "shard 1/4 is missing", "merge", s0, NULL);
+    rd_test_cli_says(3, "shard 0/4 is given twice", "merge", s0, s0, NULL);
     snprintf(s0, sizeof s0, "%s/s2_0", f.dir);
-    r = rd_test_cli("merge", s0, shard, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "shards of different runs"));
-    rd_test_cli_free(&r);
+    rd_test_cli_says(3, "shards of different runs", "merge", s0, shard, NULL);
     char bad[4300];
     snprintf(bad, sizeof bad, "%s/bad.json", f.dir);
     rd_test_write_text(bad, "{\"format\": \"something else\"}");
-    r = rd_test_cli("merge", bad, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "\"format\" is not"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("merge", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    rd_test_cli_says(3, "\"format\" is not", "merge", bad, NULL);
+    rd_test_cli_says(2, NULL, "merge", NULL);
     free(one_out);
     free(one_report);
     fix_free(&f);
@@ -216,23 +202,13 @@ static void test_bad_input(void)
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--classes 80 but"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("eval", f.model, "--task", "detect", "--decoder", "ssd", "--annotations", f.annot, "--dataset",
-                    f.ds, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "1 outputs: expected two"));
-    rd_test_cli_free(&r);
+    rd_test_cli_says(3, "1 outputs: expected two", "eval", f.model, "--task", "detect", "--decoder", "ssd",
+                     "--annotations", f.annot, "--dataset", f.ds, NULL);
     /* usage */
-    r = rd_test_cli("eval", f.model, "--task", "detect", "--annotations", f.annot, "--dataset", f.ds, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "needs --decoder"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli(EVAL_ARGS(&f), "--shard", "2/2", "-o", f.dir, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
-    r = rd_test_cli(EVAL_ARGS(&f), "--shard", "0/2", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--shard needs -o"));
-    rd_test_cli_free(&r);
+    rd_test_cli_says(2, "needs --decoder", "eval", f.model, "--task", "detect", "--annotations", f.annot, "--dataset",
+                     f.ds, NULL);
+    rd_test_cli_says(2, NULL, EVAL_ARGS(&f), "--shard", "2/2", "-o", f.dir, NULL);
+    rd_test_cli_says(2, "--shard needs -o", EVAL_ARGS(&f), "--shard", "0/2", NULL);
     fix_free(&f);
 }
 
@@ -330,10 +306,7 @@ static void test_hybrid_column(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"columns\":\t[\"fp32\", \"fp16\", \"int8\", \"head\"]"));
     /* imported parameters equal to the int8 column's calibration: the same figures */
     rd_test_cli_free(&r);
-    r = rd_test_cli(EVAL_ARGS(&f), "--hybrid", "/nonexistent.cfg", NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--hybrid /nonexistent.cfg"));
-    rd_test_cli_free(&r);
+    rd_test_cli_says(3, "--hybrid /nonexistent.cfg", EVAL_ARGS(&f), "--hybrid", "/nonexistent.cfg", NULL);
     fix_free(&f);
 }
 

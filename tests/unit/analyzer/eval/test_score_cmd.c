@@ -89,9 +89,7 @@ static void test_eval_score(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"format\":\t\"rknn-diag-outputs/1\""));
     free(text);
     /* usage: no -o, and --shard */
-    r = rd_test_cli("eval", model, "--dataset", ds, "--score-cmd", "true", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    rd_test_cli_says(2, NULL, "eval", model, "--dataset", ds, "--score-cmd", "true", NULL);
     /* a failing scorer: exit 3 naming it */
     r = rd_test_cli("eval", model, "--dataset", ds, "--input-layout", "nchw", "--score-cmd", "exit 7;", "-o", out,
                     "--limit", "2", NULL);
