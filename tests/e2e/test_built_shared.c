@@ -8,6 +8,7 @@
  * build of test.onnx prints (its layer table).
  */
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "config_model.h"
 #include "quant_setup.h"
 #include "rd_test.h"
@@ -441,10 +442,8 @@ static void test_run(void)
     CU_ASSERT_TRUE(file_has(out, "rknn_mapping.txt", "fused inside: 6"));
     CU_ASSERT_TRUE(file_has(out, "fused.json", "\"6\""));
     rd_test_cli_free(&r);
-    r = rd_test_cli("run", onnx, "--rknn", rk3566, "-p", "fp32", "-i", ia, "-i", ib, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "drop one of them"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("drop one of them"), "run", onnx, "--rknn", rk3566, "-p", "fp32", "-i", ia, "-i",
+                  ib);
 }
 
 static void test_quantize(void)
@@ -499,10 +498,8 @@ static void test_hybrid(void)
     snprintf(sdir, sizeof sdir, "%s/search", dir);
     CU_ASSERT_TRUE(file_has(sdir, "rknn_mapping.txt", "#3 ConvAdd"));
     CU_ASSERT_TRUE(file_has(sdir, "report.json", "\"fidelity\""));
-    r = rd_test_cli("hybrid", "diagnose", onnx, "--rknn", rk3566, "-i", in_a, "-i", in_b, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "a .rknn's scales are fixed"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("a .rknn's scales are fixed"), "hybrid", "diagnose", onnx, "--rknn", rk3566, "-i",
+                  in_a, "-i", in_b);
 }
 
 /* test_build_log's table with Conv_1 built in float16 (hybrid), the exDataConvert rows around it */
@@ -558,10 +555,8 @@ static void test_hybrid_verify(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "NOT float16: int8 in the build: node #2 Conv 'Conv:Conv_1'"));
     rd_test_cli_free(&r);
     /* the hybrid build runs 7 in float16, as asked */
-    r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg7, "--rknn-build-log", log, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "result: all 1 requested tensors are built in float16"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, RD_TEXTS("result: all 1 requested tensors are built in float16"), NULL, "hybrid", "verify", onnx,
+                  "--cfg", cfg7, "--rknn-build-log", log);
     /* asked 8, built 7: both directions named */
     r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg8, "--rknn-build-log", log, "--json", NULL);
     CU_ASSERT_EQUAL(r.code, 1);
@@ -570,10 +565,8 @@ static void test_hybrid_verify(void)
     CU_ASSERT_PTR_NOT_NULL(
         strstr(r.out, "float16 in the build (held in int8 for its readers: exDataConvert): log line 6"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg7, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--rknn MODEL.rknn or --rknn-build-log FILE"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("--rknn MODEL.rknn or --rknn-build-log FILE"), "hybrid", "verify", onnx, "--cfg",
+                  cfg7);
 }
 
 /* The exDataConvert rows RKNN prints around a float16 island: X__float16 where an int8 tensor goes

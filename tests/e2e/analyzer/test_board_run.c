@@ -2,6 +2,7 @@
  * lays them out, equal to the simulator's tensors, the environment's effects, faults, application
  * mistakes, and the whole path through the fake board over loopback ADB. */
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "dumps.h"
 #include "quant_setup.h"
 #include "rd_test.h"
@@ -554,14 +555,8 @@ static void test_usage(void)
     CU_ASSERT_EQUAL(r.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "emulated board"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("board-run", "m.onnx", "--input", "x.npy", "--target", "rk9999", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "rk9999"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("board-run", "m.onnx", "--input", "x.npy", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--target"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("rk9999"), "board-run", "m.onnx", "--input", "x.npy", "--target", "rk9999");
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("--target"), "board-run", "m.onnx", "--input", "x.npy");
     /* a tool's command: not in the main list */
     r = rd_test_cli("--help", NULL);
     CU_ASSERT_PTR_NULL(strstr(r.out, "board-run"));
@@ -608,9 +603,7 @@ static void test_through_fake_board(void)
     rd_cli_result r = rd_test_cli("push", "--connect", addr, fx.model, "/userdata/app/demo.onnx", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     rd_test_cli_free(&r);
-    r = rd_test_cli("push", "--connect", addr, fx.image, "/userdata/app/image.npy", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "push", "--connect", addr, fx.image, "/userdata/app/image.npy");
     char cfg_on_board[4400];
     snprintf(cfg_on_board, sizeof cfg_on_board, "%s/demo.quantization.cfg", work);
     CU_ASSERT(copy_file(fx.cfg, cfg_on_board));
@@ -625,9 +618,7 @@ static void test_through_fake_board(void)
     if (r.code)
         fprintf(stderr, "shell: %s%s", r.out, r.errs);
     rd_test_cli_free(&r);
-    r = rd_test_cli("pull", "--connect", addr, "/userdata/dumps", pulled, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "pull", "--connect", addr, "/userdata/dumps", pulled);
     char got[4400];
     snprintf(got, sizeof got, "%s/dumps", pulled);
     listing l = list_dir(got);

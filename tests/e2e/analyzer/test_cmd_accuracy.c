@@ -1,6 +1,7 @@
 /* test_cmd_accuracy.c: `rknn-diag accuracy` on the demo model, driven in-process. */
 #include "rd_test.h"
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "rknn_diag/analyzer.h"
 #include "rknn_diag/reports.h"
 
@@ -90,10 +91,7 @@ static void test_usage_errors(void)
     rd_cli_result r = rd_test_cli("accuracy", NULL);
     CU_ASSERT_EQUAL(r.code, 2);
     rd_test_cli_free(&r);
-    r = rd_test_cli("accuracy", "--help", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "--fail-under-cos"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, RD_TEXTS("--fail-under-cos"), NULL, "accuracy", "--help");
     char *dir = rd_test_demo_dir("acc-usage");
     char model[4200];
     snprintf(model, sizeof model, "%s/demo.onnx", dir);
@@ -101,13 +99,8 @@ static void test_usage_errors(void)
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--inputs"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("accuracy", model, "--gate", "sideways", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
-    r = rd_test_cli("accuracy", model, "-i", "/nonexistent.npy", NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "/nonexistent.npy"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, NULL, "accuracy", model, "--gate", "sideways");
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("/nonexistent.npy"), "accuracy", model, "-i", "/nonexistent.npy");
     r = rd_test_cli("accuracy", model, "-i", "x.npy", "--dtype", "w4a16", NULL);
     CU_ASSERT(r.code == 2 || r.code == 3);
     rd_test_cli_free(&r);

@@ -5,6 +5,7 @@
  * inside their folder; tensors whose names clash as file names get distinct, listed snapshot files.
  */
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "rd_test.h"
 #include "rknn_diag/reports.h"
 #include "rknn_diag/simulator.h"
@@ -349,9 +350,7 @@ static void test_external_data_link(void)
     f = fopen(link, "wb");
     fwrite(w, sizeof w, 1, f);
     fclose(f);
-    r = rd_test_cli("inspect", model, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "inspect", model);
     free(model);
     free(link);
     free(outside);
@@ -481,9 +480,7 @@ static void test_snapshot_names_unique(void)
     CU_ASSERT_PTR_NULL(strstr(r.errs, "warning"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "recomputed from text files: 4 simulator"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("compare", snap, snap, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "compare", snap, snap);
     /* a map naming a file outside the folder: a warning, and the file is not read */
     char *secret = rd_test_join(dir, "secret.txt");
     rd_test_write_text(secret, "root:x:0:0\n");

@@ -7,6 +7,7 @@
 #include "rd_test.h"
 #include "tensor_check.h"
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "rknn_diag/analyzer.h"
 
 #include <math.h>
@@ -232,9 +233,7 @@ static void test_hybrid_int16_cfg(void)
     CU_ASSERT_EQUAL(run_to(&p, "int8", cfg8, "rk3588", d8, NULL), 0);
     CU_ASSERT_EQUAL(run_to(&p, "int8", hyb, "rk3588", dh, NULL), 0);
     /* quantize with the hybrid cfg writes the int16 tensor's int16 parameters and conv1's int16 weights */
-    r = rd_test_cli("quantize", p.model, "--cfg", hyb, "-o", back, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "quantize", p.model, "--cfg", hyb, "-o", back);
     CU_ASSERT_EQUAL_FATAL(rd_qcfg_load(back, &q, &err), RD_OK);
     const rd_qcfg_layer *l = rd_qcfg_find_layer(&q, "r");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);

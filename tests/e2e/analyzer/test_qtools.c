@@ -2,6 +2,7 @@
 #include "rd_test.h"
 #include "tensor_check.h"
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "rknn_diag/analyzer.h"
 
 #include <math.h>
@@ -159,10 +160,8 @@ static void test_quantize_roundtrip(void)
                     "-q", "-o", d1, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     rd_test_cli_free(&r);
-    r = rd_test_cli("run", model, "-i", in0, "-p", "int8", "--cfg", cfg, "--outputs-only", "-q", "-o", d2, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "3 weights"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, RD_TEXTS("3 weights"), "run", model, "-i", in0, "-p", "int8", "--cfg", cfg, "--outputs-only",
+                  "-q", "-o", d2);
     char p1[4300], p2[4300];
     snprintf(p1, sizeof p1, "%s/0.npy", d1);
     snprintf(p2, sizeof p2, "%s/0.npy", d2);
@@ -174,9 +173,7 @@ static void test_quantize_roundtrip(void)
     /* export-qdq: loads in our loader, and our FP32 reference on it agrees with the INT8 simulator */
     char qdq[4200];
     snprintf(qdq, sizeof qdq, "%s/qdq.onnx", dir);
-    r = rd_test_cli("export-qdq", model, "--cfg", cfg, "-o", qdq, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "export-qdq", model, "--cfg", cfg, "-o", qdq);
     rd_model *m = NULL;
     CU_ASSERT_EQUAL_FATAL(rd_model_load(qdq, NULL, &m, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_model_opset(m, ""), 13);
@@ -391,36 +388,21 @@ static void test_rknn_cfg_and_errors(void)
     rd_qcfg_fini(&q);
     /* a cfg naming a tensor we do not have: refused with the closest names, exit 3, no file */
     write_text(bad, "quantize_parameters:\n    /relu/Relu_outptu_0: {dtype: int8, scale: [0.1], zero_point: [0]}\n");
-    r = rd_test_cli("quantize", model, "--cfg", bad, "-o", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "bad.cfg:2"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "closest"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "/relu/Relu_output_0"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("bad.cfg:2", "closest", "/relu/Relu_output_0"), "quantize", model, "--cfg", bad,
+                  "-o", out);
     /* a fused-away tensor is not quantizable */
     write_text(bad, "quantize_parameters:\n    /conv1/Conv_output_0: {dtype: int8, scale: [0.1], zero_point: [0]}\n");
-    r = rd_test_cli("export-qdq", model, "--cfg", bad, "-o", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "fused it into"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("fused it into"), "export-qdq", model, "--cfg", bad, "-o", out);
     FILE *f = fopen(out, "rb");
     CU_ASSERT_PTR_NULL(f);
     if (f)
         fclose(f);
     /* usage */
-    r = rd_test_cli("quantize", model, "--dataset", ds, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "missing -o"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("eval", model, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("missing -o"), "quantize", model, "--dataset", ds);
+    RD_CLI_EXPECT(2, NULL, NULL, "eval", model);
     static const char *const cmds[] = {"quantize", "export-qdq", "eval"};
     for (size_t i = 0; i < 3; i++) {
-        r = rd_test_cli(cmds[i], "--help", NULL);
-        CU_ASSERT_EQUAL(r.code, 0);
-        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "usage: rknn-diag"));
-        rd_test_cli_free(&r);
+        RD_CLI_EXPECT(0, RD_TEXTS("usage: rknn-diag"), NULL, cmds[i], "--help");
     }
     char *unused = read_text(out);
     CU_ASSERT_PTR_NULL(unused);
@@ -443,10 +425,8 @@ static void test_eval_dataset(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"samples\":\t4"));
     rd_test_cli_free(&r);
     write_text(labels, "0\n1\nseven\n");
-    r = rd_test_cli("eval", model, "--dataset", ds, "--labels", labels, "--input-layout", "nchw", NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "labels.txt:3"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("labels.txt:3"), "eval", model, "--dataset", ds, "--labels", labels,
+                  "--input-layout", "nchw");
     free(dir);
 }
 
