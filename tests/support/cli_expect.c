@@ -5,17 +5,6 @@
 #include "rd_test.h"
 
 #include <stdio.h>
-#include <string.h>
-
-/* Each text of has must stand in what; a failure names the text and the stream it was looked for in. */
-static void expect_texts(const char *file, int line, const char *stream, const char *what, const char *const *has)
-{
-    for (int i = 0; has && has[i]; i++) {
-        char cond[512];
-        snprintf(cond, sizeof cond, "%s holds \"%s\"", stream, has[i]);
-        CU_assertImplementation(what && strstr(what, has[i]) != NULL, (unsigned)line, cond, file, "", CU_FALSE);
-    }
-}
 
 bool rd_test_cli_expect_at(const char *file, int line, int code, const char *const *out_has,
                            const char *const *errs_has, const char *const *args)
@@ -29,8 +18,8 @@ bool rd_test_cli_expect_at(const char *file, int line, int code, const char *con
     CU_assertImplementation(r.code == code, (unsigned)line, cond, file, "", CU_FALSE);
     if (r.code != code)
         fprintf(stderr, "%s:%d: %s", file, line, r.errs);
-    expect_texts(file, line, "stdout", r.out, out_has);
-    expect_texts(file, line, "stderr", r.errs, errs_has);
+    rd_test_has_texts_at(file, line, "stdout", r.out, out_has);
+    rd_test_has_texts_at(file, line, "stderr", r.errs, errs_has);
     bool ok = r.code == code;
     rd_test_cli_free(&r);
     return ok;

@@ -2,10 +2,9 @@
 #ifndef RD_TEST_CLI_EXPECT_H
 #define RD_TEST_CLI_EXPECT_H
 
-#include <stdbool.h>
+#include "text_check.h"
 
-/** A NULL-terminated list of texts: RD_TEXTS("layers", "probs"). */
-#define RD_TEXTS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#include <stdbool.h>
 
 /**
  * Runs rknn-diag with args (NULL-terminated) and asserts, as CUnit failures at file:line, that it exits

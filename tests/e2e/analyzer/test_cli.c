@@ -1,5 +1,8 @@
 /* test_cli.c: the rknn-diag command line driven in-process: help, version, exit codes, run, inspect, demo. */
 #include "rd_test.h"
+#include "paths_in.h"
+#include "files_in.h"
+#include "text_check.h"
 #include "cli_capture.h"
 #include "cli_expect.h"
 #include "rknn_diag/analyzer.h"
@@ -33,15 +36,12 @@ static void test_demo_run_inspect(void)
     if (r.code != 0)
         fprintf(stderr, "%s", r.errs);
     CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "amplified"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "probs"));
+    RD_ASSERT_HAS_TEXTS(r.out, "amplified", "probs");
     rd_test_cli_free(&r);
 
     char model[4200], input[4200], named[4300], dumps[4200], index[4300];
-    snprintf(model, sizeof model, "%s/demo.onnx", dir);
-    snprintf(input, sizeof input, "%s/image.npy", dir);
+    rd_test_paths_in(dir, sizeof model, model, "demo.onnx", input, "image.npy", dumps, "dump2", NULL);
     snprintf(named, sizeof named, "image=%s", input);
-    snprintf(dumps, sizeof dumps, "%s/dump2", dir);
     snprintf(index, sizeof index, "%s/index.json", dumps);
 
     /* options after the positional, --opt=value form, JSON summary */
@@ -83,14 +83,6 @@ static void test_demo_run_inspect(void)
     free(dir);
 }
 
-static void write_bytes(const char *path, const void *buf, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fwrite(buf, 1, len, f);
-    fclose(f);
-}
-
 /* Broken models give one clear error naming the file, and exit code 3. */
 static void test_bad_models(void)
 {
@@ -106,12 +98,12 @@ static void test_bad_models(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(bytes);
 
     snprintf(path, sizeof path, "%s/truncated.onnx", dir);
-    write_bytes(path, bytes, len / 2);
+    rd_test_write_bytes(path, bytes, len / 2);
     RD_CLI_EXPECT(3, NULL, RD_TEXTS("truncated.onnx"), "inspect", path);
 
     snprintf(path, sizeof path, "%s/garbage.onnx", dir);
     static const char garbage[] = "\xff\xff\xff\xff this is not protobuf";
-    write_bytes(path, garbage, sizeof garbage - 1);
+    rd_test_write_bytes(path, garbage, sizeof garbage - 1);
     RD_CLI_EXPECT(3, NULL, RD_TEXTS("garbage.onnx"), "run", path, "-i", "x.npy");
 
     /* two unknown ops are listed together, with their node names */

@@ -4,6 +4,7 @@
 #include "cli_capture.h"
 #include "cli_expect.h"
 #include "rd_test.h"
+#include "paths_in.h"
 #include "rknn_diag/analyzer.h"
 
 #include <stdio.h>
@@ -21,10 +22,8 @@ static bool vfx_init(vfx *f)
     f->dir = rd_test_tmpdir("hybrid_verify");
     if (!f->dir)
         return false;
-    snprintf(f->model, sizeof f->model, "%s/demo.onnx", f->dir);
-    snprintf(f->image, sizeof f->image, "%s/image.npy", f->dir);
-    snprintf(f->plain, sizeof f->plain, "%s/plain.quantization.cfg", f->dir);
-    snprintf(f->hybrid, sizeof f->hybrid, "%s/hybrid.quantization.cfg", f->dir);
+    rd_test_paths_in(f->dir, sizeof f->hybrid, f->model, "demo.onnx", f->image, "image.npy", f->plain,
+                     "plain.quantization.cfg", f->hybrid, "hybrid.quantization.cfg", NULL);
     char dataset[4200];
     snprintf(dataset, sizeof dataset, "%s/dataset.txt", f->dir);
     rd_cli_result r = rd_test_cli("demo", "-o", f->dir, "--quiet", NULL);

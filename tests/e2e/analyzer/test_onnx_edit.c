@@ -4,6 +4,7 @@
  * originals bit for bit in FP32 (Conv, MatMul, element-wise, with Reshape/Transpose at the boundary).
  */
 #include "rd_test.h"
+#include "text_check.h"
 #include "cli_capture.h"
 #include "cli_expect.h"
 #include "edit_model.h"
@@ -712,8 +713,8 @@ static void test_cli(void)
     rd_cli_result r = rd_test_cli("onnx-edit", model, "-o", out, "--input", "x=a,b,c,d->a,d,b,c", "--output",
                                   "y=a,b,c,d->a,d,b,c", "--dataset", list, "--input-layout", "nchw", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "layout layers (Reshape/Transpose): 2 before, 0 after"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "input  x                        1x6x5x4 -> 1x4x6x5"));
+    RD_ASSERT_HAS_TEXTS(r.out, "layout layers (Reshape/Transpose): 2 before, 0 after",
+                        "input  x                        1x6x5x4 -> 1x4x6x5");
     if (r.code)
         fprintf(stderr, "\n%s%s\n", r.out, r.errs);
     rd_test_cli_free(&r);
