@@ -7,6 +7,7 @@
 #include "cli_capture.h"
 #include "shard_check.h"
 #include "rd_test.h"
+#include "free_all.h"
 #include "rknn_diag/simulator.h"
 
 #include <stdio.h>
@@ -39,10 +40,7 @@ static void test_mnist_shards(void)
     rd_check_accuracy_shards(dir, n, args, 1);
     rd_check_accuracy_shards(dir, n, args, 2);
     rd_check_accuracy_shards(dir, n, args, 4);
-    free(images);
-    free(model);
-    free(ds);
-    free(dir);
+    RD_FREE_ALL(images, model, ds, dir);
 }
 
 RD_TEST_REGISTER(register_accuracy_shards_shared)

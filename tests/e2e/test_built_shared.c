@@ -8,9 +8,12 @@
  * build of test.onnx prints (its layer table).
  */
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "config_model.h"
 #include "quant_setup.h"
 #include "rd_test.h"
+#include "text_check.h"
+#include "paths_in.h"
 #include "rknn_diag/rknn_model.h"
 
 #include <stdio.h>
@@ -37,10 +40,10 @@ static void setup(void)
     if (dir[0])
         return;
     const char *shared = rd_test_shared_dir();
-    snprintf(onnx, sizeof onnx, "%s/rknn/models/multiple_input_demo/test.onnx", shared);
-    snprintf(rk3566, sizeof rk3566, "%s/rknn/models/multiple_input_demo/RK3566_RK3568.rknn", shared);
-    snprintf(rk3562, sizeof rk3562, "%s/rknn/models/multiple_input_demo/RK3562.rknn", shared);
-    snprintf(other_rknn, sizeof other_rknn, "%s/rknn/models/pp_human_segv2/RK3566_RK3568.rknn", shared);
+    rd_test_paths_in(shared, sizeof onnx, onnx, "rknn/models/multiple_input_demo/test.onnx", rk3566,
+                     "rknn/models/multiple_input_demo/RK3566_RK3568.rknn", rk3562,
+                     "rknn/models/multiple_input_demo/RK3562.rknn", other_rknn,
+                     "rknn/models/pp_human_segv2/RK3566_RK3568.rknn", NULL);
     need(onnx);
     need(rk3566);
     need(rk3562);
@@ -224,14 +227,13 @@ static void test_accuracy_table(void)
     CU_ASSERT_PTR_NOT_NULL(strchr(line, '|'));
     free(table);
     char *json = read_text(out, "report.json");
-    CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"npu_op\":\t\"ConvAdd\""));
-    CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"fidelity\""));
+    RD_ASSERT_HAS_TEXTS(json, "\"npu_op\":\t\"ConvAdd\"", "\"fidelity\"");
     free(json);
     char *map = read_text(out, "rknn_mapping.txt");
     CU_ASSERT_PTR_NOT_NULL(
         strstr(map, "#3 ConvAdd 'Conv:Conv_0' (NPU) -> 8 [int8 scale 4.14237452 zp 20], fused inside: 6"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(map, "7 [int8 scale 2.61823416 zp 16] from node #2 Conv 'Conv:Conv_1'"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(map, "72 codes, 72 equal to ours"));
+    RD_ASSERT_HAS_TEXTS(map, "7 [int8 scale 2.61823416 zp 16] from node #2 Conv 'Conv:Conv_1'",
+                        "72 codes, 72 equal to ours");
     free(map);
     rd_test_cli_free(&r);
 }
@@ -307,8 +309,7 @@ static void test_other_shape_refused(void)
     }
     rd_cli_result r = rd_test_cli("accuracy", path, "--rknn", rk3566, "--inputs", a, "--inputs", b, "--quiet", NULL);
     CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "has shape [1, 1, 128, 128]"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "[1, 1, 64, 64]"));
+    RD_ASSERT_HAS_TEXTS(r.errs, "has shape [1, 1, 128, 128]", "[1, 1, 64, 64]");
     if (r.code != 3 || !strstr(r.errs, "[1, 1, 64, 64]"))
         fprintf(stderr, "%s\n", r.errs);
     rd_test_cli_free(&r);
@@ -377,8 +378,7 @@ static void test_build_log(void)
     expect_convadd_rows(table);
     free(table);
     char *map = read_text(out, "rknn_mapping.txt");
-    CU_ASSERT_PTR_NOT_NULL(strstr(map, "ConvAdd 'Conv:Conv_0'"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(map, "fused inside: 6"));
+    RD_ASSERT_HAS_TEXTS(map, "ConvAdd 'Conv:Conv_0'", "fused inside: 6");
     free(map);
     rd_test_cli_free(&r);
     /* the same log with a node test.onnx does not have */
@@ -441,10 +441,8 @@ static void test_run(void)
     CU_ASSERT_TRUE(file_has(out, "rknn_mapping.txt", "fused inside: 6"));
     CU_ASSERT_TRUE(file_has(out, "fused.json", "\"6\""));
     rd_test_cli_free(&r);
-    r = rd_test_cli("run", onnx, "--rknn", rk3566, "-p", "fp32", "-i", ia, "-i", ib, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "drop one of them"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("drop one of them"), "run", onnx, "--rknn", rk3566, "-p", "fp32", "-i", ia, "-i",
+                  ib);
 }
 
 static void test_quantize(void)
@@ -499,10 +497,8 @@ static void test_hybrid(void)
     snprintf(sdir, sizeof sdir, "%s/search", dir);
     CU_ASSERT_TRUE(file_has(sdir, "rknn_mapping.txt", "#3 ConvAdd"));
     CU_ASSERT_TRUE(file_has(sdir, "report.json", "\"fidelity\""));
-    r = rd_test_cli("hybrid", "diagnose", onnx, "--rknn", rk3566, "-i", in_a, "-i", in_b, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "a .rknn's scales are fixed"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("a .rknn's scales are fixed"), "hybrid", "diagnose", onnx, "--rknn", rk3566, "-i",
+                  in_a, "-i", in_b);
 }
 
 /* test_build_log's table with Conv_1 built in float16 (hybrid), the exDataConvert rows around it */
@@ -546,34 +542,25 @@ static void test_hybrid_verify(void)
 {
     setup();
     char cfg7[4300], cfg8[4300], log[4300];
-    snprintf(cfg7, sizeof cfg7, "%s/ask7.cfg", dir);
-    snprintf(cfg8, sizeof cfg8, "%s/ask8.cfg", dir);
-    snprintf(log, sizeof log, "%s/hybrid.log", dir);
+    rd_test_paths_in(dir, sizeof cfg7, cfg7, "ask7.cfg", cfg8, "ask8.cfg", log, "hybrid.log", NULL);
     write_cfg(cfg7, "'7'");
     write_cfg(cfg8, "'8'");
     write_log(log, hybrid_rows, N_HYBRID_ROWS);
     /* the w8a8 .rknn runs 7 in int8 */
-    rd_cli_result r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg7, "--rknn", rk3566, NULL);
-    CU_ASSERT_EQUAL(r.code, 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "NOT float16: int8 in the build: node #2 Conv 'Conv:Conv_1'"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(1, RD_TEXTS("NOT float16: int8 in the build: node #2 Conv 'Conv:Conv_1'"), NULL, "hybrid", "verify",
+                  onnx, "--cfg", cfg7, "--rknn", rk3566);
     /* the hybrid build runs 7 in float16, as asked */
-    r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg7, "--rknn-build-log", log, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "result: all 1 requested tensors are built in float16"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, RD_TEXTS("result: all 1 requested tensors are built in float16"), NULL, "hybrid", "verify", onnx,
+                  "--cfg", cfg7, "--rknn-build-log", log);
     /* asked 8, built 7: both directions named */
-    r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg8, "--rknn-build-log", log, "--json", NULL);
+    rd_cli_result r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg8, "--rknn-build-log", log, "--json", NULL);
     CU_ASSERT_EQUAL(r.code, 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"evidence\":\t\"int8 in the build: log line 8: ConvAdd INT8\""));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"tensor\":\t\"7\""));
+    RD_ASSERT_HAS_TEXTS(r.out, "\"evidence\":\t\"int8 in the build: log line 8: ConvAdd INT8\"", "\"tensor\":\t\"7\"");
     CU_ASSERT_PTR_NOT_NULL(
         strstr(r.out, "float16 in the build (held in int8 for its readers: exDataConvert): log line 6"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("hybrid", "verify", onnx, "--cfg", cfg7, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--rknn MODEL.rknn or --rknn-build-log FILE"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("--rknn MODEL.rknn or --rknn-build-log FILE"), "hybrid", "verify", onnx, "--cfg",
+                  cfg7);
 }
 
 /* The exDataConvert rows RKNN prints around a float16 island: X__float16 where an int8 tensor goes

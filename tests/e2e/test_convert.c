@@ -3,7 +3,9 @@
  * mobilenet_v2: quantization cfg, QDQ model and accuracy snapshot; subgraphs cuts; refused keys.
  */
 #include "rd_test.h"
+#include "files_in.h"
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "rknn_diag/simulator.h"
 
 #include <stdio.h>
@@ -65,29 +67,12 @@ static void setup(paths *p, const char *tag, const char *quantize, const char *e
     free(text);
 }
 
-static bool exists(const char *dir, const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (f)
-        fclose(f);
-    return f != NULL;
-}
-
 static void test_end_to_end(void)
 {
     paths p;
     setup(&p, "convert_e2e", "true", NULL);
-    rd_cli_result r = rd_test_cli("convert", "-t", "rk3588", "-i", p.yml, "-o", p.out, "-a", p.image, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    if (r.code)
-        fprintf(stderr, "%s\n", r.errs);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "snapshot:"));
-    rd_test_cli_free(&r);
-    CU_ASSERT(exists(p.out, "mobilenet_v2.onnx"));
-    CU_ASSERT(exists(p.out, "snapshot/error_analysis.txt"));
-    CU_ASSERT(exists(p.out, "snapshot/report.json"));
+    RD_CLI_EXPECT(0, RD_TEXTS("snapshot:"), NULL, "convert", "-t", "rk3588", "-i", p.yml, "-o", p.out, "-a", p.image);
+    RD_ASSERT_ALL_IN(p.out, "mobilenet_v2.onnx", "snapshot/error_analysis.txt", "snapshot/report.json");
     char path[1024];
     snprintf(path, sizeof path, "%s/mobilenet_v2.quantization.cfg", p.out);
     rd_qcfg q;
@@ -121,12 +106,8 @@ static void test_subgraph_cut(void)
 {
     paths p;
     setup(&p, "convert_cut", "false", "    subgraphs:\n      inputs: ['" FEAT2 "']\n      outputs: ['" FEAT3 "']\n");
-    rd_cli_result r = rd_test_cli("convert", "-t", "rk3588", "-i", p.yml, "-o", p.out, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    if (r.code)
-        fprintf(stderr, "%s\n", r.errs);
-    rd_test_cli_free(&r);
-    CU_ASSERT(!exists(p.out, "mobilenet_v2.quantization.cfg")); /* quantize: false */
+    RD_CLI_EXPECT(0, NULL, NULL, "convert", "-t", "rk3588", "-i", p.yml, "-o", p.out);
+    CU_ASSERT(!rd_test_exists_in(p.out, "mobilenet_v2.quantization.cfg")); /* quantize: false */
     char path[1024];
     snprintf(path, sizeof path, "%s/mobilenet_v2.onnx", p.out);
     rd_model *cut = NULL, *orig = NULL;
@@ -169,11 +150,7 @@ static void test_integer_form(void)
 {
     paths p;
     setup(&p, "convert_int", "true", NULL);
-    rd_cli_result r = rd_test_cli("convert", "-t", "rk3588", "-i", p.yml, "-o", p.out, "--integer", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    if (r.code)
-        fprintf(stderr, "%s\n", r.errs);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "convert", "-t", "rk3588", "-i", p.yml, "-o", p.out, "--integer");
     char path[1024];
     snprintf(path, sizeof path, "%s/mobilenet_v2.qdq.onnx", p.out);
     size_t len = 0;
@@ -208,30 +185,16 @@ static void test_refusals(void)
     fputs("      dynamic_input: [[[1,3,224,224]], [[1,3,160,160]]]\n", f);
     fclose(f);
     free(text);
-    rd_cli_result r = rd_test_cli("convert", "-t", "rk3588", "-i", p.yml, "-o", p.out, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "dynamic_input"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("dynamic_input"), "convert", "-t", "rk3588", "-i", p.yml, "-o", p.out);
 
-    r = rd_test_cli("convert", "-t", "rk3588", "-i", p.yml, "-o", p.out, "-d", "abc123", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--target"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("convert", "-t", "rk9999", "-i", p.yml, "-o", p.out, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "rk9999"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("convert", "-i", p.yml, "-o", p.out, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("--target"), "convert", "-t", "rk3588", "-i", p.yml, "-o", p.out, "-d", "abc123");
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("rk9999"), "convert", "-t", "rk9999", "-i", p.yml, "-o", p.out);
+    RD_CLI_EXPECT(2, NULL, NULL, "convert", "-i", p.yml, "-o", p.out);
     free(p.dir);
 
     /* a cut at a tensor the model does not have */
     setup(&p, "convert_badcut", "false", "    subgraphs:\n      outputs: ['no_such_tensor']\n");
-    r = rd_test_cli("convert", "-t", "rk3588", "-i", p.yml, "-o", p.out, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "no_such_tensor"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("no_such_tensor"), "convert", "-t", "rk3588", "-i", p.yml, "-o", p.out);
     free(p.dir);
 }
 

@@ -6,6 +6,7 @@
  */
 #include "cli_capture.h"
 #include "rd_test.h"
+#include "paths_in.h"
 #include "rknn_diag/simulator.h"
 
 #include <stdio.h>
@@ -30,12 +31,9 @@ static void setup(void)
     const char *shared = rd_test_shared_dir();
     char *dir = rd_test_tmpdir("diagnose_shared");
     char a[4200], b[4200], dark[4200], images[4200];
-    snprintf(uf_model, sizeof uf_model, "%s/models/ultraface_rfb320/model.onnx", shared);
-    snprintf(mn_model, sizeof mn_model, "%s/models/mnist8/model.onnx", shared);
-    snprintf(astronaut, sizeof astronaut, "%s/images/astronaut.png", shared);
-    snprintf(a, sizeof a, "%s/images/chelsea.png", shared);
-    snprintf(b, sizeof b, "%s/images/coffee.png", shared);
-    snprintf(dark, sizeof dark, "%s/images/hubble_deep_field.jpg", shared);
+    rd_test_paths_in(shared, sizeof astronaut, uf_model, "models/ultraface_rfb320/model.onnx", mn_model,
+                     "models/mnist8/model.onnx", astronaut, "images/astronaut.png", a, "images/chelsea.png", b,
+                     "images/coffee.png", dark, "images/hubble_deep_field.jpg", NULL);
     snprintf(photos_ds, sizeof photos_ds, "%s/photos.txt", dir);
     snprintf(dark_ds, sizeof dark_ds, "%s/dark.txt", dir);
     write_list(photos_ds, (const char *const[]){a, b}, 2);

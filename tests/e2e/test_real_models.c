@@ -104,25 +104,47 @@ static void free_golden(golden_set *g)
     free(g->e);
 }
 
+/* ../shared/models/rel into path (4096 bytes). */
+static void shared_model_path(char *path, const char *rel)
+{
+    snprintf(path, 4096, "%s/models/%s", rd_test_shared_dir(), rel);
+}
+
+/* Loads the shared model model_rel and its input input_rel (a .npy); a fatal failure when either cannot be. */
+static void load_model_and_input(const char *model_rel, const char *input_rel, rd_model **m, rd_tensor *in)
+{
+    char model[4096], input[4096];
+    shared_model_path(model, model_rel);
+    shared_model_path(input, input_rel);
+    rd_error err = {0};
+    *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(rd_model_load(model, NULL, m, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_npy_load(input, in, &err), RD_OK);
+}
+
+/* Runs m on in, printing the error with the model's name when it fails. */
+static rd_status run_model(const char *model_rel, rd_model *m, const rd_tensor *in, const rd_run_options *opt,
+                           rd_tensor *out, size_t n_out)
+{
+    rd_error err = {0};
+    rd_status st = rd_model_run(m, in, 1, opt, out, n_out, &err);
+    if (st != RD_OK)
+        fprintf(stderr, "%s: %s\n", model_rel, err.msg);
+    return st;
+}
+
 /* Runs model on input.npy and checks every tensor of the golden folder. */
 static void check_against_golden(const char *model_rel, const char *input_rel, const char *golden_rel)
 {
-    const char *shared = rd_test_shared_dir();
-    char model[4096], input[4096], golden[4096];
-    snprintf(model, sizeof model, "%s/models/%s", shared, model_rel);
-    snprintf(input, sizeof input, "%s/models/%s", shared, input_rel);
-    snprintf(golden, sizeof golden, "%s/models/%s", shared, golden_rel);
-    rd_error err = {0};
-    rd_model *m = NULL;
-    CU_ASSERT_EQUAL_FATAL(rd_model_load(model, NULL, &m, &err), RD_OK);
+    rd_model *m;
     rd_tensor in;
-    CU_ASSERT_EQUAL_FATAL(rd_npy_load(input, &in, &err), RD_OK);
+    load_model_and_input(model_rel, input_rel, &m, &in);
+    char golden[4096];
+    shared_model_path(golden, golden_rel);
     golden_set g;
     load_golden(golden, &g);
     rd_run_options opt = {.observer = check_observed, .user = &g};
-    rd_status st = rd_model_run(m, &in, 1, &opt, NULL, 0, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "%s: %s\n", model_rel, err.msg);
+    rd_status st = run_model(model_rel, m, &in, &opt, NULL, 0);
     CU_ASSERT_EQUAL(st, RD_OK);
     int missing = 0;
     for (int i = 0; i < g.n; i++)
@@ -143,21 +165,14 @@ static void check_against_golden(const char *model_rel, const char *input_rel, c
 /* Runs model on a test_data_set input .pb (or .npy) and compares output 0 with output_0.pb. */
 static void check_against_pb(const char *model_rel, const char *input_npy_rel, const char *output_pb_rel)
 {
-    const char *shared = rd_test_shared_dir();
-    char model[4096], input[4096], output[4096];
-    snprintf(model, sizeof model, "%s/models/%s", shared, model_rel);
-    snprintf(input, sizeof input, "%s/models/%s", shared, input_npy_rel);
-    snprintf(output, sizeof output, "%s/models/%s", shared, output_pb_rel);
-    rd_error err = {0};
-    rd_model *m = NULL;
-    CU_ASSERT_EQUAL_FATAL(rd_model_load(model, NULL, &m, &err), RD_OK);
+    rd_model *m;
     rd_tensor in, want, got;
-    CU_ASSERT_EQUAL_FATAL(rd_npy_load(input, &in, &err), RD_OK);
+    load_model_and_input(model_rel, input_npy_rel, &m, &in);
+    char output[4096];
+    shared_model_path(output, output_pb_rel);
+    rd_error err = {0};
     CU_ASSERT_EQUAL_FATAL(rd_tensorproto_load(output, &want, NULL, &err), RD_OK);
-    rd_status st = rd_model_run(m, &in, 1, NULL, &got, 1, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "%s: %s\n", model_rel, err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    CU_ASSERT_EQUAL_FATAL(run_model(model_rel, m, &in, NULL, &got, 1), RD_OK);
     golden_set g = {0};
     /* the stored reference may keep a different rank for the same data (super_resolution) */
     if (rd_tensor_numel(&got) == rd_tensor_numel(&want)) {

@@ -4,6 +4,7 @@
  * on the writer thread, where the writer lags behind a real model's 180 tensors.
  */
 #include "rd_test.h"
+#include "paths_in.h"
 #include "txt_writer_check.h"
 
 #include <stdio.h>
@@ -13,19 +14,12 @@ static void test_ultraface_same_snapshot(void)
 {
     const char *shared = rd_test_shared_dir();
     char *dir = rd_test_tmpdir("txtw-ultraface");
-    char path[4400];
-    rd_error err;
-    rd_model *m = NULL;
-    rd_tensor input;
-    snprintf(path, sizeof path, "%s/models/ultraface_rfb320/model.onnx", shared);
-    CU_ASSERT_EQUAL_FATAL(rd_model_load(path, NULL, &m, &err), RD_OK);
-    snprintf(path, sizeof path, "%s/models/ultraface_rfb320/inputs/astronaut.npy", shared);
-    CU_ASSERT_EQUAL_FATAL(rd_npy_load(path, &input, &err), RD_OK);
-    long n = rd_test_txt_writer_snapshots(dir, m, &input);
+    char model[4400], input[4400];
+    rd_test_paths_in(shared, sizeof model, model, "models/ultraface_rfb320/model.onnx", input,
+                     "models/ultraface_rfb320/inputs/astronaut.npy", NULL);
+    long n = rd_test_txt_writer_snapshot_files(dir, model, input);
     fprintf(stderr, "(%ld files identical) ", n);
     CU_ASSERT(n > 300);
-    rd_model_destroy(m);
-    rd_tensor_fini(&input);
     free(dir);
 }
 

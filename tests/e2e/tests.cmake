@@ -30,6 +30,7 @@ add_dependencies(test_hybrid_shared rd_test_scorer)
 set_tests_properties(test_hybrid_shared PROPERTIES TIMEOUT 1800)
 # convert (rknn_convert) end to end on the shared mobilenet_v2 (~2 min under ASan).
 rd_add_test(test_convert SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_convert.c ${PROJECT_SOURCE_DIR}/tests/support/cli_capture.c
+  ${PROJECT_SOURCE_DIR}/tests/support/cli_expect.c
   LIBS rd::analyzer LABELS "e2e;needs-shared")
 set_tests_properties(test_convert PROPERTIES TIMEOUT 900)
 # Detection on a real model: UltraFace (../shared/models) over the shared photos, against fixtures/shared_photos_faces.json.
@@ -54,7 +55,8 @@ add_test(NAME rknn_dump_compare
 set_tests_properties(rknn_dump_compare PROPERTIES SKIP_RETURN_CODE 77 LABELS "e2e;needs-shared")
 # --rknn / --rknn-build-log on multiple_input_demo: what the simulation materialises, the table, the refusals
 rd_add_test(test_built_shared SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_built_shared.c
-  ${PROJECT_SOURCE_DIR}/tests/support/cli_capture.c LIBS rd::analyzer_internal rd::rknn_model
+  ${PROJECT_SOURCE_DIR}/tests/support/cli_capture.c ${PROJECT_SOURCE_DIR}/tests/support/cli_expect.c
+  LIBS rd::analyzer_internal rd::rknn_model
   LABELS "e2e;needs-shared")
 # The fake board proven against Debian's real adb client and server.
 add_test(NAME e2e_adb_real COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e_real_adb.sh $<TARGET_FILE:rknn-diag>)

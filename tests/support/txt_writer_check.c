@@ -37,3 +37,16 @@ long rd_test_txt_writer_snapshots(const char *dir, rd_model *m, const rd_tensor 
     rd_sim_destroy(s);
     return n;
 }
+
+long rd_test_txt_writer_snapshot_files(const char *dir, const char *model_path, const char *input_path)
+{
+    rd_error err;
+    rd_model *m = NULL;
+    rd_tensor input;
+    CU_ASSERT_EQUAL_FATAL(rd_model_load(model_path, NULL, &m, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_npy_load(input_path, &input, &err), RD_OK);
+    long n = rd_test_txt_writer_snapshots(dir, m, &input);
+    rd_model_destroy(m);
+    rd_tensor_fini(&input);
+    return n;
+}

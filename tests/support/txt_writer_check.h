@@ -12,4 +12,7 @@
  */
 long rd_test_txt_writer_snapshots(const char *dir, rd_model *m, const rd_tensor *input);
 
+/** The same on the model at model_path and the .npy input at input_path (fatal failures when they cannot be read). */
+long rd_test_txt_writer_snapshot_files(const char *dir, const char *model_path, const char *input_path);
+
 #endif

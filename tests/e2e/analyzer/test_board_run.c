@@ -2,9 +2,12 @@
  * lays them out, equal to the simulator's tensors, the environment's effects, faults, application
  * mistakes, and the whole path through the fake board over loopback ADB. */
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "dumps.h"
 #include "quant_setup.h"
 #include "rd_test.h"
+#include "paths_in.h"
+#include "text_check.h"
 #include "rknn_diag/adb.h"
 #include "rknn_diag/analyzer.h"
 
@@ -27,11 +30,8 @@ static bool fx_init(fixture *fx, const char *tag)
     fx->dir = rd_test_tmpdir(tag);
     if (!fx->dir)
         return false;
-    snprintf(fx->model, sizeof fx->model, "%s/demo.onnx", fx->dir);
-    snprintf(fx->image, sizeof fx->image, "%s/image.npy", fx->dir);
-    snprintf(fx->cfg, sizeof fx->cfg, "%s/demo.quantization.cfg", fx->dir);
-    snprintf(fx->dumps, sizeof fx->dumps, "%s/dumps", fx->dir);
-    snprintf(fx->out, sizeof fx->out, "%s/out", fx->dir);
+    rd_test_paths_in(fx->dir, sizeof fx->cfg, fx->model, "demo.onnx", fx->image, "image.npy", fx->cfg,
+                     "demo.quantization.cfg", fx->dumps, "dumps", fx->out, "out", NULL);
     mkdir(fx->dumps, 0777);
     rd_cli_result r = rd_test_cli("demo", "-o", fx->dir, "--quiet", NULL);
     bool ok = r.code == 0;
@@ -310,8 +310,7 @@ static void test_environment(void)
     board_env("4", NULL);
     r = board_run(&fx, fx.dumps, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "ConvClip"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "Total Operator Elapsed Per Frame Time(us)"));
+    RD_ASSERT_HAS_TEXTS(r.errs, "ConvClip", "Total Operator Elapsed Per Frame Time(us)");
     l = list_dir(fx.dumps);
     CU_ASSERT_EQUAL(l.n, 0);
     listing_fini(&l);
@@ -375,8 +374,7 @@ static void test_environment(void)
     snprintf(missing, sizeof missing, "%s/nowhere", fx.dir);
     r = board_run(&fx, missing, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "failed open dump path: "));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "nowhere/000_InputOperator_image_shape_1_3_32_32_float.npy"));
+    RD_ASSERT_HAS_TEXTS(r.errs, "failed open dump path: ", "nowhere/000_InputOperator_image_shape_1_3_32_32_float.npy");
     rd_test_cli_free(&r);
     board_env(NULL, NULL);
     fx_fini(&fx);
@@ -550,20 +548,11 @@ static void test_app_mistakes(void)
 
 static void test_usage(void)
 {
-    rd_cli_result r = rd_test_cli("board-run", "--help", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "emulated board"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("board-run", "m.onnx", "--input", "x.npy", "--target", "rk9999", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "rk9999"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("board-run", "m.onnx", "--input", "x.npy", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--target"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, RD_TEXTS("emulated board"), NULL, "board-run", "--help");
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("rk9999"), "board-run", "m.onnx", "--input", "x.npy", "--target", "rk9999");
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("--target"), "board-run", "m.onnx", "--input", "x.npy");
     /* a tool's command: not in the main list */
-    r = rd_test_cli("--help", NULL);
+    rd_cli_result r = rd_test_cli("--help", NULL);
     CU_ASSERT_PTR_NULL(strstr(r.out, "board-run"));
     rd_test_cli_free(&r);
 }
@@ -605,12 +594,8 @@ static void test_through_fake_board(void)
     char addr[64];
     snprintf(addr, sizeof addr, "127.0.0.1:%d", rd_board_port(b));
     /* the application's files go to the board as a user would push them */
-    rd_cli_result r = rd_test_cli("push", "--connect", addr, fx.model, "/userdata/app/demo.onnx", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
-    r = rd_test_cli("push", "--connect", addr, fx.image, "/userdata/app/image.npy", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "push", "--connect", addr, fx.model, "/userdata/app/demo.onnx");
+    RD_CLI_EXPECT(0, NULL, NULL, "push", "--connect", addr, fx.image, "/userdata/app/image.npy");
     char cfg_on_board[4400];
     snprintf(cfg_on_board, sizeof cfg_on_board, "%s/demo.quantization.cfg", work);
     CU_ASSERT(copy_file(fx.cfg, cfg_on_board));
@@ -620,14 +605,12 @@ static void test_through_fake_board(void)
              "/userdata/app/image.npy --input-layout nchw --cfg /userdata/app/demo.quantization.cfg --target rk3566 "
              "--fault gain:relu6_out",
              RD_CLI_BINARY);
-    r = rd_test_cli("shell", "--connect", addr, cmd, NULL);
+    rd_cli_result r = rd_test_cli("shell", "--connect", addr, cmd, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     if (r.code)
         fprintf(stderr, "shell: %s%s", r.out, r.errs);
     rd_test_cli_free(&r);
-    r = rd_test_cli("pull", "--connect", addr, "/userdata/dumps", pulled, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "pull", "--connect", addr, "/userdata/dumps", pulled);
     char got[4400];
     snprintf(got, sizeof got, "%s/dumps", pulled);
     listing l = list_dir(got);

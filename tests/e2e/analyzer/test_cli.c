@@ -1,6 +1,10 @@
 /* test_cli.c: the rknn-diag command line driven in-process: help, version, exit codes, run, inspect, demo. */
 #include "rd_test.h"
+#include "paths_in.h"
+#include "files_in.h"
+#include "text_check.h"
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "rknn_diag/analyzer.h"
 
 #include <stdio.h>
@@ -9,44 +13,20 @@
 
 static void test_version_and_help(void)
 {
-    rd_cli_result r = rd_test_cli("--version", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "rknn-diag 0."));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("--help", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "exit codes"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, RD_TEXTS("rknn-diag 0."), NULL, "--version");
+    RD_CLI_EXPECT(0, RD_TEXTS("exit codes"), NULL, "--help");
     static const char *const cmds[] = {"run", "inspect", "ops", "demo"};
-    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
-        r = rd_test_cli(cmds[i], "--help", NULL);
-        CU_ASSERT_EQUAL(r.code, 0);
-        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "usage: rknn-diag"));
-        rd_test_cli_free(&r);
-    }
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        RD_CLI_EXPECT(0, RD_TEXTS("usage: rknn-diag"), NULL, cmds[i], "--help");
 }
 
 static void test_usage_errors(void)
 {
-    rd_cli_result r = rd_test_cli("frobnicate", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "unknown command"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("run", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "missing MODEL"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("run", "m.onnx", "--bench", "zero", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
-    r = rd_test_cli("run", "m.onnx", "--no-such-option", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "unknown option"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("inspect", "/nonexistent/model.onnx", NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "/nonexistent/model.onnx"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("unknown command"), "frobnicate");
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("missing MODEL"), "run");
+    RD_CLI_EXPECT(2, NULL, NULL, "run", "m.onnx", "--bench", "zero");
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("unknown option"), "run", "m.onnx", "--no-such-option");
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("/nonexistent/model.onnx"), "inspect", "/nonexistent/model.onnx");
 }
 
 static void test_demo_run_inspect(void)
@@ -56,23 +36,16 @@ static void test_demo_run_inspect(void)
     if (r.code != 0)
         fprintf(stderr, "%s", r.errs);
     CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "amplified"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "probs"));
+    RD_ASSERT_HAS_TEXTS(r.out, "amplified", "probs");
     rd_test_cli_free(&r);
 
     char model[4200], input[4200], named[4300], dumps[4200], index[4300];
-    snprintf(model, sizeof model, "%s/demo.onnx", dir);
-    snprintf(input, sizeof input, "%s/image.npy", dir);
+    rd_test_paths_in(dir, sizeof model, model, "demo.onnx", input, "image.npy", dumps, "dump2", NULL);
     snprintf(named, sizeof named, "image=%s", input);
-    snprintf(dumps, sizeof dumps, "%s/dump2", dir);
     snprintf(index, sizeof index, "%s/index.json", dumps);
 
     /* options after the positional, --opt=value form, JSON summary */
-    r = rd_test_cli("run", "--json", model, "--input", named, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"layers\""));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"conv1_out\""));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, RD_TEXTS("\"layers\"", "\"conv1_out\""), NULL, "run", "--json", model, "--input", named);
 
     /* --threads: the same summary (min, max, mean of every tensor) for 1 and 3 threads, fp32 and int8 */
     for (int p = 0; p < 2; p++) {
@@ -87,17 +60,13 @@ static void test_demo_run_inspect(void)
     }
     static const char *const bad_threads[] = {"0", "1025", "two", "-3"};
     for (int k = 0; k < 4; k++) {
-        r = rd_test_cli("run", model, "-i", input, "--threads", bad_threads[k], NULL);
-        CU_ASSERT_EQUAL(r.code, 2);
-        CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--threads expects a count from 1 to 1024"));
-        rd_test_cli_free(&r);
+        RD_CLI_EXPECT(2, NULL, RD_TEXTS("--threads expects a count from 1 to 1024"), "run", model, "-i", input,
+                      "--threads", bad_threads[k]);
     }
 
     char dump_opt[4300];
     snprintf(dump_opt, sizeof dump_opt, "--dump-dir=%s", dumps);
-    r = rd_test_cli("run", model, "-i", input, dump_opt, "--outputs-only", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "run", model, "-i", input, dump_opt, "--outputs-only");
     size_t len;
     char *text = rd_test_read_file(index, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
@@ -105,33 +74,13 @@ static void test_demo_run_inspect(void)
     CU_ASSERT_PTR_NULL(strstr(text, "\"conv1_out\""));
     free(text);
 
-    r = rd_test_cli("inspect", model, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "Conv"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "parameters"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("inspect", model, "--json", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"macs\""));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, RD_TEXTS("Conv", "parameters"), NULL, "inspect", model);
+    RD_CLI_EXPECT(0, RD_TEXTS("\"macs\""), NULL, "inspect", model, "--json");
 
     /* wrong input name, wrong shape */
-    r = rd_test_cli("run", model, "--input", "nosuch=x.npy", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "nosuch"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("run", model, "--input-shape", "image=1,3,16,16", "--input", named, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("nosuch"), "run", model, "--input", "nosuch=x.npy");
+    RD_CLI_EXPECT(2, NULL, NULL, "run", model, "--input-shape", "image=1,3,16,16", "--input", named);
     free(dir);
-}
-
-static void write_bytes(const char *path, const void *buf, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fwrite(buf, 1, len, f);
-    fclose(f);
 }
 
 /* Broken models give one clear error naming the file, and exit code 3. */
@@ -149,19 +98,13 @@ static void test_bad_models(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(bytes);
 
     snprintf(path, sizeof path, "%s/truncated.onnx", dir);
-    write_bytes(path, bytes, len / 2);
-    r = rd_test_cli("inspect", path, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "truncated.onnx"));
-    rd_test_cli_free(&r);
+    rd_test_write_bytes(path, bytes, len / 2);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("truncated.onnx"), "inspect", path);
 
     snprintf(path, sizeof path, "%s/garbage.onnx", dir);
     static const char garbage[] = "\xff\xff\xff\xff this is not protobuf";
-    write_bytes(path, garbage, sizeof garbage - 1);
-    r = rd_test_cli("run", path, "-i", "x.npy", NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "garbage.onnx"));
-    rd_test_cli_free(&r);
+    rd_test_write_bytes(path, garbage, sizeof garbage - 1);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("garbage.onnx"), "run", path, "-i", "x.npy");
 
     /* two unknown ops are listed together, with their node names */
     rd_onnx_builder *b = rd_onnx_builder_create(8, 17);
@@ -173,16 +116,8 @@ static void test_bad_models(void)
     rd_error err;
     CU_ASSERT_EQUAL(rd_onnx_builder_save(b, path, &err), RD_OK);
     rd_onnx_builder_destroy(b);
-    r = rd_test_cli("run", path, "-i", "x.npy", NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "first_fancy"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "second_other"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("inspect", path, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "UNSUPPORTED"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "second_other"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("first_fancy", "second_other"), "run", path, "-i", "x.npy");
+    RD_CLI_EXPECT(0, RD_TEXTS("UNSUPPORTED", "second_other"), NULL, "inspect", path);
 
     /* an input .npy of the wrong shape */
     char npy[4200], named[4300];

@@ -1,29 +1,22 @@
 /* test_cmd_accuracy.c: `rknn-diag accuracy` on the demo model, driven in-process. */
 #include "rd_test.h"
+#include "files_in.h"
+#include "text_check.h"
+#include "paths_in.h"
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "rknn_diag/analyzer.h"
 #include "rknn_diag/reports.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-static bool exists(const char *dir, const char *file)
-{
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    struct stat st;
-    return stat(path, &st) == 0;
-}
 
 static void test_fp16_overflow_is_first_finding(void)
 {
     char *dir = rd_test_demo_dir("acc-fp16");
     char model[4200], input[4200], snap[4200];
-    snprintf(model, sizeof model, "%s/demo.onnx", dir);
-    snprintf(input, sizeof input, "%s/image.npy", dir);
-    snprintf(snap, sizeof snap, "%s/snap", dir);
+    rd_test_paths_in(dir, sizeof input, model, "demo.onnx", input, "image.npy", snap, "snap", NULL);
     rd_cli_result r = rd_test_cli("accuracy", model, "--inputs", input, "--input-layout", "nchw", "--dtype", "float16",
                                   "-o", snap, NULL);
     if (r.code != 0)
@@ -35,13 +28,8 @@ static void test_fp16_overflow_is_first_finding(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "[exDataConvert] image_float16"));
     rd_test_cli_free(&r);
     /* the snapshot: RKNN's layout plus our reports */
-    CU_ASSERT(exists(snap, "error_analysis.txt"));
-    CU_ASSERT(exists(snap, "report.json"));
-    CU_ASSERT(exists(snap, "report.html"));
-    CU_ASSERT(exists(snap, "map_name_to_file.txt"));
-    CU_ASSERT(exists(snap, "golden/relu1_out.txt"));
-    CU_ASSERT(exists(snap, "golden/relu1_out.npy"));
-    CU_ASSERT(exists(snap, "simulator/probs.npy"));
+    RD_ASSERT_ALL_IN(snap, "error_analysis.txt", "report.json", "report.html", "map_name_to_file.txt",
+                     "golden/relu1_out.txt", "golden/relu1_out.npy", "simulator/probs.npy");
     /* what we wrote reads back as an RKNN table */
     char path[4400];
     snprintf(path, sizeof path, "%s/error_analysis.txt", snap);
@@ -64,50 +52,32 @@ static void test_int8_gate_and_no_txt(void)
 {
     char *dir = rd_test_demo_dir("acc-int8");
     char model[4200], input[4200], snap[4200];
-    snprintf(model, sizeof model, "%s/demo.onnx", dir);
-    snprintf(input, sizeof input, "%s/image.npy", dir);
-    snprintf(snap, sizeof snap, "%s/snap", dir);
+    rd_test_paths_in(dir, sizeof input, model, "demo.onnx", input, "image.npy", snap, "snap", NULL);
     /* an impossible bound fails the gate with exit 1 and names the output */
-    rd_cli_result r = rd_test_cli("accuracy", model, "-i", input, "--input-layout=nchw", "--method", "layer", "-o",
-                                  snap, "--no-txt", "--fail-under-cos", "0.999999", "--quiet", NULL);
-    CU_ASSERT_EQUAL(r.code, 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "gate failed"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "probs"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "calibrating on the analysed input"));
-    rd_test_cli_free(&r);
-    CU_ASSERT_FALSE(exists(snap, "golden/relu1_out.txt"));
-    CU_ASSERT(exists(snap, "golden/relu1_out.npy"));
+    RD_CLI_EXPECT(1, NULL, RD_TEXTS("gate failed", "probs", "calibrating on the analysed input"), "accuracy", model,
+                  "-i", input, "--input-layout=nchw", "--method", "layer", "-o", snap, "--no-txt", "--fail-under-cos",
+                  "0.999999", "--quiet");
+    CU_ASSERT_FALSE(rd_test_exists_in(snap, "golden/relu1_out.txt"));
+    CU_ASSERT(rd_test_exists_in(snap, "golden/relu1_out.npy"));
     /* a reachable bound passes */
-    r = rd_test_cli("accuracy", model, "-i", input, "--input-layout=nchw", "-o", snap, "--fail-under-cos", "0.9",
-                    "--gate", "single", "--quiet", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "accuracy", model, "-i", input, "--input-layout=nchw", "-o", snap, "--fail-under-cos",
+                  "0.9", "--gate", "single", "--quiet");
     free(dir);
 }
 
 static void test_usage_errors(void)
 {
-    rd_cli_result r = rd_test_cli("accuracy", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
-    r = rd_test_cli("accuracy", "--help", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "--fail-under-cos"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, NULL, "accuracy");
+    RD_CLI_EXPECT(0, RD_TEXTS("--fail-under-cos"), NULL, "accuracy", "--help");
     char *dir = rd_test_demo_dir("acc-usage");
     char model[4200];
     snprintf(model, sizeof model, "%s/demo.onnx", dir);
-    r = rd_test_cli("accuracy", model, NULL); /* nothing to analyse */
+    rd_cli_result r = rd_test_cli("accuracy", model, NULL); /* nothing to analyse */
     CU_ASSERT_EQUAL(r.code, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--inputs"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("accuracy", model, "--gate", "sideways", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
-    r = rd_test_cli("accuracy", model, "-i", "/nonexistent.npy", NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "/nonexistent.npy"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, NULL, "accuracy", model, "--gate", "sideways");
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("/nonexistent.npy"), "accuracy", model, "-i", "/nonexistent.npy");
     r = rd_test_cli("accuracy", model, "-i", "x.npy", "--dtype", "w4a16", NULL);
     CU_ASSERT(r.code == 2 || r.code == 3);
     rd_test_cli_free(&r);

@@ -6,6 +6,7 @@
  */
 #include "accuracy_partial.h"
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "rd_test.h"
 #include "shard_check.h"
 
@@ -132,17 +133,12 @@ static void test_resume_and_bad_merges(void)
     free(changed);
     free(text);
     /* usage: no -o for an accuracy merge, --shard with --inputs or --sweep, a bad K/N */
-    r = rd_test_cli("merge", s[0], s[1], s[2], s[3], NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, NULL, "merge", s[0], s[1], s[2], s[3]);
     char image[4300];
     snprintf(image, sizeof image, "%s/image.npy", dir);
-    r = rd_test_cli("accuracy", model, "--inputs", image, "--input-layout", "nchw", "--shard", "0/2", "-o", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
-    r = rd_test_cli("accuracy", model, "--dataset", ds, "--sweep", "--shard", "0/2", "-o", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, NULL, "accuracy", model, "--inputs", image, "--input-layout", "nchw", "--shard", "0/2", "-o",
+                  out);
+    RD_CLI_EXPECT(2, NULL, NULL, "accuracy", model, "--dataset", ds, "--sweep", "--shard", "0/2", "-o", out);
     static const char *const bad_specs[] = {"4/4", "1", "1/0", " 1/4", "-1/4", "1/+4", "1/4x", "a/4"};
     for (size_t i = 0; i < sizeof bad_specs / sizeof bad_specs[0]; i++) {
         r = shard(bad_specs[i], out, "7");

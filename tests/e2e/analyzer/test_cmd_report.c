@@ -1,5 +1,7 @@
 /* test_cmd_report.c: `report --from-rknn` and `compare` driven in-process on hand-written snapshots. */
 #include "rd_test.h"
+#include "files_in.h"
+#include "text_check.h"
 #include "rknn_diag/analyzer.h"
 
 #include <stdio.h>
@@ -21,16 +23,6 @@ static const char table_b[] = "layer_name               simulator_error         
                               "[Input] x            1.00000 | 0.0       1.00000 | 0.0           \n"
                               "[Conv] y/out:0       0.90000 | 9.5       0.99900 | 0.5           \n";
 
-static void put(const char *dir, const char *name, const char *text)
-{
-    char p[1024];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static int cli(char **out, char **errs, int argc, char **argv)
 {
     size_t lo = 0, le = 0;
@@ -45,13 +37,13 @@ static void test_report_from_rknn(void)
 {
     char *dir = rd_test_tmpdir("from_rknn");
     char sub[1024], outdir[1024], p[1100];
-    put(dir, "error_analysis.txt", table_a);
+    rd_test_write_in(dir, "error_analysis.txt", table_a);
     snprintf(sub, sizeof sub, "%s/golden", dir);
     mkdir(sub, 0755);
-    put(sub, "y_out_0.txt", "1\n2\n3\n");
+    rd_test_write_in(sub, "y_out_0.txt", "1\n2\n3\n");
     snprintf(sub, sizeof sub, "%s/simulator", dir);
     mkdir(sub, 0755);
-    put(sub, "y_out_0.txt", "1\n2\n3.5\n");
+    rd_test_write_in(sub, "y_out_0.txt", "1\n2\n3.5\n");
     snprintf(outdir, sizeof outdir, "%s/out", dir);
     char *argv[] = {"rknn-diag", "report", "--from-rknn", dir, "-o", outdir, NULL};
     char *out = NULL, *errs = NULL;
@@ -72,12 +64,12 @@ static void test_report_from_rknn(void)
     CU_ASSERT_EQUAL(access(p, F_OK), 0);
 
     /* a mangled table: exit 3 naming the file and line */
-    put(dir, "error_analysis.txt",
-        "layer_name               simulator_error                    \n"
-        "                     entire              single             \n"
-        "                  cos      euc        cos      euc          \n"
-        "-----------------------------------------------------------\n"
-        "[Input] x            1.00000 | \n");
+    rd_test_write_in(dir, "error_analysis.txt",
+                     "layer_name               simulator_error                    \n"
+                     "                     entire              single             \n"
+                     "                  cos      euc        cos      euc          \n"
+                     "-----------------------------------------------------------\n"
+                     "[Input] x            1.00000 | \n");
     code = cli(&out, &errs, 6, argv);
     CU_ASSERT_EQUAL(code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(errs, "error_analysis.txt:5:"));
@@ -98,8 +90,8 @@ static void test_report_from_rknn(void)
 static void test_compare(void)
 {
     char *dir = rd_test_tmpdir("compare");
-    put(dir, "a.txt", table_a);
-    put(dir, "b.txt", table_b);
+    rd_test_write_in(dir, "a.txt", table_a);
+    rd_test_write_in(dir, "b.txt", table_b);
     char pa[1024], pb[1024];
     snprintf(pa, sizeof pa, "%s/a.txt", dir);
     snprintf(pb, sizeof pb, "%s/b.txt", dir);
@@ -108,14 +100,12 @@ static void test_compare(void)
     CU_ASSERT_EQUAL(cli(&out, &errs, 6, argv), 0);
     char *most = strstr(out, "moved most");
     CU_ASSERT_PTR_NOT_NULL_FATAL(most);
-    CU_ASSERT_PTR_NOT_NULL(strstr(most, "y/out:0"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(most, "-0.09000"));
+    RD_ASSERT_HAS_TEXTS(most, "y/out:0", "-0.09000");
     free(out);
     free(errs);
     char *json[] = {"rknn-diag", "compare", "--json", pa, pb, NULL};
     CU_ASSERT_EQUAL(cli(&out, &errs, 5, json), 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"moved_most\""));
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"d_euc\":\t7"));
+    RD_ASSERT_HAS_TEXTS(out, "\"moved_most\"", "\"d_euc\":\t7");
     free(out);
     free(errs);
     char *missing[] = {"rknn-diag", "compare", pa, "/nonexistent/x.txt", NULL};

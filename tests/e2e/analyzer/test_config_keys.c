@@ -9,6 +9,9 @@
 #include "cli_capture.h"
 #include "demo_model.h"
 #include "rd_test.h"
+#include "files_in.h"
+#include "paths_in.h"
+#include "text_check.h"
 #include "tensor_dump.h"
 
 #include "rknn_diag/reports.h"
@@ -46,14 +49,6 @@ static void write_bmp(const char *path, int w, int h, int seed)
                 line[3 * x + c] = (unsigned char)((x * 7 + y * 5 + c * 60 + seed * 37) % 256);
         fwrite(line, 1, (size_t)row, f);
     }
-    fclose(f);
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
     fclose(f);
 }
 
@@ -105,13 +100,9 @@ static void fx_init(fixture *f, const char *tag)
 {
     rd_error err;
     f->dir = rd_test_tmpdir(tag);
-    snprintf(f->model, sizeof f->model, "%s/demo.onnx", f->dir);
-    snprintf(f->prunable, sizeof f->prunable, "%s/prunable.onnx", f->dir);
-    snprintf(f->dataset, sizeof f->dataset, "%s/dataset.txt", f->dir);
-    snprintf(f->labels, sizeof f->labels, "%s/labels.txt", f->dir);
-    snprintf(f->image, sizeof f->image, "%s/img0.bmp", f->dir);
-    snprintf(f->cut_in, sizeof f->cut_in, "%s/relu1_nhwc.npy", f->dir);
-    snprintf(f->cut_ds, sizeof f->cut_ds, "%s/cut_dataset.txt", f->dir);
+    rd_test_paths_in(f->dir, sizeof f->cut_ds, f->model, "demo.onnx", f->prunable, "prunable.onnx", f->dataset,
+                     "dataset.txt", f->labels, "labels.txt", f->image, "img0.bmp", f->cut_in, "relu1_nhwc.npy",
+                     f->cut_ds, "cut_dataset.txt", NULL);
     CU_ASSERT_EQUAL_FATAL(an_demo_model_write(f->model, &err), RD_OK);
     write_prunable(f->prunable);
     char path[4300];
@@ -119,11 +110,11 @@ static void fx_init(fixture *f, const char *tag)
         snprintf(path, sizeof path, "%s/img%d.bmp", f->dir, k);
         write_bmp(path, 32, 32, k);
     }
-    write_text(f->dataset, "img0.bmp\nimg1.bmp\nimg2.bmp\nimg3.bmp\n");
-    write_text(f->labels, "0\n1\n2\n3\n");
+    rd_test_write_text(f->dataset, "img0.bmp\nimg1.bmp\nimg2.bmp\nimg3.bmp\n");
+    rd_test_write_text(f->labels, "0\n1\n2\n3\n");
     /* the cut model's input relu1_out [1,8,32,32] as RKNN reads a 4-D .npy: NHWC */
     write_npy(f->cut_in, 4, (const int64_t[]){1, 32, 32, 8});
-    write_text(f->cut_ds, "relu1_nhwc.npy\nrelu1_nhwc.npy\n");
+    rd_test_write_text(f->cut_ds, "relu1_nhwc.npy\nrelu1_nhwc.npy\n");
 }
 
 static void fx_fini(fixture *f)
@@ -138,16 +129,15 @@ static const char *config(const fixture *f, const char *name, const char *body, 
     char text[2048];
     snprintf(text, sizeof text,
              "models:\n  name: demo\n  platform: onnx\n  model_file_path: demo.onnx\n  quantize: true\n%s", body);
-    write_text(path, text);
+    rd_test_write_text(path, text);
     return path;
 }
 
-static char *read_text(const char *dir, const char *file)
+/* config() into cfg, and DIR/snap-NAME for the snapshot into snap (both of len bytes). */
+static void config_and_snap(const fixture *f, const char *name, const char *body, char *cfg, char *snap, size_t len)
 {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    size_t len = 0;
-    return rd_test_read_file(path, &len);
+    config(f, name, body, cfg, len);
+    snprintf(snap, len, "%s/snap-%s", f->dir, name);
 }
 
 static size_t count(const char *text, const char *needle)
@@ -191,8 +181,8 @@ static void test_subgraphs_per_command(void)
     fixture f;
     fx_init(&f, "cfg-subgraphs");
     char cfg[4300], snap[4300], out[4300], err_cfg[4300];
-    config(&f, "cut", "  subgraphs:\n    inputs: [relu1_out]\n    outputs: [relu6_out]\n", cfg, sizeof cfg);
-    snprintf(snap, sizeof snap, "%s/snap-cut", f.dir);
+    config_and_snap(&f, "cut", "  subgraphs:\n    inputs: [relu1_out]\n    outputs: [relu6_out]\n", cfg, snap,
+                    sizeof cfg);
     rd_result r;
     accuracy_report(&f, cfg, f.cut_in, snap, "accuracy cut", NULL, NULL, &r);
     CU_ASSERT_STRING_EQUAL(r.layers[0].name, "relu1_out");
@@ -206,7 +196,7 @@ static void test_subgraphs_per_command(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "config: cut at subgraphs (1 input, 1 output)"));
     CHECK_EXIT(o, 0, "quantize cut");
     rd_test_cli_free(&o);
-    char *q = read_text(f.dir, "cut.quantization.cfg");
+    char *q = rd_test_read_in(f.dir, "cut.quantization.cfg", NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(q);
     CU_ASSERT_PTR_NOT_NULL(strstr(q, "relu6_out:"));
     CU_ASSERT_PTR_NULL(strstr(q, "probs:"));
@@ -236,8 +226,7 @@ static void test_subgraphs_per_command(void)
     config(&f, "badcut", "  subgraphs:\n    outputs: [no_such_tensor]\n", err_cfg, sizeof err_cfg);
     o = rd_test_cli("accuracy", f.model, "-c", err_cfg, "-i", f.image, "--dtype", "float16", "-o", snap, NULL);
     CHECK_EXIT(o, 3, "accuracy bad cut");
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "badcut.yml:6: subgraphs"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "no_such_tensor"));
+    RD_ASSERT_HAS_TEXTS(o.errs, "badcut.yml:6: subgraphs", "no_such_tensor");
     rd_test_cli_free(&o);
     fx_fini(&f);
 }
@@ -303,14 +292,12 @@ static void test_dynamic_input_per_command(void)
     fixture f;
     fx_init(&f, "cfg-dynamic");
     char cfg[4300], snap[4300], out[4300], path[4400];
-    config(&f, "dyn", "  configs:\n    dynamic_input:\n      - [[1,3,32,32]]\n      - ['1,3,16,16']\n", cfg,
-           sizeof cfg);
-    snprintf(snap, sizeof snap, "%s/snap-dyn", f.dir);
+    config_and_snap(&f, "dyn", "  configs:\n    dynamic_input:\n      - [[1,3,32,32]]\n      - ['1,3,16,16']\n", cfg,
+                    snap, sizeof cfg);
     rd_cli_result o =
         rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.image, "--dtype", "float16", "-o", snap, "--quiet", NULL);
     CHECK_EXIT(o, 0, "accuracy dynamic");
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "== dynamic_input set 1 of 2: 1x3x32x32"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "== dynamic_input set 2 of 2: 1x3x16x16"));
+    RD_ASSERT_HAS_TEXTS(o.out, "== dynamic_input set 1 of 2: 1x3x32x32", "== dynamic_input set 2 of 2: 1x3x16x16");
     rd_test_cli_free(&o);
     rd_result r;
     rd_error err;
@@ -364,17 +351,14 @@ static void test_model_pruning_per_command(void)
     fixture f;
     fx_init(&f, "cfg-prune");
     char cfg[4300], snap[4300], out[4300], ds[4300], npy[4300], arg[4400];
-    config(&f, "prune", "  configs:\n    model_pruning: true\n", cfg, sizeof cfg);
-    snprintf(snap, sizeof snap, "%s/snap-prune", f.dir);
+    config_and_snap(&f, "prune", "  configs:\n    model_pruning: true\n", cfg, snap, sizeof cfg);
     snprintf(ds, sizeof ds, "%s/prune_ds.txt", f.dir);
-    write_text(ds, "img0.bmp\nimg1.bmp\nimg2.bmp\n");
+    rd_test_write_text(ds, "img0.bmp\nimg1.bmp\nimg2.bmp\n");
     const char *const expect = "config: model_pruning (";
     rd_cli_result o =
         rd_test_cli("accuracy", f.prunable, "-c", cfg, "-i", f.image, "--dataset", ds, "-o", snap, "--quiet", NULL);
     CHECK_EXIT(o, 0, "accuracy prune");
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, expect));
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "1 all-zero channel pruned"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "Weight: -"));
+    RD_ASSERT_HAS_TEXTS(o.errs, expect, "1 all-zero channel pruned", "Weight: -");
     rd_test_cli_free(&o);
     snprintf(out, sizeof out, "%s/prune.quantization.cfg", f.dir);
     o = rd_test_cli("quantize", f.prunable, "-c", cfg, "--dataset", ds, "-o", out, NULL);
@@ -390,7 +374,7 @@ static void test_model_pruning_per_command(void)
             w_channels = qc.params[i].n;
     CU_ASSERT_EQUAL(w_channels, 3); /* the pruned conv: 3 output channels quantized, not 4 */
     rd_qcfg_fini(&qc);
-    write_text(f.labels, "0\n1\n2\n");
+    rd_test_write_text(f.labels, "0\n1\n2\n");
     o = rd_test_cli("eval", f.prunable, "-c", cfg, "--dataset", ds, "--labels", f.labels, NULL);
     CHECK_EXIT(o, 0, "eval prune");
     CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "1 all-zero channel pruned"));
@@ -417,14 +401,13 @@ static void test_custom_string_in_reports(void)
     fixture f;
     fx_init(&f, "cfg-custom");
     char cfg[4300], snap[4300];
-    config(&f, "custom", "  configs:\n    custom_string: \"built by CI <42>\"\n", cfg, sizeof cfg);
-    snprintf(snap, sizeof snap, "%s/snap-custom", f.dir);
+    config_and_snap(&f, "custom", "  configs:\n    custom_string: \"built by CI <42>\"\n", cfg, snap, sizeof cfg);
     rd_result r;
     accuracy_report(&f, cfg, f.image, snap, "accuracy custom_string", NULL, NULL, &r);
     CU_ASSERT_STRING_EQUAL(r.custom_string, "built by CI <42>");
     rd_result_fini(&r);
-    char *json = read_text(snap, "report.json"), *html = read_text(snap, "report.html"),
-         *txt = read_text(snap, "error_analysis.txt");
+    char *json = rd_test_read_in(snap, "report.json", NULL), *html = rd_test_read_in(snap, "report.html", NULL),
+         *txt = rd_test_read_in(snap, "error_analysis.txt", NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(json);
     CU_ASSERT_PTR_NOT_NULL_FATAL(html);
     CU_ASSERT_PTR_NOT_NULL_FATAL(txt);
@@ -444,8 +427,8 @@ static void test_noted_and_refused_keys(void)
     fixture f;
     fx_init(&f, "cfg-notes");
     char cfg[4300], snap[4300];
-    config(&f, "notes", "  configs:\n    remove_weight: true\n    mean_value: [1, 2, 3]\n", cfg, sizeof cfg);
-    snprintf(snap, sizeof snap, "%s/snap-notes", f.dir);
+    config_and_snap(&f, "notes", "  configs:\n    remove_weight: true\n    mean_value: [1, 2, 3]\n", cfg, snap,
+                    sizeof cfg);
     rd_cli_result o =
         rd_test_cli("accuracy", f.model, "-c", cfg, "-i", f.image, "--dtype", "float16", "-o", snap, "--quiet", NULL);
     CHECK_EXIT(o, 0, "accuracy notes");

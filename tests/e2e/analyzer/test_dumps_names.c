@@ -114,13 +114,17 @@ static void test_format_round_trip(void)
 
 static void test_sanitise(void)
 {
-    char buf[64];
-    an_dump_sanitise("/backbone/Conv_output_0", buf, sizeof buf);
-    CU_ASSERT_STRING_EQUAL(buf, "_backbone_Conv_output_0");
-    an_dump_sanitise("385", buf, sizeof buf);
-    CU_ASSERT_STRING_EQUAL(buf, "385");
-    an_dump_sanitise("/a/b/c", buf, 4);
-    CU_ASSERT_STRING_EQUAL(buf, "_a_");
+    /* a name, the room given, the file-safe name */
+    static const struct {
+        const char *name;
+        size_t room;
+        const char *want;
+    } cases[] = {{"/backbone/Conv_output_0", 64, "_backbone_Conv_output_0"}, {"385", 64, "385"}, {"/a/b/c", 4, "_a_"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[64];
+        an_dump_sanitise(cases[i].name, buf, cases[i].room);
+        CU_ASSERT_STRING_EQUAL(buf, cases[i].want);
+    }
 }
 
 /* Every target's C2 (and 1, 3) with odd channel counts: NCHW -> NC1HWC2 -> NCHW is exact and the

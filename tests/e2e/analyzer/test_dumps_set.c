@@ -8,6 +8,8 @@
  */
 #include "dumps.h"
 #include "rd_test.h"
+#include "files_in.h"
+#include "text_check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -76,6 +78,20 @@ static rd_sim *make_sim(const rd_model *m, rd_prec prec)
             CU_ASSERT_EQUAL(rd_sim_set_range(s, names[i], -3.0f - (float)i, 4.0f + (float)i, &err), RD_OK);
     }
     return s;
+}
+
+/* The test model in *m and its simulation at prec; sim_and_model_destroy frees both. */
+static rd_sim *model_and_sim(rd_model **m, rd_prec prec)
+{
+    *m = build_model();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*m);
+    return make_sim(*m, prec);
+}
+
+static void sim_and_model_destroy(rd_sim *s, rd_model *m)
+{
+    rd_sim_destroy(s);
+    rd_model_destroy(m);
 }
 
 static an_dump_name dname(int index, const char *op, const char *name, int rank, const int64_t *dims, rd_dtype dt,
@@ -151,16 +167,6 @@ static void write_txt(const char *dir, const an_dump_name *d, int seed, int c2, 
     free(nat);
 }
 
-static void write_raw(const char *dir, const char *file, const char *text)
-{
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, file);
-    FILE *f = fopen(p, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static rd_sim_tensor tinfo(const rd_sim *s, const char *name)
 {
     rd_sim_tensor t;
@@ -219,9 +225,8 @@ static char *report_text(const an_dump_set *d)
 
 static void test_load_and_map(void)
 {
-    rd_model *m = build_model();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    rd_sim *s = make_sim(m, RD_PREC_INT8);
+    rd_model *m;
+    rd_sim *s = model_and_sim(&m, RD_PREC_INT8);
     const rd_platform_info *plat = rd_platform_find("rk3566");
     CU_ASSERT_PTR_NOT_NULL_FATAL(plat);
     CU_ASSERT_EQUAL(plat->c2_int8, 8);
@@ -241,8 +246,8 @@ static void test_load_and_map(void)
     write_npy(dir, &c2npy, 9, 1, 0);
     an_dump_name half = dname(3, "Mul", "half", 4, (const int64_t[]){1, 3, 6, 6}, RD_DT_F32, false);
     char *half_path = dump_path(dir, &half);
-    write_raw(dir, strrchr(half_path, '/') + 1,
-              "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 6, 6), }");
+    rd_test_write_in(dir, strrchr(half_path, '/') + 1,
+                     "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 6, 6), }");
     free(half_path);
     an_dump_name flat = dname(4, "Reshape", "flat", 4, (const int64_t[]){1, 108, 1, 1}, RD_DT_I8, false);
     write_npy(dir, &flat, 4, q_flat.scale, q_flat.zero_point);
@@ -254,8 +259,8 @@ static void test_load_and_map(void)
     write_npy(dir, &ghost, 7, 1, 0);
     an_dump_name wrong = dname(8, "Conv", "c2", 4, (const int64_t[]){1, 9, 6, 6}, RD_DT_F32, false);
     write_npy(dir, &wrong, 8, 1, 0);
-    write_raw(dir, "009_garbage.npy", "not a dump");
-    write_raw(dir, "notes.log", "ignored");
+    rd_test_write_in(dir, "009_garbage.npy", "not a dump");
+    rd_test_write_in(dir, "notes.log", "ignored");
 
     an_dump_set *d = NULL;
     rd_error err;
@@ -329,17 +334,15 @@ static void test_load_and_map(void)
     free(rep);
     an_dump_set_destroy(d);
 
-    rd_sim_destroy(s);
-    rd_model_destroy(m);
+    sim_and_model_destroy(s, m);
     free(dir);
 }
 
 /* Every target's C2 through the loader: a float16 .txt with an odd channel count. */
 static void test_txt_every_target(void)
 {
-    rd_model *m = build_model();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    rd_sim *s = make_sim(m, RD_PREC_FP16);
+    rd_model *m;
+    rd_sim *s = model_and_sim(&m, RD_PREC_FP16);
     const rd_model *om = rd_sim_model(s);
     for (size_t i = 0; i < rd_platform_count(); i++) {
         const rd_platform_info *p = rd_platform_get(i);
@@ -348,7 +351,7 @@ static void test_txt_every_target(void)
         if (p->c2_f16 > 0)
             write_txt(dir, &c2, 3, p->c2_f16, 1, 0);
         else
-            write_raw(dir, "002_Conv_c2_shape_1_3_6_6_float16.txt", "1 2 3");
+            rd_test_write_in(dir, "002_Conv_c2_shape_1_3_6_6_float16.txt", "1 2 3");
         an_dump_name fused = dname(1, "ConvRelu", "_blk_relu_out", 4, (const int64_t[]){1, 4, 6, 6}, RD_DT_F32, false);
         write_npy(dir, &fused, 1, 1, 0);
         an_dump_set *d = NULL;
@@ -362,16 +365,14 @@ static void test_txt_every_target(void)
         an_dump_set_destroy(d);
         free(dir);
     }
-    rd_sim_destroy(s);
-    rd_model_destroy(m);
+    sim_and_model_destroy(s, m);
 }
 
 /* An int8 dump of a tensor the simulation holds in float16: reported, not guessed. */
 static void test_int8_dump_of_fp16_model(void)
 {
-    rd_model *m = build_model();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    rd_sim *s = make_sim(m, RD_PREC_FP16);
+    rd_model *m;
+    rd_sim *s = model_and_sim(&m, RD_PREC_FP16);
     char *dir = rd_test_tmpdir("dumps_fp16");
     an_dump_name flat = dname(4, "Reshape", "flat", 2, (const int64_t[]){1, 108}, RD_DT_I8, false);
     write_npy(dir, &flat, 4, 0.1f, 0);
@@ -385,16 +386,14 @@ static void test_int8_dump_of_fp16_model(void)
     CU_ASSERT(report_has(rep, "flat", "-> none: its dump 004_Reshape_flat_shape_1_108_int8.npy was rejected"));
     free(rep);
     an_dump_set_destroy(d);
-    rd_sim_destroy(s);
-    rd_model_destroy(m);
+    sim_and_model_destroy(s, m);
     free(dir);
 }
 
 static void test_folder_errors(void)
 {
-    rd_model *m = build_model();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    rd_sim *s = make_sim(m, RD_PREC_INT8);
+    rd_model *m;
+    rd_sim *s = model_and_sim(&m, RD_PREC_INT8);
     an_dump_set *d = NULL;
     rd_error err;
     char *dir = rd_test_tmpdir("dumps_err");
@@ -402,20 +401,17 @@ static void test_folder_errors(void)
     snprintf(missing, sizeof missing, "%s/nope", dir);
     CU_ASSERT_EQUAL(an_dump_set_load(missing, rd_platform_find("rv1106"), s, &d, &err), RD_E_NOTFOUND);
     CU_ASSERT_PTR_NULL(d);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no such folder"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "RKNN_DUMP_DIR=/tmp/dumps"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "mkdir -p /tmp/dumps && chmod 777 /tmp/dumps"));
+    RD_ASSERT_HAS_TEXTS(err.msg, "no such folder", "RKNN_DUMP_DIR=/tmp/dumps",
+                        "mkdir -p /tmp/dumps && chmod 777 /tmp/dumps");
 
     CU_ASSERT_EQUAL(an_dump_set_load(dir, NULL, s, &d, &err), RD_E_NOTFOUND);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no .npy or .txt dumps"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "mkdir -p /userdata/dumps && chmod 777 /userdata/dumps"));
+    RD_ASSERT_HAS_TEXTS(err.msg, "no .npy or .txt dumps", "mkdir -p /userdata/dumps && chmod 777 /userdata/dumps");
 
-    write_raw(dir, "readme.txt", "hello");
-    write_raw(dir, "001_Conv_c2_shape_1_3_6_6_float.npy", "\x93NUMPY");
+    rd_test_write_in(dir, "readme.txt", "hello");
+    rd_test_write_in(dir, "001_Conv_c2_shape_1_3_6_6_float.npy", "\x93NUMPY");
     CU_ASSERT_EQUAL(an_dump_set_load(dir, NULL, s, &d, &err), RD_E_PARSE);
     CU_ASSERT_PTR_NULL(d);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "none of the 2 dump files could be read"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "001_Conv_c2_shape_1_3_6_6_float.npy"));
+    RD_ASSERT_HAS_TEXTS(err.msg, "none of the 2 dump files could be read", "001_Conv_c2_shape_1_3_6_6_float.npy");
 
     /* dumps from another model: read, but nothing maps */
     an_dump_name other = dname(3, "Conv", "backbone_0", 2, (const int64_t[]){1, 4}, RD_DT_F32, false);
@@ -430,8 +426,7 @@ static void test_folder_errors(void)
     free(rep);
     an_dump_set_destroy(d);
     an_dump_set_destroy(NULL);
-    rd_sim_destroy(s);
-    rd_model_destroy(m);
+    sim_and_model_destroy(s, m);
     free(dir);
 }
 

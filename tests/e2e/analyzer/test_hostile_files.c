@@ -5,7 +5,10 @@
  * inside their folder; tensors whose names clash as file names get distinct, listed snapshot files.
  */
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "rd_test.h"
+#include "free_all.h"
+#include "text_check.h"
 #include "rknn_diag/reports.h"
 #include "rknn_diag/simulator.h"
 
@@ -82,18 +85,7 @@ static void test_fifo_inputs_cli(void)
     char *json = rd_test_join(dir, "report.json");
     CU_ASSERT_EQUAL(mkfifo(json, 0600), 0);
     expect_fifo_refused("report.json", json, (const char *const[]){"compare", json, json, NULL});
-    free(json);
-    free(index);
-    free(da);
-    free(rk_txt);
-    free(rk);
-    free(out);
-    free(snap);
-    free(fifo);
-    free(dataset);
-    free(image);
-    free(model);
-    free(dir);
+    RD_FREE_ALL(json, index, da, rk_txt, rk, out, snap, fifo, dataset, image, model, dir);
 }
 
 /* Every loader of the libraries, given a FIFO: a prompt error naming it. */
@@ -194,13 +186,7 @@ static void test_fifo_and_link_in_dump_folder(void)
         CU_ASSERT_PTR_NULL(strstr(r.errs, "root:"));
         rd_test_cli_free(&r);
     }
-    free(fifo);
-    free(link);
-    free(snap);
-    free(dumps);
-    free(image);
-    free(model);
-    free(dir);
+    RD_FREE_ALL(fifo, link, snap, dumps, image, model, dir);
 }
 
 /* ---- planted links in an output folder ----------------------------------------------------------- */
@@ -242,23 +228,11 @@ static void test_planted_links_in_snapshot(void)
     mkdir(elsewhere, 0755);
     CU_ASSERT_EQUAL(rd_dir_remove_tree(sim, NULL), RD_OK);
     CU_ASSERT_EQUAL(symlink(elsewhere, sim), 0);
-    r = rd_test_cli("accuracy", model, "--inputs", image, "--input-layout", "nchw", "--dtype", "float16", "-o", snap,
-                    "--quiet", NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "symbolic link"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("symbolic link"), "accuracy", model, "--inputs", image, "--input-layout", "nchw",
+                  "--dtype", "float16", "-o", snap, "--quiet");
     char *probe = rd_test_join(elsewhere, "relu1_out.npy");
     CU_ASSERT_NOT_EQUAL(access(probe, F_OK), 0);
-    free(probe);
-    free(sim);
-    free(elsewhere);
-    free(table);
-    free(golden);
-    free(snap);
-    free(victim);
-    free(image);
-    free(model);
-    free(dir);
+    RD_FREE_ALL(probe, sim, elsewhere, table, golden, snap, victim, image, model, dir);
 }
 
 /* ---- paths from data stay inside their folder ----------------------------------------------------- */
@@ -308,15 +282,7 @@ static void test_compare_index_confined(void)
         CU_ASSERT_TRUE(ok);
         rd_test_cli_free(&r);
     }
-    free(bindex);
-    free(blink);
-    free(a0);
-    free(secret);
-    free(b);
-    free(a);
-    free(image);
-    free(model);
-    free(dir);
+    RD_FREE_ALL(bindex, blink, a0, secret, b, a, image, model, dir);
 }
 
 /* External data of an ONNX model: a link out of the model's folder is refused. */
@@ -340,23 +306,14 @@ static void test_external_data_link(void)
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_onnx_builder_save(b, model, &err), RD_OK);
     rd_onnx_builder_destroy(b);
-    rd_cli_result r = rd_test_cli("inspect", model, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "symbolic link"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("symbolic link"), "inspect", model);
     /* the same data as a file inside the folder loads */
     unlink(link);
     f = fopen(link, "wb");
     fwrite(w, sizeof w, 1, f);
     fclose(f);
-    r = rd_test_cli("inspect", model, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
-    free(model);
-    free(link);
-    free(outside);
-    free(mdir);
-    free(dir);
+    RD_CLI_EXPECT(0, NULL, NULL, "inspect", model);
+    RD_FREE_ALL(model, link, outside, mdir, dir);
 }
 
 /* ---- images claiming huge sizes ------------------------------------------------------------------ */
@@ -380,28 +337,19 @@ static void test_image_bound_cli(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fwrite(b, 1, sizeof b, f);
     fclose(f);
-    rd_cli_result r = rd_test_cli("accuracy", model, "--inputs", bmp, "--dtype", "float16", "-o", snap, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "9000x9000"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--max-image-pixels"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("accuracy", model, "--inputs", bmp, "--dtype", "float16", "-o", snap, "--max-image-pixels",
-                    "9000x9000", NULL);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("9000x9000", "--max-image-pixels"), "accuracy", model, "--inputs", bmp, "--dtype",
+                  "float16", "-o", snap);
+    rd_cli_result r = rd_test_cli("accuracy", model, "--inputs", bmp, "--dtype", "float16", "-o", snap,
+                                  "--max-image-pixels", "9000x9000", NULL);
     CU_ASSERT_EQUAL(r.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "BMP is truncated"));
     rd_test_cli_free(&r);
     static const char *const bad[] = {"0", "12x", "1e9", "300M", "-5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        r = rd_test_cli("accuracy", model, "--inputs", bmp, "--dtype", "float16", "-o", snap, "--max-image-pixels",
-                        bad[i], NULL);
-        CU_ASSERT_EQUAL(r.code, 2);
-        CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--max-image-pixels expects a pixel count"));
-        rd_test_cli_free(&r);
+        RD_CLI_EXPECT(2, NULL, RD_TEXTS("--max-image-pixels expects a pixel count"), "accuracy", model, "--inputs", bmp,
+                      "--dtype", "float16", "-o", snap, "--max-image-pixels", bad[i]);
     }
-    free(snap);
-    free(bmp);
-    free(model);
-    free(dir);
+    RD_FREE_ALL(snap, bmp, model, dir);
 }
 
 /* ---- snapshot file names that clash ------------------------------------------------------------- */
@@ -481,9 +429,7 @@ static void test_snapshot_names_unique(void)
     CU_ASSERT_PTR_NULL(strstr(r.errs, "warning"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "recomputed from text files: 4 simulator"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("compare", snap, snap, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "compare", snap, snap);
     /* a map naming a file outside the folder: a warning, and the file is not read */
     char *secret = rd_test_join(dir, "secret.txt");
     rd_test_write_text(secret, "root:x:0:0\n");
@@ -493,13 +439,7 @@ static void test_snapshot_names_unique(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "not a relative path inside"));
     CU_ASSERT_PTR_NULL(strstr(r.errs, "root:"));
     rd_test_cli_free(&r);
-    free(secret);
-    free(rep);
-    free(mpath);
-    free(snap);
-    free(input);
-    free(model);
-    free(dir);
+    RD_FREE_ALL(secret, rep, mpath, snap, input, model, dir);
 }
 
 /* The stem set alone: first come keeps RKNN's stem, clashes get ~N, long names are cut on a character

@@ -1,6 +1,9 @@
 /* test_hybrid.c: hybrid suggest/search/diagnose on a small model with layers that quantize badly. */
 #include "rd_test.h"
+#include "text_check.h"
+#include "paths_in.h"
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "latency_fixtures.h"
 #include "rknn_diag/analyzer.h"
 
@@ -76,9 +79,7 @@ static void setup(void)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
     CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
-    snprintf(model, sizeof model, "%s/m.onnx", dir);
-    snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
-    snprintf(out, sizeof out, "%s/out/h.quantization.cfg", dir);
+    rd_test_paths_in(dir, sizeof ds, model, "m.onnx", ds, "dataset.txt", out, "out/h.quantization.cfg", NULL);
     write_model(model);
     FILE *f = fopen(ds, "w");
     for (int k = 0; k < 3; k++) {
@@ -113,19 +114,15 @@ static double result_cos(const char *text)
 static void test_suggest_and_search(void)
 {
     setup();
-    rd_cli_result r = rd_test_cli("hybrid", "suggest", model, "--dataset", ds, "--input-layout", "nchw", "--samples",
-                                  "3", "--method", "layer", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "relu2"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, RD_TEXTS("relu2"), NULL, "hybrid", "suggest", model, "--dataset", ds, "--input-layout", "nchw",
+                  "--samples", "3", "--method", "layer");
 
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method",
-                    "layer", "--target-cos", "0.999", "-o", out, NULL);
+    rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples",
+                                  "3", "--method", "layer", "--target-cos", "0.999", "-o", out, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     if (r.code != 0)
         fprintf(stderr, "%s\n%s\n", r.out, r.errs);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "float16: relu2"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "note: keys are ONNX"));
+    RD_ASSERT_HAS_TEXTS(r.out, "float16: relu2", "note: keys are ONNX");
     double promised = result_cos(r.out);
     CU_ASSERT(promised >= 0.999);
     /* no more than needed: every float16 tensor kept survived the backward pass; here at most two */
@@ -146,10 +143,8 @@ static void test_suggest_and_search(void)
     CU_ASSERT_EQUAL(access(report, R_OK), 0);
     char snap[400];
     snprintf(snap, sizeof snap, "%s/snap", dir);
-    r = rd_test_cli("accuracy", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer",
-                    "--cfg", out, "-o", snap, "-q", "--no-txt", "--fail-under-cos", "0.999", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "accuracy", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3",
+                  "--method", "layer", "--cfg", out, "-o", snap, "-q", "--no-txt", "--fail-under-cos", "0.999");
     char run_in[400];
     snprintf(run_in, sizeof run_in, "x=%s/s0.npy", dir);
     r = rd_test_cli("run", model, "--precision", "int8", "--cfg", out, "--input", run_in, NULL);
@@ -209,10 +204,8 @@ static void test_search_reuse_same_result(void)
     rd_test_cli_free(&reuse);
     rd_test_cli_free(&serial);
     /* a negative or absurd cap is a usage error */
-    rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-cos",
-                                  "0.99", "--reuse-mb", "-1", "-o", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, NULL, "hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-cos",
+                  "0.99", "--reuse-mb", "-1", "-o", out);
     cleanup();
 }
 
@@ -220,31 +213,20 @@ static void test_bad_input(void)
 {
     setup();
     /* a target above what float16 reaches */
-    rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-cos",
-                                  "1", "--target-sqnr", "200", "-o", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "target not reachable"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(3, RD_TEXTS("target not reachable"), NULL, "hybrid", "search", model, "--dataset", ds,
+                  "--input-layout", "nchw", "--target-cos", "1", "--target-sqnr", "200", "-o", out);
     /* an empty search space */
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--dtype", "float16",
-                    "--target-cos", "0.9", "-o", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "empty search space"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("empty search space"), "hybrid", "search", model, "--dataset", ds, "--input-layout",
+                  "nchw", "--dtype", "float16", "--target-cos", "0.9", "-o", out);
     /* a latency table naming an unknown tensor */
     char lat[400];
     snprintf(lat, sizeof lat, "%s/lat.csv", dir);
     FILE *f = fopen(lat, "w");
     fputs("tensor,milliseconds_int8,milliseconds_float16\nc1,0.1,0.2\nno_such_tensor,0.1,0.3\n", f);
     fclose(f);
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-cos", "0.99",
-                    "--latency-table", lat, "-o", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "no_such_tensor"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "-o", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("no_such_tensor"), "hybrid", "search", model, "--dataset", ds, "--input-layout",
+                  "nchw", "--target-cos", "0.99", "--latency-table", lat, "-o", out);
+    RD_CLI_EXPECT(2, NULL, NULL, "hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "-o", out);
     cleanup();
 }
 
@@ -317,8 +299,7 @@ static void test_search_latency_log(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(cost);
     CU_ASSERT(want >= 1.5); /* relu2 is in the set */
     CU_ASSERT_DOUBLE_EQUAL(strtod(cost + 6, NULL), want, 1e-3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(cost, "ms added (latency tables "));
-    CU_ASSERT_PTR_NOT_NULL(strstr(cost, "fp16_run.log"));
+    RD_ASSERT_HAS_TEXTS(cost, "ms added (latency tables ", "fp16_run.log");
     CU_ASSERT_PTR_NULL(strstr(r.out, "estimated"));
     rd_test_cli_free(&r);
 
@@ -333,8 +314,7 @@ static void test_search_latency_log(void)
                     "layer", "--target-cos", "0.999", "--latency-table", log8, "--latency-table", log16, "-o", out,
                     NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "float16: relu2 (cost estimated: timed one way only)"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "; 1 of these costs estimated)"));
+    RD_ASSERT_HAS_TEXTS(r.out, "float16: relu2 (cost estimated: timed one way only)", "; 1 of these costs estimated)");
     CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "estimated cost of 1 candidates timed one way only (relu2)"));
     /* relu2 alone: its step line (found by the singles phase) carries its cost */
     const char *add = strstr(r.out, "\nsingle  relu2 ");
@@ -345,11 +325,9 @@ static void test_search_latency_log(void)
     rd_test_cli_free(&r);
 
     /* the int8 log alone: exit 3, asking for the float16 build's log */
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method",
-                    "layer", "--target-cos", "0.999", "--latency-table", log8, "-o", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "run the float16 (do_quantization=False) build"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("run the float16 (do_quantization=False) build"), "hybrid", "search", model,
+                  "--dataset", ds, "--input-layout", "nchw", "--samples", "3", "--method", "layer", "--target-cos",
+                  "0.999", "--latency-table", log8, "-o", out);
     cleanup();
 }
 

@@ -10,6 +10,10 @@
  * number).
  */
 #include "rd_test.h"
+#include "files_in.h"
+#include "cli_expect.h"
+#include "text_check.h"
+#include "paths_in.h"
 #include "cli_capture.h"
 #include "rknn_diag/analyzer.h"
 #include "rknn_diag/reports.h"
@@ -113,9 +117,7 @@ static char *dir, model[4200], ds[4200], out_cfg[4200];
 static void setup(void)
 {
     dir = rd_test_tmpdir("hybrid_blocks");
-    snprintf(model, sizeof model, "%s/chain.onnx", dir);
-    snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
-    snprintf(out_cfg, sizeof out_cfg, "%s/out/h.quantization.cfg", dir);
+    rd_test_paths_in(dir, sizeof ds, model, "chain.onnx", ds, "dataset.txt", out_cfg, "out/h.quantization.cfg", NULL);
     write_chain_model(model);
     FILE *f = fopen(ds, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
@@ -215,8 +217,7 @@ static void test_sweep_finds_block(void)
     /* the table and the finding */
     r = rd_test_cli("hybrid", "sweep", model, "--dataset", ds, "--input-layout", "nchw", "--sweep-points", "9", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "pre_cos"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "The error builds up in a block"));
+    RD_ASSERT_HAS_TEXTS(r.out, "pre_cos", "The error builds up in a block");
     CU_ASSERT_PTR_NULL(strstr(r.out, "likely configuration"));
     rd_test_cli_free(&r);
     cleanup();
@@ -278,9 +279,8 @@ static void test_accuracy_sweep_finding(void)
     rd_result_fini(&rep);
     char *page = rd_test_read_file(html, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(page);
-    CU_ASSERT_PTR_NOT_NULL(strstr(page, "<section id=\"sweep\">"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(page, "Output cosine with float16 on a prefix or a suffix"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(page, "data-kind=\"error_block\""));
+    RD_ASSERT_HAS_TEXTS(page, "<section id=\"sweep\">", "Output cosine with float16 on a prefix or a suffix",
+                        "data-kind=\"error_block\"");
     free(page);
     cleanup();
 }
@@ -311,8 +311,7 @@ static void test_search_window(void)
     CU_ASSERT_EQUAL(r.code, 0);
     if (r.code != 0)
         fprintf(stderr, "%s\n%s\n", r.out, r.errs);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\nprefix "));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\nstart "));
+    RD_ASSERT_HAS_TEXTS(r.out, "\nprefix ", "\nstart ");
     CU_ASSERT_PTR_NULL(strstr(r.out, "target not reached"));
     double promised = number_after(r.out, "output cosine ");
     CU_ASSERT(promised >= 0.99);
@@ -335,10 +334,8 @@ static void test_search_window(void)
     rd_test_cli_free(&r);
 
     /* search.json holds the path and the result */
-    char sj[4400];
-    snprintf(sj, sizeof sj, "%s/out/search.json", dir);
     size_t len = 0;
-    char *text = rd_test_read_file(sj, &len);
+    char *text = rd_test_read_in(dir, "out/search.json", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     cJSON *js = cJSON_Parse(text);
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(js, "status")->valuestring, "reached");
@@ -350,10 +347,8 @@ static void test_search_window(void)
     /* the cfg reloads and reaches the promised cosine */
     char snap[4300];
     snprintf(snap, sizeof snap, "%s/snap", dir);
-    r = rd_test_cli("accuracy", model, "--dataset", ds, "--input-layout", "nchw", "--cfg", out_cfg, "-o", snap, "-q",
-                    "--no-txt", "--fail-under-cos", "0.99", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "accuracy", model, "--dataset", ds, "--input-layout", "nchw", "--cfg", out_cfg, "-o",
+                  snap, "-q", "--no-txt", "--fail-under-cos", "0.99");
     cleanup();
 }
 
@@ -388,14 +383,10 @@ static void test_objectives(void)
     CU_ASSERT(number_after(over, "dB, mean ") >= 20.0);
     CU_ASSERT_PTR_NOT_NULL(strstr(over, "the target holds for the mean"));
     rd_test_cli_free(&r);
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--objective", "sqnr",
-                    "--target-cos", "0.99", "-o", out_cfg, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--objective", "best",
-                    "--target-cos", "0.99", "-o", out_cfg, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, NULL, "hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--objective",
+                  "sqnr", "--target-cos", "0.99", "-o", out_cfg);
+    RD_CLI_EXPECT(2, NULL, NULL, "hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--objective",
+                  "best", "--target-cos", "0.99", "-o", out_cfg);
     cleanup();
 }
 
@@ -425,14 +416,10 @@ static void test_score_cmd(void)
     CU_ASSERT_EQUAL(access(p, R_OK), 0);
     rd_test_cli_free(&r);
     /* usage: a score without its target, a target without a scorer */
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--score-cmd", cmd, "-o",
-                    out_cfg, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-score", "1", "-o",
-                    out_cfg, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, NULL, "hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--score-cmd",
+                  cmd, "-o", out_cfg);
+    RD_CLI_EXPECT(2, NULL, NULL, "hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--target-score",
+                  "1", "-o", out_cfg);
     cleanup();
 }
 
@@ -458,10 +445,7 @@ static void test_score_cmd_bad(void)
     rd_cli_result r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--score-cmd",
                                   cmd, "--target-score", "0.9", "-o", out_cfg, NULL);
     CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "candidate 4 ("));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "exited with status 7"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "mAP script: labels missing"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "search.json"));
+    RD_ASSERT_HAS_TEXTS(r.errs, "candidate 4 (", "exited with status 7", "mAP script: labels missing", "search.json");
     size_t len = 0;
     char *text = rd_test_read_file(sj, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
@@ -479,13 +463,9 @@ static void test_score_cmd_bad(void)
     CU_ASSERT_EQUAL(access(kept, R_OK), 0);
 
     /* no number; {outputs} marks where the folder goes in a command line */
-    r = rd_test_cli("hybrid", "search", model, "--dataset", ds, "--input-layout", "nchw", "--score-cmd",
-                    "ls {outputs} > /dev/null && echo 'accuracy: high'", "--target-score", "0.9", "-o", out_cfg, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "candidate 1 ("));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "is not a finite number"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "accuracy: high"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("candidate 1 (", "is not a finite number", "accuracy: high"), "hybrid", "search",
+                  model, "--dataset", ds, "--input-layout", "nchw", "--score-cmd",
+                  "ls {outputs} > /dev/null && echo 'accuracy: high'", "--target-score", "0.9", "-o", out_cfg);
 
     /* a hang, bounded by --score-timeout (what it started is killed too) */
     rd_test_write_text(script, "echo started\nsleep 60 &\nsleep 60\n");
@@ -494,9 +474,7 @@ static void test_score_cmd_bad(void)
                     "--score-timeout", "1", "--target-score", "0.9", "-o", out_cfg, NULL);
     double took = rd_test_seconds() - t0;
     CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "candidate 1 ("));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "did not finish within 1 s"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "started"));
+    RD_ASSERT_HAS_TEXTS(r.errs, "candidate 1 (", "did not finish within 1 s", "started");
     CU_ASSERT(took < 30);
     rd_test_cli_free(&r);
     cleanup();

@@ -9,6 +9,8 @@
 #include "cli_capture.h"
 #include "demo_model.h"
 #include "rd_test.h"
+#include "paths_in.h"
+#include "text_check.h"
 #include "tensor_dump.h"
 
 #include "rknn_diag/adb.h"
@@ -55,9 +57,8 @@ static void rig_init(rule_rig *r)
     snprintf(userdata, sizeof userdata, "%s/userdata", r->root);
     snprintf(r->model, sizeof r->model, "%s/demo.onnx", userdata);
     snprintf(r->cfg, sizeof r->cfg, "%s/demo.quantization.cfg", userdata);
-    snprintf(r->image, sizeof r->image, "%s/bytes.npy", r->dir);
-    snprintf(dataset, sizeof dataset, "%s/dataset.txt", r->dir);
-    snprintf(demo_input, sizeof demo_input, "%s/image.npy", r->dir);
+    rd_test_paths_in(r->dir, sizeof dataset, r->image, "bytes.npy", dataset, "dataset.txt", demo_input, "image.npy",
+                     NULL);
     snprintf(r->floats, sizeof r->floats, "%s", demo_input);
     snprintf(home, sizeof home, "%s/home", r->dir);
     rd_error err;
@@ -168,14 +169,12 @@ static void test_wrong_rule_says_which(void)
     rig_init(&r);
     rd_cli_result o = run(&r, "normal-read-as-zc", "normal", NULL, "zero-copy", false);
     CU_ASSERT_EQUAL(o.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "normalisation applied twice"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "--app-api normal"));
+    RD_ASSERT_HAS_TEXTS(o.out, "normalisation applied twice", "--app-api normal");
     rd_test_cli_free(&o);
     /* a zero-copy buffer of floats read as the normal API's dump: not normalised, or the other rule */
     o = run_on(&r, r.floats, "zc-read-as-normal", "zero-copy", NULL, "normal", false);
     CU_ASSERT_EQUAL(o.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "normalisation not applied"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "--app-api zero-copy"));
+    RD_ASSERT_HAS_TEXTS(o.out, "normalisation not applied", "--app-api zero-copy");
     rd_test_cli_free(&o);
     /* a uint8 dump cannot hold a normalised input: read as the data before the normalisation (a runtime
        that folds mean/std into the first layer dumps it so under the normal API too), with a note */

@@ -5,8 +5,11 @@
  * dtype, group weights, gdq, export-qdq).
  */
 #include "rd_test.h"
+#include "small_convnet.h"
+#include "paths_in.h"
 #include "tensor_check.h"
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "rknn_diag/analyzer.h"
 
 #include <math.h>
@@ -28,42 +31,6 @@ static void fill(rd_tensor *t, int rank, const int64_t *dims, float amp)
         ((float *)t->data)[i] = amp * rnd();
 }
 
-/* x [1,2,6,6] -> Conv 3x3 (+bias) -> Relu -> Conv 1x1 stride 2 -> Flatten -> Gemm -> y [1,5]. */
-static void write_model(const char *path)
-{
-    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
-    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 2, 6, 6}, NULL);
-    rd_tensor w1, b1, w2, wg, bg;
-    fill(&w1, 4, (const int64_t[]){3, 2, 3, 3}, 0.5f);
-    fill(&b1, 1, (const int64_t[]){3}, 0.1f);
-    fill(&w2, 4, (const int64_t[]){4, 3, 1, 1}, 0.7f);
-    fill(&wg, 2, (const int64_t[]){36, 5}, 0.3f);
-    fill(&bg, 1, (const int64_t[]){5}, 0.1f);
-    rd_onnx_add_initializer(b, "conv1.weight", &w1, RD_ONNX_RAW);
-    rd_onnx_add_initializer(b, "conv1.bias", &b1, RD_ONNX_RAW);
-    rd_onnx_add_initializer(b, "conv2.weight", &w2, RD_ONNX_RAW);
-    rd_onnx_add_initializer(b, "fc.weight", &wg, RD_ONNX_RAW);
-    rd_onnx_add_initializer(b, "fc.bias", &bg, RD_ONNX_RAW);
-    rd_onnx_node *n = rd_onnx_add_node(b, "Conv", "conv1", (const char *const[]){"x", "conv1.weight", "conv1.bias"}, 3,
-                                       (const char *const[]){"c1"}, 1);
-    rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
-    rd_onnx_add_node(b, "Relu", "relu", (const char *const[]){"c1"}, 1, (const char *const[]){"r"}, 1);
-    n = rd_onnx_add_node(b, "Conv", "conv2", (const char *const[]){"r", "conv2.weight"}, 2, (const char *const[]){"c2"},
-                         1);
-    rd_onnx_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
-    rd_onnx_add_node(b, "Flatten", "flat", (const char *const[]){"c2"}, 1, (const char *const[]){"f"}, 1);
-    rd_onnx_add_node(b, "Gemm", "fc", (const char *const[]){"f", "fc.weight", "fc.bias"}, 3, (const char *const[]){"y"},
-                     1);
-    rd_onnx_add_output(b, "y", RD_DT_F32, 2, (const int64_t[]){1, 5}, NULL);
-    CU_ASSERT_EQUAL(rd_onnx_builder_save(b, path, NULL), RD_OK);
-    rd_onnx_builder_destroy(b);
-    rd_tensor_fini(&w1);
-    rd_tensor_fini(&b1);
-    rd_tensor_fini(&w2);
-    rd_tensor_fini(&wg);
-    rd_tensor_fini(&bg);
-}
-
 typedef struct paths {
     char *dir;
     char model[4200], ds[4200], in0[4200];
@@ -73,7 +40,7 @@ static void setup(paths *p)
 {
     p->dir = rd_test_tmpdir("int16");
     snprintf(p->model, sizeof p->model, "%s/model.onnx", p->dir);
-    write_model(p->model);
+    rd_test_write_small_convnet(p->model, rnd, false, false); /* conv2 without padding, short names */
     char list[1024] = "", path[4200];
     for (int k = 0; k < 4; k++) {
         rd_tensor x;
@@ -129,12 +96,8 @@ static void test_w16a16i_quantize_reload(void)
     paths p;
     setup(&p);
     char cfg[4300], d_fp[4300], d_cal[4300], d_cfg[4300], d_i8[4300], d_fp16[4300];
-    snprintf(cfg, sizeof cfg, "%s/w16.quantization.cfg", p.dir);
-    snprintf(d_fp, sizeof d_fp, "%s/d_fp32", p.dir);
-    snprintf(d_cal, sizeof d_cal, "%s/d_cal", p.dir);
-    snprintf(d_cfg, sizeof d_cfg, "%s/d_cfg", p.dir);
-    snprintf(d_i8, sizeof d_i8, "%s/d_i8", p.dir);
-    snprintf(d_fp16, sizeof d_fp16, "%s/d_fp16", p.dir);
+    rd_test_paths_in(p.dir, sizeof cfg, cfg, "w16.quantization.cfg", d_fp, "d_fp32", d_cal, "d_cal", d_cfg, "d_cfg",
+                     d_i8, "d_i8", d_fp16, "d_fp16", NULL);
     rd_cli_result r = rd_test_cli("quantize", p.model, "--dataset", p.ds, "--input-layout", "nchw", "--dtype",
                                   "w16a16i", "--platform", "rv1106", "-o", cfg, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
@@ -184,10 +147,8 @@ static void test_w16a16i_quantize_reload(void)
     /* dfp writes power-of-two scales with zero point 0, and they reload bit for bit */
     char cfg_dfp[4300], d2[4300];
     snprintf(cfg_dfp, sizeof cfg_dfp, "%s/dfp.quantization.cfg", p.dir);
-    r = rd_test_cli("quantize", p.model, "--dataset", p.ds, "--input-layout", "nchw", "--dtype", "w16a16i_dfp", "-o",
-                    cfg_dfp, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "quantize", p.model, "--dataset", p.ds, "--input-layout", "nchw", "--dtype",
+                  "w16a16i_dfp", "-o", cfg_dfp);
     CU_ASSERT_EQUAL_FATAL(rd_qcfg_load(cfg_dfp, &q, &err), RD_OK);
     a = rd_qcfg_find(&q, "r");
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
@@ -213,12 +174,8 @@ static void test_hybrid_int16_cfg(void)
     paths p;
     setup(&p);
     char cfg8[4300], hyb[4300], back[4300], d8[4300], dh[4300], dh2[4300];
-    snprintf(cfg8, sizeof cfg8, "%s/w8.quantization.cfg", p.dir);
-    snprintf(hyb, sizeof hyb, "%s/hybrid.quantization.cfg", p.dir);
-    snprintf(back, sizeof back, "%s/back.quantization.cfg", p.dir);
-    snprintf(d8, sizeof d8, "%s/d8", p.dir);
-    snprintf(dh, sizeof dh, "%s/dh", p.dir);
-    snprintf(dh2, sizeof dh2, "%s/dh2", p.dir);
+    rd_test_paths_in(p.dir, sizeof back, cfg8, "w8.quantization.cfg", hyb, "hybrid.quantization.cfg", back,
+                     "back.quantization.cfg", d8, "d8", dh, "dh", dh2, "dh2", NULL);
     rd_cli_result r = rd_test_cli("quantize", p.model, "--dataset", p.ds, "--input-layout", "nchw", "-o", cfg8, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
     rd_test_cli_free(&r);
@@ -232,9 +189,7 @@ static void test_hybrid_int16_cfg(void)
     CU_ASSERT_EQUAL(run_to(&p, "int8", cfg8, "rk3588", d8, NULL), 0);
     CU_ASSERT_EQUAL(run_to(&p, "int8", hyb, "rk3588", dh, NULL), 0);
     /* quantize with the hybrid cfg writes the int16 tensor's int16 parameters and conv1's int16 weights */
-    r = rd_test_cli("quantize", p.model, "--cfg", hyb, "-o", back, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "quantize", p.model, "--cfg", hyb, "-o", back);
     CU_ASSERT_EQUAL_FATAL(rd_qcfg_load(back, &q, &err), RD_OK);
     const rd_qcfg_layer *l = rd_qcfg_find_layer(&q, "r");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
@@ -295,11 +250,8 @@ static void test_int16_refusals(void)
     /* export-qdq does not write int16 tensors yet: a clear refusal */
     char qdq[4300];
     snprintf(qdq, sizeof qdq, "%s/q.onnx", p.dir);
-    rd_cli_result r = rd_test_cli("export-qdq", p.model, "--dataset", p.ds, "--input-layout", "nchw", "--dtype",
-                                  "w16a16i", "-o", qdq, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "--dtype must be w8a8 (got w16a16i)"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("--dtype must be w8a8 (got w16a16i)"), "export-qdq", p.model, "--dataset", p.ds,
+                  "--input-layout", "nchw", "--dtype", "w16a16i", "-o", qdq);
     free(p.dir);
 }
 

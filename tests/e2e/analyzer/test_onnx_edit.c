@@ -4,7 +4,9 @@
  * originals bit for bit in FP32 (Conv, MatMul, element-wise, with Reshape/Transpose at the boundary).
  */
 #include "rd_test.h"
+#include "text_check.h"
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "edit_model.h"
 
 #include <stdio.h>
@@ -711,8 +713,8 @@ static void test_cli(void)
     rd_cli_result r = rd_test_cli("onnx-edit", model, "-o", out, "--input", "x=a,b,c,d->a,d,b,c", "--output",
                                   "y=a,b,c,d->a,d,b,c", "--dataset", list, "--input-layout", "nchw", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "layout layers (Reshape/Transpose): 2 before, 0 after"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "input  x                        1x6x5x4 -> 1x4x6x5"));
+    RD_ASSERT_HAS_TEXTS(r.out, "layout layers (Reshape/Transpose): 2 before, 0 after",
+                        "input  x                        1x6x5x4 -> 1x4x6x5");
     if (r.code)
         fprintf(stderr, "\n%s%s\n", r.out, r.errs);
     rd_test_cli_free(&r);
@@ -740,27 +742,14 @@ static void test_cli(void)
     rd_tensor_fini(&s[0]);
     rd_tensor_fini(&s[1]);
 
-    r = rd_test_cli("inspect", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "layout layers (Reshape/Transpose) 0"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, RD_TEXTS("layout layers (Reshape/Transpose) 0"), NULL, "inspect", out);
 
     /* a malformed formula: usage error with the caret */
-    r = rd_test_cli("onnx-edit", model, "-o", out, "--input", "x=a,b,c,d->a,d,b,2c", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "digit '2' outside the brackets"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "\n    a,b,c,d->a,d,b,2c\n                   ^"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("onnx-edit", model, "-o", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
-    r = rd_test_cli("onnx-edit", model, "-o", out, "--output", "z=a->a", NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "no output 'z'"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("onnx-edit", "--help", NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("digit '2' outside the brackets", "\n    a,b,c,d->a,d,b,2c\n                   ^"),
+                  "onnx-edit", model, "-o", out, "--input", "x=a,b,c,d->a,d,b,2c");
+    RD_CLI_EXPECT(2, NULL, NULL, "onnx-edit", model, "-o", out);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("no output 'z'"), "onnx-edit", model, "-o", out, "--output", "z=a->a");
+    RD_CLI_EXPECT(0, NULL, NULL, "onnx-edit", "--help");
     free(dir);
 }
 

@@ -3,6 +3,7 @@
  * malformed cases, and the mapping of its rows onto a small model's candidates (latency_table.c).
  */
 #include "rd_test.h"
+#include "text_check.h"
 #include "hybrid.h"
 #include "latency_fixtures.h"
 #include "perf_log.h"
@@ -23,6 +24,19 @@ static char *render(fx_writer w, const lat_fx_row *rows, int n, size_t *len)
     return buf;
 }
 
+/* Renders rows with w, checks the text is taken for a perf log and parses it as name into log: the caller frees
+   the text and finalises log. */
+static char *render_and_parse(fx_writer w, const lat_fx_row *rows, int n, const char *name, an_perf_log *log)
+{
+    size_t len;
+    char *text = render(w, rows, n, &len);
+    CU_ASSERT(an_perf_log_detect(text, len));
+    an_perf_log_init(log);
+    rd_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(an_perf_log_parse(text, len, name, log, &err), RD_OK);
+    return text;
+}
+
 static const lat_fx_row small_int8[] = {
     {"InputOperator", "INT8", "CPU", "\\", "(1,3,8,8)", 12, "InputOperator:x"},
     {"ConvRelu", "INT8", "NPU", "(1,3,8,8),(8,3,3,3),(8)", "(1,8,8,8)", 100, "Conv:Conv_0"},
@@ -35,13 +49,8 @@ static const lat_fx_row small_int8[] = {
 
 static void test_v2_layout(void)
 {
-    size_t len;
-    char *text = render(lat_fx_write_v2, small_int8, 7, &len);
-    CU_ASSERT(an_perf_log_detect(text, len));
     an_perf_log log;
-    an_perf_log_init(&log);
-    rd_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(an_perf_log_parse(text, len, "v2.log", &log, &err), RD_OK);
+    char *text = render_and_parse(lat_fx_write_v2, small_int8, 7, "v2.log", &log);
     CU_ASSERT_EQUAL(log.n_tables, 1);
     CU_ASSERT_EQUAL_FATAL(log.n_rows, 7); /* the summary and ranking table are not rows */
     CU_ASSERT_STRING_EQUAL(log.rows[0].full_name, "InputOperator:x");
@@ -68,13 +77,8 @@ static void test_old_layout(void)
         {"ConvRelu", "UINT8", "NPU", "(1,3,224,224),(32,3,3,3),(32)", "(1,32,112,112)", 428, "Conv:conv1"},
         {"Conv", "FLOAT16", "NPU", "(1,32,112,112),(1,32,3,3),(32)", "(1,32,112,112)", 1310, "Conv:conv2/dw"},
     };
-    size_t len;
-    char *text = render(lat_fx_write_old, rows, 3, &len);
-    CU_ASSERT(an_perf_log_detect(text, len));
     an_perf_log log;
-    an_perf_log_init(&log);
-    rd_error err = {0};
-    CU_ASSERT_EQUAL_FATAL(an_perf_log_parse(text, len, "old.log", &log, &err), RD_OK);
+    char *text = render_and_parse(lat_fx_write_old, rows, 3, "old.log", &log);
     CU_ASSERT_EQUAL_FATAL(log.n_rows, 3);
     CU_ASSERT_EQUAL(log.rows[1].us, 428); /* not the DDR/NPU/Total Cycles before it */
     CU_ASSERT_EQUAL(log.rows[1].prec, AN_PERF_INT8);
@@ -344,12 +348,10 @@ static void test_map_and_merge(void)
     long a3 = cand_index(c, n, "a3"), c2 = cand_index(c, n, "c2");
     CU_ASSERT_DOUBLE_EQUAL(c[c2 >= 0 ? c2 : a3].cost, 0.4, 1e-9);
     /* the report: matched and ignored, with the ignored rows named */
-    CU_ASSERT_PTR_NOT_NULL(strstr(errs_text, "3 rows matched (3 int8 and 0 float16 times"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(errs_text, "4 ignored"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(errs_text, "exDataConvert:y__float16 (line 12: conversion the runtime inserted)"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(errs_text, "Reshape:a3_rs_sw (line 10: no such node or tensor"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(errs_text, "InputOperator:x"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(errs_text, "through the node before '#'"));
+    RD_ASSERT_HAS_TEXTS(errs_text, "3 rows matched (3 int8 and 0 float16 times", "4 ignored",
+                        "exDataConvert:y__float16 (line 12: conversion the runtime inserted)",
+                        "Reshape:a3_rs_sw (line 10: no such node or tensor", "InputOperator:x",
+                        "through the node before '#'");
     free(errs_text);
 
     /* a float16 log missing Conv_4: its cost is estimated from the others' ratio (3), and says so */
@@ -365,8 +367,7 @@ static void test_map_and_merge(void)
 
     /* the int8 log alone: nothing to estimate from -> the error says which log to add */
     CU_ASSERT_EQUAL(an_hyb_latency_load(paths, 1, s, c, n, NULL, &err), RD_E_PARSE);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "run the float16 (do_quantization=False) build"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "r1"));
+    RD_ASSERT_HAS_TEXTS(err.msg, "run the float16 (do_quantization=False) build", "r1");
 
     /* a CSV merged with a log: the CSV gives both sides of r1 */
     const char *mixed[] = {
@@ -381,8 +382,7 @@ static void test_map_and_merge(void)
     static const lat_fx_row other[] = {{"ConvRelu", "INT8", "NPU", "(1,3,8,8)", "(1,8,8,8)", 10, "Conv:elsewhere"}};
     const char *wrong[] = {write_tmp("other.log", lat_fx_write_v2, other, 1, NULL)};
     CU_ASSERT_EQUAL(an_hyb_latency_load(wrong, 1, s, c, n, NULL, &err), RD_E_NOTFOUND);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "none of the 1 layer rows"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "Conv:elsewhere"));
+    RD_ASSERT_HAS_TEXTS(err.msg, "none of the 1 layer rows", "Conv:elsewhere");
     FILE *f = fopen(wrong[0], "wb");
     fwrite("\x7f"
            "ELF\0\0\x01",

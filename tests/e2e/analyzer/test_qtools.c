@@ -1,7 +1,11 @@
 /* test_qtools.c: quantize, export-qdq (both forms) and run --precision int8 --cfg on small built models. */
 #include "rd_test.h"
+#include "small_convnet.h"
+#include "text_check.h"
+#include "paths_in.h"
 #include "tensor_check.h"
 #include "cli_capture.h"
+#include "cli_expect.h"
 #include "rknn_diag/analyzer.h"
 
 #include <math.h>
@@ -23,54 +27,6 @@ static void fill(rd_tensor *t, rd_dtype dt, int rank, const int64_t *dims, float
         ((float *)t->data)[i] = amp * rnd();
 }
 
-/* x [1,2,6,6] -> Conv 3x3 (+bias) -> Relu -> Conv 1x1 -> Flatten -> Gemm -> y [1,5], names with '/'. */
-static void write_model(const char *path)
-{
-    rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
-    rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 2, 6, 6}, NULL);
-    rd_tensor w1, b1, w2, wg, bg;
-    fill(&w1, RD_DT_F32, 4, (const int64_t[]){3, 2, 3, 3}, 0.5f);
-    fill(&b1, RD_DT_F32, 1, (const int64_t[]){3}, 0.1f);
-    fill(&w2, RD_DT_F32, 4, (const int64_t[]){4, 3, 1, 1}, 0.7f);
-    fill(&wg, RD_DT_F32, 2, (const int64_t[]){64, 5}, 0.3f);
-    fill(&bg, RD_DT_F32, 1, (const int64_t[]){5}, 0.1f);
-    rd_onnx_add_initializer(b, "conv1.weight", &w1, RD_ONNX_RAW);
-    rd_onnx_add_initializer(b, "conv1.bias", &b1, RD_ONNX_RAW);
-    rd_onnx_add_initializer(b, "conv2.weight", &w2, RD_ONNX_RAW);
-    rd_onnx_add_initializer(b, "fc.weight", &wg, RD_ONNX_RAW);
-    rd_onnx_add_initializer(b, "fc.bias", &bg, RD_ONNX_RAW);
-    rd_onnx_node *n =
-        rd_onnx_add_node(b, "Conv", "/conv1/Conv", (const char *const[]){"x", "conv1.weight", "conv1.bias"}, 3,
-                         (const char *const[]){"/conv1/Conv_output_0"}, 1);
-    rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
-    rd_onnx_add_node(b, "Relu", "/relu/Relu", (const char *const[]){"/conv1/Conv_output_0"}, 1,
-                     (const char *const[]){"/relu/Relu_output_0"}, 1);
-    n = rd_onnx_add_node(b, "Conv", "/conv2/Conv", (const char *const[]){"/relu/Relu_output_0", "conv2.weight"}, 2,
-                         (const char *const[]){"/conv2/Conv_output_0"}, 1);
-    rd_onnx_attr_ints(n, "strides", (const int64_t[]){2, 2}, 2);
-    rd_onnx_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
-    rd_onnx_add_node(b, "Flatten", "/Flatten", (const char *const[]){"/conv2/Conv_output_0"}, 1,
-                     (const char *const[]){"/Flatten_output_0"}, 1);
-    rd_onnx_add_node(b, "Gemm", "/fc/Gemm", (const char *const[]){"/Flatten_output_0", "fc.weight", "fc.bias"}, 3,
-                     (const char *const[]){"y"}, 1);
-    rd_onnx_add_output(b, "y", RD_DT_F32, 2, (const int64_t[]){1, 5}, NULL);
-    CU_ASSERT_EQUAL(rd_onnx_builder_save(b, path, NULL), RD_OK);
-    rd_onnx_builder_destroy(b);
-    rd_tensor_fini(&w1);
-    rd_tensor_fini(&b1);
-    rd_tensor_fini(&w2);
-    rd_tensor_fini(&wg);
-    rd_tensor_fini(&bg);
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static char *read_text(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -83,25 +39,29 @@ static char *read_text(const char *path)
     return buf;
 }
 
+/* dir/s0.npy .. s<n-1>.npy: float32 samples of shape dims (rank 4), values in [-2, 2). */
+static void write_samples(const char *dir, int n, const int64_t *dims)
+{
+    char path[4300];
+    for (int k = 0; k < n; k++) {
+        rd_tensor x;
+        fill(&x, RD_DT_F32, 4, dims, 2.0f);
+        snprintf(path, sizeof path, "%s/s%d.npy", dir, k);
+        CU_ASSERT_EQUAL(rd_npy_save(path, &x, NULL), RD_OK);
+        rd_tensor_fini(&x);
+    }
+}
+
 /* The test folder: model.onnx, 4 samples in NCHW .npy and dataset.txt. */
 static char *setup(void)
 {
     char *dir = rd_test_tmpdir("qtools");
     char path[4200];
     snprintf(path, sizeof path, "%s/model.onnx", dir);
-    write_model(path);
-    char list[1024] = "";
-    for (int k = 0; k < 4; k++) {
-        rd_tensor x;
-        fill(&x, RD_DT_F32, 4, (const int64_t[]){1, 2, 6, 6}, 2.0f);
-        snprintf(path, sizeof path, "%s/s%d.npy", dir, k);
-        CU_ASSERT_EQUAL(rd_npy_save(path, &x, NULL), RD_OK);
-        rd_tensor_fini(&x);
-        size_t used = strlen(list);
-        snprintf(list + used, sizeof list - used, "s%d.npy\n", k);
-    }
+    rd_test_write_small_convnet(path, rnd, true, true); /* conv2 padded, names with '/' as exported */
+    write_samples(dir, 4, (const int64_t[]){1, 2, 6, 6});
     snprintf(path, sizeof path, "%s/dataset.txt", dir);
-    write_text(path, list);
+    rd_test_write_text(path, "s0.npy\ns1.npy\ns2.npy\ns3.npy\n");
     return dir;
 }
 
@@ -120,16 +80,10 @@ static void test_quantize_roundtrip(void)
 {
     char *dir = setup();
     char model[4200], ds[4200], cfg[4200], in0[4200], d1[4200], d2[4200];
-    snprintf(model, sizeof model, "%s/model.onnx", dir);
-    snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
-    snprintf(cfg, sizeof cfg, "%s/out.quantization.cfg", dir);
-    snprintf(in0, sizeof in0, "%s/s0.npy", dir);
-    snprintf(d1, sizeof d1, "%s/dump_calibrated", dir);
-    snprintf(d2, sizeof d2, "%s/dump_cfg", dir);
-    rd_cli_result r = rd_test_cli("quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "may name them differently"));
-    rd_test_cli_free(&r);
+    rd_test_paths_in(dir, sizeof cfg, model, "model.onnx", ds, "dataset.txt", cfg, "out.quantization.cfg", in0,
+                     "s0.npy", d1, "dump_calibrated", d2, "dump_cfg", NULL);
+    RD_CLI_EXPECT(0, NULL, RD_TEXTS("may name them differently"), "quantize", model, "--dataset", ds, "--input-layout",
+                  "nchw", "-o", cfg);
     rd_qcfg q, back;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_qcfg_load(cfg, &q, &err), RD_OK);
@@ -155,14 +109,10 @@ static void test_quantize_roundtrip(void)
     rd_qcfg_fini(&back);
     rd_qcfg_fini(&q);
     /* the simulation configured from the file reproduces the calibrated one bit for bit */
-    r = rd_test_cli("run", model, "-i", in0, "-p", "int8", "--dataset", ds, "--input-layout", "nchw", "--outputs-only",
-                    "-q", "-o", d1, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
-    r = rd_test_cli("run", model, "-i", in0, "-p", "int8", "--cfg", cfg, "--outputs-only", "-q", "-o", d2, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "3 weights"));
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "run", model, "-i", in0, "-p", "int8", "--dataset", ds, "--input-layout", "nchw",
+                  "--outputs-only", "-q", "-o", d1);
+    RD_CLI_EXPECT(0, NULL, RD_TEXTS("3 weights"), "run", model, "-i", in0, "-p", "int8", "--cfg", cfg, "--outputs-only",
+                  "-q", "-o", d2);
     char p1[4300], p2[4300];
     snprintf(p1, sizeof p1, "%s/0.npy", d1);
     snprintf(p2, sizeof p2, "%s/0.npy", d2);
@@ -174,9 +124,7 @@ static void test_quantize_roundtrip(void)
     /* export-qdq: loads in our loader, and our FP32 reference on it agrees with the INT8 simulator */
     char qdq[4200];
     snprintf(qdq, sizeof qdq, "%s/qdq.onnx", dir);
-    r = rd_test_cli("export-qdq", model, "--cfg", cfg, "-o", qdq, NULL);
-    CU_ASSERT_EQUAL(r.code, 0);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(0, NULL, NULL, "export-qdq", model, "--cfg", cfg, "-o", qdq);
     rd_model *m = NULL;
     CU_ASSERT_EQUAL_FATAL(rd_model_load(qdq, NULL, &m, &err), RD_OK);
     CU_ASSERT_EQUAL(rd_model_opset(m, ""), 13);
@@ -309,20 +257,11 @@ static void check_int_export(const char *dir, const char *model, const char *cfg
 static void test_export_integer(void)
 {
     char *dir = rd_test_tmpdir("qtools_int");
-    char model[4200], ds[4200], cfg[4200], qdq[4200], path[4300];
-    snprintf(model, sizeof model, "%s/model.onnx", dir);
-    snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
-    snprintf(cfg, sizeof cfg, "%s/m.cfg", dir);
-    snprintf(qdq, sizeof qdq, "%s/int.onnx", dir);
+    char model[4200], ds[4200], cfg[4200], qdq[4200];
+    rd_test_paths_in(dir, sizeof cfg, model, "model.onnx", ds, "dataset.txt", cfg, "m.cfg", qdq, "int.onnx", NULL);
     write_int_model(model);
-    for (int k = 0; k < 3; k++) {
-        rd_tensor x;
-        fill(&x, RD_DT_F32, 4, (const int64_t[]){1, 4, 6, 6}, 2.0f);
-        snprintf(path, sizeof path, "%s/s%d.npy", dir, k);
-        CU_ASSERT_EQUAL(rd_npy_save(path, &x, NULL), RD_OK);
-        rd_tensor_fini(&x);
-    }
-    write_text(ds, "s0.npy\ns1.npy\n");
+    write_samples(dir, 3, (const int64_t[]){1, 4, 6, 6});
+    rd_test_write_text(ds, "s0.npy\ns1.npy\n");
     rd_cli_result r = rd_test_cli("quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, NULL);
     CU_ASSERT_EQUAL_FATAL(r.code, 0);
     rd_test_cli_free(&r);
@@ -333,8 +272,7 @@ static void test_export_integer(void)
     rd_test_cli_free(&r);
     r = rd_test_cli("inspect", qdq, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "ConvInteger                  2"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "MatMulInteger                4"));
+    RD_ASSERT_HAS_TEXTS(r.out, "ConvInteger                  2", "MatMulInteger                4");
     CU_ASSERT_PTR_NULL(strstr(r.out, "Gemm"));
     CU_ASSERT_PTR_NULL(strstr(r.out, "UNSUPPORTED"));
     rd_test_cli_free(&r);
@@ -346,7 +284,7 @@ static void test_export_integer(void)
     CU_ASSERT_FATAL(strncmp(text, head, strlen(head)) == 0);
     char *hybrid = malloc(strlen(text) + 64);
     snprintf(hybrid, strlen(text) + 64, "custom_quantize_layers:\n    d: float16\n%s", text + strlen(head));
-    write_text(cfg, hybrid);
+    rd_test_write_text(cfg, hybrid);
     free(hybrid);
     free(text);
     check_int_export(dir, model, cfg, qdq, 3);
@@ -357,26 +295,22 @@ static void test_rknn_cfg_and_errors(void)
 {
     char *dir = setup();
     char model[4200], ds[4200], cfg[4200], tk[4200], out[4200], bad[4200];
-    snprintf(model, sizeof model, "%s/model.onnx", dir);
-    snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
-    snprintf(cfg, sizeof cfg, "%s/tk_out.cfg", dir);
-    snprintf(tk, sizeof tk, "%s/step1.cfg", dir);
-    snprintf(out, sizeof out, "%s/never.cfg", dir);
-    snprintf(bad, sizeof bad, "%s/bad.cfg", dir);
+    rd_test_paths_in(dir, sizeof bad, model, "model.onnx", ds, "dataset.txt", cfg, "tk_out.cfg", tk, "step1.cfg", out,
+                     "never.cfg", bad, "bad.cfg", NULL);
     /* a step-1 file as the toolkit names things: ':0' suffixes, '/' sanitised, one tensor of its own */
-    write_text(tk, "custom_quantize_layers: {}\n"
-                   "quantize_parameters:\n"
-                   "    x:0: {qtype: asymmetric_quantized, qmethod: layer, dtype: int8, min: [-1.0], max: [1.0],"
-                   " scale: [0.5], zero_point: [0]}\n"
-                   "    _relu_Relu_output_0:0: {qmethod: layer, dtype: int8, min: [0.0], max: [1.0], scale: [0.5],"
-                   " zero_point: [-128]}\n"
-                   "    concat:0_before_conv: {qmethod: layer, dtype: int8, min: [0.0], max: [1.0], scale: [0.25],"
-                   " zero_point: [-128]}\n");
+    rd_test_write_text(tk,
+                       "custom_quantize_layers: {}\n"
+                       "quantize_parameters:\n"
+                       "    x:0: {qtype: asymmetric_quantized, qmethod: layer, dtype: int8, min: [-1.0], max: [1.0],"
+                       " scale: [0.5], zero_point: [0]}\n"
+                       "    _relu_Relu_output_0:0: {qmethod: layer, dtype: int8, min: [0.0], max: [1.0], scale: [0.5],"
+                       " zero_point: [-128]}\n"
+                       "    concat:0_before_conv: {qmethod: layer, dtype: int8, min: [0.0], max: [1.0], scale: [0.25],"
+                       " zero_point: [-128]}\n");
     rd_cli_result r =
         rd_test_cli("quantize", model, "--dataset", ds, "--input-layout", "nchw", "-o", cfg, "--rknn-cfg", tk, NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "2 of 3 entries matched"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "concat:0_before_conv"));
+    RD_ASSERT_HAS_TEXTS(r.errs, "2 of 3 entries matched", "concat:0_before_conv");
     rd_test_cli_free(&r);
     rd_qcfg q;
     rd_error err;
@@ -390,37 +324,24 @@ static void test_rknn_cfg_and_errors(void)
     CU_ASSERT_EQUAL(p->scale[0], 0.25f); /* kept as the toolkit wrote it */
     rd_qcfg_fini(&q);
     /* a cfg naming a tensor we do not have: refused with the closest names, exit 3, no file */
-    write_text(bad, "quantize_parameters:\n    /relu/Relu_outptu_0: {dtype: int8, scale: [0.1], zero_point: [0]}\n");
-    r = rd_test_cli("quantize", model, "--cfg", bad, "-o", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "bad.cfg:2"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "closest"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "/relu/Relu_output_0"));
-    rd_test_cli_free(&r);
+    rd_test_write_text(bad,
+                       "quantize_parameters:\n    /relu/Relu_outptu_0: {dtype: int8, scale: [0.1], zero_point: [0]}\n");
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("bad.cfg:2", "closest", "/relu/Relu_output_0"), "quantize", model, "--cfg", bad,
+                  "-o", out);
     /* a fused-away tensor is not quantizable */
-    write_text(bad, "quantize_parameters:\n    /conv1/Conv_output_0: {dtype: int8, scale: [0.1], zero_point: [0]}\n");
-    r = rd_test_cli("export-qdq", model, "--cfg", bad, "-o", out, NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "fused it into"));
-    rd_test_cli_free(&r);
+    rd_test_write_text(
+        bad, "quantize_parameters:\n    /conv1/Conv_output_0: {dtype: int8, scale: [0.1], zero_point: [0]}\n");
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("fused it into"), "export-qdq", model, "--cfg", bad, "-o", out);
     FILE *f = fopen(out, "rb");
     CU_ASSERT_PTR_NULL(f);
     if (f)
         fclose(f);
     /* usage */
-    r = rd_test_cli("quantize", model, "--dataset", ds, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "missing -o"));
-    rd_test_cli_free(&r);
-    r = rd_test_cli("eval", model, NULL);
-    CU_ASSERT_EQUAL(r.code, 2);
-    rd_test_cli_free(&r);
+    RD_CLI_EXPECT(2, NULL, RD_TEXTS("missing -o"), "quantize", model, "--dataset", ds);
+    RD_CLI_EXPECT(2, NULL, NULL, "eval", model);
     static const char *const cmds[] = {"quantize", "export-qdq", "eval"};
     for (size_t i = 0; i < 3; i++) {
-        r = rd_test_cli(cmds[i], "--help", NULL);
-        CU_ASSERT_EQUAL(r.code, 0);
-        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "usage: rknn-diag"));
-        rd_test_cli_free(&r);
+        RD_CLI_EXPECT(0, RD_TEXTS("usage: rknn-diag"), NULL, cmds[i], "--help");
     }
     char *unused = read_text(out);
     CU_ASSERT_PTR_NULL(unused);
@@ -432,21 +353,16 @@ static void test_eval_dataset(void)
 {
     char *dir = setup();
     char model[4200], ds[4200], labels[4200];
-    snprintf(model, sizeof model, "%s/model.onnx", dir);
-    snprintf(ds, sizeof ds, "%s/dataset.txt", dir);
-    snprintf(labels, sizeof labels, "%s/labels.txt", dir);
-    write_text(labels, "0\n1\n2\n3\n");
+    rd_test_paths_in(dir, sizeof ds, model, "model.onnx", ds, "dataset.txt", labels, "labels.txt", NULL);
+    rd_test_write_text(labels, "0\n1\n2\n3\n");
     rd_cli_result r =
         rd_test_cli("eval", model, "--dataset", ds, "--labels", labels, "--input-layout", "nchw", "--json", NULL);
     CU_ASSERT_EQUAL(r.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"int8\""));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "\"samples\":\t4"));
+    RD_ASSERT_HAS_TEXTS(r.out, "\"int8\"", "\"samples\":\t4");
     rd_test_cli_free(&r);
-    write_text(labels, "0\n1\nseven\n");
-    r = rd_test_cli("eval", model, "--dataset", ds, "--labels", labels, "--input-layout", "nchw", NULL);
-    CU_ASSERT_EQUAL(r.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.errs, "labels.txt:3"));
-    rd_test_cli_free(&r);
+    rd_test_write_text(labels, "0\n1\nseven\n");
+    RD_CLI_EXPECT(3, NULL, RD_TEXTS("labels.txt:3"), "eval", model, "--dataset", ds, "--labels", labels,
+                  "--input-layout", "nchw");
     free(dir);
 }
 

@@ -11,6 +11,9 @@
 #include "rknn_diag/adb.h"
 #include "rknn_diag/analyzer.h"
 #include "rd_test.h"
+#include "files_in.h"
+#include "text_check.h"
+#include "paths_in.h"
 #include "rknn_diag/reports.h"
 #include "runtime_io.h"
 #include "tensor_dump.h"
@@ -124,20 +127,40 @@ static const rd_finding *first_kind(const rd_result *res, rd_finding_kind k)
     return NULL;
 }
 
+/* A rig analysed with its board's tensors (an_accuracy_run_rt), for the tests below to read. */
+typedef struct rt_case {
+    rig r;
+    char snap[4300];
+    an_accuracy_opts o;
+    rd_result res;
+    an_layer_runtime *rt;
+} rt_case;
+
+static void rt_case_run(rt_case *c, const char *tag, const char *fault, const char *missing)
+{
+    rig_init(&c->r, tag, fault, missing);
+    c->o = rig_opts(&c->r, c->snap, sizeof c->snap);
+    rd_result_init(&c->res);
+    c->rt = NULL;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(an_accuracy_run_rt(c->r.sim, &c->r.input, 1, 1, &c->o, &c->res, &c->rt, &err), RD_OK);
+}
+
+static void rt_case_fini(rt_case *c)
+{
+    free(c->rt);
+    rd_result_fini(&c->res);
+    rig_fini(&c->r);
+}
+
 /* A board that computes every layer as the simulator: both groups, single_sim exact, no runtime finding. */
 static void test_faithful_board(void)
 {
-    rig r;
-    rig_init(&r, "rt-faithful", NULL, NULL);
-    char snap[4300];
-    an_accuracy_opts o = rig_opts(&r, snap, sizeof snap);
-    rd_result res;
-    rd_result_init(&res);
-    an_layer_runtime *rt = NULL;
+    rt_case c;
+    rt_case_run(&c, "rt-faithful", NULL, NULL);
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(an_accuracy_run_rt(r.sim, &r.input, 1, 1, &o, &res, &rt, &err), RD_OK);
-    CU_ASSERT(res.has_runtime);
-    const rd_layer_result *l = layer(&res, "relu6_out");
+    CU_ASSERT(c.res.has_runtime);
+    const rd_layer_result *l = layer(&c.res, "relu6_out");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     CU_ASSERT(l->groups[RD_GROUP_RT_ENTIRE].present);
     CU_ASSERT(l->groups[RD_GROUP_RT_SINGLE_SIM].present);
@@ -146,16 +169,16 @@ static void test_faithful_board(void)
     /* the board equals the simulator end to end: runtime entire is simulator entire */
     CU_ASSERT_DOUBLE_EQUAL(l->groups[RD_GROUP_RT_ENTIRE].mean.cos, l->groups[RD_GROUP_SIM_ENTIRE].mean.cos, 1e-9);
     /* a fused-away tensor stays blank in both groups */
-    const rd_layer_result *fused = layer(&res, "dw_out");
+    const rd_layer_result *fused = layer(&c.res, "dw_out");
     if (fused)
         CU_ASSERT_FALSE(fused->groups[RD_GROUP_RT_ENTIRE].present);
-    CU_ASSERT_EQUAL(an_findings_add_rt(&res, &o, rt, &err), RD_OK);
-    CU_ASSERT_EQUAL(count_kind(&res, RD_FIND_RUNTIME_DEPARTURE), 0);
+    CU_ASSERT_EQUAL(an_findings_add_rt(&c.res, &c.o, c.rt, &err), RD_OK);
+    CU_ASSERT_EQUAL(count_kind(&c.res, RD_FIND_RUNTIME_DEPARTURE), 0);
     /* error_analysis.txt: six comment lines and the two-group header */
     char path[4400];
-    snprintf(path, sizeof path, "%s/error_analysis.txt", snap);
+    snprintf(path, sizeof path, "%s/error_analysis.txt", c.snap);
     rd_rknn_txt_opts to = {0};
-    CU_ASSERT_EQUAL(rd_rknn_txt_save(&res, &to, path, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_rknn_txt_save(&c.res, &to, path, &err), RD_OK);
     size_t len = 0;
     char *text = rd_test_read_file(path, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
@@ -163,81 +186,62 @@ static void test_faithful_board(void)
     for (const char *p = text; *p == '#'; p = strchr(p, '\n') + 1)
         comments++;
     CU_ASSERT_EQUAL(comments, 6);
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "runtime_error"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "     entire           single_sim            "));
+    RD_ASSERT_HAS_TEXTS(text, "runtime_error", "     entire           single_sim            ");
     free(text);
     /* the board's tensors in runtime/, named in map_name_to_file.txt */
-    snprintf(path, sizeof path, "%s/runtime/relu6_out.npy", snap);
+    snprintf(path, sizeof path, "%s/runtime/relu6_out.npy", c.snap);
     rd_tensor back;
     CU_ASSERT_EQUAL(rd_npy_load(path, &back, &err), RD_OK);
     rd_tensor_fini(&back);
-    snprintf(path, sizeof path, "%s/map_name_to_file.txt", snap);
+    snprintf(path, sizeof path, "%s/map_name_to_file.txt", c.snap);
     text = rd_test_read_file(path, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "runtime/relu6_out.txt"));
     free(text);
-    free(rt);
-    rd_result_fini(&res);
-    rig_fini(&r);
+    rt_case_fini(&c);
 }
 
 /* One saturating layer on the board: named as the first departure, nothing upstream, nothing downstream. */
 static void test_fault_named_exactly(void)
 {
-    rig r;
-    rig_init(&r, "rt-fault", "relu6_out", NULL);
-    char snap[4300];
-    an_accuracy_opts o = rig_opts(&r, snap, sizeof snap);
-    rd_result res;
-    rd_result_init(&res);
-    an_layer_runtime *rt = NULL;
+    rt_case c;
+    rt_case_run(&c, "rt-fault", "relu6_out", NULL);
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(an_accuracy_run_rt(r.sim, &r.input, 1, 1, &o, &res, &rt, &err), RD_OK);
-    const rd_layer_result *l = layer(&res, "relu6_out");
+    const rd_layer_result *l = layer(&c.res, "relu6_out");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     CU_ASSERT(l->groups[RD_GROUP_RT_SINGLE_SIM].mean.cos < 0.99);
-    CU_ASSERT_EQUAL(an_findings_add_rt(&res, &o, rt, &err), RD_OK);
-    CU_ASSERT_EQUAL(count_kind(&res, RD_FIND_RUNTIME_DEPARTURE), 1);
-    const rd_finding *f = first_kind(&res, RD_FIND_RUNTIME_DEPARTURE);
+    CU_ASSERT_EQUAL(an_findings_add_rt(&c.res, &c.o, c.rt, &err), RD_OK);
+    CU_ASSERT_EQUAL(count_kind(&c.res, RD_FIND_RUNTIME_DEPARTURE), 1);
+    const rd_finding *f = first_kind(&c.res, RD_FIND_RUNTIME_DEPARTURE);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_STRING_EQUAL(f->layer, "relu6_out");
     CU_ASSERT_PTR_NOT_NULL(strstr(f->title, "first departure"));
     CU_ASSERT_PTR_NOT_NULL(strstr(f->evidence, "single_sim cosine"));
     /* the per-tensor outlier conv is lossy in the simulator too: quantization, not the runtime */
-    for (size_t i = 0; i < res.n_findings; i++)
-        if (res.findings[i].kind == RD_FIND_LOSSY_LAYER && strcmp(res.findings[i].layer, "relu6_out") != 0)
-            CU_ASSERT_PTR_NULL(strstr(res.findings[i].evidence, "see the runtime finding"));
-    free(rt);
-    rd_result_fini(&res);
-    rig_fini(&r);
+    for (size_t i = 0; i < c.res.n_findings; i++)
+        if (c.res.findings[i].kind == RD_FIND_LOSSY_LAYER && strcmp(c.res.findings[i].layer, "relu6_out") != 0)
+            CU_ASSERT_PTR_NULL(strstr(c.res.findings[i].evidence, "see the runtime finding"));
+    rt_case_fini(&c);
 }
 
 /* A layer the board did not dump shows only the simulator group; the layer after it has no single_sim. */
 static void test_missing_dump_blank(void)
 {
-    rig r;
-    rig_init(&r, "rt-missing", NULL, "restored");
-    char snap[4300];
-    an_accuracy_opts o = rig_opts(&r, snap, sizeof snap);
-    rd_result res;
-    rd_result_init(&res);
-    an_layer_runtime *rt = NULL;
+    rt_case c;
+    rt_case_run(&c, "rt-missing", NULL, "restored");
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(an_accuracy_run_rt(r.sim, &r.input, 1, 1, &o, &res, &rt, &err), RD_OK);
-    const rd_layer_result *l = layer(&res, "restored");
+    const rd_layer_result *l = layer(&c.res, "restored");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     CU_ASSERT(l->groups[RD_GROUP_SIM_ENTIRE].present);
     CU_ASSERT_FALSE(l->groups[RD_GROUP_RT_ENTIRE].present);
     CU_ASSERT_FALSE(l->groups[RD_GROUP_RT_SINGLE_SIM].present);
-    l = layer(&res, "relu6_out");
+    l = layer(&c.res, "relu6_out");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     CU_ASSERT(l->groups[RD_GROUP_RT_ENTIRE].present);
     CU_ASSERT_FALSE(l->groups[RD_GROUP_RT_SINGLE_SIM].present);
-    CU_ASSERT_EQUAL(an_findings_add_rt(&res, &o, rt, &err), RD_OK);
-    CU_ASSERT_EQUAL(count_kind(&res, RD_FIND_RUNTIME_DEPARTURE), 0);
-    free(rt);
-    rd_result_fini(&res);
-    rig_fini(&r);
+    CU_ASSERT_EQUAL(an_findings_add_rt(&c.res, &c.o, c.rt, &err), RD_OK);
+    CU_ASSERT_EQUAL(count_kind(&c.res, RD_FIND_RUNTIME_DEPARTURE), 0);
+    rt_case_fini(&c);
 }
 
 /* ---- the command line on dump folders written here ---- */
@@ -375,9 +379,7 @@ static void test_cli_input_mistakes(void)
     }
     /* the application read its output with a wrong scale */
     char dumps[4300], snap[4300], app[4300];
-    snprintf(dumps, sizeof dumps, "%s/dumps_ok", r.dir);
-    snprintf(snap, sizeof snap, "%s/snap_ok", r.dir);
-    snprintf(app, sizeof app, "%s/app_out.npy", r.dir);
+    rd_test_paths_in(r.dir, sizeof app, dumps, "dumps_ok", snap, "snap_ok", app, "app_out.npy", NULL);
     write_dumps(&r, dumps, MISTAKE_NONE);
     rd_tensor out;
     rd_error err;
@@ -390,8 +392,7 @@ static void test_cli_input_mistakes(void)
     rd_cli_result o = accuracy_on_dumps(&r, dumps, snap, "--app-outputs", app);
     CU_ASSERT_EQUAL(o.code, 0);
     CU_ASSERT_PTR_NULL(strstr(o.out, "The application's input"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "The application's output 'probs'"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "times 0.5"));
+    RD_ASSERT_HAS_TEXTS(o.out, "The application's output 'probs'", "times 0.5");
     CU_ASSERT_PTR_NULL(strstr(o.out, "Runtime fault"));
     free(o.out);
     free(o.errs);
@@ -433,16 +434,6 @@ static void test_cli_bad_dumps(void)
 }
 
 /* ---- the whole --target --run path against the fake board over loopback ---- */
-
-static bool file_exists(const char *dir, const char *name)
-{
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (f)
-        fclose(f);
-    return f != NULL;
-}
 
 static void touch(const char *dir, const char *name)
 {
@@ -496,11 +487,11 @@ static void test_board_end_to_end(void)
     CU_ASSERT_EQUAL(o.code, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(o.out, "first departure: the board departs from the simulator at 'relu6_out'"));
     CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "removed 1 dump file"));
-    CU_ASSERT(file_exists(dump_dir, "notes.txt"));
-    CU_ASSERT_FALSE(file_exists(dump_dir, "099_ConvRelu_stale_shape_1_8_float.npy"));
+    CU_ASSERT(rd_test_exists_in(dump_dir, "notes.txt"));
+    CU_ASSERT_FALSE(rd_test_exists_in(dump_dir, "099_ConvRelu_stale_shape_1_8_float.npy"));
     char pulled[4400];
     snprintf(pulled, sizeof pulled, "%s/runtime/board_dumps", snap);
-    CU_ASSERT(file_exists(pulled, "004_Clip_relu6_out_shape_1_8_32_32_float.npy"));
+    CU_ASSERT(rd_test_exists_in(pulled, "004_Clip_relu6_out_shape_1_8_32_32_float.npy"));
     free(o.out);
     free(o.errs);
     /* a dump folder that does not exist is created, and said so */
@@ -514,9 +505,8 @@ static void test_board_end_to_end(void)
     snprintf(snap, sizeof snap, "%s/snap3", r.dir);
     o = accuracy_on_board(&r, port, "echo model not found >&2; exit 7", snap, NULL, NULL);
     CU_ASSERT_EQUAL(o.code, 3);
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "exit status 7"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "model not found"));
-    CU_ASSERT(file_exists(snap, "error_analysis.txt"));
+    RD_ASSERT_HAS_TEXTS(o.errs, "exit status 7", "model not found");
+    CU_ASSERT(rd_test_exists_in(snap, "error_analysis.txt"));
     free(o.out);
     free(o.errs);
     rd_board_stop(board);
@@ -524,7 +514,7 @@ static void test_board_end_to_end(void)
     snprintf(snap, sizeof snap, "%s/snap4", r.dir);
     o = accuracy_on_board(&r, port, "true", snap, "--timeout", "2");
     CU_ASSERT_EQUAL(o.code, 3);
-    CU_ASSERT(file_exists(snap, "error_analysis.txt"));
+    CU_ASSERT(rd_test_exists_in(snap, "error_analysis.txt"));
     free(o.out);
     free(o.errs);
     rig_fini(&r);
@@ -541,9 +531,7 @@ static void test_board_local_dumps_cleared_safely(void)
     snprintf(root, sizeof root, "%s/board", r.dir);
     snprintf(stash, sizeof stash, "%s/stash", root);
     snprintf(dump_dir, sizeof dump_dir, "%s/userdata/dumps", root);
-    snprintf(home, sizeof home, "%s/home", r.dir);
-    snprintf(victim, sizeof victim, "%s/victim", r.dir);
-    snprintf(snap, sizeof snap, "%s/snap", r.dir);
+    rd_test_paths_in(r.dir, sizeof home, home, "home", victim, "victim", snap, "snap", NULL);
     snprintf(local, sizeof local, "%s/runtime/board_dumps", snap);
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(an_mkdirs(home, &err), RD_OK);
@@ -569,9 +557,9 @@ static void test_board_local_dumps_cleared_safely(void)
     if (o.code != 0)
         fprintf(stderr, "%s\n%s", o.out, o.errs);
     CU_ASSERT_EQUAL(o.code, 0);
-    CU_ASSERT(file_exists(victim, "precious.npy"));
-    CU_ASSERT(file_exists(local, "004_Clip_relu6_out_shape_1_8_32_32_float.npy")); /* at the right level */
-    CU_ASSERT_FALSE(file_exists(local, "dumps/000_InputOperator_old_shape_1_3_32_32_uint8.npy"));
+    CU_ASSERT(rd_test_exists_in(victim, "precious.npy"));
+    CU_ASSERT(rd_test_exists_in(local, "004_Clip_relu6_out_shape_1_8_32_32_float.npy")); /* at the right level */
+    CU_ASSERT_FALSE(rd_test_exists_in(local, "dumps/000_InputOperator_old_shape_1_3_32_32_uint8.npy"));
     struct stat sb;
     snprintf(path, sizeof path, "%s/to_victim", local);
     CU_ASSERT_NOT_EQUAL(lstat(path, &sb), 0);
@@ -583,7 +571,7 @@ static void test_board_local_dumps_cleared_safely(void)
     o = accuracy_on_board(&r, port, "cp /stash/*.npy {dump_dir}/", snap, NULL, NULL);
     CU_ASSERT_EQUAL(o.code, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(o.errs, "board_dumps: is a symbolic link"));
-    CU_ASSERT(file_exists(victim, "precious.npy"));
+    CU_ASSERT(rd_test_exists_in(victim, "precious.npy"));
     free(o.out);
     free(o.errs);
     rd_board_stop(board);
@@ -608,9 +596,7 @@ static void board_rig_init(board_rig *b, const char *tag)
     snprintf(userdata, sizeof userdata, "%s/userdata", b->root);
     snprintf(b->model, sizeof b->model, "%s/demo.onnx", userdata);
     snprintf(b->cfg, sizeof b->cfg, "%s/demo.quantization.cfg", userdata);
-    snprintf(b->input, sizeof b->input, "%s/image.npy", b->dir);
-    snprintf(dataset, sizeof dataset, "%s/dataset.txt", b->dir);
-    snprintf(home, sizeof home, "%s/home", b->dir);
+    rd_test_paths_in(b->dir, sizeof b->input, b->input, "image.npy", dataset, "dataset.txt", home, "home", NULL);
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(an_mkdirs(userdata, &err), RD_OK);
     CU_ASSERT_EQUAL_FATAL(an_mkdirs(home, &err), RD_OK);

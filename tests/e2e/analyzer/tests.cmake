@@ -4,7 +4,8 @@
 # test_metrics.c and a few others reach the analyzer's internal headers through rd::analyzer_internal.
 file(GLOB E2E_CLI CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
 rd_add_test(test_analyzer SOURCES ${E2E_CLI} ${PROJECT_SOURCE_DIR}/tests/support/cli_capture.c
-            ${PROJECT_SOURCE_DIR}/tests/support/snapshot_compare.c ${PROJECT_SOURCE_DIR}/tests/support/txt_writer_check.c
+            ${PROJECT_SOURCE_DIR}/tests/support/cli_expect.c ${PROJECT_SOURCE_DIR}/tests/support/snapshot_compare.c
+            ${PROJECT_SOURCE_DIR}/tests/support/txt_writer_check.c
             LIBS rd::analyzer_internal PkgConfig::CJSON LABELS "unit;e2e")
 # test_board_run.c runs the built rknn-diag through the fake board's shell (which runs on this host)
 target_compile_definitions(test_analyzer PRIVATE RD_CLI_BINARY="$<TARGET_FILE:rknn-diag>")
