@@ -226,3 +226,20 @@ rd_status rd_file_read_all(const char *dir, const char *path, uint64_t max_bytes
     *out_len = len;
     return RD_OK;
 }
+
+rd_status sim_file_bytes_read(const char *path, uint64_t max_bytes, sim_file_bytes *f, rd_error *err)
+{
+    f->dir = NULL;
+    rd_status st = rd_file_read_all(NULL, path, max_bytes, &f->buf, &f->len, err);
+    if (st == RD_OK && !(f->dir = sim_path_dir(path)))
+        st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    return st;
+}
+
+void sim_file_bytes_free(sim_file_bytes *f)
+{
+    free(f->dir);
+    free(f->buf);
+    f->dir = NULL;
+    f->buf = NULL;
+}

@@ -473,6 +473,18 @@ char *sim_path_dir(const char *path);
 /** dir + "/" + rel, or a copy of rel when rel is absolute or dir is NULL/""; malloc'ed or NULL. */
 char *sim_path_join(const char *dir, const char *rel);
 
+/** A file read whole, with its folder (names inside the file are relative to it); what the loaders parse. */
+typedef struct sim_file_bytes {
+    char *buf;
+    size_t len;
+    char *dir;
+} sim_file_bytes;
+
+/** Reads path (at most max_bytes, fs_read.c's checks) and finds its folder; free with sim_file_bytes_free
+ *  whatever it returns. */
+rd_status sim_file_bytes_read(const char *path, uint64_t max_bytes, sim_file_bytes *f, rd_error *err);
+void sim_file_bytes_free(sim_file_bytes *f);
+
 /* ---------------------------------------------------------------------------------------------------
  * A small YAML tree (yaml_tree.c) built from libyaml's events, with the line and column of every node.
  * Aliases are refused (no exponential expansion) and depth and node counts are bounded.

@@ -571,13 +571,11 @@ out:
 rd_status rd_qcfg_load(const char *path, rd_qcfg *q, rd_error *err)
 {
     rd_qcfg_init(q);
-    char *buf;
-    size_t len;
-    rd_status st = rd_file_read_all(NULL, path, RD_MAX_QCFG_BYTES, &buf, &len, err);
-    if (st != RD_OK)
-        return st;
-    st = rd_qcfg_parse(buf, len, path, q, err);
-    free(buf);
+    sim_file_bytes f;
+    rd_status st = sim_file_bytes_read(path, RD_MAX_QCFG_BYTES, &f, err);
+    if (st == RD_OK)
+        st = rd_qcfg_parse(f.buf, f.len, path, q, err);
+    sim_file_bytes_free(&f);
     return st;
 }
 
