@@ -36,6 +36,12 @@ static inline int64_t sim_count_mul(int64_t a, int64_t b)
 void *sim_malloc_array(size_t n, size_t size);
 /** calloc with the same rules. */
 void *sim_calloc_array(size_t n, size_t size);
+/**
+ * Makes room for element n of the array *arr_ptr (a pointer to the array's pointer) of n elements of elem
+ * bytes that only this function grows: the capacity is implied, the smallest power of two >= n, and doubles
+ * when n reaches it (O(N) copying for N appends). False, the array untouched, when out of memory.
+ */
+bool sim_grow_for(void *arr_ptr, size_t n, size_t elem);
 /** strdup that returns NULL on NULL. */
 char *sim_strdup(const char *s);
 
