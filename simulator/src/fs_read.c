@@ -18,18 +18,14 @@
 /* What a non-regular file is, for messages. */
 static const char *file_kind(mode_t m)
 {
-    if (S_ISFIFO(m))
-        return "a FIFO (named pipe)";
-    if (S_ISDIR(m))
-        return "a folder";
-    if (S_ISCHR(m))
-        return "a character device";
-    if (S_ISBLK(m))
-        return "a block device";
-    if (S_ISSOCK(m))
-        return "a socket";
-    if (S_ISLNK(m))
-        return "a symbolic link";
+    static const struct {
+        mode_t type;
+        const char *name;
+    } kinds[] = {{S_IFIFO, "a FIFO (named pipe)"}, {S_IFDIR, "a folder"},  {S_IFCHR, "a character device"},
+                 {S_IFBLK, "a block device"},      {S_IFSOCK, "a socket"}, {S_IFLNK, "a symbolic link"}};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if ((m & S_IFMT) == kinds[i].type)
+            return kinds[i].name;
     return "not a regular file";
 }
 
