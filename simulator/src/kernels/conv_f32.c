@@ -17,10 +17,9 @@
 #undef IM2COL_NAME
 #undef COL2IM_NAME
 
-#define GEMM_ROWS 96       /* output channels of a pointwise task (a multiple of SGEMM_MR) */
-#define GEMM_COLS 256      /* output positions of a pointwise task (a multiple of SGEMM_NR) */
-#define GEMM_MIN_TASKS 8   /* fewer pointwise tasks than this: smaller channel blocks, down to 2 micro-tiles */
-#define DIRECT_ELEMS 16384 /* outputs of a direct task, in whole channels */
+#define GEMM_ROWS 96     /* output channels of a pointwise task (a multiple of SGEMM_MR) */
+#define GEMM_COLS 256    /* output positions of a pointwise task (a multiple of SGEMM_NR) */
+#define GEMM_MIN_TASKS 8 /* fewer pointwise tasks than this: smaller channel blocks, down to 2 micro-tiles */
 
 static size_t align64(size_t v)
 {
@@ -93,11 +92,7 @@ void conv_plan_f32(const conv_geom *g, conv_plan *out)
         out->tasks = slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block);
         out->scratch = align64(sgemm_f32_work_bytes(cg, out->col_block));
     } else if (conv_direct_applies(g)) {
-        out->kind = CONV_KIND_DEPTHWISE;
-        const int64_t per = out_plane > 0 ? DIRECT_ELEMS / out_plane : 1;
-        out->ch_block = per < 1 ? 1 : per;
-        out->tasks = g->batch * sim_blocks(g->out_c, out->ch_block);
-        out->scratch = align64(conv_direct_scratch(g));
+        conv_direct_plan(g, out);
     } else {
         const int64_t rows = cg * conv_prod(g->k, g->nsp);
         out->kind = CONV_KIND_TILED;

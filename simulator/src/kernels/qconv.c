@@ -30,7 +30,6 @@
 
 #define QGEMM_TASK_ROWS 96     /* output channels of a pointwise task (a multiple of QGEMM_MR) */
 #define QGEMM_TASK_COLS 512    /* output positions of a pointwise task */
-#define QDIRECT_ELEMS 16384    /* outputs of a direct task, in whole channels */
 #define QTRANSPOSE_CHANNELS 16 /* output channels of a ConvTranspose task */
 
 static size_t align64(size_t v)
@@ -55,11 +54,7 @@ void qconv_plan_s8(const conv_geom *g, conv_plan *out)
         out->tasks = slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block);
         out->scratch = align64(qgemm_workspace_bytes(out->ch_block, out->col_block, cg));
     } else if (conv_direct_applies(g)) {
-        out->kind = CONV_KIND_DEPTHWISE;
-        const int64_t per = out_plane > 0 ? QDIRECT_ELEMS / out_plane : 1;
-        out->ch_block = per < 1 ? 1 : per;
-        out->tasks = g->batch * sim_blocks(g->out_c, out->ch_block);
-        out->scratch = align64(conv_direct_scratch(g));
+        conv_direct_plan(g, out);
     } else {
         const int64_t rows = cg * conv_prod(g->k, g->nsp);
         out->kind = CONV_KIND_TILED;
