@@ -177,18 +177,10 @@ rd_status rd_dataset_parse(const char *buf, size_t len, const char *name, const 
 rd_status rd_dataset_load(const char *path, size_t n_inputs, rd_dataset *out, rd_error *err)
 {
     memset(out, 0, sizeof *out);
-    char *buf;
-    size_t len;
-    rd_status st = rd_file_read_all(NULL, path, RD_MAX_DATASET_BYTES, &buf, &len, err);
-    if (st != RD_OK)
-        return st;
-    char *dir = sim_path_dir(path);
-    if (!dir) {
-        free(buf);
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    }
-    st = rd_dataset_parse(buf, len, path, dir, n_inputs, true, out, err);
-    free(dir);
-    free(buf);
+    sim_file_bytes f;
+    rd_status st = sim_file_bytes_read(path, RD_MAX_DATASET_BYTES, &f, err);
+    if (st == RD_OK)
+        st = rd_dataset_parse(f.buf, f.len, path, f.dir, n_inputs, true, out, err);
+    sim_file_bytes_free(&f);
     return st;
 }

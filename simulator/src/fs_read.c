@@ -18,18 +18,14 @@
 /* What a non-regular file is, for messages. */
 static const char *file_kind(mode_t m)
 {
-    if (S_ISFIFO(m))
-        return "a FIFO (named pipe)";
-    if (S_ISDIR(m))
-        return "a folder";
-    if (S_ISCHR(m))
-        return "a character device";
-    if (S_ISBLK(m))
-        return "a block device";
-    if (S_ISSOCK(m))
-        return "a socket";
-    if (S_ISLNK(m))
-        return "a symbolic link";
+    static const struct {
+        mode_t type;
+        const char *name;
+    } kinds[] = {{S_IFIFO, "a FIFO (named pipe)"}, {S_IFDIR, "a folder"},  {S_IFCHR, "a character device"},
+                 {S_IFBLK, "a block device"},      {S_IFSOCK, "a socket"}, {S_IFLNK, "a symbolic link"}};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if ((m & S_IFMT) == kinds[i].type)
+            return kinds[i].name;
     return "not a regular file";
 }
 
@@ -225,4 +221,21 @@ rd_status rd_file_read_all(const char *dir, const char *path, uint64_t max_bytes
     *out_buf = buf;
     *out_len = len;
     return RD_OK;
+}
+
+rd_status sim_file_bytes_read(const char *path, uint64_t max_bytes, sim_file_bytes *f, rd_error *err)
+{
+    f->dir = NULL;
+    rd_status st = rd_file_read_all(NULL, path, max_bytes, &f->buf, &f->len, err);
+    if (st == RD_OK && !(f->dir = sim_path_dir(path)))
+        st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    return st;
+}
+
+void sim_file_bytes_free(sim_file_bytes *f)
+{
+    free(f->dir);
+    free(f->buf);
+    f->dir = NULL;
+    f->buf = NULL;
 }

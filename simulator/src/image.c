@@ -266,13 +266,11 @@ rd_status rd_image_parse(const void *buf, size_t len, const char *name, uint64_t
 
 rd_status rd_image_load_max(const char *path, uint64_t max_pixels, rd_tensor *out, rd_error *err)
 {
-    char *buf;
-    size_t len;
-    rd_status st = rd_file_read_all(NULL, path, RD_MAX_IMAGE_FILE_BYTES, &buf, &len, err);
-    if (st != RD_OK)
-        return st;
-    st = rd_image_parse(buf, len, path, max_pixels, out, err);
-    free(buf);
+    sim_file_bytes f;
+    rd_status st = sim_file_bytes_read(path, RD_MAX_IMAGE_FILE_BYTES, &f, err);
+    if (st == RD_OK)
+        st = rd_image_parse(f.buf, f.len, path, max_pixels, out, err);
+    sim_file_bytes_free(&f);
     return st;
 }
 

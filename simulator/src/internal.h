@@ -36,6 +36,12 @@ static inline int64_t sim_count_mul(int64_t a, int64_t b)
 void *sim_malloc_array(size_t n, size_t size);
 /** calloc with the same rules. */
 void *sim_calloc_array(size_t n, size_t size);
+/**
+ * Makes room for element n of the array *arr_ptr (a pointer to the array's pointer) of n elements of elem
+ * bytes that only this function grows: the capacity is implied, the smallest power of two >= n, and doubles
+ * when n reaches it (O(N) copying for N appends). False, the array untouched, when out of memory.
+ */
+bool sim_grow_for(void *arr_ptr, size_t n, size_t elem);
 /** strdup that returns NULL on NULL. */
 char *sim_strdup(const char *s);
 
@@ -472,6 +478,18 @@ char *sim_path_dir(const char *path);
 
 /** dir + "/" + rel, or a copy of rel when rel is absolute or dir is NULL/""; malloc'ed or NULL. */
 char *sim_path_join(const char *dir, const char *rel);
+
+/** A file read whole, with its folder (names inside the file are relative to it); what the loaders parse. */
+typedef struct sim_file_bytes {
+    char *buf;
+    size_t len;
+    char *dir;
+} sim_file_bytes;
+
+/** Reads path (at most max_bytes, fs_read.c's checks) and finds its folder; free with sim_file_bytes_free
+ *  whatever it returns. */
+rd_status sim_file_bytes_read(const char *path, uint64_t max_bytes, sim_file_bytes *f, rd_error *err);
+void sim_file_bytes_free(sim_file_bytes *f);
 
 /* ---------------------------------------------------------------------------------------------------
  * A small YAML tree (yaml_tree.c) built from libyaml's events, with the line and column of every node.

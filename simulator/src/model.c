@@ -149,42 +149,14 @@ rd_status rd_model_load_mem(const void *buf, size_t len, const char *name, const
     return RD_OK;
 }
 
-/* The folder of path, for external data ("." for a bare file name). */
-static char *folder_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return sim_strdup(".");
-    size_t n = (size_t)(slash - path);
-    char *d = malloc(n + 2);
-    if (!d)
-        return NULL;
-    if (n == 0) {
-        d[0] = '/';
-        d[1] = '\0';
-    } else {
-        memcpy(d, path, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 rd_status rd_model_load(const char *path, const rd_load_options *opt, rd_model **out, rd_error *err)
 {
     *out = NULL;
-    char *buf;
-    size_t len;
-    rd_status st = rd_file_read_all(NULL, path, RD_MAX_MODEL_BYTES, &buf, &len, err);
-    if (st != RD_OK)
-        return st;
-    char *dir = folder_of(path);
-    if (!dir) {
-        free(buf);
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    }
-    st = rd_model_load_mem(buf, len, path, dir, opt, out, err);
-    free(dir);
-    free(buf);
+    sim_file_bytes f; /* external data is relative to the model's folder */
+    rd_status st = sim_file_bytes_read(path, RD_MAX_MODEL_BYTES, &f, err);
+    if (st == RD_OK)
+        st = rd_model_load_mem(f.buf, f.len, path, f.dir, opt, out, err);
+    sim_file_bytes_free(&f);
     return st;
 }
 

@@ -256,24 +256,12 @@ rd_status rd_tensorproto_parse(const void *buf, size_t len, const char *name, rd
 
 rd_status rd_tensorproto_load(const char *path, rd_tensor *out, char **out_name, rd_error *err)
 {
-    char *buf;
-    size_t len;
     if (out_name)
         *out_name = NULL;
-    rd_status st = rd_file_read_all(NULL, path, RD_MAX_MODEL_BYTES, &buf, &len, err);
-    if (st != RD_OK)
-        return st;
-    /* external data of a .pb file is relative to its folder */
-    char *dir = sim_strdup(path);
-    if (!dir) {
-        free(buf);
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    }
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        slash[slash == dir ? 1 : 0] = '\0';
-    st = tensorproto_parse(buf, len, path, slash ? dir : ".", out, out_name, err);
-    free(dir);
-    free(buf);
+    sim_file_bytes f; /* external data of a .pb file is relative to its folder */
+    rd_status st = sim_file_bytes_read(path, RD_MAX_MODEL_BYTES, &f, err);
+    if (st == RD_OK)
+        st = tensorproto_parse(f.buf, f.len, path, f.dir, out, out_name, err);
+    sim_file_bytes_free(&f);
     return st;
 }

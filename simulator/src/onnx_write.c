@@ -35,31 +35,11 @@ static rd_status oom(rd_onnx_builder *b)
     return fail(b, RD_E_NOMEM, "out of memory");
 }
 
-/*
- * Makes room for element n of an array of n elements that only this function grows: the capacity is
- * implied, the smallest power of two >= n, and doubles when n reaches it, so a graph of N nodes costs
- * O(N) copying (one element at a time made chains of 100k nodes quadratic).
- */
-static bool grow_for(void *arr_ptr, size_t n, size_t elem)
-{
-    void **arr = arr_ptr;
-    if (n && (n & (n - 1)))
-        return true; /* not a power of two: there is room */
-    void *grown = sim_malloc_array(n ? 2 * n : 1, elem);
-    if (!grown)
-        return false;
-    if (n)
-        memcpy(grown, *arr, n * elem);
-    free(*arr);
-    *arr = grown;
-    return true;
-}
-
 /* Appends item to a protobuf-c repeated pointer field that only push grows. */
 static bool push(void *arr_ptr, size_t *n, void *item)
 {
     void ***arr = arr_ptr;
-    if (!grow_for(arr, *n, sizeof(void *)))
+    if (!sim_grow_for(arr, *n, sizeof(void *)))
         return false;
     (*arr)[(*n)++] = item;
     return true;
@@ -490,7 +470,7 @@ rd_onnx_node *rd_onnx_add_node(rd_onnx_builder *b, const char *op_type, const ch
     h->np = np;
     np->op_type = sim_strdup(op_type);
     np->name = dup_or_empty(name);
-    bool handles = grow_for(&b->nodes, b->graph->n_node, sizeof *b->nodes); /* parallel to graph->node */
+    bool handles = sim_grow_for(&b->nodes, b->graph->n_node, sizeof *b->nodes); /* parallel to graph->node */
     if (!np->op_type || !np->name || !dup_names(inputs, n_inputs, &np->input, &np->n_input) ||
         !dup_names(outputs, n_outputs, &np->output, &np->n_output) || !handles ||
         !push(&b->graph->node, &b->graph->n_node, np)) {

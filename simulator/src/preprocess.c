@@ -61,33 +61,41 @@ static rd_status norm_values(const rd_input_spec *spec, int64_t channels, const 
     return RD_OK;
 }
 
+/* One axis of a bilinear resize: the two source taps of output position o and the second one's weight. */
+typedef struct lerp_tap {
+    int64_t i0, i1;
+    double w;
+} lerp_tap;
+
+/* Half-pixel centres, clamped to the edge. */
+static lerp_tap lerp_tap_at(int64_t o, double scale, int64_t n)
+{
+    double f = ((double)o + 0.5) * scale - 0.5;
+    if (f < 0)
+        f = 0;
+    lerp_tap t = {.i0 = (int64_t)f};
+    if (t.i0 > n - 1)
+        t.i0 = n - 1;
+    t.i1 = t.i0 + 1 < n ? t.i0 + 1 : n - 1;
+    t.w = f - (double)t.i0;
+    if (t.w > 1)
+        t.w = 1;
+    return t;
+}
+
 /* Bilinear resize of an HWC uint8 image, half-pixel centres, edge clamped, rounded to uint8. */
 static void resize_bilinear(const unsigned char *src, int64_t sh, int64_t sw, int64_t c, unsigned char *dst, int64_t dh,
                             int64_t dw)
 {
     double sy_scale = (double)sh / (double)dh, sx_scale = (double)sw / (double)dw;
     for (int64_t y = 0; y < dh; y++) {
-        double fy = ((double)y + 0.5) * sy_scale - 0.5;
-        if (fy < 0)
-            fy = 0;
-        int64_t y0 = (int64_t)fy;
-        if (y0 > sh - 1)
-            y0 = sh - 1;
-        int64_t y1 = y0 + 1 < sh ? y0 + 1 : sh - 1;
-        double wy = fy - (double)y0;
-        if (wy > 1)
-            wy = 1;
+        const lerp_tap ty = lerp_tap_at(y, sy_scale, sh);
+        const int64_t y0 = ty.i0, y1 = ty.i1;
+        const double wy = ty.w;
         for (int64_t x = 0; x < dw; x++) {
-            double fx = ((double)x + 0.5) * sx_scale - 0.5;
-            if (fx < 0)
-                fx = 0;
-            int64_t x0 = (int64_t)fx;
-            if (x0 > sw - 1)
-                x0 = sw - 1;
-            int64_t x1 = x0 + 1 < sw ? x0 + 1 : sw - 1;
-            double wx = fx - (double)x0;
-            if (wx > 1)
-                wx = 1;
+            const lerp_tap tx = lerp_tap_at(x, sx_scale, sw);
+            const int64_t x0 = tx.i0, x1 = tx.i1;
+            const double wx = tx.w;
             for (int64_t k = 0; k < c; k++) {
                 double a = src[(y0 * sw + x0) * c + k], b = src[(y0 * sw + x1) * c + k];
                 double d = src[(y1 * sw + x0) * c + k], e = src[(y1 * sw + x1) * c + k];

@@ -49,22 +49,6 @@ void rd_qcfg_fini(rd_qcfg *q)
     rd_qcfg_init(q);
 }
 
-/* Grows an array of elem-sized items to hold one more, at powers of two. */
-static bool grow(void **arr, size_t n, size_t elem)
-{
-    if (n & (n - 1))
-        return true;
-    size_t cap = n ? n * 2 : 8;
-    void *p = sim_malloc_array(cap, elem);
-    if (!p)
-        return false;
-    if (n)
-        memcpy(p, *arr, n * elem);
-    free(*arr);
-    *arr = p;
-    return true;
-}
-
 /* qsort has no context argument in C11: sort an array of (name, index) pairs instead. */
 typedef struct name_idx {
     const char *name;
@@ -162,7 +146,7 @@ rd_status rd_qcfg_add_param(rd_qcfg *q, const rd_qcfg_param *p, rd_error *err)
         return rd_errorf(err, RD_E_INVAL, "quantization parameters need a tensor name");
     if (rd_qcfg_find(q, p->name))
         return rd_errorf(err, RD_E_INVAL, "tensor '%s' already has quantization parameters", p->name);
-    if (!grow((void **)&q->params, q->n_params, sizeof *q->params))
+    if (!sim_grow_for(&q->params, q->n_params, sizeof *q->params))
         return rd_errorf(err, RD_E_NOMEM, "out of memory adding tensor '%s'", p->name);
     rd_qcfg_param c = *p;
     bool ok = true;
@@ -198,7 +182,7 @@ rd_status rd_qcfg_add_layer(rd_qcfg *q, const char *name, rd_dtype dtype, rd_err
                          name, rd_dtype_name(dtype));
     if (rd_qcfg_find_layer(q, name))
         return rd_errorf(err, RD_E_INVAL, "tensor '%s' is already in custom_quantize_layers", name);
-    if (!grow((void **)&q->layers, q->n_layers, sizeof *q->layers))
+    if (!sim_grow_for(&q->layers, q->n_layers, sizeof *q->layers))
         return rd_errorf(err, RD_E_NOMEM, "out of memory adding layer '%s'", name);
     char *n = sim_strdup(name);
     if (!n)
@@ -432,7 +416,7 @@ static rd_status read_params(const reader *r, const sim_ynode *v)
         if (!sim_yscalar_str(k, &name))
             return bad(r, k, RD_E_PARSE, "quantize_parameters: tensor names must be strings, not %s",
                        k->kind == SIM_Y_SCALAR ? "empty" : sim_ynode_kind_name(k));
-        if (!grow((void **)&q->params, q->n_params, sizeof *q->params))
+        if (!sim_grow_for(&q->params, q->n_params, sizeof *q->params))
             return bad(r, k, RD_E_NOMEM, "out of memory");
         rd_qcfg_param *p = &q->params[q->n_params];
         memset(p, 0, sizeof *p);
@@ -571,13 +555,11 @@ out:
 rd_status rd_qcfg_load(const char *path, rd_qcfg *q, rd_error *err)
 {
     rd_qcfg_init(q);
-    char *buf;
-    size_t len;
-    rd_status st = rd_file_read_all(NULL, path, RD_MAX_QCFG_BYTES, &buf, &len, err);
-    if (st != RD_OK)
-        return st;
-    st = rd_qcfg_parse(buf, len, path, q, err);
-    free(buf);
+    sim_file_bytes f;
+    rd_status st = sim_file_bytes_read(path, RD_MAX_QCFG_BYTES, &f, err);
+    if (st == RD_OK)
+        st = rd_qcfg_parse(f.buf, f.len, path, q, err);
+    sim_file_bytes_free(&f);
     return st;
 }
 

@@ -28,29 +28,43 @@ static float finite_or_zero(float v)
     return v;
 }
 
+/* [min, max] made finite and stretched to hold 0 (the code of the zero point); false when it is empty. */
+static bool range_with_zero(float min, float max, double *lo, double *hi)
+{
+    *lo = finite_or_zero(min);
+    *hi = finite_or_zero(max);
+    if (*lo > 0)
+        *lo = 0;
+    if (*hi < 0)
+        *hi = 0;
+    return *hi - *lo > 0;
+}
+
+/* Asymmetric parameters mapping [lo, hi] (non-empty, holding 0) onto the codes [qmin, qmax]. */
+static void affine_params(double lo, double hi, double qmin, double qmax, float *scale, int32_t *zero_point)
+{
+    const double s = (hi - lo) / (qmax - qmin);
+    double zp = nearbyint(qmin - lo / s); /* default rounding mode: half to even */
+    if (zp < qmin)
+        zp = qmin;
+    if (zp > qmax)
+        zp = qmax;
+    float sf = (float)s;
+    if (!(sf > 0) || isinf(sf))
+        sf = sf > 0 ? FLT_MAX : FLT_MIN; /* a range below FLT_MIN * (qmax - qmin) or beyond FLT_MAX */
+    *scale = sf;
+    *zero_point = (int32_t)zp;
+}
+
 void sim_qparams_from_range(float min, float max, float *scale, int32_t *zero_point)
 {
-    double lo = finite_or_zero(min), hi = finite_or_zero(max);
-    if (lo > 0)
-        lo = 0;
-    if (hi < 0)
-        hi = 0;
-    if (hi - lo <= 0) {
+    double lo, hi;
+    if (!range_with_zero(min, max, &lo, &hi)) {
         *scale = 1.0f;
         *zero_point = 0;
         return;
     }
-    const double s = (hi - lo) / 255.0;
-    double zp = nearbyint(-128.0 - lo / s); /* default rounding mode: half to even */
-    if (zp < -128)
-        zp = -128;
-    if (zp > 127)
-        zp = 127;
-    float sf = (float)s;
-    if (!(sf > 0) || isinf(sf))
-        sf = sf > 0 ? FLT_MAX : FLT_MIN; /* a range below FLT_MIN * 255 or beyond FLT_MAX */
-    *scale = sf;
-    *zero_point = (int32_t)zp;
+    affine_params(lo, hi, -128.0, 127.0, scale, zero_point);
 }
 
 /* The smallest power of two p with amax <= qmax * p (amax > 0, finite), computed exactly. */
@@ -68,14 +82,10 @@ static double pow2_scale_for(double amax, double qmax)
 
 void sim_qparams16_from_range(float min, float max, bool dfp, float *scale, int32_t *zero_point)
 {
-    double lo = finite_or_zero(min), hi = finite_or_zero(max);
-    if (lo > 0)
-        lo = 0;
-    if (hi < 0)
-        hi = 0;
+    double lo, hi;
     *zero_point = 0;
     *scale = 1.0f;
-    if (hi - lo <= 0)
+    if (!range_with_zero(min, max, &lo, &hi))
         return;
     if (dfp) {
         const double amax = hi > -lo ? hi : -lo;
@@ -84,17 +94,7 @@ void sim_qparams16_from_range(float min, float max, bool dfp, float *scale, int3
         *scale = p < 0x1p-149 ? 0x1p-149f : p > 0x1p127 ? 0x1p127f : (float)p;
         return;
     }
-    const double s = (hi - lo) / 65535.0;
-    double zp = nearbyint(-32768.0 - lo / s); /* ties to even, as for int8 */
-    if (zp < -32768)
-        zp = -32768;
-    if (zp > 32767)
-        zp = 32767;
-    float sf = (float)s;
-    if (!(sf > 0) || isinf(sf))
-        sf = sf > 0 ? FLT_MAX : FLT_MIN;
-    *scale = sf;
-    *zero_point = (int32_t)zp;
+    affine_params(lo, hi, -32768.0, 32767.0, scale, zero_point);
 }
 
 /* ---------------------------------------------------------------------------------------------------
@@ -397,6 +397,24 @@ void sim_quantize_i8(const float *x, int64_t n, float scale, int32_t zp, int8_t 
  * FP16
  */
 
+/* sim_round_f16's scalar rules over x[i0, n): adds to the overflow count (and its first index) and raises *m
+   to the largest finite magnitude; the tail of the F16C pass and the whole of the fallback. */
+static void round_f16_scalar(float *x, int64_t i0, int64_t n, int64_t *ov, int64_t *first, float *m)
+{
+    for (int64_t i = i0; i < n; i++) {
+        const float a = fabsf(x[i]);
+        if (a <= FLT_MAX) { /* not inf or NaN */
+            *m = a > *m ? a : *m;
+            if (a >= 65520.0f) {
+                if (*first < 0)
+                    *first = i;
+                (*ov)++;
+            }
+        }
+        x[i] = rd_f16_to_f32(rd_f32_to_f16(x[i]));
+    }
+}
+
 #ifdef QUANT_HAVE_F16C
 /* F16C needs CPUID's bit and the OS saving AVX state: libgcc's CPU model (read once at start-up) has
    both, since it sets "f16c" only when xgetbv shows AVX state saved. Not a CPUID per call: under a
@@ -440,18 +458,7 @@ __attribute__((target("avx,f16c"))) static void round_f16_f16c(float *x, int64_t
     float m = 0.0f;
     for (int k = 0; k < 8; k++)
         m = lanes[k] > m ? lanes[k] : m;
-    for (; i < n; i++) {
-        const float a = fabsf(x[i]);
-        if (a <= FLT_MAX) {
-            m = a > m ? a : m;
-            if (a >= 65520.0f) {
-                if (first < 0)
-                    first = i;
-                ov++;
-            }
-        }
-        x[i] = rd_f16_to_f32(rd_f32_to_f16(x[i]));
-    }
+    round_f16_scalar(x, i, n, &ov, &first, &m);
     *ov_out = ov;
     *first_out = first;
     *max_out = m;
@@ -470,18 +477,7 @@ void sim_round_f16(float *x, int64_t n, int64_t *overflow, int64_t *first_overfl
     } else
 #endif
     {
-        for (int64_t i = 0; i < n; i++) {
-            const float a = fabsf(x[i]);
-            if (a <= FLT_MAX) { /* not inf or NaN */
-                m = a > m ? a : m;
-                if (a >= 65520.0f) {
-                    if (first < 0)
-                        first = i;
-                    ov++;
-                }
-            }
-            x[i] = rd_f16_to_f32(rd_f32_to_f16(x[i]));
-        }
+        round_f16_scalar(x, 0, n, &ov, &first, &m);
     }
     if (overflow)
         *overflow = ov;
@@ -556,6 +552,28 @@ static rd_status check_finite(const float *w, int64_t n, rd_error *err)
     return RD_OK;
 }
 
+/* The channel map of w for n_scale given scales (and zero points, zp may be NULL), each checked, and w's
+ * values finite: what quantizing with given parameters needs first. */
+static rd_status chan_map_scaled(const rd_tensor *w, int axis, int64_t group, const float *scale, const int32_t *zp,
+                                 int n_scale, chan_map *cm, rd_error *err)
+{
+    rd_status st = chan_map_make(w, axis, group, n_scale == 1, cm, err);
+    if (st != RD_OK)
+        return st;
+    if (n_scale != cm->n_chan)
+        return rd_errorf(err, RD_E_INVAL, "weight quantization: %d scales given for %lld channels", n_scale,
+                         (long long)cm->n_chan);
+    for (int c = 0; c < n_scale; c++) {
+        if (!(scale[c] > 0) || !isfinite(scale[c]))
+            return rd_errorf(err, RD_E_INVAL, "weight quantization: scale %d is %g, expected positive and finite", c,
+                             (double)scale[c]);
+        if (zp && (zp[c] < -128 || zp[c] > 127))
+            return rd_errorf(err, RD_E_INVAL, "weight quantization: zero point %d is %d, expected -128..127", c,
+                             (int)zp[c]);
+    }
+    return check_finite(w->data, rd_tensor_numel(w), err);
+}
+
 rd_status sim_quant_weights_i8_scaled(const rd_tensor *w, int axis, int64_t group, const float *scale, int n_scale,
                                       int8_t **out_q, int64_t *saturated, rd_error *err)
 {
@@ -579,25 +597,11 @@ rd_status sim_quant_weights_i8_scaled_zp(const rd_tensor *w, int axis, int64_t g
 {
     *out_q = NULL;
     chan_map cm;
-    rd_status st = chan_map_make(w, axis, group, n_scale == 1, &cm, err);
+    rd_status st = chan_map_scaled(w, axis, group, scale, zp, n_scale, &cm, err);
     if (st != RD_OK)
         return st;
-    if (n_scale != cm.n_chan)
-        return rd_errorf(err, RD_E_INVAL, "weight quantization: %d scales given for %lld channels", n_scale,
-                         (long long)cm.n_chan);
-    for (int c = 0; c < n_scale; c++) {
-        if (!(scale[c] > 0) || !isfinite(scale[c]))
-            return rd_errorf(err, RD_E_INVAL, "weight quantization: scale %d is %g, expected positive and finite", c,
-                             (double)scale[c]);
-        if (zp && (zp[c] < -128 || zp[c] > 127))
-            return rd_errorf(err, RD_E_INVAL, "weight quantization: zero point %d is %d, expected -128..127", c,
-                             (int)zp[c]);
-    }
     const int64_t n = rd_tensor_numel(w);
     const float *wd = w->data;
-    st = check_finite(wd, n, err);
-    if (st != RD_OK)
-        return st;
     int8_t *q = sim_malloc_array((size_t)n, 1);
     if (!q)
         return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld codes", (long long)n);
@@ -620,6 +624,28 @@ static rd_status chan_map_finite(const rd_tensor *w, int axis, int64_t group, bo
     return st == RD_OK ? check_finite(w->data, rd_tensor_numel(w), err) : st;
 }
 
+/* The largest magnitude of each channel of w (finite), in a new array of cm->n_chan (where the symmetric
+ * scales start). */
+static rd_status chan_absmax(const rd_tensor *w, int axis, int64_t group, bool per_tensor, chan_map *cm,
+                             float **out_max, rd_error *err)
+{
+    rd_status st = chan_map_finite(w, axis, group, per_tensor, cm, err);
+    if (st != RD_OK)
+        return st;
+    const int64_t n = rd_tensor_numel(w);
+    const float *wd = w->data;
+    float *m = sim_calloc_array((size_t)cm->n_chan, sizeof(float));
+    if (!m)
+        return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld scales", (long long)cm->n_chan);
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t c = chan_of(cm, i);
+        const float a = fabsf(wd[i]);
+        m[c] = a > m[c] ? a : m[c];
+    }
+    *out_max = m;
+    return RD_OK;
+}
+
 rd_status sim_quant_weights_i8_grouped(const rd_tensor *w, int axis, int64_t group, bool per_tensor, int8_t **out_q,
                                        float **out_scale, int *out_n_scale, rd_error *err)
 {
@@ -627,19 +653,10 @@ rd_status sim_quant_weights_i8_grouped(const rd_tensor *w, int axis, int64_t gro
     *out_scale = NULL;
     *out_n_scale = 0;
     chan_map cm;
-    rd_status st = chan_map_finite(w, axis, group, per_tensor, &cm, err);
+    float *scale;
+    rd_status st = chan_absmax(w, axis, group, per_tensor, &cm, &scale, err);
     if (st != RD_OK)
         return st;
-    const int64_t n = rd_tensor_numel(w);
-    const float *wd = w->data;
-    float *scale = sim_calloc_array((size_t)cm.n_chan, sizeof(float));
-    if (!scale)
-        return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld scales", (long long)cm.n_chan);
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t c = chan_of(&cm, i);
-        const float a = fabsf(wd[i]);
-        scale[c] = a > scale[c] ? a : scale[c];
-    }
     for (int64_t c = 0; c < cm.n_chan; c++) {
         scale[c] = scale[c] / 127.0f;
         if (!(scale[c] > 0))
@@ -727,21 +744,11 @@ rd_status sim_quant_weights_wide_scaled(const rd_tensor *w, int axis, int64_t gr
     if (bits < 2 || bits > 16)
         return rd_errorf(err, RD_E_INVAL, "weight quantization: %d bits is outside 2..16", bits);
     chan_map cm;
-    rd_status st = chan_map_make(w, axis, group, n_scale == 1, &cm, err);
+    rd_status st = chan_map_scaled(w, axis, group, scale, NULL, n_scale, &cm, err);
     if (st != RD_OK)
         return st;
-    if (n_scale != cm.n_chan)
-        return rd_errorf(err, RD_E_INVAL, "weight quantization: %d scales given for %lld channels", n_scale,
-                         (long long)cm.n_chan);
-    for (int c = 0; c < n_scale; c++)
-        if (!(scale[c] > 0) || !isfinite(scale[c]))
-            return rd_errorf(err, RD_E_INVAL, "weight quantization: scale %d is %g, expected positive and finite", c,
-                             (double)scale[c]);
     const int64_t n = rd_tensor_numel(w);
     const float *wd = w->data;
-    st = check_finite(wd, n, err);
-    if (st != RD_OK)
-        return st;
     int16_t *q = sim_malloc_array((size_t)n, sizeof *q);
     if (!q)
         return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld codes", (long long)n);
@@ -770,19 +777,10 @@ rd_status sim_quant_weights_wide(const rd_tensor *w, int axis, int64_t group, bo
     if (bits < 2 || bits > 16)
         return rd_errorf(err, RD_E_INVAL, "weight quantization: %d bits is outside 2..16", bits);
     chan_map cm;
-    rd_status st = chan_map_finite(w, axis, group, per_tensor, &cm, err);
+    float *scale;
+    rd_status st = chan_absmax(w, axis, group, per_tensor, &cm, &scale, err);
     if (st != RD_OK)
         return st;
-    const int64_t n = rd_tensor_numel(w);
-    const float *wd = w->data;
-    float *scale = sim_calloc_array((size_t)cm.n_chan, sizeof(float));
-    if (!scale)
-        return rd_errorf(err, RD_E_NOMEM, "weight quantization: cannot allocate %lld scales", (long long)cm.n_chan);
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t c = chan_of(&cm, i);
-        const float a = fabsf(wd[i]);
-        scale[c] = a > scale[c] ? a : scale[c];
-    }
     const int qmax = (1 << (bits - 1)) - 1;
     for (int64_t c = 0; c < cm.n_chan; c++) {
         if (pow2 && scale[c] > 0) {

@@ -143,12 +143,8 @@ rd_status sim_q16_gemm_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *e
     st = check_layer(ctx, q, n, k, true, err);
     if (st != RD_OK)
         return st;
-    const rd_tensor *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
-    const float *cd = c ? c->data : NULL;
-    const int64_t cs_col = c && c->rank >= 1 && c->dims[c->rank - 1] == n ? 1 : 0;
-    const int64_t cs_row = c && c->rank == 2 && c->dims[0] == m ? c->dims[1] : 0;
-    const bool row_vector = c && (c->rank < 2 || c->dims[0] == 1);
-    const bool fold = cd && q->c_const && row_vector && p->alpha != 0.0f;
+    const sim_gemm_c c = sim_gemm_c_of(ctx, m, n);
+    const bool fold = c.data && q->c_const && c.row_vector && p->alpha != 0.0f;
     const size_t ab = align64((size_t)(m * k) * sizeof(double)), yb = align64((size_t)(m * n) * sizeof(double));
     char *s = get_scratch(ctx, ab + yb, err);
     if (!s)
@@ -158,7 +154,7 @@ rd_status sim_q16_gemm_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *e
         centred(ctx->in[0]->data, m * k, q->in_scale, q->in_zp, q->in_bits, a);
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++)
-            acc[i * n + j] = fold ? sim_quant_bias_wide((double)p->beta * cd[j * cs_col] / p->alpha,
+            acc[i * n + j] = fold ? sim_quant_bias_wide((double)p->beta * c.data[j * c.cs_col] / p->alpha,
                                                         (double)q->in_scale * w_scale_of(q, j))
                                   : 0.0;
     blas_use_one_thread();
@@ -167,14 +163,10 @@ rd_status sim_q16_gemm_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error *e
                     (int)m, (int)n, (int)k, 1.0, a, p->trans_a ? (int)m : (int)k, q->w_c, p->trans_b ? (int)k : (int)n,
                     1.0, acc, (int)n);
     float *y = ctx->out[0].data;
-    for (int64_t i = 0; i < m; i++) {
-        for (int64_t j = 0; j < n; j++) {
-            double v = (double)p->alpha * (acc[i * n + j] * q->in_scale * w_scale_of(q, j));
-            if (cd && !fold)
-                v += (double)p->beta * cd[i * cs_row + j * cs_col];
-            y[i * n + j] = (float)v;
-        }
-    }
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            y[i * n + j] = sim_gemm_c_add(&c, fold, p->beta, i, j,
+                                          (double)p->alpha * (acc[i * n + j] * q->in_scale * w_scale_of(q, j)));
     return RD_OK;
 }
 
@@ -206,13 +198,9 @@ rd_status sim_q16_matmul_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error 
         b = bc;
     }
     blas_use_one_thread();
-    int64_t idx[RD_MAX_RANK] = {0};
     for (int64_t bi = 0; bi < s.n_batch; bi++) {
-        int64_t oa = 0, ob = 0;
-        for (int i = 0; i < s.nb; i++) {
-            oa += idx[i] * s.a_bs[i];
-            ob += idx[i] * s.b_bs[i];
-        }
+        int64_t oa, ob;
+        sim_matmul_batch_at(&s, bi, &oa, &ob);
         double *c = acc + bi * s.m * s.n;
         if (s.k == 0) {
             for (int64_t i = 0; i < s.m * s.n; i++)
@@ -220,11 +208,6 @@ rd_status sim_q16_matmul_eval(sim_op_ctx *ctx, const sim_q16_layer *q, rd_error 
         } else if (s.m > 0 && s.n > 0) {
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s.m, (int)s.n, (int)s.k, 1.0,
                         a + oa * s.m * s.k, (int)s.k, b + ob * s.k * s.n, (int)s.n, 0.0, c, (int)s.n);
-        }
-        for (int i = s.nb - 1; i >= 0; i--) {
-            if (++idx[i] < s.batch[i])
-                break;
-            idx[i] = 0;
         }
     }
     float *y = ctx->out[0].data;

@@ -330,13 +330,8 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
     st = check_layer(ctx, q, n, true, err);
     if (st != RD_OK)
         return st;
-    const rd_tensor *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
-    const float *cd = c ? c->data : NULL;
-    /* C's strides over [M, N] as the float Gemm broadcasts it */
-    const int64_t cs_col = c && c->rank >= 1 && c->dims[c->rank - 1] == n ? 1 : 0;
-    const int64_t cs_row = c && c->rank == 2 && c->dims[0] == m ? c->dims[1] : 0;
-    const bool row_vector = c && (c->rank < 2 || c->dims[0] == 1); /* the same C for every row */
-    const bool fold = cd && q->c_const && row_vector && p->alpha != 0.0f;
+    const sim_gemm_c c = sim_gemm_c_of(ctx, m, n);
+    const bool fold = c.data && q->c_const && c.row_vector && p->alpha != 0.0f;
     const size_t a_bytes = align64((size_t)(m * k)), b_bytes = align64((size_t)n * sizeof(int32_t));
     const size_t sum_bytes = q->w_zp ? align64((size_t)m * sizeof(uint32_t)) : 0;
     size_t work;
@@ -352,8 +347,8 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
     quantize_codes(ctx, ctx->in[0]->data, m * k, q->in_scale, q->in_zp, aq);
     if (fold) /* alpha * (acc + bq) * s_n == alpha * acc * s_n + beta * C[n] up to the rounding of bq */
         for (int64_t j = 0; j < n; j++)
-            bq[j] =
-                sim_quant_bias_i32((double)p->beta * cd[j * cs_col] / p->alpha, (double)q->in_scale * w_scale_of(q, j));
+            bq[j] = sim_quant_bias_i32((double)p->beta * c.data[j * c.cs_col] / p->alpha,
+                                       (double)q->in_scale * w_scale_of(q, j));
     const qgemm_mat a = p->trans_a ? (qgemm_mat){.data = aq, .rs = 1, .cs = m, .zp = q->in_zp}
                                    : (qgemm_mat){.data = aq, .rs = k, .cs = 1, .zp = q->in_zp};
     const qgemm_mat b = p->trans_b ? (qgemm_mat){.data = q->w_q, .rs = 1, .cs = k, .zp = 0}
@@ -367,10 +362,9 @@ rd_status sim_q8_gemm_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *err
         for (int64_t j = 0; j < n; j++) {
             if (q->w_zp)
                 zp_correct(y, i * n + j, w_zp_of(q, j), row_sums[i]);
-            double v = (double)p->alpha * ((double)acc_at(y, i * n + j) * q->in_scale * w_scale_of(q, j));
-            if (cd && !fold)
-                v += (double)p->beta * cd[i * cs_row + j * cs_col];
-            y[i * n + j] = (float)v;
+            y[i * n + j] =
+                sim_gemm_c_add(&c, fold, p->beta, i, j,
+                               (double)p->alpha * ((double)acc_at(y, i * n + j) * q->in_scale * w_scale_of(q, j)));
         }
     }
     return RD_OK;
@@ -425,13 +419,9 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
                     zp_correct(y, i * s.n + j, w_zp_of(q, j), row_sums[i]);
         }
     } else {
-        int64_t idx[RD_MAX_RANK] = {0};
         for (int64_t bi = 0; bi < s.n_batch; bi++) {
-            int64_t oa = 0, ob = 0;
-            for (int i = 0; i < s.nb; i++) {
-                oa += idx[i] * s.a_bs[i];
-                ob += idx[i] * s.b_bs[i];
-            }
+            int64_t oa, ob;
+            sim_matmul_batch_at(&s, bi, &oa, &ob);
             const qgemm_mat a = {.data = aq + oa * s.m * s.k, .rs = s.k, .cs = 1, .zp = q->in_zp};
             const qgemm_mat b = {.data = bq + ob * s.k * s.n, .rs = s.n, .cs = 1, .zp = b_zp};
             sim_qgemm_s8s8s32_parallel(s.m, s.n, s.k, &a, &b, NULL, QGEMM_BIAS_NONE, acc + bi * s.m * s.n, s.n, ws,
@@ -441,11 +431,6 @@ rd_status sim_q8_matmul_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error *e
                 for (int64_t i = 0; i < s.m; i++)
                     for (int64_t j = 0; j < s.n; j++)
                         zp_correct(y, (bi * s.m + i) * s.n + j, w_zp_of(q, j), row_sums[i]);
-            }
-            for (int i = s.nb - 1; i >= 0; i--) {
-                if (++idx[i] < s.batch[i])
-                    break;
-                idx[i] = 0;
             }
         }
     }

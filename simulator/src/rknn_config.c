@@ -650,13 +650,11 @@ out:
 rd_status rd_rknn_config_load(const char *path, rd_rknn_config *out, rd_error *err)
 {
     rd_rknn_config_init(out);
-    char *buf;
-    size_t len;
-    rd_status st = rd_file_read_all(NULL, path, MAX_CONFIG_BYTES, &buf, &len, err);
-    if (st != RD_OK)
-        return st;
-    st = rd_rknn_config_parse(buf, len, path, out, err);
-    free(buf);
+    sim_file_bytes f;
+    rd_status st = sim_file_bytes_read(path, MAX_CONFIG_BYTES, &f, err);
+    if (st == RD_OK)
+        st = rd_rknn_config_parse(f.buf, f.len, path, out, err);
+    sim_file_bytes_free(&f);
     return st;
 }
 

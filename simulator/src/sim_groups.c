@@ -21,10 +21,14 @@ static rd_status set_string(char **slot, const char *v, rd_error *err)
     return RD_OK;
 }
 
-/* A tensor computed by a node of the optimised graph, not a constant or a graph input. */
-static rd_status produced(const rd_sim *s, int v, const char *what, rd_error *err)
+/* The tensor named name, which a node of the optimised graph must compute (not a constant or a graph input). */
+static rd_status find_produced(const rd_sim *s, const char *name, const char *what, int *v, rd_error *err)
 {
-    const sim_value *val = &s->m->values[v];
+    *v = -1;
+    rd_status st = sim_find_value(s, name, v, err);
+    if (st != RD_OK)
+        return st;
+    const sim_value *val = &s->m->values[*v];
     if (val->producer < 0 || val->konst || val->is_graph_input)
         return rd_errorf(err, RD_E_INVAL, "%s: %s '%s' is %s, not a tensor a node computes", s->m->path, what,
                          val->name,
@@ -65,10 +69,8 @@ rd_status rd_sim_set_group(rd_sim *s, const char *npu_op, const char *out, const
     if (!npu_op || !npu_op[0] || !out || (n_inner && !inner))
         return rd_errorf(err, RD_E_INVAL, "a group needs an NPU op type, an output tensor and its inner tensors");
     rd_model *m = s->m;
-    int o = -1;
-    rd_status st = sim_find_value(s, out, &o, err);
-    if (st == RD_OK)
-        st = produced(s, o, "group output", err);
+    int o;
+    rd_status st = find_produced(s, out, "group output", &o, err);
     if (st != RD_OK)
         return st;
     if (m->values[o].virtual_out)
@@ -78,9 +80,7 @@ rd_status rd_sim_set_group(rd_sim *s, const char *npu_op, const char *out, const
     if (!vs)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     for (size_t k = 0; k < n_inner && st == RD_OK; k++) {
-        st = sim_find_value(s, inner[k], &vs[k], err);
-        if (st == RD_OK)
-            st = produced(s, vs[k], "inner tensor", err);
+        st = find_produced(s, inner[k], "inner tensor", &vs[k], err);
         if (st != RD_OK)
             break;
         const sim_value *val = &m->values[vs[k]];
@@ -133,10 +133,8 @@ rd_status rd_sim_set_row_op(rd_sim *s, const char *tensor, const char *op_type, 
 {
     if (!op_type || !op_type[0])
         return rd_errorf(err, RD_E_INVAL, "tensor '%s': an empty op type", tensor ? tensor : "");
-    int v = -1;
-    rd_status st = sim_find_value(s, tensor, &v, err);
-    if (st == RD_OK)
-        st = produced(s, v, "tensor", err);
+    int v;
+    rd_status st = find_produced(s, tensor, "tensor", &v, err);
     if (st != RD_OK)
         return st;
     return set_string(&s->m->nodes[s->m->values[v].producer].row_op, op_type, err);

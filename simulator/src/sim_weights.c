@@ -22,33 +22,27 @@ rd_status rd_sim_weights_get(rd_sim *s, int node, rd_sim_weights *out, rd_error 
                          s->m->path, node);
     sim_node_data *d = &s->nodes[node];
     const sim_node *n = &s->m->nodes[node];
+    const bool wide = sim_node_precision(s, node) == RD_PREC_INT16;
+    if (!(wide ? d->q16_ready : d->q8_ready)) {
+        rd_status st = wide ? sim_q16_prepare_weights(s, node, err) : sim_q8_prepare_weights(s, node, err);
+        if (st != RD_OK)
+            return st;
+    }
     bool force_pt;
-    if (sim_node_precision(s, node) == RD_PREC_INT16) {
-        if (!d->q16_ready) {
-            rd_status st = sim_q16_prepare_weights(s, node, err);
-            if (st != RD_OK)
-                return st;
-        }
-        sim_q8_weight_axis(n, sim_const_weight(s, node), &out->axis, &out->group, &force_pt);
-        out->value = n->in[n->def->weight_in];
+    sim_q8_weight_axis(n, sim_const_weight(s, node), &out->axis, &out->group, &force_pt);
+    out->value = n->in[n->def->weight_in];
+    if (wide) {
         out->n_scale = d->n_w_scale16;
         out->scale = d->w_scale16;
         out->bits = sim_weight_bits(s);
         out->q16 = d->w_q16;
-        return RD_OK;
+    } else {
+        out->n_scale = d->n_w_scale;
+        out->scale = d->w_scale;
+        out->zero_point = d->w_zp;
+        out->q = d->w_q;
+        out->bits = 8;
     }
-    if (!d->q8_ready) {
-        rd_status st = sim_q8_prepare_weights(s, node, err);
-        if (st != RD_OK)
-            return st;
-    }
-    sim_q8_weight_axis(n, sim_const_weight(s, node), &out->axis, &out->group, &force_pt);
-    out->value = n->in[n->def->weight_in];
-    out->n_scale = d->n_w_scale;
-    out->scale = d->w_scale;
-    out->zero_point = d->w_zp;
-    out->q = d->w_q;
-    out->bits = 8;
     return RD_OK;
 }
 

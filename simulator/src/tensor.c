@@ -1,4 +1,4 @@
-/* tensor.c: checked tensor allocation, copies and conversion to float32. */
+/* tensor.c: checked allocation (arrays, their growth), tensor copies and conversion to float32. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -17,6 +17,21 @@ void *sim_calloc_array(size_t n, size_t size)
     if (!sim_mul_ok(n, size, &bytes) || bytes > RD_MAX_TENSOR_BYTES * 2)
         return NULL;
     return calloc(bytes ? bytes : 1, 1);
+}
+
+bool sim_grow_for(void *arr_ptr, size_t n, size_t elem)
+{
+    void **arr = arr_ptr;
+    if (n && (n & (n - 1)))
+        return true; /* not a power of two: there is room */
+    void *grown = sim_malloc_array(n ? 2 * n : 1, elem);
+    if (!grown)
+        return false;
+    if (n)
+        memcpy(grown, *arr, n * elem);
+    free(*arr);
+    *arr = grown;
+    return true;
 }
 
 char *sim_strdup(const char *s)

@@ -220,11 +220,17 @@ bool sim_yscalar_bool(const sim_ynode *n, bool *out)
     return false;
 }
 
+/* The text of a plain (unquoted) scalar of 1 to max_len bytes, else NULL: what a number can be written as. */
+static const char *plain_number_text(const sim_ynode *n, size_t max_len)
+{
+    return n && n->kind == SIM_Y_SCALAR && n->plain && n->len > 0 && n->len <= max_len ? n->str : NULL;
+}
+
 bool sim_yscalar_int(const sim_ynode *n, int64_t *out)
 {
-    if (!n || n->kind != SIM_Y_SCALAR || !n->plain || n->len == 0 || n->len > 24)
+    const char *s = plain_number_text(n, 24);
+    if (!s)
         return false;
-    const char *s = n->str;
     size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
     if (s[i] == '\0')
         return false;
@@ -241,9 +247,9 @@ bool sim_yscalar_int(const sim_ynode *n, int64_t *out)
 
 bool sim_yscalar_double(const sim_ynode *n, double *out)
 {
-    if (!n || n->kind != SIM_Y_SCALAR || !n->plain || n->len == 0 || n->len > 64)
+    const char *s = plain_number_text(n, 64);
+    if (!s)
         return false;
-    const char *s = n->str;
     const char *body = (s[0] == '-' || s[0] == '+') ? s + 1 : s;
     if (!strcmp(body, ".inf") || !strcmp(body, ".Inf") || !strcmp(body, ".INF")) {
         *out = s[0] == '-' ? -INFINITY : INFINITY;

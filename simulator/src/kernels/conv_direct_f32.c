@@ -74,6 +74,15 @@ bool conv_direct_applies(const conv_geom *g)
     return cg >= 1 && cg * conv_prod(g->k, g->nsp) <= CONV_DIRECT_MAX_TAPS;
 }
 
+void conv_direct_plan(const conv_geom *g, conv_plan *out)
+{
+    const int64_t out_plane = conv_prod(g->out, g->nsp), per = out_plane > 0 ? CONV_DIRECT_ELEMS / out_plane : 1;
+    out->kind = CONV_KIND_DEPTHWISE;
+    out->ch_block = per < 1 ? 1 : per;
+    out->tasks = g->batch * sim_blocks(g->out_c, out->ch_block);
+    out->scratch = (conv_direct_scratch(g) + 63) & ~(size_t)63; /* 64-byte aligned per worker */
+}
+
 size_t conv_direct_scratch(const conv_geom *g)
 {
     const geom2 q = geom2_of(g);

@@ -3,6 +3,7 @@
  * over the run's pool. Workload: every conv layer of the models; 2-D 3x3, 1x1 and depthwise dominate.
  */
 #include "conv_f32.h"
+#include "conv_run.h"
 #include "sgemm_f32.h"
 
 #include <stdbool.h>
@@ -16,10 +17,9 @@
 #undef IM2COL_NAME
 #undef COL2IM_NAME
 
-#define GEMM_ROWS 96       /* output channels of a pointwise task (a multiple of SGEMM_MR) */
-#define GEMM_COLS 256      /* output positions of a pointwise task (a multiple of SGEMM_NR) */
-#define GEMM_MIN_TASKS 8   /* fewer pointwise tasks than this: smaller channel blocks, down to 2 micro-tiles */
-#define DIRECT_ELEMS 16384 /* outputs of a direct task, in whole channels */
+#define GEMM_ROWS 96     /* output channels of a pointwise task (a multiple of SGEMM_MR) */
+#define GEMM_COLS 256    /* output positions of a pointwise task (a multiple of SGEMM_NR) */
+#define GEMM_MIN_TASKS 8 /* fewer pointwise tasks than this: smaller channel blocks, down to 2 micro-tiles */
 
 static size_t align64(size_t v)
 {
@@ -92,11 +92,7 @@ void conv_plan_f32(const conv_geom *g, conv_plan *out)
         out->tasks = slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block);
         out->scratch = align64(sgemm_f32_work_bytes(cg, out->col_block));
     } else if (conv_direct_applies(g)) {
-        out->kind = CONV_KIND_DEPTHWISE;
-        const int64_t per = out_plane > 0 ? DIRECT_ELEMS / out_plane : 1;
-        out->ch_block = per < 1 ? 1 : per;
-        out->tasks = g->batch * sim_blocks(g->out_c, out->ch_block);
-        out->scratch = align64(conv_direct_scratch(g));
+        conv_direct_plan(g, out);
     } else {
         const int64_t rows = cg * conv_prod(g->k, g->nsp);
         out->kind = CONV_KIND_TILED;
@@ -133,86 +129,35 @@ void conv_plan_set_tile(const conv_geom *g, int64_t tile, conv_plan *plan)
     plan->scratch = align64((size_t)panel_rows(g) * SGEMM_NR * sizeof(float));
 }
 
-/* Rows [0, rows) x columns [0, cols) of y (row stride ld) set to their bias (or 0). */
-static void fill_bias(float *y, int64_t rows, int64_t cols, int64_t ld, const float *b)
-{
-    for (int64_t r = 0; r < rows; r++) {
-        const float v = b ? b[r] : 0.0f;
-        float *yr = y + r * ld;
-        for (int64_t i = 0; i < cols; i++)
-            yr[i] = v;
-    }
-}
-
 typedef struct conv_job {
-    const conv_geom *g;
-    const conv_plan *plan;
+    conv_run r;
     const float *x, *w, *b;
     float *y;
-    char *scratch;
-    sim_tile_fn done;
-    void *done_user;
-    int64_t cg, mg, in_plane, out_plane, ksz;
 } conv_job;
-
-static conv_job job_of(const conv_geom *g, const conv_plan *plan, const float *x, const float *w, const float *b,
-                       float *y, float *scratch, sim_tile_fn done, void *done_user)
-{
-    return (conv_job){.g = g,
-                      .plan = plan,
-                      .x = x,
-                      .w = w,
-                      .b = b,
-                      .y = y,
-                      .scratch = (char *)scratch,
-                      .done = done,
-                      .done_user = done_user,
-                      .cg = g->in_c / g->group,
-                      .mg = g->out_c / g->group,
-                      .in_plane = conv_prod(g->in, g->nsp),
-                      .out_plane = conv_prod(g->out, g->nsp),
-                      .ksz = conv_prod(g->k, g->nsp)};
-}
-
-static void finish(const conv_job *j, int64_t n, int64_t c0, int64_t c1, int64_t p0, int64_t p1, int worker)
-{
-    if (!j->done)
-        return;
-    const sim_tile t = {.n = n, .c0 = c0, .c1 = c1, .p0 = p0, .p1 = p1};
-    j->done(j->done_user, &t, worker);
-}
-
-/* Pointwise: task = (batch, group, channel block, position block). */
-/* The worker's scratch; NULL when the plan needs none (no offset applied to a null pointer). */
-static char *worker_scratch(const conv_job *j, int worker)
-{
-    return j->scratch ? j->scratch + (size_t)worker * j->plan->scratch : NULL;
-}
 
 static void gemm_task(void *arg, int64_t task, int worker)
 {
     const conv_job *j = arg;
-    const conv_geom *g = j->g;
-    const int64_t rb = sim_blocks(j->mg, j->plan->ch_block), cb = sim_blocks(j->out_plane, j->plan->col_block);
-    const int64_t col = task % cb, row = task / cb % rb, slice = task / cb / rb;
-    const int64_t n = slice / g->group, grp = slice % g->group;
-    const int64_t r0 = row * j->plan->ch_block, r1 = min64(r0 + j->plan->ch_block, j->mg);
-    const int64_t p0 = col * j->plan->col_block, p1 = min64(p0 + j->plan->col_block, j->out_plane);
-    float *yt = j->y + (n * g->out_c + grp * j->mg + r0) * j->out_plane + p0;
-    fill_bias(yt, r1 - r0, p1 - p0, j->out_plane, j->b ? j->b + grp * j->mg + r0 : NULL);
-    const sgemm_mat a = {.data = j->w + (grp * j->mg + r0) * j->cg, .rs = j->cg, .cs = 1};
-    const sgemm_mat bm = {.data = j->x + (n * g->in_c + grp * j->cg) * j->in_plane + p0, .rs = j->in_plane, .cs = 1};
-    sim_sgemm_f32(r1 - r0, p1 - p0, j->cg, &a, &bm, yt, j->out_plane, (float *)(void *)worker_scratch(j, worker));
-    finish(j, n, grp * j->mg + r0, grp * j->mg + r1, p0, p1, worker);
+    const conv_geom *g = j->r.g;
+    const conv_task_span t = conv_run_gemm_span(&j->r, task);
+    const int64_t n = t.n, grp = t.grp, r0 = t.m0, r1 = t.m1, p0 = t.p0, p1 = t.p0 + t.np;
+    float *yt = j->y + (n * g->out_c + grp * j->r.mg + r0) * j->r.out_plane + p0;
+    conv_fill_rows(yt, sizeof(float), r1 - r0, p1 - p0, j->r.out_plane, j->b ? j->b + grp * j->r.mg + r0 : NULL);
+    const sgemm_mat a = {.data = j->w + (grp * j->r.mg + r0) * j->r.cg, .rs = j->r.cg, .cs = 1};
+    const sgemm_mat bm = {
+        .data = j->x + (n * g->in_c + grp * j->r.cg) * j->r.in_plane + p0, .rs = j->r.in_plane, .cs = 1};
+    sim_sgemm_f32(r1 - r0, p1 - p0, j->r.cg, &a, &bm, yt, j->r.out_plane,
+                  (float *)(void *)conv_run_scratch(&j->r, worker));
+    conv_run_done(&j->r, n, grp * j->r.mg + r0, grp * j->r.mg + r1, p0, p1, worker);
 }
 
 /* Direct: task = (batch, block of output channels). */
 static void direct_task(void *arg, int64_t task, int worker)
 {
     const conv_job *j = arg;
-    const conv_task_span t = conv_direct_span(j->g, j->plan, task);
-    conv_direct_f32(j->g, j->x, j->w, j->b, j->y, t.n, t.m0, t.m1, (float *)(void *)worker_scratch(j, worker));
-    finish(j, t.n, t.m0, t.m1, 0, j->out_plane, worker);
+    const conv_task_span t = conv_direct_span(j->r.g, j->r.plan, task);
+    conv_direct_f32(j->r.g, j->x, j->w, j->b, j->y, t.n, t.m0, t.m1, (float *)(void *)conv_run_scratch(&j->r, worker));
+    conv_run_done(&j->r, t.n, t.m0, t.m1, 0, j->r.out_plane, worker);
 }
 
 /* Values [a, b) of a run of len taps from src (element stride sw), padding zeros around them. */
@@ -301,29 +246,29 @@ static void im2col_panel(const conv_geom *g, const float *xg, int64_t cg, int64_
 static void tiled_task(void *arg, int64_t task, int worker)
 {
     const conv_job *j = arg;
-    const conv_geom *g = j->g;
-    const conv_task_span t = conv_tiled_span(g, j->plan, j->out_plane, task);
-    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->cg * j->ksz, per = panel_channels(g);
-    float *panel = (float *)(void *)worker_scratch(j, worker);
-    float *yt = j->y + (n * g->out_c + grp * j->mg) * j->out_plane + p0;
-    fill_bias(yt, j->mg, np, j->out_plane, j->b ? j->b + grp * j->mg : NULL);
-    const float *xg = j->x + (n * g->in_c + grp * j->cg) * j->in_plane, *wg = j->w + grp * j->mg * rows;
+    const conv_geom *g = j->r.g;
+    const conv_task_span t = conv_tiled_span(g, j->r.plan, j->r.out_plane, task);
+    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->r.cg * j->r.ksz, per = panel_channels(g);
+    float *panel = (float *)(void *)conv_run_scratch(&j->r, worker);
+    float *yt = j->y + (n * g->out_c + grp * j->r.mg) * j->r.out_plane + p0;
+    conv_fill_rows(yt, sizeof(float), j->r.mg, np, j->r.out_plane, j->b ? j->b + grp * j->r.mg : NULL);
+    const float *xg = j->x + (n * g->in_c + grp * j->r.cg) * j->r.in_plane, *wg = j->w + grp * j->r.mg * rows;
     for (int64_t q = 0; rows > 0 && q < np; q += SGEMM_NR) {
         const int64_t w = min64(SGEMM_NR, np - q);
-        for (int64_t c0 = 0; c0 < j->cg; c0 += per) {
-            const int64_t nc = min64(per, j->cg - c0);
-            im2col_panel(g, xg + c0 * j->in_plane, nc, j->ksz, p0 + q, w, panel);
-            const sgemm_mat a = {.data = wg + c0 * j->ksz, .rs = rows, .cs = 1};
-            sim_sgemm_f32_packed(j->mg, w, nc * j->ksz, &a, panel, yt + q, j->out_plane, false);
+        for (int64_t c0 = 0; c0 < j->r.cg; c0 += per) {
+            const int64_t nc = min64(per, j->r.cg - c0);
+            im2col_panel(g, xg + c0 * j->r.in_plane, nc, j->r.ksz, p0 + q, w, panel);
+            const sgemm_mat a = {.data = wg + c0 * j->r.ksz, .rs = rows, .cs = 1};
+            sim_sgemm_f32_packed(j->r.mg, w, nc * j->r.ksz, &a, panel, yt + q, j->r.out_plane, false);
         }
     }
-    finish(j, n, grp * j->mg, grp * j->mg + j->mg, p0, p0 + np, worker);
+    conv_run_done(&j->r, n, grp * j->r.mg, grp * j->r.mg + j->r.mg, p0, p0 + np, worker);
 }
 
 void conv_f32(const conv_geom *g, const conv_plan *plan, const float *x, const float *w, const float *b, float *y,
               float *scratch, struct rd_pool *pool, sim_tile_fn done, void *done_user)
 {
-    conv_job j = job_of(g, plan, x, w, b, y, scratch, done, done_user);
+    conv_job j = {.r = conv_run_of(g, plan, scratch, done, done_user), .x = x, .w = w, .b = b, .y = y};
     sim_task_fn fn = plan->kind == CONV_KIND_GEMM        ? gemm_task
                      : plan->kind == CONV_KIND_DEPTHWISE ? direct_task
                                                          : tiled_task;
@@ -352,41 +297,40 @@ void conv_transpose_plan_f32(const conv_geom *g, conv_plan *out)
 static void transpose_task(void *arg, int64_t task, int worker)
 {
     const conv_job *j = arg;
-    const conv_geom *g = j->g;
-    const int64_t blocks = sim_blocks(j->mg, j->plan->ch_block);
-    const int64_t slice = task / blocks, n = slice / g->group, grp = slice % g->group;
-    const int64_t m0 = task % blocks * j->plan->ch_block, m1 = min64(m0 + j->plan->ch_block, j->mg);
-    const int64_t rows = (m1 - m0) * j->ksz, row_stride = j->mg * j->ksz;
-    char *s = worker_scratch(j, worker);
+    const conv_geom *g = j->r.g;
+    const conv_task_span t = conv_run_transpose_span(&j->r, task);
+    const int64_t n = t.n, grp = t.grp, m0 = t.m0, m1 = t.m1;
+    const int64_t rows = (m1 - m0) * j->r.ksz, row_stride = j->r.mg * j->r.ksz;
+    char *s = conv_run_scratch(&j->r, worker);
     float *col = (float *)(void *)s;
-    float *work =
-        (float *)(void *)(s + align64((size_t)j->plan->ch_block * j->ksz * (size_t)j->plan->tile * sizeof(float)));
-    float *ym = j->y + (n * g->out_c + grp * j->mg + m0) * j->out_plane;
-    fill_bias(ym, m1 - m0, j->out_plane, j->out_plane, NULL);
-    const float *xg = j->x ? j->x + (n * g->in_c + grp * j->cg) * j->in_plane : NULL;
+    float *work = (float *)(void *)(s + align64((size_t)j->r.plan->ch_block * j->r.ksz * (size_t)j->r.plan->tile *
+                                                sizeof(float)));
+    float *ym = j->y + (n * g->out_c + grp * j->r.mg + m0) * j->r.out_plane;
+    conv_fill_rows(ym, sizeof(float), m1 - m0, j->r.out_plane, j->r.out_plane, NULL);
+    const float *xg = j->x ? j->x + (n * g->in_c + grp * j->r.cg) * j->r.in_plane : NULL;
     /* A(r, c) = W[c, m0 * taps + r]: W is [C, M/group, k...] */
-    const sgemm_mat a = {.data = j->w + grp * j->cg * row_stride + m0 * j->ksz, .rs = 1, .cs = row_stride};
-    for (int64_t p0 = 0; xg && j->cg > 0 && rows > 0 && p0 < j->in_plane; p0 += j->plan->tile) {
-        const int64_t np = min64(j->plan->tile, j->in_plane - p0);
+    const sgemm_mat a = {.data = j->w + grp * j->r.cg * row_stride + m0 * j->r.ksz, .rs = 1, .cs = row_stride};
+    for (int64_t p0 = 0; xg && j->r.cg > 0 && rows > 0 && p0 < j->r.in_plane; p0 += j->r.plan->tile) {
+        const int64_t np = min64(j->r.plan->tile, j->r.in_plane - p0);
         memset(col, 0, (size_t)(rows * np) * sizeof(float));
-        const sgemm_mat bm = {.data = xg + p0, .rs = j->in_plane, .cs = 1};
-        sim_sgemm_f32(rows, np, j->cg, &a, &bm, col, np, work);
+        const sgemm_mat bm = {.data = xg + p0, .rs = j->r.in_plane, .cs = 1};
+        sim_sgemm_f32(rows, np, j->r.cg, &a, &bm, col, np, work);
         col2im_f32(g, col, m1 - m0, p0, np, ym);
     }
     if (j->b) {
         for (int64_t m = m0; m < m1; m++) {
-            float *yr = ym + (m - m0) * j->out_plane;
-            const float v = j->b[grp * j->mg + m];
-            for (int64_t i = 0; i < j->out_plane; i++)
+            float *yr = ym + (m - m0) * j->r.out_plane;
+            const float v = j->b[grp * j->r.mg + m];
+            for (int64_t i = 0; i < j->r.out_plane; i++)
                 yr[i] += v;
         }
     }
-    finish(j, n, grp * j->mg + m0, grp * j->mg + m1, 0, j->out_plane, worker);
+    conv_run_done(&j->r, n, grp * j->r.mg + m0, grp * j->r.mg + m1, 0, j->r.out_plane, worker);
 }
 
 void conv_transpose_f32(const conv_geom *g, const conv_plan *plan, const float *x, const float *w, const float *b,
                         float *y, float *scratch, struct rd_pool *pool, sim_tile_fn done, void *done_user)
 {
-    conv_job j = job_of(g, plan, x, w, b, y, scratch, done, done_user);
+    conv_job j = {.r = conv_run_of(g, plan, scratch, done, done_user), .x = x, .w = w, .b = b, .y = y};
     sim_parallel(pool, plan->tasks, transpose_task, &j);
 }

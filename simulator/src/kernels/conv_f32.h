@@ -29,6 +29,7 @@
 #define CONV_SCRATCH_BUDGET ((size_t)8 << 20) /* bytes of im2col/col2im buffer per tile (f64 and int8 kernels) */
 #define CONV_TILE_BUDGET ((size_t)256 << 10)  /* bytes of im2col columns per float task (about half of L2) */
 #define CONV_DIRECT_MAX_TAPS 64               /* direct loop up to this many (channel, tap) pairs per output */
+#define CONV_DIRECT_ELEMS 16384               /* outputs of a direct task, in whole channels */
 
 typedef enum conv_kind {
     CONV_KIND_GEMM = 0,  /* 1x1 stride 1 unpadded: GEMM per (batch, group) */
@@ -99,6 +100,8 @@ void conv_transpose_f32(const conv_geom *g, const conv_plan *plan, const float *
 
 /** Whether the direct loop computes this Conv (1-D/2-D, few taps per output, not pointwise). */
 bool conv_direct_applies(const conv_geom *g);
+/** The direct plan (float and int8 kernels): tasks of about CONV_DIRECT_ELEMS outputs in whole channels. */
+void conv_direct_plan(const conv_geom *g, conv_plan *out);
 /** Scratch bytes of one worker of the direct loop (the input of a group split by column phase when strided). */
 size_t conv_direct_scratch(const conv_geom *g);
 /** Output channels [m0, m1) of batch n, all positions: fma chains from the bias over the taps inside the input. */

@@ -3,6 +3,7 @@
  * where the operands are integers and the sums therefore exact.
  */
 #include "conv_f64.h"
+#include "conv_run.h"
 #include "blas_threads.h"
 
 #include <cblas.h>
@@ -37,70 +38,40 @@ void conv_plan_f64(const conv_geom *g, conv_plan *out)
         out->kind == CONV_KIND_GEMM ? 64 : ((size_t)rows * (size_t)out->tile * sizeof(double) + 63) / 64 * 64;
 }
 
-static void fill_rows(double *y, int64_t rows, int64_t len, int64_t ld, const double *b)
-{
-    for (int64_t r = 0; r < rows; r++) {
-        const double v = b ? b[r] : 0.0;
-        double *yr = y + r * ld;
-        for (int64_t i = 0; i < len; i++)
-            yr[i] = v;
-    }
-}
-
 typedef struct f64_job {
-    const conv_geom *g;
-    const conv_plan *plan;
+    conv_run r;
     const double *x, *w, *b;
     double *y;
-    char *scratch;
-    int64_t cg, mg, in_plane, out_plane, ksz;
 } f64_job;
-
-static f64_job job_of(const conv_geom *g, const conv_plan *plan, const double *x, const double *w, const double *b,
-                      double *y, double *scratch)
-{
-    return (f64_job){.g = g,
-                     .plan = plan,
-                     .x = x,
-                     .w = w,
-                     .b = b,
-                     .y = y,
-                     .scratch = (char *)scratch,
-                     .cg = g->in_c / g->group,
-                     .mg = g->out_c / g->group,
-                     .in_plane = conv_prod(g->in, g->nsp),
-                     .out_plane = conv_prod(g->out, g->nsp),
-                     .ksz = conv_prod(g->k, g->nsp)};
-}
 
 /* Conv: task = (batch, group, tile of output positions). Integer-valued doubles: exact in any order. */
 static void conv_task(void *arg, int64_t task, int worker)
 {
     const f64_job *j = arg;
-    const conv_geom *g = j->g;
-    const conv_task_span t = conv_tiled_span(g, j->plan, j->out_plane, task);
-    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->cg * j->ksz;
-    const double *xg = j->x + (n * g->in_c + grp * j->cg) * j->in_plane;
-    const double *wg = j->w + grp * j->mg * rows;
-    double *yt = j->y + (n * g->out_c + grp * j->mg) * j->out_plane + p0;
-    fill_rows(yt, j->mg, np, j->out_plane, j->b ? j->b + grp * j->mg : NULL);
-    if (rows == 0 || j->mg == 0)
+    const conv_geom *g = j->r.g;
+    const conv_task_span t = conv_tiled_span(g, j->r.plan, j->r.out_plane, task);
+    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->r.cg * j->r.ksz;
+    const double *xg = j->x + (n * g->in_c + grp * j->r.cg) * j->r.in_plane;
+    const double *wg = j->w + grp * j->r.mg * rows;
+    double *yt = j->y + (n * g->out_c + grp * j->r.mg) * j->r.out_plane + p0;
+    conv_fill_rows(yt, sizeof(double), j->r.mg, np, j->r.out_plane, j->b ? j->b + grp * j->r.mg : NULL);
+    if (rows == 0 || j->r.mg == 0)
         return;
-    if (j->plan->kind == CONV_KIND_GEMM) {
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)j->mg, (int)np, (int)j->cg, 1.0, wg, (int)j->cg,
-                    xg + p0, (int)j->in_plane, 1.0, yt, (int)j->out_plane);
+    if (j->r.plan->kind == CONV_KIND_GEMM) {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)j->r.mg, (int)np, (int)j->r.cg, 1.0, wg,
+                    (int)j->r.cg, xg + p0, (int)j->r.in_plane, 1.0, yt, (int)j->r.out_plane);
         return;
     }
-    double *col = (double *)(void *)(j->scratch ? j->scratch + (size_t)worker * j->plan->scratch : NULL);
-    im2col_f64(g, xg, j->cg, p0, np, 0.0, col);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)j->mg, (int)np, (int)rows, 1.0, wg, (int)rows, col,
-                (int)np, 1.0, yt, (int)j->out_plane);
+    double *col = (double *)(void *)conv_run_scratch(&j->r, worker);
+    im2col_f64(g, xg, j->r.cg, p0, np, 0.0, col);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)j->r.mg, (int)np, (int)rows, 1.0, wg, (int)rows, col,
+                (int)np, 1.0, yt, (int)j->r.out_plane);
 }
 
 void conv_f64(const conv_geom *g, const conv_plan *plan, const double *x, const double *w, const double *b, double *y,
               double *scratch, struct rd_pool *pool)
 {
-    f64_job j = job_of(g, plan, x, w, b, y, scratch);
+    f64_job j = {.r = conv_run_of(g, plan, scratch, NULL, NULL), .x = x, .w = w, .b = b, .y = y};
     blas_use_one_thread();
     sim_parallel(pool, plan->tasks, conv_task, &j);
 }
@@ -122,22 +93,22 @@ void conv_transpose_plan_f64(const conv_geom *g, conv_plan *out)
 static void transpose_task(void *arg, int64_t task, int worker)
 {
     const f64_job *j = arg;
-    const conv_geom *g = j->g;
-    const int64_t blocks = sim_blocks(j->mg, j->plan->ch_block);
-    const int64_t slice = task / blocks, n = slice / g->group, grp = slice % g->group;
-    const int64_t m0 = task % blocks * j->plan->ch_block, m1 = min64(m0 + j->plan->ch_block, j->mg);
-    const int64_t rows = (m1 - m0) * j->ksz, row_stride = j->mg * j->ksz;
-    double *ym = j->y + (n * g->out_c + grp * j->mg + m0) * j->out_plane;
-    fill_rows(ym, m1 - m0, j->out_plane, j->out_plane, j->b ? j->b + grp * j->mg + m0 : NULL);
-    if (j->cg == 0 || rows == 0)
+    const conv_geom *g = j->r.g;
+    const conv_task_span t = conv_run_transpose_span(&j->r, task);
+    const int64_t n = t.n, grp = t.grp, m0 = t.m0, m1 = t.m1;
+    const int64_t rows = (m1 - m0) * j->r.ksz, row_stride = j->r.mg * j->r.ksz;
+    double *ym = j->y + (n * g->out_c + grp * j->r.mg + m0) * j->r.out_plane;
+    conv_fill_rows(ym, sizeof(double), m1 - m0, j->r.out_plane, j->r.out_plane,
+                   j->b ? j->b + grp * j->r.mg + m0 : NULL);
+    if (j->r.cg == 0 || rows == 0)
         return;
-    const double *xg = j->x + (n * g->in_c + grp * j->cg) * j->in_plane;
-    const double *wg = j->w + grp * j->cg * row_stride + m0 * j->ksz; /* W is [C, M/group, k...] */
-    double *col = (double *)(void *)(j->scratch ? j->scratch + (size_t)worker * j->plan->scratch : NULL);
-    for (int64_t p0 = 0; p0 < j->in_plane; p0 += j->plan->tile) {
-        const int64_t np = min64(j->plan->tile, j->in_plane - p0);
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)rows, (int)np, (int)j->cg, 1.0, wg, (int)row_stride,
-                    xg + p0, (int)j->in_plane, 0.0, col, (int)np);
+    const double *xg = j->x + (n * g->in_c + grp * j->r.cg) * j->r.in_plane;
+    const double *wg = j->w + grp * j->r.cg * row_stride + m0 * j->r.ksz; /* W is [C, M/group, k...] */
+    double *col = (double *)(void *)conv_run_scratch(&j->r, worker);
+    for (int64_t p0 = 0; p0 < j->r.in_plane; p0 += j->r.plan->tile) {
+        const int64_t np = min64(j->r.plan->tile, j->r.in_plane - p0);
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)rows, (int)np, (int)j->r.cg, 1.0, wg, (int)row_stride,
+                    xg + p0, (int)j->r.in_plane, 0.0, col, (int)np);
         col2im_f64(g, col, m1 - m0, p0, np, ym);
     }
 }
@@ -145,7 +116,7 @@ static void transpose_task(void *arg, int64_t task, int worker)
 void conv_transpose_f64(const conv_geom *g, const conv_plan *plan, const double *x, const double *w, const double *b,
                         double *y, double *scratch, struct rd_pool *pool)
 {
-    f64_job j = job_of(g, plan, x, w, b, y, scratch);
+    f64_job j = {.r = conv_run_of(g, plan, scratch, NULL, NULL), .x = x, .w = w, .b = b, .y = y};
     blas_use_one_thread();
     sim_parallel(pool, plan->tasks, transpose_task, &j);
 }

@@ -3,6 +3,7 @@
  * All accumulation is uint32 (wrapping, no undefined behaviour), read back as int32.
  */
 #include "qconv.h"
+#include "conv_run.h"
 #include "qgemm.h"
 
 #include <stdbool.h>
@@ -29,7 +30,6 @@
 
 #define QGEMM_TASK_ROWS 96     /* output channels of a pointwise task (a multiple of QGEMM_MR) */
 #define QGEMM_TASK_COLS 512    /* output positions of a pointwise task */
-#define QDIRECT_ELEMS 16384    /* outputs of a direct task, in whole channels */
 #define QTRANSPOSE_CHANNELS 16 /* output channels of a ConvTranspose task */
 
 static size_t align64(size_t v)
@@ -54,11 +54,7 @@ void qconv_plan_s8(const conv_geom *g, conv_plan *out)
         out->tasks = slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block);
         out->scratch = align64(qgemm_workspace_bytes(out->ch_block, out->col_block, cg));
     } else if (conv_direct_applies(g)) {
-        out->kind = CONV_KIND_DEPTHWISE;
-        const int64_t per = out_plane > 0 ? QDIRECT_ELEMS / out_plane : 1;
-        out->ch_block = per < 1 ? 1 : per;
-        out->tasks = g->batch * sim_blocks(g->out_c, out->ch_block);
-        out->scratch = align64(conv_direct_scratch(g));
+        conv_direct_plan(g, out);
     } else {
         const int64_t rows = cg * conv_prod(g->k, g->nsp);
         out->kind = CONV_KIND_TILED;
@@ -71,63 +67,27 @@ void qconv_plan_s8(const conv_geom *g, conv_plan *out)
 }
 
 typedef struct qconv_job {
-    const conv_geom *g;
-    const conv_plan *plan;
+    conv_run r;
     const qconv_args *a;
-    char *scratch;
-    sim_tile_fn done;
-    void *done_user;
-    int64_t cg, mg, in_plane, out_plane, ksz;
 } qconv_job;
-
-static qconv_job job_of(const conv_geom *g, const conv_plan *plan, const qconv_args *a, void *scratch, sim_tile_fn done,
-                        void *done_user)
-{
-    return (qconv_job){.g = g,
-                       .plan = plan,
-                       .a = a,
-                       .scratch = scratch,
-                       .done = done,
-                       .done_user = done_user,
-                       .cg = g->in_c / g->group,
-                       .mg = g->out_c / g->group,
-                       .in_plane = conv_prod(g->in, g->nsp),
-                       .out_plane = conv_prod(g->out, g->nsp),
-                       .ksz = conv_prod(g->k, g->nsp)};
-}
-
-static void finish(const qconv_job *j, int64_t n, int64_t c0, int64_t c1, int64_t p0, int64_t p1, int worker)
-{
-    if (!j->done)
-        return;
-    const sim_tile t = {.n = n, .c0 = c0, .c1 = c1, .p0 = p0, .p1 = p1};
-    j->done(j->done_user, &t, worker);
-}
-
-static void *worker_scratch(const qconv_job *j, int worker)
-{
-    return j->scratch ? j->scratch + (size_t)worker * j->plan->scratch : NULL; /* none planned: no offset on NULL */
-}
 
 /* Pointwise: task = (batch, group, channel block, position block). */
 static void gemm_task(void *arg, int64_t task, int worker)
 {
     const qconv_job *j = arg;
-    const conv_geom *g = j->g;
-    const int64_t rb = sim_blocks(j->mg, j->plan->ch_block), cb = sim_blocks(j->out_plane, j->plan->col_block);
-    const int64_t col = task % cb, row = task / cb % rb, slice = task / cb / rb;
-    const int64_t n = slice / g->group, grp = slice % g->group;
-    const int64_t r0 = row * j->plan->ch_block, r1 = min64(r0 + j->plan->ch_block, j->mg);
-    const int64_t p0 = col * j->plan->col_block, p1 = min64(p0 + j->plan->col_block, j->out_plane);
-    const int64_t c0 = grp * j->mg + r0;
-    const qgemm_mat a = {.data = j->a->wq + c0 * j->cg, .rs = j->cg, .cs = 1, .zp = 0};
-    const qgemm_mat b = {.data = j->a->xq + (n * g->in_c + grp * j->cg) * j->in_plane + p0,
-                         .rs = j->in_plane,
+    const conv_geom *g = j->r.g;
+    const conv_task_span t = conv_run_gemm_span(&j->r, task);
+    const int64_t n = t.n, grp = t.grp, r0 = t.m0, r1 = t.m1, p0 = t.p0, p1 = t.p0 + t.np;
+    const int64_t c0 = grp * j->r.mg + r0;
+    const qgemm_mat a = {.data = j->a->wq + c0 * j->r.cg, .rs = j->r.cg, .cs = 1, .zp = 0};
+    const qgemm_mat b = {.data = j->a->xq + (n * g->in_c + grp * j->r.cg) * j->r.in_plane + p0,
+                         .rs = j->r.in_plane,
                          .cs = 1,
                          .zp = j->a->x_zp};
-    sim_qgemm_s8s8s32(r1 - r0, p1 - p0, j->cg, &a, &b, j->a->bias ? j->a->bias + c0 : NULL, QGEMM_BIAS_PER_M,
-                      j->a->y + (n * g->out_c + c0) * j->out_plane + p0, j->out_plane, worker_scratch(j, worker));
-    finish(j, n, c0, grp * j->mg + r1, p0, p1, worker);
+    sim_qgemm_s8s8s32(r1 - r0, p1 - p0, j->r.cg, &a, &b, j->a->bias ? j->a->bias + c0 : NULL, QGEMM_BIAS_PER_M,
+                      j->a->y + (n * g->out_c + c0) * j->r.out_plane + p0, j->r.out_plane,
+                      conv_run_scratch(&j->r, worker));
+    conv_run_done(&j->r, n, c0, grp * j->r.mg + r1, p0, p1, worker);
 }
 
 /*
@@ -137,44 +97,44 @@ static void gemm_task(void *arg, int64_t task, int worker)
 static void direct_task(void *arg, int64_t task, int worker)
 {
     const qconv_job *j = arg;
-    const conv_geom *g = j->g;
-    const conv_task_span t = conv_direct_span(g, j->plan, task);
+    const conv_geom *g = j->r.g;
+    const conv_task_span t = conv_direct_span(g, j->r.plan, task);
     const int64_t n = t.n, m0 = t.m0, m1 = t.m1;
     float *yf = (float *)(void *)j->a->y;
-    conv_direct_f32(g, j->a->xc, j->a->wc, NULL, yf, n, m0, m1, worker_scratch(j, worker));
+    conv_direct_f32(g, j->a->xc, j->a->wc, NULL, yf, n, m0, m1, conv_run_scratch(&j->r, worker));
     for (int64_t m = m0; m < m1; m++) {
         const uint32_t b = j->a->bias ? (uint32_t)j->a->bias[m] : 0;
-        float *row = yf + (n * g->out_c + m) * j->out_plane;
-        for (int64_t i = 0; i < j->out_plane; i++) {
+        float *row = yf + (n * g->out_c + m) * j->r.out_plane;
+        for (int64_t i = 0; i < j->r.out_plane; i++) {
             const uint32_t v = (uint32_t)(int32_t)row[i] + b;
             memcpy(row + i, &v, sizeof v);
         }
     }
-    finish(j, n, m0, m1, 0, j->out_plane, worker);
+    conv_run_done(&j->r, n, m0, m1, 0, j->r.out_plane, worker);
 }
 
 /* im2col: task = (batch, group, tile of output positions), all channels of the group. */
 static void tiled_task(void *arg, int64_t task, int worker)
 {
     const qconv_job *j = arg;
-    const conv_geom *g = j->g;
-    const conv_task_span t = conv_tiled_span(g, j->plan, j->out_plane, task);
-    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->cg * j->ksz;
-    char *s = worker_scratch(j, worker);
+    const conv_geom *g = j->r.g;
+    const conv_task_span t = conv_tiled_span(g, j->r.plan, j->r.out_plane, task);
+    const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->r.cg * j->r.ksz;
+    char *s = conv_run_scratch(&j->r, worker);
     int8_t *col = (int8_t *)s;
-    void *ws = s + align64((size_t)rows * (size_t)j->plan->tile);
-    im2col_s8(g, j->a->xq + (n * g->in_c + grp * j->cg) * j->in_plane, j->cg, p0, np, (int8_t)j->a->x_zp, col);
-    const qgemm_mat a = {.data = j->a->wq + grp * j->mg * rows, .rs = rows, .cs = 1, .zp = 0};
+    void *ws = s + align64((size_t)rows * (size_t)j->r.plan->tile);
+    im2col_s8(g, j->a->xq + (n * g->in_c + grp * j->r.cg) * j->r.in_plane, j->r.cg, p0, np, (int8_t)j->a->x_zp, col);
+    const qgemm_mat a = {.data = j->a->wq + grp * j->r.mg * rows, .rs = rows, .cs = 1, .zp = 0};
     const qgemm_mat b = {.data = col, .rs = np, .cs = 1, .zp = j->a->x_zp};
-    sim_qgemm_s8s8s32(j->mg, np, rows, &a, &b, j->a->bias ? j->a->bias + grp * j->mg : NULL, QGEMM_BIAS_PER_M,
-                      j->a->y + (n * g->out_c + grp * j->mg) * j->out_plane + p0, j->out_plane, ws);
-    finish(j, n, grp * j->mg, grp * j->mg + j->mg, p0, p0 + np, worker);
+    sim_qgemm_s8s8s32(j->r.mg, np, rows, &a, &b, j->a->bias ? j->a->bias + grp * j->r.mg : NULL, QGEMM_BIAS_PER_M,
+                      j->a->y + (n * g->out_c + grp * j->r.mg) * j->r.out_plane + p0, j->r.out_plane, ws);
+    conv_run_done(&j->r, n, grp * j->r.mg, grp * j->r.mg + j->r.mg, p0, p0 + np, worker);
 }
 
 void qconv_s8(const conv_geom *g, const conv_plan *plan, const qconv_args *a, void *scratch, struct rd_pool *pool,
               sim_tile_fn done, void *done_user)
 {
-    qconv_job j = job_of(g, plan, a, scratch, done, done_user);
+    qconv_job j = {.r = conv_run_of(g, plan, scratch, done, done_user), .a = a};
     sim_task_fn fn = plan->kind == CONV_KIND_GEMM        ? gemm_task
                      : plan->kind == CONV_KIND_DEPTHWISE ? direct_task
                                                          : tiled_task;
@@ -202,39 +162,39 @@ void qconv_transpose_plan_s8(const conv_geom *g, conv_plan *out)
 static void transpose_task(void *arg, int64_t task, int worker)
 {
     const qconv_job *j = arg;
-    const conv_geom *g = j->g;
-    const int64_t blocks = sim_blocks(j->mg, j->plan->ch_block);
-    const int64_t slice = task / blocks, n = slice / g->group, grp = slice % g->group;
-    const int64_t m0 = task % blocks * j->plan->ch_block, m1 = min64(m0 + j->plan->ch_block, j->mg);
-    const int64_t rows = (m1 - m0) * j->ksz, row_stride = j->mg * j->ksz;
-    char *s = worker_scratch(j, worker);
+    const conv_geom *g = j->r.g;
+    const conv_task_span t = conv_run_transpose_span(&j->r, task);
+    const int64_t n = t.n, grp = t.grp, m0 = t.m0, m1 = t.m1;
+    const int64_t rows = (m1 - m0) * j->r.ksz, row_stride = j->r.mg * j->r.ksz;
+    char *s = conv_run_scratch(&j->r, worker);
     int32_t *col = (int32_t *)(void *)s;
-    void *ws = s + align64((size_t)(j->plan->ch_block * j->ksz) * (size_t)j->plan->tile * sizeof(int32_t));
-    uint32_t *y = (uint32_t *)(j->a->y + (n * g->out_c + grp * j->mg + m0) * j->out_plane);
-    memset(y, 0, (size_t)((m1 - m0) * j->out_plane) * sizeof(uint32_t));
-    const int8_t *xg = j->a->xq + (n * g->in_c + grp * j->cg) * j->in_plane;
+    void *ws = s + align64((size_t)(j->r.plan->ch_block * j->r.ksz) * (size_t)j->r.plan->tile * sizeof(int32_t));
+    uint32_t *y = (uint32_t *)(j->a->y + (n * g->out_c + grp * j->r.mg + m0) * j->r.out_plane);
+    memset(y, 0, (size_t)((m1 - m0) * j->r.out_plane) * sizeof(uint32_t));
+    const int8_t *xg = j->a->xq + (n * g->in_c + grp * j->r.cg) * j->r.in_plane;
     /* A(r, c) = W[c, m0 * taps + r]: W is [C, M/group, k...] */
-    const qgemm_mat a = {.data = j->a->wq + grp * j->cg * row_stride + m0 * j->ksz, .rs = 1, .cs = row_stride, .zp = 0};
-    for (int64_t p0 = 0; p0 < j->in_plane && rows > 0; p0 += j->plan->tile) {
-        const int64_t np = min64(j->plan->tile, j->in_plane - p0);
-        const qgemm_mat b = {.data = xg + p0, .rs = j->in_plane, .cs = 1, .zp = j->a->x_zp};
-        sim_qgemm_s8s8s32(rows, np, j->cg, &a, &b, NULL, QGEMM_BIAS_NONE, col, np, ws);
+    const qgemm_mat a = {
+        .data = j->a->wq + grp * j->r.cg * row_stride + m0 * j->r.ksz, .rs = 1, .cs = row_stride, .zp = 0};
+    for (int64_t p0 = 0; p0 < j->r.in_plane && rows > 0; p0 += j->r.plan->tile) {
+        const int64_t np = min64(j->r.plan->tile, j->r.in_plane - p0);
+        const qgemm_mat b = {.data = xg + p0, .rs = j->r.in_plane, .cs = 1, .zp = j->a->x_zp};
+        sim_qgemm_s8s8s32(rows, np, j->r.cg, &a, &b, NULL, QGEMM_BIAS_NONE, col, np, ws);
         col2im_u32(g, (const uint32_t *)col, m1 - m0, p0, np, y);
     }
     if (j->a->bias) {
         for (int64_t m = m0; m < m1; m++) {
-            uint32_t *ym = y + (m - m0) * j->out_plane;
-            const uint32_t v = (uint32_t)j->a->bias[grp * j->mg + m];
-            for (int64_t i = 0; i < j->out_plane; i++)
+            uint32_t *ym = y + (m - m0) * j->r.out_plane;
+            const uint32_t v = (uint32_t)j->a->bias[grp * j->r.mg + m];
+            for (int64_t i = 0; i < j->r.out_plane; i++)
                 ym[i] += v;
         }
     }
-    finish(j, n, grp * j->mg + m0, grp * j->mg + m1, 0, j->out_plane, worker);
+    conv_run_done(&j->r, n, grp * j->r.mg + m0, grp * j->r.mg + m1, 0, j->r.out_plane, worker);
 }
 
 void qconv_transpose_s8(const conv_geom *g, const conv_plan *plan, const qconv_args *a, void *scratch,
                         struct rd_pool *pool, sim_tile_fn done, void *done_user)
 {
-    qconv_job j = job_of(g, plan, a, scratch, done, done_user);
+    qconv_job j = {.r = conv_run_of(g, plan, scratch, done, done_user), .a = a};
     sim_parallel(pool, plan->tasks, transpose_task, &j);
 }

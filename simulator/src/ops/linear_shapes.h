@@ -23,6 +23,23 @@ typedef struct sim_gemm_params {
 /** M, N, K of a Gemm node after checking A, B and C (C broadcastable to [M, N]). */
 rd_status sim_gemm_dims(const sim_op_ctx *ctx, int64_t *m, int64_t *n, int64_t *k, rd_error *err);
 
+/** Gemm's optional C as the float Gemm broadcasts it over [M, N] (data NULL when absent; strides 0 where
+ *  broadcast), and the integer Gemms' last step: y = v + beta * C unless C was folded into the accumulator. */
+typedef struct sim_gemm_c {
+    const float *data;
+    int64_t cs_row, cs_col;
+    bool row_vector; /* the same C for every row: what the accumulator can hold */
+} sim_gemm_c;
+
+sim_gemm_c sim_gemm_c_of(const sim_op_ctx *ctx, int64_t m, int64_t n);
+
+static inline float sim_gemm_c_add(const sim_gemm_c *c, bool folded, float beta, int64_t i, int64_t j, double v)
+{
+    if (c->data && !folded)
+        v += (double)beta * c->data[i * c->cs_row + j * c->cs_col];
+    return (float)v;
+}
+
 /** MatMul's numpy batching: matrix dims and batch strides. */
 typedef struct sim_matmul_shape {
     int64_t m, n, k;
@@ -35,5 +52,8 @@ typedef struct sim_matmul_shape {
 } sim_matmul_shape;
 
 rd_status sim_matmul_shape_of(const sim_op_ctx *ctx, sim_matmul_shape *s, rd_error *err);
+
+/** The matrices of A and B (indices in whole matrices) that batch element bi (row-major over batch) multiplies. */
+void sim_matmul_batch_at(const sim_matmul_shape *s, int64_t bi, int64_t *a_mat, int64_t *b_mat);
 
 #endif

@@ -140,6 +140,30 @@ const sim_op_def op_gemm = {
 
 /* ------------------------------------------------------------------------------------------------- */
 
+sim_gemm_c sim_gemm_c_of(const sim_op_ctx *ctx, int64_t m, int64_t n)
+{
+    const rd_tensor *c = ctx->n_in > 2 ? ctx->in[2] : NULL;
+    if (!c)
+        return (sim_gemm_c){0};
+    return (sim_gemm_c){.data = c->data,
+                        .cs_col = c->rank >= 1 && c->dims[c->rank - 1] == n ? 1 : 0,
+                        .cs_row = c->rank == 2 && c->dims[0] == m ? c->dims[1] : 0,
+                        .row_vector = c->rank < 2 || c->dims[0] == 1};
+}
+
+void sim_matmul_batch_at(const sim_matmul_shape *s, int64_t bi, int64_t *a_mat, int64_t *b_mat)
+{
+    int64_t oa = 0, ob = 0;
+    for (int i = s->nb - 1; i >= 0; i--) {
+        const int64_t idx = bi % s->batch[i];
+        bi /= s->batch[i];
+        oa += idx * s->a_bs[i];
+        ob += idx * s->b_bs[i];
+    }
+    *a_mat = oa;
+    *b_mat = ob;
+}
+
 rd_status sim_matmul_shape_of(const sim_op_ctx *ctx, sim_matmul_shape *s, rd_error *err)
 {
     const char *nm = ctx->node->name, *op = ctx->node->op_type;
@@ -234,20 +258,11 @@ static rd_status matmul_eval(sim_op_ctx *ctx, rd_error *err)
     st = mm_run(ctx, &mm, off_bytes, (void **)&off, err);
     if (st != RD_OK)
         return st;
-    int64_t idx[RD_MAX_RANK] = {0};
     for (int64_t bi = 0; bi < s.n_batch; bi++) {
-        int64_t oa = 0, ob = 0;
-        for (int i = 0; i < s.nb; i++) {
-            oa += idx[i] * s.a_bs[i];
-            ob += idx[i] * s.b_bs[i];
-        }
+        int64_t oa, ob;
+        sim_matmul_batch_at(&s, bi, &oa, &ob);
         off[bi] = oa * s.m * s.k;
         off[s.n_batch + bi] = ob * s.k * s.n;
-        for (int i = s.nb - 1; i >= 0; i--) {
-            if (++idx[i] < s.batch[i])
-                break;
-            idx[i] = 0;
-        }
     }
     mm.a_off = off;
     mm.b_off = off + s.n_batch;
