@@ -122,3 +122,10 @@ void rep_buf_html(rep_buf *b, const char *s)
     rep_buf_puts(b, run);
     free(shown);
 }
+
+void rep_buf_html_in(rep_buf *b, const char *before, const char *s, const char *after)
+{
+    rep_buf_puts(b, before);
+    rep_buf_html(b, s);
+    rep_buf_puts(b, after);
+}

@@ -28,5 +28,7 @@ void rep_buf_puts(rep_buf *b, const char *s);
 void rep_buf_printf(rep_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Appends s with & < > " ' replaced by entities (NULL appends nothing). */
 void rep_buf_html(rep_buf *b, const char *s);
+/** Appends before, s as rep_buf_html does, then after: a string from outside inside markup. */
+void rep_buf_html_in(rep_buf *b, const char *before, const char *s, const char *after);
 
 #endif
