@@ -687,12 +687,5 @@ rd_status rd_report_html_write(const rd_result *r, char **out_html, size_t *out_
 
 rd_status rd_report_html_save(const rd_result *r, const char *path, rd_error *err)
 {
-    char *html;
-    size_t len;
-    rd_status st = rd_report_html_write(r, &html, &len, err);
-    if (st != RD_OK)
-        return rd_error_prefix(err, "%s", path);
-    st = rd_file_write_atomic(path, html, len, NULL, err);
-    free(html);
-    return st;
+    return rep_save(r, rd_report_html_write, path, err);
 }
