@@ -250,6 +250,15 @@ const char *adb_base_name(const char *path, char *buf, size_t cap);
 #define ADB_LOCAL_PATH_MAX 4096
 #define ADB_NAME_MAX 255 /* the longest file name Linux file systems store */
 
+/* ---- growing byte queues (queue.c) ---- */
+
+/**
+ * Room for n more bytes at the end of the byte queue (*buf)[*off..*len) of *cap bytes: the bytes before *off
+ * (consumed) are dropped when room is short, then the buffer doubles (from first) until n fit. Returns where
+ * they go (*buf + *len), or NULL without memory (the queue untouched but for the dropped bytes).
+ */
+uint8_t *adb_queue_room(uint8_t **buf, size_t *off, size_t *len, size_t *cap, size_t n, size_t first);
+
 /* ---- growing text (text.c) ---- */
 
 typedef struct adb_text {

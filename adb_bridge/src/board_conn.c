@@ -89,26 +89,7 @@ void board_send(bconn *c, uint32_t cmd, uint32_t arg0, uint32_t arg1, const uint
 
 uint8_t *bstream_reserve(bstream *s, size_t n)
 {
-    if (s->out_off == s->out_len)
-        s->out_off = s->out_len = 0;
-    if (s->out_len + n > s->out_cap) {
-        if (s->out_off) {
-            memmove(s->out, s->out + s->out_off, s->out_len - s->out_off);
-            s->out_len -= s->out_off;
-            s->out_off = 0;
-        }
-        if (s->out_len + n > s->out_cap) {
-            size_t cap = s->out_cap ? s->out_cap : 65536 + 64;
-            while (cap < s->out_len + n)
-                cap *= 2;
-            uint8_t *nb = realloc(s->out, cap);
-            if (!nb)
-                return NULL;
-            s->out = nb;
-            s->out_cap = cap;
-        }
-    }
-    return s->out + s->out_len;
+    return adb_queue_room(&s->out, &s->out_off, &s->out_len, &s->out_cap, n, 65536 + 64);
 }
 
 bool bstream_out(bstream *s, const void *data, size_t n)

@@ -249,30 +249,13 @@ static rd_status stash(pstream *s, const uint8_t *data, size_t n, rd_error *err)
 {
     if (n == 0)
         return RD_OK; /* an empty WRTE: nothing to keep (and s->buf may be NULL) */
-    if (s->off == s->len)
-        s->off = s->len = 0;
-    if (s->len + n > s->cap) {
-        if (s->off) {
-            memmove(s->buf, s->buf + s->off, s->len - s->off);
-            s->len -= s->off;
-            s->off = 0;
-        }
-        if (s->len + n > s->cap) {
-            size_t want = s->len + n;
-            if (want > STREAM_BUF_CAP)
-                return rd_errorf(err, RD_E_DEVICE, "the board sent more than %u bytes without being asked",
-                                 STREAM_BUF_CAP);
-            size_t cap = s->cap ? s->cap : 65536;
-            while (cap < want)
-                cap *= 2;
-            uint8_t *nb = realloc(s->buf, cap);
-            if (!nb)
-                return rd_errorf(err, RD_E_NOMEM, "out of memory");
-            s->buf = nb;
-            s->cap = cap;
-        }
-    }
-    memcpy(s->buf + s->len, data, n);
+    /* at most STREAM_BUF_CAP bytes kept unread (the queue's capacity then stays within it) */
+    if (s->len - s->off + n > STREAM_BUF_CAP)
+        return rd_errorf(err, RD_E_DEVICE, "the board sent more than %u bytes without being asked", STREAM_BUF_CAP);
+    uint8_t *end = adb_queue_room(&s->buf, &s->off, &s->len, &s->cap, n, 65536);
+    if (!end)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    memcpy(end, data, n);
     s->len += n;
     return RD_OK;
 }

@@ -39,7 +39,7 @@ typedef struct an_acc_header {
 
 void an_acc_header_fini(an_acc_header *h);
 
-/** "K/N" with 0 <= K < N <= 1000000. */
+/** --shard K/N of accuracy and eval: "K/N" with 0 <= K < N <= 1000000, digits only. */
 bool an_acc_parse_shard(const char *text, int *k, int *n);
 /** Shard k of n of `total` samples: [lo, hi), contiguous, sizes differing by one at most. */
 void an_acc_shard_range(size_t total, int k, int n, size_t *lo, size_t *hi);

@@ -5,6 +5,7 @@
  * --shard K/N evaluates one part of the dataset into partial.json for `rknn-diag merge` (docs/sharding.md).
  * This file parses the command line and sets up the columns; eval_run.c runs them.
  */
+#include "accuracy_partial.h"
 #include "cmd_spec.h"
 #include "config_model.h"
 #include "eval_task.h"
@@ -209,16 +210,8 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
         o->hybrid_cfgs[o->n_hybrid++] = v;
         break;
     case OPT_SHARD: {
-        char *end = NULL;
-        errno = 0;
-        long k = strtol(v, &end, 10), nn = -1;
-        if (!errno && end != v && *end == '/') {
-            char *e2 = NULL;
-            nn = strtol(end + 1, &e2, 10);
-            if (errno || e2 == end + 1 || *e2)
-                nn = -1;
-        }
-        if (nn < 1 || nn > 1000000 || k < 0 || k >= nn)
+        int k, nn;
+        if (!an_acc_parse_shard(v, &k, &nn))
             return an_usage(ctx, "--shard %s: expected K/N with 0 <= K < N (e.g. $SLURM_ARRAY_TASK_ID/4)", v);
         o->shard_k = k;
         o->shard_n = nn;

@@ -56,16 +56,29 @@ static char *dup_str(const char *s)
     return d;
 }
 
+/* The list key of a COCO file (name), what: "an array of {...}": at most max entries (RD_E_LIMIT), at least one
+   when non_empty; items (a T **) gets room for them, elem bytes each, zeroed. */
+static rd_status coco_list(const cJSON *arr, const char *name, const char *key, const char *what, bool non_empty,
+                           size_t max, size_t elem, void *items, rd_error *err)
+{
+    if (!cJSON_IsArray(arr) || (non_empty && cJSON_GetArraySize(arr) == 0))
+        return rd_errorf(err, RD_E_PARSE, "%s: \"%s\" must be %s", name, key, what);
+    size_t n = (size_t)cJSON_GetArraySize(arr);
+    if (n > max)
+        return rd_errorf(err, RD_E_LIMIT, "%s: %zu %s, more than the %zu allowed", name, n, key, max);
+    void *room = calloc(n + 1, elem);
+    if (!room)
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    memcpy(items, &room, sizeof room); /* items is a T **: written without aliasing it as void ** */
+    return RD_OK;
+}
+
 static rd_status parse_images(const cJSON *arr, const char *name, an_annot *out, rd_error *err)
 {
-    if (!cJSON_IsArray(arr))
-        return rd_errorf(err, RD_E_PARSE, "%s: \"images\" must be an array of {id, file_name, width, height}", name);
-    size_t n = (size_t)cJSON_GetArraySize(arr);
-    if (n > AN_ANNOT_MAX_OBJECTS)
-        return rd_errorf(err, RD_E_LIMIT, "%s: %zu images, more than the %zu allowed", name, n, AN_ANNOT_MAX_OBJECTS);
-    out->images = calloc(n + 1, sizeof *out->images);
-    if (!out->images)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    rd_status st = coco_list(arr, name, "images", "an array of {id, file_name, width, height}", false,
+                             AN_ANNOT_MAX_OBJECTS, sizeof *out->images, &out->images, err);
+    if (st != RD_OK)
+        return st;
     size_t i = 0;
     const cJSON *o;
     cJSON_ArrayForEach(o, arr)
@@ -93,14 +106,10 @@ static rd_status parse_images(const cJSON *arr, const char *name, an_annot *out,
 
 static rd_status parse_categories(const cJSON *arr, const char *name, an_annot *out, rd_error *err)
 {
-    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
-        return rd_errorf(err, RD_E_PARSE, "%s: \"categories\" must be a non-empty array of {id, name}", name);
-    size_t n = (size_t)cJSON_GetArraySize(arr);
-    if (n > 100000)
-        return rd_errorf(err, RD_E_LIMIT, "%s: %zu categories, more than the 100000 allowed", name, n);
-    out->categories = calloc(n + 1, sizeof *out->categories);
-    if (!out->categories)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    rd_status st = coco_list(arr, name, "categories", "a non-empty array of {id, name}", true, 100000,
+                             sizeof *out->categories, &out->categories, err);
+    if (st != RD_OK)
+        return st;
     size_t i = 0;
     const cJSON *o;
     cJSON_ArrayForEach(o, arr)
@@ -123,15 +132,10 @@ static rd_status parse_categories(const cJSON *arr, const char *name, an_annot *
 
 static rd_status parse_annotations(const cJSON *arr, const char *name, an_annot *out, rd_error *err)
 {
-    if (!cJSON_IsArray(arr))
-        return rd_errorf(err, RD_E_PARSE, "%s: \"annotations\" must be an array", name);
-    size_t n = (size_t)cJSON_GetArraySize(arr);
-    if (n > AN_ANNOT_MAX_OBJECTS)
-        return rd_errorf(err, RD_E_LIMIT, "%s: %zu annotations, more than the %zu allowed", name, n,
-                         AN_ANNOT_MAX_OBJECTS);
-    out->gts = calloc(n + 1, sizeof *out->gts);
-    if (!out->gts)
-        return rd_errorf(err, RD_E_NOMEM, "out of memory");
+    rd_status st =
+        coco_list(arr, name, "annotations", "an array", false, AN_ANNOT_MAX_OBJECTS, sizeof *out->gts, &out->gts, err);
+    if (st != RD_OK)
+        return st;
     size_t i = 0;
     const cJSON *o;
     cJSON_ArrayForEach(o, arr)

@@ -3,6 +3,7 @@
  * suppression. The decoders themselves are in det_decode_yolo.c and det_decode_ssd.c.
  */
 #include "det_decode.h"
+#include "ranked.h"
 
 #include <errno.h>
 #include <math.h>
@@ -160,19 +161,6 @@ int an_det_squeeze(const rd_tensor *t, int64_t *dims, int max_rank)
     return r - off;
 }
 
-typedef struct ranked {
-    float score;
-    size_t pos;
-} ranked;
-
-static int cmp_ranked(const void *a, const void *b)
-{
-    const ranked *x = a, *y = b;
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    return (x->pos > y->pos) - (x->pos < y->pos);
-}
-
 static float box_iou(const an_det_box *a, const an_det_box *b)
 {
     float w = fminf(a->x1, b->x1) - fmaxf(a->x0, b->x0);
@@ -198,7 +186,7 @@ rd_status an_det_run(const an_decoder *d, const an_det_opts *o, const an_det_fra
         an_det_list_fini(&cand);
         return rd_error_prefix(err, "--decoder %s (%s)", d->name, d->layouts);
     }
-    ranked *order = malloc((cand.n + 1) * sizeof *order);
+    an_ranked *order = malloc((cand.n + 1) * sizeof *order);
     bool *gone = calloc(cand.n + 1, sizeof *gone);
     if (!order || !gone) {
         free(order);
@@ -207,8 +195,8 @@ rd_status an_det_run(const an_decoder *d, const an_det_opts *o, const an_det_fra
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < cand.n; i++)
-        order[i] = (ranked){cand.v[i].score, i};
-    qsort(order, cand.n, sizeof *order, cmp_ranked);
+        order[i] = (an_ranked){cand.v[i].score, i};
+    qsort(order, cand.n, sizeof *order, an_ranked_cmp);
     for (size_t a = 0; a < cand.n && st == RD_OK; a++) {
         if (gone[a])
             continue;

@@ -8,6 +8,7 @@
  * detections at a time.
  */
 #include "det_metrics.h"
+#include "ranked.h"
 
 #include <float.h>
 #include <math.h>
@@ -76,35 +77,13 @@ static int cmp_ref(const void *a, const void *b)
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-/* A detection of one category as accumulate() sees it: score, sequence (stable order) and flags. */
+/* A detection of one category as accumulate() sees it: score and sequence (sorted stably by an_ranked_cmp),
+   flags. */
 typedef struct acc_det {
-    double score;
-    size_t seq;
+    an_ranked order;  /* first: key the score, pos the sequence */
     uint16_t matched; /* bit t: dtm != 0 at threshold t */
     uint16_t ignored; /* bit t: dtIg at threshold t */
 } acc_det;
-
-static int cmp_acc(const void *a, const void *b)
-{
-    const acc_det *x = a, *y = b;
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* Stable order of one image's detections by descending score: (score, position) pairs. */
-typedef struct scored {
-    double score;
-    size_t pos;
-} scored;
-
-static int cmp_scored(const void *a, const void *b)
-{
-    const scored *x = a, *y = b;
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    return (x->pos > y->pos) - (x->pos < y->pos);
-}
 
 static bool box_ok(const an_box *b)
 {
@@ -122,7 +101,7 @@ typedef struct work {
     /* per image scratch */
     const an_gt **g; /* this image's ground truths, non-ignored first */
     bool *g_ign;
-    scored *d;     /* this image's detections by score */
+    an_ranked *d;  /* this image's detections by score: (score, position) */
     double *ious;  /* D x G */
     bool *g_taken; /* G, per threshold */
     /* per category */
@@ -164,10 +143,9 @@ static rd_status eval_image(work *w, const ref *gs, size_t G, const ref *ds, siz
             }
         }
     for (size_t i = 0; i < D; i++) {
-        w->d[i].score = in->dets[ds[i].pos].score;
-        w->d[i].pos = ds[i].pos;
+        w->d[i] = (an_ranked){in->dets[ds[i].pos].score, ds[i].pos};
     }
-    qsort(w->d, D, sizeof *w->d, cmp_scored);
+    qsort(w->d, D, sizeof *w->d, an_ranked_cmp);
     if (D > AN_COCO_MAX_DETS)
         D = AN_COCO_MAX_DETS;
     for (size_t i = 0; i < D; i++)
@@ -178,8 +156,7 @@ static rd_status eval_image(work *w, const ref *gs, size_t G, const ref *ds, siz
         return st;
     acc_det *out = &w->acc[w->n_acc];
     for (size_t i = 0; i < D; i++) {
-        out[i].score = w->d[i].score;
-        out[i].seq = (*seq)++;
+        out[i].order = (an_ranked){w->d[i].key, (*seq)++};
         out[i].matched = 0;
         out[i].ignored = 0;
     }
@@ -224,7 +201,7 @@ static void accumulate(work *w, size_t npig, double *ap_t /* [T] or -1 */, doubl
         ap_t[t] = rec_t[t] = -1;
     if (npig == 0)
         return;
-    qsort(w->acc, w->n_acc, sizeof *w->acc, cmp_acc);
+    qsort(w->acc, w->n_acc, sizeof *w->acc, an_ranked_cmp);
     const double eps = DBL_EPSILON; /* np.spacing(1) */
     const size_t nd = w->n_acc;
     /* precision envelope per threshold; pr[] holds the running values */

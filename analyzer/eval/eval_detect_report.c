@@ -6,6 +6,7 @@
 #include "det_metrics.h"
 #include "eval_task.h"
 #include "json_out.h"
+#include "ranked.h"
 #include "term_text.h"
 
 #include <math.h>
@@ -148,19 +149,6 @@ static double image_f1(const an_gt *g, size_t ng, const an_det *d, size_t nd, do
     return denom ? 2.0 * (double)tp / (double)denom : 1.0;
 }
 
-typedef struct change {
-    size_t rec;
-    double drop;
-} change;
-
-static int cmp_change(const void *a, const void *b)
-{
-    const change *x = a, *y = b;
-    if (x->drop != y->drop)
-        return x->drop > y->drop ? -1 : 1;
-    return (x->rec > y->rec) - (x->rec < y->rec);
-}
-
 rd_status an_eval_detect_report(const cJSON *partial, cJSON *const *recs, size_t n, size_t show, cJSON *report,
                                 rd_error *err)
 {
@@ -171,7 +159,7 @@ rd_status an_eval_detect_report(const cJSON *partial, cJSON *const *recs, size_t
     if (!nc || !cJSON_IsArray(cats) || n_cat < 1)
         return rd_errorf(err, RD_E_PARSE, "partial.json: detection needs \"columns\" and \"categories\"");
     int *cat_ids = calloc((size_t)n_cat + 1, sizeof *cat_ids);
-    change *ch = calloc(n + 1, sizeof *ch);
+    an_ranked *ch = calloc(n + 1, sizeof *ch); /* (drop, record) */
     parsed p;
     bool ok = true;
     rd_status st = cat_ids && ch ? parse_records(recs, n, nc, &p, err) : rd_errorf(err, RD_E_NOMEM, "out of memory");
@@ -245,13 +233,13 @@ rd_status an_eval_detect_report(const cJSON *partial, cJSON *const *recs, size_t
                     worst = f1[0] - f1[j];
             }
             if (worst > 0)
-                ch[n_ch++] = (change){i, worst};
+                ch[n_ch++] = (an_ranked){worst, i};
         }
-        qsort(ch, n_ch, sizeof *ch, cmp_change);
+        qsort(ch, n_ch, sizeof *ch, an_ranked_cmp);
         an_json_add_num(report, "images_changed", (double)n_ch, &ok);
         cJSON *list = an_json_add_array(report, "changed_images", &ok);
         for (size_t c = 0; c < n_ch && c < show; c++) {
-            size_t i = ch[c].rec;
+            size_t i = ch[c].pos;
             cJSON *o = cJSON_CreateObject();
             an_json_add_num(o, "sample", cJSON_GetObjectItemCaseSensitive(recs[i], "sample")->valuedouble, &ok);
             const cJSON *inp = cJSON_GetObjectItemCaseSensitive(recs[i], "input");
@@ -289,19 +277,9 @@ void an_eval_detect_print(FILE *out, const cJSON *r, size_t show)
     fputs("\n\n", out);
     fprintf(out, "%-14s %9s %9s %9s %9s %11s %9s\n", "precision", "mAP50-95", "mAP50", "mAP75", "AR100", "drop50-95",
             "drop50");
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "metrics");
-    for (size_t j = 0; j < nc; j++) {
-        const cJSON *o = cJSON_GetObjectItemCaseSensitive(m, cols[j]);
-        fprintf(out, "%-14s", cols[j]);
-        an_eval_print_metric(out, 9, an_json_num(o, "map"));
-        an_eval_print_metric(out, 9, an_json_num(o, "map50"));
-        an_eval_print_metric(out, 9, an_json_num(o, "map75"));
-        an_eval_print_metric(out, 9, an_json_num(o, "mar100"));
-        if (j == 0)
-            fprintf(out, " %11s %9s\n", "-", "-");
-        else
-            fprintf(out, " %+11.4f %+9.4f\n", an_json_num(o, "drop_map"), an_json_num(o, "drop_map50"));
-    }
+    static const an_eval_figure figs[] = {{"map", 9, false},    {"map50", 9, false},    {"map75", 9, false},
+                                          {"mar100", 9, false}, {"drop_map", 11, true}, {"drop_map50", 9, true}};
+    an_eval_print_metric_rows(out, r, figs, sizeof figs / sizeof figs[0]);
     fprintf(out, "\nAP50-95 per class (classes with objects):\n%-24s %7s", "class", "objects");
     for (size_t j = 0; j < nc; j++)
         fprintf(out, " %9.9s", cols[j]);

@@ -78,6 +78,26 @@ void an_eval_print_metric(FILE *out, int width, double v)
         fprintf(out, " %*.4f", width, v);
 }
 
+void an_eval_print_metric_rows(FILE *out, const cJSON *r, const an_eval_figure *figs, size_t n)
+{
+    const char *cols[AN_EVAL_MAX_COLS];
+    size_t nc = an_eval_columns(r, cols);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "metrics");
+    for (size_t j = 0; j < nc; j++) {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(m, cols[j]);
+        fprintf(out, "%-14s", cols[j]);
+        for (size_t f = 0; f < n; f++) {
+            if (!figs[f].drop)
+                an_eval_print_metric(out, figs[f].width, an_json_num(o, figs[f].key));
+            else if (j == 0)
+                fprintf(out, " %*s", figs[f].width, "-");
+            else
+                fprintf(out, " %+*.4f", figs[f].width, an_json_num(o, figs[f].key));
+        }
+        fputc('\n', out);
+    }
+}
+
 /* ---- hashes ----------------------------------------------------------------------------------------- */
 
 /* Options that do not change a result: where it goes and how it is shown. */

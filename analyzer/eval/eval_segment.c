@@ -255,17 +255,9 @@ static void segment_print(FILE *out, const cJSON *r, size_t show)
     fprintf(out, ": %.0f images, %.0f classes, %.0f scored pixels\n\n%-14s %9s %9s %10s %10s\n",
             an_json_num(r, "samples"), an_json_num(r, "classes"), an_json_num(r, "pixels"), "precision", "mIoU",
             "pixel acc", "drop mIoU", "drop acc");
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "metrics");
-    for (size_t j = 0; j < nc; j++) {
-        const cJSON *o = cJSON_GetObjectItemCaseSensitive(m, cols[j]);
-        fprintf(out, "%-14s", cols[j]);
-        an_eval_print_metric(out, 9, an_json_num(o, "miou"));
-        an_eval_print_metric(out, 9, an_json_num(o, "pixel_accuracy"));
-        if (j == 0)
-            fprintf(out, " %10s %10s\n", "-", "-");
-        else
-            fprintf(out, " %+10.4f %+10.4f\n", an_json_num(o, "drop_miou"), an_json_num(o, "drop_pixel_accuracy"));
-    }
+    static const an_eval_figure figs[] = {
+        {"miou", 9, false}, {"pixel_accuracy", 9, false}, {"drop_miou", 10, true}, {"drop_pixel_accuracy", 10, true}};
+    an_eval_print_metric_rows(out, r, figs, sizeof figs / sizeof figs[0]);
     const cJSON *c, *list = cJSON_GetObjectItemCaseSensitive(r, "changed_images");
     if (cJSON_GetArraySize(list))
         fprintf(out, "\nimages whose pixel accuracy falls most:\n");

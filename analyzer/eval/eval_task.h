@@ -130,6 +130,17 @@ void an_eval_print_model(FILE *out, const cJSON *report);
 /** Prints a float with the given decimals, or "-" for a negative (undefined) value. */
 void an_eval_print_metric(FILE *out, int width, double v);
 
+/** A figure of the metrics table: the metric's key in a column's "metrics", its width; a drop is signed
+    and "-" on the reference (first) column's row. */
+typedef struct an_eval_figure {
+    const char *key;
+    int width;
+    bool drop;
+} an_eval_figure;
+
+/** The rows of the metrics table of report r: each column's name, then its figures figs[0..n). */
+void an_eval_print_metric_rows(FILE *out, const cJSON *r, const an_eval_figure *figs, size_t n);
+
 /* ---- runs and merges (eval_run.c, eval_partial.c) ---------------------------------------------------- */
 
 /** Sample k of the dataset as RKNN reads its line (images resized, mean/std); g zeroed. */

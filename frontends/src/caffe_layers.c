@@ -47,6 +47,21 @@ static bool has_num_output(cf_ctx *C, int p, int64_t num)
     return false;
 }
 
+/* The weights w (blob 0, read by the caller) as an initialiser, its name returned; with bias_term the bias, blob 1
+   of num values, too (its name in *bn; left NULL when the blob is unusable). */
+static const char *weights_and_bias(cf_ctx *C, rd_tensor *w, bool bias_term, int64_t num, const char **bn)
+{
+    const char *wn = cf_init(C, cf_layer_name(C), ":weights", w);
+    if (bias_term) {
+        rd_tensor b;
+        if (cf_blob(C, 1, num, &b)) {
+            cf_per_channel(&b, 2);
+            *bn = cf_init(C, cf_layer_name(C), ":bias", &b);
+        }
+    }
+    return wn;
+}
+
 static bool conv(cf_ctx *C, bool deconv)
 {
     int p = ct_find(C->d, C->layer, "convolution_param", -1);
@@ -85,14 +100,7 @@ static bool conv(cf_ctx *C, bool deconv)
         rd_tensor_fini(&w);
         return true;
     }
-    const char *wn = cf_init(C, cf_layer_name(C), ":weights", &w), *bn = NULL;
-    if (bias_term) {
-        rd_tensor b;
-        if (cf_blob(C, 1, num, &b)) {
-            cf_per_channel(&b, 2);
-            bn = cf_init(C, cf_layer_name(C), ":bias", &b);
-        }
-    }
+    const char *bn = NULL, *wn = weights_and_bias(C, &w, bias_term, num, &bn);
     const char *y = cf_top(C, 0, 4);
     rd_onnx_node *n =
         cf_node(C, deconv ? "ConvTranspose" : "Conv", (const char *const[]){x, wn, bn}, bias_term ? 3 : 2, &y, 1);
@@ -170,14 +178,7 @@ static bool inner_product(cf_ctx *C)
     w.rank = 2; /* legacy blobs are 1x1xNxK */
     w.dims[0] = transpose ? kdim : num;
     w.dims[1] = transpose ? num : kdim;
-    const char *wn = cf_init(C, cf_layer_name(C), ":weights", &w), *bn = NULL;
-    if (bias_term) {
-        rd_tensor b;
-        if (cf_blob(C, 1, num, &b)) {
-            cf_per_channel(&b, 2);
-            bn = cf_init(C, cf_layer_name(C), ":bias", &b);
-        }
-    }
+    const char *bn = NULL, *wn = weights_and_bias(C, &w, bias_term, num, &bn);
     const char *flat = cf_fresh(C, cf_layer_name(C), ":flatten");
     rd_onnx_node *f = cf_node(C, "Flatten", &x, 1, &flat, 1);
     if (f)
@@ -345,6 +346,15 @@ static bool eltwise(cf_ctx *C)
     return true;
 }
 
+/* cf_node with its axis attribute: Concat, Softmax, Flatten, Split. */
+static void axis_node(cf_ctx *C, const char *op, const char *const *in, int n_in, const char *const *out, int n_out,
+                      int64_t axis)
+{
+    rd_onnx_node *n = cf_node(C, op, in, n_in, out, n_out);
+    if (n)
+        rd_onnx_attr_int(n, "axis", axis);
+}
+
 static bool concat(cf_ctx *C)
 {
     int p = ct_find(C->d, C->layer, "concat_param", -1);
@@ -362,9 +372,7 @@ static bool concat(cf_ctx *C)
     for (int i = 0; i < n; i++)
         in[i] = cf_bottom(C, i);
     const char *y = cf_top(C, 0, cf_rank_of(C, in[0] ? in[0] : ""));
-    rd_onnx_node *nd = cf_node(C, "Concat", in, n, &y, 1);
-    if (nd)
-        rd_onnx_attr_int(nd, "axis", axis);
+    axis_node(C, "Concat", in, n, &y, 1, axis);
     return true;
 }
 
@@ -380,9 +388,7 @@ static bool shape_layer(cf_ctx *C, const char *type)
         if (p >= 0 && ct_int(C->d, p, "axis", 1, -8, 8, &axis, &le))
             return cf_opt_fail(C, &le);
         const char *y = cf_top(C, 0, r);
-        rd_onnx_node *n = cf_node(C, "Softmax", &x, 1, &y, 1);
-        if (n)
-            rd_onnx_attr_int(n, "axis", axis);
+        axis_node(C, "Softmax", &x, 1, &y, 1, axis);
         return true;
     }
     if (!strcmp(type, "Flatten")) {
@@ -394,9 +400,7 @@ static bool shape_layer(cf_ctx *C, const char *type)
         if (end != -1 && end != r - 1)
             return false;
         const char *y = cf_top(C, 0, (int)(axis < 0 ? axis + r : axis) + 1);
-        rd_onnx_node *n = cf_node(C, "Flatten", &x, 1, &y, 1);
-        if (n)
-            rd_onnx_attr_int(n, "axis", axis);
+        axis_node(C, "Flatten", &x, 1, &y, 1, axis);
         return true;
     }
     if (!strcmp(type, "Permute")) {
@@ -448,9 +452,7 @@ static bool slice(cf_ctx *C)
     for (int i = 0; i < tops; i++)
         out[i] = cf_top(C, i, cf_rank_of(C, x ? x : ""));
     if (!n) {
-        rd_onnx_node *nd = cf_node(C, "Split", &x, 1, out, tops);
-        if (nd)
-            rd_onnx_attr_int(nd, "axis", axis);
+        axis_node(C, "Split", &x, 1, out, tops, axis);
         return true;
     }
     /* slice points to the sizes of all but the last part; the last takes the rest: one Slice per top */

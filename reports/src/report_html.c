@@ -209,25 +209,15 @@ static void put_table(rep_buf *b, const rd_result *r, const bool used[RD_GROUP_C
         const rd_layer_result *l = &r->layers[i];
         rep_buf_printf(b, "<tr data-i=\"%zu\" data-below=\"%d\"%s><td class=\"num\" data-v=\"%zu\">%zu</td>", i,
                        layer_below(l) ? 1 : 0, l->fused_into ? " class=\"fused\"" : "", i, i);
-        rep_buf_puts(b, "<td class=\"name\" title=\"");
-        rep_buf_html(b, l->name);
-        rep_buf_puts(b, "\">");
+        rep_buf_html_in(b, "<td class=\"name\" title=\"", l->name, "\">");
         rep_buf_html(b, l->name);
         rep_buf_puts(b, "</td><td>");
         rep_buf_html(b, l->op_type);
-        if (l->npu_op && (!l->op_type || strcmp(l->npu_op, l->op_type) != 0)) {
-            rep_buf_puts(b, " <span class=\"note\">NPU ");
-            rep_buf_html(b, l->npu_op);
-            rep_buf_puts(b, "</span>");
-        }
-        if (l->fused_into) {
-            rep_buf_puts(b, " <span class=\"note\">fused into ");
-            rep_buf_html(b, l->fused_into);
-            rep_buf_puts(b, "</span>");
-        }
-        rep_buf_puts(b, "</td><td>");
-        rep_buf_html(b, l->precision);
-        rep_buf_puts(b, "</td><td>");
+        if (l->npu_op && (!l->op_type || strcmp(l->npu_op, l->op_type) != 0))
+            rep_buf_html_in(b, " <span class=\"note\">NPU ", l->npu_op, "</span>");
+        if (l->fused_into)
+            rep_buf_html_in(b, " <span class=\"note\">fused into ", l->fused_into, "</span>");
+        rep_buf_html_in(b, "</td><td>", l->precision, "</td><td>");
         put_shape(b, l);
         rep_buf_puts(b, "</td>");
         for (int g = 0; g < RD_GROUP_COUNT; g++) {
@@ -553,21 +543,12 @@ static void put_findings(rep_buf *b, const rd_result *r)
                        sev, rd_finding_kind_name(f->kind), sev);
         rep_buf_html(b, f->title);
         rep_buf_puts(b, "</span>");
-        if (f->layer) {
-            rep_buf_puts(b, "<span class=\"f-layer\">layer <code>");
-            rep_buf_html(b, f->layer);
-            rep_buf_puts(b, "</code></span>");
-        }
-        if (f->evidence) {
-            rep_buf_puts(b, "<div class=\"f-evidence\">");
-            rep_buf_html(b, f->evidence);
-            rep_buf_puts(b, "</div>");
-        }
-        if (f->advice) {
-            rep_buf_puts(b, "<div class=\"f-advice\">");
-            rep_buf_html(b, f->advice);
-            rep_buf_puts(b, "</div>");
-        }
+        if (f->layer)
+            rep_buf_html_in(b, "<span class=\"f-layer\">layer <code>", f->layer, "</code></span>");
+        if (f->evidence)
+            rep_buf_html_in(b, "<div class=\"f-evidence\">", f->evidence, "</div>");
+        if (f->advice)
+            rep_buf_html_in(b, "<div class=\"f-advice\">", f->advice, "</div>");
         rep_buf_puts(b, "</li>\n");
     }
     rep_buf_puts(b, "</ol></section>\n");
@@ -607,11 +588,8 @@ static void put_summary(rep_buf *b, const rd_result *r)
 static void put_cells(rep_buf *b, const char *const *cells, size_t n)
 {
     rep_buf_puts(b, "<tr>");
-    for (size_t k = 0; k < n; k++) {
-        rep_buf_puts(b, "<td>");
-        rep_buf_html(b, cells[k]);
-        rep_buf_puts(b, "</td>");
-    }
+    for (size_t k = 0; k < n; k++)
+        rep_buf_html_in(b, "<td>", cells[k], "</td>");
     rep_buf_puts(b, "</tr>\n");
 }
 
@@ -659,9 +637,8 @@ rd_status rd_report_html_write(const rd_result *r, char **out_html, size_t *out_
     rep_buf_puts(&b, rep_html_css);
     rep_buf_puts(&b, "</style>\n<script>\n");
     rep_buf_puts(&b, rep_html_js_head);
-    rep_buf_puts(&b, "</script></head><body>\n<header><h1>Accuracy report</h1><div class=\"sub\">");
-    rep_buf_html(&b, r->model ? r->model : "(unnamed model)");
-    rep_buf_puts(&b, " &middot; ");
+    rep_buf_html_in(&b, "</script></head><body>\n<header><h1>Accuracy report</h1><div class=\"sub\">",
+                    r->model ? r->model : "(unnamed model)", " &middot; ");
     rep_buf_html(&b, r->tool ? r->tool : "");
     rep_buf_puts(&b, "</div></header>\n<main>\n<pre id=\"selftest\" hidden></pre>\n");
     put_summary(&b, r);
@@ -710,12 +687,5 @@ rd_status rd_report_html_write(const rd_result *r, char **out_html, size_t *out_
 
 rd_status rd_report_html_save(const rd_result *r, const char *path, rd_error *err)
 {
-    char *html;
-    size_t len;
-    rd_status st = rd_report_html_write(r, &html, &len, err);
-    if (st != RD_OK)
-        return rd_error_prefix(err, "%s", path);
-    st = rd_file_write_atomic(path, html, len, NULL, err);
-    free(html);
-    return st;
+    return rep_save(r, rd_report_html_write, path, err);
 }

@@ -340,12 +340,5 @@ rd_status rd_report_json_write(const rd_result *r, char **out_text, size_t *out_
 
 rd_status rd_report_json_save(const rd_result *r, const char *path, rd_error *err)
 {
-    char *text;
-    size_t len;
-    rd_status st = rd_report_json_write(r, &text, &len, err);
-    if (st != RD_OK)
-        return rd_error_prefix(err, "%s", path);
-    st = rd_file_write_atomic(path, text, len, NULL, err);
-    free(text);
-    return st;
+    return rep_save(r, rd_report_json_write, path, err);
 }

@@ -122,3 +122,22 @@ void rep_buf_html(rep_buf *b, const char *s)
     rep_buf_puts(b, run);
     free(shown);
 }
+
+void rep_buf_html_in(rep_buf *b, const char *before, const char *s, const char *after)
+{
+    rep_buf_puts(b, before);
+    rep_buf_html(b, s);
+    rep_buf_puts(b, after);
+}
+
+rd_status rep_save(const rd_result *r, rep_write_fn write, const char *path, rd_error *err)
+{
+    char *text;
+    size_t len;
+    rd_status st = write(r, &text, &len, err);
+    if (st != RD_OK)
+        return rd_error_prefix(err, "%s", path);
+    st = rd_file_write_atomic(path, text, len, NULL, err);
+    free(text);
+    return st;
+}

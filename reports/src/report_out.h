@@ -1,6 +1,6 @@
 /*
  * report_out.h: what the JSON and HTML writers of reports/ share: a growable text buffer with a
- * ceiling and small number formatting helpers (report_out.c).
+ * ceiling, small number formatting helpers and the atomic save of a report (report_out.c).
  */
 #ifndef RD_REPORT_OUT_H
 #define RD_REPORT_OUT_H
@@ -28,5 +28,13 @@ void rep_buf_puts(rep_buf *b, const char *s);
 void rep_buf_printf(rep_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Appends s with & < > " ' replaced by entities (NULL appends nothing). */
 void rep_buf_html(rep_buf *b, const char *s);
+/** Appends before, s as rep_buf_html does, then after: a string from outside inside markup. */
+void rep_buf_html_in(rep_buf *b, const char *before, const char *s, const char *after);
+
+/** A whole report of r written in memory (rd_report_json_write, rd_report_html_write). */
+typedef rd_status (*rep_write_fn)(const rd_result *r, char **out, size_t *out_len, rd_error *err);
+
+/** Saves what write makes of r at path, atomically; its errors name path. */
+rd_status rep_save(const rd_result *r, rep_write_fn write, const char *path, rd_error *err);
 
 #endif
