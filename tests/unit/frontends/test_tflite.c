@@ -559,6 +559,34 @@ static void test_zoo(void)
     tfs_destroy(tm);
 }
 
+/* SPLIT's outputs are any tensors of the table: here the second half's tensor comes before the first's, with
+   the axis between them, and each output keeps its own name and values. */
+static void test_split_outputs_anywhere(void)
+{
+    tfs_model *tm = tfs_create();
+    int x = tfs_tensor(tm, "x", TFS_FLOAT32, 2, (const int32_t[]){1, 4}, NULL, 0);
+    int second = tfs_tensor(tm, "second", TFS_FLOAT32, 2, (const int32_t[]){1, 2}, NULL, 0);
+    int ax = tfs_tensor(tm, "axis", TFS_INT32, 0, NULL, (const int32_t[]){1}, 4);
+    int first = tfs_tensor(tm, "first", TFS_FLOAT32, 2, (const int32_t[]){1, 2}, NULL, 0);
+    tfs_op(tm, 49, (const int[]){ax, x}, 2, (const int[]){first, second}, 2, 35, (const tfs_field[]){{0, 4, 2}}, 1);
+    tfs_io(tm, &x, 1, (const int[]){first, second}, 2);
+    rd_error err;
+    rd_model *m = load_tflite(tm, false, NULL, &err);
+    tfs_destroy(tm);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    float xv[4] = {1, 2, 3, 4};
+    rd_tensor in = {.dtype = RD_DT_F32, .rank = 2, .dims = {1, 4}, .data = xv};
+    rd_tensor out[2] = {0};
+    CU_ASSERT_EQUAL_FATAL(rd_model_run(m, &in, 1, NULL, out, 2, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_model_output(m, 0), rd_model_find_value(m, "first"));
+    CU_ASSERT_EQUAL(rd_model_output(m, 1), rd_model_find_value(m, "second"));
+    const float *a = out[0].data, *b = out[1].data;
+    CU_ASSERT(a[0] == 1 && a[1] == 2 && b[0] == 3 && b[1] == 4);
+    for (int i = 0; i < 2; i++)
+        rd_tensor_fini(&out[i]);
+    rd_model_destroy(m);
+}
+
 static void test_int16_model(void)
 {
     rd_error err;
@@ -602,5 +630,5 @@ RD_TEST_REGISTER(register_tflite)
              {"every truncation", test_truncated}, {"bad indices and sizes", test_bad_indices_and_sizes},
              {"unsupported operators listed at once", test_unsupported_all_listed},
              {"format detection", test_format_detection}, {"operator zoo: names and NHWC shapes", test_zoo},
-             {"int16x8 model", test_int16_model});
+             {"int16x8 model", test_int16_model}, {"SPLIT outputs anywhere in the table", test_split_outputs_anywhere});
 }
