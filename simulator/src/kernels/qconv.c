@@ -102,10 +102,11 @@ static void direct_task(void *arg, int64_t task, int worker)
     const int64_t n = t.n, m0 = t.m0, m1 = t.m1;
     float *yf = (float *)(void *)j->a->y;
     conv_direct_f32(g, j->a->xc, j->a->wc, NULL, yf, n, m0, m1, conv_run_scratch(&j->r, worker));
+    const int64_t plane = j->r.out_plane; /* a local: the stores below may alias any memory, j included */
     for (int64_t m = m0; m < m1; m++) {
         const uint32_t b = j->a->bias ? (uint32_t)j->a->bias[m] : 0;
-        float *row = yf + (n * g->out_c + m) * j->r.out_plane;
-        for (int64_t i = 0; i < j->r.out_plane; i++) {
+        float *row = yf + (n * g->out_c + m) * plane;
+        for (int64_t i = 0; i < plane; i++) {
             const uint32_t v = (uint32_t)(int32_t)row[i] + b;
             memcpy(row + i, &v, sizeof v);
         }

@@ -45,11 +45,17 @@ static size_t packed_a_elems(int64_t m, int64_t k)
     return (size_t)round_up(min64(m, QGEMM_MC), QGEMM_MR) * (size_t)round_up(min64(k, QGEMM_KC), 2);
 }
 
+static size_t layout_bytes(int64_t m, int64_t n, int64_t k)
+{
+    return align64(packed_b_elems(n, k) * sizeof(int16_t)) + align64(packed_a_elems(m, k) * sizeof(int16_t));
+}
+
 size_t qgemm_workspace_bytes(int64_t m, int64_t n, int64_t k)
 {
     if (m <= 0 || n <= 0 || k <= 0)
         return 0;
-    return align64(packed_b_elems(n, k) * sizeof(int16_t)) + align64(packed_a_elems(m, k) * sizeof(int16_t));
+    const size_t direct = layout_bytes(m, n, k), swapped = m == 1 ? layout_bytes(n, 1, k) : 0; /* qgemm_run */
+    return direct > swapped ? direct : swapped;
 }
 
 /* ------------------------------------------------------------------------------------------------- */
@@ -70,6 +76,66 @@ static void pack_a(const qgemm_mat *a, int64_t i0, int64_t mc, int64_t k0, int64
                     dst[(q * QGEMM_MR + r) * 2 + t] = v;
                 }
             }
+        }
+    }
+}
+
+/* One row of A with contiguous k into its panel slots: pairs (k, k+1) every QGEMM_MR pairs, an odd last k
+   paired with 0. */
+static void pack_a_row(const int8_t *src, int64_t kc, int16_t zp, int16_t *dst)
+{
+    const int64_t even = kc & ~(int64_t)1;
+    for (int64_t kk = 0; kk < even; kk += 2, dst += QGEMM_MR * 2) {
+        dst[0] = (int16_t)(src[kk] - zp);
+        dst[1] = (int16_t)(src[kk + 1] - zp);
+    }
+    if (even < kc) {
+        dst[0] = (int16_t)(src[even] - zp);
+        dst[1] = 0;
+    }
+}
+
+#ifdef QGEMM_HAVE_AVX2
+/* pack_a_row eight k at a time: widened and shifted in one register, its four pairs stored apart. */
+__attribute__((target("sse4.1"))) static void pack_a_row_sse41(const int8_t *src, int64_t kc, int16_t zp, int16_t *dst)
+{
+    const __m128i z = _mm_set1_epi16(zp);
+    int64_t kk = 0;
+    for (; kk + 8 <= kc; kk += 8, dst += 4 * QGEMM_MR * 2) {
+        const __m128i v =
+            _mm_sub_epi16(_mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)(src + kk))), z);
+        const int32_t pairs[4] = {_mm_cvtsi128_si32(v), _mm_extract_epi32(v, 1), _mm_extract_epi32(v, 2),
+                                  _mm_extract_epi32(v, 3)};
+        for (int q = 0; q < 4; q++)
+            memcpy(dst + q * QGEMM_MR * 2, &pairs[q], sizeof pairs[q]);
+    }
+    pack_a_row(src + kk, kc - kk, zp, dst);
+}
+#endif
+
+/* pack_a for contiguous rows (cs == 1, the weights of every Conv): a row at a time, with no test per element
+   (pack_a's bounds tests made it a tenth of an int8 run where few columns share each packed block). */
+static void pack_a_rows(const qgemm_mat *a, int64_t i0, int64_t mc, int64_t k0, int64_t kc, int16_t *ap, bool fast)
+{
+    const int64_t kp = (kc + 1) / 2;
+    for (int64_t p = 0; p < mc; p += QGEMM_MR) {
+        int16_t *panel = ap + p * kp * 2;
+        for (int64_t r = 0; r < QGEMM_MR; r++) {
+            int16_t *dst = panel + 2 * r;
+            if (p + r >= mc) {
+                for (int64_t q = 0; q < kp; q++)
+                    dst[q * QGEMM_MR * 2] = dst[q * QGEMM_MR * 2 + 1] = 0;
+                continue;
+            }
+            const int8_t *src = a->data + (i0 + p + r) * a->rs + k0;
+#ifdef QGEMM_HAVE_AVX2
+            if (fast) {
+                pack_a_row_sse41(src, kc, (int16_t)a->zp, dst);
+                continue;
+            }
+#endif
+            (void)fast;
+            pack_a_row(src, kc, (int16_t)a->zp, dst);
         }
     }
 }
@@ -259,6 +325,17 @@ static void qgemm_run(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const
         add_bias(m, n, bias, mode, c, ldc, false);
         return;
     }
+    if (m == 1 && n > 1 && b->cs != 1 && b->rs == 1) {
+        /* a row times a transposed matrix (Gemm transB at batch 1): C^T = B^T a^T, so that the big operand is
+           packed by contiguous rows rather than element by element; integer sums, the same C */
+        const qgemm_mat bt = {.data = b->data, .rs = b->cs, .cs = 1, .zp = b->zp};
+        const qgemm_mat at = {.data = a->data, .rs = a->cs, .cs = a->rs, .zp = a->zp};
+        const qgemm_bias swapped = mode == QGEMM_BIAS_PER_N   ? QGEMM_BIAS_PER_M
+                                   : mode == QGEMM_BIAS_PER_M ? QGEMM_BIAS_PER_N
+                                                              : mode;
+        qgemm_run(n, 1, k, &bt, &at, bias, swapped, c, 1, work, ukr, fast_pack);
+        return;
+    }
     int16_t *bp = work;
     int16_t *ap = (int16_t *)(void *)((char *)work + align64(packed_b_elems(n, k) * sizeof(int16_t)));
     int32_t edge[QGEMM_MR * QGEMM_NR];
@@ -278,7 +355,10 @@ static void qgemm_run(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const
                 pack_b_generic(b, pc, kc, jc, nc, bp);
             for (int64_t ic = 0; ic < m; ic += QGEMM_MC) {
                 const int64_t mc = min64(QGEMM_MC, m - ic);
-                pack_a(a, ic, mc, pc, kc, ap);
+                if (a->cs == 1)
+                    pack_a_rows(a, ic, mc, pc, kc, ap, fast_pack);
+                else
+                    pack_a(a, ic, mc, pc, kc, ap);
                 for (int64_t jr = 0; jr < nc; jr += QGEMM_NR) {
                     const int64_t nr = min64(QGEMM_NR, nc - jr);
                     const int16_t *bpan = bp + jr * kp * 2;

@@ -15,7 +15,8 @@
  *
  * Blocking (GotoBLAS style): B is packed per (KC x NC) block and A per (MC x KC) block into int16 pairs
  * (the zero points are subtracted while packing), then a 6 x 16 micro-kernel runs over the packed
- * panels. The workspace is at most qgemm_workspace_bytes() (about 0.6 MB), given by the caller.
+ * panels. A single row times a transposed B (Gemm transB at batch 1) runs as C^T = B^T A^T, so that B is packed
+ * by its contiguous rows. The workspace is at most qgemm_workspace_bytes() (about 0.6 MB), given by the caller.
  */
 #ifndef RD_KERNELS_QGEMM_H
 #define RD_KERNELS_QGEMM_H
