@@ -235,14 +235,20 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor 
                      rd_pool *pool)
 {
     run_observer ro = {.m = sim ? rd_sim_model(sim) : m, .collect = false, .pool = pool};
-    rd_run_options opt = {.observer = observe_tensor, .user = &ro, .pool = pool};
-    double *times = malloc((size_t)n * sizeof *times);
-    if (!times)
-        return an_fail_nomem(ctx, "the --bench timings");
     rd_error err = {0};
-    /* one warm-up run: page faults and BLAS buffers are not what we measure */
+    rd_run_buffers *kept = NULL; /* as every command that runs a model many times: no page faults per run */
+    if (rd_run_buffers_create(&kept, &err) != RD_OK)
+        return an_fail(ctx, &err);
+    rd_run_options opt = {.observer = observe_tensor, .user = &ro, .pool = pool, .buffers = kept};
+    double *times = malloc((size_t)n * sizeof *times);
+    if (!times) {
+        rd_run_buffers_destroy(kept);
+        return an_fail_nomem(ctx, "the --bench timings");
+    }
+    /* one warm-up run: the first allocations and BLAS buffers are not what we measure */
     if (run_once(m, sim, inputs, n_in, &opt, &err) != RD_OK) {
         free(times);
+        rd_run_buffers_destroy(kept);
         return an_fail(ctx, &err);
     }
     an_progress bar; /* a bar on a terminal, a line every few seconds elsewhere */
@@ -251,6 +257,7 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor 
         double t0 = now_ms();
         if (run_once(m, sim, inputs, n_in, &opt, &err) != RD_OK) {
             free(times);
+            rd_run_buffers_destroy(kept);
             return an_fail(ctx, &err);
         }
         times[i] = now_ms() - t0;
@@ -266,6 +273,7 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor 
             median, n, times[0], times[n - 1], rd_pool_threads(pool), rd_pool_threads(pool) == 1 ? "" : "s",
             (double)macs / 1e9, 2.0 * (double)macs / (median * 1e6), rd_blas_kernel(), sim ? ", simulated" : "");
     free(times);
+    rd_run_buffers_destroy(kept);
     return AN_EXIT_OK;
 }
 

@@ -65,7 +65,7 @@ static rd_status run_sample(an_eval_ctx *c, size_t k, cJSON *rec, rd_error *err)
     if (!outs)
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
     size_t done = 0;
-    const rd_run_options ro = {.pool = c->q->pool}; /* the command's threads (--threads) */
+    const rd_run_options ro = {.pool = c->q->pool, .buffers = c->kept}; /* the command's threads (--threads) */
     for (size_t j = 0; j < c->n_cols && st == RD_OK; j++) {
         per_col[j] = outs + j * c->n_outputs;
         st = c->cols[j].sim ? rd_sim_run(c->cols[j].sim, in, n_in, &ro, per_col[j], c->n_outputs, err)
@@ -121,6 +121,8 @@ int an_eval_execute(an_cmd_ctx *ctx, an_eval_ctx *c, const char *dynamic_name, c
     cJSON *recs = st == RD_OK ? an_json_add_array(partial, "records", &ok) : NULL;
     if (st == RD_OK && !recs)
         st = rd_errorf(&err, RD_E_NOMEM, "out of memory");
+    if (st == RD_OK)
+        st = rd_run_buffers_create(&c->kept, &err);
     an_progress bar;
     an_progress_init(&bar, ctx->errs, ctx->color, "evaluating");
     for (size_t k = lo; k < hi && st == RD_OK; k++) {
@@ -133,6 +135,8 @@ int an_eval_execute(an_cmd_ctx *ctx, an_eval_ctx *c, const char *dynamic_name, c
         an_progress_update(&bar, k + 1 - lo, hi - lo);
     }
     an_progress_done(&bar);
+    rd_run_buffers_destroy(c->kept);
+    c->kept = NULL;
     if (st == RD_OK && c->task->finish)
         st = c->task->finish(c, partial, &err);
     if (st == RD_OK && !an_json_add_bool(partial, "complete", true, &ok))

@@ -75,8 +75,9 @@ typedef struct an_eval_ctx {
     size_t n_cols;
     size_t n_outputs;
     const char *output_names[64];
-    int in_w, in_h; /* input 0's width and height (rank 4 NCHW), else 0 */
-    void *state;    /* the task's */
+    int in_w, in_h;       /* input 0's width and height (rank 4 NCHW), else 0 */
+    void *state;          /* the task's */
+    rd_run_buffers *kept; /* memory from one sample's runs to the next (while the samples run) */
     FILE *errs;
     bool color;
 } an_eval_ctx;

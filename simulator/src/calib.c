@@ -51,9 +51,10 @@ typedef struct calib_job {
 
 typedef struct calib_worker {
     calib_job *job;
-    calib_stat *stats; /* PASS_RANGE: n_slots */
-    uint64_t *hist;    /* PASS_HIST: n_slots * CALIB_HIST_BINS */
-    rd_tensor *inputs; /* n_inputs, filled by get_sample */
+    calib_stat *stats;    /* PASS_RANGE: n_slots */
+    uint64_t *hist;       /* PASS_HIST: n_slots * CALIB_HIST_BINS */
+    rd_tensor *inputs;    /* n_inputs, filled by get_sample */
+    rd_run_buffers *kept; /* this worker's memory from one sample's run to the next (NULL: none kept) */
     pthread_t thread;
     bool started;
     bool failed;
@@ -110,7 +111,7 @@ static rd_status run_sample(calib_worker *w, size_t k, rd_error *err)
     if (st != RD_OK && !err->msg[0])
         rd_errorf(err, st, "the sample function failed (%s)", rd_status_str(st));
     if (st == RD_OK) {
-        rd_run_options ro = {.observer = observe, .user = w, .observe_inputs = true, .threads = 1};
+        rd_run_options ro = {.observer = observe, .user = w, .observe_inputs = true, .threads = 1, .buffers = w->kept};
         st = rd_model_run(job->m, w->inputs, job->n_inputs, &ro, NULL, 0, err);
     }
     for (size_t i = 0; i < job->n_inputs; i++)
@@ -126,6 +127,9 @@ static void *worker_main(void *arg)
 {
     calib_worker *w = arg;
     calib_job *job = w->job;
+    rd_error ignored; /* without kept buffers the runs allocate afresh: slower, the same results */
+    if (rd_run_buffers_create(&w->kept, &ignored) != RD_OK)
+        w->kept = NULL;
     while (!atomic_load(&job->stop)) {
         size_t k = atomic_fetch_add(&job->next, 1);
         if (k >= job->n_items)
@@ -139,6 +143,8 @@ static void *worker_main(void *arg)
         }
         atomic_fetch_add(&job->done, 1);
     }
+    rd_run_buffers_destroy(w->kept);
+    w->kept = NULL;
     atomic_fetch_sub(&job->running, 1);
     return NULL;
 }

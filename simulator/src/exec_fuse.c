@@ -330,7 +330,7 @@ static int find_followers(sim_run_state *s, int head, const rd_tensor *like, fus
             break;
         sim_node_call call;
         rd_error ignored;
-        if (sim_node_begin(m, i, in, outs[count], NULL, NULL, &call, &ignored) != RD_OK)
+        if (sim_node_begin(m, i, in, outs[count], &s->scratch, NULL, &call, &ignored) != RD_OK) /* shape, data */
             break;
         if (!same_shape(&outs[count][0], like) || !slice_op_make(n, in, &outs[count][0], &j->ops[count])) {
             for (int k = 0; k < n->n_out; k++)

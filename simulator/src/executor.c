@@ -31,12 +31,22 @@ rd_status sim_state_init(sim_run_state *s, rd_model *m, const sim_exec_hooks *ho
     return RD_OK;
 }
 
+/* Frees value v's data, or gives it back to the run's buffers to be taken again. */
+static void drop_value(sim_run_state *s, int v)
+{
+    void *block = s->vals[v].data;
+    size_t bytes = rd_tensor_nbytes(&s->vals[v]);
+    s->vals[v].data = NULL;
+    rd_tensor_fini(&s->vals[v]);
+    sim_buffers_give(s->scratch.buffers, block, bytes);
+}
+
 void sim_state_fini(sim_run_state *s)
 {
     if (s->vals && s->owned) {
         for (int v = 0; v < s->m->n_values; v++)
             if (s->owned[v])
-                rd_tensor_fini(&s->vals[v]);
+                drop_value(s, v);
     }
     free(s->vals);
     free(s->owned);
@@ -92,7 +102,10 @@ rd_status sim_state_bind_inputs(sim_run_state *s, const rd_tensor *inputs, size_
                              got);
         }
         if (s->hooks && s->hooks->materialize) { /* the hook changes values: work on a copy */
-            rd_status st = rd_tensor_clone(&s->vals[v], t, err);
+            rd_status st =
+                sim_tensor_alloc_from(s->scratch.buffers, &s->vals[v], t->dtype, t->rank, t->dims, false, err);
+            if (st == RD_OK && t->data)
+                memcpy(s->vals[v].data, t->data, rd_tensor_nbytes(t));
             if (st == RD_OK)
                 st = s->hooks->materialize(s->hooks->user, v, &s->vals[v], err);
             s->owned[v] = true;
@@ -135,7 +148,8 @@ rd_status sim_node_begin(rd_model *m, int idx, const rd_tensor *const *in, rd_te
         if (!call->present[k])
             continue;
         rd_tensor shape = outs[k];
-        st = sim_tensor_alloc(&outs[k], shape.dtype, shape.rank, shape.dims, !(d->flags & SIM_OP_FULL_WRITE), err);
+        st = sim_tensor_alloc_from(scratch ? scratch->buffers : NULL, &outs[k], shape.dtype, shape.rank, shape.dims,
+                                   !(d->flags & SIM_OP_FULL_WRITE), err);
         if (st != RD_OK)
             rd_error_prefix(err, "%s: node '%s' (%s), output '%s'", m->path, n->name, n->op_type,
                             m->values[n->out[k]].name);
@@ -245,7 +259,7 @@ void sim_state_release(sim_run_state *s, int idx)
     for (int k = 0; k < n->n_in; k++) {
         int v = n->in[k];
         if (v >= 0 && s->owned[v] && m->values[v].last_use == idx && !m->values[v].is_graph_output) {
-            rd_tensor_fini(&s->vals[v]);
+            drop_value(s, v);
             s->owned[v] = false;
             s->ready[v] = false;
         }
@@ -254,7 +268,7 @@ void sim_state_release(sim_run_state *s, int idx)
     for (int k = 0; k < n->n_out; k++) {
         int v = n->out[k];
         if (v >= 0 && m->values[v].last_use < 0 && !m->values[v].is_graph_output) {
-            rd_tensor_fini(&s->vals[v]);
+            drop_value(s, v);
             s->owned[v] = false;
             s->ready[v] = false;
         }
@@ -339,6 +353,7 @@ rd_status sim_execute(rd_model *m, const sim_exec_hooks *hooks, rd_pool *fallbac
     st = sim_state_init(&s, m, hooks, err);
     if (st != RD_OK)
         goto out;
+    sim_buffers_begin_run(opt ? opt->buffers : NULL, &s.scratch);
     st = sim_state_bind_inputs(&s, inputs, n_inputs, err);
     if (st != RD_OK)
         goto out;

@@ -316,14 +316,29 @@ const sim_op_def *sim_op_table_entry(size_t i, const char **key);
 typedef struct sim_scratch {
     void *buf;
     size_t cap;
+    rd_run_buffers *buffers; /* where the run's outputs come from and the scratch goes back to (may be NULL) */
 } sim_scratch;
+/** Frees the scratch, or with buffers set, hands it back to them and ends their run (run_buffers.c). */
 void sim_scratch_fini(sim_scratch *s);
+
+/* run_buffers.c: the blocks kept between runs (rd_run_buffers). b may be NULL: malloc and free. */
+/** Starts a run on b: its kept scratch becomes scratch's, and scratch->buffers = b. */
+void sim_buffers_begin_run(rd_run_buffers *b, sim_scratch *scratch);
+/** Ends the run of sim_buffers_begin_run: keeps scratch's buffer, trims b to its bound. */
+void sim_buffers_end_run(rd_run_buffers *b, sim_scratch *scratch);
+/** A kept block of exactly `bytes` (zeroed when zero), else a new one; NULL when out of memory. */
+void *sim_buffers_take(rd_run_buffers *b, size_t bytes, bool zero);
+/** Gives back a block of at least `bytes` that came from malloc (kept, or freed). NULL is ignored. */
+void sim_buffers_give(rd_run_buffers *b, void *block, size_t bytes);
 
 /** Scratch memory valid during one eval (16-byte aligned); NULL (with err set) on failure. */
 void *sim_scratch_get(sim_op_ctx *ctx, size_t bytes, rd_error *err);
 
 /** rd_tensor_alloc, leaving the data uninitialised unless zero (outputs of SIM_OP_FULL_WRITE ops). */
 rd_status sim_tensor_alloc(rd_tensor *t, rd_dtype dt, int rank, const int64_t *dims, bool zero, rd_error *err);
+/** sim_tensor_alloc taking the data from b (sim_buffers_take; NULL: malloc). */
+rd_status sim_tensor_alloc_from(rd_run_buffers *b, rd_tensor *t, rd_dtype dt, int rank, const int64_t *dims, bool zero,
+                                rd_error *err);
 
 /** Sets out's dtype and shape (no data). */
 void sim_set_shape(rd_tensor *out, rd_dtype dt, int rank, const int64_t *dims);

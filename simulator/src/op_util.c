@@ -117,6 +117,10 @@ void *sim_scratch_get(sim_op_ctx *ctx, size_t bytes, rd_error *err)
 
 void sim_scratch_fini(sim_scratch *s)
 {
+    if (s->buffers) {
+        sim_buffers_end_run(s->buffers, s);
+        return;
+    }
     free(s->buf);
     s->buf = NULL;
     s->cap = 0;

@@ -105,6 +105,12 @@ rd_status rd_tensor_alloc(rd_tensor *t, rd_dtype dt, int rank, const int64_t *di
 
 rd_status sim_tensor_alloc(rd_tensor *t, rd_dtype dt, int rank, const int64_t *dims, bool zero, rd_error *err)
 {
+    return sim_tensor_alloc_from(NULL, t, dt, rank, dims, zero, err);
+}
+
+rd_status sim_tensor_alloc_from(rd_run_buffers *b, rd_tensor *t, rd_dtype dt, int rank, const int64_t *dims, bool zero,
+                                rd_error *err)
+{
     size_t bytes;
     memset(t, 0, sizeof *t);
     t->dtype = dt;
@@ -115,7 +121,7 @@ rd_status sim_tensor_alloc(rd_tensor *t, rd_dtype dt, int rank, const int64_t *d
     for (int i = 0; i < rank; i++)
         t->dims[i] = dims[i];
     if (bytes) {
-        t->data = zero ? calloc(bytes, 1) : malloc(bytes);
+        t->data = sim_buffers_take(b, bytes, zero);
         if (!t->data)
             return rd_errorf(err, RD_E_NOMEM, "cannot allocate %zu bytes for a tensor", bytes);
     }

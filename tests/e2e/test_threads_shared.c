@@ -4,6 +4,8 @@
  *
  * The one-thread run records, per observed tensor, its name, byte count and a 64-bit FNV-1a hash of its bytes;
  * the runs on pools of 2, 3 and 8 threads must report the same tensors in the same order with the same hashes.
+ * Those three runs share one rd_run_buffers, so each computes into the blocks the previous one left (stale
+ * values included); a fourth run at 8 threads must find every block it needs among those kept.
  * The float32 reference is also run unfused (through empty executor hooks, which turn the fusion of
  * Conv + BatchNormalization + activation off): the fused run must give the same bits.
  */
@@ -59,12 +61,14 @@ static rd_status keep(void *user, const rd_observed *ev, rd_error *err)
     return RD_OK;
 }
 
-/* Runs once on pool (NULL: one thread) and records every tensor; the simulator s when not NULL, else m (unfused:
-   the float32 reference through empty hooks, which computes node by node). */
-static void run_recorded(rd_model *m, rd_sim *s, const rd_tensor *in, rd_pool *pool, bool unfused, record *r)
+/* Runs once on pool (NULL: one thread) with buffers kept from earlier runs (may be NULL) and records every
+   tensor; the simulator s when not NULL, else m (unfused: the float32 reference through empty hooks, which
+   computes node by node). */
+static void run_recorded(rd_model *m, rd_sim *s, const rd_tensor *in, rd_pool *pool, rd_run_buffers *buffers,
+                         bool unfused, record *r)
 {
     rd_error err;
-    rd_run_options ro = {.observer = keep, .user = r, .observe_inputs = true, .pool = pool};
+    rd_run_options ro = {.observer = keep, .user = r, .observe_inputs = true, .pool = pool, .buffers = buffers};
     size_t n_out = rd_model_output_count(s ? rd_sim_model(s) : m);
     rd_tensor *outs = calloc(n_out, sizeof *outs);
     CU_ASSERT_PTR_NOT_NULL_FATAL(outs);
@@ -139,11 +143,11 @@ static void check_model(const char *model, const char *input)
     for (int kind = 0; kind < N_KINDS; kind++) {
         rd_sim *s = kind == REF_F32 ? NULL : make_sim(m, (run_kind)kind, &in);
         record one = {0};
-        run_recorded(m, s, &in, NULL, false, &one);
+        run_recorded(m, s, &in, NULL, NULL, false, &one);
         CU_ASSERT(one.n > 2);
         if (kind == REF_F32) {
             record plain = {0};
-            run_recorded(m, NULL, &in, NULL, true, &plain);
+            run_recorded(m, NULL, &in, NULL, NULL, true, &plain);
             long d = first_difference(&one, &plain);
             if (d >= 0)
                 fprintf(stderr, "%s: tensor %ld ('%s') differs between the fused and the unfused reference\n", model, d,
@@ -151,9 +155,14 @@ static void check_model(const char *model, const char *input)
             CU_ASSERT_EQUAL(d, -1);
             free(plain.v);
         }
+        /* the pools' runs share kept buffers: each starts on the blocks (and stale values) of the one before */
+        rd_run_buffers *kept = NULL;
+        CU_ASSERT_EQUAL_FATAL(rd_run_buffers_create(&kept, &err), RD_OK);
+        size_t held[3];
         for (int c = 0; c < 3; c++) {
             record many = {0};
-            run_recorded(m, s, &in, pools[c], false, &many);
+            run_recorded(m, s, &in, pools[c], kept, false, &many);
+            held[c] = rd_run_buffers_bytes(kept);
             long d = first_difference(&one, &many);
             if (d >= 0)
                 fprintf(stderr, "%s, %s: tensor %ld ('%s') differs between 1 and %d threads\n", model, kind_names[kind],
@@ -161,7 +170,16 @@ static void check_model(const char *model, const char *input)
             CU_ASSERT_EQUAL(d, -1);
             free(many.v);
         }
-        fprintf(stderr, "%s, %s: %zu tensors identical at 1, 2, 3 and 8 threads\n", model, kind_names[kind], one.n);
+        /* the same shapes and threads again: what the last run kept serves this one without a new block */
+        record again = {0};
+        run_recorded(m, s, &in, pools[2], kept, false, &again);
+        CU_ASSERT_EQUAL(first_difference(&one, &again), -1);
+        CU_ASSERT(held[0] > 0);
+        CU_ASSERT_EQUAL(rd_run_buffers_bytes(kept), held[2]);
+        free(again.v);
+        rd_run_buffers_destroy(kept);
+        fprintf(stderr, "%s, %s: %zu tensors identical at 1, 2, 3 and 8 threads (%zu bytes kept between runs)\n", model,
+                kind_names[kind], one.n, held[2]);
         free(one.v);
         rd_sim_destroy(s);
     }

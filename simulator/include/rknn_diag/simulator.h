@@ -685,6 +685,21 @@ typedef void (*rd_pool_task_fn)(void *arg, int64_t task, int worker);
  */
 void rd_pool_for(rd_pool *pool, int64_t n_tasks, rd_pool_task_fn fn, void *arg);
 
+/*
+ * Buffers kept between runs. A run allocates every layer's output and the kernels' scratch afresh and
+ * frees them at the end, so the next run takes its pages from the kernel again (page faults were a third
+ * of a small model's time). Handed to run after run (rd_run_options.buffers), these keep the freed blocks
+ * and give them back to later allocations of the same size: once the second run is done, a model whose
+ * shapes do not change allocates nothing new. They hold at most what one run allocated in all (the
+ * largest such total seen), never a graph output (those are the caller's). Only for code that runs
+ * repeatedly; one run at a time per object (one per worker thread). Contents do not affect results.
+ */
+typedef struct rd_run_buffers rd_run_buffers;
+rd_status rd_run_buffers_create(rd_run_buffers **out, rd_error *err);
+void rd_run_buffers_destroy(rd_run_buffers *b);
+/** Bytes b holds now (blocks and scratch), for statistics and tests; 0 for NULL. */
+size_t rd_run_buffers_bytes(const rd_run_buffers *b);
+
 typedef struct rd_run_options {
     rd_observer_fn observer; /* may be NULL */
     void *user;
@@ -692,6 +707,7 @@ typedef struct rd_run_options {
     bool report_initializers; /* also report initializers (weights) */
     int threads;              /* without a pool: 0 or 1 = one thread, N > 1 = a pool made for this run */
     rd_pool *pool;            /* the kernels' threads (may be NULL); wins over threads */
+    rd_run_buffers *buffers;  /* memory kept from the previous run (may be NULL: none kept) */
 } rd_run_options;
 
 /**
