@@ -528,6 +528,10 @@ bool sim_yscalar_double(const sim_ynode *n, double *out);
 bool sim_yscalar_str(const sim_ynode *n, const char **out);
 /** True for a null scalar (empty plain, ~, null, Null, NULL). */
 bool sim_ynode_is_null(const sim_ynode *n);
+/** Sets err to "file:line: <message>" with the line of node at (0 when NULL) and returns code: the wording of
+ *  the errors of readers of YAML files. */
+rd_status sim_yaml_err(rd_error *err, rd_status code, const char *file, const sim_ynode *at, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* RD_E_LIMIT naming the image and how to raise the bound when w x h pixels exceed max_pixels (image.c). */
 rd_status sim_image_check_size(uint64_t w, uint64_t h, uint64_t max_pixels, const char *name, const char *fmt,
