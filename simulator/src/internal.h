@@ -350,6 +350,8 @@ void sim_set_f64(rd_tensor *t, int64_t i, double v);
 rd_status sim_graph_prepare(rd_model *m, const rd_load_options *opt, rd_error *err);
 /** Recomputes each value's last consumer (after passes changed the node list). */
 void sim_graph_liveness(rd_model *m);
+/** Recomputes each value's producer from the node list (after a pass removed nodes). */
+void sim_graph_producers(rd_model *m);
 
 /* ---------------------------------------------------------------------------------------------------
  * Executor (executor.c) with hooks for the simulators.
