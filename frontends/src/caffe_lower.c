@@ -11,17 +11,7 @@
 #include "caffe_lower.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
-
-rd_status cf_fail(cf_ctx *C, rd_status code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fe_vfail(&C->st, C->err, code, NULL, fmt, ap);
-    va_end(ap);
-    return C->st;
-}
 
 bool cf_opt_fail(cf_ctx *C, const rd_error *le)
 {

@@ -6,20 +6,10 @@
 #include "tf_lower.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 /* A constant broadcast from one value may claim at most this many elements. */
 #define TF_MAX_SPLAT ((int64_t)1 << 24)
-
-rd_status tf_fail(tf_ctx *C, rd_status code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fe_vfail(&C->st, C->err, code, NULL, fmt, ap);
-    va_end(ap);
-    return C->st;
-}
 
 const Rdtf__NodeDef *tf_node_def(const tf_ctx *C)
 {
