@@ -493,6 +493,13 @@ typedef struct sim_file_bytes {
 rd_status sim_file_bytes_read(const char *path, uint64_t max_bytes, sim_file_bytes *f, rd_error *err);
 void sim_file_bytes_free(sim_file_bytes *f);
 
+/**
+ * The end of every *_save: written is the status of the *_write call that made buf (len bytes, malloc'd). On
+ * RD_OK, writes buf to path with rd_file_write_atomic and frees it; otherwise returns written, its message
+ * starting with the path when name_path.
+ */
+rd_status sim_save_written(rd_status written, const char *path, void *buf, size_t len, bool name_path, rd_error *err);
+
 /* ---------------------------------------------------------------------------------------------------
  * A small YAML tree (yaml_tree.c) built from libyaml's events, with the line and column of every node.
  * Aliases are refused (no exponential expansion) and depth and node counts are bounded.

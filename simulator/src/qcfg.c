@@ -810,9 +810,5 @@ rd_status rd_qcfg_save(const char *path, const rd_qcfg *q, rd_error *err)
     char *buf;
     size_t len;
     rd_status st = rd_qcfg_write(q, &buf, &len, err);
-    if (st != RD_OK)
-        return rd_error_prefix(err, "%s", path);
-    st = rd_file_write_atomic(path, buf, len, NULL, err);
-    free(buf);
-    return st;
+    return sim_save_written(st, path, buf, len, true, err);
 }
