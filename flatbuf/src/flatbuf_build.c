@@ -73,21 +73,31 @@ static rd_fbb_ref fail(rd_fbb *b, const char *why)
     return 0;
 }
 
+/* Room for entry n of the array *items (capacity *cap entries of size bytes, doubling from first); false and the
+   builder failed when out of memory. */
+static bool reserve(rd_fbb *b, void **items, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return true;
+    size_t grown_cap = *cap ? *cap * 2 : first;
+    void *grown = realloc(*items, grown_cap * size);
+    if (!grown) {
+        fail(b, "out of memory");
+        return false;
+    }
+    *items = grown;
+    *cap = grown_cap;
+    return true;
+}
+
 static fbb_obj *new_obj(rd_fbb *b, int kind, rd_fbb_ref *ref)
 {
     *ref = 0;
     if (!b || b->failed)
         return NULL;
-    if (b->n >= b->cap) { /* objs[0] is reserved, so n starts at 1 */
-        size_t cap = b->cap ? b->cap * 2 : 16;
-        fbb_obj *grown = realloc(b->objs, cap * sizeof *grown);
-        if (!grown) {
-            fail(b, "out of memory");
-            return NULL;
-        }
-        b->objs = grown;
-        b->cap = cap;
-    }
+    /* objs[0] is reserved, so n starts at 1 */
+    if (!reserve(b, (void **)&b->objs, &b->cap, b->n, sizeof *b->objs, 16))
+        return NULL;
     if (b->n > UINT32_MAX - 1) {
         fail(b, "too many objects");
         return NULL;
@@ -196,48 +206,43 @@ static fbb_field *add_field(rd_fbb *b, rd_fbb_ref table, unsigned slot)
     for (size_t i = 0; i < t->n_fields; i++)
         if (t->fields[i].slot == slot)
             return &t->fields[i];
-    if (t->n_fields == t->cap_fields) {
-        size_t cap = t->cap_fields ? t->cap_fields * 2 : 8;
-        fbb_field *grown = realloc(t->fields, cap * sizeof *grown);
-        if (!grown) {
-            fail(b, "out of memory");
-            return NULL;
-        }
-        t->fields = grown;
-        t->cap_fields = cap;
-    }
+    if (!reserve(b, (void **)&t->fields, &t->cap_fields, t->n_fields, sizeof *t->fields, 8))
+        return NULL;
     fbb_field *f = &t->fields[t->n_fields++];
     memset(f, 0, sizeof *f);
     f->slot = slot;
     return f;
 }
 
-void rd_fbb_add_scalar(rd_fbb *b, rd_fbb_ref table, unsigned slot, const void *value, size_t size)
+/* Sets field slot of the table to a ref to target (is_ref) or else to the scalar of size bytes at value. */
+static void set_field(rd_fbb *b, rd_fbb_ref table, unsigned slot, bool is_ref, const void *value, size_t size,
+                      rd_fbb_ref target)
 {
-    if (size != 1 && size != 2 && size != 4 && size != 8) {
-        fail(b, "scalar size must be 1, 2, 4 or 8");
-        return;
-    }
     fbb_field *f = add_field(b, table, slot);
     if (!f)
         return;
-    f->is_ref = false;
+    f->is_ref = is_ref;
     f->size = size;
-    memcpy(f->bytes, value, size);
+    if (is_ref)
+        f->ref = target;
+    else
+        memcpy(f->bytes, value, size);
+}
+
+void rd_fbb_add_scalar(rd_fbb *b, rd_fbb_ref table, unsigned slot, const void *value, size_t size)
+{
+    if (size != 1 && size != 2 && size != 4 && size != 8)
+        fail(b, "scalar size must be 1, 2, 4 or 8");
+    else
+        set_field(b, table, slot, false, value, size, 0);
 }
 
 void rd_fbb_add_ref(rd_fbb *b, rd_fbb_ref table, unsigned slot, rd_fbb_ref target)
 {
-    if (!get(b, target)) {
+    if (!get(b, target))
         fail(b, "field refers to an object that does not exist");
-        return;
-    }
-    fbb_field *f = add_field(b, table, slot);
-    if (!f)
-        return;
-    f->is_ref = true;
-    f->size = 4;
-    f->ref = target;
+    else
+        set_field(b, table, slot, true, NULL, 4, target);
 }
 
 static size_t align_up(size_t x, size_t a)

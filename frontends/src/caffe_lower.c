@@ -11,17 +11,7 @@
 #include "caffe_lower.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
-
-rd_status cf_fail(cf_ctx *C, rd_status code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fe_vfail(&C->st, C->err, code, NULL, fmt, ap);
-    va_end(ap);
-    return C->st;
-}
 
 bool cf_opt_fail(cf_ctx *C, const rd_error *le)
 {
@@ -165,15 +155,25 @@ void cf_per_channel(rd_tensor *t, int r)
 
 /* ---- layers --------------------------------------------------------------------------------------------- */
 
+/* The node of the layer's k-th `key` line (bottom or top); -1 and a failure when it has fewer. */
+static int nth_of_layer(cf_ctx *C, const char *key, int k)
+{
+    int at = -1;
+    for (int i = 0; i <= k; i++)
+        if ((at = ct_find(C->d, C->layer, key, at)) < 0) {
+            cf_fail(C, RD_E_PARSE, "%s:%d: layer '%s' needs %d %s%s", C->d->path, C->d->nodes[C->layer].line,
+                    cf_layer_name(C), k + 1, key, k ? "s" : "");
+            return -1;
+        }
+    return at;
+}
+
 /* Bottom k's current value (NULL and a failure when the layer has no such bottom or it is unknown). */
 const char *cf_bottom(cf_ctx *C, int k)
 {
-    int b = -1;
-    for (int i = 0; i <= k; i++)
-        if ((b = ct_find(C->d, C->layer, "bottom", b)) < 0)
-            return cf_fail(C, RD_E_PARSE, "%s:%d: layer '%s' needs %d bottom%s", C->d->path, C->d->nodes[C->layer].line,
-                           cf_layer_name(C), k + 1, k ? "s" : ""),
-                   NULL;
+    int b = nth_of_layer(C, "bottom", k);
+    if (b < 0)
+        return NULL;
     const char *name = C->d->nodes[b].value ? C->d->nodes[b].value : "";
     fe_map_slot *s = fe_map_get(&C->blob, name);
     if (!s)
@@ -195,12 +195,9 @@ int cf_count(const cf_ctx *C, const char *key)
    (in place). */
 const char *cf_top(cf_ctx *C, int k, int rank)
 {
-    int t = -1;
-    for (int i = 0; i <= k; i++)
-        if ((t = ct_find(C->d, C->layer, "top", t)) < 0)
-            return cf_fail(C, RD_E_PARSE, "%s:%d: layer '%s' needs %d top%s", C->d->path, C->d->nodes[C->layer].line,
-                           cf_layer_name(C), k + 1, k ? "s" : ""),
-                   NULL;
+    int t = nth_of_layer(C, "top", k);
+    if (t < 0)
+        return NULL;
     const char *name = C->d->nodes[t].value ? C->d->nodes[t].value : "";
     bool exists = fe_map_get(&C->blob, name) != NULL;
     const char *v = cf_fresh(C, exists && cf_layer_name(C)[0] ? cf_layer_name(C) : name[0] ? name : "top", "");

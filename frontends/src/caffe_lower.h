@@ -31,7 +31,7 @@ typedef struct cf_ctx {
 } cf_ctx;
 
 /** Records the first failure (C->st) with a message; returns C->st. */
-rd_status cf_fail(cf_ctx *C, rd_status code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define cf_fail(C, code, ...) fe_fail(&(C)->st, (C)->err, code, NULL, __VA_ARGS__)
 /** cf_fail with the message of a ct_* accessor's error; true. */
 bool cf_opt_fail(cf_ctx *C, const rd_error *le);
 const char *cf_layer_name(const cf_ctx *C);

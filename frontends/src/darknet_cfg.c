@@ -18,17 +18,22 @@ static void strip(char *s)
     *w = '\0';
 }
 
-static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
+/* Room for entry n of *arr (capacity *cap entries of elem bytes), which holds at most max entries (called what in
+   the message). */
+static rd_status grow(void **arr, size_t *cap, size_t n, size_t elem, size_t max, const char *what, const char *path,
+                      int line, rd_error *err)
 {
+    if (n == max)
+        return rd_errorf(err, RD_E_LIMIT, "%s:%d: more than %zu %s", path, line, max, what);
     if (n < *cap)
-        return true;
+        return RD_OK;
     size_t c = *cap ? *cap * 2 : 64;
     void *g = realloc(*arr, c * elem);
     if (!g)
-        return false;
+        return rd_errorf(err, RD_E_NOMEM, "%s: out of memory", path);
     *arr = g;
     *cap = c;
-    return true;
+    return RD_OK;
 }
 
 rd_status dn_cfg_parse(const char *buf, size_t len, const char *path, dn_cfg *out, rd_error *err)
@@ -66,14 +71,10 @@ rd_status dn_cfg_parse(const char *buf, size_t len, const char *path, dn_cfg *ou
                 break;
             }
             s[n - 1] = '\0';
-            if (out->n_sec == DN_MAX_SECTIONS) {
-                st = rd_errorf(err, RD_E_LIMIT, "%s:%d: more than %d sections", path, line, DN_MAX_SECTIONS);
+            st = grow((void **)&out->sec, &cap_sec, out->n_sec, sizeof *out->sec, DN_MAX_SECTIONS, "sections", path,
+                      line, err);
+            if (st != RD_OK)
                 break;
-            }
-            if (!grow((void **)&out->sec, &cap_sec, out->n_sec, sizeof *out->sec)) {
-                st = rd_errorf(err, RD_E_NOMEM, "%s: out of memory", path);
-                break;
-            }
             out->sec[out->n_sec++] = (dn_section){.type = s + 1, .line = line, .first_kv = out->n_kv};
             continue;
         }
@@ -86,14 +87,9 @@ rd_status dn_cfg_parse(const char *buf, size_t len, const char *path, dn_cfg *ou
             st = rd_errorf(err, RD_E_PARSE, "%s:%d: '%.60s' before the first [section]", path, line, s);
             break;
         }
-        if (out->n_kv == DN_MAX_KEYS) {
-            st = rd_errorf(err, RD_E_LIMIT, "%s:%d: more than %d options", path, line, DN_MAX_KEYS);
+        st = grow((void **)&out->kv, &cap_kv, out->n_kv, sizeof *out->kv, DN_MAX_KEYS, "options", path, line, err);
+        if (st != RD_OK)
             break;
-        }
-        if (!grow((void **)&out->kv, &cap_kv, out->n_kv, sizeof *out->kv)) {
-            st = rd_errorf(err, RD_E_NOMEM, "%s: out of memory", path);
-            break;
-        }
         *eq = '\0';
         out->kv[out->n_kv++] = (dn_kv){.key = s, .val = eq + 1, .line = line};
         out->sec[out->n_sec - 1].n_kv++;

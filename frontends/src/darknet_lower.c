@@ -20,7 +20,6 @@
 #include "darknet.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 #define DN_MAX_ROUTE 64
@@ -44,15 +43,8 @@ typedef struct dn_ctx {
     size_t layer; /* index of the layer being written */
 } dn_ctx;
 
-static rd_status fail(dn_ctx *D, rd_status code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static rd_status fail(dn_ctx *D, rd_status code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fe_vfail(&D->st, D->err, code, NULL, fmt, ap);
-    va_end(ap);
-    return D->st;
-}
+/* Records the first failure (D->st) with a message; returns D->st. */
+#define fail(D, code, ...) fe_fail(&(D)->st, (D)->err, code, NULL, __VA_ARGS__)
 
 static const char *fresh(dn_ctx *D, const char *base, const char *suffix)
 {

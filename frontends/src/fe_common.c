@@ -169,12 +169,15 @@ float fe_load_float(rd_dtype dt, const void *data, int64_t i)
     }
 }
 
-rd_status fe_vfail(rd_status *sticky, rd_error *err, rd_status code, const char *prefix, const char *fmt, va_list ap)
+rd_status fe_fail(rd_status *sticky, rd_error *err, rd_status code, const char *prefix, const char *fmt, ...)
 {
     if (*sticky != RD_OK)
         return *sticky;
     char msg[RD_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     *sticky = prefix ? rd_errorf(err, code, "%s: %s", prefix, msg) : rd_errorf(err, code, "%s", msg);
     return *sticky;
 }

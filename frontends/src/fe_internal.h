@@ -68,17 +68,19 @@ rd_status fe_unsupported_finish(fe_unsupported *u, const char *file, const char 
 /* ---- small helpers --------------------------------------------------------------------------------- */
 
 /**
- * The frontends' sticky failure: the first failure of a translation wins. When *sticky is RD_OK, sets it to
- * code and err to prefix (NULL: none) and the formatted message; returns *sticky.
- */
-/**
  * A node of op named name, unless *sticky already holds a failure or any input or output name is NULL (an
  * earlier failure made it); NULL then, and on out of memory (*sticky and err set).
  */
 rd_onnx_node *fe_node(rd_onnx_builder *b, rd_status *sticky, rd_error *err, const char *op, const char *name,
                       const char *const *in, int n_in, const char *const *out, int n_out);
 
-rd_status fe_vfail(rd_status *sticky, rd_error *err, rd_status code, const char *prefix, const char *fmt, va_list ap);
+/**
+ * The frontends' sticky failure: the first failure of a translation wins. When *sticky is RD_OK, sets it to
+ * code and err to prefix (NULL: none) and the formatted message; returns *sticky. Each frontend's *_fail
+ * macro passes its context's sticky status and error.
+ */
+rd_status fe_fail(rd_status *sticky, rd_error *err, rd_status code, const char *prefix, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /** The float of a float32 / float16 / bfloat16 / float64 element. */
 float fe_load_float(rd_dtype dt, const void *data, int64_t i);

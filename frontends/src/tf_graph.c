@@ -6,20 +6,10 @@
 #include "tf_lower.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 /* A constant broadcast from one value may claim at most this many elements. */
 #define TF_MAX_SPLAT ((int64_t)1 << 24)
-
-rd_status tf_fail(tf_ctx *C, rd_status code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fe_vfail(&C->st, C->err, code, NULL, fmt, ap);
-    va_end(ap);
-    return C->st;
-}
 
 const Rdtf__NodeDef *tf_node_def(const tf_ctx *C)
 {
@@ -344,6 +334,26 @@ void tf_to_nhwc(tf_ctx *C, const char *y_nchw, const char *out)
 
 /* ---- constants --------------------------------------------------------------------------------------- */
 
+/* For the dtypes read as constants: bytes per element of tensor_content and the length of the typed value list;
+   false for the others. */
+static bool const_layout(const Rdtf__TensorProto *tp, size_t *esize, size_t *n_vals)
+{
+    const struct {
+        int dtype;
+        size_t esize, n_vals;
+    } kinds[] = {
+        {DT_FLOAT, 4, tp->n_float_val}, {DT_DOUBLE, 8, tp->n_double_val}, {DT_HALF, 2, tp->n_half_val},
+        {DT_INT32, 4, tp->n_int_val},   {DT_INT64, 8, tp->n_int64_val},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (kinds[i].dtype == tp->dtype) {
+            *esize = kinds[i].esize;
+            *n_vals = kinds[i].n_vals;
+            return true;
+        }
+    return false;
+}
+
 static rd_status const_tensor(tf_ctx *C, const Rdtf__TensorProto *tp, rd_tensor *out)
 {
     char w[300];
@@ -360,32 +370,9 @@ static rd_status const_tensor(tf_ctx *C, const Rdtf__TensorProto *tp, rd_tensor 
             return tf_fail(C, RD_E_PARSE, "%s: constant dim %d is %lld", tf_where(C, w, sizeof w), i,
                            (long long)dims[i]);
     }
-    size_t esize;
-    size_t n_vals;
-    switch (tp->dtype) {
-    case DT_FLOAT:
-        esize = 4;
-        n_vals = tp->n_float_val;
-        break;
-    case DT_DOUBLE:
-        esize = 8;
-        n_vals = tp->n_double_val;
-        break;
-    case DT_HALF:
-        esize = 2;
-        n_vals = tp->n_half_val;
-        break;
-    case DT_INT32:
-        esize = 4;
-        n_vals = tp->n_int_val;
-        break;
-    case DT_INT64:
-        esize = 8;
-        n_vals = tp->n_int64_val;
-        break;
-    default:
+    size_t esize, n_vals;
+    if (!const_layout(tp, &esize, &n_vals))
         return RD_E_UNSUPPORTED; /* left unread: refused only where a node uses it */
-    }
     bool from_bytes = tp->tensor_content.len > 0;
     if (from_bytes ? tp->tensor_content.len != (size_t)numel * esize : (n_vals > 1 && n_vals != (size_t)numel))
         return tf_fail(C, RD_E_PARSE, "%s: a constant of %lld elements holds %zu %s", tf_where(C, w, sizeof w),

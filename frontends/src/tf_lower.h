@@ -46,7 +46,8 @@ enum { DT_FLOAT = 1, DT_DOUBLE = 2, DT_INT32 = 3, DT_INT64 = 9, DT_BOOL = 10, DT
 
 /* ---- tf_graph.c ---- */
 
-rd_status tf_fail(tf_ctx *C, rd_status code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/** Records the first failure (C->st) with a message; returns C->st. */
+#define tf_fail(C, code, ...) fe_fail(&(C)->st, (C)->err, code, NULL, __VA_ARGS__)
 /** The current node's name and op for messages ("node 'conv1/Conv2D' (Conv2D)"), in buf. */
 const char *tf_where(tf_ctx *C, char *buf, size_t len);
 const Rdtf__NodeDef *tf_node_def(const tf_ctx *C);

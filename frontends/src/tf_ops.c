@@ -74,12 +74,30 @@ static bool permuted(tf_ctx *C, const rd_tensor *w, const int perm[4], rd_tensor
     return true;
 }
 
+/* What a Conv2D and a pooling op share: data format, padding and the per-axis window attributes. */
+typedef struct tf_window {
+    bool nchw;
+    const char *pad; /* ONNX auto_pad */
+    int64_t ksize[2], strides[2], dilations[2];
+} tf_window;
+
+/* Reads the window of a convolution (strides, dilations) or a pooling op (ksize, strides); false when an
+   attribute has no ONNX equivalent. */
+static bool read_window(tf_ctx *C, bool pooling, tf_window *w)
+{
+    w->nchw = nchw_format(C);
+    w->pad = auto_pad(C);
+    if (!w->pad)
+        return false;
+    if (pooling)
+        return spatial(C, "ksize", w->nchw, w->ksize) && spatial(C, "strides", w->nchw, w->strides);
+    return spatial(C, "strides", w->nchw, w->strides) && spatial(C, "dilations", w->nchw, w->dilations);
+}
+
 static bool conv(tf_ctx *C, bool depthwise)
 {
-    bool nchw = nchw_format(C);
-    int64_t s[2], d[2];
-    const char *pad = auto_pad(C);
-    if (!pad || !spatial(C, "strides", nchw, s) || !spatial(C, "dilations", nchw, d))
+    tf_window win;
+    if (!read_window(C, false, &win))
         return REFUSE;
     const rd_tensor *w = tf_const_in(C, 1);
     char where[300];
@@ -101,12 +119,12 @@ static bool conv(tf_ctx *C, bool depthwise)
     }
     int64_t k[2] = {oihw.dims[2], oihw.dims[3]};
     const char *in[2] = {tf_in(C, 0), tf_init(C, tf_node_def(C)->name, ":filter", &oihw)};
-    rd_onnx_node *n = nchw_op(C, nchw, "Conv", in, 2);
+    rd_onnx_node *n = nchw_op(C, win.nchw, "Conv", in, 2);
     if (n) {
         rd_onnx_attr_ints(n, "kernel_shape", k, 2);
-        rd_onnx_attr_ints(n, "strides", s, 2);
-        rd_onnx_attr_ints(n, "dilations", d, 2);
-        rd_onnx_attr_string(n, "auto_pad", pad);
+        rd_onnx_attr_ints(n, "strides", win.strides, 2);
+        rd_onnx_attr_ints(n, "dilations", win.dilations, 2);
+        rd_onnx_attr_string(n, "auto_pad", win.pad);
         rd_onnx_attr_int(n, "group", group);
     }
     return true;
@@ -114,17 +132,15 @@ static bool conv(tf_ctx *C, bool depthwise)
 
 static bool pool(tf_ctx *C, bool max)
 {
-    bool nchw = nchw_format(C);
-    int64_t k[2], s[2];
-    const char *pad = auto_pad(C);
-    if (!pad || !spatial(C, "ksize", nchw, k) || !spatial(C, "strides", nchw, s))
+    tf_window win;
+    if (!read_window(C, true, &win))
         return REFUSE;
     const char *in[1] = {tf_in(C, 0)};
-    rd_onnx_node *n = nchw_op(C, nchw, max ? "MaxPool" : "AveragePool", in, 1);
+    rd_onnx_node *n = nchw_op(C, win.nchw, max ? "MaxPool" : "AveragePool", in, 1);
     if (n) {
-        rd_onnx_attr_ints(n, "kernel_shape", k, 2);
-        rd_onnx_attr_ints(n, "strides", s, 2);
-        rd_onnx_attr_string(n, "auto_pad", pad);
+        rd_onnx_attr_ints(n, "kernel_shape", win.ksize, 2);
+        rd_onnx_attr_ints(n, "strides", win.strides, 2);
+        rd_onnx_attr_string(n, "auto_pad", win.pad);
     }
     return true;
 }

@@ -17,17 +17,7 @@
 #include "tflite_lower.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
-
-rd_status tl_fail(tl_ctx *L, rd_status code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fe_vfail(&L->st, L->err, code, L->m->path, fmt, ap);
-    va_end(ap);
-    return L->st;
-}
 
 const char *tl_fresh(tl_ctx *L, const char *base, const char *suffix)
 {

@@ -33,7 +33,7 @@ typedef struct tl_ctx {
 /* ---- tflite_lower.c ---- */
 
 /** Records a failure (the first one wins) and returns it. */
-rd_status tl_fail(tl_ctx *L, rd_status code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define tl_fail(L, code, ...) fe_fail(&(L)->st, (L)->err, code, (L)->m->path, __VA_ARGS__)
 /** A fresh value name base + suffix. */
 const char *tl_fresh(tl_ctx *L, const char *base, const char *suffix);
 /** The operand of input k of o: an initializer for a constant (float32 when it is float or quantized, as

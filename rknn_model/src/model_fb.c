@@ -102,12 +102,9 @@ static rd_status get_vec4(rd_rknn_model *m, const rd_fb_table *t, unsigned slot,
     rd_fb_vec v;
     *out = NULL;
     *n = 0;
-    rd_status st = rd_fb_vector(t, slot, 4, &v, err);
+    rd_status st = int_vector(t, slot, m->lim.max_vector, what, "entries", &v, err);
     if (st != RD_OK)
-        return rd_error_prefix(err, "%s", what);
-    if (v.n > m->lim.max_vector)
-        return rd_errorf(err, RD_E_LIMIT, "%s (byte %zu): %u entries, more than the %zu allowed", what,
-                         rd_fb_field_offset(t, slot), v.n, m->lim.max_vector);
+        return st;
     void *a = rk_alloc_array(&m->arena, v.n, 4, what, err);
     if (!a)
         return err->code;

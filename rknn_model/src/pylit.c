@@ -101,6 +101,14 @@ static int hexval(char c)
     return -1;
 }
 
+/* The character a one-character escape (\n, \t, \', ...) stands for; NUL for the other escapes. */
+static char simple_escape(char e)
+{
+    static const char from[] = "\\'\"nrtabfv", to[] = "\\'\"\n\r\t\a\b\f\v";
+    const char *at = e ? strchr(from, e) : NULL;
+    return at ? to[at - from] : '\0';
+}
+
 /* A quoted string at p->pos (after any prefix letters); raw: no escapes. */
 static rd_status parse_string(pl *p, bool raw, bool bytes, rd_rknn_value *out)
 {
@@ -134,34 +142,13 @@ static rd_status parse_string(pl *p, bool raw, bool bytes, rd_rknn_value *out)
             continue;
         }
         char e = p->s[p->pos++];
+        const char simple = simple_escape(e);
+        if (simple) {
+            buf[n++] = simple;
+            continue;
+        }
         int digits = 0;
         switch (e) {
-        case '\\':
-        case '\'':
-        case '"':
-            buf[n++] = e;
-            break;
-        case 'n':
-            buf[n++] = '\n';
-            break;
-        case 'r':
-            buf[n++] = '\r';
-            break;
-        case 't':
-            buf[n++] = '\t';
-            break;
-        case 'a':
-            buf[n++] = '\a';
-            break;
-        case 'b':
-            buf[n++] = '\b';
-            break;
-        case 'f':
-            buf[n++] = '\f';
-            break;
-        case 'v':
-            buf[n++] = '\v';
-            break;
         case '\n':
             break; /* line continuation */
         case 'x':

@@ -227,3 +227,12 @@ rd_status rd_file_write_atomic(const char *path, const void *buf, size_t len, co
     }
     return rd_atomic_file_commit(f, err);
 }
+
+rd_status sim_save_written(rd_status written, const char *path, void *buf, size_t len, bool name_path, rd_error *err)
+{
+    if (written != RD_OK)
+        return name_path ? rd_error_prefix(err, "%s", path) : written;
+    rd_status st = rd_file_write_atomic(path, buf, len, NULL, err);
+    free(buf);
+    return st;
+}

@@ -459,14 +459,34 @@ fail:
     return st;
 }
 
-void sim_graph_liveness(rd_model *m)
+static int *mark_of(sim_value *v, bool outputs)
+{
+    return outputs ? &v->producer : &v->last_use;
+}
+
+/* For every value, the last node listing it among its outputs (producer) or its inputs (last_use); -1 for none. */
+static void mark_last_lister(rd_model *m, bool outputs)
 {
     for (int v = 0; v < m->n_values; v++)
-        m->values[v].last_use = -1;
-    for (int i = 0; i < m->n_nodes; i++)
-        for (int k = 0; k < m->nodes[i].n_in; k++)
-            if (m->nodes[i].in[k] >= 0)
-                m->values[m->nodes[i].in[k]].last_use = i;
+        *mark_of(&m->values[v], outputs) = -1;
+    for (int i = 0; i < m->n_nodes; i++) {
+        const sim_node *n = &m->nodes[i];
+        const int *vals = outputs ? n->out : n->in;
+        const int count = outputs ? n->n_out : n->n_in;
+        for (int k = 0; k < count; k++)
+            if (vals[k] >= 0)
+                *mark_of(&m->values[vals[k]], outputs) = i;
+    }
+}
+
+void sim_graph_liveness(rd_model *m)
+{
+    mark_last_lister(m, false);
+}
+
+void sim_graph_producers(rd_model *m)
+{
+    mark_last_lister(m, true);
 }
 
 rd_status sim_graph_prepare(rd_model *m, const rd_load_options *opt, rd_error *err)

@@ -365,6 +365,8 @@ void sim_set_f64(rd_tensor *t, int64_t i, double v);
 rd_status sim_graph_prepare(rd_model *m, const rd_load_options *opt, rd_error *err);
 /** Recomputes each value's last consumer (after passes changed the node list). */
 void sim_graph_liveness(rd_model *m);
+/** Recomputes each value's producer from the node list (after a pass removed nodes). */
+void sim_graph_producers(rd_model *m);
 
 /* ---------------------------------------------------------------------------------------------------
  * Executor (executor.c) with hooks for the simulators.
@@ -506,6 +508,13 @@ typedef struct sim_file_bytes {
 rd_status sim_file_bytes_read(const char *path, uint64_t max_bytes, sim_file_bytes *f, rd_error *err);
 void sim_file_bytes_free(sim_file_bytes *f);
 
+/**
+ * The end of every *_save: written is the status of the *_write call that made buf (len bytes, malloc'd). On
+ * RD_OK, writes buf to path with rd_file_write_atomic and frees it; otherwise returns written, its message
+ * starting with the path when name_path.
+ */
+rd_status sim_save_written(rd_status written, const char *path, void *buf, size_t len, bool name_path, rd_error *err);
+
 /* ---------------------------------------------------------------------------------------------------
  * A small YAML tree (yaml_tree.c) built from libyaml's events, with the line and column of every node.
  * Aliases are refused (no exponential expansion) and depth and node counts are bounded.
@@ -543,6 +552,10 @@ bool sim_yscalar_double(const sim_ynode *n, double *out);
 bool sim_yscalar_str(const sim_ynode *n, const char **out);
 /** True for a null scalar (empty plain, ~, null, Null, NULL). */
 bool sim_ynode_is_null(const sim_ynode *n);
+/** Sets err to "file:line: <message>" with the line of node at (0 when NULL) and returns code: the wording of
+ *  the errors of readers of YAML files. */
+rd_status sim_yaml_err(rd_error *err, rd_status code, const char *file, const sim_ynode *at, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* RD_E_LIMIT naming the image and how to raise the bound when w x h pixels exceed max_pixels (image.c). */
 rd_status sim_image_check_size(uint64_t w, uint64_t h, uint64_t max_pixels, const char *name, const char *fmt,

@@ -915,10 +915,5 @@ rd_status rd_npy_save(const char *path, const rd_tensor *t, rd_error *err)
     void *img;
     size_t len;
     rd_status st = rd_npy_write(t, &img, &len, err);
-    if (st != RD_OK)
-        return rd_error_prefix(err, "%s", path);
-
-    st = rd_file_write_atomic(path, img, len, NULL, err);
-    free(img);
-    return st;
+    return sim_save_written(st, path, img, len, true, err);
 }

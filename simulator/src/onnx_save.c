@@ -302,11 +302,7 @@ rd_status rd_onnx_model_save(const rd_model *m, const char *path, rd_error *err)
     void *buf;
     size_t len;
     rd_status st = rd_onnx_model_write(m, &buf, &len, err);
-    if (st != RD_OK)
-        return st;
-    st = rd_file_write_atomic(path, buf, len, NULL, err);
-    free(buf);
-    return st;
+    return sim_save_written(st, path, buf, len, false, err);
 }
 
 static bool node_dropped(const rd_onnx_copy_options *opt, int node)

@@ -653,11 +653,7 @@ rd_status rd_onnx_builder_save(const rd_onnx_builder *b, const char *path, rd_er
     void *buf = NULL;
     size_t len = 0;
     rd_status st = rd_onnx_builder_write(b, &buf, &len, err);
-    if (st != RD_OK)
-        return st;
-    st = rd_file_write_atomic(path, buf, len, NULL, err);
-    free(buf);
-    return st;
+    return sim_save_written(st, path, buf, len, false, err);
 }
 
 rd_status rd_tensorproto_write(const rd_tensor *t, const char *name, void **out_buf, size_t *out_len, rd_error *err)
@@ -677,9 +673,5 @@ rd_status rd_tensorproto_save(const char *path, const rd_tensor *t, const char *
     void *buf = NULL;
     size_t len = 0;
     rd_status st = rd_tensorproto_write(t, name, &buf, &len, err);
-    if (st != RD_OK)
-        return st;
-    st = rd_file_write_atomic(path, buf, len, NULL, err);
-    free(buf);
-    return st;
+    return sim_save_written(st, path, buf, len, false, err);
 }

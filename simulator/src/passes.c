@@ -48,12 +48,7 @@ void sim_pass_end(sim_pass *p)
         }
         m->n_nodes = kept;
         /* removed nodes' outputs end with no producer; everything else is renumbered */
-        for (int v = 0; v < m->n_values; v++)
-            m->values[v].producer = -1;
-        for (int i = 0; i < m->n_nodes; i++)
-            for (int k = 0; k < m->nodes[i].n_out; k++)
-                if (m->nodes[i].out[k] >= 0)
-                    m->values[m->nodes[i].out[k]].producer = i;
+        sim_graph_producers(m);
     }
     free(p->removed);
     free(p->uses);

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 /* ------------------------------------------------------------------------------------------------
@@ -230,18 +229,8 @@ typedef struct reader {
     rd_error *err;
 } reader;
 
-static rd_status bad(const reader *r, const sim_ynode *at, rd_status code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static rd_status bad(const reader *r, const sim_ynode *at, rd_status code, const char *fmt, ...)
-{
-    char msg[RD_ERROR_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return rd_errorf(r->err, code, "%s:%d: %s", r->name, at ? at->line : 0, msg);
-}
+/* Errors name the file and the node's line: "file:line: message". */
+#define bad(r, at, code, ...) sim_yaml_err((r)->err, code, (r)->name, at, __VA_ARGS__)
 
 /* A float32 from a YAML scalar: decimal text is converted once (strtof) so that our own output,
  * the shortest float32 round-trip form, reads back bit-exact. */
@@ -821,9 +810,5 @@ rd_status rd_qcfg_save(const char *path, const rd_qcfg *q, rd_error *err)
     char *buf;
     size_t len;
     rd_status st = rd_qcfg_write(q, &buf, &len, err);
-    if (st != RD_OK)
-        return rd_error_prefix(err, "%s", path);
-    st = rd_file_write_atomic(path, buf, len, NULL, err);
-    free(buf);
-    return st;
+    return sim_save_written(st, path, buf, len, true, err);
 }

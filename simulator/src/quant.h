@@ -211,6 +211,11 @@ rd_status sim_q8_gap_conv_eval(sim_op_ctx *ctx, const sim_q8_layer *q, rd_error 
 rd_status sim_gap_conv_codes(sim_op_ctx *ctx, float in_scale, int32_t in_zp, int in_bits, int w_bits, bool w_pow2,
                              rd_error *err);
 
+/** The weight scales of an integer layer of either width against its n_chan output channels: one or n_chan of
+    them, each positive and finite; zp (NULL: none) the int8 zero points, each in [-128, 127]. */
+rd_status sim_check_weight_scales(const sim_op_ctx *ctx, const float *scale, const int32_t *zp, int n_scale,
+                                  int64_t n_chan, rd_error *err);
+
 /* ---------------------------------------------------------------------------------------------------
  * Wide integer layer evaluations (quant16_eval.c): the layers of int16 tensors (custom_quantize_layers
  * int16, w16a16i, w8a16, w16a16i_dfp). Input 0 holds exact dequantized codes of its own grid (int16, or

@@ -54,14 +54,7 @@ static rd_status check_layer(const sim_op_ctx *ctx, const sim_q16_layer *q, int6
     }
     if (!q->w_c || !q->w_scale)
         return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): no quantized weights", nm, op);
-    if (q->n_w_scale != 1 && q->n_w_scale != n_chan)
-        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): %d weight scales for %lld output channels", nm, op,
-                         q->n_w_scale, (long long)n_chan);
-    for (int c = 0; c < q->n_w_scale; c++)
-        if (!(q->w_scale[c] > 0) || !isfinite(q->w_scale[c]))
-            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): weight scale %d is %g", nm, op, c,
-                             (double)q->w_scale[c]);
-    return RD_OK;
+    return sim_check_weight_scales(ctx, q->w_scale, NULL, q->n_w_scale, n_chan, err);
 }
 
 static double w_scale_of(const sim_q16_layer *q, int64_t c)

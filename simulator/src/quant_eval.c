@@ -46,16 +46,22 @@ static rd_status check_layer(const sim_op_ctx *ctx, const sim_q8_layer *q, int64
     }
     if (!q->w_q || !q->w_scale)
         return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): no quantized weights", nm, op);
-    if (q->n_w_scale != 1 && q->n_w_scale != n_chan)
-        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): %d weight scales for %lld output channels", nm, op,
-                         q->n_w_scale, (long long)n_chan);
-    for (int c = 0; c < q->n_w_scale; c++) {
-        if (!scale_ok(q->w_scale[c]))
-            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): weight scale %d is %g", nm, op, c,
-                             (double)q->w_scale[c]);
-        if (q->w_zp && !zp_ok(q->w_zp[c]))
+    return sim_check_weight_scales(ctx, q->w_scale, q->w_zp, q->n_w_scale, n_chan, err);
+}
+
+rd_status sim_check_weight_scales(const sim_op_ctx *ctx, const float *scale, const int32_t *zp, int n_scale,
+                                  int64_t n_chan, rd_error *err)
+{
+    const char *nm = ctx->node->name, *op = ctx->node->op_type;
+    if (n_scale != 1 && n_scale != n_chan)
+        return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): %d weight scales for %lld output channels", nm, op, n_scale,
+                         (long long)n_chan);
+    for (int c = 0; c < n_scale; c++) {
+        if (!scale_ok(scale[c]))
+            return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): weight scale %d is %g", nm, op, c, (double)scale[c]);
+        if (zp && !zp_ok(zp[c]))
             return rd_errorf(err, RD_E_INVAL, "node '%s' (%s): weight zero point %d is %d, expected -128..127", nm, op,
-                             c, (int)q->w_zp[c]);
+                             c, (int)zp[c]);
     }
     return RD_OK;
 }

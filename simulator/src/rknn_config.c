@@ -57,18 +57,8 @@ typedef struct reader {
     bool have_dtype;
 } reader;
 
-static rd_status bad(const reader *r, const sim_ynode *at, rd_status code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static rd_status bad(const reader *r, const sim_ynode *at, rd_status code, const char *fmt, ...)
-{
-    char msg[RD_ERROR_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return rd_errorf(r->err, code, "%s:%d: %s", r->name, at ? at->line : 0, msg);
-}
+/* Errors name the file and the node's line: "file:line: message". */
+#define bad(r, at, code, ...) sim_yaml_err((r)->err, code, (r)->name, at, __VA_ARGS__)
 
 static rd_status note(const reader *r, const sim_ynode *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

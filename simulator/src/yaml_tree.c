@@ -7,6 +7,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <yaml.h>
@@ -275,4 +276,14 @@ bool sim_yscalar_double(const sim_ynode *n, double *out)
         return false;
     *out = v;
     return true;
+}
+
+rd_status sim_yaml_err(rd_error *err, rd_status code, const char *file, const sim_ynode *at, const char *fmt, ...)
+{
+    char msg[RD_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return rd_errorf(err, code, "%s:%d: %s", file, at ? at->line : 0, msg);
 }

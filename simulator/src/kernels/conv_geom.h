@@ -37,6 +37,17 @@ static inline int64_t conv_prod(const int64_t *v, int nsp)
     return p;
 }
 
+/** Advances the index vector idx over [0, dims) in row-major order; false once it wraps to all zeros. */
+static inline bool conv_odo_next(int64_t *idx, const int64_t *dims, int n)
+{
+    for (int d = n - 1; d >= 0; d--) {
+        if (++idx[d] < dims[d])
+            return true;
+        idx[d] = 0;
+    }
+    return false;
+}
+
 /** True when every kernel dim is 1, strides 1 and pads 0, so positions map one to one (a plain GEMM). */
 static inline bool conv_is_pointwise(const conv_geom *g)
 {

@@ -37,17 +37,6 @@ static void window_at(const conv_geom *g, const int64_t *o, window *w)
     }
 }
 
-/* Advances an odometer over [0, dims); false once it wraps. */
-static bool odo_next(int64_t *idx, const int64_t *dims, int n)
-{
-    for (int d = n - 1; d >= 0; d--) {
-        if (++idx[d] < dims[d])
-            return true;
-        idx[d] = 0;
-    }
-    return false;
-}
-
 /* Sets k to the window's first tap; false when the window has none. */
 static bool tap_first(int64_t *k, const window *w, int n)
 {
@@ -123,7 +112,7 @@ static void pool_run(const conv_geom *g, const float *x, float *y, int64_t *indi
     const int64_t in_plane = conv_prod(g->in, g->nsp), out_plane = conv_prod(g->out, g->nsp);
     for (int64_t pl = 0; pl < g->batch * g->in_c; pl++) {
         int64_t o[CONV_MAX_SP] = {0};
-        for (int64_t op = 0; op < out_plane; op++, odo_next(o, g->out, g->nsp)) {
+        for (int64_t op = 0; op < out_plane; op++, conv_odo_next(o, g->out, g->nsp)) {
             window w;
             window_at(g, o, &w);
             int64_t arg = -1;

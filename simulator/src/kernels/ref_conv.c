@@ -6,17 +6,6 @@
 
 #include <stddef.h>
 
-/* Advances an odometer over dims[0..n-1]; false once it wraps to all zeros. */
-static bool odo_next(int64_t *idx, const int64_t *dims, int n)
-{
-    for (int d = n - 1; d >= 0; d--) {
-        if (++idx[d] < dims[d])
-            return true;
-        idx[d] = 0;
-    }
-    return false;
-}
-
 void ref_conv_f32(const conv_geom *g, const float *x, const float *w, const float *b, float *y)
 {
     const int nsp = g->nsp;
@@ -27,13 +16,13 @@ void ref_conv_f32(const conv_geom *g, const float *x, const float *w, const floa
         for (int64_t m = 0; m < g->out_c; m++) {
             const int64_t grp = m / mg;
             int64_t o[CONV_MAX_SP] = {0};
-            for (int64_t op = 0; op < out_plane; op++, odo_next(o, g->out, nsp)) {
+            for (int64_t op = 0; op < out_plane; op++, conv_odo_next(o, g->out, nsp)) {
                 float acc = 0.0f;
                 for (int64_t c = 0; c < cg; c++) {
                     const float *xc = x + (n * g->in_c + grp * cg + c) * in_plane;
                     const float *wc = w + (m * cg + c) * ksz;
                     int64_t k[CONV_MAX_SP] = {0};
-                    for (int64_t kp = 0; kp < ksz; kp++, odo_next(k, g->k, nsp)) {
+                    for (int64_t kp = 0; kp < ksz; kp++, conv_odo_next(k, g->k, nsp)) {
                         int64_t off = 0;
                         bool inside = true;
                         for (int d = 0; d < nsp; d++) {
@@ -69,12 +58,12 @@ void ref_conv_transpose_f32(const conv_geom *g, const float *x, const float *w, 
             const int64_t grp = c / cg;
             const float *xc = x + (n * g->in_c + c) * in_plane;
             int64_t i[CONV_MAX_SP] = {0};
-            for (int64_t ip = 0; ip < in_plane; ip++, odo_next(i, g->in, nsp)) {
+            for (int64_t ip = 0; ip < in_plane; ip++, conv_odo_next(i, g->in, nsp)) {
                 for (int64_t mm = 0; mm < mg; mm++) {
                     const int64_t m = grp * mg + mm;
                     const float *wc = w + (c * mg + mm) * ksz;
                     int64_t k[CONV_MAX_SP] = {0};
-                    for (int64_t kp = 0; kp < ksz; kp++, odo_next(k, g->k, nsp)) {
+                    for (int64_t kp = 0; kp < ksz; kp++, conv_odo_next(k, g->k, nsp)) {
                         int64_t off = 0;
                         bool inside = true;
                         for (int d = 0; d < nsp; d++) {

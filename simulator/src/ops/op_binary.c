@@ -415,12 +415,12 @@ static rd_status bin_eval(sim_op_ctx *ctx, rd_error *err)
 
 /* One binary (BIN_OP) or variadic (VAR_OP) operator; the trailing arguments are its table traits
    (docs/internals/ops.md). Before opset 7 (8 for the variadic ones) broadcasting was the legacy form. */
-#define BIN_OP(sym, nm, since_, ...)                                         \
+#define ELTWISE_OP(sym, nm, since_, min_in_, max_in_, ...)                   \
     const sim_op_def sym = {.name = nm,                                      \
                             .domain = "",                                    \
                             .since = since_,                                 \
-                            .min_in = 2,                                     \
-                            .max_in = 2,                                     \
+                            .min_in = min_in_,                               \
+                            .max_in = max_in_,                               \
                             .min_out = 1,                                    \
                             .max_out = 1,                                    \
                             .params_size = sizeof(struct bin_params),        \
@@ -429,21 +429,8 @@ static rd_status bin_eval(sim_op_ctx *ctx, rd_error *err)
                             .eval = {[SIM_PREC_F32] = bin_eval},             \
                             .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE, \
                             __VA_ARGS__};
-#define VAR_OP(sym, nm, since_, ...)                                         \
-    const sim_op_def sym = {.name = nm,                                      \
-                            .domain = "",                                    \
-                            .since = since_,                                 \
-                            .min_in = 1,                                     \
-                            .max_in = 2147483647,                            \
-                            .min_out = 1,                                    \
-                            .max_out = 1,                                    \
-                            .params_size = sizeof(struct bin_params),        \
-                            .parse = bin_parse,                              \
-                            .infer = bin_infer,                              \
-                            .eval = {[SIM_PREC_F32] = bin_eval},             \
-                            .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE, \
-                            .same_from = 8,                                  \
-                            __VA_ARGS__};
+#define BIN_OP(sym, nm, since_, ...) ELTWISE_OP(sym, nm, since_, 2, 2, __VA_ARGS__)
+#define VAR_OP(sym, nm, since_, ...) ELTWISE_OP(sym, nm, since_, 1, 2147483647, .same_from = 8, __VA_ARGS__)
 
 BIN_OP(op_add, "Add", 1, .prune = RD_OP_PRUNE_ADD, .fuse = SIM_FUSE_ADD, .same_from = 7)
 BIN_OP(op_sub, "Sub", 1, .same_from = 7)

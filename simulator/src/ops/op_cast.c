@@ -95,26 +95,19 @@ static rd_status cast_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_cast = {.name = "Cast",
-                            .domain = "",
-                            .since = 6,
-                            .min_in = 1,
-                            .max_in = 1,
-                            .min_out = 1,
-                            .max_out = 1,
-                            .params_size = sizeof(struct cast_params),
-                            .parse = cast_parse,
-                            .infer = cast_infer,
-                            .eval = {[SIM_PREC_F32] = cast_eval},
-                            .same_from = 6};
-const sim_op_def op_cast_like = {.name = "CastLike",
-                                 .domain = "",
-                                 .since = 15,
-                                 .min_in = 2,
-                                 .max_in = 2,
-                                 .min_out = 1,
-                                 .max_out = 1,
-                                 .params_size = sizeof(struct cast_params),
-                                 .parse = cast_parse,
-                                 .infer = cast_infer,
-                                 .eval = {[SIM_PREC_F32] = cast_eval}};
+/* CastLike (15) is Cast with the target dtype taken from input 1. */
+#define CAST_OP(sym, nm, since_, n_in, ...)                            \
+    const sim_op_def sym = {.name = nm,                                \
+                            .domain = "",                              \
+                            .since = since_,                           \
+                            .min_in = n_in,                            \
+                            .max_in = n_in,                            \
+                            .min_out = 1,                              \
+                            .max_out = 1,                              \
+                            .params_size = sizeof(struct cast_params), \
+                            .parse = cast_parse,                       \
+                            .infer = cast_infer,                       \
+                            .eval = {[SIM_PREC_F32] = cast_eval},      \
+                            __VA_ARGS__}
+CAST_OP(op_cast, "Cast", 6, 1, .same_from = 6);
+CAST_OP(op_cast_like, "CastLike", 15, 2);

@@ -18,6 +18,24 @@ struct conv_params {
     int64_t out_shape[CONV_MAX_SP + 2]; /* output_shape as given (spatial, or with N and C) */
 };
 
+/* Reads the optional int list attribute `name` into out: at most max values, each in [0, limit]. */
+static rd_status parse_bounded_ints(const sim_node *n, const char *name, size_t max, int64_t limit, int64_t *out,
+                                    int *n_out, rd_error *err)
+{
+    size_t cnt = 0;
+    const int64_t *v = sim_attr_ints(n, name, &cnt);
+    if (cnt > max)
+        return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): %s has %zu values", n->name, n->op_type, name, cnt);
+    for (size_t i = 0; i < cnt; i++) {
+        if (v[i] < 0 || v[i] > limit)
+            return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): %s[%zu] = %lld is out of range", n->name, n->op_type,
+                             name, i, (long long)v[i]);
+        out[i] = v[i];
+    }
+    *n_out = (int)cnt;
+    return RD_OK;
+}
+
 static rd_status conv_parse(const sim_node *n, void *params, rd_error *err)
 {
     struct conv_params *p = params;
@@ -28,28 +46,10 @@ static rd_status conv_parse(const sim_node *n, void *params, rd_error *err)
     if (p->group < 1)
         return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): group %lld must be >= 1", n->name, n->op_type,
                          (long long)p->group);
-    size_t cnt = 0;
-    const int64_t *v = sim_attr_ints(n, "output_padding", &cnt);
-    if (cnt > CONV_MAX_SP)
-        return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): output_padding has %zu values", n->name, n->op_type, cnt);
-    for (size_t i = 0; i < cnt; i++) {
-        if (v[i] < 0 || v[i] > ((int64_t)1 << 30))
-            return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): output_padding[%zu] = %lld is out of range", n->name,
-                             n->op_type, i, (long long)v[i]);
-        p->out_pad[i] = v[i];
-    }
-    p->n_out_pad = (int)cnt;
-    v = sim_attr_ints(n, "output_shape", &cnt);
-    if (cnt > CONV_MAX_SP + 2)
-        return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): output_shape has %zu values", n->name, n->op_type, cnt);
-    for (size_t i = 0; i < cnt; i++) {
-        if (v[i] < 0 || v[i] > ((int64_t)1 << 40))
-            return rd_errorf(err, RD_E_PARSE, "node '%s' (%s): output_shape[%zu] = %lld is out of range", n->name,
-                             n->op_type, i, (long long)v[i]);
-        p->out_shape[i] = v[i];
-    }
-    p->n_out_shape = (int)cnt;
-    return RD_OK;
+    st = parse_bounded_ints(n, "output_padding", CONV_MAX_SP, (int64_t)1 << 30, p->out_pad, &p->n_out_pad, err);
+    if (st != RD_OK)
+        return st;
+    return parse_bounded_ints(n, "output_shape", CONV_MAX_SP + 2, (int64_t)1 << 40, p->out_shape, &p->n_out_shape, err);
 }
 
 /* Checks the X, W and B shapes shared by both ops; sets nsp and the channel fields of g. */

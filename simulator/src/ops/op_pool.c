@@ -151,38 +151,25 @@ static int64_t pool_macs(const sim_op_ctx *ctx)
     return sim_count_mul(rd_tensor_numel(&ctx->out[0]), k);
 }
 
-const sim_op_def op_max_pool = {
-    .name = "MaxPool",
-    .domain = "",
-    .since = 1,
-    .min_in = 1,
-    .max_in = 1,
-    .min_out = 1,
-    .max_out = 2,
-    .params_size = sizeof(struct pool_params),
-    .parse = maxpool_parse,
-    .infer = pool_infer,
-    .eval = {[SIM_PREC_F32] = pool_eval},
-    .macs = pool_macs,
-    .qrule = RD_OP_Q_PASS,
-    .prune = RD_OP_PRUNE_CHANNELWISE,
-};
-
-const sim_op_def op_average_pool = {
-    .name = "AveragePool",
-    .domain = "",
-    .since = 1,
-    .min_in = 1,
-    .max_in = 1,
-    .min_out = 1,
-    .max_out = 1,
-    .params_size = sizeof(struct pool_params),
-    .parse = avgpool_parse,
-    .infer = pool_infer,
-    .eval = {[SIM_PREC_F32] = pool_eval},
-    .macs = pool_macs,
-    .prune = RD_OP_PRUNE_CHANNELWISE,
-};
+/* The windowed pools share params, shape rule and kernel; MaxPool's optional second output holds the argmax
+   indices. */
+#define LOCAL_POOL_OP(sym, nm, parse_, max_out_, ...)                  \
+    const sim_op_def sym = {.name = nm,                                \
+                            .domain = "",                              \
+                            .since = 1,                                \
+                            .min_in = 1,                               \
+                            .max_in = 1,                               \
+                            .min_out = 1,                              \
+                            .max_out = max_out_,                       \
+                            .params_size = sizeof(struct pool_params), \
+                            .parse = parse_,                           \
+                            .infer = pool_infer,                       \
+                            .eval = {[SIM_PREC_F32] = pool_eval},      \
+                            .macs = pool_macs,                         \
+                            .prune = RD_OP_PRUNE_CHANNELWISE,          \
+                            __VA_ARGS__}
+LOCAL_POOL_OP(op_max_pool, "MaxPool", maxpool_parse, 2, .qrule = RD_OP_Q_PASS);
+LOCAL_POOL_OP(op_average_pool, "AveragePool", avgpool_parse, 1);
 
 /* ------------------------------------------------------------------------------------------------- */
 

@@ -409,27 +409,19 @@ static rd_status arg_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-const sim_op_def op_argmax = {.name = "ArgMax",
-                              .domain = "",
-                              .since = 1,
-                              .min_in = 1,
-                              .max_in = 1,
-                              .min_out = 1,
-                              .max_out = 1,
-                              .params_size = sizeof(struct arg_params),
-                              .parse = arg_parse,
-                              .infer = arg_infer,
-                              .eval = {[SIM_PREC_F32] = arg_eval},
-                              .qrule = RD_OP_Q_NONE};
-const sim_op_def op_argmin = {.name = "ArgMin",
-                              .domain = "",
-                              .since = 1,
-                              .min_in = 1,
-                              .max_in = 1,
-                              .min_out = 1,
-                              .max_out = 1,
-                              .params_size = sizeof(struct arg_params),
-                              .parse = arg_parse,
-                              .infer = arg_infer,
-                              .eval = {[SIM_PREC_F32] = arg_eval},
-                              .qrule = RD_OP_Q_NONE};
+/* ArgMax and ArgMin differ only by name: arg_parse tells them apart by the node's op type. */
+#define ARG_OP(sym, nm)                                               \
+    const sim_op_def sym = {.name = nm,                               \
+                            .domain = "",                             \
+                            .since = 1,                               \
+                            .min_in = 1,                              \
+                            .max_in = 1,                              \
+                            .min_out = 1,                             \
+                            .max_out = 1,                             \
+                            .params_size = sizeof(struct arg_params), \
+                            .parse = arg_parse,                       \
+                            .infer = arg_infer,                       \
+                            .eval = {[SIM_PREC_F32] = arg_eval},      \
+                            .qrule = RD_OP_Q_NONE}
+ARG_OP(op_argmax, "ArgMax");
+ARG_OP(op_argmin, "ArgMin");

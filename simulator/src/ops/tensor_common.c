@@ -4,16 +4,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-rd_status tc_err(const sim_op_ctx *ctx, rd_error *err, rd_status code, const char *fmt, ...)
-{
-    char msg[RD_ERROR_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return rd_errorf(err, code, "node '%s' (%s): %s", ctx->node->name, ctx->node->op_type, msg);
-}
-
 rd_status tc_node_err(const sim_node *n, rd_error *err, rd_status code, const char *fmt, ...)
 {
     char msg[RD_ERROR_MSG_MAX];

@@ -11,12 +11,11 @@
 #define TC_MAX_VIEW_RANK (2 * RD_MAX_RANK)
 
 /** Sets err to "node 'n' (Op): <message>" and returns code. */
-rd_status tc_err(const sim_op_ctx *ctx, rd_error *err, rd_status code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/** Same wording for parse functions, which see the node only. */
 rd_status tc_node_err(const sim_node *n, rd_error *err, rd_status code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/** The same for the node an eval or infer context runs. */
+#define tc_err(ctx, err, code, ...) tc_node_err((ctx)->node, err, code, __VA_ARGS__)
 
 /** The params of an op whose one attribute is an integer axis (Concat, Gather, GatherElements, Flatten). */
 struct tc_axis_params {
