@@ -1,12 +1,18 @@
 /*
  * qkernel_harness.h: what the integer kernel tests (test_qkernels.c at int8, test_q16kernels.c at int16)
  * share: the seeded generator, an op's integer eval run by hand (parse, infer, allocate, as op_harness.h
- * does for float), random convolution geometries and the bit-exact comparison of outputs.
+ * does for float), random convolution geometries, the naive int64 references of Conv, ConvTranspose and
+ * MatMul and the bit-exact comparison of outputs.
+ *
+ * The references take codes widened to int32 (qk_widen_s8, qk_widen_s16) and return exact int64 sums, so
+ * that one loop serves both precisions: the int8 tests wrap the sums to int32 as the kernels' accumulators do.
  */
 #ifndef RD_TEST_QKERNEL_HARNESS_H
 #define RD_TEST_QKERNEL_HARNESS_H
 
 #include "op_harness.h"
+#include "kernels/conv_geom.h"
+#include "ops/linear_shapes.h"
 
 #include <stdio.h>
 
@@ -241,6 +247,209 @@ static inline int64_t qk_flat(const int64_t *idx, const int64_t *dims, int nsp)
     return f;
 }
 
+/** v wrapped to int32 as an int32 register wraps (the int8 kernels' accumulators). */
+static inline int32_t qk_wrap32(int64_t v)
+{
+    return (int32_t)(uint32_t)(uint64_t)v;
+}
+
+/** Accumulators to the floats an eval must produce: (float)(acc * in_scale * w_scale[ch]), ch the channel of
+    the element (plane elements a channel, n_ch channels; w_scale n_w_scale 1 or n_ch), acc wrapped to int32
+    first when wrap32. */
+static inline void qk_dequant(const int64_t *acc, int64_t n, int64_t plane, int64_t n_ch, bool wrap32, float in_scale,
+                              const float *w_scale, int n_w_scale, float *out)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t ch = (i / plane) % n_ch;
+        out[i] = (float)((double)(wrap32 ? qk_wrap32(acc[i]) : acc[i]) * in_scale * w_scale[n_w_scale == 1 ? 0 : ch]);
+    }
+}
+
+/** Integer codes of an int8 tensor as int32, for the references (a new block the caller frees). */
+static inline int32_t *qk_widen_s8(const int8_t *q, int64_t n)
+{
+    int32_t *w = malloc((size_t)n * sizeof *w + sizeof *w);
+    for (int64_t i = 0; i < n; i++)
+        w[i] = q[i];
+    return w;
+}
+
+/** The same for int16 codes. */
+static inline int32_t *qk_widen_s16(const int16_t *q, int64_t n)
+{
+    int32_t *w = malloc((size_t)n * sizeof *w + sizeof *w);
+    for (int64_t i = 0; i < n; i++)
+        w[i] = q[i];
+    return w;
+}
+
+/** What a reference convolution reads: integer codes, their zero points and the integer bias. */
+typedef struct qk_conv_ref {
+    const int32_t *x;    /* input codes */
+    int32_t x_zp;        /* the input's zero point */
+    const int32_t *w;    /* weight codes in the op's layout */
+    const int32_t *w_zp; /* weight zero points per output channel (n_w_zp 1 or out_c); NULL for none */
+    int n_w_zp;
+    const int64_t *bias; /* integer bias per output channel; NULL for none */
+} qk_conv_ref;
+
+static inline int64_t qk_w_zp_of(const qk_conv_ref *r, int64_t m)
+{
+    return r->w_zp ? r->w_zp[r->n_w_zp == 1 ? 0 : m] : 0;
+}
+
+/** Conv by the definition: acc[n, m, o] = bias[m] + sum of (x - x_zp) * (w - w_zp[m]) over the taps inside. */
+static inline void qk_ref_conv(const conv_geom *g, const qk_conv_ref *r, int64_t *acc)
+{
+    const int nsp = g->nsp;
+    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
+    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp), ksz = conv_prod(g->k, nsp);
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t m = 0; m < g->out_c; m++) {
+            const int64_t grp = m / mg;
+            int64_t o[CONV_MAX_SP] = {0};
+            do {
+                int64_t sum = r->bias ? r->bias[m] : 0;
+                for (int64_t c = 0; c < cg; c++) {
+                    int64_t kk[CONV_MAX_SP] = {0};
+                    do {
+                        int64_t i[CONV_MAX_SP];
+                        bool inside = true;
+                        for (int d = 0; d < nsp; d++) {
+                            i[d] = o[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
+                            inside = inside && i[d] >= 0 && i[d] < g->in[d];
+                        }
+                        if (inside)
+                            sum += (int64_t)(r->x[(n * g->in_c + grp * cg + c) * in_plane + qk_flat(i, g->in, nsp)] -
+                                             r->x_zp) *
+                                   (r->w[(m * cg + c) * ksz + qk_flat(kk, g->k, nsp)] - qk_w_zp_of(r, m));
+                    } while (qk_next_index(kk, g->k, nsp));
+                }
+                acc[(n * g->out_c + m) * out_plane + qk_flat(o, g->out, nsp)] = sum;
+            } while (out_plane > 0 && qk_next_index(o, g->out, nsp));
+        }
+}
+
+/** ConvTranspose by the definition: every input position scatters (x - x_zp) * (w - w_zp[m]) to the outputs
+    its taps reach, on top of the bias. */
+static inline void qk_ref_conv_transpose(const conv_geom *g, const qk_conv_ref *r, int64_t *acc)
+{
+    const int nsp = g->nsp;
+    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
+    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp), ksz = conv_prod(g->k, nsp);
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t m = 0; m < g->out_c; m++)
+            for (int64_t p = 0; p < out_plane; p++)
+                acc[(n * g->out_c + m) * out_plane + p] = r->bias ? r->bias[m] : 0;
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t c = 0; c < g->in_c; c++) {
+            const int64_t grp = c / cg;
+            int64_t i[CONV_MAX_SP] = {0};
+            do {
+                const int64_t xv = r->x[(n * g->in_c + c) * in_plane + qk_flat(i, g->in, nsp)] - r->x_zp;
+                for (int64_t m = 0; m < mg; m++) {
+                    int64_t kk[CONV_MAX_SP] = {0};
+                    do {
+                        int64_t o[CONV_MAX_SP];
+                        bool inside = true;
+                        for (int d = 0; d < nsp; d++) {
+                            o[d] = i[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
+                            inside = inside && o[d] >= 0 && o[d] < g->out[d];
+                        }
+                        if (inside)
+                            acc[(n * g->out_c + grp * mg + m) * out_plane + qk_flat(o, g->out, nsp)] +=
+                                xv * (r->w[(c * mg + m) * ksz + qk_flat(kk, g->k, nsp)] - qk_w_zp_of(r, grp * mg + m));
+                    } while (qk_next_index(kk, g->k, nsp));
+                }
+            } while (in_plane > 0 && qk_next_index(i, g->in, nsp));
+        }
+}
+
+/* ------------------------------------------------------------------------------------------------- */
+/* Gemm */
+
+typedef struct qk_gemm_case {
+    int64_t m, n, k;
+    bool ta, tb;
+    int c_kind; /* none, const [N], const [1, N], matrix [M, N], activation [N] */
+    float alpha, beta;
+    rd_tensor a, b, c; /* qk_gemm_tensors: A, B and C over the caller's floats */
+    sim_attr attrs[4];
+} qk_gemm_case;
+
+/** A random Gemm: sizes, transposes, the kind of C, alpha and beta. */
+static inline void qk_random_gemm_case(uint32_t *s, qk_gemm_case *gc)
+{
+    memset(gc, 0, sizeof *gc);
+    gc->m = qk_rr(s, 1, 9);
+    gc->n = qk_rr(s, 1, 40);
+    gc->k = qk_rr(s, 1, 300);
+    gc->ta = qk_rng(s) & 1;
+    gc->tb = qk_rng(s) & 1;
+    gc->c_kind = (int)qk_rr(s, 0, 4);
+    gc->alpha = (qk_rng(s) & 1) ? 1.0f : 0.75f;
+    gc->beta = (qk_rng(s) & 1) ? 1.0f : -1.5f;
+}
+
+/** The node's inputs over a (M x K floats), w (K x N) and c (M x N room), laid out as the case says, and its
+    attributes. */
+static inline void qk_gemm_tensors(qk_gemm_case *gc, float *a, float *w, float *c)
+{
+    const int64_t m = gc->m, n = gc->n, k = gc->k;
+    gc->a = gc->ta ? H_T(RD_DT_F32, a, k, m) : H_T(RD_DT_F32, a, m, k);
+    gc->b = gc->tb ? H_T(RD_DT_F32, w, n, k) : H_T(RD_DT_F32, w, k, n);
+    gc->c = gc->c_kind == 2   ? H_T(RD_DT_F32, c, 1, n)
+            : gc->c_kind == 3 ? H_T(RD_DT_F32, c, m, n)
+                              : H_T(RD_DT_F32, c, n);
+    gc->attrs[0] = h_float("alpha", gc->alpha);
+    gc->attrs[1] = h_float("beta", gc->beta);
+    gc->attrs[2] = h_int("transA", gc->ta);
+    gc->attrs[3] = h_int("transB", gc->tb);
+}
+
+/** Gemm's product by the definition on codes: acc[i, j] = sum over p of (a - a_zp) * (b - b_col_zp[j]) with
+    A and B laid out as the case says; b_col_zp (n_b_col_zp 1 or N) may be NULL. */
+static inline void qk_ref_gemm(const qk_gemm_case *gc, const int32_t *a, int32_t a_zp, const int32_t *b,
+                               const int32_t *b_col_zp, int n_b_col_zp, int64_t *acc)
+{
+    const int64_t m = gc->m, n = gc->n, k = gc->k;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            const int64_t col_zp = b_col_zp ? b_col_zp[n_b_col_zp == 1 ? 0 : j] : 0;
+            int64_t sum = 0;
+            for (int64_t p = 0; p < k; p++)
+                sum +=
+                    (int64_t)(a[gc->ta ? p * m + i : i * k + p] - a_zp) * (b[gc->tb ? j * k + p : p * n + j] - col_zp);
+            acc[i * n + j] = sum;
+        }
+}
+
+/** A precision's integer bias: b at the given scale (sim_quant_bias_i32, sim_quant_bias_wide). */
+typedef int64_t (*qk_bias_fn)(double b, double scale);
+
+/** The floats Gemm's eval must produce from the product acc: alpha * (acc * in_scale * w_scale[j]) + beta * C,
+    where a constant C that is one row (kinds 1 and 2, or 3 when M is 1) is folded into acc as an integer bias
+    first, as the evals do. wrap32: acc wraps to int32 before scaling (the int8 accumulators). */
+static inline void qk_gemm_want(const qk_gemm_case *gc, const float *c, const int64_t *acc, bool wrap32, float in_scale,
+                                const float *w_scale, int n_w_scale, qk_bias_fn quant_bias, float *want)
+{
+    const int64_t m = gc->m, n = gc->n;
+    const float alpha = gc->alpha, beta = gc->beta;
+    const bool fold = (gc->c_kind == 1 || gc->c_kind == 2 || (gc->c_kind == 3 && m == 1)) && alpha != 0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            const double sn = w_scale[n_w_scale == 1 ? 0 : j];
+            int64_t sum = acc[i * n + j];
+            const double cv = gc->c_kind == 3 ? c[i * n + j] : c[j];
+            if (fold)
+                sum += quant_bias((double)beta * cv / alpha, (double)in_scale * sn);
+            double v = (double)alpha * ((double)(wrap32 ? qk_wrap32(sum) : sum) * in_scale * sn);
+            if (gc->c_kind && !fold)
+                v += (double)beta * cv;
+            want[i * n + j] = (float)v;
+        }
+}
+
 /* ------------------------------------------------------------------------------------------------- */
 /* MatMul */
 
@@ -249,5 +458,39 @@ typedef struct qk_mm_case {
     int64_t ad[4], bd[4];
     bool act_b;
 } qk_mm_case;
+
+/** MatMul by the definition (numpy matmul over right-aligned broadcast batch dims) on codes:
+    acc[b, i, j] = sum over p of (a - a_zp) * (b - b_zp - b_col_zp[j]); b_col_zp (n_b_col_zp 1 or N) may be NULL.
+    acc holds sh->n_batch * sh->m * sh->n sums. */
+static inline void qk_ref_matmul(const qk_mm_case *mc, const sim_matmul_shape *sh, const int32_t *a, int32_t a_zp,
+                                 const int32_t *b, int32_t b_zp, const int32_t *b_col_zp, int n_b_col_zp, int64_t *acc)
+{
+    const int rba = mc->ra > 2 ? mc->ra - 2 : 0, rbb = mc->rb > 2 ? mc->rb - 2 : 0;
+    for (int64_t bi = 0; bi < sh->n_batch; bi++) {
+        int64_t rem = bi, oa = 0, ob = 0, sa = 1, sb = 1;
+        for (int d = sh->nb - 1; d >= 0; d--) {
+            const int64_t id = rem % sh->batch[d];
+            rem /= sh->batch[d];
+            const int da = d - (sh->nb - rba), db = d - (sh->nb - rbb);
+            if (da >= 0) {
+                oa += (mc->ad[da] == 1 ? 0 : id) * sa;
+                sa *= mc->ad[da];
+            }
+            if (db >= 0) {
+                ob += (mc->bd[db] == 1 ? 0 : id) * sb;
+                sb *= mc->bd[db];
+            }
+        }
+        for (int64_t i = 0; i < sh->m; i++)
+            for (int64_t j = 0; j < sh->n; j++) {
+                const int64_t col_zp = b_col_zp ? b_col_zp[n_b_col_zp == 1 ? 0 : j] : 0;
+                int64_t sum = 0;
+                for (int64_t p = 0; p < sh->k; p++)
+                    sum += (int64_t)(a[(oa * sh->m + i) * sh->k + p] - a_zp) *
+                           (b[(ob * sh->k + p) * sh->n + j] - b_zp - col_zp);
+                acc[(bi * sh->m + i) * sh->n + j] = sum;
+            }
+    }
+}
 
 #endif

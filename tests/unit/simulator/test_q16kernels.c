@@ -52,70 +52,6 @@ static double *as_doubles(const int16_t *q, int64_t n)
 /* ------------------------------------------------------------------------------------------------- */
 /* Conv and ConvTranspose */
 
-static void ref_conv(const conv_geom *g, const int32_t *x, int32_t zp, const int16_t *w, const int64_t *bq, int64_t *y)
-{
-    const int nsp = g->nsp;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp), ksz = conv_prod(g->k, nsp);
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t m = 0; m < g->out_c; m++) {
-            const int64_t grp = m / mg;
-            int64_t o[CONV_MAX_SP] = {0};
-            do {
-                int64_t acc = bq ? bq[m] : 0;
-                for (int64_t c = 0; c < cg; c++) {
-                    int64_t kk[CONV_MAX_SP] = {0};
-                    do {
-                        int64_t i[CONV_MAX_SP];
-                        bool inside = true;
-                        for (int d = 0; d < nsp; d++) {
-                            i[d] = o[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
-                            inside = inside && i[d] >= 0 && i[d] < g->in[d];
-                        }
-                        if (inside)
-                            acc += (int64_t)(x[(n * g->in_c + grp * cg + c) * in_plane + qk_flat(i, g->in, nsp)] - zp) *
-                                   w[(m * cg + c) * ksz + qk_flat(kk, g->k, nsp)];
-                    } while (qk_next_index(kk, g->k, nsp));
-                }
-                y[(n * g->out_c + m) * out_plane + qk_flat(o, g->out, nsp)] = acc;
-            } while (out_plane > 0 && qk_next_index(o, g->out, nsp));
-        }
-}
-
-static void ref_conv_transpose(const conv_geom *g, const int32_t *x, int32_t zp, const int16_t *w, const int64_t *bq,
-                               int64_t *acc)
-{
-    const int nsp = g->nsp;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp), ksz = conv_prod(g->k, nsp);
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t m = 0; m < g->out_c; m++)
-            for (int64_t p = 0; p < out_plane; p++)
-                acc[(n * g->out_c + m) * out_plane + p] = bq ? bq[m] : 0;
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t c = 0; c < g->in_c; c++) {
-            const int64_t grp = c / cg;
-            int64_t i[CONV_MAX_SP] = {0};
-            do {
-                const int64_t xv = x[(n * g->in_c + c) * in_plane + qk_flat(i, g->in, nsp)] - zp;
-                for (int64_t m = 0; m < mg; m++) {
-                    int64_t kk[CONV_MAX_SP] = {0};
-                    do {
-                        int64_t o[CONV_MAX_SP];
-                        bool inside = true;
-                        for (int d = 0; d < nsp; d++) {
-                            o[d] = i[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
-                            inside = inside && o[d] >= 0 && o[d] < g->out[d];
-                        }
-                        if (inside)
-                            acc[(n * g->out_c + grp * mg + m) * out_plane + qk_flat(o, g->out, nsp)] +=
-                                xv * w[(c * mg + m) * ksz + qk_flat(kk, g->k, nsp)];
-                    } while (qk_next_index(kk, g->k, nsp));
-                }
-            } while (in_plane > 0 && qk_next_index(i, g->in, nsp));
-        }
-}
-
 static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, int case_no)
 {
     const int nsp = cc->nsp;
@@ -160,24 +96,21 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
         bq[c] = (int64_t)sim_quant_bias_wide(b[c], (double)gr.scale * ws[nws == 1 ? 0 : c]);
     const int64_t ny = rd_tensor_numel(&r.out), out_plane = conv_prod(g.out, nsp);
     int64_t *want = malloc((size_t)ny * 8 + 8);
-    if (transpose)
-        ref_conv_transpose(&g, xq, gr.zp, wq, cc->bias ? bq : NULL, want);
-    else
-        ref_conv(&g, xq, gr.zp, wq, cc->bias ? bq : NULL, want);
+    int32_t *w_codes = qk_widen_s16(wq, nw);
+    const qk_conv_ref ref = {.x = xq, .x_zp = gr.zp, .w = w_codes, .bias = cc->bias ? bq : NULL};
+    (transpose ? qk_ref_conv_transpose : qk_ref_conv)(&g, &ref, want);
     st = transpose ? sim_q16_conv_transpose_eval(&r.ctx, &q, &r.err) : sim_q16_conv_eval(&r.ctx, &q, &r.err);
     if (st != RD_OK) {
         fprintf(stderr, "%s case %d: eval: %s\n", op, case_no, r.err.msg);
         fails++;
     } else {
         float *yf = malloc((size_t)ny * 4 + 4);
-        for (int64_t i = 0; i < ny; i++) {
-            const int64_t c = (i / out_plane) % g.out_c;
-            yf[i] = (float)((double)want[i] * gr.scale * ws[nws == 1 ? 0 : c]);
-        }
+        qk_dequant(want, ny, out_plane, g.out_c, false, gr.scale, ws, nws, yf);
         fails += qk_compare_out(r.out.data, yf, ny, op, case_no);
         free(yf);
     }
     free(want);
+    free(w_codes);
     free(bq);
     free(wq);
     free(wc);
@@ -237,12 +170,16 @@ static void test_conv_transpose_random(void)
 /* ------------------------------------------------------------------------------------------------- */
 /* Gemm */
 
+static int64_t bias_wide(double b, double scale)
+{
+    return (int64_t)sim_quant_bias_wide(b, scale);
+}
+
 static int run_gemm_case(uint32_t *s, int case_no)
 {
-    const int64_t m = qk_rr(s, 1, 9), n = qk_rr(s, 1, 40), k = qk_rr(s, 1, 300);
-    const bool ta = qk_rng(s) & 1, tb = qk_rng(s) & 1;
-    const int c_kind = (int)qk_rr(s, 0, 4); /* none, const [N], const [1, N], matrix [M, N], activation [N] */
-    const float alpha = (qk_rng(s) & 1) ? 1.0f : 0.75f, beta = (qk_rng(s) & 1) ? 1.0f : -1.5f;
+    qk_gemm_case gc;
+    qk_random_gemm_case(s, &gc);
+    const int64_t m = gc.m, n = gc.n, k = gc.k;
     const grid gr = pick_grid(s, (qk_rng(s) % 4) == 0 ? 8 : 16);
     const int w_bits = (qk_rng(s) % 3) == 0 ? 8 : 16;
     int32_t *aq = malloc((size_t)(m * k) * 4);
@@ -250,21 +187,18 @@ static int run_gemm_case(uint32_t *s, int case_no)
     make_act(s, m * k, &gr, aq, a);
     qk_make_f32(s, k * n, 1.0f, w);
     qk_make_f32(s, m * n, 2.0f, c);
-    rd_tensor ta_t = ta ? H_T(RD_DT_F32, a, k, m) : H_T(RD_DT_F32, a, m, k);
-    rd_tensor tb_t = tb ? H_T(RD_DT_F32, w, n, k) : H_T(RD_DT_F32, w, k, n);
-    rd_tensor tc = c_kind == 2 ? H_T(RD_DT_F32, c, 1, n) : c_kind == 3 ? H_T(RD_DT_F32, c, m, n) : H_T(RD_DT_F32, c, n);
-    const rd_tensor *in[3] = {&ta_t, &tb_t, &tc};
-    const sim_attr attrs[] = {h_float("alpha", alpha), h_float("beta", beta), h_int("transA", ta), h_int("transB", tb)};
+    qk_gemm_tensors(&gc, a, w, c);
+    const rd_tensor *in[3] = {&gc.a, &gc.b, &gc.c};
     qk_run r;
     int fails = 0;
-    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "Gemm", attrs, 4, in, c_kind ? 3 : 2), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "Gemm", gc.attrs, 4, in, gc.c_kind ? 3 : 2), RD_OK);
     int16_t *wq;
     float *ws;
     int nws;
     rd_error err;
     const bool per_tensor = (qk_rng(s) % 3) == 0;
-    CU_ASSERT_EQUAL_FATAL(sim_quant_weights_wide(&tb_t, tb ? 0 : 1, 1, per_tensor, w_bits, false, &wq, &ws, &nws, &err),
-                          RD_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        sim_quant_weights_wide(&gc.b, gc.tb ? 0 : 1, 1, per_tensor, w_bits, false, &wq, &ws, &nws, &err), RD_OK);
     double *wc = as_doubles(wq, k * n);
     const sim_q16_layer q = {.in_scale = gr.scale,
                              .in_zp = gr.zp,
@@ -272,30 +206,21 @@ static int run_gemm_case(uint32_t *s, int case_no)
                              .w_c = wc,
                              .w_scale = ws,
                              .n_w_scale = nws,
-                             .c_const = c_kind != 4};
+                             .c_const = gc.c_kind != 4};
     rd_status st = sim_q16_gemm_eval(&r.ctx, &q, &r.err);
     if (st != RD_OK) {
         fprintf(stderr, "Gemm case %d: %s\n", case_no, r.err.msg);
         fails++;
     } else {
-        const bool fold = (c_kind == 1 || c_kind == 2 || (c_kind == 3 && m == 1)) && alpha != 0;
+        int32_t *w_codes = qk_widen_s16(wq, k * n);
+        int64_t *acc = malloc((size_t)(m * n) * 8);
         float *want = malloc((size_t)(m * n) * 4);
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++) {
-                const double sn = ws[nws == 1 ? 0 : j];
-                int64_t acc = 0;
-                for (int64_t p = 0; p < k; p++)
-                    acc += (int64_t)(aq[ta ? p * m + i : i * k + p] - gr.zp) * wq[tb ? j * k + p : p * n + j];
-                const double cv = c_kind == 3 ? c[i * n + j] : c[j];
-                if (fold)
-                    acc += (int64_t)sim_quant_bias_wide((double)beta * cv / alpha, (double)gr.scale * sn);
-                double v = (double)alpha * ((double)acc * gr.scale * sn);
-                if (c_kind && !fold)
-                    v += (double)beta * cv;
-                want[i * n + j] = (float)v;
-            }
+        qk_ref_gemm(&gc, aq, gr.zp, w_codes, NULL, 1, acc);
+        qk_gemm_want(&gc, c, acc, false, gr.scale, ws, nws, bias_wide, want);
         fails += qk_compare_out(r.out.data, want, m * n, "Gemm", case_no);
         free(want);
+        free(acc);
+        free(w_codes);
     }
     free(wq);
     free(wc);
@@ -367,36 +292,17 @@ static int run_matmul_case(const qk_mm_case *mc, uint32_t *s, int case_no)
     } else {
         sim_matmul_shape sh;
         CU_ASSERT_EQUAL_FATAL(sim_matmul_shape_of(&r.ctx, &sh, &err), RD_OK);
-        const int32_t eff_bzp = mc->act_b ? gb.zp : 0;
-        float *want = malloc((size_t)(sh.n_batch * sh.m * sh.n) * 4 + 4);
-        const int rba = mc->ra > 2 ? mc->ra - 2 : 0, rbb = mc->rb > 2 ? mc->rb - 2 : 0;
-        for (int64_t bi = 0; bi < sh.n_batch; bi++) {
-            int64_t rem = bi, oa = 0, ob = 0, sa = 1, sb = 1;
-            for (int d = sh.nb - 1; d >= 0; d--) {
-                const int64_t id = rem % sh.batch[d];
-                rem /= sh.batch[d];
-                const int da = d - (sh.nb - rba), db = d - (sh.nb - rbb);
-                if (da >= 0) {
-                    oa += (mc->ad[da] == 1 ? 0 : id) * sa;
-                    sa *= mc->ad[da];
-                }
-                if (db >= 0) {
-                    ob += (mc->bd[db] == 1 ? 0 : id) * sb;
-                    sb *= mc->bd[db];
-                }
-            }
-            for (int64_t i = 0; i < sh.m; i++)
-                for (int64_t j = 0; j < sh.n; j++) {
-                    int64_t acc = 0;
-                    for (int64_t p = 0; p < sh.k; p++)
-                        acc += (int64_t)(aq[(oa * sh.m + i) * sh.k + p] - ga.zp) *
-                               (bq[(ob * sh.k + p) * sh.n + j] - eff_bzp);
-                    const double sc = mc->act_b ? (double)gb.scale : (double)ws[nws == 1 ? 0 : j];
-                    want[(bi * sh.m + i) * sh.n + j] = (float)((double)acc * ga.scale * sc);
-                }
-        }
-        fails += qk_compare_out(r.out.data, want, sh.n_batch * sh.m * sh.n, "MatMul", case_no);
+        const int64_t ny = sh.n_batch * sh.m * sh.n;
+        int64_t *acc = malloc((size_t)ny * 8 + 8);
+        float *want = malloc((size_t)ny * 4 + 4);
+        qk_ref_matmul(mc, &sh, aq, ga.zp, bq, mc->act_b ? gb.zp : 0, NULL, 1, acc);
+        if (mc->act_b)
+            qk_dequant(acc, ny, 1, sh.n, false, ga.scale, &gb.scale, 1, want);
+        else
+            qk_dequant(acc, ny, 1, sh.n, false, ga.scale, ws, nws, want);
+        fails += qk_compare_out(r.out.data, want, ny, "MatMul", case_no);
         free(want);
+        free(acc);
     }
     free(wq);
     free(wc);

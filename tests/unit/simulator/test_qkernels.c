@@ -15,11 +15,6 @@
 
 #include <stdio.h>
 
-static int32_t wrap32(int64_t v)
-{
-    return (int32_t)(uint32_t)(uint64_t)v;
-}
-
 static int32_t pick_zp(uint32_t *s)
 {
     static const int32_t z[] = {-128, 127, 0, -1, 55};
@@ -37,7 +32,7 @@ static void ref_qgemm(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const
             int64_t acc = !bias ? 0 : mode == QGEMM_BIAS_PER_N ? bias[j] : mode == QGEMM_BIAS_PER_M ? bias[i] : 0;
             for (int64_t p = 0; p < k; p++)
                 acc += (int64_t)(a->data[i * a->rs + p * a->cs] - a->zp) * (b->data[p * b->rs + j * b->cs] - b->zp);
-            c[i * n + j] = wrap32(acc);
+            c[i * n + j] = qk_wrap32(acc);
         }
 }
 
@@ -96,82 +91,6 @@ static void make_act(uint32_t *s, int64_t n, float scale, int32_t zp, int8_t *q,
 /* ------------------------------------------------------------------------------------------------- */
 /* Conv and ConvTranspose */
 
-/* wzp: weight zero points per output channel (n_wzp 1 or out_c), NULL for none. */
-static int64_t wzp_of(const int32_t *wzp, int n_wzp, int64_t m)
-{
-    return wzp ? wzp[n_wzp == 1 ? 0 : m] : 0;
-}
-
-static void ref_qconv(const conv_geom *g, const int8_t *x, int32_t zp, const int8_t *w, const int32_t *wzp, int n_wzp,
-                      const int32_t *bq, int32_t *y)
-{
-    const int nsp = g->nsp;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp), ksz = conv_prod(g->k, nsp);
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t m = 0; m < g->out_c; m++) {
-            const int64_t grp = m / mg;
-            int64_t o[CONV_MAX_SP] = {0};
-            do {
-                int64_t acc = bq ? bq[m] : 0;
-                for (int64_t c = 0; c < cg; c++) {
-                    int64_t kk[CONV_MAX_SP] = {0};
-                    do {
-                        int64_t i[CONV_MAX_SP];
-                        bool inside = true;
-                        for (int d = 0; d < nsp; d++) {
-                            i[d] = o[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
-                            inside = inside && i[d] >= 0 && i[d] < g->in[d];
-                        }
-                        if (inside)
-                            acc += (int64_t)(x[(n * g->in_c + grp * cg + c) * in_plane + qk_flat(i, g->in, nsp)] - zp) *
-                                   (w[(m * cg + c) * ksz + qk_flat(kk, g->k, nsp)] - wzp_of(wzp, n_wzp, m));
-                    } while (qk_next_index(kk, g->k, nsp));
-                }
-                y[(n * g->out_c + m) * out_plane + qk_flat(o, g->out, nsp)] = wrap32(acc);
-            } while (out_plane > 0 && qk_next_index(o, g->out, nsp));
-        }
-}
-
-static void ref_qconv_transpose(const conv_geom *g, const int8_t *x, int32_t zp, const int8_t *w, const int32_t *wzp,
-                                int n_wzp, const int32_t *bq, int32_t *y)
-{
-    const int nsp = g->nsp;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp), ksz = conv_prod(g->k, nsp);
-    int64_t *acc = calloc((size_t)(g->batch * g->out_c * out_plane) + 1, sizeof(int64_t));
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t m = 0; m < g->out_c; m++)
-            for (int64_t p = 0; p < out_plane; p++)
-                acc[(n * g->out_c + m) * out_plane + p] = bq ? bq[m] : 0;
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t c = 0; c < g->in_c; c++) {
-            const int64_t grp = c / cg;
-            int64_t i[CONV_MAX_SP] = {0};
-            do {
-                const int64_t xv = x[(n * g->in_c + c) * in_plane + qk_flat(i, g->in, nsp)] - zp;
-                for (int64_t m = 0; m < mg; m++) {
-                    int64_t kk[CONV_MAX_SP] = {0};
-                    do {
-                        int64_t o[CONV_MAX_SP];
-                        bool inside = true;
-                        for (int d = 0; d < nsp; d++) {
-                            o[d] = i[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
-                            inside = inside && o[d] >= 0 && o[d] < g->out[d];
-                        }
-                        if (inside)
-                            acc[(n * g->out_c + grp * mg + m) * out_plane + qk_flat(o, g->out, nsp)] +=
-                                xv *
-                                (w[(c * mg + m) * ksz + qk_flat(kk, g->k, nsp)] - wzp_of(wzp, n_wzp, grp * mg + m));
-                    } while (qk_next_index(kk, g->k, nsp));
-                }
-            } while (in_plane > 0 && qk_next_index(i, g->in, nsp));
-        }
-    for (int64_t p = 0; p < g->batch * g->out_c * out_plane; p++)
-        y[p] = wrap32(acc[p]);
-    free(acc);
-}
-
 /* Runs one case through the eval and the slice kernels; returns the number of failures. */
 static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, int case_no)
 {
@@ -217,18 +136,20 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
     st = transpose ? sim_conv_transpose_geometry(&r.ctx, &g, &err) : sim_conv_geometry(&r.ctx, &g, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     int32_t *bq = malloc((size_t)cc->m * 4);
+    int64_t *bq_wide = malloc((size_t)cc->m * 8);
     for (int64_t c = 0; c < cc->m; c++)
-        bq[c] = sim_quant_bias_i32(b[c], (double)in_scale * ws[nws == 1 ? 0 : c]);
+        bq_wide[c] = bq[c] = sim_quant_bias_i32(b[c], (double)in_scale * ws[nws == 1 ? 0 : c]);
     const int64_t ny = rd_tensor_numel(&r.out), out_plane = conv_prod(g.out, nsp);
-    int32_t *want = malloc((size_t)ny * 4 + 4), *got = malloc((size_t)ny * 4 + 4),
-            *want_sym = malloc((size_t)ny * 4 + 4);
-    if (transpose) {
-        ref_qconv_transpose(&g, xq, cc->zp, wq, wzp, nws, cc->bias ? bq : NULL, want);
-        ref_qconv_transpose(&g, xq, cc->zp, wq, NULL, nws, cc->bias ? bq : NULL, want_sym);
-    } else {
-        ref_qconv(&g, xq, cc->zp, wq, wzp, nws, cc->bias ? bq : NULL, want);
-        ref_qconv(&g, xq, cc->zp, wq, NULL, nws, cc->bias ? bq : NULL, want_sym);
-    }
+    int32_t *got = malloc((size_t)ny * 4 + 4), *want_sym = malloc((size_t)ny * 4 + 4);
+    int64_t *want = malloc((size_t)ny * 8 + 8), *want_sym_wide = malloc((size_t)ny * 8 + 8);
+    int32_t *x_codes = qk_widen_s8(xq, nx), *w_codes = qk_widen_s8(wq, nw);
+    qk_conv_ref ref = {
+        .x = x_codes, .x_zp = cc->zp, .w = w_codes, .w_zp = wzp, .n_w_zp = nws, .bias = cc->bias ? bq_wide : NULL};
+    (transpose ? qk_ref_conv_transpose : qk_ref_conv)(&g, &ref, want);
+    ref.w_zp = NULL;
+    (transpose ? qk_ref_conv_transpose : qk_ref_conv)(&g, &ref, want_sym_wide);
+    for (int64_t i = 0; i < ny; i++)
+        want_sym[i] = qk_wrap32(want_sym_wide[i]);
     /* accumulators straight from the kernels, on one thread and on a pool of three */
     conv_plan plan;
     if (transpose)
@@ -276,18 +197,19 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
         fails++;
     } else {
         float *yf = malloc((size_t)ny * 4 + 4);
-        for (int64_t i = 0; i < ny; i++) {
-            const int64_t c = (i / out_plane) % g.out_c;
-            yf[i] = (float)((double)want[i] * in_scale * ws[nws == 1 ? 0 : c]);
-        }
+        qk_dequant(want, ny, out_plane, g.out_c, true, in_scale, ws, nws, yf);
         fails += qk_compare_out(r.out.data, yf, ny, op, case_no);
         free(yf);
     }
     free(scratch);
     free(want);
     free(want_sym);
+    free(want_sym_wide);
+    free(x_codes);
+    free(w_codes);
     free(got);
     free(bq);
+    free(bq_wide);
     free(wq);
     free(ws);
     free(wzp);
@@ -377,12 +299,16 @@ static void test_qconv_transpose_random(void)
 /* ------------------------------------------------------------------------------------------------- */
 /* Gemm */
 
+static int64_t bias_i32(double b, double scale)
+{
+    return sim_quant_bias_i32(b, scale);
+}
+
 static int run_gemm_case(uint32_t *s, int case_no)
 {
-    const int64_t m = qk_rr(s, 1, 9), n = qk_rr(s, 1, 40), k = qk_rr(s, 1, 300);
-    const bool ta = qk_rng(s) & 1, tb = qk_rng(s) & 1;
-    const int c_kind = (int)qk_rr(s, 0, 4); /* none, const [N], const [1, N], matrix [M, N], activation [N] */
-    const float alpha = (qk_rng(s) & 1) ? 1.0f : 0.75f, beta = (qk_rng(s) & 1) ? 1.0f : -1.5f;
+    qk_gemm_case gc;
+    qk_random_gemm_case(s, &gc);
+    const int64_t m = gc.m, n = gc.n, k = gc.k;
     const int32_t zp = pick_zp(s);
     const float in_scale = 0.01f + (float)qk_rr(s, 0, 100) / 3000.0f;
     int8_t *aq = malloc((size_t)(m * k));
@@ -390,14 +316,11 @@ static int run_gemm_case(uint32_t *s, int case_no)
     make_act(s, m * k, in_scale, zp, aq, a);
     qk_make_f32(s, k * n, 1.0f, w);
     qk_make_f32(s, m * n, 2.0f, c);
-    rd_tensor ta_t = ta ? H_T(RD_DT_F32, a, k, m) : H_T(RD_DT_F32, a, m, k);
-    rd_tensor tb_t = tb ? H_T(RD_DT_F32, w, n, k) : H_T(RD_DT_F32, w, k, n);
-    rd_tensor tc = c_kind == 2 ? H_T(RD_DT_F32, c, 1, n) : c_kind == 3 ? H_T(RD_DT_F32, c, m, n) : H_T(RD_DT_F32, c, n);
-    const rd_tensor *in[3] = {&ta_t, &tb_t, &tc};
-    const sim_attr attrs[] = {h_float("alpha", alpha), h_float("beta", beta), h_int("transA", ta), h_int("transB", tb)};
+    qk_gemm_tensors(&gc, a, w, c);
+    const rd_tensor *in[3] = {&gc.a, &gc.b, &gc.c};
     qk_run r;
     int fails = 0;
-    rd_status st = qk_setup(&r, "Gemm", attrs, 4, in, c_kind ? 3 : 2);
+    rd_status st = qk_setup(&r, "Gemm", gc.attrs, 4, in, gc.c_kind ? 3 : 2);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     int8_t *wq;
     float *ws;
@@ -405,8 +328,8 @@ static int run_gemm_case(uint32_t *s, int case_no)
     int nws;
     rd_error err;
     const bool per_tensor = (qk_rng(s) % 3) == 0, asym = (qk_rng(s) % 2) == 0;
-    rd_status qst = asym ? sim_quant_weights_i8_asym(&tb_t, tb ? 0 : 1, 1, per_tensor, &wq, &ws, &wzp, &nws, &err)
-                         : sim_quant_weights_i8(&tb_t, tb ? 0 : 1, per_tensor, &wq, &ws, &nws, &err);
+    rd_status qst = asym ? sim_quant_weights_i8_asym(&gc.b, gc.tb ? 0 : 1, 1, per_tensor, &wq, &ws, &wzp, &nws, &err)
+                         : sim_quant_weights_i8(&gc.b, gc.tb ? 0 : 1, per_tensor, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(qst, RD_OK);
     const sim_q8_layer q = {.in_scale = in_scale,
                             .in_zp = zp,
@@ -414,31 +337,22 @@ static int run_gemm_case(uint32_t *s, int case_no)
                             .w_scale = ws,
                             .n_w_scale = nws,
                             .w_zp = wzp,
-                            .c_const = c_kind != 4};
+                            .c_const = gc.c_kind != 4};
     st = sim_q8_gemm_eval(&r.ctx, &q, &r.err);
     if (st != RD_OK) {
         fprintf(stderr, "Gemm case %d: %s\n", case_no, r.err.msg);
         fails++;
     } else {
-        const bool fold = (c_kind == 1 || c_kind == 2 || (c_kind == 3 && m == 1)) && alpha != 0;
+        int32_t *a_codes = qk_widen_s8(aq, m * k), *w_codes = qk_widen_s8(wq, k * n);
+        int64_t *acc = malloc((size_t)(m * n) * 8);
         float *want = malloc((size_t)(m * n) * 4);
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++) {
-                const double sn = ws[nws == 1 ? 0 : j];
-                int64_t acc = 0;
-                for (int64_t p = 0; p < k; p++)
-                    acc += (int64_t)(aq[ta ? p * m + i : i * k + p] - zp) *
-                           (wq[tb ? j * k + p : p * n + j] - wzp_of(wzp, nws, j));
-                const double cv = c_kind == 3 ? c[i * n + j] : c[j];
-                if (fold)
-                    acc += sim_quant_bias_i32((double)beta * cv / alpha, (double)in_scale * sn);
-                double v = (double)alpha * ((double)wrap32(acc) * in_scale * sn);
-                if (c_kind && !fold)
-                    v += (double)beta * cv;
-                want[i * n + j] = (float)v;
-            }
+        qk_ref_gemm(&gc, a_codes, zp, w_codes, wzp, nws, acc);
+        qk_gemm_want(&gc, c, acc, true, in_scale, ws, nws, bias_i32, want);
         fails += qk_compare_out(r.out.data, want, m * n, "Gemm", case_no);
         free(want);
+        free(acc);
+        free(a_codes);
+        free(w_codes);
     }
     free(wq);
     free(ws);
@@ -511,39 +425,22 @@ static int run_matmul_case(const qk_mm_case *mc, bool asym, uint32_t *s, int cas
         qk_fini(&r);
         return 1;
     }
-    /* reference: numpy matmul over right-aligned broadcast batch dims */
     sim_matmul_shape sh;
     CU_ASSERT_EQUAL_FATAL(sim_matmul_shape_of(&r.ctx, &sh, &err), RD_OK);
-    const int32_t eff_bzp = mc->act_b ? bzp : 0;
-    float *want = malloc((size_t)(sh.n_batch * sh.m * sh.n) * 4 + 4);
-    const int rba = mc->ra > 2 ? mc->ra - 2 : 0, rbb = mc->rb > 2 ? mc->rb - 2 : 0;
-    for (int64_t bi = 0; bi < sh.n_batch; bi++) {
-        int64_t rem = bi, oa = 0, ob = 0, sa = 1, sb = 1;
-        for (int d = sh.nb - 1; d >= 0; d--) {
-            const int64_t id = rem % sh.batch[d];
-            rem /= sh.batch[d];
-            const int da = d - (sh.nb - rba), db = d - (sh.nb - rbb);
-            if (da >= 0) {
-                oa += (mc->ad[da] == 1 ? 0 : id) * sa;
-                sa *= mc->ad[da];
-            }
-            if (db >= 0) {
-                ob += (mc->bd[db] == 1 ? 0 : id) * sb;
-                sb *= mc->bd[db];
-            }
-        }
-        for (int64_t i = 0; i < sh.m; i++)
-            for (int64_t j = 0; j < sh.n; j++) {
-                int64_t acc = 0;
-                for (int64_t p = 0; p < sh.k; p++)
-                    acc += (int64_t)(aq[(oa * sh.m + i) * sh.k + p] - zp) *
-                           (bq[(ob * sh.k + p) * sh.n + j] - eff_bzp - wzp_of(wzp, nws, j));
-                const double sc = mc->act_b ? (double)b_scale : (double)ws[nws == 1 ? 0 : j];
-                want[(bi * sh.m + i) * sh.n + j] = (float)((double)wrap32(acc) * in_scale * sc);
-            }
-    }
-    fails += qk_compare_out(r.out.data, want, sh.n_batch * sh.m * sh.n, "MatMul", case_no);
+    const int64_t ny = sh.n_batch * sh.m * sh.n;
+    int32_t *a_codes = qk_widen_s8(aq, na), *b_codes = qk_widen_s8(bq, nb);
+    int64_t *acc = malloc((size_t)ny * 8 + 8);
+    float *want = malloc((size_t)ny * 4 + 4);
+    qk_ref_matmul(mc, &sh, a_codes, zp, b_codes, mc->act_b ? bzp : 0, wzp, nws, acc);
+    if (mc->act_b)
+        qk_dequant(acc, ny, 1, sh.n, true, in_scale, &b_scale, 1, want);
+    else
+        qk_dequant(acc, ny, 1, sh.n, true, in_scale, ws, nws, want);
+    fails += qk_compare_out(r.out.data, want, ny, "MatMul", case_no);
     free(want);
+    free(acc);
+    free(a_codes);
+    free(b_codes);
     free(wq);
     free(ws);
     free(wzp);
