@@ -365,6 +365,93 @@ static inline void qk_ref_conv_transpose(const conv_geom *g, const qk_conv_ref *
         }
 }
 
+/** A Conv or ConvTranspose case ready for its eval: the float inputs, the node run by hand, its geometry. */
+typedef struct qk_conv_io {
+    const char *op;
+    bool transpose;
+    int64_t nx, nw;   /* elements of the input and of the weights */
+    float *x, *w, *b; /* the input (the caller's to draw), weights and bias */
+    rd_tensor tx, tw, tb;
+    const rd_tensor *in[3]; /* the node reads its inputs and attributes through these until the end */
+    sim_attr attrs[4];
+    qk_run r;
+    conv_geom g;
+    int64_t ny, out_plane; /* the output's elements and spatial size */
+} qk_conv_io;
+
+/** The dims and float buffers of cc: the caller then draws its activations into io->x (io->nx of them) and
+    calls qk_conv_setup. */
+static inline void qk_conv_begin(const qk_conv_case *cc, bool transpose, qk_conv_io *io)
+{
+    memset(io, 0, sizeof *io);
+    io->op = transpose ? "ConvTranspose" : "Conv";
+    io->transpose = transpose;
+    int64_t xd[5], wd[5];
+    qk_conv_dims(cc, transpose, xd, wd, &io->nx, &io->nw);
+    io->x = malloc((size_t)io->nx * 4 + 4);
+    io->w = malloc((size_t)io->nw * 4 + 4);
+    io->b = malloc((size_t)cc->m * 4);
+    io->tx = h_t(RD_DT_F32, io->x, cc->nsp + 2, xd);
+    io->tw = h_t(RD_DT_F32, io->w, cc->nsp + 2, wd);
+    io->tb = H_T(RD_DT_F32, io->b, cc->m);
+}
+
+/** Random weights and bias, then the node parsed, inferred and allocated and its geometry; false, after
+    naming the case, when the op refuses it. */
+static inline bool qk_conv_setup(const qk_conv_case *cc, uint32_t *s, qk_conv_io *io, int case_no)
+{
+    qk_make_f32(s, io->nw, 0.5f, io->w);
+    qk_make_f32(s, cc->m, 3.0f, io->b);
+    io->in[0] = &io->tx;
+    io->in[1] = &io->tw;
+    io->in[2] = &io->tb;
+    const int na = qk_conv_attrs(cc, io->attrs);
+    if (qk_setup(&io->r, io->op, io->attrs, na, io->in, cc->bias ? 3 : 2) != RD_OK) {
+        fprintf(stderr, "%s case %d: setup: %s\n", io->op, case_no, io->r.err.msg);
+        return false;
+    }
+    rd_error err;
+    const rd_status st = io->transpose ? sim_conv_transpose_geometry(&io->r.ctx, &io->g, &err)
+                                       : sim_conv_geometry(&io->r.ctx, &io->g, &err);
+    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    io->ny = rd_tensor_numel(&io->r.out);
+    io->out_plane = conv_prod(io->g.out, io->g.nsp);
+    return true;
+}
+
+/** The reference of the case's op into acc (io->ny sums). */
+static inline void qk_conv_reference(const qk_conv_io *io, const qk_conv_ref *ref, int64_t *acc)
+{
+    if (io->transpose)
+        qk_ref_conv_transpose(&io->g, ref, acc);
+    else
+        qk_ref_conv(&io->g, ref, acc);
+}
+
+/** The eval's outcome st and output against the reference's sums acc dequantized (qk_dequant); the number of
+    failures, each named. */
+static inline int qk_conv_check(const qk_conv_io *io, rd_status st, const int64_t *acc, bool wrap32, float in_scale,
+                                const float *w_scale, int n_w_scale, int case_no)
+{
+    if (st != RD_OK) {
+        fprintf(stderr, "%s case %d: eval: %s\n", io->op, case_no, io->r.err.msg);
+        return 1;
+    }
+    float *want = malloc((size_t)io->ny * 4 + 4);
+    qk_dequant(acc, io->ny, io->out_plane, io->g.out_c, wrap32, in_scale, w_scale, n_w_scale, want);
+    const int fails = qk_compare_out(io->r.out.data, want, io->ny, io->op, case_no);
+    free(want);
+    return fails;
+}
+
+static inline void qk_conv_end(qk_conv_io *io)
+{
+    qk_fini(&io->r);
+    free(io->x);
+    free(io->w);
+    free(io->b);
+}
+
 /* ------------------------------------------------------------------------------------------------- */
 /* Gemm */
 

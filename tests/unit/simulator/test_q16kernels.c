@@ -54,61 +54,36 @@ static double *as_doubles(const int16_t *q, int64_t n)
 
 static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, int case_no)
 {
-    const int nsp = cc->nsp;
-    int64_t xd[5], wd[5], nx, nw;
-    qk_conv_dims(cc, transpose, xd, wd, &nx, &nw);
+    qk_conv_io io;
+    qk_conv_begin(cc, transpose, &io);
     const grid gr = pick_grid(s, cc->in_bits);
-    int32_t *xq = malloc((size_t)nx * 4 + 4);
-    float *x = malloc((size_t)nx * 4 + 4), *w = malloc((size_t)nw * 4 + 4), *b = malloc((size_t)cc->m * 4);
-    make_act(s, nx, &gr, xq, x);
-    qk_make_f32(s, nw, 0.5f, w);
-    qk_make_f32(s, cc->m, 3.0f, b);
-    rd_tensor tx = h_t(RD_DT_F32, x, nsp + 2, xd), tw = h_t(RD_DT_F32, w, nsp + 2, wd);
-    rd_tensor tb = H_T(RD_DT_F32, b, cc->m);
-    const rd_tensor *in[3] = {&tx, &tw, &tb};
-    sim_attr attrs[4];
-    const int na = qk_conv_attrs(cc, attrs);
-    const char *op = transpose ? "ConvTranspose" : "Conv";
-    qk_run r;
-    int fails = 0;
-    rd_status st = qk_setup(&r, op, attrs, na, in, cc->bias ? 3 : 2);
-    if (st != RD_OK) {
-        fprintf(stderr, "%s case %d: setup: %s\n", op, case_no, r.err.msg);
-        qk_fini(&r);
-        free(xq), free(x), free(w), free(b);
+    int32_t *xq = malloc((size_t)io.nx * 4 + 4);
+    make_act(s, io.nx, &gr, xq, io.x);
+    if (!qk_conv_setup(cc, s, &io, case_no)) {
+        qk_conv_end(&io);
+        free(xq);
         return 1;
     }
     int16_t *wq = NULL;
     float *ws = NULL;
     int nws = 0;
     rd_error err;
-    st = sim_quant_weights_wide(&tw, transpose ? 1 : 0, transpose ? cc->group : 1, cc->per_tensor, cc->w_bits, false,
-                                &wq, &ws, &nws, &err);
+    rd_status st = sim_quant_weights_wide(&io.tw, transpose ? 1 : 0, transpose ? cc->group : 1, cc->per_tensor,
+                                          cc->w_bits, false, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    double *wc = as_doubles(wq, nw);
+    double *wc = as_doubles(wq, io.nw);
     const sim_q16_layer q = {
         .in_scale = gr.scale, .in_zp = gr.zp, .in_bits = gr.bits, .w_c = wc, .w_scale = ws, .n_w_scale = nws};
-    conv_geom g;
-    st = transpose ? sim_conv_transpose_geometry(&r.ctx, &g, &err) : sim_conv_geometry(&r.ctx, &g, &err);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     int64_t *bq = malloc((size_t)cc->m * 8);
     for (int64_t c = 0; c < cc->m; c++)
-        bq[c] = (int64_t)sim_quant_bias_wide(b[c], (double)gr.scale * ws[nws == 1 ? 0 : c]);
-    const int64_t ny = rd_tensor_numel(&r.out), out_plane = conv_prod(g.out, nsp);
-    int64_t *want = malloc((size_t)ny * 8 + 8);
-    int32_t *w_codes = qk_widen_s16(wq, nw);
+        bq[c] = (int64_t)sim_quant_bias_wide(io.b[c], (double)gr.scale * ws[nws == 1 ? 0 : c]);
+    int64_t *want = malloc((size_t)io.ny * 8 + 8);
+    int32_t *w_codes = qk_widen_s16(wq, io.nw);
     const qk_conv_ref ref = {.x = xq, .x_zp = gr.zp, .w = w_codes, .bias = cc->bias ? bq : NULL};
-    (transpose ? qk_ref_conv_transpose : qk_ref_conv)(&g, &ref, want);
-    st = transpose ? sim_q16_conv_transpose_eval(&r.ctx, &q, &r.err) : sim_q16_conv_eval(&r.ctx, &q, &r.err);
-    if (st != RD_OK) {
-        fprintf(stderr, "%s case %d: eval: %s\n", op, case_no, r.err.msg);
-        fails++;
-    } else {
-        float *yf = malloc((size_t)ny * 4 + 4);
-        qk_dequant(want, ny, out_plane, g.out_c, false, gr.scale, ws, nws, yf);
-        fails += qk_compare_out(r.out.data, yf, ny, op, case_no);
-        free(yf);
-    }
+    qk_conv_reference(&io, &ref, want);
+    st =
+        transpose ? sim_q16_conv_transpose_eval(&io.r.ctx, &q, &io.r.err) : sim_q16_conv_eval(&io.r.ctx, &q, &io.r.err);
+    const int fails = qk_conv_check(&io, st, want, false, gr.scale, ws, nws, case_no);
     free(want);
     free(w_codes);
     free(bq);
@@ -116,10 +91,7 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
     free(wc);
     free(ws);
     free(xq);
-    free(x);
-    free(w);
-    free(b);
-    qk_fini(&r);
+    qk_conv_end(&io);
     return fails;
 }
 

@@ -94,60 +94,49 @@ static void make_act(uint32_t *s, int64_t n, float scale, int32_t zp, int8_t *q,
 /* Runs one case through the eval and the slice kernels; returns the number of failures. */
 static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, int case_no)
 {
-    const int nsp = cc->nsp;
-    int64_t xd[5], wd[5], nx, nw;
-    qk_conv_dims(cc, transpose, xd, wd, &nx, &nw);
+    qk_conv_io io;
+    qk_conv_begin(cc, transpose, &io);
+    const int64_t nx = io.nx, nw = io.nw;
     const float in_scale = 0.02f + (float)qk_rr(s, 0, 100) / 1000.0f;
     int8_t *xq = malloc((size_t)nx + 1);
-    float *x = malloc((size_t)nx * 4 + 4), *w = malloc((size_t)nw * 4 + 4), *b = malloc((size_t)cc->m * 4);
-    make_act(s, nx, in_scale, cc->zp, xq, x);
-    qk_make_f32(s, nw, 0.5f, w);
-    qk_make_f32(s, cc->m, 3.0f, b);
-    rd_tensor tx = h_t(RD_DT_F32, x, nsp + 2, xd), tw = h_t(RD_DT_F32, w, nsp + 2, wd);
-    rd_tensor tb = H_T(RD_DT_F32, b, cc->m);
-    const rd_tensor *in[3] = {&tx, &tw, &tb};
-    sim_attr attrs[4];
-    const int na = qk_conv_attrs(cc, attrs);
-    const char *op = transpose ? "ConvTranspose" : "Conv";
-    qk_run r;
-    int fails = 0;
-    rd_status st = qk_setup(&r, op, attrs, na, in, cc->bias ? 3 : 2);
-    if (st != RD_OK) {
-        fprintf(stderr, "%s case %d: setup: %s\n", op, case_no, r.err.msg);
-        qk_fini(&r);
-        free(xq), free(x), free(w), free(b);
+    make_act(s, nx, in_scale, cc->zp, xq, io.x);
+    if (!qk_conv_setup(cc, s, &io, case_no)) {
+        qk_conv_end(&io);
+        free(xq);
         return 1;
     }
+    const conv_geom g = io.g;
+    const int64_t ny = io.ny;
+    const char *op = io.op;
+    rd_tensor *tw = &io.tw;
+    int fails = 0;
+    rd_status st;
     int8_t *wq = NULL;
     float *ws = NULL;
     int32_t *wzp = NULL;
     int nws = 0;
     rd_error err;
     if (cc->asym)
-        st = sim_quant_weights_i8_asym(&tw, transpose ? 1 : 0, transpose ? cc->group : 1, cc->per_tensor, &wq, &ws,
-                                       &wzp, &nws, &err);
+        st = sim_quant_weights_i8_asym(tw, transpose ? 1 : 0, transpose ? cc->group : 1, cc->per_tensor, &wq, &ws, &wzp,
+                                       &nws, &err);
     else
-        st = transpose ? sim_quant_weights_i8_grouped(&tw, 1, cc->group, cc->per_tensor, &wq, &ws, &nws, &err)
-                       : sim_quant_weights_i8(&tw, 0, cc->per_tensor, &wq, &ws, &nws, &err);
+        st = transpose ? sim_quant_weights_i8_grouped(tw, 1, cc->group, cc->per_tensor, &wq, &ws, &nws, &err)
+                       : sim_quant_weights_i8(tw, 0, cc->per_tensor, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     const sim_q8_layer q = {
         .in_scale = in_scale, .in_zp = cc->zp, .w_q = wq, .w_scale = ws, .n_w_scale = nws, .w_zp = wzp};
-    conv_geom g;
-    st = transpose ? sim_conv_transpose_geometry(&r.ctx, &g, &err) : sim_conv_geometry(&r.ctx, &g, &err);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     int32_t *bq = malloc((size_t)cc->m * 4);
     int64_t *bq_wide = malloc((size_t)cc->m * 8);
     for (int64_t c = 0; c < cc->m; c++)
-        bq_wide[c] = bq[c] = sim_quant_bias_i32(b[c], (double)in_scale * ws[nws == 1 ? 0 : c]);
-    const int64_t ny = rd_tensor_numel(&r.out), out_plane = conv_prod(g.out, nsp);
+        bq_wide[c] = bq[c] = sim_quant_bias_i32(io.b[c], (double)in_scale * ws[nws == 1 ? 0 : c]);
     int32_t *got = malloc((size_t)ny * 4 + 4), *want_sym = malloc((size_t)ny * 4 + 4);
     int64_t *want = malloc((size_t)ny * 8 + 8), *want_sym_wide = malloc((size_t)ny * 8 + 8);
     int32_t *x_codes = qk_widen_s8(xq, nx), *w_codes = qk_widen_s8(wq, nw);
     qk_conv_ref ref = {
         .x = x_codes, .x_zp = cc->zp, .w = w_codes, .w_zp = wzp, .n_w_zp = nws, .bias = cc->bias ? bq_wide : NULL};
-    (transpose ? qk_ref_conv_transpose : qk_ref_conv)(&g, &ref, want);
+    qk_conv_reference(&io, &ref, want);
     ref.w_zp = NULL;
-    (transpose ? qk_ref_conv_transpose : qk_ref_conv)(&g, &ref, want_sym_wide);
+    qk_conv_reference(&io, &ref, want_sym_wide);
     for (int64_t i = 0; i < ny; i++)
         want_sym[i] = qk_wrap32(want_sym_wide[i]);
     /* accumulators straight from the kernels, on one thread and on a pool of three */
@@ -156,8 +145,8 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
         qconv_transpose_plan_s8(&g, &plan);
     else
         qconv_plan_s8(&g, &plan);
-    const int64_t nwq = transpose ? g.in_c * (g.out_c / g.group) * conv_prod(g.k, nsp)
-                                  : g.out_c * (g.in_c / g.group) * conv_prod(g.k, nsp);
+    const int64_t nwq = transpose ? g.in_c * (g.out_c / g.group) * conv_prod(g.k, g.nsp)
+                                  : g.out_c * (g.in_c / g.group) * conv_prod(g.k, g.nsp);
     void *scratch = aligned_alloc(64, (3 * plan.scratch + 64) / 64 * 64);
     float *xc = malloc((size_t)(nx + nwq) * sizeof(float) + 4), *wc = xc + nx;
     for (int64_t i = 0; i < nx; i++)
@@ -191,16 +180,8 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
         fails++;
     }
     /* the eval's floats */
-    st = transpose ? sim_q8_conv_transpose_eval(&r.ctx, &q, &r.err) : sim_q8_conv_eval(&r.ctx, &q, &r.err);
-    if (st != RD_OK) {
-        fprintf(stderr, "%s case %d: eval: %s\n", op, case_no, r.err.msg);
-        fails++;
-    } else {
-        float *yf = malloc((size_t)ny * 4 + 4);
-        qk_dequant(want, ny, out_plane, g.out_c, true, in_scale, ws, nws, yf);
-        fails += qk_compare_out(r.out.data, yf, ny, op, case_no);
-        free(yf);
-    }
+    st = transpose ? sim_q8_conv_transpose_eval(&io.r.ctx, &q, &io.r.err) : sim_q8_conv_eval(&io.r.ctx, &q, &io.r.err);
+    fails += qk_conv_check(&io, st, want, true, in_scale, ws, nws, case_no);
     free(scratch);
     free(want);
     free(want_sym);
@@ -214,10 +195,7 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
     free(ws);
     free(wzp);
     free(xq);
-    free(x);
-    free(w);
-    free(b);
-    qk_fini(&r);
+    qk_conv_end(&io);
     return fails;
 }
 
