@@ -298,6 +298,18 @@ static inline int64_t qk_w_zp_of(const qk_conv_ref *r, int64_t m)
     return r->w_zp ? r->w_zp[r->n_w_zp == 1 ? 0 : m] : 0;
 }
 
+/** Where tap kk of position from lands: to[d] = from[d] * stride + kk[d] * dilation - pad (Conv: output to
+    input; ConvTranspose: input to output); whether it lies inside dims. */
+static inline bool qk_tap(const conv_geom *g, const int64_t *from, const int64_t *kk, int64_t *to, const int64_t *dims)
+{
+    bool inside = true;
+    for (int d = 0; d < g->nsp; d++) {
+        to[d] = from[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
+        inside = inside && to[d] >= 0 && to[d] < dims[d];
+    }
+    return inside;
+}
+
 /** Conv by the definition: acc[n, m, o] = bias[m] + sum of (x - x_zp) * (w - w_zp[m]) over the taps inside. */
 static inline void qk_ref_conv(const conv_geom *g, const qk_conv_ref *r, int64_t *acc)
 {
@@ -314,12 +326,7 @@ static inline void qk_ref_conv(const conv_geom *g, const qk_conv_ref *r, int64_t
                     int64_t kk[CONV_MAX_SP] = {0};
                     do {
                         int64_t i[CONV_MAX_SP];
-                        bool inside = true;
-                        for (int d = 0; d < nsp; d++) {
-                            i[d] = o[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
-                            inside = inside && i[d] >= 0 && i[d] < g->in[d];
-                        }
-                        if (inside)
+                        if (qk_tap(g, o, kk, i, g->in))
                             sum += (int64_t)(r->x[(n * g->in_c + grp * cg + c) * in_plane + qk_flat(i, g->in, nsp)] -
                                              r->x_zp) *
                                    (r->w[(m * cg + c) * ksz + qk_flat(kk, g->k, nsp)] - qk_w_zp_of(r, m));
@@ -351,12 +358,7 @@ static inline void qk_ref_conv_transpose(const conv_geom *g, const qk_conv_ref *
                     int64_t kk[CONV_MAX_SP] = {0};
                     do {
                         int64_t o[CONV_MAX_SP];
-                        bool inside = true;
-                        for (int d = 0; d < nsp; d++) {
-                            o[d] = i[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
-                            inside = inside && o[d] >= 0 && o[d] < g->out[d];
-                        }
-                        if (inside)
+                        if (qk_tap(g, i, kk, o, g->out))
                             acc[(n * g->out_c + grp * mg + m) * out_plane + qk_flat(o, g->out, nsp)] +=
                                 xv * (r->w[(c * mg + m) * ksz + qk_flat(kk, g->k, nsp)] - qk_w_zp_of(r, grp * mg + m));
                     } while (qk_next_index(kk, g->k, nsp));
@@ -494,6 +496,16 @@ static inline void qk_gemm_tensors(qk_gemm_case *gc, float *a, float *w, float *
     gc->attrs[3] = h_int("transB", gc->tb);
 }
 
+/** The exact sum over p < k of (a[p * a_step] - a_zp) * (b[p * b_step] - b_zp): a row times a column. */
+static inline int64_t qk_ref_dot(int64_t k, const int32_t *a, int64_t a_step, int64_t a_zp, const int32_t *b,
+                                 int64_t b_step, int64_t b_zp)
+{
+    int64_t sum = 0;
+    for (int64_t p = 0; p < k; p++)
+        sum += (a[p * a_step] - a_zp) * (b[p * b_step] - b_zp);
+    return sum;
+}
+
 /** Gemm's product by the definition on codes: acc[i, j] = sum over p of (a - a_zp) * (b - b_col_zp[j]) with
     A and B laid out as the case says; b_col_zp (n_b_col_zp 1 or N) may be NULL. */
 static inline void qk_ref_gemm(const qk_gemm_case *gc, const int32_t *a, int32_t a_zp, const int32_t *b,
@@ -503,11 +515,8 @@ static inline void qk_ref_gemm(const qk_gemm_case *gc, const int32_t *a, int32_t
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             const int64_t col_zp = b_col_zp ? b_col_zp[n_b_col_zp == 1 ? 0 : j] : 0;
-            int64_t sum = 0;
-            for (int64_t p = 0; p < k; p++)
-                sum +=
-                    (int64_t)(a[gc->ta ? p * m + i : i * k + p] - a_zp) * (b[gc->tb ? j * k + p : p * n + j] - col_zp);
-            acc[i * n + j] = sum;
+            acc[i * n + j] = qk_ref_dot(k, gc->ta ? a + i : a + i * k, gc->ta ? m : 1, a_zp, gc->tb ? b + j * k : b + j,
+                                        gc->tb ? 1 : n, col_zp);
         }
 }
 
@@ -571,11 +580,8 @@ static inline void qk_ref_matmul(const qk_mm_case *mc, const sim_matmul_shape *s
         for (int64_t i = 0; i < sh->m; i++)
             for (int64_t j = 0; j < sh->n; j++) {
                 const int64_t col_zp = b_col_zp ? b_col_zp[n_b_col_zp == 1 ? 0 : j] : 0;
-                int64_t sum = 0;
-                for (int64_t p = 0; p < sh->k; p++)
-                    sum += (int64_t)(a[(oa * sh->m + i) * sh->k + p] - a_zp) *
-                           (b[(ob * sh->k + p) * sh->n + j] - b_zp - col_zp);
-                acc[(bi * sh->m + i) * sh->n + j] = sum;
+                acc[(bi * sh->m + i) * sh->n + j] = qk_ref_dot(sh->k, a + (oa * sh->m + i) * sh->k, 1, a_zp,
+                                                               b + ob * sh->k * sh->n + j, sh->n, b_zp + col_zp);
             }
     }
 }
