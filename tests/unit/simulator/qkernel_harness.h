@@ -462,12 +462,16 @@ typedef struct qk_gemm_case {
     bool ta, tb;
     int c_kind; /* none, const [N], const [1, N], matrix [M, N], activation [N] */
     float alpha, beta;
-    rd_tensor a, b, c; /* qk_gemm_tensors: A, B and C over the caller's floats */
+    float *a, *w, *c;        /* A (M x K, the caller's to draw), B (K x N) and C (room for M x N) */
+    rd_tensor t_a, t_b, t_c; /* over a, w and c, laid out as the case says */
+    const rd_tensor *in[3];  /* the node reads its inputs and attributes through these until the end */
     sim_attr attrs[4];
+    qk_run r;
 } qk_gemm_case;
 
-/** A random Gemm: sizes, transposes, the kind of C, alpha and beta. */
-static inline void qk_random_gemm_case(uint32_t *s, qk_gemm_case *gc)
+/** A random Gemm (sizes, transposes, the kind of C, alpha and beta) and its float buffers: the caller then draws
+    its activations into gc->a (M x K of them) and calls qk_gemm_setup. */
+static inline void qk_gemm_begin(uint32_t *s, qk_gemm_case *gc)
 {
     memset(gc, 0, sizeof *gc);
     gc->m = qk_rr(s, 1, 9);
@@ -478,22 +482,38 @@ static inline void qk_random_gemm_case(uint32_t *s, qk_gemm_case *gc)
     gc->c_kind = (int)qk_rr(s, 0, 4);
     gc->alpha = (qk_rng(s) & 1) ? 1.0f : 0.75f;
     gc->beta = (qk_rng(s) & 1) ? 1.0f : -1.5f;
+    gc->a = malloc((size_t)(gc->m * gc->k) * 4);
+    gc->w = malloc((size_t)(gc->k * gc->n) * 4);
+    gc->c = malloc((size_t)(gc->m * gc->n) * 4);
 }
 
-/** The node's inputs over a (M x K floats), w (K x N) and c (M x N room), laid out as the case says, and its
-    attributes. */
-static inline void qk_gemm_tensors(qk_gemm_case *gc, float *a, float *w, float *c)
+/** Random B and C, the node's tensors and attributes, then the node parsed, inferred and allocated. */
+static inline void qk_gemm_setup(uint32_t *s, qk_gemm_case *gc)
 {
     const int64_t m = gc->m, n = gc->n, k = gc->k;
-    gc->a = gc->ta ? H_T(RD_DT_F32, a, k, m) : H_T(RD_DT_F32, a, m, k);
-    gc->b = gc->tb ? H_T(RD_DT_F32, w, n, k) : H_T(RD_DT_F32, w, k, n);
-    gc->c = gc->c_kind == 2   ? H_T(RD_DT_F32, c, 1, n)
-            : gc->c_kind == 3 ? H_T(RD_DT_F32, c, m, n)
-                              : H_T(RD_DT_F32, c, n);
+    qk_make_f32(s, k * n, 1.0f, gc->w);
+    qk_make_f32(s, m * n, 2.0f, gc->c);
+    gc->t_a = gc->ta ? H_T(RD_DT_F32, gc->a, k, m) : H_T(RD_DT_F32, gc->a, m, k);
+    gc->t_b = gc->tb ? H_T(RD_DT_F32, gc->w, n, k) : H_T(RD_DT_F32, gc->w, k, n);
+    gc->t_c = gc->c_kind == 2   ? H_T(RD_DT_F32, gc->c, 1, n)
+              : gc->c_kind == 3 ? H_T(RD_DT_F32, gc->c, m, n)
+                                : H_T(RD_DT_F32, gc->c, n);
+    gc->in[0] = &gc->t_a;
+    gc->in[1] = &gc->t_b;
+    gc->in[2] = &gc->t_c;
     gc->attrs[0] = h_float("alpha", gc->alpha);
     gc->attrs[1] = h_float("beta", gc->beta);
     gc->attrs[2] = h_int("transA", gc->ta);
     gc->attrs[3] = h_int("transB", gc->tb);
+    CU_ASSERT_EQUAL_FATAL(qk_setup(&gc->r, "Gemm", gc->attrs, 4, gc->in, gc->c_kind ? 3 : 2), RD_OK);
+}
+
+static inline void qk_gemm_end(qk_gemm_case *gc)
+{
+    qk_fini(&gc->r);
+    free(gc->a);
+    free(gc->w);
+    free(gc->c);
 }
 
 /** The exact sum over p < k of (a[p * a_step] - a_zp) * (b[p * b_step] - b_zp): a row times a column. */
@@ -523,20 +543,26 @@ static inline void qk_ref_gemm(const qk_gemm_case *gc, const int32_t *a, int32_t
 /** A precision's integer bias: b at the given scale (sim_quant_bias_i32, sim_quant_bias_wide). */
 typedef int64_t (*qk_bias_fn)(double b, double scale);
 
-/** The floats Gemm's eval must produce from the product acc: alpha * (acc * in_scale * w_scale[j]) + beta * C,
-    where a constant C that is one row (kinds 1 and 2, or 3 when M is 1) is folded into acc as an integer bias
-    first, as the evals do. wrap32: acc wraps to int32 before scaling (the int8 accumulators). */
-static inline void qk_gemm_want(const qk_gemm_case *gc, const float *c, const int64_t *acc, bool wrap32, float in_scale,
-                                const float *w_scale, int n_w_scale, qk_bias_fn quant_bias, float *want)
+/** The eval's outcome st and output against the floats Gemm must produce from the product acc (qk_ref_gemm):
+    alpha * (acc * in_scale * w_scale[j]) + beta * C, where a constant C that is one row (kinds 1 and 2, or 3
+    when M is 1) is folded into acc as an integer bias first, as the evals do. wrap32: acc wraps to int32 before
+    scaling (the int8 accumulators). The number of failures, each named. */
+static inline int qk_gemm_check(const qk_gemm_case *gc, rd_status st, const int64_t *acc, bool wrap32, float in_scale,
+                                const float *w_scale, int n_w_scale, qk_bias_fn quant_bias, int case_no)
 {
+    if (st != RD_OK) {
+        fprintf(stderr, "Gemm case %d: %s\n", case_no, gc->r.err.msg);
+        return 1;
+    }
     const int64_t m = gc->m, n = gc->n;
     const float alpha = gc->alpha, beta = gc->beta;
     const bool fold = (gc->c_kind == 1 || gc->c_kind == 2 || (gc->c_kind == 3 && m == 1)) && alpha != 0;
+    float *want = malloc((size_t)(m * n) * 4);
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             const double sn = w_scale[n_w_scale == 1 ? 0 : j];
             int64_t sum = acc[i * n + j];
-            const double cv = gc->c_kind == 3 ? c[i * n + j] : c[j];
+            const double cv = gc->c_kind == 3 ? gc->c[i * n + j] : gc->c[j];
             if (fold)
                 sum += quant_bias((double)beta * cv / alpha, (double)in_scale * sn);
             double v = (double)alpha * ((double)(wrap32 ? qk_wrap32(sum) : sum) * in_scale * sn);
@@ -544,6 +570,18 @@ static inline void qk_gemm_want(const qk_gemm_case *gc, const float *c, const in
                 v += (double)beta * cv;
             want[i * n + j] = (float)v;
         }
+    const int fails = qk_compare_out(gc->r.out.data, want, m * n, "Gemm", case_no);
+    free(want);
+    return fails;
+}
+
+/** Runs n cases of run on one seeded generator; the number of failures. */
+static inline int qk_run_cases(int (*run)(uint32_t *s, int case_no), uint32_t seed, int n)
+{
+    int fails = 0;
+    for (int t = 0; t < n; t++)
+        fails += run(&seed, t);
+    return fails;
 }
 
 /* ------------------------------------------------------------------------------------------------- */

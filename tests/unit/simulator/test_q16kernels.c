@@ -150,27 +150,20 @@ static int64_t bias_wide(double b, double scale)
 static int run_gemm_case(uint32_t *s, int case_no)
 {
     qk_gemm_case gc;
-    qk_random_gemm_case(s, &gc);
+    qk_gemm_begin(s, &gc);
     const int64_t m = gc.m, n = gc.n, k = gc.k;
     const grid gr = pick_grid(s, (qk_rng(s) % 4) == 0 ? 8 : 16);
     const int w_bits = (qk_rng(s) % 3) == 0 ? 8 : 16;
     int32_t *aq = malloc((size_t)(m * k) * 4);
-    float *a = malloc((size_t)(m * k) * 4), *w = malloc((size_t)(k * n) * 4), *c = malloc((size_t)(m * n) * 4);
-    make_act(s, m * k, &gr, aq, a);
-    qk_make_f32(s, k * n, 1.0f, w);
-    qk_make_f32(s, m * n, 2.0f, c);
-    qk_gemm_tensors(&gc, a, w, c);
-    const rd_tensor *in[3] = {&gc.a, &gc.b, &gc.c};
-    qk_run r;
-    int fails = 0;
-    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "Gemm", gc.attrs, 4, in, gc.c_kind ? 3 : 2), RD_OK);
+    make_act(s, m * k, &gr, aq, gc.a);
+    qk_gemm_setup(s, &gc);
     int16_t *wq;
     float *ws;
     int nws;
     rd_error err;
     const bool per_tensor = (qk_rng(s) % 3) == 0;
     CU_ASSERT_EQUAL_FATAL(
-        sim_quant_weights_wide(&gc.b, gc.tb ? 0 : 1, 1, per_tensor, w_bits, false, &wq, &ws, &nws, &err), RD_OK);
+        sim_quant_weights_wide(&gc.t_b, gc.tb ? 0 : 1, 1, per_tensor, w_bits, false, &wq, &ws, &nws, &err), RD_OK);
     double *wc = as_doubles(wq, k * n);
     const sim_q16_layer q = {.in_scale = gr.scale,
                              .in_zp = gr.zp,
@@ -179,39 +172,24 @@ static int run_gemm_case(uint32_t *s, int case_no)
                              .w_scale = ws,
                              .n_w_scale = nws,
                              .c_const = gc.c_kind != 4};
-    rd_status st = sim_q16_gemm_eval(&r.ctx, &q, &r.err);
-    if (st != RD_OK) {
-        fprintf(stderr, "Gemm case %d: %s\n", case_no, r.err.msg);
-        fails++;
-    } else {
-        int32_t *w_codes = qk_widen_s16(wq, k * n);
-        int64_t *acc = malloc((size_t)(m * n) * 8);
-        float *want = malloc((size_t)(m * n) * 4);
-        qk_ref_gemm(&gc, aq, gr.zp, w_codes, NULL, 1, acc);
-        qk_gemm_want(&gc, c, acc, false, gr.scale, ws, nws, bias_wide, want);
-        fails += qk_compare_out(r.out.data, want, m * n, "Gemm", case_no);
-        free(want);
-        free(acc);
-        free(w_codes);
-    }
+    const rd_status st = sim_q16_gemm_eval(&gc.r.ctx, &q, &gc.r.err);
+    int32_t *w_codes = qk_widen_s16(wq, k * n);
+    int64_t *acc = malloc((size_t)(m * n) * 8);
+    qk_ref_gemm(&gc, aq, gr.zp, w_codes, NULL, 1, acc);
+    const int fails = qk_gemm_check(&gc, st, acc, false, gr.scale, ws, nws, bias_wide, case_no);
+    free(acc);
+    free(w_codes);
     free(wq);
     free(wc);
     free(ws);
     free(aq);
-    free(a);
-    free(w);
-    free(c);
-    qk_fini(&r);
+    qk_gemm_end(&gc);
     return fails;
 }
 
 static void test_gemm_random(void)
 {
-    uint32_t s = 1616;
-    int fails = 0;
-    for (int t = 0; t < 80; t++)
-        fails += run_gemm_case(&s, t);
-    CU_ASSERT_EQUAL(fails, 0);
+    CU_ASSERT_EQUAL(qk_run_cases(run_gemm_case, 1616, 80), 0);
 }
 
 /* ------------------------------------------------------------------------------------------------- */

@@ -285,29 +285,21 @@ static int64_t bias_i32(double b, double scale)
 static int run_gemm_case(uint32_t *s, int case_no)
 {
     qk_gemm_case gc;
-    qk_random_gemm_case(s, &gc);
+    qk_gemm_begin(s, &gc);
     const int64_t m = gc.m, n = gc.n, k = gc.k;
     const int32_t zp = pick_zp(s);
     const float in_scale = 0.01f + (float)qk_rr(s, 0, 100) / 3000.0f;
     int8_t *aq = malloc((size_t)(m * k));
-    float *a = malloc((size_t)(m * k) * 4), *w = malloc((size_t)(k * n) * 4), *c = malloc((size_t)(m * n) * 4);
-    make_act(s, m * k, in_scale, zp, aq, a);
-    qk_make_f32(s, k * n, 1.0f, w);
-    qk_make_f32(s, m * n, 2.0f, c);
-    qk_gemm_tensors(&gc, a, w, c);
-    const rd_tensor *in[3] = {&gc.a, &gc.b, &gc.c};
-    qk_run r;
-    int fails = 0;
-    rd_status st = qk_setup(&r, "Gemm", gc.attrs, 4, in, gc.c_kind ? 3 : 2);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    make_act(s, m * k, in_scale, zp, aq, gc.a);
+    qk_gemm_setup(s, &gc);
     int8_t *wq;
     float *ws;
     int32_t *wzp = NULL;
     int nws;
     rd_error err;
     const bool per_tensor = (qk_rng(s) % 3) == 0, asym = (qk_rng(s) % 2) == 0;
-    rd_status qst = asym ? sim_quant_weights_i8_asym(&gc.b, gc.tb ? 0 : 1, 1, per_tensor, &wq, &ws, &wzp, &nws, &err)
-                         : sim_quant_weights_i8(&gc.b, gc.tb ? 0 : 1, per_tensor, &wq, &ws, &nws, &err);
+    rd_status qst = asym ? sim_quant_weights_i8_asym(&gc.t_b, gc.tb ? 0 : 1, 1, per_tensor, &wq, &ws, &wzp, &nws, &err)
+                         : sim_quant_weights_i8(&gc.t_b, gc.tb ? 0 : 1, per_tensor, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(qst, RD_OK);
     const sim_q8_layer q = {.in_scale = in_scale,
                             .in_zp = zp,
@@ -316,40 +308,25 @@ static int run_gemm_case(uint32_t *s, int case_no)
                             .n_w_scale = nws,
                             .w_zp = wzp,
                             .c_const = gc.c_kind != 4};
-    st = sim_q8_gemm_eval(&r.ctx, &q, &r.err);
-    if (st != RD_OK) {
-        fprintf(stderr, "Gemm case %d: %s\n", case_no, r.err.msg);
-        fails++;
-    } else {
-        int32_t *a_codes = qk_widen_s8(aq, m * k), *w_codes = qk_widen_s8(wq, k * n);
-        int64_t *acc = malloc((size_t)(m * n) * 8);
-        float *want = malloc((size_t)(m * n) * 4);
-        qk_ref_gemm(&gc, a_codes, zp, w_codes, wzp, nws, acc);
-        qk_gemm_want(&gc, c, acc, true, in_scale, ws, nws, bias_i32, want);
-        fails += qk_compare_out(r.out.data, want, m * n, "Gemm", case_no);
-        free(want);
-        free(acc);
-        free(a_codes);
-        free(w_codes);
-    }
+    const rd_status st = sim_q8_gemm_eval(&gc.r.ctx, &q, &gc.r.err);
+    int32_t *a_codes = qk_widen_s8(aq, m * k), *w_codes = qk_widen_s8(wq, k * n);
+    int64_t *acc = malloc((size_t)(m * n) * 8);
+    qk_ref_gemm(&gc, a_codes, zp, w_codes, wzp, nws, acc);
+    const int fails = qk_gemm_check(&gc, st, acc, true, in_scale, ws, nws, bias_i32, case_no);
+    free(acc);
+    free(a_codes);
+    free(w_codes);
     free(wq);
     free(ws);
     free(wzp);
     free(aq);
-    free(a);
-    free(w);
-    free(c);
-    qk_fini(&r);
+    qk_gemm_end(&gc);
     return fails;
 }
 
 static void test_qgemm_eval_random(void)
 {
-    uint32_t s = 31337;
-    int fails = 0;
-    for (int t = 0; t < 80; t++)
-        fails += run_gemm_case(&s, t);
-    CU_ASSERT_EQUAL(fails, 0);
+    CU_ASSERT_EQUAL(qk_run_cases(run_gemm_case, 31337, 80), 0);
 }
 
 /* ------------------------------------------------------------------------------------------------- */
