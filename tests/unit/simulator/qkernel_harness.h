@@ -575,12 +575,30 @@ static inline int qk_gemm_check(const qk_gemm_case *gc, rd_status st, const int6
     return fails;
 }
 
-/** Runs n cases of run on one seeded generator; the number of failures. */
-static inline int qk_run_cases(int (*run)(uint32_t *s, int case_no), uint32_t seed, int n)
+/** A suite's runner of one Conv or ConvTranspose case, and how it draws its precision's fields of a case. */
+typedef int (*qk_conv_run_fn)(const qk_conv_case *cc, bool transpose, uint32_t *s, int case_no);
+typedef void (*qk_conv_draw_fn)(uint32_t *s, int case_no, qk_conv_case *cc);
+
+/** Runs n random cases 0 to n - 1 (qk_random_conv_geometry, then draw) through run, drawing from s; the number
+    of failures. */
+static inline int qk_run_random_convs(qk_conv_run_fn run, qk_conv_draw_fn draw, bool transpose, uint32_t *s, int n)
+{
+    int fails = 0;
+    for (int t = 0; t < n; t++) {
+        qk_conv_case cc;
+        qk_random_conv_geometry(s, transpose, &cc);
+        draw(s, t, &cc);
+        fails += run(&cc, transpose, s, t);
+    }
+    return fails;
+}
+
+/** Runs cases 0 to n - 1 of run, drawing from the generator s; the number of failures. */
+static inline int qk_run_cases(int (*run)(uint32_t *s, int case_no), uint32_t *s, int n)
 {
     int fails = 0;
     for (int t = 0; t < n; t++)
-        fails += run(&seed, t);
+        fails += run(s, t);
     return fails;
 }
 

@@ -95,9 +95,10 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
     return fails;
 }
 
-static void random_conv_case(uint32_t *s, bool transpose, qk_conv_case *cc)
+/* The input's and the weights' widths of a random case: a quarter of each at 8 bits. */
+static void draw_widths(uint32_t *s, int case_no, qk_conv_case *cc)
 {
-    qk_random_conv_geometry(s, transpose, cc);
+    (void)case_no;
     cc->in_bits = (qk_rng(s) % 4) == 0 ? 8 : 16;
     cc->w_bits = (qk_rng(s) % 4) == 0 ? 8 : 16;
 }
@@ -105,12 +106,7 @@ static void random_conv_case(uint32_t *s, bool transpose, qk_conv_case *cc)
 static void test_conv_random(void)
 {
     uint32_t s = 4242;
-    int fails = 0;
-    for (int t = 0; t < 120; t++) {
-        qk_conv_case cc;
-        random_conv_case(&s, false, &cc);
-        fails += run_conv_case(&cc, false, &s, t);
-    }
+    int fails = qk_run_random_convs(run_conv_case, draw_widths, false, &s, 120);
     /* pointwise (straight dgemm), depthwise with pads, and several im2col tiles */
     qk_conv_case pw = qk_pointwise_case(2, 20, 13, 1, 7, 9);
     pw.in_bits = pw.w_bits = 16;
@@ -127,12 +123,7 @@ static void test_conv_random(void)
 static void test_conv_transpose_random(void)
 {
     uint32_t s = 99;
-    int fails = 0;
-    for (int t = 0; t < 60; t++) {
-        qk_conv_case cc;
-        random_conv_case(&s, true, &cc);
-        fails += run_conv_case(&cc, true, &s, t);
-    }
+    int fails = qk_run_random_convs(run_conv_case, draw_widths, true, &s, 60);
     qk_conv_case pw = qk_pointwise_case(1, 6, 4, 2, 5, 4);
     pw.in_bits = pw.w_bits = 16;
     fails += run_conv_case(&pw, true, &s, 1000);
@@ -189,7 +180,8 @@ static int run_gemm_case(uint32_t *s, int case_no)
 
 static void test_gemm_random(void)
 {
-    CU_ASSERT_EQUAL(qk_run_cases(run_gemm_case, 1616, 80), 0);
+    uint32_t s = 1616;
+    CU_ASSERT_EQUAL(qk_run_cases(run_gemm_case, &s, 80), 0);
 }
 
 /* ------------------------------------------------------------------------------------------------- */

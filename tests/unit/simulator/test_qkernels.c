@@ -199,23 +199,17 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
     return fails;
 }
 
-static void random_conv_case(uint32_t *s, bool transpose, qk_conv_case *cc)
+/* The input zero point of a random case; every third case (1, 4, ...) with asymmetric weights. */
+static void draw_zero_points(uint32_t *s, int case_no, qk_conv_case *cc)
 {
-    qk_random_conv_geometry(s, transpose, cc);
     cc->zp = pick_zp(s);
+    cc->asym = case_no % 3 == 1;
 }
 
 static void test_qconv_random(void)
 {
     uint32_t s = 2024;
-    int fails = 0;
-    for (int t = 0; t < 120; t++) {
-        qk_conv_case cc;
-        random_conv_case(&s, false, &cc);
-        cc.asym = t % 3 == 1; /* a third with asymmetric weights */
-        fails += run_conv_case(&cc, false, &s, t);
-    }
-    CU_ASSERT_EQUAL(fails, 0);
+    CU_ASSERT_EQUAL(qk_run_random_convs(run_conv_case, draw_zero_points, false, &s, 120), 0);
 }
 
 static void test_qconv_fixed(void)
@@ -259,13 +253,7 @@ static void test_qconv_fixed(void)
 static void test_qconv_transpose_random(void)
 {
     uint32_t s = 77;
-    int fails = 0;
-    for (int t = 0; t < 60; t++) {
-        qk_conv_case cc;
-        random_conv_case(&s, true, &cc);
-        cc.asym = t % 3 == 1;
-        fails += run_conv_case(&cc, true, &s, t);
-    }
+    int fails = qk_run_random_convs(run_conv_case, draw_zero_points, true, &s, 60);
     qk_conv_case pw = qk_pointwise_case(1, 6, 4, 2, 5, 4);
     pw.zp = 127;
     fails += run_conv_case(&pw, true, &s, 1000);
@@ -326,7 +314,8 @@ static int run_gemm_case(uint32_t *s, int case_no)
 
 static void test_qgemm_eval_random(void)
 {
-    CU_ASSERT_EQUAL(qk_run_cases(run_gemm_case, 31337, 80), 0);
+    uint32_t s = 31337;
+    CU_ASSERT_EQUAL(qk_run_cases(run_gemm_case, &s, 80), 0);
 }
 
 /* ------------------------------------------------------------------------------------------------- */
