@@ -611,11 +611,20 @@ typedef struct qk_mm_case {
     bool act_b;
 } qk_mm_case;
 
+/** What the MatMul reference reads: codes of A and B and their zero points. */
+typedef struct qk_mm_ref {
+    const int32_t *a;
+    int32_t a_zp;
+    const int32_t *b;
+    int32_t b_zp;            /* B's zero point when B is an activation, else 0 */
+    const int32_t *b_col_zp; /* constant B: a zero point per column (n_b_col_zp 1 or N); NULL for none */
+    int n_b_col_zp;
+} qk_mm_ref;
+
 /** MatMul by the definition (numpy matmul over right-aligned broadcast batch dims) on codes:
-    acc[b, i, j] = sum over p of (a - a_zp) * (b - b_zp - b_col_zp[j]); b_col_zp (n_b_col_zp 1 or N) may be NULL.
-    acc holds sh->n_batch * sh->m * sh->n sums. */
-static inline void qk_ref_matmul(const qk_mm_case *mc, const sim_matmul_shape *sh, const int32_t *a, int32_t a_zp,
-                                 const int32_t *b, int32_t b_zp, const int32_t *b_col_zp, int n_b_col_zp, int64_t *acc)
+    acc[b, i, j] = sum over p of (a - a_zp) * (b - b_zp - b_col_zp[j]); acc holds sh->n_batch * sh->m * sh->n
+    sums. */
+static inline void qk_ref_matmul(const qk_mm_case *mc, const sim_matmul_shape *sh, const qk_mm_ref *r, int64_t *acc)
 {
     const int rba = mc->ra > 2 ? mc->ra - 2 : 0, rbb = mc->rb > 2 ? mc->rb - 2 : 0;
     for (int64_t bi = 0; bi < sh->n_batch; bi++) {
@@ -635,11 +644,72 @@ static inline void qk_ref_matmul(const qk_mm_case *mc, const sim_matmul_shape *s
         }
         for (int64_t i = 0; i < sh->m; i++)
             for (int64_t j = 0; j < sh->n; j++) {
-                const int64_t col_zp = b_col_zp ? b_col_zp[n_b_col_zp == 1 ? 0 : j] : 0;
-                acc[(bi * sh->m + i) * sh->n + j] = qk_ref_dot(sh->k, a + (oa * sh->m + i) * sh->k, 1, a_zp,
-                                                               b + ob * sh->k * sh->n + j, sh->n, b_zp + col_zp);
+                const int64_t col_zp = r->b_col_zp ? r->b_col_zp[r->n_b_col_zp == 1 ? 0 : j] : 0;
+                acc[(bi * sh->m + i) * sh->n + j] = qk_ref_dot(sh->k, r->a + (oa * sh->m + i) * sh->k, 1, r->a_zp,
+                                                               r->b + ob * sh->k * sh->n + j, sh->n, r->b_zp + col_zp);
             }
     }
+}
+
+/** A MatMul case's float inputs (A the caller's to draw, B the caller's to draw or quantize) and its node. */
+typedef struct qk_mm_io {
+    int64_t na, nb; /* elements of A and B */
+    float *a, *b;
+    rd_tensor ta, tb;
+    const rd_tensor *in[2]; /* the node reads its inputs through these until the end */
+    qk_run r;
+} qk_mm_io;
+
+static inline void qk_mm_begin(const qk_mm_case *mc, qk_mm_io *io)
+{
+    memset(io, 0, sizeof *io);
+    io->ta = (rd_tensor){.dtype = RD_DT_F32, .rank = mc->ra};
+    io->tb = (rd_tensor){.dtype = RD_DT_F32, .rank = mc->rb};
+    memcpy(io->ta.dims, mc->ad, sizeof mc->ad);
+    memcpy(io->tb.dims, mc->bd, sizeof mc->bd);
+    io->na = rd_tensor_numel(&io->ta);
+    io->nb = rd_tensor_numel(&io->tb);
+    io->ta.data = io->a = malloc((size_t)io->na * 4);
+    io->tb.data = io->b = malloc((size_t)io->nb * 4);
+}
+
+/** The node parsed, inferred and allocated, once A and B hold their values. */
+static inline void qk_mm_setup(qk_mm_io *io)
+{
+    io->in[0] = &io->ta;
+    io->in[1] = &io->tb;
+    CU_ASSERT_EQUAL_FATAL(qk_setup(&io->r, "MatMul", NULL, 0, io->in, 2), RD_OK);
+}
+
+/** The eval's outcome st and output against the reference on ref's codes, dequantized with in_scale and a
+    scale per column (col_scale, n_col_scale 1 or N); wrap32 as in qk_dequant. The number of failures, each
+    named. */
+static inline int qk_mm_check(const qk_mm_case *mc, const qk_mm_io *io, rd_status st, const qk_mm_ref *ref, bool wrap32,
+                              float in_scale, const float *col_scale, int n_col_scale, int case_no)
+{
+    if (st != RD_OK) {
+        fprintf(stderr, "MatMul case %d: %s\n", case_no, io->r.err.msg);
+        return 1;
+    }
+    sim_matmul_shape sh;
+    rd_error err;
+    CU_ASSERT_EQUAL_FATAL(sim_matmul_shape_of(&io->r.ctx, &sh, &err), RD_OK);
+    const int64_t ny = sh.n_batch * sh.m * sh.n;
+    int64_t *acc = malloc((size_t)ny * 8 + 8);
+    float *want = malloc((size_t)ny * 4 + 4);
+    qk_ref_matmul(mc, &sh, ref, acc);
+    qk_dequant(acc, ny, 1, sh.n, wrap32, in_scale, col_scale, n_col_scale, want);
+    const int fails = qk_compare_out(io->r.out.data, want, ny, "MatMul", case_no);
+    free(want);
+    free(acc);
+    return fails;
+}
+
+static inline void qk_mm_end(qk_mm_io *io)
+{
+    qk_fini(&io->r);
+    free(io->a);
+    free(io->b);
 }
 
 #endif

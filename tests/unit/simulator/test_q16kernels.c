@@ -189,35 +189,28 @@ static void test_gemm_random(void)
 
 static int run_matmul_case(const qk_mm_case *mc, uint32_t *s, int case_no)
 {
-    rd_tensor ta = {.dtype = RD_DT_F32, .rank = mc->ra}, tb = {.dtype = RD_DT_F32, .rank = mc->rb};
-    memcpy(ta.dims, mc->ad, sizeof mc->ad);
-    memcpy(tb.dims, mc->bd, sizeof mc->bd);
-    const int64_t na = rd_tensor_numel(&ta), nb = rd_tensor_numel(&tb);
+    qk_mm_io io;
+    qk_mm_begin(mc, &io);
+    const int64_t na = io.na, nb = io.nb;
     const grid ga = pick_grid(s, 16), gb = pick_grid(s, (qk_rng(s) & 1) ? 16 : 8);
     int32_t *aq = malloc((size_t)na * 4), *bq = malloc((size_t)nb * 4);
-    float *a = malloc((size_t)na * 4), *b = malloc((size_t)nb * 4);
-    make_act(s, na, &ga, aq, a);
-    ta.data = a;
-    tb.data = b;
+    make_act(s, na, &ga, aq, io.a);
     int16_t *wq = NULL;
     double *wc = NULL;
     float *ws = NULL;
     int nws = 1;
     rd_error err;
     if (mc->act_b) {
-        make_act(s, nb, &gb, bq, b);
+        make_act(s, nb, &gb, bq, io.b);
     } else {
-        qk_make_f32(s, nb, 1.0f, b);
-        CU_ASSERT_EQUAL_FATAL(sim_quant_weights_wide(&tb, mc->rb - 1, 1, mc->rb == 1, 16, false, &wq, &ws, &nws, &err),
-                              RD_OK);
+        qk_make_f32(s, nb, 1.0f, io.b);
+        CU_ASSERT_EQUAL_FATAL(
+            sim_quant_weights_wide(&io.tb, mc->rb - 1, 1, mc->rb == 1, 16, false, &wq, &ws, &nws, &err), RD_OK);
         for (int64_t i = 0; i < nb; i++)
             bq[i] = wq[i];
         wc = as_doubles(wq, nb);
     }
-    const rd_tensor *in[2] = {&ta, &tb};
-    qk_run r;
-    int fails = 0;
-    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "MatMul", NULL, 0, in, 2), RD_OK);
+    qk_mm_setup(&io);
     const sim_q16_layer q = {.in_scale = ga.scale,
                              .in_zp = ga.zp,
                              .in_bits = 16,
@@ -227,33 +220,16 @@ static int run_matmul_case(const qk_mm_case *mc, uint32_t *s, int case_no)
                              .b_scale = gb.scale,
                              .b_zp = gb.zp,
                              .b_bits = gb.bits};
-    rd_status st = sim_q16_matmul_eval(&r.ctx, &q, &r.err);
-    if (st != RD_OK) {
-        fprintf(stderr, "MatMul case %d: %s\n", case_no, r.err.msg);
-        fails++;
-    } else {
-        sim_matmul_shape sh;
-        CU_ASSERT_EQUAL_FATAL(sim_matmul_shape_of(&r.ctx, &sh, &err), RD_OK);
-        const int64_t ny = sh.n_batch * sh.m * sh.n;
-        int64_t *acc = malloc((size_t)ny * 8 + 8);
-        float *want = malloc((size_t)ny * 4 + 4);
-        qk_ref_matmul(mc, &sh, aq, ga.zp, bq, mc->act_b ? gb.zp : 0, NULL, 1, acc);
-        if (mc->act_b)
-            qk_dequant(acc, ny, 1, sh.n, false, ga.scale, &gb.scale, 1, want);
-        else
-            qk_dequant(acc, ny, 1, sh.n, false, ga.scale, ws, nws, want);
-        fails += qk_compare_out(r.out.data, want, ny, "MatMul", case_no);
-        free(want);
-        free(acc);
-    }
+    const rd_status st = sim_q16_matmul_eval(&io.r.ctx, &q, &io.r.err);
+    const qk_mm_ref ref = {.a = aq, .a_zp = ga.zp, .b = bq, .b_zp = mc->act_b ? gb.zp : 0};
+    const int fails =
+        qk_mm_check(mc, &io, st, &ref, false, ga.scale, mc->act_b ? &gb.scale : ws, mc->act_b ? 1 : nws, case_no);
     free(wq);
     free(wc);
     free(ws);
     free(aq);
     free(bq);
-    free(a);
-    free(b);
-    qk_fini(&r);
+    qk_mm_end(&io);
     return fails;
 }
 

@@ -323,38 +323,31 @@ static void test_qgemm_eval_random(void)
 
 static int run_matmul_case(const qk_mm_case *mc, bool asym, uint32_t *s, int case_no)
 {
-    rd_tensor ta = {.dtype = RD_DT_F32, .rank = mc->ra}, tb = {.dtype = RD_DT_F32, .rank = mc->rb};
-    memcpy(ta.dims, mc->ad, sizeof mc->ad);
-    memcpy(tb.dims, mc->bd, sizeof mc->bd);
-    const int64_t na = rd_tensor_numel(&ta), nb = rd_tensor_numel(&tb);
+    qk_mm_io io;
+    qk_mm_begin(mc, &io);
+    const int64_t na = io.na, nb = io.nb;
     const int32_t zp = pick_zp(s), bzp = pick_zp(s);
     const float in_scale = 0.05f, b_scale = 0.03f + (float)qk_rr(s, 0, 10) / 100.0f;
     int8_t *aq = malloc((size_t)na), *bq = malloc((size_t)nb);
-    float *a = malloc((size_t)na * 4), *b = malloc((size_t)nb * 4);
-    make_act(s, na, in_scale, zp, aq, a);
-    ta.data = a;
-    tb.data = b;
+    make_act(s, na, in_scale, zp, aq, io.a);
     int8_t *wq = NULL;
     float *ws = NULL;
     int32_t *wzp = NULL;
     int nws = 1;
     rd_error err;
     if (mc->act_b) {
-        make_act(s, nb, b_scale, bzp, bq, b);
+        make_act(s, nb, b_scale, bzp, bq, io.b);
     } else if (asym) {
-        qk_make_f32(s, nb, 1.0f, b);
-        CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8_asym(&tb, mc->rb - 1, 1, mc->rb == 1, &wq, &ws, &wzp, &nws, &err),
+        qk_make_f32(s, nb, 1.0f, io.b);
+        CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8_asym(&io.tb, mc->rb - 1, 1, mc->rb == 1, &wq, &ws, &wzp, &nws, &err),
                               RD_OK);
         memcpy(bq, wq, (size_t)nb);
     } else {
-        qk_make_f32(s, nb, 1.0f, b);
-        CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8(&tb, mc->rb - 1, mc->rb == 1, &wq, &ws, &nws, &err), RD_OK);
+        qk_make_f32(s, nb, 1.0f, io.b);
+        CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8(&io.tb, mc->rb - 1, mc->rb == 1, &wq, &ws, &nws, &err), RD_OK);
         memcpy(bq, wq, (size_t)nb);
     }
-    const rd_tensor *in[2] = {&ta, &tb};
-    qk_run r;
-    int fails = 0;
-    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "MatMul", NULL, 0, in, 2), RD_OK);
+    qk_mm_setup(&io);
     const sim_q8_layer q = {.in_scale = in_scale,
                             .in_zp = zp,
                             .w_q = wq,
@@ -363,26 +356,12 @@ static int run_matmul_case(const qk_mm_case *mc, bool asym, uint32_t *s, int cas
                             .w_zp = wzp,
                             .b_scale = b_scale,
                             .b_zp = bzp};
-    rd_status st = sim_q8_matmul_eval(&r.ctx, &q, &r.err);
-    if (st != RD_OK) {
-        fprintf(stderr, "MatMul case %d: %s\n", case_no, r.err.msg);
-        qk_fini(&r);
-        return 1;
-    }
-    sim_matmul_shape sh;
-    CU_ASSERT_EQUAL_FATAL(sim_matmul_shape_of(&r.ctx, &sh, &err), RD_OK);
-    const int64_t ny = sh.n_batch * sh.m * sh.n;
+    const rd_status st = sim_q8_matmul_eval(&io.r.ctx, &q, &io.r.err);
     int32_t *a_codes = qk_widen_s8(aq, na), *b_codes = qk_widen_s8(bq, nb);
-    int64_t *acc = malloc((size_t)ny * 8 + 8);
-    float *want = malloc((size_t)ny * 4 + 4);
-    qk_ref_matmul(mc, &sh, a_codes, zp, b_codes, mc->act_b ? bzp : 0, wzp, nws, acc);
-    if (mc->act_b)
-        qk_dequant(acc, ny, 1, sh.n, true, in_scale, &b_scale, 1, want);
-    else
-        qk_dequant(acc, ny, 1, sh.n, true, in_scale, ws, nws, want);
-    fails += qk_compare_out(r.out.data, want, ny, "MatMul", case_no);
-    free(want);
-    free(acc);
+    const qk_mm_ref ref = {
+        .a = a_codes, .a_zp = zp, .b = b_codes, .b_zp = mc->act_b ? bzp : 0, .b_col_zp = wzp, .n_b_col_zp = nws};
+    const int fails =
+        qk_mm_check(mc, &io, st, &ref, true, in_scale, mc->act_b ? &b_scale : ws, mc->act_b ? 1 : nws, case_no);
     free(a_codes);
     free(b_codes);
     free(wq);
@@ -390,9 +369,7 @@ static int run_matmul_case(const qk_mm_case *mc, bool asym, uint32_t *s, int cas
     free(wzp);
     free(aq);
     free(bq);
-    free(a);
-    free(b);
-    qk_fini(&r);
+    qk_mm_end(&io);
     return fails;
 }
 
