@@ -253,16 +253,40 @@ static inline int32_t qk_wrap32(int64_t v)
     return (int32_t)(uint32_t)(uint64_t)v;
 }
 
-/** Accumulators to the floats an eval must produce: (float)(acc * in_scale * w_scale[ch]), ch the channel of
-    the element (plane elements a channel, n_ch channels; w_scale n_w_scale 1 or n_ch), acc wrapped to int32
-    first when wrap32. */
-static inline void qk_dequant(const int64_t *acc, int64_t n, int64_t plane, int64_t n_ch, bool wrap32, float in_scale,
-                              const float *w_scale, int n_w_scale, float *out)
+/** How a layer's sums become floats: (float)(acc * in_scale * w_scale[ch]) for the element's channel ch, acc
+    first wrapped to int32 when wrap32 (the int8 kernels' accumulators). */
+typedef struct qk_scales {
+    float in_scale;
+    const float *w_scale;
+    int n_w_scale; /* 1, or one a channel */
+    bool wrap32;
+} qk_scales;
+
+static inline double qk_scaled(const qk_scales *sc, int64_t acc, int64_t ch)
 {
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t ch = (i / plane) % n_ch;
-        out[i] = (float)((double)(wrap32 ? qk_wrap32(acc[i]) : acc[i]) * in_scale * w_scale[n_w_scale == 1 ? 0 : ch]);
-    }
+    return (double)(sc->wrap32 ? qk_wrap32(acc) : acc) * sc->in_scale * sc->w_scale[sc->n_w_scale == 1 ? 0 : ch];
+}
+
+/** Whether the eval failed (st is not RD_OK), after naming the case and the error. */
+static inline bool qk_eval_failed(const char *op, const qk_run *r, rd_status st, int case_no)
+{
+    if (st == RD_OK)
+        return false;
+    fprintf(stderr, "%s case %d: eval: %s\n", op, case_no, r->err.msg);
+    return true;
+}
+
+/** The eval's output in r against the reference's n sums acc as floats (qk_scaled; plane elements a channel,
+    n_ch channels); the number of failures, each named. */
+static inline int qk_check_sums(const char *op, const qk_run *r, const int64_t *acc, int64_t n, int64_t plane,
+                                int64_t n_ch, const qk_scales *sc, int case_no)
+{
+    float *want = malloc((size_t)n * 4 + 4);
+    for (int64_t i = 0; i < n; i++)
+        want[i] = (float)qk_scaled(sc, acc[i], (i / plane) % n_ch);
+    const int fails = qk_compare_out(r->out.data, want, n, op, case_no);
+    free(want);
+    return fails;
 }
 
 /** Integer codes of an int8 tensor as int32, for the references (a new block the caller frees). */
@@ -430,20 +454,14 @@ static inline void qk_conv_reference(const qk_conv_io *io, const qk_conv_ref *re
         qk_ref_conv(&io->g, ref, acc);
 }
 
-/** The eval's outcome st and output against the reference's sums acc dequantized (qk_dequant); the number of
-    failures, each named. */
-static inline int qk_conv_check(const qk_conv_io *io, rd_status st, const int64_t *acc, bool wrap32, float in_scale,
-                                const float *w_scale, int n_w_scale, int case_no)
+/** The eval's outcome st and output against the reference's sums acc (io->ny of them, qk_check_sums); the
+    number of failures. */
+static inline int qk_conv_check(const qk_conv_io *io, rd_status st, const int64_t *acc, const qk_scales *sc,
+                                int case_no)
 {
-    if (st != RD_OK) {
-        fprintf(stderr, "%s case %d: eval: %s\n", io->op, case_no, io->r.err.msg);
+    if (qk_eval_failed(io->op, &io->r, st, case_no))
         return 1;
-    }
-    float *want = malloc((size_t)io->ny * 4 + 4);
-    qk_dequant(acc, io->ny, io->out_plane, io->g.out_c, wrap32, in_scale, w_scale, n_w_scale, want);
-    const int fails = qk_compare_out(io->r.out.data, want, io->ny, io->op, case_no);
-    free(want);
-    return fails;
+    return qk_check_sums(io->op, &io->r, acc, io->ny, io->out_plane, io->g.out_c, sc, case_no);
 }
 
 static inline void qk_conv_end(qk_conv_io *io)
@@ -544,28 +562,26 @@ static inline void qk_ref_gemm(const qk_gemm_case *gc, const int32_t *a, int32_t
 typedef int64_t (*qk_bias_fn)(double b, double scale);
 
 /** The eval's outcome st and output against the floats Gemm must produce from the product acc (qk_ref_gemm):
-    alpha * (acc * in_scale * w_scale[j]) + beta * C, where a constant C that is one row (kinds 1 and 2, or 3
-    when M is 1) is folded into acc as an integer bias first, as the evals do. wrap32: acc wraps to int32 before
-    scaling (the int8 accumulators). The number of failures, each named. */
-static inline int qk_gemm_check(const qk_gemm_case *gc, rd_status st, const int64_t *acc, bool wrap32, float in_scale,
-                                const float *w_scale, int n_w_scale, qk_bias_fn quant_bias, int case_no)
+    alpha * (acc as qk_scaled gives it, channel j) + beta * C, where a constant C that is one row (kinds 1 and 2,
+    or 3 when M is 1) is folded into acc as an integer bias (quant_bias) first, as the evals do. The number of
+    failures, each named. */
+static inline int qk_gemm_check(const qk_gemm_case *gc, rd_status st, const int64_t *acc, const qk_scales *sc,
+                                qk_bias_fn quant_bias, int case_no)
 {
-    if (st != RD_OK) {
-        fprintf(stderr, "Gemm case %d: %s\n", case_no, gc->r.err.msg);
+    if (qk_eval_failed("Gemm", &gc->r, st, case_no))
         return 1;
-    }
     const int64_t m = gc->m, n = gc->n;
     const float alpha = gc->alpha, beta = gc->beta;
     const bool fold = (gc->c_kind == 1 || gc->c_kind == 2 || (gc->c_kind == 3 && m == 1)) && alpha != 0;
     float *want = malloc((size_t)(m * n) * 4);
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
-            const double sn = w_scale[n_w_scale == 1 ? 0 : j];
+            const double sn = sc->w_scale[sc->n_w_scale == 1 ? 0 : j];
             int64_t sum = acc[i * n + j];
             const double cv = gc->c_kind == 3 ? gc->c[i * n + j] : gc->c[j];
             if (fold)
-                sum += quant_bias((double)beta * cv / alpha, (double)in_scale * sn);
-            double v = (double)alpha * ((double)(wrap32 ? qk_wrap32(sum) : sum) * in_scale * sn);
+                sum += quant_bias((double)beta * cv / alpha, (double)sc->in_scale * sn);
+            double v = (double)alpha * qk_scaled(sc, sum, j);
             if (gc->c_kind && !fold)
                 v += (double)beta * cv;
             want[i * n + j] = (float)v;
@@ -681,26 +697,20 @@ static inline void qk_mm_setup(qk_mm_io *io)
     CU_ASSERT_EQUAL_FATAL(qk_setup(&io->r, "MatMul", NULL, 0, io->in, 2), RD_OK);
 }
 
-/** The eval's outcome st and output against the reference on ref's codes, dequantized with in_scale and a
-    scale per column (col_scale, n_col_scale 1 or N); wrap32 as in qk_dequant. The number of failures, each
-    named. */
-static inline int qk_mm_check(const qk_mm_case *mc, const qk_mm_io *io, rd_status st, const qk_mm_ref *ref, bool wrap32,
-                              float in_scale, const float *col_scale, int n_col_scale, int case_no)
+/** The eval's outcome st and output against the reference on ref's codes (qk_check_sums, a channel per column);
+    the number of failures. */
+static inline int qk_mm_check(const qk_mm_case *mc, const qk_mm_io *io, rd_status st, const qk_mm_ref *ref,
+                              const qk_scales *sc, int case_no)
 {
-    if (st != RD_OK) {
-        fprintf(stderr, "MatMul case %d: %s\n", case_no, io->r.err.msg);
+    if (qk_eval_failed("MatMul", &io->r, st, case_no))
         return 1;
-    }
     sim_matmul_shape sh;
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(sim_matmul_shape_of(&io->r.ctx, &sh, &err), RD_OK);
     const int64_t ny = sh.n_batch * sh.m * sh.n;
     int64_t *acc = malloc((size_t)ny * 8 + 8);
-    float *want = malloc((size_t)ny * 4 + 4);
     qk_ref_matmul(mc, &sh, ref, acc);
-    qk_dequant(acc, ny, 1, sh.n, wrap32, in_scale, col_scale, n_col_scale, want);
-    const int fails = qk_compare_out(io->r.out.data, want, ny, "MatMul", case_no);
-    free(want);
+    const int fails = qk_check_sums("MatMul", &io->r, acc, ny, 1, sh.n, sc, case_no);
     free(acc);
     return fails;
 }

@@ -83,7 +83,8 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
     qk_conv_reference(&io, &ref, want);
     st =
         transpose ? sim_q16_conv_transpose_eval(&io.r.ctx, &q, &io.r.err) : sim_q16_conv_eval(&io.r.ctx, &q, &io.r.err);
-    const int fails = qk_conv_check(&io, st, want, false, gr.scale, ws, nws, case_no);
+    const qk_scales sc = {gr.scale, ws, nws, false};
+    const int fails = qk_conv_check(&io, st, want, &sc, case_no);
     free(want);
     free(w_codes);
     free(bq);
@@ -167,7 +168,8 @@ static int run_gemm_case(uint32_t *s, int case_no)
     int32_t *w_codes = qk_widen_s16(wq, k * n);
     int64_t *acc = malloc((size_t)(m * n) * 8);
     qk_ref_gemm(&gc, aq, gr.zp, w_codes, NULL, 1, acc);
-    const int fails = qk_gemm_check(&gc, st, acc, false, gr.scale, ws, nws, bias_wide, case_no);
+    const qk_scales sc = {gr.scale, ws, nws, false};
+    const int fails = qk_gemm_check(&gc, st, acc, &sc, bias_wide, case_no);
     free(acc);
     free(w_codes);
     free(wq);
@@ -222,8 +224,8 @@ static int run_matmul_case(const qk_mm_case *mc, uint32_t *s, int case_no)
                              .b_bits = gb.bits};
     const rd_status st = sim_q16_matmul_eval(&io.r.ctx, &q, &io.r.err);
     const qk_mm_ref ref = {.a = aq, .a_zp = ga.zp, .b = bq, .b_zp = mc->act_b ? gb.zp : 0};
-    const int fails =
-        qk_mm_check(mc, &io, st, &ref, false, ga.scale, mc->act_b ? &gb.scale : ws, mc->act_b ? 1 : nws, case_no);
+    const qk_scales sc = {ga.scale, mc->act_b ? &gb.scale : ws, mc->act_b ? 1 : nws, false};
+    const int fails = qk_mm_check(mc, &io, st, &ref, &sc, case_no);
     free(wq);
     free(wc);
     free(ws);

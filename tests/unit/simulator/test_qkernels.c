@@ -181,7 +181,8 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
     }
     /* the eval's floats */
     st = transpose ? sim_q8_conv_transpose_eval(&io.r.ctx, &q, &io.r.err) : sim_q8_conv_eval(&io.r.ctx, &q, &io.r.err);
-    fails += qk_conv_check(&io, st, want, true, in_scale, ws, nws, case_no);
+    const qk_scales sc = {in_scale, ws, nws, true};
+    fails += qk_conv_check(&io, st, want, &sc, case_no);
     free(scratch);
     free(want);
     free(want_sym);
@@ -300,7 +301,8 @@ static int run_gemm_case(uint32_t *s, int case_no)
     int32_t *a_codes = qk_widen_s8(aq, m * k), *w_codes = qk_widen_s8(wq, k * n);
     int64_t *acc = malloc((size_t)(m * n) * 8);
     qk_ref_gemm(&gc, a_codes, zp, w_codes, wzp, nws, acc);
-    const int fails = qk_gemm_check(&gc, st, acc, true, in_scale, ws, nws, bias_i32, case_no);
+    const qk_scales sc = {in_scale, ws, nws, true};
+    const int fails = qk_gemm_check(&gc, st, acc, &sc, bias_i32, case_no);
     free(acc);
     free(a_codes);
     free(w_codes);
@@ -360,8 +362,8 @@ static int run_matmul_case(const qk_mm_case *mc, bool asym, uint32_t *s, int cas
     int32_t *a_codes = qk_widen_s8(aq, na), *b_codes = qk_widen_s8(bq, nb);
     const qk_mm_ref ref = {
         .a = a_codes, .a_zp = zp, .b = b_codes, .b_zp = mc->act_b ? bzp : 0, .b_col_zp = wzp, .n_b_col_zp = nws};
-    const int fails =
-        qk_mm_check(mc, &io, st, &ref, true, in_scale, mc->act_b ? &b_scale : ws, mc->act_b ? 1 : nws, case_no);
+    const qk_scales sc = {in_scale, mc->act_b ? &b_scale : ws, mc->act_b ? 1 : nws, true};
+    const int fails = qk_mm_check(mc, &io, st, &ref, &sc, case_no);
     free(a_codes);
     free(b_codes);
     free(wq);
