@@ -1,6 +1,6 @@
 /*
  * find_named.h: looking an element of a result array up by one of its string members, and requiring that a
- * load succeeded, naming the file when it did not (tests only).
+ * load or a parse succeeded, naming the input when it did not (tests only).
  */
 #ifndef RD_TEST_FIND_NAMED_H
 #define RD_TEST_FIND_NAMED_H
@@ -31,8 +31,9 @@ static inline const void *rd_test_find_named(const void *base, size_t n, size_t 
 #define RD_FIND_NAMED(type, array, n, member, key) \
     ((const type *)rd_test_find_named((array), (n), sizeof(type), offsetof(type, member), (key)))
 
-/** Fails the test (CUnit's fatal assert) unless a load of what returned RD_OK, after printing what and msg. */
-static inline void rd_test_require_loaded(rd_status status, const char *what, const char *msg)
+/** Fails the test (CUnit's fatal assert) unless status, what loading or parsing what returned, is RD_OK, after
+    printing what and the error message msg. */
+static inline void rd_test_require_ok(rd_status status, const char *what, const char *msg)
 {
     if (status != RD_OK)
         fprintf(stderr, "%s: %s\n", what, msg);

@@ -17,7 +17,7 @@ static rd_rknn_log *load_log(const char *name)
     rd_error err;
     rd_status s = rd_rknn_log_load(path, &log, &err);
     free(path);
-    rd_test_require_loaded(s, name, err.msg);
+    rd_test_require_ok(s, name, err.msg);
     return log;
 }
 

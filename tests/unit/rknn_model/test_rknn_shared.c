@@ -25,7 +25,7 @@ static rd_rknn_model *load(const char *rel)
     char *path = model_path(rel);
     rd_status st = rd_rknn_load(path, NULL, &m, &err);
     free(path);
-    rd_test_require_loaded(st, rel, err.msg);
+    rd_test_require_ok(st, rel, err.msg);
     return m;
 }
 
