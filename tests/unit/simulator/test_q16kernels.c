@@ -8,6 +8,7 @@
  * drawn from a seeded generator: groups, depthwise, dilations, pads, strides, auto_pad, 1-D to 3-D.
  */
 #include "rd_test.h"
+#include "free_all.h"
 #include "qkernel_harness.h"
 #include "quant.h"
 #include "ops/linear_shapes.h"
@@ -85,13 +86,7 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
         transpose ? sim_q16_conv_transpose_eval(&io.r.ctx, &q, &io.r.err) : sim_q16_conv_eval(&io.r.ctx, &q, &io.r.err);
     const qk_scales sc = {gr.scale, ws, nws, false};
     const int fails = qk_conv_check(&io, st, want, &sc, case_no);
-    free(want);
-    free(w_codes);
-    free(bq);
-    free(wq);
-    free(wc);
-    free(ws);
-    free(xq);
+    RD_FREE_ALL(want, w_codes, bq, wq, wc, ws, xq);
     qk_conv_end(&io);
     return fails;
 }
@@ -170,12 +165,7 @@ static int run_gemm_case(uint32_t *s, int case_no)
     qk_ref_gemm(&gc, aq, gr.zp, w_codes, NULL, 1, acc);
     const qk_scales sc = {gr.scale, ws, nws, false};
     const int fails = qk_gemm_check(&gc, st, acc, &sc, bias_wide, case_no);
-    free(acc);
-    free(w_codes);
-    free(wq);
-    free(wc);
-    free(ws);
-    free(aq);
+    RD_FREE_ALL(acc, w_codes, wq, wc, ws, aq);
     qk_gemm_end(&gc);
     return fails;
 }
@@ -226,11 +216,7 @@ static int run_matmul_case(const qk_mm_case *mc, uint32_t *s, int case_no)
     const qk_mm_ref ref = {.a = aq, .a_zp = ga.zp, .b = bq, .b_zp = mc->act_b ? gb.zp : 0};
     const qk_scales sc = {ga.scale, mc->act_b ? &gb.scale : ws, mc->act_b ? 1 : nws, false};
     const int fails = qk_mm_check(mc, &io, st, &ref, &sc, case_no);
-    free(wq);
-    free(wc);
-    free(ws);
-    free(aq);
-    free(bq);
+    RD_FREE_ALL(wq, wc, ws, aq, bq);
     qk_mm_end(&io);
     return fails;
 }

@@ -7,6 +7,7 @@
  * 3-D, Gemm transposes and C variants, MatMul batching and broadcasting, zero points at both extremes.
  */
 #include "rd_test.h"
+#include "free_all.h"
 #include "qkernel_harness.h"
 #include "quant.h"
 #include "kernels/qconv.h"
@@ -69,12 +70,7 @@ static void test_qgemm_shapes(void)
                         (long long)k, variant);
                 CU_FAIL("qgemm accumulators differ from the reference");
             }
-            free(a);
-            free(b);
-            free(want);
-            free(got);
-            free(got_p);
-            free(work);
+            RD_FREE_ALL(a, b, want, got, got_p, work);
         }
     }
 }
@@ -183,19 +179,7 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
     st = transpose ? sim_q8_conv_transpose_eval(&io.r.ctx, &q, &io.r.err) : sim_q8_conv_eval(&io.r.ctx, &q, &io.r.err);
     const qk_scales sc = {in_scale, ws, nws, true};
     fails += qk_conv_check(&io, st, want, &sc, case_no);
-    free(scratch);
-    free(want);
-    free(want_sym);
-    free(want_sym_wide);
-    free(x_codes);
-    free(w_codes);
-    free(got);
-    free(bq);
-    free(bq_wide);
-    free(wq);
-    free(ws);
-    free(wzp);
-    free(xq);
+    RD_FREE_ALL(scratch, want, want_sym, want_sym_wide, x_codes, w_codes, got, bq, bq_wide, wq, ws, wzp, xq);
     qk_conv_end(&io);
     return fails;
 }
@@ -303,13 +287,7 @@ static int run_gemm_case(uint32_t *s, int case_no)
     qk_ref_gemm(&gc, a_codes, zp, w_codes, wzp, nws, acc);
     const qk_scales sc = {in_scale, ws, nws, true};
     const int fails = qk_gemm_check(&gc, st, acc, &sc, bias_i32, case_no);
-    free(acc);
-    free(a_codes);
-    free(w_codes);
-    free(wq);
-    free(ws);
-    free(wzp);
-    free(aq);
+    RD_FREE_ALL(acc, a_codes, w_codes, wq, ws, wzp, aq);
     qk_gemm_end(&gc);
     return fails;
 }
@@ -364,13 +342,7 @@ static int run_matmul_case(const qk_mm_case *mc, bool asym, uint32_t *s, int cas
         .a = a_codes, .a_zp = zp, .b = b_codes, .b_zp = mc->act_b ? bzp : 0, .b_col_zp = wzp, .n_b_col_zp = nws};
     const qk_scales sc = {in_scale, mc->act_b ? &b_scale : ws, mc->act_b ? 1 : nws, true};
     const int fails = qk_mm_check(mc, &io, st, &ref, &sc, case_no);
-    free(a_codes);
-    free(b_codes);
-    free(wq);
-    free(ws);
-    free(wzp);
-    free(aq);
-    free(bq);
+    RD_FREE_ALL(a_codes, b_codes, wq, ws, wzp, aq, bq);
     qk_mm_end(&io);
     return fails;
 }
