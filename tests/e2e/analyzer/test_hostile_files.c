@@ -6,6 +6,7 @@
  */
 #include "cli_capture.h"
 #include "cli_expect.h"
+#include "find_named.h"
 #include "rd_test.h"
 #include "free_all.h"
 #include "text_check.h"
@@ -377,10 +378,8 @@ static void write_clash_model(const char *path, const char *input)
 
 static const char *map_file(const rd_name_map *m, const char *tensor)
 {
-    for (size_t i = 0; i < m->n; i++)
-        if (strcmp(m->entries[i].name, tensor) == 0)
-            return m->entries[i].golden;
-    return NULL;
+    const rd_name_map_entry *e = RD_FIND_NAMED(rd_name_map_entry, m->entries, m->n, name, tensor);
+    return e ? e->golden : NULL;
 }
 
 static void test_snapshot_names_unique(void)

@@ -2,6 +2,7 @@
  * test_perf_log.c: the board's per-layer table read from logs (perf_log.c) in both public layouts, the
  * malformed cases, and the mapping of its rows onto a small model's candidates (latency_table.c).
  */
+#include "find_named.h"
 #include "rd_test.h"
 #include "text_check.h"
 #include "hybrid.h"
@@ -281,10 +282,8 @@ static void small_cands(rd_sim *s, an_hyb_cand *c, size_t *n)
 
 static long cand_index(const an_hyb_cand *c, size_t n, const char *name)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(c[i].name, name) == 0)
-            return (long)i;
-    return -1;
+    const an_hyb_cand *found = RD_FIND_NAMED(an_hyb_cand, c, n, name, name);
+    return found ? (long)(found - c) : -1;
 }
 
 /* Writes a fixture (or the text) to a temporary file; returns its path (caller unlinks and frees). */

@@ -43,6 +43,17 @@ static void add_init(rd_onnx_builder *b, const char *name, rd_tensor *t)
     rd_tensor_fini(t);
 }
 
+/* A random initializer whose slices dead_a and dead_b of axis 0 (output channels) are zero. */
+static void add_dead_channels(rd_onnx_builder *b, const char *name, int rank, const int64_t *dims, int64_t dead_a,
+                              int64_t dead_b)
+{
+    rd_tensor t;
+    fill(&t, rank, dims);
+    zero_slice(&t, 0, dead_a);
+    zero_slice(&t, 0, dead_b);
+    add_init(b, name, &t);
+}
+
 static rd_onnx_node *conv(rd_onnx_builder *b, const char *name, const char *x, const char *w, const char *bias,
                           const char *y, int64_t pad)
 {
@@ -63,14 +74,8 @@ static void write_conv_model(const char *path, const char *mid_op)
     rd_onnx_builder *b = rd_onnx_builder_create(8, 13);
     rd_onnx_add_input(b, "x", RD_DT_F32, 4, (const int64_t[]){1, 3, 8, 8}, NULL);
     rd_tensor t;
-    fill(&t, 4, (const int64_t[]){8, 3, 3, 3});
-    zero_slice(&t, 0, 2);
-    zero_slice(&t, 0, 5);
-    add_init(b, "w1", &t);
-    fill(&t, 1, (const int64_t[]){8});
-    zero_slice(&t, 0, 2);
-    zero_slice(&t, 0, 5);
-    add_init(b, "b1", &t);
+    add_dead_channels(b, "w1", 4, (const int64_t[]){8, 3, 3, 3}, 2, 5);
+    add_dead_channels(b, "b1", 1, (const int64_t[]){8}, 2, 5);
     const char *bn_names[4] = {"bn.scale", "bn.beta", "bn.mean", "bn.var"};
     for (int k = 0; k < 4; k++) {
         fill(&t, 1, (const int64_t[]){8});
@@ -83,18 +88,9 @@ static void write_conv_model(const char *path, const char *mid_op)
         }
         add_init(b, bn_names[k], &t);
     }
-    fill(&t, 4, (const int64_t[]){6, 8, 3, 3});
-    zero_slice(&t, 0, 1);
-    zero_slice(&t, 0, 4);
-    add_init(b, "w2", &t);
-    fill(&t, 1, (const int64_t[]){6});
-    zero_slice(&t, 0, 1);
-    zero_slice(&t, 0, 4);
-    add_init(b, "b2", &t);
-    fill(&t, 4, (const int64_t[]){6, 8, 1, 1});
-    zero_slice(&t, 0, 1);
-    zero_slice(&t, 0, 3);
-    add_init(b, "w3", &t);
+    add_dead_channels(b, "w2", 4, (const int64_t[]){6, 8, 3, 3}, 1, 4);
+    add_dead_channels(b, "b2", 1, (const int64_t[]){6}, 1, 4);
+    add_dead_channels(b, "w3", 4, (const int64_t[]){6, 8, 1, 1}, 1, 3);
     fill(&t, 1, (const int64_t[]){6});
     ((float *)t.data)[1] = 0.0f;
     add_init(b, "b3", &t);

@@ -10,6 +10,7 @@
 #include "dumps.h"
 #include "rknn_diag/adb.h"
 #include "rknn_diag/analyzer.h"
+#include "find_named.h"
 #include "rd_test.h"
 #include "files_in.h"
 #include "text_check.h"
@@ -105,10 +106,7 @@ static an_accuracy_opts rig_opts(rig *r, char *snap, size_t len)
 
 static const rd_layer_result *layer(const rd_result *res, const char *name)
 {
-    for (size_t i = 0; i < res->n_layers; i++)
-        if (strcmp(res->layers[i].name, name) == 0)
-            return &res->layers[i];
-    return NULL;
+    return RD_FIND_NAMED(rd_layer_result, res->layers, res->n_layers, name, name);
 }
 
 static size_t count_kind(const rd_result *res, rd_finding_kind k)

@@ -4,6 +4,7 @@
  * the same file name.
  */
 #include "dumps.h"
+#include "find_named.h"
 #include "rd_test.h"
 
 #include <stdio.h>
@@ -31,10 +32,7 @@ static void check_line(const char *line, const expected *w)
 {
     an_dump_name d;
     rd_error err;
-    rd_status st = an_dump_name_parse(line, &d, &err);
-    if (st != RD_OK)
-        fprintf(stderr, "\n%s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    rd_test_require_ok(an_dump_name_parse(line, &d, &err), line, err.msg);
     CU_ASSERT_EQUAL(d.index, w->index);
     CU_ASSERT_STRING_EQUAL(d.op_type, w->op_type);
     CU_ASSERT_STRING_EQUAL(d.name, w->name);

@@ -2,6 +2,7 @@
  * test_logs_shared.c: the build-log reader on every file of ../shared/rknn/logs, with counts and rows
  * checked by hand (grep of the files; the ranking table of the YOLOv8n log cross-checks its layer table).
  */
+#include "find_named.h"
 #include "rd_test.h"
 #include "rknn_diag/rknn_model.h"
 
@@ -16,18 +17,13 @@ static rd_rknn_log *load_log(const char *name)
     rd_error err;
     rd_status s = rd_rknn_log_load(path, &log, &err);
     free(path);
-    if (s != RD_OK)
-        fprintf(stderr, "%s: %s\n", name, err.msg);
-    CU_ASSERT_EQUAL_FATAL(s, RD_OK);
+    rd_test_require_ok(s, name, err.msg);
     return log;
 }
 
 static const rd_rknn_op_count *count_of(const rd_rknn_layer_table *t, const char *op)
 {
-    for (size_t i = 0; i < t->n_ops; i++)
-        if (strcmp(t->ops[i].op_type, op) == 0)
-            return &t->ops[i];
-    return NULL;
+    return RD_FIND_NAMED(rd_rknn_op_count, t->ops, t->n_ops, op_type, op);
 }
 
 static size_t rule_count(const rd_rknn_build_log *b, const char *rule)

@@ -4,6 +4,7 @@
  * truncation, overwritten FlatBuffer words, the JSON and dict sections cut or broken), and the packed conv
  * weights against the float weights of the ONNX model they were built from.
  */
+#include "find_named.h"
 #include "rd_test.h"
 #include "rknn_diag/rknn_model.h"
 
@@ -24,26 +25,18 @@ static rd_rknn_model *load(const char *rel)
     char *path = model_path(rel);
     rd_status st = rd_rknn_load(path, NULL, &m, &err);
     free(path);
-    if (st != RD_OK)
-        fprintf(stderr, "%s: %s\n", rel, err.msg);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    rd_test_require_ok(st, rel, err.msg);
     return m;
 }
 
 static const rd_rknn_node *node_named(const rd_rknn_graph *g, const char *name)
 {
-    for (size_t i = 0; i < g->n_nodes; i++)
-        if (strcmp(g->nodes[i].name, name) == 0)
-            return &g->nodes[i];
-    return NULL;
+    return RD_FIND_NAMED(rd_rknn_node, g->nodes, g->n_nodes, name, name);
 }
 
 static const rd_rknn_op_count *ops_of(const rd_rknn_graph *g, const char *op)
 {
-    for (size_t i = 0; i < g->n_ops; i++)
-        if (strcmp(g->ops[i].op_type, op) == 0)
-            return &g->ops[i];
-    return NULL;
+    return RD_FIND_NAMED(rd_rknn_op_count, g->ops, g->n_ops, op_type, op);
 }
 
 static bool near(double a, double b)

@@ -67,42 +67,32 @@ static void random_geom(conv_geom *g, int nsp, int kind)
     }
 }
 
-/* Runs fast conv (with tile forced to `tile` if > 0) and the reference; returns the worst error. */
-static double conv_vs_ref(const conv_geom *g, int64_t tile, conv_kind *kind_used)
+/* Runs the fast Conv, or ConvTranspose when transpose (with the tile forced to `tile` if > 0), and the
+   reference on the same random data; returns the worst error and the plan's kind. */
+static double conv_vs_ref(const conv_geom *g, bool transpose, int64_t tile, conv_kind *kind_used)
 {
-    const int64_t cg = g->in_c / g->group;
     const int64_t nx = g->batch * g->in_c * conv_prod(g->in, g->nsp);
-    const int64_t nw = g->out_c * cg * conv_prod(g->k, g->nsp);
+    const int64_t w_rows = transpose ? g->in_c * (g->out_c / g->group) : g->out_c * (g->in_c / g->group);
+    const int64_t nw = w_rows * conv_prod(g->k, g->nsp);
     const int64_t ny = g->batch * g->out_c * conv_prod(g->out, g->nsp);
     float *x = rnd_buf(nx), *w = rnd_buf(nw), *b = rnd_buf(g->out_c), *y = rnd_buf(ny), *yr = rnd_buf(ny);
     conv_plan plan;
-    conv_plan_f32(g, &plan);
+    if (transpose)
+        conv_transpose_plan_f32(g, &plan);
+    else
+        conv_plan_f32(g, &plan);
     if (tile > 0)
         conv_plan_set_tile(g, tile, &plan);
     float *scratch = plan.scratch ? aligned_alloc(64, (plan.scratch + 63) / 64 * 64) : NULL;
-    conv_f32(g, &plan, x, w, b, y, scratch, NULL, NULL, NULL);
-    ref_conv_f32(g, x, w, b, yr);
+    if (transpose) {
+        conv_transpose_f32(g, &plan, x, w, b, y, scratch, NULL, NULL, NULL);
+        ref_conv_transpose_f32(g, x, w, b, yr);
+    } else {
+        conv_f32(g, &plan, x, w, b, y, scratch, NULL, NULL, NULL);
+        ref_conv_f32(g, x, w, b, yr);
+    }
     double e = max_rel_err(y, yr, ny);
     *kind_used = plan.kind;
-    free(x), free(w), free(b), free(y), free(yr), free(scratch);
-    return e;
-}
-
-static double convt_vs_ref(const conv_geom *g, int64_t tile)
-{
-    const int64_t mg = g->out_c / g->group;
-    const int64_t nx = g->batch * g->in_c * conv_prod(g->in, g->nsp);
-    const int64_t nw = g->in_c * mg * conv_prod(g->k, g->nsp);
-    const int64_t ny = g->batch * g->out_c * conv_prod(g->out, g->nsp);
-    float *x = rnd_buf(nx), *w = rnd_buf(nw), *b = rnd_buf(g->out_c), *y = rnd_buf(ny), *yr = rnd_buf(ny);
-    conv_plan plan;
-    conv_transpose_plan_f32(g, &plan);
-    if (tile > 0)
-        conv_plan_set_tile(g, tile, &plan);
-    float *scratch = plan.scratch ? aligned_alloc(64, (plan.scratch + 63) / 64 * 64) : NULL;
-    conv_transpose_f32(g, &plan, x, w, b, y, scratch, NULL, NULL, NULL);
-    ref_conv_transpose_f32(g, x, w, b, yr);
-    double e = max_rel_err(y, yr, ny);
     free(x), free(w), free(b), free(y), free(yr), free(scratch);
     return e;
 }
@@ -119,7 +109,7 @@ static void test_conv_fast_matches_ref(void)
         random_geom(&g, nsp, it % 7 == 0 ? 1 : it % 11 == 0 ? 2 : 0);
         const int64_t tile = it % 2 ? rnd_int(1, 40) : 0;
         conv_kind kind;
-        const double e = conv_vs_ref(&g, tile, &kind);
+        const double e = conv_vs_ref(&g, false, tile, &kind);
         seen[kind]++;
         if (e > 1e-5) {
             char msg[200];
@@ -150,7 +140,8 @@ static void test_conv_transpose_fast_matches_ref(void)
                 g.pad[d] = g.pad_end[d] = 0;
             g.out[d] = natural - g.pad[d] - g.pad_end[d];
         }
-        const double e = convt_vs_ref(&g, it % 2 ? rnd_int(1, 30) : 0);
+        conv_kind kind;
+        const double e = conv_vs_ref(&g, true, it % 2 ? rnd_int(1, 30) : 0, &kind);
         if (e > 1e-5) {
             char msg[200];
             snprintf(msg, sizeof msg, "conv transpose case %d (nsp %d, group %lld) err %g", it, nsp, (long long)g.group,
@@ -161,20 +152,27 @@ static void test_conv_transpose_fast_matches_ref(void)
     }
 }
 
+/* A 2-D geometry on one image in one group: square input, output, kernel and stride, the same pad at both ends
+   of each axis (only pooling's count_include_pad reads the end pads), dilation 1. */
+static conv_geom square_geom(int64_t in_c, int64_t out_c, int64_t in, int64_t out, int64_t k, int64_t stride,
+                             int64_t pad)
+{
+    conv_geom g = {.nsp = 2, .batch = 1, .in_c = in_c, .out_c = out_c, .group = 1};
+    for (int d = 0; d < 2; d++) {
+        g.in[d] = in;
+        g.out[d] = out;
+        g.k[d] = k;
+        g.stride[d] = stride;
+        g.dil[d] = 1;
+        g.pad[d] = g.pad_end[d] = pad;
+    }
+    return g;
+}
+
 static void test_conv_tile_bounded(void)
 {
     /* 64 -> 64, 3x3 on 224x224: a full im2col would be 116 MB; each task's columns stay near the budget */
-    conv_geom g = {.nsp = 2,
-                   .batch = 1,
-                   .in_c = 64,
-                   .out_c = 64,
-                   .group = 1,
-                   .in = {224, 224},
-                   .out = {224, 224},
-                   .k = {3, 3},
-                   .stride = {1, 1},
-                   .dil = {1, 1},
-                   .pad = {1, 1}};
+    conv_geom g = square_geom(64, 64, 224, 224, 3, 1, 1);
     conv_plan plan;
     conv_plan_f32(&g, &plan);
     CU_ASSERT_EQUAL(plan.kind, CONV_KIND_TILED);
@@ -182,7 +180,7 @@ static void test_conv_tile_bounded(void)
     CU_ASSERT(plan.tile >= 16 && plan.tile * 576 * 4 <= (int64_t)CONV_TILE_BUDGET);
     CU_ASSERT_EQUAL(plan.tasks, (224 * 224 + plan.tile - 1) / plan.tile);
     g.k[0] = g.k[1] = 1;
-    g.pad[0] = g.pad[1] = 0;
+    g.pad[0] = g.pad[1] = g.pad_end[0] = g.pad_end[1] = 0;
     conv_plan_f32(&g, &plan);
     CU_ASSERT_EQUAL(plan.kind, CONV_KIND_GEMM);
     CU_ASSERT(plan.scratch <= 64 * 256 * sizeof(float) + 64); /* one packed block of B */
@@ -196,16 +194,7 @@ static void test_pool_kernels(void)
     float x[16];
     for (int i = 0; i < 16; i++)
         x[i] = (float)(i + 1);
-    conv_geom g = {.nsp = 2,
-                   .batch = 1,
-                   .in_c = 1,
-                   .out_c = 1,
-                   .group = 1,
-                   .in = {4, 4},
-                   .out = {2, 2},
-                   .k = {3, 3},
-                   .stride = {2, 2},
-                   .dil = {1, 1}};
+    const conv_geom g = square_geom(1, 1, 4, 2, 3, 2, 0);
     float y[4];
     int64_t idx[4];
     pool_max_f32(&g, x, y, idx, false);
@@ -220,18 +209,7 @@ static void test_pool_kernels(void)
     CU_ASSERT_DOUBLE_EQUAL(y[0], 6.0, 1e-6); /* mean of 1,2,3,5,6,7,9,10,11 */
     CU_ASSERT_DOUBLE_EQUAL(y[3], (11 + 12 + 15 + 16) / 4.0, 1e-6);
     /* pads 1 on every side, count_include_pad: the corner window counts 9 taps */
-    conv_geom gp = {.nsp = 2,
-                    .batch = 1,
-                    .in_c = 1,
-                    .out_c = 1,
-                    .group = 1,
-                    .in = {4, 4},
-                    .out = {2, 2},
-                    .k = {3, 3},
-                    .stride = {2, 2},
-                    .dil = {1, 1},
-                    .pad = {1, 1},
-                    .pad_end = {1, 1}};
+    const conv_geom gp = square_geom(1, 1, 4, 2, 3, 2, 1);
     pool_avg_f32(&gp, x, y, true);
     CU_ASSERT_DOUBLE_EQUAL(y[0], (1 + 2 + 5 + 6) / 9.0, 1e-6);
     pool_avg_f32(&gp, x, y, false);
@@ -267,14 +245,20 @@ static void assert_floats(const rd_tensor *t, const float *want, int64_t n, doub
         }
 }
 
+/* The inputs of ONNX's Conv and ConvTranspose reference cases: x counts 0, 1, 2, ... and the weights are ones. */
+static void ramp_and_ones(float *x, int nx, float *w, int nw)
+{
+    for (int i = 0; i < nx; i++)
+        x[i] = (float)i;
+    for (int i = 0; i < nw; i++)
+        w[i] = 1.0f;
+}
+
 static void test_conv_op_basic(void)
 {
     /* ONNX test_basic_conv_with_padding: 5x5 ramp, 3x3 ones, pads 1 */
     float xv[25], wv[9];
-    for (int i = 0; i < 25; i++)
-        xv[i] = (float)i;
-    for (int i = 0; i < 9; i++)
-        wv[i] = 1.0f;
+    ramp_and_ones(xv, 25, wv, 9);
     rd_tensor x = tensor_f32(4, (int64_t[]){1, 1, 5, 5}, xv), w = tensor_f32(4, (int64_t[]){1, 1, 3, 3}, wv);
     int64_t pads[] = {1, 1, 1, 1}, ks[] = {3, 3};
     sim_attr at[] = {h_ints("pads", pads, 4), h_ints("kernel_shape", ks, 2)};
@@ -332,10 +316,7 @@ static void test_conv_transpose_op(void)
 {
     /* ONNX test_convtranspose_pads: strides [3, 2], pads [1, 2, 1, 2] -> 1x2x7x3 */
     float xv[9], wv[18];
-    for (int i = 0; i < 9; i++)
-        xv[i] = (float)i;
-    for (int i = 0; i < 18; i++)
-        wv[i] = 1.0f;
+    ramp_and_ones(xv, 9, wv, 18);
     rd_tensor x = tensor_f32(4, (int64_t[]){1, 1, 3, 3}, xv), w = tensor_f32(4, (int64_t[]){1, 2, 3, 3}, wv);
     int64_t strides[] = {3, 2}, pads[] = {1, 2, 1, 2};
     sim_attr at[] = {h_ints("strides", strides, 2), h_ints("pads", pads, 4)};

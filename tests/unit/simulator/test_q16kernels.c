@@ -8,6 +8,7 @@
  * drawn from a seeded generator: groups, depthwise, dilations, pads, strides, auto_pad, 1-D to 3-D.
  */
 #include "rd_test.h"
+#include "free_all.h"
 #include "qkernel_harness.h"
 #include "quant.h"
 #include "ops/linear_shapes.h"
@@ -52,147 +53,48 @@ static double *as_doubles(const int16_t *q, int64_t n)
 /* ------------------------------------------------------------------------------------------------- */
 /* Conv and ConvTranspose */
 
-static void ref_conv(const conv_geom *g, const int32_t *x, int32_t zp, const int16_t *w, const int64_t *bq, int64_t *y)
-{
-    const int nsp = g->nsp;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp), ksz = conv_prod(g->k, nsp);
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t m = 0; m < g->out_c; m++) {
-            const int64_t grp = m / mg;
-            int64_t o[CONV_MAX_SP] = {0};
-            do {
-                int64_t acc = bq ? bq[m] : 0;
-                for (int64_t c = 0; c < cg; c++) {
-                    int64_t kk[CONV_MAX_SP] = {0};
-                    do {
-                        int64_t i[CONV_MAX_SP];
-                        bool inside = true;
-                        for (int d = 0; d < nsp; d++) {
-                            i[d] = o[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
-                            inside = inside && i[d] >= 0 && i[d] < g->in[d];
-                        }
-                        if (inside)
-                            acc += (int64_t)(x[(n * g->in_c + grp * cg + c) * in_plane + qk_flat(i, g->in, nsp)] - zp) *
-                                   w[(m * cg + c) * ksz + qk_flat(kk, g->k, nsp)];
-                    } while (qk_next_index(kk, g->k, nsp));
-                }
-                y[(n * g->out_c + m) * out_plane + qk_flat(o, g->out, nsp)] = acc;
-            } while (out_plane > 0 && qk_next_index(o, g->out, nsp));
-        }
-}
-
-static void ref_conv_transpose(const conv_geom *g, const int32_t *x, int32_t zp, const int16_t *w, const int64_t *bq,
-                               int64_t *acc)
-{
-    const int nsp = g->nsp;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp), ksz = conv_prod(g->k, nsp);
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t m = 0; m < g->out_c; m++)
-            for (int64_t p = 0; p < out_plane; p++)
-                acc[(n * g->out_c + m) * out_plane + p] = bq ? bq[m] : 0;
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t c = 0; c < g->in_c; c++) {
-            const int64_t grp = c / cg;
-            int64_t i[CONV_MAX_SP] = {0};
-            do {
-                const int64_t xv = x[(n * g->in_c + c) * in_plane + qk_flat(i, g->in, nsp)] - zp;
-                for (int64_t m = 0; m < mg; m++) {
-                    int64_t kk[CONV_MAX_SP] = {0};
-                    do {
-                        int64_t o[CONV_MAX_SP];
-                        bool inside = true;
-                        for (int d = 0; d < nsp; d++) {
-                            o[d] = i[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
-                            inside = inside && o[d] >= 0 && o[d] < g->out[d];
-                        }
-                        if (inside)
-                            acc[(n * g->out_c + grp * mg + m) * out_plane + qk_flat(o, g->out, nsp)] +=
-                                xv * w[(c * mg + m) * ksz + qk_flat(kk, g->k, nsp)];
-                    } while (qk_next_index(kk, g->k, nsp));
-                }
-            } while (in_plane > 0 && qk_next_index(i, g->in, nsp));
-        }
-}
-
 static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, int case_no)
 {
-    const int nsp = cc->nsp;
-    int64_t xd[5], wd[5], nx, nw;
-    qk_conv_dims(cc, transpose, xd, wd, &nx, &nw);
+    qk_conv_io io;
+    qk_conv_begin(cc, transpose, &io);
     const grid gr = pick_grid(s, cc->in_bits);
-    int32_t *xq = malloc((size_t)nx * 4 + 4);
-    float *x = malloc((size_t)nx * 4 + 4), *w = malloc((size_t)nw * 4 + 4), *b = malloc((size_t)cc->m * 4);
-    make_act(s, nx, &gr, xq, x);
-    qk_make_f32(s, nw, 0.5f, w);
-    qk_make_f32(s, cc->m, 3.0f, b);
-    rd_tensor tx = h_t(RD_DT_F32, x, nsp + 2, xd), tw = h_t(RD_DT_F32, w, nsp + 2, wd);
-    rd_tensor tb = H_T(RD_DT_F32, b, cc->m);
-    const rd_tensor *in[3] = {&tx, &tw, &tb};
-    sim_attr attrs[4];
-    const int na = qk_conv_attrs(cc, attrs);
-    const char *op = transpose ? "ConvTranspose" : "Conv";
-    qk_run r;
-    int fails = 0;
-    rd_status st = qk_setup(&r, op, attrs, na, in, cc->bias ? 3 : 2);
-    if (st != RD_OK) {
-        fprintf(stderr, "%s case %d: setup: %s\n", op, case_no, r.err.msg);
-        qk_fini(&r);
-        free(xq), free(x), free(w), free(b);
+    int32_t *xq = malloc((size_t)io.nx * 4 + 4);
+    make_act(s, io.nx, &gr, xq, io.x);
+    if (!qk_conv_setup(cc, s, &io, case_no)) {
+        qk_conv_end(&io);
+        free(xq);
         return 1;
     }
     int16_t *wq = NULL;
     float *ws = NULL;
     int nws = 0;
     rd_error err;
-    st = sim_quant_weights_wide(&tw, transpose ? 1 : 0, transpose ? cc->group : 1, cc->per_tensor, cc->w_bits, false,
-                                &wq, &ws, &nws, &err);
+    rd_status st = sim_quant_weights_wide(&io.tw, transpose ? 1 : 0, transpose ? cc->group : 1, cc->per_tensor,
+                                          cc->w_bits, false, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    double *wc = as_doubles(wq, nw);
+    double *wc = as_doubles(wq, io.nw);
     const sim_q16_layer q = {
         .in_scale = gr.scale, .in_zp = gr.zp, .in_bits = gr.bits, .w_c = wc, .w_scale = ws, .n_w_scale = nws};
-    conv_geom g;
-    st = transpose ? sim_conv_transpose_geometry(&r.ctx, &g, &err) : sim_conv_geometry(&r.ctx, &g, &err);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     int64_t *bq = malloc((size_t)cc->m * 8);
     for (int64_t c = 0; c < cc->m; c++)
-        bq[c] = (int64_t)sim_quant_bias_wide(b[c], (double)gr.scale * ws[nws == 1 ? 0 : c]);
-    const int64_t ny = rd_tensor_numel(&r.out), out_plane = conv_prod(g.out, nsp);
-    int64_t *want = malloc((size_t)ny * 8 + 8);
-    if (transpose)
-        ref_conv_transpose(&g, xq, gr.zp, wq, cc->bias ? bq : NULL, want);
-    else
-        ref_conv(&g, xq, gr.zp, wq, cc->bias ? bq : NULL, want);
-    st = transpose ? sim_q16_conv_transpose_eval(&r.ctx, &q, &r.err) : sim_q16_conv_eval(&r.ctx, &q, &r.err);
-    if (st != RD_OK) {
-        fprintf(stderr, "%s case %d: eval: %s\n", op, case_no, r.err.msg);
-        fails++;
-    } else {
-        float *yf = malloc((size_t)ny * 4 + 4);
-        for (int64_t i = 0; i < ny; i++) {
-            const int64_t c = (i / out_plane) % g.out_c;
-            yf[i] = (float)((double)want[i] * gr.scale * ws[nws == 1 ? 0 : c]);
-        }
-        fails += qk_compare_out(r.out.data, yf, ny, op, case_no);
-        free(yf);
-    }
-    free(want);
-    free(bq);
-    free(wq);
-    free(wc);
-    free(ws);
-    free(xq);
-    free(x);
-    free(w);
-    free(b);
-    qk_fini(&r);
+        bq[c] = (int64_t)sim_quant_bias_wide(io.b[c], (double)gr.scale * ws[nws == 1 ? 0 : c]);
+    int64_t *want = malloc((size_t)io.ny * 8 + 8);
+    int32_t *w_codes = qk_widen_s16(wq, io.nw);
+    const qk_conv_ref ref = {.x = xq, .x_zp = gr.zp, .w = w_codes, .bias = cc->bias ? bq : NULL};
+    qk_conv_reference(&io, &ref, want);
+    st =
+        transpose ? sim_q16_conv_transpose_eval(&io.r.ctx, &q, &io.r.err) : sim_q16_conv_eval(&io.r.ctx, &q, &io.r.err);
+    const qk_scales sc = {gr.scale, ws, nws, false};
+    const int fails = qk_conv_check(&io, st, want, &sc, case_no);
+    RD_FREE_ALL(want, w_codes, bq, wq, wc, ws, xq);
+    qk_conv_end(&io);
     return fails;
 }
 
-static void random_conv_case(uint32_t *s, bool transpose, qk_conv_case *cc)
+/* The input's and the weights' widths of a random case: a quarter of each at 8 bits. */
+static void draw_widths(uint32_t *s, int case_no, qk_conv_case *cc)
 {
-    qk_random_conv_geometry(s, transpose, cc);
+    (void)case_no;
     cc->in_bits = (qk_rng(s) % 4) == 0 ? 8 : 16;
     cc->w_bits = (qk_rng(s) % 4) == 0 ? 8 : 16;
 }
@@ -200,12 +102,7 @@ static void random_conv_case(uint32_t *s, bool transpose, qk_conv_case *cc)
 static void test_conv_random(void)
 {
     uint32_t s = 4242;
-    int fails = 0;
-    for (int t = 0; t < 120; t++) {
-        qk_conv_case cc;
-        random_conv_case(&s, false, &cc);
-        fails += run_conv_case(&cc, false, &s, t);
-    }
+    int fails = qk_run_random_convs(run_conv_case, draw_widths, false, &s, 120);
     /* pointwise (straight dgemm), depthwise with pads, and several im2col tiles */
     qk_conv_case pw = qk_pointwise_case(2, 20, 13, 1, 7, 9);
     pw.in_bits = pw.w_bits = 16;
@@ -222,12 +119,7 @@ static void test_conv_random(void)
 static void test_conv_transpose_random(void)
 {
     uint32_t s = 99;
-    int fails = 0;
-    for (int t = 0; t < 60; t++) {
-        qk_conv_case cc;
-        random_conv_case(&s, true, &cc);
-        fails += run_conv_case(&cc, true, &s, t);
-    }
+    int fails = qk_run_random_convs(run_conv_case, draw_widths, true, &s, 60);
     qk_conv_case pw = qk_pointwise_case(1, 6, 4, 2, 5, 4);
     pw.in_bits = pw.w_bits = 16;
     fails += run_conv_case(&pw, true, &s, 1000);
@@ -237,34 +129,28 @@ static void test_conv_transpose_random(void)
 /* ------------------------------------------------------------------------------------------------- */
 /* Gemm */
 
+static int64_t bias_wide(double b, double scale)
+{
+    return (int64_t)sim_quant_bias_wide(b, scale);
+}
+
 static int run_gemm_case(uint32_t *s, int case_no)
 {
-    const int64_t m = qk_rr(s, 1, 9), n = qk_rr(s, 1, 40), k = qk_rr(s, 1, 300);
-    const bool ta = qk_rng(s) & 1, tb = qk_rng(s) & 1;
-    const int c_kind = (int)qk_rr(s, 0, 4); /* none, const [N], const [1, N], matrix [M, N], activation [N] */
-    const float alpha = (qk_rng(s) & 1) ? 1.0f : 0.75f, beta = (qk_rng(s) & 1) ? 1.0f : -1.5f;
+    qk_gemm_case gc;
+    qk_gemm_begin(s, &gc);
+    const int64_t m = gc.m, n = gc.n, k = gc.k;
     const grid gr = pick_grid(s, (qk_rng(s) % 4) == 0 ? 8 : 16);
     const int w_bits = (qk_rng(s) % 3) == 0 ? 8 : 16;
     int32_t *aq = malloc((size_t)(m * k) * 4);
-    float *a = malloc((size_t)(m * k) * 4), *w = malloc((size_t)(k * n) * 4), *c = malloc((size_t)(m * n) * 4);
-    make_act(s, m * k, &gr, aq, a);
-    qk_make_f32(s, k * n, 1.0f, w);
-    qk_make_f32(s, m * n, 2.0f, c);
-    rd_tensor ta_t = ta ? H_T(RD_DT_F32, a, k, m) : H_T(RD_DT_F32, a, m, k);
-    rd_tensor tb_t = tb ? H_T(RD_DT_F32, w, n, k) : H_T(RD_DT_F32, w, k, n);
-    rd_tensor tc = c_kind == 2 ? H_T(RD_DT_F32, c, 1, n) : c_kind == 3 ? H_T(RD_DT_F32, c, m, n) : H_T(RD_DT_F32, c, n);
-    const rd_tensor *in[3] = {&ta_t, &tb_t, &tc};
-    const sim_attr attrs[] = {h_float("alpha", alpha), h_float("beta", beta), h_int("transA", ta), h_int("transB", tb)};
-    qk_run r;
-    int fails = 0;
-    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "Gemm", attrs, 4, in, c_kind ? 3 : 2), RD_OK);
+    make_act(s, m * k, &gr, aq, gc.a);
+    qk_gemm_setup(s, &gc);
     int16_t *wq;
     float *ws;
     int nws;
     rd_error err;
     const bool per_tensor = (qk_rng(s) % 3) == 0;
-    CU_ASSERT_EQUAL_FATAL(sim_quant_weights_wide(&tb_t, tb ? 0 : 1, 1, per_tensor, w_bits, false, &wq, &ws, &nws, &err),
-                          RD_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        sim_quant_weights_wide(&gc.t_b, gc.tb ? 0 : 1, 1, per_tensor, w_bits, false, &wq, &ws, &nws, &err), RD_OK);
     double *wc = as_doubles(wq, k * n);
     const sim_q16_layer q = {.in_scale = gr.scale,
                              .in_zp = gr.zp,
@@ -272,49 +158,22 @@ static int run_gemm_case(uint32_t *s, int case_no)
                              .w_c = wc,
                              .w_scale = ws,
                              .n_w_scale = nws,
-                             .c_const = c_kind != 4};
-    rd_status st = sim_q16_gemm_eval(&r.ctx, &q, &r.err);
-    if (st != RD_OK) {
-        fprintf(stderr, "Gemm case %d: %s\n", case_no, r.err.msg);
-        fails++;
-    } else {
-        const bool fold = (c_kind == 1 || c_kind == 2 || (c_kind == 3 && m == 1)) && alpha != 0;
-        float *want = malloc((size_t)(m * n) * 4);
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++) {
-                const double sn = ws[nws == 1 ? 0 : j];
-                int64_t acc = 0;
-                for (int64_t p = 0; p < k; p++)
-                    acc += (int64_t)(aq[ta ? p * m + i : i * k + p] - gr.zp) * wq[tb ? j * k + p : p * n + j];
-                const double cv = c_kind == 3 ? c[i * n + j] : c[j];
-                if (fold)
-                    acc += (int64_t)sim_quant_bias_wide((double)beta * cv / alpha, (double)gr.scale * sn);
-                double v = (double)alpha * ((double)acc * gr.scale * sn);
-                if (c_kind && !fold)
-                    v += (double)beta * cv;
-                want[i * n + j] = (float)v;
-            }
-        fails += qk_compare_out(r.out.data, want, m * n, "Gemm", case_no);
-        free(want);
-    }
-    free(wq);
-    free(wc);
-    free(ws);
-    free(aq);
-    free(a);
-    free(w);
-    free(c);
-    qk_fini(&r);
+                             .c_const = gc.c_kind != 4};
+    const rd_status st = sim_q16_gemm_eval(&gc.r.ctx, &q, &gc.r.err);
+    int32_t *w_codes = qk_widen_s16(wq, k * n);
+    int64_t *acc = malloc((size_t)(m * n) * 8);
+    qk_ref_gemm(&gc, aq, gr.zp, w_codes, NULL, 1, acc);
+    const qk_scales sc = {gr.scale, ws, nws, false};
+    const int fails = qk_gemm_check(&gc, st, acc, &sc, bias_wide, case_no);
+    RD_FREE_ALL(acc, w_codes, wq, wc, ws, aq);
+    qk_gemm_end(&gc);
     return fails;
 }
 
 static void test_gemm_random(void)
 {
     uint32_t s = 1616;
-    int fails = 0;
-    for (int t = 0; t < 80; t++)
-        fails += run_gemm_case(&s, t);
-    CU_ASSERT_EQUAL(fails, 0);
+    CU_ASSERT_EQUAL(qk_run_cases(run_gemm_case, &s, 80), 0);
 }
 
 /* ------------------------------------------------------------------------------------------------- */
@@ -322,35 +181,28 @@ static void test_gemm_random(void)
 
 static int run_matmul_case(const qk_mm_case *mc, uint32_t *s, int case_no)
 {
-    rd_tensor ta = {.dtype = RD_DT_F32, .rank = mc->ra}, tb = {.dtype = RD_DT_F32, .rank = mc->rb};
-    memcpy(ta.dims, mc->ad, sizeof mc->ad);
-    memcpy(tb.dims, mc->bd, sizeof mc->bd);
-    const int64_t na = rd_tensor_numel(&ta), nb = rd_tensor_numel(&tb);
+    qk_mm_io io;
+    qk_mm_begin(mc, &io);
+    const int64_t na = io.na, nb = io.nb;
     const grid ga = pick_grid(s, 16), gb = pick_grid(s, (qk_rng(s) & 1) ? 16 : 8);
     int32_t *aq = malloc((size_t)na * 4), *bq = malloc((size_t)nb * 4);
-    float *a = malloc((size_t)na * 4), *b = malloc((size_t)nb * 4);
-    make_act(s, na, &ga, aq, a);
-    ta.data = a;
-    tb.data = b;
+    make_act(s, na, &ga, aq, io.a);
     int16_t *wq = NULL;
     double *wc = NULL;
     float *ws = NULL;
     int nws = 1;
     rd_error err;
     if (mc->act_b) {
-        make_act(s, nb, &gb, bq, b);
+        make_act(s, nb, &gb, bq, io.b);
     } else {
-        qk_make_f32(s, nb, 1.0f, b);
-        CU_ASSERT_EQUAL_FATAL(sim_quant_weights_wide(&tb, mc->rb - 1, 1, mc->rb == 1, 16, false, &wq, &ws, &nws, &err),
-                              RD_OK);
+        qk_make_f32(s, nb, 1.0f, io.b);
+        CU_ASSERT_EQUAL_FATAL(
+            sim_quant_weights_wide(&io.tb, mc->rb - 1, 1, mc->rb == 1, 16, false, &wq, &ws, &nws, &err), RD_OK);
         for (int64_t i = 0; i < nb; i++)
             bq[i] = wq[i];
         wc = as_doubles(wq, nb);
     }
-    const rd_tensor *in[2] = {&ta, &tb};
-    qk_run r;
-    int fails = 0;
-    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "MatMul", NULL, 0, in, 2), RD_OK);
+    qk_mm_setup(&io);
     const sim_q16_layer q = {.in_scale = ga.scale,
                              .in_zp = ga.zp,
                              .in_bits = 16,
@@ -360,52 +212,12 @@ static int run_matmul_case(const qk_mm_case *mc, uint32_t *s, int case_no)
                              .b_scale = gb.scale,
                              .b_zp = gb.zp,
                              .b_bits = gb.bits};
-    rd_status st = sim_q16_matmul_eval(&r.ctx, &q, &r.err);
-    if (st != RD_OK) {
-        fprintf(stderr, "MatMul case %d: %s\n", case_no, r.err.msg);
-        fails++;
-    } else {
-        sim_matmul_shape sh;
-        CU_ASSERT_EQUAL_FATAL(sim_matmul_shape_of(&r.ctx, &sh, &err), RD_OK);
-        const int32_t eff_bzp = mc->act_b ? gb.zp : 0;
-        float *want = malloc((size_t)(sh.n_batch * sh.m * sh.n) * 4 + 4);
-        const int rba = mc->ra > 2 ? mc->ra - 2 : 0, rbb = mc->rb > 2 ? mc->rb - 2 : 0;
-        for (int64_t bi = 0; bi < sh.n_batch; bi++) {
-            int64_t rem = bi, oa = 0, ob = 0, sa = 1, sb = 1;
-            for (int d = sh.nb - 1; d >= 0; d--) {
-                const int64_t id = rem % sh.batch[d];
-                rem /= sh.batch[d];
-                const int da = d - (sh.nb - rba), db = d - (sh.nb - rbb);
-                if (da >= 0) {
-                    oa += (mc->ad[da] == 1 ? 0 : id) * sa;
-                    sa *= mc->ad[da];
-                }
-                if (db >= 0) {
-                    ob += (mc->bd[db] == 1 ? 0 : id) * sb;
-                    sb *= mc->bd[db];
-                }
-            }
-            for (int64_t i = 0; i < sh.m; i++)
-                for (int64_t j = 0; j < sh.n; j++) {
-                    int64_t acc = 0;
-                    for (int64_t p = 0; p < sh.k; p++)
-                        acc += (int64_t)(aq[(oa * sh.m + i) * sh.k + p] - ga.zp) *
-                               (bq[(ob * sh.k + p) * sh.n + j] - eff_bzp);
-                    const double sc = mc->act_b ? (double)gb.scale : (double)ws[nws == 1 ? 0 : j];
-                    want[(bi * sh.m + i) * sh.n + j] = (float)((double)acc * ga.scale * sc);
-                }
-        }
-        fails += qk_compare_out(r.out.data, want, sh.n_batch * sh.m * sh.n, "MatMul", case_no);
-        free(want);
-    }
-    free(wq);
-    free(wc);
-    free(ws);
-    free(aq);
-    free(bq);
-    free(a);
-    free(b);
-    qk_fini(&r);
+    const rd_status st = sim_q16_matmul_eval(&io.r.ctx, &q, &io.r.err);
+    const qk_mm_ref ref = {.a = aq, .a_zp = ga.zp, .b = bq, .b_zp = mc->act_b ? gb.zp : 0};
+    const qk_scales sc = {ga.scale, mc->act_b ? &gb.scale : ws, mc->act_b ? 1 : nws, false};
+    const int fails = qk_mm_check(mc, &io, st, &ref, &sc, case_no);
+    RD_FREE_ALL(wq, wc, ws, aq, bq);
+    qk_mm_end(&io);
     return fails;
 }
 

@@ -7,6 +7,7 @@
  * 3-D, Gemm transposes and C variants, MatMul batching and broadcasting, zero points at both extremes.
  */
 #include "rd_test.h"
+#include "free_all.h"
 #include "qkernel_harness.h"
 #include "quant.h"
 #include "kernels/qconv.h"
@@ -14,11 +15,6 @@
 #include "ops/linear_shapes.h"
 
 #include <stdio.h>
-
-static int32_t wrap32(int64_t v)
-{
-    return (int32_t)(uint32_t)(uint64_t)v;
-}
 
 static int32_t pick_zp(uint32_t *s)
 {
@@ -37,7 +33,7 @@ static void ref_qgemm(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const
             int64_t acc = !bias ? 0 : mode == QGEMM_BIAS_PER_N ? bias[j] : mode == QGEMM_BIAS_PER_M ? bias[i] : 0;
             for (int64_t p = 0; p < k; p++)
                 acc += (int64_t)(a->data[i * a->rs + p * a->cs] - a->zp) * (b->data[p * b->rs + j * b->cs] - b->zp);
-            c[i * n + j] = wrap32(acc);
+            c[i * n + j] = qk_wrap32(acc);
         }
 }
 
@@ -74,12 +70,7 @@ static void test_qgemm_shapes(void)
                         (long long)k, variant);
                 CU_FAIL("qgemm accumulators differ from the reference");
             }
-            free(a);
-            free(b);
-            free(want);
-            free(got);
-            free(got_p);
-            free(work);
+            RD_FREE_ALL(a, b, want, got, got_p, work);
         }
     }
 }
@@ -96,147 +87,62 @@ static void make_act(uint32_t *s, int64_t n, float scale, int32_t zp, int8_t *q,
 /* ------------------------------------------------------------------------------------------------- */
 /* Conv and ConvTranspose */
 
-/* wzp: weight zero points per output channel (n_wzp 1 or out_c), NULL for none. */
-static int64_t wzp_of(const int32_t *wzp, int n_wzp, int64_t m)
-{
-    return wzp ? wzp[n_wzp == 1 ? 0 : m] : 0;
-}
-
-static void ref_qconv(const conv_geom *g, const int8_t *x, int32_t zp, const int8_t *w, const int32_t *wzp, int n_wzp,
-                      const int32_t *bq, int32_t *y)
-{
-    const int nsp = g->nsp;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp), ksz = conv_prod(g->k, nsp);
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t m = 0; m < g->out_c; m++) {
-            const int64_t grp = m / mg;
-            int64_t o[CONV_MAX_SP] = {0};
-            do {
-                int64_t acc = bq ? bq[m] : 0;
-                for (int64_t c = 0; c < cg; c++) {
-                    int64_t kk[CONV_MAX_SP] = {0};
-                    do {
-                        int64_t i[CONV_MAX_SP];
-                        bool inside = true;
-                        for (int d = 0; d < nsp; d++) {
-                            i[d] = o[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
-                            inside = inside && i[d] >= 0 && i[d] < g->in[d];
-                        }
-                        if (inside)
-                            acc += (int64_t)(x[(n * g->in_c + grp * cg + c) * in_plane + qk_flat(i, g->in, nsp)] - zp) *
-                                   (w[(m * cg + c) * ksz + qk_flat(kk, g->k, nsp)] - wzp_of(wzp, n_wzp, m));
-                    } while (qk_next_index(kk, g->k, nsp));
-                }
-                y[(n * g->out_c + m) * out_plane + qk_flat(o, g->out, nsp)] = wrap32(acc);
-            } while (out_plane > 0 && qk_next_index(o, g->out, nsp));
-        }
-}
-
-static void ref_qconv_transpose(const conv_geom *g, const int8_t *x, int32_t zp, const int8_t *w, const int32_t *wzp,
-                                int n_wzp, const int32_t *bq, int32_t *y)
-{
-    const int nsp = g->nsp;
-    const int64_t cg = g->in_c / g->group, mg = g->out_c / g->group;
-    const int64_t in_plane = conv_prod(g->in, nsp), out_plane = conv_prod(g->out, nsp), ksz = conv_prod(g->k, nsp);
-    int64_t *acc = calloc((size_t)(g->batch * g->out_c * out_plane) + 1, sizeof(int64_t));
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t m = 0; m < g->out_c; m++)
-            for (int64_t p = 0; p < out_plane; p++)
-                acc[(n * g->out_c + m) * out_plane + p] = bq ? bq[m] : 0;
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t c = 0; c < g->in_c; c++) {
-            const int64_t grp = c / cg;
-            int64_t i[CONV_MAX_SP] = {0};
-            do {
-                const int64_t xv = x[(n * g->in_c + c) * in_plane + qk_flat(i, g->in, nsp)] - zp;
-                for (int64_t m = 0; m < mg; m++) {
-                    int64_t kk[CONV_MAX_SP] = {0};
-                    do {
-                        int64_t o[CONV_MAX_SP];
-                        bool inside = true;
-                        for (int d = 0; d < nsp; d++) {
-                            o[d] = i[d] * g->stride[d] + kk[d] * g->dil[d] - g->pad[d];
-                            inside = inside && o[d] >= 0 && o[d] < g->out[d];
-                        }
-                        if (inside)
-                            acc[(n * g->out_c + grp * mg + m) * out_plane + qk_flat(o, g->out, nsp)] +=
-                                xv *
-                                (w[(c * mg + m) * ksz + qk_flat(kk, g->k, nsp)] - wzp_of(wzp, n_wzp, grp * mg + m));
-                    } while (qk_next_index(kk, g->k, nsp));
-                }
-            } while (in_plane > 0 && qk_next_index(i, g->in, nsp));
-        }
-    for (int64_t p = 0; p < g->batch * g->out_c * out_plane; p++)
-        y[p] = wrap32(acc[p]);
-    free(acc);
-}
-
 /* Runs one case through the eval and the slice kernels; returns the number of failures. */
 static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, int case_no)
 {
-    const int nsp = cc->nsp;
-    int64_t xd[5], wd[5], nx, nw;
-    qk_conv_dims(cc, transpose, xd, wd, &nx, &nw);
+    qk_conv_io io;
+    qk_conv_begin(cc, transpose, &io);
+    const int64_t nx = io.nx, nw = io.nw;
     const float in_scale = 0.02f + (float)qk_rr(s, 0, 100) / 1000.0f;
     int8_t *xq = malloc((size_t)nx + 1);
-    float *x = malloc((size_t)nx * 4 + 4), *w = malloc((size_t)nw * 4 + 4), *b = malloc((size_t)cc->m * 4);
-    make_act(s, nx, in_scale, cc->zp, xq, x);
-    qk_make_f32(s, nw, 0.5f, w);
-    qk_make_f32(s, cc->m, 3.0f, b);
-    rd_tensor tx = h_t(RD_DT_F32, x, nsp + 2, xd), tw = h_t(RD_DT_F32, w, nsp + 2, wd);
-    rd_tensor tb = H_T(RD_DT_F32, b, cc->m);
-    const rd_tensor *in[3] = {&tx, &tw, &tb};
-    sim_attr attrs[4];
-    const int na = qk_conv_attrs(cc, attrs);
-    const char *op = transpose ? "ConvTranspose" : "Conv";
-    qk_run r;
-    int fails = 0;
-    rd_status st = qk_setup(&r, op, attrs, na, in, cc->bias ? 3 : 2);
-    if (st != RD_OK) {
-        fprintf(stderr, "%s case %d: setup: %s\n", op, case_no, r.err.msg);
-        qk_fini(&r);
-        free(xq), free(x), free(w), free(b);
+    make_act(s, nx, in_scale, cc->zp, xq, io.x);
+    if (!qk_conv_setup(cc, s, &io, case_no)) {
+        qk_conv_end(&io);
+        free(xq);
         return 1;
     }
+    const conv_geom g = io.g;
+    const int64_t ny = io.ny;
+    const char *op = io.op;
+    rd_tensor *tw = &io.tw;
+    int fails = 0;
+    rd_status st;
     int8_t *wq = NULL;
     float *ws = NULL;
     int32_t *wzp = NULL;
     int nws = 0;
     rd_error err;
     if (cc->asym)
-        st = sim_quant_weights_i8_asym(&tw, transpose ? 1 : 0, transpose ? cc->group : 1, cc->per_tensor, &wq, &ws,
-                                       &wzp, &nws, &err);
+        st = sim_quant_weights_i8_asym(tw, transpose ? 1 : 0, transpose ? cc->group : 1, cc->per_tensor, &wq, &ws, &wzp,
+                                       &nws, &err);
     else
-        st = transpose ? sim_quant_weights_i8_grouped(&tw, 1, cc->group, cc->per_tensor, &wq, &ws, &nws, &err)
-                       : sim_quant_weights_i8(&tw, 0, cc->per_tensor, &wq, &ws, &nws, &err);
+        st = transpose ? sim_quant_weights_i8_grouped(tw, 1, cc->group, cc->per_tensor, &wq, &ws, &nws, &err)
+                       : sim_quant_weights_i8(tw, 0, cc->per_tensor, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     const sim_q8_layer q = {
         .in_scale = in_scale, .in_zp = cc->zp, .w_q = wq, .w_scale = ws, .n_w_scale = nws, .w_zp = wzp};
-    conv_geom g;
-    st = transpose ? sim_conv_transpose_geometry(&r.ctx, &g, &err) : sim_conv_geometry(&r.ctx, &g, &err);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
     int32_t *bq = malloc((size_t)cc->m * 4);
+    int64_t *bq_wide = malloc((size_t)cc->m * 8);
     for (int64_t c = 0; c < cc->m; c++)
-        bq[c] = sim_quant_bias_i32(b[c], (double)in_scale * ws[nws == 1 ? 0 : c]);
-    const int64_t ny = rd_tensor_numel(&r.out), out_plane = conv_prod(g.out, nsp);
-    int32_t *want = malloc((size_t)ny * 4 + 4), *got = malloc((size_t)ny * 4 + 4),
-            *want_sym = malloc((size_t)ny * 4 + 4);
-    if (transpose) {
-        ref_qconv_transpose(&g, xq, cc->zp, wq, wzp, nws, cc->bias ? bq : NULL, want);
-        ref_qconv_transpose(&g, xq, cc->zp, wq, NULL, nws, cc->bias ? bq : NULL, want_sym);
-    } else {
-        ref_qconv(&g, xq, cc->zp, wq, wzp, nws, cc->bias ? bq : NULL, want);
-        ref_qconv(&g, xq, cc->zp, wq, NULL, nws, cc->bias ? bq : NULL, want_sym);
-    }
+        bq_wide[c] = bq[c] = sim_quant_bias_i32(io.b[c], (double)in_scale * ws[nws == 1 ? 0 : c]);
+    int32_t *got = malloc((size_t)ny * 4 + 4), *want_sym = malloc((size_t)ny * 4 + 4);
+    int64_t *want = malloc((size_t)ny * 8 + 8), *want_sym_wide = malloc((size_t)ny * 8 + 8);
+    int32_t *x_codes = qk_widen_s8(xq, nx), *w_codes = qk_widen_s8(wq, nw);
+    qk_conv_ref ref = {
+        .x = x_codes, .x_zp = cc->zp, .w = w_codes, .w_zp = wzp, .n_w_zp = nws, .bias = cc->bias ? bq_wide : NULL};
+    qk_conv_reference(&io, &ref, want);
+    ref.w_zp = NULL;
+    qk_conv_reference(&io, &ref, want_sym_wide);
+    for (int64_t i = 0; i < ny; i++)
+        want_sym[i] = qk_wrap32(want_sym_wide[i]);
     /* accumulators straight from the kernels, on one thread and on a pool of three */
     conv_plan plan;
     if (transpose)
         qconv_transpose_plan_s8(&g, &plan);
     else
         qconv_plan_s8(&g, &plan);
-    const int64_t nwq = transpose ? g.in_c * (g.out_c / g.group) * conv_prod(g.k, nsp)
-                                  : g.out_c * (g.in_c / g.group) * conv_prod(g.k, nsp);
+    const int64_t nwq = transpose ? g.in_c * (g.out_c / g.group) * conv_prod(g.k, g.nsp)
+                                  : g.out_c * (g.in_c / g.group) * conv_prod(g.k, g.nsp);
     void *scratch = aligned_alloc(64, (3 * plan.scratch + 64) / 64 * 64);
     float *xc = malloc((size_t)(nx + nwq) * sizeof(float) + 4), *wc = xc + nx;
     for (int64_t i = 0; i < nx; i++)
@@ -270,52 +176,25 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
         fails++;
     }
     /* the eval's floats */
-    st = transpose ? sim_q8_conv_transpose_eval(&r.ctx, &q, &r.err) : sim_q8_conv_eval(&r.ctx, &q, &r.err);
-    if (st != RD_OK) {
-        fprintf(stderr, "%s case %d: eval: %s\n", op, case_no, r.err.msg);
-        fails++;
-    } else {
-        float *yf = malloc((size_t)ny * 4 + 4);
-        for (int64_t i = 0; i < ny; i++) {
-            const int64_t c = (i / out_plane) % g.out_c;
-            yf[i] = (float)((double)want[i] * in_scale * ws[nws == 1 ? 0 : c]);
-        }
-        fails += qk_compare_out(r.out.data, yf, ny, op, case_no);
-        free(yf);
-    }
-    free(scratch);
-    free(want);
-    free(want_sym);
-    free(got);
-    free(bq);
-    free(wq);
-    free(ws);
-    free(wzp);
-    free(xq);
-    free(x);
-    free(w);
-    free(b);
-    qk_fini(&r);
+    st = transpose ? sim_q8_conv_transpose_eval(&io.r.ctx, &q, &io.r.err) : sim_q8_conv_eval(&io.r.ctx, &q, &io.r.err);
+    const qk_scales sc = {in_scale, ws, nws, true};
+    fails += qk_conv_check(&io, st, want, &sc, case_no);
+    RD_FREE_ALL(scratch, want, want_sym, want_sym_wide, x_codes, w_codes, got, bq, bq_wide, wq, ws, wzp, xq);
+    qk_conv_end(&io);
     return fails;
 }
 
-static void random_conv_case(uint32_t *s, bool transpose, qk_conv_case *cc)
+/* The input zero point of a random case; every third case (1, 4, ...) with asymmetric weights. */
+static void draw_zero_points(uint32_t *s, int case_no, qk_conv_case *cc)
 {
-    qk_random_conv_geometry(s, transpose, cc);
     cc->zp = pick_zp(s);
+    cc->asym = case_no % 3 == 1;
 }
 
 static void test_qconv_random(void)
 {
     uint32_t s = 2024;
-    int fails = 0;
-    for (int t = 0; t < 120; t++) {
-        qk_conv_case cc;
-        random_conv_case(&s, false, &cc);
-        cc.asym = t % 3 == 1; /* a third with asymmetric weights */
-        fails += run_conv_case(&cc, false, &s, t);
-    }
-    CU_ASSERT_EQUAL(fails, 0);
+    CU_ASSERT_EQUAL(qk_run_random_convs(run_conv_case, draw_zero_points, false, &s, 120), 0);
 }
 
 static void test_qconv_fixed(void)
@@ -359,13 +238,7 @@ static void test_qconv_fixed(void)
 static void test_qconv_transpose_random(void)
 {
     uint32_t s = 77;
-    int fails = 0;
-    for (int t = 0; t < 60; t++) {
-        qk_conv_case cc;
-        random_conv_case(&s, true, &cc);
-        cc.asym = t % 3 == 1;
-        fails += run_conv_case(&cc, true, &s, t);
-    }
+    int fails = qk_run_random_convs(run_conv_case, draw_zero_points, true, &s, 60);
     qk_conv_case pw = qk_pointwise_case(1, 6, 4, 2, 5, 4);
     pw.zp = 127;
     fails += run_conv_case(&pw, true, &s, 1000);
@@ -377,36 +250,29 @@ static void test_qconv_transpose_random(void)
 /* ------------------------------------------------------------------------------------------------- */
 /* Gemm */
 
+static int64_t bias_i32(double b, double scale)
+{
+    return sim_quant_bias_i32(b, scale);
+}
+
 static int run_gemm_case(uint32_t *s, int case_no)
 {
-    const int64_t m = qk_rr(s, 1, 9), n = qk_rr(s, 1, 40), k = qk_rr(s, 1, 300);
-    const bool ta = qk_rng(s) & 1, tb = qk_rng(s) & 1;
-    const int c_kind = (int)qk_rr(s, 0, 4); /* none, const [N], const [1, N], matrix [M, N], activation [N] */
-    const float alpha = (qk_rng(s) & 1) ? 1.0f : 0.75f, beta = (qk_rng(s) & 1) ? 1.0f : -1.5f;
+    qk_gemm_case gc;
+    qk_gemm_begin(s, &gc);
+    const int64_t m = gc.m, n = gc.n, k = gc.k;
     const int32_t zp = pick_zp(s);
     const float in_scale = 0.01f + (float)qk_rr(s, 0, 100) / 3000.0f;
     int8_t *aq = malloc((size_t)(m * k));
-    float *a = malloc((size_t)(m * k) * 4), *w = malloc((size_t)(k * n) * 4), *c = malloc((size_t)(m * n) * 4);
-    make_act(s, m * k, in_scale, zp, aq, a);
-    qk_make_f32(s, k * n, 1.0f, w);
-    qk_make_f32(s, m * n, 2.0f, c);
-    rd_tensor ta_t = ta ? H_T(RD_DT_F32, a, k, m) : H_T(RD_DT_F32, a, m, k);
-    rd_tensor tb_t = tb ? H_T(RD_DT_F32, w, n, k) : H_T(RD_DT_F32, w, k, n);
-    rd_tensor tc = c_kind == 2 ? H_T(RD_DT_F32, c, 1, n) : c_kind == 3 ? H_T(RD_DT_F32, c, m, n) : H_T(RD_DT_F32, c, n);
-    const rd_tensor *in[3] = {&ta_t, &tb_t, &tc};
-    const sim_attr attrs[] = {h_float("alpha", alpha), h_float("beta", beta), h_int("transA", ta), h_int("transB", tb)};
-    qk_run r;
-    int fails = 0;
-    rd_status st = qk_setup(&r, "Gemm", attrs, 4, in, c_kind ? 3 : 2);
-    CU_ASSERT_EQUAL_FATAL(st, RD_OK);
+    make_act(s, m * k, in_scale, zp, aq, gc.a);
+    qk_gemm_setup(s, &gc);
     int8_t *wq;
     float *ws;
     int32_t *wzp = NULL;
     int nws;
     rd_error err;
     const bool per_tensor = (qk_rng(s) % 3) == 0, asym = (qk_rng(s) % 2) == 0;
-    rd_status qst = asym ? sim_quant_weights_i8_asym(&tb_t, tb ? 0 : 1, 1, per_tensor, &wq, &ws, &wzp, &nws, &err)
-                         : sim_quant_weights_i8(&tb_t, tb ? 0 : 1, per_tensor, &wq, &ws, &nws, &err);
+    rd_status qst = asym ? sim_quant_weights_i8_asym(&gc.t_b, gc.tb ? 0 : 1, 1, per_tensor, &wq, &ws, &wzp, &nws, &err)
+                         : sim_quant_weights_i8(&gc.t_b, gc.tb ? 0 : 1, per_tensor, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(qst, RD_OK);
     const sim_q8_layer q = {.in_scale = in_scale,
                             .in_zp = zp,
@@ -414,50 +280,22 @@ static int run_gemm_case(uint32_t *s, int case_no)
                             .w_scale = ws,
                             .n_w_scale = nws,
                             .w_zp = wzp,
-                            .c_const = c_kind != 4};
-    st = sim_q8_gemm_eval(&r.ctx, &q, &r.err);
-    if (st != RD_OK) {
-        fprintf(stderr, "Gemm case %d: %s\n", case_no, r.err.msg);
-        fails++;
-    } else {
-        const bool fold = (c_kind == 1 || c_kind == 2 || (c_kind == 3 && m == 1)) && alpha != 0;
-        float *want = malloc((size_t)(m * n) * 4);
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++) {
-                const double sn = ws[nws == 1 ? 0 : j];
-                int64_t acc = 0;
-                for (int64_t p = 0; p < k; p++)
-                    acc += (int64_t)(aq[ta ? p * m + i : i * k + p] - zp) *
-                           (wq[tb ? j * k + p : p * n + j] - wzp_of(wzp, nws, j));
-                const double cv = c_kind == 3 ? c[i * n + j] : c[j];
-                if (fold)
-                    acc += sim_quant_bias_i32((double)beta * cv / alpha, (double)in_scale * sn);
-                double v = (double)alpha * ((double)wrap32(acc) * in_scale * sn);
-                if (c_kind && !fold)
-                    v += (double)beta * cv;
-                want[i * n + j] = (float)v;
-            }
-        fails += qk_compare_out(r.out.data, want, m * n, "Gemm", case_no);
-        free(want);
-    }
-    free(wq);
-    free(ws);
-    free(wzp);
-    free(aq);
-    free(a);
-    free(w);
-    free(c);
-    qk_fini(&r);
+                            .c_const = gc.c_kind != 4};
+    const rd_status st = sim_q8_gemm_eval(&gc.r.ctx, &q, &gc.r.err);
+    int32_t *a_codes = qk_widen_s8(aq, m * k), *w_codes = qk_widen_s8(wq, k * n);
+    int64_t *acc = malloc((size_t)(m * n) * 8);
+    qk_ref_gemm(&gc, a_codes, zp, w_codes, wzp, nws, acc);
+    const qk_scales sc = {in_scale, ws, nws, true};
+    const int fails = qk_gemm_check(&gc, st, acc, &sc, bias_i32, case_no);
+    RD_FREE_ALL(acc, a_codes, w_codes, wq, ws, wzp, aq);
+    qk_gemm_end(&gc);
     return fails;
 }
 
 static void test_qgemm_eval_random(void)
 {
     uint32_t s = 31337;
-    int fails = 0;
-    for (int t = 0; t < 80; t++)
-        fails += run_gemm_case(&s, t);
-    CU_ASSERT_EQUAL(fails, 0);
+    CU_ASSERT_EQUAL(qk_run_cases(run_gemm_case, &s, 80), 0);
 }
 
 /* ------------------------------------------------------------------------------------------------- */
@@ -465,38 +303,31 @@ static void test_qgemm_eval_random(void)
 
 static int run_matmul_case(const qk_mm_case *mc, bool asym, uint32_t *s, int case_no)
 {
-    rd_tensor ta = {.dtype = RD_DT_F32, .rank = mc->ra}, tb = {.dtype = RD_DT_F32, .rank = mc->rb};
-    memcpy(ta.dims, mc->ad, sizeof mc->ad);
-    memcpy(tb.dims, mc->bd, sizeof mc->bd);
-    const int64_t na = rd_tensor_numel(&ta), nb = rd_tensor_numel(&tb);
+    qk_mm_io io;
+    qk_mm_begin(mc, &io);
+    const int64_t na = io.na, nb = io.nb;
     const int32_t zp = pick_zp(s), bzp = pick_zp(s);
     const float in_scale = 0.05f, b_scale = 0.03f + (float)qk_rr(s, 0, 10) / 100.0f;
     int8_t *aq = malloc((size_t)na), *bq = malloc((size_t)nb);
-    float *a = malloc((size_t)na * 4), *b = malloc((size_t)nb * 4);
-    make_act(s, na, in_scale, zp, aq, a);
-    ta.data = a;
-    tb.data = b;
+    make_act(s, na, in_scale, zp, aq, io.a);
     int8_t *wq = NULL;
     float *ws = NULL;
     int32_t *wzp = NULL;
     int nws = 1;
     rd_error err;
     if (mc->act_b) {
-        make_act(s, nb, b_scale, bzp, bq, b);
+        make_act(s, nb, b_scale, bzp, bq, io.b);
     } else if (asym) {
-        qk_make_f32(s, nb, 1.0f, b);
-        CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8_asym(&tb, mc->rb - 1, 1, mc->rb == 1, &wq, &ws, &wzp, &nws, &err),
+        qk_make_f32(s, nb, 1.0f, io.b);
+        CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8_asym(&io.tb, mc->rb - 1, 1, mc->rb == 1, &wq, &ws, &wzp, &nws, &err),
                               RD_OK);
         memcpy(bq, wq, (size_t)nb);
     } else {
-        qk_make_f32(s, nb, 1.0f, b);
-        CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8(&tb, mc->rb - 1, mc->rb == 1, &wq, &ws, &nws, &err), RD_OK);
+        qk_make_f32(s, nb, 1.0f, io.b);
+        CU_ASSERT_EQUAL_FATAL(sim_quant_weights_i8(&io.tb, mc->rb - 1, mc->rb == 1, &wq, &ws, &nws, &err), RD_OK);
         memcpy(bq, wq, (size_t)nb);
     }
-    const rd_tensor *in[2] = {&ta, &tb};
-    qk_run r;
-    int fails = 0;
-    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "MatMul", NULL, 0, in, 2), RD_OK);
+    qk_mm_setup(&io);
     const sim_q8_layer q = {.in_scale = in_scale,
                             .in_zp = zp,
                             .w_q = wq,
@@ -505,53 +336,14 @@ static int run_matmul_case(const qk_mm_case *mc, bool asym, uint32_t *s, int cas
                             .w_zp = wzp,
                             .b_scale = b_scale,
                             .b_zp = bzp};
-    rd_status st = sim_q8_matmul_eval(&r.ctx, &q, &r.err);
-    if (st != RD_OK) {
-        fprintf(stderr, "MatMul case %d: %s\n", case_no, r.err.msg);
-        qk_fini(&r);
-        return 1;
-    }
-    /* reference: numpy matmul over right-aligned broadcast batch dims */
-    sim_matmul_shape sh;
-    CU_ASSERT_EQUAL_FATAL(sim_matmul_shape_of(&r.ctx, &sh, &err), RD_OK);
-    const int32_t eff_bzp = mc->act_b ? bzp : 0;
-    float *want = malloc((size_t)(sh.n_batch * sh.m * sh.n) * 4 + 4);
-    const int rba = mc->ra > 2 ? mc->ra - 2 : 0, rbb = mc->rb > 2 ? mc->rb - 2 : 0;
-    for (int64_t bi = 0; bi < sh.n_batch; bi++) {
-        int64_t rem = bi, oa = 0, ob = 0, sa = 1, sb = 1;
-        for (int d = sh.nb - 1; d >= 0; d--) {
-            const int64_t id = rem % sh.batch[d];
-            rem /= sh.batch[d];
-            const int da = d - (sh.nb - rba), db = d - (sh.nb - rbb);
-            if (da >= 0) {
-                oa += (mc->ad[da] == 1 ? 0 : id) * sa;
-                sa *= mc->ad[da];
-            }
-            if (db >= 0) {
-                ob += (mc->bd[db] == 1 ? 0 : id) * sb;
-                sb *= mc->bd[db];
-            }
-        }
-        for (int64_t i = 0; i < sh.m; i++)
-            for (int64_t j = 0; j < sh.n; j++) {
-                int64_t acc = 0;
-                for (int64_t p = 0; p < sh.k; p++)
-                    acc += (int64_t)(aq[(oa * sh.m + i) * sh.k + p] - zp) *
-                           (bq[(ob * sh.k + p) * sh.n + j] - eff_bzp - wzp_of(wzp, nws, j));
-                const double sc = mc->act_b ? (double)b_scale : (double)ws[nws == 1 ? 0 : j];
-                want[(bi * sh.m + i) * sh.n + j] = (float)((double)wrap32(acc) * in_scale * sc);
-            }
-    }
-    fails += qk_compare_out(r.out.data, want, sh.n_batch * sh.m * sh.n, "MatMul", case_no);
-    free(want);
-    free(wq);
-    free(ws);
-    free(wzp);
-    free(aq);
-    free(bq);
-    free(a);
-    free(b);
-    qk_fini(&r);
+    const rd_status st = sim_q8_matmul_eval(&io.r.ctx, &q, &io.r.err);
+    int32_t *a_codes = qk_widen_s8(aq, na), *b_codes = qk_widen_s8(bq, nb);
+    const qk_mm_ref ref = {
+        .a = a_codes, .a_zp = zp, .b = b_codes, .b_zp = mc->act_b ? bzp : 0, .b_col_zp = wzp, .n_b_col_zp = nws};
+    const qk_scales sc = {in_scale, mc->act_b ? &b_scale : ws, mc->act_b ? 1 : nws, true};
+    const int fails = qk_mm_check(mc, &io, st, &ref, &sc, case_no);
+    RD_FREE_ALL(a_codes, b_codes, wq, ws, wzp, aq, bq);
+    qk_mm_end(&io);
     return fails;
 }
 

@@ -61,6 +61,21 @@ static void run_sim(rd_sim *s, const rd_tensor *x, seen *out)
     CU_ASSERT_EQUAL_FATAL(rd_sim_run(s, x, 1, &ro, NULL, 0, &err), RD_OK);
 }
 
+/* The tensors of a run on a fresh simulation, with no fault. */
+static void run_clean(const rd_model *m, const rd_tensor *x, seen *out)
+{
+    rd_sim *s = make_sim(m, x);
+    run_sim(s, x, out);
+    rd_sim_destroy(s);
+}
+
+/* The conv-relu-gain model with `channels` channels; its input into x. */
+static rd_model *fault_model(int64_t channels, rd_tensor *x)
+{
+    st_conv_input(x, channels);
+    return st_conv_relu_gain_model(channels, 2.0f, "fault_test.onnx");
+}
+
 static bool same(const rd_tensor *a, const rd_tensor *b)
 {
     return a && b && rd_tensor_numel(a) == rd_tensor_numel(b) &&
@@ -83,9 +98,8 @@ static void test_fault_names(void)
 
 static void test_fault_refused(void)
 {
-    rd_model *m = st_conv_relu_gain_model(2, 2.0f, "fault_test.onnx");
     rd_tensor x;
-    st_conv_input(&x, 2);
+    rd_model *m = fault_model(2, &x);
     rd_sim *s = make_sim(m, &x);
     rd_error err;
     CU_ASSERT_EQUAL(rd_sim_add_fault(s, "relu_oot", RD_FAULT_GAIN, &err), RD_E_NOTFOUND);
@@ -97,9 +111,7 @@ static void test_fault_refused(void)
     /* nothing was added: the run is the plain simulation */
     seen a = {0}, b = {0};
     run_sim(s, &x, &a);
-    rd_sim_destroy(s);
-    s = make_sim(m, &x);
-    run_sim(s, &x, &b);
+    run_clean(m, &x, &b);
     CU_ASSERT_TRUE(same(seen_get(&a, "out"), seen_get(&b, "out")));
     seen_fini(&a);
     seen_fini(&b);
@@ -108,16 +120,24 @@ static void test_fault_refused(void)
     rd_model_destroy(m);
 }
 
-/* Runs the model clean and with one fault on relu_out; checks x unchanged, relu_out and out changed. */
-static void run_pair(rd_sim_fault_kind kind, seen *clean, seen *faulty, rd_sim **faulty_sim)
+/* The model run clean and with one fault on relu_out: both runs' tensors, the faulty simulation and relu_out
+   there (its parameters; a and b its values in the clean and the faulty run). */
+typedef struct fault_pair {
+    seen clean, faulty;
+    rd_sim *s;
+    rd_sim_tensor t;
+    const rd_tensor *a, *b;
+} fault_pair;
+
+/* Runs the pair for kind; checks x unchanged, relu_out and out changed. */
+static void run_pair(rd_sim_fault_kind kind, fault_pair *fp)
 {
-    rd_model *m = st_conv_relu_gain_model(2, 2.0f, "fault_test.onnx");
+    memset(fp, 0, sizeof *fp);
+    seen *clean = &fp->clean, *faulty = &fp->faulty;
     rd_tensor x;
-    st_conv_input(&x, 2);
+    rd_model *m = fault_model(2, &x);
+    run_clean(m, &x, clean);
     rd_sim *s = make_sim(m, &x);
-    run_sim(s, &x, clean);
-    rd_sim_destroy(s);
-    s = make_sim(m, &x);
     rd_error err;
     CU_ASSERT_EQUAL_FATAL(rd_sim_add_fault(s, "relu_out", kind, &err), RD_OK);
     rd_sim_tensor t;
@@ -128,20 +148,27 @@ static void run_pair(rd_sim_fault_kind kind, seen *clean, seen *faulty, rd_sim *
     CU_ASSERT_TRUE(same(seen_get(clean, "x"), seen_get(faulty, "x")));
     CU_ASSERT_FALSE(same(seen_get(clean, "relu_out"), seen_get(faulty, "relu_out")));
     CU_ASSERT_FALSE(same(seen_get(clean, "out"), seen_get(faulty, "out")));
-    *faulty_sim = s;
+    fp->s = s;
+    fp->t = t;
+    fp->a = seen_get(clean, "relu_out");
+    fp->b = seen_get(faulty, "relu_out");
     rd_tensor_fini(&x);
     rd_model_destroy(m);
 }
 
+static void fault_pair_fini(fault_pair *fp)
+{
+    seen_fini(&fp->clean);
+    seen_fini(&fp->faulty);
+    rd_sim_destroy(fp->s);
+}
+
 static void test_fault_gain(void)
 {
-    seen c = {0}, f = {0};
-    rd_sim *s = NULL;
-    run_pair(RD_FAULT_GAIN, &c, &f, &s);
-    rd_sim_tensor t;
-    rd_error err;
-    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "relu_out", &t, &err), RD_OK);
-    const rd_tensor *a = seen_get(&c, "relu_out"), *b = seen_get(&f, "relu_out");
+    fault_pair fp;
+    run_pair(RD_FAULT_GAIN, &fp);
+    const rd_sim_tensor t = fp.t;
+    const rd_tensor *a = fp.a, *b = fp.b;
     for (int64_t i = 0; a && b && i < rd_tensor_numel(a); i++) {
         float va = ((float *)a->data)[i], vb = ((float *)b->data)[i];
         double code = (double)vb / t.scale + t.zero_point;
@@ -150,20 +177,15 @@ static void test_fault_gain(void)
         if (va * 1.25f < t.max)
             CU_ASSERT(fabsf(vb - va * 1.25f) <= t.scale * 0.5001f); /* 1.25x, requantized */
     }
-    seen_fini(&c);
-    seen_fini(&f);
-    rd_sim_destroy(s);
+    fault_pair_fini(&fp);
 }
 
 static void test_fault_saturate(void)
 {
-    seen c = {0}, f = {0};
-    rd_sim *s = NULL;
-    run_pair(RD_FAULT_SATURATE, &c, &f, &s);
-    rd_sim_tensor t;
-    rd_error err;
-    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "relu_out", &t, &err), RD_OK);
-    const rd_tensor *a = seen_get(&c, "relu_out"), *b = seen_get(&f, "relu_out");
+    fault_pair fp;
+    run_pair(RD_FAULT_SATURATE, &fp);
+    const rd_sim_tensor t = fp.t;
+    const rd_tensor *a = fp.a, *b = fp.b;
     float hi = t.scale * (float)(127 - t.zero_point) / 2;
     int clamped = 0;
     for (int64_t i = 0; a && b && i < rd_tensor_numel(a); i++) {
@@ -174,37 +196,29 @@ static void test_fault_saturate(void)
         clamped += vb < va;
     }
     CU_ASSERT(clamped > 0);
-    seen_fini(&c);
-    seen_fini(&f);
-    rd_sim_destroy(s);
+    fault_pair_fini(&fp);
 }
 
 static void test_fault_swap(void)
 {
-    seen c = {0}, f = {0};
-    rd_sim *s = NULL;
-    run_pair(RD_FAULT_SWAP_CHANNELS, &c, &f, &s);
-    const rd_tensor *a = seen_get(&c, "relu_out"), *b = seen_get(&f, "relu_out");
+    fault_pair fp;
+    run_pair(RD_FAULT_SWAP_CHANNELS, &fp);
+    const rd_tensor *a = fp.a, *b = fp.b;
     CU_ASSERT_FATAL(a && b);
     const float *pa = a->data, *pb = b->data;
     CU_ASSERT_EQUAL(memcmp(pb, pa + 36, 36 * sizeof(float)), 0);
     CU_ASSERT_EQUAL(memcmp(pb + 36, pa, 36 * sizeof(float)), 0);
     CU_ASSERT_EQUAL(memcmp(pb + 72, pa + 72, 72 * sizeof(float)), 0);
-    seen_fini(&c);
-    seen_fini(&f);
-    rd_sim_destroy(s);
+    fault_pair_fini(&fp);
 }
 
 static void test_fault_fp16(void)
 {
-    seen c = {0}, f = {0};
-    rd_sim *s = NULL;
-    run_pair(RD_FAULT_FP16, &c, &f, &s);
-    rd_sim_tensor t;
-    rd_error err;
-    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "relu_out", &t, &err), RD_OK);
+    fault_pair fp;
+    run_pair(RD_FAULT_FP16, &fp);
+    const rd_sim_tensor t = fp.t;
     CU_ASSERT_EQUAL(t.precision, RD_PREC_INT8); /* the model still says int8: the board got it wrong */
-    const rd_tensor *a = seen_get(&c, "relu_out"), *b = seen_get(&f, "relu_out");
+    const rd_tensor *a = fp.a, *b = fp.b;
     int off_grid = 0;
     for (int64_t i = 0; a && b && i < rd_tensor_numel(a); i++) {
         float va = ((float *)a->data)[i], vb = ((float *)b->data)[i];
@@ -214,16 +228,13 @@ static void test_fault_fp16(void)
         off_grid += fabs(code - nearbyint(code)) > 1e-2;
     }
     CU_ASSERT(off_grid > 0);
-    seen_fini(&c);
-    seen_fini(&f);
-    rd_sim_destroy(s);
+    fault_pair_fini(&fp);
 }
 
 static void test_fault_swap_one_channel(void)
 {
-    rd_model *m = st_conv_relu_gain_model(1, 2.0f, "fault_test.onnx");
     rd_tensor x;
-    st_conv_input(&x, 1);
+    rd_model *m = fault_model(1, &x);
     rd_sim *s = make_sim(m, &x);
     rd_error err;
     CU_ASSERT_EQUAL(rd_sim_add_fault(s, "x", RD_FAULT_SWAP_CHANNELS, &err), RD_OK);

@@ -80,208 +80,201 @@ static rd_sim *calibrated(rd_model **m, const char ***names, size_t *n)
     return s;
 }
 
-static void test_random_sets(void)
-{
+/* What the tests start from: the calibrated simulation and its candidate tensors, an input and a recording of
+   64 MiB. */
+typedef struct fixture {
     rd_model *m;
+    rd_sim *s;
     const char **names;
     size_t n;
-    rd_sim *s = calibrated(&m, &names, &n);
     rd_tensor x;
-    make_input(&x, 0.2f);
-    rd_sim_prefix *p = NULL;
+    rd_sim_prefix *p;
+} fixture;
+
+static void fixture_open(fixture *fx, float input_phase)
+{
+    fx->s = calibrated(&fx->m, &fx->names, &fx->n);
+    make_input(&fx->x, input_phase);
+    fx->p = NULL;
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(64u << 20, &p, &err), RD_OK);
+    CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(64u << 20, &fx->p, &err), RD_OK);
+}
+
+static void fixture_close(fixture *fx)
+{
+    rd_sim_prefix_destroy(fx->p);
+    rd_tensor_fini(&fx->x);
+    free(fx->names);
+    rd_sim_destroy(fx->s);
+    rd_model_destroy(fx->m);
+}
+
+static void test_random_sets(void)
+{
+    fixture fx;
+    fixture_open(&fx, 0.2f);
+    rd_error err;
     uint32_t seed = 12345;
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1), 0); /* nothing recorded yet */
+    CU_ASSERT_EQUAL(prefix_check_run(fx.s, fx.p, RD_PREFIX_RECORD, &fx.x, 1, 1), 0); /* nothing recorded yet */
     rd_sim_prefix_stats ps;
-    rd_sim_prefix_stats_get(p, &ps);
+    rd_sim_prefix_stats_get(fx.p, &ps);
     uint64_t full = ps.nodes_computed;
     CU_ASSERT(full >= 5);
     CU_ASSERT(ps.bytes > 0);
     uint64_t reused = 0;
     for (int k = 0; k < 40; k++) {
-        prefix_random_set(s, names, n, &seed, 3);
-        reused += prefix_check_run(s, p, k % 4 == 3 ? RD_PREFIX_RECORD : RD_PREFIX_USE, &x, 1, 1);
+        prefix_random_set(fx.s, fx.names, fx.n, &seed, 3);
+        reused += prefix_check_run(fx.s, fx.p, k % 4 == 3 ? RD_PREFIX_RECORD : RD_PREFIX_USE, &fx.x, 1, 1);
     }
-    rd_sim_prefix_stats_get(p, &ps);
+    rd_sim_prefix_stats_get(fx.p, &ps);
     CU_ASSERT_EQUAL(ps.nodes_computed + ps.nodes_reused, full * 41);
     CU_ASSERT(reused > 0);
     /* the same configuration again: everything from the recording */
-    prefix_random_set(s, names, n, &seed, 2);
-    prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), full);
+    prefix_random_set(fx.s, fx.names, fx.n, &seed, 2);
+    prefix_check_run(fx.s, fx.p, RD_PREFIX_RECORD, &fx.x, 1, 1);
+    CU_ASSERT_EQUAL(prefix_check_run(fx.s, fx.p, RD_PREFIX_USE, &fx.x, 1, 1), full);
     /* only the last candidate changed: only its producer on is computed */
     rd_sim_tensor t;
-    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, names[n - 1], &t, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_sim_tensor_get(fx.s, fx.names[fx.n - 1], &t, &err), RD_OK);
     CU_ASSERT_EQUAL(
-        rd_sim_set_precision(s, names[n - 1], t.precision == RD_PREC_FP16 ? RD_PREC_INT8 : RD_PREC_FP16, &err), RD_OK);
-    CU_ASSERT(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1) >= full - 2);
-    rd_sim_prefix_destroy(p);
-    rd_tensor_fini(&x);
-    free(names);
-    rd_sim_destroy(s);
-    rd_model_destroy(m);
+        rd_sim_set_precision(fx.s, fx.names[fx.n - 1], t.precision == RD_PREC_FP16 ? RD_PREC_INT8 : RD_PREC_FP16, &err),
+        RD_OK);
+    CU_ASSERT(prefix_check_run(fx.s, fx.p, RD_PREFIX_USE, &fx.x, 1, 1) >= full - 2);
+    fixture_close(&fx);
 }
 
 /* Sets with int16 tensors (and their parameters changed) resume to the same bits as full runs. */
 static void test_random_int16_sets(void)
 {
-    rd_model *m;
-    const char **names;
-    size_t n;
-    rd_sim *s = calibrated(&m, &names, &n);
-    rd_tensor x;
-    make_input(&x, 0.7f);
-    rd_sim_prefix *p = NULL;
+    fixture fx;
+    fixture_open(&fx, 0.7f);
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(64u << 20, &p, &err), RD_OK);
     uint32_t seed = 777;
-    prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
+    prefix_check_run(fx.s, fx.p, RD_PREFIX_RECORD, &fx.x, 1, 1);
     uint64_t reused = 0;
     for (int k = 0; k < 30; k++) {
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < fx.n; i++) {
             const uint32_t r = prefix_rand(&seed) % 4;
             const rd_prec pr = r == 0 ? RD_PREC_INT16 : r == 1 ? RD_PREC_FP16 : RD_PREC_INT8;
-            CU_ASSERT_EQUAL(rd_sim_set_precision(s, names[i], pr, NULL), RD_OK);
+            CU_ASSERT_EQUAL(rd_sim_set_precision(fx.s, fx.names[i], pr, NULL), RD_OK);
         }
         if (k % 5 == 4) { /* new int16 parameters on one tensor: its readers and producer compute again */
             rd_sim_tensor t;
-            const char *nm = names[prefix_rand(&seed) % n];
-            CU_ASSERT_EQUAL(rd_sim_set_precision(s, nm, RD_PREC_INT16, NULL), RD_OK);
-            CU_ASSERT_EQUAL(rd_sim_tensor_get(s, nm, &t, &err), RD_OK);
-            CU_ASSERT_EQUAL(rd_sim_set_qparams16(s, nm, t.scale * 1.5f, t.zero_point / 2, &err), RD_OK);
+            const char *nm = fx.names[prefix_rand(&seed) % fx.n];
+            CU_ASSERT_EQUAL(rd_sim_set_precision(fx.s, nm, RD_PREC_INT16, NULL), RD_OK);
+            CU_ASSERT_EQUAL(rd_sim_tensor_get(fx.s, nm, &t, &err), RD_OK);
+            CU_ASSERT_EQUAL(rd_sim_set_qparams16(fx.s, nm, t.scale * 1.5f, t.zero_point / 2, &err), RD_OK);
         }
-        reused += prefix_check_run(s, p, k % 3 == 2 ? RD_PREFIX_RECORD : RD_PREFIX_USE, &x, 1, 1);
+        reused += prefix_check_run(fx.s, fx.p, k % 3 == 2 ? RD_PREFIX_RECORD : RD_PREFIX_USE, &fx.x, 1, 1);
     }
     CU_ASSERT(reused > 0);
-    rd_sim_prefix_destroy(p);
-    rd_tensor_fini(&x);
-    free(names);
-    rd_sim_destroy(s);
-    rd_model_destroy(m);
+    fixture_close(&fx);
 }
 
 /* Tentative runs: kept by a commit (the next run of the same set reuses everything), dropped otherwise. */
 static void test_try_and_commit(void)
 {
-    rd_model *m;
-    const char **names;
-    size_t n;
-    rd_sim *s = calibrated(&m, &names, &n);
-    rd_tensor x;
-    make_input(&x, 0.2f);
-    rd_sim_prefix *p = NULL;
+    fixture fx;
+    fixture_open(&fx, 0.2f);
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(64u << 20, &p, &err), RD_OK);
-    CU_ASSERT_FALSE(rd_sim_prefix_commit(p)); /* nothing run yet */
+    CU_ASSERT_FALSE(rd_sim_prefix_commit(fx.p)); /* nothing run yet */
     /* a TRY without a recording records */
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_TRY, &x, 1, 1), 0);
-    CU_ASSERT_FALSE(rd_sim_prefix_commit(p));
+    CU_ASSERT_EQUAL(prefix_check_run(fx.s, fx.p, RD_PREFIX_TRY, &fx.x, 1, 1), 0);
+    CU_ASSERT_FALSE(rd_sim_prefix_commit(fx.p));
     rd_sim_prefix_stats ps;
-    rd_sim_prefix_stats_get(p, &ps);
+    rd_sim_prefix_stats_get(fx.p, &ps);
     uint64_t full = ps.nodes_computed;
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), full);
+    CU_ASSERT_EQUAL(prefix_check_run(fx.s, fx.p, RD_PREFIX_USE, &fx.x, 1, 1), full);
     uint32_t seed = 99;
     for (int k = 0; k < 30; k++) {
         /* flip one or two candidates, try, keep every other one */
         for (int f = 0; f < 1 + k % 2; f++) {
-            const char *flip = names[prefix_rand(&seed) % n];
+            const char *flip = fx.names[prefix_rand(&seed) % fx.n];
             rd_sim_tensor t;
-            CU_ASSERT_EQUAL(rd_sim_tensor_get(s, flip, &t, &err), RD_OK);
+            CU_ASSERT_EQUAL(rd_sim_tensor_get(fx.s, flip, &t, &err), RD_OK);
             CU_ASSERT_EQUAL(
-                rd_sim_set_precision(s, flip, t.precision == RD_PREC_FP16 ? RD_PREC_INT8 : RD_PREC_FP16, &err), RD_OK);
+                rd_sim_set_precision(fx.s, flip, t.precision == RD_PREC_FP16 ? RD_PREC_INT8 : RD_PREC_FP16, &err),
+                RD_OK);
         }
-        prefix_check_run(s, p, RD_PREFIX_TRY, &x, 1, 1);
+        prefix_check_run(fx.s, fx.p, RD_PREFIX_TRY, &fx.x, 1, 1);
         if (k % 2 == 0) {
-            CU_ASSERT_TRUE(rd_sim_prefix_commit(p));
-            CU_ASSERT_FALSE(rd_sim_prefix_commit(p));
+            CU_ASSERT_TRUE(rd_sim_prefix_commit(fx.p));
+            CU_ASSERT_FALSE(rd_sim_prefix_commit(fx.p));
             /* the kept set is the baseline now: all of it from the recording */
-            CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), full);
+            CU_ASSERT_EQUAL(prefix_check_run(fx.s, fx.p, RD_PREFIX_USE, &fx.x, 1, 1), full);
         } else {
             /* not kept: the baseline is the previous set, and a USE run drops the tentative one */
-            prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1);
-            CU_ASSERT_FALSE(rd_sim_prefix_commit(p));
-            prefix_random_set(s, names, n, &seed, 3);
-            prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
+            prefix_check_run(fx.s, fx.p, RD_PREFIX_USE, &fx.x, 1, 1);
+            CU_ASSERT_FALSE(rd_sim_prefix_commit(fx.p));
+            prefix_random_set(fx.s, fx.names, fx.n, &seed, 3);
+            prefix_check_run(fx.s, fx.p, RD_PREFIX_RECORD, &fx.x, 1, 1);
         }
     }
-    /* a graph input's parameters changed: a tentative full run, kept, then reused whole */
+    /* a graph input'fx.s parameters changed: a tentative full run, kept, then reused whole */
     rd_sim_tensor xt;
-    CU_ASSERT_EQUAL(rd_sim_tensor_get(s, "x", &xt, &err), RD_OK);
-    CU_ASSERT_EQUAL(rd_sim_set_qparams(s, "x", xt.scale * 1.5f, xt.zero_point, &err), RD_OK);
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_TRY, &x, 1, 1), 0);
-    CU_ASSERT_TRUE(rd_sim_prefix_commit(p));
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), full);
-    CU_ASSERT_EQUAL(rd_sim_run_prefix(s, p, (rd_prefix_mode)7, &x, 1, NULL, NULL, 0, &err), RD_E_INVAL);
-    rd_sim_prefix_destroy(p);
+    CU_ASSERT_EQUAL(rd_sim_tensor_get(fx.s, "x", &xt, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_sim_set_qparams(fx.s, "x", xt.scale * 1.5f, xt.zero_point, &err), RD_OK);
+    CU_ASSERT_EQUAL(prefix_check_run(fx.s, fx.p, RD_PREFIX_TRY, &fx.x, 1, 1), 0);
+    CU_ASSERT_TRUE(rd_sim_prefix_commit(fx.p));
+    CU_ASSERT_EQUAL(prefix_check_run(fx.s, fx.p, RD_PREFIX_USE, &fx.x, 1, 1), full);
+    CU_ASSERT_EQUAL(rd_sim_run_prefix(fx.s, fx.p, (rd_prefix_mode)7, &fx.x, 1, NULL, NULL, 0, &err), RD_E_INVAL);
     CU_ASSERT_FALSE(rd_sim_prefix_commit(NULL));
-    rd_tensor_fini(&x);
-    free(names);
-    rd_sim_destroy(s);
-    rd_model_destroy(m);
+    fixture_close(&fx);
 }
 
 /* What voids a recording: other inputs, threads, weight scales, faults; a cap that holds part of a run. */
 static void test_invalidation_and_cap(void)
 {
-    rd_model *m;
-    const char **names;
-    size_t n;
-    rd_sim *s = calibrated(&m, &names, &n);
-    rd_tensor x, x2;
-    make_input(&x, 0.2f);
+    fixture fx;
+    fixture_open(&fx, 0.2f);
+    rd_tensor x2;
     make_input(&x2, 0.9f);
-    rd_sim_prefix *p = NULL;
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(64u << 20, &p, &err), RD_OK);
-    prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
+    prefix_check_run(fx.s, fx.p, RD_PREFIX_RECORD, &fx.x, 1, 1);
     rd_sim_prefix_stats ps;
-    rd_sim_prefix_stats_get(p, &ps);
+    rd_sim_prefix_stats_get(fx.p, &ps);
     uint64_t full = ps.nodes_computed;
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x2, 1, 1), 0); /* another sample */
+    CU_ASSERT_EQUAL(prefix_check_run(fx.s, fx.p, RD_PREFIX_USE, &x2, 1, 1), 0); /* another sample */
     /* another thread count gives the same bits: the recording still serves */
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 2), full);
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), full);
+    CU_ASSERT_EQUAL(prefix_check_run(fx.s, fx.p, RD_PREFIX_USE, &fx.x, 1, 2), full);
+    CU_ASSERT_EQUAL(prefix_check_run(fx.s, fx.p, RD_PREFIX_USE, &fx.x, 1, 1), full);
     /* new weight scales on conv3: a full run, then a fresh recording is used again */
     float scales[3] = {0.01f, 0.02f, 0.03f};
-    CU_ASSERT_EQUAL(rd_sim_set_weight_scales(s, "conv3_w", scales, 3, &err), RD_OK);
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), 0);
-    prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
-    CU_ASSERT_EQUAL(rd_sim_add_fault(s, names[0], RD_FAULT_GAIN, &err), RD_OK);
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), 0);
-    rd_sim_prefix_destroy(p);
+    CU_ASSERT_EQUAL(rd_sim_set_weight_scales(fx.s, "conv3_w", scales, 3, &err), RD_OK);
+    CU_ASSERT_EQUAL(prefix_check_run(fx.s, fx.p, RD_PREFIX_USE, &fx.x, 1, 1), 0);
+    prefix_check_run(fx.s, fx.p, RD_PREFIX_RECORD, &fx.x, 1, 1);
+    CU_ASSERT_EQUAL(rd_sim_add_fault(fx.s, fx.names[0], RD_FAULT_GAIN, &err), RD_OK);
+    CU_ASSERT_EQUAL(prefix_check_run(fx.s, fx.p, RD_PREFIX_USE, &fx.x, 1, 1), 0);
 
-    /* a cap below one run's activations: a prefix of the nodes, later resumes stop where it ends */
+    /* a cap below one run'fx.s activations: a prefix of the nodes, later resumes stop where it ends */
     size_t caps[] = {0, 200, 700, 1500};
     uint32_t seed = 777;
+    rd_sim_prefix *capped = NULL;
     for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
-        CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(caps[c], &p, &err), RD_OK);
-        prefix_random_set(s, names, n, &seed, 3);
-        prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
-        rd_sim_prefix_stats_get(p, &ps);
+        CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(caps[c], &capped, &err), RD_OK);
+        prefix_random_set(fx.s, fx.names, fx.n, &seed, 3);
+        prefix_check_run(fx.s, capped, RD_PREFIX_RECORD, &fx.x, 1, 1);
+        rd_sim_prefix_stats_get(capped, &ps);
         CU_ASSERT(ps.bytes <= caps[c]);
         for (int k = 0; k < 8; k++) {
-            prefix_random_set(s, names, n, &seed, 3);
-            uint64_t r = prefix_check_run(s, p,
+            prefix_random_set(fx.s, fx.names, fx.n, &seed, 3);
+            uint64_t r = prefix_check_run(fx.s, capped,
                                           k == 4  ? RD_PREFIX_RECORD
                                           : k % 2 ? RD_PREFIX_TRY
                                                   : RD_PREFIX_USE,
-                                          &x, 1, 1);
+                                          &fx.x, 1, 1);
             if (caps[c] == 0)
                 CU_ASSERT_EQUAL(r, 0);
             if (k == 3 || k == 5) { /* keep a tentative run: still within the cap */
-                rd_sim_prefix_commit(p);
-                rd_sim_prefix_stats_get(p, &ps);
+                rd_sim_prefix_commit(capped);
+                rd_sim_prefix_stats_get(capped, &ps);
                 CU_ASSERT(ps.bytes <= caps[c]);
             }
         }
-        rd_sim_prefix_destroy(p);
+        rd_sim_prefix_destroy(capped);
     }
-    rd_tensor_fini(&x);
     rd_tensor_fini(&x2);
-    free(names);
-    rd_sim_destroy(s);
-    rd_model_destroy(m);
+    fixture_close(&fx);
 }
 
 static rd_status count_events(void *user, const rd_observed *ev, rd_error *err)
@@ -295,43 +288,34 @@ static rd_status count_events(void *user, const rd_observed *ev, rd_error *err)
 /* An observer sees every node (a plain run), and errors leave nothing behind. */
 static void test_observer_and_errors(void)
 {
-    rd_model *m;
-    const char **names;
-    size_t n;
-    rd_sim *s = calibrated(&m, &names, &n);
-    rd_tensor x, bad;
-    make_input(&x, 0.2f);
+    fixture fx;
+    fixture_open(&fx, 0.2f);
+    rd_tensor bad;
     rd_tensor_alloc(&bad, RD_DT_F32, 4, (const int64_t[]){1, 3, 6, 6}, NULL);
-    rd_sim_prefix *p = NULL;
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(rd_sim_prefix_create(64u << 20, &p, &err), RD_OK);
-    prefix_check_run(s, p, RD_PREFIX_RECORD, &x, 1, 1);
-    CU_ASSERT_EQUAL(rd_sim_set_precision(s, names[n - 1], RD_PREC_FP16, &err), RD_OK);
-    prefix_check_run(s, p, RD_PREFIX_TRY, &x, 1, 1);
+    prefix_check_run(fx.s, fx.p, RD_PREFIX_RECORD, &fx.x, 1, 1);
+    CU_ASSERT_EQUAL(rd_sim_set_precision(fx.s, fx.names[fx.n - 1], RD_PREC_FP16, &err), RD_OK);
+    prefix_check_run(fx.s, fx.p, RD_PREFIX_TRY, &fx.x, 1, 1);
     int events = 0;
     rd_run_options ro = {.observer = count_events, .user = &events};
     rd_tensor y[2];
-    CU_ASSERT_EQUAL(rd_sim_run_prefix(s, p, RD_PREFIX_USE, &x, 1, &ro, y, 2, &err), RD_OK);
+    CU_ASSERT_EQUAL(rd_sim_run_prefix(fx.s, fx.p, RD_PREFIX_USE, &fx.x, 1, &ro, y, 2, &err), RD_OK);
     CU_ASSERT(events >= 5);
-    CU_ASSERT_FALSE(rd_sim_prefix_commit(p)); /* the observed run was not a tentative one */
+    CU_ASSERT_FALSE(rd_sim_prefix_commit(fx.p)); /* the observed run was not a tentative one */
     rd_tensor_fini(&y[0]);
     rd_tensor_fini(&y[1]);
     /* a wrong input shape: an error naming the input, the recording dropped, then a full run again */
-    CU_ASSERT_EQUAL(rd_sim_run_prefix(s, p, RD_PREFIX_RECORD, &bad, 1, NULL, y, 2, &err), RD_E_PARSE);
+    CU_ASSERT_EQUAL(rd_sim_run_prefix(fx.s, fx.p, RD_PREFIX_RECORD, &bad, 1, NULL, y, 2, &err), RD_E_PARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'x'"));
-    CU_ASSERT_EQUAL(rd_sim_run_prefix(s, p, RD_PREFIX_USE, &x, 1, NULL, y, 3, &err), RD_E_INVAL);
-    CU_ASSERT_EQUAL(prefix_check_run(s, p, RD_PREFIX_USE, &x, 1, 1), 0);
+    CU_ASSERT_EQUAL(rd_sim_run_prefix(fx.s, fx.p, RD_PREFIX_USE, &fx.x, 1, NULL, y, 3, &err), RD_E_INVAL);
+    CU_ASSERT_EQUAL(prefix_check_run(fx.s, fx.p, RD_PREFIX_USE, &fx.x, 1, 1), 0);
     rd_sim_prefix_stats ps;
-    rd_sim_prefix_stats_get(p, &ps);
+    rd_sim_prefix_stats_get(fx.p, &ps);
     CU_ASSERT_EQUAL(ps.bytes, 0);
     CU_ASSERT_EQUAL(ps.nodes_recorded, 0);
-    rd_sim_prefix_destroy(p);
     rd_sim_prefix_destroy(NULL);
-    rd_tensor_fini(&x);
     rd_tensor_fini(&bad);
-    free(names);
-    rd_sim_destroy(s);
-    rd_model_destroy(m);
+    fixture_close(&fx);
 }
 
 typedef struct worker {
