@@ -1,6 +1,7 @@
 /* cmd_spec.c: the one parser and help printer of the commands (cmd_spec.h). */
 #include "cmd_spec.h"
 #include "cli_adb.h"
+#include "score_cmd.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,14 @@ static const an_optspec samples_opts[] = {
     {AN_OPT_INPUTS, "inputs", 'i', "FILE", "the sample analysed: one file per model input, in input order (repeat)"},
     {AN_OPT_SAMPLES, "samples", 0, "N", "without --inputs: analyse the first N lines of the dataset (default 1)"},
 };
+/* The outside scorer (docs/score-cmd.md): eval's score task, hybrid search's target. */
+static const an_optspec score_opts[] = {
+    {AN_OPT_SCORE_CMD, "score-cmd", 0, "CMD",
+     "your scorer (mAP, top-1, ...): run with a folder of outputs (.npy + index.json) as $1 or {outputs}, "
+     "prints one number, higher is better"},
+    {AN_OPT_SCORE_TIMEOUT, "score-timeout", 0, "S",
+     "seconds one --score-cmd run may take, 1..604800 (default 600); then it and what it started are stopped"},
+};
 static const an_optspec json_opts[] = {{AN_OPT_JSON, "json", 0, NULL, "print JSON instead of text"}};
 static const an_optspec help_opt = {AN_OPT_HELP, "help", 'h', NULL, "show this help"};
 
@@ -48,6 +57,7 @@ static const an_optgroup groups[] = {
     GROUP(AN_OG_THREADS, "threads", threads_opts),
     GROUP(AN_OG_BUILT, "built-model options (docs/rknn-model.md)", built_opts),
     GROUP(AN_OG_BOARD, "board options (docs/adb.md)", board_opts),
+    GROUP(AN_OG_SCORE, "outside scorer (docs/score-cmd.md)", score_opts),
     GROUP(AN_OG_JSON, "output", json_opts),
 };
 #undef GROUP
@@ -129,6 +139,18 @@ static int take_group_option(an_cmd_ctx *ctx, an_cmd_args *args, int id, const c
     case AN_OPT_JSON:
         args->json = true;
         return AN_GO;
+    case AN_OPT_SCORE_CMD:
+        if (!*value)
+            return an_usage(ctx, "--score-cmd expects a command, got an empty one");
+        args->score_cmd = value;
+        return AN_GO;
+    case AN_OPT_SCORE_TIMEOUT: { /* whole seconds up to a week */
+        long seconds;
+        if (!an_parse_int(ctx->argv[0], "--score-timeout", value, 1, 7 * 86400, &seconds, ctx->errs))
+            return AN_EXIT_USAGE;
+        args->score_timeout = (double)seconds;
+        return AN_GO;
+    }
     case AN_OPT_SAMPLES:
         return an_parse_int(ctx->argv[0], "--samples", value, 1, 100000, &args->samples, ctx->errs) ? AN_GO
                                                                                                     : AN_EXIT_USAGE;
@@ -252,6 +274,7 @@ static void args_init(an_cmd_ctx *ctx, an_cmd_args *args)
     args->adb.log = an_adb_log;
     args->adb.log_user = ctx;
     args->samples = 1;
+    args->score_timeout = AN_SCORE_DEFAULT_TIMEOUT;
 }
 
 int an_cmd_parse(an_cmd_ctx *ctx, const an_cmd_spec *spec, an_cmd_args *args, an_take_fn take, void *user)

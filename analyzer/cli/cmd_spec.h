@@ -34,10 +34,20 @@ enum {
     AN_OG_CUT = 1u << 6,     /* --graph-inputs, --graph-outputs (an_cmd_args.q.flag_cut): every command that takes
                                 a model; AN_OG_QUANT brings it too (the config's subgraphs on the command line) */
     AN_OG_JSON = 1u << 7,    /* --json: print JSON instead of text (an_cmd_args.json) */
+    AN_OG_SCORE = 1u << 8, /* --score-cmd, --score-timeout: an outside scorer (an_cmd_args.score_cmd, .score_timeout) */
 };
 
 /* Option ids of the groups that are not declared elsewhere (a command's own ids stay below 100). */
-enum { AN_OPT_INPUT_SHAPE = 300, AN_OPT_HELP, AN_OPT_OUTPUT, AN_OPT_INPUTS, AN_OPT_SAMPLES, AN_OPT_JSON };
+enum {
+    AN_OPT_INPUT_SHAPE = 300,
+    AN_OPT_HELP,
+    AN_OPT_OUTPUT,
+    AN_OPT_INPUTS,
+    AN_OPT_SAMPLES,
+    AN_OPT_JSON,
+    AN_OPT_SCORE_CMD,
+    AN_OPT_SCORE_TIMEOUT,
+};
 
 /** A required option: its id and the usage error when it is absent. */
 typedef struct an_need {
@@ -137,11 +147,13 @@ typedef struct an_cmd_args {
     size_t n_shapes;
     const char *inputs[AN_MAX_INPUTS]; /* AN_OG_SAMPLES */
     size_t n_inputs;
-    long samples;       /* AN_OG_SAMPLES: default 1 */
-    bool json;          /* AN_OG_JSON */
-    an_quant_opts q;    /* AN_OG_QUANT, AN_OG_CUT, AN_OG_BUILT, AN_OG_THREADS (q.model_path is the model) */
-    rd_adb_options adb; /* AN_OG_BOARD */
-    bool board_given;   /* one of the board options was given */
+    long samples;          /* AN_OG_SAMPLES: default 1 */
+    bool json;             /* AN_OG_JSON */
+    const char *score_cmd; /* AN_OG_SCORE: NULL when not given */
+    double score_timeout;  /* AN_OG_SCORE: seconds, default AN_SCORE_DEFAULT_TIMEOUT */
+    an_quant_opts q;       /* AN_OG_QUANT, AN_OG_CUT, AN_OG_BUILT, AN_OG_THREADS (q.model_path is the model) */
+    rd_adb_options adb;    /* AN_OG_BOARD */
+    bool board_given;      /* one of the board options was given */
 } an_cmd_args;
 
 /**
