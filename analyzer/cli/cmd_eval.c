@@ -40,7 +40,6 @@ enum {
     OPT_MASKS,
     OPT_IGNORE,
     OPT_HYBRID,
-    OPT_SHARD,
     OPT_NO_FP16,
 };
 
@@ -66,7 +65,6 @@ static const an_optspec eval_opts[] = {
     {OPT_IGNORE, "ignore-index", 0, "N", "segment: mask value left out (default 255)"},
     {OPT_HYBRID, "hybrid", 0, "FILE", "add a column: a hybrid .quantization.cfg (repeat for more)"},
     {OPT_NO_FP16, "no-fp16", 0, NULL, "leave out the fp16 column (fp32 and the integer columns only)"},
-    {OPT_SHARD, "shard", 0, "K/N", "evaluate part K of N of the dataset into -o DIR/partial.json (merge them)"},
     {OPT_LIMIT, "limit", 0, "N", "evaluate the first N samples only"},
     {OPT_CALIB, "calib", 0, "N", "calibrate the integer columns on the first N samples (default: all; IDX: 100)"},
     {OPT_SHOW, "show", 0, "N", "list the first N samples that change most (default 10)"},
@@ -195,14 +193,6 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
             return an_usage(ctx, "at most %d --hybrid columns", AN_EVAL_MAX_COLS - 3);
         o->hybrid_cfgs[o->n_hybrid++] = v;
         break;
-    case OPT_SHARD: {
-        int k, nn;
-        if (!an_acc_parse_shard(v, &k, &nn))
-            return an_usage(ctx, "--shard %s: expected K/N with 0 <= K < N (e.g. $SLURM_ARRAY_TASK_ID/4)", v);
-        o->shard_k = k;
-        o->shard_n = nn;
-        break;
-    }
     }
     return AN_GO;
 }
@@ -268,7 +258,7 @@ static const an_cmd_spec eval_spec = {
     AN_SPEC_SETS(eval_sets),
     .output = {0, "output", 'o', "DIR",
                "write partial.json and report.json in DIR (and outputs/<column>/ for --score-cmd, which needs it)"},
-    .groups = AN_OG_QUANT | AN_OG_SCORE,
+    .groups = AN_OG_QUANT | AN_OG_SHARD | AN_OG_SCORE,
     .model = "MODEL.onnx",
     .model_optional = true, /* -c may name it: check_args */
     .more_help = print_decoders,
@@ -281,6 +271,10 @@ static int parse_args(an_cmd_ctx *ctx, eval_args *a)
     a->o.out_dir = a->cmd.output;
     a->o.score_cmd = a->cmd.score_cmd;
     a->o.score_timeout = a->cmd.score_timeout;
+    if (a->cmd.shard_n) {
+        a->o.shard_k = a->cmd.shard_k;
+        a->o.shard_n = a->cmd.shard_n;
+    }
     return rc == AN_GO ? check_args(ctx, a) : rc;
 }
 

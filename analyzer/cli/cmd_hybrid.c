@@ -27,7 +27,6 @@ enum {
     OPT_LATENCY,
     OPT_RKNN_CFG,
     OPT_RUNTIME_DUMPS,
-    OPT_TARGET,
     OPT_REUSE_MB,
     OPT_OBJECTIVE,
     OPT_OVER,
@@ -58,7 +57,6 @@ static const an_optspec hybrid_opts[] = {
      "suggest, search: memory for resuming runs where the float16 set changed, all samples "
      "(default 512; 0: full runs, same results)"},
     {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "verify: the board's dump folder (pulled)"},
-    {OPT_TARGET, "target", 0, "T", "verify: the board's chip (reads .txt dumps; sets --platform)"},
 };
 
 double an_hyb_now(void)
@@ -87,7 +85,6 @@ static const an_optset hybrid_sets[] = {
     AN_SET(OPT_RKNN_CFG, AN_SET_STR, hyb_args, rknn_cfg),
     AN_SET_RANGE(OPT_REUSE_MB, hyb_args, reuse_mb, 0, 1L << 20),
     AN_SET(OPT_RUNTIME_DUMPS, AN_SET_STR, hyb_args, runtime_dumps),
-    AN_SET(OPT_TARGET, AN_SET_TARGET, hyb_args, target),
 };
 
 static const char *const USAGE =
@@ -128,7 +125,7 @@ static const an_cmd_spec hybrid_spec = {
     AN_SPEC_SETS(hybrid_sets),
     .output = {0, "output", 'o', "FILE",
                "search: the .quantization.cfg to write (its folder gets the accuracy report)"},
-    .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_SCORE,
+    .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_TARGET | AN_OG_SCORE,
     .model = "MODEL.onnx",
 };
 
@@ -192,8 +189,6 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
         return an_usage(ctx, "diagnose re-calibrates with other settings (mean/std, RGB/BGR, calibration set, "
                              "algorithm), but a .rknn's scales are fixed: drop --rknn (or give the build's log with "
                              "--rknn-build-log: its fused ops and precisions, scales by calibration)");
-    if ((rc = an_target_platform(ctx, &a->cmd.q, a->target)) != AN_GO)
-        return rc;
     if (a->sub == SUB_SEARCH) {
         if (isnan(a->target_cos) && isnan(a->target_sqnr) && isnan(a->target_score))
             return an_usage(ctx, "search needs --target-cos X (and/or --target-sqnr DB, or --score-cmd CMD "

@@ -20,7 +20,7 @@ typedef struct hyb_args {
     double target_cos, target_sqnr, target_score; /* NaN: not given */
     an_hyb_objective objective;
     an_hyb_over over;
-    const char *latency, *out_path, *rknn_cfg, *runtime_dumps, *target; /* latency: the first table, if any */
+    const char *latency, *out_path, *rknn_cfg, *runtime_dumps; /* latency: the first table, if any */
     const char *latency_paths[16];
     size_t n_latency;
     an_cmd_args cmd;
