@@ -31,7 +31,6 @@ enum {
     OPT_WARN_COS,
     OPT_ERROR_COS,
     OPT_QUIET,
-    OPT_TARGET,
     OPT_RUN,
     OPT_RUNTIME_DUMPS,
     OPT_BOARD_DUMP_DIR,
@@ -41,14 +40,11 @@ enum {
     OPT_APP_API,
     OPT_SWEEP,
     OPT_SWEEP_POINTS,
-    OPT_SHARD,
 };
 
 static const an_optspec accuracy_opts[] = {
     {OPT_OUTPUT_DIR, "output-dir", 'o', "DIR", "snapshot folder (default ./snapshot)"},
     {OPT_DUMP_SAMPLE, "dump-sample", 0, "K", "which sample's tensors go into the snapshot (default 0)"},
-    {OPT_SHARD, "shard", 0, "K/N",
-     "analyse part K of N of the --samples into -o DIR/partial.json; `rknn-diag merge` writes the snapshot"},
     {OPT_NO_TXT, "no-txt", 0, NULL, "skip the per-tensor text files (the .npy files stay)"},
     {OPT_FAIL_UNDER, "fail-under-cos", 0, "X", "exit 1 when a cosine of the --gate is below X"},
     {OPT_GATE, "gate", 0, "G", "outputs (default: graph outputs, entire), entire (every layer) or single"},
@@ -59,7 +55,6 @@ static const an_optspec accuracy_opts[] = {
      "also the float16 sweep: the outputs with float16 on the first k int8 tensors and on "
      "the rest, and the block the error builds up in (report.json, report.html)"},
     {OPT_SWEEP_POINTS, "sweep-points", 0, "N", "--sweep: values of k measured, spread evenly (default 65; 0: every k)"},
-    {OPT_TARGET, "target", 0, "T", "board target (rk3566, rk3588, rv1106, ...): adds runtime_error; sets --platform"},
     {OPT_RUN, "run", 0, "CMD",
      "the application run on the board ({input0}, {input0_preprocessed}, {work_dir}, {dump_dir})"},
     {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "compare board dumps already pulled into DIR (no board needed)"},
@@ -86,7 +81,7 @@ typedef struct acc_args {
     gate_kind gate;
     double warn_cos, error_cos;
     an_cmd_args cmd;
-    const char *target, *run_cmd, *runtime_dumps, *board_dump_dir, *board_work_dir;
+    const char *run_cmd, *runtime_dumps, *board_dump_dir, *board_work_dir;
     const char *app_outputs[AN_MAX_APP_OUTPUTS];
     size_t n_app_outputs;
     long run_timeout;
@@ -94,7 +89,6 @@ typedef struct acc_args {
     bool app_api_given;
     char *dump_paths[AN_MAX_INPUTS]; /* the dump sample's input files (what the board is given) */
     char board_dir[4200];            /* <snapshot>/runtime/board_dumps */
-    int shard_k, shard_n;            /* --shard K/N (shard_n 0: none) */
     an_acc_parts *merge;             /* `merge` of accuracy parts: the shards' samples */
     const an_acc_header *merge_h;    /* and the first part's header */
 } acc_args;
@@ -110,7 +104,6 @@ static const an_optset accuracy_sets[] = {
     AN_SET(OPT_QUIET, AN_SET_FLAG, acc_args, quiet),
     AN_SET(OPT_SWEEP, AN_SET_FLAG, acc_args, sweep),
     AN_SET(OPT_SWEEP_POINTS, AN_SET_SWEEP, acc_args, sweep_points),
-    AN_SET(OPT_TARGET, AN_SET_TARGET, acc_args, target),
     AN_SET(OPT_RUN, AN_SET_STR, acc_args, run_cmd),
     AN_SET(OPT_RUNTIME_DUMPS, AN_SET_STR, acc_args, runtime_dumps),
     AN_SET(OPT_BOARD_DUMP_DIR, AN_SET_STR, acc_args, board_dump_dir),
@@ -137,7 +130,7 @@ static const an_cmd_spec accuracy_spec = {
              "writes the one-process snapshot from the parts (docs/sharding.md).",
     AN_SPEC_OPTS(accuracy_opts),
     AN_SPEC_SETS(accuracy_sets),
-    .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_BOARD,
+    .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_TARGET | AN_OG_BOARD | AN_OG_SHARD,
     .model = "MODEL.onnx",
     .model_optional = true, /* -c may name it */
     .model_twice = "; give samples with --inputs",
@@ -158,10 +151,6 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
             return an_usage(ctx, "too many --app-outputs");
         a->app_outputs[a->n_app_outputs++] = v;
         break;
-    case OPT_SHARD:
-        if (!an_acc_parse_shard(v, &a->shard_k, &a->shard_n))
-            return an_usage(ctx, "--shard %s: expected K/N with 0 <= K < N (e.g. $SLURM_ARRAY_TASK_ID/4)", v);
-        break;
     }
     return AN_GO;
 }
@@ -177,27 +166,27 @@ static int parse_args(an_cmd_ctx *ctx, acc_args *a)
     a->cmd.q.model_path = a->model_path;
     if (a->error_cos > a->warn_cos)
         return an_usage(ctx, "--error-cos %.4f is above --warn-cos %.4f", a->error_cos, a->warn_cos);
-    if (a->run_cmd && !a->target)
+    if (a->run_cmd && !a->cmd.target)
         return an_usage(ctx, "--run needs --target T (the board's chip: rk3566, rk3588, ...)");
     if (a->run_cmd && a->runtime_dumps)
         return an_usage(ctx, "give --run (run on the board) or --runtime-dumps DIR (dumps already pulled), not both");
-    if (a->target && !a->run_cmd && !a->runtime_dumps)
+    if (a->cmd.target && !a->run_cmd && !a->runtime_dumps)
         return an_usage(ctx,
                         "--target %s needs --run \"CMD\" (the application to run on the board) or --runtime-dumps DIR",
-                        a->target);
+                        a->cmd.target);
     if ((a->cmd.board_given || a->board_dump_dir || a->board_work_dir) && !a->run_cmd)
         return an_usage(ctx, "board options (--connect, --serial, --board-dump-dir, ...) need --target T --run CMD");
     if (a->app_api_given && !a->run_cmd && !a->runtime_dumps)
         return an_usage(ctx, "--app-api needs the board's dumps (--target T --run CMD, or --runtime-dumps DIR)");
     if (a->n_app_outputs && !a->run_cmd && !a->runtime_dumps)
         return an_usage(ctx, "--app-outputs needs the board's dumps (--target T --run CMD, or --runtime-dumps DIR)");
-    if (a->shard_n && a->cmd.n_inputs)
+    if (a->cmd.shard_n && a->cmd.n_inputs)
         return an_usage(ctx, "--shard splits the --samples lines of --dataset; --inputs is one sample");
-    if (a->shard_n && a->sweep)
+    if (a->cmd.shard_n && a->sweep)
         return an_usage(ctx, "--sweep measures float16 sets over every sample at once: run it without --shard");
-    if (a->shard_n && (a->run_cmd || a->runtime_dumps))
+    if (a->cmd.shard_n && (a->run_cmd || a->runtime_dumps))
         return an_usage(ctx, "the board's part concerns one sample: run it without --shard");
-    return an_target_platform(ctx, &a->cmd.q, a->target);
+    return AN_GO;
 }
 
 /* The dump sample's input files (what the board is given and the input check reads). */
@@ -374,7 +363,7 @@ static rd_status board_dumps(an_cmd_ctx *ctx, acc_args *a, const rd_model *m, co
 {
     if (!a->run_cmd)
         return RD_OK;
-    const rd_platform_info *plat = rd_platform_find(a->target);
+    const rd_platform_info *plat = rd_platform_find(a->cmd.target);
     char local_inputs[4200];
     snprintf(local_inputs, sizeof local_inputs, "%s/runtime", a->output_dir);
     rd_status st = an_mkdirs(a->output_dir, err);
@@ -385,7 +374,7 @@ static rd_status board_dumps(an_cmd_ctx *ctx, acc_args *a, const rd_model *m, co
         st = an_runtime_write_inputs(&a->cmd.q, m, (const char *const *)a->dump_paths, inputs, local_inputs, err);
     if (st != RD_OK)
         return st;
-    bool small = strncasecmp(a->target, "rv110", 5) == 0;
+    bool small = strncasecmp(a->cmd.target, "rv110", 5) == 0;
     an_board_run r = {.adb = a->cmd.adb,
                       .run_timeout_ms = (int)(a->run_timeout * 1000),
                       .dump_dir = a->board_dump_dir        ? a->board_dump_dir
@@ -617,7 +606,7 @@ static int analyse_shard(an_cmd_ctx *ctx, acc_args *a)
     rd_sim *sim = NULL;
     rd_tensor *samples = NULL;
     an_acc_parts *parts = NULL;
-    an_acc_header h = {.shard_k = a->shard_k, .shard_n = a->shard_n, .dump_sample = (int)a->dump_sample};
+    an_acc_header h = {.shard_k = a->cmd.shard_k, .shard_n = a->cmd.shard_n, .dump_sample = (int)a->dump_sample};
     char path[4300];
     snprintf(path, sizeof path, "%s/partial.json", a->output_dir);
     an_model_request req = {.command = "accuracy",
@@ -720,9 +709,9 @@ static int run_accuracy(an_cmd_ctx *ctx, an_acc_parts *merge, const an_acc_heade
     a->sweep_points = AN_HYB_SWEEP_POINTS_DEFAULT;
     int rc = parse_args(ctx, a);
     size_t n_sets = 0;
-    if (rc == AN_GO && merge && a->shard_n)
+    if (rc == AN_GO && merge && a->cmd.shard_n)
         rc = an_usage(ctx, "the parts' command line has --shard: not a partial.json of rknn-diag accuracy --shard");
-    if (rc == AN_GO && a->shard_n && (rc = an_dynamic_prepare(ctx, &a->cmd.q, &n_sets)) == AN_GO)
+    if (rc == AN_GO && a->cmd.shard_n && (rc = an_dynamic_prepare(ctx, &a->cmd.q, &n_sets)) == AN_GO)
         rc = n_sets ? an_usage(ctx, "--shard: a model with dynamic_input shape sets is analysed set by set; give one "
                                     "set with --input-shape")
                     : analyse_shard(ctx, a);

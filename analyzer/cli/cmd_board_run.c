@@ -22,12 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OPT_INPUT = 1, OPT_TARGET, OPT_DUMP_DIR, OPT_FAULT, OPT_MISTAKE, OPT_OUTPUT_DIR, OPT_APP_API };
+enum { OPT_INPUT = 1, OPT_DUMP_DIR, OPT_FAULT, OPT_MISTAKE, OPT_OUTPUT_DIR, OPT_APP_API };
 
 static const an_optspec board_run_opts[] = {
     {OPT_INPUT, "input", 'i', "FILE", "the application's input: an image or .npy (repeat per graph input, in order)"},
-    {OPT_TARGET, "target", 't', "CHIP",
-     "the board's chip: rk3566, rk3588, rv1106, ... (dump folder, C2 of .txt dumps)"},
     {OPT_DUMP_DIR, "dump-dir", 0, "DIR", "dump folder (default: $RKNN_DUMP_DIR, else the target's, /userdata/dumps)"},
     {OPT_FAULT, "fault", 'f', "KIND:TENSOR",
      "the NPU computes TENSOR wrongly: gain, saturate, swap-channels, fp16 (repeat)"},
@@ -44,7 +42,7 @@ static const an_optspec board_run_opts[] = {
 #define AN_MAX_INPUTS_BOARD RD_MAX_MODEL_INPUTS /* inputs, and outputs */
 
 typedef struct board_args {
-    const char *model_path, *target, *dump_dir, *output_dir;
+    const char *model_path, *dump_dir, *output_dir;
     const char *inputs[AN_MAX_INPUTS_BOARD];
     size_t n_inputs;
     const char *faults[MAX_FAULTS];
@@ -61,11 +59,8 @@ typedef struct board_env {
     const char *dump_dir;
 } board_env;
 
-static const an_optset board_run_sets[] = {AN_SET(OPT_TARGET, AN_SET_TARGET, board_args, target),
-                                           AN_SET(OPT_DUMP_DIR, AN_SET_STR, board_args, dump_dir),
+static const an_optset board_run_sets[] = {AN_SET(OPT_DUMP_DIR, AN_SET_STR, board_args, dump_dir),
                                            AN_SET(OPT_OUTPUT_DIR, AN_SET_STR, board_args, output_dir)};
-static const an_need board_run_needs[] = {{OPT_TARGET, "missing --target CHIP (rk3566, rk3588, ...)"},
-                                          {OPT_INPUT, "missing --input FILE"}};
 static const an_cmd_spec board_run_spec = {
     .usage = "rknn-diag board-run MODEL.onnx --input FILE --cfg QCFG --target CHIP [--fault KIND:TENSOR]... "
              "[--app-mistake KIND] [--app-api normal|zero-copy] [--output-dir DIR]",
@@ -79,9 +74,8 @@ static const an_cmd_spec board_run_spec = {
              "application feeds its input, which decides what the InputOperator dump holds: normal\n"
              "(rknn_inputs_set) the input after mean/std, zero-copy (rknn_set_io_mem) the buffer before.",
     AN_SPEC_OPTS(board_run_opts),
-    AN_SPEC_NEEDS(board_run_needs),
     AN_SPEC_SETS(board_run_sets),
-    .groups = AN_OG_QUANT,
+    .groups = AN_OG_QUANT | AN_OG_TARGET,
     .model = "MODEL.onnx",
 };
 
@@ -110,6 +104,10 @@ static int parse_args(an_cmd_ctx *ctx, board_args *a)
 {
     int rc = an_cmd_parse(ctx, &board_run_spec, &a->cmd, take_option, a);
     a->model_path = a->cmd.model;
+    if (rc == AN_GO && !a->cmd.target)
+        return an_usage(ctx, "missing --target CHIP (rk3566, rk3588, ...)");
+    if (rc == AN_GO && !a->n_inputs)
+        return an_usage(ctx, "missing --input FILE");
     return rc;
 }
 
@@ -432,9 +430,7 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
     rd_sim *s = NULL;
     if (rc != AN_GO)
         goto out;
-    const rd_platform_info *plat = rd_platform_find(a->target);
-    if (!a->cmd.q.platform)
-        a->cmd.q.platform = plat->name;
+    const rd_platform_info *plat = rd_platform_find(a->cmd.target);
     an_model_request req = an_cmd_model_request(ctx, &a->cmd,
                                                 "the application runs one input shape: give it with "
                                                 "subgraphs.input_size_list");

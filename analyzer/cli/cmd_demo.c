@@ -14,20 +14,17 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-enum { OPT_OUT = 1, OPT_QUIET };
+enum { OPT_QUIET = 1 };
 
 static const an_optspec demo_opts[] = {
-    {OPT_OUT, "output-dir", 'o', "DIR", "where the demo model, data and snapshots go (default ./rknn-diag-demo)"},
     {OPT_QUIET, "quiet", 'q', NULL, "write the demo files only; run nothing"},
 };
 
 typedef struct demo_args {
-    const char *dir;
     bool quiet;
 } demo_args;
 
-static const an_optset demo_sets[] = {AN_SET(OPT_OUT, AN_SET_STR, demo_args, dir),
-                                      AN_SET(OPT_QUIET, AN_SET_FLAG, demo_args, quiet)};
+static const an_optset demo_sets[] = {AN_SET(OPT_QUIET, AN_SET_FLAG, demo_args, quiet)};
 
 static const an_cmd_spec demo_spec = {
     .usage = "rknn-diag demo [-o DIR]",
@@ -37,6 +34,7 @@ static const an_cmd_spec demo_spec = {
              "channel quantizes badly) on an emulated rk3566 board started on loopback, whose NPU has a\n"
              "gain fault in one layer (accuracy --target rk3566 --run \"rknn-diag board-run ...\"). Each\n"
              "writes a snapshot with error_analysis.txt and report.html.",
+    .output = {0, "output-dir", 'o', "DIR", "where the demo model, data and snapshots go (default ./rknn-diag-demo)"},
     AN_SPEC_OPTS(demo_opts),
     AN_SPEC_SETS(demo_sets),
 };
@@ -157,11 +155,13 @@ static int board_part(an_cmd_ctx *ctx, const char *dir, const char *input, const
 
 int an_cmd_demo(an_cmd_ctx *ctx)
 {
-    demo_args a = {.dir = "rknn-diag-demo"};
-    int rc = an_cmd_parse(ctx, &demo_spec, &(an_cmd_args){0}, NULL, &a);
+    demo_args a = {0};
+    an_cmd_args cmd;
+    int rc = an_cmd_parse(ctx, &demo_spec, &cmd, NULL, &a);
+    an_cmd_args_fini(&cmd);
     if (rc != AN_GO)
         return rc;
-    const char *dir = a.dir;
+    const char *dir = cmd.output ? cmd.output : "rknn-diag-demo";
     bool quiet = a.quiet;
     rd_error err = {0};
     char model[4096], input[4096], calib[4096], dataset[4200], snap16[4200], snap8[4200];

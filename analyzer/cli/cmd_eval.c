@@ -10,7 +10,6 @@
 #include "config_model.h"
 #include "eval_task.h"
 #include "quant_setup.h"
-#include "score_cmd.h"
 
 #include <errno.h>
 #include <math.h>
@@ -40,11 +39,7 @@ enum {
     OPT_SHOW_SCORE,
     OPT_MASKS,
     OPT_IGNORE,
-    OPT_SCORE_CMD,
-    OPT_SCORE_TIMEOUT,
     OPT_HYBRID,
-    OPT_SHARD,
-    OPT_OUT,
     OPT_NO_FP16,
 };
 
@@ -68,13 +63,8 @@ static const an_optspec eval_opts[] = {
     {OPT_SHOW_SCORE, "show-score", 0, "X", "detect: score of a kept box for the per-image F1 (default 0.25)"},
     {OPT_MASKS, "masks", 0, "DIR", "segment: label masks DIR/<image name>.png (one channel of class indices)"},
     {OPT_IGNORE, "ignore-index", 0, "N", "segment: mask value left out (default 255)"},
-    {OPT_SCORE_CMD, "score-cmd", 0, "CMD",
-     "score the outputs with CMD OUT/outputs/<column> (the folder as $1 or {outputs}; needs -o; docs/score-cmd.md)"},
-    {OPT_SCORE_TIMEOUT, "score-timeout", 0, "S", "stop the scorer after S seconds (default 600)"},
     {OPT_HYBRID, "hybrid", 0, "FILE", "add a column: a hybrid .quantization.cfg (repeat for more)"},
     {OPT_NO_FP16, "no-fp16", 0, NULL, "leave out the fp16 column (fp32 and the integer columns only)"},
-    {OPT_SHARD, "shard", 0, "K/N", "evaluate part K of N of the dataset into -o DIR/partial.json (merge them)"},
-    {OPT_OUT, "output", 'o', "DIR", "write partial.json and report.json (and outputs/ for --score-cmd) in DIR"},
     {OPT_LIMIT, "limit", 0, "N", "evaluate the first N samples only"},
     {OPT_CALIB, "calib", 0, "N", "calibrate the integer columns on the first N samples (default: all; IDX: 100)"},
     {OPT_SHOW, "show", 0, "N", "list the first N samples that change most (default 10)"},
@@ -100,9 +90,7 @@ static const an_optset eval_sets[] = {
     AN_SET(OPT_LETTERBOX, AN_SET_FLAG, eval_args, o.letterbox),
     AN_SET(OPT_MASKS, AN_SET_STR, eval_args, o.masks),
     AN_SET_INT_RANGE(OPT_IGNORE, eval_args, o.ignore_index, 0, 255),
-    AN_SET(OPT_SCORE_CMD, AN_SET_STR, eval_args, o.score_cmd),
     AN_SET(OPT_NO_FP16, AN_SET_FLAG, eval_args, o.no_fp16),
-    AN_SET(OPT_OUT, AN_SET_STR, eval_args, o.out_dir),
     AN_SET_RANGE(OPT_LIMIT, eval_args, o.limit, 1, 100000000),
     AN_SET_RANGE(OPT_CALIB, eval_args, o.calib, 1, 1000000),
     AN_SET_RANGE(OPT_SHOW, eval_args, o.show, 0, 100000),
@@ -196,10 +184,6 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
         else
             o->show_score = d;
         break;
-    case OPT_SCORE_TIMEOUT:
-        if (!parse_double(v, 0.001, 1e6, &o->score_timeout))
-            return an_usage(ctx, "--score-timeout %s: expected seconds, 0.001..1000000", v);
-        break;
     case OPT_DEC_OPT:
         if (an_det_opts_set(&o->det, v, &err) != RD_OK)
             return an_usage(ctx, "%s", err.msg);
@@ -209,14 +193,6 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
             return an_usage(ctx, "at most %d --hybrid columns", AN_EVAL_MAX_COLS - 3);
         o->hybrid_cfgs[o->n_hybrid++] = v;
         break;
-    case OPT_SHARD: {
-        int k, nn;
-        if (!an_acc_parse_shard(v, &k, &nn))
-            return an_usage(ctx, "--shard %s: expected K/N with 0 <= K < N (e.g. $SLURM_ARRAY_TASK_ID/4)", v);
-        o->shard_k = k;
-        o->shard_n = nn;
-        break;
-    }
     }
     return AN_GO;
 }
@@ -280,7 +256,9 @@ static const an_cmd_spec eval_spec = {
     .about = ABOUT,
     AN_SPEC_OPTS(eval_opts),
     AN_SPEC_SETS(eval_sets),
-    .groups = AN_OG_QUANT,
+    .output = {0, "output", 'o', "DIR",
+               "write partial.json and report.json in DIR (and outputs/<column>/ for --score-cmd, which needs it)"},
+    .groups = AN_OG_QUANT | AN_OG_SHARD | AN_OG_SCORE,
     .model = "MODEL.onnx",
     .model_optional = true, /* -c may name it: check_args */
     .more_help = print_decoders,
@@ -290,6 +268,13 @@ static int parse_args(an_cmd_ctx *ctx, eval_args *a)
 {
     int rc = an_cmd_parse(ctx, &eval_spec, &a->cmd, take_option, a);
     a->model_path = a->cmd.model;
+    a->o.out_dir = a->cmd.output;
+    a->o.score_cmd = a->cmd.score_cmd;
+    a->o.score_timeout = a->cmd.score_timeout;
+    if (a->cmd.shard_n) {
+        a->o.shard_k = a->cmd.shard_k;
+        a->o.shard_n = a->cmd.shard_n;
+    }
     return rc == AN_GO ? check_args(ctx, a) : rc;
 }
 
@@ -461,7 +446,6 @@ int an_cmd_eval(an_cmd_ctx *ctx)
     a->o.shard_n = 1;
     a->o.show_score = 0.25;
     a->o.ignore_index = 255;
-    a->o.score_timeout = AN_SCORE_DEFAULT_TIMEOUT;
     a->o.argc = ctx->argc;
     a->o.argv = ctx->argv;
     an_det_opts_init(&a->o.det);

@@ -34,8 +34,7 @@ static const an_cmd_spec export_spec = {
              "our rescaling in double (Cast, Mul, Cast), so the runtime's result is ours bit for\n"
              "bit. Layers with no integer ONNX operator (ConvTranspose, Gemm with transA) stay\n"
              "in QDQ form, named in a note. docs/numerics.md has both forms against ONNX Runtime.",
-    .opts = export_opts,
-    .n_opts = (int)(sizeof export_opts / sizeof export_opts[0]),
+    AN_SPEC_OPTS(export_opts),
     .groups = AN_OG_SHAPE | AN_OG_QUANT,
     .model = "MODEL.onnx",
 };
@@ -62,16 +61,12 @@ int an_cmd_export_qdq(an_cmd_ctx *ctx)
     size_t len = 0;
     if (rc != AN_GO)
         goto out;
-    an_model_request req =
-        an_cmd_model_request(ctx, &a.cmd,
-                             "an ONNX model written with fixed shapes "
-                             "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)");
-    rd_status st = an_model_load_configured(&a.cmd.q, &req, &m, &err);
-    if (st == RD_OK && a.cmd.q.cfg.dtype != RD_QDT_W8A8)
-        st = rd_errorf(&err, RD_E_USAGE, "export-qdq writes int8 parameters: --dtype must be w8a8 (got %s)",
-                       rd_qdtype_name(a.cmd.q.cfg.dtype));
-    if (st == RD_OK)
-        st = an_quant_build_sim(&a.cmd.q, m, NULL, ctx->errs, ctx->color, &s, &err);
+    static const rd_qdtype int8[] = {RD_QDT_W8A8};
+    rd_status st =
+        an_cmd_quant_sim(ctx, &a.cmd,
+                         "an ONNX model written with fixed shapes "
+                         "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)",
+                         "int8", int8, 1, &m, &s, &err);
     rd_warn_sink notes = {.fn = an_note_print, .user = ctx->errs};
     if (st == RD_OK)
         st = rd_sim_export_qdq_form(s, a.integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len, &notes, &err);

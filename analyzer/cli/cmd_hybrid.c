@@ -25,15 +25,11 @@ enum {
     OPT_MAX_FLOAT,
     OPT_COST,
     OPT_LATENCY,
-    OPT_OUTPUT,
     OPT_RKNN_CFG,
     OPT_RUNTIME_DUMPS,
-    OPT_TARGET,
     OPT_REUSE_MB,
     OPT_OBJECTIVE,
     OPT_OVER,
-    OPT_SCORE_CMD,
-    OPT_SCORE_TIMEOUT,
     OPT_TARGET_SCORE,
     OPT_SWEEP_POINTS,
 };
@@ -49,23 +45,18 @@ static const an_optspec hybrid_opts[] = {
      "how the outputs make one accuracy: min-cos-over-outputs (default: the lowest "
      "cosine of any output), cos or sqnr (all outputs as one vector)"},
     {OPT_OVER, "over", 0, "worst|mean", "search: the target holds for the worst sample (default) or the mean"},
-    {OPT_SCORE_CMD, "score-cmd", 0, "CMD",
-     "search: your scorer (mAP, top-1, ...): run with a folder of the candidate's "
-     "outputs (.npy + index.json) as $1 or {outputs}, prints one number, higher is better (docs/score-cmd.md)"},
-    {OPT_TARGET_SCORE, "target-score", 0, "X", "search: the --score-cmd number to reach"},
-    {OPT_SCORE_TIMEOUT, "score-timeout", 0, "S", "search: seconds one --score-cmd run may take (default 600)"},
+    {OPT_TARGET_SCORE, "target-score", 0, "X",
+     "search: the --score-cmd number to reach (the scorer runs on each candidate's outputs; search only)"},
     {OPT_SWEEP_POINTS, "sweep-points", 0, "N", "sweep: values of k measured, spread evenly (default 65; 0: every k)"},
     {OPT_MAX_FLOAT, "max-float", 0, "N", "search: at most N float16 tensors (default 64)"},
     {OPT_COST, "cost", 0, "macs", "search: cost of a float16 tensor: MACs run in float16 (default)"},
     {OPT_LATENCY, "latency-table", 0, "FILE",
      "search: cost in ms: a board RKNN_LOG_LEVEL=4 log or a CSV (repeat: int8 + fp16 logs)"},
-    {OPT_OUTPUT, "output", 'o', "FILE", "search: the .quantization.cfg to write (its folder gets the accuracy report)"},
     {OPT_RKNN_CFG, "rknn-cfg", 0, "FILE", "search: the toolkit's step-1 cfg: only its keys, under its names"},
     {OPT_REUSE_MB, "reuse-mb", 0, "MB",
      "suggest, search: memory for resuming runs where the float16 set changed, all samples "
      "(default 512; 0: full runs, same results)"},
     {OPT_RUNTIME_DUMPS, "runtime-dumps", 0, "DIR", "verify: the board's dump folder (pulled)"},
-    {OPT_TARGET, "target", 0, "T", "verify: the board's chip (reads .txt dumps; sets --platform)"},
 };
 
 double an_hyb_now(void)
@@ -89,14 +80,11 @@ static const an_optset hybrid_sets[] = {
     AN_SET_CHOICE(OPT_OBJECTIVE, hyb_args, objective, objective_names, "cos, sqnr or min-cos-over-outputs"),
     AN_SET_CHOICE(OPT_OVER, hyb_args, over, over_names, "worst or mean"),
     AN_SET_REAL(OPT_TARGET_SCORE, hyb_args, target_score, -1e300, 1e300, "a number"),
-    AN_SET_RANGE(OPT_SCORE_TIMEOUT, hyb_args, score_timeout, 1, 7 * 86400),
     AN_SET(OPT_SWEEP_POINTS, AN_SET_SWEEP, hyb_args, sweep_points),
     AN_SET_RANGE(OPT_MAX_FLOAT, hyb_args, max_float, 1, 100000),
-    AN_SET(OPT_OUTPUT, AN_SET_STR, hyb_args, out_path),
     AN_SET(OPT_RKNN_CFG, AN_SET_STR, hyb_args, rknn_cfg),
     AN_SET_RANGE(OPT_REUSE_MB, hyb_args, reuse_mb, 0, 1L << 20),
     AN_SET(OPT_RUNTIME_DUMPS, AN_SET_STR, hyb_args, runtime_dumps),
-    AN_SET(OPT_TARGET, AN_SET_TARGET, hyb_args, target),
 };
 
 static const char *const USAGE =
@@ -135,7 +123,9 @@ static const an_cmd_spec hybrid_spec = {
     .about = ABOUT,
     AN_SPEC_OPTS(hybrid_opts),
     AN_SPEC_SETS(hybrid_sets),
-    .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT,
+    .output = {0, "output", 'o', "FILE",
+               "search: the .quantization.cfg to write (its folder gets the accuracy report)"},
+    .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_TARGET | AN_OG_SCORE,
     .model = "MODEL.onnx",
 };
 
@@ -143,11 +133,6 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     hyb_args *a = user;
     switch (id) {
-    case OPT_SCORE_CMD:
-        if (!*v)
-            return an_usage(ctx, "--score-cmd expects a command, got an empty one");
-        a->score_cmd = v;
-        break;
     case OPT_COST:
         if (strcmp(v, "macs") != 0)
             return an_usage(ctx, "--cost expects macs (or give --latency-table FILE), got '%s'", v);
@@ -177,6 +162,7 @@ static int parse_options(an_cmd_ctx *ctx, hyb_args *a)
     int rc = an_cmd_parse(&opts_ctx, &hybrid_spec, &a->cmd, take_option, a);
     free(argv);
     a->model_path = a->cmd.model;
+    a->out_path = a->cmd.output;
     return rc;
 }
 
@@ -203,8 +189,6 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
         return an_usage(ctx, "diagnose re-calibrates with other settings (mean/std, RGB/BGR, calibration set, "
                              "algorithm), but a .rknn's scales are fixed: drop --rknn (or give the build's log with "
                              "--rknn-build-log: its fused ops and precisions, scales by calibration)");
-    if ((rc = an_target_platform(ctx, &a->cmd.q, a->target)) != AN_GO)
-        return rc;
     if (a->sub == SUB_SEARCH) {
         if (isnan(a->target_cos) && isnan(a->target_sqnr) && isnan(a->target_score))
             return an_usage(ctx, "search needs --target-cos X (and/or --target-sqnr DB, or --score-cmd CMD "
@@ -213,11 +197,11 @@ static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
             return an_usage(ctx, "search needs -o OUT.quantization.cfg");
         if (a->objective == AN_HYB_OBJ_SQNR && isnan(a->target_sqnr))
             return an_usage(ctx, "--objective sqnr needs --target-sqnr DB");
-        if (a->score_cmd && isnan(a->target_score))
+        if (a->cmd.score_cmd && isnan(a->target_score))
             return an_usage(ctx, "--score-cmd needs --target-score X (the number your scorer must reach)");
-        if (!a->score_cmd && !isnan(a->target_score))
+        if (!a->cmd.score_cmd && !isnan(a->target_score))
             return an_usage(ctx, "--target-score needs --score-cmd CMD (the scorer that prints the number)");
-    } else if (a->score_cmd || !isnan(a->target_score)) {
+    } else if (a->cmd.score_cmd || !isnan(a->target_score)) {
         return an_usage(ctx, "--score-cmd and --target-score are options of search");
     }
     return AN_GO;
@@ -430,7 +414,6 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     a->max_float = 64;
     a->reuse_mb = AN_HYB_REUSE_DEFAULT_MB;
     a->sweep_points = AN_HYB_SWEEP_POINTS_DEFAULT;
-    a->score_timeout = 600;
     a->target_cos = a->target_sqnr = a->target_score = NAN;
     int rc = parse_args(ctx, a);
     hyb_run r;

@@ -26,8 +26,7 @@ static const an_cmd_spec merge_spec = {
              "run in DIR (error_analysis.txt, report.json, report.html), its table, findings and\n"
              "--fail-under-cos gate; the merge loads the model again, checks the files against the\n"
              "shards' run_hash and analyses the --dump-sample again. docs/sharding.md.",
-    .opts = merge_opts,
-    .n_opts = (int)(sizeof merge_opts / sizeof merge_opts[0]),
+    AN_SPEC_OPTS(merge_opts),
     .output = {0, "output", 'o', "DIR", "write report.json in DIR (accuracy shards: the snapshot)"},
     .groups = AN_OG_JSON,
 };

@@ -13,10 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { OPT_OUT = 1, OPT_INPUT, OPT_OUTPUT, OPT_DATASET, OPT_LAYOUT, OPT_MAX_PIXELS };
+enum { OPT_INPUT = 1, OPT_OUTPUT, OPT_DATASET, OPT_LAYOUT, OPT_MAX_PIXELS };
 
 static const an_optspec edit_opts[] = {
-    {OPT_OUT, "out", 'o', "OUT.onnx", "the edited model (required)"},
     {OPT_INPUT, "input", 0, "NAME=FORMULA", "new layout of a graph input, as 'a,b,c,d->a,c,d,b' (repeat)"},
     {OPT_OUTPUT, "output", 0, "NAME=FORMULA", "new layout of a graph output (repeat)"},
     {OPT_DATASET, "dataset", 0, "FILE", "dataset.txt to carry over: writes dataset.txt and dataset/ beside OUT"},
@@ -49,16 +48,13 @@ static const char *const edit_about =
     ".npy files are read as graph tensors (docs/onnx-edit.md). With --graph-inputs/--graph-outputs the\n"
     "subgraph between those tensors is edited and written: the formulas name its inputs and outputs.";
 
-static const an_need edit_needs[] = {{OPT_OUT, "missing -o OUT.onnx"}};
-
 static const an_cmd_spec edit_spec = {
     .usage = "rknn-diag onnx-edit MODEL.onnx -o OUT.onnx [--input NAME=FORMULA]... [--output NAME=FORMULA]... "
              "[--dataset FILE] [--graph-inputs NAME,..] [--graph-outputs NAME,..]",
     .about = edit_about,
-    .opts = edit_opts,
-    .n_opts = (int)(sizeof edit_opts / sizeof edit_opts[0]),
-    .needs = edit_needs,
-    .n_needs = 1,
+    .output = {0, "out", 'o', "OUT.onnx", "the edited model (required)"},
+    .output_missing = "missing -o OUT.onnx",
+    AN_SPEC_OPTS(edit_opts),
     .groups = AN_OG_SHAPE | AN_OG_CUT,
     .model = "MODEL.onnx",
 };
@@ -68,9 +64,6 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
     edit_args *a = user;
     rd_error err = {0};
     switch (id) {
-    case OPT_OUT:
-        a->out = v;
-        break;
     case OPT_INPUT:
     case OPT_OUTPUT:
         if (a->n_specs == MAX_EDITS)
@@ -98,6 +91,7 @@ static int parse_args(an_cmd_ctx *ctx, edit_args *a)
 {
     int rc = an_cmd_parse(ctx, &edit_spec, &a->cmd, take_option, a);
     a->model = a->cmd.model;
+    a->out = a->cmd.output;
     if (rc == AN_GO && !a->n_specs)
         return an_usage(ctx, "nothing to edit: give --input NAME=FORMULA or --output NAME=FORMULA");
     return rc;

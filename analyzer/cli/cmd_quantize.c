@@ -57,19 +57,12 @@ int an_cmd_quantize(an_cmd_ctx *ctx)
     rd_qcfg_init(&merged);
     if (rc != AN_GO)
         goto out;
-    an_model_request req = an_cmd_model_request(ctx, &a.cmd,
-                                                "a .quantization.cfg holds one set of parameters per tensor for every "
-                                                "shape, and how RKNN calibrates a dynamic model is not documented: "
-                                                "quantize once per shape with --input-shape (or input_size_list)");
-    rd_status st = an_model_load_configured(&a.cmd.q, &req, &m, &err);
-    if (st == RD_OK && a.cmd.q.cfg.dtype != RD_QDT_W8A8 && a.cmd.q.cfg.dtype != RD_QDT_W16A16I &&
-        a.cmd.q.cfg.dtype != RD_QDT_W8A16 && a.cmd.q.cfg.dtype != RD_QDT_W16A16I_DFP)
-        st = rd_errorf(&err, RD_E_USAGE,
-                       "quantize writes int8/int16 parameters: --dtype must be w8a8, w16a16i, w8a16 or w16a16i_dfp "
-                       "(got %s)",
-                       rd_qdtype_name(a.cmd.q.cfg.dtype));
-    if (st == RD_OK)
-        st = an_quant_build_sim(&a.cmd.q, m, NULL, ctx->errs, ctx->color, &s, &err);
+    static const rd_qdtype written[] = {RD_QDT_W8A8, RD_QDT_W16A16I, RD_QDT_W8A16, RD_QDT_W16A16I_DFP};
+    rd_status st = an_cmd_quant_sim(ctx, &a.cmd,
+                                    "a .quantization.cfg holds one set of parameters per tensor for every "
+                                    "shape, and how RKNN calibrates a dynamic model is not documented: "
+                                    "quantize once per shape with --input-shape (or input_size_list)",
+                                    "int8/int16", written, sizeof written / sizeof written[0], &m, &s, &err);
     if (st == RD_OK)
         st = an_quant_built_outputs(&a.cmd.q, s, NULL, ctx->errs, NULL, &err);
     if (st == RD_OK)

@@ -15,26 +15,25 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { OPT_FROM_RKNN = 1, OPT_OUT };
+enum { OPT_FROM_RKNN = 1 };
 
 static const an_optspec report_opts[] = {
     {OPT_FROM_RKNN, "from-rknn", 0, "DIR", "an RKNN-Toolkit2 snapshot folder (error_analysis.txt, golden/, ...)"},
-    {OPT_OUT, "output-dir", 'o', "OUTDIR", "where report.json and report.html go (default: DIR)"},
 };
 static const an_need report_needs[] = {{OPT_FROM_RKNN, "--from-rknn DIR is required"}};
 
 typedef struct report_args {
-    const char *dir, *out_dir;
+    const char *dir;
 } report_args;
 
-static const an_optset report_sets[] = {AN_SET(OPT_FROM_RKNN, AN_SET_STR, report_args, dir),
-                                        AN_SET(OPT_OUT, AN_SET_STR, report_args, out_dir)};
+static const an_optset report_sets[] = {AN_SET(OPT_FROM_RKNN, AN_SET_STR, report_args, dir)};
 
 static const an_cmd_spec report_spec = {
     .usage = "rknn-diag report --from-rknn DIR [-o OUTDIR]",
     .about = "Reads a snapshot written by RKNN-Toolkit2's accuracy_analysis (error_analysis.txt in the\n"
              "2.x or 1.5 layout, and golden/, simulator/, runtime/ text files where present) and writes\n"
              "report.json and report.html. Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
+    .output = {0, "output-dir", 'o', "OUTDIR", "where report.json and report.html go (default: DIR)"},
     AN_SPEC_OPTS(report_opts),
     AN_SPEC_NEEDS(report_needs),
     AN_SPEC_SETS(report_sets),
@@ -105,12 +104,12 @@ static rd_status enrich_layer(an_cmd_ctx *ctx, const char *dir, const rd_name_ma
 int an_cmd_report(an_cmd_ctx *ctx)
 {
     report_args a = {0};
-    int parsed = an_cmd_parse(ctx, &report_spec, &(an_cmd_args){0}, NULL, &a);
+    an_cmd_args cmd;
+    int parsed = an_cmd_parse(ctx, &report_spec, &cmd, NULL, &a);
+    an_cmd_args_fini(&cmd);
     if (parsed != AN_GO)
         return parsed;
-    const char *dir = a.dir, *out_dir = a.out_dir;
-    if (!out_dir)
-        out_dir = dir;
+    const char *dir = a.dir, *out_dir = cmd.output ? cmd.output : dir;
 
     rd_error err = {0};
     char path[4200];

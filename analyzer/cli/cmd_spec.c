@@ -1,6 +1,8 @@
 /* cmd_spec.c: the one parser and help printer of the commands (cmd_spec.h). */
 #include "cmd_spec.h"
+#include "accuracy_partial.h"
 #include "cli_adb.h"
+#include "score_cmd.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,22 @@ static const an_optspec samples_opts[] = {
     {AN_OPT_INPUTS, "inputs", 'i', "FILE", "the sample analysed: one file per model input, in input order (repeat)"},
     {AN_OPT_SAMPLES, "samples", 0, "N", "without --inputs: analyse the first N lines of the dataset (default 1)"},
 };
+/* The outside scorer (docs/score-cmd.md): eval's score task, hybrid search's target. */
+static const an_optspec score_opts[] = {
+    {AN_OPT_SCORE_CMD, "score-cmd", 0, "CMD",
+     "your scorer (mAP, top-1, ...): run with a folder of outputs (.npy + index.json) as $1 or {outputs}, "
+     "prints one number, higher is better"},
+    {AN_OPT_SCORE_TIMEOUT, "score-timeout", 0, "S",
+     "seconds one --score-cmd run may take, 1..604800 (default 600); then it and what it started are stopped"},
+};
+static const an_optspec target_opts[] = {
+    {AN_OPT_TARGET, "target", 't', "CHIP",
+     "the board's chip: rk3566, rk3588, rv1106, ... (its dump folder and .txt dump layout; sets --platform)"},
+};
+static const an_optspec shard_opts[] = {
+    {AN_OPT_SHARD, "shard", 0, "K/N",
+     "run part K of N of the samples into -o DIR/partial.json; `rknn-diag merge` joins the parts"},
+};
 static const an_optspec json_opts[] = {{AN_OPT_JSON, "json", 0, NULL, "print JSON instead of text"}};
 static const an_optspec help_opt = {AN_OPT_HELP, "help", 'h', NULL, "show this help"};
 
@@ -47,7 +65,10 @@ static const an_optgroup groups[] = {
     GROUP(AN_OG_QUANT, "quantization options (docs/quantization-cfg.md, docs/config.md)", quant_opts),
     GROUP(AN_OG_THREADS, "threads", threads_opts),
     GROUP(AN_OG_BUILT, "built-model options (docs/rknn-model.md)", built_opts),
+    GROUP(AN_OG_TARGET, "board target (docs/board.md)", target_opts),
     GROUP(AN_OG_BOARD, "board options (docs/adb.md)", board_opts),
+    GROUP(AN_OG_SHARD, "sharding (docs/sharding.md)", shard_opts),
+    GROUP(AN_OG_SCORE, "outside scorer (docs/score-cmd.md)", score_opts),
     GROUP(AN_OG_JSON, "output", json_opts),
 };
 #undef GROUP
@@ -129,6 +150,29 @@ static int take_group_option(an_cmd_ctx *ctx, an_cmd_args *args, int id, const c
     case AN_OPT_JSON:
         args->json = true;
         return AN_GO;
+    case AN_OPT_SCORE_CMD:
+        if (!*value)
+            return an_usage(ctx, "--score-cmd expects a command, got an empty one");
+        args->score_cmd = value;
+        return AN_GO;
+    case AN_OPT_SCORE_TIMEOUT: { /* whole seconds up to a week */
+        long seconds;
+        if (!an_parse_int(ctx->argv[0], "--score-timeout", value, 1, 7 * 86400, &seconds, ctx->errs))
+            return AN_EXIT_USAGE;
+        args->score_timeout = (double)seconds;
+        return AN_GO;
+    }
+    case AN_OPT_TARGET:
+        if (!rd_platform_find(value))
+            return an_usage(
+                ctx, "--target: unknown target '%s' (rk3566, rk3568, rk3588, rk3562, rk3576, rv1103, rv1106, ...)",
+                value);
+        args->target = value;
+        return AN_GO;
+    case AN_OPT_SHARD:
+        if (!an_acc_parse_shard(value, &args->shard_k, &args->shard_n))
+            return an_usage(ctx, "--shard %s: expected K/N with 0 <= K < N (e.g. $SLURM_ARRAY_TASK_ID/4)", value);
+        return AN_GO;
     case AN_OPT_SAMPLES:
         return an_parse_int(ctx->argv[0], "--samples", value, 1, 100000, &args->samples, ctx->errs) ? AN_GO
                                                                                                     : AN_EXIT_USAGE;
@@ -141,16 +185,6 @@ static int take_group_option(an_cmd_ctx *ctx, an_cmd_args *args, int id, const c
         return AN_GO;
     }
     an_quant_take(&args->q, id, value);
-    return AN_GO;
-}
-
-/* --target CHIP: a known chip. */
-static int take_target(an_cmd_ctx *ctx, const char *value, const char **out)
-{
-    if (!rd_platform_find(value))
-        return an_usage(
-            ctx, "--target: unknown target '%s' (rk3566, rk3568, rk3588, rk3562, rk3576, rv1103, rv1106, ...)", value);
-    *out = value;
     return AN_GO;
 }
 
@@ -200,8 +234,6 @@ static int take_set(an_cmd_ctx *ctx, const an_cmd_spec *spec, const an_optset *s
         *(double *)(void *)member = v;
         return AN_GO;
     }
-    case AN_SET_TARGET:
-        return take_target(ctx, value, (const char **)(void *)member);
     case AN_SET_SWEEP:
         return take_sweep_points(ctx, value, (long *)(void *)member);
     case AN_SET_CHOICE:
@@ -252,6 +284,18 @@ static void args_init(an_cmd_ctx *ctx, an_cmd_args *args)
     args->adb.log = an_adb_log;
     args->adb.log_user = ctx;
     args->samples = 1;
+    args->score_timeout = AN_SCORE_DEFAULT_TIMEOUT;
+}
+
+/* A --target also sets --platform; the two must agree when both are given. */
+static int target_platform(an_cmd_ctx *ctx, an_quant_opts *q, const char *target)
+{
+    if (!target)
+        return AN_GO;
+    if (q->platform && strcasecmp(q->platform, target) != 0)
+        return an_usage(ctx, "--target %s and --platform %s disagree", target, q->platform);
+    q->platform = target;
+    return AN_GO;
 }
 
 int an_cmd_parse(an_cmd_ctx *ctx, const an_cmd_spec *spec, an_cmd_args *args, an_take_fn take, void *user)
@@ -300,22 +344,13 @@ int an_cmd_parse(an_cmd_ctx *ctx, const an_cmd_spec *spec, an_cmd_args *args, an
         return an_usage(ctx, "missing %s", spec->model);
     if (spec->output_missing && !args->output)
         return an_usage(ctx, "%s", spec->output_missing);
-    return check_needs(ctx, spec, given);
+    rc = check_needs(ctx, spec, given);
+    return rc == AN_GO ? target_platform(ctx, &args->q, args->target) : rc;
 }
 
 void an_cmd_args_fini(an_cmd_args *args)
 {
     an_quant_opts_fini(&args->q);
-}
-
-int an_target_platform(an_cmd_ctx *ctx, an_quant_opts *q, const char *target)
-{
-    if (!target)
-        return AN_GO;
-    if (q->platform && strcasecmp(q->platform, target) != 0)
-        return an_usage(ctx, "--target %s and --platform %s disagree", target, q->platform);
-    q->platform = target;
-    return AN_GO;
 }
 
 int an_take_repeated(an_cmd_ctx *ctx, const char *opt, const char *value, const char **list, size_t *n, size_t max)
@@ -334,6 +369,31 @@ an_model_request an_cmd_model_request(const an_cmd_ctx *ctx, const an_cmd_args *
                               .n_shapes = args->n_shapes,
                               .errs = ctx->errs,
                               .dynamic_refusal = dynamic_refusal};
+}
+
+rd_status an_cmd_quant_sim(const an_cmd_ctx *ctx, an_cmd_args *args, const char *dynamic_refusal, const char *what,
+                           const rd_qdtype *dtypes, size_t n_dtypes, rd_model **m, rd_sim **s, rd_error *err)
+{
+    *m = NULL;
+    *s = NULL;
+    an_model_request req = an_cmd_model_request(ctx, args, dynamic_refusal);
+    rd_status st = an_model_load_configured(&args->q, &req, m, err);
+    if (st != RD_OK)
+        return st;
+    const rd_qdtype dt = args->q.cfg.dtype;
+    bool allowed = false;
+    char names[200] = "";
+    size_t len = 0;
+    for (size_t k = 0; k < n_dtypes; k++) {
+        allowed = allowed || dtypes[k] == dt;
+        const char *sep = k == 0 ? "" : k + 1 == n_dtypes ? " or " : ", ";
+        len += (size_t)snprintf(names + len, len < sizeof names ? sizeof names - len : 0, "%s%s", sep,
+                                rd_qdtype_name(dtypes[k]));
+    }
+    if (!allowed)
+        return rd_errorf(err, RD_E_USAGE, "%s writes %s parameters: --dtype must be %s (got %s)", ctx->argv[0], what,
+                         names, rd_qdtype_name(dt));
+    return an_quant_build_sim(&args->q, *m, NULL, ctx->errs, ctx->color, s, err);
 }
 
 rd_status an_cmd_open_model(const an_cmd_ctx *ctx, an_cmd_args *args, bool allow_unsupported_ops,

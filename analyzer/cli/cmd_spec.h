@@ -2,7 +2,8 @@
  * cmd_spec.h: a command described once (after Redis's command table and curl's tool options): its usage,
  * summary, own options and the option groups it takes, read by one parser (an_cmd_parse) and one help
  * printer (an_cmd_help). A group (the input shapes, the subgraph cut, the quantization options, the
- * built-model options, --threads, the board options) is parsed, checked and documented in one place for every command.
+ * built-model options, --threads, the board options, the board's chip, sharding, the outside scorer) is parsed,
+ * checked and documented in one place for every command that takes it.
  *
  *     static const an_cmd_spec spec = {
  *         .usage = "rknn-diag x MODEL.onnx -o FILE", .about = "...", AN_SPEC_OPTS(own_options),
@@ -34,10 +35,24 @@ enum {
     AN_OG_CUT = 1u << 6,     /* --graph-inputs, --graph-outputs (an_cmd_args.q.flag_cut): every command that takes
                                 a model; AN_OG_QUANT brings it too (the config's subgraphs on the command line) */
     AN_OG_JSON = 1u << 7,    /* --json: print JSON instead of text (an_cmd_args.json) */
+    AN_OG_TARGET = 1u << 9,  /* --target CHIP (-t): the board's chip, which sets --platform (an_cmd_args.target) */
+    AN_OG_SHARD = 1u << 10,  /* --shard K/N: one part of the samples into -o DIR/partial.json (an_cmd_args.shard_*) */
+    AN_OG_SCORE = 1u << 8, /* --score-cmd, --score-timeout: an outside scorer (an_cmd_args.score_cmd, .score_timeout) */
 };
 
 /* Option ids of the groups that are not declared elsewhere (a command's own ids stay below 100). */
-enum { AN_OPT_INPUT_SHAPE = 300, AN_OPT_HELP, AN_OPT_OUTPUT, AN_OPT_INPUTS, AN_OPT_SAMPLES, AN_OPT_JSON };
+enum {
+    AN_OPT_INPUT_SHAPE = 300,
+    AN_OPT_HELP,
+    AN_OPT_OUTPUT,
+    AN_OPT_INPUTS,
+    AN_OPT_SAMPLES,
+    AN_OPT_JSON,
+    AN_OPT_SCORE_CMD,
+    AN_OPT_SCORE_TIMEOUT,
+    AN_OPT_TARGET,
+    AN_OPT_SHARD,
+};
 
 /** A required option: its id and the usage error when it is absent. */
 typedef struct an_need {
@@ -53,7 +68,6 @@ typedef enum an_set_kind {
     AN_SET_INT,     /* int: the same, for min..max within int */
     AN_SET_DOUBLE,  /* double: a number in lo..hi ("--NAME expects EXPECTS, got 'V'" otherwise) */
     AN_SET_CHOICE,  /* an enum (int): the index of the value in choices (the same message otherwise) */
-    AN_SET_TARGET,  /* const char *: a known chip (--target; a usage error naming the chips otherwise) */
     AN_SET_SWEEP,   /* long: --sweep-points N, 0 (every k) or at least 2 (the two ends) */
 } an_set_kind;
 
@@ -137,11 +151,15 @@ typedef struct an_cmd_args {
     size_t n_shapes;
     const char *inputs[AN_MAX_INPUTS]; /* AN_OG_SAMPLES */
     size_t n_inputs;
-    long samples;       /* AN_OG_SAMPLES: default 1 */
-    bool json;          /* AN_OG_JSON */
-    an_quant_opts q;    /* AN_OG_QUANT, AN_OG_CUT, AN_OG_BUILT, AN_OG_THREADS (q.model_path is the model) */
-    rd_adb_options adb; /* AN_OG_BOARD */
-    bool board_given;   /* one of the board options was given */
+    long samples;          /* AN_OG_SAMPLES: default 1 */
+    bool json;             /* AN_OG_JSON */
+    const char *score_cmd; /* AN_OG_SCORE: NULL when not given */
+    double score_timeout;  /* AN_OG_SCORE: seconds, default AN_SCORE_DEFAULT_TIMEOUT */
+    const char *target;    /* AN_OG_TARGET: a known chip, agreeing with --platform (which it sets), or NULL */
+    int shard_k, shard_n;  /* AN_OG_SHARD: --shard K/N (shard_n 0: not given) */
+    an_quant_opts q;       /* AN_OG_QUANT, AN_OG_CUT, AN_OG_BUILT, AN_OG_THREADS (q.model_path is the model) */
+    rd_adb_options adb;    /* AN_OG_BOARD */
+    bool board_given;      /* one of the board options was given */
 } an_cmd_args;
 
 /**
@@ -153,7 +171,8 @@ typedef int (*an_take_fn)(an_cmd_ctx *ctx, void *user, int id, const char *value
 
 /**
  * Parses ctx's arguments by spec: groups into args, own options and other positionals to take(user, ...),
- * then checks the model, the output and the required options (an_cmd_spec.needs) in order. Returns AN_GO to
+ * then checks the model, the output and the required options (an_cmd_spec.needs) in order, and that --target
+ * agrees with --platform (it sets it). Returns AN_GO to
  * run the command, AN_EXIT_OK after --help, AN_EXIT_USAGE after printing a usage error. args is initialised
  * first, whatever the result: release it with an_cmd_args_fini.
  */
@@ -180,8 +199,14 @@ an_model_request an_cmd_model_request(const an_cmd_ctx *ctx, const an_cmd_args *
 rd_status an_cmd_open_model(const an_cmd_ctx *ctx, an_cmd_args *args, bool allow_unsupported_ops,
                             rd_frontend_info *info, rd_model **out, rd_error *err);
 
-/** A --target also sets --platform; the two must agree when both are given. Returns AN_GO or the code. */
-int an_target_platform(an_cmd_ctx *ctx, an_quant_opts *q, const char *target);
+/**
+ * The calibrated simulation of a command that writes integer parameters (export-qdq, quantize): the model
+ * as configured (an_cmd_model_request with dynamic_refusal), its dtype one of dtypes[0..n_dtypes-1], else
+ * RD_E_USAGE "CMD writes WHAT parameters: --dtype must be A, B or C (got D)", then an_quant_build_sim (no
+ * fallback inputs). The caller destroys *m and *s, set or NULL, whatever the result.
+ */
+rd_status an_cmd_quant_sim(const an_cmd_ctx *ctx, an_cmd_args *args, const char *dynamic_refusal, const char *what,
+                           const rd_qdtype *dtypes, size_t n_dtypes, rd_model **m, rd_sim **s, rd_error *err);
 
 /** A repeated option opt ("--fault"): value appended to list[*n], at most max of them. Returns AN_GO or the
     usage error "too many OPT options (at most MAX)". */

@@ -15,13 +15,12 @@ typedef enum sub_kind { SUB_SUGGEST, SUB_SEARCH, SUB_SWEEP, SUB_DIAGNOSE, SUB_VE
 typedef struct hyb_args {
     sub_kind sub;
     const char *model_path;
-    long measure, top, max_float, reuse_mb, sweep_points, score_timeout;
+    long measure, top, max_float, reuse_mb, sweep_points;
     bool json;
     double target_cos, target_sqnr, target_score; /* NaN: not given */
     an_hyb_objective objective;
     an_hyb_over over;
-    const char *score_cmd;
-    const char *latency, *out_path, *rknn_cfg, *runtime_dumps, *target; /* latency: the first table, if any */
+    const char *latency, *out_path, *rknn_cfg, *runtime_dumps; /* latency: the first table, if any */
     const char *latency_paths[16];
     size_t n_latency;
     an_cmd_args cmd;

@@ -222,8 +222,8 @@ static rd_status make_scorer(const hyb_args *a, hyb_run *r, const char *dir, FIL
     char work[4200];
     snprintf(work, sizeof work, "%s/candidates", dir);
     rd_status st = sample_inputs(a, r, &ds, &inputs, err);
-    an_hyb_scorer_opts so = {.cmd = a->score_cmd,
-                             .timeout_s = (double)a->score_timeout,
+    an_hyb_scorer_opts so = {.cmd = a->cmd.score_cmd,
+                             .timeout_s = a->cmd.score_timeout,
                              .work_dir = work,
                              .model = r->m,
                              .golden = r->hc.golden,
@@ -255,7 +255,7 @@ static void print_result(an_cmd_ctx *ctx, const hyb_args *a, const hyb_run *r, c
                 "target holds for the %s)\n",
                 r->n_samples, res->score.cos, res->score.cos_mean, res->score.sqnr_db, res->score.sqnr_mean,
                 a->over == AN_HYB_OVER_MEAN ? "mean" : "worst sample");
-    if (a->score_cmd)
+    if (a->cmd.score_cmd)
         fprintf(ctx->out, "score: %.6g (target %.6g; int8 %.6g, all float16 %.6g)\n", res->score.score, a->target_score,
                 base->score, res->full.score);
     if (a->latency) {
@@ -306,13 +306,13 @@ int an_hyb_cli_search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_sco
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - a->out_path), a->out_path);
     else
         snprintf(dir, sizeof dir, ".");
-    printer p = {.ctx = ctx, .a = a, .means = r->n_samples > 1, .score = a->score_cmd != NULL};
+    printer p = {.ctx = ctx, .a = a, .means = r->n_samples > 1, .score = a->cmd.score_cmd != NULL};
     an_hyb_search_result res;
     memset(&res, 0, sizeof res);
     an_hyb_scorer *sc = NULL;
     an_hyb_score base = *base_in;
     rd_status st = an_mkdirs(dir, err);
-    if (st == RD_OK && a->score_cmd) {
+    if (st == RD_OK && a->cmd.score_cmd) {
         st = make_scorer(a, r, dir, ctx->errs, &sc, err);
         r->hc.scorer = sc;
         if (st == RD_OK) /* the all-int8 score: the baseline was measured before the scorer existed */
@@ -347,7 +347,7 @@ int an_hyb_cli_search(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, const an_hyb_sco
                 "\ntarget not reachable: with all %zu candidate tensors in float16 the outputs reach cosine "
                 "%.5f, SQNR %.2f dB",
                 n_allowed, res.full.cos, res.full.sqnr_db);
-        if (a->score_cmd)
+        if (a->cmd.score_cmd)
             fprintf(ctx->out, ", score %.6g", res.full.score);
         fprintf(ctx->out, " (target:");
         if (!isnan(a->target_cos))
