@@ -96,38 +96,50 @@ rd_status rd_tflite_to_onnx(const void *buf, size_t len, const char *name, const
     return st;
 }
 
+/* Darknet (a .cfg and its .weights) and Caffe (a .prototxt and its .caffemodel): a text parsed into a document,
+   translated with the weights, freed. */
+static rd_status text_and_weights_to_onnx(rd_model_format f, const void *text, size_t text_len, const char *text_name,
+                                          const void *weights, size_t weights_len, const char *weights_name,
+                                          void **out_buf, size_t *out_len, rd_frontend_info *info, rd_error *err)
+{
+    *out_buf = NULL;
+    *out_len = 0;
+    const bool darknet = f == RD_FORMAT_DARKNET;
+    union {
+        dn_cfg cfg;
+        ct_doc prototxt;
+    } doc;
+    rd_status st = darknet ? dn_cfg_parse(text, text_len, text_name, &doc.cfg, err)
+                           : ct_parse(text, text_len, text_name, &doc.prototxt, err);
+    if (st != RD_OK)
+        return st;
+    char detail[160] = "";
+    if (darknet) {
+        st = dn_lower(&doc.cfg, weights, weights_len, weights_name, out_buf, out_len, detail, sizeof detail, err);
+        dn_cfg_fini(&doc.cfg);
+    } else {
+        st = caffe_lower(&doc.prototxt, weights, weights_len, weights_name, out_buf, out_len, detail, sizeof detail,
+                         err);
+        ct_fini(&doc.prototxt);
+    }
+    info_set(info, f, false, false, detail);
+    return st;
+}
+
 rd_status rd_darknet_to_onnx(const void *cfg, size_t cfg_len, const char *cfg_name, const void *weights,
                              size_t weights_len, const char *weights_name, void **out_buf, size_t *out_len,
                              rd_frontend_info *info, rd_error *err)
 {
-    *out_buf = NULL;
-    *out_len = 0;
-    dn_cfg c;
-    rd_status st = dn_cfg_parse(cfg, cfg_len, cfg_name, &c, err);
-    if (st != RD_OK)
-        return st;
-    char detail[160] = "";
-    st = dn_lower(&c, weights, weights_len, weights_name, out_buf, out_len, detail, sizeof detail, err);
-    dn_cfg_fini(&c);
-    info_set(info, RD_FORMAT_DARKNET, false, false, detail);
-    return st;
+    return text_and_weights_to_onnx(RD_FORMAT_DARKNET, cfg, cfg_len, cfg_name, weights, weights_len, weights_name,
+                                    out_buf, out_len, info, err);
 }
 
 rd_status rd_caffe_to_onnx(const void *prototxt, size_t prototxt_len, const char *prototxt_name, const void *caffemodel,
                            size_t caffemodel_len, const char *caffemodel_name, void **out_buf, size_t *out_len,
                            rd_frontend_info *info, rd_error *err)
 {
-    *out_buf = NULL;
-    *out_len = 0;
-    ct_doc d;
-    rd_status st = ct_parse(prototxt, prototxt_len, prototxt_name, &d, err);
-    if (st != RD_OK)
-        return st;
-    char detail[160] = "";
-    st = caffe_lower(&d, caffemodel, caffemodel_len, caffemodel_name, out_buf, out_len, detail, sizeof detail, err);
-    ct_fini(&d);
-    info_set(info, RD_FORMAT_CAFFE, false, false, detail);
-    return st;
+    return text_and_weights_to_onnx(RD_FORMAT_CAFFE, prototxt, prototxt_len, prototxt_name, caffemodel, caffemodel_len,
+                                    caffemodel_name, out_buf, out_len, info, err);
 }
 
 /* The weights beside a model: its name with ext instead of its extension (or with ext appended). */

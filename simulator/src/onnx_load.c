@@ -268,6 +268,40 @@ static rd_status apply_value_info(rd_model *m, int v, const Onnx__ValueInfoProto
     return RD_OK;
 }
 
+/* The graph's inputs or its outputs (list of n): each named value is marked and takes its declared type and shape.
+   An input that names an initializer only declares it. */
+static rd_status load_io_list(rd_model *m, Onnx__ValueInfoProto *const *list, size_t n, bool outputs, rd_error *err)
+{
+    const char *what = outputs ? "output" : "input";
+    for (size_t i = 0; i < n; i++) {
+        const Onnx__ValueInfoProto *vi = list[i];
+        if (!vi->name || !*vi->name)
+            return rd_errorf(err, RD_E_PARSE, "graph %s #%zu has no name", what, i);
+        int v;
+        rd_status st = sim_model_intern_err(m, vi->name, &v, err);
+        if (st != RD_OK)
+            return st;
+        sim_value *val = &m->values[v];
+        if (outputs) {
+            val->is_graph_output = true;
+            m->outputs[m->n_outputs++] = v;
+        } else {
+            if (val->is_graph_input)
+                return rd_errorf(err, RD_E_PARSE, "graph input '%s' is listed twice", vi->name);
+            if (val->konst)
+                continue; /* an initializer's declaration, not a real input */
+            val->is_graph_input = true;
+            m->inputs[m->n_inputs++] = v;
+        }
+        st = apply_value_info(m, v, vi, true, err);
+        if (st != RD_OK) {
+            rd_error_prefix(err, "graph %s '%s'", what, vi->name);
+            return st;
+        }
+    }
+    return RD_OK;
+}
+
 static rd_status load_io(load_ctx *c, rd_error *err)
 {
     rd_model *m = c->m;
@@ -276,48 +310,17 @@ static rd_status load_io(load_ctx *c, rd_error *err)
     m->outputs = sim_malloc_array(g->n_output, sizeof(int));
     if (!m->inputs || !m->outputs)
         return nomem(err);
-    for (size_t i = 0; i < g->n_input; i++) {
-        const Onnx__ValueInfoProto *vi = g->input[i];
-        if (!vi->name || !*vi->name)
-            return rd_errorf(err, RD_E_PARSE, "graph input #%zu has no name", i);
-        int v;
-        rd_status st = sim_model_intern_err(m, vi->name, &v, err);
-        if (st != RD_OK)
-            return st;
-        if (m->values[v].is_graph_input)
-            return rd_errorf(err, RD_E_PARSE, "graph input '%s' is listed twice", vi->name);
-        if (m->values[v].konst)
-            continue; /* an initializer's declaration, not a real input */
-        m->values[v].is_graph_input = true;
-        m->inputs[m->n_inputs++] = v;
-        st = apply_value_info(m, v, vi, true, err);
-        if (st != RD_OK) {
-            rd_error_prefix(err, "graph input '%s'", vi->name);
-            return st;
-        }
-    }
-    for (size_t i = 0; i < g->n_output; i++) {
-        const Onnx__ValueInfoProto *vi = g->output[i];
-        if (!vi->name || !*vi->name)
-            return rd_errorf(err, RD_E_PARSE, "graph output #%zu has no name", i);
-        int v;
-        rd_status st = sim_model_intern_err(m, vi->name, &v, err);
-        if (st != RD_OK)
-            return st;
-        m->values[v].is_graph_output = true;
-        m->outputs[m->n_outputs++] = v;
-        st = apply_value_info(m, v, vi, true, err);
-        if (st != RD_OK) {
-            rd_error_prefix(err, "graph output '%s'", vi->name);
-            return st;
-        }
-    }
+    rd_status st = load_io_list(m, g->input, g->n_input, false, err);
+    if (st == RD_OK)
+        st = load_io_list(m, g->output, g->n_output, true, err);
+    if (st != RD_OK)
+        return st;
     for (size_t i = 0; i < g->n_value_info; i++) {
         const Onnx__ValueInfoProto *vi = g->value_info[i];
         if (!vi->name || !*vi->name)
             continue;
         int v;
-        rd_status st = sim_model_intern_err(m, vi->name, &v, err);
+        st = sim_model_intern_err(m, vi->name, &v, err);
         if (st == RD_OK)
             st = apply_value_info(m, v, vi, false, err);
         if (st != RD_OK)

@@ -142,6 +142,17 @@ rd_status qdq_scalar_init(qdq_writer *w, const char *name, rd_dtype dt, double v
     return st;
 }
 
+/* A DequantizeLinear node dqn of codes qn with scale sn and zero point zn into out: per channel along axis, per
+   tensor when axis < 0. */
+static void add_dequantize(qdq_writer *w, const char *dqn, const char *qn, const char *sn, const char *zn,
+                           const char *out, int64_t axis)
+{
+    rd_onnx_node *dq = rd_onnx_add_node(w->b, "DequantizeLinear", dqn, (const char *const[]){qn, sn, zn}, 3,
+                                        (const char *const[]){out}, 1);
+    if (axis >= 0)
+        rd_onnx_attr_int(dq, "axis", axis);
+}
+
 /* from -> QuantizeLinear -> DequantizeLinear -> to, with one activation's parameters. */
 static rd_status add_qdq(qdq_writer *w, const char *base, const char *from, const char *to, float scale, int32_t zp,
                          rd_error *err)
@@ -158,8 +169,7 @@ static rd_status add_qdq(qdq_writer *w, const char *base, const char *from, cons
         return st;
     rd_onnx_add_node(w->b, "QuantizeLinear", qnode, (const char *const[]){from, sn, zn}, 3, (const char *const[]){qn},
                      1);
-    rd_onnx_add_node(w->b, "DequantizeLinear", dqnode, (const char *const[]){qn, sn, zn}, 3, (const char *const[]){to},
-                     1);
+    add_dequantize(w, dqnode, qn, sn, zn, to, -1);
     return RD_OK;
 }
 
@@ -306,10 +316,7 @@ static rd_status add_weights(qdq_writer *w, int i, bool *fake_quant_note, rd_err
         }
         if (st != RD_OK)
             return st;
-        rd_onnx_node *dq = rd_onnx_add_node(w->b, "DequantizeLinear", dqn, (const char *const[]){qn, sn, zn}, 3,
-                                            (const char *const[]){dq_out}, 1);
-        if (per_channel)
-            rd_onnx_attr_int(dq, "axis", sw.axis);
+        add_dequantize(w, dqn, qn, sn, zn, dq_out, per_channel ? sw.axis : -1);
     }
     if (st != RD_OK)
         return st;
@@ -359,10 +366,7 @@ static rd_status add_weights(qdq_writer *w, int i, bool *fake_quant_note, rd_err
     rd_tensor_fini(&bz);
     if (st != RD_OK)
         return st;
-    rd_onnx_node *dq = rd_onnx_add_node(w->b, "DequantizeLinear", dqn, (const char *const[]){qn, sn, zn}, 3,
-                                        (const char *const[]){out}, 1);
-    if (ns)
-        rd_onnx_attr_int(dq, "axis", 0);
+    add_dequantize(w, dqn, qn, sn, zn, out, ns ? 0 : -1);
     w->b_in[i] = out;
     w->replaced_reads[n->in[2]]++;
     return RD_OK;

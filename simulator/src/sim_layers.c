@@ -12,17 +12,35 @@
  */
 #include "sim_internal.h"
 
-void sim_node_data_fini(sim_node_data *d)
+/* Frees the node's int8 weight codes, scales and zero points (quantized again on the next prepare). */
+static void drop_q8_weights(sim_node_data *d)
 {
     free(d->w_q);
     free(d->w_scale);
     free(d->w_zp);
-    free(d->imported_scale);
-    free(d->imported_zp);
-    free(d->imported_codes);
+    d->w_q = NULL;
+    d->w_scale = NULL;
+    d->w_zp = NULL;
+}
+
+/* The same for the wide (int16) weights. */
+static void drop_q16_weights(sim_node_data *d)
+{
     free(d->w_q16);
     free(d->w_c);
     free(d->w_scale16);
+    d->w_q16 = NULL;
+    d->w_c = NULL;
+    d->w_scale16 = NULL;
+}
+
+void sim_node_data_fini(sim_node_data *d)
+{
+    drop_q8_weights(d);
+    drop_q16_weights(d);
+    free(d->imported_scale);
+    free(d->imported_zp);
+    free(d->imported_codes);
     if (d->half_consts) {
         for (int k = 0; k < d->n_half; k++)
             rd_tensor_fini(&d->half_consts[k]);
@@ -188,12 +206,7 @@ rd_status sim_q8_prepare_weights(rd_sim *s, int node, rd_error *err)
     const rd_tensor *w = weight_layout(s, node, &axis, &group, &per_tensor, err);
     if (!w)
         return err ? err->code : RD_E_INVAL;
-    free(d->w_q);
-    free(d->w_scale);
-    free(d->w_zp);
-    d->w_q = NULL;
-    d->w_scale = NULL;
-    d->w_zp = NULL;
+    drop_q8_weights(d);
     rd_status st;
     if (d->imported_scale && d->imported_bits == 8) {
         const size_t n_chan = (size_t)d->n_imported_scale;
@@ -350,12 +363,7 @@ rd_status sim_q16_prepare_weights(rd_sim *s, int node, rd_error *err)
     const rd_tensor *w = weight_layout(s, node, &axis, &group, &per_tensor, err);
     if (!w)
         return err ? err->code : RD_E_INVAL;
-    free(d->w_q16);
-    free(d->w_c);
-    free(d->w_scale16);
-    d->w_q16 = NULL;
-    d->w_c = NULL;
-    d->w_scale16 = NULL;
+    drop_q16_weights(d);
     const int bits = sim_weight_bits(s);
     rd_status st;
     if (d->imported_scale && d->imported_bits == bits) {
