@@ -99,20 +99,21 @@ static void draw_widths(uint32_t *s, int case_no, qk_conv_case *cc)
     cc->w_bits = (qk_rng(s) % 4) == 0 ? 8 : 16;
 }
 
+/* A fixed geometry with 16-bit inputs and weights. */
+static int run_conv_case16(qk_conv_case cc, bool transpose, uint32_t *s, int case_no)
+{
+    cc.in_bits = cc.w_bits = 16;
+    return run_conv_case(&cc, transpose, s, case_no);
+}
+
 static void test_conv_random(void)
 {
     uint32_t s = 4242;
     int fails = qk_run_random_convs(run_conv_case, draw_widths, false, &s, 120);
     /* pointwise (straight dgemm), depthwise with pads, and several im2col tiles */
-    qk_conv_case pw = qk_pointwise_case(2, 20, 13, 1, 7, 9);
-    pw.in_bits = pw.w_bits = 16;
-    fails += run_conv_case(&pw, false, &s, 1000);
-    qk_conv_case dw = qk_conv3x3_case(8, 8, 8, 13, 10, 2);
-    dw.in_bits = dw.w_bits = 16;
-    fails += run_conv_case(&dw, false, &s, 1001);
-    qk_conv_case big = qk_conv3x3_case(32, 2, 1, 100, 100, 1);
-    big.in_bits = big.w_bits = 16;
-    fails += run_conv_case(&big, false, &s, 1002);
+    fails += run_conv_case16(qk_pointwise_case(2, 20, 13, 1, 7, 9), false, &s, 1000);
+    fails += run_conv_case16(qk_conv3x3_case(8, 8, 8, 13, 10, 2), false, &s, 1001);
+    fails += run_conv_case16(qk_conv3x3_case(32, 2, 1, 100, 100, 1), false, &s, 1002);
     CU_ASSERT_EQUAL(fails, 0);
 }
 
@@ -120,9 +121,7 @@ static void test_conv_transpose_random(void)
 {
     uint32_t s = 99;
     int fails = qk_run_random_convs(run_conv_case, draw_widths, true, &s, 60);
-    qk_conv_case pw = qk_pointwise_case(1, 6, 4, 2, 5, 4);
-    pw.in_bits = pw.w_bits = 16;
-    fails += run_conv_case(&pw, true, &s, 1000);
+    fails += run_conv_case16(qk_pointwise_case(1, 6, 4, 2, 5, 4), true, &s, 1000);
     CU_ASSERT_EQUAL(fails, 0);
 }
 

@@ -75,6 +75,14 @@ static void test_qgemm_shapes(void)
     }
 }
 
+/* An int8 layer: the input's parameters and the weights as quantized (w_zp NULL for symmetric ones). */
+static sim_q8_layer q8_layer(float in_scale, int32_t in_zp, const int8_t *w_q, const float *w_scale, int n_w_scale,
+                             const int32_t *w_zp)
+{
+    return (sim_q8_layer){
+        .in_scale = in_scale, .in_zp = in_zp, .w_q = w_q, .w_scale = w_scale, .n_w_scale = n_w_scale, .w_zp = w_zp};
+}
+
 /* Float activations that are exact dequantized codes. */
 static void make_act(uint32_t *s, int64_t n, float scale, int32_t zp, int8_t *q, float *x)
 {
@@ -119,8 +127,7 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
         st = transpose ? sim_quant_weights_i8_grouped(tw, 1, cc->group, cc->per_tensor, &wq, &ws, &nws, &err)
                        : sim_quant_weights_i8(tw, 0, cc->per_tensor, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    const sim_q8_layer q = {
-        .in_scale = in_scale, .in_zp = cc->zp, .w_q = wq, .w_scale = ws, .n_w_scale = nws, .w_zp = wzp};
+    const sim_q8_layer q = q8_layer(in_scale, cc->zp, wq, ws, nws, wzp);
     int32_t *bq = malloc((size_t)cc->m * 4);
     int64_t *bq_wide = malloc((size_t)cc->m * 8);
     for (int64_t c = 0; c < cc->m; c++)
@@ -274,13 +281,8 @@ static int run_gemm_case(uint32_t *s, int case_no)
     rd_status qst = asym ? sim_quant_weights_i8_asym(&gc.t_b, gc.tb ? 0 : 1, 1, per_tensor, &wq, &ws, &wzp, &nws, &err)
                          : sim_quant_weights_i8(&gc.t_b, gc.tb ? 0 : 1, per_tensor, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(qst, RD_OK);
-    const sim_q8_layer q = {.in_scale = in_scale,
-                            .in_zp = zp,
-                            .w_q = wq,
-                            .w_scale = ws,
-                            .n_w_scale = nws,
-                            .w_zp = wzp,
-                            .c_const = gc.c_kind != 4};
+    sim_q8_layer q = q8_layer(in_scale, zp, wq, ws, nws, wzp);
+    q.c_const = gc.c_kind != 4;
     const rd_status st = sim_q8_gemm_eval(&gc.r.ctx, &q, &gc.r.err);
     int32_t *a_codes = qk_widen_s8(aq, m * k), *w_codes = qk_widen_s8(wq, k * n);
     int64_t *acc = malloc((size_t)(m * n) * 8);
@@ -328,14 +330,9 @@ static int run_matmul_case(const qk_mm_case *mc, bool asym, uint32_t *s, int cas
         memcpy(bq, wq, (size_t)nb);
     }
     qk_mm_setup(&io);
-    const sim_q8_layer q = {.in_scale = in_scale,
-                            .in_zp = zp,
-                            .w_q = wq,
-                            .w_scale = ws,
-                            .n_w_scale = nws,
-                            .w_zp = wzp,
-                            .b_scale = b_scale,
-                            .b_zp = bzp};
+    sim_q8_layer q = q8_layer(in_scale, zp, wq, ws, nws, wzp);
+    q.b_scale = b_scale; /* used when B is an activation (no weights) */
+    q.b_zp = bzp;
     const rd_status st = sim_q8_matmul_eval(&io.r.ctx, &q, &io.r.err);
     int32_t *a_codes = qk_widen_s8(aq, na), *b_codes = qk_widen_s8(bq, nb);
     const qk_mm_ref ref = {
