@@ -352,27 +352,25 @@ static void test_wide_weights(void)
 
 static void test_bad_layer(void)
 {
-    float x[4 * 9] = {0}, w[2 * 4 * 9] = {0};
-    rd_tensor tx = H_T(RD_DT_F32, x, 1, 4, 3, 3), tw = H_T(RD_DT_F32, w, 2, 4, 3, 3);
-    const rd_tensor *in[2] = {&tx, &tw};
-    qk_run r;
-    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "Conv", NULL, 0, in, 2), RD_OK);
+    qk_zero_conv zc;
+    qk_zero_conv_setup(&zc);
+    qk_run *r = &zc.r;
     double wc[72] = {0};
     const float ws[3] = {1, 1, 1};
     sim_q16_layer q = {.in_scale = 0.1f, .in_zp = 40000, .in_bits = 16, .w_c = wc, .w_scale = ws, .n_w_scale = 2};
-    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "int16 parameters"));
+    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->err.msg, "int16 parameters"));
     q.in_zp = 200;
     q.in_bits = 8;
-    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "int8 parameters"));
+    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->err.msg, "int8 parameters"));
     q.in_zp = 0;
     q.n_w_scale = 3;
-    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "3 weight scales for 2"));
+    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->err.msg, "3 weight scales for 2"));
     q.n_w_scale = 2;
-    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r.ctx, &q, &r.err), RD_OK);
-    qk_fini(&r);
+    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r->ctx, &q, &r->err), RD_OK);
+    qk_fini(r);
 }
 
 RD_TEST_REGISTER(register_q16kernels)

@@ -369,34 +369,32 @@ static void test_qmatmul_eval(void)
 
 static void test_q8_bad_layer(void)
 {
-    float x[4 * 9] = {0}, w[2 * 4 * 9] = {0};
-    rd_tensor tx = H_T(RD_DT_F32, x, 1, 4, 3, 3), tw = H_T(RD_DT_F32, w, 2, 4, 3, 3);
-    const rd_tensor *in[2] = {&tx, &tw};
-    qk_run r;
-    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "Conv", NULL, 0, in, 2), RD_OK);
+    qk_zero_conv zc;
+    qk_zero_conv_setup(&zc);
+    qk_run *r = &zc.r;
     int8_t wq[72] = {0};
     const float ws[3] = {1, 1, 1};
     sim_q8_layer q = {.in_scale = 0.1f, .in_zp = 200, .w_q = wq, .w_scale = ws, .n_w_scale = 2};
-    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "node 'q' (Conv)"));
+    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->err.msg, "node 'q' (Conv)"));
     q.in_zp = 0;
     q.n_w_scale = 3;
-    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "3 weight scales for 2"));
+    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->err.msg, "3 weight scales for 2"));
     q.n_w_scale = 2;
     q.w_q = NULL;
-    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
+    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
     q.w_q = wq;
-    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r.ctx, &q, &r.err), RD_OK);
-    qk_fini(&r);
+    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r->ctx, &q, &r->err), RD_OK);
+    qk_fini(r);
     /* a shape the float Conv rejects is rejected the same way */
-    rd_tensor tw_bad = H_T(RD_DT_F32, w, 2, 3, 3, 3);
-    const rd_tensor *in_bad[2] = {&tx, &tw_bad};
-    CU_ASSERT_NOT_EQUAL(qk_setup(&r, "Conv", NULL, 0, in_bad, 2), RD_OK);
-    r.ctx.out[0].data = x;
-    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
-    r.ctx.out[0].data = NULL;
-    qk_fini(&r);
+    rd_tensor tw_bad = H_T(RD_DT_F32, zc.w, 2, 3, 3, 3);
+    const rd_tensor *in_bad[2] = {&zc.tx, &tw_bad};
+    CU_ASSERT_NOT_EQUAL(qk_setup(r, "Conv", NULL, 0, in_bad, 2), RD_OK);
+    r->ctx.out[0].data = zc.x;
+    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
+    r->ctx.out[0].data = NULL;
+    qk_fini(r);
 }
 
 RD_TEST_REGISTER(register_qkernels)
