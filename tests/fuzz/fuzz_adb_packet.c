@@ -10,6 +10,7 @@
  * (adb_internal.h).
  */
 #include "adb_internal.h"
+#include "fuzz_adb.h"
 #include "fuzz_input.h"
 
 #include <stdlib.h>
@@ -24,18 +25,10 @@ static rd_status discard_chunk(void *user, const uint8_t *data, size_t n, rd_err
     return *total > (8u << 20) ? rd_errorf(err, RD_E_LIMIT, "enough") : RD_OK;
 }
 
-static rd_status count_dirent(void *user, const rd_adb_dirent *d, rd_error *err)
-{
-    (*(size_t *)user)++;
-    return RD_OK;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
-        return 0;
-    uint8_t *buf = fuzz_copy(data, size, FUZZ_MAX_INPUT);
+    uint8_t *buf = fuzz_copy_at_least(data, size, 1, FUZZ_MAX_INPUT);
     if (!buf)
         return 0;
 
@@ -69,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 bool failed = false;
                 bool v2 = adb_has_feature(dev.features, "stat_v2");
                 if (adb_sync_stat(s, v2, "/userdata/dumps", &st, &err) == RD_OK &&
-                    adb_sync_list(s, v2, "/userdata/dumps/", count_dirent, &n, &err) == RD_OK)
+                    adb_sync_list(s, v2, "/userdata/dumps/", fuzz_adb_check_dirent, &n, &err) == RD_OK)
                     adb_sync_recv(s, "/userdata/dumps/a.npy", UINT64_MAX, discard_chunk, &total, &got, &failed, &err);
                 s->ops->close(s);
             }

@@ -9,6 +9,7 @@
  * (adb_internal.h).
  */
 #include "adb_internal.h"
+#include "fuzz_adb.h"
 #include "fuzz_input.h"
 
 #include <stdlib.h>
@@ -25,21 +26,10 @@ static rd_status sum_chunk(void *user, const uint8_t *data, size_t n, rd_error *
     return RD_OK;
 }
 
-static rd_status check_dirent(void *user, const rd_adb_dirent *d, rd_error *err)
-{
-    size_t len = strlen(d->name);
-    if ((len == 1 && d->name[0] == '.') || (len == 2 && memcmp(d->name, "..", 2) == 0))
-        abort(); /* "." and ".." never reach callers */
-    (*(size_t *)user)++;
-    return RD_OK;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
-        return 0;
-    uint8_t *buf = fuzz_copy(data, size, FUZZ_MAX_INPUT);
+    uint8_t *buf = fuzz_copy_at_least(data, size, 1, FUZZ_MAX_INPUT);
     if (!buf)
         return 0;
     uint8_t mode = buf[0];
@@ -55,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         switch ((mode >> 1) & 1) {
         case 0:
             if (adb_sync_stat(s, v2, "/userdata/dumps", &st, &err) == RD_OK)
-                adb_sync_list(s, v2, "/userdata/dumps/", check_dirent, &n, &err);
+                adb_sync_list(s, v2, "/userdata/dumps/", fuzz_adb_check_dirent, &n, &err);
             break;
         default:
             if (adb_sync_recv(s, "/userdata/dumps/x.npy", max, sum_chunk, &total, &got, &failed, &err) == RD_OK &&

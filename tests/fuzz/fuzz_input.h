@@ -25,6 +25,13 @@ static inline void *fuzz_copy(const uint8_t *data, size_t size, size_t max)
     return buf;
 }
 
+/** fuzz_copy for a target that needs at least min bytes (a leading control byte, say): NULL, the input to skip,
+    also when size is below min. */
+static inline void *fuzz_copy_at_least(const uint8_t *data, size_t size, size_t min, size_t max)
+{
+    return size < min ? NULL : fuzz_copy(data, size, max);
+}
+
 /** data[0..size) as a C string: the same bytes and a NUL after them (a NUL inside ends the string early), in a
     block of exactly size + 1 bytes; NULL, the input to skip, when size exceeds max or memory runs out. */
 static inline char *fuzz_copy_str(const uint8_t *data, size_t size, size_t max)

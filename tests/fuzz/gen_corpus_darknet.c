@@ -7,33 +7,35 @@
  *        && /tmp/gen tests/fuzz/corpus/darknet
  */
 #include "darknet_synth.h"
+#include "gen_corpus.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int save(const char *dir, const char *name, int minor)
+/* A seed of fuzz_darknet.c's format for weights of header 0.<minor>: NULL when it cannot be made. */
+static uint8_t *seed(int minor, size_t *len)
 {
     size_t wlen = 0;
     uint8_t *w = dns_weights(dns_tiny_layers, 0, minor, 3, &wlen);
-    if (!w)
-        return 1;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    uint32_t n = (uint32_t)strlen(dns_tiny_cfg);
-    int bad = !f || fwrite(&n, 4, 1, f) != 1 || fwrite(dns_tiny_cfg, 1, n, f) != n || fwrite(w, 1, wlen, f) != wlen;
-    if (f)
-        bad |= fclose(f) != 0;
+    const uint32_t n = (uint32_t)strlen(dns_tiny_cfg);
+    uint8_t *buf = w ? malloc(4 + n + wlen) : NULL;
+    if (buf) {
+        memcpy(buf, &n, 4);
+        memcpy(buf + 4, dns_tiny_cfg, n);
+        memcpy(buf + 4 + n, w, wlen);
+        *len = 4 + n + wlen;
+    }
     free(w);
-    return bad;
+    return buf;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    const char *dir = corpus_dir(argc, argv);
+    if (!dir)
         return 2;
-    }
-    return save(argv[1], "tiny_yolo_v01.bin", 1) | save(argv[1], "tiny_yolo_v02.bin", 2);
+    size_t n1 = 0, n2 = 0;
+    uint8_t *v01 = seed(1, &n1), *v02 = seed(2, &n2);
+    return corpus_save(dir, "tiny_yolo_v01.bin", v01, n1) | corpus_save(dir, "tiny_yolo_v02.bin", v02, n2);
 }

@@ -6,31 +6,19 @@
  *     cc -Itests/unit/frontends tests/fuzz/gen_corpus_tf.c tests/unit/frontends/tf_synth.c -o /tmp/gen \
  *        && /tmp/gen tests/fuzz/corpus/tf
  */
+#include "gen_corpus.h"
 #include "tf_synth.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-static int save(const char *dir, const char *name, uint8_t *buf, size_t len)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = buf ? fopen(path, "wb") : NULL;
-    int bad = !f || fwrite(buf, 1, len, f) != len;
-    if (f)
-        bad |= fclose(f) != 0;
-    free(buf);
-    return bad;
-}
-
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    const char *dir = corpus_dir(argc, argv);
+    if (!dir)
         return 2;
-    }
     size_t a = 0, b = 0, c = 0;
     uint8_t *ga = tgs_test_graph(7, &a), *gb = tgs_small_graph(&b), *gc = tgs_shape_graph(&c);
-    return save(argv[1], "test_graph.pb", ga, a) | save(argv[1], "small_nchw.pb", gb, b) |
-           save(argv[1], "shape_ops.pb", gc, c);
+    return corpus_save(dir, "test_graph.pb", ga, a) | corpus_save(dir, "small_nchw.pb", gb, b) |
+           corpus_save(dir, "shape_ops.pb", gc, c);
 }

@@ -8,6 +8,7 @@
 #include "accuracy.h"
 #include "demo_model.h"
 #include "metrics.h"
+#include "calibrated_sim.h"
 #include "rd_test.h"
 #include "rknn_diag/reports.h"
 
@@ -132,9 +133,7 @@ static void test_shards_equal_one_run(void)
         for (int64_t i = 0; i < rd_tensor_numel(&inputs[k]); i++)
             v[i] = v[i] * (1.0f + 0.37f * (float)k) + 0.05f * (float)((i * (k + 3)) % 11) - 0.2f;
     }
-    rd_sim *s = NULL;
-    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
-    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
+    rd_sim *s = rd_test_sim(m, RD_PREC_INT8);
     rd_calib_options co = {.threads = 1};
     CU_ASSERT_EQUAL_FATAL(rd_calibrate(s, from_list, inputs, 2, &co, &err), RD_OK);
     shards_equal_one_run(s, inputs, 0, 2); /* the dump sample in the first shard */

@@ -3,6 +3,7 @@
  * malformed cases, and the mapping of its rows onto a small model's candidates (latency_table.c).
  */
 #include "find_named.h"
+#include "calibrated_sim.h"
 #include "rd_test.h"
 #include "text_check.h"
 #include "hybrid.h"
@@ -258,9 +259,7 @@ static rd_sim *small_sim(rd_model **m)
     rd_onnx_builder_destroy(b);
     rd_error err = {0};
     CU_ASSERT_EQUAL_FATAL(rd_model_load(model_path, NULL, m, &err), RD_OK);
-    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
-    rd_sim *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(rd_sim_create(*m, &so, &s, &err), RD_OK);
+    rd_sim *s = rd_test_sim(*m, RD_PREC_INT8);
     return s;
 }
 

@@ -106,6 +106,25 @@ static inline void qk_fini(qk_run *r)
     rd_tensor_fini(&r->out);
 }
 
+/** The Conv the invalid-layer tests start from, set up on r: x [1, 4, 3, 3] and W [2, 4, 3, 3], all zeros (the
+    node reads them through in until qk_fini). */
+typedef struct qk_zero_conv {
+    float x[4 * 9], w[2 * 4 * 9];
+    rd_tensor tx, tw;
+    const rd_tensor *in[2];
+    qk_run r;
+} qk_zero_conv;
+
+static inline void qk_zero_conv_setup(qk_zero_conv *zc)
+{
+    memset(zc, 0, sizeof *zc);
+    zc->tx = H_T(RD_DT_F32, zc->x, 1, 4, 3, 3);
+    zc->tw = H_T(RD_DT_F32, zc->w, 2, 4, 3, 3);
+    zc->in[0] = &zc->tx;
+    zc->in[1] = &zc->tw;
+    CU_ASSERT_EQUAL_FATAL(qk_setup(&zc->r, "Conv", NULL, 0, zc->in, 2), RD_OK);
+}
+
 /* ------------------------------------------------------------------------------------------------- */
 /* Conv and ConvTranspose */
 

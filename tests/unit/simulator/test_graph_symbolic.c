@@ -4,6 +4,7 @@
  * calibrates every one of them; a rank that depends on the dims (Squeeze without axes) stays
  * unknown.
  */
+#include "calibrated_sim.h"
 #include "onnx_test_util.h"
 
 /* x[N,3,2,2] -> Conv 1x1 (2 channels) -> Relu -> Squeeze (no axes) -> y */
@@ -57,10 +58,8 @@ static rd_status one_sample(void *user, size_t k, rd_tensor *inputs, rd_error *e
 static void test_int8_calibrates_every_activation(void)
 {
     rd_model *m = load_symbolic_model();
-    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
-    rd_sim *s = NULL;
+    rd_sim *s = rd_test_sim(m, RD_PREC_INT8);
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
     rd_calib_options co = {.method = RD_CALIB_NORMAL, .threads = 1};
     CU_ASSERT_EQUAL_FATAL(rd_calibrate(s, one_sample, NULL, 2, &co, &err), RD_OK);
     rd_sim_tensor t;

@@ -99,20 +99,21 @@ static void draw_widths(uint32_t *s, int case_no, qk_conv_case *cc)
     cc->w_bits = (qk_rng(s) % 4) == 0 ? 8 : 16;
 }
 
+/* A fixed geometry with 16-bit inputs and weights. */
+static int run_conv_case16(qk_conv_case cc, bool transpose, uint32_t *s, int case_no)
+{
+    cc.in_bits = cc.w_bits = 16;
+    return run_conv_case(&cc, transpose, s, case_no);
+}
+
 static void test_conv_random(void)
 {
     uint32_t s = 4242;
     int fails = qk_run_random_convs(run_conv_case, draw_widths, false, &s, 120);
     /* pointwise (straight dgemm), depthwise with pads, and several im2col tiles */
-    qk_conv_case pw = qk_pointwise_case(2, 20, 13, 1, 7, 9);
-    pw.in_bits = pw.w_bits = 16;
-    fails += run_conv_case(&pw, false, &s, 1000);
-    qk_conv_case dw = qk_conv3x3_case(8, 8, 8, 13, 10, 2);
-    dw.in_bits = dw.w_bits = 16;
-    fails += run_conv_case(&dw, false, &s, 1001);
-    qk_conv_case big = qk_conv3x3_case(32, 2, 1, 100, 100, 1);
-    big.in_bits = big.w_bits = 16;
-    fails += run_conv_case(&big, false, &s, 1002);
+    fails += run_conv_case16(qk_pointwise_case(2, 20, 13, 1, 7, 9), false, &s, 1000);
+    fails += run_conv_case16(qk_conv3x3_case(8, 8, 8, 13, 10, 2), false, &s, 1001);
+    fails += run_conv_case16(qk_conv3x3_case(32, 2, 1, 100, 100, 1), false, &s, 1002);
     CU_ASSERT_EQUAL(fails, 0);
 }
 
@@ -120,9 +121,7 @@ static void test_conv_transpose_random(void)
 {
     uint32_t s = 99;
     int fails = qk_run_random_convs(run_conv_case, draw_widths, true, &s, 60);
-    qk_conv_case pw = qk_pointwise_case(1, 6, 4, 2, 5, 4);
-    pw.in_bits = pw.w_bits = 16;
-    fails += run_conv_case(&pw, true, &s, 1000);
+    fails += run_conv_case16(qk_pointwise_case(1, 6, 4, 2, 5, 4), true, &s, 1000);
     CU_ASSERT_EQUAL(fails, 0);
 }
 
@@ -353,27 +352,25 @@ static void test_wide_weights(void)
 
 static void test_bad_layer(void)
 {
-    float x[4 * 9] = {0}, w[2 * 4 * 9] = {0};
-    rd_tensor tx = H_T(RD_DT_F32, x, 1, 4, 3, 3), tw = H_T(RD_DT_F32, w, 2, 4, 3, 3);
-    const rd_tensor *in[2] = {&tx, &tw};
-    qk_run r;
-    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "Conv", NULL, 0, in, 2), RD_OK);
+    qk_zero_conv zc;
+    qk_zero_conv_setup(&zc);
+    qk_run *r = &zc.r;
     double wc[72] = {0};
     const float ws[3] = {1, 1, 1};
     sim_q16_layer q = {.in_scale = 0.1f, .in_zp = 40000, .in_bits = 16, .w_c = wc, .w_scale = ws, .n_w_scale = 2};
-    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "int16 parameters"));
+    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->err.msg, "int16 parameters"));
     q.in_zp = 200;
     q.in_bits = 8;
-    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "int8 parameters"));
+    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->err.msg, "int8 parameters"));
     q.in_zp = 0;
     q.n_w_scale = 3;
-    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "3 weight scales for 2"));
+    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->err.msg, "3 weight scales for 2"));
     q.n_w_scale = 2;
-    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r.ctx, &q, &r.err), RD_OK);
-    qk_fini(&r);
+    CU_ASSERT_EQUAL(sim_q16_conv_eval(&r->ctx, &q, &r->err), RD_OK);
+    qk_fini(r);
 }
 
 RD_TEST_REGISTER(register_q16kernels)

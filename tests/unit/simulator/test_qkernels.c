@@ -75,6 +75,14 @@ static void test_qgemm_shapes(void)
     }
 }
 
+/* An int8 layer: the input's parameters and the weights as quantized (w_zp NULL for symmetric ones). */
+static sim_q8_layer q8_layer(float in_scale, int32_t in_zp, const int8_t *w_q, const float *w_scale, int n_w_scale,
+                             const int32_t *w_zp)
+{
+    return (sim_q8_layer){
+        .in_scale = in_scale, .in_zp = in_zp, .w_q = w_q, .w_scale = w_scale, .n_w_scale = n_w_scale, .w_zp = w_zp};
+}
+
 /* Float activations that are exact dequantized codes. */
 static void make_act(uint32_t *s, int64_t n, float scale, int32_t zp, int8_t *q, float *x)
 {
@@ -119,8 +127,7 @@ static int run_conv_case(const qk_conv_case *cc, bool transpose, uint32_t *s, in
         st = transpose ? sim_quant_weights_i8_grouped(tw, 1, cc->group, cc->per_tensor, &wq, &ws, &nws, &err)
                        : sim_quant_weights_i8(tw, 0, cc->per_tensor, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(st, RD_OK);
-    const sim_q8_layer q = {
-        .in_scale = in_scale, .in_zp = cc->zp, .w_q = wq, .w_scale = ws, .n_w_scale = nws, .w_zp = wzp};
+    const sim_q8_layer q = q8_layer(in_scale, cc->zp, wq, ws, nws, wzp);
     int32_t *bq = malloc((size_t)cc->m * 4);
     int64_t *bq_wide = malloc((size_t)cc->m * 8);
     for (int64_t c = 0; c < cc->m; c++)
@@ -274,13 +281,8 @@ static int run_gemm_case(uint32_t *s, int case_no)
     rd_status qst = asym ? sim_quant_weights_i8_asym(&gc.t_b, gc.tb ? 0 : 1, 1, per_tensor, &wq, &ws, &wzp, &nws, &err)
                          : sim_quant_weights_i8(&gc.t_b, gc.tb ? 0 : 1, per_tensor, &wq, &ws, &nws, &err);
     CU_ASSERT_EQUAL_FATAL(qst, RD_OK);
-    const sim_q8_layer q = {.in_scale = in_scale,
-                            .in_zp = zp,
-                            .w_q = wq,
-                            .w_scale = ws,
-                            .n_w_scale = nws,
-                            .w_zp = wzp,
-                            .c_const = gc.c_kind != 4};
+    sim_q8_layer q = q8_layer(in_scale, zp, wq, ws, nws, wzp);
+    q.c_const = gc.c_kind != 4;
     const rd_status st = sim_q8_gemm_eval(&gc.r.ctx, &q, &gc.r.err);
     int32_t *a_codes = qk_widen_s8(aq, m * k), *w_codes = qk_widen_s8(wq, k * n);
     int64_t *acc = malloc((size_t)(m * n) * 8);
@@ -328,14 +330,9 @@ static int run_matmul_case(const qk_mm_case *mc, bool asym, uint32_t *s, int cas
         memcpy(bq, wq, (size_t)nb);
     }
     qk_mm_setup(&io);
-    const sim_q8_layer q = {.in_scale = in_scale,
-                            .in_zp = zp,
-                            .w_q = wq,
-                            .w_scale = ws,
-                            .n_w_scale = nws,
-                            .w_zp = wzp,
-                            .b_scale = b_scale,
-                            .b_zp = bzp};
+    sim_q8_layer q = q8_layer(in_scale, zp, wq, ws, nws, wzp);
+    q.b_scale = b_scale; /* used when B is an activation (no weights) */
+    q.b_zp = bzp;
     const rd_status st = sim_q8_matmul_eval(&io.r.ctx, &q, &io.r.err);
     int32_t *a_codes = qk_widen_s8(aq, na), *b_codes = qk_widen_s8(bq, nb);
     const qk_mm_ref ref = {
@@ -372,34 +369,32 @@ static void test_qmatmul_eval(void)
 
 static void test_q8_bad_layer(void)
 {
-    float x[4 * 9] = {0}, w[2 * 4 * 9] = {0};
-    rd_tensor tx = H_T(RD_DT_F32, x, 1, 4, 3, 3), tw = H_T(RD_DT_F32, w, 2, 4, 3, 3);
-    const rd_tensor *in[2] = {&tx, &tw};
-    qk_run r;
-    CU_ASSERT_EQUAL_FATAL(qk_setup(&r, "Conv", NULL, 0, in, 2), RD_OK);
+    qk_zero_conv zc;
+    qk_zero_conv_setup(&zc);
+    qk_run *r = &zc.r;
     int8_t wq[72] = {0};
     const float ws[3] = {1, 1, 1};
     sim_q8_layer q = {.in_scale = 0.1f, .in_zp = 200, .w_q = wq, .w_scale = ws, .n_w_scale = 2};
-    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "node 'q' (Conv)"));
+    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->err.msg, "node 'q' (Conv)"));
     q.in_zp = 0;
     q.n_w_scale = 3;
-    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.err.msg, "3 weight scales for 2"));
+    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->err.msg, "3 weight scales for 2"));
     q.n_w_scale = 2;
     q.w_q = NULL;
-    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
+    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
     q.w_q = wq;
-    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r.ctx, &q, &r.err), RD_OK);
-    qk_fini(&r);
+    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r->ctx, &q, &r->err), RD_OK);
+    qk_fini(r);
     /* a shape the float Conv rejects is rejected the same way */
-    rd_tensor tw_bad = H_T(RD_DT_F32, w, 2, 3, 3, 3);
-    const rd_tensor *in_bad[2] = {&tx, &tw_bad};
-    CU_ASSERT_NOT_EQUAL(qk_setup(&r, "Conv", NULL, 0, in_bad, 2), RD_OK);
-    r.ctx.out[0].data = x;
-    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r.ctx, &q, &r.err), RD_E_INVAL);
-    r.ctx.out[0].data = NULL;
-    qk_fini(&r);
+    rd_tensor tw_bad = H_T(RD_DT_F32, zc.w, 2, 3, 3, 3);
+    const rd_tensor *in_bad[2] = {&zc.tx, &tw_bad};
+    CU_ASSERT_NOT_EQUAL(qk_setup(r, "Conv", NULL, 0, in_bad, 2), RD_OK);
+    r->ctx.out[0].data = zc.x;
+    CU_ASSERT_EQUAL(sim_q8_conv_eval(&r->ctx, &q, &r->err), RD_E_INVAL);
+    r->ctx.out[0].data = NULL;
+    qk_fini(r);
 }
 
 RD_TEST_REGISTER(register_qkernels)

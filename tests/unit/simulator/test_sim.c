@@ -1,5 +1,6 @@
 /* test_sim.c: the FP16 / INT8 / hybrid simulator on small models built with our ONNX writer. */
 #include "sim_test_util.h"
+#include "calibrated_sim.h"
 #include "rd_test.h"
 #include "tensor_check.h"
 #include "rknn_diag/simulator.h"
@@ -55,10 +56,8 @@ static void test_fp16_overflow(void)
 static void test_int8(void)
 {
     rd_model *m = st_conv_relu_gain_model(2, 2.0f, "sim_test.onnx");
-    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
-    rd_sim *s = NULL;
+    rd_sim *s = rd_test_sim(m, RD_PREC_INT8);
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
     rd_tensor x, y, ref;
     st_conv_input(&x, 2);
     /* without parameters: a clear error */
@@ -138,10 +137,8 @@ static rd_status check_event(void *user, const rd_sim_event *ev, rd_error *err)
 static void test_analyze(void)
 {
     rd_model *m = st_conv_relu_gain_model(2, 2.0f, "sim_test.onnx");
-    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
-    rd_sim *s = NULL;
+    rd_sim *s = rd_test_sim(m, RD_PREC_INT8);
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
     rd_tensor x, ref, y;
     st_conv_input(&x, 2);
     rd_run_options ro = {.observer = st_set_range_from, .user = s, .observe_inputs = true};
@@ -201,10 +198,8 @@ static rd_status check_board_event(void *user, const rd_sim_event *ev, rd_error 
 static void test_analyze_with_board(void)
 {
     rd_model *m = st_conv_relu_gain_model(2, 2.0f, "sim_test.onnx");
-    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
-    rd_sim *s = NULL;
+    rd_sim *s = rd_test_sim(m, RD_PREC_INT8);
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
     rd_tensor x, ref;
     st_conv_input(&x, 2);
     rd_run_options ro = {.observer = st_set_range_from, .user = s, .observe_inputs = true};

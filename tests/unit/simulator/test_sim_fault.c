@@ -1,6 +1,7 @@
 /* test_sim_fault.c: faults of the emulated board (rd_sim_add_fault) change exactly the named tensor and,
  * through it, what comes after. */
 #include "sim_test_util.h"
+#include "calibrated_sim.h"
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
 
@@ -44,10 +45,8 @@ static void seen_fini(seen *r)
 
 static rd_sim *make_sim(const rd_model *m, const rd_tensor *x)
 {
-    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
-    rd_sim *s = NULL;
+    rd_sim *s = rd_test_sim(m, RD_PREC_INT8);
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(rd_sim_create(m, &so, &s, &err), RD_OK);
     rd_run_options calib = {.observer = st_set_range_from, .user = s, .observe_inputs = true};
     CU_ASSERT_EQUAL_FATAL(rd_model_run((rd_model *)rd_sim_model(s), x, 1, &calib, NULL, 0, &err), RD_OK);
     return s;

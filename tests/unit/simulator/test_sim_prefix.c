@@ -1,4 +1,5 @@
 /* test_sim_prefix.c: runs resumed from a recording (rd_sim_run_prefix) give rd_sim_run's bits. */
+#include "calibrated_sim.h"
 #include "onnx_test_util.h"
 #include "prefix_check.h"
 
@@ -69,10 +70,8 @@ static rd_sim *calibrated(rd_model **m, const char ***names, size_t *n)
 {
     *m = build_branchy();
     CU_ASSERT_PTR_NOT_NULL_FATAL(*m);
-    rd_sim_options so = {.precision = RD_PREC_INT8, .optimization_level = 3};
-    rd_sim *s = NULL;
+    rd_sim *s = rd_test_sim(*m, RD_PREC_INT8);
     rd_error err;
-    CU_ASSERT_EQUAL_FATAL(rd_sim_create(*m, &so, &s, &err), RD_OK);
     rd_calib_options co = {.method = RD_CALIB_NORMAL, .threads = 1};
     CU_ASSERT_EQUAL_FATAL(rd_calibrate(s, sample, NULL, 4, &co, &err), RD_OK);
     *n = prefix_candidates(s, names);
