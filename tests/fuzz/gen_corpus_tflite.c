@@ -9,6 +9,7 @@
  *        $(pkg-config --libs libprotobuf-c openblas libpng libjpeg yaml-0.1 libcjson zlib) -lm -lpthread \
  *        -fsanitize=address,undefined -o /tmp/gen && /tmp/gen tests/fuzz/corpus/tflite
  */
+#include "gen_corpus.h"
 #include "tflite_synth.h"
 
 #include <stdio.h>
@@ -25,14 +26,7 @@ static int save(tfs_model *m, const char *dir, const char *name)
         fprintf(stderr, "%s: %s\n", name, err.msg);
         return 1;
     }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    bad = !f || fwrite(buf, 1, len, f) != len;
-    if (f)
-        bad |= fclose(f) != 0;
-    free(buf);
-    return bad;
+    return corpus_save(dir, name, buf, len);
 }
 
 static tfs_model *int8_conv(void)
@@ -59,12 +53,11 @@ static tfs_model *int8_conv(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    const char *dir = corpus_dir(argc, argv);
+    if (!dir)
         return 2;
-    }
-    int bad = save(tfs_example_zoo(), argv[1], "zoo_float.tflite");
-    bad |= save(tfs_example_int16(), argv[1], "int16x8_net.tflite");
-    bad |= save(int8_conv(), argv[1], "int8_conv_quantize.tflite");
+    int bad = save(tfs_example_zoo(), dir, "zoo_float.tflite");
+    bad |= save(tfs_example_int16(), dir, "int16x8_net.tflite");
+    bad |= save(int8_conv(), dir, "int8_conv_quantize.tflite");
     return bad;
 }
