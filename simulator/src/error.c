@@ -41,8 +41,8 @@ rd_status rd_errorf(rd_error *err, rd_status code, const char *fmt, ...)
 
 rd_status rd_error_prefix(rd_error *err, const char *fmt, ...)
 {
-    if (!err)
-        return RD_OK;
+    if (!err) /* called on a failure path whose code went nowhere: still a failure, never RD_OK */
+        return RD_E_INVAL;
     char prefix[RD_ERROR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);

@@ -65,7 +65,8 @@ const char *rd_status_str(rd_status code);
 /** Sets err (if not NULL) to code and the formatted message; returns code. */
 rd_status rd_errorf(rd_error *err, rd_status code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/** Prefixes err->msg with formatted context and ": "; returns err->code (RD_OK if err is NULL). */
+/** Prefixes err->msg with formatted context and ": "; returns err->code. For failure paths only: with err
+    NULL (the caller kept no message, so the code is lost too) it returns RD_E_INVAL, never RD_OK. */
 rd_status rd_error_prefix(rd_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /** Clears err to RD_OK and an empty message. */

@@ -92,6 +92,11 @@ static void test_error_prefix(void)
     rd_error_prefix(&err, "%s", "model.onnx");
     CU_ASSERT_STRING_EQUAL(err.msg, "model.onnx: byte 7: bad");
     CU_ASSERT_EQUAL(err.code, RD_E_PARSE);
+    /* without an error object a failure stays a failure: a save into a missing folder must not say RD_OK */
+    CU_ASSERT_NOT_EQUAL(rd_error_prefix(NULL, "%s", "model.onnx"), RD_OK);
+    float v = 1.0f;
+    rd_tensor t = {.dtype = RD_DT_F32, .rank = 1, .dims = {1}, .data = &v};
+    CU_ASSERT_NOT_EQUAL(rd_npy_save("/nonexistent-folder-of-rknn-diag/x.npy", &t, NULL), RD_OK);
 }
 
 RD_TEST_REGISTER(register_dtype)
