@@ -30,8 +30,10 @@ static bool parse_u64(const char *s, uint64_t *out)
 }
 
 /* Reads `bytes` bytes of external data described by tp's external_data entries into data. */
-static rd_status read_external(const Onnx__TensorProto *tp, const char *base_dir, void *data, size_t bytes,
-                               rd_error *err)
+/* Reads tp's external data (bytes > 0) into out, shaped dt x tp->dims. The file is found and its size
+   checked before out is allocated: a small model claiming a huge tensor costs no memory. */
+static rd_status read_external(const Onnx__TensorProto *tp, const char *base_dir, rd_dtype dt, size_t bytes,
+                               rd_tensor *out, rd_error *err)
 {
     const char *location = NULL;
     uint64_t offset = 0, length = bytes;
@@ -68,10 +70,11 @@ static rd_status read_external(const Onnx__TensorProto *tp, const char *base_dir
         st =
             rd_errorf(err, RD_E_PARSE, "external data file '%s' in %s has %llu bytes, too short for %zu at offset %llu",
                       location, base_dir, (unsigned long long)size, bytes, (unsigned long long)offset);
-    } else {
+    } else if ((st = sim_tensor_alloc(out, dt, (int)tp->n_dims, tp->dims, false, err)) == RD_OK) {
+        char *data = out->data;
         size_t got = 0;
         while (got < bytes) {
-            ssize_t r = pread(fd, (char *)data + got, bytes - got, (off_t)(offset + got));
+            ssize_t r = pread(fd, data + got, bytes - got, (off_t)(offset + got));
             if (r < 0 && errno == EINTR)
                 continue;
             if (r <= 0) {
@@ -81,6 +84,8 @@ static rd_status read_external(const Onnx__TensorProto *tp, const char *base_dir
             }
             got += (size_t)r;
         }
+        if (st != RD_OK)
+            rd_tensor_fini(out);
     }
     close(fd);
     return st;
@@ -204,20 +209,16 @@ rd_status sim_onnx_tensor(const Onnx__TensorProto *tp, const char *base_dir, rd_
                              (long long)count, (long long)numel, info->name);
     }
 
+    if (external && bytes)
+        return read_external(tp, base_dir, dt, bytes, out, err);
     st = rd_tensor_alloc(out, dt, rank, tp->dims, err);
-    if (st != RD_OK)
+    if (st != RD_OK || !bytes)
         return st;
-    if (!bytes)
-        return RD_OK;
-    if (external)
-        st = read_external(tp, base_dir, out->data, bytes, err);
-    else if (tp->has_raw_data)
+    if (tp->has_raw_data)
         memcpy(out->data, tp->raw_data.data, bytes);
     else
         copy_typed(tp, dt, out->data, numel);
-    if (st != RD_OK)
-        rd_tensor_fini(out);
-    return st;
+    return RD_OK;
 }
 
 static rd_status tensorproto_parse(const void *buf, size_t len, const char *name, const char *base_dir, rd_tensor *out,

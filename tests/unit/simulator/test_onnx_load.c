@@ -363,6 +363,13 @@ static void test_external_data(void)
         OT_ASSERT_ERR(st, &err, bad[i].want, "test.onnx", "initializer 'wx'", bad[i].sub1, bad[i].sub2);
         sim_model_free_contents(&m);
     }
+    /* a 4 GB claim on a 40-byte file: refused by the file's size, before the tensor is allocated (a fuzzed
+       model of a few bytes used to allocate the 4 GB first: regression_campaign_oom_34bd9d3eddfb) */
+    b = rd_onnx_builder_create(8, 13);
+    rd_onnx_add_initializer_external(b, "wx", RD_DT_F32, 1, (const int64_t[]){1000000000}, "weights/w.bin", -1, -1);
+    st = ot_load(b, dir, &m, &err);
+    OT_ASSERT_ERR(st, &err, RD_E_PARSE, "initializer 'wx'", "has 40 bytes, too short for 4000000000");
+    sim_model_free_contents(&m);
     /* loaded from memory without a folder */
     b = rd_onnx_builder_create(8, 13);
     rd_onnx_add_initializer_external(b, "wx", RD_DT_F32, 1, (const int64_t[]){3}, "w.bin", -1, -1);
