@@ -28,15 +28,18 @@ rd_status an_hyb_init(an_hyb_ctx *c, rd_model *m, rd_sim *s, const rd_tensor *in
     c->golden = calloc(n_samples * c->n_out + 1, sizeof *c->golden);
     if (!c->golden)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
-    rd_run_options ro = {.pool = rd_sim_pool(s)};
-    for (size_t k = 0; k < n_samples; k++) {
-        rd_status st = rd_model_run(m, &inputs[k * c->n_in], c->n_in, &ro, &c->golden[k * c->n_out], c->n_out, err);
-        if (st != RD_OK) {
-            an_hyb_fini(c); /* the caller only finishes a context that started */
-            return rd_error_prefix(err, "golden of sample %zu", k);
-        }
+    rd_run_buffers *kept = NULL; /* one sample's memory serves the next */
+    rd_status st = rd_run_buffers_create(&kept, err);
+    rd_run_options ro = {.pool = rd_sim_pool(s), .buffers = kept};
+    for (size_t k = 0; k < n_samples && st == RD_OK; k++) {
+        st = rd_model_run(m, &inputs[k * c->n_in], c->n_in, &ro, &c->golden[k * c->n_out], c->n_out, err);
+        if (st != RD_OK)
+            rd_error_prefix(err, "golden of sample %zu", k);
     }
-    return RD_OK;
+    rd_run_buffers_destroy(kept);
+    if (st != RD_OK)
+        an_hyb_fini(c); /* the caller only finishes a context that started */
+    return st;
 }
 
 void an_hyb_fini(an_hyb_ctx *c)
