@@ -166,9 +166,8 @@ rd_status sim_bmp_parse(const unsigned char *b, size_t len, const char *name, ui
             if (bpp <= 8) {
                 size_t bit = (size_t)x * bpp;
                 unsigned idx = (row[bit / 8] >> (8 - bpp - bit % 8)) & ((1u << bpp) - 1);
-                const unsigned char *rgb = idx < n_colors ? pal[idx] : pal[0];
-                if (idx >= n_colors)
-                    rgb = (const unsigned char[3]){0, 0, 0};
+                static const unsigned char black[3] = {0, 0, 0}; /* an index past the palette */
+                const unsigned char *rgb = idx < n_colors ? pal[idx] : black;
                 o[0] = rgb[0];
                 if (c == 3) {
                     o[1] = rgb[1];
