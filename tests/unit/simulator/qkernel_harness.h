@@ -246,17 +246,6 @@ static inline int qk_conv_attrs(const qk_conv_case *cc, sim_attr *attrs)
     return na;
 }
 
-/** Walks a multi-index over dims (nsp entries); false after the last. */
-static inline bool qk_next_index(int64_t *idx, const int64_t *dims, int nsp)
-{
-    for (int d = nsp - 1; d >= 0; d--) {
-        if (++idx[d] < dims[d])
-            return true;
-        idx[d] = 0;
-    }
-    return false;
-}
-
 /** Row-major offset of idx in dims. */
 static inline int64_t qk_flat(const int64_t *idx, const int64_t *dims, int nsp)
 {
@@ -373,10 +362,10 @@ static inline void qk_ref_conv(const conv_geom *g, const qk_conv_ref *r, int64_t
                             sum += (int64_t)(r->x[(n * g->in_c + grp * cg + c) * in_plane + qk_flat(i, g->in, nsp)] -
                                              r->x_zp) *
                                    (r->w[(m * cg + c) * ksz + qk_flat(kk, g->k, nsp)] - qk_w_zp_of(r, m));
-                    } while (qk_next_index(kk, g->k, nsp));
+                    } while (conv_odo_next(kk, g->k, nsp));
                 }
                 acc[(n * g->out_c + m) * out_plane + qk_flat(o, g->out, nsp)] = sum;
-            } while (out_plane > 0 && qk_next_index(o, g->out, nsp));
+            } while (out_plane > 0 && conv_odo_next(o, g->out, nsp));
         }
 }
 
@@ -404,9 +393,9 @@ static inline void qk_ref_conv_transpose(const conv_geom *g, const qk_conv_ref *
                         if (qk_tap(g, i, kk, o, g->out))
                             acc[(n * g->out_c + grp * mg + m) * out_plane + qk_flat(o, g->out, nsp)] +=
                                 xv * (r->w[(c * mg + m) * ksz + qk_flat(kk, g->k, nsp)] - qk_w_zp_of(r, grp * mg + m));
-                    } while (qk_next_index(kk, g->k, nsp));
+                    } while (conv_odo_next(kk, g->k, nsp));
                 }
-            } while (in_plane > 0 && qk_next_index(i, g->in, nsp));
+            } while (in_plane > 0 && conv_odo_next(i, g->in, nsp));
         }
 }
 
