@@ -1,5 +1,5 @@
 /* cli.c: rknn-diag's top level: the command table, --help and --version. */
-#include "cli_internal.h"
+#include "cmd_spec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -7,11 +7,11 @@
 
 typedef struct an_command {
     const char *name;
-    an_cmd_fn fn;
+    const an_cmd_spec *spec;
     const char *summary;
 } an_command;
 
-#define RD_CMD(name, fn, summary) {name, fn, summary},
+#define RD_CMD(name, spec, summary) {name, &spec, summary},
 static const an_command commands[] = {
 #include "commands.def"
 };
@@ -53,7 +53,7 @@ int rd_cli_run(int argc, char **argv, FILE *out, FILE *errs)
                       .color = isatty(fileno(errs)) && !(no_color && *no_color)};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(commands[i].name, cmd) == 0)
-            return commands[i].fn(&ctx);
+            return an_cmd_exec(&ctx, commands[i].spec);
     fprintf(errs, "rknn-diag: unknown command '%s' (see rknn-diag --help)\n", cmd);
     return AN_EXIT_USAGE;
 }

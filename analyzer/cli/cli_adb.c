@@ -115,20 +115,16 @@ void an_xfer_done(an_xfer *p)
             (unsigned long long)bytes, ms / 1000.0, r);
 }
 
-int an_adb_copy_command(an_cmd_ctx *ctx, const struct an_cmd_spec *spec, const char *verb, an_adb_copy_fn copy,
+int an_adb_copy_command(an_cmd_ctx *ctx, const struct an_cmd_args *cmd, const char *verb, an_adb_copy_fn copy,
                         const char *from, const char *to, const char *missing)
 {
-    an_cmd_args cmd;
-    int rc = an_cmd_parse(ctx, spec, &cmd, NULL, NULL);
-    if (rc != AN_GO)
-        return rc;
-    from = cmd.n_pos > 0 ? cmd.pos[0] : from;
-    to = cmd.n_pos > 1 ? cmd.pos[1] : to;
+    from = cmd->n_pos > 0 ? cmd->pos[0] : from;
+    to = cmd->n_pos > 1 ? cmd->pos[1] : to;
     if (!from || !to)
         return an_usage(ctx, "%s", missing);
     rd_error err;
     rd_adb *dev = NULL;
-    if (rd_adb_open(&cmd.adb, &dev, &err) != RD_OK)
+    if (rd_adb_open(&cmd->adb, &dev, &err) != RD_OK)
         return an_fail(ctx, &err);
     an_xfer prog;
     an_xfer_init(&prog, ctx, verb);

@@ -30,13 +30,13 @@ void an_adb_log(void *user, const char *msg);
 typedef rd_status (*an_adb_copy_fn)(rd_adb *dev, const char *from, const char *to, rd_adb_progress_fn progress,
                                     void *user, rd_error *err);
 
-struct an_cmd_spec;
+struct an_cmd_args;
 /**
- * pull and push: parses the command line by spec (the board options and at most two positionals), opens the
- * board and copies the first positional (else from) to the second (else to) with copy, printing progress as
- * "VERB ...". A positional missing without a default is the usage error missing. Returns the exit code.
+ * pull and push, after the parse (the board options and at most two positionals in cmd): opens the board and
+ * copies the first positional (else from) to the second (else to) with copy, printing progress as "VERB ...".
+ * A positional missing without a default is the usage error missing. Returns the exit code.
  */
-int an_adb_copy_command(an_cmd_ctx *ctx, const struct an_cmd_spec *spec, const char *verb, an_adb_copy_fn copy,
+int an_adb_copy_command(an_cmd_ctx *ctx, const struct an_cmd_args *cmd, const char *verb, an_adb_copy_fn copy,
                         const char *from, const char *to, const char *missing);
 
 /** Byte progress (files, bytes, rate) for pull and push. */

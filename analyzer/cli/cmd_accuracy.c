@@ -111,31 +111,6 @@ static const an_optset accuracy_sets[] = {
     AN_SET_RANGE(OPT_RUN_TIMEOUT, acc_args, run_timeout, 1, 86400),
 };
 
-static const an_cmd_spec accuracy_spec = {
-    .usage = "rknn-diag accuracy MODEL.onnx [-c model_config.yml] [--dataset FILE] [--inputs FILE]... [-o DIR]",
-    .about = "Per-layer accuracy of the simulated NPU against the FP32 golden, as RKNN-Toolkit2's\n"
-             "accuracy_analysis: simulator_error entire (errors accumulated) and single (the error each\n"
-             "layer adds by itself), with findings: FP16 overflow, lossy layers, where the error jumps,\n"
-             "and configuration problems. --dataset is the calibration set; --inputs the sample analysed\n"
-             "(without it, --samples N lines of the dataset). Writes the snapshot folder with\n"
-             "error_analysis.txt, report.json and report.html. With a board (--target T --run CMD, or\n"
-             "--runtime-dumps DIR) adds RKNN's runtime_error group (entire, single_sim), names the first\n"
-             "layer where the board departs from the simulator, and checks the application's input and\n"
-             "output (docs/runtime.md); --app-api says how the application feeds its input, which decides\n"
-             "what the board's InputOperator dump holds (normal: after mean/std; zero-copy: before).\n"
-             "--rknn MODEL.rknn simulates what the toolkit built from MODEL.onnx (its fused ops, int8\n"
-             "scales, float16 islands, weights, mean/std) and writes rknn_mapping.txt; --rknn-build-log\n"
-             "does the same from a verbose build log (scales then by calibration). --shard K/N -o DIR\n"
-             "analyses part K of N of the --samples into DIR/partial.json; `rknn-diag merge DIR... -o SNAP`\n"
-             "writes the one-process snapshot from the parts (docs/sharding.md).",
-    AN_SPEC_OPTS(accuracy_opts),
-    AN_SPEC_SETS(accuracy_sets),
-    .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_TARGET | AN_OG_BOARD | AN_OG_SHARD,
-    .model = "MODEL.onnx",
-    .model_optional = true, /* -c may name it */
-    .model_twice = "; give samples with --inputs",
-};
-
 static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     acc_args *a = user;
@@ -155,12 +130,10 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
     return AN_GO;
 }
 
-static int parse_args(an_cmd_ctx *ctx, acc_args *a)
+/* What the parser leaves to the command: the model or -c, and the options that go together. */
+static int check_args(an_cmd_ctx *ctx, acc_args *a)
 {
-    int rc = an_cmd_parse(ctx, &accuracy_spec, &a->cmd, take_option, a);
     a->model_path = a->cmd.model;
-    if (rc != AN_GO)
-        return rc;
     if (!a->model_path && !a->cmd.q.config_path)
         return an_usage(ctx, "missing MODEL.onnx (or -c model_config.yml)");
     a->cmd.q.model_path = a->model_path;
@@ -693,36 +666,33 @@ static int worse(int a, int b)
     return ra >= rb ? a : b;
 }
 
-/* The command; with merge, the merge of its shards' parts (mh: their header). */
-static int run_accuracy(an_cmd_ctx *ctx, an_acc_parts *merge, const an_acc_header *mh)
+static const acc_args accuracy_defaults = {.output_dir = "snapshot",
+                                           .fail_under = NAN,
+                                           .warn_cos = 0.99,
+                                           .error_cos = 0.98,
+                                           .run_timeout = 600,
+                                           .sweep_points = AN_HYB_SWEEP_POINTS_DEFAULT};
+
+/* The command; with a->merge, the merge of its shards' parts (a->merge_h: their header). */
+static int accuracy_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    acc_args *a = calloc(1, sizeof *a);
-    if (!a)
-        return an_fail_nomem(ctx, "the command's options");
-    a->merge = merge;
-    a->merge_h = mh;
-    a->output_dir = "snapshot";
-    a->fail_under = NAN;
-    a->warn_cos = 0.99;
-    a->error_cos = 0.98;
-    a->run_timeout = 600;
-    a->sweep_points = AN_HYB_SWEEP_POINTS_DEFAULT;
-    int rc = parse_args(ctx, a);
+    acc_args *a = args;
+    int rc = check_args(ctx, a);
     size_t n_sets = 0;
-    if (rc == AN_GO && merge && a->cmd.shard_n)
+    if (rc == AN_GO && a->merge && cmd->shard_n)
         rc = an_usage(ctx, "the parts' command line has --shard: not a partial.json of rknn-diag accuracy --shard");
-    if (rc == AN_GO && a->cmd.shard_n && (rc = an_dynamic_prepare(ctx, &a->cmd.q, &n_sets)) == AN_GO)
+    if (rc == AN_GO && cmd->shard_n && (rc = an_dynamic_prepare(ctx, &cmd->q, &n_sets)) == AN_GO)
         rc = n_sets ? an_usage(ctx, "--shard: a model with dynamic_input shape sets is analysed set by set; give one "
                                     "set with --input-shape")
                     : analyse_shard(ctx, a);
-    if (rc == AN_GO && (rc = an_dynamic_prepare(ctx, &a->cmd.q, &n_sets)) == AN_GO) {
+    if (rc == AN_GO && (rc = an_dynamic_prepare(ctx, &cmd->q, &n_sets)) == AN_GO) {
         /* dynamic_input: one analysis per shape set, each into its own folder of the snapshot */
         const char *top = a->output_dir;
         rc = AN_EXIT_OK;
         for (size_t k = 0; k < (n_sets ? n_sets : 1); k++) {
             char dir[4300], name[256];
             if (n_sets) {
-                an_dynamic_set_name(&a->cmd.q, k, name, sizeof name);
+                an_dynamic_set_name(&cmd->q, k, name, sizeof name);
                 snprintf(dir, sizeof dir, "%s/dynamic_%zu_%s", top, k, name);
                 a->output_dir = dir;
                 fprintf(ctx->out, "%s== dynamic_input set %zu of %zu: %s (snapshot %s)\n", k ? "\n" : "", k + 1, n_sets,
@@ -732,14 +702,21 @@ static int run_accuracy(an_cmd_ctx *ctx, an_acc_parts *merge, const an_acc_heade
         }
         a->output_dir = top;
     }
-    an_cmd_args_fini(&a->cmd);
-    free(a);
     return rc;
 }
 
-int an_cmd_accuracy(an_cmd_ctx *ctx)
+/* The command line ctx of the shards, run with their parts (h: their header) to merge. */
+static int merge_shards(an_cmd_ctx *ctx, an_acc_parts *parts, const an_acc_header *h)
 {
-    return run_accuracy(ctx, NULL, NULL);
+    acc_args *a = malloc(sizeof *a);
+    if (!a)
+        return an_fail_nomem(ctx, "the command's options");
+    *a = accuracy_defaults;
+    a->merge = parts;
+    a->merge_h = h;
+    int rc = an_cmd_exec_args(ctx, &an_cmd_accuracy, a);
+    free(a);
+    return rc;
 }
 
 int an_accuracy_merge(an_cmd_ctx *ctx, const char *const *paths, size_t n, const char *out_dir)
@@ -765,7 +742,7 @@ int an_accuracy_merge(an_cmd_ctx *ctx, const char *const *paths, size_t n, const
             fprintf(ctx->errs, " %s", argv[i]);
         fputc('\n', ctx->errs);
         rc = strcmp(h.argv[0], "accuracy") == 0
-                 ? run_accuracy(&sub, parts, &h)
+                 ? merge_shards(&sub, parts, &h)
                  : an_usage(ctx, "the parts record the command '%.40s', not accuracy", h.argv[0]);
     } else {
         rc = an_fail_nomem(ctx, "the command line");
@@ -775,3 +752,31 @@ int an_accuracy_merge(an_cmd_ctx *ctx, const char *const *paths, size_t n, const
     an_acc_header_fini(&h);
     return rc;
 }
+
+const an_cmd_spec an_cmd_accuracy = {
+    .usage = "rknn-diag accuracy MODEL.onnx [-c model_config.yml] [--dataset FILE] [--inputs FILE]... [-o DIR]",
+    .about = "Per-layer accuracy of the simulated NPU against the FP32 golden, as RKNN-Toolkit2's\n"
+             "accuracy_analysis: simulator_error entire (errors accumulated) and single (the error each\n"
+             "layer adds by itself), with findings: FP16 overflow, lossy layers, where the error jumps,\n"
+             "and configuration problems. --dataset is the calibration set; --inputs the sample analysed\n"
+             "(without it, --samples N lines of the dataset). Writes the snapshot folder with\n"
+             "error_analysis.txt, report.json and report.html. With a board (--target T --run CMD, or\n"
+             "--runtime-dumps DIR) adds RKNN's runtime_error group (entire, single_sim), names the first\n"
+             "layer where the board departs from the simulator, and checks the application's input and\n"
+             "output (docs/runtime.md); --app-api says how the application feeds its input, which decides\n"
+             "what the board's InputOperator dump holds (normal: after mean/std; zero-copy: before).\n"
+             "--rknn MODEL.rknn simulates what the toolkit built from MODEL.onnx (its fused ops, int8\n"
+             "scales, float16 islands, weights, mean/std) and writes rknn_mapping.txt; --rknn-build-log\n"
+             "does the same from a verbose build log (scales then by calibration). --shard K/N -o DIR\n"
+             "analyses part K of N of the --samples into DIR/partial.json; `rknn-diag merge DIR... -o SNAP`\n"
+             "writes the one-process snapshot from the parts (docs/sharding.md).",
+    AN_SPEC_OPTS(accuracy_opts),
+    AN_SPEC_SETS(accuracy_sets),
+    .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_TARGET | AN_OG_BOARD | AN_OG_SHARD,
+    .model = "MODEL.onnx",
+    .model_optional = true, /* -c may name it */
+    .model_twice = "; give samples with --inputs",
+    AN_SPEC_ARGS_CMD(acc_args, cmd, &accuracy_defaults),
+    .take = take_option,
+    .main = accuracy_main,
+};

@@ -79,21 +79,6 @@ static const an_optset board_sets[] = {
     AN_SET_RANGE(OPT_DURATION, emulate_args, duration, 1, 86400 * 365),
 };
 
-static const an_cmd_spec board_emulate_spec = {
-    .usage = "rknn-diag board-emulate --port P --root DIR [--adb-keys FILE] [--fault F]...",
-    .about = "Runs a fake Rockchip board: an ADB device over TCP (use `adb connect "
-             "127.0.0.1:P` or `rknn-diag ... --connect 127.0.0.1:P`) serving DIR as "
-             "its file system. It accepts only hosts that sign with a key it was "
-             "given (as adbd's adb_keys; by default this user's own key, so adb and "
-             "rknn-diag of this user get in). Shell commands run in DIR with /bin/sh "
-             "on this computer, never as root, without new privileges, and where "
-             "the system allows with DIR as the only writable place; the start log "
-             "says how they are confined (docs/board.md, Security).",
-    AN_SPEC_OPTS(board_opts),
-    AN_SPEC_SETS(board_sets),
-    .more_help = print_faults,
-};
-
 static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     emulate_args *a = user;
@@ -126,14 +111,15 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
     return AN_GO;
 }
 
-int an_cmd_board_emulate(an_cmd_ctx *ctx)
+static const emulate_args emulate_defaults = {.bo = {.log = board_log}, .port = -1};
+
+static int board_emulate_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    emulate_args *a = &(emulate_args){.bo = {.log = board_log, .log_user = ctx->errs}, .port = -1};
-    int rc = an_cmd_parse(ctx, &board_emulate_spec, &(an_cmd_args){0}, take_option, a);
-    if (rc != AN_GO)
-        return rc;
+    (void)cmd;
+    const emulate_args *a = args;
     rd_board_options bo = a->bo;
-    char *faults = a->faults;
+    bo.log_user = ctx->errs; /* board_log's, unless --quiet */
+    const char *faults = a->faults;
     long port = a->port, duration = a->duration;
     if (!bo.root || port < 0)
         return an_usage(ctx, "board-emulate needs --port P and --root DIR");
@@ -195,3 +181,21 @@ int an_cmd_board_emulate(an_cmd_ctx *ctx)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return AN_EXIT_OK;
 }
+
+const an_cmd_spec an_cmd_board_emulate = {
+    .usage = "rknn-diag board-emulate --port P --root DIR [--adb-keys FILE] [--fault F]...",
+    .about = "Runs a fake Rockchip board: an ADB device over TCP (use `adb connect "
+             "127.0.0.1:P` or `rknn-diag ... --connect 127.0.0.1:P`) serving DIR as "
+             "its file system. It accepts only hosts that sign with a key it was "
+             "given (as adbd's adb_keys; by default this user's own key, so adb and "
+             "rknn-diag of this user get in). Shell commands run in DIR with /bin/sh "
+             "on this computer, never as root, without new privileges, and where "
+             "the system allows with DIR as the only writable place; the start log "
+             "says how they are confined (docs/board.md, Security).",
+    AN_SPEC_OPTS(board_opts),
+    AN_SPEC_SETS(board_sets),
+    .more_help = print_faults,
+    AN_SPEC_ARGS(emulate_args, &emulate_defaults),
+    .take = take_option,
+    .main = board_emulate_main,
+};

@@ -61,23 +61,6 @@ typedef struct board_env {
 
 static const an_optset board_run_sets[] = {AN_SET(OPT_DUMP_DIR, AN_SET_STR, board_args, dump_dir),
                                            AN_SET(OPT_OUTPUT_DIR, AN_SET_STR, board_args, output_dir)};
-static const an_cmd_spec board_run_spec = {
-    .usage = "rknn-diag board-run MODEL.onnx --input FILE --cfg QCFG --target CHIP [--fault KIND:TENSOR]... "
-             "[--app-mistake KIND] [--app-api normal|zero-copy] [--output-dir DIR]",
-    .about = "What the emulated board runs (rknn-diag board-emulate; docs/board.md): an application on a\n"
-             "Rockchip board with librknnrt, played by the INT8 simulator configured from QCFG (the\n"
-             ".quantization.cfg the host analysis uses too, so both agree bit for bit). Like librknnrt it\n"
-             "reads RKNN_LOG_LEVEL (4: per-layer timing; 5: a .npy dump per layer; 6: also .txt in\n"
-             "NC1HWC2), RKNN_DUMP_DIR (the dump folder, which must exist) and RKNN_DUMP_QUANT (1: dumps\n"
-             "in the layer's own dtype). --fault makes the NPU compute one tensor wrongly; --app-mistake\n"
-             "makes the application's classic mistakes before or after the model. --app-api says how the\n"
-             "application feeds its input, which decides what the InputOperator dump holds: normal\n"
-             "(rknn_inputs_set) the input after mean/std, zero-copy (rknn_set_io_mem) the buffer before.",
-    AN_SPEC_OPTS(board_run_opts),
-    AN_SPEC_SETS(board_run_sets),
-    .groups = AN_OG_QUANT | AN_OG_TARGET,
-    .model = "MODEL.onnx",
-};
 
 static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
@@ -100,15 +83,15 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
     return AN_GO;
 }
 
-static int parse_args(an_cmd_ctx *ctx, board_args *a)
+/* What the parser leaves to the command: --target and --input are required. */
+static int check_args(an_cmd_ctx *ctx, board_args *a)
 {
-    int rc = an_cmd_parse(ctx, &board_run_spec, &a->cmd, take_option, a);
     a->model_path = a->cmd.model;
-    if (rc == AN_GO && !a->cmd.target)
+    if (!a->cmd.target)
         return an_usage(ctx, "missing --target CHIP (rk3566, rk3588, ...)");
-    if (rc == AN_GO && !a->n_inputs)
+    if (!a->n_inputs)
         return an_usage(ctx, "missing --input FILE");
-    return rc;
+    return AN_GO;
 }
 
 static void read_env(const board_args *a, const rd_platform_info *plat, board_env *e, FILE *errs)
@@ -419,22 +402,20 @@ static int run_board(an_cmd_ctx *ctx, board_args *a, rd_model *m, rd_sim *s, con
     return AN_EXIT_OK;
 }
 
-int an_cmd_board_run(an_cmd_ctx *ctx)
+static int board_run_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    board_args *a = calloc(1, sizeof *a);
-    if (!a)
-        return an_fail_nomem(ctx, "the command's options");
-    int rc = parse_args(ctx, a);
+    board_args *a = args;
+    int rc = check_args(ctx, a);
+    if (rc != AN_GO)
+        return rc;
     rd_error err = {0};
     rd_model *m = NULL;
     rd_sim *s = NULL;
-    if (rc != AN_GO)
-        goto out;
-    const rd_platform_info *plat = rd_platform_find(a->cmd.target);
-    an_model_request req = an_cmd_model_request(ctx, &a->cmd,
+    const rd_platform_info *plat = rd_platform_find(cmd->target);
+    an_model_request req = an_cmd_model_request(ctx, cmd,
                                                 "the application runs one input shape: give it with "
                                                 "subgraphs.input_size_list");
-    rd_status st = an_model_load_configured(&a->cmd.q, &req, &m, &err);
+    rd_status st = an_model_load_configured(&cmd->q, &req, &m, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;
@@ -450,7 +431,7 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
                       a->n_inputs);
         goto out;
     }
-    st = an_quant_finish(&a->cmd.q, m, &err);
+    st = an_quant_finish(&cmd->q, m, &err);
     if (st == RD_OK)
         st = build_board_sim(ctx, a, m, &s, &err);
     if (st != RD_OK) {
@@ -461,7 +442,26 @@ int an_cmd_board_run(an_cmd_ctx *ctx)
 out:
     rd_sim_destroy(s);
     rd_model_destroy(m);
-    an_cmd_args_fini(&a->cmd);
-    free(a);
     return rc;
 }
+
+const an_cmd_spec an_cmd_board_run = {
+    .usage = "rknn-diag board-run MODEL.onnx --input FILE --cfg QCFG --target CHIP [--fault KIND:TENSOR]... "
+             "[--app-mistake KIND] [--app-api normal|zero-copy] [--output-dir DIR]",
+    .about = "What the emulated board runs (rknn-diag board-emulate; docs/board.md): an application on a\n"
+             "Rockchip board with librknnrt, played by the INT8 simulator configured from QCFG (the\n"
+             ".quantization.cfg the host analysis uses too, so both agree bit for bit). Like librknnrt it\n"
+             "reads RKNN_LOG_LEVEL (4: per-layer timing; 5: a .npy dump per layer; 6: also .txt in\n"
+             "NC1HWC2), RKNN_DUMP_DIR (the dump folder, which must exist) and RKNN_DUMP_QUANT (1: dumps\n"
+             "in the layer's own dtype). --fault makes the NPU compute one tensor wrongly; --app-mistake\n"
+             "makes the application's classic mistakes before or after the model. --app-api says how the\n"
+             "application feeds its input, which decides what the InputOperator dump holds: normal\n"
+             "(rknn_inputs_set) the input after mean/std, zero-copy (rknn_set_io_mem) the buffer before.",
+    AN_SPEC_OPTS(board_run_opts),
+    AN_SPEC_SETS(board_run_sets),
+    .groups = AN_OG_QUANT | AN_OG_TARGET,
+    .model = "MODEL.onnx",
+    AN_SPEC_ARGS_CMD(board_args, cmd, NULL),
+    .take = take_option,
+    .main = board_run_main,
+};

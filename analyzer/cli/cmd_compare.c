@@ -33,16 +33,6 @@ typedef struct compare_args {
 static const an_optset compare_sets[] = {AN_SET(OPT_JSON, AN_SET_FLAG, compare_args, json),
                                          AN_SET_RANGE(OPT_TOP, compare_args, top, 0, 1000000)};
 
-static const an_cmd_spec compare_spec = {
-    .usage = "rknn-diag compare A B [--json] [--top N]",
-    .about = "Compares two snapshots (error_analysis.txt or its folder), two reports (report.json) or two\n"
-             "`run --dump-dir` folders (index.json + .npy, compared tensor by tensor with A as the\n"
-             "reference), and prints per-layer cos/euc deltas (B - A) and the layers that moved most.\n"
-             "Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
-    AN_SPEC_OPTS(compare_opts),
-    AN_SPEC_SETS(compare_sets),
-};
-
 /* A path (the options are all in compare_sets). */
 static int take_path(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
@@ -367,16 +357,14 @@ static int print_dump_comparison(an_cmd_ctx *ctx, const char *pa, const char *pb
     return rc;
 }
 
-int an_cmd_compare(an_cmd_ctx *ctx)
+static int compare_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    compare_args opt = {.top = 10};
-    int parsed = an_cmd_parse(ctx, &compare_spec, &(an_cmd_args){0}, take_path, &opt);
-    if (parsed != AN_GO)
-        return parsed;
-    const char *const *paths = opt.paths;
-    int n_paths = opt.n_paths;
-    bool json = opt.json;
-    long top = opt.top;
+    (void)cmd;
+    const compare_args *opt = args;
+    const char *const *paths = opt->paths;
+    int n_paths = opt->n_paths;
+    bool json = opt->json;
+    long top = opt->top;
     if (n_paths != 2)
         return an_usage(ctx, "needs two paths A and B");
     rd_error err = {0};
@@ -408,3 +396,16 @@ int an_cmd_compare(an_cmd_ctx *ctx)
     rd_result_fini(&b);
     return code;
 }
+
+const an_cmd_spec an_cmd_compare = {
+    .usage = "rknn-diag compare A B [--json] [--top N]",
+    .about = "Compares two snapshots (error_analysis.txt or its folder), two reports (report.json) or two\n"
+             "`run --dump-dir` folders (index.json + .npy, compared tensor by tensor with A as the\n"
+             "reference), and prints per-layer cos/euc deltas (B - A) and the layers that moved most.\n"
+             "Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
+    AN_SPEC_OPTS(compare_opts),
+    AN_SPEC_SETS(compare_sets),
+    AN_SPEC_ARGS(compare_args, &(const compare_args){.top = 10}),
+    .take = take_path,
+    .main = compare_main,
+};

@@ -50,20 +50,6 @@ static const an_optset convert_sets[] = {
     AN_SET(OPT_DEVICE, AN_SET_STR, convert_args, device),    AN_SET(OPT_INTEGER, AN_SET_FLAG, convert_args, integer),
     AN_SET(OPT_VERBOSE, AN_SET_FLAG, convert_args, verbose), AN_SET(AN_QOPT_THREADS, AN_SET_STR, convert_args, threads),
 };
-static const an_cmd_spec convert_spec = {
-    .usage = "rknn-diag convert -t TARGET -i model_config.yml -o OUT [-a \"F1 F2\"] [--integer] [-v]",
-    .about = "rknn_convert with rknn-diag's simulator: validates the config against the target, cuts\n"
-             "the graph at subgraphs.inputs/outputs, quantizes (quantize: true) on the config's dataset\n"
-             "and writes OUT/NAME.onnx (the float model converted), OUT/NAME.quantization.cfg and\n"
-             "OUT/NAME.qdq.onnx; -a runs the accuracy analysis on those inputs into OUT/snapshot.\n"
-             "models.platform names the model's framework (onnx, tflite, tensorflow, pytorch, ...:\n"
-             "docs/frontends.md; a TensorFlow graph is cut at subgraphs while it is read, a PyTorch model\n"
-             "exported with input_size_list); keys it cannot honour (dynamic_input, an unknown\n"
-             "framework) are refused by name.",
-    AN_SPEC_OPTS(convert_opts),
-    AN_SPEC_NEEDS(convert_needs),
-    AN_SPEC_SETS(convert_sets),
-};
 
 /* A positional (the options are all in convert_sets). */
 static int take_positional(an_cmd_ctx *ctx, void *user, int id, const char *v)
@@ -71,12 +57,9 @@ static int take_positional(an_cmd_ctx *ctx, void *user, int id, const char *v)
     return an_usage(ctx, "unexpected argument '%s': the model comes from the config (-i)", v);
 }
 
-static int parse_args(an_cmd_ctx *ctx, convert_args *a)
+/* What the parser leaves to the command: -d. */
+static int check_args(an_cmd_ctx *ctx, const convert_args *a)
 {
-    an_cmd_args cmd = {0};
-    int rc = an_cmd_parse(ctx, &convert_spec, &cmd, take_positional, a);
-    if (rc != AN_GO)
-        return rc;
     if (a->device)
         return an_usage(ctx,
                         "-d %s: running on the board needs the .rknn model that only RKNN-Toolkit2 builds; run "
@@ -197,7 +180,7 @@ static int run_accuracy(an_cmd_ctx *ctx, const convert_args *a, const char *floa
         if (a->verbose)
             fprintf(ctx->errs, "convert: rknn-diag accuracy on %d input(s) into %s\n", n_inputs, snapshot);
         an_cmd_ctx sub = {.argc = argc, .argv = argv, .out = ctx->out, .errs = ctx->errs, .color = ctx->color};
-        rc = an_cmd_accuracy(&sub);
+        rc = an_cmd_exec(&sub, &an_cmd_accuracy);
     }
     free(list);
     return rc;
@@ -212,10 +195,11 @@ static char *join(const char *dir, const char *stem, const char *suffix)
     return p;
 }
 
-int an_cmd_convert(an_cmd_ctx *ctx)
+static int convert_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    convert_args a = {0};
-    int rc = parse_args(ctx, &a);
+    (void)cmd;
+    const convert_args *a = args;
+    int rc = check_args(ctx, a);
     if (rc != AN_GO)
         return rc;
     rd_error err = {0};
@@ -226,10 +210,10 @@ int an_cmd_convert(an_cmd_ctx *ctx)
     char *float_path = NULL, *cfg_path = NULL, *qdq_path = NULL, *snapshot = NULL;
     rd_rknn_config cfg;
     rd_rknn_config_init(&cfg);
-    rd_status st = rd_platform_find(a.target)
-                       ? rd_rknn_config_load(a.config, &cfg, &err)
+    rd_status st = rd_platform_find(a->target)
+                       ? rd_rknn_config_load(a->config, &cfg, &err)
                        : rd_errorf(&err, RD_E_USAGE,
-                                   "-t %s: unknown target platform (rk3588, rk3566, rk3568, rv1106, ...)", a.target);
+                                   "-t %s: unknown target platform (rk3588, rk3566, rk3568, rv1106, ...)", a->target);
     if (st == RD_OK)
         st = refuse_unsupported(&cfg, &err);
     if (st == RD_OK)
@@ -238,19 +222,19 @@ int an_cmd_convert(an_cmd_ctx *ctx)
         fprintf(ctx->errs, "note: custom_string goes into the -a analysis's report.json and report.html; convert "
                            "writes no .rknn file to store it in\n");
     if (st == RD_OK) {
-        float_path = join(a.out_dir, stem, ".onnx");
-        cfg_path = join(a.out_dir, stem, ".quantization.cfg");
-        qdq_path = join(a.out_dir, stem, ".qdq.onnx");
-        snapshot = join(a.out_dir, "snapshot", "");
+        float_path = join(a->out_dir, stem, ".onnx");
+        cfg_path = join(a->out_dir, stem, ".quantization.cfg");
+        qdq_path = join(a->out_dir, stem, ".qdq.onnx");
+        snapshot = join(a->out_dir, "snapshot", "");
         if (!float_path || !cfg_path || !qdq_path || !snapshot)
             st = rd_errorf(&err, RD_E_NOMEM, "out of memory");
     }
     if (st == RD_OK)
-        st = an_mkdirs(a.out_dir, &err);
-    an_quant_take(&q, AN_QOPT_CONFIG, a.config);
-    an_quant_take(&q, AN_QOPT_PLATFORM, a.target); /* -t wins over configs.target_platform */
-    if (a.threads)
-        an_quant_take(&q, AN_QOPT_THREADS, a.threads);
+        st = an_mkdirs(a->out_dir, &err);
+    an_quant_take(&q, AN_QOPT_CONFIG, a->config);
+    an_quant_take(&q, AN_QOPT_PLATFORM, a->target); /* -t wins over configs.target_platform */
+    if (a->threads)
+        an_quant_take(&q, AN_QOPT_THREADS, a->threads);
     an_model_request req = {.command = "convert",
                             .errs = ctx->errs,
                             .dynamic_refusal = "it builds one fixed shape: give it with subgraphs.input_size_list"};
@@ -266,20 +250,20 @@ int an_cmd_convert(an_cmd_ctx *ctx)
                        "convert writes a QDQ model, which has no int16 form yet: %s is simulated by run, accuracy, "
                        "quantize and eval (--dtype %s), not converted",
                        rd_qdtype_name(q.cfg.dtype), rd_qdtype_name(q.cfg.dtype));
-    if (st == RD_OK && a.verbose)
+    if (st == RD_OK && a->verbose)
         fprintf(ctx->errs, "convert: %s for %s: %s, %s, %s, optimization level %d\n",
-                RD_TEXT_SHOWN(cfg.model_file_path), a.target, rd_qdtype_name(q.cfg.dtype),
+                RD_TEXT_SHOWN(cfg.model_file_path), a->target, rd_qdtype_name(q.cfg.dtype),
                 rd_qalgo_name(q.cfg.algorithm), rd_qmethod_name(q.cfg.method), q.cfg.optimization_level);
     bool quantized = st == RD_OK && q.cfg.quantize && prec == RD_PREC_INT8;
     if (quantized)
-        st = quantize(&a, &q, m, cfg_path, qdq_path, ctx, &err);
+        st = quantize(a, &q, m, cfg_path, qdq_path, ctx, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;
     }
     fprintf(ctx->errs, "wrote %s%s%s%s%s\n", float_path, quantized ? ", " : "", quantized ? cfg_path : "",
             quantized ? ", " : "", quantized ? qdq_path : "");
-    rc = a.accuracy ? run_accuracy(ctx, &a, float_path, quantized ? cfg_path : NULL, snapshot) : AN_EXIT_OK;
+    rc = a->accuracy ? run_accuracy(ctx, a, float_path, quantized ? cfg_path : NULL, snapshot) : AN_EXIT_OK;
 out:
     free(float_path);
     free(cfg_path);
@@ -290,3 +274,21 @@ out:
     an_quant_opts_fini(&q);
     return rc;
 }
+
+const an_cmd_spec an_cmd_convert = {
+    .usage = "rknn-diag convert -t TARGET -i model_config.yml -o OUT [-a \"F1 F2\"] [--integer] [-v]",
+    .about = "rknn_convert with rknn-diag's simulator: validates the config against the target, cuts\n"
+             "the graph at subgraphs.inputs/outputs, quantizes (quantize: true) on the config's dataset\n"
+             "and writes OUT/NAME.onnx (the float model converted), OUT/NAME.quantization.cfg and\n"
+             "OUT/NAME.qdq.onnx; -a runs the accuracy analysis on those inputs into OUT/snapshot.\n"
+             "models.platform names the model's framework (onnx, tflite, tensorflow, pytorch, ...:\n"
+             "docs/frontends.md; a TensorFlow graph is cut at subgraphs while it is read, a PyTorch model\n"
+             "exported with input_size_list); keys it cannot honour (dynamic_input, an unknown\n"
+             "framework) are refused by name.",
+    AN_SPEC_OPTS(convert_opts),
+    AN_SPEC_NEEDS(convert_needs),
+    AN_SPEC_SETS(convert_sets),
+    AN_SPEC_ARGS(convert_args, NULL),
+    .take = take_positional,
+    .main = convert_main,
+};

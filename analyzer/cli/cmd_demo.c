@@ -26,19 +26,6 @@ typedef struct demo_args {
 
 static const an_optset demo_sets[] = {AN_SET(OPT_QUIET, AN_SET_FLAG, demo_args, quiet)};
 
-static const an_cmd_spec demo_spec = {
-    .usage = "rknn-diag demo [-o DIR]",
-    .about = "Writes a small demo classifier (made by rknn-diag's own ONNX writer), an input and a\n"
-             "calibration set into DIR, then runs the accuracy analysis twice: as a float16 build (a layer\n"
-             "overflows float16), and as a w8a8 build with per-tensor weights (a conv with one outlier\n"
-             "channel quantizes badly) on an emulated rk3566 board started on loopback, whose NPU has a\n"
-             "gain fault in one layer (accuracy --target rk3566 --run \"rknn-diag board-run ...\"). Each\n"
-             "writes a snapshot with error_analysis.txt and report.html.",
-    .output = {0, "output-dir", 'o', "DIR", "where the demo model, data and snapshots go (default ./rknn-diag-demo)"},
-    AN_SPEC_OPTS(demo_opts),
-    AN_SPEC_SETS(demo_sets),
-};
-
 #define DEMO_CALIB_SAMPLES 16
 #define DEMO_FAULT "gain:relu6_out" /* the runtime fault the emulated board injects */
 
@@ -78,7 +65,7 @@ static rd_status write_calibration(const char *dir, const char *input, rd_error 
 }
 
 /* Runs a command (an_cmd_accuracy, an_cmd_quantize) with the given arguments (NULL-terminated). */
-static int run_cmd(an_cmd_ctx *ctx, an_cmd_fn fn, const char *name, const char *title, char **args)
+static int run_cmd(an_cmd_ctx *ctx, const an_cmd_spec *spec, const char *name, const char *title, char **args)
 {
     char *argv[40] = {(char *)name};
     int argc = 1;
@@ -92,12 +79,12 @@ static int run_cmd(an_cmd_ctx *ctx, an_cmd_fn fn, const char *name, const char *
     an_cmd_ctx sub = *ctx;
     sub.argc = argc;
     sub.argv = argv;
-    return fn(&sub);
+    return an_cmd_exec(&sub, spec);
 }
 
 static int run_accuracy(an_cmd_ctx *ctx, const char *title, char **args)
 {
-    return run_cmd(ctx, an_cmd_accuracy, "accuracy", title, args);
+    return run_cmd(ctx, &an_cmd_accuracy, "accuracy", title, args);
 }
 
 /*
@@ -128,7 +115,7 @@ static int board_part(an_cmd_ctx *ctx, const char *dir, const char *input, const
     }
     if (an_mkdirs(userdata, &err) != RD_OK || an_demo_model_write(model, &err) != RD_OK)
         return an_fail(ctx, &err);
-    int rc = run_cmd(ctx, an_cmd_quantize, "quantize", NULL,
+    int rc = run_cmd(ctx, &an_cmd_quantize, "quantize", NULL,
                      (char *[]){model, "--dataset", (char *)dataset, "--method", "layer", "--input-layout", "nchw",
                                 "--platform", "rk3566", "-o", cfg, NULL});
     if (rc != AN_EXIT_OK)
@@ -153,16 +140,10 @@ static int board_part(an_cmd_ctx *ctx, const char *dir, const char *input, const
     return rc;
 }
 
-int an_cmd_demo(an_cmd_ctx *ctx)
+static int demo_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    demo_args a = {0};
-    an_cmd_args cmd;
-    int rc = an_cmd_parse(ctx, &demo_spec, &cmd, NULL, &a);
-    an_cmd_args_fini(&cmd);
-    if (rc != AN_GO)
-        return rc;
-    const char *dir = cmd.output ? cmd.output : "rknn-diag-demo";
-    bool quiet = a.quiet;
+    const char *dir = cmd->output ? cmd->output : "rknn-diag-demo";
+    bool quiet = ((const demo_args *)args)->quiet;
     rd_error err = {0};
     char model[4096], input[4096], calib[4096], dataset[4200], snap16[4200], snap8[4200];
     snprintf(model, sizeof model, "%s/demo.onnx", dir);
@@ -178,7 +159,7 @@ int an_cmd_demo(an_cmd_ctx *ctx)
             dataset);
     if (quiet)
         return AN_EXIT_OK;
-    rc = run_accuracy(
+    int rc = run_accuracy(
         ctx, "1/2: float16 build (rknn-diag accuracy --dtype float16)",
         (char *[]){model, "--inputs", input, "--input-layout", "nchw", "--dtype", "float16", "-o", snap16, NULL});
     if (rc != AN_EXIT_OK)
@@ -189,3 +170,18 @@ int an_cmd_demo(an_cmd_ctx *ctx)
                 snap16, snap8);
     return rc;
 }
+
+const an_cmd_spec an_cmd_demo = {
+    .usage = "rknn-diag demo [-o DIR]",
+    .about = "Writes a small demo classifier (made by rknn-diag's own ONNX writer), an input and a\n"
+             "calibration set into DIR, then runs the accuracy analysis twice: as a float16 build (a layer\n"
+             "overflows float16), and as a w8a8 build with per-tensor weights (a conv with one outlier\n"
+             "channel quantizes badly) on an emulated rk3566 board started on loopback, whose NPU has a\n"
+             "gain fault in one layer (accuracy --target rk3566 --run \"rknn-diag board-run ...\"). Each\n"
+             "writes a snapshot with error_analysis.txt and report.html.",
+    .output = {0, "output-dir", 'o', "DIR", "where the demo model, data and snapshots go (default ./rknn-diag-demo)"},
+    AN_SPEC_OPTS(demo_opts),
+    AN_SPEC_SETS(demo_sets),
+    AN_SPEC_ARGS(demo_args, NULL),
+    .main = demo_main,
+};

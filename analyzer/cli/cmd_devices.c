@@ -20,15 +20,6 @@ typedef struct devices_args {
 
 static const an_optset devices_sets[] = {AN_SET(OPT_JSON, AN_SET_FLAG, devices_args, json)};
 
-static const an_cmd_spec devices_spec = {
-    .usage = "rknn-diag devices [--json] [--connect HOST:PORT]",
-    .about = "Lists boards on USB, in the adb server (if one runs) and at --connect, with their "
-             "state: device, unauthorized, offline, or busy (USB held by another program).",
-    AN_SPEC_OPTS(devices_opts),
-    AN_SPEC_SETS(devices_sets),
-    .groups = AN_OG_BOARD,
-};
-
 static int print_json(const an_cmd_ctx *ctx, const rd_adb_device_info *v, size_t n)
 {
     bool ok = true;
@@ -43,14 +34,10 @@ static int print_json(const an_cmd_ctx *ctx, const rd_adb_device_info *v, size_t
     return an_emit_json(ctx, arr, ok);
 }
 
-int an_cmd_devices(an_cmd_ctx *ctx)
+static int devices_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    an_cmd_args cmd;
-    devices_args a = {0};
-    int parsed = an_cmd_parse(ctx, &devices_spec, &cmd, NULL, &a);
-    if (parsed != AN_GO)
-        return parsed;
-    rd_adb_options opt = cmd.adb;
+    const devices_args *a = args;
+    rd_adb_options opt = cmd->adb;
     if (opt.transport == RD_ADB_TCP)
         opt.transport = RD_ADB_AUTO; /* --connect adds a board to the list */
     rd_adb_device_info *list = NULL;
@@ -59,7 +46,7 @@ int an_cmd_devices(an_cmd_ctx *ctx)
     if (rd_adb_devices(&opt, &list, &n, &err) != RD_OK)
         return an_fail(ctx, &err);
     int rc = AN_EXIT_OK;
-    if (a.json) {
+    if (a->json) {
         rc = print_json(ctx, list, n);
     } else {
         fprintf(ctx->out, "List of devices attached\n");
@@ -70,3 +57,14 @@ int an_cmd_devices(an_cmd_ctx *ctx)
     free(list);
     return rc;
 }
+
+const an_cmd_spec an_cmd_devices = {
+    .usage = "rknn-diag devices [--json] [--connect HOST:PORT]",
+    .about = "Lists boards on USB, in the adb server (if one runs) and at --connect, with their "
+             "state: device, unauthorized, offline, or busy (USB held by another program).",
+    AN_SPEC_OPTS(devices_opts),
+    AN_SPEC_SETS(devices_sets),
+    .groups = AN_OG_BOARD,
+    AN_SPEC_ARGS(devices_args, NULL),
+    .main = devices_main,
+};

@@ -251,22 +251,11 @@ static void print_decoders(FILE *f)
         fprintf(f, "  %-8s %s\n", an_decoder_get(i)->name, an_decoder_get(i)->layouts);
 }
 
-static const an_cmd_spec eval_spec = {
-    .usage = "rknn-diag eval MODEL.onnx --dataset FILE [--task T ...] [quant options]",
-    .about = ABOUT,
-    AN_SPEC_OPTS(eval_opts),
-    AN_SPEC_SETS(eval_sets),
-    .output = {0, "output", 'o', "DIR",
-               "write partial.json and report.json in DIR (and outputs/<column>/ for --score-cmd, which needs it)"},
-    .groups = AN_OG_QUANT | AN_OG_SHARD | AN_OG_SCORE,
-    .model = "MODEL.onnx",
-    .model_optional = true, /* -c may name it: check_args */
-    .more_help = print_decoders,
-};
-
-static int parse_args(an_cmd_ctx *ctx, eval_args *a)
+/* The parsed arguments into the evaluation's options, checked. */
+static int finish_args(an_cmd_ctx *ctx, eval_args *a)
 {
-    int rc = an_cmd_parse(ctx, &eval_spec, &a->cmd, take_option, a);
+    a->o.argc = ctx->argc; /* the command line, for the shards' run identity */
+    a->o.argv = ctx->argv;
     a->model_path = a->cmd.model;
     a->o.out_dir = a->cmd.output;
     a->o.score_cmd = a->cmd.score_cmd;
@@ -275,7 +264,7 @@ static int parse_args(an_cmd_ctx *ctx, eval_args *a)
         a->o.shard_k = a->cmd.shard_k;
         a->o.shard_n = a->cmd.shard_n;
     }
-    return rc == AN_GO ? check_args(ctx, a) : rc;
+    return check_args(ctx, a);
 }
 
 /* Calibration sample k: the task's input (letterbox, IDX, ...). */
@@ -436,22 +425,21 @@ static int eval_once(an_cmd_ctx *ctx, eval_args *a, size_t set, const char *json
     return rc;
 }
 
-int an_cmd_eval(an_cmd_ctx *ctx)
+static const eval_args eval_defaults = {
+    .o = {.task = "classify",
+          .show = 10,
+          .shard_n = 1,
+          .show_score = 0.25,
+          .ignore_index = 255,
+          .det = AN_DET_OPTS_DEFAULTS},
+};
+
+static int eval_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    eval_args *a = calloc(1, sizeof *a);
-    if (!a)
-        return an_fail_nomem(ctx, "the command's options");
-    a->o.task = "classify";
-    a->o.show = 10;
-    a->o.shard_n = 1;
-    a->o.show_score = 0.25;
-    a->o.ignore_index = 255;
-    a->o.argc = ctx->argc;
-    a->o.argv = ctx->argv;
-    an_det_opts_init(&a->o.det);
-    int rc = parse_args(ctx, a);
+    eval_args *a = args;
+    int rc = finish_args(ctx, a);
     size_t n_sets = 0;
-    if (rc == AN_GO && (rc = an_dynamic_prepare(ctx, &a->cmd.q, &n_sets)) == AN_GO) {
+    if (rc == AN_GO && (rc = an_dynamic_prepare(ctx, &cmd->q, &n_sets)) == AN_GO) {
         /* dynamic_input: one evaluation per shape set (with --json, an array of them) */
         if (n_sets && a->o.out_dir)
             rc = an_usage(ctx, "-o with a dynamic_input config: run one shape set at a time (--input-shape)");
@@ -459,7 +447,7 @@ int an_cmd_eval(an_cmd_ctx *ctx)
             rc = AN_EXIT_OK;
         for (size_t k = 0; rc == AN_EXIT_OK && k < (n_sets ? n_sets : 1); k++) {
             if (n_sets)
-                an_dynamic_set_name(&a->cmd.q, k, a->dynamic_name, sizeof a->dynamic_name);
+                an_dynamic_set_name(&cmd->q, k, a->dynamic_name, sizeof a->dynamic_name);
             if (n_sets && !a->o.json && k)
                 fputc('\n', ctx->out);
             rc = eval_once(ctx, a, k, !n_sets ? NULL : k ? "," : "[");
@@ -467,7 +455,21 @@ int an_cmd_eval(an_cmd_ctx *ctx)
         if (n_sets && a->o.json && rc == AN_EXIT_OK)
             fputs("]\n", ctx->out);
     }
-    an_cmd_args_fini(&a->cmd);
-    free(a);
     return rc;
 }
+
+const an_cmd_spec an_cmd_eval = {
+    .usage = "rknn-diag eval MODEL.onnx --dataset FILE [--task T ...] [quant options]",
+    .about = ABOUT,
+    AN_SPEC_OPTS(eval_opts),
+    AN_SPEC_SETS(eval_sets),
+    .output = {0, "output", 'o', "DIR",
+               "write partial.json and report.json in DIR (and outputs/<column>/ for --score-cmd, which needs it)"},
+    .groups = AN_OG_QUANT | AN_OG_SHARD | AN_OG_SCORE,
+    .model = "MODEL.onnx",
+    .model_optional = true, /* -c may name it: check_args */
+    .more_help = print_decoders,
+    AN_SPEC_ARGS_CMD(eval_args, cmd, &eval_defaults),
+    .take = take_option,
+    .main = eval_main,
+};

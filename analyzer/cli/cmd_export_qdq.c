@@ -18,7 +18,50 @@ static const an_optspec export_opts[] = {
      "write int8 Conv/Gemm/MatMul as ConvInteger/MatMulInteger (exact in any runtime)"},
 };
 
-static const an_cmd_spec export_spec = {
+typedef struct export_args {
+    bool integer;
+} export_args;
+
+static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    ((export_args *)user)->integer = true; /* --integer, the only one */
+    return AN_GO;
+}
+
+static int export_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
+{
+    const export_args *a = args;
+    rd_error err = {0};
+    rd_model *m = NULL;
+    rd_sim *s = NULL;
+    void *buf = NULL;
+    size_t len = 0;
+    int rc;
+    static const rd_qdtype int8[] = {RD_QDT_W8A8};
+    rd_status st =
+        an_cmd_quant_sim(ctx, cmd,
+                         "an ONNX model written with fixed shapes "
+                         "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)",
+                         "int8", int8, 1, &m, &s, &err);
+    rd_warn_sink notes = {.fn = an_note_print, .user = ctx->errs};
+    if (st == RD_OK)
+        st = rd_sim_export_qdq_form(s, a->integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len, &notes, &err);
+    if (st == RD_OK)
+        st = rd_file_write_atomic(cmd->output, buf, len, NULL, &err);
+    if (st != RD_OK) {
+        rc = an_fail(ctx, &err);
+        goto out;
+    }
+    fprintf(ctx->errs, "wrote %s (%zu bytes)\n", cmd->output, len);
+    rc = AN_EXIT_OK;
+out:
+    free(buf);
+    rd_sim_destroy(s);
+    rd_model_destroy(m);
+    return rc;
+}
+
+const an_cmd_spec an_cmd_export_qdq = {
     .output = {0, "output", 'o', "FILE", "the .onnx model to write (required)"},
     .output_missing = "missing -o OUT.onnx",
     .usage = "rknn-diag export-qdq MODEL.onnx [--cfg FILE | --dataset FILE ...] [--integer] -o OUT.onnx",
@@ -37,51 +80,7 @@ static const an_cmd_spec export_spec = {
     AN_SPEC_OPTS(export_opts),
     .groups = AN_OG_SHAPE | AN_OG_QUANT,
     .model = "MODEL.onnx",
+    AN_SPEC_ARGS(export_args, NULL),
+    .take = take_option,
+    .main = export_main,
 };
-
-typedef struct export_args {
-    an_cmd_args cmd;
-    bool integer;
-} export_args;
-
-static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
-{
-    ((export_args *)user)->integer = true; /* --integer, the only one */
-    return AN_GO;
-}
-
-int an_cmd_export_qdq(an_cmd_ctx *ctx)
-{
-    export_args a = {0};
-    int rc = an_cmd_parse(ctx, &export_spec, &a.cmd, take_option, &a);
-    rd_error err = {0};
-    rd_model *m = NULL;
-    rd_sim *s = NULL;
-    void *buf = NULL;
-    size_t len = 0;
-    if (rc != AN_GO)
-        goto out;
-    static const rd_qdtype int8[] = {RD_QDT_W8A8};
-    rd_status st =
-        an_cmd_quant_sim(ctx, &a.cmd,
-                         "an ONNX model written with fixed shapes "
-                         "analyses one input shape: give it with --input-shape (or subgraphs.input_size_list)",
-                         "int8", int8, 1, &m, &s, &err);
-    rd_warn_sink notes = {.fn = an_note_print, .user = ctx->errs};
-    if (st == RD_OK)
-        st = rd_sim_export_qdq_form(s, a.integer ? RD_QDQ_FORM_INTEGER : RD_QDQ_FORM_QDQ, &buf, &len, &notes, &err);
-    if (st == RD_OK)
-        st = rd_file_write_atomic(a.cmd.output, buf, len, NULL, &err);
-    if (st != RD_OK) {
-        rc = an_fail(ctx, &err);
-        goto out;
-    }
-    fprintf(ctx->errs, "wrote %s (%zu bytes)\n", a.cmd.output, len);
-    rc = AN_EXIT_OK;
-out:
-    free(buf);
-    rd_sim_destroy(s);
-    rd_model_destroy(m);
-    an_cmd_args_fini(&a.cmd);
-    return rc;
-}

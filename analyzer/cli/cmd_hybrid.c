@@ -118,17 +118,6 @@ static const char *const ABOUT =
     "ops, scales and float16 islands: docs/rknn-model.md); diagnose takes --rknn-build-log only (it\n"
     "re-calibrates with other settings, and a .rknn's scales are fixed).";
 
-static const an_cmd_spec hybrid_spec = {
-    .usage = USAGE,
-    .about = ABOUT,
-    AN_SPEC_OPTS(hybrid_opts),
-    AN_SPEC_SETS(hybrid_sets),
-    .output = {0, "output", 'o', "FILE",
-               "search: the .quantization.cfg to write (its folder gets the accuracy report)"},
-    .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_TARGET | AN_OG_SCORE,
-    .model = "MODEL.onnx",
-};
-
 static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     hyb_args *a = user;
@@ -147,44 +136,12 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
     return AN_GO;
 }
 
-/* The options after the subcommand, parsed as `rknn-diag hybrid OPTIONS` (messages name the command). */
-static int parse_options(an_cmd_ctx *ctx, hyb_args *a)
+/* What the parser leaves to the command: the options each subcommand needs or refuses. */
+static int check_args(an_cmd_ctx *ctx, hyb_args *a)
 {
-    char **argv = malloc((size_t)ctx->argc * sizeof *argv);
-    if (!argv)
-        return an_fail_nomem(ctx, "the command's options");
-    argv[0] = ctx->argv[0];
-    for (int k = 2; k < ctx->argc; k++)
-        argv[k - 1] = ctx->argv[k];
-    an_cmd_ctx opts_ctx = *ctx;
-    opts_ctx.argc = ctx->argc - 1;
-    opts_ctx.argv = argv;
-    int rc = an_cmd_parse(&opts_ctx, &hybrid_spec, &a->cmd, take_option, a);
-    free(argv);
+    a->sub = (sub_kind)a->cmd.sub;
     a->model_path = a->cmd.model;
     a->out_path = a->cmd.output;
-    return rc;
-}
-
-static int parse_args(an_cmd_ctx *ctx, hyb_args *a)
-{
-    if (ctx->argc < 2)
-        return an_usage(ctx, "missing subcommand: suggest, search, sweep, diagnose or verify");
-    const char *sub = ctx->argv[1];
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
-        an_cmd_help(ctx->out, &hybrid_spec);
-        return AN_EXIT_OK;
-    }
-    int k = 0;
-    while (sub_names[k] && strcmp(sub, sub_names[k]) != 0)
-        k++;
-    if (!sub_names[k])
-        return an_usage(ctx, "unknown subcommand '%s' (suggest, search, sweep, diagnose or verify)", sub);
-    a->sub = (sub_kind)k;
-    int rc = parse_options(ctx, a);
-    if (rc != AN_GO)
-        return rc;
-    a->cmd.q.model_path = a->model_path;
     if (a->sub == SUB_DIAGNOSE && a->cmd.q.rknn_path)
         return an_usage(ctx, "diagnose re-calibrates with other settings (mean/std, RGB/BGR, calibration set, "
                              "algorithm), but a .rknn's scales are fixed: drop --rknn (or give the build's log with "
@@ -404,18 +361,20 @@ static rd_status restrict_to_rknn_cfg(an_cmd_ctx *ctx, hyb_args *a, hyb_run *r, 
 int an_hybrid_verify(an_cmd_ctx *ctx, const char *model_path, an_quant_opts *q, const rd_load_options *lopt,
                      const char *dumps_dir, bool json);
 
-int an_cmd_hybrid(an_cmd_ctx *ctx)
+static const hyb_args hybrid_defaults = {.measure = 16,
+                                         .top = 20,
+                                         .max_float = 64,
+                                         .reuse_mb = AN_HYB_REUSE_DEFAULT_MB,
+                                         .sweep_points = AN_HYB_SWEEP_POINTS_DEFAULT,
+                                         .target_cos = NAN,
+                                         .target_sqnr = NAN,
+                                         .target_score = NAN};
+
+static int hybrid_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    hyb_args *a = calloc(1, sizeof *a);
-    if (!a)
-        return an_fail_nomem(ctx, "the command's options");
-    a->measure = 16;
-    a->top = 20;
-    a->max_float = 64;
-    a->reuse_mb = AN_HYB_REUSE_DEFAULT_MB;
-    a->sweep_points = AN_HYB_SWEEP_POINTS_DEFAULT;
-    a->target_cos = a->target_sqnr = a->target_score = NAN;
-    int rc = parse_args(ctx, a);
+    (void)cmd; /* a->cmd, which the helpers of hybrid_cli.h reach through a */
+    hyb_args *a = args;
+    int rc = check_args(ctx, a);
     hyb_run r;
     memset(&r, 0, sizeof r);
     rd_result_init(&r.result);
@@ -457,7 +416,20 @@ int an_cmd_hybrid(an_cmd_ctx *ctx)
     rc = a->sub == SUB_SUGGEST ? suggest(ctx, a, &r, &base) : an_hyb_cli_search(ctx, a, &r, &base, t0, &err);
 out:
     run_fini(&r);
-    an_cmd_args_fini(&a->cmd);
-    free(a);
     return rc;
 }
+
+const an_cmd_spec an_cmd_hybrid = {
+    .usage = USAGE,
+    .about = ABOUT,
+    AN_SPEC_OPTS(hybrid_opts),
+    AN_SPEC_SETS(hybrid_sets),
+    .output = {0, "output", 'o', "FILE",
+               "search: the .quantization.cfg to write (its folder gets the accuracy report)"},
+    .groups = AN_OG_SAMPLES | AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT | AN_OG_TARGET | AN_OG_SCORE,
+    .model = "MODEL.onnx",
+    .subcommands = sub_names,
+    AN_SPEC_ARGS_CMD(hyb_args, cmd, &hybrid_defaults),
+    .take = take_option,
+    .main = hybrid_main,
+};

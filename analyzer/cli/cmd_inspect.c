@@ -13,19 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const an_cmd_spec inspect_spec = {
-    .usage = "rknn-diag inspect MODEL [--json] [--graph-inputs NAME,..] [--graph-outputs NAME,..]",
-    .about = "Shows the model's format, inputs and outputs, opsets, op histogram, unsupported ops\n"
-             "(all of them, with node names), parameter count and multiply-accumulates. MODEL is\n"
-             "any format rknn-diag reads, recognised by content (docs/frontends.md): MODEL.onnx, .tflite,\n"
-             "a TensorFlow frozen .pb, a Darknet .cfg or Caffe .prototxt with its weights beside it, a\n"
-             "TorchScript .pt (with --input-shape for every argument of forward). --graph-inputs and\n"
-             "--graph-outputs show the subgraph between those tensors, as the other commands cut it.",
-    .groups = AN_OG_SHAPE | AN_OG_CUT | AN_OG_JSON,
-    .model = "MODEL.onnx",
-    .more_help = an_inspect_rknn_help,
-};
-
 typedef struct op_count {
     const char *op_type;
     const char *domain;
@@ -236,25 +223,37 @@ static rd_status print_json(FILE *out, const char *path, const rd_frontend_info 
     return st != RD_OK ? st : rd_errorf(err, RD_E_NOMEM, "out of memory");
 }
 
-int an_cmd_inspect(an_cmd_ctx *ctx)
+static int inspect_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    if (an_inspect_rknn_wanted(ctx)) /* a .rknn model or --build-log: inspect_rknn.h */
-        return an_inspect_rknn(ctx);
-    an_cmd_args cmd;
-    int rc = an_cmd_parse(ctx, &inspect_spec, &cmd, NULL, NULL);
+    (void)args;
     rd_error err = {0};
     rd_model *m = NULL;
     rd_frontend_info info;
-    if (rc == AN_GO && an_cmd_open_model(ctx, &cmd, true, &info, &m, &err) != RD_OK)
+    int rc = AN_GO;
+    if (an_cmd_open_model(ctx, cmd, true, &info, &m, &err) != RD_OK)
         rc = an_fail(ctx, &err);
     if (rc == AN_GO) {
         node_summary sum;
         summarize(m, &sum);
-        rd_status st = cmd.json ? print_json(ctx->out, cmd.model, &info, m, &sum, &err)
-                                : print_text(ctx->out, cmd.model, &info, m, &sum, &err);
+        rd_status st = cmd->json ? print_json(ctx->out, cmd->model, &info, m, &sum, &err)
+                                 : print_text(ctx->out, cmd->model, &info, m, &sum, &err);
         rc = st == RD_OK ? AN_EXIT_OK : an_fail(ctx, &err);
     }
     rd_model_destroy(m);
-    an_cmd_args_fini(&cmd);
     return rc;
 }
+
+const an_cmd_spec an_cmd_inspect = {
+    .usage = "rknn-diag inspect MODEL [--json] [--graph-inputs NAME,..] [--graph-outputs NAME,..]",
+    .about = "Shows the model's format, inputs and outputs, opsets, op histogram, unsupported ops\n"
+             "(all of them, with node names), parameter count and multiply-accumulates. MODEL is\n"
+             "any format rknn-diag reads, recognised by content (docs/frontends.md): MODEL.onnx, .tflite,\n"
+             "a TensorFlow frozen .pb, a Darknet .cfg or Caffe .prototxt with its weights beside it, a\n"
+             "TorchScript .pt (with --input-shape for every argument of forward). --graph-inputs and\n"
+             "--graph-outputs show the subgraph between those tensors, as the other commands cut it.",
+    .groups = AN_OG_SHAPE | AN_OG_CUT | AN_OG_JSON,
+    .model = "MODEL.onnx",
+    .more_help = an_inspect_rknn_help,
+    .main = inspect_main,
+    .form = an_inspect_rknn_form, /* a .rknn model or --build-log: cmd_inspect_rknn.c */
+};

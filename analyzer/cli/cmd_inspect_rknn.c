@@ -39,7 +39,8 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-bool an_inspect_rknn_wanted(const an_cmd_ctx *ctx)
+/* True when the arguments name a file of the RKNN family (by magic or a .rknn name) or --build-log. */
+static bool rknn_wanted(const an_cmd_ctx *ctx)
 {
     for (int i = 1; i < ctx->argc; i++) {
         const char *a = ctx->argv[i];
@@ -63,27 +64,6 @@ typedef struct rknn_args {
 
 static const an_optset rknn_sets[] = {AN_SET(OPT_JSON, AN_SET_FLAG, rknn_args, json)};
 
-static const an_cmd_spec rknn_spec = {
-    .usage = "rknn-diag inspect MODEL.rknn [--json] [--all | --max N]\n"
-             "       rknn-diag inspect --build-log FILE [--json] [--all | --max N]",
-    .about = "A .rknn model (told by its first bytes): header and format versions, target platform,\n"
-             "toolkit and compiler versions, inputs and outputs with runtime dtype and layout,\n"
-             "quantization and mean/std, per-op-type counts (NPU, CPU, float16), then the nodes and\n"
-             "tensors (the first 20 of each; --all or --max N for more). --json gives everything.\n"
-             "Encrypted (CYPTRKNN), RKNX, OpenVX and header-less files are refused by name (exit 3).\n"
-             "A build log: versions, option line, fold_constant and fuse_ops rewrites, quant_optimizer,\n"
-             "hybrid float16 tensors, layer tables with their per-op-type counts, ranking table.",
-    AN_SPEC_OPTS(rknn_opts),
-    AN_SPEC_SETS(rknn_sets),
-    .model = "MODEL.rknn",
-    .model_optional = true, /* or --build-log */
-};
-
-void an_inspect_rknn_help(FILE *out)
-{
-    an_cmd_help(out, &rknn_spec);
-}
-
 static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     rknn_args *a = user;
@@ -106,16 +86,13 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
     return AN_GO;
 }
 
-int an_inspect_rknn(an_cmd_ctx *ctx)
+static int rknn_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    rknn_args a = {.to = {DEFAULT_MAX_ROWS}};
-    an_cmd_args cmd = {0};
-    int rc = an_cmd_parse(ctx, &rknn_spec, &cmd, take_option, &a);
-    if (rc != AN_GO)
-        return rc;
-    const char *model = cmd.model, *log_path = a.log_path;
-    bool json = a.json;
-    an_rk_text_opts to = a.to;
+    const rknn_args *a = args;
+    const char *model = cmd->model, *log_path = a->log_path;
+    bool json = a->json;
+    an_rk_text_opts to = a->to;
+    int rc;
     if (model && log_path)
         return an_usage(ctx, "give a .rknn model or --build-log FILE, not both");
     if (!model && !log_path)
@@ -152,4 +129,33 @@ int an_inspect_rknn(an_cmd_ctx *ctx)
     }
     rd_rknn_destroy(m);
     return rc;
+}
+
+static const an_cmd_spec rknn_spec = {
+    .usage = "rknn-diag inspect MODEL.rknn [--json] [--all | --max N]\n"
+             "       rknn-diag inspect --build-log FILE [--json] [--all | --max N]",
+    .about = "A .rknn model (told by its first bytes): header and format versions, target platform,\n"
+             "toolkit and compiler versions, inputs and outputs with runtime dtype and layout,\n"
+             "quantization and mean/std, per-op-type counts (NPU, CPU, float16), then the nodes and\n"
+             "tensors (the first 20 of each; --all or --max N for more). --json gives everything.\n"
+             "Encrypted (CYPTRKNN), RKNX, OpenVX and header-less files are refused by name (exit 3).\n"
+             "A build log: versions, option line, fold_constant and fuse_ops rewrites, quant_optimizer,\n"
+             "hybrid float16 tensors, layer tables with their per-op-type counts, ranking table.",
+    AN_SPEC_OPTS(rknn_opts),
+    AN_SPEC_SETS(rknn_sets),
+    .model = "MODEL.rknn",
+    .model_optional = true, /* or --build-log */
+    AN_SPEC_ARGS(rknn_args, &(const rknn_args){.to = {DEFAULT_MAX_ROWS}}),
+    .take = take_option,
+    .main = rknn_main,
+};
+
+void an_inspect_rknn_help(FILE *out)
+{
+    an_cmd_help(out, &rknn_spec);
+}
+
+const an_cmd_spec *an_inspect_rknn_form(const an_cmd_ctx *ctx)
+{
+    return rknn_wanted(ctx) ? &rknn_spec : NULL;
 }

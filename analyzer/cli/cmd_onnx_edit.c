@@ -48,17 +48,6 @@ static const char *const edit_about =
     ".npy files are read as graph tensors (docs/onnx-edit.md). With --graph-inputs/--graph-outputs the\n"
     "subgraph between those tensors is edited and written: the formulas name its inputs and outputs.";
 
-static const an_cmd_spec edit_spec = {
-    .usage = "rknn-diag onnx-edit MODEL.onnx -o OUT.onnx [--input NAME=FORMULA]... [--output NAME=FORMULA]... "
-             "[--dataset FILE] [--graph-inputs NAME,..] [--graph-outputs NAME,..]",
-    .about = edit_about,
-    .output = {0, "out", 'o', "OUT.onnx", "the edited model (required)"},
-    .output_missing = "missing -o OUT.onnx",
-    AN_SPEC_OPTS(edit_opts),
-    .groups = AN_OG_SHAPE | AN_OG_CUT,
-    .model = "MODEL.onnx",
-};
-
 static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
     edit_args *a = user;
@@ -87,14 +76,14 @@ static int take_option(an_cmd_ctx *ctx, void *user, int id, const char *v)
 }
 
 /* Returns AN_GO to go on, else the exit code. */
-static int parse_args(an_cmd_ctx *ctx, edit_args *a)
+/* What the parser leaves to the command: something to edit. */
+static int check_args(an_cmd_ctx *ctx, edit_args *a)
 {
-    int rc = an_cmd_parse(ctx, &edit_spec, &a->cmd, take_option, a);
     a->model = a->cmd.model;
     a->out = a->cmd.output;
-    if (rc == AN_GO && !a->n_specs)
+    if (!a->n_specs)
         return an_usage(ctx, "nothing to edit: give --input NAME=FORMULA or --output NAME=FORMULA");
-    return rc;
+    return AN_GO;
 }
 
 /* The folder of path ("." when it has none), malloc'ed. */
@@ -246,10 +235,10 @@ static int plan_all(an_cmd_ctx *ctx, const edit_args *a, const rd_model *m, an_e
     return AN_GO;
 }
 
-int an_cmd_onnx_edit(an_cmd_ctx *ctx)
+static int onnx_edit_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    edit_args a = {.layout = RD_LAYOUT_NHWC};
-    int rc = parse_args(ctx, &a);
+    edit_args *a = args;
+    int rc = check_args(ctx, a);
     rd_error err = {0};
     rd_model *m = NULL, *edited = NULL;
     an_edit_io *ins = NULL, *outs = NULL;
@@ -259,7 +248,7 @@ int an_cmd_onnx_edit(an_cmd_ctx *ctx)
     rd_status st = RD_OK;
     if (rc != AN_GO)
         goto out;
-    if (an_cmd_open_model(ctx, &a.cmd, false, NULL, &m, &err) != RD_OK) {
+    if (an_cmd_open_model(ctx, cmd, false, NULL, &m, &err) != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;
     }
@@ -269,17 +258,17 @@ int an_cmd_onnx_edit(an_cmd_ctx *ctx)
         rc = an_fail(ctx, &(rd_error){.code = RD_E_NOMEM, .msg = "out of memory"});
         goto out;
     }
-    if ((rc = plan_all(ctx, &a, m, ins, outs)) != AN_GO)
+    if ((rc = plan_all(ctx, a, m, ins, outs)) != AN_GO)
         goto out;
     st = an_edit_write(m, ins, outs, &buf, &len, &stats, &err);
     /* the reader is the checker: the edited model must load and run as written */
-    if (st == RD_OK && (st = rd_model_load_mem(buf, len, a.out, NULL, NULL, &edited, &err)) != RD_OK)
+    if (st == RD_OK && (st = rd_model_load_mem(buf, len, a->out, NULL, NULL, &edited, &err)) != RD_OK)
         rd_error_prefix(&err, "the edited model does not load (a bug: please report it)");
     if (st == RD_OK)
-        st = rd_file_write_atomic(a.out, buf, len, NULL, &err);
+        st = rd_file_write_atomic(a->out, buf, len, NULL, &err);
     size_t n_samples = 0;
-    if (st == RD_OK && a.dataset)
-        st = convert_dataset(&a, m, ins, &n_samples, &err);
+    if (st == RD_OK && a->dataset)
+        st = convert_dataset(a, m, ins, &n_samples, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;
@@ -289,9 +278,9 @@ int an_cmd_onnx_edit(an_cmd_ctx *ctx)
     fprintf(ctx->out,
             "layout layers (Reshape/Transpose): %d before, %d after (%d inserted at the boundary, %d of the "
             "model's merged into them)\nwrote %s\n",
-            an_layout_layer_count(m), an_layout_layer_count(edited), stats.inserted, stats.absorbed, a.out);
-    if (a.dataset) {
-        char *dir = dir_of(a.out);
+            an_layout_layer_count(m), an_layout_layer_count(edited), stats.inserted, stats.absorbed, a->out);
+    if (a->dataset) {
+        char *dir = dir_of(a->out);
         fprintf(ctx->out, "wrote %s/dataset.txt (%zu samples, .npy in the edited layouts)\n", dir ? dir : ".",
                 n_samples);
         free(dir);
@@ -303,6 +292,19 @@ out:
     free(outs);
     rd_model_destroy(edited);
     rd_model_destroy(m);
-    an_cmd_args_fini(&a.cmd);
     return rc;
 }
+
+const an_cmd_spec an_cmd_onnx_edit = {
+    .usage = "rknn-diag onnx-edit MODEL.onnx -o OUT.onnx [--input NAME=FORMULA]... [--output NAME=FORMULA]... "
+             "[--dataset FILE] [--graph-inputs NAME,..] [--graph-outputs NAME,..]",
+    .about = edit_about,
+    .output = {0, "out", 'o', "OUT.onnx", "the edited model (required)"},
+    .output_missing = "missing -o OUT.onnx",
+    AN_SPEC_OPTS(edit_opts),
+    .groups = AN_OG_SHAPE | AN_OG_CUT,
+    .model = "MODEL.onnx",
+    AN_SPEC_ARGS_CMD(edit_args, cmd, &(const edit_args){.layout = RD_LAYOUT_NHWC}),
+    .take = take_option,
+    .main = onnx_edit_main,
+};

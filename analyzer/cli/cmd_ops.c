@@ -3,19 +3,10 @@
 
 #include <string.h>
 
-static const an_cmd_spec ops_spec = {
-    .usage = "rknn-diag ops",
-    .about = "Lists the ONNX operators this build implements: the opset versions covered, the precisions with "
-             "kernels of their own (others run the float32 kernel on rounded values) and the op RKNN's compiler "
-             "makes of it where that differs.",
-};
-
-int an_cmd_ops(an_cmd_ctx *ctx)
+static int ops_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    an_cmd_args cmd = {0};
-    int rc = an_cmd_parse(ctx, &ops_spec, &cmd, NULL, NULL);
-    if (rc != AN_GO)
-        return rc;
+    (void)cmd;
+    (void)args;
     for (size_t i = 0; i < rd_op_count(); i++) {
         rd_op_info info;
         rd_op_get(i, &info);
@@ -30,3 +21,11 @@ int an_cmd_ops(an_cmd_ctx *ctx)
     }
     return AN_EXIT_OK;
 }
+
+const an_cmd_spec an_cmd_ops = {
+    .usage = "rknn-diag ops",
+    .about = "Lists the ONNX operators this build implements: the opset versions covered, the precisions with "
+             "kernels of their own (others run the float32 kernel on rounded values) and the op RKNN's compiler "
+             "makes of it where that differs.",
+    .main = ops_main,
+};

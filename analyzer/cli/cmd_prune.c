@@ -10,38 +10,22 @@
 
 #include <stdlib.h>
 
-static const an_cmd_spec prune_spec = {
-    .output = {0, "output", 'o', "FILE", "the pruned .onnx model to write (required)"},
-    .output_missing = "missing -o OUT.onnx",
-    .usage = "rknn-diag prune MODEL.onnx -o OUT.onnx [--graph-inputs NAME,..] [--graph-outputs NAME,..]",
-    .about = "Removes the output channels of Conv and Gemm whose weights and bias are all zero, and\n"
-             "the input channels that read them, through BatchNormalization, activations, pools, Add\n"
-             "and Concat, wherever that changes no result (docs/prune.md). Prints the savings as\n"
-             "RKNN's model_pruning does (Weight: -X MB, GFLOPs: -Y), nothing when there is nothing to\n"
-             "prune; OUT is then the model written back unchanged. With --graph-inputs/--graph-outputs\n"
-             "the subgraph between those tensors is pruned and written: its inputs and outputs are OUT's.",
-    .groups = AN_OG_SHAPE | AN_OG_CUT,
-    .model = "MODEL.onnx",
-};
-
-int an_cmd_prune(an_cmd_ctx *ctx)
+static int prune_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    an_cmd_args a;
-    int rc = an_cmd_parse(ctx, &prune_spec, &a, NULL, NULL);
+    (void)args;
     rd_error err = {0};
     rd_model *m = NULL;
     an_prune_plan plan = {0};
     void *buf = NULL;
     size_t len = 0;
-    if (rc != AN_GO)
-        goto out;
-    rd_status st = an_cmd_open_model(ctx, &a, false, NULL, &m, &err);
+    int rc;
+    rd_status st = an_cmd_open_model(ctx, cmd, false, NULL, &m, &err);
     if (st == RD_OK)
         st = an_prune_analyze(m, &plan, &err);
     if (st == RD_OK)
         st = an_prune_write(m, &plan, &buf, &len, &err);
     if (st == RD_OK)
-        st = rd_file_write_atomic(a.output, buf, len, NULL, &err);
+        st = rd_file_write_atomic(cmd->output, buf, len, NULL, &err);
     if (st != RD_OK) {
         rc = an_fail(ctx, &err);
         goto out;
@@ -53,6 +37,20 @@ out:
     free(buf);
     an_prune_plan_fini(&plan);
     rd_model_destroy(m);
-    an_cmd_args_fini(&a);
     return rc;
 }
+
+const an_cmd_spec an_cmd_prune = {
+    .output = {0, "output", 'o', "FILE", "the pruned .onnx model to write (required)"},
+    .output_missing = "missing -o OUT.onnx",
+    .usage = "rknn-diag prune MODEL.onnx -o OUT.onnx [--graph-inputs NAME,..] [--graph-outputs NAME,..]",
+    .about = "Removes the output channels of Conv and Gemm whose weights and bias are all zero, and\n"
+             "the input channels that read them, through BatchNormalization, activations, pools, Add\n"
+             "and Concat, wherever that changes no result (docs/prune.md). Prints the savings as\n"
+             "RKNN's model_pruning does (Weight: -X MB, GFLOPs: -Y), nothing when there is nothing to\n"
+             "prune; OUT is then the model written back unchanged. With --graph-inputs/--graph-outputs\n"
+             "the subgraph between those tensors is pruned and written: its inputs and outputs are OUT's.",
+    .groups = AN_OG_SHAPE | AN_OG_CUT,
+    .model = "MODEL.onnx",
+    .main = prune_main,
+};

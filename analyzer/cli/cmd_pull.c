@@ -3,7 +3,13 @@
 #include "cli_adb.h"
 #include "cmd_spec.h"
 
-static const an_cmd_spec pull_spec = {
+static int pull_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
+{
+    (void)args;
+    return an_adb_copy_command(ctx, cmd, "pulled", rd_adb_pull, RD_ADB_DEFAULT_DUMP_DIR, ".", NULL);
+}
+
+const an_cmd_spec an_cmd_pull = {
     .usage = "rknn-diag pull [REMOTE] [LOCAL]",
     .about = "Copies REMOTE (default " RD_ADB_DEFAULT_DUMP_DIR ") from the board to LOCAL (default .), "
              "recursively, placed as `adb pull` places it: a remote folder lands in LOCAL/<name> "
@@ -14,9 +20,5 @@ static const an_cmd_spec pull_spec = {
              "whole. Progress goes to stderr (docs/adb.md).",
     .groups = AN_OG_BOARD,
     .max_positional = 2,
+    .main = pull_main,
 };
-
-int an_cmd_pull(an_cmd_ctx *ctx)
-{
-    return an_adb_copy_command(ctx, &pull_spec, "pulled", rd_adb_pull, RD_ADB_DEFAULT_DUMP_DIR, ".", NULL);
-}

@@ -2,15 +2,17 @@
 #include "cli_adb.h"
 #include "cmd_spec.h"
 
-static const an_cmd_spec push_spec = {
+static int push_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
+{
+    (void)args;
+    return an_adb_copy_command(ctx, cmd, "pushed", rd_adb_push, NULL, NULL, "push needs LOCAL and REMOTE");
+}
+
+const an_cmd_spec an_cmd_push = {
     .usage = "rknn-diag push LOCAL REMOTE",
     .about = "Copies LOCAL (a file or folder) to REMOTE on the board; into REMOTE/<name> when REMOTE "
              "is an existing folder.",
     .groups = AN_OG_BOARD,
     .max_positional = 2,
+    .main = push_main,
 };
-
-int an_cmd_push(an_cmd_ctx *ctx)
-{
-    return an_adb_copy_command(ctx, &push_spec, "pushed", rd_adb_push, NULL, NULL, "push needs LOCAL and REMOTE");
-}

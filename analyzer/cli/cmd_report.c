@@ -28,17 +28,6 @@ typedef struct report_args {
 
 static const an_optset report_sets[] = {AN_SET(OPT_FROM_RKNN, AN_SET_STR, report_args, dir)};
 
-static const an_cmd_spec report_spec = {
-    .usage = "rknn-diag report --from-rknn DIR [-o OUTDIR]",
-    .about = "Reads a snapshot written by RKNN-Toolkit2's accuracy_analysis (error_analysis.txt in the\n"
-             "2.x or 1.5 layout, and golden/, simulator/, runtime/ text files where present) and writes\n"
-             "report.json and report.html. Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
-    .output = {0, "output-dir", 'o', "OUTDIR", "where report.json and report.html go (default: DIR)"},
-    AN_SPEC_OPTS(report_opts),
-    AN_SPEC_NEEDS(report_needs),
-    AN_SPEC_SETS(report_sets),
-};
-
 static bool is_file(const char *path)
 {
     struct stat st;
@@ -101,15 +90,9 @@ static rd_status enrich_layer(an_cmd_ctx *ctx, const char *dir, const rd_name_ma
     return st;
 }
 
-int an_cmd_report(an_cmd_ctx *ctx)
+static int report_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    report_args a = {0};
-    an_cmd_args cmd;
-    int parsed = an_cmd_parse(ctx, &report_spec, &cmd, NULL, &a);
-    an_cmd_args_fini(&cmd);
-    if (parsed != AN_GO)
-        return parsed;
-    const char *dir = a.dir, *out_dir = cmd.output ? cmd.output : dir;
+    const char *dir = ((const report_args *)args)->dir, *out_dir = cmd->output ? cmd->output : dir;
 
     rd_error err = {0};
     char path[4200];
@@ -166,3 +149,16 @@ int an_cmd_report(an_cmd_ctx *ctx)
     rd_result_fini(&r);
     return st == RD_OK ? AN_EXIT_OK : an_fail(ctx, &err);
 }
+
+const an_cmd_spec an_cmd_report = {
+    .usage = "rknn-diag report --from-rknn DIR [-o OUTDIR]",
+    .about = "Reads a snapshot written by RKNN-Toolkit2's accuracy_analysis (error_analysis.txt in the\n"
+             "2.x or 1.5 layout, and golden/, simulator/, runtime/ text files where present) and writes\n"
+             "report.json and report.html. Exit codes: 0 done, 2 usage, 3 unreadable or malformed input.",
+    .output = {0, "output-dir", 'o', "OUTDIR", "where report.json and report.html go (default: DIR)"},
+    AN_SPEC_OPTS(report_opts),
+    AN_SPEC_NEEDS(report_needs),
+    AN_SPEC_SETS(report_sets),
+    AN_SPEC_ARGS(report_args, NULL),
+    .main = report_main,
+};

@@ -341,26 +341,6 @@ static const an_optset run_sets[] = {
     AN_SET(OPT_QUIET, AN_SET_FLAG, run_args, quiet),      AN_SET(OPT_PRECISION, AN_SET_STR, run_args, precision),
 };
 
-static const an_cmd_spec run_spec = {
-    .usage = "rknn-diag run MODEL --input NAME=FILE.npy [...] [--dump-dir DIR] [--precision P]",
-    .about = "Runs the model layer by layer: the FP32 reference, or with --precision fp16/int8/int16\n"
-             "the simulators (after the compiler passes; int8 and int16 need --dataset or --cfg, else\n"
-             "they calibrate on the input itself). --input is the graph tensor exactly as stored\n"
-             "(layout, dtype and values untouched). Prints min/max/mean of every tensor produced;\n"
-             "simulated tensors are dequantized to float32, and tensors fused away are listed apart\n"
-             "(fused.json). MODEL is any format rknn-diag reads (.onnx, .tflite; docs/formats.md).\n"
-             "A quantized .tflite runs dequantized in float32, or with --precision model as its own\n"
-             "integer arithmetic (TFLite's kernels): inputs, tables and dumps are then its int8/int16\n"
-             "codes. --rknn MODEL.rknn (or --rknn-build-log FILE) simulates what the toolkit built\n"
-             "from this model, at the file's precision unless --precision says another (its fused\n"
-             "ops, scales, float16 islands, weights: docs/rknn-model.md); with --dump-dir the mapping\n"
-             "goes to DIR/rknn_mapping.txt.",
-    AN_SPEC_OPTS(run_opts),
-    AN_SPEC_SETS(run_sets),
-    .groups = AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT,
-    .model = "MODEL.onnx",
-};
-
 /* --input NAME=FILE.npy (the other options are in run_sets). */
 static int take_input(an_cmd_ctx *ctx, void *user, int id, const char *v)
 {
@@ -376,12 +356,6 @@ static int take_input(an_cmd_ctx *ctx, void *user, int id, const char *v)
 }
 
 /* Parses the command line into a; returns AN_GO to go on, or an exit code. */
-static int parse_args(an_cmd_ctx *ctx, run_args *a)
-{
-    int rc = an_cmd_parse(ctx, &run_spec, &a->cmd, take_input, a);
-    a->model_path = a->cmd.q.model_path = a->cmd.model;
-    return rc;
-}
 
 /* Loads the model (as -c describes it); reloads it with the actual input shapes when some input dims are
    symbolic. */
@@ -479,60 +453,50 @@ static int run_and_report(an_cmd_ctx *ctx, run_args *a, rd_model *m, rd_sim *sim
     return rc;
 }
 
-int an_cmd_run(an_cmd_ctx *ctx)
+static int run_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
 {
-    run_args *a = calloc(1, sizeof *a);
-    if (!a)
-        return an_fail_nomem(ctx, "the command's options");
-    int rc = parse_args(ctx, a);
+    run_args *a = args;
+    a->model_path = cmd->model;
     rd_error err = {0};
     rd_model *m = NULL;
     rd_sim *sim = NULL;
     rd_tensor inputs[AN_MAX_INPUTS];
     size_t n_in = 0;
-    if (rc != AN_GO)
-        goto out_args;
+    int rc;
     a->model_precision = a->precision && strcmp(a->precision, "model") == 0;
     if (a->precision && !a->model_precision) {
-        if (rd_precision_parse(a->precision, &a->cmd.q.cfg.dtype, &err) != RD_OK) {
-            rc = an_usage(ctx, "--precision: %s", err.msg);
-            goto out_args;
-        }
-        if (a->cmd.q.cfg.dtype != RD_QDT_FLOAT32) /* the reference builds no simulation: nothing for --dtype */
-            a->cmd.q.flag_dtype =
-                rd_qdtype_name(a->cmd.q.cfg.dtype); /* "int8" is a --precision name, not a --dtype one */
+        if (rd_precision_parse(a->precision, &cmd->q.cfg.dtype, &err) != RD_OK)
+            return an_usage(ctx, "--precision: %s", err.msg);
+        if (cmd->q.cfg.dtype != RD_QDT_FLOAT32) /* the reference builds no simulation: nothing for --dtype */
+            cmd->q.flag_dtype = rd_qdtype_name(cmd->q.cfg.dtype); /* "int8" is a --precision name, not a --dtype one */
     }
-    const bool built = an_quant_wants_built(&a->cmd.q);
-    if (built && a->precision && a->cmd.q.cfg.dtype == RD_QDT_FLOAT32) {
-        rc = an_usage(ctx, "--precision fp32 runs the ONNX reference, --rknn / --rknn-build-log a simulation of the "
-                           "built model: drop one of them");
-        goto out_args;
-    }
+    const bool built = an_quant_wants_built(&cmd->q);
+    if (built && a->precision && cmd->q.cfg.dtype == RD_QDT_FLOAT32)
+        return an_usage(ctx, "--precision fp32 runs the ONNX reference, --rknn / --rknn-build-log a simulation of the "
+                             "built model: drop one of them");
     rd_status st = load_model_and_inputs(a, ctx->errs, &m, inputs, &err);
-    if (st != RD_OK) {
-        rc = an_fail(ctx, &err);
-        goto out_args;
-    }
+    if (st != RD_OK)
+        return an_fail(ctx, &err);
     n_in = rd_model_input_count(m);
-    if (!((a->precision && !a->model_precision && a->cmd.q.cfg.dtype != RD_QDT_FLOAT32) || built)) {
-        if (an_quant_pool(&a->cmd.q, NULL, &err) != RD_OK) {
+    if (!((a->precision && !a->model_precision && cmd->q.cfg.dtype != RD_QDT_FLOAT32) || built)) {
+        if (an_quant_pool(&cmd->q, NULL, &err) != RD_OK) {
             rc = an_fail(ctx, &err); /* a bad --threads is a usage error (2), no memory for the pool 3 */
             goto out;
         }
     } else {
-        st = an_quant_finish(&a->cmd.q, m, &err);
+        st = an_quant_finish(&cmd->q, m, &err);
         if (st == RD_OK)
-            st = an_quant_build_sim(&a->cmd.q, m, inputs, ctx->errs, ctx->color, &sim, &err);
+            st = an_quant_build_sim(&cmd->q, m, inputs, ctx->errs, ctx->color, &sim, &err);
         if (st != RD_OK) {
             rc = an_fail(ctx, &err);
             goto out;
         }
     }
     if (a->bench)
-        rc = run_bench(ctx, m, sim, inputs, n_in, a->bench, a->cmd.q.pool);
+        rc = run_bench(ctx, m, sim, inputs, n_in, a->bench, cmd->q.pool);
     else
         rc = run_and_report(ctx, a, m, sim, inputs, n_in);
-    if (rc == AN_EXIT_OK && (st = an_quant_built_outputs(&a->cmd.q, sim, a->bench ? NULL : a->dump_dir,
+    if (rc == AN_EXIT_OK && (st = an_quant_built_outputs(&cmd->q, sim, a->bench ? NULL : a->dump_dir,
                                                          a->quiet ? NULL : ctx->errs, NULL, &err)) != RD_OK)
         rc = an_fail(ctx, &err);
 out:
@@ -540,8 +504,28 @@ out:
         rd_tensor_fini(&inputs[k]);
     rd_sim_destroy(sim);
     rd_model_destroy(m);
-out_args:
-    an_cmd_args_fini(&a->cmd);
-    free(a);
     return rc;
 }
+
+const an_cmd_spec an_cmd_run = {
+    .usage = "rknn-diag run MODEL --input NAME=FILE.npy [...] [--dump-dir DIR] [--precision P]",
+    .about = "Runs the model layer by layer: the FP32 reference, or with --precision fp16/int8/int16\n"
+             "the simulators (after the compiler passes; int8 and int16 need --dataset or --cfg, else\n"
+             "they calibrate on the input itself). --input is the graph tensor exactly as stored\n"
+             "(layout, dtype and values untouched). Prints min/max/mean of every tensor produced;\n"
+             "simulated tensors are dequantized to float32, and tensors fused away are listed apart\n"
+             "(fused.json). MODEL is any format rknn-diag reads (.onnx, .tflite; docs/formats.md).\n"
+             "A quantized .tflite runs dequantized in float32, or with --precision model as its own\n"
+             "integer arithmetic (TFLite's kernels): inputs, tables and dumps are then its int8/int16\n"
+             "codes. --rknn MODEL.rknn (or --rknn-build-log FILE) simulates what the toolkit built\n"
+             "from this model, at the file's precision unless --precision says another (its fused\n"
+             "ops, scales, float16 islands, weights: docs/rknn-model.md); with --dump-dir the mapping\n"
+             "goes to DIR/rknn_mapping.txt.",
+    AN_SPEC_OPTS(run_opts),
+    AN_SPEC_SETS(run_sets),
+    .groups = AN_OG_SHAPE | AN_OG_QUANT | AN_OG_BUILT,
+    .model = "MODEL.onnx",
+    AN_SPEC_ARGS_CMD(run_args, cmd, NULL),
+    .take = take_input,
+    .main = run_main,
+};

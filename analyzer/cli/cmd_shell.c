@@ -6,15 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const an_cmd_spec shell_spec = {
-    .usage = "rknn-diag shell [options] [--] CMD...",
-    .about = "Runs CMD with sh -c on the board; stdout and stderr are passed through and the exit "
-             "status is rknn-diag's (boards without shell_v2 report none: 0). Use -- before a "
-             "command that has options of its own.",
-    .groups = AN_OG_BOARD,
-    .rest_positional = true, /* the rest belongs to the command */
-};
-
 typedef struct shell_cmd {
     char text[4096];
     size_t len;
@@ -42,20 +33,16 @@ static void forward(void *user, int stream, const char *data, size_t n)
     fflush(f);
 }
 
-int an_cmd_shell(an_cmd_ctx *ctx)
+static int shell_main(an_cmd_ctx *ctx, an_cmd_args *args, void *user)
 {
-    an_cmd_args args;
-    shell_cmd c = {.len = 0};
-    int rc = an_cmd_parse(ctx, &shell_spec, &args, take_word, &c);
-    if (rc != AN_GO)
-        return rc;
-    const char *cmd = c.text;
-    size_t len = c.len;
+    const shell_cmd *c = user;
+    const char *cmd = c->text;
+    size_t len = c->len;
     if (len == 0)
         return an_usage(ctx, "shell needs a command (interactive shells are not supported)");
     rd_error err;
     rd_adb *dev = NULL;
-    if (rd_adb_open(&args.adb, &dev, &err) != RD_OK)
+    if (rd_adb_open(&args->adb, &dev, &err) != RD_OK)
         return an_fail(ctx, &err);
     int exit_code = 0;
     rd_status st = rd_adb_shell(dev, cmd, forward, ctx, &exit_code, &err);
@@ -64,3 +51,15 @@ int an_cmd_shell(an_cmd_ctx *ctx)
         return an_fail(ctx, &err);
     return exit_code;
 }
+
+const an_cmd_spec an_cmd_shell = {
+    .usage = "rknn-diag shell [options] [--] CMD...",
+    .about = "Runs CMD with sh -c on the board; stdout and stderr are passed through and the exit "
+             "status is rknn-diag's (boards without shell_v2 report none: 0). Use -- before a "
+             "command that has options of its own.",
+    .groups = AN_OG_BOARD,
+    .rest_positional = true, /* the rest belongs to the command */
+    AN_SPEC_ARGS(shell_cmd, NULL),
+    .take = take_word,
+    .main = shell_main,
+};

@@ -1,17 +1,20 @@
 /*
  * cmd_spec.h: a command described once (after Redis's command table and curl's tool options): its usage,
  * summary, own options and the option groups it takes, read by one parser (an_cmd_parse) and one help
- * printer (an_cmd_help). A group (the input shapes, the subgraph cut, the quantization options, the
- * built-model options, --threads, the board options, the board's chip, sharding, the outside scorer) is parsed,
- * checked and documented in one place for every command that takes it.
+ * printer (an_cmd_help), and how it runs, read by one runner (an_cmd_exec). A group (the input shapes, the
+ * subgraph cut, the quantization options, the built-model options, --threads, the board options, the board's
+ * chip, sharding, the outside scorer) is parsed, checked and documented in one place for every command that
+ * takes it.
  *
- *     static const an_cmd_spec spec = {
+ *     static int x_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args);   // after a successful parse
+ *     const an_cmd_spec an_cmd_x = {                                      // listed in commands.def
  *         .usage = "rknn-diag x MODEL.onnx -o FILE", .about = "...", AN_SPEC_OPTS(own_options),
  *         .output = {0, "output", 'o', "FILE", "the file to write (required)"}, .output_missing = "missing -o FILE",
- *         .groups = AN_OG_SHAPE | AN_OG_QUANT, .model = "MODEL.onnx"};
- *     int rc = an_cmd_parse(ctx, &spec, &a->cmd, take_option, a);   // take_option: the own options
- *     ...                                                              // rc: AN_GO, help printed (0) or usage (2)
- *     an_cmd_args_fini(&a->cmd);
+ *         .groups = AN_OG_SHAPE | AN_OG_QUANT, .model = "MODEL.onnx",
+ *         AN_SPEC_ARGS(x_args, NULL), .take = take_option, .main = x_main};
+ *
+ * an_cmd_exec allocates the command's own arguments (x_args, from its defaults), parses into them and cmd,
+ * runs main, then releases cmd and them, whatever happened: a command's code is its work, not this frame.
  */
 #ifndef RD_AN_CMD_SPEC_H
 #define RD_AN_CMD_SPEC_H
@@ -110,7 +113,20 @@ typedef struct an_optset {
 #define AN_SPEC_NEEDS(table) .needs = table, .n_needs = (int)(sizeof table / sizeof table[0])
 #define AN_SPEC_SETS(table) .sets = table, .n_sets = (int)(sizeof table / sizeof table[0])
 
-/** One command: what `rknn-diag CMD --help` prints and what an_cmd_parse accepts. */
+struct an_cmd_args;
+
+/**
+ * Takes one of the command's own options (id from its table, unless an_cmd_spec.sets keeps it) or, when
+ * an_cmd_spec.model and .max_positional are not set, a positional (id AN_OPT_POSITIONAL). Returns AN_GO, or the exit
+ * code after printing why (an_usage). NULL for a command without options or positionals of its own.
+ */
+typedef int (*an_take_fn)(an_cmd_ctx *ctx, void *user, int id, const char *value);
+
+/** A command's work (an_cmd_spec.main): cmd is what the parser filled, args its own arguments (NULL without
+    AN_SPEC_ARGS). Returns the exit code. */
+typedef int (*an_main_fn)(an_cmd_ctx *ctx, struct an_cmd_args *cmd, void *args);
+
+/** One command: what `rknn-diag CMD --help` prints, what an_cmd_parse accepts and how an_cmd_exec runs it. */
 typedef struct an_cmd_spec {
     const char *usage;      /* "rknn-diag quantize MODEL.onnx ..." */
     const char *about;      /* the summary paragraph */
@@ -120,19 +136,38 @@ typedef struct an_cmd_spec {
     int n_needs;
     const an_optset *sets; /* own options the parser keeps itself; the others go to the take function */
     int n_sets;
-    an_optspec output;          /* the output option (its id is ignored; name NULL: none), kept in
-                                   an_cmd_args.output and listed first */
-    const char *output_missing; /* the usage error when the output is required and absent */
-    unsigned groups;            /* AN_OG_* */
-    const char *model;          /* "MODEL.onnx": the one positional is the model, kept in an_cmd_args.model;
-                                   NULL: positionals go to the command's take function */
-    bool model_optional;        /* the model may come from elsewhere (-c): the command checks */
-    const char *model_twice;    /* appended to "one model only (got 'A' and 'B')", e.g. "; give samples with ..." */
-    int max_positional;         /* without .model: positionals kept in an_cmd_args.pos, at most this many
-                                   (0: they go to the take function, or are refused without one) */
-    bool rest_positional;       /* after the first positional every argument is one (shell's CMD...) */
-    void (*more_help)(FILE *f); /* printed after the options (inspect: the .rknn part) */
+    an_optspec output;              /* the output option (its id is ignored; name NULL: none), kept in
+                                       an_cmd_args.output and listed first */
+    const char *output_missing;     /* the usage error when the output is required and absent */
+    unsigned groups;                /* AN_OG_* */
+    const char *model;              /* "MODEL.onnx": the one positional is the model, kept in an_cmd_args.model;
+                                       NULL: positionals go to the command's take function */
+    bool model_optional;            /* the model may come from elsewhere (-c): the command checks */
+    const char *model_twice;        /* appended to "one model only (got 'A' and 'B')", e.g. "; give samples with ..." */
+    int max_positional;             /* without .model: positionals kept in an_cmd_args.pos, at most this many
+                                       (0: they go to the take function, or are refused without one) */
+    bool rest_positional;           /* after the first positional every argument is one (shell's CMD...) */
+    void (*more_help)(FILE *f);     /* printed after the options (inspect: the .rknn part) */
+    const char *const *subcommands; /* NULL-terminated: the first argument names one (hybrid), its index goes
+                                       to an_cmd_args.sub and the options follow it */
+
+    /* How an_cmd_exec runs it. */
+    an_main_fn main;           /* the command's work, after a successful parse */
+    an_take_fn take;           /* its own options and positionals (NULL: none) */
+    size_t args_size;          /* its own arguments (AN_SPEC_ARGS): allocated by an_cmd_exec (0: none) */
+    const void *args_defaults; /* their values before parsing (NULL: all zero) */
+    bool cmd_in_args;          /* an_cmd_args is their member at cmd_offset (AN_SPEC_ARGS_CMD) */
+    size_t cmd_offset;
+    void (*args_fini)(void *args);                            /* releases what take put in them (NULL: nothing) */
+    const struct an_cmd_spec *(*form)(const an_cmd_ctx *ctx); /* another spec for these arguments (inspect
+                                                                  of a .rknn), or NULL for this one */
 } an_cmd_spec;
+
+/* The command's own arguments: type, and a pointer to their defaults (a const TYPE, or NULL for zeroes). */
+#define AN_SPEC_ARGS(type, defaults) .args_size = sizeof(type), .args_defaults = (const type *)(defaults)
+/* The same when they hold the parsed an_cmd_args as member (helpers reach both through one pointer). */
+#define AN_SPEC_ARGS_CMD(type, member, defaults) \
+    AN_SPEC_ARGS(type, defaults), .cmd_in_args = true, .cmd_offset = offsetof(type, member)
 
 #define AN_MAX_POSITIONAL 8
 
@@ -160,14 +195,8 @@ typedef struct an_cmd_args {
     an_quant_opts q;       /* AN_OG_QUANT, AN_OG_CUT, AN_OG_BUILT, AN_OG_THREADS (q.model_path is the model) */
     rd_adb_options adb;    /* AN_OG_BOARD */
     bool board_given;      /* one of the board options was given */
+    int sub;               /* the index of the subcommand in an_cmd_spec.subcommands */
 } an_cmd_args;
-
-/**
- * Takes one of the command's own options (id from its table, unless an_cmd_spec.sets keeps it) or, when
- * an_cmd_spec.model and .max_positional are not set, a positional (id AN_OPT_POSITIONAL). Returns AN_GO, or the exit
- * code after printing why (an_usage). NULL for a command without options or positionals of its own.
- */
-typedef int (*an_take_fn)(an_cmd_ctx *ctx, void *user, int id, const char *value);
 
 /**
  * Parses ctx's arguments by spec: groups into args, own options and other positionals to take(user, ...),
@@ -180,6 +209,22 @@ int an_cmd_parse(an_cmd_ctx *ctx, const an_cmd_spec *spec, an_cmd_args *args, an
 
 /** Releases what the quantization options made (thread pool, built model). */
 void an_cmd_args_fini(an_cmd_args *args);
+
+/**
+ * Runs a command: picks its form (an_cmd_spec.form), allocates its own arguments from their defaults, reads the
+ * subcommand, parses (an_cmd_parse with spec->take), runs spec->main on AN_GO, then releases the parsed
+ * arguments (an_cmd_args_fini, spec->args_fini) and frees its own. Returns the exit code: main's, 0 after
+ * --help, 2 on a usage error, 3 without memory.
+ */
+int an_cmd_exec(an_cmd_ctx *ctx, const an_cmd_spec *spec);
+
+/** an_cmd_exec with the command's own arguments prepared by the caller (args_size bytes, not freed here). */
+int an_cmd_exec_args(an_cmd_ctx *ctx, const an_cmd_spec *spec, void *args);
+
+/* The commands (one file each), an_cmd_exec'd by the dispatcher. */
+#define RD_CMD(name, spec, summary) extern const an_cmd_spec spec;
+#include "commands.def"
+#undef RD_CMD
 
 /** Prints the command's help: usage, summary, its own options, then each group's under its heading. */
 void an_cmd_help(FILE *f, const an_cmd_spec *spec);

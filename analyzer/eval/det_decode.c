@@ -35,16 +35,7 @@ const an_decoder *an_decoder_find(const char *name)
 
 void an_det_opts_init(an_det_opts *o)
 {
-    memset(o, 0, sizeof *o);
-    o->score_threshold = 0.001f;
-    o->nms_iou = 0.65f;
-    o->max_det = 300;
-    o->reg_max = 16;
-    o->sigmoid = -1;
-    o->decoded = 0;
-    o->background = 0;
-    o->box_order = 0;
-    o->normalized = 1;
+    *o = (an_det_opts)AN_DET_OPTS_DEFAULTS;
 }
 
 static bool parse_long(const char *s, long min, long max, long *out)

@@ -35,6 +35,12 @@ typedef struct an_det_opts {
     int normalized; /* ssd: 1 boxes in 0..1 of the input (default), 0 in input pixels */
 } an_det_opts;
 
+/** Defaults as above, as an initialiser (a command's default arguments). */
+#define AN_DET_OPTS_DEFAULTS                                                                                       \
+    {                                                                                                              \
+        .score_threshold = 0.001f, .nms_iou = 0.65f, .max_det = 300, .reg_max = 16, .sigmoid = -1, .normalized = 1 \
+    }
+
 /** Defaults as above. */
 void an_det_opts_init(an_det_opts *o);
 

@@ -22,8 +22,6 @@ typedef struct an_cmd_ctx {
     bool color; /* errs is a terminal and NO_COLOR is unset */
 } an_cmd_ctx;
 
-typedef int (*an_cmd_fn)(an_cmd_ctx *ctx);
-
 /* ---- option parsing: long options anywhere, --opt=value or --opt value, short -o value ---- */
 
 typedef struct an_optspec {
@@ -86,11 +84,6 @@ struct cJSON;
 int an_emit_json(const an_cmd_ctx *ctx, struct cJSON *root, bool ok);
 /** Usage error: prints the message and a hint to --help; returns 2. */
 int an_usage(const an_cmd_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Commands (one file each). */
-#define RD_CMD(name, fn, summary) int fn(an_cmd_ctx *ctx);
-#include "commands.def"
-#undef RD_CMD
 
 /** `rknn-diag merge` of `accuracy --shard` parts (cmd_accuracy.c): the shards' command line again into out_dir. */
 int an_accuracy_merge(an_cmd_ctx *ctx, const char *const *paths, size_t n, const char *out_dir);

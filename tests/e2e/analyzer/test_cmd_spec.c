@@ -1,7 +1,8 @@
 /*
  * test_cmd_spec.c: the one parser and help printer of the commands (analyzer/cli/cmd_spec.h): option groups,
- * the model positional, the output option, required options, positional limits, named results, and every
- * command's --help printed from its spec.
+ * the model positional, the output option, required options, positional limits, named results, every
+ * command's --help printed from its spec, and the runner (an_cmd_exec): own arguments from their defaults,
+ * subcommands, forms, and the release on every path.
  */
 #include "cli_capture.h"
 #include "cli_expect.h"
@@ -205,6 +206,153 @@ static void test_help(void)
     parsed_free(p);
 }
 
+/* ---- the runner ---- */
+
+typedef struct run_args {
+    an_cmd_args cmd;
+    bool flag;
+    const char *needed;
+    char *owned; /* made by the take function, released by args_fini */
+} run_args;
+
+static int run_counts[2]; /* [0] args_fini calls, [1] main calls, of the current case */
+
+static int run_take(an_cmd_ctx *ctx, void *user, int id, const char *v)
+{
+    run_args *a = user;
+    if (id == OPT_FLAG) {
+        a->flag = true;
+        free(a->owned);
+        a->owned = strdup("taken");
+    } else if (strcmp(v, "bad") == 0) {
+        return an_usage(ctx, "--needed: bad value");
+    } else {
+        a->needed = v;
+    }
+    return AN_GO;
+}
+
+static int run_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
+{
+    run_args *a = args;
+    run_counts[1]++;
+    fprintf(ctx->out, "main sub=%d flag=%d needed=%s model=%s cmd_in_args=%d\n", cmd->sub, a->flag, a->needed,
+            cmd->model ? cmd->model : "-", cmd == &a->cmd);
+    return a->flag ? AN_EXIT_GATE : AN_EXIT_OK;
+}
+
+static void run_fini(void *args)
+{
+    run_counts[0]++;
+    free(((run_args *)args)->owned);
+}
+
+static const char *const run_subs[] = {"first", "second", "third", NULL};
+static const run_args run_defaults = {.needed = "default"};
+
+static const an_cmd_spec run_spec = {
+    .usage = "rknn-diag r first|second|third MODEL.onnx [--flag] [--needed X]",
+    .about = "A test command with subcommands.",
+    AN_SPEC_OPTS(test_opts),
+    .model = "MODEL.onnx",
+    .subcommands = run_subs,
+    AN_SPEC_ARGS_CMD(run_args, cmd, &run_defaults),
+    .take = run_take,
+    .main = run_main,
+    .args_fini = run_fini,
+};
+
+static int plain_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
+{
+    CU_ASSERT_PTR_NULL(args);
+    CU_ASSERT_EQUAL(cmd->sub, 0);
+    fputs("plain\n", ctx->out);
+    return AN_EXIT_OK;
+}
+
+static const an_cmd_spec *plain_form(const an_cmd_ctx *ctx)
+{
+    return ctx->argc > 1 ? &run_spec : NULL;
+}
+
+static const an_cmd_spec plain_spec = {
+    .usage = "rknn-diag q",
+    .about = "A test command without arguments of its own, run by run_spec's spec when it has any.",
+    .main = plain_main,
+    .form = plain_form,
+};
+
+/* Runs argv by spec through an_cmd_exec; returns the exit code, stdout and stderr in *out and *errs. */
+static int exec(const an_cmd_spec *spec, const char *const *argv, char **out, char **errs)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    size_t out_len = 0, errs_len = 0;
+    an_cmd_ctx ctx = {.argc = argc,
+                      .argv = (char **)argv,
+                      .out = open_memstream(out, &out_len),
+                      .errs = open_memstream(errs, &errs_len)};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx.out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx.errs);
+    run_counts[0] = run_counts[1] = 0;
+    int rc = an_cmd_exec(&ctx, spec);
+    fclose(ctx.out);
+    fclose(ctx.errs);
+    return rc;
+}
+
+static void test_runner(void)
+{
+    static const struct {
+        const char *argv[8];
+        int rc, mains;
+        const char *says; /* on stdout for 0 and 1, else on stderr */
+    } cases[] = {
+        {{"r", "second", "m.onnx", NULL}, 0, 1, "main sub=1 flag=0 needed=default model=m.onnx cmd_in_args=1\n"},
+        {{"r", "third", "m.onnx", "--needed", "x", "-f", NULL},
+         1,
+         1,
+         "main sub=2 flag=1 needed=x model=m.onnx cmd_in_args=1\n"},
+        {{"r", NULL}, 2, 0, "rknn-diag r: missing subcommand: first, second or third"},
+        {{"r", "fourth", "m.onnx", NULL}, 2, 0, "rknn-diag r: unknown subcommand 'fourth' (first, second or third)"},
+        {{"r", "--help", NULL}, 0, 0, "usage: rknn-diag r first|second|third MODEL.onnx"},
+        {{"r", "first", "--help", NULL}, 0, 0, "usage: rknn-diag r first|second|third MODEL.onnx"},
+        /* a usage error after the take function made something: released, main not run */
+        {{"r", "first", "m.onnx", "-f", "--needed", "bad", NULL}, 2, 0, "rknn-diag r: --needed: bad value"},
+        {{"r", "first", "m.onnx", "-f", "--bogus", NULL}, 2, 0, "rknn-diag r: unknown option '--bogus'"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *out = NULL, *errs = NULL;
+        int rc = exec(&run_spec, cases[k].argv, &out, &errs);
+        const char *said = cases[k].rc <= 1 ? out : errs;
+        bool ok = rc == cases[k].rc && run_counts[1] == cases[k].mains && run_counts[0] == 1 &&
+                  strncmp(said, cases[k].says, strlen(cases[k].says)) == 0;
+        if (!ok) {
+            fprintf(stderr, "case %zu: rc %d, main %d, fini %d, out '%s', errs '%s'\n", k, rc, run_counts[1],
+                    run_counts[0], out, errs);
+            CU_FAIL("runner case");
+        }
+        free(out);
+        free(errs);
+    }
+}
+
+/* A spec's form picks another spec for some arguments (inspect: a .rknn model). */
+static void test_runner_form(void)
+{
+    char *out = NULL, *errs = NULL;
+    CU_ASSERT_EQUAL(exec(&plain_spec, (const char *const[]){"q", NULL}, &out, &errs), 0);
+    CU_ASSERT_STRING_EQUAL(out, "plain\n");
+    free(out);
+    free(errs);
+    CU_ASSERT_EQUAL(exec(&plain_spec, (const char *const[]){"q", "second", "m.onnx", NULL}, &out, &errs), 0);
+    CU_ASSERT_STRING_EQUAL(out, "main sub=1 flag=0 needed=default model=m.onnx cmd_in_args=1\n");
+    CU_ASSERT_EQUAL(run_counts[0], 1);
+    free(out);
+    free(errs);
+}
+
 /* Every command prints its help from its spec, with exit 0, and refuses an unknown option with exit 2. */
 static void test_every_command(void)
 {
@@ -237,5 +385,5 @@ RD_TEST_REGISTER(register_cmd_spec)
 {
     RD_SUITE("cmd_spec", {"groups and model", test_groups_and_model}, {"usage errors", test_usage_errors},
              {"positionals", test_positionals}, {"help from the spec", test_help},
-             {"every command", test_every_command});
+             {"every command", test_every_command}, {"runner", test_runner}, {"runner form", test_runner_form});
 }
