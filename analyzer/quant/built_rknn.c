@@ -116,7 +116,7 @@ static bool compiler_copy(an_built *b, size_t i)
             return false;
         src = n->inputs[k];
     }
-    if (!layout || src < 0)
+    if (!layout || src < 0 || (size_t)src == i) /* a node reading what it writes (a malformed file) */
         return false;
     int64_t a = 1, c = 1;
     for (size_t d = 0; d < t->rank; d++)

@@ -6,13 +6,13 @@
  * held at their precision ("single": the error the layer adds by itself, as RKNN defines it). A fused
  * group (Conv then Relu) is one layer: its inner value comes from the single computation of the group,
  * its outer inputs from the golden. Each tensor is handed to the callback the moment all three exist and
- * is freed after its last consumer, so memory stays at about three times the live set of one run.
+ * is freed after its last consumer, so memory stays at about three times the live set of one run. The
+ * computations of a node run one after the other, so they share one kernel scratch (not one each).
  */
 #include "sim_internal.h"
 
 typedef struct single_state {
     rd_tensor *vals; /* per value: a fused group's inner value, kept for the group's next node */
-    sim_scratch scratch;
 } single_state;
 
 static rd_status single_materialize(void *user, int value, rd_tensor *t, rd_error *err)
@@ -43,8 +43,8 @@ static const rd_tensor *outer_input(const input_source *src, int v)
  * Computes node idx alone: outer inputs from src held at their precision, a fused group's inner values
  * from ss. *computed false (outs untouched) when the board did not dump an input.
  */
-static rd_status compute_single(rd_sim *s, int idx, const input_source *src, single_state *ss, rd_tensor *outs,
-                                bool *computed, rd_error *err)
+static rd_status compute_single(rd_sim *s, int idx, const input_source *src, single_state *ss, sim_scratch *work,
+                                rd_tensor *outs, bool *computed, rd_error *err)
 {
     *computed = false;
     const sim_node *n = &s->m->nodes[idx];
@@ -79,12 +79,22 @@ static rd_status compute_single(rd_sim *s, int idx, const input_source *src, sin
     }
     sim_exec_hooks hooks = {.user = s, .eval = sim_hook_eval, .materialize = single_materialize};
     if (st == RD_OK && inputs_known) {
-        st = sim_node_compute(s->m, idx, &hooks, in, outs, &ss->scratch, s->pool, err);
+        st = sim_node_compute(s->m, idx, &hooks, in, outs, work, s->pool, err);
         *computed = st == RD_OK;
     }
     for (int k = 0; k < n->n_in; k++)
         rd_tensor_fini(&held[k]);
     return st;
+}
+
+/* A lockstep state computes node idx on the analysis' one scratch (its own holds none between nodes). */
+static rd_status state_compute(sim_run_state *st, sim_scratch *work, int idx, rd_pool *pool, rd_error *err)
+{
+    st->scratch = *work;
+    rd_status rc = sim_state_compute(st, idx, pool, err);
+    *work = st->scratch;
+    st->scratch = (sim_scratch){0};
+    return rc;
 }
 
 static bool is_materialized(const rd_model *m, int v)
@@ -119,6 +129,7 @@ rd_status rd_sim_analyze_ex(rd_sim *s, const rd_tensor *inputs, size_t n_inputs,
     rs.vals = calloc((size_t)m->n_values + 1, sizeof *rs.vals);
     if (st == RD_OK && (!ss.vals || !rs.vals))
         st = rd_errorf(err, RD_E_NOMEM, "out of memory");
+    sim_scratch work = {0};
     input_source from_golden = {.golden = &golden};
     input_source from_board = {.golden = &golden, .runtime = runtime, .runtime_user = runtime_user};
     if (st == RD_OK)
@@ -146,15 +157,15 @@ rd_status rd_sim_analyze_ex(rd_sim *s, const rd_tensor *inputs, size_t n_inputs,
         memset(single_out, 0, sizeof single_out);
         memset(board_out, 0, sizeof board_out);
         bool have_single, have_board = false;
-        st = compute_single(s, i, &from_golden, &ss, single_out, &have_single, err);
+        st = compute_single(s, i, &from_golden, &ss, &work, single_out, &have_single, err);
         if (st == RD_OK && !have_single)
             st = rd_errorf(err, RD_E_INVAL, "%s: node '%s' (#%d): an input has no golden value", m->path, n->name, i);
         if (st == RD_OK && runtime)
-            st = compute_single(s, i, &from_board, &rs, board_out, &have_board, err);
+            st = compute_single(s, i, &from_board, &rs, &work, board_out, &have_board, err);
         if (st == RD_OK)
-            st = sim_state_compute(&golden, i, s->pool, err);
+            st = state_compute(&golden, &work, i, s->pool, err);
         if (st == RD_OK)
-            st = sim_state_compute(&entire, i, s->pool, err);
+            st = state_compute(&entire, &work, i, s->pool, err);
         for (int k = 0; k < n->n_out && st == RD_OK; k++) {
             int v = n->out[k];
             if (v < 0)
@@ -202,9 +213,8 @@ rd_status rd_sim_analyze_ex(rd_sim *s, const rd_tensor *inputs, size_t n_inputs,
     }
     free(ss.vals);
     free(rs.vals);
-    sim_scratch_fini(&ss.scratch);
-    sim_scratch_fini(&rs.scratch);
     sim_state_fini(&golden);
     sim_state_fini(&entire);
+    sim_scratch_fini(&work);
     return st;
 }
