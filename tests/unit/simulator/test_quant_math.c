@@ -4,6 +4,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 static uint32_t rng_next(uint32_t *s)
 {
@@ -130,6 +131,80 @@ static void test_fake_quant_matches_scalar_rule(void)
             CU_ASSERT_EQUAL(zero, want_zero);
         }
     }
+}
+
+/* Values around the half steps of scale (ties, and the floats within a few units of them, where a product by
+   1 / scale could round otherwise than the quotient), around the codes, random ones and the special values. */
+static int64_t near_half_steps(float scale, uint32_t *s, float *x, int64_t cap)
+{
+    static const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, FLT_MAX, -FLT_MAX, FLT_MIN, 1e-40f, -1e-40f};
+    int64_t n = 0;
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+        x[n++] = special[i];
+    while (n + 12 <= cap) {
+        const int32_t k = (int32_t)(rng_next(s) % 600) - 300;
+        const float half = ((float)k + 0.5f) * scale, code = (float)k * scale;
+        float up = half, down = half;
+        x[n++] = half;
+        x[n++] = code;
+        for (int j = 0; j < 4; j++) {
+            up = nextafterf(up, INFINITY);
+            down = nextafterf(down, -INFINITY);
+            x[n++] = up;
+            x[n++] = down;
+        }
+        x[n++] = ((float)(rng_next(s) % 2000001) - 1000000.0f) * 1e-4f * scale;
+        x[n++] = ((float)k + 0.5f) * (scale * 0.5f) * 2.0f; /* a half step reached through another grid */
+    }
+    return n;
+}
+
+/* The eight-lane code multiplies by 1 / scale where that cannot change a result: the same bits as the scalar
+   rule (a division) everywhere, the half steps and their neighbours included, for scales of every size. */
+static void test_fake_quant_near_half_steps(void)
+{
+    enum { N = 2400 };
+    static float orig[N], x[N], ref[N], centred[N];
+    static int8_t q[N];
+    uint32_t s = 97531;
+    const int32_t zps[] = {-128, -3, 0, 64, 127};
+    int64_t mismatches = 0, values = 0;
+    for (int trial = 0; trial < 120; trial++) {
+        /* mantissas in [1, 2) times 2^-40 .. 2^20; some exact powers of two and thirds */
+        const int e = (int)(rng_next(&s) % 61) - 40;
+        const float m = trial % 7 == 0   ? 1.0f
+                        : trial % 7 == 1 ? 1.5f
+                                         : 1.0f + (float)(rng_next(&s) % 8388608) / 8388608.0f;
+        const float scale = ldexpf(m, e);
+        const int32_t zp = zps[trial % 5];
+        const int64_t n = near_half_steps(scale, &s, orig, N);
+        int64_t want_sat = 0, want_zero = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int st, zr;
+            ref[i] = fq_scalar(orig[i], scale, zp, &st, &zr);
+            want_sat += st;
+            want_zero += zr;
+        }
+        memcpy(x, orig, (size_t)n * sizeof *x);
+        int64_t sat = -1, zero = -1;
+        sim_fake_quant_i8(x, n, scale, zp, &sat, &zero);
+        sim_quantize_i8(orig, n, scale, zp, q);
+        sim_quantize_centered_f32(orig, n, scale, zp, -128, 127, centred);
+        for (int64_t i = 0; i < n; i++) {
+            const float from_codes = scale * (float)(q[i] - zp), from_centred = scale * centred[i];
+            if (memcmp(&x[i], &ref[i], sizeof x[i]) != 0 || memcmp(&from_codes, &ref[i], sizeof ref[i]) != 0 ||
+                memcmp(&from_centred, &ref[i], sizeof ref[i]) != 0) {
+                if (mismatches++ < 5)
+                    fprintf(stderr, "scale %a zp %d x %a: %a, codes %a, centred %a, want %a\n", (double)scale, zp,
+                            (double)orig[i], (double)x[i], (double)from_codes, (double)from_centred, (double)ref[i]);
+            }
+        }
+        values += n;
+        CU_ASSERT_EQUAL(sat, want_sat);
+        CU_ASSERT_EQUAL(zero, want_zero);
+    }
+    CU_ASSERT_EQUAL(mismatches, 0);
+    CU_ASSERT_TRUE(values > 200000);
 }
 
 static void test_round_f16_counts(void)
@@ -329,6 +404,7 @@ RD_TEST_REGISTER(register_quant_math)
              {"qparams: ties to even", test_qparams_ties_to_even},
              {"fake quant: known values and counts", test_fake_quant_known_values},
              {"fake quant: vector code = scalar rule", test_fake_quant_matches_scalar_rule},
+             {"fake quant: half steps, scales of every size", test_fake_quant_near_half_steps},
              {"fp16: overflow counts around 65504/65520", test_round_f16_counts},
              {"fp16: bitwise equal to rd_f32_to_f16", test_round_f16_bitwise},
              {"weights: per channel / per tensor", test_weights_per_channel},
