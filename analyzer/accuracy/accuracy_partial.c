@@ -18,13 +18,15 @@
 typedef struct layer_parts {
     char *name;
     an_group_acc groups[RD_GROUP_COUNT];
-    bool used; /* a merge's analysis had this row */
+    bool used;          /* a merge's analysis had this row */
+    unsigned parsed_in; /* the an_acc_partial_parse call that last listed it (1, 2, ...; 0: none) */
 } layer_parts;
 
 struct an_acc_parts {
     layer_parts *layers; /* indexed by the layer's index in the result */
     size_t n_layers;
     int skip_sample; /* a merge: the sample analysed again */
+    unsigned parses; /* an_acc_partial_parse calls on these parts (a file lists each layer once) */
 };
 
 void an_acc_header_fini(an_acc_header *h)
@@ -373,6 +375,7 @@ static rd_status parse_layers(const cJSON *root, const char *name, const an_acc_
     const cJSON *layers = cJSON_GetObjectItemCaseSensitive(root, "layers");
     if (!cJSON_IsArray(layers))
         return rd_errorf(err, RD_E_PARSE, "%s: \"layers\" is not an array", name);
+    const unsigned this_parse = ++p->parses;
     const cJSON *l;
     size_t i = 0;
     cJSON_ArrayForEach(l, layers)
@@ -387,6 +390,10 @@ static rd_status parse_layers(const cJSON *root, const char *name, const an_acc_
         rd_status st = layer_slot(p, index, lname->valuestring, &slot, err);
         if (st != RD_OK)
             return st;
+        if (slot->parsed_in == this_parse) /* its samples would be added twice, out of order */
+            return rd_errorf(err, RD_E_PARSE, "layers[%zu]: layer %zu (%.200s) is listed twice", i, index,
+                             lname->valuestring);
+        slot->parsed_in = this_parse;
         int g = 0;
         for (const cJSON *grp = groups->child; grp; grp = grp->next, g++) {
             if (!cJSON_IsArray(grp))

@@ -201,7 +201,8 @@ static void accumulate(work *w, size_t npig, double *ap_t /* [T] or -1 */, doubl
         ap_t[t] = rec_t[t] = -1;
     if (npig == 0)
         return;
-    qsort(w->acc, w->n_acc, sizeof *w->acc, an_ranked_cmp);
+    if (w->n_acc) /* ground truth without any detection: nothing to rank (and no array) */
+        qsort(w->acc, w->n_acc, sizeof *w->acc, an_ranked_cmp);
     const double eps = DBL_EPSILON; /* np.spacing(1) */
     const size_t nd = w->n_acc;
     /* precision envelope per threshold; pr[] holds the running values */

@@ -174,6 +174,12 @@ static void test_partial_malformed(void)
         {hash, "1", "2,4",
          "[3,0.5,1,1,0,0,0,1,0,0,0,0,0,0,0,10,0,0,0,0,0],[2,0.5,1,1,0,0,0,1,0,0,0,0,0,0,0,10,0,0,0,0,0]", "true",
          "entry 1"}, /* decreasing */
+        /* the layer listed twice (the entries close the first and open a second): its samples were added twice,
+           out of order, and the merge wrote a file it could not read back (fuzz_accuracy_partial) */
+        {hash, "1", "2,4",
+         "[2,0.5,1,1,0,0,0,1,0,0,0,0,0,0,0,10,0,0,0,0,0]],[],[],[]]},{\"layer\":0,\"name\":\"x\",\"groups\":[["
+         "[2,0.5,1,1,0,0,0,1,0,0,0,0,0,0,0,10,0,0,0,0,0]",
+         "true", "listed twice"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[4096];

@@ -119,6 +119,13 @@ static void test_missed_class_and_half_recall(void)
     CU_ASSERT_DOUBLE_EQUAL(r.map, 51.0 / 101.0, TOL);
     CU_ASSERT_DOUBLE_EQUAL(r.mar100, 0.5, TOL);
     an_coco_result_fini(&r);
+
+    /* objects and no detection at all (nothing to rank: fuzz_eval_partial's UBSan report, qsort of NULL) */
+    r = run(imgs, 2, cats, 2, g, 2, NULL, 0);
+    CU_ASSERT_DOUBLE_EQUAL(r.ap[0], 0.0, TOL);
+    CU_ASSERT_DOUBLE_EQUAL(r.ap[1], 0.0, TOL);
+    CU_ASSERT_DOUBLE_EQUAL(r.map, 0.0, TOL);
+    an_coco_result_fini(&r);
 }
 
 /* A detection inside a crowd region is matched to it and ignored: not a false positive. */
