@@ -91,15 +91,23 @@ void rd_stem_set_destroy(rd_stem_set *s)
     free(s);
 }
 
-/* Cuts stem to at most max bytes without splitting a UTF-8 sequence. */
+static bool utf8_continuation(char c)
+{
+    return ((unsigned char)c & 0xc0) == 0x80;
+}
+
+/* Cuts stem to at most max bytes without splitting a UTF-8 sequence (at most 3 bytes go back: a longer run of
+   continuation bytes is no sequence, and going back over it could leave nothing; fuzz_snapshot_names). */
 static void cut_stem(char *stem, size_t max)
 {
     size_t n = strlen(stem);
     if (n <= max)
         return;
     n = max;
-    while (n > 0 && ((unsigned char)stem[n] & 0xc0) == 0x80)
+    for (int back = 0; back < 3 && n > 0 && utf8_continuation(stem[n]); back++)
         n--;
+    if (n == 0 || utf8_continuation(stem[n]))
+        n = max;
     stem[n] = '\0';
 }
 

@@ -465,6 +465,13 @@ static void test_stem_set(void)
     CU_ASSERT_EQUAL(rd_stem_set_take(s, name, stem, sizeof stem, &err), RD_OK);
     CU_ASSERT_EQUAL(strlen(stem), 202);
     CU_ASSERT_STRING_EQUAL(stem + 200, "~2");
+    /* continuation bytes only (no UTF-8 sequence to keep whole): cut at 200, not backed off to nothing
+       (fuzz_snapshot_names: the name "/" then 300 bytes 0x97 had an empty stem) */
+    name[0] = '/';
+    memset(name + 1, 0x97, 300);
+    name[301] = '\0';
+    CU_ASSERT_EQUAL(rd_stem_set_take(s, name, stem, sizeof stem, &err), RD_OK);
+    CU_ASSERT_EQUAL(strlen(stem), 200);
     /* 20000 names of one stem "c____": four unsafe characters each */
     static const char unsafe[] = ":;,!?@#$%^&*()+=[]{}|<> ";
     const int base = (int)sizeof unsafe - 1;
