@@ -17,7 +17,7 @@ static const char *choice_list(const char *const *names, char *buf, size_t size)
     return buf;
 }
 
-/* The subcommand of argv[1] into cmd->sub, and *rest: the arguments after it, named by the command
+/* The index of argv[1] among the subcommands into *sub, and *rest: the arguments after it, named by the command
    (argv[0]) as a command's own. Returns AN_GO, or the exit code after the help or a usage error. */
 static int take_subcommand(an_cmd_ctx *ctx, const an_cmd_spec *spec, an_cmd_ctx *rest, int *sub)
 {
