@@ -640,7 +640,8 @@ static bool plain_ok(const char *s)
 
 /* Writes s as a YAML scalar: plain when safe, single-quoted (PyYAML's choice) for printable ASCII,
  * double-quoted with escapes otherwise. Non-ASCII goes double-quoted so that the Unicode line breaks
- * U+0085, U+2028 and U+2029 can be escaped (libyaml would fold them inside any other style). */
+ * U+0085, U+2028 and U+2029 can be escaped (libyaml would fold them inside any other style), and the
+ * characters YAML does not allow in a stream at all (C1 controls, U+FFFE, U+FFFF) as \u escapes. */
 static void put_scalar(outbuf *o, const char *s)
 {
     if (plain_ok(s)) {
@@ -671,6 +672,17 @@ static void put_scalar(outbuf *o, const char *s)
         }
         if (c[0] == 0xE2 && c[1] == 0x80 && (c[2] == 0xA8 || c[2] == 0xA9)) {
             puts_(o, c[2] == 0xA8 ? "\\L" : "\\P");
+            c += 2;
+            continue;
+        }
+        if (c[0] == 0xC2 && c[1] >= 0x80 && c[1] <= 0x9F) { /* U+0080..U+009F */
+            snprintf(esc, sizeof esc, "\\u%04x", c[1]);
+            puts_(o, esc);
+            c++;
+            continue;
+        }
+        if (c[0] == 0xEF && c[1] == 0xBF && (c[2] == 0xBE || c[2] == 0xBF)) {
+            puts_(o, c[2] == 0xBE ? "\\uFFFE" : "\\uFFFF");
             c += 2;
             continue;
         }

@@ -133,8 +133,12 @@ static bool same_floats(const float *a, const float *b, size_t n)
 static void test_random_round_trip(void)
 {
     static const char *const names[] = {
-        "Conv__350:0", "concat:0_before_conv",    "x_sw", "y-rs",      "z#1", "true", "1.5", "-lead", "a: b",
-        "it's",        "/backbone/Conv_output_0", "null", "tab\there", "#c"};
+        "Conv__350:0", "concat:0_before_conv", "x_sw", "y-rs", "z#1", "true", "1.5", "-lead", "a: b", "it's",
+        "/backbone/Conv_output_0", "null", "tab\there", "#c",
+        /* characters YAML does not allow raw in a stream, written escaped (fuzz_qcfg: U+0087): C1 controls,
+           U+0085 (a line break), U+FFFE, U+FFFF; and U+00A0 and U+2028 beside them */
+        "c1\xc2\x87x", "\xc2\x80\xc2\x9f", "nel\xc2\x85", "nonchar\xef\xbf\xbe\xef\xbf\xbf",
+        "nbsp\xc2\xa0\xe2\x80\xa8"};
     uint64_t seed = 12345;
     rd_qcfg q;
     rd_qcfg_init(&q);
