@@ -142,6 +142,8 @@ static rd_status eval_image(work *w, const ref *gs, size_t G, const ref *ds, siz
                 *npig += !ign;
             }
         }
+    if (D == 0) /* nothing to match (and the detection arrays may not exist yet) */
+        return RD_OK;
     for (size_t i = 0; i < D; i++) {
         w->d[i] = (an_ranked){in->dets[ds[i].pos].score, ds[i].pos};
     }
