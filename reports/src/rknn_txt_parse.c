@@ -107,17 +107,27 @@ static bool parse_number(const char *s, size_t n, double *out)
 
 /*
  * The euc text is str(float(x))[:6]: a six-character fixed-point text was probably cut, so the value is
- * taken at the middle of the cut interval ("0.0500" -> 0.05005), whose repr starts with the same six
- * characters: written back, it prints the same cell.
+ * taken at the middle of the cut interval ("0.0500" -> 0.05005, "-0.000" -> -0.0005: away from zero on
+ * either side, -0.0 included), whose repr starts with the same six characters: written back, it prints the
+ * same cell.
  */
 static bool parse_euc(const char *s, size_t n, double *out)
 {
+    const char *e = n == REP_EUC_CHARS ? memchr(s, 'e', n) : NULL;
+    if (e && (e + 1 == s + n || !strncmp(e + 1, "-", (size_t)(s + n - e - 1)) ||
+              !strncmp(e + 1, "-0", (size_t)(s + n - e - 1)))) {
+        /* a value below 1e-4 whose exponent the cut took ("5.01e-05" -> "5.01e-", "5.1e-05" -> "5.1e-0"): read
+           with the exponent -05, whose repr gives back the same six characters */
+        char full[REP_EUC_CHARS + 8];
+        snprintf(full, sizeof full, "%.*se-05", (int)(e - s), s);
+        return parse_number(full, strlen(full), out);
+    }
     if (!parse_number(s, n, out))
         return false;
     const char *dot = memchr(s, '.', n);
-    if (n == REP_EUC_CHARS && dot && !memchr(s, 'e', n) && isfinite(*out) && *out >= 0) {
+    if (n == REP_EUC_CHARS && dot && !memchr(s, 'e', n) && isfinite(*out)) {
         int decimals = (int)(n - (size_t)(dot - s) - 1);
-        *out += 0.5 * pow(10.0, -decimals);
+        *out += copysign(0.5 * pow(10.0, -decimals), *out);
     }
     return true;
 }

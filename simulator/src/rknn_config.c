@@ -300,6 +300,9 @@ static rd_status get_strings(const reader *r, const char *key, const sim_ynode *
 static rd_status get_dynamic(const reader *r, const sim_ynode *v)
 {
     rd_rknn_config *c = r->c;
+    free(c->dynamic_input); /* given twice: the last one wins, as PyYAML reads it (it leaked; fuzz_yaml_config) */
+    c->dynamic_input = NULL;
+    c->n_dynamic_sets = c->n_dynamic_per_set = 0;
     if (sim_ynode_is_null(v))
         return RD_OK;
     if (v->kind != SIM_Y_SEQ || v->n == 0 || v->items[0]->kind != SIM_Y_SEQ)

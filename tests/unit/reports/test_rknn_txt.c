@@ -282,6 +282,29 @@ static void test_cells_by_hand(void)
     free(s2);
     rd_result_fini(&back);
 
+    /* euc cells whose six characters cut an exponent or a negative value read back to the same cells
+       (fuzz_rknn_txt: "5.01e-" was refused, "-0.000" came back as "0.0005") */
+    rd_result tiny;
+    rd_result_init(&tiny);
+    tiny.has_runtime = true;
+    CU_ASSERT_EQUAL(rd_result_add_layer(&tiny, "t", "Conv", &l, &err), RD_OK);
+    set(l, 0, 0.5, 5.01e-05);
+    set(l, 1, 0.5, 5.1e-05);
+    set(l, 2, 0.5, 1.234e-05);
+    set(l, 3, 0.5, -0.0002);
+    char *t1 = write_to_string(&tiny, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t1, "[Conv] t     0.50000 | 5.01e-    0.50000 | 5.1e-0        0.50000 | 1.234e    "
+                                      "0.50000 | -0.000        \n"));
+    CU_ASSERT_EQUAL_FATAL(rd_rknn_txt_parse(t1, strlen(t1), "mem", &back, &err), RD_OK);
+    CU_ASSERT_DOUBLE_EQUAL(back.layers[0].groups[0].mean.euc, 5.01e-05, 1e-18);
+    CU_ASSERT(back.layers[0].groups[3].mean.euc < 0);
+    char *t2 = write_to_string(&back, NULL);
+    CU_ASSERT_STRING_EQUAL(t1, t2);
+    free(t1);
+    free(t2);
+    rd_result_fini(&back);
+    rd_result_fini(&tiny);
+
     /* a middle blank cell (entire absent, single present) keeps its place */
     r.layers[2].groups[0].present = false;
     free(s);

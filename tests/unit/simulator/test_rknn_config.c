@@ -213,6 +213,19 @@ static void test_input_size_list_forms(void)
     CU_ASSERT_EQUAL(c.n_dynamic_sets, 2);
     CU_ASSERT_EQUAL(c.dynamic_input[1].dims[3], 160);
     rd_rknn_config_fini(&c);
+    /* given twice, the last wins (as PyYAML reads it) and the first is freed (it leaked: fuzz_yaml_config); a
+       null one clears it */
+    CU_ASSERT_EQUAL_FATAL(parse("  configs:\n    dynamic_input: [[[1,3,8,8]], [[1,3,4,4]]]\n"
+                                "    dynamic_input: [[[1,3,2,2]]]\n",
+                                &c, &err),
+                          RD_OK);
+    CU_ASSERT_EQUAL(c.n_dynamic_sets, 1);
+    CU_ASSERT_EQUAL(c.dynamic_input[0].dims[3], 2);
+    rd_rknn_config_fini(&c);
+    CU_ASSERT_EQUAL_FATAL(parse("  configs:\n    dynamic_input: [[[1,3,8,8]]]\n    dynamic_input:\n", &c, &err), RD_OK);
+    CU_ASSERT_EQUAL(c.n_dynamic_sets, 0);
+    CU_ASSERT_PTR_NULL(c.dynamic_input);
+    rd_rknn_config_fini(&c);
     expect("  subgraphs:\n    input_size_list: [1, 3, 224, 224]\n", RD_E_PARSE,
            "'1' is not a shape: give a list of shapes, one per input");
     expect("  subgraphs:\n    input_size_list:\n      - 1,3,x,224\n", RD_E_PARSE, "'1,3,x,224' is not a shape");
