@@ -20,6 +20,9 @@
 #include "internal.h"
 
 #define FUSE_MAX_FOLLOWERS 8
+/* A head whose output is larger runs alone: fused, its followers' outputs are live together with the head's
+   input and output, which raises the peak by a whole tensor per follower (docs/benchmarks.md) */
+#define FUSE_MAX_OUTPUT_BYTES ((size_t)8 << 20)
 #define SPLIT_MIN_ELEMS 65536 /* a standalone elementwise node splits from this many outputs */
 #define SPLIT_TARGET 32768    /* outputs per slice */
 
@@ -304,6 +307,8 @@ static int find_followers(sim_run_state *s, int head, const rd_tensor *like, fus
     const rd_tensor *chain_t[FUSE_MAX_FOLLOWERS + 1] = {like};
     int count = 0;
     *last = head;
+    if (rd_tensor_nbytes(like) > FUSE_MAX_OUTPUT_BYTES)
+        return 0;
     for (int i = head + 1; i < m->n_nodes && count < FUSE_MAX_FOLLOWERS; i++) {
         const sim_node *n = &m->nodes[i];
         if (n->folded)
