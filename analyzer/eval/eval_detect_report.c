@@ -9,6 +9,7 @@
 #include "ranked.h"
 #include "term_text.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,8 +166,8 @@ rd_status an_eval_detect_report(const cJSON *partial, cJSON *const *recs, size_t
     rd_status st = cat_ids && ch ? parse_records(recs, n, nc, &p, err) : rd_errorf(err, RD_E_NOMEM, "out of memory");
     for (int i = 0; st == RD_OK && i < n_cat; i++) {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cats, i), "id");
-        if (!cJSON_IsNumber(id))
-            st = rd_errorf(err, RD_E_PARSE, "partial.json: categories[%d].id is not a number", i);
+        if (!cJSON_IsNumber(id) || !(id->valuedouble >= INT_MIN && id->valuedouble <= INT_MAX))
+            st = rd_errorf(err, RD_E_PARSE, "partial.json: categories[%d].id is not a number in the int range", i);
         else
             cat_ids[i] = (int)id->valuedouble;
     }

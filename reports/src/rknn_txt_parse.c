@@ -114,12 +114,17 @@ static bool parse_number(const char *s, size_t n, double *out)
 static bool parse_euc(const char *s, size_t n, double *out)
 {
     const char *e = n == REP_EUC_CHARS ? memchr(s, 'e', n) : NULL;
-    if (e && (e + 1 == s + n || !strncmp(e + 1, "-", (size_t)(s + n - e - 1)) ||
-              !strncmp(e + 1, "-0", (size_t)(s + n - e - 1)))) {
-        /* a value below 1e-4 whose exponent the cut took ("5.01e-05" -> "5.01e-", "5.1e-05" -> "5.1e-0"): read
-           with the exponent -05, whose repr gives back the same six characters */
+    const size_t rest = e ? (size_t)(s + n - e - 1) : 0; /* after the 'e': Python writes a sign and 2+ digits */
+    const bool signed_exp = rest && (e[1] == '-' || e[1] == '+');
+    if (e && (rest == 0 || (signed_exp && (rest == 1 || (rest == 2 && e[2] >= '0' && e[2] <= '9'))))) {
+        /* an exponent the cut took part of ("5.01e-05" -> "5.01e-", "5.1e-05" -> "5.1e-0", "3.2e-80" ->
+           "3.2e-8"): completed with the smallest magnitude Python writes there (-05, -D0, +16, +D0), whose
+           repr gives back the same six characters */
+        const char sign = rest ? e[1] : '-';
+        const int digit = rest == 2 ? e[2] - '0' : 0;
+        const int exp10 = sign == '+' ? (digit >= 2 ? digit * 10 : 16) : (digit >= 1 ? digit * 10 : 5);
         char full[REP_EUC_CHARS + 8];
-        snprintf(full, sizeof full, "%.*se-05", (int)(e - s), s);
+        snprintf(full, sizeof full, "%.*se%c%02d", (int)(e - s), s, sign, exp10);
         return parse_number(full, strlen(full), out);
     }
     if (!parse_number(s, n, out))

@@ -292,6 +292,9 @@ static void test_cells_by_hand(void)
     set(l, 1, 0.5, 5.1e-05);
     set(l, 2, 0.5, 1.234e-05);
     set(l, 3, 0.5, -0.0002);
+    CU_ASSERT_EQUAL(rd_result_add_layer(&tiny, "u", "Conv", &l, &err), RD_OK);
+    set(l, 0, 0.5, 3.2e-80); /* "3.2e-8": one exponent digit left */
+    set(l, 1, 0.5, 1.5e+25); /* "1.5e+2" */
     char *t1 = write_to_string(&tiny, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(t1, "[Conv] t     0.50000 | 5.01e-    0.50000 | 5.1e-0        0.50000 | 1.234e    "
                                       "0.50000 | -0.000        \n"));
