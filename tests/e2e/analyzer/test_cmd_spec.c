@@ -64,24 +64,41 @@ typedef struct parsed {
     taken t;
 } parsed;
 
+/* A command context for argv (NULL-terminated, argv[0] the command) whose two streams go to memory: *out
+   and *errs hold them after capture_end. */
+typedef struct capture {
+    an_cmd_ctx ctx;
+    size_t out_len, errs_len;
+} capture;
+
+static void capture_begin(capture *c, const char *const *argv, char **out, char **errs)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    c->ctx = (an_cmd_ctx){.argc = argc,
+                          .argv = (char **)argv,
+                          .out = open_memstream(out, &c->out_len),
+                          .errs = open_memstream(errs, &c->errs_len)};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c->ctx.out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c->ctx.errs);
+}
+
+static void capture_end(capture *c)
+{
+    fclose(c->ctx.out);
+    fclose(c->ctx.errs);
+}
+
 /* Parses argv (NULL-terminated, argv[0] the command) by spec, capturing both streams. */
 static parsed *parse(const an_cmd_spec *spec, const char *const *argv)
 {
     parsed *p = calloc(1, sizeof *p);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    int argc = 0;
-    while (argv[argc])
-        argc++;
-    size_t out_len = 0, errs_len = 0;
-    an_cmd_ctx ctx = {.argc = argc,
-                      .argv = (char **)argv,
-                      .out = open_memstream(&p->out, &out_len),
-                      .errs = open_memstream(&p->errs, &errs_len)};
-    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx.out);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx.errs);
-    p->rc = an_cmd_parse(&ctx, spec, &p->args, take, &p->t);
-    fclose(ctx.out);
-    fclose(ctx.errs);
+    capture c;
+    capture_begin(&c, argv, &p->out, &p->errs);
+    p->rc = an_cmd_parse(&c.ctx, spec, &p->args, take, &p->t);
+    capture_end(&c);
     return p;
 }
 
@@ -285,20 +302,11 @@ static const an_cmd_spec plain_spec = {
 /* Runs argv by spec through an_cmd_exec; returns the exit code, stdout and stderr in *out and *errs. */
 static int exec(const an_cmd_spec *spec, const char *const *argv, char **out, char **errs)
 {
-    int argc = 0;
-    while (argv[argc])
-        argc++;
-    size_t out_len = 0, errs_len = 0;
-    an_cmd_ctx ctx = {.argc = argc,
-                      .argv = (char **)argv,
-                      .out = open_memstream(out, &out_len),
-                      .errs = open_memstream(errs, &errs_len)};
-    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx.out);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx.errs);
+    capture c;
+    capture_begin(&c, argv, out, errs);
     run_counts[0] = run_counts[1] = 0;
-    int rc = an_cmd_exec(&ctx, spec);
-    fclose(ctx.out);
-    fclose(ctx.errs);
+    int rc = an_cmd_exec(&c.ctx, spec);
+    capture_end(&c);
     return rc;
 }
 
