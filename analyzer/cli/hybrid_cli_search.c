@@ -205,8 +205,12 @@ static rd_status sample_inputs(const hyb_args *a, const hyb_run *r, rd_dataset *
             (*out)[i] = a->cmd.inputs[i];
         return RD_OK;
     }
-    if (!a->cmd.q.cfg.dataset || rd_dataset_load(a->cmd.q.cfg.dataset, r->n_in, ds, NULL) != RD_OK)
+    if (!a->cmd.q.cfg.dataset)
         return RD_OK; /* the samples came another way: index.json says null */
+    /* the samples were read from this list: failing to read it again (memory, a file changed) is an error */
+    rd_status st = rd_dataset_load(a->cmd.q.cfg.dataset, r->n_in, ds, err);
+    if (st != RD_OK)
+        return st;
     for (size_t k = 0; k < r->n_samples && k < ds->n_samples; k++)
         for (size_t i = 0; i < r->n_in; i++)
             (*out)[k * r->n_in + i] = rd_dataset_path(ds, k, i);
