@@ -127,6 +127,15 @@ static bool parse_euc(const char *s, size_t n, double *out)
         snprintf(full, sizeof full, "%.*se%c%02d", (int)(e - s), s, sign, exp10);
         return parse_number(full, strlen(full), out);
     }
+    if (e && rest == 3 && e[1] == '+' && e[2] >= '0' && e[2] <= '1' && e[3] >= '0' && e[3] <= '9' &&
+        (e[2] - '0') * 10 + (e[3] - '0') < 16) {
+        /* "-2e+14": Python writes no exponent below 16 ("2e+14" is "200000000000000.0"), so this is a cut
+           three-digit one (-2e+140): completed with its smallest, a trailing 0. ("-2e-14" stays as it is:
+           a whole exponent Python does write.) */
+        char full[REP_EUC_CHARS + 8];
+        snprintf(full, sizeof full, "%.*s0", (int)n, s);
+        return parse_number(full, strlen(full), out);
+    }
     if (!parse_number(s, n, out))
         return false;
     const char *dot = memchr(s, '.', n);

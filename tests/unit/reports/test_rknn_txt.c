@@ -295,12 +295,16 @@ static void test_cells_by_hand(void)
     CU_ASSERT_EQUAL(rd_result_add_layer(&tiny, "u", "Conv", &l, &err), RD_OK);
     set(l, 0, 0.5, 3.2e-80); /* "3.2e-8": one exponent digit left */
     set(l, 1, 0.5, 1.5e+25); /* "1.5e+2" */
+    set(l, 2, 0.5, -2e+140); /* "-2e+14": a cut three-digit exponent, not -2e+14 (Python writes that in full) */
+    set(l, 3, 0.5, -2e-14);  /* "-2e-14": whole */
     char *t1 = write_to_string(&tiny, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(t1, "[Conv] t     0.50000 | 5.01e-    0.50000 | 5.1e-0        0.50000 | 1.234e    "
                                       "0.50000 | -0.000        \n"));
     CU_ASSERT_EQUAL_FATAL(rd_rknn_txt_parse(t1, strlen(t1), "mem", &back, &err), RD_OK);
     CU_ASSERT_DOUBLE_EQUAL(back.layers[0].groups[0].mean.euc, 5.01e-05, 1e-18);
     CU_ASSERT(back.layers[0].groups[3].mean.euc < 0);
+    CU_ASSERT_DOUBLE_EQUAL(back.layers[1].groups[2].mean.euc, -2e+140, 1e+126);
+    CU_ASSERT_DOUBLE_EQUAL(back.layers[1].groups[3].mean.euc, -2e-14, 1e-28);
     char *t2 = write_to_string(&back, NULL);
     CU_ASSERT_STRING_EQUAL(t1, t2);
     free(t1);
