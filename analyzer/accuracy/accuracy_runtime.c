@@ -147,37 +147,49 @@ static rd_status first_layer_observe(void *user, const rd_observed *ev, rd_error
     return st == RD_OK ? rd_errorf(err, RD_E_INVAL, "stop after the first dumped layer") : st;
 }
 
-static double first_layer_cos(an_runtime *rt, const rd_tensor *inputs, first_layer *p)
+/* *cos: NaN when the run did not reach a dumped layer (a model that fails there is the analysis' to report);
+   fails only when memory ran out, which would make the check's answer wrong. */
+static rd_status first_layer_cos(an_runtime *rt, const rd_tensor *inputs, first_layer *p, double *cos, rd_error *err)
 {
     rd_run_options ro = {.observer = first_layer_observe, .user = p};
     rd_error e;
-    rd_sim_run(rt->sim, inputs, rt->n_in, &ro, NULL, 0, &e);
+    *cos = NAN;
+    if (rd_sim_run(rt->sim, inputs, rt->n_in, &ro, NULL, 0, &e) == RD_E_NOMEM) {
+        if (err)
+            *err = e;
+        return RD_E_NOMEM;
+    }
     const rd_tensor *board = p->got.data ? an_dump_set_tensor(rt->dumps, p->value) : NULL;
     if (!board || rd_tensor_numel(board) != rd_tensor_numel(&p->got))
-        return NAN;
+        return RD_OK;
     rd_metrics mt;
     an_metrics_compute(board->data, p->got.data, rd_tensor_numel(board), NULL, &mt);
-    return an_cos_effective(&mt);
+    *cos = an_cos_effective(&mt);
+    return RD_OK;
 }
 
 /* Zero-copy dumps are the data before the normalisation, so a runtime that skipped it (pass_through with
    raw data) leaves a perfect dump: its first layer tells. Compares the board's first dumped layer with the
-   simulator's on the normalised input (fed) and on the data as dumped (raw); true when only raw agrees. */
-static bool skipped_normalisation(an_runtime *rt, size_t i, const rd_tensor *inputs, const rd_tensor *raw, char *why,
-                                  size_t why_len)
+   simulator's on the normalised input (fed) and on the data as dumped (raw); *skipped_norm when only raw
+   agrees. */
+static rd_status skipped_normalisation(an_runtime *rt, size_t i, const rd_tensor *inputs, const rd_tensor *raw,
+                                       bool *skipped_norm, char *why, size_t why_len, rd_error *err)
 {
+    *skipped_norm = false;
     rd_tensor *in = calloc(rt->n_in + 1, sizeof *in);
     if (!in)
-        return false;
+        return rd_errorf(err, RD_E_NOMEM, "out of memory");
     for (size_t j = 0; j < rt->n_in; j++)
         in[j] = rt->fed[j].data ? rt->fed[j] : inputs[j];
     first_layer normal = {.rt = rt, .value = -1}, skipped = {.rt = rt};
-    double c_norm = first_layer_cos(rt, in, &normal);
+    double c_norm, c_raw = NAN;
+    rd_status st = first_layer_cos(rt, in, &normal, &c_norm, err);
     in[i] = *raw;
     skipped.value = normal.value;
-    double c_raw = normal.value >= 0 ? first_layer_cos(rt, in, &skipped) : NAN;
-    bool skipped_norm = c_raw >= 0.999 && !(c_norm >= 0.99);
-    if (skipped_norm) {
+    if (st == RD_OK && normal.value >= 0)
+        st = first_layer_cos(rt, in, &skipped, &c_raw, err);
+    *skipped_norm = st == RD_OK && c_raw >= 0.999 && !(c_norm >= 0.99);
+    if (*skipped_norm) {
         rd_value_info vi;
         rd_model_value(rd_sim_model(rt->sim), (size_t)normal.value, &vi);
         snprintf(why, why_len,
@@ -191,7 +203,7 @@ static bool skipped_normalisation(an_runtime *rt, size_t i, const rd_tensor *inp
     rd_tensor_fini(&normal.got);
     rd_tensor_fini(&skipped.got);
     free(in);
-    return skipped_norm;
+    return st;
 }
 
 /* Appends how the dump was read to the explanation. */
@@ -243,15 +255,26 @@ static rd_status check_input(an_runtime *rt, size_t i, const char *path, const r
             x.scale = t.scale;
             x.zero_point = t.zero_point;
         }
-        rt->verdict[i] = an_check_input(api == AN_API_NORMAL ? &values : board, &x, why, sizeof why);
+        st = an_check_input(api == AN_API_NORMAL ? &values : board, &x, &rt->verdict[i], why, sizeof why, err);
     }
     bool shaped = st == RD_OK && to_graph_shape(rt, i, &values);
-    if (shaped && api == AN_API_NORMAL) {
+    rd_error nerr;
+    rd_status nst = shaped && api != AN_API_NORMAL
+                        ? an_app_normalise(&values, is_image, &spec, path, &normalised, &nerr)
+                        : RD_E_INVAL;
+    if (nst == RD_E_NOMEM) {
+        st = nst;
+        if (err)
+            *err = nerr;
+    } else if (shaped && api == AN_API_NORMAL) {
         rt->fed[i] = values; /* the normalised input itself */
         values = (rd_tensor){0};
-    } else if (shaped && an_app_normalise(&values, is_image, &spec, path, &normalised, NULL) == RD_OK) {
+    } else if (nst == RD_OK) {
         rt->fed[i] = normalised;
-        if (rt->verdict[i] == AN_IN_OK && skipped_normalisation(rt, i, inputs, &values, why, sizeof why)) {
+        bool skipped = false;
+        if (rt->verdict[i] == AN_IN_OK)
+            st = skipped_normalisation(rt, i, inputs, &values, &skipped, why, sizeof why, err);
+        if (skipped) {
             rt->verdict[i] = AN_IN_NORM_MISSING;
             rd_tensor_fini(&rt->fed[i]);
             rt->fed[i] = values; /* what the first layer really got */

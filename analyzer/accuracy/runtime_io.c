@@ -127,6 +127,7 @@ typedef struct in_check {
     double tol;  /* how far a matching candidate may be from the dump, per element */
     float *cand; /* a candidate on the raw side */
     float *side; /* a candidate on the dump's side */
+    bool *nomem; /* set when a candidate could not be made for want of memory (the check then fails) */
 } in_check;
 
 /* The runtime's normalisation of src (RGB2BGR for images, then (x - mean) / std) into dst. */
@@ -135,8 +136,12 @@ static bool normalise_into(const in_check *k, const float *src, float *dst)
     const rd_tensor *r = k->x->raw;
     rd_tensor t = {.dtype = RD_DT_F32, .rank = r->rank, .data = (void *)src}, out = {0};
     memcpy(t.dims, r->dims, sizeof t.dims);
-    if (an_app_normalise(&t, k->x->is_image, k->x->spec, "input", &out, NULL) != RD_OK)
+    rd_error err;
+    rd_status st = an_app_normalise(&t, k->x->is_image, k->x->spec, "input", &out, &err);
+    if (st != RD_OK) {
+        *k->nomem |= st == RD_E_NOMEM;
         return false;
+    }
     memcpy(dst, out.data, (size_t)k->n * sizeof *dst);
     rd_tensor_fini(&out);
     return true;
@@ -332,13 +337,18 @@ static an_input_verdict approximate(in_check *k, const float *e, const char *rdi
     return AN_IN_OTHER;
 }
 
-an_input_verdict an_check_input(const rd_tensor *board, const an_input_expect *x, char *why, size_t why_len)
+rd_status an_check_input(const rd_tensor *board, const an_input_expect *x, an_input_verdict *verdict, char *why,
+                         size_t why_len, rd_error *err)
 {
     rd_tensor bf = {0};
     why[0] = '\0';
-    if (rd_tensor_to_f32(&bf, board, NULL) != RD_OK) {
+    rd_status st = rd_tensor_to_f32(&bf, board, err);
+    if (st == RD_E_NOMEM)
+        return st;
+    if (st != RD_OK) {
         snprintf(why, why_len, "the board's input dump could not be read as numbers");
-        return AN_IN_OTHER;
+        *verdict = AN_IN_OTHER;
+        return RD_OK;
     }
     const rd_tensor *raw = x->raw;
     int64_t n = rd_tensor_numel(raw);
@@ -351,10 +361,12 @@ an_input_verdict an_check_input(const rd_tensor *board, const an_input_expect *x
                  "image to the model's input size in the application)",
                  (long long)rd_tensor_numel(&bf), bd, (long long)n, rdims);
         rd_tensor_fini(&bf);
-        return AN_IN_SIZE;
+        *verdict = AN_IN_SIZE;
+        return RD_OK;
     }
-    bool img = raw->rank == 4;
+    bool img = raw->rank == 4, nomem = false;
     in_check k = {.x = x,
+                  .nomem = &nomem,
                   .b = bf.data,
                   .n = n,
                   .img = img,
@@ -368,9 +380,9 @@ an_input_verdict an_check_input(const rd_tensor *board, const an_input_expect *x
     k.cand = malloc(bytes);
     k.side = malloc(bytes);
     an_input_verdict v = AN_IN_OTHER;
-    if (!e || !k.cand || !k.side || !to_dump_side(&k, raw->data, true, e)) {
-        snprintf(why, why_len,
-                 "out of memory (or the model's mean/std do not fit the input) checking the board's input");
+    nomem = !e || !k.cand || !k.side;
+    if (nomem || !to_dump_side(&k, raw->data, true, e)) {
+        snprintf(why, why_len, "the model's mean/std do not fit the input: its check is skipped");
         goto done;
     }
     /* integer buffers hold the raw data rounded; the normal API's dump is on the input's int8 grid, where a
@@ -394,7 +406,8 @@ done:
     free(k.cand);
     free(k.side);
     rd_tensor_fini(&bf);
-    return v;
+    *verdict = v;
+    return nomem ? rd_errorf(err, RD_E_NOMEM, "out of memory checking the board's input") : RD_OK;
 }
 
 static const char *ratio_reason(double ratio)

@@ -53,9 +53,11 @@ typedef struct an_input_expect {
  * Compares the board's InputOperator dump (any dtype; with the normal API dequantized to float32 by
  * the caller) with what x says it should hold, and names the mistake that explains a difference: each
  * known mistake is made on x->raw and taken to the dump's side of the normalisation (x->api), the first
- * that matches within rounding wins. Writes a one-line explanation into why.
+ * that matches within rounding wins. Sets *verdict and writes a one-line explanation into why; fails only
+ * when memory runs out (a check cut short would name the wrong mistake).
  */
-an_input_verdict an_check_input(const rd_tensor *board, const an_input_expect *x, char *why, size_t why_len);
+rd_status an_check_input(const rd_tensor *board, const an_input_expect *x, an_input_verdict *verdict, char *why,
+                         size_t why_len, rd_error *err);
 
 /**
  * Compares what the application received for a graph output (app, any dtype) with the board's output

@@ -515,7 +515,10 @@ static int analyse_once(an_cmd_ctx *ctx, acc_args *a, size_t set)
                                   rd_platform_find(a->cmd.q.platform), sim, &a->cmd.q, a->app_api,
                                   (const char *const *)a->dump_paths, samples + (size_t)a->dump_sample * n_in,
                                   ctx->errs, &berr);
-        if (bst != RD_OK) {
+        if (bst == RD_E_NOMEM) { /* not the board's doing: no snapshot without its part */
+            st = bst;
+            err = berr;
+        } else if (bst != RD_OK) {
             board_rc = an_fail(ctx, &berr);
             fprintf(ctx->errs, "rknn-diag accuracy: the board's part is missing; the simulator's analysis is still "
                                "written\n");

@@ -50,6 +50,7 @@ struct an_dump_set {
     int *by_value; /* entry per value, -1 */
     int *by_input, *by_output;
     size_t n_read;
+    bool nomem; /* memory ran out while recording or reading an entry: the load fails */
 };
 
 typedef struct name_key {
@@ -59,8 +60,8 @@ typedef struct name_key {
 
 /* ---- small helpers --------------------------------------------------------------------------------- */
 
-static void set_reason(dump_entry *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_reason(dump_entry *e, const char *fmt, ...)
+static void set_reason(an_dump_set *d, dump_entry *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_reason(an_dump_set *d, dump_entry *e, const char *fmt, ...)
 {
     char buf[RD_ERROR_MSG_MAX];
     va_list ap;
@@ -69,6 +70,7 @@ static void set_reason(dump_entry *e, const char *fmt, ...)
     va_end(ap);
     free(e->reason);
     e->reason = strdup(buf);
+    d->nomem |= e->reason == NULL;
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -266,7 +268,7 @@ static void map_layer(an_dump_set *d, dump_entry *e, const name_key *keys, size_
     int hits[8];
     size_t k = find_named(keys, n_keys, e->dn.name, hits, 8, &e->strips);
     if (k == 0) {
-        set_reason(e, "no tensor of the model is named '%s' (with '/' as '_'%s)", e->dn.name,
+        set_reason(d, e, "no tensor of the model is named '%s' (with '/' as '_'%s)", e->dn.name,
                    " and compiler suffixes stripped; dumps from a different model?");
         return;
     }
@@ -277,28 +279,28 @@ static void map_layer(an_dump_set *d, dump_entry *e, const name_key *keys, size_
         if (r < 0)
             continue;
         if (target >= 0 && r != target) {
-            set_reason(e, "'%s' names several tensors ('/' and '_' both become '_')", e->dn.name);
+            set_reason(d, e, "'%s' names several tensors ('/' and '_' both become '_')", e->dn.name);
             return;
         }
         target = r;
         e->named_value = hits[i];
     }
     if (target < 0) {
-        set_reason(e, "%s", why);
+        set_reason(d, e, "%s", why);
         return;
     }
     rd_value_info vi;
     value_info(d, target, &vi);
     e->tried_value = target;
     if (vi.producer < 0) {
-        set_reason(e, "'%s' is a graph input: the board's input is its InputOperator dump", vi.name);
+        set_reason(d, e, "'%s' is a graph input: the board's input is its InputOperator dump", vi.name);
         return;
     }
     if (!shape_agrees(&vi, &e->dn)) {
         char a[128], b[128];
         dims_str(e->dn.rank, e->dn.dims, a, sizeof a);
         dims_str(vi.rank, vi.dims, b, sizeof b);
-        set_reason(e, "shape %s in the name, but tensor '%s' is %s", a, vi.name, b);
+        set_reason(d, e, "shape %s in the name, but tensor '%s' is %s", a, vi.name, b);
         return;
     }
     e->value = target;
@@ -328,12 +330,12 @@ static void map_io(an_dump_set *d, dump_entry *e, int ordinal)
             char a[128], b[128];
             dims_str(e->dn.rank, e->dn.dims, a, sizeof a);
             dims_str(vi.rank, vi.dims, b, sizeof b);
-            set_reason(e, "shape %s in the name, but graph output %d '%s' is %s", a, e->io, vi.name, b);
+            set_reason(d, e, "shape %s in the name, but graph output %d '%s' is %s", a, e->io, vi.name, b);
             e->io = -1;
         }
         return;
     }
-    set_reason(e, "%s dump %d but the model has %zu graph %s", e->dn.op_type, ordinal + 1, n,
+    set_reason(d, e, "%s dump %d but the model has %zu graph %s", e->dn.op_type, ordinal + 1, n,
                in ? "inputs" : "outputs");
 }
 
@@ -370,19 +372,19 @@ static void read_entry(an_dump_set *d, const rd_platform_info *plat, dump_entry 
     if (e->kind == KIND_OUTPUT && e->io >= 0)
         value = rd_model_output(d->m, (size_t)e->io);
     if (e->dn.is_txt && !plat) {
-        set_reason(e, "a .txt dump needs the target (its NC1HWC2 C2)");
+        set_reason(d, e, "a .txt dump needs the target (its NC1HWC2 C2)");
         return;
     }
     size_t plen = strlen(d->dir) + strlen(e->file) + 2;
     char *path = malloc(plen);
     if (!path) {
-        set_reason(e, "out of memory");
+        d->nomem = true;
         return;
     }
     snprintf(path, plen, "%s/%s", d->dir, e->file);
     struct stat lsb;
     if (lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode)) { /* a board's link could point anywhere on this host */
-        set_reason(e, "%s: is a symbolic link; links in a dump folder are not followed", e->file);
+        set_reason(d, e, "%s: is a symbolic link; links in a dump folder are not followed", e->file);
         free(path);
         return;
     }
@@ -393,12 +395,13 @@ static void read_entry(an_dump_set *d, const rd_platform_info *plat, dump_entry 
     rd_status st = an_dump_read_raw(path, &e->dn, c2, &raw, &err);
     size_t dlen = strlen(d->dir);
     free(path);
+    d->nomem |= st == RD_E_NOMEM;
     if (st != RD_OK) {
         if (e->dn.is_txt && c2 == 0 && plat)
-            set_reason(e, "%s: the NC1HWC2 C2 of %s for %s dumps is not documented", e->file, plat->name,
+            set_reason(d, e, "%s: the NC1HWC2 C2 of %s for %s dumps is not documented", e->file, plat->name,
                        rd_dtype_get(e->dn.dtype)->name);
         else /* messages name the file; the folder is in the report's header */
-            set_reason(e, "%s",
+            set_reason(d, e, "%s",
                        strncmp(err.msg, d->dir, dlen) == 0 && err.msg[dlen] == '/' ? err.msg + dlen + 1 : err.msg);
         return;
     }
@@ -417,8 +420,9 @@ static void read_entry(an_dump_set *d, const rd_platform_info *plat, dump_entry 
     bool have_info = rd_sim_tensor_get(d->s, vi.name, &info, &err) == RD_OK;
     st = an_dump_dequantize(&raw, have_info ? &info : NULL, vi.name, &e->t, &err);
     rd_tensor_fini(&raw);
+    d->nomem |= st == RD_E_NOMEM;
     if (st != RD_OK) {
-        set_reason(e, "%s: %s", e->file, err.msg);
+        set_reason(d, e, "%s: %s", e->file, err.msg);
         e->value = -1;
         e->io = -1;
         return;
@@ -469,7 +473,7 @@ static void choose(an_dump_set *d)
         if (slot == (int)i) {
             e->chosen = true;
         } else if (slot >= 0 && e->read) {
-            set_reason(e, "another dump of the same tensor is used: %s", d->e[slot].file);
+            set_reason(d, e, "another dump of the same tensor is used: %s", d->e[slot].file);
             rd_tensor_fini(&e->t);
         }
     }
@@ -496,8 +500,11 @@ static rd_status list_files(an_dump_set *d, rd_error *err)
 {
     DIR *dir = opendir(d->dir);
     if (!dir)
-        return rd_errorf(err, errno == ENOENT ? RD_E_NOTFOUND : RD_E_IO, "%s: cannot open: %s", d->dir,
-                         strerror(errno));
+        return rd_errorf(err,
+                         errno == ENOENT   ? RD_E_NOTFOUND
+                         : errno == ENOMEM ? RD_E_NOMEM
+                                           : RD_E_IO,
+                         "%s: cannot open: %s", d->dir, strerror(errno));
     size_t cap = 0;
     rd_status st = RD_OK;
     struct dirent *de;
@@ -506,9 +513,13 @@ static rd_status list_files(an_dump_set *d, rd_error *err)
             continue;
         if (d->n == cap) {
             size_t nc = cap ? cap * 2 : 64;
-            dump_entry *ne = nc > ((size_t)1 << 24) ? NULL : realloc(d->e, nc * sizeof *ne);
+            if (nc > ((size_t)1 << 24)) {
+                st = rd_errorf(err, RD_E_LIMIT, "%s: too many files (more than %zu dumps)", d->dir, cap);
+                break;
+            }
+            dump_entry *ne = realloc(d->e, nc * sizeof *ne);
             if (!ne) {
-                st = rd_errorf(err, RD_E_LIMIT, "%s: too many files", d->dir);
+                st = rd_errorf(err, RD_E_NOMEM, "%s: out of memory listing the dumps", d->dir);
                 break;
             }
             d->e = ne;
@@ -539,7 +550,7 @@ static rd_status map_all(an_dump_set *d, rd_error *err)
         dump_entry *e = &d->e[i];
         rd_error perr;
         if (an_dump_name_parse(e->file, &e->dn, &perr) != RD_OK) {
-            set_reason(e, "%s", perr.msg);
+            set_reason(d, e, "%s", perr.msg);
             continue;
         }
         e->parsed = true;
@@ -609,7 +620,9 @@ rd_status an_dump_set_load(const char *dir, const rd_platform_info *plat, rd_sim
                 read_entry(d, plat, e);
         }
         choose(d);
-        if (d->n_read == 0) {
+        if (d->nomem)
+            st = rd_errorf(err, RD_E_NOMEM, "%s: out of memory reading the dumps", dir);
+        else if (d->n_read == 0) {
             const char *first = d->n && d->e[0].reason ? d->e[0].reason : "no reason recorded";
             st = rd_errorf(err, RD_E_PARSE, "%s: none of the %zu dump files could be read (first: %s)", dir, d->n,
                            first);

@@ -776,20 +776,24 @@ static void test_input_check_int8_and_size(void)
     rd_input_spec spec = RD_INPUT_SPEC_DEFAULT;
     an_input_expect x = {.raw = &raw, .spec = &spec, .api = AN_API_ZERO_COPY};
     char why[1024];
-    CU_ASSERT_EQUAL(an_check_input(&board, &x, why, sizeof why), AN_IN_INT8_CLAMP);
+    an_input_verdict v = AN_IN_OTHER;
+    CU_ASSERT_EQUAL(an_check_input(&board, &x, &v, why, sizeof why, &err), RD_OK);
+    CU_ASSERT_EQUAL(v, AN_IN_INT8_CLAMP);
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "clamped"));
     rd_tensor_fini(&board);
     int64_t small[4] = {1, 3, 2, 2};
     CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&board, RD_DT_U8, 4, small, &err), RD_OK);
     memset(board.data, 0, 12);
-    CU_ASSERT_EQUAL(an_check_input(&board, &x, why, sizeof why), AN_IN_SIZE);
+    CU_ASSERT_EQUAL(an_check_input(&board, &x, &v, why, sizeof why, &err), RD_OK);
+    CU_ASSERT_EQUAL(v, AN_IN_SIZE);
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "wrong size"));
     rd_tensor_fini(&board);
     /* the same data as uint8: no mismatch */
     CU_ASSERT_EQUAL_FATAL(rd_tensor_alloc(&board, RD_DT_U8, 4, dims, &err), RD_OK);
     for (int i = 0; i < 48; i++)
         ((uint8_t *)board.data)[i] = (uint8_t)(i * 5);
-    CU_ASSERT_EQUAL(an_check_input(&board, &x, why, sizeof why), AN_IN_OK);
+    CU_ASSERT_EQUAL(an_check_input(&board, &x, &v, why, sizeof why, &err), RD_OK);
+    CU_ASSERT_EQUAL(v, AN_IN_OK);
     rd_tensor_fini(&board);
     rd_tensor_fini(&raw);
 }

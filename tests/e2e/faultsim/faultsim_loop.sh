@@ -7,9 +7,10 @@
 #
 # In ARGS, @DEMO@ is a folder holding the demo model (demo.onnx), its input (image.npy) and a 2-sample
 # calibration list (dataset2.txt), written by `rknn-diag demo -q`, and two class labels for that list
-# (labels2.txt, for eval); @OUT@ is the output folder.
+# (labels2.txt, for eval) and an empty folder dumps/ (for a board-run's dumps); @OUT@ is the output folder.
 # Each PREP command (the words before an @THEN@) runs once, without failures, after the demo is written:
-# it makes what COMMAND reads (say two `run -o @DEMO@/a` folders for `compare`).
+# it makes what COMMAND reads (say two `run -o @DEMO@/a` folders for `compare`). A PREP's leading NAME=VALUE
+# words are its environment (RKNN_LOG_LEVEL=5 board-run ... writes a board's dumps).
 # A reference run counts the allocations (RD_FAULTSIM_COUNT) and keeps its outputs. Then, for every
 # N chosen, the command runs again with RD_FAULTSIM_FAIL=N. N is every allocation (1, 2, ... total)
 # by default; --stride S takes every Sth (S, 2S, ...); --sites adds the first allocation of each
@@ -66,12 +67,18 @@ demo=$work/demo
 "$bin" demo -q -o "$demo" >/dev/null || { echo "faultsim_loop: rknn-diag demo -q failed" >&2; exit 1; }
 head -n 2 "$demo/dataset.txt" >"$demo/dataset2.txt"
 printf '0\n1\n' >"$demo/labels2.txt"
+mkdir -p "$demo/dumps"
 for p in "${preps[@]}"; do
     IFS=$'\x1f' read -r -a words <<<"${p%$'\x1f'}"
+    assigns=()
+    while [ ${#words[@]} -gt 0 ] && [[ ${words[0]} =~ ^[A-Z_][A-Z0-9_]*= ]]; do
+        assigns+=("${words[0]}")
+        words=("${words[@]:1}")
+    done
     for i in "${!words[@]}"; do
         words[i]=${words[i]//@DEMO@/$demo}
     done
-    "$bin" "${words[@]}" >"$work/prep.log" 2>&1 || {
+    env "${assigns[@]}" "$bin" "${words[@]}" >"$work/prep.log" 2>&1 || {
         echo "faultsim_loop: the preparation rknn-diag ${words[*]} failed:" >&2
         tail -n 20 "$work/prep.log" >&2
         exit 1

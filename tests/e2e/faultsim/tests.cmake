@@ -59,6 +59,14 @@ rd_faultsim_loop(accuracy_merge 40
   accuracy @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw --samples 2 --shard 1/2 -o @DEMO@/p1 -q
   @THEN@
   merge @DEMO@/p0 @DEMO@/p1 -o @OUT@)
+# accuracy against a board's dumps (docs/runtime.md): the emulated board's application (board-run) writes the
+# dumps of the demo model, then the analysis reads them (the runtime_error group, the input and output checks)
+rd_faultsim_loop(accuracy_runtime_dumps 40
+  quantize @DEMO@/demo.onnx --dataset @DEMO@/dataset2.txt --input-layout nchw -o @DEMO@/demo.quantization.cfg @THEN@
+  RKNN_LOG_LEVEL=5 board-run @DEMO@/demo.onnx --input @DEMO@/image.npy --input-layout nchw
+  --cfg @DEMO@/demo.quantization.cfg --target rk3566 --dump-dir @DEMO@/dumps @THEN@
+  accuracy @DEMO@/demo.onnx -i @DEMO@/image.npy --input-layout nchw --cfg @DEMO@/demo.quantization.cfg --target rk3566
+  --runtime-dumps @DEMO@/dumps -o @OUT@ -q)
 # hybrid search (its steps printed and kept for search.json, the winning cfg, the accuracy report of it):
 # a target the int8 model misses (SQNR 70 dB: 23 sets measured), so that singles, windows and removal run;
 # hybrid diagnose --json (the variants re-calibrated and re-run, the evidence); hybrid search --score-cmd with
