@@ -8,7 +8,7 @@
 #include "json_out.h"
 #include "accuracy.h"
 #include "cmd_spec.h"
-#include "progress.h"
+#include "run_bench.h"
 #include "config_model.h"
 #include "quant_setup.h"
 #include "tensor_dump.h"
@@ -17,7 +17,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum {
     OPT_INPUT = 1,
@@ -200,31 +199,6 @@ static rd_status warn_fp16_constants(an_cmd_ctx *ctx, const rd_sim *sim, rd_erro
     return st;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static int64_t model_macs(const rd_model *m)
-{
-    int64_t total = 0;
-    for (size_t i = 0; i < rd_model_node_count(m); i++) {
-        rd_node_info ni;
-        rd_model_node(m, i, &ni);
-        if (!ni.folded)
-            total += ni.macs;
-    }
-    return total;
-}
-
 static rd_status run_once(rd_model *m, rd_sim *sim, const rd_tensor *inputs, size_t n_in, const rd_run_options *opt,
                           rd_error *err)
 {
@@ -235,46 +209,14 @@ static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor 
                      rd_pool *pool)
 {
     run_observer ro = {.m = sim ? rd_sim_model(sim) : m, .collect = false, .pool = pool};
-    rd_error err = {0};
-    rd_run_buffers *kept = NULL; /* as every command that runs a model many times: no page faults per run */
-    if (rd_run_buffers_create(&kept, &err) != RD_OK)
-        return an_fail(ctx, &err);
-    rd_run_options opt = {.observer = observe_tensor, .user = &ro, .pool = pool, .buffers = kept};
-    double *times = malloc((size_t)n * sizeof *times);
-    if (!times) {
-        rd_run_buffers_destroy(kept);
-        return an_fail_nomem(ctx, "the --bench timings");
-    }
-    /* one warm-up run: the first allocations and BLAS buffers are not what we measure */
-    if (run_once(m, sim, inputs, n_in, &opt, &err) != RD_OK) {
-        free(times);
-        rd_run_buffers_destroy(kept);
-        return an_fail(ctx, &err);
-    }
-    an_progress bar; /* a bar on a terminal, a line every few seconds elsewhere */
-    an_progress_init(&bar, ctx->errs, ctx->color, "bench");
-    for (long i = 0; i < n; i++) {
-        double t0 = now_ms();
-        if (run_once(m, sim, inputs, n_in, &opt, &err) != RD_OK) {
-            free(times);
-            rd_run_buffers_destroy(kept);
-            return an_fail(ctx, &err);
-        }
-        times[i] = now_ms() - t0;
-        an_progress_update(&bar, (size_t)i + 1, (size_t)n);
-    }
-    an_progress_done(&bar);
-    qsort(times, (size_t)n, sizeof *times, cmp_double);
-    double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
-    int64_t macs = model_macs(sim ? rd_sim_model(sim) : m);
-    fprintf(ctx->out,
-            "median %.3f ms over %ld runs (min %.3f, max %.3f), %d thread%s, %.3f GMAC, %.2f GFLOP/s, OpenBLAS kernel "
-            "%s%s\n",
-            median, n, times[0], times[n - 1], rd_pool_threads(pool), rd_pool_threads(pool) == 1 ? "" : "s",
-            (double)macs / 1e9, 2.0 * (double)macs / (median * 1e6), rd_blas_kernel(), sim ? ", simulated" : "");
-    free(times);
-    rd_run_buffers_destroy(kept);
-    return AN_EXIT_OK;
+    an_bench_target t = {.m = m,
+                         .sim = sim,
+                         .inputs = inputs,
+                         .n_in = n_in,
+                         .observer = observe_tensor,
+                         .observer_user = &ro,
+                         .pool = pool};
+    return an_run_bench(ctx, &t, n);
 }
 
 /* True when some graph input dim is symbolic or unknown (fixed from the actual inputs). */

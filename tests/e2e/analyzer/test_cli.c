@@ -29,6 +29,32 @@ static void test_usage_errors(void)
     RD_CLI_EXPECT(3, NULL, RD_TEXTS("/nonexistent/model.onnx"), "inspect", "/nonexistent/model.onnx");
 }
 
+/* The shares of a --bench table (the lines after its "time per run by op type" header) add up to 100 %. */
+static double bench_share_sum(const char *out)
+{
+    const char *at = strstr(out, "time per run by op type");
+    double sum = 0;
+    for (at = at ? strchr(at, '\n') : NULL; at && at[1] == ' '; at = strchr(at + 1, '\n')) {
+        const char *ms = strstr(at, " ms ");
+        if (ms)
+            sum += strtod(ms + 4, NULL);
+    }
+    return sum;
+}
+
+/* run --bench: the median line and the time per op type, for the reference and a simulator */
+static void check_bench(const char *model, const char *input)
+{
+    for (int p = 0; p < 2; p++) {
+        rd_cli_result r = rd_test_cli("run", model, "-i", input, "-p", p ? "int8" : "fp32", "--bench", "3", NULL);
+        CU_ASSERT_EQUAL(r.code, 0);
+        RD_ASSERT_HAS_TEXTS(r.out, "median ", " over 3 runs", "time per run by op type (mean of the 3 runs",
+                            "\n  Conv ", " 3 nodes\n", "\n  MaxPool ", " 1 node\n", "(observer: statistics)");
+        CU_ASSERT_DOUBLE_EQUAL(bench_share_sum(r.out), 100.0, 1.0);
+        rd_test_cli_free(&r);
+    }
+}
+
 static void test_demo_run_inspect(void)
 {
     char *dir = rd_test_tmpdir("cli-demo");
@@ -46,6 +72,8 @@ static void test_demo_run_inspect(void)
 
     /* options after the positional, --opt=value form, JSON summary */
     RD_CLI_EXPECT(0, RD_TEXTS("\"layers\"", "\"conv1_out\""), NULL, "run", "--json", model, "--input", named);
+
+    check_bench(model, input);
 
     /* --threads: the same summary (min, max, mean of every tensor) for 1 and 3 threads, fp32 and int8 */
     for (int p = 0; p < 2; p++) {
