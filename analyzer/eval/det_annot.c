@@ -29,8 +29,8 @@ static bool json_int(const cJSON *o, const char *key, int64_t min, int64_t max, 
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble) ||
-        v->valuedouble < (double)min || v->valuedouble > (double)max)
-        return false;
+        v->valuedouble < (double)min || v->valuedouble > (double)max || v->valuedouble >= 0x1p63)
+        return false; /* (double)INT64_MAX is 2^63, beyond int64: refused whatever max says */
     *out = (int64_t)v->valuedouble;
     return true;
 }
