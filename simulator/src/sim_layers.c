@@ -127,7 +127,8 @@ rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
         const rd_tensor *in[SIM_MAX_NODE_IO];
         for (int k = 0; k < ctx->n_in && k < SIM_MAX_NODE_IO; k++)
             in[k] = d->half_consts[k].data ? &d->half_consts[k] : half_in[k].data ? &half_in[k] : ctx->in[k];
-        st = eval_with(f16 ? f16 : n->def->eval[SIM_PREC_F32], ctx, in, err);
+        /* the float32 eval through sim_eval_f32, which splits a large elementwise node over the pool */
+        st = eval_with(f16 ? f16 : sim_eval_f32, ctx, in, err);
     }
     for (int k = 0; k < SIM_MAX_NODE_IO; k++)
         rd_tensor_fini(&half_in[k]);
@@ -278,7 +279,7 @@ rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
         c.in = in;
         st = eval_int8_layer(s, node, &c, err);
         if (st == RD_OK && c.deferred) /* the float kernel, on the converted inputs */
-            st = n->def->eval[SIM_PREC_F32](&c, err);
+            st = sim_eval_f32(&c, err);
     } else if (st == RD_OK) {
         st = eval_int8_layer(s, node, ctx, err);
     }
