@@ -32,8 +32,8 @@ static const an_optspec run_opts[] = {
     {OPT_INPUT, "input", 'i', "NAME=FILE.npy", "graph input, exactly as stored (repeat per input)"},
     {OPT_DUMP_DIR, "dump-dir", 'o', "DIR", "write every tensor as .npy plus index.json"},
     {OPT_OUTPUTS_ONLY, "outputs-only", 0, NULL, "dump and print only the graph outputs"},
-    {OPT_JSON, "json", 0, NULL, "print the per-layer summary as JSON"},
-    {OPT_BENCH, "bench", 0, "N", "time N inferences (every layer observed) and print the median"},
+    {OPT_JSON, "json", 0, NULL, "print the per-layer summary (with --bench: the timings) as JSON"},
+    {OPT_BENCH, "bench", 0, "N", "time N inferences (every layer observed): the median, and the time per op type"},
     {OPT_QUIET, "quiet", 'q', NULL, "print no per-layer table"},
     {OPT_PRECISION, "precision", 'p', "P",
      "fp32 (default), fp16 (= float16), int8 (= w8a8), int16 (= w16a16i), w8a16, w16a16i_dfp, or model (a quantized "
@@ -205,20 +205,6 @@ static rd_status run_once(rd_model *m, rd_sim *sim, const rd_tensor *inputs, siz
     return sim ? rd_sim_run(sim, inputs, n_in, opt, NULL, 0, err) : rd_model_run(m, inputs, n_in, opt, NULL, 0, err);
 }
 
-static int run_bench(an_cmd_ctx *ctx, rd_model *m, rd_sim *sim, const rd_tensor *inputs, size_t n_in, long n,
-                     rd_pool *pool)
-{
-    run_observer ro = {.m = sim ? rd_sim_model(sim) : m, .collect = false, .pool = pool};
-    an_bench_target t = {.m = m,
-                         .sim = sim,
-                         .inputs = inputs,
-                         .n_in = n_in,
-                         .observer = observe_tensor,
-                         .observer_user = &ro,
-                         .pool = pool};
-    return an_run_bench(ctx, &t, n);
-}
-
 /* True when some graph input dim is symbolic or unknown (fixed from the actual inputs). */
 static bool model_has_open_dims(const rd_model *m)
 {
@@ -276,6 +262,22 @@ typedef struct run_args {
     bool model_precision; /* --precision model */
     long bench;
 } run_args;
+
+static int run_bench(an_cmd_ctx *ctx, const run_args *a, rd_model *m, rd_sim *sim, const rd_tensor *inputs, size_t n_in)
+{
+    rd_pool *pool = a->cmd.q.pool;
+    run_observer ro = {.m = sim ? rd_sim_model(sim) : m, .collect = false, .pool = pool};
+    an_bench_target t = {.m = m,
+                         .sim = sim,
+                         .inputs = inputs,
+                         .n_in = n_in,
+                         .observer = observe_tensor,
+                         .observer_user = &ro,
+                         .pool = pool,
+                         .model_path = a->model_path,
+                         .json = a->json};
+    return an_run_bench(ctx, &t, a->bench);
+}
 
 static const an_optset run_sets[] = {
     AN_SET(OPT_DUMP_DIR, AN_SET_STR, run_args, dump_dir), AN_SET(OPT_OUTPUTS_ONLY, AN_SET_FLAG, run_args, outputs_only),
@@ -435,7 +437,7 @@ static int run_main(an_cmd_ctx *ctx, an_cmd_args *cmd, void *args)
         }
     }
     if (a->bench)
-        rc = run_bench(ctx, m, sim, inputs, n_in, a->bench, cmd->q.pool);
+        rc = run_bench(ctx, a, m, sim, inputs, n_in);
     else
         rc = run_and_report(ctx, a, m, sim, inputs, n_in);
     if (rc == AN_EXIT_OK && (st = an_quant_built_outputs(&cmd->q, sim, a->bench ? NULL : a->dump_dir,

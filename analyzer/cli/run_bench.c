@@ -8,6 +8,7 @@
  */
 #include "run_bench.h"
 #include "array_grow.h"
+#include "json_out.h"
 #include "progress.h"
 #include "term_text.h"
 
@@ -111,12 +112,27 @@ static rd_status run_timed(bench_clock *c, const rd_run_options *opt, double *ms
     return st;
 }
 
-static void print_ops(FILE *out, bench_clock *c, long n, double total_ms)
+/* The figures of n timed runs, times[] sorted. */
+typedef struct bench_figures {
+    long n;
+    const double *times;
+    double median, total;
+    int64_t macs;
+} bench_figures;
+
+static void print_text(FILE *out, const bench_clock *c, const bench_figures *f)
 {
-    qsort(c->ops, c->n_ops, sizeof *c->ops, cmp_op_time);
+    const an_bench_target *t = c->t;
+    const long n = f->n;
+    fprintf(out,
+            "median %.3f ms over %ld runs (min %.3f, max %.3f), %d thread%s, %.3f GMAC, %.2f GFLOP/s, OpenBLAS kernel "
+            "%s%s\n",
+            f->median, n, f->times[0], f->times[n - 1], rd_pool_threads(t->pool),
+            rd_pool_threads(t->pool) == 1 ? "" : "s", (double)f->macs / 1e9, 2.0 * (double)f->macs / (f->median * 1e6),
+            rd_blas_kernel(), t->sim ? ", simulated" : "");
     fprintf(out, "time per run by op type (mean of the %ld runs%s):\n", n,
-            c->t->sim ? "" : "; a Conv's time includes the elementwise nodes fused into it");
-    const double share = total_ms > 0 ? 100.0 / total_ms : 0;
+            t->sim ? "" : "; a Conv's time includes the elementwise nodes fused into it");
+    const double share = f->total > 0 ? 100.0 / f->total : 0;
     for (size_t i = 0; i < c->n_ops; i++)
         fprintf(out, "  %-24s %10.3f ms %6.1f %%  %lld node%s\n", RD_TEXT_SHOWN(c->ops[i].op), c->ops[i].ms / (double)n,
                 c->ops[i].ms * share, (long long)(c->ops[i].events / n), c->ops[i].events / n == 1 ? "" : "s");
@@ -124,6 +140,40 @@ static void print_ops(FILE *out, bench_clock *c, long n, double total_ms)
             c->observer_ms * share);
     fprintf(out, "  %-24s %10.3f ms %6.1f %%\n", "(other: inputs, set-up)", c->other_ms / (double)n,
             c->other_ms * share);
+}
+
+/* The same figures as one JSON object (times in ms, per run), printed whole or not at all. */
+static rd_status print_json(FILE *out, const bench_clock *c, const bench_figures *f, rd_error *err)
+{
+    const an_bench_target *t = c->t;
+    const double n = (double)f->n;
+    bool ok = true;
+    cJSON *root = cJSON_CreateObject();
+    an_json_add_str(root, "model", t->model_path, &ok);
+    an_json_add_bool(root, "simulated", t->sim != NULL, &ok);
+    an_json_add_num(root, "threads", rd_pool_threads(t->pool), &ok);
+    an_json_add_str(root, "blas_kernel", rd_blas_kernel(), &ok);
+    an_json_add_num(root, "runs", n, &ok);
+    an_json_add_num(root, "median_ms", f->median, &ok);
+    an_json_add_num(root, "min_ms", f->times[0], &ok);
+    an_json_add_num(root, "max_ms", f->times[f->n - 1], &ok);
+    an_json_add_num(root, "mean_ms", f->total / n, &ok);
+    an_json_add_num(root, "gmac", (double)f->macs / 1e9, &ok);
+    an_json_add_num(root, "gflops", 2.0 * (double)f->macs / (f->median * 1e6), &ok);
+    cJSON *ops = an_json_add_array(root, "ops", &ok);
+    for (size_t i = 0; ops && ok && i < c->n_ops; i++) {
+        cJSON *o = an_json_push_object(ops, &ok);
+        an_json_add_str(o, "op_type", c->ops[i].op, &ok);
+        an_json_add_num(o, "ms", c->ops[i].ms / n, &ok);
+        an_json_add_num(o, "nodes", (double)(c->ops[i].events / f->n), &ok);
+    }
+    an_json_add_num(root, "observer_ms", c->observer_ms / n, &ok);
+    an_json_add_num(root, "other_ms", c->other_ms / n, &ok);
+    if (ok && an_json_print(out, root))
+        return RD_OK;
+    if (!ok)
+        cJSON_Delete(root);
+    return rd_errorf(err, RD_E_NOMEM, "out of memory while printing the --bench JSON");
 }
 
 int an_run_bench(an_cmd_ctx *ctx, const an_bench_target *t, long n)
@@ -155,15 +205,17 @@ int an_run_bench(an_cmd_ctx *ctx, const an_bench_target *t, long n)
         return an_fail(ctx, &err);
     }
     qsort(times, (size_t)n, sizeof *times, cmp_double);
-    double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
-    int64_t macs = model_macs(t->sim ? rd_sim_model(t->sim) : t->m);
-    fprintf(ctx->out,
-            "median %.3f ms over %ld runs (min %.3f, max %.3f), %d thread%s, %.3f GMAC, %.2f GFLOP/s, OpenBLAS kernel "
-            "%s%s\n",
-            median, n, times[0], times[n - 1], rd_pool_threads(t->pool), rd_pool_threads(t->pool) == 1 ? "" : "s",
-            (double)macs / 1e9, 2.0 * (double)macs / (median * 1e6), rd_blas_kernel(), t->sim ? ", simulated" : "");
-    print_ops(ctx->out, &c, n, total);
+    qsort(c.ops, c.n_ops, sizeof *c.ops, cmp_op_time);
+    const bench_figures f = {.n = n,
+                             .times = times,
+                             .median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2,
+                             .total = total,
+                             .macs = model_macs(t->sim ? rd_sim_model(t->sim) : t->m)};
+    if (t->json)
+        st = print_json(ctx->out, &c, &f, &err);
+    else
+        print_text(ctx->out, &c, &f);
     free(times);
     free(c.ops);
-    return AN_EXIT_OK;
+    return st == RD_OK ? AN_EXIT_OK : an_fail(ctx, &err);
 }

@@ -16,9 +16,12 @@ typedef struct an_bench_target {
     rd_observer_fn observer; /* what a real run does with each tensor (cmd_run.c: its statistics) */
     void *observer_user;
     rd_pool *pool;
+    const char *model_path; /* named in the JSON */
+    bool json;              /* print the figures as one JSON object instead of text */
 } an_bench_target;
 
-/* Times n runs and prints the median line and the table per op type on ctx->out; returns the exit code. */
+/* Times n runs and prints the median line and the table per op type (or their JSON) on ctx->out; returns the
+   exit code. */
 int an_run_bench(an_cmd_ctx *ctx, const an_bench_target *t, long n);
 
 #endif

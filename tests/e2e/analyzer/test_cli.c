@@ -7,6 +7,8 @@
 #include "cli_expect.h"
 #include "rknn_diag/analyzer.h"
 
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +55,29 @@ static void check_bench(const char *model, const char *input)
         CU_ASSERT_DOUBLE_EQUAL(bench_share_sum(r.out), 100.0, 1.0);
         rd_test_cli_free(&r);
     }
+    /* --json: the same figures; the op types, the observer and the rest add up to the mean run */
+    rd_cli_result r = rd_test_cli("run", model, "-i", input, "--bench", "4", "--json", NULL);
+    CU_ASSERT_EQUAL(r.code, 0);
+    cJSON *doc = cJSON_Parse(r.out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    const cJSON *ops = cJSON_GetObjectItem(doc, "ops");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(doc, "runs")->valuedouble, 4);
+    CU_ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(doc, "simulated")));
+    double sum =
+        cJSON_GetObjectItem(doc, "observer_ms")->valuedouble + cJSON_GetObjectItem(doc, "other_ms")->valuedouble;
+    bool conv = false;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, ops)
+    {
+        sum += cJSON_GetObjectItem(o, "ms")->valuedouble;
+        conv |= strcmp(cJSON_GetObjectItem(o, "op_type")->valuestring, "Conv") == 0 &&
+                cJSON_GetObjectItem(o, "nodes")->valuedouble == 3;
+    }
+    CU_ASSERT(conv);
+    const double mean = cJSON_GetObjectItem(doc, "mean_ms")->valuedouble;
+    CU_ASSERT(mean > 0 && fabs(sum - mean) <= 1e-6 * mean);
+    cJSON_Delete(doc);
+    rd_test_cli_free(&r);
 }
 
 static void test_demo_run_inspect(void)
