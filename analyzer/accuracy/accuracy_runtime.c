@@ -241,7 +241,14 @@ static rd_status check_input(an_runtime *rt, size_t i, const char *path, const r
         st = an_runtime_raw_input(rt->q, m, i, path, &raw, err);
     char why[1400] = "";
     rd_error derr;
-    if (st == RD_OK && dump_values(rt, i, board, &t, &api, log, &values, &derr) != RD_OK) {
+    rd_status dst = st == RD_OK ? dump_values(rt, i, board, &t, &api, log, &values, &derr) : RD_OK;
+    if (dst == RD_E_NOMEM) { /* this host's memory, not the dump */
+        if (err)
+            *err = derr;
+        rd_tensor_fini(&raw);
+        return dst;
+    }
+    if (dst != RD_OK) {
         rt->verdict[i] = AN_IN_OTHER; /* a dump the reader cannot take is the check's result, not a failure */
         snprintf(why, sizeof why, "the InputOperator dump cannot be read as the %s API's: %s", an_app_api_name(api),
                  derr.msg);
