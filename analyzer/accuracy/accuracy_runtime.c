@@ -380,7 +380,9 @@ static rd_status check_outputs(an_runtime *rt, const rd_tensor *inputs, const ch
             zp = t.zero_point;
         }
         char why[1024];
-        if (an_check_output(&app, board, scale, zp, why, sizeof why)) {
+        bool mismatch = false;
+        st = an_check_output(&app, board, scale, zp, &mismatch, why, sizeof why, err);
+        if (st == RD_OK && mismatch) {
             char full[1400];
             snprintf(full, sizeof full, "%s (%s against the board's %s)", why, app_outputs[o],
                      board == &sim_out[o] ? "output as the simulator computes it" : "OutputOperator dump");

@@ -423,28 +423,36 @@ static const char *ratio_reason(double ratio)
     return "a different element count: the output was read with the wrong size or dtype";
 }
 
-bool an_check_output(const rd_tensor *app, const rd_tensor *board_out, float q_scale, int32_t q_zp, char *why,
-                     size_t why_len)
+rd_status an_check_output(const rd_tensor *app, const rd_tensor *board_out, float q_scale, int32_t q_zp, bool *mismatch,
+                          char *why, size_t why_len, rd_error *err)
 {
     why[0] = '\0';
+    *mismatch = true;
     int64_t n = rd_tensor_numel(board_out), na = rd_tensor_numel(app);
     if (na != n) {
         snprintf(why, why_len, "the application received %lld values, the output has %lld: %s", (long long)na,
                  (long long)n, ratio_reason(n ? (double)na / (double)n : 0));
-        return true;
+        return RD_OK;
     }
     rd_tensor af = {0};
-    if (rd_tensor_to_f32(&af, app, NULL) != RD_OK || board_out->dtype != RD_DT_F32) {
+    rd_status st = board_out->dtype == RD_DT_F32 ? rd_tensor_to_f32(&af, app, err) : RD_E_INVAL;
+    if (st == RD_E_NOMEM)
+        return st;
+    if (st != RD_OK) {
         snprintf(why, why_len, "the application's output could not be read as numbers");
-        return true;
+        return RD_OK;
     }
     const float *a = af.data, *o = board_out->data;
     double tol = fmax(1e-5, 1e-3 * range_of(o, n));
     bool bad = true;
     float *t = malloc((size_t)(n ? n : 1) * sizeof *t);
+    if (!t) {
+        rd_tensor_fini(&af);
+        return rd_errorf(err, RD_E_NOMEM, "out of memory checking the application's output");
+    }
     if (close_all(a, o, n, tol)) {
         bad = false;
-    } else if (t && q_scale > 0) {
+    } else if (q_scale > 0) {
         for (int64_t i = 0; i < n; i++)
             t[i] = (float)nearbyint(o[i] / q_scale) + (float)q_zp;
         if (close_all(a, t, n, 0.51)) {
@@ -472,7 +480,8 @@ bool an_check_output(const rd_tensor *app, const rd_tensor *board_out, float q_s
 done:
     free(t);
     rd_tensor_fini(&af);
-    return bad;
+    *mismatch = bad;
+    return RD_OK;
 }
 
 const char *an_input_verdict_name(an_input_verdict v)

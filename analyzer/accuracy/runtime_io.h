@@ -62,10 +62,11 @@ rd_status an_check_input(const rd_tensor *board, const an_input_expect *x, an_in
 /**
  * Compares what the application received for a graph output (app, any dtype) with the board's output
  * (board_out, float32): the same, or read as int8/uint8 codes, with a scale, or with the wrong dtype.
- * q_scale/q_zp: the output's int8 parameters (scale 0: float output). Returns true on a mismatch.
+ * q_scale/q_zp: the output's int8 parameters (scale 0: float output). *mismatch true on a mismatch (why says
+ * which); fails only when memory runs out.
  */
-bool an_check_output(const rd_tensor *app, const rd_tensor *board_out, float q_scale, int32_t q_zp, char *why,
-                     size_t why_len);
+rd_status an_check_output(const rd_tensor *app, const rd_tensor *board_out, float q_scale, int32_t q_zp, bool *mismatch,
+                          char *why, size_t why_len, rd_error *err);
 
 /** The mistake a verdict names: "RGB/BGR swapped", "normalisation applied twice", ...; "" for AN_IN_OK. */
 const char *an_input_verdict_name(an_input_verdict v);
