@@ -266,16 +266,17 @@ static rd_status check_input(an_runtime *rt, size_t i, const char *path, const r
     }
     bool shaped = st == RD_OK && to_graph_shape(rt, i, &values);
     rd_error nerr;
-    rd_status nst = shaped && api != AN_API_NORMAL
-                        ? an_app_normalise(&values, is_image, &spec, path, &normalised, &nerr)
-                        : RD_E_INVAL;
+    rd_status nst = RD_E_INVAL; /* the normalised input: none unless made below */
+    if (shaped && api == AN_API_NORMAL) {
+        rt->fed[i] = values; /* the normalised input itself */
+        values = (rd_tensor){0};
+    } else if (shaped) {
+        nst = an_app_normalise(&values, is_image, &spec, path, &normalised, &nerr);
+    }
     if (nst == RD_E_NOMEM) {
         st = nst;
         if (err)
             *err = nerr;
-    } else if (shaped && api == AN_API_NORMAL) {
-        rt->fed[i] = values; /* the normalised input itself */
-        values = (rd_tensor){0};
     } else if (nst == RD_OK) {
         rt->fed[i] = normalised;
         bool skipped = false;

@@ -106,6 +106,35 @@ static bool parse_number(const char *s, size_t n, double *out)
 }
 
 /*
+ * A six-character cell whose exponent the cut took part of, completed into full: the missing digits get the
+ * smallest magnitude Python writes there, whose repr gives back the same six characters ("5.01e-" and
+ * "5.1e-0" -> e-05, "3.2e-8" -> e-80, "1.5e+" and "1.5e+1" -> e+16, "1.5e+2" -> e+20). A whole "e+DD"
+ * below 16 is cut too: Python writes no such exponent ("2e+14" is "200000000000000.0"), so "-2e+14" is
+ * -2e+140. ("-2e-14" is a whole exponent Python does write.) false: no exponent was cut.
+ */
+static bool cut_exponent_completed(const char *s, size_t n, char *full, size_t full_len)
+{
+    const char *e = n == REP_EUC_CHARS ? memchr(s, 'e', n) : NULL;
+    if (!e)
+        return false;
+    const size_t rest = (size_t)(s + n - e - 1); /* after the 'e': Python writes a sign and 2+ digits */
+    const bool signed_exp = rest && (e[1] == '-' || e[1] == '+');
+    const bool digit2 = rest >= 2 && e[2] >= '0' && e[2] <= '9';
+    if (rest == 0 || (signed_exp && (rest == 1 || (rest == 2 && digit2)))) {
+        const char sign = rest ? e[1] : '-';
+        const int digit = rest == 2 ? e[2] - '0' : 0;
+        const int exp10 = sign == '+' ? (digit >= 2 ? digit * 10 : 16) : (digit >= 1 ? digit * 10 : 5);
+        snprintf(full, full_len, "%.*se%c%02d", (int)(e - s), s, sign, exp10);
+        return true;
+    }
+    if (rest == 3 && e[1] == '+' && digit2 && e[3] >= '0' && e[3] <= '9' && (e[2] - '0') * 10 + (e[3] - '0') < 16) {
+        snprintf(full, full_len, "%.*s0", (int)n, s);
+        return true;
+    }
+    return false;
+}
+
+/*
  * The euc text is str(float(x))[:6]: a six-character fixed-point text was probably cut, so the value is
  * taken at the middle of the cut interval ("0.0500" -> 0.05005, "-0.000" -> -0.0005: away from zero on
  * either side, -0.0 included), whose repr starts with the same six characters: written back, it prints the
@@ -113,29 +142,9 @@ static bool parse_number(const char *s, size_t n, double *out)
  */
 static bool parse_euc(const char *s, size_t n, double *out)
 {
-    const char *e = n == REP_EUC_CHARS ? memchr(s, 'e', n) : NULL;
-    const size_t rest = e ? (size_t)(s + n - e - 1) : 0; /* after the 'e': Python writes a sign and 2+ digits */
-    const bool signed_exp = rest && (e[1] == '-' || e[1] == '+');
-    if (e && (rest == 0 || (signed_exp && (rest == 1 || (rest == 2 && e[2] >= '0' && e[2] <= '9'))))) {
-        /* an exponent the cut took part of ("5.01e-05" -> "5.01e-", "5.1e-05" -> "5.1e-0", "3.2e-80" ->
-           "3.2e-8"): completed with the smallest magnitude Python writes there (-05, -D0, +16, +D0), whose
-           repr gives back the same six characters */
-        const char sign = rest ? e[1] : '-';
-        const int digit = rest == 2 ? e[2] - '0' : 0;
-        const int exp10 = sign == '+' ? (digit >= 2 ? digit * 10 : 16) : (digit >= 1 ? digit * 10 : 5);
-        char full[REP_EUC_CHARS + 8];
-        snprintf(full, sizeof full, "%.*se%c%02d", (int)(e - s), s, sign, exp10);
+    char full[REP_EUC_CHARS + 8];
+    if (cut_exponent_completed(s, n, full, sizeof full))
         return parse_number(full, strlen(full), out);
-    }
-    if (e && rest == 3 && e[1] == '+' && e[2] >= '0' && e[2] <= '1' && e[3] >= '0' && e[3] <= '9' &&
-        (e[2] - '0') * 10 + (e[3] - '0') < 16) {
-        /* "-2e+14": Python writes no exponent below 16 ("2e+14" is "200000000000000.0"), so this is a cut
-           three-digit one (-2e+140): completed with its smallest, a trailing 0. ("-2e-14" stays as it is:
-           a whole exponent Python does write.) */
-        char full[REP_EUC_CHARS + 8];
-        snprintf(full, sizeof full, "%.*s0", (int)n, s);
-        return parse_number(full, strlen(full), out);
-    }
     if (!parse_number(s, n, out))
         return false;
     const char *dot = memchr(s, '.', n);

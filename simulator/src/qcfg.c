@@ -638,6 +638,23 @@ static bool plain_ok(const char *s)
              sim_yscalar_int(&probe, &iv) || !strcmp(s, "=") || !strcmp(s, "<<"));
 }
 
+/* The escape of the UTF-8 character at c that YAML treats specially (the line breaks U+0085, U+2028, U+2029;
+   what a stream may not hold raw: C1 controls, U+FFFE, U+FFFF) into esc; returns its bytes, 0 for others. */
+static size_t multibyte_escape(const unsigned char *c, char *esc, size_t len)
+{
+    if (c[0] == 0xC2 && c[1] == 0x85)
+        snprintf(esc, len, "\\N");
+    else if (c[0] == 0xC2 && c[1] >= 0x80 && c[1] <= 0x9F)
+        snprintf(esc, len, "\\u%04x", c[1]);
+    else if (c[0] == 0xE2 && c[1] == 0x80 && (c[2] == 0xA8 || c[2] == 0xA9))
+        snprintf(esc, len, "%s", c[2] == 0xA8 ? "\\L" : "\\P");
+    else if (c[0] == 0xEF && c[1] == 0xBF && (c[2] == 0xBE || c[2] == 0xBF))
+        snprintf(esc, len, "%s", c[2] == 0xBE ? "\\uFFFE" : "\\uFFFF");
+    else
+        return 0;
+    return c[0] == 0xC2 ? 2 : 3;
+}
+
 /* Writes s as a YAML scalar: plain when safe, single-quoted (PyYAML's choice) for printable ASCII,
  * double-quoted with escapes otherwise. Non-ASCII goes double-quoted so that the Unicode line breaks
  * U+0085, U+2028 and U+2029 can be escaped (libyaml would fold them inside any other style), and the
@@ -665,25 +682,10 @@ static void put_scalar(outbuf *o, const char *s)
     put(o, "\"", 1);
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
         char esc[8];
-        if (c[0] == 0xC2 && c[1] == 0x85) {
-            puts_(o, "\\N");
-            c++;
-            continue;
-        }
-        if (c[0] == 0xE2 && c[1] == 0x80 && (c[2] == 0xA8 || c[2] == 0xA9)) {
-            puts_(o, c[2] == 0xA8 ? "\\L" : "\\P");
-            c += 2;
-            continue;
-        }
-        if (c[0] == 0xC2 && c[1] >= 0x80 && c[1] <= 0x9F) { /* U+0080..U+009F */
-            snprintf(esc, sizeof esc, "\\u%04x", c[1]);
+        const size_t taken = multibyte_escape(c, esc, sizeof esc);
+        if (taken) {
             puts_(o, esc);
-            c++;
-            continue;
-        }
-        if (c[0] == 0xEF && c[1] == 0xBF && (c[2] == 0xBE || c[2] == 0xBF)) {
-            puts_(o, c[2] == 0xBE ? "\\uFFFE" : "\\uFFFF");
-            c += 2;
+            c += taken - 1;
             continue;
         }
         if (*c < 0x20 || *c == 0x7f)
