@@ -34,6 +34,17 @@ static void drop_q16_weights(sim_node_data *d)
     d->w_scale16 = NULL;
 }
 
+/* Frees the float16 constants (also those of a first attempt that ran out of memory half way). */
+static void drop_half_consts(sim_node_data *d)
+{
+    for (int k = 0; d->half_consts && k < d->n_half; k++)
+        rd_tensor_fini(&d->half_consts[k]);
+    free(d->half_consts);
+    d->half_consts = NULL;
+    d->n_half = 0;
+    d->any_half = false;
+}
+
 void sim_node_data_fini(sim_node_data *d)
 {
     drop_q8_weights(d);
@@ -41,11 +52,7 @@ void sim_node_data_fini(sim_node_data *d)
     free(d->imported_scale);
     free(d->imported_zp);
     free(d->imported_codes);
-    if (d->half_consts) {
-        for (int k = 0; k < d->n_half; k++)
-            rd_tensor_fini(&d->half_consts[k]);
-        free(d->half_consts);
-    }
+    drop_half_consts(d);
     memset(d, 0, sizeof *d);
 }
 
@@ -70,6 +77,7 @@ static rd_status prepare_half_consts(rd_sim *s, int node, rd_error *err)
 {
     const sim_node *n = &s->m->nodes[node];
     sim_node_data *d = &s->nodes[node];
+    drop_half_consts(d);
     d->half_consts = calloc((size_t)n->n_in + 1, sizeof *d->half_consts);
     if (!d->half_consts)
         return rd_errorf(err, RD_E_NOMEM, "out of memory");
