@@ -3,8 +3,8 @@
 
 #include <errno.h>
 #include <math.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
 #endif
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +117,99 @@ rd_status an_load_graph_inputs(const rd_model *m, const char *const *names, cons
     return RD_OK;
 }
 
+/*
+ * One branch-free pass over a span, sixteen lanes at a time: lane j keeps the smallest, the largest and the
+ * sum in double of the elements i = j mod 16 in order; the lanes are then folded in order and the last
+ * elements added one by one. A fixed order, so the figures depend on nothing but the data, and the vector and
+ * portable paths give the same bits. x < lo ? x : lo is exactly vminps (NaN keeps lo), so both ignore NaN
+ * alike. Sixteen lanes so that AVX's four-double accumulators form four independent chains of additions (eight
+ * lanes in them would make two, each waiting on the adder's latency).
+ */
+enum { STATS_LANES = 16 };
+
+typedef struct stats_lanes {
+    float lo[STATS_LANES], hi[STATS_LANES];
+    double sum[STATS_LANES];
+} stats_lanes;
+
+/* The lanes over v[0 .. k) for the largest k <= n that is a multiple of the lanes; returns k. */
+static int64_t lanes_portable(const float *v, int64_t n, stats_lanes *l)
+{
+    int64_t k = 0;
+    for (; k + STATS_LANES <= n; k += STATS_LANES)
+        for (int j = 0; j < STATS_LANES; j++) {
+            const float x = v[k + j];
+            l->lo[j] = x < l->lo[j] ? x : l->lo[j];
+            l->hi[j] = x > l->hi[j] ? x : l->hi[j];
+            l->sum[j] += x;
+        }
+    return k;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#define STATS_HAVE_AVX 1
+__attribute__((target("avx"))) static int64_t lanes_avx(const float *v, int64_t n, stats_lanes *l)
+{
+    __m256 lo0 = _mm256_loadu_ps(l->lo), lo1 = _mm256_loadu_ps(l->lo + 8);
+    __m256 hi0 = _mm256_loadu_ps(l->hi), hi1 = _mm256_loadu_ps(l->hi + 8);
+    __m256d s0 = _mm256_loadu_pd(l->sum), s1 = _mm256_loadu_pd(l->sum + 4), s2 = _mm256_loadu_pd(l->sum + 8),
+            s3 = _mm256_loadu_pd(l->sum + 12);
+    int64_t k = 0;
+    for (; k + STATS_LANES <= n; k += STATS_LANES) {
+        const __m256 x0 = _mm256_loadu_ps(v + k), x1 = _mm256_loadu_ps(v + k + 8);
+        lo0 = _mm256_min_ps(x0, lo0);
+        lo1 = _mm256_min_ps(x1, lo1);
+        hi0 = _mm256_max_ps(x0, hi0);
+        hi1 = _mm256_max_ps(x1, hi1);
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(x0)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(x0, 1)));
+        s2 = _mm256_add_pd(s2, _mm256_cvtps_pd(_mm256_castps256_ps128(x1)));
+        s3 = _mm256_add_pd(s3, _mm256_cvtps_pd(_mm256_extractf128_ps(x1, 1)));
+    }
+    _mm256_storeu_ps(l->lo, lo0);
+    _mm256_storeu_ps(l->lo + 8, lo1);
+    _mm256_storeu_ps(l->hi, hi0);
+    _mm256_storeu_ps(l->hi + 8, hi1);
+    _mm256_storeu_pd(l->sum, s0);
+    _mm256_storeu_pd(l->sum + 4, s1);
+    _mm256_storeu_pd(l->sum + 8, s2);
+    _mm256_storeu_pd(l->sum + 12, s3);
+    return k;
+}
+#endif
+
+void an_stats_span(const float *v, int64_t n, bool vector, float *lo, float *hi, double *sum)
+{
+    stats_lanes l;
+    for (int j = 0; j < STATS_LANES; j++) {
+        l.lo[j] = INFINITY;
+        l.hi[j] = -INFINITY;
+        l.sum[j] = 0;
+    }
+    int64_t k = -1;
+#ifdef STATS_HAVE_AVX
+    if (vector && __builtin_cpu_supports("avx"))
+        k = lanes_avx(v, n, &l);
+#else
+    (void)vector;
+#endif
+    if (k < 0)
+        k = lanes_portable(v, n, &l);
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    *sum = 0;
+    for (int j = 0; j < STATS_LANES; j++) {
+        *lo = l.lo[j] < *lo ? l.lo[j] : *lo;
+        *hi = l.hi[j] > *hi ? l.hi[j] : *hi;
+        *sum += l.sum[j];
+    }
+    for (; k < n; k++) {
+        *lo = v[k] < *lo ? v[k] : *lo;
+        *hi = v[k] > *hi ? v[k] : *hi;
+        *sum += v[k];
+    }
+}
+
 /* A span's smallest, largest and sum, NaN ignored by the comparisons (an Inf or NaN sum sends the caller to
    the careful pass). */
 typedef struct span_stats {
@@ -124,63 +217,10 @@ typedef struct span_stats {
     double sum;
 } span_stats;
 
-/*
- * One branch-free pass over a span, eight lanes at a time (the sum of lane j takes the elements i = j mod 8,
- * in double; the lanes are added in order at the end: a fixed order, so the sum depends on nothing but the
- * data). x < lo ? x : lo is exactly SSE's minps (NaN keeps lo), so both paths ignore NaN alike.
- */
 static span_stats span_pass(const float *v, int64_t n)
 {
-    float lanes_lo[8], lanes_hi[8];
-    double lanes_sum[8];
-    int64_t k = 0;
-#ifdef __SSE2__
-    __m128 lo0 = _mm_set1_ps(INFINITY), lo1 = lo0, hi0 = _mm_set1_ps(-INFINITY), hi1 = hi0;
-    __m128d s0 = _mm_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
-    for (; k + 8 <= n; k += 8) {
-        const __m128 x0 = _mm_loadu_ps(v + k), x1 = _mm_loadu_ps(v + k + 4);
-        lo0 = _mm_min_ps(x0, lo0);
-        lo1 = _mm_min_ps(x1, lo1);
-        hi0 = _mm_max_ps(x0, hi0);
-        hi1 = _mm_max_ps(x1, hi1);
-        s0 = _mm_add_pd(s0, _mm_cvtps_pd(x0));
-        s1 = _mm_add_pd(s1, _mm_cvtps_pd(_mm_movehl_ps(x0, x0)));
-        s2 = _mm_add_pd(s2, _mm_cvtps_pd(x1));
-        s3 = _mm_add_pd(s3, _mm_cvtps_pd(_mm_movehl_ps(x1, x1)));
-    }
-    _mm_storeu_ps(lanes_lo, lo0);
-    _mm_storeu_ps(lanes_lo + 4, lo1);
-    _mm_storeu_ps(lanes_hi, hi0);
-    _mm_storeu_ps(lanes_hi + 4, hi1);
-    _mm_storeu_pd(lanes_sum, s0);
-    _mm_storeu_pd(lanes_sum + 2, s1);
-    _mm_storeu_pd(lanes_sum + 4, s2);
-    _mm_storeu_pd(lanes_sum + 6, s3);
-#else
-    for (int j = 0; j < 8; j++) {
-        lanes_lo[j] = INFINITY;
-        lanes_hi[j] = -INFINITY;
-        lanes_sum[j] = 0;
-    }
-    for (; k + 8 <= n; k += 8)
-        for (int j = 0; j < 8; j++) {
-            const float x = v[k + j];
-            lanes_lo[j] = x < lanes_lo[j] ? x : lanes_lo[j];
-            lanes_hi[j] = x > lanes_hi[j] ? x : lanes_hi[j];
-            lanes_sum[j] += x;
-        }
-#endif
-    span_stats r = {INFINITY, -INFINITY, 0};
-    for (int j = 0; j < 8; j++) {
-        r.lo = lanes_lo[j] < r.lo ? lanes_lo[j] : r.lo;
-        r.hi = lanes_hi[j] > r.hi ? lanes_hi[j] : r.hi;
-        r.sum += lanes_sum[j];
-    }
-    for (; k < n; k++) {
-        r.lo = v[k] < r.lo ? v[k] : r.lo;
-        r.hi = v[k] > r.hi ? v[k] : r.hi;
-        r.sum += v[k];
-    }
+    span_stats r;
+    an_stats_span(v, n, true, &r.lo, &r.hi, &r.sum);
     return r;
 }
 
@@ -238,7 +278,7 @@ static void stats_f32(const float *v, int64_t n, rd_pool *pool, an_tensor_stats 
     if (n > STATS_MIN_SPAN) {
         spans = (n + STATS_MIN_SPAN - 1) / STATS_MIN_SPAN;
         spans = spans < STATS_MAX_SPANS ? spans : STATS_MAX_SPANS;
-        job.span = ((n + spans - 1) / spans + 7) / 8 * 8; /* a multiple of the eight lanes */
+        job.span = ((n + spans - 1) / spans + STATS_LANES - 1) / STATS_LANES * STATS_LANES; /* whole lanes */
         spans = (n + job.span - 1) / job.span;
     }
     rd_pool_for(pool, spans, stats_span_task, &job);

@@ -33,5 +33,8 @@ typedef struct an_tensor_stats {
 /** min, max and mean (NaN and Inf counted apart); a large tensor over pool's threads, the same figures for any count.
  */
 void an_tensor_stats_compute(const rd_tensor *t, rd_pool *pool, an_tensor_stats *s);
+/** One span's smallest, largest and sum (NaN ignored by the comparisons), through the vector path when vector
+    and the CPU has one, else the portable one: the same bits either way (exposed for that test). */
+void an_stats_span(const float *v, int64_t n, bool vector, float *lo, float *hi, double *sum);
 
 #endif
