@@ -251,6 +251,21 @@ __attribute__((target("avx2"))) static int64_t centered8(const float *x, int64_t
     return i;
 }
 
+/* sim_quantize_centered's whole groups of eight (the centred codes are integers: exact as doubles); returns
+   how many values it did. */
+__attribute__((target("avx2"))) static int64_t centered8_f64(const float *x, int64_t n, const q8_lanes *l4, double *out)
+{
+    const q8_lanes8 l = q8_lanes8_of(l4);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 sat;
+        const __m256 r = q8_core8(&l, _mm256_loadu_ps(x + i), &sat);
+        _mm256_storeu_pd(out + i, _mm256_cvtps_pd(_mm256_castps256_ps128(r)));
+        _mm256_storeu_pd(out + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(r, 1)));
+    }
+    return i;
+}
+
 /* sim_quantize_i8's whole groups of eight (codes in [-128, 127], so the saturating packs keep them); returns
    how many values it did. */
 __attribute__((target("avx2"))) static int64_t codes8(const float *x, int64_t n, const q8_lanes *l4, float zp,
@@ -318,7 +333,12 @@ void sim_quantize_centered(const float *x, int64_t n, float scale, int32_t zp, i
 {
     const q8_lanes l = q_lanes_make(scale, zp, qmin, qmax);
     v4i sat;
-    for (int64_t i = 0; i < n; i += 4) {
+    int64_t start = 0;
+#ifdef QUANT_HAVE_AVX2
+    if (n >= 8 && cpu_has_avx2())
+        start = centered8_f64(x, n, &l, out);
+#endif
+    for (int64_t i = start; i < n; i += 4) {
         float buf[4] = {0};
         const int64_t c = n - i < 4 ? n - i : 4;
         memcpy(buf, x + i, (size_t)c * sizeof(float));

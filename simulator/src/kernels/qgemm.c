@@ -55,7 +55,9 @@ size_t qgemm_workspace_bytes(int64_t m, int64_t n, int64_t k)
     if (m <= 0 || n <= 0 || k <= 0)
         return 0;
     const size_t direct = layout_bytes(m, n, k), swapped = m == 1 ? layout_bytes(n, 1, k) : 0; /* qgemm_run */
-    return direct > swapped ? direct : swapped;
+    const size_t column = m == 1 || n == 1 ? align64((size_t)k * sizeof(int16_t)) : 0;         /* gemv_run's B */
+    const size_t most = direct > swapped ? direct : swapped;
+    return most > column ? most : column;
 }
 
 /* ------------------------------------------------------------------------------------------------- */
@@ -316,6 +318,65 @@ static void add_bias(int64_t m, int64_t n, const int32_t *bias, qgemm_bias mode,
     }
 }
 
+/*
+ * One column of C with A's rows contiguous (Gemm transB at batch 1, after the swap below): each C[i] is the
+ * dot product of A's row i with B's centred column, converted to int16 once (bc, k values). No packing, and
+ * none of the micro-tile's fifteen idle columns. Integer sums modulo 2^32: the bits of the blocked path.
+ */
+static void gemv_portable(int64_t m, int64_t k, const qgemm_mat *a, const int16_t *bc, int32_t *c, int64_t ldc)
+{
+    for (int64_t i = 0; i < m; i++) {
+        const int8_t *ar = a->data + i * a->rs;
+        uint32_t acc = 0;
+        for (int64_t p = 0; p < k; p++)
+            acc += (uint32_t)((ar[p] - a->zp) * bc[p]);
+        *(uint32_t *)(c + i * ldc) = acc;
+    }
+}
+
+#ifdef QGEMM_HAVE_AVX2
+/* gemv_portable sixteen products at a time: pmaddwd sums pairs exactly, the lanes add modulo 2^32. */
+__attribute__((target("avx2"))) static void gemv_avx2(int64_t m, int64_t k, const qgemm_mat *a, const int16_t *bc,
+                                                      int32_t *c, int64_t ldc)
+{
+    const __m256i zp = _mm256_set1_epi16((int16_t)a->zp);
+    for (int64_t i = 0; i < m; i++) {
+        const int8_t *ar = a->data + i * a->rs;
+        __m256i acc = _mm256_setzero_si256();
+        int64_t p = 0;
+        for (; p + 16 <= k; p += 16) {
+            const __m256i av =
+                _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(ar + p))), zp);
+            const __m256i bv = _mm256_loadu_si256((const __m256i *)(const void *)(bc + p));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(av, bv));
+        }
+        uint32_t lanes[8], sum = 0;
+        _mm256_storeu_si256((__m256i *)(void *)lanes, acc);
+        for (int l = 0; l < 8; l++)
+            sum += lanes[l];
+        for (; p < k; p++)
+            sum += (uint32_t)((ar[p] - a->zp) * bc[p]);
+        *(uint32_t *)(c + i * ldc) = sum;
+    }
+}
+#endif
+
+static void gemv_run(int64_t m, int64_t k, const qgemm_mat *a, const qgemm_mat *b, int32_t *c, int64_t ldc, void *work,
+                     bool fast)
+{
+    int16_t *bc = work; /* k values: the workspace holds B packed, at least as many */
+    for (int64_t p = 0; p < k; p++)
+        bc[p] = (int16_t)(b->data[p * b->rs] - b->zp);
+#ifdef QGEMM_HAVE_AVX2
+    if (fast) {
+        gemv_avx2(m, k, a, bc, c, ldc);
+        return;
+    }
+#endif
+    (void)fast;
+    gemv_portable(m, k, a, bc, c, ldc);
+}
+
 static void qgemm_run(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const qgemm_mat *b, const int32_t *bias,
                       qgemm_bias mode, int32_t *c, int64_t ldc, void *work, ukr_fn ukr, bool fast_pack)
 {
@@ -334,6 +395,12 @@ static void qgemm_run(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const
                                    : mode == QGEMM_BIAS_PER_M ? QGEMM_BIAS_PER_N
                                                               : mode;
         qgemm_run(n, 1, k, &bt, &at, bias, swapped, c, 1, work, ukr, fast_pack);
+        return;
+    }
+    if (n == 1 && a->cs == 1) {
+        gemv_run(m, k, a, b, c, ldc, work, fast_pack);
+        if (bias && mode != QGEMM_BIAS_NONE)
+            add_bias(m, n, bias, mode, c, ldc, true);
         return;
     }
     int16_t *bp = work;

@@ -39,9 +39,9 @@ static void ref_qgemm(int64_t m, int64_t n, int64_t k, const qgemm_mat *a, const
 
 static void test_qgemm_shapes(void)
 {
-    static const int64_t shapes[][3] = {{1, 1, 1},      {7, 17, 3},    {6, 16, 256}, {6, 16, 257},
-                                        {13, 33, 600},  {97, 1030, 5}, {2, 5, 0},    {0, 4, 4},
-                                        {100, 20, 513}, {5, 1, 31},    {1, 40, 301}, {1, 1030, 7}};
+    static const int64_t shapes[][3] = {{1, 1, 1},     {7, 17, 3},   {6, 16, 256},    {6, 16, 257},   {13, 33, 600},
+                                        {97, 1030, 5}, {2, 5, 0},    {0, 4, 4},       {100, 20, 513}, {5, 1, 31},
+                                        {1, 40, 301},  {1, 1030, 7}, {1, 1000, 1280}, {37, 1, 16},    {3, 1, 47}};
     uint32_t s = 42;
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
         for (int variant = 0; variant < 4; variant++) {

@@ -119,13 +119,16 @@ static void test_fake_quant_matches_scalar_rule(void)
             }
             int64_t sat, zero;
             float centred[40];
+            double centred64[40];
             sim_quantize_i8(orig, n, scale, zps[z], q);
             sim_quantize_centered_f32(orig, n, scale, zps[z], -128, 127, centred);
+            sim_quantize_centered(orig, n, scale, zps[z], -128, 127, centred64);
             sim_fake_quant_i8(x, n, scale, zps[z], &sat, &zero);
             for (int64_t i = 0; i < n; i++) {
                 CU_ASSERT_EQUAL(x[i], ref[i]);
                 CU_ASSERT_EQUAL(x[i], scale * (float)(q[i] - zps[z]));
                 CU_ASSERT_EQUAL(x[i], scale * centred[i]);
+                CU_ASSERT_EQUAL(x[i], scale * (float)centred64[i]);
             }
             CU_ASSERT_EQUAL(sat, want_sat);
             CU_ASSERT_EQUAL(zero, want_zero);
@@ -159,12 +162,13 @@ static int64_t near_half_steps(float scale, uint32_t *s, float *x, int64_t cap)
     return n;
 }
 
-/* The eight-lane code multiplies by 1 / scale where that cannot change a result: the same bits as the scalar
-   rule (a division) everywhere, the half steps and their neighbours included, for scales of every size. */
+/* The eight-lane code gives the bits of the scalar rule (a division) everywhere, the half steps and their
+   neighbours included, for scales of every size (where a product by 1 / scale would not: docs/benchmarks.md). */
 static void test_fake_quant_near_half_steps(void)
 {
     enum { N = 2400 };
     static float orig[N], x[N], ref[N], centred[N];
+    static double centred64[N];
     static int8_t q[N];
     uint32_t s = 97531;
     const int32_t zps[] = {-128, -3, 0, 64, 127};
@@ -190,10 +194,13 @@ static void test_fake_quant_near_half_steps(void)
         sim_fake_quant_i8(x, n, scale, zp, &sat, &zero);
         sim_quantize_i8(orig, n, scale, zp, q);
         sim_quantize_centered_f32(orig, n, scale, zp, -128, 127, centred);
+        sim_quantize_centered(orig, n, scale, zp, -128, 127, centred64);
         for (int64_t i = 0; i < n; i++) {
             const float from_codes = scale * (float)(q[i] - zp), from_centred = scale * centred[i];
+            const float from_centred64 = scale * (float)centred64[i];
             if (memcmp(&x[i], &ref[i], sizeof x[i]) != 0 || memcmp(&from_codes, &ref[i], sizeof ref[i]) != 0 ||
-                memcmp(&from_centred, &ref[i], sizeof ref[i]) != 0) {
+                memcmp(&from_centred, &ref[i], sizeof ref[i]) != 0 ||
+                memcmp(&from_centred64, &ref[i], sizeof ref[i]) != 0) {
                 if (mismatches++ < 5)
                     fprintf(stderr, "scale %a zp %d x %a: %a, codes %a, centred %a, want %a\n", (double)scale, zp,
                             (double)orig[i], (double)x[i], (double)from_codes, (double)from_centred, (double)ref[i]);
