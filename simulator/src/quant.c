@@ -179,8 +179,10 @@ static bool cpu_has_avx2(void)
     return __builtin_cpu_supports("avx2");
 }
 
-/* q8_core's lanes eight at a time: the same IEEE operations per lane (division, compares, the 1.5 * 2^23
-   rounding, selects), so the same bits; *sat gets all ones where clamping changed the rounded value. */
+/* q8_core's lanes eight at a time: the same IEEE operations per lane (division, the 1.5 * 2^23 rounding), so
+   the same bits; its selects t < lo1 ? lo1 : t (and the like) are vmaxps(lo1, t) and vminps(hi1, t), one
+   instruction each, exact for these operands (no NaN is left after the first mask, and the bounds are integers,
+   so equal operands are the same value). *sat gets all ones where clamping changed the rounded value. */
 typedef struct q8_lanes8 {
     __m256 scale, lo, hi, lo1, hi1;
 } q8_lanes8;
@@ -190,13 +192,11 @@ __attribute__((target("avx2"))) static inline __m256 q8_core8(const q8_lanes8 *l
     const __m256 magic = _mm256_set1_ps(12582912.0f);
     __m256 t = _mm256_div_ps(x, l->scale);
     t = _mm256_and_ps(t, _mm256_cmp_ps(t, t, _CMP_EQ_OQ));
-    t = _mm256_blendv_ps(t, l->lo1, _mm256_cmp_ps(t, l->lo1, _CMP_LT_OQ));
-    t = _mm256_blendv_ps(t, l->hi1, _mm256_cmp_ps(t, l->hi1, _CMP_GT_OQ));
-    __m256 r = _mm256_sub_ps(_mm256_add_ps(t, magic), magic);
+    t = _mm256_min_ps(l->hi1, _mm256_max_ps(l->lo1, t));
+    const __m256 r = _mm256_sub_ps(_mm256_add_ps(t, magic), magic);
     const __m256 below = _mm256_cmp_ps(r, l->lo, _CMP_LT_OQ), above = _mm256_cmp_ps(r, l->hi, _CMP_GT_OQ);
     *sat = _mm256_or_ps(below, above);
-    r = _mm256_blendv_ps(r, l->lo, below);
-    return _mm256_blendv_ps(r, l->hi, above);
+    return _mm256_min_ps(l->hi, _mm256_max_ps(l->lo, r));
 }
 
 __attribute__((target("avx2"))) static q8_lanes8 q8_lanes8_of(const q8_lanes *l)
@@ -227,9 +227,8 @@ __attribute__((target("avx2"))) static int64_t fake_quant8(float *x, int64_t n, 
         const __m256 v = _mm256_loadu_ps(x + i);
         __m256 sat;
         const __m256 r = q8_core8(&l, v, &sat);
-        const __m256 z =
-            _mm256_and_ps(_mm256_and_ps(_mm256_cmp_ps(r, zero, _CMP_EQ_OQ), _mm256_cmp_ps(v, zero, _CMP_NEQ_OQ)),
-                          _mm256_cmp_ps(v, v, _CMP_EQ_OQ));
+        /* rounded to zero: r == 0 from a non-zero x; the ordered compare is false for NaN, as fq_lanes' x == x */
+        const __m256 z = _mm256_and_ps(_mm256_cmp_ps(r, zero, _CMP_EQ_OQ), _mm256_cmp_ps(v, zero, _CMP_NEQ_OQ));
         sat_n = _mm256_sub_epi32(sat_n, _mm256_castps_si256(sat));
         zero_n = _mm256_sub_epi32(zero_n, _mm256_castps_si256(z));
         _mm256_storeu_ps(x + i, _mm256_mul_ps(l.scale, r));
