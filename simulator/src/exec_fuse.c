@@ -176,6 +176,9 @@ typedef struct split_job {
     sim_scratch *scratch; /* one per worker */
     rd_status *st;        /* per worker, with its error */
     rd_error *err;
+    const sim_exec_hooks *hooks; /* sim_eval_f32_rounded: each slice rounded by hooks->round_part */
+    int value;
+    sim_round_counts *counts; /* per worker */
 } split_job;
 
 static void split_task(void *arg, int64_t task, int worker)
@@ -198,6 +201,9 @@ static void split_task(void *arg, int64_t task, int worker)
         p1 = p0 + SPLIT_TARGET < j->v.p ? p0 + SPLIT_TARGET : j->v.p;
     }
     j->st[worker] = slice_run(j->op, &j->v, b, c0, c1, p0, p1, &j->scratch[worker], &j->err[worker]);
+    if (j->hooks && j->st[worker] == RD_OK) /* whole channels, or positions of one channel: one run */
+        j->hooks->round_part(j->hooks->user, j->value, j->op->out->data, (b * j->v.c + c0) * j->v.p + p0,
+                             p0 == 0 && p1 == j->v.p ? (c1 - c0) * j->v.p : p1 - p0, &j->counts[worker]);
 }
 
 /* The first failing worker's status, its message copied to err. */
@@ -238,29 +244,74 @@ static void workers_fini(workers *w)
     free(w->err);
 }
 
-rd_status sim_eval_f32(sim_op_ctx *ctx, rd_error *err)
+/* Whether the node's output 0 goes in slices: op filled. */
+static bool splits(const sim_op_ctx *ctx, slice_op *op)
 {
     const sim_node *n = ctx->node;
-    sim_eval_fn fn = n->def->eval[SIM_PREC_F32];
-    slice_op op;
-    if (sim_pool_width(ctx->pool) < 2 || !sliceable(n) || !ctx->out[0].data ||
-        rd_tensor_numel(&ctx->out[0]) < SPLIT_MIN_ELEMS || !slice_op_make(n, ctx->in, &ctx->out[0], &op))
-        return fn(ctx, err);
+    return sliceable(n) && ctx->out[0].data && rd_tensor_numel(&ctx->out[0]) >= SPLIT_MIN_ELEMS &&
+           slice_op_make(n, ctx->in, &ctx->out[0], op);
+}
+
+/* Runs op's slices over the pool (with hooks: each rounded, the counts summed); *ran false without memory for
+   the workers. */
+static rd_status split_run(sim_op_ctx *ctx, const slice_op *op, const sim_exec_hooks *hooks, int value, bool *ran,
+                           rd_error *err)
+{
     const view3 v = view_of(&ctx->out[0]);
-    split_job j = {.op = &op, .v = v, .per = v.p >= SPLIT_TARGET ? 0 : SPLIT_TARGET / v.p};
+    const int width = sim_pool_width(ctx->pool);
+    split_job j = {
+        .op = op, .v = v, .per = v.p >= SPLIT_TARGET ? 0 : SPLIT_TARGET / v.p, .hooks = hooks, .value = value};
     j.blocks = j.per > 0 ? sim_blocks(v.c, j.per) : v.c * sim_blocks(v.p, SPLIT_TARGET);
     workers w;
-    if (!workers_init(&w, sim_pool_width(ctx->pool))) {
+    *ran = workers_init(&w, width) && (!hooks || (j.counts = calloc((size_t)width, sizeof *j.counts)) != NULL);
+    if (!*ran) {
         workers_fini(&w);
-        return fn(ctx, err); /* no room to split: the same bits on one thread */
+        free(j.counts);
+        return RD_OK;
     }
     j.scratch = w.scratch;
     j.st = w.st;
     j.err = w.err;
+    for (int k = 0; hooks && k < width; k++)
+        j.counts[k].first = -1;
     sim_parallel(ctx->pool, v.n * j.blocks, split_task, &j);
     rd_status st = first_failure(w.st, w.err, w.n, err);
+    if (st == RD_OK && hooks) {
+        sim_round_counts sum = {.first = -1};
+        for (int k = 0; k < width; k++) {
+            sum.saturated += j.counts[k].saturated;
+            sum.rounded_to_zero += j.counts[k].rounded_to_zero;
+            sum.overflow += j.counts[k].overflow;
+            if (j.counts[k].first >= 0 && (sum.first < 0 || j.counts[k].first < sum.first))
+                sum.first = j.counts[k].first;
+            sum.max_abs = j.counts[k].max_abs > sum.max_abs ? j.counts[k].max_abs : sum.max_abs;
+        }
+        hooks->round_done(hooks->user, value, &ctx->out[0], &sum);
+    }
     workers_fini(&w);
+    free(j.counts);
     return st;
+}
+
+rd_status sim_eval_f32(sim_op_ctx *ctx, rd_error *err)
+{
+    sim_eval_fn fn = ctx->node->def->eval[SIM_PREC_F32];
+    slice_op op;
+    bool ran = false;
+    rd_status st = RD_OK;
+    if (sim_pool_width(ctx->pool) >= 2 && splits(ctx, &op))
+        st = split_run(ctx, &op, NULL, -1, &ran, err);
+    /* not sliced, or no room to split: the same bits on one thread */
+    return ran ? st : fn(ctx, err);
+}
+
+rd_status sim_eval_f32_rounded(sim_op_ctx *ctx, const sim_exec_hooks *hooks, int value, bool *done, rd_error *err)
+{
+    slice_op op;
+    *done = false;
+    if (!splits(ctx, &op))
+        return RD_OK;
+    return split_run(ctx, &op, hooks, value, done, err);
 }
 
 /* ---- fusion ------------------------------------------------------------------------------------------ */

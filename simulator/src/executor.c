@@ -182,13 +182,23 @@ rd_status sim_node_compute(rd_model *m, int idx, const sim_exec_hooks *hooks, co
     rd_status st = sim_node_begin(m, idx, in, outs, scratch, pool, &call, err);
     if (st != RD_OK)
         return st;
-    if (hooks && hooks->eval)
+    bool rounded = false; /* output 0 computed and rounded slice by slice */
+    if (hooks && hooks->round_in_slices && n->n_in <= SIM_MAX_NODE_IO) {
+        const rd_tensor *own[SIM_MAX_NODE_IO];
+        memcpy(own, in, (size_t)n->n_in * sizeof *own);
+        if (hooks->round_in_slices(hooks->user, idx, own)) {
+            sim_op_ctx c = call.ctx;
+            c.in = own;
+            st = sim_eval_f32_rounded(&c, hooks, n->out[0], &rounded, err);
+        }
+    }
+    if (st == RD_OK && !rounded && hooks && hooks->eval)
         st = hooks->eval(hooks->user, idx, &call.ctx, err);
-    if (st == RD_OK && (!hooks || !hooks->eval || call.ctx.deferred))
+    if (st == RD_OK && !rounded && (!hooks || !hooks->eval || call.ctx.deferred))
         st = sim_eval_f32(&call.ctx, err);
     if (st != RD_OK)
         rd_error_prefix(err, "%s", m->path);
-    for (int k = 0; k < n->n_out && st == RD_OK && hooks && hooks->materialize; k++)
+    for (int k = rounded ? 1 : 0; k < n->n_out && st == RD_OK && hooks && hooks->materialize; k++)
         if (call.present[k])
             st = hooks->materialize(hooks->user, n->out[k], &outs[k], err);
     if (st != RD_OK)

@@ -371,6 +371,14 @@ void sim_graph_producers(rd_model *m);
 /* ---------------------------------------------------------------------------------------------------
  * Executor (executor.c) with hooks for the simulators.
  */
+/* What rounding some values to their precision counted; sums (and the smallest first overflow, the largest
+   magnitude) do not depend on how the values were split into parts. */
+typedef struct sim_round_counts {
+    int64_t saturated, rounded_to_zero, overflow;
+    int64_t first; /* index in the tensor of the first float16 overflow, -1 if none */
+    double max_abs;
+} sim_round_counts;
+
 typedef struct sim_exec_hooks {
     void *user;
     /* Computes node `node` instead of its float32 eval; return sim_defer(ctx) to use the float32 eval. */
@@ -378,6 +386,15 @@ typedef struct sim_exec_hooks {
     /* Transforms a graph input or a freshly produced tensor in place, before consumers and the observer
        see it (rounding to float16, requantization). Not called for constants. */
     rd_status (*materialize)(void *user, int value, rd_tensor *t, rd_error *err);
+    /* Optional, all three or none: a large elementwise node computed in slices with its output rounded slice by
+       slice while in cache, instead of by materialize in a pass of its own (sim_eval_f32_rounded).
+       round_in_slices: whether eval computes node as its float32 eval on in (some of in[] replaced by the
+       hooks' own tensors: float16 constants) and its output 0 may be rounded in parts. */
+    bool (*round_in_slices)(void *user, int node, const rd_tensor **in);
+    /* Rounds elements [at, at + n) of value's tensor x as materialize would, adding the counts to c. */
+    void (*round_part)(void *user, int value, float *x, int64_t at, int64_t n, sim_round_counts *c);
+    /* Every part of value's tensor t was rounded: records the summed counts as materialize would have. */
+    void (*round_done)(void *user, int value, const rd_tensor *t, const sim_round_counts *c);
 } sim_exec_hooks;
 
 #define SIM_MAX_NODE_IO 256 /* inputs or outputs of one node (a Concat of many branches); checked at load */
@@ -439,6 +456,14 @@ rd_status sim_node_begin(rd_model *m, int idx, const rd_tensor *const *in, rd_te
 
 /** The node's float32 eval; an elementwise or channelwise op on a large tensor runs in slices over ctx->pool. */
 rd_status sim_eval_f32(sim_op_ctx *ctx, rd_error *err);
+
+/**
+ * The node's float32 eval in slices at any pool width, each slice of output 0 (value) rounded by
+ * hooks->round_part right after it is computed, the summed counts then given to hooks->round_done. *done
+ * false (nothing computed) when the node does not go in slices (not elementwise, too small, no memory for
+ * the workers): the caller computes it whole and materializes it.
+ */
+rd_status sim_eval_f32_rounded(sim_op_ctx *ctx, const sim_exec_hooks *hooks, int value, bool *done, rd_error *err);
 
 /**
  * Computes node idx from explicit inputs (in[k] NULL for an omitted one) into outs[0..n_out-1]

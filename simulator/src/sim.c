@@ -440,21 +440,16 @@ rd_status rd_sim_convert(const rd_sim *s, const char *name, rd_prec p, float *x,
 
 #define HOLD_CHUNK 65536 /* values per task */
 
-typedef struct hold_part {
-    int64_t saturated, rounded_to_zero, overflow, first;
-    double max_abs;
-} hold_part;
-
 typedef struct hold_job {
     rd_prec prec;
     float scale;
     int32_t zp;
     float *x;
     int64_t n;
-    hold_part *part; /* per worker */
+    sim_round_counts *part; /* per worker */
 } hold_job;
 
-static void hold_chunk(const hold_job *j, int64_t i0, int64_t len, hold_part *p)
+static void hold_chunk(const hold_job *j, int64_t i0, int64_t len, sim_round_counts *p)
 {
     float *x = j->x + i0;
     int64_t a = 0, b = 0, first = -1;
@@ -493,7 +488,7 @@ static void hold_values(rd_pool *pool, rd_prec prec, float scale, int32_t zp, fl
                         rd_sim_layer_stats *st)
 {
     const int width = sim_pool_width(pool);
-    hold_part one = {.first = -1}, *part = &one;
+    sim_round_counts one = {.first = -1}, *part = &one;
     if (width > 1 && n >= 2 * HOLD_CHUNK) {
         part = calloc((size_t)width, sizeof *part);
         if (!part)
@@ -586,6 +581,74 @@ rd_status sim_entire_materialize(void *user, int value, rd_tensor *t, rd_error *
     return sim_materialize(s, value, t, &s->stats[value], err);
 }
 
+/* ---- float16 rounded slice by slice (sim_eval_f32_rounded) ------------------------------------------- */
+
+/*
+ * A large elementwise float16 node (the Relu after a convolution) computed in slices, each rounded to half
+ * while in cache: that rounding is cheap, so the pass of its own was bound by memory. Not int8: its
+ * requantization, done the same way, gained nothing (docs/benchmarks.md). Not with faults to emulate (they
+ * act on the whole tensor) nor a float16 step before another precision (two roundings).
+ */
+static bool round_in_slices_hook(void *user, int node, const rd_tensor **in)
+{
+    rd_sim *s = user;
+    const sim_node *n = &s->m->nodes[node];
+    if (s->n_faults || n->n_out < 1 || n->out[0] < 0)
+        return false;
+    const int v = n->out[0];
+    const sim_val_data *d = &s->vals[v];
+    if (s->m->values[v].virtual_out || d->via_f16 || d->prec != RD_PREC_FP16)
+        return false;
+    return sim_layer_plain_float(s, node, in);
+}
+
+static void round_part_hook(void *user, int value, float *x, int64_t at, int64_t n, sim_round_counts *c)
+{
+    const rd_sim *s = user;
+    const sim_val_data *d = &s->vals[value];
+    const bool wide = d->prec == RD_PREC_INT16;
+    hold_job j = {.prec = d->prec,
+                  .scale = wide ? d->scale16 : d->scale,
+                  .zp = wide ? d->zero_point16 : d->zero_point,
+                  .x = x,
+                  .n = at + n};
+    hold_chunk(&j, at, n, c);
+}
+
+/* The stats sim_materialize records, from the counts of every part. */
+static void round_done_hook(void *user, int value, const rd_tensor *t, const sim_round_counts *c)
+{
+    rd_sim *s = user;
+    rd_sim_layer_stats *st = &s->stats[value];
+    memset(st, 0, sizeof *st);
+    st->fp16_first_index = -1;
+    st->count = rd_tensor_numel(t);
+    switch (s->vals[value].prec) {
+    case RD_PREC_FP16:
+        st->fp16_overflow = c->overflow;
+        st->fp16_first_index = c->first;
+        st->fp16_max_abs = c->max_abs;
+        break;
+    case RD_PREC_INT8:
+    case RD_PREC_INT16:
+        st->saturated = c->saturated;
+        st->rounded_to_zero = c->rounded_to_zero;
+        break;
+    case RD_PREC_FP32:
+        break;
+    }
+}
+
+sim_exec_hooks sim_entire_hooks(rd_sim *s)
+{
+    return (sim_exec_hooks){.user = s,
+                            .eval = sim_hook_eval,
+                            .materialize = sim_entire_materialize,
+                            .round_in_slices = round_in_slices_hook,
+                            .round_part = round_part_hook,
+                            .round_done = round_done_hook};
+}
+
 rd_status sim_hook_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err)
 {
     rd_sim *s = user;
@@ -618,6 +681,6 @@ rd_status rd_sim_run(rd_sim *s, const rd_tensor *inputs, size_t n_inputs, const 
         memset(&s->stats[v], 0, sizeof s->stats[v]);
         s->stats[v].fp16_first_index = -1;
     }
-    sim_exec_hooks hooks = {.user = s, .eval = sim_hook_eval, .materialize = sim_entire_materialize};
+    const sim_exec_hooks hooks = sim_entire_hooks(s);
     return sim_execute(s->m, &hooks, s->pool, inputs, n_inputs, opt, outputs, n_outputs, err);
 }

@@ -118,7 +118,7 @@ rd_status rd_sim_analyze_ex(rd_sim *s, const rd_tensor *inputs, size_t n_inputs,
         s->stats[v].fp16_first_index = -1;
     }
     /* the entire run materialises through sim.c's hook, which records the per-layer stats */
-    sim_exec_hooks entire_hooks = {.user = s, .eval = sim_hook_eval, .materialize = sim_entire_materialize};
+    const sim_exec_hooks entire_hooks = sim_entire_hooks(s);
     sim_run_state golden, entire;
     single_state ss = {0}, rs = {0}; /* inner values of fused groups: single, single_sim */
     rd_status st = sim_state_init(&golden, m, NULL, err);

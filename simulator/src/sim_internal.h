@@ -72,6 +72,9 @@ rd_status sim_materialize(rd_sim *s, int value, rd_tensor *t, rd_sim_layer_stats
 rd_status sim_entire_materialize(void *user, int value, rd_tensor *t, rd_error *err);
 /** The eval hook: the node at its precision, sim_defer for the float32 operator. user is the rd_sim. */
 rd_status sim_hook_eval(void *user, int node, sim_op_ctx *ctx, rd_error *err);
+/** The hooks of a whole simulation run (rd_sim_run, the analysis' entire run): eval, materialize into the run's
+    per-layer stats, and a large float16 elementwise node rounded slice by slice (counts into the same stats). */
+sim_exec_hooks sim_entire_hooks(rd_sim *s);
 rd_prec sim_node_precision(const rd_sim *s, int node);
 /** Value index of a tensor name, or RD_E_NOTFOUND naming the closest names. */
 rd_status sim_find_value(const rd_sim *s, const char *name, int *out, rd_error *err);
@@ -87,6 +90,9 @@ rd_status sim_fault_apply(const rd_sim *s, int value, rd_tensor *t, rd_error *er
 rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
 rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
 rd_status sim_eval_int16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
+/** Whether the node's eval at its precision is its float32 eval on in[] with some inputs replaced (float16
+    constants, put in in[]); false when it has a kernel of its own there or converts an input. */
+bool sim_layer_plain_float(rd_sim *s, int node, const rd_tensor **in);
 /** Weight width of the int16 layers: opt.weight_bits, 16 when 0. */
 int sim_weight_bits(const rd_sim *s);
 

@@ -7,12 +7,15 @@
  * Those three runs share one rd_run_buffers, so each computes into the blocks the previous one left (stale
  * values included); a fourth run at 8 threads must find every block it needs among those kept.
  * The float32 reference is also run unfused (through empty executor hooks, which turn the fusion of
- * Conv + BatchNormalization + activation off): the fused run must give the same bits.
+ * Conv + BatchNormalization + activation off): the fused run must give the same bits. So are the simulators
+ * (through their hooks without rounding a large float16 elementwise node slice by slice): the same bits, and the
+ * same per-layer counts of saturation, underflow and float16 overflow.
  */
 #include "rd_test.h"
 #include "rknn_diag/simulator.h"
 
 #include "internal.h"
+#include "sim_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -29,6 +32,7 @@ typedef struct record {
     seen *v;
     size_t n, cap;
     bool failed;
+    uint64_t stats_hash; /* a simulator's per-layer stats after the run */
 } record;
 
 static uint64_t fnv1a(const void *data, size_t len)
@@ -61,11 +65,25 @@ static rd_status keep(void *user, const rd_observed *ev, rd_error *err)
     return RD_OK;
 }
 
+/* A hash of every value's per-layer stats (the counts the report shows). */
+static uint64_t stats_hash(const rd_sim *s)
+{
+    uint64_t h = 0;
+    const size_t n_values = rd_model_value_count(rd_sim_model(s));
+    for (size_t v = 0; v < n_values; v++) {
+        rd_sim_layer_stats st;
+        rd_sim_layer_stats_get(s, (int)v, &st);
+        const int64_t f[] = {st.count, st.saturated, st.rounded_to_zero, st.fp16_overflow, st.fp16_first_index};
+        h = h * 31 + fnv1a(f, sizeof f) + fnv1a(&st.fp16_max_abs, sizeof st.fp16_max_abs);
+    }
+    return h;
+}
+
 /* Runs once on pool (NULL: one thread) with buffers kept from earlier runs (may be NULL) and records every
-   tensor; the simulator s when not NULL, else m (unfused: the float32 reference through empty hooks, which
-   computes node by node). */
+   tensor; the simulator s when not NULL, else m. plain: node by node, each output rounded whole (the float32
+   reference through empty hooks, the simulator through its hooks without rounding in slices). */
 static void run_recorded(rd_model *m, rd_sim *s, const rd_tensor *in, rd_pool *pool, rd_run_buffers *buffers,
-                         bool unfused, record *r)
+                         bool plain, record *r)
 {
     rd_error err;
     rd_run_options ro = {.observer = keep, .user = r, .observe_inputs = true, .pool = pool, .buffers = buffers};
@@ -73,11 +91,20 @@ static void run_recorded(rd_model *m, rd_sim *s, const rd_tensor *in, rd_pool *p
     rd_tensor *outs = calloc(n_out, sizeof *outs);
     CU_ASSERT_PTR_NOT_NULL_FATAL(outs);
     const sim_exec_hooks none = {0};
-    rd_status st = s         ? rd_sim_run(s, in, 1, &ro, outs, n_out, &err)
-                   : unfused ? sim_execute(m, &none, NULL, in, 1, &ro, outs, n_out, &err)
-                             : rd_model_run(m, in, 1, &ro, outs, n_out, &err);
+    sim_exec_hooks whole = {0};
+    if (s) {
+        whole = sim_entire_hooks(s);
+        whole.round_in_slices = NULL;
+    }
+    rd_status st = s && plain
+                       ? sim_execute((rd_model *)rd_sim_model(s), &whole, rd_sim_pool(s), in, 1, &ro, outs, n_out, &err)
+                   : s     ? rd_sim_run(s, in, 1, &ro, outs, n_out, &err)
+                   : plain ? sim_execute(m, &none, NULL, in, 1, &ro, outs, n_out, &err)
+                           : rd_model_run(m, in, 1, &ro, outs, n_out, &err);
     if (st != RD_OK)
         fprintf(stderr, "run failed: %s\n", err.msg);
+    if (s)
+        r->stats_hash = stats_hash(s);
     CU_ASSERT_EQUAL(st, RD_OK);
     CU_ASSERT_FALSE(r->failed);
     for (size_t k = 0; k < n_out; k++)
@@ -145,14 +172,18 @@ static void check_model(const char *model, const char *input)
         record one = {0};
         run_recorded(m, s, &in, NULL, NULL, false, &one);
         CU_ASSERT(one.n > 2);
-        if (kind == REF_F32) {
-            record plain = {0};
-            run_recorded(m, NULL, &in, NULL, NULL, true, &plain);
-            long d = first_difference(&one, &plain);
+        /* against node by node with whole roundings, on one thread and on three */
+        for (int c = -1; c < 2; c += 2) {
+            record usual = {0}, plain = {0};
+            run_recorded(m, s, &in, c < 0 ? NULL : pools[c], NULL, false, &usual);
+            run_recorded(m, s, &in, c < 0 ? NULL : pools[c], NULL, true, &plain);
+            long d = first_difference(&usual, &plain);
             if (d >= 0)
-                fprintf(stderr, "%s: tensor %ld ('%s') differs between the fused and the unfused reference\n", model, d,
-                        (size_t)d < one.n ? one.v[d].name : "(missing)");
+                fprintf(stderr, "%s, %s: tensor %ld ('%s') differs from the node-by-node run\n", model,
+                        kind_names[kind], d, (size_t)d < usual.n ? usual.v[d].name : "(missing)");
             CU_ASSERT_EQUAL(d, -1);
+            CU_ASSERT_EQUAL(usual.stats_hash, plain.stats_hash);
+            free(usual.v);
             free(plain.v);
         }
         /* the pools' runs share kept buffers: each starts on the blocks (and stale values) of the one before */
