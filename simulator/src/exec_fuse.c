@@ -9,7 +9,8 @@
  * a view of the region: the bits are those of the unfused run.
  *
  * Splitting: an elementwise node on a large tensor computes in fixed slices over the pool. Slices change
- * no element's arithmetic, so results do not depend on the thread count either way.
+ * no element's arithmetic, so results do not depend on the thread count either way. In a simulation a
+ * float16 one goes in slices at any width, each rounded as soon as it is computed (sim_eval_f32_rounded).
  *
  * A tensor is viewed as [N, C, P] (batch, channels, positions); a slice is batch n, channels [c0, c1),
  * positions [p0, p1): one view [1, c1 - c0, P] when it holds whole channels, else one [1, 1, p1 - p0] per
