@@ -597,9 +597,10 @@ static bool round_in_slices_hook(void *user, int node, const rd_tensor **in)
         return false;
     const int v = n->out[0];
     const sim_val_data *d = &s->vals[v];
-    if (s->m->values[v].virtual_out || d->via_f16 || d->prec != RD_PREC_FP16)
+    if (s->m->values[v].virtual_out || d->via_f16 || d->prec != RD_PREC_FP16 ||
+        sim_node_precision(s, node) != RD_PREC_FP16)
         return false;
-    return sim_layer_plain_float(s, node, in);
+    return sim_fp16_layer_is_float(s, node, in);
 }
 
 static void round_part_hook(void *user, int value, float *x, int64_t at, int64_t n, sim_round_counts *c)

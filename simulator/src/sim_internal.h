@@ -90,9 +90,9 @@ rd_status sim_fault_apply(const rd_sim *s, int value, rd_tensor *t, rd_error *er
 rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
 rd_status sim_eval_int8(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
 rd_status sim_eval_int16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err);
-/** Whether the node's eval at its precision is its float32 eval on in[] with some inputs replaced (float16
-    constants, put in in[]); false when it has a kernel of its own there or converts an input. */
-bool sim_layer_plain_float(rd_sim *s, int node, const rd_tensor **in);
+/** Whether sim_eval_fp16 computes the node as its float32 eval on in[] with its float constants replaced by
+    their half copies (put in in[]); false when the op has a float16 kernel or an input is converted. */
+bool sim_fp16_layer_is_float(rd_sim *s, int node, const rd_tensor **in);
 /** Weight width of the int16 layers: opt.weight_bits, 16 when 0. */
 int sim_weight_bits(const rd_sim *s);
 

@@ -143,6 +143,23 @@ rd_status sim_eval_fp16(rd_sim *s, int node, sim_op_ctx *ctx, rd_error *err)
     return st;
 }
 
+bool sim_fp16_layer_is_float(rd_sim *s, int node, const rd_tensor **in)
+{
+    const sim_node *n = &s->m->nodes[node];
+    sim_node_data *d = &s->nodes[node];
+    if (kernels_apply(n) && n->def->eval[SIM_PREC_F16])
+        return false;
+    if (!d->half_ready && prepare_half_consts(s, node, NULL) != RD_OK)
+        return false;
+    for (int k = 0; k < n->n_in && k < d->n_half; k++) {
+        if (d->half_consts[k].data)
+            in[k] = &d->half_consts[k];
+        else if (in[k] && held_on_grid(s, n->in[k]))
+            return false; /* sim_eval_fp16 would convert it */
+    }
+    return true;
+}
+
 /* ---- integer layers: the op table's kernels -------------------------------------------------------- */
 
 const rd_tensor *sim_const_weight(const rd_sim *s, int node)
@@ -329,39 +346,6 @@ static rd_status eval_int8_layer(rd_sim *s, int node, sim_op_ctx *ctx, rd_error 
     q.n_w_scale = d->n_w_scale;
     q.c_const = bias_const(s, n);
     return def->eval_i8(ctx, &q, err);
-}
-
-bool sim_layer_plain_float(rd_sim *s, int node, const rd_tensor **in)
-{
-    const sim_node *n = &s->m->nodes[node];
-    switch (sim_node_precision(s, node)) {
-    case RD_PREC_INT8: /* sim_eval_int8: the int8 kernel, or the float one after converting float16 inputs */
-        if (kernels_apply(n) && n->def->eval_i8)
-            return false;
-        for (int k = 0; k < n->n_in; k++)
-            if (f16_to_int8(s, n->in[k]))
-                return false;
-        return true;
-    case RD_PREC_FP16: { /* sim_eval_fp16: a float16 kernel, or the float one on float16 constants */
-        sim_node_data *d = &s->nodes[node];
-        if (kernels_apply(n) && n->def->eval[SIM_PREC_F16])
-            return false;
-        if (!d->half_ready && prepare_half_consts(s, node, NULL) != RD_OK)
-            return false;
-        for (int k = 0; k < n->n_in && k < d->n_half; k++) {
-            if (d->half_consts[k].data)
-                in[k] = &d->half_consts[k];
-            else if (in[k] && held_on_grid(s, n->in[k]))
-                return false;
-        }
-        return true;
-    }
-    case RD_PREC_INT16:
-        return !(kernels_apply(n) && n->def->eval_i16);
-    case RD_PREC_FP32:
-        return true;
-    }
-    return false;
 }
 
 /* ---- int16 --------------------------------------------------------------------------------------- */
