@@ -5,8 +5,9 @@
  * For output channel m and output row oh, the taps are the (c, kh, kw) of W's order whose input row lies
  * inside the input; each tap reads the input row at column ow * stride + kw * dil - pad. The element is
  * fma(w_t, x_t, ...) over those taps in order, starting from the bias, and a tap whose column falls in the
- * padding is skipped. Columns where every tap is inside run vectorised (AVX2+FMA when the CPU has it), the
- * edges one by one with fmaf: the same chain, so the bits do not depend on the path.
+ * padding is skipped. With AVX2+FMA the columns go eight lanes at a time, the edges through masks that skip
+ * the padding taps lane by lane, and rows whose taps are all inside four at a time; the portable path takes
+ * them one by one with fmaf: the same chain, so the bits do not depend on the path.
  *
  * A strided conv first splits its group's input rows by column phase (x[i * s + ph] stored at
  * [ph][i]) so that every tap reads a contiguous run.
@@ -15,6 +16,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -191,56 +193,100 @@ static void row_portable(const tap *taps, int nt, float bias, int64_t lo, int64_
 }
 
 #ifdef DIRECT_HAVE_AVX2
-__attribute__((target("avx2,fma"))) static void edge_avx2(const tap *taps, int nt, float bias, int64_t from, int64_t to,
-                                                          float *yr)
+/* Whether every kernel row of output row oh reads inside the input (so do the rows between such rows). */
+static bool row_inside(const geom2 *q, int64_t oh)
 {
-    for (int64_t ow = from; ow < to; ow++) {
-        float acc = bias;
-        for (int t = 0; t < nt; t++)
-            if (ow >= taps[t].lo && ow < taps[t].hi)
-                acc = __builtin_fmaf(taps[t].w, taps[t].row[ow + taps[t].off], acc);
-        yr[ow] = acc;
+    const int64_t top = oh * q->sh - q->ph;
+    return top >= 0 && top + (q->kh - 1) * q->dh < q->ih;
+}
+
+/* The input of tap t for output column ow, delta floats further (ow + off may lie before the row: only masked
+   loads read there, and the address is formed without pointer arithmetic outside the array). */
+static inline const float *tap_at(const tap *t, int64_t ow, int64_t delta)
+{
+    return (const float *)((uintptr_t)t->row + (uintptr_t)((ow + t->off + delta) * (int64_t)sizeof(float)));
+}
+
+/*
+ * R output rows at once (R = 1, or 4 rows with every tap inside: the same weights in the same order, row r
+ * reading r * delta floats further), eight columns a lane each. Columns where every tap is inside go 32 (one
+ * row) or 16 (four rows) at a time with plain loads; the blocks at the edges go through masks: a lane whose
+ * tap falls in the padding keeps its accumulator (the tap is skipped, as the contract says) and its load is
+ * masked off. Each lane is its element's one chain, in tap order, from the bias: the bits of row_portable.
+ * Four rows give eight independent chains, where one row of a small map had one.
+ */
+__attribute__((target("avx2,fma"), always_inline)) static inline void rows_avx2(const tap *taps, const int R,
+                                                                                int64_t delta, int nt, float bias,
+                                                                                int64_t lo, int64_t hi, int64_t ow_n,
+                                                                                float *y0, int64_t y_stride)
+{
+    const __m256 b = _mm256_set1_ps(bias);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const int V = R == 1 ? 4 : 2; /* vectors per row in a wide block: four or eight accumulators in all */
+    for (int64_t ow = 0; ow < ow_n;) {
+        if (ow >= lo && ow + 8 * V <= hi) {
+            __m256 a[4][4];
+            for (int r = 0; r < R; r++)
+                for (int v = 0; v < V; v++)
+                    a[r][v] = b;
+            for (int t = 0; t < nt; t++) {
+                const __m256 w = _mm256_set1_ps(taps[t].w);
+                const float *x0 = taps[t].row + (ow + taps[t].off);
+                for (int r = 0; r < R; r++)
+                    for (int v = 0; v < V; v++)
+                        a[r][v] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x0 + r * delta + 8 * v), a[r][v]);
+            }
+            for (int r = 0; r < R; r++)
+                for (int v = 0; v < V; v++)
+                    _mm256_storeu_ps(y0 + r * y_stride + ow + 8 * v, a[r][v]);
+            ow += 8 * V;
+            continue;
+        }
+        if (ow >= lo && ow + 8 <= hi) {
+            __m256 a[4] = {b, b, b, b};
+            for (int t = 0; t < nt; t++) {
+                const __m256 w = _mm256_set1_ps(taps[t].w);
+                const float *x0 = taps[t].row + (ow + taps[t].off);
+                for (int r = 0; r < R; r++)
+                    a[r] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x0 + r * delta), a[r]);
+            }
+            for (int r = 0; r < R; r++)
+                _mm256_storeu_ps(y0 + r * y_stride + ow, a[r]);
+            ow += 8;
+            continue;
+        }
+        const __m256i col = _mm256_add_epi32(lane, _mm256_set1_epi32((int)ow));
+        const __m256i in_row = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)ow_n), col);
+        __m256 a[4] = {b, b, b, b};
+        for (int t = 0; t < nt; t++) {
+            /* lanes whose column this tap reads inside the input: lo <= col < hi */
+            const __m256i inside = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)taps[t].lo), col),
+                                                       _mm256_cmpgt_epi32(_mm256_set1_epi32((int)taps[t].hi), col));
+            const __m256i m = _mm256_and_si256(inside, in_row);
+            const __m256 w = _mm256_set1_ps(taps[t].w), mf = _mm256_castsi256_ps(m);
+            for (int r = 0; r < R; r++) {
+                const __m256 x = _mm256_maskload_ps(tap_at(&taps[t], ow, r * delta), m);
+                a[r] = _mm256_blendv_ps(a[r], _mm256_fmadd_ps(w, x, a[r]), mf);
+            }
+        }
+        for (int r = 0; r < R; r++)
+            _mm256_maskstore_ps(y0 + r * y_stride + ow, in_row, a[r]);
+        ow += 8;
     }
 }
 
-/* The inside columns 32, then 8 at a time, the last few through masked loads: each lane is one chain. */
 __attribute__((target("avx2,fma"))) static void row_avx2(const tap *taps, int nt, float bias, int64_t lo, int64_t hi,
                                                          int64_t ow_n, float *yr)
 {
-    edge_avx2(taps, nt, bias, 0, lo, yr);
-    const __m256 b = _mm256_set1_ps(bias);
-    int64_t ow = lo;
-    for (; ow + 32 <= hi; ow += 32) {
-        __m256 a0 = b, a1 = b, a2 = b, a3 = b;
-        for (int t = 0; t < nt; t++) {
-            const __m256 w = _mm256_set1_ps(taps[t].w);
-            const float *x = taps[t].row + (ow + taps[t].off);
-            a0 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x), a0);
-            a1 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + 8), a1);
-            a2 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + 16), a2);
-            a3 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + 24), a3);
-        }
-        _mm256_storeu_ps(yr + ow, a0);
-        _mm256_storeu_ps(yr + ow + 8, a1);
-        _mm256_storeu_ps(yr + ow + 16, a2);
-        _mm256_storeu_ps(yr + ow + 24, a3);
-    }
-    for (; ow + 8 <= hi; ow += 8) {
-        __m256 a0 = b;
-        for (int t = 0; t < nt; t++)
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(taps[t].w), _mm256_loadu_ps(taps[t].row + (ow + taps[t].off)), a0);
-        _mm256_storeu_ps(yr + ow, a0);
-    }
-    if (ow < hi) {
-        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(hi - ow)), lane);
-        __m256 a0 = b;
-        for (int t = 0; t < nt; t++)
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(taps[t].w), _mm256_maskload_ps(taps[t].row + (ow + taps[t].off), mask),
-                                 a0);
-        _mm256_maskstore_ps(yr + ow, mask, a0);
-    }
-    edge_avx2(taps, nt, bias, hi > lo ? hi : lo, ow_n, yr);
+    rows_avx2(taps, 1, 0, nt, bias, lo, hi, ow_n, yr, 0);
+}
+
+/* Output rows oh .. oh + 3 from the taps of row oh (row r reads r * delta floats further). */
+__attribute__((target("avx2,fma"))) static void rows4_avx2(const tap *taps, int64_t delta, int nt, float bias,
+                                                           int64_t lo, int64_t hi, int64_t ow_n, float *y0,
+                                                           int64_t y_stride)
+{
+    rows_avx2(taps, 4, delta, nt, bias, lo, hi, ow_n, y0, y_stride);
 }
 
 static bool cpu_has_avx2_fma(void)
@@ -257,7 +303,9 @@ void conv_direct_f32(const conv_geom *g, const float *x, const float *w, const f
     row_fn row = row_portable;
     void (*split)(const geom2 *, const float *, float *) = split_phases;
 #ifdef DIRECT_HAVE_AVX2
-    if (cpu_has_avx2_fma()) {
+    const bool four = cpu_has_avx2_fma() && q.ow < INT32_MAX / 2;     /* column indices in 32-bit lanes */
+    const int64_t row_stride = q.sw == 1 ? q.iw : q.sw * q.phase_len; /* as row_taps */
+    if (four) {
         row = row_avx2;
         if (q.sw == 2)
             split = split_phases2_avx2;
@@ -279,7 +327,7 @@ void conv_direct_f32(const conv_geom *g, const float *x, const float *w, const f
         const float *wm = w + m * q.cg * ksz;
         const float bias = b ? b[m] : 0.0f;
         float *ym = y + (n * g->out_c + m) * q.out_plane;
-        for (int64_t oh = 0; oh < q.oh; oh++) {
+        for (int64_t oh = 0; oh < q.oh;) {
             const int nt = row_taps(&q, ci, xg, wm, oh, taps);
             int64_t lo = 0, hi = q.ow;
             for (int t = 0; t < nt; t++) {
@@ -288,7 +336,17 @@ void conv_direct_f32(const conv_geom *g, const float *x, const float *w, const f
             }
             if (lo > hi)
                 lo = hi;
+#ifdef DIRECT_HAVE_AVX2
+            /* four rows with every tap inside: the same taps, each row's inputs sh rows further down (lo and hi
+               depend on columns only) */
+            if (four && nt == q.cg * ksz && oh + 4 <= q.oh && row_inside(&q, oh + 3)) {
+                rows4_avx2(taps, q.sh * row_stride, nt, bias, lo, hi, q.ow, ym + oh * q.ow, q.ow);
+                oh += 4;
+                continue;
+            }
+#endif
             row(taps, nt, bias, lo, hi, q.ow, ym + oh * q.ow);
+            oh++;
         }
     }
 }

@@ -10,6 +10,7 @@
 #include "kernels/conv_f32.h"
 #include "kernels/sgemm_f32.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -111,6 +112,75 @@ static void test_conv_threads_identical(void)
     rd_pool_destroy(pool);
 }
 
+/* The direct conv's contract (conv_direct_f32.c), element by element: fmaf over the taps (c, kh, kw) in W's
+   order whose input is inside, from the bias. */
+static float direct_chain(const conv_geom *g, const float *x, const float *w, const float *b, int64_t n, int64_t m,
+                          int64_t oh, int64_t ow)
+{
+    const bool two = g->nsp == 2;
+    const int l = g->nsp - 1;
+    const int64_t ih_n = two ? g->in[0] : 1, iw_n = g->in[l], kh_n = two ? g->k[0] : 1, kw_n = g->k[l];
+    const int64_t cg = g->in_c / g->group, grp = m / (g->out_c / g->group);
+    float acc = b[m];
+    for (int64_t c = 0; c < cg; c++)
+        for (int64_t kh = 0; kh < kh_n; kh++) {
+            const int64_t ih = two ? oh * g->stride[0] + kh * g->dil[0] - g->pad[0] : 0;
+            if (ih < 0 || ih >= ih_n)
+                continue;
+            for (int64_t kw = 0; kw < kw_n; kw++) {
+                const int64_t iw = ow * g->stride[l] + kw * g->dil[l] - g->pad[l];
+                if (iw < 0 || iw >= iw_n)
+                    continue;
+                acc = fmaf(w[((m * cg + c) * kh_n + kh) * kw_n + kw],
+                           x[((n * g->in_c + grp * cg + c) * ih_n + ih) * iw_n + iw], acc);
+            }
+        }
+    return acc;
+}
+
+/* Depthwise and small-channel convs through the direct kernel (rows one by one, and four at a time where
+   every tap is inside): every output is exactly its chain, on one thread and on three. */
+static void test_direct_conv_chains(void)
+{
+    rd_pool *pool = NULL;
+    CU_ASSERT_EQUAL_FATAL(rd_pool_create(3, &pool, NULL), RD_OK);
+    int fails = 0, direct = 0;
+    for (int c = 0; c < 80; c++) {
+        conv_geom g;
+        random_geom(&g, 1 + (c % 5 != 0), c % 2 ? 1 : 3);
+        conv_plan plan;
+        conv_plan_f32(&g, &plan);
+        if (plan.kind != CONV_KIND_DEPTHWISE)
+            continue;
+        direct++;
+        const int64_t oh_n = g.nsp == 2 ? g.out[0] : 1, ow_n = g.out[g.nsp - 1];
+        const int64_t nx = g.batch * g.in_c * prod(g.in, g.nsp), ny = g.batch * g.out_c * oh_n * ow_n;
+        float *x = random_floats(nx), *w = random_floats(g.out_c * (g.in_c / g.group) * prod(g.k, g.nsp));
+        float *b = random_floats(g.out_c), *y = malloc((size_t)ny * sizeof(float));
+        float *s = scratch_for(&plan, sim_pool_width(pool));
+        for (int pass = 0; pass < 2; pass++) {
+            conv_f32(&g, &plan, x, w, b, y, s, pass ? pool : NULL, NULL, NULL);
+            int64_t i = 0, bad = 0;
+            for (int64_t n = 0; n < g.batch; n++)
+                for (int64_t m = 0; m < g.out_c; m++)
+                    for (int64_t oh = 0; oh < oh_n; oh++)
+                        for (int64_t ow = 0; ow < ow_n; ow++, i++) {
+                            const float want = direct_chain(&g, x, w, b, n, m, oh, ow);
+                            bad += memcmp(&want, &y[i], sizeof want) != 0;
+                        }
+            if (bad) {
+                fprintf(stderr, "direct conv case %d (%s): %lld outputs differ from their chains\n", c,
+                        pass ? "three threads" : "one thread", (long long)bad);
+                fails++;
+            }
+        }
+        free(x), free(w), free(b), free(y), free(s);
+    }
+    CU_ASSERT(direct >= 40);
+    CU_ASSERT_EQUAL(fails, 0);
+    rd_pool_destroy(pool);
+}
+
 static void test_sgemm_paths_identical(void)
 {
     int fails = 0;
@@ -193,6 +263,7 @@ RD_TEST_REGISTER(register_kernels_parallel)
 {
     RD_SUITE("kernels_parallel",
              {"Conv/ConvTranspose: one thread and three give the same bits", test_conv_threads_identical},
+             {"direct Conv: every output is its chain of fused multiply-adds", test_direct_conv_chains},
              {"sgemm: AVX2 and portable paths give the same bits", test_sgemm_paths_identical},
              {"sgemm: B packed by the caller gives the same bits as B packed by sgemm", test_sgemm_packed_identical},
              {"pool: thread counts accepted and refused", test_pool_edges});
