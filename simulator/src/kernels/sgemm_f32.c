@@ -161,11 +161,119 @@ static void gemm_block(int64_t m, int64_t n, int64_t kc, const float *a_pc, int6
     }
 }
 
+/*
+ * A product with one row or one column of C (a fully connected layer at batch 1: matmul_f32.c computes
+ * Y^T = W x^T, one column): each element of C is the chain of fmaf over k of one contiguous line of the big
+ * operand (a row of A, or a column of B stored by columns) and the small vector v. Packing for the 6 x 16
+ * micro-kernel copied the big operand and left fifteen of its sixteen columns (or five of its six rows) idle.
+ * Line i starts at lines + i * line_stride; C's element i is at c[i * c_stride].
+ */
+typedef struct gemv_args {
+    int64_t count, k;
+    const float *lines, *v;
+    int64_t line_stride, v_stride, c_stride;
+} gemv_args;
+
+static void gemv_portable(const gemv_args *g, int64_t from, float *c)
+{
+    for (int64_t i = from; i < g->count; i++) {
+        const float *line = g->lines + i * g->line_stride;
+        float acc = c[i * g->c_stride];
+        for (int64_t kk = 0; kk < g->k; kk++)
+            acc = fmaf(line[kk], g->v[kk * g->v_stride], acc);
+        c[i * g->c_stride] = acc;
+    }
+}
+
+#ifdef SGEMM_HAVE_AVX2
+/* gemv_portable eight lines at a time: 8 x 8 blocks of them transposed in registers, so that each lane is its
+   element's chain over k in order. */
+__attribute__((target("avx2,fma"))) static void gemv_avx2(const gemv_args *g, float *c)
+{
+    int64_t i = 0;
+    for (; i + 8 <= g->count; i += 8) {
+        const float *w[8];
+        float acc_init[8];
+        for (int r = 0; r < 8; r++) {
+            w[r] = g->lines + (i + r) * g->line_stride;
+            acc_init[r] = c[(i + r) * g->c_stride];
+        }
+        __m256 acc = _mm256_loadu_ps(acc_init);
+        int64_t kk = 0;
+        for (; kk + 8 <= g->k; kk += 8) {
+            __m256 r0 = _mm256_loadu_ps(w[0] + kk), r1 = _mm256_loadu_ps(w[1] + kk), r2 = _mm256_loadu_ps(w[2] + kk),
+                   r3 = _mm256_loadu_ps(w[3] + kk), r4 = _mm256_loadu_ps(w[4] + kk), r5 = _mm256_loadu_ps(w[5] + kk),
+                   r6 = _mm256_loadu_ps(w[6] + kk), r7 = _mm256_loadu_ps(w[7] + kk);
+            const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1),
+                         t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3),
+                         t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+                         t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+            r0 = _mm256_shuffle_ps(t0, t2, 0x44);
+            r1 = _mm256_shuffle_ps(t0, t2, 0xee);
+            r2 = _mm256_shuffle_ps(t1, t3, 0x44);
+            r3 = _mm256_shuffle_ps(t1, t3, 0xee);
+            r4 = _mm256_shuffle_ps(t4, t6, 0x44);
+            r5 = _mm256_shuffle_ps(t4, t6, 0xee);
+            r6 = _mm256_shuffle_ps(t5, t7, 0x44);
+            r7 = _mm256_shuffle_ps(t5, t7, 0xee);
+            const __m256 col[8] = {_mm256_permute2f128_ps(r0, r4, 0x20), _mm256_permute2f128_ps(r1, r5, 0x20),
+                                   _mm256_permute2f128_ps(r2, r6, 0x20), _mm256_permute2f128_ps(r3, r7, 0x20),
+                                   _mm256_permute2f128_ps(r0, r4, 0x31), _mm256_permute2f128_ps(r1, r5, 0x31),
+                                   _mm256_permute2f128_ps(r2, r6, 0x31), _mm256_permute2f128_ps(r3, r7, 0x31)};
+            for (int q = 0; q < 8; q++) /* col[q] lane r: line i + r at kk + q */
+                acc = _mm256_fmadd_ps(col[q], _mm256_set1_ps(g->v[(kk + q) * g->v_stride]), acc);
+        }
+        for (; kk < g->k; kk++)
+            acc = _mm256_fmadd_ps(
+                _mm256_setr_ps(w[0][kk], w[1][kk], w[2][kk], w[3][kk], w[4][kk], w[5][kk], w[6][kk], w[7][kk]),
+                _mm256_set1_ps(g->v[kk * g->v_stride]), acc);
+        float out[8];
+        _mm256_storeu_ps(out, acc);
+        for (int r = 0; r < 8; r++)
+            c[(i + r) * g->c_stride] = out[r];
+    }
+    gemv_portable(g, i, c);
+}
+#endif
+
+/* The gemv for a product of one column (A's rows contiguous) or one row (B's columns contiguous); false for
+   any other shape. */
+static bool gemv_of(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sgemm_mat *b, int64_t ldc, gemv_args *g)
+{
+    if (n == 1 && a->cs == 1 && m > 1) {
+        *g = (gemv_args){.count = m,
+                         .k = k,
+                         .lines = a->data,
+                         .line_stride = a->rs,
+                         .v = b->data,
+                         .v_stride = b->rs,
+                         .c_stride = ldc};
+        return true;
+    }
+    if (m == 1 && b->rs == 1 && n > 1) {
+        *g = (gemv_args){
+            .count = n, .k = k, .lines = b->data, .line_stride = b->cs, .v = a->data, .v_stride = a->cs, .c_stride = 1};
+        return true;
+    }
+    return false;
+}
+
 static void sgemm_run(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sgemm_mat *b, float *c, int64_t ldc,
                       float *work, ukr_fn ukr)
 {
     if (m <= 0 || n <= 0 || k <= 0)
         return;
+    gemv_args g;
+    if (gemv_of(m, n, k, a, b, ldc, &g)) {
+#ifdef SGEMM_HAVE_AVX2
+        if (ukr == ukr_avx2) {
+            gemv_avx2(&g, c);
+            return;
+        }
+#endif
+        gemv_portable(&g, 0, c);
+        return;
+    }
     for (int64_t pc = 0; pc < k; pc += SGEMM_KC) {
         const int64_t kc = min64(SGEMM_KC, k - pc);
         pack_b(b, pc, kc, n, work);

@@ -244,6 +244,67 @@ static void test_sgemm_packed_identical(void)
     CU_ASSERT_EQUAL(fails, 0);
 }
 
+/* A with one column of C (a fully connected layer at batch 1, as matmul_f32.c computes it: W x^T) takes its own
+   path: the bits of the micro-kernel on B packed into a panel, on the dispatched and the portable paths. */
+static void test_sgemm_one_column(void)
+{
+    int fails = 0;
+    for (int c = 0; c < 40; c++) {
+        const int64_t m = c == 0 ? 96 : pick(2, 70), k = c == 0 ? 1280 : pick(1, 600);
+        float *a = random_floats(m * k), *b = random_floats(k), *c0 = random_floats(m);
+        float *bp = pack_panels(b, k, 1);
+        const sgemm_mat am = {a, k, 1}, bm = {b, 1, 1};
+        float *want = malloc((size_t)m * sizeof(float)), *got = malloc((size_t)m * sizeof(float));
+        float *got_p = malloc((size_t)m * sizeof(float));
+        memcpy(want, c0, (size_t)m * sizeof(float));
+        memcpy(got, c0, (size_t)m * sizeof(float));
+        memcpy(got_p, c0, (size_t)m * sizeof(float));
+        float *work = aligned_alloc(64, (sgemm_f32_work_bytes(k, 1) + 63) / 64 * 64 + 64);
+        sim_sgemm_f32_packed(m, 1, k, &am, bp, want, 1, false);
+        sim_sgemm_f32(m, 1, k, &am, &bm, got, 1, work);
+        sim_sgemm_f32_portable(m, 1, k, &am, &bm, got_p, 1, work);
+        if (memcmp(want, got, (size_t)m * sizeof(float)) != 0 || memcmp(want, got_p, (size_t)m * sizeof(float)) != 0) {
+            fprintf(stderr, "sgemm column case %d (%lld x 1 x %lld): the column path differs from the panels\n", c,
+                    (long long)m, (long long)k);
+            fails++;
+        }
+        free(a), free(b), free(c0), free(bp), free(want), free(got), free(got_p), free(work);
+    }
+    CU_ASSERT_EQUAL(fails, 0);
+}
+
+/* One row of A times a B whose columns are contiguous (Gemm transB at batch 1 called directly): the same. */
+static void test_sgemm_row_times_columns(void)
+{
+    int fails = 0;
+    for (int c = 0; c < 40; c++) {
+        const int64_t n = c == 0 ? 1000 : pick(1, 70), k = c == 0 ? 1280 : pick(1, 600);
+        float *a = random_floats(k), *bt = random_floats(n * k), *c0 = random_floats(n);
+        float *b = malloc((size_t)(k * n) * sizeof(float)); /* row-major k x n, for the panels */
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t kk = 0; kk < k; kk++)
+                b[kk * n + j] = bt[j * k + kk];
+        float *bp = pack_panels(b, k, n);
+        const sgemm_mat am = {a, k, 1}, bm = {bt, 1, k};
+        float *want = malloc((size_t)n * sizeof(float)), *got = malloc((size_t)n * sizeof(float));
+        float *got_p = malloc((size_t)n * sizeof(float));
+        memcpy(want, c0, (size_t)n * sizeof(float));
+        memcpy(got, c0, (size_t)n * sizeof(float));
+        memcpy(got_p, c0, (size_t)n * sizeof(float));
+        float *work = aligned_alloc(64, (sgemm_f32_work_bytes(k, n) + 63) / 64 * 64 + 64);
+        sim_sgemm_f32_packed(1, n, k, &am, bp, want, n, false);
+        sim_sgemm_f32(1, n, k, &am, &bm, got, n, work);
+        sim_sgemm_f32_portable(1, n, k, &am, &bm, got_p, n, work);
+        if (memcmp(want, got, (size_t)n * sizeof(float)) != 0 || memcmp(want, got_p, (size_t)n * sizeof(float)) != 0) {
+            fprintf(stderr, "sgemm row case %d (1 x %lld x %lld): the row path differs from the panels\n", c,
+                    (long long)n, (long long)k);
+            fails++;
+        }
+        free(a), free(bt), free(c0), free(b), free(bp), free(want), free(got), free(got_p), free(work);
+    }
+    CU_ASSERT_EQUAL(fails, 0);
+}
+
 static void test_pool_edges(void)
 {
     rd_pool *p = NULL;
@@ -266,5 +327,7 @@ RD_TEST_REGISTER(register_kernels_parallel)
              {"direct Conv: every output is its chain of fused multiply-adds", test_direct_conv_chains},
              {"sgemm: AVX2 and portable paths give the same bits", test_sgemm_paths_identical},
              {"sgemm: B packed by the caller gives the same bits as B packed by sgemm", test_sgemm_packed_identical},
+             {"sgemm: one column of C gives the bits of the panels", test_sgemm_one_column},
+             {"sgemm: one row times contiguous columns gives the bits of the panels", test_sgemm_row_times_columns},
              {"pool: thread counts accepted and refused", test_pool_edges});
 }
