@@ -164,8 +164,8 @@ static void gemm_block(int64_t m, int64_t n, int64_t kc, const float *a_pc, int6
 /*
  * A product with one row or one column of C (a fully connected layer at batch 1: matmul_f32.c computes
  * Y^T = W x^T, one column): each element of C is the chain of fmaf over k of one contiguous line of the big
- * operand (a row of A, or a column of B stored by columns) and the small vector v. Packing for the 6 x 16
- * micro-kernel copied the big operand and left fifteen of its sixteen columns (or five of its six rows) idle.
+ * operand (a row of A, or a column of B stored by columns) and the small vector v. The 6 x 16 micro-kernel
+ * left fifteen of its sixteen columns idle (or, for one row, packed the big operand and left five rows idle).
  * Line i starts at lines + i * line_stride; C's element i is at c[i * c_stride].
  */
 typedef struct gemv_args {
