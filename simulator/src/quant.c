@@ -238,15 +238,31 @@ __attribute__((target("avx2"))) static int64_t fake_quant8(float *x, int64_t n, 
     return i;
 }
 
+/*
+ * q8_core8 without its division where x lies on the grid already (a layer's input, held on this grid by the
+ * layer before): r = x * (1 / scale) rounded within [lo, hi] is kept when fl(r * scale) == x in every lane,
+ * for then x / scale is within |r| 2^-23 of r, far from a half step, and q8_core8 gives r too (no clamping,
+ * nothing saturated). Any other vector (NaN, off the grid, beyond the range) goes through q8_core8.
+ */
+__attribute__((target("avx2"))) static inline __m256 grid_code8(const q8_lanes8 *l, __m256 inv, __m256 x)
+{
+    const __m256 magic = _mm256_set1_ps(12582912.0f);
+    const __m256 t = _mm256_min_ps(l->hi, _mm256_max_ps(l->lo, _mm256_mul_ps(x, inv)));
+    const __m256 r = _mm256_sub_ps(_mm256_add_ps(t, magic), magic);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(_mm256_mul_ps(r, l->scale), x, _CMP_EQ_OQ)) == 0xff)
+        return r;
+    __m256 sat;
+    return q8_core8(l, x, &sat);
+}
+
 /* sim_quantize_centered_f32's whole groups of eight; returns how many values it did. */
 __attribute__((target("avx2"))) static int64_t centered8(const float *x, int64_t n, const q8_lanes *l4, float *out)
 {
     const q8_lanes8 l = q8_lanes8_of(l4);
+    const __m256 inv = _mm256_set1_ps(1.0f / l4->scale[0]);
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 sat;
-        _mm256_storeu_ps(out + i, q8_core8(&l, _mm256_loadu_ps(x + i), &sat));
-    }
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, grid_code8(&l, inv, _mm256_loadu_ps(x + i)));
     return i;
 }
 
@@ -255,10 +271,10 @@ __attribute__((target("avx2"))) static int64_t centered8(const float *x, int64_t
 __attribute__((target("avx2"))) static int64_t centered8_f64(const float *x, int64_t n, const q8_lanes *l4, double *out)
 {
     const q8_lanes8 l = q8_lanes8_of(l4);
+    const __m256 inv = _mm256_set1_ps(1.0f / l4->scale[0]);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        __m256 sat;
-        const __m256 r = q8_core8(&l, _mm256_loadu_ps(x + i), &sat);
+        const __m256 r = grid_code8(&l, inv, _mm256_loadu_ps(x + i));
         _mm256_storeu_pd(out + i, _mm256_cvtps_pd(_mm256_castps256_ps128(r)));
         _mm256_storeu_pd(out + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(r, 1)));
     }
@@ -271,11 +287,10 @@ __attribute__((target("avx2"))) static int64_t codes8(const float *x, int64_t n,
                                                       int8_t *q)
 {
     const q8_lanes8 l = q8_lanes8_of(l4);
-    const __m256 zpv = _mm256_set1_ps(zp);
+    const __m256 zpv = _mm256_set1_ps(zp), inv = _mm256_set1_ps(1.0f / l4->scale[0]);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        __m256 sat;
-        const __m256i c = _mm256_cvttps_epi32(_mm256_add_ps(q8_core8(&l, _mm256_loadu_ps(x + i), &sat), zpv));
+        const __m256i c = _mm256_cvttps_epi32(_mm256_add_ps(grid_code8(&l, inv, _mm256_loadu_ps(x + i)), zpv));
         const __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1));
         _mm_storel_epi64((__m128i *)(void *)(q + i), _mm_packs_epi16(h, h));
     }

@@ -214,6 +214,50 @@ static void test_fake_quant_near_half_steps(void)
     CU_ASSERT_TRUE(values > 200000);
 }
 
+/* A layer's input codes from values already on the grid (the eight-lane code's path without the division,
+   verified per vector) and from the grid's neighbours and beyond its range (the path with it): the codes of the
+   scalar rule, for scales of every size and every zero point. */
+static void test_codes_of_grid_values(void)
+{
+    enum { N = 512 };
+    static float x[N];
+    static int8_t q[N];
+    static float centred[N];
+    static double centred64[N];
+    uint32_t s = 4242;
+    const int32_t zps[] = {-128, -7, 0, 33, 127};
+    int64_t mismatches = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        const int e = (int)(rng_next(&s) % 61) - 40;
+        const float scale = ldexpf(1.0f + (float)(rng_next(&s) % 8388608) / 8388608.0f, e);
+        const int32_t zp = zps[trial % 5];
+        for (int i = 0; i < N; i++) {
+            const int32_t k = (int32_t)(rng_next(&s) % 600) - 300; /* beyond [-128, 127] - zp too */
+            x[i] = (float)k * scale;
+            if (trial % 4 == 3 && i % 37 == 0) /* a vector off the grid now and then */
+                x[i] = nextafterf(x[i], INFINITY);
+            if (trial % 8 == 7 && i == 100)
+                x[i] = trial % 16 == 7 ? -0.0f : NAN;
+        }
+        sim_quantize_i8(x, N, scale, zp, q);
+        sim_quantize_centered_f32(x, N, scale, zp, -128, 127, centred);
+        sim_quantize_centered(x, N, scale, zp, -128, 127, centred64);
+        for (int i = 0; i < N; i++) {
+            int st, zr;
+            const float want = fq_scalar(x[i], scale, zp, &st, &zr);
+            const float from_q = scale * (float)(q[i] - zp), from_c = scale * centred[i];
+            const float from_c64 = scale * (float)centred64[i];
+            if (memcmp(&from_q, &want, sizeof want) != 0 || memcmp(&from_c, &want, sizeof want) != 0 ||
+                memcmp(&from_c64, &want, sizeof want) != 0) {
+                if (mismatches++ < 5)
+                    fprintf(stderr, "scale %a zp %d x %a: codes %a, centred %a, centred64 %a, want %a\n", (double)scale,
+                            zp, (double)x[i], (double)from_q, (double)from_c, (double)from_c64, (double)want);
+            }
+        }
+    }
+    CU_ASSERT_EQUAL(mismatches, 0);
+}
+
 static void test_round_f16_counts(void)
 {
     float x[] = {1.0f, 65504.0f, 65519.0f, 65520.0f, -70000.0f, INFINITY, NAN, 1e-8f, 1.0f + 1.0f / 2048};
@@ -412,6 +456,7 @@ RD_TEST_REGISTER(register_quant_math)
              {"fake quant: known values and counts", test_fake_quant_known_values},
              {"fake quant: vector code = scalar rule", test_fake_quant_matches_scalar_rule},
              {"fake quant: half steps, scales of every size", test_fake_quant_near_half_steps},
+             {"input codes: values on the grid and off it, scales of every size", test_codes_of_grid_values},
              {"fp16: overflow counts around 65504/65520", test_round_f16_counts},
              {"fp16: bitwise equal to rd_f32_to_f16", test_round_f16_bitwise},
              {"weights: per channel / per tensor", test_weights_per_channel},
