@@ -279,14 +279,8 @@ static rd_status split_run(sim_op_ctx *ctx, const slice_op *op, const sim_exec_h
     rd_status st = first_failure(w.st, w.err, w.n, err);
     if (st == RD_OK && hooks) {
         sim_round_counts sum = {.first = -1};
-        for (int k = 0; k < width; k++) {
-            sum.saturated += j.counts[k].saturated;
-            sum.rounded_to_zero += j.counts[k].rounded_to_zero;
-            sum.overflow += j.counts[k].overflow;
-            if (j.counts[k].first >= 0 && (sum.first < 0 || j.counts[k].first < sum.first))
-                sum.first = j.counts[k].first;
-            sum.max_abs = j.counts[k].max_abs > sum.max_abs ? j.counts[k].max_abs : sum.max_abs;
-        }
+        for (int k = 0; k < width; k++)
+            sim_round_counts_add(&sum, &j.counts[k]);
         hooks->round_done(hooks->user, value, &ctx->out[0], &sum);
     }
     workers_fini(&w);

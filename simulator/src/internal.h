@@ -379,6 +379,17 @@ typedef struct sim_round_counts {
     double max_abs;
 } sim_round_counts;
 
+/** Adds part's counts to sum (the smallest first overflow, the largest magnitude). */
+static inline void sim_round_counts_add(sim_round_counts *sum, const sim_round_counts *part)
+{
+    sum->saturated += part->saturated;
+    sum->rounded_to_zero += part->rounded_to_zero;
+    sum->overflow += part->overflow;
+    if (part->first >= 0 && (sum->first < 0 || part->first < sum->first))
+        sum->first = part->first;
+    sum->max_abs = part->max_abs > sum->max_abs ? part->max_abs : sum->max_abs;
+}
+
 typedef struct sim_exec_hooks {
     void *user;
     /* Computes node `node` instead of its float32 eval; return sim_defer(ctx) to use the float32 eval. */

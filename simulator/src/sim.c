@@ -482,10 +482,10 @@ static void hold_task(void *arg, int64_t task, int worker)
     hold_chunk(j, i0, j->n - i0 < HOLD_CHUNK ? j->n - i0 : HOLD_CHUNK, &j->part[worker]);
 }
 
-/* The rounding of one precision over x[0..n) with its counts: sums, the smallest overflow index and the largest
-   magnitude do not depend on how the chunks were shared out. */
+/* The rounding of one precision over x[0..n) with its counts into *sum (which starts empty): sums, the smallest
+   overflow index and the largest magnitude do not depend on how the chunks were shared out. */
 static void hold_values(rd_pool *pool, rd_prec prec, float scale, int32_t zp, float *x, int64_t n,
-                        rd_sim_layer_stats *st)
+                        sim_round_counts *sum)
 {
     const int width = sim_pool_width(pool);
     sim_round_counts one = {.first = -1}, *part = &one;
@@ -502,57 +502,51 @@ static void hold_values(rd_pool *pool, rd_prec prec, float scale, int32_t zp, fl
         hold_chunk(&j, 0, n, &one);
     else
         sim_parallel(pool, sim_blocks(n, HOLD_CHUNK), hold_task, &j);
-    for (int w = 0; w < used; w++) {
-        st->saturated += part[w].saturated;
-        st->rounded_to_zero += part[w].rounded_to_zero;
-        if (prec == RD_PREC_FP16) {
-            st->fp16_overflow += part[w].overflow;
-            if (part[w].first >= 0 && (st->fp16_first_index < 0 || part[w].first < st->fp16_first_index))
-                st->fp16_first_index = part[w].first;
-            st->fp16_max_abs = part[w].max_abs > st->fp16_max_abs ? part[w].max_abs : st->fp16_max_abs;
-        }
-    }
+    for (int w = 0; w < used; w++)
+        sim_round_counts_add(sum, &part[w]);
     if (part != &one)
         free(part);
 }
 
-/* Rounds t to prec, counting into st (whose counts start at 0). */
+/* The counts of a rounding to prec into st's fields for that precision (the others are left as they are: a
+   float16 step before int8 records both). */
+static void stats_record(rd_prec prec, const sim_round_counts *c, rd_sim_layer_stats *st)
+{
+    switch (prec) {
+    case RD_PREC_FP16:
+        st->fp16_overflow = c->overflow;
+        st->fp16_first_index = c->first;
+        st->fp16_max_abs = c->max_abs;
+        break;
+    case RD_PREC_INT8:
+    case RD_PREC_INT16:
+        st->saturated = c->saturated;
+        st->rounded_to_zero = c->rounded_to_zero;
+        break;
+    case RD_PREC_FP32:
+        break;
+    }
+}
+
+/* Rounds t to prec, counting into st. */
 static rd_status hold_at(const rd_sim *s, int value, rd_prec prec, rd_tensor *t, rd_sim_layer_stats *st, rd_error *err)
 {
     const sim_value *val = &s->m->values[value];
     const sim_val_data *d = &s->vals[value];
-    int64_t n = rd_tensor_numel(t);
-    switch (prec) {
-    case RD_PREC_FP32:
+    if ((unsigned)prec > RD_PREC_INT16)
+        return rd_errorf(err, RD_E_INVAL, "tensor '%s': precision %d is unknown", val->name, (int)prec);
+    if ((prec == RD_PREC_INT8 && !d->quantized) || (prec == RD_PREC_INT16 && !d->quantized16))
+        return rd_errorf(err, RD_E_INVAL,
+                         "tensor '%s' has no %s parameters: calibrate with a dataset or import a .quantization.cfg",
+                         val->name, prec == RD_PREC_INT8 ? "int8" : "int16");
+    if (prec == RD_PREC_FP32)
         return RD_OK;
-    case RD_PREC_FP16: {
-        rd_sim_layer_stats f = {.fp16_first_index = -1};
-        hold_values(s->pool, prec, 0, 0, t->data, n, &f);
-        st->fp16_overflow = f.fp16_overflow;
-        st->fp16_first_index = f.fp16_first_index;
-        st->fp16_max_abs = f.fp16_max_abs;
-        return RD_OK;
-    }
-    case RD_PREC_INT8:
-        if (!d->quantized)
-            return rd_errorf(
-                err, RD_E_INVAL,
-                "tensor '%s' has no int8 parameters: calibrate with a dataset or import a .quantization.cfg",
-                val->name);
-        st->saturated = st->rounded_to_zero = 0;
-        hold_values(s->pool, prec, d->scale, d->zero_point, t->data, n, st);
-        return RD_OK;
-    case RD_PREC_INT16:
-        if (!d->quantized16)
-            return rd_errorf(
-                err, RD_E_INVAL,
-                "tensor '%s' has no int16 parameters: calibrate with a dataset or import a .quantization.cfg",
-                val->name);
-        st->saturated = st->rounded_to_zero = 0;
-        hold_values(s->pool, prec, d->scale16, d->zero_point16, t->data, n, st);
-        return RD_OK;
-    }
-    return rd_errorf(err, RD_E_INVAL, "tensor '%s': precision %d is unknown", val->name, (int)prec);
+    const bool wide = prec == RD_PREC_INT16;
+    sim_round_counts c = {.first = -1};
+    hold_values(s->pool, prec, wide ? d->scale16 : d->scale, wide ? d->zero_point16 : d->zero_point, t->data,
+                rd_tensor_numel(t), &c);
+    stats_record(prec, &c, st);
+    return RD_OK;
 }
 
 rd_status sim_materialize(rd_sim *s, int value, rd_tensor *t, rd_sim_layer_stats *st, rd_error *err)
@@ -624,20 +618,7 @@ static void round_done_hook(void *user, int value, const rd_tensor *t, const sim
     memset(st, 0, sizeof *st);
     st->fp16_first_index = -1;
     st->count = rd_tensor_numel(t);
-    switch (s->vals[value].prec) {
-    case RD_PREC_FP16:
-        st->fp16_overflow = c->overflow;
-        st->fp16_first_index = c->first;
-        st->fp16_max_abs = c->max_abs;
-        break;
-    case RD_PREC_INT8:
-    case RD_PREC_INT16:
-        st->saturated = c->saturated;
-        st->rounded_to_zero = c->rounded_to_zero;
-        break;
-    case RD_PREC_FP32:
-        break;
-    }
+    stats_record(s->vals[value].prec, c, st);
 }
 
 sim_exec_hooks sim_entire_hooks(rd_sim *s)
