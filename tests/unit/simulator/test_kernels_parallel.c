@@ -244,32 +244,41 @@ static void test_sgemm_packed_identical(void)
     CU_ASSERT_EQUAL(fails, 0);
 }
 
-/* A with one column of C (a fully connected layer at batch 1, as matmul_f32.c computes it: W x^T) takes its own
-   path: the bits of the micro-kernel on B packed into a panel, on the dispatched and the portable paths. */
+/* C (m x n, one row or one column) += A B with B stored by columns, on the dispatched and the portable paths,
+   against the micro-kernel on B packed into panels; 1 when any bit differs. */
+static int vector_product_case(int64_t m, int64_t n, int64_t k, const char *what, int case_no)
+{
+    float *a = random_floats(m * k), *bt = random_floats(n * k), *c0 = random_floats(m * n);
+    float *b = malloc((size_t)(k * n) * sizeof(float)); /* row-major k x n, for the panels */
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t kk = 0; kk < k; kk++)
+            b[kk * n + j] = bt[j * k + kk];
+    float *bp = pack_panels(b, k, n);
+    const sgemm_mat am = {a, k, 1}, bm = {bt, 1, k};
+    const size_t bytes = (size_t)(m * n) * sizeof(float);
+    float *want = malloc(bytes), *got = malloc(bytes), *got_p = malloc(bytes);
+    memcpy(want, c0, bytes);
+    memcpy(got, c0, bytes);
+    memcpy(got_p, c0, bytes);
+    float *work = aligned_alloc(64, (sgemm_f32_work_bytes(k, n) + 63) / 64 * 64 + 64);
+    sim_sgemm_f32_packed(m, n, k, &am, bp, want, n, false);
+    sim_sgemm_f32(m, n, k, &am, &bm, got, n, work);
+    sim_sgemm_f32_portable(m, n, k, &am, &bm, got_p, n, work);
+    const int bad = memcmp(want, got, bytes) != 0 || memcmp(want, got_p, bytes) != 0;
+    if (bad)
+        fprintf(stderr, "sgemm %s case %d (%lld x %lld x %lld): differs from the panels\n", what, case_no, (long long)m,
+                (long long)n, (long long)k);
+    free(a), free(bt), free(c0), free(b), free(bp), free(want), free(got), free(got_p), free(work);
+    return bad;
+}
+
+/* One column of C (a fully connected layer at batch 1, as matmul_f32.c computes it: W x^T) takes its own path:
+   the bits of the micro-kernel on B packed into a panel. */
 static void test_sgemm_one_column(void)
 {
     int fails = 0;
-    for (int c = 0; c < 40; c++) {
-        const int64_t m = c == 0 ? 96 : pick(2, 70), k = c == 0 ? 1280 : pick(1, 600);
-        float *a = random_floats(m * k), *b = random_floats(k), *c0 = random_floats(m);
-        float *bp = pack_panels(b, k, 1);
-        const sgemm_mat am = {a, k, 1}, bm = {b, 1, 1};
-        float *want = malloc((size_t)m * sizeof(float)), *got = malloc((size_t)m * sizeof(float));
-        float *got_p = malloc((size_t)m * sizeof(float));
-        memcpy(want, c0, (size_t)m * sizeof(float));
-        memcpy(got, c0, (size_t)m * sizeof(float));
-        memcpy(got_p, c0, (size_t)m * sizeof(float));
-        float *work = aligned_alloc(64, (sgemm_f32_work_bytes(k, 1) + 63) / 64 * 64 + 64);
-        sim_sgemm_f32_packed(m, 1, k, &am, bp, want, 1, false);
-        sim_sgemm_f32(m, 1, k, &am, &bm, got, 1, work);
-        sim_sgemm_f32_portable(m, 1, k, &am, &bm, got_p, 1, work);
-        if (memcmp(want, got, (size_t)m * sizeof(float)) != 0 || memcmp(want, got_p, (size_t)m * sizeof(float)) != 0) {
-            fprintf(stderr, "sgemm column case %d (%lld x 1 x %lld): the column path differs from the panels\n", c,
-                    (long long)m, (long long)k);
-            fails++;
-        }
-        free(a), free(b), free(c0), free(bp), free(want), free(got), free(got_p), free(work);
-    }
+    for (int c = 0; c < 40; c++)
+        fails += vector_product_case(c == 0 ? 96 : pick(2, 70), 1, c == 0 ? 1280 : pick(1, 600), "column", c);
     CU_ASSERT_EQUAL(fails, 0);
 }
 
@@ -277,31 +286,8 @@ static void test_sgemm_one_column(void)
 static void test_sgemm_row_times_columns(void)
 {
     int fails = 0;
-    for (int c = 0; c < 40; c++) {
-        const int64_t n = c == 0 ? 1000 : pick(1, 70), k = c == 0 ? 1280 : pick(1, 600);
-        float *a = random_floats(k), *bt = random_floats(n * k), *c0 = random_floats(n);
-        float *b = malloc((size_t)(k * n) * sizeof(float)); /* row-major k x n, for the panels */
-        for (int64_t j = 0; j < n; j++)
-            for (int64_t kk = 0; kk < k; kk++)
-                b[kk * n + j] = bt[j * k + kk];
-        float *bp = pack_panels(b, k, n);
-        const sgemm_mat am = {a, k, 1}, bm = {bt, 1, k};
-        float *want = malloc((size_t)n * sizeof(float)), *got = malloc((size_t)n * sizeof(float));
-        float *got_p = malloc((size_t)n * sizeof(float));
-        memcpy(want, c0, (size_t)n * sizeof(float));
-        memcpy(got, c0, (size_t)n * sizeof(float));
-        memcpy(got_p, c0, (size_t)n * sizeof(float));
-        float *work = aligned_alloc(64, (sgemm_f32_work_bytes(k, n) + 63) / 64 * 64 + 64);
-        sim_sgemm_f32_packed(1, n, k, &am, bp, want, n, false);
-        sim_sgemm_f32(1, n, k, &am, &bm, got, n, work);
-        sim_sgemm_f32_portable(1, n, k, &am, &bm, got_p, n, work);
-        if (memcmp(want, got, (size_t)n * sizeof(float)) != 0 || memcmp(want, got_p, (size_t)n * sizeof(float)) != 0) {
-            fprintf(stderr, "sgemm row case %d (1 x %lld x %lld): the row path differs from the panels\n", c,
-                    (long long)n, (long long)k);
-            fails++;
-        }
-        free(a), free(bt), free(c0), free(b), free(bp), free(want), free(got), free(got_p), free(work);
-    }
+    for (int c = 0; c < 40; c++)
+        fails += vector_product_case(1, c == 0 ? 1000 : pick(1, 70), c == 0 ? 1280 : pick(1, 600), "row", c);
     CU_ASSERT_EQUAL(fails, 0);
 }
 
