@@ -79,8 +79,9 @@ bool conv_direct_applies(const conv_geom *g)
 void conv_direct_plan(const conv_geom *g, conv_plan *out)
 {
     const int64_t out_plane = conv_prod(g->out, g->nsp), per = out_plane > 0 ? CONV_DIRECT_ELEMS / out_plane : 1;
+    const int64_t least = out_plane > 0 ? CONV_DIRECT_LEAST / out_plane : 1;
     out->kind = CONV_KIND_DEPTHWISE;
-    out->ch_block = per < 1 ? 1 : per;
+    out->ch_block = sim_even_block(g->out_c, per, sim_more_blocks(g->batch), least, 1);
     out->tasks = g->batch * sim_blocks(g->out_c, out->ch_block);
     out->scratch = (conv_direct_scratch(g) + 63) & ~(size_t)63; /* 64-byte aligned per worker */
 }

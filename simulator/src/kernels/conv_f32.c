@@ -17,9 +17,10 @@
 #undef IM2COL_NAME
 #undef COL2IM_NAME
 
-#define GEMM_ROWS 96     /* output channels of a pointwise task (a multiple of SGEMM_MR) */
-#define GEMM_COLS 256    /* output positions of a pointwise task (a multiple of SGEMM_NR) */
-#define GEMM_MIN_TASKS 8 /* fewer pointwise tasks than this: smaller channel blocks, down to 2 micro-tiles */
+#define GEMM_ROWS 96       /* output channels of a pointwise task (a multiple of SGEMM_MR) */
+#define GEMM_COLS 256      /* output positions of a pointwise task (a multiple of SGEMM_NR) */
+#define GEMM_LEAST_COLS 64 /* positions of a pointwise task cut smaller for more tasks: 4 micro-tiles */
+#define TILED_LEAST 64     /* positions of an im2col task cut smaller for more tasks */
 
 static size_t align64(size_t v)
 {
@@ -82,11 +83,13 @@ void conv_plan_f32(const conv_geom *g, conv_plan *out)
     const int64_t out_plane = conv_prod(g->out, g->nsp), slices = g->batch * g->group;
     if (conv_is_pointwise(g)) {
         out->kind = CONV_KIND_GEMM;
-        out->ch_block = mg < GEMM_ROWS ? mg : GEMM_ROWS;
-        out->col_block = out_plane < GEMM_COLS ? out_plane : GEMM_COLS;
-        /* a small map with few channels (mobilenet_v2's 14x14 projections to 64 and 96) would be one task,
-           run by one thread: halve the channel blocks (whole micro-tiles) while the tasks are too few */
-        while (slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block) < GEMM_MIN_TASKS &&
+        out->ch_block = mg <= GEMM_ROWS ? mg : sim_even_block(mg, GEMM_ROWS, 1, 1, SGEMM_MR);
+        /* enough tasks from the positions first (each task packs its columns once for all its channels) */
+        const int64_t have = slices * sim_blocks(mg, out->ch_block);
+        out->col_block = sim_even_block(out_plane, GEMM_COLS, sim_more_blocks(have), GEMM_LEAST_COLS, SGEMM_NR);
+        /* a small map with few channels (mobilenet_v2's 14x14 projections to 64 and 96) would still be one or
+           two tasks: halve the channel blocks (whole micro-tiles) while the tasks are too few */
+        while (slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block) < SIM_MIN_TASKS &&
                out->ch_block > 2 * SGEMM_MR)
             out->ch_block = ((out->ch_block + 1) / 2 + SGEMM_MR - 1) / SGEMM_MR * SGEMM_MR;
         out->tasks = slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block);
@@ -99,6 +102,8 @@ void conv_plan_f32(const conv_geom *g, conv_plan *out)
         int64_t tile = conv_tile_cols(rows, out_plane, g->out[g->nsp - 1], sizeof(float), CONV_TILE_BUDGET);
         if (tile < out_plane && tile > SGEMM_NR)
             tile -= tile % SGEMM_NR; /* whole panels: no micro-tile computes columns it drops */
+        /* even tiles, enough of them (the tile only bounds a task's work: the panels are 16 positions) */
+        tile = sim_even_block(out_plane, tile, sim_more_blocks(slices), TILED_LEAST, SGEMM_NR);
         conv_plan_set_tile(g, tile, out);
     }
     if (out_plane == 0 || mg == 0)
@@ -135,6 +140,13 @@ typedef struct conv_job {
     float *y;
 } conv_job;
 
+/* The GEMM's chains start from the bias of output channel m onwards, or from 0: C is not filled first. */
+static sgemm_start bias_start(const conv_job *j, int64_t m)
+{
+    static const float zero = 0.0f;
+    return j->b ? (sgemm_start){.from = j->b + m, .stride = 1} : (sgemm_start){.from = &zero, .stride = 0};
+}
+
 static void gemm_task(void *arg, int64_t task, int worker)
 {
     const conv_job *j = arg;
@@ -142,12 +154,12 @@ static void gemm_task(void *arg, int64_t task, int worker)
     const conv_task_span t = conv_run_gemm_span(&j->r, task);
     const int64_t n = t.n, grp = t.grp, r0 = t.m0, r1 = t.m1, p0 = t.p0, p1 = t.p0 + t.np;
     float *yt = j->y + (n * g->out_c + grp * j->r.mg + r0) * j->r.out_plane + p0;
-    conv_fill_rows(yt, sizeof(float), r1 - r0, p1 - p0, j->r.out_plane, j->b ? j->b + grp * j->r.mg + r0 : NULL);
+    const sgemm_start start = bias_start(j, grp * j->r.mg + r0);
     const sgemm_mat a = {.data = j->w + (grp * j->r.mg + r0) * j->r.cg, .rs = j->r.cg, .cs = 1};
     const sgemm_mat bm = {
         .data = j->x + (n * g->in_c + grp * j->r.cg) * j->r.in_plane + p0, .rs = j->r.in_plane, .cs = 1};
     sim_sgemm_f32(r1 - r0, p1 - p0, j->r.cg, &a, &bm, yt, j->r.out_plane,
-                  (float *)(void *)conv_run_scratch(&j->r, worker));
+                  (float *)(void *)conv_run_scratch(&j->r, worker), &start);
     conv_run_done(&j->r, n, grp * j->r.mg + r0, grp * j->r.mg + r1, p0, p1, worker);
 }
 
@@ -251,7 +263,9 @@ static void tiled_task(void *arg, int64_t task, int worker)
     const int64_t n = t.n, grp = t.grp, p0 = t.p0, np = t.np, rows = j->r.cg * j->r.ksz, per = panel_channels(g);
     float *panel = (float *)(void *)conv_run_scratch(&j->r, worker);
     float *yt = j->y + (n * g->out_c + grp * j->r.mg) * j->r.out_plane + p0;
-    conv_fill_rows(yt, sizeof(float), j->r.mg, np, j->r.out_plane, j->b ? j->b + grp * j->r.mg : NULL);
+    const sgemm_start start = bias_start(j, grp * j->r.mg);
+    if (rows <= 0)
+        conv_fill_rows(yt, sizeof(float), j->r.mg, np, j->r.out_plane, j->b ? j->b + grp * j->r.mg : NULL);
     const float *xg = j->x + (n * g->in_c + grp * j->r.cg) * j->r.in_plane, *wg = j->w + grp * j->r.mg * rows;
     for (int64_t q = 0; rows > 0 && q < np; q += SGEMM_NR) {
         const int64_t w = min64(SGEMM_NR, np - q);
@@ -259,7 +273,8 @@ static void tiled_task(void *arg, int64_t task, int worker)
             const int64_t nc = min64(per, j->r.cg - c0);
             im2col_panel(g, xg + c0 * j->r.in_plane, nc, j->r.ksz, p0 + q, w, panel);
             const sgemm_mat a = {.data = wg + c0 * j->r.ksz, .rs = rows, .cs = 1};
-            sim_sgemm_f32_packed(j->r.mg, w, nc * j->r.ksz, &a, panel, yt + q, j->r.out_plane, false);
+            sim_sgemm_f32_packed(j->r.mg, w, nc * j->r.ksz, &a, panel, yt + q, j->r.out_plane, c0 == 0 ? &start : NULL,
+                                 false);
         }
     }
     conv_run_done(&j->r, n, grp * j->r.mg, grp * j->r.mg + j->r.mg, p0, p0 + np, worker);
@@ -301,6 +316,8 @@ static void transpose_task(void *arg, int64_t task, int worker)
     const conv_task_span t = conv_run_transpose_span(&j->r, task);
     const int64_t n = t.n, grp = t.grp, m0 = t.m0, m1 = t.m1;
     const int64_t rows = (m1 - m0) * j->r.ksz, row_stride = j->r.mg * j->r.ksz;
+    static const float zero = 0.0f;
+    const sgemm_start zero_start = {.from = &zero, .stride = 0}; /* the columns need no memset */
     char *s = conv_run_scratch(&j->r, worker);
     float *col = (float *)(void *)s;
     float *work = (float *)(void *)(s + align64((size_t)j->r.plan->ch_block * j->r.ksz * (size_t)j->r.plan->tile *
@@ -312,9 +329,8 @@ static void transpose_task(void *arg, int64_t task, int worker)
     const sgemm_mat a = {.data = j->w + grp * j->r.cg * row_stride + m0 * j->r.ksz, .rs = 1, .cs = row_stride};
     for (int64_t p0 = 0; xg && j->r.cg > 0 && rows > 0 && p0 < j->r.in_plane; p0 += j->r.plan->tile) {
         const int64_t np = min64(j->r.plan->tile, j->r.in_plane - p0);
-        memset(col, 0, (size_t)(rows * np) * sizeof(float));
         const sgemm_mat bm = {.data = xg + p0, .rs = j->r.in_plane, .cs = 1};
-        sim_sgemm_f32(rows, np, j->r.cg, &a, &bm, col, np, work);
+        sim_sgemm_f32(rows, np, j->r.cg, &a, &bm, col, np, work, &zero_start);
         col2im_f32(g, col, m1 - m0, p0, np, ym);
     }
     if (j->b) {

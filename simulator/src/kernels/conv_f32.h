@@ -30,6 +30,7 @@
 #define CONV_TILE_BUDGET ((size_t)256 << 10)  /* bytes of im2col columns per float task (about half of L2) */
 #define CONV_DIRECT_MAX_TAPS 64               /* direct loop up to this many (channel, tap) pairs per output */
 #define CONV_DIRECT_ELEMS 16384               /* outputs of a direct task, in whole channels */
+#define CONV_DIRECT_LEAST 2048                /* outputs of a direct task cut smaller for more tasks */
 
 typedef enum conv_kind {
     CONV_KIND_GEMM = 0,  /* 1x1 stride 1 unpadded: GEMM per (batch, group) */

@@ -78,7 +78,7 @@ static void direct_task(void *arg, int64_t task, int worker)
     a.data += r0 * a.rs;
     b.data += c0 * b.cs;
     sim_sgemm_f32(r1 - r0, c1 - c0, p->k, &a, &b, y + r0 * p->n + c0, p->n,
-                  (float *)(void *)(j->scratch ? j->scratch + (size_t)worker * j->per_worker : NULL));
+                  (float *)(void *)(j->scratch ? j->scratch + (size_t)worker * j->per_worker : NULL), NULL);
     if (p->alpha != 1.0f)
         for (int64_t i = r0; i < r1; i++)
             for (int64_t c = c0; c < c1; c++)
@@ -101,7 +101,7 @@ static void transposed_task(void *arg, int64_t task, int worker)
     /* left operand B^T (n x k): row j of it is column j of B; right operand A^T (k x m) */
     const sgemm_mat bt = {.data = b.data + r0 * b.cs, .rs = b.cs, .cs = b.rs};
     const sgemm_mat at = {.data = a.data, .rs = a.cs, .cs = a.rs};
-    sim_sgemm_f32(r1 - r0, p->m, p->k, &bt, &at, t, p->m, work);
+    sim_sgemm_f32(r1 - r0, p->m, p->k, &bt, &at, t, p->m, work, NULL);
     float *y = p->y + bi * p->m * p->n;
     for (int64_t i = 0; i < p->m; i++)
         for (int64_t jj = 0; jj < r1 - r0; jj++)

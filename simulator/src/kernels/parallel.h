@@ -46,4 +46,37 @@ static inline int64_t sim_blocks(int64_t units, int64_t target)
     return units <= target ? 1 : (units + target - 1) / target;
 }
 
+/*
+ * A layer with the work for it is cut into at least this many tasks of about the same size, so that two
+ * threads (or more) each get an even share: five tasks on two threads leave one waiting for the fifth.
+ */
+#define SIM_MIN_TASKS 8
+
+/**
+ * A block size for `units` split into tasks of at most `cap` units (a multiple of align, >= 1): at least
+ * min_blocks blocks where blocks of `least` units or more allow it, all about the same size rather than
+ * full ones and a short last one. Depends on its arguments only, never on a thread count.
+ */
+static inline int64_t sim_even_block(int64_t units, int64_t cap, int64_t min_blocks, int64_t least, int64_t align)
+{
+    if (align < 1)
+        align = 1;
+    if (cap < align)
+        cap = align;
+    if (units <= 0)
+        return cap;
+    int64_t blocks = sim_blocks(units, cap);
+    const int64_t most = least > 1 ? units / least : units; /* blocks of at least `least` units */
+    if (blocks < min_blocks && most > blocks)
+        blocks = min_blocks < most ? min_blocks : most;
+    const int64_t block = (units + blocks - 1) / blocks;
+    return (block + align - 1) / align * align;
+}
+
+/** Blocks of a task count `have` must be multiplied by to reach SIM_MIN_TASKS (>= 1). */
+static inline int64_t sim_more_blocks(int64_t have)
+{
+    return have >= SIM_MIN_TASKS || have < 1 ? 1 : (SIM_MIN_TASKS + have - 1) / have;
+}
+
 #endif

@@ -31,6 +31,8 @@
 #define QGEMM_TASK_ROWS 96     /* output channels of a pointwise task (a multiple of QGEMM_MR) */
 #define QGEMM_TASK_COLS 512    /* output positions of a pointwise task */
 #define QTRANSPOSE_CHANNELS 16 /* output channels of a ConvTranspose task */
+#define QGEMM_LEAST_COLS 64    /* positions of a pointwise task cut smaller for more tasks */
+#define QTILED_LEAST 64        /* positions of an im2col task cut smaller for more tasks */
 
 static size_t align64(size_t v)
 {
@@ -49,8 +51,10 @@ void qconv_plan_s8(const conv_geom *g, conv_plan *out)
     memset(out, 0, sizeof *out);
     if (conv_is_pointwise(g)) {
         out->kind = CONV_KIND_GEMM;
-        out->ch_block = mg < QGEMM_TASK_ROWS ? mg : QGEMM_TASK_ROWS;
-        out->col_block = out_plane < QGEMM_TASK_COLS ? out_plane : QGEMM_TASK_COLS;
+        out->ch_block = mg <= QGEMM_TASK_ROWS ? mg : sim_even_block(mg, QGEMM_TASK_ROWS, 1, 1, QGEMM_MR);
+        out->col_block =
+            sim_even_block(out_plane, QGEMM_TASK_COLS, sim_more_blocks(slices * sim_blocks(mg, out->ch_block)),
+                           QGEMM_LEAST_COLS, QGEMM_NR);
         out->tasks = slices * sim_blocks(mg, out->ch_block) * sim_blocks(out_plane, out->col_block);
         out->scratch = align64(qgemm_workspace_bytes(out->ch_block, out->col_block, cg));
     } else if (conv_direct_applies(g)) {
@@ -58,7 +62,8 @@ void qconv_plan_s8(const conv_geom *g, conv_plan *out)
     } else {
         const int64_t rows = cg * conv_prod(g->k, g->nsp);
         out->kind = CONV_KIND_TILED;
-        out->tile = conv_tile_cols(rows, out_plane, g->out[g->nsp - 1], 1, CONV_TILE_BUDGET);
+        const int64_t cap = conv_tile_cols(rows, out_plane, g->out[g->nsp - 1], 1, CONV_TILE_BUDGET);
+        out->tile = sim_even_block(out_plane, cap, sim_more_blocks(slices), QTILED_LEAST, 1);
         out->tasks = slices * sim_blocks(out_plane, out->tile);
         out->scratch = align64((size_t)rows * (size_t)out->tile) + align64(qgemm_workspace_bytes(mg, out->tile, rows));
     }

@@ -15,8 +15,9 @@
 #define SGEMM_HAVE_AVX2 1
 #endif
 
+/* init: NULL, the chains start from c; else row r's from init[r] (all SGEMM_MR given) */
 typedef void (*ukr_fn)(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, int rows, const float *bp, float *c,
-                       int64_t ldc);
+                       int64_t ldc, const float *init);
 
 static int64_t min64(int64_t a, int64_t b)
 {
@@ -53,15 +54,20 @@ static void pack_b(const sgemm_mat *b, int64_t k0, int64_t kc, int64_t n, float 
     }
 }
 
-/* c[MR][NR] (row stride ldc, all MR rows addressable) = fma chains over kc from its present values. */
+/* c[MR][NR] (row stride ldc, all MR rows addressable) = fma chains over kc from its present values or init. */
 static void ukr_portable(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, int rows, const float *bp, float *c,
-                         int64_t ldc)
+                         int64_t ldc, const float *init)
 {
     float acc[SGEMM_MR][SGEMM_NR];
     const float *ar[SGEMM_MR];
     for (int r = 0; r < SGEMM_MR; r++) {
         ar[r] = a + (r < rows ? r : rows - 1) * a_rs;
-        memcpy(acc[r], c + r * ldc, sizeof acc[r]);
+        if (!init) {
+            memcpy(acc[r], c + r * ldc, sizeof acc[r]);
+            continue;
+        }
+        for (int j = 0; j < SGEMM_NR; j++)
+            acc[r][j] = init[r];
     }
     for (int64_t kk = 0; kk < kc; kk++) {
         const float *b = bp + kk * SGEMM_NR;
@@ -77,17 +83,28 @@ static void ukr_portable(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
 
 #ifdef SGEMM_HAVE_AVX2
 __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
-                                                         int rows, const float *bp, float *c, int64_t ldc)
+                                                         int rows, const float *bp, float *c, int64_t ldc,
+                                                         const float *init)
 {
     const float *a0 = a, *a1 = a + (rows > 1 ? 1 : 0) * a_rs, *a2 = a + (rows > 2 ? 2 : rows - 1) * a_rs;
     const float *a3 = a + (rows > 3 ? 3 : rows - 1) * a_rs, *a4 = a + (rows > 4 ? 4 : rows - 1) * a_rs;
     const float *a5 = a + (rows > 5 ? 5 : rows - 1) * a_rs;
-    __m256 c00 = _mm256_loadu_ps(c), c01 = _mm256_loadu_ps(c + 8);
-    __m256 c10 = _mm256_loadu_ps(c + ldc), c11 = _mm256_loadu_ps(c + ldc + 8);
-    __m256 c20 = _mm256_loadu_ps(c + 2 * ldc), c21 = _mm256_loadu_ps(c + 2 * ldc + 8);
-    __m256 c30 = _mm256_loadu_ps(c + 3 * ldc), c31 = _mm256_loadu_ps(c + 3 * ldc + 8);
-    __m256 c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);
-    __m256 c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);
+    __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+    if (init) {
+        c00 = c01 = _mm256_set1_ps(init[0]);
+        c10 = c11 = _mm256_set1_ps(init[1]);
+        c20 = c21 = _mm256_set1_ps(init[2]);
+        c30 = c31 = _mm256_set1_ps(init[3]);
+        c40 = c41 = _mm256_set1_ps(init[4]);
+        c50 = c51 = _mm256_set1_ps(init[5]);
+    } else {
+        c00 = _mm256_loadu_ps(c), c01 = _mm256_loadu_ps(c + 8);
+        c10 = _mm256_loadu_ps(c + ldc), c11 = _mm256_loadu_ps(c + ldc + 8);
+        c20 = _mm256_loadu_ps(c + 2 * ldc), c21 = _mm256_loadu_ps(c + 2 * ldc + 8);
+        c30 = _mm256_loadu_ps(c + 3 * ldc), c31 = _mm256_loadu_ps(c + 3 * ldc + 8);
+        c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);
+        c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);
+    }
     for (int64_t kk = 0; kk < kc; kk++) {
         const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
         __m256 av = _mm256_broadcast_ss(a0);
@@ -136,9 +153,20 @@ static bool cpu_has_avx2_fma(void)
 }
 #endif
 
-/* One KC block of the product: B's panel of columns jr .. jr + 15 at bp + (jr / NR) * panel_stride. */
+/* The start values of rows ir .. ir + SGEMM_MR - 1 (rows past m repeat the last, as A's do); NULL without a start. */
+static const float *block_init(const sgemm_start *start, int64_t ir, int mr, float init[SGEMM_MR])
+{
+    if (!start)
+        return NULL;
+    for (int r = 0; r < SGEMM_MR; r++)
+        init[r] = start->from[(ir + (r < mr ? r : mr - 1)) * start->stride];
+    return init;
+}
+
+/* One KC block of the product: B's panel of columns jr .. jr + 15 at bp + (jr / NR) * panel_stride; the chains
+   start from start (the first block) or from C. */
 static void gemm_block(int64_t m, int64_t n, int64_t kc, const float *a_pc, int64_t a_rs, int64_t a_cs, const float *bp,
-                       int64_t panel_stride, float *c, int64_t ldc, ukr_fn ukr)
+                       int64_t panel_stride, float *c, int64_t ldc, const sgemm_start *start, ukr_fn ukr)
 {
     for (int64_t jr = 0; jr < n; jr += SGEMM_NR) {
         const int64_t nr = min64(SGEMM_NR, n - jr);
@@ -147,14 +175,16 @@ static void gemm_block(int64_t m, int64_t n, int64_t kc, const float *a_pc, int6
             const int mr = (int)min64(SGEMM_MR, m - ir);
             const float *ap = a_pc + ir * a_rs;
             float *ct = c + ir * ldc + jr;
+            float init_values[SGEMM_MR];
+            const float *init = block_init(start, ir, mr, init_values);
             if (mr == SGEMM_MR && nr == SGEMM_NR) {
-                ukr(kc, ap, a_rs, a_cs, mr, bpan, ct, ldc);
+                ukr(kc, ap, a_rs, a_cs, mr, bpan, ct, ldc, init);
                 continue;
             }
             float edge[SGEMM_MR * SGEMM_NR] = {0};
-            for (int r = 0; r < mr; r++)
+            for (int r = 0; !init && r < mr; r++)
                 memcpy(edge + r * SGEMM_NR, ct + r * ldc, (size_t)nr * sizeof(float));
-            ukr(kc, ap, a_rs, a_cs, mr, bpan, edge, SGEMM_NR);
+            ukr(kc, ap, a_rs, a_cs, mr, bpan, edge, SGEMM_NR, init);
             for (int r = 0; r < mr; r++)
                 memcpy(ct + r * ldc, edge + r * SGEMM_NR, (size_t)nr * sizeof(float));
         }
@@ -172,13 +202,20 @@ typedef struct gemv_args {
     int64_t count, k;
     const float *lines, *v;
     int64_t line_stride, v_stride, c_stride;
+    const float *init; /* NULL: element i's chain starts from C; else from init[i * init_stride] */
+    int64_t init_stride;
 } gemv_args;
+
+static float gemv_start(const gemv_args *g, int64_t i, const float *c)
+{
+    return g->init ? g->init[i * g->init_stride] : c[i * g->c_stride];
+}
 
 static void gemv_portable(const gemv_args *g, int64_t from, float *c)
 {
     for (int64_t i = from; i < g->count; i++) {
         const float *line = g->lines + i * g->line_stride;
-        float acc = c[i * g->c_stride];
+        float acc = gemv_start(g, i, c);
         for (int64_t kk = 0; kk < g->k; kk++)
             acc = fmaf(line[kk], g->v[kk * g->v_stride], acc);
         c[i * g->c_stride] = acc;
@@ -196,7 +233,7 @@ __attribute__((target("avx2,fma"))) static void gemv_avx2(const gemv_args *g, fl
         float acc_init[8];
         for (int r = 0; r < 8; r++) {
             w[r] = g->lines + (i + r) * g->line_stride;
-            acc_init[r] = c[(i + r) * g->c_stride];
+            acc_init[r] = gemv_start(g, i + r, c);
         }
         __m256 acc = _mm256_loadu_ps(acc_init);
         int64_t kk = 0;
@@ -238,7 +275,8 @@ __attribute__((target("avx2,fma"))) static void gemv_avx2(const gemv_args *g, fl
 
 /* The gemv for a product of one column (A's rows contiguous) or one row (B's columns contiguous); false for
    any other shape. */
-static bool gemv_of(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sgemm_mat *b, int64_t ldc, gemv_args *g)
+static bool gemv_of(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sgemm_mat *b, int64_t ldc,
+                    const sgemm_start *start, gemv_args *g)
 {
     if (n == 1 && a->cs == 1 && m > 1) {
         *g = (gemv_args){.count = m,
@@ -247,24 +285,46 @@ static bool gemv_of(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const s
                          .line_stride = a->rs,
                          .v = b->data,
                          .v_stride = b->rs,
-                         .c_stride = ldc};
+                         .c_stride = ldc,
+                         .init = start ? start->from : NULL,
+                         .init_stride = start ? start->stride : 0};
         return true;
     }
     if (m == 1 && b->rs == 1 && n > 1) {
-        *g = (gemv_args){
-            .count = n, .k = k, .lines = b->data, .line_stride = b->cs, .v = a->data, .v_stride = a->cs, .c_stride = 1};
+        *g = (gemv_args){.count = n,
+                         .k = k,
+                         .lines = b->data,
+                         .line_stride = b->cs,
+                         .v = a->data,
+                         .v_stride = a->cs,
+                         .c_stride = 1,
+                         .init = start ? start->from : NULL,
+                         .init_stride = 0}; /* one row: every element starts from row 0's value */
         return true;
     }
     return false;
 }
 
-static void sgemm_run(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sgemm_mat *b, float *c, int64_t ldc,
-                      float *work, ukr_fn ukr)
+/* C = start with no product (k == 0). */
+static void fill_start(int64_t m, int64_t n, float *c, int64_t ldc, const sgemm_start *start)
 {
-    if (m <= 0 || n <= 0 || k <= 0)
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            c[i * ldc + j] = start->from[i * start->stride];
+}
+
+static void sgemm_run(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sgemm_mat *b, float *c, int64_t ldc,
+                      float *work, const sgemm_start *start, ukr_fn ukr)
+{
+    if (m <= 0 || n <= 0)
         return;
+    if (k <= 0) {
+        if (start)
+            fill_start(m, n, c, ldc, start);
+        return;
+    }
     gemv_args g;
-    if (gemv_of(m, n, k, a, b, ldc, &g)) {
+    if (gemv_of(m, n, k, a, b, ldc, start, &g)) {
 #ifdef SGEMM_HAVE_AVX2
         if (ukr == ukr_avx2) {
             gemv_avx2(&g, c);
@@ -277,46 +337,49 @@ static void sgemm_run(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const
     for (int64_t pc = 0; pc < k; pc += SGEMM_KC) {
         const int64_t kc = min64(SGEMM_KC, k - pc);
         pack_b(b, pc, kc, n, work);
-        gemm_block(m, n, kc, a->data + pc * a->cs, a->rs, a->cs, work, kc * SGEMM_NR, c, ldc, ukr);
+        gemm_block(m, n, kc, a->data + pc * a->cs, a->rs, a->cs, work, kc * SGEMM_NR, c, ldc, pc == 0 ? start : NULL,
+                   ukr);
     }
 }
 
 static void sgemm_packed_run(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const float *bp, float *c,
-                             int64_t ldc, ukr_fn ukr)
+                             int64_t ldc, const sgemm_start *start, ukr_fn ukr)
 {
-    if (m <= 0 || n <= 0 || k <= 0)
+    if (m <= 0 || n <= 0)
         return;
+    if (k <= 0 && start)
+        fill_start(m, n, c, ldc, start);
     for (int64_t pc = 0; pc < k; pc += SGEMM_KC)
         gemm_block(m, n, min64(SGEMM_KC, k - pc), a->data + pc * a->cs, a->rs, a->cs, bp + pc * SGEMM_NR, k * SGEMM_NR,
-                   c, ldc, ukr);
+                   c, ldc, pc == 0 ? start : NULL, ukr);
 }
 
 void sim_sgemm_f32(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sgemm_mat *b, float *c, int64_t ldc,
-                   float *work)
+                   float *work, const sgemm_start *start)
 {
 #ifdef SGEMM_HAVE_AVX2
     if (cpu_has_avx2_fma()) {
-        sgemm_run(m, n, k, a, b, c, ldc, work, ukr_avx2);
+        sgemm_run(m, n, k, a, b, c, ldc, work, start, ukr_avx2);
         return;
     }
 #endif
-    sgemm_run(m, n, k, a, b, c, ldc, work, ukr_portable);
+    sgemm_run(m, n, k, a, b, c, ldc, work, start, ukr_portable);
 }
 
 void sim_sgemm_f32_packed(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const float *bp, float *c, int64_t ldc,
-                          bool portable)
+                          const sgemm_start *start, bool portable)
 {
 #ifdef SGEMM_HAVE_AVX2
     if (!portable && cpu_has_avx2_fma()) {
-        sgemm_packed_run(m, n, k, a, bp, c, ldc, ukr_avx2);
+        sgemm_packed_run(m, n, k, a, bp, c, ldc, start, ukr_avx2);
         return;
     }
 #endif
-    sgemm_packed_run(m, n, k, a, bp, c, ldc, ukr_portable);
+    sgemm_packed_run(m, n, k, a, bp, c, ldc, start, ukr_portable);
 }
 
 void sim_sgemm_f32_portable(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sgemm_mat *b, float *c,
-                            int64_t ldc, float *work)
+                            int64_t ldc, float *work, const sgemm_start *start)
 {
-    sgemm_run(m, n, k, a, b, c, ldc, work, ukr_portable);
+    sgemm_run(m, n, k, a, b, c, ldc, work, start, ukr_portable);
 }

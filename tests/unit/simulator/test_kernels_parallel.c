@@ -193,8 +193,8 @@ static void test_sgemm_paths_identical(void)
         memcpy(c1, c0, (size_t)(m * n) * sizeof(float));
         memcpy(c2, c0, (size_t)(m * n) * sizeof(float));
         float *work = aligned_alloc(64, (sgemm_f32_work_bytes(k, n) + 63) / 64 * 64 + 64);
-        sim_sgemm_f32(m, n, k, &am, &bm, c1, n, work);
-        sim_sgemm_f32_portable(m, n, k, &am, &bm, c2, n, work);
+        sim_sgemm_f32(m, n, k, &am, &bm, c1, n, work, NULL);
+        sim_sgemm_f32_portable(m, n, k, &am, &bm, c2, n, work, NULL);
         if (memcmp(c1, c2, (size_t)(m * n) * sizeof(float)) != 0) {
             fprintf(stderr, "sgemm case %d (%lld x %lld x %lld): dispatched and portable paths differ\n", c,
                     (long long)m, (long long)n, (long long)k);
@@ -230,9 +230,9 @@ static void test_sgemm_packed_identical(void)
         memcpy(got, c0, (size_t)(m * n) * sizeof(float));
         memcpy(got_p, c0, (size_t)(m * n) * sizeof(float));
         float *work = aligned_alloc(64, (sgemm_f32_work_bytes(k, n) + 63) / 64 * 64 + 64);
-        sim_sgemm_f32(m, n, k, &am, &bm, want, n, work);
-        sim_sgemm_f32_packed(m, n, k, &am, bp, got, n, false);
-        sim_sgemm_f32_packed(m, n, k, &am, bp, got_p, n, true);
+        sim_sgemm_f32(m, n, k, &am, &bm, want, n, work, NULL);
+        sim_sgemm_f32_packed(m, n, k, &am, bp, got, n, NULL, false);
+        sim_sgemm_f32_packed(m, n, k, &am, bp, got_p, n, NULL, true);
         if (memcmp(want, got, (size_t)(m * n) * sizeof(float)) != 0 ||
             memcmp(want, got_p, (size_t)(m * n) * sizeof(float)) != 0) {
             fprintf(stderr, "sgemm case %d (%lld x %lld x %lld): packed and unpacked B differ\n", c, (long long)m,
@@ -261,9 +261,9 @@ static int vector_product_case(int64_t m, int64_t n, int64_t k, const char *what
     memcpy(got, c0, bytes);
     memcpy(got_p, c0, bytes);
     float *work = aligned_alloc(64, (sgemm_f32_work_bytes(k, n) + 63) / 64 * 64 + 64);
-    sim_sgemm_f32_packed(m, n, k, &am, bp, want, n, false);
-    sim_sgemm_f32(m, n, k, &am, &bm, got, n, work);
-    sim_sgemm_f32_portable(m, n, k, &am, &bm, got_p, n, work);
+    sim_sgemm_f32_packed(m, n, k, &am, bp, want, n, NULL, false);
+    sim_sgemm_f32(m, n, k, &am, &bm, got, n, work, NULL);
+    sim_sgemm_f32_portable(m, n, k, &am, &bm, got_p, n, work, NULL);
     const int bad = memcmp(want, got, bytes) != 0 || memcmp(want, got_p, bytes) != 0;
     if (bad)
         fprintf(stderr, "sgemm %s case %d (%lld x %lld x %lld): differs from the panels\n", what, case_no, (long long)m,
@@ -291,6 +291,60 @@ static void test_sgemm_row_times_columns(void)
     CU_ASSERT_EQUAL(fails, 0);
 }
 
+/* C filled with the start values then multiplied, against the chains started from them (C holding NaN): every
+   path, with one value per row or one for all, -0.0 among them, and the gemv shapes and k == 0. */
+static int start_case(int64_t m, int64_t n, int64_t k, int64_t stride, int case_no)
+{
+    float *a = random_floats(m * (k > 0 ? k : 1)), *b = random_floats((k > 0 ? k : 1) * n), *from = random_floats(m);
+    from[0] = -0.0f;
+    if (m > 1)
+        from[1] = 0.0f;
+    const sgemm_start start = {.from = from, .stride = stride};
+    float *bt = malloc((size_t)((k > 0 ? k : 1) * n) * sizeof(float)); /* B by columns: one row of A takes the gemv */
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t kk = 0; kk < k; kk++)
+            bt[j * k + kk] = b[kk * n + j];
+    const sgemm_mat am = {a, k, 1}, bm = m == 1 ? (sgemm_mat){bt, 1, k} : (sgemm_mat){b, n, 1};
+    float *bp = pack_panels(b, k, n);
+    const size_t bytes = (size_t)(m * n) * sizeof(float);
+    float *want = malloc(bytes), *got[4];
+    for (int64_t i = 0; i < m * n; i++)
+        want[i] = from[i / n * stride];
+    float *work = aligned_alloc(64, (sgemm_f32_work_bytes(k, n) + 63) / 64 * 64 + 64);
+    sim_sgemm_f32_portable(m, n, k, &am, &bm, want, n, work, NULL);
+    for (int v = 0; v < 4; v++) {
+        got[v] = malloc(bytes);
+        for (int64_t i = 0; i < m * n; i++)
+            got[v][i] = NAN;
+    }
+    sim_sgemm_f32(m, n, k, &am, &bm, got[0], n, work, &start);
+    sim_sgemm_f32_portable(m, n, k, &am, &bm, got[1], n, work, &start);
+    sim_sgemm_f32_packed(m, n, k, &am, bp, got[2], n, &start, false);
+    sim_sgemm_f32_packed(m, n, k, &am, bp, got[3], n, &start, true);
+    int bad = 0;
+    for (int v = 0; v < 4; v++)
+        if (memcmp(want, got[v], bytes) != 0) {
+            fprintf(stderr, "sgemm start case %d, path %d (%lld x %lld x %lld, stride %lld): differs from C filled\n",
+                    case_no, v, (long long)m, (long long)n, (long long)k, (long long)stride);
+            bad = 1;
+        }
+    free(a), free(b), free(bt), free(from), free(bp), free(want), free(work);
+    for (int v = 0; v < 4; v++)
+        free(got[v]);
+    return bad;
+}
+
+static void test_sgemm_start_values(void)
+{
+    int fails = 0;
+    for (int c = 0; c < 60; c++) {
+        const int64_t m = c % 10 == 1 ? 1 : pick(1, 40), n = c % 10 == 2 ? 1 : pick(1, 70);
+        const int64_t k = c % 10 == 3 ? 0 : pick(1, 600);
+        fails += start_case(m, n, k, c % 4 == 0 ? 0 : 1, c);
+    }
+    CU_ASSERT_EQUAL(fails, 0);
+}
+
 static void test_pool_edges(void)
 {
     rd_pool *p = NULL;
@@ -315,5 +369,6 @@ RD_TEST_REGISTER(register_kernels_parallel)
              {"sgemm: B packed by the caller gives the same bits as B packed by sgemm", test_sgemm_packed_identical},
              {"sgemm: one column of C gives the bits of the panels", test_sgemm_one_column},
              {"sgemm: one row times contiguous columns gives the bits of the panels", test_sgemm_row_times_columns},
+             {"sgemm: chains from start values give the bits of C filled with them", test_sgemm_start_values},
              {"pool: thread counts accepted and refused", test_pool_edges});
 }
