@@ -16,7 +16,8 @@
  * positions [p0, p1): one view [1, c1 - c0, P] when it holds whole channels, else one [1, 1, p1 - p0] per
  * channel. Inputs shaped like the output are sliced the same way, inputs of one element passed whole,
  * and the per-channel vectors of a channelwise op (BatchNormalization's scale, bias, mean, var) cut to
- * the slice's channels.
+ * the slice's channels. An op with a region kernel (region_f32) takes the slice in one call instead of the
+ * views: per channel they cost more than the work on a GEMM task's 256 positions.
  */
 #include "internal.h"
 
@@ -35,6 +36,7 @@ typedef struct slice_op {
     arg_kind kind[SIM_MAX_NODE_IO];
     const rd_tensor *in[SIM_MAX_NODE_IO]; /* the whole inputs */
     rd_tensor *out;                       /* the whole output 0 */
+    bool by_region;                       /* its region_f32 takes the slices: no view per channel */
 } slice_op;
 
 typedef struct view3 {
@@ -106,6 +108,18 @@ static bool sliceable(const sim_node *n)
     return true;
 }
 
+/* Whether op's region kernel may take the slice: input 0 shaped like the output, no other input so (those
+   would be sliced too: an Add of a residual goes by views). */
+static bool region_applies(const slice_op *op)
+{
+    if (!op->node->def->region_f32 || op->kind[0] != ARG_SLICE)
+        return false;
+    for (int k = 1; k < op->node->n_in; k++)
+        if (op->kind[k] == ARG_SLICE)
+            return false;
+    return true;
+}
+
 /* Fills op for node n over whole inputs in and output out; false when some input cannot be sliced. */
 static bool slice_op_make(const sim_node *n, const rd_tensor *const *in, rd_tensor *out, slice_op *op)
 {
@@ -118,6 +132,7 @@ static bool slice_op_make(const sim_node *n, const rd_tensor *const *in, rd_tens
         if (!classify(n, k, in[k], out, &op->kind[k]))
             return false;
     }
+    op->by_region = region_applies(op);
     return true;
 }
 
@@ -126,6 +141,11 @@ static rd_status slice_run(const slice_op *op, const view3 *v, int64_t b, int64_
                            int64_t p1, sim_scratch *scratch, rd_error *err)
 {
     const sim_node *n = op->node;
+    if (op->by_region) {
+        const sim_region r = {.b = b, .c0 = c0, .c1 = c1, .p0 = p0, .p1 = p1, .view_c = v->c, .view_p = v->p};
+        if (n->def->region_f32(n, op->in, op->out, &r))
+            return RD_OK;
+    }
     const bool whole = p0 == 0 && p1 == v->p;
     rd_status st = RD_OK;
     for (int64_t c = c0; c < c1 && st == RD_OK; c = whole ? c1 : c + 1) {

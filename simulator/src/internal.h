@@ -266,6 +266,21 @@ typedef int64_t (*sim_macs_fn)(const sim_op_ctx *ctx);
 /** Integer kernels (contracts in quant.h): the layer's quantization comes with the context. */
 typedef rd_status (*sim_q8_eval_fn)(sim_op_ctx *ctx, const struct sim_q8_layer *q, rd_error *err);
 typedef rd_status (*sim_q16_eval_fn)(sim_op_ctx *ctx, const struct sim_q16_layer *q, rd_error *err);
+/**
+ * A region of output 0 of an elementwise or channelwise node (a fused follower or a slice, exec_fuse.c):
+ * batch b, channels [c0, c1) and positions [p0, p1) of the output viewed as [N, C, P] (view_c, view_p).
+ */
+typedef struct sim_region {
+    int64_t b, c0, c1, p0, p1;
+    int64_t view_c, view_p;
+} sim_region;
+/**
+ * The float32 kernel on a region, from the node's whole inputs and output (input 0 shaped like the output,
+ * the shapes checked by its infer): exactly the bits eval[SIM_PREC_F32] gives there, in one call where the
+ * executor would otherwise eval a view per channel of the region. Returns false, having written nothing,
+ * for inputs it does not compute by region (the executor then evals the views).
+ */
+typedef bool (*sim_region_fn)(const sim_node *n, const rd_tensor *const *in, rd_tensor *out, const sim_region *r);
 /** The NPU op type of one node when it depends on the node (MatMul: Conv only for a constant weight). */
 typedef const char *(*sim_npu_op_fn)(const sim_node *n, const rd_model *m);
 
@@ -287,6 +302,7 @@ typedef struct sim_op_def {
     sim_eval_fn eval[SIM_PREC_COUNT];
     sim_macs_fn macs; /* may be NULL */
     unsigned flags;
+    sim_region_fn region_f32; /* an elementwise or channelwise op's float32 kernel on a region; may be NULL */
     /* quantization (sim_layers.c, calib.c, sim_weights.c) */
     sim_q8_eval_fn eval_i8;   /* integer kernel at int8; NULL: float kernel on dequantized values */
     sim_q16_eval_fn eval_i16; /* integer kernel at int16 (int16 or int8 inputs, exact accumulation) */

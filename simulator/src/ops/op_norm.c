@@ -64,6 +64,38 @@ static rd_status bn_infer(sim_op_ctx *ctx, rd_error *err)
     return st;
 }
 
+/* The factor of channel (or element) k: scale / sqrt(var + eps) in double, rounded to float. */
+static float bn_factor(const float *sc, const float *va, int64_t k, float epsilon)
+{
+    return (float)((double)sc[k] / sqrt((double)va[k] + (double)epsilon));
+}
+
+/* One channel's run of n values. */
+static void bn_row(const float *x, float *y, int64_t n, float mu, float a, float b)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = (x[i] - mu) * a + b;
+}
+
+/* A region of per-channel BatchNormalization (bn_eval's rows, one per channel); false for per-element
+   parameters. */
+static bool bn_region(const sim_node *n, const rd_tensor *const *in, rd_tensor *out, const sim_region *r)
+{
+    const struct bn_params *p = n->params;
+    for (int k = 0; k < 5; k++)
+        if (in[k]->dtype != RD_DT_F32 || (k > 0 && rd_tensor_numel(in[k]) != r->view_c))
+            return false;
+    if (out->dtype != RD_DT_F32 || in[0]->rank < 2 || in[0]->dims[1] != r->view_c)
+        return false;
+    const float *sc = in[1]->data, *bi = in[2]->data, *mu = in[3]->data, *va = in[4]->data;
+    for (int64_t c = r->c0; c < r->c1; c++) {
+        const int64_t off = (r->b * r->view_c + c) * r->view_p + r->p0;
+        bn_row((const float *)in[0]->data + off, (float *)out->data + off, r->p1 - r->p0, mu[c],
+               bn_factor(sc, va, c, p->epsilon), bi[c]);
+    }
+    return true;
+}
+
 /* y = (x - mean) * (scale / sqrt(var + eps)) + B; the factor is computed in double, applied in float. */
 static rd_status bn_eval(sim_op_ctx *ctx, rd_error *err)
 {
@@ -82,15 +114,12 @@ static rd_status bn_eval(sim_op_ctx *ctx, rd_error *err)
             const float *xp = xd + (b * c + ch) * plane;
             float *yp = y + (b * c + ch) * plane;
             if (!per_elem) {
-                const float a = (float)((double)sc[ch] / sqrt((double)va[ch] + (double)p->epsilon));
-                for (int64_t i = 0; i < plane; i++)
-                    yp[i] = (xp[i] - mu[ch]) * a + bi[ch];
+                bn_row(xp, yp, plane, mu[ch], bn_factor(sc, va, ch, p->epsilon), bi[ch]);
                 continue;
             }
             for (int64_t i = 0; i < plane; i++) {
                 const int64_t k = ch * plane + i;
-                const float a = (float)((double)sc[k] / sqrt((double)va[k] + (double)p->epsilon));
-                yp[i] = (xp[i] - mu[k]) * a + bi[k];
+                yp[i] = (xp[i] - mu[k]) * bn_factor(sc, va, k, p->epsilon) + bi[k];
             }
         }
     }
@@ -110,6 +139,7 @@ const sim_op_def op_batch_normalization = {
     .infer = bn_infer,
     .eval = {[SIM_PREC_F32] = bn_eval},
     .flags = SIM_OP_CHANNELWISE | SIM_OP_FULL_WRITE,
+    .region_f32 = bn_region,
     .prune = RD_OP_PRUNE_AFFINE,
     .same_from = 9,
 };

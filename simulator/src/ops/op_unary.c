@@ -242,6 +242,25 @@ static rd_status un_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
+/* Element (b, c, p0) of a region's [N, C, P] view, as an offset into the whole tensor. */
+static int64_t region_offset(const sim_region *r, int64_t c)
+{
+    return (r->b * r->view_c + c) * r->view_p + r->p0;
+}
+
+/* The float32 rows of a region: the same vf as un_eval, one row per channel. */
+static bool un_region(const sim_node *n, const rd_tensor *const *in, rd_tensor *out, const sim_region *r)
+{
+    const un_params *p = n->params;
+    if (p->desc->is_bool_out || in[0]->dtype != RD_DT_F32 || out->dtype != RD_DT_F32)
+        return false;
+    for (int64_t c = r->c0; c < r->c1; c++) {
+        const int64_t off = region_offset(r, c);
+        p->desc->vf((const float *)in[0]->data + off, (float *)out->data + off, r->p1 - r->p0, p);
+    }
+    return true;
+}
+
 /* One unary operator; the optional trailing arguments are its table traits (docs/internals/ops.md). */
 #define UN_OP(sym, nm, since_, ...)                                          \
     const sim_op_def sym = {.name = nm,                                      \
@@ -256,6 +275,7 @@ static rd_status un_eval(sim_op_ctx *ctx, rd_error *err)
                             .infer = un_infer,                               \
                             .eval = {[SIM_PREC_F32] = un_eval},              \
                             .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE, \
+                            .region_f32 = un_region,                         \
                             __VA_ARGS__};
 UN_OP(op_relu, "Relu", 6, .prune = RD_OP_PRUNE_CHANNELWISE,
       .fuse = SIM_FUSE_CONV_ACT | SIM_FUSE_DECONV_ACT | SIM_FUSE_ADD_ACT)
@@ -369,6 +389,40 @@ static rd_status clip_infer(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
+/* The bounds of a float Clip: its attributes before opset 11, its optional inputs from 11. */
+static void clip_bounds(const struct clip_params *p, int opset, const rd_tensor *tmin, const rd_tensor *tmax,
+                        rd_dtype dt, double *lo, double *hi)
+{
+    *lo = p->attr_min;
+    *hi = p->attr_max;
+    if (opset >= 11) {
+        *lo = tmin ? ec_ld_f64(tmin->data, dt, 0) : -INFINITY;
+        *hi = tmax ? ec_ld_f64(tmax->data, dt, 0) : INFINITY;
+    }
+}
+
+static void clip_row_f32(const float *x, float *y, int64_t n, float lo, float hi)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i] < lo ? lo : x[i];
+        y[i] = v > hi ? hi : v;
+    }
+}
+
+/* A float32 Clip's region: the rows of clip_eval, the bounds read once. */
+static bool clip_region(const sim_node *n, const rd_tensor *const *in, rd_tensor *out, const sim_region *r)
+{
+    if (in[0]->dtype != RD_DT_F32 || out->dtype != RD_DT_F32)
+        return false;
+    double lo, hi;
+    clip_bounds(n->params, n->opset, n->n_in > 1 ? in[1] : NULL, n->n_in > 2 ? in[2] : NULL, RD_DT_F32, &lo, &hi);
+    for (int64_t c = r->c0; c < r->c1; c++) {
+        const int64_t off = region_offset(r, c);
+        clip_row_f32((const float *)in[0]->data + off, (float *)out->data + off, r->p1 - r->p0, (float)lo, (float)hi);
+    }
+    return true;
+}
+
 static rd_status clip_eval(sim_op_ctx *ctx, rd_error *err)
 {
     (void)err;
@@ -397,18 +451,10 @@ static rd_status clip_eval(sim_op_ctx *ctx, rd_error *err)
         }
         return RD_OK;
     }
-    double lo = p->attr_min, hi = p->attr_max;
-    if (ctx->opset >= 11) {
-        lo = tmin ? ec_ld_f64(tmin->data, x->dtype, 0) : -INFINITY;
-        hi = tmax ? ec_ld_f64(tmax->data, x->dtype, 0) : INFINITY;
-    }
+    double lo, hi;
+    clip_bounds(p, ctx->opset, tmin, tmax, x->dtype, &lo, &hi);
     if (x->dtype == RD_DT_F32) {
-        const float *xi = x->data;
-        float *y = ctx->out[0].data, flo = (float)lo, fhi = (float)hi;
-        for (int64_t i = 0; i < n; i++) {
-            float v = xi[i] < flo ? flo : xi[i];
-            y[i] = v > fhi ? fhi : v;
-        }
+        clip_row_f32(x->data, ctx->out[0].data, n, (float)lo, (float)hi);
     } else {
         for (int64_t i = 0; i < n; i++) {
             double v = ec_ld_f64(x->data, x->dtype, i);
@@ -431,6 +477,7 @@ const sim_op_def op_clip = {.name = "Clip",
                             .infer = clip_infer,
                             .eval = {[SIM_PREC_F32] = clip_eval},
                             .flags = SIM_OP_ELEMENTWISE | SIM_OP_FULL_WRITE,
+                            .region_f32 = clip_region,
                             .prune = RD_OP_PRUNE_CHANNELWISE_BOUNDED,
                             .fuse = SIM_FUSE_CONV_ACT,
                             .same_from = 11};

@@ -7,6 +7,8 @@
 
 #include "internal.h"
 
+#include <math.h>
+
 #define H_MAX_IO 10
 
 typedef struct h_run {
@@ -94,6 +96,59 @@ static inline rd_status h_exec(h_run *r, const char *op, int opset, const sim_at
     sim_scratch_fini(&scratch);
     free(params);
     return st;
+}
+
+/**
+ * Runs op's region kernel (region_f32) over output 0 cut in regions of 2 channels x 8 positions (and whole
+ * planes), into a buffer of NaN, and compares each bit with eval's output in r (a successful h_exec of the
+ * same op and inputs). Returns the elements that differ, or -1 when the op has no region kernel or it refused.
+ */
+static inline int64_t h_region_mismatches(const h_run *r, const char *op, int opset, const sim_attr *attrs, int n_attr,
+                                          const rd_tensor *const *in, int n_in)
+{
+    const sim_op_def *d = sim_op_find("", op);
+    const rd_tensor *y = &r->out[0];
+    if (!d || !d->region_f32 || y->rank < 2)
+        return -1;
+    sim_node node = {.name = "t",
+                     .op_type = (char *)op,
+                     .domain = "",
+                     .opset = opset,
+                     .n_in = n_in,
+                     .n_out = 1,
+                     .n_attr = n_attr,
+                     .attrs = (sim_attr *)attrs,
+                     .def = d};
+    void *params = d->params_size ? calloc(1, d->params_size) : NULL;
+    node.params = params;
+    rd_error err;
+    int64_t bad = d->parse && d->parse(&node, params, &err) != RD_OK ? -1 : 0;
+    const int64_t numel = rd_tensor_numel(y), nb = y->dims[0], nc = y->dims[1], np = numel / (nb * nc);
+    rd_tensor got = *y;
+    got.data = malloc((size_t)numel * sizeof(float));
+    for (int pass = 0; pass < 2 && bad >= 0; pass++) { /* regions of 8 positions, then whole planes */
+        for (int64_t i = 0; i < numel; i++)
+            ((float *)got.data)[i] = NAN;
+        const int64_t step = pass == 0 ? 8 : np;
+        for (int64_t b = 0; b < nb && bad >= 0; b++)
+            for (int64_t c0 = 0; c0 < nc && bad >= 0; c0 += 2)
+                for (int64_t p0 = 0; p0 < np && bad >= 0; p0 += step) {
+                    const sim_region reg = {.b = b,
+                                            .c0 = c0,
+                                            .c1 = c0 + 2 < nc ? c0 + 2 : nc,
+                                            .p0 = p0,
+                                            .p1 = p0 + step < np ? p0 + step : np,
+                                            .view_c = nc,
+                                            .view_p = np};
+                    if (!d->region_f32(&node, in, &got, &reg))
+                        bad = -1;
+                }
+        for (int64_t i = 0; i < numel && bad >= 0; i++)
+            bad += memcmp((const float *)got.data + i, (const float *)y->data + i, sizeof(float)) != 0;
+    }
+    free(got.data);
+    free(params);
+    return bad;
 }
 
 static inline void h_fini(h_run *r)

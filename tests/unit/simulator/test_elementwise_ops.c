@@ -273,6 +273,70 @@ static void test_clip(void)
     h_fini(&r);
 }
 
+/* Values for the region checks: signs, zeros, NaN and infinities among ordinary ones. */
+static void region_values(float *v, int64_t n)
+{
+    const float special[] = {-0.0f, 0.0f, NAN, INFINITY, -INFINITY, 6.0f, -6.0f, 1e-40f};
+    for (int64_t i = 0; i < n; i++)
+        v[i] = i % 7 == 3 ? special[(i / 7) % 8] : (float)((i * 7919) % 2001 - 1000) / 97.0f;
+}
+
+/* A fused follower's region kernel gives the bits of its eval, in any region of the output. */
+static void test_region_kernels(void)
+{
+    enum { N = 2, C = 5, P = 21 };
+    float x[N * C * P], ch[4][C];
+    region_values(x, N * C * P);
+    for (int k = 0; k < 4; k++)
+        for (int c = 0; c < C; c++)
+            ch[k][c] = k == 3 ? 0.25f + (float)c : (float)(c * (k + 1)) / 3.0f - 1.0f; /* var > 0 */
+    rd_tensor tx = H_T(RD_DT_F32, x, N, C, 7, 3);
+    rd_tensor tc[4];
+    for (int k = 0; k < 4; k++)
+        tc[k] = H_T(RD_DT_F32, ch[k], C);
+    const float lo = -1.5f, hi = 6.0f;
+    rd_tensor tlo = H_SCALAR(RD_DT_F32, &lo), thi = H_SCALAR(RD_DT_F32, &hi);
+    sim_attr alpha = h_float("alpha", 0.1f), clip6[2] = {h_float("min", 0), h_float("max", 6)},
+             eps = h_float("epsilon", 1e-3f);
+    const struct {
+        const char *op;
+        int opset;
+        const sim_attr *attrs;
+        int n_attr;
+        const rd_tensor *in[5];
+        int n_in;
+    } cases[] = {
+        {"Relu", 14, NULL, 0, {&tx}, 1},
+        {"LeakyRelu", 16, &alpha, 1, {&tx}, 1},
+        {"Sigmoid", 13, NULL, 0, {&tx}, 1},
+        {"HardSwish", 14, NULL, 0, {&tx}, 1},
+        {"Clip", 6, clip6, 2, {&tx}, 1},
+        {"Clip", 13, NULL, 0, {&tx, &tlo, &thi}, 3},
+        {"Clip", 13, NULL, 0, {&tx, NULL, &thi}, 3},
+        {"BatchNormalization", 15, &eps, 1, {&tx, &tc[0], &tc[1], &tc[2], &tc[3]}, 5},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        h_run r;
+        CU_ASSERT_EQUAL_FATAL(
+            h_exec(&r, cases[i].op, cases[i].opset, cases[i].attrs, cases[i].n_attr, cases[i].in, cases[i].n_in, 1),
+            RD_OK);
+        const int64_t bad = h_region_mismatches(&r, cases[i].op, cases[i].opset, cases[i].attrs, cases[i].n_attr,
+                                                cases[i].in, cases[i].n_in);
+        if (bad != 0)
+            fprintf(stderr, "region kernel of %s (opset %d, case %zu): %lld elements differ from eval (-1: refused)\n",
+                    cases[i].op, cases[i].opset, i, (long long)bad);
+        CU_ASSERT_EQUAL(bad, 0);
+        h_fini(&r);
+    }
+    /* an integer Clip has no float region: refused, nothing written */
+    const int8_t xi[4] = {-100, 0, 100, 5};
+    rd_tensor txi = H_T(RD_DT_I8, xi, 1, 1, 4);
+    h_run r;
+    CU_ASSERT_EQUAL_FATAL(h_exec(&r, "Clip", 13, NULL, 0, (const rd_tensor *[]){&txi}, 1, 1), RD_OK);
+    CU_ASSERT_EQUAL(h_region_mismatches(&r, "Clip", 13, NULL, 0, (const rd_tensor *[]){&txi}, 1), -1);
+    h_fini(&r);
+}
+
 static void test_cast(void)
 {
     const float x[5] = {1.9f, -1.9f, 300.0f, NAN, -1e10f};
@@ -378,5 +442,6 @@ RD_TEST_REGISTER(register_elementwise_ops)
              {"legacy broadcast", test_legacy_broadcast}, {"integer div mod", test_integer_div_mod},
              {"pow mixed", test_pow_mixed}, {"variadic and where", test_variadic_and_where},
              {"compare logic prelu", test_compare_logic_prelu}, {"unary", test_unary}, {"clip", test_clip},
-             {"cast", test_cast}, {"reduce", test_reduce}, {"argmax", test_argmax});
+             {"region kernels give eval's bits", test_region_kernels}, {"cast", test_cast}, {"reduce", test_reduce},
+             {"argmax", test_argmax});
 }
