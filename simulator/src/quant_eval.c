@@ -167,16 +167,45 @@ typedef struct dequant_job {
     int64_t channels, plane;
 } dequant_job;
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define QEVAL_HAVE_AVX2 1
+
+/* dequant_row's whole groups of eight: the same double products and rounding to float, four lanes a time
+   where SSE2 takes two; returns how many it did. */
+__attribute__((target("avx2"))) static int64_t dequant_row_avx2(float *yr, int64_t n, double in_scale, double ws)
+{
+    const __m256d s = _mm256_set1_pd(in_scale), w = _mm256_set1_pd(ws);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(yr + i));
+        const __m256d lo = _mm256_mul_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(a)), s), w);
+        const __m256d hi = _mm256_mul_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(a, 1)), s), w);
+        _mm256_storeu_ps(yr + i, _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo)));
+    }
+    return i;
+}
+#endif
+
+/* n accumulators of one channel, in place, to (float)(acc * in_scale * ws). */
+static void dequant_row(float *yr, int64_t n, double in_scale, double ws)
+{
+    int64_t i = 0;
+#ifdef QEVAL_HAVE_AVX2
+    if (__builtin_cpu_supports("avx2"))
+        i = dequant_row_avx2(yr, n, in_scale, ws);
+#endif
+    for (; i < n; i++)
+        yr[i] = (float)((double)acc_at(yr, i) * in_scale * ws);
+}
+
 static void dequant_tile(void *user, const sim_tile *t, int worker)
 {
     (void)worker;
     const dequant_job *j = user;
-    for (int64_t c = t->c0; c < t->c1; c++) {
-        const double ws = w_scale_of(j->q, c);
-        float *yr = j->y + (t->n * j->channels + c) * j->plane;
-        for (int64_t i = t->p0; i < t->p1; i++)
-            yr[i] = (float)((double)acc_at(yr, i) * j->q->in_scale * ws);
-    }
+    for (int64_t c = t->c0; c < t->c1; c++)
+        dequant_row(j->y + (t->n * j->channels + c) * j->plane + t->p0, t->p1 - t->p0, j->q->in_scale,
+                    w_scale_of(j->q, c));
 }
 
 /* How a weight zero point is applied: the same kernel with one output channel of all-one weights per group
