@@ -14,6 +14,11 @@
 
 #include <math.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define QEVAL_HAVE_AVX2 1
+#endif
+
 static size_t align64(size_t v)
 {
     return (v + 63) & ~(size_t)63;
@@ -167,10 +172,7 @@ typedef struct dequant_job {
     int64_t channels, plane;
 } dequant_job;
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define QEVAL_HAVE_AVX2 1
-
+#ifdef QEVAL_HAVE_AVX2
 /* dequant_row's whole groups of eight: the same double products and rounding to float, four lanes a time
    where SSE2 takes two; returns how many it did. */
 __attribute__((target("avx2"))) static int64_t dequant_row_avx2(float *yr, int64_t n, double in_scale, double ws)

@@ -53,9 +53,9 @@ static inline int64_t sim_blocks(int64_t units, int64_t target)
 #define SIM_MIN_TASKS 8
 
 /**
- * A block size for `units` split into tasks of at most `cap` units (a multiple of align, >= 1): at least
- * min_blocks blocks where blocks of `least` units or more allow it, all about the same size rather than
- * full ones and a short last one. Depends on its arguments only, never on a thread count.
+ * A block size for `units` split into tasks of at most `cap` units, rounded up to a multiple of align (>= 1):
+ * at least min_blocks blocks where blocks of `least` units or more allow it, all about the same size rather
+ * than full ones and a short last one. Depends on its arguments only, never on a thread count.
  */
 static inline int64_t sim_even_block(int64_t units, int64_t cap, int64_t min_blocks, int64_t least, int64_t align)
 {
