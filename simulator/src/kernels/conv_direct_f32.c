@@ -84,6 +84,10 @@ void conv_direct_plan(const conv_geom *g, conv_plan *out)
     out->ch_block = sim_even_block(g->out_c, per, sim_more_blocks(g->batch), least, 1);
     out->tasks = g->batch * sim_blocks(g->out_c, out->ch_block);
     out->scratch = (conv_direct_scratch(g) + 63) & ~(size_t)63; /* 64-byte aligned per worker */
+    /* a small-channel strided conv of one group (a network's first layer, 3 channels): every task would split
+       the same whole input, 32 times over for 32 tasks; split once per batch element instead */
+    const int l = g->nsp > 0 ? g->nsp - 1 : 0;
+    out->presplit = g->group == 1 && g->nsp > 0 && g->stride[l] > 1 && out->tasks > g->batch;
 }
 
 size_t conv_direct_scratch(const conv_geom *g)
@@ -296,8 +300,20 @@ static bool cpu_has_avx2_fma(void)
 }
 #endif
 
+void conv_direct_presplit(const conv_geom *g, const float *x, int64_t n, float *dst)
+{
+    const geom2 q = geom2_of(g);
+#ifdef DIRECT_HAVE_AVX2
+    if (q.sw == 2 && cpu_has_avx2_fma()) {
+        split_phases2_avx2(&q, x + n * g->in_c * q.in_plane, dst);
+        return;
+    }
+#endif
+    split_phases(&q, x + n * g->in_c * q.in_plane, dst);
+}
+
 void conv_direct_f32(const conv_geom *g, const float *x, const float *w, const float *b, float *y, int64_t n,
-                     int64_t m0, int64_t m1, float *scratch)
+                     int64_t m0, int64_t m1, float *scratch, const float *presplit)
 {
     const geom2 q = geom2_of(g);
     const int64_t ksz = q.kh * q.kw;
@@ -319,7 +335,9 @@ void conv_direct_f32(const conv_geom *g, const float *x, const float *w, const f
     for (int64_t m = m0; m < m1; m++) {
         const int64_t grp = m / q.mg;
         const float *xg = x + (n * g->in_c + grp * q.cg) * q.in_plane;
-        if (q.sw > 1) { /* the group's input split by phase once for all its channels in this range */
+        if (q.sw > 1 && presplit) { /* one group, split before the tasks */
+            xg = presplit;
+        } else if (q.sw > 1) { /* the group's input split by phase once for all its channels in this range */
             if (grp != split_grp)
                 split(&q, xg, scratch);
             split_grp = grp;

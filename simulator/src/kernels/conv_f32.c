@@ -138,6 +138,8 @@ typedef struct conv_job {
     conv_run r;
     const float *x, *w, *b;
     float *y;
+    const float *presplit; /* a presplit plan's split input of the batch element its tasks compute */
+    int64_t task0;         /* the first task of that batch element */
 } conv_job;
 
 /* The GEMM's chains start from the bias of output channel m onwards, or from 0: C is not filled first. */
@@ -163,12 +165,13 @@ static void gemm_task(void *arg, int64_t task, int worker)
     conv_run_done(&j->r, n, grp * j->r.mg + r0, grp * j->r.mg + r1, p0, p1, worker);
 }
 
-/* Direct: task = (batch, block of output channels). */
+/* Direct: task = (batch, block of output channels); a presplit plan's tasks of batch element j->n only. */
 static void direct_task(void *arg, int64_t task, int worker)
 {
     const conv_job *j = arg;
-    const conv_task_span t = conv_direct_span(j->r.g, j->r.plan, task);
-    conv_direct_f32(j->r.g, j->x, j->w, j->b, j->y, t.n, t.m0, t.m1, (float *)(void *)conv_run_scratch(&j->r, worker));
+    const conv_task_span t = conv_direct_span(j->r.g, j->r.plan, task + j->task0);
+    conv_direct_f32(j->r.g, j->x, j->w, j->b, j->y, t.n, t.m0, t.m1, (float *)(void *)conv_run_scratch(&j->r, worker),
+                    j->presplit);
     conv_run_done(&j->r, t.n, t.m0, t.m1, 0, j->r.out_plane, worker);
 }
 
@@ -284,6 +287,16 @@ void conv_f32(const conv_geom *g, const conv_plan *plan, const float *x, const f
               float *scratch, struct rd_pool *pool, sim_tile_fn done, void *done_user)
 {
     conv_job j = {.r = conv_run_of(g, plan, scratch, done, done_user), .x = x, .w = w, .b = b, .y = y};
+    if (plan->kind == CONV_KIND_DEPTHWISE && plan->presplit && scratch) { /* worker 0's scratch holds the split */
+        const int64_t per_batch = plan->tasks / (g->batch > 0 ? g->batch : 1);
+        j.presplit = scratch;
+        for (int64_t n = 0; n < g->batch; n++) {
+            conv_direct_presplit(g, x, n, scratch);
+            j.task0 = n * per_batch;
+            sim_parallel(pool, per_batch, direct_task, &j);
+        }
+        return;
+    }
     sim_task_fn fn = plan->kind == CONV_KIND_GEMM        ? gemm_task
                      : plan->kind == CONV_KIND_DEPTHWISE ? direct_task
                                                          : tiled_task;

@@ -47,6 +47,8 @@ typedef struct conv_plan {
     int64_t ch_block;  /* output channels per task (GEMM, direct, ConvTranspose) */
     int64_t col_block; /* output positions per task (GEMM) */
     bool transpose;    /* a ConvTranspose plan (tasks are channel blocks over column tiles) */
+    bool presplit;     /* direct, strided, one group: the input split once per batch element into worker 0's
+                          scratch before the tasks (conv_direct_presplit), not once per task */
 } conv_plan;
 
 /** Where a task of a conv plan writes: batch n, group grp, output channels [m0, m1), positions [p0, p0 + np). */
@@ -105,8 +107,13 @@ bool conv_direct_applies(const conv_geom *g);
 void conv_direct_plan(const conv_geom *g, conv_plan *out);
 /** Scratch bytes of one worker of the direct loop (the input of a group split by column phase when strided). */
 size_t conv_direct_scratch(const conv_geom *g);
-/** Output channels [m0, m1) of batch n, all positions: fma chains from the bias over the taps inside the input. */
+/** A presplit plan's input of batch n split by column phase into dst (conv_direct_scratch bytes). */
+void conv_direct_presplit(const conv_geom *g, const float *x, int64_t n, float *dst);
+/**
+ * Output channels [m0, m1) of batch n, all positions: fma chains from the bias over the taps inside the input.
+ * presplit: batch n's input already split (a presplit plan), else NULL and each group is split into scratch.
+ */
 void conv_direct_f32(const conv_geom *g, const float *x, const float *w, const float *b, float *y, int64_t n,
-                     int64_t m0, int64_t m1, float *scratch);
+                     int64_t m0, int64_t m1, float *scratch, const float *presplit);
 
 #endif

@@ -138,21 +138,44 @@ static float direct_chain(const conv_geom *g, const float *x, const float *w, co
     return acc;
 }
 
+/* A network's first layer: 1 to 3 channels in, 16 to 40 out, 3 x 3 (or 3) with stride 2 along the rows. */
+static void first_layer_geom(conv_geom *g, int nsp)
+{
+    memset(g, 0, sizeof *g);
+    g->nsp = nsp;
+    g->batch = pick(1, 2);
+    g->group = 1;
+    g->in_c = pick(1, 3);
+    g->out_c = pick(16, 40);
+    for (int d = 0; d < nsp; d++) {
+        g->in[d] = pick(30, 70);
+        g->k[d] = 3;
+        g->stride[d] = d == nsp - 1 ? 2 : pick(1, 2);
+        g->dil[d] = 1;
+        g->pad[d] = pick(0, 1);
+        g->pad_end[d] = pick(0, 1);
+        g->out[d] = (g->in[d] + g->pad[d] + g->pad_end[d] - 3) / g->stride[d] + 1;
+    }
+}
+
 /* Depthwise and small-channel convs through the direct kernel (rows one by one, and four at a time where
    every tap is inside): every output is exactly its chain, on one thread and on three. */
 static void test_direct_conv_chains(void)
 {
     rd_pool *pool = NULL;
     CU_ASSERT_EQUAL_FATAL(rd_pool_create(3, &pool, NULL), RD_OK);
-    int fails = 0, direct = 0;
-    for (int c = 0; c < 80; c++) {
+    int fails = 0, direct = 0, presplit = 0;
+    for (int c = 0; c < 92; c++) {
         conv_geom g;
         random_geom(&g, 1 + (c % 5 != 0), c % 2 ? 1 : 3);
+        if (c >= 80) /* a first layer: few channels in, many out, stride 2 (its input split once, before the tasks) */
+            first_layer_geom(&g, 1 + c % 2);
         conv_plan plan;
         conv_plan_f32(&g, &plan);
         if (plan.kind != CONV_KIND_DEPTHWISE)
             continue;
         direct++;
+        presplit += plan.presplit;
         const int64_t oh_n = g.nsp == 2 ? g.out[0] : 1, ow_n = g.out[g.nsp - 1];
         const int64_t nx = g.batch * g.in_c * prod(g.in, g.nsp), ny = g.batch * g.out_c * oh_n * ow_n;
         float *x = random_floats(nx), *w = random_floats(g.out_c * (g.in_c / g.group) * prod(g.k, g.nsp));
@@ -177,6 +200,7 @@ static void test_direct_conv_chains(void)
         free(x), free(w), free(b), free(y), free(s);
     }
     CU_ASSERT(direct >= 40);
+    CU_ASSERT(presplit >= 5); /* strided convs of one group: the input split once, before the tasks */
     CU_ASSERT_EQUAL(fails, 0);
     rd_pool_destroy(pool);
 }

@@ -234,6 +234,11 @@ static void test_qconv_fixed(void)
                          .bias = false,
                          .zp = -128};
     fails += run_conv_case(&deep, false, &s, 1003);
+    /* a first layer (3 channels to 24, stride 2, two images): its input split once per image, before the tasks */
+    qk_conv_case first = qk_conv3x3_case(3, 24, 1, 40, 36, 2);
+    first.batch = 2;
+    first.zp = -7;
+    fails += run_conv_case(&first, false, &s, 1004);
     /* the same with asymmetric weights (the big one is skipped: its tiles are already covered) */
     pw.asym = dw.asym = deep.asym = true;
     fails += run_conv_case(&pw, false, &s, 1010);
