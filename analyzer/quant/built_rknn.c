@@ -126,7 +126,10 @@ static bool compiler_copy(an_built *b, size_t i)
     if (a != c)
         return false;
     b->tensors[i].kind = BT_VARIANT;
-    snprintf(b->tensors[i].base, sizeof b->tensors[i].base, "%s", b->tensors[src].base);
+    /* src != i (checked above), so the two names do not overlap; base is always NUL-terminated */
+    const char *from = b->tensors[src].base;
+    memcpy(b->tensors[i].base, from, strnlen(from, sizeof b->tensors[i].base - 1) + 1);
+    b->tensors[i].base[sizeof b->tensors[i].base - 1] = '\0';
     return true;
 }
 

@@ -206,6 +206,7 @@ rd_status rd_fb_bool(const rd_fb_table *t, unsigned slot, bool def, bool *out, r
 /* Follows the uoffset stored at p (inside the buffer, 4-aligned): *target. */
 static rd_status follow(const rd_fb *fb, size_t p, const char *what, size_t *target, rd_error *err)
 {
+    *target = 0; /* set on failure too: callers read it only on success, but -O3 cannot tell */
     uint32_t u = rd32(fb->buf + p);
     if (u == 0 || !inside(fb, p + u, 4))
         return rd_errorf(err, RD_E_PARSE,
@@ -305,6 +306,7 @@ rd_status rd_fb_vector(const rd_fb_table *t, unsigned slot, size_t elem_size, rd
 /* Target of reference i of a vector of refs. */
 static rd_status vec_ref(const rd_fb_vec *v, uint32_t i, const char *what, size_t *target, rd_error *err)
 {
+    *target = 0;
     if (!v->fb || !v->refs || i >= v->n)
         return rd_errorf(err, RD_E_INVAL, "%s: element %u of a vector of %u %s", v->fb ? v->fb->what : "flatbuffer", i,
                          v->n, v->refs ? "offsets" : "scalars (not offsets)");

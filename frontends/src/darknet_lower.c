@@ -543,7 +543,7 @@ rd_status dn_lower(const dn_cfg *c, const uint8_t *weights, size_t wlen, const c
     *out_len = 0;
     dn_ctx D = {.cfg = c, .w = weights, .wlen = wlen, .wname = wname, .err = err};
     size_t n_layers = c->n_sec - 1;
-    dn_shape in;
+    dn_shape in = {0};
     char version[48];
     rd_status st = net_input(&D, &in);
     if (st == RD_OK)

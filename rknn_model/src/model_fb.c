@@ -318,7 +318,7 @@ rd_status rk_read_model(rd_rknn_model *m, rd_error *err)
     if ((st = read_versions(m, &root, err)) != RD_OK)
         return rd_error_prefix(err, "%s", m->info.path);
     const char *dict;
-    size_t dict_len;
+    size_t dict_len = 0;
     if ((st = get_str(m, &root, M_DICT, "Model slot 3 (dict string)", &dict, &dict_len, err)) != RD_OK)
         return rd_error_prefix(err, "%s", m->info.path);
     size_t lead = strspn(dict, " \t\r\n");
