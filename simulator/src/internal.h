@@ -274,6 +274,11 @@ typedef struct sim_region {
     int64_t b, c0, c1, p0, p1;
     int64_t view_c, view_p;
 } sim_region;
+/** Where channel c's run of a region starts in the whole tensor: element (b, c, p0) of the [N, C, P] view. */
+static inline int64_t sim_region_offset(const sim_region *r, int64_t c)
+{
+    return (r->b * r->view_c + c) * r->view_p + r->p0;
+}
 /**
  * The float32 kernel on a region, from the node's whole inputs and output (input 0 shaped like the output,
  * the shapes checked by its infer): exactly the bits eval[SIM_PREC_F32] gives there, in one call where the

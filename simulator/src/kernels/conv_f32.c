@@ -138,15 +138,16 @@ typedef struct conv_job {
     conv_run r;
     const float *x, *w, *b;
     float *y;
-    const float *presplit; /* a presplit plan's split input of the batch element its tasks compute */
-    int64_t task0;         /* the first task of that batch element */
 } conv_job;
+
+/* Chains that start from 0 (a constant, shared by every call) */
+static const float zero_value = 0.0f;
+static const sgemm_start zero_start = {.from = &zero_value, .stride = 0};
 
 /* The GEMM's chains start from the bias of output channel m onwards, or from 0: C is not filled first. */
 static sgemm_start bias_start(const conv_job *j, int64_t m)
 {
-    static const float zero = 0.0f;
-    return j->b ? (sgemm_start){.from = j->b + m, .stride = 1} : (sgemm_start){.from = &zero, .stride = 0};
+    return j->b ? (sgemm_start){.from = j->b + m, .stride = 1} : zero_start;
 }
 
 static void gemm_task(void *arg, int64_t task, int worker)
@@ -165,13 +166,13 @@ static void gemm_task(void *arg, int64_t task, int worker)
     conv_run_done(&j->r, n, grp * j->r.mg + r0, grp * j->r.mg + r1, p0, p1, worker);
 }
 
-/* Direct: task = (batch, block of output channels); a presplit plan's tasks of batch element j->n only. */
+/* Direct: task = (batch, block of output channels); a presplit plan's run one batch element at a time. */
 static void direct_task(void *arg, int64_t task, int worker)
 {
     const conv_job *j = arg;
-    const conv_task_span t = conv_direct_span(j->r.g, j->r.plan, task + j->task0);
+    const conv_task_span t = conv_direct_span(j->r.g, j->r.plan, task + j->r.task0);
     conv_direct_f32(j->r.g, j->x, j->w, j->b, j->y, t.n, t.m0, t.m1, (float *)(void *)conv_run_scratch(&j->r, worker),
-                    j->presplit);
+                    j->r.presplit);
     conv_run_done(&j->r, t.n, t.m0, t.m1, 0, j->r.out_plane, worker);
 }
 
@@ -287,14 +288,8 @@ void conv_f32(const conv_geom *g, const conv_plan *plan, const float *x, const f
               float *scratch, struct rd_pool *pool, sim_tile_fn done, void *done_user)
 {
     conv_job j = {.r = conv_run_of(g, plan, scratch, done, done_user), .x = x, .w = w, .b = b, .y = y};
-    if (plan->kind == CONV_KIND_DEPTHWISE && plan->presplit && scratch) { /* worker 0's scratch holds the split */
-        const int64_t per_batch = plan->tasks / (g->batch > 0 ? g->batch : 1);
-        j.presplit = scratch;
-        for (int64_t n = 0; n < g->batch; n++) {
-            conv_direct_presplit(g, x, n, scratch);
-            j.task0 = n * per_batch;
-            sim_parallel(pool, per_batch, direct_task, &j);
-        }
+    if (plan->kind == CONV_KIND_DEPTHWISE && plan->presplit && scratch) {
+        conv_run_presplit(&j.r, x, pool, direct_task, &j);
         return;
     }
     sim_task_fn fn = plan->kind == CONV_KIND_GEMM        ? gemm_task
@@ -329,8 +324,6 @@ static void transpose_task(void *arg, int64_t task, int worker)
     const conv_task_span t = conv_run_transpose_span(&j->r, task);
     const int64_t n = t.n, grp = t.grp, m0 = t.m0, m1 = t.m1;
     const int64_t rows = (m1 - m0) * j->r.ksz, row_stride = j->r.mg * j->r.ksz;
-    static const float zero = 0.0f;
-    const sgemm_start zero_start = {.from = &zero, .stride = 0}; /* the columns need no memset */
     char *s = conv_run_scratch(&j->r, worker);
     float *col = (float *)(void *)s;
     float *work = (float *)(void *)(s + align64((size_t)j->r.plan->ch_block * j->r.ksz * (size_t)j->r.plan->tile *
@@ -343,7 +336,7 @@ static void transpose_task(void *arg, int64_t task, int worker)
     for (int64_t p0 = 0; xg && j->r.cg > 0 && rows > 0 && p0 < j->r.in_plane; p0 += j->r.plan->tile) {
         const int64_t np = min64(j->r.plan->tile, j->r.in_plane - p0);
         const sgemm_mat bm = {.data = xg + p0, .rs = j->r.in_plane, .cs = 1};
-        sim_sgemm_f32(rows, np, j->r.cg, &a, &bm, col, np, work, &zero_start);
+        sim_sgemm_f32(rows, np, j->r.cg, &a, &bm, col, np, work, &zero_start); /* no memset of the columns */
         col2im_f32(g, col, m1 - m0, p0, np, ym);
     }
     if (j->b) {

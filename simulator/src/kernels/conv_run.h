@@ -17,6 +17,8 @@ typedef struct conv_run {
     sim_tile_fn done;
     void *done_user;
     int64_t cg, mg, in_plane, out_plane, ksz; /* channels per group (in, out), spatial sizes, kernel taps */
+    const float *presplit; /* a presplit direct plan: the split input of the batch element being computed */
+    int64_t task0;         /* and its first task (conv_run_presplit) */
 } conv_run;
 
 static inline conv_run conv_run_of(const conv_geom *g, const conv_plan *plan, void *scratch, sim_tile_fn done,
@@ -42,6 +44,22 @@ static inline void conv_run_done(const conv_run *r, int64_t n, int64_t c0, int64
         return;
     const sim_tile t = {.n = n, .c0 = c0, .c1 = c1, .p0 = p0, .p1 = p1};
     r->done(r->done_user, &t, worker);
+}
+
+/**
+ * A presplit direct plan (conv_plan.presplit): per batch element, x's input split once into worker 0's scratch,
+ * then that element's tasks, fn(job, task - r->task0, worker); the tasks read r->presplit. job holds r.
+ */
+static inline void conv_run_presplit(conv_run *r, const float *x, struct rd_pool *pool, sim_task_fn fn, void *job)
+{
+    const int64_t per_batch = r->plan->tasks / (r->g->batch > 0 ? r->g->batch : 1);
+    float *split = (float *)(void *)r->scratch;
+    r->presplit = split;
+    for (int64_t n = 0; n < r->g->batch; n++) {
+        conv_direct_presplit(r->g, x, n, split);
+        r->task0 = n * per_batch;
+        sim_parallel(pool, per_batch, fn, job);
+    }
 }
 
 /** The worker's scratch; NULL when the plan needs none (no offset applied to a null pointer). */

@@ -74,8 +74,6 @@ void qconv_plan_s8(const conv_geom *g, conv_plan *out)
 typedef struct qconv_job {
     conv_run r;
     const qconv_args *a;
-    const float *presplit; /* a presplit plan's split input codes of the batch element its tasks compute */
-    int64_t task0;         /* the first task of that batch element */
 } qconv_job;
 
 /* Pointwise: task = (batch, group, channel block, position block). */
@@ -105,10 +103,10 @@ static void direct_task(void *arg, int64_t task, int worker)
 {
     const qconv_job *j = arg;
     const conv_geom *g = j->r.g;
-    const conv_task_span t = conv_direct_span(g, j->r.plan, task + j->task0);
+    const conv_task_span t = conv_direct_span(g, j->r.plan, task + j->r.task0);
     const int64_t n = t.n, m0 = t.m0, m1 = t.m1;
     float *yf = (float *)(void *)j->a->y;
-    conv_direct_f32(g, j->a->xc, j->a->wc, NULL, yf, n, m0, m1, conv_run_scratch(&j->r, worker), j->presplit);
+    conv_direct_f32(g, j->a->xc, j->a->wc, NULL, yf, n, m0, m1, conv_run_scratch(&j->r, worker), j->r.presplit);
     const int64_t plane = j->r.out_plane; /* a local: the stores below may alias any memory, j included */
     for (int64_t m = m0; m < m1; m++) {
         const uint32_t b = j->a->bias ? (uint32_t)j->a->bias[m] : 0;
@@ -143,14 +141,8 @@ void qconv_s8(const conv_geom *g, const conv_plan *plan, const qconv_args *a, vo
               sim_tile_fn done, void *done_user)
 {
     qconv_job j = {.r = conv_run_of(g, plan, scratch, done, done_user), .a = a};
-    if (plan->kind == CONV_KIND_DEPTHWISE && plan->presplit && scratch) { /* as conv_f32: one split per batch */
-        const int64_t per_batch = plan->tasks / (g->batch > 0 ? g->batch : 1);
-        j.presplit = scratch;
-        for (int64_t n = 0; n < g->batch; n++) {
-            conv_direct_presplit(g, a->xc, n, scratch);
-            j.task0 = n * per_batch;
-            sim_parallel(pool, per_batch, direct_task, &j);
-        }
+    if (plan->kind == CONV_KIND_DEPTHWISE && plan->presplit && scratch) {
+        conv_run_presplit(&j.r, a->xc, pool, direct_task, &j);
         return;
     }
     sim_task_fn fn = plan->kind == CONV_KIND_GEMM        ? gemm_task

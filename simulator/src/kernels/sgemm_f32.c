@@ -278,31 +278,22 @@ __attribute__((target("avx2,fma"))) static void gemv_avx2(const gemv_args *g, fl
 static bool gemv_of(int64_t m, int64_t n, int64_t k, const sgemm_mat *a, const sgemm_mat *b, int64_t ldc,
                     const sgemm_start *start, gemv_args *g)
 {
-    if (n == 1 && a->cs == 1 && m > 1) {
+    if (n == 1 && a->cs == 1 && m > 1) /* a column: lines are A's rows */
         *g = (gemv_args){.count = m,
-                         .k = k,
                          .lines = a->data,
                          .line_stride = a->rs,
                          .v = b->data,
                          .v_stride = b->rs,
                          .c_stride = ldc,
-                         .init = start ? start->from : NULL,
                          .init_stride = start ? start->stride : 0};
-        return true;
-    }
-    if (m == 1 && b->rs == 1 && n > 1) {
-        *g = (gemv_args){.count = n,
-                         .k = k,
-                         .lines = b->data,
-                         .line_stride = b->cs,
-                         .v = a->data,
-                         .v_stride = a->cs,
-                         .c_stride = 1,
-                         .init = start ? start->from : NULL,
-                         .init_stride = 0}; /* one row: every element starts from row 0's value */
-        return true;
-    }
-    return false;
+    else if (m == 1 && b->rs == 1 && n > 1) /* a row: lines are B's columns, all starting from row 0's value */
+        *g = (gemv_args){
+            .count = n, .lines = b->data, .line_stride = b->cs, .v = a->data, .v_stride = a->cs, .c_stride = 1};
+    else
+        return false;
+    g->k = k;
+    g->init = start ? start->from : NULL;
+    return true;
 }
 
 /* C = start with no product (k == 0). */

@@ -89,7 +89,7 @@ static bool bn_region(const sim_node *n, const rd_tensor *const *in, rd_tensor *
         return false;
     const float *sc = in[1]->data, *bi = in[2]->data, *mu = in[3]->data, *va = in[4]->data;
     for (int64_t c = r->c0; c < r->c1; c++) {
-        const int64_t off = (r->b * r->view_c + c) * r->view_p + r->p0;
+        const int64_t off = sim_region_offset(r, c);
         bn_row((const float *)in[0]->data + off, (float *)out->data + off, r->p1 - r->p0, mu[c],
                bn_factor(sc, va, c, p->epsilon), bi[c]);
     }

@@ -242,12 +242,6 @@ static rd_status un_eval(sim_op_ctx *ctx, rd_error *err)
     return RD_OK;
 }
 
-/* Element (b, c, p0) of a region's [N, C, P] view, as an offset into the whole tensor. */
-static int64_t region_offset(const sim_region *r, int64_t c)
-{
-    return (r->b * r->view_c + c) * r->view_p + r->p0;
-}
-
 /* The float32 rows of a region: the same vf as un_eval, one row per channel. */
 static bool un_region(const sim_node *n, const rd_tensor *const *in, rd_tensor *out, const sim_region *r)
 {
@@ -255,7 +249,7 @@ static bool un_region(const sim_node *n, const rd_tensor *const *in, rd_tensor *
     if (p->desc->is_bool_out || in[0]->dtype != RD_DT_F32 || out->dtype != RD_DT_F32)
         return false;
     for (int64_t c = r->c0; c < r->c1; c++) {
-        const int64_t off = region_offset(r, c);
+        const int64_t off = sim_region_offset(r, c);
         p->desc->vf((const float *)in[0]->data + off, (float *)out->data + off, r->p1 - r->p0, p);
     }
     return true;
@@ -417,7 +411,7 @@ static bool clip_region(const sim_node *n, const rd_tensor *const *in, rd_tensor
     double lo, hi;
     clip_bounds(n->params, n->opset, n->n_in > 1 ? in[1] : NULL, n->n_in > 2 ? in[2] : NULL, RD_DT_F32, &lo, &hi);
     for (int64_t c = r->c0; c < r->c1; c++) {
-        const int64_t off = region_offset(r, c);
+        const int64_t off = sim_region_offset(r, c);
         clip_row_f32((const float *)in[0]->data + off, (float *)out->data + off, r->p1 - r->p0, (float)lo, (float)hi);
     }
     return true;
